@@ -1,0 +1,111 @@
+#include "common/util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+int rv_buf_reserve(rv_buf *b, size_t more)
+{
+    if (b->cap - b->len >= more)
+        return 0;
+    if (b->start > 0) {
+        memmove(b->data, b->data + b->start, b->len - b->start);
+        b->len -= b->start;
+        b->start = 0;
+        if (b->cap - b->len >= more)
+            return 0;
+    }
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < more) {
+        if (cap > ((size_t)-1) / 2)
+            return -1;
+        cap *= 2;
+    }
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return -1;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+void rv_buf_consume(rv_buf *b, size_t n)
+{
+    b->start += n;
+    if (b->start >= b->len)
+        b->start = b->len = 0;
+}
+
+void rv_buf_shrink(rv_buf *b, size_t keep)
+{
+    if (b->cap <= keep || rv_buf_used(b) != 0)
+        return;
+    char *p = realloc(b->data, keep);
+    if (p || keep == 0) {
+        b->data = keep ? p : (free(b->data), NULL);
+        b->cap = keep;
+        b->start = b->len = 0;
+    }
+}
+
+void rv_buf_free(rv_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof(*b));
+}
+
+void rv_uuid_format(const unsigned char u[16], char out[RV_UUID_STRING_LEN])
+{
+    snprintf(out, RV_UUID_STRING_LEN,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+             u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    c = tolower(c);
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+int rv_uuid_parse(const char *text, unsigned char uuid[16])
+{
+    const char *p = text;
+    while (isspace((unsigned char)*p))
+        p++;
+    size_t len = strlen(p);
+    while (len > 0 && isspace((unsigned char)p[len - 1]))
+        len--;
+    int dashed = len == 36;
+    if (!dashed && len != 32)
+        return -1;
+    int n = 0;
+    for (size_t i = 0; i < len;) {
+        if (dashed && (i == 8 || i == 13 || i == 18 || i == 23)) {
+            if (p[i] != '-')
+                return -1;
+            i++;
+            continue;
+        }
+        int hi = hexval((unsigned char)p[i]), lo = hexval((unsigned char)p[i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        uuid[n++] = (unsigned char)(hi << 4 | lo);
+        i += 2;
+    }
+    return n == 16 ? 0 : -1;
+}
+
+void rv_uuid_generate(unsigned char uuid[16])
+{
+    if (getrandom(uuid, 16, 0) != 16) {
+        for (int i = 0; i < 16; i++)
+            uuid[i] = (unsigned char)random();
+    }
+    uuid[6] = (uuid[6] & 0x0f) | 0x40;
+    uuid[8] = (uuid[8] & 0x3f) | 0x80;
+}

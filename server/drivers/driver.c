@@ -1,0 +1,46 @@
+#include "server/drivers/driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const rv_driver *const rv_drivers[] = { &rv_test_driver, NULL };
+
+void rv_dom_ref_clear(rv_dom_ref *ref)
+{
+    free(ref->name);
+    memset(ref, 0, sizeof(*ref));
+    ref->id = -1;
+}
+
+void rv_dom_refs_free(rv_dom_ref *refs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(refs[i].name);
+    free(refs);
+}
+
+void rv_dom_stats_free(rv_dom_stats *stats, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(stats[i].dom.name);
+        for (size_t j = 0; j < stats[i].nparams; j++) {
+            free(stats[i].params[j].field);
+            if (stats[i].params[j].type == 7)
+                free(stats[i].params[j].v.s);
+        }
+        free(stats[i].params);
+    }
+    free(stats);
+}
+
+const rv_driver *rv_driver_for_uri(const char *uri, rv_err *err)
+{
+    if (!uri)
+        return rv_drivers[0];
+    for (size_t i = 0; rv_drivers[i]; i++)
+        if (rv_drivers[i]->probe(uri))
+            return rv_drivers[i];
+    rv_err_set(err, RV_FROM_NONE, RV_ERR_NO_CONNECT,
+               "no connection driver available for %s", uri);
+    return NULL;
+}

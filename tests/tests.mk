@@ -1,0 +1,1 @@
+# tests/: included from the top Makefile.am.

@@ -1,0 +1,112 @@
+#include "transport/frame.h"
+
+#include <string.h>
+
+static void put_u32(char *p, uint32_t v)
+{
+    p[0] = (char)(v >> 24);
+    p[1] = (char)(v >> 16);
+    p[2] = (char)(v >> 8);
+    p[3] = (char)v;
+}
+
+uint32_t rv_frame_peek_len(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+int rv_frame_check_len(uint32_t len, uint32_t max, rv_err *err)
+{
+    if (len < RV_FRAME_MIN) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                   "packet length %u is shorter than the %d-byte minimum", len, RV_FRAME_MIN);
+        return -1;
+    }
+    if (len > max) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                   "packet length %u exceeds the maximum of %u", len, max);
+        return -1;
+    }
+    return 0;
+}
+
+int rv_frame_encode(rv_buf *out, const rv_header *hdr, xdrproc_t fn, void *payload,
+                    rv_err *err)
+{
+    size_t room = 256;
+    for (;;) {
+        if (rv_buf_reserve(out, room) < 0) {
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory encoding a packet");
+            return -1;
+        }
+        char *base = out->data + out->len;
+        size_t avail = out->cap - out->len;
+        if (avail > RV_FRAME_MAX)
+            avail = RV_FRAME_MAX;
+        char *p = base + RV_LEN_WORD_SIZE;
+        put_u32(p, hdr->prog);
+        put_u32(p + 4, hdr->vers);
+        put_u32(p + 8, (uint32_t)hdr->proc);
+        put_u32(p + 12, (uint32_t)hdr->type);
+        put_u32(p + 16, hdr->serial);
+        put_u32(p + 20, (uint32_t)hdr->status);
+        size_t len = RV_FRAME_MIN;
+        if (fn) {
+            XDR xdr;
+            xdrmem_create(&xdr, base + RV_FRAME_MIN, (u_int)(avail - RV_FRAME_MIN), XDR_ENCODE);
+            int ok = fn(&xdr, payload, 0);
+            len += xdr_getpos(&xdr);
+            xdr_destroy(&xdr);
+            if (!ok) {
+                if (avail >= RV_FRAME_MAX) {
+                    rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                               "cannot encode the payload of procedure %d within %u bytes",
+                               hdr->proc, (unsigned)RV_FRAME_MAX);
+                    return -1;
+                }
+                room = (out->cap - out->len) * 2;
+                continue;
+            }
+        }
+        put_u32(base, (uint32_t)len);
+        out->len += len;
+        return 0;
+    }
+}
+
+int rv_frame_decode_header(const char *p, size_t len, rv_header *hdr, rv_err *err)
+{
+    if (len < RV_FRAME_MIN) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "packet of %zu bytes has no whole header", len);
+        return -1;
+    }
+    p += RV_LEN_WORD_SIZE;
+    hdr->prog = rv_frame_peek_len(p);
+    hdr->vers = rv_frame_peek_len(p + 4);
+    hdr->proc = (int)rv_frame_peek_len(p + 8);
+    hdr->type = (rv_msg_type)rv_frame_peek_len(p + 12);
+    hdr->serial = rv_frame_peek_len(p + 16);
+    hdr->status = (rv_msg_status)rv_frame_peek_len(p + 20);
+    return 0;
+}
+
+int rv_frame_decode_payload(const char *p, size_t len, xdrproc_t fn, void *obj, rv_err *err)
+{
+    XDR xdr;
+    xdrmem_create(&xdr, (char *)p + RV_FRAME_MIN, (u_int)(len - RV_FRAME_MIN), XDR_DECODE);
+    int ok = fn(&xdr, obj, 0);
+    size_t used = xdr_getpos(&xdr);
+    xdr_destroy(&xdr);
+    if (!ok || used != len - RV_FRAME_MIN) {
+        xdr_free(fn, obj);
+        if (!ok)
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "cannot decode the payload (%zu bytes)",
+                       len - RV_FRAME_MIN);
+        else
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                       "payload has %zu trailing bytes", len - RV_FRAME_MIN - used);
+        return -1;
+    }
+    return 0;
+}

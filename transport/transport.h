@@ -1,0 +1,38 @@
+/* One connection's byte stream, whatever carries it.  The server loop and
+ * the client only ever call these; Unix sockets now, TCP/TLS/SSH later. */
+#ifndef RV_TRANSPORT_TRANSPORT_H
+#define RV_TRANSPORT_TRANSPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct rv_transport rv_transport;
+
+typedef struct rv_transport_ops {
+    const char *name;                   /* "unix", "tcp", "tls", "ssh" */
+    /* Like read(2)/write(2): bytes moved, 0 at EOF (read), or -1 with
+     * errno (EAGAIN when a non-blocking transport would block). */
+    ssize_t (*read)(rv_transport *t, void *buf, size_t len);
+    ssize_t (*write)(rv_transport *t, const void *buf, size_t len);
+    /* Bytes already decoded inside the transport (TLS records) that a
+     * read returns without the fd becoming readable; NULL means none. */
+    size_t (*pending)(rv_transport *t);
+    /* Close the fd and free t. */
+    void (*close)(rv_transport *t);
+} rv_transport_ops;
+
+struct rv_transport {
+    const rv_transport_ops *ops;
+    int fd;                             /* what the event loop watches */
+};
+
+static inline ssize_t rv_transport_read(rv_transport *t, void *buf, size_t len)
+{ return t->ops->read(t, buf, len); }
+static inline ssize_t rv_transport_write(rv_transport *t, const void *buf, size_t len)
+{ return t->ops->write(t, buf, len); }
+static inline size_t rv_transport_pending(rv_transport *t)
+{ return t->ops->pending ? t->ops->pending(t) : 0; }
+static inline void rv_transport_close(rv_transport *t)
+{ if (t) t->ops->close(t); }
+
+#endif

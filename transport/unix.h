@@ -1,0 +1,19 @@
+/* Unix-socket transport: listening sockets for the daemon, connections for
+ * both sides. */
+#ifndef RV_TRANSPORT_UNIX_H
+#define RV_TRANSPORT_UNIX_H
+
+#include <sys/types.h>
+
+#include "common/error.h"
+#include "transport/transport.h"
+
+/* Create, bind and listen on path with the given mode (a stale socket file
+ * is replaced).  Returns the non-blocking listening fd or -1. */
+int rv_unix_listen(const char *path, mode_t mode, int backlog, rv_err *err);
+/* Wrap an accepted or connected fd (made non-blocking if nonblock). */
+rv_transport *rv_unix_transport_new(int fd, int nonblock, rv_err *err);
+/* Connect to path; the transport is blocking. */
+rv_transport *rv_unix_connect(const char *path, rv_err *err);
+
+#endif
