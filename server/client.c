@@ -1,0 +1,191 @@
+#include "server/client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "server/dispatch.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("server.client");
+
+/* Enough for any small call in one read; bigger frames grow the buffer to
+ * their (already checked) length and shrink back afterwards. */
+#define RVS_READ_CHUNK 16384
+#define RVS_KEEP_BUF 65536
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
+static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
+
+rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int readonly,
+                           unsigned long long serial_no)
+{
+    rvs_client *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->env = env;
+    c->tr = tr;
+    c->readonly = readonly ? 1 : 0;
+    c->serial_no = serial_no;
+    /* With auth "none" a client is authenticated from the start; the
+     * SASL work will clear this for sockets that require it. */
+    c->authenticated = 1;
+    ev_io_init(&c->read_watcher, on_readable, tr->fd, EV_READ);
+    ev_io_init(&c->write_watcher, on_writable, tr->fd, EV_WRITE);
+    c->read_watcher.data = c;
+    c->write_watcher.data = c;
+    ev_io_start(env->loop, &c->read_watcher);
+    return c;
+}
+
+void rvs_client_close(rvs_client *c, const char *why)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    RV_DEBUG("client %llu (pid %d uid %u) closing: %s", c->serial_no, (int)c->peer.pid,
+             (unsigned)c->peer.uid, why);
+    ev_io_stop(c->env->loop, &c->read_watcher);
+    ev_io_stop(c->env->loop, &c->write_watcher);
+    c->env->on_close(c, c->env->opaque);
+}
+
+void rvs_client_free(rvs_client *c)
+{
+    if (c->drv_conn)
+        c->drv->close(c->drv_conn);
+    free(c->uri);
+    rv_transport_close(c->tr);
+    rv_buf_free(&c->in);
+    rv_buf_free(&c->out);
+    free(c);
+}
+
+static void pause_reading(rvs_client *c)
+{
+    if (!c->reading_paused) {
+        c->reading_paused = 1;
+        ev_io_stop(c->env->loop, &c->read_watcher);
+    }
+}
+
+/* Dispatch every whole frame in c->in while the client is under its
+ * in-flight limit.  Returns -1 if the client was closed. */
+static int dispatch_buffered(rvs_client *c)
+{
+    while (!c->closing && rv_buf_used(&c->in) >= 4) {
+        if (c->inflight >= c->env->max_client_requests) {
+            /* Replies go out first; what is buffered waits for them. */
+            rvs_client_flush(c);
+            if (c->closing)
+                return -1;
+            if (c->inflight >= c->env->max_client_requests) {
+                pause_reading(c);
+                return 0;
+            }
+        }
+        uint32_t len = rv_frame_peek_len(rv_buf_head(&c->in));
+        rv_err err = { 0 };
+        if (rv_frame_check_len(len, RV_FRAME_MAX, &err) < 0) {
+            RV_WARN("client %llu: %s; closing it", c->serial_no, err.message);
+            rvs_client_close(c, err.message ? err.message : "bad packet length");
+            rv_err_clear(&err);
+            return -1;
+        }
+        if (rv_buf_used(&c->in) < len) {
+            /* Room for the rest of this frame, allocated only now that its
+             * length is known to be acceptable. */
+            if (rv_buf_reserve(&c->in, len - rv_buf_used(&c->in)) < 0) {
+                rvs_client_close(c, "out of memory for an incoming packet");
+                return -1;
+            }
+            return 0;
+        }
+        c->inflight++;
+        if (rvs_dispatch_frame(c, rv_buf_head(&c->in), len) < 0) {
+            rvs_client_close(c, "unparseable packet");
+            return -1;
+        }
+        rv_buf_consume(&c->in, len);
+    }
+    return c->closing ? -1 : 0;
+}
+
+static void read_some(rvs_client *c)
+{
+    if (rv_buf_reserve(&c->in, rv_buf_used(&c->in) < 4 ? RVS_READ_CHUNK : 1) < 0) {
+        rvs_client_close(c, "out of memory");
+        return;
+    }
+    ssize_t n = rv_transport_read(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len);
+    if (n == 0) {
+        rvs_client_close(c, rv_buf_used(&c->in) ? "end of file inside a packet"
+                                                : "end of file");
+        return;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EINTR)
+            rvs_client_close(c, strerror(errno));
+        return;
+    }
+    c->in.len += (size_t)n;
+}
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_client *c = w->data;
+    do {
+        read_some(c);
+        if (c->closing || dispatch_buffered(c) < 0)
+            return;
+    } while (!c->reading_paused && rv_transport_pending(c->tr) > 0);
+    /* Write what this batch produced before the loop sleeps. */
+    rvs_client_flush(c);
+    if (!c->closing && rv_buf_used(&c->in) == 0)
+        rv_buf_shrink(&c->in, RVS_KEEP_BUF);
+}
+
+void rvs_client_flush(rvs_client *c)
+{
+    while (!c->closing && rv_buf_used(&c->out) > 0) {
+        ssize_t n = rv_transport_write(c->tr, rv_buf_head(&c->out), rv_buf_used(&c->out));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN) {
+                ev_io_start(c->env->loop, &c->write_watcher);
+                return;
+            }
+            rvs_client_close(c, strerror(errno));
+            return;
+        }
+        rv_buf_consume(&c->out, (size_t)n);
+    }
+    if (c->closing)
+        return;
+    /* Everything queued is on the wire: no call is in flight any more. */
+    c->inflight = 0;
+    ev_io_stop(c->env->loop, &c->write_watcher);
+    rv_buf_shrink(&c->out, RVS_KEEP_BUF);
+}
+
+static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)revents;
+    rvs_client *c = w->data;
+    rvs_client_flush(c);
+    if (c->closing || rv_buf_used(&c->out) > 0 || !c->reading_paused)
+        return;
+    /* The replies that held reading back are out: catch up on what is
+     * buffered, then listen again. */
+    c->reading_paused = 0;
+    if (dispatch_buffered(c) < 0)
+        return;
+    if (!c->reading_paused) {
+        ev_io_start(loop, &c->read_watcher);
+        rvs_client_flush(c);
+    }
+}

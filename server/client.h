@@ -1,0 +1,57 @@
+/* One connected client: its transport, buffers, identity and driver
+ * connection.  Only the server loop's thread touches it. */
+#ifndef RV_SERVER_CLIENT_H
+#define RV_SERVER_CLIENT_H
+
+#include <ev.h>
+
+#include "auth/peercred.h"
+#include "common/util.h"
+#include "server/drivers/driver.h"
+#include "transport/transport.h"
+
+typedef struct rvs_client rvs_client;
+
+/* What the client side of the server needs from the server. */
+typedef struct rvs_client_env {
+    struct ev_loop *loop;
+    int max_client_requests;
+    /* Called once when the client must go; the server frees it later,
+     * outside the client's own callbacks. */
+    void (*on_close)(rvs_client *c, void *opaque);
+    void *opaque;
+} rvs_client_env;
+
+struct rvs_client {
+    const rvs_client_env *env;
+    rv_transport *tr;
+    ev_io read_watcher;
+    ev_io write_watcher;
+    rv_buf in;                  /* bytes read, not yet dispatched */
+    rv_buf out;                 /* encoded replies not yet written */
+    int inflight;               /* calls whose replies are not all written */
+    unsigned long long serial_no;   /* the server's number for this client, for logs */
+    rv_peer_identity peer;
+    unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
+    unsigned authenticated : 1;
+    unsigned closing : 1;
+    unsigned reading_paused : 1;
+    /* The hypervisor connection opened by CONNECT_OPEN. */
+    const rv_driver *drv;
+    rv_driver_conn *drv_conn;
+    char *uri;
+    rvs_client *prev, *next;    /* the server's list */
+};
+
+/* Takes ownership of tr; starts reading. */
+rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int readonly,
+                           unsigned long long serial_no);
+/* Stops its watchers and asks the server to close it (idempotent). */
+void rvs_client_close(rvs_client *c, const char *why);
+/* Frees everything; only from outside the client's callbacks. */
+void rvs_client_free(rvs_client *c);
+
+/* Queue a whole frame to the client and try to write it now. */
+void rvs_client_flush(rvs_client *c);
+
+#endif

@@ -1,0 +1,278 @@
+#include "server/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ceiling for the client limits: far above any sane setting, low enough
+ * that counts never overflow. */
+#define RVS_LIMIT_CEILING 1000000
+
+typedef enum { VAL_INT, VAL_STRING, VAL_PERMS, VAL_LOG_LEVEL, VAL_AUTH } value_kind;
+
+typedef struct {
+    const char *key;
+    value_kind kind;
+    size_t offset;
+} config_key;
+
+#define KEY(name, kind) { #name, kind, offsetof(rvs_config, name) }
+static const config_key config_keys[] = {
+    KEY(unix_sock_dir, VAL_STRING),
+    KEY(unix_sock_rw_perms, VAL_PERMS),
+    KEY(unix_sock_ro_perms, VAL_PERMS),
+    KEY(max_clients, VAL_INT),
+    KEY(max_queued_clients, VAL_INT),
+    KEY(max_client_requests, VAL_INT),
+    KEY(auth_unix_rw, VAL_AUTH),
+    KEY(auth_unix_ro, VAL_AUTH),
+    KEY(log_level, VAL_LOG_LEVEL),
+    KEY(log_filters, VAL_STRING),
+    KEY(log_outputs, VAL_STRING),
+};
+#undef KEY
+
+void rvs_config_init(rvs_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->unix_sock_dir = strdup("/run/remvirt");
+    cfg->unix_sock_rw_perms = 0700;
+    cfg->unix_sock_ro_perms = 0777;
+    cfg->max_clients = 5000;
+    cfg->max_queued_clients = 1000;
+    cfg->max_client_requests = 5;
+    cfg->auth_unix_rw = strdup("none");
+    cfg->auth_unix_ro = strdup("none");
+}
+
+void rvs_config_free(rvs_config *cfg)
+{
+    free(cfg->unix_sock_dir);
+    free(cfg->auth_unix_rw);
+    free(cfg->auth_unix_ro);
+    free(cfg->log_filters);
+    free(cfg->log_outputs);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+static void set_string(char **slot, char *value)
+{
+    free(*slot);
+    *slot = value;
+}
+
+/* Parses a quoted string starting at *p; returns a malloc'd copy. */
+static char *parse_quoted(const char **p, const char **why)
+{
+    const char *s = *p;
+    char quote = *s++;
+    const char *end = strchr(s, quote);
+    if (!end) {
+        *why = "unterminated string";
+        return NULL;
+    }
+    char *out = strndup(s, (size_t)(end - s));
+    *p = end + 1;
+    return out;
+}
+
+static int parse_int(const char *text, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 0);
+    if (errno || end == text || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* value is the text after '=' with surrounding blanks removed. */
+int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const char *where,
+                   rv_err *err)
+{
+    const config_key *k = NULL;
+    for (size_t i = 0; i < sizeof(config_keys) / sizeof(config_keys[0]); i++)
+        if (strcmp(config_keys[i].key, key) == 0)
+            k = &config_keys[i];
+    if (!k) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED, "%s: unknown setting '%s'",
+                   where, key);
+        return -1;
+    }
+    void *slot = (char *)cfg + k->offset;
+    const char *why = NULL;
+    char *str = NULL;
+    long long num = 0;
+
+    if (value[0] == '"' || value[0] == '\'') {
+        const char *p = value;
+        str = parse_quoted(&p, &why);
+        if (str && *p != '\0')
+            why = "unexpected text after the closing quote";
+    } else if (parse_int(value, &num) < 0) {
+        why = "expected a number or a quoted string";
+    }
+
+    if (!why) {
+        switch (k->kind) {
+        case VAL_INT:
+            if (str)
+                why = "expected a number, not a string";
+            else if (num < 1 || num > RVS_LIMIT_CEILING)
+                why = "expected an integer from 1 to 1000000";
+            else
+                *(int *)slot = (int)num;
+            break;
+        case VAL_LOG_LEVEL:
+            if (str || num < 1 || num > 4)
+                why = "expected 1 (debug), 2 (info), 3 (warning) or 4 (error)";
+            else
+                *(int *)slot = (int)num;
+            break;
+        case VAL_STRING:
+            if (!str)
+                why = "expected a quoted string";
+            else {
+                set_string(slot, str);
+                str = NULL;
+            }
+            break;
+        case VAL_PERMS: {
+            /* libvirtd takes octal text such as "0770". */
+            char *end = NULL;
+            long mode = str ? strtol(str, &end, 8) : -1;
+            if (!str || *str == '\0' || *end != '\0' || mode < 0 || mode > 0777)
+                why = "expected an octal mode in quotes, such as \"0770\"";
+            else
+                *(mode_t *)slot = (mode_t)mode;
+            break;
+        }
+        case VAL_AUTH:
+            if (!str)
+                why = "expected \"none\"";
+            else if (strcmp(str, "none") != 0)
+                why = strcmp(str, "sasl") == 0 || strcmp(str, "polkit") == 0
+                          ? "only \"none\" is supported in this version"
+                          : "expected \"none\"";
+            else {
+                set_string(slot, str);
+                str = NULL;
+            }
+            break;
+        }
+    }
+    free(str);
+    if (why) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED, "%s: %s: %s", where, key, why);
+        return -1;
+    }
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Cut a '#' comment that is not inside quotes. */
+static void strip_comment(char *line)
+{
+    char quote = 0;
+    for (char *p = line; *p; p++) {
+        if (quote) {
+            if (*p == quote)
+                quote = 0;
+        } else if (*p == '"' || *p == '\'') {
+            quote = *p;
+        } else if (*p == '#') {
+            *p = '\0';
+            return;
+        }
+    }
+}
+
+int rvs_config_parse(rvs_config *cfg, const char *text, const char *filename, rv_err *err)
+{
+    char *copy = strdup(text);
+    if (!copy) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = 0, lineno = 0;
+    char *save = NULL;
+    /* strtok_r would skip empty lines and so miscount them. */
+    for (char *line = copy; line && rc == 0; line = save) {
+        save = strchr(line, '\n');
+        if (save)
+            *save++ = '\0';
+        lineno++;
+        strip_comment(line);
+        char *s = trim(line);
+        if (*s == '\0')
+            continue;
+        char where[PATH_MAX + 32];
+        snprintf(where, sizeof(where), "%s:%d", filename, lineno);
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+                       "%s: expected 'key = value'", where);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *key = trim(s), *value = trim(eq + 1);
+        if (*key == '\0' || *value == '\0') {
+            rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+                       "%s: expected 'key = value'", where);
+            rc = -1;
+            break;
+        }
+        rc = rvs_config_set(cfg, key, value, where, err);
+    }
+    free(copy);
+    return rc;
+}
+
+int rvs_config_load(rvs_config *cfg, const char *path, rv_err *err)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot read the configuration file %s", path);
+        return -1;
+    }
+    char *text = NULL;
+    size_t cap = 0, len = 0;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
+            char *grown = realloc(text, cap);
+            if (!grown) {
+                free(text);
+                fclose(f);
+                rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+                return -1;
+            }
+            text = grown;
+        }
+        memcpy(text + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (text)
+        text[len] = '\0';
+    int rc = rvs_config_parse(cfg, text ? text : "", path, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,38 @@
+/* remvirtd.conf: `key = value` lines with libvirtd.conf's key names where
+ * the meaning is the same.  Values are integers, "strings" or
+ * [ "lists", ... ]; '#' starts a comment. */
+#ifndef RV_SERVER_CONFIG_H
+#define RV_SERVER_CONFIG_H
+
+#include <sys/types.h>
+
+#include "common/error.h"
+
+typedef struct rvs_config {
+    char *unix_sock_dir;            /* holds remvirt-sock and remvirt-sock-ro */
+    mode_t unix_sock_rw_perms;
+    mode_t unix_sock_ro_perms;
+    int max_clients;                /* connected clients; past it new ones are closed */
+    int max_queued_clients;         /* listen() backlog */
+    int max_client_requests;        /* calls in flight per client */
+    char *auth_unix_rw;             /* "none" (SASL comes later) */
+    char *auth_unix_ro;
+    int log_level;                  /* 1..4, 0: unset */
+    char *log_filters;
+    char *log_outputs;
+} rvs_config;
+
+void rvs_config_init(rvs_config *cfg);
+void rvs_config_free(rvs_config *cfg);
+
+/* Read path into cfg.  Errors name the file, the line and the reason:
+ * "remvirtd.conf:7: max_clients: expected a positive integer". */
+int rvs_config_load(rvs_config *cfg, const char *path, rv_err *err);
+/* Set one key from text as it would appear after `=` (used for
+ * command-line flags too; `where` prefixes the error). */
+int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const char *where,
+                   rv_err *err);
+/* Parse a whole config text (for tests and rvs_config_load). */
+int rvs_config_parse(rvs_config *cfg, const char *text, const char *filename, rv_err *err);
+
+#endif

@@ -1,0 +1,173 @@
+#include "server/dispatch.h"
+
+#include <stdalign.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "rv_keepalive.h"
+#include "rv_remote.h"
+#include "server/rv_dispatch.gen.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("server.dispatch");
+
+/* Decoded arguments and results live here for the length of one call: the
+ * loop is single-threaded and handlers finish before the next call, so no
+ * allocation is needed for the structs themselves. */
+#define RVS_SCRATCH 1024
+static alignas(max_align_t) char args_scratch[RVS_SCRATCH];
+static alignas(max_align_t) char ret_scratch[RVS_SCRATCH];
+
+int rvs_dispatch_init(rv_err *err)
+{
+    for (int i = 0; i < rvs_remote_nprocs; i++) {
+        const rvs_proc *p = &rvs_remote_procs[i];
+        if (p->handler && (p->args_size > RVS_SCRATCH || p->ret_size > RVS_SCRATCH)) {
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                       "procedure %s needs more than %d bytes of scratch", p->name, RVS_SCRATCH);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
+{
+    rv_header hdr = *call;
+    hdr.type = RV_REPLY;
+    hdr.status = RV_ERROR;
+    char *message = err->message ? err->message : (char *)"unknown error";
+    rv_error body = {
+        .code = err->code,
+        .domain = err->domain,
+        .message = &message,
+        .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
+    };
+    rv_err encode_err = { 0 };
+    if (rv_frame_encode(&c->out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err) < 0) {
+        /* Only an impossibly long message gets here; say less. */
+        message = (char *)"error message too long to send";
+        rv_frame_encode(&c->out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err);
+    }
+    rv_err_clear(&encode_err);
+}
+
+static void reply_error(rvs_client *c, const rv_header *call, int domain, int code,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void reply_error(rvs_client *c, const rv_header *call, int domain, int code,
+                        const char *fmt, ...)
+{
+    rv_err err = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(&err, domain, code, fmt, ap);
+    va_end(ap);
+    RV_DEBUG("client %llu serial %u: error %d: %s", c->serial_no, call->serial, code,
+             err.message);
+    queue_error(c, call, &err);
+    rv_err_clear(&err);
+}
+
+static void keepalive_message(rvs_client *c, const rv_header *hdr)
+{
+    if (hdr->proc == RV_KEEPALIVE_PROC_PING) {
+        rv_header pong = { RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION, RV_KEEPALIVE_PROC_PONG,
+                           RV_MESSAGE, 0, RV_OK };
+        rv_err err = { 0 };
+        rv_frame_encode(&c->out, &pong, NULL, NULL, &err);
+        rv_err_clear(&err);
+    }
+    /* A PONG, or anything else one-way, needs no answer. */
+}
+
+static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
+                          const char *p, size_t len)
+{
+    if (proc->needs_auth && !c->authenticated) {
+        /* Before authentication nothing else is even decoded. */
+        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_AUTH_FAILED, "authentication required");
+        return;
+    }
+    if (c->readonly && !proc->readonly_ok) {
+        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_OPERATION_DENIED,
+                    "operation forbidden: read only access prevents %s", proc->name);
+        return;
+    }
+
+    void *args = args_scratch, *ret = ret_scratch;
+    memset(args, 0, proc->args_size);
+    memset(ret, 0, proc->ret_size);
+    rv_err err = { 0 };
+    if (proc->args_size &&
+        rv_frame_decode_payload(p, len, proc->args_filter, args, &err) < 0) {
+        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_RPC, "cannot decode the arguments of %s: %s",
+                    proc->name, err.message ? err.message : "");
+        rv_err_clear(&err);
+        return;
+    }
+    if (!proc->args_size && len != RV_FRAME_MIN) {
+        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_RPC, "%s takes no arguments but got %zu bytes",
+                    proc->name, len - RV_FRAME_MIN);
+        return;
+    }
+
+    rvs_call call = { .client = c };
+    if (proc->handler(&call, args, ret) < 0) {
+        if (!rv_err_is_set(&call.err))
+            rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                       "%s failed without saying why", proc->name);
+        queue_error(c, hdr, &call.err);
+        rv_err_clear(&call.err);
+    } else {
+        rv_header out = *hdr;
+        out.type = RV_REPLY;
+        out.status = RV_OK;
+        if (rv_frame_encode(&c->out, &out, proc->ret_size ? proc->ret_filter : NULL, ret,
+                            &err) < 0) {
+            queue_error(c, hdr, &err);
+            rv_err_clear(&err);
+        }
+    }
+    /* A failing handler may have filled part of ret. */
+    xdr_free(proc->ret_filter, ret);
+    xdr_free(proc->args_filter, args);
+}
+
+int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
+{
+    rv_header hdr;
+    rv_err err = { 0 };
+    if (rv_frame_decode_header(p, len, &hdr, &err) < 0) {
+        rv_err_clear(&err);
+        return -1;
+    }
+    RV_DEBUG("client %llu: prog=%#x vers=%u proc=%d type=%d serial=%u status=%d len=%zu",
+             c->serial_no, hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial, hdr.status, len);
+
+    if (hdr.prog == RV_KEEPALIVE_PROGRAM && hdr.type == RV_MESSAGE) {
+        keepalive_message(c, &hdr);
+        return 0;
+    }
+    if (hdr.prog != RV_REMOTE_PROGRAM) {
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "cannot find program %#x version %u",
+                    hdr.prog, hdr.vers);
+        return 0;
+    }
+    if (hdr.vers != RV_REMOTE_VERSION) {
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
+                    "program %#x has version %d, not %u", hdr.prog, RV_REMOTE_VERSION, hdr.vers);
+        return 0;
+    }
+    if (hdr.type != RV_CALL || hdr.status != RV_OK) {
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
+                    "unexpected message type %d with status %d: only calls are accepted",
+                    hdr.type, hdr.status);
+        return 0;
+    }
+    if (hdr.proc <= 0 || hdr.proc >= rvs_remote_nprocs || !rvs_remote_procs[hdr.proc].handler) {
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_NO_SUPPORT, "unknown procedure: %d", hdr.proc);
+        return 0;
+    }
+    run_procedure(c, &hdr, &rvs_remote_procs[hdr.proc], p, len);
+    return 0;
+}

@@ -1,0 +1,163 @@
+/* remvirtd: read the configuration, set up logging, take the pid file,
+ * serve until told to stop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/config.h"
+#include "server/server.h"
+
+RV_LOG_CATEGORY("server.main");
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: remvirtd [OPTIONS]\n"
+            "  -f, --config FILE          configuration file (remvirtd.conf)\n"
+            "  -p, --pidfile PATH         write the daemon's pid here (locked while running)\n"
+            "      --unix-sock-dir DIR    where remvirt-sock and remvirt-sock-ro are created\n"
+            "      --max-clients N        connected clients allowed at once\n"
+            "      --max-client-requests N  calls in flight per client\n"
+            "  -v, --verbose              log debug messages to stderr\n"
+            "  -h, --help                 this text\n"
+            "  -V, --version              print the version\n");
+}
+
+/* The pid file stays locked for the daemon's life, so a second daemon with
+ * the same pid file refuses to start instead of fighting over sockets. */
+static int take_pidfile(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "remvirtd: cannot open the pid file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+    if (fcntl(fd, F_SETLK, &lk) < 0) {
+        fprintf(stderr, "remvirtd: %s is locked: is another remvirtd running?\n", path);
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) < 0 || write(fd, pid, (size_t)n) != n) {
+        fprintf(stderr, "remvirtd: cannot write the pid file %s: %s\n", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int apply_logging(const rvs_config *cfg, rv_err *err)
+{
+    if (cfg->log_level && rv_log_set_level(cfg->log_level, err) < 0)
+        return -1;
+    if (cfg->log_filters && rv_log_set_filters(cfg->log_filters, err) < 0)
+        return -1;
+    if (cfg->log_outputs && rv_log_set_outputs(cfg->log_outputs, err) < 0)
+        return -1;
+    return 0;
+}
+
+enum { OPT_SOCK_DIR = 256, OPT_MAX_CLIENTS, OPT_MAX_REQUESTS };
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "config", required_argument, NULL, 'f' },
+        { "pidfile", required_argument, NULL, 'p' },
+        { "unix-sock-dir", required_argument, NULL, OPT_SOCK_DIR },
+        { "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
+        { "max-client-requests", required_argument, NULL, OPT_MAX_REQUESTS },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *config_path = NULL, *pidfile = NULL;
+    /* Flags override the file, so they are applied after it is read. */
+    const char *flag_keys[8], *flag_values[8];
+    int nflags = 0, verbose = 0, opt;
+    while ((opt = getopt_long(argc, argv, "f:p:vhV", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'f': config_path = optarg; break;
+        case 'p': pidfile = optarg; break;
+        case 'v': verbose = 1; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("remvirtd %s\n", PACKAGE_VERSION); return 0;
+        case OPT_SOCK_DIR: case OPT_MAX_CLIENTS: case OPT_MAX_REQUESTS:
+            flag_keys[nflags] = opt == OPT_SOCK_DIR ? "unix_sock_dir"
+                                : opt == OPT_MAX_CLIENTS ? "max_clients"
+                                                         : "max_client_requests";
+            flag_values[nflags++] = optarg;
+            break;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "remvirtd: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+
+    rvs_config cfg;
+    rvs_config_init(&cfg);
+    rv_err err = { 0 };
+    int rc = 1;
+    if (config_path && rvs_config_load(&cfg, config_path, &err) < 0)
+        goto out;
+    for (int i = 0; i < nflags; i++) {
+        char *quoted = NULL, where[64];
+        snprintf(where, sizeof(where), "--%s", flag_keys[i]);
+        for (char *p = where; *p; p++)
+            if (*p == '_')
+                *p = '-';
+        /* Flag values are taken literally; strings get the quotes the
+         * file syntax wants. */
+        int is_string = strcmp(flag_keys[i], "unix_sock_dir") == 0;
+        if (is_string && asprintf(&quoted, "\"%s\"", flag_values[i]) < 0)
+            goto out;
+        int bad = rvs_config_set(&cfg, flag_keys[i], is_string ? quoted : flag_values[i],
+                                 where, &err);
+        free(quoted);
+        if (bad < 0)
+            goto out;
+    }
+    if (verbose && !cfg.log_outputs) {
+        cfg.log_level = 1;
+        cfg.log_outputs = strdup("1:stderr");
+    }
+    if (apply_logging(&cfg, &err) < 0)
+        goto out;
+
+    signal(SIGPIPE, SIG_IGN);
+    int pid_fd = -1;
+    if (pidfile && (pid_fd = take_pidfile(pidfile)) < 0) {
+        rvs_config_free(&cfg);
+        return 1;
+    }
+    rvs_server *srv = rvs_server_new(&cfg, &err);
+    if (srv) {
+        RV_INFO("remvirtd %s started, pid %d", PACKAGE_VERSION, (int)getpid());
+        rc = rvs_server_run(srv);
+        rvs_server_free(srv);
+        RV_INFO("remvirtd stopped");
+    }
+    if (pid_fd >= 0) {
+        unlink(pidfile);
+        close(pid_fd);
+    }
+out:
+    if (rv_err_is_set(&err))
+        fprintf(stderr, "remvirtd: %s\n", err.message ? err.message : "error");
+    rv_err_clear(&err);
+    rvs_config_free(&cfg);
+    rv_log_reset();
+    return rc;
+}
