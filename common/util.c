@@ -42,11 +42,18 @@ void rv_buf_shrink(rv_buf *b, size_t keep)
 {
     if (b->cap <= keep || rv_buf_used(b) != 0)
         return;
+    b->start = b->len = 0;
+    if (keep == 0) {
+        /* realloc(p, 0) may free p; say what is meant. */
+        free(b->data);
+        b->data = NULL;
+        b->cap = 0;
+        return;
+    }
     char *p = realloc(b->data, keep);
-    if (p || keep == 0) {
-        b->data = keep ? p : (free(b->data), NULL);
+    if (p) {
+        b->data = p;
         b->cap = keep;
-        b->start = b->len = 0;
     }
 }
 

@@ -84,12 +84,13 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
                           const char *p, size_t len)
 {
     if (proc->needs_auth && !c->authenticated) {
-        /* Before authentication nothing else is even decoded. */
-        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_AUTH_FAILED, "authentication required");
+        /* Before authentication nothing else is even decoded.  libvirtd
+         * answers with an RPC error here, not AUTH_FAILED; so do we. */
+        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
         return;
     }
     if (c->readonly && !proc->readonly_ok) {
-        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_OPERATION_DENIED,
+        reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
                     "operation forbidden: read only access prevents %s", proc->name);
         return;
     }
@@ -165,7 +166,7 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
         return 0;
     }
     if (hdr.proc <= 0 || hdr.proc >= rvs_remote_nprocs || !rvs_remote_procs[hdr.proc].handler) {
-        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_NO_SUPPORT, "unknown procedure: %d", hdr.proc);
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "unknown procedure: %d", hdr.proc);
         return 0;
     }
     run_procedure(c, &hdr, &rvs_remote_procs[hdr.proc], p, len);

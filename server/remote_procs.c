@@ -16,7 +16,7 @@ RV_LOG_CATEGORY("server.remote");
 static rv_driver_conn *open_conn(rvs_call *call)
 {
     if (!call->client->drv_conn)
-        rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR,
+        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "hypervisor connection not open");
     return call->client->drv_conn;
 }
@@ -490,6 +490,18 @@ int rvs_handle_domain_has_managed_save_image(rvs_call *call,
     if (r < 0)
         return -1;
     ret->result = r;
+    return 0;
+}
+
+int rvs_handle_domain_snapshot_num(rvs_call *call, rv_domain_snapshot_num_args *args,
+                                   rv_domain_snapshot_num_ret *ret)
+{
+    rv_driver_conn *dc = open_conn(call);
+    rv_dom_ref ref = dom_ref(&args->dom);
+    int n = dc ? drv(call)->snapshot_num(dc, &ref, args->flags, &call->err) : -1;
+    if (n < 0)
+        return -1;
+    ret->num = n;
     return 0;
 }
 

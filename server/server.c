@@ -257,5 +257,8 @@ void rvs_server_free(rvs_server *srv)
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_loop_destroy(srv->loop);
     free(srv);
+    for (size_t i = 0; rv_drivers[i]; i++)
+        if (rv_drivers[i]->cleanup)
+            rv_drivers[i]->cleanup();
     rv_log_flush();
 }

@@ -1,1 +1,113 @@
 # tests/: included from the top Makefile.am.
+
+# server unit tests and the dispatch fuzzer (lead)
+check_PROGRAMS += tests/unit/test-config tests/fuzz/fuzz-dispatch
+TESTS += tests/unit/test-config tests/fuzz/fuzz-dispatch
+tests_unit_test_config_SOURCES = tests/unit/test-config.c tests/unit/check.h
+tests_unit_test_config_LDADD = libremvirtd.la
+tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz-dispatch.c
+tests_fuzz_fuzz_dispatch_LDADD = libremvirtd.la
+
+# ---------------------------------------------------------------- tests: how they run (tests engineer)
+# Scripts find the trees through these; $(srcdir) alone is relative.
+# RV_VALGRIND is empty except under `make check-valgrind`.
+RV_VALGRIND =
+RV_TEST_TIMEOUT = 300
+AM_TESTS_ENVIRONMENT = \
+	abs_top_srcdir='$(abs_top_srcdir)'; export abs_top_srcdir; \
+	abs_top_builddir='$(abs_top_builddir)'; export abs_top_builddir; \
+	PYTHON3='$(PYTHON3)'; export PYTHON3; \
+	RV_VALGRIND='$(RV_VALGRIND)'; export RV_VALGRIND;
+# A hung test fails after RV_TEST_TIMEOUT seconds instead of stalling CI;
+# bash's TERM trap still runs the cleanups (daemons are stopped).
+RV_TIMEOUT_CMD = timeout --kill-after=20 $(RV_TEST_TIMEOUT)
+TEST_EXTENSIONS = .sh .py
+SH_LOG_COMPILER = $(RV_TIMEOUT_CMD) bash
+PY_LOG_COMPILER = $(RV_TIMEOUT_CMD) $(PYTHON3)
+# C test programs: under check-valgrind, valgrind runs them.
+LOG_COMPILER = $(RV_TIMEOUT_CMD) $(RV_VALGRIND)
+
+# The C test programs and remvirtd (started by tests/functions.sh) under
+# valgrind; any error or definite/indirect leak fails the test.
+RV_VALGRIND_CMD = $(LIBTOOL) --mode=execute $(VALGRIND) --quiet --error-exitcode=119 \
+	--leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect --num-callers=30
+check-valgrind:
+	@test -n "$(VALGRIND)" || { echo "valgrind not found: install the Debian package valgrind" >&2; exit 1; }
+	$(MAKE) $(AM_MAKEFLAGS) check RV_VALGRIND='$(RV_VALGRIND_CMD)' RV_TEST_TIMEOUT=1200
+.PHONY: check-valgrind
+
+# What the repository top holds for users and CI (tests engineer owns them).
+EXTRA_DIST += README.md quickstart.sh .ci/run tests/check.sh
+
+# ---------------------------------------------------------------- tests/unit: common/ and transport/ (tests engineer)
+# XDR byte-exact against packets captured from libvirtd (tests/data), the
+# framing limits, log specs, buffers and UUIDs.
+RV_COMMON_UNIT_TESTS = tests/unit/test-xdr-vectors tests/unit/test-frame \
+	tests/unit/test-log tests/unit/test-util
+check_PROGRAMS += $(RV_COMMON_UNIT_TESTS)
+TESTS += $(RV_COMMON_UNIT_TESTS)
+tests_unit_test_xdr_vectors_SOURCES = tests/unit/test-xdr-vectors.c tests/unit/check.h
+tests_unit_test_xdr_vectors_LDADD = libremvirt_common.la
+tests_unit_test_frame_SOURCES = tests/unit/test-frame.c tests/unit/check.h
+tests_unit_test_frame_LDADD = libremvirt_common.la
+tests_unit_test_log_SOURCES = tests/unit/test-log.c tests/unit/check.h
+tests_unit_test_log_LDADD = libremvirt_common.la
+tests_unit_test_util_SOURCES = tests/unit/test-util.c tests/unit/check.h
+tests_unit_test_util_LDADD = libremvirt_common.la
+# The vectors and the tools that captured them (see the file's header).
+EXTRA_DIST += tests/data/libvirt-vectors.txt tests/tools/wire-relay.py tests/tools/make-vectors.py
+
+# ---------------------------------------------------------------- tests/integration, tests/interop: against remvirtd and libvirtd (tests engineer)
+# Each script starts its own daemons (tests/functions.sh) in its own temp
+# dir, so they run in parallel.
+RV_DAEMON_TESTS = \
+	tests/integration/test-bad-length.sh \
+	tests/integration/test-truncated.sh \
+	tests/integration/test-unknown-call.sh \
+	tests/integration/test-garbage.sh \
+	tests/integration/test-many-clients.sh \
+	tests/integration/test-readonly.sh \
+	tests/integration/test-max-clients.sh \
+	tests/integration/test-max-requests.sh \
+	tests/integration/test-client-threads.sh \
+	tests/interop/test-virsh.sh \
+	tests/interop/test-python.sh \
+	tests/interop/test-rvsh-libvirtd.sh
+TESTS += $(RV_DAEMON_TESTS)
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
+	tests/interop/python-checks.py
+
+# client uri unit test
+# Own CFLAGS so that client/uri.c gets an object of its own here (the
+# library builds it with libtool).
+check_PROGRAMS += tests/unit/test-uri
+TESTS += tests/unit/test-uri
+tests_unit_test_uri_SOURCES = tests/unit/test-uri.c client/uri.c client/uri.h
+tests_unit_test_uri_CFLAGS = $(AM_CFLAGS)
+tests_unit_test_uri_LDADD = libremvirt_common.la
+
+# client threads test: 8 threads on one connection; takes the URI as its
+# argument, so tests/integration/test-client-threads.sh runs it against a
+# live daemon (it is not in TESTS itself).
+check_PROGRAMS += tests/integration/client-threads
+tests_integration_client_threads_SOURCES = tests/integration/client-threads.c
+tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
+
+# test driver unit test
+# The driver's sources are built into the test itself (own CFLAGS, so their
+# objects stay apart from libremvirtd.la's); tests/data/test-driver holds
+# what libvirtd 9.0's test:///default answers, to compare byte for byte.
+check_PROGRAMS += tests/unit/test-driver
+TESTS += tests/unit/test-driver
+tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
+	server/drivers/driver.c server/drivers/driver.h \
+	server/drivers/test/test_driver.c \
+	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
+tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
+tests_unit_test_driver_LDADD = libremvirt_common.la
+EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
+
+# the generator: annotation parsing, table flags, docs/procedures.md up to date
+TESTS += tests/unit/test_rvgen.py
+EXTRA_DIST += tests/unit/test_rvgen.py

@@ -93,6 +93,10 @@ int rv_frame_decode_header(const char *p, size_t len, rv_header *hdr, rv_err *er
 
 int rv_frame_decode_payload(const char *p, size_t len, xdrproc_t fn, void *obj, rv_err *err)
 {
+    if (len < RV_FRAME_MIN) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "packet of %zu bytes has no whole header", len);
+        return -1;
+    }
     XDR xdr;
     xdrmem_create(&xdr, (char *)p + RV_FRAME_MIN, (u_int)(len - RV_FRAME_MIN), XDR_DECODE);
     int ok = fn(&xdr, obj, 0);

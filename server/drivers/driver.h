@@ -39,6 +39,8 @@ enum {
     RV_LIST_DOMAINS_NO_AUTOSTART = 1 << 11,
     RV_LIST_DOMAINS_HAS_SNAPSHOT = 1 << 12,
     RV_LIST_DOMAINS_NO_SNAPSHOT = 1 << 13,
+    RV_LIST_DOMAINS_HAS_CHECKPOINT = 1 << 14,
+    RV_LIST_DOMAINS_NO_CHECKPOINT = 1 << 15,
 };
 
 /* A domain as the wire names it.  name is malloc'd and owned. */
@@ -90,6 +92,9 @@ typedef struct rv_driver {
     int (*probe)(const char *uri);
     int (*open)(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
     void (*close)(rv_driver_conn *c);
+    /* Free the driver's global state (domains live beyond connections);
+     * call once at daemon exit.  A later open() starts afresh.  May be NULL. */
+    void (*cleanup)(void);
 
     /* ---- host ---- */
     int (*get_type)(rv_driver_conn *c, char **type, rv_err *err);         /* "TEST" */
@@ -138,6 +143,9 @@ typedef struct rv_driver {
     int (*get_autostart)(rv_driver_conn *c, const rv_dom_ref *dom, int *autostart, rv_err *err);
     int (*is_active)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);       /* 0/1 */
     int (*is_persistent)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);   /* 0/1 */
+    /* How many snapshots the domain has (virsh undefine asks). */
+    int (*snapshot_num)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                        rv_err *err);
     int (*has_managed_save_image)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
                                   rv_err *err);                                    /* 0/1 */
     /* label may be "" (no label); enforcing 0/1. */

@@ -1,0 +1,510 @@
+#include "client/conn.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/proc_names.h"
+#include "common/util.h"
+#include "rv_keepalive.h"
+#include "rv_packet.h"
+#include "rv_remote.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("client.conn");
+
+/* Buffers start at, and after an unusually large packet shrink back to,
+ * this size: every common reply fits, so steady traffic never allocates. */
+#define BUF_KEEP 65536
+
+/* A call between registering its serial and getting its answer.  It lives
+ * on the calling thread's stack; whoever delivers the answer fills ret or
+ * err, then sets done under conn->lock. */
+typedef struct pending_call {
+    struct pending_call *next;
+    unsigned serial;
+    int proc;
+    xdrproc_t ret_filter;
+    void *ret;
+    rv_err *err;
+    int failed;
+    int done;
+    pthread_cond_t wake;    /* answer delivered, or the reader role is free */
+} pending_call;
+
+struct rvc_conn {
+    rv_transport *tr;
+
+    pthread_mutex_t write_lock;     /* held for the whole of one frame's write */
+    rv_buf wbuf;                    /* guarded by write_lock */
+
+    pthread_mutex_t lock;           /* guards the fields below */
+    unsigned next_serial;
+    pending_call *pending;          /* registered calls without an answer */
+    int reader_busy;                /* some call owns the socket's input */
+    int failed;
+    rv_err failure;                 /* why the connection stopped working */
+
+    rv_buf rbuf;                    /* only the current reader touches it */
+
+    /* The idle watcher (see rvc_conn_start_keepalive); guarded by lock. */
+    pthread_t watcher;
+    int watcher_running;
+    int stopping;
+    unsigned int watch_interval;    /* seconds */
+    pthread_cond_t stop;
+};
+
+struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
+{
+    struct rvc_conn *c = calloc(1, sizeof(*c));
+    if (!c || rv_buf_reserve(&c->rbuf, BUF_KEEP) < 0 || rv_buf_reserve(&c->wbuf, BUF_KEEP) < 0) {
+        if (c) {
+            rv_buf_free(&c->rbuf);
+            free(c);
+        }
+        rv_transport_close(tr);
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    c->tr = tr;
+    c->next_serial = 1;
+    pthread_mutex_init(&c->write_lock, NULL);
+    pthread_mutex_init(&c->lock, NULL);
+    /* Monotonic: a clock change must not stall the idle watcher. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->stop, &attr);
+    pthread_condattr_destroy(&attr);
+    return c;
+}
+
+void rvc_conn_free(struct rvc_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->stopping = 1;
+    pthread_cond_signal(&c->stop);
+    int joined = c->watcher_running;
+    pthread_mutex_unlock(&c->lock);
+    if (joined)
+        pthread_join(c->watcher, NULL);
+    rv_transport_close(c->tr);
+    rv_buf_free(&c->rbuf);
+    rv_buf_free(&c->wbuf);
+    rv_err_clear(&c->failure);
+    pthread_mutex_destroy(&c->write_lock);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->stop);
+    free(c);
+}
+
+int rvc_conn_is_alive(struct rvc_conn *c)
+{
+    pthread_mutex_lock(&c->lock);
+    int alive = !c->failed;
+    pthread_mutex_unlock(&c->lock);
+    return alive;
+}
+
+static const char *proc_label(int proc)
+{
+    const char *name = rv_proc_name(RV_REMOTE_PROGRAM, proc);
+    return name ? name : "unknown procedure";
+}
+
+static void copy_err(rv_err *dst, const rv_err *src)
+{
+    rv_err_set(dst, src->domain, src->code, "%s", src->message ? src->message : "unknown error");
+}
+
+/* With lock held: the connection is dead (why is consumed).  Every call
+ * still waiting gets the reason; shutting the socket down wakes a reader
+ * blocked in read(). */
+static void fail_locked(struct rvc_conn *c, rv_err *why)
+{
+    if (!c->failed) {
+        RV_DEBUG("connection failed: %s", why->message ? why->message : "?");
+        c->failed = 1;
+        rv_err_move(&c->failure, why);
+        shutdown(c->tr->fd, SHUT_RDWR);
+    }
+    rv_err_clear(why);
+    for (pending_call *p = c->pending; p; p = p->next) {
+        copy_err(p->err, &c->failure);
+        p->failed = 1;
+        p->done = 1;
+        pthread_cond_signal(&p->wake);
+    }
+    c->pending = NULL;
+}
+
+static void fail(struct rvc_conn *c, rv_err *why)
+{
+    pthread_mutex_lock(&c->lock);
+    fail_locked(c, why);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* With lock held and nobody reading: wake one waiting call so that it
+ * takes the reader role.  A call that is still writing will look for the
+ * role by itself once it starts waiting, so waking it costs nothing. */
+static void wake_next_reader_locked(struct rvc_conn *c)
+{
+    if (!c->reader_busy && c->pending)
+        pthread_cond_signal(&c->pending->wake);
+}
+
+static void unlink_locked(struct rvc_conn *c, pending_call *call)
+{
+    for (pending_call **pp = &c->pending; *pp; pp = &(*pp)->next) {
+        if (*pp == call) {
+            *pp = call->next;
+            return;
+        }
+    }
+}
+
+static int write_all(rv_transport *tr, const char *p, size_t n, rv_err *err)
+{
+    while (n > 0) {
+        ssize_t w = rv_transport_write(tr, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot send to the server");
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Answer a keepalive PING.  If another thread is in the middle of writing
+ * a frame, skip it: that frame already tells the server we are alive, and
+ * waiting for the write lock here could deadlock against a writer that
+ * waits for us to drain replies. */
+static void send_pong(struct rvc_conn *c)
+{
+    if (pthread_mutex_trylock(&c->write_lock) != 0)
+        return;
+    rv_header h = {
+        .prog = RV_KEEPALIVE_PROGRAM, .vers = RV_KEEPALIVE_VERSION,
+        .proc = RV_KEEPALIVE_PROC_PONG, .type = RV_MESSAGE, .serial = 0, .status = RV_OK,
+    };
+    rv_err err = { 0 };
+    c->wbuf.start = c->wbuf.len = 0;
+    if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, &err) < 0 ||
+        write_all(c->tr, c->wbuf.data, c->wbuf.len, &err) < 0)
+        RV_DEBUG("cannot answer a keepalive ping: %s", err.message ? err.message : "?");
+    else
+        RV_DEBUG("answered a keepalive ping");
+    pthread_mutex_unlock(&c->write_lock);
+    rv_err_clear(&err);
+}
+
+/* Read more bytes into rbuf, wanting at least `need`; take whatever else
+ * is already there so that back-to-back replies cost one read. */
+static int fill(struct rvc_conn *c, size_t need, rv_err *why)
+{
+    rv_buf *b = &c->rbuf;
+    if (rv_buf_reserve(b, need) < 0) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
+        return -1;
+    }
+    for (;;) {
+        ssize_t n = rv_transport_read(c->tr, b->data + b->len, b->cap - b->len);
+        if (n > 0) {
+            b->len += (size_t)n;
+            return 0;
+        }
+        if (n == 0) {
+            rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server");
+            return -1;
+        }
+        if (errno != EINTR) {
+            rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot read from the server");
+            return -1;
+        }
+    }
+}
+
+/* Make rbuf's head one whole frame; its length (length word included)
+ * goes to *frame_len.  The length is checked before any room is made. */
+static int read_frame(struct rvc_conn *c, size_t *frame_len, rv_err *why)
+{
+    rv_buf *b = &c->rbuf;
+    while (rv_buf_used(b) < RV_LEN_WORD_SIZE)
+        if (fill(c, RV_LEN_WORD_SIZE - rv_buf_used(b), why) < 0)
+            return -1;
+    uint32_t len = rv_frame_peek_len(rv_buf_head(b));
+    if (rv_frame_check_len(len, RV_FRAME_MAX, why) < 0)
+        return -1;
+    while (rv_buf_used(b) < len)
+        if (fill(c, len - rv_buf_used(b), why) < 0)
+            return -1;
+    *frame_len = len;
+    return 0;
+}
+
+/* Fill the call's ret (status OK) or err (status ERROR) from the frame.
+ * A payload that does not decode fails this call only: the framing is
+ * intact, so the connection stays usable. */
+static void decode_answer(pending_call *p, const rv_header *h, const char *frame, size_t len)
+{
+    if (h->status == RV_OK) {
+        if (p->ret_filter) {
+            rv_err why = { 0 };
+            if (rv_frame_decode_payload(frame, len, p->ret_filter, p->ret, &why) < 0) {
+                rv_err_set(p->err, RV_FROM_RPC, RV_ERR_RPC, "bad reply to %s: %s",
+                           proc_label(h->proc), why.message ? why.message : "?");
+                rv_err_clear(&why);
+                p->failed = 1;
+            }
+        } else if (len != RV_FRAME_MIN) {
+            rv_err_set(p->err, RV_FROM_RPC, RV_ERR_RPC,
+                       "bad reply to %s: %zu bytes where none were expected",
+                       proc_label(h->proc), len - RV_FRAME_MIN);
+            p->failed = 1;
+        }
+        return;
+    }
+    rv_error e;
+    memset(&e, 0, sizeof(e));
+    p->failed = 1;
+    if (rv_frame_decode_payload(frame, len, (xdrproc_t)xdr_rv_error, &e, p->err) < 0)
+        return;
+    const char *msg = e.message && **e.message ? *e.message : "unknown error";
+    /* An error reply must carry an error: code 0 would read as success. */
+    rv_err_set(p->err, e.domain, e.code != RV_ERR_OK ? e.code : RV_ERR_INTERNAL_ERROR, "%s", msg);
+    if (e.level == RV_ERR_LEVEL_WARNING)
+        p->err->level = e.level;
+    if (e.str1 && (p->err->str1 = strdup(*e.str1)) == NULL)
+        RV_DEBUG("out of memory copying an error detail");
+    xdr_free((xdrproc_t)xdr_rv_error, (char *)&e);
+}
+
+enum { FRAME_NEXT, FRAME_MINE, FRAME_FATAL };
+
+static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err *why)
+{
+    const char *frame = rv_buf_head(&c->rbuf);
+    rv_header h;
+    if (rv_frame_decode_header(frame, len, &h, why) < 0)
+        return FRAME_FATAL;
+
+    if (h.type == RV_MESSAGE) {
+        if (h.prog == RV_KEEPALIVE_PROGRAM && h.proc == RV_KEEPALIVE_PROC_PING)
+            send_pong(c);
+        else
+            RV_DEBUG("ignoring message: program %#x procedure %d", h.prog, h.proc);
+        return FRAME_NEXT;
+    }
+    if (h.prog != RV_REMOTE_PROGRAM || h.vers != RV_REMOTE_VERSION || h.type != RV_REPLY) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC,
+                   "unexpected packet from the server: program %#x version %u type %d",
+                   h.prog, h.vers, (int)h.type);
+        return FRAME_FATAL;
+    }
+    if (h.status != RV_OK && h.status != RV_ERROR) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "reply with serial %u has unexpected status %d",
+                   h.serial, (int)h.status);
+        return FRAME_FATAL;
+    }
+
+    pthread_mutex_lock(&c->lock);
+    pending_call *p = c->pending;
+    while (p && p->serial != h.serial)
+        p = p->next;
+    if (p && p->proc == h.proc)
+        unlink_locked(c, p);
+    pthread_mutex_unlock(&c->lock);
+    if (!p) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC,
+                   "reply with serial %u matches no call in progress", h.serial);
+        return FRAME_FATAL;
+    }
+    if (p->proc != h.proc) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC,
+                   "reply with serial %u is for procedure %d, but that call was procedure %d",
+                   h.serial, h.proc, p->proc);
+        return FRAME_FATAL;
+    }
+
+    /* p is off the list, so nobody else touches it: decode unlocked. */
+    decode_answer(p, &h, frame, len);
+    if (p == me) {
+        me->done = 1;
+        return FRAME_MINE;
+    }
+    pthread_mutex_lock(&c->lock);
+    p->done = 1;
+    pthread_cond_signal(&p->wake);
+    pthread_mutex_unlock(&c->lock);
+    return FRAME_NEXT;
+}
+
+/* The reader role: deliver every frame that arrives until our own answer
+ * has come, or the connection fails (which also answers us). */
+static void read_until_answered(struct rvc_conn *c, pending_call *me)
+{
+    rv_err why = { 0 };
+    for (;;) {
+        size_t len;
+        if (read_frame(c, &len, &why) < 0)
+            break;
+        int r = handle_frame(c, me, len, &why);
+        if (r == FRAME_FATAL)
+            break;
+        rv_buf_consume(&c->rbuf, len);
+        if (c->rbuf.cap > BUF_KEEP)
+            rv_buf_shrink(&c->rbuf, BUF_KEEP);
+        if (r == FRAME_MINE)
+            return;
+    }
+    fail(c, &why);
+}
+
+int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                  xdrproc_t ret_filter, void *ret, rv_err *err)
+{
+    pending_call me = {
+        .proc = proc, .ret_filter = ret_filter, .ret = ret, .err = err,
+    };
+
+    pthread_mutex_lock(&c->lock);
+    if (c->failed) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INVALID_CONN, "the connection is no longer usable: %s",
+                   c->failure.message ? c->failure.message : "unknown error");
+        pthread_mutex_unlock(&c->lock);
+        return -1;
+    }
+    pthread_cond_init(&me.wake, NULL);
+    me.serial = c->next_serial++;
+    me.next = c->pending;
+    c->pending = &me;
+    pthread_mutex_unlock(&c->lock);
+
+    RV_DEBUG("call %s serial %u", proc_label(proc), me.serial);
+
+    rv_header h = {
+        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
+        .proc = proc, .type = RV_CALL, .serial = me.serial, .status = RV_OK,
+    };
+    pthread_mutex_lock(&c->write_lock);
+    c->wbuf.start = c->wbuf.len = 0;
+    int encoded = rv_frame_encode(&c->wbuf, &h, args_filter, args, err) == 0;
+    rv_err why = { 0 };
+    int sent = encoded && write_all(c->tr, c->wbuf.data, c->wbuf.len, &why) == 0;
+    if (c->wbuf.cap > BUF_KEEP) {
+        c->wbuf.start = c->wbuf.len = 0;
+        rv_buf_shrink(&c->wbuf, BUF_KEEP);
+    }
+    pthread_mutex_unlock(&c->write_lock);
+
+    pthread_mutex_lock(&c->lock);
+    if (!encoded) {
+        /* Nothing reached the wire: only this call fails. */
+        unlink_locked(c, &me);
+        wake_next_reader_locked(c);
+        me.failed = me.done = 1;
+    } else if (!sent) {
+        fail_locked(c, &why);       /* answers us too */
+    }
+    while (!me.done) {
+        if (!c->reader_busy) {
+            c->reader_busy = 1;
+            pthread_mutex_unlock(&c->lock);
+            read_until_answered(c, &me);
+            pthread_mutex_lock(&c->lock);
+            c->reader_busy = 0;
+            wake_next_reader_locked(c);
+            break;
+        }
+        pthread_cond_wait(&me.wake, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    pthread_cond_destroy(&me.wake);
+    return me.failed ? -1 : 0;
+}
+
+/* ---- keeping an idle connection alive ---- */
+
+/* As the reader, deliver whatever has arrived without waiting for more:
+ * frames already buffered, then anything the socket has.  A frame that
+ * is only partly here stays in rbuf for the next reader. */
+static void drain_without_waiting(struct rvc_conn *c)
+{
+    rv_err why = { 0 };
+    for (;;) {
+        rv_buf *b = &c->rbuf;
+        size_t used = rv_buf_used(b);
+        if (used >= RV_LEN_WORD_SIZE) {
+            uint32_t len = rv_frame_peek_len(rv_buf_head(b));
+            if (rv_frame_check_len(len, RV_FRAME_MAX, &why) < 0)
+                break;
+            if (used >= len) {
+                if (handle_frame(c, NULL, len, &why) == FRAME_FATAL)
+                    break;
+                rv_buf_consume(b, len);
+                continue;
+            }
+        }
+        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
+        if (rv_transport_pending(c->tr) == 0 && poll(&pfd, 1, 0) <= 0)
+            return;
+        if (fill(c, 1, &why) < 0)
+            break;
+    }
+    fail(c, &why);
+}
+
+/* Every interval, if no call is running (so nobody reads), become the
+ * reader for a moment and answer the PINGs that have come in. */
+static void *watch_idle(void *arg)
+{
+    struct rvc_conn *c = arg;
+    pthread_mutex_lock(&c->lock);
+    while (!c->stopping) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += c->watch_interval;
+        pthread_cond_timedwait(&c->stop, &c->lock, &until);
+        if (c->stopping || c->failed || c->reader_busy || c->pending)
+            continue;
+        c->reader_busy = 1;
+        pthread_mutex_unlock(&c->lock);
+        drain_without_waiting(c);
+        pthread_mutex_lock(&c->lock);
+        c->reader_busy = 0;
+        wake_next_reader_locked(c);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+int rvc_conn_start_keepalive(struct rvc_conn *c, unsigned int interval, rv_err *err)
+{
+    pthread_mutex_lock(&c->lock);
+    int rc = 0;
+    if (!c->watcher_running) {
+        c->watch_interval = interval ? interval : 1;
+        rc = pthread_create(&c->watcher, NULL, watch_idle, c);
+        if (rc == 0)
+            c->watcher_running = 1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (rc != 0) {
+        rv_err_set_errno(err, RV_FROM_RPC, rc, "cannot start the keepalive thread");
+        return -1;
+    }
+    return 0;
+}

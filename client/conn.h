@@ -1,0 +1,45 @@
+/* Client connection core: one transport shared by any number of threads.
+ *
+ * A call registers its serial, writes its whole frame under the write
+ * lock, then waits for its reply.  One waiting thread at a time is the
+ * reader: it owns the socket's input, decodes every reply straight into
+ * the call that is waiting for it, and when its own reply has arrived it
+ * hands the reader role to another waiting call.  So a lone thread makes
+ * one write and (usually) one read per call, and no thread is ever
+ * dedicated to the socket. */
+#ifndef RV_CLIENT_CONN_H
+#define RV_CLIENT_CONN_H
+
+#include <rpc/rpc.h>
+
+#include "common/error.h"
+#include "transport/transport.h"
+
+struct rvc_conn;
+
+/* Take ownership of a connected, blocking transport (closed on failure). */
+struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
+
+/* One call of the remote program.  A void side has a NULL or xdr_void
+ * filter (and a NULL object).  ret is zeroed by the caller, and freed by it with
+ * xdr_free(ret_filter, ret) after a success.  Returns 0, or -1 with err
+ * set: on an ERROR reply to the wire's code, domain and message; if the
+ * connection fails, every call waiting on it fails and later calls fail
+ * at once with RV_ERR_INVALID_CONN. */
+int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
+                  xdrproc_t ret_filter, void *ret, rv_err *err);
+
+/* Answer the server's keepalive PINGs while the connection is idle.  A
+ * running call answers them as it reads; between calls nobody reads, so
+ * a thread looks every `interval` seconds whether anything has come in.
+ * It never blocks on the socket and takes no part in a call's fast path.
+ * Call it once the server said it supports keepalive. */
+int rvc_conn_start_keepalive(struct rvc_conn *conn, unsigned int interval, rv_err *err);
+
+/* Whether the connection still works (0 after EOF or a protocol error). */
+int rvc_conn_is_alive(struct rvc_conn *conn);
+
+/* Close the transport and free everything.  No call may be in progress. */
+void rvc_conn_free(struct rvc_conn *conn);
+
+#endif

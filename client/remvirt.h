@@ -1,0 +1,264 @@
+/* libremvirt: client library for remvirtd and for libvirtd (the libvirt
+ * remote protocol over a Unix socket).
+ *
+ * Every call is synchronous, like a local function call.  Any number of
+ * threads may share one rv_conn.  A failing call returns -1 (or NULL) and
+ * leaves its reason in the calling thread's last error (rv_last_error());
+ * a succeeding call clears it.  Codes, error domains and state numbers are
+ * libvirt's, so values from libvirt's documentation apply unchanged.
+ *
+ * Strings returned as char * are the caller's to free().  rv_dom handles
+ * are the caller's to release with rv_domain_free(); each holds a
+ * reference to its connection, so rv_connect_close() may come first (the
+ * handle then fails with RV_ERROR_INVALID_CONN). */
+#ifndef LIBREMVIRT_REMVIRT_H
+#define LIBREMVIRT_REMVIRT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version this header belongs to: major * 1000000 + minor * 1000 + micro. */
+#define RV_LIB_VERSION_NUMBER 1000ULL          /* 0.1.0 */
+
+typedef struct rv_conn rv_conn;
+typedef struct rv_dom rv_dom;
+
+/* ---- errors ---- */
+
+/* Error codes (libvirt's virErrorNumber); the ones remvirt produces. */
+enum {
+    RV_ERROR_OK = 0,
+    RV_ERROR_INTERNAL_ERROR = 1,
+    RV_ERROR_NO_MEMORY = 2,
+    RV_ERROR_NO_SUPPORT = 3,
+    RV_ERROR_NO_CONNECT = 5,
+    RV_ERROR_INVALID_CONN = 6,
+    RV_ERROR_INVALID_DOMAIN = 7,
+    RV_ERROR_INVALID_ARG = 8,
+    RV_ERROR_OPERATION_FAILED = 9,
+    RV_ERROR_XML_ERROR = 27,
+    RV_ERROR_DOM_EXIST = 28,
+    RV_ERROR_OPERATION_DENIED = 29,
+    RV_ERROR_SYSTEM_ERROR = 38,
+    RV_ERROR_RPC = 39,
+    RV_ERROR_NO_DOMAIN = 42,
+    RV_ERROR_AUTH_FAILED = 45,
+    RV_ERROR_OPERATION_INVALID = 55,
+};
+
+/* Where an error comes from (libvirt's virErrorDomain); the common ones. */
+enum {
+    RV_ERROR_FROM_NONE = 0,
+    RV_ERROR_FROM_DOM = 6,
+    RV_ERROR_FROM_RPC = 7,
+    RV_ERROR_FROM_TEST = 12,
+    RV_ERROR_FROM_REMOTE = 13,
+    RV_ERROR_FROM_URI = 45,
+};
+
+enum { RV_ERROR_LEVEL_WARNING = 1, RV_ERROR_LEVEL_ERROR = 2 };
+
+typedef struct rv_error_info {
+    int code;                   /* RV_ERROR_* */
+    int domain;                 /* RV_ERROR_FROM_* */
+    int level;                  /* RV_ERROR_LEVEL_* */
+    const char *message;        /* never NULL; valid until this thread's next call */
+} rv_error_info;
+
+/* The calling thread's last error, or NULL if the last call succeeded. */
+const rv_error_info *rv_last_error(void);
+/* Forget the calling thread's last error (and free its message). */
+void rv_reset_last_error(void);
+
+/* ---- connections ---- */
+
+/* rv_connect_open flags */
+enum { RV_CONNECT_READONLY = 1 };
+
+/* Open a connection.  uri: driver[+transport]://[user@][host][:port]/[path][?params],
+ * e.g. "test:///default" or "test+unix:///default?socket=/tmp/lv/libvirt-sock";
+ * NULL means $REMVIRT_DEFAULT_URI, else "test:///default".  Without
+ * ?socket= the daemon's default socket is used (/run/remvirt/remvirt-sock,
+ * or remvirt-sock-ro for a read-only connection).  Only the unix transport
+ * exists so far.  If the server does keepalive, the connection has one
+ * thread that wakes every few seconds to answer the server's PINGs while
+ * no call is running (calls answer them themselves). */
+rv_conn *rv_connect_open(const char *uri, unsigned int flags);
+/* Say goodbye to the server and close the socket; no call on this
+ * connection may be running.  Frees conn once its last rv_dom is freed.
+ * 0, or -1 if the goodbye failed (the connection is closed anyway). */
+int rv_connect_close(rv_conn *conn);
+
+/* 1 while the connection works, 0 once the server closed it or broke the
+ * protocol (every later call fails), -1 for a bad or closed rv_conn. */
+int rv_connect_is_alive(rv_conn *conn);
+
+char *rv_connect_get_type(rv_conn *conn);           /* "TEST", "QEMU" */
+char *rv_connect_get_hostname(rv_conn *conn);
+char *rv_connect_get_uri(rv_conn *conn);            /* the URI it was opened with */
+char *rv_connect_get_capabilities(rv_conn *conn);   /* capabilities XML */
+/* The hypervisor's version and the daemon's library version, as
+ * major * 1000000 + minor * 1000 + micro. */
+int rv_connect_get_version(rv_conn *conn, unsigned long long *hv_ver);
+int rv_connect_get_lib_version(rv_conn *conn, unsigned long long *lib_ver);
+/* This library's version, in the same form. */
+unsigned long long rv_get_lib_version(void);
+
+/* ---- host ---- */
+
+typedef struct rv_node_info {
+    char model[33];             /* CPU model, NUL-terminated */
+    unsigned long long memory;  /* KiB */
+    unsigned int cpus;
+    unsigned int mhz;
+    unsigned int nodes;         /* NUMA cells */
+    unsigned int sockets;       /* per node */
+    unsigned int cores;         /* per socket */
+    unsigned int threads;       /* per core */
+} rv_node_info;
+
+typedef struct rv_security_model {
+    char model[257];            /* "" when no security driver is active */
+    char doi[257];
+} rv_security_model;
+
+int rv_node_get_info(rv_conn *conn, rv_node_info *info);
+int rv_node_get_security_model(rv_conn *conn, rv_security_model *model);
+
+/* ---- domains: listing, lookup, definition ---- */
+
+/* rv_connect_list_all_domains filters (libvirt's VIR_CONNECT_LIST_DOMAINS_*);
+ * 0 lists every domain. */
+enum {
+    RV_CONNECT_LIST_DOMAINS_ACTIVE = 1 << 0,
+    RV_CONNECT_LIST_DOMAINS_INACTIVE = 1 << 1,
+    RV_CONNECT_LIST_DOMAINS_PERSISTENT = 1 << 2,
+    RV_CONNECT_LIST_DOMAINS_TRANSIENT = 1 << 3,
+    RV_CONNECT_LIST_DOMAINS_RUNNING = 1 << 4,
+    RV_CONNECT_LIST_DOMAINS_PAUSED = 1 << 5,
+    RV_CONNECT_LIST_DOMAINS_SHUTOFF = 1 << 6,
+    RV_CONNECT_LIST_DOMAINS_OTHER = 1 << 7,
+    RV_CONNECT_LIST_DOMAINS_MANAGEDSAVE = 1 << 8,
+    RV_CONNECT_LIST_DOMAINS_NO_MANAGEDSAVE = 1 << 9,
+    RV_CONNECT_LIST_DOMAINS_AUTOSTART = 1 << 10,
+    RV_CONNECT_LIST_DOMAINS_NO_AUTOSTART = 1 << 11,
+    RV_CONNECT_LIST_DOMAINS_HAS_SNAPSHOT = 1 << 12,
+    RV_CONNECT_LIST_DOMAINS_NO_SNAPSHOT = 1 << 13,
+};
+
+/* Number of running domains. */
+int rv_connect_num_of_domains(rv_conn *conn);
+/* The domains matching flags; returns how many.  If doms is not NULL it
+ * gets a NULL-terminated array: rv_domain_free() each, then free() it. */
+int rv_connect_list_all_domains(rv_conn *conn, rv_dom ***doms, unsigned int flags);
+
+rv_dom *rv_domain_lookup_by_name(rv_conn *conn, const char *name);
+rv_dom *rv_domain_lookup_by_id(rv_conn *conn, int id);
+rv_dom *rv_domain_lookup_by_uuid(rv_conn *conn, const unsigned char uuid[16]);
+/* uuid text: 8-4-4-4-12 hex digits (or 32 hex digits). */
+rv_dom *rv_domain_lookup_by_uuid_string(rv_conn *conn, const char *uuid);
+
+/* Define a persistent domain from XML (it stays shut off). */
+rv_dom *rv_domain_define_xml(rv_conn *conn, const char *xml);
+/* Create and start a transient domain from XML; flags: RV_DOMAIN_START_*. */
+rv_dom *rv_domain_create_xml(rv_conn *conn, const char *xml, unsigned int flags);
+
+/* ---- domain handles ---- */
+
+#define RV_UUID_BUFLEN 16
+#define RV_UUID_STRING_BUFLEN 37
+
+const char *rv_domain_get_name(rv_dom *dom);        /* valid while dom lives */
+/* The id the domain had when this handle was made or last started; -1
+ * while inactive. */
+int rv_domain_get_id(rv_dom *dom);
+int rv_domain_get_uuid(rv_dom *dom, unsigned char uuid[RV_UUID_BUFLEN]);
+int rv_domain_get_uuid_string(rv_dom *dom, char buf[RV_UUID_STRING_BUFLEN]);
+void rv_domain_free(rv_dom *dom);
+
+/* ---- domain lifecycle ---- */
+
+/* rv_domain_create / rv_domain_create_xml flags */
+enum {
+    RV_DOMAIN_START_PAUSED = 1 << 0,
+    RV_DOMAIN_START_AUTODESTROY = 1 << 1,
+    RV_DOMAIN_START_BYPASS_CACHE = 1 << 2,
+    RV_DOMAIN_START_FORCE_BOOT = 1 << 3,
+};
+
+/* rv_domain_undefine flags */
+enum {
+    RV_DOMAIN_UNDEFINE_MANAGED_SAVE = 1 << 0,
+    RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA = 1 << 1,
+    RV_DOMAIN_UNDEFINE_NVRAM = 1 << 2,
+};
+
+/* Start a defined domain; dom's id becomes the running domain's. */
+int rv_domain_create(rv_dom *dom, unsigned int flags);
+int rv_domain_undefine(rv_dom *dom, unsigned int flags);
+/* Ask the guest to shut down / power it off at once; flags are the
+ * hypervisor's (0: its default method). */
+int rv_domain_shutdown(rv_dom *dom, unsigned int flags);
+int rv_domain_destroy(rv_dom *dom, unsigned int flags);
+int rv_domain_suspend(rv_dom *dom);
+int rv_domain_resume(rv_dom *dom);
+int rv_domain_reboot(rv_dom *dom, unsigned int flags);
+
+/* ---- domain queries ---- */
+
+/* Domain states (libvirt's virDomainState). */
+enum {
+    RV_DOMAIN_NOSTATE = 0,
+    RV_DOMAIN_RUNNING = 1,
+    RV_DOMAIN_BLOCKED = 2,
+    RV_DOMAIN_PAUSED = 3,
+    RV_DOMAIN_SHUTDOWN = 4,
+    RV_DOMAIN_SHUTOFF = 5,
+    RV_DOMAIN_CRASHED = 6,
+    RV_DOMAIN_PMSUSPENDED = 7,
+};
+
+typedef struct rv_domain_info {
+    int state;                  /* RV_DOMAIN_* */
+    unsigned long long max_mem; /* KiB */
+    unsigned long long memory;  /* KiB */
+    unsigned int nr_virt_cpu;
+    unsigned long long cpu_time; /* ns */
+} rv_domain_info;
+
+typedef struct rv_security_label {
+    char label[4097];           /* "" when the domain has none */
+    int enforcing;
+} rv_security_label;
+
+/* rv_domain_get_xml_desc flags */
+enum {
+    RV_DOMAIN_XML_SECURE = 1 << 0,
+    RV_DOMAIN_XML_INACTIVE = 1 << 1,
+    RV_DOMAIN_XML_UPDATE_CPU = 1 << 2,
+    RV_DOMAIN_XML_MIGRATABLE = 1 << 3,
+};
+
+int rv_domain_get_info(rv_dom *dom, rv_domain_info *info);
+/* state: RV_DOMAIN_*; reason: libvirt's per-state reason number (reason
+ * may be NULL). */
+int rv_domain_get_state(rv_dom *dom, int *state, int *reason, unsigned int flags);
+char *rv_domain_get_xml_desc(rv_dom *dom, unsigned int flags);
+char *rv_domain_get_os_type(rv_dom *dom);
+int rv_domain_get_autostart(rv_dom *dom, int *autostart);
+/* These three return 1 (yes), 0 (no) or -1 (error). */
+int rv_domain_is_active(rv_dom *dom);
+int rv_domain_is_persistent(rv_dom *dom);
+int rv_domain_has_managed_save_image(rv_dom *dom, unsigned int flags);
+int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
+/* Messages the hypervisor keeps about the domain (tainting, deprecation).
+ * Returns how many; *msgs gets a NULL-terminated array to free() element
+ * by element and then as a whole. */
+int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

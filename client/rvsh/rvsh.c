@@ -1,0 +1,1175 @@
+/* rvsh: the remvirt shell.
+ *
+ *   rvsh [-c URI] [-r] [-q] [--json] [COMMAND [ARGS...]]
+ *
+ * With a command it runs that one command; without, it reads commands
+ * (readline with history in ~/.rvsh_history and completion of command
+ * names, options and domain names when stdin is a terminal; plain lines
+ * otherwise).  The URI defaults to $REMVIRT_DEFAULT_URI, else
+ * test:///default.  Output matches virsh 9.0 for the same commands: the
+ * same lines, the blank line after each command, and on failure
+ * "error: ..." lines on stderr and exit status 1.
+ *
+ * --json (before the command, or as an option of list and dominfo)
+ * prints one JSON value instead of the table:
+ *   list:    [{"id": 1 | null, "name": "...", "uuid": "...", "state": "running"}, ...]
+ *   dominfo: {"id", "name", "uuid", "os_type", "state", "cpus", "cpu_time_ns",
+ *             "max_memory_kib", "used_memory_kib", "persistent", "autostart",
+ *             "managed_save", "security_model", "security_doi",
+ *             "security_label", "security_enforcing"}
+ *            where a value the server could not give is null; id is null
+ *            for an inactive domain.
+ * Domain states and reasons print as virsh prints them. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "remvirt.h"
+
+#define HISTORY_FILE ".rvsh_history"
+#define HISTORY_LINES 500
+#define MAX_XML_FILE (10 * 1024 * 1024)     /* what virsh accepts too */
+
+typedef struct shell {
+    const char *uri;            /* NULL: the library's default */
+    unsigned int open_flags;
+    int json;
+    int quiet;
+    int reconnecting;           /* the last connection died */
+    rv_conn *conn;
+} shell;
+
+/* How a command's domain argument may be resolved, as in virsh. */
+enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME };
+
+typedef struct cmd_args {
+    const char *value;          /* the one positional argument, if any */
+    unsigned int opts;          /* bit i: options[i] was given */
+} cmd_args;
+
+typedef struct command command;
+struct command {
+    const char *name;
+    int (*run)(shell *sh, const command *cmd, const cmd_args *a);
+    const char *arg;            /* name of the required argument, or NULL */
+    unsigned int lookup;        /* BY_* when arg is a domain */
+    const char *const *options; /* boolean options, NULL-terminated */
+    const char *summary;
+};
+
+static void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void error_line(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fputs("error: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* The library's reason for the last failure. */
+static void lib_error(void)
+{
+    const rv_error_info *e = rv_last_error();
+    error_line("%s", e ? e->message : "unknown error");
+}
+
+static int has_opt(const command *cmd, const cmd_args *a, const char *name)
+{
+    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++)
+        if (strcmp(cmd->options[i], name) == 0)
+            return (a->opts >> i) & 1;
+    return 0;
+}
+
+/* ---- text for states and reasons (as virsh prints them) ---- */
+
+static const char *state_name(int state)
+{
+    static const char *const names[] = {
+        "no state", "running", "idle", "paused", "in shutdown", "shut off", "crashed",
+        "pmsuspended",
+    };
+    if (state < 0 || state >= (int)(sizeof(names) / sizeof(names[0])))
+        return "no state";
+    return names[state];
+}
+
+static const char *reason_name(int state, int reason)
+{
+    static const char *const running[] = {
+        "unknown", "booted", "migrated", "restored", "from snapshot", "unpaused",
+        "migration canceled", "save canceled", "event wakeup", "crashed", "post-copy",
+        "post-copy failed",
+    };
+    static const char *const paused[] = {
+        "unknown", "user", "migrating", "saving", "dumping", "I/O error", "watchdog",
+        "from snapshot", "shutting down", "creating snapshot", "crashed", "starting up",
+        "post-copy", "post-copy failed",
+    };
+    static const char *const shutdown[] = { "unknown", "user" };
+    static const char *const shutoff[] = {
+        "unknown", "shutdown", "destroyed", "crashed", "migrated", "saved", "failed",
+        "from snapshot", "daemon",
+    };
+    static const char *const crashed[] = { "unknown", "panicked" };
+    const char *const *names = NULL;
+    int n = 0;
+#define USE(list) (names = (list), n = (int)(sizeof(list) / sizeof((list)[0])))
+    switch (state) {
+    case RV_DOMAIN_RUNNING: USE(running); break;
+    case RV_DOMAIN_PAUSED: USE(paused); break;
+    case RV_DOMAIN_SHUTDOWN: USE(shutdown); break;
+    case RV_DOMAIN_SHUTOFF: USE(shutoff); break;
+    case RV_DOMAIN_CRASHED: USE(crashed); break;
+    default: break;
+    }
+#undef USE
+    if (!names || reason < 0 || reason >= n)
+        return "unknown";
+    return names[reason];
+}
+
+/* ---- JSON ---- */
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", stdout); break;
+        case '\\': fputs("\\\\", stdout); break;
+        case '\n': fputs("\\n", stdout); break;
+        case '\r': fputs("\\r", stdout); break;
+        case '\t': fputs("\\t", stdout); break;
+        default:
+            if (*p < 0x20)
+                printf("\\u%04x", *p);
+            else
+                putchar(*p);
+        }
+    }
+    putchar('"');
+}
+
+static void json_key(const char *key, int *first)
+{
+    printf("%s", *first ? "" : ", ");
+    *first = 0;
+    json_string(key);
+    fputs(": ", stdout);
+}
+
+static void json_str_field(const char *key, const char *value, int *first)
+{
+    json_key(key, first);
+    if (value)
+        json_string(value);
+    else
+        fputs("null", stdout);
+}
+
+/* known: 0 prints null. */
+static void json_num_field(const char *key, unsigned long long value, int known, int *first)
+{
+    json_key(key, first);
+    if (known)
+        printf("%llu", value);
+    else
+        fputs("null", stdout);
+}
+
+/* value < 0 prints null. */
+static void json_bool_field(const char *key, int value, int *first)
+{
+    json_key(key, first);
+    fputs(value < 0 ? "null" : value ? "true" : "false", stdout);
+}
+
+/* ---- connection and domain lookup ---- */
+
+/* The connection, opened on first use.  One that died (the daemon went
+ * away) is replaced, as virsh does, so an interactive session survives a
+ * daemon restart. */
+static rv_conn *connection(shell *sh)
+{
+    if (sh->conn && !rv_connect_is_alive(sh->conn)) {
+        rv_connect_close(sh->conn);
+        sh->conn = NULL;
+        sh->reconnecting = 1;
+    }
+    if (sh->conn)
+        return sh->conn;
+    sh->conn = rv_connect_open(sh->uri, sh->open_flags);
+    if (!sh->conn) {
+        error_line("failed to connect to the hypervisor");
+        lib_error();
+    } else if (sh->reconnecting) {
+        error_line("Reconnected to the hypervisor");
+        sh->reconnecting = 0;
+    }
+    return sh->conn;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* A number is an id, 36 characters a UUID, anything else a name; each
+ * way is tried in that order when the command allows it. */
+static rv_dom *lookup_domain(shell *sh, const char *text, unsigned int how)
+{
+    int id;
+    rv_dom *dom = NULL;
+    if ((how & BY_ID) && parse_int(text, &id) == 0 && id >= 0)
+        dom = rv_domain_lookup_by_id(sh->conn, id);
+    if (!dom && (how & BY_UUID) && strlen(text) == RV_UUID_STRING_BUFLEN - 1)
+        dom = rv_domain_lookup_by_uuid_string(sh->conn, text);
+    if (!dom && (how & BY_NAME))
+        dom = rv_domain_lookup_by_name(sh->conn, text);
+    if (!dom) {
+        const rv_error_info *e = rv_last_error();
+        error_line("failed to get domain '%s'", text);
+        /* "not found" says nothing more; a broken connection does. */
+        if (e && e->code != RV_ERROR_NO_DOMAIN && e->code != RV_ERROR_INVALID_ARG)
+            lib_error();
+    }
+    return dom;
+}
+
+/* ---- commands ---- */
+
+static int read_file(const char *path, char **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        error_line("Failed to open file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = malloc(MAX_XML_FILE + 1);
+    size_t n = buf ? fread(buf, 1, MAX_XML_FILE + 1, f) : 0;
+    int bad = !buf || ferror(f);
+    int too_big = n > MAX_XML_FILE;
+    int saved = errno;
+    fclose(f);
+    if (bad || too_big) {
+        if (!buf)
+            error_line("out of memory");
+        else if (too_big)
+            error_line("file '%s' is larger than %d bytes", path, MAX_XML_FILE);
+        else
+            error_line("Failed to read file '%s': %s", path, strerror(saved));
+        free(buf);
+        return -1;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* list: active domains by id, then inactive ones by name, as virsh. */
+static int compare_doms(const void *pa, const void *pb)
+{
+    rv_dom *a = *(rv_dom *const *)pa, *b = *(rv_dom *const *)pb;
+    int ia = rv_domain_get_id(a), ib = rv_domain_get_id(b);
+    if (ia >= 0 && ib >= 0)
+        return (ia > ib) - (ia < ib);
+    if (ia < 0 && ib < 0)
+        return strcasecmp(rv_domain_get_name(a), rv_domain_get_name(b));
+    return ia >= 0 ? -1 : 1;
+}
+
+/* Columns are as wide as their widest cell in characters (UTF-8 code
+ * points), so multi-byte names line up. */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xc0) != 0x80;
+    return w;
+}
+
+static void print_cell(const char *s, size_t width, int last)
+{
+    fputs(s, stdout);
+    if (!last)
+        printf("%*s", (int)(width - text_width(s) + 3), "");
+}
+
+static int cmd_list(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned int flags = RV_CONNECT_LIST_DOMAINS_ACTIVE;
+    if (has_opt(cmd, a, "all"))
+        flags = 0;
+    else if (has_opt(cmd, a, "inactive"))
+        flags = RV_CONNECT_LIST_DOMAINS_INACTIVE;
+
+    rv_dom **doms = NULL;
+    int n = rv_connect_list_all_domains(sh->conn, &doms, flags);
+    if (n < 0) {
+        error_line("Failed to list domains");
+        lib_error();
+        return -1;
+    }
+    qsort(doms, (size_t)n, sizeof(*doms), compare_doms);
+
+    /* One row per domain: id text, name, state text. */
+    char (*ids)[16] = calloc((size_t)n + 1, sizeof(*ids));
+    const char **states = calloc((size_t)n + 1, sizeof(*states));
+    int rc = ids && states ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        int id = rv_domain_get_id(doms[i]), state;
+        if (id >= 0)
+            snprintf(ids[i], sizeof(ids[i]), "%d", id);
+        else
+            strcpy(ids[i], "-");
+        if (rv_domain_get_state(doms[i], &state, NULL, 0) < 0) {
+            error_line("Failed to get the state of domain '%s'", rv_domain_get_name(doms[i]));
+            lib_error();
+            rc = -1;
+            break;
+        }
+        states[i] = state_name(state);
+    }
+
+    if (rc == 0 && (sh->json || has_opt(cmd, a, "json"))) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            char uuid[RV_UUID_STRING_BUFLEN];
+            int first = 1;
+            rv_domain_get_uuid_string(doms[i], uuid);
+            printf("%s{", i ? ", " : "");
+            int id = rv_domain_get_id(doms[i]);
+            json_num_field("id", (unsigned long long)id, id >= 0, &first);
+            json_str_field("name", rv_domain_get_name(doms[i]), &first);
+            json_str_field("uuid", uuid, &first);
+            json_str_field("state", states[i], &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        size_t w[3] = { strlen("Id"), strlen("Name"), strlen("State") };
+        for (int i = 0; i < n; i++) {
+            size_t c[3] = { strlen(ids[i]), text_width(rv_domain_get_name(doms[i])),
+                            strlen(states[i]) };
+            for (int k = 0; k < 3; k++)
+                if (c[k] > w[k])
+                    w[k] = c[k];
+        }
+        putchar(' ');
+        print_cell("Id", w[0], 0);
+        print_cell("Name", w[1], 0);
+        print_cell("State", w[2], 1);
+        putchar('\n');
+        for (size_t k = 0; k < w[0] + w[1] + w[2] + 9; k++)
+            putchar('-');
+        putchar('\n');
+        for (int i = 0; i < n; i++) {
+            putchar(' ');
+            print_cell(ids[i], w[0], 0);
+            print_cell(rv_domain_get_name(doms[i]), w[1], 0);
+            print_cell(states[i], w[2], 1);
+            putchar('\n');
+        }
+    }
+    for (int i = 0; i < n; i++)
+        rv_domain_free(doms[i]);
+    free(doms);
+    free(ids);
+    free(states);
+    return rc;
+}
+
+static int cmd_dominfo(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    int json = sh->json || has_opt(cmd, a, "json");
+    int id = rv_domain_get_id(dom), rc = 0;
+    char uuid[RV_UUID_STRING_BUFLEN];
+    rv_domain_get_uuid_string(dom, uuid);
+
+    /* Each query may fail alone; virsh then leaves its line out. */
+    char *os_type = rv_domain_get_os_type(dom);
+    rv_domain_info info;
+    int have_info = rv_domain_get_info(dom, &info) == 0;
+    int persistent = rv_domain_is_persistent(dom);
+    int autostart = -1;
+    if (rv_domain_get_autostart(dom, &autostart) < 0)
+        autostart = -1;
+    int managed_save = rv_domain_has_managed_save_image(dom, 0);
+    rv_security_model model;
+    rv_security_label label;
+    int have_model = rv_node_get_security_model(sh->conn, &model) == 0;
+    if (!have_model && rv_last_error() && rv_last_error()->code != RV_ERROR_NO_SUPPORT) {
+        lib_error();
+        rc = -1;
+        goto out;
+    }
+    int show_security = have_model && model.model[0];
+    int have_label = 0;
+    if (show_security) {
+        if (rv_domain_get_security_label(dom, &label) < 0) {
+            lib_error();
+            rc = -1;
+            goto out;
+        }
+        have_label = label.label[0] != '\0';
+    }
+    char **messages = NULL;
+    int nmessages = rv_domain_get_messages(dom, &messages, 0);
+
+    if (json) {
+        int first = 1;
+        putchar('{');
+        json_num_field("id", (unsigned long long)id, id >= 0, &first);
+        json_str_field("name", rv_domain_get_name(dom), &first);
+        json_str_field("uuid", uuid, &first);
+        json_str_field("os_type", os_type, &first);
+        json_str_field("state", have_info ? state_name(info.state) : NULL, &first);
+        json_num_field("cpus", have_info ? info.nr_virt_cpu : 0, have_info, &first);
+        json_num_field("cpu_time_ns", have_info ? info.cpu_time : 0, have_info, &first);
+        json_num_field("max_memory_kib", have_info ? info.max_mem : 0, have_info, &first);
+        json_num_field("used_memory_kib", have_info ? info.memory : 0, have_info, &first);
+        json_bool_field("persistent", persistent, &first);
+        json_bool_field("autostart", autostart, &first);
+        json_bool_field("managed_save", managed_save, &first);
+        json_str_field("security_model", show_security ? model.model : NULL, &first);
+        json_str_field("security_doi", show_security ? model.doi : NULL, &first);
+        json_str_field("security_label", have_label ? label.label : NULL, &first);
+        json_bool_field("security_enforcing", have_label ? label.enforcing : -1, &first);
+        puts("}");
+    } else {
+        if (id >= 0)
+            printf("%-15s %d\n", "Id:", id);
+        else
+            printf("%-15s %s\n", "Id:", "-");
+        printf("%-15s %s\n", "Name:", rv_domain_get_name(dom));
+        printf("%-15s %s\n", "UUID:", uuid);
+        if (os_type)
+            printf("%-15s %s\n", "OS Type:", os_type);
+        if (have_info) {
+            printf("%-15s %s\n", "State:", state_name(info.state));
+            printf("%-15s %u\n", "CPU(s):", info.nr_virt_cpu);
+            if (info.cpu_time != 0)
+                printf("%-15s %.1lfs\n", "CPU time:", (double)info.cpu_time / 1000000000.0);
+            if (info.max_mem != UINT_MAX)
+                printf("%-15s %llu KiB\n", "Max memory:", info.max_mem);
+            else
+                printf("%-15s %s\n", "Max memory:", "no limit");
+            printf("%-15s %llu KiB\n", "Used memory:", info.memory);
+        }
+        printf("%-15s %s\n", "Persistent:", persistent < 0 ? "unknown" : persistent ? "yes" : "no");
+        if (autostart >= 0)
+            printf("%-15s %s\n", "Autostart:", autostart ? "enable" : "disable");
+        printf("%-15s %s\n", "Managed save:",
+               managed_save < 0 ? "unknown" : managed_save ? "yes" : "no");
+        if (show_security) {
+            printf("%-15s %s\n", "Security model:", model.model);
+            printf("%-15s %s\n", "Security DOI:", model.doi);
+            if (have_label)
+                printf("%-15s %s (%s)\n", "Security label:", label.label,
+                       label.enforcing ? "enforcing" : "permissive");
+        }
+        for (int i = 0; i < nmessages; i++)
+            printf("%-15s %s\n", i == 0 ? "Messages:" : "", messages[i]);
+    }
+    for (int i = 0; i < nmessages; i++)
+        free(messages[i]);
+    free(messages);
+out:
+    free(os_type);
+    rv_domain_free(dom);
+    return rc;
+}
+
+static int cmd_domstate(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    int state, reason, rc = rv_domain_get_state(dom, &state, &reason, 0);
+    if (rc < 0)
+        lib_error();
+    else if (has_opt(cmd, a, "reason"))
+        printf("%s (%s)\n", state_name(state), reason_name(state, reason));
+    else
+        printf("%s\n", state_name(state));
+    rv_domain_free(dom);
+    return rc;
+}
+
+static int cmd_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    char *xml = rv_domain_get_xml_desc(dom, 0);
+    if (xml)
+        fputs(xml, stdout);
+    else
+        lib_error();
+    free(xml);
+    rv_domain_free(dom);
+    return xml ? 0 : -1;
+}
+
+/* define and create: a domain from an XML file. */
+static int from_file(shell *sh, const char *path, int create)
+{
+    char *xml;
+    if (read_file(path, &xml) < 0)
+        return -1;
+    rv_dom *dom = create ? rv_domain_create_xml(sh->conn, xml, 0) : rv_domain_define_xml(sh->conn, xml);
+    free(xml);
+    if (!dom) {
+        error_line("Failed to %s domain from %s", create ? "create" : "define", path);
+        lib_error();
+        return -1;
+    }
+    printf("Domain '%s' %s from %s\n", rv_domain_get_name(dom), create ? "created" : "defined", path);
+    rv_domain_free(dom);
+    return 0;
+}
+
+static int cmd_define(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    return from_file(sh, a->value, 0);
+}
+
+static int cmd_create(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    return from_file(sh, a->value, 1);
+}
+
+/* The lifecycle commands differ in the call and the words they print. */
+typedef struct lifecycle {
+    const char *name;
+    int (*op)(rv_dom *dom);
+    const char *done;           /* "Domain 'x' <done>" */
+    const char *verb;           /* "Failed to <verb> domain 'x'" */
+} lifecycle;
+
+static int op_start(rv_dom *d) { return rv_domain_create(d, 0); }
+static int op_shutdown(rv_dom *d) { return rv_domain_shutdown(d, 0); }
+static int op_destroy(rv_dom *d) { return rv_domain_destroy(d, 0); }
+static int op_reboot(rv_dom *d) { return rv_domain_reboot(d, 0); }
+static int op_undefine(rv_dom *d) { return rv_domain_undefine(d, 0); }
+
+static const lifecycle lifecycles[] = {
+    { "start", op_start, "started", "start" },
+    { "shutdown", op_shutdown, "is being shutdown", "shutdown" },
+    { "destroy", op_destroy, "destroyed", "destroy" },
+    { "suspend", rv_domain_suspend, "suspended", "suspend" },
+    { "resume", rv_domain_resume, "resumed", "resume" },
+    { "reboot", op_reboot, "is being rebooted", "reboot" },
+    { "undefine", op_undefine, "has been undefined", "undefine" },
+};
+
+static int cmd_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
+{
+    const lifecycle *lc = NULL;
+    for (size_t i = 0; i < sizeof(lifecycles) / sizeof(lifecycles[0]); i++)
+        if (strcmp(lifecycles[i].name, cmd->name) == 0)
+            lc = &lifecycles[i];
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    int rc = -1;
+    const char *name = rv_domain_get_name(dom);
+    if (lc->op == op_start && rv_domain_get_id(dom) >= 0) {
+        error_line("Domain is already active");
+    } else if (lc->op == op_undefine && rv_domain_has_managed_save_image(dom, 0) > 0) {
+        error_line("Refusing to undefine while domain managed save image exists");
+    } else if (lc->op(dom) < 0) {
+        error_line("Failed to %s domain '%s'", lc->verb, name);
+        lib_error();
+    } else {
+        printf("Domain '%s' %s\n", name, lc->done);
+        rc = 0;
+    }
+    rv_domain_free(dom);
+    return rc;
+}
+
+static int cmd_domid(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    int id = rv_domain_get_id(dom);
+    if (id >= 0)
+        printf("%d\n", id);
+    else
+        puts("-");
+    rv_domain_free(dom);
+    return 0;
+}
+
+static int cmd_domuuid(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    char uuid[RV_UUID_STRING_BUFLEN];
+    rv_domain_get_uuid_string(dom, uuid);
+    puts(uuid);
+    rv_domain_free(dom);
+    return 0;
+}
+
+static int cmd_domname(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    puts(rv_domain_get_name(dom));
+    rv_domain_free(dom);
+    return 0;
+}
+
+static void print_version(const char *what, const char *name, unsigned long long v)
+{
+    printf("%s: %s %llu.%llu.%llu\n", what, name, v / 1000000, v / 1000 % 1000, v % 1000);
+}
+
+static int cmd_version(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long lib = rv_get_lib_version(), hv, daemon;
+    print_version("Compiled against library", "libremvirt", RV_LIB_VERSION_NUMBER);
+    print_version("Using library", "libremvirt", lib);
+    char *type = rv_connect_get_type(sh->conn);
+    if (!type) {
+        error_line("failed to get hypervisor type");
+        lib_error();
+        return -1;
+    }
+    print_version("Using API", type, lib);
+    int rc = 0;
+    if (rv_connect_get_version(sh->conn, &hv) < 0) {
+        error_line("failed to get the hypervisor version");
+        lib_error();
+        rc = -1;
+    } else if (hv == 0) {
+        printf("Cannot extract running %s hypervisor version\n", type);
+    } else {
+        print_version("Running hypervisor", type, hv);
+    }
+    if (rc == 0 && has_opt(cmd, a, "daemon")) {
+        if (rv_connect_get_lib_version(sh->conn, &daemon) < 0) {
+            error_line("failed to get the daemon version");
+            lib_error();
+            rc = -1;
+        } else {
+            printf("Running against daemon: %llu.%llu.%llu\n", daemon / 1000000,
+                   daemon / 1000 % 1000, daemon % 1000);
+        }
+    }
+    free(type);
+    return rc;
+}
+
+/* hostname, uri, capabilities: print one string (and take it). */
+static int print_line(char *s)
+{
+    if (!s) {
+        lib_error();
+        return -1;
+    }
+    printf("%s\n", s);
+    free(s);
+    return 0;
+}
+
+static int cmd_hostname(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd, (void)a;
+    return print_line(rv_connect_get_hostname(sh->conn));
+}
+
+static int cmd_uri(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd, (void)a;
+    return print_line(rv_connect_get_uri(sh->conn));
+}
+
+static int cmd_capabilities(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd, (void)a;
+    return print_line(rv_connect_get_capabilities(sh->conn));
+}
+
+static int cmd_nodeinfo(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd, (void)a;
+    rv_node_info n;
+    if (rv_node_get_info(sh->conn, &n) < 0) {
+        error_line("failed to get node information");
+        lib_error();
+        return -1;
+    }
+    printf("%-20s %s\n", "CPU model:", n.model);
+    printf("%-20s %u\n", "CPU(s):", n.cpus);
+    if (n.mhz)
+        printf("%-20s %u MHz\n", "CPU frequency:", n.mhz);
+    printf("%-20s %u\n", "CPU socket(s):", n.sockets);
+    printf("%-20s %u\n", "Core(s) per socket:", n.cores);
+    printf("%-20s %u\n", "Thread(s) per core:", n.threads);
+    printf("%-20s %u\n", "NUMA cell(s):", n.nodes);
+    printf("%-20s %llu KiB\n", "Memory size:", n.memory);
+    return 0;
+}
+
+static int cmd_help(shell *sh, const command *cmd, const cmd_args *a);
+static int cmd_quit(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)sh, (void)cmd, (void)a;
+    return 0;
+}
+
+static const char *const opts_list[] = { "all", "inactive", "json", NULL };
+static const char *const opts_json[] = { "json", NULL };
+static const char *const opts_reason[] = { "reason", NULL };
+static const char *const opts_daemon[] = { "daemon", NULL };
+
+static const command commands[] = {
+    { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
+    { "dominfo", cmd_dominfo, "domain", BY_ANY, opts_json, "domain information" },
+    { "domstate", cmd_domstate, "domain", BY_ANY, opts_reason, "domain state (--reason: and why)" },
+    { "dumpxml", cmd_dumpxml, "domain", BY_ANY, NULL, "domain information in XML" },
+    { "define", cmd_define, "file", 0, NULL, "define (but don't start) a domain from an XML file" },
+    { "undefine", cmd_lifecycle, "domain", BY_ANY, NULL, "undefine a domain" },
+    { "create", cmd_create, "file", 0, NULL, "create and start a transient domain from an XML file" },
+    { "start", cmd_lifecycle, "domain", BY_ANY, NULL, "start a defined domain" },
+    { "shutdown", cmd_lifecycle, "domain", BY_ANY, NULL, "gracefully shut down a domain" },
+    { "destroy", cmd_lifecycle, "domain", BY_ANY, NULL, "stop a domain at once" },
+    { "suspend", cmd_lifecycle, "domain", BY_ANY, NULL, "suspend a domain" },
+    { "resume", cmd_lifecycle, "domain", BY_ANY, NULL, "resume a suspended domain" },
+    { "reboot", cmd_lifecycle, "domain", BY_ANY, NULL, "reboot a domain" },
+    { "domid", cmd_domid, "domain", BY_NAME | BY_UUID, NULL, "convert a domain name or UUID to its id" },
+    { "domuuid", cmd_domuuid, "domain", BY_NAME | BY_ID, NULL, "convert a domain name or id to its UUID" },
+    { "domname", cmd_domname, "domain", BY_ID | BY_UUID, NULL, "convert a domain id or UUID to its name" },
+    { "version", cmd_version, NULL, 0, opts_daemon, "library and hypervisor versions (--daemon: the daemon's too)" },
+    { "hostname", cmd_hostname, NULL, 0, NULL, "the hypervisor host's name" },
+    { "nodeinfo", cmd_nodeinfo, NULL, 0, NULL, "node information" },
+    { "uri", cmd_uri, NULL, 0, NULL, "the URI of the connection" },
+    { "capabilities", cmd_capabilities, NULL, 0, NULL, "capabilities XML" },
+    { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
+    { "quit", cmd_quit, NULL, 0, NULL, "leave the shell" },
+    { "exit", cmd_quit, NULL, 0, NULL, "leave the shell" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int needs_connection(const command *cmd)
+{
+    return cmd->run != cmd_help && cmd->run != cmd_quit;
+}
+
+static void print_synopsis(const command *cmd)
+{
+    printf("%s", cmd->name);
+    if (cmd->arg)
+        printf(" <%s>", cmd->arg);
+    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++)
+        printf(" [--%s]", cmd->options[i]);
+}
+
+static int cmd_help(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)sh, (void)cmd;
+    if (a->value) {
+        const command *c = find_command(a->value);
+        if (!c) {
+            error_line("command or command group '%s' doesn't exist", a->value);
+            return -1;
+        }
+        printf("  NAME\n    %s - %s\n\n  SYNOPSIS\n    ", c->name, c->summary);
+        print_synopsis(c);
+        printf("\n");
+        return 0;
+    }
+    printf(" Commands:\n\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        printf("    %-14s %s\n", commands[i].name, commands[i].summary);
+    return 0;
+}
+
+/* Parse argv (argv[0] is the command) and run it.  Returns 0 on success,
+ * -1 on failure; *quit is set by quit/exit. */
+static int dispatch(shell *sh, int argc, char **argv, int *quit)
+{
+    const command *cmd = find_command(argv[0]);
+    if (!cmd) {
+        error_line("unknown command: '%s'", argv[0]);
+        return -1;
+    }
+    cmd_args a = { NULL, 0 };
+    /* help takes an optional command name */
+    const char *arg = cmd->run == cmd_help ? "command" : cmd->arg;
+    int only_data = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *t = argv[i];
+        if (!only_data && strcmp(t, "--") == 0) {
+            only_data = 1;
+            continue;
+        }
+        if (!only_data && strncmp(t, "--", 2) == 0) {
+            const char *name = t + 2;
+            if (arg && strcmp(name, arg) == 0) {
+                if (i + 1 >= argc || a.value) {
+                    error_line("expected syntax: --%s <string>", arg);
+                    return -1;
+                }
+                a.value = argv[++i];
+                continue;
+            }
+            unsigned int k = 0;
+            while (cmd->options && cmd->options[k] && strcmp(cmd->options[k], name) != 0)
+                k++;
+            if (!cmd->options || !cmd->options[k]) {
+                error_line("command '%s' doesn't support option %s", cmd->name, t);
+                return -1;
+            }
+            a.opts |= 1u << k;
+            continue;
+        }
+        if (!arg || a.value) {
+            error_line("unexpected data '%s'", t);
+            return -1;
+        }
+        a.value = t;
+    }
+    if (cmd->arg && (!a.value || !*a.value)) {
+        error_line(a.value ? "Failed to get option '%s': Option argument is empty"
+                           : "command '%s' requires <%s> option",
+                   a.value ? cmd->arg : cmd->name, cmd->arg);
+        return -1;
+    }
+    if (needs_connection(cmd) && !connection(sh))
+        return -1;
+    int rc = cmd->run(sh, cmd, &a);
+    if (cmd->run == cmd_quit)
+        *quit = 1;
+    else if (!sh->quiet)
+        putchar('\n');
+    fflush(stdout);
+    return rc;
+}
+
+/* ---- interactive mode ---- */
+
+/* Split a line like a shell does for words: blanks separate, quotes
+ * group, a backslash takes the next character.  The words are stored in
+ * one buffer the caller frees (*store) along with the array. */
+static int split_line(const char *line, char ***words_out, char **store, int *count)
+{
+    size_t len = strlen(line);
+    char *buf = malloc(len + 1);
+    char **words = calloc(len / 2 + 2, sizeof(*words));
+    if (!buf || !words) {
+        free(buf);
+        free(words);
+        error_line("out of memory");
+        return -1;
+    }
+    int n = 0;
+    char *out = buf;
+    const char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        words[n++] = out;
+        char quote = 0;
+        while (*p && (quote || (*p != ' ' && *p != '\t' && *p != '\n'))) {
+            if (quote && *p == quote) {
+                quote = 0;
+                p++;
+            } else if (!quote && (*p == '\'' || *p == '"')) {
+                quote = *p++;
+            } else if (*p == '\\' && quote != '\'') {
+                if (!p[1]) {
+                    error_line("dangling \\");
+                    free(buf);
+                    free(words);
+                    return -1;
+                }
+                *out++ = p[1];
+                p += 2;
+            } else {
+                *out++ = *p++;
+            }
+        }
+        if (quote) {
+            error_line("missing %c", quote);
+            free(buf);
+            free(words);
+            return -1;
+        }
+        *out++ = '\0';
+    }
+    *words_out = words;
+    *store = buf;
+    *count = n;
+    return 0;
+}
+
+static int run_line(shell *sh, const char *line, int *quit)
+{
+    char **words, *store;
+    int n;
+    if (split_line(line, &words, &store, &n) < 0)
+        return -1;
+    int rc = n > 0 ? dispatch(sh, n, words, quit) : 0;
+    free(words);
+    free(store);
+    return rc;
+}
+
+static shell *completion_shell;
+
+static char *complete_command(const char *text, int state)
+{
+    static size_t next;
+    if (state == 0)
+        next = 0;
+    while (next < NCOMMANDS) {
+        const char *name = commands[next++].name;
+        if (strncmp(name, text, strlen(text)) == 0)
+            return strdup(name);
+    }
+    return NULL;
+}
+
+/* Candidates for a command's arguments: its options, and domain names
+ * when it takes a domain and the shell is connected. */
+static char **arg_candidates;
+static size_t n_candidates;
+static const command *completing;
+
+static void free_candidates(void)
+{
+    for (size_t i = 0; i < n_candidates; i++)
+        free(arg_candidates[i]);
+    free(arg_candidates);
+    arg_candidates = NULL;
+    n_candidates = 0;
+}
+
+/* Takes c; drops it when out of memory (completion is best effort). */
+static void add_candidate(char *c)
+{
+    char **grown = c ? realloc(arg_candidates, (n_candidates + 1) * sizeof(char *)) : NULL;
+    if (!grown) {
+        free(c);
+        return;
+    }
+    arg_candidates = grown;
+    arg_candidates[n_candidates++] = c;
+}
+
+static void collect_candidates(void)
+{
+    free_candidates();
+    for (size_t k = 0; completing->options && completing->options[k]; k++) {
+        char *opt = NULL;
+        if (asprintf(&opt, "--%s", completing->options[k]) < 0)
+            opt = NULL;
+        add_candidate(opt);
+    }
+    if (!completing->arg || strcmp(completing->arg, "domain") != 0 || !completion_shell->conn)
+        return;
+    rv_dom **doms = NULL;
+    int ndoms = rv_connect_list_all_domains(completion_shell->conn, &doms, 0);
+    for (int i = 0; i < ndoms; i++) {
+        add_candidate(strdup(rv_domain_get_name(doms[i])));
+        rv_domain_free(doms[i]);
+    }
+    free(doms);
+}
+
+static char *complete_argument(const char *text, int state)
+{
+    static size_t next;
+    if (state == 0) {
+        next = 0;
+        collect_candidates();
+    }
+    while (next < n_candidates) {
+        const char *c = arg_candidates[next++];
+        if (strncmp(c, text, strlen(text)) == 0)
+            return strdup(c);
+    }
+    return NULL;
+}
+
+static char **complete(const char *text, int start, int end)
+{
+    (void)end;
+    rl_attempted_completion_over = 1;       /* never fall back to file names */
+    int first_word = 1;
+    for (int i = 0; i < start; i++)
+        if (rl_line_buffer[i] != ' ' && rl_line_buffer[i] != '\t')
+            first_word = 0;
+    if (first_word)
+        return rl_completion_matches(text, complete_command);
+
+    size_t skip = strspn(rl_line_buffer, " \t");
+    size_t len = strcspn(rl_line_buffer + skip, " \t");
+    char name[32] = "";
+    if (len < sizeof(name))
+        memcpy(name, rl_line_buffer + skip, len), name[len] = '\0';
+    completing = find_command(name);
+    if (!completing)
+        return NULL;
+    return rl_completion_matches(text, complete_argument);
+}
+
+static char *history_path(void)
+{
+    const char *home = getenv("HOME");
+    char *path = NULL;
+    if (!home || !*home || asprintf(&path, "%s/%s", home, HISTORY_FILE) < 0)
+        return NULL;
+    return path;
+}
+
+static void interactive(shell *sh)
+{
+    int tty = isatty(STDIN_FILENO);
+    char *hist = NULL;
+    if (tty) {
+        if (!sh->quiet)
+            printf("Welcome to rvsh, the remvirt interactive terminal.\n\n"
+                   "Type:  'help' for help with commands\n"
+                   "       'quit' to quit\n\n");
+        rl_readline_name = "rvsh";
+        rl_attempted_completion_function = complete;
+        completion_shell = sh;
+        hist = history_path();
+        stifle_history(HISTORY_LINES);
+        if (hist)
+            read_history(hist);
+    }
+    /* Connect now, as virsh does: problems show at once, and domain
+     * names complete from the first line on.  Commands retry on failure. */
+    connection(sh);
+    const char *prompt = sh->open_flags & RV_CONNECT_READONLY ? "rvsh > " : "rvsh # ";
+    int quit = 0;
+    while (!quit) {
+        char *line = NULL;
+        if (tty) {
+            line = readline(prompt);
+        } else {
+            size_t cap = 0;
+            if (getline(&line, &cap, stdin) < 0) {
+                free(line);
+                line = NULL;
+            }
+        }
+        if (!line) {
+            if (tty)
+                putchar('\n');
+            break;
+        }
+        if (tty && line[strspn(line, " \t")])
+            add_history(line);
+        run_line(sh, line, &quit);
+        free(line);
+    }
+    if (hist) {
+        if (write_history(hist) != 0)
+            fprintf(stderr, "warning: cannot save the history in %s\n", hist);
+        free(hist);
+    }
+    free_candidates();
+    rl_clear_history();
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: rvsh [-c URI] [-r] [-q] [--json] [COMMAND [ARGS...]]\n"
+            "\n"
+            "  -c, --connect URI  hypervisor connection URI (default: $REMVIRT_DEFAULT_URI,\n"
+            "                     else test:///default)\n"
+            "  -r, --readonly     open a read-only connection\n"
+            "  -q, --quiet        no welcome banner and no blank line after each command\n"
+            "      --json         JSON output for list and dominfo\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "Without a COMMAND, rvsh reads commands interactively.  'rvsh help' lists them.\n");
+}
+
+int main(int argc, char **argv)
+{
+    shell sh = { 0 };
+    static const struct option long_opts[] = {
+        { "connect", required_argument, NULL, 'c' },
+        { "readonly", no_argument, NULL, 'r' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+    /* '+': options end at the command, whose own options follow it. */
+    while ((c = getopt_long(argc, argv, "+c:rqh", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': sh.uri = optarg; break;
+        case 'r': sh.open_flags |= RV_CONNECT_READONLY; break;
+        case 'q': sh.quiet = 1; break;
+        case 'j': sh.json = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 1;
+        }
+    }
+
+    int rc = 0;
+    if (optind < argc) {
+        int quit = 0;
+        rc = dispatch(&sh, argc - optind, argv + optind, &quit) < 0;
+    } else {
+        interactive(&sh);
+    }
+    if (sh.conn && rv_connect_close(sh.conn) < 0) {
+        lib_error();
+        rc = 1;
+    }
+    rv_reset_last_error();
+    return rc;
+}

@@ -1,0 +1,1277 @@
+#!/usr/bin/env python3
+"""rvgen: turn remvirt's annotated .x files into C tables and the wire spec.
+
+Reads the XDR subset the protocol files use (const, enum, struct, union,
+typedef) plus the annotation comment above each value of
+enum rv_remote_procedure, and writes:
+
+  OUTDIR/server/rv_dispatch.gen.{h,c}   server procedure table and handler prototypes
+  OUTDIR/client/rv_stubs.gen.{h,c}      one synchronous client call per procedure
+  OUTDIR/common/rv_proc_names.gen.c     rv_proc_name() for every program
+  DOCS (docs/procedures.md)             per-procedure wire layout, committed
+
+A file is rewritten only when its content changes, so make rebuilds only
+what depends on a real change.  With --check nothing is written: the exit
+status says whether DOCS is up to date.
+
+Standard library only: it runs before anything else is built.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+# The procedure enum whose values carry annotations and drive the server
+# dispatch table and the client stubs.
+DISPATCH_ENUM = 'rv_remote_procedure'
+
+ANNOTATIONS = {
+    'stubs': ('both', 'server', 'client', 'none'),
+    'auth': ('none', 'required'),
+    'readonly': ('allow', 'deny'),
+}
+
+# A procedure table is an array indexed by procedure number; refuse
+# numbers that would make it absurdly large.
+PROC_NUMBER_MAX = 65535
+
+# Built-in XDR types: wire name and encoded size in bytes.  rpcgen sends
+# char and short as full 4-byte integers.
+PRIMITIVES = {
+    'int': ('int', 4),
+    'unsigned int': ('unsigned int', 4),
+    'hyper': ('hyper', 8),
+    'unsigned hyper': ('unsigned hyper', 8),
+    'char': ('int (char)', 4),
+    'unsigned char': ('unsigned int (unsigned char)', 4),
+    'short': ('int (short)', 4),
+    'unsigned short': ('unsigned int (unsigned short)', 4),
+    'float': ('float', 4),
+    'double': ('double', 8),
+    'bool': ('bool', 4),
+}
+
+KEYWORDS = {'const', 'enum', 'struct', 'union', 'typedef', 'switch', 'case',
+            'default', 'void', 'opaque', 'string', 'unsigned', 'int', 'hyper',
+            'char', 'short', 'long', 'float', 'double', 'bool', 'quadruple',
+            'program', 'version'}
+
+
+NUMBER = re.compile(r'-?(?:0[xX][0-9a-fA-F]+|[0-9]+)')
+
+
+class GenError(Exception):
+    """A problem in an input file, reported as path:line: message."""
+
+    def __init__(self, path, line, message):
+        super().__init__(f'{path}:{line}: {message}' if line else f'{path}: {message}')
+        self.path = path
+        self.line = line
+        self.message = message
+
+
+# ------------------------------------------------------------------ lexer
+
+class Token:
+    __slots__ = ('kind', 'text', 'line')
+
+    def __init__(self, kind, text, line):
+        self.kind = kind      # 'ident', 'num', 'punct', 'eof'
+        self.text = text
+        self.line = line
+
+
+class Comment:
+    __slots__ = ('text', 'line')
+
+    def __init__(self, text, line):
+        self.text = text      # without the /* */ or // markers
+        self.line = line      # where it starts
+
+
+_LEX = re.compile(r'''
+    (?P<ws>[ \t\r\f\v]+)
+  | (?P<nl>\n)
+  | (?P<block>/\*.*?\*/)
+  | (?P<line>//[^\n]*)
+  | (?P<num>-?(?:0[xX][0-9a-fA-F]+|[0-9]+))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>[{}()\[\]<>;,:=*])
+''', re.S | re.X)
+
+
+def lex(path, text):
+    """Split text into tokens.  Returns (tokens, comments_before, passthrough):
+    comments_before[i] lists the comments between token i-1 and token i;
+    passthrough lists (line, text) of '%' lines, which go to rpcgen only."""
+    tokens, comments_before, passthrough = [], [], []
+    pending = []
+    line = 1
+    pos = 0
+    at_line_start = True
+    while pos < len(text):
+        if at_line_start and text[pos] == '%':
+            end = text.find('\n', pos)
+            end = len(text) if end < 0 else end
+            passthrough.append((line, text[pos + 1:end]))
+            pos = end
+            continue
+        m = _LEX.match(text, pos)
+        if not m:
+            if text.startswith('/*', pos):
+                raise GenError(path, line, 'unterminated comment')
+            raise GenError(path, line, f'unexpected character {text[pos]!r}')
+        kind = m.lastgroup
+        value = m.group()
+        at_line_start = kind == 'nl'
+        if kind == 'block':
+            pending.append(Comment(value[2:-2], line))
+        elif kind == 'line':
+            pending.append(Comment(value[2:], line))
+        elif kind in ('num', 'ident', 'punct'):
+            tokens.append(Token(kind, value, line))
+            comments_before.append(pending)
+            pending = []
+        line += value.count('\n')
+        pos = m.end()
+    tokens.append(Token('eof', '', line))
+    comments_before.append(pending)
+    return tokens, comments_before, passthrough
+
+
+# ------------------------------------------------------------------ model
+
+class Decl:
+    """One declaration: a struct field, union arm, typedef or discriminant.
+    kind: 'void', 'plain', 'optional', 'fixed' (name[N]) or 'var' (name<N>);
+    size: the bound token (a number or a constant's name) for fixed/var."""
+
+    def __init__(self, path, line, kind, type_name=None, name=None, size=None):
+        self.path = path
+        self.line = line
+        self.kind = kind
+        self.type_name = type_name
+        self.name = name
+        self.size = size
+        self.comment = None   # comment on the same line, after the ';'
+
+
+class Definition:
+    def __init__(self, what, name, path, line):
+        self.what = what      # 'const', 'enum', 'struct', 'union', 'typedef'
+        self.name = name
+        self.path = path
+        self.line = line
+
+
+class Const(Definition):
+    def __init__(self, name, path, line, value):
+        super().__init__('const', name, path, line)
+        self.value = value    # a token text: number or another name
+
+
+class EnumValue:
+    def __init__(self, name, value, line, comments, prev_line):
+        self.name = name
+        self.value = value    # token text
+        self.line = line
+        self.comments = comments  # comments between the previous token and it
+        self.prev_line = prev_line  # line of that previous token ('{' or ',')
+
+
+class Enum(Definition):
+    def __init__(self, name, path, line, values):
+        super().__init__('enum', name, path, line)
+        self.values = values
+
+
+class Struct(Definition):
+    def __init__(self, name, path, line, fields):
+        super().__init__('struct', name, path, line)
+        self.fields = fields
+
+
+class Union(Definition):
+    def __init__(self, name, path, line, discriminant, arms, default):
+        super().__init__('union', name, path, line)
+        self.discriminant = discriminant
+        self.arms = arms          # list of ([case value tokens], Decl)
+        self.default = default    # Decl or None: other values are invalid
+
+
+class Typedef(Definition):
+    def __init__(self, decl):
+        super().__init__('typedef', decl.name, decl.path, decl.line)
+        self.decl = decl
+
+
+class XFile:
+    def __init__(self, path, display):
+        self.path = path
+        self.display = display    # "protocol/rv_remote.x", stable across build dirs
+        self.definitions = []
+        self.includes = []        # .x files behind %#include "x.h"
+
+
+class Procedure:
+    def __init__(self, program, enum_value, number, short_name, base):
+        self.program = program
+        self.enum_value = enum_value      # RV_PROC_DOMAIN_GET_INFO
+        self.number = number
+        self.name = short_name            # DOMAIN_GET_INFO
+        self.base = base                  # rv_domain_get_info
+        self.args = None                  # Struct or None (void)
+        self.ret = None
+        self.stubs = None
+        self.auth = None
+        self.readonly = None
+
+    @property
+    def lower(self):
+        return self.name.lower()
+
+    @property
+    def server_stub(self):
+        return self.stubs in ('both', 'server')
+
+    @property
+    def client_stub(self):
+        return self.stubs in ('both', 'client')
+
+
+class Program:
+    def __init__(self, xfile, key, number, version, enum):
+        self.xfile = xfile
+        self.key = key                    # "REMOTE"
+        self.number = number
+        self.version = version
+        self.enum = enum
+        self.procedures = []              # sorted by number
+
+
+# ------------------------------------------------------------------ parser
+
+class Parser:
+    """Recursive-descent parser for one .x file."""
+
+    def __init__(self, path, text):
+        self.path = path
+        self.tokens, self.comments_before, self.passthrough = lex(path, text)
+        self.pos = 0
+
+    def peek(self):
+        return self.tokens[self.pos]
+
+    def fail(self, message):
+        raise GenError(self.path, self.peek().line, message)
+
+    def next(self):
+        token = self.tokens[self.pos]
+        if token.kind != 'eof':
+            self.pos += 1
+        return token
+
+    def accept(self, text):
+        if self.peek().text == text and self.peek().kind != 'eof':
+            return self.next()
+        return None
+
+    def expect(self, text):
+        token = self.peek()
+        if token.text != text or token.kind == 'eof':
+            found = 'end of file' if token.kind == 'eof' else repr(token.text)
+            self.fail(f'expected {text!r}, found {found}')
+        return self.next()
+
+    def identifier(self, what):
+        token = self.peek()
+        if token.kind != 'ident' or token.text in KEYWORDS:
+            found = 'end of file' if token.kind == 'eof' else repr(token.text)
+            self.fail(f'expected {what}, found {found}')
+        return self.next()
+
+    def value(self, what):
+        token = self.peek()
+        if token.kind == 'num' or (token.kind == 'ident' and token.text not in KEYWORDS):
+            return self.next()
+        self.fail(f'expected {what} (a number or a constant)')
+
+    def parse(self, xfile):
+        while self.peek().kind != 'eof':
+            token = self.peek()
+            handler = {
+                'const': self.parse_const, 'enum': self.parse_enum,
+                'struct': self.parse_struct, 'union': self.parse_union,
+                'typedef': self.parse_typedef,
+            }.get(token.text)
+            if handler is None:
+                if token.text == 'program':
+                    self.fail('program definitions are not supported: '
+                              'procedures are the values of an enum rv_*_procedure')
+                self.fail(f'expected a definition, found {token.text!r}')
+            self.next()
+            xfile.definitions.append(handler(token.line))
+        for line, text in self.passthrough:
+            m = re.match(r'\s*#\s*include\s+"([^"]+)\.h"\s*$', text)
+            if m:
+                xfile.includes.append((line, m.group(1) + '.x'))
+
+    def parse_const(self, line):
+        name = self.identifier('a constant name').text
+        self.expect('=')
+        value = self.value('the constant value').text
+        self.expect(';')
+        return Const(name, self.path, line, value)
+
+    def parse_enum(self, line):
+        name = self.identifier('an enum name').text
+        self.expect('{')
+        values = []
+        while True:
+            comments = self.comments_before[self.pos]
+            prev_line = self.tokens[self.pos - 1].line
+            token = self.identifier('an enum value name')
+            if not self.accept('='):
+                self.fail(f'enum value {token.text} needs an explicit "= number"')
+            value = self.value('the enum value').text
+            values.append(EnumValue(token.text, value, token.line, comments, prev_line))
+            if not self.accept(','):
+                break
+        self.expect('}')
+        self.expect(';')
+        return Enum(name, self.path, line, values)
+
+    def parse_struct(self, line):
+        name = self.identifier('a struct name').text
+        self.expect('{')
+        fields = []
+        while not self.accept('}'):
+            decl = self.declaration()
+            if decl.kind == 'void':
+                self.fail('a struct field cannot be void')
+            self.end_declaration(decl)
+            fields.append(decl)
+        if not fields:
+            self.fail(f'struct {name} is empty')
+        self.expect(';')
+        return Struct(name, self.path, line, fields)
+
+    def parse_union(self, line):
+        name = self.identifier('a union name').text
+        self.expect('switch')
+        self.expect('(')
+        discriminant = self.declaration()
+        if discriminant.kind != 'plain':
+            self.fail('a union discriminant must be a plain int, unsigned int, bool or enum')
+        self.expect(')')
+        self.expect('{')
+        arms, default = [], None
+        while not self.accept('}'):
+            if self.accept('default'):
+                if default is not None:
+                    self.fail(f'union {name} has two default arms')
+                self.expect(':')
+                default = self.declaration()
+                self.end_declaration(default)
+                continue
+            cases = []
+            while self.accept('case'):
+                cases.append(self.value('a case value').text)
+                self.expect(':')
+            if not cases:
+                self.fail('expected "case" or "default" in a union')
+            decl = self.declaration()
+            self.end_declaration(decl)
+            arms.append((cases, decl))
+        self.expect(';')
+        return Union(name, self.path, line, discriminant, arms, default)
+
+    def parse_typedef(self, line):
+        decl = self.declaration()
+        if decl.kind == 'void':
+            self.fail('typedef void is not allowed')
+        self.expect(';')
+        return Typedef(decl)
+
+    def end_declaration(self, decl):
+        semicolon = self.expect(';')
+        for comment in self.comments_before[self.pos]:
+            if comment.line == semicolon.line:
+                decl.comment = ' '.join(comment.text.split())
+                break
+
+    def type_specifier(self):
+        token = self.peek()
+        if token.text == 'unsigned':
+            self.next()
+            for base in ('int', 'hyper', 'char', 'short', 'long'):
+                if self.accept(base):
+                    return 'unsigned int' if base == 'long' else 'unsigned ' + base
+            return 'unsigned int'
+        if token.text in ('int', 'hyper', 'char', 'short', 'float', 'double', 'bool'):
+            return self.next().text
+        if token.text == 'long':
+            self.next()
+            return 'int'
+        if token.text in ('struct', 'enum', 'union'):
+            self.next()
+            if self.peek().text == '{':
+                self.fail(f'inline {token.text} bodies are not supported; name the type')
+            return self.identifier(f'a {token.text} name').text
+        if token.text == 'quadruple':
+            self.fail('quadruple is not supported')
+        return self.identifier('a type').text
+
+    def declaration(self):
+        start = self.peek()
+        if self.accept('void'):
+            return Decl(self.path, start.line, 'void')
+        if start.text in ('opaque', 'string'):
+            self.next()
+            name = self.identifier('a field name').text
+            if start.text == 'opaque' and self.accept('['):
+                size = self.value('the opaque length').text
+                self.expect(']')
+                return Decl(self.path, start.line, 'fixed', 'opaque', name, size)
+            if not self.accept('<'):
+                self.fail(f'{start.text} {name} needs a <bound>')
+            size = self.bound(name)
+            return Decl(self.path, start.line, 'var', start.text, name, size)
+        type_name = self.type_specifier()
+        if self.accept('*'):
+            name = self.identifier('a field name').text
+            if self.peek().text in ('[', '<'):
+                self.fail(f'{name}: an optional value cannot also be an array')
+            return Decl(self.path, start.line, 'optional', type_name, name)
+        name = self.identifier('a field name').text
+        if self.accept('['):
+            size = self.value('the array length').text
+            self.expect(']')
+            return Decl(self.path, start.line, 'fixed', type_name, name, size)
+        if self.accept('<'):
+            return Decl(self.path, start.line, 'var', type_name, name, self.bound(name))
+        return Decl(self.path, start.line, 'plain', type_name, name)
+
+    def bound(self, name):
+        # Every variable-length field must say how long it may get, so both
+        # sides can refuse oversized input before allocating.
+        if self.peek().text == '>':
+            self.fail(f'{name}: variable-length field without a bound')
+        size = self.value('the bound').text
+        self.expect('>')
+        return size
+
+
+# ------------------------------------------------------------------ spec
+
+def display_path(path):
+    """'protocol/rv_remote.x' whatever the build directory looks like."""
+    path = os.path.abspath(path)
+    return os.path.basename(os.path.dirname(path)) + '/' + os.path.basename(path)
+
+
+class Spec:
+    """Everything read from the .x files, cross-checked."""
+
+    def __init__(self, paths):
+        self.files = []             # top-level files, in command-line order
+        self.all_files = []         # plus what they %#include
+        self.defs = {}              # name -> Definition
+        self.enum_values = {}       # value name -> (Enum, EnumValue)
+        self.programs = []
+        seen = {}
+        for path in paths:
+            self.files.append(self.load(path, seen))
+        self.check_references()
+        self.find_programs()
+        self.match_structs()
+
+    def load(self, path, seen):
+        key = os.path.realpath(path)
+        if key in seen:
+            return seen[key]
+        try:
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+        except OSError as e:
+            raise GenError(path, None, f'cannot read: {e.strerror}')
+        xfile = XFile(path, display_path(path))
+        seen[key] = xfile
+        Parser(path, text).parse(xfile)
+        # Included files first, so their definitions come first in the docs.
+        for line, name in xfile.includes:
+            inc_path = os.path.join(os.path.dirname(path), name)
+            if not os.path.exists(inc_path):
+                raise GenError(path, line, f'included {name} not found next to this file')
+            self.load(inc_path, seen)
+        self.all_files.append(xfile)
+        for definition in xfile.definitions:
+            self.define(definition)
+        return xfile
+
+    def define(self, definition):
+        names = [definition.name]
+        if isinstance(definition, Enum):
+            names += [v.name for v in definition.values]
+        for name in names:
+            if name in self.defs or name in self.enum_values:
+                other = self.defs.get(name) or self.enum_values[name][0]
+                raise GenError(definition.path, definition.line,
+                               f'{name} already defined at {other.path}:{other.line}')
+        self.defs[definition.name] = definition
+        if isinstance(definition, Enum):
+            for value in definition.values:
+                self.enum_values[value.name] = (definition, value)
+
+    # -- values and types
+
+    def value(self, text, path, line, seen=()):
+        """The integer a number or constant name stands for."""
+        if NUMBER.fullmatch(text):
+            return int(text, 0)
+        if text in seen:
+            raise GenError(path, line, f'{text} is defined in terms of itself')
+        if text in self.enum_values:
+            enum, value = self.enum_values[text]
+            return self.value(value.value, enum.path, value.line, seen + (text,))
+        definition = self.defs.get(text)
+        if not isinstance(definition, Const):
+            raise GenError(path, line, f'unknown constant {text}')
+        return self.value(definition.value, definition.path, definition.line, seen + (text,))
+
+    def check_type(self, decl):
+        if decl.kind == 'void' or decl.type_name in ('opaque', 'string'):
+            pass
+        elif decl.type_name not in PRIMITIVES:
+            definition = self.defs.get(decl.type_name)
+            if definition is None or isinstance(definition, Const):
+                raise GenError(decl.path, decl.line, f'unknown type {decl.type_name}')
+        if decl.size is not None:
+            size = self.value(decl.size, decl.path, decl.line)
+            if size < 0 or (size == 0 and decl.kind == 'fixed'):
+                raise GenError(decl.path, decl.line, f'{decl.name}: bad size {size}')
+
+    def check_references(self):
+        for xfile in self.all_files:
+            for d in xfile.definitions:
+                if isinstance(d, Const):
+                    self.value(d.value, d.path, d.line)
+                elif isinstance(d, Enum):
+                    for v in d.values:
+                        n = self.value(v.value, d.path, v.line)
+                        if not -2**31 <= n < 2**31:
+                            raise GenError(d.path, v.line, f'{v.name} = {n} does not fit an int')
+                elif isinstance(d, Struct):
+                    names = set()
+                    for field in d.fields:
+                        if field.name in names:
+                            raise GenError(d.path, field.line, f'{d.name} has two fields {field.name}')
+                        names.add(field.name)
+                        self.check_type(field)
+                elif isinstance(d, Union):
+                    self.check_union(d)
+                elif isinstance(d, Typedef):
+                    self.check_type(d.decl)
+
+    def check_union(self, union):
+        disc = union.discriminant
+        self.check_type(disc)
+        definition = self.defs.get(disc.type_name)
+        if disc.type_name not in ('int', 'unsigned int', 'bool') and not isinstance(definition, Enum):
+            raise GenError(union.path, disc.line,
+                           f'union {union.name}: discriminant must be int, unsigned int, bool or an enum')
+        seen = {}
+        for cases, decl in union.arms:
+            self.check_type(decl)
+            for case in cases:
+                n = self.value(case, union.path, decl.line)
+                if n in seen:
+                    raise GenError(union.path, decl.line,
+                                   f'union {union.name}: case {case} repeats case {seen[n]}')
+                seen[n] = case
+        if union.default is not None:
+            self.check_type(union.default)
+
+    # -- programs and procedures
+
+    def find_programs(self):
+        for xfile in self.all_files:
+            for d in xfile.definitions:
+                m = re.fullmatch(r'RV_([A-Z0-9]+)_PROGRAM', d.name)
+                if not (m and isinstance(d, Const)):
+                    continue
+                key = m.group(1)
+                version = self.defs.get(f'RV_{key}_VERSION')
+                enum = self.defs.get(f'rv_{key.lower()}_procedure')
+                if not isinstance(version, Const):
+                    raise GenError(d.path, d.line, f'{d.name} has no RV_{key}_VERSION constant')
+                if not isinstance(enum, Enum):
+                    raise GenError(d.path, d.line,
+                                   f'{d.name} has no enum rv_{key.lower()}_procedure')
+                program = Program(xfile, key, self.value(d.value, d.path, d.line),
+                                  self.value(version.value, version.path, version.line), enum)
+                self.programs.append(program)
+                self.read_procedures(program)
+        if not any(p.enum.name == DISPATCH_ENUM for p in self.programs):
+            path = self.files[0].path if self.files else '-'
+            raise GenError(path, None, f'no program with enum {DISPATCH_ENUM} '
+                           f'(and its RV_REMOTE_PROGRAM and RV_REMOTE_VERSION constants)')
+        numbers = {}
+        for p in self.programs:
+            if p.number in numbers:
+                raise GenError(p.enum.path, p.enum.line,
+                               f'program number {p.number:#x} also used by {numbers[p.number]}')
+            numbers[p.number] = p.key
+
+    def read_procedures(self, program):
+        enum = program.enum
+        annotated = enum.name == DISPATCH_ENUM
+        for v in enum.values:
+            m = re.fullmatch(r'(RV_(?:[A-Z0-9]+_)?PROC_)([A-Z0-9_]+)', v.name)
+            if not m:
+                raise GenError(enum.path, v.line,
+                               f'procedure {v.name} must be named RV_PROC_NAME or RV_<PROGRAM>_PROC_NAME')
+            number = self.value(v.value, enum.path, v.line)
+            if not 0 <= number <= PROC_NUMBER_MAX:
+                raise GenError(enum.path, v.line,
+                               f'procedure number {number} outside 0..{PROC_NUMBER_MAX}')
+            if any(p.number == number for p in program.procedures):
+                other = next(p for p in program.procedures if p.number == number)
+                raise GenError(enum.path, v.line,
+                               f'{v.name} has the same number as {other.enum_value}')
+            base = v.name.lower().replace('proc_', '', 1)
+            proc = Procedure(program, v.name, number, m.group(2), base)
+            notes = [c for c in v.comments if '@' in c.text]
+            for note in notes:
+                if note.line == v.prev_line:
+                    # A trailing comment on the line before belongs to that line.
+                    raise GenError(enum.path, note.line, 'an annotation comment must be on its '
+                                   'own line(s), directly above the procedure it describes')
+            if annotated:
+                if not notes:
+                    raise GenError(enum.path, v.line,
+                                   f'{v.name} has no annotation comment '
+                                   '(/* @stubs ... @auth ... @readonly ... */) above it')
+                if len(notes) > 1:
+                    raise GenError(enum.path, notes[1].line,
+                                   f'{v.name} has more than one annotation comment')
+                self.read_annotations(proc, notes[0], enum.path, v.line)
+            elif notes:
+                raise GenError(enum.path, notes[0].line,
+                               f'annotations are only read in enum {DISPATCH_ENUM}')
+            program.procedures.append(proc)
+        program.procedures.sort(key=lambda p: p.number)
+
+    @staticmethod
+    def read_annotations(proc, comment, path, value_line):
+        # Split by hand to know the line of every word; a '*' opening a
+        # continuation line is decoration.
+        found = {}
+        words = []
+        for offset, text in enumerate(comment.text.split('\n')):
+            line_words = text.split()
+            if offset and line_words and line_words[0] == '*':
+                line_words = line_words[1:]
+            words += [(comment.line + offset, w) for w in line_words]
+        i = 0
+        while i < len(words):
+            line, word = words[i]
+            if not word.startswith('@'):
+                raise GenError(path, line, f'{proc.enum_value}: unexpected {word!r} in the '
+                               'annotation comment (expected @stubs, @auth or @readonly)')
+            key = word[1:]
+            if key not in ANNOTATIONS:
+                raise GenError(path, line, f'{proc.enum_value}: unknown annotation {word}')
+            if key in found:
+                raise GenError(path, line, f'{proc.enum_value}: {word} given twice')
+            if i + 1 >= len(words) or words[i + 1][1].startswith('@'):
+                raise GenError(path, line, f'{proc.enum_value}: {word} needs a value')
+            value = words[i + 1][1]
+            if value not in ANNOTATIONS[key]:
+                raise GenError(path, words[i + 1][0],
+                               f'{proc.enum_value}: unknown value {value!r} for {word} '
+                               f'(expected {" | ".join(ANNOTATIONS[key])})')
+            found[key] = value
+            i += 2
+        missing = [k for k in ANNOTATIONS if k not in found]
+        if missing:
+            raise GenError(path, value_line, f'{proc.enum_value}: missing annotation ' +
+                           ', '.join('@' + k for k in missing))
+        proc.stubs, proc.auth, proc.readonly = found['stubs'], found['auth'], found['readonly']
+
+    def match_structs(self):
+        wanted = {}
+        for program in self.programs:
+            for proc in program.procedures:
+                for side in ('args', 'ret'):
+                    name = f'{proc.base}_{side}'
+                    wanted[name] = proc
+                    definition = self.defs.get(name)
+                    if definition is None:
+                        continue
+                    if not isinstance(definition, Struct):
+                        raise GenError(definition.path, definition.line,
+                                       f'{name} must be a struct (it is the {side} of {proc.enum_value})')
+                    setattr(proc, side, definition)
+        for xfile in self.all_files:
+            for d in xfile.definitions:
+                if d.what in ('struct', 'union', 'typedef') and \
+                        re.fullmatch(r'rv_\w+_(args|ret)', d.name) and d.name not in wanted:
+                    raise GenError(d.path, d.line, f'{d.what} {d.name} belongs to no procedure '
+                                   f'(expected a procedure named after it)')
+
+    def dispatch_program(self):
+        return next(p for p in self.programs if p.enum.name == DISPATCH_ENUM)
+
+
+# ------------------------------------------------------------------ C output
+
+def generated_banner(comment_start, sources, comment_end=''):
+    names = ' and '.join(f.display for f in sources)
+    return f'{comment_start} Generated by gen/rvgen.py from {names}; do not edit.{comment_end}\n'
+
+
+def header_name(xfile):
+    return os.path.splitext(os.path.basename(xfile.path))[0] + '.h'
+
+
+def c_params(proc, first):
+    params = [first]
+    if proc.args:
+        params.append(f'{proc.args.name} *args')
+    if proc.ret:
+        params.append(f'{proc.ret.name} *ret')
+    return params
+
+
+# tirpc declares xdr_void(void); casting that straight to the variadic
+# xdrproc_t trips -Wcast-function-type, going through void (*)(void) does not.
+XDR_VOID = '(xdrproc_t)(void (*)(void))xdr_void'
+
+
+def filter_expr(struct):
+    return f'(xdrproc_t)xdr_{struct.name}' if struct else XDR_VOID
+
+
+def gen_dispatch_h(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('''\
+/* The server's table of remote procedures and the typed handlers it calls.
+ * struct rvs_call and what a handler returns are server/dispatch.h's. */
+#ifndef RV_SERVER_RV_DISPATCH_GEN_H
+#define RV_SERVER_RV_DISPATCH_GEN_H
+
+#include <stddef.h>
+#include <rpc/rpc.h>
+#include "rv_remote.h"
+
+struct rvs_call;   /* defined by server/dispatch.h */
+
+''')
+    for proc in program.procedures:
+        if proc.server_stub:
+            out.append(f'int rvs_handle_{proc.lower}({", ".join(c_params(proc, "struct rvs_call *call"))});\n')
+    out.append('''
+typedef struct rvs_proc {
+    const char *name;                 /* "DOMAIN_GET_INFO"; NULL: no such procedure */
+    /* NULL: no such procedure, or the server does not implement it
+     * (@stubs client|none). */
+    int (*handler)(struct rvs_call *call, void *args, void *ret);
+    xdrproc_t args_filter;            /* xdr_void when void */
+    size_t args_size;                 /* 0 when void */
+    xdrproc_t ret_filter;
+    size_t ret_size;
+    unsigned char needs_auth;         /* @auth required */
+    unsigned char readonly_ok;        /* @readonly allow */
+} rvs_proc;
+
+extern const rvs_proc rvs_remote_procs[];   /* indexed by procedure number */
+extern const int rvs_remote_nprocs;          /* highest procedure number + 1 */
+
+#endif
+''')
+    return ''.join(out)
+
+
+def gen_dispatch_c(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('#include "server/rv_dispatch.gen.h"\n\n')
+    out.append('/* Adapters from the table\'s one generic signature to each typed handler. */\n')
+    for proc in program.procedures:
+        if not proc.server_stub:
+            continue
+        args = [f'({proc.args.name} *)args'] if proc.args else []
+        rets = [f'({proc.ret.name} *)ret'] if proc.ret else []
+        out.append(f'static int rvs_adapt_{proc.lower}(struct rvs_call *call, void *args, void *ret)\n{{\n')
+        if not proc.args:
+            out.append('    (void)args;\n')
+        if not proc.ret:
+            out.append('    (void)ret;\n')
+        out.append(f'    return rvs_handle_{proc.lower}({", ".join(["call"] + args + rets)});\n}}\n\n')
+    out.append('const rvs_proc rvs_remote_procs[] = {\n')
+    for proc in program.procedures:
+        handler = f'rvs_adapt_{proc.lower}' if proc.server_stub else 'NULL'
+        out.append(f'''\
+    [{proc.enum_value}] = {{
+        .name = "{proc.name}",
+        .handler = {handler},
+        .args_filter = {filter_expr(proc.args)},
+        .args_size = {f"sizeof({proc.args.name})" if proc.args else "0"},
+        .ret_filter = {filter_expr(proc.ret)},
+        .ret_size = {f"sizeof({proc.ret.name})" if proc.ret else "0"},
+        .needs_auth = {1 if proc.auth == "required" else 0},
+        .readonly_ok = {1 if proc.readonly == "allow" else 0},
+    }},
+''')
+    out.append('};\n\n')
+    out.append('const int rvs_remote_nprocs = (int)(sizeof(rvs_remote_procs) / sizeof(rvs_remote_procs[0]));\n')
+    return ''.join(out)
+
+
+def gen_stubs_h(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('''\
+/* One synchronous call per remote procedure: encode the arguments, send,
+ * wait for the reply with the same serial and decode the result into *ret
+ * (which the caller frees with xdr_free).  Returns what rvc_conn_call returns. */
+#ifndef RV_CLIENT_RV_STUBS_GEN_H
+#define RV_CLIENT_RV_STUBS_GEN_H
+
+#include <rpc/rpc.h>
+#include "rv_remote.h"
+#include "common/error.h"
+
+struct rvc_conn;
+
+''')
+    for proc in program.procedures:
+        if proc.client_stub:
+            params = c_params(proc, 'struct rvc_conn *conn') + ['rv_err *err']
+            out.append(f'int rvc_call_{proc.lower}({", ".join(params)});\n')
+    out.append('\n#endif\n')
+    return ''.join(out)
+
+
+def gen_stubs_c(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('#include "client/conn.h"\n#include "client/rv_stubs.gen.h"\n')
+    for proc in program.procedures:
+        if not proc.client_stub:
+            continue
+        params = c_params(proc, 'struct rvc_conn *conn') + ['rv_err *err']
+        args = 'args' if proc.args else 'NULL'
+        ret = 'ret' if proc.ret else 'NULL'
+        out.append(f'''
+int rvc_call_{proc.lower}({", ".join(params)})
+{{
+    return rvc_conn_call(conn, {proc.enum_value}, {filter_expr(proc.args)}, {args}, {filter_expr(proc.ret)}, {ret}, err);
+}}
+''')
+    return ''.join(out)
+
+
+def gen_proc_names_c(spec):
+    sources = [p.xfile for p in spec.programs]
+    out = [generated_banner('/*', sources, ' */')]
+    out.append('#include <stddef.h>\n\n#include "common/proc_names.h"\n')
+    for xfile in sources:
+        out.append(f'#include "{header_name(xfile)}"\n')
+    for program in spec.programs:
+        out.append(f'\nstatic const char *const {program.key.lower()}_names[] = {{\n')
+        for proc in program.procedures:
+            out.append(f'    [{proc.enum_value}] = "{proc.name}",\n')
+        out.append('};\n')
+    out.append('''
+static const char *name_at(const char *const *names, size_t count, int proc)
+{
+    if (proc < 0 || (size_t)proc >= count)
+        return NULL;
+    return names[proc];
+}
+
+const char *rv_proc_name(unsigned int prog, int proc)
+{
+    switch (prog) {
+''')
+    for program in spec.programs:
+        table = f'{program.key.lower()}_names'
+        out.append(f'    case RV_{program.key}_PROGRAM:\n'
+                   f'        return name_at({table}, sizeof({table}) / sizeof({table}[0]), proc);\n')
+    out.append('    default:\n        return NULL;\n    }\n}\n')
+    return ''.join(out)
+
+
+# ------------------------------------------------------------------ docs
+
+class Wire:
+    """A type as the wire sees it, typedefs resolved.
+    kind: prim, enum, struct, union, string, opaque_fixed, opaque_var,
+    array_fixed, array_var, optional, void."""
+
+    def __init__(self, kind, name=None, size=None, elem=None):
+        self.kind = kind
+        self.name = name
+        self.size = size
+        self.elem = elem
+
+
+class DocWriter:
+    def __init__(self, spec):
+        self.spec = spec
+
+    # -- resolving
+
+    def wire_of_decl(self, decl):
+        if decl.kind == 'void':
+            return Wire('void')
+        size = None if decl.size is None else self.spec.value(decl.size, decl.path, decl.line)
+        if decl.type_name == 'string':
+            return Wire('string', size=size)
+        if decl.type_name == 'opaque':
+            return Wire('opaque_fixed' if decl.kind == 'fixed' else 'opaque_var', size=size)
+        base = self.wire_of_type(decl.type_name)
+        if decl.kind == 'optional':
+            return Wire('optional', elem=base)
+        if decl.kind == 'fixed':
+            return Wire('array_fixed', size=size, elem=base)
+        if decl.kind == 'var':
+            return Wire('array_var', size=size, elem=base)
+        return base
+
+    def wire_of_type(self, name):
+        if name in PRIMITIVES:
+            return Wire('prim', name)
+        definition = self.spec.defs[name]
+        if isinstance(definition, Typedef):
+            return self.wire_of_decl(definition.decl)
+        return Wire(definition.what, name)
+
+    # -- sizes
+
+    def size(self, wire, stack=()):
+        """(smallest encoding in bytes, whether every value has that size)"""
+        kind = wire.kind
+        if kind == 'void':
+            return 0, True
+        if kind == 'prim':
+            return PRIMITIVES[wire.name][1], True
+        if kind == 'enum':
+            return 4, True
+        if kind in ('string', 'opaque_var', 'array_var', 'optional'):
+            return 4, False
+        if kind == 'opaque_fixed':
+            return (wire.size + 3) // 4 * 4, True
+        if kind == 'array_fixed':
+            least, fixed = self.size(wire.elem, stack)
+            return wire.size * least, fixed
+        if wire.name in stack:
+            return 0, False
+        definition = self.spec.defs[wire.name]
+        if kind == 'struct':
+            total, fixed = 0, True
+            for field in definition.fields:
+                least, field_fixed = self.size(self.wire_of_decl(field), stack + (wire.name,))
+                total += least
+                fixed = fixed and field_fixed
+            return total, fixed
+        arms = [decl for _, decl in definition.arms]
+        if definition.default is not None:
+            arms.append(definition.default)
+        sizes = [self.size(self.wire_of_decl(d), stack + (wire.name,)) for d in arms]
+        least = min(s for s, _ in sizes)
+        fixed = all(f for _, f in sizes) and len({s for s, _ in sizes}) == 1
+        return 4 + least, fixed
+
+    def size_text(self, wire):
+        least, fixed = self.size(wire)
+        return f'{least} bytes' if fixed else f'variable, at least {least} bytes'
+
+    # -- rendering as indented text
+
+    def describe(self, wire, indent, stack, expand):
+        """(one-line description, lines of the body or [])."""
+        kind = wire.kind
+        if kind == 'void':
+            return 'void', []
+        if kind == 'prim':
+            return PRIMITIVES[wire.name][0], []
+        if kind == 'enum':
+            return f'int (enum {wire.name})', []
+        if kind == 'string':
+            return f'string<{wire.size}>', []
+        if kind == 'opaque_fixed':
+            return f'opaque[{wire.size}]', []
+        if kind == 'opaque_var':
+            return f'opaque<{wire.size}>', []
+        if kind in ('optional', 'array_fixed', 'array_var'):
+            head, body = self.describe(wire.elem, indent, stack, expand)
+            prefix = {'optional': 'optional ', 'array_fixed': f'array[{wire.size}] of ',
+                      'array_var': f'array<{wire.size}> of '}[kind]
+            return prefix + head, body
+        definition = self.spec.defs[wire.name]
+        if kind == 'struct':
+            if not expand or wire.name in stack:
+                return f'struct {wire.name}', []
+            body = []
+            for field in definition.fields:
+                body += self.field_lines(field, indent + 1, stack + (wire.name,), expand)
+            return f'struct {wire.name}', body
+        head = self.union_head(definition)
+        if not expand or wire.name in stack:
+            return head, []
+        return head, self.union_arms(definition, indent + 1, stack + (wire.name,), expand)
+
+    def union_head(self, union):
+        disc = union.discriminant
+        disc_type, _ = self.describe(self.wire_of_decl(disc), 0, (), False)
+        return f'union {union.name} switch ({disc.name}: {disc_type})'
+
+    def union_arms(self, union, indent, stack, expand):
+        pad = '  ' * indent
+        lines = []
+        for cases, decl in union.arms:
+            for case in cases:
+                number = self.spec.value(case, decl.path, decl.line)
+                label = case if NUMBER.fullmatch(case) else f'{number} ({case})'
+                lines.append(f'{pad}case {label}:')
+            lines += self.field_lines(decl, indent + 1, stack, expand)
+        if union.default is not None:
+            lines.append(f'{pad}default:')
+            lines += self.field_lines(union.default, indent + 1, stack, expand)
+        else:
+            lines.append(f'{pad}(any other value: invalid)')
+        return lines
+
+    def field_lines(self, decl, indent, stack, expand):
+        pad = '  ' * indent
+        head, body = self.describe(self.wire_of_decl(decl), indent, stack, expand)
+        first = f'{pad}{decl.name}: {head}' if decl.kind != 'void' else f'{pad}void'
+        if body:
+            first += ' {'
+        if decl.comment:
+            first += f'    # {decl.comment}'
+        lines = [first]
+        if body:
+            lines += body + [pad + '}']
+        return lines
+
+    def struct_block(self, struct, expand):
+        lines = []
+        for field in struct.fields:
+            lines += self.field_lines(field, 0, (struct.name,), expand)
+        return ['```text'] + lines + ['```']
+
+    # -- the document
+
+    def render(self):
+        spec = self.spec
+        sources = [p.xfile for p in spec.programs]
+        included = [f for f in spec.all_files if f not in sources]
+        out = [generated_banner('<!--', sources, ' -->').rstrip('\n')]
+        out += ['', '# remvirt procedure table', '']
+        out.append('The per-procedure part of the wire spec; [wire-protocol.md](wire-protocol.md) '
+                   'covers framing, the header, errors and the connection sequence.')
+        if included:
+            out.append('Shared types come from ' +
+                       ', '.join(f'`{f.display}`' for f in included) + '.')
+        out += ['', '## How to read the layouts', '',
+                'Fields are listed in wire order with typedefs resolved to what is sent. '
+                'Every item takes a multiple of 4 bytes, big-endian:', '',
+                '- `int`, `unsigned int`, `bool`, enums: 4 bytes. '
+                '`int (char)`, `unsigned int (unsigned short)` and the like: declared as a '
+                'small C type but sent as a full 4-byte integer.',
+                '- `hyper`, `unsigned hyper`, `double`: 8 bytes.',
+                '- `string<N>`: 4-byte length (at most N), the bytes, then zero padding to a '
+                'multiple of 4. No terminating NUL.',
+                '- `opaque[N]`: exactly N bytes plus padding, no length. `opaque<N>`: like a string.',
+                '- `array[N] of T`: exactly N elements of T, no count. '
+                '`array<N> of T`: 4-byte count (at most N), then the elements.',
+                '- `optional T`: 4-byte flag, 0 (absent, nothing follows) or 1 (T follows).',
+                '- `struct X { ... }`: the fields one after another, no padding or count.',
+                '- `union X switch (d: int) { ... }`: the 4-byte discriminant, then the arm it selects.',
+                '- `void`: nothing at all (an empty payload).',
+                '', 'A reply with status ERROR carries `rv_error` instead of the result '
+                '(see [Types](#types)).', '']
+        for program in spec.programs:
+            out += self.render_program(program)
+        out += self.render_types()
+        return '\n'.join(out).rstrip('\n') + '\n'
+
+    def render_program(self, program):
+        annotated = program.enum.name == DISPATCH_ENUM
+        out = [f'## Program {program.key.lower()}: {program.number:#010x}, version {program.version}', '']
+        out.append(f'Defined in `{program.xfile.display}` as `enum {program.enum.name}`.')
+        if annotated:
+            out.append('"Before auth" says whether the procedure may run before the client has '
+                       'authenticated; "Read-only" whether a read-only connection may call it '
+                       '(otherwise the server answers VIR_ERR_OPERATION_DENIED).')
+        else:
+            out.append('No annotations: these are one-way messages handled by the connection '
+                       'itself, not calls dispatched through the procedure table '
+                       '(see [wire-protocol.md](wire-protocol.md)).')
+        out.append('')
+        if annotated:
+            out += ['| Proc | Name | Arguments | Result | Before auth | Read-only |',
+                    '|-----:|------|-----------|--------|:-----------:|:---------:|']
+        else:
+            out += ['| Proc | Name | Arguments | Result |', '|-----:|------|-----------|--------|']
+        for proc in program.procedures:
+            anchor = f'{proc.number}-{proc.name.lower()}'
+            if not annotated:
+                anchor = f'{program.key.lower()}-{anchor}'
+            sides = [f'`{s.name}`' if s else 'void' for _, s in (('Arguments', proc.args), ('Result', proc.ret))]
+            row = f'| {proc.number} | [{proc.name}](#{anchor}) | {sides[0]} | {sides[1]} |'
+            if annotated:
+                row += f' {"yes" if proc.auth == "none" else "no"} |' \
+                       f' {"yes" if proc.readonly == "allow" else "no"} |'
+            out.append(row)
+        out.append('')
+        for proc in program.procedures:
+            title = f'{proc.number} {proc.name}'
+            if not annotated:
+                title = f'{program.key.lower()} {title}'
+            out += [f'### {title}', '']
+            if annotated:
+                out += [f'`{proc.enum_value}` = {proc.number}. '
+                        f'Before auth: {"yes" if proc.auth == "none" else "no"}. '
+                        f'Read-only connection: {"allowed" if proc.readonly == "allow" else "denied"}. '
+                        f'Generated stubs: {proc.stubs}.', '']
+            else:
+                out += [f'`{proc.enum_value}` = {proc.number}.', '']
+            for label, struct in (('Arguments', proc.args), ('Result', proc.ret)):
+                if struct is None:
+                    out += [f'{label}: void (empty payload).', '']
+                    continue
+                out += [f'{label}: `{struct.name}`, '
+                        f'{self.size_text(Wire("struct", struct.name))}.', '']
+                out += self.struct_block(struct, expand=True) + ['']
+        return out
+
+    def render_types(self):
+        spec = self.spec
+        proc_structs = {s.name for p in spec.programs for proc in p.procedures
+                        for s in (proc.args, proc.ret) if s}
+        proc_enums = {p.enum.name for p in spec.programs}
+        out = ['## Types', '',
+               'Named types shared by the procedures above, in the order the .x files define them. '
+               'Nested named types are shown by name; each has its own entry.', '']
+        consts, typedefs = [], []
+        for xfile in spec.all_files:
+            for d in xfile.definitions:
+                if isinstance(d, Const):
+                    consts.append(d)
+                elif isinstance(d, Typedef):
+                    typedefs.append(d)
+                elif isinstance(d, Enum) and d.name not in proc_enums:
+                    out += [f'### enum {d.name}', '',
+                            f'From `{xfile.display}`. Sent as a 4-byte int; other values are invalid.', '',
+                            '| Name | Value |', '|------|------:|']
+                    out += [f'| `{v.name}` | {spec.value(v.value, d.path, v.line)} |' for v in d.values]
+                    out.append('')
+                elif isinstance(d, (Struct, Union)) and d.name not in proc_structs:
+                    wire = Wire(d.what, d.name)
+                    out += [f'### {d.what} {d.name}', '',
+                            f'From `{xfile.display}`. Size: {self.size_text(wire)}.', '']
+                    if isinstance(d, Struct):
+                        out += self.struct_block(d, expand=False)
+                    else:
+                        out += ['```text', self.union_head(d) + ' {']
+                        out += self.union_arms(d, 1, (d.name,), False) + ['}', '```']
+                    out.append('')
+        out += ['### Typedefs', '', '| Name | On the wire |', '|------|-------------|']
+        for t in typedefs:
+            head, _ = self.describe(self.wire_of_decl(t.decl), 0, (), False)
+            out.append(f'| `{t.name}` | `{head}` |')
+        out += ['', '### Constants', '', '| Name | Value | Defined in |', '|------|------:|------------|']
+        for c in consts:
+            value = spec.value(c.value, c.path, c.line)
+            shown = f'{value:#x}' if c.value.lower().startswith('0x') else str(value)
+            xfile = next(f for f in spec.all_files if c in f.definitions)
+            out.append(f'| `{c.name}` | {shown} | `{xfile.display}` |')
+        out.append('')
+        return out
+
+
+# ------------------------------------------------------------------ main
+
+def write_if_changed(path, content):
+    """Write only when different, so that make sees an unchanged mtime."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            if f.read() == content:
+                return False
+    except FileNotFoundError:
+        pass
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write(content)
+    os.replace(tmp, path)
+    return True
+
+
+def c_outputs(spec):
+    return {
+        'server/rv_dispatch.gen.h': gen_dispatch_h(spec),
+        'server/rv_dispatch.gen.c': gen_dispatch_c(spec),
+        'client/rv_stubs.gen.h': gen_stubs_h(spec),
+        'client/rv_stubs.gen.c': gen_stubs_c(spec),
+        'common/rv_proc_names.gen.c': gen_proc_names_c(spec),
+    }
+
+
+def render_docs(spec):
+    return DocWriter(spec).render()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description='Generate remvirt dispatch table, client stubs, procedure names and '
+                    'docs/procedures.md from annotated .x files.')
+    parser.add_argument('--x', action='append', required=True, metavar='FILE',
+                        help='a .x file defining a program (repeat for each)')
+    parser.add_argument('--outdir', help='build directory for the generated C files')
+    parser.add_argument('--docs', help='path of docs/procedures.md')
+    parser.add_argument('--check', action='store_true',
+                        help='write nothing; exit 1 if --docs is out of date')
+    args = parser.parse_args(argv)
+    if args.check and not args.docs:
+        parser.error('--check needs --docs')
+    if not args.check and not args.outdir:
+        parser.error('--outdir is required unless --check is given')
+
+    try:
+        spec = Spec(args.x)
+        docs = render_docs(spec) if args.docs else None
+        outputs = {} if args.check else c_outputs(spec)
+    except GenError as e:
+        print(f'rvgen: {e}', file=sys.stderr)
+        return 1
+
+    if args.check:
+        try:
+            with open(args.docs, encoding='utf-8') as f:
+                current = f.read()
+        except OSError as e:
+            print(f'rvgen: {args.docs}: {e.strerror}', file=sys.stderr)
+            return 1
+        if current != docs:
+            print(f'rvgen: {args.docs} is out of date; rebuild (make gen/.stamp) to regenerate it',
+                  file=sys.stderr)
+            return 1
+        return 0
+
+    for relpath, content in outputs.items():
+        write_if_changed(os.path.join(args.outdir, relpath), content)
+    if docs is not None:
+        write_if_changed(args.docs, docs)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1061 @@
+/* The in-memory test driver, serving test:///default the way libvirt 9.0's
+ * test driver does, so virsh prints the same against remvirtd: the same
+ * starting domain, states and reasons, error codes and texts.  Unlike
+ * libvirt's, its state lasts for the daemon's life instead of resetting
+ * when the last client leaves.
+ *
+ * The daemon runs one thread, so the table needs no lock.  Domains are
+ * found by uuid (every domain call) and by name through two hash tables;
+ * GetInfo, the hot call, allocates nothing. */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/driver.h"
+#include "server/drivers/test/test_xml.h"
+
+RV_LOG_CATEGORY("drivers.test");
+
+/* libvirt-domain.h values the driver uses. */
+enum {
+    RUNNING_UNKNOWN = 0, RUNNING_BOOTED = 1, RUNNING_UNPAUSED = 5,
+    PAUSED_USER = 1,
+    SHUTOFF_UNKNOWN = 0, SHUTOFF_SHUTDOWN = 1, SHUTOFF_DESTROYED = 2,
+};
+enum {
+    DEFINE_VALIDATE = 1 << 0,                   /* virDomainDefineFlags */
+    START_VALIDATE = 1 << 4,                    /* virDomainCreateFlags */
+    DESTROY_GRACEFUL = 1 << 0,
+    REBOOT_ALL_METHODS = 0x1f,                  /* virDomainRebootFlagValues */
+    UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS = 0x3,  /* the two libvirt's test driver takes */
+    XML_SECURE = 1 << 0, XML_INACTIVE = 1 << 1, XML_MIGRATABLE = 1 << 3,
+    MESSAGE_ALL = 0x3,                          /* virDomainMessageType */
+    SNAPSHOT_LIST_ALL = 0x7ff,                  /* virDomainSnapshotListFlags */
+    LIST_ALL_FILTERS = 0xffff,
+    STATS_STATE = 1 << 0,                       /* virDomainStatsTypes */
+    STATS_FILTERS = 0xff,
+    STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
+    TYPED_PARAM_INT = 1,
+};
+
+enum { TEST_MAX_DOMAINS = 16384 };             /* the wire's longest domain list */
+#define TEST_HV_VERSION 2ULL                   /* "0.0.2" */
+#define TEST_LABEL "libvirt-test"
+
+/* libvirt's test:///default starts with this domain, running as id 1. */
+static const char default_domain_xml[] =
+    "<domain type='test'>"
+    "<name>test</name>"
+    "<uuid>6695eb01-f6a4-8304-79aa-97f2502e193f</uuid>"
+    "<memory>8388608</memory>"
+    "<currentMemory>2097152</currentMemory>"
+    "<vcpu>2</vcpu>"
+    "<os><type>hvm</type></os>"
+    "<devices>"
+    "<disk type='file' device='disk'>"
+    "<source file='/guest/diskimage1'/>"
+    "<target dev='vda' bus='virtio'/>"
+    "<address type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>"
+    "</disk>"
+    "<interface type='network'>"
+    "<mac address='aa:bb:cc:dd:ee:ff'/>"
+    "<source network='default'/>"
+    "<target dev='testnet0'/>"
+    "<address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x0'/>"
+    "</interface>"
+    "<memballoon model='virtio'>"
+    "<address type='pci' domain='0x0000' bus='0x00' slot='0x02' function='0x0'/>"
+    "</memballoon>"
+    "</devices>"
+    "</domain>";
+
+typedef struct test_dom test_dom;
+struct test_dom {
+    rv_test_def *def;           /* what runs, or the only definition */
+    rv_test_def *next_def;      /* persistent definition waiting for the stop */
+    int id;                     /* -1 when not running */
+    int state, reason;          /* RV_DOMAIN_* and its reason */
+    int persistent;
+    test_dom *uuid_next, *name_next;    /* hash chains */
+};
+
+/* Every connection sees this one table, for the daemon's life. */
+static struct {
+    test_dom **by_uuid, **by_name;
+    size_t nbuckets;            /* a power of two; 0 until the first open */
+    size_t count;
+    int next_id;
+    int ids_wrapped;            /* past INT_MAX: new ids must skip used ones */
+} table;
+
+/* The test driver keeps nothing per connection. */
+struct rv_driver_conn {
+    char unused;
+};
+
+/* ================================================================ errors */
+
+static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, domain, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int fail_oom(rv_err *err)
+{
+    return fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+/* libvirt names the unknown bits and the driver function refusing them. */
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                    "unsupported flags (0x%x) in function %s", flags & ~known, func);
+    return 0;
+}
+
+static int fail_not_found(rv_err *err)
+{
+    return fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN, "Domain not found");
+}
+
+/* ================================================================ the table */
+
+/* FNV-1a: cheap, and good enough for random uuids and short names. */
+static size_t hash_bytes(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    unsigned long long h = 14695981039346656037ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+static size_t uuid_slot(const unsigned char uuid[16], size_t nbuckets)
+{
+    return hash_bytes(uuid, 16) & (nbuckets - 1);
+}
+
+static size_t name_slot(const char *name, size_t nbuckets)
+{
+    return hash_bytes(name, strlen(name)) & (nbuckets - 1);
+}
+
+static test_dom *find_by_uuid(const unsigned char uuid[16])
+{
+    test_dom *d = table.by_uuid[uuid_slot(uuid, table.nbuckets)];
+    while (d && memcmp(d->def->uuid, uuid, 16) != 0)
+        d = d->uuid_next;
+    return d;
+}
+
+static test_dom *find_by_name(const char *name)
+{
+    test_dom *d = table.by_name[name_slot(name, table.nbuckets)];
+    while (d && strcmp(d->def->name, name) != 0)
+        d = d->name_next;
+    return d;
+}
+
+static test_dom *find_by_id(int id)
+{
+    for (size_t i = 0; i < table.nbuckets; i++)
+        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
+            if (d->id == id)
+                return d;
+    return NULL;
+}
+
+static void link_dom(test_dom **by_uuid, test_dom **by_name, size_t nbuckets, test_dom *d)
+{
+    size_t u = uuid_slot(d->def->uuid, nbuckets), n = name_slot(d->def->name, nbuckets);
+    d->uuid_next = by_uuid[u];
+    by_uuid[u] = d;
+    d->name_next = by_name[n];
+    by_name[n] = d;
+}
+
+static int table_resize(size_t nbuckets)
+{
+    test_dom **by_uuid = calloc(nbuckets, sizeof(*by_uuid));
+    test_dom **by_name = calloc(nbuckets, sizeof(*by_name));
+    if (!by_uuid || !by_name) {
+        free(by_uuid);
+        free(by_name);
+        return -1;
+    }
+    for (size_t i = 0; i < table.nbuckets; i++) {
+        test_dom *next;
+        for (test_dom *d = table.by_uuid[i]; d; d = next) {
+            next = d->uuid_next;
+            link_dom(by_uuid, by_name, nbuckets, d);
+        }
+    }
+    free(table.by_uuid);
+    free(table.by_name);
+    table.by_uuid = by_uuid;
+    table.by_name = by_name;
+    table.nbuckets = nbuckets;
+    return 0;
+}
+
+static void unlink_from(test_dom **slot, test_dom *d, int by_uuid)
+{
+    while (*slot != d)
+        slot = by_uuid ? &(*slot)->uuid_next : &(*slot)->name_next;
+    *slot = by_uuid ? d->uuid_next : d->name_next;
+}
+
+static void dom_free(test_dom *d)
+{
+    rv_test_def_free(d->def);
+    rv_test_def_free(d->next_def);
+    free(d);
+}
+
+/* A new inactive domain holding def (taken, freed on failure). */
+static test_dom *dom_add(rv_test_def *def, rv_err *err)
+{
+    test_dom *d = NULL;
+    if (table.count >= TEST_MAX_DOMAINS) {
+        fail(err, RV_FROM_TEST, RV_ERR_OPERATION_FAILED,
+             "operation failed: the test driver holds at most %d domains", TEST_MAX_DOMAINS);
+        goto fail;
+    }
+    if (table.count >= table.nbuckets && table_resize(table.nbuckets * 2) < 0)
+        goto oom;
+    if (!(d = calloc(1, sizeof(*d))))
+        goto oom;
+    d->def = def;
+    d->id = -1;
+    d->state = RV_DOMAIN_SHUTOFF;
+    d->reason = SHUTOFF_UNKNOWN;
+    link_dom(table.by_uuid, table.by_name, table.nbuckets, d);
+    table.count++;
+    return d;
+oom:
+    fail_oom(err);
+fail:
+    rv_test_def_free(def);
+    return NULL;
+}
+
+static void dom_remove(test_dom *d)
+{
+    RV_DEBUG("domain '%s' removed", d->def->name);
+    unlink_from(&table.by_uuid[uuid_slot(d->def->uuid, table.nbuckets)], d, 1);
+    unlink_from(&table.by_name[name_slot(d->def->name, table.nbuckets)], d, 0);
+    table.count--;
+    dom_free(d);
+}
+
+static void table_free(void)
+{
+    for (size_t i = 0; i < table.nbuckets; i++) {
+        test_dom *next;
+        for (test_dom *d = table.by_uuid[i]; d; d = next) {
+            next = d->uuid_next;
+            dom_free(d);
+        }
+    }
+    free(table.by_uuid);
+    free(table.by_name);
+    memset(&table, 0, sizeof(table));
+}
+
+/* ================================================================ lifecycle */
+
+/* Ids grow with every start, as libvirt's do; after INT_MAX they wrap and
+ * skip ids still running. */
+static int take_id(void)
+{
+    for (;;) {
+        int id = table.next_id;
+        table.next_id = id == INT_MAX ? 1 : id + 1;
+        table.ids_wrapped |= id == INT_MAX;
+        if (!table.ids_wrapped || !find_by_id(id))
+            return id;
+    }
+}
+
+static void dom_start(test_dom *d, int reason)
+{
+    d->id = take_id();
+    d->state = RV_DOMAIN_RUNNING;
+    d->reason = reason;
+    RV_DEBUG("domain '%s' running as id %d", d->def->name, d->id);
+}
+
+/* Stop d: a transient domain goes away, a waiting definition takes over. */
+static void dom_stop(test_dom *d, int reason)
+{
+    RV_DEBUG("domain '%s' (id %d) stopped, reason %d", d->def->name, d->id, reason);
+    d->id = -1;
+    d->state = RV_DOMAIN_SHUTOFF;
+    d->reason = reason;
+    if (!d->persistent) {
+        dom_remove(d);
+        return;
+    }
+    if (d->next_def) {
+        rv_test_def_free(d->def);
+        d->def = d->next_def;
+        d->next_def = NULL;
+    }
+}
+
+/* What a guest's own poweroff or reboot leads to (<on_poweroff>,
+ * <on_reboot>): the test driver restarts in place or stops. */
+static void dom_apply_action(test_dom *d, int action)
+{
+    if (action == RV_TEST_ACTION_RESTART || action == RV_TEST_ACTION_RENAME_RESTART) {
+        d->state = RV_DOMAIN_RUNNING;
+        d->reason = RUNNING_BOOTED;
+    } else {
+        dom_stop(d, SHUTOFF_SHUTDOWN);
+    }
+}
+
+static int dom_active(const test_dom *d)
+{
+    return d->id >= 0;
+}
+
+/* The domain a wire reference names (by uuid), or NULL with libvirt's
+ * error for a domain that went away. */
+static test_dom *dom_get(const rv_dom_ref *ref, rv_err *err)
+{
+    test_dom *d = find_by_uuid(ref->uuid);
+    if (!d) {
+        char uuid[RV_UUID_STRING_LEN];
+        rv_uuid_format(ref->uuid, uuid);
+        fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN,
+             "Domain not found: no domain with matching uuid '%s' (%s)", uuid,
+             ref->name ? ref->name : "");
+    }
+    return d;
+}
+
+static int ref_fill(const test_dom *d, rv_dom_ref *out, rv_err *err)
+{
+    out->name = strdup(d->def->name);
+    if (!out->name)
+        return fail_oom(err);
+    memcpy(out->uuid, d->def->uuid, 16);
+    out->id = d->id;
+    return 0;
+}
+
+/* libvirt's rule for an incoming definition: a known uuid keeps its name,
+ * and a known name comes with its own uuid.  *out is the domain def
+ * updates, or NULL for a new one. */
+static int find_existing(const rv_test_def *def, test_dom **out, rv_err *err)
+{
+    char uuid[RV_UUID_STRING_LEN];
+    test_dom *d = find_by_uuid(def->uuid);
+    *out = d;
+    if (d && strcmp(d->def->name, def->name) != 0) {
+        rv_uuid_format(d->def->uuid, uuid);
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
+                    "operation failed: domain '%s' is already defined with uuid %s",
+                    d->def->name, uuid);
+    }
+    if (!d && (d = find_by_name(def->name))) {
+        rv_uuid_format(d->def->uuid, uuid);
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
+                    "operation failed: domain '%s' already exists with uuid %s",
+                    d->def->name, uuid);
+    }
+    return 0;
+}
+
+static int table_init(rv_err *err)
+{
+    rv_test_def *def;
+    if (table.nbuckets)
+        return 0;
+    if (table_resize(64) < 0)
+        return fail_oom(err);
+    table.next_id = 1;
+    test_dom *d = NULL;
+    if (rv_test_def_parse(default_domain_xml, &def, err) == 0)
+        d = dom_add(def, err);
+    if (!d) {
+        table_free();
+        return -1;
+    }
+    d->persistent = 1;
+    dom_start(d, RUNNING_UNKNOWN);
+    return 0;
+}
+
+/* ================================================================ connection */
+
+static int test_probe(const char *uri)
+{
+    return uri && strncmp(uri, "test:", 5) == 0;
+}
+
+static int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
+{
+    (void)flags;                /* read-only is enforced by the dispatcher */
+    if (uri && strcmp(uri, "test:///default") != 0)
+        return fail(err, RV_FROM_TEST, RV_ERR_NO_CONNECT,
+                    "remvirt's test driver serves only test:///default, not %s", uri);
+    if (table_init(err) < 0)
+        return -1;
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : fail_oom(err);
+}
+
+static void test_close(rv_driver_conn *c)
+{
+    free(c);
+}
+
+static void test_cleanup(void)
+{
+    table_free();
+}
+
+/* ================================================================ host */
+
+static int test_get_type(rv_driver_conn *c, char **type, rv_err *err)
+{
+    (void)c;
+    *type = strdup("TEST");
+    return *type ? 0 : fail_oom(err);
+}
+
+static int test_get_version(rv_driver_conn *c, unsigned long long *ver, rv_err *err)
+{
+    (void)c, (void)err;
+    *ver = TEST_HV_VERSION;
+    return 0;
+}
+
+/* The machine's name as gethostname gives it.  (libvirt also asks the
+ * resolver for a canonical name when it has no dot; that can block, and
+ * this loop must not.) */
+static int test_get_hostname(rv_driver_conn *c, char **hostname, rv_err *err)
+{
+    char name[HOST_NAME_MAX + 1];
+    (void)c;
+    if (gethostname(name, sizeof(name)) < 0)
+        return fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR, "failed to determine host name");
+    name[HOST_NAME_MAX] = '\0';
+    *hostname = strdup(name);
+    return *hostname ? 0 : fail_oom(err);
+}
+
+static int test_get_capabilities(rv_driver_conn *c, char **xml, rv_err *err)
+{
+    (void)c;
+    *xml = rv_test_capabilities();
+    return *xml ? 0 : fail_oom(err);
+}
+
+static int test_node_get_info(rv_driver_conn *c, rv_node_info *info, rv_err *err)
+{
+    (void)c, (void)err;
+    memset(info, 0, sizeof(*info));
+    strcpy(info->model, "i686");
+    info->memory_kib = 3145728;
+    info->cpus = 16;
+    info->mhz = 1400;
+    info->nodes = 2;
+    info->sockets = 2;
+    info->cores = 2;
+    info->threads = 2;
+    return 0;
+}
+
+static int test_node_get_security_model(rv_driver_conn *c, char **model, char **doi,
+                                        rv_err *err)
+{
+    (void)c;
+    *model = strdup("testSecurity");
+    *doi = strdup("");
+    if (*model && *doi)
+        return 0;
+    free(*model);
+    free(*doi);
+    *model = *doi = NULL;
+    return fail_oom(err);
+}
+
+/* ================================================================ lists */
+
+/* A pair of opposite filter flags: with either set, value must match one. */
+static int pair_ok(unsigned int flags, unsigned int yes, unsigned int no, int value)
+{
+    if (!(flags & (yes | no)))
+        return 1;
+    return (flags & (value ? yes : no)) != 0;
+}
+
+static int state_ok(unsigned int flags, int state)
+{
+    const unsigned int all = RV_LIST_DOMAINS_RUNNING | RV_LIST_DOMAINS_PAUSED |
+                             RV_LIST_DOMAINS_SHUTOFF | RV_LIST_DOMAINS_OTHER;
+    unsigned int want = state == RV_DOMAIN_RUNNING ? RV_LIST_DOMAINS_RUNNING
+                      : state == RV_DOMAIN_PAUSED ? RV_LIST_DOMAINS_PAUSED
+                      : state == RV_DOMAIN_SHUTOFF ? RV_LIST_DOMAINS_SHUTOFF
+                      : RV_LIST_DOMAINS_OTHER;
+    return !(flags & all) || (flags & want);
+}
+
+/* No test domain has autostart, a managed save image, snapshots or
+ * checkpoints. */
+static int dom_matches(const test_dom *d, unsigned int flags)
+{
+    return pair_ok(flags, RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, dom_active(d)) &&
+           pair_ok(flags, RV_LIST_DOMAINS_PERSISTENT, RV_LIST_DOMAINS_TRANSIENT,
+                   d->persistent) &&
+           state_ok(flags, d->state) &&
+           pair_ok(flags, RV_LIST_DOMAINS_MANAGEDSAVE, RV_LIST_DOMAINS_NO_MANAGEDSAVE, 0) &&
+           pair_ok(flags, RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, 0) &&
+           pair_ok(flags, RV_LIST_DOMAINS_HAS_SNAPSHOT, RV_LIST_DOMAINS_NO_SNAPSHOT, 0) &&
+           pair_ok(flags, RV_LIST_DOMAINS_HAS_CHECKPOINT, RV_LIST_DOMAINS_NO_CHECKPOINT, 0);
+}
+
+/* Running domains by id, then the others by name. */
+static int compare_doms(const void *a, const void *b)
+{
+    const test_dom *x = *(test_dom *const *)a, *y = *(test_dom *const *)b;
+    if (dom_active(x) != dom_active(y))
+        return dom_active(x) ? -1 : 1;
+    if (dom_active(x))
+        return (x->id > y->id) - (x->id < y->id);
+    return strcmp(x->def->name, y->def->name);
+}
+
+/* The domains matching flags, sorted; *n gets the count. */
+static int collect(unsigned int flags, test_dom ***out, size_t *n, rv_err *err)
+{
+    test_dom **doms = malloc((table.count ? table.count : 1) * sizeof(*doms));
+    if (!doms)
+        return fail_oom(err);
+    *n = 0;
+    for (size_t i = 0; i < table.nbuckets; i++)
+        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
+            if (dom_matches(d, flags))
+                doms[(*n)++] = d;
+    qsort(doms, *n, sizeof(*doms), compare_doms);
+    *out = doms;
+    return 0;
+}
+
+static int test_num_of_domains(rv_driver_conn *c, rv_err *err)
+{
+    (void)c, (void)err;
+    int n = 0;
+    for (size_t i = 0; i < table.nbuckets; i++)
+        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
+            n += dom_active(d);
+    return n;
+}
+
+static int test_list_domain_ids(rv_driver_conn *c, int *ids, int max, rv_err *err)
+{
+    test_dom **doms;
+    size_t n;
+    (void)c;
+    if (max < 0)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "maxids in virConnectListDomains must be zero or greater");
+    if (collect(RV_LIST_DOMAINS_ACTIVE, &doms, &n, err) < 0)
+        return -1;
+    if (n > (size_t)max)
+        n = (size_t)max;
+    for (size_t i = 0; i < n; i++)
+        ids[i] = doms[i]->id;
+    free(doms);
+    return (int)n;
+}
+
+static int test_list_all_domains(rv_driver_conn *c, unsigned int flags, rv_dom_ref **out,
+                                 rv_err *err)
+{
+    test_dom **doms;
+    size_t n;
+    (void)c;
+    *out = NULL;
+    if (check_flags(flags, LIST_ALL_FILTERS, "testConnectListAllDomains", err) < 0 ||
+        collect(flags, &doms, &n, err) < 0)
+        return -1;
+    rv_dom_ref *refs = calloc(n ? n : 1, sizeof(*refs));
+    int ret = refs ? (int)n : fail_oom(err);
+    for (size_t i = 0; refs && i < n && ret >= 0; i++)
+        if (ref_fill(doms[i], &refs[i], err) < 0)
+            ret = -1;
+    free(doms);
+    if (ret < 0)
+        rv_dom_refs_free(refs, n);
+    else
+        *out = refs;
+    return ret;
+}
+
+static int test_lookup_by_id(rv_driver_conn *c, int id, rv_dom_ref *out, rv_err *err)
+{
+    (void)c;
+    if (id < 0)     /* libvirt's API checks this before any driver */
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "id in virDomainLookupByID must be zero or greater");
+    test_dom *d = find_by_id(id);
+    return d ? ref_fill(d, out, err) : fail_not_found(err);
+}
+
+static int test_lookup_by_name(rv_driver_conn *c, const char *name, rv_dom_ref *out,
+                               rv_err *err)
+{
+    (void)c;
+    test_dom *d = find_by_name(name);
+    return d ? ref_fill(d, out, err) : fail_not_found(err);
+}
+
+static int test_lookup_by_uuid(rv_driver_conn *c, const unsigned char uuid[16],
+                               rv_dom_ref *out, rv_err *err)
+{
+    (void)c;
+    test_dom *d = find_by_uuid(uuid);
+    return d ? ref_fill(d, out, err) : fail_not_found(err);
+}
+
+/* ================================================================ definition */
+
+static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flags,
+                           rv_dom_ref *out, rv_err *err)
+{
+    rv_test_def *def;
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, DEFINE_VALIDATE, "testDomainDefineXMLFlags", err) < 0 ||
+        rv_test_def_parse(xml, &def, err) < 0)
+        return -1;
+    if (find_existing(def, &d, err) < 0) {
+        rv_test_def_free(def);
+        return -1;
+    }
+    if (!d) {
+        if (!(d = dom_add(def, err)))
+            return -1;
+    } else if (dom_active(d)) {     /* the new definition waits for the stop */
+        rv_test_def_free(d->next_def);
+        d->next_def = def;
+    } else {
+        rv_test_def_free(d->def);
+        d->def = def;
+    }
+    d->persistent = 1;
+    RV_DEBUG("domain '%s' defined", d->def->name);
+    return ref_fill(d, out, err);
+}
+
+static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flags,
+                           rv_dom_ref *out, rv_err *err)
+{
+    rv_test_def *def;
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, START_VALIDATE, "testDomainCreateXML", err) < 0 ||
+        rv_test_def_parse(xml, &def, err) < 0)
+        return -1;
+    if (find_existing(def, &d, err) < 0 ||
+        (d && dom_active(d) &&
+         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+              "Requested operation is not valid: domain '%s' is already active",
+              d->def->name) < 0)) {
+        rv_test_def_free(def);
+        return -1;
+    }
+    if (!d) {
+        if (!(d = dom_add(def, err)))
+            return -1;
+    } else {                        /* runs def; its persistent one waits */
+        d->next_def = d->def;
+        d->def = def;
+    }
+    dom_start(d, RUNNING_BOOTED);
+    return ref_fill(d, out, err);
+}
+
+static int test_undefine(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                         rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS, "testDomainUndefineFlags",
+                    err) < 0 || !(d = dom_get(dom, err)))
+        return -1;
+    if (!dom_active(d)) {
+        dom_remove(d);
+        return 0;
+    }
+    d->persistent = 0;              /* goes away when it stops */
+    rv_test_def_free(d->next_def);
+    d->next_def = NULL;
+    return 0;
+}
+
+/* ================================================================ lifecycle calls */
+
+static int test_create(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                       rv_dom_ref *out, rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, 0, "testDomainCreateWithFlags", err) < 0 || !(d = dom_get(dom, err)))
+        return -1;
+    if (dom_active(d))
+        return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+                    "internal error: Domain '%s' is already running", d->def->name);
+    dom_start(d, RUNNING_BOOTED);
+    return ref_fill(d, out, err);
+}
+
+static int fail_not_active(rv_err *err)
+{
+    return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: domain is not running");
+}
+
+static int test_destroy(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                        rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, DESTROY_GRACEFUL, "testDomainDestroyFlags", err) < 0 ||
+        !(d = dom_get(dom, err)))
+        return -1;
+    if (!dom_active(d))
+        return fail_not_active(err);
+    dom_stop(d, SHUTOFF_DESTROYED);
+    return 0;
+}
+
+static int test_shutdown(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                         rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, 0, "testDomainShutdownFlags", err) < 0 || !(d = dom_get(dom, err)))
+        return -1;
+    if (!dom_active(d))
+        return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+                    "internal error: domain '%s' not running", d->def->name);
+    dom_apply_action(d, d->def->on_poweroff);
+    return 0;
+}
+
+static int test_reboot(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                       rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(flags, REBOOT_ALL_METHODS, "testDomainReboot", err) < 0 ||
+        !(d = dom_get(dom, err)))
+        return -1;
+    if (!dom_active(d))
+        return fail_not_active(err);
+    dom_apply_action(d, d->def->on_reboot);
+    return 0;
+}
+
+static int test_suspend(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
+{
+    test_dom *d = dom_get(dom, err);
+    (void)c;
+    if (!d)
+        return -1;
+    if (d->state != RV_DOMAIN_RUNNING)
+        return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+                    "internal error: domain '%s' not running", d->def->name);
+    d->state = RV_DOMAIN_PAUSED;
+    d->reason = PAUSED_USER;
+    return 0;
+}
+
+static int test_resume(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
+{
+    test_dom *d = dom_get(dom, err);
+    (void)c;
+    if (!d)
+        return -1;
+    if (d->state != RV_DOMAIN_PAUSED)
+        return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+                    "internal error: domain '%s' not paused", d->def->name);
+    d->state = RV_DOMAIN_RUNNING;
+    d->reason = RUNNING_UNPAUSED;
+    return 0;
+}
+
+static int test_managed_save_remove(rv_driver_conn *c, const rv_dom_ref *dom,
+                                    unsigned int flags, rv_err *err)
+{
+    (void)c;
+    if (check_flags(flags, 0, "testDomainManagedSaveRemove", err) < 0 || !dom_get(dom, err))
+        return -1;
+    return 0;                       /* there is never an image to remove */
+}
+
+/* ================================================================ queries */
+
+/* libvirt's test driver reports the wall clock, at microsecond grain, as
+ * every domain's CPU time. */
+static unsigned long long cpu_time_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ULL +
+           (unsigned long long)(ts.tv_nsec / 1000) * 1000ULL;
+}
+
+static int test_get_info(rv_driver_conn *c, const rv_dom_ref *dom, rv_dom_info *info,
+                         rv_err *err)
+{
+    const test_dom *d = dom_get(dom, err);
+    (void)c;
+    if (!d)
+        return -1;
+    info->state = d->state;
+    info->max_mem_kib = d->def->max_mem_kib;
+    info->memory_kib = d->def->cur_mem_kib;
+    info->nr_vcpu = d->def->vcpus_current;
+    info->cpu_time_ns = cpu_time_ns();
+    return 0;
+}
+
+static int test_get_state(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                          int *state, int *reason, rv_err *err)
+{
+    const test_dom *d;
+    (void)c;
+    if (check_flags(flags, 0, "testDomainGetState", err) < 0 || !(d = dom_get(dom, err)))
+        return -1;
+    *state = d->state;
+    *reason = d->reason;
+    return 0;
+}
+
+static int test_get_xml_desc(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                             char **xml, rv_err *err)
+{
+    const test_dom *d;
+    (void)c;
+    if (check_flags(flags, XML_SECURE | XML_INACTIVE | XML_MIGRATABLE, "testDomainGetXMLDesc",
+                    err) < 0 || !(d = dom_get(dom, err)))
+        return -1;
+    int inactive = (flags & XML_INACTIVE) != 0;
+    const rv_test_def *def = inactive && d->next_def ? d->next_def : d->def;
+    *xml = rv_test_def_format(def, inactive ? -1 : d->id);
+    return *xml ? 0 : fail_oom(err);
+}
+
+/* libvirt's test driver answers "linux" whatever the <os><type> says. */
+static int test_get_os_type(rv_driver_conn *c, const rv_dom_ref *dom, char **type, rv_err *err)
+{
+    (void)c;
+    if (!dom_get(dom, err))
+        return -1;
+    *type = strdup("linux");
+    return *type ? 0 : fail_oom(err);
+}
+
+static int test_get_autostart(rv_driver_conn *c, const rv_dom_ref *dom, int *autostart,
+                              rv_err *err)
+{
+    (void)c;
+    if (!dom_get(dom, err))
+        return -1;
+    *autostart = 0;
+    return 0;
+}
+
+static int test_is_active(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
+{
+    const test_dom *d = dom_get(dom, err);
+    (void)c;
+    return d ? dom_active(d) : -1;
+}
+
+static int test_is_persistent(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
+{
+    const test_dom *d = dom_get(dom, err);
+    (void)c;
+    return d ? d->persistent : -1;
+}
+
+static int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                             rv_err *err)
+{
+    (void)c;
+    if (check_flags(flags, SNAPSHOT_LIST_ALL, "testDomainSnapshotNum", err) < 0 ||
+        !dom_get(dom, err))
+        return -1;
+    return 0;                       /* test domains have no snapshots */
+}
+
+static int test_has_managed_save_image(rv_driver_conn *c, const rv_dom_ref *dom,
+                                       unsigned int flags, rv_err *err)
+{
+    (void)c;
+    if (check_flags(flags, 0, "testDomainHasManagedSaveImage", err) < 0 || !dom_get(dom, err))
+        return -1;
+    return 0;
+}
+
+/* A running domain carries the test label, enforcing; a stopped one none. */
+static int test_get_security_label(rv_driver_conn *c, const rv_dom_ref *dom, char **label,
+                                   int *enforcing, rv_err *err)
+{
+    const test_dom *d = dom_get(dom, err);
+    (void)c;
+    if (!d)
+        return -1;
+    *label = strdup(dom_active(d) ? TEST_LABEL : "");
+    *enforcing = dom_active(d);
+    return *label ? 0 : fail_oom(err);
+}
+
+static int test_get_messages(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                             char ***msgs, rv_err *err)
+{
+    (void)c;
+    *msgs = NULL;
+    if (check_flags(flags, MESSAGE_ALL, "testDomainGetMessages", err) < 0 || !dom_get(dom, err))
+        return -1;
+    return 0;
+}
+
+/* ================================================================ stats */
+
+static int add_int_param(rv_dom_stats *s, const char *field, int value)
+{
+    rv_param *p = &s->params[s->nparams];
+    if (!(p->field = strdup(field)))
+        return -1;
+    p->type = TYPED_PARAM_INT;
+    p->v.i = value;
+    s->nparams++;
+    return 0;
+}
+
+/* libvirt's test driver has the "state" group only. */
+static int fill_stats(const test_dom *d, int want_state, rv_dom_stats *s, rv_err *err)
+{
+    if (ref_fill(d, &s->dom, err) < 0)
+        return -1;
+    if (!want_state)
+        return 0;
+    if (!(s->params = calloc(2, sizeof(*s->params))) ||
+        add_int_param(s, "state.state", d->state) < 0 ||
+        add_int_param(s, "state.reason", d->reason) < 0)
+        return fail_oom(err);
+    return 0;
+}
+
+/* The domains stats are asked for: the named ones still there (in the
+ * order given) or all, kept when they pass the list filters. */
+static int stats_targets(const rv_dom_ref *refs, size_t nrefs, unsigned int filters,
+                         test_dom ***out, size_t *n, rv_err *err)
+{
+    if (!refs || nrefs == 0)
+        return collect(filters, out, n, err);
+    test_dom **doms = malloc(nrefs * sizeof(*doms));
+    if (!doms)
+        return fail_oom(err);
+    *n = 0;
+    for (size_t i = 0; i < nrefs; i++) {
+        test_dom *d = find_by_uuid(refs[i].uuid);
+        if (d && dom_matches(d, filters))
+            doms[(*n)++] = d;
+    }
+    *out = doms;
+    return 0;
+}
+
+static int test_get_all_domain_stats(rv_driver_conn *c, const rv_dom_ref *refs, size_t nrefs,
+                                     unsigned int stats, unsigned int flags,
+                                     rv_dom_stats **out, rv_err *err)
+{
+    test_dom **doms;
+    size_t n;
+    (void)c;
+    *out = NULL;
+    if (check_flags(flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
+                    "testConnectGetAllDomainStats", err) < 0)
+        return -1;
+    if ((flags & STATS_ENFORCE) && (stats & ~(unsigned int)STATS_STATE))
+        return fail(err, RV_FROM_TEST, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: Stats types bits 0x%x are not supported by this "
+                    "daemon", stats & ~(unsigned int)STATS_STATE);
+    if (stats_targets(refs, nrefs, flags & STATS_FILTERS, &doms, &n, err) < 0)
+        return -1;
+    rv_dom_stats *result = calloc(n ? n : 1, sizeof(*result));
+    int ret = result ? (int)n : fail_oom(err);
+    int want_state = stats == 0 || (stats & STATS_STATE);
+    for (size_t i = 0; result && i < n && ret >= 0; i++)
+        if (fill_stats(doms[i], want_state, &result[i], err) < 0)
+            ret = -1;
+    free(doms);
+    if (ret < 0)
+        rv_dom_stats_free(result, n);
+    else
+        *out = result;
+    return ret;
+}
+
+const rv_driver rv_test_driver = {
+    .name = "test",
+    .probe = test_probe,
+    .open = test_open,
+    .close = test_close,
+    .cleanup = test_cleanup,
+    .get_type = test_get_type,
+    .get_version = test_get_version,
+    .get_hostname = test_get_hostname,
+    .get_capabilities = test_get_capabilities,
+    .node_get_info = test_node_get_info,
+    .node_get_security_model = test_node_get_security_model,
+    .num_of_domains = test_num_of_domains,
+    .list_domain_ids = test_list_domain_ids,
+    .list_all_domains = test_list_all_domains,
+    .lookup_by_id = test_lookup_by_id,
+    .lookup_by_name = test_lookup_by_name,
+    .lookup_by_uuid = test_lookup_by_uuid,
+    .define_xml = test_define_xml,
+    .create_xml = test_create_xml,
+    .undefine = test_undefine,
+    .create = test_create,
+    .destroy = test_destroy,
+    .shutdown = test_shutdown,
+    .reboot = test_reboot,
+    .suspend = test_suspend,
+    .resume = test_resume,
+    .managed_save_remove = test_managed_save_remove,
+    .get_info = test_get_info,
+    .get_state = test_get_state,
+    .get_xml_desc = test_get_xml_desc,
+    .get_os_type = test_get_os_type,
+    .get_autostart = test_get_autostart,
+    .is_active = test_is_active,
+    .is_persistent = test_is_persistent,
+    .snapshot_num = test_snapshot_num,
+    .has_managed_save_image = test_has_managed_save_image,
+    .get_security_label = test_get_security_label,
+    .get_messages = test_get_messages,
+    .get_all_domain_stats = test_get_all_domain_stats,
+};

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Run the whole test suite on Debian 12: install what the build and the
+# tests need (as root), build with warnings as errors, run `make check`
+# and end with one line: "N passed, N failed" (", N skipped" if any).
+# Exits non-zero if anything failed or the build did not finish.
+#
+#   tests/check.sh              the suite, in ./build
+#   tests/check.sh --valgrind   the suite with the C tests and remvirtd under
+#                               valgrind (make check-valgrind), in ./build
+#   tests/check.sh --asan       the suite built with ASan/UBSan, in ./build-asan
+#   --no-deps                   do not apt-get install (packages already there)
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+mode=plain
+install_deps=1
+for arg in "$@"; do
+    case $arg in
+    --valgrind) mode=valgrind ;;
+    --asan) mode=asan ;;
+    --no-deps) install_deps=0 ;;
+    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "check.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
+            libtirpc-dev libev-dev libgnutls28-dev libsasl2-dev libssh2-1-dev
+            libreadline-dev python3)
+# The interop tests talk to the real thing: libvirtd's test driver,
+# virsh and the Python binding.  unshare/flock (util-linux) isolate or
+# serialize the private libvirtds.
+test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux)
+[ "$mode" = valgrind ] && test_deps+=(valgrind)
+
+if [ "$install_deps" = 1 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "check.sh: not root, so not installing packages (run with sudo, or --no-deps)" >&2
+        exit 2
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    # No recommends: libvirt-daemon would pull in QEMU and friends.
+    apt-get install -y -q --no-install-recommends "${build_deps[@]}" "${test_deps[@]}"
+fi
+
+# libvirtd's QEMU driver (a dependency of libvirt-daemon) will not start
+# without these; Debian's libvirt-daemon-system would create them.
+if [ "$(id -u)" -eq 0 ]; then
+    groupadd -f kvm
+    groupadd -f libvirt-qemu
+    id libvirt-qemu >/dev/null 2>&1 || useradd -r -g kvm -s /usr/sbin/nologin libvirt-qemu
+fi
+
+configure_flags=(--enable-werror)
+builddir=$top/build
+if [ "$mode" = asan ]; then
+    builddir=$top/build-asan
+    configure_flags+=(--enable-sanitizers)
+    # Leaks fail the program at exit; UB stops it at once.
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+
+cd "$top"
+[ -x configure ] || autoreconf -fi
+mkdir -p "$builddir"
+cd "$builddir"
+[ -f Makefile ] || "$top/configure" "${configure_flags[@]}"
+
+# Results of an earlier run must not count.
+find . -name '*.trs' -delete
+rm -f test-suite.log
+
+target=(check)
+# Named here too in case this build dir was configured before valgrind
+# was installed.
+[ "$mode" = valgrind ] && target=(check-valgrind "VALGRIND=$(command -v valgrind)")
+make_status=0
+make -j2 "${target[@]}" || make_status=$?
+
+# Tally what the automake harness recorded, one .trs per test.
+passed=0 failed=0 skipped=0
+failures=()
+while IFS= read -r trs; do
+    result=$(sed -n 's/^:test-result: //p' "$trs" | head -n 1)
+    case $result in
+    PASS|XFAIL) passed=$((passed + 1)) ;;
+    SKIP) skipped=$((skipped + 1)) ;;
+    *) failed=$((failed + 1)); failures+=("${trs%.trs} ($result)") ;;
+    esac
+done < <(find . -name '*.trs' | sort)
+
+if [ "${#failures[@]}" -gt 0 ]; then
+    [ -f test-suite.log ] && cat test-suite.log
+    echo
+    echo "Failed tests (logs in $builddir):"
+    printf '  %s\n' "${failures[@]}"
+fi
+if [ "$make_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    # make stopped before any test could fail: the build itself broke.
+    echo
+    echo "make ${target[0]} failed before the tests ran (see the build output above)"
+    failed=$((failed + 1))
+fi
+
+summary="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && summary+=", $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,316 @@
+# Shared helpers for the shell tests; every test-*.sh sources this first:
+#
+#   set -euo pipefail
+#   source "$(dirname "$0")/../functions.sh"
+#
+# Exit status follows automake: 0 pass, 77 skip, anything else fail.
+# Under `make check` the environment gives abs_top_srcdir and
+# abs_top_builddir; run by hand, the build dir defaults to ./build of the
+# source tree (where quickstart.sh and tests/check.sh build).
+#
+# RV_VALGRIND, when set (make check-valgrind), is a command prefix that
+# runs remvirtd under valgrind; stop_remvirtd then fails the test if
+# valgrind reported errors or leaks.  RV_KEEP_TMP=1 keeps the temp dir.
+
+top_srcdir=${abs_top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+top_builddir=${abs_top_builddir:-$top_srcdir/build}
+REMVIRTD=${REMVIRTD:-$top_builddir/remvirtd}
+RVSH=${RVSH:-$top_builddir/rvsh}
+PYTHON3=${PYTHON3:-python3}
+# Debian's libvirt binding is built for the system python only.
+SYSTEM_PYTHON3=/usr/bin/python3
+
+# Seconds to wait for a daemon to come up or go down; valgrind is slow.
+RV_TIMEOUT=${RV_TIMEOUT:-10}
+if [ -n "${RV_VALGRIND:-}" ]; then
+    RV_TIMEOUT=$((RV_TIMEOUT * 6))
+fi
+
+fail()
+{
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+skip()
+{
+    echo "SKIP: $*" >&2
+    exit 77
+}
+
+# requires CMD          skip unless CMD is on PATH
+# requires CMD ARG...   skip unless the command succeeds
+requires()
+{
+    if [ $# -eq 1 ]; then
+        command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"
+    else
+        "$@" >/dev/null 2>&1 || skip "'$*' does not work here"
+    fi
+}
+
+requires_root()
+{
+    [ "$(id -u)" -eq 0 ] || skip "needs root"
+}
+
+# cleanup_fn CMD ARG...: run at exit, last registered first.  A cleanup
+# that fails turns a passing test into a failure.
+_rv_cleanups=()
+cleanup_fn()
+{
+    _rv_cleanups+=("$(printf '%q ' "$@")")
+}
+
+_rv_run_cleanups()
+{
+    local status=$? i
+    set +e
+    for ((i = ${#_rv_cleanups[@]} - 1; i >= 0; i--)); do
+        if ! eval "${_rv_cleanups[i]}"; then
+            echo "FAIL: cleanup '${_rv_cleanups[i]}' failed" >&2
+            [ "$status" -eq 0 ] && status=1
+        fi
+    done
+    _rv_cleanups=()
+    exit "$status"
+}
+trap _rv_run_cleanups EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A private temp dir for this test, short enough for socket paths
+# (sun_path holds 107 bytes).
+RV_TMP=$(mktemp -d /tmp/rvt.XXXXXX)
+_rv_remove_tmp()
+{
+    if [ "${RV_KEEP_TMP:-0}" = 1 ]; then
+        echo "kept $RV_TMP" >&2
+    else
+        rm -rf "$RV_TMP"
+    fi
+}
+cleanup_fn _rv_remove_tmp
+
+# wait_for SECONDS DESCRIPTION CMD ARG...: poll CMD every 0.1 s.
+wait_for()
+{
+    local seconds=$1 what=$2 i
+    shift 2
+    for ((i = 0; i < seconds * 10; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    echo "timed out after ${seconds}s waiting for $what" >&2
+    return 1
+}
+
+# Python with tests/tools on the path, script on stdin:
+#   rawpy "$REMVIRTD_SOCK" <<'EOF' ... EOF
+# No __pycache__ in the source tree.
+rawpy()
+{
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools${PYTHONPATH:+:$PYTHONPATH}" \
+        "$PYTHON3" - "$@"
+}
+
+_rv_show_file()
+{
+    if [ -s "$1" ]; then
+        echo "---- $1 (last 40 lines)" >&2
+        tail -n 40 "$1" >&2
+    fi
+}
+
+# ---------------------------------------------------------------- remvirtd
+
+# start_remvirtd ['key = value'...]
+#
+# Starts remvirtd with a private config whose socket dir is in RV_TMP and
+# waits (bounded) for its pidfile and both sockets.  Extra config lines
+# are added as given and replace the defaults of the same key.  Call it
+# directly, not inside $(...), so the shell can wait for the daemon.  Sets:
+#   REMVIRTD_DIR REMVIRTD_CONF REMVIRTD_PID REMVIRTD_LOG
+#   REMVIRTD_SOCK REMVIRTD_SOCK_RO REMVIRTD_URI REMVIRTD_URI_RO
+start_remvirtd()
+{
+    [ -z "${REMVIRTD_PID:-}" ] || fail "start_remvirtd: a remvirtd is already running"
+    [ -x "$REMVIRTD" ] || fail "$REMVIRTD is not built"
+
+    REMVIRTD_DIR=$RV_TMP/remvirtd
+    REMVIRTD_CONF=$REMVIRTD_DIR/remvirtd.conf
+    REMVIRTD_LOG=$REMVIRTD_DIR/remvirtd.log
+    REMVIRTD_SOCK=$REMVIRTD_DIR/remvirt-sock
+    REMVIRTD_SOCK_RO=$REMVIRTD_DIR/remvirt-sock-ro
+    REMVIRTD_URI="test+unix:///default?socket=$REMVIRTD_SOCK"
+    REMVIRTD_URI_RO="test+unix:///default?socket=$REMVIRTD_SOCK_RO"
+    mkdir -p "$REMVIRTD_DIR"
+
+    local -a defaults=(
+        "unix_sock_dir = \"$REMVIRTD_DIR\""
+        'unix_sock_rw_perms = "0770"'
+        'unix_sock_ro_perms = "0777"'
+        "log_outputs = \"2:file:$REMVIRTD_LOG\""
+    )
+    local line key given
+    {
+        echo "# written by tests/functions.sh start_remvirtd"
+        for line in "${defaults[@]}"; do
+            key=${line%% *}
+            for given in "$@"; do
+                [ "${given%%[ =]*}" = "$key" ] && continue 2
+            done
+            echo "$line"
+        done
+        for given in "$@"; do
+            echo "$given"
+        done
+    } > "$REMVIRTD_CONF"
+
+    # RV_VALGRIND is a command prefix: split into words on purpose.
+    # shellcheck disable=SC2086
+    ${RV_VALGRIND:-} "$REMVIRTD" -f "$REMVIRTD_CONF" --pidfile "$REMVIRTD_DIR/remvirtd.pid" \
+        </dev/null >"$REMVIRTD_DIR/stdout" 2>"$REMVIRTD_DIR/stderr" &
+    REMVIRTD_PID=$!
+    cleanup_fn stop_remvirtd
+
+    if ! wait_for "$RV_TIMEOUT" "remvirtd's sockets and pidfile" _rv_remvirtd_ready; then
+        _rv_remvirtd_dump
+        fail "remvirtd did not start"
+    fi
+}
+
+_rv_remvirtd_ready()
+{
+    if ! kill -0 "$REMVIRTD_PID" 2>/dev/null; then
+        _rv_remvirtd_dump
+        local status=0
+        wait "$REMVIRTD_PID" || status=$?
+        REMVIRTD_PID=
+        fail "remvirtd exited during startup with status $status"
+    fi
+    [ -S "$REMVIRTD_SOCK" ] && [ -S "$REMVIRTD_SOCK_RO" ] && [ -s "$REMVIRTD_DIR/remvirtd.pid" ]
+}
+
+_rv_remvirtd_dump()
+{
+    _rv_show_file "$REMVIRTD_CONF"
+    _rv_show_file "$REMVIRTD_DIR/stderr"
+    _rv_show_file "$REMVIRTD_LOG"
+}
+
+remvirtd_alive()
+{
+    [ -n "${REMVIRTD_PID:-}" ] && kill -0 "$REMVIRTD_PID" 2>/dev/null
+}
+
+# SIGTERM, then check that remvirtd exits 0 (under valgrind: no errors,
+# no leaks) within the timeout and takes its sockets with it.
+stop_remvirtd()
+{
+    [ -n "${REMVIRTD_PID:-}" ] || return 0
+    local pid=$REMVIRTD_PID status=0
+    REMVIRTD_PID=
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_for "$RV_TIMEOUT" "remvirtd to exit after SIGTERM" _rv_gone "$pid"; then
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        _rv_remvirtd_dump
+        echo "remvirtd ignored SIGTERM" >&2
+        return 1
+    fi
+    wait "$pid" || status=$?
+    if [ "$status" -ne 0 ]; then
+        _rv_remvirtd_dump
+        echo "remvirtd exited with status $status${RV_VALGRIND:+ (valgrind errors or leaks?)}" >&2
+        return 1
+    fi
+    if [ -e "$REMVIRTD_SOCK" ] || [ -e "$REMVIRTD_SOCK_RO" ]; then
+        echo "remvirtd left its sockets behind after SIGTERM" >&2
+        return 1
+    fi
+}
+
+_rv_gone()
+{
+    ! kill -0 "$1" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- libvirtd
+
+# start_libvirtd: a private libvirtd (test driver reachable) on a socket in
+# RV_TMP, as libvirt-wire-facts.md describes.  Sets LIBVIRTD_SOCK,
+# LIBVIRTD_SOCK_RO, LIBVIRTD_URI, LIBVIRTD_URI_RO and LIBVIRTD_LOG.
+# Its test driver forgets its state when the last client disconnects, so
+# a sequence that needs state must run in one connection.
+#
+# Root libvirtd's drivers take pid files under /run/libvirt, so only one
+# can run per mount namespace.  Where unshare works, each test gets its own
+# /run/libvirt (a tmpfs in a private mount namespace) and tests run in
+# parallel; elsewhere a lock file makes the libvirtd tests take turns.
+start_libvirtd()
+{
+    requires_root
+    requires libvirtd --version
+    [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd: a libvirtd is already running"
+
+    local dir=$RV_TMP/libvirtd
+    mkdir -p "$dir"
+    cat > "$dir/libvirtd.conf" <<EOF
+unix_sock_dir = "$dir"
+unix_sock_rw_perms = "0777"
+auth_unix_rw = "none"
+auth_unix_ro = "none"
+log_outputs = "3:file:$dir/libvirtd.log"
+EOF
+    LIBVIRTD_SOCK=$dir/libvirt-sock
+    LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
+    LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
+    LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
+    LIBVIRTD_LOG=$dir/libvirtd.log
+
+    mkdir -p /run/libvirt
+    if unshare --mount --propagation private true 2>/dev/null; then
+        unshare --mount --propagation private sh -c \
+            'mount -t tmpfs tmpfs /run/libvirt && exec libvirtd -f "$1" -p "$2"' \
+            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" \
+            </dev/null >"$dir/stdout" 2>"$dir/stderr" &
+    else
+        exec {_rv_libvirtd_lock}>/run/lock/remvirt-tests-libvirtd.lock
+        flock -w 600 "$_rv_libvirtd_lock" || fail "another test kept the libvirtd lock for 10 min"
+        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" \
+            </dev/null >"$dir/stdout" 2>"$dir/stderr" &
+    fi
+    LIBVIRTD_PID=$!
+    cleanup_fn stop_libvirtd
+
+    # libvirtd probes every driver at start; give it longer than remvirtd.
+    if ! wait_for $((RV_TIMEOUT * 3)) "libvirtd's socket" _rv_libvirtd_ready; then
+        _rv_show_file "$dir/stderr"
+        _rv_show_file "$LIBVIRTD_LOG"
+        fail "libvirtd did not start"
+    fi
+}
+
+_rv_libvirtd_ready()
+{
+    if ! kill -0 "$LIBVIRTD_PID" 2>/dev/null; then
+        _rv_show_file "$RV_TMP/libvirtd/stderr"
+        _rv_show_file "$LIBVIRTD_LOG"
+        LIBVIRTD_PID=
+        fail "libvirtd exited during startup (groups kvm and libvirt-qemu, user libvirt-qemu present?)"
+    fi
+    [ -S "$LIBVIRTD_SOCK" ]
+}
+
+stop_libvirtd()
+{
+    [ -n "${LIBVIRTD_PID:-}" ] || return 0
+    local pid=$LIBVIRTD_PID
+    LIBVIRTD_PID=
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_for "$RV_TIMEOUT" "libvirtd to exit" _rv_gone "$pid"; then
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}

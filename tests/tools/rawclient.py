@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""A raw libvirt-protocol client for tests that need to misbehave.
+
+Builds packets byte by byte (so tests can send truncated, oversized or
+garbage ones), reads whole replies with a timeout and decodes the few
+reply bodies the tests check.  Standard library only.
+
+    import rawclient as rc
+    c = rc.Client(path)
+    c.open_connection()                     # AUTH_LIST + CONNECT_OPEN
+    hdr, body = c.call(rc.PROC_CONNECT_GET_HOSTNAME)
+    err = rc.decode_error(body)             # when hdr.status == rc.STATUS_ERROR
+"""
+
+import collections
+import select
+import socket
+import struct
+import time
+
+REMOTE_PROGRAM = 0x20008086
+REMOTE_VERSION = 1
+KEEPALIVE_PROGRAM = 0x6B656570
+
+CALL, REPLY, MESSAGE = 0, 1, 2
+STATUS_OK, STATUS_ERROR = 0, 1
+
+PROC_CONNECT_OPEN = 1
+PROC_CONNECT_CLOSE = 2
+PROC_CONNECT_GET_TYPE = 3
+PROC_CONNECT_GET_VERSION = 4
+PROC_NODE_GET_INFO = 6
+PROC_DOMAIN_CREATE = 9
+PROC_DOMAIN_DESTROY = 12
+PROC_DOMAIN_GET_INFO = 16
+PROC_DOMAIN_LOOKUP_BY_NAME = 23
+PROC_DOMAIN_SUSPEND = 34
+PROC_CONNECT_GET_HOSTNAME = 59
+PROC_AUTH_LIST = 66
+PROC_CONNECT_LIST_ALL_DOMAINS = 273
+
+ERR_NO_SUPPORT = 3
+ERR_RPC = 39
+ERR_OPERATION_DENIED = 29
+ERR_NO_DOMAIN = 42
+
+PACKET_MAX = 32 * 1024 * 1024   # header and payload, not the length word
+
+Header = collections.namedtuple("Header", "prog vers proc type serial status")
+
+
+def header_bytes(prog, vers, proc, mtype, serial, status):
+    return struct.pack(">IIiiIi", prog, vers, proc, mtype, serial, status)
+
+
+def packet(proc, payload=b"", serial=1, prog=REMOTE_PROGRAM, vers=REMOTE_VERSION,
+           mtype=CALL, status=STATUS_OK):
+    """A whole packet, length word included."""
+    body = header_bytes(prog, vers, proc, mtype, serial, status) + payload
+    return struct.pack(">I", len(body) + 4) + body
+
+
+# ---- XDR encoding of arguments ----
+
+def xdr_int(v):
+    return struct.pack(">i", v)
+
+
+def xdr_uint(v):
+    return struct.pack(">I", v)
+
+
+def xdr_string(s):
+    data = s.encode() if isinstance(s, str) else s
+    return struct.pack(">I", len(data)) + data + b"\0" * (-len(data) % 4)
+
+
+def xdr_opt_string(s):
+    return xdr_int(0) if s is None else xdr_int(1) + xdr_string(s)
+
+
+def xdr_domain(name, uuid, dom_id):
+    """remote_nonnull_domain; uuid is 16 bytes."""
+    assert len(uuid) == 16
+    return xdr_string(name) + uuid + xdr_int(dom_id)
+
+
+# ---- XDR decoding of replies ----
+
+class Unpacker:
+    def __init__(self, data):
+        self.data = data
+        self.pos = 0
+
+    def _take(self, n):
+        if self.pos + n > len(self.data):
+            raise ValueError(f"reply body ends at {len(self.data)} bytes, "
+                             f"needed {self.pos + n}")
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return chunk
+
+    def int(self):
+        return struct.unpack(">i", self._take(4))[0]
+
+    def uint(self):
+        return struct.unpack(">I", self._take(4))[0]
+
+    def uhyper(self):
+        return struct.unpack(">Q", self._take(8))[0]
+
+    def string(self):
+        n = self.uint()
+        data = self._take(n)
+        self._take(-n % 4)
+        # Servers echo names from requests; those may be any bytes.
+        return data.decode(errors="replace")
+
+    def opt_string(self):
+        return self.string() if self.int() else None
+
+    def opaque(self, n):
+        return self._take(n)
+
+    def domain(self):
+        return {"name": self.string(), "uuid": self.opaque(16), "id": self.int()}
+
+    def opt_domain(self):
+        return self.domain() if self.int() else None
+
+    def done(self):
+        if self.pos != len(self.data):
+            raise ValueError(f"{len(self.data) - self.pos} trailing bytes in reply body")
+
+
+def decode_error(body):
+    """The remote_error of a reply with status ERROR, as a dict."""
+    u = Unpacker(body)
+    err = {"code": u.int(), "domain": u.int(), "message": u.opt_string(),
+           "level": u.int(), "dom": u.opt_domain(), "str1": u.opt_string(),
+           "str2": u.opt_string(), "str3": u.opt_string(), "int1": u.int(),
+           "int2": u.int()}
+    if u.int():
+        err["net"] = {"name": u.string(), "uuid": u.opaque(16)}
+    else:
+        err["net"] = None
+    u.done()
+    return err
+
+
+class Closed(Exception):
+    """The server closed the connection."""
+
+
+class Client:
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.timeout = timeout
+        self.serial = 0
+        self.inbuf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def next_serial(self):
+        self.serial += 1
+        return self.serial
+
+    def send_call(self, proc, payload=b"", **kw):
+        """Send one CALL; returns its serial."""
+        serial = kw.pop("serial", None)
+        if serial is None:
+            serial = self.next_serial()
+        self.send(packet(proc, payload, serial=serial, **kw))
+        return serial
+
+    def _fill(self, need, deadline):
+        while len(self.inbuf) < need:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no reply within {self.timeout} s")
+            self.sock.settimeout(left)
+            try:
+                chunk = self.sock.recv(65536)
+            except ConnectionResetError:
+                chunk = b""
+            if not chunk:
+                raise Closed("server closed the connection")
+            self.inbuf += chunk
+
+    def recv_packet(self):
+        """The next whole packet as (Header, body); raises Closed at EOF."""
+        deadline = time.monotonic() + self.timeout
+        self._fill(4, deadline)
+        length = struct.unpack(">I", self.inbuf[:4])[0]
+        if length < 28 or length > PACKET_MAX + 4:
+            raise ValueError(f"server sent a packet length of {length}")
+        self._fill(length, deadline)
+        pkt, self.inbuf = self.inbuf[:length], self.inbuf[length:]
+        hdr = Header(*struct.unpack(">IIiiIi", pkt[4:28]))
+        return hdr, pkt[28:]
+
+    def recv_reply(self):
+        """The next REPLY, skipping MESSAGEs (keepalive, events)."""
+        while True:
+            hdr, body = self.recv_packet()
+            if hdr.type == REPLY:
+                return hdr, body
+
+    def call(self, proc, payload=b"", **kw):
+        serial = self.send_call(proc, payload, **kw)
+        hdr, body = self.recv_reply()
+        if hdr.serial != serial:
+            raise ValueError(f"reply serial {hdr.serial} does not match call {serial}")
+        return hdr, body
+
+    def call_ok(self, proc, payload=b""):
+        """A call that must succeed; returns the body."""
+        hdr, body = self.call(proc, payload)
+        if hdr.status != STATUS_OK:
+            raise RuntimeError(f"procedure {proc} failed: {decode_error(body)}")
+        return body
+
+    def open_connection(self, uri="test:///default", flags=0):
+        self.call_ok(PROC_AUTH_LIST)
+        self.call_ok(PROC_CONNECT_OPEN, xdr_opt_string(uri) + xdr_uint(flags))
+
+    def wait_closed(self, timeout=None):
+        """True if the server closes the connection within timeout seconds
+        (data it sends first is discarded)."""
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                return False
+            try:
+                if not self.sock.recv(65536):
+                    return True
+            except ConnectionResetError:
+                return True
+
+    def lookup(self, name):
+        """DOMAIN_LOOKUP_BY_NAME; returns the payload bytes of the domain."""
+        body = self.call_ok(PROC_DOMAIN_LOOKUP_BY_NAME, xdr_string(name))
+        Unpacker(body).domain()     # validates the reply's shape
+        return body
+
+
+# ---- assertions for the test scripts ----
+
+def check(cond, what):
+    """Print 'ok' for a passing check; end the test with FAIL otherwise."""
+    if not cond:
+        raise SystemExit(f"FAIL: {what}")
+    print(f"ok   {what}")
+
+
+def expect_error_reply(hdr, body, serial, codes, what):
+    """hdr/body must be a REPLY with status ERROR to `serial` whose error
+    code is one of `codes` (None: any code); returns the decoded error."""
+    check(hdr.type == REPLY and hdr.status == STATUS_ERROR,
+          f"{what}: REPLY with status ERROR (got type {hdr.type} status {hdr.status})")
+    check(hdr.serial == serial, f"{what}: reply serial {hdr.serial} == {serial}")
+    err = decode_error(body)
+    message = err["message"] or ""
+    if len(message) > 120:
+        message = message[:120] + "..."
+    if codes is None:
+        check(err["code"] != 0, f"{what}: error code {err['code']} ({message!r})")
+    else:
+        check(err["code"] in codes,
+              f"{what}: error code {err['code']} in {sorted(codes)} ({message!r})")
+    return err
+
+
+def expect_usable(client, what):
+    """The connection still answers a plain call."""
+    body = client.call_ok(PROC_CONNECT_GET_HOSTNAME)
+    u = Unpacker(body)
+    name = u.string()
+    u.done()
+    check(len(name) > 0, f"{what}: connection still answers (hostname {name!r})")

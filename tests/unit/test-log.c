@@ -1,0 +1,239 @@
+/* Logging: filter, output and level specs (good and bad, with their
+ * messages), thresholds per category, batching to a file, and the
+ * promise that a disabled call evaluates nothing. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "tests/unit/check.h"
+
+RV_LOG_CATEGORY("tests.unit.log");
+
+static char tmpdir[] = "/tmp/rv-test-log-XXXXXX";
+
+static char *path_in_tmp(const char *name)
+{
+    char *p = NULL;
+    CHECK(asprintf(&p, "%s/%s", tmpdir, name) > 0);
+    return p;
+}
+
+/* The whole content of a file (empty string if it is empty). */
+static char *slurp(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    CHECK(fd >= 0);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0);
+    char *s = malloc((size_t)st.st_size + 1);
+    CHECK(s != NULL);
+    CHECK(read(fd, s, (size_t)st.st_size) == st.st_size);
+    s[st.st_size] = '\0';
+    close(fd);
+    return s;
+}
+
+static void expect_filters_error(const char *spec, const char *why)
+{
+    rv_err err = { 0 };
+    CHECK_INT_EQ(rv_log_set_filters(spec, &err), -1);
+    CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
+    CHECK_STR_HAS(err.message, why);
+    rv_err_clear(&err);
+}
+
+static void expect_outputs_error(const char *spec, int code, const char *why)
+{
+    rv_err err = { 0 };
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), -1);
+    CHECK_INT_EQ(err.code, code);
+    CHECK_STR_HAS(err.message, why);
+    rv_err_clear(&err);
+}
+
+static void test_filters(void)
+{
+    rv_err err = { 0 };
+    char *out = path_in_tmp("filters.log");
+    char *spec = NULL;
+
+    /* With the default stderr output at level 3, nothing below warnings
+     * can pass whatever the filters say. */
+    CHECK_INT_EQ(rv_log_set_filters("1:server", &err), 0);
+    CHECK_INT_EQ(rv_log_threshold_for("server.client"), RV_LOG_WARN);
+
+    /* An output at level 1 lets the filters decide. */
+    CHECK(asprintf(&spec, "1:file:%s", out) > 0);
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), 0);
+    CHECK_INT_EQ(rv_log_set_filters("1:server.client 2:transport  4:drivers.test", &err), 0);
+    CHECK_INT_EQ(rv_log_threshold_for("server.client"), RV_LOG_DEBUG);
+    CHECK_INT_EQ(rv_log_threshold_for("transport.unix"), RV_LOG_INFO);
+    CHECK_INT_EQ(rv_log_threshold_for("server.drivers.test"), RV_LOG_ERROR);
+    /* Categories no filter names take the default level. */
+    CHECK_INT_EQ(rv_log_threshold_for("server.dispatch"), RV_LOG_WARN);
+    CHECK_INT_EQ(rv_log_set_level(RV_LOG_INFO, &err), 0);
+    CHECK_INT_EQ(rv_log_threshold_for("server.dispatch"), RV_LOG_INFO);
+    CHECK_INT_EQ(rv_log_threshold_for("server.client"), RV_LOG_DEBUG);
+
+    /* An empty spec drops every filter. */
+    CHECK_INT_EQ(rv_log_set_filters("", &err), 0);
+    CHECK_INT_EQ(rv_log_threshold_for("server.client"), RV_LOG_INFO);
+    CHECK(!rv_err_is_set(&err));
+
+    CHECK_INT_EQ(rv_log_set_filters("1:server.client", &err), 0);
+    expect_filters_error("0:server", "log filter '0:server': expected LEVEL:... with LEVEL 1 to 4");
+    expect_filters_error("5:server", "with LEVEL 1 to 4");
+    expect_filters_error("server", "log filter 'server'");
+    expect_filters_error("1server", "expected LEVEL:");
+    expect_filters_error("1:", "log filter '1:': missing category name");
+    expect_filters_error("1:server 3:", "missing category name");
+    /* A rejected spec leaves the previous filters in force. */
+    CHECK_INT_EQ(rv_log_threshold_for("server.client"), RV_LOG_DEBUG);
+
+    /* 64 filters are accepted, the 65th is not. */
+    char many[65 * 8 + 1] = "";
+    for (int i = 0; i < 64; i++)
+        sprintf(many + strlen(many), "1:c%02d ", i);
+    CHECK_INT_EQ(rv_log_set_filters(many, &err), 0);
+    CHECK_INT_EQ(rv_log_threshold_for("c63"), RV_LOG_DEBUG);
+    strcat(many, "1:c64");
+    expect_filters_error(many, "too many log filters (at most 64)");
+    CHECK_INT_EQ(rv_log_threshold_for("c00"), RV_LOG_DEBUG);
+
+    expect_outputs_error("1:syslog", RV_ERR_CONFIG_UNSUPPORTED,
+                         "log output '1:syslog': destination must be 'stderr' or 'file:PATH'");
+    expect_outputs_error("1:file:", RV_ERR_CONFIG_UNSUPPORTED, "destination must be");
+    expect_outputs_error("9:stderr", RV_ERR_CONFIG_UNSUPPORTED,
+                         "log output '9:stderr': expected LEVEL:");
+    expect_outputs_error("stderr", RV_ERR_CONFIG_UNSUPPORTED, "expected LEVEL:");
+    expect_outputs_error("1:file:/nonexistent-dir/x.log", RV_ERR_SYSTEM_ERROR,
+                         "cannot open /nonexistent-dir/x.log: No such file or directory");
+    expect_outputs_error("1:stderr 1:stderr 1:stderr 1:stderr 1:stderr 1:stderr 1:stderr "
+                         "1:stderr 1:stderr", RV_ERR_CONFIG_UNSUPPORTED,
+                         "too many log outputs (at most 8)");
+    /* Still the level-1 file output from before. */
+    CHECK_INT_EQ(rv_log_threshold_for("c00"), RV_LOG_DEBUG);
+
+    rv_err err2 = { 0 };
+    CHECK_INT_EQ(rv_log_set_level(0, &err2), -1);
+    CHECK_STR_HAS(err2.message, "log level 0: must be 1 (debug) to 4 (error)");
+    rv_err_clear(&err2);
+    CHECK_INT_EQ(rv_log_set_level(5, &err2), -1);
+    CHECK_STR_HAS(err2.message, "log level 5");
+    rv_err_clear(&err2);
+
+    rv_log_reset();
+    CHECK_INT_EQ(rv_log_threshold_for("c00"), RV_LOG_WARN);
+    free(spec);
+    unlink(out);
+    free(out);
+}
+
+static int side_effects;
+
+static int bump(void)
+{
+    return ++side_effects;
+}
+
+static void test_file_output_and_cost(void)
+{
+    rv_err err = { 0 };
+    char *out = path_in_tmp("out.log");
+    char *spec = NULL;
+    CHECK(asprintf(&spec, "2:file:%s", out) > 0);
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), 0);
+    CHECK_INT_EQ(rv_log_set_filters("2:tests.unit", &err), 0);
+
+    /* Batched: nothing reaches the file before a flush. */
+    RV_INFO("first message %d", 42);
+    RV_DEBUG("below the level %d", bump());
+    char *text = slurp(out);
+    CHECK_STR_EQ(text, "");
+    free(text);
+
+    rv_log_flush();
+    text = slurp(out);
+    CHECK_STR_HAS(text, ": info : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, "first message 42\n");
+    CHECK(strstr(text, "below the level") == NULL);
+    free(text);
+
+    /* Errors are written at once, without a flush. */
+    RV_ERROR("broken %s", "thing");
+    text = slurp(out);
+    CHECK_STR_HAS(text, ": error : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, "broken thing\n");
+    free(text);
+
+    /* The category's threshold is now cached for this configuration, so
+     * a disabled call stops at the integer comparisons: its arguments are
+     * not even evaluated, let alone formatted. */
+    side_effects = 0;
+    RV_DEBUG("not evaluated %d", bump());
+    RV_DEBUG("not evaluated %d %d", bump(), bump());
+    CHECK_INT_EQ(side_effects, 0);
+    RV_INFO("evaluated %d", bump());
+    CHECK_INT_EQ(side_effects, 1);
+
+    /* A new configuration reaches the cached category: debug on... */
+    free(spec);
+    CHECK(asprintf(&spec, "1:file:%s", out) > 0);
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), 0);
+    CHECK_INT_EQ(rv_log_set_filters("1:tests.unit.log", &err), 0);
+    RV_DEBUG("debug now %d", bump());
+    CHECK_INT_EQ(side_effects, 2);
+    rv_log_flush();
+    text = slurp(out);
+    CHECK_STR_HAS(text, "evaluated 1\n");
+    CHECK_STR_HAS(text, ": debug : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, "debug now 2\n");
+    free(text);
+
+    /* ...and off again.  The first call after the change may take the slow
+     * path to refresh the cache; every later one is back to the fast path. */
+    CHECK_INT_EQ(rv_log_set_filters("3:tests.unit", &err), 0);
+    RV_DEBUG("refresh");
+    side_effects = 0;
+    for (int i = 0; i < 1000; i++)
+        RV_DEBUG("off %d", bump());
+    CHECK_INT_EQ(side_effects, 0);
+    RV_WARN("still on %d", bump());
+    CHECK_INT_EQ(side_effects, 1);
+
+    /* A message longer than the line buffer is cut but stays one line. */
+    char *long_msg = malloc(5000);
+    CHECK(long_msg != NULL);
+    memset(long_msg, 'x', 4999);
+    long_msg[4999] = '\0';
+    RV_WARN("%s", long_msg);
+    RV_WARN("after the long one");
+    rv_log_flush();
+    text = slurp(out);
+    char *start = strstr(text, "xxxx");
+    CHECK(start != NULL);
+    char *end = strchr(start, '\n');
+    CHECK(end != NULL);
+    CHECK((size_t)(end - start) < 2048);
+    CHECK_STR_HAS(end + 1, "after the long one\n");
+    free(text);
+    free(long_msg);
+
+    rv_log_reset();
+    free(spec);
+    unlink(out);
+    free(out);
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(tmpdir) != NULL);
+    test_filters();
+    test_file_output_and_cost();
+    rmdir(tmpdir);
+    printf("log tests passed\n");
+    return 0;
+}

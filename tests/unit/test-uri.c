@@ -1,0 +1,218 @@
+/* URI parsing: the parts of good URIs, the socket and server name they
+ * lead to, and the error (code, domain, words) of bad ones. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/uri.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                            \
+    do {                                                            \
+        if (!(cond)) {                                              \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+            fprintf(stderr, __VA_ARGS__);                           \
+            fputc('\n', stderr);                                    \
+            failures++;                                             \
+        }                                                           \
+    } while (0)
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+#define SHOW(s) ((s) ? (s) : "(null)")
+
+struct good {
+    const char *text;
+    const char *driver, *transport, *user, *host;
+    int port;
+    const char *path;
+    size_t nparams;
+    const char *socket_rw;      /* NULL: the transport is refused */
+    const char *socket_ro;
+    const char *server_name;
+};
+
+static const struct good goods[] = {
+    { "test:///default", "test", NULL, NULL, NULL, 0, "/default", 0,
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default" },
+    { "test+unix:///default?socket=/tmp/lv/libvirt-sock", "test", "unix", NULL, NULL, 0, "/default", 1,
+      "/tmp/lv/libvirt-sock", "/tmp/lv/libvirt-sock", "test:///default" },
+    /* escapes decode; '+' stays; client params never reach the server */
+    { "qemu+unix:///system?socket=%2Ftmp%2Fa%20b+c&mode=legacy", "qemu", "unix", NULL, NULL, 0,
+      "/system", 2, "/tmp/a b+c", "/tmp/a b+c", "qemu:///system" },
+    /* other params do, re-encoded */
+    { "test:///default?foo=bar%26baz&socket=/s&x=a%20b", "test", NULL, NULL, NULL, 0, "/default", 3,
+      "/s", "/s", "test:///default?foo=bar%26baz&x=a%20b" },
+    { "test:///default?a;b=1", "test", NULL, NULL, NULL, 0, "/default", 2,
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default?a=&b=1" },
+    /* the last of a repeated param wins */
+    { "test+unix:///default?socket=/a&socket=/b", "test", "unix", NULL, NULL, 0, "/default", 2,
+      "/b", "/b", "test:///default" },
+    /* ?name= replaces the name sent to the server */
+    { "test:///default?name=test:///other", "test", NULL, NULL, NULL, 0, "/default", 1,
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///other" },
+    { "test://", "test", NULL, NULL, NULL, 0, "", 0,
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test://" },
+    { "test:///my%20vm/x", "test", NULL, NULL, NULL, 0, "/my vm/x", 0,
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///my%20vm/x" },
+    /* remote forms parse; their transports come later */
+    { "qemu+ssh://alice@host.example:2222/system?keyfile=/k", "qemu", "ssh", "alice", "host.example",
+      2222, "/system", 1, NULL, NULL, "qemu:///system" },
+    { "qemu://host/system", "qemu", NULL, NULL, "host", 0, "/system", 0, NULL, NULL, "qemu:///system" },
+    { "qemu+tcp://[::1]:16509/system", "qemu", "tcp", NULL, "::1", 16509, "/system", 0, NULL, NULL,
+      "qemu:///system" },
+};
+
+static void check_good(const struct good *g)
+{
+    rvc_uri *u = NULL;
+    rv_err err = { 0 };
+    if (rvc_uri_parse(g->text, &u, &err) < 0) {
+        CHECK(0, "'%s' should parse: %s", g->text, SHOW(err.message));
+        rv_err_clear(&err);
+        return;
+    }
+    CHECK(same(u->driver, g->driver), "%s: driver '%s'", g->text, SHOW(u->driver));
+    CHECK(same(u->transport, g->transport), "%s: transport '%s'", g->text, SHOW(u->transport));
+    CHECK(same(u->user, g->user), "%s: user '%s'", g->text, SHOW(u->user));
+    CHECK(same(u->host, g->host), "%s: host '%s'", g->text, SHOW(u->host));
+    CHECK(u->port == g->port, "%s: port %d", g->text, u->port);
+    CHECK(same(u->path, g->path), "%s: path '%s'", g->text, SHOW(u->path));
+    CHECK(u->nparams == g->nparams, "%s: %zu params", g->text, u->nparams);
+
+    for (int ro = 0; ro <= 1; ro++) {
+        const char *want = ro ? g->socket_ro : g->socket_rw;
+        char *sock = rvc_uri_unix_socket(u, ro, &err);
+        CHECK(same(sock, want), "%s: socket '%s' (ro %d), want '%s'", g->text, SHOW(sock), ro,
+              SHOW(want));
+        if (!want)
+            CHECK(err.code == RV_ERR_NO_SUPPORT && err.domain == RV_FROM_URI &&
+                  err.message && strstr(err.message, "is not supported yet"),
+                  "%s: refusal %d/%d '%s'", g->text, err.code, err.domain, SHOW(err.message));
+        free(sock);
+        rv_err_clear(&err);
+    }
+
+    char *name = rvc_uri_server_name(u, &err);
+    CHECK(same(name, g->server_name), "%s: server name '%s'", g->text, SHOW(name));
+    free(name);
+    rvc_uri_free(u);
+}
+
+struct bad {
+    const char *text;
+    int code;
+    const char *words;          /* must appear in the message */
+};
+
+/* Refused by the parser (all RV_ERR_INVALID_ARG). */
+static const struct bad bad_syntax[] = {
+    { "", RV_ERR_INVALID_ARG, "the URI is empty" },
+    { "test", RV_ERR_INVALID_ARG, "expected driver[+transport]://" },
+    { "test:/default", RV_ERR_INVALID_ARG, "expected driver[+transport]://" },
+    { "://x", RV_ERR_INVALID_ARG, "no driver name" },
+    { "+unix:///x", RV_ERR_INVALID_ARG, "no driver name" },
+    { "test+:///x", RV_ERR_INVALID_ARG, "empty transport" },
+    { "te st:///x", RV_ERR_INVALID_ARG, "space or control character" },
+    { "test:///x\n", RV_ERR_INVALID_ARG, "space or control character" },
+    { "1test:///x", RV_ERR_INVALID_ARG, "must start with a letter" },
+    { "te$t:///x", RV_ERR_INVALID_ARG, "character '$'" },
+    { "test+unix+x:///x", RV_ERR_INVALID_ARG, "character '+'" },
+    { "test:///x?socket=%zz", RV_ERR_INVALID_ARG, "'%zz' is not a valid percent-escape" },
+    { "test:///x?socket=%4", RV_ERR_INVALID_ARG, "'%4' is not a valid percent-escape" },
+    { "test:///x%", RV_ERR_INVALID_ARG, "'%' is not a valid percent-escape" },
+    { "test:///x?socket=%00", RV_ERR_INVALID_ARG, "NUL byte" },
+    { "test:///x?=v", RV_ERR_INVALID_ARG, "a parameter has no name" },
+    { "test://h:0/x", RV_ERR_INVALID_ARG, "port '0' is not a number" },
+    { "test://h:99999/x", RV_ERR_INVALID_ARG, "port '99999'" },
+    { "test://h:12a/x", RV_ERR_INVALID_ARG, "port '12a'" },
+    { "test://h:/x", RV_ERR_INVALID_ARG, "port ''" },
+    { "test://:123/x", RV_ERR_INVALID_ARG, "port is given without a host" },
+    { "test://@h/x", RV_ERR_INVALID_ARG, "empty user name" },
+    { "test://u@/x", RV_ERR_INVALID_ARG, "user is given without a host" },
+    { "test://[::1/x", RV_ERR_INVALID_ARG, "never closed" },
+    { "test://[]/x", RV_ERR_INVALID_ARG, "empty IPv6 address" },
+    { "test://[::1]x/x", RV_ERR_INVALID_ARG, "only ':port' may follow" },
+    { "test:///x#frag", RV_ERR_INVALID_ARG, "fragment" },
+};
+
+/* Parse, but cannot be reached over a Unix socket. */
+static const struct bad bad_target[] = {
+    { "test+foo:///x", RV_ERR_INVALID_ARG, "unknown transport 'foo'" },
+    { "test+tls://h/x", RV_ERR_NO_SUPPORT, "transport 'tls' is not supported yet" },
+    { "test+libssh2://h/x", RV_ERR_NO_SUPPORT, "transport 'libssh2' is not supported yet" },
+    { "test+ext:///x", RV_ERR_NO_SUPPORT, "transport 'ext' is not supported yet" },
+    { "test+unix://h/x", RV_ERR_INVALID_ARG, "remove the host 'h'" },
+    { "test:///x?mode=direct", RV_ERR_NO_SUPPORT, "mode 'direct' is not supported" },
+    { "test:///x?mode=fast", RV_ERR_INVALID_ARG, "unknown mode 'fast'" },
+    { "test:///x?socket=", RV_ERR_INVALID_ARG, "the socket parameter is empty" },
+};
+
+static void check_bad_syntax(const struct bad *b)
+{
+    static rvc_uri sentinel;
+    rvc_uri *u = &sentinel;        /* a failed parse must reset it to NULL */
+    rv_err err = { 0 };
+    int rc = rvc_uri_parse(b->text, &u, &err);
+    CHECK(rc == -1 && u == NULL, "'%s' should not parse", b->text);
+    CHECK(err.code == b->code && err.domain == RV_FROM_URI, "'%s': error %d/%d", b->text, err.code,
+          err.domain);
+    CHECK(err.message && strstr(err.message, b->words) &&
+          strncmp(err.message, "invalid URI '", 13) == 0,
+          "'%s': message '%s' lacks '%s'", b->text, SHOW(err.message), b->words);
+    if (rc == 0)
+        rvc_uri_free(u);
+    rv_err_clear(&err);
+}
+
+static void check_bad_target(const struct bad *b)
+{
+    rvc_uri *u = NULL;
+    rv_err err = { 0 };
+    if (rvc_uri_parse(b->text, &u, &err) < 0) {
+        CHECK(0, "'%s' should parse: %s", b->text, SHOW(err.message));
+        rv_err_clear(&err);
+        return;
+    }
+    char *sock = rvc_uri_unix_socket(u, 0, &err);
+    CHECK(sock == NULL, "'%s' should have no socket, got '%s'", b->text, sock);
+    CHECK(err.code == b->code && err.domain == RV_FROM_URI, "'%s': error %d/%d", b->text, err.code,
+          err.domain);
+    CHECK(err.message && strstr(err.message, b->words), "'%s': message '%s' lacks '%s'", b->text,
+          SHOW(err.message), b->words);
+    free(sock);
+    rv_err_clear(&err);
+    rvc_uri_free(u);
+}
+
+int main(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(goods) / sizeof(goods[0]); i++, n++)
+        check_good(&goods[i]);
+    for (size_t i = 0; i < sizeof(bad_syntax) / sizeof(bad_syntax[0]); i++, n++)
+        check_bad_syntax(&bad_syntax[i]);
+    for (size_t i = 0; i < sizeof(bad_target) / sizeof(bad_target[0]); i++, n++)
+        check_bad_target(&bad_target[i]);
+
+    /* rvc_uri_param_value sees decoded names and values. */
+    rvc_uri *u = NULL;
+    rv_err err = { 0 };
+    CHECK(rvc_uri_parse("test:///x?n%61me2=v%3Dw&flag", &u, &err) == 0, "param URI: %s",
+          SHOW(err.message));
+    if (u) {
+        CHECK(same(rvc_uri_param_value(u, "name2"), "v=w"), "decoded param value");
+        CHECK(same(rvc_uri_param_value(u, "flag"), ""), "param without '='");
+        CHECK(rvc_uri_param_value(u, "other") == NULL, "missing param");
+        CHECK(same(rvc_uri_transport(u), "unix"), "no host means unix");
+        rvc_uri_free(u);
+    }
+    n++;
+
+    printf("%zu URI cases, %d failures\n", n, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,178 @@
+/* Shared helpers: UUID text both ways, the growable buffer, the error
+ * reporter. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/error.h"
+#include "common/util.h"
+#include "tests/unit/check.h"
+
+static const unsigned char known_uuid[16] = {
+    0x66, 0x95, 0xeb, 0x01, 0xf6, 0xa4, 0x83, 0x04,
+    0x79, 0xaa, 0x97, 0xf2, 0x50, 0x2e, 0x19, 0x3f,
+};
+
+static void expect_uuid(const char *text)
+{
+    unsigned char u[16];
+    memset(u, 0, sizeof(u));
+    if (rv_uuid_parse(text, u) != 0)
+        check_fail(__FILE__, __LINE__, "rv_uuid_parse(\"%s\") failed", text);
+    CHECK_MEM_EQ(u, 16, known_uuid, 16);
+}
+
+static void expect_bad_uuid(const char *text)
+{
+    unsigned char u[16];
+    if (rv_uuid_parse(text, u) != -1)
+        check_fail(__FILE__, __LINE__, "rv_uuid_parse(\"%s\") accepted it", text);
+}
+
+static void test_uuid(void)
+{
+    char text[RV_UUID_STRING_LEN];
+    rv_uuid_format(known_uuid, text);
+    CHECK_STR_EQ(text, "6695eb01-f6a4-8304-79aa-97f2502e193f");
+    CHECK_UINT_EQ(strlen(text), RV_UUID_STRING_LEN - 1);
+
+    expect_uuid("6695eb01-f6a4-8304-79aa-97f2502e193f");
+    expect_uuid("6695EB01-F6A4-8304-79AA-97F2502E193F");
+    expect_uuid("6695eb01f6a4830479aa97f2502e193f");
+    expect_uuid("  6695eb01-f6a4-8304-79aa-97f2502e193f\n");
+
+    expect_bad_uuid("");
+    expect_bad_uuid("6695eb01-f6a4-8304-79aa-97f2502e193");          /* 35 */
+    expect_bad_uuid("6695eb01-f6a4-8304-79aa-97f2502e193f0");        /* 37 */
+    expect_bad_uuid("6695eb01f-6a4-8304-79aa-97f2502e193f");         /* dash moved */
+    expect_bad_uuid("6695eb01-f6a4-8304-79aa-97f2502e193g");         /* not hex */
+    expect_bad_uuid("6695eb01-f6a4-8304-79aa+97f2502e193f");
+    expect_bad_uuid("6695eb01f6a4830479aa97f2502e193");              /* 31 */
+    expect_bad_uuid("6695eb01 f6a4 8304 79aa 97f2502e193f");
+    expect_bad_uuid("6695eb01f6a4830479aa97f2502e19-3f");            /* dash in bare form */
+
+    unsigned char a[16], b[16];
+    rv_uuid_generate(a);
+    rv_uuid_generate(b);
+    CHECK(memcmp(a, b, 16) != 0);
+    CHECK_UINT_EQ(a[6] >> 4, 4);            /* version 4 */
+    CHECK_UINT_EQ(a[8] & 0xc0, 0x80);       /* RFC 4122 variant */
+    unsigned char back[16];
+    rv_uuid_format(a, text);
+    CHECK_INT_EQ(rv_uuid_parse(text, back), 0);
+    CHECK_MEM_EQ(back, 16, a, 16);
+}
+
+static void append(rv_buf *b, const char *s, size_t n)
+{
+    CHECK_INT_EQ(rv_buf_reserve(b, n), 0);
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+}
+
+static void test_buf(void)
+{
+    rv_buf b = { 0 };
+    CHECK_UINT_EQ(rv_buf_used(&b), 0);
+
+    append(&b, "hello world", 11);
+    CHECK_UINT_EQ(rv_buf_used(&b), 11);
+    CHECK(b.cap >= 11);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), "hello world", 11);
+
+    rv_buf_consume(&b, 6);
+    CHECK_UINT_EQ(rv_buf_used(&b), 5);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), "world", 5);
+
+    /* Consuming everything resets the offsets so the space is reused. */
+    rv_buf_consume(&b, 5);
+    CHECK_UINT_EQ(rv_buf_used(&b), 0);
+    CHECK_UINT_EQ(b.start, 0);
+    CHECK_UINT_EQ(b.len, 0);
+
+    /* Reserve compacts consumed space before it grows. */
+    size_t cap = b.cap;
+    char *fill = malloc(cap);
+    CHECK(fill != NULL);
+    for (size_t i = 0; i < cap; i++)
+        fill[i] = (char)('a' + i % 26);
+    append(&b, fill, cap - 10);
+    rv_buf_consume(&b, cap / 2);
+    char *data = b.data;
+    CHECK_INT_EQ(rv_buf_reserve(&b, cap / 4), 0);
+    CHECK_UINT_EQ(b.cap, cap);
+    CHECK(b.data == data);
+    CHECK_UINT_EQ(b.start, 0);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), fill + cap / 2, cap - 10 - cap / 2);
+
+    /* Growing keeps the live bytes. */
+    size_t used = rv_buf_used(&b);
+    CHECK_INT_EQ(rv_buf_reserve(&b, cap * 3), 0);
+    CHECK(b.cap - b.len >= cap * 3);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), fill + cap / 2, used);
+
+    /* An impossible size fails instead of wrapping around. */
+    size_t before = b.cap;
+    CHECK_INT_EQ(rv_buf_reserve(&b, SIZE_MAX), -1);
+    CHECK_INT_EQ(rv_buf_reserve(&b, SIZE_MAX / 2 + 2), -1);
+    CHECK_UINT_EQ(b.cap, before);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), fill + cap / 2, used);
+
+    /* Shrinking only happens when the buffer is empty. */
+    rv_buf_shrink(&b, 1024);
+    CHECK_UINT_EQ(b.cap, before);
+    rv_buf_consume(&b, rv_buf_used(&b));
+    rv_buf_shrink(&b, 1024);
+    CHECK_UINT_EQ(b.cap, 1024);
+    append(&b, "again", 5);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), "again", 5);
+    rv_buf_consume(&b, 5);
+    rv_buf_shrink(&b, 0);
+    CHECK(b.data == NULL);
+    CHECK_UINT_EQ(b.cap, 0);
+
+    append(&b, "x", 1);
+    rv_buf_free(&b);
+    CHECK(b.data == NULL);
+    CHECK_UINT_EQ(b.cap, 0);
+    CHECK_UINT_EQ(b.len, 0);
+    free(fill);
+}
+
+static void test_err(void)
+{
+    rv_err err = { 0 };
+    CHECK(!rv_err_is_set(&err));
+    rv_err_set(&err, RV_FROM_TEST, RV_ERR_NO_DOMAIN, "Domain not found: %s '%s'", "name", "x");
+    CHECK(rv_err_is_set(&err));
+    CHECK_INT_EQ(err.code, RV_ERR_NO_DOMAIN);
+    CHECK_INT_EQ(err.domain, RV_FROM_TEST);
+    CHECK_INT_EQ(err.level, RV_ERR_LEVEL_ERROR);
+    CHECK_STR_EQ(err.message, "Domain not found: name 'x'");
+
+    /* Setting again replaces (valgrind sees a leak otherwise). */
+    rv_err_set_errno(&err, RV_FROM_RPC, ENOENT, "cannot connect to %s", "/nowhere");
+    CHECK_INT_EQ(err.code, RV_ERR_SYSTEM_ERROR);
+    CHECK_INT_EQ(err.domain, RV_FROM_RPC);
+    CHECK_STR_EQ(err.message, "cannot connect to /nowhere: No such file or directory");
+
+    rv_err dst = { 0 };
+    rv_err_set(&dst, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR, "old");
+    rv_err_move(&dst, &err);
+    CHECK(!rv_err_is_set(&err));
+    CHECK(err.message == NULL);
+    CHECK_STR_HAS(dst.message, "/nowhere");
+    rv_err_clear(&dst);
+    CHECK(!rv_err_is_set(&dst));
+    CHECK(dst.message == NULL);
+}
+
+int main(void)
+{
+    test_uuid();
+    test_buf();
+    test_err();
+    printf("util tests passed\n");
+    return 0;
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""gen/rvgen.py: annotation errors carry file and line, the generated
+dispatch table carries the annotated flags of the real rv_remote.x, and the
+committed docs/procedures.md matches the .x files."""
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+SRCDIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RVGEN = os.path.join(SRCDIR, 'gen', 'rvgen.py')
+REMOTE_X = os.path.join(SRCDIR, 'protocol', 'rv_remote.x')
+KEEPALIVE_X = os.path.join(SRCDIR, 'protocol', 'rv_keepalive.x')
+DOCS = os.path.join(SRCDIR, 'docs', 'procedures.md')
+
+sys.dont_write_bytecode = True      # leave no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(RVGEN))
+import rvgen  # noqa: E402
+
+# A tiny program; {procs} is spliced in at line 6.
+MINI = textwrap.dedent('''\
+    const RV_REMOTE_PROGRAM = 0x20008086;
+    const RV_REMOTE_VERSION = 1;
+    struct rv_thing_get_args {{ int id; }};
+    struct rv_thing_get_ret {{ string name<64>; }};
+    enum rv_remote_procedure {{
+    {procs}
+    }};
+    ''')
+GOOD_PROC = '/* @stubs both @auth none @readonly allow */\nRV_PROC_THING_GET = 1'
+
+
+def run_quietly(argv):
+    """rvgen.main(argv) with its stderr captured: (status, stderr)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = rvgen.main(argv)
+    return status, err.getvalue()
+
+
+class BadAnnotations(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, 'rv_remote.x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def parse(self, procs):
+        with open(self.path, 'w') as f:
+            f.write(MINI.format(procs=procs))
+        return rvgen.Spec([self.path])
+
+    def assert_error(self, procs, line, *words):
+        with self.assertRaises(rvgen.GenError) as cm:
+            self.parse(procs)
+        self.assertEqual(cm.exception.path, self.path)
+        self.assertEqual(cm.exception.line, line, str(cm.exception))
+        for word in words:
+            self.assertIn(word, cm.exception.message)
+
+    def test_good_spec_parses(self):
+        spec = self.parse(GOOD_PROC)
+        (proc,) = spec.dispatch_program().procedures
+        self.assertEqual((proc.name, proc.number, proc.stubs, proc.auth, proc.readonly),
+                         ('THING_GET', 1, 'both', 'none', 'allow'))
+        self.assertEqual((proc.args.name, proc.ret.name), ('rv_thing_get_args', 'rv_thing_get_ret'))
+
+    def test_procedure_without_annotation(self):
+        # RV_PROC_THING_PUT sits on line 8 of the file.
+        self.assert_error(GOOD_PROC + ',\nRV_PROC_THING_PUT = 2', 8,
+                          'RV_PROC_THING_PUT', 'no annotation')
+
+    def test_procedure_missing_one_annotation(self):
+        self.assert_error('/* @stubs both @auth none */\nRV_PROC_THING_GET = 1', 7,
+                          '@readonly', 'missing')
+
+    def test_unknown_annotation_value(self):
+        # The bad value is on the comment's second line, line 7.
+        self.assert_error('/* @stubs both\n   @auth maybe @readonly allow */\nRV_PROC_THING_GET = 1',
+                          7, "'maybe'", '@auth')
+
+    def test_unknown_annotation_key(self):
+        self.assert_error('/* @stubs both @auth none @readonly allow @color red */\n'
+                          'RV_PROC_THING_GET = 1', 6, '@color')
+
+    def test_annotation_trailing_previous_line(self):
+        self.assert_error(GOOD_PROC + ', /* @stubs both @auth none @readonly allow */\n'
+                          'RV_PROC_THING_PUT = 2', 7, 'own line')
+
+    def test_struct_without_procedure(self):
+        with open(self.path, 'w') as f:
+            f.write(MINI.format(procs=GOOD_PROC) + 'struct rv_thing_put_args { int x; };\n')
+        with self.assertRaises(rvgen.GenError) as cm:
+            rvgen.Spec([self.path])
+        self.assertEqual(cm.exception.line, 9)
+        self.assertIn('rv_thing_put_args', cm.exception.message)
+
+    def test_unbounded_string(self):
+        with open(self.path, 'w') as f:
+            f.write(MINI.replace('string name<64>', 'string name<>').format(procs=GOOD_PROC))
+        with self.assertRaises(rvgen.GenError) as cm:
+            rvgen.Spec([self.path])
+        self.assertEqual(cm.exception.line, 4)
+        self.assertIn('without a bound', cm.exception.message)
+
+    def test_command_line_reports_file_and_line(self):
+        with open(self.path, 'w') as f:
+            f.write(MINI.format(procs=GOOD_PROC + ',\nRV_PROC_THING_PUT = 2'))
+        result = subprocess.run([sys.executable, '-B', RVGEN, '--x', self.path,
+                                 '--outdir', self.tmp.name],
+                                capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stdout, '')
+        self.assertIn(f'{self.path}:8: ', result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, 'server')))
+
+
+class RealProtocol(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', cls.tmp.name])
+        assert status == 0, err
+        cls.out = {}
+        for name in ('server/rv_dispatch.gen.c', 'server/rv_dispatch.gen.h',
+                     'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c'):
+            with open(os.path.join(cls.tmp.name, name)) as f:
+                cls.out[name] = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def entry(self, proc):
+        m = re.search(r'\[RV_PROC_%s\] = \{(.*?)\n    \},' % proc,
+                      self.out['server/rv_dispatch.gen.c'], re.S)
+        self.assertIsNotNone(m, proc)
+        return dict(re.findall(r'\.(\w+) = ([^,]+),', m.group(1)))
+
+    def test_auth_and_readonly_flags(self):
+        expected = {                       # needs_auth, readonly_ok
+            'AUTH_LIST': ('0', '1'),
+            'CONNECT_SUPPORTS_FEATURE': ('0', '1'),
+            'CONNECT_OPEN': ('1', '1'),
+            'DOMAIN_GET_INFO': ('1', '1'),
+            'DOMAIN_DESTROY': ('1', '0'),
+            'DOMAIN_DEFINE_XML': ('1', '0'),
+        }
+        for proc, (auth, readonly) in expected.items():
+            with self.subTest(proc=proc):
+                entry = self.entry(proc)
+                self.assertEqual(entry['name'], f'"{proc}"')
+                self.assertEqual((entry['needs_auth'], entry['readonly_ok']), (auth, readonly))
+
+    def test_void_sides(self):
+        entry = self.entry('CONNECT_CLOSE')
+        self.assertEqual((entry['args_size'], entry['ret_size']), ('0', '0'))
+        self.assertIn('xdr_void', entry['args_filter'])
+        self.assertIn('int rvs_handle_connect_close(struct rvs_call *call);',
+                      self.out['server/rv_dispatch.gen.h'])
+        self.assertIn('int rvc_call_connect_get_type(struct rvc_conn *conn, '
+                      'rv_connect_get_type_ret *ret, rv_err *err);',
+                      self.out['client/rv_stubs.gen.h'])
+
+    def test_every_file_says_it_is_generated(self):
+        for name, text in self.out.items():
+            with self.subTest(file=name):
+                self.assertRegex(text.splitlines()[0], r'Generated by gen/rvgen\.py from .*do not edit')
+
+    def test_both_programs_named(self):
+        names = self.out['common/rv_proc_names.gen.c']
+        self.assertIn('[RV_PROC_DOMAIN_GET_INFO] = "DOMAIN_GET_INFO"', names)
+        self.assertIn('[RV_KEEPALIVE_PROC_PING] = "PING"', names)
+
+    def test_unchanged_output_is_not_rewritten(self):
+        path = os.path.join(self.tmp.name, 'server/rv_dispatch.gen.c')
+        os.utime(path, (1, 1))
+        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', self.tmp.name])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(os.stat(path).st_mtime, 1)
+
+
+class Docs(unittest.TestCase):
+    def test_committed_docs_are_up_to_date(self):
+        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--docs', DOCS, '--check'])
+        self.assertEqual(status, 0, err)
+
+    def test_check_notices_stale_docs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            stale = os.path.join(tmp, 'procedures.md')
+            with open(DOCS) as src, open(stale, 'w') as dst:
+                dst.write(src.read().replace('DOMAIN_GET_INFO', 'DOMAIN_GET_INFORMATION', 1))
+            status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--docs', stale, '--check'])
+            self.assertEqual(status, 1)
+            self.assertIn('out of date', err)
+
+    def test_docs_expand_typedefs(self):
+        with open(DOCS) as f:
+            docs = f.read()
+        section = docs.split('### 23 DOMAIN_LOOKUP_BY_NAME', 1)[1].split('\n### ', 1)[0]
+        self.assertIn('name: string<4194304>', section)
+        self.assertIn('uuid: opaque[16]', section)
+        self.assertIn('id: int', section)
+
+
+if __name__ == '__main__':
+    unittest.main()
