@@ -172,6 +172,26 @@ static pid_t listener_pid(const char *socket_path)
 
 /* ------------------------------------------------------------ the workload */
 
+/* Set by SIGINT, SIGTERM or SIGHUP: the run stops after the current call
+ * and exits normally, so that the servers' CPU masks are put back. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+    /* No SA_RESTART: a blocked read returns EINTR and the call loop sees
+     * the flag soon after. */
+    struct sigaction sa = { .sa_handler = on_stop_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 /* One GetInfo round trip on domain `index`; returns 0 or -1. */
 typedef int (*call_fn)(void *ctx, unsigned index);
 
@@ -179,12 +199,12 @@ typedef int (*call_fn)(void *ctx, unsigned index);
  * Returns microseconds per call, or -1 after a call failed (it says why). */
 static double measure(call_fn call, void *ctx, long warmup, long per_domain)
 {
-    for (long i = 0; i < warmup * DOMAIN_COUNT; i++)
+    for (long i = 0; i < warmup * DOMAIN_COUNT && !stop_signal; i++)
         if (call(ctx, (unsigned)(i % DOMAIN_COUNT)) < 0)
             return -1;
     long total = per_domain * DOMAIN_COUNT;
     double start = now_seconds();
-    for (long i = 0; i < total; i++)
+    for (long i = 0; i < total && !stop_signal; i++)
         if (call(ctx, (unsigned)(i % DOMAIN_COUNT)) < 0)
             return -1;
     return (now_seconds() - start) * 1e6 / (double)total;
@@ -693,6 +713,8 @@ static double run_way(bench *b, int way, int placement, long round)
     double usec = measure(calls_of[way], ctx_of[way], warmup, per_domain);
     place(&b->server[way], PLACEMENT_UNPINNED, b->cpu);
     place(&b->self, PLACEMENT_UNPINNED, b->cpu);
+    if (stop_signal)
+        die("stopped by signal %d", (int)stop_signal);
     if (usec < 0)
         die("the %s measurement failed", way_names[way]);
     return usec;
@@ -778,6 +800,7 @@ int main(int argc, char **argv)
     /* A server that dies mid-run must fail the write, not kill us. */
     signal(SIGPIPE, SIG_IGN);
     atexit(restore_servers);
+    catch_stop_signals();
 
     /* Fork before any library has started threads or opened sockets. */
     floor_ctx_init(&b.floor);

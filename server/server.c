@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@ struct rvs_server {
     unsigned long long next_client_no;
     ev_signal sigterm, sigint;
     ev_prepare before_sleep;
+    ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
 };
 
 static void unlink_client(rvs_client **head, rvs_client *c)
@@ -122,6 +124,26 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
             l->readonly ? " (read-only)" : "");
 }
 
+static void set_listening(rvs_server *srv, int on)
+{
+    listener *all[] = { &srv->rw, &srv->ro };
+    for (size_t i = 0; i < 2; i++) {
+        if (all[i]->fd < 0)
+            continue;
+        if (on)
+            ev_io_start(srv->loop, &all[i]->watcher);
+        else
+            ev_io_stop(srv->loop, &all[i]->watcher);
+    }
+}
+
+static void on_accept_pause_over(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    set_listening(w->data, 1);
+}
+
 static void on_acceptable(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop;
@@ -132,12 +154,37 @@ static void on_acceptable(struct ev_loop *loop, ev_io *w, int revents)
     for (int i = 0; i < 64; i++) {
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                RV_ERROR("cannot accept a client on %s: %s", l->path, strerror(errno));
+            if (errno == EMFILE || errno == ENFILE) {
+                /* The pending connection keeps the listener readable, so
+                 * retrying at once would spin; rest the listeners a moment. */
+                RV_ERROR("cannot accept a client on %s: %s; pausing accepts for 0.5 s",
+                         l->path, strerror(errno));
+                set_listening(l->srv, 0);
+                ev_timer_set(&l->srv->accept_pause, 0.5, 0.);
+                ev_timer_start(loop, &l->srv->accept_pause);
+            }
             return;
         }
         accept_one(l->srv, l, fd);
     }
+}
+
+/* max_clients is only honest if that many fds can be open: raise the soft
+ * limit as far as the hard one allows, and say so if it falls short. */
+static void raise_fd_limit(int max_clients)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rlim_t want = (rlim_t)max_clients + 64;
+    if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return;
+    }
+    if (rl.rlim_cur < want)
+        RV_WARN("open file limit %llu is below max_clients (%d) + 64: clients past it "
+                "will be refused", (unsigned long long)rl.rlim_cur, max_clients);
 }
 
 static int listener_open(rvs_server *srv, listener *l, const char *dir, const char *name,
@@ -216,6 +263,9 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
         return NULL;
     }
     srv->max_clients = cfg->max_clients;
+    raise_fd_limit(cfg->max_clients);
+    ev_timer_init(&srv->accept_pause, on_accept_pause_over, 0.5, 0.);
+    srv->accept_pause.data = srv;
     srv->env = (rvs_client_env){ .loop = srv->loop,
                                  .max_client_requests = cfg->max_client_requests,
                                  .on_close = client_closed,
@@ -255,6 +305,7 @@ void rvs_server_free(rvs_server *srv)
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
+    ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_loop_destroy(srv->loop);
     free(srv);
     for (size_t i = 0; rv_drivers[i]; i++)

@@ -70,6 +70,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-max-clients.sh \
 	tests/integration/test-max-requests.sh \
+	tests/integration/test-fd-limit.sh \
 	tests/integration/test-client-threads.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
