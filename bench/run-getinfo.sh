@@ -14,7 +14,10 @@
 # stops.  Whatever it started it stops, so it is safe to rerun.
 #
 # --quick is the smoke run the test suite uses: 1000 calls, no timing
-# judged.  Exit status: 0 when every call worked, whatever the timings.
+# judged.  --libvirt-calls sets the calls per domain against libvirtd
+# (default 20000; the figures are per call).  Options after -- go to
+# getinfo (see bench/getinfo --help).  Exit status: 0 when every call
+# worked, whatever the timings.
 set -eu
 
 builddir=./build
@@ -26,7 +29,7 @@ use_libvirt=yes
 libvirt_calls=20000
 
 usage() {
-    sed -n '4,6p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -eu/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 }
 
 while [ $# -gt 0 ]; do

@@ -147,7 +147,7 @@ class RealProtocol(unittest.TestCase):
     def test_auth_and_readonly_flags(self):
         expected = {                       # needs_auth, readonly_ok
             'AUTH_LIST': ('0', '1'),
-            'CONNECT_SUPPORTS_FEATURE': ('0', '1'),
+            'CONNECT_SUPPORTS_FEATURE': ('1', '1'),  # only 66-70 run before auth
             'CONNECT_OPEN': ('1', '1'),
             'DOMAIN_GET_INFO': ('1', '1'),
             'DOMAIN_DESTROY': ('1', '0'),
