@@ -290,8 +290,19 @@ static const char *auth_name(int type)
 static int handshake(rv_conn *conn, const char *name, unsigned int flags, rv_err *err)
 {
     rv_auth_list_ret auth = { { 0, NULL } };
-    if (rvc_call_auth_list(conn->rpc, &auth, err) < 0)
+    if (rvc_call_auth_list(conn->rpc, &auth, err) < 0) {
+        /* A server at its client limit closes new connections at once;
+         * say so rather than leave a bare "connection reset". */
+        if (err->code == RV_ERR_SYSTEM_ERROR || err->code == RV_ERR_RPC) {
+            char *why = err->message;
+            err->message = NULL;
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                       "the server closed the connection before answering (it may be at its "
+                       "client limit, max_clients; see its log): %s", why ? why : "");
+            free(why);
+        }
         return -1;
+    }
     int usable = auth.types.types_len == 0;
     for (u_int i = 0; i < auth.types.types_len; i++)
         if (auth.types.types_val[i] == RV_AUTH_NONE)

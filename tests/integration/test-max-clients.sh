@@ -9,11 +9,11 @@ requires "$PYTHON3" --version
 # level it uses below warning.
 start_remvirtd 'max_clients = 5' 'log_filters = "2:server"'
 
-rawpy "$REMVIRTD_SOCK" "$REMVIRTD_LOG" <<'PY'
-import os, sys, time
+rawpy "$REMVIRTD_SOCK" "$REMVIRTD_LOG" "$RVSH" "$REMVIRTD_URI" <<'PY'
+import os, subprocess, sys, time
 import rawclient as rc
 
-path, log = sys.argv[1:]
+path, log, rvsh, uri = sys.argv[1:]
 
 def log_size():
     return os.path.getsize(log) if os.path.exists(log) else 0
@@ -39,6 +39,13 @@ while time.monotonic() < deadline and not reason:
         reason = [l for l in f if "max_clients" in l.lower() or "too many clients" in l.lower()]
     time.sleep(0.1)
 rc.check(bool(reason), "the log says why: " + (reason[0].strip() if reason else "(nothing)"))
+
+# A real client at the limit fails at once, and its error names the cause.
+started = time.monotonic()
+run = subprocess.run([rvsh, "-c", uri, "list"], capture_output=True, text=True, timeout=30)
+took = time.monotonic() - started
+rc.check(run.returncode == 1 and "max_clients" in run.stderr and took < 5,
+         f"rvsh at the limit fails in {took:.1f} s naming max_clients: {run.stderr.strip()!r}")
 
 for i, c in enumerate(five):
     rc.expect_usable(c, f"client {i + 1} of 5")
