@@ -8,7 +8,7 @@
  *  - libFuzzer/AFL++ (built with -DRV_LIBFUZZER and -fsanitize=fuzzer):
  *    LLVMFuzzerTestOneInput gets the input as a run of frames.
  *  - plain (make check): a deterministic mutation loop over seed frames,
- *    FUZZ_ITERATIONS rounds (default 30000), seed FUZZ_SEED. */
+ *    FUZZ_ITERATIONS rounds (default 200000), seed FUZZ_SEED. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,8 @@
 #include "transport/frame.h"
 
 static rvs_client *client;
+/* What the inputs reached: frames dispatched, OK and error replies. */
+static unsigned long n_frames, n_ok, n_errors;
 static rvs_client_env env = { .max_client_requests = 1 << 30 };
 
 static void on_close(rvs_client *c, void *opaque)
@@ -49,6 +51,7 @@ static void check_output(const rv_header *call)
             CHECK_INT_EQ(hdr.type, RV_REPLY);
             CHECK_UINT_EQ(hdr.serial, call->serial);
             if (hdr.status == RV_ERROR) {
+                n_errors++;
                 rv_error e;
                 memset(&e, 0, sizeof(e));
                 CHECK(rv_frame_decode_payload(rv_buf_head(out), len, (xdrproc_t)xdr_rv_error, &e,
@@ -57,6 +60,7 @@ static void check_output(const rv_header *call)
                 xdr_free((xdrproc_t)xdr_rv_error, &e);
             } else {
                 CHECK_INT_EQ(hdr.status, RV_OK);
+                n_ok++;
                 const rvs_proc *p = &rvs_remote_procs[hdr.proc];
                 void *ret = calloc(1, p->ret_size ? p->ret_size : 1);
                 CHECK(rv_frame_decode_payload(rv_buf_head(out), len, p->ret_filter, ret, &err) == 0);
@@ -82,6 +86,7 @@ static void run_frames(const uint8_t *data, size_t size)
         }
         rv_header hdr;
         rv_frame_decode_header((const char *)data, len, &hdr, &err);
+        n_frames++;
         if (rvs_dispatch_frame(client, (const char *)data, len) < 0)
             return;
         check_output(&hdr);
@@ -239,7 +244,7 @@ static size_t mutate(uint8_t *buf, size_t len, size_t cap)
 int main(void)
 {
     const char *iters_env = getenv("FUZZ_ITERATIONS"), *seed_env = getenv("FUZZ_SEED");
-    long iterations = iters_env ? atol(iters_env) : 30000;
+    long iterations = iters_env ? atol(iters_env) : 200000;
     rng_state = seed_env ? strtoull(seed_env, NULL, 0) : 0x5eed5eedULL;
     if (rng_state == 0)
         rng_state = 1;
@@ -265,7 +270,11 @@ int main(void)
     free(starts);
     rv_buf_free(&seeds);
     rvs_client_free(client);
-    printf("fuzz-dispatch: %ld mutated inputs, %zu seeds, no failure\n", iterations, nseeds);
+    printf("fuzz-dispatch: %ld mutated inputs from %zu seeds: %lu frames dispatched, "
+           "%lu OK replies, %lu error replies, no failure\n",
+           iterations, nseeds, n_frames, n_ok, n_errors);
+    /* A mutator that never got past the framing would test nothing. */
+    CHECK(n_frames > (unsigned long)iterations / 2 && n_ok > 0 && n_errors > 0);
     return 0;
 }
 #endif
