@@ -1,12 +1,12 @@
 /*
  * bench/getinfo: the GetInfo workload from the libvirt remote-access
  * discussion -- N calls of GetInfo on each of 3 domains over a Unix socket --
- * measured three ways in one run, each with client and server pinned to one
- * CPU and unpinned:
+ * measured three ways in one run, each in three placements of client and
+ * server (pinned to one CPU, unpinned, split over two CPUs):
  *
  *   floor    two processes ping-ponging messages of exactly the sizes a
- *            GetInfo call and reply have on the wire, blocking read/write;
- *            no library can beat it, so it shows what the protocol costs.
+ *            GetInfo call and reply have on the wire, blocking read/write:
+ *            what the socket and the scheduler cost with no protocol work.
  *   remvirt  libremvirt against remvirtd (--remvirt-sock).
  *   libvirt  libvirt's client library against libvirtd's test driver
  *            (--libvirt-sock), loaded with dlopen so that building remvirt
@@ -300,12 +300,14 @@ static int floor_call(void *ctx, unsigned index)
 {
     floor_ctx *fc = ctx;
     unsigned char reply[FLOOR_BUF_SIZE];
-    if (write_all(fc->fd, fc->call[index], fc->call_size[index]) < 0
-        || read_exactly(fc->fd, reply, GETINFO_REPLY_SIZE) != 1) {
-        fprintf(stderr, "getinfo: floor ping-pong failed: %s\n", strerror(errno));
-        return -1;
-    }
-    return 0;
+    int rc = write_all(fc->fd, fc->call[index], fc->call_size[index]);
+    if (rc == 0)
+        rc = read_exactly(fc->fd, reply, GETINFO_REPLY_SIZE);
+    if (rc == 1)
+        return 0;
+    fprintf(stderr, "getinfo: floor ping-pong failed: %s\n",
+            rc == 0 ? "the server process closed the socket" : strerror(errno));
+    return -1;
 }
 
 static void floor_ctx_init(floor_ctx *fc)
@@ -379,6 +381,12 @@ static int remvirt_call(void *ctx, unsigned index)
     if (rv_domain_get_info(rc->dom[index], &info) < 0) {
         fprintf(stderr, "getinfo: remvirt GetInfo on %s: %s\n", domain_names[index],
                 remvirt_error());
+        return -1;
+    }
+    /* Every domain was started before the run; anything else is a wrong reply. */
+    if (info.state != RV_DOMAIN_RUNNING) {
+        fprintf(stderr, "getinfo: remvirt GetInfo on %s: state %d, expected running\n",
+                domain_names[index], info.state);
         return -1;
     }
     return 0;
@@ -521,6 +529,11 @@ static int libvirt_call(void *ctx, unsigned index)
                 lc->api.get_last_error_message());
         return -1;
     }
+    if (info.state != RV_DOMAIN_RUNNING) {
+        fprintf(stderr, "getinfo: libvirt GetInfo on %s: state %d, expected running\n",
+                domain_names[index], info.state);
+        return -1;
+    }
     return 0;
 }
 
@@ -589,7 +602,7 @@ typedef struct options {
     long libvirt_calls;     /* per domain; libvirtd may be given fewer */
     long rounds;            /* the calls are split into this many rounds */
     long warmup;            /* per domain before every round; -1: automatic */
-    int cpu;                /* where "pinned" puts client and server */
+    int cpu;                /* -1: the last allowed CPU */
     bool quick;             /* a smoke run: timings are shown, not judged */
     const char *remvirt_sock;
     const char *libvirt_sock;

@@ -25,7 +25,7 @@ quick=
 libvirt_sock=
 use_libvirt=yes
 # libvirtd is several times slower than remvirtd; fewer calls keep the
-# whole run near a minute and a half, and the figures are per call.
+# whole run under a minute and a half, and the figures are per call.
 libvirt_calls=20000
 
 usage() {
@@ -110,10 +110,7 @@ await_socket "$tmp/rv/remvirt-sock" "$remvirtd_pid" remvirtd "$tmp/remvirtd.log"
 # ---- libvirtd: reuse, start a private one, or skip when not installed
 # The pid of a live libvirtd running as root, if any.
 root_libvirtd() {
-    for pid in $(pgrep -x -u 0 libvirtd 2>/dev/null); do
-        echo "$pid"
-        return
-    done
+    pgrep -x -u 0 libvirtd 2>/dev/null | head -n 1
 }
 
 start_libvirtd() {
