@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,6 +22,17 @@ RV_LOG_CATEGORY("client.conn");
 /* Buffers start at, and after an unusually large packet shrink back to,
  * this size: every common reply fits, so steady traffic never allocates. */
 #define BUF_KEEP 65536
+
+/* Waking a thread on another CPU costs tens of microseconds on virtual
+ * machines, more than a whole round trip on one CPU, while a reply from a
+ * local daemon usually comes within a few.  So the reader polls briefly
+ * (yielding the CPU to the server between looks) before it sleeps in
+ * read().  Replies that keep missing the window mean slow calls: then the
+ * reader sleeps at once for a while, so waiting for them costs no CPU. */
+#define SPIN_DEFAULT_US 30
+#define SPIN_MAX_US 10000
+#define SPIN_MISSES_TO_BACK_OFF 4
+#define SPIN_BACK_OFF_READS 64
 
 /* A call between registering its serial and getting its answer.  It lives
  * on the calling thread's stack; whoever delivers the answer fills ret or
@@ -51,6 +63,9 @@ struct rvc_conn {
     rv_err failure;                 /* why the connection stopped working */
 
     rv_buf rbuf;                    /* only the current reader touches it */
+    long long spin_window_ns;       /* see spin_for_input(); 0: never spin */
+    int spin_misses;                /* reader only */
+    int spin_skip;
 
     /* The idle watcher (see rvc_conn_start_keepalive); guarded by lock. */
     pthread_t watcher;
@@ -74,6 +89,10 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     }
     c->tr = tr;
     c->next_serial = 1;
+    /* REMVIRT_SPIN_US sets the window (0: always sleep at once). */
+    const char *spin = getenv("REMVIRT_SPIN_US");
+    long us = spin && *spin ? strtol(spin, NULL, 10) : SPIN_DEFAULT_US;
+    c->spin_window_ns = (us < 0 ? 0 : us > SPIN_MAX_US ? SPIN_MAX_US : us) * 1000LL;
     pthread_mutex_init(&c->write_lock, NULL);
     pthread_mutex_init(&c->lock, NULL);
     /* Monotonic: a clock change must not stall the idle watcher. */
@@ -211,6 +230,37 @@ static void send_pong(struct rvc_conn *c)
     rv_err_clear(&err);
 }
 
+static long long elapsed_ns(const struct timespec *from)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - from->tv_sec) * 1000000000LL + (now.tv_nsec - from->tv_nsec);
+}
+
+static void spin_for_input(struct rvc_conn *c)
+{
+    if (c->spin_window_ns == 0)
+        return;
+    if (c->spin_skip > 0) {
+        c->spin_skip--;
+        return;
+    }
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
+    do {
+        if (rv_transport_pending(c->tr) > 0 || poll(&pfd, 1, 0) != 0) {
+            c->spin_misses = 0;
+            return;
+        }
+        sched_yield();
+    } while (elapsed_ns(&start) < c->spin_window_ns);
+    if (++c->spin_misses >= SPIN_MISSES_TO_BACK_OFF) {
+        c->spin_misses = 0;
+        c->spin_skip = SPIN_BACK_OFF_READS;
+    }
+}
+
 /* Read more bytes into rbuf, wanting at least `need`; take whatever else
  * is already there so that back-to-back replies cost one read. */
 static int fill(struct rvc_conn *c, size_t need, rv_err *why)
@@ -220,6 +270,7 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
         rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
         return -1;
     }
+    spin_for_input(c);
     for (;;) {
         ssize_t n = rv_transport_read(c->tr, b->data + b->len, b->cap - b->len);
         if (n > 0) {

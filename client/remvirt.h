@@ -83,7 +83,12 @@ enum { RV_CONNECT_READONLY = 1 };
  * or remvirt-sock-ro for a read-only connection).  Only the unix transport
  * exists so far.  If the server does keepalive, the connection has one
  * thread that wakes every few seconds to answer the server's PINGs while
- * no call is running (calls answer them themselves). */
+ * no call is running (calls answer them themselves).
+ * While a call waits for its reply, the waiting thread first polls the
+ * socket for up to $REMVIRT_SPIN_US microseconds (default 30, 0 to sleep
+ * at once), yielding the CPU between looks: on virtual machines waking a
+ * sleeping thread costs more than a whole local round trip.  Read once,
+ * when the connection opens. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
 /* Say goodbye to the server and close the socket; no call on this
  * connection may be running.  Frees conn once its last rv_dom is freed.
