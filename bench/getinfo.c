@@ -1,16 +1,29 @@
 /*
  * bench/getinfo: the GetInfo workload from the libvirt remote-access
  * discussion -- N calls of GetInfo on each of 3 domains over a Unix socket --
- * measured three ways in one run, each in three placements of client and
+ * measured four ways in one run, each in three placements of client and
  * server (pinned to one CPU, unpinned, split over two CPUs):
  *
- *   floor    two processes ping-ponging messages of exactly the sizes a
- *            GetInfo call and reply have on the wire, blocking read/write:
- *            what the socket and the scheduler cost with no protocol work.
- *   remvirt  libremvirt against remvirtd (--remvirt-sock).
- *   libvirt  libvirt's client library against libvirtd's test driver
- *            (--libvirt-sock), loaded with dlopen so that building remvirt
- *            never needs libvirt-dev.
+ *   floor          two processes ping-ponging messages of exactly the sizes
+ *                  a GetInfo call and reply have on the wire, blocking
+ *                  read/write: what the socket and the scheduler cost with
+ *                  no protocol work.
+ *   remvirt-block  libremvirt against remvirtd (--remvirt-sock) on a
+ *                  connection opened with REMVIRT_SPIN_US=0, so its reader
+ *                  sleeps in read() at once, like the floor's.
+ *   remvirt        libremvirt as shipped: its reader polls briefly for the
+ *                  reply before sleeping (REMVIRT_SPIN_US, see client/conn.c).
+ *   libvirt        libvirt's client library against libvirtd's test driver
+ *                  (--libvirt-sock), loaded with dlopen so that building
+ *                  remvirt never needs libvirt-dev.
+ *
+ * Both remvirt ways are shown because neither alone is honest.  Polling
+ * saves the wakeup of a sleeping reader, which costs ~20 us when it crosses
+ * CPUs on a virtual machine, so unpinned the polling client can beat the
+ * blocking floor: remvirt/floor then says nothing about what the daemon and
+ * the library add.  remvirt-block/floor does -- both sides block -- and is
+ * the ratio judged against the floor target; libvirt/remvirt compares the
+ * clients as users get them.
  *
  * The results are ratios taken in the same run on the same machine, so they
  * mean something where absolute times would not.  Timing targets are
@@ -44,8 +57,8 @@
  * are defined and started by the benchmark. */
 static const char *const domain_names[DOMAIN_COUNT] = { "test", "bench2", "bench3" };
 
-/* Targets from the issue: remvirt within 1.5x of the floor and at least 3x
- * faster than libvirtd. */
+/* Targets from the issue: remvirt within 1.5x of the floor (judged with the
+ * blocking client, see the top) and libvirt at least 3x slower than remvirt. */
 #define TARGET_REMVIRT_OVER_FLOOR 1.5
 #define TARGET_LIBVIRT_OVER_REMVIRT 3.0
 
@@ -56,8 +69,10 @@ static const char *const domain_names[DOMAIN_COUNT] = { "test", "bench2", "bench
 enum { PLACEMENT_PINNED, PLACEMENT_UNPINNED, PLACEMENT_SPLIT, PLACEMENT_COUNT };
 static const char *const placement_names[PLACEMENT_COUNT] = { "pinned", "unpinned", "split" };
 
-enum { WAY_FLOOR, WAY_REMVIRT, WAY_LIBVIRT, WAY_COUNT };
-static const char *const way_names[WAY_COUNT] = { "floor", "remvirt", "libvirt" };
+enum { WAY_FLOOR, WAY_REMVIRT_BLOCK, WAY_REMVIRT, WAY_LIBVIRT, WAY_COUNT };
+static const char *const way_names[WAY_COUNT] = {
+    "floor", "remvirt-block", "remvirt", "libvirt",
+};
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -363,6 +378,7 @@ typedef struct domain_changes {
 } domain_changes;
 
 typedef struct remvirt_ctx {
+    const char *label;      /* the way's name, for messages */
     rv_conn *conn;
     rv_dom *dom[DOMAIN_COUNT];
     domain_changes changed[DOMAIN_COUNT];
@@ -379,49 +395,76 @@ static int remvirt_call(void *ctx, unsigned index)
     remvirt_ctx *rc = ctx;
     rv_domain_info info;
     if (rv_domain_get_info(rc->dom[index], &info) < 0) {
-        fprintf(stderr, "getinfo: remvirt GetInfo on %s: %s\n", domain_names[index],
+        fprintf(stderr, "getinfo: %s GetInfo on %s: %s\n", rc->label, domain_names[index],
                 remvirt_error());
         return -1;
     }
     /* Every domain was started before the run; anything else is a wrong reply. */
     if (info.state != RV_DOMAIN_RUNNING) {
-        fprintf(stderr, "getinfo: remvirt GetInfo on %s: state %d, expected running\n",
-                domain_names[index], info.state);
+        fprintf(stderr, "getinfo: %s GetInfo on %s: state %d, expected running\n",
+                rc->label, domain_names[index], info.state);
         return -1;
     }
     return 0;
 }
 
 /* Look a domain up; define it and start it when it is missing or shut off. */
-static rv_dom *remvirt_prepare(rv_conn *conn, const char *name, domain_changes *changed)
+static rv_dom *remvirt_prepare(const remvirt_ctx *rc, const char *name,
+                               domain_changes *changed)
 {
-    rv_dom *dom = rv_domain_lookup_by_name(conn, name);
+    rv_dom *dom = rv_domain_lookup_by_name(rc->conn, name);
     if (!dom) {
         char xml[512];
         domain_xml(name, xml, sizeof(xml));
-        dom = rv_domain_define_xml(conn, xml);
+        dom = rv_domain_define_xml(rc->conn, xml);
         if (!dom)
-            die("remvirt: cannot define %s: %s", name, remvirt_error());
+            die("%s: cannot define %s: %s", rc->label, name, remvirt_error());
         changed->defined = true;
     }
     rv_domain_info info;
     if (rv_domain_get_info(dom, &info) < 0)
-        die("remvirt: GetInfo on %s: %s", name, remvirt_error());
+        die("%s: GetInfo on %s: %s", rc->label, name, remvirt_error());
     if (info.state != RV_DOMAIN_RUNNING) {
         if (rv_domain_create(dom, 0) < 0)
-            die("remvirt: cannot start %s: %s", name, remvirt_error());
+            die("%s: cannot start %s: %s", rc->label, name, remvirt_error());
         changed->started = true;
     }
     return dom;
 }
 
-static void remvirt_open(remvirt_ctx *rc, const char *uri)
+/* libremvirt's knob for how long a call polls for its reply before it
+ * sleeps in read(); "0" never polls. */
+#define SPIN_ENV "REMVIRT_SPIN_US"
+
+/* Open a connection whose reader never polls.  libremvirt reads SPIN_ENV
+ * only while it opens a connection and has no per-connection setting, so
+ * the variable is set just around this open and put back as it was right
+ * after: the default connection keeps the library's behaviour (or what the
+ * user chose for it).  setenv races with threads reading the environment,
+ * so main calls this while the process has no thread but its own. */
+static rv_conn *remvirt_connect_blocking(const char *uri)
 {
-    rc->conn = rv_connect_open(uri, 0);
+    const char *before = getenv(SPIN_ENV);
+    char *saved = before ? strdup(before) : NULL;
+    if (before && !saved)
+        die("out of memory");
+    if (setenv(SPIN_ENV, "0", 1) < 0)
+        die("setenv %s: %s", SPIN_ENV, strerror(errno));
+    rv_conn *conn = rv_connect_open(uri, 0);
+    if ((saved ? setenv(SPIN_ENV, saved, 1) : unsetenv(SPIN_ENV)) < 0)
+        die("restoring %s: %s", SPIN_ENV, strerror(errno));
+    free(saved);
+    return conn;
+}
+
+static void remvirt_open(remvirt_ctx *rc, const char *uri, const char *label, bool blocking)
+{
+    rc->label = label;
+    rc->conn = blocking ? remvirt_connect_blocking(uri) : rv_connect_open(uri, 0);
     if (!rc->conn)
-        die("remvirt: cannot open %s: %s", uri, remvirt_error());
+        die("%s: cannot open %s: %s", label, uri, remvirt_error());
     for (unsigned i = 0; i < DOMAIN_COUNT; i++)
-        rc->dom[i] = remvirt_prepare(rc->conn, domain_names[i], &rc->changed[i]);
+        rc->dom[i] = remvirt_prepare(rc, domain_names[i], &rc->changed[i]);
 }
 
 /* Undo what remvirt_prepare did; 0, or -1 after saying what failed. */
@@ -432,14 +475,15 @@ static int remvirt_close(remvirt_ctx *rc)
         const domain_changes *c = &rc->changed[i];
         if ((c->started && rv_domain_destroy(rc->dom[i], 0) < 0)
             || (c->defined && rv_domain_undefine(rc->dom[i], 0) < 0)) {
-            fprintf(stderr, "getinfo: remvirt: cannot remove %s again: %s\n", domain_names[i],
-                    remvirt_error());
+            fprintf(stderr, "getinfo: %s: cannot remove %s again: %s\n", rc->label,
+                    domain_names[i], remvirt_error());
             status = -1;
         }
         rv_domain_free(rc->dom[i]);
     }
     if (rv_connect_close(rc->conn) < 0) {
-        fprintf(stderr, "getinfo: remvirt: closing the connection: %s\n", remvirt_error());
+        fprintf(stderr, "getinfo: %s: closing the connection: %s\n", rc->label,
+                remvirt_error());
         status = -1;
     }
     return status;
@@ -598,7 +642,7 @@ static int libvirt_close(libvirt_ctx *lc)
 /* ------------------------------------------------------------ main */
 
 typedef struct options {
-    long calls;             /* per domain, floor and remvirt */
+    long calls;             /* per domain, floor and both remvirt ways */
     long libvirt_calls;     /* per domain; libvirtd may be given fewer */
     long rounds;            /* the calls are split into this many rounds */
     long warmup;            /* per domain before every round; -1: automatic */
@@ -612,9 +656,9 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: getinfo [options]\n"
-            "  --remvirt-sock PATH   remvirtd's read-write socket (remvirt column)\n"
+            "  --remvirt-sock PATH   remvirtd's socket (remvirt-block and remvirt columns)\n"
             "  --libvirt-sock PATH   libvirtd's read-write socket (libvirt column)\n"
-            "  --calls N             GetInfo calls per domain (default 100000)\n"
+            "  --calls N             calls per domain, floor and both remvirt (default 100000)\n"
             "  --libvirt-calls N     calls per domain against libvirtd (default: --calls)\n"
             "  --rounds N            split the calls into N interleaved rounds (default 5)\n"
             "  --warmup N            untimed calls per domain before each round\n"
@@ -622,7 +666,10 @@ static void usage(FILE *out)
             "                        (default: the last allowed); split puts the client on\n"
             "                        another allowed CPU and is skipped when there is none\n"
             "  --quick               smoke run: 1000 calls in 1 round, targets not judged\n"
-            "The floor always runs; a column without its socket is shown as '-'.\n");
+            "The floor always runs; a column without its socket is shown as '-'.\n"
+            "remvirt-block opens its connection with " SPIN_ENV "=0 (the reader sleeps in\n"
+            "read() at once, like the floor's); remvirt takes " SPIN_ENV " from the\n"
+            "environment (unset: the library's default, a brief poll before sleeping).\n");
 }
 
 static long parse_number(const char *text, const char *what, long min, long max)
@@ -738,20 +785,29 @@ static summary summarize(const double *values, long n)
     return (summary){ median, sorted[0], sorted[n - 1] };
 }
 
-static void print_usec(const summary *s, bool ran)
+static void print_usec(int width, const summary *s, bool ran)
 {
     if (ran)
-        printf("  %10.2f", s->median);
+        printf("  %*.2f", width, s->median);
     else
-        printf("  %10s", "-");
+        printf("  %*s", width, "-");
 }
 
-static void print_ratio(double num, double den, bool ran, bool judge, bool pass)
+/* A ratio right-aligned under its heading of `width` characters; with a
+ * verdict ("PASS", "MISS" or "" when not judged) it takes 5 more. */
+static void print_ratio(int width, double num, double den, bool ran, const char *verdict)
 {
     if (!ran)
-        printf("  %15s", "-");
+        printf("  %*s", width, "-");
+    else if (verdict)
+        printf("  %*.2fx %-4s", width - 6, num / den, verdict);
     else
-        printf("  %9.2fx %-4s", num / den, judge ? (pass ? "PASS" : "MISS") : "");
+        printf("  %*.2fx", width - 1, num / den);
+}
+
+static const char *verdict(bool judge, bool pass)
+{
+    return !judge ? "" : pass ? "PASS" : "MISS";
 }
 
 /* Everything one run measures, and how to put each way's server. */
@@ -762,8 +818,9 @@ typedef struct bench {
     int placements;         /* how many of placement_names run */
     bool ran[WAY_COUNT];
     placed_process self;
-    placed_process server[WAY_COUNT];   /* floor child, remvirtd, libvirtd */
+    placed_process server[WAY_COUNT];   /* floor child, remvirtd twice, libvirtd */
     floor_ctx floor;
+    remvirt_ctx remvirt_block;
     remvirt_ctx remvirt;
     libvirt_ctx libvirt;
     double usec[PLACEMENT_COUNT][WAY_COUNT][MAX_ROUNDS];
@@ -776,10 +833,12 @@ static double run_way(bench *b, int way, int placement, long round)
     long per_domain = round_share(calls, b->o.rounds, round);
     long warmup = warmup_for(&b->o, per_domain);
     static const call_fn calls_of[WAY_COUNT] = {
-        [WAY_FLOOR] = floor_call, [WAY_REMVIRT] = remvirt_call, [WAY_LIBVIRT] = libvirt_call,
+        [WAY_FLOOR] = floor_call, [WAY_REMVIRT_BLOCK] = remvirt_call,
+        [WAY_REMVIRT] = remvirt_call, [WAY_LIBVIRT] = libvirt_call,
     };
     void *ctx_of[WAY_COUNT] = {
-        [WAY_FLOOR] = &b->floor, [WAY_REMVIRT] = &b->remvirt, [WAY_LIBVIRT] = &b->libvirt,
+        [WAY_FLOOR] = &b->floor, [WAY_REMVIRT_BLOCK] = &b->remvirt_block,
+        [WAY_REMVIRT] = &b->remvirt, [WAY_LIBVIRT] = &b->libvirt,
     };
     static const int unpinned = -1;
     place(&b->self, placement == PLACEMENT_PINNED ? b->cpu
@@ -826,6 +885,15 @@ static void print_header(const bench *b, const char *libvirt_missing)
     else if (o->libvirt_calls != o->calls)
         printf("libvirt measured with %ld calls per domain (%ld round trips); "
                "the figures are per call\n", o->libvirt_calls, o->libvirt_calls * DOMAIN_COUNT);
+    if (b->ran[WAY_REMVIRT]) {
+        const char *spin = getenv(SPIN_ENV);
+        printf("remvirt-block: reader sleeps in read() at once (%s=0), like the floor;\n"
+               "  remvirt: ", SPIN_ENV);
+        if (spin)
+            printf("%s=%s from the environment\n", SPIN_ENV, spin);
+        else
+            printf("libremvirt's default, the reader polls briefly before sleeping\n");
+    }
     if (load >= 0)
         printf("load average at start: %.2f (other work on the machine adds noise)\n", load);
     fflush(stdout);
@@ -840,20 +908,34 @@ static void print_results(const bench *b)
             if (b->ran[w])
                 s[pl][w] = summarize(b->usec[pl][w], b->o.rounds);
 
-    printf("\n%-9s  %10s  %10s  %10s  %15s  %15s\n", "us/call", "floor", "remvirt",
-           "libvirt", "remvirt/floor", "libvirt/remvirt");
+    /* Each column as wide as its heading, at least 8. */
+    int width[WAY_COUNT];
+    printf("\n%-9s", "us/call");
+    for (int w = 0; w < WAY_COUNT; w++) {
+        int len = (int)strlen(way_names[w]);
+        width[w] = len > 8 ? len : 8;
+        printf("  %*s", width[w], way_names[w]);
+    }
+    static const char block_over_floor[] = "remvirt-block/floor";
+    static const char libvirt_over_remvirt[] = "libvirt/remvirt";
+    static const char remvirt_over_floor[] = "remvirt/floor";
+    printf("  %s  %s  %s\n", block_over_floor, libvirt_over_remvirt, remvirt_over_floor);
     for (int pl = 0; pl < b->placements; pl++) {
         const summary *u = s[pl];
         /* The issue sets targets for pinned and unpinned; split explains. */
         bool judge_row = judge && pl != PLACEMENT_SPLIT;
         printf("%-9s", placement_names[pl]);
         for (int w = 0; w < WAY_COUNT; w++)
-            print_usec(&u[w], b->ran[w]);
-        print_ratio(u[WAY_REMVIRT].median, u[WAY_FLOOR].median, b->ran[WAY_REMVIRT], judge_row,
-                    u[WAY_REMVIRT].median <= TARGET_REMVIRT_OVER_FLOOR * u[WAY_FLOOR].median);
-        print_ratio(u[WAY_LIBVIRT].median, u[WAY_REMVIRT].median,
-                    b->ran[WAY_LIBVIRT] && b->ran[WAY_REMVIRT], judge_row,
-                    u[WAY_LIBVIRT].median >= TARGET_LIBVIRT_OVER_REMVIRT * u[WAY_REMVIRT].median);
+            print_usec(width[w], &u[w], b->ran[w]);
+        double block = u[WAY_REMVIRT_BLOCK].median, floor_us = u[WAY_FLOOR].median;
+        double remvirt = u[WAY_REMVIRT].median, libvirt = u[WAY_LIBVIRT].median;
+        print_ratio((int)strlen(block_over_floor), block, floor_us, b->ran[WAY_REMVIRT_BLOCK],
+                    verdict(judge_row, block <= TARGET_REMVIRT_OVER_FLOOR * floor_us));
+        print_ratio((int)strlen(libvirt_over_remvirt), libvirt, remvirt,
+                    b->ran[WAY_LIBVIRT] && b->ran[WAY_REMVIRT],
+                    verdict(judge_row, libvirt >= TARGET_LIBVIRT_OVER_REMVIRT * remvirt));
+        print_ratio((int)strlen(remvirt_over_floor), remvirt, floor_us, b->ran[WAY_REMVIRT],
+                    NULL);
         printf("\n");
     }
     if (b->o.rounds > 1) {
@@ -867,8 +949,11 @@ static void print_results(const bench *b)
         }
     }
     if (judge)
-        printf("targets (pinned and unpinned): remvirt/floor <= %.1fx, libvirt/remvirt >= %.1fx "
-               "(reported only; the exit status ignores them)\n",
+        printf("targets (pinned and unpinned): remvirt-block/floor <= %.1fx, "
+               "libvirt/remvirt >= %.1fx\n"
+               "  (reported only; the exit status ignores them).  remvirt/floor is not judged:\n"
+               "  the polling client skips the reader wakeup that the blocking floor pays,\n"
+               "  so it can go below 1x without the daemon or the library costing less.\n",
                TARGET_REMVIRT_OVER_FLOOR, TARGET_LIBVIRT_OVER_REMVIRT);
     else
         printf("quick run: too short to judge the targets\n");
@@ -896,9 +981,14 @@ int main(int argc, char **argv)
     char uri[4200];
     if (b.o.remvirt_sock) {
         placed_server_init(&b.server[WAY_REMVIRT], listener_pid(b.o.remvirt_sock));
+        /* The same remvirtd, placed and put back the same way. */
+        b.server[WAY_REMVIRT_BLOCK] = b.server[WAY_REMVIRT];
         uri_for_socket(uri, sizeof(uri), b.o.remvirt_sock);
-        remvirt_open(&b.remvirt, uri);
-        b.ran[WAY_REMVIRT] = true;
+        /* The blocking connection first: it sets the environment, which is
+         * safe only while no library has started a thread. */
+        remvirt_open(&b.remvirt_block, uri, way_names[WAY_REMVIRT_BLOCK], true);
+        remvirt_open(&b.remvirt, uri, way_names[WAY_REMVIRT], false);
+        b.ran[WAY_REMVIRT_BLOCK] = b.ran[WAY_REMVIRT] = true;
     }
     const char *libvirt_missing = NULL;
     if (!b.o.libvirt_sock)
@@ -933,7 +1023,10 @@ int main(int argc, char **argv)
     int status = 0;
     if (b.ran[WAY_LIBVIRT] && libvirt_close(&b.libvirt) < 0)
         status = 1;
+    /* Each connection removes only the domains it made itself. */
     if (b.ran[WAY_REMVIRT] && remvirt_close(&b.remvirt) < 0)
+        status = 1;
+    if (b.ran[WAY_REMVIRT_BLOCK] && remvirt_close(&b.remvirt_block) < 0)
         status = 1;
     floor_stop(&b.floor, floor_child);
     return status;

@@ -13,6 +13,18 @@
 # that is not possible and another libvirtd runs, the script says so and
 # stops.  Whatever it started it stops, so it is safe to rerun.
 #
+# It prints us per call for four ways, side by side in each placement:
+#   floor          blocking ping-pong of GetInfo-sized messages, no protocol
+#   remvirt-block  libremvirt -> remvirtd, connection opened with
+#                  REMVIRT_SPIN_US=0: the reader sleeps in read() at once
+#   remvirt        libremvirt as shipped: polls briefly for the reply first
+#   libvirt        libvirt's client -> libvirtd
+# remvirt-block/floor (both sides blocking: what the daemon and library add)
+# is judged against <= 1.5x, libvirt/remvirt against >= 3x; remvirt/floor is
+# shown for information only, since polling skips the wakeup the floor pays.
+# REMVIRT_SPIN_US in the environment sets the remvirt column's poll window
+# (microseconds; unset: the library's default).
+#
 # --quick is the smoke run the test suite uses: 1000 calls, no timing
 # judged.  --libvirt-calls sets the calls per domain against libvirtd
 # (default 20000; the figures are per call).  Options after -- go to
@@ -25,7 +37,8 @@ quick=
 libvirt_sock=
 use_libvirt=yes
 # libvirtd is several times slower than remvirtd; fewer calls keep the
-# whole run under a minute and a half, and the figures are per call.
+# whole run (four ways, three placements) near a minute and a half, and the
+# figures are per call.
 libvirt_calls=20000
 
 usage() {

@@ -17,12 +17,13 @@ int rv_buf_reserve(rv_buf *b, size_t more)
         if (b->cap - b->len >= more)
             return 0;
     }
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap - b->len < more) {
-        if (cap > ((size_t)-1) / 2)
-            return -1;
-        cap *= 2;
-    }
+    if (more > ((size_t)-1) / 2 - b->len)
+        return -1;
+    /* Doubling keeps appends cheap; a request past double gets exactly its
+     * size, so one large frame does not cost twice its length. */
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    if (cap < b->len + more)
+        cap = b->len + more;
     char *p = realloc(b->data, cap);
     if (!p)
         return -1;

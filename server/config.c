@@ -84,7 +84,8 @@ static int parse_int(const char *text, long long *out)
 {
     char *end;
     errno = 0;
-    long long v = strtoll(text, &end, 0);
+    /* Decimal only, as libvirtd.conf: "010" is ten, not eight. */
+    long long v = strtoll(text, &end, 10);
     if (errno || end == text || *end != '\0')
         return -1;
     *out = v;

@@ -1,6 +1,6 @@
 /* remvirtd.conf: `key = value` lines with libvirtd.conf's key names where
- * the meaning is the same.  Values are integers, "strings" or
- * [ "lists", ... ]; '#' starts a comment. */
+ * the meaning is the same.  Values are decimal integers or "strings";
+ * '#' starts a comment. */
 #ifndef RV_SERVER_CONFIG_H
 #define RV_SERVER_CONFIG_H
 

@@ -81,9 +81,12 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *config_path = NULL, *pidfile = NULL;
-    /* Flags override the file, so they are applied after it is read. */
-    const char *flag_keys[8], *flag_values[8];
-    int nflags = 0, verbose = 0, opt;
+    /* Flags override the file, so they are applied after it is read; a
+     * flag given twice counts once, with its last value. */
+    static const char *const flag_keys[] = { "unix_sock_dir", "max_clients",
+                                             "max_client_requests" };
+    const char *flag_values[3] = { NULL, NULL, NULL };
+    int verbose = 0, opt;
     while ((opt = getopt_long(argc, argv, "f:p:vhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'f': config_path = optarg; break;
@@ -92,10 +95,7 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return 0;
         case 'V': printf("remvirtd %s\n", PACKAGE_VERSION); return 0;
         case OPT_SOCK_DIR: case OPT_MAX_CLIENTS: case OPT_MAX_REQUESTS:
-            flag_keys[nflags] = opt == OPT_SOCK_DIR ? "unix_sock_dir"
-                                : opt == OPT_MAX_CLIENTS ? "max_clients"
-                                                         : "max_client_requests";
-            flag_values[nflags++] = optarg;
+            flag_values[opt - OPT_SOCK_DIR] = optarg;
             break;
         default: usage(stderr); return 2;
         }
@@ -112,7 +112,9 @@ int main(int argc, char **argv)
     int rc = 1;
     if (config_path && rvs_config_load(&cfg, config_path, &err) < 0)
         goto out;
-    for (int i = 0; i < nflags; i++) {
+    for (int i = 0; i < 3; i++) {
+        if (!flag_values[i])
+            continue;
         char *quoted = NULL, where[64];
         snprintf(where, sizeof(where), "--%s", flag_keys[i]);
         for (char *p = where; *p; p++)

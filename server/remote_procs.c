@@ -43,6 +43,21 @@ static void put_dom(rv_nonnull_domain *wire, rv_dom_ref *ref)
     ref->name = NULL;
 }
 
+/* rc is a driver call's result that put a string in *slot.  XDR can
+ * neither send nor free a string over its bound, so one that long is
+ * freed here and the call fails. */
+static int string_result(rvs_call *call, int rc, char **slot)
+{
+    if (rc < 0 || !*slot || strlen(*slot) <= RV_STRING_MAX)
+        return rc;
+    rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+               "a reply string of %zu bytes exceeds the protocol's limit of %d",
+               strlen(*slot), RV_STRING_MAX);
+    free(*slot);
+    *slot = NULL;
+    return -1;
+}
+
 /* A byte string whose wire length counts its trailing NUL. */
 static void put_nul_string(char **val, u_int *len, char *s)
 {
@@ -88,6 +103,9 @@ int rvs_handle_connect_close(rvs_call *call)
         c->drv->close(c->drv_conn);
         c->drv_conn = NULL;
     }
+    free(c->uri);
+    c->uri = NULL;
+    c->drv = NULL;
     return 0;
 }
 
@@ -155,7 +173,8 @@ int rvs_handle_connect_get_lib_version(rvs_call *call, rv_connect_get_lib_versio
 int rvs_handle_connect_get_type(rvs_call *call, rv_connect_get_type_ret *ret)
 {
     rv_driver_conn *dc = open_conn(call);
-    return dc ? drv(call)->get_type(dc, &ret->type, &call->err) : -1;
+    return string_result(call, dc ? drv(call)->get_type(dc, &ret->type, &call->err) : -1,
+                         &ret->type);
 }
 
 int rvs_handle_connect_get_version(rvs_call *call, rv_connect_get_version_ret *ret)
@@ -171,13 +190,17 @@ int rvs_handle_connect_get_version(rvs_call *call, rv_connect_get_version_ret *r
 int rvs_handle_connect_get_hostname(rvs_call *call, rv_connect_get_hostname_ret *ret)
 {
     rv_driver_conn *dc = open_conn(call);
-    return dc ? drv(call)->get_hostname(dc, &ret->hostname, &call->err) : -1;
+    return string_result(call,
+                         dc ? drv(call)->get_hostname(dc, &ret->hostname, &call->err) : -1,
+                         &ret->hostname);
 }
 
 int rvs_handle_connect_get_capabilities(rvs_call *call, rv_connect_get_capabilities_ret *ret)
 {
     rv_driver_conn *dc = open_conn(call);
-    return dc ? drv(call)->get_capabilities(dc, &ret->capabilities, &call->err) : -1;
+    return string_result(
+        call, dc ? drv(call)->get_capabilities(dc, &ret->capabilities, &call->err) : -1,
+        &ret->capabilities);
 }
 
 int rvs_handle_node_get_info(rvs_call *call, rv_node_get_info_ret *ret)
@@ -437,7 +460,15 @@ int rvs_handle_domain_get_xml_desc(rvs_call *call, rv_domain_get_xml_desc_args *
 {
     rv_driver_conn *dc = open_conn(call);
     rv_dom_ref ref = dom_ref(&args->dom);
-    return dc ? drv(call)->get_xml_desc(dc, &ref, args->flags, &ret->xml, &call->err) : -1;
+    if (call->client->readonly && (args->flags & RV_DOMAIN_XML_SECURE)) {
+        /* Secure XML may hold passwords: like libvirtd, never to read-only. */
+        rv_err_set(&call->err, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
+                   "operation forbidden: virDomainGetXMLDesc with secure flag");
+        return -1;
+    }
+    return string_result(
+        call, dc ? drv(call)->get_xml_desc(dc, &ref, args->flags, &ret->xml, &call->err) : -1,
+        &ret->xml);
 }
 
 int rvs_handle_domain_get_os_type(rvs_call *call, rv_domain_get_os_type_args *args,
@@ -445,7 +476,8 @@ int rvs_handle_domain_get_os_type(rvs_call *call, rv_domain_get_os_type_args *ar
 {
     rv_driver_conn *dc = open_conn(call);
     rv_dom_ref ref = dom_ref(&args->dom);
-    return dc ? drv(call)->get_os_type(dc, &ref, &ret->type, &call->err) : -1;
+    return string_result(call, dc ? drv(call)->get_os_type(dc, &ref, &ret->type, &call->err) : -1,
+                         &ret->type);
 }
 
 int rvs_handle_domain_get_autostart(rvs_call *call, rv_domain_get_autostart_args *args,

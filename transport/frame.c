@@ -31,48 +31,77 @@ int rv_frame_check_len(uint32_t len, uint32_t max, rv_err *err)
     return 0;
 }
 
+static void put_header(char *p, const rv_header *hdr)
+{
+    put_u32(p, hdr->prog);
+    put_u32(p + 4, hdr->vers);
+    put_u32(p + 8, (uint32_t)hdr->proc);
+    put_u32(p + 12, (uint32_t)hdr->type);
+    put_u32(p + 16, hdr->serial);
+    put_u32(p + 20, (uint32_t)hdr->status);
+}
+
+/* Encode into the room after out->len; the frame's length, or 0 if the
+ * payload did not fit in `room` bytes or is not encodable. */
+static size_t encode_in_place(rv_buf *out, size_t room, const rv_header *hdr, xdrproc_t fn,
+                              void *payload)
+{
+    char *base = out->data + out->len;
+    put_header(base + RV_LEN_WORD_SIZE, hdr);
+    size_t len = RV_FRAME_MIN;
+    if (fn) {
+        XDR xdr;
+        xdrmem_create(&xdr, base + RV_FRAME_MIN, (u_int)(room - RV_FRAME_MIN), XDR_ENCODE);
+        int ok = fn(&xdr, payload, 0);
+        len += xdr_getpos(&xdr);
+        xdr_destroy(&xdr);
+        if (!ok)
+            return 0;
+    }
+    put_u32(base, (uint32_t)len);
+    return len;
+}
+
 int rv_frame_encode(rv_buf *out, const rv_header *hdr, xdrproc_t fn, void *payload,
                     rv_err *err)
 {
-    size_t room = 256;
-    for (;;) {
-        if (rv_buf_reserve(out, room) < 0) {
-            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory encoding a packet");
+    /* Try in the room there is: almost every frame fits the first time. */
+    if (rv_buf_reserve(out, 256) < 0)
+        goto no_memory;
+    size_t room = out->cap - out->len;
+    if (room > RV_FRAME_MAX)
+        room = RV_FRAME_MAX;
+    size_t len = encode_in_place(out, room, hdr, fn, payload);
+    if (len == 0) {
+        /* Too big for the room, or not encodable at all (a value over its
+         * bound): measure once to tell which, then encode once more. */
+        unsigned long need = RV_FRAME_MIN + (fn ? xdr_sizeof(fn, payload) : 0);
+        if (need <= room || need > RV_FRAME_MAX) {
+            if (need > RV_FRAME_MAX)
+                rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                           "the reply to procedure %d would be %lu bytes, over the %u-byte "
+                           "packet limit", hdr->proc, need, (unsigned)RV_FRAME_MAX);
+            else
+                rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                           "cannot encode the payload of procedure %d: a value is out of bounds",
+                           hdr->proc);
             return -1;
         }
-        char *base = out->data + out->len;
-        size_t avail = out->cap - out->len;
-        if (avail > RV_FRAME_MAX)
-            avail = RV_FRAME_MAX;
-        char *p = base + RV_LEN_WORD_SIZE;
-        put_u32(p, hdr->prog);
-        put_u32(p + 4, hdr->vers);
-        put_u32(p + 8, (uint32_t)hdr->proc);
-        put_u32(p + 12, (uint32_t)hdr->type);
-        put_u32(p + 16, hdr->serial);
-        put_u32(p + 20, (uint32_t)hdr->status);
-        size_t len = RV_FRAME_MIN;
-        if (fn) {
-            XDR xdr;
-            xdrmem_create(&xdr, base + RV_FRAME_MIN, (u_int)(avail - RV_FRAME_MIN), XDR_ENCODE);
-            int ok = fn(&xdr, payload, 0);
-            len += xdr_getpos(&xdr);
-            xdr_destroy(&xdr);
-            if (!ok) {
-                if (avail >= RV_FRAME_MAX) {
-                    rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
-                               "cannot encode the payload of procedure %d within %u bytes",
-                               hdr->proc, (unsigned)RV_FRAME_MAX);
-                    return -1;
-                }
-                room = (out->cap - out->len) * 2;
-                continue;
-            }
+        if (rv_buf_reserve(out, need) < 0)
+            goto no_memory;
+        len = encode_in_place(out, need, hdr, fn, payload);
+        if (len == 0) {
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                       "cannot encode the payload of procedure %d", hdr->proc);
+            return -1;
         }
-        put_u32(base, (uint32_t)len);
-        out->len += len;
-        return 0;
     }
+    out->len += len;
+    return 0;
+
+no_memory:
+    rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory encoding a packet");
+    return -1;
 }
 
 int rv_frame_decode_header(const char *p, size_t len, rv_header *hdr, rv_err *err)

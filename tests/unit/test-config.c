@@ -53,7 +53,7 @@ static void test_good_file(void)
         "unix_sock_rw_perms = \"0770\"\n"
         "unix_sock_ro_perms='0755'\n"
         "max_clients = 20000\n"
-        "max_client_requests = 0x10\n"
+        "max_client_requests = 010\n"
         "auth_unix_rw = \"none\"\n"
         "log_level = 2\n"
         "log_filters = \"1:server 3:transport#not-a-comment\"\n"
@@ -63,7 +63,7 @@ static void test_good_file(void)
     CHECK_UINT_EQ(cfg.unix_sock_rw_perms, 0770);
     CHECK_UINT_EQ(cfg.unix_sock_ro_perms, 0755);
     CHECK_INT_EQ(cfg.max_clients, 20000);
-    CHECK_INT_EQ(cfg.max_client_requests, 16);
+    CHECK_INT_EQ(cfg.max_client_requests, 10);
     CHECK_INT_EQ(cfg.log_level, 2);
     CHECK_STR_EQ(cfg.log_filters, "1:server 3:transport#not-a-comment");
     CHECK_STR_EQ(cfg.log_outputs, "2:file:/tmp/x.log");

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "rv_packet.h"
 #include "server/drivers/driver.h"
 #include "server/drivers/test/test_xml.h"
 
@@ -636,6 +637,22 @@ static int test_lookup_by_uuid(rv_driver_conn *c, const unsigned char uuid[16],
 
 /* ================================================================ definition */
 
+/* Escaping and indentation make the written-back XML larger than what was
+ * sent; a domain whose XML could not be sent back must not be defined. */
+static int check_dumpable(const rv_test_def *def, rv_err *err)
+{
+    char *xml = rv_test_def_format(def, INT_MAX);
+    if (!xml)
+        return fail_oom(err);
+    size_t len = strlen(xml);
+    free(xml);
+    if (len > RV_STRING_MAX)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
+                    "unsupported configuration: the domain XML would be %zu bytes once "
+                    "written back, over the protocol's limit of %d", len, RV_STRING_MAX);
+    return 0;
+}
+
 static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flags,
                            rv_dom_ref *out, rv_err *err)
 {
@@ -645,7 +662,7 @@ static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     if (check_flags(flags, DEFINE_VALIDATE, "testDomainDefineXMLFlags", err) < 0 ||
         rv_test_def_parse(xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &d, err) < 0) {
+    if (check_dumpable(def, err) < 0 || find_existing(def, &d, err) < 0) {
         rv_test_def_free(def);
         return -1;
     }
@@ -673,7 +690,7 @@ static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     if (check_flags(flags, START_VALIDATE, "testDomainCreateXML", err) < 0 ||
         rv_test_def_parse(xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &d, err) < 0 ||
+    if (check_dumpable(def, err) < 0 || find_existing(def, &d, err) < 0 ||
         (d && dom_active(d) &&
          fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
               "Requested operation is not valid: domain '%s' is already active",
