@@ -197,7 +197,7 @@ static rv_nonnull_domain to_wire(const rv_dom *dom)
     rv_nonnull_domain w;
     w.name = dom->name;
     memcpy(w.uuid, dom->uuid, RV_UUID_LEN);
-    w.id = dom->id;
+    w.id = __atomic_load_n(&dom->id, __ATOMIC_RELAXED);
     return w;
 }
 
@@ -211,7 +211,7 @@ static rv_dom *from_wire(rv_conn *conn, rv_nonnull_domain *w)
     dom->name = w->name;
     w->name = NULL;
     memcpy(dom->uuid, w->uuid, RV_UUID_LEN);
-    dom->id = w->id;
+    __atomic_store_n(&dom->id, w->id, __ATOMIC_RELAXED);
     __atomic_add_fetch(&conn->refs, 1, __ATOMIC_RELAXED);
     return dom;
 }
@@ -241,7 +241,7 @@ int rv_domain_get_id(rv_dom *dom)
     enter();
     if (!dom)
         return report(RV_FROM_DOM, RV_ERR_INVALID_DOMAIN, "rv_domain_get_id: no domain given");
-    return dom->id;
+    return __atomic_load_n(&dom->id, __ATOMIC_RELAXED);
 }
 
 int rv_domain_get_uuid(rv_dom *dom, unsigned char uuid[RV_UUID_BUFLEN])
@@ -720,7 +720,7 @@ int rv_domain_create(rv_dom *dom, unsigned int flags)
     rv_err err = { 0 };
     if (rvc_call_domain_create_with_flags(rpc, &args, &ret, &err) < 0)
         return fail(&err);
-    dom->id = ret.dom.id;
+    __atomic_store_n(&dom->id, ret.dom.id, __ATOMIC_RELAXED);
     xdr_free((xdrproc_t)xdr_rv_domain_create_with_flags_ret, (char *)&ret);
     return 0;
 }
@@ -747,7 +747,7 @@ int rv_domain_destroy(rv_dom *dom, unsigned int flags)
         VOID_DOMAIN_CALL(domain_destroy_flags, .flags = flags);
     else
         VOID_DOMAIN_CALL(domain_destroy);
-    dom->id = -1;
+    __atomic_store_n(&dom->id, -1, __ATOMIC_RELAXED);
     return 0;
 }
 

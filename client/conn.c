@@ -46,6 +46,7 @@ typedef struct pending_call {
     rv_err *err;
     int failed;
     int done;
+    int waiting;            /* asleep on wake: can take the reader role */
     pthread_cond_t wake;    /* answer delivered, or the reader role is free */
 } pending_call;
 
@@ -172,13 +173,19 @@ static void fail(struct rvc_conn *c, rv_err *why)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* With lock held and nobody reading: wake one waiting call so that it
- * takes the reader role.  A call that is still writing will look for the
- * role by itself once it starts waiting, so waking it costs nothing. */
+/* With lock held and nobody reading: wake one sleeping call so that it
+ * takes the reader role.  A call that is still writing is not asleep and
+ * would miss the signal; it looks for the role by itself once it waits. */
 static void wake_next_reader_locked(struct rvc_conn *c)
 {
-    if (!c->reader_busy && c->pending)
-        pthread_cond_signal(&c->pending->wake);
+    if (c->reader_busy)
+        return;
+    for (pending_call *p = c->pending; p; p = p->next) {
+        if (p->waiting) {
+            pthread_cond_signal(&p->wake);
+            return;
+        }
+    }
 }
 
 static void unlink_locked(struct rvc_conn *c, pending_call *call)
@@ -424,37 +431,50 @@ static void read_until_answered(struct rvc_conn *c, pending_call *me)
     fail(c, &why);
 }
 
+static void connection_unusable(struct rvc_conn *c, rv_err *err)
+{
+    rv_err_set(err, RV_FROM_RPC, RV_ERR_INVALID_CONN, "the connection is no longer usable: %s",
+               c->failure.message ? c->failure.message : "unknown error");
+}
+
 int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err)
 {
     pending_call me = {
         .proc = proc, .ret_filter = ret_filter, .ret = ret, .err = err,
     };
+    rv_header h = {
+        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
+        .proc = proc, .type = RV_CALL, .serial = 0, .status = RV_OK,
+    };
 
+    /* Encode first, register second: a call is known to the reader only
+     * once its frame is whole, so no reply (even a forged early one) can
+     * reach a call that then fails to encode and returns. */
+    pthread_mutex_lock(&c->write_lock);
+    c->wbuf.start = c->wbuf.len = 0;
+    if (rv_frame_encode(&c->wbuf, &h, args_filter, args, err) < 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        return -1;
+    }
     pthread_mutex_lock(&c->lock);
     if (c->failed) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_INVALID_CONN, "the connection is no longer usable: %s",
-                   c->failure.message ? c->failure.message : "unknown error");
+        connection_unusable(c, err);
         pthread_mutex_unlock(&c->lock);
+        pthread_mutex_unlock(&c->write_lock);
         return -1;
     }
     pthread_cond_init(&me.wake, NULL);
+    /* Numbered under write_lock, so serials reach the wire in order. */
     me.serial = c->next_serial++;
     me.next = c->pending;
     c->pending = &me;
     pthread_mutex_unlock(&c->lock);
+    rv_frame_set_serial(c->wbuf.data, me.serial);
 
     RV_DEBUG("call %s serial %u", proc_label(proc), me.serial);
-
-    rv_header h = {
-        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
-        .proc = proc, .type = RV_CALL, .serial = me.serial, .status = RV_OK,
-    };
-    pthread_mutex_lock(&c->write_lock);
-    c->wbuf.start = c->wbuf.len = 0;
-    int encoded = rv_frame_encode(&c->wbuf, &h, args_filter, args, err) == 0;
     rv_err why = { 0 };
-    int sent = encoded && write_all(c->tr, c->wbuf.data, c->wbuf.len, &why) == 0;
+    int sent = write_all(c->tr, c->wbuf.data, c->wbuf.len, &why) == 0;
     if (c->wbuf.cap > BUF_KEEP) {
         c->wbuf.start = c->wbuf.len = 0;
         rv_buf_shrink(&c->wbuf, BUF_KEEP);
@@ -462,14 +482,8 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
     pthread_mutex_unlock(&c->write_lock);
 
     pthread_mutex_lock(&c->lock);
-    if (!encoded) {
-        /* Nothing reached the wire: only this call fails. */
-        unlink_locked(c, &me);
-        wake_next_reader_locked(c);
-        me.failed = me.done = 1;
-    } else if (!sent) {
-        fail_locked(c, &why);       /* answers us too */
-    }
+    if (!sent)
+        fail_locked(c, &why);       /* answers us too, unless already answered */
     while (!me.done) {
         if (!c->reader_busy) {
             c->reader_busy = 1;
@@ -480,9 +494,12 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
             wake_next_reader_locked(c);
             break;
         }
+        me.waiting = 1;
         pthread_cond_wait(&me.wake, &c->lock);
+        me.waiting = 0;
     }
     pthread_mutex_unlock(&c->lock);
+    rv_err_clear(&why);
     pthread_cond_destroy(&me.wake);
     return me.failed ? -1 : 0;
 }

@@ -90,13 +90,16 @@ enum { RV_CONNECT_READONLY = 1 };
  * sleeping thread costs more than a whole local round trip.  Read once,
  * when the connection opens. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
-/* Say goodbye to the server and close the socket; no call on this
- * connection may be running.  Frees conn once its last rv_dom is freed.
+/* Say goodbye to the server and close the socket.  No call on this
+ * connection (including calls through its rv_dom handles) may be running
+ * in any thread, and none may start afterwards: the application joins its
+ * threads first.  Frees conn once its last rv_dom is freed.
  * 0, or -1 if the goodbye failed (the connection is closed anyway). */
 int rv_connect_close(rv_conn *conn);
 
 /* 1 while the connection works, 0 once the server closed it or broke the
- * protocol (every later call fails), -1 for a bad or closed rv_conn. */
+ * protocol (every later call fails), -1 for a NULL rv_conn.  Like every
+ * other call, not to be used on a connection after rv_connect_close(). */
 int rv_connect_is_alive(rv_conn *conn);
 
 char *rv_connect_get_type(rv_conn *conn);           /* "TEST", "QEMU" */

@@ -95,6 +95,9 @@ tests_unit_test_uri_LDADD = libremvirt_common.la
 check_PROGRAMS += tests/integration/client-threads
 tests_integration_client_threads_SOURCES = tests/integration/client-threads.c
 tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
+check_PROGRAMS += tests/integration/client-backpressure
+tests_integration_client_backpressure_SOURCES = tests/integration/client-backpressure.c
+tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
 
 # test driver unit test
 # The driver's sources are built into the test itself (own CFLAGS, so their

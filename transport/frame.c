@@ -10,6 +10,11 @@ static void put_u32(char *p, uint32_t v)
     p[3] = (char)v;
 }
 
+void rv_frame_set_serial(char *p, uint32_t serial)
+{
+    put_u32(p + RV_LEN_WORD_SIZE + 16, serial);
+}
+
 uint32_t rv_frame_peek_len(const char *p)
 {
     const unsigned char *u = (const unsigned char *)p;

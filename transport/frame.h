@@ -26,6 +26,9 @@ int rv_frame_check_len(uint32_t len, uint32_t max, rv_err *err);
 int rv_frame_encode(rv_buf *out, const rv_header *hdr, xdrproc_t fn, void *payload,
                     rv_err *err);
 
+/* Overwrite the serial of the frame starting at p (length word first). */
+void rv_frame_set_serial(char *p, uint32_t serial);
+
 /* Decode the header of a whole frame (len bytes from p, length word
  * included). */
 int rv_frame_decode_header(const char *p, size_t len, rv_header *hdr, rv_err *err);

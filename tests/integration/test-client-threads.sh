@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# libremvirt shared by many threads on one connection: the client-threads
-# program (built with the client library) runs its threads against
-# remvirtd and checks every reply itself.
+# libremvirt shared by many threads on one connection: client-threads runs
+# 8 threads of lookups and GetInfo and checks every reply; client-
+# backpressure mixes large replies and large requests so that remvirtd
+# stops reading (max_client_requests) while writers are blocked.  Both
+# check every reply themselves.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-prog=$top_builddir/tests/integration/client-threads
-[ -x "$prog" ] || fail "$prog is not built"
+progs=("$top_builddir/tests/integration/client-threads"
+       "$top_builddir/tests/integration/client-backpressure")
+for prog in "${progs[@]}"; do
+    [ -x "$prog" ] || fail "$prog is not built"
+done
 start_remvirtd
 
-"$prog" "$REMVIRTD_URI"
+for prog in "${progs[@]}"; do
+    "$prog" "$REMVIRTD_URI"
+done
 
 remvirtd_alive || fail "remvirtd died"
 stop_remvirtd
