@@ -793,16 +793,28 @@ static void print_usec(int width, const summary *s, bool ran)
         printf("  %*s", width, "-");
 }
 
+/* The median over rounds of num/den taken round by round.  Each round
+ * runs every way back to back, so a ratio within a round compares like
+ * with like even when the scheduler put the processes on one CPU in one
+ * round and on two in the next (the unpinned placement). */
+static double median_ratio(const double *num, const double *den, long rounds)
+{
+    double ratios[MAX_ROUNDS];
+    for (long r = 0; r < rounds; r++)
+        ratios[r] = num[r] / den[r];
+    return summarize(ratios, rounds).median;
+}
+
 /* A ratio right-aligned under its heading of `width` characters; with a
  * verdict ("PASS", "MISS" or "" when not judged) it takes 5 more. */
-static void print_ratio(int width, double num, double den, bool ran, const char *verdict)
+static void print_ratio(int width, double ratio, bool ran, const char *verdict)
 {
     if (!ran)
         printf("  %*s", width, "-");
     else if (verdict)
-        printf("  %*.2fx %-4s", width - 6, num / den, verdict);
+        printf("  %*.2fx %-4s", width - 6, ratio, verdict);
     else
-        printf("  %*.2fx", width - 1, num / den);
+        printf("  %*.2fx", width - 1, ratio);
 }
 
 static const char *verdict(bool judge, bool pass)
@@ -867,8 +879,9 @@ static void print_header(const bench *b, const char *libvirt_missing)
     printf("GetInfo benchmark: %d domains x %ld calls = %ld round trips per way and placement\n",
            DOMAIN_COUNT, o->calls, o->calls * DOMAIN_COUNT);
     if (o->rounds > 1)
-        printf("  in %ld interleaved rounds, each after a short warm-up; "
-               "figures are the median round\n", o->rounds);
+        printf("  in %ld interleaved rounds, each after a short warm-up; us/call is each\n"
+               "  way's median round, a ratio the median of the ratios within each round\n",
+               o->rounds);
     else
         printf("  in one round after a short warm-up\n");
     printf("wire sizes: call %zu/%zu/%zu bytes (%s/%s/%s), reply %d bytes\n",
@@ -920,6 +933,8 @@ static void print_results(const bench *b)
     static const char libvirt_over_remvirt[] = "libvirt/remvirt";
     static const char remvirt_over_floor[] = "remvirt/floor";
     printf("  %s  %s  %s\n", block_over_floor, libvirt_over_remvirt, remvirt_over_floor);
+    /* µs columns: each way's median round; ratios: the median of the
+     * per-round ratios (see median_ratio). */
     for (int pl = 0; pl < b->placements; pl++) {
         const summary *u = s[pl];
         /* The issue sets targets for pinned and unpinned; split explains. */
@@ -927,15 +942,16 @@ static void print_results(const bench *b)
         printf("%-9s", placement_names[pl]);
         for (int w = 0; w < WAY_COUNT; w++)
             print_usec(width[w], &u[w], b->ran[w]);
-        double block = u[WAY_REMVIRT_BLOCK].median, floor_us = u[WAY_FLOOR].median;
-        double remvirt = u[WAY_REMVIRT].median, libvirt = u[WAY_LIBVIRT].median;
-        print_ratio((int)strlen(block_over_floor), block, floor_us, b->ran[WAY_REMVIRT_BLOCK],
-                    verdict(judge_row, block <= TARGET_REMVIRT_OVER_FLOOR * floor_us));
-        print_ratio((int)strlen(libvirt_over_remvirt), libvirt, remvirt,
+        const long n = b->o.rounds;
+        double block_floor = median_ratio(b->usec[pl][WAY_REMVIRT_BLOCK], b->usec[pl][WAY_FLOOR], n);
+        double libvirt_remvirt = median_ratio(b->usec[pl][WAY_LIBVIRT], b->usec[pl][WAY_REMVIRT], n);
+        double remvirt_floor = median_ratio(b->usec[pl][WAY_REMVIRT], b->usec[pl][WAY_FLOOR], n);
+        print_ratio((int)strlen(block_over_floor), block_floor, b->ran[WAY_REMVIRT_BLOCK],
+                    verdict(judge_row, block_floor <= TARGET_REMVIRT_OVER_FLOOR));
+        print_ratio((int)strlen(libvirt_over_remvirt), libvirt_remvirt,
                     b->ran[WAY_LIBVIRT] && b->ran[WAY_REMVIRT],
-                    verdict(judge_row, libvirt >= TARGET_LIBVIRT_OVER_REMVIRT * remvirt));
-        print_ratio((int)strlen(remvirt_over_floor), remvirt, floor_us, b->ran[WAY_REMVIRT],
-                    NULL);
+                    verdict(judge_row, libvirt_remvirt >= TARGET_LIBVIRT_OVER_REMVIRT));
+        print_ratio((int)strlen(remvirt_over_floor), remvirt_floor, b->ran[WAY_REMVIRT], NULL);
         printf("\n");
     }
     if (b->o.rounds > 1) {

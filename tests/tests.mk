@@ -72,6 +72,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-max-requests.sh \
 	tests/integration/test-fd-limit.sh \
 	tests/integration/test-reply-limits.sh \
+	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
