@@ -42,17 +42,7 @@ rc.expect_usable(first, "a client connected before the flood")
 for s in flood:
     s.close()
 # The listeners rest 0.5 s after EMFILE; then new clients get in again.
-deadline = time.monotonic() + 10
-while True:
-    c = rc.Client(path)
-    try:
-        c.open_connection()
-        break
-    except (rc.Closed, ConnectionResetError, BrokenPipeError):
-        c.close()
-        if time.monotonic() > deadline:
-            raise SystemExit("FAIL: no new client accepted 10 s after the flood left")
-        time.sleep(0.2)
+c = rc.connect_when_admitted(path, 10, "after the flood left")
 rc.expect_usable(c, "a new client after the flood")
 PY
 

@@ -52,17 +52,7 @@ for i, c in enumerate(five):
 
 # One leaves; its slot frees once the daemon has seen the close.
 five.pop().close()
-deadline = time.monotonic() + 5
-while True:
-    c = rc.Client(path)
-    try:
-        c.open_connection()
-        break
-    except (rc.Closed, ConnectionResetError, BrokenPipeError):
-        c.close()
-        if time.monotonic() > deadline:
-            raise SystemExit("FAIL: no slot freed 5 s after a client left")
-        time.sleep(0.1)
+c = rc.connect_when_admitted(path, 5, "after a client left")
 rc.expect_usable(c, "a new client after one left")
 PY
 

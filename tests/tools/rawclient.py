@@ -254,6 +254,23 @@ class Client:
         return body
 
 
+def connect_when_admitted(path, timeout, what):
+    """A client that has opened a connection, retrying while the daemon
+    turns new clients away (at max_clients, or out of fds); ends the test
+    with FAIL if none gets in within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        c = Client(path)
+        try:
+            c.open_connection()
+            return c
+        except (Closed, ConnectionResetError, BrokenPipeError):
+            c.close()
+            if time.monotonic() > deadline:
+                raise SystemExit(f"FAIL: no client admitted within {timeout} s {what}")
+            time.sleep(0.1)
+
+
 # ---- assertions for the test scripts ----
 
 def check(cond, what):
