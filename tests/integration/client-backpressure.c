@@ -5,7 +5,7 @@
  * must finish: the reader role has to reach a thread that is actually
  * waiting, whichever thread is stuck writing.  A deadlock trips the alarm.
  *
- * usage: client-backpressure URI */
+ * usage: client-backpressure URI [ROUNDS]   (default 200 calls per thread) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +17,12 @@
 #define DESCRIPTION_BYTES 400000
 #define FETCHERS 6
 #define DEFINERS 3
-#define ROUNDS 200
+#define DEFAULT_ROUNDS 200
 #define DEADLINE_SECONDS 120
 
 static rv_conn *conn;
 static char *xml;
+static int rounds = DEFAULT_ROUNDS;
 
 static void die(const char *what)
 {
@@ -36,7 +37,7 @@ static void *fetch(void *arg)
     rv_dom *d = rv_domain_lookup_by_name(conn, "bigdom");
     if (!d)
         die("lookup");
-    for (int i = 0; i < ROUNDS; i++) {
+    for (int i = 0; i < rounds; i++) {
         char *x = rv_domain_get_xml_desc(d, 0);
         if (!x)
             die("get XML");
@@ -53,7 +54,7 @@ static void *fetch(void *arg)
 static void *define(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < ROUNDS; i++) {
+    for (int i = 0; i < rounds; i++) {
         rv_dom *d = rv_domain_define_xml(conn, xml);
         if (!d)
             die("define");
@@ -64,8 +65,8 @@ static void *define(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: client-backpressure URI\n");
+    if (argc < 2 || argc > 3 || (argc == 3 && (rounds = atoi(argv[2])) < 1)) {
+        fprintf(stderr, "usage: client-backpressure URI [ROUNDS]\n");
         return 2;
     }
     alarm(DEADLINE_SECONDS);
@@ -96,6 +97,6 @@ int main(int argc, char **argv)
     rv_connect_close(conn);
     free(xml);
     printf("client-backpressure: %d calls by %d threads on one connection\n",
-           (FETCHERS + DEFINERS) * ROUNDS, FETCHERS + DEFINERS);
+           (FETCHERS + DEFINERS) * rounds, FETCHERS + DEFINERS);
     return 0;
 }
