@@ -1,6 +1,7 @@
 #include "client/conn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -90,6 +91,17 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     }
     c->tr = tr;
     c->next_serial = 1;
+    /* Non-blocking, so that a writer facing a full socket can read the
+     * replies the server is waiting to send (see wait_writable()). */
+    int fl = fcntl(tr->fd, F_GETFL);
+    if (fl < 0 || fcntl(tr->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot make the connection non-blocking");
+        rv_buf_free(&c->rbuf);
+        rv_buf_free(&c->wbuf);
+        free(c);
+        rv_transport_close(tr);
+        return NULL;
+    }
     /* REMVIRT_SPIN_US sets the window (0: always sleep at once). */
     const char *spin = getenv("REMVIRT_SPIN_US");
     long us = spin && *spin ? strtol(spin, NULL, 10) : SPIN_DEFAULT_US;
@@ -198,13 +210,53 @@ static void unlink_locked(struct rvc_conn *c, pending_call *call)
     }
 }
 
-static int write_all(rv_transport *tr, const char *p, size_t n, rv_err *err)
+static void drain_without_waiting(struct rvc_conn *c);
+
+/* The socket is full.  The server may have stopped reading until its
+ * replies are read (max_client_requests), while every other thread queues
+ * behind this write; so while nobody else holds the reader role, take it
+ * and deliver what has arrived, then wait for room. */
+static int wait_writable(struct rvc_conn *c, rv_err *err)
+{
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        int read_too = !c->reader_busy && !c->failed;
+        if (read_too)
+            c->reader_busy = 1;
+        pthread_mutex_unlock(&c->lock);
+        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLOUT | (read_too ? POLLIN : 0) };
+        int rc = poll(&pfd, 1, -1);
+        int saved = errno;
+        if (read_too) {
+            if (rc > 0 && (pfd.revents & POLLIN))
+                drain_without_waiting(c);
+            pthread_mutex_lock(&c->lock);
+            c->reader_busy = 0;
+            wake_next_reader_locked(c);
+            pthread_mutex_unlock(&c->lock);
+        }
+        if (rc < 0 && saved != EINTR) {
+            rv_err_set_errno(err, RV_FROM_RPC, saved, "cannot wait to send to the server");
+            return -1;
+        }
+        /* Room, or an error the next write reports. */
+        if (rc > 0 && (pfd.revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL)))
+            return 0;
+    }
+}
+
+static int write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
 {
     while (n > 0) {
-        ssize_t w = rv_transport_write(tr, p, n);
+        ssize_t w = rv_transport_write(c->tr, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EAGAIN) {
+                if (wait_writable(c, err) < 0)
+                    return -1;
+                continue;
+            }
             rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot send to the server");
             return -1;
         }
@@ -220,6 +272,11 @@ static int write_all(rv_transport *tr, const char *p, size_t n, rv_err *err)
  * waits for us to drain replies. */
 static void send_pong(struct rvc_conn *c)
 {
+    /* The reader calls this: it must not wait for room, since the room
+     * comes from the server, which may wait for the reader. */
+    struct pollfd pfd = { .fd = c->tr->fd, .events = POLLOUT };
+    if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLOUT))
+        return;
     if (pthread_mutex_trylock(&c->write_lock) != 0)
         return;
     rv_header h = {
@@ -229,7 +286,7 @@ static void send_pong(struct rvc_conn *c)
     rv_err err = { 0 };
     c->wbuf.start = c->wbuf.len = 0;
     if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, &err) < 0 ||
-        write_all(c->tr, c->wbuf.data, c->wbuf.len, &err) < 0)
+        write_all(c, c->wbuf.data, c->wbuf.len, &err) < 0)
         RV_DEBUG("cannot answer a keepalive ping: %s", err.message ? err.message : "?");
     else
         RV_DEBUG("answered a keepalive ping");
@@ -270,26 +327,46 @@ static void spin_for_input(struct rvc_conn *c)
 
 /* Read more bytes into rbuf, wanting at least `need`; take whatever else
  * is already there so that back-to-back replies cost one read. */
-static int fill(struct rvc_conn *c, size_t need, rv_err *why)
+/* Read what the socket has into rbuf: 1 if bytes came, 0 if none were
+ * there, -1 at end of file or on an error (why says which). */
+static int read_available(struct rvc_conn *c, rv_err *why)
 {
     rv_buf *b = &c->rbuf;
-    if (rv_buf_reserve(b, need) < 0) {
-        rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
-        return -1;
-    }
-    spin_for_input(c);
     for (;;) {
         ssize_t n = rv_transport_read(c->tr, b->data + b->len, b->cap - b->len);
         if (n > 0) {
             b->len += (size_t)n;
-            return 0;
+            return 1;
         }
         if (n == 0) {
             rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server");
             return -1;
         }
+        if (errno == EAGAIN)
+            return 0;
         if (errno != EINTR) {
             rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot read from the server");
+            return -1;
+        }
+    }
+}
+
+/* Read more bytes into rbuf, wanting at least `need`, waiting for them;
+ * take whatever else is there so that back-to-back replies cost one read. */
+static int fill(struct rvc_conn *c, size_t need, rv_err *why)
+{
+    if (rv_buf_reserve(&c->rbuf, need) < 0) {
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
+        return -1;
+    }
+    spin_for_input(c);
+    for (;;) {
+        int got = read_available(c, why);
+        if (got != 0)
+            return got < 0 ? -1 : 0;
+        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+            rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot wait for the server");
             return -1;
         }
     }
@@ -474,7 +551,7 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
 
     RV_DEBUG("call %s serial %u", proc_label(proc), me.serial);
     rv_err why = { 0 };
-    int sent = write_all(c->tr, c->wbuf.data, c->wbuf.len, &why) == 0;
+    int sent = write_all(c, c->wbuf.data, c->wbuf.len, &why) == 0;
     if (c->wbuf.cap > BUF_KEEP) {
         c->wbuf.start = c->wbuf.len = 0;
         rv_buf_shrink(&c->wbuf, BUF_KEEP);
@@ -514,7 +591,7 @@ static void drain_without_waiting(struct rvc_conn *c)
     rv_err why = { 0 };
     for (;;) {
         rv_buf *b = &c->rbuf;
-        size_t used = rv_buf_used(b);
+        size_t used = rv_buf_used(b), want = 1;
         if (used >= RV_LEN_WORD_SIZE) {
             uint32_t len = rv_frame_peek_len(rv_buf_head(b));
             if (rv_frame_check_len(len, RV_FRAME_MAX, &why) < 0)
@@ -525,11 +602,16 @@ static void drain_without_waiting(struct rvc_conn *c)
                 rv_buf_consume(b, len);
                 continue;
             }
+            want = len - used;
         }
-        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
-        if (rv_transport_pending(c->tr) == 0 && poll(&pfd, 1, 0) <= 0)
+        if (rv_buf_reserve(b, want) < 0) {
+            rv_err_set(&why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
+            break;
+        }
+        int got = read_available(c, &why);
+        if (got == 0)
             return;
-        if (fill(c, 1, &why) < 0)
+        if (got < 0)
             break;
     }
     fail(c, &why);
