@@ -51,7 +51,7 @@ void rvs_client_close(rvs_client *c, const char *why);
 /* Frees everything; only from outside the client's callbacks. */
 void rvs_client_free(rvs_client *c);
 
-/* Queue a whole frame to the client and try to write it now. */
+/* Write what is queued in c->out now; arm the write watcher if the socket is full. */
 void rvs_client_flush(rvs_client *c);
 
 #endif

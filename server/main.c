@@ -65,6 +65,7 @@ static int apply_logging(const rvs_config *cfg, rv_err *err)
     return 0;
 }
 
+/* Long options without a short form; their order is flag_keys' order below. */
 enum { OPT_SOCK_DIR = 256, OPT_MAX_CLIENTS, OPT_MAX_REQUESTS };
 
 int main(int argc, char **argv)
