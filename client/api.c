@@ -11,12 +11,12 @@
 #include <string.h>
 
 #include "client/conn.h"
+#include "client/connect.h"
+#include "client/rv_stubs.gen.h"
 #include "client/uri.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_remote.h"
-#include "client/rv_stubs.gen.h"
-#include "transport/unix.h"
 
 RV_LOG_CATEGORY("client.api");
 
@@ -358,11 +358,9 @@ rv_conn *rv_connect_open(const char *uri, unsigned int flags)
 
     rv_err err = { 0 };
     rvc_uri *parsed = NULL;
-    char *socket_path = NULL, *name = NULL;
+    char *name = NULL;
     rv_conn *conn = NULL;
-    if (rvc_uri_parse(uri, &parsed, &err) < 0 ||
-        !(socket_path = rvc_uri_unix_socket(parsed, flags & RV_CONNECT_READONLY, &err)) ||
-        !(name = rvc_uri_server_name(parsed, &err)))
+    if (rvc_uri_parse(uri, &parsed, &err) < 0 || !(name = rvc_uri_server_name(parsed, &err)))
         goto fail;
 
     conn = calloc(1, sizeof(*conn));
@@ -371,12 +369,11 @@ rv_conn *rv_connect_open(const char *uri, unsigned int flags)
         goto fail;
     }
     conn->refs = 1;
-    rv_transport *tr = rv_unix_connect(socket_path, &err);
+    rv_transport *tr = rvc_transport_open(parsed, flags & RV_CONNECT_READONLY, &err);
     if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) || handshake(conn, name, flags, &err) < 0)
         goto fail;
-    RV_DEBUG("connected to %s as '%s'", socket_path, name);
+    RV_DEBUG("connected to %s over %s as '%s'", uri, rvc_uri_transport(parsed), name);
     rvc_uri_free(parsed);
-    free(socket_path);
     free(name);
     return conn;
 
@@ -387,7 +384,6 @@ fail:
         free(conn);
     }
     rvc_uri_free(parsed);
-    free(socket_path);
     free(name);
     return fail_null(&err);
 }

@@ -224,7 +224,8 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
         if (read_too)
             c->reader_busy = 1;
         pthread_mutex_unlock(&c->lock);
-        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLOUT | (read_too ? POLLIN : 0) };
+        short want = rv_transport_wait_events(c->tr, POLLOUT);
+        struct pollfd pfd = { .fd = c->tr->fd, .events = want | (read_too ? POLLIN : 0) };
         int rc = poll(&pfd, 1, -1);
         int saved = errno;
         if (read_too) {
@@ -240,7 +241,7 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
             return -1;
         }
         /* Room, or an error the next write reports. */
-        if (rc > 0 && (pfd.revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL)))
+        if (rc > 0 && (pfd.revents & (want | POLLERR | POLLHUP | POLLNVAL)))
             return 0;
     }
 }
@@ -339,13 +340,18 @@ static int read_available(struct rvc_conn *c, rv_err *why)
             return 1;
         }
         if (n == 0) {
-            rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server");
+            const char *said = rv_transport_peer_error(c->tr);
+            rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server%s%s",
+                       said ? ": " : "", said ? said : "");
             return -1;
         }
         if (errno == EAGAIN)
             return 0;
         if (errno != EINTR) {
-            rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot read from the server");
+            int saved = errno;
+            const char *said = rv_transport_peer_error(c->tr);
+            rv_err_set_errno(why, RV_FROM_RPC, saved, "cannot read from the server%s%s%s",
+                             said ? " (" : "", said ? said : "", said ? ")" : "");
             return -1;
         }
     }
@@ -364,7 +370,8 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
         int got = read_available(c, why);
         if (got != 0)
             return got < 0 ? -1 : 0;
-        struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
+        struct pollfd pfd = { .fd = c->tr->fd,
+                              .events = rv_transport_wait_events(c->tr, POLLIN) };
         if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
             rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot wait for the server");
             return -1;

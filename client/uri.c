@@ -13,11 +13,6 @@ static const char *const client_params[] = {
     "no_sanity", "tls_priority", "proxy",
 };
 
-/* Transports libvirt knows; only unix is implemented so far. */
-static const char *const later_transports[] = {
-    "tls", "tcp", "ssh", "libssh2", "libssh", "ext",
-};
-
 static int in_list(const char *s, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -299,25 +294,70 @@ const char *rvc_uri_transport(const rvc_uri *u)
     return u->host ? "tls" : "unix";
 }
 
-char *rvc_uri_unix_socket(const rvc_uri *u, int readonly, rv_err *err)
+/* Single-quote s for a POSIX shell on the remote host. */
+static void shell_quote(FILE *f, const char *s)
 {
-    const char *transport = rvc_uri_transport(u);
-    if (strcmp(transport, "unix") != 0) {
-        if (IN_LIST(transport, later_transports))
-            rv_err_set(err, RV_FROM_URI, RV_ERR_NO_SUPPORT,
-                       "transport '%s' is not supported yet (only unix is)", transport);
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputs("'\\''", f);
         else
-            rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
-                       "unknown transport '%s' (expected unix, tls, tcp, ssh, libssh2, libssh or ext)",
-                       transport);
-        return NULL;
+            fputc(*s, f);
     }
-    if (u->host) {
+    fputc('\'', f);
+}
+
+/* The command run on the SSH server to join the channel to the daemon's
+ * socket: remvirt's own bridge, nc -U, or (auto) the bridge when the host
+ * has it and nc otherwise. */
+static int ssh_command(const rvc_uri *u, const char *sock, int readonly, char **out, rv_err *err)
+{
+    const char *proxy = rvc_uri_param_value(u, "proxy");
+    const char *netcat = rvc_uri_param_value(u, "netcat");
+    if (netcat && !*netcat) {
+        rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG, "the netcat parameter is empty");
+        return -1;
+    }
+    if (!proxy || !*proxy)
+        proxy = netcat ? "netcat" : "auto";
+    int native = strcmp(proxy, "native") == 0, nc = strcmp(proxy, "netcat") == 0;
+    if (!native && !nc && strcmp(proxy, "auto") != 0) {
         rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
-                   "the unix transport reaches this machine only: remove the host '%s' from the URI",
-                   u->host);
-        return NULL;
+                   "unknown proxy '%s' (expected auto, netcat or native)", proxy);
+        return -1;
     }
+    size_t size = 0;
+    FILE *f = open_memstream(out, &size);
+    if (!f)
+        return no_memory(err);
+    if (!nc) {
+        if (!native)
+            fputs("if command -v " RVC_SSH_HELPER " >/dev/null 2>&1; then exec ", f);
+        fputs(RVC_SSH_HELPER " ", f);
+        if (readonly)
+            fputs("--readonly ", f);
+        shell_quote(f, sock);
+        if (!native)
+            fputs("; else exec ", f);
+    }
+    if (!native) {
+        shell_quote(f, netcat ? netcat : "nc");
+        fputs(" -U ", f);
+        shell_quote(f, sock);
+        if (!nc)
+            fputs("; fi", f);
+    }
+    if (ferror(f) | fclose(f)) {
+        free(*out);
+        *out = NULL;
+        return no_memory(err);
+    }
+    return 0;
+}
+
+/* The daemon's socket: ?socket= or the default for the access mode. */
+static int socket_path(const rvc_uri *u, int readonly, char **out, rv_err *err)
+{
     /* libvirt's mode picks the monolithic or a per-driver daemon; remvirtd
      * is one daemon, so both "legacy" and "auto" mean its socket. */
     const char *mode = rvc_uri_param_value(u, "mode");
@@ -328,19 +368,85 @@ char *rvc_uri_unix_socket(const rvc_uri *u, int readonly, rv_err *err)
         else
             rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
                        "unknown mode '%s' (expected auto, legacy or direct)", mode);
-        return NULL;
+        return -1;
     }
     const char *sock = rvc_uri_param_value(u, "socket");
     if (sock && !*sock) {
         rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG, "the socket parameter is empty");
-        return NULL;
+        return -1;
     }
     if (!sock)
         sock = readonly ? RVC_DEFAULT_SOCKET_RO : RVC_DEFAULT_SOCKET;
-    char *path = strdup(sock);
-    if (!path)
-        no_memory(err);
-    return path;
+    if (!(*out = strdup(sock)))
+        return no_memory(err);
+    return 0;
+}
+
+static int set_endpoint(const rvc_uri *u, int default_port, rvc_target *t, rv_err *err)
+{
+    char port[8];
+    snprintf(port, sizeof(port), "%d", u->port ? u->port : default_port);
+    /* libvirt reaches this machine when a network URI names no host. */
+    if (!(t->host = strdup(u->host ? u->host : "localhost")) || !(t->port = strdup(port)))
+        return no_memory(err);
+    return 0;
+}
+
+int rvc_uri_target(const rvc_uri *u, int readonly, rvc_target *t, rv_err *err)
+{
+    memset(t, 0, sizeof(*t));
+    const char *transport = rvc_uri_transport(u);
+    int rc;
+    if (strcmp(transport, "unix") == 0) {
+        t->kind = RVC_UNIX;
+        if (u->host) {
+            rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
+                       "the unix transport reaches this machine only: remove the host '%s' from the URI",
+                       u->host);
+            return -1;
+        }
+        rc = socket_path(u, readonly, &t->socket, err);
+    } else if (strcmp(transport, "tcp") == 0) {
+        t->kind = RVC_TCP;
+        rc = set_endpoint(u, RVC_DEFAULT_TCP_PORT, t, err);
+    } else if (strcmp(transport, "tls") == 0) {
+        t->kind = RVC_TLS;
+        rc = set_endpoint(u, RVC_DEFAULT_TLS_PORT, t, err);
+    } else if (strcmp(transport, "ssh") == 0 || strcmp(transport, "libssh2") == 0 ||
+               strcmp(transport, "libssh") == 0) {
+        t->kind = RVC_SSH;
+        rc = set_endpoint(u, RVC_DEFAULT_SSH_PORT, t, err);
+        if (rc == 0)
+            rc = socket_path(u, readonly, &t->socket, err);
+        if (rc == 0)
+            rc = ssh_command(u, t->socket, readonly, &t->command, err);
+    } else if (strcmp(transport, "ext") == 0) {
+        t->kind = RVC_EXT;
+        const char *cmd = rvc_uri_param_value(u, "command");
+        if (!cmd || !*cmd) {
+            rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
+                       "the ext transport needs a command parameter (?command=...)");
+            return -1;
+        }
+        rc = (t->command = strdup(cmd)) ? 0 : no_memory(err);
+    } else {
+        rv_err_set(err, RV_FROM_URI, RV_ERR_INVALID_ARG,
+                   "unknown transport '%s' (expected unix, tls, tcp, ssh, libssh2, libssh or ext)",
+                   transport);
+        return -1;
+    }
+    if (rc < 0)
+        rvc_target_free(t);
+    return rc;
+}
+
+void rvc_target_free(rvc_target *t)
+{
+    free(t->socket);
+    free(t->host);
+    free(t->port);
+    free(t->command);
+    memset(t, 0, sizeof(*t));
 }
 
 /* Write s percent-encoding every byte that is not unreserved or in keep. */

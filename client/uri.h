@@ -2,9 +2,9 @@
  *
  * Params are name=value pairs joined by '&' (or ';'), percent-decoded;
  * '+' stays a '+' so that socket paths need no escaping.  Params the
- * client itself uses (socket, mode, name, and those of the transports to
- * come: no_verify, pkipath, keyfile, ...) never reach the server; any
- * other param is passed on in the name given to CONNECT_OPEN. */
+ * client itself uses (socket, mode, name, and the transports' no_verify,
+ * pkipath, keyfile, ...) never reach the server; any other param is passed
+ * on in the name given to CONNECT_OPEN. */
 #ifndef RV_CLIENT_URI_H
 #define RV_CLIENT_URI_H
 
@@ -45,11 +45,29 @@ const char *rvc_uri_param_value(const rvc_uri *uri, const char *name);
  * host and "tls" with one. */
 const char *rvc_uri_transport(const rvc_uri *uri);
 
-/* The Unix socket to connect to: ?socket= or the default for the access
- * mode.  Fails with RV_ERR_NO_SUPPORT for a transport other than unix (not
- * supported yet) and RV_ERR_INVALID_ARG for an unknown transport or bad
- * client param.  Returns malloc'd text or NULL. */
-char *rvc_uri_unix_socket(const rvc_uri *uri, int readonly, rv_err *err);
+/* Where a URI leads and how to get there. */
+typedef enum { RVC_UNIX, RVC_TCP, RVC_TLS, RVC_SSH, RVC_EXT } rvc_target_kind;
+
+#define RVC_DEFAULT_TCP_PORT 16509
+#define RVC_DEFAULT_TLS_PORT 16514
+#define RVC_DEFAULT_SSH_PORT 22
+/* The bridge remvirt ships for SSH (server/ssh-helper/). */
+#define RVC_SSH_HELPER "remvirt-ssh-helper"
+
+typedef struct rvc_target {
+    rvc_target_kind kind;
+    char *socket;               /* unix: the socket; ssh: the socket on the remote host */
+    char *host, *port;          /* tcp, tls, ssh ("localhost" when the URI has no host) */
+    char *command;              /* ssh: run on the remote host; ext: run here */
+} rvc_target;
+
+/* Resolve the transport, the daemon's socket (?socket= or the default for
+ * the access mode), host and port (with the transport's default), and the
+ * command (ssh: built from proxy=auto|netcat|native and netcat=; ext:
+ * ?command=).  Fails with RV_ERR_INVALID_ARG for an unknown transport or
+ * a bad client param, RV_ERR_NO_SUPPORT for mode=direct. */
+int rvc_uri_target(const rvc_uri *uri, int readonly, rvc_target *out, rv_err *err);
+void rvc_target_free(rvc_target *t);
 
 /* The name the server is opened with: driver://path plus the params not
  * meant for the client (re-encoded), or the value of ?name= if given.

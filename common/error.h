@@ -32,6 +32,7 @@ enum {
     RV_ERR_ARGUMENT_UNSUPPORTED = 74,
     RV_ERR_OVERFLOW = 82,
     RV_ERR_OPERATION_UNSUPPORTED = 84,
+    RV_ERR_SSH = 85,
 };
 
 /* virErrorDomain values used by remvirt. */
@@ -46,6 +47,7 @@ enum {
     RV_FROM_DOMAIN = 20,
     RV_FROM_SECURITY = 24,
     RV_FROM_URI = 45,
+    RV_FROM_SSH = 50,
 };
 
 enum { RV_ERR_LEVEL_WARNING = 1, RV_ERR_LEVEL_ERROR = 2 };

@@ -1,12 +1,15 @@
 #include "server/client.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "server/dispatch.h"
 #include "transport/frame.h"
+#include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.client");
 
@@ -18,8 +21,20 @@ RV_LOG_CATEGORY("server.client");
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
 
+static void handshake_step(rvs_client *c);
+
+static void on_handshake_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_client *c = w->data;
+    RV_WARN("client %llu from %s: no TLS handshake within %d s; closing it", c->serial_no,
+            c->from, c->env->handshake_timeout);
+    rvs_client_close(c, "TLS handshake timed out");
+}
+
 rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int readonly,
-                           unsigned long long serial_no)
+                           unsigned long long serial_no, const char *from, int tls_handshake)
 {
     rvs_client *c = calloc(1, sizeof(*c));
     if (!c)
@@ -28,6 +43,7 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int read
     c->tr = tr;
     c->readonly = readonly ? 1 : 0;
     c->serial_no = serial_no;
+    snprintf(c->from, sizeof(c->from), "%s", from);
     /* With auth "none" a client is authenticated from the start; the
      * SASL work will clear this for sockets that require it. */
     c->authenticated = 1;
@@ -35,8 +51,68 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int read
     ev_io_init(&c->write_watcher, on_writable, tr->fd, EV_WRITE);
     c->read_watcher.data = c;
     c->write_watcher.data = c;
+    ev_timer_init(&c->handshake_timer, on_handshake_timeout, env->handshake_timeout, 0.);
+    c->handshake_timer.data = c;
+    if (tls_handshake) {
+        /* The client speaks first (its hello); the handshake runs from the
+         * watchers, never from here, where the server does not list c yet. */
+        c->handshaking = 1;
+        ev_timer_start(env->loop, &c->handshake_timer);
+    }
     ev_io_start(env->loop, &c->read_watcher);
     return c;
+}
+
+/* Watch for exactly the events in `want`. */
+static void watch(rvs_client *c, short want)
+{
+    if (want & POLLIN)
+        ev_io_start(c->env->loop, &c->read_watcher);
+    else
+        ev_io_stop(c->env->loop, &c->read_watcher);
+    if (want & POLLOUT)
+        ev_io_start(c->env->loop, &c->write_watcher);
+    else
+        ev_io_stop(c->env->loop, &c->write_watcher);
+}
+
+/* Advance the TLS handshake; once it is done and the client's certificate
+ * passed, send libvirt's go-ahead byte and start serving packets. */
+static void handshake_step(rvs_client *c)
+{
+    rv_err err = { 0 };
+    int rc = rv_tls_server_handshake(c->tr, &err);
+    if (rc < 0) {
+        RV_WARN("client %llu from %s: TLS handshake failed: %s", c->serial_no, c->from,
+                err.message ? err.message : "unknown error");
+        rv_err_clear(&err);
+        rvs_client_close(c, "TLS handshake failed");
+        return;
+    }
+    if (rc == 0) {
+        watch(c, rv_transport_wait_events(c->tr, POLLIN));
+        return;
+    }
+    c->handshaking = 0;
+    ev_timer_stop(c->env->loop, &c->handshake_timer);
+    const char *dn = rv_tls_peer_dn(c->tr);
+    if (dn && !(c->x509_dn = strdup(dn))) {
+        rvs_client_close(c, "out of memory");
+        return;
+    }
+    RV_INFO("client %llu from %s: TLS session up%s%s", c->serial_no, c->from,
+            dn ? ", certificate DN " : "", dn ? dn : "");
+    if (rv_buf_reserve(&c->out, 1) < 0) {
+        rvs_client_close(c, "out of memory");
+        return;
+    }
+    c->out.data[c->out.len++] = 1;
+    watch(c, POLLIN);
+    rvs_client_flush(c);
+    /* Packets that came with the last handshake flight are inside gnutls
+     * already and will not make the fd readable. */
+    if (!c->closing && rv_transport_pending(c->tr) > 0)
+        on_readable(c->env->loop, &c->read_watcher, EV_READ);
 }
 
 void rvs_client_close(rvs_client *c, const char *why)
@@ -44,10 +120,11 @@ void rvs_client_close(rvs_client *c, const char *why)
     if (c->closing)
         return;
     c->closing = 1;
-    RV_DEBUG("client %llu (pid %d uid %u) closing: %s", c->serial_no, (int)c->peer.pid,
-             (unsigned)c->peer.uid, why);
+    RV_DEBUG("client %llu (%s, pid %d uid %u) closing: %s", c->serial_no, c->from,
+             (int)c->peer.pid, (unsigned)c->peer.uid, why);
     ev_io_stop(c->env->loop, &c->read_watcher);
     ev_io_stop(c->env->loop, &c->write_watcher);
+    ev_timer_stop(c->env->loop, &c->handshake_timer);
     c->env->on_close(c, c->env->opaque);
 }
 
@@ -56,6 +133,7 @@ void rvs_client_free(rvs_client *c)
     if (c->drv_conn)
         c->drv->close(c->drv_conn);
     free(c->uri);
+    free(c->x509_dn);
     rv_transport_close(c->tr);
     rv_buf_free(&c->in);
     rv_buf_free(&c->out);
@@ -125,8 +203,13 @@ static void read_some(rvs_client *c)
         return;
     }
     if (n < 0) {
-        if (errno != EAGAIN && errno != EINTR)
+        if (errno == EAGAIN && (rv_transport_wait_events(c->tr, POLLIN) & POLLOUT)) {
+            /* TLS must send something before it can read on. */
+            c->read_wants_write = 1;
+            ev_io_start(c->env->loop, &c->write_watcher);
+        } else if (errno != EAGAIN && errno != EINTR) {
             rvs_client_close(c, strerror(errno));
+        }
         return;
     }
     c->in.len += (size_t)n;
@@ -137,6 +220,10 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     (void)revents;
     rvs_client *c = w->data;
+    if (c->handshaking) {
+        handshake_step(c);
+        return;
+    }
     do {
         read_some(c);
         if (c->closing || dispatch_buffered(c) < 0)
@@ -168,7 +255,8 @@ void rvs_client_flush(rvs_client *c)
         return;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
-    ev_io_stop(c->env->loop, &c->write_watcher);
+    if (!c->read_wants_write)
+        ev_io_stop(c->env->loop, &c->write_watcher);
     rv_buf_shrink(&c->out, RVS_KEEP_BUF);
 }
 
@@ -176,6 +264,17 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)revents;
     rvs_client *c = w->data;
+    if (c->handshaking) {
+        handshake_step(c);
+        return;
+    }
+    if (c->read_wants_write) {
+        c->read_wants_write = 0;
+        if (!c->reading_paused) {
+            on_readable(loop, &c->read_watcher, EV_READ);
+            return;
+        }
+    }
     rvs_client_flush(c);
     if (c->closing || rv_buf_used(&c->out) > 0 || !c->reading_paused)
         return;

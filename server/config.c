@@ -12,7 +12,9 @@
  * that counts never overflow. */
 #define RVS_LIMIT_CEILING 1000000
 
-typedef enum { VAL_INT, VAL_STRING, VAL_PERMS, VAL_LOG_LEVEL, VAL_AUTH } value_kind;
+typedef enum {
+    VAL_INT, VAL_BOOL, VAL_PORT, VAL_STRING, VAL_LIST, VAL_PERMS, VAL_LOG_LEVEL, VAL_AUTH
+} value_kind;
 
 typedef struct {
     const char *key;
@@ -30,6 +32,22 @@ static const config_key config_keys[] = {
     KEY(max_client_requests, VAL_INT),
     KEY(auth_unix_rw, VAL_AUTH),
     KEY(auth_unix_ro, VAL_AUTH),
+    KEY(auth_tcp, VAL_AUTH),
+    KEY(auth_tls, VAL_AUTH),
+    KEY(listen_tcp, VAL_BOOL),
+    KEY(listen_tls, VAL_BOOL),
+    KEY(tcp_port, VAL_PORT),
+    KEY(tls_port, VAL_PORT),
+    KEY(listen_addr, VAL_STRING),
+    KEY(ca_file, VAL_STRING),
+    KEY(cert_file, VAL_STRING),
+    KEY(key_file, VAL_STRING),
+    KEY(crl_file, VAL_STRING),
+    KEY(tls_priority, VAL_STRING),
+    KEY(tls_no_verify_certificate, VAL_BOOL),
+    KEY(tls_no_sanity_certificate, VAL_BOOL),
+    KEY(tls_allowed_dn_list, VAL_LIST),
+    KEY(tls_handshake_timeout, VAL_INT),
     KEY(log_level, VAL_LOG_LEVEL),
     KEY(log_filters, VAL_STRING),
     KEY(log_outputs, VAL_STRING),
@@ -47,6 +65,18 @@ void rvs_config_init(rvs_config *cfg)
     cfg->max_client_requests = 5;
     cfg->auth_unix_rw = strdup("none");
     cfg->auth_unix_ro = strdup("none");
+    cfg->auth_tcp = strdup("none");
+    cfg->auth_tls = strdup("none");
+    cfg->tcp_port = strdup("16509");
+    cfg->tls_port = strdup("16514");
+    cfg->tls_handshake_timeout = 30;
+}
+
+static void free_list(char **list)
+{
+    for (size_t i = 0; list && list[i]; i++)
+        free(list[i]);
+    free(list);
 }
 
 void rvs_config_free(rvs_config *cfg)
@@ -56,6 +86,17 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->auth_unix_ro);
     free(cfg->log_filters);
     free(cfg->log_outputs);
+    free(cfg->auth_tcp);
+    free(cfg->auth_tls);
+    free(cfg->tcp_port);
+    free(cfg->tls_port);
+    free(cfg->listen_addr);
+    free(cfg->ca_file);
+    free(cfg->cert_file);
+    free(cfg->key_file);
+    free(cfg->crl_file);
+    free(cfg->tls_priority);
+    free_list(cfg->tls_allowed_dn_list);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -78,6 +119,55 @@ static char *parse_quoted(const char **p, const char **why)
     char *out = strndup(s, (size_t)(end - s));
     *p = end + 1;
     return out;
+}
+
+/* ["a", "b", ...] (may be empty); a NULL-terminated array of copies. */
+static char **parse_list(const char *p, const char **why)
+{
+    size_t n = 0;
+    char **list = calloc(1, sizeof(*list));
+    if (!list) {
+        *why = "out of memory";
+        return NULL;
+    }
+    p++;                        /* '[' */
+    for (;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == ']' && n == 0)
+            break;
+        if (*p != '"' && *p != '\'') {
+            *why = "expected a list of quoted strings, such as [\"a\", \"b\"]";
+            break;
+        }
+        char *item = parse_quoted(&p, why);
+        char **grown = item ? realloc(list, (n + 2) * sizeof(*list)) : NULL;
+        if (!grown) {
+            free(item);
+            if (!*why)
+                *why = "out of memory";
+            break;
+        }
+        list = grown;
+        list[n++] = item;
+        list[n] = NULL;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p != ']')
+            *why = "expected ',' or ']' after a list item";
+        break;
+    }
+    if (!*why && *(p + 1) != '\0')
+        *why = "unexpected text after the closing ']'";
+    if (*why) {
+        free_list(list);
+        return NULL;
+    }
+    return list;
 }
 
 static int parse_int(const char *text, long long *out)
@@ -109,8 +199,16 @@ int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const ch
     const char *why = NULL;
     char *str = NULL;
     long long num = 0;
+    char **list = NULL;
 
-    if (value[0] == '"' || value[0] == '\'') {
+    if (value[0] == '[') {
+        if (k->kind == VAL_LIST)
+            list = parse_list(value, &why);
+        else
+            why = "expected a single value, not a list";
+    } else if (k->kind == VAL_LIST) {
+        why = "expected a list of quoted strings, such as [\"a\", \"b\"]";
+    } else if (value[0] == '"' || value[0] == '\'') {
         const char *p = value;
         str = parse_quoted(&p, &why);
         if (str && *p != '\0')
@@ -128,6 +226,34 @@ int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const ch
                 why = "expected an integer from 1 to 1000000";
             else
                 *(int *)slot = (int)num;
+            break;
+        case VAL_BOOL:
+            if (str || (num != 0 && num != 1))
+                why = "expected 0 or 1";
+            else
+                *(int *)slot = (int)num;
+            break;
+        case VAL_PORT: {
+            /* libvirtd.conf writes ports as strings; take both forms. */
+            char *end = NULL;
+            long port = str ? strtol(str, &end, 10) : num;
+            if ((str && (*str == '\0' || *end != '\0')) || port < 1 || port > 65535) {
+                why = "expected a port number from 1 to 65535";
+            } else {
+                char text[8];
+                snprintf(text, sizeof(text), "%ld", port);
+                char *copy = strdup(text);
+                if (!copy)
+                    why = "out of memory";
+                else
+                    set_string(slot, copy);
+            }
+            break;
+        }
+        case VAL_LIST:
+            free_list(*(char ***)slot);
+            *(char ***)slot = list;
+            list = NULL;
             break;
         case VAL_LOG_LEVEL:
             if (str || num < 1 || num > 4)
@@ -168,6 +294,7 @@ int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const ch
         }
     }
     free(str);
+    free_list(list);
     if (why) {
         rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED, "%s: %s: %s", where, key, why);
         return -1;
@@ -200,6 +327,23 @@ static void strip_comment(char *line)
             return;
         }
     }
+}
+
+/* Whether a list value has its closing ']' (outside quotes). */
+static int list_closed(const char *s)
+{
+    char quote = 0;
+    for (; *s; s++) {
+        if (quote) {
+            if (*s == quote)
+                quote = 0;
+        } else if (*s == '"' || *s == '\'') {
+            quote = *s;
+        } else if (*s == ']') {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int rvs_config_parse(rvs_config *cfg, const char *text, const char *filename, rv_err *err)
@@ -238,7 +382,27 @@ int rvs_config_parse(rvs_config *cfg, const char *text, const char *filename, rv
             rc = -1;
             break;
         }
-        rc = rvs_config_set(cfg, key, value, where, err);
+        /* A list may go on over the following lines, as in libvirtd.conf. */
+        char *joined = NULL;
+        while (value[0] == '[' && !list_closed(joined ? joined : value) && save) {
+            line = save;
+            save = strchr(line, '\n');
+            if (save)
+                *save++ = '\0';
+            lineno++;
+            strip_comment(line);
+            char *more = NULL;
+            if (asprintf(&more, "%s %s", joined ? joined : value, trim(line)) < 0) {
+                rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+                free(joined);
+                free(copy);
+                return -1;
+            }
+            free(joined);
+            joined = more;
+        }
+        rc = rvs_config_set(cfg, key, joined ? joined : value, where, err);
+        free(joined);
     }
     free(copy);
     return rc;

@@ -17,6 +17,24 @@ typedef struct rvs_config {
     int max_client_requests;        /* calls in flight per client */
     char *auth_unix_rw;             /* "none" (SASL comes later) */
     char *auth_unix_ro;
+    char *auth_tcp;
+    char *auth_tls;
+    /* Network listeners (off by default, as libvirtd's). */
+    int listen_tcp;
+    int listen_tls;
+    char *tcp_port;                 /* "16509" */
+    char *tls_port;                 /* "16514" */
+    char *listen_addr;              /* NULL: every IPv4 and IPv6 address */
+    /* TLS: libvirt's file names and policy keys. */
+    char *ca_file;
+    char *cert_file;
+    char *key_file;
+    char *crl_file;
+    char *tls_priority;
+    int tls_no_verify_certificate;
+    int tls_no_sanity_certificate;
+    char **tls_allowed_dn_list;     /* NULL-terminated globs; NULL: any DN */
+    int tls_handshake_timeout;      /* seconds a client may take to finish the handshake */
     int log_level;                  /* 1..4, 0: unset */
     char *log_filters;
     char *log_outputs;

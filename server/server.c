@@ -16,23 +16,36 @@
 #include "common/log.h"
 #include "server/client.h"
 #include "server/dispatch.h"
+#include "transport/socket.h"
+#include "transport/tcp.h"
+#include "transport/tls.h"
 #include "transport/unix.h"
 
 RV_LOG_CATEGORY("server.server");
+
+/* Unix (read-write and read-only), then TCP and TLS on each address. */
+#define RVS_MAX_LISTENERS 34
+#define RVS_MAX_ADDRS 16
+
+typedef enum { LISTEN_UNIX, LISTEN_TCP, LISTEN_TLS } listen_kind;
 
 typedef struct listener {
     rvs_server *srv;
     ev_io watcher;
     int fd;
+    listen_kind kind;
     int readonly;
-    char *path;
+    char *name;                 /* the socket path, or "tls [::]:16514" */
+    char *path;                 /* Unix only: removed at exit */
 } listener;
 
 struct rvs_server {
     struct ev_loop *loop;
     rvs_client_env env;
     int max_clients;
-    listener rw, ro;
+    listener listeners[RVS_MAX_LISTENERS];
+    int nlisteners;
+    rv_tls_context *tls;        /* with listen_tls */
     rvs_client *clients;        /* connected */
     int nclients;
     rvs_client *closed;         /* waiting to be freed after their callbacks */
@@ -90,50 +103,66 @@ static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
     rv_log_flush();
 }
 
+/* Wrap an accepted fd in the listener's transport; NULL (fd closed) on failure. */
+static rv_transport *accept_transport(rvs_server *srv, listener *l, int fd, rv_err *err)
+{
+    if (l->kind != LISTEN_UNIX)
+        rv_tcp_nodelay(fd);
+    if (l->kind == LISTEN_TLS)
+        return rv_tls_server_new(srv->tls, fd, err);
+    rv_transport *tr = rv_socket_transport_new(fd, 1, err);
+    if (!tr)
+        close(fd);
+    return tr;
+}
+
 static void accept_one(rvs_server *srv, listener *l, int fd)
 {
     rv_err err = { 0 };
     if (srv->nclients >= srv->max_clients) {
         /* Closing at once tells the client plainly (EOF) instead of
          * leaving it waiting in the backlog. */
-        RV_WARN("refusing a client on %s: max_clients (%d) reached", l->path, srv->max_clients);
+        RV_WARN("refusing a client on %s: max_clients (%d) reached", l->name, srv->max_clients);
         close(fd);
         return;
     }
-    rv_transport *tr = rv_unix_transport_new(fd, 1, &err);
+    char from[80] = "local";
+    if (l->kind != LISTEN_UNIX)
+        rv_tcp_addr_name(fd, 1, from, sizeof(from));
+    rv_transport *tr = accept_transport(srv, l, fd, &err);
     if (!tr) {
-        RV_WARN("cannot set up a client on %s: %s", l->path, err.message);
+        RV_WARN("cannot set up a client from %s on %s: %s", from, l->name, err.message);
         rv_err_clear(&err);
-        close(fd);
         return;
     }
-    rvs_client *c = rvs_client_new(&srv->env, tr, l->readonly, ++srv->next_client_no);
+    rvs_client *c = rvs_client_new(&srv->env, tr, l->readonly, ++srv->next_client_no, from,
+                                   l->kind == LISTEN_TLS);
     if (!c) {
-        RV_WARN("out of memory accepting a client on %s", l->path);
+        RV_WARN("out of memory accepting a client on %s", l->name);
         rv_transport_close(tr);
         return;
     }
-    if (rv_peercred_get(fd, &c->peer, &err) < 0) {
+    if (l->kind == LISTEN_UNIX && rv_peercred_get(fd, &c->peer, &err) < 0) {
         RV_WARN("client %llu: %s", c->serial_no, err.message);
         rv_err_clear(&err);
     }
     push_client(&srv->clients, c);
     srv->nclients++;
-    RV_INFO("client %llu connected on %s: pid %d uid %u gid %u%s", c->serial_no, l->path,
-            (int)c->peer.pid, (unsigned)c->peer.uid, (unsigned)c->peer.gid,
-            l->readonly ? " (read-only)" : "");
+    if (l->kind == LISTEN_UNIX)
+        RV_INFO("client %llu connected on %s: pid %d uid %u gid %u%s", c->serial_no, l->name,
+                (int)c->peer.pid, (unsigned)c->peer.uid, (unsigned)c->peer.gid,
+                l->readonly ? " (read-only)" : "");
+    else
+        RV_INFO("client %llu connected on %s from %s", c->serial_no, l->name, from);
 }
 
 static void set_listening(rvs_server *srv, int on)
 {
-    listener *all[] = { &srv->rw, &srv->ro };
-    for (size_t i = 0; i < 2; i++) {
-        if (all[i]->fd < 0)
-            continue;
+    for (int i = 0; i < srv->nlisteners; i++) {
         if (on)
-            ev_io_start(srv->loop, &all[i]->watcher);
+            ev_io_start(srv->loop, &srv->listeners[i].watcher);
         else
-            ev_io_stop(srv->loop, &all[i]->watcher);
+            ev_io_stop(srv->loop, &srv->listeners[i].watcher);
     }
 }
 
@@ -158,7 +187,7 @@ static void on_acceptable(struct ev_loop *loop, ev_io *w, int revents)
                 /* The pending connection keeps the listener readable, so
                  * retrying at once would spin; rest the listeners a moment. */
                 RV_ERROR("cannot accept a client on %s: %s; pausing accepts for 0.5 s",
-                         l->path, strerror(errno));
+                         l->name, strerror(errno));
                 set_listening(l->srv, 0);
                 ev_timer_set(&l->srv->accept_pause, 0.5, 0.);
                 ev_timer_start(loop, &l->srv->accept_pause);
@@ -187,38 +216,88 @@ static void raise_fd_limit(int max_clients)
                 "will be refused", (unsigned long long)rl.rlim_cur, max_clients);
 }
 
-static int listener_open(rvs_server *srv, listener *l, const char *dir, const char *name,
-                         mode_t mode, int readonly, int backlog, rv_err *err)
+static listener *listener_add(rvs_server *srv, int fd, listen_kind kind, int readonly,
+                              char *name, char *path)
 {
-    l->srv = srv;
-    l->readonly = readonly;
-    l->fd = -1;
-    if (asprintf(&l->path, "%s/%s", dir, name) < 0) {
-        l->path = NULL;
+    listener *l = &srv->listeners[srv->nlisteners++];
+    *l = (listener){ .srv = srv, .fd = fd, .kind = kind, .readonly = readonly, .name = name,
+                     .path = path };
+    ev_io_init(&l->watcher, on_acceptable, fd, EV_READ);
+    l->watcher.data = l;
+    ev_io_start(srv->loop, &l->watcher);
+    RV_INFO("listening on %s", name);
+    return l;
+}
+
+static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_t mode,
+                       int readonly, int backlog, rv_err *err)
+{
+    char *path = NULL, *name = NULL;
+    if (asprintf(&path, "%s/%s", dir, file) < 0 ||
+        asprintf(&name, "%s (mode %04o%s)", path, (unsigned)mode,
+                 readonly ? ", read-only" : "") < 0) {
+        free(path);
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    l->fd = rv_unix_listen(l->path, mode, backlog, err);
-    if (l->fd < 0)
+    int fd = rv_unix_listen(path, mode, backlog, err);
+    if (fd < 0) {
+        free(path);
+        free(name);
         return -1;
-    ev_io_init(&l->watcher, on_acceptable, l->fd, EV_READ);
-    l->watcher.data = l;
-    ev_io_start(srv->loop, &l->watcher);
-    RV_INFO("listening on %s (mode %04o%s)", l->path, (unsigned)mode,
-            readonly ? ", read-only" : "");
+    }
+    listener_add(srv, fd, LISTEN_UNIX, readonly, name, path);
     return 0;
+}
+
+static int listen_network(rvs_server *srv, listen_kind kind, const rvs_config *cfg, rv_err *err)
+{
+    int fds[RVS_MAX_ADDRS];
+    const char *port = kind == LISTEN_TLS ? cfg->tls_port : cfg->tcp_port;
+    int n = rv_tcp_listen(cfg->listen_addr, port, cfg->max_queued_clients, fds, RVS_MAX_ADDRS,
+                          err);
+    if (n < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        char addr[80], *name = NULL;
+        rv_tcp_addr_name(fds[i], 0, addr, sizeof(addr));
+        if (asprintf(&name, "%s %s", kind == LISTEN_TLS ? "tls" : "tcp", addr) < 0) {
+            while (i < n)
+                close(fds[i++]);
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+            return -1;
+        }
+        listener_add(srv, fds[i], kind, 0, name, NULL);
+    }
+    return 0;
+}
+
+static int make_tls_context(rvs_server *srv, const rvs_config *cfg, rv_err *err)
+{
+    rv_tls_files files = {
+        .ca_file = cfg->ca_file ? cfg->ca_file : RV_TLS_DEFAULT_CA_FILE,
+        .cert_file = cfg->cert_file ? cfg->cert_file : RV_TLS_DEFAULT_SERVER_CERT,
+        .key_file = cfg->key_file ? cfg->key_file : RV_TLS_DEFAULT_SERVER_KEY,
+        .crl_file = cfg->crl_file ? cfg->crl_file : RV_TLS_DEFAULT_CRL_FILE,
+    };
+    rv_tls_server_policy policy = {
+        .priority = cfg->tls_priority,
+        .verify_client = !cfg->tls_no_verify_certificate,
+        .allowed_dns = (const char *const *)cfg->tls_allowed_dn_list,
+        .sanity_check = !cfg->tls_no_sanity_certificate,
+    };
+    srv->tls = rv_tls_server_context_new(&files, &policy, err);
+    return srv->tls ? 0 : -1;
 }
 
 static void listener_close(rvs_server *srv, listener *l)
 {
-    if (l->fd >= 0) {
-        ev_io_stop(srv->loop, &l->watcher);
-        close(l->fd);
+    ev_io_stop(srv->loop, &l->watcher);
+    close(l->fd);
+    if (l->path)
         unlink(l->path);
-        l->fd = -1;
-    }
     free(l->path);
-    l->path = NULL;
+    free(l->name);
 }
 
 static void on_stop_signal(struct ev_loop *loop, ev_signal *w, int revents)
@@ -255,7 +334,6 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    srv->rw.fd = srv->ro.fd = -1;
     srv->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_NOENV);
     if (!srv->loop) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR, "cannot create the event loop");
@@ -270,10 +348,15 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                                  .max_client_requests = cfg->max_client_requests,
                                  .on_close = client_closed,
                                  .opaque = srv };
-    if (listener_open(srv, &srv->rw, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms,
-                      0, cfg->max_queued_clients, err) < 0 ||
-        listener_open(srv, &srv->ro, cfg->unix_sock_dir, "remvirt-sock-ro",
-                      cfg->unix_sock_ro_perms, 1, cfg->max_queued_clients, err) < 0) {
+    srv->env.handshake_timeout = cfg->tls_handshake_timeout;
+    int backlog = cfg->max_queued_clients;
+    if (listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0, backlog,
+                    err) < 0 ||
+        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
+                    backlog, err) < 0 ||
+        (cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
+        (cfg->listen_tls &&
+         (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0))) {
         rvs_server_free(srv);
         return NULL;
     }
@@ -297,8 +380,8 @@ void rvs_server_free(rvs_server *srv)
 {
     if (!srv)
         return;
-    listener_close(srv, &srv->rw);
-    listener_close(srv, &srv->ro);
+    for (int i = 0; i < srv->nlisteners; i++)
+        listener_close(srv, &srv->listeners[i]);
     while (srv->clients)
         rvs_client_close(srv->clients, "server shutting down");
     free_closed(srv);
@@ -307,6 +390,7 @@ void rvs_server_free(rvs_server *srv)
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_loop_destroy(srv->loop);
+    rv_tls_context_free(srv->tls);
     free(srv);
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)

@@ -29,8 +29,12 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
             libreadline-dev python3)
 # The interop tests talk to the real thing: libvirtd's test driver,
 # virsh and the Python binding.  unshare/flock (util-linux) isolate or
-# serialize the private libvirtds.
-test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux)
+# serialize the private libvirtds.  The transport tests make a PKI with
+# certtool (gnutls-bin), run a private sshd (openssh-server, with
+# ssh-keygen and ssh-agent from openssh-client) and bridge with nc -U
+# (netcat-openbsd).
+test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
+           openssh-server openssh-client netcat-openbsd)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

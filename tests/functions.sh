@@ -122,6 +122,29 @@ _rv_show_file()
     fi
 }
 
+# free_port: print a TCP port that nothing listens on right now (on both
+# 127.0.0.1 and ::1), for a daemon the test starts next.
+free_port()
+{
+    "$PYTHON3" - <<'EOF'
+import socket
+for _ in range(100):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    try:
+        s6 = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s6.bind(("::1", port))
+        s6.close()
+    except OSError:
+        s.close()
+        continue
+    s.close()
+    print(port)
+    break
+EOF
+}
+
 # ---------------------------------------------------------------- remvirtd
 
 # start_remvirtd ['key = value'...]
@@ -238,8 +261,10 @@ _rv_gone()
 
 # ---------------------------------------------------------------- libvirtd
 
-# start_libvirtd: a private libvirtd (test driver reachable) on a socket in
-# RV_TMP, as libvirt-wire-facts.md describes.  Sets LIBVIRTD_SOCK,
+# start_libvirtd ['key = value'...]: a private libvirtd (test driver
+# reachable) on a socket in RV_TMP, as libvirt-wire-facts.md describes;
+# extra lines go into its libvirtd.conf (with listen_tcp or listen_tls it
+# runs with --listen).  Sets LIBVIRTD_SOCK,
 # LIBVIRTD_SOCK_RO, LIBVIRTD_URI, LIBVIRTD_URI_RO and LIBVIRTD_LOG.
 # Its test driver forgets its state when the last client disconnects, so
 # a sequence that needs state must run in one connection.
@@ -263,6 +288,11 @@ auth_unix_rw = "none"
 auth_unix_ro = "none"
 log_outputs = "3:file:$dir/libvirtd.log"
 EOF
+    local line listen=
+    for line in "$@"; do
+        echo "$line" >> "$dir/libvirtd.conf"
+        case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
+    done
     LIBVIRTD_SOCK=$dir/libvirt-sock
     LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
     LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
@@ -272,13 +302,13 @@ EOF
     mkdir -p /run/libvirt
     if unshare --mount --propagation private true 2>/dev/null; then
         unshare --mount --propagation private sh -c \
-            'mount -t tmpfs tmpfs /run/libvirt && exec libvirtd -f "$1" -p "$2"' \
-            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" \
+            'mount -t tmpfs tmpfs /run/libvirt && exec libvirtd -f "$1" -p "$2" $3' \
+            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" "$listen" \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     else
         exec {_rv_libvirtd_lock}>/run/lock/remvirt-tests-libvirtd.lock
         flock -w 600 "$_rv_libvirtd_lock" || fail "another test kept the libvirtd lock for 10 min"
-        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" \
+        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" $listen \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     fi
     LIBVIRTD_PID=$!
@@ -310,6 +340,101 @@ stop_libvirtd()
     LIBVIRTD_PID=
     kill -TERM "$pid" 2>/dev/null || true
     if ! wait_for "$RV_TIMEOUT" "libvirtd to exit" _rv_gone "$pid"; then
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- sshd
+
+# start_sshd ['Keyword value'...]
+#
+# An OpenSSH server of this test's own on a free loopback port: its own
+# ed25519 host key and sshd_config, a client key (no passphrase) in its
+# authorized_keys for every user, and sessions whose PATH starts with the
+# build dir, so that remvirt-ssh-helper is found.  Extra lines replace the
+# defaults with the same keyword (sshd takes the first it reads).  Sets:
+#   SSHD_DIR SSHD_PORT SSHD_PID SSHD_LOG
+#   SSH_CLIENT_KEY       the authorized private key
+#   SSH_KNOWN_HOSTS      a known_hosts file holding the host key ([127.0.0.1]:PORT)
+#   SSHD_HOST_KEY_PUB    the host's public key file
+start_sshd()
+{
+    requires_root
+    requires /usr/sbin/sshd -V
+    requires ssh-keygen
+    [ -z "${SSHD_PID:-}" ] || fail "start_sshd: an sshd is already running"
+    # Privilege separation needs its empty directory.
+    [ -d /run/sshd ] || mkdir -m 0755 /run/sshd
+
+    SSHD_DIR=$RV_TMP/sshd
+    SSHD_LOG=$SSHD_DIR/sshd.log
+    SSH_CLIENT_KEY=$SSHD_DIR/client_key
+    SSH_KNOWN_HOSTS=$SSHD_DIR/known_hosts
+    SSHD_HOST_KEY_PUB=$SSHD_DIR/host_key.pub
+    mkdir -p "$SSHD_DIR"
+    ssh-keygen -q -t ed25519 -N '' -C remvirt-test-host -f "$SSHD_DIR/host_key"
+    ssh-keygen -q -t ed25519 -N '' -C remvirt-test-client -f "$SSH_CLIENT_KEY"
+    cp "$SSH_CLIENT_KEY.pub" "$SSHD_DIR/authorized_keys"
+    SSHD_PORT=$(free_port)
+    [ -n "$SSHD_PORT" ] || fail "no free port for sshd"
+    echo "[127.0.0.1]:$SSHD_PORT $(cut -d' ' -f1,2 "$SSHD_HOST_KEY_PUB")" > "$SSH_KNOWN_HOSTS"
+
+    local -a defaults=(
+        "ListenAddress 127.0.0.1:$SSHD_PORT"
+        "HostKey $SSHD_DIR/host_key"
+        "PidFile $SSHD_DIR/sshd.pid"
+        "AuthorizedKeysFile $SSHD_DIR/authorized_keys"
+        "StrictModes no"
+        "PermitRootLogin prohibit-password"
+        "PasswordAuthentication no"
+        "KbdInteractiveAuthentication no"
+        "UsePAM no"
+        "SetEnv PATH=$top_builddir:/usr/bin:/bin"
+        "LogLevel VERBOSE"
+    )
+    local line key given
+    {
+        echo "# written by tests/functions.sh start_sshd"
+        for given in "$@"; do
+            echo "$given"
+        done
+        for line in "${defaults[@]}"; do
+            key=${line%% *}
+            for given in "$@"; do
+                [ "${given%% *}" = "$key" ] && continue 2
+            done
+            echo "$line"
+        done
+    } > "$SSHD_DIR/sshd_config"
+
+    # sshd re-executes itself, so it must be started by absolute path.
+    /usr/sbin/sshd -D -e -f "$SSHD_DIR/sshd_config" </dev/null 2>"$SSHD_LOG" &
+    SSHD_PID=$!
+    cleanup_fn stop_sshd
+    if ! wait_for "$RV_TIMEOUT" "sshd on port $SSHD_PORT" _rv_sshd_ready; then
+        _rv_show_file "$SSHD_LOG"
+        fail "sshd did not start"
+    fi
+}
+
+_rv_sshd_ready()
+{
+    if ! kill -0 "$SSHD_PID" 2>/dev/null; then
+        _rv_show_file "$SSHD_LOG"
+        SSHD_PID=
+        fail "sshd exited during startup"
+    fi
+    grep -q "Server listening on 127.0.0.1 port $SSHD_PORT" "$SSHD_LOG"
+}
+
+stop_sshd()
+{
+    [ -n "${SSHD_PID:-}" ] || return 0
+    local pid=$SSHD_PID
+    SSHD_PID=
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_for "$RV_TIMEOUT" "sshd to exit" _rv_gone "$pid"; then
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || true

@@ -74,9 +74,12 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-reply-limits.sh \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
+	tests/integration/test-tcp.sh \
+	tests/integration/test-tls.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
-	tests/interop/test-rvsh-libvirtd.sh
+	tests/interop/test-rvsh-libvirtd.sh \
+	tests/interop/test-rvsh-libvirtd-tls.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
 	tests/interop/python-checks.py
@@ -117,3 +120,13 @@ EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/dom
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
 TESTS += tests/unit/test_rvgen.py
 EXTRA_DIST += tests/unit/test_rvgen.py
+
+# ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
+# test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on
+# it: both sides over socketpairs, every refusal and its reason.
+check_PROGRAMS += tests/unit/test-tls
+tests_unit_test_tls_SOURCES = tests/unit/test-tls.c tests/unit/check.h
+tests_unit_test_tls_CPPFLAGS = $(AM_CPPFLAGS) $(GNUTLS_CFLAGS)
+tests_unit_test_tls_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
+TESTS += tests/unit/test-tls.sh
+EXTRA_DIST += tests/unit/test-tls.sh tests/tools/make-pki.sh

@@ -1,9 +1,10 @@
-/* One connection's byte stream, whatever carries it.  The server loop and
- * the client only ever call these; Unix sockets now, TCP/TLS/SSH later. */
+/* One connection's byte stream, whatever carries it (Unix, TCP, TLS, SSH,
+ * a child process).  The server loop and the client only ever call these. */
 #ifndef RV_TRANSPORT_TRANSPORT_H
 #define RV_TRANSPORT_TRANSPORT_H
 
 #include <stddef.h>
+#include <poll.h>
 #include <sys/types.h>
 
 typedef struct rv_transport rv_transport;
@@ -17,6 +18,14 @@ typedef struct rv_transport_ops {
     /* Bytes already decoded inside the transport (TLS records) that a
      * read returns without the fd becoming readable; NULL means none. */
     size_t (*pending)(rv_transport *t);
+    /* After read (POLLIN) or write (POLLOUT) failed with EAGAIN: the poll
+     * events fd must show before that operation can go on.  A TLS read can
+     * need to write and an SSH write can need to read; NULL means the
+     * operation's own direction. */
+    short (*wait_events)(rv_transport *t, short op);
+    /* What the far end said as it went away, for the error after EOF
+     * (an SSH command's stderr, a child's exit status); NULL: nothing. */
+    const char *(*peer_error)(rv_transport *t);
     /* Close the fd and free t. */
     void (*close)(rv_transport *t);
 } rv_transport_ops;
@@ -32,6 +41,10 @@ static inline ssize_t rv_transport_write(rv_transport *t, const void *buf, size_
 { return t->ops->write(t, buf, len); }
 static inline size_t rv_transport_pending(rv_transport *t)
 { return t->ops->pending ? t->ops->pending(t) : 0; }
+static inline short rv_transport_wait_events(rv_transport *t, short op)
+{ return t->ops->wait_events ? t->ops->wait_events(t, op) : op; }
+static inline const char *rv_transport_peer_error(rv_transport *t)
+{ return t->ops->peer_error ? t->ops->peer_error(t) : NULL; }
 static inline void rv_transport_close(rv_transport *t)
 { if (t) t->ops->close(t); }
 

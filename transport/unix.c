@@ -1,7 +1,6 @@
 #include "transport/unix.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,33 +9,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "transport/socket.h"
 
 RV_LOG_CATEGORY("transport.unix");
-
-static ssize_t unix_read(rv_transport *t, void *buf, size_t len)
-{
-    return read(t->fd, buf, len);
-}
-
-static ssize_t unix_write(rv_transport *t, const void *buf, size_t len)
-{
-    /* MSG_NOSIGNAL: a peer that went away is an EPIPE, not a signal. */
-    return send(t->fd, buf, len, MSG_NOSIGNAL);
-}
-
-static void unix_close(rv_transport *t)
-{
-    close(t->fd);
-    free(t);
-}
-
-static const rv_transport_ops unix_ops = {
-    .name = "unix",
-    .read = unix_read,
-    .write = unix_write,
-    .pending = NULL,
-    .close = unix_close,
-};
 
 static int fill_addr(struct sockaddr_un *sa, const char *path, rv_err *err)
 {
@@ -82,25 +57,6 @@ int rv_unix_listen(const char *path, mode_t mode, int backlog, rv_err *err)
     return fd;
 }
 
-rv_transport *rv_unix_transport_new(int fd, int nonblock, rv_err *err)
-{
-    if (nonblock) {
-        int fl = fcntl(fd, F_GETFL);
-        if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-            rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot make fd %d non-blocking", fd);
-            return NULL;
-        }
-    }
-    rv_transport *t = malloc(sizeof(*t));
-    if (!t) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    t->ops = &unix_ops;
-    t->fd = fd;
-    return t;
-}
-
 rv_transport *rv_unix_connect(const char *path, rv_err *err)
 {
     struct sockaddr_un sa;
@@ -118,7 +74,7 @@ rv_transport *rv_unix_connect(const char *path, rv_err *err)
         close(fd);
         return NULL;
     }
-    rv_transport *t = rv_unix_transport_new(fd, 0, err);
+    rv_transport *t = rv_socket_transport_new(fd, 0, err);
     if (!t)
         close(fd);
     return t;

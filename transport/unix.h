@@ -1,5 +1,5 @@
-/* Unix-socket transport: listening sockets for the daemon, connections for
- * both sides. */
+/* Unix sockets: listening sockets for the daemon, connections for the
+ * client (the connected stream is transport/socket.h's). */
 #ifndef RV_TRANSPORT_UNIX_H
 #define RV_TRANSPORT_UNIX_H
 
@@ -11,8 +11,6 @@
 /* Create, bind and listen on path with the given mode (a stale socket file
  * is replaced).  Returns the non-blocking listening fd or -1. */
 int rv_unix_listen(const char *path, mode_t mode, int backlog, rv_err *err);
-/* Wrap an accepted or connected fd (made non-blocking if nonblock). */
-rv_transport *rv_unix_transport_new(int fd, int nonblock, rv_err *err);
 /* Connect to path; the transport is blocking. */
 rv_transport *rv_unix_connect(const char *path, rv_err *err);
 

@@ -40,7 +40,66 @@ static void test_defaults(void)
     CHECK_INT_EQ(cfg.max_clients, 5000);
     CHECK_INT_EQ(cfg.max_client_requests, 5);
     CHECK(cfg.log_outputs == NULL);
+    CHECK_INT_EQ(cfg.listen_tcp, 0);
+    CHECK_INT_EQ(cfg.listen_tls, 0);
+    CHECK_STR_EQ(cfg.tcp_port, "16509");
+    CHECK_STR_EQ(cfg.tls_port, "16514");
+    CHECK(cfg.listen_addr == NULL);
+    CHECK(cfg.tls_allowed_dn_list == NULL);
+    CHECK_INT_EQ(cfg.tls_handshake_timeout, 30);
     rvs_config_free(&cfg);
+}
+
+static void test_network_keys(void)
+{
+    rvs_config cfg;
+    const char *text =
+        "listen_tcp = 1\n"
+        "listen_tls = 1\n"
+        "tcp_port = \"1234\"\n"
+        "tls_port = 2345\n"
+        "listen_addr = \"::1\"\n"
+        "tls_no_verify_certificate = 0\n"
+        "tls_no_sanity_certificate = 1\n"
+        "tls_allowed_dn_list = [\"C=GB,O=remvirt,CN=*\",   # one per line\n"
+        "                       'CN=admin, with a comma]'\n"
+        "                      ]\n"
+        "tls_handshake_timeout = 5\n";
+    CHECK(parse(text, &cfg) == NULL);
+    CHECK_INT_EQ(cfg.listen_tcp, 1);
+    CHECK_INT_EQ(cfg.listen_tls, 1);
+    CHECK_STR_EQ(cfg.tcp_port, "1234");
+    CHECK_STR_EQ(cfg.tls_port, "2345");
+    CHECK_STR_EQ(cfg.listen_addr, "::1");
+    CHECK_INT_EQ(cfg.tls_no_sanity_certificate, 1);
+    CHECK(cfg.tls_allowed_dn_list != NULL);
+    if (cfg.tls_allowed_dn_list) {
+        CHECK_STR_EQ(cfg.tls_allowed_dn_list[0], "C=GB,O=remvirt,CN=*");
+        CHECK_STR_EQ(cfg.tls_allowed_dn_list[1], "CN=admin, with a comma]");
+        CHECK(cfg.tls_allowed_dn_list[2] == NULL);
+    }
+    CHECK_INT_EQ(cfg.tls_handshake_timeout, 5);
+    rvs_config_free(&cfg);
+
+    /* An empty list allows nobody; a later setting replaces an earlier one. */
+    CHECK(parse("tls_allowed_dn_list = [\"a\"]\ntls_allowed_dn_list = []\n", &cfg) == NULL);
+    CHECK(cfg.tls_allowed_dn_list != NULL && cfg.tls_allowed_dn_list[0] == NULL);
+    rvs_config_free(&cfg);
+
+    expect_error("listen_tls = 2\n", "remvirtd.conf:1: listen_tls: expected 0 or 1");
+    expect_error("tcp_port = \"http\"\n",
+                 "remvirtd.conf:1: tcp_port: expected a port number from 1 to 65535");
+    expect_error("tls_port = 70000\n",
+                 "remvirtd.conf:1: tls_port: expected a port number from 1 to 65535");
+    expect_error("tls_allowed_dn_list = \"CN=x\"\n",
+                 "remvirtd.conf:1: tls_allowed_dn_list: expected a list of quoted strings, such as [\"a\", \"b\"]");
+    expect_error("tls_allowed_dn_list = [\"a\" \"b\"]\n",
+                 "remvirtd.conf:1: tls_allowed_dn_list: expected ',' or ']' after a list item");
+    expect_error("\ntls_allowed_dn_list = [\"a\",\n",
+                 "remvirtd.conf:2: tls_allowed_dn_list: expected a list of quoted strings, such as [\"a\", \"b\"]");
+    expect_error("tls_allowed_dn_list = [\"a\"] x\n",
+                 "remvirtd.conf:1: tls_allowed_dn_list: unexpected text after the closing ']'");
+    expect_error("max_clients = [1]\n", "remvirtd.conf:1: max_clients: expected a single value, not a list");
 }
 
 static void test_good_file(void)
@@ -124,6 +183,7 @@ int main(void)
 {
     test_defaults();
     test_good_file();
+    test_network_keys();
     test_bad_lines();
     test_load_file();
     return 0;

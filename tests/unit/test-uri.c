@@ -31,40 +31,52 @@ struct good {
     int port;
     const char *path;
     size_t nparams;
-    const char *socket_rw;      /* NULL: the transport is refused */
+    const char *socket_rw;      /* the daemon's socket (ssh: on the remote host) */
     const char *socket_ro;
     const char *server_name;
+    rvc_target_kind kind;
+    const char *endpoint;       /* "host port" for tcp, tls and ssh */
 };
 
 static const struct good goods[] = {
     { "test:///default", "test", NULL, NULL, NULL, 0, "/default", 0,
-      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default" },
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default", RVC_UNIX, NULL },
     { "test+unix:///default?socket=/tmp/lv/libvirt-sock", "test", "unix", NULL, NULL, 0, "/default", 1,
-      "/tmp/lv/libvirt-sock", "/tmp/lv/libvirt-sock", "test:///default" },
+      "/tmp/lv/libvirt-sock", "/tmp/lv/libvirt-sock", "test:///default", RVC_UNIX, NULL },
     /* escapes decode; '+' stays; client params never reach the server */
     { "qemu+unix:///system?socket=%2Ftmp%2Fa%20b+c&mode=legacy", "qemu", "unix", NULL, NULL, 0,
-      "/system", 2, "/tmp/a b+c", "/tmp/a b+c", "qemu:///system" },
+      "/system", 2, "/tmp/a b+c", "/tmp/a b+c", "qemu:///system", RVC_UNIX, NULL },
     /* other params do, re-encoded */
     { "test:///default?foo=bar%26baz&socket=/s&x=a%20b", "test", NULL, NULL, NULL, 0, "/default", 3,
-      "/s", "/s", "test:///default?foo=bar%26baz&x=a%20b" },
+      "/s", "/s", "test:///default?foo=bar%26baz&x=a%20b", RVC_UNIX, NULL },
     { "test:///default?a;b=1", "test", NULL, NULL, NULL, 0, "/default", 2,
-      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default?a=&b=1" },
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///default?a=&b=1", RVC_UNIX, NULL },
     /* the last of a repeated param wins */
     { "test+unix:///default?socket=/a&socket=/b", "test", "unix", NULL, NULL, 0, "/default", 2,
-      "/b", "/b", "test:///default" },
+      "/b", "/b", "test:///default", RVC_UNIX, NULL },
     /* ?name= replaces the name sent to the server */
     { "test:///default?name=test:///other", "test", NULL, NULL, NULL, 0, "/default", 1,
-      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///other" },
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///other", RVC_UNIX, NULL },
     { "test://", "test", NULL, NULL, NULL, 0, "", 0,
-      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test://" },
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test://", RVC_UNIX, NULL },
     { "test:///my%20vm/x", "test", NULL, NULL, NULL, 0, "/my vm/x", 0,
-      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///my%20vm/x" },
-    /* remote forms parse; their transports come later */
+      RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "test:///my%20vm/x", RVC_UNIX, NULL },
+    /* network forms: a host without a transport means TLS */
     { "qemu+ssh://alice@host.example:2222/system?keyfile=/k", "qemu", "ssh", "alice", "host.example",
-      2222, "/system", 1, NULL, NULL, "qemu:///system" },
-    { "qemu://host/system", "qemu", NULL, NULL, "host", 0, "/system", 0, NULL, NULL, "qemu:///system" },
+      2222, "/system", 1, RVC_DEFAULT_SOCKET, RVC_DEFAULT_SOCKET_RO, "qemu:///system", RVC_SSH,
+      "host.example 2222" },
+    { "qemu+libssh2://h/system?socket=/s", "qemu", "libssh2", NULL, "h", 0, "/system", 1, "/s", "/s",
+      "qemu:///system", RVC_SSH, "h 22" },
+    { "qemu://host/system", "qemu", NULL, NULL, "host", 0, "/system", 0, NULL, NULL,
+      "qemu:///system", RVC_TLS, "host 16514" },
+    { "qemu+tls://host:99/system?pkipath=/p&no_verify=1", "qemu", "tls", NULL, "host", 99,
+      "/system", 2, NULL, NULL, "qemu:///system", RVC_TLS, "host 99" },
     { "qemu+tcp://[::1]:16509/system", "qemu", "tcp", NULL, "::1", 16509, "/system", 0, NULL, NULL,
-      "qemu:///system" },
+      "qemu:///system", RVC_TCP, "::1 16509" },
+    { "test+tcp:///default", "test", "tcp", NULL, NULL, 0, "/default", 0, NULL, NULL,
+      "test:///default", RVC_TCP, "localhost 16509" },
+    { "test+ext:///default?command=ssh%20h%20nc", "test", "ext", NULL, NULL, 0, "/default", 1, NULL,
+      NULL, "test:///default", RVC_EXT, NULL },
 };
 
 static void check_good(const struct good *g)
@@ -86,15 +98,22 @@ static void check_good(const struct good *g)
 
     for (int ro = 0; ro <= 1; ro++) {
         const char *want = ro ? g->socket_ro : g->socket_rw;
-        char *sock = rvc_uri_unix_socket(u, ro, &err);
-        CHECK(same(sock, want), "%s: socket '%s' (ro %d), want '%s'", g->text, SHOW(sock), ro,
-              SHOW(want));
-        if (!want)
-            CHECK(err.code == RV_ERR_NO_SUPPORT && err.domain == RV_FROM_URI &&
-                  err.message && strstr(err.message, "is not supported yet"),
-                  "%s: refusal %d/%d '%s'", g->text, err.code, err.domain, SHOW(err.message));
-        free(sock);
-        rv_err_clear(&err);
+        rvc_target t;
+        if (rvc_uri_target(u, ro, &t, &err) < 0) {
+            CHECK(0, "%s: target: %s", g->text, SHOW(err.message));
+            rv_err_clear(&err);
+            continue;
+        }
+        CHECK(t.kind == g->kind, "%s: transport kind %d, want %d", g->text, t.kind, g->kind);
+        CHECK(same(t.socket, want), "%s: socket '%s' (ro %d), want '%s'", g->text, SHOW(t.socket),
+              ro, SHOW(want));
+        char endpoint[300] = "";
+        if (t.host)
+            snprintf(endpoint, sizeof(endpoint), "%s %s", t.host, t.port);
+        CHECK(same(t.host ? endpoint : NULL, g->endpoint), "%s: endpoint '%s'", g->text, endpoint);
+        CHECK((t.command != NULL) == (g->kind == RVC_SSH || g->kind == RVC_EXT),
+              "%s: command '%s'", g->text, SHOW(t.command));
+        rvc_target_free(&t);
     }
 
     char *name = rvc_uri_server_name(u, &err);
@@ -140,12 +159,14 @@ static const struct bad bad_syntax[] = {
     { "test:///x#frag", RV_ERR_INVALID_ARG, "fragment" },
 };
 
-/* Parse, but cannot be reached over a Unix socket. */
+/* Parse, but name no reachable target. */
 static const struct bad bad_target[] = {
     { "test+foo:///x", RV_ERR_INVALID_ARG, "unknown transport 'foo'" },
-    { "test+tls://h/x", RV_ERR_NO_SUPPORT, "transport 'tls' is not supported yet" },
-    { "test+libssh2://h/x", RV_ERR_NO_SUPPORT, "transport 'libssh2' is not supported yet" },
-    { "test+ext:///x", RV_ERR_NO_SUPPORT, "transport 'ext' is not supported yet" },
+    { "test+ext:///x", RV_ERR_INVALID_ARG, "needs a command parameter" },
+    { "test+ext:///x?command=", RV_ERR_INVALID_ARG, "needs a command parameter" },
+    { "test+ssh://h/x?proxy=magic", RV_ERR_INVALID_ARG, "unknown proxy 'magic'" },
+    { "test+ssh://h/x?netcat=", RV_ERR_INVALID_ARG, "the netcat parameter is empty" },
+    { "test+ssh://h/x?mode=direct", RV_ERR_NO_SUPPORT, "mode 'direct' is not supported" },
     { "test+unix://h/x", RV_ERR_INVALID_ARG, "remove the host 'h'" },
     { "test:///x?mode=direct", RV_ERR_NO_SUPPORT, "mode 'direct' is not supported" },
     { "test:///x?mode=fast", RV_ERR_INVALID_ARG, "unknown mode 'fast'" },
@@ -178,15 +199,31 @@ static void check_bad_target(const struct bad *b)
         rv_err_clear(&err);
         return;
     }
-    char *sock = rvc_uri_unix_socket(u, 0, &err);
-    CHECK(sock == NULL, "'%s' should have no socket, got '%s'", b->text, sock);
+    rvc_target t;
+    int rc = rvc_uri_target(u, 0, &t, &err);
+    CHECK(rc == -1, "'%s' should have no target", b->text);
+    if (rc == 0)
+        rvc_target_free(&t);
     CHECK(err.code == b->code && err.domain == RV_FROM_URI, "'%s': error %d/%d", b->text, err.code,
           err.domain);
     CHECK(err.message && strstr(err.message, b->words), "'%s': message '%s' lacks '%s'", b->text,
           SHOW(err.message), b->words);
-    free(sock);
     rv_err_clear(&err);
     rvc_uri_free(u);
+}
+
+/* The command an SSH URI runs on the remote host, for each proxy. */
+static void check_ssh_command(const char *text, int readonly, const char *want)
+{
+    rvc_uri *u = NULL;
+    rvc_target t = { 0 };
+    rv_err err = { 0 };
+    CHECK(rvc_uri_parse(text, &u, &err) == 0 && rvc_uri_target(u, readonly, &t, &err) == 0,
+          "%s: %s", text, SHOW(err.message));
+    CHECK(same(t.command, want), "%s: command '%s', want '%s'", text, SHOW(t.command), want);
+    rvc_target_free(&t);
+    rvc_uri_free(u);
+    rv_err_clear(&err);
 }
 
 int main(void)
@@ -198,6 +235,17 @@ int main(void)
         check_bad_syntax(&bad_syntax[i]);
     for (size_t i = 0; i < sizeof(bad_target) / sizeof(bad_target[0]); i++, n++)
         check_bad_target(&bad_target[i]);
+
+    check_ssh_command("test+ssh://h/x?proxy=netcat&socket=/it's", 0, "'nc' -U '/it'\\''s'");
+    check_ssh_command("test+ssh://h/x?netcat=/bin/nc.openbsd", 1,
+                      "'/bin/nc.openbsd' -U '" RVC_DEFAULT_SOCKET_RO "'");
+    check_ssh_command("test+ssh://h/x?proxy=native", 1,
+                      "remvirt-ssh-helper --readonly '" RVC_DEFAULT_SOCKET_RO "'");
+    check_ssh_command("test+ssh://h/x", 0,
+                      "if command -v remvirt-ssh-helper >/dev/null 2>&1; then exec "
+                      "remvirt-ssh-helper '" RVC_DEFAULT_SOCKET "'; else exec 'nc' -U '"
+                      RVC_DEFAULT_SOCKET "'; fi");
+    n += 4;
 
     /* rvc_uri_param_value sees decoded names and values. */
     rvc_uri *u = NULL;

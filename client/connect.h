@@ -1,0 +1,14 @@
+/* From a parsed URI to a connected transport, whichever one it names. */
+#ifndef RV_CLIENT_CONNECT_H
+#define RV_CLIENT_CONNECT_H
+
+#include "client/uri.h"
+#include "common/error.h"
+#include "transport/transport.h"
+
+/* Connect as the URI says (unix, tcp, tls, ssh/libssh2, ext), with the
+ * transport's own params (pkipath, no_verify, keyfile, known_hosts, ...).
+ * The transport is blocking; errors name the cause. */
+rv_transport *rvc_transport_open(const rvc_uri *uri, int readonly, rv_err *err);
+
+#endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# TLS end to end against remvirtd with a certtool-made PKI: the good paths
+# (rvsh and virsh, by name and by IPv4/IPv6 address), every refusal named
+# on the side that refuses, the start-up check of the daemon's own
+# certificate, and stalled handshakes that are dropped without holding up
+# anyone else.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+requires certtool
+
+pki=$RV_TMP/pki
+bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
+
+# tls_lines SET: the config lines for the server file set SET.
+tls_lines()
+{
+    echo "ca_file = \"$pki/$1/cacert.pem\""
+    echo "cert_file = \"$pki/$1/servercert.pem\""
+    echo "key_file = \"$pki/$1/serverkey.pem\""
+    echo "crl_file = \"$pki/$1/cacrl.pem\""
+}
+
+port=$(free_port)
+mapfile -t server_tls < <(tls_lines server)
+start_remvirtd 'listen_tls = 1' "tls_port = \"$port\"" "${server_tls[@]}" 'log_level = 2' \
+    'tls_allowed_dn_list = ["C=GB,O=remvirt,CN=client*"]' 'tls_handshake_timeout = 2'
+$RVSH -c "$REMVIRTD_URI" list --all > "$RV_TMP/unix.out"
+
+uri() # uri CLIENT-SET [HOST] [EXTRA-PARAMS]
+{
+    echo "test+tls://${2:-localhost}:$port/default?pkipath=$pki/$1${3:+&$3}"
+}
+
+for host in localhost 127.0.0.1 '[::1]'; do
+    $RVSH -c "$(uri client "$host")" list --all > "$RV_TMP/tls.out" || fail "rvsh over TLS to $host"
+    cmp -s "$RV_TMP/unix.out" "$RV_TMP/tls.out" || fail "TLS to $host lists something else"
+done
+grep -q "certificate DN C=GB,O=remvirt,CN=client1" "$REMVIRTD_LOG" ||
+    fail "the log does not show the client's DN"
+# A change over TLS is seen over the Unix socket.
+$RVSH -c "$(uri client)" suspend test >/dev/null
+[ "$($RVSH -c "$REMVIRTD_URI" domstate test)" = paused ] || fail "suspend over TLS was not seen"
+$RVSH -c "$REMVIRTD_URI" resume test >/dev/null
+
+if command -v virsh >/dev/null; then
+    virsh -c "$(uri client)" list --all > "$RV_TMP/virsh.out" || fail "virsh over TLS failed"
+    cmp -s "$RV_TMP/unix.out" "$RV_TMP/virsh.out" || fail "virsh over TLS lists something else"
+    # virsh names its own reason when the server refuses it.
+    if out=$(virsh -c "$(uri client-intruder)" list 2>&1); then
+        fail "virsh with a DN outside the list got in"
+    fi
+fi
+
+# expect_refusal CLIENT-SET CLIENT-WORDS [LOG-WORDS] [HOST] [PARAMS]
+expect_refusal()
+{
+    local out
+    if out=$($RVSH -c "$(uri "$1" "${4:-}" "${5:-}")" list 2>&1); then
+        fail "client set $1 got in"
+    fi
+    grep -qiF -- "$2" <<<"$out" || fail "$1: '$out' does not say '$2'"
+    if [ -n "${3:-}" ]; then
+        wait_for 5 "the log to say '$3'" grep -qiF -- "$3" "$REMVIRTD_LOG" ||
+            fail "$1: the log does not say '$3'"
+    fi
+}
+
+refused="the server refused our certificate"
+# The server refuses these clients and logs why.  A client checks its own
+# certificate first, as libvirt's does; no_sanity=1 lets these three past
+# that so that the server is the one to judge them.
+expect_refusal client-expired "$refused" "expired" localhost no_sanity=1
+expect_refusal client-notyet "$refused" "not yet active" localhost no_sanity=1
+expect_refusal client-foreign "$refused" "not signed by a known CA" localhost no_sanity=1
+expect_refusal client-revoked "$refused" "revoked"
+expect_refusal client-nocert "$refused" "sent no certificate"
+expect_refusal client-intruder "$refused" "'C=GB,O=remvirt,CN=intruder' is not in tls_allowed_dn_list"
+# The client refuses the server and says why.
+expect_refusal client-foreignca "unknown CA"
+# Without no_sanity the client refuses to present an expired certificate.
+expect_refusal client-expired "clientcert.pem has expired"
+expect_refusal client "does not match the host name '127.0.0.2'" "" 127.0.0.2
+# no_verify=1 skips the client's checks of the server (not the server's).
+$RVSH -c "$(uri client 127.0.0.2 no_verify=1)" list >/dev/null || fail "no_verify=1 with a host mismatch"
+$RVSH -c "$(uri client-foreignca localhost no_verify=1)" list >/dev/null ||
+    fail "no_verify=1 with an unknown CA"
+
+# Stalled handshakes: one sends nothing, one stops inside its hello.  Both
+# are closed after tls_handshake_timeout (2 s), and meanwhile others work.
+rawpy "$port" "$RVSH" "$(uri client)" <<'PY' || fail "stalled handshakes"
+import socket, subprocess, sys, time
+port, rvsh, uri = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+silent = socket.create_connection(("127.0.0.1", port))
+partial = socket.create_connection(("127.0.0.1", port))
+partial.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))   # a record header and one byte
+start = time.monotonic()
+subprocess.run([rvsh, "-c", uri, "list"], check=True, stdout=subprocess.DEVNULL, timeout=10)
+assert time.monotonic() - start < 1.5, "a client waited behind stalled handshakes"
+for s in (silent, partial):
+    s.settimeout(10)
+    assert s.recv(100) == b"", "the server sent something to a stalled client"
+elapsed = time.monotonic() - start
+assert 1.5 < elapsed < 6, f"stalled clients closed after {elapsed:.1f} s, not about 2"
+PY
+grep -q "no TLS handshake within 2 s" "$REMVIRTD_LOG" || fail "the log does not name the timeout"
+remvirtd_alive || fail "remvirtd died"
+$RVSH -c "$REMVIRTD_URI" list >/dev/null || fail "remvirtd stopped serving"
+stop_remvirtd
+
+# The daemon checks its own certificate at start and says what is wrong.
+# start_fails SET WORDS [extra config lines]
+start_fails()
+{
+    local set=$1 words=$2 conf=$RV_TMP/bad.conf out
+    shift 2
+    mkdir -p "$RV_TMP/bad"
+    { tls_lines "$set"; echo "unix_sock_dir = \"$RV_TMP/bad\""; echo 'listen_tls = 1'
+      echo "tls_port = \"$(free_port)\""; printf '%s\n' "$@"; } > "$conf"
+    if out=$(timeout 20 "$REMVIRTD" -f "$conf" 2>&1); then
+        fail "remvirtd started with the $set certificate"
+    fi
+    grep -qiF -- "$words" <<<"$out" || fail "$set: '$out' does not say '$words'"
+}
+start_fails server-expired "expired"
+start_fails server-notyet "not yet active"
+start_fails server-purpose "purpose"
+start_fails server-foreign "$pki/server-foreign/servercert.pem"
+
+# tls_no_sanity_certificate lets it start anyway; then the client refuses.
+port=$(free_port)
+mapfile -t server_tls < <(tls_lines server-expired)
+start_remvirtd 'listen_tls = 1' "tls_port = \"$port\"" "${server_tls[@]}" \
+    'tls_no_sanity_certificate = 1'
+expect_refusal client "the server's certificate has expired"
+$RVSH -c "$REMVIRTD_URI" list >/dev/null || fail "remvirtd stopped serving"

@@ -1,0 +1,16 @@
+/* The plain stream-socket transport: what Unix and TCP connections (and a
+ * child process's socketpair) share once they are connected. */
+#ifndef RV_TRANSPORT_SOCKET_H
+#define RV_TRANSPORT_SOCKET_H
+
+#include "common/error.h"
+#include "transport/transport.h"
+
+/* Wrap a connected fd (made non-blocking if nonblock); on failure the fd
+ * is left open for the caller. */
+rv_transport *rv_socket_transport_new(int fd, int nonblock, rv_err *err);
+
+/* Set O_NONBLOCK on fd. */
+int rv_socket_set_nonblock(int fd, rv_err *err);
+
+#endif
