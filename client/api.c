@@ -292,8 +292,10 @@ static int handshake(rv_conn *conn, const char *name, unsigned int flags, rv_err
     rv_auth_list_ret auth = { { 0, NULL } };
     if (rvc_call_auth_list(conn->rpc, &auth, err) < 0) {
         /* A server at its client limit closes new connections at once;
-         * say so rather than leave a bare "connection reset". */
-        if (err->code == RV_ERR_SYSTEM_ERROR || err->code == RV_ERR_RPC) {
+         * say so rather than leave a bare "connection reset" (unless a
+         * tunnel's command already told why it went away). */
+        if ((err->code == RV_ERR_SYSTEM_ERROR || err->code == RV_ERR_RPC) &&
+            !rvc_conn_peer_error(conn->rpc)) {
             char *why = err->message;
             err->message = NULL;
             rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,

@@ -258,7 +258,12 @@ static int write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
                     return -1;
                 continue;
             }
-            rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot send to the server");
+            /* A command that has already exited shows here first (EPIPE)
+             * when it goes before the first call is written. */
+            int saved = errno;
+            const char *said = rv_transport_peer_error(c->tr);
+            rv_err_set_errno(err, RV_FROM_RPC, saved, "cannot send to the server%s%s%s",
+                             said ? " (" : "", said ? said : "", said ? ")" : "");
             return -1;
         }
         p += w;
@@ -586,6 +591,11 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
     rv_err_clear(&why);
     pthread_cond_destroy(&me.wake);
     return me.failed ? -1 : 0;
+}
+
+const char *rvc_conn_peer_error(struct rvc_conn *c)
+{
+    return rv_transport_peer_error(c->tr);
 }
 
 /* ---- keeping an idle connection alive ---- */

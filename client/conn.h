@@ -36,6 +36,10 @@ int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *
  * Call it once the server said it supports keepalive. */
 int rvc_conn_start_keepalive(struct rvc_conn *conn, unsigned int interval, rv_err *err);
 
+/* What the transport's far end said as it went away (an SSH or ext
+ * command's stderr or exit status), or NULL. */
+const char *rvc_conn_peer_error(struct rvc_conn *conn);
+
 /* Whether the connection still works (0 after EOF or a protocol error). */
 int rvc_conn_is_alive(struct rvc_conn *conn);
 

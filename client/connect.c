@@ -1,6 +1,6 @@
 #include "client/connect.h"
 
-#include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -13,11 +13,12 @@
 
 RV_LOG_CATEGORY("client.connect");
 
-/* libvirt's boolean params: "1" turns them on. */
+/* libvirt's boolean params are on when they read as a non-zero number:
+ * "no_verify=no", "=false" or a bare "no_verify" keep the checks. */
 static int param_on(const rvc_uri *u, const char *name)
 {
     const char *v = rvc_uri_param_value(u, name);
-    return v && strcmp(v, "0") != 0;
+    return v && strtol(v, NULL, 10) != 0;
 }
 
 static rv_transport *open_tcp(const rvc_target *t, rv_err *err)

@@ -310,7 +310,7 @@ static void shell_quote(FILE *f, const char *s)
 /* The command run on the SSH server to join the channel to the daemon's
  * socket: remvirt's own bridge, nc -U, or (auto) the bridge when the host
  * has it and nc otherwise. */
-static int ssh_command(const rvc_uri *u, const char *sock, int readonly, char **out, rv_err *err)
+static int ssh_command(const rvc_uri *u, const char *sock, char **out, rv_err *err)
 {
     const char *proxy = rvc_uri_param_value(u, "proxy");
     const char *netcat = rvc_uri_param_value(u, "netcat");
@@ -334,20 +334,41 @@ static int ssh_command(const rvc_uri *u, const char *sock, int readonly, char **
         if (!native)
             fputs("if command -v " RVC_SSH_HELPER " >/dev/null 2>&1; then exec ", f);
         fputs(RVC_SSH_HELPER " ", f);
-        if (readonly)
-            fputs("--readonly ", f);
         shell_quote(f, sock);
         if (!native)
-            fputs("; else exec ", f);
+            fputs("; else ", f);
     }
     if (!native) {
-        shell_quote(f, netcat ? netcat : "nc");
-        fputs(" -U ", f);
+        /* An nc that knows -q must be told to quit when the channel's
+         * input ends, or it lingers after the client has gone. */
+        const char *prog = netcat ? netcat : "nc";
+        fputs("Q=; if ", f);
+        shell_quote(f, prog);
+        fputs(" -q 2>&1 | grep 'requires an argument' >/dev/null; then Q='-q 0'; fi; exec ", f);
+        shell_quote(f, prog);
+        fputs(" $Q -U ", f);
         shell_quote(f, sock);
         if (!nc)
             fputs("; fi", f);
     }
     if (ferror(f) | fclose(f)) {
+        free(*out);
+        *out = NULL;
+        return no_memory(err);
+    }
+    if (native)
+        return 0;
+    /* The user's login shell runs the command; it may not be a POSIX one
+     * (csh, fish), so the if/else runs under sh. */
+    char *script = *out;
+    *out = NULL;
+    f = open_memstream(out, &size);
+    if (f) {
+        fputs("sh -c ", f);
+        shell_quote(f, script);
+    }
+    free(script);
+    if (!f || (ferror(f) | fclose(f))) {
         free(*out);
         *out = NULL;
         return no_memory(err);
@@ -419,7 +440,7 @@ int rvc_uri_target(const rvc_uri *u, int readonly, rvc_target *t, rv_err *err)
         if (rc == 0)
             rc = socket_path(u, readonly, &t->socket, err);
         if (rc == 0)
-            rc = ssh_command(u, t->socket, readonly, &t->command, err);
+            rc = ssh_command(u, t->socket, &t->command, err);
     } else if (strcmp(transport, "ext") == 0) {
         t->kind = RVC_EXT;
         const char *cmd = rvc_uri_param_value(u, "command");

@@ -285,6 +285,11 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
         return;
     if (!c->reading_paused) {
         ev_io_start(loop, &c->read_watcher);
-        rvs_client_flush(c);
+        /* Bytes TLS took in before the pause do not make the fd readable:
+         * with nothing more coming, waiting for it would stall the client. */
+        if (rv_transport_pending(c->tr) > 0)
+            on_readable(loop, &c->read_watcher, EV_READ);
+        else
+            rvs_client_flush(c);
     }
 }

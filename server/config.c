@@ -155,6 +155,11 @@ static char **parse_list(const char *p, const char **why)
             p++;
         if (*p == ',') {
             p++;
+            while (isspace((unsigned char)*p))
+                p++;
+            /* libvirtd.conf takes a comma after the last item too. */
+            if (*p == ']')
+                break;
             continue;
         }
         if (*p != ']')

@@ -183,9 +183,11 @@ static void on_acceptable(struct ev_loop *loop, ev_io *w, int revents)
     for (int i = 0; i < 64; i++) {
         int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno == EMFILE || errno == ENFILE) {
-                /* The pending connection keeps the listener readable, so
-                 * retrying at once would spin; rest the listeners a moment. */
+            /* Out of fds or memory: the pending connection keeps the
+             * listener readable, so retrying at once would spin; rest the
+             * listeners a moment.  (A client that gave up before we
+             * accepted it is no reason to.) */
+            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
                 RV_ERROR("cannot accept a client on %s: %s; pausing accepts for 0.5 s",
                          l->name, strerror(errno));
                 set_listening(l->srv, 0);
@@ -350,13 +352,15 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                                  .opaque = srv };
     srv->env.handshake_timeout = cfg->tls_handshake_timeout;
     int backlog = cfg->max_queued_clients;
-    if (listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0, backlog,
+    /* The Unix sockets come last: once they exist, every listener is up
+     * (the TLS context takes a while), so waiting for them is enough. */
+    if ((cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
+        (cfg->listen_tls &&
+         (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0)) ||
+        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0, backlog,
                     err) < 0 ||
         listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
-                    backlog, err) < 0 ||
-        (cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
-        (cfg->listen_tls &&
-         (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0))) {
+                    backlog, err) < 0) {
         rvs_server_free(srv);
         return NULL;
     }

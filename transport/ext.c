@@ -1,6 +1,7 @@
 #include "transport/ext.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,22 +55,32 @@ static const char *ext_peer_error(rv_transport *t)
     return e->exit_text[0] ? e->exit_text : NULL;
 }
 
+/* Whether the child has been reaped within ms milliseconds. */
+static int reaped_within(pid_t child, int ms)
+{
+    for (int waited = 0;; waited += 10) {
+        if (waitpid(child, NULL, WNOHANG) != 0)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+    }
+}
+
 static void ext_close(rv_transport *t)
 {
     ext_transport *e = (ext_transport *)t;
     close(t->fd);
-    if (e->child > 0) {
-        /* EOF on its stdin asks the command to finish; give it a moment,
-         * then make sure it does. */
-        for (int i = 0; i < 50; i++) {
-            if (waitpid(e->child, NULL, WNOHANG) != 0)
-                goto reaped;
-            nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
-        }
+    /* EOF on its stdin asks the command to finish; give it a moment, then
+     * make sure it does: a command that ignores SIGTERM must not hang the
+     * close. */
+    if (e->child > 0 && !reaped_within(e->child, 500)) {
         kill(e->child, SIGTERM);
-        waitpid(e->child, NULL, 0);
+        if (!reaped_within(e->child, 1000)) {
+            kill(e->child, SIGKILL);
+            waitpid(e->child, NULL, 0);
+        }
     }
-reaped:
     free(e);
 }
 
@@ -104,8 +115,11 @@ rv_transport *rv_ext_spawn(const char *command, rv_err *err)
         return NULL;
     }
     if (pid == 0) {
-        /* Only async-signal-safe calls between fork and exec. */
-        if (dup2(sv[1], 0) < 0 || dup2(sv[1], 1) < 0)
+        /* Only async-signal-safe calls between fork and exec.  If our own
+         * stdin or stdout was closed, sv[1] may be 0 or 1; move it above
+         * them first so that both dup2s take effect. */
+        int end = sv[1] > 1 ? sv[1] : fcntl(sv[1], F_DUPFD, 3);
+        if (end < 0 || dup2(end, 0) < 0 || dup2(end, 1) < 0)
             _exit(127);
         signal(SIGPIPE, SIG_DFL);
         execl("/bin/sh", "sh", "-c", command, (char *)NULL);

@@ -80,6 +80,8 @@ expect_refusal client-foreignca "unknown CA"
 # Without no_sanity the client refuses to present an expired certificate.
 expect_refusal client-expired "clientcert.pem has expired"
 expect_refusal client "does not match the host name '127.0.0.2'" "" 127.0.0.2
+# As in libvirt, only a non-zero number turns no_verify on.
+expect_refusal client "does not match the host name '127.0.0.2'" "" 127.0.0.2 no_verify=no
 # no_verify=1 skips the client's checks of the server (not the server's).
 $RVSH -c "$(uri client 127.0.0.2 no_verify=1)" list >/dev/null || fail "no_verify=1 with a host mismatch"
 $RVSH -c "$(uri client-foreignca localhost no_verify=1)" list >/dev/null ||
@@ -105,6 +107,73 @@ PY
 grep -q "no TLS handshake within 2 s" "$REMVIRTD_LOG" || fail "the log does not name the timeout"
 remvirtd_alive || fail "remvirtd died"
 $RVSH -c "$REMVIRTD_URI" list >/dev/null || fail "remvirtd stopped serving"
+
+# max_client_requests over TLS: calls that the daemon's TLS layer has read
+# but not handed on when it stops reading do not make the fd readable
+# again; once the replies are read, it must still answer them.
+rawpy "$port" "$pki/client" <<'PY' || fail "pipelined calls over TLS past max_client_requests"
+import socket, ssl, sys, time
+import rawclient as rc
+port, pki = int(sys.argv[1]), sys.argv[2]
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.load_verify_locations(pki + "/cacert.pem")
+ctx.load_cert_chain(pki + "/clientcert.pem", pki + "/clientkey.pem")
+raw = socket.socket()
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # replies back up soon
+raw.settimeout(30)
+raw.connect(("127.0.0.1", port))
+incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+
+def receive_more():
+    raw.sendall(outgoing.read())
+    data = raw.recv(65536)
+    if not data:
+        raise rc.Closed("server closed the connection")
+    incoming.write(data)
+
+while True:
+    try:
+        tls.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        receive_more()
+
+class TLSSocket:
+    """The socket calls rawclient.Client makes, over the TLS session;
+    each sendall is one TLS record."""
+    def sendall(self, data):
+        tls.write(data)
+        raw.sendall(outgoing.read())
+    def recv(self, n):
+        while True:
+            try:
+                return tls.read(n)
+            except ssl.SSLWantReadError:
+                receive_more()
+    def settimeout(self, t):
+        raw.settimeout(t)
+
+c = rc.Client.__new__(rc.Client)
+c.sock, c.timeout, c.serial, c.inbuf = TLSSocket(), 30.0, 0, b""
+assert c.sock.recv(1) == b"\x01", "no go-ahead byte"
+c.open_connection()
+xml = ("<domain type='test'><name>bigreply</name><description>" + "x" * 1000000 +
+       "</description><memory>1024</memory><os><type>hvm</type></os></domain>")
+dom = c.call_ok(11, rc.xdr_string(xml))                 # DOMAIN_DEFINE_XML
+# 12 GET_XML_DESC calls, a record each, in one segment: one recv takes
+# them all, and after 5 megabyte replies the daemon stops reading with
+# the rest still inside its TLS layer.
+for i in range(12):
+    tls.write(rc.packet(14, dom + rc.xdr_uint(0), serial=100 + i))
+raw.sendall(outgoing.read())
+time.sleep(1)
+for i in range(12):
+    hdr, body = c.recv_reply()
+    assert (hdr.serial, hdr.status) == (100 + i, rc.STATUS_OK), f"reply {i}: {hdr}"
+    assert len(body) > 1000000, f"reply {i} holds {len(body)} bytes"
+c.call_ok(35, dom)                                       # DOMAIN_UNDEFINE
+PY
 stop_remvirtd
 
 # The daemon checks its own certificate at start and says what is wrong.

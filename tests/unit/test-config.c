@@ -86,6 +86,21 @@ static void test_network_keys(void)
     CHECK(cfg.tls_allowed_dn_list != NULL && cfg.tls_allowed_dn_list[0] == NULL);
     rvs_config_free(&cfg);
 
+    /* A comma after the last item, as libvirtd.conf allows; then the
+     * setting on the next line is read as its own. */
+    CHECK(parse("tls_allowed_dn_list = [\n  \"CN=a\",\n  \"CN=b\",\n]\nlisten_tls = 1\n",
+                &cfg) == NULL);
+    CHECK(cfg.tls_allowed_dn_list != NULL);
+    if (cfg.tls_allowed_dn_list) {
+        CHECK_STR_EQ(cfg.tls_allowed_dn_list[0], "CN=a");
+        CHECK_STR_EQ(cfg.tls_allowed_dn_list[1], "CN=b");
+        CHECK(cfg.tls_allowed_dn_list[2] == NULL);
+    }
+    CHECK_INT_EQ(cfg.listen_tls, 1);
+    rvs_config_free(&cfg);
+    expect_error("tls_allowed_dn_list = [\"a\",,]\n",
+                 "remvirtd.conf:1: tls_allowed_dn_list: expected a list of quoted strings, such as [\"a\", \"b\"]");
+
     expect_error("listen_tls = 2\n", "remvirtd.conf:1: listen_tls: expected 0 or 1");
     expect_error("tcp_port = \"http\"\n",
                  "remvirtd.conf:1: tcp_port: expected a port number from 1 to 65535");

@@ -236,15 +236,21 @@ int main(void)
     for (size_t i = 0; i < sizeof(bad_target) / sizeof(bad_target[0]); i++, n++)
         check_bad_target(&bad_target[i]);
 
-    check_ssh_command("test+ssh://h/x?proxy=netcat&socket=/it's", 0, "'nc' -U '/it'\\''s'");
+    /* Everything but the helper alone runs under sh -c (the login shell may
+     * not be a POSIX one), so the script is quoted once more: ' is '\''. */
+#define Q1 "'\\''"
+#define NC_QUIT(nc) "Q=; if " nc " -q 2>&1 | grep " Q1 "requires an argument" Q1 \
+                    " >/dev/null; then Q=" Q1 "-q 0" Q1 "; fi; exec " nc " $Q -U "
+    check_ssh_command("test+ssh://h/x?proxy=netcat&socket=/s", 0,
+                      "sh -c '" NC_QUIT(Q1 "nc" Q1) Q1 "/s" Q1 "'");
     check_ssh_command("test+ssh://h/x?netcat=/bin/nc.openbsd", 1,
-                      "'/bin/nc.openbsd' -U '" RVC_DEFAULT_SOCKET_RO "'");
-    check_ssh_command("test+ssh://h/x?proxy=native", 1,
-                      "remvirt-ssh-helper --readonly '" RVC_DEFAULT_SOCKET_RO "'");
+                      "sh -c '" NC_QUIT(Q1 "/bin/nc.openbsd" Q1) Q1 RVC_DEFAULT_SOCKET_RO Q1 "'");
+    check_ssh_command("test+ssh://h/x?proxy=native&socket=/it's", 1,
+                      "remvirt-ssh-helper '/it" Q1 "s'");
     check_ssh_command("test+ssh://h/x", 0,
-                      "if command -v remvirt-ssh-helper >/dev/null 2>&1; then exec "
-                      "remvirt-ssh-helper '" RVC_DEFAULT_SOCKET "'; else exec 'nc' -U '"
-                      RVC_DEFAULT_SOCKET "'; fi");
+                      "sh -c 'if command -v remvirt-ssh-helper >/dev/null 2>&1; then exec "
+                      "remvirt-ssh-helper " Q1 RVC_DEFAULT_SOCKET Q1 "; else "
+                      NC_QUIT(Q1 "nc" Q1) Q1 RVC_DEFAULT_SOCKET Q1 "; fi'");
     n += 4;
 
     /* rvc_uri_param_value sees decoded names and values. */
