@@ -226,7 +226,10 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
         pthread_mutex_unlock(&c->lock);
         short want = rv_transport_wait_events(c->tr, POLLOUT);
         struct pollfd pfd = { .fd = c->tr->fd, .events = want | (read_too ? POLLIN : 0) };
-        int rc = poll(&pfd, 1, -1);
+        /* A write that waits for input (SSH: the server's window) may
+         * have it taken in by the thread that reads, leaving the fd quiet:
+         * look again after a short while instead of sleeping for good. */
+        int rc = poll(&pfd, 1, (want & POLLIN) && !read_too ? 20 : -1);
         int saved = errno;
         if (read_too) {
             if (rc > 0 && (pfd.revents & POLLIN))
@@ -240,8 +243,8 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
             rv_err_set_errno(err, RV_FROM_RPC, saved, "cannot wait to send to the server");
             return -1;
         }
-        /* Room, or an error the next write reports. */
-        if (rc > 0 && (pfd.revents & (want | POLLERR | POLLHUP | POLLNVAL)))
+        /* Room, an error the next write reports, or time to look again. */
+        if (rc == 0 || (rc > 0 && (pfd.revents & (want | POLLERR | POLLHUP | POLLNVAL))))
             return 0;
     }
 }

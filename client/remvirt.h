@@ -45,6 +45,7 @@ enum {
     RV_ERROR_NO_DOMAIN = 42,
     RV_ERROR_AUTH_FAILED = 45,
     RV_ERROR_OPERATION_INVALID = 55,
+    RV_ERROR_SSH = 85,
 };
 
 /* Where an error comes from (libvirt's virErrorDomain); the common ones. */
@@ -55,6 +56,7 @@ enum {
     RV_ERROR_FROM_TEST = 12,
     RV_ERROR_FROM_REMOTE = 13,
     RV_ERROR_FROM_URI = 45,
+    RV_ERROR_FROM_SSH = 50,
 };
 
 enum { RV_ERROR_LEVEL_WARNING = 1, RV_ERROR_LEVEL_ERROR = 2 };

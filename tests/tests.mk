@@ -76,6 +76,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-client-threads.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
+	tests/integration/test-ssh.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-rvsh-libvirtd.sh \

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -104,6 +105,27 @@ int rv_tcp_listen(const char *addr, const char *port, int backlog, int *fds, int
     return n > 0 ? n : -1;
 }
 
+/* connect(), finishing one that a signal interrupted: it goes on in the
+ * background, so wait for it and read its outcome instead of calling
+ * connect() again.  Returns 0 or -1 with errno. */
+static int connect_one(int fd, const struct addrinfo *ai)
+{
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -1;
+    struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+    int rc;
+    while ((rc = poll(&pfd, 1, -1)) < 0 && errno == EINTR)
+        ;
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+    if (rc < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+        return -1;
+    errno = soerr;
+    return soerr ? -1 : 0;
+}
+
 int rv_tcp_connect(const char *host, const char *port, rv_err *err)
 {
     struct addrinfo hints = { .ai_flags = AI_ADDRCONFIG | AI_NUMERICSERV,
@@ -123,9 +145,7 @@ int rv_tcp_connect(const char *host, const char *port, rv_err *err)
             last_errno = errno;
             continue;
         }
-        while ((rc = connect(fd, ai->ai_addr, ai->ai_addrlen)) < 0 && errno == EINTR)
-            ;
-        if (rc == 0)
+        if (connect_one(fd, ai) == 0)
             break;
         last_errno = errno;
         close(fd);
