@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include <gnutls/x509.h>
 
+#include "auth/glob.h"
 #include "common/log.h"
 
 RV_LOG_CATEGORY("auth.x509");
@@ -373,16 +373,6 @@ out:
     return ret;
 }
 
-int rv_x509_dn_allowed(const char *dn, const char *const *globs)
-{
-    if (!globs)
-        return 1;
-    for (size_t i = 0; globs[i]; i++)
-        if (fnmatch(globs[i], dn, 0) == 0)
-            return 1;
-    return 0;
-}
-
 int rv_x509_verify_peer(gnutls_session_t session, const rv_x509_peer_rules *rules, char **dn_out,
                         rv_err *err)
 {
@@ -433,7 +423,7 @@ int rv_x509_verify_peer(gnutls_session_t session, const rv_x509_peer_rules *rule
         rv_err_set(err, RV_FROM_RPC, RV_ERR_AUTH_FAILED, "cannot read the DN of %s", subject);
         goto out;
     }
-    if (!rv_x509_dn_allowed(dn, rules->allowed_dns)) {
+    if (!rv_glob_list_match(rules->allowed_dns, dn)) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_AUTH_FAILED,
                    "%s DN '%s' is not in tls_allowed_dn_list", who, dn);
         goto out;

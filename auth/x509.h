@@ -50,8 +50,5 @@ typedef struct rv_x509_peer_rules {
 int rv_x509_verify_peer(gnutls_session_t session, const rv_x509_peer_rules *rules, char **dn,
                         rv_err *err);
 
-/* 1 if dn matches one of the NULL-terminated fnmatch globs, else 0.  An
- * empty list matches nothing; NULL matches everything. */
-int rv_x509_dn_allowed(const char *dn, const char *const *globs);
 
 #endif

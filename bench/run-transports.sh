@@ -36,7 +36,7 @@ pki=$RV_TMP/pki
 bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" >/dev/null
 tcp_port=$(free_port)
 tls_port=$(free_port)
-start_remvirtd 'listen_tcp = 1' "tcp_port = \"$tcp_port\"" 'listen_tls = 1' \
+start_remvirtd 'listen_tcp = 1' 'auth_tcp = "none"' "tcp_port = \"$tcp_port\"" 'listen_tls = 1' \
     "tls_port = \"$tls_port\"" "ca_file = \"$pki/server/cacert.pem\"" \
     "cert_file = \"$pki/server/servercert.pem\"" "key_file = \"$pki/server/serverkey.pem\""
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/auth.h"
 #include "client/conn.h"
 #include "client/connect.h"
 #include "client/rv_stubs.gen.h"
@@ -37,6 +38,7 @@ SAME(RV_ERROR_OPERATION_FAILED, RV_ERR_OPERATION_FAILED);
 SAME(RV_ERROR_XML_ERROR, RV_ERR_XML_ERROR);
 SAME(RV_ERROR_DOM_EXIST, RV_ERR_DOM_EXIST);
 SAME(RV_ERROR_OPERATION_DENIED, RV_ERR_OPERATION_DENIED);
+SAME(RV_ERROR_CONF_SYNTAX, RV_ERR_CONF_SYNTAX);
 SAME(RV_ERROR_SYSTEM_ERROR, RV_ERR_SYSTEM_ERROR);
 SAME(RV_ERROR_RPC, RV_ERR_RPC);
 SAME(RV_ERROR_NO_DOMAIN, RV_ERR_NO_DOMAIN);
@@ -45,6 +47,7 @@ SAME(RV_ERROR_OPERATION_INVALID, RV_ERR_OPERATION_INVALID);
 SAME(RV_ERROR_SSH, RV_ERR_SSH);
 SAME(RV_ERROR_FROM_DOM, RV_FROM_DOM);
 SAME(RV_ERROR_FROM_RPC, RV_FROM_RPC);
+SAME(RV_ERROR_FROM_CONF, RV_FROM_CONF);
 SAME(RV_ERROR_FROM_TEST, RV_FROM_TEST);
 SAME(RV_ERROR_FROM_REMOTE, RV_FROM_REMOTE);
 SAME(RV_ERROR_FROM_URI, RV_FROM_URI);
@@ -278,18 +281,9 @@ static int supports_feature(struct rvc_conn *rpc, int feature, int *supported, r
     return 0;
 }
 
-static const char *auth_name(int type)
-{
-    switch (type) {
-    case RV_AUTH_NONE: return "none";
-    case RV_AUTH_SASL: return "sasl";
-    case RV_AUTH_POLKIT: return "polkit";
-    default: return "unknown";
-    }
-}
-
 /* The same calls, in the same order, as libvirt's own client makes. */
-static int handshake(rv_conn *conn, const char *name, unsigned int flags, rv_err *err)
+static int handshake(rv_conn *conn, const rvc_uri *uri, const char *name, unsigned int flags,
+                     const rvc_asker *asker, rv_err *err)
 {
     rv_auth_list_ret auth = { { 0, NULL } };
     if (rvc_call_auth_list(conn->rpc, &auth, err) < 0) {
@@ -307,18 +301,11 @@ static int handshake(rv_conn *conn, const char *name, unsigned int flags, rv_err
         }
         return -1;
     }
-    int usable = auth.types.types_len == 0;
-    for (u_int i = 0; i < auth.types.types_len; i++)
-        if (auth.types.types_val[i] == RV_AUTH_NONE)
-            usable = 1;
-    int first = auth.types.types_len ? (int)auth.types.types_val[0] : RV_AUTH_NONE;
+    int authenticated = rvc_authenticate(conn->rpc, uri, auth.types.types_val,
+                                         auth.types.types_len, asker, err);
     xdr_free((xdrproc_t)xdr_rv_auth_list_ret, (char *)&auth);
-    if (!usable) {
-        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED,
-                   "the server requires %s authentication (type %d), which remvirt does not support yet",
-                   auth_name(first), first);
+    if (authenticated < 0)
         return -1;
-    }
 
     /* Once told that we do keepalive, the server PINGs an idle client and
      * drops it if nothing answers; the watcher answers between calls. */
@@ -346,12 +333,13 @@ static int handshake(rv_conn *conn, const char *name, unsigned int flags, rv_err
     return 0;
 }
 
-rv_conn *rv_connect_open(const char *uri, unsigned int flags)
+static rv_conn *open_with(const char *func, const char *uri, unsigned int flags,
+                          const rvc_asker *asker)
 {
     pthread_once(&lib_once, lib_init);
     enter();
     if (flags & ~(unsigned int)RV_CONNECT_READONLY) {
-        report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "rv_connect_open: unsupported flags %#x",
+        report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: unsupported flags %#x", func,
                flags & ~(unsigned int)RV_CONNECT_READONLY);
         return NULL;
     }
@@ -374,7 +362,8 @@ rv_conn *rv_connect_open(const char *uri, unsigned int flags)
     }
     conn->refs = 1;
     rv_transport *tr = rvc_transport_open(parsed, flags & RV_CONNECT_READONLY, &err);
-    if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) || handshake(conn, name, flags, &err) < 0)
+    if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) ||
+        handshake(conn, parsed, name, flags, asker, &err) < 0)
         goto fail;
     RV_DEBUG("connected to %s over %s as '%s'", uri, rvc_uri_transport(parsed), name);
     rvc_uri_free(parsed);
@@ -390,6 +379,19 @@ fail:
     rvc_uri_free(parsed);
     free(name);
     return fail_null(&err);
+}
+
+rv_conn *rv_connect_open(const char *uri, unsigned int flags)
+{
+    const rvc_asker terminal = { .callback = NULL, .opaque = NULL, .tty = 1 };
+    return open_with(__func__, uri, flags, &terminal);
+}
+
+rv_conn *rv_connect_open_auth(const char *uri, unsigned int flags, rv_auth_callback callback,
+                              void *opaque)
+{
+    const rvc_asker application = { .callback = callback, .opaque = opaque, .tty = 0 };
+    return open_with(__func__, uri, flags, &application);
 }
 
 int rv_connect_close(rv_conn *conn)

@@ -166,7 +166,8 @@ static void fail_locked(struct rvc_conn *c, rv_err *why)
         RV_DEBUG("connection failed: %s", why->message ? why->message : "?");
         c->failed = 1;
         rv_err_move(&c->failure, why);
-        shutdown(c->tr->fd, SHUT_RDWR);
+        if (c->tr)      /* NULL only after a failed rvc_conn_wrap_transport() */
+            shutdown(c->tr->fd, SHUT_RDWR);
     }
     rv_err_clear(why);
     for (pending_call *p = c->pending; p; p = p->next) {
@@ -598,7 +599,54 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
 
 const char *rvc_conn_peer_error(struct rvc_conn *c)
 {
-    return rv_transport_peer_error(c->tr);
+    return c->tr ? rv_transport_peer_error(c->tr) : NULL;
+}
+
+rv_transport *rvc_conn_transport(struct rvc_conn *c)
+{
+    return c->tr;
+}
+
+int rvc_conn_wrap_transport(struct rvc_conn *c, rvc_wrap_fn wrap, void *opaque, rv_err *err)
+{
+    int rc = -1;
+    pthread_mutex_lock(&c->write_lock);
+    pthread_mutex_lock(&c->lock);
+    if (c->failed) {
+        connection_unusable(c, err);
+        goto out;
+    }
+    if (c->pending || c->reader_busy || c->watcher_running) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "cannot change the transport while the connection is in use");
+        goto out;
+    }
+    size_t early = rv_buf_used(&c->rbuf) + rv_transport_pending(c->tr);
+    if (early > 0) {
+        rv_err why = { 0 };
+        rv_err_set(&why, RV_FROM_RPC, RV_ERR_RPC,
+                   "the server sent %zu bytes before the SASL security layer began", early);
+        copy_err(err, &why);
+        fail_locked(c, &why);
+        goto out;
+    }
+    rv_transport *layered = wrap(c->tr, opaque, err);
+    if (!layered) {
+        /* The old transport is gone with the wrapper: nothing may touch
+         * its fd again, so fail without shutting it down. */
+        c->tr = NULL;
+        rv_err why = { 0 };
+        copy_err(&why, err);
+        fail_locked(c, &why);
+        goto out;
+    }
+    c->tr = layered;
+    RV_DEBUG("every later packet goes through the %s transport", layered->ops->name);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&c->lock);
+    pthread_mutex_unlock(&c->write_lock);
+    return rc;
 }
 
 /* ---- keeping an idle connection alive ---- */

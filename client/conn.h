@@ -40,6 +40,21 @@ int rvc_conn_start_keepalive(struct rvc_conn *conn, unsigned int interval, rv_er
  * command's stderr or exit status), or NULL. */
 const char *rvc_conn_peer_error(struct rvc_conn *conn);
 
+/* The transport under the connection, for what the handshake needs to
+ * know of it (its fd, whether it is TLS).  Valid until the next
+ * rvc_conn_wrap_transport() or rvc_conn_free(). */
+rv_transport *rvc_conn_transport(struct rvc_conn *conn);
+
+/* Put a layer under every later packet (SASL's security layer): the
+ * transport becomes wrap(transport).  Only between the handshake's calls,
+ * right after the reply that starts the layer: no call in flight, no
+ * keepalive thread yet, and nothing read ahead (bytes already read came
+ * before the layer; they fail the connection).  wrap owns the old
+ * transport from then on, also when it fails, which leaves the
+ * connection dead.  0, or -1 with err. */
+typedef rv_transport *(*rvc_wrap_fn)(rv_transport *inner, void *opaque, rv_err *err);
+int rvc_conn_wrap_transport(struct rvc_conn *conn, rvc_wrap_fn wrap, void *opaque, rv_err *err);
+
 /* Whether the connection still works (0 after EOF or a protocol error). */
 int rvc_conn_is_alive(struct rvc_conn *conn);
 

@@ -40,6 +40,7 @@ enum {
     RV_ERROR_XML_ERROR = 27,
     RV_ERROR_DOM_EXIST = 28,
     RV_ERROR_OPERATION_DENIED = 29,
+    RV_ERROR_CONF_SYNTAX = 33,
     RV_ERROR_SYSTEM_ERROR = 38,
     RV_ERROR_RPC = 39,
     RV_ERROR_NO_DOMAIN = 42,
@@ -53,6 +54,7 @@ enum {
     RV_ERROR_FROM_NONE = 0,
     RV_ERROR_FROM_DOM = 6,
     RV_ERROR_FROM_RPC = 7,
+    RV_ERROR_FROM_CONF = 9,
     RV_ERROR_FROM_TEST = 12,
     RV_ERROR_FROM_REMOTE = 13,
     RV_ERROR_FROM_URI = 45,
@@ -82,8 +84,23 @@ enum { RV_CONNECT_READONLY = 1 };
  * e.g. "test:///default" or "test+unix:///default?socket=/tmp/lv/libvirt-sock";
  * NULL means $REMVIRT_DEFAULT_URI, else "test:///default".  Without
  * ?socket= the daemon's default socket is used (/run/remvirt/remvirt-sock,
- * or remvirt-sock-ro for a read-only connection).  Only the unix transport
- * exists so far.  If the server does keepalive, the connection has one
+ * or remvirt-sock-ro for a read-only connection).
+ * A server that asks for SASL authentication (libvirtd's auth_tcp =
+ * "sasl") gets the user name from the URI (user@host), else from the auth
+ * file, which also holds passwords; missing ones are asked for on the
+ * terminal (the password without echo) when stdin is one and the URI has
+ * no no_tty=1.  The auth file is $REMVIRT_AUTH_FILE, else the URI's
+ * authfile=, else $XDG_CONFIG_HOME/remvirt/auth.conf, else
+ * /etc/remvirt/auth.conf, in libvirt's auth.conf format (so one file
+ * serves virsh too):
+ *     [credentials-mine]
+ *     authname=fred
+ *     password=secret
+ *     [auth-libvirt-HOST]        (or [auth-libvirt-default] for any host)
+ *     credentials=mine
+ * auth=sasl.MECHANISM in the URI picks the SASL mechanism.  Over plain
+ * TCP the mechanism must give a security layer (DIGEST-MD5, GSSAPI),
+ * which then protects every packet.  If the server does keepalive, the connection has one
  * thread that wakes every few seconds to answer the server's PINGs while
  * no call is running (calls answer them themselves).
  * While a call waits for its reply, the waiting thread first polls the
@@ -92,6 +109,24 @@ enum { RV_CONNECT_READONLY = 1 };
  * sleeping thread costs more than a whole local round trip.  Read once,
  * when the connection opens. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
+/* Credentials an rv_auth_callback is asked for (libvirt's VIR_CRED_*). */
+enum {
+    RV_CRED_AUTHNAME = 2,       /* the name to log in as */
+    RV_CRED_PASSPHRASE = 5,     /* its password: a secret, not to be echoed */
+};
+
+/* Give the credential `type`; prompt says which, for a person ("Password
+ * for fred@host").  Return it malloc'd (the library frees it, wiping a
+ * passphrase first), or NULL to give up: the open then fails with
+ * RV_ERROR_AUTH_FAILED.  Called from the thread that opens. */
+typedef char *(*rv_auth_callback)(int type, const char *prompt, void *opaque);
+
+/* rv_connect_open, except that credentials the URI and the auth file do
+ * not give are asked of callback instead of the terminal; a NULL callback
+ * asks nobody. */
+rv_conn *rv_connect_open_auth(const char *uri, unsigned int flags, rv_auth_callback callback,
+                              void *opaque);
+
 /* Say goodbye to the server and close the socket.  No call on this
  * connection (including calls through its rv_dom handles) may be running
  * in any thread, and none may start afterwards: the application joins its

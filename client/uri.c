@@ -8,7 +8,7 @@
 
 /* Params the client consumes; libvirt's client uses the same names. */
 static const char *const client_params[] = {
-    "name", "socket", "mode", "command", "netcat", "keyfile", "sshauth", "auth",
+    "name", "socket", "mode", "command", "netcat", "keyfile", "sshauth", "auth", "authfile",
     "pkipath", "known_hosts", "known_hosts_verify", "no_verify", "no_tty",
     "no_sanity", "tls_priority", "proxy",
 };

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "server/dispatch.h"
 #include "transport/frame.h"
+#include "transport/sasl.h"
 #include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.client");
@@ -17,50 +18,111 @@ RV_LOG_CATEGORY("server.client");
  * their (already checked) length and shrink back afterwards. */
 #define RVS_READ_CHUNK 16384
 #define RVS_KEEP_BUF 65536
+/* The largest packet before authentication (length word included). */
+#define RVS_PREAUTH_FRAME_MAX 65536
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
 
 static void handshake_step(rvs_client *c);
 
-static void on_handshake_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+/* The deadline for what an anonymous client must do first: its TLS
+ * handshake, then (with SASL) its authentication. */
+static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
     rvs_client *c = w->data;
-    RV_WARN("client %llu from %s: no TLS handshake within %d s; closing it", c->serial_no,
-            c->from, c->env->handshake_timeout);
-    rvs_client_close(c, "TLS handshake timed out");
+    char name[256];
+    rvs_client_name(c, name, sizeof(name));
+    if (c->handshaking) {
+        RV_WARN("%s: no TLS handshake within %d s; closing it", name,
+                c->env->handshake_timeout);
+        rvs_client_close(c, "TLS handshake timed out");
+    } else {
+        RV_WARN("%s: not authenticated within auth_timeout (%d s); closing it", name,
+                c->env->auth_timeout);
+        rvs_client_close(c, "authentication timed out");
+    }
 }
 
-rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int readonly,
-                           unsigned long long serial_no, const char *from, int tls_handshake)
+static void start_deadline(rvs_client *c, int seconds)
+{
+    ev_timer_stop(c->env->loop, &c->deadline);
+    ev_timer_set(&c->deadline, seconds, 0.);
+    ev_timer_start(c->env->loop, &c->deadline);
+}
+
+rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
+                           const rvs_client_start *how, unsigned long long serial_no)
 {
     rvs_client *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
     c->env = env;
     c->tr = tr;
-    c->readonly = readonly ? 1 : 0;
+    c->readonly = how->readonly ? 1 : 0;
     c->serial_no = serial_no;
-    snprintf(c->from, sizeof(c->from), "%s", from);
-    /* With auth "none" a client is authenticated from the start; the
-     * SASL work will clear this for sockets that require it. */
-    c->authenticated = 1;
+    c->min_ssf = how->min_ssf;
+    c->local = how->local ? 1 : 0;
+    snprintf(c->from, sizeof(c->from), "%s", how->from);
+    /* With auth "none" a client may call anything at once (after its TLS
+     * handshake); with SASL only the AUTH_ procedures until it is done. */
+    c->authenticated = how->sasl ? 0 : 1;
+    c->anonymous = how->sasl || how->tls_handshake;
     ev_io_init(&c->read_watcher, on_readable, tr->fd, EV_READ);
     ev_io_init(&c->write_watcher, on_writable, tr->fd, EV_WRITE);
     c->read_watcher.data = c;
     c->write_watcher.data = c;
-    ev_timer_init(&c->handshake_timer, on_handshake_timeout, env->handshake_timeout, 0.);
-    c->handshake_timer.data = c;
-    if (tls_handshake) {
+    ev_timer_init(&c->deadline, on_deadline, 0., 0.);
+    c->deadline.data = c;
+    if (how->tls_handshake) {
         /* The client speaks first (its hello); the handshake runs from the
          * watchers, never from here, where the server does not list c yet. */
         c->handshaking = 1;
-        ev_timer_start(env->loop, &c->handshake_timer);
+        start_deadline(c, env->handshake_timeout);
+    } else if (!c->authenticated) {
+        start_deadline(c, env->auth_timeout);
     }
     ev_io_start(env->loop, &c->read_watcher);
     return c;
+}
+
+const char *rvs_client_name(rvs_client *c, char *buf, size_t len)
+{
+    if (strcmp(c->from, "local") == 0)
+        snprintf(buf, len, "client %llu (pid %d uid %u gid %u%s%s)", c->serial_no,
+                 (int)c->peer.pid, (unsigned)c->peer.uid, (unsigned)c->peer.gid,
+                 c->sasl_user ? ", SASL user " : "", c->sasl_user ? c->sasl_user : "");
+    else
+        snprintf(buf, len, "client %llu (%s%s%s%s%s)", c->serial_no, c->from,
+                 c->x509_dn ? ", DN " : "", c->x509_dn ? c->x509_dn : "",
+                 c->sasl_user ? ", SASL user " : "", c->sasl_user ? c->sasl_user : "");
+    return buf;
+}
+
+/* No longer anonymous: off the count, no deadline. */
+static void leave_anonymity(rvs_client *c)
+{
+    ev_timer_stop(c->env->loop, &c->deadline);
+    if (c->anonymous) {
+        c->anonymous = 0;
+        c->env->on_authenticated(c, c->env->opaque);
+    }
+}
+
+void rvs_client_authenticated(rvs_client *c)
+{
+    c->authenticated = 1;
+    leave_anonymity(c);
+}
+
+void rvs_client_close_after_flush(rvs_client *c)
+{
+    c->close_after_flush = 1;
+    /* Nothing more is read; what is queued goes out, then the close. */
+    ev_io_stop(c->env->loop, &c->read_watcher);
+    c->reading_paused = 1;
 }
 
 /* Watch for exactly the events in `want`. */
@@ -94,7 +156,10 @@ static void handshake_step(rvs_client *c)
         return;
     }
     c->handshaking = 0;
-    ev_timer_stop(c->env->loop, &c->handshake_timer);
+    if (c->authenticated)
+        leave_anonymity(c);
+    else
+        start_deadline(c, c->env->auth_timeout);
     const char *dn = rv_tls_peer_dn(c->tr);
     if (dn && !(c->x509_dn = strdup(dn))) {
         rvs_client_close(c, "out of memory");
@@ -120,11 +185,11 @@ void rvs_client_close(rvs_client *c, const char *why)
     if (c->closing)
         return;
     c->closing = 1;
-    RV_DEBUG("client %llu (%s, pid %d uid %u) closing: %s", c->serial_no, c->from,
-             (int)c->peer.pid, (unsigned)c->peer.uid, why);
+    char name[256];
+    RV_DEBUG("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
     ev_io_stop(c->env->loop, &c->read_watcher);
     ev_io_stop(c->env->loop, &c->write_watcher);
-    ev_timer_stop(c->env->loop, &c->handshake_timer);
+    ev_timer_stop(c->env->loop, &c->deadline);
     c->env->on_close(c, c->env->opaque);
 }
 
@@ -134,6 +199,8 @@ void rvs_client_free(rvs_client *c)
         c->drv->close(c->drv_conn);
     free(c->uri);
     free(c->x509_dn);
+    free(c->sasl_user);
+    rv_sasl_free(c->sasl);
     rv_transport_close(c->tr);
     rv_buf_free(&c->in);
     rv_buf_free(&c->out);
@@ -152,7 +219,7 @@ static void pause_reading(rvs_client *c)
  * in-flight limit.  Returns -1 if the client was closed. */
 static int dispatch_buffered(rvs_client *c)
 {
-    while (!c->closing && rv_buf_used(&c->in) >= 4) {
+    while (!c->closing && !c->close_after_flush && rv_buf_used(&c->in) >= 4) {
         if (c->inflight >= c->env->max_client_requests) {
             /* Replies go out first; what is buffered waits for them. */
             rvs_client_flush(c);
@@ -165,7 +232,10 @@ static int dispatch_buffered(rvs_client *c)
         }
         uint32_t len = rv_frame_peek_len(rv_buf_head(&c->in));
         rv_err err = { 0 };
-        if (rv_frame_check_len(len, RV_FRAME_MAX, &err) < 0) {
+        /* Before authentication only small AUTH_ calls make sense; an
+         * anonymous client cannot make the daemon buffer megabytes. */
+        if (rv_frame_check_len(len, c->authenticated ? RV_FRAME_MAX : RVS_PREAUTH_FRAME_MAX,
+                               &err) < 0) {
             RV_WARN("client %llu: %s; closing it", c->serial_no, err.message);
             rvs_client_close(c, err.message ? err.message : "bad packet length");
             rv_err_clear(&err);
@@ -235,6 +305,26 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
         rv_buf_shrink(&c->in, RVS_KEEP_BUF);
 }
 
+/* The last AUTH_SASL reply is out in clear: from here on every byte goes
+ * through the SASL security layer. */
+static void start_sasl_layer(rvs_client *c)
+{
+    rv_err err = { 0 };
+    c->sasl_layer_next = 0;
+    /* The layer owns both from here, and frees them if it fails. */
+    rv_transport *wrapped = rv_sasl_transport_new(c->tr, c->sasl, &err);
+    c->tr = NULL;
+    c->sasl = NULL;
+    if (!wrapped) {
+        RV_WARN("client %llu: cannot start the SASL security layer: %s", c->serial_no,
+                err.message ? err.message : "unknown error");
+        rv_err_clear(&err);
+        rvs_client_close(c, "no SASL security layer");
+        return;
+    }
+    c->tr = wrapped;
+}
+
 void rvs_client_flush(rvs_client *c)
 {
     while (!c->closing && rv_buf_used(&c->out) > 0) {
@@ -255,6 +345,12 @@ void rvs_client_flush(rvs_client *c)
         return;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
+    if (c->close_after_flush) {
+        rvs_client_close(c, "refused");
+        return;
+    }
+    if (c->sasl_layer_next)
+        start_sasl_layer(c);
     if (!c->read_wants_write)
         ev_io_stop(c->env->loop, &c->write_watcher);
     rv_buf_shrink(&c->out, RVS_KEEP_BUF);

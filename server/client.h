@@ -17,9 +17,14 @@ typedef struct rvs_client_env {
     struct ev_loop *loop;
     int max_client_requests;
     int handshake_timeout;      /* seconds for a TLS client to finish its handshake */
+    int auth_timeout;           /* seconds for a client to authenticate */
+    const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
     void (*on_close)(rvs_client *c, void *opaque);
+    /* Called once when a client that started anonymous (TLS handshake or
+     * SASL to do) has authenticated. */
+    void (*on_authenticated)(rvs_client *c, void *opaque);
     void *opaque;
 } rvs_client_env;
 
@@ -28,7 +33,8 @@ struct rvs_client {
     rv_transport *tr;
     ev_io read_watcher;
     ev_io write_watcher;
-    ev_timer handshake_timer;   /* TLS: drops a client that never finishes */
+    ev_timer deadline;          /* drops a client that does not finish its
+                                 * TLS handshake or authentication in time */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies not yet written */
     int inflight;               /* calls whose replies are not all written */
@@ -36,11 +42,18 @@ struct rvs_client {
     char from[80];              /* "local" or the peer's address:port */
     rv_peer_identity peer;      /* Unix sockets */
     char *x509_dn;              /* TLS: the verified client certificate's DN */
+    char *sasl_user;            /* the SASL user it authenticated as */
+    struct rv_sasl *sasl;       /* the SASL exchange under way */
+    int min_ssf;                /* the SASL security strength this listener needs */
     unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
     unsigned authenticated : 1;
     unsigned closing : 1;
     unsigned reading_paused : 1;
     unsigned handshaking : 1;   /* TLS handshake not finished: no packets yet */
+    unsigned anonymous : 1;     /* counted in max_anonymous_clients */
+    unsigned local : 1;         /* came in on a Unix socket */
+    unsigned sasl_layer_next : 1;   /* wrap the transport once the output is out */
+    unsigned close_after_flush : 1; /* a refusal is queued: close once it is sent */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;
@@ -49,10 +62,30 @@ struct rvs_client {
     rvs_client *prev, *next;    /* the server's list */
 };
 
-/* Takes ownership of tr (not freed on failure); starts reading, or with
- * tls_handshake, starts the TLS handshake and its timer. */
-rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr, int readonly,
-                           unsigned long long serial_no, const char *from, int tls_handshake);
+/* How a new client starts, from the listener it came in on. */
+typedef struct rvs_client_start {
+    int readonly;
+    const char *from;           /* "local" or address:port, for logs */
+    int local;                  /* a Unix socket */
+    int tls_handshake;          /* TLS: the handshake comes first */
+    int sasl;                   /* must authenticate with SASL before other calls */
+    int min_ssf;                /* with sasl: the least security strength */
+} rvs_client_start;
+
+/* Takes ownership of tr (not freed on failure); starts reading.  A client
+ * with a TLS handshake or SASL to do starts anonymous, with a deadline. */
+rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
+                           const rvs_client_start *how, unsigned long long serial_no);
+
+/* Who the client is, for logs: "client 7 (uid 0 pid 123)", "client 8
+ * (192.0.2.1:4000, DN C=GB,CN=a, SASL user bob)". */
+const char *rvs_client_name(rvs_client *c, char *buf, size_t len);
+
+/* The SASL exchange finished: the client may call anything now. */
+void rvs_client_authenticated(rvs_client *c);
+
+/* Send what is queued, then close (a refusal the client should read). */
+void rvs_client_close_after_flush(rvs_client *c);
 /* Stops its watchers and asks the server to close it (idempotent). */
 void rvs_client_close(rvs_client *c, const char *why);
 /* Frees everything; only from outside the client's callbacks. */

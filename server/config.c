@@ -34,6 +34,10 @@ static const config_key config_keys[] = {
     KEY(auth_unix_ro, VAL_AUTH),
     KEY(auth_tcp, VAL_AUTH),
     KEY(auth_tls, VAL_AUTH),
+    KEY(sasl_allowed_username_list, VAL_LIST),
+    KEY(tcp_min_ssf, VAL_INT),
+    KEY(auth_timeout, VAL_INT),
+    KEY(max_anonymous_clients, VAL_INT),
     KEY(listen_tcp, VAL_BOOL),
     KEY(listen_tls, VAL_BOOL),
     KEY(tcp_port, VAL_PORT),
@@ -65,8 +69,13 @@ void rvs_config_init(rvs_config *cfg)
     cfg->max_client_requests = 5;
     cfg->auth_unix_rw = strdup("none");
     cfg->auth_unix_ro = strdup("none");
-    cfg->auth_tcp = strdup("none");
+    /* libvirtd's defaults: plain TCP needs SASL; TLS's certificates are
+     * its authentication. */
+    cfg->auth_tcp = strdup("sasl");
     cfg->auth_tls = strdup("none");
+    cfg->tcp_min_ssf = 56;
+    cfg->auth_timeout = 30;
+    cfg->max_anonymous_clients = 20;
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;
@@ -97,6 +106,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->crl_file);
     free(cfg->tls_priority);
     free_list(cfg->tls_allowed_dn_list);
+    free_list(cfg->sasl_allowed_username_list);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -285,12 +295,10 @@ int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const ch
             break;
         }
         case VAL_AUTH:
-            if (!str)
-                why = "expected \"none\"";
-            else if (strcmp(str, "none") != 0)
-                why = strcmp(str, "sasl") == 0 || strcmp(str, "polkit") == 0
-                          ? "only \"none\" is supported in this version"
-                          : "expected \"none\"";
+            if (!str || (strcmp(str, "none") != 0 && strcmp(str, "sasl") != 0))
+                why = str && strcmp(str, "polkit") == 0
+                          ? "polkit is not supported (use \"none\" or \"sasl\")"
+                          : "expected \"none\" or \"sasl\"";
             else {
                 set_string(slot, str);
                 str = NULL;

@@ -15,10 +15,14 @@ typedef struct rvs_config {
     int max_clients;                /* connected clients; past it new ones are closed */
     int max_queued_clients;         /* listen() backlog */
     int max_client_requests;        /* calls in flight per client */
-    char *auth_unix_rw;             /* "none" (SASL comes later) */
+    char *auth_unix_rw;             /* "none" or "sasl", per listener */
     char *auth_unix_ro;
     char *auth_tcp;
     char *auth_tls;
+    char **sasl_allowed_username_list;  /* NULL-terminated globs; NULL: any */
+    int tcp_min_ssf;                /* least SASL security strength on plain TCP */
+    int auth_timeout;               /* seconds to authenticate before being dropped */
+    int max_anonymous_clients;      /* clients not yet authenticated, at once */
     /* Network listeners (off by default, as libvirtd's). */
     int listen_tcp;
     int listen_tls;

@@ -5,10 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/glob.h"
+#include "auth/sasl.h"
 #include "common/log.h"
 #include "rv_remote.h"
 #include "server/dispatch.h"
 #include "server/rv_dispatch.gen.h"
+#include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.remote");
 
@@ -132,9 +135,144 @@ int rvs_handle_auth_list(rvs_call *call, rv_auth_list_ret *ret)
         rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    ret->types.types_val[0] = RV_AUTH_NONE;
+    ret->types.types_val[0] = call->client->authenticated ? RV_AUTH_NONE : RV_AUTH_SASL;
     ret->types.types_len = 1;
     return 0;
+}
+
+/* ---- SASL: AUTH_SASL_INIT, START and STEP (libvirt's flow) ---- */
+
+/* The external SSF of a Unix socket: nothing outside the host sees it. */
+#define RVS_LOCAL_SSF 256
+
+/* A failed or refused attempt: logged with the peer and the user, an
+ * AUTH_FAILED reply, then the connection closes. */
+static int auth_failed(rvs_call *call, const char *why)
+{
+    rvs_client *c = call->client;
+    char name[256];
+    const char *user = c->sasl ? rv_sasl_attempted_user(c->sasl) : NULL;
+    RV_WARN("%s: SASL authentication%s%s%s failed: %s",
+            rvs_client_name(c, name, sizeof(name)), user ? " as '" : "", user ? user : "",
+            user ? "'" : "", why);
+    rv_sasl_free(c->sasl);
+    c->sasl = NULL;
+    /* The details stay in the log: telling an unknown user from a wrong
+     * password would let anyone probe for user names. */
+    rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED, "authentication failed");
+    rvs_client_close_after_flush(c);
+    return -1;
+}
+
+static int sasl_expected(rvs_call *call, int started)
+{
+    rvs_client *c = call->client;
+    if (c->authenticated || c->handshaking)
+        return auth_failed(call, "SASL is not expected on this connection now");
+    if (started && !c->sasl)
+        return auth_failed(call, "AUTH_SASL_INIT must come first");
+    return 0;
+}
+
+int rvs_handle_auth_sasl_init(rvs_call *call, rv_auth_sasl_init_ret *ret)
+{
+    rvs_client *c = call->client;
+    if (sasl_expected(call, 0) < 0)
+        return -1;
+    rv_sasl_free(c->sasl);
+    /* TLS already protects the stream (its strength counts as SASL's
+     * external SSF) and so does a local Unix socket: then no security
+     * layer is needed. */
+    int external = c->local ? RVS_LOCAL_SSF : rv_tls_ssf(c->tr);
+    rv_err err = { 0 };
+    c->sasl = rv_sasl_server_new(NULL, NULL, external, external ? 0 : c->min_ssf, &err);
+    char *mechs = c->sasl ? rv_sasl_server_mechlist(c->sasl, &err) : NULL;
+    if (!mechs) {
+        rv_err_move(&call->err, &err);
+        return -1;
+    }
+    ret->mechlist = mechs;
+    return 0;
+}
+
+/* Copy a step's output into the reply, and finish on DONE. */
+static int sasl_result(rvs_call *call, int rc, const rv_sasl_data *out, int *complete,
+                       int *nil, u_int *data_len, char **data_val)
+{
+    rvs_client *c = call->client;
+    if (out->len > RV_AUTH_SASL_DATA_MAX)
+        return auth_failed(call, "the SASL library produced too much data for one step");
+    *nil = out->nil;
+    *data_len = (u_int)out->len;
+    if (out->len && !(*data_val = malloc(out->len))) {
+        rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    if (out->len)
+        memcpy(*data_val, out->data, out->len);
+    *complete = rc == RV_SASL_DONE;
+    if (rc != RV_SASL_DONE)
+        return 0;
+
+    const char *user = rv_sasl_username(c->sasl);
+    if (!rv_glob_list_match(c->env->sasl_allowed_users, user ? user : ""))
+        return auth_failed(call, "the user is not in sasl_allowed_username_list");
+    if (!(c->sasl_user = strdup(user ? user : "")))
+        return auth_failed(call, "out of memory");
+    int ssf = rv_sasl_ssf(c->sasl);
+    rvs_client_authenticated(c);
+    char name[256];
+    RV_INFO("%s: authenticated with SASL (SSF %d)", rvs_client_name(c, name, sizeof(name)),
+            ssf);
+    /* Both ends see the same negotiated SSF; over TLS and Unix the
+     * external SSF makes it 0. */
+    if (ssf > 0)
+        c->sasl_layer_next = 1;     /* after this reply goes out in clear */
+    else {
+        rv_sasl_free(c->sasl);
+        c->sasl = NULL;
+    }
+    return 0;
+}
+
+int rvs_handle_auth_sasl_start(rvs_call *call, rv_auth_sasl_start_args *args,
+                               rv_auth_sasl_start_ret *ret)
+{
+    if (sasl_expected(call, 1) < 0)
+        return -1;
+    rv_sasl_data in = { args->data.data_val, args->data.data_len, args->nil }, out = { 0 };
+    rv_err err = { 0 };
+    int rc = rv_sasl_server_step(call->client->sasl, args->mech, &in, &out, &err);
+    if (rc < 0) {
+        int failed = auth_failed(call, err.message ? err.message : "unknown error");
+        rv_err_clear(&err);
+        return failed;
+    }
+    return sasl_result(call, rc, &out, &ret->complete, &ret->nil, &ret->data.data_len,
+                       &ret->data.data_val);
+}
+
+int rvs_handle_auth_sasl_step(rvs_call *call, rv_auth_sasl_step_args *args,
+                              rv_auth_sasl_step_ret *ret)
+{
+    if (sasl_expected(call, 1) < 0)
+        return -1;
+    rv_sasl_data in = { args->data.data_val, args->data.data_len, args->nil }, out = { 0 };
+    rv_err err = { 0 };
+    int rc = rv_sasl_server_step(call->client->sasl, NULL, &in, &out, &err);
+    if (rc < 0) {
+        int failed = auth_failed(call, err.message ? err.message : "unknown error");
+        rv_err_clear(&err);
+        return failed;
+    }
+    return sasl_result(call, rc, &out, &ret->complete, &ret->nil, &ret->data.data_len,
+                       &ret->data.data_val);
+}
+
+int rvs_handle_auth_polkit(rvs_call *call, rv_auth_polkit_ret *ret)
+{
+    (void)ret;
+    return auth_failed(call, "polkit authentication is not supported by remvirtd");
 }
 
 int rvs_handle_connect_register_close_callback(rvs_call *call)

@@ -13,6 +13,7 @@
 
 #include <ev.h>
 
+#include "auth/sasl.h"
 #include "common/log.h"
 #include "server/client.h"
 #include "server/dispatch.h"
@@ -35,6 +36,8 @@ typedef struct listener {
     int fd;
     listen_kind kind;
     int readonly;
+    int sasl;                   /* clients authenticate with SASL first */
+    int min_ssf;                /* the SASL security strength they need */
     char *name;                 /* the socket path, or "tls [::]:16514" */
     char *path;                 /* Unix only: removed at exit */
 } listener;
@@ -48,6 +51,8 @@ struct rvs_server {
     rv_tls_context *tls;        /* with listen_tls */
     rvs_client *clients;        /* connected */
     int nclients;
+    int nanonymous;             /* of them, not yet authenticated */
+    int max_anonymous_clients;
     rvs_client *closed;         /* waiting to be freed after their callbacks */
     unsigned long long next_client_no;
     ev_signal sigterm, sigint;
@@ -77,9 +82,18 @@ static void push_client(rvs_client **head, rvs_client *c)
 
 /* A client asked to go: move it to the closed list; it is freed before the
  * loop next sleeps, never inside its own callback. */
+static void client_authenticated(rvs_client *c, void *opaque)
+{
+    (void)c;
+    rvs_server *srv = opaque;
+    srv->nanonymous--;
+}
+
 static void client_closed(rvs_client *c, void *opaque)
 {
     rvs_server *srv = opaque;
+    if (c->anonymous)
+        srv->nanonymous--;
     unlink_client(&srv->clients, c);
     srv->nclients--;
     push_client(&srv->closed, c);
@@ -129,14 +143,24 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
     char from[80] = "local";
     if (l->kind != LISTEN_UNIX)
         rv_tcp_addr_name(fd, 1, from, sizeof(from));
+    rvs_client_start how = { .readonly = l->readonly, .from = from,
+                             .local = l->kind == LISTEN_UNIX,
+                             .tls_handshake = l->kind == LISTEN_TLS, .sasl = l->sasl,
+                             .min_ssf = l->min_ssf };
+    if ((how.sasl || how.tls_handshake) && srv->nanonymous >= srv->max_anonymous_clients) {
+        /* Authenticated clients still get in: the limit is on strangers. */
+        RV_WARN("refusing a client from %s on %s: max_anonymous_clients (%d) are still "
+                "authenticating", from, l->name, srv->max_anonymous_clients);
+        close(fd);
+        return;
+    }
     rv_transport *tr = accept_transport(srv, l, fd, &err);
     if (!tr) {
         RV_WARN("cannot set up a client from %s on %s: %s", from, l->name, err.message);
         rv_err_clear(&err);
         return;
     }
-    rvs_client *c = rvs_client_new(&srv->env, tr, l->readonly, ++srv->next_client_no, from,
-                                   l->kind == LISTEN_TLS);
+    rvs_client *c = rvs_client_new(&srv->env, tr, &how, ++srv->next_client_no);
     if (!c) {
         RV_WARN("out of memory accepting a client on %s", l->name);
         rv_transport_close(tr);
@@ -148,12 +172,15 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
     }
     push_client(&srv->clients, c);
     srv->nclients++;
+    if (c->anonymous)
+        srv->nanonymous++;
     if (l->kind == LISTEN_UNIX)
         RV_INFO("client %llu connected on %s: pid %d uid %u gid %u%s", c->serial_no, l->name,
                 (int)c->peer.pid, (unsigned)c->peer.uid, (unsigned)c->peer.gid,
                 l->readonly ? " (read-only)" : "");
     else
-        RV_INFO("client %llu connected on %s from %s", c->serial_no, l->name, from);
+        RV_INFO("client %llu connected on %s from %s%s", c->serial_no, l->name, from,
+                l->sasl ? " (SASL to come)" : "");
 }
 
 static void set_listening(rvs_server *srv, int on)
@@ -219,20 +246,21 @@ static void raise_fd_limit(int max_clients)
 }
 
 static listener *listener_add(rvs_server *srv, int fd, listen_kind kind, int readonly,
-                              char *name, char *path)
+                              const char *auth, int min_ssf, char *name, char *path)
 {
     listener *l = &srv->listeners[srv->nlisteners++];
-    *l = (listener){ .srv = srv, .fd = fd, .kind = kind, .readonly = readonly, .name = name,
-                     .path = path };
+    int sasl = strcmp(auth, "sasl") == 0;
+    *l = (listener){ .srv = srv, .fd = fd, .kind = kind, .readonly = readonly, .sasl = sasl,
+                     .min_ssf = sasl ? min_ssf : 0, .name = name, .path = path };
     ev_io_init(&l->watcher, on_acceptable, fd, EV_READ);
     l->watcher.data = l;
     ev_io_start(srv->loop, &l->watcher);
-    RV_INFO("listening on %s", name);
+    RV_INFO("listening on %s, auth %s", name, auth);
     return l;
 }
 
 static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_t mode,
-                       int readonly, int backlog, rv_err *err)
+                       int readonly, const char *auth, int backlog, rv_err *err)
 {
     char *path = NULL, *name = NULL;
     if (asprintf(&path, "%s/%s", dir, file) < 0 ||
@@ -248,7 +276,7 @@ static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_
         free(name);
         return -1;
     }
-    listener_add(srv, fd, LISTEN_UNIX, readonly, name, path);
+    listener_add(srv, fd, LISTEN_UNIX, readonly, auth, 0, name, path);
     return 0;
 }
 
@@ -269,7 +297,8 @@ static int listen_network(rvs_server *srv, listen_kind kind, const rvs_config *c
             rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
             return -1;
         }
-        listener_add(srv, fds[i], kind, 0, name, NULL);
+        listener_add(srv, fds[i], kind, 0, kind == LISTEN_TLS ? cfg->auth_tls : cfg->auth_tcp,
+                     kind == LISTEN_TLS ? 0 : cfg->tcp_min_ssf, name, NULL);
     }
     return 0;
 }
@@ -350,17 +379,29 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                                  .max_client_requests = cfg->max_client_requests,
                                  .on_close = client_closed,
                                  .opaque = srv };
+    const char *auths[] = { cfg->auth_unix_rw, cfg->auth_unix_ro,
+                            cfg->listen_tcp ? cfg->auth_tcp : "none",
+                            cfg->listen_tls ? cfg->auth_tls : "none" };
+    for (size_t i = 0; i < sizeof(auths) / sizeof(auths[0]); i++)
+        if (strcmp(auths[i], "sasl") == 0 && rv_sasl_server_init(err) < 0) {
+            rvs_server_free(srv);
+            return NULL;
+        }
     srv->env.handshake_timeout = cfg->tls_handshake_timeout;
+    srv->env.auth_timeout = cfg->auth_timeout;
+    srv->env.sasl_allowed_users = (const char *const *)cfg->sasl_allowed_username_list;
+    srv->env.on_authenticated = client_authenticated;
+    srv->max_anonymous_clients = cfg->max_anonymous_clients;
     int backlog = cfg->max_queued_clients;
     /* The Unix sockets come last: once they exist, every listener is up
      * (the TLS context takes a while), so waiting for them is enough. */
     if ((cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
         (cfg->listen_tls &&
          (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0)) ||
-        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0, backlog,
-                    err) < 0 ||
+        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0,
+                    cfg->auth_unix_rw, backlog, err) < 0 ||
         listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
-                    backlog, err) < 0) {
+                    cfg->auth_unix_ro, backlog, err) < 0) {
         rvs_server_free(srv);
         return NULL;
     }

@@ -32,9 +32,10 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # serialize the private libvirtds.  The transport tests make a PKI with
 # certtool (gnutls-bin), run a private sshd (openssh-server, with
 # ssh-keygen and ssh-agent from openssh-client) and bridge with nc -U
-# (netcat-openbsd).
+# (netcat-openbsd).  The SASL tests make a user database with saslpasswd2
+# (sasl2-bin) and need the SCRAM and DIGEST-MD5 plugins (libsasl2-modules).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
-           openssh-server openssh-client netcat-openbsd)
+           openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -653,6 +653,14 @@ const char *rv_tls_peer_dn(rv_transport *t)
     return tt->established ? tt->peer_dn : NULL;
 }
 
+int rv_tls_ssf(rv_transport *t)
+{
+    if (!t || t->ops != &tls_ops || !((tls_transport *)t)->established)
+        return 0;
+    tls_transport *tt = (tls_transport *)t;
+    return (int)gnutls_cipher_get_key_size(gnutls_cipher_get(tt->session)) * 8;
+}
+
 /* The client's fd is normally blocking here; if the caller made it
  * non-blocking, wait as gnutls asks. */
 static void wait_for_fd(tls_transport *tt)

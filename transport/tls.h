@@ -76,6 +76,9 @@ int rv_tls_server_handshake(rv_transport *t, rv_err *err);
 /* The verified peer's DN, as tls_allowed_dn_list matches it (on the
  * server the client's; valid until close), or NULL when not verified. */
 const char *rv_tls_peer_dn(rv_transport *t);
+/* The key size of an established session's cipher in bits (what SASL
+ * counts as its external SSF); 0 for a transport that is not TLS. */
+int rv_tls_ssf(rv_transport *t);
 
 /* Client side: a connected blocking fd (owned from now on, even on
  * failure); handshakes, verifies the server for `hostname` (SAN or CN;

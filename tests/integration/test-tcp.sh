@@ -6,7 +6,7 @@ source "$(dirname "$0")/../functions.sh"
 requires nc -h
 
 port=$(free_port)
-start_remvirtd 'listen_tcp = 1' "tcp_port = \"$port\"" 'log_level = 2'
+start_remvirtd 'listen_tcp = 1' 'auth_tcp = "none"' "tcp_port = \"$port\"" 'log_level = 2'
 $RVSH -c "$REMVIRTD_URI" list --all > "$RV_TMP/unix.out"
 grep -q ' test ' "$RV_TMP/unix.out" || fail "the Unix listing lacks the test domain"
 
@@ -52,7 +52,7 @@ expect_failure "test+ext:///default" "needs a command parameter"
 # listen_addr limits the addresses.
 stop_remvirtd
 port=$(free_port)
-start_remvirtd 'listen_tcp = 1' "tcp_port = \"$port\"" 'listen_addr = "127.0.0.1"'
+start_remvirtd 'listen_tcp = 1' 'auth_tcp = "none"' "tcp_port = \"$port\"" 'listen_addr = "127.0.0.1"'
 $RVSH -c "test+tcp://127.0.0.1:$port/default" list --all >/dev/null || fail "listen_addr 127.0.0.1"
 expect_failure "test+tcp://[::1]:$port/default" "Connection refused"
 remvirtd_alive || fail "remvirtd died"

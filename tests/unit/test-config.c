@@ -47,6 +47,13 @@ static void test_defaults(void)
     CHECK(cfg.listen_addr == NULL);
     CHECK(cfg.tls_allowed_dn_list == NULL);
     CHECK_INT_EQ(cfg.tls_handshake_timeout, 30);
+    CHECK_STR_EQ(cfg.auth_unix_rw, "none");
+    CHECK_STR_EQ(cfg.auth_tcp, "sasl");
+    CHECK_STR_EQ(cfg.auth_tls, "none");
+    CHECK_INT_EQ(cfg.tcp_min_ssf, 56);
+    CHECK_INT_EQ(cfg.auth_timeout, 30);
+    CHECK_INT_EQ(cfg.max_anonymous_clients, 20);
+    CHECK(cfg.sasl_allowed_username_list == NULL);
     rvs_config_free(&cfg);
 }
 
@@ -161,8 +168,10 @@ static void test_bad_lines(void)
                  "remvirtd.conf:1: unix_sock_dir: unexpected text after the closing quote");
     expect_error("unix_sock_rw_perms = \"0999\"\n",
                  "remvirtd.conf:1: unix_sock_rw_perms: expected an octal mode in quotes, such as \"0770\"");
-    expect_error("auth_unix_rw = \"sasl\"\n",
-                 "remvirtd.conf:1: auth_unix_rw: only \"none\" is supported in this version");
+    expect_error("auth_unix_rw = \"kerberos\"\n",
+                 "remvirtd.conf:1: auth_unix_rw: expected \"none\" or \"sasl\"");
+    expect_error("auth_tcp = \"polkit\"\n",
+                 "remvirtd.conf:1: auth_tcp: polkit is not supported (use \"none\" or \"sasl\")");
     expect_error("log_level = 7\n",
                  "remvirtd.conf:1: log_level: expected 1 (debug), 2 (info), 3 (warning) or 4 (error)");
     expect_error("max_clients 5\n", "remvirtd.conf:1: expected 'key = value'");

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "auth/glob.h"
 #include "auth/x509.h"
 #include "transport/tls.h"
 #include "tests/unit/check.h"
@@ -874,17 +875,17 @@ static void test_client_files(void)
 static void test_dn_globs(void)
 {
     const char *dn = "C=GB,O=remvirt,CN=client1";
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, NULL), 1);
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, dn_none), 0);
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, dn_client1), 1);
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, dn_client_glob), 1);
+    CHECK_INT_EQ(rv_glob_list_match(NULL, dn), 1);
+    CHECK_INT_EQ(rv_glob_list_match(dn_none, dn), 0);
+    CHECK_INT_EQ(rv_glob_list_match(dn_client1, dn), 1);
+    CHECK_INT_EQ(rv_glob_list_match(dn_client_glob, dn), 1);
     static const char *const others[] = { "C=GB,O=remvirt,CN=client2", "C=GB,O=other,CN=*", NULL };
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, others), 0);
+    CHECK_INT_EQ(rv_glob_list_match(others, dn), 0);
     static const char *const anything[] = { "nomatch", "*", NULL };
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, anything), 1);
+    CHECK_INT_EQ(rv_glob_list_match(anything, dn), 1);
     /* The whole DN must match, not a part of it. */
     static const char *const partial[] = { "CN=client1", NULL };
-    CHECK_INT_EQ(rv_x509_dn_allowed(dn, partial), 0);
+    CHECK_INT_EQ(rv_glob_list_match(partial, dn), 0);
 }
 
 int main(int argc, char **argv)
