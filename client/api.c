@@ -295,8 +295,9 @@ static int handshake(rv_conn *conn, const rvc_uri *uri, const char *name, unsign
             char *why = err->message;
             err->message = NULL;
             rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
-                       "the server closed the connection before answering (it may be at its "
-                       "client limit, max_clients; see its log): %s", why ? why : "");
+                       "the server closed the connection before answering (it may be at a "
+                       "client limit, max_clients or max_anonymous_clients; see its log): %s",
+                       why ? why : "");
             free(why);
         }
         return -1;
