@@ -22,7 +22,7 @@
 #define RVC_AUTHFILE_SYSTEM "/etc/remvirt/auth.conf"
 /* Under $XDG_CONFIG_HOME (else $HOME/.config). */
 #define RVC_AUTHFILE_USER "remvirt/auth.conf"
-/* Bigger than any sane credentials file; checked before reading. */
+/* Bigger than any sane credentials file; reading stops past it. */
 #define RVC_AUTHFILE_MAX (1024 * 1024)
 
 typedef struct rvc_authfile rvc_authfile;
@@ -35,9 +35,10 @@ typedef struct rvc_authfile rvc_authfile;
  * -1 with err when out of memory. */
 int rvc_authfile_locate(const char *uri_param, char **path, rv_err *err);
 
-/* Read and parse path (RV_FROM_CONF errors: RV_ERR_SYSTEM_ERROR when it
- * cannot be read, RV_ERR_CONF_SYNTAX with "path:line: ..." when a line is
- * malformed). */
+/* Read and parse path: any file but a directory (/dev/null reads as an
+ * empty one).  RV_FROM_CONF errors: RV_ERR_SYSTEM_ERROR when it cannot be
+ * read, RV_ERR_CONF_SYNTAX when it is a directory, larger than
+ * RVC_AUTHFILE_MAX, or has a malformed line ("path:line: ..."). */
 rvc_authfile *rvc_authfile_load(const char *path, rv_err *err);
 /* Parse text of len bytes; name is what errors call it. */
 rvc_authfile *rvc_authfile_parse(const char *name, const char *text, size_t len, rv_err *err);

@@ -100,15 +100,17 @@ enum { RV_CONNECT_READONLY = 1 };
  *     credentials=mine
  * auth=sasl.MECHANISM in the URI picks the SASL mechanism.  Over plain
  * TCP the mechanism must give a security layer (DIGEST-MD5, GSSAPI),
- * which then protects every packet.  If the server does keepalive, the connection has one
- * thread that wakes every few seconds to answer the server's PINGs while
- * no call is running (calls answer them themselves).
+ * which then protects every packet.
+ * If the server does keepalive, the connection has one thread that wakes
+ * every few seconds to answer the server's PINGs while no call is running
+ * (calls answer them themselves).
  * While a call waits for its reply, the waiting thread first polls the
  * socket for up to $REMVIRT_SPIN_US microseconds (default 30, 0 to sleep
  * at once), yielding the CPU between looks: on virtual machines waking a
  * sleeping thread costs more than a whole local round trip.  Read once,
  * when the connection opens. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
+
 /* Credentials an rv_auth_callback is asked for (libvirt's VIR_CRED_*). */
 enum {
     RV_CRED_AUTHNAME = 2,       /* the name to log in as */

@@ -129,15 +129,15 @@ char *rvc_tty_ask(const char *prompt, int echo, rv_err *err)
         quiet.c_lflag &= ~(tcflag_t)(ECHO | ECHONL | ICANON | ISIG | IEXTEN);
         quiet.c_cc[VMIN] = 1;
         quiet.c_cc[VTIME] = 0;
-        say(prompt);
-        /* TCSAFLUSH: what was typed ahead was shown; it is not taken as
-         * the secret. */
+        /* Echo goes off before the prompt shows, so that nothing typed
+         * after it is echoed; what was typed before it (and shown) is
+         * dropped, not taken as the secret. */
         if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet) < 0) {
             rv_err_set_errno(err, RV_FROM_REMOTE, errno, "cannot turn the terminal's echo off");
             err->code = RV_ERR_AUTH_FAILED;
-            say("\n");
             return NULL;
         }
+        say(prompt);
         outcome = read_secret(&saved, buf, &len, &signo);
         saved_errno = errno;
         while (tcsetattr(STDIN_FILENO, TCSANOW, &saved) < 0 && errno == EINTR)
@@ -153,7 +153,8 @@ char *rvc_tty_ask(const char *prompt, int echo, rv_err *err)
             rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         break;
     case LINE_EOF:
-        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED, "no answer at the prompt (end of input)");
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED,
+                   "no answer at the prompt (end of input)");
         break;
     case LINE_TOO_LONG:
         rv_err_set(err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED,

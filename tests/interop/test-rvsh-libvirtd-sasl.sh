@@ -7,14 +7,22 @@
 #     the middle sees no plain text after the exchange);
 #   - SCRAM-SHA-256 over TLS (auth_tls = "sasl"): libvirtd's tcp_min_ssf
 #     keeps mechanisms without a layer off plain TCP;
-#   - wrong password, unknown user, a mechanism the server does not
-#     offer, a password nobody can give, and a malformed auth file: each
-#     a clear error;
+#   - wrong password, unknown user, a user outside
+#     sasl_allowed_username_list, a mechanism the server does not offer,
+#     a password nobody can give, and a malformed auth file: each a clear
+#     error;
+#   - the user name from the URI or username=, the host's group before
+#     [auth-libvirt-default];
+#   - a stand-in server offering only polkit, auth=sasl against it, and
+#     an unknown auth= type;
 #   - the terminal prompt (on a pty): user name echoed, password not, the
 #     terminal's echo back after the answer and after Ctrl-C;
 #   - rv_connect_open_auth's callback.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
+# Under ASan, cyrus's DIGEST-MD5 plugin leaks inside OpenSSL (see
+# tests/cyrus-sasl.lsan); full stacks let the suppression see that.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/tests/cyrus-sasl.lsan:fast_unwind_on_malloc=0"
 requires saslpasswd2
 requires virsh
 requires certtool
@@ -49,7 +57,7 @@ tls_port=$(free_port)
 start_libvirtd 'listen_tcp = 1' 'listen_tls = 1' "tcp_port = \"$tcp_port\"" \
     "tls_port = \"$tls_port\"" 'auth_tcp = "sasl"' 'auth_tls = "sasl"' \
     "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\"" \
-    "key_file = \"$pki/server/serverkey.pem\""
+    "key_file = \"$pki/server/serverkey.pem\"" 'sasl_allowed_username_list = ["fred", "fred@*"]'
 wait_for 10 "libvirtd's TCP port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tcp_port" ||
     fail "libvirtd does not listen on TCP port $tcp_port"
 wait_for 10 "libvirtd's TLS port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tls_port" ||
@@ -100,6 +108,15 @@ virsh -c "$tcp_uri" list --all > "$RV_TMP/virsh.out" </dev/null ||
     fail "rvsh with DIGEST-MD5 over TCP"
 diff -u "$RV_TMP/virsh.out" "$RV_TMP/rvsh.out" || fail "rvsh and virsh disagree over SASL/TCP"
 grep -qE '^ *1 +test +running' "$RV_TMP/rvsh.out" || fail "no test domain in the list"
+# More traffic through the layer, some of it larger.
+for cmd in "dominfo test" "capabilities" "nodeinfo"; do
+    # shellcheck disable=SC2086 # cmd is split into words on purpose
+    virsh -c "$tcp_uri" $cmd > "$RV_TMP/v" </dev/null &&
+        "$RVSH" -c "$tcp_uri" $cmd > "$RV_TMP/r" </dev/null || fail "'$cmd' over SASL/TCP"
+    # CPU time moves between the two calls.
+    diff -u <(grep -v '^CPU time' "$RV_TMP/v") <(grep -v '^CPU time' "$RV_TMP/r") ||
+        fail "'$cmd' differs over SASL/TCP"
+done
 
 echo "---- the security layer: a relay sees no plain text after the exchange"
 relay=$RV_TMP/relay
@@ -176,10 +193,21 @@ credentials=fred
 EOF
 REMVIRT_AUTH_FILE=$RV_TMP/wrong.conf rvsh_fails "$RV_TMP/err" -c "$tcp_uri" list
 expect_in "$RV_TMP/err" "failed to connect to the hypervisor" "authentication failed"
+# libvirtd tells clients only "authentication failed"; its log says why,
+# which shows each refusal is the one meant.
+expect_in "$LIBVIRTD_LOG" "client response doesn't match what we generated"
 
 sed -e 's/authname=fred/authname=barney/' "$RV_TMP/wrong.conf" > "$RV_TMP/unknown.conf"
 REMVIRT_AUTH_FILE=$RV_TMP/unknown.conf rvsh_fails "$RV_TMP/err" -c "$tcp_uri" list
 expect_in "$RV_TMP/err" "authentication failed"
+expect_in "$LIBVIRTD_LOG" "user not found"
+
+# wilma's password is right, but she is not on sasl_allowed_username_list.
+sed -e 's/authname=fred/authname=wilma/' -e "s/not-$password/other-$password/" \
+    "$RV_TMP/wrong.conf" > "$RV_TMP/wilma.conf"
+REMVIRT_AUTH_FILE=$RV_TMP/wilma.conf rvsh_fails "$RV_TMP/err" -c "$tcp_uri" list
+expect_in "$RV_TMP/err" "authentication failed"
+expect_in "$LIBVIRTD_LOG" "'wilma' not allowed"
 
 rvsh_fails "$RV_TMP/err" -c "$tcp_uri?auth=sasl.NOPE" list
 expect_in "$RV_TMP/err" "does not offer SASL mechanism 'NOPE'"
@@ -196,6 +224,61 @@ expect_in "$RV_TMP/err" "$RV_TMP/bad.conf:3: "
 if grep -qF "$password" "$RV_TMP/err"; then
     fail "the error shows the malformed line's secret"
 fi
+
+echo "---- where the name comes from"
+# Besides authname=, remvirt takes the URI's user, then username= (virsh
+# 9.0 takes neither for SASL; see docs/compatibility.md).
+printf '[credentials-f]\npassword=%s\n[auth-libvirt-localhost]\ncredentials=f\n' \
+    "$password" > "$RV_TMP/nameless.conf"
+REMVIRT_AUTH_FILE=$RV_TMP/nameless.conf "$RVSH" -c "test+tcp://fred@localhost:$tcp_port/default" \
+    hostname </dev/null >/dev/null || fail "the URI's user with the file's password"
+printf '[credentials-f]\nusername=fred\npassword=%s\n[auth-libvirt-localhost]\ncredentials=f\n' \
+    "$password" > "$RV_TMP/username.conf"
+REMVIRT_AUTH_FILE=$RV_TMP/username.conf "$RVSH" -c "$tcp_uri" hostname </dev/null >/dev/null ||
+    fail "username= in the auth file"
+# The host's own group comes before [auth-libvirt-default] (which here
+# has the wrong password).
+sed 's/auth-libvirt-localhost/auth-libvirt-default/' "$RV_TMP/wrong.conf" > "$RV_TMP/hosts.conf"
+cat >> "$RV_TMP/hosts.conf" <<EOF
+[credentials-right]
+authname=fred
+password=$password
+[auth-libvirt-127.0.0.1]
+credentials=right
+EOF
+REMVIRT_AUTH_FILE=$RV_TMP/hosts.conf "$RVSH" -c "test+tcp://127.0.0.1:$tcp_port/default" \
+    hostname </dev/null >/dev/null || fail "the host's group over the default one"
+REMVIRT_AUTH_FILE=$RV_TMP/hosts.conf rvsh_fails "$RV_TMP/err" -c "$tcp_uri" hostname
+expect_in "$RV_TMP/err" "authentication failed"
+
+echo "---- a server that offers only polkit"
+# A stand-in server: it answers AUTH_LIST with [polkit] (2), then hangs up.
+"$PYTHON3" - "$RV_TMP/polkit-sock" <<'EOF' &
+import socket, struct, sys
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(4)
+listener.settimeout(60)
+for _ in range(3):
+    conn, _ = listener.accept()
+    call = b""
+    while len(call) < 28:
+        call += conn.recv(28 - len(call))
+    prog, vers, proc, kind, serial, status = struct.unpack(">6I", call[4:28])
+    body = struct.pack(">6I", prog, vers, proc, 1, serial, 0) + struct.pack(">2I", 1, 2)
+    conn.sendall(struct.pack(">I", 4 + len(body)) + body)
+    conn.close()
+EOF
+polkit_pid=$!
+wait_for 10 "the stand-in server" test -S "$RV_TMP/polkit-sock" || fail "no stand-in server"
+rvsh_fails "$RV_TMP/err" -c "test+unix:///default?socket=$RV_TMP/polkit-sock" list
+expect_in "$RV_TMP/err" \
+    "the server requires authentication remvirt does not support (it offers: polkit)"
+rvsh_fails "$RV_TMP/err" -c "test+unix:///default?socket=$RV_TMP/polkit-sock&auth=sasl" list
+expect_in "$RV_TMP/err" "does not offer sasl authentication, which auth=sasl asks for"
+rvsh_fails "$RV_TMP/err" -c "test+unix:///default?socket=$RV_TMP/polkit-sock&auth=kerberos" list
+expect_in "$RV_TMP/err" "unknown authentication type auth=kerberos"
+wait "$polkit_pid" || fail "the stand-in server failed"
 
 # After all that, libvirtd still lets fred in.
 "$RVSH" -c "$tcp_uri" list --all </dev/null | grep -qE '^ *1 +test +running' ||
@@ -262,8 +345,12 @@ if grep -qF "$password" "$RV_TMP/pty.out"; then
     fail "the password was echoed"
 fi
 # stty -a after rvsh: echo, canonical input and signals are back on.
-grep -qE '(^|[ ;])echo( |;|$)' "$RV_TMP/pty.out" && grep -qE '(^|[ ;])icanon( |;|$)' "$RV_TMP/pty.out" &&
-    grep -qE '(^|[ ;])isig( |;|$)' "$RV_TMP/pty.out" || fail "the terminal was left without echo"
+terminal_has()
+{
+    grep -qE "(^|[ ;])$1( |;|\$)" "$RV_TMP/pty.out"
+}
+terminal_has echo && terminal_has icanon && terminal_has isig ||
+    fail "the terminal was left without echo"
 
 # Ctrl-C at the password prompt: rvsh dies of SIGINT, the terminal is
 # restored first, and what was typed is not shown.
@@ -275,7 +362,7 @@ expect_in "$RV_TMP/pty.out" "status 130"
 if grep -qF "half-typed" "$RV_TMP/pty.out"; then
     fail "the interrupted password was echoed"
 fi
-grep -qE '(^|[ ;])echo( |;|$)' "$RV_TMP/pty.out" && grep -qE '(^|[ ;])isig( |;|$)' "$RV_TMP/pty.out" ||
+terminal_has echo && terminal_has icanon && terminal_has isig ||
     fail "Ctrl-C left the terminal without echo"
 
 # no_tty=1: not asked even on a terminal.
@@ -287,6 +374,12 @@ if grep -qF "Username for" "$RV_TMP/pty.out"; then
 fi
 
 echo "---- rv_connect_open_auth: the application's callback"
+# Through Python's ctypes.  An ASan build of the library does not load
+# into Python cleanly (its XDR calls crash under the preloaded runtime),
+# so there this part is left to the plain and valgrind runs.
+if ldd "$LIB" | grep -q libasan; then
+    echo "skipped under ASan: rv_connect_open_auth through ctypes"
+else
 "$SYSTEM_PYTHON3" - "$LIB" "$tcp_uri" "$password" <<'EOF' || fail "rv_connect_open_auth"
 import ctypes, sys
 lib_path, uri, password = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
@@ -334,3 +427,4 @@ print("    open_auth refused:", message)
 if err.code != RV_ERROR_AUTH_FAILED or "the application gave none" not in message:
     sys.exit(f"unexpected error {err.code}: {message}")
 EOF
+fi

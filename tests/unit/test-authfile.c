@@ -195,7 +195,8 @@ static char *write_file(const char *name, const char *text, size_t len)
 
 static void test_load(void)
 {
-    const char *text = "[auth-libvirt-default]\ncredentials=c\n[credentials-c]\npassword=from file\n";
+    const char *text =
+        "[auth-libvirt-default]\ncredentials=c\n[credentials-c]\npassword=from file\n";
     char *good = write_file("good.conf", text, strlen(text));
     rv_err err = { 0 };
     rvc_authfile *f = rvc_authfile_load(good, &err);

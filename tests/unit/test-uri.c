@@ -77,6 +77,9 @@ static const struct good goods[] = {
       "test:///default", RVC_TCP, "localhost 16509" },
     { "test+ext:///default?command=ssh%20h%20nc", "test", "ext", NULL, NULL, 0, "/default", 1, NULL,
       NULL, "test:///default", RVC_EXT, NULL },
+    /* SASL's params are the client's too */
+    { "test+tcp://fred@h/default?auth=sasl.DIGEST-MD5&authfile=/a.conf&no_tty=1&k=v", "test", "tcp",
+      "fred", "h", 0, "/default", 4, NULL, NULL, "test:///default?k=v", RVC_TCP, "h 16509" },
 };
 
 static void check_good(const struct good *g)
