@@ -235,38 +235,36 @@ static int sasl_result(rvs_call *call, int rc, const rv_sasl_data *out, int *com
     return 0;
 }
 
-int rvs_handle_auth_sasl_start(rvs_call *call, rv_auth_sasl_start_args *args,
-                               rv_auth_sasl_start_ret *ret)
+/* START (mech given) and STEP (mech NULL) share everything else; their
+ * replies have the same fields. */
+static int sasl_exchange(rvs_call *call, const char *mech, int nil, u_int len, char *data,
+                         int *complete, int *out_nil, u_int *out_len, char **out_data)
 {
     if (sasl_expected(call, 1) < 0)
         return -1;
-    rv_sasl_data in = { args->data.data_val, args->data.data_len, args->nil }, out = { 0 };
+    rv_sasl_data in = { data, len, nil }, out = { 0 };
     rv_err err = { 0 };
-    int rc = rv_sasl_server_step(call->client->sasl, args->mech, &in, &out, &err);
+    int rc = rv_sasl_server_step(call->client->sasl, mech, &in, &out, &err);
     if (rc < 0) {
         int failed = auth_failed(call, err.message ? err.message : "unknown error");
         rv_err_clear(&err);
         return failed;
     }
-    return sasl_result(call, rc, &out, &ret->complete, &ret->nil, &ret->data.data_len,
-                       &ret->data.data_val);
+    return sasl_result(call, rc, &out, complete, out_nil, out_len, out_data);
+}
+
+int rvs_handle_auth_sasl_start(rvs_call *call, rv_auth_sasl_start_args *args,
+                               rv_auth_sasl_start_ret *ret)
+{
+    return sasl_exchange(call, args->mech, args->nil, args->data.data_len, args->data.data_val,
+                         &ret->complete, &ret->nil, &ret->data.data_len, &ret->data.data_val);
 }
 
 int rvs_handle_auth_sasl_step(rvs_call *call, rv_auth_sasl_step_args *args,
                               rv_auth_sasl_step_ret *ret)
 {
-    if (sasl_expected(call, 1) < 0)
-        return -1;
-    rv_sasl_data in = { args->data.data_val, args->data.data_len, args->nil }, out = { 0 };
-    rv_err err = { 0 };
-    int rc = rv_sasl_server_step(call->client->sasl, NULL, &in, &out, &err);
-    if (rc < 0) {
-        int failed = auth_failed(call, err.message ? err.message : "unknown error");
-        rv_err_clear(&err);
-        return failed;
-    }
-    return sasl_result(call, rc, &out, &ret->complete, &ret->nil, &ret->data.data_len,
-                       &ret->data.data_val);
+    return sasl_exchange(call, NULL, args->nil, args->data.data_len, args->data.data_val,
+                         &ret->complete, &ret->nil, &ret->data.data_len, &ret->data.data_val);
 }
 
 int rvs_handle_auth_polkit(rvs_call *call, rv_auth_polkit_ret *ret)
