@@ -13,17 +13,20 @@
 #include "client/auth.h"
 #include "client/conn.h"
 #include "client/connect.h"
+#include "client/event.h"
 #include "client/rv_stubs.gen.h"
 #include "client/uri.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_remote.h"
+#include "transport/frame.h"
 
 RV_LOG_CATEGORY("client.api");
 
-/* How often an idle connection looks for keepalive PINGs: libvirtd's
- * default PING interval, well inside the 30 s it waits for an answer. */
-#define KEEPALIVE_CHECK_SECONDS 5
+/* Keepalive with an event loop: libvirt's defaults, so a dead server is
+ * noticed after about half a minute. */
+#define KEEPALIVE_INTERVAL 5
+#define KEEPALIVE_COUNT 5
 
 /* The public constants are libvirt's numbers, as are the internal ones. */
 #define SAME(pub, internal) _Static_assert((int)(pub) == (int)(internal), #pub)
@@ -54,6 +57,11 @@ SAME(RV_ERROR_FROM_URI, RV_FROM_URI);
 SAME(RV_ERROR_FROM_SSH, RV_FROM_SSH);
 SAME(RV_ERROR_LEVEL_ERROR, RV_ERR_LEVEL_ERROR);
 SAME(RV_CONNECT_READONLY, RV_CONNECT_RO);
+SAME(RV_CONNECT_CLOSE_REASON_ERROR, RV_CLOSE_REASON_ERROR);
+SAME(RV_CONNECT_CLOSE_REASON_EOF, RV_CLOSE_REASON_EOF);
+SAME(RV_CONNECT_CLOSE_REASON_KEEPALIVE, RV_CLOSE_REASON_KEEPALIVE);
+SAME(RV_CONNECT_CLOSE_REASON_CLIENT, RV_CLOSE_REASON_CLIENT);
+SAME(RV_DOMAIN_EVENT_ID_LIFECYCLE, RV_DOM_EVENT_ID_LIFECYCLE);
 SAME(RV_UUID_BUFLEN, RV_UUID_LEN);
 SAME(RV_UUID_STRING_BUFLEN, RV_UUID_STRING_LEN);
 _Static_assert(sizeof(((rv_node_info *)0)->model) == RV_NODE_MODEL_LEN + 1, "model size");
@@ -61,11 +69,32 @@ _Static_assert(sizeof(((rv_security_model *)0)->model) == RV_SECURITY_MODEL_MAX,
 _Static_assert(sizeof(((rv_security_model *)0)->doi) == RV_SECURITY_DOI_MAX, "doi size");
 _Static_assert(sizeof(((rv_security_label *)0)->label) == RV_SECURITY_LABEL_MAX, "label size");
 
+/* An application's lifecycle callback; the server knows it by callback_id. */
+typedef struct lifecycle_callback {
+    struct lifecycle_callback *next;
+    int callback_id;
+    rv_domain_lifecycle_callback cb;
+    void *opaque;
+    rv_free_callback free_cb;
+} lifecycle_callback;
+
 struct rv_conn {
     struct rvc_conn *rpc;       /* NULL once closed */
     char *uri;
     int close_callback;         /* the server took CONNECT_REGISTER_CLOSE_CALLBACK */
     int refs;                   /* the opener's, plus one per rv_dom */
+    int with_loop;              /* attached to the application's event loop */
+    int keepalive;              /* the server does keepalive */
+    int event_callbacks;        /* the server has REGISTER_ANY (316) */
+    /* The application's callbacks; cb_lock guards them.  The loop's
+     * thread calls them one at a time, never with cb_lock held. */
+    pthread_mutex_t cb_lock;
+    lifecycle_callback *callbacks;
+    lifecycle_callback *retired;    /* deregistered: free_cb runs when the conn goes */
+    rv_connect_close_callback close_cb;
+    void *close_opaque;
+    rv_free_callback close_free;
+    int closed_reported;        /* the close callback has run */
 };
 
 struct rv_dom {
@@ -133,6 +162,11 @@ static void keep_error(rv_err *err)
     rv_err_clear(err);
 }
 
+void rvc_set_last_error(rv_err *err)
+{
+    keep_error(err);
+}
+
 static int fail(rv_err *err)
 {
     keep_error(err);
@@ -188,9 +222,25 @@ static struct rvc_conn *dom_rpc(rv_dom *dom, const char *func)
     return conn_rpc(dom->conn, func);
 }
 
+static void free_callbacks(lifecycle_callback *list)
+{
+    while (list) {
+        lifecycle_callback *next = list->next;
+        if (list->free_cb)
+            list->free_cb(list->opaque);
+        free(list);
+        list = next;
+    }
+}
+
 static void conn_unref(rv_conn *conn)
 {
     if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free_callbacks(conn->callbacks);
+        free_callbacks(conn->retired);
+        if (conn->close_free)
+            conn->close_free(conn->close_opaque);
+        pthread_mutex_destroy(&conn->cb_lock);
         free(conn->uri);
         free(conn);
     }
@@ -269,6 +319,82 @@ int rv_domain_get_uuid_string(rv_dom *dom, char buf[RV_UUID_STRING_BUFLEN])
     return 0;
 }
 
+/* ---- events and the close callback, in the loop's thread ---- */
+
+/* Run the close callback once (unless it was unregistered). */
+static void report_closed(rv_conn *conn, int reason)
+{
+    pthread_mutex_lock(&conn->cb_lock);
+    rv_connect_close_callback cb = conn->closed_reported ? NULL : conn->close_cb;
+    void *opaque = conn->close_opaque;
+    conn->closed_reported = 1;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (cb)
+        cb(conn, reason, opaque);
+}
+
+static void on_connection_lost(void *opaque, int reason)
+{
+    report_closed(opaque, reason);
+}
+
+static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
+{
+    pthread_mutex_lock(&conn->cb_lock);
+    lifecycle_callback *e = conn->callbacks;
+    while (e && e->callback_id != msg->callbackID)
+        e = e->next;
+    /* Copied: a deregistration meanwhile retires the entry, it is not freed. */
+    rv_domain_lifecycle_callback cb = e ? e->cb : NULL;
+    void *cb_opaque = e ? e->opaque : NULL;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!cb) {
+        RV_DEBUG("event for callback %d, which is not registered (any more)", msg->callbackID);
+        return;
+    }
+    rv_dom *dom = from_wire(conn, &msg->msg.dom);
+    if (!dom)
+        return;
+    cb(conn, dom, msg->msg.event, msg->msg.detail, cb_opaque);
+    rv_domain_free(dom);
+}
+
+/* A MESSAGE from the server: decode it and call the application. */
+static void on_server_message(void *opaque, const char *frame, size_t len)
+{
+    rv_conn *conn = opaque;
+    rv_header h;
+    rv_err err = { 0 };
+    if (rv_frame_decode_header(frame, len, &h, &err) < 0)
+        goto bad;
+    if (h.proc == RV_PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE) {
+        rv_domain_event_callback_lifecycle_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        /* The callback may close the connection: keep conn until we are done. */
+        __atomic_add_fetch(&conn->refs, 1, __ATOMIC_RELAXED);
+        deliver_lifecycle(conn, &msg);
+        xdr_free((xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg, (char *)&msg);
+        conn_unref(conn);
+    } else if (h.proc == RV_PROC_CONNECT_EVENT_CONNECTION_CLOSED) {
+        rv_connect_event_connection_closed_msg msg = { 0 };
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_connect_event_connection_closed_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        report_closed(conn, msg.reason);
+    } else {
+        RV_DEBUG("ignoring event procedure %d from the server", h.proc);
+    }
+    return;
+bad:
+    RV_WARN("ignoring an event the server sent: %s", err.message ? err.message : "?");
+    rv_err_clear(&err);
+}
+
 /* ---- opening and closing ---- */
 
 static int supports_feature(struct rvc_conn *rpc, int feature, int *supported, rv_err *err)
@@ -309,10 +435,11 @@ static int handshake(rv_conn *conn, const rvc_uri *uri, const char *name, unsign
         return -1;
 
     /* Once told that we do keepalive, the server PINGs an idle client and
-     * drops it if nothing answers; the watcher answers between calls. */
-    int keepalive, event_callback, close_callback;
-    if (supports_feature(conn->rpc, RV_FEATURE_PROGRAM_KEEPALIVE, &keepalive, err) < 0 ||
-        (keepalive && rvc_conn_start_keepalive(conn->rpc, KEEPALIVE_CHECK_SECONDS, err) < 0))
+     * drops it if nothing answers: only the event loop answers while no
+     * call runs, so without one we do not ask (as libvirt's client). */
+    int keepalive = 0, event_callback, close_callback;
+    if (rvc_event_impl_registered() &&
+        supports_feature(conn->rpc, RV_FEATURE_PROGRAM_KEEPALIVE, &keepalive, err) < 0)
         return -1;
 
     rv_connect_open_args open_args = { .name = (char **)&name, .flags = 0 };
@@ -328,6 +455,15 @@ static int handshake(rv_conn *conn, const rvc_uri *uri, const char *name, unsign
         if (rvc_call_connect_register_close_callback(conn->rpc, err) < 0)
             return -1;
         conn->close_callback = 1;
+    }
+    conn->keepalive = keepalive;
+    conn->event_callbacks = event_callback;
+    if (rvc_event_impl_registered()) {
+        if (rvc_conn_attach_loop(conn->rpc, on_server_message, on_connection_lost, conn, err) < 0 ||
+            (keepalive &&
+             rvc_conn_set_keepalive(conn->rpc, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT, err) < 0))
+            return -1;
+        conn->with_loop = 1;
     }
     RV_DEBUG("opened '%s': keepalive %d, event callbacks %d, close callback %d",
              name, keepalive, event_callback, close_callback);
@@ -362,6 +498,7 @@ static rv_conn *open_with(const char *func, const char *uri, unsigned int flags,
         goto fail;
     }
     conn->refs = 1;
+    pthread_mutex_init(&conn->cb_lock, NULL);
     rv_transport *tr = rvc_transport_open(parsed, flags & RV_CONNECT_READONLY, &err);
     if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) ||
         handshake(conn, parsed, name, flags, asker, &err) < 0)
@@ -374,6 +511,7 @@ static rv_conn *open_with(const char *func, const char *uri, unsigned int flags,
 fail:
     if (conn) {
         rvc_conn_free(conn->rpc);
+        pthread_mutex_destroy(&conn->cb_lock);
         free(conn->uri);
         free(conn);
     }
@@ -411,6 +549,7 @@ int rv_connect_close(rv_conn *conn)
     }
     rvc_conn_free(rpc);
     conn->rpc = NULL;
+    report_closed(conn, RV_CLOSE_REASON_CLIENT);
     conn_unref(conn);
     return rv_err_is_set(&err) ? fail(&err) : 0;
 }
@@ -899,4 +1038,146 @@ int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags)
     xdr_free((xdrproc_t)xdr_rv_domain_get_messages_ret, (char *)&ret);
     *msgs = list;
     return (int)n;
+}
+
+/* ---- events and the close callback: registration ---- */
+
+static int need_loop(rv_conn *conn, const char *func)
+{
+    if (conn->with_loop)
+        return 0;
+    return report(RV_FROM_RPC, RV_ERR_NO_SUPPORT,
+                  "%s: the connection has no event loop: register one "
+                  "(rv_event_register_default_impl) before opening it", func);
+}
+
+int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
+                                               rv_domain_lifecycle_callback cb, void *opaque,
+                                               rv_free_callback free_cb)
+{
+    struct rvc_conn *rpc = conn_rpc(conn, __func__);
+    if (!rpc || need_loop(conn, __func__) < 0)
+        return -1;
+    if (!cb)
+        return report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", __func__);
+    if (dom && dom->conn != conn)
+        return report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                      "%s: the domain belongs to another connection", __func__);
+    if (!conn->event_callbacks)
+        return report(RV_FROM_RPC, RV_ERR_NO_SUPPORT,
+                      "%s: the server does not support event callbacks", __func__);
+    lifecycle_callback *e = calloc(1, sizeof(*e));
+    if (!e)
+        return report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    rv_nonnull_domain wire;
+    if (dom)
+        wire = to_wire(dom);
+    rv_connect_domain_event_callback_register_any_args args = {
+        .eventID = RV_DOMAIN_EVENT_ID_LIFECYCLE, .dom = dom ? &wire : NULL,
+    };
+    rv_connect_domain_event_callback_register_any_ret ret = { 0 };
+    rv_err err = { 0 };
+    /* Listed before the call: the first event may come before its reply. */
+    pthread_mutex_lock(&conn->cb_lock);
+    e->callback_id = -1;
+    e->cb = cb;
+    e->opaque = opaque;
+    e->next = conn->callbacks;
+    conn->callbacks = e;
+    pthread_mutex_unlock(&conn->cb_lock);
+    int rc = rvc_call_connect_domain_event_callback_register_any(rpc, &args, &ret, &err);
+    pthread_mutex_lock(&conn->cb_lock);
+    if (rc < 0) {
+        for (lifecycle_callback **pp = &conn->callbacks; *pp; pp = &(*pp)->next)
+            if (*pp == e) {
+                *pp = e->next;
+                break;
+            }
+        pthread_mutex_unlock(&conn->cb_lock);
+        free(e);
+        return fail(&err);
+    }
+    e->callback_id = ret.callbackID;
+    e->free_cb = free_cb;
+    pthread_mutex_unlock(&conn->cb_lock);
+    return ret.callbackID;
+}
+
+int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
+{
+    struct rvc_conn *rpc = conn_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    lifecycle_callback **pp = &conn->callbacks;
+    while (*pp && (*pp)->callback_id != callback_id)
+        pp = &(*pp)->next;
+    lifecycle_callback *e = *pp;
+    if (e) {
+        /* Retired, not freed: the loop's thread may be inside it now. */
+        *pp = e->next;
+        e->next = conn->retired;
+        conn->retired = e;
+    }
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!e)
+        return report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                      "%s: no event callback has id %d", __func__, callback_id);
+    rv_connect_domain_event_callback_deregister_any_args args = { .callbackID = callback_id };
+    rv_err err = { 0 };
+    if (rvc_call_connect_domain_event_callback_deregister_any(rpc, &args, &err) < 0)
+        return fail(&err);
+    return 0;
+}
+
+int rv_connect_register_close_callback(rv_conn *conn, rv_connect_close_callback cb,
+                                       void *opaque, rv_free_callback free_cb)
+{
+    if (!conn_rpc(conn, __func__))
+        return -1;
+    if (!cb)
+        return report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", __func__);
+    pthread_mutex_lock(&conn->cb_lock);
+    int taken = conn->close_cb != NULL;
+    if (!taken) {
+        if (conn->close_free)   /* an earlier, unregistered one */
+            conn->close_free(conn->close_opaque);
+        conn->close_cb = cb;
+        conn->close_opaque = opaque;
+        conn->close_free = free_cb;
+    }
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (taken)
+        return report(RV_FROM_NONE, RV_ERR_OPERATION_INVALID,
+                      "%s: a close callback is already registered", __func__);
+    return 0;
+}
+
+int rv_connect_unregister_close_callback(rv_conn *conn, rv_connect_close_callback cb)
+{
+    if (!conn_rpc(conn, __func__))
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    int mine = cb && conn->close_cb == cb;
+    if (mine)
+        conn->close_cb = NULL;  /* its free_cb runs with the connection's end */
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!mine)
+        return report(RV_FROM_NONE, RV_ERR_OPERATION_INVALID,
+                      "%s: that close callback is not registered", __func__);
+    return 0;
+}
+
+int rv_connect_set_keepalive(rv_conn *conn, int interval, unsigned int count)
+{
+    struct rvc_conn *rpc = conn_rpc(conn, __func__);
+    if (!rpc || need_loop(conn, __func__) < 0)
+        return -1;
+    if (!conn->keepalive && interval > 0)
+        return report(RV_FROM_RPC, RV_ERR_NO_SUPPORT,
+                      "%s: the server does not support keepalive", __func__);
+    rv_err err = { 0 };
+    if (rvc_conn_set_keepalive(rpc, interval, count, &err) < 0)
+        return fail(&err);
+    return 0;
 }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "client/event.h"
 #include "common/log.h"
 #include "common/proc_names.h"
 #include "common/util.h"
@@ -34,6 +35,18 @@ RV_LOG_CATEGORY("client.conn");
 #define SPIN_MAX_US 10000
 #define SPIN_MISSES_TO_BACK_OFF 4
 #define SPIN_BACK_OFF_READS 64
+
+/* Events waiting for the application's loop to take them: past this the
+ * loop is not running, and the connection fails rather than grow or
+ * silently drop events. */
+#define MESSAGE_QUEUE_MAX (16u << 20)
+
+/* A MESSAGE from the server on its way to the loop's thread. */
+typedef struct queued_message {
+    struct queued_message *next;
+    size_t len;
+    char frame[];
+} queued_message;
 
 /* A call between registering its serial and getting its answer.  It lives
  * on the calling thread's stack; whoever delivers the answer fills ret or
@@ -69,12 +82,34 @@ struct rvc_conn {
     int spin_misses;                /* reader only */
     int spin_skip;
 
-    /* The idle watcher (see rvc_conn_start_keepalive); guarded by lock. */
-    pthread_t watcher;
-    int watcher_running;
-    int stopping;
-    unsigned int watch_interval;    /* seconds */
-    pthread_cond_t stop;
+    int eof;                        /* the server closed the connection */
+    long long last_heard_ns;        /* when bytes last came (atomic: the reader writes) */
+
+    /* The application's loop (rvc_conn_attach_loop); guarded by lock.
+     * The loop's handle and timers each hold a reference, so the struct
+     * outlives rvc_conn_free() until the loop lets go of them. */
+    int refs;
+    int freed;                      /* rvc_conn_free() ran: no more callbacks */
+    int watch;                      /* the socket's handle in the loop, 0: none */
+    int listening;                  /* the handle asks for READABLE now */
+    int dispatch_timer;             /* runs on_message/on_closed in the loop's thread */
+    int dispatch_armed;
+    rvc_message_fn on_message;
+    rvc_closed_fn on_closed;
+    void *cb_opaque;
+    queued_message *messages, **messages_tail;
+    size_t messages_bytes;
+    int close_reason;               /* RV_CLOSE_REASON_*, for on_closed */
+    int close_pending;              /* on_closed still to be called */
+    int dispatching;                /* the loop's thread is in on_message/on_closed */
+    pthread_t dispatcher;
+    pthread_cond_t idle;            /* dispatching or the loop's reading ended */
+    /* Keepalive (rvc_conn_set_keepalive); the loop's thread only, under lock. */
+    int keepalive_timer;
+    int keepalive_interval;         /* seconds; 0: off */
+    unsigned int keepalive_count;
+    unsigned int pings_unanswered;
+    long long heard_at_last_ping;
 };
 
 struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
@@ -108,13 +143,52 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     c->spin_window_ns = (us < 0 ? 0 : us > SPIN_MAX_US ? SPIN_MAX_US : us) * 1000LL;
     pthread_mutex_init(&c->write_lock, NULL);
     pthread_mutex_init(&c->lock, NULL);
-    /* Monotonic: a clock change must not stall the idle watcher. */
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->stop, &attr);
-    pthread_condattr_destroy(&attr);
+    pthread_cond_init(&c->idle, NULL);
+    c->refs = 1;
+    c->messages_tail = &c->messages;
     return c;
+}
+
+static void drop_messages(struct rvc_conn *c)
+{
+    while (c->messages) {
+        queued_message *m = c->messages;
+        c->messages = m->next;
+        free(m);
+    }
+    c->messages_tail = &c->messages;
+    c->messages_bytes = 0;
+}
+
+static void destroy(struct rvc_conn *c)
+{
+    if (c->tr)
+        rv_transport_close(c->tr);
+    drop_messages(c);
+    rv_buf_free(&c->rbuf);
+    rv_buf_free(&c->wbuf);
+    rv_err_clear(&c->failure);
+    pthread_mutex_destroy(&c->write_lock);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->idle);
+    free(c);
+}
+
+/* With lock held: drop one reference (the lock is released either way). */
+static void unref_unlock(struct rvc_conn *c)
+{
+    int last = --c->refs == 0;
+    pthread_mutex_unlock(&c->lock);
+    if (last)
+        destroy(c);
+}
+
+/* The loop lets go of a handle or timer. */
+static void loop_release(void *opaque)
+{
+    struct rvc_conn *c = opaque;
+    pthread_mutex_lock(&c->lock);
+    unref_unlock(c);
 }
 
 void rvc_conn_free(struct rvc_conn *c)
@@ -122,20 +196,37 @@ void rvc_conn_free(struct rvc_conn *c)
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
-    c->stopping = 1;
-    pthread_cond_signal(&c->stop);
-    int joined = c->watcher_running;
+    c->freed = 1;
+    c->on_message = NULL;
+    c->on_closed = NULL;
+    int watch = c->watch, dispatch_timer = c->dispatch_timer;
+    int keepalive_timer = c->keepalive_timer;
+    c->watch = c->dispatch_timer = c->keepalive_timer = 0;
+    /* The server sees the end now; the fd itself closes once the loop
+     * has let go of its handle. */
+    if (watch && c->tr)
+        shutdown(c->tr->fd, SHUT_RDWR);
     pthread_mutex_unlock(&c->lock);
-    if (joined)
-        pthread_join(c->watcher, NULL);
-    rv_transport_close(c->tr);
-    rv_buf_free(&c->rbuf);
-    rv_buf_free(&c->wbuf);
-    rv_err_clear(&c->failure);
-    pthread_mutex_destroy(&c->write_lock);
-    pthread_mutex_destroy(&c->lock);
-    pthread_cond_destroy(&c->stop);
-    free(c);
+    /* Unlocked: a loop may give the references back from inside these. */
+    if (watch)
+        rv_event_remove_handle(watch);
+    if (dispatch_timer)
+        rv_event_remove_timeout(dispatch_timer);
+    if (keepalive_timer)
+        rv_event_remove_timeout(keepalive_timer);
+    pthread_mutex_lock(&c->lock);
+    /* A callback running in the loop's thread finishes first, unless it
+     * is the one closing the connection; so does the loop's reading (no
+     * call can be reading now), and then the transport closes here, not
+     * later in the loop's thread, which may outlive the process's
+     * libraries at exit. */
+    while ((c->dispatching && !pthread_equal(c->dispatcher, pthread_self())) || c->reader_busy)
+        pthread_cond_wait(&c->idle, &c->lock);
+    if (c->tr) {
+        rv_transport_close(c->tr);
+        c->tr = NULL;
+    }
+    unref_unlock(c);
 }
 
 int rvc_conn_is_alive(struct rvc_conn *c)
@@ -157,10 +248,14 @@ static void copy_err(rv_err *dst, const rv_err *src)
     rv_err_set(dst, src->domain, src->code, "%s", src->message ? src->message : "unknown error");
 }
 
-/* With lock held: the connection is dead (why is consumed).  Every call
- * still waiting gets the reason; shutting the socket down wakes a reader
- * blocked in read(). */
-static void fail_locked(struct rvc_conn *c, rv_err *why)
+static void set_listening_locked(struct rvc_conn *c, int on);
+static void arm_dispatch_locked(struct rvc_conn *c);
+
+/* With lock held: the connection is dead (why is consumed), for `reason`
+ * (RV_CLOSE_REASON_*; -1: EOF if the server closed it, else ERROR).  Every
+ * call still waiting gets the error; shutting the socket down wakes a
+ * reader blocked in read(); the loop, if any, hears of it. */
+static void fail_locked_because(struct rvc_conn *c, rv_err *why, int reason)
 {
     if (!c->failed) {
         RV_DEBUG("connection failed: %s", why->message ? why->message : "?");
@@ -168,6 +263,13 @@ static void fail_locked(struct rvc_conn *c, rv_err *why)
         rv_err_move(&c->failure, why);
         if (c->tr)      /* NULL only after a failed rvc_conn_wrap_transport() */
             shutdown(c->tr->fd, SHUT_RDWR);
+        c->close_reason = reason >= 0 ? reason
+                          : c->eof ? RV_CLOSE_REASON_EOF : RV_CLOSE_REASON_ERROR;
+        set_listening_locked(c, 0);
+        if (c->on_closed) {
+            c->close_pending = 1;
+            arm_dispatch_locked(c);
+        }
     }
     rv_err_clear(why);
     for (pending_call *p = c->pending; p; p = p->next) {
@@ -177,6 +279,11 @@ static void fail_locked(struct rvc_conn *c, rv_err *why)
         pthread_cond_signal(&p->wake);
     }
     c->pending = NULL;
+}
+
+static void fail_locked(struct rvc_conn *c, rv_err *why)
+{
+    fail_locked_because(c, why, -1);
 }
 
 static void fail(struct rvc_conn *c, rv_err *why)
@@ -201,6 +308,41 @@ static void wake_next_reader_locked(struct rvc_conn *c)
     }
 }
 
+/* With lock held: the loop's handle listens only while no call reads, so
+ * that the loop's thread does not wake for every reply. */
+static void set_listening_locked(struct rvc_conn *c, int on)
+{
+    if (!c->watch || c->listening == on)
+        return;
+    rv_event_update_handle(c->watch, on ? RV_EVENT_HANDLE_READABLE : 0);
+    c->listening = on;
+}
+
+/* With lock held: a calling thread becomes the reader. */
+static void take_reader_locked(struct rvc_conn *c)
+{
+    c->reader_busy = 1;
+    set_listening_locked(c, 0);
+}
+
+/* With lock held: the reader is done; another call or the loop takes
+ * over.  Bytes a TLS or SASL layer already holds do not make the socket
+ * readable, so the loop is told to look. */
+static void release_reader_locked(struct rvc_conn *c)
+{
+    c->reader_busy = 0;
+    wake_next_reader_locked(c);
+    if (c->freed)
+        pthread_cond_broadcast(&c->idle);
+    if (!c->watch || c->failed || c->freed)
+        return;
+    set_listening_locked(c, 1);
+    if (rv_transport_pending(c->tr) > 0 ||
+        (rv_buf_used(&c->rbuf) >= RV_LEN_WORD_SIZE &&
+         rv_buf_used(&c->rbuf) >= rv_frame_peek_len(rv_buf_head(&c->rbuf))))
+        arm_dispatch_locked(c);
+}
+
 static void unlink_locked(struct rvc_conn *c, pending_call *call)
 {
     for (pending_call **pp = &c->pending; *pp; pp = &(*pp)->next) {
@@ -223,7 +365,7 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
         pthread_mutex_lock(&c->lock);
         int read_too = !c->reader_busy && !c->failed;
         if (read_too)
-            c->reader_busy = 1;
+            take_reader_locked(c);
         pthread_mutex_unlock(&c->lock);
         short want = rv_transport_wait_events(c->tr, POLLOUT);
         struct pollfd pfd = { .fd = c->tr->fd, .events = want | (read_too ? POLLIN : 0) };
@@ -236,8 +378,7 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
             if (rc > 0 && (pfd.revents & POLLIN))
                 drain_without_waiting(c);
             pthread_mutex_lock(&c->lock);
-            c->reader_busy = 0;
-            wake_next_reader_locked(c);
+            release_reader_locked(c);
             pthread_mutex_unlock(&c->lock);
         }
         if (rc < 0 && saved != EINTR) {
@@ -276,11 +417,11 @@ static int write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
     return 0;
 }
 
-/* Answer a keepalive PING.  If another thread is in the middle of writing
- * a frame, skip it: that frame already tells the server we are alive, and
- * waiting for the write lock here could deadlock against a writer that
- * waits for us to drain replies. */
-static void send_pong(struct rvc_conn *c)
+/* Send a keepalive PING or PONG.  If another thread is in the middle of
+ * writing a frame, skip it: that frame already tells the server we are
+ * alive, and waiting for the write lock here could deadlock against a
+ * writer that waits for us to drain replies. */
+static void send_keepalive(struct rvc_conn *c, int proc)
 {
     /* The reader calls this: it must not wait for room, since the room
      * comes from the server, which may wait for the reader. */
@@ -291,15 +432,14 @@ static void send_pong(struct rvc_conn *c)
         return;
     rv_header h = {
         .prog = RV_KEEPALIVE_PROGRAM, .vers = RV_KEEPALIVE_VERSION,
-        .proc = RV_KEEPALIVE_PROC_PONG, .type = RV_MESSAGE, .serial = 0, .status = RV_OK,
+        .proc = proc, .type = RV_MESSAGE, .serial = 0, .status = RV_OK,
     };
     rv_err err = { 0 };
     c->wbuf.start = c->wbuf.len = 0;
     if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, &err) < 0 ||
         write_all(c, c->wbuf.data, c->wbuf.len, &err) < 0)
-        RV_DEBUG("cannot answer a keepalive ping: %s", err.message ? err.message : "?");
-    else
-        RV_DEBUG("answered a keepalive ping");
+        RV_DEBUG("cannot send a keepalive %s: %s", proc == RV_KEEPALIVE_PROC_PING ? "ping" : "pong",
+                 err.message ? err.message : "?");
     pthread_mutex_unlock(&c->write_lock);
     rv_err_clear(&err);
 }
@@ -346,9 +486,14 @@ static int read_available(struct rvc_conn *c, rv_err *why)
         ssize_t n = rv_transport_read(c->tr, b->data + b->len, b->cap - b->len);
         if (n > 0) {
             b->len += (size_t)n;
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            __atomic_store_n(&c->last_heard_ns, now.tv_sec * 1000000000LL + now.tv_nsec,
+                             __ATOMIC_RELAXED);
             return 1;
         }
         if (n == 0) {
+            c->eof = 1;
             const char *said = rv_transport_peer_error(c->tr);
             rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server%s%s",
                        said ? ": " : "", said ? said : "");
@@ -445,6 +590,39 @@ static void decode_answer(pending_call *p, const rv_header *h, const char *frame
 
 enum { FRAME_NEXT, FRAME_MINE, FRAME_FATAL };
 
+/* Keep a MESSAGE (an event) for the loop's thread, in arrival order. */
+static int queue_message(struct rvc_conn *c, const char *frame, size_t len, rv_err *why)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->on_message) {
+        pthread_mutex_unlock(&c->lock);
+        RV_DEBUG("no event loop: dropping a message of %zu bytes", len);
+        return 0;
+    }
+    if (c->messages_bytes + len > MESSAGE_QUEUE_MAX) {
+        pthread_mutex_unlock(&c->lock);
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "%u MiB of events are waiting for the application's event loop, which "
+                   "does not seem to run", MESSAGE_QUEUE_MAX >> 20);
+        return -1;
+    }
+    queued_message *m = malloc(sizeof(*m) + len);
+    if (!m) {
+        pthread_mutex_unlock(&c->lock);
+        rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory queueing an event");
+        return -1;
+    }
+    m->next = NULL;
+    m->len = len;
+    memcpy(m->frame, frame, len);
+    *c->messages_tail = m;
+    c->messages_tail = &m->next;
+    c->messages_bytes += len;
+    arm_dispatch_locked(c);
+    pthread_mutex_unlock(&c->lock);
+    return 0;
+}
+
 static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err *why)
 {
     const char *frame = rv_buf_head(&c->rbuf);
@@ -453,10 +631,15 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
         return FRAME_FATAL;
 
     if (h.type == RV_MESSAGE) {
-        if (h.prog == RV_KEEPALIVE_PROGRAM && h.proc == RV_KEEPALIVE_PROC_PING)
-            send_pong(c);
-        else
+        if (h.prog == RV_KEEPALIVE_PROGRAM) {
+            if (h.proc == RV_KEEPALIVE_PROC_PING)
+                send_keepalive(c, RV_KEEPALIVE_PROC_PONG);
+        } else if (h.prog == RV_REMOTE_PROGRAM && h.vers == RV_REMOTE_VERSION) {
+            if (queue_message(c, frame, len, why) < 0)
+                return FRAME_FATAL;
+        } else {
             RV_DEBUG("ignoring message: program %#x procedure %d", h.prog, h.proc);
+        }
         return FRAME_NEXT;
     }
     if (h.prog != RV_REMOTE_PROGRAM || h.vers != RV_REMOTE_VERSION || h.type != RV_REPLY) {
@@ -579,12 +762,11 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
         fail_locked(c, &why);       /* answers us too, unless already answered */
     while (!me.done) {
         if (!c->reader_busy) {
-            c->reader_busy = 1;
+            take_reader_locked(c);
             pthread_mutex_unlock(&c->lock);
             read_until_answered(c, &me);
             pthread_mutex_lock(&c->lock);
-            c->reader_busy = 0;
-            wake_next_reader_locked(c);
+            release_reader_locked(c);
             break;
         }
         me.waiting = 1;
@@ -616,7 +798,7 @@ int rvc_conn_wrap_transport(struct rvc_conn *c, rvc_wrap_fn wrap, void *opaque, 
         connection_unusable(c, err);
         goto out;
     }
-    if (c->pending || c->reader_busy || c->watcher_running) {
+    if (c->pending || c->reader_busy || c->watch) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "cannot change the transport while the connection is in use");
         goto out;
@@ -649,7 +831,7 @@ out:
     return rc;
 }
 
-/* ---- keeping an idle connection alive ---- */
+/* ---- the application's event loop ---- */
 
 /* As the reader, deliver whatever has arrived without waiting for more:
  * frames already buffered, then anything the socket has.  A frame that
@@ -685,44 +867,202 @@ static void drain_without_waiting(struct rvc_conn *c)
     fail(c, &why);
 }
 
-/* Every interval, if no call is running (so nobody reads), become the
- * reader for a moment and answer the PINGs that have come in. */
-static void *watch_idle(void *arg)
+
+/* With lock held: have the loop's thread run on_dispatch soon. */
+static void arm_dispatch_locked(struct rvc_conn *c)
 {
-    struct rvc_conn *c = arg;
-    pthread_mutex_lock(&c->lock);
-    while (!c->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += c->watch_interval;
-        pthread_cond_timedwait(&c->stop, &c->lock, &until);
-        if (c->stopping || c->failed || c->reader_busy || c->pending)
-            continue;
-        c->reader_busy = 1;
-        pthread_mutex_unlock(&c->lock);
-        drain_without_waiting(c);
-        pthread_mutex_lock(&c->lock);
-        c->reader_busy = 0;
-        wake_next_reader_locked(c);
+    if (c->dispatch_timer && !c->dispatch_armed) {
+        rv_event_update_timeout(c->dispatch_timer, 0);
+        c->dispatch_armed = 1;
     }
-    pthread_mutex_unlock(&c->lock);
-    return NULL;
 }
 
-int rvc_conn_start_keepalive(struct rvc_conn *c, unsigned int interval, rv_err *err)
+/* In the loop's thread, while no call reads: deliver what has come. */
+static void read_from_loop(struct rvc_conn *c)
 {
     pthread_mutex_lock(&c->lock);
-    int rc = 0;
-    if (!c->watcher_running) {
-        c->watch_interval = interval ? interval : 1;
-        rc = pthread_create(&c->watcher, NULL, watch_idle, c);
-        if (rc == 0)
-            c->watcher_running = 1;
+    if (c->freed || c->failed || c->reader_busy) {
+        /* A call reads (it delivers everything), or nothing ever will:
+         * stop listening until it is done. */
+        set_listening_locked(c, 0);
+        pthread_mutex_unlock(&c->lock);
+        return;
     }
+    c->reader_busy = 1;
     pthread_mutex_unlock(&c->lock);
-    if (rc != 0) {
-        rv_err_set_errno(err, RV_FROM_RPC, rc, "cannot start the keepalive thread");
+    drain_without_waiting(c);
+    pthread_mutex_lock(&c->lock);
+    release_reader_locked(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static void on_socket_ready(int watch, int fd, int events, void *opaque)
+{
+    (void)watch;
+    (void)fd;
+    (void)events;
+    read_from_loop(opaque);
+}
+
+/* Hand the queued messages, then the closing, to the application. */
+static void on_dispatch(int timer, void *opaque)
+{
+    struct rvc_conn *c = opaque;
+    (void)timer;
+    pthread_mutex_lock(&c->lock);
+    if (c->dispatch_armed) {
+        rv_event_update_timeout(c->dispatch_timer, -1);
+        c->dispatch_armed = 0;
+    }
+    int look = !c->reader_busy && !c->failed && !c->freed;
+    pthread_mutex_unlock(&c->lock);
+    if (look)
+        read_from_loop(c);      /* what a TLS or SASL layer held back */
+
+    pthread_mutex_lock(&c->lock);
+    c->dispatching = 1;
+    c->dispatcher = pthread_self();
+    while (c->on_message && c->messages) {
+        queued_message *m = c->messages;
+        c->messages = m->next;
+        if (!c->messages)
+            c->messages_tail = &c->messages;
+        c->messages_bytes -= m->len;
+        rvc_message_fn fn = c->on_message;
+        void *arg = c->cb_opaque;
+        pthread_mutex_unlock(&c->lock);
+        fn(arg, m->frame, m->len);
+        free(m);
+        pthread_mutex_lock(&c->lock);
+    }
+    if (c->on_closed && c->close_pending) {
+        c->close_pending = 0;
+        rvc_closed_fn fn = c->on_closed;
+        void *arg = c->cb_opaque;
+        int reason = c->close_reason;
+        pthread_mutex_unlock(&c->lock);
+        fn(arg, reason);
+        pthread_mutex_lock(&c->lock);
+    }
+    c->dispatching = 0;
+    pthread_cond_broadcast(&c->idle);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static long long now_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Every interval: PING a quiet server, give up on a silent one. */
+static void on_keepalive_tick(int timer, void *opaque)
+{
+    struct rvc_conn *c = opaque;
+    (void)timer;
+    pthread_mutex_lock(&c->lock);
+    if (c->freed || c->failed || c->keepalive_interval <= 0) {
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    long long heard = __atomic_load_n(&c->last_heard_ns, __ATOMIC_RELAXED);
+    if (heard != c->heard_at_last_ping)
+        c->pings_unanswered = 0;
+    long long quiet_ms = (now_ns() - heard) / 1000000;
+    if (quiet_ms < c->keepalive_interval * 1000LL - 10) {
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    if (c->pings_unanswered >= c->keepalive_count) {
+        rv_err why = { 0 };
+        rv_err_set(&why, RV_FROM_RPC, RV_ERR_RPC,
+                   "connection lost: the server did not answer %u keepalive pings in %lld s",
+                   c->pings_unanswered, quiet_ms / 1000);
+        fail_locked_because(c, &why, RV_CLOSE_REASON_KEEPALIVE);
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    c->pings_unanswered++;
+    c->heard_at_last_ping = heard;
+    pthread_mutex_unlock(&c->lock);
+    send_keepalive(c, RV_KEEPALIVE_PROC_PING);
+}
+
+int rvc_conn_attach_loop(struct rvc_conn *c, rvc_message_fn on_message, rvc_closed_fn on_closed,
+                         void *opaque, rv_err *err)
+{
+    if (!rvc_event_impl_registered()) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "no event loop registered: call rv_event_register_default_impl() or "
+                   "rv_event_register_impl() before opening the connection");
         return -1;
     }
+    pthread_mutex_lock(&c->lock);
+    if (c->watch) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    __atomic_store_n(&c->last_heard_ns, now_ns(), __ATOMIC_RELAXED);
+    c->on_message = on_message;
+    c->on_closed = on_closed;
+    c->cb_opaque = opaque;
+    /* Each registration holds a reference, given back by loop_release. */
+    c->refs += 2;
+    c->dispatch_timer = rv_event_add_timeout(-1, on_dispatch, c, loop_release);
+    c->watch = rv_event_add_handle(c->tr->fd, c->reader_busy ? 0 : RV_EVENT_HANDLE_READABLE,
+                                   on_socket_ready, c, loop_release);
+    if (c->dispatch_timer <= 0 || c->watch <= 0) {
+        int timer = c->dispatch_timer, watch = c->watch;
+        c->refs -= (timer <= 0) + (watch <= 0);
+        c->dispatch_timer = c->watch = 0;
+        c->on_message = NULL;
+        c->on_closed = NULL;
+        pthread_mutex_unlock(&c->lock);
+        if (timer > 0)
+            rv_event_remove_timeout(timer);
+        if (watch > 0)
+            rv_event_remove_handle(watch);
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "the event loop refused the connection's handle or timer");
+        return -1;
+    }
+    c->listening = !c->reader_busy;
+    pthread_mutex_unlock(&c->lock);
     return 0;
+}
+
+int rvc_conn_set_keepalive(struct rvc_conn *c, int interval, unsigned int count, rv_err *err)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->watch) {
+        pthread_mutex_unlock(&c->lock);
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "keepalive needs an event loop: register one before opening the connection");
+        return -1;
+    }
+    c->keepalive_interval = interval > 0 ? interval : 0;
+    c->keepalive_count = count;
+    c->pings_unanswered = 0;
+    int rc = 0;
+    if (interval <= 0) {
+        if (c->keepalive_timer)
+            rv_event_update_timeout(c->keepalive_timer, -1);
+    } else if (c->keepalive_timer) {
+        rv_event_update_timeout(c->keepalive_timer, interval * 1000);
+    } else {
+        c->refs++;
+        c->keepalive_timer = rv_event_add_timeout(interval * 1000, on_keepalive_tick, c,
+                                                  loop_release);
+        if (c->keepalive_timer <= 0) {
+            c->keepalive_timer = 0;
+            c->refs--;
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (rc < 0)
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "the event loop refused the keepalive timer");
+    return rc;
 }

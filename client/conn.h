@@ -29,12 +29,29 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
 int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err);
 
-/* Answer the server's keepalive PINGs while the connection is idle.  A
- * running call answers them as it reads; between calls nobody reads, so
- * a thread looks every `interval` seconds whether anything has come in.
- * It never blocks on the socket and takes no part in a call's fast path.
- * Call it once the server said it supports keepalive. */
-int rvc_conn_start_keepalive(struct rvc_conn *conn, unsigned int interval, rv_err *err);
+/* ---- the application's event loop (see rv_event_register_impl) ----
+ *
+ * With a loop, the connection watches its socket from the loop while no
+ * call is reading: PINGs are answered, and the server's MESSAGEs (events)
+ * are queued as they arrive and handed to on_message in the loop's
+ * thread, in order.  When the connection fails, on_closed gets the
+ * reason (RV_CLOSE_REASON_*) in the loop's thread, once, after the
+ * messages that came before.  Both run without any lock of the
+ * connection held and may make calls on it. */
+typedef void (*rvc_message_fn)(void *opaque, const char *frame, size_t len);
+typedef void (*rvc_closed_fn)(void *opaque, int reason);
+
+/* Attach the connection to the registered loop.  0, or -1 with err (no
+ * loop registered, or the loop refused the handle). */
+int rvc_conn_attach_loop(struct rvc_conn *conn, rvc_message_fn on_message,
+                         rvc_closed_fn on_closed, void *opaque, rv_err *err);
+
+/* Keepalive from the loop (after rvc_conn_attach_loop): when nothing has
+ * come from the server for `interval` seconds send a PING, and after
+ * `count` PINGs without any sign of life declare the connection dead
+ * (every waiting call fails, on_closed gets RV_CLOSE_REASON_KEEPALIVE).
+ * interval <= 0 stops it.  0, or -1 with err. */
+int rvc_conn_set_keepalive(struct rvc_conn *conn, int interval, unsigned int count, rv_err *err);
 
 /* What the transport's far end said as it went away (an SSH or ext
  * command's stderr or exit status), or NULL. */
@@ -47,8 +64,8 @@ rv_transport *rvc_conn_transport(struct rvc_conn *conn);
 
 /* Put a layer under every later packet (SASL's security layer): the
  * transport becomes wrap(transport).  Only between the handshake's calls,
- * right after the reply that starts the layer: no call in flight, no
- * keepalive thread yet, and nothing read ahead (bytes already read came
+ * right after the reply that starts the layer: no call in flight, not
+ * attached to a loop yet, and nothing read ahead (bytes already read came
  * before the layer; they fail the connection).  wrap owns the old
  * transport from then on, also when it fails, which leaves the
  * connection dead.  0, or -1 with err. */
@@ -58,7 +75,9 @@ int rvc_conn_wrap_transport(struct rvc_conn *conn, rvc_wrap_fn wrap, void *opaqu
 /* Whether the connection still works (0 after EOF or a protocol error). */
 int rvc_conn_is_alive(struct rvc_conn *conn);
 
-/* Close the transport and free everything.  No call may be in progress. */
+/* Close the transport and free everything.  No call may be in progress.
+ * Once it returns, on_message and on_closed are not running and never
+ * will (unless called from inside one of them, which is allowed). */
 void rvc_conn_free(struct rvc_conn *conn);
 
 #endif

@@ -101,9 +101,8 @@ enum { RV_CONNECT_READONLY = 1 };
  * auth=sasl.MECHANISM in the URI picks the SASL mechanism.  Over plain
  * TCP the mechanism must give a security layer (DIGEST-MD5, GSSAPI),
  * which then protects every packet.
- * If the server does keepalive, the connection has one thread that wakes
- * every few seconds to answer the server's PINGs while no call is running
- * (calls answer them themselves).
+ * With an event loop registered (rv_event_register_default_impl), the
+ * connection also gets events, keepalive and the close callback (below).
  * While a call waits for its reply, the waiting thread first polls the
  * socket for up to $REMVIRT_SPIN_US microseconds (default 30, 0 to sleep
  * at once), yielding the CPU between looks: on virtual machines waking a
@@ -303,6 +302,126 @@ int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
  * Returns how many; *msgs gets a NULL-terminated array to free() element
  * by element and then as a whole. */
 int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
+
+/* ---- the application's event loop ----
+ *
+ * Events and keepalive need an event loop: the application either plugs
+ * in its own (rv_event_register_impl) or uses the built-in one
+ * (rv_event_register_default_impl, then rv_event_run_default_impl in a
+ * loop, typically in a thread of its own).  Register it before opening
+ * connections: a connection opened without one gets no events and no
+ * keepalive.  The loop's functions may be called from any thread, also
+ * from inside callbacks; the callbacks run in the thread that runs the
+ * loop, never with a lock of libremvirt's held. */
+
+/* What a handle waits for or saw (libvirt's virEventHandleType values). */
+enum {
+    RV_EVENT_HANDLE_READABLE = 1,
+    RV_EVENT_HANDLE_WRITABLE = 2,
+    RV_EVENT_HANDLE_ERROR = 4,
+    RV_EVENT_HANDLE_HANGUP = 8,
+};
+
+typedef void (*rv_free_callback)(void *opaque);
+typedef void (*rv_event_handle_callback)(int watch, int fd, int events, void *opaque);
+typedef void (*rv_event_timeout_callback)(int timer, void *opaque);
+
+/* Add: returns a positive id, or -1.  A timeout's interval is in
+ * milliseconds: -1 disabled, 0 fires on every iteration, N every N ms.
+ * Remove: 0, or -1 for an unknown id; free_cb(opaque), if any, runs once
+ * no callback of that handle or timer can be running any more. */
+typedef int (*rv_event_add_handle_func)(int fd, int events, rv_event_handle_callback cb,
+                                        void *opaque, rv_free_callback free_cb);
+typedef void (*rv_event_update_handle_func)(int watch, int events);
+typedef int (*rv_event_remove_handle_func)(int watch);
+typedef int (*rv_event_add_timeout_func)(int interval_ms, rv_event_timeout_callback cb,
+                                         void *opaque, rv_free_callback free_cb);
+typedef void (*rv_event_update_timeout_func)(int timer, int interval_ms);
+typedef int (*rv_event_remove_timeout_func)(int timer);
+
+/* Plug in the application's loop (all six functions; once, before the
+ * first connection that should use it). */
+void rv_event_register_impl(rv_event_add_handle_func add_handle,
+                            rv_event_update_handle_func update_handle,
+                            rv_event_remove_handle_func remove_handle,
+                            rv_event_add_timeout_func add_timeout,
+                            rv_event_update_timeout_func update_timeout,
+                            rv_event_remove_timeout_func remove_timeout);
+/* Use the built-in poll() loop.  0, or -1 with the last error set. */
+int rv_event_register_default_impl(void);
+/* One iteration of the built-in loop: wait until a handle is ready or a
+ * timeout is due (or another thread changed the loop), run the
+ * callbacks, return.  0, or -1 with the last error set. */
+int rv_event_run_default_impl(void);
+
+/* The registered loop's functions, for the application's own use (the
+ * built-in loop serves any file descriptor).  -1 when none is registered. */
+int rv_event_add_handle(int fd, int events, rv_event_handle_callback cb, void *opaque,
+                        rv_free_callback free_cb);
+void rv_event_update_handle(int watch, int events);
+int rv_event_remove_handle(int watch);
+int rv_event_add_timeout(int interval_ms, rv_event_timeout_callback cb, void *opaque,
+                         rv_free_callback free_cb);
+void rv_event_update_timeout(int timer, int interval_ms);
+int rv_event_remove_timeout(int timer);
+
+/* ---- events and the connection's end ----
+ * These need an event loop registered before the connection was opened
+ * (see above); the callbacks run in the loop's thread, in the order the
+ * server sent the events, and may call any function of the library. */
+
+enum { RV_DOMAIN_EVENT_ID_LIFECYCLE = 0 };
+
+/* Lifecycle events (virDomainEventType); each has its own details, e.g.
+ * STARTED: 0 booted; STOPPED: 0 shutdown, 1 destroyed; DEFINED: 0 added,
+ * 1 updated (libvirt's virDomainEvent*DetailType numbers). */
+enum {
+    RV_DOMAIN_EVENT_DEFINED = 0,
+    RV_DOMAIN_EVENT_UNDEFINED = 1,
+    RV_DOMAIN_EVENT_STARTED = 2,
+    RV_DOMAIN_EVENT_SUSPENDED = 3,
+    RV_DOMAIN_EVENT_RESUMED = 4,
+    RV_DOMAIN_EVENT_STOPPED = 5,
+    RV_DOMAIN_EVENT_SHUTDOWN = 6,
+    RV_DOMAIN_EVENT_PMSUSPENDED = 7,
+    RV_DOMAIN_EVENT_CRASHED = 8,
+};
+
+/* dom is valid during the call only (rv_domain_lookup_by_uuid() keeps one). */
+typedef void (*rv_domain_lifecycle_callback)(rv_conn *conn, rv_dom *dom, int event, int detail,
+                                             void *opaque);
+
+/* Call cb for every lifecycle event of dom (NULL: of every domain),
+ * whoever caused it.  Returns the callback's id (for deregistering), or
+ * -1.  free_cb(opaque), if given, runs when the callback is deregistered
+ * or the connection is closed and freed. */
+int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
+                                               rv_domain_lifecycle_callback cb, void *opaque,
+                                               rv_free_callback free_cb);
+int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id);
+
+/* Why a connection ended (virConnectCloseReason). */
+enum {
+    RV_CONNECT_CLOSE_REASON_ERROR = 0,      /* an I/O or protocol error */
+    RV_CONNECT_CLOSE_REASON_EOF = 1,        /* the server closed it */
+    RV_CONNECT_CLOSE_REASON_KEEPALIVE = 2,  /* the server stopped answering */
+    RV_CONNECT_CLOSE_REASON_CLIENT = 3,     /* rv_connect_close() */
+};
+typedef void (*rv_connect_close_callback)(rv_conn *conn, int reason, void *opaque);
+
+/* One close callback per connection: called once, in the loop's thread
+ * when the connection fails (every call waiting on it fails too), or in
+ * the closing thread from rv_connect_close() with REASON_CLIENT. */
+int rv_connect_register_close_callback(rv_conn *conn, rv_connect_close_callback cb,
+                                       void *opaque, rv_free_callback free_cb);
+int rv_connect_unregister_close_callback(rv_conn *conn, rv_connect_close_callback cb);
+
+/* Keepalive: after `interval` seconds without a byte from the server,
+ * PING it; after `count` PINGs with no sign of life, the connection is
+ * dead (REASON_KEEPALIVE).  A connection opened with an event loop has
+ * it on with 5 and 5 if the server supports it; interval <= 0 turns it
+ * off.  0, or -1 (no event loop, or a server without keepalive). */
+int rv_connect_set_keepalive(rv_conn *conn, int interval, unsigned int count);
 
 #ifdef __cplusplus
 }

@@ -223,6 +223,7 @@ class Procedure:
         self.base = base                  # rv_domain_get_info
         self.args = None                  # Struct or None (void)
         self.ret = None
+        self.msg = None                   # Struct: the server sends it as a MESSAGE
         self.stubs = None
         self.auth = None
         self.readonly = None
@@ -704,7 +705,7 @@ class Spec:
         wanted = {}
         for program in self.programs:
             for proc in program.procedures:
-                for side in ('args', 'ret'):
+                for side in ('args', 'ret', 'msg'):
                     name = f'{proc.base}_{side}'
                     wanted[name] = proc
                     definition = self.defs.get(name)
@@ -714,10 +715,14 @@ class Spec:
                         raise GenError(definition.path, definition.line,
                                        f'{name} must be a struct (it is the {side} of {proc.enum_value})')
                     setattr(proc, side, definition)
+                if proc.msg and (proc.args or proc.ret or proc.stubs != 'none'):
+                    raise GenError(proc.msg.path, proc.msg.line,
+                                   f'{proc.enum_value} is a message: it takes no _args or _ret '
+                                   f'and needs @stubs none')
         for xfile in self.all_files:
             for d in xfile.definitions:
                 if d.what in ('struct', 'union', 'typedef') and \
-                        re.fullmatch(r'rv_\w+_(args|ret)', d.name) and d.name not in wanted:
+                        re.fullmatch(r'rv_\w+_(args|ret|msg)', d.name) and d.name not in wanted:
                     raise GenError(d.path, d.line, f'{d.what} {d.name} belongs to no procedure '
                                    f'(expected a procedure named after it)')
 
@@ -1125,6 +1130,8 @@ class DocWriter:
             if not annotated:
                 anchor = f'{program.key.lower()}-{anchor}'
             sides = [f'`{s.name}`' if s else 'void' for _, s in (('Arguments', proc.args), ('Result', proc.ret))]
+            if proc.msg:
+                sides = [f'message `{proc.msg.name}`', 'none']
             row = f'| {proc.number} | [{proc.name}](#{anchor}) | {sides[0]} | {sides[1]} |'
             if annotated:
                 row += f' {"yes" if proc.auth == "none" else "no"} |' \
@@ -1143,6 +1150,12 @@ class DocWriter:
                         f'Generated stubs: {proc.stubs}.', '']
             else:
                 out += [f'`{proc.enum_value}` = {proc.number}.', '']
+            if proc.msg:
+                out += ['Not a call: the server sends this unasked, as a packet of type MESSAGE '
+                        '(2) with status OK, and the client sends no reply. '
+                        f'Body: `{proc.msg.name}`, {self.size_text(Wire("struct", proc.msg.name))}.', '']
+                out += self.struct_block(proc.msg, expand=True) + ['']
+                continue
             for label, struct in (('Arguments', proc.args), ('Result', proc.ret)):
                 if struct is None:
                     out += [f'{label}: void (empty payload).', '']
@@ -1155,7 +1168,7 @@ class DocWriter:
     def render_types(self):
         spec = self.spec
         proc_structs = {s.name for p in spec.programs for proc in p.procedures
-                        for s in (proc.args, proc.ret) if s}
+                        for s in (proc.args, proc.ret, proc.msg) if s}
         proc_enums = {p.enum.name for p in spec.programs}
         out = ['## Types', '',
                'Named types shared by the procedures above, in the order the .x files define them. '

@@ -1,5 +1,6 @@
 #include "server/client.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "rv_keepalive.h"
 #include "server/dispatch.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
@@ -25,6 +27,7 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
 
 static void handshake_step(rvs_client *c);
+static void on_keepalive(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* The deadline for what an anonymous client must do first: its TLS
  * handshake, then (with SASL) its authentication. */
@@ -76,6 +79,8 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
     c->write_watcher.data = c;
     ev_timer_init(&c->deadline, on_deadline, 0., 0.);
     c->deadline.data = c;
+    ev_timer_init(&c->keepalive, on_keepalive, 0., 0.);
+    c->keepalive.data = c;
     if (how->tls_handshake) {
         /* The client speaks first (its hello); the handshake runs from the
          * watchers, never from here, where the server does not list c yet. */
@@ -190,6 +195,7 @@ void rvs_client_close(rvs_client *c, const char *why)
     ev_io_stop(c->env->loop, &c->read_watcher);
     ev_io_stop(c->env->loop, &c->write_watcher);
     ev_timer_stop(c->env->loop, &c->deadline);
+    ev_timer_stop(c->env->loop, &c->keepalive);
     c->env->on_close(c, c->env->opaque);
 }
 
@@ -201,6 +207,7 @@ void rvs_client_free(rvs_client *c)
     free(c->x509_dn);
     free(c->sasl_user);
     rv_sasl_free(c->sasl);
+    rvs_events_forget(c);
     rv_transport_close(c->tr);
     rv_buf_free(&c->in);
     rv_buf_free(&c->out);
@@ -215,21 +222,23 @@ static void pause_reading(rvs_client *c)
     }
 }
 
+/* Whether a whole frame belongs to the keepalive program (its header's
+ * first word, right after the length word). */
+static int is_keepalive(const char *frame, size_t len)
+{
+    uint32_t prog;
+    if (len < RV_FRAME_MIN)
+        return 0;
+    memcpy(&prog, frame + RV_LEN_WORD_SIZE, sizeof(prog));
+    return ntohl(prog) == RV_KEEPALIVE_PROGRAM;
+}
+
 /* Dispatch every whole frame in c->in while the client is under its
- * in-flight limit.  Returns -1 if the client was closed. */
+ * in-flight limit.  Keepalive packets do not count against the limit and
+ * are answered even at it.  Returns -1 if the client was closed. */
 static int dispatch_buffered(rvs_client *c)
 {
     while (!c->closing && !c->close_after_flush && rv_buf_used(&c->in) >= 4) {
-        if (c->inflight >= c->env->max_client_requests) {
-            /* Replies go out first; what is buffered waits for them. */
-            rvs_client_flush(c);
-            if (c->closing)
-                return -1;
-            if (c->inflight >= c->env->max_client_requests) {
-                pause_reading(c);
-                return 0;
-            }
-        }
         uint32_t len = rv_frame_peek_len(rv_buf_head(&c->in));
         rv_err err = { 0 };
         /* Before authentication only small AUTH_ calls make sense; an
@@ -250,8 +259,23 @@ static int dispatch_buffered(rvs_client *c)
             }
             return 0;
         }
-        c->inflight++;
-        if (rvs_dispatch_frame(c, rv_buf_head(&c->in), len) < 0) {
+        int keepalive = is_keepalive(rv_buf_head(&c->in), len);
+        if (!keepalive && c->inflight >= c->env->max_client_requests) {
+            /* Replies go out first; what is buffered waits for them. */
+            rvs_client_flush(c);
+            if (c->closing)
+                return -1;
+            if (c->inflight >= c->env->max_client_requests) {
+                pause_reading(c);
+                return 0;
+            }
+        }
+        if (!keepalive)
+            c->inflight++;
+        c->dispatching = 1;
+        int rc = rvs_dispatch_frame(c, rv_buf_head(&c->in), len);
+        c->dispatching = 0;
+        if (rc < 0) {
             rvs_client_close(c, "unparseable packet");
             return -1;
         }
@@ -283,6 +307,10 @@ static void read_some(rvs_client *c)
         return;
     }
     c->in.len += (size_t)n;
+    /* Any byte from the client shows it is alive: no ev_timer call on
+     * this path, the keepalive timer looks at the time when it fires. */
+    c->last_heard = ev_now(c->env->loop);
+    c->pings_unanswered = 0;
 }
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
@@ -345,6 +373,7 @@ void rvs_client_flush(rvs_client *c)
         return;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
+    c->unsolicited = 0;
     if (c->close_after_flush) {
         rvs_client_close(c, "refused");
         return;
@@ -388,4 +417,83 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
         else
             rvs_client_flush(c);
     }
+}
+
+char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
+{
+    if (c->closing || c->close_after_flush)
+        return NULL;
+    /* Bytes written since out was last empty may have been events or
+     * replies; counting them all as events errs towards keeping it. */
+    size_t unread = c->unsolicited < rv_buf_used(&c->out) ? c->unsolicited
+                                                           : rv_buf_used(&c->out);
+    if (unread + len > c->env->max_client_output) {
+        char name[256];
+        RV_WARN("%s: %zu bytes of events and pings are waiting unread, over "
+                "max_client_output_bytes (%zu); closing it",
+                rvs_client_name(c, name, sizeof(name)), unread, c->env->max_client_output);
+        rvs_client_close(c, "output queue over max_client_output_bytes");
+        return NULL;
+    }
+    if (rv_buf_reserve(&c->out, len) < 0) {
+        rvs_client_close(c, "out of memory queueing an event");
+        return NULL;
+    }
+    char *copy = c->out.data + c->out.len;
+    memcpy(copy, frame, len);
+    c->out.len += len;
+    c->unsolicited += len;
+    return copy;
+}
+
+/* ---- keepalive ---- */
+
+void rvs_client_start_keepalive(rvs_client *c)
+{
+    if (c->env->keepalive_interval <= 0 || ev_is_active(&c->keepalive))
+        return;
+    c->last_heard = ev_now(c->env->loop);
+    c->pings_unanswered = 0;
+    ev_timer_set(&c->keepalive, c->env->keepalive_interval, 0.);
+    ev_timer_start(c->env->loop, &c->keepalive);
+}
+
+/* Fires every keepalive_interval while the client is quiet: PING it, or
+ * after keepalive_count unanswered PINGs give it up. */
+static void on_keepalive(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    rvs_client *c = w->data;
+    ev_tstamp interval = c->env->keepalive_interval;
+    ev_tstamp quiet = ev_now(loop) - c->last_heard;
+    if (quiet < interval - 0.01) {
+        /* Heard from it meanwhile: look again one interval after that. */
+        ev_timer_set(w, interval - quiet, 0.);
+        ev_timer_start(loop, w);
+        return;
+    }
+    if (c->pings_unanswered >= c->env->keepalive_count) {
+        char name[256];
+        RV_WARN("%s: no sign of life for %.0f s (%d keepalive pings unanswered); closing it",
+                rvs_client_name(c, name, sizeof(name)), quiet, c->pings_unanswered);
+        rvs_client_close(c, "keepalive timeout");
+        return;
+    }
+    /* A PING is the bare header: length, program, version, procedure,
+     * type MESSAGE, serial 0, status OK. */
+    const uint32_t words[] = { RV_FRAME_MIN, RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION,
+                               RV_KEEPALIVE_PROC_PING, RV_MESSAGE, 0, RV_OK };
+    char frame[sizeof(words)];
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        uint32_t be = htonl(words[i]);
+        memcpy(frame + 4 * i, &be, 4);
+    }
+    if (!rvs_client_queue_unsolicited(c, frame, sizeof(frame)))
+        return;
+    c->pings_unanswered++;
+    rvs_client_flush(c);
+    if (c->closing)
+        return;
+    ev_timer_set(w, interval, 0.);
+    ev_timer_start(loop, w);
 }

@@ -7,6 +7,7 @@
 
 #include "auth/peercred.h"
 #include "common/util.h"
+#include "server/events.h"
 #include "server/drivers/driver.h"
 #include "transport/transport.h"
 
@@ -18,6 +19,9 @@ typedef struct rvs_client_env {
     int max_client_requests;
     int handshake_timeout;      /* seconds for a TLS client to finish its handshake */
     int auth_timeout;           /* seconds for a client to authenticate */
+    int keepalive_interval;     /* seconds of silence before a PING; -1: never */
+    int keepalive_count;        /* unanswered PINGs before the client is dropped */
+    size_t max_client_output;   /* bytes of events and PINGs a client may leave unread */
     const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
@@ -36,8 +40,18 @@ struct rvs_client {
     ev_timer deadline;          /* drops a client that does not finish its
                                  * TLS handshake or authentication in time */
     rv_buf in;                  /* bytes read, not yet dispatched */
-    rv_buf out;                 /* encoded replies not yet written */
+    rv_buf out;                 /* encoded replies and events not yet written */
+    size_t unsolicited;         /* bytes of events and PINGs queued since out was last
+                                 * empty (what max_client_output bounds) */
     int inflight;               /* calls whose replies are not all written */
+    /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
+    ev_timer keepalive;
+    ev_tstamp last_heard;       /* when the client last sent anything */
+    int pings_unanswered;
+    /* Event subscriptions, in registration order. */
+    rvs_subscription *subs;
+    int nsubs, subs_cap;
+    int last_callback_id;
     unsigned long long serial_no;   /* the server's number for this client, for logs */
     char from[80];              /* "local" or the peer's address:port */
     rv_peer_identity peer;      /* Unix sockets */
@@ -55,6 +69,8 @@ struct rvs_client {
     unsigned sasl_layer_next : 1;   /* wrap the transport once the output is out */
     unsigned close_after_flush : 1; /* a refusal is queued: close once it is sent */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
+    unsigned dispatching : 1;       /* inside one of its own calls */
+    unsigned close_callback : 1;    /* CONNECT_REGISTER_CLOSE_CALLBACK taken */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
@@ -93,5 +109,15 @@ void rvs_client_free(rvs_client *c);
 
 /* Write what is queued in c->out now; arm the write watcher if the socket is full. */
 void rvs_client_flush(rvs_client *c);
+
+/* Queue a packet the client did not ask for (an event, a PING) and return
+ * where its copy starts in c->out, for the caller to patch; the caller
+ * flushes.  A client whose unread events would pass max_client_output is
+ * closed instead, with the reason logged, and NULL returned. */
+char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
+
+/* Start PINGing a client that said it answers them (no-op if disabled by
+ * keepalive_interval = -1 or already started). */
+void rvs_client_start_keepalive(rvs_client *c);
 
 #endif

@@ -13,7 +13,10 @@
 #define RVS_LIMIT_CEILING 1000000
 
 typedef enum {
-    VAL_INT, VAL_BOOL, VAL_PORT, VAL_STRING, VAL_LIST, VAL_PERMS, VAL_LOG_LEVEL, VAL_AUTH
+    VAL_INT, VAL_BOOL, VAL_PORT, VAL_STRING, VAL_LIST, VAL_PERMS, VAL_LOG_LEVEL, VAL_AUTH,
+    VAL_INTERVAL,   /* seconds, or -1 for never */
+    VAL_COUNT,      /* 0 or more */
+    VAL_BYTES,      /* a size_t from 4096 up */
 } value_kind;
 
 typedef struct {
@@ -38,6 +41,9 @@ static const config_key config_keys[] = {
     KEY(tcp_min_ssf, VAL_INT),
     KEY(auth_timeout, VAL_INT),
     KEY(max_anonymous_clients, VAL_INT),
+    KEY(keepalive_interval, VAL_INTERVAL),
+    KEY(keepalive_count, VAL_COUNT),
+    KEY(max_client_output_bytes, VAL_BYTES),
     KEY(listen_tcp, VAL_BOOL),
     KEY(listen_tls, VAL_BOOL),
     KEY(tcp_port, VAL_PORT),
@@ -76,6 +82,11 @@ void rvs_config_init(rvs_config *cfg)
     cfg->tcp_min_ssf = 56;
     cfg->auth_timeout = 30;
     cfg->max_anonymous_clients = 20;
+    cfg->keepalive_interval = 5;
+    cfg->keepalive_count = 5;
+    /* Some 60,000 lifecycle events: far more than a client that reads
+     * at all falls behind, little memory even for thousands of clients. */
+    cfg->max_client_output_bytes = 8 << 20;
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;
@@ -241,6 +252,24 @@ int rvs_config_set(rvs_config *cfg, const char *key, const char *value, const ch
                 why = "expected an integer from 1 to 1000000";
             else
                 *(int *)slot = (int)num;
+            break;
+        case VAL_INTERVAL:
+            if (str || !(num == -1 || (num >= 1 && num <= RVS_LIMIT_CEILING)))
+                why = "expected -1 (off) or seconds from 1 to 1000000";
+            else
+                *(int *)slot = (int)num;
+            break;
+        case VAL_COUNT:
+            if (str || num < 0 || num > RVS_LIMIT_CEILING)
+                why = "expected an integer from 0 to 1000000";
+            else
+                *(int *)slot = (int)num;
+            break;
+        case VAL_BYTES:
+            if (str || num < 4096 || num > (1LL << 40))
+                why = "expected a number of bytes from 4096 to 1099511627776";
+            else
+                *(size_t *)slot = (size_t)num;
             break;
         case VAL_BOOL:
             if (str || (num != 0 && num != 1))

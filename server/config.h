@@ -23,6 +23,9 @@ typedef struct rvs_config {
     int tcp_min_ssf;                /* least SASL security strength on plain TCP */
     int auth_timeout;               /* seconds to authenticate before being dropped */
     int max_anonymous_clients;      /* clients not yet authenticated, at once */
+    int keepalive_interval;         /* seconds of silence before a PING; -1: off */
+    int keepalive_count;            /* unanswered PINGs before a client is dropped */
+    size_t max_client_output_bytes; /* unread events a client may leave queued */
     /* Network listeners (off by default, as libvirtd's). */
     int listen_tcp;
     int listen_tls;

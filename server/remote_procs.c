@@ -115,9 +115,13 @@ int rvs_handle_connect_close(rvs_call *call)
 int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feature_args *args,
                                         rv_connect_supports_feature_ret *ret)
 {
-    (void)call;
     switch (args->feature) {
-    case RV_FEATURE_PROGRAM_KEEPALIVE:      /* PINGs are answered */
+    case RV_FEATURE_PROGRAM_KEEPALIVE:
+        /* As libvirtd: a client that asks answers PINGs, so from now on
+         * it gets them; one that never asks is never PINGed. */
+        rvs_client_start_keepalive(call->client);
+        ret->supported = 1;
+        break;
     case RV_FEATURE_REMOTE_EVENT_CALLBACK:
     case RV_FEATURE_REMOTE_CLOSE_CALLBACK:
         ret->supported = 1;
@@ -273,14 +277,43 @@ int rvs_handle_auth_polkit(rvs_call *call, rv_auth_polkit_ret *ret)
     return auth_failed(call, "polkit authentication is not supported by remvirtd");
 }
 
+/* remvirtd's drivers never close a connection under a client, so no
+ * CONNECT_EVENT_CONNECTION_CLOSED follows; the registration is kept for
+ * the day one does. */
 int rvs_handle_connect_register_close_callback(rvs_call *call)
 {
-    return open_conn(call) ? 0 : -1;
+    if (!open_conn(call))
+        return -1;
+    call->client->close_callback = 1;
+    return 0;
 }
 
 int rvs_handle_connect_unregister_close_callback(rvs_call *call)
 {
-    return open_conn(call) ? 0 : -1;
+    if (!open_conn(call))
+        return -1;
+    call->client->close_callback = 0;
+    return 0;
+}
+
+/* ---- events ---- */
+
+int rvs_handle_connect_domain_event_callback_register_any(
+    rvs_call *call, rv_connect_domain_event_callback_register_any_args *args,
+    rv_connect_domain_event_callback_register_any_ret *ret)
+{
+    if (!open_conn(call))
+        return -1;
+    return rvs_events_subscribe(call->client, args->eventID, args->dom, &ret->callbackID,
+                                &call->err);
+}
+
+int rvs_handle_connect_domain_event_callback_deregister_any(
+    rvs_call *call, rv_connect_domain_event_callback_deregister_any_args *args)
+{
+    if (!open_conn(call))
+        return -1;
+    return rvs_events_unsubscribe(call->client, args->callbackID, &call->err);
 }
 
 int rvs_handle_connect_get_uri(rvs_call *call, rv_connect_get_uri_ret *ret)

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "server/client.h"
 #include "server/dispatch.h"
+#include "server/events.h"
 #include "transport/socket.h"
 #include "transport/tcp.h"
 #include "transport/tls.h"
@@ -97,6 +98,14 @@ static void client_closed(rvs_client *c, void *opaque)
     unlink_client(&srv->clients, c);
     srv->nclients--;
     push_client(&srv->closed, c);
+}
+
+/* Every state change a driver makes goes to the clients that subscribed. */
+static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, int event,
+                                 int detail, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_lifecycle(srv->clients, drv, dom, event, detail);
 }
 
 static void free_closed(rvs_server *srv)
@@ -389,6 +398,9 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
         }
     srv->env.handshake_timeout = cfg->tls_handshake_timeout;
     srv->env.auth_timeout = cfg->auth_timeout;
+    srv->env.keepalive_interval = cfg->keepalive_interval;
+    srv->env.keepalive_count = cfg->keepalive_count;
+    srv->env.max_client_output = cfg->max_client_output_bytes;
     srv->env.sasl_allowed_users = (const char *const *)cfg->sasl_allowed_username_list;
     srv->env.on_authenticated = client_authenticated;
     srv->max_anonymous_clients = cfg->max_anonymous_clients;
@@ -412,6 +424,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_init(&srv->before_sleep, on_before_sleep);
     srv->before_sleep.data = srv;
     ev_prepare_start(srv->loop, &srv->before_sleep);
+    rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     return srv;
 }
 
@@ -437,6 +450,7 @@ void rvs_server_free(rvs_server *srv)
     ev_loop_destroy(srv->loop);
     rv_tls_context_free(srv->tls);
     free(srv);
+    rv_driver_set_lifecycle_sink(NULL, NULL);
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();

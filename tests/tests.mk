@@ -110,6 +110,13 @@ check_PROGRAMS += tests/integration/client-backpressure
 tests_integration_client_backpressure_SOURCES = tests/integration/client-backpressure.c
 tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
 
+# client event loop unit test: the registry and the built-in poll() loop on
+# real pipes, through the library's public functions (event-loop helper).
+check_PROGRAMS += tests/unit/test-event
+TESTS += tests/unit/test-event
+tests_unit_test_event_SOURCES = tests/unit/test-event.c tests/unit/check.h
+tests_unit_test_event_LDADD = libremvirt.la $(PTHREAD_LIBS)
+
 # test driver unit test
 # The driver's sources are built into the test itself (own CFLAGS, so their
 # objects stay apart from libremvirtd.la's); tests/data/test-driver holds

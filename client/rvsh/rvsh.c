@@ -1,6 +1,6 @@
 /* rvsh: the remvirt shell.
  *
- *   rvsh [-c URI] [-r] [-q] [--json] [COMMAND [ARGS...]]
+ *   rvsh [-c URI] [-r] [-q] [--json] [-k SECONDS] [-K N] [COMMAND [ARGS...]]
  *
  * With a command it runs that one command; without, it reads commands
  * (readline with history in ~/.rvsh_history and completion of command
@@ -23,6 +23,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,15 +49,25 @@ typedef struct shell {
     int json;
     int quiet;
     int reconnecting;           /* the last connection died */
+    int keepalive_interval;     /* -k; 0: the library's default */
+    int keepalive_count;        /* -K; -1: the library's default */
     rv_conn *conn;
+    /* What the event loop's thread tells the command waiting for events. */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int events_seen;
+    int closed_reason;          /* -1: open */
 } shell;
 
 /* How a command's domain argument may be resolved, as in virsh. */
 enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME };
 
+#define MAX_OPTIONS 8
+
 typedef struct cmd_args {
     const char *value;          /* the one positional argument, if any */
     unsigned int opts;          /* bit i: options[i] was given */
+    const char *opt_values[MAX_OPTIONS];    /* for options written "name=" */
 } cmd_args;
 
 typedef struct command command;
@@ -63,7 +76,7 @@ struct command {
     int (*run)(shell *sh, const command *cmd, const cmd_args *a);
     const char *arg;            /* name of the required argument, or NULL */
     unsigned int lookup;        /* BY_* when arg is a domain */
-    const char *const *options; /* boolean options, NULL-terminated */
+    const char *const *options; /* NULL-terminated; "name=" takes a value */
     const char *summary;
 };
 
@@ -201,6 +214,8 @@ static void json_bool_field(const char *key, int value, int *first)
 
 /* ---- connection and domain lookup ---- */
 
+static void on_connection_closed(rv_conn *conn, int reason, void *opaque);
+
 /* The connection, opened on first use.  One that died (the daemon went
  * away) is replaced, as virsh does, so an interactive session survives a
  * daemon restart. */
@@ -213,9 +228,17 @@ static rv_conn *connection(shell *sh)
     }
     if (sh->conn)
         return sh->conn;
+    pthread_mutex_lock(&sh->lock);
+    sh->closed_reason = -1;
+    pthread_mutex_unlock(&sh->lock);
     sh->conn = rv_connect_open(sh->uri, sh->open_flags);
     if (!sh->conn) {
         error_line("failed to connect to the hypervisor");
+        lib_error();
+    } else if (rv_connect_register_close_callback(sh->conn, on_connection_closed, sh, NULL) < 0 ||
+               ((sh->keepalive_interval || sh->keepalive_count >= 0) &&
+                rv_connect_set_keepalive(sh->conn, sh->keepalive_interval ? sh->keepalive_interval : 5,
+                                         sh->keepalive_count >= 0 ? (unsigned)sh->keepalive_count : 5) < 0)) {
         lib_error();
     } else if (sh->reconnecting) {
         error_line("Reconnected to the hypervisor");
@@ -745,6 +768,174 @@ static int cmd_nodeinfo(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
+/* ---- events ---- */
+
+static const char *lifecycle_event_name(int event)
+{
+    static const char *const names[] = {
+        "Defined", "Undefined", "Started", "Suspended", "Resumed", "Stopped", "Shutdown",
+        "PMSuspended", "Crashed",
+    };
+    return event >= 0 && event < (int)(sizeof(names) / sizeof(names[0])) ? names[event]
+                                                                          : "unknown";
+}
+
+/* virsh's words for each event's details. */
+static const char *lifecycle_detail_name(int event, int detail)
+{
+    static const char *const defined[] = { "Added", "Updated", "Renamed", "Snapshot" };
+    static const char *const undefined[] = { "Removed", "Renamed" };
+    static const char *const started[] = { "Booted", "Migrated", "Restored", "Snapshot",
+                                           "Event wakeup", "Recreated" };
+    static const char *const suspended[] = { "Paused", "Migrated", "I/O Error", "Watchdog",
+                                             "Restored", "Snapshot", "API error", "Post-copy",
+                                             "Post-copy Error" };
+    static const char *const resumed[] = { "Unpaused", "Migrated", "Snapshot", "Post-copy",
+                                           "Post-copy Error" };
+    static const char *const stopped[] = { "Shutdown", "Destroyed", "Crashed", "Migrated",
+                                           "Saved", "Failed", "Snapshot" };
+    static const char *const shutdown[] = { "Finished", "Finished after guest request",
+                                            "Finished after host request" };
+    static const char *const pmsuspended[] = { "Memory", "Disk" };
+    static const char *const crashed[] = { "Core Dump", "Crashloaded" };
+    const char *const *names = NULL;
+    int n = 0;
+#define USE(list) (names = (list), n = (int)(sizeof(list) / sizeof((list)[0])))
+    switch (event) {
+    case RV_DOMAIN_EVENT_DEFINED: USE(defined); break;
+    case RV_DOMAIN_EVENT_UNDEFINED: USE(undefined); break;
+    case RV_DOMAIN_EVENT_STARTED: USE(started); break;
+    case RV_DOMAIN_EVENT_SUSPENDED: USE(suspended); break;
+    case RV_DOMAIN_EVENT_RESUMED: USE(resumed); break;
+    case RV_DOMAIN_EVENT_STOPPED: USE(stopped); break;
+    case RV_DOMAIN_EVENT_SHUTDOWN: USE(shutdown); break;
+    case RV_DOMAIN_EVENT_PMSUSPENDED: USE(pmsuspended); break;
+    case RV_DOMAIN_EVENT_CRASHED: USE(crashed); break;
+    default: break;
+    }
+#undef USE
+    return detail >= 0 && detail < n ? names[detail] : "unknown";
+}
+
+/* In the event loop's thread. */
+static void on_lifecycle(rv_conn *conn, rv_dom *dom, int event, int detail, void *opaque)
+{
+    shell *sh = opaque;
+    (void)conn;
+    printf("event 'lifecycle' for domain '%s': %s %s\n", rv_domain_get_name(dom),
+           lifecycle_event_name(event), lifecycle_detail_name(event, detail));
+    fflush(stdout);
+    pthread_mutex_lock(&sh->lock);
+    sh->events_seen++;
+    pthread_cond_signal(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static void on_connection_closed(rv_conn *conn, int reason, void *opaque)
+{
+    shell *sh = opaque;
+    (void)conn;
+    pthread_mutex_lock(&sh->lock);
+    sh->closed_reason = reason;
+    pthread_cond_signal(&sh->changed);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static const char *close_reason_text(int reason)
+{
+    switch (reason) {
+    case RV_CONNECT_CLOSE_REASON_EOF: return "the server closed the connection";
+    case RV_CONNECT_CLOSE_REASON_KEEPALIVE: return "the server stopped answering keepalive";
+    case RV_CONNECT_CLOSE_REASON_CLIENT: return "closed";
+    default: return "an error on the connection";
+    }
+}
+
+/* event [--loop] [--timeout N] [--domain NAME]: print lifecycle events as
+ * they come, as virsh event --event lifecycle does: the first one only,
+ * or every one with --loop, until the timeout or Ctrl-C. */
+static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    int loop = a->opts & 1, timeout = 0;
+    const char *timeout_text = a->opt_values[1], *domain = a->opt_values[2];
+    if (timeout_text && (parse_int(timeout_text, &timeout) < 0 || timeout <= 0)) {
+        error_line("Numeric value '%s' for <timeout> option is malformed or out of range",
+                   timeout_text);
+        return -1;
+    }
+    rv_dom *dom = domain ? lookup_domain(sh, domain, BY_ANY) : NULL;
+    if (domain && !dom)
+        return -1;
+    pthread_mutex_lock(&sh->lock);
+    sh->events_seen = 0;
+    pthread_mutex_unlock(&sh->lock);
+    int id = rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
+    rv_domain_free(dom);
+    if (id < 0) {
+        lib_error();
+        return -1;
+    }
+    struct sigaction sa = { .sa_handler = on_sigint }, old;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout;
+    int timed_out = 0, closed = -1, seen;
+    pthread_mutex_lock(&sh->lock);
+    for (;;) {
+        seen = sh->events_seen;
+        closed = sh->closed_reason;
+        if ((!loop && seen > 0) || closed >= 0 || interrupted)
+            break;
+        /* Wake now and then to notice Ctrl-C. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 200 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        if (timeout && (until.tv_sec > deadline.tv_sec ||
+                        (until.tv_sec == deadline.tv_sec && until.tv_nsec > deadline.tv_nsec)))
+            until = deadline;
+        if (pthread_cond_timedwait(&sh->changed, &sh->lock, &until) == ETIMEDOUT && timeout) {
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            if (now.tv_sec > deadline.tv_sec ||
+                (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec)) {
+                timed_out = 1;
+                seen = sh->events_seen;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&sh->lock);
+    sigaction(SIGINT, &old, NULL);
+    if (closed >= 0) {
+        error_line("the connection to the hypervisor was lost: %s", close_reason_text(closed));
+        printf("events received: %d\n", seen);
+        return -1;
+    }
+    if (rv_connect_domain_event_deregister(sh->conn, id) < 0)
+        lib_error();
+    if (timed_out)
+        printf("event loop timed out\n");
+    printf("events received: %d\n", seen);
+    /* As virsh: a timeout with no event is a failure. */
+    return timed_out && seen == 0 ? -1 : 0;
+}
+
 static int cmd_help(shell *sh, const command *cmd, const cmd_args *a);
 static int cmd_quit(shell *sh, const command *cmd, const cmd_args *a)
 {
@@ -756,6 +947,8 @@ static const char *const opts_list[] = { "all", "inactive", "json", NULL };
 static const char *const opts_json[] = { "json", NULL };
 static const char *const opts_reason[] = { "reason", NULL };
 static const char *const opts_daemon[] = { "daemon", NULL };
+/* Bit order matters: cmd_event reads bits 0 (loop), 1 (timeout), 2 (domain). */
+static const char *const opts_event[] = { "loop", "timeout=", "domain=", NULL };
 
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
@@ -779,6 +972,8 @@ static const command commands[] = {
     { "nodeinfo", cmd_nodeinfo, NULL, 0, NULL, "node information" },
     { "uri", cmd_uri, NULL, 0, NULL, "the URI of the connection" },
     { "capabilities", cmd_capabilities, NULL, 0, NULL, "capabilities XML" },
+    { "event", cmd_event, NULL, 0, opts_event,
+      "print domain lifecycle events as they come (the first; --loop: all; --timeout seconds)" },
     { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
     { "quit", cmd_quit, NULL, 0, NULL, "leave the shell" },
     { "exit", cmd_quit, NULL, 0, NULL, "leave the shell" },
@@ -803,8 +998,14 @@ static void print_synopsis(const command *cmd)
     printf("%s", cmd->name);
     if (cmd->arg)
         printf(" <%s>", cmd->arg);
-    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++)
-        printf(" [--%s]", cmd->options[i]);
+    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++) {
+        const char *o = cmd->options[i];
+        size_t n = strcspn(o, "=");
+        if (o[n])
+            printf(" [--%.*s <value>]", (int)n, o);
+        else
+            printf(" [--%s]", o);
+    }
 }
 
 static int cmd_help(shell *sh, const command *cmd, const cmd_args *a)
@@ -836,7 +1037,7 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
         error_line("unknown command: '%s'", argv[0]);
         return -1;
     }
-    cmd_args a = { NULL, 0 };
+    cmd_args a = { .value = NULL };
     /* help takes an optional command name */
     const char *arg = cmd->run == cmd_help ? "command" : cmd->arg;
     int only_data = 0;
@@ -857,13 +1058,23 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
                 continue;
             }
             unsigned int k = 0;
-            while (cmd->options && cmd->options[k] && strcmp(cmd->options[k], name) != 0)
+            size_t nlen = strlen(name);
+            while (cmd->options && cmd->options[k] &&
+                   !(strncmp(cmd->options[k], name, nlen) == 0 &&
+                     (cmd->options[k][nlen] == '\0' || cmd->options[k][nlen] == '=')))
                 k++;
             if (!cmd->options || !cmd->options[k]) {
                 error_line("command '%s' doesn't support option %s", cmd->name, t);
                 return -1;
             }
             a.opts |= 1u << k;
+            if (cmd->options[k][nlen] == '=') {
+                if (i + 1 >= argc) {
+                    error_line("expected syntax: --%s <value>", name);
+                    return -1;
+                }
+                a.opt_values[k] = argv[++i];
+            }
             continue;
         }
         if (!arg || a.value) {
@@ -1130,26 +1341,58 @@ static void usage(FILE *out)
             "  -r, --readonly     open a read-only connection\n"
             "  -q, --quiet        no welcome banner and no blank line after each command\n"
             "      --json         JSON output for list and dominfo\n"
+            "  -k, --keepalive-interval SECONDS\n"
+            "                     PING a quiet server after this long (default 5; -1: off)\n"
+            "  -K, --keepalive-count N\n"
+            "                     give the connection up after N unanswered PINGs (default 5)\n"
             "  -h, --help         this help\n"
             "\n"
             "Without a COMMAND, rvsh reads commands interactively.  'rvsh help' lists them.\n");
 }
 
+/* The event loop's thread: events, keepalive and a lost connection are
+ * noticed while the shell waits for input or for events. */
+static void *run_event_loop(void *arg)
+{
+    (void)arg;
+    for (;;)
+        if (rv_event_run_default_impl() < 0) {
+            lib_error();
+            return NULL;
+        }
+}
+
 int main(int argc, char **argv)
 {
     shell sh = { 0 };
+    pthread_mutex_init(&sh.lock, NULL);
+    pthread_cond_init(&sh.changed, NULL);
+    sh.closed_reason = -1;
     static const struct option long_opts[] = {
         { "connect", required_argument, NULL, 'c' },
         { "readonly", no_argument, NULL, 'r' },
         { "quiet", no_argument, NULL, 'q' },
         { "json", no_argument, NULL, 'j' },
+        { "keepalive-interval", required_argument, NULL, 'k' },
+        { "keepalive-count", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int c;
     /* '+': options end at the command, whose own options follow it. */
-    while ((c = getopt_long(argc, argv, "+c:rqh", long_opts, NULL)) != -1) {
+    sh.keepalive_count = -1;
+    while ((c = getopt_long(argc, argv, "+c:rqhk:K:", long_opts, NULL)) != -1) {
         switch (c) {
+        case 'k':
+        case 'K': {
+            int v;
+            if (parse_int(optarg, &v) < 0 || v < (c == 'k' ? -1 : 0)) {
+                error_line("invalid keepalive %s '%s'", c == 'k' ? "interval" : "count", optarg);
+                return 1;
+            }
+            *(c == 'k' ? &sh.keepalive_interval : &sh.keepalive_count) = v;
+            break;
+        }
         case 'c': sh.uri = optarg; break;
         case 'r': sh.open_flags |= RV_CONNECT_READONLY; break;
         case 'q': sh.quiet = 1; break;
@@ -1158,6 +1401,14 @@ int main(int argc, char **argv)
         default: usage(stderr); return 1;
         }
     }
+
+    pthread_t loop_thread;
+    if (rv_event_register_default_impl() < 0 ||
+        pthread_create(&loop_thread, NULL, run_event_loop, NULL) != 0) {
+        lib_error();
+        return 1;
+    }
+    pthread_detach(loop_thread);
 
     int rc = 0;
     if (optind < argc) {

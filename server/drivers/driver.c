@@ -5,6 +5,23 @@
 
 const rv_driver *const rv_drivers[] = { &rv_test_driver, NULL };
 
+/* The daemon has one loop thread and one sink (the event fan-out). */
+static rv_lifecycle_sink lifecycle_sink;
+static void *lifecycle_sink_opaque;
+
+void rv_driver_set_lifecycle_sink(rv_lifecycle_sink sink, void *opaque)
+{
+    lifecycle_sink = sink;
+    lifecycle_sink_opaque = opaque;
+}
+
+void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int event,
+                               int detail)
+{
+    if (lifecycle_sink)
+        lifecycle_sink(drv, dom, event, detail, lifecycle_sink_opaque);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

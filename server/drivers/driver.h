@@ -160,6 +160,37 @@ typedef struct rv_driver {
                                 rv_err *err);
 } rv_driver;
 
+/* ---- events ----
+ * A driver reports every state change it makes, whichever client asked
+ * for it, through rv_driver_lifecycle_event(); remvirtd sends it on to
+ * the clients that subscribed.  The numbers are libvirt's
+ * virDomainEventType and the detail enums under it. */
+enum {
+    RV_EVENT_DEFINED = 0,           /* detail: 0 added, 1 updated */
+    RV_EVENT_UNDEFINED = 1,         /* 0 removed */
+    RV_EVENT_STARTED = 2,           /* 0 booted */
+    RV_EVENT_SUSPENDED = 3,         /* 0 paused */
+    RV_EVENT_RESUMED = 4,           /* 0 unpaused */
+    RV_EVENT_STOPPED = 5,           /* 0 shutdown, 1 destroyed */
+};
+enum {
+    RV_EVENT_DEFINED_ADDED = 0,
+    RV_EVENT_DEFINED_UPDATED = 1,
+    RV_EVENT_UNDEFINED_REMOVED = 0,
+    RV_EVENT_STARTED_BOOTED = 0,
+    RV_EVENT_SUSPENDED_PAUSED = 0,
+    RV_EVENT_RESUMED_UNPAUSED = 0,
+    RV_EVENT_STOPPED_SHUTDOWN = 0,
+    RV_EVENT_STOPPED_DESTROYED = 1,
+};
+
+/* Where events go: dom is only borrowed for the length of the call. */
+typedef void (*rv_lifecycle_sink)(const rv_driver *drv, const rv_dom_ref *dom, int event,
+                                  int detail, void *opaque);
+void rv_driver_set_lifecycle_sink(rv_lifecycle_sink sink, void *opaque);
+void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int event,
+                               int detail);
+
 /* The drivers remvirtd knows, NULL-terminated. */
 extern const rv_driver *const rv_drivers[];
 extern const rv_driver rv_test_driver;

@@ -225,6 +225,7 @@ def unchanged(what):
 VALUE_OF_TYPE = {
     "rv_uuid": rc.Unpacker(RUNNING).domain()["uuid"],
     "rv_string": rc.xdr_opt_string(None),
+    "rv_domain": rc.xdr_uint(0),        # optional domain: absent
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }

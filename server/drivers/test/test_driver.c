@@ -290,12 +290,21 @@ static int take_id(void)
     }
 }
 
+/* Tell the subscribers (through the daemon) what just happened to d. */
+static void emit(const test_dom *d, int event, int detail)
+{
+    rv_dom_ref ref = { .name = d->def->name, .id = d->id };
+    memcpy(ref.uuid, d->def->uuid, sizeof(ref.uuid));
+    rv_driver_lifecycle_event(&rv_test_driver, &ref, event, detail);
+}
+
 static void dom_start(test_dom *d, int reason)
 {
     d->id = take_id();
     d->state = RV_DOMAIN_RUNNING;
     d->reason = reason;
     RV_DEBUG("domain '%s' running as id %d", d->def->name, d->id);
+    emit(d, RV_EVENT_STARTED, RV_EVENT_STARTED_BOOTED);
 }
 
 /* Stop d: a transient domain goes away, a waiting definition takes over. */
@@ -305,6 +314,8 @@ static void dom_stop(test_dom *d, int reason)
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->reason = reason;
+    emit(d, RV_EVENT_STOPPED, reason == SHUTOFF_DESTROYED ? RV_EVENT_STOPPED_DESTROYED
+                                                         : RV_EVENT_STOPPED_SHUTDOWN);
     if (!d->persistent) {
         dom_remove(d);
         return;
@@ -666,6 +677,7 @@ static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flag
         rv_test_def_free(def);
         return -1;
     }
+    int added = !d;
     if (!d) {
         if (!(d = dom_add(def, err)))
             return -1;
@@ -678,6 +690,7 @@ static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     }
     d->persistent = 1;
     RV_DEBUG("domain '%s' defined", d->def->name);
+    emit(d, RV_EVENT_DEFINED, added ? RV_EVENT_DEFINED_ADDED : RV_EVENT_DEFINED_UPDATED);
     return ref_fill(d, out, err);
 }
 
@@ -717,6 +730,7 @@ static int test_undefine(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int 
     if (check_flags(flags, UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS, "testDomainUndefineFlags",
                     err) < 0 || !(d = dom_get(dom, err)))
         return -1;
+    emit(d, RV_EVENT_UNDEFINED, RV_EVENT_UNDEFINED_REMOVED);
     if (!dom_active(d)) {
         dom_remove(d);
         return 0;
@@ -802,6 +816,7 @@ static int test_suspend(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
                     "internal error: domain '%s' not running", d->def->name);
     d->state = RV_DOMAIN_PAUSED;
     d->reason = PAUSED_USER;
+    emit(d, RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
     return 0;
 }
 
@@ -816,6 +831,7 @@ static int test_resume(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
                     "internal error: domain '%s' not paused", d->def->name);
     d->state = RV_DOMAIN_RUNNING;
     d->reason = RUNNING_UNPAUSED;
+    emit(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     return 0;
 }
 

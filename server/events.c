@@ -1,0 +1,126 @@
+#include "server/events.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "rv_remote.h"
+#include "server/client.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("server.events");
+
+/* Where callbackID sits in an encoded event: after the length word and
+ * the 24-byte header, first in every *_msg body. */
+#define CALLBACK_ID_OFFSET RV_FRAME_MIN
+
+int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *dom,
+                         int *callback_id, rv_err *err)
+{
+    if (event_id < 0 || event_id >= RV_DOM_EVENT_ID_COUNT) {
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INVALID_ARG,
+                   "invalid argument: unsupported event ID %d", event_id);
+        return -1;
+    }
+    if (c->nsubs >= RVS_MAX_SUBSCRIPTIONS) {
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_OPERATION_FAILED,
+                   "operation failed: a connection may hold at most %d event callbacks",
+                   RVS_MAX_SUBSCRIPTIONS);
+        return -1;
+    }
+    if (c->nsubs == c->subs_cap) {
+        int cap = c->subs_cap ? c->subs_cap * 2 : 32;
+        rvs_subscription *grown = realloc(c->subs, (size_t)cap * sizeof(*grown));
+        if (!grown) {
+            rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
+            return -1;
+        }
+        c->subs = grown;
+        c->subs_cap = cap;
+    }
+    rvs_subscription *s = &c->subs[c->nsubs++];
+    s->callback_id = ++c->last_callback_id;
+    s->event_id = event_id;
+    s->one_domain = dom != NULL;
+    if (dom)
+        memcpy(s->uuid, dom->uuid, sizeof(s->uuid));
+    *callback_id = s->callback_id;
+    return 0;
+}
+
+int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
+{
+    for (int i = 0; i < c->nsubs; i++) {
+        if (c->subs[i].callback_id == callback_id) {
+            /* Keep the order: events go out in registration order. */
+            memmove(&c->subs[i], &c->subs[i + 1], (size_t)(c->nsubs - i - 1) * sizeof(c->subs[0]));
+            c->nsubs--;
+            return 0;
+        }
+    }
+    rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INVALID_ARG,
+               "invalid argument: no domain event is registered with callback ID %d",
+               callback_id);
+    return -1;
+}
+
+void rvs_events_forget(rvs_client *c)
+{
+    free(c->subs);
+    c->subs = NULL;
+    c->nsubs = c->subs_cap = 0;
+}
+
+static int wants(const rvs_subscription *s, int event_id, const rv_dom_ref *dom)
+{
+    return s->event_id == event_id && (!s->one_domain || memcmp(s->uuid, dom->uuid, 16) == 0);
+}
+
+void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                          int event, int detail)
+{
+    rv_domain_event_callback_lifecycle_msg msg = {
+        .callbackID = 0,
+        .msg = { .dom = { .name = dom->name, .id = dom->id }, .event = event, .detail = detail },
+    };
+    memcpy(msg.msg.dom.uuid, dom->uuid, sizeof(msg.msg.dom.uuid));
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION,
+                      RV_PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, RV_MESSAGE, 1, RV_OK };
+    rv_buf frame = { 0 };
+    rv_err err = { 0 };
+    if (rv_frame_encode(&frame, &hdr, (xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg,
+                        &msg, &err) < 0) {
+        RV_ERROR("cannot encode the lifecycle event of domain '%s': %s", dom->name,
+                 err.message ? err.message : "?");
+        rv_err_clear(&err);
+        return;
+    }
+    int sent = 0;
+    rvs_client *next;
+    for (rvs_client *c = clients; c; c = next) {
+        next = c->next;     /* a client over its output cap leaves the list */
+        if (c->closing || c->drv != drv)
+            continue;
+        int queued = 0;
+        for (int i = 0; i < c->nsubs && !c->closing; i++) {
+            if (!wants(&c->subs[i], RV_DOM_EVENT_ID_LIFECYCLE, dom))
+                continue;
+            char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(&frame), rv_buf_used(&frame));
+            if (copy) {
+                uint32_t id = htonl((uint32_t)c->subs[i].callback_id);
+                memcpy(copy + CALLBACK_ID_OFFSET, &id, sizeof(id));
+                queued = 1;
+            }
+        }
+        if (queued) {
+            sent++;
+            /* A client in the middle of its own call sends with its reply. */
+            if (!c->dispatching)
+                rvs_client_flush(c);
+        }
+    }
+    RV_DEBUG("lifecycle event %d/%d of domain '%s' went to %d clients", event, detail,
+             dom->name, sent);
+    rv_buf_free(&frame);
+}

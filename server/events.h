@@ -1,0 +1,37 @@
+/* Domain event subscriptions (CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY)
+ * and the fan-out of each event to the clients that subscribed. */
+#ifndef RV_SERVER_EVENTS_H
+#define RV_SERVER_EVENTS_H
+
+#include "common/error.h"
+#include "rv_packet.h"
+#include "server/drivers/driver.h"
+
+typedef struct rvs_client rvs_client;
+
+/* One registration: the client's callbackID for an event ID, for every
+ * domain or for one (by uuid). */
+typedef struct rvs_subscription {
+    int callback_id;
+    int event_id;
+    int one_domain;
+    unsigned char uuid[16];
+} rvs_subscription;
+
+/* The most subscriptions one client may hold (virsh event --all takes 27). */
+#define RVS_MAX_SUBSCRIPTIONS 1024
+
+/* Subscribe c; *callback_id gets the new registration's number.  dom may
+ * be NULL (every domain). */
+int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *dom,
+                         int *callback_id, rv_err *err);
+int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
+void rvs_events_forget(rvs_client *c);
+
+/* Send a lifecycle event to every client in the list (linked by next)
+ * that opened drv and subscribed to it: encoded once, then copied into
+ * each subscriber's output with its own callbackID. */
+void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                          int event, int detail);
+
+#endif
