@@ -9,7 +9,9 @@
 # as root with openssh-server installed, starts a private sshd on a
 # loopback port; everything it starts is stopped at exit.  The daemons and
 # their temp files come from the test suite's tests/functions.sh.  TLS is
-# judged against at most 1.5x Unix per call.  --quick is a smoke run.
+# judged against at most 1.5x Unix per call.  unix+loop is the Unix socket
+# with an event loop registered (events and keepalive on), the price of
+# the loop per call.  --quick is a smoke run.
 # Options after -- go to bench/transports (--calls N, --rounds N).
 set -euo pipefail
 
@@ -42,6 +44,7 @@ start_remvirtd 'listen_tcp = 1' 'auth_tcp = "none"' "tcp_port = \"$tcp_port\"" '
 
 uris=(
     "unix=$REMVIRTD_URI"
+    "unix+loop=$REMVIRTD_URI"
     "tcp=test+tcp://127.0.0.1:$tcp_port/default"
     "tls=test+tls://localhost:$tls_port/default?pkipath=$pki/client"
 )

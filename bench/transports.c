@@ -7,9 +7,14 @@
  * hits all alike) and prints the median us per call of each and its ratio
  * to the first URI, which should be the Unix socket.  A URI named "tls"
  * is judged against the target (at most 1.5x the first per call) in the
- * output; the exit status is 0 whenever every call worked. */
+ * output; the exit status is 0 whenever every call worked.
+ *
+ * A NAME ending in "+loop" is opened after the built-in event loop is
+ * registered and running in a thread (events and keepalive on): the
+ * price an application with an event loop pays per call. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +27,14 @@
 #define TLS_TARGET 1.5
 
 typedef struct target {
-    const char *name;
+    char *name;
     const char *uri;
     rv_conn *conn;
     rv_dom *dom;
     double us[MAX_ROUNDS];
 } target;
 
+static void die(const char *what, const char *uri) __attribute__((noreturn));
 static void die(const char *what, const char *uri)
 {
     const rv_error_info *e = rv_last_error();
@@ -78,6 +84,27 @@ static long number(const char *text, const char *what, long max)
     return v;
 }
 
+static void *run_loop(void *arg)
+{
+    (void)arg;
+    for (;;)
+        if (rv_event_run_default_impl() < 0)
+            die("the event loop failed", "");
+}
+
+/* Register the built-in loop and run it in a thread (once). */
+static void start_event_loop(void)
+{
+    static int started;
+    pthread_t thread;
+    if (started)
+        return;
+    if (rv_event_register_default_impl() < 0 || pthread_create(&thread, NULL, run_loop, NULL))
+        die("cannot start the event loop", "");
+    pthread_detach(thread);
+    started = 1;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -104,20 +131,30 @@ int main(int argc, char **argv)
     }
     target t[MAX_URIS];
     int n = 0;
-    for (int i = optind; i < argc; i++) {
-        char *eq = strchr(argv[i], '=');
-        if (!eq || n == MAX_URIS) {
-            fprintf(stderr, "transports: expected at most %d NAME=URI, not '%s'\n", MAX_URIS,
-                    argv[i]);
-            return 2;
+    /* Without a loop first: once one is registered every connection uses it. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = optind; i < argc; i++) {
+            const char *eq = strchr(argv[i], '=');
+            if (!eq || n == MAX_URIS) {
+                fprintf(stderr, "transports: expected at most %d NAME=URI, not '%s'\n", MAX_URIS,
+                        argv[i]);
+                return 2;
+            }
+            size_t namelen = (size_t)(eq - argv[i]);
+            int with_loop = namelen > 5 && strncmp(eq - 5, "+loop", 5) == 0;
+            if (with_loop != pass)
+                continue;
+            if (with_loop)
+                start_event_loop();
+            t[n] = (target){ .name = strndup(argv[i], namelen), .uri = eq + 1 };
+            if (!t[n].name)
+                die("out of memory", "");
+            if (!(t[n].conn = rv_connect_open(t[n].uri, 0)))
+                die("cannot open", t[n].uri);
+            if (!(t[n].dom = rv_domain_lookup_by_name(t[n].conn, "test")))
+                die("cannot find the domain 'test' over", t[n].uri);
+            n++;
         }
-        *eq = '\0';
-        t[n] = (target){ .name = argv[i], .uri = eq + 1 };
-        if (!(t[n].conn = rv_connect_open(t[n].uri, 0)))
-            die("cannot open", t[n].uri);
-        if (!(t[n].dom = rv_domain_lookup_by_name(t[n].conn, "test")))
-            die("cannot find the domain 'test' over", t[n].uri);
-        n++;
     }
     if (n == 0) {
         fprintf(stderr, "transports: no URI given\n");
@@ -143,6 +180,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         rv_domain_free(t[i].dom);
         rv_connect_close(t[i].conn);
+        free(t[i].name);
     }
     /* Timings are reported, not an exit status: only a failed call is. */
     return 0;

@@ -91,6 +91,8 @@ struct rv_conn {
     pthread_mutex_t cb_lock;
     lifecycle_callback *callbacks;
     lifecycle_callback *retired;    /* deregistered: free_cb runs when the conn goes */
+    int registering;            /* REGISTER_ANY calls whose reply is not handled yet */
+    pthread_cond_t registered;  /* registering dropped */
     rv_connect_close_callback close_cb;
     void *close_opaque;
     rv_free_callback close_free;
@@ -241,6 +243,7 @@ static void conn_unref(rv_conn *conn)
         if (conn->close_free)
             conn->close_free(conn->close_opaque);
         pthread_mutex_destroy(&conn->cb_lock);
+        pthread_cond_destroy(&conn->registered);
         free(conn->uri);
         free(conn);
     }
@@ -341,9 +344,17 @@ static void on_connection_lost(void *opaque, int reason)
 static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
 {
     pthread_mutex_lock(&conn->cb_lock);
-    lifecycle_callback *e = conn->callbacks;
-    while (e && e->callback_id != msg->callbackID)
-        e = e->next;
+    lifecycle_callback *e;
+    for (;;) {
+        e = conn->callbacks;
+        while (e && e->callback_id != msg->callbackID)
+            e = e->next;
+        /* The first event may overtake the registering thread on its way
+         * from the reply to noting the callbackID: wait for it. */
+        if (e || !conn->registering)
+            break;
+        pthread_cond_wait(&conn->registered, &conn->cb_lock);
+    }
     /* Copied: a deregistration meanwhile retires the entry, it is not freed. */
     rv_domain_lifecycle_callback cb = e ? e->cb : NULL;
     void *cb_opaque = e ? e->opaque : NULL;
@@ -499,6 +510,7 @@ static rv_conn *open_with(const char *func, const char *uri, unsigned int flags,
     }
     conn->refs = 1;
     pthread_mutex_init(&conn->cb_lock, NULL);
+    pthread_cond_init(&conn->registered, NULL);
     rv_transport *tr = rvc_transport_open(parsed, flags & RV_CONNECT_READONLY, &err);
     if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) ||
         handshake(conn, parsed, name, flags, asker, &err) < 0)
@@ -512,6 +524,7 @@ fail:
     if (conn) {
         rvc_conn_free(conn->rpc);
         pthread_mutex_destroy(&conn->cb_lock);
+        pthread_cond_destroy(&conn->registered);
         free(conn->uri);
         free(conn);
     }
@@ -1084,9 +1097,12 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
     e->opaque = opaque;
     e->next = conn->callbacks;
     conn->callbacks = e;
+    conn->registering++;
     pthread_mutex_unlock(&conn->cb_lock);
     int rc = rvc_call_connect_domain_event_callback_register_any(rpc, &args, &ret, &err);
     pthread_mutex_lock(&conn->cb_lock);
+    conn->registering--;
+    pthread_cond_broadcast(&conn->registered);
     if (rc < 0) {
         for (lifecycle_callback **pp = &conn->callbacks; *pp; pp = &(*pp)->next)
             if (*pp == e) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Event fan-out against a private remvirtd and a private libvirtd, side by
+# side in one run (bench/fanout; see its header for the method).
+#
+#   bench/run-fanout.sh [--builddir DIR] [--quick] [--no-libvirt | --libvirt-sock PATH]
+#                       [-- FANOUT-OPTIONS...]
+#
+# Builds nothing: DIR (default ./build) must hold remvirtd and bench/fanout.
+# The daemons and their temp files come from the test suite's
+# tests/functions.sh; whatever the script starts it stops at exit.  A
+# private libvirtd needs root and libvirtd installed; without them, or with
+# --no-libvirt, only remvirtd is measured.  --libvirt-sock measures a
+# libvirtd that already runs instead (the domain 'test' of its test driver
+# gets suspended and resumed).
+#
+# For N = 10, 100 and 1000 subscribers it prints, per server, the
+# microseconds from a suspend or resume until the first and the last
+# subscriber has the lifecycle event (median and p90 of 20 interleaved
+# rounds), with libvirtd/remvirtd ratios, once through libremvirt's event
+# loop and once through a minimal raw-socket client.  About a minute.
+# --quick is the smoke run the test suite uses (N = 10, 3 rounds).
+# Options after -- go to bench/fanout (--clients N,N,..., --rounds N,
+# --client lib|raw|both).  Exit status: 0 when every subscriber got every
+# event, whatever the timings.
+set -euo pipefail
+
+builddir=./build
+quick=
+use_libvirt=yes
+libvirt_sock=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --builddir) builddir=${2:?--builddir needs a directory}; shift 2 ;;
+    --builddir=*) builddir=${1#*=}; shift ;;
+    --quick) quick=--quick; shift ;;
+    --no-libvirt) use_libvirt=; shift ;;
+    --libvirt-sock) libvirt_sock=${2:?--libvirt-sock needs a path}; shift 2 ;;
+    --libvirt-sock=*) libvirt_sock=${1#*=}; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    *) echo "run-fanout: unknown option '$1'" >&2; exit 2 ;;
+    esac
+done
+[ -x "$builddir/bench/fanout" ] ||
+    { echo "run-fanout: $builddir/bench/fanout not found: build it first" >&2; exit 1; }
+if [ -n "$libvirt_sock" ] && [ -z "$use_libvirt" ]; then
+    echo "run-fanout: --libvirt-sock and --no-libvirt contradict each other" >&2
+    exit 2
+fi
+abs_top_builddir=$(cd "$builddir" && pwd)
+abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
+export abs_top_builddir abs_top_srcdir
+source "$abs_top_srcdir/tests/functions.sh"
+
+# Each subscriber is a socket in bench/fanout (1000 per server) and in the
+# daemon it talks to; the daemons inherit this limit.
+want_files=8192
+hard_files=$(ulimit -Hn)
+if [ "$hard_files" != unlimited ] && [ "$hard_files" -lt "$want_files" ]; then
+    want_files=$hard_files
+fi
+[ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -ge "$want_files" ] || ulimit -n "$want_files"
+
+start_remvirtd
+args=(--remvirt-sock "$REMVIRTD_SOCK")
+if [ -n "$libvirt_sock" ]; then
+    [ -S "$libvirt_sock" ] || fail "--libvirt-sock $libvirt_sock is not a socket"
+    args+=(--libvirt-sock "$libvirt_sock")
+elif [ -n "$use_libvirt" ]; then
+    if [ "$(id -u)" = 0 ] && libvirtd --version >/dev/null 2>&1; then
+        start_libvirtd
+        args+=(--libvirt-sock "$LIBVIRTD_SOCK")
+    else
+        echo "no private libvirtd (needs root and libvirtd installed): the libvirtd columns are skipped"
+    fi
+fi
+"$abs_top_builddir/bench/fanout" "${args[@]}" ${quick:+"$quick"} "$@"
