@@ -23,16 +23,24 @@
  *               MESSAGEs (and answers keepalive PINGs).  Its cost per event
  *               is small, so this shows mostly the servers' own fan-out.
  *
- * The state change is made by a separate libremvirt connection that is not
- * subscribed.  For each N, both servers get their N subscribers, then the
- * rounds alternate between the servers (which goes first alternates too),
- * after warm-up rounds that are not counted.  A round times from just
+ * The state change is made by a separate libremvirt connection that has no
+ * event loop and subscribes to nothing.  For each N, both servers get their
+ * N subscribers, then the rounds alternate between the servers (which goes
+ * first alternates too), after warm-up rounds that are not counted, with a
+ * pause after each round as long as the round.  A round times from just
  * before the call to the arrival of the event at the first and at the N-th
  * subscriber; the table gives medians and 90th percentiles over the rounds
  * in microseconds, and libvirtd/remvirtd ratios.  Only the ratios mean
- * something beyond this machine.  Every subscriber must get every event
- * exactly once: a missing, duplicated or unexpected event, or a failed
- * call or connection, is an error (exit status 1); timings never are.
+ * something beyond this machine.
+ *
+ * On a machine with few CPUs the client competes with the servers for
+ * them; bench/run-fanout.sh therefore also runs this with the servers and
+ * the client pinned to different CPUs (its split placement), as if they
+ * ran on machines of their own.
+ *
+ * Every subscriber must get every event exactly once: a missing,
+ * duplicated or unexpected event, or a failed call or connection, is an
+ * error (exit status 1); timings never are.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,7 +121,7 @@ typedef struct server {
     const char *name;
     const char *sock;
     char uri[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
-    rv_conn *control;           /* makes the state changes, subscribes to nothing */
+    rv_conn *control;           /* makes the state changes; no event loop, no events */
     rv_dom *dom;
     int paused;
 
@@ -219,10 +227,10 @@ static void server_init(server *srv, const char *name, const char *sock)
     if (rv_domain_get_info(srv->dom, &info) < 0)
         die("%s: cannot get the state of domain 'test': %s", name, last_error());
     /* A reused daemon may have left it paused; either state alternates. */
-    if (info.state != 1 && info.state != 3)
+    if (info.state != RV_DOMAIN_RUNNING && info.state != RV_DOMAIN_PAUSED)
         die("%s: domain 'test' must be running or paused (its state is %d)", name,
             (int)info.state);
-    srv->paused = info.state == 3;
+    srv->paused = info.state == RV_DOMAIN_PAUSED;
 }
 
 /* ------------------------------------------------------------ libremvirt subscribers */
@@ -320,7 +328,8 @@ static void raw_call(int fd, const char *who, int proc, uint32_t serial, const u
                                serial, STATUS_OK };
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         put_u32(frame + 4 * i, words[i]);
-    memcpy(frame + HEADER_END, args, args_len);
+    if (args_len)
+        memcpy(frame + HEADER_END, args, args_len);
     write_all(fd, frame, len, who);
 
     for (;;) {
@@ -338,7 +347,7 @@ static void raw_call(int fd, const char *who, int proc, uint32_t serial, const u
             return;
         /* An error: code, domain, then the message as an optional string. */
         const char *message = "(no message)";
-        int message_len = 0;
+        int message_len = (int)strlen(message);
         if (reply_len >= HEADER_END + 16 && get_u32(frame + HEADER_END + 8) == 1) {
             uint32_t n = get_u32(frame + HEADER_END + 12);
             if (n <= reply_len - (HEADER_END + 16)) {
@@ -346,8 +355,6 @@ static void raw_call(int fd, const char *who, int proc, uint32_t serial, const u
                 message_len = (int)n;
             }
         }
-        if (message_len == 0)
-            message_len = (int)strlen(message);
         die("%s: procedure %d failed: %.*s", who, proc, message_len, message);
     }
 }
@@ -484,6 +491,18 @@ typedef struct plan {
     int warmup;
 } plan;
 
+/* Back to back, one round's leftovers (a server's work after its last
+ * write, the reader winding down) run into the next: on two CPUs that
+ * showed as first arrivals of milliseconds.  Idling as long as the round
+ * took, and at least a millisecond, gives every round a quiet start. */
+static void pause_after(double round_us)
+{
+    long long ns = (long long)(round_us > 1000 ? round_us : 1000) * 1000;
+    struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        continue;
+}
+
 /* For one client kind and one N: subscribe N clients to every server, run
  * the rounds interleaved, unsubscribe. */
 static void measure(const plan *p, int kind, int count_index)
@@ -526,6 +545,7 @@ static void measure(const plan *p, int kind, int count_index)
             server *srv = &p->servers[which];
             double first, last;
             one_round(srv, nsubs, &first, &last);
+            pause_after(last);
             if (r >= 0) {
                 srv->first_us[kind][count_index][r] = first;
                 srv->last_us[kind][count_index][r] = last;
@@ -580,20 +600,18 @@ static double quantile(const double *v, int n, double q)
 
 static void print_header(const plan *p)
 {
-    printf("Event fan-out: domain 'test' is suspended or resumed (alternately) by a connection\n"
-           "of its own; N other connections are subscribed to lifecycle events.  Microseconds\n"
-           "from the call until the first and the last subscriber has the event: median (p50)\n"
-           "and p90 of %d rounds per server and N, the servers' rounds interleaved, after %d\n"
-           "warm-up rounds.\n"
-           "  libremvirt: libremvirt connections; one thread runs the library's event loop for\n"
-           "              all of them (one poll() over every socket), so the client's per-event\n"
-           "              work is part of the figures, the same for both servers.\n"
-           "  raw:        a minimal client on plain sockets, one epoll thread that only parses\n"
-           "              the events: mostly the servers' own fan-out.\n\n",
-           p->rounds, p->warmup);
+    printf("Event fan-out: microseconds from a suspend or resume of domain 'test' until the\n"
+           "first and the last of N subscribers has the lifecycle event; median (p50) and p90\n"
+           "of %d rounds per server and N%s, after %d warm-up.\n"
+           "libremvirt: one thread runs libremvirt's event loop (poll()) for every subscriber\n"
+           "connection, so the client's own work per event is in the figures%s.\n"
+           "raw: a minimal reader on plain sockets and epoll: mostly the servers' own fan-out.\n\n",
+           p->rounds, p->nservers > 1 ? ", the servers' rounds interleaved" : "", p->warmup,
+           p->nservers > 1 ? ", alike for both" : "");
     printf("%-10s %5s", "", "");
+    /* Padded when another column follows, so the names head their columns. */
     for (int k = 0; k < p->nservers; k++)
-        printf(" | %-32s", p->servers[k].name);
+        printf(" | %-*s", p->nservers > 1 ? 32 : 0, p->servers[k].name);
     if (p->nservers == SERVER_KINDS)
         printf(" | %s/%s", p->servers[SERVER_LIBVIRTD].name, p->servers[SERVER_REMVIRTD].name);
     printf("\n%-10s %5s", "client", "N");
@@ -602,6 +620,7 @@ static void print_header(const plan *p)
     if (p->nservers == SERVER_KINDS)
         printf(" | %8s %8s", "last p50", "last p90");
     printf("\n");
+    fflush(stdout);     /* before the progress lines on stderr */
 }
 
 static void print_row(const plan *p, int kind, int count_index)
@@ -612,8 +631,8 @@ static void print_row(const plan *p, int kind, int count_index)
         const server *srv = &p->servers[k];
         last50[k] = quantile(srv->last_us[kind][count_index], p->rounds, 0.5);
         last90[k] = quantile(srv->last_us[kind][count_index], p->rounds, 0.9);
-        printf(" | %10.1f %10.1f %10.1f", quantile(srv->first_us[kind][count_index], p->rounds, 0.5),
-               last50[k], last90[k]);
+        double first50 = quantile(srv->first_us[kind][count_index], p->rounds, 0.5);
+        printf(" | %10.1f %10.1f %10.1f", first50, last50[k], last90[k]);
     }
     if (p->nservers == SERVER_KINDS)
         printf(" | %7.2fx %7.2fx", last50[SERVER_LIBVIRTD] / last50[SERVER_REMVIRTD],
@@ -695,7 +714,7 @@ static void usage(FILE *to)
 {
     fprintf(to, "usage: fanout --remvirt-sock PATH [--libvirt-sock PATH] [--clients N,N,...]\n"
                 "              [--rounds N] [--client lib|raw|both] [--quick]\n"
-                "defaults: --clients 10,100,1000 --rounds 20 --client both;\n"
+                "defaults: --clients 10,100,1000 --rounds 50 --client both;\n"
                 "--quick: --clients 10 --rounds 3, one warm-up round\n");
 }
 
@@ -713,8 +732,8 @@ int main(int argc, char **argv)
     };
     const char *remvirt_sock = NULL, *libvirt_sock = NULL;
     static server servers[SERVER_KINDS];
-    plan p = { .servers = servers, .counts = { 10, 100, 1000 }, .ncounts = 3, .rounds = 20,
-               .warmup = 2 };
+    plan p = { .servers = servers, .counts = { 10, 100, 1000 }, .ncounts = 3, .rounds = 50,
+               .warmup = 3 };
     int use[CLIENT_KINDS] = { 1, 1 };
     int quick = 0, opt, rounds_given = 0, counts_given = 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -722,7 +741,10 @@ int main(int argc, char **argv)
         case 'R': remvirt_sock = optarg; break;
         case 'L': libvirt_sock = optarg; break;
         case 'n': parse_counts(&p, optarg); counts_given = 1; break;
-        case 'r': p.rounds = (int)number(optarg, "--rounds", 1, MAX_ROUNDS); rounds_given = 1; break;
+        case 'r':
+            p.rounds = (int)number(optarg, "--rounds", 1, MAX_ROUNDS);
+            rounds_given = 1;
+            break;
         case 'c':
             if (strcmp(optarg, "lib") == 0)
                 use[CLIENT_RAW] = 0;
@@ -755,16 +777,17 @@ int main(int argc, char **argv)
     p.nservers = libvirt_sock ? 2 : 1;
     raise_fd_limit(p.nservers * most + 64);
 
-    /* Before any connection opens, so that every one is served by it. */
+    /* The control connections open before the event loop exists, so they
+     * stay out of it: their replies never wake the loop's thread, which
+     * serves the libremvirt subscribers alone. */
+    server_init(&servers[SERVER_REMVIRTD], "remvirtd", remvirt_sock);
+    if (libvirt_sock)
+        server_init(&servers[SERVER_LIBVIRTD], "libvirtd", libvirt_sock);
     if (rv_event_register_default_impl() < 0)
         die("cannot set up the event loop: %s", last_error());
     pthread_t loop_thread;
     if (pthread_create(&loop_thread, NULL, run_event_loop, NULL) != 0)
         die("cannot start the event loop thread");
-
-    server_init(&servers[SERVER_REMVIRTD], "remvirtd", remvirt_sock);
-    if (libvirt_sock)
-        server_init(&servers[SERVER_LIBVIRTD], "libvirtd", libvirt_sock);
 
     print_header(&p);
     for (int kind = 0; kind < CLIENT_KINDS; kind++) {

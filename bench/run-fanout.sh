@@ -3,7 +3,7 @@
 # side in one run (bench/fanout; see its header for the method).
 #
 #   bench/run-fanout.sh [--builddir DIR] [--quick] [--no-libvirt | --libvirt-sock PATH]
-#                       [-- FANOUT-OPTIONS...]
+#                       [--placement unpinned|split|both] [-- FANOUT-OPTIONS...]
 #
 # Builds nothing: DIR (default ./build) must hold remvirtd and bench/fanout.
 # The daemons and their temp files come from the test suite's
@@ -15,10 +15,14 @@
 #
 # For N = 10, 100 and 1000 subscribers it prints, per server, the
 # microseconds from a suspend or resume until the first and the last
-# subscriber has the lifecycle event (median and p90 of 20 interleaved
+# subscriber has the lifecycle event (median and p90 of 50 interleaved
 # rounds), with libvirtd/remvirtd ratios, once through libremvirt's event
-# loop and once through a minimal raw-socket client.  About a minute.
-# --quick is the smoke run the test suite uses (N = 10, 3 rounds).
+# loop and once through a minimal raw-socket client.  It does so in two
+# placements: unpinned (wherever the scheduler runs daemons and client)
+# and split (both daemons on CPU 0, the client on CPU 1, as if on machines
+# of their own; needs two CPUs and daemons this script started).  Under
+# a minute in all.  --quick is the smoke run the test suite uses
+# (unpinned, N = 10, 3 rounds).
 # Options after -- go to bench/fanout (--clients N,N,..., --rounds N,
 # --client lib|raw|both).  Exit status: 0 when every subscriber got every
 # event, whatever the timings.
@@ -28,6 +32,7 @@ builddir=./build
 quick=
 use_libvirt=yes
 libvirt_sock=
+placement=both
 while [ $# -gt 0 ]; do
     case $1 in
     --builddir) builddir=${2:?--builddir needs a directory}; shift 2 ;;
@@ -36,6 +41,8 @@ while [ $# -gt 0 ]; do
     --no-libvirt) use_libvirt=; shift ;;
     --libvirt-sock) libvirt_sock=${2:?--libvirt-sock needs a path}; shift 2 ;;
     --libvirt-sock=*) libvirt_sock=${1#*=}; shift ;;
+    --placement) placement=${2:?--placement needs unpinned, split or both}; shift 2 ;;
+    --placement=*) placement=${1#*=}; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) echo "run-fanout: unknown option '$1'" >&2; exit 2 ;;
@@ -43,6 +50,11 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$builddir/bench/fanout" ] ||
     { echo "run-fanout: $builddir/bench/fanout not found: build it first" >&2; exit 1; }
+case $placement in
+unpinned|split|both) ;;
+*) echo "run-fanout: --placement is unpinned, split or both, not '$placement'" >&2; exit 2 ;;
+esac
+[ -z "$quick" ] || placement=unpinned
 if [ -n "$libvirt_sock" ] && [ -z "$use_libvirt" ]; then
     echo "run-fanout: --libvirt-sock and --no-libvirt contradict each other" >&2
     exit 2
@@ -62,16 +74,40 @@ fi
 [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -ge "$want_files" ] || ulimit -n "$want_files"
 
 start_remvirtd
+daemons=("$REMVIRTD_PID")
 args=(--remvirt-sock "$REMVIRTD_SOCK")
 if [ -n "$libvirt_sock" ]; then
     [ -S "$libvirt_sock" ] || fail "--libvirt-sock $libvirt_sock is not a socket"
     args+=(--libvirt-sock "$libvirt_sock")
+    daemons=()      # not ours to pin
 elif [ -n "$use_libvirt" ]; then
     if [ "$(id -u)" = 0 ] && libvirtd --version >/dev/null 2>&1; then
         start_libvirtd
         args+=(--libvirt-sock "$LIBVIRTD_SOCK")
+        daemons+=("$LIBVIRTD_PID")
     else
-        echo "no private libvirtd (needs root and libvirtd installed): the libvirtd columns are skipped"
+        echo "no private libvirtd (needs root and libvirtd installed):" \
+             "the libvirtd columns are skipped"
     fi
 fi
-"$abs_top_builddir/bench/fanout" "${args[@]}" ${quick:+"$quick"} "$@"
+fanout=$abs_top_builddir/bench/fanout
+
+if [ "$placement" != split ]; then
+    echo "== unpinned: the scheduler places the daemons and the client"
+    "$fanout" "${args[@]}" ${quick:+"$quick"} "$@"
+fi
+if [ "$placement" != unpinned ]; then
+    if [ "$(nproc)" -lt 2 ]; then
+        echo "== split skipped: it needs two CPUs"
+    elif [ ${#daemons[@]} -eq 0 ]; then
+        echo "== split skipped: only daemons this script started are pinned"
+    else
+        # -a: every thread, and the threads libvirtd starts later inherit it.
+        for pid in "${daemons[@]}"; do
+            taskset -a -p -c 0 "$pid" >/dev/null || fail "cannot pin pid $pid to CPU 0"
+        done
+        echo
+        echo "== split: the daemons on CPU 0, the client on CPU 1"
+        taskset -c 1 "$fanout" "${args[@]}" "$@"
+    fi
+fi

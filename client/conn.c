@@ -102,6 +102,8 @@ struct rvc_conn {
     int close_reason;               /* RV_CLOSE_REASON_*, for on_closed */
     int close_pending;              /* on_closed still to be called */
     int dispatching;                /* the loop's thread is in on_message/on_closed */
+    int loop_reading;               /* the loop's thread is the reader: it hands
+                                     * out what it queues itself, no timer needed */
     pthread_t dispatcher;
     pthread_cond_t idle;            /* dispatching or the loop's reading ended */
     /* Keepalive (rvc_conn_set_keepalive); the loop's thread only, under lock. */
@@ -325,6 +327,15 @@ static void take_reader_locked(struct rvc_conn *c)
     set_listening_locked(c, 0);
 }
 
+/* Input that will not make the socket readable: bytes a TLS or SASL
+ * layer holds, or whole frames a call's reader left behind its reply. */
+static int input_buffered(struct rvc_conn *c)
+{
+    size_t used = rv_buf_used(&c->rbuf);
+    return rv_transport_pending(c->tr) > 0 ||
+           (used >= RV_LEN_WORD_SIZE && used >= rv_frame_peek_len(rv_buf_head(&c->rbuf)));
+}
+
 /* With lock held: the reader is done; another call or the loop takes
  * over.  Bytes a TLS or SASL layer already holds do not make the socket
  * readable, so the loop is told to look. */
@@ -337,9 +348,7 @@ static void release_reader_locked(struct rvc_conn *c)
     if (!c->watch || c->failed || c->freed)
         return;
     set_listening_locked(c, 1);
-    if (rv_transport_pending(c->tr) > 0 ||
-        (rv_buf_used(&c->rbuf) >= RV_LEN_WORD_SIZE &&
-         rv_buf_used(&c->rbuf) >= rv_frame_peek_len(rv_buf_head(&c->rbuf))))
+    if (input_buffered(c))
         arm_dispatch_locked(c);
 }
 
@@ -478,14 +487,19 @@ static void spin_for_input(struct rvc_conn *c)
 /* Read more bytes into rbuf, wanting at least `need`; take whatever else
  * is already there so that back-to-back replies cost one read. */
 /* Read what the socket has into rbuf: 1 if bytes came, 0 if none were
- * there, -1 at end of file or on an error (why says which). */
-static int read_available(struct rvc_conn *c, rv_err *why)
+ * there, -1 at end of file or on an error (why says which).  *drained,
+ * if given, says whether the read took less than it could: the socket
+ * (and the transport's own buffer) had nothing more. */
+static int read_available_ex(struct rvc_conn *c, rv_err *why, int *drained)
 {
     rv_buf *b = &c->rbuf;
     for (;;) {
-        ssize_t n = rv_transport_read(c->tr, b->data + b->len, b->cap - b->len);
+        size_t room = b->cap - b->len;
+        ssize_t n = rv_transport_read(c->tr, b->data + b->len, room);
         if (n > 0) {
             b->len += (size_t)n;
+            if (drained)
+                *drained = (size_t)n < room && rv_transport_pending(c->tr) == 0;
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
             __atomic_store_n(&c->last_heard_ns, now.tv_sec * 1000000000LL + now.tv_nsec,
@@ -509,6 +523,11 @@ static int read_available(struct rvc_conn *c, rv_err *why)
             return -1;
         }
     }
+}
+
+static int read_available(struct rvc_conn *c, rv_err *why)
+{
+    return read_available_ex(c, why, NULL);
 }
 
 /* Read more bytes into rbuf, wanting at least `need`, waiting for them;
@@ -618,7 +637,8 @@ static int queue_message(struct rvc_conn *c, const char *frame, size_t len, rv_e
     *c->messages_tail = m;
     c->messages_tail = &m->next;
     c->messages_bytes += len;
-    arm_dispatch_locked(c);
+    if (!c->loop_reading)
+        arm_dispatch_locked(c);
     pthread_mutex_unlock(&c->lock);
     return 0;
 }
@@ -839,6 +859,7 @@ out:
 static void drain_without_waiting(struct rvc_conn *c)
 {
     rv_err why = { 0 };
+    int drained = 0;
     for (;;) {
         rv_buf *b = &c->rbuf;
         size_t used = rv_buf_used(b), want = 1;
@@ -854,11 +875,15 @@ static void drain_without_waiting(struct rvc_conn *c)
             }
             want = len - used;
         }
+        /* A short read emptied the socket: asking again would only get
+         * EAGAIN (one wasted syscall per event on every connection). */
+        if (drained)
+            return;
         if (rv_buf_reserve(b, want) < 0) {
             rv_err_set(&why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
             break;
         }
-        int got = read_available(c, &why);
+        int got = read_available_ex(c, &why, &drained);
         if (got == 0)
             return;
         if (got < 0)
@@ -889,22 +914,29 @@ static void read_from_loop(struct rvc_conn *c)
         return;
     }
     c->reader_busy = 1;
+    c->loop_reading = 1;
     pthread_mutex_unlock(&c->lock);
     drain_without_waiting(c);
     pthread_mutex_lock(&c->lock);
+    c->loop_reading = 0;
     release_reader_locked(c);
     pthread_mutex_unlock(&c->lock);
 }
 
+static void deliver_queued(struct rvc_conn *c);
+
+/* Events read here go to the application in this same iteration. */
 static void on_socket_ready(int watch, int fd, int events, void *opaque)
 {
     (void)watch;
     (void)fd;
     (void)events;
     read_from_loop(opaque);
+    deliver_queued(opaque);
 }
 
-/* Hand the queued messages, then the closing, to the application. */
+/* Messages a calling thread queued, a closing, or bytes a TLS or SASL
+ * layer held back after a call. */
 static void on_dispatch(int timer, void *opaque)
 {
     struct rvc_conn *c = opaque;
@@ -914,12 +946,21 @@ static void on_dispatch(int timer, void *opaque)
         rv_event_update_timeout(c->dispatch_timer, -1);
         c->dispatch_armed = 0;
     }
-    int look = !c->reader_busy && !c->failed && !c->freed;
+    int look = !c->reader_busy && !c->failed && !c->freed && c->tr && input_buffered(c);
     pthread_mutex_unlock(&c->lock);
     if (look)
-        read_from_loop(c);      /* what a TLS or SASL layer held back */
+        read_from_loop(c);
+    deliver_queued(c);
+}
 
+/* Hand the queued messages, then the closing, to the application. */
+static void deliver_queued(struct rvc_conn *c)
+{
     pthread_mutex_lock(&c->lock);
+    if (!c->messages && !c->close_pending) {
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
     c->dispatching = 1;
     c->dispatcher = pthread_self();
     while (c->on_message && c->messages) {

@@ -26,6 +26,10 @@ typedef struct rvs_client_env {
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
     void (*on_close)(rvs_client *c, void *opaque);
+    /* Called when events were queued for a client outside its own call:
+     * the server writes them before the loop next sleeps, after the
+     * reply of whoever caused them, one write per client per batch. */
+    void (*want_flush)(rvs_client *c, void *opaque);
     /* Called once when a client that started anonymous (TLS handshake or
      * SASL to do) has authenticated. */
     void (*on_authenticated)(rvs_client *c, void *opaque);
@@ -71,11 +75,13 @@ struct rvs_client {
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
     unsigned close_callback : 1;    /* CONNECT_REGISTER_CLOSE_CALLBACK taken */
+    unsigned flush_queued : 1;      /* on the server's list of clients to write to */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
     char *uri;
     rvs_client *prev, *next;    /* the server's list */
+    rvs_client *flush_next;     /* the server's list of clients to write to */
 };
 
 /* How a new client starts, from the listener it came in on. */

@@ -115,9 +115,12 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
         }
         if (queued) {
             sent++;
-            /* A client in the middle of its own call sends with its reply. */
-            if (!c->dispatching)
-                rvs_client_flush(c);
+            /* A client in the middle of its own call sends with its reply;
+             * the others once the loop is about to sleep. */
+            if (!c->dispatching && !c->flush_queued) {
+                c->flush_queued = 1;
+                c->env->want_flush(c, c->env->opaque);
+            }
         }
     }
     RV_DEBUG("lifecycle event %d/%d of domain '%s' went to %d clients", event, detail,

@@ -109,6 +109,9 @@ int rvs_handle_connect_close(rvs_call *call)
     free(c->uri);
     c->uri = NULL;
     c->drv = NULL;
+    /* Subscriptions belong to the hypervisor connection. */
+    rvs_events_forget(c);
+    c->close_callback = 0;
     return 0;
 }
 

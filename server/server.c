@@ -55,6 +55,7 @@ struct rvs_server {
     int nanonymous;             /* of them, not yet authenticated */
     int max_anonymous_clients;
     rvs_client *closed;         /* waiting to be freed after their callbacks */
+    rvs_client *to_flush;       /* events queued, to be written before sleeping */
     unsigned long long next_client_no;
     ev_signal sigterm, sigint;
     ev_prepare before_sleep;
@@ -117,10 +118,31 @@ static void free_closed(rvs_server *srv)
     }
 }
 
+static void client_wants_flush(rvs_client *c, void *opaque)
+{
+    rvs_server *srv = opaque;
+    c->flush_next = srv->to_flush;
+    srv->to_flush = c;
+}
+
+/* The events of this loop iteration, one write per subscriber. */
+static void flush_queued(rvs_server *srv)
+{
+    while (srv->to_flush) {
+        rvs_client *c = srv->to_flush;
+        srv->to_flush = c->flush_next;
+        c->flush_next = NULL;
+        c->flush_queued = 0;
+        if (!c->closing)
+            rvs_client_flush(c);
+    }
+}
+
 static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)loop;
     (void)revents;
+    flush_queued(w->data);
     free_closed(w->data);
     /* One write per batch of log messages, not one per message. */
     rv_log_flush();
@@ -403,6 +425,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->env.max_client_output = cfg->max_client_output_bytes;
     srv->env.sasl_allowed_users = (const char *const *)cfg->sasl_allowed_username_list;
     srv->env.on_authenticated = client_authenticated;
+    srv->env.want_flush = client_wants_flush;
     srv->max_anonymous_clients = cfg->max_anonymous_clients;
     int backlog = cfg->max_queued_clients;
     /* The Unix sockets come last: once they exist, every listener is up
@@ -442,6 +465,7 @@ void rvs_server_free(rvs_server *srv)
         listener_close(srv, &srv->listeners[i]);
     while (srv->clients)
         rvs_client_close(srv->clients, "server shutting down");
+    srv->to_flush = NULL;       /* every client on it is closing now */
     free_closed(srv);
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);

@@ -21,3 +21,14 @@ cat "$out"
 for t in unix tcp tls; do
     grep -q "^$t " "$out" || fail "the transports benchmark printed no $t row"
 done
+
+# The fan-out benchmark: 10 subscribers, 3 rounds, through libremvirt and
+# through its raw client (and libvirtd too where one can be started).
+# Every subscriber must get every event, or it fails.
+[ -x "$top_builddir/bench/fanout" ] || fail "bench/fanout is not built"
+bash "$abs_top_srcdir/bench/run-fanout.sh" --builddir "$top_builddir" --quick \
+    > "$out" 2>&1 || { cat "$out"; fail "the fan-out benchmark's quick run failed"; }
+cat "$out"
+for client in libremvirt raw; do
+    grep -q "^$client  *10 |" "$out" || fail "the fan-out benchmark printed no $client row"
+done
