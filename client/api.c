@@ -90,7 +90,8 @@ struct rv_conn {
      * thread calls them one at a time, never with cb_lock held. */
     pthread_mutex_t cb_lock;
     lifecycle_callback *callbacks;
-    lifecycle_callback *retired;    /* deregistered: free_cb runs when the conn goes */
+    lifecycle_callback *delivering; /* the one the loop's thread is running now */
+    int delivering_retired;     /* ...and it was deregistered meanwhile: free it after */
     int registering;            /* REGISTER_ANY calls whose reply is not handled yet */
     pthread_cond_t registered;  /* registering dropped */
     rv_connect_close_callback close_cb;
@@ -239,7 +240,6 @@ static void conn_unref(rv_conn *conn)
 {
     if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) == 0) {
         free_callbacks(conn->callbacks);
-        free_callbacks(conn->retired);
         if (conn->close_free)
             conn->close_free(conn->close_opaque);
         pthread_mutex_destroy(&conn->cb_lock);
@@ -355,19 +355,27 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
             break;
         pthread_cond_wait(&conn->registered, &conn->cb_lock);
     }
-    /* Copied: a deregistration meanwhile retires the entry, it is not freed. */
-    rv_domain_lifecycle_callback cb = e ? e->cb : NULL;
-    void *cb_opaque = e ? e->opaque : NULL;
+    /* A deregistration while it runs leaves freeing it to us. */
+    conn->delivering = e;
+    conn->delivering_retired = 0;
     pthread_mutex_unlock(&conn->cb_lock);
-    if (!cb) {
+    if (!e) {
         RV_DEBUG("event for callback %d, which is not registered (any more)", msg->callbackID);
         return;
     }
     rv_dom *dom = from_wire(conn, &msg->msg.dom);
-    if (!dom)
-        return;
-    cb(conn, dom, msg->msg.event, msg->msg.detail, cb_opaque);
-    rv_domain_free(dom);
+    if (dom) {
+        e->cb(conn, dom, msg->msg.event, msg->msg.detail, e->opaque);
+        rv_domain_free(dom);
+    }
+    pthread_mutex_lock(&conn->cb_lock);
+    int retired = conn->delivering_retired;
+    conn->delivering = NULL;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (retired) {
+        e->next = NULL;
+        free_callbacks(e);
+    }
 }
 
 /* A MESSAGE from the server: decode it and call the application. */
@@ -1129,13 +1137,18 @@ int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
     while (*pp && (*pp)->callback_id != callback_id)
         pp = &(*pp)->next;
     lifecycle_callback *e = *pp;
+    int running = 0;
     if (e) {
-        /* Retired, not freed: the loop's thread may be inside it now. */
         *pp = e->next;
-        e->next = conn->retired;
-        conn->retired = e;
+        e->next = NULL;
+        /* Running in the loop's thread now: freed when it returns. */
+        running = conn->delivering == e;
+        if (running)
+            conn->delivering_retired = 1;
     }
     pthread_mutex_unlock(&conn->cb_lock);
+    if (e && !running)
+        free_callbacks(e);
     if (!e)
         return report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
                       "%s: no event callback has id %d", __func__, callback_id);

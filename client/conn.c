@@ -1018,8 +1018,8 @@ static void on_keepalive_tick(int timer, void *opaque)
     if (c->pings_unanswered >= c->keepalive_count) {
         rv_err why = { 0 };
         rv_err_set(&why, RV_FROM_RPC, RV_ERR_RPC,
-                   "connection lost: the server did not answer %u keepalive pings in %lld s",
-                   c->pings_unanswered, quiet_ms / 1000);
+                   "connection lost: the server did not answer %u keepalive pings in %.1f s",
+                   c->pings_unanswered, quiet_ms / 1000.0);
         fail_locked_because(c, &why, RV_CLOSE_REASON_KEEPALIVE);
         pthread_mutex_unlock(&c->lock);
         return;

@@ -394,7 +394,7 @@ typedef void (*rv_domain_lifecycle_callback)(rv_conn *conn, rv_dom *dom, int eve
 /* Call cb for every lifecycle event of dom (NULL: of every domain),
  * whoever caused it.  Returns the callback's id (for deregistering), or
  * -1.  free_cb(opaque), if given, runs when the callback is deregistered
- * or the connection is closed and freed. */
+ * (once it is not running any more) or the connection is freed. */
 int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
                                                rv_domain_lifecycle_callback cb, void *opaque,
                                                rv_free_callback free_cb);

@@ -77,6 +77,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-reply-limits.sh \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
+	tests/integration/test-events.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
 	tests/integration/test-preauth.sh \
@@ -84,6 +85,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-ssh.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
+	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
 	tests/interop/test-rvsh-libvirtd-sasl.sh
@@ -109,6 +111,10 @@ tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
 check_PROGRAMS += tests/integration/client-backpressure
 tests_integration_client_backpressure_SOURCES = tests/integration/client-backpressure.c
 tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
+# events subscriber for tests/integration/test-events.sh (not in TESTS itself)
+check_PROGRAMS += tests/integration/event-client
+tests_integration_event_client_SOURCES = tests/integration/event-client.c
+tests_integration_event_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 
 # client event loop unit test: the registry and the built-in poll() loop on
 # real pipes, through the library's public functions (event-loop helper).

@@ -56,6 +56,7 @@ typedef struct shell {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int events_seen;
+    int events_wanted;          /* event without --loop: 1; with it: 0 (all) */
     int closed_reason;          /* -1: open */
 } shell;
 
@@ -822,12 +823,17 @@ static void on_lifecycle(rv_conn *conn, rv_dom *dom, int event, int detail, void
 {
     shell *sh = opaque;
     (void)conn;
-    printf("event 'lifecycle' for domain '%s': %s %s\n", rv_domain_get_name(dom),
-           lifecycle_event_name(event), lifecycle_detail_name(event, detail));
-    fflush(stdout);
     pthread_mutex_lock(&sh->lock);
-    sh->events_seen++;
-    pthread_cond_signal(&sh->changed);
+    /* Without --loop only the first counts, even if more arrive before
+     * the command deregisters. */
+    if (!sh->events_wanted || sh->events_seen < sh->events_wanted) {
+        /* Printed before the waiting command can print its count. */
+        printf("event 'lifecycle' for domain '%s': %s %s\n", rv_domain_get_name(dom),
+               lifecycle_event_name(event), lifecycle_detail_name(event, detail));
+        fflush(stdout);
+        sh->events_seen++;
+        pthread_cond_signal(&sh->changed);
+    }
     pthread_mutex_unlock(&sh->lock);
 }
 
@@ -877,6 +883,7 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
         return -1;
     pthread_mutex_lock(&sh->lock);
     sh->events_seen = 0;
+    sh->events_wanted = loop ? 0 : 1;
     pthread_mutex_unlock(&sh->lock);
     int id = rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
     rv_domain_free(dom);
