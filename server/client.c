@@ -429,8 +429,8 @@ char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
                                                            : rv_buf_used(&c->out);
     if (unread + len > c->env->max_client_output) {
         char name[256];
-        RV_WARN("%s: %zu bytes of events and pings are waiting unread, over "
-                "max_client_output_bytes (%zu); closing it",
+        RV_WARN("%s: %zu bytes of events and pings are waiting unread and the next "
+                "would pass max_client_output_bytes (%zu); closing it",
                 rvs_client_name(c, name, sizeof(name)), unread, c->env->max_client_output);
         rvs_client_close(c, "output queue over max_client_output_bytes");
         return NULL;
