@@ -439,3 +439,60 @@ stop_sshd()
     fi
     wait "$pid" 2>/dev/null || true
 }
+
+# ---------------------------------------------------------------- background processes
+
+# bg OUT CMD ARG...: start CMD in the background with stdout to OUT and
+# stderr to OUT.err, stdin bg's own (not /dev/null, which bash would give
+# it); killed (after a SIGCONT) at exit if still running.  Sets BG_PID.
+bg()
+{
+    local out=$1
+    shift
+    "$@" <&0 > "$out" 2> "$out.err" &
+    BG_PID=$!
+    cleanup_fn _rv_bg_kill "$BG_PID"
+}
+
+_rv_bg_kill()
+{
+    if kill -0 "$1" 2>/dev/null; then
+        kill -CONT "$1" 2>/dev/null
+        kill -KILL "$1" 2>/dev/null
+    fi
+    wait "$1" 2>/dev/null
+    return 0
+}
+
+# finish PID: wait (bounded) for a process started by bg; its exit status.
+finish()
+{
+    wait_for $((2 * RV_TIMEOUT)) "process $1 to exit" _rv_gone "$1" || return 1
+    local status=0
+    wait "$1" || status=$?
+    return "$status"
+}
+
+# has_line FILE LINE: FILE has exactly LINE as one of its lines.
+has_line()
+{
+    grep -qxF -- "$2" "$1"
+}
+
+# show OUT: print a bg process's output and its stderr, for a failure.
+show()
+{
+    echo "---- $1" >&2
+    cat "$1" >&2
+    [ ! -s "$1.err" ] || { echo "---- $1.err" >&2; cat "$1.err" >&2; }
+}
+
+# same EXPECTED ACTUAL WHAT: the files are equal, byte for byte.
+same()
+{
+    if ! diff -u "$1" "$2" >&2; then
+        show "$2"
+        fail "$3: not the expected text (diff above)"
+    fi
+    echo "ok   $3 ($(wc -l < "$2") lines as expected)"
+}

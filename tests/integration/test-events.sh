@@ -34,63 +34,10 @@ event_client()
     exec ${RV_VALGRIND:-} "$EVENT_CLIENT" "$@"
 }
 
-# bg OUT CMD ARG...: start CMD in the background with stdout to OUT and
-# stderr to OUT.err, stdin bg's own (not /dev/null, which bash would give
-# it); killed at exit if still running.  Sets BG_PID.
-bg()
-{
-    local out=$1
-    shift
-    "$@" <&0 > "$out" 2> "$out.err" &
-    BG_PID=$!
-    cleanup_fn _bg_kill "$BG_PID"
-}
-
-_bg_kill()
-{
-    if kill -0 "$1" 2>/dev/null; then
-        kill -CONT "$1" 2>/dev/null
-        kill -KILL "$1" 2>/dev/null
-    fi
-    wait "$1" 2>/dev/null
-    return 0
-}
-
 _continue()
 {
     kill -CONT "$1" 2>/dev/null
     return 0
-}
-
-# finish PID: wait for a background process (bounded) and return its status.
-finish()
-{
-    wait_for $((20 * SLOW)) "process $1 to exit" _rv_gone "$1" || return 1
-    local status=0
-    wait "$1" || status=$?
-    return "$status"
-}
-
-has_line()
-{
-    grep -qxF -- "$2" "$1"
-}
-
-show()
-{
-    echo "---- $1" >&2
-    cat "$1" >&2
-    [ ! -s "$1.err" ] || { echo "---- $1.err" >&2; cat "$1.err" >&2; }
-}
-
-# same EXPECTED ACTUAL WHAT: the files are equal, byte for byte.
-same()
-{
-    if ! diff -u "$1" "$2" >&2; then
-        show "$2"
-        fail "$3: not the expected text (diff above)"
-    fi
-    echo "ok   $3 ($(wc -l < "$2") lines as expected)"
 }
 
 xmldir=$RV_TMP/xml

@@ -39,56 +39,6 @@ XML
 domain_xml evA 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f11 > "$OUT/evA.xml"
 domain_xml evT 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f12 > "$OUT/evT.xml"
 
-# bg OUT CMD ARG...: CMD in the background (the process itself: signals
-# reach it), stdout to OUT, stderr to OUT.err; killed at exit.  Sets BG_PID.
-bg()
-{
-    local out=$1
-    shift
-    "$@" <&0 > "$out" 2> "$out.err" &
-    BG_PID=$!
-    cleanup_fn _bg_kill "$BG_PID"
-}
-
-_bg_kill()
-{
-    if kill -0 "$1" 2>/dev/null; then
-        kill -CONT "$1" 2>/dev/null
-        kill -KILL "$1" 2>/dev/null
-    fi
-    wait "$1" 2>/dev/null
-    return 0
-}
-
-finish()
-{
-    wait_for 20 "process $1 to exit" _rv_gone "$1" || return 1
-    local status=0
-    wait "$1" || status=$?
-    return "$status"
-}
-
-has_line()
-{
-    grep -qxF -- "$2" "$1"
-}
-
-show()
-{
-    echo "---- $1" >&2
-    cat "$1" >&2
-    [ ! -s "$1.err" ] || { echo "---- $1.err" >&2; cat "$1.err" >&2; }
-}
-
-same()
-{
-    if ! diff -u "$1" "$2" >&2; then
-        show "$2"
-        fail "$3: not the expected text (diff above)"
-    fi
-    echo "ok   $3 ($(wc -l < "$2") lines)"
-}
-
 # Subscribers do not say when they are registered: suspend and resume
 # domain 'test' until each file shows the resume; strip_warmup cuts those
 # events off again.  (Until libvirtd's subscriber is connected, its test
