@@ -484,13 +484,11 @@ static void spin_for_input(struct rvc_conn *c)
     }
 }
 
-/* Read more bytes into rbuf, wanting at least `need`; take whatever else
- * is already there so that back-to-back replies cost one read. */
 /* Read what the socket has into rbuf: 1 if bytes came, 0 if none were
  * there, -1 at end of file or on an error (why says which).  *drained,
  * if given, says whether the read took less than it could: the socket
  * (and the transport's own buffer) had nothing more. */
-static int read_available_ex(struct rvc_conn *c, rv_err *why, int *drained)
+static int read_available(struct rvc_conn *c, rv_err *why, int *drained)
 {
     rv_buf *b = &c->rbuf;
     for (;;) {
@@ -525,10 +523,6 @@ static int read_available_ex(struct rvc_conn *c, rv_err *why, int *drained)
     }
 }
 
-static int read_available(struct rvc_conn *c, rv_err *why)
-{
-    return read_available_ex(c, why, NULL);
-}
 
 /* Read more bytes into rbuf, wanting at least `need`, waiting for them;
  * take whatever else is there so that back-to-back replies cost one read. */
@@ -540,7 +534,7 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
     }
     spin_for_input(c);
     for (;;) {
-        int got = read_available(c, why);
+        int got = read_available(c, why, NULL);
         if (got != 0)
             return got < 0 ? -1 : 0;
         struct pollfd pfd = { .fd = c->tr->fd,
@@ -883,7 +877,7 @@ static void drain_without_waiting(struct rvc_conn *c)
             rv_err_set(&why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
             break;
         }
-        int got = read_available_ex(c, &why, &drained);
+        int got = read_available(c, &why, &drained);
         if (got == 0)
             return;
         if (got < 0)

@@ -74,7 +74,6 @@ struct rvs_client {
     unsigned close_after_flush : 1; /* a refusal is queued: close once it is sent */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
-    unsigned close_callback : 1;    /* CONNECT_REGISTER_CLOSE_CALLBACK taken */
     unsigned flush_queued : 1;      /* on the server's list of clients to write to */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;

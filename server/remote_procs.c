@@ -111,7 +111,6 @@ int rvs_handle_connect_close(rvs_call *call)
     c->drv = NULL;
     /* Subscriptions belong to the hypervisor connection. */
     rvs_events_forget(c);
-    c->close_callback = 0;
     return 0;
 }
 
@@ -281,22 +280,15 @@ int rvs_handle_auth_polkit(rvs_call *call, rv_auth_polkit_ret *ret)
 }
 
 /* remvirtd's drivers never close a connection under a client, so no
- * CONNECT_EVENT_CONNECTION_CLOSED follows; the registration is kept for
- * the day one does. */
+ * CONNECT_EVENT_CONNECTION_CLOSED ever follows: nothing to remember. */
 int rvs_handle_connect_register_close_callback(rvs_call *call)
 {
-    if (!open_conn(call))
-        return -1;
-    call->client->close_callback = 1;
-    return 0;
+    return open_conn(call) ? 0 : -1;
 }
 
 int rvs_handle_connect_unregister_close_callback(rvs_call *call)
 {
-    if (!open_conn(call))
-        return -1;
-    call->client->close_callback = 0;
-    return 0;
+    return open_conn(call) ? 0 : -1;
 }
 
 /* ---- events ---- */

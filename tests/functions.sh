@@ -496,3 +496,17 @@ same()
     fi
     echo "ok   $3 ($(wc -l < "$2") lines as expected)"
 }
+
+# domain_xml NAME UUID: a small test-driver domain definition on stdout.
+domain_xml()
+{
+    cat <<XML
+<domain type='test'>
+  <name>$1</name>
+  <uuid>$2</uuid>
+  <memory unit='KiB'>262144</memory>
+  <vcpu>1</vcpu>
+  <os><type>hvm</type></os>
+</domain>
+XML
+}

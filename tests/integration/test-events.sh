@@ -42,18 +42,6 @@ _continue()
 
 xmldir=$RV_TMP/xml
 mkdir -p "$xmldir"
-domain_xml()
-{
-    cat <<XML
-<domain type='test'>
-  <name>$1</name>
-  <uuid>$2</uuid>
-  <memory unit='KiB'>262144</memory>
-  <vcpu>1</vcpu>
-  <os><type>hvm</type></os>
-</domain>
-XML
-}
 domain_xml evA 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f01 > "$xmldir/evA.xml"
 domain_xml evT 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f02 > "$xmldir/evT.xml"
 

@@ -24,18 +24,6 @@ requires libvirtd --version
 
 OUT=$RV_TMP/out
 mkdir -p "$OUT"
-domain_xml()
-{
-    cat <<XML
-<domain type='test'>
-  <name>$1</name>
-  <uuid>$2</uuid>
-  <memory unit='KiB'>262144</memory>
-  <vcpu>1</vcpu>
-  <os><type>hvm</type></os>
-</domain>
-XML
-}
 domain_xml evA 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f11 > "$OUT/evA.xml"
 domain_xml evT 7c0e5e51-3a5b-4d2e-8f1a-6b9c0d1e2f12 > "$OUT/evT.xml"
 
