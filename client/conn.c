@@ -378,10 +378,13 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
         pthread_mutex_unlock(&c->lock);
         short want = rv_transport_wait_events(c->tr, POLLOUT);
         struct pollfd pfd = { .fd = c->tr->fd, .events = want | (read_too ? POLLIN : 0) };
-        /* A write that waits for input (SSH: the server's window) may
-         * have it taken in by the thread that reads, leaving the fd quiet:
-         * look again after a short while instead of sleeping for good. */
-        int rc = poll(&pfd, 1, (want & POLLIN) && !read_too ? 20 : -1);
+        /* While another thread holds the reader role, look again after a
+         * short while instead of sleeping for good: that reader may get
+         * its own reply and leave with nobody else reading, and then the
+         * server (waiting for its replies to be read) never makes room.
+         * Likewise a write that waits for input (SSH: the server's window)
+         * may have it taken in by that reader, leaving the fd quiet. */
+        int rc = poll(&pfd, 1, read_too ? -1 : 20);
         int saved = errno;
         if (read_too) {
             if (rc > 0 && (pfd.revents & POLLIN))
