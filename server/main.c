@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -30,12 +31,37 @@ static void usage(FILE *out)
 }
 
 /* The pid file stays locked for the daemon's life, so a second daemon with
- * the same pid file refuses to start instead of fighting over sockets. */
-static int take_pidfile(const char *path)
+ * the same pid file refuses to start instead of fighting over sockets.
+ * It often lives where others can create names (a shared /tmp, a
+ * misconfigured run directory), so a name that is not plainly our own
+ * file (a symbolic link, someone else's file, a hard link to another
+ * name) is refused before anything is truncated or written. */
+static int take_pidfile(const char *path, struct stat *own)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
     if (fd < 0) {
-        fprintf(stderr, "remvirtd: cannot open the pid file %s: %s\n", path, strerror(errno));
+        if (errno == ELOOP)
+            fprintf(stderr, "remvirtd: refusing the pid file %s: it is a symbolic link\n", path);
+        else
+            fprintf(stderr, "remvirtd: cannot open the pid file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    char owner[64];
+    if (fstat(fd, own) < 0) {
+        why = strerror(errno);
+    } else if (!S_ISREG(own->st_mode)) {
+        why = "it is not a regular file";
+    } else if (own->st_uid != geteuid()) {
+        snprintf(owner, sizeof(owner), "it belongs to uid %u, not to remvirtd's uid %u",
+                 (unsigned)own->st_uid, (unsigned)geteuid());
+        why = owner;
+    } else if (own->st_nlink != 1) {
+        why = "it has other hard links";
+    }
+    if (why) {
+        fprintf(stderr, "remvirtd: refusing the pid file %s: %s\n", path, why);
+        close(fd);
         return -1;
     }
     struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -52,6 +78,16 @@ static int take_pidfile(const char *path)
         return -1;
     }
     return fd;
+}
+
+/* Remove the pid file only while its name still leads to the file we
+ * locked: someone may have replaced it since. */
+static void drop_pidfile(const char *path, int fd, const struct stat *own)
+{
+    struct stat now;
+    if (lstat(path, &now) == 0 && now.st_dev == own->st_dev && now.st_ino == own->st_ino)
+        unlink(path);
+    close(fd);
 }
 
 static int apply_logging(const rvs_config *cfg, rv_err *err)
@@ -141,7 +177,8 @@ int main(int argc, char **argv)
 
     signal(SIGPIPE, SIG_IGN);
     int pid_fd = -1;
-    if (pidfile && (pid_fd = take_pidfile(pidfile)) < 0) {
+    struct stat pid_st;
+    if (pidfile && (pid_fd = take_pidfile(pidfile, &pid_st)) < 0) {
         rvs_config_free(&cfg);
         return 1;
     }
@@ -152,10 +189,8 @@ int main(int argc, char **argv)
         rvs_server_free(srv);
         RV_INFO("remvirtd stopped");
     }
-    if (pid_fd >= 0) {
-        unlink(pidfile);
-        close(pid_fd);
-    }
+    if (pid_fd >= 0)
+        drop_pidfile(pidfile, pid_fd, &pid_st);
 out:
     if (rv_err_is_set(&err))
         fprintf(stderr, "remvirtd: %s\n", err.message ? err.message : "error");

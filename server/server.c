@@ -369,22 +369,119 @@ static void on_stop_signal(struct ev_loop *loop, ev_signal *w, int revents)
     ev_break(loop, EVBREAK_ALL);
 }
 
-static int make_sock_dir(const char *dir, rv_err *err)
+/* Whoever can write a directory can swap the names in it, so remvirtd
+ * (often root) creates its sockets only where nobody else can: every
+ * directory above unix_sock_dir must belong to root or to remvirtd's user
+ * and be writable by nobody else, unless it is sticky like /tmp (others
+ * may add names there but not replace ours); unix_sock_dir itself must
+ * belong to remvirtd's user, be writable by nobody else and not be a
+ * symbolic link. */
+static int refuse_dir(rv_err *err, const char *dir, const char *what, const char *path,
+                      const struct stat *st, const char *why)
 {
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
-                       "unix_sock_dir %s exists and is not a directory", dir);
-            return -1;
-        }
-        return 0;
+    rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+               "refusing unix_sock_dir %s: %s%s%s %s (uid %u, mode %04o); remvirtd runs "
+               "as uid %u", dir, what, path ? " " : "", path ? path : "", why,
+               (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777), (unsigned)geteuid());
+    return -1;
+}
+
+/* Checks each directory above the last component of path (absolute). */
+static int check_dirs_above(const char *dir, const char *path, rv_err *err)
+{
+    size_t end = (size_t)(strrchr(path, '/') - path);
+    char *prefix = malloc(end + 2);
+    if (!prefix) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
     }
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i <= end; i++) {
+        if (path[i] != '/')
+            continue;
+        size_t n = i ? i : 1;
+        memcpy(prefix, path, n);
+        prefix[n] = '\0';
+        struct stat st;
+        /* A link along the way is as safe as the directory it sits in;
+         * where it leads is checked through the resolved path. */
+        if (lstat(prefix, &st) < 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (st.st_uid != 0 && st.st_uid != geteuid())
+            rc = refuse_dir(err, dir, "the directory", prefix, &st,
+                            "above it belongs to another user");
+        else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+            rc = refuse_dir(err, dir, "the directory", prefix, &st,
+                            "above it is writable by its group or others");
+    }
+    free(prefix);
+    return rc;
+}
+
+static int check_sock_dir(const char *dir, char *path, rv_err *err)
+{
+    if (path[0] == '/' && check_dirs_above(dir, path, err) < 0)
+        return -1;
+    /* The directories the kernel will really pass through: links
+     * resolved, and for a relative path those above the current one. */
+    char *slash = strrchr(path, '/'), *cut = slash == path ? slash + 1 : slash, saved = 0;
+    if (cut) {
+        saved = *cut;
+        *cut = '\0';
+    }
+    char *parent = realpath(cut ? path : ".", NULL), *resolved = NULL;
+    if (cut)
+        *cut = saved;
+    if (!parent) {
         rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot create unix_sock_dir %s", dir);
         return -1;
     }
+    int rc = asprintf(&resolved, "%s/x", strcmp(parent, "/") == 0 ? "" : parent);
+    free(parent);
+    if (rc < 0) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    rc = check_dirs_above(dir, resolved, err);
+    free(resolved);
+    if (rc < 0)
+        return -1;
+
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno != ENOENT || (mkdir(path, 0755) < 0 && errno != EEXIST) ||
+            lstat(path, &st) < 0) {
+            rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot create unix_sock_dir %s", dir);
+            return -1;
+        }
+    }
+    if (S_ISLNK(st.st_mode))
+        return refuse_dir(err, dir, "it", NULL, &st, "is a symbolic link");
+    if (!S_ISDIR(st.st_mode)) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unix_sock_dir %s exists and is not a directory", dir);
+        return -1;
+    }
+    if (st.st_uid != geteuid())
+        return refuse_dir(err, dir, "it", NULL, &st, "belongs to another user");
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return refuse_dir(err, dir, "it", NULL, &st, "is writable by its group or others");
     return 0;
+}
+
+static int make_sock_dir(const char *dir, rv_err *err)
+{
+    /* A trailing slash would make lstat follow a link at the end. */
+    char *path = strdup(dir);
+    if (!path) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+        path[n - 1] = '\0';
+    int rc = check_sock_dir(dir, path, err);
+    free(path);
+    return rc;
 }
 
 rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)

@@ -83,6 +83,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-preauth.sh \
 	tests/integration/test-sasl.sh \
 	tests/integration/test-ssh.sh \
+	tests/integration/test-private-files.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-events-interop.sh \

@@ -37,12 +37,20 @@ int rv_unix_listen(const char *path, mode_t mode, int backlog, rv_err *err)
         return -1;
     }
     unlink(path);
-    /* Bind under a umask that already gives the final mode, so the socket
-     * is never reachable with wider permissions than configured. */
+    /* The socket is born with its final mode: bind gives the file the
+     * socket's own mode (set here with fchmod) less the umask, or less a
+     * default ACL.  Nothing changes the mode by name afterwards, since a
+     * chmod would follow a link someone swapped in for the socket. */
+    if (fchmod(fd, mode) < 0) {
+        rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot set the mode of the Unix socket %s",
+                         path);
+        close(fd);
+        return -1;
+    }
     mode_t old = umask(~mode & 0777);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old);
-    if (rc < 0 || chmod(path, mode) < 0) {
+    if (rc < 0) {
         rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot bind the Unix socket %s", path);
         close(fd);
         return -1;
