@@ -22,6 +22,9 @@ RV_LOG_CATEGORY("server.client");
 #define RVS_KEEP_BUF 65536
 /* The largest packet before authentication (length word included). */
 #define RVS_PREAUTH_FRAME_MAX 65536
+/* The output cap before authentication: a stranger's replies are a few
+ * small AUTH_ answers, so it may make the daemon hold little more. */
+#define RVS_PREAUTH_OUTPUT_MAX 65536
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
@@ -47,6 +50,28 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
                 c->env->auth_timeout);
         rvs_client_close(c, "authentication timed out");
     }
+}
+
+/* What this client may leave unread before remvirtd stops reading it. */
+static size_t output_cap(const rvs_client *c)
+{
+    size_t cap = c->env->max_client_output;
+    return !c->authenticated && cap > RVS_PREAUTH_OUTPUT_MAX ? RVS_PREAUTH_OUTPUT_MAX : cap;
+}
+
+/* A client that stayed at its output cap for output_timeout: it reads
+ * nothing, and what it left unread is held for nobody. */
+static void on_output_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_client *c = w->data;
+    char name[256];
+    RV_WARN("%s: %zu bytes of output left unread for %d s (output cap %zu bytes, "
+            "max_client_output_bytes); closing it",
+            rvs_client_name(c, name, sizeof(name)), rv_buf_used(&c->out),
+            c->env->output_timeout, output_cap(c));
+    rvs_client_close(c, "output unread past client_output_timeout");
 }
 
 static void start_deadline(rvs_client *c, int seconds)
@@ -79,6 +104,8 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
     c->write_watcher.data = c;
     ev_timer_init(&c->deadline, on_deadline, 0., 0.);
     c->deadline.data = c;
+    ev_timer_init(&c->output_deadline, on_output_deadline, 0., 0.);
+    c->output_deadline.data = c;
     ev_timer_init(&c->keepalive, on_keepalive, 0., 0.);
     c->keepalive.data = c;
     if (how->tls_handshake) {
@@ -195,6 +222,7 @@ void rvs_client_close(rvs_client *c, const char *why)
     ev_io_stop(c->env->loop, &c->read_watcher);
     ev_io_stop(c->env->loop, &c->write_watcher);
     ev_timer_stop(c->env->loop, &c->deadline);
+    ev_timer_stop(c->env->loop, &c->output_deadline);
     ev_timer_stop(c->env->loop, &c->keepalive);
     c->env->on_close(c, c->env->opaque);
 }
@@ -233,12 +261,42 @@ static int is_keepalive(const char *frame, size_t len)
     return ntohl(prog) == RV_KEEPALIVE_PROGRAM;
 }
 
+/* Whether c's unread output is at its cap after writing what the socket
+ * takes; if so, reading stops (so the client makes no more) and the
+ * output deadline runs.  -1 if the client was closed. */
+static int output_full(rvs_client *c)
+{
+    if (rv_buf_used(&c->out) < output_cap(c))
+        return 0;
+    rvs_client_flush(c);
+    if (c->closing)
+        return -1;
+    if (rv_buf_used(&c->out) < output_cap(c))
+        return 0;
+    pause_reading(c);
+    if (!ev_is_active(&c->output_deadline) && c->env->output_timeout > 0) {
+        ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
+        ev_timer_start(c->env->loop, &c->output_deadline);
+    }
+    return 1;
+}
+
 /* Dispatch every whole frame in c->in while the client is under its
- * in-flight limit.  Keepalive packets do not count against the limit and
- * are answered even at it.  Returns -1 if the client was closed. */
+ * in-flight limit and its output cap.  Keepalive packets do not count
+ * against the in-flight limit (a PING is answered even at it), but their
+ * PONGs count against the output cap like everything else.  Returns -1 if
+ * the client was closed. */
 static int dispatch_buffered(rvs_client *c)
 {
-    while (!c->closing && !c->close_after_flush && rv_buf_used(&c->in) >= 4) {
+    while (!c->closing && !c->close_after_flush) {
+        if (c->sasl_layer_next) {
+            /* Authentication finished with a security layer: what follows
+             * must come through it, so nothing buffered in clear runs. */
+            pause_reading(c);
+            return 0;
+        }
+        if (rv_buf_used(&c->in) < 4)
+            break;
         uint32_t len = rv_frame_peek_len(rv_buf_head(&c->in));
         rv_err err = { 0 };
         /* Before authentication only small AUTH_ calls make sense; an
@@ -259,6 +317,9 @@ static int dispatch_buffered(rvs_client *c)
             }
             return 0;
         }
+        int full = output_full(c);
+        if (full)
+            return full < 0 ? -1 : 0;
         int keepalive = is_keepalive(rv_buf_head(&c->in), len);
         if (!keepalive && c->inflight >= c->env->max_client_requests) {
             /* Replies go out first; what is buffered waits for them. */
@@ -334,8 +395,11 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 }
 
 /* The last AUTH_SASL reply is out in clear: from here on every byte goes
- * through the SASL security layer. */
-static void start_sasl_layer(rvs_client *c)
+ * through the SASL security layer.  Bytes already read came in clear
+ * after authentication, which no honest client sends (it waits for that
+ * reply): someone on the path appended them, so the client goes.
+ * Returns -1 if the client was closed. */
+static int start_sasl_layer(rvs_client *c)
 {
     rv_err err = { 0 };
     c->sasl_layer_next = 0;
@@ -348,9 +412,22 @@ static void start_sasl_layer(rvs_client *c)
                 err.message ? err.message : "unknown error");
         rv_err_clear(&err);
         rvs_client_close(c, "no SASL security layer");
-        return;
+        return -1;
     }
     c->tr = wrapped;
+    if (rv_buf_used(&c->in) > 0) {
+        char name[256];
+        RV_WARN("%s: %zu bytes came in clear after SASL authentication finished with a "
+                "security layer (injected by someone on the path?); closing it",
+                rvs_client_name(c, name, sizeof(name)), rv_buf_used(&c->in));
+        rvs_client_close(c, "clear-text data after the SASL layer was negotiated");
+        return -1;
+    }
+    if (c->reading_paused) {
+        c->reading_paused = 0;
+        ev_io_start(c->env->loop, &c->read_watcher);
+    }
+    return 0;
 }
 
 void rvs_client_flush(rvs_client *c)
@@ -373,13 +450,13 @@ void rvs_client_flush(rvs_client *c)
         return;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
-    c->unsolicited = 0;
+    ev_timer_stop(c->env->loop, &c->output_deadline);
     if (c->close_after_flush) {
         rvs_client_close(c, "refused");
         return;
     }
-    if (c->sasl_layer_next)
-        start_sasl_layer(c);
+    if (c->sasl_layer_next && start_sasl_layer(c) < 0)
+        return;
     if (!c->read_wants_write)
         ev_io_stop(c->env->loop, &c->write_watcher);
     rv_buf_shrink(&c->out, RVS_KEEP_BUF);
@@ -401,6 +478,8 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
         }
     }
     rvs_client_flush(c);
+    if (!c->closing && rv_buf_used(&c->out) < output_cap(c))
+        ev_timer_stop(loop, &c->output_deadline);
     if (c->closing || rv_buf_used(&c->out) > 0 || !c->reading_paused)
         return;
     /* The replies that held reading back are out: catch up on what is
@@ -423,15 +502,14 @@ char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
 {
     if (c->closing || c->close_after_flush)
         return NULL;
-    /* Bytes written since out was last empty may have been events or
-     * replies; counting them all as events errs towards keeping it. */
-    size_t unread = c->unsolicited < rv_buf_used(&c->out) ? c->unsolicited
-                                                           : rv_buf_used(&c->out);
-    if (unread + len > c->env->max_client_output) {
+    /* Reading stops at the cap, but events and PINGs come anyway: one
+     * that does not fit means the client has stopped reading. */
+    size_t unread = rv_buf_used(&c->out);
+    if (unread + len > output_cap(c)) {
         char name[256];
-        RV_WARN("%s: %zu bytes of events and pings are waiting unread and the next "
-                "would pass max_client_output_bytes (%zu); closing it",
-                rvs_client_name(c, name, sizeof(name)), unread, c->env->max_client_output);
+        RV_WARN("%s: %zu bytes of output are waiting unread and the next event or ping "
+                "would pass its output cap (%zu bytes, max_client_output_bytes); closing it",
+                rvs_client_name(c, name, sizeof(name)), unread, output_cap(c));
         rvs_client_close(c, "output queue over max_client_output_bytes");
         return NULL;
     }
@@ -442,7 +520,6 @@ char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
     char *copy = c->out.data + c->out.len;
     memcpy(copy, frame, len);
     c->out.len += len;
-    c->unsolicited += len;
     return copy;
 }
 

@@ -21,7 +21,11 @@ typedef struct rvs_client_env {
     int auth_timeout;           /* seconds for a client to authenticate */
     int keepalive_interval;     /* seconds of silence before a PING; -1: never */
     int keepalive_count;        /* unanswered PINGs before the client is dropped */
-    size_t max_client_output;   /* bytes of events and PINGs a client may leave unread */
+    /* Bytes a client may leave unread, whatever they are (replies, errors,
+     * PONGs, PINGs, events).  At the cap remvirtd stops reading from it;
+     * an event or PING that would pass the cap closes it. */
+    size_t max_client_output;
+    int output_timeout;         /* seconds a client may stay at the cap before it is closed */
     const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
@@ -43,10 +47,9 @@ struct rvs_client {
     ev_io write_watcher;
     ev_timer deadline;          /* drops a client that does not finish its
                                  * TLS handshake or authentication in time */
+    ev_timer output_deadline;   /* drops a client that stays at the output cap */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
-    size_t unsolicited;         /* bytes of events and PINGs queued since out was last
-                                 * empty (what max_client_output bounds) */
     int inflight;               /* calls whose replies are not all written */
     /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
     ev_timer keepalive;
@@ -70,7 +73,8 @@ struct rvs_client {
     unsigned handshaking : 1;   /* TLS handshake not finished: no packets yet */
     unsigned anonymous : 1;     /* counted in max_anonymous_clients */
     unsigned local : 1;         /* came in on a Unix socket */
-    unsigned sasl_layer_next : 1;   /* wrap the transport once the output is out */
+    unsigned sasl_layer_next : 1;   /* wrap the transport once the output is out;
+                                     * nothing is read or dispatched until then */
     unsigned close_after_flush : 1; /* a refusal is queued: close once it is sent */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
@@ -117,7 +121,7 @@ void rvs_client_flush(rvs_client *c);
 
 /* Queue a packet the client did not ask for (an event, a PING) and return
  * where its copy starts in c->out, for the caller to patch; the caller
- * flushes.  A client whose unread events would pass max_client_output is
+ * flushes.  A client whose unread output would pass its output cap is
  * closed instead, with the reason logged, and NULL returned. */
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
 

@@ -44,6 +44,7 @@ static const config_key config_keys[] = {
     KEY(keepalive_interval, VAL_INTERVAL),
     KEY(keepalive_count, VAL_COUNT),
     KEY(max_client_output_bytes, VAL_BYTES),
+    KEY(client_output_timeout, VAL_INT),
     KEY(listen_tcp, VAL_BOOL),
     KEY(listen_tls, VAL_BOOL),
     KEY(tcp_port, VAL_PORT),
@@ -87,6 +88,8 @@ void rvs_config_init(rvs_config *cfg)
     /* Some 60,000 lifecycle events: far more than a client that reads
      * at all falls behind, little memory even for thousands of clients. */
     cfg->max_client_output_bytes = 8 << 20;
+    /* As long as keepalive gives a silent client (5 s x 6). */
+    cfg->client_output_timeout = 30;
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;

@@ -25,7 +25,8 @@ typedef struct rvs_config {
     int max_anonymous_clients;      /* clients not yet authenticated, at once */
     int keepalive_interval;         /* seconds of silence before a PING; -1: off */
     int keepalive_count;            /* unanswered PINGs before a client is dropped */
-    size_t max_client_output_bytes; /* unread events a client may leave queued */
+    size_t max_client_output_bytes; /* unread output (replies, events, ...) per client */
+    int client_output_timeout;      /* seconds a client may stay at that cap */
     /* Network listeners (off by default, as libvirtd's). */
     int listen_tcp;
     int listen_tls;

@@ -145,7 +145,14 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
     RV_DEBUG("client %llu: prog=%#x vers=%u proc=%d type=%d serial=%u status=%d len=%zu",
              c->serial_no, hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial, hdr.status, len);
 
-    if (hdr.prog == RV_KEEPALIVE_PROGRAM && hdr.type == RV_MESSAGE) {
+    if (hdr.prog == RV_KEEPALIVE_PROGRAM) {
+        if (hdr.type != RV_MESSAGE) {
+            /* Keepalive is one-way messages only; an error reply to each
+             * such packet would hand a stranger a 4x amplifier. */
+            RV_WARN("client %llu: keepalive packet of type %d (only MESSAGE is allowed); "
+                    "closing it", c->serial_no, hdr.type);
+            return -1;
+        }
         keepalive_message(c, &hdr);
         return 0;
     }

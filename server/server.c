@@ -520,6 +520,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->env.keepalive_interval = cfg->keepalive_interval;
     srv->env.keepalive_count = cfg->keepalive_count;
     srv->env.max_client_output = cfg->max_client_output_bytes;
+    srv->env.output_timeout = cfg->client_output_timeout;
     srv->env.sasl_allowed_users = (const char *const *)cfg->sasl_allowed_username_list;
     srv->env.on_authenticated = client_authenticated;
     srv->env.want_flush = client_wants_flush;

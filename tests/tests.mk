@@ -81,7 +81,9 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
 	tests/integration/test-preauth.sh \
+	tests/integration/test-output-cap.sh \
 	tests/integration/test-sasl.sh \
+	tests/integration/test-sasl-injection.sh \
 	tests/integration/test-ssh.sh \
 	tests/integration/test-private-files.sh \
 	tests/interop/test-virsh.sh \

@@ -326,7 +326,7 @@ grep max_client_output_bytes "$REMVIRTD_LOG" > "$OUT/cap.log" || true
 cat "$OUT/cap.log"
 [ "$(wc -l < "$OUT/cap.log")" -eq 1 ] || fail "not exactly one client was capped"
 grep -qF -- "$cap_line" "$OUT/cap.log" || fail "the capped client is not the stalled one"
-unread=$(sed -n 's/.*: \([0-9]*\) bytes of events and pings are waiting unread.*/\1/p' "$OUT/cap.log")
+unread=$(sed -n 's/.*: \([0-9]*\) bytes of output are waiting unread.*/\1/p' "$OUT/cap.log")
 [ -n "$unread" ] && [ "$unread" -le "$cap" ] ||
     fail "the log does not show a queue within the cap ($unread bytes unread, cap $cap)"
 echo "ok   the log names the stalled client; its queue stayed within the cap ($unread <= $cap bytes)"

@@ -154,9 +154,13 @@ class Closed(Exception):
 
 class Client:
     def __init__(self, path, timeout=10.0):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
+        """path: a Unix socket's path, or (host, port) for TCP."""
+        if isinstance(path, tuple):
+            self.sock = socket.create_connection(path, timeout=timeout)
+        else:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(path)
         self.timeout = timeout
         self.serial = 0
         self.inbuf = b""
