@@ -8,6 +8,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/util.h"
+
 int rvc_tty_available(void)
 {
     return isatty(STDIN_FILENO);
@@ -108,7 +110,7 @@ static int read_secret(const struct termios *saved, char *buf, size_t *len, int 
     }
 }
 
-char *rvc_tty_ask(const char *prompt, int echo, rv_err *err)
+static char *ask_shown(const char *prompt, int echo, rv_err *err)
 {
     char buf[RVC_TTY_ANSWER_MAX];
     size_t len = 0;
@@ -171,5 +173,20 @@ char *rvc_tty_ask(const char *prompt, int echo, rv_err *err)
     explicit_bzero(buf, sizeof(buf));
     if (signo)
         raise(signo);
+    return answer;
+}
+
+char *rvc_tty_ask(const char *prompt, int echo, rv_err *err)
+{
+    /* The prompt names the host and user of a URI, which may come from
+     * anywhere (a script, a link): control characters in it are shown
+     * escaped, never obeyed by the terminal. */
+    char *shown = rv_escape_text_dup(prompt, strlen(prompt), 0);
+    if (!shown) {
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    char *answer = ask_shown(shown, echo, err);
+    free(shown);
     return answer;
 }

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
+
 #define RV_LOG_MAX_FILTERS 64
 #define RV_LOG_MAX_OUTPUTS 8
 #define RV_LOG_BATCH 65536
@@ -160,17 +162,17 @@ void rv_log_message(rv_log_category *cat, int prio, const char *func, int line,
     int n = snprintf(msg, sizeof(msg), "%04d-%02d-%02d %02d:%02d:%02d.%03ld+0000: %d: %s : %s:%d : ",
                      tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
                      tm.tm_sec, ts.tv_nsec / 1000000, (int)getpid(), prio_name(prio), func, line);
+    char raw[sizeof(msg)];
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(msg + n, sizeof(msg) - (size_t)n - 1, fmt, ap);
+    int m = vsnprintf(raw, sizeof(raw), fmt, ap);
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof(msg) - 2)
-        len = sizeof(msg) - 2;
-    /* A NUL inside the message would cut the batch record short. */
-    for (size_t i = 0; i < len; i++)
-        if (msg[i] == '\0')
-            msg[i] = ' ';
+    size_t raw_len = m < 0 ? 0 : (size_t)m < sizeof(raw) ? (size_t)m : sizeof(raw) - 1;
+    /* Messages carry what peers sent (user names, certificate names,
+     * library texts): escaped here, in one place, so that none can forge
+     * a line or reach a terminal that shows the log.  A NUL (it would cut
+     * the batch record short) is escaped too. */
+    size_t len = (size_t)n + rv_escape_text(msg + n, sizeof(msg) - (size_t)n - 1, raw, raw_len, 0);
     msg[len++] = '\n';
     msg[len] = '\0';
 

@@ -117,3 +117,80 @@ void rv_uuid_generate(unsigned char uuid[16])
     uuid[6] = (uuid[6] & 0x0f) | 0x40;
     uuid[8] = (uuid[8] & 0x3f) | 0x80;
 }
+
+/* Length of the UTF-8 character at s (at most len bytes), 0 if the bytes
+ * are not one: overlong forms, surrogates and values past U+10FFFF
+ * included.  *cp gets its value. */
+static size_t utf8_char(const unsigned char *s, size_t len, unsigned *cp)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xbf;
+    size_t n;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, c &= 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf, c &= 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf, c &= 0x07;
+    else
+        return 0;
+    if (len < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if (i > 1 && (s[i] & 0xc0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    *cp = c;
+    return n;
+}
+
+size_t rv_escape_text(char *dst, size_t size, const char *src, size_t len, int keep_newlines)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        char esc[16];
+        size_t n = 0, take = 1;
+        unsigned cp = 0;
+        unsigned char c = s[i];
+        if (c >= 0x20 && c < 0x7f) {
+            esc[n++] = (char)c;
+        } else if (c == '\n' && keep_newlines) {
+            esc[n++] = '\n';
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            esc[n++] = '\\';
+            esc[n++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else if (c >= 0x80 && (take = utf8_char(s + i, len - i, &cp)) > 0 && cp >= 0xa0) {
+            memcpy(esc, s + i, take);
+            n = take;
+        } else {
+            /* C0, DEL, a C1 character (each of its bytes) or a stray byte. */
+            take = take ? take : 1;
+            for (size_t k = 0; k < take; k++) {
+                esc[n++] = '\\';
+                esc[n++] = 'x';
+                esc[n++] = hex[s[i + k] >> 4];
+                esc[n++] = hex[s[i + k] & 15];
+            }
+        }
+        if (o + n + 1 > size)
+            break;
+        memcpy(dst + o, esc, n);
+        o += n;
+        i += take;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+char *rv_escape_text_dup(const char *src, size_t len, int keep_newlines)
+{
+    /* Each byte becomes at most four. */
+    if (len > ((size_t)-1 - 1) / 4)
+        return NULL;
+    char *out = malloc(len * 4 + 1);
+    if (out)
+        rv_escape_text(out, len * 4 + 1, src, len, keep_newlines);
+    return out;
+}

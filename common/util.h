@@ -29,4 +29,15 @@ int rv_uuid_parse(const char *text, unsigned char uuid[16]);
 /* 16 random bytes with the version-4 bits set. */
 void rv_uuid_generate(unsigned char uuid[16]);
 
+/* Text that came from a peer, made safe for a log line or a terminal:
+ * control characters (C0, DEL, and C1 in their UTF-8 form, which some
+ * terminals obey) and bytes that are not UTF-8 become \n, \r, \t or \xHH,
+ * so they can neither start a forged line nor move the cursor.  With
+ * keep_newlines, '\n' passes (a terminal text of several lines).  Writes
+ * at most size bytes including the NUL, never half an escape or half a
+ * character, and returns the length written (size must be at least 1). */
+size_t rv_escape_text(char *dst, size_t size, const char *src, size_t len, int keep_newlines);
+/* The same into a new string; NULL when out of memory. */
+char *rv_escape_text_dup(const char *src, size_t len, int keep_newlines);
+
 #endif

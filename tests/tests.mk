@@ -86,6 +86,8 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-sasl-injection.sh \
 	tests/integration/test-ssh.sh \
 	tests/integration/test-private-files.sh \
+	tests/integration/test-log-injection.sh \
+	tests/integration/test-ssh-terminal.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-events-interop.sh \

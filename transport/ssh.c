@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "transport/tcp.h"
 
 RV_LOG_CATEGORY("transport.ssh");
@@ -442,15 +443,23 @@ static const char *ssh_peer_error(rv_transport *tr)
     char *said = NULL;
     if (t->err_len > 0) {
         said = strndup(t->err_text, t->err_len);
-        if (said)
+        if (said) {
+            /* One line, then no C1 control or stray byte either: rvsh
+             * shows this on a terminal. */
             clean_text(said);
+            char *safe = rv_escape_text_dup(said, strlen(said), 0);
+            free(said);
+            said = safe;
+        }
     }
     char *exit_text = NULL;
     char *signal_name = NULL;
     if (closed && libssh2_channel_get_exit_signal(t->channel, &signal_name, NULL, NULL, NULL,
                                                   NULL, NULL) == 0 && signal_name) {
-        if (asprintf(&exit_text, "the remote command was killed by signal %s", signal_name) < 0)
+        char *safe = rv_escape_text_dup(signal_name, strlen(signal_name), 0);
+        if (!safe || asprintf(&exit_text, "the remote command was killed by signal %s", safe) < 0)
             exit_text = NULL;
+        free(safe);
     } else if (closed) {
         if (asprintf(&exit_text, "the remote command exited with status %d",
                      libssh2_channel_get_exit_status(t->channel)) < 0)
@@ -1249,21 +1258,28 @@ static void kbdint_cb(const char *name, int name_len, const char *instruction,
 {
     ssh_transport *t = *abstract;
     ssh_setup *s = t->setup;
+    /* The server chooses these texts: escape sequences in them would
+     * drive the user's terminal (rewrite what it shows, set its title,
+     * fake a prompt), so their control characters are shown escaped; the
+     * instruction keeps its lines. */
     if (name_len > 0 || instruction_len > 0) {
+        char *n = rv_escape_text_dup(name ? name : "", name && name_len > 0 ? (size_t)name_len : 0, 0);
+        char *in = rv_escape_text_dup(instruction ? instruction : "",
+                                      instruction && instruction_len > 0
+                                          ? (size_t)instruction_len : 0, 1);
         char *intro = NULL;
-        if (asprintf(&intro, "%.*s%s%.*s\n", name_len, name ? name : "",
-                     name_len > 0 && instruction_len > 0 ? "\n" : "", instruction_len,
-                     instruction ? instruction : "") >= 0) {
+        if (n && in && asprintf(&intro, "%s%s%s\n", n, *n && *in ? "\n" : "", in) >= 0) {
             tty_say(intro);
             free(intro);
         }
+        free(n);
+        free(in);
     }
     for (int i = 0; i < num_prompts; i++) {
         char *answer = NULL;
         if (!s->kbdint_unanswered) {
-            char *text = strndup((const char *)prompts[i].text, prompts[i].length);
+            char *text = rv_escape_text_dup((const char *)prompts[i].text, prompts[i].length, 0);
             if (text) {
-                clean_text(text);
                 answer = tty_prompt(text, prompts[i].echo);
                 free(text);
             }

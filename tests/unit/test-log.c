@@ -228,11 +228,50 @@ static void test_file_output_and_cost(void)
     free(out);
 }
 
+/* What a peer sends (a SASL user name, a certificate's DN) ends up in
+ * messages: its control characters are escaped, so it can neither forge
+ * a line of its own nor send escape sequences to whoever reads the log on
+ * a terminal. */
+static void test_peer_text_escaped(void)
+{
+    rv_err err = { 0 };
+    char *out = path_in_tmp("peer.log");
+    char *spec = NULL;
+    CHECK(asprintf(&spec, "1:file:%s", out) > 0);
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), 0);
+    const char *user = "eve\n2026-11-25 05:00:00.000+0000: 1: info : forged : "
+                       "alice logged in\r\x1b[2K\x1b]0;pwned\x07";
+    RV_WARN("SASL authentication as '%s' failed: %s", user, "unknown user");
+    RV_WARN("a %c in the middle", '\0');
+    RV_WARN("caf\xc3\xa9 stays, \xc2\x9b and \xff do not");
+    rv_log_flush();
+    char *text = slurp(out);
+    CHECK_STR_HAS(text, "SASL authentication as 'eve\\n2026-11-25 05:00:00.000+0000: 1: info : "
+                        "forged : alice logged in\\r\\x1b[2K\\x1b]0;pwned\\x07' failed: "
+                        "unknown user\n");
+    CHECK_STR_HAS(text, "a \\x00 in the middle\n");
+    CHECK_STR_HAS(text, "caf\xc3\xa9 stays, \\xc2\\x9b and \\xff do not\n");
+    /* Three messages, three lines, and no control character but their ends. */
+    size_t lines = 0;
+    for (const char *p = text; *p; p++) {
+        CHECK(*p == '\n' || (unsigned char)*p >= 0x20);
+        CHECK((unsigned char)*p != 0x7f);
+        lines += *p == '\n';
+    }
+    CHECK_UINT_EQ(lines, 3);
+    free(text);
+    rv_log_reset();
+    free(spec);
+    unlink(out);
+    free(out);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
     test_filters();
     test_file_output_and_cost();
+    test_peer_text_escaped();
     rmdir(tmpdir);
     printf("log tests passed\n");
     return 0;

@@ -168,11 +168,58 @@ static void test_err(void)
     CHECK(dst.message == NULL);
 }
 
+static void expect_escaped(const char *in, size_t len, int keep_newlines, const char *want)
+{
+    char out[256];
+    size_t n = rv_escape_text(out, sizeof(out), in, len, keep_newlines);
+    CHECK_STR_EQ(out, want);
+    CHECK_UINT_EQ(n, strlen(want));
+    char *dup = rv_escape_text_dup(in, len, keep_newlines);
+    CHECK(dup != NULL);
+    CHECK_STR_EQ(dup, want);
+    free(dup);
+}
+
+#define ESC(lit, keep, want) expect_escaped((lit), sizeof(lit) - 1, (keep), (want))
+
+static void test_escape(void)
+{
+    ESC("plain text, 100% ASCII ~", 0, "plain text, 100% ASCII ~");
+    /* A forged log line and a terminal's escape sequences. */
+    ESC("eve\n2026-01-01 00:00:00.000+0000: 1: error : x", 0,
+        "eve\\n2026-01-01 00:00:00.000+0000: 1: error : x");
+    ESC("a\r\tb\x1b[2J\x07\x7f\x00z", 0, "a\\r\\tb\\x1b[2J\\x07\\x7f\\x00z");
+    /* Lines kept where asked, every other control still escaped. */
+    ESC("line 1\nline 2\r\n\x1b]0;title\x07", 1, "line 1\nline 2\\r\n\\x1b]0;title\\x07");
+    /* UTF-8 passes; C1 controls in UTF-8 form (CSI is U+009B) do not. */
+    ESC("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0", 0,
+        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xc2\xa0");
+    ESC("x\xc2\x9b" "31m", 0, "x\\xc2\\x9b31m");
+    /* Not UTF-8: a raw CSI byte, a lone continuation, an overlong '/', a
+     * surrogate, a character cut short at the end. */
+    ESC("\x9b\x80\xc0\xaf\xed\xa0\x80\xe2\x82", 0,
+        "\\x9b\\x80\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
+
+    /* Cut to fit, never inside an escape or a character. */
+    char small[8];
+    CHECK_UINT_EQ(rv_escape_text(small, sizeof(small), "ab\ncd", 5, 0), 6);
+    CHECK_STR_EQ(small, "ab\\ncd");
+    CHECK_UINT_EQ(rv_escape_text(small, sizeof(small), "abcde\x01", 6, 0), 5);
+    CHECK_STR_EQ(small, "abcde");
+    CHECK_UINT_EQ(rv_escape_text(small, sizeof(small), "abcde\xc3\xa9", 7, 0), 7);
+    CHECK_STR_EQ(small, "abcde\xc3\xa9");
+    CHECK_UINT_EQ(rv_escape_text(small, sizeof(small), "abcdef\xc3\xa9", 8, 0), 6);
+    CHECK_STR_EQ(small, "abcdef");
+    CHECK_UINT_EQ(rv_escape_text(small, 1, "abc", 3, 0), 0);
+    CHECK_STR_EQ(small, "");
+}
+
 int main(void)
 {
     test_uuid();
     test_buf();
     test_err();
+    test_escape();
     printf("util tests passed\n");
     return 0;
 }
