@@ -19,8 +19,11 @@
  * input from the socket. */
 #include "transport/ssh.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
 #include <libssh2.h>
 #include <limits.h>
 #include <poll.h>
@@ -634,14 +637,14 @@ static int fill_setup(ssh_setup *s, const rv_ssh_options *o, rv_err *err)
     }
     if (o->known_hosts && *o->known_hosts) {
         s->known_hosts = strdup(o->known_hosts);
-    } else if (s->verify != VERIFY_IGNORE) {
-        if (!s->home) {
-            rv_err_set(err, RV_FROM_SSH, RV_ERR_INVALID_ARG,
-                       "no home directory for ~/.ssh/known_hosts: give known_hosts=");
-            return -1;
-        }
+    } else if (s->home) {
+        /* Read even with known_hosts_verify=ignore, for its @revoked keys. */
         if (asprintf(&s->known_hosts, "%s/.ssh/known_hosts", s->home) < 0)
             s->known_hosts = NULL;
+    } else if (s->verify != VERIFY_IGNORE) {
+        rv_err_set(err, RV_FROM_SSH, RV_ERR_INVALID_ARG,
+                   "no home directory for ~/.ssh/known_hosts: give known_hosts=");
+        return -1;
     }
     if (s->verify != VERIFY_IGNORE && !s->known_hosts)
         return no_memory(err);
@@ -739,10 +742,133 @@ static int get_host_key(LIBSSH2_SESSION *session, host_key *k, const char *host,
     return 0;
 }
 
-/* Load the file line by line, skipping what libssh2 cannot parse (markers,
- * key types it lacks) as OpenSSH skips what does not concern it.  A file
- * that does not exist is empty. */
-static int read_known_hosts(LIBSSH2_KNOWNHOSTS *kh, const char *path, rv_err *err)
+/* Glob of OpenSSH host patterns: '*' and '?' only ('[' is literal, as in
+ * "[host]:port"), letters in either case. */
+static int glob_host(const char *pat, size_t plen, const char *name)
+{
+    const char *star = NULL, *resume = NULL;
+    size_t i = 0;
+    while (*name) {
+        if (i < plen && (pat[i] == '?' ||
+                         tolower((unsigned char)pat[i]) == tolower((unsigned char)*name))) {
+            i++, name++;
+        } else if (i < plen && pat[i] == '*') {
+            star = pat + i++;
+            resume = name;
+        } else if (star) {
+            i = (size_t)(star - pat) + 1;
+            name = ++resume;
+        } else {
+            return 0;
+        }
+    }
+    while (i < plen && pat[i] == '*')
+        i++;
+    return i == plen;
+}
+
+static int base64_decode(const char *text, size_t len, gnutls_datum_t *out)
+{
+    gnutls_datum_t in = { (unsigned char *)text, (unsigned)len };
+    return len && len < KNOWN_HOSTS_LINE_MAX && gnutls_base64_decode2(&in, out) == 0 ? 0 : -1;
+}
+
+/* Whether the host field of a known_hosts line names host: a hashed
+ * entry (|1|salt|HMAC-SHA1 of the name), or a comma list of patterns
+ * where one negated pattern that matches excludes the host. */
+static int hosts_field_matches(const char *field, size_t len, const char *host)
+{
+    if (len > 3 && strncmp(field, "|1|", 3) == 0) {
+        const char *bar = memchr(field + 3, '|', len - 3);
+        gnutls_datum_t salt = { NULL, 0 }, hash = { NULL, 0 };
+        unsigned char mac[20];
+        int match = bar && base64_decode(field + 3, (size_t)(bar - field - 3), &salt) == 0 &&
+                    base64_decode(bar + 1, len - (size_t)(bar + 1 - field), &hash) == 0 &&
+                    hash.size == sizeof(mac) &&
+                    gnutls_hmac_fast(GNUTLS_MAC_SHA1, salt.data, salt.size, host, strlen(host),
+                                     mac) == 0 &&
+                    memcmp(mac, hash.data, sizeof(mac)) == 0;
+        gnutls_free(salt.data);
+        gnutls_free(hash.data);
+        return match;
+    }
+    int match = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = 0;
+        while (i + n < len && field[i + n] != ',')
+            n++;
+        int negated = n > 0 && field[i] == '!';
+        if (glob_host(field + i + negated, n - (size_t)negated, host)) {
+            if (negated)
+                return 0;
+            match = 1;
+        }
+        i += n + 1;
+    }
+    return match;
+}
+
+/* What the lines libssh2 does not read said about this host. */
+typedef struct kh_markers {
+    unsigned revoked_line;      /* a @revoked line with the host's key */
+    unsigned ca_line;           /* a @cert-authority line for the host */
+} kh_markers;
+
+/* "@revoked HOSTS TYPE BASE64 [comment]" and "@cert-authority ...":
+ * libssh2 cannot parse these, so they are read here.  A revoked key is
+ * refused whatever the mode; CA lines are noted, since remvirt does not
+ * check host certificates. */
+static void read_marker(const char *line, unsigned lineno, const char *path, const char *host,
+                        const host_key *k, kh_markers *m)
+{
+    const char *f[4];
+    size_t flen[4];
+    const char *p = line;
+    int nf = 0;
+    for (; nf < 4; nf++) {
+        p += strspn(p, " \t");
+        if (!*p || *p == '\n' || *p == '\r')
+            break;
+        f[nf] = p;
+        flen[nf] = strcspn(p, " \t\r\n");
+        p += flen[nf];
+    }
+    int revoked = flen[0] == 8 && strncmp(f[0], "@revoked", 8) == 0;
+    int ca = flen[0] == 15 && strncmp(f[0], "@cert-authority", 15) == 0;
+    if (!revoked && !ca) {
+        RV_DEBUG("%s:%u: skipped a line with the unknown marker %.*s", path, lineno,
+                 (int)flen[0], f[0]);
+        return;
+    }
+    if (nf < 4) {
+        RV_DEBUG("%s:%u: skipped a %.*s line without a key", path, lineno, (int)flen[0], f[0]);
+        return;
+    }
+    if (!hosts_field_matches(f[1], flen[1], host))
+        return;
+    if (ca) {
+        if (!m->ca_line)
+            m->ca_line = lineno;
+        RV_DEBUG("%s:%u: @cert-authority lines are not supported (host certificates are "
+                 "not checked)", path, lineno);
+        return;
+    }
+    gnutls_datum_t blob = { NULL, 0 };
+    if (base64_decode(f[3], flen[3], &blob) < 0) {
+        RV_DEBUG("%s:%u: skipped a @revoked line whose key is not base64", path, lineno);
+        return;
+    }
+    if (k && blob.size == k->len && memcmp(blob.data, k->blob, k->len) == 0 && !m->revoked_line)
+        m->revoked_line = lineno;
+    gnutls_free(blob.data);
+}
+
+/* Load the file line by line into kh (when given); lines with a marker
+ * are read here, and what libssh2 cannot parse (key types it lacks) is
+ * skipped, as OpenSSH skips what does not concern it.  A file that does
+ * not exist is empty. */
+static int read_known_hosts(LIBSSH2_KNOWNHOSTS *kh, const char *path, const char *host,
+                            const host_key *k, kh_markers *m, rv_err *err)
 {
     FILE *f = fopen(path, "re");
     if (!f) {
@@ -764,7 +890,10 @@ static int read_known_hosts(LIBSSH2_KNOWNHOSTS *kh, const char *path, rv_err *er
         const char *p = line + strspn(line, " \t");
         if (*p == '#' || *p == '\n' || *p == '\0')
             continue;
-        if (libssh2_knownhost_readline(kh, line, (size_t)len, LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
+        if (*p == '@')
+            read_marker(p, lineno, path, host, k, m);
+        else if (kh && libssh2_knownhost_readline(kh, line, (size_t)len,
+                                                  LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
             RV_DEBUG("%s:%u: skipped a line libssh2 cannot parse", path, lineno);
     }
     int failed = ferror(f);
@@ -845,21 +974,47 @@ static int add_known_host(LIBSSH2_KNOWNHOSTS *kh, const ssh_setup *s, const host
     return 0;
 }
 
+static int refuse_revoked(const ssh_setup *s, const host_key *k, unsigned line, rv_err *err)
+{
+    rv_err_set(err, RV_FROM_SSH, RV_ERR_SSH,
+               "host key verification failed: the %s key %s of '%s' was revoked "
+               "(@revoked in %s, line %u)", k->type_name, k->fingerprint, s->host_name,
+               s->known_hosts, line);
+    return -1;
+}
+
 static int check_host_key(LIBSSH2_SESSION *session, ssh_setup *s, rv_err *err)
 {
-    if (s->verify == VERIFY_IGNORE) {
-        RV_DEBUG("not checking the host key of '%s' (known_hosts_verify=ignore)", s->host_name);
-        return 0;
-    }
     host_key k;
     if (get_host_key(session, &k, s->host_name, err) < 0)
         return -1;
+    kh_markers marks = { 0, 0 };
+    if (s->verify == VERIFY_IGNORE) {
+        /* Even unchecked, a key the user revoked is never accepted. */
+        rv_err quiet = { 0 };
+        if (s->known_hosts &&
+            read_known_hosts(NULL, s->known_hosts, s->host_name, &k, &marks, &quiet) < 0)
+            RV_DEBUG("%s", quiet.message ? quiet.message : "cannot read the known hosts file");
+        rv_err_clear(&quiet);
+        if (marks.revoked_line)
+            return refuse_revoked(s, &k, marks.revoked_line, err);
+        RV_DEBUG("not checking the host key of '%s' (known_hosts_verify=ignore)", s->host_name);
+        return 0;
+    }
     LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(session);
     if (!kh)
         return no_memory(err);
     int result = -1;
-    if (read_known_hosts(kh, s->known_hosts, err) < 0)
+    if (read_known_hosts(kh, s->known_hosts, s->host_name, &k, &marks, err) < 0)
         goto out;
+    if (marks.revoked_line) {
+        refuse_revoked(s, &k, marks.revoked_line, err);
+        goto out;
+    }
+    char ca_note[160] = "";
+    if (marks.ca_line)
+        snprintf(ca_note, sizeof(ca_note), "; line %u is a @cert-authority line, which remvirt "
+                 "does not support (host certificates are not checked)", marks.ca_line);
     struct libssh2_knownhost *found = NULL;
     int rc = libssh2_knownhost_check(kh, s->host_name, k.blob, k.len,
                                      LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
@@ -873,18 +1028,21 @@ static int check_host_key(LIBSSH2_SESSION *session, ssh_setup *s, rv_err *err)
     case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
         rv_err_set(err, RV_FROM_SSH, RV_ERR_SSH,
                    "host key verification failed: the key of '%s' does not match %s "
-                   "(possible man-in-the-middle); it offered the %s key %s",
-                   s->host_name, s->known_hosts, k.type_name, k.fingerprint);
+                   "(possible man-in-the-middle); it offered the %s key %s%s",
+                   s->host_name, s->known_hosts, k.type_name, k.fingerprint, ca_note);
         break;
     case LIBSSH2_KNOWNHOST_CHECK_NOTFOUND:
         if (s->verify == VERIFY_AUTO) {
+            if (marks.ca_line)
+                RV_WARN("%s, line %u: @cert-authority lines are not supported; adding the "
+                        "plain key of '%s' instead", s->known_hosts, marks.ca_line, s->host_name);
             result = add_known_host(kh, s, &k, err);
             break;
         }
         rv_err_set(err, RV_FROM_SSH, RV_ERR_SSH,
                    "host key for '%s' is not in %s; it offered the %s key %s "
-                   "(connect once with ssh, or use known_hosts_verify=auto)",
-                   s->host_name, s->known_hosts, k.type_name, k.fingerprint);
+                   "(connect once with ssh, or use known_hosts_verify=auto)%s",
+                   s->host_name, s->known_hosts, k.type_name, k.fingerprint, ca_note);
         break;
     default:
         rv_err_set(err, RV_FROM_SSH, RV_ERR_SSH, "cannot check the host key of '%s' against %s: %s",

@@ -138,6 +138,66 @@ list_fails "remote socket missing (nc -U)" \
     "nc: .*$RV_TMP/nosuch-sock.*No such file or directory" \
     "${GOOD/socket=$REMVIRTD_SOCK/socket=$RV_TMP/nosuch-sock}&proxy=netcat"
 
+# ---------------------------------------------------------------- @revoked and @cert-authority
+# libssh2 cannot parse marker lines; remvirt reads them itself.  A revoked
+# key is refused in every mode, as OpenSSH's ssh refuses it ("was
+# revoked"), and the file is left alone; a revocation for another key or
+# another host does not count.  @cert-authority is not supported, and the
+# error says so.
+HOST_KEY="$(cut -d' ' -f1,2 "$SSHD_HOST_KEY_PUB")"
+OTHER_KEY="$(cut -d' ' -f1,2 "$RV_TMP/other_host_key.pub")"
+KH_BASE="$BASE&keyfile=$SSH_CLIENT_KEY&known_hosts=$RV_TMP"
+# ssh_says OUTCOME FILE: OpenSSH's client with the same file agrees.
+ssh_says()
+{
+    local rc=0
+    ssh -F none -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$2" \
+        -o GlobalKnownHostsFile=/dev/null -o IdentitiesOnly=yes -i "$SSH_CLIENT_KEY" \
+        -p "$SSHD_PORT" root@127.0.0.1 true > "$RV_TMP/ssh.out" 2>&1 || rc=$?
+    if [ "$1" = refuses ]; then
+        [ "$rc" -ne 0 ] && grep -q "revoked" "$RV_TMP/ssh.out" ||
+            { cat "$RV_TMP/ssh.out" >&2; fail "ssh does not refuse with $2"; }
+    else
+        [ "$rc" -eq 0 ] || { cat "$RV_TMP/ssh.out" >&2; fail "ssh does not connect with $2"; }
+    fi
+}
+
+echo "@revoked $HOST_NAME $HOST_KEY" > "$RV_TMP/kh_revoked"
+cp "$RV_TMP/kh_revoked" "$RV_TMP/kh_revoked.orig"
+list_fails "@revoked only, auto" \
+    "host key verification failed: the ED25519 key SHA256:[^ ]+ of '\[127\.0\.0\.1\]:$SSHD_PORT' was revoked \(@revoked in $RV_TMP/kh_revoked, line 1\)" \
+    "$KH_BASE/kh_revoked&known_hosts_verify=auto"
+cmp -s "$RV_TMP/kh_revoked" "$RV_TMP/kh_revoked.orig" || fail "auto added a revoked key to the file"
+list_fails "@revoked only, ignore" "was revoked \(@revoked in $RV_TMP/kh_revoked, line 1\)" \
+    "$KH_BASE/kh_revoked&known_hosts_verify=ignore"
+ssh_says refuses "$RV_TMP/kh_revoked"
+
+printf '%s\n' "$HOST_NAME $HOST_KEY" "# revoked everywhere" "@revoked * $HOST_KEY # old key" \
+    > "$RV_TMP/kh_revoked_star"
+list_fails "@revoked * beside a plain line, normal" \
+    "was revoked \(@revoked in $RV_TMP/kh_revoked_star, line 3\)" "$KH_BASE/kh_revoked_star"
+ssh_says refuses "$RV_TMP/kh_revoked_star"
+
+# A hashed host name, as ssh-keygen -H writes it.
+echo "$HOST_NAME $HOST_KEY" > "$RV_TMP/kh_hashed"
+ssh-keygen -q -H -f "$RV_TMP/kh_hashed" > /dev/null 2>&1
+grep -q '^|1|' "$RV_TMP/kh_hashed" || fail "ssh-keygen -H did not hash the host name"
+sed 's/^/@revoked /' "$RV_TMP/kh_hashed" >> "$RV_TMP/kh_hashed"
+list_fails "@revoked with a hashed host name" \
+    "was revoked \(@revoked in $RV_TMP/kh_hashed, line 2\)" "$KH_BASE/kh_hashed"
+ssh_says refuses "$RV_TMP/kh_hashed"
+
+# Not this key, not this host, this host excluded: the plain line counts.
+printf '%s\n' "@revoked * $OTHER_KEY" "@revoked otherhost,[127.0.0.1]:1 $HOST_KEY" \
+    "@revoked *,!$HOST_NAME $HOST_KEY" "$HOST_NAME $HOST_KEY" > "$RV_TMP/kh_not_us"
+list_ok "@revoked lines for another key or other hosts" "$KH_BASE/kh_not_us"
+ssh_says connects "$RV_TMP/kh_not_us"
+
+echo "@cert-authority $HOST_NAME $OTHER_KEY" > "$RV_TMP/kh_ca"
+list_fails "@cert-authority only" \
+    "is not in $RV_TMP/kh_ca.*line 1 is a @cert-authority line, which remvirt does not support" \
+    "$KH_BASE/kh_ca"
+
 # ---------------------------------------------------------------- a password on a terminal
 # A user of its own with a password; rvsh runs on a pseudo-terminal that
 # answers the prompt, wrongly once.  The password must never be echoed.
