@@ -27,8 +27,9 @@ start_remvirtd 'listen_tcp = 1' 'listen_addr = "127.0.0.1"' "tcp_port = \"$tcp\"
     'auth_tcp = "sasl"' 'log_level = 2'
 
 # Sanity: without the attacker, virsh gets in with a security layer.
-LIBVIRT_AUTH_FILE=$auth virsh -c "test+tcp://127.0.0.1:$tcp/default" list --all </dev/null |
-    grep -q ' test ' || fail "virsh over TCP with DIGEST-MD5 does not work"
+out=$(LIBVIRT_AUTH_FILE=$auth virsh -c "test+tcp://127.0.0.1:$tcp/default" list --all </dev/null 2>&1) ||
+    fail "virsh over TCP with DIGEST-MD5 does not work: $out"
+grep -q ' test ' <<<"$out" || fail "virsh over TCP lists no 'test': $out"
 grep -q "authenticated with SASL (SSF [1-9]" "$REMVIRTD_LOG" ||
     fail "DIGEST-MD5 over TCP negotiated no security layer"
 
