@@ -986,21 +986,26 @@ static int refuse_revoked(const ssh_setup *s, const host_key *k, unsigned line, 
 static int check_host_key(LIBSSH2_SESSION *session, ssh_setup *s, rv_err *err)
 {
     host_key k;
-    if (get_host_key(session, &k, s->host_name, err) < 0)
-        return -1;
     kh_markers marks = { 0, 0 };
     if (s->verify == VERIFY_IGNORE) {
-        /* Even unchecked, a key the user revoked is never accepted. */
+        /* Even unchecked, a key the user revoked is never accepted; but
+         * what stops only the check (an unreadable file, a key type this
+         * code does not name) does not stop the connection. */
         rv_err quiet = { 0 };
-        if (s->known_hosts &&
-            read_known_hosts(NULL, s->known_hosts, s->host_name, &k, &marks, &quiet) < 0)
-            RV_DEBUG("%s", quiet.message ? quiet.message : "cannot read the known hosts file");
-        rv_err_clear(&quiet);
-        if (marks.revoked_line)
+        if (s->known_hosts && get_host_key(session, &k, s->host_name, &quiet) == 0 &&
+            read_known_hosts(NULL, s->known_hosts, s->host_name, &k, &marks, &quiet) == 0 &&
+            marks.revoked_line) {
+            rv_err_clear(&quiet);
             return refuse_revoked(s, &k, marks.revoked_line, err);
+        }
+        if (quiet.message)
+            RV_DEBUG("no @revoked check: %s", quiet.message);
+        rv_err_clear(&quiet);
         RV_DEBUG("not checking the host key of '%s' (known_hosts_verify=ignore)", s->host_name);
         return 0;
     }
+    if (get_host_key(session, &k, s->host_name, err) < 0)
+        return -1;
     LIBSSH2_KNOWNHOSTS *kh = libssh2_knownhost_init(session);
     if (!kh)
         return no_memory(err);
