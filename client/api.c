@@ -69,9 +69,12 @@ _Static_assert(sizeof(((rv_security_model *)0)->model) == RV_SECURITY_MODEL_MAX,
 _Static_assert(sizeof(((rv_security_model *)0)->doi) == RV_SECURITY_DOI_MAX, "doi size");
 _Static_assert(sizeof(((rv_security_label *)0)->label) == RV_SECURITY_LABEL_MAX, "label size");
 
-/* An application's lifecycle callback; the server knows it by callback_id. */
+/* An application's lifecycle callback; the server knows it by callback_id,
+ * which means nothing until the server's reply to REGISTER_ANY has been
+ * checked and `registered` is set: until then no event reaches it. */
 typedef struct lifecycle_callback {
     struct lifecycle_callback *next;
+    int registered;
     int callback_id;
     rv_domain_lifecycle_callback cb;
     void *opaque;
@@ -341,16 +344,49 @@ static void on_connection_lost(void *opaque, int reason)
     report_closed(opaque, reason);
 }
 
+/* With cb_lock held: the registered entry the server calls `id`. */
+static lifecycle_callback *find_callback_locked(rv_conn *conn, int id)
+{
+    lifecycle_callback *e = conn->callbacks;
+    while (e && !(e->registered && e->callback_id == id))
+        e = e->next;
+    return e;
+}
+
+/* With cb_lock held: take e off the list.  1: the caller frees it; 0: the
+ * loop's thread is running its callback and frees it when that returns.
+ * Every path that removes an entry goes through here. */
+static int unlink_callback_locked(rv_conn *conn, lifecycle_callback *e)
+{
+    for (lifecycle_callback **pp = &conn->callbacks; *pp; pp = &(*pp)->next) {
+        if (*pp == e) {
+            *pp = e->next;
+            break;
+        }
+    }
+    e->next = NULL;
+    if (conn->delivering != e)
+        return 1;
+    conn->delivering_retired = 1;
+    return 0;
+}
+
 static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
 {
+    /* No registration ever gets a negative ID (see the registration), so
+     * such an event has nobody to wait for. */
+    if (msg->callbackID < 0) {
+        RV_WARN("ignoring a lifecycle event for callback ID %d, which cannot exist",
+                msg->callbackID);
+        return;
+    }
     pthread_mutex_lock(&conn->cb_lock);
     lifecycle_callback *e;
     for (;;) {
-        e = conn->callbacks;
-        while (e && e->callback_id != msg->callbackID)
-            e = e->next;
+        e = find_callback_locked(conn, msg->callbackID);
         /* The first event may overtake the registering thread on its way
-         * from the reply to noting the callbackID: wait for it. */
+         * from the reply to noting the callbackID: wait for it.  Only a
+         * registration that succeeds with this very ID then matches. */
         if (e || !conn->registering)
             break;
         pthread_cond_wait(&conn->registered, &conn->cb_lock);
@@ -404,7 +440,19 @@ static void on_server_message(void *opaque, const char *frame, size_t len)
                                     (xdrproc_t)xdr_rv_connect_event_connection_closed_msg, &msg,
                                     &err) < 0)
             goto bad;
-        report_closed(conn, msg.reason);
+        if (!conn->close_callback) {
+            RV_WARN("ignoring CONNECTION_CLOSED: this connection never asked for it");
+            return;
+        }
+        /* The application may index a table by the reason: only the
+         * four the API documents reach it. */
+        int reason = msg.reason;
+        if (reason < RV_CLOSE_REASON_ERROR || reason > RV_CLOSE_REASON_CLIENT) {
+            RV_WARN("the server closed the connection with unknown reason %d: "
+                    "reporting ERROR", reason);
+            reason = RV_CLOSE_REASON_ERROR;
+        }
+        report_closed(conn, reason);
     } else {
         RV_DEBUG("ignoring event procedure %d from the server", h.proc);
     }
@@ -721,6 +769,10 @@ int rv_connect_num_of_domains(rv_conn *conn)
     rv_err err = { 0 };
     if (rvc_call_connect_num_of_domains(rpc, &ret, &err) < 0)
         return fail(&err);
+    /* A negative count would read as our own failure, with no error set. */
+    if (ret.num < 0)
+        return report(RV_FROM_RPC, RV_ERR_RPC, "%s: the server counts %d domains", __func__,
+                      ret.num);
     return ret.num;
 }
 
@@ -1110,19 +1162,33 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
     int rc = rvc_call_connect_domain_event_callback_register_any(rpc, &args, &ret, &err);
     pthread_mutex_lock(&conn->cb_lock);
     conn->registering--;
-    pthread_cond_broadcast(&conn->registered);
+    /* The server chose the ID: a negative one would read as our failure,
+     * a duplicate would share events with (and deregister) another. */
+    if (rc == 0 && ret.callbackID < 0) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which is negative",
+                   __func__, ret.callbackID);
+        rc = -1;
+    } else if (rc == 0 && find_callback_locked(conn, ret.callbackID)) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which this connection "
+                   "already has", __func__, ret.callbackID);
+        rc = -1;
+    }
     if (rc < 0) {
-        for (lifecycle_callback **pp = &conn->callbacks; *pp; pp = &(*pp)->next)
-            if (*pp == e) {
-                *pp = e->next;
-                break;
-            }
+        /* Never delivered to (not registered), but the rule holds for
+         * every removal.  free_cb is not set yet: the caller keeps opaque. */
+        int ours = unlink_callback_locked(conn, e);
+        pthread_cond_broadcast(&conn->registered);
         pthread_mutex_unlock(&conn->cb_lock);
-        free(e);
+        if (ours)
+            free(e);
         return fail(&err);
     }
     e->callback_id = ret.callbackID;
     e->free_cb = free_cb;
+    e->registered = 1;
+    pthread_cond_broadcast(&conn->registered);
     pthread_mutex_unlock(&conn->cb_lock);
     return ret.callbackID;
 }
@@ -1133,21 +1199,11 @@ int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
     if (!rpc)
         return -1;
     pthread_mutex_lock(&conn->cb_lock);
-    lifecycle_callback **pp = &conn->callbacks;
-    while (*pp && (*pp)->callback_id != callback_id)
-        pp = &(*pp)->next;
-    lifecycle_callback *e = *pp;
-    int running = 0;
-    if (e) {
-        *pp = e->next;
-        e->next = NULL;
-        /* Running in the loop's thread now: freed when it returns. */
-        running = conn->delivering == e;
-        if (running)
-            conn->delivering_retired = 1;
-    }
+    /* Only a registered entry: one still in flight belongs to its caller. */
+    lifecycle_callback *e = find_callback_locked(conn, callback_id);
+    int ours = e && unlink_callback_locked(conn, e);
     pthread_mutex_unlock(&conn->cb_lock);
-    if (e && !running)
+    if (ours)
         free_callbacks(e);
     if (!e)
         return report(RV_FROM_NONE, RV_ERR_INVALID_ARG,

@@ -648,9 +648,19 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
         return FRAME_FATAL;
 
     if (h.type == RV_MESSAGE) {
-        if (h.prog == RV_KEEPALIVE_PROGRAM) {
-            if (h.proc == RV_KEEPALIVE_PROC_PING)
+        /* Framing is intact, so a malformed MESSAGE costs only itself:
+         * ignored, not answered, not handed to the application. */
+        if (h.status != RV_OK) {
+            RV_WARN("ignoring a message from the server with status %d (program %#x "
+                    "procedure %d)", (int)h.status, h.prog, h.proc);
+        } else if (h.prog == RV_KEEPALIVE_PROGRAM) {
+            if (h.vers != RV_KEEPALIVE_VERSION || len != RV_FRAME_MIN)
+                RV_WARN("ignoring a keepalive message of version %u with %zu payload bytes",
+                        h.vers, len - RV_FRAME_MIN);
+            else if (h.proc == RV_KEEPALIVE_PROC_PING)
                 send_keepalive(c, RV_KEEPALIVE_PROC_PONG);
+            else if (h.proc != RV_KEEPALIVE_PROC_PONG)
+                RV_DEBUG("ignoring keepalive procedure %d", h.proc);
         } else if (h.prog == RV_REMOTE_PROGRAM && h.vers == RV_REMOTE_VERSION) {
             if (queue_message(c, frame, len, why) < 0)
                 return FRAME_FATAL;

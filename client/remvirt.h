@@ -374,7 +374,9 @@ enum { RV_DOMAIN_EVENT_ID_LIFECYCLE = 0 };
 
 /* Lifecycle events (virDomainEventType); each has its own details, e.g.
  * STARTED: 0 booted; STOPPED: 0 shutdown, 1 destroyed; DEFINED: 0 added,
- * 1 updated (libvirt's virDomainEvent*DetailType numbers). */
+ * 1 updated (libvirt's virDomainEvent*DetailType numbers).  Both reach
+ * the callback as the server sent them: a newer server may send values
+ * not listed here, so check the range before indexing anything by them. */
 enum {
     RV_DOMAIN_EVENT_DEFINED = 0,
     RV_DOMAIN_EVENT_UNDEFINED = 1,
@@ -394,7 +396,10 @@ typedef void (*rv_domain_lifecycle_callback)(rv_conn *conn, rv_dom *dom, int eve
 /* Call cb for every lifecycle event of dom (NULL: of every domain),
  * whoever caused it.  Returns the callback's id (for deregistering), or
  * -1.  free_cb(opaque), if given, runs when the callback is deregistered
- * (once it is not running any more) or the connection is freed. */
+ * (once it is not running any more) or the connection is freed.  On -1
+ * nothing is kept: cb never runs and free_cb is never called, so opaque
+ * is still the caller's (a server's negative or duplicate callback ID is
+ * such a failure, RV_ERROR_RPC). */
 int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
                                                rv_domain_lifecycle_callback cb, void *opaque,
                                                rv_free_callback free_cb);

@@ -78,6 +78,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
 	tests/integration/test-events.sh \
+	tests/integration/test-hostile-server.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
 	tests/integration/test-preauth.sh \
@@ -120,6 +121,13 @@ tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
 check_PROGRAMS += tests/integration/event-client
 tests_integration_event_client_SOURCES = tests/integration/event-client.c
 tests_integration_event_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
+
+# libremvirt against a lying server (tests/integration/test-hostile-server.sh
+# runs it against hostile-server.py; not in TESTS itself)
+check_PROGRAMS += tests/integration/hostile-client
+tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c
+tests_integration_hostile_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/integration/hostile-server.py
 
 # client event loop unit test: the registry and the built-in poll() loop on
 # real pipes, through the library's public functions (event-loop helper).

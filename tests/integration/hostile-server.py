@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""A scripted hostile server for tests/integration/test-hostile-server.sh.
+
+    hostile-server.py SOCKET_PATH
+
+Listens on SOCKET_PATH and speaks just enough of the remote protocol for
+libremvirt to open a connection (AUTH_LIST offers none, keepalive is
+declined, event callbacks are offered), then misbehaves as the scenario
+says.  The client names its scenario in the URI's path: CONNECT_OPEN's
+name "test:///SCENARIO".  hostile-client.c holds the matching checks.
+
+Every scenario's last REGISTER_ANY gets the honest ID BARRIER_ID followed
+by an event for it: once the client has seen that event, its event loop
+has dealt with every earlier one (events are delivered in order).
+
+Scenarios, by what REGISTER_ANY gets:
+  negative-id       callbackID -1, then an event for -1
+  duplicate-id      5, then 5 again (plus an event for 5 after the barrier's reply)
+  event-then-error  an event for -1, a pause, then an ERROR reply
+  event-then-eof    an event for -1, a pause, then the connection closes
+  race              RACE_ROUNDS times: an event for -1 and at once an ERROR reply
+  bad-counts        (no registration) CONNECT_EVENT_CONNECTION_CLOSED with
+                    reason 99, then CONNECT_NUM_OF_DOMAINS answers -5
+  stray-reply       (no registration) CONNECT_NUM_OF_DOMAINS is answered
+                    with a serial no call has
+  bad-messages      3, then an event for 3 with status ERROR; then
+                    CONNECT_NUM_OF_DOMAINS sends three malformed PINGs (status
+                    ERROR, version 2, a payload) and one good one, and
+                    answers with the number of PONGs that came back
+"""
+
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+
+import rawclient as rc
+
+PROC_NUM_OF_DOMAINS = 51
+PROC_SUPPORTS_FEATURE = 60
+PROC_REGISTER_ANY = 316
+PROC_LIFECYCLE = 318
+PROC_REGISTER_CLOSE = 360
+PROC_UNREGISTER_CLOSE = 361
+PROC_CONNECTION_CLOSED = 362
+
+FEATURE_EVENT_CALLBACK = 14
+FEATURE_CLOSE_CALLBACK = 15
+
+ERR_INTERNAL = 1
+FROM_REMOTE = 13
+
+KEEPALIVE_PING = 1
+KEEPALIVE_PONG = 2
+
+BARRIER_ID = 7
+RACE_ROUNDS = 200       # hostile-client.c's RACE_ROUNDS
+UUID = bytes(range(16))
+
+
+def xdr_error(code, message):
+    """remote_error: code, domain, message, level, dom, str1-3, int1-2, net."""
+    return (rc.xdr_int(code) + rc.xdr_int(FROM_REMOTE) + rc.xdr_opt_string(message) +
+            rc.xdr_int(2) + rc.xdr_int(0) + rc.xdr_int(0) * 3 + rc.xdr_int(0) * 2 +
+            rc.xdr_int(0))
+
+
+class Peer:
+    def __init__(self, sock):
+        self.sock = sock
+        self.inbuf = b""
+        self.scenario = ""
+        self.registrations = 0
+
+    def recv_packet(self):
+        """(Header, body), or None when the client has gone."""
+        while True:
+            if len(self.inbuf) >= 4:
+                length = int.from_bytes(self.inbuf[:4], "big")
+                if len(self.inbuf) >= length:
+                    pkt, self.inbuf = self.inbuf[:length], self.inbuf[length:]
+                    return rc.Header(*struct.unpack(">IIiiIi", pkt[4:28])), pkt[28:]
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.inbuf += chunk
+
+    def reply(self, hdr, payload=b"", serial=None):
+        self.sock.sendall(rc.packet(hdr.proc, payload, mtype=rc.REPLY,
+                                    serial=hdr.serial if serial is None else serial))
+
+    def error(self, hdr, message):
+        self.sock.sendall(rc.packet(hdr.proc, xdr_error(ERR_INTERNAL, message),
+                                    mtype=rc.REPLY, serial=hdr.serial,
+                                    status=rc.STATUS_ERROR))
+
+    def message(self, proc, payload, **kw):
+        self.sock.sendall(rc.packet(proc, payload, mtype=rc.MESSAGE, serial=1, **kw))
+
+    def event(self, callback_id, **kw):
+        # SUSPENDED (3), PAUSED (0) for a domain "test" with id 1
+        self.message(PROC_LIFECYCLE, rc.xdr_int(callback_id) +
+                     rc.xdr_domain("test", UUID, 1) + rc.xdr_int(3) + rc.xdr_int(0), **kw)
+
+    def count_pongs(self):
+        """Three malformed PINGs and a good one; the PONGs within a second."""
+        ping = dict(prog=rc.KEEPALIVE_PROGRAM, mtype=rc.MESSAGE, serial=0)
+        self.sock.sendall(rc.packet(KEEPALIVE_PING, status=rc.STATUS_ERROR, **ping) +
+                          rc.packet(KEEPALIVE_PING, vers=2, **ping) +
+                          rc.packet(KEEPALIVE_PING, b"junk", **ping) +
+                          rc.packet(KEEPALIVE_PING, **ping))
+        pongs = 0
+        self.sock.settimeout(1.0)
+        try:
+            while True:
+                got = self.recv_packet()
+                if got is None:
+                    break
+                hdr, _ = got
+                if hdr.prog == rc.KEEPALIVE_PROGRAM and hdr.proc == KEEPALIVE_PONG:
+                    pongs += 1
+        except socket.timeout:
+            pass
+        self.sock.settimeout(None)
+        return pongs
+
+    def barrier(self, hdr):
+        self.reply(hdr, rc.xdr_int(BARRIER_ID))
+        self.event(BARRIER_ID)
+
+    def register_any(self, hdr):
+        """Returns False when the connection is to end now."""
+        self.registrations += 1
+        n, s = self.registrations, self.scenario
+        if s == "negative-id" and n == 1:
+            self.reply(hdr, rc.xdr_int(-1))
+            self.event(-1)
+        elif s == "duplicate-id" and n <= 2:
+            self.reply(hdr, rc.xdr_int(5))
+        elif s == "duplicate-id" and n == 3:
+            self.barrier(hdr)
+            self.event(5)
+            self.event(BARRIER_ID)
+        elif s in ("event-then-error", "event-then-eof") and n == 1:
+            self.event(-1)
+            # Long enough for the client's loop to take the event while
+            # the registration is still in flight.
+            time.sleep(0.5)
+            if s.endswith("eof"):
+                return False
+            self.error(hdr, "registration refused by the hostile server")
+        elif s == "bad-messages" and n == 1:
+            self.reply(hdr, rc.xdr_int(3))
+            self.event(3, status=rc.STATUS_ERROR)
+        elif s == "race" and n <= RACE_ROUNDS:
+            self.event(-1)
+            self.error(hdr, "registration refused by the hostile server")
+        else:
+            self.barrier(hdr)
+        return True
+
+    def serve(self):
+        while True:
+            got = self.recv_packet()
+            if got is None:
+                return
+            hdr, body = got
+            p = hdr.proc
+            if p == rc.PROC_AUTH_LIST:
+                self.reply(hdr, rc.xdr_uint(1) + rc.xdr_int(0))     # none
+            elif p == PROC_SUPPORTS_FEATURE:
+                feature = rc.Unpacker(body).int()
+                on = feature == FEATURE_EVENT_CALLBACK or (
+                    feature == FEATURE_CLOSE_CALLBACK and self.scenario == "bad-counts")
+                self.reply(hdr, rc.xdr_int(1 if on else 0))
+            elif p == rc.PROC_CONNECT_OPEN:
+                name = rc.Unpacker(body).opt_string() or ""
+                self.scenario = name.split("///", 1)[-1]
+                self.reply(hdr)
+            elif p in (PROC_REGISTER_CLOSE, PROC_UNREGISTER_CLOSE, rc.PROC_CONNECT_CLOSE):
+                self.reply(hdr)
+            elif p == PROC_REGISTER_ANY:
+                if not self.register_any(hdr):
+                    return
+            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-counts":
+                self.message(PROC_CONNECTION_CLOSED, rc.xdr_int(99))
+                self.reply(hdr, rc.xdr_int(-5))
+            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-messages":
+                self.reply(hdr, rc.xdr_int(self.count_pongs()))
+            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
+                self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
+            else:
+                self.error(hdr, f"the hostile server does not do procedure {p}")
+
+
+def handle(sock):
+    try:
+        Peer(sock).serve()
+    except OSError:
+        pass                # the client went away mid-write
+    finally:
+        sock.close()
+
+
+def main():
+    path = sys.argv[1]
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    print("ready", flush=True)
+    while True:
+        sock, _ = listener.accept()
+        threading.Thread(target=handle, args=(sock,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        os._exit(0)
