@@ -72,8 +72,12 @@ static rv_transport *open_ssh(const rvc_uri *u, const rvc_target *t, rv_err *err
     return rv_ssh_connect(&o, err);
 }
 
+rv_transport *(*rvc_test_transport_hook)(rv_err *err);
+
 rv_transport *rvc_transport_open(const rvc_uri *u, int readonly, rv_err *err)
 {
+    if (rvc_test_transport_hook)
+        return rvc_test_transport_hook(err);
     rvc_target t;
     if (rvc_uri_target(u, readonly, &t, err) < 0)
         return NULL;

@@ -11,4 +11,10 @@
  * The transport is blocking; errors name the cause. */
 rv_transport *rvc_transport_open(const rvc_uri *uri, int readonly, rv_err *err);
 
+/* Test-only: when set, rvc_transport_open returns what it gives instead of
+ * connecting (tests/fuzz/fuzz-client hands over one end of a socketpair
+ * and plays the server on the other).  Not exported by libremvirt.so, so
+ * only programs that build the library's sources in can set it. */
+extern rv_transport *(*rvc_test_transport_hook)(rv_err *err);
+
 #endif

@@ -184,3 +184,45 @@ tests_unit_test_authfile_SOURCES = tests/unit/test-authfile.c tests/unit/check.h
 	client/authfile.c client/authfile.h
 tests_unit_test_authfile_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_authfile_LDADD = libremvirt_common.la
+
+# ---------------------------------------------------------------- tests/fuzz: the client fuzzer and `make fuzz` (fuzzing helper)
+# fuzz-client plays a hostile server to libremvirt while an application
+# thread and the library's event loop run as in a real program.  The
+# library's sources are built into it (own CFLAGS, so the objects stay apart
+# from libremvirt.la's): it hands the library a socketpair through
+# rvc_test_transport_hook, which the shared library does not export.  Its
+# plain mode (a few seconds of mutated recorded sessions) runs in make check.
+check_PROGRAMS += tests/fuzz/fuzz-client
+TESTS += tests/fuzz/fuzz-client
+tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_la_SOURCES)
+tests_fuzz_fuzz_client_CFLAGS = $(AM_CFLAGS)
+tests_fuzz_fuzz_client_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpus.sh
+
+# `make fuzz` (after CC=clang-14 ../configure --enable-fuzzing): both
+# fuzzers for libFuzzer with ASan and UBSan.  Every source they reach is
+# compiled into them with coverage, the rpcgen decoders included (hence
+# rpcgen's warning exceptions); the rest of the build keeps its flags.
+RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
+	-Wno-unused-variable -Wno-missing-prototypes -Wno-shadow
+RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
+EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
+tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
+	$(libremvirtd_la_SOURCES) $(libremvirt_common_la_SOURCES)
+nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
+tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
+tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
+tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(RV_FUZZ_TARGET_LIBS)
+tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
+	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
+nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_client_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
+tests_fuzz_fuzz_client_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
+tests_fuzz_fuzz_client_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
+tests_fuzz_fuzz_client_lf_LDADD = $(RV_FUZZ_TARGET_LIBS)
+CLEANFILES += $(EXTRA_PROGRAMS)
+fuzz:
+	@test -n "$(RV_FUZZ_LDFLAGS)" || { echo "make fuzz: configure with CC=clang-14 ../configure --enable-fuzzing (see tests/fuzz/README)" >&2; exit 1; }
+	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
+.PHONY: fuzz

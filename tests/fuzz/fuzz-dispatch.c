@@ -8,7 +8,8 @@
  *  - libFuzzer/AFL++ (built with -DRV_LIBFUZZER and -fsanitize=fuzzer):
  *    LLVMFuzzerTestOneInput gets the input as a run of frames.
  *  - plain (make check): a deterministic mutation loop over seed frames,
- *    FUZZ_ITERATIONS rounds (default 200000), seed FUZZ_SEED. */
+ *    FUZZ_ITERATIONS rounds (default 200000), seed FUZZ_SEED.
+ * tests/fuzz/README says how to run a campaign. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,22 @@ int main(void)
     rv_buf seeds = { 0 };
     size_t *starts, nseeds;
     build_seeds(&seeds, &starts, &nseeds);
+    /* FUZZ_WRITE_SEEDS=DIR: write the seeds as a libFuzzer corpus (how
+     * tests/fuzz/corpus/dispatch/seed-* were made) and stop. */
+    const char *seed_dir = getenv("FUZZ_WRITE_SEEDS");
+    if (seed_dir) {
+        for (size_t k = 0; k < nseeds; k++) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/seed-%03zu", seed_dir, k);
+            FILE *f = fopen(path, "wb");
+            CHECK(f != NULL);
+            CHECK(fwrite(seeds.data + starts[k], 1, starts[k + 1] - starts[k], f) ==
+                  starts[k + 1] - starts[k]);
+            CHECK(fclose(f) == 0);
+        }
+        printf("fuzz-dispatch: wrote %zu seeds to %s\n", nseeds, seed_dir);
+        return 0;
+    }
     /* Every seed alone first: the valid calls must run cleanly. */
     run_frames((const uint8_t *)seeds.data, seeds.len);
 
