@@ -197,7 +197,8 @@ TESTS += tests/fuzz/fuzz-client
 tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_la_SOURCES)
 tests_fuzz_fuzz_client_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_client_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
-EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpus.sh
+EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpus.sh \
+	tests/fuzz/craft-client-seeds.py
 
 # `make fuzz` (after CC=clang-14 ../configure --enable-fuzzing): both
 # fuzzers for libFuzzer with ASan and UBSan.  Every source they reach is

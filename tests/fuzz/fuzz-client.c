@@ -31,7 +31,8 @@
  *    mode's frame-aware ones (LLVMFuzzerCustomMutator);
  *  - plain (make check): each seed in FUZZ_CORPUS (default
  *    $abs_top_srcdir/tests/fuzz/corpus/client) played as recorded, then
- *    FUZZ_ITERATIONS (default 5000, 500 under valgrind) mutated ones, seed FUZZ_SEED;
+ *    FUZZ_ITERATIONS (default 5000, 500 under valgrind) mutated ones, seed FUZZ_SEED
+ *    (FUZZ_VERBOSE=1 says how far each seed got);
  *  - `fuzz-client --record SOCKET FILE`: relay one session to a real
  *    server's Unix socket, appending what it sends to FILE.
  * See tests/fuzz/README. */
@@ -107,7 +108,8 @@ static size_t next_batch(const uint8_t *data, size_t size, size_t off)
     return end;
 }
 
-/* Count whole frames the client has sent; returns how many completed. */
+/* Count the calls among the whole frames the client has sent (its PONGs
+ * ask for nothing); returns how many completed. */
 static int client_frames(int fd, uint8_t *acc, size_t *acc_len, size_t cap, int *eof)
 {
     ssize_t r = read(fd, acc + *acc_len, cap - *acc_len);
@@ -126,9 +128,10 @@ static int client_frames(int fd, uint8_t *acc, size_t *acc_len, size_t cap, int 
         }
         if (len > *acc_len)
             break;
+        if (len < 20 || be32(acc + 16) == 0)   /* RV_CALL */
+            n++;
         memmove(acc, acc + len, *acc_len - len);
         *acc_len -= len;
-        n++;
     }
     return n;
 }
@@ -559,6 +562,11 @@ int main(int argc, char **argv)
         seeds[nseeds] = read_file(path, &lens[nseeds]);
         outcome o;
         run_session(seeds[nseeds], lens[nseeds], &o, NULL, NULL);
+        if (getenv("FUZZ_VERBOSE"))
+            printf("%s: opened %d, node info %d, %d domains, domain info %d, callback %d, "
+                   "suspend %d, resume %d, deregister %d, close %d\n",
+                   de->d_name, o.opened, o.node_info, o.ndomains, o.dom_info, o.callback_id,
+                   o.suspended, o.resumed, o.deregistered, o.closed_ok);
         if (strncmp(de->d_name, "session-", 8) == 0) {
             if (!(o.opened && o.node_info && o.ndomains >= 1 && o.dom_info &&
                   o.callback_id >= 0 && o.suspended && o.resumed && o.closed_ok))
