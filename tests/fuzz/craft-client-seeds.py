@@ -8,6 +8,9 @@ a default server does not take.
 crafted-keepalive-events  a PING after CONNECT_OPEN's reply, the first
                           lifecycle event ahead of REGISTER_ANY's reply,
                           CONNECTION_CLOSED before CONNECT_CLOSE's reply
+crafted-event-overtakes-failed-register
+                          an event for callback -1 ahead of an ERROR reply
+                          to REGISTER_ANY
 crafted-sasl-plain        the server offers only SASL, mechanism PLAIN,
                           done in one START; then the session goes on
 crafted-sasl-scram        SASL with SCRAM-SHA-256: a START reply that asks
@@ -21,7 +24,7 @@ import sys
 REMOTE, KEEPALIVE = 0x20008086, 0x6B656570
 CALL, REPLY, MESSAGE = 0, 1, 2
 AUTH_LIST, SASL_INIT, SASL_START, SASL_STEP = 66, 67, 68, 69
-REGISTER_ANY, CONNECT_CLOSE, CONNECTION_CLOSED = 316, 2, 362
+REGISTER_ANY, DEREGISTER_ANY, CONNECT_CLOSE, CONNECTION_CLOSED = 316, 317, 2, 362
 
 
 def frames(data):
@@ -73,6 +76,24 @@ def main():
     at = [header(f)[2] for f in fs].index(CONNECT_CLOSE)
     fs.insert(at, frame(REMOTE, CONNECTION_CLOSED, MESSAGE, 0, struct.pack(">i", 1)))
     write(out_dir, "crafted-keepalive-events", fs)
+
+    # an event for callback -1 overtakes an ERROR reply to REGISTER_ANY:
+    # the registration fails, so its callback must never run
+    fs = [bytearray(f) for f in base if header(f)[3] != MESSAGE]
+    at = [header(f)[2] for f in fs].index(REGISTER_ANY)
+    stray = bytearray(event)
+    stray[28:32] = struct.pack(">i", -1)
+    reply = fs[at]
+    err = (struct.pack(">ii", 1, 10) + struct.pack(">I", 1) + xdr_string("no") +
+           struct.pack(">i", 2) + struct.pack(">I", 0) * 4 + struct.pack(">ii", 0, 0) +
+           struct.pack(">I", 0))
+    failed = frame(REMOTE, REGISTER_ANY, REPLY, header(reply)[4], err)
+    failed[24:28] = struct.pack(">I", 1)        # status ERROR
+    fs[at:at + 1] = [stray, failed]
+    # ...and the application, having no callback ID, deregisters nothing
+    at = [header(f)[2] for f in fs].index(DEREGISTER_ANY)
+    fs = fs[:at] + renumber(fs[at + 1:], -1)
+    write(out_dir, "crafted-event-overtakes-failed-register", fs)
 
     rest = [bytearray(f) for f in base[1:]]
     auth_sasl = frame(REMOTE, AUTH_LIST, REPLY, 1, struct.pack(">II", 1, 1))

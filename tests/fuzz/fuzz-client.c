@@ -454,8 +454,8 @@ static size_t mutate(uint8_t *buf, size_t len, size_t cap)
                 put32(buf + at, v);
             break;
         }
-        case 3: /* truncate */
-            len = rng() % len;
+        case 3: /* truncate: the server hangs up, often between two frames */
+            len = rng() % 2 ? f : rng() % len;
             break;
         case 4: { /* repeat a frame right after itself */
             size_t l = f + 4 <= len ? be32(buf + f) : 0;
