@@ -8,7 +8,15 @@ enum rv_remote_procedure, and writes:
   OUTDIR/server/rv_dispatch.gen.{h,c}   server procedure table and handler prototypes
   OUTDIR/client/rv_stubs.gen.{h,c}      one synchronous client call per procedure
   OUTDIR/common/rv_proc_names.gen.c     rv_proc_name() for every program
+  OUTDIR/python/rv_protocol.py          the same constants for the Python tests
   DOCS (docs/procedures.md)             per-procedure wire layout, committed
+
+With --procs-table (protocol/libvirt-remote-procs.tsv: every procedure
+libvirt defines, with the public API it stands for), the table checks the
+enum's numbers and names, and the dispatch table gets an entry for every
+procedure remvirt does not implement, so that a call to one is refused
+with VIR_ERR_NO_SUPPORT naming that API, as libvirtd refuses a function
+its driver lacks.
 
 A file is rewritten only when its content changes, so make rebuilds only
 what depends on a real change.  With --check nothing is written: the exit
@@ -35,6 +43,16 @@ ANNOTATIONS = {
 # A procedure table is an array indexed by procedure number; refuse
 # numbers that would make it absurdly large.
 PROC_NUMBER_MAX = 65535
+
+# The error domain (virErrorDomain) of a NO_SUPPORT reply: libvirt reports
+# it from the module of the public API.  Observed from libvirtd 9.0 for
+# domain, host, storage, network, nodedev, secret and nwfilter; the rest
+# are the VIR_FROM_* values of libvirt's virterror.h for that module.
+MODULE_ERROR_DOMAINS = {
+    'domain': 20, 'host': 20, 'storage': 18, 'network': 19, 'nodedev': 22,
+    'secret': 30, 'nwfilter': 33, 'interface': 26, 'snapshot': 35, 'checkpoint': 69,
+    'admin': 62,
+}
 
 # Built-in XDR types: wire name and encoded size in bytes.  rpcgen sends
 # char and short as full 4-byte integers.
@@ -227,6 +245,8 @@ class Procedure:
         self.stubs = None
         self.auth = None
         self.readonly = None
+        self.api = None                   # "virDomainGetInfo" (from the procs table)
+        self.module = None                # "domain": sets NO_SUPPORT's error domain
 
     @property
     def lower(self):
@@ -249,6 +269,52 @@ class Program:
         self.version = version
         self.enum = enum
         self.procedures = []              # sorted by number
+
+
+# ------------------------------------------------------------------ libvirt's procedure table
+
+class TableProc:
+    def __init__(self, line, number, name, api, module):
+        self.line = line
+        self.number = number
+        self.name = name                  # DOMAIN_GET_INFO
+        self.api = api                    # virDomainGetInfo, or None
+        self.module = module              # domain, or None
+
+    @property
+    def error_domain(self):
+        return MODULE_ERROR_DOMAINS[self.module] if self.module else None
+
+
+def read_procs_table(path):
+    """The rows of a procedure table: '#' comment lines, then
+    NUMBER<TAB>NAME<TAB>API<TAB>MODULE, '-' for no API and no module,
+    numbers increasing."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            lines = f.read().split('\n')
+    except OSError as e:
+        raise GenError(path, None, f'cannot read: {e.strerror}')
+    rows = []
+    for lineno, text in enumerate(lines, 1):
+        if not text or text.startswith('#'):
+            continue
+        fields = text.split('\t')
+        if len(fields) != 4 or not fields[0].isdigit():
+            raise GenError(path, lineno, 'expected NUMBER, NAME, API and MODULE separated by tabs')
+        number, name, api, module = int(fields[0]), fields[1], fields[2], fields[3]
+        if rows and number <= rows[-1].number:
+            raise GenError(path, lineno, f'procedure {number} comes after {rows[-1].number}')
+        if number > PROC_NUMBER_MAX:
+            raise GenError(path, lineno, f'procedure number {number} is over {PROC_NUMBER_MAX}')
+        if (api == '-') != (module == '-'):
+            raise GenError(path, lineno, 'API and module are both "-" or neither')
+        if module != '-' and module not in MODULE_ERROR_DOMAINS:
+            raise GenError(path, lineno, f'unknown module {module!r} (expected one of '
+                                         f'{", ".join(sorted(MODULE_ERROR_DOMAINS))})')
+        rows.append(TableProc(lineno, number, name, None if api == '-' else api,
+                              None if module == '-' else module))
+    return rows
 
 
 # ------------------------------------------------------------------ parser
@@ -475,18 +541,40 @@ def display_path(path):
 class Spec:
     """Everything read from the .x files, cross-checked."""
 
-    def __init__(self, paths):
+    def __init__(self, paths, procs_table=None):
         self.files = []             # top-level files, in command-line order
         self.all_files = []         # plus what they %#include
         self.defs = {}              # name -> Definition
         self.enum_values = {}       # value name -> (Enum, EnumValue)
         self.programs = []
+        # libvirt's procedures that the dispatch enum lacks (TableProc), by number.
+        self.unimplemented = []
         seen = {}
         for path in paths:
             self.files.append(self.load(path, seen))
         self.check_references()
         self.find_programs()
         self.match_structs()
+        if procs_table:
+            self.apply_procs_table(procs_table)
+
+    def apply_procs_table(self, path):
+        """Check the dispatch enum against libvirt's procedure table and
+        keep the procedures remvirt does not implement."""
+        rows = read_procs_table(path)
+        program = self.dispatch_program()
+        ours = {proc.number: proc for proc in program.procedures}
+        for row in rows:
+            proc = ours.pop(row.number, None)
+            if proc is None:
+                self.unimplemented.append(row)
+                continue
+            if proc.name != row.name:
+                raise GenError(path, row.line, f'procedure {row.number} is {row.name} here but '
+                                               f'{proc.enum_value} in the .x')
+            proc.api, proc.module = row.api, row.module
+        for proc in ours.values():
+            raise GenError(path, None, f'{proc.enum_value} = {proc.number} is not in this table')
 
     def load(self, path, seen):
         key = os.path.realpath(path)
@@ -782,8 +870,13 @@ struct rvs_call;   /* defined by server/dispatch.h */
 typedef struct rvs_proc {
     const char *name;                 /* "DOMAIN_GET_INFO"; NULL: no such procedure */
     /* NULL: no such procedure, or the server does not implement it
-     * (@stubs client|none). */
+     * (@stubs client|none, or only in libvirt's procedure table). */
     int (*handler)(struct rvs_call *call, void *args, void *ret);
+    /* The public libvirt function the procedure stands for, named in the
+     * NO_SUPPORT error when there is no handler; NULL: none (a message,
+     * an authentication step). */
+    const char *api;
+    int error_domain;                 /* of that NO_SUPPORT error (virErrorDomain) */
     xdrproc_t args_filter;            /* xdr_void when void */
     size_t args_size;                 /* 0 when void */
     xdrproc_t ret_filter;
@@ -819,10 +912,14 @@ def gen_dispatch_c(spec):
     out.append('const rvs_proc rvs_remote_procs[] = {\n')
     for proc in program.procedures:
         handler = f'rvs_adapt_{proc.lower}' if proc.server_stub else 'NULL'
+        api = f'"{proc.api}"' if proc.api else 'NULL'
+        domain = MODULE_ERROR_DOMAINS[proc.module] if proc.module else 0
         out.append(f'''\
     [{proc.enum_value}] = {{
         .name = "{proc.name}",
         .handler = {handler},
+        .api = {api},
+        .error_domain = {domain},
         .args_filter = {filter_expr(proc.args)},
         .args_size = {f"sizeof({proc.args.name})" if proc.args else "0"},
         .ret_filter = {filter_expr(proc.ret)},
@@ -831,6 +928,12 @@ def gen_dispatch_c(spec):
         .readonly_ok = {1 if proc.readonly == "allow" else 0},
     }},
 ''')
+    if spec.unimplemented:
+        out.append('    /* libvirt\'s procedures that remvirt does not implement. */\n')
+    for row in spec.unimplemented:
+        api = f'"{row.api}"' if row.api else 'NULL'
+        out.append(f'    [{row.number}] = {{ .name = "{row.name}", .api = {api}, '
+                   f'.error_domain = {row.error_domain or 0}, .needs_auth = 1 }},\n')
     out.append('};\n\n')
     out.append('const int rvs_remote_nprocs = (int)(sizeof(rvs_remote_procs) / sizeof(rvs_remote_procs[0]));\n')
     return ''.join(out)
@@ -908,6 +1011,30 @@ const char *rv_proc_name(unsigned int prog, int proc)
         out.append(f'    case RV_{program.key}_PROGRAM:\n'
                    f'        return name_at({table}, sizeof({table}) / sizeof({table}[0]), proc);\n')
     out.append('    default:\n        return NULL;\n    }\n}\n')
+    return ''.join(out)
+
+
+def gen_python_constants(spec):
+    """Every const and enum value of the .x files, under its C name, for
+    the Python tests and tools (no magic numbers there either)."""
+    sources = spec.all_files
+    out = [generated_banner('#', sources)]
+    out.append('"""remvirt\'s wire constants: the .x files\' consts and enum values, named\n'
+               'as in C (RV_REMOTE_PROGRAM, RV_PROC_DOMAIN_GET_INFO, RV_REPLY, ...)."""\n')
+    for xfile in sources:
+        out.append(f'\n# {xfile.display}\n')
+        for d in xfile.definitions:
+            if isinstance(d, Const):
+                out.append(f'{d.name} = {spec.value(d.value, d.path, d.line)}\n')
+            elif isinstance(d, Enum):
+                for v in d.values:
+                    out.append(f'{v.name} = {spec.value(v.value, d.path, v.line)}\n')
+    if spec.unimplemented:
+        out.append("\n# libvirt's procedures that remvirt does not implement: number -> (name, API)\n")
+        out.append('UNIMPLEMENTED_PROCS = {\n')
+        for row in spec.unimplemented:
+            out.append(f'    {row.number}: ({row.name!r}, {row.api!r}),\n')
+        out.append('}\n')
     return ''.join(out)
 
 
@@ -1235,6 +1362,7 @@ def c_outputs(spec):
         'client/rv_stubs.gen.h': gen_stubs_h(spec),
         'client/rv_stubs.gen.c': gen_stubs_c(spec),
         'common/rv_proc_names.gen.c': gen_proc_names_c(spec),
+        'python/rv_protocol.py': gen_python_constants(spec),
     }
 
 
@@ -1250,6 +1378,8 @@ def main(argv=None):
                         help='a .x file defining a program (repeat for each)')
     parser.add_argument('--outdir', help='build directory for the generated C files')
     parser.add_argument('--docs', help='path of docs/procedures.md')
+    parser.add_argument('--procs-table', metavar='FILE',
+                        help="libvirt's procedure table (protocol/libvirt-remote-procs.tsv)")
     parser.add_argument('--check', action='store_true',
                         help='write nothing; exit 1 if --docs is out of date')
     args = parser.parse_args(argv)
@@ -1259,7 +1389,7 @@ def main(argv=None):
         parser.error('--outdir is required unless --check is given')
 
     try:
-        spec = Spec(args.x)
+        spec = Spec(args.x, args.procs_table)
         docs = render_docs(spec) if args.docs else None
         outputs = {} if args.check else c_outputs(spec)
     except GenError as e:

@@ -68,6 +68,14 @@ static void reply_error(rvs_client *c, const rv_header *call, int domain, int co
     rv_err_clear(&err);
 }
 
+rv_driver_conn *rvs_call_conn(rvs_call *call)
+{
+    if (!call->client->drv_conn)
+        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "hypervisor connection not open");
+    return call->client->drv_conn;
+}
+
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
 {
     if (hdr->proc == RV_KEEPALIVE_PROC_PING) {
@@ -83,12 +91,6 @@ static void keepalive_message(rvs_client *c, const rv_header *hdr)
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                           const char *p, size_t len)
 {
-    if (proc->needs_auth && !c->authenticated) {
-        /* Before authentication nothing else is even decoded.  libvirtd
-         * answers with an RPC error here, not AUTH_FAILED; so do we. */
-        reply_error(c, hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
-        return;
-    }
     if (c->readonly && !proc->readonly_ok) {
         reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
                     "operation forbidden: read only access prevents %s", proc->name);
@@ -134,6 +136,22 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
     xdr_free(proc->args_filter, args);
 }
 
+/* A procedure of libvirt's that remvirt does not implement: refused as
+ * libvirtd refuses a function its driver lacks, after the check a real
+ * call meets first (an open connection), so that a client sees which
+ * function is missing rather than a protocol failure.  Its arguments are
+ * never decoded. */
+static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_proc *proc)
+{
+    rvs_call call = { .client = c };
+    if (!rvs_call_conn(&call))
+        queue_error(c, hdr, &call.err);
+    else
+        reply_error(c, hdr, proc->error_domain, RV_ERR_NO_SUPPORT,
+                    "this function is not supported by the connection driver: %s", proc->api);
+    rv_err_clear(&call.err);
+}
+
 int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
 {
     rv_header hdr;
@@ -172,10 +190,17 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
                     hdr.type, hdr.status);
         return 0;
     }
-    if (hdr.proc <= 0 || hdr.proc >= rvs_remote_nprocs || !rvs_remote_procs[hdr.proc].handler) {
+    const rvs_proc *proc = hdr.proc > 0 && hdr.proc < rvs_remote_nprocs
+                               ? &rvs_remote_procs[hdr.proc] : NULL;
+    if (!proc || (!proc->handler && !proc->api))
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "unknown procedure: %d", hdr.proc);
-        return 0;
-    }
-    run_procedure(c, &hdr, &rvs_remote_procs[hdr.proc], p, len);
+    else if (proc->needs_auth && !c->authenticated)
+        /* Before authentication nothing else is even decoded.  libvirtd
+         * answers with an RPC error here, not AUTH_FAILED; so do we. */
+        reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
+    else if (!proc->handler)
+        refuse_unimplemented(c, &hdr, proc);
+    else
+        run_procedure(c, &hdr, proc, p, len);
     return 0;
 }

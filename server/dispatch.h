@@ -14,6 +14,10 @@ typedef struct rvs_call {
     rv_err err;                 /* set by a failing handler */
 } rvs_call;
 
+/* The client's driver connection, or NULL with call->err set to
+ * libvirt's error when CONNECT_OPEN has not run. */
+rv_driver_conn *rvs_call_conn(rvs_call *call);
+
 /* Handle one frame (len bytes at p, length word included, already
  * bounds-checked).  Appends any reply to c->out.  Returns 0, or -1 when
  * the frame is so broken that the connection must close. */

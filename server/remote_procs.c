@@ -15,14 +15,7 @@
 
 RV_LOG_CATEGORY("server.remote");
 
-/* The driver connection, or libvirt's error when CONNECT_OPEN has not run. */
-static rv_driver_conn *open_conn(rvs_call *call)
-{
-    if (!call->client->drv_conn)
-        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
-                   "hypervisor connection not open");
-    return call->client->drv_conn;
-}
+#define open_conn rvs_call_conn
 
 static const rv_driver *drv(rvs_call *call)
 {

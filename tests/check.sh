@@ -34,10 +34,12 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # ssh-keygen and ssh-agent from openssh-client) and bridge with nc -U
 # (netcat-openbsd).  The SASL tests make a user database with saslpasswd2
 # (sasl2-bin) and need the SCRAM and DIGEST-MD5 plugins (libsasl2-modules).
+# libvirt-dev's libvirt-api.xml names every public function: the table of
+# libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko)
+           python3-paramiko libvirt-dev)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

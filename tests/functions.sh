@@ -110,7 +110,7 @@ wait_for()
 # No __pycache__ in the source tree.
 rawpy()
 {
-    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python${PYTHONPATH:+:$PYTHONPATH}" \
         "$PYTHON3" - "$@"
 }
 

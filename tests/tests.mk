@@ -91,6 +91,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-ssh-terminal.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
+	tests/interop/test-no-support.sh \
 	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
@@ -153,6 +154,10 @@ EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/dom
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
 TESTS += tests/unit/test_rvgen.py
 EXTRA_DIST += tests/unit/test_rvgen.py
+# libvirt's procedure table: format, order, API names and modules (against
+# libvirt-api.xml from libvirt-dev), and the .x's numbers and names.
+TESTS += tests/tools/check-proc-table.py
+EXTRA_DIST += tests/tools/check-proc-table.py
 
 # ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
 # test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on

@@ -17,7 +17,7 @@ import sys
 import rawclient as rc
 
 path, path_ro, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-PROC_DOMAIN_DEFINE_XML, PROC_DOMAIN_GET_XML_DESC = 11, 14
+PROC_DOMAIN_DEFINE_XML, PROC_DOMAIN_GET_XML_DESC = rc.PROC_DOMAIN_DEFINE_XML, rc.PROC_DOMAIN_GET_XML_DESC
 ERR_CONFIG_UNSUPPORTED = 67
 
 def rss_kib():

@@ -45,6 +45,7 @@ import rawclient as rc
 # are refused for want of authentication; those riding on the last one
 # must not be answered at all.
 port, report = int(sys.argv[1]), sys.argv[2]
+SASL_STEPS = (rc.PROC_AUTH_SASL_START, rc.PROC_AUTH_SASL_STEP)
 TEST_UUID = bytes.fromhex("6695eb01f6a4830479aa97f2502e193f")   # the test driver's 'test'
 ls = socket.socket()
 ls.bind(("127.0.0.1", 0))
@@ -95,7 +96,7 @@ def to_server():
             for f in frames(buf):
                 out += f
                 prog, _, proc, mtype, _, _ = header(f)
-                if prog == rc.REMOTE_PROGRAM and proc in (68, 69) and mtype == rc.CALL:
+                if prog == rc.REMOTE_PROGRAM and proc in SASL_STEPS and mtype == rc.CALL:
                     steps[0] += 1
                     out += attack(steps[0])
                     notes.append(f"injected after step {steps[0]}")
@@ -119,7 +120,7 @@ def to_client():
                     err = rc.decode_error(f[28:])["message"] if status == 1 else "OK"
                     notes.append(f"answered {serial} of step {step}: {err}")
                     continue
-                if prog == rc.REMOTE_PROGRAM and proc in (68, 69) and mtype == rc.REPLY \
+                if prog == rc.REMOTE_PROGRAM and proc in SASL_STEPS and mtype == rc.REPLY \
                         and status == 0 and rc.Unpacker(f[28:]).int() == 1:
                     notes.append(f"complete after step {steps[0]}")
                     layer.set()

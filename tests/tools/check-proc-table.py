@@ -69,15 +69,15 @@ def error(where, msg):
 
 
 def read_table(path):
-    """Return the list of (number, name, api) of a table file."""
+    """Return the list of (lineno, number, name, api, module) of a table file."""
     rows = []
     rel = os.path.relpath(path, TOP)
     with open(path, encoding="utf-8") as f:
         lines = f.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    if not lines or not lines[0].startswith("# number name api"):
-        error(f"{rel}:1", "the first line is not the '# number name api' header")
+    if not lines or not lines[0].startswith("# number name api module"):
+        error(f"{rel}:1", "the first line is not the '# number name api module' header")
     for lineno, line in enumerate(lines, 1):
         where = f"{rel}:{lineno}"
         if line.startswith("#"):
@@ -85,10 +85,10 @@ def read_table(path):
                 error(where, "a comment after the header")
             continue
         fields = line.split("\t")
-        if len(fields) != 3:
-            error(where, f"{len(fields)} tab-separated fields, not 3")
+        if len(fields) != 4:
+            error(where, f"{len(fields)} tab-separated fields, not 4")
             continue
-        num, name, api = fields
+        num, name, api, module = fields
         if not re.fullmatch(r"[1-9][0-9]*", num):
             error(where, f"number {num!r} is not a positive integer")
             continue
@@ -96,14 +96,16 @@ def read_table(path):
             error(where, f"name {name!r} is not upper case with underscores")
         if api != "-" and not API_RE.match(api):
             error(where, f"api {api!r} is neither '-' nor a function name")
-        rows.append((lineno, int(num), name, api))
+        if (module == "-") != (api == "-"):
+            error(where, f"module {module!r} with api {api!r}: '-' goes with '-' only")
+        rows.append((lineno, int(num), name, api, module))
     return rows
 
 
 def check_order(rel, rows):
     last = 0
     names = {}
-    for lineno, num, name, _ in rows:
+    for lineno, num, name, _, _ in rows:
         if num <= last:
             error(f"{rel}:{lineno}", f"number {num} after {last}: not increasing (or repeated)")
         last = max(last, num)
@@ -112,20 +114,24 @@ def check_order(rel, rows):
         names.setdefault(name, lineno)
 
 
-def api_names(path):
+def api_modules(path):
+    """Each function's module: its file without 'libvirt-' and 'domain-'
+    ('admin' for the admin library)."""
     root = ET.parse(path).getroot()
-    return {f.get("name") for f in root.iter("function")}
+    return {f.get("name"): ("admin" if "admin" in os.path.basename(path) else
+                            f.get("file").replace("libvirt-", "").replace("domain-", ""))
+            for f in root.iter("function")}
 
 
 def check_apis(rel, rows, xml_path, prefix, with_exceptions):
     if os.path.exists(xml_path):
-        known = api_names(xml_path)
+        known = api_modules(xml_path)
         print(f"{rel}: checking API names against {xml_path} ({len(known)} functions)")
     else:
         known = None
         print(f"{rel}: {xml_path} is absent (apt-get install libvirt-dev): "
               "API names not checked against it")
-    for lineno, num, name, api in rows:
+    for lineno, num, name, api, module in rows:
         where = f"{rel}:{lineno}"
         no_api = with_exceptions and any(r.match(name) for r in NO_API_RES)
         if api == "-":
@@ -142,12 +148,14 @@ def check_apis(rel, rows, xml_path, prefix, with_exceptions):
             error(where, f"{name}: api {api} is not {prefix} + CamelCase of the name")
         if known is not None and api not in known:
             error(where, f"{api} is not a function of {os.path.basename(xml_path)}")
+        elif known is not None and known[api] != module:
+            error(where, f"{api} is in module {known[api]}, not {module}")
 
 
 def check_rv_remote(rows):
     rel = os.path.relpath(RV_REMOTE_X, TOP)
-    by_num = {num: name for _, num, name, _ in rows}
-    by_name = {name: num for _, num, name, _ in rows}
+    by_num = {num: name for _, num, name, _, _ in rows}
+    by_name = {name: num for _, num, name, _, _ in rows}
     with open(RV_REMOTE_X, encoding="utf-8") as f:
         text = f.read()
     m = re.search(r"enum\s+rv_remote_procedure\s*\{(.*?)\}", text, re.S)
@@ -244,10 +252,10 @@ def main():
     check_rv_remote(remote)
 
     tables = {
-        REMOTE_PROGRAM: ("remote", {num: name for _, num, name, _ in remote},
-                         {num: api for _, num, _, api in remote}),
-        ADMIN_PROGRAM: ("admin", {num: name for _, num, name, _ in admin},
-                        {num: api for _, num, _, api in admin}),
+        REMOTE_PROGRAM: ("remote", {num: name for _, num, name, _, _ in remote},
+                         {num: api for _, num, _, api, _ in remote}),
+        ADMIN_PROGRAM: ("admin", {num: name for _, num, name, _, _ in admin},
+                        {num: api for _, num, _, api, _ in admin}),
     }
     for path in args.capture:
         check_capture(path, tables)

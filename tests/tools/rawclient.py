@@ -18,33 +18,28 @@ import socket
 import struct
 import time
 
-REMOTE_PROGRAM = 0x20008086
-REMOTE_VERSION = 1
-KEEPALIVE_PROGRAM = 0x6B656570
+# The wire's numbers come from the .x files through the generator
+# (BUILDDIR/python/rv_protocol.py, on PYTHONPATH: tests/functions.sh's
+# rawpy puts it there).
+import rv_protocol as rv
 
-CALL, REPLY, MESSAGE = 0, 1, 2
-STATUS_OK, STATUS_ERROR = 0, 1
+REMOTE_PROGRAM = rv.RV_REMOTE_PROGRAM
+REMOTE_VERSION = rv.RV_REMOTE_VERSION
+KEEPALIVE_PROGRAM = rv.RV_KEEPALIVE_PROGRAM
 
-PROC_CONNECT_OPEN = 1
-PROC_CONNECT_CLOSE = 2
-PROC_CONNECT_GET_TYPE = 3
-PROC_CONNECT_GET_VERSION = 4
-PROC_NODE_GET_INFO = 6
-PROC_DOMAIN_CREATE = 9
-PROC_DOMAIN_DESTROY = 12
-PROC_DOMAIN_GET_INFO = 16
-PROC_DOMAIN_LOOKUP_BY_NAME = 23
-PROC_DOMAIN_SUSPEND = 34
-PROC_CONNECT_GET_HOSTNAME = 59
-PROC_AUTH_LIST = 66
-PROC_CONNECT_LIST_ALL_DOMAINS = 273
+CALL, REPLY, MESSAGE = rv.RV_CALL, rv.RV_REPLY, rv.RV_MESSAGE
+STATUS_OK, STATUS_ERROR = rv.RV_OK, rv.RV_ERROR
+
+# PROC_CONNECT_OPEN, PROC_DOMAIN_GET_INFO, ...: every procedure of rv_remote.x.
+globals().update({"PROC_" + name[len("RV_PROC_"):]: value
+                  for name, value in vars(rv).items() if name.startswith("RV_PROC_")})
 
 ERR_NO_SUPPORT = 3
 ERR_RPC = 39
 ERR_OPERATION_DENIED = 29
 ERR_NO_DOMAIN = 42
 
-PACKET_MAX = 32 * 1024 * 1024   # header and payload, not the length word
+PACKET_MAX = rv.RV_PACKET_MAX   # header and payload, not the length word
 
 Header = collections.namedtuple("Header", "prog vers proc type serial status")
 

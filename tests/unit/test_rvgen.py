@@ -18,6 +18,7 @@ RVGEN = os.path.join(SRCDIR, 'gen', 'rvgen.py')
 REMOTE_X = os.path.join(SRCDIR, 'protocol', 'rv_remote.x')
 KEEPALIVE_X = os.path.join(SRCDIR, 'protocol', 'rv_keepalive.x')
 DOCS = os.path.join(SRCDIR, 'docs', 'procedures.md')
+PROCS_TABLE = os.path.join(SRCDIR, 'protocol', 'libvirt-remote-procs.tsv')
 
 sys.dont_write_bytecode = True      # leave no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(RVGEN))
@@ -126,11 +127,13 @@ class RealProtocol(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', cls.tmp.name])
+        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', cls.tmp.name,
+                                   '--procs-table', PROCS_TABLE])
         assert status == 0, err
         cls.out = {}
         for name in ('server/rv_dispatch.gen.c', 'server/rv_dispatch.gen.h',
-                     'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c'):
+                     'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c',
+                     'python/rv_protocol.py'):
             with open(os.path.join(cls.tmp.name, name)) as f:
                 cls.out[name] = f.read()
 
@@ -179,12 +182,84 @@ class RealProtocol(unittest.TestCase):
         self.assertIn('[RV_PROC_DOMAIN_GET_INFO] = "DOMAIN_GET_INFO"', names)
         self.assertIn('[RV_KEEPALIVE_PROC_PING] = "PING"', names)
 
+    def test_implemented_procedures_name_their_api(self):
+        entry = self.entry('DOMAIN_GET_INFO')
+        self.assertEqual((entry['api'], entry['error_domain']), ('"virDomainGetInfo"', '20'))
+        self.assertEqual(self.entry('AUTH_LIST')['api'], 'NULL')
+
+    def test_unimplemented_procedures_are_refused_by_name(self):
+        table = self.out['server/rv_dispatch.gen.c']
+        self.assertTrue('[424] = { .name = "DOMAIN_AUTHORIZED_SSH_KEYS_GET", '
+                        '.api = "virDomainAuthorizedSSHKeysGet", .error_domain = 20, '
+                        '.needs_auth = 1 },' in table)
+        self.assertTrue('.api = "virConnectListAllSecrets", .error_domain = 30' in table)
+        # libvirt's event messages have no API: still an unknown procedure.
+        self.assertTrue('[319] = { .name = "DOMAIN_EVENT_CALLBACK_REBOOT", .api = NULL' in table)
+
+    def test_python_constants_match_the_x(self):
+        ns = {}
+        exec(self.out['python/rv_protocol.py'], ns)
+        self.assertEqual(ns['RV_REMOTE_PROGRAM'], 0x20008086)
+        self.assertEqual(ns['RV_PROC_DOMAIN_GET_INFO'], 16)
+        self.assertEqual(ns['RV_KEEPALIVE_PROC_PONG'], 2)
+        self.assertEqual((ns['RV_CALL'], ns['RV_REPLY'], ns['RV_MESSAGE']), (0, 1, 2))
+        self.assertEqual(ns['UNIMPLEMENTED_PROCS'][424],
+                         ('DOMAIN_AUTHORIZED_SSH_KEYS_GET', 'virDomainAuthorizedSSHKeysGet'))
+        self.assertNotIn(16, ns['UNIMPLEMENTED_PROCS'])
+
     def test_unchanged_output_is_not_rewritten(self):
         path = os.path.join(self.tmp.name, 'server/rv_dispatch.gen.c')
         os.utime(path, (1, 1))
-        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', self.tmp.name])
+        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', self.tmp.name,
+                                   '--procs-table', PROCS_TABLE])
         self.assertEqual(status, 0, err)
         self.assertEqual(os.stat(path).st_mtime, 1)
+
+
+class ProcsTable(unittest.TestCase):
+    """The .x and libvirt's table must agree on every number and name."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.x = os.path.join(self.tmp.name, 'rv_remote.x')
+        self.table = os.path.join(self.tmp.name, 'procs.tsv')
+        with open(self.x, 'w') as f:
+            f.write(MINI.format(procs=GOOD_PROC))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def spec(self, rows):
+        with open(self.table, 'w') as f:
+            f.write('# number name api module\n' + ''.join(r + '\n' for r in rows))
+        return rvgen.Spec([self.x], self.table)
+
+    def assert_error(self, rows, *words):
+        with self.assertRaises(rvgen.GenError) as cm:
+            self.spec(rows)
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+
+    def test_agreeing_table(self):
+        spec = self.spec(['1\tTHING_GET\tvirThingGet\tdomain', '2\tTHING_SET\tvirThingSet\tstorage'])
+        self.assertEqual([(r.number, r.api, r.error_domain) for r in spec.unimplemented],
+                         [(2, 'virThingSet', 18)])
+        self.assertEqual(spec.dispatch_program().procedures[0].api, 'virThingGet')
+
+    def test_name_differs(self):
+        self.assert_error(['1\tTHING_PUT\tvirThingPut\tdomain'], 'procs.tsv:2',
+                          'THING_PUT', 'RV_PROC_THING_GET')
+
+    def test_procedure_missing_from_table(self):
+        self.assert_error(['2\tTHING_SET\tvirThingSet\tdomain'], 'RV_PROC_THING_GET = 1',
+                          'not in this table')
+
+    def test_unknown_module(self):
+        self.assert_error(['1\tTHING_GET\tvirThingGet\tgadget'], "unknown module 'gadget'")
+
+    def test_numbers_must_increase(self):
+        self.assert_error(['1\tTHING_GET\tvirThingGet\tdomain', '1\tTHING_SET\t-\t-'],
+                          'procs.tsv:3', 'comes after')
 
 
 class Docs(unittest.TestCase):
