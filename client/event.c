@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/last_error.h"
 #include "common/log.h"
 
 RV_LOG_CATEGORY("client.event");

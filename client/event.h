@@ -11,8 +11,4 @@
  * on get events and keepalive), else 0. */
 int rvc_event_impl_registered(void);
 
-/* Make err (consumed) the calling thread's last error, for the public
- * rv_event_* functions.  Defined in client/api.c, where that error lives. */
-void rvc_set_last_error(rv_err *err);
-
 #endif

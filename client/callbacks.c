@@ -1,0 +1,287 @@
+/* Lifecycle and close callbacks: the public (de)registration calls, and
+ * the delivery of the server's MESSAGEs to them in the loop's thread.
+ * Every removal of a lifecycle callback goes through
+ * unlink_callback_locked(), which leaves one that is running to the
+ * loop's thread to free. */
+#include "client/callbacks.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/handle.h"
+#include "client/last_error.h"
+#include "client/rv_stubs.gen.h"
+#include "common/log.h"
+#include "rv_remote.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("client.callbacks");
+
+/* ---- delivery, in the loop's thread ---- */
+
+void rvc_callbacks_report_closed(rv_conn *conn, int reason)
+{
+    pthread_mutex_lock(&conn->cb_lock);
+    rv_connect_close_callback cb = conn->closed_reported ? NULL : conn->close_cb;
+    void *opaque = conn->close_opaque;
+    conn->closed_reported = 1;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (cb)
+        cb(conn, reason, opaque);
+}
+
+void rvc_callbacks_on_closed(void *opaque, int reason)
+{
+    rvc_callbacks_report_closed(opaque, reason);
+}
+
+/* With cb_lock held: the registered entry the server calls `id`. */
+static lifecycle_callback *find_callback_locked(rv_conn *conn, int id)
+{
+    lifecycle_callback *e = conn->callbacks;
+    while (e && !(e->registered && e->callback_id == id))
+        e = e->next;
+    return e;
+}
+
+/* With cb_lock held: take e off the list.  1: the caller frees it; 0: the
+ * loop's thread is running its callback and frees it when that returns.
+ * Every path that removes an entry goes through here. */
+static int unlink_callback_locked(rv_conn *conn, lifecycle_callback *e)
+{
+    for (lifecycle_callback **pp = &conn->callbacks; *pp; pp = &(*pp)->next) {
+        if (*pp == e) {
+            *pp = e->next;
+            break;
+        }
+    }
+    e->next = NULL;
+    if (conn->delivering != e)
+        return 1;
+    conn->delivering_retired = 1;
+    return 0;
+}
+
+static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
+{
+    /* No registration ever gets a negative ID (see the registration), so
+     * such an event has nobody to wait for. */
+    if (msg->callbackID < 0) {
+        RV_WARN("ignoring a lifecycle event for callback ID %d, which cannot exist",
+                msg->callbackID);
+        return;
+    }
+    pthread_mutex_lock(&conn->cb_lock);
+    lifecycle_callback *e;
+    for (;;) {
+        e = find_callback_locked(conn, msg->callbackID);
+        /* The first event may overtake the registering thread on its way
+         * from the reply to noting the callbackID: wait for it.  Only a
+         * registration that succeeds with this very ID then matches. */
+        if (e || !conn->registering)
+            break;
+        pthread_cond_wait(&conn->registered, &conn->cb_lock);
+    }
+    /* A deregistration while it runs leaves freeing it to us. */
+    conn->delivering = e;
+    conn->delivering_retired = 0;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!e) {
+        RV_DEBUG("event for callback %d, which is not registered (any more)", msg->callbackID);
+        return;
+    }
+    rv_dom *dom = rvc_dom_from_wire(conn, &msg->msg.dom);
+    if (dom) {
+        e->cb(conn, dom, msg->msg.event, msg->msg.detail, e->opaque);
+        rv_domain_free(dom);
+    }
+    pthread_mutex_lock(&conn->cb_lock);
+    int retired = conn->delivering_retired;
+    conn->delivering = NULL;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (retired) {
+        e->next = NULL;
+        rvc_free_callbacks(e);
+    }
+}
+
+/* A MESSAGE from the server: decode it and call the application. */
+void rvc_callbacks_on_message(void *opaque, const char *frame, size_t len)
+{
+    rv_conn *conn = opaque;
+    rv_header h;
+    rv_err err = { 0 };
+    if (rv_frame_decode_header(frame, len, &h, &err) < 0)
+        goto bad;
+    if (h.proc == RV_PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE) {
+        rv_domain_event_callback_lifecycle_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        /* The callback may close the connection: keep conn until we are done. */
+        rvc_handle_ref(conn);
+        deliver_lifecycle(conn, &msg);
+        xdr_free((xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg, (char *)&msg);
+        rvc_handle_unref(conn);
+    } else if (h.proc == RV_PROC_CONNECT_EVENT_CONNECTION_CLOSED) {
+        rv_connect_event_connection_closed_msg msg = { 0 };
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_connect_event_connection_closed_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        if (!conn->close_callback) {
+            RV_WARN("ignoring CONNECTION_CLOSED: this connection never asked for it");
+            return;
+        }
+        /* The application may index a table by the reason: only the
+         * four the API documents reach it. */
+        int reason = msg.reason;
+        if (reason < RV_CLOSE_REASON_ERROR || reason > RV_CLOSE_REASON_CLIENT) {
+            RV_WARN("the server closed the connection with unknown reason %d: "
+                    "reporting ERROR", reason);
+            reason = RV_CLOSE_REASON_ERROR;
+        }
+        rvc_callbacks_report_closed(conn, reason);
+    } else {
+        RV_DEBUG("ignoring event procedure %d from the server", h.proc);
+    }
+    return;
+bad:
+    RV_WARN("ignoring an event the server sent: %s", err.message ? err.message : "?");
+    rv_err_clear(&err);
+}
+
+/* ---- registration ---- */
+
+int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
+                                               rv_domain_lifecycle_callback cb, void *opaque,
+                                               rv_free_callback free_cb)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc || rvc_handle_need_loop(conn, __func__) < 0)
+        return -1;
+    if (!cb)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", __func__);
+    if (dom && dom->conn != conn)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: the domain belongs to another connection", __func__);
+    if (!conn->event_callbacks)
+        return rvc_report(RV_FROM_RPC, RV_ERR_NO_SUPPORT,
+                          "%s: the server does not support event callbacks", __func__);
+    lifecycle_callback *e = calloc(1, sizeof(*e));
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    rv_nonnull_domain wire;
+    if (dom)
+        wire = rvc_dom_to_wire(dom);
+    rv_connect_domain_event_callback_register_any_args args = {
+        .eventID = RV_DOMAIN_EVENT_ID_LIFECYCLE, .dom = dom ? &wire : NULL,
+    };
+    rv_connect_domain_event_callback_register_any_ret ret = { 0 };
+    rv_err err = { 0 };
+    /* Listed before the call: the first event may come before its reply. */
+    pthread_mutex_lock(&conn->cb_lock);
+    e->callback_id = -1;
+    e->cb = cb;
+    e->opaque = opaque;
+    e->next = conn->callbacks;
+    conn->callbacks = e;
+    conn->registering++;
+    pthread_mutex_unlock(&conn->cb_lock);
+    int rc = rvc_call_connect_domain_event_callback_register_any(rpc, &args, &ret, &err);
+    pthread_mutex_lock(&conn->cb_lock);
+    conn->registering--;
+    /* The server chose the ID: a negative one would read as our failure,
+     * a duplicate would share events with (and deregister) another. */
+    if (rc == 0 && ret.callbackID < 0) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which is negative",
+                   __func__, ret.callbackID);
+        rc = -1;
+    } else if (rc == 0 && find_callback_locked(conn, ret.callbackID)) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which this connection "
+                   "already has", __func__, ret.callbackID);
+        rc = -1;
+    }
+    if (rc < 0) {
+        /* Never delivered to (not registered), but the rule holds for
+         * every removal.  free_cb is not set yet: the caller keeps opaque. */
+        int ours = unlink_callback_locked(conn, e);
+        pthread_cond_broadcast(&conn->registered);
+        pthread_mutex_unlock(&conn->cb_lock);
+        if (ours)
+            free(e);
+        return rvc_fail(&err);
+    }
+    e->callback_id = ret.callbackID;
+    e->free_cb = free_cb;
+    e->registered = 1;
+    pthread_cond_broadcast(&conn->registered);
+    pthread_mutex_unlock(&conn->cb_lock);
+    return ret.callbackID;
+}
+
+int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    /* Only a registered entry: one still in flight belongs to its caller. */
+    lifecycle_callback *e = find_callback_locked(conn, callback_id);
+    int ours = e && unlink_callback_locked(conn, e);
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (ours)
+        rvc_free_callbacks(e);
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: no event callback has id %d", __func__, callback_id);
+    rv_connect_domain_event_callback_deregister_any_args args = { .callbackID = callback_id };
+    rv_err err = { 0 };
+    if (rvc_call_connect_domain_event_callback_deregister_any(rpc, &args, &err) < 0)
+        return rvc_fail(&err);
+    return 0;
+}
+
+int rv_connect_register_close_callback(rv_conn *conn, rv_connect_close_callback cb,
+                                       void *opaque, rv_free_callback free_cb)
+{
+    if (!rvc_handle_rpc(conn, __func__))
+        return -1;
+    if (!cb)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", __func__);
+    pthread_mutex_lock(&conn->cb_lock);
+    int taken = conn->close_cb != NULL;
+    if (!taken) {
+        if (conn->close_free)   /* an earlier, unregistered one */
+            conn->close_free(conn->close_opaque);
+        conn->close_cb = cb;
+        conn->close_opaque = opaque;
+        conn->close_free = free_cb;
+    }
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (taken)
+        return rvc_report(RV_FROM_NONE, RV_ERR_OPERATION_INVALID,
+                          "%s: a close callback is already registered", __func__);
+    return 0;
+}
+
+int rv_connect_unregister_close_callback(rv_conn *conn, rv_connect_close_callback cb)
+{
+    if (!rvc_handle_rpc(conn, __func__))
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    int mine = cb && conn->close_cb == cb;
+    if (mine)
+        conn->close_cb = NULL;  /* its free_cb runs with the connection's end */
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!mine)
+        return rvc_report(RV_FROM_NONE, RV_ERR_OPERATION_INVALID,
+                          "%s: that close callback is not registered", __func__);
+    return 0;
+}
+

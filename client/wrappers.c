@@ -1,0 +1,486 @@
+/* The public calls that are one generated stub call each: check the
+ * arguments, make the call, convert the answer.  Every one has the same
+ * shape (the macros below), so that the generator can take this file
+ * over; a call that needs more than that lives elsewhere (open.c,
+ * callbacks.c, handle.c). */
+#include "client/remvirt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/handle.h"
+#include "client/last_error.h"
+#include "client/rv_stubs.gen.h"
+#include "common/util.h"
+#include "rv_remote.h"
+
+/* ---- connection queries ---- */
+
+/* For calls whose whole answer is one string: hand it to the caller. */
+#define STRING_CALL(stub, field)                                   \
+    do {                                                           \
+        struct rvc_conn *rpc_ = rvc_handle_rpc(conn, __func__);    \
+        if (!rpc_)                                                 \
+            return NULL;                                           \
+        rv_##stub##_ret ret_ = { 0 };                              \
+        rv_err err_ = { 0 };                                       \
+        if (rvc_call_##stub(rpc_, &ret_, &err_) < 0)               \
+            return rvc_fail_null(&err_);                           \
+        return ret_.field;                                         \
+    } while (0)
+
+char *rv_connect_get_type(rv_conn *conn)
+{
+    STRING_CALL(connect_get_type, type);
+}
+
+char *rv_connect_get_hostname(rv_conn *conn)
+{
+    STRING_CALL(connect_get_hostname, hostname);
+}
+
+char *rv_connect_get_capabilities(rv_conn *conn)
+{
+    STRING_CALL(connect_get_capabilities, capabilities);
+}
+
+int rv_connect_get_version(rv_conn *conn, unsigned long long *hv_ver)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!hv_ver)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", __func__);
+    rv_connect_get_version_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_connect_get_version(rpc, &ret, &err) < 0)
+        return rvc_fail(&err);
+    *hv_ver = ret.hv_ver;
+    return 0;
+}
+
+int rv_connect_get_lib_version(rv_conn *conn, unsigned long long *lib_ver)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!lib_ver)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", __func__);
+    rv_connect_get_lib_version_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_connect_get_lib_version(rpc, &ret, &err) < 0)
+        return rvc_fail(&err);
+    *lib_ver = ret.lib_ver;
+    return 0;
+}
+
+/* ---- host ---- */
+
+/* Copy a counted char array that may or may not end in a NUL. */
+static void copy_counted(char *dst, size_t size, const char *src, u_int len)
+{
+    size_t n = strnlen(src ? src : "", src ? len : 0);
+    if (n > size - 1)
+        n = size - 1;
+    if (n)
+        memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+int rv_node_get_info(rv_conn *conn, rv_node_info *info)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!info)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", __func__);
+    rv_node_get_info_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_node_get_info(rpc, &ret, &err) < 0)
+        return rvc_fail(&err);
+    copy_counted(info->model, sizeof(info->model), ret.model, sizeof(ret.model));
+    info->memory = ret.memory;
+    info->cpus = (unsigned int)ret.cpus;
+    info->mhz = (unsigned int)ret.mhz;
+    info->nodes = (unsigned int)ret.nodes;
+    info->sockets = (unsigned int)ret.sockets;
+    info->cores = (unsigned int)ret.cores;
+    info->threads = (unsigned int)ret.threads;
+    return 0;
+}
+
+int rv_node_get_security_model(rv_conn *conn, rv_security_model *model)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!model)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", __func__);
+    rv_node_get_security_model_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_node_get_security_model(rpc, &ret, &err) < 0)
+        return rvc_fail(&err);
+    copy_counted(model->model, sizeof(model->model), ret.model.model_val, ret.model.model_len);
+    copy_counted(model->doi, sizeof(model->doi), ret.doi.doi_val, ret.doi.doi_len);
+    xdr_free((xdrproc_t)xdr_rv_node_get_security_model_ret, (char *)&ret);
+    return 0;
+}
+
+/* ---- lists and lookups ---- */
+
+int rv_connect_num_of_domains(rv_conn *conn)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    rv_connect_num_of_domains_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_connect_num_of_domains(rpc, &ret, &err) < 0)
+        return rvc_fail(&err);
+    /* A negative count would read as our own failure, with no error set. */
+    if (ret.num < 0)
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the server counts %d domains", __func__,
+                          ret.num);
+    return ret.num;
+}
+
+int rv_connect_list_all_domains(rv_conn *conn, rv_dom ***doms, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (doms)
+        *doms = NULL;
+    rv_connect_list_all_domains_args args = { .need_results = doms != NULL, .flags = flags };
+    rv_connect_list_all_domains_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_connect_list_all_domains(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+
+    int count = (int)ret.ret;
+    if (doms) {
+        u_int n = ret.domains.domains_len;      /* at most RV_DOMAIN_LIST_MAX */
+        rv_dom **list = calloc(n + 1, sizeof(*list));
+        for (u_int i = 0; list && i < n; i++) {
+            if (!(list[i] = rvc_dom_from_wire(conn, &ret.domains.domains_val[i]))) {
+                while (i > 0)
+                    rv_domain_free(list[--i]);
+                free(list);
+                list = NULL;
+            }
+        }
+        if (!list) {
+            xdr_free((xdrproc_t)xdr_rv_connect_list_all_domains_ret, (char *)&ret);
+            rvc_no_memory_null();
+            return -1;
+        }
+        *doms = list;
+        count = (int)n;
+    } else if (ret.ret > RV_DOMAIN_LIST_MAX) {
+        xdr_free((xdrproc_t)xdr_rv_connect_list_all_domains_ret, (char *)&ret);
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC,
+                          "the server counts %u domains, more than the %d allowed", ret.ret,
+                          RV_DOMAIN_LIST_MAX);
+    }
+    xdr_free((xdrproc_t)xdr_rv_connect_list_all_domains_ret, (char *)&ret);
+    return count;
+}
+
+/* For calls answering { D dom }: wrap it as a new handle. */
+#define DOMAIN_CALL(stub)                                          \
+    do {                                                           \
+        rv_##stub##_ret ret_;                                      \
+        memset(&ret_, 0, sizeof(ret_));                            \
+        rv_err err_ = { 0 };                                       \
+        if (rvc_call_##stub(rpc, &args, &ret_, &err_) < 0)         \
+            return rvc_fail_null(&err_);                           \
+        rv_dom *dom_ = rvc_dom_from_wire(conn, &ret_.dom);         \
+        xdr_free((xdrproc_t)xdr_rv_##stub##_ret, (char *)&ret_);   \
+        return dom_;                                               \
+    } while (0)
+
+rv_dom *rv_domain_lookup_by_name(rv_conn *conn, const char *name)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (!name) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no name given", __func__);
+        return NULL;
+    }
+    rv_domain_lookup_by_name_args args = { .name = (char *)name };
+    DOMAIN_CALL(domain_lookup_by_name);
+}
+
+rv_dom *rv_domain_lookup_by_id(rv_conn *conn, int id)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (id < 0) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: id %d is negative", __func__, id);
+        return NULL;
+    }
+    rv_domain_lookup_by_id_args args = { .id = id };
+    DOMAIN_CALL(domain_lookup_by_id);
+}
+
+rv_dom *rv_domain_lookup_by_uuid(rv_conn *conn, const unsigned char uuid[16])
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (!uuid) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no uuid given", __func__);
+        return NULL;
+    }
+    rv_domain_lookup_by_uuid_args args;
+    memcpy(args.uuid, uuid, RV_UUID_LEN);
+    DOMAIN_CALL(domain_lookup_by_uuid);
+}
+
+rv_dom *rv_domain_lookup_by_uuid_string(rv_conn *conn, const char *uuid)
+{
+    unsigned char raw[RV_UUID_LEN];
+    if (!rvc_handle_rpc(conn, __func__))
+        return NULL;
+    if (!uuid || rv_uuid_parse(uuid, raw) < 0) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: '%s' is not a UUID", __func__,
+                   uuid ? uuid : "(null)");
+        return NULL;
+    }
+    return rv_domain_lookup_by_uuid(conn, raw);
+}
+
+rv_dom *rv_domain_define_xml(rv_conn *conn, const char *xml)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (!xml) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no XML given", __func__);
+        return NULL;
+    }
+    rv_domain_define_xml_args args = { .xml = (char *)xml };
+    DOMAIN_CALL(domain_define_xml);
+}
+
+rv_dom *rv_domain_create_xml(rv_conn *conn, const char *xml, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (!xml) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no XML given", __func__);
+        return NULL;
+    }
+    rv_domain_create_xml_args args = { .xml_desc = (char *)xml, .flags = flags };
+    DOMAIN_CALL(domain_create_xml);
+}
+
+/* ---- lifecycle ---- */
+
+/* For calls taking { D dom [, flags] } and answering nothing. */
+#define VOID_DOMAIN_CALL(stub, ...)                                \
+    do {                                                           \
+        struct rvc_conn *rpc_ = rvc_dom_rpc(dom, __func__);        \
+        if (!rpc_)                                                 \
+            return -1;                                             \
+        rv_##stub##_args args_ = { .dom = rvc_dom_to_wire(dom), __VA_ARGS__ }; \
+        rv_err err_ = { 0 };                                       \
+        if (rvc_call_##stub(rpc_, &args_, &err_) < 0)              \
+            return rvc_fail(&err_);                                \
+    } while (0)
+
+int rv_domain_create(rv_dom *dom, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return -1;
+    rv_domain_create_with_flags_args args = { .dom = rvc_dom_to_wire(dom), .flags = flags };
+    rv_domain_create_with_flags_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_domain_create_with_flags(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+    rvc_dom_set_id(dom, ret.dom.id);
+    xdr_free((xdrproc_t)xdr_rv_domain_create_with_flags_ret, (char *)&ret);
+    return 0;
+}
+
+int rv_domain_undefine(rv_dom *dom, unsigned int flags)
+{
+    VOID_DOMAIN_CALL(domain_undefine_flags, .flags = flags);
+    return 0;
+}
+
+/* Flags 0 uses the original procedure, as libvirt's client does. */
+int rv_domain_shutdown(rv_dom *dom, unsigned int flags)
+{
+    if (flags)
+        VOID_DOMAIN_CALL(domain_shutdown_flags, .flags = flags);
+    else
+        VOID_DOMAIN_CALL(domain_shutdown);
+    return 0;
+}
+
+int rv_domain_destroy(rv_dom *dom, unsigned int flags)
+{
+    if (flags)
+        VOID_DOMAIN_CALL(domain_destroy_flags, .flags = flags);
+    else
+        VOID_DOMAIN_CALL(domain_destroy);
+    rvc_dom_set_id(dom, -1);
+    return 0;
+}
+
+int rv_domain_suspend(rv_dom *dom)
+{
+    VOID_DOMAIN_CALL(domain_suspend);
+    return 0;
+}
+
+int rv_domain_resume(rv_dom *dom)
+{
+    VOID_DOMAIN_CALL(domain_resume);
+    return 0;
+}
+
+int rv_domain_reboot(rv_dom *dom, unsigned int flags)
+{
+    VOID_DOMAIN_CALL(domain_reboot, .flags = flags);
+    return 0;
+}
+
+/* ---- queries ---- */
+
+/* Declares ret and makes the call; the caller reads ret afterwards. */
+#define QUERY_DOMAIN_CALL(stub, ...)                               \
+    struct rvc_conn *rpc_ = rvc_dom_rpc(dom, __func__);            \
+    if (!rpc_)                                                     \
+        return -1;                                                 \
+    rv_##stub##_args args_ = { .dom = rvc_dom_to_wire(dom), __VA_ARGS__ }; \
+    rv_##stub##_ret ret;                                           \
+    memset(&ret, 0, sizeof(ret));                                  \
+    rv_err err_ = { 0 };                                           \
+    if (rvc_call_##stub(rpc_, &args_, &ret, &err_) < 0)            \
+        return rvc_fail(&err_)
+
+static int no_result_pointer(const char *func)
+{
+    return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", func);
+}
+
+int rv_domain_get_info(rv_dom *dom, rv_domain_info *info)
+{
+    if (dom && !info)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_info);
+    info->state = ret.state;
+    info->max_mem = ret.maxMem;
+    info->memory = ret.memory;
+    info->nr_virt_cpu = ret.nrVirtCpu;
+    info->cpu_time = ret.cpuTime;
+    return 0;
+}
+
+int rv_domain_get_state(rv_dom *dom, int *state, int *reason, unsigned int flags)
+{
+    if (dom && !state)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_state, .flags = flags);
+    *state = ret.state;
+    if (reason)
+        *reason = ret.reason;
+    return 0;
+}
+
+char *rv_domain_get_xml_desc(rv_dom *dom, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return NULL;
+    rv_domain_get_xml_desc_args args = { .dom = rvc_dom_to_wire(dom), .flags = flags };
+    rv_domain_get_xml_desc_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_domain_get_xml_desc(rpc, &args, &ret, &err) < 0)
+        return rvc_fail_null(&err);
+    return ret.xml;
+}
+
+char *rv_domain_get_os_type(rv_dom *dom)
+{
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return NULL;
+    rv_domain_get_os_type_args args = { .dom = rvc_dom_to_wire(dom) };
+    rv_domain_get_os_type_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_domain_get_os_type(rpc, &args, &ret, &err) < 0)
+        return rvc_fail_null(&err);
+    return ret.type;
+}
+
+int rv_domain_get_autostart(rv_dom *dom, int *autostart)
+{
+    if (dom && !autostart)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_autostart);
+    *autostart = ret.autostart != 0;
+    return 0;
+}
+
+int rv_domain_is_active(rv_dom *dom)
+{
+    QUERY_DOMAIN_CALL(domain_is_active);
+    return ret.active != 0;
+}
+
+int rv_domain_is_persistent(rv_dom *dom)
+{
+    QUERY_DOMAIN_CALL(domain_is_persistent);
+    return ret.persistent != 0;
+}
+
+int rv_domain_has_managed_save_image(rv_dom *dom, unsigned int flags)
+{
+    QUERY_DOMAIN_CALL(domain_has_managed_save_image, .flags = flags);
+    return ret.result != 0;
+}
+
+int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label)
+{
+    if (dom && !label)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_security_label);
+    copy_counted(label->label, sizeof(label->label), ret.label.label_val, ret.label.label_len);
+    label->enforcing = ret.enforcing;
+    xdr_free((xdrproc_t)xdr_rv_domain_get_security_label_ret, (char *)&ret);
+    return 0;
+}
+
+int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags)
+{
+    if (dom && !msgs)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_messages, .flags = flags);
+    u_int n = ret.msgs.msgs_len;                /* at most RV_DOMAIN_MESSAGES_MAX */
+    char **list = calloc(n + 1, sizeof(*list));
+    if (!list) {
+        xdr_free((xdrproc_t)xdr_rv_domain_get_messages_ret, (char *)&ret);
+        rvc_no_memory_null();
+        return -1;
+    }
+    for (u_int i = 0; i < n; i++) {
+        list[i] = ret.msgs.msgs_val[i];
+        ret.msgs.msgs_val[i] = NULL;
+    }
+    /* The strings now belong to list: this frees only the array. */
+    xdr_free((xdrproc_t)xdr_rv_domain_get_messages_ret, (char *)&ret);
+    *msgs = list;
+    return (int)n;
+}
+
