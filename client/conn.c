@@ -211,11 +211,11 @@ void rvc_conn_free(struct rvc_conn *c)
     pthread_mutex_unlock(&c->lock);
     /* Unlocked: a loop may give the references back from inside these. */
     if (watch)
-        rv_event_remove_handle(watch);
+        rvc_event_remove_handle(watch);
     if (dispatch_timer)
-        rv_event_remove_timeout(dispatch_timer);
+        rvc_event_remove_timeout(dispatch_timer);
     if (keepalive_timer)
-        rv_event_remove_timeout(keepalive_timer);
+        rvc_event_remove_timeout(keepalive_timer);
     pthread_mutex_lock(&c->lock);
     /* A callback running in the loop's thread finishes first, unless it
      * is the one closing the connection; so does the loop's reading (no
@@ -316,7 +316,7 @@ static void set_listening_locked(struct rvc_conn *c, int on)
 {
     if (!c->watch || c->listening == on)
         return;
-    rv_event_update_handle(c->watch, on ? RV_EVENT_HANDLE_READABLE : 0);
+    rvc_event_update_handle(c->watch, on ? RV_EVENT_HANDLE_READABLE : 0);
     c->listening = on;
 }
 
@@ -904,7 +904,7 @@ static void drain_without_waiting(struct rvc_conn *c)
 static void arm_dispatch_locked(struct rvc_conn *c)
 {
     if (c->dispatch_timer && !c->dispatch_armed) {
-        rv_event_update_timeout(c->dispatch_timer, 0);
+        rvc_event_update_timeout(c->dispatch_timer, 0);
         c->dispatch_armed = 1;
     }
 }
@@ -950,7 +950,7 @@ static void on_dispatch(int timer, void *opaque)
     (void)timer;
     pthread_mutex_lock(&c->lock);
     if (c->dispatch_armed) {
-        rv_event_update_timeout(c->dispatch_timer, -1);
+        rvc_event_update_timeout(c->dispatch_timer, -1);
         c->dispatch_armed = 0;
     }
     int look = !c->reader_busy && !c->failed && !c->freed && c->tr && input_buffered(c);
@@ -1057,8 +1057,8 @@ int rvc_conn_attach_loop(struct rvc_conn *c, rvc_message_fn on_message, rvc_clos
     c->cb_opaque = opaque;
     /* Each registration holds a reference, given back by loop_release. */
     c->refs += 2;
-    c->dispatch_timer = rv_event_add_timeout(-1, on_dispatch, c, loop_release);
-    c->watch = rv_event_add_handle(c->tr->fd, c->reader_busy ? 0 : RV_EVENT_HANDLE_READABLE,
+    c->dispatch_timer = rvc_event_add_timeout(-1, on_dispatch, c, loop_release);
+    c->watch = rvc_event_add_handle(c->tr->fd, c->reader_busy ? 0 : RV_EVENT_HANDLE_READABLE,
                                    on_socket_ready, c, loop_release);
     if (c->dispatch_timer <= 0 || c->watch <= 0) {
         int timer = c->dispatch_timer, watch = c->watch;
@@ -1068,9 +1068,9 @@ int rvc_conn_attach_loop(struct rvc_conn *c, rvc_message_fn on_message, rvc_clos
         c->on_closed = NULL;
         pthread_mutex_unlock(&c->lock);
         if (timer > 0)
-            rv_event_remove_timeout(timer);
+            rvc_event_remove_timeout(timer);
         if (watch > 0)
-            rv_event_remove_handle(watch);
+            rvc_event_remove_handle(watch);
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "the event loop refused the connection's handle or timer");
         return -1;
@@ -1095,12 +1095,12 @@ int rvc_conn_set_keepalive(struct rvc_conn *c, int interval, unsigned int count,
     int rc = 0;
     if (interval <= 0) {
         if (c->keepalive_timer)
-            rv_event_update_timeout(c->keepalive_timer, -1);
+            rvc_event_update_timeout(c->keepalive_timer, -1);
     } else if (c->keepalive_timer) {
-        rv_event_update_timeout(c->keepalive_timer, interval * 1000);
+        rvc_event_update_timeout(c->keepalive_timer, interval * 1000);
     } else {
         c->refs++;
-        c->keepalive_timer = rv_event_add_timeout(interval * 1000, on_keepalive_tick, c,
+        c->keepalive_timer = rvc_event_add_timeout(interval * 1000, on_keepalive_tick, c,
                                                   loop_release);
         if (c->keepalive_timer <= 0) {
             c->keepalive_timer = 0;

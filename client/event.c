@@ -42,48 +42,49 @@ struct event_impl {
     rv_event_remove_timeout_func remove_timeout;
 };
 
+enum impl_kind { IMPL_NONE, IMPL_BUILTIN, IMPL_APPLICATION };
+
 /* Connections read the registration from any thread; a copy taken under
  * the lock stays consistent even if the application registers again. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct event_impl registered;
-static bool have_registered;
+static enum impl_kind registered_kind;
+static struct event_impl registered;    /* the application's functions */
 
-static void set_registered(const struct event_impl *impl)
+static void set_registered(enum impl_kind kind, const struct event_impl *impl)
 {
     pthread_mutex_lock(&registry_lock);
-    registered = *impl;
-    have_registered = true;
+    registered_kind = kind;
+    if (impl)
+        registered = *impl;
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Copy the registration into *impl; false if there is none. */
-static bool get_registered(struct event_impl *impl)
+/* Which loop is registered; an application's functions go to *impl. */
+static enum impl_kind get_registered(struct event_impl *impl)
 {
     pthread_mutex_lock(&registry_lock);
-    bool have = have_registered;
+    enum impl_kind kind = registered_kind;
     *impl = registered;
     pthread_mutex_unlock(&registry_lock);
-    return have;
+    return kind;
 }
 
 int rvc_event_impl_registered(void)
 {
     struct event_impl impl;
-    return get_registered(&impl);
+    return get_registered(&impl) != IMPL_NONE;
 }
 
-/* Make message the thread's last error; -1 for the caller to return. */
-static int fail(int code, const char *message)
+/* Set err from message; -1 for the caller to return. */
+static int fail(rv_err *err, int code, const char *message)
 {
-    rv_err err = { 0 };
-    rv_err_set(&err, RV_FROM_NONE, code, "%s", message);
-    rvc_set_last_error(&err);
+    rv_err_set(err, RV_FROM_NONE, code, "%s", message);
     return -1;
 }
 
-static int no_loop_registered(void)
+static int no_loop_registered(rv_err *err)
 {
-    return fail(RV_ERR_OPERATION_INVALID,
+    return fail(err, RV_ERR_OPERATION_INVALID,
                 "no event loop registered: call rv_event_register_default_impl() "
                 "or rv_event_register_impl() first");
 }
@@ -235,25 +236,25 @@ static void drain_wakeup(void)
 /* ---- the built-in loop's six functions ---- */
 
 static int builtin_add_handle(int fd, int events, rv_event_handle_callback cb, void *opaque,
-                              rv_free_callback free_cb)
+                              rv_free_callback free_cb, rv_err *err)
 {
     if (fd < 0)
-        return fail(RV_ERR_INVALID_ARG, "rv_event_add_handle: fd must not be negative");
+        return fail(err, RV_ERR_INVALID_ARG, "rv_event_add_handle: fd must not be negative");
     if (!cb)
-        return fail(RV_ERR_INVALID_ARG, "rv_event_add_handle: the callback must not be NULL");
+        return fail(err, RV_ERR_INVALID_ARG, "rv_event_add_handle: the callback must not be NULL");
     if (events & ~HANDLE_EVENT_MASK)
-        return fail(RV_ERR_INVALID_ARG,
+        return fail(err, RV_ERR_INVALID_ARG,
                     "rv_event_add_handle: events may only hold RV_EVENT_HANDLE_* bits");
 
     pthread_mutex_lock(&loop.lock);
     if (loop.last_watch_id == INT_MAX) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_INTERNAL_ERROR, "rv_event_add_handle: out of handle ids");
+        return fail(err, RV_ERR_INTERNAL_ERROR, "rv_event_add_handle: out of handle ids");
     }
     if (grow((void **)&loop.watches, &loop.cap_watches, loop.n_watches,
              sizeof(*loop.watches)) < 0) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_NO_MEMORY, "out of memory");
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     }
     int id = ++loop.last_watch_id;
     loop.watches[loop.n_watches++] = (struct watch){
@@ -292,13 +293,13 @@ static void builtin_update_handle(int watch, int events)
         wake_loop();
 }
 
-static int builtin_remove_handle(int watch)
+static int builtin_remove_handle(int watch, rv_err *err)
 {
     pthread_mutex_lock(&loop.lock);
     long i = find_watch(watch);
     if (i < 0) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_INVALID_ARG, "rv_event_remove_handle: no such handle");
+        return fail(err, RV_ERR_INVALID_ARG, "rv_event_remove_handle: no such handle");
     }
     struct watch *w = &loop.watches[i];
     w->e.deleted = true;
@@ -324,24 +325,24 @@ static bool timer_wakeup_locked(long long due_ms)
 }
 
 static int builtin_add_timeout(int interval_ms, rv_event_timeout_callback cb, void *opaque,
-                               rv_free_callback free_cb)
+                               rv_free_callback free_cb, rv_err *err)
 {
     if (interval_ms < -1)
-        return fail(RV_ERR_INVALID_ARG,
+        return fail(err, RV_ERR_INVALID_ARG,
                     "rv_event_add_timeout: the interval must be -1 (disabled), 0 or positive");
     if (!cb)
-        return fail(RV_ERR_INVALID_ARG, "rv_event_add_timeout: the callback must not be NULL");
+        return fail(err, RV_ERR_INVALID_ARG, "rv_event_add_timeout: the callback must not be NULL");
 
     long long due = interval_ms >= 0 ? now_ms() + interval_ms : 0;
     pthread_mutex_lock(&loop.lock);
     if (loop.last_timer_id == INT_MAX) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_INTERNAL_ERROR, "rv_event_add_timeout: out of timer ids");
+        return fail(err, RV_ERR_INTERNAL_ERROR, "rv_event_add_timeout: out of timer ids");
     }
     if (grow((void **)&loop.timers, &loop.cap_timers, loop.n_timers,
              sizeof(*loop.timers)) < 0) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_NO_MEMORY, "out of memory");
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     }
     int id = ++loop.last_timer_id;
     loop.timers[loop.n_timers++] = (struct timer){
@@ -379,13 +380,13 @@ static void builtin_update_timeout(int timer, int interval_ms)
         wake_loop();
 }
 
-static int builtin_remove_timeout(int timer)
+static int builtin_remove_timeout(int timer, rv_err *err)
 {
     pthread_mutex_lock(&loop.lock);
     long i = find_timer(timer);
     if (i < 0) {
         pthread_mutex_unlock(&loop.lock);
-        return fail(RV_ERR_INVALID_ARG, "rv_event_remove_timeout: no such timer");
+        return fail(err, RV_ERR_INVALID_ARG, "rv_event_remove_timeout: no such timer");
     }
     struct timer *t = &loop.timers[i];
     t->e.deleted = true;
@@ -399,14 +400,134 @@ static int builtin_remove_timeout(int timer)
     return 0;
 }
 
-static const struct event_impl builtin_impl = {
-    .add_handle = builtin_add_handle,
-    .update_handle = builtin_update_handle,
-    .remove_handle = builtin_remove_handle,
-    .add_timeout = builtin_add_timeout,
-    .update_timeout = builtin_update_timeout,
-    .remove_timeout = builtin_remove_timeout,
-};
+/* ---- the registered loop's functions, failures in err ---- */
+
+static int registered_add_handle(int fd, int events, rv_event_handle_callback cb,
+                                 void *opaque, rv_free_callback free_cb, rv_err *err)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        return builtin_add_handle(fd, events, cb, opaque, free_cb, err);
+    case IMPL_APPLICATION:
+        return impl.add_handle(fd, events, cb, opaque, free_cb);
+    default:
+        return no_loop_registered(err);
+    }
+}
+
+static int registered_remove_handle(int watch, rv_err *err)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        return builtin_remove_handle(watch, err);
+    case IMPL_APPLICATION:
+        return impl.remove_handle(watch);
+    default:
+        return no_loop_registered(err);
+    }
+}
+
+static int registered_add_timeout(int interval_ms, rv_event_timeout_callback cb,
+                                  void *opaque, rv_free_callback free_cb, rv_err *err)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        return builtin_add_timeout(interval_ms, cb, opaque, free_cb, err);
+    case IMPL_APPLICATION:
+        return impl.add_timeout(interval_ms, cb, opaque, free_cb);
+    default:
+        return no_loop_registered(err);
+    }
+}
+
+static int registered_remove_timeout(int timer, rv_err *err)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        return builtin_remove_timeout(timer, err);
+    case IMPL_APPLICATION:
+        return impl.remove_timeout(timer);
+    default:
+        return no_loop_registered(err);
+    }
+}
+
+/* The updates report nothing (they return nothing), so one function
+ * serves the application and libremvirt alike. */
+void rvc_event_update_handle(int watch, int events)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        builtin_update_handle(watch, events);
+        break;
+    case IMPL_APPLICATION:
+        impl.update_handle(watch, events);
+        break;
+    default:
+        break;
+    }
+}
+
+void rvc_event_update_timeout(int timer, int interval_ms)
+{
+    struct event_impl impl;
+    switch (get_registered(&impl)) {
+    case IMPL_BUILTIN:
+        builtin_update_timeout(timer, interval_ms);
+        break;
+    case IMPL_APPLICATION:
+        impl.update_timeout(timer, interval_ms);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- libremvirt's own calls: a failure is logged, never the last error ---- */
+
+/* rc, after logging what err says went wrong (and clearing it). */
+static int logged(int rc, rv_err *err, const char *what)
+{
+    if (rv_err_is_set(err))
+        RV_DEBUG("%s: %s", what, err->message ? err->message : "?");
+    rv_err_clear(err);
+    return rc;
+}
+
+int rvc_event_add_handle(int fd, int events, rv_event_handle_callback cb, void *opaque,
+                         rv_free_callback free_cb)
+{
+    rv_err err = { 0 };
+    return logged(registered_add_handle(fd, events, cb, opaque, free_cb, &err), &err,
+                  "cannot add a handle to the event loop");
+}
+
+int rvc_event_remove_handle(int watch)
+{
+    rv_err err = { 0 };
+    return logged(registered_remove_handle(watch, &err), &err,
+                  "cannot remove a handle from the event loop");
+}
+
+int rvc_event_add_timeout(int interval_ms, rv_event_timeout_callback cb, void *opaque,
+                          rv_free_callback free_cb)
+{
+    rv_err err = { 0 };
+    return logged(registered_add_timeout(interval_ms, cb, opaque, free_cb, &err), &err,
+                  "cannot add a timer to the event loop");
+}
+
+int rvc_event_remove_timeout(int timer)
+{
+    rv_err err = { 0 };
+    return logged(registered_remove_timeout(timer, &err), &err,
+                  "cannot remove a timer from the event loop");
+}
 
 /* ---- one iteration of the built-in loop ---- */
 
@@ -664,10 +785,12 @@ void rv_event_register_impl(rv_event_add_handle_func add_handle,
     rv_reset_last_error();
     if (!add_handle || !update_handle || !remove_handle ||
         !add_timeout || !update_timeout || !remove_timeout) {
-        fail(RV_ERR_INVALID_ARG, "rv_event_register_impl needs all six functions");
+        rv_err err = { 0 };
+        fail(&err, RV_ERR_INVALID_ARG, "rv_event_register_impl needs all six functions");
+        rvc_set_last_error(&err);
         return;
     }
-    set_registered(&(struct event_impl){
+    set_registered(IMPL_APPLICATION, &(struct event_impl){
         add_handle, update_handle, remove_handle, add_timeout, update_timeout, remove_timeout,
     });
     RV_DEBUG("the application's event loop is registered");
@@ -681,7 +804,7 @@ int rv_event_register_default_impl(void)
         rvc_set_last_error(&err);
         return -1;
     }
-    set_registered(&builtin_impl);
+    set_registered(IMPL_BUILTIN, NULL);
     RV_DEBUG("the built-in event loop is registered");
     return 0;
 }
@@ -697,54 +820,52 @@ int rv_event_run_default_impl(void)
     return 0;
 }
 
+/* The public calls: a failure becomes the thread's last error. */
+static int to_last_error(int rc, rv_err *err)
+{
+    if (rv_err_is_set(err))
+        rvc_set_last_error(err);
+    return rc;
+}
+
 int rv_event_add_handle(int fd, int events, rv_event_handle_callback cb, void *opaque,
                         rv_free_callback free_cb)
 {
     rv_reset_last_error();
-    struct event_impl impl;
-    if (!get_registered(&impl))
-        return no_loop_registered();
-    return impl.add_handle(fd, events, cb, opaque, free_cb);
+    rv_err err = { 0 };
+    return to_last_error(registered_add_handle(fd, events, cb, opaque, free_cb, &err),
+                         &err);
 }
 
 void rv_event_update_handle(int watch, int events)
 {
-    struct event_impl impl;
-    if (get_registered(&impl))
-        impl.update_handle(watch, events);
+    rvc_event_update_handle(watch, events);
 }
 
 int rv_event_remove_handle(int watch)
 {
     rv_reset_last_error();
-    struct event_impl impl;
-    if (!get_registered(&impl))
-        return no_loop_registered();
-    return impl.remove_handle(watch);
+    rv_err err = { 0 };
+    return to_last_error(registered_remove_handle(watch, &err), &err);
 }
 
 int rv_event_add_timeout(int interval_ms, rv_event_timeout_callback cb, void *opaque,
                          rv_free_callback free_cb)
 {
     rv_reset_last_error();
-    struct event_impl impl;
-    if (!get_registered(&impl))
-        return no_loop_registered();
-    return impl.add_timeout(interval_ms, cb, opaque, free_cb);
+    rv_err err = { 0 };
+    return to_last_error(registered_add_timeout(interval_ms, cb, opaque, free_cb, &err),
+                         &err);
 }
 
 void rv_event_update_timeout(int timer, int interval_ms)
 {
-    struct event_impl impl;
-    if (get_registered(&impl))
-        impl.update_timeout(timer, interval_ms);
+    rvc_event_update_timeout(timer, interval_ms);
 }
 
 int rv_event_remove_timeout(int timer)
 {
     rv_reset_last_error();
-    struct event_impl impl;
-    if (!get_registered(&impl))
-        return no_loop_registered();
-    return impl.remove_timeout(timer);
+    rv_err err = { 0 };
+    return to_last_error(registered_remove_timeout(timer, &err), &err);
 }
