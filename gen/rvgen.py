@@ -38,7 +38,16 @@ ANNOTATIONS = {
     'stubs': ('both', 'server', 'client', 'none'),
     'auth': ('none', 'required'),
     'readonly': ('allow', 'deny'),
+    # Who serves it on the server (@stubs both|server only):
+    #   driver         a driver slot; the generated handler checks the
+    #                  connection and the slot (NO_SUPPORT when unset) and calls it
+    #   daemon         a hand-written rvs_handle_NAME in server/remote_procs.c
+    #   daemon-driver  both: the hand-written handler does the daemon's part,
+    #                  then calls the slot through the generated rvs_driver_NAME
+    'handler': ('driver', 'daemon', 'daemon-driver'),
 }
+# Annotations a procedure may leave out, and what that means.
+ANNOTATION_DEFAULTS = {'handler': 'daemon'}
 
 # A procedure table is an array indexed by procedure number; refuse
 # numbers that would make it absurdly large.
@@ -245,6 +254,7 @@ class Procedure:
         self.stubs = None
         self.auth = None
         self.readonly = None
+        self.handler = None               # @handler
         self.api = None                   # "virDomainGetInfo" (from the procs table)
         self.module = None                # "domain": sets NO_SUPPORT's error domain
 
@@ -259,6 +269,16 @@ class Procedure:
     @property
     def client_stub(self):
         return self.stubs in ('both', 'client')
+
+    @property
+    def driver_slot(self):
+        """The driver interface has a slot for it."""
+        return self.server_stub and self.handler in ('driver', 'daemon-driver')
+
+    @property
+    def daemon_handler(self):
+        """server/remote_procs.c has a hand-written rvs_handle_NAME."""
+        return self.server_stub and self.handler in ('daemon', 'daemon-driver')
 
 
 class Program:
@@ -768,7 +788,7 @@ class Spec:
             line, word = words[i]
             if not word.startswith('@'):
                 raise GenError(path, line, f'{proc.enum_value}: unexpected {word!r} in the '
-                               'annotation comment (expected @stubs, @auth or @readonly)')
+                               'annotation comment (expected @stubs, @auth, @readonly or @handler)')
             key = word[1:]
             if key not in ANNOTATIONS:
                 raise GenError(path, line, f'{proc.enum_value}: unknown annotation {word}')
@@ -783,11 +803,15 @@ class Spec:
                                f'(expected {" | ".join(ANNOTATIONS[key])})')
             found[key] = value
             i += 2
-        missing = [k for k in ANNOTATIONS if k not in found]
+        missing = [k for k in ANNOTATIONS if k not in found and k not in ANNOTATION_DEFAULTS]
         if missing:
             raise GenError(path, value_line, f'{proc.enum_value}: missing annotation ' +
                            ', '.join('@' + k for k in missing))
         proc.stubs, proc.auth, proc.readonly = found['stubs'], found['auth'], found['readonly']
+        proc.handler = found.get('handler', ANNOTATION_DEFAULTS['handler'])
+        if 'handler' in found and proc.stubs not in ('both', 'server'):
+            raise GenError(path, value_line, f'{proc.enum_value}: @handler needs a server side '
+                                             f'(@stubs both or server)')
 
     def match_structs(self):
         wanted = {}
@@ -861,11 +885,23 @@ def gen_dispatch_h(spec):
 #include "rv_remote.h"
 
 struct rvs_call;   /* defined by server/dispatch.h */
+struct rv_driver_ops;
 
+/* The one way to a driver slot (server/dispatch.c): the connection's
+ * driver interface, or NULL with the call's error set when CONNECT_OPEN
+ * has not run; and the NO_SUPPORT refusal naming procedure proc's API. */
+const struct rv_driver_ops *rvs_call_driver_ops(struct rvs_call *call);
+int rvs_call_unsupported(struct rvs_call *call, int proc);
+
+/* Hand-written handlers (@handler daemon or daemon-driver). */
 ''')
     for proc in program.procedures:
-        if proc.server_stub:
+        if proc.daemon_handler:
             out.append(f'int rvs_handle_{proc.lower}({", ".join(c_params(proc, "struct rvs_call *call"))});\n')
+    out.append('\n/* Generated: the checked call of a driver slot (@handler driver or daemon-driver). */\n')
+    for proc in program.procedures:
+        if proc.driver_slot:
+            out.append(f'int rvs_driver_{proc.lower}({", ".join(c_params(proc, "struct rvs_call *call"))});\n')
     out.append('''
 typedef struct rvs_proc {
     const char *name;                 /* "DOMAIN_GET_INFO"; NULL: no such procedure */
@@ -896,19 +932,40 @@ extern const int rvs_remote_nprocs;          /* highest procedure number + 1 */
 def gen_dispatch_c(spec):
     program = spec.dispatch_program()
     out = [generated_banner('/*', [program.xfile], ' */')]
-    out.append('#include "server/rv_dispatch.gen.h"\n\n')
+    out.append('#include "server/dispatch.h"\n#include "server/rv_dispatch.gen.h"\n'
+               '#include "server/rv_driver_ops.gen.h"\n\n')
+    out.append('/* Each driver slot behind the same checks: an open connection, a slot the\n'
+               ' * driver filled in. */\n')
+    for proc in program.procedures:
+        if not proc.driver_slot:
+            continue
+        params = c_params(proc, 'struct rvs_call *call')
+        passed = ['rvs_call_conn(call)'] + (['args'] if proc.args else []) + \
+                 (['ret'] if proc.ret else []) + ['&call->err']
+        out.append(f'''int rvs_driver_{proc.lower}({", ".join(params)})
+{{
+    const struct rv_driver_ops *ops = rvs_call_driver_ops(call);
+    if (!ops)
+        return -1;
+    if (!ops->{proc.lower})
+        return rvs_call_unsupported(call, {proc.enum_value});
+    return ops->{proc.lower}({", ".join(passed)});
+}}
+
+''')
     out.append('/* Adapters from the table\'s one generic signature to each typed handler. */\n')
     for proc in program.procedures:
         if not proc.server_stub:
             continue
         args = [f'({proc.args.name} *)args'] if proc.args else []
         rets = [f'({proc.ret.name} *)ret'] if proc.ret else []
+        target = 'rvs_handle_' if proc.daemon_handler else 'rvs_driver_'
         out.append(f'static int rvs_adapt_{proc.lower}(struct rvs_call *call, void *args, void *ret)\n{{\n')
         if not proc.args:
             out.append('    (void)args;\n')
         if not proc.ret:
             out.append('    (void)ret;\n')
-        out.append(f'    return rvs_handle_{proc.lower}({", ".join(["call"] + args + rets)});\n}}\n\n')
+        out.append(f'    return {target}{proc.lower}({", ".join(["call"] + args + rets)});\n}}\n\n')
     out.append('const rvs_proc rvs_remote_procs[] = {\n')
     for proc in program.procedures:
         handler = f'rvs_adapt_{proc.lower}' if proc.server_stub else 'NULL'
@@ -936,6 +993,40 @@ def gen_dispatch_c(spec):
                    f'.error_domain = {row.error_domain or 0}, .needs_auth = 1 }},\n')
     out.append('};\n\n')
     out.append('const int rvs_remote_nprocs = (int)(sizeof(rvs_remote_procs) / sizeof(rvs_remote_procs[0]));\n')
+    return ''.join(out)
+
+
+def gen_driver_ops_h(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('''\
+/* The driver interface: one slot per procedure annotated @handler driver
+ * or daemon-driver, named after it.  A slot takes the call's wire
+ * arguments and fills its wire result, which the dispatcher frees with
+ * xdr_free whether the slot succeeds or fails; it returns 0, or -1 with
+ * err set (libvirt's codes, so the client sees what libvirtd would send).
+ * A slot left NULL is refused with VIR_ERR_NO_SUPPORT naming its API. */
+#ifndef RV_SERVER_RV_DRIVER_OPS_GEN_H
+#define RV_SERVER_RV_DRIVER_OPS_GEN_H
+
+#include "rv_remote.h"
+#include "common/error.h"
+
+typedef struct rv_driver_conn rv_driver_conn;
+
+typedef struct rv_driver_ops {
+''')
+    for proc in program.procedures:
+        if not proc.driver_slot:
+            continue
+        params = ['rv_driver_conn *c']
+        if proc.args:
+            params.append(f'const {proc.args.name} *args')
+        if proc.ret:
+            params.append(f'{proc.ret.name} *ret')
+        params.append('rv_err *err')
+        out.append(f'    int (*{proc.lower})({", ".join(params)});\n')
+    out.append('} rv_driver_ops;\n\n#endif\n')
     return ''.join(out)
 
 
@@ -1274,7 +1365,8 @@ class DocWriter:
                 out += [f'`{proc.enum_value}` = {proc.number}. '
                         f'Before auth: {"yes" if proc.auth == "none" else "no"}. '
                         f'Read-only connection: {"allowed" if proc.readonly == "allow" else "denied"}. '
-                        f'Generated stubs: {proc.stubs}.', '']
+                        f'Generated stubs: {proc.stubs}.' +
+                        (f' Served by: {proc.handler}.' if proc.server_stub else ''), '']
             else:
                 out += [f'`{proc.enum_value}` = {proc.number}.', '']
             if proc.msg:
@@ -1359,6 +1451,7 @@ def c_outputs(spec):
     return {
         'server/rv_dispatch.gen.h': gen_dispatch_h(spec),
         'server/rv_dispatch.gen.c': gen_dispatch_c(spec),
+        'server/rv_driver_ops.gen.h': gen_driver_ops_h(spec),
         'client/rv_stubs.gen.h': gen_stubs_h(spec),
         'client/rv_stubs.gen.c': gen_stubs_c(spec),
         'common/rv_proc_names.gen.c': gen_proc_names_c(spec),

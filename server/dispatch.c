@@ -7,6 +7,7 @@
 #include "rv_keepalive.h"
 #include "rv_remote.h"
 #include "server/rv_dispatch.gen.h"
+#include "server/rv_driver_ops.gen.h"
 #include "transport/frame.h"
 
 RV_LOG_CATEGORY("server.dispatch");
@@ -76,6 +77,20 @@ rv_driver_conn *rvs_call_conn(rvs_call *call)
     return call->client->drv_conn;
 }
 
+const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
+{
+    return rvs_call_conn(call) ? &call->client->drv->ops : NULL;
+}
+
+/* What libvirtd answers for a function its driver lacks. */
+int rvs_call_unsupported(rvs_call *call, int proc)
+{
+    const rvs_proc *p = &rvs_remote_procs[proc];
+    rv_err_set(&call->err, p->error_domain, RV_ERR_NO_SUPPORT,
+               "this function is not supported by the connection driver: %s", p->api);
+    return -1;
+}
+
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
 {
     if (hdr->proc == RV_KEEPALIVE_PROC_PING) {
@@ -141,14 +156,12 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
  * call meets first (an open connection), so that a client sees which
  * function is missing rather than a protocol failure.  Its arguments are
  * never decoded. */
-static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_proc *proc)
+static void refuse_unimplemented(rvs_client *c, const rv_header *hdr)
 {
     rvs_call call = { .client = c };
-    if (!rvs_call_conn(&call))
-        queue_error(c, hdr, &call.err);
-    else
-        reply_error(c, hdr, proc->error_domain, RV_ERR_NO_SUPPORT,
-                    "this function is not supported by the connection driver: %s", proc->api);
+    if (rvs_call_conn(&call))
+        rvs_call_unsupported(&call, hdr->proc);
+    queue_error(c, hdr, &call.err);
     rv_err_clear(&call.err);
 }
 
@@ -199,7 +212,7 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
          * answers with an RPC error here, not AUTH_FAILED; so do we. */
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
     else if (!proc->handler)
-        refuse_unimplemented(c, &hdr, proc);
+        refuse_unimplemented(c, &hdr);
     else
         run_procedure(c, &hdr, proc, p, len);
     return 0;

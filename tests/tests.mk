@@ -7,6 +7,11 @@ tests_unit_test_config_SOURCES = tests/unit/test-config.c tests/unit/check.h
 tests_unit_test_config_LDADD = libremvirtd.la
 tests_fuzz_fuzz_dispatch_SOURCES = tests/fuzz/fuzz-dispatch.c
 tests_fuzz_fuzz_dispatch_LDADD = libremvirtd.la
+# the driver interface's choke point: unset slots refused with NO_SUPPORT
+check_PROGRAMS += tests/unit/test-driver-slots
+TESTS += tests/unit/test-driver-slots
+tests_unit_test_driver_slots_SOURCES = tests/unit/test-driver-slots.c tests/unit/check.h
+tests_unit_test_driver_slots_LDADD = libremvirtd.la
 
 # ---------------------------------------------------------------- tests: how they run (tests engineer)
 # Scripts find the trees through these; $(srcdir) alone is relative.
@@ -145,7 +150,8 @@ check_PROGRAMS += tests/unit/test-driver
 TESTS += tests/unit/test-driver
 tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
 	server/drivers/driver.c server/drivers/driver.h \
-	server/drivers/test/test_driver.c \
+	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
+	server/drivers/test/test_ops.c \
 	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
 tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_driver_LDADD = libremvirt_common.la

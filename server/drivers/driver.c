@@ -50,6 +50,33 @@ void rv_dom_stats_free(rv_dom_stats *stats, size_t n)
     free(stats);
 }
 
+rv_dom_ref rv_dom_ref_from_wire(const rv_nonnull_domain *wire)
+{
+    rv_dom_ref ref = { .name = wire->name, .id = wire->id };
+    memcpy(ref.uuid, wire->uuid, sizeof(ref.uuid));
+    return ref;
+}
+
+void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref)
+{
+    wire->name = ref->name;
+    memcpy(wire->uuid, ref->uuid, sizeof(wire->uuid));
+    wire->id = ref->id;
+    ref->name = NULL;
+}
+
+int rv_string_result(int rc, char **slot, rv_err *err)
+{
+    if (rc < 0 || !*slot || strlen(*slot) <= RV_STRING_MAX)
+        return rc;
+    rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+               "a reply string of %zu bytes exceeds the protocol's limit of %d",
+               strlen(*slot), RV_STRING_MAX);
+    free(*slot);
+    *slot = NULL;
+    return -1;
+}
+
 const rv_driver *rv_driver_for_uri(const char *uri, rv_err *err)
 {
     if (!uri)

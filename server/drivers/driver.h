@@ -1,15 +1,16 @@
-/* The hypervisor driver interface.  remvirtd's dispatch layer turns wire
- * calls into these; the test driver (in memory) implements them now, a
- * QEMU driver later.  Every function returns 0 (or a count) on success and
- * -1 with err set on failure, using libvirt's error codes so the wire error
- * matches what libvirtd sends.  Strings handed back are malloc'd and
- * become the caller's. */
+/* The hypervisor driver interface: how a driver opens and closes a
+ * connection, and its slots (rv_driver_ops, generated from the .x: one per
+ * procedure annotated @handler driver, taking the wire arguments and
+ * filling the wire result).  The test driver (in memory) implements them
+ * now, a QEMU driver later.  Also the helpers every driver needs to move
+ * between the wire's domain references and its own. */
 #ifndef RV_SERVER_DRIVER_H
 #define RV_SERVER_DRIVER_H
 
 #include <stddef.h>
 
 #include "common/error.h"
+#include "server/rv_driver_ops.gen.h"
 
 /* virDomainState values. */
 enum {
@@ -83,6 +84,17 @@ typedef struct rv_dom_stats {
 
 void rv_dom_stats_free(rv_dom_stats *stats, size_t n);
 
+/* ---- between the wire and a driver ---- */
+
+/* The wire domain as a reference; the name is borrowed, not copied. */
+rv_dom_ref rv_dom_ref_from_wire(const rv_nonnull_domain *wire);
+/* Move ref into a wire domain: the name changes owner. */
+void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref);
+/* rc is a driver's result that put a string in *slot.  XDR can neither
+ * send nor free a string over the protocol's bound, so one that long is
+ * freed here and -1 returned with err set; otherwise rc. */
+int rv_string_result(int rc, char **slot, rv_err *err);
+
 /* One client's connection to a driver; the driver defines it. */
 typedef struct rv_driver_conn rv_driver_conn;
 
@@ -96,68 +108,8 @@ typedef struct rv_driver {
      * call once at daemon exit.  A later open() starts afresh.  May be NULL. */
     void (*cleanup)(void);
 
-    /* ---- host ---- */
-    int (*get_type)(rv_driver_conn *c, char **type, rv_err *err);         /* "TEST" */
-    int (*get_version)(rv_driver_conn *c, unsigned long long *ver, rv_err *err);
-    int (*get_hostname)(rv_driver_conn *c, char **hostname, rv_err *err);
-    int (*get_capabilities)(rv_driver_conn *c, char **xml, rv_err *err);
-    int (*node_get_info)(rv_driver_conn *c, rv_node_info *info, rv_err *err);
-    int (*node_get_security_model)(rv_driver_conn *c, char **model, char **doi, rv_err *err);
-
-    /* ---- lists and lookups ---- */
-    int (*num_of_domains)(rv_driver_conn *c, rv_err *err);               /* running ones */
-    int (*list_domain_ids)(rv_driver_conn *c, int *ids, int max, rv_err *err);
-    /* All domains matching flags (RV_LIST_DOMAINS_*), sorted as libvirt
-     * does (running by id, then inactive by name); returns the count. */
-    int (*list_all_domains)(rv_driver_conn *c, unsigned int flags, rv_dom_ref **doms,
-                            rv_err *err);
-    int (*lookup_by_id)(rv_driver_conn *c, int id, rv_dom_ref *out, rv_err *err);
-    int (*lookup_by_name)(rv_driver_conn *c, const char *name, rv_dom_ref *out, rv_err *err);
-    int (*lookup_by_uuid)(rv_driver_conn *c, const unsigned char uuid[16], rv_dom_ref *out,
-                          rv_err *err);
-
-    /* ---- definition and lifecycle; dom identifies by uuid ---- */
-    int (*define_xml)(rv_driver_conn *c, const char *xml, unsigned int flags, rv_dom_ref *out,
-                      rv_err *err);
-    int (*create_xml)(rv_driver_conn *c, const char *xml, unsigned int flags, rv_dom_ref *out,
-                      rv_err *err);
-    int (*undefine)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
-    /* Start a defined domain; out gets its new identity (id). */
-    int (*create)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_dom_ref *out,
-                  rv_err *err);
-    int (*destroy)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
-    int (*shutdown)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
-    int (*reboot)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
-    int (*suspend)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);
-    int (*resume)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);
-    int (*managed_save_remove)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
-                               rv_err *err);
-
-    /* ---- queries ---- */
-    int (*get_info)(rv_driver_conn *c, const rv_dom_ref *dom, rv_dom_info *info, rv_err *err);
-    int (*get_state)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, int *state,
-                     int *reason, rv_err *err);
-    int (*get_xml_desc)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, char **xml,
-                        rv_err *err);
-    int (*get_os_type)(rv_driver_conn *c, const rv_dom_ref *dom, char **type, rv_err *err);
-    int (*get_autostart)(rv_driver_conn *c, const rv_dom_ref *dom, int *autostart, rv_err *err);
-    int (*is_active)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);       /* 0/1 */
-    int (*is_persistent)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);   /* 0/1 */
-    /* How many snapshots the domain has (virsh undefine asks). */
-    int (*snapshot_num)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
-                        rv_err *err);
-    int (*has_managed_save_image)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
-                                  rv_err *err);                                    /* 0/1 */
-    /* label may be "" (no label); enforcing 0/1. */
-    int (*get_security_label)(rv_driver_conn *c, const rv_dom_ref *dom, char **label,
-                              int *enforcing, rv_err *err);
-    /* Returns the count of messages put in *msgs (a malloc'd array). */
-    int (*get_messages)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
-                        char ***msgs, rv_err *err);
-    /* doms NULL/ndoms 0: every domain matching flags.  Returns the count. */
-    int (*get_all_domain_stats)(rv_driver_conn *c, const rv_dom_ref *doms, size_t ndoms,
-                                unsigned int stats, unsigned int flags, rv_dom_stats **out,
-                                rv_err *err);
+    /* Everything else: one slot per procedure (rv_driver_ops.gen.h). */
+    rv_driver_ops ops;
 } rv_driver;
 
 /* ---- events ----

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_packet.h"
-#include "server/drivers/driver.h"
+#include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_xml.h"
 
 RV_LOG_CATEGORY("drivers.test");
@@ -414,12 +414,12 @@ static int table_init(rv_err *err)
 
 /* ================================================================ connection */
 
-static int test_probe(const char *uri)
+int test_probe(const char *uri)
 {
     return uri && strncmp(uri, "test:", 5) == 0;
 }
 
-static int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
+int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
 {
     (void)flags;                /* read-only is enforced by the dispatcher */
     if (uri && strcmp(uri, "test:///default") != 0)
@@ -431,12 +431,12 @@ static int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, 
     return *out ? 0 : fail_oom(err);
 }
 
-static void test_close(rv_driver_conn *c)
+void test_close(rv_driver_conn *c)
 {
     free(c);
 }
 
-static void test_cleanup(void)
+void test_cleanup(void)
 {
     table_free();
 }
@@ -1051,8 +1051,7 @@ static int test_get_all_domain_stats(rv_driver_conn *c, const rv_dom_ref *refs, 
     return ret;
 }
 
-const rv_driver rv_test_driver = {
-    .name = "test",
+const test_native rv_test_native = {
     .probe = test_probe,
     .open = test_open,
     .close = test_close,

@@ -1,0 +1,89 @@
+/* The test driver's own interface, in its native types: test_ops.c adapts
+ * it to the wire-typed driver slots remvirtd calls, and the unit test
+ * (tests/unit/test-driver.c) calls it directly.  Every function returns 0
+ * (or a count) on success and -1 with err set on failure, with libvirt's
+ * error codes; strings handed back are malloc'd and become the caller's. */
+#ifndef RV_SERVER_DRIVERS_TEST_TEST_DRIVER_H
+#define RV_SERVER_DRIVERS_TEST_TEST_DRIVER_H
+
+#include "server/drivers/driver.h"
+
+typedef struct test_native {
+    int (*probe)(const char *uri);
+    int (*open)(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
+    void (*close)(rv_driver_conn *c);
+    void (*cleanup)(void);
+
+    /* ---- host ---- */
+    int (*get_type)(rv_driver_conn *c, char **type, rv_err *err);         /* "TEST" */
+    int (*get_version)(rv_driver_conn *c, unsigned long long *ver, rv_err *err);
+    int (*get_hostname)(rv_driver_conn *c, char **hostname, rv_err *err);
+    int (*get_capabilities)(rv_driver_conn *c, char **xml, rv_err *err);
+    int (*node_get_info)(rv_driver_conn *c, rv_node_info *info, rv_err *err);
+    int (*node_get_security_model)(rv_driver_conn *c, char **model, char **doi, rv_err *err);
+
+    /* ---- lists and lookups ---- */
+    int (*num_of_domains)(rv_driver_conn *c, rv_err *err);               /* running ones */
+    int (*list_domain_ids)(rv_driver_conn *c, int *ids, int max, rv_err *err);
+    /* All domains matching flags (RV_LIST_DOMAINS_*), sorted as libvirt
+     * does (running by id, then inactive by name); returns the count. */
+    int (*list_all_domains)(rv_driver_conn *c, unsigned int flags, rv_dom_ref **doms,
+                            rv_err *err);
+    int (*lookup_by_id)(rv_driver_conn *c, int id, rv_dom_ref *out, rv_err *err);
+    int (*lookup_by_name)(rv_driver_conn *c, const char *name, rv_dom_ref *out, rv_err *err);
+    int (*lookup_by_uuid)(rv_driver_conn *c, const unsigned char uuid[16], rv_dom_ref *out,
+                          rv_err *err);
+
+    /* ---- definition and lifecycle; dom identifies by uuid ---- */
+    int (*define_xml)(rv_driver_conn *c, const char *xml, unsigned int flags, rv_dom_ref *out,
+                      rv_err *err);
+    int (*create_xml)(rv_driver_conn *c, const char *xml, unsigned int flags, rv_dom_ref *out,
+                      rv_err *err);
+    int (*undefine)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
+    /* Start a defined domain; out gets its new identity (id). */
+    int (*create)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_dom_ref *out,
+                  rv_err *err);
+    int (*destroy)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
+    int (*shutdown)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
+    int (*reboot)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err);
+    int (*suspend)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);
+    int (*resume)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);
+    int (*managed_save_remove)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                               rv_err *err);
+
+    /* ---- queries ---- */
+    int (*get_info)(rv_driver_conn *c, const rv_dom_ref *dom, rv_dom_info *info, rv_err *err);
+    int (*get_state)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, int *state,
+                     int *reason, rv_err *err);
+    int (*get_xml_desc)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, char **xml,
+                        rv_err *err);
+    int (*get_os_type)(rv_driver_conn *c, const rv_dom_ref *dom, char **type, rv_err *err);
+    int (*get_autostart)(rv_driver_conn *c, const rv_dom_ref *dom, int *autostart, rv_err *err);
+    int (*is_active)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);       /* 0/1 */
+    int (*is_persistent)(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err);   /* 0/1 */
+    /* How many snapshots the domain has (virsh undefine asks). */
+    int (*snapshot_num)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                        rv_err *err);
+    int (*has_managed_save_image)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                                  rv_err *err);                                    /* 0/1 */
+    /* label may be "" (no label); enforcing 0/1. */
+    int (*get_security_label)(rv_driver_conn *c, const rv_dom_ref *dom, char **label,
+                              int *enforcing, rv_err *err);
+    /* Returns the count of messages put in *msgs (a malloc'd array). */
+    int (*get_messages)(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
+                        char ***msgs, rv_err *err);
+    /* doms NULL/ndoms 0: every domain matching flags.  Returns the count. */
+    int (*get_all_domain_stats)(rv_driver_conn *c, const rv_dom_ref *doms, size_t ndoms,
+                                unsigned int stats, unsigned int flags, rv_dom_stats **out,
+                                rv_err *err);
+} test_native;
+
+extern const test_native rv_test_native;
+
+/* rv_test_driver (test_ops.c) shares these with rv_test_native. */
+int test_probe(const char *uri);
+int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
+void test_close(rv_driver_conn *c);
+void test_cleanup(void);
+
+#endif

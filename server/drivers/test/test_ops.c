@@ -1,0 +1,463 @@
+/* The test driver's wire-typed slots: each turns the call's wire
+ * arguments into the native call of test_driver.c and its answer into the
+ * wire result.  The dispatcher frees the result with xdr_free, on failure
+ * too, so whatever was moved into it before a failure is not leaked. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/drivers/test/test_driver.h"
+
+static const test_native *const native = &rv_test_native;
+
+static int oom(rv_err *err)
+{
+    rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
+    return -1;
+}
+
+/* A byte string whose wire length counts its trailing NUL. */
+static void put_nul_string(char **val, u_int *len, char *s)
+{
+    *len = (u_int)strlen(s) + 1;
+    *val = s;
+}
+
+/* A domain reference the native call fills, moved into the wire result. */
+static int put_found(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
+{
+    if (rc < 0)
+        return -1;
+    rv_dom_ref_to_wire(wire, ref);
+    return 0;
+}
+
+/* A native yes/no or count (-1: failed) into an int field of the result. */
+static int put_count(int n, int *field)
+{
+    if (n < 0)
+        return -1;
+    *field = n;
+    return 0;
+}
+
+/* ---- host ---- */
+
+static int connect_get_type(rv_driver_conn *c, rv_connect_get_type_ret *ret, rv_err *err)
+{
+    return rv_string_result(native->get_type(c, &ret->type, err), &ret->type, err);
+}
+
+static int connect_get_version(rv_driver_conn *c, rv_connect_get_version_ret *ret, rv_err *err)
+{
+    unsigned long long v = 0;
+    if (native->get_version(c, &v, err) < 0)
+        return -1;
+    ret->hv_ver = v;
+    return 0;
+}
+
+static int connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *ret,
+                                rv_err *err)
+{
+    return rv_string_result(native->get_hostname(c, &ret->hostname, err), &ret->hostname, err);
+}
+
+static int connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
+                                    rv_err *err)
+{
+    return rv_string_result(native->get_capabilities(c, &ret->capabilities, err),
+                            &ret->capabilities, err);
+}
+
+static int node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)
+{
+    rv_node_info info = { 0 };
+    if (native->node_get_info(c, &info, err) < 0)
+        return -1;
+    memcpy(ret->model, info.model, sizeof(ret->model));
+    ret->memory = info.memory_kib;
+    ret->cpus = info.cpus;
+    ret->mhz = info.mhz;
+    ret->nodes = info.nodes;
+    ret->sockets = info.sockets;
+    ret->cores = info.cores;
+    ret->threads = info.threads;
+    return 0;
+}
+
+static int node_get_security_model(rv_driver_conn *c, rv_node_get_security_model_ret *ret,
+                                   rv_err *err)
+{
+    char *model = NULL, *doi = NULL;
+    if (native->node_get_security_model(c, &model, &doi, err) < 0)
+        return -1;
+    put_nul_string(&ret->model.model_val, &ret->model.model_len, model);
+    put_nul_string(&ret->doi.doi_val, &ret->doi.doi_len, doi);
+    return 0;
+}
+
+/* ---- lists and lookups ---- */
+
+static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_ret *ret,
+                                  rv_err *err)
+{
+    return put_count(native->num_of_domains(c, err), &ret->num);
+}
+
+static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
+                                rv_connect_list_domains_ret *ret, rv_err *err)
+{
+    if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxids %d is outside 0..%d", args->maxids,
+                   RV_DOMAIN_LIST_MAX);
+        return -1;
+    }
+    int *ids = calloc((size_t)args->maxids + 1, sizeof(int));
+    if (!ids)
+        return oom(err);
+    int n = native->list_domain_ids(c, ids, args->maxids, err);
+    if (n < 0) {
+        free(ids);
+        return -1;
+    }
+    ret->ids.ids_val = ids;
+    ret->ids.ids_len = (u_int)n;
+    return 0;
+}
+
+static int connect_list_all_domains(rv_driver_conn *c,
+                                    const rv_connect_list_all_domains_args *args,
+                                    rv_connect_list_all_domains_ret *ret, rv_err *err)
+{
+    rv_dom_ref *doms = NULL;
+    int n = native->list_all_domains(c, args->flags, &doms, err);
+    if (n < 0)
+        return -1;
+    if (n > RV_DOMAIN_LIST_MAX) {
+        rv_dom_refs_free(doms, (size_t)n);
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                   "too many domains (%d) for one reply: the limit is %d", n, RV_DOMAIN_LIST_MAX);
+        return -1;
+    }
+    ret->ret = (u_int)n;
+    if (args->need_results && n > 0) {
+        ret->domains.domains_val = calloc((size_t)n, sizeof(rv_nonnull_domain));
+        if (!ret->domains.domains_val) {
+            rv_dom_refs_free(doms, (size_t)n);
+            return oom(err);
+        }
+        for (int i = 0; i < n; i++)
+            rv_dom_ref_to_wire(&ret->domains.domains_val[i], &doms[i]);
+        ret->domains.domains_len = (u_int)n;
+    }
+    rv_dom_refs_free(doms, (size_t)n);
+    return 0;
+}
+
+static int domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
+                               rv_domain_lookup_by_id_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return put_found(native->lookup_by_id(c, args->id, &ref, err), &ref, &ret->dom);
+}
+
+static int domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
+                                 rv_domain_lookup_by_name_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return put_found(native->lookup_by_name(c, args->name, &ref, err), &ref, &ret->dom);
+}
+
+static int domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
+                                 rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return put_found(native->lookup_by_uuid(c, (const unsigned char *)args->uuid, &ref, err),
+                     &ref, &ret->dom);
+}
+
+/* ---- definition and lifecycle ---- */
+
+static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
+                             rv_domain_define_xml_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return put_found(native->define_xml(c, args->xml, 0, &ref, err), &ref, &ret->dom);
+}
+
+static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
+                             rv_domain_create_xml_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return put_found(native->create_xml(c, args->xml_desc, args->flags, &ref, err), &ref,
+                     &ret->dom);
+}
+
+/* Start a defined domain; out (optional) gets its new identity. */
+static int start_domain(rv_driver_conn *c, const rv_nonnull_domain *wire, unsigned int flags,
+                        rv_nonnull_domain *out, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(wire), started = { 0 };
+    if (native->create(c, &ref, flags, &started, err) < 0)
+        return -1;
+    if (out)
+        rv_dom_ref_to_wire(out, &started);
+    free(started.name);
+    return 0;
+}
+
+static int domain_create(rv_driver_conn *c, const rv_domain_create_args *args, rv_err *err)
+{
+    return start_domain(c, &args->dom, 0, NULL, err);
+}
+
+static int domain_create_with_flags(rv_driver_conn *c,
+                                    const rv_domain_create_with_flags_args *args,
+                                    rv_domain_create_with_flags_ret *ret, rv_err *err)
+{
+    return start_domain(c, &args->dom, args->flags, &ret->dom, err);
+}
+
+/* The state changes that take a domain (and perhaps flags), and nothing back. */
+#define DOM_OP(name, args_type, call)                                                   \
+    static int name(rv_driver_conn *c, const args_type *args, rv_err *err)              \
+    {                                                                                    \
+        rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);                               \
+        return call;                                                                     \
+    }
+DOM_OP(domain_undefine, rv_domain_undefine_args, native->undefine(c, &ref, 0, err))
+DOM_OP(domain_undefine_flags, rv_domain_undefine_flags_args,
+       native->undefine(c, &ref, args->flags, err))
+DOM_OP(domain_destroy, rv_domain_destroy_args, native->destroy(c, &ref, 0, err))
+DOM_OP(domain_destroy_flags, rv_domain_destroy_flags_args,
+       native->destroy(c, &ref, args->flags, err))
+DOM_OP(domain_shutdown, rv_domain_shutdown_args, native->shutdown(c, &ref, 0, err))
+DOM_OP(domain_shutdown_flags, rv_domain_shutdown_flags_args,
+       native->shutdown(c, &ref, args->flags, err))
+DOM_OP(domain_reboot, rv_domain_reboot_args, native->reboot(c, &ref, args->flags, err))
+DOM_OP(domain_suspend, rv_domain_suspend_args, native->suspend(c, &ref, err))
+DOM_OP(domain_resume, rv_domain_resume_args, native->resume(c, &ref, err))
+DOM_OP(domain_managed_save_remove, rv_domain_managed_save_remove_args,
+       native->managed_save_remove(c, &ref, args->flags, err))
+#undef DOM_OP
+
+/* ---- queries ---- */
+
+static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *args,
+                           rv_domain_get_info_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    rv_dom_info info;
+    if (native->get_info(c, &ref, &info, err) < 0)
+        return -1;
+    ret->state = (u_char)info.state;
+    ret->maxMem = info.max_mem_kib;
+    ret->memory = info.memory_kib;
+    ret->nrVirtCpu = (u_short)info.nr_vcpu;
+    ret->cpuTime = info.cpu_time_ns;
+    return 0;
+}
+
+static int domain_get_state(rv_driver_conn *c, const rv_domain_get_state_args *args,
+                            rv_domain_get_state_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return native->get_state(c, &ref, args->flags, &ret->state, &ret->reason, err);
+}
+
+static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_args *args,
+                               rv_domain_get_xml_desc_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return rv_string_result(native->get_xml_desc(c, &ref, args->flags, &ret->xml, err),
+                            &ret->xml, err);
+}
+
+static int domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_args *args,
+                              rv_domain_get_os_type_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return rv_string_result(native->get_os_type(c, &ref, &ret->type, err), &ret->type, err);
+}
+
+static int domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,
+                                rv_domain_get_autostart_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return native->get_autostart(c, &ref, &ret->autostart, err);
+}
+
+static int domain_is_active(rv_driver_conn *c, const rv_domain_is_active_args *args,
+                            rv_domain_is_active_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return put_count(native->is_active(c, &ref, err), &ret->active);
+}
+
+static int domain_is_persistent(rv_driver_conn *c, const rv_domain_is_persistent_args *args,
+                                rv_domain_is_persistent_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return put_count(native->is_persistent(c, &ref, err), &ret->persistent);
+}
+
+static int domain_has_managed_save_image(rv_driver_conn *c,
+                                         const rv_domain_has_managed_save_image_args *args,
+                                         rv_domain_has_managed_save_image_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return put_count(native->has_managed_save_image(c, &ref, args->flags, err), &ret->result);
+}
+
+static int domain_snapshot_num(rv_driver_conn *c, const rv_domain_snapshot_num_args *args,
+                               rv_domain_snapshot_num_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    return put_count(native->snapshot_num(c, &ref, args->flags, err), &ret->num);
+}
+
+static int domain_get_security_label(rv_driver_conn *c,
+                                     const rv_domain_get_security_label_args *args,
+                                     rv_domain_get_security_label_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    char *label = NULL;
+    if (native->get_security_label(c, &ref, &label, &ret->enforcing, err) < 0)
+        return -1;
+    put_nul_string(&ret->label.label_val, &ret->label.label_len, label);
+    return 0;
+}
+
+static int domain_get_messages(rv_driver_conn *c, const rv_domain_get_messages_args *args,
+                               rv_domain_get_messages_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    char **msgs = NULL;
+    int n = native->get_messages(c, &ref, args->flags, &msgs, err);
+    if (n < 0)
+        return -1;
+    ret->msgs.msgs_val = msgs;
+    ret->msgs.msgs_len = (u_int)n;
+    if (n > RV_DOMAIN_MESSAGES_MAX) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "too many domain messages (%d)", n);
+        return -1;      /* the dispatcher frees ret */
+    }
+    return 0;
+}
+
+/* Copy one typed parameter into its wire form (moving strings). */
+static void put_param(rv_typed_param *wire, rv_param *p)
+{
+    wire->field = p->field;
+    p->field = NULL;
+    wire->value.type = p->type;
+    switch (p->type) {
+    case RV_TYPED_PARAM_INT: wire->value.rv_typed_param_value_u.i = p->v.i; break;
+    case RV_TYPED_PARAM_UINT: wire->value.rv_typed_param_value_u.ui = p->v.ui; break;
+    case RV_TYPED_PARAM_LLONG: wire->value.rv_typed_param_value_u.l = p->v.l; break;
+    case RV_TYPED_PARAM_ULLONG: wire->value.rv_typed_param_value_u.ul = p->v.ul; break;
+    case RV_TYPED_PARAM_DOUBLE: wire->value.rv_typed_param_value_u.d = p->v.d; break;
+    case RV_TYPED_PARAM_BOOLEAN: wire->value.rv_typed_param_value_u.b = p->v.b; break;
+    case RV_TYPED_PARAM_STRING:
+        wire->value.rv_typed_param_value_u.s = p->v.s;
+        p->v.s = NULL;
+        break;
+    }
+}
+
+static int connect_get_all_domain_stats(rv_driver_conn *c,
+                                        const rv_connect_get_all_domain_stats_args *args,
+                                        rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
+{
+    size_t nwant = args->doms.doms_len;
+    rv_dom_ref *want = nwant ? calloc(nwant, sizeof(*want)) : NULL;
+    if (nwant && !want)
+        return oom(err);
+    for (size_t i = 0; i < nwant; i++)
+        want[i] = rv_dom_ref_from_wire(&args->doms.doms_val[i]);
+    rv_dom_stats *stats = NULL;
+    int n = native->get_all_domain_stats(c, want, nwant, args->stats, args->flags, &stats, err);
+    free(want);
+    if (n < 0)
+        return -1;
+    int rc = 0;
+    rv_domain_stats_record *recs = n ? calloc((size_t)n, sizeof(*recs)) : NULL;
+    if (n > RV_DOMAIN_LIST_MAX || (n && !recs)) {
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR,
+                   "cannot return stats for %d domains", n);
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < n; i++) {
+        rv_dom_stats *s = &stats[i];
+        rv_typed_param *params = s->nparams ? calloc(s->nparams, sizeof(*params)) : NULL;
+        if (s->nparams > RV_TYPED_PARAM_LIST_MAX || (s->nparams && !params)) {
+            free(params);
+            rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR,
+                       "cannot return %zu stats for one domain", s->nparams);
+            rc = -1;
+            break;
+        }
+        rv_dom_ref_to_wire(&recs[i].dom, &s->dom);
+        for (size_t j = 0; j < s->nparams; j++)
+            put_param(&params[j], &s->params[j]);
+        recs[i].params.params_val = params;
+        recs[i].params.params_len = (u_int)s->nparams;
+        ret->retStats.retStats_len = (u_int)i + 1;
+    }
+    /* On failure what was moved into ret is freed by the dispatcher. */
+    ret->retStats.retStats_val = recs;
+    if (rc < 0 && ret->retStats.retStats_len == 0) {
+        free(recs);
+        ret->retStats.retStats_val = NULL;
+    }
+    rv_dom_stats_free(stats, n > 0 ? (size_t)n : 0);
+    return rc;
+}
+
+const rv_driver rv_test_driver = {
+    .name = "test",
+    .probe = test_probe,
+    .open = test_open,
+    .close = test_close,
+    .cleanup = test_cleanup,
+    .ops = {
+        .connect_get_type = connect_get_type,
+        .connect_get_version = connect_get_version,
+        .connect_get_hostname = connect_get_hostname,
+        .connect_get_capabilities = connect_get_capabilities,
+        .node_get_info = node_get_info,
+        .node_get_security_model = node_get_security_model,
+        .connect_num_of_domains = connect_num_of_domains,
+        .connect_list_domains = connect_list_domains,
+        .connect_list_all_domains = connect_list_all_domains,
+        .domain_lookup_by_id = domain_lookup_by_id,
+        .domain_lookup_by_name = domain_lookup_by_name,
+        .domain_lookup_by_uuid = domain_lookup_by_uuid,
+        .domain_define_xml = domain_define_xml,
+        .domain_create_xml = domain_create_xml,
+        .domain_create = domain_create,
+        .domain_create_with_flags = domain_create_with_flags,
+        .domain_undefine = domain_undefine,
+        .domain_undefine_flags = domain_undefine_flags,
+        .domain_destroy = domain_destroy,
+        .domain_destroy_flags = domain_destroy_flags,
+        .domain_shutdown = domain_shutdown,
+        .domain_shutdown_flags = domain_shutdown_flags,
+        .domain_reboot = domain_reboot,
+        .domain_suspend = domain_suspend,
+        .domain_resume = domain_resume,
+        .domain_managed_save_remove = domain_managed_save_remove,
+        .domain_get_info = domain_get_info,
+        .domain_get_state = domain_get_state,
+        .domain_get_xml_desc = domain_get_xml_desc,
+        .domain_get_os_type = domain_get_os_type,
+        .domain_get_autostart = domain_get_autostart,
+        .domain_is_active = domain_is_active,
+        .domain_is_persistent = domain_is_persistent,
+        .domain_has_managed_save_image = domain_has_managed_save_image,
+        .domain_snapshot_num = domain_snapshot_num,
+        .domain_get_security_label = domain_get_security_label,
+        .domain_get_messages = domain_get_messages,
+        .connect_get_all_domain_stats = connect_get_all_domain_stats,
+    },
+};
