@@ -259,6 +259,25 @@ _rv_gone()
     ! kill -0 "$1" 2>/dev/null
 }
 
+# ---------------------------------------------------------------- SASL
+
+# remvirtd_sasl_db MECHS USER...: remvirtd's SASL config in a private dir
+# (mech_list MECHS, e.g. "digest-md5"), a sasldb in which each USER has the
+# password pw-USER, and SASL_CONF_PATH pointing there for what the test
+# starts next.
+remvirtd_sasl_db()
+{
+    local mechs=$1 dir=$RV_TMP/sasl user
+    shift
+    mkdir -p "$dir"
+    printf 'mech_list: %s\nsasldb_path: %s/passwd.db\n' "$mechs" "$dir" > "$dir/remvirtd.conf"
+    for user in "$@"; do
+        printf '%s' "pw-$user" | saslpasswd2 -p -c -f "$dir/passwd.db" -a remvirtd "$user" ||
+            fail "saslpasswd2 could not add $user"
+    done
+    export SASL_CONF_PATH=$dir
+}
+
 # ---------------------------------------------------------------- libvirtd
 
 # start_libvirtd ['key = value'...]: a private libvirtd (test driver

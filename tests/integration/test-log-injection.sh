@@ -8,12 +8,7 @@ source "$(dirname "$0")/../functions.sh"
 requires saslpasswd2
 requires "$PYTHON3" --version
 
-sasl=$RV_TMP/sasl
-mkdir -p "$sasl"
-printf 'mech_list: plain\nsasldb_path: %s/passwd.db\n' "$sasl" > "$sasl/remvirtd.conf"
-printf 'pw-alice' | saslpasswd2 -p -c -f "$sasl/passwd.db" -a remvirtd alice ||
-    fail "saslpasswd2 could not add alice"
-export SASL_CONF_PATH=$sasl
+remvirtd_sasl_db plain alice
 start_remvirtd 'auth_unix_rw = "sasl"' 'log_level = 2'
 
 # AUTH_SASL_INIT, then AUTH_SASL_START with PLAIN: authzid NUL authcid

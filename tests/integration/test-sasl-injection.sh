@@ -12,12 +12,7 @@ export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/tes
 requires saslpasswd2
 requires virsh
 
-sasl=$RV_TMP/sasl
-mkdir -p "$sasl"
-printf 'mech_list: digest-md5\nsasldb_path: %s/passwd.db\n' "$sasl" > "$sasl/remvirtd.conf"
-printf 'pw-alice' | saslpasswd2 -p -c -f "$sasl/passwd.db" -a remvirtd alice ||
-    fail "saslpasswd2 could not add alice"
-export SASL_CONF_PATH=$sasl
+remvirtd_sasl_db digest-md5 alice
 auth=$RV_TMP/auth.conf
 printf '[credentials-t]\nauthname=alice\npassword=pw-alice\n\n[auth-libvirt-default]\ncredentials=t\n' \
     > "$auth"

@@ -15,17 +15,7 @@ requires saslpasswd2
 requires certtool
 requires virsh
 
-sasl=$RV_TMP/sasl
-mkdir -p "$sasl"
-cat > "$sasl/remvirtd.conf" <<EOF2
-mech_list: scram-sha-256 digest-md5
-sasldb_path: $sasl/passwd.db
-EOF2
-for user in alice carol; do
-    printf '%s' "pw-$user" | saslpasswd2 -p -c -f "$sasl/passwd.db" -a remvirtd "$user" ||
-        fail "saslpasswd2 could not add $user"
-done
-export SASL_CONF_PATH=$sasl
+remvirtd_sasl_db "scram-sha-256 digest-md5" alice carol
 
 pki=$RV_TMP/pki
 bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
