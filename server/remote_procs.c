@@ -286,7 +286,7 @@ int rvs_handle_connect_get_lib_version(rvs_call *call, rv_connect_get_lib_versio
 int rvs_handle_domain_get_xml_desc(rvs_call *call, rv_domain_get_xml_desc_args *args,
                                    rv_domain_get_xml_desc_ret *ret)
 {
-    if (call->client->readonly && (args->flags & RV_DOMAIN_XML_SECURE)) {
+    if (call->client->readonly && (args->flags & RV_DOM_XML_SECURE)) {
         /* Secure XML may hold passwords: like libvirtd, never to read-only. */
         rv_err_set(&call->err, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
                    "operation forbidden: virDomainGetXMLDesc with secure flag");

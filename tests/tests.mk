@@ -196,6 +196,16 @@ tests_unit_test_authfile_SOURCES = tests/unit/test-authfile.c tests/unit/check.h
 tests_unit_test_authfile_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_authfile_LDADD = libremvirt_common.la
 
+# ---------------------------------------------------------------- tests/unit: headers (client library)
+# Every project header alone, and every pair of them in both orders,
+# compiles: no two define one name (client/remvirt.h against the internal
+# ones above all).  With the project's compiler and flags:
+TESTS += tests/unit/test-header-pairs.sh
+EXTRA_DIST += tests/unit/test-header-pairs.sh
+AM_TESTS_ENVIRONMENT += RV_HEADER_CC='$(CC)'; export RV_HEADER_CC; \
+	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(CPPFLAGS) \
+	$(AM_CFLAGS) $(CFLAGS)'; export RV_HEADER_CFLAGS;
+
 # ---------------------------------------------------------------- tests/fuzz: the client fuzzer and `make fuzz` (fuzzing helper)
 # fuzz-client plays a hostile server to libremvirt while an application
 # thread and the library's event loop run as in a real program.  The

@@ -9,20 +9,11 @@
 
 #include <stddef.h>
 
+/* The domain states (RV_DOMAIN_RUNNING, ...) are libvirt's public
+ * virDomainState numbers: the public header defines them, once. */
+#include "client/remvirt.h"
 #include "common/error.h"
 #include "server/rv_driver_ops.gen.h"
-
-/* virDomainState values. */
-enum {
-    RV_DOMAIN_NOSTATE = 0,
-    RV_DOMAIN_RUNNING = 1,
-    RV_DOMAIN_BLOCKED = 2,
-    RV_DOMAIN_PAUSED = 3,
-    RV_DOMAIN_SHUTDOWN = 4,
-    RV_DOMAIN_SHUTOFF = 5,
-    RV_DOMAIN_CRASHED = 6,
-    RV_DOMAIN_PMSUSPENDED = 7,
-};
 
 /* virConnectListAllDomainsFlags the drivers understand. */
 enum {
@@ -62,11 +53,13 @@ typedef struct rv_dom_info {
     unsigned long long cpu_time_ns;
 } rv_dom_info;
 
-typedef struct rv_node_info {
+/* The host as a driver describes it (the public rv_node_info is the
+ * client's). */
+typedef struct rv_driver_node_info {
     char model[32];                     /* NUL-terminated */
     unsigned long long memory_kib;
     int cpus, mhz, nodes, sockets, cores, threads;
-} rv_node_info;
+} rv_driver_node_info;
 
 /* A typed parameter for domain stats (virTypedParameterType values). */
 typedef struct rv_param {

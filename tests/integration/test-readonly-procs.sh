@@ -125,7 +125,7 @@ NUM = {name: p.number for name, p in PROCS.items()}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
 CONNECT_RO = read_const(XDR_TEXT, "RV_CONNECT_RO")
-XML_SECURE = read_const(XDR_TEXT, "RV_DOMAIN_XML_SECURE")
+XML_SECURE = read_const(XDR_TEXT, "RV_DOM_XML_SECURE")
 
 # The parser must have found the procedures it is meant to, or every loop
 # below could run over nothing.  MANAGED_SAVE_REMOVE is pinned because it

@@ -135,7 +135,7 @@ static void test_host(void)
 {
     char *s = NULL, *doi = NULL;
     unsigned long long ver = 0;
-    rv_node_info info;
+    rv_driver_node_info info;
 
     CHECK_OK(drv->get_type(conn, &s, &err));
     CHECK_STR_EQ(s, "TEST");

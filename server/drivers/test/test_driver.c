@@ -478,7 +478,7 @@ static int test_get_capabilities(rv_driver_conn *c, char **xml, rv_err *err)
     return *xml ? 0 : fail_oom(err);
 }
 
-static int test_node_get_info(rv_driver_conn *c, rv_node_info *info, rv_err *err)
+static int test_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err)
 {
     (void)c, (void)err;
     memset(info, 0, sizeof(*info));

@@ -19,7 +19,7 @@ typedef struct test_native {
     int (*get_version)(rv_driver_conn *c, unsigned long long *ver, rv_err *err);
     int (*get_hostname)(rv_driver_conn *c, char **hostname, rv_err *err);
     int (*get_capabilities)(rv_driver_conn *c, char **xml, rv_err *err);
-    int (*node_get_info)(rv_driver_conn *c, rv_node_info *info, rv_err *err);
+    int (*node_get_info)(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err);
     int (*node_get_security_model)(rv_driver_conn *c, char **model, char **doi, rv_err *err);
 
     /* ---- lists and lookups ---- */

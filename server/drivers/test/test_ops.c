@@ -71,7 +71,7 @@ static int connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabiliti
 
 static int node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)
 {
-    rv_node_info info = { 0 };
+    rv_driver_node_info info = { 0 };
     if (native->node_get_info(c, &info, err) < 0)
         return -1;
     memcpy(ret->model, info.model, sizeof(ret->model));
