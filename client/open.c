@@ -4,7 +4,6 @@
 #include "client/remvirt.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "client/auth.h"
 #include "client/callbacks.h"
