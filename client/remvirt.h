@@ -24,44 +24,15 @@ extern "C" {
 typedef struct rv_conn rv_conn;
 typedef struct rv_dom rv_dom;
 
+/* The numbers that mean something on the wire (states, reasons, events,
+ * flags, error codes), generated from protocol/rv_values.x. */
+#include "remvirt-values.gen.h"
+
 /* ---- errors ---- */
 
-/* Error codes (libvirt's virErrorNumber); the ones remvirt produces. */
-enum {
-    RV_ERROR_OK = 0,
-    RV_ERROR_INTERNAL_ERROR = 1,
-    RV_ERROR_NO_MEMORY = 2,
-    RV_ERROR_NO_SUPPORT = 3,
-    RV_ERROR_NO_CONNECT = 5,
-    RV_ERROR_INVALID_CONN = 6,
-    RV_ERROR_INVALID_DOMAIN = 7,
-    RV_ERROR_INVALID_ARG = 8,
-    RV_ERROR_OPERATION_FAILED = 9,
-    RV_ERROR_XML_ERROR = 27,
-    RV_ERROR_DOM_EXIST = 28,
-    RV_ERROR_OPERATION_DENIED = 29,
-    RV_ERROR_CONF_SYNTAX = 33,
-    RV_ERROR_SYSTEM_ERROR = 38,
-    RV_ERROR_RPC = 39,
-    RV_ERROR_NO_DOMAIN = 42,
-    RV_ERROR_AUTH_FAILED = 45,
-    RV_ERROR_OPERATION_INVALID = 55,
-    RV_ERROR_SSH = 85,
-};
-
-/* Where an error comes from (libvirt's virErrorDomain); the common ones. */
-enum {
-    RV_ERROR_FROM_NONE = 0,
-    RV_ERROR_FROM_DOM = 6,
-    RV_ERROR_FROM_RPC = 7,
-    RV_ERROR_FROM_CONF = 9,
-    RV_ERROR_FROM_TEST = 12,
-    RV_ERROR_FROM_REMOTE = 13,
-    RV_ERROR_FROM_URI = 45,
-    RV_ERROR_FROM_SSH = 50,
-};
-
-enum { RV_ERROR_LEVEL_WARNING = 1, RV_ERROR_LEVEL_ERROR = 2 };
+/* Error codes RV_ERROR_* (libvirt's virErrorNumber), where they come from
+ * RV_ERROR_FROM_* (virErrorDomain) and levels RV_ERROR_LEVEL_*: see
+ * remvirt-values.gen.h. */
 
 typedef struct rv_error_info {
     int code;                   /* RV_ERROR_* */
@@ -174,24 +145,8 @@ int rv_node_get_security_model(rv_conn *conn, rv_security_model *model);
 
 /* ---- domains: listing, lookup, definition ---- */
 
-/* rv_connect_list_all_domains filters (libvirt's VIR_CONNECT_LIST_DOMAINS_*);
- * 0 lists every domain. */
-enum {
-    RV_CONNECT_LIST_DOMAINS_ACTIVE = 1 << 0,
-    RV_CONNECT_LIST_DOMAINS_INACTIVE = 1 << 1,
-    RV_CONNECT_LIST_DOMAINS_PERSISTENT = 1 << 2,
-    RV_CONNECT_LIST_DOMAINS_TRANSIENT = 1 << 3,
-    RV_CONNECT_LIST_DOMAINS_RUNNING = 1 << 4,
-    RV_CONNECT_LIST_DOMAINS_PAUSED = 1 << 5,
-    RV_CONNECT_LIST_DOMAINS_SHUTOFF = 1 << 6,
-    RV_CONNECT_LIST_DOMAINS_OTHER = 1 << 7,
-    RV_CONNECT_LIST_DOMAINS_MANAGEDSAVE = 1 << 8,
-    RV_CONNECT_LIST_DOMAINS_NO_MANAGEDSAVE = 1 << 9,
-    RV_CONNECT_LIST_DOMAINS_AUTOSTART = 1 << 10,
-    RV_CONNECT_LIST_DOMAINS_NO_AUTOSTART = 1 << 11,
-    RV_CONNECT_LIST_DOMAINS_HAS_SNAPSHOT = 1 << 12,
-    RV_CONNECT_LIST_DOMAINS_NO_SNAPSHOT = 1 << 13,
-};
+/* rv_connect_list_all_domains filters: RV_CONNECT_LIST_DOMAINS_* (libvirt's
+ * VIR_CONNECT_LIST_DOMAINS_*, remvirt-values.gen.h); 0 lists every domain. */
 
 /* Number of running domains. */
 int rv_connect_num_of_domains(rv_conn *conn);
@@ -225,26 +180,15 @@ void rv_domain_free(rv_dom *dom);
 
 /* ---- domain lifecycle ---- */
 
-/* rv_domain_create / rv_domain_create_xml flags */
-enum {
-    RV_DOMAIN_START_PAUSED = 1 << 0,
-    RV_DOMAIN_START_AUTODESTROY = 1 << 1,
-    RV_DOMAIN_START_BYPASS_CACHE = 1 << 2,
-    RV_DOMAIN_START_FORCE_BOOT = 1 << 3,
-};
-
-/* rv_domain_undefine flags */
-enum {
-    RV_DOMAIN_UNDEFINE_MANAGED_SAVE = 1 << 0,
-    RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA = 1 << 1,
-    RV_DOMAIN_UNDEFINE_NVRAM = 1 << 2,
-};
+/* rv_domain_create / rv_domain_create_xml flags: RV_DOMAIN_START_*;
+ * rv_domain_undefine flags: RV_DOMAIN_UNDEFINE_* (remvirt-values.gen.h). */
 
 /* Start a defined domain; dom's id becomes the running domain's. */
 int rv_domain_create(rv_dom *dom, unsigned int flags);
 int rv_domain_undefine(rv_dom *dom, unsigned int flags);
-/* Ask the guest to shut down / power it off at once; flags are the
- * hypervisor's (0: its default method). */
+/* Ask the guest to shut down / power it off at once; flags:
+ * RV_DOMAIN_SHUTDOWN_* other than the states (0: the hypervisor's default
+ * method), RV_DOMAIN_DESTROY_*, and RV_DOMAIN_REBOOT_* for reboot. */
 int rv_domain_shutdown(rv_dom *dom, unsigned int flags);
 int rv_domain_destroy(rv_dom *dom, unsigned int flags);
 int rv_domain_suspend(rv_dom *dom);
@@ -253,17 +197,9 @@ int rv_domain_reboot(rv_dom *dom, unsigned int flags);
 
 /* ---- domain queries ---- */
 
-/* Domain states (libvirt's virDomainState). */
-enum {
-    RV_DOMAIN_NOSTATE = 0,
-    RV_DOMAIN_RUNNING = 1,
-    RV_DOMAIN_BLOCKED = 2,
-    RV_DOMAIN_PAUSED = 3,
-    RV_DOMAIN_SHUTDOWN = 4,
-    RV_DOMAIN_SHUTOFF = 5,
-    RV_DOMAIN_CRASHED = 6,
-    RV_DOMAIN_PMSUSPENDED = 7,
-};
+/* Domain states are RV_DOMAIN_NOSTATE .. RV_DOMAIN_PMSUSPENDED (libvirt's
+ * virDomainState), each state's reasons RV_DOMAIN_<STATE>_* (see
+ * remvirt-values.gen.h). */
 
 typedef struct rv_domain_info {
     int state;                  /* RV_DOMAIN_* */
@@ -278,13 +214,7 @@ typedef struct rv_security_label {
     int enforcing;
 } rv_security_label;
 
-/* rv_domain_get_xml_desc flags */
-enum {
-    RV_DOMAIN_XML_SECURE = 1 << 0,
-    RV_DOMAIN_XML_INACTIVE = 1 << 1,
-    RV_DOMAIN_XML_UPDATE_CPU = 1 << 2,
-    RV_DOMAIN_XML_MIGRATABLE = 1 << 3,
-};
+/* rv_domain_get_xml_desc flags: RV_DOMAIN_XML_* (remvirt-values.gen.h). */
 
 int rv_domain_get_info(rv_dom *dom, rv_domain_info *info);
 /* state: RV_DOMAIN_*; reason: libvirt's per-state reason number (reason
@@ -370,24 +300,11 @@ int rv_event_remove_timeout(int timer);
  * (see above); the callbacks run in the loop's thread, in the order the
  * server sent the events, and may call any function of the library. */
 
-enum { RV_DOMAIN_EVENT_ID_LIFECYCLE = 0 };
-
-/* Lifecycle events (virDomainEventType); each has its own details, e.g.
- * STARTED: 0 booted; STOPPED: 0 shutdown, 1 destroyed; DEFINED: 0 added,
- * 1 updated (libvirt's virDomainEvent*DetailType numbers).  Both reach
- * the callback as the server sent them: a newer server may send values
- * not listed here, so check the range before indexing anything by them. */
-enum {
-    RV_DOMAIN_EVENT_DEFINED = 0,
-    RV_DOMAIN_EVENT_UNDEFINED = 1,
-    RV_DOMAIN_EVENT_STARTED = 2,
-    RV_DOMAIN_EVENT_SUSPENDED = 3,
-    RV_DOMAIN_EVENT_RESUMED = 4,
-    RV_DOMAIN_EVENT_STOPPED = 5,
-    RV_DOMAIN_EVENT_SHUTDOWN = 6,
-    RV_DOMAIN_EVENT_PMSUSPENDED = 7,
-    RV_DOMAIN_EVENT_CRASHED = 8,
-};
+/* Lifecycle events (RV_DOMAIN_EVENT_DEFINED .., libvirt's virDomainEventType;
+ * RV_DOMAIN_EVENT_ID_LIFECYCLE is the event ID); each has its own details,
+ * e.g. RV_DOMAIN_EVENT_STOPPED_DESTROYED (remvirt-values.gen.h).  Both
+ * reach the callback as the server sent them: a newer server may send
+ * values not listed, so check the range before indexing anything by them. */
 
 /* dom is valid during the call only (rv_domain_lookup_by_uuid() keeps one). */
 typedef void (*rv_domain_lifecycle_callback)(rv_conn *conn, rv_dom *dom, int event, int detail,

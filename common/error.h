@@ -6,52 +6,11 @@
 
 #include <stdarg.h>
 
-/* virErrorNumber values used by remvirt (libvirt-dev's virterror.h). */
-enum {
-    RV_ERR_OK = 0,
-    RV_ERR_INTERNAL_ERROR = 1,
-    RV_ERR_NO_MEMORY = 2,
-    RV_ERR_NO_SUPPORT = 3,
-    RV_ERR_NO_CONNECT = 5,
-    RV_ERR_INVALID_CONN = 6,
-    RV_ERR_INVALID_DOMAIN = 7,
-    RV_ERR_INVALID_ARG = 8,
-    RV_ERR_OPERATION_FAILED = 9,
-    RV_ERR_NO_NAME = 21,
-    RV_ERR_XML_ERROR = 27,
-    RV_ERR_DOM_EXIST = 28,
-    RV_ERR_OPERATION_DENIED = 29,
-    RV_ERR_CONF_SYNTAX = 33,
-    RV_ERR_XML_DETAIL = 35,
-    RV_ERR_SYSTEM_ERROR = 38,
-    RV_ERR_RPC = 39,
-    RV_ERR_NO_DOMAIN = 42,
-    RV_ERR_AUTH_FAILED = 45,
-    RV_ERR_NO_SECURITY_MODEL = 54,
-    RV_ERR_OPERATION_INVALID = 55,
-    RV_ERR_CONFIG_UNSUPPORTED = 67,
-    RV_ERR_ARGUMENT_UNSUPPORTED = 74,
-    RV_ERR_OVERFLOW = 82,
-    RV_ERR_OPERATION_UNSUPPORTED = 84,
-    RV_ERR_SSH = 85,
-};
-
-/* virErrorDomain values used by remvirt. */
-enum {
-    RV_FROM_NONE = 0,
-    RV_FROM_XML = 5,
-    RV_FROM_DOM = 6,
-    RV_FROM_RPC = 7,
-    RV_FROM_CONF = 9,
-    RV_FROM_TEST = 12,
-    RV_FROM_REMOTE = 13,
-    RV_FROM_DOMAIN = 20,
-    RV_FROM_SECURITY = 24,
-    RV_FROM_URI = 45,
-    RV_FROM_SSH = 50,
-};
-
-enum { RV_ERR_LEVEL_WARNING = 1, RV_ERR_LEVEL_ERROR = 2 };
+/* The codes RV_ERR_* (virErrorNumber), domains RV_FROM_* (virErrorDomain)
+ * and levels RV_ERR_LEVEL_*, generated from protocol/rv_values.x as the
+ * public RV_ERROR_* are; the header also has the server's names for list
+ * flags and lifecycle events. */
+#include "common/rv_values.gen.h"
 
 typedef struct rv_err {
     int code;           /* RV_ERR_OK when no error is set */

@@ -29,6 +29,7 @@ import argparse
 import os
 import re
 import sys
+import textwrap
 
 # The procedure enum whose values carry annotations and drive the server
 # dispatch table and the client stubs.
@@ -1294,7 +1295,8 @@ class DocWriter:
     def render(self):
         spec = self.spec
         sources = [p.xfile for p in spec.programs]
-        included = [f for f in spec.all_files if f not in sources]
+        values_files = {v.xfile for v in value_enums(spec)}
+        included = [f for f in spec.all_files if f not in sources and f not in values_files]
         out = [generated_banner('<!--', sources, ' -->').rstrip('\n')]
         out += ['', '# remvirt procedure table', '']
         out.append('The per-procedure part of the wire spec; [wire-protocol.md](wire-protocol.md) '
@@ -1323,6 +1325,7 @@ class DocWriter:
         for program in spec.programs:
             out += self.render_program(program)
         out += self.render_types()
+        out += render_values(spec)
         return '\n'.join(out).rstrip('\n') + '\n'
 
     def render_program(self, program):
@@ -1388,7 +1391,7 @@ class DocWriter:
         spec = self.spec
         proc_structs = {s.name for p in spec.programs for proc in p.procedures
                         for s in (proc.args, proc.ret, proc.msg) if s}
-        proc_enums = {p.enum.name for p in spec.programs}
+        proc_enums = {p.enum.name for p in spec.programs} | value_enum_names(spec)
         out = ['## Types', '',
                'Named types shared by the procedures above, in the order the .x files define them. '
                'Nested named types are shown by name; each has its own entry.', '']
@@ -1429,6 +1432,196 @@ class DocWriter:
         return out
 
 
+# ------------------------------------------------------------------ values
+#
+# protocol/rv_values.x holds, as enums, what the numbers in the int fields
+# of the procedures mean (domain states, event details, flags, error
+# codes).  Such an enum is marked by a comment above it:
+#     /* What it is for.
+#      * @libvirt virDomainState [@internal RV_DOMAIN_EVENT_ RV_EVENT_] */
+# and each value carries a comment "VIR_NAME: meaning" on its line.  From
+# them come the docs' Values section, libremvirt's public constants, the
+# server's internal names and (with every other enum) the Python ones.
+
+VALUE_ANNOTATIONS = {'libvirt': 1, 'internal': 2}   # annotation -> number of words
+
+
+class ValueRow:
+    def __init__(self, value, number, libvirt, meaning):
+        self.value = value          # EnumValue
+        self.number = number
+        self.libvirt = libvirt      # VIR_DOMAIN_RUNNING
+        self.meaning = meaning
+
+
+class ValueEnum:
+    def __init__(self, enum, xfile, libvirt, description, internal, rows):
+        self.enum = enum
+        self.xfile = xfile
+        self.libvirt = libvirt      # virDomainState
+        self.description = description
+        self.internal = internal    # (public prefix, internal prefix) or None
+        self.rows = rows
+
+    @property
+    def is_flags(self):
+        """Written in hex in the .x: bits to OR together."""
+        return any(v.value.value.lower().startswith('0x') for v in self.rows)
+
+    def internal_name(self, row):
+        public, internal = self.internal
+        return internal + row.value.name[len(public):]
+
+
+def _comment_words(comment):
+    """The words of a comment, without the '*' that decorates continuation lines."""
+    words = []
+    for offset, text in enumerate(comment.text.split('\n')):
+        line_words = text.split()
+        if offset and line_words and line_words[0] == '*':
+            line_words = line_words[1:]
+        words += [(comment.line + offset, w) for w in line_words]
+    return words
+
+
+def _read_value_enum(spec, xfile, enum, comment, comments_by_line):
+    path = xfile.path
+    words = _comment_words(comment)
+    first = next((i for i, (_, w) in enumerate(words) if w.startswith('@')), len(words))
+    description = ' '.join(w for _, w in words[:first])
+    if not description:
+        raise GenError(path, comment.line, f'enum {enum.name}: say what it is for before the annotations')
+    found = {}
+    i = first
+    while i < len(words):
+        line, word = words[i]
+        key = word[1:]
+        if not word.startswith('@') or key not in VALUE_ANNOTATIONS:
+            raise GenError(path, line, f'enum {enum.name}: unexpected {word!r} '
+                                       '(expected @libvirt TYPE or @internal FROM TO)')
+        if key in found:
+            raise GenError(path, line, f'enum {enum.name}: {word} given twice')
+        count = VALUE_ANNOTATIONS[key]
+        args = [w for _, w in words[i + 1:i + 1 + count]]
+        if len(args) < count or any(a.startswith('@') for a in args):
+            raise GenError(path, line, f'enum {enum.name}: {word} needs {count} word(s)')
+        found[key] = args
+        i += 1 + count
+    if 'libvirt' not in found:
+        raise GenError(path, comment.line, f'enum {enum.name}: missing @libvirt')
+    internal = tuple(found['internal']) if 'internal' in found else None
+    rows = []
+    for v in enum.values:
+        notes = [c for c in comments_by_line.get(v.line, ())]
+        m = re.fullmatch(r'\s*(VIR_[A-Z0-9_]+):\s*(\S.*?)\s*', notes[0].text, re.S) if notes else None
+        if not m or '\n' in notes[0].text:
+            raise GenError(path, v.line, f'{v.name} needs a one-line comment '
+                                         '"VIR_NAME: what it means" after it')
+        if internal and not v.name.startswith(internal[0]):
+            raise GenError(path, v.line, f'{v.name} does not start with {internal[0]} (@internal)')
+        rows.append(ValueRow(v, spec.value(v.value, path, v.line), m.group(1), m.group(2)))
+    return ValueEnum(enum, xfile, found['libvirt'][0], description, internal, rows)
+
+
+def value_enums(spec):
+    """The enums of the .x files that describe values (see above), in file order."""
+    cached = getattr(spec, '_value_enums', None)
+    if cached is not None:
+        return cached
+    result = []
+    for xfile in spec.all_files:
+        with open(xfile.path, encoding='utf-8') as f:
+            tokens, comments_before, _ = lex(xfile.path, f.read())
+        comments_by_line = {}
+        for comments in comments_before:
+            for c in comments:
+                comments_by_line.setdefault(c.line, []).append(c)
+        for d in xfile.definitions:
+            if not isinstance(d, Enum):
+                continue
+            i = next(i for i, t in enumerate(tokens)
+                     if t.text == 'enum' and t.line == d.line and tokens[i + 1].text == d.name)
+            notes = [c for c in comments_before[i] if '@libvirt' in c.text]
+            if notes:
+                result.append(_read_value_enum(spec, xfile, d, notes[-1], comments_by_line))
+    spec._value_enums = result
+    return result
+
+
+def _c_value_enum(venum, names):
+    """One anonymous C enum; names(row) gives each value's C name."""
+    text = textwrap.wrap(f'{venum.description} libvirt: {venum.libvirt}.', 74)
+    out = ['\n/* ' + '\n * '.join(text) + ' */\nenum {\n']
+    width = max(len(names(r)) + len(r.value.value) for r in venum.rows) + 5
+    for r in venum.rows:
+        left = f'{names(r)} = {r.value.value},'
+        out.append(f'    {left:<{width}}/* {r.meaning} */\n')
+    out.append('};\n')
+    return ''.join(out)
+
+
+def gen_values_public_h(spec):
+    venums = value_enums(spec)
+    out = [generated_banner('/*', sorted({v.xfile for v in venums}, key=spec.all_files.index), ' */')]
+    out.append('''\
+/* libremvirt's names for the values on the wire: libvirt's public numbers,
+ * named as libvirt names them with VIR_ spelled RV_ (the error codes,
+ * domains and levels as RV_ERROR_, RV_ERROR_FROM_ and RV_ERROR_LEVEL_).
+ * A newer server may send values not listed.  Part of remvirt.h, which
+ * includes it: include that instead. */
+#ifndef LIBREMVIRT_REMVIRT_VALUES_GEN_H
+#define LIBREMVIRT_REMVIRT_VALUES_GEN_H
+''')
+    for venum in venums:
+        out.append(_c_value_enum(venum, lambda r: r.value.name))
+    out.append('\n#endif\n')
+    return ''.join(out)
+
+
+def gen_values_internal_h(spec):
+    venums = [v for v in value_enums(spec) if v.internal]
+    out = [generated_banner('/*', sorted({v.xfile for v in venums}, key=spec.all_files.index), ' */')]
+    out.append('''\
+/* The internal names of the wire values the server and the library's
+ * internals use (the enums of the .x annotated @internal), generated from
+ * the same source as the public ones in client/remvirt-values.gen.h. */
+#ifndef RV_COMMON_RV_VALUES_GEN_H
+#define RV_COMMON_RV_VALUES_GEN_H
+''')
+    for venum in venums:
+        out.append(_c_value_enum(venum, venum.internal_name))
+    out.append('\n#endif\n')
+    return ''.join(out)
+
+
+def value_enum_names(spec):
+    return {v.enum.name for v in value_enums(spec)}
+
+
+def render_values(spec):
+    """The docs' Values section."""
+    venums = value_enums(spec)
+    if not venums:
+        return []
+    files = sorted({v.xfile for v in venums}, key=spec.all_files.index)
+    out = ['## Values', '',
+           'What the numbers in int and unsigned int fields mean, where they are states, '
+           'reasons, event codes, flags or error codes: libvirt\'s public values (libvirt 9.0), '
+           'defined in ' + ', '.join(f'`{f.display}`' for f in files) + '. '
+           'Each table gives the value, libvirt\'s name for it and libremvirt\'s '
+           '(`remvirt.h`). The encoding does not change: every such field is a 4-byte int. '
+           'Flags are bits to OR together; a field may carry values not listed here '
+           '(from a newer peer), which a receiver should pass on or reject, not misread.', '']
+    for venum in venums:
+        out += [f'### {venum.enum.name} ({venum.libvirt})', '', venum.description, '',
+                '| Value | libvirt | libremvirt | Meaning |', '|------:|---------|------------|---------|']
+        for r in venum.rows:
+            shown = f'{r.number:#x}' if venum.is_flags else str(r.number)
+            out.append(f'| {shown} | `{r.libvirt}` | `{r.value.name}` | {r.meaning} |')
+        out.append('')
+    return out
+
+
 # ------------------------------------------------------------------ main
 
 def write_if_changed(path, content):
@@ -1456,6 +1649,8 @@ def c_outputs(spec):
         'client/rv_stubs.gen.c': gen_stubs_c(spec),
         'common/rv_proc_names.gen.c': gen_proc_names_c(spec),
         'python/rv_protocol.py': gen_python_constants(spec),
+        'client/remvirt-values.gen.h': gen_values_public_h(spec),
+        'common/rv_values.gen.h': gen_values_internal_h(spec),
     }
 
 

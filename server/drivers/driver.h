@@ -15,25 +15,8 @@
 #include "common/error.h"
 #include "server/rv_driver_ops.gen.h"
 
-/* virConnectListAllDomainsFlags the drivers understand. */
-enum {
-    RV_LIST_DOMAINS_ACTIVE = 1 << 0,
-    RV_LIST_DOMAINS_INACTIVE = 1 << 1,
-    RV_LIST_DOMAINS_PERSISTENT = 1 << 2,
-    RV_LIST_DOMAINS_TRANSIENT = 1 << 3,
-    RV_LIST_DOMAINS_RUNNING = 1 << 4,
-    RV_LIST_DOMAINS_PAUSED = 1 << 5,
-    RV_LIST_DOMAINS_SHUTOFF = 1 << 6,
-    RV_LIST_DOMAINS_OTHER = 1 << 7,
-    RV_LIST_DOMAINS_MANAGEDSAVE = 1 << 8,
-    RV_LIST_DOMAINS_NO_MANAGEDSAVE = 1 << 9,
-    RV_LIST_DOMAINS_AUTOSTART = 1 << 10,
-    RV_LIST_DOMAINS_NO_AUTOSTART = 1 << 11,
-    RV_LIST_DOMAINS_HAS_SNAPSHOT = 1 << 12,
-    RV_LIST_DOMAINS_NO_SNAPSHOT = 1 << 13,
-    RV_LIST_DOMAINS_HAS_CHECKPOINT = 1 << 14,
-    RV_LIST_DOMAINS_NO_CHECKPOINT = 1 << 15,
-};
+/* The list flags RV_LIST_DOMAINS_* (virConnectListAllDomainsFlags) come
+ * with common/error.h, generated from protocol/rv_values.x. */
 
 /* A domain as the wire names it.  name is malloc'd and owned. */
 typedef struct rv_dom_ref {
@@ -109,25 +92,8 @@ typedef struct rv_driver {
  * A driver reports every state change it makes, whichever client asked
  * for it, through rv_driver_lifecycle_event(); remvirtd sends it on to
  * the clients that subscribed.  The numbers are libvirt's
- * virDomainEventType and the detail enums under it. */
-enum {
-    RV_EVENT_DEFINED = 0,           /* detail: 0 added, 1 updated */
-    RV_EVENT_UNDEFINED = 1,         /* 0 removed */
-    RV_EVENT_STARTED = 2,           /* 0 booted */
-    RV_EVENT_SUSPENDED = 3,         /* 0 paused */
-    RV_EVENT_RESUMED = 4,           /* 0 unpaused */
-    RV_EVENT_STOPPED = 5,           /* 0 shutdown, 1 destroyed */
-};
-enum {
-    RV_EVENT_DEFINED_ADDED = 0,
-    RV_EVENT_DEFINED_UPDATED = 1,
-    RV_EVENT_UNDEFINED_REMOVED = 0,
-    RV_EVENT_STARTED_BOOTED = 0,
-    RV_EVENT_SUSPENDED_PAUSED = 0,
-    RV_EVENT_RESUMED_UNPAUSED = 0,
-    RV_EVENT_STOPPED_SHUTDOWN = 0,
-    RV_EVENT_STOPPED_DESTROYED = 1,
-};
+ * virDomainEventType (RV_EVENT_STARTED, ...) and the detail enums under it
+ * (RV_EVENT_STARTED_BOOTED, ...), from common/rv_values.gen.h. */
 
 /* Where events go: dom is only borrowed for the length of the call. */
 typedef void (*rv_lifecycle_sink)(const rv_driver *drv, const rv_dom_ref *dom, int event,

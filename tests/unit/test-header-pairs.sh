@@ -15,7 +15,7 @@ build=$abs_top_builddir
 # Paths as the code includes them: relative to the top of either tree.
 mapfile -t headers < <(
     { (cd "$src" && find auth client common server transport -name '*.h')
-      (cd "$build" && ls protocol/*.h client/*.gen.h server/*.gen.h); } | LC_ALL=C sort -u)
+      (cd "$build" && ls protocol/*.h client/*.gen.h common/*.gen.h server/*.gen.h); } | LC_ALL=C sort -u)
 if (( ${#headers[@]} < 40 )); then
     echo "found only ${#headers[@]} headers: is the build tree complete?" >&2
     exit 1
@@ -44,7 +44,7 @@ done
 # word splitting of the flags is wanted.
 # shellcheck disable=SC2086
 if ! (cd "$tmp" && ls -- *.c | xargs -n 100 \
-        $RV_HEADER_CC $RV_HEADER_CFLAGS -I"$src" -I"$build" -I"$build/protocol" -I"$src/client" \
+        $RV_HEADER_CC $RV_HEADER_CFLAGS -I"$src" -I"$build" -I"$build/protocol" -I"$src/client" -I"$build/client" \
         -fsyntax-only) > "$tmp/errors" 2>&1; then
     grep -E "In file included from [^ ]+\.c:|error|warning" "$tmp/errors" | head -40 >&2
     echo "FAIL: some headers do not compile together (the file names say which)" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gen/rvgen.py: annotation errors carry file and line, the generated
-dispatch table carries the annotated flags of the real rv_remote.x, and the
-committed docs/procedures.md matches the .x files."""
+dispatch table carries the annotated flags of the real rv_remote.x, the
+values of rv_values.x reach the public and internal headers, Python and
+the docs, and the committed docs/procedures.md matches the .x files."""
 
 import contextlib
 import io
@@ -17,6 +18,9 @@ SRCDIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 RVGEN = os.path.join(SRCDIR, 'gen', 'rvgen.py')
 REMOTE_X = os.path.join(SRCDIR, 'protocol', 'rv_remote.x')
 KEEPALIVE_X = os.path.join(SRCDIR, 'protocol', 'rv_keepalive.x')
+VALUES_X = os.path.join(SRCDIR, 'protocol', 'rv_values.x')
+# What the build passes (Makefile.am's gen/.stamp rule).
+ALL_X = ['--x', REMOTE_X, '--x', KEEPALIVE_X, '--x', VALUES_X]
 DOCS = os.path.join(SRCDIR, 'docs', 'procedures.md')
 PROCS_TABLE = os.path.join(SRCDIR, 'protocol', 'libvirt-remote-procs.tsv')
 
@@ -127,13 +131,13 @@ class RealProtocol(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', cls.tmp.name,
-                                   '--procs-table', PROCS_TABLE])
+        status, err = run_quietly(ALL_X + ['--outdir', cls.tmp.name, '--procs-table', PROCS_TABLE])
         assert status == 0, err
         cls.out = {}
         for name in ('server/rv_dispatch.gen.c', 'server/rv_dispatch.gen.h',
                      'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c',
-                     'python/rv_protocol.py'):
+                     'python/rv_protocol.py', 'client/remvirt-values.gen.h',
+                     'common/rv_values.gen.h'):
             with open(os.path.join(cls.tmp.name, name)) as f:
                 cls.out[name] = f.read()
 
@@ -210,10 +214,180 @@ class RealProtocol(unittest.TestCase):
     def test_unchanged_output_is_not_rewritten(self):
         path = os.path.join(self.tmp.name, 'server/rv_dispatch.gen.c')
         os.utime(path, (1, 1))
-        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--outdir', self.tmp.name,
-                                   '--procs-table', PROCS_TABLE])
+        status, err = run_quietly(ALL_X + ['--outdir', self.tmp.name, '--procs-table', PROCS_TABLE])
         self.assertEqual(status, 0, err)
         self.assertEqual(os.stat(path).st_mtime, 1)
+
+
+class Values(unittest.TestCase):
+    """protocol/rv_values.x: one source for the public constants, the
+    internal ones, Python's and the docs' Values section."""
+
+    # The public names remvirt.h spelled by hand before they were generated:
+    # each must keep its name and number.
+    PUBLIC_BEFORE = {
+        'RV_ERROR_OK': 0, 'RV_ERROR_INTERNAL_ERROR': 1, 'RV_ERROR_NO_SUPPORT': 3,
+        'RV_ERROR_NO_CONNECT': 5, 'RV_ERROR_INVALID_ARG': 8, 'RV_ERROR_XML_ERROR': 27,
+        'RV_ERROR_OPERATION_DENIED': 29, 'RV_ERROR_RPC': 39, 'RV_ERROR_NO_DOMAIN': 42,
+        'RV_ERROR_AUTH_FAILED': 45, 'RV_ERROR_OPERATION_INVALID': 55, 'RV_ERROR_SSH': 85,
+        'RV_ERROR_FROM_NONE': 0, 'RV_ERROR_FROM_DOM': 6, 'RV_ERROR_FROM_RPC': 7,
+        'RV_ERROR_FROM_CONF': 9, 'RV_ERROR_FROM_TEST': 12, 'RV_ERROR_FROM_REMOTE': 13,
+        'RV_ERROR_FROM_URI': 45, 'RV_ERROR_FROM_SSH': 50,
+        'RV_ERROR_LEVEL_WARNING': 1, 'RV_ERROR_LEVEL_ERROR': 2,
+        'RV_CONNECT_LIST_DOMAINS_ACTIVE': 1, 'RV_CONNECT_LIST_DOMAINS_NO_SNAPSHOT': 1 << 13,
+        'RV_DOMAIN_START_PAUSED': 1, 'RV_DOMAIN_START_FORCE_BOOT': 8,
+        'RV_DOMAIN_UNDEFINE_MANAGED_SAVE': 1, 'RV_DOMAIN_UNDEFINE_NVRAM': 4,
+        'RV_DOMAIN_NOSTATE': 0, 'RV_DOMAIN_RUNNING': 1, 'RV_DOMAIN_PAUSED': 3,
+        'RV_DOMAIN_SHUTOFF': 5, 'RV_DOMAIN_PMSUSPENDED': 7,
+        'RV_DOMAIN_XML_SECURE': 1, 'RV_DOMAIN_XML_MIGRATABLE': 8,
+        'RV_DOMAIN_EVENT_ID_LIFECYCLE': 0, 'RV_DOMAIN_EVENT_DEFINED': 0,
+        'RV_DOMAIN_EVENT_STOPPED': 5, 'RV_DOMAIN_EVENT_CRASHED': 8,
+    }
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        status, err = run_quietly(ALL_X + ['--outdir', cls.tmp.name])
+        assert status == 0, err
+        cls.out = {}
+        for name in ('client/remvirt-values.gen.h', 'common/rv_values.gen.h',
+                     'python/rv_protocol.py'):
+            with open(os.path.join(cls.tmp.name, name)) as f:
+                cls.out[name] = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @staticmethod
+    def c_enum_values(text):
+        return {name: int(value, 0) for name, value in
+                re.findall(r'^    (RV_\w+) = (-?(?:0x[0-9a-f]+|\d+)),', text, re.M)}
+
+    def test_public_header_keeps_the_names(self):
+        public = self.c_enum_values(self.out['client/remvirt-values.gen.h'])
+        for name, value in self.PUBLIC_BEFORE.items():
+            with self.subTest(name=name):
+                self.assertEqual(public.get(name), value)
+        self.assertEqual(public['RV_DOMAIN_SHUTOFF_DESTROYED'], 2)
+        self.assertEqual(public['RV_DOMAIN_EVENT_STOPPED_DESTROYED'], 1)
+        self.assertEqual(public['RV_ERROR_MULTIPLE_DOMAINS'], 110)   # libvirt 9.0's last
+
+    def test_internal_header_renames_and_nothing_else(self):
+        public = self.c_enum_values(self.out['client/remvirt-values.gen.h'])
+        internal = self.c_enum_values(self.out['common/rv_values.gen.h'])
+        self.assertEqual(internal['RV_ERR_NO_SUPPORT'], 3)
+        self.assertEqual(internal['RV_ERR_LEVEL_ERROR'], 2)
+        self.assertEqual(internal['RV_FROM_DOMAIN'], 20)
+        self.assertEqual(internal['RV_LIST_DOMAINS_NO_CHECKPOINT'], 1 << 15)
+        self.assertEqual(internal['RV_EVENT_STOPPED_DESTROYED'], 1)
+        # One namespace per side: no name in both headers.
+        self.assertEqual(set(public) & set(internal), set())
+        self.assertNotIn('RV_DOMAIN_RUNNING', internal)
+
+    def test_python_gets_the_public_names(self):
+        ns = {}
+        exec(self.out['python/rv_protocol.py'], ns)
+        public = self.c_enum_values(self.out['client/remvirt-values.gen.h'])
+        for name, value in public.items():
+            with self.subTest(name=name):
+                self.assertEqual(ns.get(name), value)
+
+    def test_numbers_are_libvirts(self):
+        """Every value against libvirt's own headers, where they are installed."""
+        headers = ['/usr/include/libvirt/libvirt-domain.h', '/usr/include/libvirt/virterror.h']
+        if not all(os.path.exists(h) for h in headers):
+            self.skipTest('libvirt-dev headers not installed')
+        libvirt = {}
+        for h in headers:
+            with open(h) as f:
+                text = re.sub(r'/\*.*?\*/', '', f.read(), flags=re.S)
+            for name, expr in re.findall(r'\b(VIR_[A-Z0-9_]+)\s*=\s*([^,}]+)', text):
+                expr = expr.strip().strip('()').replace('U', '')
+                m = re.fullmatch(r'1\s*<<\s*(\d+)', expr)
+                if m:
+                    libvirt[name] = 1 << int(m.group(1))
+                elif re.fullmatch(r'-?\d+', expr):
+                    libvirt[name] = int(expr)
+        spec = rvgen.Spec([REMOTE_X, KEEPALIVE_X, VALUES_X])
+        for venum in rvgen.value_enums(spec):
+            for row in venum.rows:
+                with self.subTest(name=row.libvirt):
+                    self.assertEqual(libvirt.get(row.libvirt), row.number)
+
+
+class BadValues(unittest.TestCase):
+    """Mistakes in a values enum are reported with file and line."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.x = os.path.join(self.tmp.name, 'rv_remote.x')
+        with open(self.x, 'w') as f:
+            f.write(MINI.format(procs=GOOD_PROC))
+        self.values = os.path.join(self.tmp.name, 'rv_values.x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def value_enums(self, text):
+        with open(self.values, 'w') as f:
+            f.write(textwrap.dedent(text))
+        return rvgen.value_enums(rvgen.Spec([self.x, self.values]))
+
+    def assert_error(self, text, *words):
+        with self.assertRaises(rvgen.GenError) as cm:
+            self.value_enums(text)
+        for w in words:
+            self.assertIn(w, str(cm.exception))
+
+    def test_good(self):
+        venums = self.value_enums('''\
+            /* Colours.
+             * @libvirt virColour @internal RV_COLOUR_ RV_COL_ */
+            enum rv_colour {
+                RV_COLOUR_RED = 0,     /* VIR_COLOUR_RED: warm */
+                RV_COLOUR_BLUE = 0x2   /* VIR_COLOUR_BLUE: cold */
+            };
+            enum rv_plain { RV_PLAIN_A = 1 };
+            ''')
+        self.assertEqual(len(venums), 1)
+        venum = venums[0]
+        self.assertEqual((venum.libvirt, venum.description, venum.internal),
+                         ('virColour', 'Colours.', ('RV_COLOUR_', 'RV_COL_')))
+        self.assertTrue(venum.is_flags)
+        self.assertEqual([(r.number, r.libvirt, r.meaning, venum.internal_name(r))
+                          for r in venum.rows],
+                         [(0, 'VIR_COLOUR_RED', 'warm', 'RV_COL_RED'),
+                          (2, 'VIR_COLOUR_BLUE', 'cold', 'RV_COL_BLUE')])
+
+    def test_value_without_meaning(self):
+        self.assert_error('''\
+            /* Colours.
+             * @libvirt virColour */
+            enum rv_colour {
+                RV_COLOUR_RED = 0,     /* VIR_COLOUR_RED: warm */
+                RV_COLOUR_BLUE = 1
+            };
+            ''', 'rv_values.x:5:', 'RV_COLOUR_BLUE', 'VIR_NAME: what it means')
+
+    def test_internal_prefix_must_match(self):
+        self.assert_error('''\
+            /* Colours.
+             * @libvirt virColour @internal RV_COLOR_ RV_COL_ */
+            enum rv_colour {
+                RV_COLOUR_RED = 0      /* VIR_COLOUR_RED: warm */
+            };
+            ''', 'rv_values.x:4:', 'does not start with RV_COLOR_')
+
+    def test_description_and_known_annotations(self):
+        self.assert_error('''\
+            /* @libvirt virColour */
+            enum rv_colour { RV_COLOUR_RED = 0 /* VIR_COLOUR_RED: warm */ };
+            ''', 'rv_values.x:1:', 'say what it is for')
+        self.assert_error('''\
+            /* Colours. @libvirt virColour @public RV_ */
+            enum rv_colour { RV_COLOUR_RED = 0 /* VIR_COLOUR_RED: warm */ };
+            ''', 'rv_values.x:1:', "unexpected '@public'")
 
 
 class ProcsTable(unittest.TestCase):
@@ -262,19 +436,45 @@ class ProcsTable(unittest.TestCase):
                           'procs.tsv:3', 'comes after')
 
 
+def docs_before(path, marker):
+    with open(path) as f:
+        return f.read().split(marker, 1)[0]
+
+
 class Docs(unittest.TestCase):
     def test_committed_docs_are_up_to_date(self):
-        status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--docs', DOCS, '--check'])
+        status, err = run_quietly(ALL_X + ['--docs', DOCS, '--check'])
         self.assertEqual(status, 0, err)
 
     def test_check_notices_stale_docs(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            stale = os.path.join(tmp, 'procedures.md')
-            with open(DOCS) as src, open(stale, 'w') as dst:
-                dst.write(src.read().replace('DOMAIN_GET_INFO', 'DOMAIN_GET_INFORMATION', 1))
-            status, err = run_quietly(['--x', REMOTE_X, '--x', KEEPALIVE_X, '--docs', stale, '--check'])
-            self.assertEqual(status, 1)
-            self.assertIn('out of date', err)
+        # A procedure, and a value of the Values section.
+        for old, new in (('DOMAIN_GET_INFO', 'DOMAIN_GET_INFORMATION'),
+                         ('| 42 | `VIR_ERR_NO_DOMAIN` |', '| 43 | `VIR_ERR_NO_DOMAIN` |')):
+            with self.subTest(old=old), tempfile.TemporaryDirectory() as tmp:
+                stale = os.path.join(tmp, 'procedures.md')
+                with open(DOCS) as src, open(stale, 'w') as dst:
+                    text = src.read()
+                    self.assertIn(old, text)
+                    dst.write(text.replace(old, new, 1))
+                status, err = run_quietly(ALL_X + ['--docs', stale, '--check'])
+                self.assertEqual(status, 1)
+                self.assertIn('out of date', err)
+
+    def test_docs_have_a_table_per_value_enum(self):
+        with open(DOCS) as f:
+            values = f.read().split('\n## Values\n', 1)[1]
+        spec = rvgen.Spec([REMOTE_X, KEEPALIVE_X, VALUES_X])
+        venums = rvgen.value_enums(spec)
+        self.assertGreater(len(venums), 25)
+        for venum in venums:
+            with self.subTest(enum=venum.enum.name):
+                self.assertIn(f'\n### {venum.enum.name} ({venum.libvirt})\n', values)
+        self.assertIn('| 1 | `VIR_DOMAIN_RUNNING` | `RV_DOMAIN_RUNNING` |', values)
+        self.assertIn('| 0x2 | `VIR_CONNECT_LIST_DOMAINS_INACTIVE` | '
+                      '`RV_CONNECT_LIST_DOMAINS_INACTIVE` |', values)
+        self.assertIn('| 20 | `VIR_FROM_DOMAIN` | `RV_ERROR_FROM_DOMAIN` |', values)
+        # Not listed a second time among the Types.
+        self.assertNotIn('### enum rv_domain_state', docs_before(DOCS, '\n## Values\n'))
 
     def test_docs_expand_typedefs(self):
         with open(DOCS) as f:
