@@ -67,6 +67,7 @@ _rv_run_cleanups()
     local status=$? i
     set +e
     for ((i = ${#_rv_cleanups[@]} - 1; i >= 0; i--)); do
+        _rv_status=$status          # for _rv_logs_on_failure
         if ! eval "${_rv_cleanups[i]}"; then
             echo "FAIL: cleanup '${_rv_cleanups[i]}' failed" >&2
             [ "$status" -eq 0 ] && status=1
@@ -91,6 +92,28 @@ _rv_remove_tmp()
     fi
 }
 cleanup_fn _rv_remove_tmp
+
+# A failing test shows the logs of the daemons it started, whatever check
+# failed: registered right after the temp dir's removal, so it runs after
+# every other cleanup (the daemons have stopped and flushed their logs)
+# and before the logs are deleted.
+RV_LOG_TAIL=${RV_LOG_TAIL:-50}
+_rv_logs_on_failure()
+{
+    case ${_rv_status:-0} in 0 | 77) return 0 ;; esac
+    local log
+    for log in "${REMVIRTD_LOG:-}" "${REMVIRTD_DIR:+$REMVIRTD_DIR/stderr}" \
+               "${LIBVIRTD_LOG:-}" "${SSHD_LOG:-}"; do
+        if [ -n "$log" ] && [ -s "$log" ]; then
+            echo "---- $log (last $RV_LOG_TAIL lines; the test failed)" >&2
+            tail -n "$RV_LOG_TAIL" "$log" >&2
+        elif [ -n "$log" ] && [ -e "$log" ]; then
+            echo "---- $log is empty" >&2
+        fi
+    done
+    return 0
+}
+cleanup_fn _rv_logs_on_failure
 
 # wait_for SECONDS DESCRIPTION CMD ARG...: poll CMD every 0.1 s.
 wait_for()
@@ -261,21 +284,44 @@ _rv_gone()
 
 # ---------------------------------------------------------------- SASL
 
-# remvirtd_sasl_db MECHS USER...: remvirtd's SASL config in a private dir
-# (mech_list MECHS, e.g. "digest-md5"), a sasldb in which each USER has the
-# password pw-USER, and SASL_CONF_PATH pointing there for what the test
-# starts next.
-remvirtd_sasl_db()
+# sasl_db APP MECHS USER[=PASSWORD]...: a SASL application config for APP
+# ("remvirtd", or "libvirt" for libvirtd) in a private dir, with mech_list
+# MECHS (e.g. "digest-md5") and a sasldb in which each USER has PASSWORD
+# (default pw-USER); SASL_CONF_PATH points there for what the test starts
+# next.  Users live in the default realm, the host's name, where both the
+# daemons and saslpasswd2 put them.
+sasl_db()
 {
-    local mechs=$1 dir=$RV_TMP/sasl user
-    shift
+    local app=$1 mechs=$2 dir=$RV_TMP/sasl entry user password
+    shift 2
+    requires saslpasswd2
     mkdir -p "$dir"
-    printf 'mech_list: %s\nsasldb_path: %s/passwd.db\n' "$mechs" "$dir" > "$dir/remvirtd.conf"
-    for user in "$@"; do
-        printf '%s' "pw-$user" | saslpasswd2 -p -c -f "$dir/passwd.db" -a remvirtd "$user" ||
+    printf 'mech_list: %s\nsasldb_path: %s/passwd.db\n' "$mechs" "$dir" > "$dir/$app.conf"
+    for entry in "$@"; do
+        user=${entry%%=*}
+        password=pw-$user
+        [ "$user" = "$entry" ] || password=${entry#*=}
+        printf '%s' "$password" | saslpasswd2 -p -c -f "$dir/passwd.db" -a "$app" "$user" ||
             fail "saslpasswd2 could not add $user"
     done
     export SASL_CONF_PATH=$dir
+}
+
+# remvirtd_sasl_db MECHS USER...: sasl_db for remvirtd ("remvirtd" is its
+# SASL application name).
+remvirtd_sasl_db()
+{
+    sasl_db remvirtd "$@"
+}
+
+# ---------------------------------------------------------------- PKI
+
+# make_pki DIR: the test PKI of tests/tools/make-pki.sh (its header lists
+# the file sets) in DIR; skips the test without certtool.
+make_pki()
+{
+    requires certtool
+    bash "$top_srcdir/tests/tools/make-pki.sh" "$1" || fail "make-pki.sh failed"
 }
 
 # ---------------------------------------------------------------- libvirtd
@@ -457,6 +503,51 @@ stop_sshd()
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || true
+}
+
+# ---------------------------------------------------------------- events
+
+# The event tests against remvirtd: event-client (a libremvirt subscriber,
+# tests/integration/event-client.c) and rvsh event.  Waits for events grow
+# by RV_SLOW under valgrind, which makes everything slower.
+EVENT_CLIENT=$top_builddir/tests/integration/event-client
+RV_SLOW=1
+[ -z "${RV_VALGRIND:-}" ] || RV_SLOW=4
+
+# event_client ARG...: event-client, under valgrind too in make
+# check-valgrind.  exec: started with bg, the process itself, not a
+# subshell, gets the test's signals.
+event_client()
+{
+    # RV_VALGRIND is a command prefix: split into words on purpose.
+    # shellcheck disable=SC2086
+    exec ${RV_VALGRIND:-} "$EVENT_CLIENT" "$@"
+}
+
+# events_warm_up FILE...: the subscribers writing to FILE... do not say
+# when they are registered (rvsh), so suspend and resume domain 'test' on
+# $REMVIRTD_URI until each file shows a resume (event-client's or rvsh's
+# line).  events_strip_warmup cuts those events off again.
+_rv_warm_once()
+{
+    printf 'suspend test\nresume test\n' | "$RVSH" -q -c "$REMVIRTD_URI" > /dev/null
+    local f
+    for f; do
+        grep -qE "^lifecycle test 4 0$|^event 'lifecycle' for domain 'test': Resumed Unpaused$" \
+            "$f" || return 1
+    done
+}
+events_warm_up()
+{
+    wait_for $((30 * RV_SLOW)) "every subscriber to see an event" _rv_warm_once "$@"
+}
+
+# events_strip_warmup FILE: FILE without its leading "ready" and the
+# warm-up's suspend and resume events of domain 'test'.
+events_strip_warmup()
+{
+    awk 'skip && /^(ready|lifecycle test [34] 0|event .lifecycle. for domain .test.: (Suspended Paused|Resumed Unpaused))$/ { next }
+         { skip = 0; print }' skip=1 "$1"
 }
 
 # ---------------------------------------------------------------- background processes

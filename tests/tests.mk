@@ -82,7 +82,10 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-reply-limits.sh \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
-	tests/integration/test-events.sh \
+	tests/integration/test-events-fanout.sh \
+	tests/integration/test-events-output-cap.sh \
+	tests/integration/test-keepalive-client.sh \
+	tests/integration/test-keepalive-daemon.sh \
 	tests/integration/test-hostile-server.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
@@ -123,7 +126,8 @@ tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
 check_PROGRAMS += tests/integration/client-backpressure
 tests_integration_client_backpressure_SOURCES = tests/integration/client-backpressure.c
 tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
-# events subscriber for tests/integration/test-events.sh (not in TESTS itself)
+# events subscriber for tests/integration/test-events-*.sh and
+# test-keepalive-*.sh (not in TESTS itself)
 check_PROGRAMS += tests/integration/event-client
 tests_integration_event_client_SOURCES = tests/integration/event-client.c
 tests_integration_event_client_LDADD = libremvirt.la $(PTHREAD_LIBS)

@@ -1,4 +1,5 @@
-/* A libremvirt event subscriber driven by tests/integration/test-events.sh.
+/* A libremvirt event subscriber driven by tests/integration/test-events-*.sh
+ * and test-keepalive-*.sh.
  *
  *   event-client URI watch [DOMAIN]
  *       Subscribe to lifecycle events (of DOMAIN only, if given), print

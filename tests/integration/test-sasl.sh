@@ -18,7 +18,7 @@ requires virsh
 remvirtd_sasl_db "scram-sha-256 digest-md5" alice carol
 
 pki=$RV_TMP/pki
-bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
+make_pki "$pki"
 tcp=$(free_port)
 tls=$(free_port)
 start_remvirtd 'auth_unix_rw = "sasl"' 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' \

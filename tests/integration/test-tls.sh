@@ -9,7 +9,7 @@ source "$(dirname "$0")/../functions.sh"
 requires certtool
 
 pki=$RV_TMP/pki
-bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
+make_pki "$pki"
 
 # tls_lines SET: the config lines for the server file set SET.
 tls_lines()

@@ -35,22 +35,12 @@ for mech in DIGEST-MD5 SCRAM-SHA-256; do
 done
 
 password=s3cret-Pa55
-sasl=$RV_TMP/sasl2
-mkdir -p "$sasl"
-# Users live in the server's default realm, its host name, where both
-# libvirtd and saslpasswd2 put them by default.
-echo "$password" | saslpasswd2 -p -c -a libvirt -f "$sasl/passwd.db" fred
-echo "other-$password" | saslpasswd2 -p -c -a libvirt -f "$sasl/passwd.db" wilma
-cat > "$sasl/libvirt.conf" <<EOF
-mech_list: digest-md5 scram-sha-256
-sasldb_path: $sasl/passwd.db
-EOF
-# cyrus reads its application configs from here (libvirtd runs as root
-# with its real ids, so cyrus honours the variable).
-export SASL_CONF_PATH=$sasl
+# libvirtd finds its config through SASL_CONF_PATH (it runs as root with
+# its real ids, so cyrus honours the variable).
+sasl_db libvirt "digest-md5 scram-sha-256" "fred=$password" "wilma=other-$password"
 
 pki=$RV_TMP/pki
-bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
+make_pki "$pki"
 tcp_port=$(free_port)
 tls_port=$(free_port)
 [ "$tcp_port" != "$tls_port" ] || tls_port=$(free_port)

@@ -8,7 +8,7 @@ requires certtool
 requires virsh
 
 pki=$RV_TMP/pki
-bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" || fail "make-pki.sh failed"
+make_pki "$pki"
 port=$(free_port)
 start_libvirtd 'listen_tls = 1' 'listen_tcp = 0' "tls_port = \"$port\"" 'auth_tls = "none"' \
     "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\"" \

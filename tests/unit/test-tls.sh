@@ -7,7 +7,7 @@ requires certtool
 
 prog=$top_builddir/tests/unit/test-tls
 [ -x "$prog" ] || fail "$prog is not built"
-bash "$top_srcdir/tests/tools/make-pki.sh" "$RV_TMP/pki" || fail "make-pki.sh failed"
+make_pki "$RV_TMP/pki"
 # RV_VALGRIND is a command prefix: split into words on purpose.
 # shellcheck disable=SC2086
 ${RV_VALGRIND:-} "$prog" "$RV_TMP/pki"
