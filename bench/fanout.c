@@ -61,6 +61,9 @@
 #include <unistd.h>
 
 #include "remvirt.h"
+#include "rv_keepalive.h"
+#include "rv_packet.h"
+#include "rv_remote.h"
 
 #define MAX_COUNTS 8            /* values of --clients */
 #define MAX_SUBSCRIBERS 20000   /* per server and N */
@@ -72,21 +75,10 @@ static const char *const client_names[CLIENT_KINDS] = { "libremvirt", "raw" };
 
 enum { SERVER_REMVIRTD, SERVER_LIBVIRTD, SERVER_KINDS };
 
-/* Wire facts for the raw client (libvirt's remote protocol). */
+/* The raw client's wire facts come from the protocol's .x files (rpcgen's
+ * headers); only the framing sizes are spelled here. */
 enum {
-    REMOTE_PROGRAM = 0x20008086,
-    KEEPALIVE_PROGRAM = 0x6b656570,
-    PROC_CONNECT_OPEN = 1,
-    PROC_AUTH_LIST = 66,
-    PROC_EVENT_REGISTER_ANY = 316,
-    PROC_EVENT_LIFECYCLE = 318,
-    PROC_KEEPALIVE_PING = 1,
-    PROC_KEEPALIVE_PONG = 2,
-    TYPE_CALL = 0,
-    TYPE_REPLY = 1,
-    TYPE_MESSAGE = 2,
-    STATUS_OK = 0,
-    HEADER_END = 28,            /* length word and six header words */
+    HEADER_END = RV_LEN_WORD_SIZE + RV_HEADER_SIZE,     /* length word and header */
     RAW_FRAME_MAX = 4096,       /* far above any reply or event read here */
 };
 
@@ -324,8 +316,8 @@ static void raw_call(int fd, const char *who, int proc, uint32_t serial, const u
 {
     unsigned char frame[RAW_FRAME_MAX];
     size_t len = HEADER_END + args_len;
-    const uint32_t words[] = { (uint32_t)len, REMOTE_PROGRAM, 1, (uint32_t)proc, TYPE_CALL,
-                               serial, STATUS_OK };
+    const uint32_t words[] = { (uint32_t)len, RV_REMOTE_PROGRAM, RV_REMOTE_VERSION,
+                               (uint32_t)proc, RV_CALL, serial, RV_OK };
     for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
         put_u32(frame + 4 * i, words[i]);
     if (args_len)
@@ -338,12 +330,12 @@ static void raw_call(int fd, const char *who, int proc, uint32_t serial, const u
         if (reply_len < HEADER_END || reply_len > sizeof(frame))
             die("%s: a frame of %u bytes in reply to procedure %d", who, reply_len, proc);
         read_all(fd, frame + 4, reply_len - 4, who);
-        if (get_u32(frame + 16) == TYPE_MESSAGE)
+        if (get_u32(frame + 16) == RV_MESSAGE)
             continue;
-        if (get_u32(frame + 4) != REMOTE_PROGRAM || get_u32(frame + 12) != (uint32_t)proc ||
-            get_u32(frame + 16) != TYPE_REPLY || get_u32(frame + 20) != serial)
+        if (get_u32(frame + 4) != RV_REMOTE_PROGRAM || get_u32(frame + 12) != (uint32_t)proc ||
+            get_u32(frame + 16) != RV_REPLY || get_u32(frame + 20) != serial)
             die("%s: unexpected frame in reply to procedure %d", who, proc);
-        if (get_u32(frame + 24) == STATUS_OK)
+        if (get_u32(frame + 24) == RV_OK)
             return;
         /* An error: code, domain, then the message as an optional string. */
         const char *message = "(no message)";
@@ -370,7 +362,7 @@ static void raw_subscribe(subscriber *s, int epfd)
     if (connect(s->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
         die("%s: cannot connect to %s: %s", who, s->srv->sock, strerror(errno));
 
-    raw_call(s->fd, who, PROC_AUTH_LIST, 1, NULL, 0);
+    raw_call(s->fd, who, RV_PROC_AUTH_LIST, 1, NULL, 0);
     /* CONNECT_OPEN: name present, "test:///default" (15 bytes, padded to
      * 16), flags 0.  No keepalive is offered, so no PINGs are expected. */
     static const char uri[] = "test:///default";
@@ -378,10 +370,12 @@ static void raw_subscribe(subscriber *s, int epfd)
     put_u32(open_args, 1);
     put_u32(open_args + 4, sizeof(uri) - 1);
     memcpy(open_args + 8, uri, sizeof(uri) - 1);
-    raw_call(s->fd, who, PROC_CONNECT_OPEN, 2, open_args, sizeof(open_args));
-    /* eventID 0 (lifecycle), no domain: every domain. */
+    raw_call(s->fd, who, RV_PROC_CONNECT_OPEN, 2, open_args, sizeof(open_args));
+    /* The lifecycle event ID, no domain: every domain. */
     unsigned char register_args[8] = { 0 };
-    raw_call(s->fd, who, PROC_EVENT_REGISTER_ANY, 3, register_args, sizeof(register_args));
+    put_u32(register_args, RV_DOMAIN_EVENT_ID_LIFECYCLE);
+    raw_call(s->fd, who, RV_PROC_CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY, 3, register_args,
+             sizeof(register_args));
 
     int flags = fcntl(s->fd, F_GETFL);
     if (flags < 0 || fcntl(s->fd, F_SETFL, flags | O_NONBLOCK) < 0)
@@ -397,16 +391,17 @@ static void raw_frame(subscriber *s, const unsigned char *f, uint32_t len)
 {
     const char *who = s->srv->name;
     uint32_t prog = get_u32(f + 4), proc = get_u32(f + 12), type = get_u32(f + 16);
-    if (prog == KEEPALIVE_PROGRAM && proc == PROC_KEEPALIVE_PING) {
-        const uint32_t words[] = { HEADER_END, KEEPALIVE_PROGRAM, 1, PROC_KEEPALIVE_PONG,
-                                   TYPE_MESSAGE, 0, STATUS_OK };
+    if (prog == RV_KEEPALIVE_PROGRAM && proc == RV_KEEPALIVE_PROC_PING) {
+        const uint32_t words[] = { HEADER_END, RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION,
+                                   RV_KEEPALIVE_PROC_PONG, RV_MESSAGE, 0, RV_OK };
         unsigned char pong[HEADER_END];
         for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
             put_u32(pong + 4 * i, words[i]);
         write_all(s->fd, pong, sizeof(pong), who);
         return;
     }
-    if (prog != REMOTE_PROGRAM || proc != PROC_EVENT_LIFECYCLE || type != TYPE_MESSAGE)
+    if (prog != RV_REMOTE_PROGRAM || proc != RV_PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE ||
+        type != RV_MESSAGE)
         die("%s: a raw subscriber got an unexpected frame (program %#x, procedure %u, type %u)",
             who, prog, proc, type);
     /* callbackID; the domain: name (length, bytes padded to 4), uuid[16],

@@ -18,12 +18,13 @@ URI=$REMVIRTD_URI
 
 bg "$OUT/cap1" event_client "$URI" watch; cap1=$BG_PID
 bg "$OUT/cap2" event_client "$URI" watch; cap2=$BG_PID
-# The stalled subscriber: registers (316), then reads nothing until told
+# The stalled subscriber: registers (REGISTER_ANY), then reads nothing until told
 # to (the file go exists), then reads what is left up to the end.
 rm -f "$OUT/go"
 bg "$OUT/stalled" rawpy "$REMVIRTD_SOCK" "$OUT/go" <<'PY'
 import os, socket, sys, time
 import rawclient as rc
+import rv_protocol as rv
 
 path, go = sys.argv[1:]
 c = rc.Client(path, timeout=30)
@@ -31,7 +32,9 @@ c = rc.Client(path, timeout=30)
 # buffer is what fills on an AF_UNIX socket, though).
 c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 c.open_connection()
-body = c.call_ok(316, rc.xdr_int(0) + rc.xdr_int(0))   # lifecycle, every domain
+# lifecycle events of every domain (no domain given)
+body = c.call_ok(rc.PROC_CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY,
+                 rc.xdr_int(rv.RV_DOMAIN_EVENT_ID_LIFECYCLE) + rc.xdr_int(0))
 u = rc.Unpacker(body)
 callback_id = u.int()
 u.done()
@@ -50,13 +53,15 @@ try:
     while True:
         hdr, body = c.recv_packet()
         u = rc.Unpacker(body)
-        if not (hdr.type == rc.MESSAGE and hdr.proc == 318 and hdr.status == 0):
+        if not (hdr.type == rc.MESSAGE and hdr.proc == rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE
+                and hdr.status == rc.STATUS_OK):
             sys.exit(f"FAIL: packet {n} is {hdr}, not a lifecycle event")
         cb = u.int()
         dom = u.domain()
         event, detail = u.int(), u.int()
         u.done()
-        want = (3, 0) if n % 2 == 0 else (4, 0)     # suspended, resumed, ...
+        want = ((rv.RV_DOMAIN_EVENT_SUSPENDED, rv.RV_DOMAIN_EVENT_SUSPENDED_PAUSED) if n % 2 == 0
+                else (rv.RV_DOMAIN_EVENT_RESUMED, rv.RV_DOMAIN_EVENT_RESUMED_UNPAUSED))
         if cb != callback_id or dom["name"] != "test" or (event, detail) != want:
             sys.exit(f"FAIL: event {n} is callback {cb} {dom['name']} {event}/{detail}, "
                      f"expected {callback_id} test {want[0]}/{want[1]}")

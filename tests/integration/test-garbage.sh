@@ -50,7 +50,7 @@ hdr, body = c.recv_reply()
 rc.expect_error_reply(hdr, body, serial, {rc.ERR_NO_DOMAIN}, "DESTROY of a forged domain")
 for what, xml in [("binary", bytes(range(256))), ("empty", b""), ("cut", b"<domain type='test'><na"),
                   ("deep", b"<a>" * 5000 + b"</a>" * 5000)]:
-    serial = c.send_call(10, rc.xdr_string(xml) + rc.xdr_uint(0))     # DOMAIN_CREATE_XML
+    serial = c.send_call(rc.PROC_DOMAIN_CREATE_XML, rc.xdr_string(xml) + rc.xdr_uint(0))
     hdr, body = c.recv_reply()
     rc.expect_error_reply(hdr, body, serial, None, f"CREATE_XML of {what} XML")
 rc.expect_usable(c, "after the driver errors")

@@ -21,12 +21,12 @@ FORGED = ("eve\n2026-11-25 05:00:00.000+0000: 1: info : forged : "
           "client 7: authenticated as alice\r\x1b[2J\x1b]0;pwned\x07")
 c = rc.Client(sys.argv[1])
 c.call_ok(rc.PROC_AUTH_LIST)
-c.call_ok(67)                                   # AUTH_SASL_INIT
+c.call_ok(rc.PROC_AUTH_SASL_INIT)
 data = b"\0" + FORGED.encode() + b"\0wrong"
 # char data<>: rpcgen sends each byte as a 4-byte int.
 args = rc.xdr_string("PLAIN") + rc.xdr_int(0) + rc.xdr_uint(len(data))
 args += b"".join(rc.xdr_int(b) for b in data)
-hdr, body = c.call(68, args)                    # AUTH_SASL_START
+hdr, body = c.call(rc.PROC_AUTH_SASL_START, args)
 rc.check(hdr.status == rc.STATUS_ERROR, "the forged name does not get in")
 PY
 

@@ -46,9 +46,9 @@ for serial, proc, _ in calls:
 rc.check(True, "50 pipelined calls: 50 correct replies in order")
 
 # 300 calls whose replies fill the socket while the client is not reading.
-caps = c.call_ok(7)                                 # CONNECT_GET_CAPABILITIES
+caps = c.call_ok(rc.PROC_CONNECT_GET_CAPABILITIES)
 rc.check(len(caps) > 1000, f"capabilities reply is {len(caps)} bytes")
-c.send(b"".join(rc.packet(7, serial=5000 + i) for i in range(300)))
+c.send(b"".join(rc.packet(rc.PROC_CONNECT_GET_CAPABILITIES, serial=5000 + i) for i in range(300)))
 time.sleep(0.5)
 
 other = rc.Client(path, timeout=5)

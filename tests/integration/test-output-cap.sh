@@ -52,7 +52,8 @@ def wait_log(words, timeout):
         time.sleep(0.1)
     return False
 
-ping = rc.packet(1, prog=rc.KEEPALIVE_PROGRAM, vers=1, mtype=rc.MESSAGE, serial=0)
+ping = rc.packet(rc.rv.RV_KEEPALIVE_PROC_PING, prog=rc.KEEPALIVE_PROGRAM,
+                 vers=rc.rv.RV_KEEPALIVE_VERSION, mtype=rc.MESSAGE, serial=0)
 unknown_prog = rc.packet(1, prog=0x12345678, vers=1, serial=7)
 
 class Flooder(threading.Thread):
@@ -149,7 +150,8 @@ for mtype in (rc.CALL, rc.REPLY, 3, 4, 5):
         c = rc.Client(where, timeout=10)
         if open_first:
             c.open_connection()
-        pkt = rc.packet(1, prog=rc.KEEPALIVE_PROGRAM, vers=1, mtype=mtype, serial=1)
+        pkt = rc.packet(rc.rv.RV_KEEPALIVE_PROC_PING, prog=rc.KEEPALIVE_PROGRAM,
+                        vers=rc.rv.RV_KEEPALIVE_VERSION, mtype=mtype, serial=1)
         try:
             c.send(pkt * 1000)
         except (BrokenPipeError, ConnectionResetError):

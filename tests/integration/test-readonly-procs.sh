@@ -30,7 +30,7 @@ import rawclient as rc
 
 xdr_path, rw_path, ro_path = sys.argv[1:]
 
-FROM_RPC, FROM_DOMAIN = 7, 20       # virErrorDomain values remvirtd uses
+FROM_RPC, FROM_DOMAIN = rc.FROM_RPC, rc.FROM_DOMAIN
 
 
 def fail(what):
@@ -267,7 +267,7 @@ def expect_denied(client, name, payload, what):
     err = error_of(client, NUM[name], payload, what)
     want = f"operation forbidden: read only access prevents {name}"
     if (err["code"], err["domain"], err["message"]) != (rc.ERR_OPERATION_DENIED, FROM_DOMAIN, want):
-        fail(f"{what}: expected error 29 in domain {FROM_DOMAIN} with {want!r}, got "
+        fail(f"{what}: expected error {rc.ERR_OPERATION_DENIED} in domain {FROM_DOMAIN} with {want!r}, got "
              f"{err['code']} in domain {err['domain']}: {err['message']!r}")
 
 

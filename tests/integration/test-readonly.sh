@@ -12,6 +12,7 @@ start_remvirtd
 rawpy "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" <<'PY'
 import sys
 import rawclient as rc
+import rv_protocol as rv
 
 rw_path, ro_path = sys.argv[1:]
 XML = ("<domain type='test'><name>rotest</name>"
@@ -46,7 +47,7 @@ for name, proc, args in denied:
 
 # Queries are fine, and the domain is untouched.
 info = rc.Unpacker(ro.call_ok(rc.PROC_DOMAIN_GET_INFO, dom))
-rc.check(info.uint() == 1, "read-only: test is still running")
+rc.check(info.uint() == rv.RV_DOMAIN_RUNNING, "read-only: test is still running")
 listing = rc.Unpacker(ro.call_ok(rc.PROC_CONNECT_LIST_ALL_DOMAINS, rc.xdr_int(1) + rc.xdr_uint(0)))
 count = listing.uint()
 names = [listing.domain()["name"] for _ in range(count)]
@@ -57,10 +58,10 @@ rc.check(names == ["test"], f"read-only: domains {names} (nothing was defined)")
 rw = rc.Client(rw_path)
 rw.open_connection()
 rw.call_ok(rc.PROC_DOMAIN_SUSPEND, dom)
-rc.check(rc.Unpacker(rw.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)).uint() == 3,
+rc.check(rc.Unpacker(rw.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)).uint() == rv.RV_DOMAIN_PAUSED,
          "read-write: suspend works (state paused)")
-rw.call_ok(28, dom)             # DOMAIN_RESUME
-rc.check(rc.Unpacker(rw.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)).uint() == 1,
+rw.call_ok(rc.PROC_DOMAIN_RESUME, dom)
+rc.check(rc.Unpacker(rw.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)).uint() == rv.RV_DOMAIN_RUNNING,
          "read-write: resume works (state running)")
 PY
 

@@ -140,7 +140,7 @@ import sys, time
 import rawclient as rc
 c = rc.Client(sys.argv[1])
 c.call_ok(rc.PROC_AUTH_LIST)
-c.call_ok(67)                       # AUTH_SASL_INIT, then nothing more
+c.call_ok(rc.PROC_AUTH_SASL_INIT)  # then nothing more
 start = time.monotonic()
 rc.check(c.wait_closed(10), "a client stalled mid-SASL is closed")
 took = time.monotonic() - start

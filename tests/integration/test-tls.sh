@@ -160,19 +160,19 @@ assert c.sock.recv(1) == b"\x01", "no go-ahead byte"
 c.open_connection()
 xml = ("<domain type='test'><name>bigreply</name><description>" + "x" * 1000000 +
        "</description><memory>1024</memory><os><type>hvm</type></os></domain>")
-dom = c.call_ok(11, rc.xdr_string(xml))                 # DOMAIN_DEFINE_XML
+dom = c.call_ok(rc.PROC_DOMAIN_DEFINE_XML, rc.xdr_string(xml))
 # 12 GET_XML_DESC calls, a record each, in one segment: one recv takes
 # them all, and after 5 megabyte replies the daemon stops reading with
 # the rest still inside its TLS layer.
 for i in range(12):
-    tls.write(rc.packet(14, dom + rc.xdr_uint(0), serial=100 + i))
+    tls.write(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
 raw.sendall(outgoing.read())
 time.sleep(1)
 for i in range(12):
     hdr, body = c.recv_reply()
     assert (hdr.serial, hdr.status) == (100 + i, rc.STATUS_OK), f"reply {i}: {hdr}"
     assert len(body) > 1000000, f"reply {i} holds {len(body)} bytes"
-c.call_ok(35, dom)                                       # DOMAIN_UNDEFINE
+c.call_ok(rc.PROC_DOMAIN_UNDEFINE, dom)
 PY
 stop_remvirtd
 

@@ -61,18 +61,19 @@ def expect(client, proc, code, domain, message, what):
 
 c = rc.Client(rw)
 c.call_ok(rc.PROC_AUTH_LIST)
-expect(c, ssh_keys, 1, 7, "hypervisor connection not open", "before CONNECT_OPEN")
+expect(c, ssh_keys, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, "hypervisor connection not open",
+       "before CONNECT_OPEN")
 c.open_connection()
-expect(c, ssh_keys, 3, 20, "this function is not supported by the connection driver: "
+expect(c, ssh_keys, rc.ERR_NO_SUPPORT, rc.FROM_DOMAIN, "this function is not supported by the connection driver: "
        "virDomainAuthorizedSSHKeysGet", "after CONNECT_OPEN")
-expect(c, rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, rc.ERR_RPC, 7,
+expect(c, rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, rc.ERR_RPC, rc.FROM_RPC,
        f"unknown procedure: {rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE}", "a CALL of an event's number")
 beyond = max(rv.UNIMPLEMENTED_PROCS) + 1
-expect(c, beyond, rc.ERR_RPC, 7, f"unknown procedure: {beyond}", "a number libvirt never assigned")
+expect(c, beyond, rc.ERR_RPC, rc.FROM_RPC, f"unknown procedure: {beyond}", "a number libvirt never assigned")
 rc.expect_usable(c, "after the refusals")
 
 # auth_unix_ro = "sasl": a stranger hears only that it must authenticate.
 s = rc.Client(ro)
 s.call_ok(rc.PROC_AUTH_LIST)
-expect(s, ssh_keys, rc.ERR_RPC, 7, "authentication required", "before authentication")
+expect(s, ssh_keys, rc.ERR_RPC, rc.FROM_RPC, "authentication required", "before authentication")
 PY

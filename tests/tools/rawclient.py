@@ -34,10 +34,14 @@ STATUS_OK, STATUS_ERROR = rv.RV_OK, rv.RV_ERROR
 globals().update({"PROC_" + name[len("RV_PROC_"):]: value
                   for name, value in vars(rv).items() if name.startswith("RV_PROC_")})
 
-ERR_NO_SUPPORT = 3
-ERR_RPC = 39
-ERR_OPERATION_DENIED = 29
-ERR_NO_DOMAIN = 42
+# ERR_NO_SUPPORT, ERR_RPC, ...: every error code (rv_values.x's
+# rv_error_number), and FROM_RPC, FROM_DOMAIN, ...: every error domain.
+globals().update({"ERR_" + name[len("RV_ERROR_"):]: value
+                  for name, value in vars(rv).items()
+                  if name.startswith("RV_ERROR_")
+                  and not name.startswith(("RV_ERROR_FROM_", "RV_ERROR_LEVEL_"))})
+globals().update({"FROM_" + name[len("RV_ERROR_FROM_"):]: value
+                  for name, value in vars(rv).items() if name.startswith("RV_ERROR_FROM_")})
 
 PACKET_MAX = rv.RV_PACKET_MAX   # header and payload, not the length word
 
@@ -290,7 +294,7 @@ def expect_error_reply(hdr, body, serial, codes, what):
     if len(message) > 120:
         message = message[:120] + "..."
     if codes is None:
-        check(err["code"] != 0, f"{what}: error code {err['code']} ({message!r})")
+        check(err["code"] != ERR_OK, f"{what}: error code {err['code']} ({message!r})")
     else:
         check(err["code"] in codes,
               f"{what}: error code {err['code']} in {sorted(codes)} ({message!r})")

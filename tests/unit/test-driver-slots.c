@@ -122,7 +122,7 @@ int main(void)
                       (xdrproc_t)xdr_rv_domain_lookup_by_name_args, &by_name, &hdr, &e, NULL,
                       NULL), RV_ERROR);
     CHECK_STR_EQ(seen_name, "guest-7");
-    CHECK_INT_EQ(e.code, 42);
+    CHECK_INT_EQ(e.code, RV_ERR_NO_DOMAIN);
     CHECK_STR_EQ(*e.message, "no domain with matching name 'guest-7'");
     xdr_free((xdrproc_t)xdr_rv_error, &e);
 

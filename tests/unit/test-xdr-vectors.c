@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/remvirt.h"
+#include "common/error.h"
 #include "rv_packet.h"
 #include "rv_remote.h"
 #include "transport/frame.h"
@@ -106,7 +108,7 @@ static int check_values(const char *name, void *obj)
         check_test_domain(&((rv_domain_get_info_args *)obj)->dom);
     } else if (strcmp(name, "domain_get_info_reply") == 0) {
         rv_domain_get_info_ret *r = obj;
-        CHECK_UINT_EQ(r->state, 1);             /* VIR_DOMAIN_RUNNING */
+        CHECK_UINT_EQ(r->state, RV_DOMAIN_RUNNING);
         CHECK_UINT_EQ(r->maxMem, 8388608);
         CHECK_UINT_EQ(r->memory, 2097152);
         CHECK_UINT_EQ(r->nrVirtCpu, 2);
@@ -138,30 +140,30 @@ static int check_values(const char *name, void *obj)
     } else if (strcmp(name, "connect_list_all_domains_call") == 0) {
         rv_connect_list_all_domains_args *a = obj;
         CHECK_INT_EQ(a->need_results, 1);
-        CHECK_UINT_EQ(a->flags, 3);             /* ACTIVE | INACTIVE: list --all */
+        CHECK_UINT_EQ(a->flags, RV_LIST_DOMAINS_ACTIVE | RV_LIST_DOMAINS_INACTIVE); /* list --all */
     } else if (strcmp(name, "connect_list_all_domains_reply") == 0) {
         rv_connect_list_all_domains_ret *r = obj;
         CHECK_UINT_EQ(r->domains.domains_len, 1);
         check_test_domain(&r->domains.domains_val[0]);
         CHECK_UINT_EQ(r->ret, 1);
     } else if (strcmp(name, "domain_get_state_reply") == 0) {
-        CHECK_INT_EQ(((rv_domain_get_state_ret *)obj)->state, 1);
+        CHECK_INT_EQ(((rv_domain_get_state_ret *)obj)->state, RV_DOMAIN_RUNNING);
     } else if (strcmp(name, "connect_get_type_reply") == 0) {
         CHECK_STR_EQ(((rv_connect_get_type_ret *)obj)->type, "TEST");
     } else if (strcmp(name, "connect_get_version_reply") == 0) {
         CHECK_UINT_EQ(((rv_connect_get_version_ret *)obj)->hv_ver, 2);     /* "TEST 0.0.2" */
     } else if (strcmp(name, "error_no_domain_reply") == 0) {
         rv_error *e = obj;
-        CHECK_INT_EQ(e->code, 42);              /* VIR_ERR_NO_DOMAIN */
-        CHECK_INT_EQ(e->domain, 12);            /* VIR_FROM_TEST */
-        CHECK_INT_EQ(e->level, 2);
+        CHECK_INT_EQ(e->code, RV_ERR_NO_DOMAIN);
+        CHECK_INT_EQ(e->domain, RV_FROM_TEST);
+        CHECK_INT_EQ(e->level, RV_ERR_LEVEL_ERROR);
         CHECK(e->message != NULL);
         CHECK_STR_HAS(*e->message, "Domain not found");
         CHECK(e->dom == NULL);
     } else if (strcmp(name, "error_operation_denied_reply") == 0) {
         rv_error *e = obj;
-        CHECK_INT_EQ(e->code, 29);              /* VIR_ERR_OPERATION_DENIED */
-        CHECK_INT_EQ(e->domain, 20);            /* VIR_FROM_DOMAIN */
+        CHECK_INT_EQ(e->code, RV_ERR_OPERATION_DENIED);
+        CHECK_INT_EQ(e->domain, RV_FROM_DOMAIN);
         CHECK(e->message != NULL);
         CHECK_STR_HAS(*e->message, "read only access prevents virDomainDestroy");
     } else {

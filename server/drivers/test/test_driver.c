@@ -22,23 +22,15 @@
 
 RV_LOG_CATEGORY("drivers.test");
 
-/* libvirt-domain.h values the driver uses. */
-enum {
-    RUNNING_UNKNOWN = 0, RUNNING_BOOTED = 1, RUNNING_UNPAUSED = 5,
-    PAUSED_USER = 1,
-    SHUTOFF_UNKNOWN = 0, SHUTOFF_SHUTDOWN = 1, SHUTOFF_DESTROYED = 2,
-};
+/* The reasons and flags come from the public header (rv_values.x); the
+ * masks and the flags rv_values.x does not list are spelled here. */
 enum {
     DEFINE_VALIDATE = 1 << 0,                   /* virDomainDefineFlags */
-    START_VALIDATE = 1 << 4,                    /* virDomainCreateFlags */
-    DESTROY_GRACEFUL = 1 << 0,
-    REBOOT_ALL_METHODS = 0x1f,                  /* virDomainRebootFlagValues */
+    REBOOT_ALL_METHODS = 0x1f,                  /* every RV_DOMAIN_REBOOT_* method */
     UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS = 0x3,  /* the two libvirt's test driver takes */
-    XML_SECURE = 1 << 0, XML_INACTIVE = 1 << 1, XML_MIGRATABLE = 1 << 3,
-    MESSAGE_ALL = 0x3,                          /* virDomainMessageType */
+    MESSAGE_ALL = 0x3,                          /* every RV_DOMAIN_MESSAGE_* */
     SNAPSHOT_LIST_ALL = 0x7ff,                  /* virDomainSnapshotListFlags */
     LIST_ALL_FILTERS = 0xffff,
-    STATS_STATE = 1 << 0,                       /* virDomainStatsTypes */
     STATS_FILTERS = 0xff,
     STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
     TYPED_PARAM_INT = 1,
@@ -241,7 +233,7 @@ static test_dom *dom_add(rv_test_def *def, rv_err *err)
     d->def = def;
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
-    d->reason = SHUTOFF_UNKNOWN;
+    d->reason = RV_DOMAIN_SHUTOFF_UNKNOWN;
     link_dom(table.by_uuid, table.by_name, table.nbuckets, d);
     table.count++;
     return d;
@@ -314,7 +306,7 @@ static void dom_stop(test_dom *d, int reason)
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->reason = reason;
-    emit(d, RV_EVENT_STOPPED, reason == SHUTOFF_DESTROYED ? RV_EVENT_STOPPED_DESTROYED
+    emit(d, RV_EVENT_STOPPED, reason == RV_DOMAIN_SHUTOFF_DESTROYED ? RV_EVENT_STOPPED_DESTROYED
                                                          : RV_EVENT_STOPPED_SHUTDOWN);
     if (!d->persistent) {
         dom_remove(d);
@@ -333,9 +325,9 @@ static void dom_apply_action(test_dom *d, int action)
 {
     if (action == RV_TEST_ACTION_RESTART || action == RV_TEST_ACTION_RENAME_RESTART) {
         d->state = RV_DOMAIN_RUNNING;
-        d->reason = RUNNING_BOOTED;
+        d->reason = RV_DOMAIN_RUNNING_BOOTED;
     } else {
-        dom_stop(d, SHUTOFF_SHUTDOWN);
+        dom_stop(d, RV_DOMAIN_SHUTOFF_SHUTDOWN);
     }
 }
 
@@ -408,7 +400,7 @@ static int table_init(rv_err *err)
         return -1;
     }
     d->persistent = 1;
-    dom_start(d, RUNNING_UNKNOWN);
+    dom_start(d, RV_DOMAIN_RUNNING_UNKNOWN);
     return 0;
 }
 
@@ -700,7 +692,7 @@ static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     rv_test_def *def;
     test_dom *d;
     (void)c;
-    if (check_flags(flags, START_VALIDATE, "testDomainCreateXML", err) < 0 ||
+    if (check_flags(flags, RV_DOMAIN_START_VALIDATE, "testDomainCreateXML", err) < 0 ||
         rv_test_def_parse(xml, &def, err) < 0)
         return -1;
     if (check_dumpable(def, err) < 0 || find_existing(def, &d, err) < 0 ||
@@ -718,7 +710,7 @@ static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flag
         d->next_def = d->def;
         d->def = def;
     }
-    dom_start(d, RUNNING_BOOTED);
+    dom_start(d, RV_DOMAIN_RUNNING_BOOTED);
     return ref_fill(d, out, err);
 }
 
@@ -753,7 +745,7 @@ static int test_create(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int fl
     if (dom_active(d))
         return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
                     "internal error: Domain '%s' is already running", d->def->name);
-    dom_start(d, RUNNING_BOOTED);
+    dom_start(d, RV_DOMAIN_RUNNING_BOOTED);
     return ref_fill(d, out, err);
 }
 
@@ -768,12 +760,12 @@ static int test_destroy(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int f
 {
     test_dom *d;
     (void)c;
-    if (check_flags(flags, DESTROY_GRACEFUL, "testDomainDestroyFlags", err) < 0 ||
+    if (check_flags(flags, RV_DOMAIN_DESTROY_GRACEFUL, "testDomainDestroyFlags", err) < 0 ||
         !(d = dom_get(dom, err)))
         return -1;
     if (!dom_active(d))
         return fail_not_active(err);
-    dom_stop(d, SHUTOFF_DESTROYED);
+    dom_stop(d, RV_DOMAIN_SHUTOFF_DESTROYED);
     return 0;
 }
 
@@ -815,7 +807,7 @@ static int test_suspend(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
         return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
                     "internal error: domain '%s' not running", d->def->name);
     d->state = RV_DOMAIN_PAUSED;
-    d->reason = PAUSED_USER;
+    d->reason = RV_DOMAIN_PAUSED_USER;
     emit(d, RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
     return 0;
 }
@@ -830,7 +822,7 @@ static int test_resume(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
         return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
                     "internal error: domain '%s' not paused", d->def->name);
     d->state = RV_DOMAIN_RUNNING;
-    d->reason = RUNNING_UNPAUSED;
+    d->reason = RV_DOMAIN_RUNNING_UNPAUSED;
     emit(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     return 0;
 }
@@ -888,10 +880,10 @@ static int test_get_xml_desc(rv_driver_conn *c, const rv_dom_ref *dom, unsigned 
 {
     const test_dom *d;
     (void)c;
-    if (check_flags(flags, XML_SECURE | XML_INACTIVE | XML_MIGRATABLE, "testDomainGetXMLDesc",
-                    err) < 0 || !(d = dom_get(dom, err)))
+    if (check_flags(flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | RV_DOMAIN_XML_MIGRATABLE,
+                    "testDomainGetXMLDesc", err) < 0 || !(d = dom_get(dom, err)))
         return -1;
-    int inactive = (flags & XML_INACTIVE) != 0;
+    int inactive = (flags & RV_DOMAIN_XML_INACTIVE) != 0;
     const rv_test_def *def = inactive && d->next_def ? d->next_def : d->def;
     *xml = rv_test_def_format(def, inactive ? -1 : d->id);
     return *xml ? 0 : fail_oom(err);
@@ -1031,15 +1023,15 @@ static int test_get_all_domain_stats(rv_driver_conn *c, const rv_dom_ref *refs, 
     if (check_flags(flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
                     "testConnectGetAllDomainStats", err) < 0)
         return -1;
-    if ((flags & STATS_ENFORCE) && (stats & ~(unsigned int)STATS_STATE))
+    if ((flags & STATS_ENFORCE) && (stats & ~(unsigned int)RV_DOMAIN_STATS_STATE))
         return fail(err, RV_FROM_TEST, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: Stats types bits 0x%x are not supported by this "
-                    "daemon", stats & ~(unsigned int)STATS_STATE);
+                    "daemon", stats & ~(unsigned int)RV_DOMAIN_STATS_STATE);
     if (stats_targets(refs, nrefs, flags & STATS_FILTERS, &doms, &n, err) < 0)
         return -1;
     rv_dom_stats *result = calloc(n ? n : 1, sizeof(*result));
     int ret = result ? (int)n : fail_oom(err);
-    int want_state = stats == 0 || (stats & STATS_STATE);
+    int want_state = stats == 0 || (stats & RV_DOMAIN_STATS_STATE);
     for (size_t i = 0; result && i < n && ret >= 0; i++)
         if (fill_stats(doms[i], want_state, &result[i], err) < 0)
             ret = -1;
