@@ -1297,7 +1297,8 @@ class DocWriter:
         sources = [p.xfile for p in spec.programs]
         values_files = {v.xfile for v in value_enums(spec)}
         included = [f for f in spec.all_files if f not in sources and f not in values_files]
-        out = [generated_banner('<!--', sources, ' -->').rstrip('\n')]
+        banner_sources = sources + [f for f in spec.all_files if f in values_files and f not in sources]
+        out = [generated_banner('<!--', banner_sources, ' -->').rstrip('\n')]
         out += ['', '# remvirt procedure table', '']
         out.append('The per-procedure part of the wire spec; [wire-protocol.md](wire-protocol.md) '
                    'covers framing, the header, errors and the connection sequence.')
@@ -1322,6 +1323,9 @@ class DocWriter:
                 '- `void`: nothing at all (an empty payload).',
                 '', 'A reply with status ERROR carries `rv_error` instead of the result '
                 '(see [Types](#types)).', '']
+        if values_files:
+            out += ['What the numbers in state, reason, event, flags and error fields mean is in '
+                    '[Values](#values).', '']
         for program in spec.programs:
             out += self.render_program(program)
         out += self.render_types()
