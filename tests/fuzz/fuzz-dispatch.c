@@ -57,7 +57,7 @@ static void check_output(const rv_header *call)
                 memset(&e, 0, sizeof(e));
                 CHECK(rv_frame_decode_payload(rv_buf_head(out), len, (xdrproc_t)xdr_rv_error, &e,
                                               &err) == 0);
-                CHECK(e.code != 0 && e.message && *e.message);
+                CHECK(e.code != RV_ERR_OK && e.message && *e.message);
                 xdr_free((xdrproc_t)xdr_rv_error, &e);
             } else {
                 CHECK_INT_EQ(hdr.status, RV_OK);
