@@ -130,9 +130,17 @@ static void illegal_move(rvs_client *c, const char *phase, const char *from, con
     rvs_client_close(c, "internal error: illegal state change");
 }
 
-static int phase_is_anonymous(rvs_auth_phase p)
+/* Inside this file the phase tests are inline: they sit on every call's
+ * path, and the exported wrappers below cannot be inlined from a PIC
+ * object. */
+static inline int phase_is_anonymous(rvs_auth_phase p)
 {
     return p == RVS_AUTH_TLS_HANDSHAKE || p == RVS_AUTH_ANONYMOUS;
+}
+
+static inline int phase_is_authenticated(rvs_auth_phase p)
+{
+    return p == RVS_AUTH_AUTHENTICATED || p == RVS_AUTH_SASL_LAYER_PENDING;
 }
 
 static void start_deadline(rvs_client *c, int seconds)
@@ -179,7 +187,7 @@ static int set_io_phase(rvs_client *c, rvs_io_phase to)
     return 0;
 }
 
-static int reading(const rvs_client *c)
+static inline int reading(const rvs_client *c)
 {
     return c->io == RVS_IO_OPEN;
 }
@@ -210,7 +218,7 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 static size_t output_cap(const rvs_client *c)
 {
     size_t cap = c->env->max_client_output;
-    return !rvs_client_is_authenticated(c) && cap > RVS_PREAUTH_OUTPUT_MAX
+    return !phase_is_authenticated(c->auth) && cap > RVS_PREAUTH_OUTPUT_MAX
                ? RVS_PREAUTH_OUTPUT_MAX : cap;
 }
 
@@ -344,7 +352,7 @@ rvs_auth_phase rvs_client_auth_phase(const rvs_client *c)
 
 int rvs_client_is_authenticated(const rvs_client *c)
 {
-    return c->auth == RVS_AUTH_AUTHENTICATED || c->auth == RVS_AUTH_SASL_LAYER_PENDING;
+    return phase_is_authenticated(c->auth);
 }
 
 int rvs_client_is_anonymous(const rvs_client *c)

@@ -107,10 +107,12 @@ static void client_wants_flush(rvs_client *c, void *opaque)
 /* The events of this loop iteration, one write per subscriber. */
 static void flush_queued(rvs_server *srv)
 {
-    rvs_client *c;
-    while ((c = rvs_client_flush_list_pop(&srv->to_flush)))
+    /* Tested here first: the list is empty on nearly every iteration. */
+    while (srv->to_flush) {
+        rvs_client *c = rvs_client_flush_list_pop(&srv->to_flush);
         if (!rvs_client_is_closing(c))
             rvs_client_flush(c);
+    }
 }
 
 static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
