@@ -47,14 +47,16 @@ typedef struct rvs_client_env {
  * closes the client.
  *
  * Authentication: what the client may send and have run.
- *   phase               packets read          procedures run       output cap  deadline
- *   TLS_HANDSHAKE       none (handshake only)  none                 64 KiB      tls_handshake_timeout
- *   ANONYMOUS           up to 64 KiB each      those without        64 KiB      auth_timeout
- *                                              "@auth required"
- *   SASL_LAYER_PENDING  none until the last clear reply is out,     full        -
- *                       then the layer wraps the transport
- *   AUTHENTICATED       up to RV_FRAME_MAX     all (the read-only   full        -
- *                                              gate apart)
+ *   TLS_HANDSHAKE       only handshake records; nothing is dispatched.
+ *                       Output cap 64 KiB; deadline tls_handshake_timeout.
+ *   ANONYMOUS           packets of up to 64 KiB; only the procedures not
+ *                       "@auth required" run (AUTH_*), the rest are refused.
+ *                       Output cap 64 KiB; deadline auth_timeout.
+ *   SASL_LAYER_PENDING  authenticated, but nothing more is read or run
+ *                       until the last reply is out in clear and the SASL
+ *                       layer wraps the transport.  Full output cap.
+ *   AUTHENTICATED       packets of up to RV_FRAME_MAX; every procedure
+ *                       (the read-only gate apart).  Full output cap.
  * TLS_HANDSHAKE and ANONYMOUS count against max_anonymous_clients.
  * Moves: TLS_HANDSHAKE -> ANONYMOUS (SASL to do) or AUTHENTICATED;
  *        ANONYMOUS -> AUTHENTICATED, or SASL_LAYER_PENDING (SASL chose a

@@ -45,10 +45,11 @@ static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
         .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
     };
     rv_err encode_err = { 0 };
-    if (rv_frame_encode(rvs_client_output(c), &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err) < 0) {
+    rv_buf *out = rvs_client_output(c);
+    if (rv_frame_encode(out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err) < 0) {
         /* Only an impossibly long message gets here; say less. */
         message = (char *)"error message too long to send";
-        rv_frame_encode(rvs_client_output(c), &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err);
+        rv_frame_encode(out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err);
     }
     rv_err_clear(&encode_err);
 }
@@ -176,7 +177,8 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
         return -1;
     }
     RV_DEBUG("client %llu: prog=%#x vers=%u proc=%d type=%d serial=%u status=%d len=%zu",
-             rvs_client_serial_no(c), hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial, hdr.status, len);
+             rvs_client_serial_no(c), hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial,
+             hdr.status, len);
 
     if (hdr.prog == RV_KEEPALIVE_PROGRAM) {
         if (hdr.type != RV_MESSAGE) {
