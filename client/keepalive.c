@@ -29,14 +29,10 @@ void rvc_conn_send_keepalive(struct rvc_conn *c, int proc)
         return;
     if (pthread_mutex_trylock(&c->write_lock) != 0)
         return;
-    rv_header h = {
-        .prog = RV_KEEPALIVE_PROGRAM, .vers = RV_KEEPALIVE_VERSION,
-        .proc = proc, .type = RV_MESSAGE, .serial = 0, .status = RV_OK,
-    };
+    char frame[RV_KEEPALIVE_FRAME_LEN];
+    rv_frame_keepalive(frame, proc);
     rv_err err = { 0 };
-    c->wbuf.start = c->wbuf.len = 0;
-    if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, &err) < 0 ||
-        rvc_conn_write_all(c, c->wbuf.data, c->wbuf.len, &err) < 0)
+    if (rvc_conn_write_all(c, frame, sizeof(frame), &err) < 0)
         RV_DEBUG("cannot send a keepalive %s: %s", proc == RV_KEEPALIVE_PROC_PING ? "ping" : "pong",
                  err.message ? err.message : "?");
     pthread_mutex_unlock(&c->write_lock);

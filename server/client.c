@@ -9,12 +9,52 @@
 
 #include "common/log.h"
 #include "rv_keepalive.h"
-#include "server/dispatch.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
 #include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.client");
+
+struct rvs_client {
+    const rvs_client_env *env;
+    rv_transport *tr;
+    rvs_dispatcher dispatch;
+    void *dispatch_opaque;
+    rvs_auth_phase auth;        /* see the phase tables in client.h */
+    rvs_io_phase io;
+    ev_io read_watcher;
+    ev_io write_watcher;
+    ev_timer deadline;          /* drops a client that does not finish its
+                                 * TLS handshake or authentication in time */
+    ev_timer output_deadline;   /* drops a client that stays at the output cap */
+    rv_buf in;                  /* bytes read, not yet dispatched */
+    rv_buf out;                 /* encoded replies and events not yet written */
+    int inflight;               /* calls whose replies are not all written */
+    /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
+    ev_timer keepalive;
+    ev_tstamp last_heard;       /* when the client last sent anything */
+    int pings_unanswered;
+    rvs_subscriptions subs;
+    unsigned long long serial_no;   /* the server's number for this client, for logs */
+    char from[80];              /* "local" or the peer's address:port */
+    rv_peer_identity peer;      /* Unix sockets */
+    char *x509_dn;              /* TLS: the verified client certificate's DN */
+    char *sasl_user;            /* the SASL user it authenticated as */
+    struct rv_sasl *sasl;       /* the SASL exchange under way */
+    int min_ssf;                /* the SASL security strength this listener needs */
+    unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
+    unsigned local : 1;         /* came in on a Unix socket */
+    unsigned sasl_required : 1; /* its listener wants SASL (after any TLS handshake) */
+    unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
+    unsigned dispatching : 1;       /* inside one of its own calls */
+    unsigned flush_queued : 1;      /* on the server's list of clients to write to */
+    /* The hypervisor connection opened by CONNECT_OPEN. */
+    const rv_driver *drv;
+    rv_driver_conn *drv_conn;
+    char *uri;
+    rvs_client *prev, *next;    /* the server's list */
+    rvs_client *flush_next;     /* the server's list of clients to write to */
+};
 
 /* Enough for any small call in one read; bigger frames grow the buffer to
  * their (already checked) length and shrink back afterwards. */
@@ -25,12 +65,134 @@ RV_LOG_CATEGORY("server.client");
 /* The output cap before authentication: a stranger's replies are a few
  * small AUTH_ answers, so it may make the daemon hold little more. */
 #define RVS_PREAUTH_OUTPUT_MAX 65536
+/* The external SSF of a Unix socket: nothing outside the host sees it. */
+#define RVS_LOCAL_SSF 256
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
 
 static void handshake_step(rvs_client *c);
 static void on_keepalive(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* ---- the phases (their tables are in client.h) ---- */
+
+static const char *const auth_phase_names[] = {
+    [RVS_AUTH_TLS_HANDSHAKE] = "TLS handshake",
+    [RVS_AUTH_ANONYMOUS] = "anonymous",
+    [RVS_AUTH_SASL_LAYER_PENDING] = "SASL layer pending",
+    [RVS_AUTH_AUTHENTICATED] = "authenticated",
+};
+
+static const char *const io_phase_names[] = {
+    [RVS_IO_OPEN] = "open",
+    [RVS_IO_PAUSED] = "paused",
+    [RVS_IO_CLOSING_AFTER_FLUSH] = "closing after flush",
+    [RVS_IO_CLOSING] = "closing",
+};
+
+static int auth_move_allowed(rvs_auth_phase from, rvs_auth_phase to)
+{
+    switch (from) {
+    case RVS_AUTH_TLS_HANDSHAKE:
+        return to == RVS_AUTH_ANONYMOUS || to == RVS_AUTH_AUTHENTICATED;
+    case RVS_AUTH_ANONYMOUS:
+        return to == RVS_AUTH_AUTHENTICATED || to == RVS_AUTH_SASL_LAYER_PENDING;
+    case RVS_AUTH_SASL_LAYER_PENDING:
+        return to == RVS_AUTH_AUTHENTICATED;
+    case RVS_AUTH_AUTHENTICATED:
+        break;
+    }
+    return 0;
+}
+
+static int io_move_allowed(rvs_io_phase from, rvs_io_phase to)
+{
+    switch (from) {
+    case RVS_IO_OPEN:
+        return to == RVS_IO_PAUSED || to == RVS_IO_CLOSING_AFTER_FLUSH || to == RVS_IO_CLOSING;
+    case RVS_IO_PAUSED:
+        return to == RVS_IO_OPEN || to == RVS_IO_CLOSING_AFTER_FLUSH || to == RVS_IO_CLOSING;
+    case RVS_IO_CLOSING_AFTER_FLUSH:
+        return to == RVS_IO_CLOSING;
+    case RVS_IO_CLOSING:
+        break;
+    }
+    return 0;
+}
+
+/* A bug, not the client's doing; in production the client goes rather
+ * than the daemon. */
+static void illegal_move(rvs_client *c, const char *phase, const char *from, const char *to)
+{
+    char name[256];
+    RV_ERROR("%s: internal error: its %s phase cannot go from %s to %s; closing it",
+             rvs_client_name(c, name, sizeof(name)), phase, from, to);
+    rvs_client_close(c, "internal error: illegal state change");
+}
+
+/* Inside this file the phase tests are inline: they sit on every call's
+ * path, and the exported wrappers below cannot be inlined from a PIC
+ * object. */
+static inline int phase_is_anonymous(rvs_auth_phase p)
+{
+    return p == RVS_AUTH_TLS_HANDSHAKE || p == RVS_AUTH_ANONYMOUS;
+}
+
+static inline int phase_is_authenticated(rvs_auth_phase p)
+{
+    return p == RVS_AUTH_AUTHENTICATED || p == RVS_AUTH_SASL_LAYER_PENDING;
+}
+
+static void start_deadline(rvs_client *c, int seconds)
+{
+    ev_timer_stop(c->env->loop, &c->deadline);
+    ev_timer_set(&c->deadline, seconds, 0.);
+    ev_timer_start(c->env->loop, &c->deadline);
+}
+
+/* The one place the authentication phase changes, with what comes with
+ * it: the auth deadline, and leaving the anonymous count.  -1 (and the
+ * client closed) on a move the table does not list. */
+static int set_auth_phase(rvs_client *c, rvs_auth_phase to)
+{
+    if (!auth_move_allowed(c->auth, to)) {
+        illegal_move(c, "authentication", auth_phase_names[c->auth], auth_phase_names[to]);
+        return -1;
+    }
+    int was_anonymous = phase_is_anonymous(c->auth);
+    c->auth = to;
+    if (to == RVS_AUTH_ANONYMOUS) {
+        start_deadline(c, c->env->auth_timeout);
+    } else if (was_anonymous) {
+        ev_timer_stop(c->env->loop, &c->deadline);
+        c->env->on_authenticated(c, c->env->opaque);
+    }
+    return 0;
+}
+
+/* The one place the I/O phase changes.  Outside the TLS handshake (which
+ * drives the watchers itself) the read watcher runs exactly while OPEN.
+ * -1 (and the client closed) on a move the table does not list. */
+static int set_io_phase(rvs_client *c, rvs_io_phase to)
+{
+    if (!io_move_allowed(c->io, to)) {
+        illegal_move(c, "I/O", io_phase_names[c->io], io_phase_names[to]);
+        return -1;
+    }
+    c->io = to;
+    if (to == RVS_IO_OPEN)
+        ev_io_start(c->env->loop, &c->read_watcher);
+    else
+        ev_io_stop(c->env->loop, &c->read_watcher);
+    return 0;
+}
+
+static inline int reading(const rvs_client *c)
+{
+    return c->io == RVS_IO_OPEN;
+}
+
+/* ---- life ---- */
 
 /* The deadline for what an anonymous client must do first: its TLS
  * handshake, then (with SASL) its authentication. */
@@ -41,7 +203,7 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
     rvs_client *c = w->data;
     char name[256];
     rvs_client_name(c, name, sizeof(name));
-    if (c->handshaking) {
+    if (c->auth == RVS_AUTH_TLS_HANDSHAKE) {
         RV_WARN("%s: no TLS handshake within %d s; closing it", name,
                 c->env->handshake_timeout);
         rvs_client_close(c, "TLS handshake timed out");
@@ -56,7 +218,8 @@ static void on_deadline(struct ev_loop *loop, ev_timer *w, int revents)
 static size_t output_cap(const rvs_client *c)
 {
     size_t cap = c->env->max_client_output;
-    return !c->authenticated && cap > RVS_PREAUTH_OUTPUT_MAX ? RVS_PREAUTH_OUTPUT_MAX : cap;
+    return !phase_is_authenticated(c->auth) && cap > RVS_PREAUTH_OUTPUT_MAX
+               ? RVS_PREAUTH_OUTPUT_MAX : cap;
 }
 
 /* A client that stayed at its output cap for output_timeout: it reads
@@ -74,32 +237,20 @@ static void on_output_deadline(struct ev_loop *loop, ev_timer *w, int revents)
     rvs_client_close(c, "output unread past client_output_timeout");
 }
 
-static void start_deadline(rvs_client *c, int seconds)
-{
-    ev_timer_stop(c->env->loop, &c->deadline);
-    ev_timer_set(&c->deadline, seconds, 0.);
-    ev_timer_start(c->env->loop, &c->deadline);
-}
-
-rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
-                           const rvs_client_start *how, unsigned long long serial_no)
+/* Zeroed, with its watchers set up but not started, fd -1 without a
+ * transport. */
+static rvs_client *client_alloc(const rvs_client_env *env, rv_transport *tr,
+                                unsigned long long serial_no)
 {
     rvs_client *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
     c->env = env;
     c->tr = tr;
-    c->readonly = how->readonly ? 1 : 0;
     c->serial_no = serial_no;
-    c->min_ssf = how->min_ssf;
-    c->local = how->local ? 1 : 0;
-    snprintf(c->from, sizeof(c->from), "%s", how->from);
-    /* With auth "none" a client may call anything at once (after its TLS
-     * handshake); with SASL only the AUTH_ procedures until it is done. */
-    c->authenticated = how->sasl ? 0 : 1;
-    c->anonymous = how->sasl || how->tls_handshake;
-    ev_io_init(&c->read_watcher, on_readable, tr->fd, EV_READ);
-    ev_io_init(&c->write_watcher, on_writable, tr->fd, EV_WRITE);
+    int fd = tr ? tr->fd : -1;
+    ev_io_init(&c->read_watcher, on_readable, fd, EV_READ);
+    ev_io_init(&c->write_watcher, on_writable, fd, EV_WRITE);
     c->read_watcher.data = c;
     c->write_watcher.data = c;
     ev_timer_init(&c->deadline, on_deadline, 0., 0.);
@@ -108,16 +259,55 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
     c->output_deadline.data = c;
     ev_timer_init(&c->keepalive, on_keepalive, 0., 0.);
     c->keepalive.data = c;
+    return c;
+}
+
+rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
+                           const rvs_client_start *how, unsigned long long serial_no)
+{
+    rvs_client *c = client_alloc(env, tr, serial_no);
+    if (!c)
+        return NULL;
+    c->readonly = how->readonly ? 1 : 0;
+    c->min_ssf = how->min_ssf;
+    c->local = how->local ? 1 : 0;
+    c->sasl_required = how->sasl ? 1 : 0;
+    if (how->peer)
+        c->peer = *how->peer;
+    snprintf(c->from, sizeof(c->from), "%s", how->from);
+    c->io = RVS_IO_OPEN;
     if (how->tls_handshake) {
         /* The client speaks first (its hello); the handshake runs from the
          * watchers, never from here, where the server does not list c yet. */
-        c->handshaking = 1;
+        c->auth = RVS_AUTH_TLS_HANDSHAKE;
         start_deadline(c, env->handshake_timeout);
-    } else if (!c->authenticated) {
+    } else if (how->sasl) {
+        /* Only the AUTH_ procedures until SASL is done. */
+        c->auth = RVS_AUTH_ANONYMOUS;
         start_deadline(c, env->auth_timeout);
+    } else {
+        /* With auth "none" a client may call anything at once. */
+        c->auth = RVS_AUTH_AUTHENTICATED;
     }
     ev_io_start(env->loop, &c->read_watcher);
     return c;
+}
+
+rvs_client *rvs_client_new_detached(const rvs_client_env *env, unsigned long long serial_no)
+{
+    rvs_client *c = client_alloc(env, NULL, serial_no);
+    if (!c)
+        return NULL;
+    snprintf(c->from, sizeof(c->from), "detached");
+    c->io = RVS_IO_OPEN;
+    c->auth = RVS_AUTH_AUTHENTICATED;
+    return c;
+}
+
+void rvs_client_set_dispatcher(rvs_client *c, rvs_dispatcher fn, void *opaque)
+{
+    c->dispatch = fn;
+    c->dispatch_opaque = opaque;
 }
 
 const char *rvs_client_name(rvs_client *c, char *buf, size_t len)
@@ -133,29 +323,223 @@ const char *rvs_client_name(rvs_client *c, char *buf, size_t len)
     return buf;
 }
 
-/* No longer anonymous: off the count, no deadline. */
-static void leave_anonymity(rvs_client *c)
+/* ---- accessors ---- */
+
+unsigned long long rvs_client_serial_no(const rvs_client *c)
 {
-    ev_timer_stop(c->env->loop, &c->deadline);
-    if (c->anonymous) {
-        c->anonymous = 0;
-        c->env->on_authenticated(c, c->env->opaque);
-    }
+    return c->serial_no;
 }
 
-void rvs_client_authenticated(rvs_client *c)
+const rv_peer_identity *rvs_client_peer(const rvs_client *c)
 {
-    c->authenticated = 1;
-    leave_anonymity(c);
+    return &c->peer;
 }
+
+int rvs_client_is_readonly(const rvs_client *c)
+{
+    return c->readonly;
+}
+
+void rvs_client_make_readonly(rvs_client *c)
+{
+    c->readonly = 1;
+}
+
+rvs_auth_phase rvs_client_auth_phase(const rvs_client *c)
+{
+    return c->auth;
+}
+
+int rvs_client_is_authenticated(const rvs_client *c)
+{
+    return phase_is_authenticated(c->auth);
+}
+
+int rvs_client_is_anonymous(const rvs_client *c)
+{
+    return phase_is_anonymous(c->auth);
+}
+
+int rvs_client_is_closing(const rvs_client *c)
+{
+    return c->io == RVS_IO_CLOSING;
+}
+
+struct rv_sasl *rvs_client_sasl(const rvs_client *c)
+{
+    return c->sasl;
+}
+
+void rvs_client_set_sasl(rvs_client *c, struct rv_sasl *s)
+{
+    if (c->sasl != s)
+        rv_sasl_free(c->sasl);
+    c->sasl = s;
+}
+
+int rvs_client_transport_ssf(const rvs_client *c)
+{
+    return c->local ? RVS_LOCAL_SSF : rv_tls_ssf(c->tr);
+}
+
+int rvs_client_min_ssf(const rvs_client *c)
+{
+    return c->min_ssf;
+}
+
+const char *const *rvs_client_sasl_allowed_users(const rvs_client *c)
+{
+    return c->env->sasl_allowed_users;
+}
+
+int rvs_client_sasl_done(rvs_client *c, const char *user, int security_layer)
+{
+    char *copy = strdup(user);
+    if (!copy)
+        return -1;
+    free(c->sasl_user);
+    c->sasl_user = copy;
+    /* With a layer, the last reply goes out in clear and the exchange
+     * becomes the layer; without one it has nothing more to do. */
+    if (set_auth_phase(c, security_layer ? RVS_AUTH_SASL_LAYER_PENDING
+                                         : RVS_AUTH_AUTHENTICATED) == 0 && !security_layer)
+        rvs_client_set_sasl(c, NULL);
+    return 0;
+}
+
+rv_driver_conn *rvs_client_driver_conn(const rvs_client *c)
+{
+    return c->drv_conn;
+}
+
+const rv_driver *rvs_client_driver(const rvs_client *c)
+{
+    return c->drv;
+}
+
+const char *rvs_client_uri(const rvs_client *c)
+{
+    return c->uri;
+}
+
+void rvs_client_attach_driver(rvs_client *c, const rv_driver *drv, rv_driver_conn *conn,
+                              char *uri)
+{
+    c->drv = drv;
+    c->drv_conn = conn;
+    c->uri = uri;
+}
+
+void rvs_client_detach_driver(rvs_client *c)
+{
+    if (c->drv_conn)
+        c->drv->close(c->drv_conn);
+    c->drv_conn = NULL;
+    c->drv = NULL;
+    free(c->uri);
+    c->uri = NULL;
+    rvs_events_forget(&c->subs);
+}
+
+rvs_subscriptions *rvs_client_subscriptions(rvs_client *c)
+{
+    return &c->subs;
+}
+
+rv_buf *rvs_client_output(rvs_client *c)
+{
+    return &c->out;
+}
+
+/* ---- the server's lists ---- */
+
+void rvs_client_list_push(rvs_client **head, rvs_client *c)
+{
+    c->prev = NULL;
+    c->next = *head;
+    if (*head)
+        (*head)->prev = c;
+    *head = c;
+}
+
+void rvs_client_list_unlink(rvs_client **head, rvs_client *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        *head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+rvs_client *rvs_client_list_next(const rvs_client *c)
+{
+    return c->next;
+}
+
+void rvs_client_flush_list_push(rvs_client **head, rvs_client *c)
+{
+    c->flush_next = *head;
+    *head = c;
+}
+
+rvs_client *rvs_client_flush_list_pop(rvs_client **head)
+{
+    rvs_client *c = *head;
+    if (c) {
+        *head = c->flush_next;
+        c->flush_next = NULL;
+        c->flush_queued = 0;
+    }
+    return c;
+}
+
+void rvs_client_flush_soon(rvs_client *c)
+{
+    /* A client in the middle of its own call sends with its reply. */
+    if (c->dispatching || c->flush_queued)
+        return;
+    c->flush_queued = 1;
+    c->env->want_flush(c, c->env->opaque);
+}
+
+/* ---- closing ---- */
 
 void rvs_client_close_after_flush(rvs_client *c)
 {
-    c->close_after_flush = 1;
     /* Nothing more is read; what is queued goes out, then the close. */
-    ev_io_stop(c->env->loop, &c->read_watcher);
-    c->reading_paused = 1;
+    if (c->io == RVS_IO_OPEN || c->io == RVS_IO_PAUSED)
+        set_io_phase(c, RVS_IO_CLOSING_AFTER_FLUSH);
 }
+
+void rvs_client_close(rvs_client *c, const char *why)
+{
+    if (c->io == RVS_IO_CLOSING)
+        return;
+    set_io_phase(c, RVS_IO_CLOSING);
+    char name[256];
+    RV_DEBUG("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
+    ev_io_stop(c->env->loop, &c->write_watcher);
+    ev_timer_stop(c->env->loop, &c->deadline);
+    ev_timer_stop(c->env->loop, &c->output_deadline);
+    ev_timer_stop(c->env->loop, &c->keepalive);
+    c->env->on_close(c, c->env->opaque);
+}
+
+void rvs_client_free(rvs_client *c)
+{
+    rvs_client_detach_driver(c);
+    free(c->x509_dn);
+    free(c->sasl_user);
+    rv_sasl_free(c->sasl);
+    rv_transport_close(c->tr);
+    rv_buf_free(&c->in);
+    rv_buf_free(&c->out);
+    free(c);
+}
+
+/* ---- I/O ---- */
 
 /* Watch for exactly the events in `want`. */
 static void watch(rvs_client *c, short want)
@@ -187,11 +571,8 @@ static void handshake_step(rvs_client *c)
         watch(c, rv_transport_wait_events(c->tr, POLLIN));
         return;
     }
-    c->handshaking = 0;
-    if (c->authenticated)
-        leave_anonymity(c);
-    else
-        start_deadline(c, c->env->auth_timeout);
+    if (set_auth_phase(c, c->sasl_required ? RVS_AUTH_ANONYMOUS : RVS_AUTH_AUTHENTICATED) < 0)
+        return;
     const char *dn = rv_tls_peer_dn(c->tr);
     if (dn && !(c->x509_dn = strdup(dn))) {
         rvs_client_close(c, "out of memory");
@@ -208,46 +589,14 @@ static void handshake_step(rvs_client *c)
     rvs_client_flush(c);
     /* Packets that came with the last handshake flight are inside gnutls
      * already and will not make the fd readable. */
-    if (!c->closing && rv_transport_pending(c->tr) > 0)
+    if (c->io != RVS_IO_CLOSING && rv_transport_pending(c->tr) > 0)
         on_readable(c->env->loop, &c->read_watcher, EV_READ);
-}
-
-void rvs_client_close(rvs_client *c, const char *why)
-{
-    if (c->closing)
-        return;
-    c->closing = 1;
-    char name[256];
-    RV_DEBUG("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
-    ev_io_stop(c->env->loop, &c->read_watcher);
-    ev_io_stop(c->env->loop, &c->write_watcher);
-    ev_timer_stop(c->env->loop, &c->deadline);
-    ev_timer_stop(c->env->loop, &c->output_deadline);
-    ev_timer_stop(c->env->loop, &c->keepalive);
-    c->env->on_close(c, c->env->opaque);
-}
-
-void rvs_client_free(rvs_client *c)
-{
-    if (c->drv_conn)
-        c->drv->close(c->drv_conn);
-    free(c->uri);
-    free(c->x509_dn);
-    free(c->sasl_user);
-    rv_sasl_free(c->sasl);
-    rvs_events_forget(c);
-    rv_transport_close(c->tr);
-    rv_buf_free(&c->in);
-    rv_buf_free(&c->out);
-    free(c);
 }
 
 static void pause_reading(rvs_client *c)
 {
-    if (!c->reading_paused) {
-        c->reading_paused = 1;
-        ev_io_stop(c->env->loop, &c->read_watcher);
-    }
+    if (c->io == RVS_IO_OPEN)
+        set_io_phase(c, RVS_IO_PAUSED);
 }
 
 /* Whether a whole frame belongs to the keepalive program (its header's
@@ -269,7 +618,7 @@ static int output_full(rvs_client *c)
     if (rv_buf_used(&c->out) < output_cap(c))
         return 0;
     rvs_client_flush(c);
-    if (c->closing)
+    if (c->io == RVS_IO_CLOSING)
         return -1;
     if (rv_buf_used(&c->out) < output_cap(c))
         return 0;
@@ -288,8 +637,8 @@ static int output_full(rvs_client *c)
  * the client was closed. */
 static int dispatch_buffered(rvs_client *c)
 {
-    while (!c->closing && !c->close_after_flush) {
-        if (c->sasl_layer_next) {
+    while (reading(c)) {
+        if (c->auth == RVS_AUTH_SASL_LAYER_PENDING) {
             /* Authentication finished with a security layer: what follows
              * must come through it, so nothing buffered in clear runs. */
             pause_reading(c);
@@ -301,7 +650,8 @@ static int dispatch_buffered(rvs_client *c)
         rv_err err = { 0 };
         /* Before authentication only small AUTH_ calls make sense; an
          * anonymous client cannot make the daemon buffer megabytes. */
-        if (rv_frame_check_len(len, c->authenticated ? RV_FRAME_MAX : RVS_PREAUTH_FRAME_MAX,
+        if (rv_frame_check_len(len, c->auth == RVS_AUTH_AUTHENTICATED ? RV_FRAME_MAX
+                                                                       : RVS_PREAUTH_FRAME_MAX,
                                &err) < 0) {
             RV_WARN("client %llu: %s; closing it", c->serial_no, err.message);
             rvs_client_close(c, err.message ? err.message : "bad packet length");
@@ -324,17 +674,22 @@ static int dispatch_buffered(rvs_client *c)
         if (!keepalive && c->inflight >= c->env->max_client_requests) {
             /* Replies go out first; what is buffered waits for them. */
             rvs_client_flush(c);
-            if (c->closing)
+            if (c->io == RVS_IO_CLOSING)
                 return -1;
             if (c->inflight >= c->env->max_client_requests) {
                 pause_reading(c);
                 return 0;
             }
         }
+        if (!c->dispatch) {
+            RV_ERROR("client %llu: internal error: no dispatcher set; closing it", c->serial_no);
+            rvs_client_close(c, "no dispatcher");
+            return -1;
+        }
         if (!keepalive)
             c->inflight++;
         c->dispatching = 1;
-        int rc = rvs_dispatch_frame(c, rv_buf_head(&c->in), len);
+        int rc = c->dispatch(c, rv_buf_head(&c->in), len, c->dispatch_opaque);
         c->dispatching = 0;
         if (rc < 0) {
             rvs_client_close(c, "unparseable packet");
@@ -342,7 +697,7 @@ static int dispatch_buffered(rvs_client *c)
         }
         rv_buf_consume(&c->in, len);
     }
-    return c->closing ? -1 : 0;
+    return c->io == RVS_IO_CLOSING ? -1 : 0;
 }
 
 static void read_some(rvs_client *c)
@@ -379,18 +734,18 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     (void)revents;
     rvs_client *c = w->data;
-    if (c->handshaking) {
+    if (c->auth == RVS_AUTH_TLS_HANDSHAKE) {
         handshake_step(c);
         return;
     }
     do {
         read_some(c);
-        if (c->closing || dispatch_buffered(c) < 0)
+        if (c->io == RVS_IO_CLOSING || dispatch_buffered(c) < 0)
             return;
-    } while (!c->reading_paused && rv_transport_pending(c->tr) > 0);
+    } while (reading(c) && rv_transport_pending(c->tr) > 0);
     /* Write what this batch produced before the loop sleeps. */
     rvs_client_flush(c);
-    if (!c->closing && rv_buf_used(&c->in) == 0)
+    if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->in) == 0)
         rv_buf_shrink(&c->in, RVS_KEEP_BUF);
 }
 
@@ -402,7 +757,8 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
 static int start_sasl_layer(rvs_client *c)
 {
     rv_err err = { 0 };
-    c->sasl_layer_next = 0;
+    if (set_auth_phase(c, RVS_AUTH_AUTHENTICATED) < 0)
+        return -1;
     /* The layer owns both from here, and frees them if it fails. */
     rv_transport *wrapped = rv_sasl_transport_new(c->tr, c->sasl, &err);
     c->tr = NULL;
@@ -423,16 +779,14 @@ static int start_sasl_layer(rvs_client *c)
         rvs_client_close(c, "clear-text data after the SASL layer was negotiated");
         return -1;
     }
-    if (c->reading_paused) {
-        c->reading_paused = 0;
-        ev_io_start(c->env->loop, &c->read_watcher);
-    }
+    if (c->io == RVS_IO_PAUSED)
+        set_io_phase(c, RVS_IO_OPEN);
     return 0;
 }
 
 void rvs_client_flush(rvs_client *c)
 {
-    while (!c->closing && rv_buf_used(&c->out) > 0) {
+    while (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) > 0) {
         ssize_t n = rv_transport_write(c->tr, rv_buf_head(&c->out), rv_buf_used(&c->out));
         if (n < 0) {
             if (errno == EINTR)
@@ -446,16 +800,16 @@ void rvs_client_flush(rvs_client *c)
         }
         rv_buf_consume(&c->out, (size_t)n);
     }
-    if (c->closing)
+    if (c->io == RVS_IO_CLOSING)
         return;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
     ev_timer_stop(c->env->loop, &c->output_deadline);
-    if (c->close_after_flush) {
+    if (c->io == RVS_IO_CLOSING_AFTER_FLUSH) {
         rvs_client_close(c, "refused");
         return;
     }
-    if (c->sasl_layer_next && start_sasl_layer(c) < 0)
+    if (c->auth == RVS_AUTH_SASL_LAYER_PENDING && start_sasl_layer(c) < 0)
         return;
     if (!c->read_wants_write)
         ev_io_stop(c->env->loop, &c->write_watcher);
@@ -466,29 +820,27 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)revents;
     rvs_client *c = w->data;
-    if (c->handshaking) {
+    if (c->auth == RVS_AUTH_TLS_HANDSHAKE) {
         handshake_step(c);
         return;
     }
     if (c->read_wants_write) {
         c->read_wants_write = 0;
-        if (!c->reading_paused) {
+        if (reading(c)) {
             on_readable(loop, &c->read_watcher, EV_READ);
             return;
         }
     }
     rvs_client_flush(c);
-    if (!c->closing && rv_buf_used(&c->out) < output_cap(c))
+    if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) < output_cap(c))
         ev_timer_stop(loop, &c->output_deadline);
-    if (c->closing || rv_buf_used(&c->out) > 0 || !c->reading_paused)
+    if (c->io != RVS_IO_PAUSED || rv_buf_used(&c->out) > 0)
         return;
     /* The replies that held reading back are out: catch up on what is
      * buffered, then listen again. */
-    c->reading_paused = 0;
-    if (dispatch_buffered(c) < 0)
+    if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
         return;
-    if (!c->reading_paused) {
-        ev_io_start(loop, &c->read_watcher);
+    if (reading(c)) {
         /* Bytes TLS took in before the pause do not make the fd readable:
          * with nothing more coming, waiting for it would stall the client. */
         if (rv_transport_pending(c->tr) > 0)
@@ -500,7 +852,7 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
 
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
 {
-    if (c->closing || c->close_after_flush)
+    if (c->io == RVS_IO_CLOSING || c->io == RVS_IO_CLOSING_AFTER_FLUSH)
         return NULL;
     /* Reading stops at the cap, but events and PINGs come anyway: one
      * that does not fit means the client has stopped reading. */
@@ -556,20 +908,13 @@ static void on_keepalive(struct ev_loop *loop, ev_timer *w, int revents)
         rvs_client_close(c, "keepalive timeout");
         return;
     }
-    /* A PING is the bare header: length, program, version, procedure,
-     * type MESSAGE, serial 0, status OK. */
-    const uint32_t words[] = { RV_FRAME_MIN, RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION,
-                               RV_KEEPALIVE_PROC_PING, RV_MESSAGE, 0, RV_OK };
-    char frame[sizeof(words)];
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
-        uint32_t be = htonl(words[i]);
-        memcpy(frame + 4 * i, &be, 4);
-    }
-    if (!rvs_client_queue_unsolicited(c, frame, sizeof(frame)))
+    char ping[RV_KEEPALIVE_FRAME_LEN];
+    rv_frame_keepalive(ping, RV_KEEPALIVE_PROC_PING);
+    if (!rvs_client_queue_unsolicited(c, ping, sizeof(ping)))
         return;
     c->pings_unanswered++;
     rvs_client_flush(c);
-    if (c->closing)
+    if (c->io == RVS_IO_CLOSING)
         return;
     ev_timer_set(w, interval, 0.);
     ev_timer_start(loop, w);

@@ -1,5 +1,6 @@
-/* One connected client: its transport, buffers, identity and driver
- * connection.  Only the server loop's thread touches it. */
+/* One connected client: its transport, buffers, identity, state and
+ * driver connection, behind functions (the struct is client.c's).  Only
+ * the server loop's thread touches it. */
 #ifndef RV_SERVER_CLIENT_H
 #define RV_SERVER_CLIENT_H
 
@@ -40,58 +41,63 @@ typedef struct rvs_client_env {
     void *opaque;
 } rvs_client_env;
 
-struct rvs_client {
-    const rvs_client_env *env;
-    rv_transport *tr;
-    ev_io read_watcher;
-    ev_io write_watcher;
-    ev_timer deadline;          /* drops a client that does not finish its
-                                 * TLS handshake or authentication in time */
-    ev_timer output_deadline;   /* drops a client that stays at the output cap */
-    rv_buf in;                  /* bytes read, not yet dispatched */
-    rv_buf out;                 /* encoded replies and events not yet written */
-    int inflight;               /* calls whose replies are not all written */
-    /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
-    ev_timer keepalive;
-    ev_tstamp last_heard;       /* when the client last sent anything */
-    int pings_unanswered;
-    /* Event subscriptions, in registration order. */
-    rvs_subscription *subs;
-    int nsubs, subs_cap;
-    int last_callback_id;
-    unsigned long long serial_no;   /* the server's number for this client, for logs */
-    char from[80];              /* "local" or the peer's address:port */
-    rv_peer_identity peer;      /* Unix sockets */
-    char *x509_dn;              /* TLS: the verified client certificate's DN */
-    char *sasl_user;            /* the SASL user it authenticated as */
-    struct rv_sasl *sasl;       /* the SASL exchange under way */
-    int min_ssf;                /* the SASL security strength this listener needs */
-    unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
-    unsigned authenticated : 1;
-    unsigned closing : 1;
-    unsigned reading_paused : 1;
-    unsigned handshaking : 1;   /* TLS handshake not finished: no packets yet */
-    unsigned anonymous : 1;     /* counted in max_anonymous_clients */
-    unsigned local : 1;         /* came in on a Unix socket */
-    unsigned sasl_layer_next : 1;   /* wrap the transport once the output is out;
-                                     * nothing is read or dispatched until then */
-    unsigned close_after_flush : 1; /* a refusal is queued: close once it is sent */
-    unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
-    unsigned dispatching : 1;       /* inside one of its own calls */
-    unsigned flush_queued : 1;      /* on the server's list of clients to write to */
-    /* The hypervisor connection opened by CONNECT_OPEN. */
-    const rv_driver *drv;
-    rv_driver_conn *drv_conn;
-    char *uri;
-    rvs_client *prev, *next;    /* the server's list */
-    rvs_client *flush_next;     /* the server's list of clients to write to */
-};
+/* A client's state is two phases that change independently, named here
+ * and changed only inside client.c, one checked function per phase: a
+ * move the tables below do not list is logged as an internal error and
+ * closes the client.
+ *
+ * Authentication: what the client may send and have run.
+ *   TLS_HANDSHAKE       only handshake records; nothing is dispatched.
+ *                       Output cap 64 KiB; deadline tls_handshake_timeout.
+ *   ANONYMOUS           packets of up to 64 KiB; only the procedures not
+ *                       "@auth required" run (AUTH_*), the rest are refused.
+ *                       Output cap 64 KiB; deadline auth_timeout.
+ *   SASL_LAYER_PENDING  authenticated, but nothing more is read or run
+ *                       until the last reply is out in clear and the SASL
+ *                       layer wraps the transport.  Full output cap.
+ *   AUTHENTICATED       packets of up to RV_FRAME_MAX; every procedure
+ *                       (the read-only gate apart).  Full output cap.
+ * TLS_HANDSHAKE and ANONYMOUS count against max_anonymous_clients.
+ * Moves: TLS_HANDSHAKE -> ANONYMOUS (SASL to do) or AUTHENTICATED;
+ *        ANONYMOUS -> AUTHENTICATED, or SASL_LAYER_PENDING (SASL chose a
+ *        security layer); SASL_LAYER_PENDING -> AUTHENTICATED. */
+typedef enum rvs_auth_phase {
+    RVS_AUTH_TLS_HANDSHAKE,
+    RVS_AUTH_ANONYMOUS,
+    RVS_AUTH_SASL_LAYER_PENDING,
+    RVS_AUTH_AUTHENTICATED,
+} rvs_auth_phase;
+
+/* I/O: whether the client is read from and written to.
+ *   phase                reads  dispatches  writes
+ *   OPEN                 yes    yes         yes
+ *   PAUSED               no     no          yes: until what held it back is
+ *                                           out (in-flight limit, output cap,
+ *                                           SASL layer pending)
+ *   CLOSING_AFTER_FLUSH  no     no          yes: a refusal, then CLOSING
+ *   CLOSING              no     no          no: the server frees it once
+ *                                           the callbacks have returned
+ * Moves: OPEN <-> PAUSED; OPEN or PAUSED -> CLOSING_AFTER_FLUSH;
+ *        any but CLOSING -> CLOSING. */
+typedef enum rvs_io_phase {
+    RVS_IO_OPEN,
+    RVS_IO_PAUSED,
+    RVS_IO_CLOSING_AFTER_FLUSH,
+    RVS_IO_CLOSING,
+} rvs_io_phase;
+
+/* Runs one whole frame (len bytes at frame, length word included, already
+ * bounds-checked) and appends any reply to rvs_client_output(c).  Returns
+ * 0, or -1 when the frame is so broken that the client must close.  The
+ * server sets it on each client it accepts; the client calls only it. */
+typedef int (*rvs_dispatcher)(rvs_client *c, const char *frame, size_t len, void *opaque);
 
 /* How a new client starts, from the listener it came in on. */
 typedef struct rvs_client_start {
     int readonly;
     const char *from;           /* "local" or address:port, for logs */
     int local;                  /* a Unix socket */
+    const rv_peer_identity *peer;   /* Unix sockets: who connected; else NULL */
     int tls_handshake;          /* TLS: the handshake comes first */
     int sasl;                   /* must authenticate with SASL before other calls */
     int min_ssf;                /* with sasl: the least security strength */
@@ -101,13 +107,86 @@ typedef struct rvs_client_start {
  * with a TLS handshake or SASL to do starts anonymous, with a deadline. */
 rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
                            const rvs_client_start *how, unsigned long long serial_no);
+/* A client with no transport and no watchers, already authenticated, for
+ * driving a dispatcher by hand (unit tests, the dispatch fuzzer): its
+ * replies pile up in rvs_client_output(). */
+rvs_client *rvs_client_new_detached(const rvs_client_env *env, unsigned long long serial_no);
+
+void rvs_client_set_dispatcher(rvs_client *c, rvs_dispatcher fn, void *opaque);
+
+/* ---- identity, for checks and logs ---- */
 
 /* Who the client is, for logs: "client 7 (uid 0 pid 123)", "client 8
  * (192.0.2.1:4000, DN C=GB,CN=a, SASL user bob)". */
 const char *rvs_client_name(rvs_client *c, char *buf, size_t len);
+unsigned long long rvs_client_serial_no(const rvs_client *c);
+/* Unix sockets: SO_PEERCRED at accept time; zeros elsewhere. */
+const rv_peer_identity *rvs_client_peer(const rvs_client *c);
+int rvs_client_is_readonly(const rvs_client *c);
+/* CONNECT_OPEN asked for read-only: there is no way back. */
+void rvs_client_make_readonly(rvs_client *c);
 
-/* The SASL exchange finished: the client may call anything now. */
-void rvs_client_authenticated(rvs_client *c);
+/* ---- state (see the phase tables above) ---- */
+
+rvs_auth_phase rvs_client_auth_phase(const rvs_client *c);
+/* AUTHENTICATED or SASL_LAYER_PENDING: may run "@auth required" calls. */
+int rvs_client_is_authenticated(const rvs_client *c);
+/* TLS_HANDSHAKE or ANONYMOUS: counted in max_anonymous_clients. */
+int rvs_client_is_anonymous(const rvs_client *c);
+int rvs_client_is_closing(const rvs_client *c);
+
+/* ---- SASL, for the AUTH_SASL_ handlers ---- */
+
+/* The exchange under way, or NULL. */
+struct rv_sasl *rvs_client_sasl(const rvs_client *c);
+/* Replaces (and frees) the exchange under way; s may be NULL. */
+void rvs_client_set_sasl(rvs_client *c, struct rv_sasl *s);
+/* The strength the transport already gives (TLS, or a local socket):
+ * SASL's external SSF. */
+int rvs_client_transport_ssf(const rvs_client *c);
+/* The SASL strength this client's listener asks for. */
+int rvs_client_min_ssf(const rvs_client *c);
+const char *const *rvs_client_sasl_allowed_users(const rvs_client *c);
+/* SASL finished as `user` (ANONYMOUS -> AUTHENTICATED, or with
+ * security_layer -> SASL_LAYER_PENDING, the exchange kept for the layer;
+ * without, the exchange is freed).  -1, nothing changed, when out of
+ * memory. */
+int rvs_client_sasl_done(rvs_client *c, const char *user, int security_layer);
+
+/* ---- the hypervisor connection (CONNECT_OPEN) ---- */
+
+/* NULL before CONNECT_OPEN and after CONNECT_CLOSE. */
+rv_driver_conn *rvs_client_driver_conn(const rvs_client *c);
+const rv_driver *rvs_client_driver(const rvs_client *c);
+const char *rvs_client_uri(const rvs_client *c);
+/* Takes ownership of conn (opened by drv) and uri. */
+void rvs_client_attach_driver(rvs_client *c, const rv_driver *drv, rv_driver_conn *conn,
+                              char *uri);
+/* Closes the connection, if any, and drops the event subscriptions that
+ * belong to it. */
+void rvs_client_detach_driver(rvs_client *c);
+rvs_subscriptions *rvs_client_subscriptions(rvs_client *c);
+
+/* ---- output ---- */
+
+/* Where replies are appended (the dispatcher's output). */
+rv_buf *rvs_client_output(rvs_client *c);
+
+/* Write what is queued now; arm the write watcher if the socket is full. */
+void rvs_client_flush(rvs_client *c);
+
+/* Queue a packet the client did not ask for (an event, a PING) and return
+ * where its copy starts in the output, for the caller to patch; the caller
+ * flushes.  A client whose unread output would pass its output cap is
+ * closed instead, with the reason logged, and NULL returned. */
+char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
+
+/* Unsolicited packets were queued outside the client's own call: write
+ * them with its reply if it is in one, else ask the server (env's
+ * want_flush, once per batch) to write them before the loop sleeps. */
+void rvs_client_flush_soon(rvs_client *c);
+
+/* ---- closing ---- */
 
 /* Send what is queued, then close (a refusal the client should read). */
 void rvs_client_close_after_flush(rvs_client *c);
@@ -116,17 +195,21 @@ void rvs_client_close(rvs_client *c, const char *why);
 /* Frees everything; only from outside the client's callbacks. */
 void rvs_client_free(rvs_client *c);
 
-/* Write what is queued in c->out now; arm the write watcher if the socket is full. */
-void rvs_client_flush(rvs_client *c);
-
-/* Queue a packet the client did not ask for (an event, a PING) and return
- * where its copy starts in c->out, for the caller to patch; the caller
- * flushes.  A client whose unread output would pass its output cap is
- * closed instead, with the reason logged, and NULL returned. */
-char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
-
 /* Start PINGing a client that said it answers them (no-op if disabled by
  * keepalive_interval = -1 or already started). */
 void rvs_client_start_keepalive(rvs_client *c);
+
+/* ---- the server's lists ---- */
+
+/* The server keeps its clients on lists linked through the clients
+ * themselves, so that joining and leaving allocate nothing: the members
+ * (connected, or closed and waiting to be freed) and those to flush. */
+void rvs_client_list_push(rvs_client **head, rvs_client *c);
+void rvs_client_list_unlink(rvs_client **head, rvs_client *c);
+rvs_client *rvs_client_list_next(const rvs_client *c);
+/* The flush list, fed by env's want_flush: pop returns the next client
+ * to write (NULL at the end) and lets it ask again. */
+void rvs_client_flush_list_push(rvs_client **head, rvs_client *c);
+rvs_client *rvs_client_flush_list_pop(rvs_client **head);
 
 #endif

@@ -45,10 +45,11 @@ static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
         .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
     };
     rv_err encode_err = { 0 };
-    if (rv_frame_encode(&c->out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err) < 0) {
+    rv_buf *out = rvs_client_output(c);
+    if (rv_frame_encode(out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err) < 0) {
         /* Only an impossibly long message gets here; say less. */
         message = (char *)"error message too long to send";
-        rv_frame_encode(&c->out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err);
+        rv_frame_encode(out, &hdr, (xdrproc_t)xdr_rv_error, &body, &encode_err);
     }
     rv_err_clear(&encode_err);
 }
@@ -63,7 +64,7 @@ static void reply_error(rvs_client *c, const rv_header *call, int domain, int co
     va_start(ap, fmt);
     rv_err_setv(&err, domain, code, fmt, ap);
     va_end(ap);
-    RV_DEBUG("client %llu serial %u: error %d: %s", c->serial_no, call->serial, code,
+    RV_DEBUG("client %llu serial %u: error %d: %s", rvs_client_serial_no(c), call->serial, code,
              err.message);
     queue_error(c, call, &err);
     rv_err_clear(&err);
@@ -71,15 +72,16 @@ static void reply_error(rvs_client *c, const rv_header *call, int domain, int co
 
 rv_driver_conn *rvs_call_conn(rvs_call *call)
 {
-    if (!call->client->drv_conn)
+    rv_driver_conn *conn = rvs_client_driver_conn(call->client);
+    if (!conn)
         rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "hypervisor connection not open");
-    return call->client->drv_conn;
+    return conn;
 }
 
 const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
 {
-    return rvs_call_conn(call) ? &call->client->drv->ops : NULL;
+    return rvs_call_conn(call) ? &rvs_client_driver(call->client)->ops : NULL;
 }
 
 /* What libvirtd answers for a function its driver lacks. */
@@ -94,11 +96,12 @@ int rvs_call_unsupported(rvs_call *call, int proc)
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
 {
     if (hdr->proc == RV_KEEPALIVE_PROC_PING) {
-        rv_header pong = { RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION, RV_KEEPALIVE_PROC_PONG,
-                           RV_MESSAGE, 0, RV_OK };
-        rv_err err = { 0 };
-        rv_frame_encode(&c->out, &pong, NULL, NULL, &err);
-        rv_err_clear(&err);
+        rv_buf *out = rvs_client_output(c);
+        /* Out of memory: no PONG; the client's own keepalive decides. */
+        if (rv_buf_reserve(out, RV_KEEPALIVE_FRAME_LEN) == 0) {
+            rv_frame_keepalive(out->data + out->len, RV_KEEPALIVE_PROC_PONG);
+            out->len += RV_KEEPALIVE_FRAME_LEN;
+        }
     }
     /* A PONG, or anything else one-way, needs no answer. */
 }
@@ -106,7 +109,7 @@ static void keepalive_message(rvs_client *c, const rv_header *hdr)
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                           const char *p, size_t len)
 {
-    if (c->readonly && !proc->readonly_ok) {
+    if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
         reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
                     "operation forbidden: read only access prevents %s", proc->name);
         return;
@@ -140,8 +143,8 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         rv_header out = *hdr;
         out.type = RV_REPLY;
         out.status = RV_OK;
-        if (rv_frame_encode(&c->out, &out, proc->ret_size ? proc->ret_filter : NULL, ret,
-                            &err) < 0) {
+        if (rv_frame_encode(rvs_client_output(c), &out,
+                            proc->ret_size ? proc->ret_filter : NULL, ret, &err) < 0) {
             queue_error(c, hdr, &err);
             rv_err_clear(&err);
         }
@@ -174,14 +177,15 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
         return -1;
     }
     RV_DEBUG("client %llu: prog=%#x vers=%u proc=%d type=%d serial=%u status=%d len=%zu",
-             c->serial_no, hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial, hdr.status, len);
+             rvs_client_serial_no(c), hdr.prog, hdr.vers, hdr.proc, hdr.type, hdr.serial,
+             hdr.status, len);
 
     if (hdr.prog == RV_KEEPALIVE_PROGRAM) {
         if (hdr.type != RV_MESSAGE) {
             /* Keepalive is one-way messages only; an error reply to each
              * such packet would hand a stranger a 4x amplifier. */
             RV_WARN("client %llu: keepalive packet of type %d (only MESSAGE is allowed); "
-                    "closing it", c->serial_no, hdr.type);
+                    "closing it", rvs_client_serial_no(c), hdr.type);
             return -1;
         }
         keepalive_message(c, &hdr);
@@ -207,7 +211,7 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
                                ? &rvs_remote_procs[hdr.proc] : NULL;
     if (!proc || (!proc->handler && !proc->api))
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "unknown procedure: %d", hdr.proc);
-    else if (proc->needs_auth && !c->authenticated)
+    else if (proc->needs_auth && !rvs_client_is_authenticated(c))
         /* Before authentication nothing else is even decoded.  libvirtd
          * answers with an RPC error here, not AUTH_FAILED; so do we. */
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");

@@ -19,8 +19,9 @@ typedef struct rvs_call {
 rv_driver_conn *rvs_call_conn(rvs_call *call);
 
 /* Handle one frame (len bytes at p, length word included, already
- * bounds-checked).  Appends any reply to c->out.  Returns 0, or -1 when
- * the frame is so broken that the connection must close. */
+ * bounds-checked).  Appends any reply to rvs_client_output(c).  Returns
+ * 0, or -1 when the frame is so broken that the connection must close
+ * (the contract of an rvs_dispatcher, which the server wraps this in). */
 int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len);
 
 /* Check the generated table against the argument scratch space once at

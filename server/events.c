@@ -23,24 +23,25 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
                    "invalid argument: unsupported event ID %d", event_id);
         return -1;
     }
-    if (c->nsubs >= RVS_MAX_SUBSCRIPTIONS) {
+    rvs_subscriptions *subs = rvs_client_subscriptions(c);
+    if (subs->n >= RVS_MAX_SUBSCRIPTIONS) {
         rv_err_set(err, RV_FROM_REMOTE, RV_ERR_OPERATION_FAILED,
                    "operation failed: a connection may hold at most %d event callbacks",
                    RVS_MAX_SUBSCRIPTIONS);
         return -1;
     }
-    if (c->nsubs == c->subs_cap) {
-        int cap = c->subs_cap ? c->subs_cap * 2 : 32;
-        rvs_subscription *grown = realloc(c->subs, (size_t)cap * sizeof(*grown));
+    if (subs->n == subs->cap) {
+        int cap = subs->cap ? subs->cap * 2 : 32;
+        rvs_subscription *grown = realloc(subs->list, (size_t)cap * sizeof(*grown));
         if (!grown) {
             rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
             return -1;
         }
-        c->subs = grown;
-        c->subs_cap = cap;
+        subs->list = grown;
+        subs->cap = cap;
     }
-    rvs_subscription *s = &c->subs[c->nsubs++];
-    s->callback_id = ++c->last_callback_id;
+    rvs_subscription *s = &subs->list[subs->n++];
+    s->callback_id = ++subs->last_callback_id;
     s->event_id = event_id;
     s->one_domain = dom != NULL;
     if (dom)
@@ -51,11 +52,13 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
 
 int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
 {
-    for (int i = 0; i < c->nsubs; i++) {
-        if (c->subs[i].callback_id == callback_id) {
+    rvs_subscriptions *subs = rvs_client_subscriptions(c);
+    for (int i = 0; i < subs->n; i++) {
+        if (subs->list[i].callback_id == callback_id) {
             /* Keep the order: events go out in registration order. */
-            memmove(&c->subs[i], &c->subs[i + 1], (size_t)(c->nsubs - i - 1) * sizeof(c->subs[0]));
-            c->nsubs--;
+            memmove(&subs->list[i], &subs->list[i + 1],
+                    (size_t)(subs->n - i - 1) * sizeof(subs->list[0]));
+            subs->n--;
             return 0;
         }
     }
@@ -65,11 +68,11 @@ int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
     return -1;
 }
 
-void rvs_events_forget(rvs_client *c)
+void rvs_events_forget(rvs_subscriptions *subs)
 {
-    free(c->subs);
-    c->subs = NULL;
-    c->nsubs = c->subs_cap = 0;
+    free(subs->list);
+    subs->list = NULL;
+    subs->n = subs->cap = 0;
 }
 
 static int wants(const rvs_subscription *s, int event_id, const rv_dom_ref *dom)
@@ -99,28 +102,24 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
     int sent = 0;
     rvs_client *next;
     for (rvs_client *c = clients; c; c = next) {
-        next = c->next;     /* a client over its output cap leaves the list */
-        if (c->closing || c->drv != drv)
+        next = rvs_client_list_next(c);     /* a client over its output cap leaves the list */
+        if (rvs_client_is_closing(c) || rvs_client_driver(c) != drv)
             continue;
+        const rvs_subscriptions *subs = rvs_client_subscriptions(c);
         int queued = 0;
-        for (int i = 0; i < c->nsubs && !c->closing; i++) {
-            if (!wants(&c->subs[i], RV_DOM_EVENT_ID_LIFECYCLE, dom))
+        for (int i = 0; i < subs->n && !rvs_client_is_closing(c); i++) {
+            if (!wants(&subs->list[i], RV_DOM_EVENT_ID_LIFECYCLE, dom))
                 continue;
             char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(&frame), rv_buf_used(&frame));
             if (copy) {
-                uint32_t id = htonl((uint32_t)c->subs[i].callback_id);
+                uint32_t id = htonl((uint32_t)subs->list[i].callback_id);
                 memcpy(copy + CALLBACK_ID_OFFSET, &id, sizeof(id));
                 queued = 1;
             }
         }
         if (queued) {
             sent++;
-            /* A client in the middle of its own call sends with its reply;
-             * the others once the loop is about to sleep. */
-            if (!c->dispatching && !c->flush_queued) {
-                c->flush_queued = 1;
-                c->env->want_flush(c, c->env->opaque);
-            }
+            rvs_client_flush_soon(c);
         }
     }
     RV_DEBUG("lifecycle event %d/%d of domain '%s' went to %d clients", event, detail,

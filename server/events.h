@@ -18,6 +18,13 @@ typedef struct rvs_subscription {
     unsigned char uuid[16];
 } rvs_subscription;
 
+/* A client's registrations, in registration order (events go out in it). */
+typedef struct rvs_subscriptions {
+    rvs_subscription *list;
+    int n, cap;
+    int last_callback_id;
+} rvs_subscriptions;
+
 /* The most subscriptions one client may hold (virsh event --all takes 27). */
 #define RVS_MAX_SUBSCRIPTIONS 1024
 
@@ -26,9 +33,10 @@ typedef struct rvs_subscription {
 int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *dom,
                          int *callback_id, rv_err *err);
 int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
-void rvs_events_forget(rvs_client *c);
+/* Drop them all (the hypervisor connection they belong to is gone). */
+void rvs_events_forget(rvs_subscriptions *subs);
 
-/* Send a lifecycle event to every client in the list (linked by next)
+/* Send a lifecycle event to every client in the list (rvs_client_list_next)
  * that opened drv and subscribed to it: encoded once, then copied into
  * each subscriber's output with its own callbackID. */
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,

@@ -13,7 +13,6 @@
 #include "rv_remote.h"
 #include "server/dispatch.h"
 #include "server/rv_dispatch.gen.h"
-#include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.remote");
 
@@ -22,7 +21,7 @@ RV_LOG_CATEGORY("server.remote");
 int rvs_handle_connect_open(rvs_call *call, rv_connect_open_args *args)
 {
     rvs_client *c = call->client;
-    if (c->drv_conn) {
+    if (rvs_client_driver_conn(c)) {
         rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR, "connection already open");
         return -1;
     }
@@ -35,31 +34,24 @@ int rvs_handle_connect_open(rvs_call *call, rv_connect_open_args *args)
         rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    if (d->open(uri, args->flags, &c->drv_conn, &call->err) < 0) {
+    rv_driver_conn *conn = NULL;
+    if (d->open(uri, args->flags, &conn, &call->err) < 0) {
         free(uri);
         return -1;
     }
-    c->drv = d;
-    c->uri = uri;
+    rvs_client_attach_driver(c, d, conn, uri);
     if (args->flags & RV_CONNECT_RO)
-        c->readonly = 1;
-    RV_INFO("client %llu (pid %d uid %u) opened %s%s", c->serial_no, (int)c->peer.pid,
-            (unsigned)c->peer.uid, uri, c->readonly ? " read-only" : "");
+        rvs_client_make_readonly(c);
+    const rv_peer_identity *peer = rvs_client_peer(c);
+    RV_INFO("client %llu (pid %d uid %u) opened %s%s", rvs_client_serial_no(c), (int)peer->pid,
+            (unsigned)peer->uid, uri, rvs_client_is_readonly(c) ? " read-only" : "");
     return 0;
 }
 
 int rvs_handle_connect_close(rvs_call *call)
 {
-    rvs_client *c = call->client;
-    if (c->drv_conn) {
-        c->drv->close(c->drv_conn);
-        c->drv_conn = NULL;
-    }
-    free(c->uri);
-    c->uri = NULL;
-    c->drv = NULL;
-    /* Subscriptions belong to the hypervisor connection. */
-    rvs_events_forget(c);
+    /* Subscriptions go with it: they belong to the hypervisor connection. */
+    rvs_client_detach_driver(call->client);
     return 0;
 }
 
@@ -90,15 +82,13 @@ int rvs_handle_auth_list(rvs_call *call, rv_auth_list_ret *ret)
         rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    ret->types.types_val[0] = call->client->authenticated ? RV_AUTH_NONE : RV_AUTH_SASL;
+    ret->types.types_val[0] = rvs_client_is_authenticated(call->client) ? RV_AUTH_NONE
+                                                                           : RV_AUTH_SASL;
     ret->types.types_len = 1;
     return 0;
 }
 
 /* ---- SASL: AUTH_SASL_INIT, START and STEP (libvirt's flow) ---- */
-
-/* The external SSF of a Unix socket: nothing outside the host sees it. */
-#define RVS_LOCAL_SSF 256
 
 /* A failed or refused attempt: logged with the peer and the user, an
  * AUTH_FAILED reply, then the connection closes. */
@@ -106,12 +96,12 @@ static int auth_failed(rvs_call *call, const char *why)
 {
     rvs_client *c = call->client;
     char name[256];
-    const char *user = c->sasl ? rv_sasl_attempted_user(c->sasl) : NULL;
+    struct rv_sasl *sasl = rvs_client_sasl(c);
+    const char *user = sasl ? rv_sasl_attempted_user(sasl) : NULL;
     RV_WARN("%s: SASL authentication%s%s%s failed: %s",
             rvs_client_name(c, name, sizeof(name)), user ? " as '" : "", user ? user : "",
             user ? "'" : "", why);
-    rv_sasl_free(c->sasl);
-    c->sasl = NULL;
+    rvs_client_set_sasl(c, NULL);
     /* The details stay in the log: telling an unknown user from a wrong
      * password would let anyone probe for user names. */
     rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_AUTH_FAILED, "authentication failed");
@@ -122,9 +112,9 @@ static int auth_failed(rvs_call *call, const char *why)
 static int sasl_expected(rvs_call *call, int started)
 {
     rvs_client *c = call->client;
-    if (c->authenticated || c->handshaking)
+    if (rvs_client_auth_phase(c) != RVS_AUTH_ANONYMOUS)
         return auth_failed(call, "SASL is not expected on this connection now");
-    if (started && !c->sasl)
+    if (started && !rvs_client_sasl(c))
         return auth_failed(call, "AUTH_SASL_INIT must come first");
     return 0;
 }
@@ -134,14 +124,16 @@ int rvs_handle_auth_sasl_init(rvs_call *call, rv_auth_sasl_init_ret *ret)
     rvs_client *c = call->client;
     if (sasl_expected(call, 0) < 0)
         return -1;
-    rv_sasl_free(c->sasl);
+    rvs_client_set_sasl(c, NULL);
     /* TLS already protects the stream (its strength counts as SASL's
      * external SSF) and so does a local Unix socket: then no security
      * layer is needed. */
-    int external = c->local ? RVS_LOCAL_SSF : rv_tls_ssf(c->tr);
+    int external = rvs_client_transport_ssf(c);
     rv_err err = { 0 };
-    c->sasl = rv_sasl_server_new(NULL, NULL, external, external ? 0 : c->min_ssf, &err);
-    char *mechs = c->sasl ? rv_sasl_server_mechlist(c->sasl, &err) : NULL;
+    struct rv_sasl *sasl =
+        rv_sasl_server_new(NULL, NULL, external, external ? 0 : rvs_client_min_ssf(c), &err);
+    rvs_client_set_sasl(c, sasl);
+    char *mechs = sasl ? rv_sasl_server_mechlist(sasl, &err) : NULL;
     if (!mechs) {
         rv_err_move(&call->err, &err);
         return -1;
@@ -169,24 +161,19 @@ static int sasl_result(rvs_call *call, int rc, const rv_sasl_data *out, int *com
     if (rc != RV_SASL_DONE)
         return 0;
 
-    const char *user = rv_sasl_username(c->sasl);
-    if (!rv_glob_list_match(c->env->sasl_allowed_users, user ? user : ""))
+    struct rv_sasl *sasl = rvs_client_sasl(c);
+    const char *user = rv_sasl_username(sasl);
+    if (!rv_glob_list_match(rvs_client_sasl_allowed_users(c), user ? user : ""))
         return auth_failed(call, "the user is not in sasl_allowed_username_list");
-    if (!(c->sasl_user = strdup(user ? user : "")))
+    int ssf = rv_sasl_ssf(sasl);
+    /* Both ends see the same negotiated SSF; over TLS and Unix the
+     * external SSF makes it 0.  With a layer it starts once this reply
+     * is out in clear. */
+    if (rvs_client_sasl_done(c, user ? user : "", ssf > 0) < 0)
         return auth_failed(call, "out of memory");
-    int ssf = rv_sasl_ssf(c->sasl);
-    rvs_client_authenticated(c);
     char name[256];
     RV_INFO("%s: authenticated with SASL (SSF %d)", rvs_client_name(c, name, sizeof(name)),
             ssf);
-    /* Both ends see the same negotiated SSF; over TLS and Unix the
-     * external SSF makes it 0. */
-    if (ssf > 0)
-        c->sasl_layer_next = 1;     /* after this reply goes out in clear */
-    else {
-        rv_sasl_free(c->sasl);
-        c->sasl = NULL;
-    }
     return 0;
 }
 
@@ -199,7 +186,7 @@ static int sasl_exchange(rvs_call *call, const char *mech, int nil, u_int len, c
         return -1;
     rv_sasl_data in = { data, len, nil }, out = { 0 };
     rv_err err = { 0 };
-    int rc = rv_sasl_server_step(call->client->sasl, mech, &in, &out, &err);
+    int rc = rv_sasl_server_step(rvs_client_sasl(call->client), mech, &in, &out, &err);
     if (rc < 0) {
         int failed = auth_failed(call, err.message ? err.message : "unknown error");
         rv_err_clear(&err);
@@ -264,7 +251,7 @@ int rvs_handle_connect_get_uri(rvs_call *call, rv_connect_get_uri_ret *ret)
 {
     if (!rvs_call_conn(call))
         return -1;
-    if (!(ret->uri = strdup(call->client->uri))) {
+    if (!(ret->uri = strdup(rvs_client_uri(call->client)))) {
         rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
@@ -286,7 +273,7 @@ int rvs_handle_connect_get_lib_version(rvs_call *call, rv_connect_get_lib_versio
 int rvs_handle_domain_get_xml_desc(rvs_call *call, rv_domain_get_xml_desc_args *args,
                                    rv_domain_get_xml_desc_ret *ret)
 {
-    if (call->client->readonly && (args->flags & RV_DOM_XML_SECURE)) {
+    if (rvs_client_is_readonly(call->client) && (args->flags & RV_DOM_XML_SECURE)) {
         /* Secure XML may hold passwords: like libvirtd, never to read-only. */
         rv_err_set(&call->err, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
                    "operation forbidden: virDomainGetXMLDesc with secure flag");

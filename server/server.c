@@ -62,26 +62,6 @@ struct rvs_server {
     ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
 };
 
-static void unlink_client(rvs_client **head, rvs_client *c)
-{
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        *head = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->prev = c->next = NULL;
-}
-
-static void push_client(rvs_client **head, rvs_client *c)
-{
-    c->prev = NULL;
-    c->next = *head;
-    if (*head)
-        (*head)->prev = c;
-    *head = c;
-}
-
 /* A client asked to go: move it to the closed list; it is freed before the
  * loop next sleeps, never inside its own callback. */
 static void client_authenticated(rvs_client *c, void *opaque)
@@ -94,11 +74,11 @@ static void client_authenticated(rvs_client *c, void *opaque)
 static void client_closed(rvs_client *c, void *opaque)
 {
     rvs_server *srv = opaque;
-    if (c->anonymous)
+    if (rvs_client_is_anonymous(c))
         srv->nanonymous--;
-    unlink_client(&srv->clients, c);
+    rvs_client_list_unlink(&srv->clients, c);
     srv->nclients--;
-    push_client(&srv->closed, c);
+    rvs_client_list_push(&srv->closed, c);
 }
 
 /* Every state change a driver makes goes to the clients that subscribed. */
@@ -113,7 +93,7 @@ static void free_closed(rvs_server *srv)
 {
     while (srv->closed) {
         rvs_client *c = srv->closed;
-        unlink_client(&srv->closed, c);
+        rvs_client_list_unlink(&srv->closed, c);
         rvs_client_free(c);
     }
 }
@@ -121,19 +101,16 @@ static void free_closed(rvs_server *srv)
 static void client_wants_flush(rvs_client *c, void *opaque)
 {
     rvs_server *srv = opaque;
-    c->flush_next = srv->to_flush;
-    srv->to_flush = c;
+    rvs_client_flush_list_push(&srv->to_flush, c);
 }
 
 /* The events of this loop iteration, one write per subscriber. */
 static void flush_queued(rvs_server *srv)
 {
+    /* Tested here first: the list is empty on nearly every iteration. */
     while (srv->to_flush) {
-        rvs_client *c = srv->to_flush;
-        srv->to_flush = c->flush_next;
-        c->flush_next = NULL;
-        c->flush_queued = 0;
-        if (!c->closing)
+        rvs_client *c = rvs_client_flush_list_pop(&srv->to_flush);
+        if (!rvs_client_is_closing(c))
             rvs_client_flush(c);
     }
 }
@@ -161,6 +138,13 @@ static rv_transport *accept_transport(rvs_server *srv, listener *l, int fd, rv_e
     return tr;
 }
 
+/* Every client of remvirtd speaks the remote program (and keepalive). */
+static int dispatch_remote(rvs_client *c, const char *frame, size_t len, void *opaque)
+{
+    (void)opaque;
+    return rvs_dispatch_frame(c, frame, len);
+}
+
 static void accept_one(rvs_server *srv, listener *l, int fd)
 {
     rv_err err = { 0 };
@@ -174,8 +158,10 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
     char from[80] = "local";
     if (l->kind != LISTEN_UNIX)
         rv_tcp_addr_name(fd, 1, from, sizeof(from));
+    rv_peer_identity peer = { 0 };
     rvs_client_start how = { .readonly = l->readonly, .from = from,
                              .local = l->kind == LISTEN_UNIX,
+                             .peer = l->kind == LISTEN_UNIX ? &peer : NULL,
                              .tls_handshake = l->kind == LISTEN_TLS, .sasl = l->sasl,
                              .min_ssf = l->min_ssf };
     if ((how.sasl || how.tls_handshake) && srv->nanonymous >= srv->max_anonymous_clients) {
@@ -191,26 +177,30 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
         rv_err_clear(&err);
         return;
     }
-    rvs_client *c = rvs_client_new(&srv->env, tr, &how, ++srv->next_client_no);
+    /* Numbered after the refusals above: a refused connection takes no
+     * number. */
+    unsigned long long client_no = ++srv->next_client_no;
+    if (l->kind == LISTEN_UNIX && rv_peercred_get(fd, &peer, &err) < 0) {
+        RV_WARN("client %llu: %s", client_no, err.message);
+        rv_err_clear(&err);
+    }
+    rvs_client *c = rvs_client_new(&srv->env, tr, &how, client_no);
     if (!c) {
         RV_WARN("out of memory accepting a client on %s", l->name);
         rv_transport_close(tr);
         return;
     }
-    if (l->kind == LISTEN_UNIX && rv_peercred_get(fd, &c->peer, &err) < 0) {
-        RV_WARN("client %llu: %s", c->serial_no, err.message);
-        rv_err_clear(&err);
-    }
-    push_client(&srv->clients, c);
+    rvs_client_set_dispatcher(c, dispatch_remote, srv);
+    rvs_client_list_push(&srv->clients, c);
     srv->nclients++;
-    if (c->anonymous)
+    if (rvs_client_is_anonymous(c))
         srv->nanonymous++;
     if (l->kind == LISTEN_UNIX)
-        RV_INFO("client %llu connected on %s: pid %d uid %u gid %u%s", c->serial_no, l->name,
-                (int)c->peer.pid, (unsigned)c->peer.uid, (unsigned)c->peer.gid,
+        RV_INFO("client %llu connected on %s: pid %d uid %u gid %u%s", client_no, l->name,
+                (int)peer.pid, (unsigned)peer.uid, (unsigned)peer.gid,
                 l->readonly ? " (read-only)" : "");
     else
-        RV_INFO("client %llu connected on %s from %s%s", c->serial_no, l->name, from,
+        RV_INFO("client %llu connected on %s from %s%s", client_no, l->name, from,
                 l->sasl ? " (SASL to come)" : "");
 }
 

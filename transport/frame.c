@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "rv_keepalive.h"
+
 static void put_u32(char *p, uint32_t v)
 {
     p[0] = (char)(v >> 24);
@@ -44,6 +46,14 @@ static void put_header(char *p, const rv_header *hdr)
     put_u32(p + 12, (uint32_t)hdr->type);
     put_u32(p + 16, hdr->serial);
     put_u32(p + 20, (uint32_t)hdr->status);
+}
+
+void rv_frame_keepalive(char frame[RV_KEEPALIVE_FRAME_LEN], int proc)
+{
+    const rv_header hdr = { RV_KEEPALIVE_PROGRAM, RV_KEEPALIVE_VERSION, proc, RV_MESSAGE, 0,
+                            RV_OK };
+    put_u32(frame, RV_KEEPALIVE_FRAME_LEN);
+    put_header(frame + RV_LEN_WORD_SIZE, &hdr);
 }
 
 /* Encode into the room after out->len; the frame's length, or 0 if the

@@ -26,6 +26,12 @@ int rv_frame_check_len(uint32_t len, uint32_t max, rv_err *err);
 int rv_frame_encode(rv_buf *out, const rv_header *hdr, xdrproc_t fn, void *payload,
                     rv_err *err);
 
+/* A keepalive PING or PONG (proc RV_KEEPALIVE_PROC_*), the one encoding
+ * both sides send: the bare header (type MESSAGE, serial 0, status OK)
+ * and no payload.  Fixed-size, so a caller needs no buffer or error path. */
+#define RV_KEEPALIVE_FRAME_LEN RV_FRAME_MIN
+void rv_frame_keepalive(char frame[RV_KEEPALIVE_FRAME_LEN], int proc);
+
 /* Overwrite the serial of the frame starting at p (length word first). */
 void rv_frame_set_serial(char *p, uint32_t serial);
 

@@ -37,7 +37,7 @@ static void on_close(rvs_client *c, void *opaque)
 /* Every frame the server queued must be a reply to `serial` (or a PONG). */
 static void check_output(const rv_header *call)
 {
-    rv_buf *out = &client->out;
+    rv_buf *out = rvs_client_output(client);
     while (rv_buf_used(out) > 0) {
         CHECK(rv_buf_used(out) >= RV_FRAME_MIN);
         uint32_t len = rv_frame_peek_len(rv_buf_head(out));
@@ -110,9 +110,8 @@ static void setup(void)
         return;
     done = 1;
     env.on_close = on_close;
-    client = calloc(1, sizeof(*client));
-    client->env = &env;
-    client->authenticated = 1;
+    client = rvs_client_new_detached(&env, 1);
+    CHECK(client != NULL);
     /* Open the test driver the way every client starts. */
     rv_buf b = { 0 };
     char *uri = (char *)"test:///default";
@@ -120,7 +119,7 @@ static void setup(void)
     append_call(&b, RV_PROC_CONNECT_OPEN, 1, (xdrproc_t)xdr_rv_connect_open_args, &open_args);
     run_frames((const uint8_t *)rv_buf_head(&b), rv_buf_used(&b));
     rv_buf_free(&b);
-    CHECK(client->drv_conn != NULL);
+    CHECK(rvs_client_driver_conn(client) != NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

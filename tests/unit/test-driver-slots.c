@@ -59,29 +59,29 @@ static int call(rvs_client *c, int proc, xdrproc_t args_fn, void *args, rv_heade
     CHECK(rv_frame_encode(&b, &h, args_fn, args, &err) == 0);
     CHECK(rvs_dispatch_frame(c, rv_buf_head(&b), rv_buf_used(&b)) == 0);
     rv_buf_free(&b);
-    uint32_t len = rv_frame_peek_len(rv_buf_head(&c->out));
-    CHECK_INT_EQ((int)len, (int)rv_buf_used(&c->out));
-    CHECK(rv_frame_decode_header(rv_buf_head(&c->out), len, hdr, &err) == 0);
+    rv_buf *out = rvs_client_output(c);
+    uint32_t len = rv_frame_peek_len(rv_buf_head(out));
+    CHECK_INT_EQ((int)len, (int)rv_buf_used(out));
+    CHECK(rv_frame_decode_header(rv_buf_head(out), len, hdr, &err) == 0);
     int rc;
     if (hdr->status == RV_ERROR)
-        rc = rv_frame_decode_payload(rv_buf_head(&c->out), len, (xdrproc_t)xdr_rv_error, error,
+        rc = rv_frame_decode_payload(rv_buf_head(out), len, (xdrproc_t)xdr_rv_error, error,
                                      &err);
     else
-        rc = rv_frame_decode_payload(rv_buf_head(&c->out), len, ret_fn, ret, &err);
+        rc = rv_frame_decode_payload(rv_buf_head(out), len, ret_fn, ret, &err);
     CHECK_INT_EQ(rc, 0);
-    rv_buf_consume(&c->out, len);
+    rv_buf_consume(out, len);
     return hdr->status;
 }
 
 int main(void)
 {
     env.on_close = on_close;
-    rvs_client *c = calloc(1, sizeof(*c));
+    rvs_client *c = rvs_client_new_detached(&env, 1);
     CHECK(c != NULL);
-    c->env = &env;
-    c->authenticated = 1;
-    c->drv = &sparse_driver;
-    c->drv_conn = (rv_driver_conn *)&sparse_driver;     /* never looked into */
+    rvs_client_attach_driver(c, &sparse_driver,
+                             (rv_driver_conn *)&sparse_driver,  /* never looked into */
+                             NULL);
 
     rv_header hdr;
     rv_error e;
@@ -127,16 +127,14 @@ int main(void)
     xdr_free((xdrproc_t)xdr_rv_error, &e);
 
     /* No connection: the open check comes before the slot's. */
-    c->drv_conn = NULL;
+    rvs_client_attach_driver(c, &sparse_driver, NULL, NULL);
     memset(&e, 0, sizeof(e));
     CHECK_INT_EQ(call(c, RV_PROC_DOMAIN_GET_INFO, (xdrproc_t)xdr_rv_domain_get_info_args,
                       &info_args, &hdr, &e, NULL, NULL), RV_ERROR);
     CHECK_STR_EQ(*e.message, "hypervisor connection not open");
     xdr_free((xdrproc_t)xdr_rv_error, &e);
 
-    rv_buf_free(&c->in);
-    rv_buf_free(&c->out);
-    free(c);
+    rvs_client_free(c);
     printf("test-driver-slots: all checks passed\n");
     return 0;
 }
