@@ -44,7 +44,7 @@ done
 # word splitting of the flags is wanted.
 # shellcheck disable=SC2086
 if ! (cd "$tmp" && ls -- *.c | xargs -n 100 \
-        $RV_HEADER_CC $RV_HEADER_CFLAGS -I"$src" -I"$build" -I"$build/protocol" -I"$src/client" \
+        $RV_HEADER_CC $RV_HEADER_CFLAGS -I"$src" -I"$build" -I"$build/protocol" -I"$src/client" -I"$build/client" \
         -fsyntax-only) > "$tmp/errors" 2>&1; then
     grep -E "In file included from [^ ]+\.c:|error|warning" "$tmp/errors" | head -40 >&2
     echo "FAIL: some headers do not compile together (the file names say which)" >&2

@@ -34,7 +34,7 @@ MINI = textwrap.dedent('''\
     {procs}
     }};
     ''')
-GOOD_PROC = '/* @stubs both @auth none @readonly allow */\nRV_PROC_THING_GET = 1'
+GOOD_PROC = '/* @stubs both @auth none @readonly allow @api none */\nRV_PROC_THING_GET = 1'
 
 
 def run_quietly(argv):
@@ -79,20 +79,28 @@ class BadAnnotations(unittest.TestCase):
                           'RV_PROC_THING_PUT', 'no annotation')
 
     def test_procedure_missing_one_annotation(self):
-        self.assert_error('/* @stubs both @auth none */\nRV_PROC_THING_GET = 1', 7,
+        self.assert_error('/* @stubs both @auth none @api none */\nRV_PROC_THING_GET = 1', 7,
                           '@readonly', 'missing')
+
+    def test_client_stub_without_api(self):
+        self.assert_error('/* @stubs both @auth none @readonly allow */\nRV_PROC_THING_GET = 1', 7,
+                          '@api', 'missing')
+
+    def test_api_without_client_stub(self):
+        self.assert_error('/* @stubs server @auth none @readonly allow\n   @api manual */\n'
+                          'RV_PROC_THING_GET = 1', 7, '@api manual', 'client stub')
 
     def test_unknown_annotation_value(self):
         # The bad value is on the comment's second line, line 7.
-        self.assert_error('/* @stubs both\n   @auth maybe @readonly allow */\nRV_PROC_THING_GET = 1',
+        self.assert_error('/* @stubs both\n   @auth maybe @readonly allow @api none */\nRV_PROC_THING_GET = 1',
                           7, "'maybe'", '@auth')
 
     def test_unknown_annotation_key(self):
-        self.assert_error('/* @stubs both @auth none @readonly allow @color red */\n'
+        self.assert_error('/* @stubs both @auth none @readonly allow @api none @color red */\n'
                           'RV_PROC_THING_GET = 1', 6, '@color')
 
     def test_annotation_trailing_previous_line(self):
-        self.assert_error(GOOD_PROC + ', /* @stubs both @auth none @readonly allow */\n'
+        self.assert_error(GOOD_PROC + ', /* @stubs both @auth none @readonly allow @api none */\n'
                           'RV_PROC_THING_PUT = 2', 7, 'own line')
 
     def test_struct_without_procedure(self):
