@@ -29,7 +29,7 @@ git -C "$copy" add -A
 git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base
 
 # Edit 1: the protocol entry.
-python3 - "$copy/protocol/rv_remote.x" <<'PY'
+"$PYTHON3" - "$copy/protocol/rv_remote.x" <<'PY'
 import sys
 path = sys.argv[1]
 text = open(path).read()
@@ -51,7 +51,7 @@ open(path, 'w').write(text)
 PY
 
 # Edit 2: the test driver's slot.
-python3 - "$copy/server/drivers/test/test_ops.c" <<'PY'
+"$PYTHON3" - "$copy/server/drivers/test/test_ops.c" <<'PY'
 import sys
 path = sys.argv[1]
 text = open(path).read()
