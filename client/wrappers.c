@@ -114,6 +114,8 @@ int rv_connect_list_all_domains(rv_conn *conn, rv_dom ***doms, unsigned int flag
     return count;
 }
 
+/* By hand only for refusing a negative id, a check the generator has no
+ * rule for (libvirt's client refuses it too). */
 rv_dom *rv_domain_lookup_by_id(rv_conn *conn, int id)
 {
     struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
