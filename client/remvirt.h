@@ -10,7 +10,11 @@
  * Strings returned as char * are the caller's to free().  rv_dom handles
  * are the caller's to release with rv_domain_free(); each holds a
  * reference to its connection, so rv_connect_close() may come first (the
- * handle then fails with RV_ERROR_INVALID_CONN). */
+ * handle then fails with RV_ERROR_INVALID_CONN).
+ *
+ * The calls that are one remote procedure each are declared in
+ * remvirt-calls.gen.h (included below), which gen/rvgen.py writes from
+ * protocol/rv_remote.x; the rest are declared here. */
 #ifndef LIBREMVIRT_REMVIRT_H
 #define LIBREMVIRT_REMVIRT_H
 
@@ -111,15 +115,8 @@ int rv_connect_close(rv_conn *conn);
  * other call, not to be used on a connection after rv_connect_close(). */
 int rv_connect_is_alive(rv_conn *conn);
 
-char *rv_connect_get_type(rv_conn *conn);           /* "TEST", "QEMU" */
-char *rv_connect_get_hostname(rv_conn *conn);
 char *rv_connect_get_uri(rv_conn *conn);            /* the URI it was opened with */
-char *rv_connect_get_capabilities(rv_conn *conn);   /* capabilities XML */
-/* The hypervisor's version and the daemon's library version, as
- * major * 1000000 + minor * 1000 + micro. */
-int rv_connect_get_version(rv_conn *conn, unsigned long long *hv_ver);
-int rv_connect_get_lib_version(rv_conn *conn, unsigned long long *lib_ver);
-/* This library's version, in the same form. */
+/* This library's version, as major * 1000000 + minor * 1000 + micro. */
 unsigned long long rv_get_lib_version(void);
 
 /* ---- host ---- */
@@ -148,22 +145,14 @@ int rv_node_get_security_model(rv_conn *conn, rv_security_model *model);
 /* rv_connect_list_all_domains filters: RV_CONNECT_LIST_DOMAINS_* (libvirt's
  * VIR_CONNECT_LIST_DOMAINS_*, remvirt-values.gen.h); 0 lists every domain. */
 
-/* Number of running domains. */
-int rv_connect_num_of_domains(rv_conn *conn);
 /* The domains matching flags; returns how many.  If doms is not NULL it
  * gets a NULL-terminated array: rv_domain_free() each, then free() it. */
 int rv_connect_list_all_domains(rv_conn *conn, rv_dom ***doms, unsigned int flags);
 
-rv_dom *rv_domain_lookup_by_name(rv_conn *conn, const char *name);
+/* The domain with this id; a negative id is refused (RV_ERROR_INVALID_ARG). */
 rv_dom *rv_domain_lookup_by_id(rv_conn *conn, int id);
-rv_dom *rv_domain_lookup_by_uuid(rv_conn *conn, const unsigned char uuid[16]);
 /* uuid text: 8-4-4-4-12 hex digits (or 32 hex digits). */
 rv_dom *rv_domain_lookup_by_uuid_string(rv_conn *conn, const char *uuid);
-
-/* Define a persistent domain from XML (it stays shut off). */
-rv_dom *rv_domain_define_xml(rv_conn *conn, const char *xml);
-/* Create and start a transient domain from XML; flags: RV_DOMAIN_START_*. */
-rv_dom *rv_domain_create_xml(rv_conn *conn, const char *xml, unsigned int flags);
 
 /* ---- domain handles ---- */
 
@@ -185,15 +174,11 @@ void rv_domain_free(rv_dom *dom);
 
 /* Start a defined domain; dom's id becomes the running domain's. */
 int rv_domain_create(rv_dom *dom, unsigned int flags);
-int rv_domain_undefine(rv_dom *dom, unsigned int flags);
 /* Ask the guest to shut down / power it off at once; flags:
  * RV_DOMAIN_SHUTDOWN_* other than the states (0: the hypervisor's default
- * method), RV_DOMAIN_DESTROY_*, and RV_DOMAIN_REBOOT_* for reboot. */
+ * method), RV_DOMAIN_DESTROY_*. */
 int rv_domain_shutdown(rv_dom *dom, unsigned int flags);
 int rv_domain_destroy(rv_dom *dom, unsigned int flags);
-int rv_domain_suspend(rv_dom *dom);
-int rv_domain_resume(rv_dom *dom);
-int rv_domain_reboot(rv_dom *dom, unsigned int flags);
 
 /* ---- domain queries ---- */
 
@@ -220,18 +205,15 @@ int rv_domain_get_info(rv_dom *dom, rv_domain_info *info);
 /* state: RV_DOMAIN_*; reason: libvirt's per-state reason number (reason
  * may be NULL). */
 int rv_domain_get_state(rv_dom *dom, int *state, int *reason, unsigned int flags);
-char *rv_domain_get_xml_desc(rv_dom *dom, unsigned int flags);
-char *rv_domain_get_os_type(rv_dom *dom);
-int rv_domain_get_autostart(rv_dom *dom, int *autostart);
-/* These three return 1 (yes), 0 (no) or -1 (error). */
-int rv_domain_is_active(rv_dom *dom);
-int rv_domain_is_persistent(rv_dom *dom);
-int rv_domain_has_managed_save_image(rv_dom *dom, unsigned int flags);
 int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
 /* Messages the hypervisor keeps about the domain (tainting, deprecation).
  * Returns how many; *msgs gets a NULL-terminated array to free() element
  * by element and then as a whole. */
 int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
+
+/* ---- the calls generated from protocol/rv_remote.x ---- */
+
+#include "remvirt-calls.gen.h"
 
 /* ---- the application's event loop ----
  *

@@ -7,6 +7,11 @@ enum rv_remote_procedure, and writes:
 
   OUTDIR/server/rv_dispatch.gen.{h,c}   server procedure table and handler prototypes
   OUTDIR/client/rv_stubs.gen.{h,c}      one synchronous client call per procedure
+  OUTDIR/client/remvirt-calls.gen.{h,c} the public functions of the @api generated
+                                        procedures: declarations with their comments,
+                                        bodies
+  OUTDIR/client/libremvirt.gen.sym      libremvirt's version script: those functions
+                                        and the hand-written ones (--manual-symbols)
   OUTDIR/common/rv_proc_names.gen.c     rv_proc_name() for every program
   OUTDIR/python/rv_protocol.py          the same constants for the Python tests
   DOCS (docs/procedures.md)             per-procedure wire layout, committed
@@ -46,9 +51,26 @@ ANNOTATIONS = {
     #   daemon-driver  both: the hand-written handler does the daemon's part,
     #                  then calls the slot through the generated rvs_driver_NAME
     'handler': ('driver', 'daemon', 'daemon-driver'),
+    # The public libremvirt function (@stubs both|client only):
+    #   generated  gen/rvgen.py writes it, its declaration and its symbol
+    #   manual     written by hand (client/*.c, declared in client/remvirt.h)
+    #   none       no public function calls it (authentication, messages,
+    #              a procedure a newer one replaced)
+    'api': ('generated', 'manual', 'none'),
+    # How a generated function hands over a result that is one int:
+    #   bool      returned as 1 or 0
+    #   count     returned; a negative one from the server is refused
+    #   out       stored through a pointer parameter named after the field
+    #   out-bool  the same, as 1 or 0
+    'ret': ('bool', 'count', 'out', 'out-bool'),
+    # The public name when it is not the procedure's (DOMAIN_UNDEFINE_FLAGS
+    # stands for rv_domain_undefine); any rv_* identifier.
+    'name': None,
 }
 # Annotations a procedure may leave out, and what that means.
 ANNOTATION_DEFAULTS = {'handler': 'daemon'}
+# Left out only when they do not apply (checked in read_annotations).
+OPTIONAL_ANNOTATIONS = ('api', 'ret', 'name')
 
 # A procedure table is an array indexed by procedure number; refuse
 # numbers that would make it absurdly large.
@@ -258,6 +280,13 @@ class Procedure:
         self.handler = None               # @handler
         self.api = None                   # "virDomainGetInfo" (from the procs table)
         self.module = None                # "domain": sets NO_SUPPORT's error domain
+        self.client_api = None            # @api: generated, manual or none
+        self.ret_as = None                # @ret
+        self.public_name = None           # rv_domain_get_info (@api generated)
+        self.doc = []                     # lines of the comment above the annotation
+        self.line = None                  # of the enum value
+        self.note_lines = {}              # annotation key -> its line
+        self.call = None                  # ApiCall (@api generated)
 
     @property
     def lower(self):
@@ -576,6 +605,7 @@ class Spec:
         self.check_references()
         self.find_programs()
         self.match_structs()
+        self.plan_client_api()
         if procs_table:
             self.apply_procs_table(procs_table)
 
@@ -752,12 +782,17 @@ class Spec:
                                f'{v.name} has the same number as {other.enum_value}')
             base = v.name.lower().replace('proc_', '', 1)
             proc = Procedure(program, v.name, number, m.group(2), base)
+            proc.line = v.line
             notes = [c for c in v.comments if '@' in c.text]
             for note in notes:
                 if note.line == v.prev_line:
                     # A trailing comment on the line before belongs to that line.
                     raise GenError(enum.path, note.line, 'an annotation comment must be on its '
                                    'own line(s), directly above the procedure it describes')
+            # Other comments on their own lines above it document it.
+            for c in v.comments:
+                if '@' not in c.text and c.line != v.prev_line:
+                    proc.doc += comment_lines(c.text)
             if annotated:
                 if not notes:
                     raise GenError(enum.path, v.line,
@@ -789,7 +824,8 @@ class Spec:
             line, word = words[i]
             if not word.startswith('@'):
                 raise GenError(path, line, f'{proc.enum_value}: unexpected {word!r} in the '
-                               'annotation comment (expected @stubs, @auth, @readonly or @handler)')
+                               'annotation comment (expected ' +
+                               ', '.join('@' + k for k in ANNOTATIONS) + ')')
             key = word[1:]
             if key not in ANNOTATIONS:
                 raise GenError(path, line, f'{proc.enum_value}: unknown annotation {word}')
@@ -798,13 +834,19 @@ class Spec:
             if i + 1 >= len(words) or words[i + 1][1].startswith('@'):
                 raise GenError(path, line, f'{proc.enum_value}: {word} needs a value')
             value = words[i + 1][1]
-            if value not in ANNOTATIONS[key]:
+            if ANNOTATIONS[key] is None:
+                if not re.fullmatch(r'rv_[a-z0-9_]+', value):
+                    raise GenError(path, words[i + 1][0],
+                                   f'{proc.enum_value}: {word} {value!r} is not an rv_* C name')
+            elif value not in ANNOTATIONS[key]:
                 raise GenError(path, words[i + 1][0],
                                f'{proc.enum_value}: unknown value {value!r} for {word} '
                                f'(expected {" | ".join(ANNOTATIONS[key])})')
             found[key] = value
+            proc.note_lines[key] = line
             i += 2
-        missing = [k for k in ANNOTATIONS if k not in found and k not in ANNOTATION_DEFAULTS]
+        missing = [k for k in ANNOTATIONS if k not in found and k not in ANNOTATION_DEFAULTS
+                   and k not in OPTIONAL_ANNOTATIONS]
         if missing:
             raise GenError(path, value_line, f'{proc.enum_value}: missing annotation ' +
                            ', '.join('@' + k for k in missing))
@@ -813,6 +855,24 @@ class Spec:
         if 'handler' in found and proc.stubs not in ('both', 'server'):
             raise GenError(path, value_line, f'{proc.enum_value}: @handler needs a server side '
                                              f'(@stubs both or server)')
+        if proc.client_stub and 'api' not in found:
+            raise GenError(path, value_line, f'{proc.enum_value}: missing annotation @api '
+                                             f'(generated | manual | none)')
+        proc.client_api = found.get('api', 'none')
+        if proc.client_api != 'none' and not proc.client_stub:
+            raise GenError(path, proc.note_lines['api'], f'{proc.enum_value}: @api '
+                           f'{proc.client_api} needs a client stub (@stubs both or client)')
+        for key in ('ret', 'name'):
+            if key in found and proc.client_api != 'generated':
+                raise GenError(path, proc.note_lines[key],
+                               f'{proc.enum_value}: @{key} is only for @api generated')
+        proc.ret_as = found.get('ret')
+        if proc.client_api == 'generated':
+            proc.public_name = found.get('name', 'rv_' + proc.lower)
+            if not proc.doc:
+                raise GenError(path, value_line, f'{proc.enum_value}: @api generated needs a '
+                               f'comment above the annotation: it documents '
+                               f'{proc.public_name}() in the public header')
 
     def match_structs(self):
         wanted = {}
@@ -841,6 +901,195 @@ class Spec:
 
     def dispatch_program(self):
         return next(p for p in self.programs if p.enum.name == DISPATCH_ENUM)
+
+    def plan_client_api(self):
+        program = self.dispatch_program()
+        owners = {}
+        for proc in program.procedures:
+            if proc.client_api != 'generated':
+                continue
+            proc.call = ApiCall(self, proc)
+            other = owners.get(proc.public_name)
+            if other:
+                raise GenError(program.enum.path, proc.line, f'{proc.enum_value}: '
+                               f'{proc.public_name} is already {other.enum_value}\'s')
+            owners[proc.public_name] = proc
+
+    def generated_api(self):
+        """The procedures with a generated public function, by its name."""
+        procs = [p for p in self.dispatch_program().procedures if p.call]
+        return sorted(procs, key=lambda p: p.public_name)
+
+
+def comment_lines(text):
+    """A comment's text as lines, without the '*' that opens continuation
+    lines and without blank lines at either end."""
+    lines = []
+    for line in text.split('\n'):
+        line = line.strip()
+        if line.startswith('*'):
+            line = line[1:].strip()
+        lines.append(line)
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+# ------------------------------------------------------------------ the public client API
+
+# Argument fields a generated public function takes as parameters: XDR
+# type -> C parameter type.  A domain (first field only) becomes the
+# rv_dom the call is made on.
+API_SCALARS = {
+    'int': 'int',
+    'unsigned int': 'unsigned int',
+    'hyper': 'long long',
+    'unsigned hyper': 'unsigned long long',
+}
+# Result fields handed over through a pointer without needing @ret.
+API_OUT_HYPERS = {'hyper': 'long long', 'unsigned hyper': 'unsigned long long'}
+
+
+class ApiCall:
+    """How the generated public function of one procedure looks:
+    parameters, argument checks, and what it makes of the result.
+    Anything outside these shapes is refused: such a procedure is
+    @api manual."""
+
+    def __init__(self, spec, proc):
+        self.proc = proc
+        self.name = proc.public_name
+        self.on_dom = False                 # first parameter rv_dom *dom, else rv_conn *conn
+        self.params = []                    # C parameter declarations after the first
+        self.checks = []                    # (condition, message) refused with INVALID_ARG
+        self.sets = []                      # statements filling args_
+        self.result = 'none'                # none, string, domain, bool, count, out, out-bool
+        self.result_field = None
+        self.ret_type = 'int'
+        path = spec.dispatch_program().enum.path
+
+        def refuse(line, why, file=None):
+            raise GenError(file or path, line, f'{proc.enum_value}: @api generated: {why}; '
+                                       f'write it by hand (@api manual)')
+
+        flags = None
+        for i, field in enumerate(proc.args.fields if proc.args else []):
+            if field.kind == 'plain' and field.type_name == 'rv_nonnull_domain':
+                if i != 0:
+                    refuse(field.line, f'{field.name} is a domain but not the first field', field.path)
+                self.on_dom = True
+                self.sets.append(f'args_.{field.name} = rvc_dom_to_wire(dom);')
+            elif field.kind == 'plain' and field.type_name == 'rv_nonnull_string':
+                self.params.append(f'const char *{field.name}')
+                self.checks.append((f'!{field.name}', f'no {field.name} given'))
+                self.sets.append(f'args_.{field.name} = (char *){field.name};')
+            elif field.kind == 'plain' and field.type_name == 'rv_uuid':
+                self.params.append(f'const unsigned char {field.name}[16]')
+                self.checks.append((f'!{field.name}', f'no {field.name} given'))
+                self.sets.append(f'memcpy(args_.{field.name}, {field.name}, '
+                                 f'sizeof(args_.{field.name}));')
+            elif field.kind == 'plain' and field.type_name in API_SCALARS:
+                param = f'{API_SCALARS[field.type_name]} {field.name}'
+                # libvirt's convention: flags come last, after any result pointer.
+                if field.name == 'flags':
+                    flags = param
+                else:
+                    self.params.append(param)
+                self.sets.append(f'args_.{field.name} = {field.name};')
+            else:
+                refuse(field.line, f'argument {field.name} has no generated parameter type', field.path)
+
+        fields = proc.ret.fields if proc.ret else []
+        ret_line = proc.note_lines.get('ret', proc.line)
+        if len(fields) > 1:
+            refuse(proc.ret.line, f'{proc.ret.name} has more than one field', proc.ret.path)
+        field = fields[0] if fields else None
+        scalar = field is not None and field.kind == 'plain' and field.type_name in ('int', 'hyper', 'unsigned hyper')
+        if proc.ret_as and not (scalar and field.type_name == 'int'):
+            refuse(ret_line, '@ret is only for a result that is one int')
+        if field is None:
+            pass
+        elif field.kind == 'plain' and field.type_name == 'rv_nonnull_string':
+            self.result, self.ret_type = 'string', 'char *'
+        elif field.kind == 'plain' and field.type_name == 'rv_nonnull_domain':
+            self.result, self.ret_type = 'domain', 'rv_dom *'
+        elif scalar and field.type_name == 'int':
+            if not proc.ret_as:
+                refuse(field.line, f'the result {field.name} is an int: say how it is '
+                                   f'returned with @ret bool | count | out | out-bool', field.path)
+            self.result = proc.ret_as
+            if self.result in ('out', 'out-bool'):
+                self.params.append(f'int *{field.name}')
+        elif scalar:
+            self.result = 'out'
+            self.params.append(f'{API_OUT_HYPERS[field.type_name]} *{field.name}')
+        else:
+            refuse(field.line, f'the result {field.name} has no generated return type', field.path)
+        if field is not None:
+            self.result_field = field.name
+        if self.result in ('out', 'out-bool'):
+            self.checks.append((f'!{field.name}', 'no result pointer'))
+        if flags:
+            self.params.append(flags)
+
+    def first_param(self):
+        return 'rv_dom *dom' if self.on_dom else 'rv_conn *conn'
+
+    def declaration(self):
+        params = ', '.join([self.first_param()] + self.params)
+        space = '' if self.ret_type.endswith('*') else ' '
+        return f'{self.ret_type}{space}{self.name}({params})'
+
+    def render(self):
+        proc = self.proc
+        failed = 'NULL' if self.ret_type.endswith('*') else '-1'
+        fail_null = self.ret_type.endswith('*')
+        out = [self.declaration(), '{']
+        handle = 'rvc_dom_rpc(dom, __func__)' if self.on_dom else 'rvc_handle_rpc(conn, __func__)'
+        out += [f'    struct rvc_conn *rpc_ = {handle};', '    if (!rpc_)', f'        return {failed};']
+        for condition, message in self.checks:
+            report = f'rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: {message}", __func__)'
+            if fail_null:
+                out += [f'    if ({condition}) {{', f'        {report};', '        return NULL;', '    }']
+            else:
+                out += [f'    if ({condition})', f'        return {report};']
+        call = ['rpc_']
+        if proc.args:
+            out += [f'    {proc.args.name} args_;', '    memset(&args_, 0, sizeof(args_));']
+            out += ['    ' + s for s in self.sets]
+            call.append('&args_')
+        if proc.ret:
+            out += [f'    {proc.ret.name} ret_;', '    memset(&ret_, 0, sizeof(ret_));']
+            call.append('&ret_')
+        call.append('&err_')
+        out += ['    rv_err err_ = { 0 };',
+                f'    if (rvc_call_{proc.lower}({", ".join(call)}) < 0)',
+                f'        return {"rvc_fail_null" if fail_null else "rvc_fail"}(&err_);']
+        field = f'ret_.{self.result_field}'
+        if self.result == 'none':
+            out.append('    return 0;')
+        elif self.result == 'string':
+            out.append(f'    return {field};     /* the caller frees it */')
+        elif self.result == 'domain':
+            conn = 'dom->conn' if self.on_dom else 'conn'
+            out += [f'    rv_dom *found_ = rvc_dom_from_wire({conn}, &{field});',
+                    f'    xdr_free((xdrproc_t)xdr_{proc.ret.name}, (char *)&ret_);',
+                    '    return found_;']
+        elif self.result == 'bool':
+            out.append(f'    return {field} != 0;')
+        elif self.result == 'count':
+            out += ['    /* A negative count would read as our own failure, with no error set. */',
+                    f'    if ({field} < 0)',
+                    '        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the server sent the '
+                    'count %d",', f'                          __func__, {field});',
+                    f'    return {field};']
+        elif self.result in ('out', 'out-bool'):
+            value = f'{field} != 0' if self.result == 'out-bool' else field
+            out += [f'    *{self.result_field} = {value};', '    return 0;']
+        out.append('}')
+        return '\n'.join(out) + '\n'
 
 
 # ------------------------------------------------------------------ C output
@@ -1072,6 +1321,103 @@ int rvc_call_{proc.lower}({", ".join(params)})
     return rvc_conn_call(conn, {proc.enum_value}, {filter_expr(proc.args)}, {args}, {filter_expr(proc.ret)}, {ret}, err);
 }}
 ''')
+    return ''.join(out)
+
+
+def c_comment(lines, indent=''):
+    """lines as one C comment."""
+    if len(lines) == 1:
+        return f'{indent}/* {lines[0]} */\n'
+    body = [f'{indent}/* {lines[0]}'] + [f'{indent} * {l}'.rstrip() for l in lines[1:]]
+    return '\n'.join(body) + ' */\n'
+
+
+def gen_api_h(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('''\
+/* libremvirt's public calls that are one remote procedure each, written
+ * from the procedures annotated @api generated; included by remvirt.h,
+ * whose rules (errors, who frees what) apply.  A NULL string or UUID
+ * argument, or a NULL result pointer, is refused with RV_ERROR_INVALID_ARG. */
+#ifndef LIBREMVIRT_REMVIRT_CALLS_GEN_H
+#define LIBREMVIRT_REMVIRT_CALLS_GEN_H
+
+#include "remvirt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+''')
+    for proc in spec.generated_api():
+        out.append('\n' + c_comment(proc.doc) + proc.call.declaration() + ';\n')
+    out.append('''
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+''')
+    return ''.join(out)
+
+
+def gen_api_c(spec):
+    program = spec.dispatch_program()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append('''\
+/* The public calls of remvirt-calls.gen.h: check the handle and the
+ * arguments, make the call, hand over the answer. */
+#include "client/remvirt.h"
+
+#include <string.h>
+
+#include "client/handle.h"
+#include "client/last_error.h"
+#include "client/rv_stubs.gen.h"
+#include "rv_remote.h"
+''')
+    for proc in spec.generated_api():
+        out.append('\n' + proc.call.render())
+    return ''.join(out)
+
+
+def read_manual_symbols(path):
+    """The hand-written public functions: one name a line, '#' comments."""
+    try:
+        with open(path, encoding='utf-8') as f:
+            lines = f.read().split('\n')
+    except OSError as e:
+        raise GenError(path, None, f'cannot read: {e.strerror}')
+    names = {}
+    for lineno, text in enumerate(lines, 1):
+        text = text.split('#', 1)[0].strip()
+        if not text:
+            continue
+        if not re.fullmatch(r'rv_[a-z0-9_]+', text):
+            raise GenError(path, lineno, f'{text!r} is not an rv_* function name')
+        if text in names:
+            raise GenError(path, lineno, f'{text} is already on line {names[text]}')
+        names[text] = lineno
+    return names
+
+
+def gen_symbols(spec, manual_path):
+    """libremvirt's version script: the hand-written functions and the
+    generated ones, nothing else."""
+    manual = read_manual_symbols(manual_path)
+    generated = spec.generated_api()
+    for proc in generated:
+        if proc.public_name in manual:
+            raise GenError(manual_path, manual[proc.public_name],
+                           f'{proc.public_name} is generated ({proc.enum_value} is @api generated): '
+                           f'take it off this list')
+    out = [generated_banner('#', [spec.dispatch_program().xfile]).rstrip('\n') +
+           f' and {display_path(manual_path)}\n']
+    out.append('# libremvirt exports exactly the functions of remvirt.h and remvirt-calls.gen.h.\n')
+    out.append('LIBREMVIRT_0.1 {\n  global:\n')
+    out += [f'    {name};\n' for name in manual]
+    out += [f'    {proc.public_name};\n' for proc in generated]
+    out.append('  local:\n    *;\n};\n')
     return ''.join(out)
 
 
@@ -1644,18 +1990,23 @@ def write_if_changed(path, content):
     return True
 
 
-def c_outputs(spec):
-    return {
+def c_outputs(spec, manual_symbols=None):
+    outputs = {
         'server/rv_dispatch.gen.h': gen_dispatch_h(spec),
         'server/rv_dispatch.gen.c': gen_dispatch_c(spec),
         'server/rv_driver_ops.gen.h': gen_driver_ops_h(spec),
         'client/rv_stubs.gen.h': gen_stubs_h(spec),
         'client/rv_stubs.gen.c': gen_stubs_c(spec),
+        'client/remvirt-calls.gen.h': gen_api_h(spec),
+        'client/remvirt-calls.gen.c': gen_api_c(spec),
         'common/rv_proc_names.gen.c': gen_proc_names_c(spec),
         'python/rv_protocol.py': gen_python_constants(spec),
         'client/remvirt-values.gen.h': gen_values_public_h(spec),
         'common/rv_values.gen.h': gen_values_internal_h(spec),
     }
+    if manual_symbols:
+        outputs['client/libremvirt.gen.sym'] = gen_symbols(spec, manual_symbols)
+    return outputs
 
 
 def render_docs(spec):
@@ -1672,6 +2023,9 @@ def main(argv=None):
     parser.add_argument('--docs', help='path of docs/procedures.md')
     parser.add_argument('--procs-table', metavar='FILE',
                         help="libvirt's procedure table (protocol/libvirt-remote-procs.tsv)")
+    parser.add_argument('--manual-symbols', metavar='FILE',
+                        help="libremvirt's hand-written public functions (client/libremvirt-manual.sym); "
+                             'with it, the version script client/libremvirt.gen.sym is written too')
     parser.add_argument('--check', action='store_true',
                         help='write nothing; exit 1 if --docs is out of date')
     args = parser.parse_args(argv)
@@ -1683,7 +2037,7 @@ def main(argv=None):
     try:
         spec = Spec(args.x, args.procs_table)
         docs = render_docs(spec) if args.docs else None
-        outputs = {} if args.check else c_outputs(spec)
+        outputs = {} if args.check else c_outputs(spec, args.manual_symbols)
     except GenError as e:
         print(f'rvgen: {e}', file=sys.stderr)
         return 1

@@ -210,6 +210,14 @@ AM_TESTS_ENVIRONMENT += RV_HEADER_CC='$(CC)'; export RV_HEADER_CC; \
 	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(CPPFLAGS) \
 	$(AM_CFLAGS) $(CFLAGS)'; export RV_HEADER_CFLAGS;
 
+# ---------------------------------------------------------------- tests: the generated public API (client library)
+# libremvirt exports exactly what its headers declare and its version
+# script lists; and adding a procedure takes two hand edits, checked end to
+# end in a copy of the tree (protocol/rv_remote.x and the test driver's
+# slot; the generator writes the rest, down to the public function).
+TESTS += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
+EXTRA_DIST += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
+
 # ---------------------------------------------------------------- tests/fuzz: the client fuzzer and `make fuzz` (fuzzing helper)
 # fuzz-client plays a hostile server to libremvirt while an application
 # thread and the library's event loop run as in a real program.  The

@@ -23,6 +23,7 @@ VALUES_X = os.path.join(SRCDIR, 'protocol', 'rv_values.x')
 ALL_X = ['--x', REMOTE_X, '--x', KEEPALIVE_X, '--x', VALUES_X]
 DOCS = os.path.join(SRCDIR, 'docs', 'procedures.md')
 PROCS_TABLE = os.path.join(SRCDIR, 'protocol', 'libvirt-remote-procs.tsv')
+MANUAL_SYMS = os.path.join(SRCDIR, 'client', 'libremvirt-manual.sym')
 
 sys.dont_write_bytecode = True      # leave no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(RVGEN))
@@ -38,7 +39,7 @@ MINI = textwrap.dedent('''\
     {procs}
     }};
     ''')
-GOOD_PROC = '/* @stubs both @auth none @readonly allow */\nRV_PROC_THING_GET = 1'
+GOOD_PROC = '/* @stubs both @auth none @readonly allow @api none */\nRV_PROC_THING_GET = 1'
 
 
 def run_quietly(argv):
@@ -83,20 +84,28 @@ class BadAnnotations(unittest.TestCase):
                           'RV_PROC_THING_PUT', 'no annotation')
 
     def test_procedure_missing_one_annotation(self):
-        self.assert_error('/* @stubs both @auth none */\nRV_PROC_THING_GET = 1', 7,
+        self.assert_error('/* @stubs both @auth none @api none */\nRV_PROC_THING_GET = 1', 7,
                           '@readonly', 'missing')
+
+    def test_client_stub_without_api(self):
+        self.assert_error('/* @stubs both @auth none @readonly allow */\nRV_PROC_THING_GET = 1', 7,
+                          '@api', 'missing')
+
+    def test_api_without_client_stub(self):
+        self.assert_error('/* @stubs server @auth none @readonly allow\n   @api manual */\n'
+                          'RV_PROC_THING_GET = 1', 7, '@api manual', 'client stub')
 
     def test_unknown_annotation_value(self):
         # The bad value is on the comment's second line, line 7.
-        self.assert_error('/* @stubs both\n   @auth maybe @readonly allow */\nRV_PROC_THING_GET = 1',
+        self.assert_error('/* @stubs both\n   @auth maybe @readonly allow @api none */\nRV_PROC_THING_GET = 1',
                           7, "'maybe'", '@auth')
 
     def test_unknown_annotation_key(self):
-        self.assert_error('/* @stubs both @auth none @readonly allow @color red */\n'
+        self.assert_error('/* @stubs both @auth none @readonly allow @api none @color red */\n'
                           'RV_PROC_THING_GET = 1', 6, '@color')
 
     def test_annotation_trailing_previous_line(self):
-        self.assert_error(GOOD_PROC + ', /* @stubs both @auth none @readonly allow */\n'
+        self.assert_error(GOOD_PROC + ', /* @stubs both @auth none @readonly allow @api none */\n'
                           'RV_PROC_THING_PUT = 2', 7, 'own line')
 
     def test_struct_without_procedure(self):
@@ -127,17 +136,233 @@ class BadAnnotations(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.tmp.name, 'server')))
 
 
+# The shared types of rv_packet.x, then the procedures' structs; {structs}
+# starts at line 6 and {procs} follows the enum's opening line.
+API_X = textwrap.dedent('''\
+    const RV_REMOTE_PROGRAM = 0x20008086;
+    const RV_REMOTE_VERSION = 1;
+    typedef string rv_nonnull_string<64>;
+    typedef opaque rv_uuid[16];
+    struct rv_nonnull_domain {{ rv_nonnull_string name; rv_uuid uuid; int id; }};
+    {structs}
+    enum rv_remote_procedure {{
+    {procs}
+    }};
+    ''')
+
+# One procedure of each shape the generator knows; each is '(structs, annotations)'.
+SHAPES = {
+    'THING_STOP': ('struct rv_thing_stop_args { rv_nonnull_domain dom; unsigned int flags; };', ''),
+    'THING_GET_NAME': ('struct rv_thing_get_name_ret { rv_nonnull_string name; };', ''),
+    'THING_LOOKUP': ('struct rv_thing_lookup_args { rv_nonnull_string name; };\n'
+                     'struct rv_thing_lookup_ret { rv_nonnull_domain dom; };', ''),
+    'THING_FIND': ('struct rv_thing_find_args { rv_uuid uuid; };\n'
+                   'struct rv_thing_find_ret { rv_nonnull_domain dom; };', ''),
+    'THING_IS_ON': ('struct rv_thing_is_on_args { rv_nonnull_domain dom; };\n'
+                    'struct rv_thing_is_on_ret { int on; };', '@ret bool'),
+    'THING_COUNT': ('struct rv_thing_count_ret { int num; };', '@ret count'),
+    'THING_GET_LEVEL': ('struct rv_thing_get_level_args { rv_nonnull_domain dom; unsigned int flags; };\n'
+                        'struct rv_thing_get_level_ret { int level; };', '@ret out'),
+    'THING_GET_AUTO': ('struct rv_thing_get_auto_args { rv_nonnull_domain dom; };\n'
+                       'struct rv_thing_get_auto_ret { int auto_on; };', '@ret out-bool'),
+    'THING_GET_SIZE': ('struct rv_thing_get_size_args { hyper delta; };\n'
+                       'struct rv_thing_get_size_ret { unsigned hyper size; };', ''),
+    'THING_REMOVE_FLAGS': ('struct rv_thing_remove_flags_args { rv_nonnull_domain dom; unsigned int flags; };',
+                           '@name rv_thing_remove'),
+}
+
+
+def api_x(shapes, api='generated', doc=True):
+    structs = '\n'.join(SHAPES[name][0] for name in shapes)
+    procs = []
+    for number, name in enumerate(shapes, 1):
+        if doc:
+            procs.append(f'/* Does {name.lower()}. */')
+        procs.append(f'/* @stubs both @auth required @readonly allow @api {api} {SHAPES[name][1]} */')
+        procs.append(f'RV_PROC_{name} = {number},')
+    return API_X.format(structs=structs, procs='\n'.join(procs).rstrip(','))
+
+
+class GeneratedApi(unittest.TestCase):
+    """The public function of each shape, its declaration and its symbol."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        x = os.path.join(cls.tmp.name, 'rv_remote.x')
+        cls.manual = os.path.join(cls.tmp.name, 'manual.sym')
+        with open(x, 'w') as f:
+            f.write(api_x(SHAPES))
+        with open(cls.manual, 'w') as f:
+            f.write('# by hand\nrv_connect_open\n')
+        status, err = run_quietly(['--x', x, '--outdir', cls.tmp.name,
+                                   '--manual-symbols', cls.manual])
+        assert status == 0, err
+        cls.out = {}
+        for name in ('client/remvirt-calls.gen.h', 'client/remvirt-calls.gen.c',
+                     'client/libremvirt.gen.sym'):
+            with open(os.path.join(cls.tmp.name, name)) as f:
+                cls.out[name] = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def body(self, name):
+        m = re.search(r'\n([^\n]*\b%s\(.*?\n\}\n)' % name, self.out['client/remvirt-calls.gen.c'], re.S)
+        self.assertIsNotNone(m, name)
+        return m.group(1)
+
+    def test_declarations_with_their_comments(self):
+        h = self.out['client/remvirt-calls.gen.h']
+        expected = [
+            'int rv_thing_stop(rv_dom *dom, unsigned int flags);',
+            'char *rv_thing_get_name(rv_conn *conn);',
+            'rv_dom *rv_thing_lookup(rv_conn *conn, const char *name);',
+            'rv_dom *rv_thing_find(rv_conn *conn, const unsigned char uuid[16]);',
+            'int rv_thing_is_on(rv_dom *dom);',
+            'int rv_thing_count(rv_conn *conn);',
+            # a result pointer comes before the flags, as in libvirt
+            'int rv_thing_get_level(rv_dom *dom, int *level, unsigned int flags);',
+            'int rv_thing_get_auto(rv_dom *dom, int *auto_on);',
+            'int rv_thing_get_size(rv_conn *conn, long long delta, unsigned long long *size);',
+            'int rv_thing_remove(rv_dom *dom, unsigned int flags);',
+        ]
+        for decl in expected:
+            with self.subTest(decl=decl):
+                self.assertIn(decl, h)
+        self.assertIn('/* Does thing_stop. */\nint rv_thing_stop(', h)
+        self.assertIn('/* Does thing_remove_flags. */\nint rv_thing_remove(', h)
+
+    def test_void_result_on_a_domain(self):
+        body = self.body('rv_thing_stop')
+        self.assertIn('rvc_dom_rpc(dom, __func__)', body)
+        self.assertIn('args_.dom = rvc_dom_to_wire(dom);', body)
+        self.assertIn('args_.flags = flags;', body)
+        self.assertIn('rvc_call_thing_stop(rpc_, &args_, &err_) < 0', body)
+        self.assertIn('return rvc_fail(&err_);', body)
+        self.assertTrue(body.rstrip().endswith('return 0;\n}'))
+
+    def test_string_result(self):
+        body = self.body('rv_thing_get_name')
+        self.assertIn('rvc_handle_rpc(conn, __func__)', body)
+        self.assertIn('return rvc_fail_null(&err_);', body)
+        self.assertIn('return ret_.name;', body)
+
+    def test_string_argument_and_domain_result(self):
+        body = self.body('rv_thing_lookup')
+        self.assertIn('if (!name) {\n        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, '
+                      '"%s: no name given", __func__);\n        return NULL;', body)
+        self.assertIn('rvc_dom_from_wire(conn, &ret_.dom)', body)
+        self.assertIn('xdr_free((xdrproc_t)xdr_rv_thing_lookup_ret, (char *)&ret_);', body)
+
+    def test_uuid_argument(self):
+        body = self.body('rv_thing_find')
+        self.assertIn('"%s: no uuid given"', body)
+        self.assertIn('memcpy(args_.uuid, uuid, sizeof(args_.uuid));', body)
+
+    def test_int_results(self):
+        self.assertIn('return ret_.on != 0;', self.body('rv_thing_is_on'))
+        count = self.body('rv_thing_count')
+        self.assertIn('if (ret_.num < 0)', count)
+        self.assertIn('RV_FROM_RPC, RV_ERR_RPC', count)
+        self.assertIn('return ret_.num;', count)
+        level = self.body('rv_thing_get_level')
+        self.assertIn('if (!level)\n        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, '
+                      '"%s: no result pointer", __func__);', level)
+        self.assertIn('*level = ret_.level;', level)
+        self.assertIn('*auto_on = ret_.auto_on != 0;', self.body('rv_thing_get_auto'))
+        size = self.body('rv_thing_get_size')
+        self.assertIn('args_.delta = delta;', size)
+        self.assertIn('*size = ret_.size;', size)
+
+    def test_symbols(self):
+        sym = self.out['client/libremvirt.gen.sym']
+        names = re.findall(r'^    (rv_\w+);$', sym, re.M)
+        self.assertEqual(names[0], 'rv_connect_open')
+        self.assertEqual(sorted(names[1:]), sorted(['rv_' + n.lower() for n in SHAPES
+                                                    if n != 'THING_REMOVE_FLAGS'] + ['rv_thing_remove']))
+        self.assertIn('local:\n    *;', sym)
+
+
+class BadApiAnnotations(unittest.TestCase):
+    """@api generated refuses what it cannot write, with file and line."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.tmp.name, 'rv_remote.x')
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def assert_error(self, text, marker, *words):
+        """The error is on the line holding marker."""
+        with open(self.path, 'w') as f:
+            f.write(text)
+        line = next(i for i, l in enumerate(text.split('\n'), 1) if marker in l)
+        with self.assertRaises(rvgen.GenError) as cm:
+            rvgen.Spec([self.path])
+        self.assertEqual(cm.exception.path, self.path)
+        self.assertEqual(cm.exception.line, line, str(cm.exception))
+        for word in words:
+            self.assertIn(word, cm.exception.message)
+
+    def test_argument_without_a_rule(self):
+        text = api_x(['THING_STOP']).replace('unsigned int flags;', 'opaque blob<16>;')
+        self.assert_error(text, 'opaque blob', 'blob', '@api manual')
+
+    def test_int_result_needs_ret(self):
+        text = api_x(['THING_IS_ON']).replace('@ret bool', '')
+        self.assert_error(text, 'int on;', '@ret', 'on')
+
+    def test_ret_on_a_string_result(self):
+        text = api_x(['THING_GET_NAME']).replace('@api generated', '@api generated @ret bool')
+        self.assert_error(text, '@ret bool', '@ret', 'one int')
+
+    def test_ret_needs_generated(self):
+        text = api_x(['THING_IS_ON'], api='manual')
+        self.assert_error(text, '@ret bool', '@ret', '@api generated')
+
+    def test_bad_public_name(self):
+        text = api_x(['THING_REMOVE_FLAGS']).replace('@name rv_thing_remove', '@name ThingRemove')
+        self.assert_error(text, '@name', 'ThingRemove')
+
+    def test_two_procedures_one_name(self):
+        text = api_x(['THING_STOP', 'THING_REMOVE_FLAGS']).replace('rv_thing_remove ', 'rv_thing_stop ')
+        self.assert_error(text, 'RV_PROC_THING_REMOVE_FLAGS', 'rv_thing_stop', 'RV_PROC_THING_STOP')
+
+    def test_generated_needs_a_comment(self):
+        self.assert_error(api_x(['THING_STOP'], doc=False), 'RV_PROC_THING_STOP', 'comment')
+
+    def test_second_result_field(self):
+        text = api_x(['THING_COUNT']).replace('{ int num; }', '{ int num; int more; }')
+        self.assert_error(text, 'rv_thing_count_ret', 'more than one field')
+
+    def test_manual_symbol_that_is_generated(self):
+        manual = os.path.join(self.tmp.name, 'manual.sym')
+        with open(self.path, 'w') as f:
+            f.write(api_x(['THING_STOP']))
+        with open(manual, 'w') as f:
+            f.write('rv_connect_open\n# comment\nrv_thing_stop\n')
+        status, err = run_quietly(['--x', self.path, '--outdir', self.tmp.name,
+                                   '--manual-symbols', manual])
+        self.assertEqual(status, 1)
+        self.assertIn(f'{manual}:3: rv_thing_stop is generated', err)
+
+
 class RealProtocol(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
-        status, err = run_quietly(ALL_X + ['--outdir', cls.tmp.name, '--procs-table', PROCS_TABLE])
+        status, err = run_quietly(ALL_X + ['--outdir', cls.tmp.name, '--procs-table', PROCS_TABLE,
+                                           '--manual-symbols', MANUAL_SYMS])
         assert status == 0, err
         cls.out = {}
         for name in ('server/rv_dispatch.gen.c', 'server/rv_dispatch.gen.h',
                      'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c',
                      'python/rv_protocol.py', 'client/remvirt-values.gen.h',
-                     'common/rv_values.gen.h'):
+                     'common/rv_values.gen.h', 'client/remvirt-calls.gen.h',
+                     'client/remvirt-calls.gen.c', 'client/libremvirt.gen.sym'):
             with open(os.path.join(cls.tmp.name, name)) as f:
                 cls.out[name] = f.read()
 
@@ -210,6 +435,24 @@ class RealProtocol(unittest.TestCase):
         self.assertEqual(ns['UNIMPLEMENTED_PROCS'][424],
                          ('DOMAIN_AUTHORIZED_SSH_KEYS_GET', 'virDomainAuthorizedSSHKeysGet'))
         self.assertNotIn(16, ns['UNIMPLEMENTED_PROCS'])
+
+    def test_public_api(self):
+        h = self.out['client/remvirt-calls.gen.h']
+        for decl in ('int rv_domain_undefine(rv_dom *dom, unsigned int flags);',
+                     'int rv_connect_num_of_domains(rv_conn *conn);',
+                     'int rv_domain_get_autostart(rv_dom *dom, int *autostart);',
+                     'rv_dom *rv_domain_lookup_by_uuid(rv_conn *conn, const unsigned char uuid[16]);',
+                     'int rv_connect_get_version(rv_conn *conn, unsigned long long *hv_ver);'):
+            with self.subTest(decl=decl):
+                self.assertIn(decl, h)
+        # Hand-written ones are not generated.
+        for name in ('rv_domain_create(', 'rv_node_get_info(', 'rv_domain_shutdown('):
+            self.assertNotIn(name, h)
+        # Every declared function is exported, and nothing else is added.
+        declared = set(re.findall(r'\b(rv_\w+)\(', h))
+        exported = set(re.findall(r'^    (rv_\w+);$', self.out['client/libremvirt.gen.sym'], re.M))
+        self.assertLessEqual(declared, exported)
+        self.assertIn('rv_connect_open', exported)
 
     def test_unchanged_output_is_not_rewritten(self):
         path = os.path.join(self.tmp.name, 'server/rv_dispatch.gen.c')

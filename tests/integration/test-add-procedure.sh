@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# "A procedure costs two hand edits", end to end.  In a copy of the source
+# tree, add one procedure libvirt defines and remvirt lacks
+# (DOMAIN_GET_HOSTNAME, 277) by editing only protocol/rv_remote.x (its
+# structs and annotated enum entry) and the test driver's slot in
+# server/drivers/test/test_ops.c; build the copy; then a small program
+# compiled against the copy's public header and library calls the
+# generated rv_domain_get_hostname():
+#   - against the copy's remvirtd it gets what the slot answers;
+#   - against this tree's remvirtd it gets NO_SUPPORT naming the API.
+# If the generator stopped writing the public function, its declaration
+# or its symbol, the program would not compile or link.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+requires git
+requires autoreconf
+CC=${RV_HEADER_CC:-cc}
+copy=$RV_TMP/src
+mkdir -p "$copy"
+
+# The source tree as git sees it (tracked and new files, no build dirs).
+(cd "$top_srcdir" &&
+    git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    xargs -0 cp --parents -t "$copy") || fail "cannot copy the source tree"
+git -C "$copy" init -q
+git -C "$copy" add -A
+git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base
+
+# Edit 1: the protocol entry.
+"$PYTHON3" - "$copy/protocol/rv_remote.x" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+structs = '''struct rv_domain_get_hostname_args { rv_nonnull_domain dom; unsigned int flags; };
+struct rv_domain_get_hostname_ret { rv_nonnull_string hostname; };
+
+/* ---- procedure numbers ---- */
+'''
+entry = '''enum rv_remote_procedure {
+    /* The guest's host name, as the guest reports it. */
+    /* @stubs both @auth required @readonly allow @handler driver @api generated */
+    RV_PROC_DOMAIN_GET_HOSTNAME = 277,
+'''
+for old, new in (('/* ---- procedure numbers ---- */\n', structs),
+                 ('enum rv_remote_procedure {\n', entry)):
+    assert text.count(old) == 1, old
+    text = text.replace(old, new)
+open(path, 'w').write(text)
+PY
+
+# Edit 2: the test driver's slot.
+"$PYTHON3" - "$copy/server/drivers/test/test_ops.c" <<'PY'
+import sys
+path = sys.argv[1]
+text = open(path).read()
+slot = '''static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
+                               rv_domain_get_hostname_ret *ret, rv_err *err)
+{
+    (void)c;
+    size_t len = strlen(args->dom.name);
+    if (!(ret->hostname = malloc(len + sizeof(".e2e.example"))))
+        return oom(err);
+    memcpy(ret->hostname, args->dom.name, len);
+    memcpy(ret->hostname + len, ".e2e.example", sizeof(".e2e.example"));
+    return 0;
+}
+
+const rv_driver rv_test_driver = {
+'''
+ops = '    .ops = {\n        .domain_get_hostname = domain_get_hostname,\n'
+for old, new in (('const rv_driver rv_test_driver = {\n', slot), ('    .ops = {\n', ops)):
+    assert text.count(old) == 1, old
+    text = text.replace(old, new)
+open(path, 'w').write(text)
+PY
+
+changed=$(git -C "$copy" status --porcelain | sort)
+expected=$(printf ' M protocol/rv_remote.x\n M server/drivers/test/test_ops.c\n')
+[ "$changed" = "$expected" ] || fail "the edits touched more than the two files: $changed"
+git -C "$copy" diff --stat
+
+# Build the copy (about as long as this tree's own build), apart from the
+# make that runs this test.
+unset MAKEFLAGS MFLAGS MAKELEVEL
+build=$copy/build
+mkdir -p "$build"
+(cd "$copy" && autoreconf -fi) > "$RV_TMP/autoreconf.log" 2>&1 ||
+    { cat "$RV_TMP/autoreconf.log" >&2; fail "autoreconf in the copy"; }
+(cd "$build" && ../configure --enable-werror) > "$RV_TMP/configure.log" 2>&1 ||
+    { tail -30 "$RV_TMP/configure.log" >&2; fail "configure in the copy"; }
+(cd "$build" && make -j2) > "$RV_TMP/make.log" 2>&1 ||
+    { grep -E "error|Error" "$RV_TMP/make.log" | head -30 >&2; fail "build of the copy"; }
+
+grep -q -F 'char *rv_domain_get_hostname(rv_dom *dom, unsigned int flags);' \
+    "$build/client/remvirt-calls.gen.h" || fail "no generated declaration"
+# (grep -q at the end of a pipe would make the pipe fail under pipefail)
+grep -B1 -F 'rv_domain_get_hostname(' "$build/client/remvirt-calls.gen.h" > "$RV_TMP/decl"
+grep -q -F "The guest's host name" "$RV_TMP/decl" || fail "the declaration lost its comment"
+nm -D --defined-only "$build/.libs/libremvirt.so" > "$RV_TMP/exports"
+grep -q -E ' rv_domain_get_hostname(@|$)' "$RV_TMP/exports" ||
+    fail "libremvirt does not export rv_domain_get_hostname"
+
+cat > "$RV_TMP/hostname.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "remvirt.h"
+
+/* Print what rv_domain_get_hostname() gives for domain "test". */
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    rv_conn *conn = rv_connect_open(argv[1], 0);
+    rv_dom *dom = conn ? rv_domain_lookup_by_name(conn, "test") : NULL;
+    if (!dom) {
+        fprintf(stderr, "%s\n", rv_last_error()->message);
+        return 2;
+    }
+    char *hostname = rv_domain_get_hostname(dom, 0);
+    if (hostname) {
+        printf("hostname %s\n", hostname);
+        free(hostname);
+    } else {
+        const rv_error_info *e = rv_last_error();
+        printf("error %d %s\n", e->code, e->message);
+    }
+    rv_domain_free(dom);
+    rv_connect_close(conn);
+    return 0;
+}
+C
+"$CC" -std=c11 -Wall -Werror -I"$copy/client" -I"$build/client" -o "$RV_TMP/hostname" \
+    "$RV_TMP/hostname.c" -L"$build/.libs" -lremvirt -Wl,-rpath,"$build/.libs" ||
+    fail "a program using rv_domain_get_hostname does not build against the copy"
+
+# This tree's remvirtd lacks the procedure.
+start_remvirtd
+out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against this tree's remvirtd"
+echo "unmodified remvirtd: $out"
+[ "$out" = "error 3 this function is not supported by the connection driver: virDomainGetHostname" ] ||
+    fail "expected NO_SUPPORT naming virDomainGetHostname"
+stop_remvirtd
+
+# The copy's remvirtd has the slot.
+REMVIRTD=$build/remvirtd
+start_remvirtd
+out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against the copy's remvirtd"
+echo "copy's remvirtd: $out"
+[ "$out" = "hostname test.e2e.example" ] || fail "the slot's answer did not arrive"
+stop_remvirtd
+echo "PASS: two hand edits gave a working public call"
