@@ -81,4 +81,9 @@ rv_dom *rvc_dom_from_wire(rv_conn *conn, rv_nonnull_domain *w);
 /* The id a started or destroyed domain now has. */
 void rvc_dom_set_id(rv_dom *dom, int id);
 
+/* The same for networks (client/network.c). */
+struct rvc_conn *rvc_net_rpc(rv_net *net, const char *func);
+rv_nonnull_network rvc_net_to_wire(const rv_net *net);
+rv_net *rvc_net_from_wire(rv_conn *conn, rv_nonnull_network *w);
+
 #endif

@@ -27,6 +27,7 @@ extern "C" {
 
 typedef struct rv_conn rv_conn;
 typedef struct rv_dom rv_dom;
+typedef struct rv_net rv_net;     /* a virtual network */
 
 /* The numbers that mean something on the wire (states, reasons, events,
  * flags, error codes), generated from protocol/rv_values.x. */
@@ -212,6 +213,19 @@ int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
 int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
 
 /* ---- the calls generated from protocol/rv_remote.x ---- */
+
+/* ---- virtual networks ---- */
+
+/* rv_connect_list_all_networks filters: RV_CONNECT_LIST_NETWORKS_*
+ * (remvirt-values.gen.h); 0 lists every network.  If nets is not NULL it
+ * gets a NULL-terminated array: rv_network_free() each, then free() it. */
+int rv_connect_list_all_networks(rv_conn *conn, rv_net ***nets, unsigned int flags);
+/* uuid text: 8-4-4-4-12 hex digits (or 32 hex digits). */
+rv_net *rv_network_lookup_by_uuid_string(rv_conn *conn, const char *uuid);
+const char *rv_network_get_name(rv_net *net);       /* valid while net lives */
+int rv_network_get_uuid(rv_net *net, unsigned char uuid[RV_UUID_BUFLEN]);
+int rv_network_get_uuid_string(rv_net *net, char buf[RV_UUID_STRING_BUFLEN]);
+void rv_network_free(rv_net *net);
 
 #include "remvirt-calls.gen.h"
 

@@ -962,6 +962,7 @@ class ApiCall:
         self.proc = proc
         self.name = proc.public_name
         self.on_dom = False                 # first parameter rv_dom *dom, else rv_conn *conn
+        self.on_net = False                 # first parameter rv_net *net
         self.params = []                    # C parameter declarations after the first
         self.checks = []                    # (condition, message) refused with INVALID_ARG
         self.sets = []                      # statements filling args_
@@ -981,6 +982,11 @@ class ApiCall:
                     refuse(field.line, f'{field.name} is a domain but not the first field', field.path)
                 self.on_dom = True
                 self.sets.append(f'args_.{field.name} = rvc_dom_to_wire(dom);')
+            elif field.kind == 'plain' and field.type_name == 'rv_nonnull_network':
+                if i != 0:
+                    refuse(field.line, f'{field.name} is a network but not the first field', field.path)
+                self.on_net = True
+                self.sets.append(f'args_.{field.name} = rvc_net_to_wire(net);')
             elif field.kind == 'plain' and field.type_name == 'rv_nonnull_string':
                 self.params.append(f'const char *{field.name}')
                 self.checks.append((f'!{field.name}', f'no {field.name} given'))
@@ -1015,6 +1021,8 @@ class ApiCall:
             self.result, self.ret_type = 'string', 'char *'
         elif field.kind == 'plain' and field.type_name == 'rv_nonnull_domain':
             self.result, self.ret_type = 'domain', 'rv_dom *'
+        elif field.kind == 'plain' and field.type_name == 'rv_nonnull_network':
+            self.result, self.ret_type = 'network', 'rv_net *'
         elif scalar and field.type_name == 'int':
             if not proc.ret_as:
                 refuse(field.line, f'the result {field.name} is an int: say how it is '
@@ -1035,6 +1043,8 @@ class ApiCall:
             self.params.append(flags)
 
     def first_param(self):
+        if self.on_net:
+            return 'rv_net *net'
         return 'rv_dom *dom' if self.on_dom else 'rv_conn *conn'
 
     def declaration(self):
@@ -1048,6 +1058,8 @@ class ApiCall:
         fail_null = self.ret_type.endswith('*')
         out = [self.declaration(), '{']
         handle = 'rvc_dom_rpc(dom, __func__)' if self.on_dom else 'rvc_handle_rpc(conn, __func__)'
+        if self.on_net:
+            handle = 'rvc_net_rpc(net, __func__)'
         out += [f'    struct rvc_conn *rpc_ = {handle};', '    if (!rpc_)', f'        return {failed};']
         for condition, message in self.checks:
             report = f'rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: {message}", __func__)'
@@ -1075,6 +1087,11 @@ class ApiCall:
         elif self.result == 'domain':
             conn = 'dom->conn' if self.on_dom else 'conn'
             out += [f'    rv_dom *found_ = rvc_dom_from_wire({conn}, &{field});',
+                    f'    xdr_free((xdrproc_t)xdr_{proc.ret.name}, (char *)&ret_);',
+                    '    return found_;']
+        elif self.result == 'network':
+            conn = 'net->conn' if self.on_net else ('dom->conn' if self.on_dom else 'conn')
+            out += [f'    rv_net *found_ = rvc_net_from_wire({conn}, &{field});',
                     f'    xdr_free((xdrproc_t)xdr_{proc.ret.name}, (char *)&ret_);',
                     '    return found_;']
         elif self.result == 'bool':

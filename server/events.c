@@ -44,6 +44,7 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
     s->callback_id = ++subs->last_callback_id;
     s->event_id = event_id;
     s->one_domain = dom != NULL;
+    s->network = 0;
     if (dom)
         memcpy(s->uuid, dom->uuid, sizeof(s->uuid));
     *callback_id = s->callback_id;
@@ -54,7 +55,7 @@ int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
 {
     rvs_subscriptions *subs = rvs_client_subscriptions(c);
     for (int i = 0; i < subs->n; i++) {
-        if (subs->list[i].callback_id == callback_id) {
+        if (subs->list[i].callback_id == callback_id && !subs->list[i].network) {
             /* Keep the order: events go out in registration order. */
             memmove(&subs->list[i], &subs->list[i + 1],
                     (size_t)(subs->n - i - 1) * sizeof(subs->list[0]));
@@ -77,7 +78,7 @@ void rvs_events_forget(rvs_subscriptions *subs)
 
 static int wants(const rvs_subscription *s, int event_id, const rv_dom_ref *dom)
 {
-    return s->event_id == event_id && (!s->one_domain || memcmp(s->uuid, dom->uuid, 16) == 0);
+    return !s->network && s->event_id == event_id && (!s->one_domain || memcmp(s->uuid, dom->uuid, 16) == 0);
 }
 
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,

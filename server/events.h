@@ -16,6 +16,7 @@ typedef struct rvs_subscription {
     int event_id;
     int one_domain;
     unsigned char uuid[16];
+    int network;                /* a network event subscription (net_events.c) */
 } rvs_subscription;
 
 /* A client's registrations, in registration order (events go out in it). */
@@ -41,5 +42,14 @@ void rvs_events_forget(rvs_subscriptions *subs);
  * each subscriber's output with its own callbackID. */
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
                           int event, int detail);
+
+/* Network events (server/net_events.c): the same list and callbackIDs,
+ * marked as network subscriptions; net may be NULL (every network). */
+int rvs_events_network_subscribe(rvs_client *c, int event_id, const rv_nonnull_network *net,
+                                 int *callback_id, rv_err *err);
+int rvs_events_network_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
+/* Send a network lifecycle event as rvs_events_lifecycle sends a domain's. */
+void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
+                                  const unsigned char uuid[16], int event, int detail);
 
 #endif

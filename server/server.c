@@ -89,6 +89,14 @@ static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, in
     rvs_events_lifecycle(srv->clients, drv, dom, event, detail);
 }
 
+static void network_event_to_clients(const rv_driver *drv, const char *name,
+                                     const unsigned char uuid[16], int event, int detail,
+                                     void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_network_lifecycle(srv->clients, drv, name, uuid, event, detail);
+}
+
 static void free_closed(rvs_server *srv)
 {
     while (srv->closed) {
@@ -536,6 +544,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->before_sleep.data = srv;
     ev_prepare_start(srv->loop, &srv->before_sleep);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
+    rv_driver_set_network_sink(network_event_to_clients, srv);
     return srv;
 }
 
@@ -563,6 +572,7 @@ void rvs_server_free(rvs_server *srv)
     rv_tls_context_free(srv->tls);
     free(srv);
     rv_driver_set_lifecycle_sink(NULL, NULL);
+    rv_driver_set_network_sink(NULL, NULL);
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();

@@ -156,6 +156,7 @@ tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
 	server/drivers/driver.c server/drivers/driver.h \
 	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
 	server/drivers/test/test_ops.c \
+	server/drivers/test/test_network.c server/drivers/test/test_network.h \
 	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
 tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_driver_LDADD = libremvirt_common.la

@@ -22,6 +22,22 @@ void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int 
         lifecycle_sink(drv, dom, event, detail, lifecycle_sink_opaque);
 }
 
+static rv_network_sink network_sink;
+static void *network_sink_opaque;
+
+void rv_driver_set_network_sink(rv_network_sink sink, void *opaque)
+{
+    network_sink = sink;
+    network_sink_opaque = opaque;
+}
+
+void rv_driver_network_event(const rv_driver *drv, const char *name,
+                             const unsigned char uuid[16], int event, int detail)
+{
+    if (network_sink)
+        network_sink(drv, name, uuid, event, detail, network_sink_opaque);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

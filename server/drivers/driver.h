@@ -102,6 +102,15 @@ void rv_driver_set_lifecycle_sink(rv_lifecycle_sink sink, void *opaque);
 void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int event,
                                int detail);
 
+/* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
+ * name and uuid are only borrowed for the length of the call. */
+typedef void (*rv_network_sink)(const rv_driver *drv, const char *name,
+                                const unsigned char uuid[16], int event, int detail,
+                                void *opaque);
+void rv_driver_set_network_sink(rv_network_sink sink, void *opaque);
+void rv_driver_network_event(const rv_driver *drv, const char *name,
+                             const unsigned char uuid[16], int event, int detail);
+
 /* The drivers remvirtd knows, NULL-terminated. */
 extern const rv_driver *const rv_drivers[];
 extern const rv_driver rv_test_driver;

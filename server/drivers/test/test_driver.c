@@ -18,6 +18,7 @@
 #include "common/util.h"
 #include "rv_packet.h"
 #include "server/drivers/test/test_driver.h"
+#include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_xml.h"
 
 RV_LOG_CATEGORY("drivers.test");
@@ -431,6 +432,7 @@ void test_close(rv_driver_conn *c)
 void test_cleanup(void)
 {
     table_free();
+    test_net_cleanup();
 }
 
 /* ================================================================ host */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/drivers/test/test_driver.h"
+#include "server/drivers/test/test_network.h"
 
 static const test_native *const native = &rv_test_native;
 
@@ -459,5 +460,24 @@ const rv_driver rv_test_driver = {
         .domain_get_security_label = domain_get_security_label,
         .domain_get_messages = domain_get_messages,
         .connect_get_all_domain_stats = connect_get_all_domain_stats,
+        /* networks (test_network.c); no DHCP leases, as libvirt's test driver */
+        .connect_num_of_networks = test_net_num_of_networks,
+        .connect_num_of_defined_networks = test_net_num_of_defined_networks,
+        .connect_list_networks = test_net_list_networks,
+        .connect_list_defined_networks = test_net_list_defined_networks,
+        .connect_list_all_networks = test_net_list_all_networks,
+        .network_lookup_by_name = test_net_lookup_by_name,
+        .network_lookup_by_uuid = test_net_lookup_by_uuid,
+        .network_define_xml = test_net_define_xml,
+        .network_create_xml = test_net_create_xml,
+        .network_create = test_net_create,
+        .network_destroy = test_net_destroy,
+        .network_undefine = test_net_undefine,
+        .network_get_xml_desc = test_net_get_xml_desc,
+        .network_get_bridge_name = test_net_get_bridge_name,
+        .network_get_autostart = test_net_get_autostart,
+        .network_set_autostart = test_net_set_autostart,
+        .network_is_active = test_net_is_active,
+        .network_is_persistent = test_net_is_persistent,
     },
 };

@@ -1643,3 +1643,129 @@ char *rv_test_capabilities(void)
     w_str(&w, "</capabilities>\n");
     return w_finish(&w);
 }
+
+/* ================================================================ networks */
+
+/* libvirt writes a network's elements in this order, whatever order they
+ * came in; elements it does not model are dropped. */
+static const char *const net_elements[] = {
+    "metadata", "forward", "bridge", "mtu", "mac", "domain", "dns", "ip", "route",
+    "virtualport", "portgroup",
+};
+
+/* Modes whose networks get a host bridge, with libvirt's STP defaults. */
+static int net_has_own_bridge(const rv_xml_node *root)
+{
+    const rv_xml_node *fwd = rv_xml_child(root, "forward");
+    const char *mode = fwd ? rv_xml_attr_get(fwd, "mode") : NULL;
+    return !mode || strcmp(mode, "nat") == 0 || strcmp(mode, "route") == 0 ||
+           strcmp(mode, "open") == 0;
+}
+
+int rv_test_net_def_parse(const char *xml, rv_test_net_def **out, rv_err *err)
+{
+    rv_xml_node *root = rv_xml_parse(xml, "(network_definition)", err);
+    if (!root)
+        return -1;
+    rv_test_net_def *def = calloc(1, sizeof(*def));
+    char *uuid = NULL;
+    int ret = def ? 0 : def_oom(err);
+    if (ret == 0 && strcmp(root->name, "network") != 0)
+        ret = def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                       "XML error: expecting root element of 'network', not '%s'", root->name);
+    if (ret == 0 && (ret = child_text(root, "name", &def->name, err)) == 0 && !def->name)
+        ret = def_fail(err, RV_FROM_NETWORK, RV_ERR_NO_NAME, "missing name information");
+    if (ret == 0 && (ret = child_text(root, "uuid", &uuid, err)) == 0) {
+        if (!uuid)
+            rv_uuid_generate(def->uuid);
+        else if (parse_uuid_text(uuid, def->uuid) < 0)
+            ret = def_fail(err, RV_FROM_NETWORK, RV_ERR_INTERNAL_ERROR,
+                           "internal error: malformed uuid element");
+    }
+    free(uuid);
+    if (ret == 0)
+        ret = attr_copy(rv_xml_child(root, "bridge"), "name", &def->bridge, err);
+    if (ret == 0) {
+        def->root = root;
+        *out = def;
+    } else {
+        rv_test_net_def_free(def);
+        rv_xml_free(root);
+    }
+    return ret;
+}
+
+void rv_test_net_def_free(rv_test_net_def *def)
+{
+    if (!def)
+        return;
+    free(def->name);
+    free(def->bridge);
+    rv_xml_free(def->root);
+    free(def);
+}
+
+/* <bridge> as libvirt completes it: name, then stp and delay (defaults
+ * "on" and "0"), then whatever else was given. */
+static void write_net_bridge(writer *w, const rv_xml_node *root)
+{
+    const rv_xml_node *br = rv_xml_child(root, "bridge");
+    if (!net_has_own_bridge(root)) {
+        if (br)
+            write_node(w, br, 2);
+        return;
+    }
+    const char *name = br ? rv_xml_attr_get(br, "name") : NULL;
+    const char *stp = br ? rv_xml_attr_get(br, "stp") : NULL;
+    const char *delay = br ? rv_xml_attr_get(br, "delay") : NULL;
+    w_str(w, "  <bridge");
+    if (name) {
+        w_str(w, " name='");
+        w_escaped(w, name);
+        w_str(w, "'");
+    }
+    w_str(w, " stp='");
+    w_escaped(w, stp ? stp : "on");
+    w_str(w, "' delay='");
+    w_escaped(w, delay ? delay : "0");
+    w_str(w, "'");
+    for (size_t i = 0; br && i < br->nattrs; i++) {
+        const char *a = br->attrs[i].name;
+        if (strcmp(a, "name") == 0 || strcmp(a, "stp") == 0 || strcmp(a, "delay") == 0)
+            continue;
+        w_printf(w, " %s='", a);
+        w_escaped(w, br->attrs[i].value);
+        w_str(w, "'");
+    }
+    w_str(w, "/>\n");
+}
+
+char *rv_test_net_def_format(const rv_test_net_def *def)
+{
+    writer w = { { 0 }, 0 };
+    char uuid[RV_UUID_STRING_LEN];
+    const rv_xml_node *root = def->root;
+    rv_uuid_format(def->uuid, uuid);
+    w_str(&w, "<network");
+    for (size_t i = 0; i < root->nattrs; i++) {
+        w_printf(&w, " %s='", root->attrs[i].name);
+        w_escaped(&w, root->attrs[i].value);
+        w_str(&w, "'");
+    }
+    w_str(&w, ">\n");
+    w_text_element(&w, "name", def->name);
+    w_printf(&w, "  <uuid>%s</uuid>\n", uuid);
+    for (size_t e = 0; e < ARRAY_LEN(net_elements); e++) {
+        if (strcmp(net_elements[e], "bridge") == 0) {
+            write_net_bridge(&w, root);
+            continue;
+        }
+        for (size_t i = 0; i < root->nkids; i++) {
+            const rv_xml_node *k = root->kids[i];
+            if (k && k->name && strcmp(k->name, net_elements[e]) == 0)
+                write_node(&w, k, 2);
+        }
+    }
+    w_str(&w, "</network>\n");
+    return w_finish(&w);
+}

@@ -95,4 +95,18 @@ char *rv_test_def_format(const rv_test_def *def, int id);
 /* The test driver's fixed capabilities document (malloc'd copy). */
 char *rv_test_capabilities(void);
 
+/* A virtual network definition: its identity and bridge, and the parsed
+ * document, written back in libvirt's element order and layout. */
+typedef struct rv_test_net_def {
+    char *name;
+    unsigned char uuid[16];             /* generated when the XML has none */
+    char *bridge;                       /* <bridge name>; NULL when absent */
+    rv_xml_node *root;
+} rv_test_net_def;
+
+int rv_test_net_def_parse(const char *xml, rv_test_net_def **out, rv_err *err);
+void rv_test_net_def_free(rv_test_net_def *def);
+/* NULL only when out of memory. */
+char *rv_test_net_def_format(const rv_test_net_def *def);
+
 #endif
