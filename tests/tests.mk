@@ -98,6 +98,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-log-injection.sh \
 	tests/integration/test-ssh-terminal.sh \
 	tests/interop/test-virsh.sh \
+	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-events-interop.sh \

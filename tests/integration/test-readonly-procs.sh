@@ -159,6 +159,8 @@ def domain_xml(name, uuid):
 # What a define or create that got through would leave behind.
 PROBE_NAME = "ro-procs-probe"
 PROBE_XML = domain_xml(PROBE_NAME, "0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a60")
+PROBE_NET_XML = (f"<network><name>{PROBE_NAME}</name>"
+                 "<uuid>0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a61</uuid></network>")
 
 rw = rc.Client(rw_path, timeout=60)
 rw.open_connection()
@@ -201,6 +203,17 @@ def snapshot():
             facts[proc] = rc.Unpacker(rw.call_ok(NUM[proc], args)).int()
         facts["xml"] = rc.Unpacker(rw.call_ok(NUM["DOMAIN_GET_XML_DESC"], wire + flags0)).string()
         seen[d["name"]] = facts
+    # The networks too: each one's state, flags and definition.
+    u = rc.Unpacker(rw.call_ok(NUM["CONNECT_LIST_ALL_NETWORKS"], rc.xdr_int(1) + rc.xdr_uint(0)))
+    nets = [(u.string(), u.opaque(16)) for _ in range(u.uint())]
+    for name, uuid in nets:
+        wire = rc.xdr_string(name) + uuid
+        facts = {"uuid": uuid.hex()}
+        for proc in ("NETWORK_IS_ACTIVE", "NETWORK_IS_PERSISTENT", "NETWORK_GET_AUTOSTART"):
+            facts[proc] = rc.Unpacker(rw.call_ok(NUM[proc], wire)).int()
+        facts["xml"] = rc.Unpacker(rw.call_ok(NUM["NETWORK_GET_XML_DESC"],
+                                              wire + rc.xdr_uint(0))).string()
+        seen["network " + name] = facts
     return seen
 
 
@@ -226,6 +239,10 @@ VALUE_OF_TYPE = {
     "rv_uuid": rc.Unpacker(RUNNING).domain()["uuid"],
     "rv_string": rc.xdr_opt_string(None),
     "rv_domain": rc.xdr_uint(0),        # optional domain: absent
+    "rv_network": rc.xdr_uint(0),       # optional network: absent
+    # libvirt's default test network (active): a change would show.
+    "rv_nonnull_network": rc.xdr_string("default") +
+                          bytes.fromhex("dd8fe8846c02601e7551cca97df1c5df"),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }
@@ -246,7 +263,8 @@ def valid_args(name):
             elif xdr_type.endswith(">"):        # variable-length: empty
                 payload += rc.xdr_uint(0)
             elif xdr_type == "rv_nonnull_string":
-                payload += rc.xdr_string(PROBE_XML if "xml" in field else "test")
+                xml = PROBE_NET_XML if name.startswith("NETWORK_") else PROBE_XML
+                payload += rc.xdr_string(xml if "xml" in field else "test")
             elif xdr_type in VALUE_OF_TYPE:
                 payload += VALUE_OF_TYPE[xdr_type]
             else:

@@ -46,7 +46,7 @@ static int fail(rv_err *err, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_NETWORK, code, fmt, ap);
+    rv_err_setv(err, RV_FROM_TEST, code, fmt, ap);   /* libvirt's test driver says TEST */
     va_end(ap);
     return -1;
 }
