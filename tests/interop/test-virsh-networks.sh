@@ -205,7 +205,45 @@ if [ -f "$RV_TMP/py-libvirtd.txt" ]; then
     pycheck "$REMVIRTD_URI" > "$RV_TMP/py-remvirtd.txt" 2>&1
 fi
 
+# rvsh prints what virsh prints, one command at a time against remvirtd
+# (which keeps its state between connections).
+rvsh_steps=(
+    "net-list" "net-list --all" "net-info default" "net-dumpxml default"
+    "net-uuid default" "net-name dd8fe884-6c02-601e-7551-cca97df1c5df"
+    "net-define rvn1.xml" "net-list --inactive" "net-info rvn1" "net-dumpxml rvn1"
+    "net-start rvn1" "net-start rvn1" "net-autostart rvn1" "net-list --all"
+    "net-autostart rvn1 --disable" "net-undefine rvn1" "net-destroy rvn1" "net-undefine rvn1"
+    "net-create rvn2.xml" "net-info rvn2" "net-destroy rvn2"
+    "net-define bare.xml" "net-info rvbare" "net-dumpxml rvbare" "net-undefine rvbare"
+    "net-info nosuch" "net-uuid nosuch" "net-name nosuch"
+    "net-name 6a0b7c2e-1d3f-4e5a-8b9c-0d1e2f3a4bff" "net-start nosuch"
+    "net-define clash.xml" "net-define wrongroot.xml" "net-list --all"
+)
+for tool in virsh "$RVSH"; do
+    for step in "${rvsh_steps[@]}"; do
+        rc=0
+        # Word splitting on purpose: each step is a command and its options.
+        # shellcheck disable=SC2086
+        (cd "$xmldir" && "$tool" -c "$REMVIRTD_URI" $step) >"$RV_TMP/out" 2>"$RV_TMP/err" || rc=$?
+        printf '=== %s\n' "$step"
+        cat "$RV_TMP/out"
+        echo "--- stderr"
+        cat "$RV_TMP/err"
+        echo "--- exit status $rc"
+    done > "$RV_TMP/tool-$(basename "$tool").txt"
+done
+
 status=0
+if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
+    echo "rvsh's net-* output differs from virsh's (--- virsh, +++ rvsh)"
+    status=1
+fi
+"$RVSH" -c "$REMVIRTD_URI" net-list --all --json > "$RV_TMP/json" &&
+    "$SYSTEM_PYTHON3" -c 'import json, sys; l = json.load(open(sys.argv[1])); assert l[0]["name"] == "default" and l[0]["state"] == "active", l' "$RV_TMP/json" ||
+    { echo "rvsh net-list --json: not the expected JSON"; cat "$RV_TMP/json"; status=1; }
+"$RVSH" -c "$REMVIRTD_URI" net-info default --json > "$RV_TMP/json" &&
+    "$SYSTEM_PYTHON3" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["bridge"] == "virbr0" and d["active"] is True, d' "$RV_TMP/json" ||
+    { echo "rvsh net-info --json: not the expected JSON"; cat "$RV_TMP/json"; status=1; }
 if ! diff -u "$RV_TMP/libvirtd.txt" "$RV_TMP/remvirtd.txt"; then
     echo "virsh net-* output differs (--- libvirtd, +++ remvirtd)"
     status=1
@@ -223,4 +261,5 @@ if [ -f "$RV_TMP/py-libvirtd.txt" ] &&
 fi
 [ "$status" -eq 0 ] || fail "network commands against remvirtd do not match libvirtd"
 echo "virsh: ${#steps[@]} net-* sequences, net-event (${#changes[@]} changes) and" \
-     "python3-libvirt print the same against remvirtd and libvirtd"
+     "python3-libvirt print the same against remvirtd and libvirtd;" \
+     "rvsh prints what virsh prints for ${#rvsh_steps[@]} commands"
