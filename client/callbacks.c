@@ -40,7 +40,16 @@ void rvc_callbacks_on_closed(void *opaque, int reason)
 static lifecycle_callback *find_callback_locked(rv_conn *conn, int id)
 {
     lifecycle_callback *e = conn->callbacks;
-    while (e && !(e->registered && e->callback_id == id))
+    while (e && !(e->registered && e->callback_id == id && !e->net_cb))
+        e = e->next;
+    return e;
+}
+
+/* The same for network callbacks: the server numbers them apart. */
+static lifecycle_callback *find_net_callback_locked(rv_conn *conn, int id)
+{
+    lifecycle_callback *e = conn->callbacks;
+    while (e && !(e->registered && e->callback_id == id && e->net_cb))
         e = e->next;
     return e;
 }
@@ -106,6 +115,45 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
     }
 }
 
+static void deliver_network(rv_conn *conn, rv_network_event_lifecycle_msg *msg)
+{
+    if (msg->callbackID < 0) {
+        RV_WARN("ignoring a network event for callback ID %d, which cannot exist",
+                msg->callbackID);
+        return;
+    }
+    pthread_mutex_lock(&conn->cb_lock);
+    lifecycle_callback *e;
+    for (;;) {
+        /* As for domains: the event may overtake its registration's reply. */
+        e = find_net_callback_locked(conn, msg->callbackID);
+        if (e || !conn->registering)
+            break;
+        pthread_cond_wait(&conn->registered, &conn->cb_lock);
+    }
+    conn->delivering = e;
+    conn->delivering_retired = 0;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (!e) {
+        RV_DEBUG("network event for callback %d, which is not registered (any more)",
+                 msg->callbackID);
+        return;
+    }
+    rv_net *net = rvc_net_from_wire(conn, &msg->net);
+    if (net) {
+        e->net_cb(conn, net, msg->event, msg->detail, e->opaque);
+        rv_network_free(net);
+    }
+    pthread_mutex_lock(&conn->cb_lock);
+    int retired = conn->delivering_retired;
+    conn->delivering = NULL;
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (retired) {
+        e->next = NULL;
+        rvc_free_callbacks(e);
+    }
+}
+
 /* A MESSAGE from the server: decode it and call the application. */
 void rvc_callbacks_on_message(void *opaque, const char *frame, size_t len)
 {
@@ -125,6 +173,16 @@ void rvc_callbacks_on_message(void *opaque, const char *frame, size_t len)
         rvc_handle_ref(conn);
         deliver_lifecycle(conn, &msg);
         xdr_free((xdrproc_t)xdr_rv_domain_event_callback_lifecycle_msg, (char *)&msg);
+        rvc_handle_unref(conn);
+    } else if (h.proc == RV_PROC_NETWORK_EVENT_LIFECYCLE) {
+        rv_network_event_lifecycle_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        if (rv_frame_decode_payload(frame, len, (xdrproc_t)xdr_rv_network_event_lifecycle_msg,
+                                    &msg, &err) < 0)
+            goto bad;
+        rvc_handle_ref(conn);
+        deliver_network(conn, &msg);
+        xdr_free((xdrproc_t)xdr_rv_network_event_lifecycle_msg, (char *)&msg);
         rvc_handle_unref(conn);
     } else if (h.proc == RV_PROC_CONNECT_EVENT_CONNECTION_CLOSED) {
         rv_connect_event_connection_closed_msg msg = { 0 };
@@ -243,6 +301,89 @@ int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
     rv_connect_domain_event_callback_deregister_any_args args = { .callbackID = callback_id };
     rv_err err = { 0 };
     if (rvc_call_connect_domain_event_callback_deregister_any(rpc, &args, &err) < 0)
+        return rvc_fail(&err);
+    return 0;
+}
+
+int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
+                                                rv_network_lifecycle_callback cb, void *opaque,
+                                                rv_free_callback free_cb)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc || rvc_handle_need_loop(conn, __func__) < 0)
+        return -1;
+    if (!cb)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", __func__);
+    if (net && rvc_net_rpc(net, __func__) != rpc)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: the network belongs to another connection", __func__);
+    lifecycle_callback *e = calloc(1, sizeof(*e));
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    rv_nonnull_network wire;
+    if (net)
+        wire = rvc_net_to_wire(net);
+    rv_connect_network_event_register_any_args args = {
+        .eventID = RV_NETWORK_EVENT_ID_LIFECYCLE, .net = net ? &wire : NULL,
+    };
+    rv_connect_network_event_register_any_ret ret = { 0 };
+    rv_err err = { 0 };
+    /* Listed before the call: the first event may come before its reply. */
+    pthread_mutex_lock(&conn->cb_lock);
+    e->callback_id = -1;
+    e->net_cb = cb;
+    e->opaque = opaque;
+    e->next = conn->callbacks;
+    conn->callbacks = e;
+    conn->registering++;
+    pthread_mutex_unlock(&conn->cb_lock);
+    int rc = rvc_call_connect_network_event_register_any(rpc, &args, &ret, &err);
+    pthread_mutex_lock(&conn->cb_lock);
+    conn->registering--;
+    if (rc == 0 && ret.callbackID < 0) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which is negative",
+                   __func__, ret.callbackID);
+        rc = -1;
+    } else if (rc == 0 && find_net_callback_locked(conn, ret.callbackID)) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which this connection "
+                   "already has", __func__, ret.callbackID);
+        rc = -1;
+    }
+    if (rc < 0) {
+        int ours = unlink_callback_locked(conn, e);
+        pthread_cond_broadcast(&conn->registered);
+        pthread_mutex_unlock(&conn->cb_lock);
+        if (ours)
+            free(e);
+        return rvc_fail(&err);
+    }
+    e->callback_id = ret.callbackID;
+    e->free_cb = free_cb;
+    e->registered = 1;
+    pthread_cond_broadcast(&conn->registered);
+    pthread_mutex_unlock(&conn->cb_lock);
+    return ret.callbackID;
+}
+
+int rv_connect_network_event_deregister(rv_conn *conn, int callback_id)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    lifecycle_callback *e = find_net_callback_locked(conn, callback_id);
+    int ours = e && unlink_callback_locked(conn, e);
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (ours)
+        rvc_free_callbacks(e);
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: no network event callback has id %d", __func__, callback_id);
+    rv_connect_network_event_deregister_any_args args = { .callbackID = callback_id };
+    rv_err err = { 0 };
+    if (rvc_call_connect_network_event_deregister_any(rpc, &args, &err) < 0)
         return rvc_fail(&err);
     return 0;
 }

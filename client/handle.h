@@ -20,6 +20,7 @@ typedef struct lifecycle_callback {
     int registered;
     int callback_id;
     rv_domain_lifecycle_callback cb;
+    rv_network_lifecycle_callback net_cb;   /* set: a network event callback (cb is not) */
     void *opaque;
     rv_free_callback free_cb;
 } lifecycle_callback;

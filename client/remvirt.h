@@ -318,6 +318,18 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
                                                rv_free_callback free_cb);
 int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id);
 
+/* Network lifecycle events: event is RV_NETWORK_EVENT_DEFINED, _UNDEFINED,
+ * _STARTED or _STOPPED (detail 0).  net is valid during the call only.
+ * Registration and deregistration work as for domains above; net NULL
+ * means every network.  The ids are the server's, separate from the
+ * domain callbacks'. */
+typedef void (*rv_network_lifecycle_callback)(rv_conn *conn, rv_net *net, int event,
+                                              int detail, void *opaque);
+int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
+                                                rv_network_lifecycle_callback cb, void *opaque,
+                                                rv_free_callback free_cb);
+int rv_connect_network_event_deregister(rv_conn *conn, int callback_id);
+
 /* Why a connection ended (virConnectCloseReason). */
 enum {
     RV_CONNECT_CLOSE_REASON_ERROR = 0,      /* an I/O or protocol error */

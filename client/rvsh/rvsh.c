@@ -837,6 +837,22 @@ static void on_lifecycle(rv_conn *conn, rv_dom *dom, int event, int detail, void
     pthread_mutex_unlock(&sh->lock);
 }
 
+static void on_net_lifecycle(rv_conn *conn, rv_net *net, int event, int detail, void *opaque)
+{
+    static const char *const names[] = { "Defined", "Undefined", "Started", "Stopped" };
+    shell *sh = opaque;
+    (void)conn, (void)detail;
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->events_wanted || sh->events_seen < sh->events_wanted) {
+        printf("event 'lifecycle' for network %s: %s\n", rv_network_get_name(net),
+               event >= 0 && event < 4 ? names[event] : "unknown");
+        fflush(stdout);
+        sh->events_seen++;
+        pthread_cond_signal(&sh->changed);
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
 static void on_connection_closed(rv_conn *conn, int reason, void *opaque)
 {
     shell *sh = opaque;
@@ -868,9 +884,10 @@ static const char *close_reason_text(int reason)
 /* event [--loop] [--timeout N] [--domain NAME]: print lifecycle events as
  * they come, as virsh event --event lifecycle does: the first one only,
  * or every one with --loop, until the timeout or Ctrl-C. */
+static rv_net *lookup_network(shell *sh, const char *text, unsigned int how);
+
 static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
 {
-    (void)cmd;
     int loop = a->opts & 1, timeout = 0;
     const char *timeout_text = a->opt_values[1], *domain = a->opt_values[2];
     if (timeout_text && (parse_int(timeout_text, &timeout) < 0 || timeout <= 0)) {
@@ -878,15 +895,25 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
                    timeout_text);
         return -1;
     }
-    rv_dom *dom = domain ? lookup_domain(sh, domain, BY_ANY) : NULL;
-    if (domain && !dom)
+    /* net-event: the same, for network lifecycle events (--network). */
+    int network = strcmp(cmd->name, "net-event") == 0;
+    if (network && a->opt_values[3] && strcmp(a->opt_values[3], "lifecycle") != 0) {
+        error_line("unknown event type %s", a->opt_values[3]);
+        return -1;
+    }
+    rv_dom *dom = domain && !network ? lookup_domain(sh, domain, BY_ANY) : NULL;
+    rv_net *net = domain && network ? lookup_network(sh, domain, BY_UUID | BY_NAME) : NULL;
+    if (domain && !dom && !net)
         return -1;
     pthread_mutex_lock(&sh->lock);
     sh->events_seen = 0;
     sh->events_wanted = loop ? 0 : 1;
     pthread_mutex_unlock(&sh->lock);
-    int id = rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
+    int id = network
+        ? rv_connect_network_event_register_lifecycle(sh->conn, net, on_net_lifecycle, sh, NULL)
+        : rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
     rv_domain_free(dom);
+    rv_network_free(net);
     if (id < 0) {
         lib_error();
         return -1;
@@ -934,7 +961,8 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
         printf("events received: %d\n", seen);
         return -1;
     }
-    if (rv_connect_domain_event_deregister(sh->conn, id) < 0)
+    if ((network ? rv_connect_network_event_deregister(sh->conn, id)
+                 : rv_connect_domain_event_deregister(sh->conn, id)) < 0)
         lib_error();
     if (timed_out)
         printf("event loop timed out\n");
@@ -1225,6 +1253,8 @@ static const char *const opts_reason[] = { "reason", NULL };
 static const char *const opts_daemon[] = { "daemon", NULL };
 /* Bit order matters: cmd_event reads bits 0 (loop), 1 (timeout), 2 (domain). */
 static const char *const opts_event[] = { "loop", "timeout=", "domain=", NULL };
+/* The same bits as opts_event, and the event type (only "lifecycle"). */
+static const char *const opts_net_event[] = { "loop", "timeout=", "network=", "event=", NULL };
 
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
@@ -1261,6 +1291,8 @@ static const command commands[] = {
     { "net-autostart", cmd_net_autostart, "network", BY_UUID | BY_NAME, opts_disable, "start a network with the host (--disable: don't)" },
     { "net-uuid", cmd_net_uuid, "network", BY_NAME, NULL, "convert a network name to its UUID" },
     { "net-name", cmd_net_name, "network", BY_UUID, NULL, "convert a network UUID to its name" },
+    { "net-event", cmd_event, NULL, 0, opts_net_event,
+      "print network lifecycle events as they come (the first; --loop: all; --timeout seconds)" },
     { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
     { "quit", cmd_quit, NULL, 0, NULL, "leave the shell" },
     { "exit", cmd_quit, NULL, 0, NULL, "leave the shell" },

@@ -128,16 +128,26 @@ changes=(
 )
 _warm_once()
 {
-    (cd "$xmldir" && virsh -q -c "$1" "net-define bare.xml; net-undefine rvbare") >/dev/null 2>&1
-    grep -q "for network rvbare: Undefined" "$2"
+    local uri=$1 f
+    shift
+    (cd "$xmldir" && virsh -q -c "$uri" "net-define bare.xml; net-undefine rvbare") >/dev/null 2>&1
+    for f; do
+        grep -q "for network rvbare: Undefined" "$f" || return 1
+    done
 }
 # events URI NAME: `virsh net-event --event lifecycle --loop` while the changes run.
 events()
 {
     local uri=$1 out=$RV_TMP/events-$2 i
     bg "$out" virsh -c "$uri" net-event --event lifecycle --loop --timestamp
-    local pid=$BG_PID
-    wait_for $((30 * RV_SLOW)) "net-event to see the warm-up" _warm_once "$uri" "$out"
+    local pid=$BG_PID rvsh_pid= watched=("$out")
+    # Against remvirtd, rvsh net-event watches too.
+    if [ "$2" = remvirtd ]; then
+        bg "$RV_TMP/events-rvsh" "$RVSH" -c "$uri" net-event --loop
+        rvsh_pid=$BG_PID
+        watched+=("$RV_TMP/events-rvsh")
+    fi
+    wait_for $((30 * RV_SLOW)) "net-event to see the warm-up" _warm_once "$uri" "${watched[@]}"
     for i in "${!changes[@]}"; do
         (cd "$xmldir" && virsh -q -c "$uri" ${changes[i]}) >/dev/null ||
             fail "virsh ${changes[i]} failed against $uri"
@@ -146,6 +156,12 @@ events()
         grep -q "for network rvn2: Stopped" "$out"
     kill -INT "$pid"
     finish "$pid" || true
+    if [ -n "$rvsh_pid" ]; then
+        wait_for $((10 * RV_SLOW)) "rvsh net-event to see the last change" \
+            grep -q "for network rvn2: Stopped" "$RV_TMP/events-rvsh"
+        kill -INT "$rvsh_pid"
+        finish "$rvsh_pid" || true
+    fi
     # The timestamps differ; the warm-up's count of events too.
     sed -e 's/^[0-9-]* [0-9:.+]*: //' "$out" |
         grep -v -e 'for network rvbare' -e '^events received' > "$RV_TMP/events-$2.txt"
@@ -252,6 +268,13 @@ if ! diff -u "$RV_TMP/events-libvirtd.txt" "$RV_TMP/events-remvirtd.txt"; then
     echo "virsh net-event output differs (--- libvirtd, +++ remvirtd)"
     status=1
 fi
+grep "^event 'lifecycle'" "$RV_TMP/events-remvirtd.txt" > "$RV_TMP/events-virsh-lines"
+grep "^event 'lifecycle'" "$RV_TMP/events-rvsh" | grep -v 'for network rvbare' \
+    > "$RV_TMP/events-rvsh-lines" || true
+if ! diff -u "$RV_TMP/events-virsh-lines" "$RV_TMP/events-rvsh-lines"; then
+    echo "rvsh net-event prints other events than virsh net-event (--- virsh, +++ rvsh)"
+    status=1
+fi
 [ "$(wc -l < "$RV_TMP/events-remvirtd.txt")" -ge ${#changes[@]} ] ||
     { cat "$RV_TMP/events-remvirtd.txt"; echo "net-event saw too few events"; status=1; }
 if [ -f "$RV_TMP/py-libvirtd.txt" ] &&
@@ -262,4 +285,4 @@ fi
 [ "$status" -eq 0 ] || fail "network commands against remvirtd do not match libvirtd"
 echo "virsh: ${#steps[@]} net-* sequences, net-event (${#changes[@]} changes) and" \
      "python3-libvirt print the same against remvirtd and libvirtd;" \
-     "rvsh prints what virsh prints for ${#rvsh_steps[@]} commands"
+     "rvsh prints what virsh prints for ${#rvsh_steps[@]} commands and net-event"
