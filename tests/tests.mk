@@ -169,6 +169,15 @@ EXTRA_DIST += tests/unit/test_rvgen.py
 TESTS += tests/tools/check-proc-table.py
 EXTRA_DIST += tests/tools/check-proc-table.py
 
+# ---------------------------------------------------------------- tests/unit: QEMU driver parts (QEMU driver)
+# test-qmp: the QMP client against a real qemu-system-x86_64 (skipped when
+# it is not installed) and against a fake monitor the test plays itself.
+check_PROGRAMS += tests/unit/test-qmp
+TESTS += tests/unit/test-qmp
+tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h
+tests_unit_test_qmp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_qmp_LDADD = libremvirt_qemu.la
+
 # ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
 # test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on
 # it: both sides over socketpairs, every refusal and its reason.
