@@ -525,6 +525,44 @@ static void test_fake_bad_input(void)
     expect_dropped("", NULL, false, RV_ERR_OPERATION_FAILED, "QEMU monitor closed (end of file)", true);
 }
 
+/* A monitor that never greets, or never answers qmp_capabilities, or
+ * refuses it, is dropped after the handshake timeout. */
+static void test_fake_handshake(void)
+{
+    rv_qmp_options quick = { .handshake_timeout = 0.2 };
+    fake f;
+    fake_open(&f, &quick, false);
+    WAIT_FOR(rec_is_closed, &f.rec, 5);
+    CHECK_INT_EQ(f.rec.close_reason.code, RV_ERR_OPERATION_TIMEOUT);
+    CHECK_STR_EQ(f.rec.close_reason.message, "QEMU monitor sent no greeting within 0.2 s");
+    CHECK(!f.rec.ready);
+    fake_close(&f);
+
+    fake_open(&f, &quick, false);
+    peer_write(&f, greeting_line);
+    int64_t id;
+    json_object_put(peer_read_command(&f, "qmp_capabilities", &id));
+    WAIT_FOR(rec_is_closed, &f.rec, 5);
+    CHECK_INT_EQ(f.rec.close_reason.code, RV_ERR_OPERATION_TIMEOUT);
+    CHECK_STR_HAS(f.rec.close_reason.message, "QMP capabilities negotiation failed: "
+                  "QEMU command 'qmp_capabilities' got no reply from the monitor within 0.2 s");
+    fake_close(&f);
+
+    fake_open(&f, NULL, false);
+    peer_write(&f, greeting_line);
+    json_object_put(peer_read_command(&f, "qmp_capabilities", &id));
+    char line[256];
+    snprintf(line, sizeof(line), "{\"error\": {\"class\": \"GenericError\", \"desc\": \"no\"}, "
+             "\"id\": %lld}\n", (long long)id);
+    peer_write(&f, line);
+    WAIT_FOR(rec_is_closed, &f.rec, 5);
+    CHECK_INT_EQ(f.rec.close_reason.code, RV_ERR_OPERATION_FAILED);
+    CHECK_STR_EQ(f.rec.close_reason.message,
+                 "QMP capabilities negotiation failed: QEMU command 'qmp_capabilities' failed: no");
+    CHECK(!f.rec.ready);
+    fake_close(&f);
+}
+
 /* A message just under the bound passes. */
 static void test_fake_large_message(void)
 {
@@ -855,6 +893,7 @@ int main(void)
     test_fake_basics();
     test_fake_timeout();
     test_fake_bad_input();
+    test_fake_handshake();
     test_fake_large_message();
     test_fake_free_in_callback();
     test_connect_missing(tmpdir);

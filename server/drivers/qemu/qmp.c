@@ -358,7 +358,10 @@ static void capabilities_done(rv_qmp *q, json_object *ret, const rv_err *err, vo
     (void)ret;
     (void)opaque;
     if (err) {
-        if (q->state != QMP_CLOSED)
+        if (q->state == QMP_GREETING && err->code == RV_ERR_OPERATION_TIMEOUT)
+            qmp_failf(q, RV_ERR_OPERATION_TIMEOUT, "QEMU monitor sent no greeting within %g s",
+                      q->handshake_timeout);
+        else if (q->state != QMP_CLOSED)
             qmp_failf(q, err->code == RV_ERR_OPERATION_TIMEOUT ? RV_ERR_OPERATION_TIMEOUT
                                                                : RV_ERR_OPERATION_FAILED,
                       "QMP capabilities negotiation failed: %s",
