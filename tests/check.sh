@@ -26,7 +26,7 @@ done
 
 build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
             libtirpc-dev libev-dev libgnutls28-dev libsasl2-dev libssh2-1-dev
-            libreadline-dev python3 libjson-c-dev)
+            libreadline-dev python3 libjson-c-dev libxml2-dev)
 # The interop tests talk to the real thing: libvirtd's test driver,
 # virsh and the Python binding.  unshare/flock (util-linux) isolate or
 # serialize the private libvirtds.  The transport tests make a PKI with

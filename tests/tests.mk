@@ -177,6 +177,12 @@ TESTS += tests/unit/test-qmp
 tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h
 tests_unit_test_qmp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_qmp_LDADD = libremvirt_qemu.la
+# test-domain-xml: the domain XML subset (round trip, refusals, hostile
+# documents) and the QEMU command line built from it.
+check_PROGRAMS += tests/unit/test-domain-xml
+TESTS += tests/unit/test-domain-xml
+tests_unit_test_domain_xml_SOURCES = tests/unit/test-domain-xml.c tests/unit/check.h
+tests_unit_test_domain_xml_LDADD = libremvirt_qemu.la
 
 # ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
 # test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on
