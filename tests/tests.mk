@@ -183,6 +183,13 @@ check_PROGRAMS += tests/unit/test-domain-xml
 TESTS += tests/unit/test-domain-xml
 tests_unit_test_domain_xml_SOURCES = tests/unit/test-domain-xml.c tests/unit/check.h
 tests_unit_test_domain_xml_LDADD = libremvirt_qemu.la
+# test-qemu-start: all three together: a domain XML's command line run
+# with a real QEMU (skipped when missing), checked through QMP.
+check_PROGRAMS += tests/unit/test-qemu-start
+TESTS += tests/unit/test-qemu-start
+tests_unit_test_qemu_start_SOURCES = tests/unit/test-qemu-start.c tests/unit/check.h
+tests_unit_test_qemu_start_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_qemu_start_LDADD = libremvirt_qemu.la
 
 # ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
 # test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on

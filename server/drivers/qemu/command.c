@@ -1,10 +1,14 @@
 /* The QEMU command line for a domain definition (see command.h).  Values
  * from the definition go through QEMU's option syntax escaping (a comma
  * is written twice), so a path cannot add options of its own. */
+#include <fcntl.h>
+#include <linux/kvm.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -260,4 +264,22 @@ void rv_qemu_argv_free(char **argv)
     for (char **p = argv; *p; p++)
         free(*p);
     free(argv);
+}
+
+bool rv_qemu_kvm_usable(void)
+{
+    int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (kvm < 0) {
+        RV_DEBUG("KVM not usable: /dev/kvm cannot be opened");
+        return false;
+    }
+    /* Opening is not enough: creating a VM is what QEMU will do. */
+    int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+    close(kvm);
+    if (vm < 0) {
+        RV_DEBUG("KVM not usable: /dev/kvm cannot create a VM");
+        return false;
+    }
+    close(vm);
+    return true;
 }

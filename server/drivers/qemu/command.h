@@ -20,4 +20,8 @@ typedef struct rv_qemu_command_opts {
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err);
 void rv_qemu_argv_free(char **argv);
 
+/* Whether /dev/kvm can create a VM here (the device may exist but be
+ * unusable: no permission, nested virtualisation off). */
+bool rv_qemu_kvm_usable(void);
+
 #endif
