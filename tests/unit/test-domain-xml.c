@@ -228,6 +228,18 @@ static void test_refusals(void)
             RV_ERR_XML_ERROR, "disk 'vda' has no <source file='...'>");
     REFUSED(MIN_HEAD "<devices><graphics type='vnc' port='80'/></devices></domain>", RV_ERR_XML_ERROR,
             "invalid VNC port '80'");
+    REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda,x'/></disk>"
+            "</devices></domain>", RV_ERR_XML_ERROR, "invalid disk target 'vda,x'");
+    REFUSED(MIN_HEAD "<devices><interface type='bridge'><source bridge='br0,x=y'/></interface>"
+            "</devices></domain>", RV_ERR_XML_ERROR, "invalid bridge name 'br0,x=y'");
+    REFUSED(MIN_HEAD "<devices><graphics type='vnc' listen='example.org'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "graphics listen 'example.org' is not an IP address");
+    REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type machine='pc,accel=kvm'>hvm"
+            "</type></os></domain>", RV_ERR_XML_ERROR, "invalid machine type 'pc,accel=kvm'");
+    REFUSED("<domain type='qemu'><name>a&#10;b</name><memory>1</memory><os><type>hvm</type></os></domain>",
+            RV_ERR_XML_ERROR, "invalid domain name");
+    REFUSED("<domain type='qemu'><name>a/b</name><memory>1</memory><os><type>hvm</type></os></domain>",
+            RV_ERR_XML_ERROR, "invalid domain name 'a/b'");
     REFUSED("<domain type='qemu'><name>x</name>", RV_ERR_XML_ERROR, "malformed domain XML at line 1");
     REFUSED("<network><name>x</name></network>", RV_ERR_XML_ERROR, "the root element is <network>");
     REFUSED("", RV_ERR_XML_ERROR, "malformed domain XML");
@@ -346,6 +358,20 @@ static void test_command_line(void)
     CHECK_STR_HAS(cmd, "-machine q35,accel=tcg ");
     free(cmd);
     rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+
+    /* An IPv6 listen address goes in brackets; a fixed port is a display. */
+    def = parse_ok(MIN_HEAD "<devices><graphics type='vnc' port='5905' autoport='no' listen='::1'/>"
+                   "</devices></domain>");
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -vnc [::1]:5 -device VGA,id=video0");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<graphics type='vnc' port='5905' autoport='no' listen='::1'>");
+    free(xml);
     rv_qemu_domain_free(def);
 
     /* The pc machine: two IDE devices per bus; no graphics, no display. */

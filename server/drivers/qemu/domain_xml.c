@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/random.h>
 
 #include <libxml/parser.h>
@@ -109,6 +110,15 @@ static char *attr(const xmlNode *n, const char *name)
     xmlFree(v);
     return copy;
 }
+
+/* Every byte of s is in allowed (a set of characters). */
+static bool only_chars(const char *s, const char *allowed)
+{
+    return s[strspn(s, allowed)] == '\0';
+}
+
+#define LOWER "abcdefghijklmnopqrstuvwxyz"
+#define ALNUM LOWER "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 static int parse_ull(const char *text, unsigned long long *out)
 {
@@ -334,6 +344,12 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "a <disk> has no <target dev='...'>");
         goto fail;
     }
+    /* It becomes a QEMU device id. */
+    if (strlen(disk->target) < 3 || strlen(disk->target) > 8 || !only_chars(disk->target, LOWER)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "invalid disk target '%s' (3 to 8 lowercase letters, as vda)", disk->target);
+        goto fail;
+    }
     if (!disk->source && disk->device != RV_QEMU_DISK_CDROM) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk '%s' has no <source file='...'>",
                    disk->target);
@@ -433,6 +449,8 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
         return -1;
     if (iface->type == RV_QEMU_NET_BRIDGE && (!iface->bridge || !*iface->bridge))
         BAD_XML("a bridge <interface> has no <source bridge='...'>");
+    if (iface->bridge && (strlen(iface->bridge) > 15 || !only_chars(iface->bridge, ALNUM "-_.")))
+        BAD_XML("invalid bridge name '%s'", iface->bridge);
     return 0;
 }
 
@@ -663,8 +681,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
             if (text_of(c, NULL, &text, err) < 0)
                 return -1;
             def->name = text;
-            if (!*text || strchr(text, '/'))
-                BAD_XML("invalid domain name '%s'", text);
+            /* It names files and goes on QEMU's command line. */
+            bool control = false;
+            for (const char *p = text; *p; p++)
+                control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+            if (!*text || strchr(text, '/') || control || strlen(text) > 200)
+                BAD_XML("invalid domain name '%s' (1 to 200 characters, no '/' or control characters)",
+                        text);
         } else if (named(c, "uuid")) {
             if (text_of(c, NULL, &text, err) < 0)
                 return -1;
@@ -747,6 +770,8 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
         UNSUPPORTED("unsupported architecture '%s' (only x86_64)", def->arch);
     if (!def->machine && !(def->machine = strdup("pc")))
         XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    if (!only_chars(def->machine, ALNUM "-_.") || !*def->machine)
+        BAD_XML("invalid machine type '%s'", def->machine);
     if (def->nboot == 0)
         def->boot[def->nboot++] = RV_QEMU_BOOT_HD;
     for (size_t i = 0; i < def->ninterfaces; i++) {
@@ -764,6 +789,11 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
     }
     if (def->graphics.present && !def->graphics.listen && !(def->graphics.listen = strdup("127.0.0.1")))
         XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    unsigned char addr[16];
+    if (def->graphics.present && inet_pton(AF_INET, def->graphics.listen, addr) != 1 &&
+        inet_pton(AF_INET6, def->graphics.listen, addr) != 1)
+        UNSUPPORTED("graphics listen '%s' is not an IP address (host names are not supported)",
+                    def->graphics.listen);
     return 0;
 }
 

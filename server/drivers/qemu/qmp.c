@@ -7,6 +7,7 @@
  * check whether the object was closed or freed meanwhile and stop. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -667,6 +668,8 @@ static rv_qmp *qmp_alloc(struct ev_loop *loop, const rv_qmp_options *opts,
     q->state = QMP_CONNECTING;
     q->next_id = 1;
     q->max_message = opts && opts->max_message ? opts->max_message : RV_QMP_DEFAULT_MAX_MESSAGE;
+    if (q->max_message > INT_MAX - 1)     /* json-c takes an int length */
+        q->max_message = INT_MAX - 1;
     q->command_timeout = opts && opts->command_timeout > 0 ? opts->command_timeout
                                                            : RV_QMP_DEFAULT_COMMAND_TIMEOUT;
     q->connect_timeout = opts && opts->connect_timeout > 0 ? opts->connect_timeout : 0;
