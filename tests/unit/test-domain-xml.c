@@ -162,6 +162,10 @@ static void test_defaults(void)
                    "<os><type>hvm</type></os></domain>");
     CHECK_UINT_EQ(def->memory_kib, 977);    /* 1000000 / 1024, rounded up */
     rv_qemu_domain_free(def);
+    def = parse_ok("<domain type='qemu'><name>u</name><memory unit='b'>18446744073709551615</memory>"
+                   "<os><type>hvm</type></os></domain>");
+    CHECK_UINT_EQ(def->memory_kib, 18014398509481984ULL);   /* 2^64 - 1 bytes, rounded up */
+    rv_qemu_domain_free(def);
 }
 
 #define MIN_HEAD "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"

@@ -167,7 +167,7 @@ static int parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
         rc = -1;
     }
     if (rc == 0)
-        *kib = (value * mult + 1023) / 1024;
+        *kib = value * mult / 1024 + (value * mult % 1024 != 0);    /* no overflow near the top */
     free(text);
     free(unit);
     return rc;
