@@ -5,7 +5,8 @@
  *     the middle of a message, freeing from inside callbacks;
  *   - against a real qemu-system-x86_64 (skipped with 77 when it is not
  *     installed): greeting and capabilities, query-status, cont/stop with
- *     RESUME/STOP, an unknown command's error, system_reset/RESET,
+ *     RESUME/STOP, an unknown command's error, a large reply (the QMP
+ *     schema), 3000 commands in flight at once, system_reset/RESET,
  *     system_powerdown/POWERDOWN, quit with SHUTDOWN and end of file, and
  *     a command after that.
  * Under make check-valgrind and --enable-sanitizers it is the leak and
@@ -832,6 +833,38 @@ static void test_real_qemu(const char *qemu)
     CHECK(box.ret != NULL);
     CHECK_STR_HAS(json_object_get_string(box.ret), "paused");
     box_clear(&box);
+
+    /* A large reply (the schema, hundreds of KiB) arrives over many reads. */
+    command_wait(q, "query-qmp-schema", NULL, &box, 60);
+    CHECK(box.ret != NULL);
+    CHECK(json_object_is_type(box.ret, json_type_array));
+    CHECK(json_object_array_length(box.ret) > 100);
+    CHECK(strlen(json_object_to_json_string_ext(box.ret, JSON_C_TO_STRING_PLAIN)) > 64 * 1024);
+    box_clear(&box);
+
+    /* Many commands in flight at once: output queued past what the socket
+     * takes, replies matched in order. */
+    enum { IN_FLIGHT = 3000 };
+    reply_box *many = calloc(IN_FLIGHT, sizeof(*many));
+    CHECK(many != NULL);
+    for (size_t k = 0; k < IN_FLIGHT; k++) {
+        json_object *hmp_args = json_object_new_object();
+        char line[64];
+        snprintf(line, sizeof(line), "print/d %zu", k);
+        json_object_object_add(hmp_args, "command-line", json_object_new_string(line));
+        CHECK(rv_qmp_command(q, "human-monitor-command", hmp_args, 0, box_reply, &many[k], &err) == 0);
+    }
+    CHECK_UINT_EQ(rv_qmp_pending(q), IN_FLIGHT);
+    WAIT_FOR(box_done, &many[IN_FLIGHT - 1], 60);
+    for (size_t k = 0; k < IN_FLIGHT; k++) {
+        char expected[64];
+        snprintf(expected, sizeof(expected), "%zu\r\n", k);
+        CHECK_INT_EQ(many[k].calls, 1);
+        CHECK_STR_EQ(json_object_get_string(many[k].ret), expected);
+        box_clear(&many[k]);
+    }
+    free(many);
+    CHECK_UINT_EQ(rv_qmp_pending(q), 0);
 
     /* system_reset: RESET from the host. */
     command_wait(q, "cont", NULL, &box, 30);
