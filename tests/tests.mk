@@ -174,7 +174,7 @@ EXTRA_DIST += tests/tools/check-proc-table.py
 # it is not installed) and against a fake monitor the test plays itself.
 check_PROGRAMS += tests/unit/test-qmp
 TESTS += tests/unit/test-qmp
-tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h
+tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h tests/unit/spawn.h
 tests_unit_test_qmp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_qmp_LDADD = libremvirt_qemu.la
 # test-domain-xml: the domain XML subset (round trip, refusals, hostile
@@ -187,7 +187,7 @@ tests_unit_test_domain_xml_LDADD = libremvirt_qemu.la
 # with a real QEMU (skipped when missing), checked through QMP.
 check_PROGRAMS += tests/unit/test-qemu-start
 TESTS += tests/unit/test-qemu-start
-tests_unit_test_qemu_start_SOURCES = tests/unit/test-qemu-start.c tests/unit/check.h
+tests_unit_test_qemu_start_SOURCES = tests/unit/test-qemu-start.c tests/unit/check.h tests/unit/spawn.h
 tests_unit_test_qemu_start_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_qemu_start_LDADD = libremvirt_qemu.la
 

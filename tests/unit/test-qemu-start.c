@@ -21,6 +21,7 @@
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
 #include "tests/unit/check.h"
+#include "tests/unit/spawn.h"
 
 static struct ev_loop *loop;
 static pid_t qemu_pid = -1;
@@ -210,23 +211,8 @@ static void run_guest(const char *qemu, bool kvm)
     if (!argv)
         check_fail(__FILE__, __LINE__, "argv: %s", err.message);
 
-    pid_t parent = getpid();
-    qemu_pid = fork();
+    qemu_pid = spawn_logged(argv, log_path);
     CHECK(qemu_pid >= 0);
-    if (qemu_pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        int null = open("/dev/null", O_RDONLY);
-        int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (null < 0 || log < 0)
-            _exit(127);
-        dup2(null, 0);
-        dup2(log, 1);
-        dup2(log, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
     rv_qemu_argv_free(argv);
 
     session s = { 0 };

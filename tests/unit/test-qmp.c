@@ -25,6 +25,7 @@
 
 #include "server/drivers/qemu/qmp.h"
 #include "tests/unit/check.h"
+#include "tests/unit/spawn.h"
 
 static struct ev_loop *loop;
 
@@ -735,25 +736,11 @@ static void start_qemu(const char *qemu, const char *sock)
     char qmp_arg[700], log_path[600];
     snprintf(qmp_arg, sizeof(qmp_arg), "unix:%s,server=on,wait=off", sock);
     snprintf(log_path, sizeof(log_path), "%s/qemu.log", tmpdir);
-    pid_t parent = getpid();
-    qemu_pid = fork();
+    char *const argv[] = { (char *)qemu, "-machine", "q35,accel=kvm:tcg", "-nodefaults",
+                           "-no-user-config", "-display", "none", "-m", "64", "-S",
+                           "-qmp", qmp_arg, NULL };
+    qemu_pid = spawn_logged(argv, log_path);
     CHECK(qemu_pid >= 0);
-    if (qemu_pid == 0) {
-        /* Gone with the test, whatever kills it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(127);
-        int null = open("/dev/null", O_RDONLY);
-        int log = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (null < 0 || log < 0)
-            _exit(127);
-        dup2(null, 0);
-        dup2(log, 1);
-        dup2(log, 2);
-        execl(qemu, qemu, "-machine", "q35,accel=kvm:tcg", "-nodefaults", "-no-user-config",
-              "-display", "none", "-m", "64", "-S", "-qmp", qmp_arg, (char *)NULL);
-        _exit(127);
-    }
 }
 
 static void test_real_qemu(const char *qemu)

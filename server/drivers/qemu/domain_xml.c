@@ -36,6 +36,23 @@ static bool named(const xmlNode *n, const char *name)
     return strcmp(node_name(n), name) == 0;
 }
 
+/* The XML words of the enums, indexed by value: the parser looks a word up
+ * (word_index) and the formatter writes it back from the same table. */
+static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
+static const char *const boot_dev_words[] = { "hd", "cdrom", "network", NULL };
+static const char *const action_words[] = { "destroy", "restart", "preserve", NULL };
+static const char *const bus_words[] = { "virtio", "sata", "ide", NULL };
+static const char *const net_type_words[] = { "user", "bridge", NULL };
+
+/* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
+static int word_index(const char *word, const char *const *words)
+{
+    for (int i = 0; word && words[i]; i++)
+        if (strcmp(word, words[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* Every attribute of n is in allowed (NULL-terminated). */
 static int check_attrs(const xmlNode *n, const char *const *allowed, rv_err *err)
 {
@@ -179,12 +196,9 @@ static int parse_action(const xmlNode *n, rv_qemu_action *action, rv_err *err)
     if (text_of(n, NULL, &text, err) < 0)
         return -1;
     int rc = 0;
-    if (strcmp(text, "destroy") == 0)
-        *action = RV_QEMU_ACTION_DESTROY;
-    else if (strcmp(text, "restart") == 0)
-        *action = RV_QEMU_ACTION_RESTART;
-    else if (strcmp(text, "preserve") == 0 && !named(n, "on_reboot"))
-        *action = RV_QEMU_ACTION_PRESERVE;
+    int i = word_index(text, action_words);
+    if (i >= 0 && !(i == RV_QEMU_ACTION_PRESERVE && named(n, "on_reboot")))
+        *action = (rv_qemu_action)i;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported <%s> action '%s'",
                    node_name(n), text);
@@ -228,21 +242,15 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
             if (def->nboot == RV_QEMU_MAX_BOOT)
                 BAD_XML("more than %d <boot> elements", RV_QEMU_MAX_BOOT);
             char *dev = attr(c, "dev");
-            rv_qemu_boot_dev bd;
-            if (dev && strcmp(dev, "hd") == 0)
-                bd = RV_QEMU_BOOT_HD;
-            else if (dev && strcmp(dev, "cdrom") == 0)
-                bd = RV_QEMU_BOOT_CDROM;
-            else if (dev && strcmp(dev, "network") == 0)
-                bd = RV_QEMU_BOOT_NETWORK;
-            else {
+            int bd = word_index(dev, boot_dev_words);
+            if (bd < 0) {
                 rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                            "unsupported boot device '%s'", dev ? dev : "(none)");
                 free(dev);
                 return -1;
             }
             free(dev);
-            def->boot[def->nboot++] = bd;
+            def->boot[def->nboot++] = (rv_qemu_boot_dev)bd;
         } else {
             UNSUPPORTED("unsupported element <%s> in <os>", node_name(c));
         }
@@ -360,12 +368,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
         b = strncmp(disk->target, "vd", 2) == 0 ? "virtio"
             : strncmp(disk->target, "sd", 2) == 0 ? "sata"
             : strncmp(disk->target, "hd", 2) == 0 ? "ide" : "";
-    if (strcmp(b, "virtio") == 0)
-        disk->bus = RV_QEMU_BUS_VIRTIO;
-    else if (strcmp(b, "sata") == 0)
-        disk->bus = RV_QEMU_BUS_SATA;
-    else if (strcmp(b, "ide") == 0)
-        disk->bus = RV_QEMU_BUS_IDE;
+    int bus_index = word_index(b, bus_words);
+    if (bus_index >= 0)
+        disk->bus = (rv_qemu_disk_bus)bus_index;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                    "unsupported bus '%s' of disk '%s' (virtio, sata or ide)", b, disk->target);
@@ -396,10 +401,9 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
     if (check_attrs(n, iface_attrs, err) < 0)
         return -1;
     char *type = attr(n, "type");
-    if (type && strcmp(type, "user") == 0)
-        iface->type = RV_QEMU_NET_USER;
-    else if (type && strcmp(type, "bridge") == 0)
-        iface->type = RV_QEMU_NET_BRIDGE;
+    int net_type = word_index(type, net_type_words);
+    if (net_type >= 0)
+        iface->type = (rv_qemu_net_type)net_type;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                    "unsupported interface type '%s' (user or bridge)", type ? type : "");
@@ -646,10 +650,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     if (check_attrs(root, domain_attrs, err) < 0)
         return -1;
     char *type = attr(root, "type");
-    if (type && strcmp(type, "kvm") == 0)
-        def->virt_type = RV_QEMU_VIRT_KVM;
-    else if (type && strcmp(type, "qemu") == 0)
-        def->virt_type = RV_QEMU_VIRT_QEMU;
+    int virt_type = word_index(type, virt_type_words);
+    if (virt_type >= 0)
+        def->virt_type = (rv_qemu_virt_type)virt_type;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                    "unsupported domain type '%s' (kvm or qemu)", type ? type : "");
@@ -878,22 +881,17 @@ static void put_escaped(FILE *fp, const char *s)
 
 const char *rv_qemu_action_name(rv_qemu_action action)
 {
-    switch (action) {
-    case RV_QEMU_ACTION_RESTART: return "restart";
-    case RV_QEMU_ACTION_PRESERVE: return "preserve";
-    case RV_QEMU_ACTION_DESTROY: break;
-    }
-    return "destroy";
+    return action_words[action];
 }
 
 static const char *boot_name(rv_qemu_boot_dev dev)
 {
-    return dev == RV_QEMU_BOOT_CDROM ? "cdrom" : dev == RV_QEMU_BOOT_NETWORK ? "network" : "hd";
+    return boot_dev_words[dev];
 }
 
 static const char *bus_name(rv_qemu_disk_bus bus)
 {
-    return bus == RV_QEMU_BUS_SATA ? "sata" : bus == RV_QEMU_BUS_IDE ? "ide" : "virtio";
+    return bus_words[bus];
 }
 
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
@@ -905,7 +903,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         return NULL;
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(def->uuid, uuid);
-    fprintf(fp, "<domain type='%s'>\n  <name>", def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "qemu");
+    fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
     put_escaped(fp, def->name);
     fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
     fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
@@ -944,7 +942,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     for (size_t i = 0; i < def->ninterfaces; i++) {
         const rv_qemu_interface *n = &def->interfaces[i];
         const unsigned char *m = n->mac;
-        fprintf(fp, "    <interface type='%s'>\n", n->type == RV_QEMU_NET_BRIDGE ? "bridge" : "user");
+        fprintf(fp, "    <interface type='%s'>\n", net_type_words[n->type]);
         fprintf(fp, "      <mac address='%02x:%02x:%02x:%02x:%02x:%02x'/>\n",
                 m[0], m[1], m[2], m[3], m[4], m[5]);
         if (n->type == RV_QEMU_NET_BRIDGE) {
