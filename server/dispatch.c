@@ -43,6 +43,10 @@ static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
         .domain = err->domain,
         .message = &message,
         .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
+        /* libvirtd's value for "no detail"; str1-3 stay absent (libvirtd
+         * fills them with its message's format and arguments). */
+        .int1 = -1,
+        .int2 = -1,
     };
     rv_err encode_err = { 0 };
     rv_buf *out = rvs_client_output(c);
