@@ -80,6 +80,17 @@ for server, rw, ro in [("remvirtd", sys.argv[1], sys.argv[2]),
                               xdr_int(0) + xdr_int(0)))
     first = u.int()
     check(first == (0 if libvirtd else 1), f"{server}: the first callbackID is {first}")
+    # The same eventID again: remvirtd gives a new callbackID, libvirtd refuses.
+    hdr, body = c.call(rc.PROC_CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY, xdr_int(0) + xdr_int(0))
+    if libvirtd:
+        e = rc.decode_error(body)
+        check(hdr.status == rc.STATUS_ERROR and (e["code"], e["domain"], e["message"]) ==
+              (rc.ERR_INVALID_ARG, rc.FROM_NONE, "invalid argument: event callback already tracked"),
+              f"{server}: a second registration of eventID 0 is refused with 8/0")
+    else:
+        second = rc.Unpacker(body).int() if hdr.status == rc.STATUS_OK else None
+        check(second == first + 1, f"{server}: a second registration of eventID 0 gets callbackID {second}")
+        c.call_ok(rc.PROC_CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, xdr_int(second))
     expect(c, rc.PROC_CONNECT_DOMAIN_EVENT_CALLBACK_DEREGISTER_ANY, xdr_int(999),
            rc.ERR_INTERNAL_ERROR, rc.FROM_RPC,
            "internal error: domain event callback 999 not registered",
@@ -115,6 +126,11 @@ for server, rw, ro in [("remvirtd", sys.argv[1], sys.argv[2]),
     check(spec["name"] == "spec" and spec["id"] == -1, f"{server}: name, memory and os type define a domain")
     for what, text, code, domain in [
             ("no name", xml(name=""), rc.ERR_NO_NAME, rc.FROM_DOMAIN),
+            ("an empty name", xml(name="", memory="<name></name><memory>262144</memory>"),
+             rc.ERR_NO_NAME, rc.FROM_DOMAIN),
+            ("a malformed uuid", xml(name="x", memory="<uuid>xyz</uuid><memory>262144</memory>"),
+             rc.ERR_INTERNAL_ERROR, rc.FROM_DOMAIN),
+            ("memory 0", xml(name="x", memory="<memory>0</memory>"), rc.ERR_XML_ERROR, rc.FROM_DOMAIN),
             ("no memory", xml(name="x", memory=""), rc.ERR_XML_ERROR, rc.FROM_DOMAIN),
             ("no os type", xml(name="x", os=""), rc.ERR_XML_ERROR, rc.FROM_DOMAIN),
             ("no type attribute", xml(name="x", root="<domain>"), rc.ERR_INTERNAL_ERROR, rc.FROM_DOMAIN),
@@ -133,6 +149,18 @@ for server, rw, ro in [("remvirtd", sys.argv[1], sys.argv[2]),
     check(running["id"] > 0, f"{server}: CREATE_WITH_FLAGS returns the domain with its id {running['id']}")
     c.call_ok(rc.PROC_DOMAIN_DESTROY, arg)
     c.call_ok(rc.PROC_DOMAIN_UNDEFINE, arg)
+
+    # Section 5: a second CONNECT_OPEN.
+    open_args = rc.xdr_opt_string("test:///default") + xdr_uint(0)
+    if libvirtd:
+        expect(c, rc.PROC_CONNECT_OPEN, open_args, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC,
+               "internal error: connection already open", f"{server}: a second CONNECT_OPEN")
+        expect(c, rc.PROC_CONNECT_GET_HOSTNAME, b"", rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, not_open,
+               f"{server}: after a second CONNECT_OPEN the connection is not open")
+    else:
+        expect(c, rc.PROC_CONNECT_OPEN, open_args, rc.ERR_INTERNAL_ERROR, rc.FROM_REMOTE,
+               "connection already open", f"{server}: a second CONNECT_OPEN")
+        rc.expect_usable(c, f"{server}: after a second CONNECT_OPEN")
 
     # Section 7: after CONNECT_CLOSE's reply libvirtd closes at once;
     # remvirtd waits for the client.
