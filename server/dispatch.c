@@ -115,7 +115,7 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
 {
     if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
         reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
-                    "operation forbidden: read only access prevents %s", proc->name);
+                    "operation forbidden: read only access prevents %s", proc->api);
         return;
     }
 
