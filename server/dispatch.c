@@ -79,7 +79,7 @@ rv_driver_conn *rvs_call_conn(rvs_call *call)
     rv_driver_conn *conn = rvs_client_driver_conn(call->client);
     if (!conn)
         rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
-                   "hypervisor connection not open");
+                   "internal error: hypervisor connection not open");
     return conn;
 }
 

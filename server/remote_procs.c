@@ -22,7 +22,9 @@ int rvs_handle_connect_open(rvs_call *call, rv_connect_open_args *args)
 {
     rvs_client *c = call->client;
     if (rvs_client_driver_conn(c)) {
-        rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR, "connection already open");
+        /* As libvirtd's error, but the open connection stays. */
+        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: connection already open");
         return -1;
     }
     const char *name = args->name ? *args->name : NULL;
