@@ -100,6 +100,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
+	tests/interop/test-spec-facts.sh \
 	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
