@@ -67,7 +67,7 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends \
     build-essential autoconf automake libtool pkg-config rpcsvc-proto \
     libtirpc-dev libev-dev libgnutls28-dev libsasl2-dev libssh2-1-dev \
-    libreadline-dev python3
+    libreadline-dev python3 libjson-c-dev libxml2-dev
 
 echo "== Building in $top/build"
 cd "$top"

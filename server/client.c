@@ -784,7 +784,9 @@ static int start_sasl_layer(rvs_client *c)
     return 0;
 }
 
-void rvs_client_flush(rvs_client *c)
+/* Write what is queued; 1 once everything is on the wire, 0 while the
+ * socket is full (the write watcher then finishes), -1 if c was closed. */
+static int write_out(rvs_client *c)
 {
     while (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) > 0) {
         ssize_t n = rv_transport_write(c->tr, rv_buf_head(&c->out), rv_buf_used(&c->out));
@@ -793,27 +795,48 @@ void rvs_client_flush(rvs_client *c)
                 continue;
             if (errno == EAGAIN) {
                 ev_io_start(c->env->loop, &c->write_watcher);
-                return;
+                return 0;
             }
             rvs_client_close(c, strerror(errno));
-            return;
+            return -1;
         }
         rv_buf_consume(&c->out, (size_t)n);
     }
     if (c->io == RVS_IO_CLOSING)
-        return;
+        return -1;
     /* Everything queued is on the wire: no call is in flight any more. */
     c->inflight = 0;
     ev_timer_stop(c->env->loop, &c->output_deadline);
     if (c->io == RVS_IO_CLOSING_AFTER_FLUSH) {
         rvs_client_close(c, "refused");
-        return;
+        return -1;
     }
     if (c->auth == RVS_AUTH_SASL_LAYER_PENDING && start_sasl_layer(c) < 0)
-        return;
+        return -1;
     if (!c->read_wants_write)
         ev_io_stop(c->env->loop, &c->write_watcher);
     rv_buf_shrink(&c->out, RVS_KEEP_BUF);
+    return 1;
+}
+
+void rvs_client_flush(rvs_client *c)
+{
+    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching)
+        return;
+    /* The replies that held reading back are out, whoever wrote them (the
+     * write watcher, the batch before the loop sleeps, an event's flush):
+     * catch up on what is buffered, then listen again.  Resuming only in
+     * the write watcher left a client paused for good when another flush
+     * wrote its last bytes.  A round that reaches the in-flight limit
+     * pauses again; if its replies go out at once, the next round follows. */
+    do {
+        if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
+            return;
+    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED);
+    /* Bytes TLS took in before the pause do not make the fd readable:
+     * with nothing more coming, waiting for it would stall the client. */
+    if (reading(c) && rv_transport_pending(c->tr) > 0)
+        on_readable(c->env->loop, &c->read_watcher, EV_READ);
 }
 
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
@@ -834,20 +857,6 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
     rvs_client_flush(c);
     if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) < output_cap(c))
         ev_timer_stop(loop, &c->output_deadline);
-    if (c->io != RVS_IO_PAUSED || rv_buf_used(&c->out) > 0)
-        return;
-    /* The replies that held reading back are out: catch up on what is
-     * buffered, then listen again. */
-    if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
-        return;
-    if (reading(c)) {
-        /* Bytes TLS took in before the pause do not make the fd readable:
-         * with nothing more coming, waiting for it would stall the client. */
-        if (rv_transport_pending(c->tr) > 0)
-            on_readable(loop, &c->read_watcher, EV_READ);
-        else
-            rvs_client_flush(c);
-    }
 }
 
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)

@@ -43,6 +43,10 @@ static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
         .domain = err->domain,
         .message = &message,
         .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
+        /* libvirtd's value for "no detail"; str1-3 stay absent (libvirtd
+         * fills them with its message's format and arguments). */
+        .int1 = -1,
+        .int2 = -1,
     };
     rv_err encode_err = { 0 };
     rv_buf *out = rvs_client_output(c);
@@ -75,7 +79,7 @@ rv_driver_conn *rvs_call_conn(rvs_call *call)
     rv_driver_conn *conn = rvs_client_driver_conn(call->client);
     if (!conn)
         rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
-                   "hypervisor connection not open");
+                   "internal error: hypervisor connection not open");
     return conn;
 }
 
@@ -111,7 +115,7 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
 {
     if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
         reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
-                    "operation forbidden: read only access prevents %s", proc->name);
+                    "operation forbidden: read only access prevents %s", proc->api);
         return;
     }
 

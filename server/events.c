@@ -19,8 +19,9 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
                          int *callback_id, rv_err *err)
 {
     if (event_id < 0 || event_id >= RV_DOM_EVENT_ID_COUNT) {
-        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INVALID_ARG,
-                   "invalid argument: unsupported event ID %d", event_id);
+        /* Code, domain and wording as libvirtd's. */
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: unsupported event ID %d", event_id);
         return -1;
     }
     rvs_subscriptions *subs = rvs_client_subscriptions(c);
@@ -63,9 +64,8 @@ int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
             return 0;
         }
     }
-    rv_err_set(err, RV_FROM_REMOTE, RV_ERR_INVALID_ARG,
-               "invalid argument: no domain event is registered with callback ID %d",
-               callback_id);
+    rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+               "internal error: domain event callback %d not registered", callback_id);
     return -1;
 }
 

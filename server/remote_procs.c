@@ -22,7 +22,9 @@ int rvs_handle_connect_open(rvs_call *call, rv_connect_open_args *args)
 {
     rvs_client *c = call->client;
     if (rvs_client_driver_conn(c)) {
-        rv_err_set(&call->err, RV_FROM_REMOTE, RV_ERR_INTERNAL_ERROR, "connection already open");
+        /* As libvirtd's error, but the open connection stays. */
+        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: connection already open");
         return -1;
     }
     const char *name = args->name ? *args->name : NULL;
@@ -58,13 +60,18 @@ int rvs_handle_connect_close(rvs_call *call)
 int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feature_args *args,
                                         rv_connect_supports_feature_ret *ret)
 {
-    switch (args->feature) {
-    case RV_FEATURE_PROGRAM_KEEPALIVE:
+    if (args->feature == RV_FEATURE_PROGRAM_KEEPALIVE) {
         /* As libvirtd: a client that asks answers PINGs, so from now on
-         * it gets them; one that never asks is never PINGed. */
+         * it gets them; one that never asks is never PINGed.  The only
+         * feature answered before CONNECT_OPEN. */
         rvs_client_start_keepalive(call->client);
         ret->supported = 1;
-        break;
+        return 0;
+    }
+    /* As libvirtd: any other feature needs the hypervisor connection. */
+    if (!rvs_call_conn(call))
+        return -1;
+    switch (args->feature) {
     case RV_FEATURE_REMOTE_EVENT_CALLBACK:
     case RV_FEATURE_REMOTE_CLOSE_CALLBACK:
         ret->supported = 1;

@@ -26,7 +26,7 @@ done
 
 build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
             libtirpc-dev libev-dev libgnutls28-dev libsasl2-dev libssh2-1-dev
-            libreadline-dev python3)
+            libreadline-dev python3 libjson-c-dev libxml2-dev)
 # The interop tests talk to the real thing: libvirtd's test driver,
 # virsh and the Python binding.  unshare/flock (util-linux) isolate or
 # serialize the private libvirtds.  The transport tests make a PKI with
@@ -37,9 +37,10 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt-dev's libvirt-api.xml names every public function: the table of
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
+# The QMP client's test runs a real QEMU (qemu-system-x86).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev)
+           python3-paramiko libvirt-dev qemu-system-x86)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -101,6 +101,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
+	tests/interop/test-spec-facts.sh \
 	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
@@ -170,6 +171,28 @@ EXTRA_DIST += tests/unit/test_rvgen.py
 # libvirt-api.xml from libvirt-dev), and the .x's numbers and names.
 TESTS += tests/tools/check-proc-table.py
 EXTRA_DIST += tests/tools/check-proc-table.py
+
+# ---------------------------------------------------------------- tests/unit: QEMU driver parts (QEMU driver)
+# test-qmp: the QMP client against a real qemu-system-x86_64 (skipped when
+# it is not installed) and against a fake monitor the test plays itself.
+check_PROGRAMS += tests/unit/test-qmp
+TESTS += tests/unit/test-qmp
+tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h tests/unit/spawn.h
+tests_unit_test_qmp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_qmp_LDADD = libremvirt_qemu.la
+# test-domain-xml: the domain XML subset (round trip, refusals, hostile
+# documents) and the QEMU command line built from it.
+check_PROGRAMS += tests/unit/test-domain-xml
+TESTS += tests/unit/test-domain-xml
+tests_unit_test_domain_xml_SOURCES = tests/unit/test-domain-xml.c tests/unit/check.h
+tests_unit_test_domain_xml_LDADD = libremvirt_qemu.la
+# test-qemu-start: all three together: a domain XML's command line run
+# with a real QEMU (skipped when missing), checked through QMP.
+check_PROGRAMS += tests/unit/test-qemu-start
+TESTS += tests/unit/test-qemu-start
+tests_unit_test_qemu_start_SOURCES = tests/unit/test-qemu-start.c tests/unit/check.h tests/unit/spawn.h
+tests_unit_test_qemu_start_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
+tests_unit_test_qemu_start_LDADD = libremvirt_qemu.la
 
 # ---------------------------------------------------------------- tests/unit: TLS transport and x509 policy (TLS helper)
 # test-tls.sh makes a PKI with make-pki.sh (certtool) and runs test-tls on

@@ -24,6 +24,7 @@ start_remvirtd
 
 rawpy "$top_srcdir/protocol/rv_remote.x" "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" <<'PY'
 import collections
+import os
 import re
 import sys
 import rawclient as rc
@@ -122,6 +123,10 @@ def read_const(text, name):
 
 PROCS = read_procedures(XDR_TEXT)
 NUM = {name: p.number for name, p in PROCS.items()}
+# The refusal names the libvirt API, as libvirtd's does.
+with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), encoding="utf-8") as f:
+    API = {cols[1]: cols[2] for cols in (line.rstrip("\n").split("\t") for line in f
+                                         if not line.startswith("#")) if len(cols) >= 3}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
 CONNECT_RO = read_const(XDR_TEXT, "RV_CONNECT_RO")
@@ -283,7 +288,7 @@ def error_of(client, proc, payload, what):
 
 def expect_denied(client, name, payload, what):
     err = error_of(client, NUM[name], payload, what)
-    want = f"operation forbidden: read only access prevents {name}"
+    want = f"operation forbidden: read only access prevents {API[name]}"
     if (err["code"], err["domain"], err["message"]) != (rc.ERR_OPERATION_DENIED, FROM_DOMAIN, want):
         fail(f"{what}: expected error {rc.ERR_OPERATION_DENIED} in domain {FROM_DOMAIN} with {want!r}, got "
              f"{err['code']} in domain {err['domain']}: {err['message']!r}")

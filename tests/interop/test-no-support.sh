@@ -61,7 +61,7 @@ def expect(client, proc, code, domain, message, what):
 
 c = rc.Client(rw)
 c.call_ok(rc.PROC_AUTH_LIST)
-expect(c, ssh_keys, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, "hypervisor connection not open",
+expect(c, ssh_keys, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, "internal error: hypervisor connection not open",
        "before CONNECT_OPEN")
 c.open_connection()
 expect(c, ssh_keys, rc.ERR_NO_SUPPORT, rc.FROM_DOMAIN, "this function is not supported by the connection driver: "

@@ -131,7 +131,7 @@ int main(void)
     memset(&e, 0, sizeof(e));
     CHECK_INT_EQ(call(c, RV_PROC_DOMAIN_GET_INFO, (xdrproc_t)xdr_rv_domain_get_info_args,
                       &info_args, &hdr, &e, NULL, NULL), RV_ERROR);
-    CHECK_STR_EQ(*e.message, "hypervisor connection not open");
+    CHECK_STR_EQ(*e.message, "internal error: hypervisor connection not open");
     xdr_free((xdrproc_t)xdr_rv_error, &e);
 
     rvs_client_free(c);

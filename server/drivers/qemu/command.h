@@ -1,0 +1,27 @@
+/* The QEMU command line for a domain definition.  The process starts
+ * paused (-S) with its QMP monitor on a Unix socket (server, no wait), so
+ * the driver connects, sets up and then sends "cont". */
+#ifndef RV_SERVER_DRIVERS_QEMU_COMMAND_H
+#define RV_SERVER_DRIVERS_QEMU_COMMAND_H
+
+#include <stdbool.h>
+
+#include "common/error.h"
+#include "server/drivers/qemu/domain_xml.h"
+
+typedef struct rv_qemu_command_opts {
+    const char *binary;         /* e.g. /usr/bin/qemu-system-x86_64 */
+    const char *monitor_path;   /* the QMP socket QEMU creates */
+    bool kvm_usable;            /* /dev/kvm can create a VM */
+} rv_qemu_command_opts;
+
+/* A NULL-terminated argv (each string and the array malloc'd), or NULL
+ * with err set (a domain type='kvm' without KVM, no memory). */
+char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err);
+void rv_qemu_argv_free(char **argv);
+
+/* Whether /dev/kvm can create a VM here (the device may exist but be
+ * unusable: no permission, nested virtualisation off). */
+bool rv_qemu_kvm_usable(void);
+
+#endif

@@ -1,0 +1,998 @@
+/* Domain XML for the QEMU driver: parse the subset (see domain_xml.h),
+ * normalise, format.  libxml2's tree API; every element and attribute is
+ * checked against what this file knows, so nothing is silently lost. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/qemu/domain_xml.h"
+
+RV_LOG_CATEGORY("drivers.qemu.xml");
+
+#define XML_FAIL(code, ...) \
+    do { \
+        rv_err_set(err, RV_FROM_DOM, (code), __VA_ARGS__); \
+        return -1; \
+    } while (0)
+#define UNSUPPORTED(...) XML_FAIL(RV_ERR_CONFIG_UNSUPPORTED, __VA_ARGS__)
+#define BAD_XML(...) XML_FAIL(RV_ERR_XML_ERROR, __VA_ARGS__)
+
+static const char *node_name(const xmlNode *n)
+{
+    return (const char *)n->name;
+}
+
+static bool named(const xmlNode *n, const char *name)
+{
+    return strcmp(node_name(n), name) == 0;
+}
+
+/* The XML words of the enums, indexed by value: the parser looks a word up
+ * (word_index) and the formatter writes it back from the same table. */
+static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
+static const char *const boot_dev_words[] = { "hd", "cdrom", "network", NULL };
+static const char *const action_words[] = { "destroy", "restart", "preserve", NULL };
+static const char *const bus_words[] = { "virtio", "sata", "ide", NULL };
+static const char *const net_type_words[] = { "user", "bridge", NULL };
+
+/* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
+static int word_index(const char *word, const char *const *words)
+{
+    for (int i = 0; word && words[i]; i++)
+        if (strcmp(word, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* Every attribute of n is in allowed (NULL-terminated). */
+static int check_attrs(const xmlNode *n, const char *const *allowed, rv_err *err)
+{
+    for (const xmlAttr *a = n->properties; a; a = a->next) {
+        bool known = false;
+        for (size_t i = 0; allowed[i] && !known; i++)
+            known = a->ns == NULL && strcmp((const char *)a->name, allowed[i]) == 0;
+        if (!known)
+            UNSUPPORTED("unsupported attribute '%s' of element <%s>", (const char *)a->name,
+                        node_name(n));
+    }
+    return 0;
+}
+
+/* Child elements only; text that is not blank inside a container and any
+ * other node kind (entity references cannot occur: no DTD) are errors. */
+static int next_child(const xmlNode *parent, const xmlNode **cursor, rv_err *err)
+{
+    const xmlNode *c = *cursor ? (*cursor)->next : parent->children;
+    for (; c; c = c->next) {
+        if (c->type == XML_ELEMENT_NODE) {
+            if (c->ns && c->ns->href)
+                UNSUPPORTED("unsupported element <%s> in namespace '%s'", node_name(c),
+                            (const char *)c->ns->href);
+            *cursor = c;
+            return 1;
+        }
+        if (c->type == XML_COMMENT_NODE || c->type == XML_PI_NODE)
+            continue;
+        if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+            for (const xmlChar *p = c->content; p && *p; p++)
+                if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                    BAD_XML("unexpected text inside <%s>", node_name(parent));
+            continue;
+        }
+        BAD_XML("unexpected content inside <%s>", node_name(parent));
+    }
+    return 0;
+}
+
+/* An element that holds only text (and no attributes beyond allowed):
+ * its trimmed text, malloc'd. */
+static int text_of(const xmlNode *n, const char *const *allowed, char **out, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    if (check_attrs(n, allowed ? allowed : none, err) < 0)
+        return -1;
+    for (const xmlNode *c = n->children; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE)
+            UNSUPPORTED("unsupported element <%s> in <%s>", node_name(c), node_name(n));
+    xmlChar *raw = xmlNodeGetContent(n);
+    const char *s = raw ? (const char *)raw : "";
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    size_t len = strlen(s);
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
+        len--;
+    *out = strndup(s, len);
+    xmlFree(raw);
+    if (!*out)
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+/* Attribute name of n, malloc'd, or NULL when absent. */
+static char *attr(const xmlNode *n, const char *name)
+{
+    xmlChar *v = xmlGetNoNsProp(n, (const xmlChar *)name);
+    if (!v)
+        return NULL;
+    char *copy = strdup((const char *)v);
+    xmlFree(v);
+    return copy;
+}
+
+/* Every byte of s is in allowed (a set of characters). */
+static bool only_chars(const char *s, const char *allowed)
+{
+    return s[strspn(s, allowed)] == '\0';
+}
+
+#define LOWER "abcdefghijklmnopqrstuvwxyz"
+#define ALNUM LOWER "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+static int parse_ull(const char *text, unsigned long long *out)
+{
+    if (!text || !*text || *text < '0' || *text > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* <memory unit='...'>N</memory> in KiB, rounded up. */
+static int parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
+{
+    static const struct { const char *name; unsigned long long bytes; } units[] = {
+        { "b", 1 }, { "bytes", 1 },
+        { "KB", 1000ULL }, { "k", 1024ULL }, { "KiB", 1024ULL },
+        { "MB", 1000000ULL }, { "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
+        { "GB", 1000000000ULL }, { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
+        { "TB", 1000000000000ULL }, { "T", 1ULL << 40 }, { "TiB", 1ULL << 40 },
+    };
+    static const char *const allowed[] = { "unit", NULL };
+    char *text = NULL;
+    if (text_of(n, allowed, &text, err) < 0)
+        return -1;
+    char *unit = attr(n, "unit");
+    unsigned long long mult = 1024, value;
+    int rc = 0;
+    if (unit) {
+        size_t i;
+        for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+            if (strcmp(unit, units[i].name) == 0)
+                break;
+        if (i == sizeof(units) / sizeof(units[0])) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "unknown unit '%s' in <%s>", unit, node_name(n));
+            rc = -1;
+        } else {
+            mult = units[i].bytes;
+        }
+    }
+    if (rc == 0 && (parse_ull(text, &value) < 0 || value == 0 || value > ULLONG_MAX / mult)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid <%s> value '%s'", node_name(n), text);
+        rc = -1;
+    }
+    if (rc == 0)
+        *kib = value * mult / 1024 + (value * mult % 1024 != 0);    /* no overflow near the top */
+    free(text);
+    free(unit);
+    return rc;
+}
+
+static int parse_action(const xmlNode *n, rv_qemu_action *action, rv_err *err)
+{
+    char *text = NULL;
+    if (text_of(n, NULL, &text, err) < 0)
+        return -1;
+    int rc = 0;
+    int i = word_index(text, action_words);
+    if (i >= 0 && !(i == RV_QEMU_ACTION_PRESERVE && named(n, "on_reboot")))
+        *action = (rv_qemu_action)i;
+    else {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported <%s> action '%s'",
+                   node_name(n), text);
+        rc = -1;
+    }
+    free(text);
+    return rc;
+}
+
+static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const type_attrs[] = { "arch", "machine", NULL };
+    static const char *const boot_attrs[] = { "dev", NULL };
+    static const char *const none[] = { NULL };
+    if (check_attrs(os, none, err) < 0)
+        return -1;
+    bool have_type = false;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(os, &c, err)) > 0) {
+        if (named(c, "type")) {
+            char *text = NULL;
+            if (have_type)
+                BAD_XML("more than one <type> in <os>");
+            have_type = true;
+            if (text_of(c, type_attrs, &text, err) < 0)
+                return -1;
+            bool hvm = strcmp(text, "hvm") == 0;
+            if (!hvm) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported OS type '%s' (only hvm)", text);
+                free(text);
+                return -1;
+            }
+            free(text);
+            def->arch = attr(c, "arch");
+            def->machine = attr(c, "machine");
+        } else if (named(c, "boot")) {
+            if (check_attrs(c, boot_attrs, err) < 0)
+                return -1;
+            if (def->nboot == RV_QEMU_MAX_BOOT)
+                BAD_XML("more than %d <boot> elements", RV_QEMU_MAX_BOOT);
+            char *dev = attr(c, "dev");
+            int bd = word_index(dev, boot_dev_words);
+            if (bd < 0) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported boot device '%s'", dev ? dev : "(none)");
+                free(dev);
+                return -1;
+            }
+            free(dev);
+            def->boot[def->nboot++] = (rv_qemu_boot_dev)bd;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <os>", node_name(c));
+        }
+    }
+    if (more < 0)
+        return -1;
+    if (!have_type)
+        BAD_XML("<os> has no <type>");
+    return 0;
+}
+
+static int parse_mac(const char *text, unsigned char mac[6])
+{
+    unsigned v[6];
+    char tail;
+    if (!text || strlen(text) != 17 ||
+        sscanf(text, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
+        return -1;
+    for (int i = 0; i < 6; i++) {
+        if (text[i * 3] == '+' || text[i * 3] == '-' || text[i * 3] == ' ')
+            return -1;
+        mac[i] = (unsigned char)v[i];
+    }
+    return (mac[0] & 1) ? -1 : 0;     /* a multicast address cannot be a NIC's */
+}
+
+static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
+{
+    static const char *const disk_attrs[] = { "type", "device", NULL };
+    static const char *const driver_attrs[] = { "name", "type", NULL };
+    static const char *const source_attrs[] = { "file", NULL };
+    static const char *const target_attrs[] = { "dev", "bus", NULL };
+    static const char *const none[] = { NULL };
+    if (check_attrs(n, disk_attrs, err) < 0)
+        return -1;
+    char *type = attr(n, "type"), *device = attr(n, "device");
+    bool file = type && strcmp(type, "file") == 0;
+    bool cdrom = device && strcmp(device, "cdrom") == 0;
+    bool plain = !device || strcmp(device, "disk") == 0;
+    if (!file || (!cdrom && !plain)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported disk type='%s' device='%s' (only file disks and cdroms)",
+                   type ? type : "", device ? device : "disk");
+        free(type);
+        free(device);
+        return -1;
+    }
+    free(type);
+    free(device);
+    disk->device = cdrom ? RV_QEMU_DISK_CDROM : RV_QEMU_DISK_DISK;
+    char *bus = NULL;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "driver")) {
+            if (check_attrs(c, driver_attrs, err) < 0)
+                goto fail;
+            char *dname = attr(c, "name"), *format = attr(c, "type");
+            int bad = (dname && strcmp(dname, "qemu") != 0);
+            if (!bad && format && strcmp(format, "qcow2") == 0)
+                disk->format = RV_QEMU_FORMAT_QCOW2;
+            else if (!bad && (!format || strcmp(format, "raw") == 0))
+                disk->format = RV_QEMU_FORMAT_RAW;
+            else
+                bad = 1;
+            if (bad)
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported disk driver name='%s' type='%s' (qemu with raw or qcow2)",
+                           dname ? dname : "", format ? format : "");
+            free(dname);
+            free(format);
+            if (bad)
+                goto fail;
+        } else if (named(c, "source")) {
+            if (check_attrs(c, source_attrs, err) < 0)
+                goto fail;
+            free(disk->source);
+            disk->source = attr(c, "file");
+        } else if (named(c, "target")) {
+            if (check_attrs(c, target_attrs, err) < 0)
+                goto fail;
+            free(disk->target);
+            free(bus);
+            disk->target = attr(c, "dev");
+            bus = attr(c, "bus");
+        } else if (named(c, "readonly")) {
+            if (check_attrs(c, none, err) < 0)
+                goto fail;
+            disk->readonly = true;
+        } else {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported element <%s> in <disk>", node_name(c));
+            goto fail;
+        }
+    }
+    if (more < 0)
+        goto fail;
+    if (!disk->target || !*disk->target) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "a <disk> has no <target dev='...'>");
+        goto fail;
+    }
+    /* It becomes a QEMU device id. */
+    if (strlen(disk->target) < 3 || strlen(disk->target) > 8 || !only_chars(disk->target, LOWER)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "invalid disk target '%s' (3 to 8 lowercase letters, as vda)", disk->target);
+        goto fail;
+    }
+    if (!disk->source && disk->device != RV_QEMU_DISK_CDROM) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk '%s' has no <source file='...'>",
+                   disk->target);
+        goto fail;
+    }
+    const char *b = bus;
+    if (!b)     /* as libvirt: the bus from the target's prefix */
+        b = strncmp(disk->target, "vd", 2) == 0 ? "virtio"
+            : strncmp(disk->target, "sd", 2) == 0 ? "sata"
+            : strncmp(disk->target, "hd", 2) == 0 ? "ide" : "";
+    int bus_index = word_index(b, bus_words);
+    if (bus_index >= 0)
+        disk->bus = (rv_qemu_disk_bus)bus_index;
+    else {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported bus '%s' of disk '%s' (virtio, sata or ide)", b, disk->target);
+        goto fail;
+    }
+    if (disk->device == RV_QEMU_DISK_CDROM) {
+        if (disk->bus == RV_QEMU_BUS_VIRTIO) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                       "cdrom '%s' cannot be on the virtio bus", disk->target);
+            goto fail;
+        }
+        disk->readonly = true;
+    }
+    free(bus);
+    return 0;
+fail:
+    free(bus);
+    return -1;
+}
+
+static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *have_mac, rv_err *err)
+{
+    static const char *const iface_attrs[] = { "type", NULL };
+    static const char *const mac_attrs[] = { "address", NULL };
+    static const char *const source_attrs[] = { "bridge", NULL };
+    static const char *const model_attrs[] = { "type", NULL };
+    static const char *const models[] = { "virtio", "e1000", "e1000e", "rtl8139", NULL };
+    if (check_attrs(n, iface_attrs, err) < 0)
+        return -1;
+    char *type = attr(n, "type");
+    int net_type = word_index(type, net_type_words);
+    if (net_type >= 0)
+        iface->type = (rv_qemu_net_type)net_type;
+    else {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported interface type '%s' (user or bridge)", type ? type : "");
+        free(type);
+        return -1;
+    }
+    free(type);
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "mac")) {
+            if (check_attrs(c, mac_attrs, err) < 0)
+                return -1;
+            char *mac = attr(c, "address");
+            int bad = parse_mac(mac, iface->mac);
+            if (bad)
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid MAC address '%s'", mac ? mac : "");
+            free(mac);
+            if (bad)
+                return -1;
+            *have_mac = true;
+        } else if (named(c, "source") && iface->type == RV_QEMU_NET_BRIDGE) {
+            if (check_attrs(c, source_attrs, err) < 0)
+                return -1;
+            free(iface->bridge);
+            iface->bridge = attr(c, "bridge");
+        } else if (named(c, "model")) {
+            if (check_attrs(c, model_attrs, err) < 0)
+                return -1;
+            char *model = attr(c, "type");
+            bool known = false;
+            for (size_t i = 0; models[i] && model && !known; i++)
+                known = strcmp(model, models[i]) == 0;
+            if (!known) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported interface model '%s'", model ? model : "");
+                free(model);
+                return -1;
+            }
+            free(iface->model);
+            iface->model = model;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <interface>", node_name(c));
+        }
+    }
+    if (more < 0)
+        return -1;
+    if (iface->type == RV_QEMU_NET_BRIDGE && (!iface->bridge || !*iface->bridge))
+        BAD_XML("a bridge <interface> has no <source bridge='...'>");
+    if (iface->bridge && (strlen(iface->bridge) > 15 || !only_chars(iface->bridge, ALNUM "-_.")))
+        BAD_XML("invalid bridge name '%s'", iface->bridge);
+    return 0;
+}
+
+/* <serial type='pty'> or <console type='pty'>, with an optional <target>:
+ * the serial port's number in *port. */
+static int parse_char(const xmlNode *n, unsigned *port, rv_err *err)
+{
+    static const char *const char_attrs[] = { "type", NULL };
+    static const char *const serial_target[] = { "type", "port", NULL };
+    if (check_attrs(n, char_attrs, err) < 0)
+        return -1;
+    char *type = attr(n, "type");
+    bool pty = type && strcmp(type, "pty") == 0;
+    if (!pty) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported <%s> type '%s' (only pty)",
+                   node_name(n), type ? type : "");
+        free(type);
+        return -1;
+    }
+    free(type);
+    *port = 0;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "target"))
+            UNSUPPORTED("unsupported element <%s> in <%s>", node_name(c), node_name(n));
+        if (check_attrs(c, serial_target, err) < 0)
+            return -1;
+        char *ttype = attr(c, "type"), *tport = attr(c, "port");
+        const char *want = named(n, "console") ? "serial" : "isa-serial";
+        unsigned long long p = 0;
+        int bad = 0;
+        if (ttype && strcmp(ttype, want) != 0) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported <%s> target type '%s' (only %s)", node_name(n), ttype, want);
+            bad = 1;
+        } else if (tport && (parse_ull(tport, &p) < 0 || p >= RV_QEMU_MAX_SERIALS)) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid <%s> target port '%s' (0 to %d)",
+                       node_name(n), tport, RV_QEMU_MAX_SERIALS - 1);
+            bad = 1;
+        }
+        free(ttype);
+        free(tport);
+        if (bad)
+            return -1;
+        *port = (unsigned)p;
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_graphics(const xmlNode *n, rv_qemu_graphics *g, rv_err *err)
+{
+    static const char *const graphics_attrs[] = { "type", "port", "autoport", "listen", NULL };
+    static const char *const listen_attrs[] = { "type", "address", NULL };
+    if (g->present)
+        UNSUPPORTED("more than one <graphics> is not supported");
+    if (check_attrs(n, graphics_attrs, err) < 0)
+        return -1;
+    char *type = attr(n, "type"), *port = attr(n, "port"), *autoport = attr(n, "autoport");
+    int rc = 0;
+    unsigned long long p = 0;
+    g->present = true;
+    g->listen = attr(n, "listen");
+    if (!type || strcmp(type, "vnc") != 0) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported graphics type '%s' (only vnc)",
+                   type ? type : "");
+        rc = -1;
+    } else if (autoport && strcmp(autoport, "yes") != 0 && strcmp(autoport, "no") != 0) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid graphics autoport '%s'", autoport);
+        rc = -1;
+    } else if (port && strcmp(port, "-1") != 0 &&
+               (parse_ull(port, &p) < 0 || p < 5900 || p > 65535)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid VNC port '%s' (5900 to 65535, or -1)", port);
+        rc = -1;
+    } else {
+        /* autoport='yes', or no port at all, or port -1: QEMU's port is
+         * chosen at start. */
+        g->autoport = (autoport && strcmp(autoport, "yes") == 0) || !port || strcmp(port, "-1") == 0;
+        g->port = g->autoport ? -1 : (int)p;
+    }
+    free(type);
+    free(port);
+    free(autoport);
+    if (rc < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "listen"))
+            UNSUPPORTED("unsupported element <%s> in <graphics>", node_name(c));
+        if (check_attrs(c, listen_attrs, err) < 0)
+            return -1;
+        char *ltype = attr(c, "type"), *address = attr(c, "address");
+        bool ok = ltype && strcmp(ltype, "address") == 0;
+        if (!ok)
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported graphics listen type '%s' (only address)", ltype ? ltype : "");
+        else if (address && g->listen && strcmp(address, g->listen) != 0) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                       "graphics listen '%s' and its <listen address='%s'> differ", g->listen, address);
+            ok = false;
+        } else if (address && !g->listen) {
+            g->listen = address;
+            address = NULL;
+        }
+        free(ltype);
+        free(address);
+        if (!ok)
+            return -1;
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **macs_given, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    if (check_attrs(devs, none, err) < 0)
+        return -1;
+    bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
+    bool console = false;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(devs, &c, err)) > 0) {
+        if (named(c, "disk")) {
+            rv_qemu_disk *grown = realloc(def->disks, (def->ndisks + 1) * sizeof(*grown));
+            if (!grown)
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+            def->disks = grown;
+            rv_qemu_disk *disk = &def->disks[def->ndisks++];
+            memset(disk, 0, sizeof(*disk));
+            if (parse_disk(c, disk, err) < 0)
+                return -1;
+            for (size_t i = 0; i + 1 < def->ndisks; i++)
+                if (strcmp(def->disks[i].target, disk->target) == 0)
+                    BAD_XML("two disks have the target '%s'", disk->target);
+        } else if (named(c, "interface")) {
+            rv_qemu_interface *grown = realloc(def->interfaces, (def->ninterfaces + 1) * sizeof(*grown));
+            if (!grown)
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+            def->interfaces = grown;
+            bool *grown_macs = realloc(*macs_given, (def->ninterfaces + 1) * sizeof(bool));
+            if (!grown_macs)
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+            *macs_given = grown_macs;
+            rv_qemu_interface *iface = &def->interfaces[def->ninterfaces];
+            memset(iface, 0, sizeof(*iface));
+            grown_macs[def->ninterfaces] = false;
+            def->ninterfaces++;
+            if (parse_interface(c, iface, &grown_macs[def->ninterfaces - 1], err) < 0)
+                return -1;
+        } else if (named(c, "serial")) {
+            unsigned port;
+            if (parse_char(c, &port, err) < 0)
+                return -1;
+            if (serial_ports[port])
+                BAD_XML("two serial ports have the number %u", port);
+            serial_ports[port] = true;
+        } else if (named(c, "console")) {
+            unsigned port;
+            if (console)
+                UNSUPPORTED("more than one <console> is not supported");
+            if (parse_char(c, &port, err) < 0)
+                return -1;
+            if (port != 0)
+                UNSUPPORTED("a console on serial port %u (only 0)", port);
+            console = true;
+        } else if (named(c, "graphics")) {
+            if (parse_graphics(c, &def->graphics, err) < 0)
+                return -1;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <devices>", node_name(c));
+        }
+    }
+    if (more < 0)
+        return -1;
+    /* Serial ports numbered from 0 without gaps; the console is serial 0
+     * and makes it exist, as libvirt's normal form has both. */
+    size_t n = 0;
+    while (n < RV_QEMU_MAX_SERIALS && serial_ports[n])
+        n++;
+    for (size_t i = n; i < RV_QEMU_MAX_SERIALS; i++)
+        if (serial_ports[i])
+            UNSUPPORTED("serial port %zu without serial port %zu", i, n);
+    def->nserials = n == 0 && console ? 1 : n;
+    return 0;
+}
+
+static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
+                        bool *have_uuid, bool *have_current, rv_err *err)
+{
+    static const char *const domain_attrs[] = { "type", "id", NULL };
+    static const char *const vcpu_attrs[] = { "placement", NULL };
+    if (check_attrs(root, domain_attrs, err) < 0)
+        return -1;
+    char *type = attr(root, "type");
+    int virt_type = word_index(type, virt_type_words);
+    if (virt_type >= 0)
+        def->virt_type = (rv_qemu_virt_type)virt_type;
+    else {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported domain type '%s' (kvm or qemu)", type ? type : "");
+        free(type);
+        return -1;
+    }
+    free(type);
+
+    /* Which singletons were seen, to refuse a second one. */
+    unsigned seen = 0;
+    enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
+           S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512 };
+    static const struct { const char *name; unsigned bit; } singletons[] = {
+        { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
+        { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
+        { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
+    };
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(root, &c, err)) > 0) {
+        for (size_t i = 0; i < sizeof(singletons) / sizeof(singletons[0]); i++)
+            if (named(c, singletons[i].name)) {
+                if (seen & singletons[i].bit)
+                    BAD_XML("more than one <%s>", singletons[i].name);
+                seen |= singletons[i].bit;
+            }
+        char *text = NULL;
+        if (named(c, "name")) {
+            if (text_of(c, NULL, &text, err) < 0)
+                return -1;
+            def->name = text;
+            /* It names files and goes on QEMU's command line. */
+            bool control = false;
+            for (const char *p = text; *p; p++)
+                control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+            if (!*text || strchr(text, '/') || control || strlen(text) > 200)
+                BAD_XML("invalid domain name '%s' (1 to 200 characters, no '/' or control characters)",
+                        text);
+        } else if (named(c, "uuid")) {
+            if (text_of(c, NULL, &text, err) < 0)
+                return -1;
+            int bad = rv_uuid_parse(text, def->uuid);
+            if (bad)
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid UUID '%s'", text);
+            free(text);
+            if (bad)
+                return -1;
+            *have_uuid = true;
+        } else if (named(c, "memory")) {
+            if (parse_memory(c, &def->memory_kib, err) < 0)
+                return -1;
+        } else if (named(c, "currentMemory")) {
+            if (parse_memory(c, &def->current_memory_kib, err) < 0)
+                return -1;
+            *have_current = true;
+        } else if (named(c, "vcpu")) {
+            unsigned long long n;
+            if (text_of(c, vcpu_attrs, &text, err) < 0)
+                return -1;
+            char *placement = attr(c, "placement");
+            int bad = placement && strcmp(placement, "static") != 0;
+            if (bad)
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported vcpu placement '%s' (only static)", placement);
+            else if (parse_ull(text, &n) < 0 || n == 0 || n > RV_QEMU_MAX_VCPUS) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid vcpu count '%s' (1 to %d)",
+                           text, RV_QEMU_MAX_VCPUS);
+                bad = 1;
+            } else
+                def->vcpus = (unsigned)n;
+            free(text);
+            free(placement);
+            if (bad)
+                return -1;
+        } else if (named(c, "os")) {
+            if (parse_os(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "on_poweroff")) {
+            if (parse_action(c, &def->on_poweroff, err) < 0)
+                return -1;
+        } else if (named(c, "on_reboot")) {
+            if (parse_action(c, &def->on_reboot, err) < 0)
+                return -1;
+        } else if (named(c, "on_crash")) {
+            if (parse_action(c, &def->on_crash, err) < 0)
+                return -1;
+        } else if (named(c, "devices")) {
+            if (parse_devices(c, def, macs_given, err) < 0)
+                return -1;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <domain>", node_name(c));
+        }
+    }
+    if (more < 0)
+        return -1;
+    if (!def->name)
+        BAD_XML("the domain has no <name>");
+    if (!(seen & S_MEM))
+        BAD_XML("the domain has no <memory>");
+    if (!(seen & S_OS))
+        BAD_XML("the domain has no <os>");
+    return 0;
+}
+
+/* Defaults, as libvirt fills them in. */
+static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_uuid,
+                     bool have_current, rv_err *err)
+{
+    if (!have_uuid)
+        rv_uuid_generate(def->uuid);
+    if (!have_current || def->current_memory_kib > def->memory_kib)
+        def->current_memory_kib = def->memory_kib;
+    if (def->vcpus == 0)
+        def->vcpus = 1;
+    if (!def->arch && !(def->arch = strdup("x86_64")))
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    if (strcmp(def->arch, "x86_64") != 0)
+        UNSUPPORTED("unsupported architecture '%s' (only x86_64)", def->arch);
+    if (!def->machine && !(def->machine = strdup("pc")))
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    if (!only_chars(def->machine, ALNUM "-_.") || !*def->machine)
+        BAD_XML("invalid machine type '%s'", def->machine);
+    if (def->nboot == 0)
+        def->boot[def->nboot++] = RV_QEMU_BOOT_HD;
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        rv_qemu_interface *iface = &def->interfaces[i];
+        if (!macs_given[i]) {
+            /* QEMU's locally administered prefix, as libvirt uses. */
+            iface->mac[0] = 0x52;
+            iface->mac[1] = 0x54;
+            iface->mac[2] = 0x00;
+            if (getrandom(iface->mac + 3, 3, 0) != 3)
+                XML_FAIL(RV_ERR_INTERNAL_ERROR, "cannot generate a MAC address");
+        }
+        if (!iface->model && !(iface->model = strdup("virtio")))
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    }
+    if (def->graphics.present && !def->graphics.listen && !(def->graphics.listen = strdup("127.0.0.1")))
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    unsigned char addr[16];
+    if (def->graphics.present && inet_pton(AF_INET, def->graphics.listen, addr) != 1 &&
+        inet_pton(AF_INET6, def->graphics.listen, addr) != 1)
+        UNSUPPORTED("graphics listen '%s' is not an IP address (host names are not supported)",
+                    def->graphics.listen);
+    return 0;
+}
+
+rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
+{
+    if (len > RV_QEMU_DOMAIN_XML_MAX) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML of %zu bytes is over the limit of %u",
+                   len, RV_QEMU_DOMAIN_XML_MAX);
+        return NULL;
+    }
+    /* No DTD at all: so no external entities to fetch and no internal ones
+     * to expand, whatever libxml2 would do with them. */
+    if (memmem(xml, len, "<!DOCTYPE", 9)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "domain XML may not have a DOCTYPE (DTDs and entities are refused)");
+        return NULL;
+    }
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "domain.xml", NULL,
+                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!doc) {
+        const xmlError *e = xmlCtxtGetLastError(ctxt);
+        char msg[256] = "unknown error";
+        if (e && e->message) {
+            snprintf(msg, sizeof(msg), "%s", e->message);
+            size_t l = strlen(msg);
+            while (l > 0 && msg[l - 1] == '\n')
+                msg[--l] = '\0';
+        }
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "malformed domain XML at line %d: %s",
+                   e ? e->line : 0, msg);
+        xmlFreeParserCtxt(ctxt);
+        return NULL;
+    }
+    xmlFreeParserCtxt(ctxt);
+
+    rv_qemu_domain_def *def = calloc(1, sizeof(*def));
+    bool *macs_given = NULL, have_uuid = false, have_current = false;
+    const xmlNode *root = xmlDocGetRootElement(doc);
+    int rc = -1;
+    if (def)
+        def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
+    if (!def)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+    else if (doc->intSubset || doc->extSubset)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML may not have a DOCTYPE");
+    else if (!root || strcmp(node_name(root), "domain") != 0 || root->ns)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "the root element is <%s>, not <domain>",
+                   root ? node_name(root) : "");
+    else if (parse_domain(root, def, &macs_given, &have_uuid, &have_current, err) == 0)
+        rc = normalise(def, macs_given, have_uuid, have_current, err);
+    free(macs_given);
+    xmlFreeDoc(doc);
+    if (rc < 0) {
+        RV_DEBUG("domain XML refused: %s", err->message ? err->message : "");
+        rv_qemu_domain_free(def);
+        return NULL;
+    }
+    return def;
+}
+
+/* ---------------------------------------------------------------- formatting */
+
+static void put_escaped(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", fp); break;
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '\'': fputs("&apos;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        default: fputc(*s, fp);
+        }
+    }
+}
+
+const char *rv_qemu_action_name(rv_qemu_action action)
+{
+    return action_words[action];
+}
+
+static const char *boot_name(rv_qemu_boot_dev dev)
+{
+    return boot_dev_words[dev];
+}
+
+static const char *bus_name(rv_qemu_disk_bus bus)
+{
+    return bus_words[bus];
+}
+
+char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return NULL;
+    char uuid[RV_UUID_STRING_LEN];
+    rv_uuid_format(def->uuid, uuid);
+    fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
+    put_escaped(fp, def->name);
+    fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
+    fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
+    fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
+    fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
+    fputs("  <os>\n    <type arch='", fp);
+    put_escaped(fp, def->arch);
+    fputs("' machine='", fp);
+    put_escaped(fp, def->machine);
+    fputs("'>hvm</type>\n", fp);
+    for (size_t i = 0; i < def->nboot; i++)
+        fprintf(fp, "    <boot dev='%s'/>\n", boot_name(def->boot[i]));
+    fputs("  </os>\n", fp);
+    fprintf(fp, "  <on_poweroff>%s</on_poweroff>\n", rv_qemu_action_name(def->on_poweroff));
+    fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_qemu_action_name(def->on_reboot));
+    fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_qemu_action_name(def->on_crash));
+    fputs("  <devices>\n", fp);
+    for (size_t i = 0; i < def->ndisks; i++) {
+        const rv_qemu_disk *d = &def->disks[i];
+        fprintf(fp, "    <disk type='file' device='%s'>\n",
+                d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
+        fprintf(fp, "      <driver name='qemu' type='%s'/>\n",
+                d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
+        if (d->source) {
+            fputs("      <source file='", fp);
+            put_escaped(fp, d->source);
+            fputs("'/>\n", fp);
+        }
+        fputs("      <target dev='", fp);
+        put_escaped(fp, d->target);
+        fprintf(fp, "' bus='%s'/>\n", bus_name(d->bus));
+        if (d->readonly)
+            fputs("      <readonly/>\n", fp);
+        fputs("    </disk>\n", fp);
+    }
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        const rv_qemu_interface *n = &def->interfaces[i];
+        const unsigned char *m = n->mac;
+        fprintf(fp, "    <interface type='%s'>\n", net_type_words[n->type]);
+        fprintf(fp, "      <mac address='%02x:%02x:%02x:%02x:%02x:%02x'/>\n",
+                m[0], m[1], m[2], m[3], m[4], m[5]);
+        if (n->type == RV_QEMU_NET_BRIDGE) {
+            fputs("      <source bridge='", fp);
+            put_escaped(fp, n->bridge);
+            fputs("'/>\n", fp);
+        }
+        fputs("      <model type='", fp);
+        put_escaped(fp, n->model);
+        fputs("'/>\n    </interface>\n", fp);
+    }
+    for (size_t i = 0; i < def->nserials; i++)
+        fprintf(fp, "    <serial type='pty'>\n      <target type='isa-serial' port='%zu'/>\n"
+                    "    </serial>\n", i);
+    if (def->nserials > 0)
+        fputs("    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n", fp);
+    if (def->graphics.present) {
+        const rv_qemu_graphics *g = &def->graphics;
+        fprintf(fp, "    <graphics type='vnc' port='%d' autoport='%s' listen='", g->port,
+                g->autoport ? "yes" : "no");
+        put_escaped(fp, g->listen);
+        fputs("'>\n      <listen type='address' address='", fp);
+        put_escaped(fp, g->listen);
+        fputs("'/>\n    </graphics>\n", fp);
+    }
+    fputs("  </devices>\n</domain>\n", fp);
+    if (fclose(fp) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+void rv_qemu_domain_free(rv_qemu_domain_def *def)
+{
+    if (!def)
+        return;
+    free(def->name);
+    free(def->arch);
+    free(def->machine);
+    for (size_t i = 0; i < def->ndisks; i++) {
+        free(def->disks[i].source);
+        free(def->disks[i].target);
+    }
+    free(def->disks);
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        free(def->interfaces[i].bridge);
+        free(def->interfaces[i].model);
+    }
+    free(def->interfaces);
+    free(def->graphics.listen);
+    free(def);
+}

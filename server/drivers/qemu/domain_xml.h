@@ -1,0 +1,88 @@
+/* The QEMU driver's domain definition: the subset of libvirt's domain XML
+ * it understands, read with libxml2 and written back normalised (defaults
+ * filled in, UUID and MAC addresses generated, units in KiB).
+ *
+ * Reading is strict: an element or attribute outside the subset is
+ * RV_ERR_CONFIG_UNSUPPORTED naming it, never dropped.  The document is
+ * bounded in size before libxml2 sees it; a DOCTYPE is refused (no DTD,
+ * no entities, so no XXE and no entity expansion), and the network is off. */
+#ifndef RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
+#define RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* The largest domain XML accepted. */
+#define RV_QEMU_DOMAIN_XML_MAX (1024u * 1024)
+#define RV_QEMU_MAX_VCPUS 255
+#define RV_QEMU_MAX_BOOT 4
+#define RV_QEMU_MAX_SERIALS 4
+
+typedef enum { RV_QEMU_VIRT_KVM, RV_QEMU_VIRT_QEMU } rv_qemu_virt_type;
+typedef enum { RV_QEMU_BOOT_HD, RV_QEMU_BOOT_CDROM, RV_QEMU_BOOT_NETWORK } rv_qemu_boot_dev;
+typedef enum { RV_QEMU_ACTION_DESTROY, RV_QEMU_ACTION_RESTART, RV_QEMU_ACTION_PRESERVE } rv_qemu_action;
+typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
+typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
+typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
+typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE } rv_qemu_net_type;
+
+typedef struct rv_qemu_disk {
+    rv_qemu_disk_device device;
+    char *source;               /* file path; NULL only for an empty cdrom */
+    rv_qemu_disk_format format;
+    rv_qemu_disk_bus bus;
+    char *target;               /* vda, sda, hda, ... unique */
+    bool readonly;              /* always for a cdrom */
+} rv_qemu_disk;
+
+typedef struct rv_qemu_interface {
+    rv_qemu_net_type type;
+    char *bridge;               /* RV_QEMU_NET_BRIDGE */
+    unsigned char mac[6];
+    char *model;                /* virtio, e1000, e1000e, rtl8139 */
+} rv_qemu_interface;
+
+typedef struct rv_qemu_graphics {
+    bool present;               /* VNC is the only kind so far */
+    bool autoport;
+    int port;                   /* -1 with autoport */
+    char *listen;               /* an address */
+} rv_qemu_graphics;
+
+typedef struct rv_qemu_domain_def {
+    rv_qemu_virt_type virt_type;
+    char *name;
+    unsigned char uuid[16];
+    unsigned long long memory_kib;
+    unsigned long long current_memory_kib;
+    unsigned vcpus;
+    char *arch;                 /* x86_64 */
+    char *machine;
+    rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];
+    size_t nboot;
+    rv_qemu_action on_poweroff, on_reboot, on_crash;
+    rv_qemu_disk *disks;
+    size_t ndisks;
+    rv_qemu_interface *interfaces;
+    size_t ninterfaces;
+    /* Serial ports are pty; ports 0..nserials-1.  The console is the first
+     * one (libvirt's normal form writes both when either is given). */
+    size_t nserials;
+    rv_qemu_graphics graphics;
+} rv_qemu_domain_def;
+
+/* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
+ * too large, a DOCTYPE, a bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid
+ * XML outside the subset; the message names the element or attribute). */
+rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err);
+
+/* The normalised XML (malloc'd), or NULL when out of memory. */
+char *rv_qemu_domain_format(const rv_qemu_domain_def *def);
+
+void rv_qemu_domain_free(rv_qemu_domain_def *def);
+
+const char *rv_qemu_action_name(rv_qemu_action action);
+
+#endif
