@@ -114,8 +114,11 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
                           const char *p, size_t len)
 {
     if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
-        reply_error(c, hdr, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
-                    "operation forbidden: read only access prevents %s", proc->api);
+        /* From the API's own module, as libvirt reports it (NETWORK for
+         * virNetworkDestroy); DOMAIN for a procedure without one. */
+        reply_error(c, hdr, proc->error_domain ? proc->error_domain : RV_FROM_DOMAIN,
+                    RV_ERR_OPERATION_DENIED, "operation forbidden: read only access prevents %s",
+                    proc->api);
         return;
     }
 

@@ -125,8 +125,12 @@ PROCS = read_procedures(XDR_TEXT)
 NUM = {name: p.number for name, p in PROCS.items()}
 # The refusal names the libvirt API, as libvirtd's does.
 with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), encoding="utf-8") as f:
-    API = {cols[1]: cols[2] for cols in (line.rstrip("\n").split("\t") for line in f
-                                         if not line.startswith("#")) if len(cols) >= 3}
+    ROWS = [cols for cols in (line.rstrip("\n").split("\t") for line in f
+                              if not line.startswith("#")) if len(cols) >= 4]
+API = {cols[1]: cols[2] for cols in ROWS}
+# ...from its API's module, as libvirtd: NETWORK for virNetwork*, DOMAIN otherwise.
+MODULE_DOMAIN = {"network": rc.FROM_NETWORK}
+ERR_DOMAIN = {cols[1]: MODULE_DOMAIN.get(cols[3], FROM_DOMAIN) for cols in ROWS}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
 CONNECT_RO = read_const(XDR_TEXT, "RV_CONNECT_RO")
@@ -289,8 +293,9 @@ def error_of(client, proc, payload, what):
 def expect_denied(client, name, payload, what):
     err = error_of(client, NUM[name], payload, what)
     want = f"operation forbidden: read only access prevents {API[name]}"
-    if (err["code"], err["domain"], err["message"]) != (rc.ERR_OPERATION_DENIED, FROM_DOMAIN, want):
-        fail(f"{what}: expected error {rc.ERR_OPERATION_DENIED} in domain {FROM_DOMAIN} with {want!r}, got "
+    domain = ERR_DOMAIN[name]
+    if (err["code"], err["domain"], err["message"]) != (rc.ERR_OPERATION_DENIED, domain, want):
+        fail(f"{what}: expected error {rc.ERR_OPERATION_DENIED} in domain {domain} with {want!r}, got "
              f"{err['code']} in domain {err['domain']}: {err['message']!r}")
 
 
