@@ -36,20 +36,12 @@ void rvc_callbacks_on_closed(void *opaque, int reason)
     rvc_callbacks_report_closed(opaque, reason);
 }
 
-/* With cb_lock held: the registered entry the server calls `id`. */
-static lifecycle_callback *find_callback_locked(rv_conn *conn, int id)
+/* With cb_lock held: the registered entry the server calls `id`, among the
+ * network callbacks or the domain ones (the server numbers them apart). */
+static lifecycle_callback *find_callback_locked(rv_conn *conn, int id, int network)
 {
     lifecycle_callback *e = conn->callbacks;
-    while (e && !(e->registered && e->callback_id == id && !e->net_cb))
-        e = e->next;
-    return e;
-}
-
-/* The same for network callbacks: the server numbers them apart. */
-static lifecycle_callback *find_net_callback_locked(rv_conn *conn, int id)
-{
-    lifecycle_callback *e = conn->callbacks;
-    while (e && !(e->registered && e->callback_id == id && e->net_cb))
+    while (e && !(e->registered && e->callback_id == id && !e->net_cb == !network))
         e = e->next;
     return e;
 }
@@ -84,7 +76,7 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
     pthread_mutex_lock(&conn->cb_lock);
     lifecycle_callback *e;
     for (;;) {
-        e = find_callback_locked(conn, msg->callbackID);
+        e = find_callback_locked(conn, msg->callbackID, 0);
         /* The first event may overtake the registering thread on its way
          * from the reply to noting the callbackID: wait for it.  Only a
          * registration that succeeds with this very ID then matches. */
@@ -126,7 +118,7 @@ static void deliver_network(rv_conn *conn, rv_network_event_lifecycle_msg *msg)
     lifecycle_callback *e;
     for (;;) {
         /* As for domains: the event may overtake its registration's reply. */
-        e = find_net_callback_locked(conn, msg->callbackID);
+        e = find_callback_locked(conn, msg->callbackID, 1);
         if (e || !conn->registering)
             break;
         pthread_cond_wait(&conn->registered, &conn->cb_lock);
@@ -214,6 +206,114 @@ bad:
 
 /* ---- registration ---- */
 
+/* The server's half of a registration, for one family of events: the
+ * REGISTER_ANY call, and the ID its reply names. */
+typedef int (*register_call)(struct rvc_conn *rpc, void *args, int *callback_id, rv_err *err);
+
+static int call_domain_register(struct rvc_conn *rpc, void *args, int *callback_id, rv_err *err)
+{
+    rv_connect_domain_event_callback_register_any_ret ret = { 0 };
+    int rc = rvc_call_connect_domain_event_callback_register_any(rpc, args, &ret, err);
+    *callback_id = ret.callbackID;
+    return rc;
+}
+
+static int call_network_register(struct rvc_conn *rpc, void *args, int *callback_id, rv_err *err)
+{
+    rv_connect_network_event_register_any_ret ret = { 0 };
+    int rc = rvc_call_connect_network_event_register_any(rpc, args, &ret, err);
+    *callback_id = ret.callbackID;
+    return rc;
+}
+
+/* Register e (its callback and opaque set, malloc'd; freed here on
+ * failure) through call: the one path for every family, so the checks
+ * on the server's answer are made once.  The callback ID, or -1 with
+ * nothing kept and free_cb never called (the caller keeps opaque). */
+static int register_callback(rv_conn *conn, struct rvc_conn *rpc, lifecycle_callback *e,
+                             register_call call, void *args, rv_free_callback free_cb,
+                             const char *func)
+{
+    int network = e->net_cb != NULL;
+    int id = -1;
+    rv_err err = { 0 };
+    /* Listed before the call: the first event may come before its reply. */
+    pthread_mutex_lock(&conn->cb_lock);
+    e->callback_id = -1;
+    e->next = conn->callbacks;
+    conn->callbacks = e;
+    conn->registering++;
+    pthread_mutex_unlock(&conn->cb_lock);
+    int rc = call(rpc, args, &id, &err);
+    pthread_mutex_lock(&conn->cb_lock);
+    conn->registering--;
+    /* The server chose the ID: a negative one would read as our failure,
+     * a duplicate would share events with (and deregister) another. */
+    if (rc == 0 && id < 0) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which is negative", func, id);
+        rc = -1;
+    } else if (rc == 0 && find_callback_locked(conn, id, network)) {
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "%s: the server answered with callback ID %d, which this connection "
+                   "already has", func, id);
+        rc = -1;
+    }
+    if (rc < 0) {
+        /* Never delivered to (not registered), but the rule holds for
+         * every removal.  free_cb is not set yet: the caller keeps opaque. */
+        int ours = unlink_callback_locked(conn, e);
+        pthread_cond_broadcast(&conn->registered);
+        pthread_mutex_unlock(&conn->cb_lock);
+        if (ours)
+            free(e);
+        return rvc_fail(&err);
+    }
+    e->callback_id = id;
+    e->free_cb = free_cb;
+    e->registered = 1;
+    pthread_cond_broadcast(&conn->registered);
+    pthread_mutex_unlock(&conn->cb_lock);
+    return id;
+}
+
+/* The server's half of a deregistration, for one family. */
+typedef int (*deregister_call)(struct rvc_conn *rpc, int callback_id, rv_err *err);
+
+static int call_domain_deregister(struct rvc_conn *rpc, int callback_id, rv_err *err)
+{
+    rv_connect_domain_event_callback_deregister_any_args args = { .callbackID = callback_id };
+    return rvc_call_connect_domain_event_callback_deregister_any(rpc, &args, err);
+}
+
+static int call_network_deregister(struct rvc_conn *rpc, int callback_id, rv_err *err)
+{
+    rv_connect_network_event_deregister_any_args args = { .callbackID = callback_id };
+    return rvc_call_connect_network_event_deregister_any(rpc, &args, err);
+}
+
+static int deregister_callback(rv_conn *conn, int callback_id, int network, deregister_call call,
+                               const char *func)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, func);
+    if (!rpc)
+        return -1;
+    pthread_mutex_lock(&conn->cb_lock);
+    /* Only a registered entry: one still in flight belongs to its caller. */
+    lifecycle_callback *e = find_callback_locked(conn, callback_id, network);
+    int ours = e && unlink_callback_locked(conn, e);
+    pthread_mutex_unlock(&conn->cb_lock);
+    if (ours)
+        rvc_free_callbacks(e);
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no %sevent callback has id %d",
+                          func, network ? "network " : "", callback_id);
+    rv_err err = { 0 };
+    if (call(rpc, callback_id, &err) < 0)
+        return rvc_fail(&err);
+    return 0;
+}
+
 int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
                                                rv_domain_lifecycle_callback cb, void *opaque,
                                                rv_free_callback free_cb)
@@ -232,77 +332,20 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
     lifecycle_callback *e = calloc(1, sizeof(*e));
     if (!e)
         return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    e->cb = cb;
+    e->opaque = opaque;
     rv_nonnull_domain wire;
     if (dom)
         wire = rvc_dom_to_wire(dom);
     rv_connect_domain_event_callback_register_any_args args = {
         .eventID = RV_DOMAIN_EVENT_ID_LIFECYCLE, .dom = dom ? &wire : NULL,
     };
-    rv_connect_domain_event_callback_register_any_ret ret = { 0 };
-    rv_err err = { 0 };
-    /* Listed before the call: the first event may come before its reply. */
-    pthread_mutex_lock(&conn->cb_lock);
-    e->callback_id = -1;
-    e->cb = cb;
-    e->opaque = opaque;
-    e->next = conn->callbacks;
-    conn->callbacks = e;
-    conn->registering++;
-    pthread_mutex_unlock(&conn->cb_lock);
-    int rc = rvc_call_connect_domain_event_callback_register_any(rpc, &args, &ret, &err);
-    pthread_mutex_lock(&conn->cb_lock);
-    conn->registering--;
-    /* The server chose the ID: a negative one would read as our failure,
-     * a duplicate would share events with (and deregister) another. */
-    if (rc == 0 && ret.callbackID < 0) {
-        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
-                   "%s: the server answered with callback ID %d, which is negative",
-                   __func__, ret.callbackID);
-        rc = -1;
-    } else if (rc == 0 && find_callback_locked(conn, ret.callbackID)) {
-        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
-                   "%s: the server answered with callback ID %d, which this connection "
-                   "already has", __func__, ret.callbackID);
-        rc = -1;
-    }
-    if (rc < 0) {
-        /* Never delivered to (not registered), but the rule holds for
-         * every removal.  free_cb is not set yet: the caller keeps opaque. */
-        int ours = unlink_callback_locked(conn, e);
-        pthread_cond_broadcast(&conn->registered);
-        pthread_mutex_unlock(&conn->cb_lock);
-        if (ours)
-            free(e);
-        return rvc_fail(&err);
-    }
-    e->callback_id = ret.callbackID;
-    e->free_cb = free_cb;
-    e->registered = 1;
-    pthread_cond_broadcast(&conn->registered);
-    pthread_mutex_unlock(&conn->cb_lock);
-    return ret.callbackID;
+    return register_callback(conn, rpc, e, call_domain_register, &args, free_cb, __func__);
 }
 
 int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
 {
-    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
-    if (!rpc)
-        return -1;
-    pthread_mutex_lock(&conn->cb_lock);
-    /* Only a registered entry: one still in flight belongs to its caller. */
-    lifecycle_callback *e = find_callback_locked(conn, callback_id);
-    int ours = e && unlink_callback_locked(conn, e);
-    pthread_mutex_unlock(&conn->cb_lock);
-    if (ours)
-        rvc_free_callbacks(e);
-    if (!e)
-        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
-                          "%s: no event callback has id %d", __func__, callback_id);
-    rv_connect_domain_event_callback_deregister_any_args args = { .callbackID = callback_id };
-    rv_err err = { 0 };
-    if (rvc_call_connect_domain_event_callback_deregister_any(rpc, &args, &err) < 0)
-        return rvc_fail(&err);
-    return 0;
+    return deregister_callback(conn, callback_id, 0, call_domain_deregister, __func__);
 }
 
 int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
@@ -320,72 +363,20 @@ int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
     lifecycle_callback *e = calloc(1, sizeof(*e));
     if (!e)
         return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    e->net_cb = cb;
+    e->opaque = opaque;
     rv_nonnull_network wire;
     if (net)
         wire = rvc_net_to_wire(net);
     rv_connect_network_event_register_any_args args = {
         .eventID = RV_NETWORK_EVENT_ID_LIFECYCLE, .net = net ? &wire : NULL,
     };
-    rv_connect_network_event_register_any_ret ret = { 0 };
-    rv_err err = { 0 };
-    /* Listed before the call: the first event may come before its reply. */
-    pthread_mutex_lock(&conn->cb_lock);
-    e->callback_id = -1;
-    e->net_cb = cb;
-    e->opaque = opaque;
-    e->next = conn->callbacks;
-    conn->callbacks = e;
-    conn->registering++;
-    pthread_mutex_unlock(&conn->cb_lock);
-    int rc = rvc_call_connect_network_event_register_any(rpc, &args, &ret, &err);
-    pthread_mutex_lock(&conn->cb_lock);
-    conn->registering--;
-    if (rc == 0 && ret.callbackID < 0) {
-        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
-                   "%s: the server answered with callback ID %d, which is negative",
-                   __func__, ret.callbackID);
-        rc = -1;
-    } else if (rc == 0 && find_net_callback_locked(conn, ret.callbackID)) {
-        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
-                   "%s: the server answered with callback ID %d, which this connection "
-                   "already has", __func__, ret.callbackID);
-        rc = -1;
-    }
-    if (rc < 0) {
-        int ours = unlink_callback_locked(conn, e);
-        pthread_cond_broadcast(&conn->registered);
-        pthread_mutex_unlock(&conn->cb_lock);
-        if (ours)
-            free(e);
-        return rvc_fail(&err);
-    }
-    e->callback_id = ret.callbackID;
-    e->free_cb = free_cb;
-    e->registered = 1;
-    pthread_cond_broadcast(&conn->registered);
-    pthread_mutex_unlock(&conn->cb_lock);
-    return ret.callbackID;
+    return register_callback(conn, rpc, e, call_network_register, &args, free_cb, __func__);
 }
 
 int rv_connect_network_event_deregister(rv_conn *conn, int callback_id)
 {
-    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
-    if (!rpc)
-        return -1;
-    pthread_mutex_lock(&conn->cb_lock);
-    lifecycle_callback *e = find_net_callback_locked(conn, callback_id);
-    int ours = e && unlink_callback_locked(conn, e);
-    pthread_mutex_unlock(&conn->cb_lock);
-    if (ours)
-        rvc_free_callbacks(e);
-    if (!e)
-        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
-                          "%s: no network event callback has id %d", __func__, callback_id);
-    rv_connect_network_event_deregister_any_args args = { .callbackID = callback_id };
-    rv_err err = { 0 };
-    if (rvc_call_connect_network_event_deregister_any(rpc, &args, &err) < 0)
-        return rvc_fail(&err);
-    return 0;
+    return deregister_callback(conn, callback_id, 1, call_network_deregister, __func__);
 }
 
 int rv_connect_register_close_callback(rv_conn *conn, rv_connect_close_callback cb,
