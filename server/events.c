@@ -76,9 +76,35 @@ void rvs_events_forget(rvs_subscriptions *subs)
     subs->n = subs->cap = 0;
 }
 
-static int wants(const rvs_subscription *s, int event_id, const rv_dom_ref *dom)
+int rvs_events_fan_out(rvs_client *clients, const rv_driver *drv, const rv_buf *frame,
+                       int network, int event_id, const unsigned char uuid[16])
 {
-    return !s->network && s->event_id == event_id && (!s->one_domain || memcmp(s->uuid, dom->uuid, 16) == 0);
+    int sent = 0;
+    rvs_client *next;
+    for (rvs_client *c = clients; c; c = next) {
+        next = rvs_client_list_next(c);     /* a client over its output cap leaves the list */
+        if (rvs_client_is_closing(c) || rvs_client_driver(c) != drv)
+            continue;
+        const rvs_subscriptions *subs = rvs_client_subscriptions(c);
+        int queued = 0;
+        for (int i = 0; i < subs->n && !rvs_client_is_closing(c); i++) {
+            const rvs_subscription *sub = &subs->list[i];
+            if (!sub->network != !network || sub->event_id != event_id ||
+                (sub->one_domain && memcmp(sub->uuid, uuid, 16) != 0))
+                continue;
+            char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(frame), rv_buf_used(frame));
+            if (copy) {
+                uint32_t id = htonl((uint32_t)sub->callback_id);
+                memcpy(copy + CALLBACK_ID_OFFSET, &id, sizeof(id));
+                queued = 1;
+            }
+        }
+        if (queued) {
+            sent++;
+            rvs_client_flush_soon(c);
+        }
+    }
+    return sent;
 }
 
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
@@ -100,29 +126,7 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
         rv_err_clear(&err);
         return;
     }
-    int sent = 0;
-    rvs_client *next;
-    for (rvs_client *c = clients; c; c = next) {
-        next = rvs_client_list_next(c);     /* a client over its output cap leaves the list */
-        if (rvs_client_is_closing(c) || rvs_client_driver(c) != drv)
-            continue;
-        const rvs_subscriptions *subs = rvs_client_subscriptions(c);
-        int queued = 0;
-        for (int i = 0; i < subs->n && !rvs_client_is_closing(c); i++) {
-            if (!wants(&subs->list[i], RV_DOM_EVENT_ID_LIFECYCLE, dom))
-                continue;
-            char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(&frame), rv_buf_used(&frame));
-            if (copy) {
-                uint32_t id = htonl((uint32_t)subs->list[i].callback_id);
-                memcpy(copy + CALLBACK_ID_OFFSET, &id, sizeof(id));
-                queued = 1;
-            }
-        }
-        if (queued) {
-            sent++;
-            rvs_client_flush_soon(c);
-        }
-    }
+    int sent = rvs_events_fan_out(clients, drv, &frame, 0, RV_DOM_EVENT_ID_LIFECYCLE, dom->uuid);
     RV_DEBUG("lifecycle event %d/%d of domain '%s' went to %d clients", event, detail,
              dom->name, sent);
     rv_buf_free(&frame);

@@ -4,6 +4,7 @@
 #define RV_SERVER_EVENTS_H
 
 #include "common/error.h"
+#include "common/util.h"
 #include "rv_packet.h"
 #include "server/drivers/driver.h"
 
@@ -51,5 +52,13 @@ int rvs_events_network_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
 /* Send a network lifecycle event as rvs_events_lifecycle sends a domain's. */
 void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
                                   const unsigned char uuid[16], int event, int detail);
+
+/* Queue an encoded event (a MESSAGE whose body starts with callbackID)
+ * for every subscription of the family (network: network events) to
+ * event_id that takes uuid, with that subscription's callback ID patched
+ * in; flushed before the loop sleeps.  A client whose output cap it would
+ * pass is closed (and leaves the list).  How many clients got it. */
+int rvs_events_fan_out(rvs_client *clients, const rv_driver *drv, const rv_buf *frame,
+                       int network, int event_id, const unsigned char uuid[16]);
 
 #endif

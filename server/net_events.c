@@ -17,7 +17,6 @@
 RV_LOG_CATEGORY("server.events");
 
 /* callbackID is the first field of the message body. */
-#define CALLBACK_ID_OFFSET RV_FRAME_MIN
 
 int rvs_events_network_subscribe(rvs_client *c, int event_id, const rv_nonnull_network *net,
                                  int *callback_id, rv_err *err)
@@ -57,12 +56,6 @@ int rvs_events_network_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
     return -1;
 }
 
-static int wants(const rvs_subscription *s, const unsigned char uuid[16])
-{
-    return s->network && s->event_id == RV_NET_EVENT_ID_LIFECYCLE &&
-           (!s->one_domain || memcmp(s->uuid, uuid, 16) == 0);
-}
-
 void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
                                   const unsigned char uuid[16], int event, int detail)
 {
@@ -84,29 +77,7 @@ void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, con
         rv_err_clear(&err);
         return;
     }
-    int sent = 0;
-    rvs_client *next;
-    for (rvs_client *c = clients; c; c = next) {
-        next = rvs_client_list_next(c);     /* a client over its output cap leaves the list */
-        if (rvs_client_is_closing(c) || rvs_client_driver(c) != drv)
-            continue;
-        const rvs_subscriptions *subs = rvs_client_subscriptions(c);
-        int queued = 0;
-        for (int i = 0; i < subs->n && !rvs_client_is_closing(c); i++) {
-            if (!wants(&subs->list[i], uuid))
-                continue;
-            char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(&frame), rv_buf_used(&frame));
-            if (copy) {
-                uint32_t id = htonl((uint32_t)subs->list[i].callback_id);
-                memcpy(copy + CALLBACK_ID_OFFSET, &id, sizeof(id));
-                queued = 1;
-            }
-        }
-        if (queued) {
-            sent++;
-            rvs_client_flush_soon(c);
-        }
-    }
+    int sent = rvs_events_fan_out(clients, drv, &frame, 1, RV_NET_EVENT_ID_LIFECYCLE, uuid);
     RV_DEBUG("lifecycle event %d of network '%s' went to %d clients", event, name, sent);
     rv_buf_free(&frame);
 }
