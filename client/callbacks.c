@@ -64,19 +64,21 @@ static int unlink_callback_locked(rv_conn *conn, lifecycle_callback *e)
     return 0;
 }
 
-static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
+/* The registered entry an event for callback_id goes to, marked as being
+ * delivered (a deregistration meanwhile retires it instead of freeing
+ * it), or NULL: nobody to give it to.  finish_delivery() after the call. */
+static lifecycle_callback *start_delivery(rv_conn *conn, int callback_id, int network)
 {
     /* No registration ever gets a negative ID (see the registration), so
      * such an event has nobody to wait for. */
-    if (msg->callbackID < 0) {
-        RV_WARN("ignoring a lifecycle event for callback ID %d, which cannot exist",
-                msg->callbackID);
-        return;
+    if (callback_id < 0) {
+        RV_WARN("ignoring an event for callback ID %d, which cannot exist", callback_id);
+        return NULL;
     }
     pthread_mutex_lock(&conn->cb_lock);
     lifecycle_callback *e;
     for (;;) {
-        e = find_callback_locked(conn, msg->callbackID, 0);
+        e = find_callback_locked(conn, callback_id, network);
         /* The first event may overtake the registering thread on its way
          * from the reply to noting the callbackID: wait for it.  Only a
          * registration that succeeds with this very ID then matches. */
@@ -84,19 +86,18 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
             break;
         pthread_cond_wait(&conn->registered, &conn->cb_lock);
     }
-    /* A deregistration while it runs leaves freeing it to us. */
     conn->delivering = e;
     conn->delivering_retired = 0;
     pthread_mutex_unlock(&conn->cb_lock);
-    if (!e) {
-        RV_DEBUG("event for callback %d, which is not registered (any more)", msg->callbackID);
-        return;
-    }
-    rv_dom *dom = rvc_dom_from_wire(conn, &msg->msg.dom);
-    if (dom) {
-        e->cb(conn, dom, msg->msg.event, msg->msg.detail, e->opaque);
-        rv_domain_free(dom);
-    }
+    if (!e)
+        RV_DEBUG("event for callback %d, which is not registered (any more)", callback_id);
+    return e;
+}
+
+/* The application's callback has returned: free e if it was deregistered
+ * while it ran. */
+static void finish_delivery(rv_conn *conn, lifecycle_callback *e)
+{
     pthread_mutex_lock(&conn->cb_lock);
     int retired = conn->delivering_retired;
     conn->delivering = NULL;
@@ -107,43 +108,30 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
     }
 }
 
+static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
+{
+    lifecycle_callback *e = start_delivery(conn, msg->callbackID, 0);
+    if (!e)
+        return;
+    rv_dom *dom = rvc_dom_from_wire(conn, &msg->msg.dom);
+    if (dom) {
+        e->cb(conn, dom, msg->msg.event, msg->msg.detail, e->opaque);
+        rv_domain_free(dom);
+    }
+    finish_delivery(conn, e);
+}
+
 static void deliver_network(rv_conn *conn, rv_network_event_lifecycle_msg *msg)
 {
-    if (msg->callbackID < 0) {
-        RV_WARN("ignoring a network event for callback ID %d, which cannot exist",
-                msg->callbackID);
+    lifecycle_callback *e = start_delivery(conn, msg->callbackID, 1);
+    if (!e)
         return;
-    }
-    pthread_mutex_lock(&conn->cb_lock);
-    lifecycle_callback *e;
-    for (;;) {
-        /* As for domains: the event may overtake its registration's reply. */
-        e = find_callback_locked(conn, msg->callbackID, 1);
-        if (e || !conn->registering)
-            break;
-        pthread_cond_wait(&conn->registered, &conn->cb_lock);
-    }
-    conn->delivering = e;
-    conn->delivering_retired = 0;
-    pthread_mutex_unlock(&conn->cb_lock);
-    if (!e) {
-        RV_DEBUG("network event for callback %d, which is not registered (any more)",
-                 msg->callbackID);
-        return;
-    }
     rv_net *net = rvc_net_from_wire(conn, &msg->net);
     if (net) {
         e->net_cb(conn, net, msg->event, msg->detail, e->opaque);
         rv_network_free(net);
     }
-    pthread_mutex_lock(&conn->cb_lock);
-    int retired = conn->delivering_retired;
-    conn->delivering = NULL;
-    pthread_mutex_unlock(&conn->cb_lock);
-    if (retired) {
-        e->next = NULL;
-        rvc_free_callbacks(e);
-    }
+    finish_delivery(conn, e);
 }
 
 /* A MESSAGE from the server: decode it and call the application. */

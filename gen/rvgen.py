@@ -813,12 +813,7 @@ class Spec:
         # Split by hand to know the line of every word; a '*' opening a
         # continuation line is decoration.
         found = {}
-        words = []
-        for offset, text in enumerate(comment.text.split('\n')):
-            line_words = text.split()
-            if offset and line_words and line_words[0] == '*':
-                line_words = line_words[1:]
-            words += [(comment.line + offset, w) for w in line_words]
+        words = _comment_words(comment)
         i = 0
         while i < len(words):
             line, word = words[i]

@@ -58,23 +58,6 @@ static void show_qemu_log(void)
         fclose(fp);
 }
 
-static const char *find_qemu(void)
-{
-    static char found[4096];
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/bin:/bin";
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        snprintf(found, sizeof(found), "%.*s/qemu-system-x86_64", (int)len, path);
-        if (len > 0 && access(found, X_OK) == 0)
-            return found;
-        path += len + (colon ? 1 : 0);
-    }
-    return NULL;
-}
-
 /* ---------------------------------------------------------------- QMP, synchronously for the test */
 
 typedef struct session {

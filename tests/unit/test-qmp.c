@@ -711,26 +711,6 @@ static void show_qemu_log(void)
     fclose(fp);
 }
 
-static const char *find_qemu(void)
-{
-    static char found[4096];
-    const char *env = getenv("RV_TEST_QEMU");
-    if (env && *env)
-        return access(env, X_OK) == 0 ? env : NULL;
-    const char *path = getenv("PATH");
-    if (!path)
-        path = "/usr/bin:/bin";
-    while (*path) {
-        const char *colon = strchr(path, ':');
-        size_t len = colon ? (size_t)(colon - path) : strlen(path);
-        snprintf(found, sizeof(found), "%.*s/qemu-system-x86_64", (int)len, path);
-        if (len > 0 && access(found, X_OK) == 0)
-            return found;
-        path += len + (colon ? 1 : 0);
-    }
-    return NULL;
-}
-
 static void start_qemu(const char *qemu, const char *sock)
 {
     char qmp_arg[700], log_path[600];
