@@ -74,6 +74,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-unknown-call.sh \
 	tests/integration/test-garbage.sh \
 	tests/integration/test-many-clients.sh \
+	tests/integration/test-client-memory.sh \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
 	tests/integration/test-max-clients.sh \
