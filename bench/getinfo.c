@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "remvirt.h"
+#include "bench/libvirt_dl.h"
 
 #define DOMAIN_COUNT 3
 /* "test" is the running domain both test drivers start with; the other two
@@ -491,78 +492,12 @@ static int remvirt_close(remvirt_ctx *rc)
 
 /* ------------------------------------------------------------ libvirt */
 
-/* virDomainInfo as libvirt's public header lays it out. */
-typedef struct lv_domain_info {
-    unsigned char state;
-    unsigned long max_mem;
-    unsigned long memory;
-    unsigned short nr_virt_cpu;
-    unsigned long long cpu_time;
-} lv_domain_info;
-
-/* libvirt's entry points, found with dlsym; its opaque pointers are void *. */
-typedef struct libvirt_api {
-    void *(*connect_open)(const char *uri);
-    int (*connect_close)(void *conn);
-    void *(*domain_lookup_by_name)(void *conn, const char *name);
-    int (*domain_get_info)(void *dom, lv_domain_info *info);
-    void *(*domain_define_xml)(void *conn, const char *xml);
-    int (*domain_create)(void *dom);
-    int (*domain_destroy)(void *dom);
-    int (*domain_undefine)(void *dom);
-    int (*domain_free)(void *dom);
-    const char *(*get_last_error_message)(void);
-    void (*set_error_func)(void *user_data, void (*handler)(void *user_data, void *error));
-} libvirt_api;
-
 typedef struct libvirt_ctx {
     libvirt_api api;
     void *conn;
     void *dom[DOMAIN_COUNT];
     domain_changes changed[DOMAIN_COUNT];
 } libvirt_ctx;
-
-static void *libvirt_sym(void *lib, const char *name)
-{
-    void *sym = dlsym(lib, name);
-    if (!sym)
-        die("libvirt.so.0 has no %s: %s", name, dlerror());
-    return sym;
-}
-
-/* The default handler prints every error, including the expected failed
- * lookup of a domain not yet defined; the messages are reported here. */
-static void libvirt_quiet_errors(void *user_data, void *error)
-{
-    (void)user_data;
-    (void)error;
-}
-
-/* Returns false when libvirt's client library is not installed. */
-static bool libvirt_load(libvirt_api *api)
-{
-    void *lib = dlopen("libvirt.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        return false;
-    api->connect_open = (void *(*)(const char *))libvirt_sym(lib, "virConnectOpen");
-    api->connect_close = (int (*)(void *))libvirt_sym(lib, "virConnectClose");
-    api->domain_lookup_by_name =
-        (void *(*)(void *, const char *))libvirt_sym(lib, "virDomainLookupByName");
-    api->domain_get_info =
-        (int (*)(void *, lv_domain_info *))libvirt_sym(lib, "virDomainGetInfo");
-    api->domain_define_xml =
-        (void *(*)(void *, const char *))libvirt_sym(lib, "virDomainDefineXML");
-    api->domain_create = (int (*)(void *))libvirt_sym(lib, "virDomainCreate");
-    api->domain_destroy = (int (*)(void *))libvirt_sym(lib, "virDomainDestroy");
-    api->domain_undefine = (int (*)(void *))libvirt_sym(lib, "virDomainUndefine");
-    api->domain_free = (int (*)(void *))libvirt_sym(lib, "virDomainFree");
-    api->get_last_error_message =
-        (const char *(*)(void))libvirt_sym(lib, "virGetLastErrorMessage");
-    api->set_error_func = (void (*)(void *, void (*)(void *, void *)))
-        libvirt_sym(lib, "virSetErrorFunc");
-    /* The library stays loaded for the life of the process. */
-    return true;
-}
 
 static int libvirt_call(void *ctx, unsigned index)
 {
@@ -608,7 +543,6 @@ static void *libvirt_prepare(libvirt_ctx *lc, const char *name, domain_changes *
 
 static void libvirt_open(libvirt_ctx *lc, const char *uri)
 {
-    lc->api.set_error_func(NULL, libvirt_quiet_errors);
     lc->conn = lc->api.connect_open(uri);
     if (!lc->conn)
         die("libvirt: cannot open %s: %s", uri, lc->api.get_last_error_message());

@@ -64,16 +64,17 @@ abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 export abs_top_builddir abs_top_srcdir
 source "$abs_top_srcdir/tests/functions.sh"
 
-# Each subscriber is a socket in bench/fanout (1000 per server) and in the
-# daemon it talks to; the daemons inherit this limit.
-want_files=8192
+# Each subscriber is a socket in bench/fanout and in the daemon it talks
+# to (up to 10,000 per server with --clients 10000); the daemons inherit
+# this limit.
+want_files=24000
 hard_files=$(ulimit -Hn)
 if [ "$hard_files" != unlimited ] && [ "$hard_files" -lt "$want_files" ]; then
     want_files=$hard_files
 fi
 [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -ge "$want_files" ] || ulimit -n "$want_files"
 
-start_remvirtd
+start_remvirtd 'max_clients = 20000'
 daemons=("$REMVIRTD_PID")
 args=(--remvirt-sock "$REMVIRTD_SOCK")
 if [ -n "$libvirt_sock" ]; then
@@ -82,7 +83,7 @@ if [ -n "$libvirt_sock" ]; then
     daemons=()      # not ours to pin
 elif [ -n "$use_libvirt" ]; then
     if [ "$(id -u)" = 0 ] && libvirtd --version >/dev/null 2>&1; then
-        start_libvirtd
+        start_libvirtd 'max_clients = 20000'
         args+=(--libvirt-sock "$LIBVIRTD_SOCK")
         daemons+=("$LIBVIRTD_PID")
     else

@@ -32,3 +32,21 @@ cat "$out"
 for client in libremvirt raw; do
     grep -q "^$client  *10 |" "$out" || fail "the fan-out benchmark printed no $client row"
 done
+
+# The scale benchmarks: throughput with calls in flight and connection
+# churn (1,000 cycles), against remvirtd and libvirtd where one can run.
+for prog in throughput churn; do
+    [ -x "$top_builddir/bench/$prog" ] || fail "bench/$prog is not built"
+done
+bash "$abs_top_srcdir/bench/run-scale.sh" --builddir "$top_builddir" --quick \
+    > "$out" 2>&1 || { cat "$out"; fail "the scale benchmarks' quick run failed"; }
+cat "$out"
+grep -q "remvirtd, raw pipelined client" "$out" || fail "the throughput benchmark printed no rows"
+grep -q "^  remvirtd  *[0-9]" "$out" || fail "the churn benchmark printed no remvirtd row"
+
+# Idle clients: 200 of them, against remvirtd only (libvirtd takes long
+# to accept many).
+bash "$abs_top_srcdir/bench/run-idle-clients.sh" --builddir "$top_builddir" --no-libvirt \
+    -- --clients 200 --calls 200 > "$out" 2>&1 || { cat "$out"; fail "the idle-clients benchmark failed"; }
+cat "$out"
+grep -q "^remvirtd  *200 " "$out" || fail "the idle-clients benchmark printed no remvirtd row"
