@@ -2,9 +2,10 @@
 # The scale benchmarks side by side: a private remvirtd and (as root, with
 # libvirtd installed) a private libvirtd, then
 #   bench/throughput  GetInfo calls/s with calls in flight: a raw pipelined
-#                     floor, remvirtd with a raw pipelined client, and
-#                     libremvirt / libvirt with --threads threads on one
-#                     connection and on a connection each;
+#                     floor, remvirtd with a raw pipelined client,
+#                     libremvirt's asynchronous calls on one connection and
+#                     on four, and libremvirt / libvirt with --threads
+#                     threads on one connection and on a connection each;
 #   bench/churn       connect-open-GetInfo-close cycles/s by 16 clients, and
 #                     the daemons' fds and memory before and after.
 # Idle clients and event fan-out have their own runners

@@ -2,13 +2,17 @@
  * bench/throughput: GetInfo calls per second with many calls in flight,
  * side by side in one run:
  *
- *   floor          a raw client keeping --window GetInfo-sized messages in
+ *   floor          a raw client keeping --window (64) GetInfo-sized messages in
  *                  flight on one Unix socket against a server process that
  *                  answers each with a GetInfo-sized reply, reading and
  *                  writing in batches as remvirtd does: what the socket
  *                  and the two processes cost with no protocol work.
  *   remvirtd raw   the same raw client sending real DOMAIN_GET_INFO
  *                  packets to remvirtd: the daemon's own capacity.
+ *   remvirt async  libremvirt's asynchronous calls from one thread on one
+ *                  connection, --window in flight
+ *                  (rv_domain_get_info_start, rv_connect_complete).
+ *   remvirt async x4  the same on 4 connections, a thread each.
  *   remvirt T/1    libremvirt, T threads sharing one connection.
  *   remvirt T/T    libremvirt, T threads with a connection each.
  *   libvirt T/1, libvirt T/T   the same through libvirt's client library
@@ -23,6 +27,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -49,7 +54,8 @@
 /* The GetInfo reply: length word, header, state, max mem, memory, vcpus,
  * cpu time. */
 #define GETINFO_REPLY_SIZE (4 + HEADER + 4 + 8 + 8 + 4 + 8)
-#define MAX_WINDOW 256
+#define MAX_WINDOW 4096
+#define MAX_THREADS 256
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -221,7 +227,9 @@ static double pipelined(int fd, const unsigned char *call, size_t call_len, int 
 }
 
 /* The floor's server: answers every whole call of call_len bytes with a
- * GetInfo-sized reply, one write per read. */
+ * GetInfo-sized reply.  Like remvirtd's loop it takes in everything the
+ * socket has before it writes the replies of the batch in one write, and
+ * sleeps (in poll) only when the socket is empty. */
 static void floor_server(int fd, size_t call_len) __attribute__((noreturn));
 static void floor_server(int fd, size_t call_len)
 {
@@ -230,16 +238,27 @@ static void floor_server(int fd, size_t call_len)
     put_be32(reply, GETINFO_REPLY_SIZE);
     for (int i = 0; i < (int)(sizeof(out) / sizeof(reply)); i++)
         memcpy(out + i * sizeof(reply), reply, sizeof(reply));
-    size_t have = 0;
+    size_t have = 0, calls = 0;
     for (;;) {
-        ssize_t n = read(fd, in + have, sizeof(in) - have);
-        if (n <= 0)
+        ssize_t n = recv(fd, in + have, sizeof(in) - have, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
             _exit(0);
-        have += (size_t)n;
-        size_t calls = have / call_len;
-        have -= calls * call_len;
-        memmove(in, in + calls * call_len, have);
-        write_all(fd, out, calls * sizeof(reply));
+        if (n > 0) {
+            have += (size_t)n;
+            size_t whole = have / call_len;
+            calls += whole;
+            have -= whole * call_len;
+            memmove(in, in + whole * call_len, have);
+            if (have < sizeof(in) && calls < sizeof(out) / sizeof(reply))
+                continue;
+        }
+        if (calls) {
+            write_all(fd, out, calls * sizeof(reply));
+            calls = 0;
+            continue;
+        }
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        poll(&pfd, 1, -1);
     }
 }
 
@@ -367,8 +386,8 @@ static void *worker_main(void *opaque)
 static double threaded(const client_api *api, const char *sock, int threads, bool shared,
                        double seconds)
 {
-    void *conns[MAX_WINDOW], *doms[MAX_WINDOW];
-    worker w[MAX_WINDOW];
+    void *conns[MAX_THREADS], *doms[MAX_THREADS];
+    worker w[MAX_THREADS];
     atomic_bool stop = false;
     int nconn = shared ? 1 : threads;
     for (int i = 0; i < nconn; i++) {
@@ -397,9 +416,67 @@ static double threaded(const client_api *api, const char *sock, int threads, boo
     return (double)total / elapsed;
 }
 
+/* ------------------------------------------------------------ async */
+
+typedef struct async_ctx {
+    pthread_t tid;
+    const char *sock;
+    int window;
+    double seconds;
+    long answered;
+    double per_second;
+} async_ctx;
+
+static void on_async_done(void *opaque, const rv_error_info *error)
+{
+    if (error)
+        die("remvirt async: GetInfo failed: %s", error->message);
+    ((async_ctx *)opaque)->answered++;
+}
+
+/* One thread keeps `window` calls in flight on its own connection,
+ * completing half a window at a time. */
+static void *async_thread(void *opaque)
+{
+    async_ctx *a = opaque;
+    rv_conn *conn = remvirt_open(a->sock);
+    rv_dom *dom = remvirt_lookup(conn);
+    rv_domain_info info;        /* every answer lands here; only the count matters */
+    long started = 0;
+    double start = now_seconds(), end = start + a->seconds;
+    while (now_seconds() < end) {
+        for (; started - a->answered < a->window; started++)
+            if (rv_domain_get_info_start(dom, &info, on_async_done, a) < 0)
+                die("remvirt async: cannot start GetInfo");
+        if (rv_connect_complete(conn, (unsigned)a->window / 2) < 0)
+            die("remvirt async: complete failed");
+    }
+    rv_connect_complete(conn, 0);
+    a->per_second = (double)a->answered / (now_seconds() - start);
+    remvirt_close(conn, dom);
+    return NULL;
+}
+
+/* Calls per second of `conns` async threads, a connection each. */
+static double async_run(const char *sock, int conns, int window, double seconds)
+{
+    async_ctx a[MAX_THREADS];
+    double total = 0;
+    for (int i = 0; i < conns; i++) {
+        a[i] = (async_ctx){ .sock = sock, .window = window, .seconds = seconds };
+        if (pthread_create(&a[i].tid, NULL, async_thread, &a[i]) != 0)
+            die("pthread_create failed");
+    }
+    for (int i = 0; i < conns; i++) {
+        pthread_join(a[i].tid, NULL);
+        total += a[i].per_second;
+    }
+    return total;
+}
+
 /* ------------------------------------------------------------ main */
 
-enum { WAY_FLOOR, WAY_RAW, WAY_RV_SHARED, WAY_RV_OWN, WAY_LV_SHARED, WAY_LV_OWN, WAY_COUNT };
+enum { WAY_FLOOR, WAY_RAW, WAY_RV_ASYNC, WAY_RV_ASYNC_MANY, WAY_RV_SHARED, WAY_RV_OWN, WAY_LV_SHARED, WAY_LV_OWN, WAY_COUNT };
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -410,7 +487,7 @@ static int compare_doubles(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *remvirt_sock = NULL, *libvirt_sock = NULL;
-    int threads = 8, window = 5, rounds = 5;
+    int threads = 8, window = 64, rounds = 5;
     double seconds = 2.0;
     static const struct option longopts[] = {
         { "remvirt-sock", required_argument, NULL, 'r' },
@@ -439,9 +516,10 @@ int main(int argc, char **argv)
     }
     if (!remvirt_sock)
         die("--remvirt-sock is required");
-    if (threads < 1 || threads > MAX_WINDOW || window < 1 || window > MAX_WINDOW ||
+    if (threads < 1 || threads > MAX_THREADS || window < 2 || window > MAX_WINDOW ||
         rounds < 1 || rounds > 100 || !(seconds > 0))
-        die("--threads and --window are 1..%d, --rounds 1..100, --seconds > 0", MAX_WINDOW);
+        die("--threads is 1..%d, --window 2..%d, --rounds 1..100, --seconds > 0", MAX_THREADS,
+            MAX_WINDOW);
     signal(SIGPIPE, SIG_IGN);
     if (libvirt_sock && !libvirt_load(&lv))
         die("libvirt's client library (libvirt.so.0) is not installed");
@@ -452,6 +530,7 @@ int main(int argc, char **argv)
 
     static const char *const names[WAY_COUNT] = {
         "floor (raw pipelined, no protocol)", "remvirtd, raw pipelined client",
+        "remvirt, async calls on 1 connection", "remvirt, async on 4 connections",
         "remvirt, threads on 1 connection", "remvirt, a connection per thread",
         "libvirt, threads on 1 connection", "libvirt, a connection per thread",
     };
@@ -463,6 +542,8 @@ int main(int argc, char **argv)
             switch (way) {
             case WAY_FLOOR: x = floor_run(call_len, call, window, seconds); break;
             case WAY_RAW: x = pipelined(raw_fd, call, call_len, window, seconds); break;
+            case WAY_RV_ASYNC: x = async_run(remvirt_sock, 1, window, seconds); break;
+            case WAY_RV_ASYNC_MANY: x = async_run(remvirt_sock, 4, window, seconds); break;
             case WAY_RV_SHARED: x = threaded(&remvirt_api, remvirt_sock, threads, true, seconds); break;
             case WAY_RV_OWN: x = threaded(&remvirt_api, remvirt_sock, threads, false, seconds); break;
             case WAY_LV_SHARED: x = threaded(&libvirt_client_api, libvirt_sock, threads, true, seconds); break;
@@ -472,8 +553,8 @@ int main(int argc, char **argv)
         }
     }
     close(raw_fd);
-    printf("GetInfo calls/s, median of %d rounds of %.1f s; window %d (raw), %d threads\n",
-           rounds, seconds, window, threads);
+    printf("GetInfo calls/s, median of %d rounds of %.1f s; %d calls in flight (floor, raw, "
+           "async), %d threads\n", rounds, seconds, window, threads);
     double med[WAY_COUNT];
     for (int way = 0; way < ways; way++) {
         qsort(rate[way], (size_t)rounds, sizeof(double), compare_doubles);

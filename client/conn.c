@@ -71,6 +71,8 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     pthread_mutex_init(&c->write_lock, NULL);
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->idle, NULL);
+    pthread_cond_init(&c->async_wake, NULL);
+    c->completed_tail = &c->completed;
     c->refs = 1;
     c->messages_tail = &c->messages;
     return c;
@@ -83,10 +85,12 @@ static void destroy(struct rvc_conn *c)
     rvc_conn_drop_messages(c);
     rv_buf_free(&c->rbuf);
     rv_buf_free(&c->wbuf);
+    rv_buf_free(&c->abuf);
     rv_err_clear(&c->failure);
     pthread_mutex_destroy(&c->write_lock);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->idle);
+    pthread_cond_destroy(&c->async_wake);
     free(c);
 }
 
@@ -103,6 +107,19 @@ void rvc_conn_free(struct rvc_conn *c)
 {
     if (!c)
         return;
+    /* Asynchronous calls still unanswered complete with an error, so
+     * their on_done can free what they hold. */
+    pthread_mutex_lock(&c->lock);
+    int async = c->async_in_flight > 0;
+    if (async && !c->failed) {
+        rv_err why = { 0 };
+        rv_err_set(&why, RV_FROM_RPC, RV_ERR_INVALID_CONN,
+                   "the connection was closed before the call was answered");
+        rvc_conn_fail_locked_because(c, &why, RV_CLOSE_REASON_CLIENT);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (async)
+        rvc_conn_complete(c, 0);
     rvc_conn_detach_loop(c);
     pthread_mutex_lock(&c->lock);
     /* A callback running in the loop's thread finishes first, unless it
@@ -139,6 +156,16 @@ static void copy_err(rv_err *dst, const rv_err *src)
     rv_err_set(dst, src->domain, src->code, "%s", src->message ? src->message : "unknown error");
 }
 
+/* With lock held: an asynchronous call's answer (or failure) is in; its
+ * on_done runs in the next rvc_conn_complete(). */
+static void queue_completed_locked(struct rvc_conn *c, pending_call *p)
+{
+    p->next = NULL;
+    *c->completed_tail = p;
+    c->completed_tail = &p->next;
+    pthread_cond_broadcast(&c->async_wake);
+}
+
 /* With lock held: the connection is dead (why is consumed), for `reason`
  * (RV_CLOSE_REASON_*; -1: EOF if the server closed it, else ERROR).  Every
  * call still waiting gets the error; shutting the socket down wakes a
@@ -160,11 +187,15 @@ void rvc_conn_fail_locked_because(struct rvc_conn *c, rv_err *why, int reason)
         }
     }
     rv_err_clear(why);
-    for (pending_call *p = c->pending; p; p = p->next) {
+    for (pending_call *p = c->pending, *next; p; p = next) {
+        next = p->next;
         copy_err(p->err, &c->failure);
         p->failed = 1;
         p->done = 1;
-        pthread_cond_signal(&p->wake);
+        if (p->on_done)
+            queue_completed_locked(c, p);
+        else
+            pthread_cond_signal(&p->wake);
     }
     c->pending = NULL;
 }
@@ -220,6 +251,8 @@ void rvc_conn_release_reader_locked(struct rvc_conn *c)
 {
     c->reader = READER_NONE;
     wake_next_reader_locked(c);
+    if (c->async_in_flight)
+        pthread_cond_broadcast(&c->async_wake);
     if (c->freed)
         pthread_cond_broadcast(&c->idle);
     if (!c->watch || c->failed || c->freed)
@@ -522,7 +555,10 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
     }
     pthread_mutex_lock(&c->lock);
     p->done = 1;
-    pthread_cond_signal(&p->wake);
+    if (p->on_done)
+        queue_completed_locked(c, p);
+    else
+        pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&c->lock);
     return FRAME_NEXT;
 }
@@ -554,6 +590,20 @@ static void connection_unusable(struct rvc_conn *c, rv_err *err)
                c->failure.message ? c->failure.message : "unknown error");
 }
 
+/* Under write_lock: write the frames rvc_conn_start() queued.  -1 when
+ * they cannot go (the connection has then failed, and the calls with it). */
+static int flush_started_locked(struct rvc_conn *c)
+{
+    rv_err why = { 0 };
+    int rc = rvc_conn_write_all(c, rv_buf_head(&c->abuf), rv_buf_used(&c->abuf), &why);
+    c->abuf.start = c->abuf.len = 0;
+    if (c->abuf.cap > BUF_KEEP)
+        rv_buf_shrink(&c->abuf, BUF_KEEP);
+    if (rc < 0)
+        fail(c, &why);
+    return rc;
+}
+
 int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err)
 {
@@ -569,6 +619,13 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
      * once its frame is whole, so no reply (even a forged early one) can
      * reach a call that then fails to encode and returns. */
     pthread_mutex_lock(&c->write_lock);
+    if (rv_buf_used(&c->abuf) > 0 && flush_started_locked(c) < 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        pthread_mutex_lock(&c->lock);
+        connection_unusable(c, err);
+        pthread_mutex_unlock(&c->lock);
+        return -1;
+    }
     c->wbuf.start = c->wbuf.len = 0;
     if (rv_frame_encode(&c->wbuf, &h, args_filter, args, err) < 0) {
         pthread_mutex_unlock(&c->write_lock);
@@ -618,6 +675,115 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
     rv_err_clear(&why);
     pthread_cond_destroy(&me.wake);
     return me.failed ? -1 : 0;
+}
+
+/* Queued frames go out at once past this many bytes, so a long run of
+ * starts without a complete neither grows the buffer nor waits long. */
+#define ASYNC_FLUSH_BYTES 65536
+
+int rvc_conn_start(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                   xdrproc_t ret_filter, void *ret, rvc_done_fn on_done, void *opaque,
+                   rv_err *err)
+{
+    pending_call *p = calloc(1, sizeof(*p));
+    if (!p) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    *p = (pending_call){ .proc = proc, .ret_filter = ret_filter, .ret = ret,
+                         .on_done = on_done, .done_opaque = opaque };
+    p->err = &p->own_err;
+    rv_header h = {
+        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
+        .proc = proc, .type = RV_CALL, .serial = 0, .status = RV_OK,
+    };
+    /* As in rvc_conn_call: the frame is whole before the call is known. */
+    pthread_mutex_lock(&c->write_lock);
+    size_t at = c->abuf.len;
+    if (rv_frame_encode(&c->abuf, &h, args_filter, args, err) < 0) {
+        c->abuf.len = at;
+        pthread_mutex_unlock(&c->write_lock);
+        free(p);
+        return -1;
+    }
+    pthread_mutex_lock(&c->lock);
+    if (c->failed) {
+        connection_unusable(c, err);
+        pthread_mutex_unlock(&c->lock);
+        c->abuf.len = at;
+        pthread_mutex_unlock(&c->write_lock);
+        free(p);
+        return -1;
+    }
+    p->serial = c->next_serial++;
+    p->next = c->pending;
+    c->pending = p;
+    c->async_in_flight++;
+    pthread_mutex_unlock(&c->lock);
+    rv_frame_set_serial(c->abuf.data + at, p->serial);
+    RV_DEBUG("start %s serial %u", proc_label(proc), p->serial);
+    if (rv_buf_used(&c->abuf) >= ASYNC_FLUSH_BYTES)
+        flush_started_locked(c);    /* a failure completes the calls */
+    pthread_mutex_unlock(&c->write_lock);
+    return 0;
+}
+
+/* As the reader: wait for one frame and deliver it, then whatever else
+ * has arrived. */
+static void read_answers(struct rvc_conn *c)
+{
+    rv_err why = { 0 };
+    size_t len;
+    if (read_frame(c, &len, &why) < 0 || handle_frame(c, NULL, len, &why) == FRAME_FATAL) {
+        fail(c, &why);
+        return;
+    }
+    rv_buf_consume(&c->rbuf, len);
+    rvc_conn_drain_without_waiting(c);
+}
+
+int rvc_conn_complete(struct rvc_conn *c, unsigned int max_in_flight)
+{
+    pthread_mutex_lock(&c->write_lock);
+    if (rv_buf_used(&c->abuf) > 0)
+        flush_started_locked(c);
+    pthread_mutex_unlock(&c->write_lock);
+
+    int ran = 0;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        if (c->completed) {
+            pending_call *list = c->completed;
+            c->completed = NULL;
+            c->completed_tail = &c->completed;
+            pthread_mutex_unlock(&c->lock);
+            unsigned n = 0;
+            for (pending_call *p = list, *next; p; p = next, n++) {
+                next = p->next;
+                p->on_done(p->done_opaque, p->failed, &p->own_err);
+                rv_err_clear(&p->own_err);
+                free(p);
+            }
+            ran += (int)n;
+            pthread_mutex_lock(&c->lock);
+            c->async_in_flight -= n;
+            continue;
+        }
+        if (c->async_in_flight <= max_in_flight)
+            break;
+        if (c->reader == READER_NONE) {
+            take_reader_locked(c, READER_CALL);
+            pthread_mutex_unlock(&c->lock);
+            read_answers(c);
+            pthread_mutex_lock(&c->lock);
+            rvc_conn_release_reader_locked(c);
+            continue;
+        }
+        /* Another thread reads: it hands our answers over as they come. */
+        pthread_cond_wait(&c->async_wake, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return ran;
 }
 
 const char *rvc_conn_peer_error(struct rvc_conn *c)

@@ -29,6 +29,30 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
 int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err);
 
+/* ---- asynchronous calls ----
+ *
+ * For many calls in flight from one thread: rvc_conn_start() encodes a
+ * call, queues its frame and returns at once; rvc_conn_complete() sends
+ * what is queued (one write for many calls) and reads answers until at
+ * most max_in_flight started calls are still unanswered, running each
+ * answered call's on_done in its own thread, with no lock held.  Whoever
+ * reads an answer (this thread, a synchronous call's reader, the loop)
+ * decodes it into ret; on_done sees failed = 0 and ret filled, or
+ * failed = 1 and err set (then ret may be partly filled: on_done frees
+ * it with xdr_free either way).  Calls still unanswered when the
+ * connection fails or is freed complete with the error.  A synchronous
+ * call on the same connection first sends the queued frames. */
+typedef void (*rvc_done_fn)(void *opaque, int failed, rv_err *err);
+
+/* 0, or -1 with err set (the call did not start: on_done will not run). */
+int rvc_conn_start(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
+                   xdrproc_t ret_filter, void *ret, rvc_done_fn on_done, void *opaque,
+                   rv_err *err);
+
+/* How many on_done callbacks ran.  When the queued frames cannot be sent
+ * the connection fails, and every started call completes with why. */
+int rvc_conn_complete(struct rvc_conn *conn, unsigned int max_in_flight);
+
 /* ---- the application's event loop (see rv_event_register_impl) ----
  *
  * With a loop, the connection watches its socket from the loop while no

@@ -45,11 +45,17 @@ typedef struct queued_message {
     char frame[];
 } queued_message;
 
-/* A call between registering its serial and getting its answer.  It lives
- * on the calling thread's stack; whoever delivers the answer fills ret or
- * err, then sets done under conn->lock. */
+/* A call between registering its serial and getting its answer.  A
+ * synchronous call's lives on the calling thread's stack; whoever delivers
+ * the answer fills ret or err, then sets done under conn->lock.  An
+ * asynchronous call's (rvc_conn_start) is malloc'd, with err pointing at
+ * own_err: its answer moves it to conn->completed, where
+ * rvc_conn_complete() finds it, runs on_done and frees it. */
 typedef struct pending_call {
     struct pending_call *next;
+    rvc_done_fn on_done;        /* set: an asynchronous call */
+    void *done_opaque;
+    rv_err own_err;
     unsigned serial;
     int proc;
     xdrproc_t ret_filter;
@@ -73,6 +79,14 @@ struct rvc_conn {
     enum reader_state reader;       /* who owns the socket's input (see above) */
     int failed;
     rv_err failure;                 /* why the connection stopped working */
+
+    /* Asynchronous calls: frames not yet written (write_lock), then under
+     * lock the answered ones whose on_done has not run, and how many were
+     * started and have not had it run. */
+    rv_buf abuf;
+    pending_call *completed, **completed_tail;
+    unsigned async_in_flight;
+    pthread_cond_t async_wake;      /* an async call was answered, or the reader role came free */
 
     rv_buf rbuf;                    /* only the current reader touches it */
     long long spin_window_ns;       /* see spin_for_input(); 0: never spin */

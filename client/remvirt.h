@@ -212,6 +212,25 @@ int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
  * by element and then as a whole. */
 int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
 
+/* ---- asynchronous calls ----
+ *
+ * For one thread that wants many calls in flight on one connection (a
+ * poller asking after hundreds of domains): a *_start function sends
+ * nothing yet and returns at once; rv_connect_complete() sends every
+ * started call in one write, then reads answers until at most
+ * max_in_flight started calls are unanswered, running each answered
+ * call's callback in the calling thread.  The callback gets NULL on
+ * success (the result is filled) or the error (valid during the
+ * callback only).  A call not yet answered when the connection fails or
+ * closes gets the error then.  The synchronous calls may be used on the
+ * same connection, from any thread, in between.  Returns 0 (started),
+ * or -1 with the last error set (the callback will not run). */
+typedef void (*rv_call_done)(void *opaque, const rv_error_info *error);
+int rv_domain_get_info_start(rv_dom *dom, rv_domain_info *info, rv_call_done done,
+                             void *opaque);
+/* How many callbacks ran, or -1 with the last error set (no connection). */
+int rv_connect_complete(rv_conn *conn, unsigned int max_in_flight);
+
 /* ---- the calls generated from protocol/rv_remote.x ---- */
 
 /* ---- virtual networks ---- */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/conn.h"
 #include "client/handle.h"
 #include "client/last_error.h"
 #include "client/rv_stubs.gen.h"
@@ -218,17 +219,87 @@ static int no_result_pointer(const char *func)
     return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", func);
 }
 
+static void domain_info_from_wire(rv_domain_info *info, const rv_domain_get_info_ret *ret)
+{
+    info->state = ret->state;
+    info->max_mem = ret->maxMem;
+    info->memory = ret->memory;
+    info->nr_virt_cpu = ret->nrVirtCpu;
+    info->cpu_time = ret->cpuTime;
+}
+
 int rv_domain_get_info(rv_dom *dom, rv_domain_info *info)
 {
     if (dom && !info)
         return no_result_pointer(__func__);
     QUERY_DOMAIN_CALL(domain_get_info);
-    info->state = ret.state;
-    info->max_mem = ret.maxMem;
-    info->memory = ret.memory;
-    info->nr_virt_cpu = ret.nrVirtCpu;
-    info->cpu_time = ret.cpuTime;
+    domain_info_from_wire(info, &ret);
     return 0;
+}
+
+/* ---- asynchronous calls ---- */
+
+/* One started GetInfo: the wire result, and where the caller wants it. */
+typedef struct get_info_call {
+    rv_domain_get_info_ret ret;
+    rv_domain_info *info;
+    rv_call_done done;
+    void *opaque;
+} get_info_call;
+
+/* Hand an asynchronous call's outcome to the application's callback. */
+static void report_done(rv_call_done done, void *opaque, int failed, const rv_err *err)
+{
+    if (!failed) {
+        done(opaque, NULL);
+        return;
+    }
+    rv_error_info e = {
+        .code = err->code, .domain = err->domain,
+        .level = err->level ? err->level : RV_ERR_LEVEL_ERROR,
+        .message = err->message ? err->message : "unknown error",
+    };
+    done(opaque, &e);
+}
+
+static void get_info_done(void *opaque, int failed, rv_err *err)
+{
+    get_info_call *call = opaque;
+    if (!failed)
+        domain_info_from_wire(call->info, &call->ret);
+    xdr_free((xdrproc_t)xdr_rv_domain_get_info_ret, (char *)&call->ret);
+    report_done(call->done, call->opaque, failed, err);
+    free(call);
+}
+
+int rv_domain_get_info_start(rv_dom *dom, rv_domain_info *info, rv_call_done done,
+                             void *opaque)
+{
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return -1;
+    if (!info || !done)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no %s", __func__,
+                          info ? "completion callback" : "result pointer");
+    get_info_call *call = calloc(1, sizeof(*call));
+    if (!call)
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    *call = (get_info_call){ .info = info, .done = done, .opaque = opaque };
+    rv_domain_get_info_args args = { .dom = rvc_dom_to_wire(dom) };
+    rv_err err = { 0 };
+    if (rvc_conn_start(rpc, RV_PROC_DOMAIN_GET_INFO, (xdrproc_t)xdr_rv_domain_get_info_args,
+                       &args, (xdrproc_t)xdr_rv_domain_get_info_ret, &call->ret,
+                       get_info_done, call, &err) < 0) {
+        free(call);
+        return rvc_fail(&err);
+    }
+    return 0;
+}
+
+int rv_connect_complete(rv_conn *conn, unsigned int max_in_flight)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    return rpc ? rvc_conn_complete(rpc, max_in_flight) : -1;
 }
 
 int rv_domain_get_state(rv_dom *dom, int *state, int *reason, unsigned int flags)

@@ -83,6 +83,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-reply-limits.sh \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
+	tests/integration/test-client-async.sh \
 	tests/integration/test-events-fanout.sh \
 	tests/integration/test-events-output-cap.sh \
 	tests/integration/test-keepalive-client.sh \
@@ -124,6 +125,10 @@ tests_unit_test_uri_LDADD = libremvirt_common.la
 # argument, so tests/integration/test-client-threads.sh runs it against a
 # live daemon (it is not in TESTS itself).
 check_PROGRAMS += tests/integration/client-threads
+# client-async: libremvirt's asynchronous calls (test-client-async.sh).
+check_PROGRAMS += tests/integration/client-async
+tests_integration_client_async_SOURCES = tests/integration/client-async.c
+tests_integration_client_async_LDADD = libremvirt.la $(PTHREAD_LIBS)
 tests_integration_client_threads_SOURCES = tests/integration/client-threads.c
 tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
 check_PROGRAMS += tests/integration/client-backpressure
