@@ -67,7 +67,9 @@ source "$abs_top_srcdir/tests/functions.sh"
 # Each subscriber is a socket in bench/fanout and in the daemon it talks
 # to (up to 10,000 per server with --clients 10000); the daemons inherit
 # this limit.
-want_files=24000
+want_files=32768
+# root may raise the hard limit too.
+ulimit -Hn "$want_files" 2>/dev/null || true
 hard_files=$(ulimit -Hn)
 if [ "$hard_files" != unlimited ] && [ "$hard_files" -lt "$want_files" ]; then
     want_files=$hard_files

@@ -26,7 +26,9 @@ export abs_top_builddir abs_top_srcdir
 source "$abs_top_srcdir/tests/functions.sh"
 
 # Every idle client is a socket here and in the daemon, which inherit this.
-want_files=24000
+want_files=32768
+# root may raise the hard limit too.
+ulimit -Hn "$want_files" 2>/dev/null || true
 hard_files=$(ulimit -Hn)
 if [ "$hard_files" != unlimited ] && [ "$hard_files" -lt "$want_files" ]; then
     want_files=$hard_files

@@ -20,8 +20,12 @@ int rv_buf_reserve(rv_buf *b, size_t more)
     if (more > ((size_t)-1) / 2 - b->len)
         return -1;
     /* Doubling keeps appends cheap; a request past double gets exactly its
-     * size, so one large frame does not cost twice its length. */
-    size_t cap = b->cap ? b->cap * 2 : 4096;
+     * size, so one large frame does not cost twice its length.  A new
+     * buffer starts small: remvirtd gives a client's buffers back when
+     * they empty, so an event fanned out to 10,000 quiet clients makes
+     * 10,000 of them at once, and small ones come from memory the
+     * allocator already holds instead of fresh pages. */
+    size_t cap = b->cap ? b->cap * 2 : 256;
     if (cap < b->len + more)
         cap = b->len + more;
     char *p = realloc(b->data, cap);
