@@ -30,6 +30,8 @@ struct rvs_client {
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
     int inflight;               /* calls whose replies are not all written */
+    int npending;               /* of those, calls answered later (deferred) */
+    rvs_pending *pending;       /* their list */
     /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
     ev_timer keepalive;
     ev_tstamp last_heard;       /* when the client last sent anything */
@@ -504,6 +506,35 @@ void rvs_client_flush_soon(rvs_client *c)
     c->env->want_flush(c, c->env->opaque);
 }
 
+/* ---- calls answered later ---- */
+
+void rvs_client_pending_add(rvs_client *c, rvs_pending *p)
+{
+    p->client = c;
+    p->prev = NULL;
+    p->next = c->pending;
+    if (c->pending)
+        c->pending->prev = p;
+    c->pending = p;
+    c->npending++;
+}
+
+void rvs_client_pending_remove(rvs_pending *p)
+{
+    rvs_client *c = p->client;
+    if (!c)
+        return;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        c->pending = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    p->client = NULL;
+    c->npending--;
+}
+
 /* ---- closing ---- */
 
 void rvs_client_close_after_flush(rvs_client *c)
@@ -529,6 +560,9 @@ void rvs_client_close(rvs_client *c, const char *why)
 
 void rvs_client_free(rvs_client *c)
 {
+    /* Calls still waiting finish without anyone to answer. */
+    while (c->pending)
+        rvs_client_pending_remove(c->pending);
     rvs_client_detach_driver(c);
     free(c->x509_dn);
     free(c->sasl_user);
@@ -804,8 +838,9 @@ static int write_out(rvs_client *c)
     }
     if (c->io == RVS_IO_CLOSING)
         return -1;
-    /* Everything queued is on the wire: no call is in flight any more. */
-    c->inflight = 0;
+    /* Everything queued is on the wire: only the calls answered later are
+     * still in flight. */
+    c->inflight = c->npending;
     ev_timer_stop(c->env->loop, &c->output_deadline);
     if (c->io == RVS_IO_CLOSING_AFTER_FLUSH) {
         rvs_client_close(c, "refused");

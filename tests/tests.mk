@@ -154,14 +154,8 @@ tests_unit_test_event_LDADD = libremvirt.la $(PTHREAD_LIBS)
 # what libvirtd 9.0's test:///default answers, to compare byte for byte.
 check_PROGRAMS += tests/unit/test-driver
 TESTS += tests/unit/test-driver
-tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
-	server/drivers/driver.c server/drivers/driver.h \
-	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
-	server/drivers/test/test_ops.c \
-	server/drivers/test/test_network.c server/drivers/test/test_network.h \
-	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
-tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
-tests_unit_test_driver_LDADD = libremvirt_common.la
+tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h
+tests_unit_test_driver_LDADD = libremvirtd.la
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
@@ -267,12 +261,12 @@ RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
 RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
 EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
 tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
-	$(libremvirtd_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
-tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
+tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
-tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(RV_FUZZ_TARGET_LIBS)
+tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(RV_FUZZ_TARGET_LIBS)
 tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
 	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)
