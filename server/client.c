@@ -854,9 +854,15 @@ static int write_out(rvs_client *c)
     return 1;
 }
 
+/* Whether the calls still unanswered (deferred) keep c at its limit. */
+static inline int pending_at_limit(const rvs_client *c)
+{
+    return c->npending >= c->env->max_client_requests;
+}
+
 void rvs_client_flush(rvs_client *c)
 {
-    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching)
+    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching || pending_at_limit(c))
         return;
     /* The replies that held reading back are out, whoever wrote them (the
      * write watcher, the batch before the loop sleeps, an event's flush):
@@ -867,7 +873,7 @@ void rvs_client_flush(rvs_client *c)
     do {
         if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
             return;
-    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED);
+    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED && !pending_at_limit(c));
     /* Bytes TLS took in before the pause do not make the fd readable:
      * with nothing more coming, waiting for it would stall the client. */
     if (reading(c) && rv_transport_pending(c->tr) > 0)

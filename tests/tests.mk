@@ -12,6 +12,11 @@ check_PROGRAMS += tests/unit/test-driver-slots
 TESTS += tests/unit/test-driver-slots
 tests_unit_test_driver_slots_SOURCES = tests/unit/test-driver-slots.c tests/unit/check.h
 tests_unit_test_driver_slots_LDADD = libremvirtd.la
+# deferred replies: answered later with the serial kept, counted in flight
+check_PROGRAMS += tests/unit/test-deferred
+TESTS += tests/unit/test-deferred
+tests_unit_test_deferred_SOURCES = tests/unit/test-deferred.c tests/unit/check.h
+tests_unit_test_deferred_LDADD = libremvirtd.la
 
 # ---------------------------------------------------------------- tests: how they run (tests engineer)
 # Scripts find the trees through these; $(srcdir) alone is relative.
