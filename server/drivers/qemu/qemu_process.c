@@ -520,7 +520,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
                                   resuming ? RV_DOMAIN_RUNNING_UNPAUSED : RV_DOMAIN_RUNNING_UNKNOWN,
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
-    } else if (strcmp(name, "SHUTDOWN") == 0) {
+    } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
+        /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
+         * remvirtd's own doing, not news: libvirtd ignores it too.) */
         json_object *guest = NULL, *why = NULL;
         bool by_guest = data && json_object_object_get_ex(data, "guest", &guest) &&
                         json_object_get_boolean(guest);
