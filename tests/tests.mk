@@ -111,7 +111,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
 	tests/interop/test-rvsh-libvirtd-sasl.sh \
-	tests/interop/test-qemu-lifecycle.sh
+	tests/interop/test-qemu-lifecycle.sh \
+	tests/interop/test-qemu-errors.sh \
+	tests/interop/test-qemu-reattach.sh \
+	tests/interop/test-qemu-concurrent.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
 	tests/interop/python-checks.py
