@@ -15,7 +15,8 @@ RV_LOG_CATEGORY("server.dispatch");
 
 /* Decoded arguments and results live here for the length of one call: the
  * loop is single-threaded and handlers finish before the next call, so no
- * allocation is needed for the structs themselves. */
+ * allocation is needed for the structs themselves.  A call answered later
+ * (rv_driver_defer) takes copies of both with it. */
 #define RVS_SCRATCH 1024
 static alignas(max_align_t) char args_scratch[RVS_SCRATCH];
 static alignas(max_align_t) char ret_scratch[RVS_SCRATCH];
