@@ -98,8 +98,9 @@ void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int de
 
 /* ---- qemu_store.c ---- */
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
-/* Write text to path atomically: temp file, fsync, rename, fsync dir. */
-int rv_qemu_write_file(const char *path, const char *text, rv_err *err);
+/* Write text to path atomically: temp file, rename; durable: with fsync
+ * of the file before and of its directory after. */
+int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
 int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
 void rv_qemu_remove_def(const char *name);

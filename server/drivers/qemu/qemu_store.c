@@ -5,8 +5,12 @@
  *   run_dir/<name>.xml               its live definition
  *   run_dir/<name>.qmp               its monitor socket
  *   run_dir/<name>.log               QEMU's output
- * Every file is replaced atomically (temp file, fsync, rename, fsync the
- * directory), so a kill -9 at any moment leaves the old file or the new. */
+ * Every file is replaced atomically (temp file, rename), so a kill -9 at
+ * any moment leaves the old file or the new.  Definitions are durable
+ * too (fsync of the file before the rename, of the directory after): they
+ * must survive a power cut.  Runtime files are not fsynced: they describe
+ * processes that a power cut ends anyway, /run is memory, and an fsync
+ * per start would stall the loop for every client. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +80,7 @@ static void fsync_dir_of(const char *path)
     free(copy);
 }
 
-int rv_qemu_write_file(const char *path, const char *text, rv_err *err)
+int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err)
 {
     char *tmp = NULL;
     if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
@@ -98,7 +102,7 @@ int rv_qemu_write_file(const char *path, const char *text, rv_err *err)
             break;
         done += (size_t)n;
     }
-    if (done < len || fsync(fd) < 0 || close(fd) < 0) {
+    if (done < len || (durable && fsync(fd) < 0) || close(fd) < 0) {
         sys_fail(err, "write", tmp);
         if (done < len)
             close(fd);
@@ -113,7 +117,8 @@ int rv_qemu_write_file(const char *path, const char *text, rv_err *err)
         return -1;
     }
     free(tmp);
-    fsync_dir_of(path);
+    if (durable)
+        fsync_dir_of(path);
     return 0;
 }
 
@@ -125,7 +130,7 @@ int rv_qemu_save_def(const qemu_dom *d, rv_err *err)
     if (!xml || !path)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     else if (rv_qemu_mkdirs(rv_qemu.config_dir, err) == 0)
-        rc = rv_qemu_write_file(path, xml, err);
+        rc = rv_qemu_write_file(path, xml, true, err);
     free(xml);
     free(path);
     return rc;
@@ -179,8 +184,8 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
                  d->reason) < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-    } else if (rv_qemu_write_file(xml_path, xml, err) == 0 &&
-               rv_qemu_write_file(status_path, status, err) == 0) {
+    } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
+               rv_qemu_write_file(status_path, status, false, err) == 0) {
         /* The status goes last: whoever finds it finds the XML too. */
         rc = 0;
     }
@@ -197,7 +202,6 @@ void rv_qemu_remove_runtime(const char *name)
     unlink_in(rv_qemu.run_dir, name, ".status");
     unlink_in(rv_qemu.run_dir, name, ".xml");
     unlink_in(rv_qemu.run_dir, name, ".qmp");
-    fsync_dir_of(rv_qemu.run_dir);
 }
 
 /* A whole small file, NUL-terminated, at most max bytes; NULL on error. */
