@@ -54,7 +54,8 @@ id=$("${V[@]}" domid g1)
 grep -Eq "^ *$id +g1 +running$" "$OUT/list" || { show "$OUT/list"; fail "g1 not listed running"; }
 pid=$(qemu_pids "$QEMU_DIR/run/")
 [ -n "$pid" ] || fail "no QEMU process for g1"
-"${V[@]}" dumpxml g1 | grep -q "<domain type='qemu' id='$id'>" || fail "live XML lacks id='$id'"
+"${V[@]}" dumpxml g1 > "$OUT/live.xml"
+grep -q "<domain type='qemu' id='$id'>" "$OUT/live.xml" || fail "live XML lacks id='$id'"
 expect "Domain 'g1' suspended" "${V[@]}" suspend g1
 expect "paused (user)" "${V[@]}" domstate --reason g1
 expect "Domain 'g1' resumed" "${V[@]}" resume g1
