@@ -23,7 +23,7 @@ fails_with()
     if got=$("$@" 2>&1); then
         fail "'$*' succeeded: $got"
     fi
-    echo "$got" | grep -qF -- "$want" || fail "'$*' failed without '$want': $got"
+    grep -qF -- "$want" <<< "$got" || fail "'$*' failed without '$want': $got"
     echo "ok   $* fails: $want"
 }
 

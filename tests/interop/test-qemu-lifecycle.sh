@@ -66,7 +66,7 @@ expect "Domain 'g1' destroyed" "${V[@]}" destroy g1
 expect "shut off (destroyed)" "${V[@]}" domstate --reason g1
 [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "QEMU still runs after destroy"
 out=$("${V[@]}" suspend g1 2>&1) && fail "suspend of a shut off domain succeeded"
-echo "$out" | grep -q "domain is not running" || fail "suspend of a shut off domain: $out"
+grep -q "domain is not running" <<< "$out" || fail "suspend of a shut off domain: $out"
 
 # rvsh, the same way.
 expect "Domain 'g1' started" "${R[@]}" start g1
