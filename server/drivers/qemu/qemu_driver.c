@@ -55,6 +55,11 @@ const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d)
     return d->live ? d->live : d->def;
 }
 
+bool rv_qemu_dom_visible(const qemu_dom *d)
+{
+    return d->def || d->live;
+}
+
 bool rv_qemu_dom_active(const qemu_dom *d)
 {
     return d->pid > 0 || d->starting;
@@ -108,15 +113,15 @@ void rv_qemu_dom_forget_if_gone(qemu_dom *d)
 static qemu_dom *find_uuid(const unsigned char uuid[16])
 {
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (memcmp(rv_qemu_dom_def(d)->uuid, uuid, 16) == 0)
+        if (rv_qemu_dom_visible(d) && memcmp(rv_qemu_dom_def(d)->uuid, uuid, 16) == 0)
             return d;
     return NULL;
 }
 
-static qemu_dom *find_name(const char *name)
+qemu_dom *rv_qemu_find_name(const char *name)
 {
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (strcmp(rv_qemu_dom_def(d)->name, name) == 0)
+        if (rv_qemu_dom_visible(d) && strcmp(rv_qemu_dom_def(d)->name, name) == 0)
             return d;
     return NULL;
 }
@@ -420,6 +425,8 @@ static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains
 
 static bool list_match(const qemu_dom *d, unsigned int f)
 {
+    if (!rv_qemu_dom_visible(d))
+        return false;
     bool active = rv_qemu_dom_active(d);
 #define PAIR(a, b, va) (!(f & ((a) | (b))) || ((f & (a)) && (va)) || ((f & (b)) && !(va)))
     if (!PAIR(RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, active) ||
@@ -483,7 +490,7 @@ static int domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_na
                                  rv_domain_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = find_name(args->name);
+    qemu_dom *d = rv_qemu_find_name(args->name);
     if (!d)
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching name '%s'",
                     args->name);
@@ -523,7 +530,7 @@ static int check_name(const char *name, rv_err *err)
 /* A new definition may replace the one with the same name and UUID only. */
 static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
 {
-    qemu_dom *by_uuid = find_uuid(def->uuid), *by_name = find_name(def->name);
+    qemu_dom *by_uuid = find_uuid(def->uuid), *by_name = rv_qemu_find_name(def->name);
     char uuid[RV_UUID_STRING_LEN];
     if (by_name && by_name != by_uuid) {
         rv_uuid_format(rv_qemu_dom_def(by_name)->uuid, uuid);

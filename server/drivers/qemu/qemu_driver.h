@@ -89,6 +89,10 @@ qemu_dom *rv_qemu_dom_new(void);
 /* The reference a client sees (name copied). */
 int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref);
 const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else def */
+/* Has a definition, persistent or live: a domain with neither (undefined
+ * or stopped, about to be dropped) is invisible to every call. */
+bool rv_qemu_dom_visible(const qemu_dom *d);
+qemu_dom *rv_qemu_find_name(const char *name);
 /* Domain is running, paused, ... (has a process or is starting). */
 bool rv_qemu_dom_active(const qemu_dom *d);
 /* Drop a domain that is neither active nor persistent, nor has jobs. */

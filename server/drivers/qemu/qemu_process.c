@@ -636,6 +636,11 @@ static void begin_start(qemu_dom *d)
         job_fail(d, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is already running");
         return;
     }
+    if (!rv_qemu_dom_visible(d)) {
+        /* Undefined while the start waited its turn. */
+        job_fail(d, RV_ERR_NO_DOMAIN, "Domain not found: the domain was undefined");
+        return;
+    }
     /* A transient domain (create_xml) brought its live definition. */
     if (!d->live && !(d->live = copy_def(d->def, &err))) {
         job_done(d, &err);

@@ -252,14 +252,6 @@ char *rv_qemu_log_tail(const char *name, off_t run_start)
     return strdup(text);
 }
 
-static qemu_dom *dom_by_name(const char *name)
-{
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (strcmp(rv_qemu_dom_def(d)->name, name) == 0)
-            return d;
-    return NULL;
-}
-
 static rv_qemu_domain_def *load_def(const char *path)
 {
     char *xml = read_file(path, RV_QEMU_DOMAIN_XML_MAX);
@@ -318,7 +310,7 @@ static void load_runtime(const char *name)
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
     free(xml_path);
-    qemu_dom *d = dom_by_name(name);
+    qemu_dom *d = rv_qemu_find_name(name);
     bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, name);
     if (!alive) {
         /* It died while remvirtd was away. */
@@ -374,7 +366,7 @@ static void load_one_def(const char *name, const char *path)
     rv_qemu_domain_def *def = load_def(path);
     if (!def)
         return;
-    if (strcmp(def->name, name) != 0 || dom_by_name(def->name)) {
+    if (strcmp(def->name, name) != 0 || rv_qemu_find_name(def->name)) {
         RV_WARN("ignoring '%s': it defines domain '%s'", path, def->name);
         rv_qemu_domain_free(def);
         return;
