@@ -4,6 +4,7 @@
 # reattached (same pid, same id, its state; never started twice) and
 # obeys again; a transient guest is still there; one whose QEMU died while
 # remvirtd was away is shut off (crashed); new ids go on from the highest.
+# A domain marked autostart (virsh autostart) starts with remvirtd.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -72,3 +73,18 @@ start_remvirtd_qemu
 [ "$("${V[@]}" domstate keep)" = "running" ] || fail "keep not running after a clean restart"
 "${V[@]}" destroy keep > /dev/null
 echo "ok   a clean restart keeps and reattaches guests too"
+
+# Autostart: a marked domain starts with remvirtd.
+"${V[@]}" autostart keep > /dev/null
+[ -L "$QEMU_DIR/etc/autostart/keep.xml" ] || fail "virsh autostart made no autostart link"
+"${V[@]}" dominfo keep > "$OUT/dominfo"
+grep -qx "Autostart: *enable" "$OUT/dominfo" || fail "dominfo does not say autostart"
+stop_remvirtd
+start_remvirtd_qemu
+_keep_running() { [ "$("${V[@]}" domstate --reason keep)" = "running (booted)" ]; }
+wait_for 30 "keep to be autostarted" _keep_running
+[ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)" -eq 1 ] || fail "autostart did not start exactly one QEMU"
+"${V[@]}" autostart --disable keep > /dev/null
+[ ! -e "$QEMU_DIR/etc/autostart/keep.xml" ] || fail "autostart --disable left the link"
+"${V[@]}" destroy keep > /dev/null
+echo "ok   autostart: started with remvirtd; --disable removes the link"

@@ -832,6 +832,23 @@ static int domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart
     return 0;
 }
 
+static int domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_args *args,
+                                rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot set autostart for transient domain");
+    bool on = args->autostart != 0;
+    if (rv_qemu_set_autostart_link(d->def->name, on, err) < 0)
+        return -1;
+    d->autostart = on;
+    return 0;
+}
+
 static int domain_is_active(rv_driver_conn *c, const rv_domain_is_active_args *args,
                             rv_domain_is_active_ret *ret, rv_err *err)
 {
@@ -919,6 +936,7 @@ const rv_driver rv_qemu_driver = {
         .domain_get_xml_desc = domain_get_xml_desc,
         .domain_get_os_type = domain_get_os_type,
         .domain_get_autostart = domain_get_autostart,
+        .domain_set_autostart = domain_set_autostart,
         .domain_is_active = domain_is_active,
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
