@@ -114,9 +114,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-lifecycle.sh \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-reattach.sh \
-	tests/interop/test-qemu-concurrent.sh
+	tests/interop/test-qemu-concurrent.sh \
+	tests/interop/test-qemu-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py \
 	tests/interop/python-checks.py
 
 # client uri unit test
