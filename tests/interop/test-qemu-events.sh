@@ -8,7 +8,9 @@
 #   a panic: GUEST_PANICKED -> Crashed Panicked, then (on_crash destroy)
 #     Stopped Crashed, shut off (crashed);
 #   on_crash preserve: crashed (panicked), the process kept;
-#   reboot: RESET, no lifecycle event (libvirtd sends a REBOOT event).
+#   reboot: RESET, no lifecycle event (libvirtd sends a REBOOT event);
+#   remvirtd killed (SIGKILL) in the middle of a start: after a restart
+#   the half-started QEMU is killed and the domain shut off (failed).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -76,3 +78,24 @@ _last() { grep -q "domain 'p': Stopped" "$OUT/events"; }
 wait_for 10 "the last event" _last || true
 grep "^event 'lifecycle' for domain '[gp]'" "$OUT/events" > "$OUT/got" || true
 same "$OUT/expected" "$OUT/got" "virsh event --loop --all"
+
+# A start that hangs (the QEMU never greets), remvirtd killed meanwhile.
+stop_remvirtd
+FAKE_QEMU_SILENT=1 start_remvirtd_qemu "qemu_binary = \"$FAKE\""
+"${V[@]}" start g > "$OUT/hung-start" 2>&1 &
+hung=$!
+_starting() { [ -e "$QEMU_DIR/run/g.status" ]; }
+wait_for 20 "the start to be under way" _starting
+half=$(qemu_pids "$QEMU_DIR/run/")
+[ -n "$half" ] || fail "no QEMU for the hanging start"
+kill -KILL "$REMVIRTD_PID"
+wait "$REMVIRTD_PID" 2>/dev/null || true
+REMVIRTD_PID=
+wait "$hung" 2>/dev/null && fail "the start survived remvirtd's death"
+rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+start_remvirtd_qemu "qemu_binary = \"$FAKE\""
+state_is g "shut off (failed)" || fail "the half-started g is $("${V[@]}" domstate --reason g)"
+_half_gone() { ! kill -0 "$half" 2>/dev/null; }
+wait_for 10 "the half-started QEMU to be killed" _half_gone
+[ ! -e "$QEMU_DIR/run/g.status" ] || fail "the half-started g's status is left"
+echo "ok   killed in the middle of a start: the QEMU killed after the restart, g shut off (failed)"

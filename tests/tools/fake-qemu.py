@@ -7,7 +7,8 @@
 #   SIGUSR1           GUEST_PANICKED
 #   stop / cont       STOP / RESUME; quit exits; query-status the state
 # Anything else is answered with an empty return.  -version prints a
-# QEMU-like version line.  Only for tests (test-qemu-events.sh).
+# QEMU-like version line.  With FAKE_QEMU_SILENT=1 in its environment it
+# never greets: a start that hangs.  Only for tests (test-qemu-events.sh).
 import json
 import os
 import signal
@@ -58,6 +59,9 @@ signal.signal(signal.SIGUSR1, on_usr1)
 
 while True:
     conn, _ = server.accept()
+    if os.environ.get("FAKE_QEMU_SILENT"):
+        while True:
+            time.sleep(1)
     send({"QMP": {"version": {"qemu": {"major": 7, "minor": 2, "micro": 0}, "package": ""},
                   "capabilities": []}})
     buf = ""

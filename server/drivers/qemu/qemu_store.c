@@ -312,6 +312,20 @@ static void load_runtime(const char *name)
     free(xml_path);
     qemu_dom *d = rv_qemu_find_name(name);
     bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, name);
+    if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP) {
+        /* remvirtd died in the middle of starting it: that start failed,
+         * and nobody is left to finish it. */
+        RV_WARN("domain '%s' (pid %d) was still starting when remvirtd stopped: killing it",
+                name, pid);
+        kill(pid, SIGKILL);
+        rv_qemu_domain_free(live);
+        rv_qemu_remove_runtime(name);
+        if (d) {
+            d->state = RV_DOMAIN_SHUTOFF;
+            d->reason = RV_DOMAIN_SHUTOFF_FAILED;
+        }
+        return;
+    }
     if (!alive) {
         /* It died while remvirtd was away. */
         RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (crashed)", name,
