@@ -723,7 +723,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         begin_start(d);
         return;
     }
-    if (!rv_qemu_dom_active(d) || d->stopping) {
+    /* A destroy of a guest already on its way out (it shut down) waits
+     * for the end with it; anything else needs a guest that runs on. */
+    if (!rv_qemu_dom_active(d) || (d->stopping && job->kind != QJOB_DESTROY)) {
         job_fail(d, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
         return;
     }
