@@ -8,6 +8,7 @@
 #   a panic: GUEST_PANICKED -> Crashed Panicked, then (on_crash destroy)
 #     Stopped Crashed, shut off (crashed);
 #   on_crash preserve: crashed (panicked), the process kept;
+#   on_poweroff restart: the same process reset and running again;
 #   reboot: RESET, no lifecycle event (libvirtd sends a REBOOT event);
 #   remvirtd killed (SIGKILL) in the middle of a start: after a restart
 #   the half-started QEMU is killed and the domain shut off (failed).
@@ -61,6 +62,18 @@ wait_for 20 "p to be crashed" state_is p "crashed (panicked)"
 "${V[@]}" destroy p > /dev/null
 echo "ok   a panic with on_crash preserve: crashed (panicked), kept until destroyed"
 
+sed "s|</os>|</os><on_poweroff>restart</on_poweroff>|; s|<name>g<|<name>r<|" "$OUT/g.xml" > "$OUT/r.xml"
+"${V[@]}" define "$OUT/r.xml" > /dev/null
+"${V[@]}" start r > /dev/null
+r_pid=$(qemu_pids "$QEMU_DIR/run/")
+"${V[@]}" shutdown r > /dev/null
+_r_shut() { grep -q "domain 'r': Shutdown" "$OUT/events"; }
+wait_for 20 "r's shutdown event" _r_shut
+state_is r "running (booted)" || fail "r is $("${V[@]}" domstate --reason r) after a shutdown with on_poweroff restart"
+[ "$(qemu_pids "$QEMU_DIR/run/")" = "$r_pid" ] || fail "on_poweroff restart changed the QEMU process"
+"${V[@]}" destroy r > /dev/null
+echo "ok   a shutdown with on_poweroff restart: the same QEMU runs on"
+
 cat > "$OUT/expected" <<'EOF'
 event 'lifecycle' for domain 'g': Defined Added
 event 'lifecycle' for domain 'g': Started Booted
@@ -73,10 +86,14 @@ event 'lifecycle' for domain 'p': Defined Added
 event 'lifecycle' for domain 'p': Started Booted
 event 'lifecycle' for domain 'p': Crashed Panicked
 event 'lifecycle' for domain 'p': Stopped Destroyed
+event 'lifecycle' for domain 'r': Defined Added
+event 'lifecycle' for domain 'r': Started Booted
+event 'lifecycle' for domain 'r': Shutdown Finished after guest request
+event 'lifecycle' for domain 'r': Stopped Destroyed
 EOF
-_last() { grep -q "domain 'p': Stopped" "$OUT/events"; }
+_last() { grep -q "domain 'r': Stopped" "$OUT/events"; }
 wait_for 10 "the last event" _last || true
-grep "^event 'lifecycle' for domain '[gp]'" "$OUT/events" > "$OUT/got" || true
+grep "^event 'lifecycle' for domain '[gpr]'" "$OUT/events" > "$OUT/got" || true
 same "$OUT/expected" "$OUT/got" "virsh event --loop --all"
 
 # A start that hangs (the QEMU never greets), remvirtd killed meanwhile.

@@ -497,6 +497,8 @@ static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, i
             rv_qmp_command(d->qmp, "cont", NULL, 0, ignore_reply, NULL, &err) < 0)
             RV_WARN("domain '%s': cannot restart: %s", dom_name(d), err.message);
         rv_err_clear(&err);
+        d->guest_shutdown = false;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
     }
 }
 
