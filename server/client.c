@@ -30,6 +30,8 @@ struct rvs_client {
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
     int inflight;               /* calls whose replies are not all written */
+    int npending;               /* of those, calls answered later (deferred) */
+    rvs_pending *pending;       /* their list */
     /* Keepalive, once the client asked for it (CONNECT_SUPPORTS_FEATURE 10). */
     ev_timer keepalive;
     ev_tstamp last_heard;       /* when the client last sent anything */
@@ -507,6 +509,35 @@ void rvs_client_flush_soon(rvs_client *c)
     c->env->want_flush(c, c->env->opaque);
 }
 
+/* ---- calls answered later ---- */
+
+void rvs_client_pending_add(rvs_client *c, rvs_pending *p)
+{
+    p->client = c;
+    p->prev = NULL;
+    p->next = c->pending;
+    if (c->pending)
+        c->pending->prev = p;
+    c->pending = p;
+    c->npending++;
+}
+
+void rvs_client_pending_remove(rvs_pending *p)
+{
+    rvs_client *c = p->client;
+    if (!c)
+        return;
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        c->pending = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+    p->client = NULL;
+    c->npending--;
+}
+
 /* ---- closing ---- */
 
 void rvs_client_close_after_flush(rvs_client *c)
@@ -532,6 +563,9 @@ void rvs_client_close(rvs_client *c, const char *why)
 
 void rvs_client_free(rvs_client *c)
 {
+    /* Calls still waiting finish without anyone to answer. */
+    while (c->pending)
+        rvs_client_pending_remove(c->pending);
     rvs_client_detach_driver(c);
     free(c->x509_dn);
     free(c->sasl_user);
@@ -807,8 +841,9 @@ static int write_out(rvs_client *c)
     }
     if (c->io == RVS_IO_CLOSING)
         return -1;
-    /* Everything queued is on the wire: no call is in flight any more. */
-    c->inflight = 0;
+    /* Everything queued is on the wire: only the calls answered later are
+     * still in flight. */
+    c->inflight = c->npending;
     ev_timer_stop(c->env->loop, &c->output_deadline);
     if (c->io == RVS_IO_CLOSING_AFTER_FLUSH) {
         rvs_client_close(c, "refused");
@@ -822,9 +857,15 @@ static int write_out(rvs_client *c)
     return 1;
 }
 
+/* Whether the calls still unanswered (deferred) keep c at its limit. */
+static inline int pending_at_limit(const rvs_client *c)
+{
+    return c->npending >= c->env->max_client_requests;
+}
+
 void rvs_client_flush(rvs_client *c)
 {
-    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching)
+    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching || pending_at_limit(c))
         return;
     /* The replies that held reading back are out, whoever wrote them (the
      * write watcher, the batch before the loop sleeps, an event's flush):
@@ -835,7 +876,7 @@ void rvs_client_flush(rvs_client *c)
     do {
         if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
             return;
-    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED);
+    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED && !pending_at_limit(c));
     /* Bytes TLS took in before the pause do not make the fd readable:
      * with nothing more coming, waiting for it would stall the client. */
     if (reading(c) && rv_transport_pending(c->tr) > 0)

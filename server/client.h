@@ -186,6 +186,21 @@ char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
  * want_flush, once per batch) to write them before the loop sleeps. */
 void rvs_client_flush_soon(rvs_client *c);
 
+/* ---- calls answered later ----
+ * A call whose driver must wait (on QEMU) is answered after its handler
+ * returned (dispatch.c's deferred replies).  The client keeps such calls
+ * on a list, only to count them against max_client_requests until their
+ * replies are written, and to let go of them when it is freed: their
+ * `client` then becomes NULL and their completion just frees them. */
+typedef struct rvs_pending {
+    rvs_client *client;
+    struct rvs_pending *prev, *next;
+} rvs_pending;
+
+void rvs_client_pending_add(rvs_client *c, rvs_pending *p);
+/* p's reply is queued (or will never be): it no longer waits. */
+void rvs_client_pending_remove(rvs_pending *p);
+
 /* ---- closing ---- */
 
 /* Send what is queued, then close (a refusal the client should read). */

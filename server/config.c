@@ -62,6 +62,9 @@ static const config_key config_keys[] = {
     KEY(log_level, VAL_LOG_LEVEL),
     KEY(log_filters, VAL_STRING),
     KEY(log_outputs, VAL_STRING),
+    KEY(qemu_config_dir, VAL_STRING),
+    KEY(qemu_run_dir, VAL_STRING),
+    KEY(qemu_binary, VAL_STRING),
 };
 #undef KEY
 
@@ -109,6 +112,9 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->auth_unix_ro);
     free(cfg->log_filters);
     free(cfg->log_outputs);
+    free(cfg->qemu_config_dir);
+    free(cfg->qemu_run_dir);
+    free(cfg->qemu_binary);
     free(cfg->auth_tcp);
     free(cfg->auth_tls);
     free(cfg->tcp_port);

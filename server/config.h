@@ -46,6 +46,10 @@ typedef struct rvs_config {
     int log_level;                  /* 1..4, 0: unset */
     char *log_filters;
     char *log_outputs;
+    /* The QEMU driver (NULL: the defaults in docs/qemu-driver.md). */
+    char *qemu_config_dir;          /* persistent domain definitions */
+    char *qemu_run_dir;             /* running domains: status, monitor sockets, logs */
+    char *qemu_binary;              /* qemu-system-x86_64 */
 } rvs_config;
 
 void rvs_config_init(rvs_config *cfg);

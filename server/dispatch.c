@@ -1,6 +1,7 @@
 #include "server/dispatch.h"
 
 #include <stdalign.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -14,7 +15,8 @@ RV_LOG_CATEGORY("server.dispatch");
 
 /* Decoded arguments and results live here for the length of one call: the
  * loop is single-threaded and handlers finish before the next call, so no
- * allocation is needed for the structs themselves. */
+ * allocation is needed for the structs themselves.  A call answered later
+ * (rv_driver_defer) takes copies of both with it. */
 #define RVS_SCRATCH 1024
 static alignas(max_align_t) char args_scratch[RVS_SCRATCH];
 static alignas(max_align_t) char ret_scratch[RVS_SCRATCH];
@@ -97,6 +99,86 @@ int rvs_call_unsupported(rvs_call *call, int proc)
     return -1;
 }
 
+/* ---- replies that come later (driver.h) ---- */
+
+struct rv_deferred {
+    rvs_pending pending;        /* first: the client's list links */
+    rv_header hdr;              /* the call's, for the reply */
+    const rvs_proc *proc;
+    void *args, *ret;           /* in the same allocation, after this */
+};
+
+/* The call a slot is running, for rv_driver_defer(). */
+typedef struct running_call {
+    rvs_client *client;
+    const rv_header *hdr;
+    const rvs_proc *proc;
+    void *args, *ret;           /* the scratch */
+    rv_deferred *taken;         /* set by rv_driver_defer() */
+} running_call;
+static running_call *running;   /* NULL between calls */
+
+rv_deferred *rv_driver_defer(rv_err *err)
+{
+    if (!running || running->taken) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: a reply can only be deferred once, inside its call");
+        return NULL;
+    }
+    const rvs_proc *p = running->proc;
+    size_t head = (sizeof(rv_deferred) + alignof(max_align_t) - 1) / alignof(max_align_t) *
+                  alignof(max_align_t);
+    size_t args_at = head, ret_at = head + (p->args_size + alignof(max_align_t) - 1) /
+                                               alignof(max_align_t) * alignof(max_align_t);
+    rv_deferred *d = malloc(ret_at + p->ret_size + 1);
+    if (!d) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    d->hdr = *running->hdr;
+    d->proc = p;
+    d->args = (char *)d + args_at;
+    d->ret = (char *)d + ret_at;
+    /* The decoded arguments (and what the slot put in ret so far) change
+     * owner: the scratch copies are not freed by the dispatcher. */
+    memcpy(d->args, running->args, p->args_size);
+    memcpy(d->ret, running->ret, p->ret_size);
+    rvs_client_pending_add(running->client, &d->pending);
+    running->taken = d;
+    return d;
+}
+
+const void *rv_deferred_args(rv_deferred *d)
+{
+    return d->args;
+}
+
+void *rv_deferred_ret(rv_deferred *d)
+{
+    return d->ret;
+}
+
+static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret);
+
+void rv_deferred_finish(rv_deferred *d, const rv_err *err)
+{
+    rvs_client *c = d->pending.client;
+    rvs_client_pending_remove(&d->pending);
+    if (c && !rvs_client_is_closing(c)) {
+        if (err) {
+            RV_DEBUG("client %llu serial %u: deferred %s failed: %s", rvs_client_serial_no(c),
+                     d->hdr.serial, d->proc->name, err->message ? err->message : "");
+            queue_error(c, &d->hdr, err);
+        } else {
+            queue_reply(c, &d->hdr, d->proc, d->ret);
+        }
+        rvs_client_flush_soon(c);
+    }
+    xdr_free(d->proc->ret_filter, d->ret);
+    xdr_free(d->proc->args_filter, d->args);
+    free(d);
+}
+
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
 {
     if (hdr->proc == RV_KEEPALIVE_PROC_PING) {
@@ -140,25 +222,42 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
     }
 
     rvs_call call = { .client = c };
-    if (proc->handler(&call, args, ret) < 0) {
+    running_call now = { c, hdr, proc, args, ret, NULL };
+    running = &now;
+    int rc = proc->handler(&call, args, ret);
+    running = NULL;
+    if (now.taken) {
+        /* Answered later: the arguments and result went with the call. */
+        if (rc != RV_DEFERRED)
+            RV_ERROR("internal error: %s deferred its reply but returned %d", proc->name, rc);
+        rv_err_clear(&call.err);
+        return;
+    }
+    if (rc < 0) {
         if (!rv_err_is_set(&call.err))
             rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "%s failed without saying why", proc->name);
         queue_error(c, hdr, &call.err);
         rv_err_clear(&call.err);
     } else {
-        rv_header out = *hdr;
-        out.type = RV_REPLY;
-        out.status = RV_OK;
-        if (rv_frame_encode(rvs_client_output(c), &out,
-                            proc->ret_size ? proc->ret_filter : NULL, ret, &err) < 0) {
-            queue_error(c, hdr, &err);
-            rv_err_clear(&err);
-        }
+        queue_reply(c, hdr, proc, ret);
     }
     /* A failing handler may have filled part of ret. */
     xdr_free(proc->ret_filter, ret);
     xdr_free(proc->args_filter, args);
+}
+
+static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret)
+{
+    rv_err err = { 0 };
+    rv_header out = *call;
+    out.type = RV_REPLY;
+    out.status = RV_OK;
+    if (rv_frame_encode(rvs_client_output(c), &out, proc->ret_size ? proc->ret_filter : NULL,
+                        ret, &err) < 0) {
+        queue_error(c, call, &err);
+        rv_err_clear(&err);
+    }
 }
 
 /* A procedure of libvirt's that remvirt does not implement: refused as

@@ -545,6 +545,13 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_start(srv->loop, &srv->before_sleep);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
+    rv_driver_setup setup = { .loop = srv->loop,
+                              .qemu_config_dir = cfg->qemu_config_dir,
+                              .qemu_run_dir = cfg->qemu_run_dir,
+                              .qemu_binary = cfg->qemu_binary };
+    for (size_t i = 0; rv_drivers[i]; i++)
+        if (rv_drivers[i]->init)
+            rv_drivers[i]->init(&setup);
     return srv;
 }
 
@@ -568,13 +575,14 @@ void rvs_server_free(rvs_server *srv)
     ev_signal_stop(srv->loop, &srv->sigint);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
-    ev_loop_destroy(srv->loop);
-    rv_tls_context_free(srv->tls);
-    free(srv);
     rv_driver_set_lifecycle_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
+    /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();
+    ev_loop_destroy(srv->loop);
+    rv_tls_context_free(srv->tls);
+    free(srv);
     rv_log_flush();
 }

@@ -620,3 +620,62 @@ domain_xml()
 </domain>
 XML
 }
+
+# ---------------------------------------------------------------- the QEMU driver
+
+# start_remvirtd_qemu [KEY = VALUE]...: start_remvirtd with the QEMU
+# driver's directories in the test's temp dir ($QEMU_DIR/etc, $QEMU_DIR/run).
+# QEMU_URI is qemu+unix:///system as root (CI), else ///session, on the
+# daemon's socket.  Every QEMU started there is killed at exit, after the
+# daemon stops.
+start_remvirtd_qemu()
+{
+    requires qemu-system-x86_64 --version
+    QEMU_DIR=$RV_TMP/qemu
+    mkdir -p "$QEMU_DIR"
+    if [ -z "${_rv_qemu_cleanup:-}" ]; then
+        _rv_qemu_cleanup=1
+        cleanup_fn _rv_kill_qemus "$QEMU_DIR/run/"
+    fi
+    start_remvirtd "qemu_config_dir = \"$QEMU_DIR/etc\"" "qemu_run_dir = \"$QEMU_DIR/run\"" "$@"
+    local kind=session
+    [ "$(id -u)" -ne 0 ] || kind=system
+    QEMU_URI="qemu+unix:///$kind?socket=$REMVIRTD_SOCK"
+}
+
+# qemu_pids DIR: the pids of the processes whose command line names DIR
+# (QEMUs whose monitor socket is there).
+qemu_pids()
+{
+    local f pid
+    for f in /proc/[0-9]*/cmdline; do
+        pid=${f#/proc/}
+        pid=${pid%/cmdline}
+        { tr '\0' ' ' < "$f"; } 2>/dev/null | grep -qF -- "-qmp unix:$1" && echo "$pid"
+    done
+    return 0
+}
+
+_rv_kill_qemus()
+{
+    local pid
+    for pid in $(qemu_pids "$1"); do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    return 0
+}
+
+# qemu_domain_xml NAME [DEVICES]: a QEMU guest with no disk (it idles in
+# its firmware), TCG, 64 MiB.
+qemu_domain_xml()
+{
+    cat <<XML
+<domain type='qemu'>
+  <name>$1</name>
+  <memory unit='MiB'>64</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='pc'>hvm</type></os>
+  <devices>${2:-}</devices>
+</domain>
+XML
+}

@@ -12,6 +12,11 @@ check_PROGRAMS += tests/unit/test-driver-slots
 TESTS += tests/unit/test-driver-slots
 tests_unit_test_driver_slots_SOURCES = tests/unit/test-driver-slots.c tests/unit/check.h
 tests_unit_test_driver_slots_LDADD = libremvirtd.la
+# deferred replies: answered later with the serial kept, counted in flight
+check_PROGRAMS += tests/unit/test-deferred
+TESTS += tests/unit/test-deferred
+tests_unit_test_deferred_SOURCES = tests/unit/test-deferred.c tests/unit/check.h
+tests_unit_test_deferred_LDADD = libremvirtd.la
 
 # ---------------------------------------------------------------- tests: how they run (tests engineer)
 # Scripts find the trees through these; $(srcdir) alone is relative.
@@ -107,9 +112,14 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
-	tests/interop/test-rvsh-libvirtd-sasl.sh
+	tests/interop/test-rvsh-libvirtd-sasl.sh \
+	tests/interop/test-qemu-lifecycle.sh \
+	tests/interop/test-qemu-errors.sh \
+	tests/interop/test-qemu-reattach.sh \
+	tests/interop/test-qemu-concurrent.sh \
+	tests/interop/test-qemu-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py \
 	tests/interop/python-checks.py
 
 # client uri unit test
@@ -160,14 +170,8 @@ tests_unit_test_event_LDADD = libremvirt.la $(PTHREAD_LIBS)
 # what libvirtd 9.0's test:///default answers, to compare byte for byte.
 check_PROGRAMS += tests/unit/test-driver
 TESTS += tests/unit/test-driver
-tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
-	server/drivers/driver.c server/drivers/driver.h \
-	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
-	server/drivers/test/test_ops.c \
-	server/drivers/test/test_network.c server/drivers/test/test_network.h \
-	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
-tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
-tests_unit_test_driver_LDADD = libremvirt_common.la
+tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h
+tests_unit_test_driver_LDADD = libremvirtd.la
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
@@ -273,12 +277,12 @@ RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
 RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
 EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
 tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
-	$(libremvirtd_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
-tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
+tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
-tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(RV_FUZZ_TARGET_LIBS)
+tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(RV_FUZZ_TARGET_LIBS)
 tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
 	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)

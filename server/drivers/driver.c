@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const rv_driver *const rv_drivers[] = { &rv_test_driver, NULL };
+const rv_driver *const rv_drivers[] = { &rv_test_driver, &rv_qemu_driver, NULL };
 
 /* The daemon has one loop thread and one sink (the event fan-out). */
 static rv_lifecycle_sink lifecycle_sink;

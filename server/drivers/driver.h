@@ -71,11 +71,45 @@ void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref);
  * freed here and -1 returned with err set; otherwise rc. */
 int rv_string_result(int rc, char **slot, rv_err *err);
 
+/* ---- replies that come later ----
+ * A slot that must wait (for QEMU's monitor, for a process) takes the call
+ * it serves with rv_driver_defer() and returns RV_DEFERRED at once; later,
+ * from the loop, it fills rv_deferred_ret() and calls rv_deferred_finish()
+ * exactly once.  The reply then goes out with the call's serial, or
+ * nowhere if the client has gone meanwhile.  Until then the call counts
+ * against the client's max_client_requests.  A slot that answers at once
+ * never touches any of this and costs nothing more. */
+#define RV_DEFERRED 1
+typedef struct rv_deferred rv_deferred;
+
+/* Only from inside a slot, at most once: the call being served, which
+ * the slot must then answer with RV_DEFERRED.  The slot's args and ret
+ * pointers are valid only until it returns; use these instead.  NULL with
+ * err set when out of memory (the slot returns -1). */
+rv_deferred *rv_driver_defer(rv_err *err);
+const void *rv_deferred_args(rv_deferred *d);
+void *rv_deferred_ret(rv_deferred *d);
+/* Send the reply: the result in rv_deferred_ret() when err is NULL, else
+ * err.  Frees d, and the result and arguments with it. */
+void rv_deferred_finish(rv_deferred *d, const rv_err *err);
+
 /* One client's connection to a driver; the driver defines it. */
 typedef struct rv_driver_conn rv_driver_conn;
 
+/* What a driver may need from the daemon, once at start-up. */
+struct ev_loop;
+typedef struct rv_driver_setup {
+    struct ev_loop *loop;
+    /* The QEMU driver's directories and binary; NULL: its defaults. */
+    const char *qemu_config_dir, *qemu_run_dir, *qemu_binary;
+} rv_driver_setup;
+
 typedef struct rv_driver {
     const char *name;                   /* "test" */
+    /* Once when remvirtd starts, before any client (may be NULL): load
+     * saved state, reattach what runs.  A failure only disables the
+     * driver (it is logged, and said by open()). */
+    void (*init)(const rv_driver_setup *setup);
     /* 1 if this driver serves uri ("test:///default"), else 0. */
     int (*probe)(const char *uri);
     int (*open)(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
@@ -114,6 +148,7 @@ void rv_driver_network_event(const rv_driver *drv, const char *name,
 /* The drivers remvirtd knows, NULL-terminated. */
 extern const rv_driver *const rv_drivers[];
 extern const rv_driver rv_test_driver;
+extern const rv_driver rv_qemu_driver;
 
 /* The driver that serves uri (NULL uri: the first driver), or NULL with
  * err set to libvirt's "no connection driver available" error. */

@@ -1,0 +1,945 @@
+/* The QEMU driver: qemu:///session (and qemu:///system when remvirtd runs
+ * as root).  Its directories, its domain table, the host it describes,
+ * and its wire slots: reads answer at once from the table; state changes
+ * become jobs (qemu_process.c) answered later through deferred replies. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/qemu/command.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu");
+
+qemu_state rv_qemu;
+
+/* Nothing per connection: domains are the daemon's. */
+struct rv_driver_conn {
+    char unused;
+};
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    return 0;
+}
+
+/* ================================================================ domains */
+
+const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d)
+{
+    return d->live ? d->live : d->def;
+}
+
+bool rv_qemu_dom_visible(const qemu_dom *d)
+{
+    return d->def || d->live;
+}
+
+bool rv_qemu_dom_active(const qemu_dom *d)
+{
+    return d->pid > 0 || d->starting;
+}
+
+int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref)
+{
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    if (!(ref->name = strdup(def->name)))
+        return -1;
+    memcpy(ref->uuid, def->uuid, sizeof(ref->uuid));
+    ref->id = rv_qemu_dom_active(d) ? d->id : -1;
+    return 0;
+}
+
+void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail)
+{
+    bool changed = d->state != state;
+    d->state = state;
+    d->reason = reason;
+    if (!changed || event < 0)
+        return;
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
+    free(ref.name);
+}
+
+static void dom_free(qemu_dom *d)
+{
+    rv_qemu_release(d);
+    rv_qemu_domain_free(d->def);
+    rv_qemu_domain_free(d->live);
+    free(d->monitor_path);
+    rv_err_clear(&d->start_err);
+    free(d);
+}
+
+void rv_qemu_dom_forget_if_gone(qemu_dom *d)
+{
+    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping)
+        return;
+    for (qemu_dom **p = &rv_qemu.doms; *p; p = &(*p)->next)
+        if (*p == d) {
+            *p = d->next;
+            dom_free(d);
+            return;
+        }
+}
+
+static qemu_dom *find_uuid(const unsigned char uuid[16])
+{
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (rv_qemu_dom_visible(d) && memcmp(rv_qemu_dom_def(d)->uuid, uuid, 16) == 0)
+            return d;
+    return NULL;
+}
+
+qemu_dom *rv_qemu_find_name(const char *name)
+{
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (rv_qemu_dom_visible(d) && strcmp(rv_qemu_dom_def(d)->name, name) == 0)
+            return d;
+    return NULL;
+}
+
+/* The domain a wire reference names (by UUID, as libvirtd's QEMU driver). */
+static qemu_dom *dom_get(const rv_nonnull_domain *wire, rv_err *err)
+{
+    qemu_dom *d = find_uuid((const unsigned char *)wire->uuid);
+    if (!d) {
+        char uuid[RV_UUID_STRING_LEN];
+        rv_uuid_format((const unsigned char *)wire->uuid, uuid);
+        fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s' (%s)",
+             uuid, wire->name ? wire->name : "");
+    }
+    return d;
+}
+
+static int put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) < 0)
+        return oom(err);
+    rv_dom_ref_to_wire(wire, &ref);
+    return 0;
+}
+
+/* ================================================================ set-up */
+
+static char *default_dir(const char *root_dir, const char *xdg_var, const char *home_sub,
+                         const char *tail)
+{
+    char *p = NULL;
+    if (rv_qemu.privileged)
+        return strdup(root_dir);
+    const char *xdg = getenv(xdg_var), *home = getenv("HOME");
+    if (xdg && *xdg)
+        return asprintf(&p, "%s/remvirt/%s", xdg, tail) < 0 ? NULL : p;
+    return asprintf(&p, "%s/%s/remvirt/%s", home ? home : "/tmp", home_sub, tail) < 0 ? NULL : p;
+}
+
+/* qemu-system-x86_64 on $PATH, else Debian's. */
+static char *default_binary(void)
+{
+    const char *path = getenv("PATH");
+    char *found = NULL;
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        if (len && asprintf(&found, "%.*s/qemu-system-x86_64", (int)len, path) >= 0) {
+            if (access(found, X_OK) == 0)
+                return found;
+            free(found);
+        }
+        path += len + (path[len] == ':');
+    }
+    return strdup("/usr/bin/qemu-system-x86_64");
+}
+
+/* The binary's version, once at start-up ("QEMU emulator version 7.2.9 ..."). */
+static unsigned long long probe_version(const char *binary)
+{
+    char *cmd = NULL;
+    if (access(binary, X_OK) < 0 || asprintf(&cmd, "'%s' -version 2>/dev/null", binary) < 0)
+        return 0;
+    FILE *fp = strchr(binary, '\'') ? NULL : popen(cmd, "r");
+    free(cmd);
+    unsigned major = 0, minor = 0, micro = 0;
+    char line[256];
+    if (fp) {
+        if (fgets(line, sizeof(line), fp))
+            sscanf(line, "QEMU emulator version %u.%u.%u", &major, &minor, &micro);
+        pclose(fp);
+    }
+    return major * 1000000ULL + minor * 1000ULL + micro;
+}
+
+static void qemu_init(const rv_driver_setup *setup)
+{
+    rv_qemu.loop = setup->loop;
+    rv_qemu.privileged = geteuid() == 0;
+    rv_qemu.config_dir = setup->qemu_config_dir
+                             ? strdup(setup->qemu_config_dir)
+                             : default_dir("/etc/remvirt/qemu", "XDG_CONFIG_HOME", ".config", "qemu");
+    rv_qemu.run_dir = setup->qemu_run_dir
+                          ? strdup(setup->qemu_run_dir)
+                          : default_dir("/run/remvirt/qemu", "XDG_RUNTIME_DIR", ".cache", "qemu/run");
+    rv_qemu.binary = setup->qemu_binary ? strdup(setup->qemu_binary) : default_binary();
+    if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.binary) {
+        RV_ERROR("QEMU driver: out of memory; qemu:// is not available");
+        return;
+    }
+    rv_qemu.kvm = rv_qemu_kvm_usable();
+    rv_qemu.qemu_version = probe_version(rv_qemu.binary);
+    RV_INFO("QEMU driver: %s (version %llu%s), %s; definitions in %s, runtime in %s",
+            rv_qemu.binary, rv_qemu.qemu_version,
+            rv_qemu.qemu_version ? "" : ": not found or not runnable",
+            rv_qemu.kvm ? "KVM usable" : "KVM not usable: TCG only", rv_qemu.config_dir,
+            rv_qemu.run_dir);
+    ev_child_init(&rv_qemu.child_watcher, rv_qemu_child_exited, 0, 0);
+    ev_child_start(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_qemu.loaded = true;
+    rv_qemu_load_all();
+}
+
+static void qemu_cleanup(void)
+{
+    if (rv_qemu.loaded)
+        ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
+    /* The guests run on: a restarted remvirtd reattaches them. */
+    while (rv_qemu.doms) {
+        qemu_dom *d = rv_qemu.doms;
+        rv_qemu.doms = d->next;
+        dom_free(d);
+    }
+    free(rv_qemu.config_dir);
+    free(rv_qemu.run_dir);
+    free(rv_qemu.binary);
+    memset(&rv_qemu, 0, sizeof(rv_qemu));
+}
+
+static int qemu_probe(const char *uri)
+{
+    return strncmp(uri, "qemu:", 5) == 0;
+}
+
+static int qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
+{
+    (void)flags;
+    const char *path = uri + strlen("qemu:");
+    if (strncmp(path, "///", 3) == 0)
+        path += 2;
+    else
+        return fail(err, RV_ERR_NO_CONNECT, "no connection driver available for %s", uri);
+    size_t len = strcspn(path, "?");
+    bool session = len == 8 && strncmp(path, "/session", 8) == 0;
+    bool system = len == 7 && strncmp(path, "/system", 7) == 0;
+    if (!session && !system)
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: unexpected QEMU URI path '%.*s', try qemu:///%s", (int)len,
+                    path, rv_qemu.privileged ? "system" : "session");
+    if (system && !rv_qemu.privileged)
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: unexpected QEMU URI path '/system', try qemu:///session");
+    if (!rv_qemu.loaded)
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: the QEMU driver could not start (see remvirtd's log)");
+    rv_driver_conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return oom(err);
+    *out = c;
+    return 0;
+}
+
+static void qemu_close(rv_driver_conn *c)
+{
+    free(c);
+}
+
+/* ================================================================ the host */
+
+static int connect_get_type(rv_driver_conn *c, rv_connect_get_type_ret *ret, rv_err *err)
+{
+    (void)c;
+    return (ret->type = strdup("QEMU")) ? 0 : oom(err);
+}
+
+static int connect_get_version(rv_driver_conn *c, rv_connect_get_version_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (!rv_qemu.qemu_version)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: Cannot find QEMU binary %s",
+                    rv_qemu.binary);
+    ret->hv_ver = rv_qemu.qemu_version;
+    return 0;
+}
+
+static int connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *ret,
+                                rv_err *err)
+{
+    (void)c;
+    char host[256];
+    if (gethostname(host, sizeof(host) - 1) < 0)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "failed to determine host name: %s", strerror(errno));
+    host[sizeof(host) - 1] = '\0';
+    return (ret->hostname = strdup(host)) ? 0 : oom(err);
+}
+
+static int node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)err;
+    struct utsname u;
+    struct sysinfo si;
+    uname(&u);
+    size_t mlen = strnlen(u.machine, sizeof(ret->model) - 1);
+    memcpy(ret->model, u.machine, mlen);
+    ret->model[mlen] = '\0';
+    if (sysinfo(&si) == 0)
+        ret->memory = (unsigned long long)si.totalram * si.mem_unit / 1024;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ret->cpus = cpus > 0 ? (int)cpus : 1;
+    ret->nodes = 1;
+    ret->sockets = 1;
+    ret->cores = ret->cpus;
+    ret->threads = 1;
+    FILE *fp = fopen("/proc/cpuinfo", "re");
+    char line[256];
+    double mhz = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+            break;
+    if (fp)
+        fclose(fp);
+    ret->mhz = (int)mhz;
+    return 0;
+}
+
+static int connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
+                                    rv_err *err)
+{
+    (void)c;
+    struct utsname u;
+    uname(&u);
+    char *xml = NULL;
+    if (asprintf(&xml,
+                 "<capabilities>\n\n"
+                 "  <host>\n"
+                 "    <cpu>\n      <arch>%s</arch>\n    </cpu>\n"
+                 "  </host>\n\n"
+                 "  <guest>\n"
+                 "    <os_type>hvm</os_type>\n"
+                 "    <arch name='x86_64'>\n"
+                 "      <wordsize>64</wordsize>\n"
+                 "      <emulator>%s</emulator>\n"
+                 "      <machine>pc</machine>\n"
+                 "      <machine>q35</machine>\n"
+                 "      <domain type='qemu'/>\n"
+                 "%s"
+                 "    </arch>\n"
+                 "    <features>\n"
+                 "      <acpi default='on' toggle='yes'/>\n"
+                 "      <apic default='on' toggle='no'/>\n"
+                 "    </features>\n"
+                 "  </guest>\n\n"
+                 "</capabilities>\n",
+                 u.machine, rv_qemu.binary, rv_qemu.kvm ? "      <domain type='kvm'/>\n" : "") < 0)
+        return oom(err);
+    ret->capabilities = xml;
+    return 0;
+}
+
+static int node_get_security_model(rv_driver_conn *c, rv_node_get_security_model_ret *ret,
+                                   rv_err *err)
+{
+    (void)c;
+    /* No security driver: libvirtd says "none", DOI "0". */
+    char *model = strdup("none"), *doi = strdup("0");
+    if (!model || !doi) {
+        free(model);
+        free(doi);
+        return oom(err);
+    }
+    ret->model.model_val = model;
+    ret->model.model_len = 5;
+    ret->doi.doi_val = doi;
+    ret->doi.doi_len = 2;
+    return 0;
+}
+
+/* ================================================================ lists and lookups */
+
+static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_ret *ret,
+                                  rv_err *err)
+{
+    (void)c;
+    (void)err;
+    int n = 0;
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        n += rv_qemu_dom_active(d);
+    ret->num = n;
+    return 0;
+}
+
+static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
+                                rv_connect_list_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "maxids %d is outside 0..%d", args->maxids,
+                    RV_DOMAIN_LIST_MAX);
+    int *ids = calloc((size_t)args->maxids + 1, sizeof(int));
+    if (!ids)
+        return oom(err);
+    int n = 0;
+    for (qemu_dom *d = rv_qemu.doms; d && n < args->maxids; d = d->next)
+        if (rv_qemu_dom_active(d))
+            ids[n++] = d->id;
+    ret->ids.ids_val = ids;
+    ret->ids.ids_len = (u_int)n;
+    return 0;
+}
+
+static bool list_match(const qemu_dom *d, unsigned int f)
+{
+    if (!rv_qemu_dom_visible(d))
+        return false;
+    bool active = rv_qemu_dom_active(d);
+#define PAIR(a, b, va) (!(f & ((a) | (b))) || ((f & (a)) && (va)) || ((f & (b)) && !(va)))
+    if (!PAIR(RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, active) ||
+        !PAIR(RV_LIST_DOMAINS_PERSISTENT, RV_LIST_DOMAINS_TRANSIENT, d->def != NULL) ||
+        !PAIR(RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, d->autostart) ||
+        (f & RV_LIST_DOMAINS_MANAGEDSAVE) || (f & RV_LIST_DOMAINS_HAS_SNAPSHOT) ||
+        (f & RV_LIST_DOMAINS_HAS_CHECKPOINT))
+        return false;
+#undef PAIR
+    unsigned int states = f & (RV_LIST_DOMAINS_RUNNING | RV_LIST_DOMAINS_PAUSED |
+                               RV_LIST_DOMAINS_SHUTOFF | RV_LIST_DOMAINS_OTHER);
+    if (!states)
+        return true;
+    int st = active ? d->state : RV_DOMAIN_SHUTOFF;
+    return ((states & RV_LIST_DOMAINS_RUNNING) && st == RV_DOMAIN_RUNNING) ||
+           ((states & RV_LIST_DOMAINS_PAUSED) && st == RV_DOMAIN_PAUSED) ||
+           ((states & RV_LIST_DOMAINS_SHUTOFF) && st == RV_DOMAIN_SHUTOFF) ||
+           ((states & RV_LIST_DOMAINS_OTHER) && st != RV_DOMAIN_RUNNING &&
+            st != RV_DOMAIN_PAUSED && st != RV_DOMAIN_SHUTOFF);
+}
+
+static int connect_list_all_domains(rv_driver_conn *c,
+                                    const rv_connect_list_all_domains_args *args,
+                                    rv_connect_list_all_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
+        return -1;
+    u_int n = 0;
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        n += list_match(d, args->flags);
+    if (n > RV_DOMAIN_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
+                    RV_DOMAIN_LIST_MAX);
+    ret->ret = n;
+    if (!args->need_results || n == 0)
+        return 0;
+    if (!(ret->domains.domains_val = calloc(n, sizeof(rv_nonnull_domain))))
+        return oom(err);
+    u_int i = 0;
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (list_match(d, args->flags)) {
+            if (put_dom(d, &ret->domains.domains_val[i], err) < 0)
+                return -1;      /* the dispatcher frees what is in ret */
+            ret->domains.domains_len = ++i;
+        }
+    return 0;
+}
+
+static int domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
+                               rv_domain_lookup_by_id_ret *ret, rv_err *err)
+{
+    (void)c;
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (rv_qemu_dom_active(d) && d->id == args->id)
+            return put_dom(d, &ret->dom, err);
+    return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching id %d", args->id);
+}
+
+static int domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
+                                 rv_domain_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_find_name(args->name);
+    if (!d)
+        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching name '%s'",
+                    args->name);
+    return put_dom(d, &ret->dom, err);
+}
+
+static int domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
+                                 rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = find_uuid((const unsigned char *)args->uuid);
+    if (!d) {
+        char uuid[RV_UUID_STRING_LEN];
+        rv_uuid_format((const unsigned char *)args->uuid, uuid);
+        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s'",
+                    uuid);
+    }
+    return put_dom(d, &ret->dom, err);
+}
+
+/* ================================================================ definitions */
+
+/* A name becomes a file name: no '/', no leading '.', printable. */
+static int check_name(const char *name, rv_err *err)
+{
+    size_t len = strlen(name);
+    bool ok = len > 0 && len <= 200 && name[0] != '.';
+    for (const char *p = name; ok && *p; p++)
+        ok = *p != '/' && !iscntrl((unsigned char)*p);
+    if (!ok)
+        return fail(err, RV_ERR_XML_ERROR,
+                    "XML error: name '%s' cannot be used: a domain name must not be empty, "
+                    "start with '.', or contain '/' or control characters", name);
+    return 0;
+}
+
+/* A new definition may replace the one with the same name and UUID only. */
+static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
+{
+    qemu_dom *by_uuid = find_uuid(def->uuid), *by_name = rv_qemu_find_name(def->name);
+    char uuid[RV_UUID_STRING_LEN];
+    if (by_name && by_name != by_uuid) {
+        rv_uuid_format(rv_qemu_dom_def(by_name)->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: domain '%s' already exists with uuid %s", def->name, uuid);
+    }
+    if (by_uuid && !by_name) {
+        rv_uuid_format(def->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: domain '%s' is already defined with uuid %s",
+                    rv_qemu_dom_def(by_uuid)->name, uuid);
+    }
+    *found = by_uuid;
+    return 0;
+}
+
+static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
+{
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+    if (def && check_name(def->name, err) < 0) {
+        rv_qemu_domain_free(def);
+        return NULL;
+    }
+    return def;
+}
+
+qemu_dom *rv_qemu_dom_new(void)
+{
+    qemu_dom *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->id = -1;
+    d->state = RV_DOMAIN_SHUTOFF;
+    d->jobs_tail = &d->jobs;
+    d->next = rv_qemu.doms;
+    rv_qemu.doms = d;
+    return d;
+}
+
+static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
+                             rv_domain_define_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_qemu_domain_def *def = parse(args->xml, err);
+    qemu_dom *d = NULL;
+    if (!def || check_conflict(def, &d, err) < 0) {
+        rv_qemu_domain_free(def);
+        return -1;
+    }
+    bool added = !d, update = d && d->def;
+    if (added && !(d = rv_qemu_dom_new())) {
+        rv_qemu_domain_free(def);
+        return oom(err);
+    }
+    rv_qemu_domain_def *old = d->def;
+    d->def = def;
+    if (rv_qemu_save_def(d, err) < 0) {
+        d->def = old;
+        rv_qemu_domain_free(def);
+        if (added)
+            rv_qemu_dom_forget_if_gone(d);
+        return -1;
+    }
+    rv_qemu_domain_free(old);
+    RV_INFO("domain '%s' defined", def->name);
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
+                                  update ? RV_EVENT_DEFINED_UPDATED : RV_EVENT_DEFINED_ADDED);
+    free(ref.name);
+    return put_dom(d, &ret->dom, err);
+}
+
+static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
+{
+    if (check_flags(flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
+                               RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
+                    "qemuDomainUndefineFlags", err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(wire, err);
+    if (!d)
+        return -1;
+    if (!d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot undefine transient domain");
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) < 0)
+        return oom(err);
+    rv_qemu_remove_def(d->def->name);
+    rv_qemu_domain_free(d->def);
+    d->def = NULL;
+    d->autostart = false;
+    RV_INFO("domain '%s' undefined", ref.name);
+    rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_UNDEFINED,
+                              RV_EVENT_UNDEFINED_REMOVED);
+    free(ref.name);
+    /* A running domain stays, transient now; an inactive one goes. */
+    rv_qemu_dom_forget_if_gone(d);
+    return 0;
+}
+
+static int domain_undefine(rv_driver_conn *c, const rv_domain_undefine_args *args, rv_err *err)
+{
+    (void)c;
+    return undefine(&args->dom, 0, err);
+}
+
+static int domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_flags_args *args,
+                                 rv_err *err)
+{
+    (void)c;
+    return undefine(&args->dom, args->flags, err);
+}
+
+/* ================================================================ state changes: jobs */
+
+/* Queue a job on d and defer the call to its end. */
+static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
+                     rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
+{
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_qemu_job_add(d, kind, flags, reply, ret_dom ? ret_dom(rv_deferred_ret(reply)) : NULL);
+    return RV_DEFERRED;
+}
+
+static rv_nonnull_domain *create_with_flags_dom(void *ret)
+{
+    return &((rv_domain_create_with_flags_ret *)ret)->dom;
+}
+
+static rv_nonnull_domain *create_xml_dom(void *ret)
+{
+    return &((rv_domain_create_xml_ret *)ret)->dom;
+}
+
+static int start(const rv_nonnull_domain *wire, unsigned int flags,
+                 rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
+{
+    if (check_flags(flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateWithFlags", err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(wire, err);
+    return d ? defer_job(d, QJOB_START, flags, ret_dom, err) : -1;
+}
+
+static int domain_create(rv_driver_conn *c, const rv_domain_create_args *args, rv_err *err)
+{
+    (void)c;
+    return start(&args->dom, 0, NULL, err);
+}
+
+static int domain_create_with_flags(rv_driver_conn *c,
+                                    const rv_domain_create_with_flags_args *args,
+                                    rv_domain_create_with_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    return start(&args->dom, args->flags, create_with_flags_dom, err);
+}
+
+static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
+                             rv_domain_create_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (check_flags(args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
+        return -1;
+    rv_qemu_domain_def *def = parse(args->xml_desc, err);
+    qemu_dom *d = NULL;
+    if (!def || check_conflict(def, &d, err) < 0) {
+        rv_qemu_domain_free(def);
+        return -1;
+    }
+    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
+        rv_qemu_domain_free(def);
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' is already active",
+                    rv_qemu_dom_def(d)->name);
+    }
+    if (!d && !(d = rv_qemu_dom_new())) {
+        rv_qemu_domain_free(def);
+        return oom(err);
+    }
+    /* Runs this definition; a persistent one keeps its own for later. */
+    rv_qemu_domain_free(d->live);
+    d->live = def;
+    int rc = defer_job(d, QJOB_START, args->flags, create_xml_dom, err);
+    if (rc < 0) {
+        rv_qemu_domain_free(d->live);
+        d->live = NULL;
+        rv_qemu_dom_forget_if_gone(d);
+    }
+    return rc;
+}
+
+#define DOM_JOB(fn, args_type, kind, flags_expr, known, func)                           \
+    static int fn(rv_driver_conn *c, const args_type *args, rv_err *err)                 \
+    {                                                                                    \
+        (void)c;                                                                         \
+        unsigned int flags = flags_expr;                                                 \
+        if (check_flags(flags, known, func, err) < 0)                                    \
+            return -1;                                                                   \
+        qemu_dom *d = dom_get(&args->dom, err);                                          \
+        return d ? defer_job(d, kind, flags, NULL, err) : -1;                            \
+    }
+DOM_JOB(domain_destroy, rv_domain_destroy_args, QJOB_DESTROY, 0, 0, "qemuDomainDestroy")
+DOM_JOB(domain_destroy_flags, rv_domain_destroy_flags_args, QJOB_DESTROY, args->flags,
+        RV_DOMAIN_DESTROY_GRACEFUL | RV_DOMAIN_DESTROY_REMOVE_LOGS, "qemuDomainDestroyFlags")
+DOM_JOB(domain_suspend, rv_domain_suspend_args, QJOB_SUSPEND, 0, 0, "qemuDomainSuspend")
+DOM_JOB(domain_resume, rv_domain_resume_args, QJOB_RESUME, 0, 0, "qemuDomainResume")
+DOM_JOB(domain_shutdown, rv_domain_shutdown_args, QJOB_SHUTDOWN, 0, 0, "qemuDomainShutdown")
+/* Only the ACPI method (0 or 1): the guest agent is not spoken yet. */
+DOM_JOB(domain_shutdown_flags, rv_domain_shutdown_flags_args, QJOB_SHUTDOWN, args->flags, 1,
+        "qemuDomainShutdownFlags")
+DOM_JOB(domain_reboot, rv_domain_reboot_args, QJOB_REBOOT, args->flags, 1, "qemuDomainReboot")
+#undef DOM_JOB
+
+/* ================================================================ reads: never wait */
+
+static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *args,
+                           rv_domain_get_info_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    bool active = rv_qemu_dom_active(d);
+    ret->state = (u_char)(active ? d->state : RV_DOMAIN_SHUTOFF);
+    ret->maxMem = def->memory_kib;
+    ret->memory = active ? def->current_memory_kib : 0;
+    ret->nrVirtCpu = (u_short)def->vcpus;
+    ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
+    return 0;
+}
+
+static int domain_get_state(rv_driver_conn *c, const rv_domain_get_state_args *args,
+                            rv_domain_get_state_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "qemuDomainGetState", err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->state = d->state;
+    ret->reason = d->reason;
+    return 0;
+}
+
+/* The XML with the running domain's id on its root element. */
+static char *live_xml(const qemu_dom *d, const rv_qemu_domain_def *def)
+{
+    char *xml = rv_qemu_domain_format(def);
+    if (!xml || !rv_qemu_dom_active(d) || def != d->live || strncmp(xml, "<domain ", 8) != 0)
+        return xml;
+    char *end = strchr(xml, '>'), *out = NULL;
+    if (asprintf(&out, "%.*s id='%d'%s", (int)(end - xml), xml, d->id, end) < 0)
+        out = NULL;
+    free(xml);
+    return out;
+}
+
+static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_args *args,
+                               rv_domain_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | 0x4 | 0x8,
+                    "qemuDomainGetXMLDesc", err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_qemu_domain_def *def =
+        (args->flags & RV_DOMAIN_XML_INACTIVE) && d->def ? d->def : rv_qemu_dom_def(d);
+    if (!(ret->xml = live_xml(d, def)))
+        return oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+static int domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_args *args,
+                              rv_domain_get_os_type_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (!dom_get(&args->dom, err))
+        return -1;
+    return (ret->type = strdup("hvm")) ? 0 : oom(err);
+}
+
+static int domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,
+                                rv_domain_get_autostart_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->autostart = d->autostart;
+    return 0;
+}
+
+static int domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_args *args,
+                                rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot set autostart for transient domain");
+    bool on = args->autostart != 0;
+    if (rv_qemu_set_autostart_link(d->def->name, on, err) < 0)
+        return -1;
+    d->autostart = on;
+    return 0;
+}
+
+static int domain_is_active(rv_driver_conn *c, const rv_domain_is_active_args *args,
+                            rv_domain_is_active_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->active = rv_qemu_dom_active(d);
+    return 0;
+}
+
+static int domain_is_persistent(rv_driver_conn *c, const rv_domain_is_persistent_args *args,
+                                rv_domain_is_persistent_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->persistent = d->def != NULL;
+    return 0;
+}
+
+static int domain_has_managed_save_image(rv_driver_conn *c,
+                                         const rv_domain_has_managed_save_image_args *args,
+                                         rv_domain_has_managed_save_image_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (!dom_get(&args->dom, err))
+        return -1;
+    ret->result = 0;
+    return 0;
+}
+
+static int domain_get_security_label(rv_driver_conn *c,
+                                     const rv_domain_get_security_label_args *args,
+                                     rv_domain_get_security_label_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (!dom_get(&args->dom, err))
+        return -1;
+    char *label = strdup("");
+    if (!label)
+        return oom(err);
+    ret->label.label_val = label;
+    ret->label.label_len = 1;
+    ret->enforcing = 0;
+    return 0;
+}
+
+const rv_driver rv_qemu_driver = {
+    .name = "qemu",
+    .init = qemu_init,
+    .probe = qemu_probe,
+    .open = qemu_open,
+    .close = qemu_close,
+    .cleanup = qemu_cleanup,
+    .ops = {
+        .connect_get_type = connect_get_type,
+        .connect_get_version = connect_get_version,
+        .connect_get_hostname = connect_get_hostname,
+        .connect_get_capabilities = connect_get_capabilities,
+        .node_get_info = node_get_info,
+        .node_get_security_model = node_get_security_model,
+        .connect_num_of_domains = connect_num_of_domains,
+        .connect_list_domains = connect_list_domains,
+        .connect_list_all_domains = connect_list_all_domains,
+        .domain_lookup_by_id = domain_lookup_by_id,
+        .domain_lookup_by_name = domain_lookup_by_name,
+        .domain_lookup_by_uuid = domain_lookup_by_uuid,
+        .domain_define_xml = domain_define_xml,
+        .domain_undefine = domain_undefine,
+        .domain_undefine_flags = domain_undefine_flags,
+        .domain_create = domain_create,
+        .domain_create_with_flags = domain_create_with_flags,
+        .domain_create_xml = domain_create_xml,
+        .domain_destroy = domain_destroy,
+        .domain_destroy_flags = domain_destroy_flags,
+        .domain_suspend = domain_suspend,
+        .domain_resume = domain_resume,
+        .domain_shutdown = domain_shutdown,
+        .domain_shutdown_flags = domain_shutdown_flags,
+        .domain_reboot = domain_reboot,
+        .domain_get_info = domain_get_info,
+        .domain_get_state = domain_get_state,
+        .domain_get_xml_desc = domain_get_xml_desc,
+        .domain_get_os_type = domain_get_os_type,
+        .domain_get_autostart = domain_get_autostart,
+        .domain_set_autostart = domain_set_autostart,
+        .domain_is_active = domain_is_active,
+        .domain_is_persistent = domain_is_persistent,
+        .domain_has_managed_save_image = domain_has_managed_save_image,
+        .domain_get_security_label = domain_get_security_label,
+    },
+};

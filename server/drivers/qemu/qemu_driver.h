@@ -1,0 +1,133 @@
+/* The QEMU driver's own types, shared by its files:
+ *   qemu_driver.c   the driver: directories, the domain table, the wire
+ *                   slots, the host (capabilities, node info)
+ *   qemu_store.c    files: definitions (atomic writes), runtime status
+ *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
+ *
+ * A domain has a persistent definition (def, NULL when transient) and,
+ * while it runs, the live one (live).  Every state change goes through a
+ * job: one at a time per domain, the others wait in order.  Reads never
+ * wait: they look at the domain as it is. */
+#ifndef RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
+#define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "server/drivers/driver.h"
+#include "server/drivers/qemu/domain_xml.h"
+#include "server/drivers/qemu/qmp.h"
+
+typedef enum qemu_job_kind {
+    QJOB_START,
+    QJOB_DESTROY,
+    QJOB_SUSPEND,
+    QJOB_RESUME,
+    QJOB_SHUTDOWN,
+    QJOB_REBOOT,
+} qemu_job_kind;
+
+typedef struct qemu_job {
+    qemu_job_kind kind;
+    unsigned int flags;
+    rv_deferred *reply;         /* the call to answer; NULL: nobody waits (autostart) */
+    rv_nonnull_domain *ret_dom; /* in reply's result: the domain, filled on success */
+    struct qemu_job *next;
+} qemu_job;
+
+typedef struct qemu_dom {
+    rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
+    rv_qemu_domain_def *live;   /* while active */
+    bool autostart;
+    int state, reason;          /* RV_DOMAIN_*, and the reason under it */
+    int id;                     /* -1 when inactive */
+    pid_t pid;                  /* 0 when no process */
+    bool our_child;             /* spawned by this remvirtd (reaped by it) */
+    rv_qmp *qmp;
+    char *monitor_path;
+    /* Jobs: the head runs, the rest wait in order. */
+    qemu_job *jobs, **jobs_tail;
+    /* Stopping the process: why (an RV_DOMAIN_SHUTOFF_* reason and the
+     * STOPPED event detail), and the escalation from quit to SIGKILL. */
+    bool stopping;
+    int stop_reason, stop_detail;
+    bool guest_shutdown;        /* SHUTDOWN came from QEMU before the exit */
+    ev_timer stop_timer;
+    double stop_started;
+    bool graceful, sent_term, sent_kill;
+    bool reaped;                /* our child's exit was collected */
+    bool starting;              /* a START job is bringing it up */
+    off_t log_start;            /* where this run's output begins in the log */
+    rv_err start_err;           /* why a start failed, until the process is gone */
+    ev_timer pump;              /* runs the next job from the loop */
+    bool job_busy;              /* the head job has begun */
+    struct qemu_dom *next;
+} qemu_dom;
+
+/* The driver's global state: domains outlive connections. */
+typedef struct qemu_state {
+    bool loaded;
+    struct ev_loop *loop;
+    char *config_dir;           /* <name>.xml, autostart/<name>.xml */
+    char *run_dir;              /* <name>.status, <name>.xml, <name>.qmp, <name>.log */
+    char *binary;
+    bool kvm;
+    bool privileged;
+    unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
+    qemu_dom *doms;
+    int next_id;
+    ev_child child_watcher;
+} qemu_state;
+
+extern qemu_state rv_qemu;
+
+/* ---- qemu_driver.c ---- */
+/* A new, inactive domain at the head of the table (NULL: no memory). */
+qemu_dom *rv_qemu_dom_new(void);
+/* The reference a client sees (name copied). */
+int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref);
+const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else def */
+/* Has a definition, persistent or live: a domain with neither (undefined
+ * or stopped, about to be dropped) is invisible to every call. */
+bool rv_qemu_dom_visible(const qemu_dom *d);
+qemu_dom *rv_qemu_find_name(const char *name);
+/* Domain is running, paused, ... (has a process or is starting). */
+bool rv_qemu_dom_active(const qemu_dom *d);
+/* Drop a domain that is neither active nor persistent, nor has jobs. */
+void rv_qemu_dom_forget_if_gone(qemu_dom *d);
+/* Set state and reason; send the event when event >= 0. */
+void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail);
+
+/* ---- qemu_store.c ---- */
+char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
+/* Write text to path atomically: temp file, rename; durable: with fsync
+ * of the file before and of its directory after. */
+int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
+int rv_qemu_mkdirs(const char *path, rv_err *err);
+int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
+void rv_qemu_remove_def(const char *name);
+int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
+/* Runtime status of an active domain: pid, id, state, its live XML. */
+int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
+void rv_qemu_remove_runtime(const char *name);
+/* At start-up: the defined domains, then the runtime of those that ran. */
+void rv_qemu_load_all(void);
+/* The last lines (at most 1 KiB) of a domain's log written after offset
+ * from, on one line, for an error (malloc'd, maybe ""; NULL: no memory). */
+char *rv_qemu_log_tail(const char *name, off_t from);
+
+/* ---- qemu_process.c ---- */
+/* Queue a job; it starts now if it is the only one.  Takes reply. */
+void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                     rv_nonnull_domain *ret_dom);
+/* A domain found running at start-up: connect to its monitor again. */
+void rv_qemu_reattach(qemu_dom *d);
+void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
+/* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
+void rv_qemu_release(qemu_dom *d);
+/* cpu time from /proc/<pid>/stat, 0 when unknown. */
+unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+
+#endif

@@ -1,0 +1,780 @@
+/* QEMU processes and the per-domain jobs that change them, all on the
+ * daemon's loop: nothing here waits.  A job begins from the domain's pump
+ * (an immediate timer, so a job never begins inside another's completion),
+ * waits on QMP replies, the process's exit or a timer, and ends with
+ * job_done(), which answers the client's deferred call.
+ *
+ * A process ends in process_gone(), whatever ended it (destroy, the guest,
+ * a crash, a failed start): the monitor is let go, the runtime files are
+ * removed, the domain is shut off with the reason chosen when its stop
+ * began, and the job that was waiting for it is answered. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/command.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.process");
+
+/* Destroy: after "quit", SIGTERM at QUIT_WAIT s, SIGKILL at TERM_WAIT s. */
+#define QUIT_WAIT 3.0
+#define TERM_WAIT 10.0
+#define STOP_POLL 0.05
+/* How long QEMU may take to open its monitor socket. */
+#define MONITOR_CONNECT_TIMEOUT 30.0
+
+static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque);
+static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, double ts,
+                         void *opaque);
+static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque);
+
+static const rv_qmp_callbacks monitor_callbacks = {
+    .on_ready = on_qmp_ready,
+    .on_event = on_qmp_event,
+    .on_close = on_qmp_close,
+};
+
+/* For commands whose answer changes nothing (the process's exit or the
+ * events that follow say what happened). */
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    (void)ret;
+    (void)opaque;
+    if (err)
+        RV_DEBUG("QEMU command failed: %s", err->message ? err->message : "");
+}
+
+static const char *dom_name(const qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    return def ? def->name : "(gone)";
+}
+
+/* ================================================================ jobs */
+
+static void on_pump(struct ev_loop *loop, ev_timer *w, int revents);
+
+static void pump_soon(qemu_dom *d)
+{
+    if (!ev_is_active(&d->pump)) {
+        ev_timer_init(&d->pump, on_pump, 0., 0.);
+        d->pump.data = d;
+        ev_timer_start(rv_qemu.loop, &d->pump);
+    }
+}
+
+void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                     rv_nonnull_domain *ret_dom)
+{
+    qemu_job *job = calloc(1, sizeof(*job));
+    if (!job) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        if (reply)
+            rv_deferred_finish(reply, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    job->kind = kind;
+    job->flags = flags;
+    job->reply = reply;
+    job->ret_dom = ret_dom;
+    *d->jobs_tail = job;
+    d->jobs_tail = &job->next;
+    pump_soon(d);
+}
+
+/* The head job is over: answer it (success when err is NULL) and let the
+ * next one begin. */
+static void job_done(qemu_dom *d, const rv_err *err)
+{
+    qemu_job *job = d->jobs;
+    if (!job || !d->job_busy) {
+        RV_ERROR("internal error: domain '%s' finished a job it was not running", dom_name(d));
+        return;
+    }
+    d->jobs = job->next;
+    if (!d->jobs)
+        d->jobs_tail = &d->jobs;
+    d->job_busy = false;
+    if (job->reply) {
+        /* Starts answer with the domain as it is now (its id). */
+        if (!err && job->ret_dom) {
+            rv_dom_ref ref = { 0 };
+            if (rv_qemu_dom_ref(d, &ref) == 0)
+                rv_dom_ref_to_wire(job->ret_dom, &ref);
+        }
+        rv_deferred_finish(job->reply, err);
+    } else if (err) {
+        RV_WARN("domain '%s': %s", dom_name(d), err->message);
+    }
+    free(job);
+    pump_soon(d);
+}
+
+static void job_fail(qemu_dom *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void job_fail(qemu_dom *d, int code, const char *fmt, ...)
+{
+    rv_err err = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    job_done(d, &err);
+    rv_err_clear(&err);
+}
+
+static void job_begin(qemu_dom *d, qemu_job *job);
+
+static void on_pump(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_dom *d = w->data;
+    if (d->job_busy)
+        return;
+    if (d->jobs) {
+        d->job_busy = true;
+        job_begin(d, d->jobs);
+    } else {
+        rv_qemu_dom_forget_if_gone(d);
+    }
+}
+
+/* ================================================================ the process */
+
+static bool process_exists(const qemu_dom *d)
+{
+    if (d->pid <= 0)
+        return false;
+    if (d->our_child)
+        return !d->reaped;
+    return kill(d->pid, 0) == 0 || errno != ESRCH;
+}
+
+/* The process is gone: everything about it goes, and the domain is off. */
+static void process_gone(qemu_dom *d)
+{
+    ev_timer_stop(rv_qemu.loop, &d->stop_timer);
+    rv_qmp *qmp = d->qmp;
+    d->qmp = NULL;          /* its callbacks now know they are stale */
+    const char *name = dom_name(d);
+    bool failed_start = d->starting;
+    RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
+            failed_start ? " while starting" : "");
+    rv_qemu_remove_runtime(name);
+    if (!failed_start)
+        rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, d->stop_reason, RV_EVENT_STOPPED,
+                              d->stop_detail);
+    else
+        rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, RV_DOMAIN_SHUTOFF_FAILED, -1, 0);
+
+    /* The job waiting for this (if one was under way) is answered now. */
+    qemu_job *job = d->job_busy ? d->jobs : NULL;
+    rv_err err = { 0 };
+    if (failed_start) {
+        char *tail = rv_qemu_log_tail(name, d->log_start);
+        rv_err_set(&err, d->start_err.domain ? d->start_err.domain : RV_FROM_QEMU,
+                   d->start_err.code ? d->start_err.code : RV_ERR_INTERNAL_ERROR, "%s%s%s",
+                   d->start_err.message ? d->start_err.message : "QEMU exited while starting",
+                   tail && *tail ? ": " : "", tail ? tail : "");
+        free(tail);
+    } else if (job && job->kind != QJOB_DESTROY) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: domain is not running");
+    }
+    rv_err_clear(&d->start_err);
+    d->starting = false;
+    d->stopping = false;
+    d->guest_shutdown = false;
+    d->pid = 0;
+    d->id = -1;
+    d->reaped = false;
+    d->sent_term = d->sent_kill = false;
+    free(d->monitor_path);
+    d->monitor_path = NULL;
+    /* The name in the messages above came from live: it goes last. */
+    if (job)
+        job_done(d, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+    rv_qemu_domain_free(d->live);
+    d->live = NULL;
+    rv_qmp_free(qmp);
+    pump_soon(d);
+}
+
+static void on_stop_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    qemu_dom *d = w->data;
+    if (!process_exists(d)) {
+        process_gone(d);
+        return;
+    }
+    double waited = ev_now(loop) - d->stop_started;
+    if (waited >= QUIT_WAIT && !d->sent_term) {
+        RV_INFO("domain '%s': sending SIGTERM to pid %d", dom_name(d), (int)d->pid);
+        kill(d->pid, SIGTERM);
+        d->sent_term = true;
+    } else if (waited >= TERM_WAIT && !d->sent_kill) {
+        if (d->graceful && d->jobs && d->job_busy && d->jobs->kind == QJOB_DESTROY) {
+            /* Graceful: give up rather than kill; the domain runs on. */
+            ev_timer_stop(loop, w);
+            d->stopping = false;
+            d->sent_term = false;
+            job_fail(d, RV_ERR_OPERATION_FAILED,
+                     "operation failed: failed to terminate process %d with SIGTERM", (int)d->pid);
+            return;
+        }
+        RV_WARN("domain '%s': pid %d ignored SIGTERM: sending SIGKILL", dom_name(d), (int)d->pid);
+        kill(d->pid, SIGKILL);
+        d->sent_kill = true;
+    }
+}
+
+/* Make the process go: "quit" on the monitor, then SIGTERM, then SIGKILL.
+ * reason/detail say why, for the state and the STOPPED event. */
+static void begin_stop(qemu_dom *d, int reason, int detail, bool graceful, bool kill_now)
+{
+    if (!d->stopping) {
+        d->stopping = true;
+        d->stop_reason = reason;
+        d->stop_detail = detail;
+        d->graceful = graceful;
+        d->stop_started = ev_now(rv_qemu.loop);
+        rv_err err = { 0 };
+        if (!kill_now && d->qmp && rv_qmp_is_ready(d->qmp))
+            rv_qmp_command(d->qmp, "quit", NULL, QUIT_WAIT, ignore_reply, NULL, &err);
+        rv_err_clear(&err);
+    }
+    if (kill_now && d->pid > 0 && !d->sent_kill) {
+        kill(d->pid, SIGKILL);
+        d->sent_kill = d->sent_term = true;
+    }
+    if (!ev_is_active(&d->stop_timer)) {
+        ev_timer_init(&d->stop_timer, on_stop_timer, 0., STOP_POLL);
+        d->stop_timer.data = d;
+        ev_timer_start(rv_qemu.loop, &d->stop_timer);
+    }
+}
+
+/* A start went wrong: remember why, kill what was started, and answer
+ * once it is gone (or now, when nothing was started). */
+static void start_failed(qemu_dom *d, const rv_err *why)
+{
+    if (!rv_err_is_set(&d->start_err))
+        rv_err_set(&d->start_err, why->domain, why->code, "%s",
+                   why->message ? why->message : "QEMU failed to start");
+    if (d->pid > 0) {
+        begin_stop(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED, false, true);
+        return;
+    }
+    rv_err err = d->start_err;
+    d->start_err = (rv_err){ 0 };
+    d->starting = false;
+    rv_qemu_remove_runtime(dom_name(d));
+    rv_qemu_domain_free(d->live);
+    d->live = NULL;
+    d->id = -1;
+    rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, RV_DOMAIN_SHUTOFF_FAILED, -1, 0);
+    job_done(d, &err);
+    rv_err_clear(&err);
+}
+
+void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
+        if (!d->our_child || d->pid != w->rpid || d->reaped)
+            continue;
+        int st = w->rstatus;
+        RV_INFO("domain '%s': QEMU (pid %d) %s %d", dom_name(d), (int)d->pid,
+                WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        d->reaped = true;
+        if (d->starting) {
+            rv_err err = { 0 };
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                       "internal error: QEMU exited while starting up");
+            start_failed(d, &err);
+            rv_err_clear(&err);
+        } else if (!d->stopping) {
+            begin_stop(d, d->guest_shutdown ? RV_DOMAIN_SHUTOFF_SHUTDOWN : RV_DOMAIN_SHUTOFF_CRASHED,
+                       d->guest_shutdown ? RV_EVENT_STOPPED_SHUTDOWN : RV_EVENT_STOPPED_FAILED,
+                       false, false);
+        }
+        process_gone(d);
+        return;
+    }
+}
+
+unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* After the command name in parentheses: fields 3.., utime is 14, stime 15. */
+    char *p = strrchr(buf, ')');
+    unsigned long long utime = 0, stime = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                     &stime) != 2)
+        return 0;
+    long hz = sysconf(_SC_CLK_TCK);
+    return (utime + stime) * (1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100));
+}
+
+/* ================================================================ the monitor */
+
+static qemu_dom *dom_of(rv_qmp *qmp, void *opaque)
+{
+    qemu_dom *d = opaque;
+    /* A reply or close from a monitor the domain has let go of. */
+    return d->qmp == qmp ? d : NULL;
+}
+
+/* A job's QMP command answered: on success the job's state change, else
+ * its error. */
+typedef void (*job_step_fn)(qemu_dom *d);
+
+static void on_started(qemu_dom *d)
+{
+    d->starting = false;
+    bool paused = d->jobs->flags & RV_DOMAIN_START_PAUSED;
+    RV_INFO("domain '%s' started (pid %d, id %d, %s)", dom_name(d), (int)d->pid, d->id,
+            rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+    rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, RV_EVENT_STARTED,
+                          RV_EVENT_STARTED_BOOTED);
+    if (paused)
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
+                              RV_EVENT_SUSPENDED_PAUSED);
+    rv_err err = { 0 };
+    if (rv_qemu_save_status(d, &err) < 0)
+        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    rv_err_clear(&err);
+    job_done(d, NULL);
+}
+
+static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = dom_of(qmp, opaque);
+    if (!d || !d->job_busy || !d->jobs)
+        return;
+    qemu_job *job = d->jobs;
+    if (err) {
+        if (job->kind == QJOB_START) {
+            start_failed(d, err);
+            return;
+        }
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                   err->message ? err->message : "QEMU refused");
+        job_done(d, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    switch (job->kind) {
+    case QJOB_START:
+        on_started(d);
+        return;
+    case QJOB_SUSPEND:
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
+                              RV_EVENT_SUSPENDED_PAUSED);
+        break;
+    case QJOB_RESUME:
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_UNPAUSED, RV_EVENT_RESUMED,
+                              RV_EVENT_RESUMED_UNPAUSED);
+        break;
+    case QJOB_SHUTDOWN:
+    case QJOB_REBOOT:
+    case QJOB_DESTROY:
+        break;
+    }
+    rv_err e = { 0 };
+    if (rv_qemu_save_status(d, &e) < 0)
+        RV_WARN("domain '%s': %s", dom_name(d), e.message);
+    rv_err_clear(&e);
+    job_done(d, NULL);
+}
+
+static void job_command(qemu_dom *d, const char *command)
+{
+    rv_err err = { 0 };
+    if (!d->qmp || rv_qmp_command(d->qmp, command, NULL, 0, on_job_reply, d, &err) < 0) {
+        if (d->jobs->kind == QJOB_START) {
+            if (!rv_err_is_set(&err))
+                rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR, "no QEMU monitor");
+            start_failed(d, &err);
+        } else {
+            job_fail(d, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                     err.message ? err.message : "no QEMU monitor");
+        }
+    }
+    rv_err_clear(&err);
+}
+
+static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    qemu_dom *d = dom_of(qmp, opaque);
+    json_object *status = NULL;
+    if (!d || err || !json_object_object_get_ex(ret, "status", &status))
+        return;
+    const char *s = json_object_get_string(status);
+    /* What changed while remvirtd was away (nobody was subscribed). */
+    if (strcmp(s, "running") == 0 && d->state != RV_DOMAIN_RUNNING)
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_UNKNOWN, -1, 0);
+    else if (strcmp(s, "running") != 0 && d->state == RV_DOMAIN_RUNNING)
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_UNKNOWN, -1, 0);
+}
+
+static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
+{
+    (void)greeting;
+    qemu_dom *d = dom_of(qmp, opaque);
+    if (!d)
+        return;
+    rv_err err = { 0 };
+    if (d->starting) {
+        /* Paused by -S until now: let it run, or leave it paused. */
+        if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
+            on_started(d);
+        else
+            job_command(d, "cont");
+    } else if (rv_qmp_command(qmp, "query-status", NULL, 0, on_status, d, &err) < 0) {
+        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    }
+    rv_err_clear(&err);
+}
+
+static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque)
+{
+    qemu_dom *d = dom_of(qmp, opaque);
+    if (!d)
+        return;
+    RV_DEBUG("domain '%s': monitor closed: %s", dom_name(d), reason->message);
+    if (d->starting) {
+        start_failed(d, reason);
+        return;
+    }
+    /* The monitor goes with the process; without it the process is of no
+     * use, so it goes too (as libvirtd does). */
+    begin_stop(d, d->guest_shutdown ? RV_DOMAIN_SHUTOFF_SHUTDOWN : RV_DOMAIN_SHUTOFF_CRASHED,
+               d->guest_shutdown ? RV_EVENT_STOPPED_SHUTDOWN : RV_EVENT_STOPPED_FAILED, false,
+               false);
+    if (!d->sent_term && d->pid > 0) {
+        kill(d->pid, SIGTERM);
+        d->sent_term = true;
+    }
+}
+
+static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, int detail)
+{
+    if (action == RV_QEMU_ACTION_DESTROY) {
+        begin_stop(d, reason, detail, false, false);
+    } else if (action == RV_QEMU_ACTION_RESTART && d->qmp) {
+        /* A reboot in place: reset and let it run. */
+        rv_err err = { 0 };
+        if (rv_qmp_command(d->qmp, "system_reset", NULL, 0, ignore_reply, NULL, &err) < 0 ||
+            rv_qmp_command(d->qmp, "cont", NULL, 0, ignore_reply, NULL, &err) < 0)
+            RV_WARN("domain '%s': cannot restart: %s", dom_name(d), err.message);
+        rv_err_clear(&err);
+        d->guest_shutdown = false;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
+    }
+}
+
+static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, double ts,
+                         void *opaque)
+{
+    (void)ts;
+    qemu_dom *d = dom_of(qmp, opaque);
+    if (!d || d->starting)
+        return;
+    RV_DEBUG("domain '%s': QMP event %s", dom_name(d), name);
+    bool suspending = d->job_busy && d->jobs->kind == QJOB_SUSPEND;
+    bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
+    if (strcmp(name, "STOP") == 0) {
+        if (d->state == RV_DOMAIN_RUNNING)
+            rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
+                                  suspending ? RV_DOMAIN_PAUSED_USER : RV_DOMAIN_PAUSED_UNKNOWN,
+                                  RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
+    } else if (strcmp(name, "RESUME") == 0) {
+        if (d->state == RV_DOMAIN_PAUSED)
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
+                                  resuming ? RV_DOMAIN_RUNNING_UNPAUSED : RV_DOMAIN_RUNNING_UNKNOWN,
+                                  RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
+    } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
+        /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
+         * remvirtd's own doing, not news: libvirtd ignores it too.) */
+        json_object *guest = NULL, *why = NULL;
+        bool by_guest = data && json_object_object_get_ex(data, "guest", &guest) &&
+                        json_object_get_boolean(guest);
+        bool reset = data && json_object_object_get_ex(data, "reason", &why) &&
+                     strcmp(json_object_get_string(why), "guest-reset") == 0;
+        d->guest_shutdown = true;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTDOWN, RV_DOMAIN_SHUTDOWN_USER, RV_EVENT_SHUTDOWN,
+                              by_guest ? RV_EVENT_SHUTDOWN_GUEST : RV_EVENT_SHUTDOWN_HOST);
+        /* With -no-shutdown QEMU waits: the definition says what next
+         * (a reset under -no-reboot is on_reboot's). */
+        after_guest_action(d, reset ? d->live->on_reboot : d->live->on_poweroff,
+                           RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
+    } else if (strcmp(name, "GUEST_PANICKED") == 0) {
+        rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
+                              RV_EVENT_CRASHED_PANICKED);
+        after_guest_action(d, d->live->on_crash, RV_DOMAIN_SHUTOFF_CRASHED,
+                           RV_EVENT_STOPPED_CRASHED);
+    }
+    /* RESET and POWERDOWN change no lifecycle state (libvirtd reports a
+     * reset as a REBOOT event, which remvirt does not send yet). */
+}
+
+/* ================================================================ starting */
+
+/* A copy of def through its XML (the one deep copy there is). */
+static rv_qemu_domain_def *copy_def(const rv_qemu_domain_def *def, rv_err *err)
+{
+    char *xml = rv_qemu_domain_format(def);
+    if (!xml) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    rv_qemu_domain_def *copy = rv_qemu_domain_parse(xml, strlen(xml), err);
+    free(xml);
+    return copy;
+}
+
+/* What QEMU would stumble on, found before anything is started. */
+static int check_start(const rv_qemu_domain_def *def, rv_err *err)
+{
+    if (access(rv_qemu.binary, X_OK) < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                   "internal error: Cannot find QEMU binary %s: %s", rv_qemu.binary,
+                   strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < def->ndisks; i++) {
+        const rv_qemu_disk *disk = &def->disks[i];
+        if (!disk->source)
+            continue;
+        int fd = open(disk->source, (disk->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+        if (fd < 0) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                       "Cannot access storage file '%s' (disk %s): %s", disk->source,
+                       disk->target, strerror(errno));
+            return -1;
+        }
+        close(fd);
+    }
+    return 0;
+}
+
+static pid_t spawn(char **argv, int log_fd)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* The child: its own session (remvirtd's signals are not its), the
+     * log for output, nothing else of remvirtd's open. */
+    setsid();
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    int null = open("/dev/null", O_RDONLY);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
+        _exit(127);
+    closefrom(3);
+    execv(argv[0], argv);
+    dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Open the log and write this run's header: the time and command line. */
+static int open_log(qemu_dom *d, char **argv, rv_err *err)
+{
+    char *path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".log");
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+    if (fd < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot open the log '%s': %s",
+                   path ? path : d->live->name, strerror(errno));
+        free(path);
+        return -1;
+    }
+    free(path);
+    char when[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime_r(&now, &tm));
+    dprintf(fd, "%s: starting up\n", when);
+    for (char **a = argv; *a; a++)
+        dprintf(fd, "%s%s", *a, a[1] ? " " : "\n");
+    d->log_start = lseek(fd, 0, SEEK_END);
+    return fd;
+}
+
+static void begin_start(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    if (rv_qemu_dom_active(d)) {
+        job_fail(d, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is already running");
+        return;
+    }
+    if (!rv_qemu_dom_visible(d)) {
+        /* Undefined while the start waited its turn. */
+        job_fail(d, RV_ERR_NO_DOMAIN, "Domain not found: the domain was undefined");
+        return;
+    }
+    /* A transient domain (create_xml) brought its live definition. */
+    if (!d->live && !(d->live = copy_def(d->def, &err))) {
+        job_done(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    d->starting = true;
+    d->id = rv_qemu.next_id++;
+    free(d->monitor_path);
+    d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
+    char **argv = NULL;
+    int log_fd = -1;
+    rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm };
+    if (!d->monitor_path) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    } else if (strlen(d->monitor_path) >= 108) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                   "internal error: the monitor socket path '%s' is too long for a Unix socket",
+                   d->monitor_path);
+    } else if (check_start(d->live, &err) == 0 && rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 &&
+               (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
+               (log_fd = open_log(d, argv, &err)) >= 0) {
+        unlink(d->monitor_path);
+        pid_t pid = spawn(argv, log_fd);
+        if (pid < 0)
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+        else {
+            d->pid = pid;
+            d->our_child = true;
+            d->reaped = false;
+        }
+    }
+    rv_qemu_argv_free(argv);
+    if (log_fd >= 0)
+        close(log_fd);
+    if (d->pid <= 0) {
+        start_failed(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_STARTING_UP, -1, 0);
+    /* Saved at once: a remvirtd killed from here on finds the process. */
+    if (rv_qemu_save_status(d, &err) < 0) {
+        start_failed(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_qmp_options qopts = { .connect_timeout = MONITOR_CONNECT_TIMEOUT };
+    d->qmp = rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts, &monitor_callbacks, d,
+                                 &err);
+    if (!d->qmp)
+        start_failed(d, &err);
+    rv_err_clear(&err);
+}
+
+void rv_qemu_reattach(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    d->our_child = false;
+    d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
+    rv_qmp_options qopts = { .connect_timeout = 5 };
+    d->qmp = d->monitor_path ? rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts,
+                                                   &monitor_callbacks, d, &err)
+                             : NULL;
+    if (!d->qmp) {
+        RV_WARN("domain '%s': cannot reconnect to its monitor: %s", dom_name(d),
+                err.message ? err.message : "out of memory");
+        begin_stop(d, RV_DOMAIN_SHUTOFF_UNKNOWN, RV_EVENT_STOPPED_FAILED, false, false);
+        kill(d->pid, SIGTERM);
+        d->sent_term = true;
+    }
+    rv_err_clear(&err);
+}
+
+/* ================================================================ the jobs' beginnings */
+
+static void job_begin(qemu_dom *d, qemu_job *job)
+{
+    if (job->kind == QJOB_START) {
+        begin_start(d);
+        return;
+    }
+    /* A destroy of a guest already on its way out (it shut down) waits
+     * for the end with it; anything else needs a guest that runs on. */
+    if (!rv_qemu_dom_active(d) || (d->stopping && job->kind != QJOB_DESTROY)) {
+        job_fail(d, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return;
+    }
+    switch (job->kind) {
+    case QJOB_START:
+        break;
+    case QJOB_DESTROY:
+        begin_stop(d, RV_DOMAIN_SHUTOFF_DESTROYED, RV_EVENT_STOPPED_DESTROYED,
+                   job->flags & RV_DOMAIN_DESTROY_GRACEFUL, false);
+        break;
+    case QJOB_SUSPEND:
+        if (d->state == RV_DOMAIN_PAUSED)
+            job_done(d, NULL);
+        else
+            job_command(d, "stop");
+        break;
+    case QJOB_RESUME:
+        if (d->state == RV_DOMAIN_RUNNING)
+            job_done(d, NULL);
+        else
+            job_command(d, "cont");
+        break;
+    case QJOB_SHUTDOWN:
+        job_command(d, "system_powerdown");
+        break;
+    case QJOB_REBOOT:
+        job_command(d, "system_reset");
+        break;
+    }
+}
+
+void rv_qemu_release(qemu_dom *d)
+{
+    ev_timer_stop(rv_qemu.loop, &d->pump);
+    ev_timer_stop(rv_qemu.loop, &d->stop_timer);
+    rv_qmp *qmp = d->qmp;
+    d->qmp = NULL;
+    rv_qmp_free(qmp);
+    rv_err err = { 0 };
+    rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
+    while (d->jobs) {
+        qemu_job *job = d->jobs;
+        d->jobs = job->next;
+        if (job->reply)
+            rv_deferred_finish(job->reply, &err);
+        free(job);
+    }
+    d->jobs_tail = &d->jobs;
+    rv_err_clear(&err);
+}

@@ -1,0 +1,416 @@
+/* The QEMU driver's files (layout in docs/qemu-driver.md):
+ *   config_dir/<name>.xml            a persistent definition
+ *   config_dir/autostart/<name>.xml  a symlink to it: start with remvirtd
+ *   run_dir/<name>.status            an active domain: pid, id, state
+ *   run_dir/<name>.xml               its live definition
+ *   run_dir/<name>.qmp               its monitor socket
+ *   run_dir/<name>.log               QEMU's output
+ * Every file is replaced atomically (temp file, rename), so a kill -9 at
+ * any moment leaves the old file or the new.  Definitions are durable
+ * too (fsync of the file before the rename, of the directory after): they
+ * must survive a power cut.  Runtime files are not fsynced: they describe
+ * processes that a power cut ends anyway, /run is memory, and an fsync
+ * per start would stall the loop for every client. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.store");
+
+char *rv_qemu_path(const char *dir, const char *name, const char *suffix)
+{
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s%s", dir, name, suffix) < 0)
+        return NULL;
+    return p;
+}
+
+static int sys_fail(rv_err *err, const char *what, const char *path)
+{
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot %s '%s': %s", what, path,
+               strerror(errno));
+    return -1;
+}
+
+int rv_qemu_mkdirs(const char *path, rv_err *err)
+{
+    char *copy = strdup(path);
+    if (!copy) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    for (char *p = copy + 1; ; p++) {
+        if (*p != '/' && *p != '\0')
+            continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST) {
+            sys_fail(err, "create directory", copy);
+            free(copy);
+            return -1;
+        }
+        *p = c;
+        if (c == '\0')
+            break;
+    }
+    free(copy);
+    return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
+int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        sys_fail(err, "create", tmp);
+        free(tmp);
+        return -1;
+    }
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        done += (size_t)n;
+    }
+    if (done < len || (durable && fsync(fd) < 0) || close(fd) < 0) {
+        sys_fail(err, "write", tmp);
+        if (done < len)
+            close(fd);
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) < 0) {
+        sys_fail(err, "rename into", path);
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    if (durable)
+        fsync_dir_of(path);
+    return 0;
+}
+
+int rv_qemu_save_def(const qemu_dom *d, rv_err *err)
+{
+    char *xml = rv_qemu_domain_format(d->def);
+    char *path = rv_qemu_path(rv_qemu.config_dir, d->def->name, ".xml");
+    int rc = -1;
+    if (!xml || !path)
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    else if (rv_qemu_mkdirs(rv_qemu.config_dir, err) == 0)
+        rc = rv_qemu_write_file(path, xml, true, err);
+    free(xml);
+    free(path);
+    return rc;
+}
+
+static void unlink_in(const char *dir, const char *name, const char *suffix)
+{
+    char *path = rv_qemu_path(dir, name, suffix);
+    if (path && unlink(path) < 0 && errno != ENOENT)
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+}
+
+void rv_qemu_remove_def(const char *name)
+{
+    unlink_in(rv_qemu.config_dir, name, ".xml");
+    rv_qemu_set_autostart_link(name, false, NULL);
+    fsync_dir_of(rv_qemu.config_dir);
+}
+
+int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
+{
+    char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
+    char *link = dir ? rv_qemu_path(dir, name, ".xml") : NULL;
+    char *target = rv_qemu_path(rv_qemu.config_dir, name, ".xml");
+    int rc = -1;
+    if (!dir || !link || !target) {
+        if (err)
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    } else if (!on) {
+        rc = unlink(link) == 0 || errno == ENOENT ? 0 : (err ? sys_fail(err, "remove", link) : -1);
+    } else if (rv_qemu_mkdirs(dir, err) == 0) {
+        rc = symlink(target, link) == 0 || errno == EEXIST ? 0 : sys_fail(err, "create", link);
+    }
+    free(dir);
+    free(link);
+    free(target);
+    return rc;
+}
+
+int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
+{
+    const char *name = d->live->name;
+    char *xml = rv_qemu_domain_format(d->live);
+    char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
+    char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
+    char *status = NULL;
+    int rc = -1;
+    if (!xml || !xml_path || !status_path ||
+        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\n", (int)d->pid, d->id, d->state,
+                 d->reason) < 0) {
+        status = NULL;
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
+               rv_qemu_write_file(status_path, status, false, err) == 0) {
+        /* The status goes last: whoever finds it finds the XML too. */
+        rc = 0;
+    }
+    free(xml);
+    free(xml_path);
+    free(status_path);
+    free(status);
+    return rc;
+}
+
+void rv_qemu_remove_runtime(const char *name)
+{
+    /* The status first: without it nothing is reattached. */
+    unlink_in(rv_qemu.run_dir, name, ".status");
+    unlink_in(rv_qemu.run_dir, name, ".xml");
+    unlink_in(rv_qemu.run_dir, name, ".qmp");
+}
+
+/* A whole small file, NUL-terminated, at most max bytes; NULL on error. */
+static char *read_file(const char *path, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *buf = malloc(max + 1);
+    size_t len = 0;
+    while (buf && len < max) {
+        ssize_t n = read(fd, buf + len, max - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+char *rv_qemu_log_tail(const char *name, off_t run_start)
+{
+    char *path = rv_qemu_path(rv_qemu.run_dir, name, ".log");
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    free(path);
+    char buf[1025] = "";
+    if (fd >= 0) {
+        off_t size = lseek(fd, 0, SEEK_END);
+        off_t from = size - run_start > 1024 ? size - 1024 : run_start;
+        ssize_t n = pread(fd, buf, 1024, from);
+        buf[n > 0 ? n : 0] = '\0';
+        close(fd);
+    }
+    /* Whole lines only, without the trailing newline. */
+    char *text = buf;
+    if (strlen(buf) == 1024 && strchr(buf, '\n'))
+        text = strchr(buf, '\n') + 1;
+    size_t len = strlen(text);
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r'))
+        text[--len] = '\0';
+    for (char *p = text; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    return strdup(text);
+}
+
+static rv_qemu_domain_def *load_def(const char *path)
+{
+    char *xml = read_file(path, RV_QEMU_DOMAIN_XML_MAX);
+    if (!xml) {
+        RV_WARN("cannot read '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    rv_err err = { 0 };
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), &err);
+    if (!def)
+        RV_WARN("ignoring '%s': %s", path, err.message);
+    rv_err_clear(&err);
+    free(xml);
+    return def;
+}
+
+/* Whether pid is a QEMU started for guest `name`: its command line says
+ * so, so a recycled pid is never taken for the guest. */
+static bool is_guest_process(pid_t pid, const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    static char buf[65536];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char want[512];
+    snprintf(want, sizeof(want), "guest=%s,", name);
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+        if (strncmp(buf + i, want, strlen(want)) == 0)
+            return true;
+    return false;
+}
+
+static void load_runtime(const char *name)
+{
+    char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
+    char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
+    char *status = status_path ? read_file(status_path, 4096) : NULL;
+    int pid = 0, id = -1, state = 0, reason = 0;
+    if (!status || sscanf(status, "pid %d\nid %d\nstate %d\nreason %d", &pid, &id, &state,
+                          &reason) != 4 || pid <= 0) {
+        RV_WARN("ignoring the unreadable runtime status '%s'", status_path ? status_path : name);
+        free(status);
+        free(status_path);
+        free(xml_path);
+        rv_qemu_remove_runtime(name);
+        return;
+    }
+    free(status);
+    free(status_path);
+    rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
+    free(xml_path);
+    qemu_dom *d = rv_qemu_find_name(name);
+    bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, name);
+    if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP) {
+        /* remvirtd died in the middle of starting it: that start failed,
+         * and nobody is left to finish it. */
+        RV_WARN("domain '%s' (pid %d) was still starting when remvirtd stopped: killing it",
+                name, pid);
+        kill(pid, SIGKILL);
+        rv_qemu_domain_free(live);
+        rv_qemu_remove_runtime(name);
+        if (d) {
+            d->state = RV_DOMAIN_SHUTOFF;
+            d->reason = RV_DOMAIN_SHUTOFF_FAILED;
+        }
+        return;
+    }
+    if (!alive) {
+        /* It died while remvirtd was away. */
+        RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (crashed)", name,
+                pid);
+        rv_qemu_domain_free(live);
+        rv_qemu_remove_runtime(name);
+        if (d) {
+            d->state = RV_DOMAIN_SHUTOFF;
+            d->reason = RV_DOMAIN_SHUTOFF_CRASHED;
+        }
+        return;
+    }
+    if (!d && !(d = rv_qemu_dom_new())) {
+        rv_qemu_domain_free(live);
+        return;
+    }
+    d->live = live;
+    d->pid = pid;
+    d->id = id;
+    d->state = state;
+    d->reason = reason;
+    if (id >= rv_qemu.next_id)
+        rv_qemu.next_id = id + 1;
+    RV_INFO("domain '%s' is still running (pid %d, id %d): reattaching", name, pid, id);
+    rv_qemu_reattach(d);
+}
+
+/* Each name in dir whose file ends in suffix, passed to fn without it. */
+static void each_file(const char *dir, const char *suffix, void (*fn)(const char *name, const char *path))
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    size_t slen = strlen(suffix);
+    while ((e = readdir(dp))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len <= slen || strcmp(e->d_name + len - slen, suffix) != 0)
+            continue;
+        char *name = strndup(e->d_name, len - slen);
+        char *path = rv_qemu_path(dir, e->d_name, "");
+        if (name && path)
+            fn(name, path);
+        free(name);
+        free(path);
+    }
+    closedir(dp);
+}
+
+static void load_one_def(const char *name, const char *path)
+{
+    rv_qemu_domain_def *def = load_def(path);
+    if (!def)
+        return;
+    if (strcmp(def->name, name) != 0 || rv_qemu_find_name(def->name)) {
+        RV_WARN("ignoring '%s': it defines domain '%s'", path, def->name);
+        rv_qemu_domain_free(def);
+        return;
+    }
+    qemu_dom *d = rv_qemu_dom_new();
+    if (!d) {
+        rv_qemu_domain_free(def);
+        return;
+    }
+    d->def = def;
+    char *link = NULL;
+    d->autostart = asprintf(&link, "%s/autostart/%s.xml", rv_qemu.config_dir, name) >= 0 &&
+                   access(link, F_OK) == 0;
+    free(link);
+}
+
+static void load_one_runtime(const char *name, const char *path)
+{
+    (void)path;
+    load_runtime(name);
+}
+
+void rv_qemu_load_all(void)
+{
+    rv_qemu.next_id = 1;
+    each_file(rv_qemu.config_dir, ".xml", load_one_def);
+    each_file(rv_qemu.run_dir, ".status", load_one_runtime);
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (d->def && d->autostart && !rv_qemu_dom_active(d)) {
+            RV_INFO("autostarting domain '%s'", d->def->name);
+            rv_qemu_job_add(d, QJOB_START, 0, NULL, NULL);
+        }
+}
