@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #define RV_LOG_BATCH 65536
 #define RV_LOG_NEVER 99
 
+/* A filter's pattern is a glob on the category name, as libvirt's are:
+ * a name without '*' is kept as "*name*" (it matches anywhere). */
 typedef struct {
     int level;
     char *match;
@@ -55,7 +58,7 @@ static int threshold_locked(const char *name)
 {
     int level = default_level;
     for (int i = 0; i < nfilters; i++) {
-        if (strstr(name, filters[i].match)) {
+        if (fnmatch(filters[i].match, name, 0) == 0) {
             level = filters[i].level;
             break;
         }
@@ -239,8 +242,13 @@ static int add_filter(const char *word, void *ctx, rv_err *err)
                    "too many log filters (at most %d)", RV_LOG_MAX_FILTERS);
         return -1;
     }
+    char *match = NULL;
+    if (strchr(p, '*') ? !(match = strdup(p)) : asprintf(&match, "*%s*", p) < 0) {
+        rv_err_set(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
     set->list[set->n].level = level;
-    set->list[set->n].match = strdup(p);
+    set->list[set->n].match = match;
     set->n++;
     return 0;
 }
@@ -357,4 +365,70 @@ void rv_log_reset(void)
     default_level = RV_LOG_WARN;
     bump_serial();
     pthread_mutex_unlock(&log_lock);
+}
+
+/* "L:dest L:dest" from the list, through fn giving each item's text. */
+typedef const char *(*item_text)(const void *item, int *level, const char **prefix);
+
+static char *join_items(const void *items, size_t size, int n, item_text fn)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++) {
+        int level;
+        const char *prefix, *text = fn((const char *)items + (size_t)i * size, &level, &prefix);
+        len += strlen(prefix) + strlen(text) + 4;
+    }
+    char *out = malloc(len), *p = out;
+    if (!out)
+        return NULL;
+    *p = '\0';
+    for (int i = 0; i < n; i++) {
+        int level;
+        const char *prefix, *text = fn((const char *)items + (size_t)i * size, &level, &prefix);
+        p += sprintf(p, "%s%d:%s%s", i ? " " : "", level, prefix, text);
+    }
+    return out;
+}
+
+static const char *filter_text(const void *item, int *level, const char **prefix)
+{
+    const log_filter *f = item;
+    *level = f->level;
+    *prefix = "";
+    return f->match;
+}
+
+static const char *output_text(const void *item, int *level, const char **prefix)
+{
+    const log_output *o = item;
+    *level = o->level;
+    *prefix = o->owns_fd ? "file:" : "";
+    return o->owns_fd ? o->path : "stderr";
+}
+
+char *rv_log_get_filters(int *count)
+{
+    pthread_mutex_lock(&log_lock);
+    char *text = join_items(filters, sizeof(filters[0]), nfilters, filter_text);
+    *count = nfilters;
+    pthread_mutex_unlock(&log_lock);
+    return text;
+}
+
+char *rv_log_get_outputs(int *count)
+{
+    pthread_mutex_lock(&log_lock);
+    char *text = join_items(outputs, sizeof(outputs[0]), noutputs, output_text);
+    *count = noutputs;
+    pthread_mutex_unlock(&log_lock);
+    return text;
+}
+
+int rv_log_set_default_outputs(rv_err *err)
+{
+    char spec[16];
+    pthread_mutex_lock(&log_lock);
+    snprintf(spec, sizeof(spec), "%d:stderr", default_level);
+    pthread_mutex_unlock(&log_lock);
+    return rv_log_set_outputs(spec, err);
 }

@@ -9,7 +9,8 @@
  * before its loop sleeps), so a busy daemon makes one write per batch.
  *
  * Configuration uses libvirt's syntax:
- *   filters: "1:server.client 3:transport"   level:name-substring ...
+ *   filters: "1:server.client 3:transport"   level:glob ...  (a name without
+ *            '*' matches anywhere in the category: "*transport*")
  *   outputs: "1:stderr 2:file:/var/log/remvirtd.log"
  * Levels: 1 debug, 2 info, 3 warning, 4 error. */
 #ifndef RV_COMMON_LOG_H
@@ -51,6 +52,14 @@ void rv_log_message(rv_log_category *cat, int prio, const char *func, int line,
 int rv_log_set_filters(const char *spec, rv_err *err);
 int rv_log_set_outputs(const char *spec, rv_err *err);
 int rv_log_set_level(int level, rv_err *err);    /* default level for unfiltered categories */
+/* stderr at the default level: what an empty outputs setting means. */
+int rv_log_set_default_outputs(rv_err *err);
+
+/* The settings as text in the same syntax ("1:*server* 3:*rpc*",
+ * "1:file:/x 3:stderr"), malloc'd, and their number; NULL when out of
+ * memory. */
+char *rv_log_get_filters(int *count);
+char *rv_log_get_outputs(int *count);
 
 /* Write what is batched.  autoflush: write after every message instead
  * (for short-lived programs and the client library). */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
@@ -37,6 +38,7 @@ struct rvs_client {
     rvs_subscriptions subs;
     unsigned long long serial_no;   /* the server's number for this client, for logs */
     char from[80];              /* "local" or the peer's address:port */
+    time_t connected_at;        /* for the admin program's client list */
     rv_peer_identity peer;      /* Unix sockets */
     char *x509_dn;              /* TLS: the verified client certificate's DN */
     char *sasl_user;            /* the SASL user it authenticated as */
@@ -44,6 +46,7 @@ struct rvs_client {
     int min_ssf;                /* the SASL security strength this listener needs */
     unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
     unsigned local : 1;         /* came in on a Unix socket */
+    unsigned tls : 1;           /* came in on a TLS listener */
     unsigned sasl_required : 1; /* its listener wants SASL (after any TLS handshake) */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
@@ -248,6 +251,7 @@ static rvs_client *client_alloc(const rvs_client_env *env, rv_transport *tr,
     c->env = env;
     c->tr = tr;
     c->serial_no = serial_no;
+    c->connected_at = time(NULL);
     int fd = tr ? tr->fd : -1;
     ev_io_init(&c->read_watcher, on_readable, fd, EV_READ);
     ev_io_init(&c->write_watcher, on_writable, fd, EV_WRITE);
@@ -271,6 +275,7 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
     c->readonly = how->readonly ? 1 : 0;
     c->min_ssf = how->min_ssf;
     c->local = how->local ? 1 : 0;
+    c->tls = how->tls_handshake ? 1 : 0;
     c->sasl_required = how->sasl ? 1 : 0;
     if (how->peer)
         c->peer = *how->peer;
@@ -324,6 +329,36 @@ const char *rvs_client_name(rvs_client *c, char *buf, size_t len)
 }
 
 /* ---- accessors ---- */
+
+time_t rvs_client_connected_at(const rvs_client *c)
+{
+    return c->connected_at;
+}
+
+int rvs_client_is_local(const rvs_client *c)
+{
+    return c->local;
+}
+
+int rvs_client_is_tls(const rvs_client *c)
+{
+    return c->tls;
+}
+
+const char *rvs_client_from(const rvs_client *c)
+{
+    return c->from;
+}
+
+const char *rvs_client_x509_dn(const rvs_client *c)
+{
+    return c->x509_dn;
+}
+
+const char *rvs_client_sasl_user(const rvs_client *c)
+{
+    return c->sasl_user;
+}
 
 unsigned long long rvs_client_serial_no(const rvs_client *c)
 {

@@ -19,10 +19,23 @@ RV_LOG_CATEGORY("server.dispatch");
 static alignas(max_align_t) char args_scratch[RVS_SCRATCH];
 static alignas(max_align_t) char ret_scratch[RVS_SCRATCH];
 
+static const rvs_program remote_program = {
+    .number = RV_REMOTE_PROGRAM,
+    .version = RV_REMOTE_VERSION,
+    .procs = rvs_remote_procs,
+    .nprocs = &rvs_remote_nprocs,
+    .driver_first = 1,
+};
+
 int rvs_dispatch_init(rv_err *err)
 {
-    for (int i = 0; i < rvs_remote_nprocs; i++) {
-        const rvs_proc *p = &rvs_remote_procs[i];
+    return rvs_dispatch_check_program(&remote_program, err);
+}
+
+int rvs_dispatch_check_program(const rvs_program *prog, rv_err *err)
+{
+    for (int i = 0; i < *prog->nprocs; i++) {
+        const rvs_proc *p = &prog->procs[i];
         if (p->handler && (p->args_size > RVS_SCRATCH || p->ret_size > RVS_SCRATCH)) {
             rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "procedure %s needs more than %d bytes of scratch", p->name, RVS_SCRATCH);
@@ -89,12 +102,16 @@ const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
 }
 
 /* What libvirtd answers for a function its driver lacks. */
-int rvs_call_unsupported(rvs_call *call, int proc)
+static int unsupported(rvs_call *call, const rvs_proc *p)
 {
-    const rvs_proc *p = &rvs_remote_procs[proc];
     rv_err_set(&call->err, p->error_domain, RV_ERR_NO_SUPPORT,
                "this function is not supported by the connection driver: %s", p->api);
     return -1;
+}
+
+int rvs_call_unsupported(rvs_call *call, int proc)
+{
+    return unsupported(call, &rvs_remote_procs[proc]);
 }
 
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
@@ -166,16 +183,23 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
  * call meets first (an open connection), so that a client sees which
  * function is missing rather than a protocol failure.  Its arguments are
  * never decoded. */
-static void refuse_unimplemented(rvs_client *c, const rv_header *hdr)
+static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_program *prog,
+                                 const rvs_proc *proc)
 {
     rvs_call call = { .client = c };
-    if (rvs_call_conn(&call))
-        rvs_call_unsupported(&call, hdr->proc);
+    if (!prog->driver_first || rvs_call_conn(&call))
+        unsupported(&call, proc);
     queue_error(c, hdr, &call.err);
     rv_err_clear(&call.err);
 }
 
 int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
+{
+    return rvs_dispatch_frame_program(c, p, len, &remote_program);
+}
+
+int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
+                               const rvs_program *prog)
 {
     rv_header hdr;
     rv_err err = { 0 };
@@ -198,14 +222,14 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
         keepalive_message(c, &hdr);
         return 0;
     }
-    if (hdr.prog != RV_REMOTE_PROGRAM) {
+    if (hdr.prog != prog->number) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "cannot find program %#x version %u",
                     hdr.prog, hdr.vers);
         return 0;
     }
-    if (hdr.vers != RV_REMOTE_VERSION) {
+    if (hdr.vers != prog->version) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
-                    "program %#x has version %d, not %u", hdr.prog, RV_REMOTE_VERSION, hdr.vers);
+                    "program %#x has version %u, not %u", hdr.prog, prog->version, hdr.vers);
         return 0;
     }
     if (hdr.type != RV_CALL || hdr.status != RV_OK) {
@@ -214,8 +238,8 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
                     hdr.type, hdr.status);
         return 0;
     }
-    const rvs_proc *proc = hdr.proc > 0 && hdr.proc < rvs_remote_nprocs
-                               ? &rvs_remote_procs[hdr.proc] : NULL;
+    const rvs_proc *proc = hdr.proc > 0 && hdr.proc < *prog->nprocs
+                               ? &prog->procs[hdr.proc] : NULL;
     if (!proc || (!proc->handler && !proc->api))
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "unknown procedure: %d", hdr.proc);
     else if (proc->needs_auth && !rvs_client_is_authenticated(c))
@@ -223,7 +247,7 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
          * answers with an RPC error here, not AUTH_FAILED; so do we. */
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
     else if (!proc->handler)
-        refuse_unimplemented(c, &hdr);
+        refuse_unimplemented(c, &hdr, prog, proc);
     else
         run_procedure(c, &hdr, proc, p, len);
     return 0;
