@@ -17,8 +17,9 @@
 #define RV_LOG_BATCH 65536
 #define RV_LOG_NEVER 99
 
-/* A filter's pattern is a glob on the category name, as libvirt's are:
- * a name without '*' is kept as "*name*" (it matches anywhere). */
+/* A filter's pattern is a glob on the category name, kept as libvirt 9
+ * keeps them: "*NAME*", whatever NAME is, so a plain name matches
+ * anywhere. */
 typedef struct {
     int level;
     char *match;
@@ -243,7 +244,7 @@ static int add_filter(const char *word, void *ctx, rv_err *err)
         return -1;
     }
     char *match = NULL;
-    if (strchr(p, '*') ? !(match = strdup(p)) : asprintf(&match, "*%s*", p) < 0) {
+    if (asprintf(&match, "*%s*", p) < 0) {
         rv_err_set(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
@@ -367,10 +368,11 @@ void rv_log_reset(void)
     pthread_mutex_unlock(&log_lock);
 }
 
-/* "L:dest L:dest" from the list, through fn giving each item's text. */
+/* "L:dest L:dest" from the list, through fn giving each item's text;
+ * trailing: each item ends with a blank (libvirtd's filter list does). */
 typedef const char *(*item_text)(const void *item, int *level, const char **prefix);
 
-static char *join_items(const void *items, size_t size, int n, item_text fn)
+static char *join_items(const void *items, size_t size, int n, item_text fn, int trailing)
 {
     size_t len = 1;
     for (int i = 0; i < n; i++) {
@@ -385,7 +387,8 @@ static char *join_items(const void *items, size_t size, int n, item_text fn)
     for (int i = 0; i < n; i++) {
         int level;
         const char *prefix, *text = fn((const char *)items + (size_t)i * size, &level, &prefix);
-        p += sprintf(p, "%s%d:%s%s", i ? " " : "", level, prefix, text);
+        p += sprintf(p, "%s%d:%s%s%s", i && !trailing ? " " : "", level, prefix, text,
+                     trailing ? " " : "");
     }
     return out;
 }
@@ -409,7 +412,7 @@ static const char *output_text(const void *item, int *level, const char **prefix
 char *rv_log_get_filters(int *count)
 {
     pthread_mutex_lock(&log_lock);
-    char *text = join_items(filters, sizeof(filters[0]), nfilters, filter_text);
+    char *text = join_items(filters, sizeof(filters[0]), nfilters, filter_text, 1);
     *count = nfilters;
     pthread_mutex_unlock(&log_lock);
     return text;
@@ -418,7 +421,7 @@ char *rv_log_get_filters(int *count)
 char *rv_log_get_outputs(int *count)
 {
     pthread_mutex_lock(&log_lock);
-    char *text = join_items(outputs, sizeof(outputs[0]), noutputs, output_text);
+    char *text = join_items(outputs, sizeof(outputs[0]), noutputs, output_text, 0);
     *count = noutputs;
     pthread_mutex_unlock(&log_lock);
     return text;

@@ -97,6 +97,9 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-private-files.sh \
 	tests/integration/test-log-injection.sh \
 	tests/integration/test-ssh-terminal.sh \
+	tests/integration/test-admin-socket.sh \
+	tests/interop/test-virt-admin.sh \
+	tests/interop/test-virt-admin-libvirtd.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \
