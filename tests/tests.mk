@@ -100,6 +100,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-admin-socket.sh \
 	tests/interop/test-virt-admin.sh \
 	tests/interop/test-virt-admin-libvirtd.sh \
+	tests/interop/test-virt-admin-tls.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \
