@@ -764,11 +764,8 @@ static void read_some(rvs_client *c)
     c->pings_unanswered = 0;
 }
 
-static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+static void serve_readable(rvs_client *c)
 {
-    (void)loop;
-    (void)revents;
-    rvs_client *c = w->data;
     if (c->auth == RVS_AUTH_TLS_HANDSHAKE) {
         handshake_step(c);
         return;
@@ -782,6 +779,22 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     rvs_client_flush(c);
     if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->in) == 0)
         rv_buf_shrink(&c->in, RVS_KEEP_BUF);
+}
+
+static const char *describe_for_log(const void *c, char *buf, size_t len)
+{
+    return rvs_client_name((rvs_client *)c, buf, len);
+}
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_client *c = w->data;
+    /* What is logged while serving it names it (structured outputs). */
+    rv_log_set_client(c, c->serial_no, describe_for_log);
+    serve_readable(c);
+    rv_log_set_client(NULL, 0, NULL);
 }
 
 /* The last AUTH_SASL reply is out in clear: from here on every byte goes

@@ -60,6 +60,9 @@ struct rvs_server {
     rvs_client *to_flush;       /* events queued, to be written before sleeping */
     unsigned long long next_client_no;
     ev_signal sigterm, sigint;
+    ev_signal sighup;           /* rvs_server_on_hangup's */
+    void (*on_hangup)(rvs_server *srv, void *opaque);
+    void *hangup_opaque;
     ev_prepare before_sleep;
     ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
     /* The admin socket's clients: a list and a limit of their own, so that
@@ -641,6 +644,7 @@ void rvs_server_free(rvs_server *srv)
     free_closed(srv);
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);
+    ev_signal_stop(srv->loop, &srv->sighup);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_loop_destroy(srv->loop);
@@ -653,6 +657,35 @@ void rvs_server_free(rvs_server *srv)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();
     rv_log_flush();
+}
+
+static void on_hangup_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_server *srv = w->data;
+    RV_INFO("signal %d (SIGHUP): reloading; no client is dropped", w->signum);
+    srv->on_hangup(srv, srv->hangup_opaque);
+}
+
+void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),
+                          void *opaque)
+{
+    srv->on_hangup = fn;
+    srv->hangup_opaque = opaque;
+    ev_signal_init(&srv->sighup, on_hangup_signal, SIGHUP);
+    srv->sighup.data = srv;
+    ev_signal_start(srv->loop, &srv->sighup);
+}
+
+int rvs_server_has_tls(const rvs_server *srv)
+{
+    return srv->tls != NULL;
+}
+
+int rvs_server_nclients(const rvs_server *srv)
+{
+    return srv->nclients + srv->nadmin;
 }
 
 /* ---- what the admin program sees and changes (server/admin_procs.c) ---- */

@@ -14,6 +14,13 @@ int rvs_server_run(rvs_server *srv);
 /* Closes every client and removes the sockets. */
 void rvs_server_free(rvs_server *srv);
 
+/* SIGHUP calls fn on the loop (server/reload.c's rvs_reload, from main). */
+void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),
+                          void *opaque);
+int rvs_server_has_tls(const rvs_server *srv);
+/* Every connected client, admin ones included. */
+int rvs_server_nclients(const rvs_server *srv);
+
 /* ---- for the admin program ---- */
 
 struct rvs_client;

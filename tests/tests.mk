@@ -98,6 +98,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-log-injection.sh \
 	tests/integration/test-ssh-terminal.sh \
 	tests/integration/test-admin-socket.sh \
+	tests/integration/test-log-sighup.sh \
 	tests/interop/test-virt-admin.sh \
 	tests/interop/test-virt-admin-libvirtd.sh \
 	tests/interop/test-virt-admin-tls.sh \

@@ -146,7 +146,8 @@ c = rc.Client(path)
 rc.check(c.wait_closed(5), "a new client is refused (closed at once) at the new limit")
 c.close()
 run = subprocess.run(["virsh", "-c", uri, "hostname"], capture_output=True, text=True, timeout=60)
-rc.check(run.returncode != 0, "virsh at the new limit fails: " + run.stderr.strip().splitlines()[-1])
+said = (run.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+rc.check(run.returncode != 0, "virsh at the new limit fails: " + said)
 # virt-admin checks the two given together; one alone is the server's to check.
 bad = va("srv-clients-set", "libvirtd", "--max-unauth-clients", "20", ok=False)
 rc.check(bad.returncode != 0 and "authentication must not be less" in bad.stderr,
