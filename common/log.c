@@ -255,6 +255,19 @@ static void send_record(log_output *o, const log_record *r)
     send_datagram(o, buf, n);
 }
 
+int rv_log_refresh(rv_log_category *cat, int prio)
+{
+    pthread_mutex_lock(&log_lock);
+    unsigned serial = rv_log_serial;
+    if (cat->serial != serial) {
+        __atomic_store_n(&cat->threshold, threshold_locked(cat->name), __ATOMIC_RELAXED);
+        __atomic_store_n(&cat->serial, serial, __ATOMIC_RELEASE);
+    }
+    int enabled = prio >= cat->threshold;
+    pthread_mutex_unlock(&log_lock);
+    return enabled;
+}
+
 void rv_log_set_client(const void *client, unsigned long long id, rv_log_describe_fn describe)
 {
     log_client = client;

@@ -47,6 +47,15 @@ extern unsigned rv_log_serial;
             rv_log_message(&rv_log_cat_, (prio), __FILE__, __func__, __LINE__, __VA_ARGS__); \
     } while (0)
 
+/* Whether a message of prio would go out from this file's category, at
+ * the same cost as a disabled RV_LOG (the slow path only after a
+ * configuration change): for work done only to be logged (timing). */
+#define RV_LOG_ENABLED(prio) \
+    (__builtin_expect(__atomic_load_n(&rv_log_cat_.serial, __ATOMIC_RELAXED) != \
+                      __atomic_load_n(&rv_log_serial, __ATOMIC_RELAXED), 0) \
+         ? rv_log_refresh(&rv_log_cat_, (prio)) \
+         : (prio) >= __atomic_load_n(&rv_log_cat_.threshold, __ATOMIC_RELAXED))
+
 #define RV_DEBUG(...) RV_LOG(RV_LOG_DEBUG, __VA_ARGS__)
 #define RV_INFO(...)  RV_LOG(RV_LOG_INFO, __VA_ARGS__)
 #define RV_WARN(...)  RV_LOG(RV_LOG_WARN, __VA_ARGS__)
@@ -54,6 +63,9 @@ extern unsigned rv_log_serial;
 
 void rv_log_message(rv_log_category *cat, int prio, const char *file, const char *func,
                     int line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Recomputes the category's threshold; whether prio passes it. */
+int rv_log_refresh(rv_log_category *cat, int prio);
 
 /* The client whose call this thread serves (NULL: none), for the
  * structured outputs' REMVIRT_CLIENT and REMVIRT_CLIENT_IDENTITY fields;

@@ -554,7 +554,7 @@ void rvs_client_close(rvs_client *c, const char *why)
         return;
     set_io_phase(c, RVS_IO_CLOSING);
     char name[256];
-    RV_DEBUG("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
+    RV_INFO("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
     ev_io_stop(c->env->loop, &c->write_watcher);
     ev_timer_stop(c->env->loop, &c->deadline);
     ev_timer_stop(c->env->loop, &c->output_deadline);

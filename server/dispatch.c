@@ -2,6 +2,7 @@
 
 #include <stdalign.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
@@ -127,9 +128,31 @@ static void keepalive_message(rvs_client *c, const rv_header *hdr)
     /* A PONG, or anything else one-way, needs no answer. */
 }
 
+/* At debug in this category: each call's procedure, serial, client,
+ * duration and result (timed only while debug is on here). */
+static void log_call_done(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
+                          const struct timespec *start, const rv_err *err)
+{
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    long long us = (end.tv_sec - start->tv_sec) * 1000000LL +
+                   (end.tv_nsec - start->tv_nsec) / 1000;
+    if (err)
+        RV_DEBUG("client %llu: %s serial %u: error %d (%s) in %lld us",
+                 rvs_client_serial_no(c), proc->name, hdr->serial, err->code,
+                 err->message ? err->message : "", us);
+    else
+        RV_DEBUG("client %llu: %s serial %u: ok in %lld us", rvs_client_serial_no(c),
+                 proc->name, hdr->serial, us);
+}
+
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                           const char *p, size_t len)
 {
+    struct timespec start;
+    int timed = RV_LOG_ENABLED(RV_LOG_DEBUG);
+    if (timed)
+        clock_gettime(CLOCK_MONOTONIC, &start);
     if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
         /* From the API's own module, as libvirt reports it (NETWORK for
          * virNetworkDestroy); DOMAIN for a procedure without one. */
@@ -162,6 +185,8 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
             rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "%s failed without saying why", proc->name);
         queue_error(c, hdr, &call.err);
+        if (timed)
+            log_call_done(c, hdr, proc, &start, &call.err);
         rv_err_clear(&call.err);
     } else {
         rv_header out = *hdr;
@@ -172,6 +197,8 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
             queue_error(c, hdr, &err);
             rv_err_clear(&err);
         }
+        if (timed)
+            log_call_done(c, hdr, proc, &start, NULL);
     }
     /* A failing handler may have filled part of ret. */
     xdr_free(proc->ret_filter, ret);

@@ -55,6 +55,24 @@ with open(log) as f:
 rc.check("serial=3 " in old and f"serial={last} " in new,
          "the first calls are in the renamed file, the last in the new one")
 rc.check("SIGHUP: done; 1 clients still connected" in new, "the SIGHUP is logged in the new file")
+# Each call's end at debug in server.dispatch: procedure, serial, client,
+# result and duration.
+rc.check(re.search(r": debug : server.dispatch : log_call_done:\d+ : client \d+: "
+                   r"CONNECT_GET_HOSTNAME serial 3: ok in \d+ us\n", old),
+         "the dispatch category logs each call's procedure, serial, client, result, duration")
+serial = c.send_call(rc.PROC_DOMAIN_LOOKUP_BY_NAME, rc.xdr_string("no-such-domain"))
+c.recv_reply()
+c.close()
+deadline = time.monotonic() + 10
+pattern = (rf"DOMAIN_LOOKUP_BY_NAME serial {serial}: error {rc.ERR_NO_DOMAIN} "
+           r"\(.+\) in \d+ us")
+while time.monotonic() < deadline and not re.search(pattern, lines()):
+    time.sleep(0.1)
+rc.check(re.search(pattern, lines()), "a failed call is logged with its error code and message")
+while time.monotonic() < deadline and "closing: " not in lines():
+    time.sleep(0.1)
+rc.check(re.search(r": info : server.client : rvs_client_close:\d+ : client \d+ .*closing: ",
+                   lines()), "a client's close is logged at info")
 PY
 
 # A changed key is applied and logged; the others are left alone.
