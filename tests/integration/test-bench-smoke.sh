@@ -32,3 +32,13 @@ cat "$out"
 for client in libremvirt raw; do
     grep -q "^$client  *10 |" "$out" || fail "the fan-out benchmark printed no $client row"
 done
+
+# The event-loop benchmark: 500 pipes, a few iterations each way; every
+# callback must run, or it fails.
+[ -x "$top_builddir/bench/eventloop" ] || fail "bench/eventloop is not built"
+"$top_builddir/bench/eventloop" --iterations 50 --rounds 1 > "$out" 2>&1 ||
+    { cat "$out"; fail "the event-loop benchmark's quick run failed"; }
+cat "$out"
+for way in libev remvirtd libremvirt; do
+    grep -q "^$way  *[0-9]" "$out" || fail "the event-loop benchmark printed no $way row"
+done
