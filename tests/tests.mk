@@ -102,6 +102,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-admin.sh \
 	tests/interop/test-virt-admin-libvirtd.sh \
 	tests/interop/test-virt-admin-tls.sh \
+	tests/interop/test-rvadm.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \

@@ -85,7 +85,7 @@ if grep -q "log_outputs changed" "$REMVIRTD_LOG"; then
 fi
 echo "ok   SIGHUP applies a changed log_filters and logs the change"
 if command -v virt-admin >/dev/null; then
-    virt-admin -c "$REMVIRTD_ADMIN_URI" daemon-log-filters | grep -qF "1:*server.reload* 2:*server*" ||
+    grep -qF "1:*server.reload* 2:*server*" <<<"$(virt-admin -c "$REMVIRTD_ADMIN_URI" daemon-log-filters)" ||
         fail "virt-admin does not show the reloaded filters"
     echo "ok   virt-admin shows the reloaded filters"
 fi

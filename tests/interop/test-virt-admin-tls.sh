@@ -37,7 +37,8 @@ $RVSH -c "$uri" hostname > /dev/null || fail "rvsh over TLS before any update"
 # A TLS client that stays connected across the updates.
 bg "$RV_TMP/held" virsh -c "$uri" event --all --loop
 held=$BG_PID
-tls_listed() { va client-list libvirtd | grep -q ' tls '; }
+# Output is captured before grep reads it: grep -q may stop reading early.
+tls_listed() { grep -q ' tls ' <<<"$(va client-list libvirtd)"; }
 wait_for "$RV_TIMEOUT" "the held TLS client in client-list" tls_listed
 id=$(va client-list libvirtd | awk '$2 == "tls" { print $1 }')
 va client-info libvirtd "$id" > "$RV_TMP/info"
@@ -68,7 +69,7 @@ $RVSH -c "$uri" hostname > /dev/null || fail "rvsh over TLS after restoring the 
 echo "ok   the original files back: new clients get in again"
 
 kill -0 "$held" 2>/dev/null || { show "$RV_TMP/held"; fail "the held TLS client was dropped"; }
-va client-list libvirtd | grep -qE "^ $id +tls" || fail "client $id is gone from client-list"
+grep -qE "^ $id +tls" <<<"$(va client-list libvirtd)" || fail "client $id is gone from client-list"
 echo "ok   the TLS client connected before the updates is still there"
 
 remvirtd_alive || fail "remvirtd died"
