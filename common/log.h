@@ -50,13 +50,26 @@ extern unsigned rv_log_serial;
 /* Whether a message of prio would go out from this file's category, at
  * the same cost as a disabled RV_LOG (the slow path only after a
  * configuration change): for work done only to be logged (timing). */
-#define RV_LOG_ENABLED(prio) \
+#define RV_LOG_ENABLED(prio) RV_LOG_PASSES_(prio)
+#define RV_LOG_PASSES_(prio) \
     (__builtin_expect(__atomic_load_n(&rv_log_cat_.serial, __ATOMIC_RELAXED) != \
                       __atomic_load_n(&rv_log_serial, __ATOMIC_RELAXED), 0) \
          ? rv_log_refresh(&rv_log_cat_, (prio)) \
          : (prio) >= __atomic_load_n(&rv_log_cat_.threshold, __ATOMIC_RELAXED))
 
+#ifdef RV_LOG_NO_DEBUG
+/* Debug calls compiled out (bench/logging's baseline): still type-checked,
+ * never run. */
+#define RV_DEBUG(...) \
+    do { \
+        if (0) \
+            rv_log_message(&rv_log_cat_, RV_LOG_DEBUG, __FILE__, __func__, __LINE__, __VA_ARGS__); \
+    } while (0)
+#undef RV_LOG_ENABLED
+#define RV_LOG_ENABLED(prio) ((prio) != RV_LOG_DEBUG && RV_LOG_PASSES_(prio))
+#else
 #define RV_DEBUG(...) RV_LOG(RV_LOG_DEBUG, __VA_ARGS__)
+#endif
 #define RV_INFO(...)  RV_LOG(RV_LOG_INFO, __VA_ARGS__)
 #define RV_WARN(...)  RV_LOG(RV_LOG_WARN, __VA_ARGS__)
 #define RV_ERROR(...) RV_LOG(RV_LOG_ERROR, __VA_ARGS__)

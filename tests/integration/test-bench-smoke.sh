@@ -42,3 +42,12 @@ cat "$out"
 for way in libev remvirtd libremvirt; do
     grep -q "^$way  *[0-9]" "$out" || fail "the event-loop benchmark printed no $way row"
 done
+
+# The logging benchmark: GetInfo against remvirtd with debug compiled out,
+# filtered out, to a file and to a stand-in journal.
+bash "$abs_top_srcdir/bench/run-logging.sh" --builddir "$top_builddir" --quick \
+    > "$out" 2>&1 || { cat "$out"; fail "the logging benchmark's quick run failed"; }
+cat "$out"
+for way in compiled-out filtered-out debug-file debug-journal; do
+    grep -q "^$way  *[0-9]" "$out" || fail "the logging benchmark printed no $way row"
+done
