@@ -30,6 +30,12 @@ static int no_memory(rvs_call *call)
 /* The group a server name stands for, or -1 with libvirtd's error. */
 static int find_server(rvs_call *call, const char *name)
 {
+    if (!rvs_admin_server()) {
+        /* A dispatcher driven without a daemon (a unit test, a fuzzer). */
+        rv_err_set(&call->err, RV_FROM_ADMIN, RV_ERR_INTERNAL_ERROR,
+                   "internal error: no server to manage");
+        return -1;
+    }
     for (int i = 0; i < NSERVERS; i++)
         if (strcmp(server_names[i], name) == 0)
             return i;
