@@ -9,11 +9,19 @@
  * before its loop sleeps), so a busy daemon makes one write per batch.
  *
  * Configuration uses libvirt's syntax:
- *   filters: "1:server.client 3:transport"   level:name-substring ...
- *   outputs: "1:stderr 2:file:/var/log/remvirtd.log"
+ *   filters: "1:server.client 3:transport"   level:glob ...  (a name without
+ *            '*' matches anywhere in the category: "*transport*")
+ *   outputs: "1:stderr 2:file:/var/log/remvirtd.log 3:syslog:remvirtd 2:journald"
+ *            stderr and files are batched; syslog (/dev/log) and journald
+ *            (its native protocol, structured fields) get one datagram per
+ *            message, never waited for: a full socket drops the message
+ *            and the count is sent when the socket takes one again.
+ * Each line: time, thread, priority, category, function:line, message.
  * Levels: 1 debug, 2 info, 3 warning, 4 error. */
 #ifndef RV_COMMON_LOG_H
 #define RV_COMMON_LOG_H
+
+#include <stddef.h>
 
 #include "common/error.h"
 
@@ -36,21 +44,69 @@ extern unsigned rv_log_serial;
         if (__builtin_expect(__atomic_load_n(&rv_log_cat_.serial, __ATOMIC_RELAXED) != \
                              __atomic_load_n(&rv_log_serial, __ATOMIC_RELAXED), 0) || \
             (prio) >= __atomic_load_n(&rv_log_cat_.threshold, __ATOMIC_RELAXED)) \
-            rv_log_message(&rv_log_cat_, (prio), __func__, __LINE__, __VA_ARGS__); \
+            rv_log_message(&rv_log_cat_, (prio), __FILE__, __func__, __LINE__, __VA_ARGS__); \
     } while (0)
 
+/* Whether a message of prio would go out from this file's category, at
+ * the same cost as a disabled RV_LOG (the slow path only after a
+ * configuration change): for work done only to be logged (timing). */
+#define RV_LOG_ENABLED(prio) RV_LOG_PASSES_(prio)
+#define RV_LOG_PASSES_(prio) \
+    (__builtin_expect(__atomic_load_n(&rv_log_cat_.serial, __ATOMIC_RELAXED) != \
+                      __atomic_load_n(&rv_log_serial, __ATOMIC_RELAXED), 0) \
+         ? rv_log_refresh(&rv_log_cat_, (prio)) \
+         : (prio) >= __atomic_load_n(&rv_log_cat_.threshold, __ATOMIC_RELAXED))
+
+#ifdef RV_LOG_NO_DEBUG
+/* Debug calls compiled out (bench/logging's baseline): still type-checked,
+ * never run. */
+#define RV_DEBUG(...) \
+    do { \
+        if (0) \
+            rv_log_message(&rv_log_cat_, RV_LOG_DEBUG, __FILE__, __func__, __LINE__, __VA_ARGS__); \
+    } while (0)
+#undef RV_LOG_ENABLED
+#define RV_LOG_ENABLED(prio) ((prio) != RV_LOG_DEBUG && RV_LOG_PASSES_(prio))
+#else
 #define RV_DEBUG(...) RV_LOG(RV_LOG_DEBUG, __VA_ARGS__)
+#endif
 #define RV_INFO(...)  RV_LOG(RV_LOG_INFO, __VA_ARGS__)
 #define RV_WARN(...)  RV_LOG(RV_LOG_WARN, __VA_ARGS__)
 #define RV_ERROR(...) RV_LOG(RV_LOG_ERROR, __VA_ARGS__)
 
-void rv_log_message(rv_log_category *cat, int prio, const char *func, int line,
-                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void rv_log_message(rv_log_category *cat, int prio, const char *file, const char *func,
+                    int line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Recomputes the category's threshold; whether prio passes it. */
+int rv_log_refresh(rv_log_category *cat, int prio);
+
+/* The client whose call this thread serves (NULL: none), for the
+ * structured outputs' REMVIRT_CLIENT and REMVIRT_CLIENT_IDENTITY fields;
+ * describe writes its identity, and runs only when a message goes out. */
+typedef const char *(*rv_log_describe_fn)(const void *client, char *buf, size_t len);
+void rv_log_set_client(const void *client, unsigned long long id, rv_log_describe_fn describe);
 
 /* Each returns 0, or -1 with err naming the bad part of the spec. */
 int rv_log_set_filters(const char *spec, rv_err *err);
 int rv_log_set_outputs(const char *spec, rv_err *err);
 int rv_log_set_level(int level, rv_err *err);    /* default level for unfiltered categories */
+/* stderr at the default level: what an empty outputs setting means. */
+int rv_log_set_default_outputs(rv_err *err);
+
+/* The settings as text in the same syntax ("1:*server* 3:*rpc*",
+ * "1:file:/x 3:stderr"), malloc'd, and their number; NULL when out of
+ * memory. */
+char *rv_log_get_filters(int *count);
+char *rv_log_get_outputs(int *count);
+
+/* Reopen every file output by its name (after logrotate renamed it):
+ * what is batched goes to the old file first.  -1 with err naming the
+ * first file that could not be reopened (it keeps the old one). */
+int rv_log_reopen(rv_err *err);
+
+/* For tests: the datagram sockets of the journald and syslog outputs
+ * (NULL keeps one); outputs made after the call use them. */
+void rv_log_set_socket_paths(const char *journal, const char *syslog_path);
 
 /* Write what is batched.  autoflush: write after every message instead
  * (for short-lived programs and the client library). */

@@ -37,8 +37,12 @@ import sys
 import textwrap
 
 # The procedure enum whose values carry annotations and drive the server
-# dispatch table and the client stubs.
+# dispatch table, the driver interface and the client stubs.
 DISPATCH_ENUM = 'rv_remote_procedure'
+# More annotated programs, served by the daemon itself: each gets its own
+# dispatch table (server/rv_KEY_dispatch.gen.{h,c}) of hand-written
+# handlers rvs_handle_KEY_NAME, and no client side or driver slots.
+DAEMON_ENUMS = ('rv_admin_procedure',)
 
 ANNOTATIONS = {
     'stubs': ('both', 'server', 'client', 'none'),
@@ -293,6 +297,13 @@ class Procedure:
         return self.name.lower()
 
     @property
+    def c_name(self):
+        """The name's part of the C identifiers made for it: domain_get_info,
+        admin_connect_open (a program other than remote keeps its key, so
+        that both programs' handlers can live in one daemon)."""
+        return self.base[len('rv_'):]
+
+    @property
     def server_stub(self):
         return self.stubs in ('both', 'server')
 
@@ -319,6 +330,16 @@ class Program:
         self.version = version
         self.enum = enum
         self.procedures = []              # sorted by number
+        # libvirt's procedures that the enum lacks (TableProc), by number.
+        self.unimplemented = []
+
+    @property
+    def annotated(self):
+        return self.enum.name == DISPATCH_ENUM or self.enum.name in DAEMON_ENUMS
+
+    @property
+    def daemon_only(self):
+        return self.enum.name in DAEMON_ENUMS
 
 
 # ------------------------------------------------------------------ libvirt's procedure table
@@ -597,8 +618,6 @@ class Spec:
         self.defs = {}              # name -> Definition
         self.enum_values = {}       # value name -> (Enum, EnumValue)
         self.programs = []
-        # libvirt's procedures that the dispatch enum lacks (TableProc), by number.
-        self.unimplemented = []
         seen = {}
         for path in paths:
             self.files.append(self.load(path, seen))
@@ -606,19 +625,32 @@ class Spec:
         self.find_programs()
         self.match_structs()
         self.plan_client_api()
-        if procs_table:
-            self.apply_procs_table(procs_table)
+        # One table, the remote program's, or {program key: table}.
+        tables = procs_table if isinstance(procs_table, dict) else \
+            {'remote': procs_table} if procs_table else {}
+        for key, path in tables.items():
+            program = next((p for p in self.programs if p.key.lower() == key and p.annotated), None)
+            if program is None:
+                raise GenError(path, None, f'no annotated program {key!r} for this table')
+            self.apply_procs_table(path, program)
 
-    def apply_procs_table(self, path):
-        """Check the dispatch enum against libvirt's procedure table and
+    @property
+    def unimplemented(self):
+        """The remote program's procedures that remvirt does not implement."""
+        return self.dispatch_program().unimplemented
+
+    def daemon_programs(self):
+        return [p for p in self.programs if p.daemon_only]
+
+    def apply_procs_table(self, path, program):
+        """Check an annotated enum against libvirt's procedure table and
         keep the procedures remvirt does not implement."""
         rows = read_procs_table(path)
-        program = self.dispatch_program()
         ours = {proc.number: proc for proc in program.procedures}
         for row in rows:
             proc = ours.pop(row.number, None)
             if proc is None:
-                self.unimplemented.append(row)
+                program.unimplemented.append(row)
                 continue
             if proc.name != row.name:
                 raise GenError(path, row.line, f'procedure {row.number} is {row.name} here but '
@@ -766,7 +798,7 @@ class Spec:
 
     def read_procedures(self, program):
         enum = program.enum
-        annotated = enum.name == DISPATCH_ENUM
+        annotated = program.annotated
         for v in enum.values:
             m = re.fullmatch(r'(RV_(?:[A-Z0-9]+_)?PROC_)([A-Z0-9_]+)', v.name)
             if not m:
@@ -802,9 +834,12 @@ class Spec:
                     raise GenError(enum.path, notes[1].line,
                                    f'{v.name} has more than one annotation comment')
                 self.read_annotations(proc, notes[0], enum.path, v.line)
+                if program.daemon_only:
+                    self.check_daemon_only(proc, enum.path)
             elif notes:
                 raise GenError(enum.path, notes[0].line,
-                               f'annotations are only read in enum {DISPATCH_ENUM}')
+                               f'annotations are only read in enum {DISPATCH_ENUM}' +
+                               ''.join(f' and {e}' for e in DAEMON_ENUMS))
             program.procedures.append(proc)
         program.procedures.sort(key=lambda p: p.number)
 
@@ -868,6 +903,17 @@ class Spec:
                 raise GenError(path, value_line, f'{proc.enum_value}: @api generated needs a '
                                f'comment above the annotation: it documents '
                                f'{proc.public_name}() in the public header')
+
+    @staticmethod
+    def check_daemon_only(proc, path):
+        """A program the daemon serves itself has no client library and no
+        driver: only its server side, by hand-written handlers."""
+        if proc.stubs not in ('server', 'none'):
+            raise GenError(path, proc.note_lines['stubs'], f'{proc.enum_value}: @stubs '
+                           f'{proc.stubs}: this program has no client side (server | none)')
+        if proc.handler != 'daemon':
+            raise GenError(path, proc.note_lines['handler'], f'{proc.enum_value}: @handler '
+                           f'{proc.handler}: this program has no driver (daemon only)')
 
     def match_structs(self):
         wanted = {}
@@ -1215,22 +1261,29 @@ def gen_dispatch_c(spec):
 }}
 
 ''')
-    out.append('/* Adapters from the table\'s one generic signature to each typed handler. */\n')
+    out += dispatch_table_c(program)
+    return ''.join(out)
+
+
+def dispatch_table_c(program):
+    """A program's procedure table rvs_KEY_procs and its adapters."""
+    key = program.key.lower()
+    out = ['/* Adapters from the table\'s one generic signature to each typed handler. */\n']
     for proc in program.procedures:
         if not proc.server_stub:
             continue
         args = [f'({proc.args.name} *)args'] if proc.args else []
         rets = [f'({proc.ret.name} *)ret'] if proc.ret else []
         target = 'rvs_handle_' if proc.daemon_handler else 'rvs_driver_'
-        out.append(f'static int rvs_adapt_{proc.lower}(struct rvs_call *call, void *args, void *ret)\n{{\n')
+        out.append(f'static int rvs_adapt_{proc.c_name}(struct rvs_call *call, void *args, void *ret)\n{{\n')
         if not proc.args:
             out.append('    (void)args;\n')
         if not proc.ret:
             out.append('    (void)ret;\n')
-        out.append(f'    return {target}{proc.lower}({", ".join(["call"] + args + rets)});\n}}\n\n')
-    out.append('const rvs_proc rvs_remote_procs[] = {\n')
+        out.append(f'    return {target}{proc.c_name}({", ".join(["call"] + args + rets)});\n}}\n\n')
+    out.append(f'const rvs_proc rvs_{key}_procs[] = {{\n')
     for proc in program.procedures:
-        handler = f'rvs_adapt_{proc.lower}' if proc.server_stub else 'NULL'
+        handler = f'rvs_adapt_{proc.c_name}' if proc.server_stub else 'NULL'
         api = f'"{proc.api}"' if proc.api else 'NULL'
         domain = MODULE_ERROR_DOMAINS[proc.module] if proc.module else 0
         out.append(f'''\
@@ -1247,14 +1300,48 @@ def gen_dispatch_c(spec):
         .readonly_ok = {1 if proc.readonly == "allow" else 0},
     }},
 ''')
-    if spec.unimplemented:
+    if program.unimplemented:
         out.append('    /* libvirt\'s procedures that remvirt does not implement. */\n')
-    for row in spec.unimplemented:
+    for row in program.unimplemented:
         api = f'"{row.api}"' if row.api else 'NULL'
         out.append(f'    [{row.number}] = {{ .name = "{row.name}", .api = {api}, '
                    f'.error_domain = {row.error_domain or 0}, .needs_auth = 1 }},\n')
     out.append('};\n\n')
-    out.append('const int rvs_remote_nprocs = (int)(sizeof(rvs_remote_procs) / sizeof(rvs_remote_procs[0]));\n')
+    out.append(f'const int rvs_{key}_nprocs = (int)(sizeof(rvs_{key}_procs) / sizeof(rvs_{key}_procs[0]));\n')
+    return out
+
+
+def gen_daemon_dispatch_h(program):
+    key = program.key.lower()
+    guard = f'RV_SERVER_RV_{program.key}_DISPATCH_GEN_H'
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append(f'''\
+/* The server's table of {key} procedures and the hand-written handlers
+ * it calls (the program is served by the daemon itself, no driver). */
+#ifndef {guard}
+#define {guard}
+
+#include "{header_name(program.xfile)}"
+#include "server/rv_dispatch.gen.h"
+
+''')
+    for proc in program.procedures:
+        if proc.daemon_handler:
+            out.append(f'int rvs_handle_{proc.c_name}({", ".join(c_params(proc, "struct rvs_call *call"))});\n')
+    out.append(f'''
+extern const rvs_proc rvs_{key}_procs[];   /* indexed by procedure number */
+extern const int rvs_{key}_nprocs;          /* highest procedure number + 1 */
+
+#endif
+''')
+    return ''.join(out)
+
+
+def gen_daemon_dispatch_c(program):
+    key = program.key.lower()
+    out = [generated_banner('/*', [program.xfile], ' */')]
+    out.append(f'#include "server/dispatch.h"\n#include "server/rv_{key}_dispatch.gen.h"\n\n')
+    out += dispatch_table_c(program)
     return ''.join(out)
 
 
@@ -1691,7 +1778,7 @@ class DocWriter:
         return '\n'.join(out).rstrip('\n') + '\n'
 
     def render_program(self, program):
-        annotated = program.enum.name == DISPATCH_ENUM
+        annotated = program.annotated
         out = [f'## Program {program.key.lower()}: {program.number:#010x}, version {program.version}', '']
         out.append(f'Defined in `{program.xfile.display}` as `enum {program.enum.name}`.')
         if annotated:
@@ -1710,7 +1797,7 @@ class DocWriter:
             out += ['| Proc | Name | Arguments | Result |', '|-----:|------|-----------|--------|']
         for proc in program.procedures:
             anchor = f'{proc.number}-{proc.name.lower()}'
-            if not annotated:
+            if not annotated or program.daemon_only:
                 anchor = f'{program.key.lower()}-{anchor}'
             sides = [f'`{s.name}`' if s else 'void' for _, s in (('Arguments', proc.args), ('Result', proc.ret))]
             if proc.msg:
@@ -1723,7 +1810,7 @@ class DocWriter:
         out.append('')
         for proc in program.procedures:
             title = f'{proc.number} {proc.name}'
-            if not annotated:
+            if not annotated or program.daemon_only:
                 title = f'{program.key.lower()} {title}'
             out += [f'### {title}', '']
             if annotated:
@@ -2016,6 +2103,10 @@ def c_outputs(spec, manual_symbols=None):
         'client/remvirt-values.gen.h': gen_values_public_h(spec),
         'common/rv_values.gen.h': gen_values_internal_h(spec),
     }
+    for program in spec.daemon_programs():
+        key = program.key.lower()
+        outputs[f'server/rv_{key}_dispatch.gen.h'] = gen_daemon_dispatch_h(program)
+        outputs[f'server/rv_{key}_dispatch.gen.c'] = gen_daemon_dispatch_c(program)
     if manual_symbols:
         outputs['client/libremvirt.gen.sym'] = gen_symbols(spec, manual_symbols)
     return outputs
@@ -2033,8 +2124,9 @@ def main(argv=None):
                         help='a .x file defining a program (repeat for each)')
     parser.add_argument('--outdir', help='build directory for the generated C files')
     parser.add_argument('--docs', help='path of docs/procedures.md')
-    parser.add_argument('--procs-table', metavar='FILE',
-                        help="libvirt's procedure table (protocol/libvirt-remote-procs.tsv)")
+    parser.add_argument('--procs-table', metavar='[PROGRAM=]FILE', action='append', default=[],
+                        help="libvirt's procedure table of a program (protocol/libvirt-remote-procs.tsv; "
+                             'admin=protocol/libvirt-admin-procs.tsv); without PROGRAM, remote')
     parser.add_argument('--manual-symbols', metavar='FILE',
                         help="libremvirt's hand-written public functions (client/libremvirt-manual.sym); "
                              'with it, the version script client/libremvirt.gen.sym is written too')
@@ -2047,7 +2139,11 @@ def main(argv=None):
         parser.error('--outdir is required unless --check is given')
 
     try:
-        spec = Spec(args.x, args.procs_table)
+        tables = {}
+        for given in args.procs_table:
+            key, eq, path = given.rpartition('=')
+            tables[key if eq else 'remote'] = path
+        spec = Spec(args.x, tables)
         docs = render_docs(spec) if args.docs else None
         outputs = {} if args.check else c_outputs(spec, args.manual_symbols)
     except GenError as e:

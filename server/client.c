@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
@@ -39,6 +40,7 @@ struct rvs_client {
     rvs_subscriptions subs;
     unsigned long long serial_no;   /* the server's number for this client, for logs */
     char from[80];              /* "local" or the peer's address:port */
+    time_t connected_at;        /* for the admin program's client list */
     rv_peer_identity peer;      /* Unix sockets */
     char *x509_dn;              /* TLS: the verified client certificate's DN */
     char *sasl_user;            /* the SASL user it authenticated as */
@@ -46,6 +48,7 @@ struct rvs_client {
     int min_ssf;                /* the SASL security strength this listener needs */
     unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
     unsigned local : 1;         /* came in on a Unix socket */
+    unsigned tls : 1;           /* came in on a TLS listener */
     unsigned sasl_required : 1; /* its listener wants SASL (after any TLS handshake) */
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
@@ -253,6 +256,7 @@ static rvs_client *client_alloc(const rvs_client_env *env, rv_transport *tr,
     c->env = env;
     c->tr = tr;
     c->serial_no = serial_no;
+    c->connected_at = time(NULL);
     int fd = tr ? tr->fd : -1;
     ev_io_init(&c->read_watcher, on_readable, fd, EV_READ);
     ev_io_init(&c->write_watcher, on_writable, fd, EV_WRITE);
@@ -276,6 +280,7 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
     c->readonly = how->readonly ? 1 : 0;
     c->min_ssf = how->min_ssf;
     c->local = how->local ? 1 : 0;
+    c->tls = how->tls_handshake ? 1 : 0;
     c->sasl_required = how->sasl ? 1 : 0;
     if (how->peer)
         c->peer = *how->peer;
@@ -329,6 +334,36 @@ const char *rvs_client_name(rvs_client *c, char *buf, size_t len)
 }
 
 /* ---- accessors ---- */
+
+time_t rvs_client_connected_at(const rvs_client *c)
+{
+    return c->connected_at;
+}
+
+int rvs_client_is_local(const rvs_client *c)
+{
+    return c->local;
+}
+
+int rvs_client_is_tls(const rvs_client *c)
+{
+    return c->tls;
+}
+
+const char *rvs_client_from(const rvs_client *c)
+{
+    return c->from;
+}
+
+const char *rvs_client_x509_dn(const rvs_client *c)
+{
+    return c->x509_dn;
+}
+
+const char *rvs_client_sasl_user(const rvs_client *c)
+{
+    return c->sasl_user;
+}
 
 unsigned long long rvs_client_serial_no(const rvs_client *c)
 {
@@ -553,7 +588,7 @@ void rvs_client_close(rvs_client *c, const char *why)
         return;
     set_io_phase(c, RVS_IO_CLOSING);
     char name[256];
-    RV_DEBUG("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
+    RV_INFO("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
     ev_io_stop(c->env->loop, &c->write_watcher);
     ev_timer_stop(c->env->loop, &c->deadline);
     ev_timer_stop(c->env->loop, &c->output_deadline);
@@ -766,11 +801,8 @@ static void read_some(rvs_client *c)
     c->pings_unanswered = 0;
 }
 
-static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+static void serve_readable(rvs_client *c)
 {
-    (void)loop;
-    (void)revents;
-    rvs_client *c = w->data;
     if (c->auth == RVS_AUTH_TLS_HANDSHAKE) {
         handshake_step(c);
         return;
@@ -784,6 +816,22 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     rvs_client_flush(c);
     if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->in) == 0)
         rv_buf_shrink(&c->in, 0);
+}
+
+static const char *describe_for_log(const void *c, char *buf, size_t len)
+{
+    return rvs_client_name((rvs_client *)c, buf, len);
+}
+
+static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_client *c = w->data;
+    /* What is logged while serving it names it (structured outputs). */
+    rv_log_set_client(c, c->serial_no, describe_for_log);
+    serve_readable(c);
+    rv_log_set_client(NULL, 0, NULL);
 }
 
 /* The last AUTH_SASL reply is out in clear: from here on every byte goes

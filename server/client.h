@@ -5,6 +5,7 @@
 #define RV_SERVER_CLIENT_H
 
 #include <ev.h>
+#include <time.h>
 
 #include "auth/peercred.h"
 #include "common/util.h"
@@ -120,6 +121,15 @@ void rvs_client_set_dispatcher(rvs_client *c, rvs_dispatcher fn, void *opaque);
  * (192.0.2.1:4000, DN C=GB,CN=a, SASL user bob)". */
 const char *rvs_client_name(rvs_client *c, char *buf, size_t len);
 unsigned long long rvs_client_serial_no(const rvs_client *c);
+/* For the admin program: when it connected, how (a Unix socket, TLS,
+ * else plain TCP), "local" or its address:port, the DN of its verified
+ * certificate and its SASL user (NULL when there is none). */
+time_t rvs_client_connected_at(const rvs_client *c);
+int rvs_client_is_local(const rvs_client *c);
+int rvs_client_is_tls(const rvs_client *c);
+const char *rvs_client_from(const rvs_client *c);
+const char *rvs_client_x509_dn(const rvs_client *c);
+const char *rvs_client_sasl_user(const rvs_client *c);
 /* Unix sockets: SO_PEERCRED at accept time; zeros elsewhere. */
 const rv_peer_identity *rvs_client_peer(const rvs_client *c);
 int rvs_client_is_readonly(const rvs_client *c);

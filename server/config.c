@@ -30,6 +30,8 @@ static const config_key config_keys[] = {
     KEY(unix_sock_dir, VAL_STRING),
     KEY(unix_sock_rw_perms, VAL_PERMS),
     KEY(unix_sock_ro_perms, VAL_PERMS),
+    KEY(admin_unix_sock_perms, VAL_PERMS),
+    KEY(admin_max_clients, VAL_INT),
     KEY(max_clients, VAL_INT),
     KEY(max_queued_clients, VAL_INT),
     KEY(max_client_requests, VAL_INT),
@@ -74,6 +76,8 @@ void rvs_config_init(rvs_config *cfg)
     cfg->unix_sock_dir = strdup("/run/remvirt");
     cfg->unix_sock_rw_perms = 0700;
     cfg->unix_sock_ro_perms = 0777;
+    cfg->admin_unix_sock_perms = 0700;
+    cfg->admin_max_clients = 5000;
     cfg->max_clients = 5000;
     cfg->max_queued_clients = 1000;
     cfg->max_client_requests = 5;

@@ -12,6 +12,8 @@ typedef struct rvs_config {
     char *unix_sock_dir;            /* holds remvirt-sock and remvirt-sock-ro */
     mode_t unix_sock_rw_perms;
     mode_t unix_sock_ro_perms;
+    mode_t admin_unix_sock_perms;   /* remvirt-admin-sock: the admin program only */
+    int admin_max_clients;          /* admin clients at once (not in max_clients) */
     int max_clients;                /* connected clients; past it new ones are closed */
     int max_queued_clients;         /* listen() backlog */
     int max_client_requests;        /* calls in flight per client */

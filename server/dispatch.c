@@ -3,6 +3,7 @@
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
@@ -21,10 +22,23 @@ RV_LOG_CATEGORY("server.dispatch");
 static alignas(max_align_t) char args_scratch[RVS_SCRATCH];
 static alignas(max_align_t) char ret_scratch[RVS_SCRATCH];
 
+static const rvs_program remote_program = {
+    .number = RV_REMOTE_PROGRAM,
+    .version = RV_REMOTE_VERSION,
+    .procs = rvs_remote_procs,
+    .nprocs = &rvs_remote_nprocs,
+    .driver_first = 1,
+};
+
 int rvs_dispatch_init(rv_err *err)
 {
-    for (int i = 0; i < rvs_remote_nprocs; i++) {
-        const rvs_proc *p = &rvs_remote_procs[i];
+    return rvs_dispatch_check_program(&remote_program, err);
+}
+
+int rvs_dispatch_check_program(const rvs_program *prog, rv_err *err)
+{
+    for (int i = 0; i < *prog->nprocs; i++) {
+        const rvs_proc *p = &prog->procs[i];
         if (p->handler && (p->args_size > RVS_SCRATCH || p->ret_size > RVS_SCRATCH)) {
             rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "procedure %s needs more than %d bytes of scratch", p->name, RVS_SCRATCH);
@@ -91,12 +105,16 @@ const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
 }
 
 /* What libvirtd answers for a function its driver lacks. */
-int rvs_call_unsupported(rvs_call *call, int proc)
+static int unsupported(rvs_call *call, const rvs_proc *p)
 {
-    const rvs_proc *p = &rvs_remote_procs[proc];
     rv_err_set(&call->err, p->error_domain, RV_ERR_NO_SUPPORT,
                "this function is not supported by the connection driver: %s", p->api);
     return -1;
+}
+
+int rvs_call_unsupported(rvs_call *call, int proc)
+{
+    return unsupported(call, &rvs_remote_procs[proc]);
 }
 
 /* ---- replies that come later (driver.h) ---- */
@@ -192,9 +210,31 @@ static void keepalive_message(rvs_client *c, const rv_header *hdr)
     /* A PONG, or anything else one-way, needs no answer. */
 }
 
+/* At debug in this category: each call's procedure, serial, client,
+ * duration and result (timed only while debug is on here). */
+static void log_call_done(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
+                          const struct timespec *start, const rv_err *err)
+{
+    struct timespec end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    long long us = (end.tv_sec - start->tv_sec) * 1000000LL +
+                   (end.tv_nsec - start->tv_nsec) / 1000;
+    if (err)
+        RV_DEBUG("client %llu: %s serial %u: error %d (%s) in %lld us",
+                 rvs_client_serial_no(c), proc->name, hdr->serial, err->code,
+                 err->message ? err->message : "", us);
+    else
+        RV_DEBUG("client %llu: %s serial %u: ok in %lld us", rvs_client_serial_no(c),
+                 proc->name, hdr->serial, us);
+}
+
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                           const char *p, size_t len)
 {
+    struct timespec start;
+    int timed = RV_LOG_ENABLED(RV_LOG_DEBUG);
+    if (timed)
+        clock_gettime(CLOCK_MONOTONIC, &start);
     if (rvs_client_is_readonly(c) && !proc->readonly_ok) {
         /* From the API's own module, as libvirt reports it (NETWORK for
          * virNetworkDestroy); DOMAIN for a procedure without one. */
@@ -238,9 +278,13 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
             rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "%s failed without saying why", proc->name);
         queue_error(c, hdr, &call.err);
+        if (timed)
+            log_call_done(c, hdr, proc, &start, &call.err);
         rv_err_clear(&call.err);
     } else {
         queue_reply(c, hdr, proc, ret);
+        if (timed)
+            log_call_done(c, hdr, proc, &start, NULL);
     }
     /* A failing handler may have filled part of ret. */
     xdr_free(proc->ret_filter, ret);
@@ -265,16 +309,23 @@ static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *pr
  * call meets first (an open connection), so that a client sees which
  * function is missing rather than a protocol failure.  Its arguments are
  * never decoded. */
-static void refuse_unimplemented(rvs_client *c, const rv_header *hdr)
+static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_program *prog,
+                                 const rvs_proc *proc)
 {
     rvs_call call = { .client = c };
-    if (rvs_call_conn(&call))
-        rvs_call_unsupported(&call, hdr->proc);
+    if (!prog->driver_first || rvs_call_conn(&call))
+        unsupported(&call, proc);
     queue_error(c, hdr, &call.err);
     rv_err_clear(&call.err);
 }
 
 int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
+{
+    return rvs_dispatch_frame_program(c, p, len, &remote_program);
+}
+
+int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
+                               const rvs_program *prog)
 {
     rv_header hdr;
     rv_err err = { 0 };
@@ -297,14 +348,14 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
         keepalive_message(c, &hdr);
         return 0;
     }
-    if (hdr.prog != RV_REMOTE_PROGRAM) {
+    if (hdr.prog != prog->number) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "cannot find program %#x version %u",
                     hdr.prog, hdr.vers);
         return 0;
     }
-    if (hdr.vers != RV_REMOTE_VERSION) {
+    if (hdr.vers != prog->version) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
-                    "program %#x has version %d, not %u", hdr.prog, RV_REMOTE_VERSION, hdr.vers);
+                    "program %#x has version %u, not %u", hdr.prog, prog->version, hdr.vers);
         return 0;
     }
     if (hdr.type != RV_CALL || hdr.status != RV_OK) {
@@ -313,8 +364,8 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
                     hdr.type, hdr.status);
         return 0;
     }
-    const rvs_proc *proc = hdr.proc > 0 && hdr.proc < rvs_remote_nprocs
-                               ? &rvs_remote_procs[hdr.proc] : NULL;
+    const rvs_proc *proc = hdr.proc > 0 && hdr.proc < *prog->nprocs
+                               ? &prog->procs[hdr.proc] : NULL;
     if (!proc || (!proc->handler && !proc->api))
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "unknown procedure: %d", hdr.proc);
     else if (proc->needs_auth && !rvs_client_is_authenticated(c))
@@ -322,7 +373,7 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len)
          * answers with an RPC error here, not AUTH_FAILED; so do we. */
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC, "authentication required");
     else if (!proc->handler)
-        refuse_unimplemented(c, &hdr);
+        refuse_unimplemented(c, &hdr, prog, proc);
     else
         run_procedure(c, &hdr, proc, p, len);
     return 0;

@@ -28,4 +28,26 @@ int rvs_dispatch_frame(rvs_client *c, const char *p, size_t len);
  * start-up; -1 if a procedure's arguments would not fit. */
 int rvs_dispatch_init(rv_err *err);
 
+/* A program the dispatcher serves: its number and version and its
+ * generated procedure table.  The remote program is rvs_dispatch_frame's;
+ * a socket that serves another one (the admin socket) passes its own. */
+struct rvs_proc;
+typedef struct rvs_program {
+    unsigned number;
+    unsigned version;
+    const struct rvs_proc *procs;       /* indexed by procedure number */
+    const int *nprocs;
+    /* A procedure of libvirt's it lacks is refused as its driver's
+     * NO_SUPPORT after the open-connection check (the remote program),
+     * or at once (a program the daemon serves itself). */
+    int driver_first;
+} rvs_program;
+
+/* rvs_dispatch_frame for program prog; any other program (keepalive
+ * apart) is refused with an RPC error, the connection kept. */
+int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
+                               const rvs_program *prog);
+/* rvs_dispatch_init for another program's table. */
+int rvs_dispatch_check_program(const rvs_program *prog, rv_err *err);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "server/config.h"
+#include "server/reload.h"
 #include "server/server.h"
 
 RV_LOG_CATEGORY("server.main");
@@ -184,6 +185,8 @@ int main(int argc, char **argv)
     }
     rvs_server *srv = rvs_server_new(&cfg, &err);
     if (srv) {
+        rvs_reload_ctx reload = { .config_path = config_path, .applied = &cfg };
+        rvs_server_on_hangup(srv, rvs_reload, &reload);
         RV_INFO("remvirtd %s started, pid %d", PACKAGE_VERSION, (int)getpid());
         rc = rvs_server_run(srv);
         rvs_server_free(srv);

@@ -15,6 +15,7 @@
 
 #include "auth/sasl.h"
 #include "common/log.h"
+#include "server/admin.h"
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
@@ -37,6 +38,7 @@ typedef struct listener {
     int fd;
     listen_kind kind;
     int readonly;
+    int admin;                  /* remvirt-admin-sock: the admin program only */
     int sasl;                   /* clients authenticate with SASL first */
     int min_ssf;                /* the SASL security strength they need */
     char *name;                 /* the socket path, or "tls [::]:16514" */
@@ -58,8 +60,18 @@ struct rvs_server {
     rvs_client *to_flush;       /* events queued, to be written before sleeping */
     unsigned long long next_client_no;
     ev_signal sigterm, sigint;
+    ev_signal sighup;           /* rvs_server_on_hangup's */
+    void (*on_hangup)(rvs_server *srv, void *opaque);
+    void *hangup_opaque;
     ev_prepare before_sleep;
     ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
+    /* The admin socket's clients: a list and a limit of their own, so that
+     * an operator gets in when max_clients is reached. */
+    const rvs_config *cfg;      /* the TLS files, for srv-update-tls */
+    rvs_client_env admin_env;
+    rvs_client *admin_clients;
+    int nadmin;
+    int max_admin_clients;
 };
 
 /* A client asked to go: move it to the closed list; it is freed before the
@@ -95,6 +107,14 @@ static void network_event_to_clients(const rv_driver *drv, const char *name,
 {
     rvs_server *srv = opaque;
     rvs_events_network_lifecycle(srv->clients, drv, name, uuid, event, detail);
+}
+
+static void admin_client_closed(rvs_client *c, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_client_list_unlink(&srv->admin_clients, c);
+    srv->nadmin--;
+    rvs_client_list_push(&srv->closed, c);
 }
 
 static void free_closed(rvs_server *srv)
@@ -153,9 +173,49 @@ static int dispatch_remote(rvs_client *c, const char *frame, size_t len, void *o
     return rvs_dispatch_frame(c, frame, len);
 }
 
+/* An operator on the admin socket (Unix, auth none, its own limit). */
+static void accept_admin(rvs_server *srv, listener *l, int fd)
+{
+    rv_err err = { 0 };
+    if (srv->nadmin >= srv->max_admin_clients) {
+        RV_WARN("refusing a client on %s: admin_max_clients (%d) reached", l->name,
+                srv->max_admin_clients);
+        close(fd);
+        return;
+    }
+    rv_transport *tr = accept_transport(srv, l, fd, &err);
+    if (!tr) {
+        RV_WARN("cannot set up a client on %s: %s", l->name, err.message);
+        rv_err_clear(&err);
+        return;
+    }
+    unsigned long long client_no = ++srv->next_client_no;
+    rv_peer_identity peer = { 0 };
+    if (rv_peercred_get(fd, &peer, &err) < 0) {
+        RV_WARN("client %llu: %s", client_no, err.message);
+        rv_err_clear(&err);
+    }
+    rvs_client_start how = { .from = "local", .local = 1, .peer = &peer };
+    rvs_client *c = rvs_client_new(&srv->admin_env, tr, &how, client_no);
+    if (!c) {
+        RV_WARN("out of memory accepting a client on %s", l->name);
+        rv_transport_close(tr);
+        return;
+    }
+    rvs_client_set_dispatcher(c, rvs_admin_dispatch, srv);
+    rvs_client_list_push(&srv->admin_clients, c);
+    srv->nadmin++;
+    RV_INFO("client %llu connected on %s: pid %d uid %u gid %u", client_no, l->name,
+            (int)peer.pid, (unsigned)peer.uid, (unsigned)peer.gid);
+}
+
 static void accept_one(rvs_server *srv, listener *l, int fd)
 {
     rv_err err = { 0 };
+    if (l->admin) {
+        accept_admin(srv, l, fd);
+        return;
+    }
     if (srv->nclients >= srv->max_clients) {
         /* Closing at once tells the client plainly (EOF) instead of
          * leaving it waiting in the backlog. */
@@ -306,6 +366,15 @@ static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_
         return -1;
     }
     listener_add(srv, fd, LISTEN_UNIX, readonly, auth, 0, name, path);
+    return 0;
+}
+
+static int listen_admin(rvs_server *srv, const rvs_config *cfg, rv_err *err)
+{
+    if (listen_unix(srv, cfg->unix_sock_dir, "remvirt-admin-sock", cfg->admin_unix_sock_perms, 0,
+                    "none", cfg->max_queued_clients, err) < 0)
+        return -1;
+    srv->listeners[srv->nlisteners - 1].admin = 1;
     return 0;
 }
 
@@ -523,12 +592,19 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->env.on_authenticated = client_authenticated;
     srv->env.want_flush = client_wants_flush;
     srv->max_anonymous_clients = cfg->max_anonymous_clients;
+    srv->cfg = cfg;
+    srv->admin_env = srv->env;
+    srv->admin_env.on_close = admin_client_closed;
+    srv->admin_env.on_authenticated = NULL;     /* auth none: never anonymous */
+    srv->max_admin_clients = cfg->admin_max_clients;
+    rvs_admin_set_server(srv);
     int backlog = cfg->max_queued_clients;
     /* The Unix sockets come last: once they exist, every listener is up
      * (the TLS context takes a while), so waiting for them is enough. */
     if ((cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
         (cfg->listen_tls &&
          (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0)) ||
+        rvs_admin_init(err) < 0 || listen_admin(srv, cfg, err) < 0 ||
         listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0,
                     cfg->auth_unix_rw, backlog, err) < 0 ||
         listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
@@ -569,10 +645,13 @@ void rvs_server_free(rvs_server *srv)
         listener_close(srv, &srv->listeners[i]);
     while (srv->clients)
         rvs_client_close(srv->clients, "server shutting down");
+    while (srv->admin_clients)
+        rvs_client_close(srv->admin_clients, "server shutting down");
     srv->to_flush = NULL;       /* every client on it is closing now */
     free_closed(srv);
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);
+    ev_signal_stop(srv->loop, &srv->sighup);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
     rv_driver_set_lifecycle_sink(NULL, NULL);
@@ -583,6 +662,86 @@ void rvs_server_free(rvs_server *srv)
             rv_drivers[i]->cleanup();
     ev_loop_destroy(srv->loop);
     rv_tls_context_free(srv->tls);
+    rvs_admin_set_server(NULL);
     free(srv);
     rv_log_flush();
+}
+
+static void on_hangup_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_server *srv = w->data;
+    RV_INFO("signal %d (SIGHUP): reloading; no client is dropped", w->signum);
+    srv->on_hangup(srv, srv->hangup_opaque);
+}
+
+void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),
+                          void *opaque)
+{
+    srv->on_hangup = fn;
+    srv->hangup_opaque = opaque;
+    ev_signal_init(&srv->sighup, on_hangup_signal, SIGHUP);
+    srv->sighup.data = srv;
+    ev_signal_start(srv->loop, &srv->sighup);
+}
+
+int rvs_server_has_tls(const rvs_server *srv)
+{
+    return srv->tls != NULL;
+}
+
+int rvs_server_nclients(const rvs_server *srv)
+{
+    return srv->nclients + srv->nadmin;
+}
+
+/* ---- what the admin program sees and changes (server/admin_procs.c) ---- */
+
+rvs_client *rvs_server_clients(rvs_server *srv, rvs_server_group group)
+{
+    return group == RVS_GROUP_ADMIN ? srv->admin_clients : srv->clients;
+}
+
+void rvs_server_get_limits(rvs_server *srv, rvs_server_group group, rvs_server_limits *out)
+{
+    if (group == RVS_GROUP_ADMIN)
+        *out = (rvs_server_limits){ .max_clients = srv->max_admin_clients,
+                                    .nclients = srv->nadmin };
+    else
+        *out = (rvs_server_limits){ .max_clients = srv->max_clients, .nclients = srv->nclients,
+                                    .max_anonymous = srv->max_anonymous_clients,
+                                    .nanonymous = srv->nanonymous };
+}
+
+/* Clients already in stay; the new limits apply to the next accept. */
+void rvs_server_set_limits(rvs_server *srv, rvs_server_group group, int max_clients,
+                           int max_anonymous)
+{
+    if (group == RVS_GROUP_ADMIN) {
+        srv->max_admin_clients = max_clients;
+        return;
+    }
+    srv->max_clients = max_clients;
+    srv->max_anonymous_clients = max_anonymous;
+}
+
+/* A new context from the same files; TLS clients already in keep theirs
+ * (the transports hold a reference), new ones get the new one. */
+int rvs_server_update_tls(rvs_server *srv, rv_err *err)
+{
+    if (!srv->tls) {
+        rv_err_set(err, RV_FROM_ADMIN, RV_ERR_INTERNAL_ERROR,
+                   "internal error: no tls service found, unable to update tls files");
+        return -1;
+    }
+    rv_tls_context *old = srv->tls;
+    srv->tls = NULL;
+    if (make_tls_context(srv, srv->cfg, err) < 0) {
+        srv->tls = old;
+        return -1;
+    }
+    rv_tls_context_free(old);
+    RV_INFO("TLS files re-read: new TLS clients get the new certificates");
+    return 0;
 }

@@ -14,4 +14,34 @@ int rvs_server_run(rvs_server *srv);
 /* Closes every client and removes the sockets. */
 void rvs_server_free(rvs_server *srv);
 
+/* SIGHUP calls fn on the loop (server/reload.c's rvs_reload, from main). */
+void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),
+                          void *opaque);
+int rvs_server_has_tls(const rvs_server *srv);
+/* Every connected client, admin ones included. */
+int rvs_server_nclients(const rvs_server *srv);
+
+/* ---- for the admin program ---- */
+
+struct rvs_client;
+
+/* The two sets of clients the admin program calls servers: those of the
+ * remote program and those of the admin socket, each with its limits. */
+typedef enum { RVS_GROUP_REMOTE, RVS_GROUP_ADMIN } rvs_server_group;
+
+typedef struct rvs_server_limits {
+    int max_clients, nclients;
+    int max_anonymous, nanonymous;      /* 0 for the admin group */
+} rvs_server_limits;
+
+/* The first client of the group (then rvs_client_list_next). */
+struct rvs_client *rvs_server_clients(rvs_server *srv, rvs_server_group group);
+void rvs_server_get_limits(rvs_server *srv, rvs_server_group group, rvs_server_limits *out);
+/* Takes effect at the next accept; nobody connected is dropped. */
+void rvs_server_set_limits(rvs_server *srv, rvs_server_group group, int max_clients,
+                           int max_anonymous);
+/* Re-reads the TLS files for the clients that come next; -1 (the old
+ * files kept) when they do not load, or without listen_tls. */
+int rvs_server_update_tls(rvs_server *srv, rv_err *err);
+
 #endif

@@ -178,6 +178,7 @@ EOF
 # directly, not inside $(...), so the shell can wait for the daemon.  Sets:
 #   REMVIRTD_DIR REMVIRTD_CONF REMVIRTD_PID REMVIRTD_LOG
 #   REMVIRTD_SOCK REMVIRTD_SOCK_RO REMVIRTD_URI REMVIRTD_URI_RO
+#   REMVIRTD_ADMIN_SOCK REMVIRTD_ADMIN_URI (for virt-admin)
 start_remvirtd()
 {
     [ -z "${REMVIRTD_PID:-}" ] || fail "start_remvirtd: a remvirtd is already running"
@@ -190,6 +191,8 @@ start_remvirtd()
     REMVIRTD_SOCK_RO=$REMVIRTD_DIR/remvirt-sock-ro
     REMVIRTD_URI="test+unix:///default?socket=$REMVIRTD_SOCK"
     REMVIRTD_URI_RO="test+unix:///default?socket=$REMVIRTD_SOCK_RO"
+    REMVIRTD_ADMIN_SOCK=$REMVIRTD_DIR/remvirt-admin-sock
+    REMVIRTD_ADMIN_URI="remvirtd:///system?socket=$REMVIRTD_ADMIN_SOCK"
     mkdir -p "$REMVIRTD_DIR"
 
     local -a defaults=(
@@ -235,7 +238,8 @@ _rv_remvirtd_ready()
         REMVIRTD_PID=
         fail "remvirtd exited during startup with status $status"
     fi
-    [ -S "$REMVIRTD_SOCK" ] && [ -S "$REMVIRTD_SOCK_RO" ] && [ -s "$REMVIRTD_DIR/remvirtd.pid" ]
+    [ -S "$REMVIRTD_SOCK" ] && [ -S "$REMVIRTD_SOCK_RO" ] && [ -S "$REMVIRTD_ADMIN_SOCK" ] &&
+        [ -s "$REMVIRTD_DIR/remvirtd.pid" ]
 }
 
 _rv_remvirtd_dump()
@@ -363,6 +367,7 @@ EOF
     LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
     LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
     LIBVIRTD_LOG=$dir/libvirtd.log
+    LIBVIRTD_ADMIN_URI="libvirtd:///system?socket=$dir/libvirt-admin-sock"
 
     mkdir -p /run/libvirt
     if unshare --mount --propagation private true 2>/dev/null; then

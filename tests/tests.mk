@@ -104,6 +104,12 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-private-files.sh \
 	tests/integration/test-log-injection.sh \
 	tests/integration/test-ssh-terminal.sh \
+	tests/integration/test-admin-socket.sh \
+	tests/integration/test-log-sighup.sh \
+	tests/interop/test-virt-admin.sh \
+	tests/interop/test-virt-admin-libvirtd.sh \
+	tests/interop/test-virt-admin-tls.sh \
+	tests/interop/test-rvadm.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-python.sh \

@@ -50,3 +50,22 @@ bash "$abs_top_srcdir/bench/run-idle-clients.sh" --builddir "$top_builddir" --no
     -- --clients 200 --calls 200 > "$out" 2>&1 || { cat "$out"; fail "the idle-clients benchmark failed"; }
 cat "$out"
 grep -q "^remvirtd  *200 " "$out" || fail "the idle-clients benchmark printed no remvirtd row"
+
+# The event-loop benchmark: 500 pipes, a few iterations each way; every
+# callback must run, or it fails.
+[ -x "$top_builddir/bench/eventloop" ] || fail "bench/eventloop is not built"
+"$top_builddir/bench/eventloop" --iterations 50 --rounds 1 > "$out" 2>&1 ||
+    { cat "$out"; fail "the event-loop benchmark's quick run failed"; }
+cat "$out"
+for way in libev remvirtd libremvirt; do
+    grep -q "^$way  *[0-9]" "$out" || fail "the event-loop benchmark printed no $way row"
+done
+
+# The logging benchmark: GetInfo against remvirtd with debug compiled out,
+# filtered out, to a file and to a stand-in journal.
+bash "$abs_top_srcdir/bench/run-logging.sh" --builddir "$top_builddir" --quick \
+    > "$out" 2>&1 || { cat "$out"; fail "the logging benchmark's quick run failed"; }
+cat "$out"
+for way in compiled-out filtered-out debug-file debug-journal; do
+    grep -q "^$way  *[0-9]" "$out" || fail "the logging benchmark printed no $way row"
+done

@@ -4,7 +4,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -104,7 +108,11 @@ static void test_filters(void)
     CHECK_INT_EQ(rv_log_threshold_for("c00"), RV_LOG_DEBUG);
 
     expect_outputs_error("1:syslog", RV_ERR_CONFIG_UNSUPPORTED,
-                         "log output '1:syslog': destination must be 'stderr' or 'file:PATH'");
+                         "log output '1:syslog': destination must be 'stderr', 'file:PATH', "
+                         "'syslog:NAME' or 'journald'");
+    expect_outputs_error("1:syslog:", RV_ERR_CONFIG_UNSUPPORTED,
+                         "log output '1:syslog:': syslog needs a name of 1 to 64 characters");
+    expect_outputs_error("1:journal", RV_ERR_CONFIG_UNSUPPORTED, "destination must be");
     expect_outputs_error("1:file:", RV_ERR_CONFIG_UNSUPPORTED, "destination must be");
     expect_outputs_error("9:stderr", RV_ERR_CONFIG_UNSUPPORTED,
                          "log output '9:stderr': expected LEVEL:");
@@ -157,7 +165,7 @@ static void test_file_output_and_cost(void)
 
     rv_log_flush();
     text = slurp(out);
-    CHECK_STR_HAS(text, ": info : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, ": info : tests.unit.log : test_file_output_and_cost:");
     CHECK_STR_HAS(text, "first message 42\n");
     CHECK(strstr(text, "below the level") == NULL);
     free(text);
@@ -165,7 +173,7 @@ static void test_file_output_and_cost(void)
     /* Errors are written at once, without a flush. */
     RV_ERROR("broken %s", "thing");
     text = slurp(out);
-    CHECK_STR_HAS(text, ": error : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, ": error : tests.unit.log : test_file_output_and_cost:");
     CHECK_STR_HAS(text, "broken thing\n");
     free(text);
 
@@ -189,7 +197,7 @@ static void test_file_output_and_cost(void)
     rv_log_flush();
     text = slurp(out);
     CHECK_STR_HAS(text, "evaluated 1\n");
-    CHECK_STR_HAS(text, ": debug : test_file_output_and_cost:");
+    CHECK_STR_HAS(text, ": debug : tests.unit.log : test_file_output_and_cost:");
     CHECK_STR_HAS(text, "debug now 2\n");
     free(text);
 
@@ -266,12 +274,189 @@ static void test_peer_text_escaped(void)
     free(out);
 }
 
+/* ---- syslog and journald: datagrams to a stand-in socket ---- */
+
+static int dgram_bind(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    CHECK(fd >= 0);
+    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+    return fd;
+}
+
+/* The next datagram waiting on fd, NUL-terminated; NULL when none is. */
+static char *dgram_next(int fd)
+{
+    static char buf[8192];
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+    if (n < 0) {
+        CHECK(errno == EAGAIN || errno == EWOULDBLOCK);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The value of journal field KEY in a datagram ("KEY=value\n" lines). */
+static const char *field(const char *dgram, const char *key)
+{
+    static char value[4096];
+    size_t klen = strlen(key);
+    for (const char *line = dgram; *line;) {
+        const char *end = strchr(line, '\n');
+        CHECK(end != NULL);     /* every field ends with a newline */
+        if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
+            size_t n = (size_t)(end - line) - klen - 1;
+            CHECK(n < sizeof(value));
+            memcpy(value, line + klen + 1, n);
+            value[n] = '\0';
+            return value;
+        }
+        line = end + 1;
+    }
+    return NULL;
+}
+
+static const char *describe_client(const void *client, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", (const char *)client);
+    return buf;
+}
+
+static void test_datagram_outputs(void)
+{
+    rv_err err = { 0 };
+    char *journal = path_in_tmp("journal.sock"), *syslog_path = path_in_tmp("syslog.sock");
+    int jfd = dgram_bind(journal), sfd = dgram_bind(syslog_path);
+    rv_log_set_socket_paths(journal, syslog_path);
+    CHECK_INT_EQ(rv_log_set_filters("1:tests.unit.log", &err), 0);
+    CHECK_INT_EQ(rv_log_set_outputs("1:journald 3:syslog:rvtest", &err), 0);
+    int n;
+    char *text = rv_log_get_outputs(&n);
+    CHECK_STR_EQ(text, "1:journald 3:syslog:rvtest");
+    CHECK_INT_EQ(n, 2);
+    free(text);
+
+    /* One datagram per message, its fields one by one. */
+    rv_log_set_client("client 42 (uid 0, SASL user e\nve)", 42, describe_client);
+    int line = __LINE__ + 1;
+    RV_INFO("hello %s", "journal");
+    rv_log_set_client(NULL, 0, NULL);
+    const char *d = dgram_next(jfd);
+    CHECK(d != NULL);
+    CHECK_STR_EQ(field(d, "PRIORITY"), "6");
+    CHECK_STR_EQ(field(d, "MESSAGE"), "hello journal");
+    CHECK_STR_EQ(field(d, "REMVIRT_CATEGORY"), "tests.unit.log");
+    CHECK_STR_EQ(field(d, "CODE_FUNC"), "test_datagram_outputs");
+    char want_line[16];
+    snprintf(want_line, sizeof(want_line), "%d", line);
+    CHECK_STR_EQ(field(d, "CODE_LINE"), want_line);
+    CHECK_STR_EQ(field(d, "CODE_FILE"), "tests/unit/test-log.c");
+    CHECK_STR_EQ(field(d, "SYSLOG_IDENTIFIER"), "test-log");
+    CHECK_STR_EQ(field(d, "REMVIRT_CLIENT"), "42");
+    /* A peer's text cannot add a field of its own. */
+    CHECK_STR_EQ(field(d, "REMVIRT_CLIENT_IDENTITY"), "client 42 (uid 0, SASL user e\\nve)");
+    CHECK(field(d, "TID") != NULL);
+    CHECK(dgram_next(jfd) == NULL);
+    /* Below syslog's level: nothing there. */
+    CHECK(dgram_next(sfd) == NULL);
+
+    /* No client: no client fields; syslog gets a warning as RFC 3164. */
+    RV_WARN("careful");
+    d = dgram_next(jfd);
+    CHECK(d != NULL);
+    CHECK_STR_EQ(field(d, "PRIORITY"), "4");
+    CHECK(field(d, "REMVIRT_CLIENT") == NULL);
+    d = dgram_next(sfd);
+    CHECK(d != NULL);
+    CHECK(strncmp(d, "<28>", 4) == 0);     /* facility daemon, warning */
+    char tag[64];
+    snprintf(tag, sizeof(tag), " rvtest[%d]: careful", (int)getpid());
+    CHECK_STR_HAS(d, tag);
+
+    /* A full socket never blocks the caller: messages are dropped and
+     * counted, and the count arrives first once there is room again. */
+    for (int i = 0; i < 500; i++)
+        RV_DEBUG("flood %d", i);
+    int got = 0;
+    while ((d = dgram_next(jfd)) != NULL) {
+        CHECK_STR_HAS(field(d, "MESSAGE"), "flood ");
+        got++;
+    }
+    CHECK(got > 0 && got < 500);
+    RV_INFO("room again");
+    d = dgram_next(jfd);
+    CHECK(d != NULL);
+    char note[96];
+    snprintf(note, sizeof(note), "%d log messages were dropped: the journal socket was full",
+             500 - got);
+    CHECK_STR_EQ(field(d, "MESSAGE"), note);
+    CHECK_STR_EQ(field(d, "PRIORITY"), "4");
+    d = dgram_next(jfd);
+    CHECK(d != NULL);
+    CHECK_STR_EQ(field(d, "MESSAGE"), "room again");
+    CHECK(dgram_next(jfd) == NULL);
+
+    /* No socket there: refused with the reason, the old outputs kept. */
+    rv_log_set_socket_paths("/nonexistent-dir/journal", NULL);
+    expect_outputs_error("1:journald", RV_ERR_SYSTEM_ERROR,
+                         "log output '1:journald': cannot reach /nonexistent-dir/journal: "
+                         "No such file or directory");
+    text = rv_log_get_outputs(&n);
+    CHECK_STR_EQ(text, "1:journald 3:syslog:rvtest");
+    free(text);
+
+    rv_log_reset();
+    rv_log_set_socket_paths("/run/systemd/journal/socket", "/dev/log");
+    close(jfd);
+    close(sfd);
+    unlink(journal);
+    unlink(syslog_path);
+    free(journal);
+    free(syslog_path);
+}
+
+/* logrotate renames the file, then remvirtd reopens it by name: the
+ * lines before go to the old file, those after to the new one. */
+static void test_reopen(void)
+{
+    rv_err err = { 0 };
+    char *out = path_in_tmp("rot.log"), *old = path_in_tmp("rot.log.1"), *spec = NULL;
+    CHECK(asprintf(&spec, "1:file:%s", out) > 0);
+    CHECK_INT_EQ(rv_log_set_outputs(spec, &err), 0);
+    RV_WARN("before the rename");
+    CHECK(rename(out, old) == 0);
+    RV_WARN("batched before the reopen");
+    CHECK_INT_EQ(rv_log_reopen(&err), 0);
+    RV_WARN("after the reopen");
+    rv_log_flush();
+    char *text = slurp(old);
+    CHECK_STR_HAS(text, "before the rename\n");
+    CHECK_STR_HAS(text, "batched before the reopen\n");
+    CHECK(strstr(text, "after the reopen") == NULL);
+    free(text);
+    text = slurp(out);
+    CHECK_STR_HAS(text, "after the reopen\n");
+    CHECK(strstr(text, "before") == NULL);
+    free(text);
+    rv_log_reset();
+    unlink(out);
+    unlink(old);
+    free(out);
+    free(old);
+    free(spec);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(tmpdir) != NULL);
     test_filters();
     test_file_output_and_cost();
     test_peer_text_escaped();
+    test_datagram_outputs();
+    test_reopen();
     rmdir(tmpdir);
     printf("log tests passed\n");
     return 0;

@@ -19,8 +19,10 @@ RVGEN = os.path.join(SRCDIR, 'gen', 'rvgen.py')
 REMOTE_X = os.path.join(SRCDIR, 'protocol', 'rv_remote.x')
 KEEPALIVE_X = os.path.join(SRCDIR, 'protocol', 'rv_keepalive.x')
 VALUES_X = os.path.join(SRCDIR, 'protocol', 'rv_values.x')
+ADMIN_X = os.path.join(SRCDIR, 'protocol', 'rv_admin.x')
 # What the build passes (Makefile.am's gen/.stamp rule).
-ALL_X = ['--x', REMOTE_X, '--x', KEEPALIVE_X, '--x', VALUES_X]
+ALL_X = ['--x', REMOTE_X, '--x', KEEPALIVE_X, '--x', ADMIN_X, '--x', VALUES_X]
+ADMIN_TABLE = os.path.join(SRCDIR, 'protocol', 'libvirt-admin-procs.tsv')
 DOCS = os.path.join(SRCDIR, 'docs', 'procedures.md')
 PROCS_TABLE = os.path.join(SRCDIR, 'protocol', 'libvirt-remote-procs.tsv')
 MANUAL_SYMS = os.path.join(SRCDIR, 'client', 'libremvirt-manual.sym')
@@ -350,15 +352,75 @@ class BadApiAnnotations(unittest.TestCase):
         self.assertIn(f'{manual}:3: rv_thing_stop is generated', err)
 
 
+class DaemonProgram(unittest.TestCase):
+    """A second annotated program served by the daemon itself (admin):
+    its own table and handlers, no client side, no driver."""
+
+    ADMIN = textwrap.dedent('''\
+        const RV_ADMIN_PROGRAM = 0x06900690;
+        const RV_ADMIN_VERSION = 1;
+        struct rv_admin_thing_get_args {{ int id; }};
+        enum rv_admin_procedure {{
+        {procs}
+        }};
+        ''')
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.remote = os.path.join(self.tmp.name, 'rv_remote.x')
+        self.admin = os.path.join(self.tmp.name, 'rv_admin.x')
+        with open(self.remote, 'w') as f:
+            f.write(MINI.format(procs=GOOD_PROC))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def spec(self, procs):
+        with open(self.admin, 'w') as f:
+            f.write(self.ADMIN.format(procs=procs))
+        return rvgen.Spec([self.remote, self.admin])
+
+    def assert_error(self, procs, *words):
+        with self.assertRaises(rvgen.GenError) as cm:
+            self.spec(procs)
+        self.assertEqual(cm.exception.path, self.admin)
+        self.assertEqual(cm.exception.line, 5, str(cm.exception))
+        for word in words:
+            self.assertIn(word, cm.exception.message)
+
+    def test_handlers_keep_the_program_in_their_name(self):
+        spec = self.spec('/* @stubs server @auth required @readonly allow */\n'
+                         'RV_ADMIN_PROC_THING_GET = 1')
+        (program,) = spec.daemon_programs()
+        h = rvgen.gen_daemon_dispatch_h(program)
+        self.assertIn('int rvs_handle_admin_thing_get(struct rvs_call *call, '
+                      'rv_admin_thing_get_args *args);', h)
+        self.assertIn('extern const rvs_proc rvs_admin_procs[];', h)
+        c = rvgen.gen_daemon_dispatch_c(program)
+        self.assertIn('[RV_ADMIN_PROC_THING_GET] = {', c)
+        # The remote program's table is untouched by it.
+        self.assertNotIn('admin', rvgen.gen_dispatch_c(spec))
+
+    def test_no_client_side(self):
+        self.assert_error('/* @stubs both @auth required @readonly allow @api none */\n'
+                          'RV_ADMIN_PROC_THING_GET = 1', '@stubs both', 'no client side')
+
+    def test_no_driver(self):
+        self.assert_error('/* @stubs server @auth required @readonly allow @handler driver */\n'
+                          'RV_ADMIN_PROC_THING_GET = 1', '@handler driver', 'no driver')
+
+
 class RealProtocol(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         status, err = run_quietly(ALL_X + ['--outdir', cls.tmp.name, '--procs-table', PROCS_TABLE,
+                                           '--procs-table', 'admin=' + ADMIN_TABLE,
                                            '--manual-symbols', MANUAL_SYMS])
         assert status == 0, err
         cls.out = {}
         for name in ('server/rv_dispatch.gen.c', 'server/rv_dispatch.gen.h',
+                     'server/rv_admin_dispatch.gen.c', 'server/rv_admin_dispatch.gen.h',
                      'client/rv_stubs.gen.h', 'common/rv_proc_names.gen.c',
                      'python/rv_protocol.py', 'client/remvirt-values.gen.h',
                      'common/rv_values.gen.h', 'client/remvirt-calls.gen.h',
@@ -424,6 +486,18 @@ class RealProtocol(unittest.TestCase):
         self.assertTrue('.api = "virConnectListAllSecrets", .error_domain = 30' in table)
         # libvirt's event messages have no API: still an unknown procedure.
         self.assertTrue('[319] = { .name = "DOMAIN_EVENT_CALLBACK_REBOOT", .api = NULL' in table)
+
+    def test_admin_table(self):
+        table = self.out['server/rv_admin_dispatch.gen.c']
+        m = re.search(r'\[RV_ADMIN_PROC_CLIENT_CLOSE\] = \{(.*?)\n    \},', table, re.S)
+        entry = dict(re.findall(r'\.(\w+) = ([^,]+),', m.group(1)))
+        self.assertEqual((entry['handler'], entry['api'], entry['error_domain']),
+                         ('rvs_adapt_admin_client_close', '"virAdmClientClose"', '62'))
+        # libvirt's admin procedure that remvirt lacks is refused by its API's name.
+        self.assertIn('[19] = { .name = "CONNECT_SET_DAEMON_TIMEOUT", '
+                      '.api = "virAdmConnectSetDaemonTimeout", .error_domain = 62', table)
+        self.assertIn('[RV_ADMIN_PROC_CLIENT_CLOSE] = "CLIENT_CLOSE"',
+                      self.out['common/rv_proc_names.gen.c'])
 
     def test_python_constants_match_the_x(self):
         ns = {}
