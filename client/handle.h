@@ -87,4 +87,24 @@ struct rvc_conn *rvc_net_rpc(rv_net *net, const char *func);
 rv_nonnull_network rvc_net_to_wire(const rv_net *net);
 rv_net *rvc_net_from_wire(rv_conn *conn, rv_nonnull_network *w);
 
+/* Storage pools and volumes (client/storage.c).  Their structs are here
+ * because generated calls go from a volume to its connection. */
+struct rv_pool {
+    rv_conn *conn;
+    char *name;
+    unsigned char uuid[RV_UUID_LEN];
+};
+struct rv_vol {
+    rv_conn *conn;
+    char *pool;
+    char *name;
+    char *key;
+};
+struct rvc_conn *rvc_pool_rpc(rv_pool *pool, const char *func);
+rv_nonnull_storage_pool rvc_pool_to_wire(const rv_pool *pool);
+rv_pool *rvc_pool_from_wire(rv_conn *conn, rv_nonnull_storage_pool *w);
+struct rvc_conn *rvc_vol_rpc(rv_vol *vol, const char *func);
+rv_nonnull_storage_vol rvc_vol_to_wire(const rv_vol *vol);
+rv_vol *rvc_vol_from_wire(rv_conn *conn, rv_nonnull_storage_vol *w);
+
 #endif

@@ -97,6 +97,14 @@ static void network_event_to_clients(const rv_driver *drv, const char *name,
     rvs_events_network_lifecycle(srv->clients, drv, name, uuid, event, detail);
 }
 
+static void pool_event_to_clients(const rv_driver *drv, const char *name,
+                                  const unsigned char uuid[16], int event_id, int event,
+                                  int detail, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_pool_event(srv->clients, drv, name, uuid, event_id, event, detail);
+}
+
 static void free_closed(rvs_server *srv)
 {
     while (srv->closed) {
@@ -545,6 +553,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_start(srv->loop, &srv->before_sleep);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
+    rv_driver_set_pool_sink(pool_event_to_clients, srv);
     return srv;
 }
 
@@ -573,6 +582,7 @@ void rvs_server_free(rvs_server *srv)
     free(srv);
     rv_driver_set_lifecycle_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
+    rv_driver_set_pool_sink(NULL, NULL);
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();

@@ -159,9 +159,12 @@ tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
 	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
 	server/drivers/test/test_ops.c \
 	server/drivers/test/test_network.c server/drivers/test/test_network.h \
-	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
+	server/drivers/test/test_xml.c server/drivers/test/test_xml.h \
+	server/drivers/test/test_storage.c server/drivers/test/test_storage.h \
+	server/drivers/test/storage_xml.c server/drivers/test/storage_xml.h
 tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
-tests_unit_test_driver_LDADD = libremvirt_common.la
+tests_unit_test_driver_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)
+tests_unit_test_driver_LDADD = libremvirt_common.la $(LIBXML2_LIBS)
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
