@@ -99,6 +99,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-ssh-terminal.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
+	tests/interop/test-virsh-storage.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \

@@ -73,8 +73,14 @@ static int oom(rv_err *err)
 
 /* ---- reading ---- */
 
+/* How much of a long line an error message shows on each side of the
+ * error, so the message stays far below the wire's string limit. */
+enum { CONTEXT_MAX = 4096 };
+
 /* The message libvirt gives for a document libxml2 refuses:
- * "(NAME):LINE: what\nTHE LINE\n   ^" with the caret under the column. */
+ * "(NAME):LINE: what", the line holding the error ("(null)" when empty)
+ * and a pointer under the column: a '-' for each character before it
+ * (tabs copied, so it lines up), then '^'. */
 static void syntax_error(const char *xml, const char *docname, const xmlError *e, rv_err *err)
 {
     char what[256] = "unknown error";
@@ -83,20 +89,35 @@ static void syntax_error(const char *xml, const char *docname, const xmlError *e
     size_t l = strlen(what);
     while (l > 0 && what[l - 1] == '\n')
         what[--l] = '\0';
-    int line = e ? e->line : 0, col = e && e->int2 > 0 ? e->int2 : 1;
+    int line = e ? e->line : 0;
     const char *p = xml;
     for (int i = 1; i < line && p; i++)
         if ((p = strchr(p, '\n')))
             p++;
     if (!p)
         p = "";
-    int len = (int)strcspn(p, "\n");
-    if (len > 80)
-        len = 80;
-    if (col - 1 > len)
-        col = len + 1;
-    rv_err_set(err, RV_FROM_STORAGE, RV_ERR_XML_DETAIL, "(%s):%d: %s\n%.*s\n%*s^", docname, line,
-               what, len, p, col - 1, "");
+    size_t len = strcspn(p, "\n"), col = e && e->int2 > 0 ? (size_t)e->int2 - 1 : 0;
+    if (col > len)
+        col = len;
+    if (col > CONTEXT_MAX) {        /* the part of a long line around the error */
+        p += col - CONTEXT_MAX;
+        len -= col - CONTEXT_MAX;
+        col = CONTEXT_MAX;
+    }
+    if (len > col + CONTEXT_MAX)
+        len = col + CONTEXT_MAX;
+    char *pointer = malloc(col + 2);
+    if (!pointer) {
+        oom(err);
+        return;
+    }
+    for (size_t i = 0; i < col; i++)
+        pointer[i] = p[i] == '\t' ? '\t' : '-';
+    pointer[col] = '^';
+    pointer[col + 1] = '\0';
+    rv_err_set(err, RV_FROM_STORAGE, RV_ERR_XML_DETAIL, "(%s):%d: %s\n%.*s\n%s", docname, line,
+               what, len ? (int)len : 6, len ? p : "(null)", pointer);
+    free(pointer);
 }
 
 /* The document's root element called root (anything else refused as
