@@ -101,6 +101,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-virsh-storage.sh \
+	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \
@@ -163,6 +164,7 @@ tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
 	server/drivers/test/test_network.c server/drivers/test/test_network.h \
 	server/drivers/test/test_xml.c server/drivers/test/test_xml.h \
 	server/drivers/test/test_storage.c server/drivers/test/test_storage.h \
+	server/drivers/test/test_nodedev.c server/drivers/test/test_nodedev.h \
 	server/drivers/test/storage_xml.c server/drivers/test/storage_xml.h
 tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_driver_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)

@@ -7,6 +7,7 @@
 
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/test/test_storage.h"
 
 static const test_native *const native = &rv_test_native;
@@ -516,5 +517,14 @@ const rv_driver rv_test_driver = {
         .storage_pool_is_persistent = test_storage_pool_is_persistent,
         .connect_list_all_storage_pools = test_connect_list_all_storage_pools,
         .storage_pool_list_all_volumes = test_storage_pool_list_all_volumes,
+        /* host devices (test_nodedev.c) */
+        .node_num_of_devices = test_node_num_of_devices,
+        .node_list_devices = test_node_list_devices,
+        .connect_list_all_node_devices = test_connect_list_all_node_devices,
+        .node_device_lookup_by_name = test_node_device_lookup_by_name,
+        .node_device_get_xml_desc = test_node_device_get_xml_desc,
+        .node_device_get_parent = test_node_device_get_parent,
+        .node_device_num_of_caps = test_node_device_num_of_caps,
+        .node_device_list_caps = test_node_device_list_caps,
     },
 };
