@@ -12,15 +12,21 @@
 
 struct rvc_conn;
 
-/* An application's lifecycle callback; the server knows it by callback_id,
+enum { RVC_EVENTS_DOMAIN, RVC_EVENTS_NETWORK, RVC_EVENTS_POOL };
+
+/* An application's event callback; the server knows it by callback_id,
  * which means nothing until the server's reply to REGISTER_ANY has been
  * checked and `registered` is set: until then no event reaches it. */
 typedef struct lifecycle_callback {
     struct lifecycle_callback *next;
     int registered;
     int callback_id;
+    int family;                 /* RVC_EVENTS_*: the server numbers each family apart */
+    /* The one of these its family and event call for. */
     rv_domain_lifecycle_callback cb;
-    rv_network_lifecycle_callback net_cb;   /* set: a network event callback (cb is not) */
+    rv_network_lifecycle_callback net_cb;
+    rv_storage_pool_lifecycle_callback pool_cb;
+    rv_storage_pool_refresh_callback refresh_cb;
     void *opaque;
     rv_free_callback free_cb;
 } lifecycle_callback;

@@ -368,6 +368,22 @@ int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
                                                 rv_free_callback free_cb);
 int rv_connect_network_event_deregister(rv_conn *conn, int callback_id);
 
+/* Storage pool events, the same way (pool NULL: every pool): lifecycle
+ * events (RV_STORAGE_POOL_EVENT_DEFINED, _UNDEFINED, _STARTED, _STOPPED,
+ * _CREATED for a build, _DELETED; detail 0) and refreshes.  One
+ * deregistration call for both kinds; their ids are the server's, separate
+ * from the domain and network callbacks'. */
+typedef void (*rv_storage_pool_lifecycle_callback)(rv_conn *conn, rv_pool *pool, int event,
+                                                   int detail, void *opaque);
+typedef void (*rv_storage_pool_refresh_callback)(rv_conn *conn, rv_pool *pool, void *opaque);
+int rv_connect_storage_pool_event_register_lifecycle(rv_conn *conn, rv_pool *pool,
+                                                     rv_storage_pool_lifecycle_callback cb,
+                                                     void *opaque, rv_free_callback free_cb);
+int rv_connect_storage_pool_event_register_refresh(rv_conn *conn, rv_pool *pool,
+                                                   rv_storage_pool_refresh_callback cb,
+                                                   void *opaque, rv_free_callback free_cb);
+int rv_connect_storage_pool_event_deregister(rv_conn *conn, int callback_id);
+
 /* Why a connection ended (virConnectCloseReason). */
 enum {
     RV_CONNECT_CLOSE_REASON_ERROR = 0,      /* an I/O or protocol error */

@@ -854,6 +854,35 @@ static void on_net_lifecycle(rv_conn *conn, rv_net *net, int event, int detail, 
     pthread_mutex_unlock(&sh->lock);
 }
 
+/* One line of pool event output, as virsh prints it, counted (without
+ * --loop only the first). */
+static void print_pool_event(shell *sh, const char *kind, rv_pool *pool, const char *what)
+{
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->events_wanted || sh->events_seen < sh->events_wanted) {
+        printf("event '%s' for storage pool %s%s%s\n", kind, rv_storage_pool_get_name(pool),
+               what ? ": " : "", what ? what : "");
+        fflush(stdout);
+        sh->events_seen++;
+        pthread_cond_signal(&sh->changed);
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static void on_pool_lifecycle(rv_conn *conn, rv_pool *pool, int event, int detail, void *opaque)
+{
+    static const char *const names[] = { "Defined", "Undefined", "Started", "Stopped",
+                                         "Created", "Deleted" };
+    (void)conn, (void)detail;
+    print_pool_event(opaque, "lifecycle", pool, event >= 0 && event < 6 ? names[event] : "unknown");
+}
+
+static void on_pool_refresh(rv_conn *conn, rv_pool *pool, void *opaque)
+{
+    (void)conn;
+    print_pool_event(opaque, "refresh", pool, NULL);
+}
+
 static void on_connection_closed(rv_conn *conn, int reason, void *opaque)
 {
     shell *sh = opaque;
@@ -886,6 +915,7 @@ static const char *close_reason_text(int reason)
  * they come, as virsh event --event lifecycle does: the first one only,
  * or every one with --loop, until the timeout or Ctrl-C. */
 static rv_net *lookup_network(shell *sh, const char *text, unsigned int how);
+static rv_pool *lookup_pool(shell *sh, const char *text);
 
 static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
 {
@@ -896,25 +926,39 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
                    timeout_text);
         return -1;
     }
-    /* net-event: the same, for network lifecycle events (--network). */
+    /* net-event and pool-event: the same, for network lifecycle events
+     * (--network) and storage pool lifecycle or refresh events (--pool). */
     int network = strcmp(cmd->name, "net-event") == 0;
-    if (network && a->opt_values[3] && strcmp(a->opt_values[3], "lifecycle") != 0) {
-        error_line("unknown event type %s", a->opt_values[3]);
+    int storage = strcmp(cmd->name, "pool-event") == 0;
+    const char *kind = a->opt_values[3];
+    int refresh = storage && kind && strcmp(kind, "refresh") == 0;
+    if ((network || storage) && kind && strcmp(kind, "lifecycle") != 0 && !refresh) {
+        error_line("unknown event type %s", kind);
         return -1;
     }
-    rv_dom *dom = domain && !network ? lookup_domain(sh, domain, BY_ANY) : NULL;
+    rv_dom *dom = domain && !network && !storage ? lookup_domain(sh, domain, BY_ANY) : NULL;
     rv_net *net = domain && network ? lookup_network(sh, domain, BY_UUID | BY_NAME) : NULL;
-    if (domain && !dom && !net)
+    rv_pool *pool = domain && storage ? lookup_pool(sh, domain) : NULL;
+    if (domain && !dom && !net && !pool)
         return -1;
     pthread_mutex_lock(&sh->lock);
     sh->events_seen = 0;
     sh->events_wanted = loop ? 0 : 1;
     pthread_mutex_unlock(&sh->lock);
-    int id = network
-        ? rv_connect_network_event_register_lifecycle(sh->conn, net, on_net_lifecycle, sh, NULL)
-        : rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
+    int id;
+    if (network)
+        id = rv_connect_network_event_register_lifecycle(sh->conn, net, on_net_lifecycle, sh, NULL);
+    else if (refresh)
+        id = rv_connect_storage_pool_event_register_refresh(sh->conn, pool, on_pool_refresh, sh,
+                                                            NULL);
+    else if (storage)
+        id = rv_connect_storage_pool_event_register_lifecycle(sh->conn, pool, on_pool_lifecycle,
+                                                              sh, NULL);
+    else
+        id = rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
     rv_domain_free(dom);
     rv_network_free(net);
+    rv_storage_pool_free(pool);
     if (id < 0) {
         lib_error();
         return -1;
@@ -962,8 +1006,10 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
         printf("events received: %d\n", seen);
         return -1;
     }
-    if ((network ? rv_connect_network_event_deregister(sh->conn, id)
-                 : rv_connect_domain_event_deregister(sh->conn, id)) < 0)
+    int gone = network ? rv_connect_network_event_deregister(sh->conn, id)
+             : storage ? rv_connect_storage_pool_event_deregister(sh->conn, id)
+                       : rv_connect_domain_event_deregister(sh->conn, id);
+    if (gone < 0)
         lib_error();
     if (timed_out)
         printf("event loop timed out\n");
@@ -1697,6 +1743,7 @@ static const char *const opts_daemon[] = { "daemon", NULL };
 static const char *const opts_event[] = { "loop", "timeout=", "domain=", NULL };
 /* The same bits as opts_event, and the event type (only "lifecycle"). */
 static const char *const opts_net_event[] = { "loop", "timeout=", "network=", "event=", NULL };
+static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "event=", NULL };
 
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
@@ -1749,6 +1796,8 @@ static const command commands[] = {
     { "vol-path", cmd_vol_string, "vol", 0, opts_vol, "the path of a storage volume" },
     { "vol-create", cmd_vol_create, "pool", 0, NULL, "create a storage volume from an XML file" },
     { "vol-delete", cmd_vol_delete, "vol", 0, opts_vol, "delete a storage volume" },
+    { "pool-event", cmd_event, NULL, 0, opts_pool_event,
+      "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },
     { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
     { "quit", cmd_quit, NULL, 0, NULL, "leave the shell" },
     { "exit", cmd_quit, NULL, 0, NULL, "leave the shell" },

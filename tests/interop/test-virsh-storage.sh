@@ -2,7 +2,8 @@
 # virsh's pool-* and vol-* commands, virsh pool-event and python3-libvirt's
 # storage calls against remvirtd and against libvirtd's test driver: the
 # same commands must print the same, byte for byte (the socket path
-# aside).  rvsh's storage commands must print what virsh prints.  As in
+# aside).  rvsh's storage commands and pool-event must print what virsh
+# prints.  As in
 # test-virsh-networks.sh, libvirtd's test driver forgets its state when
 # its last client leaves, so each sequence that builds on earlier state
 # runs in one virsh and puts things back as it found them.
@@ -254,8 +255,16 @@ events()
     bg "$out-lifecycle" virsh -c "$uri" pool-event --event lifecycle --loop
     local life=$BG_PID
     bg "$out-refresh" virsh -c "$uri" pool-event --event refresh --loop
-    local refresh=$BG_PID
-    wait_for $((30 * RV_SLOW)) "pool-event to see the warm-up" _warm_once "$uri" "$out-lifecycle"
+    local refresh=$BG_PID rvsh_pids=() watched=("$out-lifecycle")
+    # Against remvirtd, rvsh pool-event watches too, both kinds.
+    if [ "$2" = remvirtd ]; then
+        bg "$RV_TMP/rvsh-lifecycle" "$RVSH" -c "$uri" pool-event --loop
+        rvsh_pids+=("$BG_PID")
+        bg "$RV_TMP/rvsh-refresh" "$RVSH" -c "$uri" pool-event --event refresh --loop
+        rvsh_pids+=("$BG_PID")
+        watched+=("$RV_TMP/rvsh-lifecycle")
+    fi
+    wait_for $((30 * RV_SLOW)) "pool-event to see the warm-up" _warm_once "$uri" "${watched[@]}"
     local change
     for change in "${changes[@]}"; do
         # Word splitting on purpose: each change is a command and its argument.
@@ -270,6 +279,17 @@ events()
     kill -INT "$life" "$refresh"
     finish "$life" || true
     finish "$refresh" || true
+    if [ "${#rvsh_pids[@]}" -gt 0 ]; then
+        wait_for $((10 * RV_SLOW)) "rvsh pool-event to see the last change" \
+            grep -q "for storage pool rvtr: Stopped" "$RV_TMP/rvsh-lifecycle"
+        wait_for $((10 * RV_SLOW)) "rvsh pool-event to see the last refresh" \
+            grep -q "for storage pool default-pool" "$RV_TMP/rvsh-refresh"
+        kill -INT "${rvsh_pids[@]}"
+        local pid
+        for pid in "${rvsh_pids[@]}"; do
+            finish "$pid" || true
+        done
+    fi
     # The warm-up's events and the count of events differ.
     cat "$out-lifecycle" "$out-refresh" |
         grep -v -e 'for storage pool rvp1' -e '^events received' > "$RV_TMP/events-$2.txt"
@@ -449,6 +469,13 @@ if ! diff -u "$RV_TMP/events-libvirtd.txt" "$RV_TMP/events-remvirtd.txt"; then
 fi
 [ "$(grep -c "^event '" "$RV_TMP/events-remvirtd.txt")" -eq "${#changes[@]}" ] ||
     { cat "$RV_TMP/events-remvirtd.txt"; echo "pool-event saw other than one event a change"; status=1; }
+grep "^event '" "$RV_TMP/events-remvirtd.txt" > "$RV_TMP/events-virsh-lines"
+cat "$RV_TMP/rvsh-lifecycle" "$RV_TMP/rvsh-refresh" | grep "^event '" |
+    grep -v 'for storage pool rvp1' > "$RV_TMP/events-rvsh-lines" || true
+if ! diff -u "$RV_TMP/events-virsh-lines" "$RV_TMP/events-rvsh-lines"; then
+    echo "rvsh pool-event prints other events than virsh pool-event (--- virsh, +++ rvsh)"
+    status=1
+fi
 if [ -f "$RV_TMP/py-libvirtd.txt" ] &&
    ! diff -u "$RV_TMP/py-libvirtd.txt" "$RV_TMP/py-remvirtd.txt"; then
     echo "python3-libvirt's storage calls differ (--- libvirtd, +++ remvirtd)"
@@ -457,4 +484,4 @@ fi
 [ "$status" -eq 0 ] || fail "storage commands against remvirtd do not match libvirtd"
 echo "virsh: ${#steps[@]} pool-*/vol-* sequences, pool-event (${#changes[@]} changes) and" \
      "python3-libvirt print the same against remvirtd and libvirtd;" \
-     "rvsh prints what virsh prints for ${#rvsh_steps[@]} commands"
+     "rvsh prints what virsh prints for ${#rvsh_steps[@]} commands and pool-event"
