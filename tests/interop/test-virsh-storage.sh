@@ -103,6 +103,11 @@ echo "<pool type='netfs'><name>f</name><source><dir path='/x'/></source><target>
 echo '<pool type="dir"><name>default-pool</name><target><path>/x</path></target></pool>' > "$xmldir/clash.xml"
 echo '<pool type="dir"><name>clash2</name><uuid>dfe224cb-28fb-8dd0-c4b2-64eb3f0f4566</uuid><target><path>/x</path></target></pool>' \
     > "$xmldir/clash2.xml"
+# default-pool's name and UUID with another path, and default-pool itself.
+echo '<pool type="dir"><name>default-pool</name><uuid>dfe224cb-28fb-8dd0-c4b2-64eb3f0f4566</uuid><target><path>/y</path></target></pool>' \
+    > "$xmldir/same.xml"
+echo '<pool type="dir"><name>default-pool</name><uuid>dfe224cb-28fb-8dd0-c4b2-64eb3f0f4566</uuid><target><path>/default-pool</path></target></pool>' \
+    > "$xmldir/default.xml"
 echo '<volume><capacity>1</capacity></volume>' > "$xmldir/vnoname.xml"
 echo '<volume><name>nocap</name></volume>' > "$xmldir/vnocap.xml"
 echo '<volume><name>badcap</name><capacity>abc</capacity></volume>' > "$xmldir/vbadcap.xml"
@@ -197,8 +202,17 @@ steps=(
     "ro:pool-define p1.xml"
     "ro:pool-autostart default-pool"
     "ro:vol-create default-pool vol1.xml"
+    # Redefining and re-creating a pool as libvirt's test driver does: the
+    # running definition stays; creating an inactive one makes it transient.
+    # Then default-pool is put back (remvirtd keeps state between clients).
+    "pool-create same.xml; pool-define same.xml; pool-dumpxml default-pool;
+     pool-destroy default-pool; pool-dumpxml default-pool; pool-create same.xml;
+     pool-info default-pool; pool-dumpxml default-pool; pool-destroy default-pool;
+     pool-list --all; pool-define default.xml; pool-start default-pool"
     # Nothing left over.
     "pool-list --all"
+    "pool-info default-pool"
+    "pool-dumpxml default-pool"
     "vol-list default-pool"
 )
 

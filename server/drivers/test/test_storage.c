@@ -33,8 +33,7 @@ static const char default_pool_xml[] =
     "</pool>";
 
 typedef struct test_pool {
-    rv_pool_def *def;           /* what is live, or the only definition */
-    rv_pool_def *next_def;      /* persistent definition waiting for the stop */
+    rv_pool_def *def;
     int active, persistent, autostart;
     rv_vol_def **vols;
     size_t nvols, cap;
@@ -89,7 +88,6 @@ static void pool_free(test_pool *p)
     pools.nvols -= p->nvols;
     free(p->vols);
     rv_pool_def_free(p->def);
-    rv_pool_def_free(p->next_def);
     free(p);
 }
 
@@ -465,9 +463,10 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
     if (!p) {
         if (!(p = pool_add(def, err)))
             return -1;
-    } else if (p->active) {         /* the new definition waits for the stop */
-        rv_pool_def_free(p->next_def);
-        p->next_def = def;
+    } else if (p->active) {
+        /* libvirt's test driver keeps the running definition, then and
+         * after the stop: the new one is never used. */
+        rv_pool_def_free(def);
     } else {
         rv_pool_def_free(p->def);
         p->def = def;
@@ -488,17 +487,21 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     if (find_existing(def, &p, err) < 0 ||
-        (p && p->active && is_active(p, err) < 0)) {
+        (p && p->active &&
+         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
+              "pool is already active as '%s'", p->def->name) < 0)) {
         rv_pool_def_free(def);
         return -1;
     }
     if (!p) {
         if (!(p = pool_add(def, err)))
             return -1;
-    } else {                        /* runs def; its persistent one waits */
-        rv_pool_def_free(p->next_def);
-        p->next_def = p->def;
+    } else {
+        /* As libvirt's test driver: an inactive pool of that name runs
+         * def and becomes transient (gone at its stop). */
+        rv_pool_def_free(p->def);
         p->def = def;
+        p->persistent = 0;
     }
     p->active = 1;
     RV_DEBUG("storage pool '%s' created", p->def->name);
@@ -544,15 +547,8 @@ int test_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destroy_a
         return -1;
     p->active = 0;
     emit(p, RV_POOL_EVENT_STOPPED);
-    if (!p->persistent) {
+    if (!p->persistent)
         pool_remove(p);
-        return 0;
-    }
-    if (p->next_def) {
-        rv_pool_def_free(p->def);
-        p->def = p->next_def;
-        p->next_def = NULL;
-    }
     return 0;
 }
 
