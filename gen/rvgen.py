@@ -976,7 +976,7 @@ class ApiCall:
         self.params = []                    # C parameter declarations after the first
         self.checks = []                    # (condition, message) refused with INVALID_ARG
         self.sets = []                      # statements filling args_
-        self.result = 'none'                # none, string, domain, bool, count, out, out-bool
+        self.result = 'none'                # none, string, handle, bool, count, out, out-bool
         self.result_field = None
         self.ret_type = 'int'
         path = spec.dispatch_program().enum.path
