@@ -85,6 +85,38 @@ cat > "$xmldir/blk.xml" <<XML
   <target><format type='qcow2'/></target>
 </volume>
 XML
+# What virt-manager sends for a new disk, and the qcow2 options around it.
+cat > "$xmldir/vm.xml" <<XML
+<volume>
+  <name>vm1.qcow2</name>
+  <capacity>21474836480</capacity>
+  <allocation>0</allocation>
+  <target>
+    <format type="qcow2"/>
+    <compat>1.1</compat>
+    <features>
+      <lazy_refcounts/>
+    </features>
+  </target>
+  <backingStore><path>/default-pool/base.img</path><format type='raw'/></backingStore>
+</volume>
+XML
+qvol()
+{
+    echo "<volume><name>$1</name><capacity>1024</capacity><target><format type='$2'/>$3</target>$4</volume>" \
+        > "$xmldir/$1.xml"
+}
+qvol qa qcow2 "<features><lazy_refcounts/></features>" ""
+qvol qb qcow2 "<compat>x.y</compat>" ""
+qvol qc qcow2 "<features><bogus/></features>" ""
+qvol qd raw "<compat>1.1</compat><features><lazy_refcounts/></features>" ""
+qvol qe qcow2 "" "<backingStore><path>/b</path></backingStore>"
+qvol qf qcow2 "" "<backingStore><format type='qcow2'/></backingStore>"
+qvol qg qcow2 "" "<backingStore><path>/b</path><format type='bogus'/></backingStore>"
+qvol qh qcow2 "<permissions><mode>0600</mode></permissions><compat>0.10</compat><features/>" \
+    "<backingStore><path>/b</path><format type='qcow2'/><permissions><mode>0600</mode><owner>1</owner></permissions></backingStore>"
+qvol qk qcow2 "<compat>1</compat>" ""
+qvol ql qcow2 "<compat>1.1.1</compat>" ""
 # Bad input: each gives its own error, the same from both daemons.
 echo '<nosuch/>' > "$xmldir/wrongroot.xml"
 echo 'garbage<' > "$xmldir/garbage.xml"
@@ -147,6 +179,12 @@ steps=(
      vol-delete as1 --pool default-pool; vol-delete blk --pool default-pool;
      vol-delete vol3 --pool default-pool; vol-delete /default-pool/vol2.qcow2;
      vol-list default-pool; pool-info default-pool"
+    "vol-create default-pool vm.xml; vol-dumpxml vm1.qcow2 --pool default-pool;
+     vol-info vm1.qcow2 --pool default-pool; vol-delete vm1.qcow2 --pool default-pool"
+    "vol-create default-pool qa.xml; vol-dumpxml qa --pool default-pool; vol-create default-pool qb.xml; vol-dumpxml qb --pool default-pool; vol-create default-pool qc.xml; vol-dumpxml qc --pool default-pool; vol-create default-pool qd.xml; vol-dumpxml qd --pool default-pool; vol-create default-pool qe.xml; vol-dumpxml qe --pool default-pool; vol-create default-pool qf.xml; vol-dumpxml qf --pool default-pool; vol-create default-pool qg.xml; vol-dumpxml qg --pool default-pool; vol-create default-pool qh.xml; vol-dumpxml qh --pool default-pool; vol-create default-pool qk.xml; vol-dumpxml qk --pool default-pool; vol-create default-pool ql.xml; vol-dumpxml ql --pool default-pool;
+     vol-list default-pool --details; vol-delete qa --pool default-pool;
+     vol-delete qd --pool default-pool; vol-delete qe --pool default-pool;
+     vol-delete qf --pool default-pool; vol-delete qh --pool default-pool"
     "pool-list"
     "pool-list --all --details"
     "pool-list --name"

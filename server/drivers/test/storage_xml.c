@@ -466,6 +466,70 @@ void rv_pool_def_free(rv_pool_def *def)
     free(def);
 }
 
+static int known_format(const char *format, rv_err *err)
+{
+    if (word_index(format, vol_format_words) >= 0)
+        return 0;
+    rv_err_set(err, RV_FROM_STORAGE, RV_ERR_CONFIG_UNSUPPORTED,
+               "unsupported configuration: unknown volume format type %s", format);
+    return -1;
+}
+
+/* <compat> (two numbers and a dot) and <features> (lazy_refcounts only);
+ * features without compat mean 1.1, as libvirt has it. */
+static int parse_qcow2_options(const xmlNode *target, rv_vol_def *def, rv_err *err)
+{
+    int failed = 0;
+    def->compat = text(child(target, "compat"), &failed);
+    if (failed)
+        return oom(err);
+    if (def->compat) {
+        const char *p = def->compat;
+        size_t major = strspn(p, "0123456789");
+        size_t minor = p[major] == '.' ? strspn(p + major + 1, "0123456789") : 0;
+        if (!major || !minor || p[major + 1 + minor] || major > 9 || minor > 9)
+            return xml_error(err, "forbidden characters in 'compat' attribute");
+    }
+    xmlNode *features = child(target, "features");
+    def->features = features != NULL;
+    for (xmlNode *c = features ? features->children : NULL; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (strcmp((const char *)c->name, "lazy_refcounts") != 0) {
+            rv_err_set(err, RV_FROM_STORAGE, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: unsupported feature %s",
+                       (const char *)c->name);
+            return -1;
+        }
+        def->lazy_refcounts = 1;
+    }
+    if (features && !def->compat && !(def->compat = strdup("1.1")))
+        return oom(err);
+    return 0;
+}
+
+/* <backingStore>: kept only with a path; its format defaults to raw
+ * (none in a logical pool). */
+static int parse_backing(const xmlNode *n, int pool_type, rv_vol_def *def, rv_err *err)
+{
+    int failed = 0;
+    def->backing_perms.mode = def->backing_perms.owner = def->backing_perms.group = -1;
+    if (!n || !(def->backing_path = text(child(n, "path"), &failed)))
+        return failed ? oom(err) : 0;
+    def->backing_format = attr(child(n, "format"), "type", &failed);
+    if (failed)
+        return oom(err);
+    if (pool_type == RV_POOL_TYPE_LOGICAL) {
+        free(def->backing_format);
+        def->backing_format = NULL;
+    } else if (!def->backing_format && !(def->backing_format = strdup("raw"))) {
+        return oom(err);
+    } else if (known_format(def->backing_format, err) < 0) {
+        return -1;
+    }
+    return parse_perms(n, &def->backing_perms, err);
+}
+
 int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *err)
 {
     xmlDoc *doc;
@@ -515,12 +579,11 @@ int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *e
     } else if (!def->format && !(def->format = strdup("raw"))) {
         oom(err);
         goto out;
-    } else if (word_index(def->format, vol_format_words) < 0) {
-        rv_err_set(err, RV_FROM_STORAGE, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported configuration: unknown volume format type %s", def->format);
+    } else if (known_format(def->format, err) < 0) {
         goto out;
     }
-    if (parse_perms(target, &def->perms, err) < 0)
+    if (parse_perms(target, &def->perms, err) < 0 || parse_qcow2_options(target, def, err) < 0 ||
+        parse_backing(child(root, "backingStore"), pool_type, def, err) < 0)
         goto out;
     rc = 0;
 out:
@@ -541,7 +604,11 @@ void rv_vol_def_free(rv_vol_def *def)
     free(def->key);
     free(def->path);
     free(def->format);
+    free(def->compat);
     free(def->perms.label);
+    free(def->backing_path);
+    free(def->backing_format);
+    free(def->backing_perms.label);
     free(def);
 }
 
@@ -657,7 +724,21 @@ char *rv_vol_def_format(const rv_vol_def *def)
     if (def->format)
         line(fp, "    ", "<format type='", def->format, "'/>");
     put_perms(fp, &def->perms);
+    if (def->compat)
+        line(fp, "    ", "<compat>", def->compat, "</compat>");
+    if (def->lazy_refcounts)
+        fputs("    <features>\n      <lazy_refcounts/>\n    </features>\n", fp);
+    else if (def->features)
+        fputs("    <features/>\n", fp);
     fputs("  </target>\n", fp);
+    if (def->backing_path) {
+        fputs("  <backingStore>\n", fp);
+        line(fp, "    ", "<path>", def->backing_path, "</path>");
+        if (def->backing_format)
+            line(fp, "    ", "<format type='", def->backing_format, "'/>");
+        put_perms(fp, &def->backing_perms);
+        fputs("  </backingStore>\n", fp);
+    }
     fputs("</volume>\n", fp);
     return finish(fp, &buf);
 }

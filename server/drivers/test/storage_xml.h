@@ -3,7 +3,9 @@
  * and written back as libvirt 9.0's test driver writes them.  Pools of
  * type dir, fs, netfs and logical are modelled; the source elements kept
  * are <device path>, <host name port>, <dir path>, <name> and <format
- * type>.  Elements the model does not know are ignored, as libvirt's
+ * type>; a volume keeps its name, type, sizes, target format, compat,
+ * features and permissions and its backing store.  Elements the model
+ * does not know are ignored, as libvirt's
  * parser ignores them.  Errors read as libvirt's (VIR_ERR_XML_ERROR and
  * its words). */
 #ifndef RV_TEST_STORAGE_XML_H
@@ -61,7 +63,13 @@ typedef struct rv_vol_def {
     int has_allocation;
     char *path;                         /* set by the pool */
     char *format;                       /* NULL: none written */
+    char *compat;                       /* <compat>: "1.1", ...; NULL: none */
+    int features;                       /* <features> given (maybe empty) */
+    int lazy_refcounts;                 /* <features><lazy_refcounts/> */
     rv_storage_perms perms;
+    char *backing_path;                 /* <backingStore>; NULL: none */
+    char *backing_format;
+    rv_storage_perms backing_perms;
 } rv_vol_def;
 
 /* Parse a volume for a pool of pool_type (a dir, fs or netfs pool's
