@@ -1296,18 +1296,31 @@ static int cmd_net_name(shell *sh, const command *cmd, const cmd_args *a)
 /* ---- storage pools and volumes ---- */
 
 /* virsh's order: a UUID first (when the text is one), then a name. */
-static rv_pool *lookup_pool(shell *sh, const char *text)
+static rv_pool *lookup_pool_by(shell *sh, const char *text, unsigned int how)
 {
     rv_pool *pool = NULL;
-    if (strlen(text) == RV_UUID_STRING_BUFLEN - 1)
+    int tried = 0;
+    if ((how & BY_UUID) && strlen(text) == RV_UUID_STRING_BUFLEN - 1) {
+        tried = 1;
         pool = rv_storage_pool_lookup_by_uuid_string(sh->conn, text);
-    if (!pool)
+    }
+    if (!pool && (how & BY_NAME)) {
+        tried = 1;
         pool = rv_storage_pool_lookup_by_name(sh->conn, text);
+    }
     if (!pool) {
+        const rv_error_info *e = rv_last_error();
         error_line("failed to get pool '%s'", text);
-        lib_error();
+        /* A text that is no UUID was never sent: nothing more to say. */
+        if (tried && e && e->code != RV_ERROR_INVALID_ARG)
+            lib_error();
     }
     return pool;
+}
+
+static rv_pool *lookup_pool(shell *sh, const char *text)
+{
+    return lookup_pool_by(sh, text, BY_UUID | BY_NAME);
 }
 
 /* virsh's order for a volume: by name in --pool (when given), then by
@@ -1315,9 +1328,14 @@ static rv_pool *lookup_pool(shell *sh, const char *text)
 static rv_vol *lookup_vol(shell *sh, const command *cmd, const cmd_args *a)
 {
     const char *pool_name = NULL, *text = a->value;
-    for (unsigned int k = 0; cmd->options && cmd->options[k]; k++)
-        if (strcmp(cmd->options[k], "pool=") == 0 && (a->opts & (1u << k)))
+    int takes_pool = 0;
+    for (unsigned int k = 0; cmd->options && cmd->options[k]; k++) {
+        if (strcmp(cmd->options[k], "pool=") != 0)
+            continue;
+        takes_pool = 1;
+        if (a->opts & (1u << k))
             pool_name = a->opt_values[k];
+    }
     rv_vol *vol = NULL;
     if (pool_name) {
         rv_pool *pool = lookup_pool(sh, pool_name);
@@ -1331,7 +1349,7 @@ static rv_vol *lookup_vol(shell *sh, const command *cmd, const cmd_args *a)
     if (!vol)
         vol = rv_storage_vol_lookup_by_path(sh->conn, text);
     if (!vol) {
-        if (!pool_name && text[0] == '/')
+        if (takes_pool && !pool_name && text[0] == '/')
             error_line("failed to get vol '%s', specifying --pool might help", text);
         else
             error_line("failed to get vol '%s'", text);
@@ -1528,25 +1546,31 @@ static int cmd_pool_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
     return xml ? 0 : -1;
 }
 
+/* pool-define and pool-create: a pool from an XML file. */
 static int cmd_pool_define(shell *sh, const command *cmd, const cmd_args *a)
 {
-    (void)cmd;
+    int create = strcmp(cmd->name, "pool-create") == 0;
     char *xml;
     if (read_file(a->value, &xml) < 0)
         return -1;
-    rv_pool *pool = rv_storage_pool_define_xml(sh->conn, xml, 0);
+    rv_pool *pool = create ? rv_storage_pool_create_xml(sh->conn, xml, 0)
+                           : rv_storage_pool_define_xml(sh->conn, xml, 0);
     free(xml);
     if (!pool) {
-        error_line("Failed to define pool from %s", a->value);
+        error_line("Failed to %s pool from %s", create ? "create" : "define", a->value);
         lib_error();
         return -1;
     }
-    printf("Pool %s defined from %s\n", rv_storage_pool_get_name(pool), a->value);
+    printf("Pool %s %s from %s\n", rv_storage_pool_get_name(pool),
+           create ? "created" : "defined", a->value);
     rv_storage_pool_free(pool);
     return 0;
 }
 
 static int op_pool_start(rv_pool *p) { return rv_storage_pool_create(p, 0); }
+static int op_pool_build(rv_pool *p) { return rv_storage_pool_build(p, 0); }
+static int op_pool_refresh(rv_pool *p) { return rv_storage_pool_refresh(p, 0); }
+static int op_pool_delete(rv_pool *p) { return rv_storage_pool_delete(p, 0); }
 
 /* pool-start, pool-destroy, pool-undefine: virsh names the pool as typed. */
 static int cmd_pool_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
@@ -1559,6 +1583,9 @@ static int cmd_pool_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
         { "pool-start", op_pool_start, "started", "start" },
         { "pool-destroy", rv_storage_pool_destroy, "destroyed", "destroy" },
         { "pool-undefine", rv_storage_pool_undefine, "has been undefined", "undefine" },
+        { "pool-build", op_pool_build, "built", "build" },
+        { "pool-refresh", op_pool_refresh, "refreshed", "refresh" },
+        { "pool-delete", op_pool_delete, "deleted", "delete" },
     };
     size_t i = 0;
     while (strcmp(ops[i].name, cmd->name) != 0)
@@ -1592,6 +1619,20 @@ static int cmd_pool_autostart(shell *sh, const command *cmd, const cmd_args *a)
     }
     rv_storage_pool_free(pool);
     return rc;
+}
+
+/* pool-uuid (by name) and pool-name (by UUID). */
+static int cmd_pool_ident(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int uuid = strcmp(cmd->name, "pool-uuid") == 0;
+    rv_pool *pool = lookup_pool_by(sh, a->value, uuid ? BY_NAME : BY_UUID);
+    if (!pool)
+        return -1;
+    char text[RV_UUID_STRING_BUFLEN];
+    rv_storage_pool_get_uuid_string(pool, text);
+    puts(uuid ? text : rv_storage_pool_get_name(pool));
+    rv_storage_pool_free(pool);
+    return 0;
 }
 
 static int cmd_vol_list(shell *sh, const command *cmd, const cmd_args *a)
@@ -1673,14 +1714,23 @@ static int cmd_vol_info(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
-/* vol-dumpxml and vol-path: one string about the volume. */
+/* vol-dumpxml, vol-path, vol-key, vol-name, vol-pool: one string about
+ * the volume. */
 static int cmd_vol_string(shell *sh, const command *cmd, const cmd_args *a)
 {
     rv_vol *vol = lookup_vol(sh, cmd, a);
     if (!vol)
         return -1;
     int xml = strcmp(cmd->name, "vol-dumpxml") == 0;
-    char *s = xml ? rv_storage_vol_get_xml_desc(vol, 0) : rv_storage_vol_get_path(vol);
+    char *s = NULL;
+    if (xml)
+        s = rv_storage_vol_get_xml_desc(vol, 0);
+    else if (strcmp(cmd->name, "vol-path") == 0)
+        s = rv_storage_vol_get_path(vol);
+    else
+        s = strdup(strcmp(cmd->name, "vol-key") == 0 ? rv_storage_vol_get_key(vol)
+                   : strcmp(cmd->name, "vol-name") == 0 ? rv_storage_vol_get_name(vol)
+                                                        : rv_storage_vol_get_pool_name(vol));
     if (!s)
         lib_error();
     else if (xml)
@@ -1786,6 +1836,12 @@ static const command commands[] = {
     { "pool-info", cmd_pool_info, "pool", 0, opts_json, "storage pool information" },
     { "pool-dumpxml", cmd_pool_dumpxml, "pool", 0, NULL, "storage pool information in XML" },
     { "pool-define", cmd_pool_define, "file", 0, NULL, "define (but don't start) a storage pool from an XML file" },
+    { "pool-create", cmd_pool_define, "file", 0, NULL, "create and start a transient storage pool from an XML file" },
+    { "pool-build", cmd_pool_lifecycle, "pool", 0, NULL, "build a storage pool's storage" },
+    { "pool-refresh", cmd_pool_lifecycle, "pool", 0, NULL, "read a storage pool's volumes again" },
+    { "pool-delete", cmd_pool_lifecycle, "pool", 0, NULL, "delete an inactive storage pool's storage" },
+    { "pool-uuid", cmd_pool_ident, "pool", 0, NULL, "convert a storage pool name to its UUID" },
+    { "pool-name", cmd_pool_ident, "pool", 0, NULL, "convert a storage pool UUID to its name" },
     { "pool-start", cmd_pool_lifecycle, "pool", 0, NULL, "start a defined, inactive storage pool" },
     { "pool-destroy", cmd_pool_lifecycle, "pool", 0, NULL, "stop a storage pool" },
     { "pool-undefine", cmd_pool_lifecycle, "pool", 0, NULL, "undefine an inactive storage pool" },
@@ -1794,6 +1850,9 @@ static const command commands[] = {
     { "vol-info", cmd_vol_info, "vol", 0, opts_vol_json, "storage volume information (by name with --pool, key or path)" },
     { "vol-dumpxml", cmd_vol_string, "vol", 0, opts_vol, "storage volume information in XML" },
     { "vol-path", cmd_vol_string, "vol", 0, opts_vol, "the path of a storage volume" },
+    { "vol-key", cmd_vol_string, "vol", 0, opts_vol, "the key of a storage volume" },
+    { "vol-name", cmd_vol_string, "vol", 0, NULL, "the name of a storage volume (by key or path)" },
+    { "vol-pool", cmd_vol_string, "vol", 0, NULL, "the pool of a storage volume (by key or path)" },
     { "vol-create", cmd_vol_create, "pool", 0, NULL, "create a storage volume from an XML file" },
     { "vol-delete", cmd_vol_delete, "vol", 0, opts_vol, "delete a storage volume" },
     { "pool-event", cmd_event, NULL, 0, opts_pool_event,
