@@ -239,6 +239,11 @@ int rv_connect_list_all_storage_pools(rv_conn *conn, rv_pool ***pools, unsigned 
 /* The pool's volumes, the same way (rv_storage_vol_free() each); flags 0. */
 int rv_storage_pool_list_all_volumes(rv_pool *pool, rv_vol ***vols, unsigned int flags);
 rv_pool *rv_storage_pool_lookup_by_uuid_string(rv_conn *conn, const char *uuid);
+/* Pools of type ("logical", "netfs", ...) the host could define, as
+ * <sources> XML (the caller frees it); src_spec (<source> XML, may be
+ * NULL) narrows the search, e.g. to a netfs server.  flags 0. */
+char *rv_connect_find_storage_pool_sources(rv_conn *conn, const char *type,
+                                           const char *src_spec, unsigned int flags);
 const char *rv_storage_pool_get_name(rv_pool *pool);    /* valid while pool lives */
 int rv_storage_pool_get_uuid(rv_pool *pool, unsigned char uuid[RV_UUID_BUFLEN]);
 int rv_storage_pool_get_uuid_string(rv_pool *pool, char buf[RV_UUID_STRING_BUFLEN]);

@@ -103,6 +103,27 @@ rv_pool *rv_storage_pool_lookup_by_uuid_string(rv_conn *conn, const char *uuid)
     return rv_storage_pool_lookup_by_uuid(conn, raw);
 }
 
+char *rv_connect_find_storage_pool_sources(rv_conn *conn, const char *type,
+                                           const char *src_spec, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return NULL;
+    if (!type) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no type given", __func__);
+        return NULL;
+    }
+    char *spec = (char *)src_spec;
+    rv_connect_find_storage_pool_sources_args args = {
+        .type = (char *)type, .srcSpec = src_spec ? &spec : NULL, .flags = flags,
+    };
+    rv_connect_find_storage_pool_sources_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_connect_find_storage_pool_sources(rpc, &args, &ret, &err) < 0)
+        return rvc_fail_null(&err);
+    return ret.xml;     /* the caller frees it */
+}
+
 int rv_storage_pool_get_info(rv_pool *pool, rv_storage_pool_info *info)
 {
     struct rvc_conn *rpc = rvc_pool_rpc(pool, __func__);

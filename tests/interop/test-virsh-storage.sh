@@ -374,6 +374,11 @@ t('define garbage', lambda: conn.storagePoolDefineXML('garbage<'))
 t('xml flags', lambda: pool.XMLDesc(1))
 t('list flags', lambda: conn.listAllStoragePools(1 << 20))
 t('start active', lambda: pool.create())
+for kind, spec, flags in (('logical', None, 0), ('netfs', None, 0),
+                          ('netfs', "<source><host name='nfs.example.com'/></source>", 0),
+                          ('netfs', '<source>', 0), ('netfs', '<nosuch/>', 0), ('fs', None, 0),
+                          ('dir', None, 0), ('bogus', None, 0), ('logical', None, 1)):
+    t(f'sources {kind} {spec} {flags}', lambda: conn.findStoragePoolSources(kind, spec, flags))
 seen = []
 cbs = [conn.storagePoolEventRegisterAny(None, libvirt.VIR_STORAGE_POOL_EVENT_ID_LIFECYCLE,
                                         lambda c, p, ev, det, o: seen.append((p.name(), ev, det)),

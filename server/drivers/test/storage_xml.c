@@ -450,6 +450,20 @@ out:
     return rc;
 }
 
+int rv_pool_source_spec_host(const char *xml, char **host, rv_err *err)
+{
+    xmlDoc *doc;
+    int failed = 0;
+    *host = NULL;
+    xmlNode *root = read_doc(xml, "source", "storage_source_specification", &doc, err);
+    if (root)
+        *host = attr(child(root, "host"), "name", &failed);
+    xmlFreeDoc(doc);
+    if (failed)
+        return oom(err);
+    return root ? 0 : -1;
+}
+
 void rv_pool_def_free(rv_pool_def *def)
 {
     if (!def)
@@ -740,5 +754,18 @@ char *rv_vol_def_format(const rv_vol_def *def)
         fputs("  </backingStore>\n", fp);
     }
     fputs("</volume>\n", fp);
+    return finish(fp, &buf);
+}
+
+char *rv_pool_netfs_sources(const char *host)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return NULL;
+    fputs("<sources>\n  <source>\n", fp);
+    line(fp, "    ", "<host name='", host, "'/>");
+    fputs("    <dir path='/testshare'/>\n    <format type='nfs'/>\n  </source>\n</sources>\n", fp);
     return finish(fp, &buf);
 }

@@ -78,6 +78,12 @@ int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *e
 char *rv_vol_def_format(const rv_vol_def *def);
 void rv_vol_def_free(rv_vol_def *def);
 
+/* The host name a <source> specification (CONNECT_FIND_STORAGE_POOL_SOURCES)
+ * names, malloc'd in *host, or NULL when it names none. */
+int rv_pool_source_spec_host(const char *xml, char **host, rv_err *err);
+/* libvirt's test driver's answer for netfs sources on host, malloc'd. */
+char *rv_pool_netfs_sources(const char *host);
+
 /* The XML word of a volume type ("file", "block", ...). */
 const char *rv_vol_type_name(int type);
 

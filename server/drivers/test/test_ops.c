@@ -487,6 +487,7 @@ const rv_driver rv_test_driver = {
         .connect_list_storage_pools = test_connect_list_storage_pools,
         .connect_num_of_defined_storage_pools = test_connect_num_of_defined_storage_pools,
         .connect_list_defined_storage_pools = test_connect_list_defined_storage_pools,
+        .connect_find_storage_pool_sources = test_connect_find_storage_pool_sources,
         .storage_pool_create_xml = test_storage_pool_create_xml,
         .storage_pool_define_xml = test_storage_pool_define_xml,
         .storage_pool_create = test_storage_pool_create,

@@ -376,6 +376,56 @@ int test_connect_list_all_storage_pools(rv_driver_conn *c,
     return 0;
 }
 
+/* ---- finding pool sources ---- */
+
+/* What libvirt's test driver "finds" for logical and netfs pools. */
+static const char logical_sources[] =
+    "<sources>\n"
+    "  <source>\n"
+    "    <device path='/dev/sda20'/>\n"
+    "    <name>testvg1</name>\n"
+    "    <format type='lvm2'/>\n"
+    "  </source>\n"
+    "  <source>\n"
+    "    <device path='/dev/sda21'/>\n"
+    "    <name>testvg2</name>\n"
+    "    <format type='lvm2'/>\n"
+    "  </source>\n"
+    "</sources>\n";
+
+int test_connect_find_storage_pool_sources(rv_driver_conn *c,
+                                           const rv_connect_find_storage_pool_sources_args *args,
+                                           rv_connect_find_storage_pool_sources_ret *ret,
+                                           rv_err *err)
+{
+    (void)c;
+    char *host = NULL;
+    if (check_flags(args->flags, 0, "testConnectFindStoragePoolSources", err) < 0)
+        return -1;
+    /* libvirt's test driver takes type dir (number 0) for an unknown one. */
+    if (strcmp(args->type, "dir") == 0)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown storage pool type %s",
+                    args->type);
+    if (args->srcSpec && rv_pool_source_spec_host(*args->srcSpec, &host, err) < 0)
+        return -1;
+    int rc = 0;
+    if (strcmp(args->type, "logical") == 0) {
+        if (!(ret->xml = strdup(logical_sources)))
+            rc = fail_oom(err);
+    } else if (strcmp(args->type, "netfs") == 0) {
+        if (!host)
+            rc = fail(err, RV_ERR_INVALID_ARG,
+                      "invalid argument: hostname must be specified for netfs sources");
+        else if (!(ret->xml = rv_pool_netfs_sources(host)))
+            rc = fail_oom(err);
+    } else {
+        rc = fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
+                  "driver: pool type '%s' does not support source discovery", args->type);
+    }
+    free(host);
+    return rc < 0 ? -1 : rv_string_result(0, &ret->xml, err);
+}
+
 /* ---- pool lookups ---- */
 
 int test_storage_pool_lookup_by_name(rv_driver_conn *c,

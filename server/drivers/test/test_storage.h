@@ -20,6 +20,10 @@ int test_connect_list_defined_storage_pools(rv_driver_conn *c,
                                             const rv_connect_list_defined_storage_pools_args *args,
                                             rv_connect_list_defined_storage_pools_ret *ret,
                                             rv_err *err);
+int test_connect_find_storage_pool_sources(rv_driver_conn *c,
+                                           const rv_connect_find_storage_pool_sources_args *args,
+                                           rv_connect_find_storage_pool_sources_ret *ret,
+                                           rv_err *err);
 int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create_xml_args *args,
                                  rv_storage_pool_create_xml_ret *ret, rv_err *err);
 int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
