@@ -938,7 +938,10 @@ int test_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args 
         !(v = get_vol(&args->vol, &p, err)))
         return -1;
     vol_by_name(p, v->name, &at);
-    p->def->allocation -= v->allocation;
+    /* A pool redefined while it held volumes starts again from nothing
+     * allocated: never wrap below it. */
+    p->def->allocation -= v->allocation < p->def->allocation ? v->allocation
+                                                              : p->def->allocation;
     p->def->available = p->def->capacity - p->def->allocation;
     memmove(&p->vols[at], &p->vols[at + 1], (p->nvols - at - 1) * sizeof(p->vols[0]));
     p->nvols--;
