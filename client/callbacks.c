@@ -37,11 +37,11 @@ void rvc_callbacks_on_closed(void *opaque, int reason)
 }
 
 /* With cb_lock held: the registered entry the server calls `id`, among the
- * network callbacks or the domain ones (the server numbers them apart). */
-static lifecycle_callback *find_callback_locked(rv_conn *conn, int id, int network)
+ * callbacks of one family (RVC_EVENTS_*: the server numbers them apart). */
+static lifecycle_callback *find_callback_locked(rv_conn *conn, int id, int family)
 {
     lifecycle_callback *e = conn->callbacks;
-    while (e && !(e->registered && e->callback_id == id && !e->net_cb == !network))
+    while (e && !(e->registered && e->callback_id == id && e->family == family))
         e = e->next;
     return e;
 }
@@ -67,7 +67,7 @@ static int unlink_callback_locked(rv_conn *conn, lifecycle_callback *e)
 /* The registered entry an event for callback_id goes to, marked as being
  * delivered (a deregistration meanwhile retires it instead of freeing
  * it), or NULL: nobody to give it to.  finish_delivery() after the call. */
-static lifecycle_callback *start_delivery(rv_conn *conn, int callback_id, int network)
+static lifecycle_callback *start_delivery(rv_conn *conn, int callback_id, int family)
 {
     /* No registration ever gets a negative ID (see the registration), so
      * such an event has nobody to wait for. */
@@ -78,7 +78,7 @@ static lifecycle_callback *start_delivery(rv_conn *conn, int callback_id, int ne
     pthread_mutex_lock(&conn->cb_lock);
     lifecycle_callback *e;
     for (;;) {
-        e = find_callback_locked(conn, callback_id, network);
+        e = find_callback_locked(conn, callback_id, family);
         /* The first event may overtake the registering thread on its way
          * from the reply to noting the callbackID: wait for it.  Only a
          * registration that succeeds with this very ID then matches. */
@@ -110,7 +110,7 @@ static void finish_delivery(rv_conn *conn, lifecycle_callback *e)
 
 static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_msg *msg)
 {
-    lifecycle_callback *e = start_delivery(conn, msg->callbackID, 0);
+    lifecycle_callback *e = start_delivery(conn, msg->callbackID, RVC_EVENTS_DOMAIN);
     if (!e)
         return;
     rv_dom *dom = rvc_dom_from_wire(conn, &msg->msg.dom);
@@ -123,7 +123,7 @@ static void deliver_lifecycle(rv_conn *conn, rv_domain_event_callback_lifecycle_
 
 static void deliver_network(rv_conn *conn, rv_network_event_lifecycle_msg *msg)
 {
-    lifecycle_callback *e = start_delivery(conn, msg->callbackID, 1);
+    lifecycle_callback *e = start_delivery(conn, msg->callbackID, RVC_EVENTS_NETWORK);
     if (!e)
         return;
     rv_net *net = rvc_net_from_wire(conn, &msg->net);
@@ -131,6 +131,26 @@ static void deliver_network(rv_conn *conn, rv_network_event_lifecycle_msg *msg)
         e->net_cb(conn, net, msg->event, msg->detail, e->opaque);
         rv_network_free(net);
     }
+    finish_delivery(conn, e);
+}
+
+/* Both kinds of pool event; refresh says which. */
+static void deliver_pool(rv_conn *conn, int callback_id, rv_nonnull_storage_pool *wire,
+                         int refresh, int event, int detail)
+{
+    lifecycle_callback *e = start_delivery(conn, callback_id, RVC_EVENTS_POOL);
+    if (!e)
+        return;
+    rv_pool *pool = rvc_pool_from_wire(conn, wire);
+    /* The server numbers lifecycle and refresh callbacks together: a
+     * lifecycle event for a refresh callback (or the other way) is its bug. */
+    if (pool && refresh && e->refresh_cb)
+        e->refresh_cb(conn, pool, e->opaque);
+    else if (pool && !refresh && e->pool_cb)
+        e->pool_cb(conn, pool, event, detail, e->opaque);
+    else if (pool)
+        RV_WARN("ignoring a storage pool event of the other kind for callback %d", callback_id);
+    rv_storage_pool_free(pool);
     finish_delivery(conn, e);
 }
 
@@ -163,6 +183,28 @@ void rvc_callbacks_on_message(void *opaque, const char *frame, size_t len)
         rvc_handle_ref(conn);
         deliver_network(conn, &msg);
         xdr_free((xdrproc_t)xdr_rv_network_event_lifecycle_msg, (char *)&msg);
+        rvc_handle_unref(conn);
+    } else if (h.proc == RV_PROC_STORAGE_POOL_EVENT_LIFECYCLE) {
+        rv_storage_pool_event_lifecycle_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_storage_pool_event_lifecycle_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        rvc_handle_ref(conn);
+        deliver_pool(conn, msg.callbackID, &msg.pool, 0, msg.event, msg.detail);
+        xdr_free((xdrproc_t)xdr_rv_storage_pool_event_lifecycle_msg, (char *)&msg);
+        rvc_handle_unref(conn);
+    } else if (h.proc == RV_PROC_STORAGE_POOL_EVENT_REFRESH) {
+        rv_storage_pool_event_refresh_msg msg;
+        memset(&msg, 0, sizeof(msg));
+        if (rv_frame_decode_payload(frame, len,
+                                    (xdrproc_t)xdr_rv_storage_pool_event_refresh_msg, &msg,
+                                    &err) < 0)
+            goto bad;
+        rvc_handle_ref(conn);
+        deliver_pool(conn, msg.callbackID, &msg.pool, 1, 0, 0);
+        xdr_free((xdrproc_t)xdr_rv_storage_pool_event_refresh_msg, (char *)&msg);
         rvc_handle_unref(conn);
     } else if (h.proc == RV_PROC_CONNECT_EVENT_CONNECTION_CLOSED) {
         rv_connect_event_connection_closed_msg msg = { 0 };
@@ -214,7 +256,15 @@ static int call_network_register(struct rvc_conn *rpc, void *args, int *callback
     return rc;
 }
 
-/* Register e (its callback and opaque set, malloc'd; freed here on
+static int call_pool_register(struct rvc_conn *rpc, void *args, int *callback_id, rv_err *err)
+{
+    rv_connect_storage_pool_event_register_any_ret ret = { 0 };
+    int rc = rvc_call_connect_storage_pool_event_register_any(rpc, args, &ret, err);
+    *callback_id = ret.callbackID;
+    return rc;
+}
+
+/* Register e (its family, callback and opaque set, malloc'd; freed here on
  * failure) through call: the one path for every family, so the checks
  * on the server's answer are made once.  The callback ID, or -1 with
  * nothing kept and free_cb never called (the caller keeps opaque). */
@@ -222,7 +272,6 @@ static int register_callback(rv_conn *conn, struct rvc_conn *rpc, lifecycle_call
                              register_call call, void *args, rv_free_callback free_cb,
                              const char *func)
 {
-    int network = e->net_cb != NULL;
     int id = -1;
     rv_err err = { 0 };
     /* Listed before the call: the first event may come before its reply. */
@@ -241,7 +290,7 @@ static int register_callback(rv_conn *conn, struct rvc_conn *rpc, lifecycle_call
         rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
                    "%s: the server answered with callback ID %d, which is negative", func, id);
         rc = -1;
-    } else if (rc == 0 && find_callback_locked(conn, id, network)) {
+    } else if (rc == 0 && find_callback_locked(conn, id, e->family)) {
         rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
                    "%s: the server answered with callback ID %d, which this connection "
                    "already has", func, id);
@@ -280,7 +329,15 @@ static int call_network_deregister(struct rvc_conn *rpc, int callback_id, rv_err
     return rvc_call_connect_network_event_deregister_any(rpc, &args, err);
 }
 
-static int deregister_callback(rv_conn *conn, int callback_id, int network, deregister_call call,
+static int call_pool_deregister(struct rvc_conn *rpc, int callback_id, rv_err *err)
+{
+    rv_connect_storage_pool_event_deregister_any_args args = { .callbackID = callback_id };
+    return rvc_call_connect_storage_pool_event_deregister_any(rpc, &args, err);
+}
+
+static const char *const family_words[] = { "", "network ", "storage pool " };
+
+static int deregister_callback(rv_conn *conn, int callback_id, int family, deregister_call call,
                                const char *func)
 {
     struct rvc_conn *rpc = rvc_handle_rpc(conn, func);
@@ -288,14 +345,14 @@ static int deregister_callback(rv_conn *conn, int callback_id, int network, dere
         return -1;
     pthread_mutex_lock(&conn->cb_lock);
     /* Only a registered entry: one still in flight belongs to its caller. */
-    lifecycle_callback *e = find_callback_locked(conn, callback_id, network);
+    lifecycle_callback *e = find_callback_locked(conn, callback_id, family);
     int ours = e && unlink_callback_locked(conn, e);
     pthread_mutex_unlock(&conn->cb_lock);
     if (ours)
         rvc_free_callbacks(e);
     if (!e)
         return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no %sevent callback has id %d",
-                          func, network ? "network " : "", callback_id);
+                          func, family_words[family], callback_id);
     rv_err err = { 0 };
     if (call(rpc, callback_id, &err) < 0)
         return rvc_fail(&err);
@@ -320,6 +377,7 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
     lifecycle_callback *e = calloc(1, sizeof(*e));
     if (!e)
         return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    e->family = RVC_EVENTS_DOMAIN;
     e->cb = cb;
     e->opaque = opaque;
     rv_nonnull_domain wire;
@@ -333,7 +391,8 @@ int rv_connect_domain_event_register_lifecycle(rv_conn *conn, rv_dom *dom,
 
 int rv_connect_domain_event_deregister(rv_conn *conn, int callback_id)
 {
-    return deregister_callback(conn, callback_id, 0, call_domain_deregister, __func__);
+    return deregister_callback(conn, callback_id, RVC_EVENTS_DOMAIN, call_domain_deregister,
+                               __func__);
 }
 
 int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
@@ -351,6 +410,7 @@ int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
     lifecycle_callback *e = calloc(1, sizeof(*e));
     if (!e)
         return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    e->family = RVC_EVENTS_NETWORK;
     e->net_cb = cb;
     e->opaque = opaque;
     rv_nonnull_network wire;
@@ -364,7 +424,58 @@ int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
 
 int rv_connect_network_event_deregister(rv_conn *conn, int callback_id)
 {
-    return deregister_callback(conn, callback_id, 1, call_network_deregister, __func__);
+    return deregister_callback(conn, callback_id, RVC_EVENTS_NETWORK, call_network_deregister,
+                               __func__);
+}
+
+/* A pool callback of either kind: cb or refresh_cb (the other NULL). */
+static int register_pool(rv_conn *conn, rv_pool *pool, rv_storage_pool_lifecycle_callback cb,
+                         rv_storage_pool_refresh_callback refresh_cb, void *opaque,
+                         rv_free_callback free_cb, const char *func)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, func);
+    if (!rpc || rvc_handle_need_loop(conn, func) < 0)
+        return -1;
+    if (!cb && !refresh_cb)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no callback given", func);
+    if (pool && rvc_pool_rpc(pool, func) != rpc)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: the storage pool belongs to another connection", func);
+    lifecycle_callback *e = calloc(1, sizeof(*e));
+    if (!e)
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    e->family = RVC_EVENTS_POOL;
+    e->pool_cb = cb;
+    e->refresh_cb = refresh_cb;
+    e->opaque = opaque;
+    rv_nonnull_storage_pool wire;
+    if (pool)
+        wire = rvc_pool_to_wire(pool);
+    rv_connect_storage_pool_event_register_any_args args = {
+        .eventID = cb ? RV_STORAGE_POOL_EVENT_ID_LIFECYCLE : RV_STORAGE_POOL_EVENT_ID_REFRESH,
+        .pool = pool ? &wire : NULL,
+    };
+    return register_callback(conn, rpc, e, call_pool_register, &args, free_cb, func);
+}
+
+int rv_connect_storage_pool_event_register_lifecycle(rv_conn *conn, rv_pool *pool,
+                                                     rv_storage_pool_lifecycle_callback cb,
+                                                     void *opaque, rv_free_callback free_cb)
+{
+    return register_pool(conn, pool, cb, NULL, opaque, free_cb, __func__);
+}
+
+int rv_connect_storage_pool_event_register_refresh(rv_conn *conn, rv_pool *pool,
+                                                   rv_storage_pool_refresh_callback cb,
+                                                   void *opaque, rv_free_callback free_cb)
+{
+    return register_pool(conn, pool, NULL, cb, opaque, free_cb, __func__);
+}
+
+int rv_connect_storage_pool_event_deregister(rv_conn *conn, int callback_id)
+{
+    return deregister_callback(conn, callback_id, RVC_EVENTS_POOL, call_pool_deregister,
+                               __func__);
 }
 
 int rv_connect_register_close_callback(rv_conn *conn, rv_connect_close_callback cb,

@@ -12,15 +12,21 @@
 
 struct rvc_conn;
 
-/* An application's lifecycle callback; the server knows it by callback_id,
+enum { RVC_EVENTS_DOMAIN, RVC_EVENTS_NETWORK, RVC_EVENTS_POOL };
+
+/* An application's event callback; the server knows it by callback_id,
  * which means nothing until the server's reply to REGISTER_ANY has been
  * checked and `registered` is set: until then no event reaches it. */
 typedef struct lifecycle_callback {
     struct lifecycle_callback *next;
     int registered;
     int callback_id;
+    int family;                 /* RVC_EVENTS_*: the server numbers each family apart */
+    /* The one of these its family and event call for. */
     rv_domain_lifecycle_callback cb;
-    rv_network_lifecycle_callback net_cb;   /* set: a network event callback (cb is not) */
+    rv_network_lifecycle_callback net_cb;
+    rv_storage_pool_lifecycle_callback pool_cb;
+    rv_storage_pool_refresh_callback refresh_cb;
     void *opaque;
     rv_free_callback free_cb;
 } lifecycle_callback;
@@ -86,5 +92,25 @@ void rvc_dom_set_id(rv_dom *dom, int id);
 struct rvc_conn *rvc_net_rpc(rv_net *net, const char *func);
 rv_nonnull_network rvc_net_to_wire(const rv_net *net);
 rv_net *rvc_net_from_wire(rv_conn *conn, rv_nonnull_network *w);
+
+/* Storage pools and volumes (client/storage.c).  Their structs are here
+ * because generated calls go from a volume to its connection. */
+struct rv_pool {
+    rv_conn *conn;
+    char *name;
+    unsigned char uuid[RV_UUID_LEN];
+};
+struct rv_vol {
+    rv_conn *conn;
+    char *pool;
+    char *name;
+    char *key;
+};
+struct rvc_conn *rvc_pool_rpc(rv_pool *pool, const char *func);
+rv_nonnull_storage_pool rvc_pool_to_wire(const rv_pool *pool);
+rv_pool *rvc_pool_from_wire(rv_conn *conn, rv_nonnull_storage_pool *w);
+struct rvc_conn *rvc_vol_rpc(rv_vol *vol, const char *func);
+rv_nonnull_storage_vol rvc_vol_to_wire(const rv_vol *vol);
+rv_vol *rvc_vol_from_wire(rv_conn *conn, rv_nonnull_storage_vol *w);
 
 #endif

@@ -28,6 +28,8 @@ extern "C" {
 typedef struct rv_conn rv_conn;
 typedef struct rv_dom rv_dom;
 typedef struct rv_net rv_net;     /* a virtual network */
+typedef struct rv_pool rv_pool;   /* a storage pool */
+typedef struct rv_vol rv_vol;     /* a storage volume */
 
 /* The numbers that mean something on the wire (states, reasons, events,
  * flags, error codes), generated from protocol/rv_values.x. */
@@ -246,6 +248,47 @@ int rv_network_get_uuid(rv_net *net, unsigned char uuid[RV_UUID_BUFLEN]);
 int rv_network_get_uuid_string(rv_net *net, char buf[RV_UUID_STRING_BUFLEN]);
 void rv_network_free(rv_net *net);
 
+/* ---- storage pools and volumes ---- */
+
+/* rv_connect_list_all_storage_pools filters: RV_CONNECT_LIST_STORAGE_POOLS_*
+ * (remvirt-values.gen.h); 0 lists every pool.  If pools is not NULL it
+ * gets a NULL-terminated array: rv_storage_pool_free() each, then free()
+ * it.  Returns how many. */
+int rv_connect_list_all_storage_pools(rv_conn *conn, rv_pool ***pools, unsigned int flags);
+/* The pool's volumes, the same way (rv_storage_vol_free() each); flags 0. */
+int rv_storage_pool_list_all_volumes(rv_pool *pool, rv_vol ***vols, unsigned int flags);
+rv_pool *rv_storage_pool_lookup_by_uuid_string(rv_conn *conn, const char *uuid);
+/* Pools of type ("logical", "netfs", ...) the host could define, as
+ * <sources> XML (the caller frees it); src_spec (<source> XML, may be
+ * NULL) narrows the search, e.g. to a netfs server.  flags 0. */
+char *rv_connect_find_storage_pool_sources(rv_conn *conn, const char *type,
+                                           const char *src_spec, unsigned int flags);
+const char *rv_storage_pool_get_name(rv_pool *pool);    /* valid while pool lives */
+int rv_storage_pool_get_uuid(rv_pool *pool, unsigned char uuid[RV_UUID_BUFLEN]);
+int rv_storage_pool_get_uuid_string(rv_pool *pool, char buf[RV_UUID_STRING_BUFLEN]);
+void rv_storage_pool_free(rv_pool *pool);
+
+typedef struct rv_storage_pool_info {
+    int state;                          /* RV_STORAGE_POOL_INACTIVE, ... */
+    unsigned long long capacity;        /* bytes */
+    unsigned long long allocation;      /* bytes */
+    unsigned long long available;       /* bytes */
+} rv_storage_pool_info;
+int rv_storage_pool_get_info(rv_pool *pool, rv_storage_pool_info *info);
+
+/* Valid while vol lives: its name, its key, and its pool's name. */
+const char *rv_storage_vol_get_name(rv_vol *vol);
+const char *rv_storage_vol_get_key(rv_vol *vol);
+const char *rv_storage_vol_get_pool_name(rv_vol *vol);
+void rv_storage_vol_free(rv_vol *vol);
+
+typedef struct rv_storage_vol_info {
+    int type;                           /* RV_STORAGE_VOL_FILE, ... */
+    unsigned long long capacity;        /* bytes */
+    unsigned long long allocation;      /* bytes */
+} rv_storage_vol_info;
+int rv_storage_vol_get_info(rv_vol *vol, rv_storage_vol_info *info);
+
 #include "remvirt-calls.gen.h"
 
 /* ---- the application's event loop ----
@@ -348,6 +391,22 @@ int rv_connect_network_event_register_lifecycle(rv_conn *conn, rv_net *net,
                                                 rv_network_lifecycle_callback cb, void *opaque,
                                                 rv_free_callback free_cb);
 int rv_connect_network_event_deregister(rv_conn *conn, int callback_id);
+
+/* Storage pool events, the same way (pool NULL: every pool): lifecycle
+ * events (RV_STORAGE_POOL_EVENT_DEFINED, _UNDEFINED, _STARTED, _STOPPED,
+ * _CREATED for a build, _DELETED; detail 0) and refreshes.  One
+ * deregistration call for both kinds; their ids are the server's, separate
+ * from the domain and network callbacks'. */
+typedef void (*rv_storage_pool_lifecycle_callback)(rv_conn *conn, rv_pool *pool, int event,
+                                                   int detail, void *opaque);
+typedef void (*rv_storage_pool_refresh_callback)(rv_conn *conn, rv_pool *pool, void *opaque);
+int rv_connect_storage_pool_event_register_lifecycle(rv_conn *conn, rv_pool *pool,
+                                                     rv_storage_pool_lifecycle_callback cb,
+                                                     void *opaque, rv_free_callback free_cb);
+int rv_connect_storage_pool_event_register_refresh(rv_conn *conn, rv_pool *pool,
+                                                   rv_storage_pool_refresh_callback cb,
+                                                   void *opaque, rv_free_callback free_cb);
+int rv_connect_storage_pool_event_deregister(rv_conn *conn, int callback_id);
 
 /* Why a connection ended (virConnectCloseReason). */
 enum {

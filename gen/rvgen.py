@@ -821,8 +821,11 @@ class Spec:
                     # A trailing comment on the line before belongs to that line.
                     raise GenError(enum.path, note.line, 'an annotation comment must be on its '
                                    'own line(s), directly above the procedure it describes')
-            # Other comments on their own lines above it document it.
+            # Other comments on their own lines above it document it, except
+            # section markers (/* ==== storage ==== */) that group the enum.
             for c in v.comments:
+                if c.text.strip().startswith(('====', '----')):
+                    continue
                 if '@' not in c.text and c.line != v.prev_line:
                     proc.doc += comment_lines(c.text)
             if annotated:
@@ -993,6 +996,19 @@ API_SCALARS = {
 API_OUT_HYPERS = {'hyper': 'long long', 'unsigned hyper': 'unsigned long long'}
 
 
+# Wire references that stand for a handle of the public API: XDR type ->
+# (C type, parameter name, the rvc_ prefix of its helpers in client/:
+# PREFIX_rpc, PREFIX_to_wire, PREFIX_from_wire).  As the first argument
+# field the handle is what the call is made on; later it is one more
+# parameter; as the one result field, what the function returns.
+HANDLES = {
+    'rv_nonnull_domain': ('rv_dom', 'dom', 'rvc_dom'),
+    'rv_nonnull_network': ('rv_net', 'net', 'rvc_net'),
+    'rv_nonnull_storage_pool': ('rv_pool', 'pool', 'rvc_pool'),
+    'rv_nonnull_storage_vol': ('rv_vol', 'vol', 'rvc_vol'),
+}
+
+
 class ApiCall:
     """How the generated public function of one procedure looks:
     parameters, argument checks, and what it makes of the result.
@@ -1002,12 +1018,11 @@ class ApiCall:
     def __init__(self, spec, proc):
         self.proc = proc
         self.name = proc.public_name
-        self.on_dom = False                 # first parameter rv_dom *dom, else rv_conn *conn
-        self.on_net = False                 # first parameter rv_net *net
+        self.on = None                      # HANDLES entry of the first parameter, else rv_conn *conn
         self.params = []                    # C parameter declarations after the first
         self.checks = []                    # (condition, message) refused with INVALID_ARG
         self.sets = []                      # statements filling args_
-        self.result = 'none'                # none, string, domain, bool, count, out, out-bool
+        self.result = 'none'                # none, string, handle, bool, count, out, out-bool
         self.result_field = None
         self.ret_type = 'int'
         path = spec.dispatch_program().enum.path
@@ -1018,16 +1033,16 @@ class ApiCall:
 
         flags = None
         for i, field in enumerate(proc.args.fields if proc.args else []):
-            if field.kind == 'plain' and field.type_name == 'rv_nonnull_domain':
-                if i != 0:
-                    refuse(field.line, f'{field.name} is a domain but not the first field', field.path)
-                self.on_dom = True
-                self.sets.append(f'args_.{field.name} = rvc_dom_to_wire(dom);')
-            elif field.kind == 'plain' and field.type_name == 'rv_nonnull_network':
-                if i != 0:
-                    refuse(field.line, f'{field.name} is a network but not the first field', field.path)
-                self.on_net = True
-                self.sets.append(f'args_.{field.name} = rvc_net_to_wire(net);')
+            if field.kind == 'plain' and field.type_name in HANDLES:
+                ctype, pname, prefix = HANDLES[field.type_name]
+                if i == 0:
+                    self.on = HANDLES[field.type_name]
+                else:
+                    # Another handle the call names (the volume to clone).
+                    pname = field.name
+                    self.params.append(f'{ctype} *{pname}')
+                    self.checks.append((f'!{pname}', f'no {pname} given'))
+                self.sets.append(f'args_.{field.name} = {prefix}_to_wire({pname});')
             elif field.kind == 'plain' and field.type_name == 'rv_nonnull_string':
                 self.params.append(f'const char *{field.name}')
                 self.checks.append((f'!{field.name}', f'no {field.name} given'))
@@ -1060,10 +1075,9 @@ class ApiCall:
             pass
         elif field.kind == 'plain' and field.type_name == 'rv_nonnull_string':
             self.result, self.ret_type = 'string', 'char *'
-        elif field.kind == 'plain' and field.type_name == 'rv_nonnull_domain':
-            self.result, self.ret_type = 'domain', 'rv_dom *'
-        elif field.kind == 'plain' and field.type_name == 'rv_nonnull_network':
-            self.result, self.ret_type = 'network', 'rv_net *'
+        elif field.kind == 'plain' and field.type_name in HANDLES:
+            self.result, self.ret_type = 'handle', HANDLES[field.type_name][0] + ' *'
+            self.result_handle = HANDLES[field.type_name]
         elif scalar and field.type_name == 'int':
             if not proc.ret_as:
                 refuse(field.line, f'the result {field.name} is an int: say how it is '
@@ -1084,9 +1098,7 @@ class ApiCall:
             self.params.append(flags)
 
     def first_param(self):
-        if self.on_net:
-            return 'rv_net *net'
-        return 'rv_dom *dom' if self.on_dom else 'rv_conn *conn'
+        return f'{self.on[0]} *{self.on[1]}' if self.on else 'rv_conn *conn'
 
     def declaration(self):
         params = ', '.join([self.first_param()] + self.params)
@@ -1098,9 +1110,8 @@ class ApiCall:
         failed = 'NULL' if self.ret_type.endswith('*') else '-1'
         fail_null = self.ret_type.endswith('*')
         out = [self.declaration(), '{']
-        handle = 'rvc_dom_rpc(dom, __func__)' if self.on_dom else 'rvc_handle_rpc(conn, __func__)'
-        if self.on_net:
-            handle = 'rvc_net_rpc(net, __func__)'
+        handle = f'{self.on[2]}_rpc({self.on[1]}, __func__)' if self.on else \
+            'rvc_handle_rpc(conn, __func__)'
         out += [f'    struct rvc_conn *rpc_ = {handle};', '    if (!rpc_)', f'        return {failed};']
         for condition, message in self.checks:
             report = f'rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: {message}", __func__)'
@@ -1125,14 +1136,10 @@ class ApiCall:
             out.append('    return 0;')
         elif self.result == 'string':
             out.append(f'    return {field};     /* the caller frees it */')
-        elif self.result == 'domain':
-            conn = 'dom->conn' if self.on_dom else 'conn'
-            out += [f'    rv_dom *found_ = rvc_dom_from_wire({conn}, &{field});',
-                    f'    xdr_free((xdrproc_t)xdr_{proc.ret.name}, (char *)&ret_);',
-                    '    return found_;']
-        elif self.result == 'network':
-            conn = 'net->conn' if self.on_net else ('dom->conn' if self.on_dom else 'conn')
-            out += [f'    rv_net *found_ = rvc_net_from_wire({conn}, &{field});',
+        elif self.result == 'handle':
+            conn = f'{self.on[1]}->conn' if self.on else 'conn'
+            ctype, _, prefix = self.result_handle
+            out += [f'    {ctype} *found_ = {prefix}_from_wire({conn}, &{field});',
                     f'    xdr_free((xdrproc_t)xdr_{proc.ret.name}, (char *)&ret_);',
                     '    return found_;']
         elif self.result == 'bool':

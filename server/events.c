@@ -45,7 +45,7 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
     s->callback_id = ++subs->last_callback_id;
     s->event_id = event_id;
     s->one_domain = dom != NULL;
-    s->network = 0;
+    s->family = RVS_EVENTS_DOMAIN;
     if (dom)
         memcpy(s->uuid, dom->uuid, sizeof(s->uuid));
     *callback_id = s->callback_id;
@@ -56,7 +56,7 @@ int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
 {
     rvs_subscriptions *subs = rvs_client_subscriptions(c);
     for (int i = 0; i < subs->n; i++) {
-        if (subs->list[i].callback_id == callback_id && !subs->list[i].network) {
+        if (subs->list[i].callback_id == callback_id && subs->list[i].family == RVS_EVENTS_DOMAIN) {
             /* Keep the order: events go out in registration order. */
             memmove(&subs->list[i], &subs->list[i + 1],
                     (size_t)(subs->n - i - 1) * sizeof(subs->list[0]));
@@ -77,7 +77,7 @@ void rvs_events_forget(rvs_subscriptions *subs)
 }
 
 int rvs_events_fan_out(rvs_client *clients, const rv_driver *drv, const rv_buf *frame,
-                       int network, int event_id, const unsigned char uuid[16])
+                       int family, int event_id, const unsigned char uuid[16])
 {
     int sent = 0;
     rvs_client *next;
@@ -89,7 +89,7 @@ int rvs_events_fan_out(rvs_client *clients, const rv_driver *drv, const rv_buf *
         int queued = 0;
         for (int i = 0; i < subs->n && !rvs_client_is_closing(c); i++) {
             const rvs_subscription *sub = &subs->list[i];
-            if (!sub->network != !network || sub->event_id != event_id ||
+            if (sub->family != family || sub->event_id != event_id ||
                 (sub->one_domain && memcmp(sub->uuid, uuid, 16) != 0))
                 continue;
             char *copy = rvs_client_queue_unsolicited(c, rv_buf_head(frame), rv_buf_used(frame));
@@ -126,7 +126,8 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
         rv_err_clear(&err);
         return;
     }
-    int sent = rvs_events_fan_out(clients, drv, &frame, 0, RV_DOM_EVENT_ID_LIFECYCLE, dom->uuid);
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, RV_DOM_EVENT_ID_LIFECYCLE,
+                                  dom->uuid);
     RV_DEBUG("lifecycle event %d/%d of domain '%s' went to %d clients", event, detail,
              dom->name, sent);
     rv_buf_free(&frame);

@@ -10,6 +10,9 @@
 
 typedef struct rvs_client rvs_client;
 
+/* The kinds of event a client subscribes to; each has its own event IDs. */
+enum { RVS_EVENTS_DOMAIN, RVS_EVENTS_NETWORK, RVS_EVENTS_POOL };
+
 /* One registration: the client's callbackID for an event ID, for every
  * domain or for one (by uuid). */
 typedef struct rvs_subscription {
@@ -17,7 +20,7 @@ typedef struct rvs_subscription {
     int event_id;
     int one_domain;
     unsigned char uuid[16];
-    int network;                /* a network event subscription (net_events.c) */
+    int family;                 /* RVS_EVENTS_DOMAIN, _NETWORK, _POOL */
 } rvs_subscription;
 
 /* A client's registrations, in registration order (events go out in it). */
@@ -53,12 +56,21 @@ int rvs_events_network_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
 void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
                                   const unsigned char uuid[16], int event, int detail);
 
+/* Storage pool events (server/pool_events.c), the same way; pool may be
+ * NULL (every pool). */
+int rvs_events_pool_subscribe(rvs_client *c, int event_id, const rv_nonnull_storage_pool *pool,
+                              int *callback_id, rv_err *err);
+int rvs_events_pool_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
+/* event_id RV_POOL_EVENT_ID_LIFECYCLE (event, detail) or _REFRESH. */
+void rvs_events_pool_event(rvs_client *clients, const rv_driver *drv, const char *name,
+                           const unsigned char uuid[16], int event_id, int event, int detail);
+
 /* Queue an encoded event (a MESSAGE whose body starts with callbackID)
- * for every subscription of the family (network: network events) to
+ * for every subscription of the family (RVS_EVENTS_*) to
  * event_id that takes uuid, with that subscription's callback ID patched
  * in; flushed before the loop sleeps.  A client whose output cap it would
  * pass is closed (and leaves the list).  How many clients got it. */
 int rvs_events_fan_out(rvs_client *clients, const rv_driver *drv, const rv_buf *frame,
-                       int network, int event_id, const unsigned char uuid[16]);
+                       int family, int event_id, const unsigned char uuid[16]);
 
 #endif

@@ -32,7 +32,7 @@ int rvs_events_network_subscribe(rvs_client *c, int event_id, const rv_nonnull_n
         return -1;
     rvs_subscriptions *subs = rvs_client_subscriptions(c);
     rvs_subscription *s = &subs->list[subs->n - 1];
-    s->network = 1;
+    s->family = RVS_EVENTS_NETWORK;
     s->one_domain = net != NULL;        /* here: one network, by uuid */
     if (net)
         memcpy(s->uuid, net->uuid, sizeof(s->uuid));
@@ -43,7 +43,8 @@ int rvs_events_network_unsubscribe(rvs_client *c, int callback_id, rv_err *err)
 {
     rvs_subscriptions *subs = rvs_client_subscriptions(c);
     for (int i = 0; i < subs->n; i++) {
-        if (subs->list[i].callback_id == callback_id && subs->list[i].network) {
+        if (subs->list[i].callback_id == callback_id &&
+            subs->list[i].family == RVS_EVENTS_NETWORK) {
             memmove(&subs->list[i], &subs->list[i + 1],
                     (size_t)(subs->n - i - 1) * sizeof(subs->list[0]));
             subs->n--;
@@ -77,7 +78,8 @@ void rvs_events_network_lifecycle(rvs_client *clients, const rv_driver *drv, con
         rv_err_clear(&err);
         return;
     }
-    int sent = rvs_events_fan_out(clients, drv, &frame, 1, RV_NET_EVENT_ID_LIFECYCLE, uuid);
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_NETWORK,
+                                  RV_NET_EVENT_ID_LIFECYCLE, uuid);
     RV_DEBUG("lifecycle event %d of network '%s' went to %d clients", event, name, sent);
     rv_buf_free(&frame);
 }

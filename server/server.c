@@ -117,6 +117,14 @@ static void admin_client_closed(rvs_client *c, void *opaque)
     rvs_client_list_push(&srv->closed, c);
 }
 
+static void pool_event_to_clients(const rv_driver *drv, const char *name,
+                                  const unsigned char uuid[16], int event_id, int event,
+                                  int detail, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_pool_event(srv->clients, drv, name, uuid, event_id, event, detail);
+}
+
 static void free_closed(rvs_server *srv)
 {
     while (srv->closed) {
@@ -621,6 +629,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_start(srv->loop, &srv->before_sleep);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
+    rv_driver_set_pool_sink(pool_event_to_clients, srv);
     rv_driver_setup setup = { .loop = srv->loop,
                               .qemu_config_dir = cfg->qemu_config_dir,
                               .qemu_run_dir = cfg->qemu_run_dir,
@@ -656,6 +665,7 @@ void rvs_server_free(rvs_server *srv)
     ev_timer_stop(srv->loop, &srv->accept_pause);
     rv_driver_set_lifecycle_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
+    rv_driver_set_pool_sink(NULL, NULL);
     /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)

@@ -82,6 +82,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-client-memory.sh \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
+	tests/integration/test-storage-xml-limits.sh \
 	tests/integration/test-max-clients.sh \
 	tests/integration/test-max-requests.sh \
 	tests/integration/test-fd-limit.sh \
@@ -112,6 +113,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvadm.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
+	tests/interop/test-virsh-storage.sh \
+	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \

@@ -66,7 +66,8 @@ enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME }
 #define MAX_OPTIONS 8
 
 typedef struct cmd_args {
-    const char *value;          /* the one positional argument, if any */
+    const char *value;          /* the first positional argument, if any */
+    const char *value2;         /* the second (second_arg()), if any */
     unsigned int opts;          /* bit i: options[i] was given */
     const char *opt_values[MAX_OPTIONS];    /* for options written "name=" */
 } cmd_args;
@@ -853,6 +854,35 @@ static void on_net_lifecycle(rv_conn *conn, rv_net *net, int event, int detail, 
     pthread_mutex_unlock(&sh->lock);
 }
 
+/* One line of pool event output, as virsh prints it, counted (without
+ * --loop only the first). */
+static void print_pool_event(shell *sh, const char *kind, rv_pool *pool, const char *what)
+{
+    pthread_mutex_lock(&sh->lock);
+    if (!sh->events_wanted || sh->events_seen < sh->events_wanted) {
+        printf("event '%s' for storage pool %s%s%s\n", kind, rv_storage_pool_get_name(pool),
+               what ? ": " : "", what ? what : "");
+        fflush(stdout);
+        sh->events_seen++;
+        pthread_cond_signal(&sh->changed);
+    }
+    pthread_mutex_unlock(&sh->lock);
+}
+
+static void on_pool_lifecycle(rv_conn *conn, rv_pool *pool, int event, int detail, void *opaque)
+{
+    static const char *const names[] = { "Defined", "Undefined", "Started", "Stopped",
+                                         "Created", "Deleted" };
+    (void)conn, (void)detail;
+    print_pool_event(opaque, "lifecycle", pool, event >= 0 && event < 6 ? names[event] : "unknown");
+}
+
+static void on_pool_refresh(rv_conn *conn, rv_pool *pool, void *opaque)
+{
+    (void)conn;
+    print_pool_event(opaque, "refresh", pool, NULL);
+}
+
 static void on_connection_closed(rv_conn *conn, int reason, void *opaque)
 {
     shell *sh = opaque;
@@ -885,6 +915,7 @@ static const char *close_reason_text(int reason)
  * they come, as virsh event --event lifecycle does: the first one only,
  * or every one with --loop, until the timeout or Ctrl-C. */
 static rv_net *lookup_network(shell *sh, const char *text, unsigned int how);
+static rv_pool *lookup_pool(shell *sh, const char *text);
 
 static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
 {
@@ -895,25 +926,39 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
                    timeout_text);
         return -1;
     }
-    /* net-event: the same, for network lifecycle events (--network). */
+    /* net-event and pool-event: the same, for network lifecycle events
+     * (--network) and storage pool lifecycle or refresh events (--pool). */
     int network = strcmp(cmd->name, "net-event") == 0;
-    if (network && a->opt_values[3] && strcmp(a->opt_values[3], "lifecycle") != 0) {
-        error_line("unknown event type %s", a->opt_values[3]);
+    int storage = strcmp(cmd->name, "pool-event") == 0;
+    const char *kind = a->opt_values[3];
+    int refresh = storage && kind && strcmp(kind, "refresh") == 0;
+    if ((network || storage) && kind && strcmp(kind, "lifecycle") != 0 && !refresh) {
+        error_line("unknown event type %s", kind);
         return -1;
     }
-    rv_dom *dom = domain && !network ? lookup_domain(sh, domain, BY_ANY) : NULL;
+    rv_dom *dom = domain && !network && !storage ? lookup_domain(sh, domain, BY_ANY) : NULL;
     rv_net *net = domain && network ? lookup_network(sh, domain, BY_UUID | BY_NAME) : NULL;
-    if (domain && !dom && !net)
+    rv_pool *pool = domain && storage ? lookup_pool(sh, domain) : NULL;
+    if (domain && !dom && !net && !pool)
         return -1;
     pthread_mutex_lock(&sh->lock);
     sh->events_seen = 0;
     sh->events_wanted = loop ? 0 : 1;
     pthread_mutex_unlock(&sh->lock);
-    int id = network
-        ? rv_connect_network_event_register_lifecycle(sh->conn, net, on_net_lifecycle, sh, NULL)
-        : rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
+    int id;
+    if (network)
+        id = rv_connect_network_event_register_lifecycle(sh->conn, net, on_net_lifecycle, sh, NULL);
+    else if (refresh)
+        id = rv_connect_storage_pool_event_register_refresh(sh->conn, pool, on_pool_refresh, sh,
+                                                            NULL);
+    else if (storage)
+        id = rv_connect_storage_pool_event_register_lifecycle(sh->conn, pool, on_pool_lifecycle,
+                                                              sh, NULL);
+    else
+        id = rv_connect_domain_event_register_lifecycle(sh->conn, dom, on_lifecycle, sh, NULL);
     rv_domain_free(dom);
     rv_network_free(net);
+    rv_storage_pool_free(pool);
     if (id < 0) {
         lib_error();
         return -1;
@@ -961,8 +1006,10 @@ static int cmd_event(shell *sh, const command *cmd, const cmd_args *a)
         printf("events received: %d\n", seen);
         return -1;
     }
-    if ((network ? rv_connect_network_event_deregister(sh->conn, id)
-                 : rv_connect_domain_event_deregister(sh->conn, id)) < 0)
+    int gone = network ? rv_connect_network_event_deregister(sh->conn, id)
+             : storage ? rv_connect_storage_pool_event_deregister(sh->conn, id)
+                       : rv_connect_domain_event_deregister(sh->conn, id);
+    if (gone < 0)
         lib_error();
     if (timed_out)
         printf("event loop timed out\n");
@@ -1246,8 +1293,499 @@ static int cmd_net_name(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
+/* ---- storage pools and volumes ---- */
+
+/* virsh's order: a UUID first (when the text is one), then a name. */
+static rv_pool *lookup_pool_by(shell *sh, const char *text, unsigned int how)
+{
+    rv_pool *pool = NULL;
+    int tried = 0;
+    if ((how & BY_UUID) && strlen(text) == RV_UUID_STRING_BUFLEN - 1) {
+        tried = 1;
+        pool = rv_storage_pool_lookup_by_uuid_string(sh->conn, text);
+    }
+    if (!pool && (how & BY_NAME)) {
+        tried = 1;
+        pool = rv_storage_pool_lookup_by_name(sh->conn, text);
+    }
+    if (!pool) {
+        const rv_error_info *e = rv_last_error();
+        error_line("failed to get pool '%s'", text);
+        /* A text that is no UUID was never sent: nothing more to say. */
+        if (tried && e && e->code != RV_ERROR_INVALID_ARG)
+            lib_error();
+    }
+    return pool;
+}
+
+static rv_pool *lookup_pool(shell *sh, const char *text)
+{
+    return lookup_pool_by(sh, text, BY_UUID | BY_NAME);
+}
+
+/* virsh's order for a volume: by name in --pool (when given), then by
+ * key, then by path; the last failure is the one reported. */
+static rv_vol *lookup_vol(shell *sh, const command *cmd, const cmd_args *a)
+{
+    const char *pool_name = NULL, *text = a->value;
+    int takes_pool = 0;
+    for (unsigned int k = 0; cmd->options && cmd->options[k]; k++) {
+        if (strcmp(cmd->options[k], "pool=") != 0)
+            continue;
+        takes_pool = 1;
+        if (a->opts & (1u << k))
+            pool_name = a->opt_values[k];
+    }
+    rv_vol *vol = NULL;
+    if (pool_name) {
+        rv_pool *pool = lookup_pool(sh, pool_name);
+        if (!pool)
+            return NULL;
+        vol = rv_storage_vol_lookup_by_name(pool, text);
+        rv_storage_pool_free(pool);
+    }
+    if (!vol)
+        vol = rv_storage_vol_lookup_by_key(sh->conn, text);
+    if (!vol)
+        vol = rv_storage_vol_lookup_by_path(sh->conn, text);
+    if (!vol) {
+        if (takes_pool && !pool_name && text[0] == '/')
+            error_line("failed to get vol '%s', specifying --pool might help", text);
+        else
+            error_line("failed to get vol '%s'", text);
+        lib_error();
+    }
+    return vol;
+}
+
+/* virsh's sizes: bytes below 1 KiB, else the largest binary unit under it. */
+static void print_size(const char *label, unsigned long long bytes)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)bytes;
+    size_t u = 0;
+    while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes >= (1ULL << (10 * (u + 1))))
+        u++;
+    v /= (double)(1ULL << (10 * u));
+    printf("%-15s %.2lf %s\n", label, v, units[u]);
+}
+
+static const char *pool_state_name(int state)
+{
+    static const char *const names[] = { "inactive", "building", "running", "degraded",
+                                         "inaccessible" };
+    return state >= 0 && state < 5 ? names[state] : "unknown";
+}
+
+static const char *vol_type_name(int type)
+{
+    static const char *const names[] = { "file", "block", "dir", "network", "netdir", "ploop" };
+    return type >= 0 && type < 6 ? names[type] : "unknown";
+}
+
+static int compare_pools(const void *pa, const void *pb)
+{
+    return strcasecmp(rv_storage_pool_get_name(*(rv_pool *const *)pa),
+                      rv_storage_pool_get_name(*(rv_pool *const *)pb));
+}
+
+static int compare_vols(const void *pa, const void *pb)
+{
+    return strcasecmp(rv_storage_vol_get_name(*(rv_vol *const *)pa),
+                      rv_storage_vol_get_name(*(rv_vol *const *)pb));
+}
+
+/* A virsh table: ncols columns as wide as their widest cell, a rule. */
+static void print_table(const char *const *heads, size_t ncols, const char *const *cells,
+                        size_t nrows)
+{
+    size_t w[8], rule = 0;
+    for (size_t k = 0; k < ncols; k++) {
+        w[k] = text_width(heads[k]);
+        for (size_t i = 0; i < nrows; i++)
+            if (text_width(cells[i * ncols + k]) > w[k])
+                w[k] = text_width(cells[i * ncols + k]);
+        rule += w[k] + 3;
+    }
+    putchar(' ');
+    for (size_t k = 0; k < ncols; k++)
+        print_cell(heads[k], w[k], k + 1 == ncols);
+    putchar('\n');
+    for (size_t k = 0; k < rule; k++)
+        putchar('-');
+    putchar('\n');
+    for (size_t i = 0; i < nrows; i++) {
+        putchar(' ');
+        for (size_t k = 0; k < ncols; k++)
+            print_cell(cells[i * ncols + k], w[k], k + 1 == ncols);
+        putchar('\n');
+    }
+}
+
+static int cmd_pool_list(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned int flags = RV_CONNECT_LIST_STORAGE_POOLS_ACTIVE;
+    if (has_opt(cmd, a, "all"))
+        flags = 0;
+    else if (has_opt(cmd, a, "inactive"))
+        flags = RV_CONNECT_LIST_STORAGE_POOLS_INACTIVE;
+    rv_pool **pools = NULL;
+    int n = rv_connect_list_all_storage_pools(sh->conn, &pools, flags);
+    if (n < 0) {
+        error_line("Failed to list pools");
+        lib_error();
+        return -1;
+    }
+    qsort(pools, (size_t)n, sizeof(*pools), compare_pools);
+    const char **cells = calloc((size_t)n * 3 + 1, sizeof(*cells));
+    int *persistent = calloc((size_t)n + 1, sizeof(*persistent));
+    int rc = cells && persistent ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        int active = rv_storage_pool_is_active(pools[i]), autostart = 0;
+        persistent[i] = rv_storage_pool_is_persistent(pools[i]);
+        if (active < 0 || persistent[i] < 0 ||
+            rv_storage_pool_get_autostart(pools[i], &autostart) < 0) {
+            lib_error();
+            rc = -1;
+            break;
+        }
+        cells[i * 3] = rv_storage_pool_get_name(pools[i]);
+        cells[i * 3 + 1] = active ? "active" : "inactive";
+        cells[i * 3 + 2] = yes_no(autostart);
+    }
+    if (rc == 0 && (sh->json || has_opt(cmd, a, "json"))) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            char uuid[RV_UUID_STRING_BUFLEN];
+            int first = 1;
+            rv_storage_pool_get_uuid_string(pools[i], uuid);
+            printf("%s{", i ? ", " : "");
+            json_str_field("name", cells[i * 3], &first);
+            json_str_field("uuid", uuid, &first);
+            json_str_field("state", cells[i * 3 + 1], &first);
+            json_bool_field("autostart", strcmp(cells[i * 3 + 2], "yes") == 0, &first);
+            json_bool_field("persistent", persistent[i], &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        static const char *const heads[] = { "Name", "State", "Autostart" };
+        print_table(heads, 3, cells, (size_t)n);
+    }
+    for (int i = 0; i < n; i++)
+        rv_storage_pool_free(pools[i]);
+    free(pools);
+    free(cells);
+    free(persistent);
+    return rc;
+}
+
+static int cmd_pool_info(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char uuid[RV_UUID_STRING_BUFLEN];
+    rv_storage_pool_get_uuid_string(pool, uuid);
+    rv_storage_pool_info info;
+    if (rv_storage_pool_get_info(pool, &info) < 0) {
+        lib_error();
+        rv_storage_pool_free(pool);
+        return -1;
+    }
+    /* Each query may fail alone; virsh then prints a stand-in. */
+    int persistent = rv_storage_pool_is_persistent(pool), autostart = -1;
+    if (rv_storage_pool_get_autostart(pool, &autostart) < 0)
+        autostart = -1;
+    int sizes = info.state == RV_STORAGE_POOL_RUNNING || info.state == RV_STORAGE_POOL_DEGRADED;
+    if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("name", rv_storage_pool_get_name(pool), &first);
+        json_str_field("uuid", uuid, &first);
+        json_str_field("state", pool_state_name(info.state), &first);
+        if (persistent >= 0)
+            json_bool_field("persistent", persistent, &first);
+        if (autostart >= 0)
+            json_bool_field("autostart", autostart, &first);
+        json_num_field("capacity", info.capacity, sizes, &first);
+        json_num_field("allocation", info.allocation, sizes, &first);
+        json_num_field("available", info.available, sizes, &first);
+        puts("}");
+    } else {
+        printf("%-15s %s\n", "Name:", rv_storage_pool_get_name(pool));
+        printf("%-15s %s\n", "UUID:", uuid);
+        printf("%-15s %s\n", "State:", pool_state_name(info.state));
+        printf("%-15s %s\n", "Persistent:", persistent < 0 ? "unknown" : yes_no(persistent));
+        printf("%-15s %s\n", "Autostart:", autostart < 0 ? "no autostart" : yes_no(autostart));
+        if (sizes) {
+            print_size("Capacity:", info.capacity);
+            print_size("Allocation:", info.allocation);
+            print_size("Available:", info.available);
+        }
+    }
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int cmd_pool_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char *xml = rv_storage_pool_get_xml_desc(pool, 0);
+    if (xml)
+        fputs(xml, stdout);
+    else
+        lib_error();
+    free(xml);
+    rv_storage_pool_free(pool);
+    return xml ? 0 : -1;
+}
+
+/* pool-define and pool-create: a pool from an XML file. */
+static int cmd_pool_define(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int create = strcmp(cmd->name, "pool-create") == 0;
+    char *xml;
+    if (read_file(a->value, &xml) < 0)
+        return -1;
+    rv_pool *pool = create ? rv_storage_pool_create_xml(sh->conn, xml, 0)
+                           : rv_storage_pool_define_xml(sh->conn, xml, 0);
+    free(xml);
+    if (!pool) {
+        error_line("Failed to %s pool from %s", create ? "create" : "define", a->value);
+        lib_error();
+        return -1;
+    }
+    printf("Pool %s %s from %s\n", rv_storage_pool_get_name(pool),
+           create ? "created" : "defined", a->value);
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int op_pool_start(rv_pool *p) { return rv_storage_pool_create(p, 0); }
+static int op_pool_build(rv_pool *p) { return rv_storage_pool_build(p, 0); }
+static int op_pool_refresh(rv_pool *p) { return rv_storage_pool_refresh(p, 0); }
+static int op_pool_delete(rv_pool *p) { return rv_storage_pool_delete(p, 0); }
+
+/* pool-start, pool-destroy, pool-undefine: virsh names the pool as typed. */
+static int cmd_pool_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
+{
+    static const struct {
+        const char *name;
+        int (*op)(rv_pool *pool);
+        const char *done, *verb;
+    } ops[] = {
+        { "pool-start", op_pool_start, "started", "start" },
+        { "pool-destroy", rv_storage_pool_destroy, "destroyed", "destroy" },
+        { "pool-undefine", rv_storage_pool_undefine, "has been undefined", "undefine" },
+        { "pool-build", op_pool_build, "built", "build" },
+        { "pool-refresh", op_pool_refresh, "refreshed", "refresh" },
+        { "pool-delete", op_pool_delete, "deleted", "delete" },
+    };
+    size_t i = 0;
+    while (strcmp(ops[i].name, cmd->name) != 0)
+        i++;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    int rc = ops[i].op(pool);
+    if (rc < 0) {
+        error_line("Failed to %s pool %s", ops[i].verb, a->value);
+        lib_error();
+    } else {
+        printf("Pool %s %s\n", a->value, ops[i].done);
+    }
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+static int cmd_pool_autostart(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int enable = !has_opt(cmd, a, "disable");
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    int rc = rv_storage_pool_set_autostart(pool, enable);
+    if (rc < 0) {
+        error_line("failed to %smark pool %s as autostarted", enable ? "" : "un", a->value);
+        lib_error();
+    } else {
+        printf("Pool %s %smarked as autostarted\n", a->value, enable ? "" : "un");
+    }
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+/* pool-uuid (by name) and pool-name (by UUID). */
+static int cmd_pool_ident(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int uuid = strcmp(cmd->name, "pool-uuid") == 0;
+    rv_pool *pool = lookup_pool_by(sh, a->value, uuid ? BY_NAME : BY_UUID);
+    if (!pool)
+        return -1;
+    char text[RV_UUID_STRING_BUFLEN];
+    rv_storage_pool_get_uuid_string(pool, text);
+    puts(uuid ? text : rv_storage_pool_get_name(pool));
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int cmd_vol_list(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    rv_vol **vols = NULL;
+    int n = rv_storage_pool_list_all_volumes(pool, &vols, 0);
+    rv_storage_pool_free(pool);
+    if (n < 0) {
+        error_line("Failed to list volumes");
+        lib_error();
+        return -1;
+    }
+    qsort(vols, (size_t)n, sizeof(*vols), compare_vols);
+    char **paths = calloc((size_t)n + 1, sizeof(*paths));
+    const char **cells = calloc((size_t)n * 2 + 1, sizeof(*cells));
+    int rc = paths && cells ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!(paths[i] = rv_storage_vol_get_path(vols[i]))) {
+            lib_error();
+            rc = -1;
+            break;
+        }
+        cells[i * 2] = rv_storage_vol_get_name(vols[i]);
+        cells[i * 2 + 1] = paths[i];
+    }
+    if (rc == 0 && (sh->json || has_opt(cmd, a, "json"))) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            int first = 1;
+            printf("%s{", i ? ", " : "");
+            json_str_field("name", cells[i * 2], &first);
+            json_str_field("path", cells[i * 2 + 1], &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        static const char *const heads[] = { "Name", "Path" };
+        print_table(heads, 2, cells, (size_t)n);
+    }
+    for (int i = 0; i < n; i++) {
+        free(paths ? paths[i] : NULL);
+        rv_storage_vol_free(vols[i]);
+    }
+    free(vols);
+    free(paths);
+    free(cells);
+    return rc;
+}
+
+static int cmd_vol_info(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    rv_storage_vol_info info;
+    int rc = rv_storage_vol_get_info(vol, &info);
+    if (rc < 0) {
+        lib_error();
+    } else if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("name", rv_storage_vol_get_name(vol), &first);
+        json_str_field("type", vol_type_name(info.type), &first);
+        json_num_field("capacity", info.capacity, 1, &first);
+        json_num_field("allocation", info.allocation, 1, &first);
+        puts("}");
+    } else {
+        printf("%-15s %s\n", "Name:", rv_storage_vol_get_name(vol));
+        printf("%-15s %s\n", "Type:", vol_type_name(info.type));
+        print_size("Capacity:", info.capacity);
+        print_size("Allocation:", info.allocation);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* vol-dumpxml, vol-path, vol-key, vol-name, vol-pool: one string about
+ * the volume. */
+static int cmd_vol_string(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    int xml = strcmp(cmd->name, "vol-dumpxml") == 0;
+    char *s = NULL;
+    if (xml)
+        s = rv_storage_vol_get_xml_desc(vol, 0);
+    else if (strcmp(cmd->name, "vol-path") == 0)
+        s = rv_storage_vol_get_path(vol);
+    else
+        s = strdup(strcmp(cmd->name, "vol-key") == 0 ? rv_storage_vol_get_key(vol)
+                   : strcmp(cmd->name, "vol-name") == 0 ? rv_storage_vol_get_name(vol)
+                                                        : rv_storage_vol_get_pool_name(vol));
+    if (!s)
+        lib_error();
+    else if (xml)
+        fputs(s, stdout);
+    else
+        puts(s);
+    free(s);
+    rv_storage_vol_free(vol);
+    return s ? 0 : -1;
+}
+
+static int cmd_vol_create(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char *xml;
+    if (read_file(a->value2, &xml) < 0) {
+        rv_storage_pool_free(pool);
+        return -1;
+    }
+    rv_vol *vol = rv_storage_vol_create_xml(pool, xml, 0);
+    free(xml);
+    rv_storage_pool_free(pool);
+    if (!vol) {
+        error_line("Failed to create vol from %s", a->value2);
+        lib_error();
+        return -1;
+    }
+    printf("Vol %s created from %s\n", rv_storage_vol_get_name(vol), a->value2);
+    rv_storage_vol_free(vol);
+    return 0;
+}
+
+static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    int rc = rv_storage_vol_delete(vol, 0);
+    if (rc < 0) {
+        error_line("Failed to delete vol %s", a->value);
+        lib_error();
+    } else {
+        printf("Vol %s deleted\n", a->value);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
 static const char *const opts_list[] = { "all", "inactive", "json", NULL };
 static const char *const opts_json[] = { "json", NULL };
+static const char *const opts_vol[] = { "pool=", NULL };
+static const char *const opts_vol_json[] = { "pool=", "json", NULL };
 static const char *const opts_disable[] = { "disable", NULL };
 static const char *const opts_reason[] = { "reason", NULL };
 static const char *const opts_daemon[] = { "daemon", NULL };
@@ -1255,6 +1793,7 @@ static const char *const opts_daemon[] = { "daemon", NULL };
 static const char *const opts_event[] = { "loop", "timeout=", "domain=", NULL };
 /* The same bits as opts_event, and the event type (only "lifecycle"). */
 static const char *const opts_net_event[] = { "loop", "timeout=", "network=", "event=", NULL };
+static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "event=", NULL };
 
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
@@ -1293,6 +1832,31 @@ static const command commands[] = {
     { "net-name", cmd_net_name, "network", BY_UUID, NULL, "convert a network UUID to its name" },
     { "net-event", cmd_event, NULL, 0, opts_net_event,
       "print network lifecycle events as they come (the first; --loop: all; --timeout seconds)" },
+    { "pool-list", cmd_pool_list, NULL, 0, opts_list, "list storage pools (active ones; --all: all; --inactive: inactive ones)" },
+    { "pool-info", cmd_pool_info, "pool", 0, opts_json, "storage pool information" },
+    { "pool-dumpxml", cmd_pool_dumpxml, "pool", 0, NULL, "storage pool information in XML" },
+    { "pool-define", cmd_pool_define, "file", 0, NULL, "define (but don't start) a storage pool from an XML file" },
+    { "pool-create", cmd_pool_define, "file", 0, NULL, "create and start a transient storage pool from an XML file" },
+    { "pool-build", cmd_pool_lifecycle, "pool", 0, NULL, "build a storage pool's storage" },
+    { "pool-refresh", cmd_pool_lifecycle, "pool", 0, NULL, "read a storage pool's volumes again" },
+    { "pool-delete", cmd_pool_lifecycle, "pool", 0, NULL, "delete an inactive storage pool's storage" },
+    { "pool-uuid", cmd_pool_ident, "pool", 0, NULL, "convert a storage pool name to its UUID" },
+    { "pool-name", cmd_pool_ident, "pool", 0, NULL, "convert a storage pool UUID to its name" },
+    { "pool-start", cmd_pool_lifecycle, "pool", 0, NULL, "start a defined, inactive storage pool" },
+    { "pool-destroy", cmd_pool_lifecycle, "pool", 0, NULL, "stop a storage pool" },
+    { "pool-undefine", cmd_pool_lifecycle, "pool", 0, NULL, "undefine an inactive storage pool" },
+    { "pool-autostart", cmd_pool_autostart, "pool", 0, opts_disable, "start a storage pool with the host (--disable: don't)" },
+    { "vol-list", cmd_vol_list, "pool", 0, opts_json, "list the volumes of a storage pool" },
+    { "vol-info", cmd_vol_info, "vol", 0, opts_vol_json, "storage volume information (by name with --pool, key or path)" },
+    { "vol-dumpxml", cmd_vol_string, "vol", 0, opts_vol, "storage volume information in XML" },
+    { "vol-path", cmd_vol_string, "vol", 0, opts_vol, "the path of a storage volume" },
+    { "vol-key", cmd_vol_string, "vol", 0, opts_vol, "the key of a storage volume" },
+    { "vol-name", cmd_vol_string, "vol", 0, NULL, "the name of a storage volume (by key or path)" },
+    { "vol-pool", cmd_vol_string, "vol", 0, NULL, "the pool of a storage volume (by key or path)" },
+    { "vol-create", cmd_vol_create, "pool", 0, NULL, "create a storage volume from an XML file" },
+    { "vol-delete", cmd_vol_delete, "vol", 0, opts_vol, "delete a storage volume" },
+    { "pool-event", cmd_event, NULL, 0, opts_pool_event,
+      "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },
     { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
     { "quit", cmd_quit, NULL, 0, NULL, "leave the shell" },
     { "exit", cmd_quit, NULL, 0, NULL, "leave the shell" },
@@ -1307,6 +1871,12 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+/* The one command with two positional arguments: vol-create <pool> <file>. */
+static const char *second_arg(const command *cmd)
+{
+    return strcmp(cmd->name, "vol-create") == 0 ? "file" : NULL;
+}
+
 static int needs_connection(const command *cmd)
 {
     return cmd->run != cmd_help && cmd->run != cmd_quit;
@@ -1317,6 +1887,8 @@ static void print_synopsis(const command *cmd)
     printf("%s", cmd->name);
     if (cmd->arg)
         printf(" <%s>", cmd->arg);
+    if (second_arg(cmd))
+        printf(" <%s>", second_arg(cmd));
     for (unsigned int i = 0; cmd->options && cmd->options[i]; i++) {
         const char *o = cmd->options[i];
         size_t n = strcspn(o, "=");
@@ -1376,6 +1948,14 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
                 a.value = argv[++i];
                 continue;
             }
+            if (second_arg(cmd) && strcmp(name, second_arg(cmd)) == 0) {
+                if (i + 1 >= argc || a.value2) {
+                    error_line("expected syntax: --%s <string>", second_arg(cmd));
+                    return -1;
+                }
+                a.value2 = argv[++i];
+                continue;
+            }
             unsigned int k = 0;
             size_t nlen = strlen(name);
             while (cmd->options && cmd->options[k] &&
@@ -1396,11 +1976,21 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
             }
             continue;
         }
+        if (arg && a.value && second_arg(cmd) && !a.value2) {
+            a.value2 = t;
+            continue;
+        }
         if (!arg || a.value) {
             error_line("unexpected data '%s'", t);
             return -1;
         }
         a.value = t;
+    }
+    if (second_arg(cmd) && a.value && (!a.value2 || !*a.value2)) {
+        error_line(a.value2 ? "Failed to get option '%s': Option argument is empty"
+                            : "command '%s' requires <%s> option",
+                   a.value2 ? second_arg(cmd) : cmd->name, second_arg(cmd));
+        return -1;
     }
     if (cmd->arg && (!a.value || !*a.value)) {
         error_line(a.value ? "Failed to get option '%s': Option argument is empty"

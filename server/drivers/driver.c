@@ -38,6 +38,22 @@ void rv_driver_network_event(const rv_driver *drv, const char *name,
         network_sink(drv, name, uuid, event, detail, network_sink_opaque);
 }
 
+static rv_pool_sink pool_sink;
+static void *pool_sink_opaque;
+
+void rv_driver_set_pool_sink(rv_pool_sink sink, void *opaque)
+{
+    pool_sink = sink;
+    pool_sink_opaque = opaque;
+}
+
+void rv_driver_pool_event(const rv_driver *drv, const char *name, const unsigned char uuid[16],
+                          int event_id, int event, int detail)
+{
+    if (pool_sink)
+        pool_sink(drv, name, uuid, event_id, event, detail, pool_sink_opaque);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

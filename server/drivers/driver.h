@@ -145,6 +145,15 @@ void rv_driver_set_network_sink(rv_network_sink sink, void *opaque);
 void rv_driver_network_event(const rv_driver *drv, const char *name,
                              const unsigned char uuid[16], int event, int detail);
 
+/* Storage pool events go the same way: event_id RV_POOL_EVENT_ID_LIFECYCLE
+ * (event an RV_POOL_EVENT_*, detail 0) or RV_POOL_EVENT_ID_REFRESH (event
+ * and detail unused); name and uuid are only borrowed. */
+typedef void (*rv_pool_sink)(const rv_driver *drv, const char *name, const unsigned char uuid[16],
+                             int event_id, int event, int detail, void *opaque);
+void rv_driver_set_pool_sink(rv_pool_sink sink, void *opaque);
+void rv_driver_pool_event(const rv_driver *drv, const char *name, const unsigned char uuid[16],
+                          int event_id, int event, int detail);
+
 /* The drivers remvirtd knows, NULL-terminated. */
 extern const rv_driver *const rv_drivers[];
 extern const rv_driver rv_test_driver;

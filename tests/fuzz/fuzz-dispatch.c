@@ -161,6 +161,22 @@ static void build_seeds(rv_buf *seeds, size_t **starts, size_t *nseeds)
     rv_connect_list_all_domains_args list_all = { .need_results = 1, .flags = 0 };
     rv_connect_get_all_domain_stats_args stats = { .doms = { 1, &dom }, .stats = 0 };
     rv_domain_lookup_by_id_args by_id = { .id = 1 };
+    /* Storage: pool and volume XML for the libxml2 readers, and the
+     * default pool's volumes. */
+    rv_storage_pool_define_xml_args pool_define = {
+        .xml = (char *)"<pool type='netfs'><name>fz</name><source><host name='h' port='1'/>"
+                       "<dir path='/d'/></source><target><path>/fz</path><permissions>"
+                       "<mode>0755</mode></permissions></target></pool>",
+    };
+    rv_nonnull_storage_pool pool = { .name = (char *)"default-pool" };
+    CHECK(rv_uuid_parse("dfe224cb-28fb-8dd0-c4b2-64eb3f0f4566", (unsigned char *)pool.uuid) == 0);
+    rv_storage_vol_create_xml_args vol_create = {
+        .pool = pool,
+        .xml = (char *)"<volume><name>fz</name><capacity unit='M'>1</capacity><target>"
+                       "<format type='qcow2'/><features><lazy_refcounts/></features></target>"
+                       "<backingStore><path>/b</path></backingStore></volume>",
+    };
+    rv_storage_pool_list_all_volumes_args pool_vols = { .pool = pool, .need_results = 1 };
 
     *starts = calloc((size_t)rvs_remote_nprocs + 8, sizeof(size_t));
     *nseeds = 0;
@@ -179,6 +195,12 @@ static void build_seeds(rv_buf *seeds, size_t **starts, size_t *nseeds)
             args = &create; fn = (xdrproc_t)xdr_rv_domain_create_xml_args;
         } else if (proc == RV_PROC_CONNECT_LIST_ALL_DOMAINS) {
             args = &list_all; fn = (xdrproc_t)xdr_rv_connect_list_all_domains_args;
+        } else if (proc == RV_PROC_STORAGE_POOL_DEFINE_XML || proc == RV_PROC_STORAGE_POOL_CREATE_XML) {
+            args = &pool_define; fn = (xdrproc_t)xdr_rv_storage_pool_define_xml_args;
+        } else if (proc == RV_PROC_STORAGE_VOL_CREATE_XML) {
+            args = &vol_create; fn = (xdrproc_t)xdr_rv_storage_vol_create_xml_args;
+        } else if (proc == RV_PROC_STORAGE_POOL_LIST_ALL_VOLUMES) {
+            args = &pool_vols; fn = (xdrproc_t)xdr_rv_storage_pool_list_all_volumes_args;
         } else if (proc == RV_PROC_CONNECT_GET_ALL_DOMAIN_STATS) {
             args = &stats; fn = (xdrproc_t)xdr_rv_connect_get_all_domain_stats_args;
         } else if (p->args_size == sizeof(by_id)) {

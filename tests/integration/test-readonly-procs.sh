@@ -128,8 +128,9 @@ with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), e
     ROWS = [cols for cols in (line.rstrip("\n").split("\t") for line in f
                               if not line.startswith("#")) if len(cols) >= 4]
 API = {cols[1]: cols[2] for cols in ROWS}
-# ...from its API's module, as libvirtd: NETWORK for virNetwork*, DOMAIN otherwise.
-MODULE_DOMAIN = {"network": rc.FROM_NETWORK}
+# ...from its API's module, as libvirtd: NETWORK for virNetwork*, STORAGE for
+# virStorage*, DOMAIN otherwise.
+MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE}
 ERR_DOMAIN = {cols[1]: MODULE_DOMAIN.get(cols[3], FROM_DOMAIN) for cols in ROWS}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
@@ -170,6 +171,10 @@ PROBE_NAME = "ro-procs-probe"
 PROBE_XML = domain_xml(PROBE_NAME, "0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a60")
 PROBE_NET_XML = (f"<network><name>{PROBE_NAME}</name>"
                  "<uuid>0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a61</uuid></network>")
+PROBE_POOL_XML = (f"<pool type='dir'><name>{PROBE_NAME}</name>"
+                  "<uuid>0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a63</uuid>"
+                  "<target><path>/ro-probe</path></target></pool>")
+PROBE_VOL_XML = f"<volume><name>{PROBE_NAME}</name><capacity>1024</capacity></volume>"
 
 rw = rc.Client(rw_path, timeout=60)
 rw.open_connection()
@@ -190,6 +195,10 @@ rw.call_ok(NUM["DOMAIN_SUSPEND"], PAUSED)
 INACTIVE = rw.call_ok(NUM["DOMAIN_DEFINE_XML"], rc.xdr_string(
     domain_xml("ro-procs-inactive", "0b6f1c3e-2a4d-4e5f-8a9b-3c7d1e2f4a62")))
 TARGETS = [RUNNING, PAUSED, INACTIVE]
+# libvirt's default pool (active) with a volume: a change to either would show.
+DEFAULT_POOL = rc.xdr_string("default-pool") + bytes.fromhex("dfe224cb28fb8dd0c4b264eb3f0f4566")
+rw.call_ok(NUM["STORAGE_VOL_CREATE_XML"], DEFAULT_POOL + rc.xdr_string(
+    "<volume><name>ro-procs-vol</name><capacity>4096</capacity></volume>") + rc.xdr_uint(0))
 
 
 def snapshot():
@@ -223,6 +232,27 @@ def snapshot():
         facts["xml"] = rc.Unpacker(rw.call_ok(NUM["NETWORK_GET_XML_DESC"],
                                               wire + rc.xdr_uint(0))).string()
         seen["network " + name] = facts
+    # The storage pools: each one's state, flags, definition and volumes.
+    u = rc.Unpacker(rw.call_ok(NUM["CONNECT_LIST_ALL_STORAGE_POOLS"],
+                               rc.xdr_int(1) + rc.xdr_uint(0)))
+    pools = [(u.string(), u.opaque(16)) for _ in range(u.uint())]
+    for name, uuid in pools:
+        wire = rc.xdr_string(name) + uuid
+        facts = {"uuid": uuid.hex()}
+        for proc in ("STORAGE_POOL_IS_ACTIVE", "STORAGE_POOL_IS_PERSISTENT",
+                     "STORAGE_POOL_GET_AUTOSTART"):
+            facts[proc] = rc.Unpacker(rw.call_ok(NUM[proc], wire)).int()
+        facts["xml"] = rc.Unpacker(rw.call_ok(NUM["STORAGE_POOL_GET_XML_DESC"],
+                                              wire + rc.xdr_uint(0))).string()
+        if facts["STORAGE_POOL_IS_ACTIVE"]:
+            v = rc.Unpacker(rw.call_ok(NUM["STORAGE_POOL_LIST_ALL_VOLUMES"],
+                                       wire + rc.xdr_int(1) + rc.xdr_uint(0)))
+            vols = [(v.string(), v.string(), v.string()) for _ in range(v.uint())]
+            facts["volumes"] = [rc.Unpacker(rw.call_ok(
+                NUM["STORAGE_VOL_GET_XML_DESC"],
+                b"".join(rc.xdr_string(x) for x in vol) + rc.xdr_uint(0))).string()
+                for vol in vols]
+        seen["pool " + name] = facts
     return seen
 
 
@@ -252,6 +282,11 @@ VALUE_OF_TYPE = {
     # libvirt's default test network (active): a change would show.
     "rv_nonnull_network": rc.xdr_string("default") +
                           bytes.fromhex("dd8fe8846c02601e7551cca97df1c5df"),
+    "rv_storage_pool": rc.xdr_uint(0),  # optional pool: absent
+    "rv_nonnull_storage_pool": DEFAULT_POOL,
+    "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +
+                              rc.xdr_string("/default-pool/ro-procs-vol"),
+    "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }
@@ -273,6 +308,8 @@ def valid_args(name):
                 payload += rc.xdr_uint(0)
             elif xdr_type == "rv_nonnull_string":
                 xml = PROBE_NET_XML if name.startswith("NETWORK_") else PROBE_XML
+                if name.startswith("STORAGE_"):
+                    xml = PROBE_VOL_XML if name.startswith("STORAGE_VOL_") else PROBE_POOL_XML
                 payload += rc.xdr_string(xml if "xml" in field else "test")
             elif xdr_type in VALUE_OF_TYPE:
                 payload += VALUE_OF_TYPE[xdr_type]

@@ -613,7 +613,8 @@ class Values(unittest.TestCase):
     def test_numbers_are_libvirts(self):
         """Every value against libvirt's own headers, where they are installed."""
         headers = ['/usr/include/libvirt/libvirt-domain.h', '/usr/include/libvirt/virterror.h',
-                   '/usr/include/libvirt/libvirt-network.h']
+                   '/usr/include/libvirt/libvirt-network.h', '/usr/include/libvirt/libvirt-storage.h',
+                   '/usr/include/libvirt/libvirt-nodedev.h']
         if not all(os.path.exists(h) for h in headers):
             self.skipTest('libvirt-dev headers not installed')
         libvirt = {}

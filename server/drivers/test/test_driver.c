@@ -19,6 +19,7 @@
 #include "rv_packet.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_xml.h"
 
 RV_LOG_CATEGORY("drivers.test");
@@ -433,6 +434,7 @@ void test_cleanup(void)
 {
     table_free();
     test_net_cleanup();
+    test_storage_cleanup();
 }
 
 /* ================================================================ host */

@@ -7,6 +7,8 @@
 
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_nodedev.h"
+#include "server/drivers/test/test_storage.h"
 
 static const test_native *const native = &rv_test_native;
 
@@ -479,5 +481,51 @@ const rv_driver rv_test_driver = {
         .network_set_autostart = test_net_set_autostart,
         .network_is_active = test_net_is_active,
         .network_is_persistent = test_net_is_persistent,
+        /* storage pools and volumes (test_storage.c); no volume resize or
+         * wipe, as libvirt's test driver */
+        .connect_num_of_storage_pools = test_connect_num_of_storage_pools,
+        .connect_list_storage_pools = test_connect_list_storage_pools,
+        .connect_num_of_defined_storage_pools = test_connect_num_of_defined_storage_pools,
+        .connect_list_defined_storage_pools = test_connect_list_defined_storage_pools,
+        .connect_find_storage_pool_sources = test_connect_find_storage_pool_sources,
+        .storage_pool_create_xml = test_storage_pool_create_xml,
+        .storage_pool_define_xml = test_storage_pool_define_xml,
+        .storage_pool_create = test_storage_pool_create,
+        .storage_pool_build = test_storage_pool_build,
+        .storage_pool_destroy = test_storage_pool_destroy,
+        .storage_pool_delete = test_storage_pool_delete,
+        .storage_pool_undefine = test_storage_pool_undefine,
+        .storage_pool_refresh = test_storage_pool_refresh,
+        .storage_pool_lookup_by_name = test_storage_pool_lookup_by_name,
+        .storage_pool_lookup_by_uuid = test_storage_pool_lookup_by_uuid,
+        .storage_pool_lookup_by_volume = test_storage_pool_lookup_by_volume,
+        .storage_pool_get_info = test_storage_pool_get_info,
+        .storage_pool_get_xml_desc = test_storage_pool_get_xml_desc,
+        .storage_pool_get_autostart = test_storage_pool_get_autostart,
+        .storage_pool_set_autostart = test_storage_pool_set_autostart,
+        .storage_pool_num_of_volumes = test_storage_pool_num_of_volumes,
+        .storage_pool_list_volumes = test_storage_pool_list_volumes,
+        .storage_vol_create_xml = test_storage_vol_create_xml,
+        .storage_vol_delete = test_storage_vol_delete,
+        .storage_vol_lookup_by_name = test_storage_vol_lookup_by_name,
+        .storage_vol_lookup_by_key = test_storage_vol_lookup_by_key,
+        .storage_vol_lookup_by_path = test_storage_vol_lookup_by_path,
+        .storage_vol_get_info = test_storage_vol_get_info,
+        .storage_vol_get_xml_desc = test_storage_vol_get_xml_desc,
+        .storage_vol_get_path = test_storage_vol_get_path,
+        .storage_vol_create_xml_from = test_storage_vol_create_xml_from,
+        .storage_pool_is_active = test_storage_pool_is_active,
+        .storage_pool_is_persistent = test_storage_pool_is_persistent,
+        .connect_list_all_storage_pools = test_connect_list_all_storage_pools,
+        .storage_pool_list_all_volumes = test_storage_pool_list_all_volumes,
+        /* host devices (test_nodedev.c) */
+        .node_num_of_devices = test_node_num_of_devices,
+        .node_list_devices = test_node_list_devices,
+        .connect_list_all_node_devices = test_connect_list_all_node_devices,
+        .node_device_lookup_by_name = test_node_device_lookup_by_name,
+        .node_device_get_xml_desc = test_node_device_get_xml_desc,
+        .node_device_get_parent = test_node_device_get_parent,
+        .node_device_num_of_caps = test_node_device_num_of_caps,
+        .node_device_list_caps = test_node_device_list_caps,
     },
 };

@@ -1,0 +1,90 @@
+/* Storage pool and volume XML for the test driver: read with libxml2 (no
+ * DTD, no entities, no network, a size bound) into the definitions below,
+ * and written back as libvirt 9.0's test driver writes them.  Pools of
+ * type dir, fs, netfs and logical are modelled; the source elements kept
+ * are <device path>, <host name port>, <dir path>, <name> and <format
+ * type>; a volume keeps its name, type, sizes, target format, compat,
+ * features and permissions and its backing store.  Elements the model
+ * does not know are ignored, as libvirt's
+ * parser ignores them.  Errors read as libvirt's (VIR_ERR_XML_ERROR and
+ * its words). */
+#ifndef RV_TEST_STORAGE_XML_H
+#define RV_TEST_STORAGE_XML_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+/* The largest pool or volume XML accepted: far above any real one (a few
+ * hundred bytes), small enough that the pools and volumes the test driver
+ * may hold stay within tens of MiB. */
+enum { RV_STORAGE_XML_MAX = 16 * 1024, RV_POOL_MAX_DEVICES = 64 };
+
+/* <permissions>: mode -1, owner -1, group -1 and no label mean unset. */
+typedef struct rv_storage_perms {
+    long mode, owner, group;
+    char *label;
+} rv_storage_perms;
+
+typedef struct rv_pool_def {
+    int type;                           /* RV_POOL_TYPE_* */
+    char *name;
+    unsigned char uuid[16];
+    char *devices[RV_POOL_MAX_DEVICES]; /* <source><device path='...'/> */
+    size_t ndevices;
+    char *host;                         /* <source><host name='...' port='...'/> */
+    int port;                           /* 0: none */
+    char *src_dir;                      /* <source><dir path='...'/> */
+    char *src_name;                     /* <source><name> */
+    char *src_format;                   /* <source><format type='...'/> */
+    char *target_path;
+    rv_storage_perms perms;
+    unsigned long long capacity, allocation, available;
+} rv_pool_def;
+
+enum { RV_POOL_TYPE_DIR, RV_POOL_TYPE_FS, RV_POOL_TYPE_NETFS, RV_POOL_TYPE_LOGICAL };
+
+/* The XML word of a pool type ("dir"), and the RV_CONNECT_LIST_STORAGE_POOLS_
+ * flag that selects it. */
+const char *rv_pool_type_name(int type);
+unsigned int rv_pool_type_list_flag(int type);
+
+/* Parse a pool; the uuid is made up when absent.  *out NULL on error. */
+int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err);
+/* The pool's XML, malloc'd, or NULL when out of memory. */
+char *rv_pool_def_format(const rv_pool_def *def);
+void rv_pool_def_free(rv_pool_def *def);
+
+typedef struct rv_vol_def {
+    char *name;
+    char *key;                          /* set by the pool: the path */
+    int type;                           /* RV_STORAGE_VOL_* */
+    unsigned long long capacity, allocation;
+    int has_allocation;
+    char *path;                         /* set by the pool */
+    char *format;                       /* NULL: none written */
+    char *compat;                       /* <compat>: "1.1", ...; NULL: none */
+    int features;                       /* <features> given (maybe empty) */
+    int lazy_refcounts;                 /* <features><lazy_refcounts/> */
+    rv_storage_perms perms;
+    char *backing_path;                 /* <backingStore>; NULL: none */
+    char *backing_format;
+    rv_storage_perms backing_perms;
+} rv_vol_def;
+
+/* Parse a volume for a pool of pool_type (a dir, fs or netfs pool's
+ * volumes default to format raw; a logical pool's have none). */
+int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *err);
+char *rv_vol_def_format(const rv_vol_def *def);
+void rv_vol_def_free(rv_vol_def *def);
+
+/* The host name a <source> specification (CONNECT_FIND_STORAGE_POOL_SOURCES)
+ * names, malloc'd in *host, or NULL when it names none. */
+int rv_pool_source_spec_host(const char *xml, char **host, rv_err *err);
+/* libvirt's test driver's answer for netfs sources on host, malloc'd. */
+char *rv_pool_netfs_sources(const char *host);
+
+/* The XML word of a volume type ("file", "block", ...). */
+const char *rv_vol_type_name(int type);
+
+#endif

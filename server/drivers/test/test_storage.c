@@ -1,0 +1,991 @@
+/* The test driver's storage pools and volumes, answering as libvirt 9.0's
+ * test driver does: its error codes and texts (error domain TEST, XML
+ * errors STORAGE), every pool gets 100 GiB when defined, a volume's path
+ * and key are the pool's target path and its name, volumes stay with a
+ * pool that is stopped and started again, and the pool events it sends
+ * (build: CREATED, delete: DELETED, refresh: the refresh event).  Like the
+ * domains they last for the daemon's life.  Pools are few: a flat array
+ * in name order; each pool's volumes in creation order. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/test/test_driver.h"
+#include "server/drivers/test/test_storage.h"
+
+RV_LOG_CATEGORY("drivers.test.storage");
+
+/* What a peer can make the driver hold: this many pools and volumes, each
+ * from at most RV_STORAGE_XML_MAX bytes of XML. */
+enum { TEST_MAX_POOLS = 1024, TEST_MAX_VOLUMES = 4096 };
+
+/* libvirt's test driver: each pool holds 100 GiB, none of it used. */
+static const unsigned long long pool_capacity = 100ULL << 30;
+
+static const char default_pool_xml[] =
+    "<pool type='dir'>"
+    "<name>default-pool</name>"
+    "<uuid>dfe224cb-28fb-8dd0-c4b2-64eb3f0f4566</uuid>"
+    "<target><path>/default-pool</path></target>"
+    "</pool>";
+
+typedef struct test_pool {
+    rv_pool_def *def;
+    int active, persistent, autostart;
+    rv_vol_def **vols;
+    size_t nvols, cap;
+} test_pool;
+
+static struct {
+    test_pool **list;           /* sorted by name */
+    size_t n, cap;
+    size_t nvols;               /* in all pools */
+    int ready;
+} pools;
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_TEST, code, fmt, ap);   /* libvirt's test driver says TEST */
+    va_end(ap);
+    return -1;
+}
+
+static int fail_oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    return 0;
+}
+
+static void emit(const test_pool *p, int event)
+{
+    rv_driver_pool_event(&rv_test_driver, p->def->name, p->def->uuid,
+                         RV_POOL_EVENT_ID_LIFECYCLE, event, 0);
+}
+
+static void set_defaults(rv_pool_def *def)
+{
+    def->capacity = def->available = pool_capacity;
+    def->allocation = 0;
+}
+
+static void pool_free(test_pool *p)
+{
+    for (size_t i = 0; i < p->nvols; i++)
+        rv_vol_def_free(p->vols[i]);
+    pools.nvols -= p->nvols;
+    free(p->vols);
+    rv_pool_def_free(p->def);
+    free(p);
+}
+
+/* ---- the table ---- */
+
+static size_t pos_of_name(const char *name, int *found)
+{
+    size_t lo = 0, hi = pools.n;
+    *found = 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = strcmp(pools.list[mid]->def->name, name);
+        if (cmp == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static test_pool *find_by_name(const char *name)
+{
+    int found;
+    size_t i = pos_of_name(name, &found);
+    return found ? pools.list[i] : NULL;
+}
+
+static test_pool *find_by_uuid(const unsigned char uuid[16])
+{
+    for (size_t i = 0; i < pools.n; i++)
+        if (memcmp(pools.list[i]->def->uuid, uuid, 16) == 0)
+            return pools.list[i];
+    return NULL;
+}
+
+/* A new inactive pool holding def (taken, freed on failure). */
+static test_pool *pool_add(rv_pool_def *def, rv_err *err)
+{
+    test_pool *p = NULL;
+    if (pools.n >= TEST_MAX_POOLS) {
+        fail(err, RV_ERR_OPERATION_FAILED,
+             "operation failed: the test driver holds at most %d storage pools", TEST_MAX_POOLS);
+        goto out;
+    }
+    if (pools.n == pools.cap) {
+        size_t cap = pools.cap ? pools.cap * 2 : 8;
+        test_pool **grown = realloc(pools.list, cap * sizeof(*grown));
+        if (!grown) {
+            fail_oom(err);
+            goto out;
+        }
+        pools.list = grown;
+        pools.cap = cap;
+    }
+    if (!(p = calloc(1, sizeof(*p)))) {
+        fail_oom(err);
+        goto out;
+    }
+    int found;
+    size_t at = pos_of_name(def->name, &found);
+    memmove(&pools.list[at + 1], &pools.list[at], (pools.n - at) * sizeof(pools.list[0]));
+    pools.list[at] = p;
+    pools.n++;
+    p->def = def;
+    return p;
+out:
+    rv_pool_def_free(def);
+    return NULL;
+}
+
+static void pool_remove(test_pool *p)
+{
+    int found;
+    size_t at = pos_of_name(p->def->name, &found);
+    RV_DEBUG("storage pool '%s' removed", p->def->name);
+    memmove(&pools.list[at], &pools.list[at + 1], (pools.n - at - 1) * sizeof(pools.list[0]));
+    pools.n--;
+    pool_free(p);
+}
+
+static int ready(rv_err *err)
+{
+    if (pools.ready)
+        return 0;
+    rv_pool_def *def;
+    if (rv_pool_def_parse(default_pool_xml, &def, err) < 0)
+        return -1;
+    set_defaults(def);
+    test_pool *p = pool_add(def, err);
+    if (!p)
+        return -1;
+    p->active = p->persistent = 1;
+    pools.ready = 1;
+    return 0;
+}
+
+void test_storage_cleanup(void)
+{
+    for (size_t i = 0; i < pools.n; i++)
+        pool_free(pools.list[i]);
+    free(pools.list);
+    memset(&pools, 0, sizeof(pools));
+}
+
+/* The pool a handle (or a volume's pool field) names: by name, as
+ * libvirt's test driver looks it up. */
+static test_pool *get_named(const char *name, rv_err *err)
+{
+    if (ready(err) < 0)
+        return NULL;
+    test_pool *p = find_by_name(name);
+    if (!p)
+        fail(err, RV_ERR_NO_STORAGE_POOL,
+             "Storage pool not found: no storage pool with matching name '%s'", name);
+    return p;
+}
+
+static test_pool *get(const rv_nonnull_storage_pool *w, rv_err *err)
+{
+    return get_named(w->name, err);
+}
+
+static int not_active(const test_pool *p, rv_err *err)
+{
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: storage pool '%s' is not active", p->def->name);
+}
+
+static int is_active(const test_pool *p, rv_err *err)
+{
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: storage pool '%s' is active", p->def->name);
+}
+
+static test_pool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
+{
+    test_pool *p = get(w, err);
+    if (p && !p->active) {
+        not_active(p, err);
+        return NULL;
+    }
+    return p;
+}
+
+static int pool_to_wire(const test_pool *p, rv_nonnull_storage_pool *w, rv_err *err)
+{
+    if (!(w->name = strdup(p->def->name)))
+        return fail_oom(err);
+    memcpy(w->uuid, p->def->uuid, 16);
+    return 0;
+}
+
+static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
+                       rv_err *err)
+{
+    w->pool = strdup(p->def->name);
+    w->name = strdup(v->name);
+    w->key = strdup(v->key);
+    if (!w->pool || !w->name || !w->key)
+        return fail_oom(err);       /* the dispatcher frees what was set */
+    return 0;
+}
+
+/* ---- pool lists ---- */
+
+static int count(int active, rv_err *err)
+{
+    if (ready(err) < 0)
+        return -1;
+    int k = 0;
+    for (size_t i = 0; i < pools.n; i++)
+        k += pools.list[i]->active == active;
+    return k;
+}
+
+int test_connect_num_of_storage_pools(rv_driver_conn *c,
+                                      rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
+{
+    (void)c;
+    return (ret->num = count(1, err)) < 0 ? -1 : 0;
+}
+
+int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
+                                              rv_connect_num_of_defined_storage_pools_ret *ret,
+                                              rv_err *err)
+{
+    (void)c;
+    return (ret->num = count(0, err)) < 0 ? -1 : 0;
+}
+
+/* Up to maxnames names, of the active pools, the inactive ones, or (pool
+ * given) that pool's volumes. */
+static int list_names(int active, const test_pool *pool, int maxnames, int max, char ***names,
+                      u_int *len, rv_err *err)
+{
+    if (maxnames < 0 || maxnames > max)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
+    if (ready(err) < 0)
+        return -1;
+    char **out = calloc((size_t)maxnames + 1, sizeof(*out));
+    if (!out)
+        return fail_oom(err);
+    *names = out;       /* the dispatcher frees what was filled, on failure too */
+    *len = 0;
+    size_t n = pool ? pool->nvols : pools.n;
+    for (size_t i = 0; i < n && *len < (u_int)maxnames; i++) {
+        const char *name;
+        if (pool)
+            name = pool->vols[i]->name;
+        else if (pools.list[i]->active == active)
+            name = pools.list[i]->def->name;
+        else
+            continue;
+        if (!(out[*len] = strdup(name)))
+            return fail_oom(err);
+        (*len)++;
+    }
+    return 0;
+}
+
+int test_connect_list_storage_pools(rv_driver_conn *c,
+                                    const rv_connect_list_storage_pools_args *args,
+                                    rv_connect_list_storage_pools_ret *ret, rv_err *err)
+{
+    (void)c;
+    return list_names(1, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
+                      &ret->names.names_len, err);
+}
+
+int test_connect_list_defined_storage_pools(rv_driver_conn *c,
+                                            const rv_connect_list_defined_storage_pools_args *args,
+                                            rv_connect_list_defined_storage_pools_ret *ret,
+                                            rv_err *err)
+{
+    (void)c;
+    return list_names(0, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
+                      &ret->names.names_len, err);
+}
+
+/* Within each group of filters the bits are ORed, the groups ANDed; a
+ * group with no bit set lets everything through. */
+static int matches(const test_pool *p, unsigned int flags)
+{
+    unsigned int act = flags & (RV_LIST_POOLS_ACTIVE | RV_LIST_POOLS_INACTIVE);
+    unsigned int per = flags & (RV_LIST_POOLS_PERSISTENT | RV_LIST_POOLS_TRANSIENT);
+    unsigned int aut = flags & (RV_LIST_POOLS_AUTOSTART | RV_LIST_POOLS_NO_AUTOSTART);
+    unsigned int types = flags & ~0x3fu;
+    if (act && !(act & (p->active ? RV_LIST_POOLS_ACTIVE : RV_LIST_POOLS_INACTIVE)))
+        return 0;
+    if (per && !(per & (p->persistent ? RV_LIST_POOLS_PERSISTENT : RV_LIST_POOLS_TRANSIENT)))
+        return 0;
+    if (aut && !(aut & (p->autostart ? RV_LIST_POOLS_AUTOSTART : RV_LIST_POOLS_NO_AUTOSTART)))
+        return 0;
+    if (types && !(types & rv_pool_type_list_flag(p->def->type)))
+        return 0;
+    return 1;
+}
+
+int test_connect_list_all_storage_pools(rv_driver_conn *c,
+                                        const rv_connect_list_all_storage_pools_args *args,
+                                        rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
+        ready(err) < 0)
+        return -1;
+    u_int k = 0;
+    for (size_t i = 0; i < pools.n; i++)
+        k += (u_int)matches(pools.list[i], args->flags);
+    ret->ret = k;
+    if (!args->need_results || k == 0)
+        return 0;
+    if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
+        return fail_oom(err);
+    for (size_t i = 0; i < pools.n; i++) {
+        if (!matches(pools.list[i], args->flags))
+            continue;
+        if (pool_to_wire(pools.list[i], &ret->pools.pools_val[ret->pools.pools_len], err) < 0)
+            return -1;
+        ret->pools.pools_len++;
+    }
+    return 0;
+}
+
+/* ---- finding pool sources ---- */
+
+/* What libvirt's test driver "finds" for logical and netfs pools. */
+static const char logical_sources[] =
+    "<sources>\n"
+    "  <source>\n"
+    "    <device path='/dev/sda20'/>\n"
+    "    <name>testvg1</name>\n"
+    "    <format type='lvm2'/>\n"
+    "  </source>\n"
+    "  <source>\n"
+    "    <device path='/dev/sda21'/>\n"
+    "    <name>testvg2</name>\n"
+    "    <format type='lvm2'/>\n"
+    "  </source>\n"
+    "</sources>\n";
+
+int test_connect_find_storage_pool_sources(rv_driver_conn *c,
+                                           const rv_connect_find_storage_pool_sources_args *args,
+                                           rv_connect_find_storage_pool_sources_ret *ret,
+                                           rv_err *err)
+{
+    (void)c;
+    char *host = NULL;
+    if (check_flags(args->flags, 0, "testConnectFindStoragePoolSources", err) < 0)
+        return -1;
+    /* libvirt's test driver takes type dir (number 0) for an unknown one. */
+    if (strcmp(args->type, "dir") == 0)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown storage pool type %s",
+                    args->type);
+    if (args->srcSpec && rv_pool_source_spec_host(*args->srcSpec, &host, err) < 0)
+        return -1;
+    int rc = 0;
+    if (strcmp(args->type, "logical") == 0) {
+        if (!(ret->xml = strdup(logical_sources)))
+            rc = fail_oom(err);
+    } else if (strcmp(args->type, "netfs") == 0) {
+        if (!host)
+            rc = fail(err, RV_ERR_INVALID_ARG,
+                      "invalid argument: hostname must be specified for netfs sources");
+        else if (!(ret->xml = rv_pool_netfs_sources(host)))
+            rc = fail_oom(err);
+    } else {
+        rc = fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
+                  "driver: pool type '%s' does not support source discovery", args->type);
+    }
+    free(host);
+    return rc < 0 ? -1 : rv_string_result(0, &ret->xml, err);
+}
+
+/* ---- pool lookups ---- */
+
+int test_storage_pool_lookup_by_name(rv_driver_conn *c,
+                                     const rv_storage_pool_lookup_by_name_args *args,
+                                     rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get_named(args->name, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
+}
+
+int test_storage_pool_lookup_by_uuid(rv_driver_conn *c,
+                                     const rv_storage_pool_lookup_by_uuid_args *args,
+                                     rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (ready(err) < 0)
+        return -1;
+    test_pool *p = find_by_uuid((const unsigned char *)args->uuid);
+    if (!p) {
+        char text[RV_UUID_STRING_LEN];
+        rv_uuid_format((const unsigned char *)args->uuid, text);
+        return fail(err, RV_ERR_NO_STORAGE_POOL,
+                    "Storage pool not found: no storage pool with matching uuid '%s'", text);
+    }
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
+                                       const rv_storage_pool_lookup_by_volume_args *args,
+                                       rv_storage_pool_lookup_by_volume_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get_named(args->vol.pool, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
+}
+
+/* ---- pool definition and lifecycle ---- */
+
+/* Read XML into a definition that can be sent back whole. */
+static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
+{
+    if (ready(err) < 0 || rv_pool_def_parse(xml, out, err) < 0)
+        return -1;
+    set_defaults(*out);
+    return 0;
+}
+
+/* The pool def names, if any; a name or uuid taken by another is an
+ * error, in libvirt's words. */
+static int find_existing(const rv_pool_def *def, test_pool **out, rv_err *err)
+{
+    char uuid[RV_UUID_STRING_LEN];
+    test_pool *p = find_by_uuid(def->uuid);
+    *out = p;
+    if (p && strcmp(p->def->name, def->name) != 0) {
+        rv_uuid_format(p->def->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: pool '%s' is already defined with uuid %s",
+                    p->def->name, uuid);
+    }
+    if (!p && (p = find_by_name(def->name))) {
+        rv_uuid_format(p->def->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: pool '%s' already exists with uuid %s", p->def->name,
+                    uuid);
+    }
+    return 0;
+}
+
+int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
+                                 rv_storage_pool_define_xml_ret *ret, rv_err *err)
+{
+    rv_pool_def *def;
+    test_pool *p;
+    (void)c;
+    /* VALIDATE (against libvirt's schema) has no schema to check here. */
+    if (check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    if (find_existing(def, &p, err) < 0) {
+        rv_pool_def_free(def);
+        return -1;
+    }
+    if (!p) {
+        if (!(p = pool_add(def, err)))
+            return -1;
+    } else if (p->active) {
+        /* libvirt's test driver keeps the running definition, then and
+         * after the stop: the new one is never used. */
+        rv_pool_def_free(def);
+    } else {
+        rv_pool_def_free(p->def);
+        p->def = def;
+    }
+    p->persistent = 1;
+    RV_DEBUG("storage pool '%s' defined", p->def->name);
+    emit(p, RV_POOL_EVENT_DEFINED);
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create_xml_args *args,
+                                 rv_storage_pool_create_xml_ret *ret, rv_err *err)
+{
+    rv_pool_def *def;
+    test_pool *p;
+    (void)c;
+    if (check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    if (find_existing(def, &p, err) < 0 ||
+        (p && p->active &&
+         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
+              "pool is already active as '%s'", p->def->name) < 0)) {
+        rv_pool_def_free(def);
+        return -1;
+    }
+    if (!p) {
+        if (!(p = pool_add(def, err)))
+            return -1;
+    } else {
+        /* As libvirt's test driver: an inactive pool of that name runs
+         * def and becomes transient (gone at its stop). */
+        rv_pool_def_free(p->def);
+        p->def = def;
+        p->persistent = 0;
+    }
+    p->active = 1;
+    RV_DEBUG("storage pool '%s' created", p->def->name);
+    emit(p, RV_POOL_EVENT_STARTED);
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+int test_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_args *args,
+                             rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    if (check_flags(args->flags, 0, "testStoragePoolCreate", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return is_active(p, err);
+    p->active = 1;
+    emit(p, RV_POOL_EVENT_STARTED);
+    return 0;
+}
+
+int test_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_args *args,
+                            rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    if (check_flags(args->flags, 0, "testStoragePoolBuild", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return is_active(p, err);
+    emit(p, RV_POOL_EVENT_CREATED);
+    return 0;
+}
+
+int test_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destroy_args *args,
+                              rv_err *err)
+{
+    (void)c;
+    test_pool *p = get_active(&args->pool, err);
+    if (!p)
+        return -1;
+    p->active = 0;
+    emit(p, RV_POOL_EVENT_STOPPED);
+    if (!p->persistent)
+        pool_remove(p);
+    return 0;
+}
+
+int test_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_args *args,
+                             rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    if (check_flags(args->flags, 0, "testStoragePoolDelete", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return is_active(p, err);
+    emit(p, RV_POOL_EVENT_DELETED);
+    return 0;
+}
+
+int test_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undefine_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    if (p->active)
+        return is_active(p, err);
+    emit(p, RV_POOL_EVENT_UNDEFINED);
+    pool_remove(p);
+    return 0;
+}
+
+int test_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_args *args,
+                              rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    if (check_flags(args->flags, 0, "testStoragePoolRefresh", err) < 0 ||
+        !(p = get_active(&args->pool, err)))
+        return -1;
+    rv_driver_pool_event(&rv_test_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_REFRESH,
+                         0, 0);
+    return 0;
+}
+
+/* ---- pool queries ---- */
+
+int test_storage_pool_get_info(rv_driver_conn *c, const rv_storage_pool_get_info_args *args,
+                               rv_storage_pool_get_info_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->state = (u_char)(p->active ? RV_STORAGE_POOL_RUNNING : RV_STORAGE_POOL_INACTIVE);
+    ret->capacity = p->def->capacity;
+    ret->allocation = p->def->allocation;
+    ret->available = p->def->available;
+    return 0;
+}
+
+int test_storage_pool_get_xml_desc(rv_driver_conn *c,
+                                   const rv_storage_pool_get_xml_desc_args *args,
+                                   rv_storage_pool_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    /* libvirt 9.0's test driver takes no flags here, not even INACTIVE. */
+    if (check_flags(args->flags, 0, "testStoragePoolGetXMLDesc", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (!(ret->xml = rv_pool_def_format(p->def)))
+        return fail_oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+int test_storage_pool_get_autostart(rv_driver_conn *c,
+                                    const rv_storage_pool_get_autostart_args *args,
+                                    rv_storage_pool_get_autostart_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->autostart = p->autostart;
+    return 0;
+}
+
+int test_storage_pool_set_autostart(rv_driver_conn *c,
+                                    const rv_storage_pool_set_autostart_args *args, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    if (!p->persistent)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: pool has no config file");
+    p->autostart = args->autostart != 0;
+    return 0;
+}
+
+int test_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
+                                rv_storage_pool_is_active_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->active = p->active;
+    return 0;
+}
+
+int test_storage_pool_is_persistent(rv_driver_conn *c,
+                                    const rv_storage_pool_is_persistent_args *args,
+                                    rv_storage_pool_is_persistent_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->persistent = p->persistent;
+    return 0;
+}
+
+/* ---- volumes ---- */
+
+static rv_vol_def *vol_by_name(const test_pool *p, const char *name, size_t *at)
+{
+    for (size_t i = 0; i < p->nvols; i++) {
+        if (strcmp(p->vols[i]->name, name) == 0) {
+            if (at)
+                *at = i;
+            return p->vols[i];
+        }
+    }
+    return NULL;
+}
+
+static int no_vol(const char *how, const char *what, rv_err *err)
+{
+    return fail(err, RV_ERR_NO_STORAGE_VOL,
+                "Storage volume not found: no storage vol with matching %s '%s'", how, what);
+}
+
+/* The volume a handle names, in its (active) pool. */
+static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, test_pool **pool, rv_err *err)
+{
+    test_pool *p = get_named(w->pool, err);
+    if (!p)
+        return NULL;
+    if (!p->active) {
+        not_active(p, err);
+        return NULL;
+    }
+    rv_vol_def *v = vol_by_name(p, w->name, NULL);
+    if (!v)
+        no_vol("name", w->name, err);
+    if (pool)
+        *pool = p;
+    return v;
+}
+
+int test_storage_pool_num_of_volumes(rv_driver_conn *c,
+                                     const rv_storage_pool_num_of_volumes_args *args,
+                                     rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get_active(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->num = (int)p->nvols;
+    return 0;
+}
+
+int test_storage_pool_list_volumes(rv_driver_conn *c,
+                                   const rv_storage_pool_list_volumes_args *args,
+                                   rv_storage_pool_list_volumes_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p = get_active(&args->pool, err);
+    if (!p)
+        return -1;
+    return list_names(1, p, args->maxnames, RV_STORAGE_VOL_LIST_MAX, &ret->names.names_val,
+                      &ret->names.names_len, err);
+}
+
+int test_storage_pool_list_all_volumes(rv_driver_conn *c,
+                                       const rv_storage_pool_list_all_volumes_args *args,
+                                       rv_storage_pool_list_all_volumes_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    if (check_flags(args->flags, 0, "testStoragePoolListAllVolumes", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (!p->active)     /* this one alone does not name the pool */
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: storage pool is not active");
+    ret->ret = (u_int)p->nvols;
+    if (!args->need_results || p->nvols == 0)
+        return 0;
+    if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
+        return fail_oom(err);
+    for (size_t i = 0; i < p->nvols; i++) {
+        ret->vols.vols_len++;
+        if (vol_to_wire(p, p->vols[i], &ret->vols.vols_val[i], err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int test_storage_vol_lookup_by_name(rv_driver_conn *c,
+                                    const rv_storage_vol_lookup_by_name_args *args,
+                                    rv_storage_vol_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_nonnull_storage_vol w = { .pool = args->pool.name, .name = args->name };
+    test_pool *p;
+    rv_vol_def *v = get_vol(&w, &p, err);
+    return v ? vol_to_wire(p, v, &ret->vol, err) : -1;
+}
+
+/* The volume whose key (by_key) or path is what, in any active pool. */
+static int lookup_anywhere(const char *what, int by_key, rv_nonnull_storage_vol *out, rv_err *err)
+{
+    if (ready(err) < 0)
+        return -1;
+    for (size_t i = 0; i < pools.n; i++) {
+        test_pool *p = pools.list[i];
+        for (size_t j = 0; p->active && j < p->nvols; j++)
+            if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
+                return vol_to_wire(p, p->vols[j], out, err);
+    }
+    return no_vol(by_key ? "key" : "path", what, err);
+}
+
+int test_storage_vol_lookup_by_key(rv_driver_conn *c,
+                                   const rv_storage_vol_lookup_by_key_args *args,
+                                   rv_storage_vol_lookup_by_key_ret *ret, rv_err *err)
+{
+    (void)c;
+    return lookup_anywhere(args->key, 1, &ret->vol, err);
+}
+
+int test_storage_vol_lookup_by_path(rv_driver_conn *c,
+                                    const rv_storage_vol_lookup_by_path_args *args,
+                                    rv_storage_vol_lookup_by_path_ret *ret, rv_err *err)
+{
+    (void)c;
+    return lookup_anywhere(args->path, 0, &ret->vol, err);
+}
+
+/* Parse a new volume for p (active) and check that it fits: its name
+ * free, the pool's space enough, the driver's bound not reached. */
+static rv_vol_def *new_vol(test_pool *p, const char *xml, rv_err *err)
+{
+    rv_vol_def *v;
+    if (rv_vol_def_parse(xml, p->def->type, &v, err) < 0)
+        return NULL;
+    if (vol_by_name(p, v->name, NULL))
+        fail(err, RV_ERR_OPERATION_FAILED, "operation failed: storage vol already exists");
+    else if (p->def->available < v->allocation)
+        fail(err, RV_ERR_INTERNAL_ERROR,
+             "internal error: Not enough free space in pool for volume '%s'", v->name);
+    else if (pools.nvols >= TEST_MAX_VOLUMES)
+        fail(err, RV_ERR_OPERATION_FAILED,
+             "operation failed: the test driver holds at most %d storage volumes",
+             TEST_MAX_VOLUMES);
+    else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
+        v->path = NULL, fail_oom(err);
+    else if (!(v->key = strdup(v->path)))
+        fail_oom(err);
+    else
+        return v;
+    rv_vol_def_free(v);
+    return NULL;
+}
+
+/* Add v (taken) to p and account for its space. */
+static int vol_add(test_pool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_err *err)
+{
+    if (p->nvols == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 8;
+        rv_vol_def **grown = realloc(p->vols, cap * sizeof(*grown));
+        if (!grown) {
+            rv_vol_def_free(v);
+            return fail_oom(err);
+        }
+        p->vols = grown;
+        p->cap = cap;
+    }
+    p->vols[p->nvols++] = v;
+    pools.nvols++;
+    p->def->allocation += v->allocation;
+    p->def->available = p->def->capacity - p->def->allocation;
+    RV_DEBUG("volume '%s' created in pool '%s'", v->name, p->def->name);
+    return vol_to_wire(p, v, out, err);
+}
+
+int test_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_xml_args *args,
+                                rv_storage_vol_create_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "testStorageVolCreateXML", err) < 0 ||
+        !(p = get_active(&args->pool, err)) || !(v = new_vol(p, args->xml, err)))
+        return -1;
+    return vol_add(p, v, &ret->vol, err);
+}
+
+int test_storage_vol_create_xml_from(rv_driver_conn *c,
+                                     const rv_storage_vol_create_xml_from_args *args,
+                                     rv_storage_vol_create_xml_from_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "testStorageVolCreateXMLFrom", err) < 0 ||
+        !(p = get_active(&args->pool, err)))
+        return -1;
+    /* The original is looked for in the new volume's pool, by name. */
+    if (!vol_by_name(p, args->clonevol.name, NULL))
+        return no_vol("name", args->clonevol.name, err);
+    if (!(v = new_vol(p, args->xml, err)))
+        return -1;
+    return vol_add(p, v, &ret->vol, err);
+}
+
+int test_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args *args,
+                            rv_err *err)
+{
+    (void)c;
+    test_pool *p;
+    rv_vol_def *v;
+    size_t at = 0;
+    if (check_flags(args->flags, 0, "testStorageVolDelete", err) < 0 ||
+        !(v = get_vol(&args->vol, &p, err)))
+        return -1;
+    vol_by_name(p, v->name, &at);
+    /* A pool redefined while it held volumes starts again from nothing
+     * allocated: never wrap below it. */
+    p->def->allocation -= v->allocation < p->def->allocation ? v->allocation
+                                                              : p->def->allocation;
+    p->def->available = p->def->capacity - p->def->allocation;
+    memmove(&p->vols[at], &p->vols[at + 1], (p->nvols - at - 1) * sizeof(p->vols[0]));
+    p->nvols--;
+    pools.nvols--;
+    RV_DEBUG("volume '%s' deleted from pool '%s'", v->name, p->def->name);
+    rv_vol_def_free(v);
+    return 0;
+}
+
+int test_storage_vol_get_info(rv_driver_conn *c, const rv_storage_vol_get_info_args *args,
+                              rv_storage_vol_get_info_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_vol_def *v = get_vol(&args->vol, NULL, err);
+    if (!v)
+        return -1;
+    ret->type = (char)v->type;
+    ret->capacity = v->capacity;
+    ret->allocation = v->allocation;
+    return 0;
+}
+
+int test_storage_vol_get_xml_desc(rv_driver_conn *c,
+                                  const rv_storage_vol_get_xml_desc_args *args,
+                                  rv_storage_vol_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "testStorageVolGetXMLDesc", err) < 0 ||
+        !(v = get_vol(&args->vol, NULL, err)))
+        return -1;
+    if (!(ret->xml = rv_vol_def_format(v)))
+        return fail_oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
+                              rv_storage_vol_get_path_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_vol_def *v = get_vol(&args->vol, NULL, err);
+    if (!v)
+        return -1;
+    if (!(ret->name = strdup(v->path)))
+        return fail_oom(err);
+    return 0;
+}
