@@ -105,7 +105,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-events-interop.sh \
 	tests/interop/test-rvsh-libvirtd.sh \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
-	tests/interop/test-rvsh-libvirtd-sasl.sh
+	tests/interop/test-rvsh-libvirtd-sasl.sh \
+	tests/interop/test-java-client.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py \
 	tests/interop/python-checks.py

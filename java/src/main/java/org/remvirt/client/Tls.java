@@ -88,6 +88,20 @@ final class Tls {
             socket.setSSLParameters(params);
         }
         socket.startHandshake();
+        // The server checks our certificate, then sends one byte, 1; it
+        // closes instead when it refuses us.
+        int verdict;
+        try {
+            verdict = socket.getInputStream().read();
+        } catch (IOException e) {
+            socket.close();
+            throw new IOException("the server refused our certificate (" + e.getMessage() + ")", e);
+        }
+        if (verdict != 1) {
+            socket.close();
+            throw new IOException(verdict < 0 ? "the server refused our certificate (it closed the connection)"
+                    : "the server sent " + verdict + " instead of its TLS verdict 1");
+        }
         return socket;
     }
 }
