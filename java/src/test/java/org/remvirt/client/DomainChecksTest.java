@@ -169,6 +169,21 @@ class DomainChecksTest {
     }
 
     @Test
+    void afterConnectClose() throws Exception {
+        try (Connection conn = Connection.open(Peer.uri())) {
+            conn.connectClose();     // the procedure alone, not close()
+            if (Peer.server().equals("remvirtd")) {
+                // remvirtd keeps the socket open; the session is gone.
+                expectError(conn::getType, RV_ERROR_INTERNAL_ERROR, RV_ERROR_FROM_RPC);
+            } else {
+                // libvirtd closes its end right after the reply.
+                LibvirtException e = assertThrows(LibvirtException.class, conn::getType);
+                assertEquals(RV_ERROR_SYSTEM_ERROR, e.getCode(), e.toString());
+            }
+        }
+    }
+
+    @Test
     void badUriAndClosedConnection() throws Exception {
         LibvirtException e = assertThrows(LibvirtException.class,
                 () -> Connection.open("test+unix:///default?socket=/nonexistent/sock"));
