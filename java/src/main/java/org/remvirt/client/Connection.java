@@ -34,9 +34,13 @@ import org.remvirt.xdr.XdrWriter;
 /**
  * One connection to a libvirt-protocol server (remvirtd or libvirtd), which
  * any number of threads may share: each call gets a serial, calls are
- * pipelined, and one reader thread hands every reply to the thread waiting
- * for that serial, answers keepalive PINGs and passes events to the
- * listeners (on an event thread of their own, so a listener may make calls).
+ * pipelined, and every reply goes to the thread waiting for that serial.
+ * Over a Unix or TCP socket the waiting callers read the socket themselves,
+ * one at a time (the reader role passes from one to the next), so a reply
+ * wakes its caller directly; while no call is waiting, a background thread
+ * reads.  Over TLS or a SASL layer a reader thread does all the reading.
+ * Whoever reads answers keepalive PINGs and passes events to the listeners
+ * (on an event thread of their own, so a listener may make calls).
  *
  * <pre>
  * try (Connection conn = Connection.open("test+unix:///default?socket=/run/remvirt/remvirt-sock")) {
@@ -158,7 +162,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         this.spinNanos = Math.max(0, spinMicros) * 1000;
         this.eventThread = Executors.newSingleThreadExecutor(r -> daemon(r, "remvirt-events"));
         this.keepaliveThread = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "remvirt-keepalive"));
-        this.reader = daemon(this::readLoop, "remvirt-reader");
+        this.reader = daemon(this::background, "remvirt-reader");
     }
 
     private static Thread daemon(Runnable r, String name) {
@@ -173,7 +177,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         Sasl.authenticateIfNeeded(this, u, types, options);
         // Authentication is done in this thread, a packet at a time, so
         // that nothing is read past the point where a SASL layer starts.
-        reader.start();
+        startReading();
         boolean keepalive = supportsFeature(RemoteProtocol.RV_FEATURE_PROGRAM_KEEPALIVE);
         connectOpen(new org.remvirt.proto.RvConnectOpenArgs(u.serverName(),
                 options.readOnly ? RemoteProtocol.RV_CONNECT_RO : 0));
@@ -242,10 +246,12 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send: " + e.getMessage());
             throw failedCopy();
         }
-        if (reader.isAlive() || failed != null)
-            waitFor(p);
-        else
+        if (!started)
             readDirect(p, serial);
+        else if (callerReads)
+            readAsCaller(p);
+        else
+            waitFor(p);
         if (p.failure != null)
             throw p.failure;
         XdrReader r = new XdrReader(p.packet, HEADER, p.packet.length - HEADER);
@@ -310,7 +316,164 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         return new LibvirtException(f.getCode(), f.getDomain(), f.getLevel(), f.getMessage());
     }
 
-    // ------------------------------------------------------------ the reader
+    // ------------------------------------------------------------ callers read
+
+    /** Unix and TCP sockets without a SASL layer: non-blocking from here on,
+     * read by the callers (readAsCaller) and, while none waits, by the
+     * background thread (idleReader). */
+    private volatile boolean started;
+    private boolean callerReads;
+    private final java.util.concurrent.locks.ReentrantLock role = new java.util.concurrent.locks.ReentrantLock();
+    private java.nio.channels.Selector callerSelector;   // used by the role's holder
+    private java.nio.channels.Selector idleSelector;     // used by the background thread
+    private byte[] rbuf = new byte[65536];               // guarded by role
+    private int rhave;
+    private volatile long lastCallEnded = System.nanoTime();
+    /** While calls come this often, the background thread keeps out of the way. */
+    private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+    private void startReading() throws LibvirtException {
+        if (transport instanceof Transport.Channel) {
+            try {
+                SocketChannel ch = ((Transport.Channel) transport).channel();
+                ch.configureBlocking(false);
+                callerSelector = java.nio.channels.Selector.open();
+                idleSelector = java.nio.channels.Selector.open();
+                ch.register(callerSelector, java.nio.channels.SelectionKey.OP_READ);
+                ch.register(idleSelector, java.nio.channels.SelectionKey.OP_READ);
+                callerReads = true;
+            } catch (IOException e) {
+                fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot set up the socket: " + e.getMessage());
+                throw failedCopy();
+            }
+        }
+        started = true;
+        reader.start();
+    }
+
+    /** Reads what the socket has and handles every whole packet in it;
+     * the number of bytes read, or -1 at end of stream.  Holds the role. */
+    private int readAvailable() throws IOException {
+        int got = transport.read(rbuf, rhave, rbuf.length - rhave);
+        if (got <= 0)
+            return got;
+        rhave += got;
+        lastHeard = System.nanoTime();
+        pingsUnanswered = 0;
+        int at = 0;
+        while (rhave - at >= LEN) {
+            int len = ((rbuf[at] & 0xff) << 24) | ((rbuf[at + 1] & 0xff) << 16)
+                    | ((rbuf[at + 2] & 0xff) << 8) | (rbuf[at + 3] & 0xff);
+            if (len < LEN + HEADER || len - LEN > RemoteProtocol.RV_PACKET_MAX)
+                throw new IOException("the server sent a packet length of " + Integer.toUnsignedString(len));
+            if (rhave - at < len) {
+                if (len > rbuf.length)
+                    rbuf = Arrays.copyOf(rbuf, len);
+                break;
+            }
+            packet(Arrays.copyOfRange(rbuf, at + LEN, at + len));
+            at += len;
+        }
+        System.arraycopy(rbuf, at, rbuf, 0, rhave - at);
+        rhave -= at;
+        return got;
+    }
+
+    private void readFailed(Exception e) {
+        if (closing)
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, "connection closed");
+        else if (e instanceof EOFException)
+            fail(RemoteProtocol.RV_CLOSE_REASON_EOF, "the server closed the connection");
+        else
+            fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot read from the server: " + e.getMessage());
+    }
+
+    /** Waits for p's reply, reading the socket whenever no other thread does. */
+    private void readAsCaller(Pending p) {
+        while (!p.done) {
+            if (!role.tryLock()) {
+                idleSelector.wakeup();          // the background thread may hold it
+                LockSupport.parkNanos(p, TimeUnit.MILLISECONDS.toNanos(10));
+                continue;
+            }
+            try {
+                readUntil(p);
+            } finally {
+                role.unlock();
+                passRole();
+            }
+        }
+        lastCallEnded = System.nanoTime();
+    }
+
+    /** Holding the role: poll for up to spinNanos (a reply is often that
+     * quick), then sleep in select until the socket has data. */
+    private void readUntil(Pending p) {
+        try {
+            long spinUntil = System.nanoTime() + spinNanos;
+            while (!p.done && failed == null) {
+                int got = readAvailable();
+                if (got < 0)
+                    throw new EOFException();
+                if (got > 0 || p.done)
+                    continue;
+                if (System.nanoTime() < spinUntil) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                callerSelector.select(1000);
+                callerSelector.selectedKeys().clear();
+            }
+        } catch (IOException | XdrException | java.nio.channels.ClosedSelectorException e) {
+            readFailed(e instanceof IOException ? (IOException) e : new IOException(e.getMessage()));
+        }
+    }
+
+    /** The role is free: wake one caller still waiting, to take it. */
+    private void passRole() {
+        for (Pending q : pending.values()) {
+            if (!q.done) {
+                LockSupport.unpark(q.waiter);
+                return;
+            }
+        }
+    }
+
+    /** The background thread when callers read: reads while no call waits
+     * (events, PINGs, end of stream) and keeps out of the callers' way. */
+    private void idleReader() {
+        while (failed == null) {
+            if (!pending.isEmpty() || System.nanoTime() - lastCallEnded < IDLE_NANOS || !role.tryLock()) {
+                LockSupport.parkNanos(IDLE_NANOS);
+                continue;
+            }
+            try {
+                while (failed == null && pending.isEmpty()) {
+                    int got = readAvailable();
+                    if (got < 0)
+                        throw new EOFException();
+                    if (got == 0) {
+                        idleSelector.select(1000);
+                        idleSelector.selectedKeys().clear();
+                    }
+                }
+            } catch (IOException | XdrException | java.nio.channels.ClosedSelectorException e) {
+                readFailed(e instanceof IOException ? (IOException) e : new IOException(e.getMessage()));
+            } finally {
+                role.unlock();
+                passRole();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ the reader thread
+
+    private void background() {
+        if (callerReads)
+            idleReader();
+        else
+            readLoop();
+    }
 
     private void readLoop() {
         byte[] buf = new byte[65536];
@@ -506,6 +669,10 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
                     RvValues.RV_ERROR_FROM_RPC, 2, closing ? "the connection is closed" : why != null ? why : "closed");
         }
         transport.close();
+        if (callerSelector != null) {
+            callerSelector.wakeup();
+            idleSelector.wakeup();
+        }
         for (Pending p : pending.values()) {
             p.failure = failedCopy();
             p.done = true;
@@ -530,10 +697,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     public void close() throws LibvirtException {
         if (failed != null)
             return;
+        // Set first: the server may close its end as soon as it replies.
+        closing = true;
         try {
             connectClose();
         } finally {
-            closing = true;
             shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, null);
             if (Thread.currentThread() != reader) {
                 try {

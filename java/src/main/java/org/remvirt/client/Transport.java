@@ -22,8 +22,14 @@ abstract class Transport {
     static final class Channel extends Transport {
         private final SocketChannel ch;
 
+        private java.nio.channels.Selector writable;   // non-blocking mode: waits for room
+
         Channel(SocketChannel ch) {
             this.ch = ch;
+        }
+
+        SocketChannel channel() {
+            return ch;
         }
 
         @Override
@@ -34,13 +40,25 @@ abstract class Transport {
         @Override
         void write(byte[] b, int off, int len) throws IOException {
             ByteBuffer buf = ByteBuffer.wrap(b, off, len);
-            while (buf.hasRemaining())
-                ch.write(buf);
+            while (buf.hasRemaining()) {
+                if (ch.write(buf) == 0 && buf.hasRemaining()) {
+                    // Non-blocking and the socket is full: wait for room
+                    // (the connection serialises writes).
+                    if (writable == null) {
+                        writable = java.nio.channels.Selector.open();
+                        ch.register(writable, java.nio.channels.SelectionKey.OP_WRITE);
+                    }
+                    writable.select(1000);
+                    writable.selectedKeys().clear();
+                }
+            }
         }
 
         @Override
         void close() {
             try {
+                if (writable != null)
+                    writable.close();
                 ch.close();
             } catch (IOException e) {
                 // nothing more to do with a socket that will not close
