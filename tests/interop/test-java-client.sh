@@ -43,16 +43,20 @@ run_junit()
         fail "JUnit tests against $name"
     fi
     grep -h "Tests run" "$jbuild"/surefire-reports/*.txt | sed "s/^/$name: /"
-    # Every test ran: none may be skipped for a missing property.
-    if grep -h "Tests run" "$jbuild"/surefire-reports/*.txt | grep -v "Skipped: 0"; then
-        fail "tests skipped against $name"
-    fi
+    # Only the SIGSTOP test may skip (libvirtd's pid is not passed: it may be
+    # an unshare wrapper's); any other skip is a missing property.
+    local skipped
+    skipped=$(grep -ho "Skipped: [0-9]*" "$jbuild"/surefire-reports/*.txt | awk '{n += $2} END {print n}')
+    [ "$skipped" -le "$allowed_skips" ] || fail "$skipped tests skipped against $name"
+    allowed_skips=0
     echo "== against $name: $((SECONDS - start)) s"
 }
 
 password=Java-pw-7
 pki=$RV_TMP/pki
 make_pki "$pki"
+
+allowed_skips=0
 
 # remvirtd: Unix without auth, TCP with SASL (DIGEST-MD5, min SSF 56:
 # the layer wraps every packet), TLS without auth; its keepalive drops a
@@ -68,7 +72,7 @@ start_remvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' 'liste
 run_junit remvirtd -Drv.server=remvirtd "-Drv.uri=$REMVIRTD_URI" "-Drv.uri.ro=$REMVIRTD_URI_RO" \
     "-Drv.tls.uri=test+tls://localhost:$tls/default?pkipath=$pki/client" \
     "-Drv.sasl.uri=test+tcp://127.0.0.1:$tcp/default" -Drv.sasl.user=jfred \
-    "-Drv.sasl.password=$password" -Drv.keepalive.idle=4
+    "-Drv.sasl.password=$password" -Drv.keepalive.idle=4 "-Drv.pid=$REMVIRTD_PID"
 stop_remvirtd
 
 if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
@@ -85,6 +89,7 @@ start_libvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' \
     "key_file = \"$pki/server/serverkey.pem\"" 'keepalive_interval = 1' 'keepalive_count = 2'
 wait_for 10 "libvirtd's TCP port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tcp" ||
     fail "libvirtd does not listen on TCP port $tcp"
+allowed_skips=1
 run_junit libvirtd -Drv.server=libvirtd "-Drv.uri=$LIBVIRTD_URI" "-Drv.uri.ro=$LIBVIRTD_URI_RO" \
     "-Drv.tls.uri=test+tls://localhost:$tls/default?pkipath=$pki/client" \
     "-Drv.sasl.uri=test+tcp://127.0.0.1:$tcp/default" -Drv.sasl.user=jfred \

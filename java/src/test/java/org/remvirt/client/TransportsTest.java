@@ -81,6 +81,30 @@ class TransportsTest {
     }
 
     @Test
+    void keepaliveGivesUpOnASilentServer() throws Exception {
+        // rv.pid: remvirtd's process, stopped with SIGSTOP so that it
+        // answers nothing; our PINGs (1 s apart, 2 allowed) go unanswered.
+        String pid = Peer.need("rv.pid");
+        try (Connection conn = Connection.open(Peer.uri(), new OpenOptions().keepalive(1, 2))) {
+            java.util.concurrent.BlockingQueue<Integer> reasons = new java.util.concurrent.LinkedBlockingQueue<>();
+            conn.addCloseListener((c, reason) -> reasons.add(reason));
+            signal("STOP", pid);
+            try {
+                LibvirtException e = assertThrows(LibvirtException.class, conn::getType);
+                assertTrue(e.getMessage().contains("keepalive"), e.getMessage());
+                assertEquals(Integer.valueOf(org.remvirt.proto.RemoteProtocol.RV_CLOSE_REASON_KEEPALIVE),
+                        reasons.poll(10, java.util.concurrent.TimeUnit.SECONDS));
+            } finally {
+                signal("CONT", pid);
+            }
+        }
+    }
+
+    private static void signal(String sig, String pid) throws Exception {
+        assertEquals(0, new ProcessBuilder("kill", "-" + sig, pid).inheritIO().start().waitFor(), "kill -" + sig);
+    }
+
+    @Test
     void keepaliveAnswersThePeer() throws Exception {
         // rv.keepalive.idle: seconds the server's own keepalive would take to
         // drop a client that does not answer its PINGs.
