@@ -166,8 +166,8 @@ tests_unit_test_driver_LDADD = libremvirt_common.la
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
-TESTS += tests/unit/test_rvgen.py
-EXTRA_DIST += tests/unit/test_rvgen.py
+TESTS += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py
+EXTRA_DIST += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py
 # libvirt's procedure table: format, order, API names and modules (against
 # libvirt-api.xml from libvirt-dev), and the .x's numbers and names.
 TESTS += tests/tools/check-proc-table.py
