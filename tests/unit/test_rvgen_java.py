@@ -72,7 +72,7 @@ class RealProtocol(unittest.TestCase):
         self.assertIn('public static final int RV_ERROR_NO_DOMAIN = 42;', values)
         proto = self.read('RemoteProtocol.java')
         self.assertIn('public static final int RV_PROC_DOMAIN_GET_INFO = 16;', proto)
-        self.assertIn('public static final int RV_REMOTE_PROGRAM = 0x20008086;', proto)
+        self.assertIn('public static final int RV_REMOTE_PROGRAM = 536903814;', proto)   # 0x20008086
         self.assertNotIn('RV_DOMAIN_RUNNING', proto)
 
     def test_stale_class_removed(self):
