@@ -59,6 +59,6 @@ done
 [ -S "$tmp/rv/remvirt-sock" ] || { cat "$tmp/remvirtd.log" >&2; fail "remvirtd did not start"; }
 
 echo "load average at start: $(cut -d' ' -f1 /proc/loadavg) (other work on the machine adds noise)"
-java -cp "$builddir/bench-java/classes:$(cat "$tmp/cp")" GetInfoBench \
+java ${RV_JAVA_OPTS:-} -cp "$builddir/bench-java/classes:$(cat "$tmp/cp")" GetInfoBench \
     --remvirt-sock "$tmp/rv/remvirt-sock" --getinfo "$builddir/bench/getinfo" \
     --calls "$calls" --rounds "$rounds"

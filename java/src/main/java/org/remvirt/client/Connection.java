@@ -330,7 +330,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     private int rhave;
     private volatile long lastCallEnded = System.nanoTime();
     /** While calls come this often, the background thread keeps out of the way. */
-    private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     private void startReading() throws LibvirtException {
         if (transport instanceof Transport.Channel) {
