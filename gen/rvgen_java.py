@@ -112,6 +112,14 @@ class JavaTypes:
                          lambda d: f'{cls}.decode(r)')
         raise rvgen.GenError(path, line, f'rvgen_java: no Java type for {type_name}')
 
+    @staticmethod
+    def list_of(elem, n, kind):
+        """A list of elem: kind 'Array' (counted, at most n) or 'FixedArray' (n)."""
+        jt = f'java.util.List<{elem.boxed}>'
+        return JType(jt, jt,
+                     lambda v, d: f'w.write{kind}({v}, {n}, e{d} -> {{ {elem.enc(f"e{d}", d + 1)} }});',
+                     lambda d: f'r.read{kind}({n}, () -> {elem.dec(d + 1)})')
+
     def of_decl(self, decl):
         """The Java type of a declaration: a field, an arm or a typedef."""
         t = decl.type_name
@@ -130,11 +138,7 @@ class JavaTypes:
             if t in CHAR_TYPES:
                 return JType('byte[]', 'byte[]', lambda v, d: f'w.writeCharsFixed({v}, {n});',
                              lambda d: f'r.readCharsFixed({n})')
-            elem = self.base(t, decl.path, decl.line)
-            jt = f'java.util.List<{elem.boxed}>'
-            return JType(jt, jt,
-                         lambda v, d: f'w.writeFixedArray({v}, {n}, e{d} -> {{ {elem.enc(f"e{d}", d + 1)} }});',
-                         lambda d: f'r.readFixedArray({n}, () -> {elem.dec(d + 1)})')
+            return self.list_of(self.base(t, decl.path, decl.line), n, 'FixedArray')
         if decl.kind == 'var':
             if t == 'string':
                 return JType('String', 'String', lambda v, d: f'w.writeString({v}, {n});',
@@ -145,11 +149,7 @@ class JavaTypes:
             if t in CHAR_TYPES:
                 return JType('byte[]', 'byte[]', lambda v, d: f'w.writeChars({v}, {n});',
                              lambda d: f'r.readChars({n})')
-            elem = self.base(t, decl.path, decl.line)
-            jt = f'java.util.List<{elem.boxed}>'
-            return JType(jt, jt,
-                         lambda v, d: f'w.writeArray({v}, {n}, e{d} -> {{ {elem.enc(f"e{d}", d + 1)} }});',
-                         lambda d: f'r.readArray({n}, () -> {elem.dec(d + 1)})')
+            return self.list_of(self.base(t, decl.path, decl.line), n, 'Array')
         raise rvgen.GenError(decl.path, decl.line, f'rvgen_java: cannot map a {decl.kind} declaration')
 
 

@@ -198,9 +198,6 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         transport = new SaslLayer(transport, sasl);
     }
 
-    private Transport out() {
-        return transport;
-    }
 
     // ------------------------------------------------------------ calls
 
@@ -239,11 +236,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         pending.put(serial, p);
         try {
             synchronized (writeLock) {
-                out().write(w.array(), 0, w.size());
+                transport.write(w.array(), 0, w.size());
             }
         } catch (IOException e) {
             pending.remove(serial);
-            fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send: " + e.getMessage());
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send: " + e.getMessage());
             throw failedCopy();
         }
         if (!started)
@@ -295,7 +292,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             }
         } catch (IOException | XdrException e) {
             pending.remove(serial);
-            fail(RemoteProtocol.RV_CLOSE_REASON_EOF, e instanceof EOFException
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_EOF, e instanceof EOFException
                     ? "the server closed the connection before answering (it may be at a client limit)"
                     : "cannot read from the server: " + e.getMessage());
             throw failedCopy();
@@ -326,7 +323,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     private final java.util.concurrent.locks.ReentrantLock role = new java.util.concurrent.locks.ReentrantLock();
     private java.nio.channels.Selector callerSelector;   // used by the role's holder
     private java.nio.channels.Selector idleSelector;     // used by the background thread
-    private byte[] rbuf = new byte[65536];               // guarded by role
+    private byte[] rbuf = new byte[65536];               // the reading thread's
     private int rhave;
     private volatile long lastCallEnded = System.nanoTime();
     /** While calls come this often, the background thread keeps out of the way. */
@@ -343,7 +340,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
                 ch.register(idleSelector, java.nio.channels.SelectionKey.OP_READ);
                 callerReads = true;
             } catch (IOException e) {
-                fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot set up the socket: " + e.getMessage());
+                shutdown(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot set up the socket: " + e.getMessage());
                 throw failedCopy();
             }
         }
@@ -352,7 +349,8 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     }
 
     /** Reads what the socket has and handles every whole packet in it;
-     * the number of bytes read, or -1 at end of stream.  Holds the role. */
+     * the number of bytes read, or -1 at end of stream.  Only one thread
+     * reads at a time: the role's holder, or the reader thread. */
     private int readAvailable() throws IOException {
         int got = transport.read(rbuf, rhave, rbuf.length - rhave);
         if (got <= 0)
@@ -383,9 +381,9 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         if (closing)
             shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, "connection closed");
         else if (e instanceof EOFException)
-            fail(RemoteProtocol.RV_CLOSE_REASON_EOF, "the server closed the connection");
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_EOF, "the server closed the connection");
         else
-            fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot read from the server: " + e.getMessage());
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot read from the server: " + e.getMessage());
     }
 
     /** Waits for p's reply, reading the socket whenever no other thread does. */
@@ -425,7 +423,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
                 callerSelector.selectedKeys().clear();
             }
         } catch (IOException | XdrException | java.nio.channels.ClosedSelectorException e) {
-            readFailed(e instanceof IOException ? (IOException) e : new IOException(e.getMessage()));
+            readFailed(e);
         }
     }
 
@@ -458,7 +456,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
                     }
                 }
             } catch (IOException | XdrException | java.nio.channels.ClosedSelectorException e) {
-                readFailed(e instanceof IOException ? (IOException) e : new IOException(e.getMessage()));
+                readFailed(e);
             } finally {
                 role.unlock();
                 passRole();
@@ -475,45 +473,15 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             readLoop();
     }
 
+    /** TLS or a SASL layer: this thread reads everything (blocking reads). */
     private void readLoop() {
-        byte[] buf = new byte[65536];
-        int have = 0;
         try {
-            while (true) {
-                int got = transport.read(buf, have, buf.length - have);
-                if (got < 0)
-                    throw new EOFException();
-                have += got;
-                lastHeard = System.nanoTime();
-                pingsUnanswered = 0;
-                int at = 0;
-                while (have - at >= LEN) {
-                    int len = ((buf[at] & 0xff) << 24) | ((buf[at + 1] & 0xff) << 16)
-                            | ((buf[at + 2] & 0xff) << 8) | (buf[at + 3] & 0xff);
-                    if (len < LEN + HEADER || len - LEN > RemoteProtocol.RV_PACKET_MAX)
-                        throw new IOException("the server sent a packet length of "
-                                + Integer.toUnsignedString(len));
-                    if (have - at < len) {
-                        if (len > buf.length)
-                            buf = Arrays.copyOf(buf, len);
-                        break;
-                    }
-                    packet(Arrays.copyOfRange(buf, at + LEN, at + len));
-                    at += len;
-                }
-                System.arraycopy(buf, at, buf, 0, have - at);
-                have -= at;
+            while (readAvailable() >= 0) {
+                // every whole packet is handled as it comes
             }
-        } catch (EOFException e) {
-            if (closing)
-                shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, "connection closed");
-            else
-                fail(RemoteProtocol.RV_CLOSE_REASON_EOF, "the server closed the connection");
+            throw new EOFException();
         } catch (IOException | XdrException e) {
-            if (closing)
-                shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, "connection closed");
-            else
-                fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot read from the server: " + e.getMessage());
+            readFailed(e);
         }
     }
 
@@ -555,10 +523,10 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         w.writeInt(RemoteProtocol.RV_OK);
         try {
             synchronized (writeLock) {
-                out().write(w.array(), 0, w.size());
+                transport.write(w.array(), 0, w.size());
             }
         } catch (IOException e) {
-            fail(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send a keepalive message: " + e.getMessage());
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send a keepalive message: " + e.getMessage());
         }
     }
 
@@ -570,7 +538,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             if (System.nanoTime() - lastHeard < intervalNanos - TimeUnit.MILLISECONDS.toNanos(10))
                 return;
             if (pingsUnanswered >= count) {
-                fail(RemoteProtocol.RV_CLOSE_REASON_KEEPALIVE, "connection lost: the server did not answer "
+                shutdown(RemoteProtocol.RV_CLOSE_REASON_KEEPALIVE, "connection lost: the server did not answer "
                         + count + " keepalive pings");
                 return;
             }
@@ -654,10 +622,6 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     }
 
     // ------------------------------------------------------------ the end
-
-    private void fail(int reason, String why) {
-        shutdown(reason, why);
-    }
 
     /** Marks the connection failed (once), fails every waiting call, tells
      * the close listeners. */
