@@ -68,7 +68,7 @@ remvirtd_sasl_db digest-md5 "jfred=$password"
 tcp=$(free_port)
 tls=$(free_port)
 [ "$tcp" != "$tls" ] || tls=$(free_port)
-start_remvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' 'listen_addr = "127.0.0.1"' \
+start_remvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' \
     'listen_tls = 1' "tls_port = \"$tls\"" 'auth_tls = "none"' \
     "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\"" \
     "key_file = \"$pki/server/serverkey.pem\"" 'keepalive_interval = 1' 'keepalive_count = 2'

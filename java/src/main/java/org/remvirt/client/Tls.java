@@ -30,6 +30,20 @@ final class Tls {
         return Path.of(System.getProperty("user.home"), ".pki", "libvirt");
     }
 
+    /** Says which check failed, in libremvirt's words where it has them. */
+    private static String handshakeFailure(Exception e, String host) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String m = String.valueOf(t.getMessage());
+            if (t instanceof java.security.cert.CertificateException && m.startsWith("No subject alternative")
+                    || m.startsWith("No name matching"))
+                return "the server's certificate does not match the host name '" + host + "' (" + m + ")";
+            if (t instanceof java.security.cert.CertPathValidatorException
+                    || t instanceof java.security.cert.CertPathBuilderException)
+                return "the server's certificate is not signed by a CA in cacert.pem, or is not valid now (" + m + ")";
+        }
+        return "TLS handshake failed: " + e.getMessage();
+    }
+
     static SSLSocket connect(String host, int port, Path pkiDir, boolean noVerify)
             throws IOException, GeneralSecurityException {
         Path ca, cert, key;
@@ -87,7 +101,12 @@ final class Tls {
             params.setEndpointIdentificationAlgorithm("HTTPS");   // the name must match the host
             socket.setSSLParameters(params);
         }
-        socket.startHandshake();
+        try {
+            socket.startHandshake();
+        } catch (javax.net.ssl.SSLHandshakeException e) {
+            socket.close();
+            throw new IOException(handshakeFailure(e, host), e);
+        }
         // The server checks our certificate, then sends one byte, 1; it
         // closes instead when it refuses us.
         int verdict;

@@ -56,10 +56,15 @@ class TransportsTest {
         // Not the host the server's certificate names.
         String wrongHost = uri.replace("//localhost:", "//127.0.0.2:");
         LibvirtException e = assertThrows(LibvirtException.class, () -> Connection.open(wrongHost));
-        assertTrue(e.getMessage().contains("127.0.0.2"), e.getMessage());
-        // A client certificate from a CA the server does not trust.
-        String foreign = uri.replace("/client", "/client-foreignca");
-        assertThrows(LibvirtException.class, () -> Connection.open(foreign).getType());
+        assertTrue(e.getMessage().contains("does not match the host name '127.0.0.2'"), e.getMessage());
+        // A cacert.pem of another CA than the one that signed the server's certificate.
+        String otherCa = uri.replace("/client", "/client-foreignca");
+        e = assertThrows(LibvirtException.class, () -> Connection.open(otherCa));
+        assertTrue(e.getMessage().contains("not signed by a CA in cacert.pem"), e.getMessage());
+        // Our certificate signed by a CA the server does not trust: it refuses us.
+        String foreign = uri.replace("/client", "/client-foreign");
+        e = assertThrows(LibvirtException.class, () -> Connection.open(foreign));
+        assertTrue(e.getMessage().contains("the server refused our certificate"), e.getMessage());
     }
 
     @Test
