@@ -271,7 +271,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         if (spinNanos > 0) {
             long until = System.nanoTime() + spinNanos;
             while (!p.done && System.nanoTime() < until)
-                Thread.onSpinWait();
+                Thread.yield();
         }
         while (!p.done)
             LockSupport.park(p);
@@ -416,7 +416,9 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
                 if (got > 0 || p.done)
                     continue;
                 if (System.nanoTime() < spinUntil) {
-                    Thread.onSpinWait();
+                    // Yield rather than spin in place: when the server
+                    // shares our CPU it runs at once (as libremvirt does).
+                    Thread.yield();
                     continue;
                 }
                 callerSelector.select(1000);
