@@ -26,6 +26,10 @@ mvn_run()
     # A fresh machine: offline lacks the plugins; fetch them once.
     if grep -q "offline mode" "$RV_TMP/mvn.log"; then
         mvn "${args[@]}" > "$RV_TMP/mvn.log" 2>&1 && return 0
+        if grep -qE "Could not transfer|UnknownHostException|Connect(ion)? (refused|timed out)" "$RV_TMP/mvn.log"; then
+            grep -m3 -E "Could not transfer|UnknownHost|Connect" "$RV_TMP/mvn.log" >&2
+            skip "Maven Central is not reachable and ~/.m2 lacks what the build needs"
+        fi
     fi
     cat "$RV_TMP/mvn.log"
     return 1
