@@ -234,6 +234,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
 
         Pending p = new Pending();
         pending.put(serial, p);
+        if (failed != null) {
+            // shutdown() may have failed the waiting calls before this one
+            pending.remove(serial);
+            throw failedCopy();
+        }
         try {
             synchronized (writeLock) {
                 transport.write(w.array(), 0, w.size());
@@ -508,7 +513,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             p.done = true;
             LockSupport.unpark(p.waiter);
         } else if (type == RemoteProtocol.RV_MESSAGE) {
-            eventThread.execute(() -> event(proc, pkt));
+            try {
+                eventThread.execute(() -> event(proc, pkt));
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                // the connection is closing: no more events
+            }
         } else {
             throw new IOException("packet of type " + type + " (streams are not supported)");
         }
@@ -649,7 +658,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         int r = closing ? RemoteProtocol.RV_CLOSE_REASON_CLIENT : reason;
         for (CloseListener l : closeListeners)
             eventThread.execute(() -> l.onClose(this, r));
-        eventThread.shutdown();
+        eventThread.shutdown();     // after the events already queued and the close listeners
     }
 
     public boolean isAlive() {
