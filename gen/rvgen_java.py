@@ -34,6 +34,15 @@ VALUES_FILE = 'rv_values.x'
 INT_TYPES = ('int', 'unsigned int', 'char', 'unsigned char', 'short', 'unsigned short')
 LONG_TYPES = ('hyper', 'unsigned hyper')
 CHAR_TYPES = ('char', 'unsigned char')
+# Arrays that are one Java value, by (fixed|var, element): the Java type and
+# the XdrWriter/XdrReader method suffix.  A char travels as a 4-byte word.
+BYTES_METHODS = {
+    ('fixed', 'opaque'): ('byte[]', 'OpaqueFixed'),
+    ('fixed', 'char'): ('byte[]', 'CharsFixed'),
+    ('var', 'string'): ('String', 'String'),
+    ('var', 'opaque'): ('byte[]', 'Opaque'),
+    ('var', 'char'): ('byte[]', 'Chars'),
+}
 JAVA_KEYWORDS = {
     'abstract', 'assert', 'boolean', 'break', 'byte', 'case', 'catch', 'char', 'class',
     'const', 'continue', 'default', 'do', 'double', 'else', 'enum', 'extends', 'final',
@@ -131,26 +140,15 @@ class JavaTypes:
                          lambda v, d: f'w.writeOptional({v}, e{d} -> {{ {elem.enc(f"e{d}", d + 1)} }});',
                          lambda d: f'r.readOptional(() -> {elem.dec(d + 1)})')
         n = self.bound(decl)
-        if decl.kind == 'fixed':
-            if t == 'opaque':
-                return JType('byte[]', 'byte[]', lambda v, d: f'w.writeOpaqueFixed({v}, {n});',
-                             lambda d: f'r.readOpaqueFixed({n})')
-            if t in CHAR_TYPES:
-                return JType('byte[]', 'byte[]', lambda v, d: f'w.writeCharsFixed({v}, {n});',
-                             lambda d: f'r.readCharsFixed({n})')
-            return self.list_of(self.base(t, decl.path, decl.line), n, 'FixedArray')
-        if decl.kind == 'var':
-            if t == 'string':
-                return JType('String', 'String', lambda v, d: f'w.writeString({v}, {n});',
-                             lambda d: f'r.readString({n})')
-            if t == 'opaque':
-                return JType('byte[]', 'byte[]', lambda v, d: f'w.writeOpaque({v}, {n});',
-                             lambda d: f'r.readOpaque({n})')
-            if t in CHAR_TYPES:
-                return JType('byte[]', 'byte[]', lambda v, d: f'w.writeChars({v}, {n});',
-                             lambda d: f'r.readChars({n})')
-            return self.list_of(self.base(t, decl.path, decl.line), n, 'Array')
-        raise rvgen.GenError(decl.path, decl.line, f'rvgen_java: cannot map a {decl.kind} declaration')
+        kind = decl.kind if decl.kind in ('fixed', 'var') else None
+        if kind is None:
+            raise rvgen.GenError(decl.path, decl.line, f'rvgen_java: cannot map a {decl.kind} declaration')
+        bytes_like = BYTES_METHODS.get((kind, 'char' if t in CHAR_TYPES else t))
+        if bytes_like:
+            java, method = bytes_like
+            return JType(java, java, lambda v, d: f'w.write{method}({v}, {n});',
+                         lambda d: f'r.read{method}({n})')
+        return self.list_of(self.base(t, decl.path, decl.line), n, 'FixedArray' if kind == 'fixed' else 'Array')
 
 
 def doc_comment(lines, indent='    '):

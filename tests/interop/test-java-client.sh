@@ -65,21 +65,36 @@ make_pki "$pki"
 
 allowed_skips=0
 
-# remvirtd: Unix without auth, TCP with SASL (DIGEST-MD5, min SSF 56:
-# the layer wraps every packet), TLS without auth; its keepalive drops a
-# client that leaves 2 PINGs a second apart unanswered.
+# Both daemons: TCP with SASL (DIGEST-MD5; libvirt's minimum SSF of 56 on
+# TCP, so the layer wraps every packet), TLS without auth, and keepalive
+# that drops a client leaving 2 PINGs a second apart unanswered.  Sets
+# tcp, tls and daemon_conf.
+network_conf()
+{
+    tcp=$(free_port)
+    tls=$(free_port)
+    [ "$tcp" != "$tls" ] || tls=$(free_port)
+    daemon_conf=('listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"'
+                 'listen_tls = 1' "tls_port = \"$tls\"" 'auth_tls = "none"'
+                 "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\""
+                 "key_file = \"$pki/server/serverkey.pem\"" 'keepalive_interval = 1' 'keepalive_count = 2')
+}
+
+# junit_against NAME URI URI_RO [-DPROPERTY...]: run_junit with what both share.
+junit_against()
+{
+    local name=$1 uri=$2 uri_ro=$3
+    shift 3
+    run_junit "$name" "-Drv.server=$name" "-Drv.uri=$uri" "-Drv.uri.ro=$uri_ro" \
+        "-Drv.tls.uri=test+tls://localhost:$tls/default?pkipath=$pki/client" \
+        "-Drv.sasl.uri=test+tcp://127.0.0.1:$tcp/default" -Drv.sasl.user=jfred \
+        "-Drv.sasl.password=$password" -Drv.keepalive.idle=4 "$@"
+}
+
 remvirtd_sasl_db digest-md5 "jfred=$password"
-tcp=$(free_port)
-tls=$(free_port)
-[ "$tcp" != "$tls" ] || tls=$(free_port)
-start_remvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' \
-    'listen_tls = 1' "tls_port = \"$tls\"" 'auth_tls = "none"' \
-    "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\"" \
-    "key_file = \"$pki/server/serverkey.pem\"" 'keepalive_interval = 1' 'keepalive_count = 2'
-run_junit remvirtd -Drv.server=remvirtd "-Drv.uri=$REMVIRTD_URI" "-Drv.uri.ro=$REMVIRTD_URI_RO" \
-    "-Drv.tls.uri=test+tls://localhost:$tls/default?pkipath=$pki/client" \
-    "-Drv.sasl.uri=test+tcp://127.0.0.1:$tcp/default" -Drv.sasl.user=jfred \
-    "-Drv.sasl.password=$password" -Drv.keepalive.idle=4 "-Drv.pid=$REMVIRTD_PID"
+network_conf
+start_remvirtd "${daemon_conf[@]}"
+junit_against remvirtd "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "-Drv.pid=$REMVIRTD_PID"
 stop_remvirtd
 
 if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
@@ -87,17 +102,9 @@ if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
     exit 0
 fi
 sasl_db libvirt digest-md5 "jfred=$password"
-tcp=$(free_port)
-tls=$(free_port)
-[ "$tcp" != "$tls" ] || tls=$(free_port)
-start_libvirtd 'listen_tcp = 1' "tcp_port = \"$tcp\"" 'auth_tcp = "sasl"' \
-    'listen_tls = 1' "tls_port = \"$tls\"" 'auth_tls = "none"' \
-    "ca_file = \"$pki/server/cacert.pem\"" "cert_file = \"$pki/server/servercert.pem\"" \
-    "key_file = \"$pki/server/serverkey.pem\"" 'keepalive_interval = 1' 'keepalive_count = 2'
+network_conf
+start_libvirtd "${daemon_conf[@]}"
 wait_for 10 "libvirtd's TCP port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tcp" ||
     fail "libvirtd does not listen on TCP port $tcp"
 allowed_skips=1
-run_junit libvirtd -Drv.server=libvirtd "-Drv.uri=$LIBVIRTD_URI" "-Drv.uri.ro=$LIBVIRTD_URI_RO" \
-    "-Drv.tls.uri=test+tls://localhost:$tls/default?pkipath=$pki/client" \
-    "-Drv.sasl.uri=test+tcp://127.0.0.1:$tcp/default" -Drv.sasl.user=jfred \
-    "-Drv.sasl.password=$password" -Drv.keepalive.idle=4
+junit_against libvirtd "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO"
