@@ -42,7 +42,8 @@ int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *d
         subs->cap = cap;
     }
     rvs_subscription *s = &subs->list[subs->n++];
-    s->callback_id = ++subs->last_callback_id;
+    /* libvirtd numbers a connection's callbacks from 0 */
+    s->callback_id = subs->last_callback_id++;
     s->event_id = event_id;
     s->one_domain = dom != NULL;
     s->family = RVS_EVENTS_DOMAIN;

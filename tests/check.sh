@@ -38,9 +38,11 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
 # The QMP client's test runs a real QEMU (qemu-system-x86).
+# The Java client (java/) builds with Maven on JDK 17; Maven fetches its
+# plugins and JUnit from Maven Central into ~/.m2 the first time.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev qemu-system-x86)
+           python3-paramiko libvirt-dev qemu-system-x86 openjdk-17-jdk-headless maven)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -126,7 +126,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-reattach.sh \
 	tests/interop/test-qemu-concurrent.sh \
-	tests/interop/test-qemu-events.sh
+	tests/interop/test-qemu-events.sh \
+	tests/interop/test-java-client.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py \
 	tests/interop/python-checks.py
@@ -184,8 +185,8 @@ tests_unit_test_driver_LDADD = libremvirtd.la
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
-TESTS += tests/unit/test_rvgen.py
-EXTRA_DIST += tests/unit/test_rvgen.py
+TESTS += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py
+EXTRA_DIST += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py
 # libvirt's procedure table: format, order, API names and modules (against
 # libvirt-api.xml from libvirt-dev), and the .x's numbers and names.
 TESTS += tests/tools/check-proc-table.py
