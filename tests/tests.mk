@@ -101,6 +101,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-ssh-terminal.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
+	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \
@@ -165,6 +166,7 @@ tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h \
 	server/drivers/test/test_driver.c server/drivers/test/test_driver.h \
 	server/drivers/test/test_ops.c \
 	server/drivers/test/test_network.c server/drivers/test/test_network.h \
+	server/drivers/test/test_stats.c server/drivers/test/test_stats.h \
 	server/drivers/test/test_xml.c server/drivers/test/test_xml.h
 tests_unit_test_driver_CFLAGS = $(AM_CFLAGS)
 tests_unit_test_driver_LDADD = libremvirt_common.la
