@@ -85,7 +85,7 @@ steps=(
      domcontrol d2; start d2; dommemstat d2; vcpucount d2; domifaddr d2; domhostname d2;
      domtime d2; domfsinfo d2; domcontrol d2; vcpupin d2; memtune d2 --config;
      define d3.xml; start d3; domifaddr d3; domfsinfo d3; dommemstat d3;
-     domblkinfo d3 hdc; vcpucount d3 --maximum; vcpucount d3 --live --config;
+     dommemstat d3 --period 2; domblkinfo d3 hdc; vcpucount d3 --maximum; vcpucount d3 --live --config;
      suspend d3; domtime d3; domcontrol d3; destroy d3; undefine d3;
      destroy d2; undefine d2"
     "mask:define d2.xml; start d2; domblkstat d2 sdb; domblkstat d2 /tmp/rv-d2.img;
@@ -93,6 +93,8 @@ steps=(
      domblkstat d2 nosuch; domifstat d2 vnet0; destroy d2; undefine d2"
     "dommemstat test"
     "dommemstat test --period 2"
+    "dommemstat test --period -1"
+    "dommemstat test --period 3 --config"
     "mask:domblkstat test vda"
     "mask:domblkstat test vda --human"
     "domblkstat test"
@@ -172,6 +174,7 @@ steps=(
     "ro:domtime test"
     "ro:domfsinfo test"
     "ro:domifaddr test --source agent"
+    "ro:dommemstat test --period 2"
     # Nothing left over.
     "list --all"
 )
@@ -228,6 +231,7 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' vcpusFlags 3', lambda: d.vcpusFlags(3))
     show(name + ' vcpusFlags 8', lambda: d.vcpusFlags(8))
     show(name + ' maxVcpus', d.maxVcpus)
+    show(name + ' setMemoryStatsPeriod', lambda: d.setMemoryStatsPeriod(5))
     show(name + ' schedulerType', d.schedulerType)
     show(name + ' schedulerParameters', d.schedulerParameters)
     show(name + ' memoryParameters', lambda: d.memoryParameters(0))

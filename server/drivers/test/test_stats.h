@@ -84,5 +84,10 @@ int test_stats_connect_list_all_interfaces(rv_driver_conn *c,
                                            rv_err *err);
 int test_stats_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
                                    rv_interface_is_active_ret *ret, rv_err *err);
+int test_stats_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
+                                    rv_domain_get_max_vcpus_ret *ret, rv_err *err);
+int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
+                                              const rv_domain_set_memory_stats_period_args *args,
+                                              rv_err *err);
 
 #endif
