@@ -252,6 +252,8 @@ VALUE_OF_TYPE = {
     # libvirt's default test network (active): a change would show.
     "rv_nonnull_network": rc.xdr_string("default") +
                           bytes.fromhex("dd8fe8846c02601e7551cca97df1c5df"),
+    # libvirt's test host interface.
+    "rv_nonnull_interface": rc.xdr_string("eth1") + rc.xdr_string("aa:bb:cc:dd:ee:ff"),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }
