@@ -107,6 +107,8 @@ steps=(
     "vcpucount test --maximum --config"
     "vcpucount test --current --live"
     "schedinfo test"
+    "schedinfo test --config"
+    "schedinfo test --live"
     "memtune test"
     "blkiotune test"
     "numatune test"
@@ -234,6 +236,8 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' setMemoryStatsPeriod', lambda: d.setMemoryStatsPeriod(5))
     show(name + ' schedulerType', d.schedulerType)
     show(name + ' schedulerParameters', d.schedulerParameters)
+    show(name + ' schedulerParametersFlags', lambda: d.schedulerParametersFlags(0))
+    show(name + ' schedulerParametersFlags 2', lambda: d.schedulerParametersFlags(2))
     show(name + ' memoryParameters', lambda: d.memoryParameters(0))
     show(name + ' blkioParameters', lambda: d.blkioParameters(0))
     show(name + ' numaParameters', lambda: d.numaParameters(0))

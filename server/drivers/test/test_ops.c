@@ -481,6 +481,8 @@ const rv_driver rv_test_driver = {
         .network_is_active = test_net_is_active,
         .network_is_persistent = test_net_is_persistent,
         /* statistics, tuning and host interfaces (test_stats.c) */
+        .domain_get_scheduler_parameters_flags =
+            test_stats_domain_get_scheduler_parameters_flags,
         .domain_get_max_vcpus = test_stats_domain_get_max_vcpus,
         .domain_set_memory_stats_period = test_stats_domain_set_memory_stats_period,
         .connect_get_max_vcpus = test_stats_connect_get_max_vcpus,

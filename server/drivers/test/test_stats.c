@@ -810,29 +810,47 @@ int test_stats_domain_get_scheduler_type(rv_driver_conn *c,
     return ret->type ? 0 : fail_oom(err);
 }
 
-int test_stats_domain_get_scheduler_parameters(
-    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
-    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err)
+/* The scheduler's one parameter, its weight (50), for nparams > 0. */
+static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const char *api,
+                            rv_typed_param **val, u_int *len, rv_err *err)
 {
     test_dom_view v;
-    (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0)
+    if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0)
         return -1;
-    if (args->nparams == 0) {
+    if (nparams == 0) {
         rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                   "invalid argument: nparams in virDomainGetSchedulerParameters must be "
-                   "greater than zero");
+                   "invalid argument: nparams in %s must be greater than zero", api);
         return -1;
     }
-    if (get_dom(&args->dom, &v, err) < 0)
+    if (get_dom(dom, &v, err) < 0)
         return -1;
-    rv_typed_param *p = param_list(1, 1, &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
+    rv_typed_param *p = param_list(1, 1, len, err);
+    if (!(*val = p))
         return -1;
     if (set_param(&p[0], "weight", RV_TYPED_PARAM_UINT) < 0)
         return fail_oom(err);
     p[0].value.rv_typed_param_value_u.ui = 50;
     return 0;
+}
+
+int test_stats_domain_get_scheduler_parameters(
+    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
+    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err)
+{
+    (void)c;
+    return scheduler_params(&args->dom, args->nparams, "virDomainGetSchedulerParameters",
+                            &ret->params.params_val, &ret->params.params_len, err);
+}
+
+int test_stats_domain_get_scheduler_parameters_flags(
+    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
+    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
+        return -1;
+    return scheduler_params(&args->dom, args->nparams, "virDomainGetSchedulerParametersFlags",
+                            &ret->params.params_val, &ret->params.params_len, err);
 }
 
 int test_stats_domain_get_memory_parameters(rv_driver_conn *c,

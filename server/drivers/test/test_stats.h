@@ -89,5 +89,8 @@ int test_stats_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_v
 int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
                                               const rv_domain_set_memory_stats_period_args *args,
                                               rv_err *err);
+int test_stats_domain_get_scheduler_parameters_flags(
+    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
+    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
 
 #endif
