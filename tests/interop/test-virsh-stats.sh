@@ -299,6 +299,34 @@ if [ -f "$RV_TMP/py-libvirtd.txt" ]; then
     pycheck "$REMVIRTD_URI" "$REMVIRTD_URI_RO" > "$RV_TMP/py-remvirtd.txt" 2>&1
 fi
 
+# rvsh prints what virsh prints, one command at a time against remvirtd
+# (which keeps its state between connections: d2 stays shut off).
+virsh -q -c "$REMVIRTD_URI" define "$xmldir/d2.xml" > /dev/null
+rvsh_steps=(
+    "dommemstat test" "dommemstat d2" "dommemstat nosuch"
+    "mask:domblkstat test vda" "mask:domblkstat test /guest/diskimage1" "domblkstat test"
+    "domblkstat test nosuch" "domblkstat d2 sdb"
+    "mask:vcpuinfo test"
+    "vcpucount test" "vcpucount d2"
+    "schedinfo test" "schedinfo d2"
+)
+for tool in virsh "$RVSH"; do
+    for step in "${rvsh_steps[@]}"; do
+        rc=0
+        mask=cat
+        case $step in mask:*) mask=mask_clock; step=${step#mask:} ;; esac
+        # Word splitting on purpose: each step is a command and its arguments.
+        # shellcheck disable=SC2086
+        "$tool" -c "$REMVIRTD_URI" $step >"$RV_TMP/out" 2>"$RV_TMP/err" || rc=$?
+        printf '=== %s\n' "$step"
+        $mask < "$RV_TMP/out"
+        echo "--- stderr"
+        $mask < "$RV_TMP/err"
+        echo "--- exit status $rc"
+    done > "$RV_TMP/tool-$(basename "$tool").txt"
+done
+virsh -q -c "$REMVIRTD_URI" undefine d2 > /dev/null
+
 # The daemon's own refusals, which libvirt's client library keeps virsh
 # and python from reaching: a read-only connection may not ask the guest
 # (hostname, time, filesystems, addresses from its agent), but may read
@@ -324,6 +352,10 @@ print("ok   the read-only socket refuses the guest-agent queries, allows the res
 PY
 
 status=0
+if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
+    echo "rvsh's output differs from virsh's (--- virsh, +++ rvsh)"
+    status=1
+fi
 if ! diff -u "$RV_TMP/libvirtd.txt" "$RV_TMP/remvirtd.txt"; then
     echo "virsh prints differently against remvirtd (+++) than against libvirtd (---)"
     status=1
