@@ -23,6 +23,7 @@ enum {
     CPUMAP_ONLINE_BITS = 0x15,
     CPUMAP_ONLINE = 3,
     TEST_MAX_VCPUS = 32,
+    MAX_TESTNET = 1024,         /* libvirt names interfaces testnet0..1023 */
 };
 /* Free memory of the two NUMA cells, and of the host (bytes, as libvirt's
  * test driver hands them out). */
@@ -156,16 +157,23 @@ static const rv_test_def *pick_def(const test_dom_view *v, unsigned int flags, r
     return live ? v->def : v->config;
 }
 
-/* The i-th child element of <devices> called name, or NULL. */
-static const rv_xml_node *device(const rv_test_def *def, const char *name, size_t i)
+/* Whether node is an element called name. */
+static int is_element(const rv_xml_node *node, const char *name)
 {
-    if (!def->devices)
-        return NULL;
-    for (size_t k = 0; k < def->devices->nkids; k++) {
-        const rv_xml_node *n = def->devices->kids[k];
-        if (n && n->name && strcmp(n->name, name) == 0 && i-- == 0)
-            return n;
-    }
+    return node && node->name && strcmp(node->name, name) == 0;
+}
+
+/* The children of <devices>, k from 0 to NDEVICES (an entry may be NULL
+ * or text: test it with is_element). */
+#define NDEVICES(def) ((def)->devices ? (def)->devices->nkids : 0)
+#define DEVICE_AT(def, k) ((def)->devices->kids[k])
+
+/* The first child element of <devices> called name, or NULL. */
+static const rv_xml_node *first_device(const rv_test_def *def, const char *name)
+{
+    for (size_t k = 0; k < NDEVICES(def); k++)
+        if (is_element(DEVICE_AT(def, k), name))
+            return DEVICE_AT(def, k);
     return NULL;
 }
 
@@ -197,8 +205,11 @@ static const char *disk_source(const rv_xml_node *disk)
  * source path of exactly one disk. */
 static const rv_xml_node *find_disk(const rv_test_def *def, const char *path)
 {
-    const rv_xml_node *disk, *match = NULL;
-    for (size_t i = 0; (disk = device(def, "disk", i)); i++) {
+    const rv_xml_node *match = NULL;
+    for (size_t k = 0; k < NDEVICES(def); k++) {
+        const rv_xml_node *disk = DEVICE_AT(def, k);
+        if (!is_element(disk, "disk"))
+            continue;
         if (path[0] != '/') {
             if (strcmp(disk_target(disk), path) == 0)
                 return disk;
@@ -237,40 +248,53 @@ typedef struct iface_view {
     const char *given;          /* the <target dev>, or NULL */
 } iface_view;
 
-static int name_taken(const iface_view *ifs, size_t n, const char *name)
+/* The number N of a name "testnetN" as the test driver writes it, or -1. */
+static int testnet_index(const char *name)
 {
-    for (size_t i = 0; i < n; i++)
-        if ((ifs[i].given && strcmp(ifs[i].given, name) == 0) ||
-            (!ifs[i].given && ifs[i].name[0] && strcmp(ifs[i].name, name) == 0))
-            return 1;
-    return 0;
+    int k;
+    char again[32];
+    if (sscanf(name, "testnet%d", &k) != 1 || k < 0 || k >= MAX_TESTNET)
+        return -1;
+    snprintf(again, sizeof(again), "testnet%d", k);
+    return strcmp(again, name) == 0 ? k : -1;
 }
 
-/* Fills *out (malloc'd) with the domain's interfaces; returns the count. */
+/* Fills *out (malloc'd) with the domain's interfaces; returns the count.
+ * Past testnet1023 libvirt refuses the definition; such an interface
+ * gets no name here. */
 static int list_ifaces(const rv_test_def *def, iface_view **out, rv_err *err)
 {
     size_t n = 0;
-    while (device(def, "interface", n))
-        n++;
+    for (size_t k = 0; k < NDEVICES(def); k++)
+        n += is_element(DEVICE_AT(def, k), "interface");
     iface_view *ifs = n ? calloc(n, sizeof(*ifs)) : NULL;
     if (n && !ifs)
         return fail_oom(err);
-    for (size_t i = 0; i < n; i++) {
-        ifs[i].el = device(def, "interface", i);
-        ifs[i].given = child_attr(ifs[i].el, "target", "dev");
-        if (ifs[i].given)
-            snprintf(ifs[i].name, sizeof(ifs[i].name), "%.31s", ifs[i].given);
+    unsigned char used[MAX_TESTNET] = { 0 };
+    size_t i = 0;
+    for (size_t k = 0; k < NDEVICES(def); k++) {
+        if (!is_element(DEVICE_AT(def, k), "interface"))
+            continue;
+        ifs[i].el = DEVICE_AT(def, k);
+        const char *given = child_attr(ifs[i].el, "target", "dev");
+        if (given) {
+            snprintf(ifs[i].name, sizeof(ifs[i].name), "%.31s", given);
+            int idx = testnet_index(given);
+            if (idx >= 0)
+                used[idx] = 1;
+        }
+        ifs[i++].given = given;
     }
-    for (size_t i = 0; i < n; i++) {
+    int next = 0;
+    for (i = 0; i < n; i++) {
         if (ifs[i].given)
             continue;
-        char cand[32];
-        for (int k = 0; k < 1024; k++) {
-            snprintf(cand, sizeof(cand), "testnet%d", k);
-            if (!name_taken(ifs, n, cand))
-                break;
-        }
-        memcpy(ifs[i].name, cand, sizeof(cand));
+        while (next < MAX_TESTNET && used[next])
+            next++;
+        if (next == MAX_TESTNET)
+            break;
+        snprintf(ifs[i].name, sizeof(ifs[i].name), "testnet%d", next);
+        used[next] = 1;
     }
     *out = ifs;
     return (int)n;
@@ -479,7 +503,7 @@ int test_stats_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_sta
         return -1;
     /* Only a domain with a balloon reports; the values follow its current
      * memory the way libvirt's test driver derives them. */
-    const rv_xml_node *balloon = device(v.def, "memballoon", 0);
+    const rv_xml_node *balloon = first_device(v.def, "memballoon");
     const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
     if (!balloon || (model && strcmp(model, "none") == 0))
         return 0;
@@ -533,7 +557,7 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
     }
     if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    const rv_xml_node *balloon = device(def, "memballoon", 0);
+    const rv_xml_node *balloon = first_device(def, "memballoon");
     const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
     if (!balloon || (model && strcmp(model, "none") == 0)) {
         rv_err_set(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
@@ -584,7 +608,7 @@ static const iface_view *find_iface(const iface_view *ifs, int n, const char *de
             if (parse_mac(child_attr(ifs[i].el, "mac", "address"), mac) == 0 &&
                 memcmp(mac, want, 6) == 0)
                 return &ifs[i];
-        } else if (strcmp(ifs[i].name, device_name) == 0) {
+        } else if (ifs[i].name[0] && strcmp(ifs[i].name, device_name) == 0) {
             return &ifs[i];
         }
     }
@@ -1015,10 +1039,11 @@ int test_stats_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_a
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* Two ext4 partitions on the first hard disk. */
-    for (size_t i = 0; (disk = device(v.def, "disk", i)); i++) {
-        const char *kind = rv_xml_attr_get(disk, "device");
+    for (size_t k = 0; !disk && k < NDEVICES(v.def); k++) {
+        const rv_xml_node *el = DEVICE_AT(v.def, k);
+        const char *kind = is_element(el, "disk") ? rv_xml_attr_get(el, "device") : "";
         if (!kind || strcmp(kind, "disk") == 0)
-            break;
+            disk = el;
     }
     if (!disk)
         return 0;
@@ -1091,7 +1116,7 @@ int test_stats_domain_interface_addresses(rv_driver_conn *c,
         else
             snprintf(addr, sizeof(addr), "192.168.0.3");
         wi->name = strdup(ifs[i].name);
-        wi->hwaddr = malloc(sizeof(char *));
+        wi->hwaddr = calloc(1, sizeof(char *));
         wi->addrs.addrs_val = calloc(1, sizeof(rv_domain_ip_addr));
         if (!wi->name || !wi->hwaddr || !wi->addrs.addrs_val) {
             rc = fail_oom(err);
