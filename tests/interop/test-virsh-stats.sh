@@ -351,6 +351,42 @@ c.call_ok(rc.PROC_DOMAIN_INTERFACE_ADDRESSES, dom + rc.xdr_uint(0) + rc.xdr_uint
 print("ok   the read-only socket refuses the guest-agent queries, allows the rest")
 PY
 
+# Bad sizes get a clear error before anything is allocated, and the
+# connection goes on.
+rawpy "$REMVIRTD_SOCK" <<'PY'
+import sys
+import rawclient as rc
+
+c = rc.Client(sys.argv[1])
+c.open_connection()
+dom = c.lookup("test")
+u, i = rc.xdr_uint, rc.xdr_int
+for what, proc, body in (
+        ("vcpus: maxinfo past 16384", rc.PROC_DOMAIN_GET_VCPUS, dom + i(16385) + i(1)),
+        ("vcpus: maps past 8 MiB", rc.PROC_DOMAIN_GET_VCPUS, dom + i(16384) + i(1024)),
+        ("vcpus: negative maplen", rc.PROC_DOMAIN_GET_VCPUS, dom + i(1) + i(-1)),
+        ("pin info: maps past 8 MiB", rc.PROC_DOMAIN_GET_VCPU_PIN_INFO,
+         dom + i(16384) + i(2048) + u(0)),
+        ("emulator pin: maplen past 2048", rc.PROC_DOMAIN_GET_EMULATOR_PIN_INFO,
+         dom + i(2049) + u(0)),
+        ("memory stats: maxStats past 1024", rc.PROC_DOMAIN_MEMORY_STATS, dom + u(1025) + u(0)),
+        ("cells: maxcells past 1024", rc.PROC_NODE_GET_CELLS_FREE_MEMORY, i(0) + i(1025)),
+        ("cpu stats: nparams past 16", rc.PROC_NODE_GET_CPU_STATS, i(-1) + i(17) + u(0)),
+        ("memory tuning: nparams past 16", rc.PROC_DOMAIN_GET_MEMORY_PARAMETERS,
+         dom + i(17) + u(0)),
+        ("memory tuning: negative nparams", rc.PROC_DOMAIN_GET_MEMORY_PARAMETERS,
+         dom + i(-1) + u(0))):
+    hdr, body = c.call(proc, body)
+    if hdr.status != rc.STATUS_ERROR:
+        raise SystemExit(f"FAIL: {what}: the call succeeded")
+    err = rc.decode_error(body)
+    if err["code"] != rc.ERR_RPC:
+        raise SystemExit(f"FAIL: {what}: error {err}")
+    print(f"ok   {what}: {err['message']}")
+c.call_ok(rc.PROC_DOMAIN_GET_VCPUS, dom + i(2) + i(1))
+print("ok   the connection still answers")
+PY
+
 status=0
 if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
     echo "rvsh's output differs from virsh's (--- virsh, +++ rvsh)"

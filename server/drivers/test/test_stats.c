@@ -340,7 +340,8 @@ static rv_typed_param *param_list(int want, int n, u_int *len, rv_err *err)
 static int check_nparams(int nparams, int max, rv_err *err)
 {
     if (nparams < 0 || nparams > max) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "nparams too large");
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, nparams < 0 ? "nparams is negative"
+                                                             : "nparams too large");
         return -1;
     }
     return 0;
@@ -689,7 +690,8 @@ int test_stats_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_arg
     }
     if (args->maplen < 0 ||
         (long long)args->maxinfo * args->maplen > RV_CPUMAPS_MAX) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, args->maplen < 0 ? "maplen is negative"
+                   : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
         return -1;
     }
     if (get_dom(&args->dom, &v, err) < 0)
@@ -765,7 +767,8 @@ int test_stats_domain_get_vcpu_pin_info(rv_driver_conn *c,
         return -1;
     }
     if (args->maplen <= 0 || (long long)args->ncpumaps * args->maplen > RV_CPUMAPS_MAX) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
+                   : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
         return -1;
     }
     if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
@@ -792,7 +795,8 @@ int test_stats_domain_get_emulator_pin_info(rv_driver_conn *c,
     test_dom_view v;
     (void)c;
     if (args->maplen <= 0 || args->maplen > RV_CPUMAP_MAX) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maplen > REMOTE_CPUMAP_MAX");
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
+                   : "maplen > REMOTE_CPUMAP_MAX");
         return -1;
     }
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
