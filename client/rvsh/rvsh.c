@@ -19,6 +19,12 @@
  *             "security_label", "security_enforcing"}
  *            where a value the server could not give is null; id is null
  *            for an inactive domain.
+ *   dommemstat: {"actual": KiB, "rss": KiB, ...} (libvirt's stat names)
+ *   domblkstat: {"rd_req", "rd_bytes", "wr_req", "wr_bytes", "errs"}
+ *   vcpuinfo: [{"vcpu", "cpu", "state", "cpu_time_ns", "affinity": "yy-"}, ...]
+ *   vcpucount: {"maximum_config", "maximum_live", "current_config",
+ *               "current_live"}, null where the domain cannot tell
+ *   schedinfo: {"scheduler": "...", "params": {"weight": 50, ...}}
  * Domain states and reasons print as virsh prints them. */
 #include <errno.h>
 #include <getopt.h>
@@ -1268,10 +1274,19 @@ static int cmd_dommemstat(shell *sh, const command *cmd, const cmd_args *a)
         error_line("Failed to get memory statistics for domain %s", name);
         lib_error();
     }
+    int json = sh->json || has_opt(cmd, a, "json"), first = 1;
+    if (n >= 0 && json)
+        putchar('{');
     for (int i = 0; i < n; i++) {
-        if (stats[i].tag >= 0 && stats[i].tag < NSTATS)
+        if (stats[i].tag < 0 || stats[i].tag >= NSTATS)
+            continue;
+        if (json)
+            json_num_field(names[stats[i].tag], stats[i].val, 1, &first);
+        else
             printf("%s %llu\n", names[stats[i].tag], stats[i].val);
     }
+    if (n >= 0 && json)
+        puts("}");
     rv_domain_free(dom);
     return n < 0 ? -1 : 0;
 }
@@ -1292,9 +1307,18 @@ static int cmd_domblkstat(shell *sh, const command *cmd, const cmd_args *a)
             { "rd_req", st.rd_req }, { "rd_bytes", st.rd_bytes }, { "wr_req", st.wr_req },
             { "wr_bytes", st.wr_bytes }, { "errs", st.errs },
         };
-        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-            if (rows[i].v >= 0)         /* -1: the driver does not count it */
+        int json = sh->json || has_opt(cmd, a, "json"), first = 1;
+        if (json)
+            putchar('{');
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+            if (json)           /* -1: the driver does not count it */
+                json_num_field(rows[i].name, (unsigned long long)rows[i].v, rows[i].v >= 0,
+                               &first);
+            else if (rows[i].v >= 0)
                 printf("%s %s %lld\n", device, rows[i].name, rows[i].v);
+        }
+        if (json)
+            puts("}");
     }
     rv_domain_free(dom);
     return rc;
@@ -1326,7 +1350,33 @@ static int cmd_vcpuinfo(shell *sh, const command *cmd, const cmd_args *a)
         lib_error();
         goto out;
     }
-    for (int i = 0; i < n; i++) {
+    char *affinity = malloc((size_t)maxcpu + 1);
+    if (!affinity) {
+        error_line("out of memory");
+        goto out;
+    }
+    int json = sh->json || has_opt(cmd, a, "json");
+    if (json)
+        putchar('[');
+    for (int i = 0; json && i < n; i++) {
+        const rv_vcpu *v = &vcpus[i];
+        int first = 1;
+        for (int c = 0; c < maxcpu; c++)
+            affinity[c] = maps[(size_t)i * maplen + c / 8] & (1u << (c % 8)) ? 'y' : '-';
+        affinity[maxcpu] = '\0';
+        printf("%s{", i ? ", " : "");
+        json_num_field("vcpu", v->number, 1, &first);
+        json_num_field("cpu", (unsigned long long)v->cpu, v->cpu >= 0, &first);
+        json_str_field("state", v->state >= 0 && v->state < 3 ? states[v->state] : NULL,
+                       &first);
+        json_num_field("cpu_time_ns", v->cpu_time, 1, &first);
+        json_str_field("affinity", affinity, &first);
+        putchar('}');
+    }
+    free(affinity);
+    if (json)
+        puts("]");
+    for (int i = 0; !json && i < n; i++) {
         const rv_vcpu *v = &vcpus[i];
         printf("%-15s %u\n", "VCPU:", v->number);
         printf("%-15s %d\n", "CPU:", v->cpu);
@@ -1361,14 +1411,22 @@ static int cmd_vcpucount(shell *sh, const command *cmd, const cmd_args *a)
     rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
     if (!dom)
         return -1;
-    int shown = 0;
+    int shown = 0, json = sh->json || has_opt(cmd, a, "json"), first = 1;
+    if (json)
+        putchar('{');
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         int n = rv_domain_get_vcpus_flags(dom, rows[i].flags);
-        if (n < 0)
-            continue;
-        printf("%-12s %-12s %3d\n", rows[i].what, rows[i].where, n);
-        shown++;
+        if (json) {
+            char key[32];
+            snprintf(key, sizeof(key), "%s_%s", rows[i].what, rows[i].where);
+            json_num_field(key, (unsigned long long)n, n >= 0, &first);
+        } else if (n >= 0) {
+            printf("%-12s %-12s %3d\n", rows[i].what, rows[i].where, n);
+        }
+        shown += n >= 0;
     }
+    if (json)
+        puts("}");
     if (!shown)
         lib_error();
     rv_domain_free(dom);
@@ -1383,10 +1441,17 @@ static int cmd_schedinfo(shell *sh, const command *cmd, const cmd_args *a)
     int nparams = 0, rc = -1;
     rv_typed_parameter *params = NULL;
     char *type = rv_domain_get_scheduler_type(dom, &nparams);
-    printf("%-15s: %s\n", "Scheduler", type ? type : "Unknown");
+    int json = sh->json || has_opt(cmd, a, "json"), first = 1;
+    if (!json)
+        printf("%-15s: %s\n", "Scheduler", type ? type : "Unknown");
     if (!type) {
         lib_error();
         goto out;
+    }
+    if (json) {
+        fputs("{\"scheduler\": ", stdout);
+        json_string(type);
+        fputs(", \"params\": {", stdout);
     }
     if (nparams > 0) {
         params = calloc((size_t)nparams, sizeof(*params));
@@ -1398,7 +1463,21 @@ static int cmd_schedinfo(shell *sh, const command *cmd, const cmd_args *a)
             lib_error();
             goto out;
         }
-        for (int i = 0; i < nparams; i++) {
+        for (int i = 0; json && i < nparams; i++) {
+            const rv_typed_parameter *p = &params[i];
+            json_key(p->field, &first);
+            switch (p->type) {
+            case RV_PARAM_INT: printf("%d", p->value.i); break;
+            case RV_PARAM_UINT: printf("%u", p->value.ui); break;
+            case RV_PARAM_LLONG: printf("%lld", p->value.l); break;
+            case RV_PARAM_ULLONG: printf("%llu", p->value.ul); break;
+            case RV_PARAM_DOUBLE: printf("%.17g", p->value.d); break;
+            case RV_PARAM_BOOLEAN: fputs(p->value.b ? "true" : "false", stdout); break;
+            case RV_PARAM_STRING: json_string(p->value.s ? p->value.s : ""); break;
+            default: fputs("null", stdout); break;
+            }
+        }
+        for (int i = 0; !json && i < nparams; i++) {
             const rv_typed_parameter *p = &params[i];
             printf("%-15s: ", p->field);
             switch (p->type) {
@@ -1414,6 +1493,8 @@ static int cmd_schedinfo(shell *sh, const command *cmd, const cmd_args *a)
         }
         rv_typed_parameters_clear(params, nparams);
     }
+    if (json)
+        puts("}}");
     rc = 0;
 out:
     free(params);
@@ -1456,11 +1537,11 @@ static const command commands[] = {
     { "capabilities", cmd_capabilities, NULL, 0, NULL, "capabilities XML" },
     { "event", cmd_event, NULL, 0, opts_event,
       "print domain lifecycle events as they come (the first; --loop: all; --timeout seconds)" },
-    { "dommemstat", cmd_dommemstat, "domain", BY_ANY, NULL, "a domain's memory statistics" },
-    { "domblkstat", cmd_domblkstat, "domain", BY_ANY, NULL, "a disk's I/O counters (domblkstat DOMAIN DEVICE)" },
-    { "vcpuinfo", cmd_vcpuinfo, "domain", BY_ANY, NULL, "a running domain's virtual CPUs" },
-    { "vcpucount", cmd_vcpucount, "domain", BY_ANY, NULL, "how many virtual CPUs a domain has" },
-    { "schedinfo", cmd_schedinfo, "domain", BY_ANY, NULL, "a domain's scheduler and its parameters" },
+    { "dommemstat", cmd_dommemstat, "domain", BY_ANY, opts_json, "a domain's memory statistics" },
+    { "domblkstat", cmd_domblkstat, "domain", BY_ANY, opts_json, "a disk's I/O counters (domblkstat DOMAIN DEVICE)" },
+    { "vcpuinfo", cmd_vcpuinfo, "domain", BY_ANY, opts_json, "a running domain's virtual CPUs" },
+    { "vcpucount", cmd_vcpucount, "domain", BY_ANY, opts_json, "how many virtual CPUs a domain has" },
+    { "schedinfo", cmd_schedinfo, "domain", BY_ANY, opts_json, "a domain's scheduler and its parameters" },
     { "net-list", cmd_net_list, NULL, 0, opts_list, "list networks (active ones; --all: all; --inactive: inactive ones)" },
     { "net-info", cmd_net_info, "network", BY_UUID | BY_NAME, opts_json, "network information" },
     { "net-dumpxml", cmd_net_dumpxml, "network", BY_UUID | BY_NAME, NULL, "network information in XML" },
@@ -1853,7 +1934,7 @@ static void usage(FILE *out)
             "                     else test:///default)\n"
             "  -r, --readonly     open a read-only connection\n"
             "  -q, --quiet        no welcome banner and no blank line after each command\n"
-            "      --json         JSON output for list and dominfo\n"
+            "      --json         JSON output for list, dominfo and the statistics commands\n"
             "  -k, --keepalive-interval SECONDS\n"
             "                     PING a quiet server after this long (default 5; -1: off)\n"
             "  -K, --keepalive-count N\n"

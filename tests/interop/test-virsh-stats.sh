@@ -325,6 +325,25 @@ for tool in virsh "$RVSH"; do
         echo "--- exit status $rc"
     done > "$RV_TMP/tool-$(basename "$tool").txt"
 done
+# --json: the same facts as one JSON value each.
+jsoncheck()
+{
+    "$RVSH" -c "$REMVIRTD_URI" "$@" --json > "$RV_TMP/json" &&
+        "$SYSTEM_PYTHON3" -c "import json, sys; v = json.load(open(sys.argv[1])); assert $JSON_ASSERT, v" \
+            "$RV_TMP/json" ||
+        { echo "rvsh $* --json: not the expected JSON"; cat "$RV_TMP/json"; json_status=1; }
+}
+json_status=0
+JSON_ASSERT='v["actual"] == 2097152 and v["rss"] == 1048576 and len(v) == 13' jsoncheck dommemstat test
+JSON_ASSERT='set(v) == {"rd_req", "rd_bytes", "wr_req", "wr_bytes", "errs"} and abs(v["rd_req"] - 2 * v["rd_bytes"]) < 10**7' \
+    jsoncheck domblkstat test vda
+JSON_ASSERT='[(c["vcpu"], c["cpu"], c["state"], c["affinity"]) for c in v] == [(0, 15, "running", "yyyyyyyy"), (1, 15, "running", "yyyyyyyy")]' \
+    jsoncheck vcpuinfo test
+JSON_ASSERT='v == {"maximum_config": 2, "maximum_live": 2, "current_config": 2, "current_live": 2}' \
+    jsoncheck vcpucount test
+JSON_ASSERT='v == {"maximum_config": 3, "maximum_live": None, "current_config": 1, "current_live": None}' \
+    jsoncheck vcpucount d2
+JSON_ASSERT='v == {"scheduler": "fair", "params": {"weight": 50}}' jsoncheck schedinfo test
 virsh -q -c "$REMVIRTD_URI" undefine d2 > /dev/null
 
 # The daemon's own refusals, which libvirt's client library keeps virsh
@@ -387,7 +406,7 @@ c.call_ok(rc.PROC_DOMAIN_GET_VCPUS, dom + i(2) + i(1))
 print("ok   the connection still answers")
 PY
 
-status=0
+status=$json_status
 if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
     echo "rvsh's output differs from virsh's (--- virsh, +++ rvsh)"
     status=1
