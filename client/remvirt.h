@@ -245,6 +245,13 @@ typedef struct rv_vcpu {
 int rv_domain_get_vcpus(rv_dom *dom, rv_vcpu *info, int maxinfo, unsigned char *cpumaps,
                         int maplen);
 
+/* Where each of the first ncpumaps vcpus may run (maplen bytes each into
+ * cpumaps), from the live or the persistent definition (flags
+ * RV_DOMAIN_VCPU_LIVE or _CONFIG); works on a shut-off domain.  Returns
+ * how many maps were filled in. */
+int rv_domain_get_vcpu_pin_info(rv_dom *dom, int ncpumaps, unsigned char *cpumaps, int maplen,
+                                unsigned int flags);
+
 /* The host's CPUs: returns how many are present; *cpumap (if not NULL)
  * gets a malloc'd map with a bit set per online CPU, *online (if not
  * NULL) how many are online. */

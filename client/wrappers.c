@@ -412,6 +412,28 @@ int rv_domain_get_vcpus(rv_dom *dom, rv_vcpu *info, int maxinfo, unsigned char *
     return (int)n;
 }
 
+int rv_domain_get_vcpu_pin_info(rv_dom *dom, int ncpumaps, unsigned char *cpumaps, int maplen,
+                                unsigned int flags)
+{
+    if (dom && (ncpumaps < 1 || maplen < 1 || !cpumaps))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no room for the maps",
+                          __func__);
+    QUERY_DOMAIN_CALL(domain_get_vcpu_pin_info, .ncpumaps = ncpumaps, .maplen = maplen,
+                      .flags = flags);
+    int n = ret.num;
+    if (n < 0 || n > ncpumaps ||
+        ret.cpumaps.cpumaps_len > (u_int)ncpumaps * (u_int)maplen) {
+        xdr_free((xdrproc_t)xdr_rv_domain_get_vcpu_pin_info_ret, (char *)&ret);
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the reply is larger than asked for",
+                          __func__);
+    }
+    memset(cpumaps, 0, (size_t)ncpumaps * (size_t)maplen);
+    if (ret.cpumaps.cpumaps_len)
+        memcpy(cpumaps, ret.cpumaps.cpumaps_val, ret.cpumaps.cpumaps_len);
+    xdr_free((xdrproc_t)xdr_rv_domain_get_vcpu_pin_info_ret, (char *)&ret);
+    return n;
+}
+
 int rv_node_get_cpu_map(rv_conn *conn, unsigned char **cpumap, unsigned int *online,
                         unsigned int flags)
 {

@@ -22,6 +22,7 @@
  *   dommemstat: {"actual": KiB, "rss": KiB, ...} (libvirt's stat names)
  *   domblkstat: {"rd_req", "rd_bytes", "wr_req", "wr_bytes", "errs"}
  *   vcpuinfo: [{"vcpu", "cpu", "state", "cpu_time_ns", "affinity": "yy-"}, ...]
+ *             (cpu, state and cpu_time_ns null for a shut-off domain)
  *   vcpucount: {"maximum_config", "maximum_live", "current_config",
  *               "current_live"}, null where the domain cannot tell
  *   schedinfo: {"scheduler": "...", "params": {"weight": 50, ...}}
@@ -1346,6 +1347,15 @@ static int cmd_vcpuinfo(shell *sh, const command *cmd, const cmd_args *a)
         goto out;
     }
     int n = rv_domain_get_vcpus(dom, vcpus, (int)info.nr_virt_cpu, maps, maplen);
+    /* A shut-off domain has no vcpus running: like virsh, show where they
+     * may run, from its definition. */
+    int pinned_only = n < 0 && rv_domain_is_active(dom) == 0;
+    if (pinned_only) {
+        n = rv_domain_get_vcpu_pin_info(dom, (int)info.nr_virt_cpu, maps, maplen,
+                                        RV_DOMAIN_VCPU_CONFIG);
+        for (int i = 0; i < n; i++)
+            vcpus[i] = (rv_vcpu){ .number = (unsigned int)i, .state = -1, .cpu = -1 };
+    }
     if (n < 0) {
         lib_error();
         goto out;
@@ -1369,7 +1379,7 @@ static int cmd_vcpuinfo(shell *sh, const command *cmd, const cmd_args *a)
         json_num_field("cpu", (unsigned long long)v->cpu, v->cpu >= 0, &first);
         json_str_field("state", v->state >= 0 && v->state < 3 ? states[v->state] : NULL,
                        &first);
-        json_num_field("cpu_time_ns", v->cpu_time, 1, &first);
+        json_num_field("cpu_time_ns", v->cpu_time, !pinned_only, &first);
         json_str_field("affinity", affinity, &first);
         putchar('}');
     }
@@ -1379,10 +1389,16 @@ static int cmd_vcpuinfo(shell *sh, const command *cmd, const cmd_args *a)
     for (int i = 0; !json && i < n; i++) {
         const rv_vcpu *v = &vcpus[i];
         printf("%-15s %u\n", "VCPU:", v->number);
-        printf("%-15s %d\n", "CPU:", v->cpu);
-        printf("%-15s %s\n", "State:",
-               v->state >= 0 && v->state < 3 ? states[v->state] : "no state");
-        printf("%-15s %.1fs\n", "CPU time:", (double)v->cpu_time / 1e9);
+        if (pinned_only) {
+            /* (virsh's "CPU time" has no colon here) */
+            printf("%-15s %s\n%-15s %s\n%-15s %s\n", "CPU:", "N/A", "State:", "N/A",
+                   "CPU time", "N/A");
+        } else {
+            printf("%-15s %d\n", "CPU:", v->cpu);
+            printf("%-15s %s\n", "State:",
+                   v->state >= 0 && v->state < 3 ? states[v->state] : "no state");
+            printf("%-15s %.1fs\n", "CPU time:", (double)v->cpu_time / 1e9);
+        }
         printf("%-15s ", "CPU Affinity:");
         for (int c = 0; c < maxcpu; c++)
             putchar(maps[(size_t)i * maplen + c / 8] & (1u << (c % 8)) ? 'y' : '-');

@@ -306,7 +306,7 @@ rvsh_steps=(
     "dommemstat test" "dommemstat d2" "dommemstat nosuch"
     "mask:domblkstat test vda" "mask:domblkstat test /guest/diskimage1" "domblkstat test"
     "domblkstat test nosuch" "domblkstat d2 sdb"
-    "mask:vcpuinfo test"
+    "mask:vcpuinfo test" "vcpuinfo d2"
     "vcpucount test" "vcpucount d2"
     "schedinfo test" "schedinfo d2"
 )
@@ -339,6 +339,8 @@ JSON_ASSERT='set(v) == {"rd_req", "rd_bytes", "wr_req", "wr_bytes", "errs"} and 
     jsoncheck domblkstat test vda
 JSON_ASSERT='[(c["vcpu"], c["cpu"], c["state"], c["affinity"]) for c in v] == [(0, 15, "running", "yyyyyyyy"), (1, 15, "running", "yyyyyyyy")]' \
     jsoncheck vcpuinfo test
+JSON_ASSERT='v == [{"vcpu": 0, "cpu": None, "state": None, "cpu_time_ns": None, "affinity": "yyyyyyyy"}]' \
+    jsoncheck vcpuinfo d2
 JSON_ASSERT='v == {"maximum_config": 2, "maximum_live": 2, "current_config": 2, "current_live": 2}' \
     jsoncheck vcpucount test
 JSON_ASSERT='v == {"maximum_config": 3, "maximum_live": None, "current_config": 1, "current_live": None}' \
