@@ -112,6 +112,10 @@ steps=(
     "memtune test"
     "blkiotune test"
     "numatune test"
+    "domiftune test testnet0"
+    "domiftune test aa:bb:cc:dd:ee:ff --config"
+    "domiftune test vnet0"
+    "ro:domiftune test testnet0"
     "domhostname test"
     "domifaddr test"
     "domifaddr test --source arp"
@@ -242,6 +246,7 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' blkioParameters', lambda: d.blkioParameters(0))
     show(name + ' numaParameters', lambda: d.numaParameters(0))
     show(name + ' numaParameters config', lambda: d.numaParameters(2))
+    show(name + ' interfaceParameters', lambda: d.interfaceParameters('testnet0', 0))
     show(name + ' interfaceAddresses', lambda: d.interfaceAddresses(0))
     show(name + ' interfaceAddresses 2', lambda: d.interfaceAddresses(2))
     show(name + ' hostname', d.hostname)

@@ -983,6 +983,50 @@ int test_stats_domain_get_numa_parameters(rv_driver_conn *c,
     return 0;
 }
 
+int test_stats_domain_get_interface_parameters(
+    rv_driver_conn *c, const rv_domain_get_interface_parameters_args *args,
+    rv_domain_get_interface_parameters_ret *ret, rv_err *err)
+{
+    /* Inbound and outbound bandwidth: none set, all 0. */
+    static const char *const fields[] = {
+        "inbound.average", "inbound.peak", "inbound.burst", "inbound.floor",
+        "outbound.average", "outbound.peak", "outbound.burst",
+    };
+    const int n = 7;
+    test_dom_view v;
+    const rv_test_def *def;
+    iface_view *ifs = NULL;
+    (void)c;
+    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+                    "testDomainGetInterfaceParameters", err) < 0)
+        return -1;
+    if (args->nparams == 0) {
+        ret->nparams = n;
+        return 0;
+    }
+    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
+        return -1;
+    int nifs = list_ifaces(def, &ifs, err);
+    if (nifs < 0)
+        return -1;
+    const iface_view *found = find_iface(ifs, nifs, args->device);
+    free(ifs);
+    if (!found) {
+        rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                   "invalid argument: '%s' is not a known interface", args->device);
+        return -1;
+    }
+    rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
+    if (!(ret->params.params_val = p))
+        return -1;
+    for (u_int i = 0; i < ret->params.params_len; i++)
+        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_UINT) < 0)
+            return fail_oom(err);
+    ret->nparams = (int)ret->params.params_len;
+    return 0;
+}
+
 /* ================================================================ guest facts */
 
 int test_stats_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,

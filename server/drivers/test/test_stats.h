@@ -92,5 +92,8 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
 int test_stats_domain_get_scheduler_parameters_flags(
     rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
     rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
+int test_stats_domain_get_interface_parameters(
+    rv_driver_conn *c, const rv_domain_get_interface_parameters_args *args,
+    rv_domain_get_interface_parameters_ret *ret, rv_err *err);
 
 #endif
