@@ -115,6 +115,13 @@ steps=(
     "domiftune test testnet0"
     "domiftune test aa:bb:cc:dd:ee:ff --config"
     "domiftune test vnet0"
+    "blkdeviotune test vda"
+    "blkdeviotune test /guest/diskimage1 --config"
+    "blkdeviotune test nosuch"
+    "perf test"
+    "perf test --config"
+    "ro:blkdeviotune test vda"
+    "ro:perf test"
     "ro:domiftune test testnet0"
     "domhostname test"
     "domifaddr test"
@@ -247,6 +254,9 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' numaParameters', lambda: d.numaParameters(0))
     show(name + ' numaParameters config', lambda: d.numaParameters(2))
     show(name + ' interfaceParameters', lambda: d.interfaceParameters('testnet0', 0))
+    show(name + ' blockIoTune', lambda: d.blockIoTune('vda', 0))
+    show(name + ' blockIoTune nosuch', lambda: d.blockIoTune('nosuch', 0))
+    show(name + ' perfEvents', lambda: d.perfEvents(0))
     show(name + ' interfaceAddresses', lambda: d.interfaceAddresses(0))
     show(name + ' interfaceAddresses 2', lambda: d.interfaceAddresses(2))
     show(name + ' hostname', d.hostname)

@@ -481,6 +481,8 @@ const rv_driver rv_test_driver = {
         .network_is_active = test_net_is_active,
         .network_is_persistent = test_net_is_persistent,
         /* statistics, tuning and host interfaces (test_stats.c) */
+        .domain_get_block_io_tune = test_stats_domain_get_block_io_tune,
+        .domain_get_perf_events = test_stats_domain_get_perf_events,
         .domain_get_interface_parameters = test_stats_domain_get_interface_parameters,
         .domain_get_scheduler_parameters_flags =
             test_stats_domain_get_scheduler_parameters_flags,

@@ -95,5 +95,11 @@ int test_stats_domain_get_scheduler_parameters_flags(
 int test_stats_domain_get_interface_parameters(
     rv_driver_conn *c, const rv_domain_get_interface_parameters_args *args,
     rv_domain_get_interface_parameters_ret *ret, rv_err *err);
+int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
+                                        const rv_domain_get_block_io_tune_args *args,
+                                        rv_domain_get_block_io_tune_ret *ret, rv_err *err);
+int test_stats_domain_get_perf_events(rv_driver_conn *c,
+                                      const rv_domain_get_perf_events_args *args,
+                                      rv_domain_get_perf_events_ret *ret, rv_err *err);
 
 #endif
