@@ -214,6 +214,83 @@ int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
  * by element and then as a whole. */
 int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags);
 
+/* ---- statistics and tuning ---- */
+
+/* One memory statistic: tag is libvirt's virDomainMemoryStatTags number
+ * (6 the balloon's size, 7 the RSS, ...), val in KiB for sizes. */
+typedef struct rv_memory_stat {
+    int tag;
+    unsigned long long val;
+} rv_memory_stat;
+/* Up to nr_stats statistics into stats; returns how many (0 for a domain
+ * without a memory balloon). */
+int rv_domain_memory_stats(rv_dom *dom, rv_memory_stat *stats, unsigned int nr_stats,
+                           unsigned int flags);
+
+/* A disk's counters; path is its target ("vda") or source file. */
+typedef struct rv_block_stats {
+    long long rd_req, rd_bytes, wr_req, wr_bytes, errs;
+} rv_block_stats;
+int rv_domain_block_stats(rv_dom *dom, const char *path, rv_block_stats *stats);
+
+/* One virtual CPU of a running domain: state is libvirt's virVcpuState
+ * (0 offline, 1 running, 2 blocked), cpu the host CPU it last ran on. */
+typedef struct rv_vcpu {
+    unsigned int number;
+    int state;
+    unsigned long long cpu_time;        /* ns */
+    int cpu;
+} rv_vcpu;
+/* Up to maxinfo vcpus into info and, if cpumaps is not NULL, maplen bytes
+ * of host CPU affinity per vcpu into cpumaps (bit n: may run on CPU n).
+ * Returns how many vcpus were filled in. */
+int rv_domain_get_vcpus(rv_dom *dom, rv_vcpu *info, int maxinfo, unsigned char *cpumaps,
+                        int maplen);
+
+/* Where each of the first ncpumaps vcpus may run (maplen bytes each into
+ * cpumaps), from the live or the persistent definition (flags
+ * RV_DOMAIN_VCPU_LIVE or _CONFIG); works on a shut-off domain.  Returns
+ * how many maps were filled in. */
+int rv_domain_get_vcpu_pin_info(rv_dom *dom, int ncpumaps, unsigned char *cpumaps, int maplen,
+                                unsigned int flags);
+
+/* The host's CPUs: returns how many are present; *cpumap (if not NULL)
+ * gets a malloc'd map with a bit set per online CPU, *online (if not
+ * NULL) how many are online. */
+int rv_node_get_cpu_map(rv_conn *conn, unsigned char **cpumap, unsigned int *online,
+                        unsigned int flags);
+
+/* The scheduler's name ("fair", "posix", ...), malloc'd; *nparams (if not
+ * NULL) gets how many parameters it has. */
+char *rv_domain_get_scheduler_type(rv_dom *dom, int *nparams);
+
+/* A typed parameter (libvirt's virTypedParameter): type RV_PARAM_*
+ * says which member of value holds it. */
+enum {
+    RV_PARAM_INT = 1, RV_PARAM_UINT = 2, RV_PARAM_LLONG = 3,
+    RV_PARAM_ULLONG = 4, RV_PARAM_DOUBLE = 5, RV_PARAM_BOOLEAN = 6,
+    RV_PARAM_STRING = 7,
+};
+#define RV_PARAM_FIELD_LENGTH 80
+typedef struct rv_typed_parameter {
+    char field[RV_PARAM_FIELD_LENGTH];
+    int type;
+    union {
+        int i;
+        unsigned int ui;
+        long long l;
+        unsigned long long ul;
+        double d;
+        int b;
+        char *s;            /* malloc'd; rv_typed_parameters_clear() frees it */
+    } value;
+} rv_typed_parameter;
+/* Free the strings of n parameters. */
+void rv_typed_parameters_clear(rv_typed_parameter *params, int n);
+/* The scheduler's parameters: *nparams in, the room in params; out, how
+ * many were filled in. */
+int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams);
+
 /* ---- asynchronous calls ----
  *
  * For one thread that wants many calls in flight on one connection (a

@@ -346,3 +346,197 @@ int rv_domain_get_messages(rv_dom *dom, char ***msgs, unsigned int flags)
     return (int)n;
 }
 
+
+/* ---- statistics and tuning ---- */
+
+int rv_domain_memory_stats(rv_dom *dom, rv_memory_stat *stats, unsigned int nr_stats,
+                           unsigned int flags)
+{
+    if (dom && nr_stats && !stats)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_memory_stats, .maxStats = nr_stats, .flags = flags);
+    /* The server may not send more than asked for. */
+    u_int n = ret.stats.stats_len;
+    if (n > nr_stats) {
+        xdr_free((xdrproc_t)xdr_rv_domain_memory_stats_ret, (char *)&ret);
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: %u statistics for %u asked", __func__,
+                          n, nr_stats);
+    }
+    for (u_int i = 0; i < n; i++) {
+        stats[i].tag = ret.stats.stats_val[i].tag;
+        stats[i].val = ret.stats.stats_val[i].val;
+    }
+    xdr_free((xdrproc_t)xdr_rv_domain_memory_stats_ret, (char *)&ret);
+    return (int)n;
+}
+
+int rv_domain_block_stats(rv_dom *dom, const char *path, rv_block_stats *stats)
+{
+    if (dom && !path)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no path given", __func__);
+    if (dom && !stats)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_block_stats, .path = (char *)path);
+    *stats = (rv_block_stats){ .rd_req = ret.rd_req, .rd_bytes = ret.rd_bytes,
+                               .wr_req = ret.wr_req, .wr_bytes = ret.wr_bytes,
+                               .errs = ret.errs };
+    return 0;
+}
+
+int rv_domain_get_vcpus(rv_dom *dom, rv_vcpu *info, int maxinfo, unsigned char *cpumaps,
+                        int maplen)
+{
+    if (dom && (maxinfo < 1 || !info || (cpumaps && maplen < 1)))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: no room for the vcpus or their maps", __func__);
+    int want_maplen = cpumaps ? maplen : 0;
+    QUERY_DOMAIN_CALL(domain_get_vcpus, .maxinfo = maxinfo, .maplen = want_maplen);
+    u_int n = ret.info.info_len;
+    if (n > (u_int)maxinfo ||
+        ret.cpumaps.cpumaps_len > (u_int)maxinfo * (u_int)want_maplen) {
+        xdr_free((xdrproc_t)xdr_rv_domain_get_vcpus_ret, (char *)&ret);
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the reply is larger than asked for",
+                          __func__);
+    }
+    for (u_int i = 0; i < n; i++)
+        info[i] = (rv_vcpu){ .number = ret.info.info_val[i].number,
+                             .state = ret.info.info_val[i].state,
+                             .cpu_time = ret.info.info_val[i].cpu_time,
+                             .cpu = ret.info.info_val[i].cpu };
+    if (cpumaps) {
+        memset(cpumaps, 0, (size_t)maxinfo * (size_t)maplen);
+        if (ret.cpumaps.cpumaps_len)
+            memcpy(cpumaps, ret.cpumaps.cpumaps_val, ret.cpumaps.cpumaps_len);
+    }
+    xdr_free((xdrproc_t)xdr_rv_domain_get_vcpus_ret, (char *)&ret);
+    return (int)n;
+}
+
+int rv_domain_get_vcpu_pin_info(rv_dom *dom, int ncpumaps, unsigned char *cpumaps, int maplen,
+                                unsigned int flags)
+{
+    if (dom && (ncpumaps < 1 || maplen < 1 || !cpumaps))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no room for the maps",
+                          __func__);
+    QUERY_DOMAIN_CALL(domain_get_vcpu_pin_info, .ncpumaps = ncpumaps, .maplen = maplen,
+                      .flags = flags);
+    int n = ret.num;
+    if (n < 0 || n > ncpumaps ||
+        ret.cpumaps.cpumaps_len > (u_int)ncpumaps * (u_int)maplen) {
+        xdr_free((xdrproc_t)xdr_rv_domain_get_vcpu_pin_info_ret, (char *)&ret);
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the reply is larger than asked for",
+                          __func__);
+    }
+    memset(cpumaps, 0, (size_t)ncpumaps * (size_t)maplen);
+    if (ret.cpumaps.cpumaps_len)
+        memcpy(cpumaps, ret.cpumaps.cpumaps_val, ret.cpumaps.cpumaps_len);
+    xdr_free((xdrproc_t)xdr_rv_domain_get_vcpu_pin_info_ret, (char *)&ret);
+    return n;
+}
+
+int rv_node_get_cpu_map(rv_conn *conn, unsigned char **cpumap, unsigned int *online,
+                        unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    rv_node_get_cpu_map_args args = { .need_map = cpumap != NULL,
+                                      .need_online = online != NULL, .flags = flags };
+    rv_node_get_cpu_map_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_node_get_cpu_map(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+    if (cpumap) {
+        /* A map of at least one byte per eight CPUs present. */
+        size_t need = ret.ret > 0 ? ((size_t)ret.ret + 7) / 8 : 0;
+        size_t size = ret.cpumap.cpumap_len > need ? ret.cpumap.cpumap_len : need;
+        *cpumap = calloc(size ? size : 1, 1);
+        if (!*cpumap) {
+            xdr_free((xdrproc_t)xdr_rv_node_get_cpu_map_ret, (char *)&ret);
+            return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+        }
+        if (ret.cpumap.cpumap_len)
+            memcpy(*cpumap, ret.cpumap.cpumap_val, ret.cpumap.cpumap_len);
+    }
+    if (online)
+        *online = ret.online;
+    int present = ret.ret;
+    xdr_free((xdrproc_t)xdr_rv_node_get_cpu_map_ret, (char *)&ret);
+    return present;
+}
+
+char *rv_domain_get_scheduler_type(rv_dom *dom, int *nparams)
+{
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return NULL;
+    rv_domain_get_scheduler_type_args args = { .dom = rvc_dom_to_wire(dom) };
+    rv_domain_get_scheduler_type_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_domain_get_scheduler_type(rpc, &args, &ret, &err) < 0) {
+        rvc_fail(&err);
+        return NULL;
+    }
+    if (nparams)
+        *nparams = ret.nparams;
+    return ret.type;                /* the caller's now */
+}
+
+void rv_typed_parameters_clear(rv_typed_parameter *params, int n)
+{
+    for (int i = 0; params && i < n; i++)
+        if (params[i].type == RV_PARAM_STRING) {
+            free(params[i].value.s);
+            params[i].value.s = NULL;
+        }
+}
+
+/* Copy wire parameters into the caller's array (strings moved). */
+static int params_from_wire(rv_typed_parameter *out, int room, rv_typed_param *wire, u_int n,
+                            const char *func)
+{
+    if (n > (u_int)room)
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: %u parameters for %d asked", func, n,
+                          room);
+    for (u_int i = 0; i < n; i++) {
+        rv_typed_parameter *p = &out[i];
+        memset(p, 0, sizeof(*p));
+        if (strlen(wire[i].field) >= sizeof(p->field)) {
+            rv_typed_parameters_clear(out, (int)i);
+            return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: parameter name too long", func);
+        }
+        strcpy(p->field, wire[i].field);
+        p->type = wire[i].value.type;
+        const rv_typed_param_value *v = &wire[i].value;
+        switch (v->type) {
+        case RV_PARAM_INT: p->value.i = v->rv_typed_param_value_u.i; break;
+        case RV_PARAM_UINT: p->value.ui = v->rv_typed_param_value_u.ui; break;
+        case RV_PARAM_LLONG: p->value.l = v->rv_typed_param_value_u.l; break;
+        case RV_PARAM_ULLONG: p->value.ul = v->rv_typed_param_value_u.ul; break;
+        case RV_PARAM_DOUBLE: p->value.d = v->rv_typed_param_value_u.d; break;
+        case RV_PARAM_BOOLEAN: p->value.b = v->rv_typed_param_value_u.b; break;
+        case RV_PARAM_STRING:
+            p->value.s = wire[i].value.rv_typed_param_value_u.s;
+            wire[i].value.rv_typed_param_value_u.s = NULL;
+            break;
+        }
+    }
+    return (int)n;
+}
+
+int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams)
+{
+    if (dom && (!params || !nparams || *nparams < 1))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: no room for the parameters", __func__);
+    QUERY_DOMAIN_CALL(domain_get_scheduler_parameters, .nparams = *nparams);
+    int n = params_from_wire(params, *nparams, ret.params.params_val, ret.params.params_len,
+                             __func__);
+    xdr_free((xdrproc_t)xdr_rv_domain_get_scheduler_parameters_ret, (char *)&ret);
+    if (n < 0)
+        return -1;
+    *nparams = n;
+    return 0;
+}

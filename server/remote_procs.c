@@ -72,6 +72,7 @@ int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feat
     if (!rvs_call_conn(call))
         return -1;
     switch (args->feature) {
+    case RV_FEATURE_TYPED_PARAM_STRING:
     case RV_FEATURE_REMOTE_EVENT_CALLBACK:
     case RV_FEATURE_REMOTE_CLOSE_CALLBACK:
         ret->supported = 1;
@@ -287,4 +288,19 @@ int rvs_handle_domain_get_xml_desc(rvs_call *call, rv_domain_get_xml_desc_args *
         return -1;
     }
     return rvs_driver_domain_get_xml_desc(call, args, ret);
+}
+
+int rvs_handle_domain_interface_addresses(rvs_call *call,
+                                          rv_domain_interface_addresses_args *args,
+                                          rv_domain_interface_addresses_ret *ret)
+{
+    /* Asking the guest agent (source 1) runs code in the guest: libvirtd
+     * keeps that from read-only clients; the leases and ARP sources not. */
+    if (rvs_client_is_readonly(call->client) && args->source == 1) {
+        rv_err_set(&call->err, RV_FROM_DOMAIN, RV_ERR_OPERATION_DENIED,
+                   "operation forbidden: read only access prevents "
+                   "virDomainInterfaceAddresses");
+        return -1;
+    }
+    return rvs_driver_domain_interface_addresses(call, args, ret);
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # "A procedure costs two hand edits", end to end.  In a copy of the source
 # tree, add one procedure libvirt defines and remvirt lacks
-# (DOMAIN_GET_HOSTNAME, 277) by editing only protocol/rv_remote.x (its
+# (DOMAIN_SAVE_IMAGE_GET_XML_DESC, 235) by editing only protocol/rv_remote.x (its
 # structs and annotated enum entry) and the test driver's slot in
 # server/drivers/test/test_ops.c; build the copy; then a small program
 # compiled against the copy's public header and library calls the
-# generated rv_domain_get_hostname():
+# generated rv_domain_save_image_get_xml_desc():
 #   - against the copy's remvirtd it gets what the slot answers;
 #   - against this tree's remvirtd it gets NO_SUPPORT naming the API.
 # If the generator stopped writing the public function, its declaration
@@ -33,15 +33,15 @@ git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base
 import sys
 path = sys.argv[1]
 text = open(path).read()
-structs = '''struct rv_domain_get_hostname_args { rv_nonnull_domain dom; unsigned int flags; };
-struct rv_domain_get_hostname_ret { rv_nonnull_string hostname; };
+structs = '''struct rv_domain_save_image_get_xml_desc_args { rv_nonnull_string file; unsigned int flags; };
+struct rv_domain_save_image_get_xml_desc_ret { rv_nonnull_string xml; };
 
 /* ---- procedure numbers ---- */
 '''
 entry = '''enum rv_remote_procedure {
-    /* The guest's host name, as the guest reports it. */
-    /* @stubs both @auth required @readonly allow @handler driver @api generated */
-    RV_PROC_DOMAIN_GET_HOSTNAME = 277,
+    /* The domain XML kept in a saved image. */
+    /* @stubs both @auth required @readonly deny @handler driver @api generated */
+    RV_PROC_DOMAIN_SAVE_IMAGE_GET_XML_DESC = 235,
 '''
 for old, new in (('/* ---- procedure numbers ---- */\n', structs),
                  ('enum rv_remote_procedure {\n', entry)):
@@ -55,21 +55,23 @@ PY
 import sys
 path = sys.argv[1]
 text = open(path).read()
-slot = '''static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
-                               rv_domain_get_hostname_ret *ret, rv_err *err)
+slot = '''static int domain_save_image_get_xml_desc(rv_driver_conn *c,
+                                          const rv_domain_save_image_get_xml_desc_args *args,
+                                          rv_domain_save_image_get_xml_desc_ret *ret,
+                                          rv_err *err)
 {
     (void)c;
-    size_t len = strlen(args->dom.name);
-    if (!(ret->hostname = malloc(len + sizeof(".e2e.example"))))
+    size_t len = strlen(args->file);
+    if (!(ret->xml = malloc(len + sizeof(".e2e.example"))))
         return oom(err);
-    memcpy(ret->hostname, args->dom.name, len);
-    memcpy(ret->hostname + len, ".e2e.example", sizeof(".e2e.example"));
+    memcpy(ret->xml, args->file, len);
+    memcpy(ret->xml + len, ".e2e.example", sizeof(".e2e.example"));
     return 0;
 }
 
 const rv_driver rv_test_driver = {
 '''
-ops = '    .ops = {\n        .domain_get_hostname = domain_get_hostname,\n'
+ops = '    .ops = {\n        .domain_save_image_get_xml_desc = domain_save_image_get_xml_desc,\n'
 for old, new in (('const rv_driver rv_test_driver = {\n', slot), ('    .ops = {\n', ops)):
     assert text.count(old) == 1, old
     text = text.replace(old, new)
@@ -93,14 +95,14 @@ mkdir -p "$build"
 (cd "$build" && make -j2) > "$RV_TMP/make.log" 2>&1 ||
     { grep -E "error|Error" "$RV_TMP/make.log" | head -30 >&2; fail "build of the copy"; }
 
-grep -q -F 'char *rv_domain_get_hostname(rv_dom *dom, unsigned int flags);' \
+grep -q -F 'char *rv_domain_save_image_get_xml_desc(rv_conn *conn, const char *file, unsigned int flags);' \
     "$build/client/remvirt-calls.gen.h" || fail "no generated declaration"
 # (grep -q at the end of a pipe would make the pipe fail under pipefail)
-grep -B1 -F 'rv_domain_get_hostname(' "$build/client/remvirt-calls.gen.h" > "$RV_TMP/decl"
-grep -q -F "The guest's host name" "$RV_TMP/decl" || fail "the declaration lost its comment"
+grep -B1 -F 'rv_domain_save_image_get_xml_desc(' "$build/client/remvirt-calls.gen.h" > "$RV_TMP/decl"
+grep -q -F "The domain XML kept in a saved image" "$RV_TMP/decl" || fail "the declaration lost its comment"
 nm -D --defined-only "$build/.libs/libremvirt.so" > "$RV_TMP/exports"
-grep -q -E ' rv_domain_get_hostname(@|$)' "$RV_TMP/exports" ||
-    fail "libremvirt does not export rv_domain_get_hostname"
+grep -q -E ' rv_domain_save_image_get_xml_desc(@|$)' "$RV_TMP/exports" ||
+    fail "libremvirt does not export rv_domain_save_image_get_xml_desc"
 
 cat > "$RV_TMP/hostname.c" <<'C'
 #include <stdio.h>
@@ -108,40 +110,38 @@ cat > "$RV_TMP/hostname.c" <<'C'
 
 #include "remvirt.h"
 
-/* Print what rv_domain_get_hostname() gives for domain "test". */
+/* Print what rv_domain_save_image_get_xml_desc() gives for "/saved". */
 int main(int argc, char **argv)
 {
     if (argc != 2)
         return 2;
     rv_conn *conn = rv_connect_open(argv[1], 0);
-    rv_dom *dom = conn ? rv_domain_lookup_by_name(conn, "test") : NULL;
-    if (!dom) {
+    if (!conn) {
         fprintf(stderr, "%s\n", rv_last_error()->message);
         return 2;
     }
-    char *hostname = rv_domain_get_hostname(dom, 0);
-    if (hostname) {
-        printf("hostname %s\n", hostname);
-        free(hostname);
+    char *xml = rv_domain_save_image_get_xml_desc(conn, "/saved", 0);
+    if (xml) {
+        printf("xml %s\n", xml);
+        free(xml);
     } else {
         const rv_error_info *e = rv_last_error();
         printf("error %d %s\n", e->code, e->message);
     }
-    rv_domain_free(dom);
     rv_connect_close(conn);
     return 0;
 }
 C
 "$CC" -std=c11 -Wall -Werror -I"$copy/client" -I"$build/client" -o "$RV_TMP/hostname" \
     "$RV_TMP/hostname.c" -L"$build/.libs" -lremvirt -Wl,-rpath,"$build/.libs" ||
-    fail "a program using rv_domain_get_hostname does not build against the copy"
+    fail "a program using rv_domain_save_image_get_xml_desc does not build against the copy"
 
 # This tree's remvirtd lacks the procedure.
 start_remvirtd
 out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against this tree's remvirtd"
 echo "unmodified remvirtd: $out"
-[ "$out" = "error 3 this function is not supported by the connection driver: virDomainGetHostname" ] ||
-    fail "expected NO_SUPPORT naming virDomainGetHostname"
+[ "$out" = "error 3 this function is not supported by the connection driver: virDomainSaveImageGetXMLDesc" ] ||
+    fail "expected NO_SUPPORT naming virDomainSaveImageGetXMLDesc"
 stop_remvirtd
 
 # The copy's remvirtd has the slot.
@@ -149,6 +149,6 @@ REMVIRTD=$build/remvirtd
 start_remvirtd
 out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against the copy's remvirtd"
 echo "copy's remvirtd: $out"
-[ "$out" = "hostname test.e2e.example" ] || fail "the slot's answer did not arrive"
+[ "$out" = "xml /saved.e2e.example" ] || fail "the slot's answer did not arrive"
 stop_remvirtd
 echo "PASS: two hand edits gave a working public call"

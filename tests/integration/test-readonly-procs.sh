@@ -287,6 +287,8 @@ VALUE_OF_TYPE = {
     "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +
                               rc.xdr_string("/default-pool/ro-procs-vol"),
     "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),
+    # libvirt's test host interface.
+    "rv_nonnull_interface": rc.xdr_string("eth1") + rc.xdr_string("aa:bb:cc:dd:ee:ff"),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }

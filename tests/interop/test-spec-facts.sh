@@ -60,10 +60,11 @@ for server, rw, ro in [("remvirtd", sys.argv[1], sys.argv[2]),
 
     c = rc.Client(rw)
     c.open_connection()
-    # Section 7: features after CONNECT_OPEN.  libvirtd also says yes to 8
-    # (fd passing), 9 and 16 (its test driver's); remvirtd to none of those.
+    # Section 7: features after CONNECT_OPEN.  Both say yes to 9 (string
+    # typed parameters); libvirtd also to 8 (fd passing) and 16 (its test
+    # driver's network update order); remvirtd to neither of those.
     for f in FEATURES + [10]:
-        want = 1 if f in (10, 14, 15) or (libvirtd and f in (8, 9, 16)) else 0
+        want = 1 if f in (9, 10, 14, 15) or (libvirtd and f in (8, 16)) else 0
         check(feature(c, f) == want, f"{server}: feature {f} after open is {want}")
     expect(c, rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, b"", rc.ERR_RPC, rc.FROM_RPC,
            f"unknown procedure: {rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE}",

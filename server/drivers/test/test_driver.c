@@ -759,6 +759,20 @@ static int fail_not_active(rv_err *err)
                 "Requested operation is not valid: domain is not running");
 }
 
+int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(wire);
+    const test_dom *d = dom_get(&ref, err);
+    if (!d)
+        return -1;
+    out->def = d->def;
+    out->config = d->next_def ? d->next_def : d->def;
+    out->id = d->id;
+    out->state = d->state;
+    out->persistent = d->persistent;
+    return 0;
+}
+
 static int test_destroy(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
                         rv_err *err)
 {

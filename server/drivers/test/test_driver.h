@@ -7,6 +7,7 @@
 #define RV_SERVER_DRIVERS_TEST_TEST_DRIVER_H
 
 #include "server/drivers/driver.h"
+#include "server/drivers/test/test_xml.h"
 
 typedef struct test_native {
     int (*probe)(const char *uri);
@@ -79,6 +80,19 @@ typedef struct test_native {
 } test_native;
 
 extern const test_native rv_test_native;
+
+/* A domain as the statistics slots (test_stats.c) see it: borrowed, valid
+ * until the next call that changes domains. */
+typedef struct test_dom_view {
+    const rv_test_def *def;         /* what runs, or the only definition */
+    const rv_test_def *config;      /* the persistent definition */
+    int id;                         /* -1 when not running */
+    int state;                      /* RV_DOMAIN_* */
+    int persistent;
+} test_dom_view;
+
+/* The domain the wire names, or -1 with libvirt's "no domain" error. */
+int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err *err);
 
 /* rv_test_driver (test_ops.c) shares these with rv_test_native. */
 int test_probe(const char *uri);

@@ -9,6 +9,7 @@
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/test/test_storage.h"
+#include "server/drivers/test/test_stats.h"
 
 static const test_native *const native = &rv_test_native;
 
@@ -527,5 +528,41 @@ const rv_driver rv_test_driver = {
         .node_device_get_parent = test_node_device_get_parent,
         .node_device_num_of_caps = test_node_device_num_of_caps,
         .node_device_list_caps = test_node_device_list_caps,
+        /* statistics, tuning and host interfaces (test_stats.c) */
+        .domain_get_block_io_tune = test_stats_domain_get_block_io_tune,
+        .domain_get_perf_events = test_stats_domain_get_perf_events,
+        .domain_get_interface_parameters = test_stats_domain_get_interface_parameters,
+        .domain_get_scheduler_parameters_flags =
+            test_stats_domain_get_scheduler_parameters_flags,
+        .domain_get_max_vcpus = test_stats_domain_get_max_vcpus,
+        .domain_set_memory_stats_period = test_stats_domain_set_memory_stats_period,
+        .connect_get_max_vcpus = test_stats_connect_get_max_vcpus,
+        .connect_get_sysinfo = test_stats_connect_get_sysinfo,
+        .node_get_cells_free_memory = test_stats_node_get_cells_free_memory,
+        .node_get_free_memory = test_stats_node_get_free_memory,
+        .node_get_cpu_stats = test_stats_node_get_cpu_stats,
+        .node_get_cpu_map = test_stats_node_get_cpu_map,
+        .connect_get_cpu_model_names = test_stats_connect_get_cpu_model_names,
+        .domain_memory_stats = test_stats_domain_memory_stats,
+        .domain_block_stats = test_stats_domain_block_stats,
+        .domain_interface_stats = test_stats_domain_interface_stats,
+        .domain_get_block_info = test_stats_domain_get_block_info,
+        .domain_get_vcpus = test_stats_domain_get_vcpus,
+        .domain_get_vcpus_flags = test_stats_domain_get_vcpus_flags,
+        .domain_get_vcpu_pin_info = test_stats_domain_get_vcpu_pin_info,
+        .domain_get_emulator_pin_info = test_stats_domain_get_emulator_pin_info,
+        .domain_get_iothread_info = test_stats_domain_get_iothread_info,
+        .domain_get_scheduler_type = test_stats_domain_get_scheduler_type,
+        .domain_get_scheduler_parameters = test_stats_domain_get_scheduler_parameters,
+        .domain_get_memory_parameters = test_stats_domain_get_memory_parameters,
+        .domain_get_blkio_parameters = test_stats_domain_get_blkio_parameters,
+        .domain_get_numa_parameters = test_stats_domain_get_numa_parameters,
+        .domain_get_hostname = test_stats_domain_get_hostname,
+        .domain_get_time = test_stats_domain_get_time,
+        .domain_get_control_info = test_stats_domain_get_control_info,
+        .domain_get_fsinfo = test_stats_domain_get_fsinfo,
+        .domain_interface_addresses = test_stats_domain_interface_addresses,
+        .connect_list_all_interfaces = test_stats_connect_list_all_interfaces,
+        .interface_is_active = test_stats_interface_is_active,
     },
 };
