@@ -1786,6 +1786,9 @@ static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
         printf("Vol %s deleted\n", a->value);
     }
     rv_storage_vol_free(vol);
+    return rc;
+}
+
 /* ---- statistics (as virsh prints them) ---- */
 
 static int cmd_dommemstat(shell *sh, const command *cmd, const cmd_args *a)
@@ -2145,10 +2148,19 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
-/* The one command with two positional arguments: vol-create <pool> <file>. */
+/* The commands with a second positional argument: vol-create <pool>
+ * <file>, where it is required, and domblkstat <domain> [<device>], where
+ * it may be left out (virsh then asks for the whole domain's counters). */
 static const char *second_arg(const command *cmd)
 {
+    if (cmd->run == cmd_domblkstat)
+        return "device";
     return strcmp(cmd->name, "vol-create") == 0 ? "file" : NULL;
+}
+
+static int second_arg_required(const command *cmd)
+{
+    return second_arg(cmd) && cmd->run != cmd_domblkstat;
 }
 
 static int needs_connection(const command *cmd)
@@ -2162,7 +2174,7 @@ static void print_synopsis(const command *cmd)
     if (cmd->arg)
         printf(" <%s>", cmd->arg);
     if (second_arg(cmd))
-        printf(" <%s>", second_arg(cmd));
+        printf(second_arg_required(cmd) ? " <%s>" : " [<%s>]", second_arg(cmd));
     for (unsigned int i = 0; cmd->options && cmd->options[i]; i++) {
         const char *o = cmd->options[i];
         size_t n = strcspn(o, "=");
@@ -2205,8 +2217,6 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
     cmd_args a = { .value = NULL };
     /* help takes an optional command name */
     const char *arg = cmd->run == cmd_help ? "command" : cmd->arg;
-    /* domblkstat takes the disk too */
-    const char *arg2 = cmd->run == cmd_domblkstat ? "device" : NULL;
     int only_data = 0;
     for (int i = 1; i < argc; i++) {
         const char *t = argv[i];
@@ -2227,9 +2237,6 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
             if (second_arg(cmd) && strcmp(name, second_arg(cmd)) == 0) {
                 if (i + 1 >= argc || a.value2) {
                     error_line("expected syntax: --%s <string>", second_arg(cmd));
-            if (arg2 && strcmp(name, arg2) == 0) {
-                if (i + 1 >= argc || a.value2) {
-                    error_line("expected syntax: --%s <string>", arg2);
                     return -1;
                 }
                 a.value2 = argv[++i];
@@ -2260,16 +2267,12 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
             continue;
         }
         if (!arg || a.value) {
-        if (arg && !a.value) {
-            a.value = t;
-        } else if (arg2 && !a.value2) {
-            a.value2 = t;
-        } else {
             error_line("unexpected data '%s'", t);
             return -1;
         }
+        a.value = t;
     }
-    if (second_arg(cmd) && a.value && (!a.value2 || !*a.value2)) {
+    if (second_arg_required(cmd) && a.value && (!a.value2 || !*a.value2)) {
         error_line(a.value2 ? "Failed to get option '%s': Option argument is empty"
                             : "command '%s' requires <%s> option",
                    a.value2 ? second_arg(cmd) : cmd->name, second_arg(cmd));
