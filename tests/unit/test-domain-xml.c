@@ -168,7 +168,38 @@ static void test_defaults(void)
     rv_qemu_domain_free(def);
 }
 
+#define MIN_HEAD_OS "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type>"
 #define MIN_HEAD "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
+
+static char *joined(char **argv);
+
+/* Direct kernel boot: read, written back, and on the command line whole. */
+static void test_kernel_boot(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        "<domain type='qemu'><name>k</name><memory>1024</memory><os><type>hvm</type>"
+        "<kernel>/b/vmlinuz</kernel><initrd>/b/initrd,x.img</initrd>"
+        "<cmdline>console=ttyS0 quiet &amp; more</cmdline></os></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<boot dev='hd'/>\n    <kernel>/b/vmlinuz</kernel>\n"
+                       "    <initrd>/b/initrd,x.img</initrd>\n"
+                       "    <cmdline>console=ttyS0 quiet &amp; more</cmdline>\n  </os>");
+    free(xml);
+    rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/k.qmp" };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -kernel /b/vmlinuz -initrd /b/initrd,x.img -append console=ttyS0 quiet & more ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD_OS "<initrd>/i</initrd></os></domain>", RV_ERR_XML_ERROR, "<initrd> in <os> needs a <kernel>");
+    REFUSED(MIN_HEAD_OS "<kernel>vmlinuz</kernel></os></domain>", RV_ERR_XML_ERROR,
+            "<kernel> must be an absolute path");
+    REFUSED(MIN_HEAD_OS "<kernel>/a</kernel><kernel>/b</kernel></os></domain>", RV_ERR_XML_ERROR,
+            "more than one <kernel>");
+}
 
 static void test_refusals(void)
 {
@@ -202,8 +233,8 @@ static void test_refusals(void)
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type arch='aarch64'>hvm</type>"
             "</os></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported architecture 'aarch64'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type>hvm</type>"
-            "<kernel>/boot/vmlinuz</kernel></os></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <kernel> in <os>");
+            "<loader>/ovmf.fd</loader></os></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <loader> in <os>");
     REFUSED("<domain type='qemu' xmlns:q='http://libvirt.org/schemas/domain/qemu/1.0'><name>x</name>"
             "<memory>1</memory><os><type>hvm</type></os><q:commandline/></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <commandline> in namespace");
@@ -404,6 +435,7 @@ int main(void)
     test_full_round_trip();
     test_defaults();
     test_refusals();
+    test_kernel_boot();
     test_hostile();
     test_command_line();
     return 0;

@@ -164,6 +164,19 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-no-shutdown");
     add(&b, "-boot");
     add(&b, "strict=on");
+    /* These options take their value whole (no key=value parsing). */
+    if (def->kernel) {
+        add(&b, "-kernel");
+        add(&b, def->kernel);
+    }
+    if (def->initrd) {
+        add(&b, "-initrd");
+        add(&b, def->initrd);
+    }
+    if (def->cmdline) {
+        add(&b, "-append");
+        add(&b, def->cmdline);
+    }
 
     if (nsata > 0) {
         add(&b, "-device");

@@ -251,6 +251,15 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
             }
             free(dev);
             def->boot[def->nboot++] = (rv_qemu_boot_dev)bd;
+        } else if (named(c, "kernel") || named(c, "initrd") || named(c, "cmdline")) {
+            char **slot = named(c, "kernel") ? &def->kernel
+                        : named(c, "initrd") ? &def->initrd : &def->cmdline;
+            if (*slot)
+                BAD_XML("more than one <%s> in <os>", node_name(c));
+            if (text_of(c, NULL, slot, err) < 0)
+                return -1;
+            if (slot != &def->cmdline && (*slot)[0] != '/')
+                BAD_XML("<%s> must be an absolute path, not '%s'", node_name(c), *slot);
         } else {
             UNSUPPORTED("unsupported element <%s> in <os>", node_name(c));
         }
@@ -259,6 +268,8 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
         return -1;
     if (!have_type)
         BAD_XML("<os> has no <type>");
+    if ((def->initrd || def->cmdline) && !def->kernel)
+        BAD_XML("<%s> in <os> needs a <kernel>", def->initrd ? "initrd" : "cmdline");
     return 0;
 }
 
@@ -916,6 +927,16 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fputs("'>hvm</type>\n", fp);
     for (size_t i = 0; i < def->nboot; i++)
         fprintf(fp, "    <boot dev='%s'/>\n", boot_name(def->boot[i]));
+    const char *const os_texts[][2] = {
+        { "kernel", def->kernel }, { "initrd", def->initrd }, { "cmdline", def->cmdline },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (!os_texts[i][1])
+            continue;
+        fprintf(fp, "    <%s>", os_texts[i][0]);
+        put_escaped(fp, os_texts[i][1]);
+        fprintf(fp, "</%s>\n", os_texts[i][0]);
+    }
     fputs("  </os>\n", fp);
     fprintf(fp, "  <on_poweroff>%s</on_poweroff>\n", rv_qemu_action_name(def->on_poweroff));
     fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_qemu_action_name(def->on_reboot));
@@ -983,6 +1004,9 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->name);
     free(def->arch);
     free(def->machine);
+    free(def->kernel);
+    free(def->initrd);
+    free(def->cmdline);
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);

@@ -62,6 +62,9 @@ typedef struct rv_qemu_domain_def {
     char *machine;
     rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];
     size_t nboot;
+    /* Direct kernel boot: absolute paths, NULL when absent; cmdline only
+     * with a kernel. */
+    char *kernel, *initrd, *cmdline;
     rv_qemu_action on_poweroff, on_reboot, on_crash;
     rv_qemu_disk *disks;
     size_t ndisks;

@@ -54,6 +54,11 @@ typedef struct qemu_dom {
     bool stopping;
     int stop_reason, stop_detail;
     bool guest_shutdown;        /* SHUTDOWN came from QEMU before the exit */
+    bool fake_reboot;           /* a reboot sent the power button: the guest's
+                                 * power-off restarts it, whatever on_poweroff */
+    bool restarting;            /* reset and cont sent after a power-off: the
+                                 * STOP before is not a pause, the RESUME is
+                                 * the new boot */
     ev_timer stop_timer;
     double stop_started;
     bool graceful, sent_term, sent_kill;

@@ -198,6 +198,8 @@ static void process_gone(qemu_dom *d)
     d->starting = false;
     d->stopping = false;
     d->guest_shutdown = false;
+    d->fake_reboot = false;
+    d->restarting = false;
     d->pid = 0;
     d->id = -1;
     d->reaped = false;
@@ -498,7 +500,9 @@ static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, i
             RV_WARN("domain '%s': cannot restart: %s", dom_name(d), err.message);
         rv_err_clear(&err);
         d->guest_shutdown = false;
-        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
+        /* Running again when QEMU says RESUME (after the STOP that its
+         * power-off made under -no-shutdown). */
+        d->restarting = true;
     }
 }
 
@@ -512,7 +516,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     RV_DEBUG("domain '%s': QMP event %s", dom_name(d), name);
     bool suspending = d->job_busy && d->jobs->kind == QJOB_SUSPEND;
     bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
-    if (strcmp(name, "STOP") == 0) {
+    if (d->restarting && strcmp(name, "RESUME") == 0) {
+        d->restarting = false;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
+    } else if (strcmp(name, "STOP") == 0) {
         if (d->state == RV_DOMAIN_RUNNING)
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
                                   suspending ? RV_DOMAIN_PAUSED_USER : RV_DOMAIN_PAUSED_UNKNOWN,
@@ -535,8 +542,11 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                               by_guest ? RV_EVENT_SHUTDOWN_GUEST : RV_EVENT_SHUTDOWN_HOST);
         /* With -no-shutdown QEMU waits: the definition says what next
          * (a reset under -no-reboot is on_reboot's). */
-        after_guest_action(d, reset ? d->live->on_reboot : d->live->on_poweroff,
-                           RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
+        rv_qemu_action action = reset ? d->live->on_reboot : d->live->on_poweroff;
+        if (d->fake_reboot && !reset)
+            action = RV_QEMU_ACTION_RESTART;
+        d->fake_reboot = false;
+        after_guest_action(d, action, RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);
@@ -754,7 +764,10 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         job_command(d, "system_powerdown");
         break;
     case QJOB_REBOOT:
-        job_command(d, "system_reset");
+        /* libvirtd's "fake reboot": the power button, and the guest's
+         * power-off then becomes a reset in the same process. */
+        d->fake_reboot = true;
+        job_command(d, "system_powerdown");
         break;
     }
 }
