@@ -134,5 +134,9 @@ void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
 void rv_qemu_release(qemu_dom *d);
 /* cpu time from /proc/<pid>/stat, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* User and system time from a /proc stat file (a process's or a
+ * thread's); false when it cannot be read. */
+bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
+                        unsigned long long *system_ns);
 
 #endif
