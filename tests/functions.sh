@@ -694,14 +694,15 @@ test_guest()
     TEST_GUEST_INITRD=$dir/initrd.img
 }
 
-# qemu_guest_xml NAME [EXTRA]: test_guest's guest, TCG, 128 MiB, its
-# console on a pty; EXTRA goes after <os>.
+# qemu_guest_xml NAME [EXTRA]: test_guest's guest, TCG, 128 MiB of which
+# the balloon leaves it 96, its console on a pty; EXTRA goes after <os>.
 qemu_guest_xml()
 {
     cat <<XML
 <domain type='qemu'>
   <name>$1</name>
   <memory unit='MiB'>128</memory>
+  <currentMemory unit='MiB'>96</currentMemory>
   <vcpu>1</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>

@@ -8,11 +8,14 @@
 #   reboot (libvirtd's fake reboot): the power button, the guest powers
 #     off, QEMU is reset and the guest boots again in the same process,
 #     running (booted);
-#   the serial console is a pty carrying the guest's output.
+#   the serial console is a pty carrying the guest's output;
+#   the balloon: currentMemory below memory is reached by the guest's
+#     virtio balloon driver (BALLOON_CHANGE), seen in GetInfo.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 requires virsh
+requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 test_guest
 start_remvirtd_qemu
 V=(virsh -q -c "$QEMU_URI")
@@ -43,6 +46,19 @@ grep -qF "<cmdline>console=ttyS0 quiet panic=-1</cmdline>" "$OUT/g.dumpxml" || f
 capture_console g "$OUT/console"
 wait_for 300 "the guest to boot (its console says ready)" readies 1
 echo "ok   the guest booted: its console (a pty) says ready"
+
+# currentMemory 96 of 128 MiB: the balloon's target from the start; the
+# guest's driver (loaded by its init) gives the rest back.
+used() { "${V[@]}" dominfo g | sed -n 's/^Used memory: *//p'; }
+_ballooned() { [ "$(used)" = "98304 KiB" ]; }
+wait_for 120 "the guest's balloon to reach 96 MiB" _ballooned
+"$SYSTEM_PYTHON3" - > "$OUT/py" <<PY
+import libvirt
+d = libvirt.open("$QEMU_URI").lookupByName("g")
+print(d.info()[1:3])
+PY
+[ "$(cat "$OUT/py")" = "[131072, 98304]" ] || fail "python3-libvirt info: $(cat "$OUT/py")"
+echo "ok   the balloon: 96 of 128 MiB once the guest's driver gave the rest back (virsh dominfo, python)"
 
 g_pid=$(qemu_pids "$QEMU_DIR/run/")
 "${V[@]}" reboot g > /dev/null

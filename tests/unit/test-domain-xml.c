@@ -119,6 +119,7 @@ static void test_full_round_trip(void)
                        "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
     CHECK_STR_HAS(xml, "    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'>\n"
                        "      <listen type='address' address='127.0.0.1'/>\n    </graphics>\n"
+                       "    <memballoon model='virtio'/>\n"
                        "  </devices>\n</domain>\n");
     CHECK(!strstr(xml, "comments"));
 
@@ -145,6 +146,7 @@ static void test_defaults(void)
                        "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>restart</on_reboot>\n"
                        "  <on_crash>destroy</on_crash>\n  <devices>\n");
     CHECK_STR_HAS(xml, "<model type='virtio'/>");
+    CHECK_STR_HAS(xml, "    <memballoon model='virtio'/>\n  </devices>");   /* as libvirt adds */
     /* Two generated UUID/MACs are not the same (randomness is used). */
     CHECK(memcmp(def->interfaces[0].mac, def->interfaces[1].mac, 6) != 0);
     unsigned char zero[16] = { 0 };
@@ -179,11 +181,13 @@ static void test_kernel_boot(void)
     rv_qemu_domain_def *def = parse_ok(
         "<domain type='qemu'><name>k</name><memory>1024</memory><os><type>hvm</type>"
         "<kernel>/b/vmlinuz</kernel><initrd>/b/initrd,x.img</initrd>"
-        "<cmdline>console=ttyS0 quiet &amp; more</cmdline></os></domain>");
+        "<cmdline>console=ttyS0 quiet &amp; more</cmdline></os>"
+        "<devices><memballoon model='none'/></devices></domain>");
     char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "<boot dev='hd'/>\n    <kernel>/b/vmlinuz</kernel>\n"
                        "    <initrd>/b/initrd,x.img</initrd>\n"
                        "    <cmdline>console=ttyS0 quiet &amp; more</cmdline>\n  </os>");
+    CHECK_STR_HAS(xml, "    <memballoon model='none'/>\n");
     free(xml);
     rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/k.qmp" };
     rv_err err = { 0 };
@@ -191,6 +195,7 @@ static void test_kernel_boot(void)
     CHECK(argv != NULL);
     char *cmd = joined(argv);
     CHECK_STR_HAS(cmd, " -kernel /b/vmlinuz -initrd /b/initrd,x.img -append console=ttyS0 quiet & more ");
+    CHECK(!strstr(cmd, "balloon"));
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
@@ -226,6 +231,10 @@ static void test_refusals(void)
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported interface type 'network'");
     REFUSED(MIN_HEAD "<devices><graphics type='spice'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported graphics type 'spice'");
+    REFUSED(MIN_HEAD "<devices><memballoon model='xen'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported memballoon model 'xen'");
+    REFUSED(MIN_HEAD "<devices><memballoon model='virtio'><stats period='10'/></memballoon></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <stats> in <memballoon>");
     REFUSED(MIN_HEAD "<devices><serial type='file'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported <serial> type 'file'");
     REFUSED("<domain type='xen'><name>x</name></domain>", RV_ERR_CONFIG_UNSUPPORTED,
@@ -424,7 +433,7 @@ static void test_command_line(void)
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,unit=1,drive=drive-hdb,id=hdb ");
     CHECK_STR_HAS(cmd, " -drive if=none,id=drive-hdc,media=cdrom,readonly=on "
                        "-device ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc ");
-    CHECK_STR_HAS(cmd, ",bootindex=1 -display none");
+    CHECK_STR_HAS(cmd, ",bootindex=1 -device virtio-balloon-pci,id=balloon0 -display none");
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);

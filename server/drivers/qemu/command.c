@@ -242,6 +242,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         addf(&b, "isa-serial,chardev=charserial%zu,id=serial%zu,index=%zu", i, i, i);
     }
 
+    if (def->balloon) {
+        add(&b, "-device");
+        add(&b, "virtio-balloon-pci,id=balloon0");
+    }
+
     if (def->graphics.present) {
         const char *listen = def->graphics.listen;
         bool v6 = strchr(listen, ':') != NULL;

@@ -585,7 +585,7 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
     if (check_attrs(devs, none, err) < 0)
         return -1;
     bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
-    bool console = false;
+    bool console = false, balloon_seen = false;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(devs, &c, err)) > 0) {
@@ -635,6 +635,30 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
         } else if (named(c, "graphics")) {
             if (parse_graphics(c, &def->graphics, err) < 0)
                 return -1;
+        } else if (named(c, "memballoon")) {
+            static const char *const balloon_attrs[] = { "model", NULL };
+            static const char *const balloon_models[] = { "virtio", "none", NULL };
+            if (balloon_seen)
+                BAD_XML("more than one <memballoon>");
+            balloon_seen = true;
+            if (check_attrs(c, balloon_attrs, err) < 0)
+                return -1;
+            char *model = attr(c, "model");
+            int m = word_index(model, balloon_models);
+            if (m < 0) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported memballoon model '%s'", model ? model : "(none)");
+                free(model);
+                return -1;
+            }
+            free(model);
+            def->balloon = m == 0;
+            const xmlNode *child = NULL;
+            int r = next_child(c, &child, err);
+            if (r < 0)
+                return -1;
+            if (r > 0)
+                UNSUPPORTED("unsupported element <%s> in <memballoon>", node_name(child));
         } else {
             UNSUPPORTED("unsupported element <%s> in <devices>", node_name(c));
         }
@@ -853,8 +877,10 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     bool *macs_given = NULL, have_uuid = false, have_current = false;
     const xmlNode *root = xmlDocGetRootElement(doc);
     int rc = -1;
-    if (def)
+    if (def) {
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
+        def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
+    }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (doc->intSubset || doc->extSubset)
@@ -989,6 +1015,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         put_escaped(fp, g->listen);
         fputs("'/>\n    </graphics>\n", fp);
     }
+    fprintf(fp, "    <memballoon model='%s'/>\n", def->balloon ? "virtio" : "none");
     fputs("  </devices>\n</domain>\n", fp);
     if (fclose(fp) != 0) {
         free(buf);

@@ -74,6 +74,8 @@ typedef struct rv_qemu_domain_def {
      * one (libvirt's normal form writes both when either is given). */
     size_t nserials;
     rv_qemu_graphics graphics;
+    /* <memballoon model='virtio'> (libvirt's default) or 'none'. */
+    bool balloon;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,

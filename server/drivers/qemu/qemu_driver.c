@@ -827,7 +827,8 @@ static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
         }
     }
     if (groups & RV_DOMAIN_STATS_BALLOON) {
-        stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG, def->current_memory_kib);
+        stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG,
+                 active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib);
         stat_put(l, "balloon.maximum", RV_TYPED_PARAM_ULLONG, def->memory_kib);
     }
     if (groups & RV_DOMAIN_STATS_VCPU) {
@@ -940,7 +941,7 @@ static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *arg
     bool active = rv_qemu_dom_active(d);
     ret->state = (u_char)(active ? d->state : RV_DOMAIN_SHUTOFF);
     ret->maxMem = def->memory_kib;
-    ret->memory = active ? def->current_memory_kib : 0;
+    ret->memory = active ? rv_qemu_dom_memory_kib(d) : 0;
     ret->nrVirtCpu = (u_short)def->vcpus;
     ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
     return 0;

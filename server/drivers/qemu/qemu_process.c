@@ -200,6 +200,7 @@ static void process_gone(qemu_dom *d)
     d->guest_shutdown = false;
     d->fake_reboot = false;
     d->restarting = false;
+    d->balloon_kib = 0;
     d->pid = 0;
     d->id = -1;
     d->reaped = false;
@@ -320,6 +321,11 @@ void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents)
         process_gone(d);
         return;
     }
+}
+
+unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d)
+{
+    return d->balloon_kib ? d->balloon_kib : rv_qemu_dom_def(d)->current_memory_kib;
 }
 
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
@@ -459,6 +465,23 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_UNKNOWN, -1, 0);
 }
 
+/* A currentMemory below memory is the balloon's target from the start, as
+ * libvirtd sets it: the guest's balloon driver gives the rest back. */
+static void set_balloon_target(qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = d->live;
+    if (!def->balloon || def->current_memory_kib >= def->memory_kib)
+        return;
+    rv_err err = { 0 };
+    json_object *args = json_object_new_object();
+    if (!args || json_object_object_add(args, "value",
+                                        json_object_new_int64((int64_t)(def->current_memory_kib * 1024))) < 0 ||
+        rv_qmp_command(d->qmp, "balloon", args, 0, ignore_reply, NULL, &err) < 0)
+        RV_WARN("domain '%s': cannot set the balloon: %s", dom_name(d),
+                err.message ? err.message : "out of memory");
+    rv_err_clear(&err);
+}
+
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
 {
     (void)greeting;
@@ -468,6 +491,9 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
     rv_err err = { 0 };
     if (d->starting) {
         /* Paused by -S until now: let it run, or leave it paused. */
+        /* Until the guest's balloon driver acts it has all its memory. */
+        d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
+        set_balloon_target(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
@@ -558,6 +584,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             action = RV_QEMU_ACTION_RESTART;
         d->fake_reboot = false;
         after_guest_action(d, action, RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
+    } else if (strcmp(name, "BALLOON_CHANGE") == 0) {
+        json_object *actual = NULL;
+        if (data && json_object_object_get_ex(data, "actual", &actual))
+            d->balloon_kib = (unsigned long long)json_object_get_int64(actual) / 1024;
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);
