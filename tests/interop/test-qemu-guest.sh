@@ -8,6 +8,7 @@
 #   reboot (libvirtd's fake reboot): the power button, the guest powers
 #     off, QEMU is reset and the guest boots again in the same process,
 #     running (booted);
+#   reset (DOMAIN_RESET): system_reset, the guest boots again at once;
 #   the serial console is a pty carrying the guest's output;
 #   the balloon: currentMemory below memory is reached by the guest's
 #     virtio balloon driver (BALLOON_CHANGE), seen in GetInfo.
@@ -68,6 +69,12 @@ wait_for 20 "g to run after its reboot" state_is g "running (booted)"
 [ "$(qemu_pids "$QEMU_DIR/run/")" = "$g_pid" ] || fail "the reboot changed the QEMU process"
 grep -q 'remvirt-test-guest: power button' "$OUT/console" || fail "the guest did not see the power button"
 echo "ok   reboot: the power button, the guest powered off and booted again in the same QEMU"
+
+"${V[@]}" reset g > /dev/null
+wait_for 300 "the guest to boot again after its reset" readies 3
+state_is g "running (booted)" || fail "g is $("${V[@]}" domstate --reason g) after its reset"
+[ "$(qemu_pids "$QEMU_DIR/run/")" = "$g_pid" ] || fail "the reset changed the QEMU process"
+echo "ok   reset: the guest booted again at once, in the same QEMU, no lifecycle event"
 
 "${V[@]}" shutdown g > /dev/null
 wait_for 120 "the guest to power off" state_is g "shut off (shutdown)"

@@ -926,6 +926,7 @@ DOM_JOB(domain_shutdown, rv_domain_shutdown_args, QJOB_SHUTDOWN, 0, 0, "qemuDoma
 DOM_JOB(domain_shutdown_flags, rv_domain_shutdown_flags_args, QJOB_SHUTDOWN, args->flags, 1,
         "qemuDomainShutdownFlags")
 DOM_JOB(domain_reboot, rv_domain_reboot_args, QJOB_REBOOT, args->flags, 1, "qemuDomainReboot")
+DOM_JOB(domain_reset, rv_domain_reset_args, QJOB_RESET, args->flags, 0, "qemuDomainReset")
 #undef DOM_JOB
 
 /* ================================================================ reads: never wait */
@@ -1111,6 +1112,7 @@ const rv_driver rv_qemu_driver = {
         .domain_shutdown = domain_shutdown,
         .domain_shutdown_flags = domain_shutdown_flags,
         .domain_reboot = domain_reboot,
+        .domain_reset = domain_reset,
         .domain_get_info = domain_get_info,
         .domain_get_state = domain_get_state,
         .domain_get_xml_desc = domain_get_xml_desc,

@@ -27,6 +27,7 @@ typedef enum qemu_job_kind {
     QJOB_RESUME,
     QJOB_SHUTDOWN,
     QJOB_REBOOT,
+    QJOB_RESET,
 } qemu_job_kind;
 
 typedef struct qemu_job {

@@ -425,6 +425,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
         break;
     case QJOB_SHUTDOWN:
     case QJOB_REBOOT:
+    case QJOB_RESET:
     case QJOB_DESTROY:
         break;
     }
@@ -809,6 +810,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
          * power-off then becomes a reset in the same process. */
         d->fake_reboot = true;
         job_command(d, "system_powerdown");
+        break;
+    case QJOB_RESET:
+        job_command(d, "system_reset");
         break;
     }
 }
