@@ -709,7 +709,8 @@ qemu_guest_xml()
     <kernel>$TEST_GUEST_KERNEL</kernel>
     <initrd>$TEST_GUEST_INITRD</initrd>
     <cmdline>console=ttyS0 quiet panic=-1</cmdline>
-  </os>${2:-}
+  </os>
+  <features><acpi/></features>${2:-}
   <devices><serial type='pty'/></devices>
 </domain>
 XML

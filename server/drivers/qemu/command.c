@@ -147,8 +147,30 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-uuid");
     add(&b, uuid);
     add(&b, "-machine");
-    addf(&b, "%s,accel=%s", esc(&b, &e1, def->machine),
-         def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "tcg");
+    addf(&b, "%s,accel=%s%s%s%s", esc(&b, &e1, def->machine),
+         def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "tcg",
+         def->acpi ? "" : ",acpi=off",     /* libvirt: no <acpi/>, no ACPI */
+         def->vmport < 0 ? "" : def->vmport ? ",vmport=on" : ",vmport=off",
+         def->hpet == 0 ? ",hpet=off" : "");
+    if (def->clock) {
+        add(&b, "-rtc");
+        addf(&b, "base=%s%s", def->clock_localtime ? "localtime" : "utc",
+             def->rtc_catchup ? ",driftfix=slew" : "");
+    }
+    /* Only KVM's in-kernel PIT has a tick policy. */
+    if (def->pit_delay && def->virt_type == RV_QEMU_VIRT_KVM) {
+        add(&b, "-global");
+        add(&b, "kvm-pit.lost_tick_policy=delay");
+    }
+    const char *pm_device = machine_is_q35(def->machine) ? "ICH9-LPC" : "PIIX4_PM";
+    if (def->suspend_to_mem >= 0) {
+        add(&b, "-global");
+        addf(&b, "%s.disable_s3=%d", pm_device, !def->suspend_to_mem);
+    }
+    if (def->suspend_to_disk >= 0) {
+        add(&b, "-global");
+        addf(&b, "%s.disable_s4=%d", pm_device, !def->suspend_to_disk);
+    }
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
     add(&b, "-smp");

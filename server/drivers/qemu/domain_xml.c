@@ -635,6 +635,13 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
         } else if (named(c, "graphics")) {
             if (parse_graphics(c, &def->graphics, err) < 0)
                 return -1;
+        } else if (named(c, "emulator")) {
+            if (def->emulator)
+                BAD_XML("more than one <emulator>");
+            if (text_of(c, NULL, &def->emulator, err) < 0)
+                return -1;
+            if (def->emulator[0] != '/')
+                BAD_XML("<emulator> must be an absolute path, not '%s'", def->emulator);
         } else if (named(c, "memballoon")) {
             static const char *const balloon_attrs[] = { "model", NULL };
             static const char *const balloon_models[] = { "virtio", "none", NULL };
@@ -677,6 +684,122 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
     return 0;
 }
 
+/* An attribute that must be one of words (NULL ends the list): its index,
+ * or -1 with err set. */
+static int attr_word(const xmlNode *n, const char *name, const char *const *words, rv_err *err)
+{
+    char *v = attr(n, name);
+    int i = word_index(v, words);
+    if (i < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported %s='%s' of element <%s>", name, v ? v : "", node_name(n));
+    free(v);
+    return i;
+}
+
+static const char *const on_off_words[] = { "off", "on", NULL };
+static const char *const no_yes_words[] = { "no", "yes", NULL };
+
+/* An empty element: its attributes checked, no children. */
+static int empty_element(const xmlNode *n, const char *const *attrs, rv_err *err)
+{
+    if (check_attrs(n, attrs, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int r = next_child(n, &c, err);
+    if (r > 0)
+        UNSUPPORTED("unsupported element <%s> in <%s>", node_name(c), node_name(n));
+    return r < 0 ? -1 : 0;
+}
+
+static int parse_features(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const state[] = { "state", NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "acpi") || named(c, "apic")) {
+            if (empty_element(c, none, err) < 0)
+                return -1;
+            *(named(c, "acpi") ? &def->acpi : &def->apic) = true;
+        } else if (named(c, "vmport")) {
+            if (empty_element(c, state, err) < 0 ||
+                (def->vmport = attr_word(c, "state", on_off_words, err)) < 0)
+                return -1;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <features>", node_name(c));
+        }
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_clock(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const clock_attrs[] = { "offset", NULL };
+    static const char *const timer_attrs[] = { "name", "tickpolicy", "present", NULL };
+    static const char *const offsets[] = { "utc", "localtime", NULL };
+    static const char *const timers[] = { "rtc", "pit", "hpet", NULL };
+    static const char *const catchup[] = { "catchup", NULL };
+    static const char *const delay[] = { "delay", NULL };
+    if (check_attrs(n, clock_attrs, err) < 0)
+        return -1;
+    int offset = attr_word(n, "offset", offsets, err);
+    if (offset < 0)
+        return -1;
+    def->clock = true;
+    def->clock_localtime = offset == 1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "timer"))
+            UNSUPPORTED("unsupported element <%s> in <clock>", node_name(c));
+        if (empty_element(c, timer_attrs, err) < 0)
+            return -1;
+        int t = attr_word(c, "name", timers, err);
+        if (t < 0)
+            return -1;
+        /* Each timer takes the one setting libvirt's default XML gives it. */
+        xmlChar *tick = xmlGetNoNsProp(c, (const xmlChar *)"tickpolicy");
+        xmlChar *present = xmlGetNoNsProp(c, (const xmlChar *)"present");
+        bool ok = t == 2 ? !tick : !present;
+        xmlFree(tick);
+        xmlFree(present);
+        if (!ok)
+            UNSUPPORTED("unsupported settings of <timer name='%s'>", timers[t]);
+        if (t == 0 && attr_word(c, "tickpolicy", catchup, err) == 0)
+            def->rtc_catchup = true;
+        else if (t == 1 && attr_word(c, "tickpolicy", delay, err) == 0)
+            def->pit_delay = true;
+        else if (t == 2 && (def->hpet = attr_word(c, "present", no_yes_words, err)) >= 0)
+            ;
+        else
+            return -1;
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const enabled[] = { "enabled", NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        int *slot = named(c, "suspend-to-mem") ? &def->suspend_to_mem
+                  : named(c, "suspend-to-disk") ? &def->suspend_to_disk : NULL;
+        if (!slot)
+            UNSUPPORTED("unsupported element <%s> in <pm>", node_name(c));
+        if (empty_element(c, enabled, err) < 0 || (*slot = attr_word(c, "enabled", no_yes_words, err)) < 0)
+            return -1;
+    }
+    return more < 0 ? -1 : 0;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         bool *have_uuid, bool *have_current, rv_err *err)
 {
@@ -699,11 +822,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     /* Which singletons were seen, to refuse a second one. */
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
-           S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512 };
+           S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
+        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM },
     };
     const xmlNode *c = NULL;
     int more;
@@ -764,6 +889,15 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 return -1;
         } else if (named(c, "os")) {
             if (parse_os(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "features")) {
+            if (parse_features(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "clock")) {
+            if (parse_clock(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "pm")) {
+            if (parse_pm(c, def, err) < 0)
                 return -1;
         } else if (named(c, "on_poweroff")) {
             if (parse_action(c, &def->on_poweroff, err) < 0)
@@ -880,6 +1014,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     if (def) {
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
+        def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
     }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
@@ -964,10 +1099,43 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "</%s>\n", os_texts[i][0]);
     }
     fputs("  </os>\n", fp);
+    if (def->acpi || def->apic || def->vmport >= 0) {
+        fputs("  <features>\n", fp);
+        if (def->acpi)
+            fputs("    <acpi/>\n", fp);
+        if (def->apic)
+            fputs("    <apic/>\n", fp);
+        if (def->vmport >= 0)
+            fprintf(fp, "    <vmport state='%s'/>\n", on_off_words[def->vmport]);
+        fputs("  </features>\n", fp);
+    }
+    if (def->clock) {
+        fprintf(fp, "  <clock offset='%s'>\n", def->clock_localtime ? "localtime" : "utc");
+        if (def->rtc_catchup)
+            fputs("    <timer name='rtc' tickpolicy='catchup'/>\n", fp);
+        if (def->pit_delay)
+            fputs("    <timer name='pit' tickpolicy='delay'/>\n", fp);
+        if (def->hpet >= 0)
+            fprintf(fp, "    <timer name='hpet' present='%s'/>\n", no_yes_words[def->hpet]);
+        fputs("  </clock>\n", fp);
+    }
     fprintf(fp, "  <on_poweroff>%s</on_poweroff>\n", rv_qemu_action_name(def->on_poweroff));
     fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_qemu_action_name(def->on_reboot));
     fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_qemu_action_name(def->on_crash));
+    if (def->suspend_to_mem >= 0 || def->suspend_to_disk >= 0) {
+        fputs("  <pm>\n", fp);
+        if (def->suspend_to_mem >= 0)
+            fprintf(fp, "    <suspend-to-mem enabled='%s'/>\n", no_yes_words[def->suspend_to_mem]);
+        if (def->suspend_to_disk >= 0)
+            fprintf(fp, "    <suspend-to-disk enabled='%s'/>\n", no_yes_words[def->suspend_to_disk]);
+        fputs("  </pm>\n", fp);
+    }
     fputs("  <devices>\n", fp);
+    if (def->emulator) {
+        fputs("    <emulator>", fp);
+        put_escaped(fp, def->emulator);
+        fputs("</emulator>\n", fp);
+    }
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
         fprintf(fp, "    <disk type='file' device='%s'>\n",
@@ -1032,6 +1200,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->arch);
     free(def->machine);
     free(def->kernel);
+    free(def->emulator);
     free(def->initrd);
     free(def->cmdline);
     for (size_t i = 0; i < def->ndisks; i++) {

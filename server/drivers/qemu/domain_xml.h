@@ -74,8 +74,20 @@ typedef struct rv_qemu_domain_def {
      * one (libvirt's normal form writes both when either is given). */
     size_t nserials;
     rv_qemu_graphics graphics;
+    /* <emulator>: NULL when absent; a start refuses any but the driver's
+     * qemu_binary (one binary per remvirtd). */
+    char *emulator;
     /* <memballoon model='virtio'> (libvirt's default) or 'none'. */
     bool balloon;
+    /* <features>: without <acpi/> the guest has no ACPI (as libvirt);
+     * <apic/> is x86's default anyway.  vmport: -1 unset, 0 off, 1 on. */
+    bool acpi, apic;
+    int vmport;
+    /* <clock offset='utc|localtime'> with its timers, when given. */
+    bool clock, clock_localtime, rtc_catchup, pit_delay;
+    int hpet;                   /* -1 unset, 0 present='no', 1 'yes' */
+    /* <pm>: -1 unset, 0 enabled='no', 1 'yes'. */
+    int suspend_to_mem, suspend_to_disk;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,

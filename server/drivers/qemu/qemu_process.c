@@ -623,6 +623,12 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
                    strerror(errno));
         return -1;
     }
+    if (def->emulator && strcmp(def->emulator, rv_qemu.binary) != 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported configuration: emulator '%s' is not this remvirtd's QEMU binary '%s'",
+                   def->emulator, rv_qemu.binary);
+        return -1;
+    }
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *disk = &def->disks[i];
         if (!disk->source)
