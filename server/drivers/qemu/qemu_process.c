@@ -809,6 +809,8 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "cont");
         break;
     case QJOB_SHUTDOWN:
+        /* A shutdown is meant: an earlier reboot the guest ignored is off. */
+        d->fake_reboot = false;
         job_command(d, "system_powerdown");
         break;
     case QJOB_REBOOT:
