@@ -37,12 +37,16 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt-dev's libvirt-api.xml names every public function: the table of
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
-# The QMP client's test runs a real QEMU (qemu-system-x86).
+# The QMP client's test runs a real QEMU (qemu-system-x86).  The QEMU
+# driver's round trip runs virt-install --print-xml (virtinst).  Its guest
+# that boots is made by tests/tools/build-test-guest.sh from packages it
+# fetches with `apt-get download` (Debian's kernel, busybox-static).
 # The Java client (java/) builds with Maven on JDK 17; Maven fetches its
 # plugins and JUnit from Maven Central into ~/.m2 the first time.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev qemu-system-x86 openjdk-17-jdk-headless maven)
+           python3-paramiko libvirt-dev qemu-system-x86 virtinst openjdk-17-jdk-headless
+           maven)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -684,3 +684,51 @@ qemu_domain_xml()
 </domain>
 XML
 }
+
+# test_guest: the tiny guest that boots (tests/tools/build-test-guest.sh),
+# built once into the build dir and kept there; sets TEST_GUEST_KERNEL
+# and TEST_GUEST_INITRD, or skips the test when it cannot be built.
+test_guest()
+{
+    requires flock --version
+    local dir=$top_builddir/tests/guest
+    mkdir -p "$dir"
+    flock "$dir/.lock" bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
+        skip "cannot build the test guest (see above)"
+    TEST_GUEST_KERNEL=$dir/vmlinuz
+    TEST_GUEST_INITRD=$dir/initrd.img
+}
+
+# qemu_guest_xml NAME [EXTRA]: test_guest's guest, TCG, 128 MiB of which
+# the balloon leaves it 96, its console on a pty; EXTRA goes after <os>.
+qemu_guest_xml()
+{
+    cat <<XML
+<domain type='qemu'>
+  <name>$1</name>
+  <memory unit='MiB'>128</memory>
+  <currentMemory unit='MiB'>96</currentMemory>
+  <vcpu>1</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>$TEST_GUEST_KERNEL</kernel>
+    <initrd>$TEST_GUEST_INITRD</initrd>
+    <cmdline>console=ttyS0 quiet panic=-1</cmdline>
+  </os>
+  <features><acpi/></features>${2:-}
+  <devices><serial type='pty'/></devices>
+</domain>
+XML
+}
+
+# capture_console NAME FILE: copy the running guest NAME's serial console
+# (its pty, which QEMU names in the domain's log) into FILE, in the
+# background until the test ends.
+capture_console()
+{
+    local pty
+    pty=$(sed -n 's|.*char device redirected to \(/dev/pts/[0-9]*\) (label charserial0).*|\1|p' \
+          "$QEMU_DIR/run/$1.log" | tail -n 1)
+    [ -n "$pty" ] || fail "no pty for $1's console in its log"
+    bg "$2" cat "$pty"
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # A stand-in for qemu-system-x86_64 that speaks just enough QMP for the
 # QEMU driver, to make the events a guest OS would cause without one:
-#   system_powerdown  answers, then POWERDOWN and SHUTDOWN (guest: true),
-#                     as a guest that powers off on the ACPI button
+#   system_powerdown  answers, then POWERDOWN, SHUTDOWN (guest: true) and
+#                     STOP, as a guest that powers off on the ACPI button
+#                     under -no-shutdown
 #   system_reset      answers, then RESET
 #   SIGUSR1           GUEST_PANICKED
 #   stop / cont       STOP / RESUME; quit exits; query-status the state
@@ -104,6 +105,7 @@ while True:
                 event("POWERDOWN")
                 status = "shutdown"
                 event("SHUTDOWN", {"guest": True, "reason": "guest-shutdown"})
+                event("STOP")
             elif name == "system_reset":
                 event("RESET", {"guest": False, "reason": "host-qmp-system-reset"})
             elif name == "quit":

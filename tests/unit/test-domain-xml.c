@@ -119,6 +119,7 @@ static void test_full_round_trip(void)
                        "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
     CHECK_STR_HAS(xml, "    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'>\n"
                        "      <listen type='address' address='127.0.0.1'/>\n    </graphics>\n"
+                       "    <memballoon model='virtio'/>\n"
                        "  </devices>\n</domain>\n");
     CHECK(!strstr(xml, "comments"));
 
@@ -145,6 +146,7 @@ static void test_defaults(void)
                        "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>restart</on_reboot>\n"
                        "  <on_crash>destroy</on_crash>\n  <devices>\n");
     CHECK_STR_HAS(xml, "<model type='virtio'/>");
+    CHECK_STR_HAS(xml, "    <memballoon model='virtio'/>\n  </devices>");   /* as libvirt adds */
     /* Two generated UUID/MACs are not the same (randomness is used). */
     CHECK(memcmp(def->interfaces[0].mac, def->interfaces[1].mac, 6) != 0);
     unsigned char zero[16] = { 0 };
@@ -168,13 +170,95 @@ static void test_defaults(void)
     rv_qemu_domain_free(def);
 }
 
+#define MIN_HEAD_OS "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type>"
 #define MIN_HEAD "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
+
+static char *joined(char **argv);
+
+/* Direct kernel boot: read, written back, and on the command line whole. */
+static void test_kernel_boot(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        "<domain type='qemu'><name>k</name><memory>1024</memory><os><type>hvm</type>"
+        "<kernel>/b/vmlinuz</kernel><initrd>/b/initrd,x.img</initrd>"
+        "<cmdline>console=ttyS0 quiet &amp; more</cmdline></os>"
+        "<devices><memballoon model='none'/></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<boot dev='hd'/>\n    <kernel>/b/vmlinuz</kernel>\n"
+                       "    <initrd>/b/initrd,x.img</initrd>\n"
+                       "    <cmdline>console=ttyS0 quiet &amp; more</cmdline>\n  </os>");
+    CHECK_STR_HAS(xml, "    <memballoon model='none'/>\n");
+    free(xml);
+    rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/k.qmp" };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -kernel /b/vmlinuz -initrd /b/initrd,x.img -append console=ttyS0 quiet & more ");
+    CHECK(!strstr(cmd, "balloon"));
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD_OS "<initrd>/i</initrd></os></domain>", RV_ERR_XML_ERROR, "<initrd> in <os> needs a <kernel>");
+    REFUSED(MIN_HEAD_OS "<kernel>vmlinuz</kernel></os></domain>", RV_ERR_XML_ERROR,
+            "<kernel> must be an absolute path");
+    REFUSED(MIN_HEAD_OS "<kernel>/a</kernel><kernel>/b</kernel></os></domain>", RV_ERR_XML_ERROR,
+            "more than one <kernel>");
+}
+
+/* What virt-install writes by default besides the devices: features,
+ * clock and pm, read, written back and on the command line. */
+static void test_features_clock_pm(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        "<domain type='qemu'><name>f</name><memory>1024</memory>"
+        "<os><type machine='q35'>hvm</type></os>"
+        "<features><acpi/><apic/><vmport state='off'/></features>"
+        "<clock offset='localtime'><timer name='rtc' tickpolicy='catchup'/>"
+        "<timer name='pit' tickpolicy='delay'/><timer name='hpet' present='no'/></clock>"
+        "<pm><suspend-to-mem enabled='no'/><suspend-to-disk enabled='yes'/></pm>"
+        "<devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  </os>\n  <features>\n    <acpi/>\n    <apic/>\n    <vmport state='off'/>\n"
+                       "  </features>\n  <clock offset='localtime'>\n"
+                       "    <timer name='rtc' tickpolicy='catchup'/>\n"
+                       "    <timer name='pit' tickpolicy='delay'/>\n"
+                       "    <timer name='hpet' present='no'/>\n  </clock>\n  <on_poweroff>");
+    CHECK_STR_HAS(xml, "</on_crash>\n  <pm>\n    <suspend-to-mem enabled='no'/>\n"
+                       "    <suspend-to-disk enabled='yes'/>\n  </pm>\n  <devices>\n"
+                       "    <emulator>/usr/bin/qemu-system-x86_64</emulator>\n");
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    rv_qemu_domain_free(again);
+    free(xml);
+    rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/f.qmp" };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -machine q35,accel=tcg,vmport=off,hpet=off -rtc base=localtime,driftfix=slew "
+                       "-global ICH9-LPC.disable_s3=1 -global ICH9-LPC.disable_s4=0 ");
+    CHECK(!strstr(cmd, "kvm-pit"));         /* TCG has no in-kernel PIT */
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+}
 
 static void test_refusals(void)
 {
     /* Unsupported: named. */
-    REFUSED(MIN_HEAD "<features><acpi/></features></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <features> in <domain>");
+    REFUSED(MIN_HEAD "<features><pae/></features></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <pae> in <features>");
+    REFUSED(MIN_HEAD "<clock offset='variable'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported offset='variable' of element <clock>");
+    REFUSED(MIN_HEAD "<clock offset='utc'><timer name='rtc' tickpolicy='merge'/></clock></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported tickpolicy='merge' of element <timer>");
+    REFUSED(MIN_HEAD "<clock offset='utc'><timer name='tsc'/></clock></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported name='tsc' of element <timer>");
+    REFUSED(MIN_HEAD "<pm><suspend-to-mem enabled='no'><x/></suspend-to-mem></pm></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <x> in <suspend-to-mem>");
     REFUSED(MIN_HEAD "<devices><video/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported element <video> in <devices>");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
@@ -195,6 +279,10 @@ static void test_refusals(void)
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported interface type 'network'");
     REFUSED(MIN_HEAD "<devices><graphics type='spice'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported graphics type 'spice'");
+    REFUSED(MIN_HEAD "<devices><memballoon model='xen'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported memballoon model 'xen'");
+    REFUSED(MIN_HEAD "<devices><memballoon model='virtio'><stats period='10'/></memballoon></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <stats> in <memballoon>");
     REFUSED(MIN_HEAD "<devices><serial type='file'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported <serial> type 'file'");
     REFUSED("<domain type='xen'><name>x</name></domain>", RV_ERR_CONFIG_UNSUPPORTED,
@@ -202,8 +290,8 @@ static void test_refusals(void)
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type arch='aarch64'>hvm</type>"
             "</os></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported architecture 'aarch64'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type>hvm</type>"
-            "<kernel>/boot/vmlinuz</kernel></os></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <kernel> in <os>");
+            "<loader>/ovmf.fd</loader></os></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <loader> in <os>");
     REFUSED("<domain type='qemu' xmlns:q='http://libvirt.org/schemas/domain/qemu/1.0'><name>x</name>"
             "<memory>1</memory><os><type>hvm</type></os><q:commandline/></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <commandline> in namespace");
@@ -331,7 +419,7 @@ static void test_command_line(void)
     CHECK(argv != NULL);
     char *cmd = joined(argv);
     CHECK_STR_HAS(cmd, "/usr/bin/qemu-system-x86_64 -name guest=web & db,debug-threads=on "
-                       "-uuid c7a5fdbd-cdaf-9455-926a-d65c16db1809 -machine q35,accel=kvm -m size=524288k "
+                       "-uuid c7a5fdbd-cdaf-9455-926a-d65c16db1809 -machine q35,accel=kvm,acpi=off -m size=524288k "
                        "-smp 2 -no-user-config -nodefaults -S "
                        "-qmp unix:/run/x/mon,,itor.sock,server=on,wait=off ");
     CHECK_STR_HAS(cmd, " -device ich9-ahci,id=sata0 ");
@@ -359,7 +447,7 @@ static void test_command_line(void)
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     cmd = joined(argv);
-    CHECK_STR_HAS(cmd, "-machine q35,accel=tcg ");
+    CHECK_STR_HAS(cmd, "-machine q35,accel=tcg,acpi=off ");    /* no <acpi/> */
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
@@ -388,12 +476,12 @@ static void test_command_line(void)
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     cmd = joined(argv);
-    CHECK_STR_HAS(cmd, "-machine pc,accel=tcg ");
+    CHECK_STR_HAS(cmd, "-machine pc,accel=tcg,acpi=off ");
     CHECK_STR_HAS(cmd, " -no-reboot ");
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,unit=1,drive=drive-hdb,id=hdb ");
     CHECK_STR_HAS(cmd, " -drive if=none,id=drive-hdc,media=cdrom,readonly=on "
                        "-device ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc ");
-    CHECK_STR_HAS(cmd, ",bootindex=1 -display none");
+    CHECK_STR_HAS(cmd, ",bootindex=1 -device virtio-balloon-pci,id=balloon0 -display none");
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
@@ -404,6 +492,8 @@ int main(void)
     test_full_round_trip();
     test_defaults();
     test_refusals();
+    test_kernel_boot();
+    test_features_clock_pm();
     test_hostile();
     test_command_line();
     return 0;

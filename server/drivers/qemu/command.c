@@ -147,8 +147,30 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-uuid");
     add(&b, uuid);
     add(&b, "-machine");
-    addf(&b, "%s,accel=%s", esc(&b, &e1, def->machine),
-         def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "tcg");
+    addf(&b, "%s,accel=%s%s%s%s", esc(&b, &e1, def->machine),
+         def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "tcg",
+         def->acpi ? "" : ",acpi=off",     /* libvirt: no <acpi/>, no ACPI */
+         def->vmport < 0 ? "" : def->vmport ? ",vmport=on" : ",vmport=off",
+         def->hpet == 0 ? ",hpet=off" : "");
+    if (def->clock) {
+        add(&b, "-rtc");
+        addf(&b, "base=%s%s", def->clock_localtime ? "localtime" : "utc",
+             def->rtc_catchup ? ",driftfix=slew" : "");
+    }
+    /* Only KVM's in-kernel PIT has a tick policy. */
+    if (def->pit_delay && def->virt_type == RV_QEMU_VIRT_KVM) {
+        add(&b, "-global");
+        add(&b, "kvm-pit.lost_tick_policy=delay");
+    }
+    const char *pm_device = machine_is_q35(def->machine) ? "ICH9-LPC" : "PIIX4_PM";
+    if (def->suspend_to_mem >= 0) {
+        add(&b, "-global");
+        addf(&b, "%s.disable_s3=%d", pm_device, !def->suspend_to_mem);
+    }
+    if (def->suspend_to_disk >= 0) {
+        add(&b, "-global");
+        addf(&b, "%s.disable_s4=%d", pm_device, !def->suspend_to_disk);
+    }
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
     add(&b, "-smp");
@@ -164,6 +186,19 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-no-shutdown");
     add(&b, "-boot");
     add(&b, "strict=on");
+    /* These options take their value whole (no key=value parsing). */
+    if (def->kernel) {
+        add(&b, "-kernel");
+        add(&b, def->kernel);
+    }
+    if (def->initrd) {
+        add(&b, "-initrd");
+        add(&b, def->initrd);
+    }
+    if (def->cmdline) {
+        add(&b, "-append");
+        add(&b, def->cmdline);
+    }
 
     if (nsata > 0) {
         add(&b, "-device");
@@ -227,6 +262,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         addf(&b, "pty,id=charserial%zu", i);
         add(&b, "-device");
         addf(&b, "isa-serial,chardev=charserial%zu,id=serial%zu,index=%zu", i, i, i);
+    }
+
+    if (def->balloon) {
+        add(&b, "-device");
+        add(&b, "virtio-balloon-pci,id=balloon0");
     }
 
     if (def->graphics.present) {

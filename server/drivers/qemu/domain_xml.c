@@ -251,6 +251,15 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
             }
             free(dev);
             def->boot[def->nboot++] = (rv_qemu_boot_dev)bd;
+        } else if (named(c, "kernel") || named(c, "initrd") || named(c, "cmdline")) {
+            char **slot = named(c, "kernel") ? &def->kernel
+                        : named(c, "initrd") ? &def->initrd : &def->cmdline;
+            if (*slot)
+                BAD_XML("more than one <%s> in <os>", node_name(c));
+            if (text_of(c, NULL, slot, err) < 0)
+                return -1;
+            if (slot != &def->cmdline && (*slot)[0] != '/')
+                BAD_XML("<%s> must be an absolute path, not '%s'", node_name(c), *slot);
         } else {
             UNSUPPORTED("unsupported element <%s> in <os>", node_name(c));
         }
@@ -259,6 +268,8 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
         return -1;
     if (!have_type)
         BAD_XML("<os> has no <type>");
+    if ((def->initrd || def->cmdline) && !def->kernel)
+        BAD_XML("<%s> in <os> needs a <kernel>", def->initrd ? "initrd" : "cmdline");
     return 0;
 }
 
@@ -574,7 +585,7 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
     if (check_attrs(devs, none, err) < 0)
         return -1;
     bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
-    bool console = false;
+    bool console = false, balloon_seen = false;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(devs, &c, err)) > 0) {
@@ -624,6 +635,37 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
         } else if (named(c, "graphics")) {
             if (parse_graphics(c, &def->graphics, err) < 0)
                 return -1;
+        } else if (named(c, "emulator")) {
+            if (def->emulator)
+                BAD_XML("more than one <emulator>");
+            if (text_of(c, NULL, &def->emulator, err) < 0)
+                return -1;
+            if (def->emulator[0] != '/')
+                BAD_XML("<emulator> must be an absolute path, not '%s'", def->emulator);
+        } else if (named(c, "memballoon")) {
+            static const char *const balloon_attrs[] = { "model", NULL };
+            static const char *const balloon_models[] = { "virtio", "none", NULL };
+            if (balloon_seen)
+                BAD_XML("more than one <memballoon>");
+            balloon_seen = true;
+            if (check_attrs(c, balloon_attrs, err) < 0)
+                return -1;
+            char *model = attr(c, "model");
+            int m = word_index(model, balloon_models);
+            if (m < 0) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported memballoon model '%s'", model ? model : "(none)");
+                free(model);
+                return -1;
+            }
+            free(model);
+            def->balloon = m == 0;
+            const xmlNode *child = NULL;
+            int r = next_child(c, &child, err);
+            if (r < 0)
+                return -1;
+            if (r > 0)
+                UNSUPPORTED("unsupported element <%s> in <memballoon>", node_name(child));
         } else {
             UNSUPPORTED("unsupported element <%s> in <devices>", node_name(c));
         }
@@ -640,6 +682,122 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
             UNSUPPORTED("serial port %zu without serial port %zu", i, n);
     def->nserials = n == 0 && console ? 1 : n;
     return 0;
+}
+
+/* An attribute that must be one of words (NULL ends the list): its index,
+ * or -1 with err set. */
+static int attr_word(const xmlNode *n, const char *name, const char *const *words, rv_err *err)
+{
+    char *v = attr(n, name);
+    int i = word_index(v, words);
+    if (i < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported %s='%s' of element <%s>", name, v ? v : "", node_name(n));
+    free(v);
+    return i;
+}
+
+static const char *const on_off_words[] = { "off", "on", NULL };
+static const char *const no_yes_words[] = { "no", "yes", NULL };
+
+/* An empty element: its attributes checked, no children. */
+static int empty_element(const xmlNode *n, const char *const *attrs, rv_err *err)
+{
+    if (check_attrs(n, attrs, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int r = next_child(n, &c, err);
+    if (r > 0)
+        UNSUPPORTED("unsupported element <%s> in <%s>", node_name(c), node_name(n));
+    return r < 0 ? -1 : 0;
+}
+
+static int parse_features(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const state[] = { "state", NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "acpi") || named(c, "apic")) {
+            if (empty_element(c, none, err) < 0)
+                return -1;
+            *(named(c, "acpi") ? &def->acpi : &def->apic) = true;
+        } else if (named(c, "vmport")) {
+            if (empty_element(c, state, err) < 0 ||
+                (def->vmport = attr_word(c, "state", on_off_words, err)) < 0)
+                return -1;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <features>", node_name(c));
+        }
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_clock(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const clock_attrs[] = { "offset", NULL };
+    static const char *const timer_attrs[] = { "name", "tickpolicy", "present", NULL };
+    static const char *const offsets[] = { "utc", "localtime", NULL };
+    static const char *const timers[] = { "rtc", "pit", "hpet", NULL };
+    static const char *const catchup[] = { "catchup", NULL };
+    static const char *const delay[] = { "delay", NULL };
+    if (check_attrs(n, clock_attrs, err) < 0)
+        return -1;
+    int offset = attr_word(n, "offset", offsets, err);
+    if (offset < 0)
+        return -1;
+    def->clock = true;
+    def->clock_localtime = offset == 1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "timer"))
+            UNSUPPORTED("unsupported element <%s> in <clock>", node_name(c));
+        if (empty_element(c, timer_attrs, err) < 0)
+            return -1;
+        int t = attr_word(c, "name", timers, err);
+        if (t < 0)
+            return -1;
+        /* Each timer takes the one setting libvirt's default XML gives it. */
+        xmlChar *tick = xmlGetNoNsProp(c, (const xmlChar *)"tickpolicy");
+        xmlChar *present = xmlGetNoNsProp(c, (const xmlChar *)"present");
+        bool ok = t == 2 ? !tick : !present;
+        xmlFree(tick);
+        xmlFree(present);
+        if (!ok)
+            UNSUPPORTED("unsupported settings of <timer name='%s'>", timers[t]);
+        if (t == 0 && attr_word(c, "tickpolicy", catchup, err) == 0)
+            def->rtc_catchup = true;
+        else if (t == 1 && attr_word(c, "tickpolicy", delay, err) == 0)
+            def->pit_delay = true;
+        else if (t == 2 && (def->hpet = attr_word(c, "present", no_yes_words, err)) >= 0)
+            ;
+        else
+            return -1;
+    }
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const enabled[] = { "enabled", NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        int *slot = named(c, "suspend-to-mem") ? &def->suspend_to_mem
+                  : named(c, "suspend-to-disk") ? &def->suspend_to_disk : NULL;
+        if (!slot)
+            UNSUPPORTED("unsupported element <%s> in <pm>", node_name(c));
+        if (empty_element(c, enabled, err) < 0 || (*slot = attr_word(c, "enabled", no_yes_words, err)) < 0)
+            return -1;
+    }
+    return more < 0 ? -1 : 0;
 }
 
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
@@ -664,11 +822,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     /* Which singletons were seen, to refuse a second one. */
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
-           S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512 };
+           S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
+        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM },
     };
     const xmlNode *c = NULL;
     int more;
@@ -729,6 +889,15 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 return -1;
         } else if (named(c, "os")) {
             if (parse_os(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "features")) {
+            if (parse_features(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "clock")) {
+            if (parse_clock(c, def, err) < 0)
+                return -1;
+        } else if (named(c, "pm")) {
+            if (parse_pm(c, def, err) < 0)
                 return -1;
         } else if (named(c, "on_poweroff")) {
             if (parse_action(c, &def->on_poweroff, err) < 0)
@@ -842,8 +1011,11 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     bool *macs_given = NULL, have_uuid = false, have_current = false;
     const xmlNode *root = xmlDocGetRootElement(doc);
     int rc = -1;
-    if (def)
+    if (def) {
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
+        def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
+        def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
+    }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (doc->intSubset || doc->extSubset)
@@ -916,11 +1088,54 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fputs("'>hvm</type>\n", fp);
     for (size_t i = 0; i < def->nboot; i++)
         fprintf(fp, "    <boot dev='%s'/>\n", boot_name(def->boot[i]));
+    const char *const os_texts[][2] = {
+        { "kernel", def->kernel }, { "initrd", def->initrd }, { "cmdline", def->cmdline },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (!os_texts[i][1])
+            continue;
+        fprintf(fp, "    <%s>", os_texts[i][0]);
+        put_escaped(fp, os_texts[i][1]);
+        fprintf(fp, "</%s>\n", os_texts[i][0]);
+    }
     fputs("  </os>\n", fp);
+    if (def->acpi || def->apic || def->vmport >= 0) {
+        fputs("  <features>\n", fp);
+        if (def->acpi)
+            fputs("    <acpi/>\n", fp);
+        if (def->apic)
+            fputs("    <apic/>\n", fp);
+        if (def->vmport >= 0)
+            fprintf(fp, "    <vmport state='%s'/>\n", on_off_words[def->vmport]);
+        fputs("  </features>\n", fp);
+    }
+    if (def->clock) {
+        fprintf(fp, "  <clock offset='%s'>\n", def->clock_localtime ? "localtime" : "utc");
+        if (def->rtc_catchup)
+            fputs("    <timer name='rtc' tickpolicy='catchup'/>\n", fp);
+        if (def->pit_delay)
+            fputs("    <timer name='pit' tickpolicy='delay'/>\n", fp);
+        if (def->hpet >= 0)
+            fprintf(fp, "    <timer name='hpet' present='%s'/>\n", no_yes_words[def->hpet]);
+        fputs("  </clock>\n", fp);
+    }
     fprintf(fp, "  <on_poweroff>%s</on_poweroff>\n", rv_qemu_action_name(def->on_poweroff));
     fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_qemu_action_name(def->on_reboot));
     fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_qemu_action_name(def->on_crash));
+    if (def->suspend_to_mem >= 0 || def->suspend_to_disk >= 0) {
+        fputs("  <pm>\n", fp);
+        if (def->suspend_to_mem >= 0)
+            fprintf(fp, "    <suspend-to-mem enabled='%s'/>\n", no_yes_words[def->suspend_to_mem]);
+        if (def->suspend_to_disk >= 0)
+            fprintf(fp, "    <suspend-to-disk enabled='%s'/>\n", no_yes_words[def->suspend_to_disk]);
+        fputs("  </pm>\n", fp);
+    }
     fputs("  <devices>\n", fp);
+    if (def->emulator) {
+        fputs("    <emulator>", fp);
+        put_escaped(fp, def->emulator);
+        fputs("</emulator>\n", fp);
+    }
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
         fprintf(fp, "    <disk type='file' device='%s'>\n",
@@ -968,6 +1183,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         put_escaped(fp, g->listen);
         fputs("'/>\n    </graphics>\n", fp);
     }
+    fprintf(fp, "    <memballoon model='%s'/>\n", def->balloon ? "virtio" : "none");
     fputs("  </devices>\n</domain>\n", fp);
     if (fclose(fp) != 0) {
         free(buf);
@@ -983,6 +1199,10 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->name);
     free(def->arch);
     free(def->machine);
+    free(def->kernel);
+    free(def->emulator);
+    free(def->initrd);
+    free(def->cmdline);
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);

@@ -62,6 +62,9 @@ typedef struct rv_qemu_domain_def {
     char *machine;
     rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];
     size_t nboot;
+    /* Direct kernel boot: absolute paths, NULL when absent; cmdline only
+     * with a kernel. */
+    char *kernel, *initrd, *cmdline;
     rv_qemu_action on_poweroff, on_reboot, on_crash;
     rv_qemu_disk *disks;
     size_t ndisks;
@@ -71,6 +74,20 @@ typedef struct rv_qemu_domain_def {
      * one (libvirt's normal form writes both when either is given). */
     size_t nserials;
     rv_qemu_graphics graphics;
+    /* <emulator>: NULL when absent; a start refuses any but the driver's
+     * qemu_binary (one binary per remvirtd). */
+    char *emulator;
+    /* <memballoon model='virtio'> (libvirt's default) or 'none'. */
+    bool balloon;
+    /* <features>: without <acpi/> the guest has no ACPI (as libvirt);
+     * <apic/> is x86's default anyway.  vmport: -1 unset, 0 off, 1 on. */
+    bool acpi, apic;
+    int vmport;
+    /* <clock offset='utc|localtime'> with its timers, when given. */
+    bool clock, clock_localtime, rtc_catchup, pit_delay;
+    int hpet;                   /* -1 unset, 0 present='no', 1 'yes' */
+    /* <pm>: -1 unset, 0 enabled='no', 1 'yes'. */
+    int suspend_to_mem, suspend_to_disk;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,

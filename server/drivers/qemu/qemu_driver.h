@@ -27,6 +27,7 @@ typedef enum qemu_job_kind {
     QJOB_RESUME,
     QJOB_SHUTDOWN,
     QJOB_REBOOT,
+    QJOB_RESET,
 } qemu_job_kind;
 
 typedef struct qemu_job {
@@ -54,6 +55,13 @@ typedef struct qemu_dom {
     bool stopping;
     int stop_reason, stop_detail;
     bool guest_shutdown;        /* SHUTDOWN came from QEMU before the exit */
+    bool fake_reboot;           /* a reboot sent the power button: the guest's
+                                 * power-off restarts it, whatever on_poweroff */
+    unsigned long long balloon_kib; /* the guest's memory as the balloon says
+                                     * (BALLOON_CHANGE); 0: not known yet */
+    bool restarting;            /* reset and cont sent after a power-off: the
+                                 * STOP before is not a pause, the RESUME is
+                                 * the new boot */
     ev_timer stop_timer;
     double stop_started;
     bool graceful, sent_term, sent_kill;
@@ -127,7 +135,14 @@ void rv_qemu_reattach(qemu_dom *d);
 void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
+/* An active domain's memory: what the balloon last said, else the
+ * definition's currentMemory. */
+unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
 /* cpu time from /proc/<pid>/stat, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* User and system time from a /proc stat file (a process's or a
+ * thread's); false when it cannot be read. */
+bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
+                        unsigned long long *system_ns);
 
 #endif

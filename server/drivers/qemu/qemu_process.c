@@ -198,6 +198,9 @@ static void process_gone(qemu_dom *d)
     d->starting = false;
     d->stopping = false;
     d->guest_shutdown = false;
+    d->fake_reboot = false;
+    d->restarting = false;
+    d->balloon_kib = 0;
     d->pid = 0;
     d->id = -1;
     d->reaped = false;
@@ -320,26 +323,42 @@ void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents)
     }
 }
 
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
+unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return d->balloon_kib ? d->balloon_kib : rv_qemu_dom_def(d)->current_memory_kib;
+}
+
+bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
+                        unsigned long long *system_ns)
+{
+    char buf[1024];
+    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return false;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return false;
     buf[n] = '\0';
     /* After the command name in parentheses: fields 3.., utime is 14, stime 15. */
     char *p = strrchr(buf, ')');
     unsigned long long utime = 0, stime = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
                      &stime) != 2)
-        return 0;
+        return false;
     long hz = sysconf(_SC_CLK_TCK);
-    return (utime + stime) * (1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100));
+    unsigned long long tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
+    *user_ns = utime * tick_ns;
+    *system_ns = stime * tick_ns;
+    return true;
+}
+
+unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
+{
+    char path[64];
+    unsigned long long user = 0, system = 0;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    return rv_qemu_proc_times(path, &user, &system) ? user + system : 0;
 }
 
 /* ================================================================ the monitor */
@@ -406,6 +425,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
         break;
     case QJOB_SHUTDOWN:
     case QJOB_REBOOT:
+    case QJOB_RESET:
     case QJOB_DESTROY:
         break;
     }
@@ -446,6 +466,23 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_UNKNOWN, -1, 0);
 }
 
+/* A currentMemory below memory is the balloon's target from the start, as
+ * libvirtd sets it: the guest's balloon driver gives the rest back. */
+static void set_balloon_target(qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = d->live;
+    if (!def->balloon || def->current_memory_kib >= def->memory_kib)
+        return;
+    rv_err err = { 0 };
+    json_object *args = json_object_new_object();
+    if (!args || json_object_object_add(args, "value",
+                                        json_object_new_int64((int64_t)(def->current_memory_kib * 1024))) < 0 ||
+        rv_qmp_command(d->qmp, "balloon", args, 0, ignore_reply, NULL, &err) < 0)
+        RV_WARN("domain '%s': cannot set the balloon: %s", dom_name(d),
+                err.message ? err.message : "out of memory");
+    rv_err_clear(&err);
+}
+
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
 {
     (void)greeting;
@@ -455,6 +492,9 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
     rv_err err = { 0 };
     if (d->starting) {
         /* Paused by -S until now: let it run, or leave it paused. */
+        /* Until the guest's balloon driver acts it has all its memory. */
+        d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
+        set_balloon_target(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
@@ -498,7 +538,9 @@ static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, i
             RV_WARN("domain '%s': cannot restart: %s", dom_name(d), err.message);
         rv_err_clear(&err);
         d->guest_shutdown = false;
-        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
+        /* Running again when QEMU says RESUME (after the STOP that its
+         * power-off made under -no-shutdown). */
+        d->restarting = true;
     }
 }
 
@@ -512,7 +554,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     RV_DEBUG("domain '%s': QMP event %s", dom_name(d), name);
     bool suspending = d->job_busy && d->jobs->kind == QJOB_SUSPEND;
     bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
-    if (strcmp(name, "STOP") == 0) {
+    if (d->restarting && strcmp(name, "RESUME") == 0) {
+        d->restarting = false;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
+    } else if (strcmp(name, "STOP") == 0) {
         if (d->state == RV_DOMAIN_RUNNING)
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
                                   suspending ? RV_DOMAIN_PAUSED_USER : RV_DOMAIN_PAUSED_UNKNOWN,
@@ -535,8 +580,15 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                               by_guest ? RV_EVENT_SHUTDOWN_GUEST : RV_EVENT_SHUTDOWN_HOST);
         /* With -no-shutdown QEMU waits: the definition says what next
          * (a reset under -no-reboot is on_reboot's). */
-        after_guest_action(d, reset ? d->live->on_reboot : d->live->on_poweroff,
-                           RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
+        rv_qemu_action action = reset ? d->live->on_reboot : d->live->on_poweroff;
+        if (d->fake_reboot && !reset)
+            action = RV_QEMU_ACTION_RESTART;
+        d->fake_reboot = false;
+        after_guest_action(d, action, RV_DOMAIN_SHUTOFF_SHUTDOWN, RV_EVENT_STOPPED_SHUTDOWN);
+    } else if (strcmp(name, "BALLOON_CHANGE") == 0) {
+        json_object *actual = NULL;
+        if (data && json_object_object_get_ex(data, "actual", &actual))
+            d->balloon_kib = (unsigned long long)json_object_get_int64(actual) / 1024;
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);
@@ -569,6 +621,12 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
                    "internal error: Cannot find QEMU binary %s: %s", rv_qemu.binary,
                    strerror(errno));
+        return -1;
+    }
+    if (def->emulator && strcmp(def->emulator, rv_qemu.binary) != 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported configuration: emulator '%s' is not this remvirtd's QEMU binary '%s'",
+                   def->emulator, rv_qemu.binary);
         return -1;
     }
     for (size_t i = 0; i < def->ndisks; i++) {
@@ -751,9 +809,17 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "cont");
         break;
     case QJOB_SHUTDOWN:
+        /* A shutdown is meant: an earlier reboot the guest ignored is off. */
+        d->fake_reboot = false;
         job_command(d, "system_powerdown");
         break;
     case QJOB_REBOOT:
+        /* libvirtd's "fake reboot": the power button, and the guest's
+         * power-off then becomes a reset in the same process. */
+        d->fake_reboot = true;
+        job_command(d, "system_powerdown");
+        break;
+    case QJOB_RESET:
         job_command(d, "system_reset");
         break;
     }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# build-test-guest.sh DIR: a tiny guest that boots, for the QEMU driver's
+# tests, made from Debian packages: DIR/vmlinuz (Debian's kernel) and
+# DIR/initrd.img (busybox-static and a few of the kernel's modules).
+# Its /init mounts /proc, /sys and /dev, loads the ACPI button, evdev and
+# virtio balloon modules, says "remvirt-test-guest: ready" on the console
+# (console=ttyS0) and powers off when the ACPI power button is pressed.
+# The packages are fetched with `apt-get download` (no install, no root)
+# into DIR/debs; a DIR that already holds both files is left as it is.
+# Exit 0 when DIR is ready, 1 (with the reason on stderr) when not.
+set -euo pipefail
+
+dir=${1:?usage: build-test-guest.sh DIR}
+[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] && exit 0
+
+mkdir -p "$dir/debs"
+work=$(mktemp -d "$dir/build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# The metapackage names the current kernel package.
+kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+       awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+if [ -z "$kpkg" ]; then
+    echo "build-test-guest: apt-cache knows no linux-image-amd64 (run apt-get update)" >&2
+    exit 1
+fi
+for pkg in "$kpkg" busybox-static; do
+    if ! ls "$dir/debs/${pkg}_"*.deb > /dev/null 2>&1; then
+        (cd "$work" && apt-get download -q "$pkg" > /dev/null) || {
+            echo "build-test-guest: cannot download $pkg" >&2
+            exit 1
+        }
+        mv "$work/${pkg}_"*.deb "$dir/debs/"
+    fi
+done
+
+dpkg-deb -x "$dir/debs/${kpkg}_"*.deb "$work/kernel"
+dpkg-deb -x "$dir/debs/busybox-static_"*.deb "$work/busybox"
+moddir=$(echo "$work/kernel/lib/modules/"*)
+
+root=$work/root
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/modules"
+cp "$work/busybox/bin/busybox" "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+
+# The modules wanted and what they need, in load order.  The package has
+# no modules.dep (depmod makes it when installed): a module's .modinfo
+# section says "depends=a,b".
+wanted=(button evdev virtio_pci virtio_balloon)
+order=()
+add_module()
+{
+    local name=$1 file dep
+    for dep in "${order[@]}"; do [ "$dep" = "$name" ] && return 0; done
+    file=$(find "$moddir" -name "$name.ko" | head -n 1)
+    if [ -z "$file" ]; then
+        echo "build-test-guest: no module $name in $kpkg" >&2
+        exit 1
+    fi
+    for dep in $(grep -a -o 'depends=[a-z0-9_,-]*' "$file" | head -n 1 | sed 's/^depends=//; s/,/ /g'); do
+        add_module "${dep//-/_}"
+    done
+    cp "$file" "$root/modules/"
+    order+=("$name")
+    echo "$name.ko" >> "$root/modules/order"
+}
+for m in "${wanted[@]}"; do
+    add_module "$m"
+done
+
+cat > "$root/init" <<'EOF'
+#!/bin/sh
+/bin/busybox mount -t devtmpfs dev /dev
+exec < /dev/console > /dev/console 2>&1
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+for m in $(cat /modules/order); do
+    insmod "/modules/$m"
+done
+# A read of a power button's event device blocks until it is pressed.
+for ev in /sys/class/input/event*; do
+    [ "$(cat "$ev/device/name")" = "Power Button" ] || continue
+    (dd if="/dev/input/${ev##*/}" of=/dev/null bs=24 count=1 2> /dev/null
+     echo "remvirt-test-guest: power button"
+     poweroff -f) &
+done
+echo "remvirt-test-guest: ready"
+while :; do sleep 3600; done
+EOF
+chmod +x "$root/init"
+
+cp "$work/kernel/boot/vmlinuz-"* "$work/vmlinuz"
+(cd "$root" && find . | "$root/bin/busybox" cpio -o -H newc 2> /dev/null | gzip -1) > "$work/initrd.img"
+mv "$work/initrd.img" "$dir/initrd.img"
+mv "$work/vmlinuz" "$dir/vmlinuz"
