@@ -12,6 +12,7 @@ typedef struct rvs_config {
     char *unix_sock_dir;            /* holds remvirt-sock and remvirt-sock-ro */
     mode_t unix_sock_rw_perms;
     mode_t unix_sock_ro_perms;
+    char *unix_sock_group;          /* group of the sockets remvirtd creates; NULL: its own */
     int max_clients;                /* connected clients; past it new ones are closed */
     int max_queued_clients;         /* listen() backlog */
     int max_client_requests;        /* calls in flight per client */
@@ -43,6 +44,7 @@ typedef struct rvs_config {
     int tls_no_sanity_certificate;
     char **tls_allowed_dn_list;     /* NULL-terminated globs; NULL: any DN */
     int tls_handshake_timeout;      /* seconds a client may take to finish the handshake */
+    int timeout;                    /* seconds without clients before exiting; 0: never */
     int log_level;                  /* 1..4, 0: unset */
     char *log_filters;
     char *log_outputs;

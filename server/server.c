@@ -1,7 +1,9 @@
 #include "server/server.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -18,6 +22,7 @@
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
+#include "server/systemd.h"
 #include "transport/socket.h"
 #include "transport/tcp.h"
 #include "transport/tls.h"
@@ -25,11 +30,15 @@
 
 RV_LOG_CATEGORY("server.server");
 
-/* Unix (read-write and read-only), then TCP and TLS on each address. */
-#define RVS_MAX_LISTENERS 34
+/* Unix (read-write, read-only and admin), then TCP and TLS on each address. */
 #define RVS_MAX_ADDRS 16
+#define RVS_MAX_LISTENERS (3 + 2 * RVS_MAX_ADDRS)
 
-typedef enum { LISTEN_UNIX, LISTEN_TCP, LISTEN_TLS } listen_kind;
+/* LISTEN_UNSERVED: a socket the service manager passed that this remvirtd
+ * has no server for yet (remvirtd-admin.socket): clients are closed at
+ * once, so none waits in its backlog and none makes systemd start remvirtd
+ * again and again. */
+typedef enum { LISTEN_UNIX, LISTEN_TCP, LISTEN_TLS, LISTEN_UNSERVED } listen_kind;
 
 typedef struct listener {
     rvs_server *srv;
@@ -40,7 +49,7 @@ typedef struct listener {
     int sasl;                   /* clients authenticate with SASL first */
     int min_ssf;                /* the SASL security strength they need */
     char *name;                 /* the socket path, or "tls [::]:16514" */
-    char *path;                 /* Unix only: removed at exit */
+    char *path;                 /* Unix, created by remvirtd: removed at exit */
 } listener;
 
 struct rvs_server {
@@ -60,7 +69,14 @@ struct rvs_server {
     ev_signal sigterm, sigint;
     ev_prepare before_sleep;
     ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
+    int idle_timeout;           /* --timeout: seconds without clients before exiting */
+    ev_timer idle;
+    ev_signal sighup;
+    rvs_reload_fn reload;
+    void *reload_opaque;
 };
+
+static void idle_update(rvs_server *srv);
 
 /* A client asked to go: move it to the closed list; it is freed before the
  * loop next sleeps, never inside its own callback. */
@@ -79,6 +95,7 @@ static void client_closed(rvs_client *c, void *opaque)
     rvs_client_list_unlink(&srv->clients, c);
     srv->nclients--;
     rvs_client_list_push(&srv->closed, c);
+    idle_update(srv);
 }
 
 /* Every state change a driver makes goes to the clients that subscribed. */
@@ -130,6 +147,7 @@ static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
     flush_queued(w->data);
     free_closed(w->data);
     /* One write per batch of log messages, not one per message. */
+    rvs_activation_cleanup();
     rv_log_flush();
 }
 
@@ -156,6 +174,11 @@ static int dispatch_remote(rvs_client *c, const char *frame, size_t len, void *o
 static void accept_one(rvs_server *srv, listener *l, int fd)
 {
     rv_err err = { 0 };
+    if (l->kind == LISTEN_UNSERVED) {
+        RV_DEBUG("closing a client on %s: not served", l->name);
+        close(fd);
+        return;
+    }
     if (srv->nclients >= srv->max_clients) {
         /* Closing at once tells the client plainly (EOF) instead of
          * leaving it waiting in the backlog. */
@@ -201,6 +224,7 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
     rvs_client_set_dispatcher(c, dispatch_remote, srv);
     rvs_client_list_push(&srv->clients, c);
     srv->nclients++;
+    idle_update(srv);
     if (rvs_client_is_anonymous(c))
         srv->nanonymous++;
     if (l->kind == LISTEN_UNIX)
@@ -289,7 +313,7 @@ static listener *listener_add(rvs_server *srv, int fd, listen_kind kind, int rea
 }
 
 static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_t mode,
-                       int readonly, const char *auth, int backlog, rv_err *err)
+                       gid_t group, int readonly, const char *auth, int backlog, rv_err *err)
 {
     char *path = NULL, *name = NULL;
     if (asprintf(&path, "%s/%s", dir, file) < 0 ||
@@ -300,6 +324,14 @@ static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_
         return -1;
     }
     int fd = rv_unix_listen(path, mode, backlog, err);
+    /* By name, but safely: nobody else can write in unix_sock_dir (see
+     * check_sock_dir), and lchown never follows a link. */
+    if (fd >= 0 && group != (gid_t)-1 && lchown(path, (uid_t)-1, group) < 0) {
+        rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot give %s to unix_sock_group", path);
+        close(fd);
+        unlink(path);
+        fd = -1;
+    }
     if (fd < 0) {
         free(path);
         free(name);
@@ -365,6 +397,156 @@ static void on_stop_signal(struct ev_loop *loop, ev_signal *w, int revents)
     (void)revents;
     RV_INFO("signal %d: shutting down", w->signum);
     ev_break(loop, EVBREAK_ALL);
+}
+
+/* ---- socket activation, --timeout, reload (the service side) ---- */
+
+/* The sockets the service manager passed under unit's name, as listeners
+ * of kind (a socket systemd made is systemd's: never unlinked).  Returns
+ * how many, 0 when none was passed. */
+static int listen_activated(rvs_server *srv, const char *unit, listen_kind kind, int readonly,
+                            const char *auth, int min_ssf, int max, rv_err *err)
+{
+    int fds[RVS_MAX_ADDRS];
+    int n = rvs_activation_take(unit, kind == LISTEN_TCP || kind == LISTEN_TLS ? RVS_ADDR_INET
+                                                                              : RVS_ADDR_UNIX,
+                                fds, max < RVS_MAX_ADDRS ? max : RVS_MAX_ADDRS, err);
+    for (int i = 0; i < n; i++) {
+        char addr[110] = "", *name = NULL;
+        if (kind == LISTEN_TCP || kind == LISTEN_TLS) {
+            rv_tcp_addr_name(fds[i], 0, addr, sizeof(addr));
+        } else {
+            struct sockaddr_un sa;
+            socklen_t len = sizeof(sa);
+            if (getsockname(fds[i], (struct sockaddr *)&sa, &len) == 0 &&
+                len > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])
+                snprintf(addr, sizeof(addr), "%.*s",
+                         (int)(len - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
+        }
+        const char *what = kind == LISTEN_TCP ? "tcp " : kind == LISTEN_TLS ? "tls " : "";
+        if (asprintf(&name, "%s%s (%s%s%s)", what, addr, unit, readonly ? ", read-only" : "",
+                     kind == LISTEN_UNSERVED ? ", not served" : "") < 0) {
+            while (i < n)
+                close(fds[i++]);
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+            return -1;
+        }
+        listener_add(srv, fds[i], kind, readonly, auth, min_ssf, name, NULL);
+    }
+    return n;
+}
+
+static int sock_group_id(const char *group, gid_t *gid, rv_err *err)
+{
+    *gid = (gid_t)-1;
+    if (!group)
+        return 0;
+    struct group *gr = getgrnam(group);
+    if (!gr) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unix_sock_group: there is no group '%s'", group);
+        return -1;
+    }
+    *gid = gr->gr_gid;
+    return 0;
+}
+
+static int make_sock_dir(const char *dir, rv_err *err);
+static int make_tls_context(rvs_server *srv, const rvs_config *cfg, rv_err *err);
+static int listen_network(rvs_server *srv, listen_kind kind, const rvs_config *cfg, rv_err *err);
+
+/* Every listener: what socket activation passed, by name, and otherwise
+ * what remvirtd.conf asks for.  As libvirtd's, a passed TCP or TLS socket
+ * is served whatever listen_tcp/listen_tls say (enabling
+ * remvirtd-tcp.socket is how one asks for it then). */
+static int setup_listeners(rvs_server *srv, const rvs_config *cfg, rv_err *err)
+{
+    int backlog = cfg->max_queued_clients;
+    int n = listen_activated(srv, RVS_SOCKET_TCP, LISTEN_TCP, 0, cfg->auth_tcp,
+                             cfg->tcp_min_ssf, RVS_MAX_ADDRS, err);
+    if (n < 0 || (n == 0 && cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0))
+        return -1;
+    n = listen_activated(srv, RVS_SOCKET_TLS, LISTEN_TLS, 0, cfg->auth_tls, 0, RVS_MAX_ADDRS,
+                         err);
+    if (n < 0 || ((n > 0 || cfg->listen_tls) && make_tls_context(srv, cfg, err) < 0) ||
+        (n == 0 && cfg->listen_tls && listen_network(srv, LISTEN_TLS, cfg, err) < 0))
+        return -1;
+    /* The Unix sockets come last: once they exist, every listener is up
+     * (the TLS context takes a while), so waiting for them is enough. */
+    int rw = listen_activated(srv, RVS_SOCKET_RW, LISTEN_UNIX, 0, cfg->auth_unix_rw, 0, 1, err);
+    if (rw < 0)
+        return -1;
+    int ro = listen_activated(srv, RVS_SOCKET_RO, LISTEN_UNIX, 1, cfg->auth_unix_ro, 0, 1, err);
+    if (ro < 0)
+        return -1;
+    gid_t group = (gid_t)-1;
+    if ((rw == 0 || ro == 0) &&
+        (sock_group_id(cfg->unix_sock_group, &group, err) < 0 ||
+         make_sock_dir(cfg->unix_sock_dir, err) < 0))
+        return -1;
+    if ((rw == 0 && listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms,
+                                group, 0, cfg->auth_unix_rw, backlog, err) < 0) ||
+        (ro == 0 && listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro",
+                                cfg->unix_sock_ro_perms, group, 1, cfg->auth_unix_ro, backlog,
+                                err) < 0))
+        return -1;
+    /* No admin server yet (it is being written): its socket, when
+     * passed, is held and its clients closed at once. */
+    if (listen_activated(srv, RVS_SOCKET_ADMIN, LISTEN_UNSERVED, 0, "none", 0, 1, err) < 0)
+        return -1;
+    rvs_activation_close_unclaimed();
+    return 0;
+}
+
+/* --timeout: with no client for that long (and no driver busy, e.g. with
+ * running guests) remvirtd exits; socket activation starts it again on
+ * the next connection.  The timer runs only while there are no clients. */
+static void idle_update(rvs_server *srv)
+{
+    if (srv->idle_timeout <= 0)
+        return;
+    if (srv->nclients > 0) {
+        ev_timer_stop(srv->loop, &srv->idle);
+    } else if (!ev_is_active(&srv->idle)) {
+        ev_timer_set(&srv->idle, srv->idle_timeout, 0.);
+        ev_timer_start(srv->loop, &srv->idle);
+    }
+}
+
+static void on_idle(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    rvs_server *srv = w->data;
+    if (srv->nclients == 0 && !rv_drivers_busy()) {
+        RV_INFO("no clients for %d s (--timeout): exiting", srv->idle_timeout);
+        ev_break(loop, EVBREAK_ALL);
+        return;
+    }
+    idle_update(srv);   /* a driver is busy: look again after another period */
+}
+
+static void on_reload_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rvs_server *srv = w->data;
+    /* systemd (Type=notify-reload, 253 on) wants the time with RELOADING=1. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    char state[80];
+    snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+             (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000);
+    rvs_notify(state);
+    RV_INFO("SIGHUP: reloading");
+    if (srv->reload)
+        srv->reload(srv->reload_opaque);
+    rvs_notify("READY=1");
+}
+
+void rvs_server_set_reload(rvs_server *srv, rvs_reload_fn fn, void *opaque)
+{
+    srv->reload = fn;
+    srv->reload_opaque = opaque;
 }
 
 /* Whoever can write a directory can swap the names in it, so remvirtd
@@ -484,8 +666,10 @@ static int make_sock_dir(const char *dir, rv_err *err)
 
 rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
 {
-    if (rvs_dispatch_init(err) < 0 || make_sock_dir(cfg->unix_sock_dir, err) < 0)
+    if (rvs_dispatch_init(err) < 0 || rvs_activation_init(err) < 0) {
+        rvs_activation_cleanup();
         return NULL;
+    }
     rvs_server *srv = calloc(1, sizeof(*srv));
     if (!srv) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
@@ -523,19 +707,16 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->env.on_authenticated = client_authenticated;
     srv->env.want_flush = client_wants_flush;
     srv->max_anonymous_clients = cfg->max_anonymous_clients;
-    int backlog = cfg->max_queued_clients;
-    /* The Unix sockets come last: once they exist, every listener is up
-     * (the TLS context takes a while), so waiting for them is enough. */
-    if ((cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
-        (cfg->listen_tls &&
-         (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0)) ||
-        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0,
-                    cfg->auth_unix_rw, backlog, err) < 0 ||
-        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
-                    cfg->auth_unix_ro, backlog, err) < 0) {
+    if (setup_listeners(srv, cfg, err) < 0) {
         rvs_server_free(srv);
         return NULL;
     }
+    srv->idle_timeout = cfg->timeout;
+    ev_timer_init(&srv->idle, on_idle, 0., 0.);
+    srv->idle.data = srv;
+    ev_signal_init(&srv->sighup, on_reload_signal, SIGHUP);
+    srv->sighup.data = srv;
+    ev_signal_start(srv->loop, &srv->sighup);
     ev_signal_init(&srv->sigterm, on_stop_signal, SIGTERM);
     ev_signal_init(&srv->sigint, on_stop_signal, SIGINT);
     ev_signal_start(srv->loop, &srv->sigterm);
@@ -550,7 +731,10 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
 
 int rvs_server_run(rvs_server *srv)
 {
+    idle_update(srv);
+    rvs_notify("READY=1");
     ev_run(srv->loop, 0);
+    rvs_notify("STOPPING=1");
     return 0;
 }
 
@@ -568,6 +752,8 @@ void rvs_server_free(rvs_server *srv)
     ev_signal_stop(srv->loop, &srv->sigint);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
+    ev_timer_stop(srv->loop, &srv->idle);
+    ev_signal_stop(srv->loop, &srv->sighup);
     ev_loop_destroy(srv->loop);
     rv_tls_context_free(srv->tls);
     free(srv);
