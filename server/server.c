@@ -147,7 +147,6 @@ static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
     flush_queued(w->data);
     free_closed(w->data);
     /* One write per batch of log messages, not one per message. */
-    rvs_activation_cleanup();
     rv_log_flush();
 }
 
@@ -762,5 +761,6 @@ void rvs_server_free(rvs_server *srv)
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)
             rv_drivers[i]->cleanup();
+    rvs_activation_cleanup();
     rv_log_flush();
 }

@@ -38,9 +38,15 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
 # The QMP client's test runs a real QEMU (qemu-system-x86).
+# The service tests start remvirtd with systemd-socket-activate and check
+# the units with systemd-analyze (systemd; no running systemd needed), and
+# build the Debian package (dpkg-dev, debhelper, which brings
+# dh-autoreconf), check it with lintian and install it (adduser for its
+# group).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev qemu-system-x86)
+           python3-paramiko libvirt-dev qemu-system-x86
+           systemd dpkg-dev debhelper lintian adduser)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then
