@@ -15,8 +15,14 @@ requires pkg-config
 requires cc
 [ -f "$top_builddir/Makefile" ] || skip "no configured build directory"
 
+# A make of its own, not a part of the `make check` that runs this test.
+own_make()
+{
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top_builddir" "$@"
+}
+
 # The directories this build was configured with, from its Makefile.
-dirs=$(make -s -C "$top_builddir" -f Makefile -f - rv-print-dirs <<'EOF'
+dirs=$(own_make -f Makefile -f - rv-print-dirs <<'EOF'
 rv-print-dirs:
 	@echo "sbindir='$(sbindir)' bindir='$(bindir)' libdir='$(libdir)' includedir='$(includedir)'"
 	@echo "mandir='$(mandir)' sysconfdir='$(sysconfdir)' statedir='$(statedir)'"
@@ -26,7 +32,7 @@ EOF
 eval "$dirs"
 
 root=$RV_TMP/root
-make -s -C "$top_builddir" install DESTDIR="$root" > "$RV_TMP/install.log" 2>&1 ||
+own_make install DESTDIR="$root" > "$RV_TMP/install.log" 2>&1 ||
     { cat "$RV_TMP/install.log" >&2; fail "make install failed"; }
 
 {
@@ -151,7 +157,7 @@ if [ -n "$unitdir" ]; then
     fi
 fi
 
-make -s -C "$top_builddir" uninstall DESTDIR="$root" > "$RV_TMP/uninstall.log" 2>&1 ||
+own_make uninstall DESTDIR="$root" > "$RV_TMP/uninstall.log" 2>&1 ||
     { cat "$RV_TMP/uninstall.log" >&2; fail "make uninstall failed"; }
 left=$(cd "$root" && find . ! -type d)
 [ -z "$left" ] || fail "make uninstall left: $left"
