@@ -12,7 +12,8 @@
 # --timeout makes it exit once the last client has gone, leaving the
 # sockets; the next connection starts it again and is served.  Then the
 # refusals: a socket of the wrong kind under a name, garbage in
-# LISTEN_FDS.
+# LISTEN_FDS, fds that are not there.  Last, remvirtd-tcp.socket served
+# with listen_tcp = 0, beside a read-only socket remvirtd makes itself.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -161,3 +162,38 @@ refused "LISTEN_FDS that is not a number" "LISTEN_FDS '1x' is not a number" \
     "LISTEN_FDS=1x LISTEN_FDNAMES=remvirtd.socket"
 refused "more fds than sockets passed" "fd 4 (remvirtd-ro.socket) is not a listening stream socket" \
     "LISTEN_FDS=2 LISTEN_FDNAMES=remvirtd.socket:remvirtd-ro.socket"
+
+# A TCP socket passed as remvirtd-tcp.socket is served although
+# listen_tcp is 0 (enabling the socket unit is the switch), with
+# auth_tcp's authentication; a socket not passed (the read-only one)
+# remvirtd creates itself.
+port=$(free_port)
+cat > "$dir/tcp.conf" <<CONF
+unix_sock_dir = "$dir/own"
+auth_tcp = "none"
+log_level = 2
+log_outputs = "2:file:$log"
+CONF
+# shellcheck disable=SC2086
+systemd-socket-activate -l "$dir/tcp-rw" -l "127.0.0.1:$port" \
+    --fdname=remvirtd.socket:remvirtd-tcp.socket \
+    ${RV_VALGRIND:-} "$REMVIRTD" -f "$dir/tcp.conf" --timeout 1 \
+    </dev/null >"$dir/tcp.out" 2>&1 &
+tcp_pid=$!
+cleanup_fn _rv_bg_kill "$tcp_pid"
+wait_for "$RV_TIMEOUT" "the TCP activation socket" test -S "$dir/tcp-rw"
+virsh -c "test+tcp://127.0.0.1:$port/default" list --all > "$dir/tcp-list" 2>&1 ||
+    { cat "$dir/tcp-list" "$dir/tcp.out" >&2; fail "virsh over the activated TCP socket"; }
+grep -qE '^ 1 +test +running$' "$dir/tcp-list" || { cat "$dir/tcp-list" >&2; fail "virsh list over TCP"; }
+grep -q "listening on tcp 127.0.0.1:$port (remvirtd-tcp.socket), auth none" "$log" ||
+    fail "the log does not say remvirtd took remvirtd-tcp.socket"
+echo "ok   remvirtd-tcp.socket is served (listen_tcp = 0), virsh over TCP"
+status=0
+finish "$tcp_pid" || status=$?
+[ "$status" = 0 ] || { cat "$dir/tcp.out" >&2; fail "after --timeout 1: status $status"; }
+# What was not passed (remvirtd-ro.socket) it made itself, and removed.
+grep -q "listening on $dir/own/remvirt-sock-ro (mode 0777, read-only)" "$log" ||
+    fail "remvirtd did not make the read-only socket that was not passed"
+[ ! -e "$dir/own/remvirt-sock" ] && [ ! -e "$dir/own/remvirt-sock-ro" ] ||
+    fail "remvirtd made a read-write socket, or left its read-only one"
+echo "ok   it made the read-only socket that was not passed, and left after --timeout 1 (status 0)"
