@@ -95,7 +95,8 @@ for p in "${pkgs[@]}"; do
     installed "$p" || fail "$p is not installed after dpkg -i"
 done
 getent group remvirt > /dev/null || fail "no group remvirt after installing remvirtd"
-dpkg-query -W -f='${Conffiles}\n' remvirtd | grep -q '^ /etc/remvirt/remvirtd.conf ' ||
+conffiles=$(dpkg-query -W -f='${Conffiles}\n' remvirtd)
+grep -q '^ /etc/remvirt/remvirtd.conf ' <<< "$conffiles" ||
     fail "/etc/remvirt/remvirtd.conf is not a conffile"
 for unit in sockets.target.wants/remvirtd.socket sockets.target.wants/remvirtd-ro.socket \
             sockets.target.wants/remvirtd-admin.socket multi-user.target.wants/remvirtd.service; do

@@ -27,6 +27,7 @@ rv-print-dirs:
 	@echo "sbindir='$(sbindir)' bindir='$(bindir)' libdir='$(libdir)' includedir='$(includedir)'"
 	@echo "mandir='$(mandir)' sysconfdir='$(sysconfdir)' statedir='$(statedir)'"
 	@echo "unitdir='$(systemdsystemunitdir)' unixsockdir='$(unixsockdir)' sockgroup='$(sockgroup)'"
+	@echo "sanitize='$(RV_LDFLAGS)'"
 EOF
 )
 eval "$dirs"
@@ -69,10 +70,8 @@ echo "ok   state directory $statedir"
 # The configuration: every setting commented out, showing this build's
 # defaults, and remvirtd accepts it as it is.
 conf=$root$sysconfdir/remvirt/remvirtd.conf
-if grep -v '^#' "$conf" | grep -q .; then
-    grep -v '^#' "$conf" | grep . >&2
-    fail "the installed remvirtd.conf sets something (above)"
-fi
+settings=$(grep -v '^#' "$conf" | grep . || true)
+[ -z "$settings" ] || fail "the installed remvirtd.conf sets something: $settings"
 has_line "$conf" "#unix_sock_dir = \"$unixsockdir\"" || fail "remvirtd.conf does not show unix_sock_dir's default"
 echo "ok   remvirtd.conf: all commented, unix_sock_dir \"$unixsockdir\""
 
@@ -88,11 +87,20 @@ remvirtd_pid=$!
 cleanup_fn _rv_bg_kill "$remvirtd_pid"
 wait_for "$RV_TIMEOUT" "the installed remvirtd's sockets" test -S "$run/s/remvirt-sock-ro"
 uri="test+unix:///default?socket=$run/s/remvirt-sock"
+# A client that stays (raw, silent) holds off the idle exit meanwhile.
+"$PYTHON3" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+time.sleep(3600)' "$run/s/remvirt-sock" </dev/null >"$run/holder.out" 2>&1 &
+holder=$!
+cleanup_fn _rv_bg_kill "$holder"
 LD_LIBRARY_PATH=$root$libdir "$root$bindir/rvsh" -c "$uri" list --all > "$run/list" 2>&1 ||
     { cat "$run/list" >&2; fail "the installed rvsh"; }
 grep -qE '^ 1 +test +running$' "$run/list" || { cat "$run/list" >&2; fail "rvsh list"; }
-LD_LIBRARY_PATH=$root$libdir ldd "$root$bindir/rvsh" | grep -q "libremvirt.so.0 => $root$libdir/" ||
-    fail "rvsh did not use the installed libremvirt"
+LD_LIBRARY_PATH=$root$libdir ldd "$root$bindir/rvsh" > "$run/ldd"
+grep -q "libremvirt.so.0 => $root$libdir/" "$run/ldd" ||
+    { cat "$run/ldd" >&2; fail "rvsh did not use the installed libremvirt"; }
 echo "ok   the installed remvirtd serves the installed rvsh (installed libremvirt)"
 
 cat > "$RV_TMP/prog.c" <<'EOF'
@@ -115,7 +123,9 @@ int main(int argc, char **argv)
 EOF
 export PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root$libdir/pkgconfig
 # shellcheck disable=SC2046
-cc -o "$RV_TMP/prog" "$RV_TMP/prog.c" $(pkg-config --cflags --libs libremvirt) \
+# With --enable-sanitizers the library wants the program built so too.
+# shellcheck disable=SC2086
+cc $sanitize -o "$RV_TMP/prog" "$RV_TMP/prog.c" $(pkg-config --cflags --libs libremvirt) \
     > "$RV_TMP/cc.log" 2>&1 || { cat "$RV_TMP/cc.log" >&2; fail "building against libremvirt.pc"; }
 unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
 LD_LIBRARY_PATH=$root$libdir "$RV_TMP/prog" "$uri" > "$RV_TMP/prog.out" 2>&1 ||
@@ -123,6 +133,7 @@ LD_LIBRARY_PATH=$root$libdir "$RV_TMP/prog" "$uri" > "$RV_TMP/prog.out" 2>&1 ||
 has_line "$RV_TMP/prog.out" "TEST 1" || { cat "$RV_TMP/prog.out" >&2; fail "its answer"; }
 echo "ok   a program built with pkg-config libremvirt talks to remvirtd"
 
+kill "$holder"
 wait_for $((RV_TIMEOUT + 1)) "the idle exit (--timeout 1)" _rv_gone "$remvirtd_pid"
 status=0
 wait "$remvirtd_pid" || status=$?
