@@ -68,8 +68,9 @@ done
 echo "ok   lintian: no warnings or errors ($(grep -c '^I:' "$RV_TMP/lintian" || true) info tags, explained)"
 
 # ---- install
-group_existed=0
+group_existed=0 rundir_existed=0
 getent group remvirt > /dev/null && group_existed=1
+[ -e /run/remvirt ] && rundir_existed=1
 purge()
 {
     local p known_pkgs=()
@@ -83,6 +84,10 @@ purge()
     fi
     if [ "$group_existed" = 0 ] && getent group remvirt > /dev/null; then
         groupdel remvirt
+    fi
+    # remvirtd made it (systemd would have, on a host); empty by now.
+    if [ "$rundir_existed" = 0 ] && [ -d /run/remvirt ]; then
+        rmdir /run/remvirt
     fi
 }
 cleanup_fn purge
