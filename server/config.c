@@ -32,6 +32,7 @@ static const config_key config_keys[] = {
     KEY(unix_sock_ro_perms, VAL_PERMS),
     KEY(admin_unix_sock_perms, VAL_PERMS),
     KEY(admin_max_clients, VAL_INT),
+    KEY(unix_sock_group, VAL_STRING),
     KEY(max_clients, VAL_INT),
     KEY(max_queued_clients, VAL_INT),
     KEY(max_client_requests, VAL_INT),
@@ -61,6 +62,7 @@ static const config_key config_keys[] = {
     KEY(tls_no_sanity_certificate, VAL_BOOL),
     KEY(tls_allowed_dn_list, VAL_LIST),
     KEY(tls_handshake_timeout, VAL_INT),
+    KEY(timeout, VAL_COUNT),
     KEY(log_level, VAL_LOG_LEVEL),
     KEY(log_filters, VAL_STRING),
     KEY(log_outputs, VAL_STRING),
@@ -73,8 +75,12 @@ static const config_key config_keys[] = {
 void rvs_config_init(rvs_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->unix_sock_dir = strdup("/run/remvirt");
-    cfg->unix_sock_rw_perms = 0700;
+    /* configure --with-unix-sock-dir (default /run/remvirt). */
+    cfg->unix_sock_dir = strdup(RV_UNIX_SOCK_DIR);
+    /* configure --with-sock-group: that group may use the read-write
+     * socket (as libvirt's "libvirt" group); without it, only root. */
+    cfg->unix_sock_group = RV_UNIX_SOCK_GROUP[0] ? strdup(RV_UNIX_SOCK_GROUP) : NULL;
+    cfg->unix_sock_rw_perms = RV_UNIX_SOCK_GROUP[0] ? 0770 : 0700;
     cfg->unix_sock_ro_perms = 0777;
     cfg->admin_unix_sock_perms = 0700;
     cfg->admin_max_clients = 5000;
@@ -112,6 +118,7 @@ static void free_list(char **list)
 void rvs_config_free(rvs_config *cfg)
 {
     free(cfg->unix_sock_dir);
+    free(cfg->unix_sock_group);
     free(cfg->auth_unix_rw);
     free(cfg->auth_unix_ro);
     free(cfg->log_filters);

@@ -14,6 +14,7 @@ typedef struct rvs_config {
     mode_t unix_sock_ro_perms;
     mode_t admin_unix_sock_perms;   /* remvirt-admin-sock: the admin program only */
     int admin_max_clients;          /* admin clients at once (not in max_clients) */
+    char *unix_sock_group;          /* group of the sockets remvirtd creates; NULL: its own */
     int max_clients;                /* connected clients; past it new ones are closed */
     int max_queued_clients;         /* listen() backlog */
     int max_client_requests;        /* calls in flight per client */
@@ -45,6 +46,7 @@ typedef struct rvs_config {
     int tls_no_sanity_certificate;
     char **tls_allowed_dn_list;     /* NULL-terminated globs; NULL: any DN */
     int tls_handshake_timeout;      /* seconds a client may take to finish the handshake */
+    int timeout;                    /* seconds without clients before exiting; 0: never */
     int log_level;                  /* 1..4, 0: unset */
     char *log_filters;
     char *log_outputs;

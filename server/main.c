@@ -21,11 +21,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: remvirtd [OPTIONS]\n"
-            "  -f, --config FILE          configuration file (remvirtd.conf)\n"
+            "  -f, --config FILE          configuration file (default: " RV_CONFIG_FILE ",\n"
+            "                             when it exists)\n"
             "  -p, --pidfile PATH         write the daemon's pid here (locked while running)\n"
             "      --unix-sock-dir DIR    where remvirt-sock and remvirt-sock-ro are created\n"
             "      --max-clients N        connected clients allowed at once\n"
             "      --max-client-requests N  calls in flight per client\n"
+            "  -t, --timeout SECS         exit after SECS without clients (0: never)\n"
             "  -v, --verbose              log debug messages to stderr\n"
             "  -h, --help                 this text\n"
             "  -V, --version              print the version\n");
@@ -103,7 +105,7 @@ static int apply_logging(const rvs_config *cfg, rv_err *err)
 }
 
 /* Long options without a short form; their order is flag_keys' order below. */
-enum { OPT_SOCK_DIR = 256, OPT_MAX_CLIENTS, OPT_MAX_REQUESTS };
+enum { OPT_SOCK_DIR = 256, OPT_MAX_CLIENTS, OPT_MAX_REQUESTS, OPT_TIMEOUT };
 
 int main(int argc, char **argv)
 {
@@ -113,6 +115,7 @@ int main(int argc, char **argv)
         { "unix-sock-dir", required_argument, NULL, OPT_SOCK_DIR },
         { "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
         { "max-client-requests", required_argument, NULL, OPT_MAX_REQUESTS },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -122,17 +125,19 @@ int main(int argc, char **argv)
     /* Flags override the file, so they are applied after it is read; a
      * flag given twice counts once, with its last value. */
     static const char *const flag_keys[] = { "unix_sock_dir", "max_clients",
-                                             "max_client_requests" };
-    const char *flag_values[3] = { NULL, NULL, NULL };
+                                             "max_client_requests", "timeout" };
+    enum { NFLAGS = sizeof(flag_keys) / sizeof(flag_keys[0]) };
+    const char *flag_values[NFLAGS] = { NULL };
     int verbose = 0, opt;
-    while ((opt = getopt_long(argc, argv, "f:p:vhV", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "f:p:t:vhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'f': config_path = optarg; break;
         case 'p': pidfile = optarg; break;
         case 'v': verbose = 1; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("remvirtd %s\n", PACKAGE_VERSION); return 0;
-        case OPT_SOCK_DIR: case OPT_MAX_CLIENTS: case OPT_MAX_REQUESTS:
+        case 't': opt = OPT_TIMEOUT; /* fall through */
+        case OPT_SOCK_DIR: case OPT_MAX_CLIENTS: case OPT_MAX_REQUESTS: case OPT_TIMEOUT:
             flag_values[opt - OPT_SOCK_DIR] = optarg;
             break;
         default: usage(stderr); return 2;
@@ -148,9 +153,12 @@ int main(int argc, char **argv)
     rvs_config_init(&cfg);
     rv_err err = { 0 };
     int rc = 1;
+    /* Installed, remvirtd reads its configuration from /etc by default. */
+    if (!config_path && access(RV_CONFIG_FILE, F_OK) == 0)
+        config_path = RV_CONFIG_FILE;
     if (config_path && rvs_config_load(&cfg, config_path, &err) < 0)
         goto out;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NFLAGS; i++) {
         if (!flag_values[i])
             continue;
         char *quoted = NULL, where[64];

@@ -1,7 +1,9 @@
 #include "server/server.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -19,6 +23,7 @@
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
+#include "server/systemd.h"
 #include "transport/socket.h"
 #include "transport/tcp.h"
 #include "transport/tls.h"
@@ -26,9 +31,9 @@
 
 RV_LOG_CATEGORY("server.server");
 
-/* Unix (read-write and read-only), then TCP and TLS on each address. */
-#define RVS_MAX_LISTENERS 34
+/* Unix (read-write, read-only and admin), then TCP and TLS on each address. */
 #define RVS_MAX_ADDRS 16
+#define RVS_MAX_LISTENERS (3 + 2 * RVS_MAX_ADDRS)
 
 typedef enum { LISTEN_UNIX, LISTEN_TCP, LISTEN_TLS } listen_kind;
 
@@ -42,7 +47,7 @@ typedef struct listener {
     int sasl;                   /* clients authenticate with SASL first */
     int min_ssf;                /* the SASL security strength they need */
     char *name;                 /* the socket path, or "tls [::]:16514" */
-    char *path;                 /* Unix only: removed at exit */
+    char *path;                 /* Unix, created by remvirtd: removed at exit */
 } listener;
 
 struct rvs_server {
@@ -72,7 +77,11 @@ struct rvs_server {
     rvs_client *admin_clients;
     int nadmin;
     int max_admin_clients;
+    int idle_timeout;           /* --timeout: seconds without clients before exiting */
+    ev_timer idle;
 };
+
+static void idle_update(rvs_server *srv);
 
 /* A client asked to go: move it to the closed list; it is freed before the
  * loop next sleeps, never inside its own callback. */
@@ -91,6 +100,7 @@ static void client_closed(rvs_client *c, void *opaque)
     rvs_client_list_unlink(&srv->clients, c);
     srv->nclients--;
     rvs_client_list_push(&srv->closed, c);
+    idle_update(srv);
 }
 
 /* Every state change a driver makes goes to the clients that subscribed. */
@@ -269,6 +279,7 @@ static void accept_one(rvs_server *srv, listener *l, int fd)
     rvs_client_set_dispatcher(c, dispatch_remote, srv);
     rvs_client_list_push(&srv->clients, c);
     srv->nclients++;
+    idle_update(srv);
     if (rvs_client_is_anonymous(c))
         srv->nanonymous++;
     if (l->kind == LISTEN_UNIX)
@@ -357,7 +368,7 @@ static listener *listener_add(rvs_server *srv, int fd, listen_kind kind, int rea
 }
 
 static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_t mode,
-                       int readonly, const char *auth, int backlog, rv_err *err)
+                       gid_t group, int readonly, const char *auth, int backlog, rv_err *err)
 {
     char *path = NULL, *name = NULL;
     if (asprintf(&path, "%s/%s", dir, file) < 0 ||
@@ -368,6 +379,14 @@ static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_
         return -1;
     }
     int fd = rv_unix_listen(path, mode, backlog, err);
+    /* By name, but safely: nobody else can write in unix_sock_dir (see
+     * check_sock_dir), and lchown never follows a link. */
+    if (fd >= 0 && group != (gid_t)-1 && lchown(path, (uid_t)-1, group) < 0) {
+        rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot give %s to unix_sock_group", path);
+        close(fd);
+        unlink(path);
+        fd = -1;
+    }
     if (fd < 0) {
         free(path);
         free(name);
@@ -379,8 +398,8 @@ static int listen_unix(rvs_server *srv, const char *dir, const char *file, mode_
 
 static int listen_admin(rvs_server *srv, const rvs_config *cfg, rv_err *err)
 {
-    if (listen_unix(srv, cfg->unix_sock_dir, "remvirt-admin-sock", cfg->admin_unix_sock_perms, 0,
-                    "none", cfg->max_queued_clients, err) < 0)
+    if (listen_unix(srv, cfg->unix_sock_dir, "remvirt-admin-sock", cfg->admin_unix_sock_perms,
+                    (gid_t)-1, 0, "none", cfg->max_queued_clients, err) < 0)
         return -1;
     srv->listeners[srv->nlisteners - 1].admin = 1;
     return 0;
@@ -442,6 +461,134 @@ static void on_stop_signal(struct ev_loop *loop, ev_signal *w, int revents)
     (void)revents;
     RV_INFO("signal %d: shutting down", w->signum);
     ev_break(loop, EVBREAK_ALL);
+}
+
+/* ---- socket activation, --timeout, reload (the service side) ---- */
+
+/* The sockets the service manager passed under unit's name, as listeners
+ * of kind (a socket systemd made is systemd's: never unlinked).  Returns
+ * how many, 0 when none was passed. */
+static int listen_activated(rvs_server *srv, const char *unit, listen_kind kind, int readonly,
+                            const char *auth, int min_ssf, int max, rv_err *err)
+{
+    int fds[RVS_MAX_ADDRS];
+    int n = rvs_activation_take(unit, kind == LISTEN_TCP || kind == LISTEN_TLS ? RVS_ADDR_INET
+                                                                              : RVS_ADDR_UNIX,
+                                fds, max < RVS_MAX_ADDRS ? max : RVS_MAX_ADDRS, err);
+    for (int i = 0; i < n; i++) {
+        char addr[110] = "", *name = NULL;
+        if (kind == LISTEN_TCP || kind == LISTEN_TLS) {
+            rv_tcp_addr_name(fds[i], 0, addr, sizeof(addr));
+        } else {
+            struct sockaddr_un sa;
+            socklen_t len = sizeof(sa);
+            if (getsockname(fds[i], (struct sockaddr *)&sa, &len) == 0 &&
+                len > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0])
+                snprintf(addr, sizeof(addr), "%.*s",
+                         (int)(len - offsetof(struct sockaddr_un, sun_path)), sa.sun_path);
+        }
+        const char *what = kind == LISTEN_TCP ? "tcp " : kind == LISTEN_TLS ? "tls " : "";
+        if (asprintf(&name, "%s%s (%s%s)", what, addr, unit, readonly ? ", read-only" : "") < 0) {
+            while (i < n)
+                close(fds[i++]);
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+            return -1;
+        }
+        listener_add(srv, fds[i], kind, readonly, auth, min_ssf, name, NULL);
+    }
+    return n;
+}
+
+static int sock_group_id(const char *group, gid_t *gid, rv_err *err)
+{
+    *gid = (gid_t)-1;
+    if (!group)
+        return 0;
+    struct group *gr = getgrnam(group);
+    if (!gr) {
+        rv_err_set(err, RV_FROM_CONF, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unix_sock_group: there is no group '%s'", group);
+        return -1;
+    }
+    *gid = gr->gr_gid;
+    return 0;
+}
+
+static int make_sock_dir(const char *dir, rv_err *err);
+static int make_tls_context(rvs_server *srv, const rvs_config *cfg, rv_err *err);
+static int listen_network(rvs_server *srv, listen_kind kind, const rvs_config *cfg, rv_err *err);
+
+/* Every listener: what socket activation passed, by name, and otherwise
+ * what remvirtd.conf asks for.  As libvirtd's, a passed TCP or TLS socket
+ * is served whatever listen_tcp/listen_tls say (enabling
+ * remvirtd-tcp.socket is how one asks for it then). */
+static int setup_listeners(rvs_server *srv, const rvs_config *cfg, rv_err *err)
+{
+    int backlog = cfg->max_queued_clients;
+    int n = listen_activated(srv, RVS_SOCKET_TCP, LISTEN_TCP, 0, cfg->auth_tcp,
+                             cfg->tcp_min_ssf, RVS_MAX_ADDRS, err);
+    if (n < 0 || (n == 0 && cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0))
+        return -1;
+    n = listen_activated(srv, RVS_SOCKET_TLS, LISTEN_TLS, 0, cfg->auth_tls, 0, RVS_MAX_ADDRS,
+                         err);
+    if (n < 0 || ((n > 0 || cfg->listen_tls) && make_tls_context(srv, cfg, err) < 0) ||
+        (n == 0 && cfg->listen_tls && listen_network(srv, LISTEN_TLS, cfg, err) < 0))
+        return -1;
+    /* The Unix sockets come last: once they exist, every listener is up
+     * (the TLS context takes a while), so waiting for them is enough.  The
+     * admin socket is only ever the owner's (no group). */
+    int adm = listen_activated(srv, RVS_SOCKET_ADMIN, LISTEN_UNIX, 0, "none", 0, 1, err);
+    if (adm < 0 || rvs_admin_init(err) < 0)
+        return -1;
+    if (adm == 1)
+        srv->listeners[srv->nlisteners - 1].admin = 1;
+    int rw = listen_activated(srv, RVS_SOCKET_RW, LISTEN_UNIX, 0, cfg->auth_unix_rw, 0, 1, err);
+    if (rw < 0)
+        return -1;
+    int ro = listen_activated(srv, RVS_SOCKET_RO, LISTEN_UNIX, 1, cfg->auth_unix_ro, 0, 1, err);
+    if (ro < 0)
+        return -1;
+    gid_t group = (gid_t)-1;
+    if ((adm == 0 || rw == 0 || ro == 0) &&
+        (sock_group_id(cfg->unix_sock_group, &group, err) < 0 ||
+         make_sock_dir(cfg->unix_sock_dir, err) < 0))
+        return -1;
+    if ((adm == 0 && listen_admin(srv, cfg, err) < 0) ||
+        (rw == 0 && listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms,
+                                group, 0, cfg->auth_unix_rw, backlog, err) < 0) ||
+        (ro == 0 && listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro",
+                                cfg->unix_sock_ro_perms, group, 1, cfg->auth_unix_ro, backlog,
+                                err) < 0))
+        return -1;
+    rvs_activation_close_unclaimed();
+    return 0;
+}
+
+/* --timeout: with no client for that long (and no driver busy, e.g. with
+ * running guests) remvirtd exits; socket activation starts it again on
+ * the next connection.  The timer runs only while there are no clients. */
+static void idle_update(rvs_server *srv)
+{
+    if (srv->idle_timeout <= 0)
+        return;
+    if (srv->nclients > 0) {
+        ev_timer_stop(srv->loop, &srv->idle);
+    } else if (!ev_is_active(&srv->idle)) {
+        ev_timer_set(&srv->idle, srv->idle_timeout, 0.);
+        ev_timer_start(srv->loop, &srv->idle);
+    }
+}
+
+static void on_idle(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    rvs_server *srv = w->data;
+    if (srv->nclients == 0 && !rv_drivers_busy()) {
+        RV_INFO("no clients for %d s (--timeout): exiting", srv->idle_timeout);
+        ev_break(loop, EVBREAK_ALL);
+        return;
+    }
+    idle_update(srv);   /* a driver is busy: look again after another period */
 }
 
 /* Whoever can write a directory can swap the names in it, so remvirtd
@@ -561,8 +708,10 @@ static int make_sock_dir(const char *dir, rv_err *err)
 
 rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
 {
-    if (rvs_dispatch_init(err) < 0 || make_sock_dir(cfg->unix_sock_dir, err) < 0)
+    if (rvs_dispatch_init(err) < 0 || rvs_activation_init(err) < 0) {
+        rvs_activation_cleanup();
         return NULL;
+    }
     rvs_server *srv = calloc(1, sizeof(*srv));
     if (!srv) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
@@ -606,20 +755,13 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->admin_env.on_authenticated = NULL;     /* auth none: never anonymous */
     srv->max_admin_clients = cfg->admin_max_clients;
     rvs_admin_set_server(srv);
-    int backlog = cfg->max_queued_clients;
-    /* The Unix sockets come last: once they exist, every listener is up
-     * (the TLS context takes a while), so waiting for them is enough. */
-    if ((cfg->listen_tcp && listen_network(srv, LISTEN_TCP, cfg, err) < 0) ||
-        (cfg->listen_tls &&
-         (make_tls_context(srv, cfg, err) < 0 || listen_network(srv, LISTEN_TLS, cfg, err) < 0)) ||
-        rvs_admin_init(err) < 0 || listen_admin(srv, cfg, err) < 0 ||
-        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock", cfg->unix_sock_rw_perms, 0,
-                    cfg->auth_unix_rw, backlog, err) < 0 ||
-        listen_unix(srv, cfg->unix_sock_dir, "remvirt-sock-ro", cfg->unix_sock_ro_perms, 1,
-                    cfg->auth_unix_ro, backlog, err) < 0) {
+    if (setup_listeners(srv, cfg, err) < 0) {
         rvs_server_free(srv);
         return NULL;
     }
+    srv->idle_timeout = cfg->timeout;
+    ev_timer_init(&srv->idle, on_idle, 0., 0.);
+    srv->idle.data = srv;
     ev_signal_init(&srv->sigterm, on_stop_signal, SIGTERM);
     ev_signal_init(&srv->sigint, on_stop_signal, SIGINT);
     ev_signal_start(srv->loop, &srv->sigterm);
@@ -642,7 +784,10 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
 
 int rvs_server_run(rvs_server *srv)
 {
+    idle_update(srv);
+    rvs_notify("READY=1");
     ev_run(srv->loop, 0);
+    rvs_notify("STOPPING=1");
     return 0;
 }
 
@@ -663,6 +808,7 @@ void rvs_server_free(rvs_server *srv)
     ev_signal_stop(srv->loop, &srv->sighup);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
     ev_timer_stop(srv->loop, &srv->accept_pause);
+    ev_timer_stop(srv->loop, &srv->idle);
     rv_driver_set_lifecycle_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
     rv_driver_set_pool_sink(NULL, NULL);
@@ -674,6 +820,7 @@ void rvs_server_free(rvs_server *srv)
     rv_tls_context_free(srv->tls);
     rvs_admin_set_server(NULL);
     free(srv);
+    rvs_activation_cleanup();
     rv_log_flush();
 }
 
@@ -682,8 +829,16 @@ static void on_hangup_signal(struct ev_loop *loop, ev_signal *w, int revents)
     (void)loop;
     (void)revents;
     rvs_server *srv = w->data;
+    /* systemd (Type=notify-reload, 253 on) wants the time with RELOADING=1. */
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    char state[80];
+    snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
+             (unsigned long long)now.tv_sec * 1000000ULL + (unsigned long long)now.tv_nsec / 1000);
+    rvs_notify(state);
     RV_INFO("signal %d (SIGHUP): reloading; no client is dropped", w->signum);
     srv->on_hangup(srv, srv->hangup_opaque);
+    rvs_notify("READY=1");
 }
 
 void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),

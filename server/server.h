@@ -9,12 +9,14 @@ typedef struct rvs_server rvs_server;
 
 /* Opens the listening sockets; nothing runs until rvs_server_run(). */
 rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err);
-/* Serves until SIGTERM or SIGINT. */
+/* Serves until SIGTERM or SIGINT, or --timeout with no clients; tells a
+ * service manager READY=1 before and STOPPING=1 after. */
 int rvs_server_run(rvs_server *srv);
 /* Closes every client and removes the sockets. */
 void rvs_server_free(rvs_server *srv);
 
-/* SIGHUP calls fn on the loop (server/reload.c's rvs_reload, from main). */
+/* SIGHUP calls fn on the loop (server/reload.c's rvs_reload, from main),
+ * between the RELOADING=1 and READY=1 notifications to a service manager. */
 void rvs_server_on_hangup(rvs_server *srv, void (*fn)(rvs_server *srv, void *opaque),
                           void *opaque);
 int rvs_server_has_tls(const rvs_server *srv);

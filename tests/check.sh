@@ -43,10 +43,15 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # fetches with `apt-get download` (Debian's kernel, busybox-static).
 # The Java client (java/) builds with Maven on JDK 17; Maven fetches its
 # plugins and JUnit from Maven Central into ~/.m2 the first time.
+# The service tests start remvirtd with systemd-socket-activate and check
+# the units with systemd-analyze (systemd; no running systemd needed), and
+# build the Debian package (dpkg-dev, debhelper, which brings
+# dh-autoreconf), check it with lintian and install it (adduser for its
+# group).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
            python3-paramiko libvirt-dev qemu-system-x86 virtinst openjdk-17-jdk-headless
-           maven)
+           maven systemd dpkg-dev debhelper lintian adduser)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

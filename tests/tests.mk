@@ -309,3 +309,16 @@ fuzz:
 	@test -n "$(RV_FUZZ_LDFLAGS)" || { echo "make fuzz: configure with CC=clang-14 ../configure --enable-fuzzing (see tests/fuzz/README)" >&2; exit 1; }
 	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
 .PHONY: fuzz
+
+# ---------------------------------------------------------------- installed as a service (issue 17)
+# Socket activation through systemd-socket-activate (no running systemd:
+# tests/tools/socket-manager.py holds the sockets as socket units do);
+# make install into a DESTDIR with its file list; as root, the Debian
+# package built (about a minute), checked by lintian, installed, run and
+# purged.
+RV_SERVICE_TESTS = \
+	tests/integration/test-socket-activation.sh \
+	tests/integration/test-install.sh \
+	tests/integration/test-deb.sh
+TESTS += $(RV_SERVICE_TESTS)
+EXTRA_DIST += $(RV_SERVICE_TESTS) tests/tools/socket-manager.py

@@ -5,6 +5,14 @@
 
 const rv_driver *const rv_drivers[] = { &rv_test_driver, &rv_qemu_driver, NULL };
 
+int rv_drivers_busy(void)
+{
+    for (size_t i = 0; rv_drivers[i]; i++)
+        if (rv_drivers[i]->busy && rv_drivers[i]->busy())
+            return 1;
+    return 0;
+}
+
 /* The daemon has one loop thread and one sink (the event fan-out). */
 static rv_lifecycle_sink lifecycle_sink;
 static void *lifecycle_sink_opaque;

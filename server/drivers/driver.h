@@ -117,6 +117,11 @@ typedef struct rv_driver {
     /* Free the driver's global state (domains live beyond connections);
      * call once at daemon exit.  A later open() starts afresh.  May be NULL. */
     void (*cleanup)(void);
+    /* Nonzero while the driver runs something the daemon must stay up
+     * for (the QEMU driver: running guests): remvirtd's --timeout idle
+     * exit waits.  NULL: never (the test driver's state is only kept
+     * while remvirtd runs). */
+    int (*busy)(void);
 
     /* Everything else: one slot per procedure (rv_driver_ops.gen.h). */
     rv_driver_ops ops;
@@ -153,6 +158,8 @@ typedef void (*rv_pool_sink)(const rv_driver *drv, const char *name, const unsig
 void rv_driver_set_pool_sink(rv_pool_sink sink, void *opaque);
 void rv_driver_pool_event(const rv_driver *drv, const char *name, const unsigned char uuid[16],
                           int event_id, int event, int detail);
+/* Whether any driver is busy (see rv_driver.busy). */
+int rv_drivers_busy(void);
 
 /* The drivers remvirtd knows, NULL-terminated. */
 extern const rv_driver *const rv_drivers[];

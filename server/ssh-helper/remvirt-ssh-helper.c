@@ -19,8 +19,9 @@
 #include <unistd.h>
 
 #define PROG "remvirt-ssh-helper"
-#define DEFAULT_SOCKET "/run/remvirt/remvirt-sock"
-#define DEFAULT_SOCKET_RO "/run/remvirt/remvirt-sock-ro"
+/* configure --with-unix-sock-dir */
+#define DEFAULT_SOCKET RV_UNIX_SOCK_DIR "/remvirt-sock"
+#define DEFAULT_SOCKET_RO RV_UNIX_SOCK_DIR "/remvirt-sock-ro"
 #define BUF_SIZE (64 * 1024)
 
 /* Bytes read from one fd, waiting to be written to another. */

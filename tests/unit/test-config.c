@@ -34,8 +34,8 @@ static void test_defaults(void)
 {
     rvs_config cfg;
     CHECK(parse("", &cfg) == NULL);
-    CHECK_STR_EQ(cfg.unix_sock_dir, "/run/remvirt");
-    CHECK_UINT_EQ(cfg.unix_sock_rw_perms, 0700);
+    CHECK_STR_EQ(cfg.unix_sock_dir, RV_UNIX_SOCK_DIR);
+    CHECK_UINT_EQ(cfg.unix_sock_rw_perms, RV_UNIX_SOCK_GROUP[0] ? 0770 : 0700);
     CHECK_UINT_EQ(cfg.unix_sock_ro_perms, 0777);
     CHECK_INT_EQ(cfg.max_clients, 5000);
     CHECK_INT_EQ(cfg.max_client_requests, 5);
