@@ -39,6 +39,7 @@ own_make install DESTDIR="$root" > "$RV_TMP/install.log" 2>&1 ||
 {
     echo "$sbindir/remvirtd"
     echo "$bindir/rvsh"
+    echo "$bindir/rvadm"
     echo "$bindir/remvirt-ssh-helper"
     echo "$libdir/libremvirt.so"
     echo "$libdir/libremvirt.so.0"
@@ -50,6 +51,7 @@ own_make install DESTDIR="$root" > "$RV_TMP/install.log" 2>&1 ||
     echo "$includedir/remvirt-values.gen.h"
     echo "$mandir/man8/remvirtd.8"
     echo "$mandir/man1/rvsh.1"
+    echo "$mandir/man1/rvadm.1"
     echo "$mandir/man1/remvirt-ssh-helper.1"
     echo "$sysconfdir/remvirt/remvirtd.conf"
     echo "$sysconfdir/sasl2/remvirtd.conf"
