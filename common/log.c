@@ -316,9 +316,6 @@ void rv_log_message(rv_log_category *cat, int prio, const char *file, const char
     for (int o = 0; o < noutputs; o++) {
         if (outputs[o].kind == OUT_FD || prio < outputs[o].level)
             continue;
-        /* The file name without the build's "../". */
-        while (file[0] == '.' && file[1] == '.' && file[2] == '/')
-            file += 3;
         log_record r = { .prio = prio, .category = cat->name, .file = file, .func = func,
                          .line = line, .text = msg + n };
         send_record(&outputs[o], &r);
