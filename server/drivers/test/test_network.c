@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_table.h"
 #include "server/drivers/test/test_xml.h"
 
 RV_LOG_CATEGORY("drivers.test.network");
@@ -35,11 +36,28 @@ typedef struct test_net {
     int active, persistent, autostart;
 } test_net;
 
+static const char *net_name(const void *n)
+{
+    return ((const test_net *)n)->def->name;
+}
+
+static const unsigned char *net_uuid(const void *n)
+{
+    return ((const test_net *)n)->def->uuid;
+}
+
 static struct {
-    test_net **list;            /* sorted by name */
-    size_t n, cap;
+    rv_test_table table;        /* of test_net */
     int ready;
-} nets;
+} nets = {
+    .table = { .max = TEST_MAX_NETWORKS, .kind = "network", .kinds = "networks",
+               .name_of = net_name, .uuid_of = net_uuid },
+};
+
+static test_net *net_at(size_t i)
+{
+    return rv_test_table_at(&nets.table, i);
+}
 
 static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(rv_err *err, int code, const char *fmt, ...)
@@ -56,8 +74,9 @@ static int fail_oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static void net_free(test_net *n)
+static void net_free(void *item)
 {
+    test_net *n = item;
     rv_test_net_def_free(n->def);
     rv_test_net_def_free(n->next_def);
     free(n);
@@ -70,82 +89,27 @@ static void emit(const test_net *n, int event)
 
 /* ---- the table ---- */
 
-static size_t pos_of_name(const char *name, int *found)
-{
-    size_t lo = 0, hi = nets.n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int cmp = strcmp(nets.list[mid]->def->name, name);
-        if (cmp == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
-}
-
-static test_net *find_by_name(const char *name)
-{
-    int found;
-    size_t i = pos_of_name(name, &found);
-    return found ? nets.list[i] : NULL;
-}
-
-static test_net *find_by_uuid(const unsigned char uuid[16])
-{
-    for (size_t i = 0; i < nets.n; i++)
-        if (memcmp(nets.list[i]->def->uuid, uuid, 16) == 0)
-            return nets.list[i];
-    return NULL;
-}
-
 /* A new inactive network holding def (taken, freed on failure). */
 static test_net *net_add(rv_test_net_def *def, rv_err *err)
 {
-    test_net *n = NULL;
-    if (nets.n >= TEST_MAX_NETWORKS) {
-        fail(err, RV_ERR_OPERATION_FAILED,
-             "operation failed: the test driver holds at most %d networks", TEST_MAX_NETWORKS);
-        goto out;
-    }
-    if (nets.n == nets.cap) {
-        size_t cap = nets.cap ? nets.cap * 2 : 8;
-        test_net **grown = realloc(nets.list, cap * sizeof(*grown));
-        if (!grown) {
-            fail_oom(err);
-            goto out;
-        }
-        nets.list = grown;
-        nets.cap = cap;
-    }
-    if (!(n = calloc(1, sizeof(*n)))) {
+    test_net *n = calloc(1, sizeof(*n));
+    if (!n) {
+        rv_test_net_def_free(def);
         fail_oom(err);
-        goto out;
+        return NULL;
     }
-    int found;
-    size_t at = pos_of_name(def->name, &found);
-    memmove(&nets.list[at + 1], &nets.list[at], (nets.n - at) * sizeof(nets.list[0]));
-    nets.list[at] = n;
-    nets.n++;
     n->def = def;
+    if (rv_test_table_add(&nets.table, n, err) < 0) {
+        net_free(n);
+        return NULL;
+    }
     return n;
-out:
-    rv_test_net_def_free(def);
-    return NULL;
 }
 
 static void net_remove(test_net *n)
 {
-    int found;
-    size_t at = pos_of_name(n->def->name, &found);
     RV_DEBUG("network '%s' removed", n->def->name);
-    memmove(&nets.list[at], &nets.list[at + 1], (nets.n - at - 1) * sizeof(nets.list[0]));
-    nets.n--;
+    rv_test_table_remove(&nets.table, n);
     net_free(n);
 }
 
@@ -166,10 +130,8 @@ static int ready(rv_err *err)
 
 void test_net_cleanup(void)
 {
-    for (size_t i = 0; i < nets.n; i++)
-        net_free(nets.list[i]);
-    free(nets.list);
-    memset(&nets, 0, sizeof(nets));
+    rv_test_table_clear(&nets.table, net_free);
+    nets.ready = 0;
 }
 
 /* The network a handle names: libvirt's test driver goes by the name. */
@@ -177,7 +139,7 @@ static test_net *get(const rv_nonnull_network *w, rv_err *err)
 {
     if (ready(err) < 0)
         return NULL;
-    test_net *n = find_by_name(w->name);
+    test_net *n = rv_test_table_find_name(&nets.table, w->name);
     if (!n)
         fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
              w->name);
@@ -207,8 +169,8 @@ static int count(int active, rv_err *err)
     if (ready(err) < 0)
         return -1;
     int k = 0;
-    for (size_t i = 0; i < nets.n; i++)
-        k += nets.list[i]->active == active;
+    for (size_t i = 0; i < nets.table.n; i++)
+        k += net_at(i)->active == active;
     return k;
 }
 
@@ -238,10 +200,10 @@ static int list_names(int active, int maxnames, char ***names, u_int *len, rv_er
         return fail_oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
-    for (size_t i = 0; i < nets.n && *len < (u_int)maxnames; i++) {
-        if (nets.list[i]->active != active)
+    for (size_t i = 0; i < nets.table.n && *len < (u_int)maxnames; i++) {
+        if (net_at(i)->active != active)
             continue;
-        if (!(out[*len] = strdup(nets.list[i]->def->name)))
+        if (!(out[*len] = strdup(net_at(i)->def->name)))
             return fail_oom(err);
         (*len)++;
     }
@@ -286,17 +248,17 @@ int test_net_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_netw
     if (check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
         return -1;
     u_int k = 0;
-    for (size_t i = 0; i < nets.n; i++)
-        k += (u_int)matches(nets.list[i], args->flags);
+    for (size_t i = 0; i < nets.table.n; i++)
+        k += (u_int)matches(net_at(i), args->flags);
     ret->ret = k;
     if (!args->need_results || k == 0)
         return 0;
     if (!(ret->nets.nets_val = calloc(k, sizeof(rv_nonnull_network))))
         return fail_oom(err);
-    for (size_t i = 0; i < nets.n; i++) {
-        if (!matches(nets.list[i], args->flags))
+    for (size_t i = 0; i < nets.table.n; i++) {
+        if (!matches(net_at(i), args->flags))
             continue;
-        if (to_wire(nets.list[i], &ret->nets.nets_val[ret->nets.nets_len], err) < 0)
+        if (to_wire(net_at(i), &ret->nets.nets_val[ret->nets.nets_len], err) < 0)
             return -1;
         ret->nets.nets_len++;
     }
@@ -320,7 +282,7 @@ int test_net_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_a
     (void)c;
     if (ready(err) < 0)
         return -1;
-    test_net *n = find_by_uuid((const unsigned char *)args->uuid);
+    test_net *n = rv_test_table_find_uuid(&nets.table, (const unsigned char *)args->uuid);
     if (!n) {
         char text[RV_UUID_STRING_LEN];
         rv_uuid_format((const unsigned char *)args->uuid, text);
@@ -350,28 +312,6 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
                 "back, over the protocol's limit of %d", len, RV_STRING_MAX);
 }
 
-/* The network def names, if any; a name or uuid taken by another is an
- * error, in libvirt's words. */
-static int find_existing(const rv_test_net_def *def, test_net **out, rv_err *err)
-{
-    char uuid[RV_UUID_STRING_LEN];
-    test_net *n = find_by_uuid(def->uuid);
-    *out = n;
-    if (n && strcmp(n->def->name, def->name) != 0) {
-        rv_uuid_format(n->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: network '%s' is already defined with uuid %s",
-                    n->def->name, uuid);
-    }
-    if (!n && (n = find_by_name(def->name))) {
-        rv_uuid_format(n->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: network '%s' already exists with uuid %s",
-                    n->def->name, uuid);
-    }
-    return 0;
-}
-
 int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
                         rv_network_define_xml_ret *ret, rv_err *err)
 {
@@ -380,7 +320,8 @@ int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *arg
     (void)c;
     if (parse(args->xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &n, err) < 0) {
+    n = rv_test_table_find_uuid(&nets.table, def->uuid);
+    if (rv_test_table_check_clash(&nets.table, def->name, def->uuid, err) < 0) {
         rv_test_net_def_free(def);
         return -1;
     }
@@ -408,7 +349,8 @@ int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *arg
     (void)c;
     if (parse(args->xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &n, err) < 0 ||
+    n = rv_test_table_find_uuid(&nets.table, def->uuid);
+    if (rv_test_table_check_clash(&nets.table, def->name, def->uuid, err) < 0 ||
         (n && n->active &&
          fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "network is already active as '%s'", n->def->name) < 0)) {

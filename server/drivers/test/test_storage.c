@@ -15,6 +15,7 @@
 #include "server/drivers/test/storage_xml.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_storage.h"
+#include "server/drivers/test/test_table.h"
 
 RV_LOG_CATEGORY("drivers.test.storage");
 
@@ -39,12 +40,29 @@ typedef struct test_pool {
     size_t nvols, cap;
 } test_pool;
 
+static const char *pool_name(const void *p)
+{
+    return ((const test_pool *)p)->def->name;
+}
+
+static const unsigned char *pool_uuid(const void *p)
+{
+    return ((const test_pool *)p)->def->uuid;
+}
+
 static struct {
-    test_pool **list;           /* sorted by name */
-    size_t n, cap;
+    rv_test_table table;        /* of test_pool */
     size_t nvols;               /* in all pools */
     int ready;
-} pools;
+} pools = {
+    .table = { .max = TEST_MAX_POOLS, .kind = "pool", .kinds = "storage pools",
+               .name_of = pool_name, .uuid_of = pool_uuid },
+};
+
+static test_pool *pool_at(size_t i)
+{
+    return rv_test_table_at(&pools.table, i);
+}
 
 static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(rv_err *err, int code, const char *fmt, ...)
@@ -81,8 +99,9 @@ static void set_defaults(rv_pool_def *def)
     def->allocation = 0;
 }
 
-static void pool_free(test_pool *p)
+static void pool_free(void *item)
 {
+    test_pool *p = item;
     for (size_t i = 0; i < p->nvols; i++)
         rv_vol_def_free(p->vols[i]);
     pools.nvols -= p->nvols;
@@ -93,82 +112,27 @@ static void pool_free(test_pool *p)
 
 /* ---- the table ---- */
 
-static size_t pos_of_name(const char *name, int *found)
-{
-    size_t lo = 0, hi = pools.n;
-    *found = 0;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int cmp = strcmp(pools.list[mid]->def->name, name);
-        if (cmp == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (cmp < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static test_pool *find_by_name(const char *name)
-{
-    int found;
-    size_t i = pos_of_name(name, &found);
-    return found ? pools.list[i] : NULL;
-}
-
-static test_pool *find_by_uuid(const unsigned char uuid[16])
-{
-    for (size_t i = 0; i < pools.n; i++)
-        if (memcmp(pools.list[i]->def->uuid, uuid, 16) == 0)
-            return pools.list[i];
-    return NULL;
-}
-
 /* A new inactive pool holding def (taken, freed on failure). */
 static test_pool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    test_pool *p = NULL;
-    if (pools.n >= TEST_MAX_POOLS) {
-        fail(err, RV_ERR_OPERATION_FAILED,
-             "operation failed: the test driver holds at most %d storage pools", TEST_MAX_POOLS);
-        goto out;
-    }
-    if (pools.n == pools.cap) {
-        size_t cap = pools.cap ? pools.cap * 2 : 8;
-        test_pool **grown = realloc(pools.list, cap * sizeof(*grown));
-        if (!grown) {
-            fail_oom(err);
-            goto out;
-        }
-        pools.list = grown;
-        pools.cap = cap;
-    }
-    if (!(p = calloc(1, sizeof(*p)))) {
+    test_pool *p = calloc(1, sizeof(*p));
+    if (!p) {
+        rv_pool_def_free(def);
         fail_oom(err);
-        goto out;
+        return NULL;
     }
-    int found;
-    size_t at = pos_of_name(def->name, &found);
-    memmove(&pools.list[at + 1], &pools.list[at], (pools.n - at) * sizeof(pools.list[0]));
-    pools.list[at] = p;
-    pools.n++;
     p->def = def;
+    if (rv_test_table_add(&pools.table, p, err) < 0) {
+        pool_free(p);
+        return NULL;
+    }
     return p;
-out:
-    rv_pool_def_free(def);
-    return NULL;
 }
 
 static void pool_remove(test_pool *p)
 {
-    int found;
-    size_t at = pos_of_name(p->def->name, &found);
     RV_DEBUG("storage pool '%s' removed", p->def->name);
-    memmove(&pools.list[at], &pools.list[at + 1], (pools.n - at - 1) * sizeof(pools.list[0]));
-    pools.n--;
+    rv_test_table_remove(&pools.table, p);
     pool_free(p);
 }
 
@@ -190,10 +154,8 @@ static int ready(rv_err *err)
 
 void test_storage_cleanup(void)
 {
-    for (size_t i = 0; i < pools.n; i++)
-        pool_free(pools.list[i]);
-    free(pools.list);
-    memset(&pools, 0, sizeof(pools));
+    rv_test_table_clear(&pools.table, pool_free);
+    pools.ready = 0;
 }
 
 /* The pool a handle (or a volume's pool field) names: by name, as
@@ -202,7 +164,7 @@ static test_pool *get_named(const char *name, rv_err *err)
 {
     if (ready(err) < 0)
         return NULL;
-    test_pool *p = find_by_name(name);
+    test_pool *p = rv_test_table_find_name(&pools.table, name);
     if (!p)
         fail(err, RV_ERR_NO_STORAGE_POOL,
              "Storage pool not found: no storage pool with matching name '%s'", name);
@@ -262,8 +224,8 @@ static int count(int active, rv_err *err)
     if (ready(err) < 0)
         return -1;
     int k = 0;
-    for (size_t i = 0; i < pools.n; i++)
-        k += pools.list[i]->active == active;
+    for (size_t i = 0; i < pools.table.n; i++)
+        k += pool_at(i)->active == active;
     return k;
 }
 
@@ -296,13 +258,13 @@ static int list_names(int active, const test_pool *pool, int maxnames, int max, 
         return fail_oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
-    size_t n = pool ? pool->nvols : pools.n;
+    size_t n = pool ? pool->nvols : pools.table.n;
     for (size_t i = 0; i < n && *len < (u_int)maxnames; i++) {
         const char *name;
         if (pool)
             name = pool->vols[i]->name;
-        else if (pools.list[i]->active == active)
-            name = pools.list[i]->def->name;
+        else if (pool_at(i)->active == active)
+            name = pool_at(i)->def->name;
         else
             continue;
         if (!(out[*len] = strdup(name)))
@@ -359,17 +321,17 @@ int test_connect_list_all_storage_pools(rv_driver_conn *c,
         ready(err) < 0)
         return -1;
     u_int k = 0;
-    for (size_t i = 0; i < pools.n; i++)
-        k += (u_int)matches(pools.list[i], args->flags);
+    for (size_t i = 0; i < pools.table.n; i++)
+        k += (u_int)matches(pool_at(i), args->flags);
     ret->ret = k;
     if (!args->need_results || k == 0)
         return 0;
     if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
         return fail_oom(err);
-    for (size_t i = 0; i < pools.n; i++) {
-        if (!matches(pools.list[i], args->flags))
+    for (size_t i = 0; i < pools.table.n; i++) {
+        if (!matches(pool_at(i), args->flags))
             continue;
-        if (pool_to_wire(pools.list[i], &ret->pools.pools_val[ret->pools.pools_len], err) < 0)
+        if (pool_to_wire(pool_at(i), &ret->pools.pools_val[ret->pools.pools_len], err) < 0)
             return -1;
         ret->pools.pools_len++;
     }
@@ -444,7 +406,7 @@ int test_storage_pool_lookup_by_uuid(rv_driver_conn *c,
     (void)c;
     if (ready(err) < 0)
         return -1;
-    test_pool *p = find_by_uuid((const unsigned char *)args->uuid);
+    test_pool *p = rv_test_table_find_uuid(&pools.table, (const unsigned char *)args->uuid);
     if (!p) {
         char text[RV_UUID_STRING_LEN];
         rv_uuid_format((const unsigned char *)args->uuid, text);
@@ -474,28 +436,6 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
     return 0;
 }
 
-/* The pool def names, if any; a name or uuid taken by another is an
- * error, in libvirt's words. */
-static int find_existing(const rv_pool_def *def, test_pool **out, rv_err *err)
-{
-    char uuid[RV_UUID_STRING_LEN];
-    test_pool *p = find_by_uuid(def->uuid);
-    *out = p;
-    if (p && strcmp(p->def->name, def->name) != 0) {
-        rv_uuid_format(p->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' is already defined with uuid %s",
-                    p->def->name, uuid);
-    }
-    if (!p && (p = find_by_name(def->name))) {
-        rv_uuid_format(p->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' already exists with uuid %s", p->def->name,
-                    uuid);
-    }
-    return 0;
-}
-
 int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
                                  rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
@@ -506,7 +446,8 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
     if (check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &p, err) < 0) {
+    p = rv_test_table_find_uuid(&pools.table, def->uuid);
+    if (rv_test_table_check_clash(&pools.table, def->name, def->uuid, err) < 0) {
         rv_pool_def_free(def);
         return -1;
     }
@@ -536,7 +477,8 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
     if (check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
-    if (find_existing(def, &p, err) < 0 ||
+    p = rv_test_table_find_uuid(&pools.table, def->uuid);
+    if (rv_test_table_check_clash(&pools.table, def->name, def->uuid, err) < 0 ||
         (p && p->active &&
          fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "pool is already active as '%s'", p->def->name) < 0)) {
@@ -825,8 +767,8 @@ static int lookup_anywhere(const char *what, int by_key, rv_nonnull_storage_vol 
 {
     if (ready(err) < 0)
         return -1;
-    for (size_t i = 0; i < pools.n; i++) {
-        test_pool *p = pools.list[i];
+    for (size_t i = 0; i < pools.table.n; i++) {
+        test_pool *p = pool_at(i);
         for (size_t j = 0; p->active && j < p->nvols; j++)
             if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
                 return vol_to_wire(p, p->vols[j], out, err);
