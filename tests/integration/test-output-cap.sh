@@ -58,8 +58,10 @@ unknown_prog = rc.packet(1, prog=0x12345678, vers=1, serial=7)
 
 class Flooder(threading.Thread):
     """Sends `pkt` over and over, never reading, until FLOOD bytes are
-    out, the daemon has taken nothing for 1 s, or it closed the connection
-    (for staying at the cap: checked below)."""
+    out, the daemon has taken nothing for 5 s, or it closed the connection
+    (for staying at the cap: checked below).  Not 1 s: on a loaded machine
+    the daemon may not run for that long before the kernel's buffers and
+    its own output queue are full, and the flood would end too early."""
     def __init__(self, name, client, pkt):
         super().__init__(daemon=True)
         self.name, self.client, self.pkt = name, client, pkt
@@ -72,7 +74,7 @@ class Flooder(threading.Thread):
         off = 0
         try:
             while self.sent < FLOOD:
-                _, w, _ = select.select([], [s], [], 1)
+                _, w, _ = select.select([], [s], [], 5)
                 if not w:
                     return          # the daemon stopped reading
                 try:
