@@ -732,3 +732,34 @@ capture_console()
     [ -n "$pty" ] || fail "no pty for $1's console in its log"
     bg "$2" cat "$pty"
 }
+
+# virsh_transcript URI URI_RO DIR [MASK]: run every step of the caller's
+# array `steps` with virsh, from DIR (where the steps' XML files are), and
+# print each one's stdout, stderr and exit status, for comparing two
+# servers.  A step "ro:..." runs on URI_RO; a step "mask:..." has its
+# output passed through the command MASK (numbers a server makes from the
+# clock, say).
+virsh_transcript()
+{
+    local uri=$1 uri_ro=$2 dir=$3 masker=${4:-cat} step rc u mask
+    for step in "${steps[@]}"; do
+        rc=0
+        u=$uri
+        mask=cat
+        case $step in ro:*) u=$uri_ro; step=${step#ro:} ;; esac
+        case $step in mask:*) mask=$masker; step=${step#mask:} ;; esac
+        (cd "$dir" && virsh -c "$u" "$step") >"$RV_TMP/out" 2>"$RV_TMP/err" || rc=$?
+        printf '=== virsh %s\n' "$(printf '%s' "$step" | tr -s ' \n' ' ')"
+        $mask < "$RV_TMP/out"
+        echo "--- stderr"
+        $mask < "$RV_TMP/err"
+        echo "--- exit status $rc"
+    done
+}
+
+# sockets_as_word PATH PATH: stdin with both socket paths written SOCKET,
+# the one thing two servers' transcripts may differ in.
+sockets_as_word()
+{
+    sed -e "s|$1|SOCKET|g" -e "s|$2|SOCKET|g"
+}

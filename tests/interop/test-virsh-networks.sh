@@ -91,29 +91,6 @@ steps=(
     "net-list --all"
 )
 
-# What may differ: the socket paths only.
-normalize()
-{
-    sed -e "s|$1|SOCKET|g" -e "s|$2|SOCKET|g"
-}
-
-# transcript URI URI_RO: every step's stdout, stderr and exit status.
-transcript()
-{
-    local uri=$1 uri_ro=$2 step rc u
-    for step in "${steps[@]}"; do
-        rc=0
-        u=$uri
-        case $step in ro:*) u=$uri_ro; step=${step#ro:} ;; esac
-        (cd "$xmldir" && virsh -c "$u" "$step") >"$RV_TMP/out" 2>"$RV_TMP/err" || rc=$?
-        printf '=== virsh %s\n' "$(printf '%s' "$step" | tr -s ' \n' ' ')"
-        cat "$RV_TMP/out"
-        echo "--- stderr"
-        cat "$RV_TMP/err"
-        echo "--- exit status $rc"
-    done
-}
-
 # The changes a net-event subscriber sees, each by a virsh of its own.
 changes=(
     "net-define rvn1.xml"
@@ -202,7 +179,7 @@ PY
 }
 
 start_libvirtd
-transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" | normalize "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
+virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$xmldir" | sockets_as_word "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
     > "$RV_TMP/libvirtd.txt"
 events "$LIBVIRTD_URI" libvirtd
 if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null; then
@@ -211,7 +188,7 @@ fi
 stop_libvirtd
 
 start_remvirtd
-transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" | normalize "$REMVIRTD_SOCK_RO" "$REMVIRTD_SOCK" \
+virsh_transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "$xmldir" | sockets_as_word "$REMVIRTD_SOCK_RO" "$REMVIRTD_SOCK" \
     > "$RV_TMP/remvirtd.txt"
 events "$REMVIRTD_URI" remvirtd
 if [ -f "$RV_TMP/py-libvirtd.txt" ]; then

@@ -192,34 +192,9 @@ steps=(
     "list --all"
 )
 
-# What may differ: the socket paths only.
-normalize()
-{
-    sed -e "s|$1|SOCKET|g" -e "s|$2|SOCKET|g"
-}
-
 mask_clock()
 {
     sed -E -e 's/[0-9]{9,}/N/g' -e 's/[0-9]+\.[0-9]s$/Ns/'
-}
-
-# transcript URI URI_RO: every step's stdout, stderr and exit status.
-transcript()
-{
-    local uri=$1 uri_ro=$2 step rc u mask
-    for step in "${steps[@]}"; do
-        rc=0
-        u=$uri
-        mask=cat
-        case $step in ro:*) u=$uri_ro; step=${step#ro:} ;; esac
-        case $step in mask:*) mask=mask_clock; step=${step#mask:} ;; esac
-        (cd "$xmldir" && virsh -c "$u" "$step") >"$RV_TMP/out" 2>"$RV_TMP/err" || rc=$?
-        printf '=== virsh %s\n' "$(printf '%s' "$step" | tr -s ' \n' ' ')"
-        $mask < "$RV_TMP/out"
-        echo "--- stderr"
-        $mask < "$RV_TMP/err"
-        echo "--- exit status $rc"
-    done
 }
 
 # python3-libvirt's view of the same families.  Clock-made numbers are
@@ -300,7 +275,7 @@ PY
 }
 
 start_libvirtd
-transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" | normalize "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
+virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$xmldir" mask_clock | sockets_as_word "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
     > "$RV_TMP/libvirtd.txt"
 if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null; then
     pycheck "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" > "$RV_TMP/py-libvirtd.txt" 2>&1
@@ -308,7 +283,7 @@ fi
 stop_libvirtd
 
 start_remvirtd
-transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" | normalize "$REMVIRTD_SOCK_RO" "$REMVIRTD_SOCK" \
+virsh_transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "$xmldir" mask_clock | sockets_as_word "$REMVIRTD_SOCK_RO" "$REMVIRTD_SOCK" \
     > "$RV_TMP/remvirtd.txt"
 if [ -f "$RV_TMP/py-libvirtd.txt" ]; then
     pycheck "$REMVIRTD_URI" "$REMVIRTD_URI_RO" > "$RV_TMP/py-remvirtd.txt" 2>&1
