@@ -595,11 +595,14 @@ static void connection_unusable(struct rvc_conn *c, rv_err *err)
 static int flush_started_locked(struct rvc_conn *c)
 {
     rv_err why = { 0 };
-    int rc = rvc_conn_write_all(c, rv_buf_head(&c->abuf), rv_buf_used(&c->abuf), &why);
+    pthread_mutex_lock(&c->lock);
+    int dead = c->failed;       /* its calls have completed with the failure already */
+    pthread_mutex_unlock(&c->lock);
+    int rc = dead ? -1 : rvc_conn_write_all(c, rv_buf_head(&c->abuf), rv_buf_used(&c->abuf), &why);
     c->abuf.start = c->abuf.len = 0;
     if (c->abuf.cap > BUF_KEEP)
         rv_buf_shrink(&c->abuf, BUF_KEEP);
-    if (rc < 0)
+    if (rc < 0 && !dead)
         fail(c, &why);
     return rc;
 }

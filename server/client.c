@@ -64,9 +64,9 @@ struct rvs_client {
 /* Enough for any small call in one read; bigger frames grow the buffer to
  * their (already checked) length.  Both buffers are given back as soon as
  * they are empty, so a quiet client holds none: at 10,000 idle clients
- * that is the difference between ~0.6 KiB and ~9 KiB each, and a busy
- * client's malloc and free of them cost nothing measurable per call
- * (bench/idle-clients). */
+ * that is the difference between ~0.6 KiB and ~9 KiB each
+ * (bench/run-idle-clients.sh), while a busy client's malloc and free of
+ * them stayed within bench/getinfo's noise. */
 #define RVS_READ_CHUNK 16384
 /* The largest packet before authentication (length word included). */
 #define RVS_PREAUTH_FRAME_MAX 65536
