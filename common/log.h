@@ -5,8 +5,11 @@
  * filter configuration it was computed from.  Only a stale stamp or an
  * enabled priority reaches rv_log_message(), which takes the lock, formats
  * and appends to the outputs' batch buffer.  Buffers are written when full,
- * on errors, and when the owner calls rv_log_flush() (the daemon does so
- * before its loop sleeps), so a busy daemon makes one write per batch.
+ * on errors, and when the owner calls rv_log_flush() or
+ * rv_log_flush_urgent().  The daemon writes a batch holding an info or
+ * higher message before its loop sleeps, and a batch of debug messages
+ * only RV_LOG_DEBUG_DELAY later (or when full): debug output of a busy
+ * daemon is then one write per 64 KiB, not one per call.
  *
  * Configuration uses libvirt's syntax:
  *   filters: "1:server.client 3:transport"   level:glob ...  (a name without
@@ -112,6 +115,14 @@ void rv_log_set_socket_paths(const char *journal, const char *syslog_path);
  * (for short-lived programs and the client library). */
 void rv_log_flush(void);
 void rv_log_set_autoflush(int on);
+
+/* Seconds a batch of debug messages may wait for more before it is
+ * written (the owner's timer). */
+#define RV_LOG_DEBUG_DELAY 0.1
+/* Write the batch if it holds a message at info or above.  Returns 1 when
+ * debug messages stay batched: the owner then calls rv_log_flush() within
+ * RV_LOG_DEBUG_DELAY. */
+int rv_log_flush_urgent(void);
 /* Drop outputs and filters (tests, shutdown). */
 void rv_log_reset(void);
 

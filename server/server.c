@@ -69,6 +69,7 @@ struct rvs_server {
     void (*on_hangup)(rvs_server *srv, void *opaque);
     void *hangup_opaque;
     ev_prepare before_sleep;
+    ev_timer log_flush;         /* writes a batch of debug messages */
     ev_timer accept_pause;      /* out of fds: listeners rest, then retry */
     /* The admin socket's clients: a list and a limit of their own, so that
      * an operator gets in when max_clients is reached. */
@@ -163,11 +164,21 @@ static void flush_queued(rvs_server *srv)
 
 static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
 {
-    (void)loop;
     (void)revents;
     flush_queued(w->data);
     free_closed(w->data);
-    /* One write per batch of log messages, not one per message. */
+    /* One write per batch of log messages, not one per message; debug
+     * messages wait a little for more (bench/run-logging.sh). */
+    rvs_server *srv = w->data;
+    if (rv_log_flush_urgent() && !ev_is_active(&srv->log_flush))
+        ev_timer_start(loop, &srv->log_flush);
+}
+
+static void on_log_flush(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)w;
+    (void)revents;
     rv_log_flush();
 }
 
@@ -769,6 +780,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_init(&srv->before_sleep, on_before_sleep);
     srv->before_sleep.data = srv;
     ev_prepare_start(srv->loop, &srv->before_sleep);
+    ev_timer_init(&srv->log_flush, on_log_flush, RV_LOG_DEBUG_DELAY, 0.);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
@@ -807,6 +819,7 @@ void rvs_server_free(rvs_server *srv)
     ev_signal_stop(srv->loop, &srv->sigint);
     ev_signal_stop(srv->loop, &srv->sighup);
     ev_prepare_stop(srv->loop, &srv->before_sleep);
+    ev_timer_stop(srv->loop, &srv->log_flush);
     ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_timer_stop(srv->loop, &srv->idle);
     rv_driver_set_lifecycle_sink(NULL, NULL);

@@ -201,6 +201,23 @@ static void test_file_output_and_cost(void)
     CHECK_STR_HAS(text, "debug now 2\n");
     free(text);
 
+    /* The daemon's flush before sleeping leaves a batch of debug messages
+     * for its timer, and writes one that holds anything above debug, the
+     * debug lines before it included, in order. */
+    CHECK_INT_EQ(rv_log_flush_urgent(), 0);
+    RV_DEBUG("waits for more");
+    CHECK_INT_EQ(rv_log_flush_urgent(), 1);
+    text = slurp(out);
+    CHECK(strstr(text, "waits for more") == NULL);
+    free(text);
+    RV_INFO("goes out now");
+    CHECK_INT_EQ(rv_log_flush_urgent(), 0);
+    text = slurp(out);
+    char *waited = strstr(text, "waits for more\n");
+    CHECK(waited != NULL);
+    CHECK(strstr(waited, "goes out now\n") != NULL);
+    free(text);
+
     /* ...and off again.  The first call after the change may take the slow
      * path to refresh the cache; every later one is back to the fast path. */
     CHECK_INT_EQ(rv_log_set_filters("3:tests.unit", &err), 0);
