@@ -463,3 +463,25 @@ int rvs_handle_admin_server_update_tls_files(rvs_call *call,
         return -1;
     return rvs_server_update_tls(rvs_admin_server(), &call->err);
 }
+
+/* ---- the daemon ---- */
+
+int rvs_handle_admin_connect_set_daemon_timeout(rvs_call *call,
+                                                rv_admin_connect_set_daemon_timeout_args *args)
+{
+    if (args->flags != 0) {
+        rv_err_set(&call->err, RV_FROM_ADMIN, RV_ERR_INVALID_ARG,
+                   "invalid argument: unsupported flags (0x%x) in function "
+                   "virAdmConnectSetDaemonTimeout", args->flags);
+        return -1;
+    }
+    if (args->timeout > (unsigned)INT_MAX) {
+        rv_err_set(&call->err, RV_FROM_ADMIN, RV_ERR_INVALID_ARG,
+                   "invalid argument: timeout must be at most %d seconds", INT_MAX);
+        return -1;
+    }
+    rvs_server_set_idle_timeout(rvs_admin_server(), (int)args->timeout);
+    RV_INFO("idle timeout %u s (0: none), set by client %llu (admin)", args->timeout,
+            rvs_client_serial_no(call->client));
+    return 0;
+}

@@ -590,6 +590,13 @@ static void idle_update(rvs_server *srv)
     }
 }
 
+void rvs_server_set_idle_timeout(rvs_server *srv, int seconds)
+{
+    srv->idle_timeout = seconds;
+    ev_timer_stop(srv->loop, &srv->idle);
+    idle_update(srv);
+}
+
 static void on_idle(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)revents;

@@ -45,5 +45,8 @@ void rvs_server_set_limits(rvs_server *srv, rvs_server_group group, int max_clie
 /* Re-reads the TLS files for the clients that come next; -1 (the old
  * files kept) when they do not load, or without listen_tls. */
 int rvs_server_update_tls(rvs_server *srv, rv_err *err);
+/* --timeout at runtime: seconds without clients before exiting, 0 never;
+ * the wait starts afresh. */
+void rvs_server_set_idle_timeout(rvs_server *srv, int seconds);
 
 #endif

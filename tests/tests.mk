@@ -111,6 +111,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-admin-libvirtd.sh \
 	tests/interop/test-virt-admin-tls.sh \
 	tests/interop/test-rvadm.sh \
+	tests/interop/test-daemon-timeout.sh \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-virsh-storage.sh \

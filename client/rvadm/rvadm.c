@@ -184,7 +184,7 @@ static void print_param(const rv_typed_param *p, int width)
 typedef struct {
     int argc;
     char **argv;
-    const char *max_clients, *max_unauth, *filters, *outputs;
+    const char *max_clients, *max_unauth, *filters, *outputs, *timeout;
 } cmd_args;
 
 static const char *arg(const cmd_args *a, int i, const char *what)
@@ -404,6 +404,18 @@ static void cmd_update_tls(const cmd_args *a)
     putchar('\n');
 }
 
+static void cmd_daemon_timeout(const cmd_args *a)
+{
+    const char *text = a->timeout ? a->timeout : arg(a, 1, "timeout");
+    unsigned long long seconds = number(text, "timeout");
+    if (seconds > UINT_MAX)
+        die("timeout '%s' is out of range", text);
+    rv_admin_connect_set_daemon_timeout_args args = { .timeout = (unsigned)seconds };
+    call(RV_ADMIN_PROC_CONNECT_SET_DAEMON_TIMEOUT,
+         XDR(xdr_rv_admin_connect_set_daemon_timeout_args), &args, NULL, NULL);
+    putchar('\n');
+}
+
 static const struct {
     const char *name;
     void (*run)(const cmd_args *a);
@@ -419,6 +431,7 @@ static const struct {
     { "daemon-log-filters", cmd_log_filters, "[--filters TEXT]" },
     { "daemon-log-outputs", cmd_log_outputs, "[--outputs TEXT]" },
     { "srv-update-tls", cmd_update_tls, "SERVER" },
+    { "daemon-timeout", cmd_daemon_timeout, "[--timeout] SECONDS" },
 };
 
 static void usage(FILE *out)
@@ -432,7 +445,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    enum { OPT_MAX_CLIENTS = 256, OPT_MAX_UNAUTH, OPT_FILTERS, OPT_OUTPUTS };
+    enum { OPT_MAX_CLIENTS = 256, OPT_MAX_UNAUTH, OPT_FILTERS, OPT_OUTPUTS, OPT_TIMEOUT };
     static const struct option opts[] = {
         { "socket", required_argument, NULL, 's' },
         { "help", no_argument, NULL, 'h' },
@@ -440,6 +453,7 @@ int main(int argc, char **argv)
         { "max-unauth-clients", required_argument, NULL, OPT_MAX_UNAUTH },
         { "filters", required_argument, NULL, OPT_FILTERS },
         { "outputs", required_argument, NULL, OPT_OUTPUTS },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
         { NULL, 0, NULL, 0 },
     };
     const char *socket_path = RVADM_DEFAULT_SOCKET;
@@ -453,6 +467,7 @@ int main(int argc, char **argv)
         case OPT_MAX_UNAUTH: a.max_unauth = optarg; break;
         case OPT_FILTERS: a.filters = optarg; break;
         case OPT_OUTPUTS: a.outputs = optarg; break;
+        case OPT_TIMEOUT: a.timeout = optarg; break;
         default: usage(stderr); return 2;
         }
     }
@@ -474,6 +489,7 @@ int main(int argc, char **argv)
         case OPT_MAX_UNAUTH: a.max_unauth = optarg; break;
         case OPT_FILTERS: a.filters = optarg; break;
         case OPT_OUTPUTS: a.outputs = optarg; break;
+        case OPT_TIMEOUT: a.timeout = optarg; break;
         default: usage(stderr); return 2;
         }
     }
