@@ -66,10 +66,12 @@ if [ "$install_deps" = 1 ]; then
 fi
 
 # libvirtd's QEMU driver (a dependency of libvirt-daemon) will not start
-# without these; Debian's libvirt-daemon-system would create them.
+# without these; Debian's libvirt-daemon-system would create them.  System
+# groups (-r), as Debian's own: udev's postinst refuses a kvm group that
+# is not one, which breaks a later apt-get run on the same machine.
 if [ "$(id -u)" -eq 0 ]; then
-    groupadd -f kvm
-    groupadd -f libvirt-qemu
+    groupadd -f -r kvm
+    groupadd -f -r libvirt-qemu
     id libvirt-qemu >/dev/null 2>&1 || useradd -r -g kvm -s /usr/sbin/nologin libvirt-qemu
 fi
 
