@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -224,12 +225,14 @@ static void qemu_init(const rv_driver_setup *setup)
     ev_child_start(rv_qemu.loop, &rv_qemu.child_watcher);
     rv_qemu.loaded = true;
     rv_qemu_load_all();
+    rv_qemu_storage_init();
 }
 
 static void qemu_cleanup(void)
 {
     if (rv_qemu.loaded)
         ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_qemu_storage_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */
     while (rv_qemu.doms) {
         qemu_dom *d = rv_qemu.doms;
@@ -1123,5 +1126,42 @@ const rv_driver rv_qemu_driver = {
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
         .domain_get_security_label = domain_get_security_label,
+        /* storage pools and volumes: qemu_storage.c */
+        .connect_num_of_storage_pools = rv_qemu_connect_num_of_storage_pools,
+        .connect_num_of_defined_storage_pools = rv_qemu_connect_num_of_defined_storage_pools,
+        .connect_list_storage_pools = rv_qemu_connect_list_storage_pools,
+        .connect_list_defined_storage_pools = rv_qemu_connect_list_defined_storage_pools,
+        .connect_list_all_storage_pools = rv_qemu_connect_list_all_storage_pools,
+        .storage_pool_define_xml = rv_qemu_storage_pool_define_xml,
+        .storage_pool_create_xml = rv_qemu_storage_pool_create_xml,
+        .storage_pool_create = rv_qemu_storage_pool_create,
+        .storage_pool_build = rv_qemu_storage_pool_build,
+        .storage_pool_destroy = rv_qemu_storage_pool_destroy,
+        .storage_pool_delete = rv_qemu_storage_pool_delete,
+        .storage_pool_undefine = rv_qemu_storage_pool_undefine,
+        .storage_pool_refresh = rv_qemu_storage_pool_refresh,
+        .storage_pool_lookup_by_name = rv_qemu_storage_pool_lookup_by_name,
+        .storage_pool_lookup_by_uuid = rv_qemu_storage_pool_lookup_by_uuid,
+        .storage_pool_lookup_by_volume = rv_qemu_storage_pool_lookup_by_volume,
+        .storage_pool_get_info = rv_qemu_storage_pool_get_info,
+        .storage_pool_get_xml_desc = rv_qemu_storage_pool_get_xml_desc,
+        .storage_pool_get_autostart = rv_qemu_storage_pool_get_autostart,
+        .storage_pool_set_autostart = rv_qemu_storage_pool_set_autostart,
+        .storage_pool_is_active = rv_qemu_storage_pool_is_active,
+        .storage_pool_is_persistent = rv_qemu_storage_pool_is_persistent,
+        .storage_pool_num_of_volumes = rv_qemu_storage_pool_num_of_volumes,
+        .storage_pool_list_volumes = rv_qemu_storage_pool_list_volumes,
+        .storage_pool_list_all_volumes = rv_qemu_storage_pool_list_all_volumes,
+        .storage_vol_create_xml = rv_qemu_storage_vol_create_xml,
+        .storage_vol_create_xml_from = rv_qemu_storage_vol_create_xml_from,
+        .storage_vol_delete = rv_qemu_storage_vol_delete,
+        .storage_vol_resize = rv_qemu_storage_vol_resize,
+        .storage_vol_wipe = rv_qemu_storage_vol_wipe,
+        .storage_vol_lookup_by_name = rv_qemu_storage_vol_lookup_by_name,
+        .storage_vol_lookup_by_key = rv_qemu_storage_vol_lookup_by_key,
+        .storage_vol_lookup_by_path = rv_qemu_storage_vol_lookup_by_path,
+        .storage_vol_get_info = rv_qemu_storage_vol_get_info,
+        .storage_vol_get_xml_desc = rv_qemu_storage_vol_get_xml_desc,
+        .storage_vol_get_path = rv_qemu_storage_vol_get_path,
     },
 };
