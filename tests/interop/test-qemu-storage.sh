@@ -192,3 +192,32 @@ printf '%s\n' "p1 Defined" "p1 Created" "p1 Started" > "$OUT/want"
 diff -u "$OUT/want" "$OUT/seen" || fail "pool events differ"
 grep -q "event 'refresh' for storage pool p1" "$OUT/refresh" || fail "no refresh event"
 echo "ok   pool events: $(tr '\n' ',' < "$OUT/seen")"
+
+# ---- virt-manager's default pool: virtinst's own code (the one
+# virt-manager runs when it needs a pool) defines, builds, starts and
+# autostarts "default" in libvirt's data directory; it is then found.
+VIRTINST=/usr/share/virt-manager
+if [ -d "$VIRTINST/virtinst" ]; then
+    "$SYSTEM_PYTHON3" - "$QEMU_URI" "$VIRTINST" <<'PY' || fail "virtinst's default pool failed"
+import os, sys
+sys.path.insert(0, sys.argv[2])
+import virtinst
+from virtinst import StoragePool
+conn = virtinst.VirtinstConnection(sys.argv[1])
+conn.open(None, None)
+existed = os.path.isdir(os.path.join(conn.get_libvirt_data_root_dir(), "images"))
+pool = StoragePool.build_default_pool(conn)
+p = conn.storagePoolLookupByName("default")
+want = os.path.join(conn.get_libvirt_data_root_dir(), "images")
+assert p.isActive() and p.autostart(), (p.isActive(), p.autostart())
+assert StoragePool.lookup_default_pool(conn).target_path == want
+assert os.path.isdir(want)
+p.destroy()
+p.undefine()
+if not existed:
+    os.rmdir(want)
+print("ok   virtinst's build_default_pool: 'default' at %s, active, autostart" % want)
+PY
+else
+    echo "virtinst not installed: virt-manager's default pool is not tried"
+fi
