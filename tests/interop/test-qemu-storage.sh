@@ -67,8 +67,8 @@ expect "Vol b.qcow2 created" "${V[@]}" vol-create-as p1 b.qcow2 16M --format qco
 qemu-img info --output=json "$POOL/b.qcow2" > "$OUT/b.json"
 grep -q '"format": "qcow2"' "$OUT/b.json" || { show "$OUT/b.json"; fail "b.qcow2 is no qcow2"; }
 grep -q '"virtual-size": 16777216' "$OUT/b.json" || { show "$OUT/b.json"; fail "b.qcow2 not 16 MiB"; }
-expect_error "already in use" "${V[@]}" vol-create-as p1 a.img 1M
-expect_error "already in use" "${V[@]}" vol-create-as p1 b.qcow2 1M --format qcow2
+expect_error "exists already" "${V[@]}" vol-create-as p1 a.img 1M
+expect_error "exists already" "${V[@]}" vol-create-as p1 b.qcow2 1M --format qcow2
 [ "$(stat -c %s "$POOL/a.img")" = 8388608 ] || fail "a second create touched a.img"
 
 "${V[@]}" vol-list p1 > "$OUT/vols"
@@ -108,7 +108,7 @@ qemu-img info --output=json "$POOL/c.qcow2" | grep -q '"virtual-size": 16777216'
     fail "the clone is not a 16 MiB image"
 expect "Size of volume 'a.img' successfully changed to 16M" "${V[@]}" vol-resize --pool p1 a.img 16M
 [ "$(stat -c %s "$POOL/a.img")" = 16777216 ] || fail "a.img was not resized"
-expect_error "shrink" "${V[@]}" vol-resize --pool p1 a.img 1M
+expect_error "can't shrink capacity" "${V[@]}" vol-resize --pool p1 a.img 1M
 expect "Size of volume 'b.qcow2' successfully changed to 32M" "${V[@]}" vol-resize --pool p1 b.qcow2 32M
 qemu-img info --output=json "$POOL/b.qcow2" | grep -q '"virtual-size": 33554432' ||
     fail "b.qcow2 was not resized"

@@ -136,9 +136,8 @@ static int probe_qcow2(rv_vol_def *v, const unsigned char *h, size_t n)
     uint64_t boff = be64(h + 8);
     uint32_t blen = be32(h + 16);
     v->capacity = be64(h + 24);
-    v->format = strdup("qcow2");
-    v->compat = strdup(version >= 3 ? "1.1" : "0.10");
-    if (!v->format || !v->compat)
+    (void)version;      /* libvirt's scan does not say <compat> either */
+    if (!(v->format = strdup("qcow2")))
         return -1;
     if (blen && boff < n && blen <= n - boff) {
         if (!(v->backing_path = strndup((const char *)h + boff, blen)))
@@ -185,6 +184,11 @@ static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
     v->perms.mode = sb.st_mode & 07777;
     v->perms.owner = sb.st_uid;
     v->perms.group = sb.st_gid;
+    v->has_file_info = 1;
+    v->physical = (unsigned long long)sb.st_size;
+    v->atime[0] = sb.st_atim.tv_sec, v->atime[1] = sb.st_atim.tv_nsec;
+    v->mtime[0] = sb.st_mtim.tv_sec, v->mtime[1] = sb.st_mtim.tv_nsec;
+    v->ctime[0] = sb.st_ctim.tv_sec, v->ctime[1] = sb.st_ctim.tv_nsec;
     if (probe_qcow2(v, head, n > 0 ? (size_t)n : 0) < 0 || (!v->format && !(v->format = strdup("raw")))) {
         rv_vol_def_free(v);
         return NULL;
@@ -1269,7 +1273,7 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
         fail(err, RV_ERR_INVALID_ARG, "invalid argument: volume name '%s' cannot contain '/'",
              v->name);
     else if (vol_find(p, v->name, NULL))
-        fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume name '%s' already in use.", v->name);
+        fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
     else if (v->type != RV_STORAGE_VOL_FILE)
         fail(err, RV_ERR_OPERATION_UNSUPPORTED,
              "Operation not supported: a directory pool holds file volumes only");
@@ -1280,8 +1284,7 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
     else if ((*fd = open(v->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                          (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
         if (errno == EEXIST)
-            fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume name '%s' already in use.",
-                 v->name);
+            fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
         else
             sys_fail(err, "create", v->path);
     } else
@@ -1404,6 +1407,9 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
     if (args->flags & RESIZE_DELTA)
         cap = args->flags & RESIZE_SHRINK ? (cap > v->capacity ? 0 : v->capacity - cap)
                                           : v->capacity + cap;
+    if (cap < v->allocation)    /* libvirt's first check, shrink flag or not */
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: can't shrink capacity below existing allocation");
     if (cap < v->capacity && !(args->flags & RESIZE_SHRINK))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Can't shrink capacity below "
                     "current capacity unless shrink flag explicitly specified");
