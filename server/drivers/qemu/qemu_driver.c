@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
@@ -1126,6 +1127,15 @@ const rv_driver rv_qemu_driver = {
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
         .domain_get_security_label = domain_get_security_label,
+        /* host devices from sysfs: qemu_nodedev.c */
+        .node_num_of_devices = rv_qemu_node_num_of_devices,
+        .node_list_devices = rv_qemu_node_list_devices,
+        .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,
+        .node_device_lookup_by_name = rv_qemu_node_device_lookup_by_name,
+        .node_device_get_xml_desc = rv_qemu_node_device_get_xml_desc,
+        .node_device_get_parent = rv_qemu_node_device_get_parent,
+        .node_device_num_of_caps = rv_qemu_node_device_num_of_caps,
+        .node_device_list_caps = rv_qemu_node_device_list_caps,
         /* storage pools and volumes: qemu_storage.c */
         .connect_num_of_storage_pools = rv_qemu_connect_num_of_storage_pools,
         .connect_num_of_defined_storage_pools = rv_qemu_connect_num_of_defined_storage_pools,
