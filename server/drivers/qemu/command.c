@@ -245,7 +245,8 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const rv_qemu_interface *n = &def->interfaces[i];
         const unsigned char *m = n->mac;
         add(&b, "-netdev");
-        if (n->type == RV_QEMU_NET_BRIDGE)
+        /* A network's bridge was filled in at start (rv_qemu_network_resolve). */
+        if ((n->type == RV_QEMU_NET_BRIDGE || n->type == RV_QEMU_NET_NETWORK) && n->bridge)
             addf(&b, "bridge,id=net%zu,br=%s", i, esc(&b, &e1, n->bridge));
         else
             addf(&b, "user,id=net%zu", i);

@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_network.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/qemu/qemu_storage.h"
 
@@ -227,6 +228,7 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu.loaded = true;
     rv_qemu_load_all();
     rv_qemu_storage_init();
+    rv_qemu_network_init();
 }
 
 static void qemu_cleanup(void)
@@ -234,6 +236,7 @@ static void qemu_cleanup(void)
     if (rv_qemu.loaded)
         ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
     rv_qemu_storage_cleanup();
+    rv_qemu_network_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */
     while (rv_qemu.doms) {
         qemu_dom *d = rv_qemu.doms;
@@ -1127,6 +1130,25 @@ const rv_driver rv_qemu_driver = {
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
         .domain_get_security_label = domain_get_security_label,
+        /* networks on host bridges: qemu_network.c */
+        .connect_num_of_networks = rv_qemu_connect_num_of_networks,
+        .connect_num_of_defined_networks = rv_qemu_connect_num_of_defined_networks,
+        .connect_list_networks = rv_qemu_connect_list_networks,
+        .connect_list_defined_networks = rv_qemu_connect_list_defined_networks,
+        .connect_list_all_networks = rv_qemu_connect_list_all_networks,
+        .network_lookup_by_name = rv_qemu_network_lookup_by_name,
+        .network_lookup_by_uuid = rv_qemu_network_lookup_by_uuid,
+        .network_define_xml = rv_qemu_network_define_xml,
+        .network_create_xml = rv_qemu_network_create_xml,
+        .network_create = rv_qemu_network_create,
+        .network_destroy = rv_qemu_network_destroy,
+        .network_undefine = rv_qemu_network_undefine,
+        .network_get_xml_desc = rv_qemu_network_get_xml_desc,
+        .network_get_bridge_name = rv_qemu_network_get_bridge_name,
+        .network_get_autostart = rv_qemu_network_get_autostart,
+        .network_set_autostart = rv_qemu_network_set_autostart,
+        .network_is_active = rv_qemu_network_is_active,
+        .network_is_persistent = rv_qemu_network_is_persistent,
         /* host devices from sysfs: qemu_nodedev.c */
         .node_num_of_devices = rv_qemu_node_num_of_devices,
         .node_list_devices = rv_qemu_node_list_devices,
