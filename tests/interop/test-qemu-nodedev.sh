@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The QEMU driver's node devices against the host's sysfs, through virsh
-# and python3-libvirt: nodedev-list (all, --cap net, --cap pci, --tree),
+# and python3-libvirt: iface-list (the host's interfaces); nodedev-list (all, --cap net, --cap pci, --tree),
 # nodedev-dumpxml of the computer, every network interface and every PCI
 # device (name, path, parent, the main fields), an unknown name's error.
 set -euo pipefail
@@ -63,6 +63,19 @@ for p in /sys/bus/pci/devices/*; do
     fi
 done
 echo "ok   nodedev-dumpxml of each PCI device: class, vendor, product, driver"
+
+# Host interfaces, as libvirtd's interface driver lists them: each
+# /sys/class/net entry, active when its operstate is up.
+for i in /sys/class/net/*; do
+    state=inactive
+    [ "$(cat "$i/operstate")" != up ] || state=active
+    echo "$(basename "$i") $state $(cat "$i/address")"
+done | sort > "$OUT/want-ifaces"
+"${VQ[@]}" iface-list --all | awk 'NF { print $1, $2, $3 }' | sort > "$OUT/ifaces"
+diff -u "$OUT/want-ifaces" "$OUT/ifaces" || fail "iface-list --all differs from /sys/class/net"
+"${VQ[@]}" iface-list | awk 'NF { print $1, $2, $3 }' | sort > "$OUT/ifaces"
+diff -u <(grep ' active ' "$OUT/want-ifaces") "$OUT/ifaces" || fail "iface-list (active) differs"
+echo "ok   iface-list: $(wc -l < "$OUT/want-ifaces") interfaces, states from operstate"
 
 out=$("${VQ[@]}" nodedev-dumpxml no_such_dev 2>&1) && fail "an unknown device was found"
 grep -q "no node device with matching name 'no_such_dev'" <<< "$out" || fail "unknown device: $out"

@@ -1149,7 +1149,9 @@ const rv_driver rv_qemu_driver = {
         .network_set_autostart = rv_qemu_network_set_autostart,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
-        /* host devices from sysfs: qemu_nodedev.c */
+        /* host devices and interfaces from sysfs: qemu_nodedev.c */
+        .connect_list_all_interfaces = rv_qemu_connect_list_all_interfaces,
+        .interface_is_active = rv_qemu_interface_is_active,
         .node_num_of_devices = rv_qemu_node_num_of_devices,
         .node_list_devices = rv_qemu_node_list_devices,
         .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,

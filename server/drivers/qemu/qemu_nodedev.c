@@ -515,3 +515,76 @@ int rv_qemu_node_device_list_caps(rv_driver_conn *c, const rv_node_device_list_c
     list_free(&l);
     return rc;
 }
+
+/* ---- host interfaces (libvirtd's interface driver, udev backend): every
+ * /sys/class/net entry, active when its operstate is "up" (lo's is
+ * "unknown": inactive, as libvirtd lists it). ---- */
+
+static bool iface_up(const char *name)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "/sys/class/net/%s", name);
+    char *state = read_line(dir, "operstate");
+    bool up = state && strcmp(state, "up") == 0;
+    free(state);
+    return up;
+}
+
+int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
+                                        const rv_connect_list_all_interfaces_args *args,
+                                        rv_connect_list_all_interfaces_ret *ret, rv_err *err)
+{
+    (void)c;
+    /* flags: INACTIVE 1, ACTIVE 2; none or both: all. */
+    if (check_flags(args->flags, 0x3, "connectListAllInterfaces", err) < 0)
+        return -1;
+    DIR *d = opendir("/sys/class/net");
+    if (!d)
+        return 0;
+    struct dirent *e;
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) && ret->ret < MAX_DEVS) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) > 255)
+            continue;
+        bool up = iface_up(e->d_name);
+        if ((args->flags == 1 && up) || (args->flags == 2 && !up))
+            continue;
+        ret->ret++;
+        if (!args->need_results)
+            continue;
+        if (ret->ifaces.ifaces_len == cap) {
+            cap = cap ? cap * 2 : 8;
+            rv_nonnull_interface *grown = realloc(ret->ifaces.ifaces_val, cap * sizeof(*grown));
+            if (!grown) {
+                rc = oom(err);
+                break;
+            }
+            ret->ifaces.ifaces_val = grown;
+        }
+        char dir[512];
+        snprintf(dir, sizeof(dir), "/sys/class/net/%s", e->d_name);
+        rv_nonnull_interface *w = &ret->ifaces.ifaces_val[ret->ifaces.ifaces_len++];
+        w->name = strdup(e->d_name);
+        w->mac = read_line(dir, "address");
+        if (!w->mac)
+            w->mac = strdup("");
+        if (!w->name || !w->mac)
+            rc = oom(err);          /* the dispatcher frees what was set */
+    }
+    closedir(d);
+    return rc;
+}
+
+int rv_qemu_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
+                                rv_interface_is_active_ret *ret, rv_err *err)
+{
+    (void)c;
+    char dir[512];
+    if (strchr(args->iface.name, '/') || strlen(args->iface.name) > 255 ||
+        (snprintf(dir, sizeof(dir), "/sys/class/net/%s", args->iface.name), access(dir, F_OK) < 0))
+        return fail(err, RV_ERR_NO_INTERFACE,
+                    "Interface not found: couldn't find interface named '%s'", args->iface.name);
+    ret->active = iface_up(args->iface.name);
+    return 0;
+}
