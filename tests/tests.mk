@@ -133,6 +133,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-stats.sh \
 	tests/interop/test-qemu-virt-install.sh \
 	tests/interop/test-qemu-storage.sh \
+	tests/interop/test-qemu-storage-libvirtd.sh \
 	tests/interop/test-qemu-nodedev.sh \
 	tests/interop/test-qemu-network.sh
 TESTS += $(RV_DAEMON_TESTS)
