@@ -41,10 +41,11 @@ RV_LOG_CATEGORY("drivers.qemu.storage");
 
 extern char **environ;
 
-/* What a peer can make the driver hold: pools, volumes per pool (a scan
- * stops there and says so in the log), jobs running at once, and the
- * part of a failed qemu-img's output kept for the error. */
-enum { MAX_POOLS = 256, MAX_VOLS = 4096, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
+/* What a peer can make the driver hold: pools, volumes in all pools (a
+ * scan stops there and says so in the log; a volume is a few hundred
+ * bytes), jobs running at once, and the part of a failed qemu-img's
+ * output kept for the error. */
+enum { MAX_POOLS = 256, MAX_VOLS = 16384, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
 
 typedef struct qpool {
     rv_pool_def *def;
@@ -71,6 +72,7 @@ typedef struct vol_job {
 static struct {
     qpool *pools;
     size_t npools;
+    size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
     char *config_dir, *autostart_dir, *run_dir;
@@ -198,6 +200,7 @@ static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
 
 static void vols_clear(qpool *p)
 {
+    st.nvols -= p->nvols;
     for (size_t i = 0; i < p->nvols; i++)
         rv_vol_def_free(p->vols[i]);
     free(p->vols);
@@ -225,10 +228,10 @@ static int vol_put(qpool *p, rv_vol_def *v, rv_err *err)
         p->vols[at] = v;
         return 0;
     }
-    if (p->nvols >= MAX_VOLS) {
+    if (st.nvols >= MAX_VOLS) {
         rv_vol_def_free(v);
         return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: a pool holds at most %d volumes here", MAX_VOLS);
+                    "operation failed: the storage pools hold at most %d volumes here", MAX_VOLS);
     }
     rv_vol_def **grown = realloc(p->vols, (p->nvols + 1) * sizeof(*grown));
     if (!grown) {
@@ -237,6 +240,7 @@ static int vol_put(qpool *p, rv_vol_def *v, rv_err *err)
     }
     p->vols = grown;
     p->vols[p->nvols++] = v;
+    st.nvols++;
     return 0;
 }
 
@@ -248,6 +252,7 @@ static void vol_drop(qpool *p, const char *name)
     rv_vol_def_free(p->vols[at]);
     memmove(&p->vols[at], &p->vols[at + 1], (p->nvols - at - 1) * sizeof(p->vols[0]));
     p->nvols--;
+    st.nvols--;
 }
 
 /* The file system's figures for the pool, and its directory's owner. */
@@ -280,8 +285,8 @@ static int pool_scan(qpool *p, rv_err *err)
     while (rc == 0 && (e = readdir(dir))) {
         if (e->d_name[0] == '.')
             continue;
-        if (p->nvols >= MAX_VOLS) {
-            RV_WARN("storage pool '%s': more than %d files, the rest are not listed",
+        if (st.nvols >= MAX_VOLS) {
+            RV_WARN("storage pool '%s': the pools hold %d volumes, the rest are not listed",
                     p->def->name, MAX_VOLS);
             break;
         }
@@ -481,12 +486,16 @@ static int pool_start(qpool *p, rv_err *err)
     return 0;
 }
 
+/* mkdir -p.  A directory that was there keeps its mode unless the XML
+ * gives one: a pool on /tmp must not make /tmp 0711. */
 static int pool_build(qpool *p, rv_err *err)
 {
-    long mode = p->def->perms.mode >= 0 ? p->def->perms.mode : 0711;
+    struct stat sb;
+    bool existed = stat(p->def->target_path, &sb) == 0;
+    long mode = p->def->perms.mode >= 0 ? p->def->perms.mode : existed ? -1 : 0711;
     if (rv_qemu_mkdirs(p->def->target_path, err) < 0)
         return -1;
-    if (chmod(p->def->target_path, (mode_t)mode) < 0)
+    if (mode >= 0 && chmod(p->def->target_path, (mode_t)mode) < 0)
         return sys_fail(err, "set permissions of", p->def->target_path);
     if ((p->def->perms.owner >= 0 || p->def->perms.group >= 0) &&
         chown(p->def->target_path, (uid_t)p->def->perms.owner, (gid_t)p->def->perms.group) < 0)
