@@ -126,6 +126,13 @@ cat > "$OUT/iso.xml" <<XML
 XML
 expect_error "network forward mode 'none' is not supported" "${V[@]}" net-create "$OUT/iso.xml"
 
+for name in ../../evil .hidden; do
+    printf "<network><name>%s</name><forward mode='bridge'/><bridge name='rvbr0'/></network>" \
+        "$name" > "$OUT/bad.xml"
+    expect_error "invalid network name" "${V[@]}" net-define "$OUT/bad.xml"
+done
+[ ! -e "$QEMU_DIR/evil.xml" ] || fail "a network name made a file outside the networks directory"
+
 expect "Network hostbr destroyed" "${V[@]}" net-destroy hostbr
 expect "Network hostbr has been undefined" "${V[@]}" net-undefine hostbr
 [ -z "$("${VQ[@]}" net-list --all)" ] || fail "networks left"

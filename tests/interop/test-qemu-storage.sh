@@ -182,6 +182,7 @@ expect "Pool p1 deleted" "${V[@]}" pool-delete p1
 expect "Pool p1 has been undefined" "${V[@]}" pool-undefine p1
 expect "Pool p2 has been undefined" "${V[@]}" pool-undefine p2
 [ -z "$("${VQ[@]}" pool-list --all)" ] || fail "pools left"
+expect_error "invalid storage pool name '.hidden'" "${V[@]}" pool-define-as .hidden dir --target "$RV_TMP/h"
 expect_error "not supported by remvirtd's QEMU driver" "${V[@]}" pool-define-as fs1 fs \
     --source-dev /dev/null --target "$RV_TMP/fs1"
 

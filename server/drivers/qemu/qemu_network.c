@@ -168,7 +168,12 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
     rv_test_net_def *def = *out;
     const char *mode = forward_mode(def);
     int rc = 0;
-    if (strcmp(mode, "bridge") != 0)
+    bool bad_name = !def->name[0] || def->name[0] == '.' || strchr(def->name, '/');
+    for (const char *c = def->name; *c; c++)
+        bad_name |= (unsigned char)*c < 0x20;
+    if (bad_name)       /* it becomes a file name */
+        rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid network name");
+    else if (strcmp(mode, "bridge") != 0)
         rc = fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                   "Operation not supported: network forward mode '%s' is not supported by "
                   "remvirtd's QEMU driver (only 'bridge', naming an existing host bridge)", mode);

@@ -509,6 +509,12 @@ static int pool_build(qpool *p, rv_err *err)
 static int check_new_def(const rv_pool_def *def, rv_err *err)
 {
     char uuid[RV_UUID_STRING_LEN];
+    /* The name becomes a file name, as a domain's does. */
+    if (!def->name[0] || def->name[0] == '.' || strchr(def->name, '/'))
+        return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name '%s'", def->name);
+    for (const char *c = def->name; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name");
     if (def->type != RV_POOL_TYPE_DIR)
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                     "Operation not supported: storage pool type '%s' is not supported by "
