@@ -104,14 +104,14 @@ rmdir "$POOL/a-dir"
 
 # ---- clone, resize, wipe
 expect "Vol c.qcow2 cloned from b.qcow2" "${V[@]}" vol-clone --pool p1 b.qcow2 c.qcow2
-qemu-img info --output=json "$POOL/c.qcow2" | grep -q '"virtual-size": 16777216' ||
-    fail "the clone is not a 16 MiB image"
+qemu-img info --output=json "$POOL/c.qcow2" > "$OUT/c.json"
+grep -q '"virtual-size": 16777216' "$OUT/c.json" || fail "the clone is not a 16 MiB image"
 expect "Size of volume 'a.img' successfully changed to 16M" "${V[@]}" vol-resize --pool p1 a.img 16M
 [ "$(stat -c %s "$POOL/a.img")" = 16777216 ] || fail "a.img was not resized"
 expect_error "can't shrink capacity" "${V[@]}" vol-resize --pool p1 a.img 1M
 expect "Size of volume 'b.qcow2' successfully changed to 32M" "${V[@]}" vol-resize --pool p1 b.qcow2 32M
-qemu-img info --output=json "$POOL/b.qcow2" | grep -q '"virtual-size": 33554432' ||
-    fail "b.qcow2 was not resized"
+qemu-img info --output=json "$POOL/b.qcow2" > "$OUT/b.json"
+grep -q '"virtual-size": 33554432' "$OUT/b.json" || fail "b.qcow2 was not resized"
 printf 'data' | dd of="$POOL/a.img" conv=notrunc status=none
 expect "Vol a.img wiped" "${V[@]}" vol-wipe --pool p1 a.img
 [ "$(head -c 4 "$POOL/a.img" | od -An -c | tr -d ' ')" = '\0\0\0\0' ] || fail "a.img not wiped"
@@ -168,6 +168,20 @@ start_remvirtd_qemu
 grep -Eq '^ *p1 +active +yes$' "$OUT/pools" || { show "$OUT/pools"; fail "p1 not active, autostart after restart"; }
 grep -Eq '^ *p2 +inactive +no$' "$OUT/pools" || { show "$OUT/pools"; fail "p2 not inactive after restart"; }
 [ "$("${VQ[@]}" vol-list p1 | wc -l)" = 5 ] || { "${V[@]}" vol-list p1; fail "p1's volumes after restart"; }
+
+# ---- a pool redefined while it runs keeps its directory until it stops
+P2=$RV_TMP/images/p2
+expect "Pool p2 started" "${V[@]}" pool-start p2
+"${V[@]}" pool-dumpxml p2 | sed "s#<path>$P2</path>#<path>$P2-new</path>#" > "$OUT/p2-new.xml"
+grep -q "$P2-new" "$OUT/p2-new.xml" || fail "p2's XML has no target path"
+expect "Pool p2 defined from $OUT/p2-new.xml" "${V[@]}" pool-define "$OUT/p2-new.xml"
+"${V[@]}" pool-dumpxml p2 > "$OUT/p2.xml"
+grep -q "<path>$P2</path>" "$OUT/p2.xml" || { show "$OUT/p2.xml"; fail "running p2 changed its directory"; }
+"${V[@]}" pool-dumpxml --inactive p2 > "$OUT/p2.xml"
+grep -q "<path>$P2-new</path>" "$OUT/p2.xml" || { show "$OUT/p2.xml"; fail "p2's next definition"; }
+expect "Pool p2 destroyed" "${V[@]}" pool-destroy p2
+"${V[@]}" pool-dumpxml p2 > "$OUT/p2.xml"
+grep -q "<path>$P2-new</path>" "$OUT/p2.xml" || { show "$OUT/p2.xml"; fail "stopped p2 kept its old directory"; }
 
 # ---- the end of a pool
 for v in a.img b.qcow2 c.qcow2 outside.qcow2 outside.raw; do

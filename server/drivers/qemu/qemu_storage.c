@@ -49,6 +49,7 @@ enum { MAX_POOLS = 256, MAX_VOLS = 16384, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
 
 typedef struct qpool {
     rv_pool_def *def;
+    rv_pool_def *next_def;      /* defined while active: used from its stop */
     bool active, persistent, autostart;
     rv_vol_def **vols;
     size_t nvols;
@@ -308,6 +309,7 @@ static void pool_free(qpool *p)
 {
     vols_clear(p);
     rv_pool_def_free(p->def);
+    rv_pool_def_free(p->next_def);
     free(p);
 }
 
@@ -563,15 +565,19 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     qpool *p = pool_find(def->name);
-    if (p && p->active && p->persistent) {
-        /* The running pool keeps its definition: only the file changes. */
+    if (p && p->active) {
+        /* The running pool keeps its definition (its directory, its
+         * volumes) until it stops; the file has the new one. */
         rv_pool_def *running = p->def;
         p->def = def;
         int rc = save_def(p, st.config_dir, true, err);
         p->def = running;
-        rv_pool_def_free(def);
-        if (rc < 0)
+        if (rc < 0) {
+            rv_pool_def_free(def);
             return -1;
+        }
+        rv_pool_def_free(p->next_def);
+        p->next_def = def;
     } else if (p) {
         rv_pool_def *old = p->def;
         p->def = def;
@@ -664,6 +670,11 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
     unlink_file(st.run_dir, p->def->name);
     p->active = false;
     vols_clear(p);
+    if (p->next_def) {
+        rv_pool_def_free(p->def);
+        p->def = p->next_def;
+        p->next_def = NULL;
+    }
     RV_INFO("storage pool '%s' stopped", p->def->name);
     emit(p, RV_POOL_EVENT_STOPPED);
     if (!p->persistent)
@@ -889,13 +900,14 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
 {
     (void)c;
     qpool *p;
-    /* INACTIVE (1): there is one definition, so it is the same XML. */
+    /* INACTIVE (1): the definition the next start uses. */
     if (check_flags(args->flags, 0x1, "storagePoolGetXMLDesc", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
         pool_update_space(p);
-    if (!(ret->xml = rv_pool_def_format(p->def)))
+    const rv_pool_def *def = (args->flags & 0x1) && p->next_def ? p->next_def : p->def;
+    if (!(ret->xml = rv_pool_def_format(def)))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
