@@ -275,8 +275,8 @@ static void test_refusals(void)
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported bus ''");
     REFUSED(MIN_HEAD "<devices><disk type='file' device='cdrom'><target dev='vdb'/></disk>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "cannot be on the virtio bus");
-    REFUSED(MIN_HEAD "<devices><interface type='network'><source network='default'/></interface>"
-            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported interface type 'network'");
+    REFUSED(MIN_HEAD "<devices><interface type='direct'><source dev='eth0'/></interface>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported interface type 'direct'");
     REFUSED(MIN_HEAD "<devices><graphics type='spice'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported graphics type 'spice'");
     REFUSED(MIN_HEAD "<devices><memballoon model='xen'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
@@ -487,8 +487,45 @@ static void test_command_line(void)
     rv_qemu_domain_free(def);
 }
 
+/* <interface type='network'>: its definition names the network; the
+ * bridge is filled in at start and then shows in the live XML and on
+ * the command line; without it there is no command line. */
+static void test_network_interface(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><interface type='network'>"
+                                       "<mac address='52:54:00:ab:cd:07'/><source network='lan'/>"
+                                       "</interface></devices></domain>");
+    CHECK_INT_EQ(def->interfaces[0].type, RV_QEMU_NET_NETWORK);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<interface type='network'>\n      <mac address='52:54:00:ab:cd:07'/>\n"
+                       "      <source network='lan'/>\n");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/m.sock", false };
+    rv_err err = { 0 };
+    CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
+    CHECK_STR_HAS(err.message, "network 'lan' of domain 'x' has no bridge yet");
+    rv_err_clear(&err);
+    def->interfaces[0].bridge = strdup("br7");
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -netdev bridge,id=net0,br=br7 -device virtio-net-pci,netdev=net0,");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <source network='lan' bridge='br7'/>\n");
+    rv_qemu_domain_free(def);
+    def = parse_ok(xml);        /* the live XML reads back */
+    CHECK_STR_EQ(def->interfaces[0].bridge, "br7");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><interface type='network'/></devices></domain>", RV_ERR_XML_ERROR,
+            "a network <interface> has no <source network='...'>");
+}
+
 int main(void)
 {
+    test_network_interface();
     test_full_round_trip();
     test_defaults();
     test_refusals();

@@ -104,6 +104,13 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
                    "(use type='qemu' for TCG)", def->name);
         return NULL;
     }
+    for (size_t i = 0; i < def->ninterfaces; i++)
+        if (def->interfaces[i].type == RV_QEMU_NET_NETWORK && !def->interfaces[i].bridge) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                       "internal error: network '%s' of domain '%s' has no bridge yet",
+                       def->interfaces[i].network, def->name);
+            return NULL;
+        }
     bool q35 = machine_is_q35(def->machine);
     unsigned ide_max = q35 ? 6 : 4, sata_max = 6;
     unsigned nide = 0, nsata = 0;
@@ -245,7 +252,8 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const rv_qemu_interface *n = &def->interfaces[i];
         const unsigned char *m = n->mac;
         add(&b, "-netdev");
-        if (n->type == RV_QEMU_NET_BRIDGE)
+        /* A network's bridge was filled in at start (rv_qemu_network_resolve). */
+        if (n->type == RV_QEMU_NET_BRIDGE || n->type == RV_QEMU_NET_NETWORK)
             addf(&b, "bridge,id=net%zu,br=%s", i, esc(&b, &e1, n->bridge));
         else
             addf(&b, "user,id=net%zu", i);

@@ -42,7 +42,7 @@ static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
 static const char *const boot_dev_words[] = { "hd", "cdrom", "network", NULL };
 static const char *const action_words[] = { "destroy", "restart", "preserve", NULL };
 static const char *const bus_words[] = { "virtio", "sata", "ide", NULL };
-static const char *const net_type_words[] = { "user", "bridge", NULL };
+static const char *const net_type_words[] = { "user", "bridge", "network", NULL };
 
 /* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
 static int word_index(const char *word, const char *const *words)
@@ -407,6 +407,8 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
     static const char *const iface_attrs[] = { "type", NULL };
     static const char *const mac_attrs[] = { "address", NULL };
     static const char *const source_attrs[] = { "bridge", NULL };
+    /* A network's live XML names its bridge too, as libvirt's does. */
+    static const char *const network_source_attrs[] = { "network", "bridge", NULL };
     static const char *const model_attrs[] = { "type", NULL };
     static const char *const models[] = { "virtio", "e1000", "e1000e", "rtl8139", NULL };
     if (check_attrs(n, iface_attrs, err) < 0)
@@ -417,7 +419,7 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
         iface->type = (rv_qemu_net_type)net_type;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported interface type '%s' (user or bridge)", type ? type : "");
+                   "unsupported interface type '%s' (user, bridge or network)", type ? type : "");
         free(type);
         return -1;
     }
@@ -440,6 +442,13 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             if (check_attrs(c, source_attrs, err) < 0)
                 return -1;
             free(iface->bridge);
+            iface->bridge = attr(c, "bridge");
+        } else if (named(c, "source") && iface->type == RV_QEMU_NET_NETWORK) {
+            if (check_attrs(c, network_source_attrs, err) < 0)
+                return -1;
+            free(iface->network);
+            free(iface->bridge);
+            iface->network = attr(c, "network");
             iface->bridge = attr(c, "bridge");
         } else if (named(c, "model")) {
             if (check_attrs(c, model_attrs, err) < 0)
@@ -464,6 +473,8 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
         return -1;
     if (iface->type == RV_QEMU_NET_BRIDGE && (!iface->bridge || !*iface->bridge))
         BAD_XML("a bridge <interface> has no <source bridge='...'>");
+    if (iface->type == RV_QEMU_NET_NETWORK && (!iface->network || !*iface->network))
+        BAD_XML("a network <interface> has no <source network='...'>");
     if (iface->bridge && (strlen(iface->bridge) > 15 || !only_chars(iface->bridge, ALNUM "-_.")))
         BAD_XML("invalid bridge name '%s'", iface->bridge);
     return 0;
@@ -1164,6 +1175,14 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             fputs("      <source bridge='", fp);
             put_escaped(fp, n->bridge);
             fputs("'/>\n", fp);
+        } else if (n->type == RV_QEMU_NET_NETWORK) {
+            fputs("      <source network='", fp);
+            put_escaped(fp, n->network);
+            if (n->bridge) {
+                fputs("' bridge='", fp);
+                put_escaped(fp, n->bridge);
+            }
+            fputs("'/>\n", fp);
         }
         fputs("      <model type='", fp);
         put_escaped(fp, n->model);
@@ -1210,6 +1229,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->disks);
     for (size_t i = 0; i < def->ninterfaces; i++) {
         free(def->interfaces[i].bridge);
+        free(def->interfaces[i].network);
         free(def->interfaces[i].model);
     }
     free(def->interfaces);

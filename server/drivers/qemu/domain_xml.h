@@ -26,7 +26,7 @@ typedef enum { RV_QEMU_ACTION_DESTROY, RV_QEMU_ACTION_RESTART, RV_QEMU_ACTION_PR
 typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
-typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE } rv_qemu_net_type;
+typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE, RV_QEMU_NET_NETWORK } rv_qemu_net_type;
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
@@ -39,7 +39,8 @@ typedef struct rv_qemu_disk {
 
 typedef struct rv_qemu_interface {
     rv_qemu_net_type type;
-    char *bridge;               /* RV_QEMU_NET_BRIDGE */
+    char *bridge;               /* RV_QEMU_NET_BRIDGE; NETWORK: its bridge once started */
+    char *network;              /* RV_QEMU_NET_NETWORK: the network's name */
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
 } rv_qemu_interface;

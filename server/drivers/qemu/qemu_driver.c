@@ -16,6 +16,9 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/qemu/qemu_nodedev.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -224,12 +227,16 @@ static void qemu_init(const rv_driver_setup *setup)
     ev_child_start(rv_qemu.loop, &rv_qemu.child_watcher);
     rv_qemu.loaded = true;
     rv_qemu_load_all();
+    rv_qemu_storage_init();
+    rv_qemu_network_init();
 }
 
 static void qemu_cleanup(void)
 {
     if (rv_qemu.loaded)
         ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_qemu_storage_cleanup();
+    rv_qemu_network_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */
     while (rv_qemu.doms) {
         qemu_dom *d = rv_qemu.doms;
@@ -1123,5 +1130,72 @@ const rv_driver rv_qemu_driver = {
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
         .domain_get_security_label = domain_get_security_label,
+        /* networks on host bridges: qemu_network.c */
+        .connect_num_of_networks = rv_qemu_connect_num_of_networks,
+        .connect_num_of_defined_networks = rv_qemu_connect_num_of_defined_networks,
+        .connect_list_networks = rv_qemu_connect_list_networks,
+        .connect_list_defined_networks = rv_qemu_connect_list_defined_networks,
+        .connect_list_all_networks = rv_qemu_connect_list_all_networks,
+        .network_lookup_by_name = rv_qemu_network_lookup_by_name,
+        .network_lookup_by_uuid = rv_qemu_network_lookup_by_uuid,
+        .network_define_xml = rv_qemu_network_define_xml,
+        .network_create_xml = rv_qemu_network_create_xml,
+        .network_create = rv_qemu_network_create,
+        .network_destroy = rv_qemu_network_destroy,
+        .network_undefine = rv_qemu_network_undefine,
+        .network_get_xml_desc = rv_qemu_network_get_xml_desc,
+        .network_get_bridge_name = rv_qemu_network_get_bridge_name,
+        .network_get_autostart = rv_qemu_network_get_autostart,
+        .network_set_autostart = rv_qemu_network_set_autostart,
+        .network_is_active = rv_qemu_network_is_active,
+        .network_is_persistent = rv_qemu_network_is_persistent,
+        /* host devices and interfaces from sysfs: qemu_nodedev.c */
+        .connect_list_all_interfaces = rv_qemu_connect_list_all_interfaces,
+        .interface_is_active = rv_qemu_interface_is_active,
+        .node_num_of_devices = rv_qemu_node_num_of_devices,
+        .node_list_devices = rv_qemu_node_list_devices,
+        .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,
+        .node_device_lookup_by_name = rv_qemu_node_device_lookup_by_name,
+        .node_device_get_xml_desc = rv_qemu_node_device_get_xml_desc,
+        .node_device_get_parent = rv_qemu_node_device_get_parent,
+        .node_device_num_of_caps = rv_qemu_node_device_num_of_caps,
+        .node_device_list_caps = rv_qemu_node_device_list_caps,
+        /* storage pools and volumes: qemu_storage.c */
+        .connect_num_of_storage_pools = rv_qemu_connect_num_of_storage_pools,
+        .connect_num_of_defined_storage_pools = rv_qemu_connect_num_of_defined_storage_pools,
+        .connect_list_storage_pools = rv_qemu_connect_list_storage_pools,
+        .connect_list_defined_storage_pools = rv_qemu_connect_list_defined_storage_pools,
+        .connect_list_all_storage_pools = rv_qemu_connect_list_all_storage_pools,
+        .storage_pool_define_xml = rv_qemu_storage_pool_define_xml,
+        .storage_pool_create_xml = rv_qemu_storage_pool_create_xml,
+        .storage_pool_create = rv_qemu_storage_pool_create,
+        .storage_pool_build = rv_qemu_storage_pool_build,
+        .storage_pool_destroy = rv_qemu_storage_pool_destroy,
+        .storage_pool_delete = rv_qemu_storage_pool_delete,
+        .storage_pool_undefine = rv_qemu_storage_pool_undefine,
+        .storage_pool_refresh = rv_qemu_storage_pool_refresh,
+        .storage_pool_lookup_by_name = rv_qemu_storage_pool_lookup_by_name,
+        .storage_pool_lookup_by_uuid = rv_qemu_storage_pool_lookup_by_uuid,
+        .storage_pool_lookup_by_volume = rv_qemu_storage_pool_lookup_by_volume,
+        .storage_pool_get_info = rv_qemu_storage_pool_get_info,
+        .storage_pool_get_xml_desc = rv_qemu_storage_pool_get_xml_desc,
+        .storage_pool_get_autostart = rv_qemu_storage_pool_get_autostart,
+        .storage_pool_set_autostart = rv_qemu_storage_pool_set_autostart,
+        .storage_pool_is_active = rv_qemu_storage_pool_is_active,
+        .storage_pool_is_persistent = rv_qemu_storage_pool_is_persistent,
+        .storage_pool_num_of_volumes = rv_qemu_storage_pool_num_of_volumes,
+        .storage_pool_list_volumes = rv_qemu_storage_pool_list_volumes,
+        .storage_pool_list_all_volumes = rv_qemu_storage_pool_list_all_volumes,
+        .storage_vol_create_xml = rv_qemu_storage_vol_create_xml,
+        .storage_vol_create_xml_from = rv_qemu_storage_vol_create_xml_from,
+        .storage_vol_delete = rv_qemu_storage_vol_delete,
+        .storage_vol_resize = rv_qemu_storage_vol_resize,
+        .storage_vol_wipe = rv_qemu_storage_vol_wipe,
+        .storage_vol_lookup_by_name = rv_qemu_storage_vol_lookup_by_name,
+        .storage_vol_lookup_by_key = rv_qemu_storage_vol_lookup_by_key,
+        .storage_vol_lookup_by_path = rv_qemu_storage_vol_lookup_by_path,
+        .storage_vol_get_info = rv_qemu_storage_vol_get_info,
+        .storage_vol_get_xml_desc = rv_qemu_storage_vol_get_xml_desc,
+        .storage_vol_get_path = rv_qemu_storage_vol_get_path,
     },
 };

@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_network.h"
 
 RV_LOG_CATEGORY("drivers.qemu.process");
 
@@ -720,7 +721,8 @@ static void begin_start(qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
-    } else if (check_start(d->live, &err) == 0 && rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 &&
+    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
+               rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);

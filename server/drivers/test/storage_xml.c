@@ -733,11 +733,22 @@ char *rv_vol_def_format(const rv_vol_def *def)
     line(fp, "  ", "<key>", def->key, "</key>");
     fprintf(fp, "  <capacity unit='bytes'>%llu</capacity>\n", def->capacity);
     fprintf(fp, "  <allocation unit='bytes'>%llu</allocation>\n", def->allocation);
+    if (def->has_file_info)
+        fprintf(fp, "  <physical unit='bytes'>%llu</physical>\n", def->physical);
     fputs("  <target>\n", fp);
     line(fp, "    ", "<path>", def->path, "</path>");
     if (def->format)
         line(fp, "    ", "<format type='", def->format, "'/>");
     put_perms(fp, &def->perms);
+    if (def->has_file_info)
+        fprintf(fp, "    <timestamps>\n"
+                    "      <atime>%lld.%09lld</atime>\n"
+                    "      <mtime>%lld.%09lld</mtime>\n"
+                    "      <ctime>%lld.%09lld</ctime>\n"
+                    "      <btime>0</btime>\n"
+                    "    </timestamps>\n",
+                def->atime[0], def->atime[1], def->mtime[0], def->mtime[1], def->ctime[0],
+                def->ctime[1]);
     if (def->compat)
         line(fp, "    ", "<compat>", def->compat, "</compat>");
     if (def->lazy_refcounts)

@@ -67,6 +67,11 @@ typedef struct rv_vol_def {
     int features;                       /* <features> given (maybe empty) */
     int lazy_refcounts;                 /* <features><lazy_refcounts/> */
     rv_storage_perms perms;
+    /* What only a volume on disk has (the QEMU driver's): its file's
+     * size (<physical>) and times (<timestamps>), seconds and ns. */
+    int has_file_info;
+    unsigned long long physical;
+    long long atime[2], mtime[2], ctime[2];
     char *backing_path;                 /* <backingStore>; NULL: none */
     char *backing_format;
     rv_storage_perms backing_perms;

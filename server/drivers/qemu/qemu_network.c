@@ -1,0 +1,648 @@
+/* The QEMU driver's virtual networks: only those that name a bridge the
+ * host already has (<forward mode='bridge'/><bridge name='br0'/>).
+ * Starting one checks that the bridge is there; a guest's
+ * <interface type='network'> on it gets a tap on that bridge (QEMU's
+ * -netdev bridge, through qemu-bridge-helper, as for type='bridge').
+ * NAT, routed, open and isolated networks need a bridge, addresses and
+ * dnsmasq made by the daemon: refused when defined, naming the mode
+ * (VIR_ERR_OPERATION_UNSUPPORTED).  Files, as for storage pools:
+ *   config_dir/networks/<name>.xml, config_dir/networks/autostart/<name>.xml,
+ *   run_dir/networks/<name>.xml (the network is active). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/test/test_xml.h"
+
+RV_LOG_CATEGORY("drivers.qemu.network");
+
+enum { MAX_NETS = 256, NET_XML_MAX = 64 * 1024 };
+
+typedef struct qnet {
+    rv_test_net_def *def;
+    bool active, persistent, autostart;
+    struct qnet *next;          /* in name order */
+} qnet;
+
+static struct {
+    qnet *nets;
+    size_t n;
+    char *config_dir, *autostart_dir, *run_dir;
+} st;
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_NETWORK, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+static void emit(const qnet *n, int event)
+{
+    rv_driver_network_event(&rv_qemu_driver, n->def->name, n->def->uuid, event, 0);
+}
+
+/* ---- the table ---- */
+
+static qnet *find(const char *name)
+{
+    for (qnet *n = st.nets; n; n = n->next)
+        if (strcmp(n->def->name, name) == 0)
+            return n;
+    return NULL;
+}
+
+static qnet *find_uuid(const unsigned char uuid[16])
+{
+    for (qnet *n = st.nets; n; n = n->next)
+        if (memcmp(n->def->uuid, uuid, 16) == 0)
+            return n;
+    return NULL;
+}
+
+static qnet *add(rv_test_net_def *def, rv_err *err)
+{
+    qnet *n = st.n < MAX_NETS ? calloc(1, sizeof(*n)) : NULL;
+    if (!n) {
+        st.n < MAX_NETS ? oom(err)
+                        : fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d networks",
+                               MAX_NETS);
+        return NULL;
+    }
+    n->def = def;
+    qnet **at = &st.nets;
+    while (*at && strcmp((*at)->def->name, def->name) < 0)
+        at = &(*at)->next;
+    n->next = *at;
+    *at = n;
+    st.n++;
+    return n;
+}
+
+static void drop(qnet *n)
+{
+    for (qnet **at = &st.nets; *at; at = &(*at)->next)
+        if (*at == n) {
+            *at = n->next;
+            st.n--;
+            rv_test_net_def_free(n->def);
+            free(n);
+            return;
+        }
+}
+
+static qnet *get(const rv_nonnull_network *w, rv_err *err)
+{
+    qnet *n = find(w->name);
+    if (!n)
+        fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
+             w->name);
+    return n;
+}
+
+static int to_wire(const qnet *n, rv_nonnull_network *w, rv_err *err)
+{
+    if (!(w->name = strdup(n->def->name)))
+        return oom(err);
+    memcpy(w->uuid, n->def->uuid, 16);
+    return 0;
+}
+
+/* ---- files ---- */
+
+static int save(const qnet *n, const char *dir, bool durable, rv_err *err)
+{
+    char *xml = rv_test_net_def_format(n->def), *path = rv_qemu_path(dir, n->def->name, ".xml");
+    int rc = !xml || !path ? oom(err)
+                           : rv_qemu_mkdirs(dir, err) < 0 ? -1
+                                                          : rv_qemu_write_file(path, xml, durable, err);
+    free(xml);
+    free(path);
+    return rc;
+}
+
+static void unlink_in(const char *dir, const char *name)
+{
+    char *path = rv_qemu_path(dir, name, ".xml");
+    if (path && unlink(path) < 0 && errno != ENOENT)
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+}
+
+/* ---- what a network may be here ---- */
+
+/* The forward mode ("bridge", "nat", ...; "none" without <forward>). */
+static const char *forward_mode(const rv_test_net_def *def)
+{
+    const rv_xml_node *fw = rv_xml_child(def->root, "forward");
+    if (!fw)
+        return "none";
+    const char *mode = rv_xml_attr_get(fw, "mode");
+    return mode ? mode : "nat";
+}
+
+static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
+{
+    if (strlen(xml) > NET_XML_MAX)
+        return fail(err, RV_ERR_XML_ERROR, "XML error: network XML longer than %d bytes",
+                    NET_XML_MAX);
+    if (rv_test_net_def_parse(xml, out, err) < 0)
+        return -1;
+    rv_test_net_def *def = *out;
+    const char *mode = forward_mode(def);
+    int rc = 0;
+    bool bad_name = !def->name[0] || def->name[0] == '.' || strchr(def->name, '/');
+    for (const char *c = def->name; *c; c++)
+        bad_name |= (unsigned char)*c < 0x20;
+    if (bad_name)       /* it becomes a file name */
+        rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid network name");
+    else if (strcmp(mode, "bridge") != 0)
+        rc = fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                  "Operation not supported: network forward mode '%s' is not supported by "
+                  "remvirtd's QEMU driver (only 'bridge', naming an existing host bridge)", mode);
+    else if (!def->bridge || !*def->bridge)
+        rc = fail(err, RV_ERR_XML_ERROR,
+                  "XML error: network '%s' has forward mode 'bridge' but no <bridge name='...'/>",
+                  def->name);
+    else if (strchr(def->bridge, '/') || strlen(def->bridge) >= 16)
+        rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid bridge name '%s'", def->bridge);
+    if (rc == 0) {
+        char uuid[RV_UUID_STRING_LEN];
+        qnet *same = find(def->name), *byuuid = find_uuid(def->uuid);
+        if (same && memcmp(same->def->uuid, def->uuid, 16) != 0) {
+            rv_uuid_format(same->def->uuid, uuid);
+            rc = fail(err, RV_ERR_OPERATION_FAILED,
+                      "operation failed: network '%s' is already defined with uuid %s",
+                      def->name, uuid);
+        } else if (byuuid && byuuid != same) {
+            rv_uuid_format(def->uuid, uuid);
+            rc = fail(err, RV_ERR_OPERATION_FAILED,
+                      "operation failed: network '%s' already exists with uuid %s",
+                      byuuid->def->name, uuid);
+        }
+    }
+    if (rc < 0) {
+        rv_test_net_def_free(def);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static bool bridge_exists(const char *bridge)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/sys/class/net/%s/bridge", bridge);
+    return access(path, F_OK) == 0;
+}
+
+static int start(qnet *n, rv_err *err)
+{
+    if (!bridge_exists(n->def->bridge))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: the host has no bridge '%s' for network '%s'",
+                    n->def->bridge, n->def->name);
+    if (save(n, st.run_dir, false, err) < 0)
+        return -1;
+    n->active = true;
+    RV_INFO("network '%s' started (bridge %s)", n->def->name, n->def->bridge);
+    emit(n, RV_NET_EVENT_STARTED);
+    return 0;
+}
+
+int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
+{
+    qnet *n = find(name);
+    if (!n)
+        return fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
+                    name);
+    if (!n->active)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: network '%s' is not active", name);
+    return (*bridge = strdup(n->def->bridge)) ? 0 : oom(err);
+}
+
+int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err)
+{
+    for (size_t i = 0; i < live->ninterfaces; i++) {
+        rv_qemu_interface *iface = &live->interfaces[i];
+        if (iface->type != RV_QEMU_NET_NETWORK)
+            continue;
+        char *bridge = NULL;
+        if (rv_qemu_network_bridge(iface->network, &bridge, err) < 0)
+            return -1;
+        free(iface->bridge);
+        iface->bridge = bridge;
+    }
+    return 0;
+}
+
+/* ---- the slots ---- */
+
+int rv_qemu_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
+                                    rv_err *err)
+{
+    (void)c, (void)err;
+    ret->num = 0;
+    for (qnet *n = st.nets; n; n = n->next)
+        ret->num += n->active;
+    return 0;
+}
+
+int rv_qemu_connect_num_of_defined_networks(rv_driver_conn *c,
+                                            rv_connect_num_of_defined_networks_ret *ret,
+                                            rv_err *err)
+{
+    (void)c, (void)err;
+    ret->num = 0;
+    for (qnet *n = st.nets; n; n = n->next)
+        ret->num += !n->active;
+    return 0;
+}
+
+static int list_names(bool active, int maxnames, char ***names, u_int *len, rv_err *err)
+{
+    if (maxnames < 0 || maxnames > RV_NETWORK_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, RV_NETWORK_LIST_MAX);
+    if (!(*names = calloc((size_t)maxnames + 1, sizeof(char *))))
+        return oom(err);
+    *len = 0;
+    for (qnet *n = st.nets; n && *len < (u_int)maxnames; n = n->next)
+        if (n->active == active && !((*names)[(*len)++] = strdup(n->def->name)))
+            return oom(err);
+    return 0;
+}
+
+int rv_qemu_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
+                                  rv_connect_list_networks_ret *ret, rv_err *err)
+{
+    (void)c;
+    return list_names(true, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+}
+
+int rv_qemu_connect_list_defined_networks(rv_driver_conn *c,
+                                          const rv_connect_list_defined_networks_args *args,
+                                          rv_connect_list_defined_networks_ret *ret, rv_err *err)
+{
+    (void)c;
+    return list_names(false, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+}
+
+static bool matches(const qnet *n, unsigned int f)
+{
+    unsigned int act = f & (RV_LIST_NETWORKS_ACTIVE | RV_LIST_NETWORKS_INACTIVE);
+    unsigned int per = f & (RV_LIST_NETWORKS_PERSISTENT | RV_LIST_NETWORKS_TRANSIENT);
+    unsigned int aut = f & (RV_LIST_NETWORKS_AUTOSTART | RV_LIST_NETWORKS_NO_AUTOSTART);
+    return (!act || (act & (n->active ? RV_LIST_NETWORKS_ACTIVE : RV_LIST_NETWORKS_INACTIVE))) &&
+           (!per || (per & (n->persistent ? RV_LIST_NETWORKS_PERSISTENT
+                                          : RV_LIST_NETWORKS_TRANSIENT))) &&
+           (!aut || (aut & (n->autostart ? RV_LIST_NETWORKS_AUTOSTART
+                                         : RV_LIST_NETWORKS_NO_AUTOSTART)));
+}
+
+int rv_qemu_connect_list_all_networks(rv_driver_conn *c,
+                                      const rv_connect_list_all_networks_args *args,
+                                      rv_connect_list_all_networks_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (args->flags & ~0x3fu)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "unsupported flags (0x%x) in function connectListAllNetworks",
+                    args->flags & ~0x3fu);
+    u_int k = 0;
+    for (qnet *n = st.nets; n; n = n->next)
+        k += matches(n, args->flags);
+    ret->ret = k;
+    if (!args->need_results || !k)
+        return 0;
+    if (!(ret->nets.nets_val = calloc(k, sizeof(rv_nonnull_network))))
+        return oom(err);
+    for (qnet *n = st.nets; n; n = n->next)
+        if (matches(n, args->flags) && to_wire(n, &ret->nets.nets_val[ret->nets.nets_len++], err) < 0)
+            return -1;
+    return 0;
+}
+
+int rv_qemu_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
+                                   rv_network_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_nonnull_network w = { .name = args->name };
+    qnet *n = get(&w, err);
+    return n ? to_wire(n, &ret->net, err) : -1;
+}
+
+int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
+                                   rv_network_lookup_by_uuid_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n = find_uuid((const unsigned char *)args->uuid);
+    if (!n) {
+        char text[RV_UUID_STRING_LEN];
+        rv_uuid_format((const unsigned char *)args->uuid, text);
+        return fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching uuid '%s'",
+                    text);
+    }
+    return to_wire(n, &ret->net, err);
+}
+
+int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
+                               rv_network_define_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_test_net_def *def;
+    if (parse(args->xml, &def, err) < 0)
+        return -1;
+    qnet *n = find(def->name);
+    bool fresh = !n;
+    if (fresh && !(n = add(def, err))) {
+        rv_test_net_def_free(def);
+        return -1;
+    }
+    rv_test_net_def *old = fresh ? NULL : n->def;
+    n->def = def;
+    if (save(n, st.config_dir, true, err) < 0) {
+        if (fresh)
+            drop(n);
+        else {
+            n->def = old;
+            rv_test_net_def_free(def);
+        }
+        return -1;
+    }
+    /* An active network keeps running on its bridge; the new definition
+     * (maybe another bridge) is what starts next time. */
+    rv_test_net_def_free(old);
+    n->persistent = true;
+    emit(n, RV_NET_EVENT_DEFINED);
+    return to_wire(n, &ret->net, err);
+}
+
+int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
+                               rv_network_create_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    rv_test_net_def *def;
+    if (parse(args->xml, &def, err) < 0)
+        return -1;
+    if (find(def->name)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: network '%s' is already defined; start it instead",
+             def->name);
+        rv_test_net_def_free(def);
+        return -1;
+    }
+    qnet *n = add(def, err);
+    if (!n) {
+        rv_test_net_def_free(def);
+        return -1;
+    }
+    if (start(n, err) < 0) {
+        drop(n);
+        return -1;
+    }
+    return to_wire(n, &ret->net, err);
+}
+
+int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    if (n->active)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: network is already active");
+    return start(n, err);
+}
+
+int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    if (!n->active)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: network '%s' is not active", n->def->name);
+    /* Guests' taps stay on the bridge: the bridge is the host's, not ours. */
+    unlink_in(st.run_dir, n->def->name);
+    n->active = false;
+    RV_INFO("network '%s' stopped", n->def->name);
+    emit(n, RV_NET_EVENT_STOPPED);
+    if (!n->persistent)
+        drop(n);
+    return 0;
+}
+
+static int set_autostart_link(const qnet *n, bool on, rv_err *err)
+{
+    char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
+    char *target = rv_qemu_path(st.config_dir, n->def->name, ".xml");
+    int rc = 0;
+    if (!link || !target)
+        rc = oom(err);
+    else if (!on) {
+        if (unlink(link) < 0 && errno != ENOENT)
+            rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link, strerror(errno));
+    } else if (rv_qemu_mkdirs(st.autostart_dir, err) < 0)
+        rc = -1;
+    else if (symlink(target, link) < 0 && errno != EEXIST)
+        rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s", link,
+                  strerror(errno));
+    free(link);
+    free(target);
+    return rc;
+}
+
+int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    if (!n->persistent)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: network '%s' is not persistent",
+                    n->def->name);
+    if (set_autostart_link(n, false, err) < 0)
+        return -1;
+    unlink_in(st.config_dir, n->def->name);
+    n->persistent = n->autostart = false;
+    emit(n, RV_NET_EVENT_UNDEFINED);
+    if (!n->active)
+        drop(n);
+    return 0;
+}
+
+int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
+                                 rv_network_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n;
+    if (args->flags & ~1u)      /* INACTIVE: one definition here */
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "unsupported flags (0x%x) in function networkGetXMLDesc", args->flags & ~1u);
+    if (!(n = get(&args->net, err)))
+        return -1;
+    if (!(ret->xml = rv_test_net_def_format(n->def)))
+        return oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+int rv_qemu_network_get_bridge_name(rv_driver_conn *c,
+                                    const rv_network_get_bridge_name_args *args,
+                                    rv_network_get_bridge_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    return (ret->name = strdup(n->def->bridge)) ? 0 : oom(err);
+}
+
+int rv_qemu_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
+                                  rv_network_get_autostart_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    ret->autostart = n->autostart;
+    return 0;
+}
+
+int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
+                                  rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    if (!n->persistent)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot set autostart for transient network");
+    if (set_autostart_link(n, args->autostart != 0, err) < 0)
+        return -1;
+    n->autostart = args->autostart != 0;
+    return 0;
+}
+
+int rv_qemu_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
+                              rv_network_is_active_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    ret->active = n->active;
+    return 0;
+}
+
+int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
+                                  rv_network_is_persistent_ret *ret, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    ret->persistent = n->persistent;
+    return 0;
+}
+
+/* ---- start-up and exit ---- */
+
+static rv_test_net_def *load_file(const char *path)
+{
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return NULL;
+    char *xml = calloc(1, NET_XML_MAX + 1);
+    if (xml)
+        (void)!fread(xml, 1, NET_XML_MAX, fp);
+    fclose(fp);
+    rv_test_net_def *def = NULL;
+    rv_err err = { 0 };
+    if (xml && rv_test_net_def_parse(xml, &def, &err) < 0)
+        RV_WARN("network file '%s' is not used: %s", path, err.message);
+    rv_err_clear(&err);
+    free(xml);
+    return def;
+}
+
+static void load_dir(const char *dir, bool persistent)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        char *path = rv_qemu_path(dir, e->d_name, "");
+        rv_test_net_def *def = path ? load_file(path) : NULL;
+        free(path);
+        if (!def)
+            continue;
+        qnet *n = find(def->name);
+        rv_err err = { 0 };
+        if (n) {
+            n->active = true;   /* the run dir's copy: it runs */
+            rv_test_net_def_free(def);
+        } else if ((n = add(def, &err))) {
+            n->persistent = persistent;
+            n->active = !persistent;
+        } else {
+            rv_test_net_def_free(def);
+        }
+        rv_err_clear(&err);
+    }
+    if (d)
+        closedir(d);
+}
+
+void rv_qemu_network_init(void)
+{
+    if (!(st.config_dir = rv_qemu_path(rv_qemu.config_dir, "networks", "")) ||
+        !(st.autostart_dir = rv_qemu_path(st.config_dir, "autostart", "")) ||
+        !(st.run_dir = rv_qemu_path(rv_qemu.run_dir, "networks", ""))) {
+        RV_ERROR("QEMU driver: out of memory; no networks");
+        return;
+    }
+    load_dir(st.config_dir, true);
+    load_dir(st.run_dir, false);
+    for (qnet *n = st.nets; n; n = n->next) {
+        char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
+        n->autostart = n->persistent && link && access(link, F_OK) == 0;
+        free(link);
+        rv_err err = { 0 };
+        if (!n->active && n->autostart && start(n, &err) < 0)
+            RV_WARN("network '%s' does not autostart: %s", n->def->name, err.message);
+        rv_err_clear(&err);
+    }
+}
+
+void rv_qemu_network_cleanup(void)
+{
+    while (st.nets)
+        drop(st.nets);
+    free(st.config_dir);
+    free(st.autostart_dir);
+    free(st.run_dir);
+    memset(&st, 0, sizeof(st));
+}

@@ -1,0 +1,35 @@
+/* The QEMU driver's node devices and host interfaces, from sysfs
+ * (qemu_nodedev.c): the slots its table lists. */
+#ifndef RV_SERVER_DRIVERS_QEMU_QEMU_NODEDEV_H
+#define RV_SERVER_DRIVERS_QEMU_QEMU_NODEDEV_H
+
+#include "server/drivers/driver.h"
+
+int rv_qemu_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_args *args,
+                                rv_node_num_of_devices_ret *ret, rv_err *err);
+int rv_qemu_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args *args,
+                              rv_node_list_devices_ret *ret, rv_err *err);
+int rv_qemu_connect_list_all_node_devices(rv_driver_conn *c,
+                                          const rv_connect_list_all_node_devices_args *args,
+                                          rv_connect_list_all_node_devices_ret *ret, rv_err *err);
+int rv_qemu_node_device_lookup_by_name(rv_driver_conn *c,
+                                       const rv_node_device_lookup_by_name_args *args,
+                                       rv_node_device_lookup_by_name_ret *ret, rv_err *err);
+int rv_qemu_node_device_get_xml_desc(rv_driver_conn *c,
+                                     const rv_node_device_get_xml_desc_args *args,
+                                     rv_node_device_get_xml_desc_ret *ret, rv_err *err);
+int rv_qemu_node_device_get_parent(rv_driver_conn *c, const rv_node_device_get_parent_args *args,
+                                   rv_node_device_get_parent_ret *ret, rv_err *err);
+int rv_qemu_node_device_num_of_caps(rv_driver_conn *c, const rv_node_device_num_of_caps_args *args,
+                                    rv_node_device_num_of_caps_ret *ret, rv_err *err);
+int rv_qemu_node_device_list_caps(rv_driver_conn *c, const rv_node_device_list_caps_args *args,
+                                  rv_node_device_list_caps_ret *ret, rv_err *err);
+
+/* The host's network interfaces (libvirtd's interface driver). */
+int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
+                                        const rv_connect_list_all_interfaces_args *args,
+                                        rv_connect_list_all_interfaces_ret *ret, rv_err *err);
+int rv_qemu_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
+                                rv_interface_is_active_ret *ret, rv_err *err);
+
+#endif

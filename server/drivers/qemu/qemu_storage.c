@@ -1,0 +1,1617 @@
+/* The QEMU driver's storage pools: directories on the host, each regular
+ * file in one a volume (what libvirt's "dir" pools are).  Files:
+ *   config_dir/storage/<name>.xml            a persistent pool definition
+ *   config_dir/storage/autostart/<name>.xml  a symlink to it
+ *   run_dir/storage/<name>.xml               the pool is active
+ * written atomically (rv_qemu_write_file), definitions durably.
+ *
+ * Nothing here blocks the loop for long.  What is quick on a local
+ * directory is done at once: stat, statvfs, mkdir, unlink, ftruncate,
+ * fallocate (the Linux call, which fails rather than writing zeros when
+ * the file system cannot reserve), and reading a file's first 512 bytes
+ * to tell qcow2 from raw during a scan.  A scan reads the header itself
+ * rather than run `qemu-img info` per file: one open and read per file
+ * (the stat libvirt does anyway) against a process per file and an
+ * asynchronous fan-in, and libvirt's own scan reads headers the same
+ * way.  What takes as long as the image is big (qemu-img create for
+ * qcow2, convert for a clone, resize of a qcow2) runs as a child
+ * process watched by the loop, and the call is answered when it exits
+ * (a deferred reply).  While such a job runs, its pools cannot be
+ * stopped, and its volume cannot be deleted. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_storage.h"
+#include "server/drivers/test/storage_xml.h"
+
+RV_LOG_CATEGORY("drivers.qemu.storage");
+
+extern char **environ;
+
+/* What a peer can make the driver hold: pools, volumes in all pools (a
+ * scan stops there and says so in the log; a volume is a few hundred
+ * bytes), jobs running at once, and the part of a failed qemu-img's
+ * output kept for the error. */
+enum { MAX_POOLS = 256, MAX_VOLS = 16384, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
+
+typedef struct qpool {
+    rv_pool_def *def;
+    rv_pool_def *next_def;      /* defined while active: used from its stop */
+    bool active, persistent, autostart;
+    rv_vol_def **vols;
+    size_t nvols;
+    int jobs;                   /* volume jobs using this pool */
+    struct qpool *next;         /* in name order */
+} qpool;
+
+typedef enum { JOB_CREATE, JOB_CLONE, JOB_RESIZE } job_kind;
+
+typedef struct vol_job {
+    ev_child child;
+    job_kind kind;
+    qpool *pool, *src_pool;     /* src_pool: a clone's original's */
+    rv_deferred *reply;
+    char *path;
+    char *name;                 /* the volume's */
+    int out_fd;                 /* the child's stdout and stderr */
+    struct vol_job *next;
+} vol_job;
+
+static struct {
+    qpool *pools;
+    size_t npools;
+    size_t nvols;               /* in all pools */
+    vol_job *jobs;
+    size_t njobs;
+    char *config_dir, *autostart_dir, *run_dir;
+} st;
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_STORAGE, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+static int sys_fail(rv_err *err, const char *what, const char *path)
+{
+    return fail(err, RV_ERR_SYSTEM_ERROR, "cannot %s '%s': %s", what, path, strerror(errno));
+}
+
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    return 0;
+}
+
+static void emit(const qpool *p, int event)
+{
+    rv_driver_pool_event(&rv_qemu_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_LIFECYCLE,
+                         event, 0);
+}
+
+/* ================================================================ volumes on disk */
+
+static uint64_t be64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | b[i];
+    return v;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/* A qcow2 header (see QEMU's docs/interop/qcow2.txt): magic, version,
+ * backing file offset and length, virtual size.  The backing file name
+ * is read when it lies within the bytes read. */
+static int probe_qcow2(rv_vol_def *v, const unsigned char *h, size_t n)
+{
+    if (n < 32 || memcmp(h, "QFI\xfb", 4) != 0)
+        return 0;
+    uint32_t version = be32(h + 4);
+    uint64_t boff = be64(h + 8);
+    uint32_t blen = be32(h + 16);
+    v->capacity = be64(h + 24);
+    (void)version;      /* libvirt's scan does not say <compat> either */
+    if (!(v->format = strdup("qcow2")))
+        return -1;
+    if (blen && boff < n && blen <= n - boff) {
+        if (!(v->backing_path = strndup((const char *)h + boff, blen)))
+            return -1;
+        v->backing_perms.mode = v->backing_perms.owner = v->backing_perms.group = -1;
+    }
+    return 0;
+}
+
+/* The volume that the file name in p's directory is; NULL with *skip set
+ * when it is no volume (not a regular file, gone), NULL alone when out
+ * of memory. */
+static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
+{
+    *skip = false;
+    rv_vol_def *v = calloc(1, sizeof(*v));
+    if (!v)
+        return NULL;
+    v->perms.mode = v->perms.owner = v->perms.group = -1;
+    v->backing_perms = v->perms;
+    if (asprintf(&v->path, "%s/%s", p->def->target_path, name) < 0)
+        v->path = NULL;
+    if (!v->path || !(v->name = strdup(name)) || !(v->key = strdup(v->path))) {
+        rv_vol_def_free(v);
+        return NULL;
+    }
+    /* O_NONBLOCK: a FIFO that someone left here must not hang the open. */
+    int fd = open(v->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        rv_vol_def_free(v);
+        *skip = true;
+        return NULL;
+    }
+    unsigned char head[512];
+    ssize_t n = pread(fd, head, sizeof(head), 0);
+    close(fd);
+    v->type = RV_STORAGE_VOL_FILE;
+    v->capacity = (unsigned long long)sb.st_size;
+    v->allocation = (unsigned long long)sb.st_blocks * 512;
+    v->has_allocation = 1;
+    v->perms.mode = sb.st_mode & 07777;
+    v->perms.owner = sb.st_uid;
+    v->perms.group = sb.st_gid;
+    v->has_file_info = 1;
+    v->physical = (unsigned long long)sb.st_size;
+    v->atime[0] = sb.st_atim.tv_sec, v->atime[1] = sb.st_atim.tv_nsec;
+    v->mtime[0] = sb.st_mtim.tv_sec, v->mtime[1] = sb.st_mtim.tv_nsec;
+    v->ctime[0] = sb.st_ctim.tv_sec, v->ctime[1] = sb.st_ctim.tv_nsec;
+    if (probe_qcow2(v, head, n > 0 ? (size_t)n : 0) < 0 || (!v->format && !(v->format = strdup("raw")))) {
+        rv_vol_def_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+static void vols_clear(qpool *p)
+{
+    st.nvols -= p->nvols;
+    for (size_t i = 0; i < p->nvols; i++)
+        rv_vol_def_free(p->vols[i]);
+    free(p->vols);
+    p->vols = NULL;
+    p->nvols = 0;
+}
+
+static rv_vol_def *vol_find(const qpool *p, const char *name, size_t *at)
+{
+    for (size_t i = 0; i < p->nvols; i++)
+        if (strcmp(p->vols[i]->name, name) == 0) {
+            if (at)
+                *at = i;
+            return p->vols[i];
+        }
+    return NULL;
+}
+
+/* Put v (taken) in p's list, replacing one of the same name. */
+static int vol_put(qpool *p, rv_vol_def *v, rv_err *err)
+{
+    size_t at;
+    if (vol_find(p, v->name, &at)) {
+        rv_vol_def_free(p->vols[at]);
+        p->vols[at] = v;
+        return 0;
+    }
+    if (st.nvols >= MAX_VOLS) {
+        rv_vol_def_free(v);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: the storage pools hold at most %d volumes here", MAX_VOLS);
+    }
+    rv_vol_def **grown = realloc(p->vols, (p->nvols + 1) * sizeof(*grown));
+    if (!grown) {
+        rv_vol_def_free(v);
+        return oom(err);
+    }
+    p->vols = grown;
+    p->vols[p->nvols++] = v;
+    st.nvols++;
+    return 0;
+}
+
+static void vol_drop(qpool *p, const char *name)
+{
+    size_t at;
+    if (!vol_find(p, name, &at))
+        return;
+    rv_vol_def_free(p->vols[at]);
+    memmove(&p->vols[at], &p->vols[at + 1], (p->nvols - at - 1) * sizeof(p->vols[0]));
+    p->nvols--;
+    st.nvols--;
+}
+
+/* The file system's figures for the pool, and its directory's owner. */
+static void pool_update_space(qpool *p)
+{
+    struct statvfs vfs;
+    struct stat sb;
+    if (statvfs(p->def->target_path, &vfs) == 0) {
+        unsigned long long unit = vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize;
+        p->def->capacity = (unsigned long long)vfs.f_blocks * unit;
+        p->def->allocation = (unsigned long long)(vfs.f_blocks - vfs.f_bfree) * unit;
+        p->def->available = (unsigned long long)vfs.f_bavail * unit;
+    }
+    if (stat(p->def->target_path, &sb) == 0) {
+        p->def->perms.mode = sb.st_mode & 07777;
+        p->def->perms.owner = sb.st_uid;
+        p->def->perms.group = sb.st_gid;
+    }
+}
+
+/* Read the directory again: every regular file not starting with '.'. */
+static int pool_scan(qpool *p, rv_err *err)
+{
+    DIR *dir = opendir(p->def->target_path);
+    if (!dir)
+        return sys_fail(err, "open directory", p->def->target_path);
+    vols_clear(p);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (st.nvols >= MAX_VOLS) {
+            RV_WARN("storage pool '%s': the pools hold %d volumes, the rest are not listed",
+                    p->def->name, MAX_VOLS);
+            break;
+        }
+        bool skip;
+        rv_vol_def *v = vol_probe(p, e->d_name, &skip);
+        if (!v)
+            rc = skip ? 0 : oom(err);
+        else
+            rc = vol_put(p, v, err);
+    }
+    closedir(dir);
+    pool_update_space(p);
+    return rc;
+}
+
+/* ================================================================ the pool table */
+
+static void pool_free(qpool *p)
+{
+    vols_clear(p);
+    rv_pool_def_free(p->def);
+    rv_pool_def_free(p->next_def);
+    free(p);
+}
+
+static qpool *pool_find(const char *name)
+{
+    for (qpool *p = st.pools; p; p = p->next)
+        if (strcmp(p->def->name, name) == 0)
+            return p;
+    return NULL;
+}
+
+static qpool *pool_find_uuid(const unsigned char uuid[16])
+{
+    for (qpool *p = st.pools; p; p = p->next)
+        if (memcmp(p->def->uuid, uuid, 16) == 0)
+            return p;
+    return NULL;
+}
+
+static qpool *pool_add(rv_pool_def *def, rv_err *err)
+{
+    if (st.npools >= MAX_POOLS) {
+        fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d storage pools",
+             MAX_POOLS);
+        return NULL;
+    }
+    qpool *p = calloc(1, sizeof(*p));
+    if (!p) {
+        oom(err);
+        return NULL;
+    }
+    p->def = def;
+    qpool **at = &st.pools;
+    while (*at && strcmp((*at)->def->name, def->name) < 0)
+        at = &(*at)->next;
+    p->next = *at;
+    *at = p;
+    st.npools++;
+    return p;
+}
+
+static void pool_remove(qpool *p)
+{
+    for (qpool **at = &st.pools; *at; at = &(*at)->next)
+        if (*at == p) {
+            *at = p->next;
+            st.npools--;
+            pool_free(p);
+            return;
+        }
+}
+
+static qpool *get_named(const char *name, rv_err *err)
+{
+    qpool *p = pool_find(name);
+    if (!p)
+        fail(err, RV_ERR_NO_STORAGE_POOL,
+             "Storage pool not found: no storage pool with matching name '%s'", name);
+    return p;
+}
+
+static qpool *get(const rv_nonnull_storage_pool *w, rv_err *err)
+{
+    return get_named(w->name, err);
+}
+
+static int not_active(const qpool *p, rv_err *err)
+{
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: storage pool '%s' is not active", p->def->name);
+}
+
+static int still_active(const qpool *p, rv_err *err)
+{
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: storage pool '%s' is still active", p->def->name);
+}
+
+static int has_jobs(const qpool *p, rv_err *err)
+{
+    return fail(err, RV_ERR_INTERNAL_ERROR,
+                "internal error: pool '%s' has asynchronous jobs running.", p->def->name);
+}
+
+static qpool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
+{
+    qpool *p = get(w, err);
+    if (p && !p->active) {
+        not_active(p, err);
+        return NULL;
+    }
+    return p;
+}
+
+static int pool_to_wire(const qpool *p, rv_nonnull_storage_pool *w, rv_err *err)
+{
+    if (!(w->name = strdup(p->def->name)))
+        return oom(err);
+    memcpy(w->uuid, p->def->uuid, 16);
+    return 0;
+}
+
+static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
+                       rv_err *err)
+{
+    w->pool = strdup(p->def->name);
+    w->name = strdup(v->name);
+    w->key = strdup(v->key);
+    return w->pool && w->name && w->key ? 0 : oom(err);   /* the caller frees what was set */
+}
+
+/* ================================================================ files */
+
+static char *file_of(const char *dir, const char *name)
+{
+    return rv_qemu_path(dir, name, ".xml");
+}
+
+static int save_def(const qpool *p, const char *dir, bool durable, rv_err *err)
+{
+    char *xml = rv_pool_def_format(p->def), *path = file_of(dir, p->def->name);
+    int rc = !xml || !path ? oom(err)
+                           : rv_qemu_mkdirs(dir, err) < 0 ? -1
+                                                          : rv_qemu_write_file(path, xml, durable, err);
+    free(xml);
+    free(path);
+    return rc;
+}
+
+static void unlink_file(const char *dir, const char *name)
+{
+    char *path = file_of(dir, name);
+    if (path && unlink(path) < 0 && errno != ENOENT)
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+}
+
+static int set_autostart_link(const qpool *p, bool on, rv_err *err)
+{
+    char *link = file_of(st.autostart_dir, p->def->name);
+    char *target = file_of(st.config_dir, p->def->name);
+    int rc = 0;
+    if (!link || !target)
+        rc = oom(err);
+    else if (!on) {
+        if (unlink(link) < 0 && errno != ENOENT)
+            rc = sys_fail(err, "remove", link);
+    } else if (rv_qemu_mkdirs(st.autostart_dir, err) < 0)
+        rc = -1;
+    else if (symlink(target, link) < 0 && errno != EEXIST)
+        rc = sys_fail(err, "create symlink", link);
+    free(link);
+    free(target);
+    return rc;
+}
+
+/* ================================================================ lifecycle */
+
+/* Make p active: its directory must be there. */
+static int pool_start(qpool *p, rv_err *err)
+{
+    struct stat sb;
+    if (stat(p->def->target_path, &sb) < 0)
+        return sys_fail(err, "open directory", p->def->target_path);
+    if (!S_ISDIR(sb.st_mode))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: '%s' is not a directory",
+                    p->def->target_path);
+    if (pool_scan(p, err) < 0 || save_def(p, st.run_dir, false, err) < 0) {
+        vols_clear(p);
+        return -1;
+    }
+    p->active = true;
+    RV_INFO("storage pool '%s' started (%zu volumes)", p->def->name, p->nvols);
+    emit(p, RV_POOL_EVENT_STARTED);
+    return 0;
+}
+
+/* mkdir -p.  A directory that was there keeps its mode unless the XML
+ * gives one: a pool on /tmp must not make /tmp 0711. */
+static int pool_build(qpool *p, rv_err *err)
+{
+    struct stat sb;
+    bool existed = stat(p->def->target_path, &sb) == 0;
+    long mode = p->def->perms.mode >= 0 ? p->def->perms.mode : existed ? -1 : 0711;
+    if (rv_qemu_mkdirs(p->def->target_path, err) < 0)
+        return -1;
+    if (mode >= 0 && chmod(p->def->target_path, (mode_t)mode) < 0)
+        return sys_fail(err, "set permissions of", p->def->target_path);
+    if ((p->def->perms.owner >= 0 || p->def->perms.group >= 0) &&
+        chown(p->def->target_path, (uid_t)p->def->perms.owner, (gid_t)p->def->perms.group) < 0)
+        return sys_fail(err, "change the owner of", p->def->target_path);
+    emit(p, RV_POOL_EVENT_CREATED);
+    return 0;
+}
+
+/* The storage driver's checks on a new definition, against the pools
+ * there are (except the one of the same uuid, which it replaces). */
+static int check_new_def(const rv_pool_def *def, rv_err *err)
+{
+    char uuid[RV_UUID_STRING_LEN];
+    /* The name becomes a file name, as a domain's does. */
+    if (!def->name[0] || def->name[0] == '.' || strchr(def->name, '/'))
+        return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name '%s'", def->name);
+    for (const char *c = def->name; *c; c++)
+        if ((unsigned char)*c < 0x20)
+            return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name");
+    if (def->type != RV_POOL_TYPE_DIR)
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: storage pool type '%s' is not supported by "
+                    "remvirtd's QEMU driver (only 'dir')", rv_pool_type_name(def->type));
+    if (def->target_path[0] != '/')
+        return fail(err, RV_ERR_XML_ERROR,
+                    "XML error: storage pool target path '%s' must be absolute",
+                    def->target_path);
+    qpool *same = pool_find(def->name);
+    if (same && memcmp(same->def->uuid, def->uuid, 16) != 0) {
+        rv_uuid_format(same->def->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: pool '%s' is already defined with uuid %s", def->name, uuid);
+    }
+    qpool *byuuid = pool_find_uuid(def->uuid);
+    if (byuuid && strcmp(byuuid->def->name, def->name) != 0) {
+        rv_uuid_format(def->uuid, uuid);
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: pool '%s' already exists with uuid %s",
+                    byuuid->def->name, uuid);
+    }
+    for (qpool *p = st.pools; p; p = p->next)
+        if (p != byuuid && strcmp(p->def->target_path, def->target_path) == 0)
+            return fail(err, RV_ERR_OPERATION_FAILED,
+                        "operation failed: Storage source conflict with pool: '%s'", p->def->name);
+    return 0;
+}
+
+static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
+{
+    if (rv_pool_def_parse(xml, out, err) < 0)
+        return -1;
+    if (check_new_def(*out, err) < 0) {
+        rv_pool_def_free(*out);
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
+{
+    (void)c;
+    rv_pool_def *def;
+    if (check_flags(args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    qpool *p = pool_find(def->name);
+    if (p && p->active) {
+        /* The running pool keeps its definition (its directory, its
+         * volumes) until it stops; the file has the new one. */
+        rv_pool_def *running = p->def;
+        p->def = def;
+        int rc = save_def(p, st.config_dir, true, err);
+        p->def = running;
+        if (rc < 0) {
+            rv_pool_def_free(def);
+            return -1;
+        }
+        rv_pool_def_free(p->next_def);
+        p->next_def = def;
+    } else if (p) {
+        rv_pool_def *old = p->def;
+        p->def = def;
+        if (save_def(p, st.config_dir, true, err) < 0) {
+            p->def = old;
+            rv_pool_def_free(def);
+            return -1;
+        }
+        rv_pool_def_free(old);
+    } else {
+        if (!(p = pool_add(def, err)))
+            return rv_pool_def_free(def), -1;
+        if (save_def(p, st.config_dir, true, err) < 0) {
+            pool_remove(p);
+            return -1;
+        }
+    }
+    p->persistent = true;
+    RV_INFO("storage pool '%s' defined", p->def->name);
+    emit(p, RV_POOL_EVENT_DEFINED);
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+/* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
+enum { CREATE_WITH_BUILD_ANY = 0x7 };
+
+RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
+{
+    (void)c;
+    rv_pool_def *def;
+    if (check_flags(args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreateXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    if (pool_find(def->name)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: storage pool '%s' is already defined; "
+             "start it instead", def->name);
+        rv_pool_def_free(def);
+        return -1;
+    }
+    qpool *p = pool_add(def, err);
+    if (!p)
+        return rv_pool_def_free(def), -1;
+    if (((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0) ||
+        pool_start(p, err) < 0) {
+        pool_remove(p);
+        return -1;
+    }
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
+{
+    (void)c;
+    qpool *p;
+    if (check_flags(args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: storage pool '%s' is already active",
+                    p->def->name);
+    if ((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0)
+        return -1;
+    return pool_start(p, err);
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
+{
+    (void)c;
+    qpool *p;
+    /* NO_OVERWRITE (4) and OVERWRITE (8) mean nothing to a directory. */
+    if (check_flags(args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: storage pool '%s' is already active",
+                    p->def->name);
+    return pool_build(p, err);
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
+{
+    (void)c;
+    qpool *p = get_active(&args->pool, err);
+    if (!p)
+        return -1;
+    if (p->jobs)
+        return has_jobs(p, err);
+    unlink_file(st.run_dir, p->def->name);
+    p->active = false;
+    vols_clear(p);
+    if (p->next_def) {
+        rv_pool_def_free(p->def);
+        p->def = p->next_def;
+        p->next_def = NULL;
+    }
+    RV_INFO("storage pool '%s' stopped", p->def->name);
+    emit(p, RV_POOL_EVENT_STOPPED);
+    if (!p->persistent)
+        pool_remove(p);
+    return 0;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
+{
+    (void)c;
+    qpool *p;
+    if (check_flags(args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        return still_active(p, err);
+    if (rmdir(p->def->target_path) < 0 && errno != ENOENT)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "failed to remove pool '%s': %s",
+                    p->def->target_path, strerror(errno));
+    emit(p, RV_POOL_EVENT_DELETED);
+    return 0;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    if (p->active)
+        return still_active(p, err);
+    if (set_autostart_link(p, false, err) < 0)
+        return -1;
+    unlink_file(st.config_dir, p->def->name);
+    RV_INFO("storage pool '%s' undefined", p->def->name);
+    emit(p, RV_POOL_EVENT_UNDEFINED);
+    pool_remove(p);
+    return 0;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
+{
+    (void)c;
+    qpool *p;
+    if (check_flags(args->flags, 0, "storagePoolRefresh", err) < 0 ||
+        !(p = get_active(&args->pool, err)))
+        return -1;
+    if (p->jobs)
+        return has_jobs(p, err);
+    if (pool_scan(p, err) < 0)
+        return -1;
+    rv_driver_pool_event(&rv_qemu_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_REFRESH,
+                         0, 0);
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->autostart = p->autostart;
+    return 0;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_pool_set_autostart)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    if (!p->persistent)
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: cannot set autostart for transient pool");
+    if (set_autostart_link(p, args->autostart != 0, err) < 0)
+        return -1;
+    p->autostart = args->autostart != 0;
+    return 0;
+}
+
+/* ================================================================ pool queries */
+
+static int count(bool active)
+{
+    int k = 0;
+    for (qpool *p = st.pools; p; p = p->next)
+        k += p->active == active;
+    return k;
+}
+
+int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
+                                         rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)err;
+    ret->num = count(true);
+    return 0;
+}
+
+int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
+                                                 rv_connect_num_of_defined_storage_pools_ret *ret,
+                                                 rv_err *err)
+{
+    (void)c;
+    (void)err;
+    ret->num = count(false);
+    return 0;
+}
+
+/* Up to maxnames names: of the active or inactive pools, or of pool's volumes. */
+static int list_names(bool active, const qpool *pool, int maxnames, int max, char ***names,
+                      u_int *len, rv_err *err)
+{
+    if (maxnames < 0 || maxnames > max)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
+    char **out = calloc((size_t)maxnames + 1, sizeof(*out));
+    if (!out)
+        return oom(err);
+    *names = out;       /* the dispatcher frees what was filled, on failure too */
+    *len = 0;
+    if (pool) {
+        for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
+            if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
+                return oom(err);
+        return 0;
+    }
+    for (const qpool *p = st.pools; p && *len < (u_int)maxnames; p = p->next)
+        if (p->active == active && !(out[(*len)++] = strdup(p->def->name)))
+            return oom(err);
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(connect_list_storage_pools)
+{
+    (void)c;
+    return list_names(true, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                      &ret->names.names_val, &ret->names.names_len, err);
+}
+
+RV_QEMU_STORAGE_SLOT(connect_list_defined_storage_pools)
+{
+    (void)c;
+    return list_names(false, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                      &ret->names.names_val, &ret->names.names_len, err);
+}
+
+/* Within each group of filters the bits are ORed, the groups ANDed. */
+static bool matches(const qpool *p, unsigned int flags)
+{
+    unsigned int act = flags & (RV_LIST_POOLS_ACTIVE | RV_LIST_POOLS_INACTIVE);
+    unsigned int per = flags & (RV_LIST_POOLS_PERSISTENT | RV_LIST_POOLS_TRANSIENT);
+    unsigned int aut = flags & (RV_LIST_POOLS_AUTOSTART | RV_LIST_POOLS_NO_AUTOSTART);
+    unsigned int types = flags & ~0x3fu;
+    return (!act || (act & (p->active ? RV_LIST_POOLS_ACTIVE : RV_LIST_POOLS_INACTIVE))) &&
+           (!per || (per & (p->persistent ? RV_LIST_POOLS_PERSISTENT : RV_LIST_POOLS_TRANSIENT))) &&
+           (!aut || (aut & (p->autostart ? RV_LIST_POOLS_AUTOSTART : RV_LIST_POOLS_NO_AUTOSTART))) &&
+           (!types || (types & rv_pool_type_list_flag(p->def->type)));
+}
+
+RV_QEMU_STORAGE_SLOT(connect_list_all_storage_pools)
+{
+    (void)c;
+    if (check_flags(args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
+        return -1;
+    u_int k = 0;
+    for (qpool *p = st.pools; p; p = p->next)
+        k += matches(p, args->flags);
+    ret->ret = k;
+    if (!args->need_results || k == 0)
+        return 0;
+    if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
+        return oom(err);
+    for (qpool *p = st.pools; p; p = p->next)
+        if (matches(p, args->flags) &&
+            pool_to_wire(p, &ret->pools.pools_val[ret->pools.pools_len++], err) < 0)
+            return -1;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_name)
+{
+    (void)c;
+    qpool *p = get_named(args->name, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_uuid)
+{
+    (void)c;
+    qpool *p = pool_find_uuid((const unsigned char *)args->uuid);
+    if (!p) {
+        char text[RV_UUID_STRING_LEN];
+        rv_uuid_format((const unsigned char *)args->uuid, text);
+        return fail(err, RV_ERR_NO_STORAGE_POOL,
+                    "Storage pool not found: no storage pool with matching uuid '%s'", text);
+    }
+    return pool_to_wire(p, &ret->pool, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_volume)
+{
+    (void)c;
+    qpool *p = get_named(args->vol.pool, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_get_info)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    if (p->active)
+        pool_update_space(p);
+    ret->state = (u_char)(p->active ? RV_STORAGE_POOL_RUNNING : RV_STORAGE_POOL_INACTIVE);
+    ret->capacity = p->active ? p->def->capacity : 0;
+    ret->allocation = p->active ? p->def->allocation : 0;
+    ret->available = p->active ? p->def->available : 0;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
+{
+    (void)c;
+    qpool *p;
+    /* INACTIVE (1): the definition the next start uses. */
+    if (check_flags(args->flags, 0x1, "storagePoolGetXMLDesc", err) < 0 ||
+        !(p = get(&args->pool, err)))
+        return -1;
+    if (p->active)
+        pool_update_space(p);
+    const rv_pool_def *def = (args->flags & 0x1) && p->next_def ? p->next_def : p->def;
+    if (!(ret->xml = rv_pool_def_format(def)))
+        return oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_is_active)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->active = p->active;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_is_persistent)
+{
+    (void)c;
+    qpool *p = get(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->persistent = p->persistent;
+    return 0;
+}
+
+/* ================================================================ volume queries */
+
+static int no_vol(const char *how, const char *what, rv_err *err)
+{
+    return fail(err, RV_ERR_NO_STORAGE_VOL,
+                "Storage volume not found: no storage vol with matching %s '%s'", how, what);
+}
+
+/* The volume a handle names, in its active pool. */
+static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
+{
+    qpool *p = get_named(w->pool, err);
+    if (!p)
+        return NULL;
+    if (!p->active) {
+        not_active(p, err);
+        return NULL;
+    }
+    rv_vol_def *v = vol_find(p, w->name, NULL);
+    if (!v)
+        no_vol("name", w->name, err);
+    if (pool)
+        *pool = p;
+    return v;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_num_of_volumes)
+{
+    (void)c;
+    qpool *p = get_active(&args->pool, err);
+    if (!p)
+        return -1;
+    ret->num = (int)p->nvols;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_list_volumes)
+{
+    (void)c;
+    qpool *p = get_active(&args->pool, err);
+    return p ? list_names(true, p, args->maxnames, RV_STORAGE_VOL_LIST_MAX,
+                          &ret->names.names_val, &ret->names.names_len, err)
+             : -1;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
+{
+    (void)c;
+    qpool *p;
+    if (check_flags(args->flags, 0, "storagePoolListAllVolumes", err) < 0 ||
+        !(p = get_active(&args->pool, err)))
+        return -1;
+    ret->ret = (u_int)p->nvols;
+    if (!args->need_results || p->nvols == 0)
+        return 0;
+    if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
+        return oom(err);
+    for (size_t i = 0; i < p->nvols; i++)
+        if (vol_to_wire(p, p->vols[i], &ret->vols.vols_val[ret->vols.vols_len++], err) < 0)
+            return -1;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_name)
+{
+    (void)c;
+    rv_nonnull_storage_vol w = { .pool = args->pool.name, .name = args->name };
+    qpool *p;
+    rv_vol_def *v = get_vol(&w, &p, err);
+    return v ? vol_to_wire(p, v, &ret->vol, err) : -1;
+}
+
+/* The volume whose key (by_key) or path is what, in any active pool. */
+static int lookup_anywhere(const char *what, bool by_key, rv_nonnull_storage_vol *out, rv_err *err)
+{
+    for (qpool *p = st.pools; p; p = p->next)
+        for (size_t j = 0; p->active && j < p->nvols; j++)
+            if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
+                return vol_to_wire(p, p->vols[j], out, err);
+    return no_vol(by_key ? "key" : "path", what, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_key)
+{
+    (void)c;
+    return lookup_anywhere(args->key, true, &ret->vol, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_path)
+{
+    (void)c;
+    return lookup_anywhere(args->path, false, &ret->vol, err);
+}
+
+/* A volume's figures change under it (a guest writes): look again. */
+static rv_vol_def *get_vol_fresh(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
+{
+    qpool *p;
+    rv_vol_def *v = get_vol(w, &p, err);
+    if (!v)
+        return NULL;
+    bool skip;
+    rv_vol_def *now = vol_probe(p, v->name, &skip);
+    if (now && vol_put(p, now, err) == 0)
+        v = now;
+    else if (skip) {
+        vol_drop(p, w->name);
+        no_vol("name", w->name, err);
+        return NULL;
+    }
+    if (pool)
+        *pool = p;
+    return v;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
+{
+    (void)c;
+    rv_vol_def *v = get_vol_fresh(&args->vol, NULL, err);
+    if (!v)
+        return -1;
+    ret->type = (char)v->type;
+    ret->capacity = v->capacity;
+    ret->allocation = v->allocation;
+    return 0;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
+{
+    (void)c;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "storageVolGetXMLDesc", err) < 0 ||
+        !(v = get_vol_fresh(&args->vol, NULL, err)))
+        return -1;
+    if (!(ret->xml = rv_vol_def_format(v)))
+        return oom(err);
+    return rv_string_result(0, &ret->xml, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_get_path)
+{
+    (void)c;
+    rv_vol_def *v = get_vol(&args->vol, NULL, err);
+    if (!v)
+        return -1;
+    return (ret->name = strdup(v->path)) ? 0 : oom(err);
+}
+
+int rv_qemu_storage_vol_open(const char *pool, const char *vol, int open_flags, rv_err *err)
+{
+    rv_nonnull_storage_vol w = { .pool = (char *)pool, .name = (char *)vol };
+    rv_vol_def *v = get_vol(&w, NULL, err);
+    if (!v)
+        return -1;
+    int fd = open(v->path, open_flags | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return sys_fail(err, "open volume", v->path);
+    return fd;
+}
+
+/* ================================================================ volume jobs */
+
+static vol_job *job_for_path(const char *path)
+{
+    for (vol_job *j = st.jobs; j; j = j->next)
+        if (strcmp(j->path, path) == 0)
+            return j;
+    return NULL;
+}
+
+static void job_free(vol_job *j)
+{
+    for (vol_job **at = &st.jobs; *at; at = &(*at)->next)
+        if (*at == j) {
+            *at = j->next;
+            st.njobs--;
+            break;
+        }
+    j->pool->jobs--;
+    if (j->src_pool)
+        j->src_pool->jobs--;
+    if (j->out_fd >= 0)
+        close(j->out_fd);
+    free(j->path);
+    free(j->name);
+    free(j);
+}
+
+/* What the child printed, on one line, at most ERR_TEXT_MAX bytes. */
+static void child_output(int fd, char *buf, size_t size)
+{
+    ssize_t n = pread(fd, buf, size - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    size_t len = strlen(buf);
+    while (len && buf[len - 1] == ' ')
+        buf[--len] = '\0';
+}
+
+static rv_nonnull_storage_vol *job_ret_vol(vol_job *j)
+{
+    if (j->kind == JOB_CREATE)
+        return &((rv_storage_vol_create_xml_ret *)rv_deferred_ret(j->reply))->vol;
+    if (j->kind == JOB_CLONE)
+        return &((rv_storage_vol_create_xml_from_ret *)rv_deferred_ret(j->reply))->vol;
+    return NULL;
+}
+
+static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
+{
+    (void)revents;
+    vol_job *j = (vol_job *)w;
+    ev_child_stop(loop, w);
+    rv_err err = { 0 };
+    int status = w->rstatus;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char out[ERR_TEXT_MAX];
+        child_output(j->out_fd, out, sizeof(out));
+        fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
+             j->path, WIFEXITED(status) ? "exit status" : "signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
+        if (j->kind != JOB_RESIZE)
+            unlink(j->path);        /* the placeholder, or what qemu-img left */
+    } else {
+        bool skip;
+        rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
+        if (!v)
+            skip ? no_vol("name", j->name, &err) : oom(&err);
+        else if (vol_put(j->pool, v, &err) == 0 && job_ret_vol(j))
+            vol_to_wire(j->pool, v, job_ret_vol(j), &err);
+        pool_update_space(j->pool);
+    }
+    RV_INFO("volume '%s': qemu-img (pid %d) %s", j->path, (int)w->rpid,
+            err.code ? "failed" : "done");
+    rv_deferred_finish(j->reply, err.code ? &err : NULL);
+    rv_err_clear(&err);
+    job_free(j);
+}
+
+/* Run argv (qemu-img ...) for a volume of pool and answer the call when it
+ * exits.  Takes nothing; the caller answers with RV_DEFERRED on 0. */
+static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
+                   const char *name, char *const argv[], rv_err *err)
+{
+    if (st.njobs >= MAX_JOBS)
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: %d volume jobs are running already; try again later",
+                    MAX_JOBS);
+    vol_job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return oom(err);
+    j->kind = kind;
+    j->out_fd = memfd_create("qemu-img-output", MFD_CLOEXEC);
+    j->path = strdup(path);
+    j->name = strdup(name);
+    j->pool = pool;
+    j->src_pool = src_pool;
+    pool->jobs++;
+    if (src_pool)
+        src_pool->jobs++;
+    j->next = st.jobs;
+    st.jobs = j;
+    st.njobs++;
+    if (j->out_fd < 0 || !j->path || !j->name) {
+        bool no_fd = j->out_fd < 0;
+        job_free(j);
+        return no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        job_free(j);
+        errno = rc;
+        return sys_fail(err, "run", argv[0]);
+    }
+    if (!(j->reply = rv_driver_defer(err))) {
+        /* The child runs on; its exit is collected by the driver's watcher. */
+        job_free(j);
+        return -1;
+    }
+    RV_INFO("volume '%s': %s (pid %d)", path, argv[1], (int)pid);
+    ev_child_init(&j->child, job_exited, pid, 0);
+    ev_child_start(rv_qemu.loop, &j->child);
+    return 0;
+}
+
+/* A value for qemu-img's -o: its commas doubled. */
+static char *opt_value(const char *s)
+{
+    char *out = malloc(strlen(s) * 2 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        *o++ = *s;
+        if (*s == ',')
+            *o++ = ',';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* `qemu-img create` for a volume of format other than raw. */
+static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flags, rv_err *err)
+{
+    char *opts = NULL, *bpath = NULL, *size = NULL;
+    size_t olen = 0;
+    FILE *fp = open_memstream(&opts, &olen);
+    if (!fp)
+        return oom(err);
+    if (v->compat)
+        fprintf(fp, "compat=%s,", v->compat);
+    if (v->lazy_refcounts)
+        fputs("lazy_refcounts=on,", fp);
+    if (flags & 0x1)
+        fputs("preallocation=metadata,", fp);
+    if (v->backing_path && (bpath = opt_value(v->backing_path)))
+        fprintf(fp, "backing_file=%s,backing_fmt=%s,", bpath,
+                v->backing_format ? v->backing_format : "raw");
+    fclose(fp);
+    if (opts && olen)
+        opts[olen - 1] = '\0';          /* the last comma */
+    int rc;
+    if (!opts || (v->backing_path && !bpath) || asprintf(&size, "%llu", v->capacity) < 0) {
+        size = NULL;
+        rc = oom(err);
+    } else {
+        char *argv[] = { "qemu-img", "create", "-q", "-f", v->format, "-o", opts, v->path,
+                         size, NULL };
+        if (!*opts)
+            memmove(&argv[5], &argv[7], 3 * sizeof(argv[0]));
+        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, argv, err);
+    }
+    free(opts);
+    free(bpath);
+    free(size);
+    return rc;
+}
+
+/* A raw file: made at once (fallocate reserves without writing). */
+static int create_raw(const rv_vol_def *v, int fd, rv_err *err)
+{
+    if (ftruncate(fd, (off_t)v->capacity) < 0)
+        return sys_fail(err, "set the size of", v->path);
+    unsigned long long alloc = v->allocation < v->capacity ? v->allocation : v->capacity;
+    if (alloc && fallocate(fd, 0, 0, (off_t)alloc) < 0 && errno != EOPNOTSUPP)
+        return sys_fail(err, "allocate space for", v->path);
+    return 0;
+}
+
+/* Parse a new volume for p and make its file, empty (O_EXCL: the name
+ * is then taken for good, whoever else tries).  *fd the open file. */
+static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
+{
+    rv_vol_def *v;
+    if (rv_vol_def_parse(xml, RV_POOL_TYPE_DIR, &v, err) < 0)
+        return NULL;
+    if (strchr(v->name, '/') || strcmp(v->name, ".") == 0 || strcmp(v->name, "..") == 0)
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: volume name '%s' cannot contain '/'",
+             v->name);
+    else if (vol_find(p, v->name, NULL))
+        fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
+    else if (v->type != RV_STORAGE_VOL_FILE)
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+             "Operation not supported: a directory pool holds file volumes only");
+    else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
+        v->path = NULL, oom(err);
+    else if (!(v->key = strdup(v->path)))
+        oom(err);
+    else if ((*fd = open(v->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                         (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
+        if (errno == EEXIST)
+            fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
+        else
+            sys_fail(err, "create", v->path);
+    } else
+        return v;
+    rv_vol_def_free(v);
+    return NULL;
+}
+
+/* The new volume v (taken), made at once: in the list and on the wire. */
+static int vol_created(qpool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_err *err)
+{
+    bool skip;
+    rv_vol_def *now = vol_probe(p, v->name, &skip);
+    rv_vol_def_free(v);
+    if (!now)
+        return skip ? no_vol("name", "", err) : oom(err);
+    if (vol_put(p, now, err) < 0)
+        return -1;
+    pool_update_space(p);
+    RV_INFO("volume '%s' created in pool '%s'", now->name, p->def->name);
+    return vol_to_wire(p, now, out, err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
+{
+    (void)c;
+    qpool *p;
+    rv_vol_def *v;
+    int fd = -1;
+    if (check_flags(args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
+        !(p = get_active(&args->pool, err)) || !(v = new_vol(p, args->xml, &fd, err)))
+        return -1;
+    int rc;
+    if (strcmp(v->format, "raw") == 0) {
+        rc = create_raw(v, fd, err);
+        close(fd);
+        if (rc == 0)
+            return vol_created(p, v, &ret->vol, err);
+    } else {
+        close(fd);
+        rc = create_with_qemu_img(p, v, args->flags, err);
+        if (rc == 0) {
+            rv_vol_def_free(v);
+            return RV_DEFERRED;
+        }
+    }
+    unlink(v->path);
+    rv_vol_def_free(v);
+    return -1;
+}
+
+RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
+{
+    (void)c;
+    (void)ret;
+    qpool *p, *src_pool;
+    rv_vol_def *src, *v;
+    int fd = -1;
+    if (check_flags(args->flags, 0, "storageVolCreateXMLFrom", err) < 0 ||
+        !(p = get_active(&args->pool, err)) || !(src = get_vol(&args->clonevol, &src_pool, err)))
+        return -1;
+    if (job_for_path(src->path))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: volume '%s' is still being built",
+                    src->name);
+    if (!(v = new_vol(p, args->xml, &fd, err)))
+        return -1;
+    close(fd);
+    char *argv[] = { "qemu-img", "convert", "-q", "-f", src->format, "-O", v->format,
+                     src->path, v->path, NULL };
+    if (job_run(JOB_CLONE, p, src_pool, v->path, v->name, argv, err) < 0) {
+        unlink(v->path);
+        rv_vol_def_free(v);
+        return -1;
+    }
+    rv_vol_def_free(v);
+    return RV_DEFERRED;
+}
+
+/* The volume a job may change: not one being made. */
+static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
+{
+    rv_vol_def *v = get_vol(w, pool, err);
+    if (v && job_for_path(v->path)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: volume '%s' is still being built", v->name);
+        return NULL;
+    }
+    return v;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
+{
+    (void)c;
+    qpool *p;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "storageVolDelete", err) < 0 ||
+        !(v = get_vol_idle(&args->vol, &p, err)))
+        return -1;
+    if (unlink(v->path) < 0 && errno != ENOENT)
+        return sys_fail(err, "remove file", v->path);
+    RV_INFO("volume '%s' deleted from pool '%s'", v->name, p->def->name);
+    vol_drop(p, args->vol.name);
+    pool_update_space(p);
+    return 0;
+}
+
+/* virStorageVolResizeFlags */
+enum { RESIZE_ALLOCATE = 1, RESIZE_DELTA = 2, RESIZE_SHRINK = 4 };
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
+{
+    (void)c;
+    qpool *p;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0x7, "storageVolResize", err) < 0 ||
+        !(v = get_vol_idle(&args->vol, &p, err)))
+        return -1;
+    unsigned long long cap = args->capacity;
+    if (args->flags & RESIZE_DELTA)
+        cap = args->flags & RESIZE_SHRINK ? (cap > v->capacity ? 0 : v->capacity - cap)
+                                          : v->capacity + cap;
+    if (cap < v->allocation)    /* libvirt's first check, shrink flag or not */
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: can't shrink capacity below existing allocation");
+    if (cap < v->capacity && !(args->flags & RESIZE_SHRINK))
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Can't shrink capacity below "
+                    "current capacity unless shrink flag explicitly specified");
+    if (cap > v->capacity && (args->flags & RESIZE_ALLOCATE) &&
+        cap - v->capacity > p->def->available)
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: Not enough space left in storage pool");
+    if (strcmp(v->format, "raw") != 0) {
+        char size[32];
+        snprintf(size, sizeof(size), "%llu", cap);
+        char *argv[] = { "qemu-img", "resize", "-q", "-f", v->format, v->path, size, NULL,
+                         NULL };
+        if (cap < v->capacity) {        /* qemu-img wants --shrink before the file */
+            memmove(&argv[6], &argv[5], 2 * sizeof(argv[0]));
+            argv[5] = "--shrink";
+        }
+        return job_run(JOB_RESIZE, p, NULL, v->path, v->name, argv, err) < 0 ? -1 : RV_DEFERRED;
+    }
+    int fd = open(v->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return sys_fail(err, "open", v->path);
+    int rc = 0;
+    if (ftruncate(fd, (off_t)cap) < 0)
+        rc = sys_fail(err, "resize", v->path);
+    else if ((args->flags & RESIZE_ALLOCATE) && cap > v->capacity &&
+             fallocate(fd, 0, (off_t)v->capacity, (off_t)(cap - v->capacity)) < 0 &&
+             errno != EOPNOTSUPP)
+        rc = sys_fail(err, "allocate space for", v->path);
+    close(fd);
+    bool skip;
+    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
+    if (now)
+        vol_put(p, now, err);
+    pool_update_space(p);
+    return rc;
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
+{
+    (void)c;
+    qpool *p;
+    rv_vol_def *v;
+    if (check_flags(args->flags, 0, "storageVolWipe", err) < 0 ||
+        !(v = get_vol_idle(&args->vol, &p, err)))
+        return -1;
+    if (strcmp(v->format, "raw") != 0)
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: wiping a volume of format '%s' (only raw)",
+                    v->format);
+    /* Zeros without writing them: cut the file to nothing and back.  Its
+     * blocks are freed (the allocation drops), its contents read as zero. */
+    int fd = open(v->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return sys_fail(err, "open", v->path);
+    int rc = 0;
+    if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)v->capacity) < 0)
+        rc = sys_fail(err, "wipe", v->path);
+    close(fd);
+    bool skip;
+    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
+    if (now)
+        vol_put(p, now, err);
+    pool_update_space(p);
+    return rc;
+}
+
+/* ================================================================ start-up and exit */
+
+/* A definition file, or NULL (logged). */
+static rv_pool_def *load_def(const char *path)
+{
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *fp = fopen(path, "re");
+    if (!fp) {
+        RV_WARN("cannot read '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    xml = calloc(1, RV_STORAGE_XML_MAX + 1);
+    if (xml)
+        len = fread(xml, 1, RV_STORAGE_XML_MAX, fp);
+    fclose(fp);
+    (void)len;
+    rv_pool_def *def = NULL;
+    rv_err err = { 0 };
+    if (xml && rv_pool_def_parse(xml, &def, &err) < 0)
+        RV_WARN("storage pool file '%s' is not used: %s", path, err.message);
+    rv_err_clear(&err);
+    free(xml);
+    return def;
+}
+
+/* Every <name>.xml in dir, as pools (persistent: from the config dir). */
+static void load_dir(const char *dir, bool persistent)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        char *path = rv_qemu_path(dir, e->d_name, "");
+        rv_pool_def *def = path ? load_def(path) : NULL;
+        free(path);
+        if (!def)
+            continue;
+        rv_err err = { 0 };
+        qpool *p = pool_find(def->name);
+        if (p) {
+            /* The run dir's copy of a defined pool: it is active. */
+            p->active = true;
+            rv_pool_def_free(def);
+        } else if (!(p = pool_add(def, &err))) {
+            RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
+            rv_pool_def_free(def);
+        } else {
+            p->persistent = persistent;
+            p->active = !persistent;
+        }
+        rv_err_clear(&err);
+    }
+    closedir(d);
+}
+
+void rv_qemu_storage_init(void)
+{
+    if (!(st.config_dir = rv_qemu_path(rv_qemu.config_dir, "storage", "")) ||
+        !(st.autostart_dir = rv_qemu_path(st.config_dir, "autostart", "")) ||
+        !(st.run_dir = rv_qemu_path(rv_qemu.run_dir, "storage", ""))) {
+        RV_ERROR("QEMU driver: out of memory; no storage pools");
+        return;
+    }
+    load_dir(st.config_dir, true);
+    load_dir(st.run_dir, false);
+    for (qpool *p = st.pools, *next; p; p = next) {
+        next = p->next;
+        char *link = file_of(st.autostart_dir, p->def->name);
+        p->autostart = p->persistent && link && access(link, F_OK) == 0;
+        free(link);
+        rv_err err = { 0 };
+        if (p->active && pool_scan(p, &err) < 0) {
+            RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
+                    err.message);
+            unlink_file(st.run_dir, p->def->name);
+            p->active = false;
+            if (!p->persistent)
+                pool_remove(p);
+        } else if (!p->active && p->autostart && pool_start(p, &err) < 0) {
+            RV_WARN("storage pool '%s' does not autostart: %s", p->def->name, err.message);
+        }
+        rv_err_clear(&err);
+    }
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.npools, st.config_dir);
+}
+
+void rv_qemu_storage_cleanup(void)
+{
+    rv_err err = { 0 };
+    fail(&err, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
+    while (st.jobs) {
+        vol_job *j = st.jobs;
+        ev_child_stop(rv_qemu.loop, &j->child);
+        rv_deferred_finish(j->reply, &err);
+        job_free(j);
+    }
+    rv_err_clear(&err);
+    while (st.pools) {
+        qpool *p = st.pools;
+        st.pools = p->next;
+        pool_free(p);
+    }
+    free(st.config_dir);
+    free(st.autostart_dir);
+    free(st.run_dir);
+    memset(&st, 0, sizeof(st));
+}
