@@ -115,6 +115,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-virsh-storage.sh \
 	tests/interop/test-virsh-nodedev.sh \
+	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
@@ -134,7 +135,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-virt-install.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
-	tests/interop/python-checks.py
+	tests/interop/python-checks.py \
+	tests/interop/snapshot-checks.py
 
 # client uri unit test
 # Own CFLAGS so that client/uri.c gets an object of its own here (the
