@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "server/drivers/snapshot_xml.h"
+#include "server/drivers/snapshot_tree.h"
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_xml.h"
 
@@ -37,25 +37,6 @@ enum {
 };
 /* The bytes of names, descriptions and domain XML all snapshots may hold. */
 #define TEST_SNAPSHOT_BYTES_MAX (64u * 1024 * 1024)
-
-typedef struct test_snap test_snap;
-struct test_snap {
-    char *name;
-    char *description;          /* NULL: none */
-    long long created;          /* seconds since the epoch */
-    int state;                  /* RV_DOMAIN_RUNNING, _PAUSED or _SHUTOFF when taken */
-    char *dom_xml;              /* the domain's XML then */
-    rv_snapshot_disk *disks;    /* the domain's disks then, and their snapshot mode */
-    size_t ndisks;
-    size_t bytes;               /* what it counts against the bound */
-    test_snap *parent;          /* NULL: a root */
-};
-
-struct test_snaps {
-    test_snap **items;          /* in creation order: parents before children */
-    size_t n;
-    test_snap *current;         /* NULL: none */
-};
 
 static size_t held_bytes;       /* over every domain's snapshots */
 
@@ -85,18 +66,12 @@ static int check_flags(unsigned int flags, unsigned int known, const char *func,
 
 /* ---------------------------------------------------------------- the tree */
 
-static void snap_free(test_snap *s)
+static void snap_free(rv_snap_rec *s)
 {
     if (!s)
         return;
-    held_bytes -= s->bytes;
-    free(s->name);
-    free(s->description);
-    free(s->dom_xml);
-    for (size_t i = 0; i < s->ndisks; i++)
-        free(s->disks[i].name);         /* the modes are string literals */
-    free(s->disks);
-    free(s);
+    held_bytes -= rv_snap_rec_bytes(s);
+    rv_snap_rec_free(s);
 }
 
 void test_snaps_free(test_snaps *snaps)
@@ -104,8 +79,8 @@ void test_snaps_free(test_snaps *snaps)
     if (!snaps)
         return;
     for (size_t i = 0; i < snaps->n; i++)
-        snap_free(snaps->items[i]);
-    free(snaps->items);
+        held_bytes -= rv_snap_rec_bytes(snaps->items[i]);
+    rv_snap_tree_clear(snaps);
     free(snaps);
 }
 
@@ -114,86 +89,21 @@ size_t test_snaps_count(const test_snaps *snaps)
     return snaps ? snaps->n : 0;
 }
 
-static test_snap *find_snap(const test_snaps *snaps, const char *name)
+static rv_snap_rec *find_snap(const test_snaps *snaps, const char *name)
 {
-    for (size_t i = 0; snaps && i < snaps->n; i++)
-        if (strcmp(snaps->items[i]->name, name) == 0)
-            return snaps->items[i];
-    return NULL;
+    return rv_snap_tree_find(snaps, name);
 }
 
-static size_t count_children(const test_snaps *snaps, const test_snap *s)
+static int collect(const test_snaps *snaps, const rv_snap_rec *under, unsigned int flags,
+                   rv_snap_rec ***out, rv_err *err)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < snaps->n; i++)
-        n += snaps->items[i]->parent == s;
-    return n;
-}
-
-static int is_descendant(const test_snap *s, const test_snap *ancestor)
-{
-    for (const test_snap *p = s->parent; p; p = p->parent)
-        if (p == ancestor)
-            return 1;
-    return 0;
-}
-
-/* Whether s passes the list filters (the ROOTS bit aside: it means
- * DESCENDANTS in the children calls, so the callers handle it). */
-static int snap_matches(const test_snaps *snaps, const test_snap *s, unsigned int flags)
-{
-    /* Unlike the other pairs, LEAVES and NO_LEAVES together match nothing. */
-    if (flags & (RV_DOMAIN_SNAPSHOT_LIST_LEAVES | RV_DOMAIN_SNAPSHOT_LIST_NO_LEAVES)) {
-        size_t nkids = count_children(snaps, s);
-        if (((flags & RV_DOMAIN_SNAPSHOT_LIST_LEAVES) && nkids) ||
-            ((flags & RV_DOMAIN_SNAPSHOT_LIST_NO_LEAVES) && !nkids))
-            return 0;
-    }
-    /* Every snapshot has metadata and is internal. */
-    if ((flags & RV_DOMAIN_SNAPSHOT_LIST_NO_METADATA) && !(flags & RV_DOMAIN_SNAPSHOT_LIST_METADATA))
-        return 0;
-    if ((flags & RV_DOMAIN_SNAPSHOT_LIST_EXTERNAL) && !(flags & RV_DOMAIN_SNAPSHOT_LIST_INTERNAL))
-        return 0;
-    unsigned int states = flags & (RV_DOMAIN_SNAPSHOT_LIST_INACTIVE | RV_DOMAIN_SNAPSHOT_LIST_ACTIVE |
-                                   RV_DOMAIN_SNAPSHOT_LIST_DISK_ONLY);
-    if (states) {
-        int off = s->state == RV_DOMAIN_SHUTOFF;
-        if (!((states & RV_DOMAIN_SNAPSHOT_LIST_INACTIVE) && off) &&
-            !((states & RV_DOMAIN_SNAPSHOT_LIST_ACTIVE) && !off))
-            return 0;
-    }
-    return 1;
-}
-
-/* The snapshots a list call asks for, in creation order: of the domain
- * (under NULL; flag ROOTS: only roots) or below a snapshot (its children,
- * or with DESCENDANTS all below it).  *out is malloc'd (may be NULL when
- * none); returns the count. */
-static int collect(const test_snaps *snaps, const test_snap *under, unsigned int flags,
-                   test_snap ***out, rv_err *err)
-{
-    size_t total = test_snaps_count(snaps), n = 0;
-    *out = NULL;
-    if (!total)
-        return 0;
-    test_snap **list = malloc(total * sizeof(*list));
-    if (!list)
-        return fail_oom(err);
-    int tree_bit = (flags & RV_DOMAIN_SNAPSHOT_LIST_ROOTS) != 0;
-    for (size_t i = 0; i < total; i++) {
-        test_snap *s = snaps->items[i];
-        int in = under ? (tree_bit ? is_descendant(s, under) : s->parent == under)
-                       : (!tree_bit || !s->parent);
-        if (in && snap_matches(snaps, s, flags))
-            list[n++] = s;
-    }
-    *out = list;
-    return (int)n;
+    int n = rv_snap_tree_collect(snaps, under, flags, out);
+    return n < 0 ? fail_oom(err) : n;
 }
 
 /* ---------------------------------------------------------------- wire */
 
-static int put_snap(const test_dom *d, const test_snap *s, rv_nonnull_domain_snapshot *wire,
+static int put_snap(const test_dom *d, const rv_snap_rec *s, rv_nonnull_domain_snapshot *wire,
                     rv_err *err)
 {
     wire->name = strdup(s->name);
@@ -204,13 +114,13 @@ static int put_snap(const test_dom *d, const test_snap *s, rv_nonnull_domain_sna
 }
 
 /* The snapshot the wire names, and its domain. */
-static test_snap *snap_get(const rv_nonnull_domain_snapshot *wire, test_dom **dp, rv_err *err)
+static rv_snap_rec *snap_get(const rv_nonnull_domain_snapshot *wire, test_dom **dp, rv_err *err)
 {
     rv_dom_ref ref = rv_dom_ref_from_wire(&wire->dom);
     test_dom *d = test_dom_get(&ref, err);
     if (!d)
         return NULL;
-    test_snap *s = find_snap(d->snaps, wire->name);
+    rv_snap_rec *s = find_snap(d->snaps, wire->name);
     if (!s)
         fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN_SNAPSHOT,
              "Domain snapshot not found: no domain snapshot with matching name '%s'", wire->name);
@@ -226,15 +136,9 @@ static test_dom *dom_of(const rv_nonnull_domain *wire, rv_err *err)
 
 /* ---------------------------------------------------------------- creating */
 
-static const char *state_word(int state)
-{
-    return state == RV_DOMAIN_SHUTOFF ? "shutoff" : state == RV_DOMAIN_PAUSED ? "paused"
-                                                                           : "running";
-}
-
 /* The domain's disks by target, as libvirt lists them in a snapshot:
  * read-only ones (CD-ROMs) are left out ('no'), the others internal. */
-static int take_disks(const rv_test_def *def, test_snap *s)
+static int take_disks(const rv_test_def *def, rv_snap_rec *s)
 {
     const rv_xml_node *devs = def->devices;
     size_t n = 0;
@@ -257,7 +161,7 @@ static int take_disks(const rv_test_def *def, test_snap *s)
         rv_snapshot_disk *sd = &s->disks[s->ndisks];
         if (!(sd->name = strdup(dev)))
             return -1;
-        sd->snapshot = readonly ? "no" : "internal";
+        sd->snapshot = (char *)(readonly ? rv_snap_mode_no : rv_snap_mode_internal);
         s->ndisks++;
     }
     return 0;
@@ -293,9 +197,9 @@ static int check_request(const test_dom *d, const rv_snapshot_request *req, unsi
     return 0;
 }
 
-static test_snap *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
+static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 {
-    test_snap *s = calloc(1, sizeof(*s));
+    rv_snap_rec *s = calloc(1, sizeof(*s));
     if (!s) {
         fail_oom(err);
         return NULL;
@@ -313,36 +217,24 @@ static test_snap *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
     req->description = NULL;
     s->dom_xml = rv_test_def_format(d->def, -1);
     if (!s->name || !s->dom_xml || take_disks(d->def, s) < 0) {
-        snap_free(s);
+        rv_snap_rec_free(s);
         fail_oom(err);
         return NULL;
     }
-    s->bytes = strlen(s->name) + strlen(s->dom_xml) + (s->description ? strlen(s->description) : 0);
-    held_bytes += s->bytes;
+    held_bytes += rv_snap_rec_bytes(s);
     return s;
 }
 
 /* Put s in d's tree under the current snapshot; it becomes the current. */
-static int snap_add(test_dom *d, test_snap *s, rv_err *err)
+static int snap_add(test_dom *d, rv_snap_rec *s, rv_err *err)
 {
-    if (find_snap(d->snaps, s->name))
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain moment %s already exists", s->name);
-    if (test_snaps_count(d->snaps) >= TEST_MAX_SNAPSHOTS || held_bytes > TEST_SNAPSHOT_BYTES_MAX)
+    if (!find_snap(d->snaps, s->name) && held_bytes > TEST_SNAPSHOT_BYTES_MAX)
         return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_FAILED,
-                    "operation failed: the test driver holds at most %d snapshots per domain "
-                    "and %u MiB of snapshots in all", TEST_MAX_SNAPSHOTS,
+                    "operation failed: the test driver holds at most %u MiB of snapshots",
                     TEST_SNAPSHOT_BYTES_MAX >> 20);
     if (!d->snaps && !(d->snaps = calloc(1, sizeof(*d->snaps))))
         return fail_oom(err);
-    test_snap **items = realloc(d->snaps->items, (d->snaps->n + 1) * sizeof(*items));
-    if (!items)
-        return fail_oom(err);
-    d->snaps->items = items;
-    s->parent = d->snaps->current;
-    items[d->snaps->n++] = s;
-    d->snaps->current = s;
-    return 0;
+    return rv_snap_tree_add(d->snaps, s, TEST_MAX_SNAPSHOTS, err);
 }
 
 int test_domain_snapshot_create_xml(rv_driver_conn *c,
@@ -356,7 +248,7 @@ int test_domain_snapshot_create_xml(rv_driver_conn *c,
         !(d = dom_of(&args->dom, err)) ||
         rv_snapshot_request_parse(args->xml_desc, &req, err) < 0)
         return -1;
-    test_snap *s = NULL;
+    rv_snap_rec *s = NULL;
     int rc = check_request(d, &req, args->flags, err);
     if (rc == 0 && !(s = snap_new(d, &req, err)))
         rc = -1;
@@ -385,25 +277,19 @@ int test_domain_snapshot_get_xml_desc(rv_driver_conn *c,
                                       rv_domain_snapshot_get_xml_desc_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     (void)c;
     if (check_flags(args->flags, RV_DOMAIN_XML_SECURE, "testDomainSnapshotGetXMLDesc", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
-    rv_snapshot_view view = {
-        .name = s->name, .description = s->description, .state = state_word(s->state),
-        .parent = s->parent ? s->parent->name : NULL, .creation_time = s->created,
-        .memory = s->state == RV_DOMAIN_SHUTOFF ? "no" : "internal",
-        .disks = s->disks, .ndisks = s->ndisks, .domain_xml = s->dom_xml,
-    };
-    ret->xml = rv_snapshot_format(&view);
+    ret->xml = rv_snap_rec_format(s);
     return rv_string_result(ret->xml ? 0 : fail_oom(err), &ret->xml, err);
 }
 
 int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err)
 {
     test_dom *d;
-    test_snap **list;
+    rv_snap_rec **list;
     (void)c;
     if (check_flags(flags, LIST_FLAGS, "testDomainSnapshotNum", err) < 0 ||
         !(d = test_dom_get(dom, err)))
@@ -414,7 +300,7 @@ int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int fla
 }
 
 /* Names of list (n of them, at most max) into a wire name list. */
-static int put_names(test_snap **list, int n, int max, char ***val, u_int *len, rv_err *err)
+static int put_names(rv_snap_rec **list, int n, int max, char ***val, u_int *len, rv_err *err)
 {
     if (n > max)
         n = max;
@@ -442,7 +328,7 @@ int test_domain_snapshot_list_names(rv_driver_conn *c,
                                     rv_domain_snapshot_list_names_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap **list;
+    rv_snap_rec **list;
     (void)c;
     /* libvirt's test driver names testDomainSnapshotNum here. */
     if (check_maxnames(args->maxnames, err) < 0 ||
@@ -461,7 +347,7 @@ int test_domain_snapshot_lookup_by_name(rv_driver_conn *c,
                                         rv_domain_snapshot_lookup_by_name_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     (void)c;
     if (check_flags(args->flags, 0, "testDomainSnapshotLookupByName", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
@@ -505,7 +391,7 @@ int test_domain_snapshot_get_parent(rv_driver_conn *c,
                                     rv_domain_snapshot_get_parent_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     (void)c;
     if (check_flags(args->flags, 0, "testDomainSnapshotGetParent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
@@ -521,7 +407,7 @@ int test_domain_snapshot_num_children(rv_driver_conn *c,
                                       rv_domain_snapshot_num_children_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s, **list;
+    rv_snap_rec *s, **list;
     (void)c;
     if (check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNumChildren", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
@@ -539,7 +425,7 @@ int test_domain_snapshot_list_children_names(
     rv_domain_snapshot_list_children_names_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s, **list;
+    rv_snap_rec *s, **list;
     (void)c;
     /* libvirt's test driver names testDomainSnapshotNumChildren here. */
     if (check_maxnames(args->maxnames, err) < 0 ||
@@ -558,7 +444,7 @@ int test_domain_snapshot_is_current(rv_driver_conn *c,
                                     rv_domain_snapshot_is_current_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     (void)c;
     if (check_flags(args->flags, 0, "testDomainSnapshotIsCurrent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
@@ -581,7 +467,7 @@ int test_domain_snapshot_has_metadata(rv_driver_conn *c,
 }
 
 /* A list reply: the count, and the snapshots when asked for. */
-static int put_list(const test_dom *d, test_snap **list, int n, int need_results,
+static int put_list(const test_dom *d, rv_snap_rec **list, int n, int need_results,
                     rv_nonnull_domain_snapshot **val, u_int *len, int *count, rv_err *err)
 {
     *count = n;
@@ -602,7 +488,7 @@ int test_domain_list_all_snapshots(rv_driver_conn *c,
                                    rv_domain_list_all_snapshots_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap **list;
+    rv_snap_rec **list;
     (void)c;
     if (check_flags(args->flags, LIST_FLAGS, "testDomainListAllSnapshots", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
@@ -620,7 +506,7 @@ int test_domain_snapshot_list_all_children(
     rv_domain_snapshot_list_all_children_ret *ret, rv_err *err)
 {
     test_dom *d;
-    test_snap *s, **list;
+    rv_snap_rec *s, **list;
     (void)c;
     if (check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotListAllChildren", err) < 0 ||
         !(s = snap_get(&args->snapshot, &d, err)))
@@ -646,7 +532,7 @@ int test_domain_revert_to_snapshot(rv_driver_conn *c,
                                    const rv_domain_revert_to_snapshot_args *args, rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     rv_test_def *def;
     unsigned int flags = args->flags;
     (void)c;
@@ -696,24 +582,11 @@ int test_domain_revert_to_snapshot(rv_driver_conn *c,
 
 /* ---------------------------------------------------------------- delete */
 
-/* Remove the snapshots marked in doomed (by index) from d's tree. */
-static void remove_marked(test_snaps *snaps, const unsigned char *doomed)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < snaps->n; i++) {
-        if (doomed[i])
-            snap_free(snaps->items[i]);
-        else
-            snaps->items[kept++] = snaps->items[i];
-    }
-    snaps->n = kept;
-}
-
 int test_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_delete_args *args,
                                 rv_err *err)
 {
     test_dom *d;
-    test_snap *s;
+    rv_snap_rec *s;
     unsigned int flags = args->flags;
     (void)c;
     if (check_flags(flags, DELETE_FLAGS, "testDomainSnapshotDelete", err) < 0 ||
@@ -724,26 +597,14 @@ int test_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_dele
         return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INVALID_ARG,
                     "Flags 'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN' and "
                     "'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY' are mutually exclusive");
-    test_snaps *snaps = d->snaps;
-    unsigned char *doomed = calloc(snaps->n, 1);
+    unsigned char *doomed = rv_snap_tree_doomed(d->snaps, s, flags);
     if (!doomed)
         return fail_oom(err);
-    int with_children = (flags & (RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN |
-                                  RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY)) != 0;
-    int keep_self = (flags & RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY) != 0;
-    int current_gone = 0;
-    for (size_t i = 0; i < snaps->n; i++) {
-        test_snap *t = snaps->items[i];
-        doomed[i] = (t == s && !keep_self) || (with_children && is_descendant(t, s));
-        current_gone |= doomed[i] && t == snaps->current;
-        if (!with_children && t->parent == s)
-            t->parent = s->parent;      /* the children move up */
-    }
-    /* A deleted current snapshot hands over to what is left above it. */
-    if (current_gone)
-        snaps->current = keep_self ? s : s->parent;
     RV_DEBUG("domain '%s': snapshot '%s' deleted (flags 0x%x)", d->def->name, s->name, flags);
-    remove_marked(snaps, doomed);
+    for (size_t i = 0; i < d->snaps->n; i++)
+        if (doomed[i])
+            held_bytes -= rv_snap_rec_bytes(d->snaps->items[i]);
+    rv_snap_tree_remove(d->snaps, s, doomed, flags);
     free(doomed);
     return 0;
 }
