@@ -38,6 +38,8 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
 # The QMP client's test runs a real QEMU (qemu-system-x86).  The QEMU
+# driver's snapshots of shut-off guests run qemu-img, and their test
+# writes and reads the disk with qemu-io (qemu-utils).  The QEMU
 # driver's round trip runs virt-install --print-xml (virtinst).  Its guest
 # that boots is made by tests/tools/build-test-guest.sh from packages it
 # fetches with `apt-get download` (Debian's kernel, busybox-static).
@@ -50,7 +52,7 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # group).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev qemu-system-x86 virtinst openjdk-17-jdk-headless
+           python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 

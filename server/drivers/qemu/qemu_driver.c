@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -140,6 +141,11 @@ static qemu_dom *dom_get(const rv_nonnull_domain *wire, rv_err *err)
     return d;
 }
 
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
+{
+    return dom_get(wire, err);
+}
+
 static int put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
@@ -236,6 +242,7 @@ static void qemu_cleanup(void)
         rv_qemu.doms = d->next;
         dom_free(d);
     }
+    rv_qemu_snapshots_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.binary);
@@ -1123,5 +1130,22 @@ const rv_driver rv_qemu_driver = {
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
         .domain_get_security_label = domain_get_security_label,
+        /* domain snapshots (qemu_snapshot.c) */
+        .domain_snapshot_create_xml = rv_qemu_domain_snapshot_create_xml,
+        .domain_snapshot_get_xml_desc = rv_qemu_domain_snapshot_get_xml_desc,
+        .domain_snapshot_num = rv_qemu_domain_snapshot_num,
+        .domain_snapshot_list_names = rv_qemu_domain_snapshot_list_names,
+        .domain_snapshot_lookup_by_name = rv_qemu_domain_snapshot_lookup_by_name,
+        .domain_has_current_snapshot = rv_qemu_domain_has_current_snapshot,
+        .domain_snapshot_current = rv_qemu_domain_snapshot_current,
+        .domain_revert_to_snapshot = rv_qemu_domain_revert_to_snapshot,
+        .domain_snapshot_delete = rv_qemu_domain_snapshot_delete,
+        .domain_snapshot_get_parent = rv_qemu_domain_snapshot_get_parent,
+        .domain_snapshot_num_children = rv_qemu_domain_snapshot_num_children,
+        .domain_snapshot_list_children_names = rv_qemu_domain_snapshot_list_children_names,
+        .domain_snapshot_is_current = rv_qemu_domain_snapshot_is_current,
+        .domain_snapshot_has_metadata = rv_qemu_domain_snapshot_has_metadata,
+        .domain_list_all_snapshots = rv_qemu_domain_list_all_snapshots,
+        .domain_snapshot_list_all_children = rv_qemu_domain_snapshot_list_all_children,
     },
 };
