@@ -168,7 +168,8 @@ static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
     s->dom_xml = strdup(xml);
     s->description = description ? strdup(description) : NULL;
     s->created = json_object_object_get_ex(o, "created", &v) ? json_object_get_int64(v) : 0;
-    s->state = json_object_object_get_ex(o, "state", &v) ? json_object_get_int(v) : RV_DOMAIN_SHUTOFF;
+    s->state = json_object_object_get_ex(o, "state", &v) ? json_object_get_int(v)
+                                                          : RV_DOMAIN_SHUTOFF;
     if (s->state != RV_DOMAIN_RUNNING && s->state != RV_DOMAIN_PAUSED)
         s->state = RV_DOMAIN_SHUTOFF;
     s->parent = parent ? rv_snap_tree_find(t, parent) : NULL;
@@ -555,12 +556,14 @@ static void op_step(snap_op *op)
         }
         return;
     }
-    const char *verb = op->kind == OP_CREATE ? "savevm" : op->kind == OP_REVERT ? "loadvm" : "delvm";
+    const char *verb = op->kind == OP_CREATE ? "savevm"
+                     : op->kind == OP_REVERT ? "loadvm" : "delvm";
     json_object *args = json_object_new_object();
     char *line = NULL;
     if (!d || !d->qmp || asprintf(&line, "%s %s", verb, name) < 0) {
         json_object_put(args);
-        fail(&err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        fail(&err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain is not running");
         op_finish(op, &err);
         rv_err_clear(&err);
         return;
@@ -687,8 +690,9 @@ static rv_snap_rec *snap_get(const rv_nonnull_domain_snapshot *wire, qemu_dom **
     return s;
 }
 
-int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c, const rv_domain_snapshot_create_xml_args *args,
-                               rv_domain_snapshot_create_xml_ret *ret, rv_err *err)
+int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
+                                       const rv_domain_snapshot_create_xml_args *args,
+                                       rv_domain_snapshot_create_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
     qsnaps *q;
@@ -770,8 +774,8 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c, const rv_domain_snapsh
     return op_start(op, q, err);
 }
 
-int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c, const rv_domain_revert_to_snapshot_args *args,
-                              rv_err *err)
+int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
+                                      const rv_domain_revert_to_snapshot_args *args, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -803,7 +807,8 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c, const rv_domain_revert_
     op->nnames = 1;
     if (active) {
         bool want_paused = !(flags & RV_DOMAIN_SNAPSHOT_REVERT_RUNNING) &&
-                           ((flags & RV_DOMAIN_SNAPSHOT_REVERT_PAUSED) || s->state == RV_DOMAIN_PAUSED);
+                           ((flags & RV_DOMAIN_SNAPSHOT_REVERT_PAUSED) ||
+                            s->state == RV_DOMAIN_PAUSED);
         op->then_pause = want_paused && d->state == RV_DOMAIN_RUNNING;
         op->then_resume = !want_paused && d->state == RV_DOMAIN_PAUSED;
     } else {
@@ -817,7 +822,7 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c, const rv_domain_revert_
 }
 
 int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_delete_args *args,
-                           rv_err *err)
+                                   rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -863,8 +868,8 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
 }
 
 int rv_qemu_domain_snapshot_get_xml_desc(rv_driver_conn *c,
-                                 const rv_domain_snapshot_get_xml_desc_args *args,
-                                 rv_domain_snapshot_get_xml_desc_ret *ret, rv_err *err)
+                                         const rv_domain_snapshot_get_xml_desc_args *args,
+                                         rv_domain_snapshot_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -878,7 +883,7 @@ int rv_qemu_domain_snapshot_get_xml_desc(rv_driver_conn *c,
 }
 
 int rv_qemu_domain_snapshot_num(rv_driver_conn *c, const rv_domain_snapshot_num_args *args,
-                         rv_domain_snapshot_num_ret *ret, rv_err *err)
+                                rv_domain_snapshot_num_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -912,8 +917,9 @@ static int put_names(rv_snap_rec **list, int n, int max, char ***val, u_int *len
     return 0;
 }
 
-int rv_qemu_domain_snapshot_list_names(rv_driver_conn *c, const rv_domain_snapshot_list_names_args *args,
-                               rv_domain_snapshot_list_names_ret *ret, rv_err *err)
+int rv_qemu_domain_snapshot_list_names(rv_driver_conn *c,
+                                       const rv_domain_snapshot_list_names_args *args,
+                                       rv_domain_snapshot_list_names_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -929,9 +935,9 @@ int rv_qemu_domain_snapshot_list_names(rv_driver_conn *c, const rv_domain_snapsh
 }
 
 int rv_qemu_domain_snapshot_list_children_names(rv_driver_conn *c,
-                                        const rv_domain_snapshot_list_children_names_args *args,
-                                        rv_domain_snapshot_list_children_names_ret *ret,
-                                        rv_err *err)
+    const rv_domain_snapshot_list_children_names_args *args,
+                                                rv_domain_snapshot_list_children_names_ret *ret,
+                                                rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -948,8 +954,8 @@ int rv_qemu_domain_snapshot_list_children_names(rv_driver_conn *c,
 }
 
 int rv_qemu_domain_snapshot_lookup_by_name(rv_driver_conn *c,
-                                   const rv_domain_snapshot_lookup_by_name_args *args,
-                                   rv_domain_snapshot_lookup_by_name_ret *ret, rv_err *err)
+                                           const rv_domain_snapshot_lookup_by_name_args *args,
+                                           rv_domain_snapshot_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -964,8 +970,9 @@ int rv_qemu_domain_snapshot_lookup_by_name(rv_driver_conn *c,
     return put_snap(d, args->name, &ret->snap, err);
 }
 
-int rv_qemu_domain_has_current_snapshot(rv_driver_conn *c, const rv_domain_has_current_snapshot_args *args,
-                                rv_domain_has_current_snapshot_ret *ret, rv_err *err)
+int rv_qemu_domain_has_current_snapshot(rv_driver_conn *c,
+                                        const rv_domain_has_current_snapshot_args *args,
+                                        rv_domain_has_current_snapshot_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -977,7 +984,7 @@ int rv_qemu_domain_has_current_snapshot(rv_driver_conn *c, const rv_domain_has_c
 }
 
 int rv_qemu_domain_snapshot_current(rv_driver_conn *c, const rv_domain_snapshot_current_args *args,
-                            rv_domain_snapshot_current_ret *ret, rv_err *err)
+                                    rv_domain_snapshot_current_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -991,8 +998,9 @@ int rv_qemu_domain_snapshot_current(rv_driver_conn *c, const rv_domain_snapshot_
     return put_snap(d, q->tree.current->name, &ret->snap, err);
 }
 
-int rv_qemu_domain_snapshot_get_parent(rv_driver_conn *c, const rv_domain_snapshot_get_parent_args *args,
-                               rv_domain_snapshot_get_parent_ret *ret, rv_err *err)
+int rv_qemu_domain_snapshot_get_parent(rv_driver_conn *c,
+                                       const rv_domain_snapshot_get_parent_args *args,
+                                       rv_domain_snapshot_get_parent_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -1008,8 +1016,8 @@ int rv_qemu_domain_snapshot_get_parent(rv_driver_conn *c, const rv_domain_snapsh
 }
 
 int rv_qemu_domain_snapshot_num_children(rv_driver_conn *c,
-                                 const rv_domain_snapshot_num_children_args *args,
-                                 rv_domain_snapshot_num_children_ret *ret, rv_err *err)
+                                         const rv_domain_snapshot_num_children_args *args,
+                                         rv_domain_snapshot_num_children_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -1026,8 +1034,9 @@ int rv_qemu_domain_snapshot_num_children(rv_driver_conn *c,
     return 0;
 }
 
-int rv_qemu_domain_snapshot_is_current(rv_driver_conn *c, const rv_domain_snapshot_is_current_args *args,
-                               rv_domain_snapshot_is_current_ret *ret, rv_err *err)
+int rv_qemu_domain_snapshot_is_current(rv_driver_conn *c,
+                                       const rv_domain_snapshot_is_current_args *args,
+                                       rv_domain_snapshot_is_current_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -1041,8 +1050,8 @@ int rv_qemu_domain_snapshot_is_current(rv_driver_conn *c, const rv_domain_snapsh
 }
 
 int rv_qemu_domain_snapshot_has_metadata(rv_driver_conn *c,
-                                 const rv_domain_snapshot_has_metadata_args *args,
-                                 rv_domain_snapshot_has_metadata_ret *ret, rv_err *err)
+                                         const rv_domain_snapshot_has_metadata_args *args,
+                                         rv_domain_snapshot_has_metadata_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -1070,8 +1079,9 @@ static int put_list(const qemu_dom *d, rv_snap_rec **list, int n, int need,
     return 0;
 }
 
-int rv_qemu_domain_list_all_snapshots(rv_driver_conn *c, const rv_domain_list_all_snapshots_args *args,
-                              rv_domain_list_all_snapshots_ret *ret, rv_err *err)
+int rv_qemu_domain_list_all_snapshots(rv_driver_conn *c,
+                                      const rv_domain_list_all_snapshots_args *args,
+                                      rv_domain_list_all_snapshots_ret *ret, rv_err *err)
 {
     (void)c;
     qsnaps *q;
@@ -1089,8 +1099,9 @@ int rv_qemu_domain_list_all_snapshots(rv_driver_conn *c, const rv_domain_list_al
 }
 
 int rv_qemu_domain_snapshot_list_all_children(rv_driver_conn *c,
-                                      const rv_domain_snapshot_list_all_children_args *args,
-                                      rv_domain_snapshot_list_all_children_ret *ret, rv_err *err)
+                                              const rv_domain_snapshot_list_all_children_args *args,
+                                              rv_domain_snapshot_list_all_children_ret *ret,
+                                              rv_err *err)
 {
     (void)c;
     qsnaps *q;
