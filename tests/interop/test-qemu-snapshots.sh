@@ -9,7 +9,8 @@
 #   holds the memory state too), reverted (loadvm) and deleted (delvm);
 #   a raw disk is refused by name; reverting a running domain to a
 #   shut-off snapshot is refused; the metadata survives a restart of
-#   remvirtd.
+#   remvirtd; undefine refuses a domain with snapshots unless told to
+#   drop their metadata.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -123,8 +124,17 @@ V=(virsh -c "$QEMU_URI")
 expect "run1" "${V[@]}" snapshot-current snap --name
 expect "off1" "${V[@]}" snapshot-parent snap run1
 echo "ok   the snapshots are known again after a restart"
+refused "cannot delete inactive domain with 2 snapshots" "${V[@]}" undefine snap
 expect "Domain snapshot run1 deleted" "${V[@]}" snapshot-delete snap run1
 expect "Domain snapshot off1 deleted" "${V[@]}" snapshot-delete snap off1
 [ -z "$(image_snapshots "$disk")" ] || fail "left in the image: $(image_snapshots "$disk")"
 [ ! -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "metadata left behind"
 echo "ok   all gone from the image and the metadata"
+
+# Undefining with the metadata: the file goes, the image keeps the data.
+expect "Domain snapshot keep created" "${V[@]}" snapshot-create-as snap keep
+[ -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "no metadata file"
+"${V[@]}" undefine snap --snapshots-metadata > /dev/null
+[ ! -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "metadata left after undefine"
+[ "$(image_snapshots "$disk")" = "keep " ] || fail "the image lost its snapshot"
+echo "ok   undefine --snapshots-metadata dropped the metadata, not the image's snapshot"

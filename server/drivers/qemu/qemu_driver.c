@@ -624,6 +624,8 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
     if (!d->def)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot undefine transient domain");
+    if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
+        return -1;
     rv_dom_ref ref = { 0 };
     if (rv_qemu_dom_ref(d, &ref) < 0)
         return oom(err);

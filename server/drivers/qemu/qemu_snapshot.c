@@ -29,6 +29,7 @@
 #include <json-c/json.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 #include "server/drivers/snapshot_tree.h"
@@ -131,6 +132,9 @@ static int save_metadata(const qemu_dom *d, const qsnaps *q, rv_err *err)
     json_object *root = json_object_new_object(), *list = json_object_new_array();
     for (size_t i = 0; i < q->tree.n; i++)
         json_object_array_add(list, rec_to_json(q->tree.items[i]));
+    char uuid[RV_UUID_STRING_LEN];
+    rv_uuid_format(q->uuid, uuid);
+    json_object_object_add(root, "uuid", json_object_new_string(uuid));
     json_object_object_add(root, "snapshots", list);
     if (q->tree.current)
         json_object_object_add(root, "current", json_object_new_string(q->tree.current->name));
@@ -212,6 +216,16 @@ static void load_metadata(const qemu_dom *d, qsnaps *q)
                             ? (text[len] = '\0', json_tokener_parse(text)) : NULL;
     if (fd >= 0 && !root)
         RV_WARN("domain '%s': cannot read the snapshot metadata '%s'", dom_name(d), path);
+    /* A file left by an earlier domain of the same name is not this one's. */
+    char uuid[RV_UUID_STRING_LEN];
+    rv_uuid_format(q->uuid, uuid);
+    const char *owner = root ? get_str(root, "uuid") : NULL;
+    if (root && (!owner || strcmp(owner, uuid) != 0)) {
+        RV_WARN("domain '%s': '%s' belongs to domain %s, not to this one (%s): ignored",
+                dom_name(d), path, owner ? owner : "(none)", uuid);
+        json_object_put(root);
+        root = NULL;
+    }
     json_object *list = NULL;
     if (root && json_object_object_get_ex(root, "snapshots", &list) &&
         json_object_is_type(list, json_type_array)) {
@@ -252,6 +266,23 @@ static qsnaps *snaps_of(const qemu_dom *d, rv_err *err)
     q->next = all_snaps;
     all_snaps = q;
     return q;
+}
+
+int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *err)
+{
+    qsnaps *q = rv_qemu_dom_active(d) ? NULL : snaps_of(d, err);
+    if (!q)
+        return rv_qemu_dom_active(d) ? 0 : -1;
+    if (q->busy)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' is busy with another job",
+                    dom_name(d));
+    if (q->tree.n && !(flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot delete inactive domain with %zu "
+                    "snapshots", q->tree.n);
+    rv_snap_tree_clear(&q->tree);
+    return save_metadata(d, q, err);    /* removes the file */
 }
 
 void rv_qemu_snapshots_cleanup(void)

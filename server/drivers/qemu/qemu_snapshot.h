@@ -3,10 +3,14 @@
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_SNAPSHOT_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_SNAPSHOT_H
 
-#include "server/drivers/driver.h"
+#include "server/drivers/qemu/qemu_driver.h"
 
 /* Free the metadata read so far (daemon exit). */
 void rv_qemu_snapshots_cleanup(void);
+/* Before d is undefined: as libvirt, a shut-off domain with snapshots is
+ * refused unless flags has RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA, which
+ * drops their metadata (the images keep the snapshots). */
+int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *err);
 
 int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
                                        const rv_domain_snapshot_create_xml_args *args,
