@@ -83,6 +83,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
 	tests/integration/test-storage-xml-limits.sh \
+	tests/integration/test-snapshot-xml-limits.sh \
 	tests/integration/test-max-clients.sh \
 	tests/integration/test-max-requests.sh \
 	tests/integration/test-fd-limit.sh \
