@@ -2266,11 +2266,25 @@ static int cmd_snapshot_list(shell *sh, const command *cmd, const cmd_args *a)
     int n = -1, rc = -1;
     if (below && !(start = lookup_snapshot(cmd->name, dom, from, 1, &start_name)))
         goto out;
+    const char *from_root = tree ? start_name : NULL;   /* stays valid: start is in snaps */
+    /* A tree below --from has the snapshot itself as its root and, as
+     * virsh 9.0 prints it, its children (without --descendants). */
     n = start ? rv_domain_snapshot_list_all_children(start, &snaps, flags)
               : rv_domain_list_all_snapshots(dom, &snaps, flags);
     if (n < 0) {
         lib_error();
         goto out;
+    }
+    if (start && tree) {
+        rv_snap **more = realloc(snaps, ((size_t)n + 2) * sizeof(*snaps));
+        if (!more) {
+            error_line("out of memory");
+            goto out;
+        }
+        snaps = more;
+        snaps[n++] = start;
+        snaps[n] = NULL;
+        start = NULL;           /* freed with the list */
     }
     qsort(snaps, (size_t)n, sizeof(*snaps), compare_snaps);
     snap_facts *facts = calloc((size_t)n + 1, sizeof(*facts));
@@ -2285,8 +2299,8 @@ static int cmd_snapshot_list(shell *sh, const command *cmd, const cmd_args *a)
             lib_error();
             goto done;
         }
-        /* Below --from, the listed ones hang from it in the tree. */
-        if (start && facts[i].parent && strcmp(facts[i].parent, start_name) == 0 && tree) {
+        /* The --from snapshot is the tree's root. */
+        if (tree && from_root && strcmp(rv_domain_snapshot_get_name(snaps[i]), from_root) == 0) {
             free(facts[i].parent);
             facts[i].parent = NULL;
         }

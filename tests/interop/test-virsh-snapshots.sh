@@ -32,6 +32,8 @@ steps=(
     "snapshot-list test --current"
     "snapshot-list test --from s1"
     "snapshot-list test --from s1 --descendants"
+    "snapshot-list test --from s1 --tree"
+    "snapshot-list test --from s2 --tree"
     "snapshot-list test --active"
     "snapshot-list test --inactive"
     "snapshot-list test --internal"
