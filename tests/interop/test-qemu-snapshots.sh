@@ -131,6 +131,14 @@ expect "Domain snapshot off1 deleted" "${V[@]}" snapshot-delete snap off1
 [ ! -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "metadata left behind"
 echo "ok   all gone from the image and the metadata"
 
+# --metadata forgets a snapshot without touching the image.
+expect "Domain snapshot meta created" "${V[@]}" snapshot-create-as snap meta
+expect "Domain snapshot meta deleted" "${V[@]}" snapshot-delete snap meta --metadata
+[ "$(image_snapshots "$disk")" = "meta " ] || fail "the image lost meta"
+[ ! -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "metadata left after deleting meta's"
+qemu-img snapshot -d meta "$disk"
+echo "ok   delete --metadata left the image's snapshot"
+
 # Undefining with the metadata: the file goes, the image keeps the data.
 expect "Domain snapshot keep created" "${V[@]}" snapshot-create-as snap keep
 [ -e "$QEMU_DIR/etc/snapshot/snap.json" ] || fail "no metadata file"
