@@ -260,7 +260,7 @@ tests_unit_test_authfile_LDADD = libremvirt_common.la
 TESTS += tests/unit/test-header-pairs.sh
 EXTRA_DIST += tests/unit/test-header-pairs.sh
 AM_TESTS_ENVIRONMENT += RV_HEADER_CC='$(CC)'; export RV_HEADER_CC; \
-	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(CPPFLAGS) \
+	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(LIBXML2_CFLAGS) $(CPPFLAGS) \
 	$(AM_CFLAGS) $(CFLAGS)'; export RV_HEADER_CFLAGS;
 
 # ---------------------------------------------------------------- tests: the generated public API (client library)
