@@ -113,4 +113,16 @@ struct rvc_conn *rvc_vol_rpc(rv_vol *vol, const char *func);
 rv_nonnull_storage_vol rvc_vol_to_wire(const rv_vol *vol);
 rv_vol *rvc_vol_from_wire(rv_conn *conn, rv_nonnull_storage_vol *w);
 
+/* Domain snapshots (client/snapshot.c): a snapshot keeps its own copy of
+ * its domain's handle.  The struct is here because generated calls go
+ * from a snapshot to its connection. */
+struct rv_snap {
+    rv_conn *conn;
+    char *name;
+    rv_dom *dom;
+};
+struct rvc_conn *rvc_snap_rpc(rv_snap *snap, const char *func);
+rv_nonnull_domain_snapshot rvc_snap_to_wire(const rv_snap *snap);
+rv_snap *rvc_snap_from_wire(rv_conn *conn, rv_nonnull_domain_snapshot *w);
+
 #endif

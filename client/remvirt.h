@@ -30,6 +30,7 @@ typedef struct rv_dom rv_dom;
 typedef struct rv_net rv_net;     /* a virtual network */
 typedef struct rv_pool rv_pool;   /* a storage pool */
 typedef struct rv_vol rv_vol;     /* a storage volume */
+typedef struct rv_snap rv_snap;   /* a domain snapshot */
 
 /* The numbers that mean something on the wire (states, reasons, events,
  * flags, error codes), generated from protocol/rv_values.x. */
@@ -365,6 +366,21 @@ typedef struct rv_storage_vol_info {
     unsigned long long allocation;      /* bytes */
 } rv_storage_vol_info;
 int rv_storage_vol_get_info(rv_vol *vol, rv_storage_vol_info *info);
+
+/* ---- domain snapshots ---- */
+
+/* The domain's snapshots matching flags (RV_DOMAIN_SNAPSHOT_LIST_*,
+ * remvirt-values.gen.h; 0: all).  If snaps is not NULL it gets a
+ * NULL-terminated array: rv_domain_snapshot_free() each, then free() it.
+ * Returns how many. */
+int rv_domain_list_all_snapshots(rv_dom *dom, rv_snap ***snaps, unsigned int flags);
+/* The snapshot's children (with RV_DOMAIN_SNAPSHOT_LIST_DESCENDANTS all
+ * its descendants), the same way. */
+int rv_domain_snapshot_list_all_children(rv_snap *snap, rv_snap ***snaps, unsigned int flags);
+const char *rv_domain_snapshot_get_name(rv_snap *snap);  /* valid while snap lives */
+/* The snapshot's domain: valid while snap lives, not to be freed. */
+rv_dom *rv_domain_snapshot_get_domain(rv_snap *snap);
+void rv_domain_snapshot_free(rv_snap *snap);
 
 #include "remvirt-calls.gen.h"
 

@@ -1006,6 +1006,7 @@ HANDLES = {
     'rv_nonnull_network': ('rv_net', 'net', 'rvc_net'),
     'rv_nonnull_storage_pool': ('rv_pool', 'pool', 'rvc_pool'),
     'rv_nonnull_storage_vol': ('rv_vol', 'vol', 'rvc_vol'),
+    'rv_nonnull_domain_snapshot': ('rv_snap', 'snap', 'rvc_snap'),
 }
 
 

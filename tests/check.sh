@@ -37,8 +37,10 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libvirt-dev's libvirt-api.xml names every public function: the table of
 # libvirt's procedures is checked against it.
 # A hostile SSH server for the terminal test is written with paramiko.
-# The QMP client's test runs a real QEMU (qemu-system-x86); the QEMU
-# driver's storage pools make qcow2 images with qemu-img (qemu-utils).  The QEMU
+# The QMP client's test runs a real QEMU (qemu-system-x86).  The QEMU
+# driver's storage pools make qcow2 images with qemu-img, its snapshots of
+# shut-off guests run qemu-img, and their test writes and reads the disk
+# with qemu-io (qemu-utils).  The QEMU
 # driver's round trip runs virt-install --print-xml (virtinst).  Its guest
 # that boots is made by tests/tools/build-test-guest.sh from packages it
 # fetches with `apt-get download` (Debian's kernel, busybox-static).

@@ -83,6 +83,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
 	tests/integration/test-storage-xml-limits.sh \
+	tests/integration/test-snapshot-xml-limits.sh \
 	tests/integration/test-max-clients.sh \
 	tests/integration/test-max-requests.sh \
 	tests/integration/test-fd-limit.sh \
@@ -116,6 +117,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-virsh-storage.sh \
 	tests/interop/test-virsh-nodedev.sh \
+	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
@@ -136,10 +138,12 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-storage.sh \
 	tests/interop/test-qemu-storage-libvirtd.sh \
 	tests/interop/test-qemu-nodedev.sh \
-	tests/interop/test-qemu-network.sh
+	tests/interop/test-qemu-network.sh \
+	tests/interop/test-qemu-snapshots.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
-	tests/interop/python-checks.py
+	tests/interop/python-checks.py \
+	tests/interop/snapshot-checks.py
 
 # client uri unit test
 # Own CFLAGS so that client/uri.c gets an object of its own here (the
@@ -261,7 +265,7 @@ tests_unit_test_authfile_LDADD = libremvirt_common.la
 TESTS += tests/unit/test-header-pairs.sh
 EXTRA_DIST += tests/unit/test-header-pairs.sh
 AM_TESTS_ENVIRONMENT += RV_HEADER_CC='$(CC)'; export RV_HEADER_CC; \
-	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(CPPFLAGS) \
+	RV_HEADER_CFLAGS='$(TIRPC_CFLAGS) $(GNUTLS_CFLAGS) $(LIBSSH2_CFLAGS) $(LIBXML2_CFLAGS) $(CPPFLAGS) \
 	$(AM_CFLAGS) $(CFLAGS)'; export RV_HEADER_CFLAGS;
 
 # ---------------------------------------------------------------- tests: the generated public API (client library)

@@ -129,8 +129,8 @@ with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), e
                               if not line.startswith("#")) if len(cols) >= 4]
 API = {cols[1]: cols[2] for cols in ROWS}
 # ...from its API's module, as libvirtd: NETWORK for virNetwork*, STORAGE for
-# virStorage*, DOMAIN otherwise.
-MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE}
+# virStorage*, DOMAIN_SNAPSHOT (35) for the snapshot calls, DOMAIN otherwise.
+MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE, "snapshot": 35}
 ERR_DOMAIN = {cols[1]: MODULE_DOMAIN.get(cols[3], FROM_DOMAIN) for cols in ROWS}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
@@ -199,6 +199,9 @@ TARGETS = [RUNNING, PAUSED, INACTIVE]
 DEFAULT_POOL = rc.xdr_string("default-pool") + bytes.fromhex("dfe224cb28fb8dd0c4b264eb3f0f4566")
 rw.call_ok(NUM["STORAGE_VOL_CREATE_XML"], DEFAULT_POOL + rc.xdr_string(
     "<volume><name>ro-procs-vol</name><capacity>4096</capacity></volume>") + rc.xdr_uint(0))
+# A snapshot of the running domain: reverting to it or deleting it would show.
+rw.call_ok(NUM["DOMAIN_SNAPSHOT_CREATE_XML"], RUNNING + rc.xdr_string(
+    "<domainsnapshot><name>ro-procs-snap</name></domainsnapshot>") + rc.xdr_uint(0))
 
 
 def snapshot():
@@ -220,6 +223,9 @@ def snapshot():
                            ("DOMAIN_HAS_MANAGED_SAVE_IMAGE", wire + flags0)):
             facts[proc] = rc.Unpacker(rw.call_ok(NUM[proc], args)).int()
         facts["xml"] = rc.Unpacker(rw.call_ok(NUM["DOMAIN_GET_XML_DESC"], wire + flags0)).string()
+        snaps = rc.Unpacker(rw.call_ok(NUM["DOMAIN_SNAPSHOT_LIST_NAMES"],
+                                       wire + rc.xdr_int(1000) + flags0))
+        facts["snapshots"] = sorted(snaps.string() for _ in range(snaps.uint()))
         seen[d["name"]] = facts
     # The networks too: each one's state, flags and definition.
     u = rc.Unpacker(rw.call_ok(NUM["CONNECT_LIST_ALL_NETWORKS"], rc.xdr_int(1) + rc.xdr_uint(0)))
@@ -284,6 +290,7 @@ VALUE_OF_TYPE = {
                           bytes.fromhex("dd8fe8846c02601e7551cca97df1c5df"),
     "rv_storage_pool": rc.xdr_uint(0),  # optional pool: absent
     "rv_nonnull_storage_pool": DEFAULT_POOL,
+    "rv_nonnull_domain_snapshot": rc.xdr_string("ro-procs-snap") + RUNNING,
     "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +
                               rc.xdr_string("/default-pool/ro-procs-vol"),
     "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),

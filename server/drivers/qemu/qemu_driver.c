@@ -19,6 +19,7 @@
 #include "server/drivers/qemu/qemu_network.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/qemu/qemu_storage.h"
+#include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -143,6 +144,11 @@ static qemu_dom *dom_get(const rv_nonnull_domain *wire, rv_err *err)
     return d;
 }
 
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
+{
+    return dom_get(wire, err);
+}
+
 static int put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
@@ -243,6 +249,7 @@ static void qemu_cleanup(void)
         rv_qemu.doms = d->next;
         dom_free(d);
     }
+    rv_qemu_snapshots_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.binary);
@@ -624,6 +631,8 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
     if (!d->def)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot undefine transient domain");
+    if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
+        return -1;
     rv_dom_ref ref = { 0 };
     if (rv_qemu_dom_ref(d, &ref) < 0)
         return oom(err);
@@ -1197,5 +1206,22 @@ const rv_driver rv_qemu_driver = {
         .storage_vol_get_info = rv_qemu_storage_vol_get_info,
         .storage_vol_get_xml_desc = rv_qemu_storage_vol_get_xml_desc,
         .storage_vol_get_path = rv_qemu_storage_vol_get_path,
+        /* domain snapshots (qemu_snapshot.c) */
+        .domain_snapshot_create_xml = rv_qemu_domain_snapshot_create_xml,
+        .domain_snapshot_get_xml_desc = rv_qemu_domain_snapshot_get_xml_desc,
+        .domain_snapshot_num = rv_qemu_domain_snapshot_num,
+        .domain_snapshot_list_names = rv_qemu_domain_snapshot_list_names,
+        .domain_snapshot_lookup_by_name = rv_qemu_domain_snapshot_lookup_by_name,
+        .domain_has_current_snapshot = rv_qemu_domain_has_current_snapshot,
+        .domain_snapshot_current = rv_qemu_domain_snapshot_current,
+        .domain_revert_to_snapshot = rv_qemu_domain_revert_to_snapshot,
+        .domain_snapshot_delete = rv_qemu_domain_snapshot_delete,
+        .domain_snapshot_get_parent = rv_qemu_domain_snapshot_get_parent,
+        .domain_snapshot_num_children = rv_qemu_domain_snapshot_num_children,
+        .domain_snapshot_list_children_names = rv_qemu_domain_snapshot_list_children_names,
+        .domain_snapshot_is_current = rv_qemu_domain_snapshot_is_current,
+        .domain_snapshot_has_metadata = rv_qemu_domain_snapshot_has_metadata,
+        .domain_list_all_snapshots = rv_qemu_domain_list_all_snapshots,
+        .domain_snapshot_list_all_children = rv_qemu_domain_snapshot_list_all_children,
     },
 };

@@ -100,6 +100,8 @@ const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else de
 /* Has a definition, persistent or live: a domain with neither (undefined
  * or stopped, about to be dropped) is invisible to every call. */
 bool rv_qemu_dom_visible(const qemu_dom *d);
+/* The domain a wire reference names, or NULL with libvirt's error. */
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
 qemu_dom *rv_qemu_find_name(const char *name);
 /* Domain is running, paused, ... (has a process or is starting). */
 bool rv_qemu_dom_active(const qemu_dom *d);

@@ -1,6 +1,7 @@
 /* Storage pool and volume XML (see storage_xml.h).  libxml2's tree API;
  * the few paths the model reads are looked up child by child. */
 #include "server/drivers/test/storage_xml.h"
+#include "server/drivers/xml_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -73,136 +74,27 @@ static int oom(rv_err *err)
 
 /* ---- reading ---- */
 
-/* How much of a long line an error message shows on each side of the
- * error, so the message stays far below the wire's string limit. */
-enum { CONTEXT_MAX = 4096 };
-
-/* The message libvirt gives for a document libxml2 refuses:
- * "(NAME):LINE: what", the line holding the error ("(null)" when empty)
- * and a pointer under the column: a '-' for each character before it
- * (tabs copied, so it lines up), then '^'. */
-static void syntax_error(const char *xml, const char *docname, const xmlError *e, rv_err *err)
-{
-    char what[256] = "unknown error";
-    if (e && e->message)
-        snprintf(what, sizeof(what), "%s", e->message);
-    size_t l = strlen(what);
-    while (l > 0 && what[l - 1] == '\n')
-        what[--l] = '\0';
-    int line = e ? e->line : 0;
-    const char *p = xml;
-    for (int i = 1; i < line && p; i++)
-        if ((p = strchr(p, '\n')))
-            p++;
-    if (!p)
-        p = "";
-    size_t len = strcspn(p, "\n"), col = e && e->int2 > 0 ? (size_t)e->int2 - 1 : 0;
-    if (col > len)
-        col = len;
-    if (col > CONTEXT_MAX) {        /* the part of a long line around the error */
-        p += col - CONTEXT_MAX;
-        len -= col - CONTEXT_MAX;
-        col = CONTEXT_MAX;
-    }
-    if (len > col + CONTEXT_MAX)
-        len = col + CONTEXT_MAX;
-    char *pointer = malloc(col + 2);
-    if (!pointer) {
-        oom(err);
-        return;
-    }
-    for (size_t i = 0; i < col; i++)
-        pointer[i] = p[i] == '\t' ? '\t' : '-';
-    pointer[col] = '^';
-    pointer[col + 1] = '\0';
-    rv_err_set(err, RV_FROM_STORAGE, RV_ERR_XML_DETAIL, "(%s):%d: %s\n%.*s\n%s", docname, line,
-               what, len ? (int)len : 6, len ? p : "(null)", pointer);
-    free(pointer);
-}
-
 /* The document's root element called root (anything else refused as
  * libvirt refuses it); the document is the caller's to free. */
 static xmlNode *read_doc(const char *xml, const char *root, const char *docname, xmlDoc **docp,
                          rv_err *err)
 {
-    size_t len = strlen(xml);
-    *docp = NULL;
-    if (len > RV_STORAGE_XML_MAX) {
-        rv_err_set(err, RV_FROM_STORAGE, RV_ERR_XML_ERROR,
-                   "XML error: %s XML of %zu bytes is over the limit of %d", root, len,
-                   RV_STORAGE_XML_MAX);
-        return NULL;
-    }
-    /* No DTD at all: no external entities to fetch, no internal ones to expand. */
-    if (strstr(xml, "<!DOCTYPE")) {
-        rv_err_set(err, RV_FROM_STORAGE, RV_ERR_XML_ERROR,
-                   "XML error: %s XML may not have a DOCTYPE (DTDs and entities are refused)",
-                   root);
-        return NULL;
-    }
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        oom(err);
-        return NULL;
-    }
-    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
-    xmlDoc *doc = xmlCtxtReadMemory(ctxt, xml, (int)len, docname, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        syntax_error(xml, docname, xmlCtxtGetLastError(ctxt), err);
-        xmlFreeParserCtxt(ctxt);
-        return NULL;
-    }
-    xmlFreeParserCtxt(ctxt);
-    *docp = doc;
-    xmlNode *top = xmlDocGetRootElement(doc);
-    if (doc->intSubset || doc->extSubset) {
-        xml_error(err, "%s XML may not have a DOCTYPE", root);
-        return NULL;
-    }
-    if (!top || strcmp((const char *)top->name, root) != 0) {
-        /* From libvirt's XML helpers: error domain XML. */
-        rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
-                   "XML error: expecting root element of '%s', not '%s'", root,
-                   top ? (const char *)top->name : "");
-        return NULL;
-    }
-    return top;
+    return rv_lx_read(xml, RV_STORAGE_XML_MAX, root, docname, RV_FROM_STORAGE, docp, err);
 }
 
 static xmlNode *child(const xmlNode *n, const char *name)
 {
-    for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
-            return c;
-    return NULL;
+    return rv_lx_child(n, name);
 }
 
-/* An attribute, malloc'd, or NULL when absent (*failed set if out of memory). */
 static char *attr(const xmlNode *n, const char *name, int *failed)
 {
-    xmlChar *v = n ? xmlGetNoNsProp(n, (const xmlChar *)name) : NULL;
-    if (!v)
-        return NULL;
-    char *copy = strdup((const char *)v);
-    xmlFree(v);
-    if (!copy)
-        *failed = 1;
-    return copy;
+    return rv_lx_attr(n, name, failed);
 }
 
-/* XPath's string() of an element, malloc'd; NULL when the element is
- * absent or its text empty, as libvirt's virXPathString has it. */
 static char *text(const xmlNode *n, int *failed)
 {
-    xmlChar *raw = n ? xmlNodeGetContent(n) : NULL;
-    if (!raw)
-        return NULL;
-    char *copy = raw[0] ? strdup((const char *)raw) : NULL;
-    if (raw[0] && !copy)
-        *failed = 1;
-    xmlFree(raw);
-    return copy;
+    return rv_lx_text(n, failed);
 }
 
 /* libvirt's units: bytes by default, k/KiB/M/MiB... powers of 1024,

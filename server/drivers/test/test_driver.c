@@ -19,6 +19,7 @@
 #include "rv_packet.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_xml.h"
 
@@ -31,7 +32,6 @@ enum {
     REBOOT_ALL_METHODS = 0x1f,                  /* every RV_DOMAIN_REBOOT_* method */
     UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS = 0x3,  /* the two libvirt's test driver takes */
     MESSAGE_ALL = 0x3,                          /* every RV_DOMAIN_MESSAGE_* */
-    SNAPSHOT_LIST_ALL = 0x7ff,                  /* virDomainSnapshotListFlags */
     LIST_ALL_FILTERS = 0xffff,
     STATS_FILTERS = 0xff,
     STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
@@ -69,15 +69,6 @@ static const char default_domain_xml[] =
     "</devices>"
     "</domain>";
 
-typedef struct test_dom test_dom;
-struct test_dom {
-    rv_test_def *def;           /* what runs, or the only definition */
-    rv_test_def *next_def;      /* persistent definition waiting for the stop */
-    int id;                     /* -1 when not running */
-    int state, reason;          /* RV_DOMAIN_* and its reason */
-    int persistent;
-    test_dom *uuid_next, *name_next;    /* hash chains */
-};
 
 /* Every connection sees this one table, for the daemon's life. */
 static struct {
@@ -216,6 +207,7 @@ static void dom_free(test_dom *d)
 {
     rv_test_def_free(d->def);
     rv_test_def_free(d->next_def);
+    test_snaps_free(d->snaps);
     free(d);
 }
 
@@ -292,6 +284,26 @@ static void emit(const test_dom *d, int event, int detail)
     rv_driver_lifecycle_event(&rv_test_driver, &ref, event, detail);
 }
 
+void test_dom_emit(const test_dom *d, int event, int detail)
+{
+    emit(d, event, detail);
+}
+
+void test_dom_set_running(test_dom *d, int reason)
+{
+    if (d->id < 0)
+        d->id = take_id();
+    d->state = RV_DOMAIN_RUNNING;
+    d->reason = reason;
+}
+
+void test_dom_set_stopped(test_dom *d, int reason)
+{
+    d->id = -1;
+    d->state = RV_DOMAIN_SHUTOFF;
+    d->reason = reason;
+}
+
 static void dom_start(test_dom *d, int reason)
 {
     d->id = take_id();
@@ -302,14 +314,13 @@ static void dom_start(test_dom *d, int reason)
 }
 
 /* Stop d: a transient domain goes away, a waiting definition takes over. */
-static void dom_stop(test_dom *d, int reason)
+void test_dom_stop(test_dom *d, int reason, int detail)
 {
     RV_DEBUG("domain '%s' (id %d) stopped, reason %d", d->def->name, d->id, reason);
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->reason = reason;
-    emit(d, RV_EVENT_STOPPED, reason == RV_DOMAIN_SHUTOFF_DESTROYED ? RV_EVENT_STOPPED_DESTROYED
-                                                         : RV_EVENT_STOPPED_SHUTDOWN);
+    emit(d, RV_EVENT_STOPPED, detail);
     if (!d->persistent) {
         dom_remove(d);
         return;
@@ -319,6 +330,12 @@ static void dom_stop(test_dom *d, int reason)
         d->def = d->next_def;
         d->next_def = NULL;
     }
+}
+
+static void dom_stop(test_dom *d, int reason)
+{
+    test_dom_stop(d, reason, reason == RV_DOMAIN_SHUTOFF_DESTROYED ? RV_EVENT_STOPPED_DESTROYED
+                                                                   : RV_EVENT_STOPPED_SHUTDOWN);
 }
 
 /* What a guest's own poweroff or reboot leads to (<on_poweroff>,
@@ -351,6 +368,11 @@ static test_dom *dom_get(const rv_dom_ref *ref, rv_err *err)
              ref->name ? ref->name : "");
     }
     return d;
+}
+
+test_dom *test_dom_get(const rv_dom_ref *ref, rv_err *err)
+{
+    return dom_get(ref, err);
 }
 
 static int ref_fill(const test_dom *d, rv_dom_ref *out, rv_err *err)
@@ -524,8 +546,7 @@ static int state_ok(unsigned int flags, int state)
     return !(flags & all) || (flags & want);
 }
 
-/* No test domain has autostart, a managed save image, snapshots or
- * checkpoints. */
+/* No test domain has autostart, a managed save image or checkpoints. */
 static int dom_matches(const test_dom *d, unsigned int flags)
 {
     return pair_ok(flags, RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, dom_active(d)) &&
@@ -534,7 +555,8 @@ static int dom_matches(const test_dom *d, unsigned int flags)
            state_ok(flags, d->state) &&
            pair_ok(flags, RV_LIST_DOMAINS_MANAGEDSAVE, RV_LIST_DOMAINS_NO_MANAGEDSAVE, 0) &&
            pair_ok(flags, RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, 0) &&
-           pair_ok(flags, RV_LIST_DOMAINS_HAS_SNAPSHOT, RV_LIST_DOMAINS_NO_SNAPSHOT, 0) &&
+           pair_ok(flags, RV_LIST_DOMAINS_HAS_SNAPSHOT, RV_LIST_DOMAINS_NO_SNAPSHOT,
+                   test_snaps_count(d->snaps) > 0) &&
            pair_ok(flags, RV_LIST_DOMAINS_HAS_CHECKPOINT, RV_LIST_DOMAINS_NO_CHECKPOINT, 0);
 }
 
@@ -726,6 +748,11 @@ static int test_undefine(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int 
     if (check_flags(flags, UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS, "testDomainUndefineFlags",
                     err) < 0 || !(d = dom_get(dom, err)))
         return -1;
+    size_t nsnaps = test_snaps_count(d->snaps);
+    if (!dom_active(d) && nsnaps && !(flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA))
+        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot delete inactive domain with %zu "
+                    "snapshots", nsnaps);
     emit(d, RV_EVENT_UNDEFINED, RV_EVENT_UNDEFINED_REMOVED);
     if (!dom_active(d)) {
         dom_remove(d);
@@ -941,16 +968,6 @@ static int test_is_persistent(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *
     return d ? d->persistent : -1;
 }
 
-static int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags,
-                             rv_err *err)
-{
-    (void)c;
-    if (check_flags(flags, SNAPSHOT_LIST_ALL, "testDomainSnapshotNum", err) < 0 ||
-        !dom_get(dom, err))
-        return -1;
-    return 0;                       /* test domains have no snapshots */
-}
-
 static int test_has_managed_save_image(rv_driver_conn *c, const rv_dom_ref *dom,
                                        unsigned int flags, rv_err *err)
 {
@@ -1095,7 +1112,7 @@ const test_native rv_test_native = {
     .get_autostart = test_get_autostart,
     .is_active = test_is_active,
     .is_persistent = test_is_persistent,
-    .snapshot_num = test_snapshot_num,
+    .snapshot_num = test_snapshot_num,     /* test_snapshot.c */
     .has_managed_save_image = test_has_managed_save_image,
     .get_security_label = test_get_security_label,
     .get_messages = test_get_messages,

@@ -94,6 +94,33 @@ typedef struct test_dom_view {
 /* The domain the wire names, or -1 with libvirt's "no domain" error. */
 int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err *err);
 
+/* ---- a domain, for the families that change it (test_snapshot.c) ---- */
+
+typedef struct rv_snap_tree test_snaps;   /* server/drivers/snapshot_tree.h */
+typedef struct test_dom test_dom;
+struct test_dom {
+    rv_test_def *def;           /* what runs, or the only definition */
+    rv_test_def *next_def;      /* persistent definition waiting for the stop */
+    int id;                     /* -1 when not running */
+    int state, reason;          /* RV_DOMAIN_* and its reason */
+    int persistent;
+    test_snaps *snaps;          /* its snapshots (test_snapshot.c); NULL: none yet */
+    test_dom *uuid_next, *name_next;    /* hash chains */
+};
+
+/* The domain ref names (by uuid), or NULL with libvirt's error. */
+test_dom *test_dom_get(const rv_dom_ref *ref, rv_err *err);
+/* A lifecycle event about d to the subscribers. */
+void test_dom_emit(const test_dom *d, int event, int detail);
+/* Change d's state and reason, without events: running takes a new id
+ * unless d has one; stopped keeps a transient domain (the caller decides). */
+void test_dom_set_running(test_dom *d, int reason);
+void test_dom_set_stopped(test_dom *d, int reason);
+/* Stop d with the event STOPPED/detail: a transient domain is freed then
+ * (d must not be used after), a persistent one takes its waiting
+ * definition. */
+void test_dom_stop(test_dom *d, int reason, int detail);
+
 /* rv_test_driver (test_ops.c) shares these with rv_test_native. */
 int test_probe(const char *uri);
 int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);

@@ -8,6 +8,7 @@
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
+#include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_stats.h"
 
@@ -528,6 +529,22 @@ const rv_driver rv_test_driver = {
         .node_device_get_parent = test_node_device_get_parent,
         .node_device_num_of_caps = test_node_device_num_of_caps,
         .node_device_list_caps = test_node_device_list_caps,
+        /* domain snapshots (test_snapshot.c) */
+        .domain_snapshot_create_xml = test_domain_snapshot_create_xml,
+        .domain_snapshot_get_xml_desc = test_domain_snapshot_get_xml_desc,
+        .domain_snapshot_list_names = test_domain_snapshot_list_names,
+        .domain_snapshot_lookup_by_name = test_domain_snapshot_lookup_by_name,
+        .domain_has_current_snapshot = test_domain_has_current_snapshot,
+        .domain_snapshot_current = test_domain_snapshot_current,
+        .domain_revert_to_snapshot = test_domain_revert_to_snapshot,
+        .domain_snapshot_delete = test_domain_snapshot_delete,
+        .domain_snapshot_get_parent = test_domain_snapshot_get_parent,
+        .domain_snapshot_num_children = test_domain_snapshot_num_children,
+        .domain_snapshot_list_children_names = test_domain_snapshot_list_children_names,
+        .domain_snapshot_is_current = test_domain_snapshot_is_current,
+        .domain_snapshot_has_metadata = test_domain_snapshot_has_metadata,
+        .domain_list_all_snapshots = test_domain_list_all_snapshots,
+        .domain_snapshot_list_all_children = test_domain_snapshot_list_all_children,
         /* statistics, tuning and host interfaces (test_stats.c) */
         .domain_get_block_io_tune = test_stats_domain_get_block_io_tune,
         .domain_get_perf_events = test_stats_domain_get_perf_events,

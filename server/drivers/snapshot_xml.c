@@ -1,0 +1,147 @@
+/* Domain snapshot XML (see snapshot_xml.h). */
+#include "server/drivers/snapshot_xml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/drivers/xml_read.h"
+
+static int oom(rv_err *err)
+{
+    rv_err_set(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_NO_MEMORY, "out of memory");
+    return -1;
+}
+
+void rv_snapshot_request_clear(rv_snapshot_request *req)
+{
+    free(req->name);
+    free(req->description);
+    free(req->memory);
+    for (size_t i = 0; i < req->ndisks; i++) {
+        free(req->disks[i].name);
+        free(req->disks[i].snapshot);
+    }
+    free(req->disks);
+    memset(req, 0, sizeof(*req));
+}
+
+static int parse_disks(const xmlNode *disks, rv_snapshot_request *req, int *failed)
+{
+    size_t n = 0;
+    for (const xmlNode *c = disks ? disks->children : NULL; c; c = c->next)
+        n += c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, "disk") == 0;
+    if (!n)
+        return 0;
+    if (!(req->disks = calloc(n, sizeof(*req->disks))))
+        return -1;
+    for (const xmlNode *c = disks->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || strcmp((const char *)c->name, "disk") != 0)
+            continue;
+        rv_snapshot_disk *d = &req->disks[req->ndisks++];
+        d->name = rv_lx_attr(c, "name", failed);
+        d->snapshot = rv_lx_attr(c, "snapshot", failed);
+    }
+    return *failed ? -1 : 0;
+}
+
+int rv_snapshot_request_parse(const char *xml, rv_snapshot_request *out, rv_err *err)
+{
+    xmlDoc *doc = NULL;
+    int failed = 0;
+    memset(out, 0, sizeof(*out));
+    xmlNode *root = rv_lx_read(xml, RV_SNAPSHOT_XML_MAX, "domainsnapshot", "domain_snapshot",
+                               RV_FROM_DOMAIN_SNAPSHOT, &doc, err);
+    if (!root) {
+        xmlFreeDoc(doc);
+        return -1;
+    }
+    out->name = rv_lx_text(rv_lx_child(root, "name"), &failed);
+    out->description = rv_lx_text(rv_lx_child(root, "description"), &failed);
+    out->memory = rv_lx_attr(rv_lx_child(root, "memory"), "snapshot", &failed);
+    out->has_state = rv_lx_child(root, "state") != NULL;
+    out->has_creation_time = rv_lx_child(root, "creationTime") != NULL;
+    if (!failed)
+        parse_disks(rv_lx_child(root, "disks"), out, &failed);
+    xmlFreeDoc(doc);
+    if (failed) {
+        rv_snapshot_request_clear(out);
+        return oom(err);
+    }
+    return 0;
+}
+
+static void put_escaped(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '&': fputs("&amp;", fp); break;
+        case '\'': fputs("&apos;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        default: fputc(*s, fp);
+        }
+    }
+}
+
+static void element(FILE *fp, const char *indent, const char *name, const char *value)
+{
+    fprintf(fp, "%s<%s>", indent, name);
+    put_escaped(fp, value);
+    fprintf(fp, "</%s>\n", name);
+}
+
+/* text with every line indented by two more spaces. */
+static void put_indented(FILE *fp, const char *text)
+{
+    while (*text) {
+        size_t n = strcspn(text, "\n");
+        if (n)
+            fputs("  ", fp);
+        fwrite(text, 1, n, fp);
+        fputc('\n', fp);
+        text += n;
+        if (*text == '\n')
+            text++;
+    }
+}
+
+char *rv_snapshot_format(const rv_snapshot_view *v)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return NULL;
+    fputs("<domainsnapshot>\n", fp);
+    element(fp, "  ", "name", v->name);
+    if (v->description)
+        element(fp, "  ", "description", v->description);
+    element(fp, "  ", "state", v->state);
+    if (v->parent) {
+        fputs("  <parent>\n", fp);
+        element(fp, "    ", "name", v->parent);
+        fputs("  </parent>\n", fp);
+    }
+    fprintf(fp, "  <creationTime>%lld</creationTime>\n", v->creation_time);
+    fprintf(fp, "  <memory snapshot='%s'/>\n", v->memory);
+    if (v->ndisks) {
+        fputs("  <disks>\n", fp);
+        for (size_t i = 0; i < v->ndisks; i++) {
+            fputs("    <disk name='", fp);
+            put_escaped(fp, v->disks[i].name);
+            fprintf(fp, "' snapshot='%s'/>\n", v->disks[i].snapshot);
+        }
+        fputs("  </disks>\n", fp);
+    }
+    if (v->domain_xml)
+        put_indented(fp, v->domain_xml);
+    fputs("</domainsnapshot>\n", fp);
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

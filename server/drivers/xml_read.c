@@ -1,0 +1,133 @@
+/* Reading peer-sent XML with libxml2 (see xml_read.h). */
+#include "server/drivers/xml_read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+
+/* How much of a long line an error message shows on each side of the
+ * error, so the message stays far below the wire's string limit. */
+enum { CONTEXT_MAX = 4096 };
+
+/* The message libvirt gives for a document libxml2 refuses:
+ * "(NAME):LINE: what", the line holding the error ("(null)" when empty)
+ * and a pointer under the column: a '-' for each character before it
+ * (tabs copied, so it lines up), then '^'. */
+static void syntax_error(const char *xml, const char *docname, int from, const xmlError *e,
+                         rv_err *err)
+{
+    char what[256] = "unknown error";
+    if (e && e->message)
+        snprintf(what, sizeof(what), "%s", e->message);
+    size_t l = strlen(what);
+    while (l > 0 && what[l - 1] == '\n')
+        what[--l] = '\0';
+    int line = e ? e->line : 0;
+    const char *p = xml;
+    for (int i = 1; i < line && p; i++)
+        if ((p = strchr(p, '\n')))
+            p++;
+    if (!p)
+        p = "";
+    size_t len = strcspn(p, "\n"), col = e && e->int2 > 0 ? (size_t)e->int2 - 1 : 0;
+    if (col > len)
+        col = len;
+    if (col > CONTEXT_MAX) {        /* the part of a long line around the error */
+        p += col - CONTEXT_MAX;
+        len -= col - CONTEXT_MAX;
+        col = CONTEXT_MAX;
+    }
+    if (len > col + CONTEXT_MAX)
+        len = col + CONTEXT_MAX;
+    char *pointer = malloc(col + 2);
+    if (!pointer) {
+        rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < col; i++)
+        pointer[i] = p[i] == '\t' ? '\t' : '-';
+    pointer[col] = '^';
+    pointer[col + 1] = '\0';
+    rv_err_set(err, from, RV_ERR_XML_DETAIL, "(%s):%d: %s\n%.*s\n%s", docname, line, what,
+               len ? (int)len : 6, len ? p : "(null)", pointer);
+    free(pointer);
+}
+
+xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
+                    int from, xmlDoc **docp, rv_err *err)
+{
+    size_t len = strlen(xml);
+    *docp = NULL;
+    if (len > max) {
+        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML of %zu bytes is over the limit of %zu",
+                   root, len, max);
+        return NULL;
+    }
+    if (strstr(xml, "<!DOCTYPE")) {
+        rv_err_set(err, from, RV_ERR_XML_ERROR,
+                   "XML error: %s XML may not have a DOCTYPE (DTDs and entities are refused)",
+                   root);
+        return NULL;
+    }
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt) {
+        rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
+    xmlDoc *doc = xmlCtxtReadMemory(ctxt, xml, (int)len, docname, NULL,
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!doc) {
+        syntax_error(xml, docname, from, xmlCtxtGetLastError(ctxt), err);
+        xmlFreeParserCtxt(ctxt);
+        return NULL;
+    }
+    xmlFreeParserCtxt(ctxt);
+    *docp = doc;
+    xmlNode *top = xmlDocGetRootElement(doc);
+    if (doc->intSubset || doc->extSubset) {
+        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML may not have a DOCTYPE", root);
+        return NULL;
+    }
+    if (!top || strcmp((const char *)top->name, root) != 0) {
+        /* From libvirt's XML helpers: error domain XML. */
+        rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                   "XML error: expecting root element of '%s', not '%s'", root,
+                   top ? (const char *)top->name : "");
+        return NULL;
+    }
+    return top;
+}
+
+xmlNode *rv_lx_child(const xmlNode *n, const char *name)
+{
+    for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
+        if (c->type == XML_ELEMENT_NODE && strcmp((const char *)c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+char *rv_lx_attr(const xmlNode *n, const char *name, int *failed)
+{
+    xmlChar *v = n ? xmlGetNoNsProp(n, (const xmlChar *)name) : NULL;
+    if (!v)
+        return NULL;
+    char *copy = strdup((const char *)v);
+    xmlFree(v);
+    if (!copy)
+        *failed = 1;
+    return copy;
+}
+
+char *rv_lx_text(const xmlNode *n, int *failed)
+{
+    xmlChar *raw = n ? xmlNodeGetContent(n) : NULL;
+    if (!raw)
+        return NULL;
+    char *copy = raw[0] ? strdup((const char *)raw) : NULL;
+    if (raw[0] && !copy)
+        *failed = 1;
+    xmlFree(raw);
+    return copy;
+}

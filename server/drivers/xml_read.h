@@ -1,0 +1,33 @@
+/* Reading an XML document a peer sent, with libxml2 and safely: a size
+ * bound checked first, no DTD (so no entities to expand and nothing to
+ * fetch), no network, libxml2's own depth and size limits kept.  Errors
+ * read as libvirt's: a syntax error is VIR_ERR_XML_DETAIL "(NAME):LINE:
+ * what", the line and a pointer under the column; a wrong root element
+ * is VIR_ERR_XML_ERROR from the XML error domain.  Shared by the drivers'
+ * storage and snapshot XML. */
+#ifndef RV_SERVER_DRIVERS_XML_READ_H
+#define RV_SERVER_DRIVERS_XML_READ_H
+
+#include <stddef.h>
+
+#include <libxml/tree.h>
+
+#include "common/error.h"
+
+/* The root element of xml (NUL-terminated), which must be called root,
+ * with *docp the document for the caller to free (xmlFreeDoc; it may be
+ * set also on failure).  from: the error domain of the errors that are
+ * not libvirt's XML helpers' (RV_FROM_STORAGE, ...); max: the longest
+ * document accepted, in bytes. */
+xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
+                    int from, xmlDoc **docp, rv_err *err);
+
+/* The first child element called name, or NULL. */
+xmlNode *rv_lx_child(const xmlNode *n, const char *name);
+/* An attribute, malloc'd, or NULL when absent (*failed set if out of memory). */
+char *rv_lx_attr(const xmlNode *n, const char *name, int *failed);
+/* XPath's string() of an element, malloc'd; NULL when the element is
+ * absent or its text empty, as libvirt's virXPathString has it. */
+char *rv_lx_text(const xmlNode *n, int *failed);
+
+#endif
