@@ -9,6 +9,8 @@
  * removed, the domain is shut off with the reason chosen when its stop
  * began, and the job that was waiting for it is answered. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -689,6 +691,42 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
     return fd;
 }
 
+/* A graphics port another domain of ours has, or anyone has bound, is
+ * not free.  The live definitions hold the ports, so a stop frees them. */
+static bool graphics_port_free(int port, void *opaque)
+{
+    const qemu_dom *self = opaque;
+    for (const qemu_dom *o = rv_qemu.doms; o; o = o->next) {
+        if (o == self || !o->live)
+            continue;
+        if ((o->live->graphics.present && o->live->graphics.port == port) ||
+            (o->live->spice.present && o->live->spice.port == port))
+            return false;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    bool ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* The live definition's ports and channel sockets, before the command line. */
+static int prepare_live(qemu_dom *d, rv_err *err)
+{
+    char *prefix = rv_qemu_path(rv_qemu.run_dir, d->live->name, "");
+    if (!prefix) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = rv_qemu_devices_prepare_live(d->live, prefix, graphics_port_free, d, err);
+    free(prefix);
+    return rc;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -721,6 +759,7 @@ static void begin_start(qemu_dom *d)
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
     } else if (check_start(d->live, &err) == 0 && rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 &&
+               prepare_live(d, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
