@@ -109,7 +109,7 @@ static void test_full_round_trip(void)
                        "      <driver name='qemu' type='qcow2'/>\n"
                        "      <source file='/var/lib/images/a,b.qcow2'/>\n"
                        "      <target dev='vda' bus='virtio'/>\n"
-                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x0'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x06' function='0x0'/>\n"
                        "    </disk>\n");
     CHECK_STR_HAS(xml, "      <target dev='sda' bus='sata'/>\n      <readonly/>\n");
     CHECK_STR_HAS(xml, "      <driver name='qemu' type='raw'/>\n      <source file='/images/old.img'/>\n"
@@ -122,17 +122,21 @@ static void test_full_round_trip(void)
     CHECK_STR_HAS(xml, "    <serial type='pty'>\n      <target type='isa-serial' port='0'/>\n    </serial>\n"
                        "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
     /* Implicit devices as libvirt adds them; PCI addresses: video first. */
-    CHECK_STR_HAS(xml, "    <controller type='pci' index='0' model='pcie-root'/>\n"
+    CHECK_STR_HAS(xml, "    <controller type='usb' index='0' model='qemu-xhci'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x04' function='0x0'/>\n"
+                       "    </controller>\n"
+                       "    <controller type='pci' index='0' model='pcie-root'/>\n"
                        "    <controller type='sata' index='0'>\n"
-                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x04' function='0x0'/>\n");
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x0'/>\n");
     CHECK_STR_HAS(xml, "    <input type='mouse' bus='ps2'/>\n    <input type='keyboard' bus='ps2'/>\n"
                        "    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'>\n"
                        "      <listen type='address' address='127.0.0.1'/>\n    </graphics>\n"
-                       "    <video>\n      <model type='vga' vram='16384' heads='1' primary='yes'/>\n"
+                       "    <audio id='1' type='none'/>\n"
+                       "    <video>\n      <model type='cirrus' vram='16384' heads='1' primary='yes'/>\n"
                        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x0'/>\n"
                        "    </video>\n"
                        "    <memballoon model='virtio'>\n"
-                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x06' function='0x0'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x07' function='0x0'/>\n"
                        "    </memballoon>\n"
                        "  </devices>\n</domain>\n");
     CHECK(!strstr(xml, "comments"));
@@ -461,9 +465,9 @@ static void test_command_line(void)
                        "-uuid c7a5fdbd-cdaf-9455-926a-d65c16db1809 -machine q35,accel=kvm,acpi=off -m size=524288k "
                        "-smp 2 -no-user-config -nodefaults -S "
                        "-qmp unix:/run/x/mon,,itor.sock,server=on,wait=off ");
-    CHECK_STR_HAS(cmd, " -device ich9-ahci,id=sata0,bus=pcie.0,addr=0x4.0x0 ");
+    CHECK_STR_HAS(cmd, " -device qemu-xhci,id=usb,bus=pcie.0,addr=0x4.0x0 -device ich9-ahci,id=sata0,bus=pcie.0,addr=0x5.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/var/lib/images/a,,b.qcow2,format=qcow2,if=none,id=drive-vda "
-                       "-device virtio-blk-pci,drive=drive-vda,id=vda,bootindex=2,bus=pcie.0,addr=0x5.0x0 ");
+                       "-device virtio-blk-pci,drive=drive-vda,id=vda,bootindex=2,bus=pcie.0,addr=0x6.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/isos/install.iso,format=raw,if=none,id=drive-sda,media=cdrom,readonly=on "
                        "-device ide-cd,bus=sata0.0,drive=drive-sda,id=sda,bootindex=1 ");
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,drive=drive-hdb,id=hdb ");
@@ -471,7 +475,7 @@ static void test_command_line(void)
     CHECK_STR_HAS(cmd, " -netdev bridge,id=net1,br=br0 -device e1000,netdev=net1,id=nic1,mac=52:54:00:ab:cd:01,"
                        "bus=pcie.0,addr=0x3.0x0 ");
     CHECK_STR_HAS(cmd, " -chardev pty,id=charserial0 -device isa-serial,chardev=charserial0,id=serial0,index=0 ");
-    CHECK_STR_HAS(cmd, " -vnc 127.0.0.1:0,to=99 -device VGA,id=video0,vgamem_mb=16,bus=pcie.0,addr=0x1.0x0");
+    CHECK_STR_HAS(cmd, " -vnc 127.0.0.1:0,to=99 -audiodev none,id=audio1 -device cirrus-vga,id=video0,vgamem_mb=16,bus=pcie.0,addr=0x1.0x0");
     /* Each value is one argument: the name with a space stays whole. */
     CHECK_STR_EQ(argv[2], "guest=web & db,debug-threads=on");
     free(cmd);
@@ -498,7 +502,7 @@ static void test_command_line(void)
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     cmd = joined(argv);
-    CHECK_STR_HAS(cmd, " -vnc [::1]:5 -device VGA,id=video0,vgamem_mb=16,bus=pci.0,addr=0x2.0x0");
+    CHECK_STR_HAS(cmd, " -vnc [::1]:5 -audiodev none,id=audio1 -device cirrus-vga,id=video0,vgamem_mb=16,bus=pci.0,addr=0x2.0x0");
     free(cmd);
     rv_qemu_argv_free(argv);
     char *xml = rv_qemu_domain_format(def);

@@ -646,7 +646,8 @@ static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_er
     if (!find_controller(dev, RV_QEMU_CTRL_PCI, 0) &&
         add_controller(dev, RV_QEMU_CTRL_PCI, q35 ? RV_QEMU_PCIE_ROOT : RV_QEMU_PCI_ROOT, err) < 0)
         return -1;
-    if (usb_devices && !find_controller(dev, RV_QEMU_CTRL_USB, 0) &&
+    /* libvirt gives every x86 guest a USB controller (its tablet, say). */
+    if (!find_controller(dev, RV_QEMU_CTRL_USB, 0) &&
         add_controller(dev, RV_QEMU_CTRL_USB, q35 ? RV_QEMU_USB_QEMU_XHCI : RV_QEMU_USB_PIIX3_UHCI, err) < 0)
         return -1;
     if (dev->nchannels > 0 && !find_controller(dev, RV_QEMU_CTRL_VIRTIO_SERIAL, 0) &&
@@ -708,7 +709,7 @@ static int normalise_video(struct rv_qemu_domain_def *def, rv_err *err)
 {
     rv_qemu_devices *dev = &def->dev;
     if (dev->nvideos == 0 && (def->graphics.present || def->spice.present)) {
-        dev->videos[0] = (rv_qemu_video){ .model = RV_QEMU_VIDEO_VGA };
+        dev->videos[0] = (rv_qemu_video){ .model = RV_QEMU_VIDEO_CIRRUS };     /* libvirt 9.0's default */
         dev->nvideos = 1;
     }
     /* The primary one goes first, as libvirt keeps it. */
@@ -773,7 +774,8 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
             UNSUPPORTED("more than %d <input> elements", RV_QEMU_MAX_DEVICES);
         dev->inputs[dev->ninputs++] = (rv_qemu_input){ (rv_qemu_input_type)type, RV_QEMU_INPUT_PS2 };
     }
-    if (dev->nsounds > 0 && dev->audio < 0)
+    /* libvirt 9.0 adds an audio backend for sound and for graphics. */
+    if ((dev->nsounds > 0 || def->graphics.present || def->spice.present) && dev->audio < 0)
         dev->audio = def->spice.present ? 1 : 0;
     if (dev->audio == 1 && !def->spice.present)
         UNSUPPORTED("<audio type='spice'> without SPICE graphics");
