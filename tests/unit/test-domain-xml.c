@@ -465,7 +465,7 @@ static void test_command_line(void)
                        "-uuid c7a5fdbd-cdaf-9455-926a-d65c16db1809 -machine q35,accel=kvm,acpi=off -m size=524288k "
                        "-smp 2 -no-user-config -nodefaults -S "
                        "-qmp unix:/run/x/mon,,itor.sock,server=on,wait=off ");
-    CHECK_STR_HAS(cmd, " -device qemu-xhci,id=usb,bus=pcie.0,addr=0x4.0x0 -device ich9-ahci,id=sata0,bus=pcie.0,addr=0x5.0x0 ");
+    CHECK_STR_HAS(cmd, " -device qemu-xhci,id=usb,p2=15,p3=15,bus=pcie.0,addr=0x4.0x0 -device ich9-ahci,id=sata0,bus=pcie.0,addr=0x5.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/var/lib/images/a,,b.qcow2,format=qcow2,if=none,id=drive-vda "
                        "-device virtio-blk-pci,drive=drive-vda,id=vda,bootindex=2,bus=pcie.0,addr=0x6.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/isos/install.iso,format=raw,if=none,id=drive-sda,media=cdrom,readonly=on "
@@ -571,7 +571,8 @@ static void test_virt_install_devices(void)
         "    <controller type='pci' index='0' model='pci-root'/>\n",
         "    <controller type='virtio-serial' index='0'>\n",
         "<address type='virtio-serial' controller='0' bus='0' port='2'/>",
-        "    <input type='tablet' bus='usb'/>\n    <input type='mouse' bus='ps2'/>\n"
+        "    <input type='tablet' bus='usb'>\n      <address type='usb' bus='0' port='1'/>\n    </input>\n"
+        "    <input type='mouse' bus='ps2'/>\n"
         "    <input type='keyboard' bus='ps2'/>\n",
         "    <graphics type='spice' port='-1' autoport='yes' listen='127.0.0.1'>\n"
         "      <listen type='address' address='127.0.0.1'/>\n      <image compression='off'/>\n",
@@ -579,7 +580,7 @@ static void test_virt_install_devices(void)
         "    <audio id='1' type='spice'/>\n",
         "<model type='qxl' ram='65536' vram='65536' vgamem='16384' heads='1' primary='yes'/>\n"
         "      <address type='pci' domain='0x0000' bus='0x00' slot='0x02' function='0x0'/>\n",
-        "    <redirdev bus='usb' type='spicevmc'/>\n    <redirdev bus='usb' type='spicevmc'/>\n",
+        "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='3'/>\n",
         "    <rng model='virtio'>\n      <backend model='random'>/dev/urandom</backend>\n",
     };
     for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
@@ -608,7 +609,7 @@ static void test_virt_install_devices(void)
         "multifunction=on ",
         " -device virtio-serial-pci,id=virtio-serial0,bus=pci.0,addr=0x6.0x0 ",
         " -spice port=5901,addr=127.0.0.1,disable-ticketing=on,image-compression=off,seamless-migration=on ",
-        " -device usb-tablet,id=input0,bus=usb.0 ",
+        " -device usb-tablet,id=input0,bus=usb.0,port=1 ",
         " -audiodev spice,id=audio1 -device intel-hda,id=sound0,bus=pci.0,addr=0x4.0x0 "
         "-device hda-duplex,id=sound0-codec0,bus=sound0.0,cad=0,audiodev=audio1 ",
         " -device qxl-vga,id=video0,ram_size=67108864,vram_size=67108864,vgamem_mb=16,max_outputs=1,"
@@ -616,7 +617,7 @@ static void test_virt_install_devices(void)
         " -chardev spicevmc,id=charchannel0,name=vdagent -device virtserialport,bus=virtio-serial0.0,nr=1,"
         "chardev=charchannel0,id=channel0,name=com.redhat.spice.0 ",
         " -chardev socket,id=charchannel1,path=/run/x/dom.channel.1,server=on,wait=off ",
-        " -chardev spicevmc,id=charredir1,name=usbredir -device usb-redir,chardev=charredir1,id=redir1,bus=usb.0 ",
+        " -chardev spicevmc,id=charredir1,name=usbredir -device usb-redir,chardev=charredir1,id=redir1,bus=usb.0,port=3 ",
         " -object rng-random,id=objrng0,filename=/dev/urandom -device virtio-rng-pci,rng=objrng0,id=rng0,"
         "bus=pci.0,addr=0x8.0x0",
     };

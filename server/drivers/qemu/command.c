@@ -136,7 +136,8 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                     addf(b, "%s,masterbus=usb.0,firstport=%d,id=usb-companion%zu%s", usb_devices[c->model],
                          c->master_startport, i, pci(where, &c->addr, q35));
                 else
-                    addf(b, "%s,id=usb%s", usb_devices[c->model], pci(where, &c->addr, q35));
+                    addf(b, "%s,id=usb%s%s", usb_devices[c->model],
+                         c->model == RV_QEMU_USB_QEMU_XHCI ? ",p2=15,p3=15" : "", pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_VIRTIO_SERIAL:
                 add(b, "-device");
@@ -170,7 +171,7 @@ static void add_av_devices(argv_builder *b, const rv_qemu_domain_def *def, bool 
         if (dev->inputs[i].bus != RV_QEMU_INPUT_USB)
             continue;       /* PS/2: the machine's own */
         add(b, "-device");
-        addf(b, "%s,id=input%zu,bus=usb.0", usb_inputs[dev->inputs[i].type], i);
+        addf(b, "%s,id=input%zu,bus=usb.0,port=%u", usb_inputs[dev->inputs[i].type], i, dev->inputs[i].usb_port);
     }
     if (dev->audio >= 0) {
         add(b, "-audiodev");
@@ -237,7 +238,7 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
         add(b, "-chardev");
         addf(b, "spicevmc,id=charredir%zu,name=usbredir", i);
         add(b, "-device");
-        addf(b, "usb-redir,chardev=charredir%zu,id=redir%zu,bus=usb.0", i, i);
+        addf(b, "usb-redir,chardev=charredir%zu,id=redir%zu,bus=usb.0,port=%u", i, i, dev->redirdev_ports[i]);
     }
     for (size_t i = 0; i < dev->nrngs; i++) {
         add(b, "-object");

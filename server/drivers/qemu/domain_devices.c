@@ -93,6 +93,30 @@ int rv_qemu_parse_pci_address(const xmlNode *n, rv_qemu_pci_addr *addr, rv_err *
     return 0;
 }
 
+/* <address type='usb' bus='0' port='N'/>: N in *port. */
+static int parse_usb_address(const xmlNode *n, unsigned *port, rv_err *err)
+{
+    static const char *const attrs[] = { "type", "bus", "port", NULL };
+    static const char *const usb[] = { "usb", NULL };
+    unsigned long long bus, p;
+    if (*port)
+        BAD_XML("more than one <address> in a device");
+    if (rv_qx_empty_element(n, attrs, err) < 0 || rv_qx_attr_word(n, "type", usb, err) < 0 ||
+        attr_uint(n, "bus", 0, 0, 0, &bus, err) < 0 || attr_uint(n, "port", 1, 15, 0, &p, err) < 0)
+        return -1;
+    if (!p)
+        BAD_XML("a USB <address> needs a port");
+    *port = (unsigned)p;
+    return 0;
+}
+
+static int usb_child(const xmlNode *c, void *opaque, rv_err *err)
+{
+    if (!named(c, "address"))
+        return 0;
+    return parse_usb_address(c, opaque, err) < 0 ? -1 : 1;
+}
+
 /* The children of a device that has at most a PCI <address> (and what
  * more(), when given, accepts). */
 static int device_children(const xmlNode *n, rv_qemu_pci_addr *addr,
@@ -276,7 +300,8 @@ static int parse_input(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
         return -1;
     }
     free(b);
-    if (device_children(n, NULL, NULL, NULL, err) < 0)
+    in->usb_port = 0;
+    if (device_children(n, NULL, bus == RV_QEMU_INPUT_USB ? usb_child : NULL, &in->usb_port, err) < 0)
         return -1;
     in->type = (rv_qemu_input_type)type;
     in->bus = (rv_qemu_input_bus)bus;
@@ -407,7 +432,10 @@ static int parse_redirdev(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
     if (dev->nredirdevs == RV_QEMU_MAX_DEVICES)
         UNSUPPORTED("more than %d <redirdev> elements", RV_QEMU_MAX_DEVICES);
     if (rv_qx_check_attrs(n, attrs, err) < 0 || rv_qx_attr_word(n, "bus", usb, err) < 0 ||
-        rv_qx_attr_word(n, "type", spicevmc, err) < 0 || device_children(n, NULL, NULL, NULL, err) < 0)
+        rv_qx_attr_word(n, "type", spicevmc, err) < 0)
+        return -1;
+    dev->redirdev_ports[dev->nredirdevs] = 0;
+    if (device_children(n, NULL, usb_child, &dev->redirdev_ports[dev->nredirdevs], err) < 0)
         return -1;
     dev->nredirdevs++;
     return 0;
@@ -756,6 +784,54 @@ static int normalise_video(struct rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
+/* The ports of USB bus 0: how many the controller has (QEMU's numbers). */
+static unsigned usb_ports(const rv_qemu_devices *dev)
+{
+    for (size_t i = 0; i < dev->ncontrollers; i++) {
+        const rv_qemu_controller *c = &dev->controllers[i];
+        if (c->type != RV_QEMU_CTRL_USB || c->master_startport >= 0)
+            continue;
+        return c->model == RV_QEMU_USB_QEMU_XHCI ? 15 : c->model == RV_QEMU_USB_EHCI1 ? 6
+             : c->model == RV_QEMU_USB_PIIX3_UHCI ? 2 : 0;
+    }
+    return 0;
+}
+
+/* Each USB device's port, as libvirt numbers them: 1, 2, ... in order. */
+static int assign_usb_ports(struct rv_qemu_domain_def *def, rv_err *err)
+{
+    rv_qemu_devices *dev = &def->dev;
+    unsigned *ports[2 * RV_QEMU_MAX_DEVICES];
+    size_t n = 0;
+    for (size_t i = 0; i < dev->ninputs; i++)
+        if (dev->inputs[i].bus == RV_QEMU_INPUT_USB)
+            ports[n++] = &dev->inputs[i].usb_port;
+    for (size_t i = 0; i < dev->nredirdevs; i++)
+        ports[n++] = &dev->redirdev_ports[i];
+    unsigned max = usb_ports(dev), used = 0;     /* a bit per port */
+    for (size_t i = 0; i < n; i++) {
+        if (!*ports[i])
+            continue;
+        if (*ports[i] > max)
+            UNSUPPORTED("USB port %u: the USB controller has %u ports", *ports[i], max);
+        if (used & (1u << *ports[i]))
+            BAD_XML("two USB devices on port %u", *ports[i]);
+        used |= 1u << *ports[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (*ports[i])
+            continue;
+        unsigned p = 1;
+        while (p <= max && (used & (1u << p)))
+            p++;
+        if (p > max)
+            UNSUPPORTED("more USB devices than the USB controller's %u ports", max);
+        *ports[i] = p;
+        used |= 1u << p;
+    }
+    return 0;
+}
+
 int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
 {
     rv_qemu_devices *dev = &def->dev;
@@ -772,7 +848,7 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
             continue;
         if (dev->ninputs == RV_QEMU_MAX_DEVICES)
             UNSUPPORTED("more than %d <input> elements", RV_QEMU_MAX_DEVICES);
-        dev->inputs[dev->ninputs++] = (rv_qemu_input){ (rv_qemu_input_type)type, RV_QEMU_INPUT_PS2 };
+        dev->inputs[dev->ninputs++] = (rv_qemu_input){ (rv_qemu_input_type)type, RV_QEMU_INPUT_PS2, 0 };
     }
     /* libvirt 9.0 adds an audio backend for sound and for graphics. */
     if ((dev->nsounds > 0 || def->graphics.present || def->spice.present) && dev->audio < 0)
@@ -796,6 +872,8 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
             }
         dev->channels[i].port = port;
     }
+    if (assign_usb_ports(def, err) < 0)
+        return -1;
     for (size_t i = 0; i < def->ndisks; i++)
         if (def->disks[i].addr.set && def->disks[i].bus != RV_QEMU_BUS_VIRTIO)
             UNSUPPORTED("a PCI address on disk '%s', which is not on the virtio bus", def->disks[i].target);
@@ -908,9 +986,15 @@ static void format_one_graphics(FILE *fp, const rv_qemu_graphics *g, const char 
 void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *def)
 {
     const rv_qemu_devices *dev = &def->dev;
-    for (size_t i = 0; i < dev->ninputs; i++)
-        fprintf(fp, "    <input type='%s' bus='%s'/>\n", input_type_words[dev->inputs[i].type],
+    for (size_t i = 0; i < dev->ninputs; i++) {
+        fprintf(fp, "    <input type='%s' bus='%s'", input_type_words[dev->inputs[i].type],
                 input_bus_words[dev->inputs[i].bus]);
+        if (dev->inputs[i].usb_port)
+            fprintf(fp, ">\n      <address type='usb' bus='0' port='%u'/>\n    </input>\n",
+                    dev->inputs[i].usb_port);
+        else
+            fputs("/>\n", fp);
+    }
     format_one_graphics(fp, &def->graphics, "vnc");
     format_one_graphics(fp, &def->spice, "spice");
     for (size_t i = 0; i < dev->nsounds; i++) {
@@ -936,7 +1020,8 @@ void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *d
         fputs("    </video>\n", fp);
     }
     for (size_t i = 0; i < dev->nredirdevs; i++)
-        fputs("    <redirdev bus='usb' type='spicevmc'/>\n", fp);
+        fprintf(fp, "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='%u'/>\n"
+                    "    </redirdev>\n", dev->redirdev_ports[i]);
 }
 
 void rv_qemu_format_rngs(FILE *fp, const struct rv_qemu_domain_def *def)

@@ -67,6 +67,7 @@ typedef enum { RV_QEMU_INPUT_USB, RV_QEMU_INPUT_PS2 } rv_qemu_input_bus;
 typedef struct rv_qemu_input {
     rv_qemu_input_type type;
     rv_qemu_input_bus bus;
+    unsigned usb_port;          /* on USB bus 0; 0 for PS/2 */
 } rv_qemu_input;
 
 typedef enum { RV_QEMU_SOUND_ICH6, RV_QEMU_SOUND_ICH9, RV_QEMU_SOUND_AC97 } rv_qemu_sound_model;
@@ -104,6 +105,7 @@ typedef struct rv_qemu_devices {
     rv_qemu_channel channels[RV_QEMU_MAX_DEVICES];
     size_t nchannels;
     size_t nredirdevs;          /* usb spicevmc */
+    unsigned redirdev_ports[RV_QEMU_MAX_DEVICES];      /* their USB ports */
     rv_qemu_rng rngs[RV_QEMU_MAX_DEVICES];
     size_t nrngs;
     rv_qemu_pci_addr balloon_addr;

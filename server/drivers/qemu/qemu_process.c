@@ -376,12 +376,24 @@ static qemu_dom *dom_of(rv_qmp *qmp, void *opaque)
  * its error. */
 typedef void (*job_step_fn)(qemu_dom *d);
 
+/* A lifecycle event that goes with no state change of remvirtd's own. */
+static void emit_event(qemu_dom *d, int event, int detail)
+{
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
+    free(ref.name);
+}
+
 static void on_started(qemu_dom *d)
 {
     d->starting = false;
     bool paused = d->jobs->flags & RV_DOMAIN_START_PAUSED;
     RV_INFO("domain '%s' started (pid %d, id %d, %s)", dom_name(d), (int)d->pid, d->id,
             rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+    /* libvirtd reports the "cont" that lets the CPUs run first. */
+    if (!paused)
+        emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, RV_EVENT_STARTED,
                           RV_EVENT_STARTED_BOOTED);
     if (paused)
@@ -569,9 +581,13 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
                                   resuming ? RV_DOMAIN_RUNNING_UNPAUSED : RV_DOMAIN_RUNNING_UNKNOWN,
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
-    } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
-        /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
-         * remvirtd's own doing, not news: libvirtd ignores it too.) */
+    } else if (strcmp(name, "SHUTDOWN") == 0 && d->stopping) {
+        /* The SHUTDOWN that a destroy's "quit" causes: libvirtd 9.0 passes
+         * it on ("Shutdown Finished after host request") before the stop,
+         * but not a repeated one, after the guest's own. */
+        if (d->state != RV_DOMAIN_SHUTDOWN)
+            emit_event(d, RV_EVENT_SHUTDOWN, RV_EVENT_SHUTDOWN_HOST);
+    } else if (strcmp(name, "SHUTDOWN") == 0) {
         json_object *guest = NULL, *why = NULL;
         bool by_guest = data && json_object_object_get_ex(data, "guest", &guest) &&
                         json_object_get_boolean(guest);
