@@ -35,6 +35,29 @@ RV_LOG_CATEGORY("drivers.qemu.process");
 #define MONITOR_CONNECT_TIMEOUT 30.0
 
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque);
+/* The unix channel sockets a start chose (QEMU leaves them when killed). */
+static void remove_channel_sockets(const qemu_dom *d)
+{
+    if (!d->live)
+        return;
+    char *prefix = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".channel.");
+    for (size_t i = 0; prefix && i < d->live->dev.nchannels; i++) {
+        const char *path = d->live->dev.channels[i].path;
+        if (path && strncmp(path, prefix, strlen(prefix)) == 0)
+            unlink(path);
+    }
+    free(prefix);
+}
+
+/* A lifecycle event that goes with no state change of remvirtd's own. */
+static void emit_event(qemu_dom *d, int event, int detail)
+{
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
+    free(ref.name);
+}
+
 static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, double ts,
                          void *opaque);
 static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque);
@@ -176,6 +199,13 @@ static void process_gone(qemu_dom *d)
     RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
             failed_start ? " while starting" : "");
     rv_qemu_remove_runtime(name);
+    remove_channel_sockets(d);
+    /* A destroy makes QEMU report a host shutdown, which libvirtd 9.0
+     * passes on before "Stopped Destroyed" (but not after the guest's own
+     * shutdown).  Sent from here, after the process, so that it cannot be
+     * lost to the order in which its exit and its last words are seen. */
+    if (!failed_start && d->stop_detail == RV_EVENT_STOPPED_DESTROYED && d->state != RV_DOMAIN_SHUTDOWN)
+        emit_event(d, RV_EVENT_SHUTDOWN, RV_EVENT_SHUTDOWN_HOST);
     if (!failed_start)
         rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, d->stop_reason, RV_EVENT_STOPPED,
                               d->stop_detail);
@@ -376,15 +406,6 @@ static qemu_dom *dom_of(rv_qmp *qmp, void *opaque)
  * its error. */
 typedef void (*job_step_fn)(qemu_dom *d);
 
-/* A lifecycle event that goes with no state change of remvirtd's own. */
-static void emit_event(qemu_dom *d, int event, int detail)
-{
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) == 0)
-        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
-    free(ref.name);
-}
-
 static void on_started(qemu_dom *d)
 {
     d->starting = false;
@@ -581,13 +602,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
                                   resuming ? RV_DOMAIN_RUNNING_UNPAUSED : RV_DOMAIN_RUNNING_UNKNOWN,
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
-    } else if (strcmp(name, "SHUTDOWN") == 0 && d->stopping) {
-        /* The SHUTDOWN that a destroy's "quit" causes: libvirtd 9.0 passes
-         * it on ("Shutdown Finished after host request") before the stop,
-         * but not a repeated one, after the guest's own. */
-        if (d->state != RV_DOMAIN_SHUTDOWN)
-            emit_event(d, RV_EVENT_SHUTDOWN, RV_EVENT_SHUTDOWN_HOST);
-    } else if (strcmp(name, "SHUTDOWN") == 0) {
+    } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
+        /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
+         * reported when the process is gone: process_gone().) */
         json_object *guest = NULL, *why = NULL;
         bool by_guest = data && json_object_object_get_ex(data, "guest", &guest) &&
                         json_object_get_boolean(guest);
