@@ -628,8 +628,43 @@ static void test_virt_install_devices(void)
     rv_qemu_domain_free(def);
 }
 
+/* PIIX3's own controllers on pc keep their addresses on slot 1; q35's
+ * root ports number from 1 even without the root written. */
+static void test_builtin_controllers(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><controller type='ide'/>"
+                                       "<controller type='usb' model='piix3-uhci'/></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='usb' index='0' model='piix3-uhci'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x2'/>");
+    CHECK_STR_HAS(xml, "<controller type='ide' index='0'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x1'/>");
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    free(xml);
+    rv_qemu_domain_free(again);
+    rv_qemu_domain_free(def);
+
+    def = parse_ok("<domain type='qemu'><name>x</name><memory>1024</memory>"
+                   "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices>"
+                   "<controller type='pci' model='pcie-root-port'/><controller type='pci' model='pcie-root-port'/>"
+                   "</devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='pci' index='0' model='pcie-root'/>\n"
+                       "    <controller type='pci' index='1' model='pcie-root-port'>\n");
+    CHECK_STR_HAS(xml, "<controller type='pci' index='2' model='pcie-root-port'>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED("<domain type='qemu'><name>x</name><memory>1024</memory>"
+            "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices><controller type='ide'/>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "an IDE controller on machine 'q35'");
+}
+
 int main(void)
 {
+    test_builtin_controllers();
     test_virt_install_devices();
     test_full_round_trip();
     test_defaults();

@@ -207,7 +207,8 @@ static int parse_controller(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
          * but a USB companion belongs to the controller before it. */
         bool companion = type == RV_QEMU_CTRL_USB && ctl->model >= RV_QEMU_USB_UHCI1 &&
                          ctl->model <= RV_QEMU_USB_UHCI3;
-        index = 0;
+        /* (Index 0 of type pci is the root bus's.) */
+        index = type == RV_QEMU_CTRL_PCI && ctl->model == RV_QEMU_PCIE_ROOT_PORT ? 1 : 0;
         for (bool taken = true; taken; ) {
             taken = false;
             for (size_t i = 0; i < dev->ncontrollers && !companion; i++)
@@ -217,8 +218,6 @@ static int parse_controller(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
                     break;
                 }
         }
-        if (type == RV_QEMU_CTRL_PCI && ctl->model == RV_QEMU_PCIE_ROOT_PORT && index == 0)
-            index = 1;
     }
     ctl->index = (unsigned)index;
     if (ctl->type != RV_QEMU_CTRL_PCI && ctl->index != 0)
@@ -561,21 +560,30 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
     pci_bus bus = { { 0 } };
     bus.used[0] = 0xff;                                 /* the host bridge */
     bus.used[q35 ? 0x1f : 1] = 0xff;                    /* ICH9 LPC/SATA/SMBus, or PIIX3 */
-    /* piix3-uhci is PIIX3's own function 2 on pc. */
+    /* PIIX3's own functions on pc: IDE is 1.1 (normalise_controllers),
+     * piix3-uhci 1.2; slot 1 is reserved above, so they are not claimed. */
     for (size_t i = 0; i < dev->ncontrollers; i++) {
         rv_qemu_controller *c = &dev->controllers[i];
-        if (c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_PIIX3_UHCI && !q35 && !c->addr.set)
+        if (c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_PIIX3_UHCI && !q35) {
+            if (c->addr.set && !(c->addr.slot == 1 && c->addr.function == 2))
+                UNSUPPORTED("the piix3-uhci USB controller is PIIX3's, at 0000:00:01.2");
             c->addr = (rv_qemu_pci_addr){ .set = true, .slot = 1, .function = 2 };
+        }
     }
     /* Every address already given is claimed first; the rest fill in
      * around them, in libvirt's order. */
 #define CLAIM(a) \
     do { \
-        if ((a).set && !((a).slot == 1 && !q35 && (a).function == 2) && claim(&bus, &(a), err) < 0) \
+        if ((a).set && claim(&bus, &(a), err) < 0) \
             return -1; \
     } while (0)
-    for (size_t i = 0; i < dev->ncontrollers; i++)
-        CLAIM(dev->controllers[i].addr);
+    for (size_t i = 0; i < dev->ncontrollers; i++) {
+        const rv_qemu_controller *c = &dev->controllers[i];
+        bool piix3_part = !q35 && (c->type == RV_QEMU_CTRL_IDE ||
+                                   (c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_PIIX3_UHCI));
+        if (!piix3_part)
+            CLAIM(c->addr);
+    }
     for (size_t i = 0; i < dev->nvideos; i++)
         CLAIM(dev->videos[i].addr);
     for (size_t i = 0; i < dev->nsounds; i++)
@@ -666,9 +674,11 @@ static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_er
     bool usb_devices = dev->nredirdevs > 0;
     for (size_t i = 0; i < dev->ninputs; i++)
         usb_devices |= dev->inputs[i].bus == RV_QEMU_INPUT_USB;
-    bool sata_disks = false;
-    for (size_t i = 0; i < def->ndisks; i++)
+    bool sata_disks = false, ide_disks = false;
+    for (size_t i = 0; i < def->ndisks; i++) {
         sata_disks |= def->disks[i].bus == RV_QEMU_BUS_SATA;
+        ide_disks |= def->disks[i].bus == RV_QEMU_BUS_IDE;
+    }
 
     /* The implicit ones, as libvirt adds them. */
     if (!find_controller(dev, RV_QEMU_CTRL_PCI, 0) &&
@@ -680,6 +690,9 @@ static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_er
         return -1;
     if (dev->nchannels > 0 && !find_controller(dev, RV_QEMU_CTRL_VIRTIO_SERIAL, 0) &&
         add_controller(dev, RV_QEMU_CTRL_VIRTIO_SERIAL, 0, err) < 0)
+        return -1;
+    if (ide_disks && !q35 && !find_controller(dev, RV_QEMU_CTRL_IDE, 0) &&
+        add_controller(dev, RV_QEMU_CTRL_IDE, 0, err) < 0)
         return -1;
     if (sata_disks && !find_controller(dev, RV_QEMU_CTRL_SATA, 0) &&
         add_controller(dev, RV_QEMU_CTRL_SATA, 0, err) < 0)
