@@ -96,8 +96,8 @@ for set in spice vnc q35 headless; do
     case $set in
     spice)
         for want in "<controller type='usb' index='0' model='ich9-ehci1'>" "<model type='qxl' " \
-                    "<redirdev bus='usb' type='spicevmc'/>" "<sound model='ich6'>" "<audio id='1' type='spice'/>" \
-                    "<input type='tablet' bus='usb'/>" "name='com.redhat.spice.0'"; do
+                    "<redirdev bus='usb' type='spicevmc'>" "<address type='usb' bus='0' port='3'/>" "<sound model='ich6'>" "<audio id='1' type='spice'/>" \
+                    "<input type='tablet' bus='usb'>" "name='com.redhat.spice.0'"; do
             grep -qF "$want" "$OUT/$name.live" || { show "$OUT/$name.live"; fail "$set: no $want"; }
         done
         ;;
