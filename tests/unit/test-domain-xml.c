@@ -328,6 +328,12 @@ static void test_refusals(void)
             "unsupported type='tcp' of element <serial>");
     REFUSED(MIN_HEAD "<devices><serial type='file'/></devices></domain>", RV_ERR_XML_ERROR,
             "a file <serial> needs a <source path='...'>");
+    REFUSED(MIN_HEAD "<devices><serial type='file'><source path='/s'/><target port='9'/></serial></devices>"
+            "</domain>", RV_ERR_XML_ERROR, "invalid <serial> target port '9'");
+    REFUSED(MIN_HEAD "<devices><console type='file'><source path='/s'/><target port='9'/></console></devices>"
+            "</domain>", RV_ERR_XML_ERROR, "invalid <console> target port '9'");
+    REFUSED(MIN_HEAD "<devices><serial type='pty'/><console type='file'><source path='/s'/></console></devices>"
+            "</domain>", RV_ERR_CONFIG_UNSUPPORTED, "a <console> that is not the same as serial port 0");
     REFUSED("<domain type='xen'><name>x</name></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported domain type 'xen'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type arch='aarch64'>hvm</type>"

@@ -484,6 +484,7 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
  * in *file (malloc'd; NULL for a pty). */
 static int parse_char(const xmlNode *n, unsigned *port, char **file, rv_err *err)
 {
+    /* (On failure *file may be set: the caller frees it.) */
     static const char *const char_attrs[] = { "type", NULL };
     static const char *const serial_target[] = { "type", "port", NULL };
     static const char *const source_attrs[] = { "path", NULL };
@@ -654,9 +655,11 @@ static int parse_devices_loop(const xmlNode *devs, rv_qemu_domain_def *def, bool
                 return -1;
         } else if (named(c, "serial")) {
             unsigned port;
-            char *file;
-            if (parse_char(c, &port, &file, err) < 0)
+            char *file = NULL;
+            if (parse_char(c, &port, &file, err) < 0) {
+                free(file);
                 return -1;
+            }
             if (serial_ports[port]) {
                 free(file);
                 BAD_XML("two serial ports have the number %u", port);
