@@ -668,8 +668,43 @@ static void test_builtin_controllers(void)
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "an IDE controller on machine 'q35'");
 }
 
+/* <cpu mode>: what virt-install writes when KVM's domain capabilities
+ * offer host-passthrough; libvirt's defaults filled in. */
+static void test_cpu_mode(void)
+{
+    rv_qemu_domain_def *def = parse_ok("<domain type='kvm'><name>c</name><memory>1024</memory>"
+                                       "<os><type>hvm</type></os><cpu mode='host-passthrough'/></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='host-passthrough' check='none' migratable='on'/>\n");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/c.qmp", true };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -cpu host -m ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    def->virt_type = RV_QEMU_VIRT_QEMU;
+    CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
+    CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
+    CHECK_STR_HAS(err.message, "host-passthrough");
+    rv_err_clear(&err);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<cpu mode='host-model'/></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='host-model' check='partial'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported mode='custom' of element <cpu>");
+    REFUSED(MIN_HEAD "<cpu mode='host-model'><model>qemu64</model></cpu></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <model> in <cpu>");
+}
+
 int main(void)
 {
+    test_cpu_mode();
     test_builtin_controllers();
     test_virt_install_devices();
     test_full_round_trip();

@@ -326,6 +326,20 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, "-global");
         addf(&b, "%s.disable_s4=%d", pm_device, !def->suspend_to_disk);
     }
+    if (def->cpu_mode >= 0) {
+        bool kvm = def->virt_type == RV_QEMU_VIRT_KVM;
+        /* TCG has no host CPU to pass through (libvirt refuses it too). */
+        if (def->cpu_mode == RV_QEMU_CPU_HOST_PASSTHROUGH && !kvm) {
+            rv_qemu_argv_free(b.v);
+            free(e1);
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: CPU mode 'host-passthrough' needs a domain of type 'kvm'");
+            return NULL;
+        }
+        add(&b, "-cpu");
+        addf(&b, "%s%s", def->cpu_mode == RV_QEMU_CPU_MAXIMUM || !kvm ? "max" : "host",
+             def->cpu_migratable == 0 ? ",migratable=off" : "");
+    }
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
     add(&b, "-smp");

@@ -776,6 +776,8 @@ static int attr_word(const xmlNode *n, const char *name, const char *const *word
 }
 
 static const char *const on_off_words[] = { "off", "on", NULL };
+static const char *const cpu_mode_words[] = { "host-passthrough", "host-model", "maximum", NULL };
+static const char *const cpu_check_words[] = { "none", "partial", "full", NULL };
 static const char *const no_yes_words[] = { "no", "yes", NULL };
 
 /* An empty element: its attributes checked, no children. */
@@ -901,12 +903,12 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
-           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096 };
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
-        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM },
+        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
     };
     const xmlNode *c = NULL;
     int more;
@@ -974,6 +976,19 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "clock")) {
             if (parse_clock(c, def, err) < 0)
                 return -1;
+        } else if (named(c, "cpu")) {
+            static const char *const cpu_attrs[] = { "mode", "check", "migratable", NULL };
+            if (empty_element(c, cpu_attrs, err) < 0 ||
+                (def->cpu_mode = attr_word(c, "mode", cpu_mode_words, err)) < 0)
+                return -1;
+            xmlChar *check = xmlGetNoNsProp(c, (const xmlChar *)"check");
+            xmlChar *migratable = xmlGetNoNsProp(c, (const xmlChar *)"migratable");
+            bool has_check = check != NULL, has_migratable = migratable != NULL;
+            xmlFree(check);
+            xmlFree(migratable);
+            if ((has_check && (def->cpu_check = attr_word(c, "check", cpu_check_words, err)) < 0) ||
+                (has_migratable && (def->cpu_migratable = attr_word(c, "migratable", on_off_words, err)) < 0))
+                return -1;
         } else if (named(c, "pm")) {
             if (parse_pm(c, def, err) < 0)
                 return -1;
@@ -1024,6 +1039,13 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
         BAD_XML("invalid machine type '%s'", def->machine);
     if (def->nboot == 0)
         def->boot[def->nboot++] = RV_QEMU_BOOT_HD;
+    /* libvirt's defaults: host-model checks partially, the others not. */
+    if (def->cpu_mode >= 0 && def->cpu_check < 0)
+        def->cpu_check = def->cpu_mode == RV_QEMU_CPU_HOST_MODEL ? 1 : 0;
+    if (def->cpu_mode >= 0 && def->cpu_mode != RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable < 0)
+        def->cpu_migratable = 1;
+    if (def->cpu_mode == RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable >= 0)
+        UNSUPPORTED("migratable is for cpu mode host-passthrough or maximum, not host-model");
     for (size_t i = 0; i < def->ninterfaces; i++) {
         rv_qemu_interface *iface = &def->interfaces[i];
         if (!macs_given[i]) {
@@ -1096,6 +1118,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
         def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
+        def->cpu_mode = def->cpu_check = def->cpu_migratable = -1;
         def->dev.audio = -1;
     }
     if (!def)
@@ -1190,6 +1213,12 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         if (def->vmport >= 0)
             fprintf(fp, "    <vmport state='%s'/>\n", on_off_words[def->vmport]);
         fputs("  </features>\n", fp);
+    }
+    if (def->cpu_mode >= 0) {
+        fprintf(fp, "  <cpu mode='%s' check='%s'", cpu_mode_words[def->cpu_mode], cpu_check_words[def->cpu_check]);
+        if (def->cpu_migratable >= 0)
+            fprintf(fp, " migratable='%s'", on_off_words[def->cpu_migratable]);
+        fputs("/>\n", fp);
     }
     if (def->clock) {
         fprintf(fp, "  <clock offset='%s'>\n", def->clock_localtime ? "localtime" : "utc");

@@ -28,6 +28,7 @@ typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
 typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE } rv_qemu_net_type;
+typedef enum { RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM } rv_qemu_cpu_mode;
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
@@ -97,6 +98,9 @@ typedef struct rv_qemu_domain_def {
     int hpet;                   /* -1 unset, 0 present='no', 1 'yes' */
     /* <pm>: -1 unset, 0 enabled='no', 1 'yes'. */
     int suspend_to_mem, suspend_to_disk;
+    /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
+     * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
+    int cpu_mode, cpu_check, cpu_migratable;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
