@@ -41,7 +41,9 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # driver's storage pools make qcow2 images with qemu-img, its snapshots of
 # shut-off guests run qemu-img, and their test writes and reads the disk
 # with qemu-io (qemu-utils).  The QEMU
-# driver's round trip runs virt-install --print-xml (virtinst).  Its guest
+# driver's round trip runs virt-install (virtinst), and its side by side
+# runs libvirtd's own QEMU driver (libvirt-daemon-driver-qemu, which
+# libvirt-daemon depends on) in a private mount namespace.  Its guest
 # that boots is made by tests/tools/build-test-guest.sh from packages it
 # fetches with `apt-get download` (Debian's kernel, busybox-static).
 # The Java client (java/) builds with Maven on JDK 17; Maven fetches its

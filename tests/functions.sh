@@ -392,6 +392,54 @@ EOF
     fi
 }
 
+# start_libvirtd_qemu: a private libvirtd whose QEMU driver runs real
+# guests, for comparing with remvirtd's (see libvirt-wire-facts.md).  It
+# runs in a mount namespace of its own (tests/tools/libvirtd-qemu-ns.sh:
+# tmpfs on its state, config and run directories, a qemu.conf of ours)
+# under tests/tools/subreaper.py.  Sets LIBVIRTD_QEMU_URI,
+# LIBVIRTD_QEMU_URI_RO, LIBVIRTD_DIR and LIBVIRTD_LOG; skips when it
+# cannot run here, saying why.
+start_libvirtd_qemu()
+{
+    requires_root
+    requires libvirtd --version
+    requires qemu-system-x86_64 --version
+    [ -e /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so ] ||
+        skip "libvirtd's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
+    unshare --mount --propagation private true 2>/dev/null ||
+        skip "libvirtd's QEMU driver needs a private mount namespace here (unshare --mount failed)"
+    id libvirt-qemu > /dev/null 2>&1 || skip "libvirtd's QEMU driver needs the user libvirt-qemu"
+    [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd_qemu: a libvirtd is already running"
+    LIBVIRTD_DIR=$RV_TMP/libvirtd
+    mkdir -p "$LIBVIRTD_DIR"
+    cat > "$LIBVIRTD_DIR/libvirtd.conf" <<EOF
+unix_sock_dir = "$LIBVIRTD_DIR"
+unix_sock_rw_perms = "0777"
+auth_unix_rw = "none"
+auth_unix_ro = "none"
+log_outputs = "3:file:$LIBVIRTD_DIR/libvirtd.log"
+EOF
+    LIBVIRTD_SOCK=$LIBVIRTD_DIR/libvirt-sock
+    LIBVIRTD_LOG=$LIBVIRTD_DIR/libvirtd.log
+    LIBVIRTD_QEMU_URI="qemu+unix:///system?socket=$LIBVIRTD_SOCK"
+    LIBVIRTD_QEMU_URI_RO="qemu+unix:///system?socket=$LIBVIRTD_DIR/libvirt-sock-ro"
+    unshare --mount --propagation private sh "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LIBVIRTD_DIR" \
+        </dev/null >"$LIBVIRTD_DIR/stdout" 2>"$LIBVIRTD_DIR/stderr" &
+    LIBVIRTD_PID=$!
+    cleanup_fn stop_libvirtd
+    if ! wait_for $((RV_TIMEOUT * 3)) "libvirtd's socket" _rv_libvirtd_ready; then
+        _rv_show_file "$LIBVIRTD_DIR/stderr"
+        _rv_show_file "$LIBVIRTD_LOG"
+        fail "libvirtd did not start"
+    fi
+    # The QEMU driver may fail to load while libvirtd itself runs.
+    if ! virsh -c "$LIBVIRTD_QEMU_URI" uri > /dev/null 2> "$LIBVIRTD_DIR/uri.err"; then
+        _rv_show_file "$LIBVIRTD_DIR/uri.err"
+        _rv_show_file "$LIBVIRTD_LOG"
+        fail "libvirtd's QEMU driver does not answer"
+    fi
+}
+
 _rv_libvirtd_ready()
 {
     if ! kill -0 "$LIBVIRTD_PID" 2>/dev/null; then

@@ -83,20 +83,26 @@ echo "ok   a shutdown with on_poweroff restart: the same QEMU runs on"
 
 cat > "$OUT/expected" <<'EOF'
 event 'lifecycle' for domain 'g': Defined Added
+event 'lifecycle' for domain 'g': Resumed Unpaused
 event 'lifecycle' for domain 'g': Started Booted
 event 'lifecycle' for domain 'g': Shutdown Finished after guest request
 event 'lifecycle' for domain 'g': Stopped Shutdown
+event 'lifecycle' for domain 'g': Resumed Unpaused
 event 'lifecycle' for domain 'g': Started Booted
 event 'lifecycle' for domain 'g': Shutdown Finished after guest request
 event 'lifecycle' for domain 'g': Crashed Panicked
 event 'lifecycle' for domain 'g': Stopped Crashed
 event 'lifecycle' for domain 'p': Defined Added
+event 'lifecycle' for domain 'p': Resumed Unpaused
 event 'lifecycle' for domain 'p': Started Booted
 event 'lifecycle' for domain 'p': Crashed Panicked
+event 'lifecycle' for domain 'p': Shutdown Finished after host request
 event 'lifecycle' for domain 'p': Stopped Destroyed
 event 'lifecycle' for domain 'r': Defined Added
+event 'lifecycle' for domain 'r': Resumed Unpaused
 event 'lifecycle' for domain 'r': Started Booted
 event 'lifecycle' for domain 'r': Shutdown Finished after guest request
+event 'lifecycle' for domain 'r': Shutdown Finished after host request
 event 'lifecycle' for domain 'r': Stopped Destroyed
 EOF
 _last() { grep -q "domain 'r': Stopped" "$OUT/events"; }

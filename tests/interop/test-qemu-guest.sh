@@ -84,6 +84,7 @@ echo "ok   shutdown: the guest powered off, shut off (shutdown), its QEMU gone"
 
 cat > "$OUT/expected" <<'EOT'
 event 'lifecycle' for domain 'g': Defined Added
+event 'lifecycle' for domain 'g': Resumed Unpaused
 event 'lifecycle' for domain 'g': Started Booted
 event 'lifecycle' for domain 'g': Shutdown Finished after guest request
 event 'lifecycle' for domain 'g': Shutdown Finished after guest request

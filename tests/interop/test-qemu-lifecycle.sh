@@ -128,20 +128,29 @@ expect "Domain 'g1' has been undefined" "${V[@]}" undefine g1
 
 cat > "$OUT/expected" <<'EOF'
 event 'lifecycle' for domain 'g1': Defined Added
+event 'lifecycle' for domain 'g1': Resumed Unpaused
 event 'lifecycle' for domain 'g1': Started Booted
 event 'lifecycle' for domain 'g1': Suspended Paused
 event 'lifecycle' for domain 'g1': Resumed Unpaused
+event 'lifecycle' for domain 'g1': Shutdown Finished after host request
 event 'lifecycle' for domain 'g1': Stopped Destroyed
+event 'lifecycle' for domain 'g1': Resumed Unpaused
 event 'lifecycle' for domain 'g1': Started Booted
 event 'lifecycle' for domain 'g1': Suspended Paused
 event 'lifecycle' for domain 'g1': Resumed Unpaused
+event 'lifecycle' for domain 'g1': Shutdown Finished after host request
 event 'lifecycle' for domain 'g1': Stopped Destroyed
+event 'lifecycle' for domain 'g1': Resumed Unpaused
 event 'lifecycle' for domain 'g1': Started Booted
 event 'lifecycle' for domain 'g1': Suspended Paused
 event 'lifecycle' for domain 'g1': Resumed Unpaused
+event 'lifecycle' for domain 'g1': Shutdown Finished after host request
 event 'lifecycle' for domain 'g1': Stopped Destroyed
+event 'lifecycle' for domain 't1': Resumed Unpaused
 event 'lifecycle' for domain 't1': Started Booted
+event 'lifecycle' for domain 't1': Shutdown Finished after host request
 event 'lifecycle' for domain 't1': Stopped Destroyed
+event 'lifecycle' for domain 'g1': Resumed Unpaused
 event 'lifecycle' for domain 'g1': Started Booted
 event 'lifecycle' for domain 'g1': Stopped Failed
 event 'lifecycle' for domain 'g1': Undefined Removed

@@ -108,18 +108,36 @@ static void test_full_round_trip(void)
     CHECK_STR_HAS(xml, "    <disk type='file' device='disk'>\n"
                        "      <driver name='qemu' type='qcow2'/>\n"
                        "      <source file='/var/lib/images/a,b.qcow2'/>\n"
-                       "      <target dev='vda' bus='virtio'/>\n    </disk>\n");
+                       "      <target dev='vda' bus='virtio'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x06' function='0x0'/>\n"
+                       "    </disk>\n");
     CHECK_STR_HAS(xml, "      <target dev='sda' bus='sata'/>\n      <readonly/>\n");
     CHECK_STR_HAS(xml, "      <driver name='qemu' type='raw'/>\n      <source file='/images/old.img'/>\n"
                        "      <target dev='hdb' bus='ide'/>\n      <readonly/>\n");
     CHECK_STR_HAS(xml, "    <interface type='user'>\n      <mac address='52:54:00:");
     CHECK_STR_HAS(xml, "    <interface type='bridge'>\n      <mac address='52:54:00:ab:cd:01'/>\n"
-                       "      <source bridge='br0'/>\n      <model type='e1000'/>\n    </interface>\n");
+                       "      <source bridge='br0'/>\n      <model type='e1000'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x03' function='0x0'/>\n"
+                       "    </interface>\n");
     CHECK_STR_HAS(xml, "    <serial type='pty'>\n      <target type='isa-serial' port='0'/>\n    </serial>\n"
                        "    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n");
-    CHECK_STR_HAS(xml, "    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'>\n"
+    /* Implicit devices as libvirt adds them; PCI addresses: video first. */
+    CHECK_STR_HAS(xml, "    <controller type='usb' index='0' model='qemu-xhci'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x04' function='0x0'/>\n"
+                       "    </controller>\n"
+                       "    <controller type='pci' index='0' model='pcie-root'/>\n"
+                       "    <controller type='sata' index='0'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x0'/>\n");
+    CHECK_STR_HAS(xml, "    <input type='mouse' bus='ps2'/>\n    <input type='keyboard' bus='ps2'/>\n"
+                       "    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'>\n"
                        "      <listen type='address' address='127.0.0.1'/>\n    </graphics>\n"
-                       "    <memballoon model='virtio'/>\n"
+                       "    <audio id='1' type='none'/>\n"
+                       "    <video>\n      <model type='cirrus' vram='16384' heads='1' primary='yes'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x0'/>\n"
+                       "    </video>\n"
+                       "    <memballoon model='virtio'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x07' function='0x0'/>\n"
+                       "    </memballoon>\n"
                        "  </devices>\n</domain>\n");
     CHECK(!strstr(xml, "comments"));
 
@@ -146,7 +164,7 @@ static void test_defaults(void)
                        "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>restart</on_reboot>\n"
                        "  <on_crash>destroy</on_crash>\n  <devices>\n");
     CHECK_STR_HAS(xml, "<model type='virtio'/>");
-    CHECK_STR_HAS(xml, "    <memballoon model='virtio'/>\n  </devices>");   /* as libvirt adds */
+    CHECK_STR_HAS(xml, "    <memballoon model='virtio'>\n");   /* as libvirt adds */
     /* Two generated UUID/MACs are not the same (randomness is used). */
     CHECK(memcmp(def->interfaces[0].mac, def->interfaces[1].mac, 6) != 0);
     unsigned char zero[16] = { 0 };
@@ -259,11 +277,32 @@ static void test_refusals(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported name='tsc' of element <timer>");
     REFUSED(MIN_HEAD "<pm><suspend-to-mem enabled='no'><x/></suspend-to-mem></pm></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <x> in <suspend-to-mem>");
-    REFUSED(MIN_HEAD "<devices><video/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <video> in <devices>");
+    REFUSED(MIN_HEAD "<devices><video><model type='vmvga'/></video></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported type='vmvga' of element <model>");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
-            "<address type='pci'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <address> in <disk>");
+            "<address type='drive'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported type='drive' of element <address>");
+    REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <watchdog> in <devices>");
+    REFUSED(MIN_HEAD "<devices><controller type='usb' model='nec-xhci'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported <controller type='usb'> model 'nec-xhci'");
+    REFUSED(MIN_HEAD "<devices><controller type='fdc'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported type='fdc' of element <controller>");
+    REFUSED(MIN_HEAD "<devices><sound model='sb16'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported model='sb16' of element <sound>");
+    REFUSED(MIN_HEAD "<devices><channel type='spicevmc'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "a spicevmc <channel> without SPICE graphics");
+    REFUSED(MIN_HEAD "<devices><video><model type='qxl'/></video><video><model type='cirrus'/></video>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "a secondary video device of model 'cirrus'");
+    REFUSED(MIN_HEAD "<devices><controller type='pci' model='pcie-root-port'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "a pcie-root-port needs a q35 machine");
+    REFUSED(MIN_HEAD "<devices><rng model='virtio'><backend model='random'>/etc/passwd</backend></rng>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported rng source '/etc/passwd'");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' slot='3'/></interface>"
+            "<memballoon model='virtio'><address type='pci' slot='0x03'/></memballoon></devices></domain>",
+            RV_ERR_XML_ERROR, "PCI address 0000:00:03.0 is taken twice");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' bus='1' slot='3'/></interface>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "only the root bus");
     REFUSED(MIN_HEAD "<devices><disk type='block'><source dev='/dev/sda'/><target dev='vda'/></disk>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported disk type='block'");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a' startupPolicy='x'/>"
@@ -277,14 +316,24 @@ static void test_refusals(void)
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "cannot be on the virtio bus");
     REFUSED(MIN_HEAD "<devices><interface type='direct'><source dev='eth0'/></interface>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported interface type 'direct'");
-    REFUSED(MIN_HEAD "<devices><graphics type='spice'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported graphics type 'spice'");
+    REFUSED(MIN_HEAD "<devices><graphics type='sdl'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported type='sdl' of element <graphics>");
+    REFUSED(MIN_HEAD "<devices><graphics type='spice' tlsPort='5901'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported graphics tlsPort '5901'");
     REFUSED(MIN_HEAD "<devices><memballoon model='xen'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported memballoon model 'xen'");
     REFUSED(MIN_HEAD "<devices><memballoon model='virtio'><stats period='10'/></memballoon></devices></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <stats> in <memballoon>");
-    REFUSED(MIN_HEAD "<devices><serial type='file'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported <serial> type 'file'");
+    REFUSED(MIN_HEAD "<devices><serial type='tcp'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported type='tcp' of element <serial>");
+    REFUSED(MIN_HEAD "<devices><serial type='file'/></devices></domain>", RV_ERR_XML_ERROR,
+            "a file <serial> needs a <source path='...'>");
+    REFUSED(MIN_HEAD "<devices><serial type='file'><source path='/s'/><target port='9'/></serial></devices>"
+            "</domain>", RV_ERR_XML_ERROR, "invalid <serial> target port '9'");
+    REFUSED(MIN_HEAD "<devices><console type='file'><source path='/s'/><target port='9'/></console></devices>"
+            "</domain>", RV_ERR_XML_ERROR, "invalid <console> target port '9'");
+    REFUSED(MIN_HEAD "<devices><serial type='pty'/><console type='file'><source path='/s'/></console></devices>"
+            "</domain>", RV_ERR_CONFIG_UNSUPPORTED, "a <console> that is not the same as serial port 0");
     REFUSED("<domain type='xen'><name>x</name></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported domain type 'xen'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type arch='aarch64'>hvm</type>"
@@ -422,16 +471,17 @@ static void test_command_line(void)
                        "-uuid c7a5fdbd-cdaf-9455-926a-d65c16db1809 -machine q35,accel=kvm,acpi=off -m size=524288k "
                        "-smp 2 -no-user-config -nodefaults -S "
                        "-qmp unix:/run/x/mon,,itor.sock,server=on,wait=off ");
-    CHECK_STR_HAS(cmd, " -device ich9-ahci,id=sata0 ");
+    CHECK_STR_HAS(cmd, " -device qemu-xhci,id=usb,p2=15,p3=15,bus=pcie.0,addr=0x4.0x0 -device ich9-ahci,id=sata0,bus=pcie.0,addr=0x5.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/var/lib/images/a,,b.qcow2,format=qcow2,if=none,id=drive-vda "
-                       "-device virtio-blk-pci,drive=drive-vda,id=vda,bootindex=2 ");
+                       "-device virtio-blk-pci,drive=drive-vda,id=vda,bootindex=2,bus=pcie.0,addr=0x6.0x0 ");
     CHECK_STR_HAS(cmd, " -drive file=/isos/install.iso,format=raw,if=none,id=drive-sda,media=cdrom,readonly=on "
                        "-device ide-cd,bus=sata0.0,drive=drive-sda,id=sda,bootindex=1 ");
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,drive=drive-hdb,id=hdb ");
     CHECK_STR_HAS(cmd, " -netdev user,id=net0 -device virtio-net-pci,netdev=net0,id=nic0,mac=52:54:00:");
-    CHECK_STR_HAS(cmd, " -netdev bridge,id=net1,br=br0 -device e1000,netdev=net1,id=nic1,mac=52:54:00:ab:cd:01 ");
+    CHECK_STR_HAS(cmd, " -netdev bridge,id=net1,br=br0 -device e1000,netdev=net1,id=nic1,mac=52:54:00:ab:cd:01,"
+                       "bus=pcie.0,addr=0x3.0x0 ");
     CHECK_STR_HAS(cmd, " -chardev pty,id=charserial0 -device isa-serial,chardev=charserial0,id=serial0,index=0 ");
-    CHECK_STR_HAS(cmd, " -vnc 127.0.0.1:0,to=99 -device VGA,id=video0");
+    CHECK_STR_HAS(cmd, " -vnc 127.0.0.1:0,to=99 -audiodev none,id=audio1 -device cirrus-vga,id=video0,vgamem_mb=16,bus=pcie.0,addr=0x1.0x0");
     /* Each value is one argument: the name with a space stays whole. */
     CHECK_STR_EQ(argv[2], "guest=web & db,debug-threads=on");
     free(cmd);
@@ -458,7 +508,7 @@ static void test_command_line(void)
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     cmd = joined(argv);
-    CHECK_STR_HAS(cmd, " -vnc [::1]:5 -device VGA,id=video0");
+    CHECK_STR_HAS(cmd, " -vnc [::1]:5 -audiodev none,id=audio1 -device cirrus-vga,id=video0,vgamem_mb=16,bus=pci.0,addr=0x2.0x0");
     free(cmd);
     rv_qemu_argv_free(argv);
     char *xml = rv_qemu_domain_format(def);
@@ -481,7 +531,9 @@ static void test_command_line(void)
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,unit=1,drive=drive-hdb,id=hdb ");
     CHECK_STR_HAS(cmd, " -drive if=none,id=drive-hdc,media=cdrom,readonly=on "
                        "-device ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc ");
-    CHECK_STR_HAS(cmd, ",bootindex=1 -device virtio-balloon-pci,id=balloon0 -display none");
+    CHECK_STR_HAS(cmd, ",bootindex=1,bus=pci.0,addr=0x2.0x0 -device virtio-balloon-pci,id=balloon0,"
+                       "bus=pci.0,addr=0x3.0x0 -display none");
+    CHECK(!strstr(cmd, "-vnc") && !strstr(cmd, "-spice") && !strstr(cmd, "VGA"));
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
@@ -523,9 +575,175 @@ static void test_network_interface(void)
             "a network <interface> has no <source network='...'>");
 }
 
+/* What virt-install 4.1 writes for a small guest with SPICE (its USB
+ * controllers, channel, tablet, sound, QXL, redirdevs), read, given
+ * addresses, and turned into QEMU devices. */
+static const char virt_install_devices[] =
+    "<controller type='usb' model='ich9-ehci1'/>"
+    "<controller type='usb' model='ich9-uhci1'><master startport='0'/></controller>"
+    "<controller type='usb' model='ich9-uhci2'><master startport='2'/></controller>"
+    "<controller type='usb' model='ich9-uhci3'><master startport='4'/></controller>"
+    "<interface type='user'><mac address='52:54:00:9e:1a:d6'/><model type='e1000'/></interface>"
+    "<console type='pty'/>"
+    "<channel type='spicevmc'><target type='virtio' name='com.redhat.spice.0'/></channel>"
+    "<channel type='unix'><source mode='bind'/><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+    "<input type='tablet' bus='usb'/>"
+    "<graphics type='spice' port='-1' tlsPort='-1' autoport='yes'><image compression='off'/></graphics>"
+    "<sound model='ich6'/><video><model type='qxl'/></video>"
+    "<redirdev bus='usb' type='spicevmc'/><redirdev bus='usb' type='spicevmc'/>"
+    "<rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>";
+
+static bool always_free(int port, void *opaque)
+{
+    (void)opaque;
+    return port != 5900;    /* as if someone else had it */
+}
+
+static void test_virt_install_devices(void)
+{
+    char xml_in[4096];
+    snprintf(xml_in, sizeof(xml_in), MIN_HEAD "<devices>%s</devices></domain>", virt_install_devices);
+    rv_qemu_domain_def *def = parse_ok(xml_in);
+    char *xml = rv_qemu_domain_format(def);
+    const char *const want[] = {
+        "    <controller type='usb' index='0' model='ich9-ehci1'>\n"
+        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x7'/>\n",
+        "    <controller type='usb' index='0' model='ich9-uhci1'>\n      <master startport='0'/>\n"
+        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x0' multifunction='on'/>\n",
+        "    <controller type='pci' index='0' model='pci-root'/>\n",
+        "    <controller type='virtio-serial' index='0'>\n",
+        "<address type='virtio-serial' controller='0' bus='0' port='2'/>",
+        "    <input type='tablet' bus='usb'>\n      <address type='usb' bus='0' port='1'/>\n    </input>\n"
+        "    <input type='mouse' bus='ps2'/>\n"
+        "    <input type='keyboard' bus='ps2'/>\n",
+        "    <graphics type='spice' port='-1' autoport='yes' listen='127.0.0.1'>\n"
+        "      <listen type='address' address='127.0.0.1'/>\n      <image compression='off'/>\n",
+        "    <sound model='ich6'>\n      <address type='pci' domain='0x0000' bus='0x00' slot='0x04' function='0x0'/>\n",
+        "    <audio id='1' type='spice'/>\n",
+        "<model type='qxl' ram='65536' vram='65536' vgamem='16384' heads='1' primary='yes'/>\n"
+        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x02' function='0x0'/>\n",
+        "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='3'/>\n",
+        "    <rng model='virtio'>\n      <backend model='random'>/dev/urandom</backend>\n",
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        CHECK_STR_HAS(xml, want[i]);
+    /* The addresses stay: the normal form reads back the same. */
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    rv_qemu_domain_free(again);
+    free(xml);
+
+    /* At start: a port (5900 is taken here) and the agent's socket. */
+    rv_err err = { 0 };
+    CHECK_INT_EQ(rv_qemu_devices_prepare_live(def, "/run/x/dom", always_free, NULL, &err), 0);
+    CHECK_INT_EQ(def->spice.port, 5901);
+    CHECK_STR_EQ(def->dev.channels[1].path, "/run/x/dom.channel.1");
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false };
+    def->virt_type = RV_QEMU_VIRT_QEMU;
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    const char *const args[] = {
+        " -device ich9-usb-ehci1,id=usb,bus=pci.0,addr=0x5.0x7 ",
+        " -device ich9-usb-uhci1,masterbus=usb.0,firstport=0,id=usb-companion1,bus=pci.0,addr=0x5.0x0,"
+        "multifunction=on ",
+        " -device virtio-serial-pci,id=virtio-serial0,bus=pci.0,addr=0x6.0x0 ",
+        " -spice port=5901,addr=127.0.0.1,disable-ticketing=on,image-compression=off,seamless-migration=on ",
+        " -device usb-tablet,id=input0,bus=usb.0,port=1 ",
+        " -audiodev spice,id=audio1 -device intel-hda,id=sound0,bus=pci.0,addr=0x4.0x0 "
+        "-device hda-duplex,id=sound0-codec0,bus=sound0.0,cad=0,audiodev=audio1 ",
+        " -device qxl-vga,id=video0,ram_size=67108864,vram_size=67108864,vgamem_mb=16,max_outputs=1,"
+        "bus=pci.0,addr=0x2.0x0 ",
+        " -chardev spicevmc,id=charchannel0,name=vdagent -device virtserialport,bus=virtio-serial0.0,nr=1,"
+        "chardev=charchannel0,id=channel0,name=com.redhat.spice.0 ",
+        " -chardev socket,id=charchannel1,path=/run/x/dom.channel.1,server=on,wait=off ",
+        " -chardev spicevmc,id=charredir1,name=usbredir -device usb-redir,chardev=charredir1,id=redir1,bus=usb.0,port=3 ",
+        " -object rng-random,id=objrng0,filename=/dev/urandom -device virtio-rng-pci,rng=objrng0,id=rng0,"
+        "bus=pci.0,addr=0x8.0x0",
+    };
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        CHECK_STR_HAS(cmd, args[i]);
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+}
+
+/* PIIX3's own controllers on pc keep their addresses on slot 1; q35's
+ * root ports number from 1 even without the root written. */
+static void test_builtin_controllers(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><controller type='ide'/>"
+                                       "<controller type='usb' model='piix3-uhci'/></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='usb' index='0' model='piix3-uhci'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x2'/>");
+    CHECK_STR_HAS(xml, "<controller type='ide' index='0'>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x01' function='0x1'/>");
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    free(xml);
+    rv_qemu_domain_free(again);
+    rv_qemu_domain_free(def);
+
+    def = parse_ok("<domain type='qemu'><name>x</name><memory>1024</memory>"
+                   "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices>"
+                   "<controller type='pci' model='pcie-root-port'/><controller type='pci' model='pcie-root-port'/>"
+                   "</devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='pci' index='0' model='pcie-root'/>\n"
+                       "    <controller type='pci' index='1' model='pcie-root-port'>\n");
+    CHECK_STR_HAS(xml, "<controller type='pci' index='2' model='pcie-root-port'>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED("<domain type='qemu'><name>x</name><memory>1024</memory>"
+            "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices><controller type='ide'/>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "an IDE controller on machine 'q35'");
+}
+
+/* <cpu mode>: what virt-install writes when KVM's domain capabilities
+ * offer host-passthrough; libvirt's defaults filled in. */
+static void test_cpu_mode(void)
+{
+    rv_qemu_domain_def *def = parse_ok("<domain type='kvm'><name>c</name><memory>1024</memory>"
+                                       "<os><type>hvm</type></os><cpu mode='host-passthrough'/></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='host-passthrough' check='none' migratable='on'/>\n");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/c.qmp", true };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -cpu host -m ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    def->virt_type = RV_QEMU_VIRT_QEMU;
+    CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
+    CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
+    CHECK_STR_HAS(err.message, "host-passthrough");
+    rv_err_clear(&err);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<cpu mode='host-model'/></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='host-model' check='partial'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported mode='custom' of element <cpu>");
+    REFUSED(MIN_HEAD "<cpu mode='host-model'><model>qemu64</model></cpu></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <model> in <cpu>");
+}
+
 int main(void)
 {
     test_network_interface();
+    test_cpu_mode();
+    test_builtin_controllers();
+    test_virt_install_devices();
     test_full_round_trip();
     test_defaults();
     test_refusals();

@@ -84,9 +84,14 @@ static const char *esc(argv_builder *b, char **slot, const char *s)
     return *slot;
 }
 
-static bool machine_is_q35(const char *machine)
+/* ",bus=pci.0,addr=0xS.0xF" for a device at a, in buf; "" when a is unset. */
+static const char *pci(char buf[80], const rv_qemu_pci_addr *a, bool q35)
 {
-    return strncmp(machine, "q35", 3) == 0 || strstr(machine, "-q35") != NULL;
+    buf[0] = '\0';
+    if (a->set)
+        snprintf(buf, 80, ",bus=%s,addr=0x%x.0x%x%s", q35 ? "pcie.0" : "pci.0", a->slot, a->function,
+                 a->multifunction ? ",multifunction=on" : "");
+    return buf;
 }
 
 static const char *nic_device(const char *model)
@@ -94,6 +99,155 @@ static const char *nic_device(const char *model)
     if (strcmp(model, "virtio") == 0)
         return "virtio-net-pci";
     return model;   /* e1000, e1000e, rtl8139: QEMU's device names */
+}
+
+/* The controllers: PCIe root ports first (devices may sit behind them),
+ * then USB (EHCI before its companions), virtio-serial, SCSI, SATA.  The
+ * root bus and PIIX3's IDE are the machine's own. */
+static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool q35)
+{
+    static const char *const usb_devices[] = {
+        [RV_QEMU_USB_QEMU_XHCI] = "qemu-xhci", [RV_QEMU_USB_EHCI1] = "ich9-usb-ehci1",
+        [RV_QEMU_USB_UHCI1] = "ich9-usb-uhci1", [RV_QEMU_USB_UHCI2] = "ich9-usb-uhci2",
+        [RV_QEMU_USB_UHCI3] = "ich9-usb-uhci3", [RV_QEMU_USB_PIIX3_UHCI] = "piix3-usb-uhci",
+    };
+    const rv_qemu_devices *dev = &def->dev;
+    char where[80];
+    for (int pass = 0; pass < 3; pass++)
+        for (size_t i = 0; i < dev->ncontrollers; i++) {
+            const rv_qemu_controller *c = &dev->controllers[i];
+            bool port = c->type == RV_QEMU_CTRL_PCI && c->model == RV_QEMU_PCIE_ROOT_PORT;
+            bool usb_master = c->type == RV_QEMU_CTRL_USB && c->master_startport < 0;
+            int want = port ? 0 : usb_master ? 1 : 2;
+            if (want != pass)
+                continue;
+            if (port) {
+                add(b, "-device");
+                addf(b, "pcie-root-port,port=0x%x,chassis=%u,id=pci.%u%s", c->port, c->chassis, c->index,
+                     pci(where, &c->addr, q35));
+                continue;
+            }
+            switch (c->type) {
+            case RV_QEMU_CTRL_USB:
+                if (c->model == RV_QEMU_USB_NONE)
+                    break;
+                add(b, "-device");
+                if (c->master_startport >= 0)
+                    addf(b, "%s,masterbus=usb.0,firstport=%d,id=usb-companion%zu%s", usb_devices[c->model],
+                         c->master_startport, i, pci(where, &c->addr, q35));
+                else
+                    addf(b, "%s,id=usb%s%s", usb_devices[c->model],
+                         c->model == RV_QEMU_USB_QEMU_XHCI ? ",p2=15,p3=15" : "", pci(where, &c->addr, q35));
+                break;
+            case RV_QEMU_CTRL_VIRTIO_SERIAL:
+                add(b, "-device");
+                addf(b, "virtio-serial-pci,id=virtio-serial0%s", pci(where, &c->addr, q35));
+                break;
+            case RV_QEMU_CTRL_SCSI:
+                add(b, "-device");
+                addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
+                break;
+            case RV_QEMU_CTRL_SATA:
+                add(b, "-device");
+                addf(b, "ich9-ahci,id=sata0%s", pci(where, &c->addr, q35));
+                break;
+            default:
+                break;
+            }
+        }
+}
+
+/* Inputs, sound with its audio backend, video. */
+static void add_av_devices(argv_builder *b, const rv_qemu_domain_def *def, bool q35)
+{
+    static const char *const usb_inputs[] = {
+        [RV_QEMU_INPUT_TABLET] = "usb-tablet", [RV_QEMU_INPUT_MOUSE] = "usb-mouse",
+        [RV_QEMU_INPUT_KEYBOARD] = "usb-kbd",
+    };
+    static const char *const hda[] = { [RV_QEMU_SOUND_ICH6] = "intel-hda", [RV_QEMU_SOUND_ICH9] = "ich9-intel-hda" };
+    const rv_qemu_devices *dev = &def->dev;
+    char where[80];
+    for (size_t i = 0; i < dev->ninputs; i++) {
+        if (dev->inputs[i].bus != RV_QEMU_INPUT_USB)
+            continue;       /* PS/2: the machine's own */
+        add(b, "-device");
+        addf(b, "%s,id=input%zu,bus=usb.0,port=%u", usb_inputs[dev->inputs[i].type], i, dev->inputs[i].usb_port);
+    }
+    if (dev->audio >= 0) {
+        add(b, "-audiodev");
+        addf(b, "%s,id=audio1", dev->audio == 1 ? "spice" : "none");
+    }
+    for (size_t i = 0; i < dev->nsounds; i++) {
+        const rv_qemu_sound *s = &dev->sounds[i];
+        add(b, "-device");
+        if (s->model == RV_QEMU_SOUND_AC97) {
+            addf(b, "AC97,id=sound%zu,audiodev=audio1%s", i, pci(where, &s->addr, q35));
+            continue;
+        }
+        addf(b, "%s,id=sound%zu%s", hda[s->model], i, pci(where, &s->addr, q35));
+        add(b, "-device");
+        addf(b, "hda-duplex,id=sound%zu-codec0,bus=sound%zu.0,cad=0,audiodev=audio1", i, i);
+    }
+    for (size_t i = 0; i < dev->nvideos; i++) {
+        const rv_qemu_video *v = &dev->videos[i];
+        const char *w = pci(where, &v->addr, q35);
+        switch (v->model) {
+        case RV_QEMU_VIDEO_QXL:
+            add(b, "-device");
+            addf(b, "%s,id=video%zu,ram_size=%llu,vram_size=%llu,vgamem_mb=%llu,max_outputs=%u%s",
+                 i == 0 ? "qxl-vga" : "qxl", i, v->ram_kib * 1024, v->vram_kib * 1024, v->vgamem_kib / 1024,
+                 v->heads, w);
+            break;
+        case RV_QEMU_VIDEO_VIRTIO:
+            add(b, "-device");
+            addf(b, "%s,id=video%zu,max_outputs=%u%s", i == 0 ? "virtio-vga" : "virtio-gpu-pci", i, v->heads, w);
+            break;
+        case RV_QEMU_VIDEO_VGA:
+        case RV_QEMU_VIDEO_CIRRUS:
+        case RV_QEMU_VIDEO_BOCHS:
+            add(b, "-device");
+            addf(b, "%s,id=video%zu,vgamem_mb=%llu%s",
+                 v->model == RV_QEMU_VIDEO_VGA ? "VGA" : v->model == RV_QEMU_VIDEO_CIRRUS ? "cirrus-vga"
+                                                                                          : "bochs-display",
+                 i, v->vram_kib / 1024, w);
+            break;
+        case RV_QEMU_VIDEO_NONE:
+            break;
+        }
+    }
+}
+
+/* Channels on virtio-serial, USB redirection, random number generators. */
+static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def, bool q35)
+{
+    const rv_qemu_devices *dev = &def->dev;
+    char where[80], *e = NULL, *e2 = NULL;
+    for (size_t i = 0; i < dev->nchannels; i++) {
+        const rv_qemu_channel *ch = &dev->channels[i];
+        add(b, "-chardev");
+        if (ch->type == RV_QEMU_CHANNEL_SPICEVMC)
+            addf(b, "spicevmc,id=charchannel%zu,name=vdagent", i);
+        else
+            addf(b, "socket,id=charchannel%zu,path=%s,server=on,wait=off", i,
+                 esc(b, &e, ch->path ? ch->path : ""));
+        add(b, "-device");
+        addf(b, "virtserialport,bus=virtio-serial0.0,nr=%u,chardev=charchannel%zu,id=channel%zu,name=%s",
+             ch->port, i, i, esc(b, &e2, ch->name));
+    }
+    for (size_t i = 0; i < dev->nredirdevs; i++) {
+        add(b, "-chardev");
+        addf(b, "spicevmc,id=charredir%zu,name=usbredir", i);
+        add(b, "-device");
+        addf(b, "usb-redir,chardev=charredir%zu,id=redir%zu,bus=usb.0,port=%u", i, i, dev->redirdev_ports[i]);
+    }
+    for (size_t i = 0; i < dev->nrngs; i++) {
+        add(b, "-object");
+        addf(b, "rng-random,id=objrng%zu,filename=%s", i, esc(b, &e, dev->rngs[i].backend));
+        add(b, "-device");
+        addf(b, "virtio-rng-pci,rng=objrng%zu,id=rng%zu%s", i, i, pci(where, &dev->rngs[i].addr, q35));
+    }
+    free(e);
+    free(e2);
 }
 
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err)
@@ -111,7 +265,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
                        def->interfaces[i].network, def->name);
             return NULL;
         }
-    bool q35 = machine_is_q35(def->machine);
+    bool q35 = rv_qemu_machine_is_q35(def->machine);
     unsigned ide_max = q35 ? 6 : 4, sata_max = 6;
     unsigned nide = 0, nsata = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
@@ -145,6 +299,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
 
     argv_builder b = { 0 };
     char *e1 = NULL, *e2 = NULL;
+    char where[80];
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(def->uuid, uuid);
 
@@ -169,7 +324,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, "-global");
         add(&b, "kvm-pit.lost_tick_policy=delay");
     }
-    const char *pm_device = machine_is_q35(def->machine) ? "ICH9-LPC" : "PIIX4_PM";
+    const char *pm_device = rv_qemu_machine_is_q35(def->machine) ? "ICH9-LPC" : "PIIX4_PM";
     if (def->suspend_to_mem >= 0) {
         add(&b, "-global");
         addf(&b, "%s.disable_s3=%d", pm_device, !def->suspend_to_mem);
@@ -177,6 +332,20 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     if (def->suspend_to_disk >= 0) {
         add(&b, "-global");
         addf(&b, "%s.disable_s4=%d", pm_device, !def->suspend_to_disk);
+    }
+    if (def->cpu_mode >= 0) {
+        bool kvm = def->virt_type == RV_QEMU_VIRT_KVM;
+        /* TCG has no host CPU to pass through (libvirt refuses it too). */
+        if (def->cpu_mode == RV_QEMU_CPU_HOST_PASSTHROUGH && !kvm) {
+            rv_qemu_argv_free(b.v);
+            free(e1);
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: CPU mode 'host-passthrough' needs a domain of type 'kvm'");
+            return NULL;
+        }
+        add(&b, "-cpu");
+        addf(&b, "%s%s", def->cpu_mode == RV_QEMU_CPU_MAXIMUM || !kvm ? "max" : "host",
+             def->cpu_migratable == 0 ? ",migratable=off" : "");
     }
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
@@ -207,10 +376,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, def->cmdline);
     }
 
-    if (nsata > 0) {
-        add(&b, "-device");
-        add(&b, "ich9-ahci,id=sata0");
-    }
+    add_controllers(&b, def, q35);
     unsigned ide_next = 0, sata_next = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
@@ -229,7 +395,8 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, "-device");
         switch (d->bus) {
         case RV_QEMU_BUS_VIRTIO:
-            addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s", target, target, boot);
+            addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
+                 pci(where, &d->addr, q35));
             break;
         case RV_QEMU_BUS_SATA:
             addf(&b, "%s,bus=sata0.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
@@ -261,38 +428,53 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         if (i == 0 && nic_boot)
             snprintf(boot, sizeof(boot), ",bootindex=%d", nic_boot);
         add(&b, "-device");
-        addf(&b, "%s,netdev=net%zu,id=nic%zu,mac=%02x:%02x:%02x:%02x:%02x:%02x%s", nic_device(n->model),
-             i, i, m[0], m[1], m[2], m[3], m[4], m[5], boot);
+        addf(&b, "%s,netdev=net%zu,id=nic%zu,mac=%02x:%02x:%02x:%02x:%02x:%02x%s%s", nic_device(n->model),
+             i, i, m[0], m[1], m[2], m[3], m[4], m[5], boot, pci(where, &n->addr, q35));
     }
 
     for (size_t i = 0; i < def->nserials; i++) {
         add(&b, "-chardev");
-        addf(&b, "pty,id=charserial%zu", i);
+        if (def->serial_files[i])
+            addf(&b, "file,id=charserial%zu,path=%s", i, esc(&b, &e1, def->serial_files[i]));
+        else
+            addf(&b, "pty,id=charserial%zu", i);
         add(&b, "-device");
         addf(&b, "isa-serial,chardev=charserial%zu,id=serial%zu,index=%zu", i, i, i);
     }
 
     if (def->balloon) {
         add(&b, "-device");
-        add(&b, "virtio-balloon-pci,id=balloon0");
+        addf(&b, "virtio-balloon-pci,id=balloon0%s", pci(where, &def->dev.balloon_addr, q35));
     }
 
+    add(&b, "-display");
+    add(&b, "none");
     if (def->graphics.present) {
         const char *listen = def->graphics.listen;
         bool v6 = strchr(listen, ':') != NULL;
         add(&b, "-vnc");
-        /* autoport: QEMU takes the first free display from 0 up */
-        if (def->graphics.autoport)
+        /* autoport resolved at start; without it QEMU takes the first free display */
+        if (def->graphics.port < 0)
             addf(&b, "%s%s%s:0,to=99", v6 ? "[" : "", esc(&b, &e1, listen), v6 ? "]" : "");
         else
             addf(&b, "%s%s%s:%d", v6 ? "[" : "", esc(&b, &e1, listen), v6 ? "]" : "",
                  def->graphics.port - 5900);
-        add(&b, "-device");
-        add(&b, "VGA,id=video0");
-    } else {
-        add(&b, "-display");
-        add(&b, "none");
     }
+    if (def->spice.present) {
+        if (def->spice.port < 0) {
+            free(e1);
+            free(e2);
+            rv_qemu_argv_free(b.v);
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR, "internal error: no SPICE port chosen");
+            return NULL;
+        }
+        add(&b, "-spice");
+        addf(&b, "port=%d,addr=%s,disable-ticketing=on%s%s,seamless-migration=on", def->spice.port,
+             esc(&b, &e1, def->spice.listen), def->spice.compression ? ",image-compression=" : "",
+             def->spice.compression ? def->spice.compression : "");
+    }
+    add_av_devices(&b, def, q35);
+    add_channels_and_rng(&b, def, q35);
 
     free(e1);
     free(e2);

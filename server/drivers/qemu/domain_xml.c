@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/drivers/qemu/domain_xml.h"
+#include "server/drivers/qemu/domain_xml_priv.h"
 
 RV_LOG_CATEGORY("drivers.qemu.xml");
 
@@ -133,6 +134,9 @@ static bool only_chars(const char *s, const char *allowed)
 {
     return s[strspn(s, allowed)] == '\0';
 }
+
+static int attr_word(const xmlNode *n, const char *name, const char *const *words, rv_err *err);
+static int empty_element(const xmlNode *n, const char *const *attrs, rv_err *err);
 
 #define LOWER "abcdefghijklmnopqrstuvwxyz"
 #define ALNUM LOWER "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -351,6 +355,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             if (check_attrs(c, none, err) < 0)
                 goto fail;
             disk->readonly = true;
+        } else if (named(c, "address")) {
+            if (rv_qemu_parse_pci_address(c, &disk->addr, err) < 0)
+                goto fail;
         } else {
             rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                        "unsupported element <%s> in <disk>", node_name(c));
@@ -465,6 +472,9 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             }
             free(iface->model);
             iface->model = model;
+        } else if (named(c, "address")) {
+            if (rv_qemu_parse_pci_address(c, &iface->addr, err) < 0)
+                return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <interface>", node_name(c));
         }
@@ -480,27 +490,33 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
     return 0;
 }
 
-/* <serial type='pty'> or <console type='pty'>, with an optional <target>:
- * the serial port's number in *port. */
-static int parse_char(const xmlNode *n, unsigned *port, rv_err *err)
+/* <serial> or <console> of type pty or file (with <source path='...'>),
+ * with an optional <target>: the serial port's number in *port, the file
+ * in *file (malloc'd; NULL for a pty). */
+static int parse_char(const xmlNode *n, unsigned *port, char **file, rv_err *err)
 {
+    /* (On failure *file may be set: the caller frees it.) */
     static const char *const char_attrs[] = { "type", NULL };
     static const char *const serial_target[] = { "type", "port", NULL };
-    if (check_attrs(n, char_attrs, err) < 0)
+    static const char *const source_attrs[] = { "path", NULL };
+    static const char *const types[] = { "pty", "file", NULL };
+    int type;
+    *file = NULL;
+    if (check_attrs(n, char_attrs, err) < 0 || (type = attr_word(n, "type", types, err)) < 0)
         return -1;
-    char *type = attr(n, "type");
-    bool pty = type && strcmp(type, "pty") == 0;
-    if (!pty) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported <%s> type '%s' (only pty)",
-                   node_name(n), type ? type : "");
-        free(type);
-        return -1;
-    }
-    free(type);
     *port = 0;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "source") && type == 1) {
+            if (empty_element(c, source_attrs, err) < 0)
+                return -1;
+            free(*file);
+            *file = attr(c, "path");
+            if (!*file || (*file)[0] != '/')
+                BAD_XML("a file <%s> needs an absolute <source path='...'>", node_name(n));
+            continue;
+        }
         if (!named(c, "target"))
             UNSUPPORTED("unsupported element <%s> in <%s>", node_name(c), node_name(n));
         if (check_attrs(c, serial_target, err) < 0)
@@ -524,47 +540,71 @@ static int parse_char(const xmlNode *n, unsigned *port, rv_err *err)
             return -1;
         *port = (unsigned)p;
     }
-    return more < 0 ? -1 : 0;
+    if (more < 0)
+        return -1;
+    if (type == 1 && !*file)
+        BAD_XML("a file <%s> needs a <source path='...'>", node_name(n));
+    return 0;
 }
 
-static int parse_graphics(const xmlNode *n, rv_qemu_graphics *g, rv_err *err)
+/* <graphics type='vnc|spice'>: one of each at most. */
+static int parse_graphics(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
 {
-    static const char *const graphics_attrs[] = { "type", "port", "autoport", "listen", NULL };
+    static const char *const graphics_attrs[] = { "type", "port", "autoport", "listen", "tlsPort", NULL };
     static const char *const listen_attrs[] = { "type", "address", NULL };
-    if (g->present)
-        UNSUPPORTED("more than one <graphics> is not supported");
+    static const char *const image_attrs[] = { "compression", NULL };
+    static const char *const kinds[] = { "vnc", "spice", NULL };
+    static const char *const compressions[] = { "auto_glz", "auto_lz", "quic", "glz", "lz", "off", NULL };
     if (check_attrs(n, graphics_attrs, err) < 0)
         return -1;
-    char *type = attr(n, "type"), *port = attr(n, "port"), *autoport = attr(n, "autoport");
+    int kind = attr_word(n, "type", kinds, err);
+    if (kind < 0)
+        return -1;
+    rv_qemu_graphics *g = kind == 0 ? &def->graphics : &def->spice;
+    if (g->present)
+        UNSUPPORTED("more than one <graphics type='%s'> is not supported", kinds[kind]);
+    char *port = attr(n, "port"), *autoport = attr(n, "autoport"), *tls = attr(n, "tlsPort");
     int rc = 0;
     unsigned long long p = 0;
     g->present = true;
     g->listen = attr(n, "listen");
-    if (!type || strcmp(type, "vnc") != 0) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported graphics type '%s' (only vnc)",
-                   type ? type : "");
-        rc = -1;
-    } else if (autoport && strcmp(autoport, "yes") != 0 && strcmp(autoport, "no") != 0) {
+    if (autoport && strcmp(autoport, "yes") != 0 && strcmp(autoport, "no") != 0) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid graphics autoport '%s'", autoport);
         rc = -1;
     } else if (port && strcmp(port, "-1") != 0 &&
                (parse_ull(port, &p) < 0 || p < 5900 || p > 65535)) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid VNC port '%s' (5900 to 65535, or -1)", port);
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid %s port '%s' (5900 to 65535, or -1)",
+                   kind ? "SPICE" : "VNC", port);
+        rc = -1;
+    } else if (tls && (kind != 1 || strcmp(tls, "-1") != 0)) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported graphics tlsPort '%s' (no TLS: only -1)", tls);
         rc = -1;
     } else {
-        /* autoport='yes', or no port at all, or port -1: QEMU's port is
-         * chosen at start. */
-        g->autoport = (autoport && strcmp(autoport, "yes") == 0) || !port || strcmp(port, "-1") == 0;
-        g->port = g->autoport ? -1 : (int)p;
+        /* autoport='yes', or no port at all, or port -1: the port is
+         * chosen at start (and shown in the live XML, which keeps it). */
+        bool no_port = !port || strcmp(port, "-1") == 0;
+        g->autoport = (autoport && strcmp(autoport, "yes") == 0) || no_port;
+        g->port = no_port ? -1 : (int)p;
     }
-    free(type);
     free(port);
     free(autoport);
+    free(tls);
     if (rc < 0)
         return -1;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "image") && kind == 1) {
+            int i;
+            if (empty_element(c, image_attrs, err) < 0 ||
+                (i = attr_word(c, "compression", compressions, err)) < 0)
+                return -1;
+            free(g->compression);
+            if (!(g->compression = strdup(compressions[i])))
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+            continue;
+        }
         if (!named(c, "listen"))
             UNSUPPORTED("unsupported element <%s> in <graphics>", node_name(c));
         if (check_attrs(c, listen_attrs, err) < 0)
@@ -590,15 +630,12 @@ static int parse_graphics(const xmlNode *n, rv_qemu_graphics *g, rv_err *err)
     return more < 0 ? -1 : 0;
 }
 
-static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **macs_given, rv_err *err)
+static int parse_devices_loop(const xmlNode *devs, rv_qemu_domain_def *def, bool **macs_given,
+                              bool *serial_ports, bool *console, char **console_file, rv_err *err)
 {
-    static const char *const none[] = { NULL };
-    if (check_attrs(devs, none, err) < 0)
-        return -1;
-    bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
-    bool console = false, balloon_seen = false;
+    bool balloon_seen = false;
     const xmlNode *c = NULL;
-    int more;
+    int more, handled;
     while ((more = next_child(devs, &c, err)) > 0) {
         if (named(c, "disk")) {
             rv_qemu_disk *grown = realloc(def->disks, (def->ndisks + 1) * sizeof(*grown));
@@ -629,22 +666,28 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
                 return -1;
         } else if (named(c, "serial")) {
             unsigned port;
-            if (parse_char(c, &port, err) < 0)
+            char *file = NULL;
+            if (parse_char(c, &port, &file, err) < 0) {
+                free(file);
                 return -1;
-            if (serial_ports[port])
+            }
+            if (serial_ports[port]) {
+                free(file);
                 BAD_XML("two serial ports have the number %u", port);
+            }
             serial_ports[port] = true;
+            def->serial_files[port] = file;
         } else if (named(c, "console")) {
             unsigned port;
-            if (console)
+            if (*console)
                 UNSUPPORTED("more than one <console> is not supported");
-            if (parse_char(c, &port, err) < 0)
+            *console = true;
+            if (parse_char(c, &port, console_file, err) < 0)
                 return -1;
             if (port != 0)
                 UNSUPPORTED("a console on serial port %u (only 0)", port);
-            console = true;
         } else if (named(c, "graphics")) {
-            if (parse_graphics(c, &def->graphics, err) < 0)
+            if (parse_graphics(c, def, err) < 0)
                 return -1;
         } else if (named(c, "emulator")) {
             if (def->emulator)
@@ -675,13 +718,48 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
             int r = next_child(c, &child, err);
             if (r < 0)
                 return -1;
+            if (r > 0 && named(child, "address")) {
+                if (rv_qemu_parse_pci_address(child, &def->dev.balloon_addr, err) < 0)
+                    return -1;
+                r = next_child(c, &child, err);
+                if (r < 0)
+                    return -1;
+            }
             if (r > 0)
                 UNSUPPORTED("unsupported element <%s> in <memballoon>", node_name(child));
+        } else if ((handled = rv_qemu_parse_device(c, def, err)) != 0) {
+            if (handled < 0)
+                return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <devices>", node_name(c));
         }
     }
-    if (more < 0)
+    return more < 0 ? -1 : 0;
+}
+
+static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **macs_given, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    if (check_attrs(devs, none, err) < 0)
+        return -1;
+    bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
+    bool console = false;
+    char *console_file = NULL;
+    int rc = parse_devices_loop(devs, def, macs_given, serial_ports, &console, &console_file, err);
+    if (rc == 0 && console) {
+        /* The console is serial 0: the same kind, the same file. */
+        const char *serial0 = def->serial_files[0];
+        if (serial_ports[0] && (!serial0 != !console_file || (serial0 && strcmp(serial0, console_file) != 0))) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                       "a <console> that is not the same as serial port 0");
+            rc = -1;
+        } else if (!serial_ports[0]) {
+            def->serial_files[0] = console_file;
+            console_file = NULL;
+        }
+    }
+    free(console_file);
+    if (rc < 0)
         return -1;
     /* Serial ports numbered from 0 without gaps; the console is serial 0
      * and makes it exist, as libvirt's normal form has both. */
@@ -709,6 +787,8 @@ static int attr_word(const xmlNode *n, const char *name, const char *const *word
 }
 
 static const char *const on_off_words[] = { "off", "on", NULL };
+static const char *const cpu_mode_words[] = { "host-passthrough", "host-model", "maximum", NULL };
+static const char *const cpu_check_words[] = { "none", "partial", "full", NULL };
 static const char *const no_yes_words[] = { "no", "yes", NULL };
 
 /* An empty element: its attributes checked, no children. */
@@ -834,12 +914,12 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
-           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096 };
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
-        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM },
+        { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
     };
     const xmlNode *c = NULL;
     int more;
@@ -907,6 +987,19 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "clock")) {
             if (parse_clock(c, def, err) < 0)
                 return -1;
+        } else if (named(c, "cpu")) {
+            static const char *const cpu_attrs[] = { "mode", "check", "migratable", NULL };
+            if (empty_element(c, cpu_attrs, err) < 0 ||
+                (def->cpu_mode = attr_word(c, "mode", cpu_mode_words, err)) < 0)
+                return -1;
+            xmlChar *check = xmlGetNoNsProp(c, (const xmlChar *)"check");
+            xmlChar *migratable = xmlGetNoNsProp(c, (const xmlChar *)"migratable");
+            bool has_check = check != NULL, has_migratable = migratable != NULL;
+            xmlFree(check);
+            xmlFree(migratable);
+            if ((has_check && (def->cpu_check = attr_word(c, "check", cpu_check_words, err)) < 0) ||
+                (has_migratable && (def->cpu_migratable = attr_word(c, "migratable", on_off_words, err)) < 0))
+                return -1;
         } else if (named(c, "pm")) {
             if (parse_pm(c, def, err) < 0)
                 return -1;
@@ -957,6 +1050,13 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
         BAD_XML("invalid machine type '%s'", def->machine);
     if (def->nboot == 0)
         def->boot[def->nboot++] = RV_QEMU_BOOT_HD;
+    /* libvirt's defaults: host-model checks partially, the others not. */
+    if (def->cpu_mode >= 0 && def->cpu_check < 0)
+        def->cpu_check = def->cpu_mode == RV_QEMU_CPU_HOST_MODEL ? 1 : 0;
+    if (def->cpu_mode >= 0 && def->cpu_mode != RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable < 0)
+        def->cpu_migratable = 1;
+    if (def->cpu_mode == RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable >= 0)
+        UNSUPPORTED("migratable is for cpu mode host-passthrough or maximum, not host-model");
     for (size_t i = 0; i < def->ninterfaces; i++) {
         rv_qemu_interface *iface = &def->interfaces[i];
         if (!macs_given[i]) {
@@ -970,14 +1070,17 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
         if (!iface->model && !(iface->model = strdup("virtio")))
             XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
     }
-    if (def->graphics.present && !def->graphics.listen && !(def->graphics.listen = strdup("127.0.0.1")))
-        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
-    unsigned char addr[16];
-    if (def->graphics.present && inet_pton(AF_INET, def->graphics.listen, addr) != 1 &&
-        inet_pton(AF_INET6, def->graphics.listen, addr) != 1)
-        UNSUPPORTED("graphics listen '%s' is not an IP address (host names are not supported)",
-                    def->graphics.listen);
-    return 0;
+    for (rv_qemu_graphics *g = &def->graphics; g; g = g == &def->graphics ? &def->spice : NULL) {
+        if (!g->present)
+            continue;
+        if (!g->listen && !(g->listen = strdup("127.0.0.1")))
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        unsigned char addr[16];
+        if (inet_pton(AF_INET, g->listen, addr) != 1 && inet_pton(AF_INET6, g->listen, addr) != 1)
+            UNSUPPORTED("graphics listen '%s' is not an IP address (host names are not supported)",
+                        g->listen);
+    }
+    return rv_qemu_devices_normalise(def, err);
 }
 
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
@@ -1026,6 +1129,8 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
         def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
+        def->cpu_mode = def->cpu_check = def->cpu_migratable = -1;
+        def->dev.audio = -1;
     }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
@@ -1120,6 +1225,12 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             fprintf(fp, "    <vmport state='%s'/>\n", on_off_words[def->vmport]);
         fputs("  </features>\n", fp);
     }
+    if (def->cpu_mode >= 0) {
+        fprintf(fp, "  <cpu mode='%s' check='%s'", cpu_mode_words[def->cpu_mode], cpu_check_words[def->cpu_check]);
+        if (def->cpu_migratable >= 0)
+            fprintf(fp, " migratable='%s'", on_off_words[def->cpu_migratable]);
+        fputs("/>\n", fp);
+    }
     if (def->clock) {
         fprintf(fp, "  <clock offset='%s'>\n", def->clock_localtime ? "localtime" : "utc");
         if (def->rtc_catchup)
@@ -1163,8 +1274,10 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "' bus='%s'/>\n", bus_name(d->bus));
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
+        rv_qemu_format_pci_address(fp, &d->addr, "      ");
         fputs("    </disk>\n", fp);
     }
+    rv_qemu_format_controllers(fp, def);
     for (size_t i = 0; i < def->ninterfaces; i++) {
         const rv_qemu_interface *n = &def->interfaces[i];
         const unsigned char *m = n->mac;
@@ -1186,23 +1299,20 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         }
         fputs("      <model type='", fp);
         put_escaped(fp, n->model);
-        fputs("'/>\n    </interface>\n", fp);
+        fputs("'/>\n", fp);
+        rv_qemu_format_pci_address(fp, &n->addr, "      ");
+        fputs("    </interface>\n", fp);
     }
-    for (size_t i = 0; i < def->nserials; i++)
-        fprintf(fp, "    <serial type='pty'>\n      <target type='isa-serial' port='%zu'/>\n"
-                    "    </serial>\n", i);
-    if (def->nserials > 0)
-        fputs("    <console type='pty'>\n      <target type='serial' port='0'/>\n    </console>\n", fp);
-    if (def->graphics.present) {
-        const rv_qemu_graphics *g = &def->graphics;
-        fprintf(fp, "    <graphics type='vnc' port='%d' autoport='%s' listen='", g->port,
-                g->autoport ? "yes" : "no");
-        put_escaped(fp, g->listen);
-        fputs("'>\n      <listen type='address' address='", fp);
-        put_escaped(fp, g->listen);
-        fputs("'/>\n    </graphics>\n", fp);
+    rv_qemu_format_chars(fp, def);
+    rv_qemu_format_graphics_and_av(fp, def);
+    if (def->dev.balloon_addr.set) {
+        fputs("    <memballoon model='virtio'>\n", fp);
+        rv_qemu_format_pci_address(fp, &def->dev.balloon_addr, "      ");
+        fputs("    </memballoon>\n", fp);
+    } else {
+        fprintf(fp, "    <memballoon model='%s'/>\n", def->balloon ? "virtio" : "none");
     }
-    fprintf(fp, "    <memballoon model='%s'/>\n", def->balloon ? "virtio" : "none");
+    rv_qemu_format_rngs(fp, def);
     fputs("  </devices>\n</domain>\n", fp);
     if (fclose(fp) != 0) {
         free(buf);
@@ -1234,5 +1344,64 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     }
     free(def->interfaces);
     free(def->graphics.listen);
+    free(def->graphics.compression);
+    free(def->spice.listen);
+    free(def->spice.compression);
+    for (size_t i = 0; i < RV_QEMU_MAX_SERIALS; i++)
+        free(def->serial_files[i]);
+    rv_qemu_devices_free(&def->dev);
     free(def);
+}
+
+/* ---------------------------------------------------------------- for domain_devices.c */
+
+int rv_qx_check_attrs(const xmlNode *n, const char *const *allowed, rv_err *err)
+{
+    return check_attrs(n, allowed, err);
+}
+
+int rv_qx_next_child(const xmlNode *parent, const xmlNode **cursor, rv_err *err)
+{
+    return next_child(parent, cursor, err);
+}
+
+int rv_qx_text_of(const xmlNode *n, const char *const *allowed, char **out, rv_err *err)
+{
+    return text_of(n, allowed, out, err);
+}
+
+int rv_qx_empty_element(const xmlNode *n, const char *const *attrs, rv_err *err)
+{
+    return empty_element(n, attrs, err);
+}
+
+char *rv_qx_attr(const xmlNode *n, const char *name)
+{
+    return attr(n, name);
+}
+
+int rv_qx_word_index(const char *word, const char *const *words)
+{
+    return word_index(word, words);
+}
+
+int rv_qx_attr_word(const xmlNode *n, const char *name, const char *const *words, rv_err *err)
+{
+    return attr_word(n, name, words, err);
+}
+
+int rv_qx_parse_uint(const char *text, unsigned long long *out)
+{
+    if (text && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+        if (!text[2] || !only_chars(text + 2, "0123456789abcdefABCDEF") || strlen(text + 2) > 8)
+            return -1;
+        *out = strtoull(text + 2, NULL, 16);
+        return 0;
+    }
+    return parse_ull(text, out);
+}
+
+void rv_qx_put_escaped(FILE *fp, const char *s)
+{
+    put_escaped(fp, s);
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "server/drivers/qemu/domain_devices.h"
 
 /* The largest domain XML accepted. */
 #define RV_QEMU_DOMAIN_XML_MAX (1024u * 1024)
@@ -27,6 +28,7 @@ typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
 typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE, RV_QEMU_NET_NETWORK } rv_qemu_net_type;
+typedef enum { RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM } rv_qemu_cpu_mode;
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
@@ -35,6 +37,7 @@ typedef struct rv_qemu_disk {
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
+    rv_qemu_pci_addr addr;      /* virtio */
 } rv_qemu_disk;
 
 typedef struct rv_qemu_interface {
@@ -43,13 +46,16 @@ typedef struct rv_qemu_interface {
     char *network;              /* RV_QEMU_NET_NETWORK: the network's name */
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
+    rv_qemu_pci_addr addr;
 } rv_qemu_interface;
 
+/* One VNC and one SPICE display at most. */
 typedef struct rv_qemu_graphics {
-    bool present;               /* VNC is the only kind so far */
+    bool present;
     bool autoport;
-    int port;                   /* -1 with autoport */
+    int port;                   /* -1 with autoport until a start picks one */
     char *listen;               /* an address */
+    char *compression;          /* SPICE <image compression=...>, or NULL */
 } rv_qemu_graphics;
 
 typedef struct rv_qemu_domain_def {
@@ -71,10 +77,14 @@ typedef struct rv_qemu_domain_def {
     size_t ndisks;
     rv_qemu_interface *interfaces;
     size_t ninterfaces;
-    /* Serial ports are pty; ports 0..nserials-1.  The console is the first
-     * one (libvirt's normal form writes both when either is given). */
+    /* Serial ports 0..nserials-1: pty, or a file when serial_files[i] is
+     * set.  The console is the first one (libvirt's normal form writes
+     * both when either is given). */
     size_t nserials;
-    rv_qemu_graphics graphics;
+    char *serial_files[RV_QEMU_MAX_SERIALS];
+    rv_qemu_graphics graphics;  /* VNC */
+    rv_qemu_graphics spice;
+    rv_qemu_devices dev;        /* controllers, video, sound, ... (domain_devices.h) */
     /* <emulator>: NULL when absent; a start refuses any but the driver's
      * qemu_binary (one binary per remvirtd). */
     char *emulator;
@@ -89,6 +99,9 @@ typedef struct rv_qemu_domain_def {
     int hpet;                   /* -1 unset, 0 present='no', 1 'yes' */
     /* <pm>: -1 unset, 0 enabled='no', 1 'yes'. */
     int suspend_to_mem, suspend_to_disk;
+    /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
+     * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
+    int cpu_mode, cpu_check, cpu_migratable;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,

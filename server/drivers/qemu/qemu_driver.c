@@ -569,6 +569,12 @@ static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
         rv_qemu_domain_free(def);
         return NULL;
     }
+    /* libvirtd writes the emulator it will run into every definition. */
+    if (def && !def->emulator && !(def->emulator = strdup(rv_qemu.binary))) {
+        rv_qemu_domain_free(def);
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
     return def;
 }
 
@@ -958,7 +964,8 @@ static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *arg
     bool active = rv_qemu_dom_active(d);
     ret->state = (u_char)(active ? d->state : RV_DOMAIN_SHUTOFF);
     ret->maxMem = def->memory_kib;
-    ret->memory = active ? rv_qemu_dom_memory_kib(d) : 0;
+    /* As libvirtd: an inactive domain's memory is its currentMemory. */
+    ret->memory = active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib;
     ret->nrVirtCpu = (u_short)def->vcpus;
     ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
     return 0;

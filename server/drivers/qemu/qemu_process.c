@@ -9,6 +9,8 @@
  * removed, the domain is shut off with the reason chosen when its stop
  * began, and the job that was waiting for it is answered. */
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +36,29 @@ RV_LOG_CATEGORY("drivers.qemu.process");
 #define MONITOR_CONNECT_TIMEOUT 30.0
 
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque);
+/* The unix channel sockets a start chose (QEMU leaves them when killed). */
+static void remove_channel_sockets(const qemu_dom *d)
+{
+    if (!d->live)
+        return;
+    char *prefix = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".channel.");
+    for (size_t i = 0; prefix && i < d->live->dev.nchannels; i++) {
+        const char *path = d->live->dev.channels[i].path;
+        if (path && strncmp(path, prefix, strlen(prefix)) == 0)
+            unlink(path);
+    }
+    free(prefix);
+}
+
+/* A lifecycle event that goes with no state change of remvirtd's own. */
+static void emit_event(qemu_dom *d, int event, int detail)
+{
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
+    free(ref.name);
+}
+
 static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, double ts,
                          void *opaque);
 static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque);
@@ -175,6 +200,13 @@ static void process_gone(qemu_dom *d)
     RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
             failed_start ? " while starting" : "");
     rv_qemu_remove_runtime(name);
+    remove_channel_sockets(d);
+    /* A destroy makes QEMU report a host shutdown, which libvirtd 9.0
+     * passes on before "Stopped Destroyed" (but not after the guest's own
+     * shutdown).  Sent from here, after the process, so that it cannot be
+     * lost to the order in which its exit and its last words are seen. */
+    if (!failed_start && d->stop_detail == RV_EVENT_STOPPED_DESTROYED && d->state != RV_DOMAIN_SHUTDOWN)
+        emit_event(d, RV_EVENT_SHUTDOWN, RV_EVENT_SHUTDOWN_HOST);
     if (!failed_start)
         rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, d->stop_reason, RV_EVENT_STOPPED,
                               d->stop_detail);
@@ -381,6 +413,9 @@ static void on_started(qemu_dom *d)
     bool paused = d->jobs->flags & RV_DOMAIN_START_PAUSED;
     RV_INFO("domain '%s' started (pid %d, id %d, %s)", dom_name(d), (int)d->pid, d->id,
             rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+    /* libvirtd reports the "cont" that lets the CPUs run first. */
+    if (!paused)
+        emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, RV_EVENT_STARTED,
                           RV_EVENT_STARTED_BOOTED);
     if (paused)
@@ -570,7 +605,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
         /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
-         * remvirtd's own doing, not news: libvirtd ignores it too.) */
+         * reported when the process is gone: process_gone().) */
         json_object *guest = NULL, *why = NULL;
         bool by_guest = data && json_object_object_get_ex(data, "guest", &guest) &&
                         json_object_get_boolean(guest);
@@ -690,6 +725,42 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
     return fd;
 }
 
+/* A graphics port another domain of ours has, or anyone has bound, is
+ * not free.  The live definitions hold the ports, so a stop frees them. */
+static bool graphics_port_free(int port, void *opaque)
+{
+    const qemu_dom *self = opaque;
+    for (const qemu_dom *o = rv_qemu.doms; o; o = o->next) {
+        if (o == self || !o->live)
+            continue;
+        if ((o->live->graphics.present && o->live->graphics.port == port) ||
+            (o->live->spice.present && o->live->spice.port == port))
+            return false;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+    struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    bool ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* The live definition's ports and channel sockets, before the command line. */
+static int prepare_live(qemu_dom *d, rv_err *err)
+{
+    char *prefix = rv_qemu_path(rv_qemu.run_dir, d->live->name, "");
+    if (!prefix) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = rv_qemu_devices_prepare_live(d->live, prefix, graphics_port_free, d, err);
+    free(prefix);
+    return rc;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -722,7 +793,7 @@ static void begin_start(qemu_dom *d)
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
     } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
-               rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 &&
+               rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
