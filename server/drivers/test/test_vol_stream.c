@@ -82,25 +82,18 @@ static int grow(struct rv_vol_content *c, unsigned long long upto, rv_err *err)
     return 0;
 }
 
-/* Put n bytes (NULL: zeros) at the transfer's position. */
+/* Put n bytes at the transfer's position. */
 static int put(vol_io *io, const char *data, size_t n, rv_err *err)
 {
     if (n > io->end - io->pos)
         return no_space(err);
     struct rv_vol_content *c = io->content;
     unsigned long long to = io->pos + n;
-    if (!data && io->pos >= c->len) {
-        io->pos = to;           /* a hole past the data: zeros already */
-        return 0;
-    }
     if (grow(c, to, err) < 0)
         return -1;
     if (io->pos > c->len)
         memset(c->bytes + c->len, 0, io->pos - c->len);
-    if (data)
-        memcpy(c->bytes + io->pos, data, n);
-    else
-        memset(c->bytes + io->pos, 0, n);
+    memcpy(c->bytes + io->pos, data, n);
     if (to > c->len)
         c->len = to;
     io->pos = to;
@@ -112,12 +105,15 @@ static ssize_t vol_write(rv_stream_io *base, const char *data, size_t len, rv_er
     return put((vol_io *)base, data, len, err) < 0 ? -1 : (ssize_t)len;
 }
 
+/* As libvirtd's file volumes: a hole skips ahead and leaves what the
+ * volume held there (zeros where nothing was written). */
 static int vol_hole(rv_stream_io *base, long long len, rv_err *err)
 {
     vol_io *io = (vol_io *)base;
     if ((unsigned long long)len > io->end - io->pos)
         return no_space(err);
-    return put(io, NULL, (size_t)len, err);
+    io->pos += (unsigned long long)len;
+    return 0;
 }
 
 static ssize_t vol_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
