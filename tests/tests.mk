@@ -116,6 +116,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-storage.sh \
 	tests/interop/test-virsh-vol-stream.sh \
 	tests/interop/test-stream-abort.sh \
+	tests/interop/test-rvsh-vol-stream.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-python.sh \

@@ -1789,6 +1789,137 @@ static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* ---- vol-upload, vol-download (streams) ---- */
+
+/* --offset and --length, as virsh reads them. */
+static int parse_span(const cmd_args *a, unsigned long long *offset, unsigned long long *length)
+{
+    const char *names[] = { "offset", "length" };
+    unsigned long long *out[] = { offset, length };
+    for (int i = 0; i < 2; i++) {
+        const char *text = a->opt_values[1 + i];
+        *out[i] = 0;
+        if (!text)
+            continue;
+        char *end;
+        errno = 0;
+        *out[i] = strtoull(text, &end, 10);
+        if (errno || end == text || *end || text[0] == '-') {
+            error_line("Numeric value '%s' for <%s> option is malformed or out of range", text,
+                       names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define RVSH_STREAM_BUF (256 * 1024)
+
+/* vol-upload <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * file's bytes into the volume, as virsh vol-upload. */
+static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    FILE *f = fopen(a->value2, "rb");
+    if (!f) {
+        error_line("cannot read %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_upload(vol, st, offset, length, 0) < 0) {
+        error_line("cannot upload to volume %s", a->value);
+        lib_error();
+    } else {
+        size_t n;
+        rc = 0;
+        while (rc == 0 && (n = fread(buf, 1, RVSH_STREAM_BUF, f)) > 0)
+            rc = rv_stream_send(st, buf, n);
+        if (rc == 0 && ferror(f)) {
+            error_line("cannot read %s", a->value2);
+            rv_stream_abort(st);
+            rc = -1;
+        } else if (rc < 0) {
+            error_line("cannot send data to volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+            rc = -1;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    fclose(f);
+    return rc;
+}
+
+/* vol-download <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * volume's bytes into the file (a file it created is removed again if
+ * the download fails), as virsh vol-download. */
+static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    int created = 1;
+    FILE *f = fopen(a->value2, "wbx");
+    if (!f && errno == EEXIST) {
+        created = 0;
+        f = fopen(a->value2, "wb");
+    }
+    if (!f) {
+        error_line("cannot create %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_download(vol, st, offset, length, 0) < 0) {
+        error_line("cannot download from volume %s", a->value);
+        lib_error();
+    } else {
+        int n;
+        while ((n = rv_stream_recv(st, buf, RVSH_STREAM_BUF)) > 0)
+            if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
+                break;
+        if (n > 0) {
+            error_line("cannot write %s", a->value2);
+            rv_stream_abort(st);
+        } else if (n < 0) {
+            error_line("cannot receive data from volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+        } else {
+            rc = 0;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    if (fclose(f) != 0 && rc == 0) {
+        error_line("cannot write %s", a->value2);
+        rc = -1;
+    }
+    if (rc < 0 && created)
+        unlink(a->value2);
+    return rc;
+}
+
 /* ---- statistics (as virsh prints them) ---- */
 
 static int cmd_dommemstat(shell *sh, const command *cmd, const cmd_args *a)
@@ -2058,6 +2189,8 @@ static const char *const opts_list[] = { "all", "inactive", "json", NULL };
 static const char *const opts_json[] = { "json", NULL };
 static const char *const opts_vol[] = { "pool=", NULL };
 static const char *const opts_vol_json[] = { "pool=", "json", NULL };
+/* Bit order matters: parse_span reads values 1 (offset) and 2 (length). */
+static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", NULL };
 static const char *const opts_disable[] = { "disable", NULL };
 static const char *const opts_reason[] = { "reason", NULL };
 static const char *const opts_daemon[] = { "daemon", NULL };
@@ -2132,6 +2265,8 @@ static const command commands[] = {
     { "vol-pool", cmd_vol_string, "vol", 0, NULL, "the pool of a storage volume (by key or path)" },
     { "vol-create", cmd_vol_create, "pool", 0, NULL, "create a storage volume from an XML file" },
     { "vol-delete", cmd_vol_delete, "vol", 0, opts_vol, "delete a storage volume" },
+    { "vol-upload", cmd_vol_upload, "vol", 0, opts_vol_stream, "upload a file into a storage volume" },
+    { "vol-download", cmd_vol_download, "vol", 0, opts_vol_stream, "download a storage volume into a file" },
     { "pool-event", cmd_event, NULL, 0, opts_pool_event,
       "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },
     { "help", cmd_help, NULL, 0, NULL, "this list, or the usage of one command" },
@@ -2155,7 +2290,8 @@ static const char *second_arg(const command *cmd)
 {
     if (cmd->run == cmd_domblkstat)
         return "device";
-    return strcmp(cmd->name, "vol-create") == 0 ? "file" : NULL;
+    return strcmp(cmd->name, "vol-create") == 0 || cmd->run == cmd_vol_upload ||
+                   cmd->run == cmd_vol_download ? "file" : NULL;
 }
 
 static int second_arg_required(const command *cmd)
