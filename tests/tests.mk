@@ -117,6 +117,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-vol-stream.sh \
 	tests/interop/test-stream-abort.sh \
 	tests/interop/test-rvsh-vol-stream.sh \
+	tests/interop/test-qemu-console.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-python.sh \
@@ -137,7 +138,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-virt-install.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
-	tests/interop/python-checks.py tests/interop/stream-checks.py
+	tests/interop/python-checks.py tests/interop/stream-checks.py \
+	tests/interop/console-driver.py
 
 # client uri unit test
 # Own CFLAGS so that client/uri.c gets an object of its own here (the

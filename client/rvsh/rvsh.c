@@ -45,6 +45,7 @@
 #include <readline/readline.h>
 
 #include "remvirt.h"
+#include "console.h"
 
 #define HISTORY_FILE ".rvsh_history"
 #define HISTORY_LINES 500
@@ -1789,6 +1790,46 @@ static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* console <domain> [--devname NAME] [--force] [--safe]: the guest's
+ * console on this terminal until ^], as virsh console. */
+static int cmd_console(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    unsigned int flags = (has_opt(cmd, a, "force") ? 1 : 0) | (has_opt(cmd, a, "safe") ? 2 : 0);
+    /* As virsh: a domain that is not running is refused here. */
+    int state = 0, reason = 0;
+    if (rv_domain_get_state(dom, &state, &reason, 0) < 0) {
+        lib_error();
+        rv_domain_free(dom);
+        return -1;
+    }
+    if (state != RV_DOMAIN_RUNNING && !(flags & 1)) {
+        error_line("The domain is not running");
+        rv_domain_free(dom);
+        return -1;
+    }
+    printf("Connected to domain '%s'\nEscape character is ^] (Ctrl + ])\n",
+           rv_domain_get_name(dom));
+    fflush(stdout);
+    rv_stream *st = rv_stream_new(sh->conn, RV_STREAM_NONBLOCK);
+    int rc = -1;
+    if (!st || rv_domain_open_console(dom, a->opt_values[0], st, flags) < 0) {
+        lib_error();
+    } else {
+        rc = rvsh_console_run(st);
+        if (rc < 0)
+            lib_error();
+        else
+            rv_stream_finish(st);
+        printf("\n");
+    }
+    rv_stream_free(st);
+    rv_domain_free(dom);
+    return rc;
+}
+
 /* ---- vol-upload, vol-download (streams) ---- */
 
 /* --offset and --length, as virsh reads them. */
@@ -2190,6 +2231,7 @@ static const char *const opts_json[] = { "json", NULL };
 static const char *const opts_vol[] = { "pool=", NULL };
 static const char *const opts_vol_json[] = { "pool=", "json", NULL };
 /* Bit order matters: parse_span reads values 1 (offset) and 2 (length). */
+static const char *const opts_console[] = { "devname=", "force", "safe", NULL };
 static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", NULL };
 static const char *const opts_disable[] = { "disable", NULL };
 static const char *const opts_reason[] = { "reason", NULL };
@@ -2203,6 +2245,7 @@ static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "eve
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
     { "dominfo", cmd_dominfo, "domain", BY_ANY, opts_json, "domain information" },
+    { "console", cmd_console, "domain", BY_ANY, opts_console, "connect to the guest's console (^] leaves)" },
     { "domstate", cmd_domstate, "domain", BY_ANY, opts_reason, "domain state (--reason: and why)" },
     { "dumpxml", cmd_dumpxml, "domain", BY_ANY, NULL, "domain information in XML" },
     { "define", cmd_define, "file", 0, NULL, "define (but don't start) a domain from an XML file" },
