@@ -75,6 +75,7 @@ EXTRA_DIST += tests/data/libvirt-vectors.txt tests/tools/wire-relay.py tests/too
 # dir, so they run in parallel.
 RV_DAEMON_TESTS = \
 	tests/integration/test-bad-length.sh \
+	tests/integration/test-stream-wire.sh \
 	tests/integration/test-truncated.sh \
 	tests/integration/test-unknown-call.sh \
 	tests/integration/test-garbage.sh \
