@@ -13,6 +13,11 @@ TESTS += tests/unit/test-driver-slots
 tests_unit_test_driver_slots_SOURCES = tests/unit/test-driver-slots.c tests/unit/check.h
 tests_unit_test_driver_slots_LDADD = libremvirtd.la
 # deferred replies: answered later with the serial kept, counted in flight
+check_PROGRAMS += tests/unit/test-stream-fd
+TESTS += tests/unit/test-stream-fd
+tests_unit_test_stream_fd_SOURCES = tests/unit/test-stream-fd.c tests/unit/check.h
+tests_unit_test_stream_fd_LDADD = libremvirtd.la
+
 check_PROGRAMS += tests/unit/test-deferred
 TESTS += tests/unit/test-deferred
 tests_unit_test_deferred_SOURCES = tests/unit/test-deferred.c tests/unit/check.h

@@ -13,6 +13,8 @@ typedef struct fd_io {
     struct ev_loop *loop;
     int fd;
     int hung_up;
+    unsigned long long left;    /* bytes that may still pass; with limited */
+    int limited;
     ev_io readable, writable;
     ev_idle hangup;             /* wakes the stream after rv_stream_fd_hangup */
     void (*on_free)(void *opaque);
@@ -38,12 +40,18 @@ static ssize_t fd_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
     fd_io *io = (fd_io *)base;
     if (io->hung_up)
         return 0;
+    if (io->limited && len > io->left)
+        len = (size_t)io->left;
+    if (len == 0)
+        return 0;
     ssize_t n;
     do
         n = read(io->fd, buf, len);
     while (n < 0 && errno == EINTR);
-    if (n >= 0)
+    if (n >= 0) {
+        io->left -= io->limited ? (unsigned long long)n : 0;
         return n;
+    }
     if (errno == EAGAIN) {
         ev_io_start(io->loop, &io->readable);
         return RV_STREAM_AGAIN;
@@ -63,12 +71,19 @@ static ssize_t fd_write(rv_stream_io *base, const char *data, size_t len, rv_err
                    "the stream was closed by another session");
         return -1;
     }
+    if (io->limited && len > io->left) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR,
+                   "cannot write to stream: No space left on device");
+        return -1;
+    }
     ssize_t n;
     do
         n = write(io->fd, data, len);
     while (n < 0 && errno == EINTR);
-    if (n >= 0)
+    if (n >= 0) {
+        io->left -= io->limited ? (unsigned long long)n : 0;
         return n;
+    }
     if (errno == EAGAIN) {
         ev_io_start(io->loop, &io->writable);
         return 0;
@@ -88,6 +103,13 @@ static void fd_free(rv_stream_io *base)
     if (io->on_free)
         io->on_free(io->opaque);
     free(io);
+}
+
+void rv_stream_fd_set_length(rv_stream_io *base, unsigned long long length)
+{
+    fd_io *io = (fd_io *)base;
+    io->limited = length > 0;
+    io->left = length;
 }
 
 void rv_stream_fd_on_free(rv_stream_io *base, void (*fn)(void *opaque), void *opaque)

@@ -17,6 +17,11 @@ struct ev_loop;
 rv_stream_io *rv_stream_fd_new(struct ev_loop *loop, int fd, int readable, int writable,
                                rv_err *err);
 
+/* At most length bytes pass (0: no limit): reads end there, a write
+ * past it fails as libvirtd's does (no space left on device).  For a
+ * file volume opened and positioned at the transfer's offset. */
+void rv_stream_fd_set_length(rv_stream_io *io, unsigned long long length);
+
 /* Call fn(opaque) when io is freed (its owner forgets it). */
 void rv_stream_fd_on_free(rv_stream_io *io, void (*fn)(void *opaque), void *opaque);
 
