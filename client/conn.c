@@ -1151,7 +1151,8 @@ static int stream_write(struct rvc_stream *s, int status, const char *data, size
             rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    memcpy(c->wbuf.data + c->wbuf.len, data, len);
+    if (len)
+        memcpy(c->wbuf.data + c->wbuf.len, data, len);
     c->wbuf.len += len;
     uint32_t be = htonl((uint32_t)c->wbuf.len);
     memcpy(c->wbuf.data, &be, sizeof(be));

@@ -126,7 +126,8 @@ static ssize_t vol_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
     size_t from_data = io->pos < c->len ? (size_t)(c->len - io->pos) : 0;
     if (from_data > len)
         from_data = len;
-    memcpy(buf, c->bytes + io->pos, from_data);
+    if (from_data)
+        memcpy(buf, c->bytes + io->pos, from_data);
     memset(buf + from_data, 0, len - from_data);
     io->pos += len;
     return (ssize_t)len;
