@@ -4,8 +4,8 @@
 # edges, checked against libvirtd's own dir pool first); a client killed
 # while its download is in flight (the daemon goes on serving, and frees
 # everything: under valgrind or ASan its exit status says so); a slow
-# reader of a 1 GiB download, during which remvirtd's resident memory
-# must stay within a few windows of where it started.
+# reader of a 1 GiB download (48 MiB read), during which remvirtd's
+# resident memory must grow by less than a quarter of that.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -57,5 +57,7 @@ if [ -z "${RV_VALGRIND:-}" ]; then
     finish "$slow_pid" || { show "$RV_TMP/slow.out"; fail "the slow reader failed"; }
     grew=$((peak - before))
     echo "ok   slow reader of 48 MiB: remvirtd's RSS grew by $grew KiB (from $before KiB)"
-    [ "$grew" -lt $((6 * 1024)) ] || fail "remvirtd's RSS grew by $grew KiB for one slow reader"
+    # A quarter of what was read: bounded, not growing with the download
+    # (1 MiB measured here without ASan, ~4 MiB with it).
+    [ "$grew" -lt $((12 * 1024)) ] || fail "remvirtd's RSS grew by $grew KiB for one slow reader"
 fi
