@@ -541,8 +541,8 @@ rvs_client *rvs_client_flush_list_pop(rvs_client **head)
 void rvs_client_flush_soon(rvs_client *c)
 {
     /* A client in the middle of its own call sends with its reply. */
-    if (c->dispatching || c->flush_queued)
-        return;
+    if (c->dispatching || c->flush_queued || !c->env->want_flush)
+        return;         /* (no want_flush: a detached client, flushed by hand) */
     c->flush_queued = 1;
     c->env->want_flush(c, c->env->opaque);
 }

@@ -30,6 +30,11 @@ struct rvs_stream {
     unsigned holding : 1;       /* holds the client's reading */
 };
 
+static struct ev_loop *loop_of(rvs_stream *s)
+{
+    return rvs_client_loop(s->client);
+}
+
 /* The endpoint a slot opened during the current call. */
 static rv_stream_io *offered;
 static int in_stream_call;
@@ -52,7 +57,17 @@ void rvs_stream_call_begin(void)
     offered = NULL;
 }
 
+/* pump() again from the loop, after the other clients' turn.  (A
+ * client without a loop, driven by hand in the unit tests and the
+ * fuzzer, pumps only when a call starts the stream.) */
+static void more_later(rvs_stream *s)
+{
+    if (loop_of(s) && !ev_is_active(&s->more))
+        ev_idle_start(loop_of(s), &s->more);
+}
+
 static void on_more(struct ev_loop *loop, ev_idle *w, int revents);
+static void more_later(rvs_stream *s);
 
 static size_t count_streams(rvs_client *c)
 {
@@ -104,7 +119,6 @@ int rvs_stream_call_end(rvs_call *call, int rc)
     return 0;
 }
 
-static struct ev_loop *loop_of(rvs_stream *s);
 
 static void stream_free(rvs_stream *s)
 {
@@ -113,7 +127,8 @@ static void stream_free(rvs_stream *s)
         pp = &(*pp)->next;
     if (*pp)
         *pp = s->next;
-    ev_idle_stop(loop_of(s), &s->more);
+    if (loop_of(s))
+        ev_idle_stop(loop_of(s), &s->more);
     if (s->holding)
         rvs_client_release_reading(s->client);
     if (s->io)
@@ -146,7 +161,8 @@ static void fail(rvs_stream *s, const rv_err *err)
         s->io = NULL;
     }
     rv_buf_free(&s->pending);
-    ev_idle_stop(loop_of(s), &s->more);
+    if (loop_of(s))
+        ev_idle_stop(loop_of(s), &s->more);
     if (s->holding) {
         s->holding = 0;
         rvs_client_release_reading(s->client);
@@ -162,10 +178,6 @@ static void fail_with(rvs_stream *s, int code, const char *message)
     rv_err_clear(&err);
 }
 
-static struct ev_loop *loop_of(rvs_stream *s)
-{
-    return rvs_client_loop(s->client);
-}
 
 /* ---- to the client (download, console output) ---- */
 
@@ -215,11 +227,13 @@ static void pump(rvs_stream *s)
         }
         budget = (size_t)n < budget ? budget - (size_t)n : 0;
     }
-    rvs_client_flush(c);
+    /* Written with the reply of the call being served, or before the
+     * loop sleeps; that write asks for more (rvs_streams_output_room). */
+    rvs_client_flush_soon(c);
     s->pumping = 0;
     if (!again && !s->eof_sent && !s->failed && !rvs_client_is_closing(c) &&
         rv_buf_used(out) < window)
-        ev_idle_start(loop_of(s), &s->more);
+        more_later(s);
 }
 
 static void on_more(struct ev_loop *loop, ev_idle *w, int revents)
@@ -232,10 +246,12 @@ static void on_more(struct ev_loop *loop, ev_idle *w, int revents)
 
 void rvs_streams_output_room(rvs_client *c)
 {
+    /* Still at the window: the socket's next room comes back here. */
+    if (rv_buf_used(rvs_client_output(c)) >= rvs_client_stream_window(c))
+        return;
     for (rvs_stream *s = *rvs_client_streams(c); s; s = s->next)
-        if (!s->pumping && !s->eof_sent && !ev_is_active(&s->more) && s->io &&
-            s->io->ops->read)
-            ev_idle_start(loop_of(s), &s->more);
+        if (!s->pumping && !s->eof_sent && s->io && s->io->ops->read)
+            more_later(s);
 }
 
 void rvs_stream_start(rvs_stream *s)
