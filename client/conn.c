@@ -3,6 +3,7 @@
  * application's event loop is conn_loop.c's, keepalive keepalive.c's. */
 #include "client/conn.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -487,6 +488,9 @@ static void decode_answer(pending_call *p, const rv_header *h, const char *frame
 
 enum { FRAME_NEXT, FRAME_MINE, FRAME_FATAL };
 
+static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h,
+                        const char *frame, size_t len);
+
 static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err *why)
 {
     const char *frame = rv_buf_head(&c->rbuf);
@@ -516,6 +520,9 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
         }
         return FRAME_NEXT;
     }
+    if (h.prog == RV_REMOTE_PROGRAM && h.vers == RV_REMOTE_VERSION &&
+        (h.type == RV_STREAM || h.type == RV_STREAM_HOLE))
+        return stream_frame(c, me, &h, frame, len);
     if (h.prog != RV_REMOTE_PROGRAM || h.vers != RV_REMOTE_VERSION || h.type != RV_REPLY) {
         rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC,
                    "unexpected packet from the server: program %#x version %u type %d",
@@ -607,8 +614,22 @@ static int flush_started_locked(struct rvc_conn *c)
     return rc;
 }
 
+static void stream_link_locked(struct rvc_conn *c, struct rvc_stream *s, unsigned serial,
+                               int proc);
+
+/* rvc_conn_call; a stream, when given, is bound to the call's serial as
+ * the call is registered, so that no data that follows the reply is lost. */
+static int call_common(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                       xdrproc_t ret_filter, void *ret, struct rvc_stream *stream, rv_err *err);
+
 int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err)
+{
+    return call_common(c, proc, args_filter, args, ret_filter, ret, NULL, err);
+}
+
+static int call_common(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                       xdrproc_t ret_filter, void *ret, struct rvc_stream *stream, rv_err *err)
 {
     pending_call me = {
         .proc = proc, .ret_filter = ret_filter, .ret = ret, .err = err,
@@ -646,6 +667,8 @@ int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *arg
     me.serial = c->next_serial++;
     me.next = c->pending;
     c->pending = &me;
+    if (stream)
+        stream_link_locked(c, stream, me.serial, proc);
     pthread_mutex_unlock(&c->lock);
     rv_frame_set_serial(c->wbuf.data, me.serial);
 
@@ -878,4 +901,380 @@ void rvc_conn_drain_without_waiting(struct rvc_conn *c)
             break;
     }
     fail(c, &why);
+}
+
+/* ---- streams ---- */
+
+/* Data the server sent on a stream, not read yet. */
+typedef struct stream_chunk {
+    struct stream_chunk *next;
+    size_t len, off;
+    char data[];
+} stream_chunk;
+
+struct rvc_stream {
+    struct rvc_conn *conn;
+    struct rvc_stream *next;        /* conn->streams */
+    unsigned serial;
+    int proc;
+    /* Under conn->lock: */
+    stream_chunk *head, **tail;
+    size_t queued;
+    int eof;                        /* the server's data ended */
+    int failed;                     /* the server failed it: err says why */
+    rv_err err;
+    int ending;                     /* we finished or aborted it */
+    int answered;                   /* the server answered that */
+    int linked;                     /* on conn->streams */
+    pending_call *waiter;           /* a thread waiting for it */
+};
+
+static void stream_link_locked(struct rvc_conn *c, struct rvc_stream *s, unsigned serial,
+                               int proc)
+{
+    s->serial = serial;
+    s->proc = proc;
+    s->next = c->streams;
+    c->streams = s;
+    s->linked = 1;
+}
+
+static void stream_unlink_locked(struct rvc_conn *c, struct rvc_stream *s)
+{
+    for (struct rvc_stream **pp = &c->streams; *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    s->linked = 0;
+}
+
+/* What a waiter on s waits for: data (or its end, or a failure) to
+ * receive, or the answer to our finish or abort. */
+static int stream_ready_locked(const struct rvc_stream *s)
+{
+    if (s->failed)
+        return 1;
+    return s->ending ? s->answered : s->head != NULL || s->eof;
+}
+
+static void stream_fail_locked(struct rvc_stream *s, int code, const char *msg)
+{
+    if (s->failed)
+        return;
+    s->failed = 1;
+    rv_err_set(&s->err, RV_FROM_STREAMS, code, "%s", msg);
+}
+
+/* A STREAM or STREAM_HOLE packet: queued on its stream, whose waiter (if
+ * it now has what it waits for) is answered.  Packets for a stream we no
+ * longer have are dropped: they can cross our abort. */
+static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h,
+                        const char *frame, size_t len)
+{
+    const char *payload = frame + RV_FRAME_MIN;
+    size_t n = len - RV_FRAME_MIN;
+    rv_error e;
+    int have_error = 0;
+    if (h->type == RV_STREAM && h->status == RV_ERROR) {
+        /* Decoded outside the lock; an undecodable one is still an error. */
+        memset(&e, 0, sizeof(e));
+        have_error = rv_frame_decode_payload(frame, len, (xdrproc_t)xdr_rv_error, &e, NULL) == 0;
+    }
+    pthread_mutex_lock(&c->lock);
+    struct rvc_stream *s = c->streams;
+    while (s && (s->serial != h->serial || s->proc != h->proc))
+        s = s->next;
+    if (!s) {
+        RV_DEBUG("dropping a stream packet for serial %u: no such stream", h->serial);
+    } else if (h->type == RV_STREAM_HOLE) {
+        stream_fail_locked(s, RV_ERR_RPC, "the server sent a hole on a stream that is not sparse");
+    } else if (h->status == RV_ERROR) {
+        if (!s->failed) {
+            s->failed = 1;
+            const char *msg = have_error && e.message && **e.message ? *e.message : "stream failed";
+            rv_err_set(&s->err, have_error ? e.domain : RV_FROM_STREAMS,
+                       have_error && e.code ? e.code : RV_ERR_RPC, "%s", msg);
+        }
+    } else if (h->status == RV_OK) {
+        if (s->ending)
+            s->answered = 1;
+        else
+            s->eof = 1;
+    } else if (n == 0) {
+        s->eof = 1;                 /* an empty CONTINUE ends the data */
+    } else if (!s->ending && !s->failed) {
+        stream_chunk *ch = NULL;
+        if (s->queued + n > RVC_STREAM_QUEUE_MAX)
+            stream_fail_locked(s, RV_ERR_OPERATION_FAILED,
+                               "more than 16 MiB of stream data came without being read");
+        else if (!(ch = malloc(sizeof(*ch) + n)))
+            stream_fail_locked(s, RV_ERR_NO_MEMORY, "out of memory");
+        if (ch) {
+            ch->next = NULL;
+            ch->len = n;
+            ch->off = 0;
+            memcpy(ch->data, payload, n);
+            *s->tail = ch;
+            s->tail = &ch->next;
+            s->queued += n;
+        }
+    }
+    int mine = 0;
+    if (s && s->waiter && stream_ready_locked(s)) {
+        pending_call *w = s->waiter;
+        s->waiter = NULL;
+        unlink_locked(c, w);
+        w->done = 1;
+        if (w == me)
+            mine = 1;
+        else
+            pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (have_error)
+        xdr_free((xdrproc_t)xdr_rv_error, (char *)&e);
+    return mine ? FRAME_MINE : FRAME_NEXT;
+}
+
+int rvc_conn_stream_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                         struct rvc_stream **out, rv_err *err)
+{
+    struct rvc_stream *s = calloc(1, sizeof(*s));
+    if (!s) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    s->conn = c;
+    s->tail = &s->head;
+    if (call_common(c, proc, args_filter, args, NULL, NULL, s, err) < 0) {
+        /* Refused: the server has no stream to end. */
+        pthread_mutex_lock(&c->lock);
+        if (s->linked)
+            stream_unlink_locked(c, s);
+        pthread_mutex_unlock(&c->lock);
+        rvc_stream_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+/* Wait until s is ready (stream_ready_locked): as the reader, or asleep
+ * while another thread reads.  With nonblock, only what has arrived is
+ * read; RVC_STREAM_AGAIN if that was not enough.  A REPLY with the
+ * stream's serial (libvirtd answers a failed finish so) fails it. */
+static int stream_wait(struct rvc_stream *s, int nonblock, rv_err *err)
+{
+    struct rvc_conn *c = s->conn;
+    pthread_mutex_lock(&c->lock);
+    if (nonblock && !stream_ready_locked(s) && !c->failed && c->reader == READER_NONE) {
+        take_reader_locked(c, READER_CALL);
+        pthread_mutex_unlock(&c->lock);
+        rvc_conn_drain_without_waiting(c);
+        pthread_mutex_lock(&c->lock);
+        rvc_conn_release_reader_locked(c);
+    }
+    if (stream_ready_locked(s)) {
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    if (c->failed) {
+        connection_unusable(c, err);
+        pthread_mutex_unlock(&c->lock);
+        return -1;
+    }
+    if (nonblock) {
+        pthread_mutex_unlock(&c->lock);
+        return RVC_STREAM_AGAIN;
+    }
+    rv_err answer = { 0 };
+    pending_call me = { .proc = s->proc, .serial = s->serial, .err = &answer };
+    pthread_cond_init(&me.wake, NULL);
+    me.next = c->pending;
+    c->pending = &me;
+    s->waiter = &me;
+    while (!me.done) {
+        if (c->reader == READER_NONE) {
+            take_reader_locked(c, READER_CALL);
+            pthread_mutex_unlock(&c->lock);
+            read_until_answered(c, &me);
+            pthread_mutex_lock(&c->lock);
+            rvc_conn_release_reader_locked(c);
+            break;
+        }
+        me.waiting = 1;
+        pthread_cond_wait(&me.wake, &c->lock);
+        me.waiting = 0;
+    }
+    s->waiter = NULL;
+    int rc = 0;
+    if (me.failed) {
+        if (c->failed) {
+            copy_err(err, &answer);
+            rc = -1;
+        } else if (!s->failed) {
+            s->failed = 1;      /* a REPLY with the error */
+            copy_err(&s->err, &answer);
+        }
+    } else if (!stream_ready_locked(s)) {
+        s->answered = s->eof = 1;   /* an empty REPLY */
+    }
+    pthread_mutex_unlock(&c->lock);
+    rv_err_clear(&answer);
+    pthread_cond_destroy(&me.wake);
+    return rc;
+}
+
+/* Write one STREAM packet with this status and data. */
+static int stream_write(struct rvc_stream *s, int status, const char *data, size_t len,
+                        rv_err *err)
+{
+    struct rvc_conn *c = s->conn;
+    rv_header h = {
+        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION, .proc = s->proc,
+        .type = RV_STREAM, .serial = s->serial, .status = status,
+    };
+    pthread_mutex_lock(&c->write_lock);
+    if (rv_buf_used(&c->abuf) > 0 && flush_started_locked(c) < 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        pthread_mutex_lock(&c->lock);
+        connection_unusable(c, err);
+        pthread_mutex_unlock(&c->lock);
+        return -1;
+    }
+    c->wbuf.start = c->wbuf.len = 0;
+    if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, err) < 0 || rv_buf_reserve(&c->wbuf, len) < 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        if (!rv_err_is_set(err))
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    if (len)
+        memcpy(c->wbuf.data + c->wbuf.len, data, len);
+    c->wbuf.len += len;
+    uint32_t be = htonl((uint32_t)c->wbuf.len);
+    memcpy(c->wbuf.data, &be, sizeof(be));
+    rv_err why = { 0 };
+    int rc = rvc_conn_write_all(c, c->wbuf.data, c->wbuf.len, &why);
+    if (c->wbuf.cap > BUF_KEEP) {
+        c->wbuf.start = c->wbuf.len = 0;
+        rv_buf_shrink(&c->wbuf, BUF_KEEP);
+    }
+    pthread_mutex_unlock(&c->write_lock);
+    if (rc < 0) {
+        copy_err(err, &why);
+        fail(c, &why);
+    }
+    rv_err_clear(&why);
+    return rc;
+}
+
+/* The most data in one packet: libvirt's size. */
+#define STREAM_CHUNK 262120
+
+int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *err)
+{
+    pthread_mutex_lock(&s->conn->lock);
+    int failed = s->failed;
+    if (failed)
+        copy_err(err, &s->err);
+    pthread_mutex_unlock(&s->conn->lock);
+    if (failed)
+        return -1;
+    while (len > 0) {
+        size_t n = len < STREAM_CHUNK ? len : STREAM_CHUNK;
+        if (stream_write(s, RV_CONTINUE, data, n, err) < 0)
+            return -1;
+        data += n;
+        len -= n;
+    }
+    return 0;
+}
+
+ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock, rv_err *err)
+{
+    int rc = stream_wait(s, nonblock, err);
+    if (rc != 0)
+        return rc;
+    struct rvc_conn *c = s->conn;
+    pthread_mutex_lock(&c->lock);
+    size_t got = 0;
+    while (s->head && got < len) {
+        stream_chunk *ch = s->head;
+        size_t n = ch->len - ch->off < len - got ? ch->len - ch->off : len - got;
+        memcpy(buf + got, ch->data + ch->off, n);
+        ch->off += n;
+        got += n;
+        s->queued -= n;
+        if (ch->off == ch->len) {
+            s->head = ch->next;
+            if (!s->head)
+                s->tail = &s->head;
+            free(ch);
+        }
+    }
+    ssize_t ret = (ssize_t)got;
+    if (got == 0 && s->failed) {
+        copy_err(err, &s->err);
+        ret = -1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return ret;
+}
+
+int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err)
+{
+    struct rvc_conn *c = s->conn;
+    pthread_mutex_lock(&c->lock);
+    int failed = s->failed, ended = s->ending;
+    if (failed && !abort)
+        copy_err(err, &s->err);
+    s->ending = 1;
+    pthread_mutex_unlock(&c->lock);
+    if (ended)
+        return 0;
+    if (failed) {
+        /* The server keeps a failed stream until we end it: tell it,
+         * without waiting for its empty answer. */
+        rv_err ignored = { 0 };
+        stream_write(s, RV_ERROR, NULL, 0, &ignored);
+        rv_err_clear(&ignored);
+        return abort ? 0 : -1;
+    }
+    if (stream_write(s, abort ? RV_ERROR : RV_OK, NULL, 0, err) < 0 || stream_wait(s, 0, err) < 0)
+        return -1;
+    pthread_mutex_lock(&c->lock);
+    failed = s->failed;
+    if (failed && !abort)
+        copy_err(err, &s->err);
+    pthread_mutex_unlock(&c->lock);
+    return failed && !abort ? -1 : 0;
+}
+
+void rvc_stream_free(struct rvc_stream *s)
+{
+    if (!s)
+        return;
+    struct rvc_conn *c = s->conn;
+    pthread_mutex_lock(&c->lock);
+    int ended = s->ending || !s->linked;
+    pthread_mutex_unlock(&c->lock);
+    if (!ended) {
+        rv_err ignored = { 0 };
+        rvc_stream_end(s, 1, &ignored);
+        rv_err_clear(&ignored);
+    }
+    pthread_mutex_lock(&c->lock);
+    if (s->linked)
+        stream_unlink_locked(c, s);
+    pthread_mutex_unlock(&c->lock);
+    while (s->head) {
+        stream_chunk *ch = s->head;
+        s->head = ch->next;
+        free(ch);
+    }
+    rv_err_clear(&s->err);
+    free(s);
 }

@@ -29,6 +29,32 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
 int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err);
 
+/* ---- streams ----
+ *
+ * A call that opens a data stream (volume upload and download, a
+ * console): the stream is bound to the call's procedure and serial, and
+ * the server's STREAM packets for it are queued on it by whoever reads
+ * (at most RVC_STREAM_QUEUE_MAX bytes unread: past that the stream
+ * fails).  Any thread may use a stream, one at a time. */
+struct rvc_stream;
+#define RVC_STREAM_QUEUE_MAX (16 * 1024 * 1024)
+#define RVC_STREAM_AGAIN (-2)
+
+/* The call, with a void result; then *out is its stream. */
+int rvc_conn_stream_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
+                         struct rvc_stream **out, rv_err *err);
+/* Send len bytes of data (as many packets as it takes).  0 or -1. */
+int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *err);
+/* Up to len bytes: the count, 0 at the end of the data, -1 on error, or
+ * with nonblock RVC_STREAM_AGAIN when nothing has come yet (what the
+ * socket holds already is read first). */
+ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock, rv_err *err);
+/* Finish (abort 0) or abort (1) and wait for the server's answer; a
+ * stream the server failed gives its error.  0 or -1. */
+int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err);
+/* Forget it (aborted first if it was not ended). */
+void rvc_stream_free(struct rvc_stream *s);
+
 /* ---- asynchronous calls ----
  *
  * For many calls in flight from one thread: rvc_conn_start() encodes a

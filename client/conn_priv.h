@@ -76,6 +76,7 @@ struct rvc_conn {
     pthread_mutex_t lock;           /* guards the fields below */
     unsigned next_serial;
     pending_call *pending;          /* registered calls without an answer */
+    struct rvc_stream *streams;     /* open streams (rvc_conn_stream_call) */
     enum reader_state reader;       /* who owns the socket's input (see above) */
     int failed;
     rv_err failure;                 /* why the connection stopped working */

@@ -34,6 +34,8 @@ typedef struct rv_snap rv_snap;   /* a domain snapshot */
 
 /* The numbers that mean something on the wire (states, reasons, events,
  * flags, error codes), generated from protocol/rv_values.x. */
+#include <stddef.h>
+
 #include "remvirt-values.gen.h"
 
 /* ---- errors ---- */
@@ -381,6 +383,49 @@ const char *rv_domain_snapshot_get_name(rv_snap *snap);  /* valid while snap liv
 /* The snapshot's domain: valid while snap lives, not to be freed. */
 rv_dom *rv_domain_snapshot_get_domain(rv_snap *snap);
 void rv_domain_snapshot_free(rv_snap *snap);
+/* ---- data streams (libvirt's virStream) ----
+ *
+ * A stream carries a volume's bytes (rv_storage_vol_upload / _download)
+ * or a guest's console (rv_domain_open_console).  Make one with
+ * rv_stream_new, hand it to one of those calls, then send or receive,
+ * and end it with rv_stream_finish (all went well: the server commits
+ * and reports its last error, if any) or rv_stream_abort; free it with
+ * rv_stream_free before closing the connection.  Data the server sends
+ * waits in the stream until received (at most 16 MiB: past that the
+ * stream fails).  Any thread may use a stream, one at a time. */
+typedef struct rv_stream rv_stream;
+
+/* rv_stream_new flag: rv_stream_recv never waits; it returns
+ * RV_STREAM_AGAIN when nothing has come (for an event loop: call it again
+ * when rv_stream_fd() is readable). */
+#define RV_STREAM_NONBLOCK 1
+#define RV_STREAM_AGAIN (-2)
+
+rv_stream *rv_stream_new(rv_conn *conn, unsigned int flags);
+/* Send all n bytes: 0, or -1 (the stream failed: the last error says why). */
+int rv_stream_send(rv_stream *st, const char *data, size_t n);
+/* Up to n bytes: how many, 0 at the end of the data, -1 on error, or
+ * RV_STREAM_AGAIN (RV_STREAM_NONBLOCK only). */
+int rv_stream_recv(rv_stream *st, char *data, size_t n);
+int rv_stream_finish(rv_stream *st);
+int rv_stream_abort(rv_stream *st);
+/* The connection's socket, to poll for readability; -1 on error. */
+int rv_stream_fd(rv_stream *st);
+/* Aborts a stream that was not ended. */
+void rv_stream_free(rv_stream *st);
+
+/* Write into vol from offset, length bytes (0: up to its end), what is
+ * sent on st; flags: RV_STORAGE_VOL_STREAM_SPARSE is not offered by
+ * libremvirt (0). */
+int rv_storage_vol_upload(rv_vol *vol, rv_stream *st, unsigned long long offset,
+                          unsigned long long length, unsigned int flags);
+/* Read vol from offset, length bytes (0: up to its end), on st. */
+int rv_storage_vol_download(rv_vol *vol, rv_stream *st, unsigned long long offset,
+                            unsigned long long length, unsigned int flags);
+/* Join st to the domain's console (dev_name NULL: the first one); flags
+ * as virDomainOpenConsole's (RV_DOMAIN_CONSOLE_FORCE 1, _SAFE 2). */
+int rv_domain_open_console(rv_dom *dom, const char *dev_name, rv_stream *st,
+                           unsigned int flags);
 
 #include "remvirt-calls.gen.h"
 

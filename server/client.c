@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "rv_keepalive.h"
+#include "server/stream.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
 #include "transport/tls.h"
@@ -38,6 +39,8 @@ struct rvs_client {
     ev_tstamp last_heard;       /* when the client last sent anything */
     int pings_unanswered;
     rvs_subscriptions subs;
+    struct rvs_stream *streams; /* open data streams (server/stream.c) */
+    int read_holds;             /* streams whose endpoint is full */
     unsigned long long serial_no;   /* the server's number for this client, for logs */
     char from[80];              /* "local" or the peer's address:port */
     time_t connected_at;        /* for the admin program's client list */
@@ -538,8 +541,8 @@ rvs_client *rvs_client_flush_list_pop(rvs_client **head)
 void rvs_client_flush_soon(rvs_client *c)
 {
     /* A client in the middle of its own call sends with its reply. */
-    if (c->dispatching || c->flush_queued)
-        return;
+    if (c->dispatching || c->flush_queued || !c->env->want_flush)
+        return;         /* (no want_flush: a detached client, flushed by hand) */
     c->flush_queued = 1;
     c->env->want_flush(c, c->env->opaque);
 }
@@ -573,6 +576,34 @@ void rvs_client_pending_remove(rvs_pending *p)
     c->npending--;
 }
 
+/* ---- streams ---- */
+
+struct rvs_stream **rvs_client_streams(rvs_client *c)
+{
+    return &c->streams;
+}
+
+size_t rvs_client_stream_window(const rvs_client *c)
+{
+    return c->env->stream_window;
+}
+
+struct ev_loop *rvs_client_loop(const rvs_client *c)
+{
+    return c->env->loop;
+}
+
+void rvs_client_hold_reading(rvs_client *c)
+{
+    c->read_holds++;
+}
+
+void rvs_client_release_reading(rvs_client *c)
+{
+    if (c->read_holds > 0 && --c->read_holds == 0 && c->io == RVS_IO_PAUSED)
+        rvs_client_flush(c);     /* resumes reading (see there) */
+}
+
 /* ---- closing ---- */
 
 void rvs_client_close_after_flush(rvs_client *c)
@@ -601,6 +632,8 @@ void rvs_client_free(rvs_client *c)
     /* Calls still waiting finish without anyone to answer. */
     while (c->pending)
         rvs_client_pending_remove(c->pending);
+    /* Before the driver connection their endpoints may belong to. */
+    rvs_streams_free_all(c);
     rvs_client_detach_driver(c);
     free(c->x509_dn);
     free(c->sasl_user);
@@ -713,6 +746,12 @@ static int dispatch_buffered(rvs_client *c)
         if (c->auth == RVS_AUTH_SASL_LAYER_PENDING) {
             /* Authentication finished with a security layer: what follows
              * must come through it, so nothing buffered in clear runs. */
+            pause_reading(c);
+            return 0;
+        }
+        if (c->read_holds) {
+            /* A stream's endpoint is full: the next packet may be more
+             * data for it, so nothing more runs until it drains. */
             pause_reading(c);
             return 0;
         }
@@ -913,7 +952,13 @@ static inline int pending_at_limit(const rvs_client *c)
 
 void rvs_client_flush(rvs_client *c)
 {
-    if (write_out(c) <= 0 || c->io != RVS_IO_PAUSED || c->dispatching || pending_at_limit(c))
+    int written = write_out(c);
+    /* Room in the output: downloads read on (they do not come back here
+     * while they fill it). */
+    if (written >= 0 && c->streams)
+        rvs_streams_output_room(c);
+    if (written <= 0 || c->io != RVS_IO_PAUSED || c->dispatching || pending_at_limit(c) ||
+        c->read_holds)
         return;
     /* The replies that held reading back are out, whoever wrote them (the
      * write watcher, the batch before the loop sleeps, an event's flush):
@@ -924,7 +969,8 @@ void rvs_client_flush(rvs_client *c)
     do {
         if (set_io_phase(c, RVS_IO_OPEN) < 0 || dispatch_buffered(c) < 0)
             return;
-    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED && !pending_at_limit(c));
+    } while (write_out(c) > 0 && c->io == RVS_IO_PAUSED && !pending_at_limit(c) &&
+             !c->read_holds);
     /* Bytes TLS took in before the pause do not make the fd readable:
      * with nothing more coming, waiting for it would stall the client. */
     if (reading(c) && rv_transport_pending(c->tr) > 0)

@@ -28,6 +28,9 @@ typedef struct rvs_client_env {
      * an event or PING that would pass the cap closes it. */
     size_t max_client_output;
     int output_timeout;         /* seconds a client may stay at the cap before it is closed */
+    /* A download (or console) reads on only while the client's unread
+     * output is under this (stream_window_bytes; below max_client_output). */
+    size_t stream_window;
     const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
@@ -210,6 +213,17 @@ typedef struct rvs_pending {
 void rvs_client_pending_add(rvs_client *c, rvs_pending *p);
 /* p's reply is queued (or will never be): it no longer waits. */
 void rvs_client_pending_remove(rvs_pending *p);
+
+/* ---- streams (server/stream.c) ---- */
+
+/* The head of the client's list of open streams. */
+struct rvs_stream **rvs_client_streams(rvs_client *c);
+size_t rvs_client_stream_window(const rvs_client *c);
+struct ev_loop *rvs_client_loop(const rvs_client *c);
+/* A stream whose endpoint cannot take more data yet holds reading from
+ * the client (counted); the last release reads on. */
+void rvs_client_hold_reading(rvs_client *c);
+void rvs_client_release_reading(rvs_client *c);
 
 /* ---- closing ---- */
 

@@ -48,6 +48,7 @@ static const config_key config_keys[] = {
     KEY(keepalive_count, VAL_COUNT),
     KEY(max_client_output_bytes, VAL_BYTES),
     KEY(client_output_timeout, VAL_INT),
+    KEY(stream_window_bytes, VAL_BYTES),
     KEY(listen_tcp, VAL_BOOL),
     KEY(listen_tls, VAL_BOOL),
     KEY(tcp_port, VAL_PORT),
@@ -103,6 +104,9 @@ void rvs_config_init(rvs_config *cfg)
     cfg->max_client_output_bytes = 8 << 20;
     /* As long as keepalive gives a silent client (5 s x 6). */
     cfg->client_output_timeout = 30;
+    /* Four of libvirt's 256 KiB stream packets in flight to a client: a
+     * download keeps the socket busy, a slow reader costs 1 MiB. */
+    cfg->stream_window_bytes = 1 << 20;
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;

@@ -30,6 +30,7 @@ typedef struct rvs_config {
     int keepalive_count;            /* unanswered PINGs before a client is dropped */
     size_t max_client_output_bytes; /* unread output (replies, events, ...) per client */
     int client_output_timeout;      /* seconds a client may stay at that cap */
+    size_t stream_window_bytes;     /* a download's unread output before it waits */
     /* Network listeners (off by default, as libvirtd's). */
     int listen_tcp;
     int listen_tls;

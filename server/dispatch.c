@@ -10,6 +10,7 @@
 #include "rv_remote.h"
 #include "server/rv_dispatch.gen.h"
 #include "server/rv_driver_ops.gen.h"
+#include "server/stream.h"
 #include "transport/frame.h"
 
 RV_LOG_CATEGORY("server.dispatch");
@@ -48,10 +49,10 @@ int rvs_dispatch_check_program(const rvs_program *prog, rv_err *err)
     return 0;
 }
 
-static void queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
+void rvs_queue_error(rvs_client *c, const rv_header *call, const rv_err *err)
 {
     rv_header hdr = *call;
-    hdr.type = RV_REPLY;
+    hdr.type = call->type == RV_STREAM ? RV_STREAM : RV_REPLY;
     hdr.status = RV_ERROR;
     char *message = err->message ? err->message : (char *)"unknown error";
     rv_error body = {
@@ -86,7 +87,7 @@ static void reply_error(rvs_client *c, const rv_header *call, int domain, int co
     va_end(ap);
     RV_DEBUG("client %llu serial %u: error %d: %s", rvs_client_serial_no(c), call->serial, code,
              err.message);
-    queue_error(c, call, &err);
+    rvs_queue_error(c, call, &err);
     rv_err_clear(&err);
 }
 
@@ -186,7 +187,7 @@ void rv_deferred_finish(rv_deferred *d, const rv_err *err)
         if (err) {
             RV_DEBUG("client %llu serial %u: deferred %s failed: %s", rvs_client_serial_no(c),
                      d->hdr.serial, d->proc->name, err->message ? err->message : "");
-            queue_error(c, &d->hdr, err);
+            rvs_queue_error(c, &d->hdr, err);
         } else {
             queue_reply(c, &d->hdr, d->proc, d->ret);
         }
@@ -261,7 +262,7 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         return;
     }
 
-    rvs_call call = { .client = c };
+    rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
     running_call now = { c, hdr, proc, args, ret, NULL };
     running = &now;
     int rc = proc->handler(&call, args, ret);
@@ -277,12 +278,14 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         if (!rv_err_is_set(&call.err))
             rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                        "%s failed without saying why", proc->name);
-        queue_error(c, hdr, &call.err);
+        rvs_queue_error(c, hdr, &call.err);
         if (timed)
             log_call_done(c, hdr, proc, &start, &call.err);
         rv_err_clear(&call.err);
     } else {
         queue_reply(c, hdr, proc, ret);
+        if (call.stream)        /* its data follows the reply */
+            rvs_stream_start(call.stream);
         if (timed)
             log_call_done(c, hdr, proc, &start, NULL);
     }
@@ -299,7 +302,7 @@ static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *pr
     out.status = RV_OK;
     if (rv_frame_encode(rvs_client_output(c), &out, proc->ret_size ? proc->ret_filter : NULL,
                         ret, &err) < 0) {
-        queue_error(c, call, &err);
+        rvs_queue_error(c, call, &err);
         rv_err_clear(&err);
     }
 }
@@ -315,7 +318,7 @@ static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_
     rvs_call call = { .client = c };
     if (!prog->driver_first || rvs_call_conn(&call))
         unsupported(&call, proc);
-    queue_error(c, hdr, &call.err);
+    rvs_queue_error(c, hdr, &call.err);
     rv_err_clear(&call.err);
 }
 
@@ -356,6 +359,10 @@ int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
     if (hdr.vers != prog->version) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
                     "program %#x has version %u, not %u", hdr.prog, prog->version, hdr.vers);
+        return 0;
+    }
+    if (hdr.type == RV_STREAM || hdr.type == RV_STREAM_HOLE) {
+        rvs_stream_packet(c, &hdr, p + RV_FRAME_MIN, len - RV_FRAME_MIN);
         return 0;
     }
     if (hdr.type != RV_CALL || hdr.status != RV_OK) {

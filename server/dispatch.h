@@ -12,7 +12,14 @@
 typedef struct rvs_call {
     rvs_client *client;
     rv_err err;                 /* set by a failing handler */
+    int proc;                   /* the call's procedure and serial */
+    unsigned serial;
+    struct rvs_stream *stream;  /* a stream the call opened (server/stream.c) */
 } rvs_call;
+
+/* Queue an error packet answering hdr: a REPLY, or for a STREAM packet a
+ * STREAM with status ERROR (the stream's failure). */
+void rvs_queue_error(rvs_client *c, const rv_header *hdr, const rv_err *err);
 
 /* The client's driver connection, or NULL with call->err set to
  * libvirt's error when CONNECT_OPEN has not run. */

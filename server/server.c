@@ -23,6 +23,7 @@
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
+#include "server/stream.h"
 #include "server/systemd.h"
 #include "transport/socket.h"
 #include "transport/tcp.h"
@@ -763,6 +764,13 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->env.keepalive_count = cfg->keepalive_count;
     srv->env.max_client_output = cfg->max_client_output_bytes;
     srv->env.output_timeout = cfg->client_output_timeout;
+    /* A download stops under the output cap (with room for one more
+     * packet), or a slow reader would be closed as one that reads nothing. */
+    srv->env.stream_window = cfg->stream_window_bytes;
+    if (srv->env.stream_window + 2 * RVS_STREAM_CHUNK > srv->env.max_client_output)
+        srv->env.stream_window = srv->env.max_client_output > 4 * RVS_STREAM_CHUNK
+                                     ? srv->env.max_client_output - 2 * RVS_STREAM_CHUNK
+                                     : RVS_STREAM_CHUNK;
     srv->env.sasl_allowed_users = (const char *const *)cfg->sasl_allowed_username_list;
     srv->env.on_authenticated = client_authenticated;
     srv->env.want_flush = client_wants_flush;

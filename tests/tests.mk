@@ -13,6 +13,11 @@ TESTS += tests/unit/test-driver-slots
 tests_unit_test_driver_slots_SOURCES = tests/unit/test-driver-slots.c tests/unit/check.h
 tests_unit_test_driver_slots_LDADD = libremvirtd.la
 # deferred replies: answered later with the serial kept, counted in flight
+check_PROGRAMS += tests/unit/test-stream-fd
+TESTS += tests/unit/test-stream-fd
+tests_unit_test_stream_fd_SOURCES = tests/unit/test-stream-fd.c tests/unit/check.h
+tests_unit_test_stream_fd_LDADD = libremvirtd.la
+
 check_PROGRAMS += tests/unit/test-deferred
 TESTS += tests/unit/test-deferred
 tests_unit_test_deferred_SOURCES = tests/unit/test-deferred.c tests/unit/check.h
@@ -75,6 +80,7 @@ EXTRA_DIST += tests/data/libvirt-vectors.txt tests/tools/wire-relay.py tests/too
 # dir, so they run in parallel.
 RV_DAEMON_TESTS = \
 	tests/integration/test-bad-length.sh \
+	tests/integration/test-stream-wire.sh \
 	tests/integration/test-truncated.sh \
 	tests/integration/test-unknown-call.sh \
 	tests/integration/test-garbage.sh \
@@ -116,6 +122,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh.sh \
 	tests/interop/test-virsh-networks.sh \
 	tests/interop/test-virsh-storage.sh \
+	tests/interop/test-virsh-vol-stream.sh \
+	tests/interop/test-stream-abort.sh \
+	tests/interop/test-rvsh-vol-stream.sh \
+	tests/interop/test-qemu-console.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
@@ -144,7 +154,8 @@ RV_DAEMON_TESTS = \
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \
-	tests/interop/python-checks.py \
+	tests/interop/python-checks.py tests/interop/stream-checks.py \
+	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py
 
 # client uri unit test

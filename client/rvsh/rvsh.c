@@ -49,6 +49,7 @@
 #include <libxml/xmlwriter.h>
 
 #include "remvirt.h"
+#include "console.h"
 
 #define HISTORY_FILE ".rvsh_history"
 #define HISTORY_LINES 500
@@ -1793,6 +1794,177 @@ static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* console <domain> [--devname NAME] [--force] [--safe]: the guest's
+ * console on this terminal until ^], as virsh console. */
+static int cmd_console(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    if (!dom)
+        return -1;
+    unsigned int flags = (has_opt(cmd, a, "force") ? 1 : 0) | (has_opt(cmd, a, "safe") ? 2 : 0);
+    /* As virsh: a domain that is not running is refused here. */
+    int state = 0, reason = 0;
+    if (rv_domain_get_state(dom, &state, &reason, 0) < 0) {
+        lib_error();
+        rv_domain_free(dom);
+        return -1;
+    }
+    if (state != RV_DOMAIN_RUNNING && !(flags & 1)) {
+        error_line("The domain is not running");
+        rv_domain_free(dom);
+        return -1;
+    }
+    printf("Connected to domain '%s'\nEscape character is ^] (Ctrl + ])\n",
+           rv_domain_get_name(dom));
+    fflush(stdout);
+    rv_stream *st = rv_stream_new(sh->conn, RV_STREAM_NONBLOCK);
+    int rc = -1;
+    if (!st || rv_domain_open_console(dom, a->opt_values[0], st, flags) < 0) {
+        lib_error();
+    } else {
+        rc = rvsh_console_run(st);
+        if (rc < 0)
+            lib_error();
+        else
+            rv_stream_finish(st);
+        printf("\n");
+    }
+    rv_stream_free(st);
+    rv_domain_free(dom);
+    return rc;
+}
+
+/* ---- vol-upload, vol-download (streams) ---- */
+
+/* --offset and --length, as virsh reads them. */
+static int parse_span(const cmd_args *a, unsigned long long *offset, unsigned long long *length)
+{
+    const char *names[] = { "offset", "length" };
+    unsigned long long *out[] = { offset, length };
+    for (int i = 0; i < 2; i++) {
+        const char *text = a->opt_values[1 + i];
+        *out[i] = 0;
+        if (!text)
+            continue;
+        char *end;
+        errno = 0;
+        *out[i] = strtoull(text, &end, 10);
+        if (errno || end == text || *end || text[0] == '-') {
+            error_line("Numeric value '%s' for <%s> option is malformed or out of range", text,
+                       names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define RVSH_STREAM_BUF (256 * 1024)
+
+/* vol-upload <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * file's bytes into the volume, as virsh vol-upload. */
+static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    FILE *f = fopen(a->value2, "rb");
+    if (!f) {
+        error_line("cannot read %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_upload(vol, st, offset, length, 0) < 0) {
+        error_line("cannot upload to volume %s", a->value);
+        lib_error();
+    } else {
+        size_t n;
+        rc = 0;
+        while (rc == 0 && (n = fread(buf, 1, RVSH_STREAM_BUF, f)) > 0)
+            rc = rv_stream_send(st, buf, n);
+        if (rc == 0 && ferror(f)) {
+            error_line("cannot read %s", a->value2);
+            rv_stream_abort(st);
+            rc = -1;
+        } else if (rc < 0) {
+            error_line("cannot send data to volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+            rc = -1;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    fclose(f);
+    return rc;
+}
+
+/* vol-download <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * volume's bytes into the file (a file it created is removed again if
+ * the download fails), as virsh vol-download. */
+static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    int created = 1;
+    FILE *f = fopen(a->value2, "wbx");
+    if (!f && errno == EEXIST) {
+        created = 0;
+        f = fopen(a->value2, "wb");
+    }
+    if (!f) {
+        error_line("cannot create %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_download(vol, st, offset, length, 0) < 0) {
+        error_line("cannot download from volume %s", a->value);
+        lib_error();
+    } else {
+        int n;
+        while ((n = rv_stream_recv(st, buf, RVSH_STREAM_BUF)) > 0)
+            if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
+                break;
+        if (n > 0) {
+            error_line("cannot write %s", a->value2);
+            rv_stream_abort(st);
+        } else if (n < 0) {
+            error_line("cannot receive data from volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+        } else {
+            rc = 0;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    if (fclose(f) != 0 && rc == 0) {
+        error_line("cannot write %s", a->value2);
+        rc = -1;
+    }
+    if (rc < 0 && created)
+        unlink(a->value2);
+    return rc;
+}
+
 /* ---- statistics (as virsh prints them) ---- */
 
 static int cmd_dommemstat(shell *sh, const command *cmd, const cmd_args *a)
@@ -2515,6 +2687,9 @@ static const char *const opts_snapshot_delete[] = { "current", "children", "chil
                                                     "metadata", NULL };
 static const char *const opts_vol[] = { "pool=", NULL };
 static const char *const opts_vol_json[] = { "pool=", "json", NULL };
+/* Bit order matters: parse_span reads values 1 (offset) and 2 (length). */
+static const char *const opts_console[] = { "devname=", "force", "safe", NULL };
+static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", NULL };
 static const char *const opts_disable[] = { "disable", NULL };
 static const char *const opts_reason[] = { "reason", NULL };
 static const char *const opts_daemon[] = { "daemon", NULL };
@@ -2527,6 +2702,7 @@ static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "eve
 static const command commands[] = {
     { "list", cmd_list, NULL, 0, opts_list, "list domains (running ones; --all: all; --inactive: shut off ones)" },
     { "dominfo", cmd_dominfo, "domain", BY_ANY, opts_json, "domain information" },
+    { "console", cmd_console, "domain", BY_ANY, opts_console, "connect to the guest's console (^] leaves)" },
     { "domstate", cmd_domstate, "domain", BY_ANY, opts_reason, "domain state (--reason: and why)" },
     { "dumpxml", cmd_dumpxml, "domain", BY_ANY, NULL, "domain information in XML" },
     { "define", cmd_define, "file", 0, NULL, "define (but don't start) a domain from an XML file" },
@@ -2589,6 +2765,8 @@ static const command commands[] = {
     { "vol-pool", cmd_vol_string, "vol", 0, NULL, "the pool of a storage volume (by key or path)" },
     { "vol-create", cmd_vol_create, "pool", 0, NULL, "create a storage volume from an XML file" },
     { "vol-delete", cmd_vol_delete, "vol", 0, opts_vol, "delete a storage volume" },
+    { "vol-upload", cmd_vol_upload, "vol", 0, opts_vol_stream, "upload a file into a storage volume" },
+    { "vol-download", cmd_vol_download, "vol", 0, opts_vol_stream, "download a storage volume into a file" },
     { "pool-event", cmd_event, NULL, 0, opts_pool_event,
       "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },
     { "snapshot-create-as", cmd_snapshot_create_as, "domain", BY_ANY, opts_snapshot_create,
@@ -2632,14 +2810,16 @@ static const char *second_arg(const command *cmd)
         return "name";
     if (strncmp(cmd->name, "snapshot-", 9) == 0 && cmd->run != cmd_snapshot_list)
         return "snapshotname";
-    return strcmp(cmd->name, "vol-create") == 0 ? "file" : NULL;
+    return cmd->run == cmd_vol_create || cmd->run == cmd_vol_upload ||
+                   cmd->run == cmd_vol_download ? "file" : NULL;
 }
 
 static int second_arg_required(const command *cmd)
 {
     /* The others' second argument may be left out (domblkstat), or --current
      * stands for it (the snapshot commands). */
-    return cmd->run == cmd_vol_create || strcmp(cmd->name, "snapshot-dumpxml") == 0;
+    return cmd->run == cmd_vol_create || cmd->run == cmd_vol_upload ||
+           cmd->run == cmd_vol_download || strcmp(cmd->name, "snapshot-dumpxml") == 0;
 }
 
 static int needs_connection(const command *cmd)

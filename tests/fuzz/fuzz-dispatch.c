@@ -48,6 +48,20 @@ static void check_output(const rv_header *call)
         if (hdr.type == RV_MESSAGE) {
             CHECK_UINT_EQ(hdr.prog, RV_KEEPALIVE_PROGRAM);
             CHECK_INT_EQ(hdr.proc, RV_KEEPALIVE_PROC_PONG);
+        } else if (hdr.type == RV_STREAM) {
+            /* A stream's data, end or answer: the stream is the call's
+             * (opened by it, or the stream packet being dispatched). */
+            CHECK_UINT_EQ(hdr.serial, call->serial);
+            if (hdr.status == RV_ERROR) {
+                rv_error e;
+                memset(&e, 0, sizeof(e));
+                CHECK(rv_frame_decode_payload(rv_buf_head(out), len, (xdrproc_t)xdr_rv_error, &e,
+                                              &err) == 0);
+                CHECK(e.code != RV_ERR_OK && e.message && *e.message);
+                xdr_free((xdrproc_t)xdr_rv_error, &e);
+            } else {
+                CHECK(hdr.status == RV_OK || hdr.status == RV_CONTINUE);
+            }
         } else {
             CHECK_INT_EQ(hdr.type, RV_REPLY);
             CHECK_UINT_EQ(hdr.serial, call->serial);

@@ -1137,6 +1137,7 @@ const rv_driver rv_qemu_driver = {
         .domain_reboot = domain_reboot,
         .domain_reset = domain_reset,
         .domain_get_info = domain_get_info,
+        .domain_open_console = rv_qemu_domain_open_console,
         .domain_get_state = domain_get_state,
         .domain_get_xml_desc = domain_get_xml_desc,
         .domain_get_os_type = domain_get_os_type,

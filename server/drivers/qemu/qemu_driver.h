@@ -128,6 +128,11 @@ void rv_qemu_load_all(void);
  * from, on one line, for an error (malloc'd, maybe ""; NULL: no memory). */
 char *rv_qemu_log_tail(const char *name, off_t from);
 
+/* ---- qemu_console.c ---- */
+/* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */
+int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_args *args,
+                                rv_err *err);
+
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
 void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,

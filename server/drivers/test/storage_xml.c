@@ -515,6 +515,7 @@ void rv_vol_def_free(rv_vol_def *def)
     free(def->backing_path);
     free(def->backing_format);
     free(def->backing_perms.label);
+    rv_vol_content_unref(def->content);
     free(def);
 }
 

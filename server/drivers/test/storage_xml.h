@@ -75,7 +75,12 @@ typedef struct rv_vol_def {
     char *backing_path;                 /* <backingStore>; NULL: none */
     char *backing_format;
     rv_storage_perms backing_perms;
+    /* The test driver's bytes of it (test_vol_stream.c); NULL: zeros. */
+    struct rv_vol_content *content;
 } rv_vol_def;
+
+/* Drop a reference to a volume's content (test_vol_stream.c). */
+void rv_vol_content_unref(struct rv_vol_content *content);
 
 /* Parse a volume for a pool of pool_type (a dir, fs or netfs pool's
  * volumes default to format raw; a logical pool's have none). */

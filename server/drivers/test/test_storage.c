@@ -702,6 +702,11 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, test_pool **pool, rv
     return v;
 }
 
+rv_vol_def *test_storage_find_vol(const rv_nonnull_storage_vol *w, rv_err *err)
+{
+    return get_vol(w, NULL, err);
+}
+
 int test_storage_pool_num_of_volumes(rv_driver_conn *c,
                                      const rv_storage_pool_num_of_volumes_args *args,
                                      rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)

@@ -68,6 +68,12 @@ int test_storage_pool_list_volumes(rv_driver_conn *c,
                                    rv_storage_pool_list_volumes_ret *ret, rv_err *err);
 int test_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_xml_args *args,
                                 rv_storage_vol_create_xml_ret *ret, rv_err *err);
+/* The volume a handle names, in its active pool (test_vol_stream.c). */
+struct rv_vol_def *test_storage_find_vol(const rv_nonnull_storage_vol *w, rv_err *err);
+int test_storage_vol_upload(rv_driver_conn *c, const rv_storage_vol_upload_args *args,
+                            rv_err *err);
+int test_storage_vol_download(rv_driver_conn *c, const rv_storage_vol_download_args *args,
+                              rv_err *err);
 int test_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args *args,
                             rv_err *err);
 int test_storage_vol_lookup_by_name(rv_driver_conn *c,

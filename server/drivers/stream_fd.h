@@ -1,0 +1,32 @@
+/* A stream endpoint on a file descriptor (a pty, a pipe, a regular file):
+ * non-blocking reads and writes, a watcher for when the fd is ready
+ * again.  Regular files are always "ready": the stream reads them in
+ * bounded rounds of its own. */
+#ifndef RV_SERVER_STREAM_FD_H
+#define RV_SERVER_STREAM_FD_H
+
+#include "server/drivers/stream_io.h"
+
+struct ev_loop;
+
+/* An endpoint on fd (taken: closed with it, or at once on failure),
+ * made non-blocking; reads give data for the client when readable,
+ * writes take the client's data when writable.  A pty whose other side
+ * went away (EIO) reads as the end of the data.  NULL with err set when
+ * out of memory. */
+rv_stream_io *rv_stream_fd_new(struct ev_loop *loop, int fd, int readable, int writable,
+                               rv_err *err);
+
+/* At most length bytes pass (0: no limit): reads end there, a write
+ * past it fails as libvirtd's does (no space left on device).  For a
+ * file volume opened and positioned at the transfer's offset. */
+void rv_stream_fd_set_length(rv_stream_io *io, unsigned long long length);
+
+/* Call fn(opaque) when io is freed (its owner forgets it). */
+void rv_stream_fd_on_free(rv_stream_io *io, void (*fn)(void *opaque), void *opaque);
+
+/* Hang it up from outside (a console taken over by another client): its
+ * data ends, writes fail, and the stream is woken to see it. */
+void rv_stream_fd_hangup(rv_stream_io *io);
+
+#endif
