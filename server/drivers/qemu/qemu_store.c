@@ -407,6 +407,7 @@ void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
     each_file(rv_qemu.config_dir, ".xml", load_one_def);
+    rv_qemu_save_dir_clean();
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
         if (d->def && d->autostart && !rv_qemu_dom_active(d)) {
