@@ -187,6 +187,9 @@ void rv_qemu_save_abandon(qemu_dom *d);
  * d->migrate_done(d, NULL or why). */
 void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));
 void rv_qemu_migration_wait_stop(qemu_dom *d);
+/* run_dir/<name>.saving, written before a save stops the guest: whether
+ * it ran (1) or not (0); -1: no save was under way.  Removed. */
+int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
 

@@ -517,26 +517,35 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     if (!d || err || !json_object_object_get_ex(ret, "status", &status))
         return;
     const char *s = json_object_get_string(status);
-    if (strcmp(s, "postmigrate") == 0) {
-        /* A save was under way when remvirtd stopped.  Complete (the
-         * managed image is there): the guest's state is in it, so this
-         * process goes.  Otherwise the partial image is gone (removed at
-         * start-up): a guest that ran runs on. */
-        if (rv_qemu_has_managed_save(dom_name(d))) {
+    bool migrated = strcmp(s, "postmigrate") == 0;
+    int saving = rv_qemu_save_marker_take(dom_name(d));
+    if (migrated || saving >= 0) {
+        /* A save was under way when remvirtd stopped.  If it completed
+         * (the managed image is there) the guest's state is in it and
+         * this process goes; otherwise the partial image is gone
+         * (rv_qemu_save_dir_clean) and the guest goes on as before. */
+        if (migrated && rv_qemu_has_managed_save(dom_name(d))) {
             RV_INFO("domain '%s': its managed save completed while remvirtd was away",
                     dom_name(d));
             begin_stop(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED, false, false);
             return;
         }
-        if (d->state == RV_DOMAIN_RUNNING) {
-            RV_INFO("domain '%s': resuming it after a save interrupted by remvirtd's stop",
-                    dom_name(d));
-            rv_err e = { 0 };
-            if (rv_qmp_command(qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0)
-                RV_WARN("domain '%s': %s", dom_name(d), e.message);
-            rv_err_clear(&e);
-            return;
-        }
+        bool run = saving > 0 || (saving < 0 && d->state == RV_DOMAIN_RUNNING);
+        RV_INFO("domain '%s': a save was interrupted by remvirtd's stop: %s", dom_name(d),
+                run ? "resuming it" : "it stays paused");
+        rv_err e = { 0 };
+        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0 ||
+            (run && rv_qmp_command(qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0))
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        if (run)
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_SAVE_CANCELED, -1, 0);
+        else
+            rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, -1, 0);
+        if (rv_qemu_save_status(d, &e) < 0)
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        return;
     }
     /* What changed while remvirtd was away (nobody was subscribed). */
     if (strcmp(s, "running") == 0 && d->state != RV_DOMAIN_RUNNING)
@@ -654,12 +663,13 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
     } else if (strcmp(name, "STOP") == 0) {
-        if (d->state == RV_DOMAIN_RUNNING)
+        if (d->state == RV_DOMAIN_RUNNING) {
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
                                   suspending ? RV_DOMAIN_PAUSED_USER
                                   : saving   ? RV_DOMAIN_PAUSED_SAVE
                                              : RV_DOMAIN_PAUSED_UNKNOWN,
                                   RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
+        }
     } else if (strcmp(name, "RESUME") == 0) {
         if (d->state == RV_DOMAIN_PAUSED)
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -254,8 +255,33 @@ void rv_qemu_migration_wait_stop(qemu_dom *d)
 
 /* ================================================================ saving */
 
+static char *marker_path(const char *name)
+{
+    return rv_qemu_path(rv_qemu.run_dir, name, ".saving");
+}
+
+int rv_qemu_save_marker_take(const char *name)
+{
+    char *path = marker_path(name);
+    char word[16] = "";
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    int result = -1;
+    if (fd >= 0) {
+        ssize_t n = read(fd, word, sizeof(word) - 1);
+        result = n > 0 && strncmp(word, "running", 7) == 0;
+        close(fd);
+        unlink(path);
+    }
+    free(path);
+    return result;
+}
+
 static void save_op_free(qemu_save_op *op, bool remove_partial)
 {
+    char *marker = marker_path(dom_name(op->dom));
+    if (marker)
+        unlink(marker);
+    free(marker);
     if (op->fd >= 0)
         close(op->fd);
     if (remove_partial && op->tmp_path)
@@ -335,8 +361,14 @@ static void save_migrated(qemu_dom *d, const rv_err *err)
         save_failf(d, RV_ERR_NO_MEMORY, "out of memory");
         return;
     }
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* It dies with remvirtd: a restarted remvirtd then finds either
+         * the image renamed or no image, never a rename still to come. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(ECHILD);
         int dfd;
         if (fsync(op->fd) < 0 || rename(op->tmp_path, op->path) < 0)
             _exit(errno & 0xff);
@@ -457,6 +489,15 @@ void rv_qemu_save_begin(qemu_dom *d)
         goto fail;
     free(xml);
     xml = NULL;
+    /* Before the guest stops: a remvirtd restarted in the middle of the
+     * save knows to let it go on (see on_status in qemu_process.c). */
+    char *marker = marker_path(dom_name(d));
+    if (!marker)
+        goto nomem;
+    int rc = rv_qemu_write_file(marker, op->was_running ? "running\n" : "paused\n", false, &err);
+    free(marker);
+    if (rc < 0)
+        goto fail;
     d->save = op;
     RV_INFO("domain '%s': saving to '%s'", dom_name(d), op->path);
 
@@ -475,7 +516,7 @@ void rv_qemu_save_begin(qemu_dom *d)
     }
     /* (Each command owns its arguments from the call on, even when it fails.) */
     op->stopped_cpus = op->was_running;
-    int rc = op->was_running ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
+    rc = op->was_running ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
     if (rc < 0)
         json_object_put(getfd);
     else

@@ -522,6 +522,13 @@ static void handle_message(rv_qmp *q, const char *text, size_t len)
     }
 
     json_object *member = NULL, *error = NULL;
+    if (q->state == QMP_GREETING && json_object_object_get_ex(msg, "event", &member)) {
+        /* QEMU can write an event it emitted just as we connected before
+         * its greeting (seen with -incoming: MIGRATION): it is not for us. */
+        RV_DEBUG("QEMU event %s before the greeting: ignored", json_object_get_string(member));
+        json_object_put(msg);
+        return;
+    }
     if (q->state == QMP_GREETING) {
         if (!json_object_object_get_ex(msg, "QMP", &member) ||
             !json_object_is_type(member, json_type_object)) {
