@@ -171,11 +171,29 @@ for delay in 0 0.05 0.1 0.2 0.4; do
     fi
 done
 echo "ok   remvirtd killed during managedsave (after 0 to 0.4 s): $saved whole images, $resumed guests running on, never a partial image"
-if state_is g "shut off (saved)"; then
+# ---- autostart restores the managed image (the one a killed remvirtd
+# completed, if any), as libvirtd does
+if ! state_is g "shut off (saved)"; then
     "${V[@]}" start g > /dev/null
-    state_is g "running (restored)" || fail "the image a killed remvirtd completed does not restore"
-    "${V[@]}" destroy g > /dev/null
+    "${V[@]}" managedsave g > /dev/null
 fi
+"${V[@]}" autostart g > /dev/null
+restart_remvirtd
+wait_for 60 "the autostarted g to run" state_is g "running (restored)"
+[ ! -e "$QEMU_DIR/save/g.save" ] || fail "the autostart left the managed image"
+"${V[@]}" autostart --disable g > /dev/null
+echo "ok   autostart of a domain with a managed image restores it: running (restored)"
+
+# ---- a paused guest is saved paused and restored paused (--running overrides)
+"${V[@]}" suspend g > /dev/null
+"${V[@]}" save g "$OUT/p.img" > /dev/null
+"${V[@]}" restore "$OUT/p.img" > /dev/null
+state_is g "paused (user)" || fail "a guest saved paused is $("${V[@]}" domstate --reason g) when restored"
+"${V[@]}" destroy g > /dev/null
+"${V[@]}" restore --running "$OUT/p.img" > /dev/null
+state_is g "running (restored)" || fail "restore --running gives $("${V[@]}" domstate --reason g)"
+"${V[@]}" destroy g > /dev/null
+echo "ok   a paused guest: saved paused, restored paused; restore --running runs it"
 
 cat > "$OUT/expected" <<'EOT'
 event 'lifecycle' for domain 'g': Defined Added

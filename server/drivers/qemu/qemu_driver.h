@@ -183,6 +183,9 @@ int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *wa
 void rv_qemu_save_begin(qemu_dom *d);
 /* The process went away during a save: drop what the save had begun. */
 void rv_qemu_save_abandon(qemu_dom *d);
+/* remvirtd is stopping: let go of a save under way, leaving its files
+ * for the next remvirtd. */
+void rv_qemu_save_release(qemu_dom *d);
 /* Poll query-migrate until the migration completes or fails, then
  * d->migrate_done(d, NULL or why). */
 void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));

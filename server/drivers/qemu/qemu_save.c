@@ -276,9 +276,11 @@ int rv_qemu_save_marker_take(const char *name)
     return result;
 }
 
-static void save_op_free(qemu_save_op *op, bool remove_partial)
+/* remove_partial: the unfinished file goes too; the marker goes unless
+ * remvirtd is stopping (the next one reads it). */
+static void save_op_free(qemu_save_op *op, bool remove_partial, bool keep_marker)
 {
-    char *marker = marker_path(dom_name(op->dom));
+    char *marker = keep_marker ? NULL : marker_path(dom_name(op->dom));
     if (marker)
         unlink(marker);
     free(marker);
@@ -306,7 +308,7 @@ static void save_failed(qemu_dom *d, const rv_err *why)
                     e.message ? e.message : "");
         rv_err_clear(&e);
     }
-    save_op_free(op, true);
+    save_op_free(op, true, false);
     rv_qemu_job_done(d, why);
 }
 
@@ -340,7 +342,7 @@ static void on_synced(struct ev_loop *loop, ev_child *w, int revents)
      * the process goes, as after a shutdown. */
     RV_INFO("domain '%s' saved to '%s'", dom_name(d), op->path);
     d->save = NULL;
-    save_op_free(op, false);
+    save_op_free(op, false, false);
     rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
 }
 
@@ -535,7 +537,7 @@ nomem:
 fail:
     free(xml);
     if (op)
-        save_op_free(op, true);
+        save_op_free(op, true, false);
     rv_qemu_job_done(d, &err);
     rv_err_clear(&err);
 }
@@ -550,8 +552,21 @@ void rv_qemu_save_abandon(qemu_dom *d)
     if (op->sync_pid > 0) {
         /* The stream was complete: the child finishes the image. */
         ev_child_stop(rv_qemu.loop, &op->sync_watcher);
-        save_op_free(op, false);
+        save_op_free(op, false, false);
         return;
     }
-    save_op_free(op, true);
+    save_op_free(op, true, false);
+}
+
+void rv_qemu_save_release(qemu_dom *d)
+{
+    qemu_save_op *op = d->save;
+    rv_qemu_migration_wait_stop(d);
+    if (!op)
+        return;
+    d->save = NULL;
+    if (op->sync_pid > 0)
+        ev_child_stop(rv_qemu.loop, &op->sync_watcher);
+    /* QEMU goes on writing: the next remvirtd sorts it out (on_status). */
+    save_op_free(op, false, true);
 }
