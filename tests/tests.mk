@@ -132,7 +132,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-guest.sh \
 	tests/interop/test-qemu-stats.sh \
 	tests/interop/test-qemu-virt-install.sh \
-	tests/interop/test-qemu-save.sh
+	tests/interop/test-qemu-save.sh \
+	tests/interop/test-qemu-save-crash.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/interop/python-checks.py
