@@ -371,8 +371,12 @@ static void save_migrated(qemu_dom *d, const rv_err *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(ECHILD);
+        /* Nothing of remvirtd's (sockets, listeners) stays open in it. */
+        if ((op->fd == 3 ? 3 : dup2(op->fd, 3)) < 0)
+            _exit(errno & 0xff);
+        closefrom(4);
         int dfd;
-        if (fsync(op->fd) < 0 || rename(op->tmp_path, op->path) < 0)
+        if (fsync(3) < 0 || rename(op->tmp_path, op->path) < 0)
             _exit(errno & 0xff);
         if ((dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY)) < 0 || fsync(dfd) < 0)
             _exit(errno & 0xff);
