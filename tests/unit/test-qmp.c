@@ -640,6 +640,9 @@ static void test_fake_fd_passing(void)
     close(box.fd);
     close(pipefd[0]);
     fake_close(&f);
+    CHECK_INT_EQ(refused.calls, 0);
+    box_clear(&first);
+    box_clear(&second);
 }
 
 /* A message just under the bound passes. */
