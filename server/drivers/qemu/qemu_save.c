@@ -375,12 +375,11 @@ static void save_migrated(qemu_dom *d, const rv_err *err)
         if ((op->fd == 3 ? 3 : dup2(op->fd, 3)) < 0)
             _exit(errno & 0xff);
         closefrom(4);
-        int dfd;
         if (fsync(3) < 0 || rename(op->tmp_path, op->path) < 0)
             _exit(errno & 0xff);
-        if ((dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY)) < 0 || fsync(dfd) < 0)
-            _exit(errno & 0xff);
-        _exit(0);
+        int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+        free(dir_copy);     /* (valgrind checks this child's leaks too) */
+        _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
     }
     free(dir_copy);
     if (pid < 0) {
