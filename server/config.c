@@ -69,6 +69,7 @@ static const config_key config_keys[] = {
     KEY(log_outputs, VAL_STRING),
     KEY(qemu_config_dir, VAL_STRING),
     KEY(qemu_run_dir, VAL_STRING),
+    KEY(qemu_save_dir, VAL_STRING),
     KEY(qemu_binary, VAL_STRING),
 };
 #undef KEY
@@ -129,6 +130,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->log_outputs);
     free(cfg->qemu_config_dir);
     free(cfg->qemu_run_dir);
+    free(cfg->qemu_save_dir);
     free(cfg->qemu_binary);
     free(cfg->auth_tcp);
     free(cfg->auth_tls);

@@ -54,6 +54,7 @@ typedef struct rvs_config {
     /* The QEMU driver (NULL: the defaults in docs/qemu-driver.md). */
     char *qemu_config_dir;          /* persistent domain definitions */
     char *qemu_run_dir;             /* running domains: status, monitor sockets, logs */
+    char *qemu_save_dir;            /* managed save images */
     char *qemu_binary;              /* qemu-system-x86_64 */
 } rvs_config;
 

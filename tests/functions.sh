@@ -690,7 +690,8 @@ start_remvirtd_qemu()
         _rv_qemu_cleanup=1
         cleanup_fn _rv_kill_qemus "$QEMU_DIR/run/"
     fi
-    start_remvirtd "qemu_config_dir = \"$QEMU_DIR/etc\"" "qemu_run_dir = \"$QEMU_DIR/run\"" "$@"
+    start_remvirtd "qemu_config_dir = \"$QEMU_DIR/etc\"" "qemu_run_dir = \"$QEMU_DIR/run\"" \
+        "qemu_save_dir = \"$QEMU_DIR/save\"" "$@"
     local kind=session
     [ "$(id -u)" -ne 0 ] || kind=system
     QEMU_URI="qemu+unix:///$kind?socket=$REMVIRTD_SOCK"

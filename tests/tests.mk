@@ -150,7 +150,9 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-nodedev.sh \
 	tests/interop/test-qemu-network.sh \
 	tests/interop/test-qemu-snapshots.sh \
-	tests/interop/test-qemu-vs-libvirtd.sh
+	tests/interop/test-qemu-vs-libvirtd.sh \
+	tests/interop/test-qemu-save.sh \
+	tests/interop/test-qemu-save-crash.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \

@@ -462,7 +462,7 @@ static char *joined(char **argv)
 static void test_command_line(void)
 {
     rv_qemu_domain_def *def = parse_ok(full_xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon,itor.sock", true };
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon,itor.sock", true, NULL };
     rv_err err = { 0 };
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);

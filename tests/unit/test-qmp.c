@@ -565,6 +565,86 @@ static void test_fake_handshake(void)
     fake_close(&f);
 }
 
+/* An event QEMU wrote before its greeting (it does, racing a new
+ * connection, with -incoming) is skipped; the greeting still counts. */
+static void test_fake_event_before_greeting(void)
+{
+    fake f;
+    fake_open(&f, NULL, false);
+    peer_write(&f, "{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"MIGRATION\", "
+                   "\"data\": {\"status\": \"setup\"}}\r\n");
+    peer_write(&f, greeting_line);
+    int64_t id;
+    json_object_put(peer_read_command(&f, "qmp_capabilities", &id));
+    peer_reply(&f, id, "{}");
+    WAIT_FOR(rec_is_ready, &f.rec, 5);
+    CHECK(!f.rec.closed);
+    fake_close(&f);
+}
+
+/* The peer's next bytes with their SCM_RIGHTS descriptor, if any. */
+typedef struct fd_box {
+    fake *f;
+    int fd;
+} fd_box;
+
+static bool peer_got_fd(void *arg)
+{
+    fd_box *b = arg;
+    fake *f = b->f;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct iovec iov = { f->buf + f->used, sizeof(f->buf) - 1 - f->used };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                          .msg_controllen = sizeof(control.buf) };
+    ssize_t n = recvmsg(f->peer, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n <= 0)
+        return false;
+    f->used += (size_t)n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(&b->fd, CMSG_DATA(c), sizeof(int));
+    return b->fd >= 0;
+}
+
+/* rv_qmp_command_fd: the descriptor arrives with the command's bytes,
+ * after the commands queued before it; a second one may not wait beside
+ * the first. */
+static void test_fake_fd_passing(void)
+{
+    fake f;
+    fake_open(&f, NULL, true);
+    int pipefd[2];
+    CHECK(pipe(pipefd) == 0);
+    reply_box first = { 0 }, second = { 0 }, refused = { 0 };
+    rv_err err = { 0 };
+    CHECK(rv_qmp_command(f.q, "stop", NULL, 0, box_reply, &first, &err) == 0);
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "fdname", json_object_new_string("x"));
+    CHECK(rv_qmp_command_fd(f.q, "getfd", args, pipefd[1], 0, box_reply, &second, &err) == 0);
+    CHECK(rv_qmp_command_fd(f.q, "getfd", NULL, pipefd[1], 0, box_reply, &refused, &err) < 0);
+    CHECK_STR_HAS(err.message, "another descriptor is on its way");
+    rv_err_clear(&err);
+    close(pipefd[1]);   /* the client sends its own copy */
+    fd_box box = { &f, -1 };
+    WAIT_FOR(peer_got_fd, &box, 5);
+    int64_t id;
+    json_object_put(peer_read_command(&f, "stop", &id));
+    json_object_put(peer_read_command(&f, "getfd", &id));
+    /* The received descriptor is the pipe's write end. */
+    CHECK(write(box.fd, "k", 1) == 1);
+    char c = 0;
+    CHECK(read(pipefd[0], &c, 1) == 1 && c == 'k');
+    close(box.fd);
+    close(pipefd[0]);
+    fake_close(&f);
+    CHECK_INT_EQ(refused.calls, 0);
+    box_clear(&first);
+    box_clear(&second);
+}
+
 /* A message just under the bound passes. */
 static void test_fake_large_message(void)
 {
@@ -894,6 +974,8 @@ int main(void)
     test_fake_timeout();
     test_fake_bad_input();
     test_fake_handshake();
+    test_fake_event_before_greeting();
+    test_fake_fd_passing();
     test_fake_large_message();
     test_fake_free_in_callback();
     test_connect_missing(tmpdir);

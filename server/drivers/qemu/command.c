@@ -354,6 +354,10 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-no-user-config");
     add(&b, "-nodefaults");
     add(&b, "-S");
+    if (opts->incoming) {
+        add(&b, "-incoming");
+        add(&b, opts->incoming);
+    }
     add(&b, "-qmp");
     addf(&b, "unix:%s,server=on,wait=off", esc(&b, &e1, opts->monitor_path));
     if (def->on_reboot == RV_QEMU_ACTION_DESTROY)

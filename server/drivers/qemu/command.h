@@ -13,6 +13,7 @@ typedef struct rv_qemu_command_opts {
     const char *binary;         /* e.g. /usr/bin/qemu-system-x86_64 */
     const char *monitor_path;   /* the QMP socket QEMU creates */
     bool kvm_usable;            /* /dev/kvm can create a VM */
+    const char *incoming;       /* NULL, or -incoming's URI (a restore) */
 } rv_qemu_command_opts;
 
 /* A NULL-terminated argv (each string and the array malloc'd), or NULL

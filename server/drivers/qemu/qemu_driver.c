@@ -99,6 +99,7 @@ static void dom_free(qemu_dom *d)
     rv_qemu_domain_free(d->def);
     rv_qemu_domain_free(d->live);
     free(d->monitor_path);
+    free(d->restore_managed);
     rv_err_clear(&d->start_err);
     free(d);
 }
@@ -217,8 +218,12 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu.run_dir = setup->qemu_run_dir
                           ? strdup(setup->qemu_run_dir)
                           : default_dir("/run/remvirt/qemu", "XDG_RUNTIME_DIR", ".cache", "qemu/run");
+    rv_qemu.save_dir = setup->qemu_save_dir
+                           ? strdup(setup->qemu_save_dir)
+                           : default_dir("/var/lib/remvirt/qemu/save", "XDG_DATA_HOME", ".local/share",
+                                         "qemu/save");
     rv_qemu.binary = setup->qemu_binary ? strdup(setup->qemu_binary) : default_binary();
-    if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.binary) {
+    if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.binary) {
         RV_ERROR("QEMU driver: out of memory; qemu:// is not available");
         return;
     }
@@ -252,6 +257,7 @@ static void qemu_cleanup(void)
     rv_qemu_snapshots_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
+    free(rv_qemu.save_dir);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));
 }
@@ -447,7 +453,9 @@ static bool list_match(const qemu_dom *d, unsigned int f)
     if (!PAIR(RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, active) ||
         !PAIR(RV_LIST_DOMAINS_PERSISTENT, RV_LIST_DOMAINS_TRANSIENT, d->def != NULL) ||
         !PAIR(RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, d->autostart) ||
-        (f & RV_LIST_DOMAINS_MANAGEDSAVE) || (f & RV_LIST_DOMAINS_HAS_SNAPSHOT) ||
+        !PAIR(RV_LIST_DOMAINS_MANAGEDSAVE, RV_LIST_DOMAINS_NO_MANAGEDSAVE,
+              d->def && rv_qemu_has_managed_save(d->def->name)) ||
+        (f & RV_LIST_DOMAINS_HAS_SNAPSHOT) ||
         (f & RV_LIST_DOMAINS_HAS_CHECKPOINT))
         return false;
 #undef PAIR
@@ -637,8 +645,24 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
     if (!d->def)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot undefine transient domain");
+    bool managed_save = rv_qemu_has_managed_save(d->def->name);
+    if (managed_save && !(flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: Refusing to undefine while domain managed save image exists");
     if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
         return -1;
+    if (managed_save) {
+        char *image = rv_qemu_managed_save_path(d->def->name);
+        if (!image)
+            return oom(err);
+        int rc = unlink(image) < 0 && errno != ENOENT
+                     ? fail(err, RV_ERR_SYSTEM_ERROR, "Failed to remove managed save file '%s': %s",
+                            image, strerror(errno))
+                     : 0;
+        free(image);
+        if (rc < 0)
+            return -1;
+    }
     rv_dom_ref ref = { 0 };
     if (rv_qemu_dom_ref(d, &ref) < 0)
         return oom(err);
@@ -694,7 +718,8 @@ static rv_nonnull_domain *create_xml_dom(void *ret)
 static int start(const rv_nonnull_domain *wire, unsigned int flags,
                  rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
-    if (check_flags(flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateWithFlags", err) < 0)
+    if (check_flags(flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
+                    "qemuDomainCreateWithFlags", err) < 0)
         return -1;
     qemu_dom *d = dom_get(wire, err);
     return d ? defer_job(d, QJOB_START, flags, ret_dom, err) : -1;
@@ -747,6 +772,138 @@ static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args 
         d->live = NULL;
         rv_qemu_dom_forget_if_gone(d);
     }
+    return rc;
+}
+
+/* ================================================================ save and restore (qemu_save.c) */
+
+/* RUNNING and PAUSED say how a restore leaves the guest; the same bits
+ * for save (written in the image) and restore (over the image's word). */
+static int check_save_flags(unsigned int flags, const char *dxml, const char *func, rv_err *err)
+{
+    if (check_flags(flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED, func, err) < 0)
+        return -1;
+    if ((flags & RV_DOMAIN_SAVE_RUNNING) && (flags & RV_DOMAIN_SAVE_PAUSED))
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: running and paused flags are mutually exclusive");
+    if (dxml)
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: a replacement XML for a save image is not supported");
+    return 0;
+}
+
+static int save(const rv_nonnull_domain *wire, const char *to, const char *dxml,
+                unsigned int flags, const char *func, rv_err *err)
+{
+    if (check_save_flags(flags, dxml, func, err) < 0)
+        return -1;
+    if (to && !*to)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: no file to save to");
+    qemu_dom *d = dom_get(wire, err);
+    if (!d)
+        return -1;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_qemu_job_add_path(d, QJOB_SAVE, flags, to, reply);
+    return RV_DEFERRED;
+}
+
+static int domain_managed_save(rv_driver_conn *c, const rv_domain_managed_save_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    return save(&args->dom, NULL, NULL, args->flags, "qemuDomainManagedSave", err);
+}
+
+static int domain_save(rv_driver_conn *c, const rv_domain_save_args *args, rv_err *err)
+{
+    (void)c;
+    return save(&args->dom, args->to, NULL, 0, "qemuDomainSaveFlags", err);
+}
+
+static int domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args *args,
+                             rv_err *err)
+{
+    (void)c;
+    return save(&args->dom, args->to, args->dxml ? *args->dxml : NULL, args->flags,
+                "qemuDomainSaveFlags", err);
+}
+
+/* The image names its domain: that one (defined, inactive) or a new
+ * transient one starts from it. */
+static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)
+{
+    if (check_save_flags(flags, dxml, "qemuDomainRestoreFlags", err) < 0)
+        return -1;
+    rv_qemu_domain_def *def = NULL;
+    bool was_running;
+    int fd = rv_qemu_save_image_open(from, &def, &was_running, err);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    qemu_dom *d = NULL;
+    if (check_name(def->name, err) < 0 || check_conflict(def, &d, err) < 0) {
+        rv_qemu_domain_free(def);
+        return -1;
+    }
+    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
+        rv_qemu_domain_free(def);
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' is already active",
+                    rv_qemu_dom_def(d)->name);
+    }
+    if (!d && !(d = rv_qemu_dom_new())) {
+        rv_qemu_domain_free(def);
+        return oom(err);
+    }
+    /* The start reads the image again and runs its definition. */
+    rv_qemu_domain_free(d->live);
+    d->live = def;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply) {
+        rv_qemu_domain_free(d->live);
+        d->live = NULL;
+        rv_qemu_dom_forget_if_gone(d);
+        return -1;
+    }
+    unsigned int start_flags = (flags & RV_DOMAIN_SAVE_PAUSED ? RV_DOMAIN_START_PAUSED : 0) |
+                               (flags & RV_DOMAIN_SAVE_RUNNING ? QJOB_RESTORE_RUNNING : 0);
+    rv_qemu_job_add_path(d, QJOB_START, start_flags, from, reply);
+    return RV_DEFERRED;
+}
+
+static int domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
+{
+    (void)c;
+    return restore(args->from, NULL, 0, err);
+}
+
+static int domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
+                                rv_err *err)
+{
+    (void)c;
+    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags, err);
+}
+
+static int domain_managed_save_remove(rv_driver_conn *c,
+                                      const rv_domain_managed_save_remove_args *args,
+                                      rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "qemuDomainManagedSaveRemove", err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    char *image = rv_qemu_managed_save_path(rv_qemu_dom_def(d)->name);
+    if (!image)
+        return oom(err);
+    int rc = unlink(image) < 0 ? fail(err, RV_ERR_SYSTEM_ERROR,
+                                      "Failed to remove managed save file '%s': %s", image,
+                                      strerror(errno))
+                               : 0;
+    free(image);
     return rc;
 }
 
@@ -1079,9 +1236,10 @@ static int domain_has_managed_save_image(rv_driver_conn *c,
                                          rv_domain_has_managed_save_image_ret *ret, rv_err *err)
 {
     (void)c;
-    if (!dom_get(&args->dom, err))
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
         return -1;
-    ret->result = 0;
+    ret->result = d->def && rv_qemu_has_managed_save(d->def->name);
     return 0;
 }
 
@@ -1146,6 +1304,12 @@ const rv_driver rv_qemu_driver = {
         .domain_is_active = domain_is_active,
         .domain_is_persistent = domain_is_persistent,
         .domain_has_managed_save_image = domain_has_managed_save_image,
+        .domain_managed_save = domain_managed_save,
+        .domain_managed_save_remove = domain_managed_save_remove,
+        .domain_save = domain_save,
+        .domain_save_flags = domain_save_flags,
+        .domain_restore = domain_restore,
+        .domain_restore_flags = domain_restore_flags,
         .domain_get_security_label = domain_get_security_label,
         /* networks on host bridges: qemu_network.c */
         .connect_num_of_networks = rv_qemu_connect_num_of_networks,

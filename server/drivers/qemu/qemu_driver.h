@@ -3,6 +3,7 @@
  *                   slots, the host (capabilities, node info)
  *   qemu_store.c    files: definitions (atomic writes), runtime status
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
+ *   qemu_save.c     save images: managed save, save, restore
  *
  * A domain has a persistent definition (def, NULL when transient) and,
  * while it runs, the live one (live).  Every state change goes through a
@@ -28,13 +29,20 @@ typedef enum qemu_job_kind {
     QJOB_SHUTDOWN,
     QJOB_REBOOT,
     QJOB_RESET,
+    QJOB_SAVE,                  /* to path, or the managed image */
 } qemu_job_kind;
+
+/* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
+ * runs the guest whatever the image says. */
+#define QJOB_RESTORE_RUNNING 0x80000000u
 
 typedef struct qemu_job {
     qemu_job_kind kind;
     unsigned int flags;
     rv_deferred *reply;         /* the call to answer; NULL: nobody waits (autostart) */
     rv_nonnull_domain *ret_dom; /* in reply's result: the domain, filled on success */
+    char *path;                 /* SAVE: the file (NULL: managed); START: an image
+                                 * to restore (NULL: the managed one if any) */
     struct qemu_job *next;
 } qemu_job;
 
@@ -70,6 +78,13 @@ typedef struct qemu_dom {
     off_t log_start;            /* where this run's output begins in the log */
     rv_err start_err;           /* why a start failed, until the process is gone */
     ev_timer pump;              /* runs the next job from the loop */
+    /* Save and restore (qemu_save.c). */
+    struct qemu_save_op *save;  /* a save under way */
+    bool restoring;             /* the start is an incoming migration */
+    bool restore_run;           /* ... then cont (else stay paused) */
+    char *restore_managed;      /* the managed image it reads: removed once restored */
+    ev_timer migrate_poll;      /* query-migrate until the migration ends */
+    void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
     struct qemu_dom *next;
 } qemu_dom;
@@ -80,6 +95,7 @@ typedef struct qemu_state {
     struct ev_loop *loop;
     char *config_dir;           /* <name>.xml, autostart/<name>.xml */
     char *run_dir;              /* <name>.status, <name>.xml, <name>.qmp, <name>.log */
+    char *save_dir;             /* <name>.save: managed save images */
     char *binary;
     bool kvm;
     bool privileged;
@@ -137,6 +153,13 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
 void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
                      rv_nonnull_domain *ret_dom);
+/* Queue a save (path NULL: the managed image) or a restoring start from
+ * path; takes reply, copies path. */
+void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
+                          rv_deferred *reply);
+/* For qemu_save.c: end the running job; stop the process (see begin_stop). */
+void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
+void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
 void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
@@ -151,5 +174,33 @@ unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+
+/* ---- qemu_save.c ---- */
+/* The file format (docs/qemu-driver.md): a header with the domain XML,
+ * then QEMU's migration stream from RV_QEMU_SAVE_DATA_ALIGN on. */
+#define RV_QEMU_SAVE_DATA_ALIGN 4096
+/* save_dir/<name>.save (malloc'd; NULL: no memory). */
+char *rv_qemu_managed_save_path(const char *name);
+bool rv_qemu_has_managed_save(const char *name);
+/* Open an image: its definition, whether it ran when saved, and the file
+ * positioned at QEMU's stream (returned; -1 with err set). */
+int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
+                            rv_err *err);
+/* The running SAVE job's work (the domain is active). */
+void rv_qemu_save_begin(qemu_dom *d);
+/* The process went away during a save: drop what the save had begun. */
+void rv_qemu_save_abandon(qemu_dom *d);
+/* remvirtd is stopping: let go of a save under way, leaving its files
+ * for the next remvirtd. */
+void rv_qemu_save_release(qemu_dom *d);
+/* Poll query-migrate until the migration completes or fails, then
+ * d->migrate_done(d, NULL or why). */
+void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));
+void rv_qemu_migration_wait_stop(qemu_dom *d);
+/* run_dir/<name>.saving, written before a save stops the guest: whether
+ * it ran (1) or not (0); -1: no save was under way.  Removed. */
+int rv_qemu_save_marker_take(const char *name);
+/* At start-up: remove partial images a killed save left in save_dir. */
+void rv_qemu_save_dir_clean(void);
 
 #endif

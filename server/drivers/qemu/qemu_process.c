@@ -99,11 +99,13 @@ static void pump_soon(qemu_dom *d)
     }
 }
 
-void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
-                     rv_nonnull_domain *ret_dom)
+/* Queue a job; path is the job's own (freed with it). */
+static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
+                    rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
+        free(path);
         rv_err err = { 0 };
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         if (reply)
@@ -113,11 +115,32 @@ void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_def
     }
     job->kind = kind;
     job->flags = flags;
+    job->path = path;
     job->reply = reply;
     job->ret_dom = ret_dom;
     *d->jobs_tail = job;
     d->jobs_tail = &job->next;
     pump_soon(d);
+}
+
+void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                     rv_nonnull_domain *ret_dom)
+{
+    job_add(d, kind, flags, NULL, reply, ret_dom);
+}
+
+void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
+                          rv_deferred *reply)
+{
+    char *copy = path ? strdup(path) : NULL;
+    if (path && !copy) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        rv_deferred_finish(reply, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    job_add(d, kind, flags, copy, reply, NULL);
 }
 
 /* The head job is over: answer it (success when err is NULL) and let the
@@ -144,8 +167,14 @@ static void job_done(qemu_dom *d, const rv_err *err)
     } else if (err) {
         RV_WARN("domain '%s': %s", dom_name(d), err->message);
     }
+    free(job->path);
     free(job);
     pump_soon(d);
+}
+
+void rv_qemu_job_done(qemu_dom *d, const rv_err *err)
+{
+    job_done(d, err);
 }
 
 static void job_fail(qemu_dom *d, int code, const char *fmt, ...)
@@ -189,6 +218,16 @@ static bool process_exists(const qemu_dom *d)
     return kill(d->pid, 0) == 0 || errno != ESRCH;
 }
 
+/* Whatever a start from a save image had under way ends. */
+static void restore_over(qemu_dom *d)
+{
+    rv_qemu_migration_wait_stop(d);
+    d->migrate_done = NULL;
+    d->restoring = false;
+    free(d->restore_managed);
+    d->restore_managed = NULL;
+}
+
 /* The process is gone: everything about it goes, and the domain is off. */
 static void process_gone(qemu_dom *d)
 {
@@ -199,6 +238,8 @@ static void process_gone(qemu_dom *d)
     bool failed_start = d->starting;
     RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
             failed_start ? " while starting" : "");
+    rv_qemu_save_abandon(d);
+    restore_over(d);
     rv_qemu_remove_runtime(name);
     remove_channel_sockets(d);
     /* A destroy makes QEMU report a host shutdown, which libvirtd 9.0
@@ -223,7 +264,8 @@ static void process_gone(qemu_dom *d)
                    d->start_err.message ? d->start_err.message : "QEMU exited while starting",
                    tail && *tail ? ": " : "", tail ? tail : "");
         free(tail);
-    } else if (job && job->kind != QJOB_DESTROY) {
+    } else if (job && job->kind != QJOB_DESTROY &&
+               !(job->kind == QJOB_SAVE && d->stop_reason == RV_DOMAIN_SHUTOFF_SAVED)) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                    "operation failed: domain is not running");
     }
@@ -305,6 +347,11 @@ static void begin_stop(qemu_dom *d, int reason, int detail, bool graceful, bool 
     }
 }
 
+void rv_qemu_stop_process(qemu_dom *d, int reason, int detail)
+{
+    begin_stop(d, reason, detail, false, false);
+}
+
 /* A start went wrong: remember why, kill what was started, and answer
  * once it is gone (or now, when nothing was started). */
 static void start_failed(qemu_dom *d, const rv_err *why)
@@ -319,6 +366,7 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     rv_err err = d->start_err;
     d->start_err = (rv_err){ 0 };
     d->starting = false;
+    restore_over(d);
     rv_qemu_remove_runtime(dom_name(d));
     rv_qemu_domain_free(d->live);
     d->live = NULL;
@@ -410,17 +458,26 @@ typedef void (*job_step_fn)(qemu_dom *d);
 static void on_started(qemu_dom *d)
 {
     d->starting = false;
-    bool paused = d->jobs->flags & RV_DOMAIN_START_PAUSED;
-    RV_INFO("domain '%s' started (pid %d, id %d, %s)", dom_name(d), (int)d->pid, d->id,
+    bool restored = d->restoring;
+    bool paused = restored ? !d->restore_run : d->jobs->flags & RV_DOMAIN_START_PAUSED;
+    RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
+            (int)d->pid, d->id,
             rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
     /* libvirtd reports the "cont" that lets the CPUs run first. */
-    if (!paused)
+    if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
-    rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, RV_EVENT_STARTED,
-                          RV_EVENT_STARTED_BOOTED);
+    rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
+                          restored ? RV_DOMAIN_RUNNING_RESTORED : RV_DOMAIN_RUNNING_BOOTED,
+                          RV_EVENT_STARTED,
+                          restored ? RV_EVENT_STARTED_RESTORED : RV_EVENT_STARTED_BOOTED);
     if (paused)
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
-                              RV_EVENT_SUSPENDED_PAUSED);
+                              restored ? RV_EVENT_SUSPENDED_RESTORED : RV_EVENT_SUSPENDED_PAUSED);
+    /* A managed image is used once: the guest has moved on from it. */
+    if (d->restore_managed && unlink(d->restore_managed) < 0 && errno != ENOENT)
+        RV_WARN("domain '%s': cannot remove the managed save image '%s': %s", dom_name(d),
+                d->restore_managed, strerror(errno));
+    restore_over(d);
     rv_err err = { 0 };
     if (rv_qemu_save_status(d, &err) < 0)
         RV_WARN("domain '%s': %s", dom_name(d), err.message);
@@ -463,6 +520,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_REBOOT:
     case QJOB_RESET:
     case QJOB_DESTROY:
+    case QJOB_SAVE:
         break;
     }
     rv_err e = { 0 };
@@ -495,6 +553,36 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     if (!d || err || !json_object_object_get_ex(ret, "status", &status))
         return;
     const char *s = json_object_get_string(status);
+    bool migrated = strcmp(s, "postmigrate") == 0;
+    int saving = rv_qemu_save_marker_take(dom_name(d));
+    if (migrated || saving >= 0) {
+        /* A save was under way when remvirtd stopped.  If it completed
+         * (the managed image is there) the guest's state is in it and
+         * this process goes; otherwise the partial image is gone
+         * (rv_qemu_save_dir_clean) and the guest goes on as before. */
+        if (migrated && rv_qemu_has_managed_save(dom_name(d))) {
+            RV_INFO("domain '%s': its managed save completed while remvirtd was away",
+                    dom_name(d));
+            begin_stop(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED, false, false);
+            return;
+        }
+        bool run = saving > 0 || (saving < 0 && d->state == RV_DOMAIN_RUNNING);
+        RV_INFO("domain '%s': a save was interrupted by remvirtd's stop: %s", dom_name(d),
+                run ? "resuming it" : "it stays paused");
+        rv_err e = { 0 };
+        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0 ||
+            (run && rv_qmp_command(qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0))
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        if (run)
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_SAVE_CANCELED, -1, 0);
+        else
+            rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, -1, 0);
+        if (rv_qemu_save_status(d, &e) < 0)
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        return;
+    }
     /* What changed while remvirtd was away (nobody was subscribed). */
     if (strcmp(s, "running") == 0 && d->state != RV_DOMAIN_RUNNING)
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_UNKNOWN, -1, 0);
@@ -519,6 +607,19 @@ static void set_balloon_target(qemu_dom *d)
     rv_err_clear(&err);
 }
 
+/* The image is loaded into the new QEMU (paused by -S). */
+static void on_incoming_done(qemu_dom *d, const rv_err *err)
+{
+    if (err) {
+        start_failed(d, err);
+        return;
+    }
+    if (d->restore_run)
+        job_command(d, "cont");
+    else
+        on_started(d);
+}
+
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
 {
     (void)greeting;
@@ -526,7 +627,10 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
     if (!d)
         return;
     rv_err err = { 0 };
-    if (d->starting) {
+    if (d->starting && d->restoring) {
+        /* The state comes from the image: wait for it all to arrive. */
+        rv_qemu_migration_wait(d, on_incoming_done);
+    } else if (d->starting) {
         /* Paused by -S until now: let it run, or leave it paused. */
         /* Until the guest's balloon driver acts it has all its memory. */
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
@@ -590,18 +694,24 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     RV_DEBUG("domain '%s': QMP event %s", dom_name(d), name);
     bool suspending = d->job_busy && d->jobs->kind == QJOB_SUSPEND;
     bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
+    bool saving = d->job_busy && d->jobs->kind == QJOB_SAVE;
     if (d->restarting && strcmp(name, "RESUME") == 0) {
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
     } else if (strcmp(name, "STOP") == 0) {
-        if (d->state == RV_DOMAIN_RUNNING)
+        if (d->state == RV_DOMAIN_RUNNING) {
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
-                                  suspending ? RV_DOMAIN_PAUSED_USER : RV_DOMAIN_PAUSED_UNKNOWN,
+                                  suspending ? RV_DOMAIN_PAUSED_USER
+                                  : saving   ? RV_DOMAIN_PAUSED_SAVE
+                                             : RV_DOMAIN_PAUSED_UNKNOWN,
                                   RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
+        }
     } else if (strcmp(name, "RESUME") == 0) {
         if (d->state == RV_DOMAIN_PAUSED)
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
-                                  resuming ? RV_DOMAIN_RUNNING_UNPAUSED : RV_DOMAIN_RUNNING_UNKNOWN,
+                                  resuming ? RV_DOMAIN_RUNNING_UNPAUSED
+                                  : saving ? RV_DOMAIN_RUNNING_SAVE_CANCELED
+                                           : RV_DOMAIN_RUNNING_UNKNOWN,
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
     } else if (strcmp(name, "SHUTDOWN") == 0 && !d->stopping) {
         /* (While remvirtd stops it, the SHUTDOWN that "quit" causes is
@@ -681,7 +791,8 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-static pid_t spawn(char **argv, int log_fd)
+/* incoming_fd >= 0: QEMU's descriptor 3 (-incoming fd:3). */
+static pid_t spawn(char **argv, int log_fd, int incoming_fd)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -696,7 +807,14 @@ static pid_t spawn(char **argv, int log_fd)
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
         _exit(127);
-    closefrom(3);
+    if (incoming_fd >= 0) {
+        /* (dup2 onto itself would keep close-on-exec) */
+        if ((incoming_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(incoming_fd, 3)) < 0)
+            _exit(127);
+        closefrom(4);
+    } else {
+        closefrom(3);
+    }
     execv(argv[0], argv);
     dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -761,6 +879,61 @@ static int prepare_live(qemu_dom *d, rv_err *err)
     return rc;
 }
 
+/* A start from a save image: the file a restore names (job->path), else
+ * the domain's managed image when there is one (FORCE_BOOT discards it).
+ * The image's definition becomes the live one.  Returns 0 with *fd set
+ * (-1: a plain boot), or -1 with err set. */
+static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err *err)
+{
+    char *managed = NULL;
+    const char *image = job->path;
+    if (!image && d->def) {
+        if (!(managed = rv_qemu_managed_save_path(d->def->name))) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+            return -1;
+        }
+        if (access(managed, F_OK) < 0) {
+            free(managed);
+            return 0;
+        }
+        if (job->flags & RV_DOMAIN_START_FORCE_BOOT) {
+            RV_INFO("domain '%s': boots afresh, its managed save image removed", d->def->name);
+            unlink(managed);
+            free(managed);
+            return 0;
+        }
+        image = managed;
+    }
+    if (!image)
+        return 0;
+    rv_qemu_domain_def *def = NULL;
+    bool was_running = false;
+    *fd = rv_qemu_save_image_open(image, &def, &was_running, err);
+    if (*fd < 0) {
+        free(managed);
+        return -1;
+    }
+    if (strcmp(def->name, d->live->name) != 0 || memcmp(def->uuid, d->live->uuid, 16) != 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: the save image '%s' is of domain '%s', not this one",
+                   image, def->name);
+        rv_qemu_domain_free(def);
+        close(*fd);
+        *fd = -1;
+        free(managed);
+        return -1;
+    }
+    RV_INFO("domain '%s': restoring from '%s'", def->name, image);
+    rv_qemu_domain_free(d->live);
+    d->live = def;
+    d->restoring = true;
+    d->restore_run = (job->flags & RV_DOMAIN_START_PAUSED) ? false
+                     : (job->flags & QJOB_RESTORE_RUNNING) ? true
+                                                           : was_running;
+    d->restore_managed = managed;
+    return 0;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -779,13 +952,20 @@ static void begin_start(qemu_dom *d)
         rv_err_clear(&err);
         return;
     }
+    int incoming_fd = -1;
+    if (open_restore_image(d, d->jobs, &incoming_fd, &err) < 0) {
+        start_failed(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
     d->starting = true;
     d->id = rv_qemu.next_id++;
     free(d->monitor_path);
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     char **argv = NULL;
     int log_fd = -1;
-    rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm };
+    rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
+                                  incoming_fd >= 0 ? "fd:3" : NULL };
     if (!d->monitor_path) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (strlen(d->monitor_path) >= 108) {
@@ -797,7 +977,7 @@ static void begin_start(qemu_dom *d)
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
-        pid_t pid = spawn(argv, log_fd);
+        pid_t pid = spawn(argv, log_fd, incoming_fd);
         if (pid < 0)
             rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
         else {
@@ -809,6 +989,8 @@ static void begin_start(qemu_dom *d)
     rv_qemu_argv_free(argv);
     if (log_fd >= 0)
         close(log_fd);
+    if (incoming_fd >= 0)
+        close(incoming_fd);
     if (d->pid <= 0) {
         start_failed(d, &err);
         rv_err_clear(&err);
@@ -895,6 +1077,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
     case QJOB_RESET:
         job_command(d, "system_reset");
         break;
+    case QJOB_SAVE:
+        rv_qemu_save_begin(d);
+        break;
     }
 }
 
@@ -902,6 +1087,7 @@ void rv_qemu_release(qemu_dom *d)
 {
     ev_timer_stop(rv_qemu.loop, &d->pump);
     ev_timer_stop(rv_qemu.loop, &d->stop_timer);
+    rv_qemu_save_release(d);
     rv_qmp *qmp = d->qmp;
     d->qmp = NULL;
     rv_qmp_free(qmp);
@@ -912,6 +1098,7 @@ void rv_qemu_release(qemu_dom *d)
         d->jobs = job->next;
         if (job->reply)
             rv_deferred_finish(job->reply, &err);
+        free(job->path);
         free(job);
     }
     d->jobs_tail = &d->jobs;

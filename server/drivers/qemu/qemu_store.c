@@ -202,6 +202,7 @@ void rv_qemu_remove_runtime(const char *name)
     unlink_in(rv_qemu.run_dir, name, ".status");
     unlink_in(rv_qemu.run_dir, name, ".xml");
     unlink_in(rv_qemu.run_dir, name, ".qmp");
+    unlink_in(rv_qemu.run_dir, name, ".saving");
 }
 
 /* A whole small file, NUL-terminated, at most max bytes; NULL on error. */
@@ -407,6 +408,12 @@ void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
     each_file(rv_qemu.config_dir, ".xml", load_one_def);
+    rv_qemu_save_dir_clean();
+    /* An inactive domain with a managed image was saved (the reason is
+     * not recorded elsewhere). */
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        if (d->def && rv_qemu_has_managed_save(d->def->name))
+            d->reason = RV_DOMAIN_SHUTOFF_SAVED;
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
         if (d->def && d->autostart && !rv_qemu_dom_active(d)) {

@@ -79,6 +79,11 @@ struct rv_qmp {
     qmp_pending *capabilities;  /* until its reply */
     int64_t next_id;
 
+    /* A descriptor to pass with SCM_RIGHTS on the first byte of a queued
+     * command (rv_qmp_command_fd): at most one waits at a time. */
+    int out_fd;                 /* -1: none */
+    size_t out_fd_at;           /* its command's offset from out's head */
+
     char *close_message;        /* why it closed, for later commands */
     int busy;
     bool free_requested;
@@ -228,11 +233,41 @@ static void start_writing(rv_qmp *q)
         ev_io_start(q->loop, &q->writer);
 }
 
+/* Send out's first len bytes with out_fd attached as SCM_RIGHTS. */
+static ssize_t send_with_fd(rv_qmp *q, size_t len)
+{
+    struct iovec iov = { rv_buf_head(&q->out), len };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                          .msg_controllen = sizeof(control.buf) };
+    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cmsg), &q->out_fd, sizeof(int));
+    ssize_t n = sendmsg(q->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+        close(q->out_fd);
+        q->out_fd = -1;
+    }
+    return n;
+}
+
 static void flush_output(rv_qmp *q)
 {
     while (rv_buf_used(&q->out) > 0) {
-        ssize_t n = send(q->fd, rv_buf_head(&q->out), rv_buf_used(&q->out),
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        size_t len = rv_buf_used(&q->out);
+        ssize_t n;
+        if (q->out_fd >= 0 && q->out_fd_at == 0)
+            n = send_with_fd(q, len);
+        else
+            n = send(q->fd, rv_buf_head(&q->out),
+                     q->out_fd >= 0 && q->out_fd_at < len ? q->out_fd_at : len,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -242,6 +277,8 @@ static void flush_output(rv_qmp *q)
             return;
         }
         rv_buf_consume(&q->out, (size_t)n);
+        if (q->out_fd >= 0)
+            q->out_fd_at -= (size_t)n;
     }
     ev_io_stop(q->loop, &q->writer);
     rv_buf_shrink(&q->out, 4096);
@@ -330,6 +367,18 @@ nomem:
 int rv_qmp_command(rv_qmp *q, const char *name, json_object *args, double timeout,
                    rv_qmp_reply_fn reply, void *opaque, rv_err *err)
 {
+    return rv_qmp_command_fd(q, name, args, -1, timeout, reply, opaque, err);
+}
+
+int rv_qmp_command_fd(rv_qmp *q, const char *name, json_object *args, int fd, double timeout,
+                      rv_qmp_reply_fn reply, void *opaque, rv_err *err)
+{
+    if (fd >= 0 && !qmp_gone(q) && q->out_fd >= 0) {
+        json_object_put(args);
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "cannot send QEMU command '%s': another descriptor is on its way", name);
+        return -1;
+    }
     if (!name || !*name || !reply) {
         json_object_put(args);
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG, "a QEMU command needs a name and a reply function");
@@ -343,8 +392,23 @@ int rv_qmp_command(rv_qmp *q, const char *name, json_object *args, double timeou
         return -1;
     }
     qmp_pending *p;
-    if (queue_command(q, name, args, timeout, reply, opaque, &p, err) < 0)
+    int dup_fd = -1;
+    if (fd >= 0 && (dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+        json_object_put(args);
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot duplicate a descriptor: %s",
+                   strerror(errno));
         return -1;
+    }
+    size_t at = rv_buf_used(&q->out);
+    if (queue_command(q, name, args, timeout, reply, opaque, &p, err) < 0) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return -1;
+    }
+    if (dup_fd >= 0) {
+        q->out_fd = dup_fd;
+        q->out_fd_at = at;
+    }
     ev_timer_start(q->loop, &p->timer);
     /* Written from the loop, not here: the caller may be inside one of our
      * callbacks, and a write error must not call it back from this call. */
@@ -458,6 +522,13 @@ static void handle_message(rv_qmp *q, const char *text, size_t len)
     }
 
     json_object *member = NULL, *error = NULL;
+    if (q->state == QMP_GREETING && json_object_object_get_ex(msg, "event", &member)) {
+        /* QEMU can write an event it emitted just as we connected before
+         * its greeting (seen with -incoming: MIGRATION): it is not for us. */
+        RV_DEBUG("QEMU event %s before the greeting: ignored", json_object_get_string(member));
+        json_object_put(msg);
+        return;
+    }
     if (q->state == QMP_GREETING) {
         if (!json_object_object_get_ex(msg, "QMP", &member) ||
             !json_object_is_type(member, json_type_object)) {
@@ -665,6 +736,7 @@ static rv_qmp *qmp_alloc(struct ev_loop *loop, const rv_qmp_options *opts,
         goto nomem;
     q->loop = loop;
     q->fd = -1;
+    q->out_fd = -1;
     q->state = QMP_CONNECTING;
     q->next_id = 1;
     q->max_message = opts && opts->max_message ? opts->max_message : RV_QMP_DEFAULT_MAX_MESSAGE;
@@ -773,6 +845,10 @@ static void qmp_destroy(rv_qmp *q)
     if (q->fd >= 0) {
         close(q->fd);
         q->fd = -1;
+    }
+    if (q->out_fd >= 0) {
+        close(q->out_fd);
+        q->out_fd = -1;
     }
     q->state = QMP_CLOSED;
     rv_err err = { 0 };

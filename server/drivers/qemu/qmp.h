@@ -87,6 +87,12 @@ rv_qmp *rv_qmp_new_fd(struct ev_loop *loop, int fd, const rv_qmp_options *opts,
 int rv_qmp_command(rv_qmp *qmp, const char *name, json_object *args, double timeout,
                    rv_qmp_reply_fn reply, void *opaque, rv_err *err);
 
+/* The same, passing a copy of descriptor fd with the command (SCM_RIGHTS
+ * on its first byte), for QMP's getfd and add-fd; fd < 0: none.  One
+ * descriptor may wait to be sent at a time (-1 otherwise). */
+int rv_qmp_command_fd(rv_qmp *qmp, const char *name, json_object *args, int fd, double timeout,
+                      rv_qmp_reply_fn reply, void *opaque, rv_err *err);
+
 /* 1 once capabilities are negotiated and until the monitor closes. */
 int rv_qmp_is_ready(const rv_qmp *qmp);
 /* 1 once the monitor has closed (on_close has run or is running). */

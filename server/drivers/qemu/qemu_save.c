@@ -1,0 +1,575 @@
+/* Save images: a domain's memory and device state in a file, written by
+ * QEMU's migration to a descriptor remvirtd opened, read back by a QEMU
+ * started with -incoming.  Nothing here waits: the migration is polled
+ * with query-migrate from a timer, and the file's fsync and rename run in
+ * a short-lived child process.
+ *
+ * The image (docs/qemu-driver.md, "Save images"):
+ *     0   8 bytes  "RVSAVE01"
+ *     8   u32      header length: where QEMU's stream begins (a multiple
+ *                  of RV_QEMU_SAVE_DATA_ALIGN)
+ *    12   u32      XML length (at most RV_QEMU_SAVE_XML_MAX)
+ *    16   u32      flags: bit 0, the domain was running when saved
+ *    20   u32      0
+ *    24            the domain's live XML, then zeros up to the header length
+ * (u32 big-endian).  A save writes to "<file>.XXXXXX" beside the file and
+ * renames it only once QEMU's stream is complete and on disk, so a file
+ * under the final name is always whole. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.save");
+
+#define SAVE_MAGIC "RVSAVE01"
+#define SAVE_FIXED_HEADER 24
+#define RV_QEMU_SAVE_XML_MAX (1024 * 1024)
+#define SAVE_FLAG_RUNNING 0x1
+/* The name QEMU knows the image's descriptor by (getfd). */
+#define SAVE_FD_NAME "remvirt-save"
+/* query-migrate's pace. */
+#define MIGRATE_POLL 0.05
+/* Suffix of a managed image in save_dir. */
+#define MANAGED_SUFFIX ".save"
+
+typedef struct qemu_save_op {
+    int fd;
+    char *path;                 /* the final name */
+    char *tmp_path;             /* written under this name until complete */
+    bool was_running;
+    bool image_running;         /* the image's word: the guest runs when restored */
+    bool stopped_cpus;          /* "stop" sent: "cont" if the save fails */
+    pid_t sync_pid;             /* the child that fsyncs and renames */
+    ev_child sync_watcher;
+    qemu_dom *dom;
+} qemu_save_op;
+
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    (void)ret;
+    (void)err;
+    (void)opaque;
+}
+
+static const char *dom_name(const qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    return def ? def->name : "(gone)";
+}
+
+char *rv_qemu_managed_save_path(const char *name)
+{
+    return rv_qemu_path(rv_qemu.save_dir, name, MANAGED_SUFFIX);
+}
+
+bool rv_qemu_has_managed_save(const char *name)
+{
+    char *path = rv_qemu_managed_save_path(name);
+    struct stat st;
+    bool yes = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+    free(path);
+    return yes;
+}
+
+void rv_qemu_save_dir_clean(void)
+{
+    /* A save killed before its rename left "<name>.save.XXXXXX"; a whole
+     * image always ends in ".save". */
+    DIR *dir = opendir(rv_qemu.save_dir);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || strstr(e->d_name, MANAGED_SUFFIX ".") == NULL ||
+            (len > strlen(MANAGED_SUFFIX) &&
+             strcmp(e->d_name + len - strlen(MANAGED_SUFFIX), MANAGED_SUFFIX) == 0))
+            continue;
+        RV_INFO("removing the partial save image %s/%s", rv_qemu.save_dir, e->d_name);
+        unlinkat(dirfd(dir), e->d_name, 0);
+    }
+    closedir(dir);
+}
+
+/* ================================================================ reading an image */
+
+static int image_error(rv_err *err, const char *path, const char *why)
+{
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+               "operation failed: '%s' is not a usable save image: %s", path, why);
+    return -1;
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return ntohl(v);
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    v = htonl(v);
+    memcpy(p, &v, 4);
+}
+
+int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
+                            rv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot open save image '%s': %s", path,
+                   strerror(errno));
+        return -1;
+    }
+    unsigned char fixed[SAVE_FIXED_HEADER];
+    struct stat st;
+    char *xml = NULL;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        image_error(err, path, "not a regular file");
+        goto fail;
+    }
+    if (pread(fd, fixed, sizeof(fixed), 0) != (ssize_t)sizeof(fixed) ||
+        memcmp(fixed, SAVE_MAGIC, 8) != 0) {
+        image_error(err, path, "no remvirt header");
+        goto fail;
+    }
+    uint32_t header_len = get_u32(fixed + 8), xml_len = get_u32(fixed + 12);
+    uint32_t flags = get_u32(fixed + 16);
+    if (xml_len == 0 || xml_len > RV_QEMU_SAVE_XML_MAX ||
+        header_len < SAVE_FIXED_HEADER + xml_len || header_len % RV_QEMU_SAVE_DATA_ALIGN ||
+        header_len > SAVE_FIXED_HEADER + xml_len + RV_QEMU_SAVE_DATA_ALIGN ||
+        st.st_size <= (off_t)header_len) {
+        image_error(err, path, "its header is damaged or it has no state");
+        goto fail;
+    }
+    if (!(xml = malloc(xml_len))) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    if (pread(fd, xml, xml_len, SAVE_FIXED_HEADER) != (ssize_t)xml_len) {
+        image_error(err, path, "its header is truncated");
+        goto fail;
+    }
+    if (!(*def = rv_qemu_domain_parse(xml, xml_len, err)))
+        goto fail;
+    free(xml);
+    if (lseek(fd, header_len, SEEK_SET) < 0) {
+        rv_qemu_domain_free(*def);
+        *def = NULL;
+        image_error(err, path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *was_running = flags & SAVE_FLAG_RUNNING;
+    return fd;
+
+fail:
+    free(xml);
+    close(fd);
+    return -1;
+}
+
+/* ================================================================ migration progress */
+
+static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque);
+
+static void migration_finished(qemu_dom *d, const rv_err *err)
+{
+    rv_qemu_migration_wait_stop(d);
+    void (*done)(qemu_dom *, const rv_err *) = d->migrate_done;
+    d->migrate_done = NULL;
+    if (done)
+        done(d, err);
+}
+
+static void on_migrate_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_dom *d = w->data;
+    rv_err err = { 0 };
+    if (!d->qmp) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
+        migration_finished(d, &err);
+    } else if (rv_qmp_command(d->qmp, "query-migrate", NULL, 0, on_migrate_status, d, &err) < 0) {
+        migration_finished(d, &err);
+    }
+    rv_err_clear(&err);
+}
+
+static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->migrate_done)
+        return;     /* the process or the wait is over */
+    if (err) {
+        migration_finished(d, err);
+        return;
+    }
+    json_object *status = NULL, *desc = NULL;
+    const char *s = json_object_object_get_ex(ret, "status", &status)
+                        ? json_object_get_string(status) : "";
+    if (strcmp(s, "completed") == 0) {
+        migration_finished(d, NULL);
+    } else if (strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: migration %s%s%s", s,
+                   json_object_object_get_ex(ret, "error-desc", &desc) ? ": " : "",
+                   desc ? json_object_get_string(desc) : "");
+        migration_finished(d, &e);
+        rv_err_clear(&e);
+    } else {
+        ev_timer_set(&d->migrate_poll, MIGRATE_POLL, 0.);
+        ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+    }
+}
+
+void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err))
+{
+    d->migrate_done = done;
+    ev_timer_init(&d->migrate_poll, on_migrate_poll, 0., 0.);
+    d->migrate_poll.data = d;
+    ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+}
+
+void rv_qemu_migration_wait_stop(qemu_dom *d)
+{
+    ev_timer_stop(rv_qemu.loop, &d->migrate_poll);
+}
+
+/* ================================================================ saving */
+
+static char *marker_path(const char *name)
+{
+    return rv_qemu_path(rv_qemu.run_dir, name, ".saving");
+}
+
+int rv_qemu_save_marker_take(const char *name)
+{
+    char *path = marker_path(name);
+    char word[16] = "";
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    int result = -1;
+    if (fd >= 0) {
+        ssize_t n = read(fd, word, sizeof(word) - 1);
+        result = n > 0 && strncmp(word, "running", 7) == 0;
+        close(fd);
+        unlink(path);
+    }
+    free(path);
+    return result;
+}
+
+/* remove_partial: the unfinished file goes too; the marker goes unless
+ * remvirtd is stopping (the next one reads it). */
+static void save_op_free(qemu_save_op *op, bool remove_partial, bool keep_marker)
+{
+    char *marker = keep_marker ? NULL : marker_path(dom_name(op->dom));
+    if (marker)
+        unlink(marker);
+    free(marker);
+    if (op->fd >= 0)
+        close(op->fd);
+    if (remove_partial && op->tmp_path)
+        unlink(op->tmp_path);
+    free(op->tmp_path);
+    free(op->path);
+    free(op);
+}
+
+/* The save failed: the partial file goes, a guest that ran runs again. */
+static void save_failed(qemu_dom *d, const rv_err *why)
+{
+    qemu_save_op *op = d->save;
+    d->save = NULL;
+    rv_qemu_migration_wait_stop(d);
+    RV_WARN("domain '%s': save to '%s' failed: %s", dom_name(d), op->path,
+            why->message ? why->message : "");
+    if (op->stopped_cpus && op->was_running && d->qmp) {
+        rv_err e = { 0 };
+        if (rv_qmp_command(d->qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0)
+            RV_WARN("domain '%s': cannot resume after the failed save: %s", dom_name(d),
+                    e.message ? e.message : "");
+        rv_err_clear(&e);
+    }
+    save_op_free(op, true, false);
+    rv_qemu_job_done(d, why);
+}
+
+static void save_failf(qemu_dom *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void save_failf(qemu_dom *d, int code, const char *fmt, ...)
+{
+    rv_err err = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    save_failed(d, &err);
+    rv_err_clear(&err);
+}
+
+static void on_synced(struct ev_loop *loop, ev_child *w, int revents)
+{
+    (void)revents;
+    qemu_save_op *op = w->data;
+    ev_child_stop(loop, w);
+    qemu_dom *d = op->dom;
+    int st = w->rstatus;
+    op->sync_pid = 0;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s", op->path,
+                   WIFEXITED(st) ? strerror(WEXITSTATUS(st)) : "its writer was killed");
+        return;
+    }
+    /* The image is whole under its name: the guest's state is there, so
+     * the process goes, as after a shutdown. */
+    RV_INFO("domain '%s' saved to '%s'", dom_name(d), op->path);
+    d->save = NULL;
+    save_op_free(op, false, false);
+    rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
+}
+
+/* QEMU's stream is complete: a child fsyncs the file, renames it and
+ * fsyncs the directory (the loop does not wait on the disk); its exit
+ * status is 0 or the errno that stopped it. */
+static void save_migrated(qemu_dom *d, const rv_err *err)
+{
+    qemu_save_op *op = d->save;
+    if (!op)
+        return;
+    if (err) {
+        save_failed(d, err);
+        return;
+    }
+    char *dir_copy = strdup(op->path);
+    if (!dir_copy) {
+        save_failf(d, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* It dies with remvirtd: a restarted remvirtd then finds either
+         * the image renamed or no image, never a rename still to come. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(ECHILD);
+        /* Nothing of remvirtd's (sockets, listeners) stays open in it. */
+        if ((op->fd == 3 ? 3 : dup2(op->fd, 3)) < 0)
+            _exit(errno & 0xff);
+        closefrom(4);
+        if (fsync(3) < 0 || rename(op->tmp_path, op->path) < 0)
+            _exit(errno & 0xff);
+        int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+        free(dir_copy);     /* (valgrind checks this child's leaks too) */
+        _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
+    }
+    free(dir_copy);
+    if (pid < 0) {
+        save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+        return;
+    }
+    op->sync_pid = pid;
+    ev_child_init(&op->sync_watcher, on_synced, pid, 0);
+    op->sync_watcher.data = op;
+    ev_child_start(rv_qemu.loop, &op->sync_watcher);
+}
+
+static void on_save_step(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->save || !err)
+        return;
+    save_failf(d, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+               err->message ? err->message : "QEMU refused");
+}
+
+static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->save)
+        return;
+    if (err) {
+        on_save_step(qmp, ret, err, opaque);
+        return;
+    }
+    rv_qemu_migration_wait(d, save_migrated);
+}
+
+/* Write the header: the fixed part and the XML, zeros to the stream. */
+static int write_header(qemu_save_op *op, const char *xml, rv_err *err)
+{
+    size_t xml_len = strlen(xml);
+    if (xml_len == 0 || xml_len > RV_QEMU_SAVE_XML_MAX) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR, "internal error: the domain XML is too large to save");
+        return -1;
+    }
+    size_t header_len = (SAVE_FIXED_HEADER + xml_len + RV_QEMU_SAVE_DATA_ALIGN - 1) /
+                        RV_QEMU_SAVE_DATA_ALIGN * RV_QEMU_SAVE_DATA_ALIGN;
+    unsigned char *buf = calloc(1, header_len);
+    if (!buf) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    memcpy(buf, SAVE_MAGIC, 8);
+    put_u32(buf + 8, (uint32_t)header_len);
+    put_u32(buf + 12, (uint32_t)xml_len);
+    put_u32(buf + 16, op->image_running ? SAVE_FLAG_RUNNING : 0);
+    memcpy(buf + SAVE_FIXED_HEADER, xml, xml_len);
+    size_t done = 0;
+    while (done < header_len) {
+        ssize_t n = write(op->fd, buf + done, header_len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
+                       op->path, n < 0 ? strerror(errno) : "short write");
+            free(buf);
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    free(buf);
+    return 0;
+}
+
+void rv_qemu_save_begin(qemu_dom *d)
+{
+    qemu_job *job = d->jobs;
+    rv_err err = { 0 };
+    if (!job->path && !d->def) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: cannot do managed save for transient domain");
+        rv_qemu_job_done(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    qemu_save_op *op = calloc(1, sizeof(*op));
+    char *xml = NULL;
+    if (!op)
+        goto nomem;
+    op->fd = -1;
+    op->dom = d;
+    op->was_running = d->state == RV_DOMAIN_RUNNING;
+    op->image_running = job->flags & RV_DOMAIN_SAVE_RUNNING   ? true
+                        : job->flags & RV_DOMAIN_SAVE_PAUSED ? false
+                                                             : op->was_running;
+    op->path = job->path ? strdup(job->path) : rv_qemu_managed_save_path(dom_name(d));
+    if (!op->path || asprintf(&op->tmp_path, "%s.XXXXXX", op->path) < 0) {
+        op->tmp_path = NULL;
+        goto nomem;
+    }
+    if (!job->path && rv_qemu_mkdirs(rv_qemu.save_dir, &err) < 0)
+        goto fail;
+    /* mkostemp: a new file (O_EXCL), mode 0600. */
+    if ((op->fd = mkostemp(op->tmp_path, O_CLOEXEC)) < 0) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "Failed to create file '%s': %s",
+                   op->path, strerror(errno));
+        free(op->tmp_path);
+        op->tmp_path = NULL;    /* nothing was created */
+        goto fail;
+    }
+    if (!(xml = rv_qemu_domain_format(d->live)))
+        goto nomem;
+    if (write_header(op, xml, &err) < 0)
+        goto fail;
+    free(xml);
+    xml = NULL;
+    /* Before the guest stops: a remvirtd restarted in the middle of the
+     * save knows to let it go on (see on_status in qemu_process.c). */
+    char *marker = marker_path(dom_name(d));
+    if (!marker)
+        goto nomem;
+    int rc = rv_qemu_write_file(marker, op->was_running ? "running\n" : "paused\n", false, &err);
+    free(marker);
+    if (rc < 0)
+        goto fail;
+    d->save = op;
+    RV_INFO("domain '%s': saving to '%s'", dom_name(d), op->path);
+
+    /* The CPUs stop first (the image is the state at one instant), then
+     * QEMU gets the descriptor and migrates into it. */
+    json_object *getfd = json_object_new_object(), *migrate = json_object_new_object();
+    if (getfd)
+        json_object_object_add(getfd, "fdname", json_object_new_string(SAVE_FD_NAME));
+    if (migrate)
+        json_object_object_add(migrate, "uri", json_object_new_string("fd:" SAVE_FD_NAME));
+    if (!getfd || !migrate) {
+        json_object_put(getfd);
+        json_object_put(migrate);
+        save_failf(d, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    /* (Each command owns its arguments from the call on, even when it fails.) */
+    op->stopped_cpus = op->was_running;
+    rc = op->was_running ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
+    if (rc < 0)
+        json_object_put(getfd);
+    else
+        rc = rv_qmp_command_fd(d->qmp, "getfd", getfd, op->fd, 0, on_save_step, d, &err);
+    if (rc < 0)
+        json_object_put(migrate);
+    else
+        rc = rv_qmp_command(d->qmp, "migrate", migrate, 0, on_migrate_started, d, &err);
+    if (rc < 0)
+        save_failed(d, &err);
+    rv_err_clear(&err);
+    return;
+
+nomem:
+    rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+fail:
+    free(xml);
+    if (op)
+        save_op_free(op, true, false);
+    rv_qemu_job_done(d, &err);
+    rv_err_clear(&err);
+}
+
+void rv_qemu_save_abandon(qemu_dom *d)
+{
+    qemu_save_op *op = d->save;
+    if (!op)
+        return;
+    d->save = NULL;
+    rv_qemu_migration_wait_stop(d);
+    if (op->sync_pid > 0) {
+        /* The stream was complete: the child finishes the image. */
+        ev_child_stop(rv_qemu.loop, &op->sync_watcher);
+        save_op_free(op, false, false);
+        return;
+    }
+    save_op_free(op, true, false);
+}
+
+void rv_qemu_save_release(qemu_dom *d)
+{
+    qemu_save_op *op = d->save;
+    rv_qemu_migration_wait_stop(d);
+    if (!op)
+        return;
+    d->save = NULL;
+    if (op->sync_pid > 0)
+        ev_child_stop(rv_qemu.loop, &op->sync_watcher);
+    /* QEMU goes on writing: the next remvirtd sorts it out (on_status). */
+    save_op_free(op, false, true);
+}
