@@ -552,7 +552,7 @@ static void test_network_interface(void)
     CHECK_STR_HAS(xml, "<interface type='network'>\n      <mac address='52:54:00:ab:cd:07'/>\n"
                        "      <source network='lan'/>\n");
     free(xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/m.sock", false };
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/m.sock", false, NULL };
     rv_err err = { 0 };
     CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
     CHECK_STR_HAS(err.message, "network 'lan' of domain 'x' has no bridge yet");
@@ -640,7 +640,7 @@ static void test_virt_install_devices(void)
     CHECK_INT_EQ(rv_qemu_devices_prepare_live(def, "/run/x/dom", always_free, NULL, &err), 0);
     CHECK_INT_EQ(def->spice.port, 5901);
     CHECK_STR_EQ(def->dev.channels[1].path, "/run/x/dom.channel.1");
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false };
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
     def->virt_type = RV_QEMU_VIRT_QEMU;
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
@@ -713,7 +713,7 @@ static void test_cpu_mode(void)
     char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "  <cpu mode='host-passthrough' check='none' migratable='on'/>\n");
     free(xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/c.qmp", true };
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/c.qmp", true, NULL };
     rv_err err = { 0 };
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
