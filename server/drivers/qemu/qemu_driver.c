@@ -1378,6 +1378,8 @@ const rv_driver rv_qemu_driver = {
         .storage_vol_get_info = rv_qemu_storage_vol_get_info,
         .storage_vol_get_xml_desc = rv_qemu_storage_vol_get_xml_desc,
         .storage_vol_get_path = rv_qemu_storage_vol_get_path,
+        .storage_vol_upload = rv_qemu_storage_vol_upload,
+        .storage_vol_download = rv_qemu_storage_vol_download,
         /* domain snapshots (qemu_snapshot.c) */
         .domain_snapshot_create_xml = rv_qemu_domain_snapshot_create_xml,
         .domain_snapshot_get_xml_desc = rv_qemu_domain_snapshot_get_xml_desc,

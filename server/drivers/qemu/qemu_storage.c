@@ -35,6 +35,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
+#include "server/drivers/stream_fd.h"
 #include "server/drivers/test/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
@@ -1090,6 +1091,53 @@ int rv_qemu_storage_vol_open(const char *pool, const char *vol, int open_flags, 
     if (fd < 0)
         return sys_fail(err, "open volume", v->path);
     return fd;
+}
+
+/* vol-upload / vol-download: the volume's file as a stream endpoint
+ * (stream_fd.c), positioned at offset and limited to length bytes (0: to
+ * the end of the file for a download, no limit for an upload).  The bytes
+ * are the file's, whatever its format, as libvirtd's directory pools do.
+ * An upload's holes (--sparse) are refused: the endpoint writes data only;
+ * a sparse download is sent as data, which clients take. */
+static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long offset,
+                         unsigned long long length, unsigned int flags, bool upload,
+                         const char *func, rv_err *err)
+{
+    if (check_flags(flags, RV_STORAGE_VOL_STREAM_SPARSE, func, err) < 0)
+        return -1;
+    if (upload && (flags & RV_STORAGE_VOL_STREAM_SPARSE))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: sparse upload to a directory pool's volume");
+    if (offset > (unsigned long long)INT64_MAX)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: offset %llu is too large", offset);
+    int fd = rv_qemu_storage_vol_open(vol->pool, vol->name, upload ? O_WRONLY : O_RDONLY, err);
+    if (fd < 0)
+        return -1;
+    if (lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        int rc = sys_fail(err, "seek in volume", vol->name);
+        close(fd);
+        return rc;
+    }
+    rv_stream_io *io = rv_stream_fd_new(rv_qemu.loop, fd, !upload, upload, err);
+    if (!io)
+        return -1;
+    if (length)
+        rv_stream_fd_set_length(io, length);
+    return rv_driver_stream_open(io, err);
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_upload)
+{
+    (void)c;
+    return open_transfer(&args->vol, args->offset, args->length, args->flags, true,
+                         "storageVolUpload", err);
+}
+
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_download)
+{
+    (void)c;
+    return open_transfer(&args->vol, args->offset, args->length, args->flags, false,
+                         "storageVolDownload", err);
 }
 
 /* ================================================================ volume jobs */

@@ -26,6 +26,10 @@ int rv_qemu_storage_vol_open(const char *pool, const char *vol, int open_flags, 
 #define RV_QEMU_STORAGE_VOID_SLOT(name) \
     int rv_qemu_##name(rv_driver_conn *c, const rv_##name##_args *args, rv_err *err)
 
+/* vol-upload and vol-download: streams on the volume's file. */
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_upload);
+RV_QEMU_STORAGE_VOID_SLOT(storage_vol_download);
+
 int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
                                          rv_connect_num_of_storage_pools_ret *ret, rv_err *err);
 int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
