@@ -107,6 +107,12 @@ bool rv_qemu_dom_active(const qemu_dom *d);
 void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 /* Set state and reason; send the event when event >= 0. */
 void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail);
+/* The domain a wire reference names, or NULL with VIR_ERR_NO_DOMAIN. */
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
+/* Fill a wire domain (name copied). */
+int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
+/* The domain passes LIST_ALL_DOMAINS' filter flags. */
+bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
 
 /* ---- qemu_store.c ---- */
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
@@ -144,5 +150,27 @@ unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+
+/* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
+int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
+                                         const rv_connect_get_all_domain_stats_args *args,
+                                         rv_connect_get_all_domain_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
+                               rv_domain_block_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
+                                   rv_domain_interface_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
+                                rv_domain_memory_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
+                                           const rv_domain_set_memory_stats_period_args *args,
+                                           rv_err *err);
+int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
+                             rv_domain_get_vcpus_ret *ret, rv_err *err);
+int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_flags_args *args,
+                                   rv_domain_get_vcpus_flags_ret *ret, rv_err *err);
+int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
+                                 rv_domain_get_max_vcpus_ret *ret, rv_err *err);
+int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
+                             rv_node_get_cpu_map_ret *ret, rv_err *err);
 
 #endif
