@@ -780,7 +780,7 @@ static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *arg
     ret->state = (u_char)(active ? d->state : RV_DOMAIN_SHUTOFF);
     ret->maxMem = def->memory_kib;
     ret->memory = active ? rv_qemu_dom_memory_kib(d) : 0;
-    ret->nrVirtCpu = (u_short)def->vcpus;
+    ret->nrVirtCpu = (u_short)rv_qemu_def_vcpus(def);
     ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
     return 0;
 }
@@ -941,6 +941,12 @@ const rv_driver rv_qemu_driver = {
         .domain_get_vcpus_flags = rv_qemu_domain_get_vcpus_flags,
         .domain_get_max_vcpus = rv_qemu_domain_get_max_vcpus,
         .node_get_cpu_map = rv_qemu_node_get_cpu_map,
+        .domain_set_memory = rv_qemu_domain_set_memory,
+        .domain_set_max_memory = rv_qemu_domain_set_max_memory,
+        .domain_get_max_memory = rv_qemu_domain_get_max_memory,
+        .domain_set_memory_flags = rv_qemu_domain_set_memory_flags,
+        .domain_set_vcpus = rv_qemu_domain_set_vcpus,
+        .domain_set_vcpus_flags = rv_qemu_domain_set_vcpus_flags,
         .domain_lookup_by_id = domain_lookup_by_id,
         .domain_lookup_by_name = domain_lookup_by_name,
         .domain_lookup_by_uuid = domain_lookup_by_uuid,

@@ -173,4 +173,16 @@ int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpu
 int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
                              rv_node_get_cpu_map_ret *ret, rv_err *err);
 
+/* ---- qemu_tune.c: setmem, setmaxmem, setvcpus ---- */
+int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err);
+int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
+                                  rv_err *err);
+int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
+                                  rv_domain_get_max_memory_ret *ret, rv_err *err);
+int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
+                                    rv_err *err);
+int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err);
+int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
+                                   rv_err *err);
+
 #endif
