@@ -215,6 +215,7 @@ static void qemu_init(const rv_driver_setup *setup)
     }
     rv_qemu.kvm = rv_qemu_kvm_usable();
     rv_qemu.qemu_version = probe_version(rv_qemu.binary);
+    rv_qemu_domcaps_probe(rv_qemu.binary);
     RV_INFO("QEMU driver: %s (version %llu%s), %s; definitions in %s, runtime in %s",
             rv_qemu.binary, rv_qemu.qemu_version,
             rv_qemu.qemu_version ? "" : ": not found or not runnable",
@@ -943,6 +944,7 @@ const rv_driver rv_qemu_driver = {
         .node_get_cpu_map = rv_qemu_node_get_cpu_map,
         .domain_set_memory = rv_qemu_domain_set_memory,
         .domain_set_max_memory = rv_qemu_domain_set_max_memory,
+        .connect_get_domain_capabilities = rv_qemu_connect_get_domain_capabilities,
         .domain_get_max_memory = rv_qemu_domain_get_max_memory,
         .domain_set_memory_flags = rv_qemu_domain_set_memory_flags,
         .domain_set_vcpus = rv_qemu_domain_set_vcpus,

@@ -185,4 +185,12 @@ int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *
 int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
                                    rv_err *err);
 
+/* ---- qemu_domcaps.c: the domain capabilities ---- */
+/* The binary's machine types, once at start (it runs the binary). */
+void rv_qemu_domcaps_probe(const char *binary);
+int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
+                                            const rv_connect_get_domain_capabilities_args *args,
+                                            rv_connect_get_domain_capabilities_ret *ret,
+                                            rv_err *err);
+
 #endif
