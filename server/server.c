@@ -111,6 +111,13 @@ static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, in
     rvs_events_lifecycle(srv->clients, drv, dom, event, detail);
 }
 
+static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
+                                    void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_domain_only(srv->clients, drv, dom, event_id);
+}
+
 static void network_event_to_clients(const rv_driver *drv, const char *name,
                                      const unsigned char uuid[16], int event, int detail,
                                      void *opaque)
@@ -770,6 +777,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->before_sleep.data = srv;
     ev_prepare_start(srv->loop, &srv->before_sleep);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
+    rv_driver_set_domain_event_sink(domain_event_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
     rv_driver_setup setup = { .loop = srv->loop,
@@ -810,6 +818,7 @@ void rvs_server_free(rvs_server *srv)
     ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_timer_stop(srv->loop, &srv->idle);
     rv_driver_set_lifecycle_sink(NULL, NULL);
+    rv_driver_set_domain_event_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
     rv_driver_set_pool_sink(NULL, NULL);
     /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */

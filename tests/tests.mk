@@ -133,6 +133,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-stats.sh \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
+	tests/interop/test-qemu-reboot-event.sh \
 	tests/interop/test-qemu-virt-install.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
