@@ -133,3 +133,31 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
              dom->name, sent);
     rv_buf_free(&frame);
 }
+
+void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                            int event_id)
+{
+    if (event_id != RV_DOMAIN_EVENT_ID_REBOOT) {
+        RV_ERROR("internal error: event ID %d does not carry the domain only", event_id);
+        return;
+    }
+    rv_domain_event_callback_reboot_msg msg = {
+        .callbackID = 0,
+        .msg = { .dom = { .name = dom->name, .id = dom->id } },
+    };
+    memcpy(msg.msg.dom.uuid, dom->uuid, sizeof(msg.msg.dom.uuid));
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION,
+                      RV_PROC_DOMAIN_EVENT_CALLBACK_REBOOT, RV_MESSAGE, 1, RV_OK };
+    rv_buf frame = { 0 };
+    rv_err err = { 0 };
+    if (rv_frame_encode(&frame, &hdr, (xdrproc_t)xdr_rv_domain_event_callback_reboot_msg,
+                        &msg, &err) < 0) {
+        RV_ERROR("cannot encode the reboot event of domain '%s': %s", dom->name,
+                 err.message ? err.message : "?");
+        rv_err_clear(&err);
+        return;
+    }
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
+    RV_DEBUG("reboot event of domain '%s' went to %d clients", dom->name, sent);
+    rv_buf_free(&frame);
+}

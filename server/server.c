@@ -113,6 +113,13 @@ static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, in
     rvs_events_lifecycle(srv->clients, drv, dom, event, detail);
 }
 
+static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
+                                    void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_domain_only(srv->clients, drv, dom, event_id);
+}
+
 static void network_event_to_clients(const rv_driver *drv, const char *name,
                                      const unsigned char uuid[16], int event, int detail,
                                      void *opaque)
@@ -797,6 +804,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_start(srv->loop, &srv->before_sleep);
     ev_timer_init(&srv->log_flush, on_log_flush, RV_LOG_DEBUG_DELAY, 0.);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
+    rv_driver_set_domain_event_sink(domain_event_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
     rv_driver_setup setup = { .loop = srv->loop,
@@ -839,6 +847,7 @@ void rvs_server_free(rvs_server *srv)
     ev_timer_stop(srv->loop, &srv->accept_pause);
     ev_timer_stop(srv->loop, &srv->idle);
     rv_driver_set_lifecycle_sink(NULL, NULL);
+    rv_driver_set_domain_event_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
     rv_driver_set_pool_sink(NULL, NULL);
     /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */

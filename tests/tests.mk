@@ -152,7 +152,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
 	tests/interop/test-qemu-save.sh \
-	tests/interop/test-qemu-save-crash.sh
+	tests/interop/test-qemu-save-crash.sh \
+	tests/interop/test-qemu-tune.sh \
+	tests/interop/test-qemu-domcaps.sh \
+	tests/interop/test-qemu-reboot-event.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \

@@ -30,6 +30,21 @@ void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int 
         lifecycle_sink(drv, dom, event, detail, lifecycle_sink_opaque);
 }
 
+static rv_domain_event_sink domain_event_sink;
+static void *domain_event_sink_opaque;
+
+void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque)
+{
+    domain_event_sink = sink;
+    domain_event_sink_opaque = opaque;
+}
+
+void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id)
+{
+    if (domain_event_sink)
+        domain_event_sink(drv, dom, event_id, domain_event_sink_opaque);
+}
+
 static rv_network_sink network_sink;
 static void *network_sink_opaque;
 

@@ -142,6 +142,13 @@ void rv_driver_set_lifecycle_sink(rv_lifecycle_sink sink, void *opaque);
 void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int event,
                                int detail);
 
+/* Domain events that carry the domain only (event_id
+ * RV_DOMAIN_EVENT_ID_REBOOT) go the same way. */
+typedef void (*rv_domain_event_sink)(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
+                                     void *opaque);
+void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque);
+void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id);
+
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */
 typedef void (*rv_network_sink)(const rv_driver *drv, const char *name,

@@ -219,6 +219,7 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' vcpusFlags 3', lambda: d.vcpusFlags(3))
     show(name + ' vcpusFlags 8', lambda: d.vcpusFlags(8))
     show(name + ' maxVcpus', d.maxVcpus)
+    show(name + ' maxMemory', d.maxMemory)
     show(name + ' setMemoryStatsPeriod', lambda: d.setMemoryStatsPeriod(5))
     show(name + ' schedulerType', d.schedulerType)
     show(name + ' schedulerParameters', d.schedulerParameters)

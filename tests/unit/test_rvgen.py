@@ -486,7 +486,7 @@ class RealProtocol(unittest.TestCase):
                         '.needs_auth = 1 },' in table)
         self.assertTrue('.api = "virConnectListAllSecrets", .error_domain = 30' in table)
         # libvirt's event messages have no API: still an unknown procedure.
-        self.assertTrue('[319] = { .name = "DOMAIN_EVENT_CALLBACK_REBOOT", .api = NULL' in table)
+        self.assertTrue('[320] = { .name = "DOMAIN_EVENT_CALLBACK_RTC_CHANGE", .api = NULL' in table)
 
     def test_admin_table(self):
         table = self.out['server/rv_admin_dispatch.gen.c']

@@ -350,7 +350,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
     add(&b, "-smp");
-    addf(&b, "%u", def->vcpus);
+    /* The vcpus beyond current are free slots for a later hotplug. */
+    if (rv_qemu_def_vcpus(def) < def->vcpus)
+        addf(&b, "%u,maxcpus=%u", rv_qemu_def_vcpus(def), def->vcpus);
+    else
+        addf(&b, "%u", def->vcpus);
     add(&b, "-no-user-config");
     add(&b, "-nodefaults");
     add(&b, "-S");

@@ -895,7 +895,7 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                         bool *have_uuid, bool *have_current, rv_err *err)
 {
     static const char *const domain_attrs[] = { "type", "id", NULL };
-    static const char *const vcpu_attrs[] = { "placement", NULL };
+    static const char *const vcpu_attrs[] = { "placement", "current", NULL };
     if (check_attrs(root, domain_attrs, err) < 0)
         return -1;
     char *type = attr(root, "type");
@@ -974,6 +974,17 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 bad = 1;
             } else
                 def->vcpus = (unsigned)n;
+            /* current: the vcpus on at start, the others plugged in later. */
+            char *current = attr(c, "current");
+            unsigned long long cur = 0;
+            if (!bad && current && (parse_ull(current, &cur) < 0 || cur == 0 || cur > n)) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                           "invalid vcpu current '%s' (1 to the maximum, %llu)", current, n);
+                bad = 1;
+            } else if (!bad && cur < n) {
+                def->current_vcpus = (unsigned)cur;
+            }
+            free(current);
             free(text);
             free(placement);
             if (bad)
@@ -1196,7 +1207,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
     fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
     fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
-    fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
+    if (rv_qemu_def_vcpus(def) < def->vcpus)
+        fprintf(fp, "  <vcpu placement='static' current='%u'>%u</vcpu>\n", def->current_vcpus,
+                def->vcpus);
+    else
+        fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
     fputs("  <os>\n    <type arch='", fp);
     put_escaped(fp, def->arch);
     fputs("' machine='", fp);

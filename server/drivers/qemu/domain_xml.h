@@ -64,7 +64,8 @@ typedef struct rv_qemu_domain_def {
     unsigned char uuid[16];
     unsigned long long memory_kib;
     unsigned long long current_memory_kib;
-    unsigned vcpus;
+    unsigned vcpus;             /* the maximum */
+    unsigned current_vcpus;     /* <vcpu current=...>: 0 when all of vcpus are on */
     char *arch;                 /* x86_64 */
     char *machine;
     rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];
@@ -115,5 +116,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def);
 void rv_qemu_domain_free(rv_qemu_domain_def *def);
 
 const char *rv_qemu_action_name(rv_qemu_action action);
+
+/* The vcpus the guest has on (at start: the others can be plugged in). */
+static inline unsigned rv_qemu_def_vcpus(const rv_qemu_domain_def *def)
+{
+    return def->current_vcpus && def->current_vcpus < def->vcpus ? def->current_vcpus : def->vcpus;
+}
 
 #endif

@@ -145,11 +145,6 @@ static qemu_dom *dom_get(const rv_nonnull_domain *wire, rv_err *err)
     return d;
 }
 
-qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
-{
-    return dom_get(wire, err);
-}
-
 static int put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
@@ -229,6 +224,7 @@ static void qemu_init(const rv_driver_setup *setup)
     }
     rv_qemu.kvm = rv_qemu_kvm_usable();
     rv_qemu.qemu_version = probe_version(rv_qemu.binary);
+    rv_qemu_domcaps_probe(rv_qemu.binary);
     RV_INFO("QEMU driver: %s (version %llu%s), %s; definitions in %s, runtime in %s",
             rv_qemu.binary, rv_qemu.qemu_version,
             rv_qemu.qemu_version ? "" : ": not found or not runnable",
@@ -469,6 +465,21 @@ static bool list_match(const qemu_dom *d, unsigned int f)
            ((states & RV_LIST_DOMAINS_SHUTOFF) && st == RV_DOMAIN_SHUTOFF) ||
            ((states & RV_LIST_DOMAINS_OTHER) && st != RV_DOMAIN_RUNNING &&
             st != RV_DOMAIN_PAUSED && st != RV_DOMAIN_SHUTOFF);
+}
+
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
+{
+    return dom_get(wire, err);
+}
+
+int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
+{
+    return put_dom(d, wire, err);
+}
+
+bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters)
+{
+    return list_match(d, filters);
 }
 
 static int connect_list_all_domains(rv_driver_conn *c,
@@ -907,184 +918,6 @@ static int domain_managed_save_remove(rv_driver_conn *c,
     return rc;
 }
 
-/* ================================================================ statistics */
-
-/* CONNECT_GET_ALL_DOMAIN_STATS: the groups answered from the driver's
- * table and /proc, without waiting on QEMU (block and interface counters
- * would need QMP, and are not given yet). */
-enum {
-    STATS_FILTERS = 0xff,       /* the same bits as LIST_ALL_DOMAINS' filters */
-    STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
-    STATS_KNOWN = RV_DOMAIN_STATS_STATE | RV_DOMAIN_STATS_CPU_TOTAL | RV_DOMAIN_STATS_BALLOON |
-                  RV_DOMAIN_STATS_VCPU,
-};
-
-typedef struct stat_list {
-    rv_typed_param *v;
-    u_int n, cap;
-    bool oom;
-} stat_list;
-
-static void stat_put(stat_list *l, const char *field, int type, unsigned long long value)
-{
-    if (l->oom)
-        return;
-    if (l->n == l->cap) {
-        u_int cap = l->cap ? l->cap * 2 : 16;
-        rv_typed_param *v = realloc(l->v, cap * sizeof(*v));
-        if (!v) {
-            l->oom = true;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    rv_typed_param *p = &l->v[l->n];
-    memset(p, 0, sizeof(*p));
-    if (!(p->field = strdup(field))) {
-        l->oom = true;
-        return;
-    }
-    l->n++;
-    p->value.type = type;
-    switch (type) {
-    case RV_TYPED_PARAM_INT: p->value.rv_typed_param_value_u.i = (int)value; break;
-    case RV_TYPED_PARAM_UINT: p->value.rv_typed_param_value_u.ui = (u_int)value; break;
-    default: p->value.rv_typed_param_value_u.ul = value; break;
-    }
-}
-
-/* Each vCPU thread's CPU time: QEMU names them "CPU <n>/<accel>"
- * (-name debug-threads=on). */
-static void vcpu_times(pid_t pid, unsigned nvcpus, unsigned long long *times, bool *seen)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char comm[64] = "";
-        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/comm", (int)pid, e->d_name);
-        FILE *fp = fopen(path, "re");
-        if (!fp)
-            continue;
-        bool got = fgets(comm, sizeof(comm), fp) != NULL;
-        fclose(fp);
-        unsigned idx;
-        unsigned long long user, system;
-        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)pid, e->d_name);
-        if (got && sscanf(comm, "CPU %u/", &idx) == 1 && idx < nvcpus &&
-            rv_qemu_proc_times(path, &user, &system)) {
-            times[idx] = user + system;
-            seen[idx] = true;
-        }
-    }
-    closedir(dir);
-}
-
-static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
-{
-    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    bool active = rv_qemu_dom_active(d);
-    char field[64];
-    if (groups & RV_DOMAIN_STATS_STATE) {
-        stat_put(l, "state.state", RV_TYPED_PARAM_INT, (unsigned)(active ? d->state : RV_DOMAIN_SHUTOFF));
-        stat_put(l, "state.reason", RV_TYPED_PARAM_INT, (unsigned)d->reason);
-    }
-    if ((groups & RV_DOMAIN_STATS_CPU_TOTAL) && active && d->pid > 0) {
-        char path[64];
-        unsigned long long user, system;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
-        if (rv_qemu_proc_times(path, &user, &system)) {
-            stat_put(l, "cpu.time", RV_TYPED_PARAM_ULLONG, user + system);
-            stat_put(l, "cpu.user", RV_TYPED_PARAM_ULLONG, user);
-            stat_put(l, "cpu.system", RV_TYPED_PARAM_ULLONG, system);
-        }
-    }
-    if (groups & RV_DOMAIN_STATS_BALLOON) {
-        stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG,
-                 active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib);
-        stat_put(l, "balloon.maximum", RV_TYPED_PARAM_ULLONG, def->memory_kib);
-    }
-    if (groups & RV_DOMAIN_STATS_VCPU) {
-        stat_put(l, "vcpu.current", RV_TYPED_PARAM_UINT, def->vcpus);
-        stat_put(l, "vcpu.maximum", RV_TYPED_PARAM_UINT, def->vcpus);
-        if (active && d->pid > 0) {
-            unsigned long long times[RV_QEMU_MAX_VCPUS] = { 0 };
-            bool seen[RV_QEMU_MAX_VCPUS] = { false };
-            unsigned n = def->vcpus < RV_QEMU_MAX_VCPUS ? def->vcpus : RV_QEMU_MAX_VCPUS;
-            vcpu_times(d->pid, n, times, seen);
-            for (unsigned i = 0; i < n; i++) {
-                snprintf(field, sizeof(field), "vcpu.%u.state", i);
-                stat_put(l, field, RV_TYPED_PARAM_INT, 1);      /* VIR_VCPU_RUNNING */
-                if (seen[i]) {
-                    snprintf(field, sizeof(field), "vcpu.%u.time", i);
-                    stat_put(l, field, RV_TYPED_PARAM_ULLONG, times[i]);
-                }
-            }
-        }
-    }
-}
-
-static int add_record(const qemu_dom *d, unsigned int groups,
-                      rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
-{
-    rv_domain_stats_record *rec = &ret->retStats.retStats_val[ret->retStats.retStats_len];
-    if (put_dom(d, &rec->dom, err) < 0)
-        return -1;
-    ret->retStats.retStats_len++;
-    stat_list l = { 0 };
-    dom_stats(d, groups, &l);
-    rec->params.params_val = l.v;
-    rec->params.params_len = l.n;
-    return l.oom ? oom(err) : 0;       /* the dispatcher frees what is in ret */
-}
-
-static int connect_get_all_domain_stats(rv_driver_conn *c,
-                                        const rv_connect_get_all_domain_stats_args *args,
-                                        rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
-{
-    (void)c;
-    unsigned int flags = args->flags;
-    if (check_flags(flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
-                    "qemuConnectGetAllDomainStats", err) < 0)
-        return -1;
-    unsigned int groups = args->stats ? args->stats : STATS_KNOWN;
-    if ((flags & STATS_ENFORCE) && (groups & ~(unsigned int)STATS_KNOWN))
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: Stats types bits 0x%x are not supported by this daemon",
-                    groups & ~(unsigned int)STATS_KNOWN);
-    groups &= STATS_KNOWN;
-    u_int ndoms = args->doms.doms_len, n = 0;
-    for (qemu_dom *d = rv_qemu.doms; ndoms == 0 && d; d = d->next)
-        n += list_match(d, flags & STATS_FILTERS);
-    if (ndoms)
-        n = ndoms;
-    if (n > RV_DOMAIN_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
-                    RV_DOMAIN_LIST_MAX);
-    if (n == 0)
-        return 0;
-    if (!(ret->retStats.retStats_val = calloc(n, sizeof(rv_domain_stats_record))))
-        return oom(err);
-    if (ndoms) {
-        for (u_int i = 0; i < ndoms; i++) {
-            qemu_dom *d = dom_get(&args->doms.doms_val[i], err);
-            if (!d || add_record(d, groups, ret, err) < 0)
-                return -1;
-        }
-        return 0;
-    }
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (list_match(d, flags & STATS_FILTERS) && add_record(d, groups, ret, err) < 0)
-            return -1;
-    return 0;
-}
-
 #define DOM_JOB(fn, args_type, kind, flags_expr, known, func)                           \
     static int fn(rv_driver_conn *c, const args_type *args, rv_err *err)                 \
     {                                                                                    \
@@ -1123,7 +956,7 @@ static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *arg
     ret->maxMem = def->memory_kib;
     /* As libvirtd: an inactive domain's memory is its currentMemory. */
     ret->memory = active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib;
-    ret->nrVirtCpu = (u_short)def->vcpus;
+    ret->nrVirtCpu = (u_short)rv_qemu_def_vcpus(def);
     ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
     return 0;
 }
@@ -1276,7 +1109,22 @@ const rv_driver rv_qemu_driver = {
         .connect_num_of_domains = connect_num_of_domains,
         .connect_list_domains = connect_list_domains,
         .connect_list_all_domains = connect_list_all_domains,
-        .connect_get_all_domain_stats = connect_get_all_domain_stats,
+        .connect_get_all_domain_stats = rv_qemu_connect_get_all_domain_stats,
+        .domain_block_stats = rv_qemu_domain_block_stats,
+        .domain_interface_stats = rv_qemu_domain_interface_stats,
+        .domain_memory_stats = rv_qemu_domain_memory_stats,
+        .domain_set_memory_stats_period = rv_qemu_domain_set_memory_stats_period,
+        .domain_get_vcpus = rv_qemu_domain_get_vcpus,
+        .domain_get_vcpus_flags = rv_qemu_domain_get_vcpus_flags,
+        .domain_get_max_vcpus = rv_qemu_domain_get_max_vcpus,
+        .node_get_cpu_map = rv_qemu_node_get_cpu_map,
+        .domain_set_memory = rv_qemu_domain_set_memory,
+        .domain_set_max_memory = rv_qemu_domain_set_max_memory,
+        .connect_get_domain_capabilities = rv_qemu_connect_get_domain_capabilities,
+        .domain_get_max_memory = rv_qemu_domain_get_max_memory,
+        .domain_set_memory_flags = rv_qemu_domain_set_memory_flags,
+        .domain_set_vcpus = rv_qemu_domain_set_vcpus,
+        .domain_set_vcpus_flags = rv_qemu_domain_set_vcpus_flags,
         .domain_lookup_by_id = domain_lookup_by_id,
         .domain_lookup_by_name = domain_lookup_by_name,
         .domain_lookup_by_uuid = domain_lookup_by_uuid,

@@ -116,8 +116,6 @@ const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else de
 /* Has a definition, persistent or live: a domain with neither (undefined
  * or stopped, about to be dropped) is invisible to every call. */
 bool rv_qemu_dom_visible(const qemu_dom *d);
-/* The domain a wire reference names, or NULL with libvirt's error. */
-qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
 qemu_dom *rv_qemu_find_name(const char *name);
 /* Domain is running, paused, ... (has a process or is starting). */
 bool rv_qemu_dom_active(const qemu_dom *d);
@@ -125,6 +123,12 @@ bool rv_qemu_dom_active(const qemu_dom *d);
 void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 /* Set state and reason; send the event when event >= 0. */
 void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail);
+/* The domain a wire reference names, or NULL with VIR_ERR_NO_DOMAIN. */
+qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
+/* Fill a wire domain (name copied). */
+int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
+/* The domain passes LIST_ALL_DOMAINS' filter flags. */
+bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
 
 /* ---- qemu_store.c ---- */
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
@@ -202,5 +206,46 @@ void rv_qemu_migration_wait_stop(qemu_dom *d);
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
+int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
+                                         const rv_connect_get_all_domain_stats_args *args,
+                                         rv_connect_get_all_domain_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
+                               rv_domain_block_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
+                                   rv_domain_interface_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
+                                rv_domain_memory_stats_ret *ret, rv_err *err);
+int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
+                                           const rv_domain_set_memory_stats_period_args *args,
+                                           rv_err *err);
+int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
+                             rv_domain_get_vcpus_ret *ret, rv_err *err);
+int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_flags_args *args,
+                                   rv_domain_get_vcpus_flags_ret *ret, rv_err *err);
+int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
+                                 rv_domain_get_max_vcpus_ret *ret, rv_err *err);
+int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
+                             rv_node_get_cpu_map_ret *ret, rv_err *err);
+
+/* ---- qemu_tune.c: setmem, setmaxmem, setvcpus ---- */
+int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err);
+int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
+                                  rv_err *err);
+int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
+                                  rv_domain_get_max_memory_ret *ret, rv_err *err);
+int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
+                                    rv_err *err);
+int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err);
+int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
+                                   rv_err *err);
+
+/* ---- qemu_domcaps.c: the domain capabilities ---- */
+/* The binary's machine types, once at start (it runs the binary). */
+void rv_qemu_domcaps_probe(const char *binary);
+int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
+                                            const rv_connect_get_domain_capabilities_args *args,
+                                            rv_connect_get_domain_capabilities_ret *ret,
+                                            rv_err *err);
 
 #endif

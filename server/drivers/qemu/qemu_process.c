@@ -741,8 +741,15 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         after_guest_action(d, d->live->on_crash, RV_DOMAIN_SHUTOFF_CRASHED,
                            RV_EVENT_STOPPED_CRASHED);
     }
-    /* RESET and POWERDOWN change no lifecycle state (libvirtd reports a
-     * reset as a REBOOT event, which remvirt does not send yet). */
+    /* RESET and POWERDOWN change no lifecycle state; a reset (the
+     * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
+     * libvirtd sends it. */
+    if (strcmp(name, "RESET") == 0) {
+        rv_dom_ref ref = { 0 };
+        if (rv_qemu_dom_ref(d, &ref) == 0)
+            rv_driver_domain_event(&rv_qemu_driver, &ref, RV_DOMAIN_EVENT_ID_REBOOT);
+        free(ref.name);
+    }
 }
 
 /* ================================================================ starting */

@@ -554,6 +554,7 @@ const rv_driver rv_test_driver = {
         .domain_get_scheduler_parameters_flags =
             test_stats_domain_get_scheduler_parameters_flags,
         .domain_get_max_vcpus = test_stats_domain_get_max_vcpus,
+        .domain_get_max_memory = test_stats_domain_get_max_memory,
         .domain_set_memory_stats_period = test_stats_domain_set_memory_stats_period,
         .connect_get_max_vcpus = test_stats_connect_get_max_vcpus,
         .connect_get_sysinfo = test_stats_connect_get_sysinfo,

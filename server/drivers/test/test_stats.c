@@ -741,6 +741,18 @@ int test_stats_domain_get_vcpus_flags(rv_driver_conn *c,
     return 0;
 }
 
+int test_stats_domain_get_max_memory(rv_driver_conn *c,
+                                     const rv_domain_get_max_memory_args *args,
+                                     rv_domain_get_max_memory_ret *ret, rv_err *err)
+{
+    test_dom_view v;
+    (void)c;
+    if (get_dom(&args->dom, &v, err) < 0)
+        return -1;
+    ret->memory = v.def->max_mem_kib;
+    return 0;
+}
+
 int test_stats_domain_get_max_vcpus(rv_driver_conn *c,
                                     const rv_domain_get_max_vcpus_args *args,
                                     rv_domain_get_max_vcpus_ret *ret, rv_err *err)

@@ -5,6 +5,9 @@
 
 #include "server/drivers/driver.h"
 
+int test_stats_domain_get_max_memory(rv_driver_conn *c,
+                                     const rv_domain_get_max_memory_args *args,
+                                     rv_domain_get_max_memory_ret *ret, rv_err *err);
 int test_stats_connect_get_max_vcpus(rv_driver_conn *c,
                                      const rv_connect_get_max_vcpus_args *args,
                                      rv_connect_get_max_vcpus_ret *ret, rv_err *err);

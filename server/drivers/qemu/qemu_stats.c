@@ -1,0 +1,1026 @@
+/* The QEMU driver's statistics: domain stats (CONNECT_GET_ALL_DOMAIN_STATS),
+ * block, interface and memory statistics, vcpu information.
+ *
+ * What QEMU alone knows (block counters, the thread of each vcpu, the
+ * balloon's guest statistics) is asked over QMP and answered through a
+ * deferred reply: the loop never waits.  A reply callback never touches
+ * the qemu_dom (it may be gone by then): each request carries copies of
+ * what it needs.  A stats call for many domains sends every domain's query
+ * at once and answers when the last one has come back. */
+#include <dirent.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.stats");
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    return 0;
+}
+
+static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
+{
+    rv_err err = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
+}
+
+/* A running domain whose monitor can take a command, else the error
+ * libvirtd gives for a domain that is not running. */
+static qemu_dom *get_running(const rv_nonnull_domain *wire, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (!d)
+        return NULL;
+    if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return NULL;
+    }
+    return d;
+}
+
+/* Send a QMP command for a deferred call.  On failure the call is
+ * answered with the error (the caller still returns RV_DEFERRED) and
+ * false is returned so that the caller frees its request. */
+static bool send_query(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                       rv_qmp_reply_fn fn, void *req)
+{
+    rv_err err = { 0 };
+    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
+        return true;
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
+    return false;
+}
+
+/* An integer member of a JSON object, or def when absent. */
+static long long json_int(json_object *obj, const char *key, long long def)
+{
+    json_object *v = NULL;
+    if (!obj || !json_object_object_get_ex(obj, key, &v) || !v)
+        return def;
+    return json_object_get_int64(v);
+}
+
+/* ================================================================ typed parameter lists */
+
+typedef struct stat_list {
+    rv_typed_param *v;
+    u_int n, cap;
+    bool oom;
+} stat_list;
+
+static void stat_put(stat_list *l, const char *field, int type, unsigned long long value,
+                     const char *str)
+{
+    if (l->oom)
+        return;
+    if (l->n >= RV_TYPED_PARAM_LIST_MAX) {
+        l->oom = true;          /* over the protocol's bound: an error, never a cut list */
+        return;
+    }
+    if (l->n == l->cap) {
+        u_int cap = l->cap ? l->cap * 2 : 16;
+        rv_typed_param *v = realloc(l->v, cap * sizeof(*v));
+        if (!v) {
+            l->oom = true;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    rv_typed_param *p = &l->v[l->n];
+    memset(p, 0, sizeof(*p));
+    if (!(p->field = strdup(field))) {
+        l->oom = true;
+        return;
+    }
+    p->value.type = type;
+    switch (type) {
+    case RV_TYPED_PARAM_INT: p->value.rv_typed_param_value_u.i = (int)value; break;
+    case RV_TYPED_PARAM_UINT: p->value.rv_typed_param_value_u.ui = (u_int)value; break;
+    case RV_TYPED_PARAM_STRING:
+        if (!(p->value.rv_typed_param_value_u.s = strdup(str))) {
+            free(p->field);
+            l->oom = true;
+            return;
+        }
+        break;
+    default: p->value.rv_typed_param_value_u.ul = value; break;
+    }
+    l->n++;
+}
+
+static void stat_putf(stat_list *l, int type, unsigned long long value, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void stat_putf(stat_list *l, int type, unsigned long long value, const char *fmt, ...)
+{
+    char field[80];             /* VIR_TYPED_PARAM_FIELD_LENGTH */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(field, sizeof(field), fmt, ap);
+    va_end(ap);
+    stat_put(l, field, type, value, NULL);
+}
+
+/* ================================================================ per-thread times */
+
+/* User+system time and the CPU it last ran on, from a /proc stat file. */
+static bool thread_stat(pid_t pid, long tid, unsigned long long *time_ns, int *cpu)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, tid);
+    unsigned long long user, system;
+    if (!rv_qemu_proc_times(path, &user, &system))
+        return false;
+    *time_ns = user + system;
+    *cpu = -1;
+    FILE *fp = fopen(path, "re");
+    if (fp) {
+        char buf[1024];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        /* "processor" is field 39; fields from 3 on follow the ')'. */
+        char *p = strrchr(buf, ')');
+        int field = 2;
+        for (char *tok = p ? strtok(p + 1, " ") : NULL; tok; tok = strtok(NULL, " "))
+            if (++field == 39) {
+                *cpu = atoi(tok);
+                break;
+            }
+    }
+    return true;
+}
+
+/* Each vCPU thread's CPU time: QEMU names them "CPU <n>/<accel>"
+ * (-name debug-threads=on); read from /proc without asking QEMU. */
+static void vcpu_times(pid_t pid, unsigned nvcpus, unsigned long long *times, bool *seen)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char comm[64] = "";
+        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/comm", (int)pid, e->d_name);
+        FILE *fp = fopen(path, "re");
+        if (!fp)
+            continue;
+        bool got = fgets(comm, sizeof(comm), fp) != NULL;
+        fclose(fp);
+        unsigned idx;
+        int cpu;
+        if (got && sscanf(comm, "CPU %u/", &idx) == 1 && idx < nvcpus &&
+            thread_stat(pid, atol(e->d_name), &times[idx], &cpu))
+            seen[idx] = true;
+    }
+    closedir(dir);
+}
+
+/* ================================================================ disks */
+
+/* What a block statistic needs of a disk, copied from the definition. */
+typedef struct disk_copy {
+    char *target, *source;
+} disk_copy;
+
+static void disks_free(disk_copy *disks, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(disks[i].target);
+        free(disks[i].source);
+    }
+    free(disks);
+}
+
+static disk_copy *disks_copy(const rv_qemu_domain_def *def, size_t *n)
+{
+    *n = 0;
+    disk_copy *disks = calloc(def->ndisks ? def->ndisks : 1, sizeof(*disks));
+    if (!disks)
+        return NULL;
+    for (size_t i = 0; i < def->ndisks; i++) {
+        const rv_qemu_disk *src = &def->disks[i];
+        disks[i].target = strdup(src->target);
+        disks[i].source = src->source ? strdup(src->source) : NULL;
+        if (!disks[i].target || (src->source && !disks[i].source)) {
+            disks_free(disks, i + 1);
+            return NULL;
+        }
+    }
+    *n = def->ndisks;
+    return disks;
+}
+
+/* The disk a path names: its target (vda) or its source file. */
+static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *path)
+{
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (strcmp(def->disks[i].target, path) == 0)
+            return &def->disks[i];
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (def->disks[i].source && strcmp(def->disks[i].source, path) == 0)
+            return &def->disks[i];
+    return NULL;
+}
+
+/* The "stats" of query-blockstats' entry for a disk: its drive is
+ * drive-<target> (command.c), or NULL. */
+static json_object *blockstats_of(json_object *list, const char *target)
+{
+    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i), *dev = NULL, *stats = NULL;
+        if (json_object_object_get_ex(e, "device", &dev) && dev &&
+            strncmp(json_object_get_string(dev), "drive-", 6) == 0 &&
+            strcmp(json_object_get_string(dev) + 6, target) == 0 &&
+            json_object_object_get_ex(e, "stats", &stats))
+            return stats;
+    }
+    return NULL;
+}
+
+/* ================================================================ BLOCK_STATS */
+
+typedef struct block_req {
+    rv_deferred *reply;
+    char *target;               /* NULL: the sum over every disk */
+} block_req;
+
+static void on_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    block_req *req = opaque;
+    if (err) {
+        rv_deferred_finish(req->reply, err);
+    } else {
+        rv_domain_block_stats_ret *out = rv_deferred_ret(req->reply);
+        size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+        json_object *one = req->target ? blockstats_of(ret, req->target) : NULL;
+        if (req->target && !one) {
+            finish_error(req->reply, RV_ERR_INTERNAL_ERROR,
+                         "internal error: cannot find statistics for device 'drive-%s'", req->target);
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(ret, i), *stats = NULL;
+                if (!json_object_object_get_ex(e, "stats", &stats))
+                    continue;
+                if (req->target && stats != one)
+                    continue;
+                out->rd_req += json_int(stats, "rd_operations", 0);
+                out->rd_bytes += json_int(stats, "rd_bytes", 0);
+                out->wr_req += json_int(stats, "wr_operations", 0);
+                out->wr_bytes += json_int(stats, "wr_bytes", 0);
+            }
+            /* QEMU keeps no error count: -1, as libvirtd says. */
+            out->errs = -1;
+            rv_deferred_finish(req->reply, NULL);
+        }
+    }
+    free(req->target);
+    free(req);
+}
+
+int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
+                               rv_domain_block_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    qemu_dom *d = get_running(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_qemu_disk *disk = NULL;
+    if (args->path[0] && !(disk = find_disk(d->live, args->path)))
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
+    block_req *req = calloc(1, sizeof(*req));
+    if (!req || (disk && !(req->target = strdup(disk->target)))) {
+        free(req);
+        return oom(err);
+    }
+    if (!(req->reply = rv_driver_defer(err))) {
+        free(req->target);
+        free(req);
+        return -1;
+    }
+    if (!send_query(d, req->reply, "query-blockstats", NULL, on_blockstats, req)) {
+        free(req->target);
+        free(req);
+    }
+    return RV_DEFERRED;
+}
+
+/* ================================================================ INTERFACE_STATS */
+
+/* An interface by its MAC address (libvirt's ifname is the other key:
+ * these interfaces have none that remvirt knows, see below). */
+static const rv_qemu_interface *find_iface(const rv_qemu_domain_def *def, const char *device)
+{
+    unsigned m[6];
+    char extra;
+    if (sscanf(device, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+               &extra) != 6)
+        return NULL;
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        const unsigned char *mac = def->interfaces[i].mac;
+        bool same = true;
+        for (int k = 0; k < 6; k++)
+            same = same && mac[k] == m[k];
+        if (same)
+            return &def->interfaces[i];
+    }
+    return NULL;
+}
+
+int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
+                                   rv_domain_interface_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+    if (!find_iface(d->live, args->device))
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: '%s' is not a known interface",
+                    args->device);
+    /* libvirtd reads a tap device's counters from /proc/net/dev by its
+     * name.  User-mode networking has no host device at all, and QEMU's
+     * bridge helper names its tap itself without telling: libvirtd ends in
+     * the same error for an interface without a host name. */
+    return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: /proc/net/dev: Interface not found");
+}
+
+/* ================================================================ MEMORY_STATS */
+
+#define BALLOON_PATH "/machine/peripheral/balloon0"
+
+typedef struct memory_req {
+    rv_deferred *reply;
+    unsigned int max;
+    unsigned long long actual_kib, rss_kib;
+} memory_req;
+
+static unsigned long long rss_kib(pid_t pid)
+{
+    char path[64], line[128];
+    unsigned long long kib = 0;
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return 0;
+    while (fgets(line, sizeof(line), fp))
+        if (sscanf(line, "VmRSS: %llu kB", &kib) == 1)
+            break;
+    fclose(fp);
+    return kib;
+}
+
+static void memory_answer(memory_req *req, json_object *guest)
+{
+    rv_domain_memory_stats_ret *out = rv_deferred_ret(req->reply);
+    json_object *stats = NULL;
+    if (guest)
+        json_object_object_get_ex(guest, "stats", &stats);
+    /* virDomainMemoryStatTags, in libvirtd's order; the guest's values
+     * are bytes (KiB on the wire) and -1 when the guest has not said. */
+    static const struct { int tag; const char *key; bool bytes; } keys[] = {
+        { 0, "stat-swap-in", true }, { 1, "stat-swap-out", true },
+        { 2, "stat-major-faults", false }, { 3, "stat-minor-faults", false },
+        { 4, "stat-free-memory", true }, { 5, "stat-total-memory", true },
+        { 8, "stat-available-memory", true }, { 10, "stat-disk-caches", true },
+        { 11, "stat-htlb-pgalloc", false }, { 12, "stat-htlb-pgfail", false },
+    };
+    rv_domain_memory_stat all[16];
+    u_int n = 0;
+    all[n++] = (rv_domain_memory_stat){ 6, req->actual_kib };      /* actual balloon */
+    for (size_t i = 0; stats && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        long long v = json_int(stats, keys[i].key, -1);
+        if (v >= 0)
+            all[n++] = (rv_domain_memory_stat){ keys[i].tag,
+                                                keys[i].bytes ? (unsigned long long)v / 1024
+                                                              : (unsigned long long)v };
+    }
+    long long last = json_int(guest, "last-update", 0);
+    if (stats && last > 0)
+        all[n++] = (rv_domain_memory_stat){ 9, (unsigned long long)last };  /* last update */
+    all[n++] = (rv_domain_memory_stat){ 7, req->rss_kib };         /* rss */
+    if (n > req->max)
+        n = req->max;
+    if (n && !(out->stats.stats_val = calloc(n, sizeof(*all)))) {
+        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    memcpy(out->stats.stats_val, all, n * sizeof(*all));
+    out->stats.stats_len = n;
+    rv_deferred_finish(req->reply, NULL);
+}
+
+static void on_guest_stats(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    memory_req *req = opaque;
+    /* A guest without a balloon driver, or not polled: the host's figures. */
+    memory_answer(req, err ? NULL : ret);
+    free(req);
+}
+
+int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
+                                rv_domain_memory_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (args->maxStats > RV_MEMORY_STATS_MAX)
+        return fail(err, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
+    if (check_flags(args->flags, 0, "qemuDomainMemoryStats", err) < 0)
+        return -1;
+    qemu_dom *d = get_running(&args->dom, err);
+    if (!d)
+        return -1;
+    memory_req *req = calloc(1, sizeof(*req));
+    if (!req)
+        return oom(err);
+    req->max = args->maxStats;
+    req->actual_kib = rv_qemu_dom_memory_kib(d);
+    req->rss_kib = rss_kib(d->pid);
+    if (!(req->reply = rv_driver_defer(err))) {
+        free(req);
+        return -1;
+    }
+    if (!d->live->balloon) {
+        memory_answer(req, NULL);
+        free(req);
+        return RV_DEFERRED;
+    }
+    json_object *qargs = json_object_new_object();
+    if (qargs) {
+        json_object_object_add(qargs, "path", json_object_new_string(BALLOON_PATH));
+        json_object_object_add(qargs, "property", json_object_new_string("guest-stats"));
+    }
+    if (!send_query(d, req->reply, "qom-get", qargs, on_guest_stats, req))
+        free(req);
+    return RV_DEFERRED;
+}
+
+/* Answers a deferred call with QEMU's verdict and nothing else. */
+static void on_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    (void)ret;
+    rv_deferred *reply = opaque;
+    if (err)
+        finish_error(reply, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                     err->message ? err->message : "QEMU refused");
+    else
+        rv_deferred_finish(reply, NULL);
+}
+
+int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
+                                           const rv_domain_set_memory_stats_period_args *args,
+                                           rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG,
+                    "qemuDomainSetMemoryStatsPeriod", err) < 0)
+        return -1;
+    if (args->period < 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid statistics period value %d",
+                    args->period);
+    /* The period is not part of the XML subset yet: live only. */
+    if (args->flags & RV_DOMAIN_VCPU_CONFIG)
+        return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                    "unsupported configuration: the memory statistics period can only be set on "
+                    "the running domain (<memballoon><stats period/> is not supported)");
+    qemu_dom *d = get_running(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!d->live->balloon)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: Unable to change balloon collection period.");
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    json_object *qargs = json_object_new_object();
+    if (qargs) {
+        json_object_object_add(qargs, "path", json_object_new_string(BALLOON_PATH));
+        json_object_object_add(qargs, "property",
+                               json_object_new_string("guest-stats-polling-interval"));
+        json_object_object_add(qargs, "value", json_object_new_int(args->period));
+    }
+    send_query(d, reply, "qom-set", qargs, on_done, reply);
+    return RV_DEFERRED;
+}
+
+/* ================================================================ vcpus */
+
+typedef struct vcpus_req {
+    rv_deferred *reply;
+    pid_t pid;
+    int maxinfo, maplen;
+    unsigned nvcpus;
+} vcpus_req;
+
+static void on_cpus(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    vcpus_req *req = opaque;
+    rv_domain_get_vcpus_ret *out = rv_deferred_ret(req->reply);
+    size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    if (err) {
+        rv_deferred_finish(req->reply, err);
+        free(req);
+        return;
+    }
+    if (n > (size_t)req->maxinfo)
+        n = (size_t)req->maxinfo;
+    size_t maps = (size_t)req->maxinfo * (size_t)req->maplen;
+    out->info.info_val = n ? calloc(n, sizeof(rv_vcpu_info)) : NULL;
+    out->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
+    if ((n && !out->info.info_val) || (maps && !out->cpumaps.cpumaps_val)) {
+        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        free(req);
+        return;
+    }
+    out->info.info_len = (u_int)n;
+    out->cpumaps.cpumaps_len = (u_int)maps;
+    for (size_t i = 0; i < n; i++) {
+        json_object *cpu = json_object_array_get_idx(ret, i);
+        long tid = (long)json_int(cpu, "thread-id", 0);
+        rv_vcpu_info *vi = &out->info.info_val[i];
+        vi->number = (u_int)json_int(cpu, "cpu-index", (long long)i);
+        vi->state = 1;          /* VIR_VCPU_RUNNING, as libvirtd always says */
+        vi->cpu = -1;
+        unsigned long long t = 0;
+        if (tid > 0 && thread_stat(req->pid, tid, &t, &vi->cpu))
+            vi->cpu_time = t;
+        /* Where the thread may run: its affinity. */
+        unsigned char *map = (unsigned char *)out->cpumaps.cpumaps_val + i * (size_t)req->maplen;
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (req->maplen > 0 && tid > 0 && sched_getaffinity((pid_t)tid, sizeof(set), &set) == 0)
+            for (int b = 0; b < req->maplen * 8 && b < CPU_SETSIZE; b++)
+                if (CPU_ISSET(b, &set))
+                    map[b / 8] |= (unsigned char)(1u << (b % 8));
+    }
+    rv_deferred_finish(req->reply, NULL);
+    free(req);
+}
+
+int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
+                             rv_domain_get_vcpus_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (args->maxinfo < 0 || args->maxinfo > RV_VCPUINFO_MAX)
+        return fail(err, RV_ERR_RPC, "maxinfo > REMOTE_VCPUINFO_MAX");
+    if (args->maplen < 0 || (long long)args->maxinfo * args->maplen > RV_CPUMAPS_MAX)
+        return fail(err, RV_ERR_RPC, args->maplen < 0 ? "maplen is negative"
+                                                      : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot list vcpus for an inactive domain");
+    if (!(d = get_running(&args->dom, err)))
+        return -1;
+    vcpus_req *req = calloc(1, sizeof(*req));
+    if (!req)
+        return oom(err);
+    req->pid = d->pid;
+    req->maxinfo = args->maxinfo;
+    req->maplen = args->maplen;
+    if (!(req->reply = rv_driver_defer(err))) {
+        free(req);
+        return -1;
+    }
+    if (!send_query(d, req->reply, "query-cpus-fast", NULL, on_cpus, req))
+        free(req);
+    return RV_DEFERRED;
+}
+
+/* The definition flags pick: live (the running one), config (the
+ * persistent one), neither: live when running. */
+static const rv_qemu_domain_def *pick_def(qemu_dom *d, unsigned int flags, rv_err *err)
+{
+    bool live = flags & RV_DOMAIN_VCPU_LIVE, config = flags & RV_DOMAIN_VCPU_CONFIG;
+    if (live && config) {
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: live and config flags are mutually exclusive");
+        return NULL;
+    }
+    if (!live && !config)
+        live = rv_qemu_dom_active(d);
+    if (live && !rv_qemu_dom_active(d)) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return NULL;
+    }
+    if (!live && !d->def) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: transient domains do not have any persistent config");
+        return NULL;
+    }
+    return live ? d->live : d->def;
+}
+
+int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_flags_args *args,
+                                   rv_domain_get_vcpus_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG | RV_DOMAIN_VCPU_MAXIMUM,
+                    "qemuDomainGetVcpusFlags", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    const rv_qemu_domain_def *def = d ? pick_def(d, args->flags, err) : NULL;
+    if (!def)
+        return -1;
+    ret->num = (int)((args->flags & RV_DOMAIN_VCPU_MAXIMUM) ? def->vcpus : rv_qemu_def_vcpus(def));
+    return 0;
+}
+
+int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
+                                 rv_domain_get_max_vcpus_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->num = (int)rv_qemu_dom_def(d)->vcpus;
+    return 0;
+}
+
+/* ================================================================ CONNECT_GET_ALL_DOMAIN_STATS */
+
+enum {
+    STATS_FILTERS = 0xff,       /* the same bits as LIST_ALL_DOMAINS' filters */
+    STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
+    STATS_KNOWN = RV_DOMAIN_STATS_STATE | RV_DOMAIN_STATS_CPU_TOTAL | RV_DOMAIN_STATS_BALLOON |
+                  RV_DOMAIN_STATS_VCPU | RV_DOMAIN_STATS_INTERFACE | RV_DOMAIN_STATS_BLOCK,
+};
+
+/* The groups answered from the table and /proc, without QEMU. */
+static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
+{
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    bool active = rv_qemu_dom_active(d);
+    if (groups & RV_DOMAIN_STATS_STATE) {
+        stat_put(l, "state.state", RV_TYPED_PARAM_INT, (unsigned)(active ? d->state : RV_DOMAIN_SHUTOFF), NULL);
+        stat_put(l, "state.reason", RV_TYPED_PARAM_INT, (unsigned)d->reason, NULL);
+    }
+    if ((groups & RV_DOMAIN_STATS_CPU_TOTAL) && active && d->pid > 0) {
+        char path[64];
+        unsigned long long user, system;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
+        if (rv_qemu_proc_times(path, &user, &system)) {
+            stat_put(l, "cpu.time", RV_TYPED_PARAM_ULLONG, user + system, NULL);
+            stat_put(l, "cpu.user", RV_TYPED_PARAM_ULLONG, user, NULL);
+            stat_put(l, "cpu.system", RV_TYPED_PARAM_ULLONG, system, NULL);
+        }
+    }
+    if (groups & RV_DOMAIN_STATS_BALLOON) {
+        stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG,
+                 active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib, NULL);
+        stat_put(l, "balloon.maximum", RV_TYPED_PARAM_ULLONG, def->memory_kib, NULL);
+    }
+    if (groups & RV_DOMAIN_STATS_VCPU) {
+        unsigned current = rv_qemu_def_vcpus(def);
+        stat_put(l, "vcpu.current", RV_TYPED_PARAM_UINT, current, NULL);
+        stat_put(l, "vcpu.maximum", RV_TYPED_PARAM_UINT, def->vcpus, NULL);
+        if (active && d->pid > 0) {
+            unsigned long long times[RV_QEMU_MAX_VCPUS] = { 0 };
+            bool seen[RV_QEMU_MAX_VCPUS] = { false };
+            unsigned n = current < RV_QEMU_MAX_VCPUS ? current : RV_QEMU_MAX_VCPUS;
+            vcpu_times(d->pid, n, times, seen);
+            for (unsigned i = 0; i < n; i++) {
+                stat_putf(l, RV_TYPED_PARAM_INT, 1, "vcpu.%u.state", i);   /* VIR_VCPU_RUNNING */
+                if (seen[i])
+                    stat_putf(l, RV_TYPED_PARAM_ULLONG, times[i], "vcpu.%u.time", i);
+            }
+        }
+    }
+    if (groups & RV_DOMAIN_STATS_INTERFACE) {
+        /* libvirtd counts every interface and gives counters only for
+         * those with a host device name (tap): user-mode networking has
+         * none, and the bridge helper's tap is not named to remvirt. */
+        stat_put(l, "net.count", RV_TYPED_PARAM_UINT, def->ninterfaces, NULL);
+    }
+}
+
+/* The block group of one domain: the counters from query-blockstats when
+ * there are some (NULL: an inactive domain, or QEMU did not answer), the
+ * sizes from the files. */
+static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, json_object *qstats)
+{
+    stat_put(l, "block.count", RV_TYPED_PARAM_UINT, ndisks, NULL);
+    for (size_t i = 0; i < ndisks; i++) {
+        char field[64];
+        snprintf(field, sizeof(field), "block.%zu.name", i);
+        stat_put(l, field, RV_TYPED_PARAM_STRING, 0, disks[i].target);
+        if (disks[i].source) {
+            snprintf(field, sizeof(field), "block.%zu.path", i);
+            stat_put(l, field, RV_TYPED_PARAM_STRING, 0, disks[i].source);
+        }
+        json_object *s = blockstats_of(qstats, disks[i].target);
+        if (s) {
+            static const struct { const char *field, *key; } counters[] = {
+                { "rd.reqs", "rd_operations" }, { "rd.bytes", "rd_bytes" },
+                { "rd.times", "rd_total_time_ns" }, { "wr.reqs", "wr_operations" },
+                { "wr.bytes", "wr_bytes" }, { "wr.times", "wr_total_time_ns" },
+                { "fl.reqs", "flush_operations" }, { "fl.times", "flush_total_time_ns" },
+            };
+            for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++)
+                stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)json_int(s, counters[k].key, 0),
+                          "block.%zu.%s", i, counters[k].field);
+        }
+        struct stat st;
+        if (disks[i].source && stat(disks[i].source, &st) == 0 && S_ISREG(st.st_mode)) {
+            stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)st.st_blocks * 512,
+                      "block.%zu.allocation", i);
+            stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)st.st_size,
+                      "block.%zu.physical", i);
+        }
+    }
+}
+
+/* One CONNECT_GET_ALL_DOMAIN_STATS call waiting on its domains' QMP
+ * answers, and one domain's share of it. */
+typedef struct stats_call {
+    rv_deferred *reply;
+    unsigned pending;           /* answers to come, +1 while sending */
+    bool oom;
+} stats_call;
+
+typedef struct stats_part {
+    stats_call *call;
+    u_int rec;                  /* its record in the reply */
+    disk_copy *disks;
+    size_t ndisks;
+} stats_part;
+
+static void record_add(rv_domain_stats_record *rec, void (*fill)(stat_list *, void *), void *arg,
+                       bool *oom)
+{
+    stat_list l = { rec->params.params_val, rec->params.params_len, rec->params.params_len, false };
+    fill(&l, arg);
+    /* The dispatcher frees what is in the reply, filled or not. */
+    rec->params.params_val = l.v;
+    rec->params.params_len = l.n;
+    *oom = *oom || l.oom;
+}
+
+typedef struct block_fill {
+    const stats_part *part;
+    json_object *qstats;
+} block_fill;
+
+static void fill_block(stat_list *l, void *arg)
+{
+    block_fill *b = arg;
+    block_stats(l, b->part->disks, b->part->ndisks, b->qstats);
+}
+
+static void stats_call_unref(stats_call *call)
+{
+    if (--call->pending > 0)
+        return;
+    rv_err err = { 0 };
+    if (call->oom)
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY,
+                   "out of memory (or more than %d statistics for a domain)", RV_TYPED_PARAM_LIST_MAX);
+    rv_deferred_finish(call->reply, call->oom ? &err : NULL);
+    rv_err_clear(&err);
+    free(call);
+}
+
+static void on_stats_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    stats_part *part = opaque;
+    stats_call *call = part->call;
+    rv_connect_get_all_domain_stats_ret *out = rv_deferred_ret(call->reply);
+    /* A domain whose QEMU did not answer still has its sizes, as libvirtd. */
+    block_fill b = { part, err ? NULL : ret };
+    record_add(&out->retStats.retStats_val[part->rec], fill_block, &b, &call->oom);
+    disks_free(part->disks, part->ndisks);
+    free(part);
+    stats_call_unref(call);
+}
+
+typedef struct dom_fill {
+    const qemu_dom *d;
+    unsigned int groups;
+} dom_fill;
+
+static void fill_dom(stat_list *l, void *arg)
+{
+    dom_fill *f = arg;
+    dom_stats(f->d, f->groups, l);
+}
+
+static bool can_query(const qemu_dom *d)
+{
+    return rv_qemu_dom_active(d) && !d->stopping && d->qmp && rv_qmp_is_ready(d->qmp);
+}
+
+int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
+                                         const rv_connect_get_all_domain_stats_args *args,
+                                         rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    unsigned int flags = args->flags;
+    if (check_flags(flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
+                    "qemuConnectGetAllDomainStats", err) < 0)
+        return -1;
+    unsigned int groups = args->stats ? args->stats : STATS_KNOWN;
+    if ((flags & STATS_ENFORCE) && (groups & ~(unsigned int)STATS_KNOWN))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: Stats types bits 0x%x are not supported by this daemon",
+                    groups & ~(unsigned int)STATS_KNOWN);
+    groups &= STATS_KNOWN;
+
+    /* The domains, found (or refused) before anything is sent. */
+    u_int ndoms = args->doms.doms_len, n = 0;
+    for (qemu_dom *d = rv_qemu.doms; ndoms == 0 && d; d = d->next)
+        n += rv_qemu_list_match(d, flags & STATS_FILTERS);
+    if (ndoms)
+        n = ndoms;
+    if (n > RV_DOMAIN_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
+                    RV_DOMAIN_LIST_MAX);
+    if (n == 0)
+        return 0;
+    qemu_dom **sel = calloc(n, sizeof(*sel));
+    if (!sel)
+        return oom(err);
+    u_int k = 0;
+    for (u_int i = 0; i < ndoms; i++)
+        if (!(sel[k++] = rv_qemu_dom_get(&args->doms.doms_val[i], err))) {
+            free(sel);
+            return -1;
+        }
+    for (qemu_dom *d = rv_qemu.doms; ndoms == 0 && d; d = d->next)
+        if (rv_qemu_list_match(d, flags & STATS_FILTERS))
+            sel[k++] = d;
+    bool wait = false;
+    for (u_int i = 0; i < n && (groups & RV_DOMAIN_STATS_BLOCK); i++)
+        wait = wait || can_query(sel[i]);
+
+    /* Without QMP to ask, the answer is now. */
+    stats_call *call = NULL;
+    rv_connect_get_all_domain_stats_ret *out = ret;
+    if (wait) {
+        if (!(call = calloc(1, sizeof(*call))) || !(call->reply = rv_driver_defer(err))) {
+            free(call);
+            free(sel);
+            return call ? -1 : oom(err);
+        }
+        call->pending = 1;
+        out = rv_deferred_ret(call->reply);
+    }
+    bool no_mem = false;
+    if (!(out->retStats.retStats_val = calloc(n, sizeof(rv_domain_stats_record))))
+        no_mem = true;
+    for (u_int i = 0; i < n && !no_mem; i++) {
+        qemu_dom *d = sel[i];
+        rv_domain_stats_record *rec = &out->retStats.retStats_val[i];
+        if (rv_qemu_put_dom(d, &rec->dom, err) < 0) {
+            rv_err_clear(err);
+            no_mem = true;
+            break;
+        }
+        out->retStats.retStats_len++;
+        dom_fill f = { d, groups };
+        record_add(rec, fill_dom, &f, &no_mem);
+        if (!(groups & RV_DOMAIN_STATS_BLOCK))
+            continue;
+        stats_part *part = calloc(1, sizeof(*part));
+        if (!part || !(part->disks = disks_copy(rv_qemu_dom_def(d), &part->ndisks))) {
+            free(part);
+            no_mem = true;
+            break;
+        }
+        part->call = call;
+        part->rec = i;
+        rv_err qerr = { 0 };
+        if (call && can_query(d) &&
+            rv_qmp_command(d->qmp, "query-blockstats", NULL, 0, on_stats_blockstats, part, &qerr) == 0) {
+            call->pending++;
+            continue;
+        }
+        if (rv_err_is_set(&qerr))
+            RV_DEBUG("domain stats: no block counters: %s", qerr.message);
+        rv_err_clear(&qerr);
+        block_fill b = { part, NULL };
+        record_add(rec, fill_block, &b, &no_mem);
+        disks_free(part->disks, part->ndisks);
+        free(part);
+    }
+    free(sel);
+    if (!call)
+        return no_mem ? fail(err, RV_ERR_NO_MEMORY,
+                             "out of memory (or more than %d statistics for a domain)",
+                             RV_TYPED_PARAM_LIST_MAX)
+                      : 0;
+    call->oom = call->oom || no_mem;
+    stats_call_unref(call);
+    return RV_DEFERRED;
+}
+
+/* ================================================================ the host's CPUs */
+
+/* A sysfs CPU list ("0-3,6") into a bitmap of max bits; the highest CPU
+ * listed + 1, or -1 when the file cannot be read. */
+static int read_cpu_list(const char *path, unsigned char *map, int max)
+{
+    char buf[4096];
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return -1;
+    bool got = fgets(buf, sizeof(buf), fp) != NULL;
+    fclose(fp);
+    if (!got)
+        return -1;
+    int top = 0;
+    for (char *p = buf; *p && *p != '\n';) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p)
+            return -1;
+        if (*end == '-')
+            b = strtol(end + 1, &end, 10);
+        for (long i = a; i <= b && i < max; i++)
+            if (map)
+                map[i / 8] |= (unsigned char)(1u << (i % 8));
+        if (b + 1 > top)
+            top = (int)(b + 1 < max ? b + 1 : max);
+        p = *end == ',' ? end + 1 : end;
+    }
+    return top;
+}
+
+int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
+                             rv_node_get_cpu_map_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "virNodeGetCPUMap", err) < 0)
+        return -1;
+    int max = RV_CPUMAP_MAX * 8;
+    int present = read_cpu_list("/sys/devices/system/cpu/present", NULL, max);
+    if (present < 0)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot read /sys/devices/system/cpu/present");
+    unsigned char *map = calloc((size_t)(present + 7) / 8 + 1, 1);
+    if (!map)
+        return oom(err);
+    if (read_cpu_list("/sys/devices/system/cpu/online", map, present) < 0) {
+        free(map);
+        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot read /sys/devices/system/cpu/online");
+    }
+    unsigned online = 0;
+    for (int i = 0; i < present; i++)
+        online += (map[i / 8] >> (i % 8)) & 1;
+    if (args->need_map) {
+        ret->cpumap.cpumap_val = (char *)map;
+        ret->cpumap.cpumap_len = (u_int)(present + 7) / 8;
+    } else {
+        free(map);
+    }
+    if (args->need_online)
+        ret->online = online;
+    ret->ret = present;
+    return 0;
+}

@@ -1,0 +1,396 @@
+/* The QEMU driver's memory and vcpu changes: setmem through the balloon,
+ * setmaxmem in the definition, setvcpus in the definition and, live, by
+ * hotplugging vcpus into the free slots QEMU was started with
+ * (<vcpu current='N'>M</vcpu> gives -smp N,maxcpus=M).
+ *
+ * A live change is a QMP command answered through a deferred reply; its
+ * callback finds the domain again by name and by monitor (the domain may
+ * have stopped, or been undefined, meanwhile) before it records the
+ * change.  As libvirtd, a change that is both live and config changes
+ * the definition only once the live part has succeeded. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.tune");
+
+enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, MAXIMUM = 0x4 };
+
+static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    return 0;
+}
+
+/* Which definitions flags name: neither live nor config is the live one
+ * when the domain runs, else the persistent one. */
+static int pick(qemu_dom *d, unsigned int flags, bool *live, bool *config, rv_err *err)
+{
+    *live = flags & AFFECT_LIVE;
+    *config = flags & AFFECT_CONFIG;
+    if (!*live && !*config) {
+        *live = rv_qemu_dom_active(d);
+        *config = !*live;
+    }
+    if (*live && (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+    if (*config && !d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot change persistent config of a transient domain");
+    return 0;
+}
+
+/* A live change under way: what to record once QEMU has done it. */
+typedef struct tune_req {
+    rv_deferred *reply;
+    rv_qmp *qmp;                /* the monitor asked: the same process still */
+    char *name;
+    bool config;                /* then the definition too */
+    unsigned long long memory_kib;
+    unsigned nvcpus;            /* the count wanted */
+    json_object *slots;         /* free vcpu slots to plug, in order */
+    size_t next_slot, nslots;
+} tune_req;
+
+static void req_free(tune_req *req)
+{
+    json_object_put(req->slots);
+    free(req->name);
+    free(req);
+}
+
+/* The domain the request is about, if it still runs in the same process. */
+static qemu_dom *req_dom(const tune_req *req, rv_qmp *qmp)
+{
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    return d && d->qmp == qmp && d->live ? d : NULL;
+}
+
+static void save_status(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    if (rv_qemu_save_status(d, &err) < 0)
+        RV_WARN("domain '%s': %s", d->live->name, err.message);
+    rv_err_clear(&err);
+}
+
+/* Finish a request: the definition too when asked (saved to disk). */
+static void req_finish(tune_req *req, qemu_dom *d, void (*to_config)(rv_qemu_domain_def *, const tune_req *))
+{
+    rv_err err = { 0 };
+    if (req->config && d && d->def) {
+        to_config(d->def, req);
+        rv_qemu_save_def(d, &err);
+    }
+    rv_deferred_finish(req->reply, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+    req_free(req);
+}
+
+static void req_fail(tune_req *req, const rv_err *why)
+{
+    rv_err err = { 0 };
+    rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+               why && why->message ? why->message : "the domain stopped");
+    rv_deferred_finish(req->reply, &err);
+    rv_err_clear(&err);
+    req_free(req);
+}
+
+static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
+{
+    tune_req *req = calloc(1, sizeof(*req));
+    if (!req || !(req->name = strdup(d->live->name))) {
+        free(req);
+        fail(err, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    req->qmp = d->qmp;
+    req->config = config;
+    return req;
+}
+
+/* ================================================================ memory */
+
+static void memory_to_config(rv_qemu_domain_def *def, const tune_req *req)
+{
+    def->current_memory_kib = req->memory_kib;
+}
+
+static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d) {
+        req_fail(req, err);
+        return;
+    }
+    /* The target; the guest's driver gets there in its own time
+     * (BALLOON_CHANGE says where it is). */
+    d->live->current_memory_kib = req->memory_kib;
+    save_status(d);
+    req_finish(req, d, memory_to_config);
+}
+
+static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, unsigned int flags,
+                      rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    bool live, config;
+    if (!d || pick(d, flags, &live, &config, err) < 0)
+        return -1;
+    if (flags & MAXIMUM) {
+        if (live)
+            return fail(err, RV_ERR_OPERATION_INVALID,
+                        "Requested operation is not valid: cannot resize the maximum memory on an "
+                        "active domain");
+        if (kib == 0)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
+        d->def->memory_kib = kib;
+        if (d->def->current_memory_kib > kib)
+            d->def->current_memory_kib = kib;
+        return rv_qemu_save_def(d, err);
+    }
+    if ((live && kib > d->live->memory_kib) || (config && kib > d->def->memory_kib))
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot set memory higher than max memory");
+    if (kib == 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
+    if (!live) {
+        d->def->current_memory_kib = kib;
+        return rv_qemu_save_def(d, err);
+    }
+    if (!d->live->balloon)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: Unable to change memory of active domain "
+                    "without the balloon device and guest OS balloon driver");
+    tune_req *req = req_new(d, config, err);
+    if (!req)
+        return -1;
+    req->memory_kib = kib;
+    if (!(req->reply = rv_driver_defer(err))) {
+        req_free(req);
+        return -1;
+    }
+    json_object *args = json_object_new_object();
+    if (args)
+        json_object_object_add(args, "value", json_object_new_int64((int64_t)(kib * 1024)));
+    rv_err qerr = { 0 };
+    if (rv_qmp_command(d->qmp, "balloon", args, 0, on_balloon, req, &qerr) < 0) {
+        req_fail(req, &qerr);
+        rv_err_clear(&qerr);
+    }
+    return RV_DEFERRED;
+}
+
+int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, AFFECT_LIVE, err);
+}
+
+int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
+                                  rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, MAXIMUM, err);
+}
+
+int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
+                                    rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetMemoryFlags",
+                    err) < 0)
+        return -1;
+    return set_memory(&args->dom, args->memory, args->flags, err);
+}
+
+int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
+                                  rv_domain_get_max_memory_ret *ret, rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    ret->memory = rv_qemu_dom_def(d)->memory_kib;
+    return 0;
+}
+
+/* ================================================================ vcpus */
+
+static void vcpus_to_config(rv_qemu_domain_def *def, const tune_req *req)
+{
+    def->current_vcpus = req->nvcpus < def->vcpus ? req->nvcpus : 0;
+}
+
+static void plug_next(tune_req *req, qemu_dom *d);
+
+static void on_device_add(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d) {
+        req_fail(req, err);
+        return;
+    }
+    unsigned now = rv_qemu_def_vcpus(d->live) + 1;
+    d->live->current_vcpus = now < d->live->vcpus ? now : 0;
+    save_status(d);
+    plug_next(req, d);
+}
+
+/* device_add of the next free slot: its type, an id, and its place
+ * (socket-id, core-id, thread-id ...: "props" as QEMU listed them). */
+static void plug_next(tune_req *req, qemu_dom *d)
+{
+    if (rv_qemu_def_vcpus(d->live) >= req->nvcpus || req->next_slot >= req->nslots) {
+        if (rv_qemu_def_vcpus(d->live) < req->nvcpus) {
+            rv_err err = { 0 };
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "QEMU has no free vcpu slot left (%u of %u vcpus are on)",
+                       rv_qemu_def_vcpus(d->live), req->nvcpus);
+            req_fail(req, &err);
+            rv_err_clear(&err);
+            return;
+        }
+        req_finish(req, d, vcpus_to_config);
+        return;
+    }
+    json_object *slot = json_object_array_get_idx(req->slots, req->next_slot++);
+    json_object *type = NULL, *props = NULL;
+    json_object_object_get_ex(slot, "type", &type);
+    json_object_object_get_ex(slot, "props", &props);
+    json_object *args = json_object_new_object();
+    char id[32];
+    snprintf(id, sizeof(id), "vcpu%u", rv_qemu_def_vcpus(d->live));
+    if (args) {
+        json_object_object_add(args, "driver", json_object_new_string(type ? json_object_get_string(type) : ""));
+        json_object_object_add(args, "id", json_object_new_string(id));
+        if (props) {
+            json_object_object_foreach(props, key, val)
+                json_object_object_add(args, key, json_object_get(val));
+        }
+    }
+    rv_err err = { 0 };
+    if (rv_qmp_command(d->qmp, "device_add", args, 0, on_device_add, req, &err) < 0) {
+        req_fail(req, &err);
+        rv_err_clear(&err);
+    }
+}
+
+static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d) {
+        req_fail(req, err);
+        return;
+    }
+    /* The free slots (no "qom-path"), lowest first: QEMU lists them from
+     * the highest. */
+    if (!(req->slots = json_object_new_array())) {
+        req_fail(req, NULL);
+        return;
+    }
+    size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    for (size_t i = n; i-- > 0;) {
+        json_object *slot = json_object_array_get_idx(ret, i), *path = NULL;
+        if (!json_object_object_get_ex(slot, "qom-path", &path))
+            json_object_array_add(req->slots, json_object_get(slot));
+    }
+    req->nslots = json_object_array_length(req->slots);
+    plug_next(req, d);
+}
+
+static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int flags, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    bool live, config;
+    if (!d || pick(d, flags, &live, &config, err) < 0)
+        return -1;
+    if (n == 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: the vcpu count must be at least 1");
+    if (flags & MAXIMUM) {
+        if (live)
+            return fail(err, RV_ERR_INVALID_ARG,
+                        "invalid argument: changing of maximum vCPU count isn't supported via "
+                        "the live domain: use --config");
+        if (n > RV_QEMU_MAX_VCPUS)
+            return fail(err, RV_ERR_INVALID_ARG,
+                        "invalid argument: requested vcpus is greater than max allowable vcpus "
+                        "for the domain type: %u > %d", n, RV_QEMU_MAX_VCPUS);
+        unsigned current = rv_qemu_def_vcpus(d->def);
+        d->def->vcpus = n;
+        d->def->current_vcpus = current < n ? current : 0;
+        return rv_qemu_save_def(d, err);
+    }
+    if (live && n > d->live->vcpus)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: requested vcpus is greater than max allowable vcpus for "
+                    "the live domain: %u > %u", n, d->live->vcpus);
+    if (config && n > d->def->vcpus)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: requested vcpus is greater than max allowable vcpus for "
+                    "the persistent domain: %u > %u", n, d->def->vcpus);
+    if (live && n < rv_qemu_def_vcpus(d->live))
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: removing vcpus from a running domain is not "
+                    "supported by remvirt (the guest would have to let them go)");
+    if (!live) {
+        tune_req tmp = { .nvcpus = n };
+        vcpus_to_config(d->def, &tmp);
+        return rv_qemu_save_def(d, err);
+    }
+    tune_req *req = req_new(d, config, err);
+    if (!req)
+        return -1;
+    req->nvcpus = n;
+    if (!(req->reply = rv_driver_defer(err))) {
+        req_free(req);
+        return -1;
+    }
+    if (rv_qemu_def_vcpus(d->live) == n) {
+        req_finish(req, d, vcpus_to_config);
+        return RV_DEFERRED;
+    }
+    rv_err qerr = { 0 };
+    if (rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req, &qerr) < 0) {
+        req_fail(req, &qerr);
+        rv_err_clear(&qerr);
+    }
+    return RV_DEFERRED;
+}
+
+int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err)
+{
+    (void)c;
+    return set_vcpus(&args->dom, args->nvcpus, AFFECT_LIVE, err);
+}
+
+int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
+                                   rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetVcpusFlags",
+                    err) < 0)
+        return -1;
+    return set_vcpus(&args->dom, args->nvcpus, args->flags, err);
+}
