@@ -132,12 +132,13 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-guest.sh \
 	tests/interop/test-qemu-stats.sh \
 	tests/interop/test-qemu-virt-install.sh \
-	tests/interop/test-virt-manager.sh
+	tests/interop/test-virt-manager.sh \
+	tests/interop/test-virt-manager-qemu.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/interop/python-checks.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
-	tests/interop/virt-manager-procs.py
+	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
 
 # client uri unit test
 # Own CFLAGS so that client/uri.c gets an object of its own here (the

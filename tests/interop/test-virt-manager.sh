@@ -11,57 +11,17 @@
 # virt-manager's libvirt logs every procedure it calls (rpc.netclient)
 # and every error it gets: the sets of (procedure, error) pairs must be
 # the same for both daemons, but for the differences listed in
-# KNOWN_DIFFERENCES (documented in docs/compatibility.md).
+# allowed_differences (documented in docs/compatibility.md).
 #
 # Screenshots of each step stay in $top_builddir/tests/virt-manager-shots
 # (on failure too, with the widget tree in tree.txt).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/virt-manager-lib.sh"
 
 requires_root
-requires virt-manager
-requires Xvfb
-requires dbus-run-session
-requires import
-requires /usr/bin/python3 -c 'import dogtail'
-[ -x /usr/libexec/at-spi-bus-launcher ] || skip "at-spi2-core is not installed"
-
-ui=$top_srcdir/tests/interop/virt-manager-ui.py
-shots_top=$top_builddir/tests/virt-manager-shots
-rm -rf "$shots_top"
-mkdir -p "$shots_top"
-
-# A private X server on a display number it picks itself.
-exec {display_fd}> "$RV_TMP/display"
-Xvfb -displayfd "$display_fd" -screen 0 1280x1024x24 -nolisten tcp \
-    </dev/null >"$RV_TMP/xvfb.log" 2>&1 &
-xvfb_pid=$!
-exec {display_fd}>&-
-cleanup_fn kill "$xvfb_pid"
-wait_for 30 "Xvfb's display number" test -s "$RV_TMP/display" ||
-    fail "Xvfb did not start: $(cat "$RV_TMP/xvfb.log")"
-export DISPLAY=:$(cat "$RV_TMP/display")
-
-# run_virt_manager NAME URI STEP...: one virt-manager on URI, one
-# connection throughout (libvirtd's test driver forgets its state when its
-# last client leaves), with its libvirt's log in $RV_TMP/NAME.log and its
-# screenshots in $shots_top/NAME.
-run_virt_manager()
-{
-    local name=$1 uri=$2
-    shift 2
-    mkdir -p "$shots_top/$name"
-    LIBVIRT_LOG_FILTERS="1:rpc.netclient 1:util.error" \
-    LIBVIRT_LOG_OUTPUTS="1:file:$RV_TMP/$name.log" \
-    dbus-run-session -- bash "$top_srcdir/tests/interop/virt-manager-session.sh" \
-        "$uri" "$RV_TMP/$name.vm.out" "$ui" "$shots_top/$name" "$@" \
-        >"$RV_TMP/$name.ui.out" 2>&1 || {
-        cat "$RV_TMP/$name.ui.out" >&2
-        _rv_show_file "$RV_TMP/$name.vm.out"
-        fail "virt-manager against $name failed (screenshots in $shots_top/$name)"
-    }
-    cat "$RV_TMP/$name.ui.out"
-}
+requires_virt_manager_ui
+start_xvfb
 
 # Lines of virt-manager-procs.py's output that may be in one daemon's set
 # and not the other's (extended regexes), each with its reason; they are
@@ -81,16 +41,6 @@ allowed_differences=(
     '^(call|fail) (proc 374|CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY)$'
     '^error this function is not supported by the connection driver: virConnectNodeDeviceEventRegisterAny$'
 )
-
-# wire_summary NAME: the calls and errors of NAME's session, sorted.
-wire_summary()
-{
-    "$PYTHON3" "$top_srcdir/tests/interop/virt-manager-procs.py" \
-        "$top_srcdir/protocol/rv_remote.x" "$RV_TMP/$1.log" > "$RV_TMP/$1.wire"
-    # The log really has the session in it: the list of domains.
-    grep -qx 'call CONNECT_LIST_ALL_DOMAINS' "$RV_TMP/$1.wire" ||
-        fail "no CONNECT_LIST_ALL_DOMAINS in virt-manager's log of $1"
-}
 
 # compare_wire A B: fail on a line in one summary only, unless allowed.
 compare_wire()
