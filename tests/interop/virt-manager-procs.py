@@ -8,21 +8,37 @@
 #       call NAME        a remote procedure the client called
 #       fail NAME        one that answered with an error
 #       error MESSAGE    an error message the client got
-#   virt-manager-procs.py --count RV_REMOTE_X LOG    "COUNT NAME" per
-#       procedure, most called first, then "total N"
+#   virt-manager-procs.py --count [--since T --until T] RV_REMOTE_X LOG
+#       "COUNT NAME" per procedure called, most called first, then
+#       "total N"; only the calls queued between the times T (seconds
+#       since the epoch) when given
 #
 # NAME is the procedure's name in protocol/rv_remote.x (RV_PROC_ dropped),
 # or "proc N" for one remvirt does not know.
 import collections
+import datetime
 import re
 import sys
 
 REMOTE_PROGRAM = 0x20008086
 
-count_mode = sys.argv[1] == "--count"
+args = sys.argv[1:]
+count_mode = args[0] == "--count"
+since, until = float("-inf"), float("inf")
 if count_mode:
-    del sys.argv[1]
-spec, log = sys.argv[1], sys.argv[2]
+    args.pop(0)
+    if args[0] == "--since":
+        since, until = float(args[1]), float(args[3])
+        del args[:4]
+spec, log = args
+
+
+def stamp(line):
+    """A log line's time ("2026-11-26 02:08:43.897+0000 ...") in seconds
+    since the epoch."""
+    when = datetime.datetime.strptime(line[:28], "%Y-%m-%d %H:%M:%S.%f%z")
+    return when.timestamp()
+
 
 names = {}
 with open(spec) as f:
@@ -46,7 +62,8 @@ with open(log, errors="replace") as f:
             proc = int(fields["proc"])
             # type 0: a call; on RX, type 1 a reply, status 1 an error.
             if "TX_QUEUE" in line and fields["type"] == "0":
-                calls[name(proc)] += 1
+                if since <= stamp(line) <= until:
+                    calls[name(proc)] += 1
                 lines.add("call " + name(proc))
             elif "RX" in line and fields["type"] == "1" and fields["status"] == "1":
                 lines.add("fail " + name(proc))

@@ -6,8 +6,9 @@
 #
 #   virt-manager-ui.py SHOTS STEP...
 #
-# Steps: main, host, details, prefs, newvm (test driver), console (a
-# serial console, QEMU driver), newvm-qemu (the wizard's first pages).
+# Steps: main, host, details, prefs, newvm (the test driver's wizard to
+# Finish), newvm-first (the wizard's first page, then Cancel), idle (the
+# benchmark's wait).
 # Each step prints "step NAME ok" when done.
 
 import os
@@ -286,7 +287,16 @@ def step_newvm_first():
     poll("the wizard to close", lambda: not wiz.showing)
 
 
+def step_idle():
+    """For the benchmark: leave virt-manager polling for VM_IDLE_SECONDS
+    and print the window's bounds (seconds since the epoch)."""
+    start = time.time()
+    time.sleep(float(os.environ["VM_IDLE_SECONDS"]))
+    print("window %.3f %.3f" % (start, time.time()))
+
+
 STEPS = {
+    "idle": step_idle,
     "newvm-first": step_newvm_first,
     "main": step_main,
     "host": step_host,
