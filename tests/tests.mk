@@ -133,7 +133,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-stats.sh \
 	tests/interop/test-qemu-virt-install.sh \
 	tests/interop/test-virt-manager.sh \
-	tests/interop/test-virt-manager-qemu.sh
+	tests/interop/test-virt-manager-qemu.sh \
+	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/interop/python-checks.py \

@@ -45,8 +45,6 @@ allowed_failures=(
     # CONNECT_GET_DOMAIN_CAPABILITIES (342): virt-manager guesses the
     # machine's features.
     '(proc 342|CONNECT_GET_DOMAIN_CAPABILITIES)'
-    # CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY (374): node devices polled.
-    '(proc 374|CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY)'
     # The QEMU driver's storage pools, networks and node devices (being
     # added): the wizard's first page tries to create the default pool.
     'CONNECT_LIST_ALL_STORAGE_POOLS' 'STORAGE_POOL_DEFINE_XML'

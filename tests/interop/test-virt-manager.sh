@@ -35,11 +35,6 @@ allowed_differences=(
     # (snapshots are being added); virt-manager carries on without.
     '^(call|fail) (proc 274|DOMAIN_LIST_ALL_SNAPSHOTS)$'
     '^error this function is not supported by the connection driver: virDomainListAllSnapshots$'
-    # remvirtd has no node device events (374,
-    # CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY): virt-manager falls back
-    # to polling the node devices.
-    '^(call|fail) (proc 374|CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY)$'
-    '^error this function is not supported by the connection driver: virConnectNodeDeviceEventRegisterAny$'
 )
 
 # compare_wire A B: fail on a line in one summary only, unless allowed.
