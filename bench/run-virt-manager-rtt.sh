@@ -5,8 +5,11 @@
 # running domains, with every stats poll on (CPU, memory, disk, network;
 # the default 3 s interval), shows its main window, then is left polling
 # for SECONDS.  Its libvirt's log (rpc.netclient) counts the procedure
-# calls: to connect and list (up to the main window showing the
-# domains), per second of polling, per poll interval and per domain.
+# calls: to connect and list (from the start until the main window shows
+# the domains, the first polls included), per second of polling, per
+# poll interval and per domain.  virt-manager polls a test connection
+# domain by domain (it skips CONNECT_GET_ALL_DOMAIN_STATS there on
+# purpose): these are the per-domain figures.
 #
 #   bench/run-virt-manager-rtt.sh [--builddir DIR] [--domains 1,10,50]
 #                                 [--seconds 60] [--no-libvirt] [--top K]
@@ -69,6 +72,7 @@ interval=3
 hold_domains()
 {
     mkfifo "$RV_TMP/hold.in"
+    : > "$RV_TMP/hold.out"
     local script='
 import re, sys, libvirt
 conn = libvirt.open(sys.argv[1])
