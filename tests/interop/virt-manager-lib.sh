@@ -12,6 +12,8 @@ requires_virt_manager_ui()
     requires /usr/bin/python3 -c 'import dogtail'
     [ -x /usr/libexec/at-spi-bus-launcher ] || skip "at-spi2-core is not installed"
     VM_UI=$top_srcdir/tests/interop/virt-manager-ui.py
+    # Each of virt-manager-ui.py's waits; valgrind slows remvirtd down.
+    export VM_UI_TIMEOUT=${VM_UI_TIMEOUT:-$((RV_TIMEOUT * 4))}
     VM_SHOTS=$top_builddir/tests/virt-manager-shots
 }
 

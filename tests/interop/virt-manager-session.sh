@@ -24,7 +24,7 @@ virt-manager --no-fork --test-options=first-run ${VM_OPTIONS:-} --connect "$uri"
 vm_pid=$!
 
 status=0
-timeout 300 /usr/bin/python3 "$ui_script" "$shots" "$@" || status=$?
+timeout 600 /usr/bin/python3 "$ui_script" "$shots" "$@" || status=$?
 if ! kill -0 "$vm_pid" 2>/dev/null; then
     echo "virt-manager exited during the steps" >&2
     status=1
