@@ -56,7 +56,7 @@ compare_wire()
          "$(grep -c '^call' "$RV_TMP/$2.wire") procedures, same calls and errors"
 }
 
-steps=(main host details prefs newvm)
+steps=(main host details prefs newvm new-disk)
 export VM_EXPECT_DOMAINS=test VM_DOMAIN=test VM_EXPECT_NETWORK=default \
        VM_EXPECT_POOL=default-pool VM_NEW_NAME=rvnew1
 

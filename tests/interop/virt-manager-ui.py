@@ -7,7 +7,7 @@
 #   virt-manager-ui.py SHOTS STEP...
 #
 # Steps: main, host, details, prefs, newvm (the test driver's wizard to
-# Finish), newvm-first (the wizard's first page, then Cancel), idle (the
+# Finish), new-disk (its disk in Host Details), newvm-first (the wizard's first page, then Cancel), idle (the
 # benchmark's wait).
 # Each step prints "step NAME ok" when done.
 
@@ -157,7 +157,7 @@ def step_main():
     shot("main")
 
 
-def step_host():
+def step_host(pool=None, vol=None):
     main = frame("Virtual Machine Manager")
     menu(main, "Edit", "Connection Details")
     host = frame("Connection Details")
@@ -173,10 +173,9 @@ def step_host():
         poll("network %r shown" % net, lambda: name.text == net)
     shot("host-networks")
     tab(host, "Storage")
-    pool = os.environ.get("VM_EXPECT_POOL")
+    pool = pool or os.environ.get("VM_EXPECT_POOL")
     if pool:
         select_row(find(host, "table", "pool-list"), pool)
-        vol = os.environ.get("VM_EXPECT_VOLUME")
         if vol:
             find_cell(find(host, "table", "vol-list"), vol)
     shot("host-storage")
@@ -295,7 +294,13 @@ def step_idle():
     print("window %.3f %.3f" % (start, time.time()))
 
 
+def step_new_disk():
+    """Host Details again: the wizard's new disk is in the pool 'default'."""
+    step_host("default", os.environ["VM_NEW_NAME"] + ".qcow2")
+
+
 STEPS = {
+    "new-disk": step_new_disk,
     "idle": step_idle,
     "newvm-first": step_newvm_first,
     "main": step_main,
