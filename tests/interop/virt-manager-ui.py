@@ -7,8 +7,8 @@
 #   virt-manager-ui.py SHOTS STEP...
 #
 # Steps: main, host, details, prefs, newvm (the test driver's wizard to
-# Finish), new-disk (its disk in Host Details), newvm-first (the wizard's first page, then Cancel), idle (the
-# benchmark's wait).
+# Finish), new-disk (its disk in Host Details), newvm-first (the wizard's
+# first page, then Cancel), idle (the benchmark's wait).
 # Each step prints "step NAME ok" when done.
 
 import os
@@ -343,5 +343,18 @@ def main():
     return 0
 
 
+def remove_dogtail_log():
+    """dogtail opens a debug log in /tmp/dogtail-USER/logs whatever its
+    configuration says: ours goes when we do."""
+    from dogtail.logging import debugLogger
+    try:
+        os.remove(debugLogger.fileName)
+    except (OSError, TypeError):
+        pass
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:
+        remove_dogtail_log()
