@@ -16,8 +16,11 @@ import subprocess
 import sys
 import time
 
-from dogtail import config, tree
-from dogtail.predicate import GenericPredicate
+from dogtail import config
+# Before dogtail.tree opens its debug log in /tmp/dogtail-USER/logs.
+config.config.logDebugToFile = False
+from dogtail import tree                                # noqa: E402
+from dogtail.predicate import GenericPredicate          # noqa: E402
 
 config.config.searchShowingOnly = True
 config.config.defaultDelay = 0.05
@@ -25,7 +28,6 @@ config.config.actionDelay = 0.1
 config.config.typingDelay = 0.02
 config.config.searchBackoffDuration = 0.1
 config.config.searchCutoffCount = 2
-config.config.logDebugToFile = False
 config.config.logDebugToStdOut = False
 
 # Generous: the machine is loaded and virt-manager is slow to draw.
@@ -343,18 +345,5 @@ def main():
     return 0
 
 
-def remove_dogtail_log():
-    """dogtail opens a debug log in /tmp/dogtail-USER/logs whatever its
-    configuration says: ours goes when we do."""
-    from dogtail.logging import debugLogger
-    try:
-        os.remove(debugLogger.fileName)
-    except (OSError, TypeError):
-        pass
-
-
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    finally:
-        remove_dogtail_log()
+    sys.exit(main())
