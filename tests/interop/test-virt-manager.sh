@@ -6,12 +6,14 @@
 # domain's details (overview, CPUs, memory, disk, NIC), Preferences with
 # the memory/disk/network polling and graphs turned on, and the New VM
 # wizard through to Finish (manual install, a new disk in the default
-# pool, the default network), the new guest then listed.
+# pool, the default network), the new guest then listed and its disk
+# shown in Host Details.
 #
 # virt-manager's libvirt logs every procedure it calls (rpc.netclient)
-# and every error it gets: the sets of (procedure, error) pairs must be
-# the same for both daemons, but for the differences listed in
-# allowed_differences (documented in docs/compatibility.md).
+# and every error it gets: the set of procedures called, the set of
+# those that failed and the set of error messages must be the same for
+# both daemons, but for the differences listed in allowed_differences
+# (documented in docs/compatibility.md).
 #
 # Screenshots of each step stay in $top_builddir/tests/virt-manager-shots
 # (on failure too, with the widget tree in tree.txt).
