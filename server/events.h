@@ -11,7 +11,7 @@
 typedef struct rvs_client rvs_client;
 
 /* The kinds of event a client subscribes to; each has its own event IDs. */
-enum { RVS_EVENTS_DOMAIN, RVS_EVENTS_NETWORK, RVS_EVENTS_POOL };
+enum { RVS_EVENTS_DOMAIN, RVS_EVENTS_NETWORK, RVS_EVENTS_POOL, RVS_EVENTS_NODE_DEVICE };
 
 /* One registration: the client's callbackID for an event ID, for every
  * domain or for one (by uuid). */
@@ -20,7 +20,7 @@ typedef struct rvs_subscription {
     int event_id;
     int one_domain;
     unsigned char uuid[16];
-    int family;                 /* RVS_EVENTS_DOMAIN, _NETWORK, _POOL */
+    int family;                 /* RVS_EVENTS_DOMAIN, _NETWORK, _POOL, _NODE_DEVICE */
 } rvs_subscription;
 
 /* A client's registrations, in registration order (events go out in it). */

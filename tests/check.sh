@@ -52,11 +52,14 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # the units with systemd-analyze (systemd; no running systemd needed), and
 # build the Debian package (dpkg-dev, debhelper, which brings
 # dh-autoreconf), check it with lintian and install it (adduser for its
-# group).
+# group).  virt-manager runs in a real window under Xvfb, driven through
+# AT-SPI (at-spi2-core, python3-dogtail, dbus-x11 for its session bus);
+# imagemagick's import takes the screenshots.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
-           maven systemd dpkg-dev debhelper lintian adduser)
+           maven systemd dpkg-dev debhelper lintian adduser
+           virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -155,13 +155,18 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
-	tests/interop/test-qemu-reboot-event.sh
+	tests/interop/test-qemu-reboot-event.sh \
+	tests/interop/test-virt-manager.sh \
+	tests/interop/test-virt-manager-qemu.sh \
+	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
-	tests/interop/snapshot-checks.py
+	tests/interop/snapshot-checks.py \
+	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
+	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
 
 # client uri unit test
 # Own CFLAGS so that client/uri.c gets an object of its own here (the

@@ -289,6 +289,7 @@ VALUE_OF_TYPE = {
     "rv_nonnull_network": rc.xdr_string("default") +
                           bytes.fromhex("dd8fe8846c02601e7551cca97df1c5df"),
     "rv_storage_pool": rc.xdr_uint(0),  # optional pool: absent
+    "rv_node_device": rc.xdr_uint(0),   # optional node device: absent
     "rv_nonnull_storage_pool": DEFAULT_POOL,
     "rv_nonnull_domain_snapshot": rc.xdr_string("ro-procs-snap") + RUNNING,
     "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +

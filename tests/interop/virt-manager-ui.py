@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+# Drives a running virt-manager through AT-SPI (dogtail), step by step,
+# for tests/interop/test-virt-manager.sh.  Every wait polls a condition
+# with a deadline; each step leaves a screenshot SHOTS/NN-step.png.  On a
+# failure the widget tree of virt-manager goes to SHOTS/tree.txt.
+#
+#   virt-manager-ui.py SHOTS STEP...
+#
+# Steps: main, host, details, prefs, newvm (the test driver's wizard to
+# Finish), new-disk (its disk in Host Details), newvm-first (the wizard's
+# first page, then Cancel), idle (the benchmark's wait).
+# Each step prints "step NAME ok" when done.
+
+import os
+import subprocess
+import sys
+import time
+
+from dogtail import config
+# Before dogtail.tree opens its debug log in /tmp/dogtail-USER/logs.
+config.config.logDebugToFile = False
+from dogtail import tree                                # noqa: E402
+from dogtail.predicate import GenericPredicate          # noqa: E402
+
+config.config.searchShowingOnly = True
+config.config.defaultDelay = 0.05
+config.config.actionDelay = 0.1
+config.config.typingDelay = 0.02
+config.config.searchBackoffDuration = 0.1
+config.config.searchCutoffCount = 2
+config.config.logDebugToStdOut = False
+
+# Generous: the machine is loaded and virt-manager is slow to draw.
+TIMEOUT = float(os.environ.get("VM_UI_TIMEOUT", "40"))
+shots = sys.argv[1]
+shot_number = 0
+
+
+def shot(name):
+    global shot_number
+    shot_number += 1
+    path = os.path.join(shots, "%02d-%s.png" % (shot_number, name))
+    subprocess.run(["import", "-window", "root", path], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def poll(what, cond, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            result = cond()
+        except Exception:       # AT-SPI objects come and go while we look
+            result = None
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise RuntimeError("timed out after %ds waiting for %s" % (timeout, what))
+        time.sleep(0.2)
+
+
+def find(node, role, name=None, timeout=TIMEOUT, showing=True):
+    """The first descendant of NODE with ROLE (and NAME, when given)."""
+    def look():
+        pred = GenericPredicate(name=name, roleName=role)
+        found = node.findChild(pred, retry=False, requireResult=False,
+                               showingOnly=showing)
+        return found
+    return poll("%s %r" % (role, name), look, timeout)
+
+
+def find_cell(table, text, timeout=TIMEOUT):
+    """A cell of TABLE reading TEXT, or TEXT and more lines (the VM list
+    shows "name\nstate")."""
+    def look():
+        return table.findChild(
+            lambda n: n.roleName == "table cell" and
+            (n.name == text or (n.name or "").startswith(text + "\n")),
+            retry=False, requireResult=False, showingOnly=True)
+    return poll("table cell %r" % text, look, timeout)
+
+
+def find_label(node, part):
+    """A label of NODE whose text contains PART."""
+    return node.findChild(
+        lambda n: n.roleName == "label" and part in (n.name or ""),
+        retry=False, requireResult=False, showingOnly=True)
+
+
+def find_all(node, role):
+    return node.findChildren(GenericPredicate(roleName=role), showingOnly=True)
+
+
+def frame(title_part, timeout=TIMEOUT):
+    """A top-level window of virt-manager whose title contains TITLE_PART."""
+    def look():
+        for child in app().children:
+            if title_part in (child.name or "") and child.showing:
+                return child
+        return None
+    return poll("window %r" % title_part, look, timeout)
+
+
+def app():
+    return tree.root.application("virt-manager")
+
+
+def act(node, *names):
+    """Do the first of NAMES that NODE offers (click, activate, press...)."""
+    actions = node.actions
+    for name in names or ("click", "activate", "press", "toggle", "switch"):
+        if name in actions:
+            node.doActionNamed(name)
+            return
+    raise RuntimeError("%s %r offers none of %s (it has %s)"
+                       % (node.roleName, node.name, names, list(actions)))
+
+
+def menu(win, top, item):
+    act(find(win, "menu", top))
+    entry = find(win, "menu item", item, showing=False)
+    poll("menu item %r enabled" % item, lambda: entry.sensitive)
+    act(entry)
+
+
+def select_row(table, text):
+    """Select the row of TABLE whose cell reads TEXT (a domain, a pool...)."""
+    cell = find_cell(table, text)
+    # Selecting through AT-SPI's Selection interface works without a
+    # window manager, where a synthetic mouse click might not land.
+    parent = cell.parent
+    index = cell.indexInParent
+    try:
+        parent.querySelection().selectChild(index)
+    except Exception:
+        cell.click()
+    return cell
+
+
+def tab(win, name):
+    page = find(win, "page tab", name)
+    # GTK's page tabs offer no action: select through the tab list.
+    page.parent.querySelection().selectChild(page.indexInParent)
+    poll("tab %r selected" % name, lambda: page.selected)
+
+
+def close(win):
+    menu(win, "File", "Close")
+    poll("window %r to close" % win.name, lambda: not win.showing)
+
+
+# ---------------------------------------------------------------- steps
+
+def step_main():
+    main = frame("Virtual Machine Manager")
+    table = find(main, "tree table", "vm-list")
+    names = os.environ.get("VM_EXPECT_DOMAINS", "").split()
+    for name in names:
+        find_cell(table, name)
+    shot("main")
+
+
+def step_host(pool=None, vol=None):
+    main = frame("Virtual Machine Manager")
+    menu(main, "Edit", "Connection Details")
+    host = frame("Connection Details")
+    tab(host, "Overview")
+    find(host, "label", "Libvirt URI:")
+    poll("the host's memory", lambda: find_label(host, " MiB of "))
+    shot("host-overview")
+    tab(host, "Virtual Networks")
+    net = os.environ.get("VM_EXPECT_NETWORK")
+    if net:
+        select_row(find(host, "table", "net-list"), net)
+        name = find(host, "text", "net-name")
+        poll("network %r shown" % net, lambda: name.text == net)
+    shot("host-networks")
+    tab(host, "Storage")
+    pool = pool or os.environ.get("VM_EXPECT_POOL")
+    if pool:
+        select_row(find(host, "table", "pool-list"), pool)
+        if vol:
+            find_cell(find(host, "table", "vol-list"), vol)
+    shot("host-storage")
+    close(host)
+    poll("the host window to close", lambda: not host.showing)
+
+
+def step_details():
+    main = frame("Virtual Machine Manager")
+    dom = os.environ["VM_DOMAIN"]
+    select_row(find(main, "tree table", "vm-list"), dom)
+    menu(main, "Edit", "Virtual Machine Details")
+    win = frame(dom + " on ")
+    # The details page, not the console.
+    details = find(win, "radio button", "Details", showing=True)
+    act(details, "click")
+    hw = find(win, "table", "hw-list")
+    for entry in ("Overview", "CPUs", "Memory"):
+        select_row(hw, entry)
+        shot("details-" + entry.lower())
+    rows = [c.name for c in find_all(hw, "table cell")]
+    for row in rows:
+        if row.startswith(("VirtIO Disk", "IDE Disk", "SATA Disk", "SCSI Disk",
+                           "Xen Disk", "Disk", "NIC")):
+            select_row(hw, row)
+            shot("details-" + row.split()[0].lower())
+    print("hardware rows: %s" % rows)
+    close(win)
+    poll("the details window to close", lambda: not win.showing)
+
+
+def step_prefs():
+    main = frame("Virtual Machine Manager")
+    menu(main, "Edit", "Preferences")
+    prefs = frame("Preferences")
+    tab(prefs, "Polling")
+    for box in ("Poll Disk I/O", "Poll Network I/O", "Poll Memory stats"):
+        # The box has no name of its own: its label comes right after it.
+        label = find(prefs, "label", box)
+        check = label.parent.children[label.indexInParent - 1]
+        if not check.checked:
+            act(check, "click")
+        poll("%r checked" % box, lambda: check.checked)
+    shot("prefs")
+    act(find(prefs, "push button", "Close"))
+    poll("preferences to close", lambda: not prefs.showing)
+    for graph in ("Memory Usage", "Disk I/O", "Network I/O"):
+        item = find(main, "check menu item", graph, showing=False)
+        if not item.checked:
+            act(find(main, "menu", "View"))
+            act(find(main, "menu", "Graph"))
+            act(item)
+        poll("graph %r on" % graph, lambda: item.checked)
+    # The new columns of the list: the stats really polled.
+    find(main, "table column header", "Memory usage")
+    shot("graphs")
+
+
+def step_newvm():
+    main = frame("Virtual Machine Manager")
+    menu(main, "File", "New Virtual Machine")
+    wiz = frame("New VM")
+    act(find(wiz, "radio button", "Manual install"))
+    shot("newvm-1")
+    act(find(wiz, "push button", "Forward"))
+    os_entry = find(wiz, "text", "oslist-entry")
+    os_entry.typeText("linux2022")
+    # The popover's row wants a real click.
+    find_cell(wiz, "Generic Linux 2022 (linux2022)").click()
+    poll("the OS chosen", lambda: os_entry.text.startswith("Generic Linux 2022"))
+    shot("newvm-2")
+    act(find(wiz, "push button", "Forward"))
+    find(wiz, "label", "Memory:")
+    shot("newvm-3")
+    act(find(wiz, "push button", "Forward"))
+    create = find(wiz, "radio button", "Create a disk image for the virtual machine")
+    act(create)
+    shot("newvm-4")
+    act(find(wiz, "push button", "Forward"))
+    find(wiz, "label", "Ready to begin the installation")
+    label = find(wiz, "label", "Name:")
+    name = label.parent.children[label.indexInParent + 1]
+    name.text = os.environ["VM_NEW_NAME"]
+    poll("the new name typed", lambda: name.text == os.environ["VM_NEW_NAME"])
+    shot("newvm-5")
+    act(find(wiz, "push button", "Finish"))
+    poll("the wizard to close", lambda: not wiz.showing, TIMEOUT * 2)
+    # The new guest shows up in the main window's list.
+    find_cell(find(main, "tree table", "vm-list"), os.environ["VM_NEW_NAME"])
+    shot("newvm-listed")
+    # The test driver opens the new guest's window: close it.
+    try:
+        win = frame(os.environ["VM_NEW_NAME"] + " on ", 10)
+        close(win)
+    except RuntimeError:
+        pass
+
+
+def step_newvm_first():
+    """The wizard's first page, then Cancel (the QEMU driver's storage and
+    domain capabilities are not there yet for the rest)."""
+    main = frame("Virtual Machine Manager")
+    menu(main, "File", "New Virtual Machine")
+    wiz = frame("New VM")
+    find(wiz, "radio button", "Manual install")
+    shot("newvm-first")
+    act(find(wiz, "push button", "Cancel"))
+    poll("the wizard to close", lambda: not wiz.showing)
+
+
+def step_idle():
+    """For the benchmark: leave virt-manager polling for VM_IDLE_SECONDS
+    and print the window's bounds (seconds since the epoch)."""
+    start = time.time()
+    time.sleep(float(os.environ["VM_IDLE_SECONDS"]))
+    print("window %.3f %.3f" % (start, time.time()))
+
+
+def step_new_disk():
+    """Host Details again: the wizard's new disk is in the pool 'default'."""
+    step_host("default", os.environ["VM_NEW_NAME"] + ".qcow2")
+
+
+STEPS = {
+    "new-disk": step_new_disk,
+    "idle": step_idle,
+    "newvm-first": step_newvm_first,
+    "main": step_main,
+    "host": step_host,
+    "details": step_details,
+    "prefs": step_prefs,
+    "newvm": step_newvm,
+}
+
+
+def dump_tree(path):
+    def walk(node, depth, out):
+        if depth > 25:
+            return
+        try:
+            out.write("%s%s %r%s\n" % ("  " * depth, node.roleName, node.name,
+                                       "" if node.showing else " (hidden)"))
+            for child in node.children:
+                walk(child, depth + 1, out)
+        except Exception as err:
+            out.write("%s<%s>\n" % ("  " * depth, err))
+    with open(path, "w") as out:
+        walk(app(), 0, out)
+
+
+def main():
+    poll("virt-manager on the AT-SPI bus", lambda: app() is not None, TIMEOUT * 2)
+    for name in sys.argv[2:]:
+        try:
+            STEPS[name]()
+        except Exception as err:
+            shot("FAILED-" + name)
+            try:
+                dump_tree(os.path.join(shots, "tree.txt"))
+            except Exception:
+                pass
+            print("step %s FAILED: %s" % (name, err))
+            return 1
+        print("step %s ok" % name, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
