@@ -36,12 +36,14 @@ rc.check(hdr.status == rc.STATUS_OK, "then the admin program's CONNECT_OPEN on i
 hdr, body = c.call(rv.RV_ADMIN_PROC_CONNECT_GET_LIB_VERSION, **ADMIN)
 u = rc.Unpacker(body)
 rc.check(hdr.status == rc.STATUS_OK and u.uhyper() == 9000000, "CONNECT_GET_LIB_VERSION: 9000000")
-# libvirt's admin procedure remvirt lacks (19, CONNECT_SET_DAEMON_TIMEOUT):
-# NO_SUPPORT naming its API.
-serial = c.send_call(19, rc.xdr_uint(0) + rc.xdr_uint(0), **ADMIN)
+# CONNECT_SET_DAEMON_TIMEOUT (19): unknown flags are refused, naming the
+# API; timeout 0 (never) is taken.
+serial = c.send_call(19, rc.xdr_uint(0) + rc.xdr_uint(1), **ADMIN)
 hdr, body = c.recv_reply()
-err = rc.expect_error_reply(hdr, body, serial, {rc.ERR_NO_SUPPORT}, "CONNECT_SET_DAEMON_TIMEOUT")
+err = rc.expect_error_reply(hdr, body, serial, {rc.ERR_INVALID_ARG}, "CONNECT_SET_DAEMON_TIMEOUT with flags 1")
 rc.check("virAdmConnectSetDaemonTimeout" in err["message"], "it names the API: " + err["message"])
+hdr, body = c.call(19, rc.xdr_uint(0) + rc.xdr_uint(0), **ADMIN)
+rc.check(hdr.status == rc.STATUS_OK and body == b"", "CONNECT_SET_DAEMON_TIMEOUT 0: OK, no body")
 # A procedure number libvirt never had.
 serial = c.send_call(999, **ADMIN)
 hdr, body = c.recv_reply()
