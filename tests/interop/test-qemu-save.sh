@@ -134,6 +134,7 @@ expect_fail "restore while the domain runs" "already active" "${V[@]}" restore "
 
 cat > "$OUT/expected" <<'EOT'
 event 'lifecycle' for domain 'g': Defined Added
+event 'lifecycle' for domain 'g': Resumed Unpaused
 event 'lifecycle' for domain 'g': Started Booted
 event 'lifecycle' for domain 'g': Suspended Paused
 event 'lifecycle' for domain 'g': Stopped Saved
@@ -141,5 +142,5 @@ event 'lifecycle' for domain 'g': Started Restored
 event 'lifecycle' for domain 'g': Shutdown Finished after guest request
 event 'lifecycle' for domain 'g': Stopped Shutdown
 EOT
-grep "^event 'lifecycle' for domain 'g'" "$OUT/events" | head -n 7 > "$OUT/got" || true
+grep "^event 'lifecycle' for domain 'g'" "$OUT/events" | head -n 8 > "$OUT/got" || true
 same "$OUT/expected" "$OUT/got" "virsh event --loop --all, managedsave and start"
