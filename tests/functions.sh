@@ -780,6 +780,18 @@ capture_console()
           "$QEMU_DIR/run/$1.log" | tail -n 1)
     [ -n "$pty" ] || fail "no pty for $1's console in its log"
     bg "$2" cat "$pty"
+    # Output that comes before the reader has the pty open is lost.
+    wait_for 30 "the console reader to open $pty" _rv_has_open "$BG_PID" "$pty"
+}
+
+# _rv_has_open PID PATH: process PID has PATH open.
+_rv_has_open()
+{
+    local fd
+    for fd in /proc/"$1"/fd/*; do
+        [ "$(readlink "$fd" 2>/dev/null)" = "$2" ] && return 0
+    done
+    return 1
 }
 
 # virsh_transcript URI URI_RO DIR [MASK]: run every step of the caller's
