@@ -24,25 +24,28 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rv-header-pairs.XXXXXXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# One file per translation unit, named after what it includes.
+# One file per translation unit: NAME then the headers it includes.
 unit() {
-    local name=${*//\//_}
-    name=${name// /+}
+    local name=${1//\//_}
+    shift
     { for h in "$@"; do printf '#include "%s"\n' "$h"; done
       echo 'int rv_header_pairs_unit;'; } > "$tmp/$name.c"
 }
+# Each header alone; then each header first, before all the others, and
+# last, after them.  Every pair thus meets in both orders (A first puts A
+# before B, B last puts A before B too, and the other way round) at the
+# cost of 3n units instead of n^2: a clash between two headers is an
+# error in a unit that holds both.
 n=${#headers[@]}
 for (( i = 0; i < n; i++ )); do
-    unit "${headers[i]}"
-    for (( j = i + 1; j < n; j++ )); do
-        unit "${headers[i]}" "${headers[j]}"
-        unit "${headers[j]}" "${headers[i]}"
-    done
+    others=("${headers[@]:0:i}" "${headers[@]:i+1}")
+    unit "alone-${headers[i]}" "${headers[i]}"
+    unit "first-${headers[i]}" "${headers[i]}" "${others[@]}"
+    unit "last-${headers[i]}" "${others[@]}" "${headers[i]}"
 done
 
 # Many units per compiler run (it carries on past a failing one), one run
-# per CPU at a time: some 80 headers make over 6,000 units.  Word
-# splitting of the flags is wanted.
+# per CPU at a time.  Word splitting of the flags is wanted.
 # shellcheck disable=SC2086
 if ! (cd "$tmp" && ls -- *.c | xargs -n 100 -P "$(nproc)" \
         $RV_HEADER_CC $RV_HEADER_CFLAGS -I"$src" -I"$build" -I"$build/protocol" -I"$src/client" -I"$build/client" \
@@ -51,4 +54,4 @@ if ! (cd "$tmp" && ls -- *.c | xargs -n 100 -P "$(nproc)" \
     echo "FAIL: some headers do not compile together (the file names say which)" >&2
     exit 1
 fi
-echo "$n headers: each alone and every pair in both orders compile"
+echo "$n headers: each alone, and each before and after all the others, compile"
