@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The guest agent, through virsh, with real QEMU and the test guest (its
 # /init answers on the org.qemu.guest_agent.0 port like qemu-ga would):
+# `virsh domhostname` is the guest agent's guest-get-host-name,
 # `virsh reboot --mode agent` has the guest reboot itself (it boots
 # again), `virsh shutdown --mode agent` has it power off (shut off);
 # without the channel: "QEMU guest agent is not configured"; with the
@@ -36,6 +37,12 @@ _ready() { [ "$(grep -c "remvirt-test-guest: ready" "$OUT/console" 2> /dev/null)
 wait_for 120 "the guest to boot" _ready 1
 
 # The agent's port may open a moment after "ready": retry until it answers.
+_hostname() { "${V[@]}" domhostname ga > "$OUT/hostname" 2>&1; }
+wait_for 2 "domhostname to be answered" _hostname
+[ "$(sed '/^$/d' "$OUT/hostname")" = remvirt-test-guest ] || fail "domhostname ga: $(cat "$OUT/hostname")"
+[ "$("${V[@]}" domhostname --source agent ga | sed '/^$/d')" = remvirt-test-guest ] ||
+    fail "domhostname --source agent ga"
+echo "ok   virsh domhostname: the guest agent's host name"
 _reboot() { "${V[@]}" reboot --mode agent ga > "$OUT/reboot.out" 2>&1; }
 wait_for 2 "reboot --mode agent to be accepted" _reboot
 wait_for 120 "the guest to boot again" _ready 2
@@ -58,6 +65,7 @@ qemu_domain_xml plain > "$OUT/plain.xml"
 "${V[@]}" start plain > /dev/null
 fails_with "QEMU guest agent is not configured" "${V[@]}" shutdown --mode agent plain
 fails_with "QEMU guest agent is not configured" "${V[@]}" reboot --mode agent plain
+fails_with "QEMU guest agent is not configured" "${V[@]}" domhostname plain
 "${V[@]}" destroy plain > /dev/null
 
 # A channel that nobody in the guest reads: the sync times out.
@@ -65,6 +73,7 @@ qemu_domain_xml mute "$CHANNEL" > "$OUT/mute.xml"
 "${V[@]}" define "$OUT/mute.xml" > /dev/null
 "${V[@]}" start mute > /dev/null
 fails_with "Guest agent is not responding" "${V[@]}" shutdown --mode agent mute
+fails_with "Guest agent is not responding" "${V[@]}" domhostname mute
 [ "$("${V[@]}" domstate mute | sed '/^$/d')" = running ] || fail "mute stopped after a failed agent shutdown"
 echo "ok   a failed agent shutdown leaves the guest running"
 "${V[@]}" destroy mute > /dev/null

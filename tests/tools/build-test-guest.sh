@@ -89,7 +89,8 @@ for ev in /sys/class/input/event*; do
      poweroff -f) &
 done
 # A stand-in for qemu-ga on the org.qemu.guest_agent.0 port (JSON lines):
-# guest-sync(-delimited) echo the id, guest-ping, guest-shutdown.  A read
+# guest-sync(-delimited) echo the id, guest-ping, guest-get-host-name,
+# guest-shutdown.  A read
 # ends when the host side is not connected: look again a moment later.
 for p in /sys/class/virtio-ports/*; do
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
@@ -101,6 +102,7 @@ for p in /sys/class/virtio-ports/*; do
              *guest-sync-delimited*) printf '\377{"return": %s}\n' "$id" ;;
              *guest-sync*) printf '{"return": %s}\n' "$id" ;;
              *guest-ping*) echo '{"return": {}}' ;;
+             *guest-get-host-name*) echo '{"return": {"host-name": "remvirt-test-guest"}}' ;;
              *guest-shutdown*reboot*) echo "remvirt-test-guest: agent reboot" > /dev/console; reboot -f ;;
              *guest-shutdown*) echo "remvirt-test-guest: agent powerdown" > /dev/console; poweroff -f ;;
              *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;

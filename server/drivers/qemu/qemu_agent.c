@@ -1,4 +1,4 @@
-/* The QEMU guest agent: shutdown and reboot through it.
+/* The QEMU guest agent: shutdown, reboot and the host name through it.
  *
  * One short connection per job to the host side of the guest's
  * org.qemu.guest_agent.0 channel (a unix socket QEMU listens on).  The
@@ -8,6 +8,7 @@
  * command.  guest-shutdown is not answered when it works: the guest goes
  * away (the socket closes, or QEMU exits), or, for a reboot, nothing is
  * heard; a short wait without an error counts as success, as in libvirtd.
+ * A query (guest-get-host-name) waits for its answer.
  * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY). */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,7 +44,8 @@ struct qemu_agent_op {
     ev_timer timer;
     agent_phase phase;
     long long sync_id;
-    const char *mode;           /* guest-shutdown's: "powerdown" or "reboot" */
+    const char *command;        /* after the sync */
+    const char *mode;           /* guest-shutdown's: "powerdown" or "reboot"; NULL: a query */
     char *out;                  /* what is left to write */
     size_t out_len, out_off;
     char *in;                   /* the reply line so far */
@@ -137,16 +139,16 @@ static void op_timeout_in(qemu_agent_op *op, double seconds)
 
 static void send_command(qemu_agent_op *op)
 {
-    json_object *msg = json_object_new_object(), *args = json_object_new_object();
-    int rc = -1;
-    if (msg && args && json_object_object_add(args, "mode", json_object_new_string(op->mode)) == 0 &&
-        json_object_object_add(msg, "execute", json_object_new_string("guest-shutdown")) == 0) {
-        rc = json_object_object_add(msg, "arguments", args);
-        if (rc == 0)
+    json_object *msg = json_object_new_object(), *args = NULL;
+    int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(op->command)) : -1;
+    if (rc == 0 && op->mode) {
+        args = json_object_new_object();
+        rc = args ? json_object_object_add(args, "mode", json_object_new_string(op->mode)) : -1;
+        if (rc == 0 && (rc = json_object_object_add(msg, "arguments", args)) == 0)
             args = NULL;
-        if (rc == 0)
-            rc = op_send(op, msg);
     }
+    if (rc == 0)
+        rc = op_send(op, msg);
     json_object_put(args);
     json_object_put(msg);
     if (rc < 0) {
@@ -154,7 +156,26 @@ static void send_command(qemu_agent_op *op)
         return;
     }
     op->phase = AGENT_COMMAND;
-    op_timeout_in(op, AGENT_SHUTDOWN_WAIT);
+    op_timeout_in(op, op->mode ? AGENT_SHUTDOWN_WAIT : AGENT_TIMEOUT);
+}
+
+/* guest-get-host-name's answer into the job's reply. */
+static void finish_hostname(qemu_agent_op *op, json_object *ret)
+{
+    json_object *name = NULL;
+    if (!json_object_is_type(ret, json_type_object) ||
+        !json_object_object_get_ex(ret, "host-name", &name) ||
+        !json_object_is_type(name, json_type_string)) {
+        op_fail(op, RV_ERR_INTERNAL_ERROR,
+                "internal error: malformed return value of guest-get-host-name");
+        return;
+    }
+    rv_domain_get_hostname_ret *out = rv_deferred_ret(op->d->jobs->reply);
+    if (!(out->hostname = strdup(json_object_get_string(name)))) {
+        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    op_finish(op, NULL);
 }
 
 /* One reply line; false when the op has ended. */
@@ -180,11 +201,14 @@ static bool on_line(qemu_agent_op *op, const char *line, size_t len)
         json_object *desc = NULL;
         json_object_object_get_ex(error, "desc", &desc);
         op_fail(op, RV_ERR_INTERNAL_ERROR,
-                "internal error: unable to execute QEMU agent command 'guest-shutdown': %s",
+                "internal error: unable to execute QEMU agent command '%s': %s", op->command,
                 desc ? json_object_get_string(desc) : "unknown error");
         alive = false;
     } else if (has_ret) {
-        op_finish(op, NULL);
+        if (op->mode)
+            op_finish(op, NULL);
+        else
+            finish_hostname(op, ret);
         alive = false;
     }
     json_object_put(msg);
@@ -200,7 +224,7 @@ static void on_readable(qemu_agent_op *op)
     if (n <= 0) {
         /* The guest's side went away: after guest-shutdown that is it
          * doing what was asked. */
-        if (op->phase == AGENT_COMMAND)
+        if (op->phase == AGENT_COMMAND && op->mode)
             op_finish(op, NULL);
         else
             op_unresponsive(op, "QEMU guest agent is not connected");
@@ -252,13 +276,15 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     qemu_agent_op *op = w->data;
-    if (op->phase == AGENT_COMMAND)
+    if (op->phase == AGENT_COMMAND && op->mode)
         op_finish(op, NULL);    /* no error in time: the guest is at it */
     else
         op_unresponsive(op, "Guest agent not available for now");
 }
 
-void rv_qemu_agent_power(qemu_dom *d, bool reboot)
+/* Begin the exchange: mode NULL for the query command, else
+ * guest-shutdown with that mode. */
+static void agent_begin(qemu_dom *d, const char *command, const char *mode)
 {
     rv_err err = { 0 };
     const char *path = agent_path(d->live);
@@ -272,7 +298,8 @@ void rv_qemu_agent_power(qemu_dom *d, bool reboot)
     }
     op->d = d;
     op->fd = -1;
-    op->mode = reboot ? "reboot" : "powerdown";
+    op->command = command;
+    op->mode = mode;
     d->agent = op;
     ev_io_init(&op->io, on_io, -1, EV_READ);
     op->io.data = op;
@@ -321,7 +348,17 @@ bool rv_qemu_agent_abandon(qemu_dom *d)
     qemu_agent_op *op = d->agent;
     if (!op)
         return false;
-    bool sent = op->phase == AGENT_COMMAND;
+    bool sent = op->phase == AGENT_COMMAND && op->mode;
     op_free(op);
     return sent;
+}
+
+void rv_qemu_agent_power(qemu_dom *d, bool reboot)
+{
+    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown");
+}
+
+void rv_qemu_agent_hostname(qemu_dom *d)
+{
+    agent_begin(d, "guest-get-host-name", NULL);
 }

@@ -972,6 +972,31 @@ static int domain_reboot(rv_driver_conn *c, const rv_domain_reboot_args *args, r
     return power_job(&args->dom, QJOB_REBOOT, args->flags, "qemuDomainReboot", err);
 }
 
+/* From the guest agent (flags 0 or AGENT); a job, so that it takes its
+ * turn on the agent's one connection. */
+static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
+                               rv_domain_get_hostname_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    const unsigned int lease = 1, agent = 2;     /* VIR_DOMAIN_GET_HOSTNAME_* */
+    if (check_flags(args->flags, lease | agent, "qemuDomainGetHostname", err) < 0)
+        return -1;
+    if (args->flags & lease)
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: the host name from DHCP leases is not supported");
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain is not running");
+    if (!rv_qemu_agent_configured(rv_qemu_dom_def(d)))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: QEMU guest agent is not configured");
+    return defer_job(d, QJOB_AGENT_HOSTNAME, 0, NULL, err);
+}
+
 /* ================================================================ reads: never wait */
 
 static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *args,
@@ -1172,6 +1197,7 @@ const rv_driver rv_qemu_driver = {
         .domain_shutdown = domain_shutdown,
         .domain_shutdown_flags = domain_shutdown_flags,
         .domain_reboot = domain_reboot,
+        .domain_get_hostname = domain_get_hostname,
         .domain_reset = domain_reset,
         .domain_get_info = domain_get_info,
         .domain_open_console = rv_qemu_domain_open_console,

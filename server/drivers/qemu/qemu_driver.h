@@ -30,6 +30,7 @@ typedef enum qemu_job_kind {
     QJOB_REBOOT,
     QJOB_RESET,
     QJOB_SAVE,                  /* to path, or the managed image */
+    QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
 } qemu_job_kind;
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
@@ -186,6 +187,8 @@ typedef struct qemu_agent_op qemu_agent_op;
 bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
 /* The running SHUTDOWN or REBOOT job through the guest agent. */
 void rv_qemu_agent_power(qemu_dom *d, bool reboot);
+/* The running AGENT_HOSTNAME job: guest-get-host-name. */
+void rv_qemu_agent_hostname(qemu_dom *d);
 /* The process is gone or remvirtd stops: drop the exchange; true when
  * guest-shutdown had been sent (the guest going away is its success). */
 bool rv_qemu_agent_abandon(qemu_dom *d);

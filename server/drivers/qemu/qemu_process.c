@@ -522,6 +522,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_RESET:
     case QJOB_DESTROY:
     case QJOB_SAVE:
+    case QJOB_AGENT_HOSTNAME:
         break;
     }
     rv_err e = { 0 };
@@ -1096,6 +1097,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_SAVE:
         rv_qemu_save_begin(d);
+        break;
+    case QJOB_AGENT_HOSTNAME:
+        rv_qemu_agent_hostname(d);
         break;
     }
 }
