@@ -137,7 +137,8 @@ static void op_timeout_in(qemu_agent_op *op, double seconds)
     ev_timer_start(rv_qemu.loop, &op->timer);
 }
 
-static void send_command(qemu_agent_op *op)
+/* false when the op has ended (failed). */
+static bool send_command(qemu_agent_op *op)
 {
     json_object *msg = json_object_new_object(), *args = NULL;
     int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(op->command)) : -1;
@@ -153,10 +154,11 @@ static void send_command(qemu_agent_op *op)
     json_object_put(msg);
     if (rc < 0) {
         op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
-        return;
+        return false;
     }
     op->phase = AGENT_COMMAND;
     op_timeout_in(op, op->mode ? AGENT_SHUTDOWN_WAIT : AGENT_TIMEOUT);
+    return true;
 }
 
 /* guest-get-host-name's answer into the job's reply. */
@@ -170,8 +172,9 @@ static void finish_hostname(qemu_agent_op *op, json_object *ret)
                 "internal error: malformed return value of guest-get-host-name");
         return;
     }
-    rv_domain_get_hostname_ret *out = rv_deferred_ret(op->d->jobs->reply);
-    if (!(out->hostname = strdup(json_object_get_string(name)))) {
+    rv_deferred *reply = op->d->jobs ? op->d->jobs->reply : NULL;
+    rv_domain_get_hostname_ret *out = reply ? rv_deferred_ret(reply) : NULL;
+    if (out && !(out->hostname = strdup(json_object_get_string(name)))) {
         op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
         return;
     }
@@ -195,8 +198,7 @@ static bool on_line(qemu_agent_op *op, const char *line, size_t len)
     if (op->phase == AGENT_SYNC) {
         if (has_ret && json_object_is_type(ret, json_type_int) &&
             json_object_get_int64(ret) == op->sync_id)
-            send_command(op);
-        alive = op->d->agent == op;
+            alive = send_command(op);
     } else if (has_error) {
         json_object *desc = NULL;
         json_object_object_get_ex(error, "desc", &desc);
@@ -314,10 +316,10 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode)
     }
     strcpy(addr.sun_path, path);
     op->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    /* QEMU listens already; a connect in progress completes on writable. */
+    /* QEMU listens already: the connect is immediate (EAGAIN: its
+     * backlog is full, another client holds the agent). */
     if (op->fd < 0 ||
-        (connect(op->fd, (struct sockaddr *)&addr, sizeof addr) < 0 && errno != EINPROGRESS &&
-         errno != EAGAIN)) {
+        (connect(op->fd, (struct sockaddr *)&addr, sizeof addr) < 0 && errno != EINPROGRESS)) {
         op_unresponsive(op, "QEMU guest agent is not connected");
         return;
     }
