@@ -255,9 +255,10 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
     (void)loop;
     qemu_agent_op *op = w->data;
     if (revents & EV_WRITE) {
-        ssize_t n = write(op->fd, op->out + op->out_off, op->out_len - op->out_off);
+        /* MSG_NOSIGNAL: a guest gone away is an error here, not a SIGPIPE. */
+        ssize_t n = send(op->fd, op->out + op->out_off, op->out_len - op->out_off, MSG_NOSIGNAL);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            if (op->phase == AGENT_COMMAND)
+            if (op->phase == AGENT_COMMAND && op->mode)
                 op_finish(op, NULL);
             else
                 op_unresponsive(op, "QEMU guest agent is not connected");
