@@ -11,7 +11,10 @@
 set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
-[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] && exit 0
+# Bump when the guest changes, so that a kept build is made again.
+guest_version=2
+[ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
+    [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
 mkdir -p "$dir/debs"
 work=$(mktemp -d "$dir/build.XXXXXX")
@@ -46,7 +49,7 @@ ln -s busybox "$root/bin/sh"
 # The modules wanted and what they need, in load order.  The package has
 # no modules.dep (depmod makes it when installed): a module's .modinfo
 # section says "depends=a,b".
-wanted=(button evdev virtio_pci virtio_balloon)
+wanted=(button evdev virtio_pci virtio_balloon virtio_console)
 order=()
 add_module()
 {
@@ -85,6 +88,29 @@ for ev in /sys/class/input/event*; do
      echo "remvirt-test-guest: power button"
      poweroff -f) &
 done
+# A stand-in for qemu-ga on the org.qemu.guest_agent.0 port (JSON lines):
+# guest-sync(-delimited) echo the id, guest-ping, guest-get-host-name,
+# guest-shutdown.  A read
+# ends when the host side is not connected: look again a moment later.
+for p in /sys/class/virtio-ports/*; do
+    [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
+    (port=/dev/${p##*/}
+     while :; do
+         while read -r line; do
+             id=$(echo "$line" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
+             case $line in
+             *guest-sync-delimited*) printf '\377{"return": %s}\n' "$id" ;;
+             *guest-sync*) printf '{"return": %s}\n' "$id" ;;
+             *guest-ping*) echo '{"return": {}}' ;;
+             *guest-get-host-name*) echo '{"return": {"host-name": "remvirt-test-guest"}}' ;;
+             *guest-shutdown*reboot*) echo "remvirt-test-guest: agent reboot" > /dev/console; reboot -f ;;
+             *guest-shutdown*) echo "remvirt-test-guest: agent powerdown" > /dev/console; poweroff -f ;;
+             *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;
+             esac
+         done <> "$port" >&0     # one open: a virtio port takes no second
+         sleep 1
+     done) &
+done
 echo "remvirt-test-guest: ready"
 while :; do sleep 3600; done
 EOF
@@ -94,3 +120,4 @@ cp "$work/kernel/boot/vmlinuz-"* "$work/vmlinuz"
 (cd "$root" && find . | "$root/bin/busybox" cpio -o -H newc 2> /dev/null | gzip -1) > "$work/initrd.img"
 mv "$work/initrd.img" "$dir/initrd.img"
 mv "$work/vmlinuz" "$dir/vmlinuz"
+echo "$guest_version" > "$dir/version"

@@ -934,12 +934,68 @@ DOM_JOB(domain_destroy_flags, rv_domain_destroy_flags_args, QJOB_DESTROY, args->
 DOM_JOB(domain_suspend, rv_domain_suspend_args, QJOB_SUSPEND, 0, 0, "qemuDomainSuspend")
 DOM_JOB(domain_resume, rv_domain_resume_args, QJOB_RESUME, 0, 0, "qemuDomainResume")
 DOM_JOB(domain_shutdown, rv_domain_shutdown_args, QJOB_SHUTDOWN, 0, 0, "qemuDomainShutdown")
-/* Only the ACPI method (0 or 1): the guest agent is not spoken yet. */
-DOM_JOB(domain_shutdown_flags, rv_domain_shutdown_flags_args, QJOB_SHUTDOWN, args->flags, 1,
-        "qemuDomainShutdownFlags")
-DOM_JOB(domain_reboot, rv_domain_reboot_args, QJOB_REBOOT, args->flags, 1, "qemuDomainReboot")
 DOM_JOB(domain_reset, rv_domain_reset_args, QJOB_RESET, args->flags, 0, "qemuDomainReset")
 #undef DOM_JOB
+
+/* Shutdown and reboot by ACPI (flag 1, or none) or the guest agent (2,
+ * qemu_agent.c).  Both flags: the agent when configured, else ACPI. */
+static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned int flags,
+                     const char *func, rv_err *err)
+{
+    const unsigned int acpi = 1, agent = 2;
+    if (check_flags(flags, acpi | agent, func, err) < 0)
+        return -1;
+    qemu_dom *d = dom_get(wire, err);
+    if (!d)
+        return -1;
+    if ((flags & agent) && !rv_qemu_agent_configured(rv_qemu_dom_def(d))) {
+        if (!(flags & acpi))
+            return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                        "argument unsupported: QEMU guest agent is not configured");
+        flags &= ~agent;
+    }
+    if ((flags & agent) && (flags & acpi))
+        flags &= ~acpi;
+    return defer_job(d, kind, flags, NULL, err);
+}
+
+static int domain_shutdown_flags(rv_driver_conn *c, const rv_domain_shutdown_flags_args *args,
+                                 rv_err *err)
+{
+    (void)c;
+    return power_job(&args->dom, QJOB_SHUTDOWN, args->flags, "qemuDomainShutdownFlags", err);
+}
+
+static int domain_reboot(rv_driver_conn *c, const rv_domain_reboot_args *args, rv_err *err)
+{
+    (void)c;
+    return power_job(&args->dom, QJOB_REBOOT, args->flags, "qemuDomainReboot", err);
+}
+
+/* From the guest agent (flags 0 or AGENT); a job, so that it takes its
+ * turn on the agent's one connection. */
+static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
+                               rv_domain_get_hostname_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    const unsigned int lease = 1, agent = 2;     /* VIR_DOMAIN_GET_HOSTNAME_* */
+    if (check_flags(args->flags, lease | agent, "qemuDomainGetHostname", err) < 0)
+        return -1;
+    if (args->flags & lease)
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: the host name from DHCP leases is not supported");
+    qemu_dom *d = dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (!rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain is not running");
+    if (!rv_qemu_agent_configured(rv_qemu_dom_def(d)))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: QEMU guest agent is not configured");
+    return defer_job(d, QJOB_AGENT_HOSTNAME, 0, NULL, err);
+}
 
 /* ================================================================ reads: never wait */
 
@@ -1141,6 +1197,7 @@ const rv_driver rv_qemu_driver = {
         .domain_shutdown = domain_shutdown,
         .domain_shutdown_flags = domain_shutdown_flags,
         .domain_reboot = domain_reboot,
+        .domain_get_hostname = domain_get_hostname,
         .domain_reset = domain_reset,
         .domain_get_info = domain_get_info,
         .domain_open_console = rv_qemu_domain_open_console,

@@ -30,6 +30,7 @@ typedef enum qemu_job_kind {
     QJOB_REBOOT,
     QJOB_RESET,
     QJOB_SAVE,                  /* to path, or the managed image */
+    QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
 } qemu_job_kind;
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
@@ -86,6 +87,7 @@ typedef struct qemu_dom {
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
+    struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
     struct qemu_dom *next;
 } qemu_dom;
 
@@ -178,6 +180,18 @@ unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+
+/* ---- qemu_agent.c ---- */
+typedef struct qemu_agent_op qemu_agent_op;
+/* The definition has the guest agent's unix channel. */
+bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
+/* The running SHUTDOWN or REBOOT job through the guest agent. */
+void rv_qemu_agent_power(qemu_dom *d, bool reboot);
+/* The running AGENT_HOSTNAME job: guest-get-host-name. */
+void rv_qemu_agent_hostname(qemu_dom *d);
+/* The process is gone or remvirtd stops: drop the exchange; true when
+ * guest-shutdown had been sent (the guest going away is its success). */
+bool rv_qemu_agent_abandon(qemu_dom *d);
 
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,

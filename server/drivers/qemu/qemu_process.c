@@ -239,6 +239,7 @@ static void process_gone(qemu_dom *d)
     RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
             failed_start ? " while starting" : "");
     rv_qemu_save_abandon(d);
+    bool agent_done = rv_qemu_agent_abandon(d);
     restore_over(d);
     rv_qemu_remove_runtime(name);
     remove_channel_sockets(d);
@@ -264,7 +265,7 @@ static void process_gone(qemu_dom *d)
                    d->start_err.message ? d->start_err.message : "QEMU exited while starting",
                    tail && *tail ? ": " : "", tail ? tail : "");
         free(tail);
-    } else if (job && job->kind != QJOB_DESTROY &&
+    } else if (job && job->kind != QJOB_DESTROY && !agent_done &&
                !(job->kind == QJOB_SAVE && d->stop_reason == RV_DOMAIN_SHUTOFF_SAVED)) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                    "operation failed: domain is not running");
@@ -521,6 +522,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_RESET:
     case QJOB_DESTROY:
     case QJOB_SAVE:
+    case QJOB_AGENT_HOSTNAME:
         break;
     }
     rv_err e = { 0 };
@@ -1073,11 +1075,20 @@ static void job_begin(qemu_dom *d, qemu_job *job)
     case QJOB_SHUTDOWN:
         /* A shutdown is meant: an earlier reboot the guest ignored is off. */
         d->fake_reboot = false;
+        if (job->flags & RV_DOMAIN_SHUTDOWN_GUEST_AGENT) {
+            rv_qemu_agent_power(d, false);
+            break;
+        }
         job_command(d, "system_powerdown");
         break;
     case QJOB_REBOOT:
         /* libvirtd's "fake reboot": the power button, and the guest's
          * power-off then becomes a reset in the same process. */
+        if (job->flags & RV_DOMAIN_REBOOT_GUEST_AGENT) {
+            d->fake_reboot = false;     /* the guest reboots itself */
+            rv_qemu_agent_power(d, true);
+            break;
+        }
         d->fake_reboot = true;
         job_command(d, "system_powerdown");
         break;
@@ -1087,6 +1098,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
     case QJOB_SAVE:
         rv_qemu_save_begin(d);
         break;
+    case QJOB_AGENT_HOSTNAME:
+        rv_qemu_agent_hostname(d);
+        break;
     }
 }
 
@@ -1095,6 +1109,7 @@ void rv_qemu_release(qemu_dom *d)
     ev_timer_stop(rv_qemu.loop, &d->pump);
     ev_timer_stop(rv_qemu.loop, &d->stop_timer);
     rv_qemu_save_release(d);
+    rv_qemu_agent_abandon(d);
     rv_qmp *qmp = d->qmp;
     d->qmp = NULL;
     rv_qmp_free(qmp);
