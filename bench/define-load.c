@@ -4,9 +4,11 @@
  * first alone (idle), then while N other clients each define a QEMU
  * domain of their own over and over (every define is an fsync'd file), in
  * the same run against the same remvirtd.  It prints the GetInfo latency
- * p50/p99/max in microseconds for both, and the defines done meanwhile.
+ * p50/p99/max in microseconds for both, and the defines done meanwhile
+ * (the loaded phase lasts at least --seconds, default 5).
  *
  *   bench/define-load --test-uri URI --qemu-uri URI [--calls N] [--clients N]
+ *                     [--seconds S]
  *
  * bench/run-define-load.sh runs it against two remvirtd binaries side by
  * side.  Exit status: 0 when every call worked.
@@ -24,6 +26,7 @@
 #define MAX_CLIENTS 64
 
 static int calls = 20000, nclients = 4;
+static double seconds = 5;
 static atomic_int stop;
 static atomic_int defines;
 
@@ -49,21 +52,28 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct stats { double p50, p99, max; } stats;
 
-static stats measure(rv_dom *dom)
+/* GetInfo at least `calls` times and for at least min_seconds (so the
+ * defines' rate is over a span worth the name); latencies in us. */
+static stats measure(rv_dom *dom, double min_seconds, int *done)
 {
-    double *lat = malloc(sizeof(double) * (size_t)calls);
+    size_t cap = (size_t)calls, n = 0;
+    double *lat = malloc(sizeof(double) * cap);
     if (!lat)
         die("out of memory");
     rv_domain_info info;
-    for (int i = 0; i < calls; i++) {
+    double until = now() + min_seconds;
+    while (n < (size_t)calls || now() < until) {
+        if (n == cap && !(lat = realloc(lat, sizeof(double) * (cap *= 2))))
+            die("out of memory");
         double t = now();
         if (rv_domain_get_info(dom, &info) < 0)
             die("GetInfo");
-        lat[i] = (now() - t) * 1e6;
+        lat[n++] = (now() - t) * 1e6;
     }
-    qsort(lat, (size_t)calls, sizeof(double), cmp_double);
-    stats s = { lat[calls / 2], lat[(size_t)(calls * 0.99)], lat[calls - 1] };
+    qsort(lat, n, sizeof(double), cmp_double);
+    stats s = { lat[n / 2], lat[(size_t)((double)n * 0.99)], lat[n - 1] };
     free(lat);
+    *done = (int)n;
     return s;
 }
 
@@ -101,6 +111,7 @@ int main(int argc, char **argv)
         { "qemu-uri", required_argument, NULL, 'q' },
         { "calls", required_argument, NULL, 'n' },
         { "clients", required_argument, NULL, 'c' },
+        { "seconds", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     const char *test_uri = NULL, *qemu_uri = NULL;
@@ -111,11 +122,12 @@ int main(int argc, char **argv)
         case 'q': qemu_uri = optarg; break;
         case 'n': calls = atoi(optarg); break;
         case 'c': nclients = atoi(optarg); break;
+        case 's': seconds = atof(optarg); break;
         default: return 2;
         }
     }
     if (!test_uri || !qemu_uri || calls < 100 || nclients < 1 || nclients > MAX_CLIENTS) {
-        fprintf(stderr, "usage: define-load --test-uri URI --qemu-uri URI [--calls N>=100] "
+        fprintf(stderr, "usage: define-load --test-uri URI --qemu-uri URI [--calls N>=100] [--seconds S] "
                         "[--clients 1..%d]\n", MAX_CLIENTS);
         return 2;
     }
@@ -132,20 +144,22 @@ int main(int argc, char **argv)
             die(qemu_uri);
     }
 
-    stats idle = measure(test);
+    int idle_n, load_n;
+    stats idle = measure(test, 0, &idle_n);
     for (int i = 0; i < nclients; i++)
         pthread_create(&ws[i].thread, NULL, define_loop, &ws[i]);
     double t = now();
-    stats load = measure(test);
+    stats load = measure(test, seconds, &load_n);
     double took = now() - t;
     atomic_store(&stop, 1);
     for (int i = 0; i < nclients; i++)
         pthread_join(ws[i].thread, NULL);
 
-    printf("GetInfo latency (us), %d calls   %9s %9s %9s\n", calls, "p50", "p99", "max");
-    printf("  %-36s %9.1f %9.1f %9.1f\n", "idle", idle.p50, idle.p99, idle.max);
+    printf("GetInfo latency (us)                   %9s %9s %9s\n", "p50", "p99", "max");
     char what[64];
-    snprintf(what, sizeof(what), "%d clients defining", nclients);
+    snprintf(what, sizeof(what), "idle (%d calls)", idle_n);
+    printf("  %-36s %9.1f %9.1f %9.1f\n", what, idle.p50, idle.p99, idle.max);
+    snprintf(what, sizeof(what), "%d clients defining (%d calls)", nclients, load_n);
     printf("  %-36s %9.1f %9.1f %9.1f\n", what, load.p50, load.p99, load.max);
     printf("  defines during the loaded run: %d (%.0f/s)\n", atomic_load(&defines),
            atomic_load(&defines) / took);
