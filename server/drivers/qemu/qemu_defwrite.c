@@ -42,6 +42,12 @@ static void on_written(rv_qemu_sync *s, int error);
 /* Begin the head write's child; false (err set) when it cannot. */
 static bool begin(qemu_def_write *w, rv_err *err)
 {
+    if (!w->def && !w->dom->def) {
+        /* A rewrite after a failed define of a new domain: nothing to write. */
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: the domain is no longer defined");
+        return false;
+    }
     const char *name = w->def ? w->def->name : w->dom->def->name;
     if (!(w->path = rv_qemu_path(rv_qemu.config_dir, name, ".xml")) ||
         !(w->tmp_path = rv_qemu_path(rv_qemu.config_dir, name, ".xml.tmp"))) {
