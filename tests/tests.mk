@@ -139,6 +139,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-lifecycle.sh \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-agent.sh \
+	tests/interop/test-qemu-define-durable.sh \
 	tests/interop/test-qemu-reattach.sh \
 	tests/interop/test-qemu-concurrent.sh \
 	tests/interop/test-qemu-events.sh \

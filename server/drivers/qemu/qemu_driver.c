@@ -106,7 +106,7 @@ static void dom_free(qemu_dom *d)
 
 void rv_qemu_dom_forget_if_gone(qemu_dom *d)
 {
-    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping)
+    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes)
         return;
     for (qemu_dom **p = &rv_qemu.doms; *p; p = &(*p)->next)
         if (*p == d) {
@@ -625,23 +625,24 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
         rv_qemu_domain_free(def);
         return oom(err);
     }
-    rv_qemu_domain_def *old = d->def;
-    d->def = def;
-    if (rv_qemu_save_def(d, err) < 0) {
-        d->def = old;
+    /* Answered once the file is durable (qemu_defwrite.c). */
+    (void)ret;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply) {
         rv_qemu_domain_free(def);
         if (added)
             rv_qemu_dom_forget_if_gone(d);
         return -1;
     }
-    rv_qemu_domain_free(old);
-    RV_INFO("domain '%s' defined", def->name);
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) == 0)
-        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
-                                  update ? RV_EVENT_DEFINED_UPDATED : RV_EVENT_DEFINED_ADDED);
-    free(ref.name);
-    return put_dom(d, &ret->dom, err);
+    rv_domain_define_xml_ret *dret = rv_deferred_ret(reply);
+    rv_err e = { 0 };
+    if (rv_qemu_def_write(d, def, reply, &dret->dom, !update, &e) < 0) {
+        rv_deferred_finish(reply, &e);
+        if (added)
+            rv_qemu_dom_forget_if_gone(d);
+    }
+    rv_err_clear(&e);
+    return RV_DEFERRED;
 }
 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
@@ -656,6 +657,9 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
     if (!d->def)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot undefine transient domain");
+    if (d->def_writes)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: the domain's definition is still being written");
     bool managed_save = rv_qemu_has_managed_save(d->def->name);
     if (managed_save && !(flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE))
         return fail(err, RV_ERR_OPERATION_INVALID,

@@ -47,6 +47,15 @@ typedef struct qemu_job {
     struct qemu_job *next;
 } qemu_job;
 
+/* A file made durable by a child (qemu_sync.c): done(error) from the
+ * loop with 0, the errno that stopped the child, or -1 (killed). */
+typedef struct rv_qemu_sync {
+    pid_t pid;                  /* 0: no child */
+    ev_child watcher;
+    void (*done)(struct rv_qemu_sync *s, int error);
+    void *data;
+} rv_qemu_sync;
+
 typedef struct qemu_dom {
     rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
     rv_qemu_domain_def *live;   /* while active */
@@ -88,6 +97,9 @@ typedef struct qemu_dom {
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
+    /* Definition writes (qemu_defwrite.c): the head's child runs, the
+     * rest wait in order. */
+    struct qemu_def_write *def_writes;
     struct qemu_dom *next;
 } qemu_dom;
 
@@ -149,6 +161,29 @@ void rv_qemu_load_all(void);
 /* The last lines (at most 1 KiB) of a domain's log written after offset
  * from, on one line, for an error (malloc'd, maybe ""; NULL: no memory). */
 char *rv_qemu_log_tail(const char *name, off_t from);
+
+/* ---- qemu_sync.c ---- */
+/* Fork the child that fsyncs fd (or, when text is not NULL, creates
+ * tmp_path and writes text there itself), renames tmp_path to path and
+ * fsyncs the directory; s->done and s->data set by the caller, who keeps
+ * fd.  tmp_path must be this file's alone while the child runs. */
+int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
+                       const char *path, rv_err *err);
+/* Stop watching the child (it finishes on its own). */
+void rv_qemu_sync_forget(rv_qemu_sync *s);
+
+/* ---- qemu_defwrite.c ---- */
+/* Replace d's definition by def (taken) and answer reply (taken; NULL:
+ * nobody waits; ret_dom filled in its result) once it is durable; on
+ * failure the one before is back.  Writes of one domain land in the order
+ * they were asked.  The reply may be answered (and d dropped) before it
+ * returns. */
+int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
+                      rv_nonnull_domain *ret_dom, bool added, rv_err *err);
+/* Write d's definition as it is now, after the writes waiting. */
+int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
+/* remvirtd is stopping: answer the waiting writes with an error. */
+void rv_qemu_def_writes_release(qemu_dom *d);
 
 /* ---- qemu_console.c ---- */
 /* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */

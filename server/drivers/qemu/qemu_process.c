@@ -1110,6 +1110,7 @@ void rv_qemu_release(qemu_dom *d)
     ev_timer_stop(rv_qemu.loop, &d->stop_timer);
     rv_qemu_save_release(d);
     rv_qemu_agent_abandon(d);
+    rv_qemu_def_writes_release(d);
     rv_qmp *qmp = d->qmp;
     d->qmp = NULL;
     rv_qmp_free(qmp);

@@ -53,8 +53,7 @@ typedef struct qemu_save_op {
     bool was_running;
     bool image_running;         /* the image's word: the guest runs when restored */
     bool stopped_cpus;          /* "stop" sent: "cont" if the save fails */
-    pid_t sync_pid;             /* the child that fsyncs and renames */
-    ev_child sync_watcher;
+    rv_qemu_sync sync;          /* the child that fsyncs and renames */
     qemu_dom *dom;
 } qemu_save_op;
 
@@ -325,17 +324,13 @@ static void save_failf(qemu_dom *d, int code, const char *fmt, ...)
     rv_err_clear(&err);
 }
 
-static void on_synced(struct ev_loop *loop, ev_child *w, int revents)
+static void on_synced(rv_qemu_sync *s, int error)
 {
-    (void)revents;
-    qemu_save_op *op = w->data;
-    ev_child_stop(loop, w);
+    qemu_save_op *op = s->data;
     qemu_dom *d = op->dom;
-    int st = w->rstatus;
-    op->sync_pid = 0;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (error != 0) {
         save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s", op->path,
-                   WIFEXITED(st) ? strerror(WEXITSTATUS(st)) : "its writer was killed");
+                   error > 0 ? strerror(error) : "its writer was killed");
         return;
     }
     /* The image is whole under its name: the guest's state is there, so
@@ -346,9 +341,8 @@ static void on_synced(struct ev_loop *loop, ev_child *w, int revents)
     rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
 }
 
-/* QEMU's stream is complete: a child fsyncs the file, renames it and
- * fsyncs the directory (the loop does not wait on the disk); its exit
- * status is 0 or the errno that stopped it. */
+/* QEMU's stream is complete: the sync child (qemu_sync.c) makes the image
+ * durable under its name; the loop does not wait on the disk. */
 static void save_migrated(qemu_dom *d, const rv_err *err)
 {
     qemu_save_op *op = d->save;
@@ -358,38 +352,13 @@ static void save_migrated(qemu_dom *d, const rv_err *err)
         save_failed(d, err);
         return;
     }
-    char *dir_copy = strdup(op->path);
-    if (!dir_copy) {
-        save_failf(d, RV_ERR_NO_MEMORY, "out of memory");
-        return;
+    op->sync.done = on_synced;
+    op->sync.data = op;
+    rv_err e = { 0 };
+    if (rv_qemu_sync_start(&op->sync, op->fd, NULL, op->tmp_path, op->path, &e) < 0) {
+        save_failed(d, &e);
+        rv_err_clear(&e);
     }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* It dies with remvirtd: a restarted remvirtd then finds either
-         * the image renamed or no image, never a rename still to come. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(ECHILD);
-        /* Nothing of remvirtd's (sockets, listeners) stays open in it. */
-        if ((op->fd == 3 ? 3 : dup2(op->fd, 3)) < 0)
-            _exit(errno & 0xff);
-        closefrom(4);
-        if (fsync(3) < 0 || rename(op->tmp_path, op->path) < 0)
-            _exit(errno & 0xff);
-        int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
-        free(dir_copy);     /* (valgrind checks this child's leaks too) */
-        _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
-    }
-    free(dir_copy);
-    if (pid < 0) {
-        save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
-        return;
-    }
-    op->sync_pid = pid;
-    ev_child_init(&op->sync_watcher, on_synced, pid, 0);
-    op->sync_watcher.data = op;
-    ev_child_start(rv_qemu.loop, &op->sync_watcher);
 }
 
 static void on_save_step(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -552,9 +521,9 @@ void rv_qemu_save_abandon(qemu_dom *d)
         return;
     d->save = NULL;
     rv_qemu_migration_wait_stop(d);
-    if (op->sync_pid > 0) {
+    if (op->sync.pid > 0) {
         /* The stream was complete: the child finishes the image. */
-        ev_child_stop(rv_qemu.loop, &op->sync_watcher);
+        rv_qemu_sync_forget(&op->sync);
         save_op_free(op, false, false);
         return;
     }
@@ -568,8 +537,7 @@ void rv_qemu_save_release(qemu_dom *d)
     if (!op)
         return;
     d->save = NULL;
-    if (op->sync_pid > 0)
-        ev_child_stop(rv_qemu.loop, &op->sync_watcher);
+    rv_qemu_sync_forget(&op->sync);
     /* QEMU goes on writing: the next remvirtd sorts it out (on_status). */
     save_op_free(op, false, true);
 }

@@ -124,6 +124,9 @@ int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err 
 
 int rv_qemu_save_def(const qemu_dom *d, rv_err *err)
 {
+    /* After the defines under way, not before them (qemu_defwrite.c). */
+    if (d->def_writes)
+        return rv_qemu_def_rewrite((qemu_dom *)d, err);
     char *xml = rv_qemu_domain_format(d->def);
     char *path = rv_qemu_path(rv_qemu.config_dir, d->def->name, ".xml");
     int rc = -1;
