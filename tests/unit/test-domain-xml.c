@@ -738,8 +738,42 @@ static void test_cpu_mode(void)
             "unsupported element <model> in <cpu>");
 }
 
+/* <metadata> (virt-manager's libosinfo entry): kept and written back
+ * with its namespace, so that the written XML parses again the same. */
+static void test_metadata(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<metadata>\n  <libosinfo:libosinfo xmlns:libosinfo='http://libosinfo.org/xmlns/libvirt/domain/1.0'>"
+        "<libosinfo:os id='http://libosinfo.org/linux/2022'/></libosinfo:libosinfo>\n"
+        "  <!-- a comment goes -->\n  <x:y xmlns:x='urn:x'>a &amp; b</x:y></metadata></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <metadata>\n    <libosinfo:libosinfo "
+                       "xmlns:libosinfo=\"http://libosinfo.org/xmlns/libvirt/domain/1.0\">");
+    CHECK_STR_HAS(xml, "<libosinfo:os id=\"http://libosinfo.org/linux/2022\"/>");
+    CHECK_STR_HAS(xml, "<x:y xmlns:x=\"urn:x\">a &amp; b</x:y>\n  </metadata>\n");
+    CHECK(strstr(xml, "comment") == NULL);
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    free(xml);
+    rv_qemu_domain_free(again);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<metadata/></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK(strstr(xml, "metadata") == NULL);
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<metadata><plain/></metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must be an element in a namespace");
+    REFUSED(MIN_HEAD "<metadata>text</metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must be an element in a namespace");
+    REFUSED(MIN_HEAD "<metadata/><metadata/></domain>", RV_ERR_XML_ERROR, "more than one <metadata>");
+}
+
 int main(void)
 {
+    test_metadata();
     test_network_interface();
     test_cpu_mode();
     test_builtin_controllers();

@@ -891,6 +891,37 @@ static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
     return more < 0 ? -1 : 0;
 }
 
+/* <metadata>: each child an element in a namespace of its own (so that
+ * it can be written back alone, as libvirt requires too), kept as text. */
+static int parse_metadata(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    xmlBuffer *buf = xmlBufferCreate();
+    if (!buf)
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    for (xmlNode *c = n->children; c; c = c->next) {
+        if (c->type == XML_TEXT_NODE && xmlIsBlankNode(c))
+            continue;
+        if (c->type == XML_COMMENT_NODE)
+            continue;
+        if (c->type != XML_ELEMENT_NODE || !c->ns || !c->ns->href) {
+            xmlBufferFree(buf);
+            BAD_XML("a <metadata> child must be an element in a namespace");
+        }
+        if (xmlBufferLength(buf) > 0)
+            xmlBufferCCat(buf, "\n");
+        if (xmlNodeDump(buf, n->doc, c, 2, 0) < 0) {
+            xmlBufferFree(buf);
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    if (xmlBufferLength(buf) > 0 && !(def->metadata = strdup((const char *)xmlBufferContent(buf)))) {
+        xmlBufferFree(buf);
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    }
+    xmlBufferFree(buf);
+    return 0;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         bool *have_uuid, bool *have_current, rv_err *err)
 {
@@ -914,12 +945,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
-           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192 };
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192, S_METADATA = 16384 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
+        { "metadata", S_METADATA },
     };
     const xmlNode *c = NULL;
     int more;
@@ -1025,6 +1057,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 return -1;
         } else if (named(c, "devices")) {
             if (parse_devices(c, def, macs_given, err) < 0)
+                return -1;
+        } else if (named(c, "metadata")) {
+            if (parse_metadata(c, def, err) < 0)
                 return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <domain>", node_name(c));
@@ -1205,6 +1240,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
     put_escaped(fp, def->name);
     fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
+    if (def->metadata)
+        fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
     fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
     fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
     if (rv_qemu_def_vcpus(def) < def->vcpus)
@@ -1347,6 +1384,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->emulator);
     free(def->initrd);
     free(def->cmdline);
+    free(def->metadata);
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);

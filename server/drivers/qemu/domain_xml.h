@@ -103,6 +103,9 @@ typedef struct rv_qemu_domain_def {
     /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
      * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
     int cpu_mode, cpu_check, cpu_migratable;
+    /* <metadata>'s children as written (each in its own namespace, as
+     * virt-manager's libosinfo entry), kept and given back, NULL if none. */
+    char *metadata;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
