@@ -771,9 +771,33 @@ static void test_metadata(void)
     REFUSED(MIN_HEAD "<metadata/><metadata/></domain>", RV_ERR_XML_ERROR, "more than one <metadata>");
 }
 
+/* <driver discard>: virt-manager's new disks say unmap; QEMU is told. */
+static void test_disk_discard(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' type='qcow2' discard='unmap'/>"
+        "<source file='/i/a.qcow2'/><target dev='vda' bus='virtio'/></disk></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='qcow2' discard='unmap'/>");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -drive file=/i/a.qcow2,format=qcow2,if=none,id=drive-vda,discard=unmap ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' discard='trim'/>"
+            "<source file='/i/a'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
+}
+
 int main(void)
 {
     test_metadata();
+    test_disk_discard();
     test_network_interface();
     test_cpu_mode();
     test_builtin_controllers();

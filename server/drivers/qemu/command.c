@@ -392,9 +392,10 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
         if (d->source)
-            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s", esc(&b, &e1, d->source),
+            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s", esc(&b, &e1, d->source),
                  d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw", target,
-                 cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "");
+                 cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "",
+                 d->discard == 2 ? ",discard=unmap" : d->discard == 1 ? ",discard=ignore" : "");
         else
             addf(&b, "if=none,id=drive-%s,media=cdrom,readonly=on", target);
         char boot[32] = "";

@@ -292,10 +292,12 @@ static int parse_mac(const char *text, unsigned char mac[6])
     return (mac[0] & 1) ? -1 : 0;     /* a multicast address cannot be a NIC's */
 }
 
+static const char *const discard_words[] = { "ignore", "unmap", NULL };
+
 static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
 {
     static const char *const disk_attrs[] = { "type", "device", NULL };
-    static const char *const driver_attrs[] = { "name", "type", NULL };
+    static const char *const driver_attrs[] = { "name", "type", "discard", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
     static const char *const none[] = { NULL };
@@ -339,6 +341,16 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             free(format);
             if (bad)
                 goto fail;
+            /* discard='unmap': what virt-manager writes for a new disk. */
+            xmlChar *discard = xmlGetNoNsProp(c, (const xmlChar *)"discard");
+            bool has_discard = discard != NULL;
+            xmlFree(discard);
+            if (has_discard) {
+                int word = attr_word(c, "discard", discard_words, err);
+                if (word < 0)
+                    goto fail;
+                disk->discard = word + 1;
+            }
         } else if (named(c, "source")) {
             if (check_attrs(c, source_attrs, err) < 0)
                 goto fail;
@@ -1314,8 +1326,10 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         const rv_qemu_disk *d = &def->disks[i];
         fprintf(fp, "    <disk type='file' device='%s'>\n",
                 d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
-        fprintf(fp, "      <driver name='qemu' type='%s'/>\n",
-                d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
+        fprintf(fp, "      <driver name='qemu' type='%s'", d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
+        if (d->discard)
+            fprintf(fp, " discard='%s'", discard_words[d->discard - 1]);
+        fputs("/>\n", fp);
         if (d->source) {
             fputs("      <source file='", fp);
             put_escaped(fp, d->source);

@@ -37,6 +37,7 @@ typedef struct rv_qemu_disk {
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
+    int discard;                /* <driver discard>: 0 unset, 1 ignore, 2 unmap */
     rv_qemu_pci_addr addr;      /* virtio */
 } rv_qemu_disk;
 
