@@ -135,9 +135,11 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 if (c->master_startport >= 0)
                     addf(b, "%s,masterbus=usb.0,firstport=%d,id=usb-companion%zu%s", usb_devices[c->model],
                          c->master_startport, i, pci(where, &c->addr, q35));
+                else if (c->model == RV_QEMU_USB_QEMU_XHCI)
+                    addf(b, "%s,id=usb,p2=%u,p3=%u%s", usb_devices[c->model], c->ports ? c->ports : 15,
+                         c->ports ? c->ports : 15, pci(where, &c->addr, q35));
                 else
-                    addf(b, "%s,id=usb%s%s", usb_devices[c->model],
-                         c->model == RV_QEMU_USB_QEMU_XHCI ? ",p2=15,p3=15" : "", pci(where, &c->addr, q35));
+                    addf(b, "%s,id=usb%s", usb_devices[c->model], pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_VIRTIO_SERIAL:
                 add(b, "-device");
