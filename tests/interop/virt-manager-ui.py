@@ -7,9 +7,8 @@
 #   virt-manager-ui.py SHOTS STEP...
 #
 # Steps: main, host, details, prefs, newvm (the wizard to Finish),
-# new-disk (its disk in Host Details), newvm-first (the wizard's first
-# page, then Cancel), console (a running guest's serial console), idle
-# (the benchmark's wait).
+# new-disk (its disk in Host Details), console (a running guest's serial
+# console), idle (the benchmark's wait).
 # Each step prints "step NAME ok" when done.
 
 import os
@@ -278,18 +277,6 @@ def step_newvm():
         pass
 
 
-def step_newvm_first():
-    """The wizard's first page, then Cancel (the QEMU driver's storage and
-    domain capabilities are not there yet for the rest)."""
-    main = frame("Virtual Machine Manager")
-    menu(main, "File", "New Virtual Machine")
-    wiz = frame("New VM")
-    find(wiz, "radio button", "Manual install")
-    shot("newvm-first")
-    act(find(wiz, "push button", "Cancel"))
-    poll("the wizard to close", lambda: not wiz.showing)
-
-
 def step_console():
     """The running guest VM_DOMAIN's serial console (it has no graphics):
     after VM_CONSOLE_RESET (a command that resets the guest) its boot
@@ -335,7 +322,6 @@ STEPS = {
     "new-disk": step_new_disk,
     "idle": step_idle,
     "console": step_console,
-    "newvm-first": step_newvm_first,
     "main": step_main,
     "host": step_host,
     "details": step_details,
