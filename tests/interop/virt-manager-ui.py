@@ -269,7 +269,7 @@ def step_newvm():
     # The new guest shows up in the main window's list.
     find_cell(find(main, "tree table", "vm-list"), os.environ["VM_NEW_NAME"])
     shot("newvm-listed")
-    # The test driver opens the new guest's window: close it.
+    # virt-manager opens the new guest's window: close it.
     try:
         win = frame(os.environ["VM_NEW_NAME"] + " on ", 10)
         close(win)
