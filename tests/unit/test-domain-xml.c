@@ -769,6 +769,9 @@ static void test_metadata(void)
     REFUSED(MIN_HEAD "<metadata>text</metadata></domain>", RV_ERR_XML_ERROR,
             "a <metadata> child must be an element in a namespace");
     REFUSED(MIN_HEAD "<metadata/><metadata/></domain>", RV_ERR_XML_ERROR, "more than one <metadata>");
+    REFUSED("<domain type='qemu' xmlns:m='urn:m'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
+            "<metadata><m:a/></metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must declare its namespace itself (<a>)");
 }
 
 /* <driver discard>: virt-manager's new disks say unmap; QEMU is told. */

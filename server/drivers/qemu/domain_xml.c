@@ -919,6 +919,14 @@ static int parse_metadata(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err
             xmlBufferFree(buf);
             BAD_XML("a <metadata> child must be an element in a namespace");
         }
+        /* Written back alone, it must declare its own namespace. */
+        bool declared = false;
+        for (const xmlNs *ns = c->nsDef; ns; ns = ns->next)
+            declared |= ns == c->ns;
+        if (!declared) {
+            xmlBufferFree(buf);
+            BAD_XML("a <metadata> child must declare its namespace itself (<%s>)", node_name(c));
+        }
         if (xmlBufferLength(buf) > 0)
             xmlBufferCCat(buf, "\n");
         if (xmlNodeDump(buf, n->doc, c, 2, 0) < 0) {
