@@ -738,8 +738,184 @@ static void test_cpu_mode(void)
             "unsupported element <model> in <cpu>");
 }
 
+/* <metadata> (virt-manager's libosinfo entry): kept and written back
+ * with its namespace, so that the written XML parses again the same. */
+static void test_metadata(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<metadata>\n  <libosinfo:libosinfo xmlns:libosinfo='http://libosinfo.org/xmlns/libvirt/domain/1.0'>"
+        "<libosinfo:os id='http://libosinfo.org/linux/2022'/></libosinfo:libosinfo>\n"
+        "  <!-- a comment goes -->\n  <x:y xmlns:x='urn:x'>a &amp; b</x:y></metadata></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <metadata>\n    <libosinfo:libosinfo "
+                       "xmlns:libosinfo=\"http://libosinfo.org/xmlns/libvirt/domain/1.0\">");
+    CHECK_STR_HAS(xml, "<libosinfo:os id=\"http://libosinfo.org/linux/2022\"/>");
+    CHECK_STR_HAS(xml, "<x:y xmlns:x=\"urn:x\">a &amp; b</x:y>\n  </metadata>\n");
+    CHECK(strstr(xml, "comment") == NULL);
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    free(xml);
+    rv_qemu_domain_free(again);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<metadata/></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK(strstr(xml, "metadata") == NULL);
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<metadata><plain/></metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must be an element in a namespace");
+    REFUSED(MIN_HEAD "<metadata>text</metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must be an element in a namespace");
+    REFUSED(MIN_HEAD "<metadata/><metadata/></domain>", RV_ERR_XML_ERROR, "more than one <metadata>");
+    REFUSED("<domain type='qemu' xmlns:m='urn:m'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
+            "<metadata><m:a/></metadata></domain>", RV_ERR_XML_ERROR,
+            "a <metadata> child must declare its namespace itself (<a>)");
+}
+
+/* <driver discard>: virt-manager's new disks say unmap; QEMU is told. */
+static void test_disk_discard(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' type='qcow2' discard='unmap'/>"
+        "<source file='/i/a.qcow2'/><target dev='vda' bus='virtio'/></disk></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='qcow2' discard='unmap'/>");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -drive file=/i/a.qcow2,format=qcow2,if=none,id=drive-vda,discard=unmap ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' discard='trim'/>"
+            "<source file='/i/a'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
+}
+
+/* What virt-manager 4.1's New VM wizard defines (manual install, Generic
+ * Linux 2022, a new qcow2 disk, usermode networking), as its log shows. */
+static const char virt_manager_new_vm_xml[] =
+    "<domain type=\"kvm\">\n"
+    "  <name>fresh</name>\n"
+    "  <uuid>3fe7c540-bba3-4ef4-b6f7-990019c91694</uuid>\n"
+    "  <metadata>\n"
+    "    <libosinfo:libosinfo xmlns:libosinfo=\"http://libosinfo.org/xmlns/libvirt/domain/1.0\">\n"
+    "      <libosinfo:os id=\"http://libosinfo.org/linux/2022\"/>\n"
+    "    </libosinfo:libosinfo>\n"
+    "  </metadata>\n"
+    "  <memory>4194304</memory>\n"
+    "  <currentMemory>4194304</currentMemory>\n"
+    "  <vcpu>2</vcpu>\n"
+    "  <os>\n"
+    "    <type arch=\"x86_64\" machine=\"q35\">hvm</type>\n"
+    "    <boot dev=\"hd\"/>\n"
+    "  </os>\n"
+    "  <features>\n"
+    "    <acpi/>\n"
+    "    <apic/>\n"
+    "    <vmport state=\"off\"/>\n"
+    "  </features>\n"
+    "  <clock offset=\"utc\">\n"
+    "    <timer name=\"rtc\" tickpolicy=\"catchup\"/>\n"
+    "    <timer name=\"pit\" tickpolicy=\"delay\"/>\n"
+    "    <timer name=\"hpet\" present=\"no\"/>\n"
+    "  </clock>\n"
+    "  <pm>\n"
+    "    <suspend-to-mem enabled=\"no\"/>\n"
+    "    <suspend-to-disk enabled=\"no\"/>\n"
+    "  </pm>\n"
+    "  <devices>\n"
+    "    <emulator>/usr/bin/qemu-system-x86_64</emulator>\n"
+    "    <disk type=\"file\" device=\"disk\">\n"
+    "      <driver name=\"qemu\" type=\"qcow2\" discard=\"unmap\"/>\n"
+    "      <source file=\"/i/fresh.qcow2\"/>\n"
+    "      <target dev=\"vda\" bus=\"virtio\"/>\n"
+    "    </disk>\n"
+    "    <controller type=\"usb\" model=\"qemu-xhci\" ports=\"15\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <controller type=\"pci\" model=\"pcie-root-port\"/>\n"
+    "    <interface type=\"user\">\n"
+    "      <mac address=\"52:54:00:23:11:94\"/>\n"
+    "      <model type=\"virtio\"/>\n"
+    "    </interface>\n"
+    "    <console type=\"pty\"/>\n"
+    "    <channel type=\"unix\">\n"
+    "      <source mode=\"bind\"/>\n"
+    "      <target type=\"virtio\" name=\"org.qemu.guest_agent.0\"/>\n"
+    "    </channel>\n"
+    "    <channel type=\"spicevmc\">\n"
+    "      <target type=\"virtio\" name=\"com.redhat.spice.0\"/>\n"
+    "    </channel>\n"
+    "    <input type=\"tablet\" bus=\"usb\"/>\n"
+    "    <graphics type=\"spice\" port=\"-1\" tlsPort=\"-1\" autoport=\"yes\">\n"
+    "      <image compression=\"off\"/>\n"
+    "    </graphics>\n"
+    "    <sound model=\"ich9\"/>\n"
+    "    <video>\n"
+    "      <model type=\"virtio\"/>\n"
+    "    </video>\n"
+    "    <redirdev bus=\"usb\" type=\"spicevmc\"/>\n"
+    "    <redirdev bus=\"usb\" type=\"spicevmc\"/>\n"
+    "    <memballoon model=\"virtio\"/>\n"
+    "    <rng model=\"virtio\">\n"
+    "      <backend model=\"random\">/dev/urandom</backend>\n"
+    "    </rng>\n"
+    "  </devices>\n"
+    "</domain>\n"
+;
+
+static void test_virt_manager_new_vm(void)
+{
+    rv_qemu_domain_def *def = parse_ok(virt_manager_new_vm_xml);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='usb' index='0' model='qemu-xhci' ports='15'");
+    CHECK_STR_HAS(xml, "<libosinfo:os id=\"http://libosinfo.org/linux/2022\"/>");
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    free(xml);
+    rv_qemu_domain_free(again);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", true, NULL };
+    rv_err err = { 0 };
+    CHECK_INT_EQ(rv_qemu_devices_prepare_live(def, "/r/x", always_free, NULL, &err), 0);
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    if (!argv)
+        check_fail(__FILE__, __LINE__, "no command line: %s", err.message ? err.message : "");
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, "qemu-xhci,id=usb,p2=15,p3=15");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><controller type='usb' model='qemu-xhci' ports='16'/></devices></domain>",
+            RV_ERR_XML_ERROR, "ports");
+    REFUSED(MIN_HEAD "<devices><controller type='usb' model='piix3-uhci' ports='2'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "<controller ports> is supported on a qemu-xhci USB controller only");
+}
+
 int main(void)
 {
+    test_metadata();
+    test_virt_manager_new_vm();
+    test_disk_discard();
     test_network_interface();
     test_cpu_mode();
     test_builtin_controllers();

@@ -135,9 +135,11 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 if (c->master_startport >= 0)
                     addf(b, "%s,masterbus=usb.0,firstport=%d,id=usb-companion%zu%s", usb_devices[c->model],
                          c->master_startport, i, pci(where, &c->addr, q35));
+                else if (c->model == RV_QEMU_USB_QEMU_XHCI)
+                    addf(b, "%s,id=usb,p2=%u,p3=%u%s", usb_devices[c->model], c->ports ? c->ports : 15,
+                         c->ports ? c->ports : 15, pci(where, &c->addr, q35));
                 else
-                    addf(b, "%s,id=usb%s%s", usb_devices[c->model],
-                         c->model == RV_QEMU_USB_QEMU_XHCI ? ",p2=15,p3=15" : "", pci(where, &c->addr, q35));
+                    addf(b, "%s,id=usb%s", usb_devices[c->model], pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_VIRTIO_SERIAL:
                 add(b, "-device");
@@ -392,9 +394,10 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
         if (d->source)
-            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s", esc(&b, &e1, d->source),
+            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s", esc(&b, &e1, d->source),
                  d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw", target,
-                 cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "");
+                 cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "",
+                 d->discard == 2 ? ",discard=unmap" : d->discard == 1 ? ",discard=ignore" : "");
         else
             addf(&b, "if=none,id=drive-%s,media=cdrom,readonly=on", target);
         char boot[32] = "";

@@ -170,7 +170,7 @@ static int controller_child(const xmlNode *c, void *opaque, rv_err *err)
 
 static int parse_controller(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
 {
-    static const char *const attrs[] = { "type", "index", "model", NULL };
+    static const char *const attrs[] = { "type", "index", "model", "ports", NULL };
     if (dev->ncontrollers == RV_QEMU_MAX_CONTROLLERS)
         UNSUPPORTED("more than %d <controller> elements", RV_QEMU_MAX_CONTROLLERS);
     rv_qemu_controller *ctl = &dev->controllers[dev->ncontrollers];
@@ -197,9 +197,15 @@ static int parse_controller(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
         return -1;
     }
     free(model);
-    unsigned long long index;
+    unsigned long long index, ports;
     if (attr_uint(n, "index", 0, RV_QEMU_MAX_CONTROLLERS - 1, ULLONG_MAX, &index, err) < 0)
         return -1;
+    /* ports: virt-manager writes 15 for qemu-xhci (QEMU's most). */
+    if (attr_uint(n, "ports", 1, 15, 0, &ports, err) < 0)
+        return -1;
+    if (ports && !(type == RV_QEMU_CTRL_USB && ctl->model == RV_QEMU_USB_QEMU_XHCI))
+        UNSUPPORTED("<controller ports> is supported on a qemu-xhci USB controller only");
+    ctl->ports = (unsigned)ports;
     if (device_children(n, &ctl->addr, controller_child, ctl, err) < 0)
         return -1;
     if (index == ULLONG_MAX) {
@@ -804,7 +810,7 @@ static unsigned usb_ports(const rv_qemu_devices *dev)
         const rv_qemu_controller *c = &dev->controllers[i];
         if (c->type != RV_QEMU_CTRL_USB || c->master_startport >= 0)
             continue;
-        return c->model == RV_QEMU_USB_QEMU_XHCI ? 15 : c->model == RV_QEMU_USB_EHCI1 ? 6
+        return c->model == RV_QEMU_USB_QEMU_XHCI ? (c->ports ? c->ports : 15) : c->model == RV_QEMU_USB_EHCI1 ? 6
              : c->model == RV_QEMU_USB_PIIX3_UHCI ? 2 : 0;
     }
     return 0;
@@ -926,6 +932,8 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
                     fprintf(fp, " model='%s'", pci_model_words[c->model]);
                 else if (c->type == RV_QEMU_CTRL_SCSI)
                     fprintf(fp, " model='%s'", scsi_model_words[c->model]);
+                if (c->ports)
+                    fprintf(fp, " ports='%u'", c->ports);
                 bool root_port = c->type == RV_QEMU_CTRL_PCI && c->model == RV_QEMU_PCIE_ROOT_PORT;
                 if (c->master_startport < 0 && !c->addr.set && !root_port) {
                     fputs("/>\n", fp);

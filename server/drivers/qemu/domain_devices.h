@@ -44,6 +44,7 @@ typedef struct rv_qemu_controller {
     int model;                  /* rv_qemu_usb_model, rv_qemu_pci_model, or 0 */
     unsigned index;
     int master_startport;       /* a USB companion's first port, else -1 */
+    unsigned ports;             /* qemu-xhci's <controller ports>, 0 if unset (15) */
     unsigned chassis, port;     /* pcie-root-port */
     rv_qemu_pci_addr addr;
 } rv_qemu_controller;

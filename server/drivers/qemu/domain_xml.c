@@ -292,10 +292,12 @@ static int parse_mac(const char *text, unsigned char mac[6])
     return (mac[0] & 1) ? -1 : 0;     /* a multicast address cannot be a NIC's */
 }
 
+static const char *const discard_words[] = { "ignore", "unmap", NULL };
+
 static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
 {
     static const char *const disk_attrs[] = { "type", "device", NULL };
-    static const char *const driver_attrs[] = { "name", "type", NULL };
+    static const char *const driver_attrs[] = { "name", "type", "discard", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
     static const char *const none[] = { NULL };
@@ -339,6 +341,16 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             free(format);
             if (bad)
                 goto fail;
+            /* discard='unmap': what virt-manager writes for a new disk. */
+            xmlChar *discard = xmlGetNoNsProp(c, (const xmlChar *)"discard");
+            bool has_discard = discard != NULL;
+            xmlFree(discard);
+            if (has_discard) {
+                int word = attr_word(c, "discard", discard_words, err);
+                if (word < 0)
+                    goto fail;
+                disk->discard = word + 1;
+            }
         } else if (named(c, "source")) {
             if (check_attrs(c, source_attrs, err) < 0)
                 goto fail;
@@ -891,6 +903,45 @@ static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
     return more < 0 ? -1 : 0;
 }
 
+/* <metadata>: each child an element in a namespace of its own (so that
+ * it can be written back alone, as libvirt requires too), kept as text. */
+static int parse_metadata(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    xmlBuffer *buf = xmlBufferCreate();
+    if (!buf)
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    for (xmlNode *c = n->children; c; c = c->next) {
+        if (c->type == XML_TEXT_NODE && xmlIsBlankNode(c))
+            continue;
+        if (c->type == XML_COMMENT_NODE)
+            continue;
+        if (c->type != XML_ELEMENT_NODE || !c->ns || !c->ns->href) {
+            xmlBufferFree(buf);
+            BAD_XML("a <metadata> child must be an element in a namespace");
+        }
+        /* Written back alone, it must declare its own namespace. */
+        bool declared = false;
+        for (const xmlNs *ns = c->nsDef; ns; ns = ns->next)
+            declared |= ns == c->ns;
+        if (!declared) {
+            xmlBufferFree(buf);
+            BAD_XML("a <metadata> child must declare its namespace itself (<%s>)", node_name(c));
+        }
+        if (xmlBufferLength(buf) > 0)
+            xmlBufferCCat(buf, "\n");
+        if (xmlNodeDump(buf, n->doc, c, 2, 0) < 0) {
+            xmlBufferFree(buf);
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    if (xmlBufferLength(buf) > 0 && !(def->metadata = strdup((const char *)xmlBufferContent(buf)))) {
+        xmlBufferFree(buf);
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    }
+    xmlBufferFree(buf);
+    return 0;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         bool *have_uuid, bool *have_current, rv_err *err)
 {
@@ -914,12 +965,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
-           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192 };
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192, S_METADATA = 16384 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
+        { "metadata", S_METADATA },
     };
     const xmlNode *c = NULL;
     int more;
@@ -1025,6 +1077,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 return -1;
         } else if (named(c, "devices")) {
             if (parse_devices(c, def, macs_given, err) < 0)
+                return -1;
+        } else if (named(c, "metadata")) {
+            if (parse_metadata(c, def, err) < 0)
                 return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <domain>", node_name(c));
@@ -1205,6 +1260,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
     put_escaped(fp, def->name);
     fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
+    if (def->metadata)
+        fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
     fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
     fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
     if (rv_qemu_def_vcpus(def) < def->vcpus)
@@ -1277,8 +1334,10 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         const rv_qemu_disk *d = &def->disks[i];
         fprintf(fp, "    <disk type='file' device='%s'>\n",
                 d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
-        fprintf(fp, "      <driver name='qemu' type='%s'/>\n",
-                d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
+        fprintf(fp, "      <driver name='qemu' type='%s'", d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
+        if (d->discard)
+            fprintf(fp, " discard='%s'", discard_words[d->discard - 1]);
+        fputs("/>\n", fp);
         if (d->source) {
             fputs("      <source file='", fp);
             put_escaped(fp, d->source);
@@ -1347,6 +1406,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->emulator);
     free(def->initrd);
     free(def->cmdline);
+    free(def->metadata);
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);

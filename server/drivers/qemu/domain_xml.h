@@ -37,6 +37,7 @@ typedef struct rv_qemu_disk {
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
+    int discard;                /* <driver discard>: 0 unset, 1 ignore, 2 unmap */
     rv_qemu_pci_addr addr;      /* virtio */
 } rv_qemu_disk;
 
@@ -103,6 +104,9 @@ typedef struct rv_qemu_domain_def {
     /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
      * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
     int cpu_mode, cpu_check, cpu_migratable;
+    /* <metadata>'s children as written (each in its own namespace, as
+     * virt-manager's libosinfo entry), kept and given back, NULL if none. */
+    char *metadata;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
