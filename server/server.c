@@ -178,8 +178,11 @@ static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
     /* One write per batch of log messages, not one per message; debug
      * messages wait a little for more (bench/run-logging.sh). */
     rvs_server *srv = w->data;
-    if (rv_log_flush_urgent() && !ev_is_active(&srv->log_flush))
+    if (rv_log_flush_urgent() && !ev_is_active(&srv->log_flush)) {
+        /* Set each time: a one-shot timer that has fired keeps no delay. */
+        ev_timer_set(&srv->log_flush, RV_LOG_DEBUG_DELAY, 0.);
         ev_timer_start(loop, &srv->log_flush);
+    }
 }
 
 static void on_log_flush(struct ev_loop *loop, ev_timer *w, int revents)
