@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Secrets and network filters on the QEMU driver: remvirt defines none, so
-# virsh and python3-libvirt must see what libvirtd's QEMU host with no
-# secrets and no filters answers (empty lists, "not found" lookups, the
-# same flag checks), byte for byte.
+# Secrets, network filters and host interfaces on the QEMU driver: remvirt
+# defines no secrets and no filters, so virsh and python3-libvirt must see
+# what libvirtd's QEMU host with none answers (empty lists, "not found"
+# lookups, the same flag checks), byte for byte; the host's interfaces
+# (sysfs) looked up by name and MAC and described as libvirtd's udev
+# backend describes them.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -20,7 +22,16 @@ qsteps=(
     "nwfilter-dumpxml no-such-filter"
     "nwfilter-dumpxml 0a81f5b2-8403-7b23-c8d6-21ccc2f80d6f"
     "nwfilter-binding-list"
+    "iface-mac nosuch"
+    "iface-name 00:11:22:33:44:55"
+    "iface-dumpxml nosuch"
+    "iface-dumpxml .."
 )
+# The host's interfaces (sysfs) by name and by MAC, and their XML.
+for i in /sys/class/net/*; do
+    qsteps+=("iface-mac ${i##*/}" "iface-name $(cat "$i/address")" "iface-dumpxml ${i##*/}"
+             "iface-dumpxml ${i##*/} --inactive")
+done
 qpy()
 {
     "$SYSTEM_PYTHON3" - "$1" <<'PY'
@@ -48,6 +59,14 @@ show('nwfilterLookupByName', lambda: c.nwfilterLookupByName('clean-traffic'))
 show('nwfilterLookupByUUIDString', lambda: c.nwfilterLookupByUUIDString(uuid))
 show('listAllNWFilterBindings', lambda: c.listAllNWFilterBindings(0))
 show('listAllNWFilterBindings 1', lambda: c.listAllNWFilterBindings(1))
+# Sorted: the two list sysfs in different orders.
+for i in sorted(c.listAllInterfaces(0), key=lambda i: i.name()):
+    show('interface ' + i.name(), lambda: (c.interfaceLookupByName(i.name()).MACString(),
+                                           c.interfaceLookupByMACString(i.MACString()).name(),
+                                           i.XMLDesc(0) == i.XMLDesc(1)))
+show('interfaceLookupByName nosuch', lambda: c.interfaceLookupByName('nosuch'))
+show('interfaceLookupByMACString nosuch', lambda: c.interfaceLookupByMACString('00:11:22:33:44:55'))
+show('interface XMLDesc 2', lambda: c.listAllInterfaces(0)[0].XMLDesc(2))
 PY
 }
 
@@ -79,4 +98,4 @@ if ! diff -u "$RV_TMP/libvirtd.txt" "$RV_TMP/remvirtd.txt"; then
     exit 1
 fi
 grep -q "Secret not found" "$RV_TMP/remvirtd.txt" || fail "no secret lookup was answered"
-echo "ok   secrets and nwfilters: the QEMU driver answers as libvirtd's ($(wc -l < "$RV_TMP/remvirtd.txt") lines)"
+echo "ok   secrets, nwfilters and interfaces: the QEMU driver answers as libvirtd's ($(wc -l < "$RV_TMP/remvirtd.txt") lines)"

@@ -1196,6 +1196,9 @@ const rv_driver rv_qemu_driver = {
         /* host devices and interfaces from sysfs: qemu_nodedev.c */
         .connect_list_all_interfaces = rv_qemu_connect_list_all_interfaces,
         .interface_is_active = rv_qemu_interface_is_active,
+        .interface_lookup_by_name = rv_qemu_interface_lookup_by_name,
+        .interface_lookup_by_mac_string = rv_qemu_interface_lookup_by_mac_string,
+        .interface_get_xml_desc = rv_qemu_interface_get_xml_desc,
         .node_num_of_devices = rv_qemu_node_num_of_devices,
         .node_list_devices = rv_qemu_node_list_devices,
         .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,
