@@ -540,7 +540,7 @@ static int iface_dir(const char *name, char *dir, size_t size, rv_err *err)
         strcmp(name, "..") == 0 ||
         (snprintf(dir, size, "/sys/class/net/%s", name), access(dir, F_OK) < 0))
         return iface_fail(err, RV_ERR_NO_INTERFACE,
-                    "Interface not found: couldn't find interface named '%s'", name);
+                          "Interface not found: couldn't find interface named '%s'", name);
     return 0;
 }
 
@@ -641,7 +641,8 @@ int rv_qemu_interface_lookup_by_mac_string(rv_driver_conn *c,
     DIR *d = opendir("/sys/class/net");
     if (!d)
         return iface_fail(err, RV_ERR_NO_INTERFACE,
-                    "Interface not found: couldn't find interface with MAC address '%s'", args->mac);
+                          "Interface not found: couldn't find interface with MAC "
+                          "address '%s'", args->mac);
     char found[256] = "";
     int matches = 0;
     struct dirent *e;
@@ -659,11 +660,12 @@ int rv_qemu_interface_lookup_by_mac_string(rv_driver_conn *c,
     closedir(d);
     if (matches == 0)
         return iface_fail(err, RV_ERR_NO_INTERFACE,
-                    "Interface not found: couldn't find interface with MAC address '%s'", args->mac);
+                          "Interface not found: couldn't find interface with MAC "
+                          "address '%s'", args->mac);
     if (matches > 1)
         return iface_fail(err, RV_ERR_MULTIPLE_INTERFACES,
-                    "multiple matching interfaces found: the MAC address '%s' matches "
-                    "multiple interfaces", args->mac);
+                          "multiple matching interfaces found: the MAC address '%s' "
+                          "matches multiple interfaces", args->mac);
     return iface_by_name(found, &ret->iface, err);
 }
 
