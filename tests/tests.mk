@@ -129,6 +129,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
+	tests/interop/test-virsh-secrets-nwfilters.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \
@@ -150,6 +151,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-storage.sh \
 	tests/interop/test-qemu-storage-libvirtd.sh \
 	tests/interop/test-qemu-nodedev.sh \
+	tests/interop/test-qemu-secrets-nwfilters.sh \
 	tests/interop/test-qemu-network.sh \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \

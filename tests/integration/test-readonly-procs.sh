@@ -297,6 +297,9 @@ VALUE_OF_TYPE = {
     "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),
     # libvirt's test host interface.
     "rv_nonnull_interface": rc.xdr_string("eth1") + rc.xdr_string("aa:bb:cc:dd:ee:ff"),
+    # No secret or filter exists: lookups and XML fail, nothing changes.
+    "rv_nonnull_secret": bytes(16) + rc.xdr_int(1) + rc.xdr_string("/test"),
+    "rv_nonnull_nwfilter": rc.xdr_string("test") + bytes(16),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }

@@ -18,6 +18,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_network.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
+#include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 
@@ -1239,9 +1240,26 @@ const rv_driver rv_qemu_driver = {
         .network_set_autostart = rv_qemu_network_set_autostart,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
+        /* secrets and network filters, none defined: qemu_secret.c */
+        .connect_num_of_secrets = rv_qemu_connect_num_of_secrets,
+        .connect_list_secrets = rv_qemu_connect_list_secrets,
+        .connect_list_all_secrets = rv_qemu_connect_list_all_secrets,
+        .secret_lookup_by_uuid = rv_qemu_secret_lookup_by_uuid,
+        .secret_lookup_by_usage = rv_qemu_secret_lookup_by_usage,
+        .secret_get_xml_desc = rv_qemu_secret_get_xml_desc,
+        .connect_num_of_nwfilters = rv_qemu_connect_num_of_nwfilters,
+        .connect_list_nwfilters = rv_qemu_connect_list_nwfilters,
+        .connect_list_all_nwfilters = rv_qemu_connect_list_all_nwfilters,
+        .nwfilter_lookup_by_name = rv_qemu_nwfilter_lookup_by_name,
+        .nwfilter_lookup_by_uuid = rv_qemu_nwfilter_lookup_by_uuid,
+        .nwfilter_get_xml_desc = rv_qemu_nwfilter_get_xml_desc,
+        .connect_list_all_nwfilter_bindings = rv_qemu_connect_list_all_nwfilter_bindings,
         /* host devices and interfaces from sysfs: qemu_nodedev.c */
         .connect_list_all_interfaces = rv_qemu_connect_list_all_interfaces,
         .interface_is_active = rv_qemu_interface_is_active,
+        .interface_lookup_by_name = rv_qemu_interface_lookup_by_name,
+        .interface_lookup_by_mac_string = rv_qemu_interface_lookup_by_mac_string,
+        .interface_get_xml_desc = rv_qemu_interface_get_xml_desc,
         .node_num_of_devices = rv_qemu_node_num_of_devices,
         .node_list_devices = rv_qemu_node_list_devices,
         .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,

@@ -520,6 +520,30 @@ int rv_qemu_node_device_list_caps(rv_driver_conn *c, const rv_node_device_list_c
  * /sys/class/net entry, active when its operstate is "up" (lo's is
  * "unknown": inactive, as libvirtd lists it). ---- */
 
+/* An error of the host interface calls, in libvirtd's interface domain. */
+static int iface_fail(rv_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int iface_fail(rv_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, RV_FROM_INTERFACE, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Fills dir with the sysfs directory of the interface called name, or
+ * fails with libvirtd's "not found". */
+static int iface_dir(const char *name, char *dir, size_t size, rv_err *err)
+{
+    if (strchr(name, '/') || strlen(name) > 255 || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0 ||
+        (snprintf(dir, size, "/sys/class/net/%s", name), access(dir, F_OK) < 0))
+        return iface_fail(err, RV_ERR_NO_INTERFACE,
+                          "Interface not found: couldn't find interface named '%s'", name);
+    return 0;
+}
+
 static bool iface_up(const char *name)
 {
     char dir[512];
@@ -581,10 +605,105 @@ int rv_qemu_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_
 {
     (void)c;
     char dir[512];
-    if (strchr(args->iface.name, '/') || strlen(args->iface.name) > 255 ||
-        (snprintf(dir, sizeof(dir), "/sys/class/net/%s", args->iface.name), access(dir, F_OK) < 0))
-        return fail(err, RV_ERR_NO_INTERFACE,
-                    "Interface not found: couldn't find interface named '%s'", args->iface.name);
+    if (iface_dir(args->iface.name, dir, sizeof(dir), err) < 0)
+        return -1;
     ret->active = iface_up(args->iface.name);
+    return 0;
+}
+
+/* The interface called name, as libvirtd's udev backend answers it. */
+static int iface_by_name(const char *name, rv_nonnull_interface *out, rv_err *err)
+{
+    char dir[512];
+    if (iface_dir(name, dir, sizeof(dir), err) < 0)
+        return -1;
+    out->name = strdup(name);
+    out->mac = read_line(dir, "address");
+    if (!out->mac)
+        out->mac = strdup("");
+    return out->name && out->mac ? 0 : oom(err);     /* the dispatcher frees what was set */
+}
+
+int rv_qemu_interface_lookup_by_name(rv_driver_conn *c,
+                                     const rv_interface_lookup_by_name_args *args,
+                                     rv_interface_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    return iface_by_name(args->name, &ret->iface, err);
+}
+
+int rv_qemu_interface_lookup_by_mac_string(rv_driver_conn *c,
+                                           const rv_interface_lookup_by_mac_string_args *args,
+                                           rv_interface_lookup_by_mac_string_ret *ret,
+                                           rv_err *err)
+{
+    (void)c;
+    DIR *d = opendir("/sys/class/net");
+    if (!d)
+        return iface_fail(err, RV_ERR_NO_INTERFACE,
+                          "Interface not found: couldn't find interface with MAC "
+                          "address '%s'", args->mac);
+    char found[256] = "";
+    int matches = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && matches < 2) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(found))
+            continue;
+        char dir[512];
+        snprintf(dir, sizeof(dir), "/sys/class/net/%s", e->d_name);
+        char *mac = read_line(dir, "address");
+        /* udev compares the text as given, case and all. */
+        if (mac && strcmp(mac, args->mac) == 0 && matches++ == 0)
+            snprintf(found, sizeof(found), "%s", e->d_name);
+        free(mac);
+    }
+    closedir(d);
+    if (matches == 0)
+        return iface_fail(err, RV_ERR_NO_INTERFACE,
+                          "Interface not found: couldn't find interface with MAC "
+                          "address '%s'", args->mac);
+    if (matches > 1)
+        return iface_fail(err, RV_ERR_MULTIPLE_INTERFACES,
+                          "multiple matching interfaces found: the MAC address '%s' "
+                          "matches multiple interfaces", args->mac);
+    return iface_by_name(found, &ret->iface, err);
+}
+
+/* The interface's XML as libvirtd's udev backend writes a plain device:
+ * its MTU, link state (and speed when the kernel knows it) and MAC. */
+int rv_qemu_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
+                                   rv_interface_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    /* flags: INACTIVE (1), the same description. */
+    if (args->flags & ~0x1u)
+        return iface_fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                          args->flags & ~0x1u, "udevInterfaceGetXMLDesc");
+    char dir[512];
+    if (iface_dir(args->iface.name, dir, sizeof(dir), err) < 0)
+        return -1;
+    char *mtu = read_line(dir, "mtu"), *state = read_line(dir, "operstate");
+    char *speed = read_line(dir, "speed"), *mac = read_line(dir, "address");
+    char speed_attr[32] = "";
+    long long mbps = speed ? strtoll(speed, NULL, 10) : 0;
+    /* libvirt keeps the speed unsigned: -1 (unknown) prints as 4294967295. */
+    if (mbps != 0)
+        snprintf(speed_attr, sizeof(speed_attr), " speed='%u'", (unsigned)mbps);
+    int n = asprintf(&ret->xml,
+                     "<interface type='ethernet' name='%s'>\n"
+                     "  <mtu size='%s'/>\n"
+                     "  <link%s state='%s'/>\n"
+                     "  <mac address='%s'/>\n"
+                     "</interface>\n",
+                     args->iface.name, mtu ? mtu : "0", speed_attr, state ? state : "unknown",
+                     mac ? mac : "");
+    free(mtu);
+    free(state);
+    free(speed);
+    free(mac);
+    if (n < 0) {
+        ret->xml = NULL;
+        return oom(err);
+    }
     return 0;
 }

@@ -31,5 +31,14 @@ int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
                                         rv_connect_list_all_interfaces_ret *ret, rv_err *err);
 int rv_qemu_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
                                 rv_interface_is_active_ret *ret, rv_err *err);
+int rv_qemu_interface_lookup_by_name(rv_driver_conn *c,
+                                     const rv_interface_lookup_by_name_args *args,
+                                     rv_interface_lookup_by_name_ret *ret, rv_err *err);
+int rv_qemu_interface_lookup_by_mac_string(rv_driver_conn *c,
+                                           const rv_interface_lookup_by_mac_string_args *args,
+                                           rv_interface_lookup_by_mac_string_ret *ret,
+                                           rv_err *err);
+int rv_qemu_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
+                                   rv_interface_get_xml_desc_ret *ret, rv_err *err);
 
 #endif

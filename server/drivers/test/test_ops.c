@@ -584,5 +584,8 @@ const rv_driver rv_test_driver = {
         .domain_interface_addresses = test_stats_domain_interface_addresses,
         .connect_list_all_interfaces = test_stats_connect_list_all_interfaces,
         .interface_is_active = test_stats_interface_is_active,
+        .interface_lookup_by_name = test_stats_interface_lookup_by_name,
+        .interface_lookup_by_mac_string = test_stats_interface_lookup_by_mac_string,
+        .interface_get_xml_desc = test_stats_interface_get_xml_desc,
     },
 };

@@ -1325,3 +1325,64 @@ int test_stats_interface_is_active(rv_driver_conn *c, const rv_interface_is_acti
     ret->active = 1;
     return 0;
 }
+
+/* The wire form of the one host interface. */
+static int host_iface(rv_nonnull_interface *out, rv_err *err)
+{
+    out->name = strdup(HOST_IFACE_NAME);
+    out->mac = strdup(HOST_IFACE_MAC);
+    return out->name && out->mac ? 0 : fail_oom(err);
+}
+
+int test_stats_interface_lookup_by_name(rv_driver_conn *c,
+                                        const rv_interface_lookup_by_name_args *args,
+                                        rv_interface_lookup_by_name_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (strcmp(args->name, HOST_IFACE_NAME) != 0) {
+        rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_INTERFACE,
+                   "Interface not found: no interface with matching name '%s'", args->name);
+        return -1;
+    }
+    return host_iface(&ret->iface, err);
+}
+
+int test_stats_interface_lookup_by_mac_string(rv_driver_conn *c,
+                                              const rv_interface_lookup_by_mac_string_args *args,
+                                              rv_interface_lookup_by_mac_string_ret *ret,
+                                              rv_err *err)
+{
+    (void)c;
+    /* libvirt compares the text as given, case and all. */
+    if (strcmp(args->mac, HOST_IFACE_MAC) != 0) {
+        rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_INTERFACE,
+                   "Interface not found: no interface with matching mac '%s'", args->mac);
+        return -1;
+    }
+    return host_iface(&ret->iface, err);
+}
+
+int test_stats_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
+                                      rv_interface_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)
+        return -1;
+    if (strcmp(args->iface.name, HOST_IFACE_NAME) != 0) {
+        rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_INTERFACE,
+                   "Interface not found: no interface with matching name '%s'",
+                   args->iface.name);
+        return -1;
+    }
+    /* libvirt's test:///default definition of eth1, as it formats it. */
+    ret->xml = strdup("<interface type='ethernet' name='" HOST_IFACE_NAME "'>\n"
+                      "  <start mode='onboot'/>\n"
+                      "  <mtu size='1492'/>\n"
+                      "  <protocol family='ipv4'>\n"
+                      "    <ip address='192.168.0.5' prefix='24'/>\n"
+                      "    <route gateway='192.168.0.1'/>\n"
+                      "  </protocol>\n"
+                      "  <mac address='" HOST_IFACE_MAC "'/>\n"
+                      "</interface>\n");
+    return ret->xml ? 0 : fail_oom(err);
+}

@@ -87,6 +87,15 @@ int test_stats_connect_list_all_interfaces(rv_driver_conn *c,
                                            rv_err *err);
 int test_stats_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
                                    rv_interface_is_active_ret *ret, rv_err *err);
+int test_stats_interface_lookup_by_name(rv_driver_conn *c,
+                                        const rv_interface_lookup_by_name_args *args,
+                                        rv_interface_lookup_by_name_ret *ret, rv_err *err);
+int test_stats_interface_lookup_by_mac_string(rv_driver_conn *c,
+                                              const rv_interface_lookup_by_mac_string_args *args,
+                                              rv_interface_lookup_by_mac_string_ret *ret,
+                                              rv_err *err);
+int test_stats_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
+                                      rv_interface_get_xml_desc_ret *ret, rv_err *err);
 int test_stats_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
                                     rv_domain_get_max_vcpus_ret *ret, rv_err *err);
 int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
