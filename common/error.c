@@ -30,6 +30,15 @@ void rv_err_set(rv_err *err, int domain, int code, const char *fmt, ...)
     va_end(ap);
 }
 
+int rv_err_fail(rv_err *err, int domain, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(err, domain, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 void rv_err_set_errno(rv_err *err, int domain, int errnum, const char *fmt, ...)
 {
     char *what = NULL;

@@ -26,6 +26,9 @@ void rv_err_set(rv_err *err, int domain, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void rv_err_setv(rv_err *err, int domain, int code, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
+/* rv_err_set, returning -1: for "return rv_err_fail(...)" in the drivers. */
+int rv_err_fail(rv_err *err, int domain, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Set from errno: "<what>: <strerror>" with RV_ERR_SYSTEM_ERROR. */
 void rv_err_set_errno(rv_err *err, int domain, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

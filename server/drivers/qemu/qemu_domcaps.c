@@ -71,15 +71,7 @@ static const machine *find_machine(const char *name)
     return NULL;
 }
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 /* An <enum name=...> of values. */
 static void put_enum(FILE *fp, const char *indent, const char *name, const char *const *values)

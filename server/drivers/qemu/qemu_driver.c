@@ -31,15 +31,7 @@ struct rv_driver_conn {
     char unused;
 };
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 static int oom(rv_err *err)
 {

@@ -20,15 +20,7 @@ RV_LOG_CATEGORY("drivers.qemu.tune");
 
 enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, MAXIMUM = 0x4 };
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
 {
