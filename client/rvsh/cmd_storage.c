@@ -1,0 +1,666 @@
+/* rvsh: the storage pool and volume commands, with vol-upload and vol-download over streams. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rvsh.h"
+
+/* virsh's order: a UUID first (when the text is one), then a name. */
+static rv_pool *lookup_pool_by(shell *sh, const char *text, unsigned int how)
+{
+    rv_pool *pool = NULL;
+    int tried = 0;
+    if ((how & BY_UUID) && strlen(text) == RV_UUID_STRING_BUFLEN - 1) {
+        tried = 1;
+        pool = rv_storage_pool_lookup_by_uuid_string(sh->conn, text);
+    }
+    if (!pool && (how & BY_NAME)) {
+        tried = 1;
+        pool = rv_storage_pool_lookup_by_name(sh->conn, text);
+    }
+    if (!pool) {
+        const rv_error_info *e = rv_last_error();
+        error_line("failed to get pool '%s'", text);
+        /* A text that is no UUID was never sent: nothing more to say. */
+        if (tried && e && e->code != RV_ERROR_INVALID_ARG)
+            lib_error();
+    }
+    return pool;
+}
+
+rv_pool *lookup_pool(shell *sh, const char *text)
+{
+    return lookup_pool_by(sh, text, BY_UUID | BY_NAME);
+}
+
+/* virsh's order for a volume: by name in --pool (when given), then by
+ * key, then by path; the last failure is the one reported. */
+static rv_vol *lookup_vol(shell *sh, const command *cmd, const cmd_args *a)
+{
+    const char *pool_name = NULL, *text = a->value;
+    int takes_pool = 0;
+    for (unsigned int k = 0; cmd->options && cmd->options[k]; k++) {
+        if (strcmp(cmd->options[k], "pool=") != 0)
+            continue;
+        takes_pool = 1;
+        if (a->opts & (1u << k))
+            pool_name = a->opt_values[k];
+    }
+    rv_vol *vol = NULL;
+    if (pool_name) {
+        rv_pool *pool = lookup_pool(sh, pool_name);
+        if (!pool)
+            return NULL;
+        vol = rv_storage_vol_lookup_by_name(pool, text);
+        rv_storage_pool_free(pool);
+    }
+    if (!vol)
+        vol = rv_storage_vol_lookup_by_key(sh->conn, text);
+    if (!vol)
+        vol = rv_storage_vol_lookup_by_path(sh->conn, text);
+    if (!vol) {
+        if (takes_pool && !pool_name && text[0] == '/')
+            error_line("failed to get vol '%s', specifying --pool might help", text);
+        else
+            error_line("failed to get vol '%s'", text);
+        lib_error();
+    }
+    return vol;
+}
+
+static const char *pool_state_name(int state)
+{
+    static const char *const names[] = { "inactive", "building", "running", "degraded",
+                                         "inaccessible" };
+    return state >= 0 && state < 5 ? names[state] : "unknown";
+}
+
+static const char *vol_type_name(int type)
+{
+    static const char *const names[] = { "file", "block", "dir", "network", "netdir", "ploop" };
+    return type >= 0 && type < 6 ? names[type] : "unknown";
+}
+
+static int compare_pools(const void *pa, const void *pb)
+{
+    return strcasecmp(rv_storage_pool_get_name(*(rv_pool *const *)pa),
+                      rv_storage_pool_get_name(*(rv_pool *const *)pb));
+}
+
+static int compare_vols(const void *pa, const void *pb)
+{
+    return strcasecmp(rv_storage_vol_get_name(*(rv_vol *const *)pa),
+                      rv_storage_vol_get_name(*(rv_vol *const *)pb));
+}
+
+static int cmd_pool_list(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned int flags = RV_CONNECT_LIST_STORAGE_POOLS_ACTIVE;
+    if (has_opt(cmd, a, "all"))
+        flags = 0;
+    else if (has_opt(cmd, a, "inactive"))
+        flags = RV_CONNECT_LIST_STORAGE_POOLS_INACTIVE;
+    rv_pool **pools = NULL;
+    int n = rv_connect_list_all_storage_pools(sh->conn, &pools, flags);
+    if (n < 0) {
+        error_line("Failed to list pools");
+        lib_error();
+        return -1;
+    }
+    qsort(pools, (size_t)n, sizeof(*pools), compare_pools);
+    const char **cells = calloc((size_t)n * 3 + 1, sizeof(*cells));
+    int *persistent = calloc((size_t)n + 1, sizeof(*persistent));
+    int rc = cells && persistent ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        int active = rv_storage_pool_is_active(pools[i]), autostart = 0;
+        persistent[i] = rv_storage_pool_is_persistent(pools[i]);
+        if (active < 0 || persistent[i] < 0 ||
+            rv_storage_pool_get_autostart(pools[i], &autostart) < 0) {
+            lib_error();
+            rc = -1;
+            break;
+        }
+        cells[i * 3] = rv_storage_pool_get_name(pools[i]);
+        cells[i * 3 + 1] = active ? "active" : "inactive";
+        cells[i * 3 + 2] = yes_no(autostart);
+    }
+    if (rc == 0 && (sh->json || has_opt(cmd, a, "json"))) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            char uuid[RV_UUID_STRING_BUFLEN];
+            int first = 1;
+            rv_storage_pool_get_uuid_string(pools[i], uuid);
+            printf("%s{", i ? ", " : "");
+            json_str_field("name", cells[i * 3], &first);
+            json_str_field("uuid", uuid, &first);
+            json_str_field("state", cells[i * 3 + 1], &first);
+            json_bool_field("autostart", strcmp(cells[i * 3 + 2], "yes") == 0, &first);
+            json_bool_field("persistent", persistent[i], &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        static const char *const heads[] = { "Name", "State", "Autostart" };
+        print_table(heads, 3, cells, (size_t)n);
+    }
+    for (int i = 0; i < n; i++)
+        rv_storage_pool_free(pools[i]);
+    free(pools);
+    free(cells);
+    free(persistent);
+    return rc;
+}
+
+static int cmd_pool_info(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char uuid[RV_UUID_STRING_BUFLEN];
+    rv_storage_pool_get_uuid_string(pool, uuid);
+    rv_storage_pool_info info;
+    if (rv_storage_pool_get_info(pool, &info) < 0) {
+        lib_error();
+        rv_storage_pool_free(pool);
+        return -1;
+    }
+    /* Each query may fail alone; virsh then prints a stand-in. */
+    int persistent = rv_storage_pool_is_persistent(pool), autostart = -1;
+    if (rv_storage_pool_get_autostart(pool, &autostart) < 0)
+        autostart = -1;
+    int sizes = info.state == RV_STORAGE_POOL_RUNNING || info.state == RV_STORAGE_POOL_DEGRADED;
+    if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("name", rv_storage_pool_get_name(pool), &first);
+        json_str_field("uuid", uuid, &first);
+        json_str_field("state", pool_state_name(info.state), &first);
+        if (persistent >= 0)
+            json_bool_field("persistent", persistent, &first);
+        if (autostart >= 0)
+            json_bool_field("autostart", autostart, &first);
+        json_num_field("capacity", info.capacity, sizes, &first);
+        json_num_field("allocation", info.allocation, sizes, &first);
+        json_num_field("available", info.available, sizes, &first);
+        puts("}");
+    } else {
+        printf("%-15s %s\n", "Name:", rv_storage_pool_get_name(pool));
+        printf("%-15s %s\n", "UUID:", uuid);
+        printf("%-15s %s\n", "State:", pool_state_name(info.state));
+        printf("%-15s %s\n", "Persistent:", persistent < 0 ? "unknown" : yes_no(persistent));
+        printf("%-15s %s\n", "Autostart:", autostart < 0 ? "no autostart" : yes_no(autostart));
+        if (sizes) {
+            print_size("Capacity:", info.capacity);
+            print_size("Allocation:", info.allocation);
+            print_size("Available:", info.available);
+        }
+    }
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int cmd_pool_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char *xml = rv_storage_pool_get_xml_desc(pool, 0);
+    if (xml)
+        fputs(xml, stdout);
+    else
+        lib_error();
+    free(xml);
+    rv_storage_pool_free(pool);
+    return xml ? 0 : -1;
+}
+
+/* pool-define and pool-create: a pool from an XML file. */
+static int cmd_pool_define(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int create = strcmp(cmd->name, "pool-create") == 0;
+    char *xml;
+    if (read_file(a->value, &xml) < 0)
+        return -1;
+    rv_pool *pool = create ? rv_storage_pool_create_xml(sh->conn, xml, 0)
+                           : rv_storage_pool_define_xml(sh->conn, xml, 0);
+    free(xml);
+    if (!pool) {
+        error_line("Failed to %s pool from %s", create ? "create" : "define", a->value);
+        lib_error();
+        return -1;
+    }
+    printf("Pool %s %s from %s\n", rv_storage_pool_get_name(pool),
+           create ? "created" : "defined", a->value);
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int op_pool_start(rv_pool *p) { return rv_storage_pool_create(p, 0); }
+
+static int op_pool_build(rv_pool *p) { return rv_storage_pool_build(p, 0); }
+
+static int op_pool_refresh(rv_pool *p) { return rv_storage_pool_refresh(p, 0); }
+
+static int op_pool_delete(rv_pool *p) { return rv_storage_pool_delete(p, 0); }
+
+/* pool-start, pool-destroy, pool-undefine: virsh names the pool as typed. */
+static int cmd_pool_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
+{
+    static const struct {
+        const char *name;
+        int (*op)(rv_pool *pool);
+        const char *done, *verb;
+    } ops[] = {
+        { "pool-start", op_pool_start, "started", "start" },
+        { "pool-destroy", rv_storage_pool_destroy, "destroyed", "destroy" },
+        { "pool-undefine", rv_storage_pool_undefine, "has been undefined", "undefine" },
+        { "pool-build", op_pool_build, "built", "build" },
+        { "pool-refresh", op_pool_refresh, "refreshed", "refresh" },
+        { "pool-delete", op_pool_delete, "deleted", "delete" },
+    };
+    size_t i = 0;
+    while (strcmp(ops[i].name, cmd->name) != 0)
+        i++;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    int rc = ops[i].op(pool);
+    if (rc < 0) {
+        error_line("Failed to %s pool %s", ops[i].verb, a->value);
+        lib_error();
+    } else {
+        printf("Pool %s %s\n", a->value, ops[i].done);
+    }
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+static int cmd_pool_autostart(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int enable = !has_opt(cmd, a, "disable");
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    int rc = rv_storage_pool_set_autostart(pool, enable);
+    if (rc < 0) {
+        error_line("failed to %smark pool %s as autostarted", enable ? "" : "un", a->value);
+        lib_error();
+    } else {
+        printf("Pool %s %smarked as autostarted\n", a->value, enable ? "" : "un");
+    }
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+/* pool-uuid (by name) and pool-name (by UUID). */
+static int cmd_pool_ident(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int uuid = strcmp(cmd->name, "pool-uuid") == 0;
+    rv_pool *pool = lookup_pool_by(sh, a->value, uuid ? BY_NAME : BY_UUID);
+    if (!pool)
+        return -1;
+    char text[RV_UUID_STRING_BUFLEN];
+    rv_storage_pool_get_uuid_string(pool, text);
+    puts(uuid ? text : rv_storage_pool_get_name(pool));
+    rv_storage_pool_free(pool);
+    return 0;
+}
+
+static int cmd_vol_list(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    rv_vol **vols = NULL;
+    int n = rv_storage_pool_list_all_volumes(pool, &vols, 0);
+    rv_storage_pool_free(pool);
+    if (n < 0) {
+        error_line("Failed to list volumes");
+        lib_error();
+        return -1;
+    }
+    qsort(vols, (size_t)n, sizeof(*vols), compare_vols);
+    char **paths = calloc((size_t)n + 1, sizeof(*paths));
+    const char **cells = calloc((size_t)n * 2 + 1, sizeof(*cells));
+    int rc = paths && cells ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (!(paths[i] = rv_storage_vol_get_path(vols[i]))) {
+            lib_error();
+            rc = -1;
+            break;
+        }
+        cells[i * 2] = rv_storage_vol_get_name(vols[i]);
+        cells[i * 2 + 1] = paths[i];
+    }
+    if (rc == 0 && (sh->json || has_opt(cmd, a, "json"))) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            int first = 1;
+            printf("%s{", i ? ", " : "");
+            json_str_field("name", cells[i * 2], &first);
+            json_str_field("path", cells[i * 2 + 1], &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        static const char *const heads[] = { "Name", "Path" };
+        print_table(heads, 2, cells, (size_t)n);
+    }
+    for (int i = 0; i < n; i++) {
+        free(paths ? paths[i] : NULL);
+        rv_storage_vol_free(vols[i]);
+    }
+    free(vols);
+    free(paths);
+    free(cells);
+    return rc;
+}
+
+static int cmd_vol_info(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    rv_storage_vol_info info;
+    int rc = rv_storage_vol_get_info(vol, &info);
+    if (rc < 0) {
+        lib_error();
+    } else if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("name", rv_storage_vol_get_name(vol), &first);
+        json_str_field("type", vol_type_name(info.type), &first);
+        json_num_field("capacity", info.capacity, 1, &first);
+        json_num_field("allocation", info.allocation, 1, &first);
+        puts("}");
+    } else {
+        printf("%-15s %s\n", "Name:", rv_storage_vol_get_name(vol));
+        printf("%-15s %s\n", "Type:", vol_type_name(info.type));
+        print_size("Capacity:", info.capacity);
+        print_size("Allocation:", info.allocation);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* vol-dumpxml, vol-path, vol-key, vol-name, vol-pool: one string about
+ * the volume. */
+static int cmd_vol_string(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    int xml = strcmp(cmd->name, "vol-dumpxml") == 0;
+    char *s = NULL;
+    if (xml)
+        s = rv_storage_vol_get_xml_desc(vol, 0);
+    else if (strcmp(cmd->name, "vol-path") == 0)
+        s = rv_storage_vol_get_path(vol);
+    else
+        s = strdup(strcmp(cmd->name, "vol-key") == 0 ? rv_storage_vol_get_key(vol)
+                   : strcmp(cmd->name, "vol-name") == 0 ? rv_storage_vol_get_name(vol)
+                                                        : rv_storage_vol_get_pool_name(vol));
+    if (!s)
+        lib_error();
+    else if (xml)
+        fputs(s, stdout);
+    else
+        puts(s);
+    free(s);
+    rv_storage_vol_free(vol);
+    return s ? 0 : -1;
+}
+
+static int cmd_vol_create(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    char *xml;
+    if (read_file(a->value2, &xml) < 0) {
+        rv_storage_pool_free(pool);
+        return -1;
+    }
+    rv_vol *vol = rv_storage_vol_create_xml(pool, xml, 0);
+    free(xml);
+    rv_storage_pool_free(pool);
+    if (!vol) {
+        error_line("Failed to create vol from %s", a->value2);
+        lib_error();
+        return -1;
+    }
+    printf("Vol %s created from %s\n", rv_storage_vol_get_name(vol), a->value2);
+    rv_storage_vol_free(vol);
+    return 0;
+}
+
+static int cmd_vol_delete(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    int rc = rv_storage_vol_delete(vol, 0);
+    if (rc < 0) {
+        error_line("Failed to delete vol %s", a->value);
+        lib_error();
+    } else {
+        printf("Vol %s deleted\n", a->value);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* --offset and --length, as virsh reads them. */
+static int parse_span(const cmd_args *a, unsigned long long *offset, unsigned long long *length)
+{
+    const char *names[] = { "offset", "length" };
+    unsigned long long *out[] = { offset, length };
+    for (int i = 0; i < 2; i++) {
+        const char *text = a->opt_values[1 + i];
+        *out[i] = 0;
+        if (!text)
+            continue;
+        char *end;
+        errno = 0;
+        *out[i] = strtoull(text, &end, 10);
+        if (errno || end == text || *end || text[0] == '-') {
+            error_line("Numeric value '%s' for <%s> option is malformed or out of range", text,
+                       names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define RVSH_STREAM_BUF (256 * 1024)
+
+/* vol-upload <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * file's bytes into the volume, as virsh vol-upload. */
+static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    FILE *f = fopen(a->value2, "rb");
+    if (!f) {
+        error_line("cannot read %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_upload(vol, st, offset, length, 0) < 0) {
+        error_line("cannot upload to volume %s", a->value);
+        lib_error();
+    } else {
+        size_t n;
+        rc = 0;
+        while (rc == 0 && (n = fread(buf, 1, RVSH_STREAM_BUF, f)) > 0)
+            rc = rv_stream_send(st, buf, n);
+        if (rc == 0 && ferror(f)) {
+            error_line("cannot read %s", a->value2);
+            rv_stream_abort(st);
+            rc = -1;
+        } else if (rc < 0) {
+            error_line("cannot send data to volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+            rc = -1;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    fclose(f);
+    return rc;
+}
+
+/* vol-download <vol> <file> [--pool P] [--offset N] [--length N]: the
+ * volume's bytes into the file (a file it created is removed again if
+ * the download fails), as virsh vol-download. */
+static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long offset, length;
+    if (parse_span(a, &offset, &length) < 0)
+        return -1;
+    int created = 1;
+    FILE *f = fopen(a->value2, "wbx");
+    if (!f && errno == EEXIST) {
+        created = 0;
+        f = fopen(a->value2, "wb");
+    }
+    if (!f) {
+        error_line("cannot create %s", a->value2);
+        return -1;
+    }
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    rv_stream *st = vol ? rv_stream_new(sh->conn, 0) : NULL;
+    char *buf = malloc(RVSH_STREAM_BUF);
+    int rc = -1;
+    if (!vol || !st || !buf) {
+        if (vol)
+            lib_error();
+    } else if (rv_storage_vol_download(vol, st, offset, length, 0) < 0) {
+        error_line("cannot download from volume %s", a->value);
+        lib_error();
+    } else {
+        int n;
+        while ((n = rv_stream_recv(st, buf, RVSH_STREAM_BUF)) > 0)
+            if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
+                break;
+        if (n > 0) {
+            error_line("cannot write %s", a->value2);
+            rv_stream_abort(st);
+        } else if (n < 0) {
+            error_line("cannot receive data from volume %s", a->value);
+            lib_error();
+        } else if (rv_stream_finish(st) < 0) {
+            error_line("cannot close volume %s", a->value);
+            lib_error();
+        } else {
+            rc = 0;
+        }
+    }
+    free(buf);
+    rv_stream_free(st);
+    rv_storage_vol_free(vol);
+    if (fclose(f) != 0 && rc == 0) {
+        error_line("cannot write %s", a->value2);
+        rc = -1;
+    }
+    if (rc < 0 && created)
+        unlink(a->value2);
+    return rc;
+}
+
+static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "event=", NULL };
+static const char *const opts_vol[] = { "pool=", NULL };
+static const char *const opts_vol_json[] = { "pool=", "json", NULL };
+static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", NULL };
+
+const command rvsh_storage_commands[] = {
+    { .name = "pool-list", .run = cmd_pool_list,
+      .options = opts_list,
+      .summary = "list storage pools (active ones; --all: all; --inactive: inactive ones)" },
+    { .name = "pool-info", .run = cmd_pool_info, .arg = "pool",
+      .options = opts_json,
+      .summary = "storage pool information" },
+    { .name = "pool-dumpxml", .run = cmd_pool_dumpxml, .arg = "pool",
+      .summary = "storage pool information in XML" },
+    { .name = "pool-define", .run = cmd_pool_define, .arg = "file",
+      .summary = "define (but don't start) a storage pool from an XML file" },
+    { .name = "pool-create", .run = cmd_pool_define, .arg = "file",
+      .summary = "create and start a transient storage pool from an XML file" },
+    { .name = "pool-build", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "build a storage pool's storage" },
+    { .name = "pool-refresh", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "read a storage pool's volumes again" },
+    { .name = "pool-delete", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "delete an inactive storage pool's storage" },
+    { .name = "pool-uuid", .run = cmd_pool_ident, .arg = "pool",
+      .summary = "convert a storage pool name to its UUID" },
+    { .name = "pool-name", .run = cmd_pool_ident, .arg = "pool",
+      .summary = "convert a storage pool UUID to its name" },
+    { .name = "pool-start", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "start a defined, inactive storage pool" },
+    { .name = "pool-destroy", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "stop a storage pool" },
+    { .name = "pool-undefine", .run = cmd_pool_lifecycle, .arg = "pool",
+      .summary = "undefine an inactive storage pool" },
+    { .name = "pool-autostart", .run = cmd_pool_autostart, .arg = "pool",
+      .options = opts_disable,
+      .summary = "start a storage pool with the host (--disable: don't)" },
+    { .name = "vol-list", .run = cmd_vol_list, .arg = "pool",
+      .options = opts_json,
+      .summary = "list the volumes of a storage pool" },
+    { .name = "vol-info", .run = cmd_vol_info, .arg = "vol",
+      .options = opts_vol_json,
+      .summary = "storage volume information (by name with --pool, key or path)" },
+    { .name = "vol-dumpxml", .run = cmd_vol_string, .arg = "vol",
+      .options = opts_vol,
+      .summary = "storage volume information in XML" },
+    { .name = "vol-path", .run = cmd_vol_string, .arg = "vol",
+      .options = opts_vol,
+      .summary = "the path of a storage volume" },
+    { .name = "vol-key", .run = cmd_vol_string, .arg = "vol",
+      .options = opts_vol,
+      .summary = "the key of a storage volume" },
+    { .name = "vol-name", .run = cmd_vol_string, .arg = "vol",
+      .summary = "the name of a storage volume (by key or path)" },
+    { .name = "vol-pool", .run = cmd_vol_string, .arg = "vol",
+      .summary = "the pool of a storage volume (by key or path)" },
+    { .name = "vol-create", .run = cmd_vol_create, .arg = "pool",
+      .arg2 = "file", .arg2_required = 1,
+      .summary = "create a storage volume from an XML file" },
+    { .name = "vol-delete", .run = cmd_vol_delete, .arg = "vol",
+      .options = opts_vol,
+      .summary = "delete a storage volume" },
+    { .name = "vol-upload", .run = cmd_vol_upload, .arg = "vol",
+      .arg2 = "file", .arg2_required = 1, .options = opts_vol_stream,
+      .summary = "upload a file into a storage volume" },
+    { .name = "vol-download", .run = cmd_vol_download, .arg = "vol",
+      .arg2 = "file", .arg2_required = 1, .options = opts_vol_stream,
+      .summary = "download a storage volume into a file" },
+    { .name = "pool-event", .run = cmd_event,
+      .options = opts_pool_event,
+      .summary = "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },
+    { .name = NULL },
+};
