@@ -17,6 +17,10 @@ check_PROGRAMS += tests/unit/test-stream-fd
 TESTS += tests/unit/test-stream-fd
 tests_unit_test_stream_fd_SOURCES = tests/unit/test-stream-fd.c tests/unit/check.h
 tests_unit_test_stream_fd_LDADD = libremvirtd.la
+check_PROGRAMS += tests/unit/test-stream-fd-sparse
+TESTS += tests/unit/test-stream-fd-sparse
+tests_unit_test_stream_fd_sparse_SOURCES = tests/unit/test-stream-fd-sparse.c tests/unit/check.h
+tests_unit_test_stream_fd_sparse_LDADD = libremvirtd.la
 
 check_PROGRAMS += tests/unit/test-deferred
 TESTS += tests/unit/test-deferred
