@@ -11,7 +11,9 @@
 # (negative, huge, past --length, a short payload, flags) each fail that
 # stream with a clear error; the volume is not grown and remvirtd serves
 # on.  remvirtd's test driver answers a sparse download as libvirtd's
-# test driver does.
+# test driver does.  libremvirt (rvsh) writes a server's holes as holes
+# and refuses a hole on a stream that is not sparse, or a malformed one
+# (tests/integration/hostile-server.py's "holes" and "bad-hole").
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -224,6 +226,28 @@ remvirtd_alive || fail "remvirtd died"
 virsh -q -c "$QEMU_URI" vol-download --pool sp part "$RV_TMP/after-bad-holes"
 cmp "$RV_TMP/after-bad-holes" "$src" || fail "the refused holes changed the volume's bytes"
 echo "ok   the volume kept its size and bytes; remvirtd serves on"
+
+# ---- libremvirt against a server that sends holes (hostile-server.py)
+SOCK=$RV_TMP/hostile-sock
+bg "$RV_TMP/hostile" env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
+    "$PYTHON3" "$top_srcdir/tests/integration/hostile-server.py" "$SOCK"
+wait_for "$RV_TIMEOUT" "the hostile server" has_line "$RV_TMP/hostile" ready ||
+    { show "$RV_TMP/hostile.err"; fail "the hostile server did not start"; }
+# "abc", a hole of 5, "de", a hole of 3: the file has them, its end a hole.
+"$RVSH" -c "test+unix:///holes?socket=$SOCK" vol-download --sparse --pool p v "$RV_TMP/h.out"
+cmp "$RV_TMP/h.out" <(printf 'abc\0\0\0\0\0de\0\0\0') || fail "rvsh: the holes did not land as zeros"
+echo "ok   rvsh vol-download --sparse: the server's holes land in the file"
+# rvsh_error SCENARIO WANTED [OPTION]: the download fails with WANTED, no file left.
+rvsh_error()
+{
+    "$RVSH" -c "test+unix:///$1?socket=$SOCK" vol-download ${3:-} --pool p v "$RV_TMP/bad.out" \
+        > "$RV_TMP/bad.txt" 2>&1 && fail "rvsh took $1"
+    grep -q "$2" "$RV_TMP/bad.txt" || { show "$RV_TMP/bad.txt"; fail "rvsh's error for $1"; }
+    [ ! -e "$RV_TMP/bad.out" ] || fail "rvsh left the file of a failed download ($1)"
+    echo "ok   $1${3:+ ($3)}: $(grep -v '^$' "$RV_TMP/bad.txt" | tail -1)"
+}
+rvsh_error holes "the server sent a hole on a stream that is not sparse"
+rvsh_error bad-hole "malformed stream hole" --sparse
 
 # ---- the test driver: a sparse download gets libvirtd's test driver's answer
 virsh -q -c "$REMVIRTD_URI" vol-create-as default-pool tv 1M >/dev/null
