@@ -5,7 +5,8 @@
  * its capacity.  What a peer can make it hold is bounded: nothing past a
  * volume's capacity, at most TEST_VOL_CONTENT_MAX per volume and
  * TEST_CONTENT_TOTAL_MAX in all.  A transfer holds a reference to the
- * content, so a volume deleted under it is harmless. */
+ * content, so a volume deleted under it is harmless.  A sparse upload's
+ * holes skip; a sparse download gets libvirtd's test driver's answer. */
 #include <stdlib.h>
 #include <string.h>
 
