@@ -192,7 +192,8 @@ void rv_stream_fd_set_sparse(rv_stream_io *base, unsigned long long hole_end_max
 {
     fd_io *io = (fd_io *)base;
     io->base.sparse = 1;
-    io->hole_end_max = hole_end_max;
+    /* Every end a hole can reach must be an off_t. */
+    io->hole_end_max = hole_end_max < INT64_MAX ? hole_end_max : INT64_MAX;
 }
 
 static void fd_free(rv_stream_io *base)
