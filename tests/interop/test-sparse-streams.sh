@@ -2,7 +2,8 @@
 # Sparse streams (vol-upload --sparse, vol-download --sparse; STREAM_HOLE
 # packets both ways): a 64 MiB file with two data extents (3 MiB) goes
 # up and comes back with virsh and with rvsh against remvirtd's QEMU
-# driver (a dir pool), and with rvsh against libvirtd's storage driver:
+# driver (a dir pool), and with rvsh against libvirtd's storage driver
+# (and a file of 1024 small holes, with virsh and rvsh, to remvirtd):
 # every copy has the file's bytes and keeps its holes (at most 5 MiB
 # allocated; sent as data it would be 64 MiB).  On the wire remvirtd
 # sends a download's holes as libvirtd does (the same holes, between the
@@ -91,6 +92,29 @@ for tool in virsh "$RVSH"; do
     [ "$(allocated_kib "$got")" -le 3072 ] || fail "$tool: the part's hole was filled"
 done
 echo "ok   a sparse download of part of the volume: its bytes, its holes"
+
+# Many holes: 4 KiB of data every 8 KiB over 8 MiB (1024 holes; each a
+# packet of its own, counted against the stream window like data).
+striped=$RV_TMP/striped
+"$PYTHON3" - "$striped" <<'PY'
+import os
+import sys
+
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for i in range(1024):
+    os.pwrite(fd, os.urandom(4096), i * 8192)
+os.ftruncate(fd, 8 << 20)
+os.close(fd)
+PY
+virsh -q -c "$QEMU_URI" vol-create-as sp striped 8M --format raw >/dev/null
+"$RVSH" -c "$QEMU_URI" vol-upload --sparse --pool sp striped "$striped"
+for tool in virsh "$RVSH"; do
+    got=$RV_TMP/striped.$(basename "$tool")
+    "$tool" -q -c "$QEMU_URI" vol-download --sparse --pool sp striped "$got"
+    cmp "$striped" "$got" || fail "$tool: the striped file came back different"
+    [ "$(allocated_kib "$got")" -le 6144 ] || fail "$tool: the striped file's holes were filled"
+done
+echo "ok   1024 holes of 4 KiB between 1024 data blocks, both ways"
 
 # ---- libvirtd's storage driver, as user nobody (its files under the test's directory)
 LV=$RV_TMP/lv-session
