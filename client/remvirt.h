@@ -405,8 +405,26 @@ rv_stream *rv_stream_new(rv_conn *conn, unsigned int flags);
 /* Send all n bytes: 0, or -1 (the stream failed: the last error says why). */
 int rv_stream_send(rv_stream *st, const char *data, size_t n);
 /* Up to n bytes: how many, 0 at the end of the data, -1 on error, or
- * RV_STREAM_AGAIN (RV_STREAM_NONBLOCK only). */
+ * RV_STREAM_AGAIN (RV_STREAM_NONBLOCK only).  A hole of a sparse stream
+ * reads as zeros. */
 int rv_stream_recv(rv_stream *st, char *data, size_t n);
+
+/* Sparse streams (libvirt's virStreamSendHole, virStreamRecvFlags,
+ * virStreamRecvHole): an upload or download opened with the SPARSE_STREAM
+ * flag carries runs of zeros as holes, their
+ * length only (a STREAM_HOLE packet), so a sparse file's holes survive
+ * the trip.  On other streams holes are refused. */
+/* Send a hole of length bytes (0: nothing); flags 0.  0 or -1. */
+int rv_stream_send_hole(rv_stream *st, long long length, unsigned int flags);
+/* rv_stream_recv, and with RV_STREAM_RECV_STOP_AT_HOLE data stops short
+ * of a hole: when the hole is next it returns RV_STREAM_AT_HOLE, and
+ * rv_stream_recv_hole takes it. */
+#define RV_STREAM_RECV_STOP_AT_HOLE 1
+#define RV_STREAM_AT_HOLE (-3)
+int rv_stream_recv_flags(rv_stream *st, char *data, size_t n, unsigned int flags);
+/* The hole that is next (after RV_STREAM_AT_HOLE): its length into
+ * *length; flags 0.  0, or -1 when data (or nothing) is next. */
+int rv_stream_recv_hole(rv_stream *st, long long *length, unsigned int flags);
 int rv_stream_finish(rv_stream *st);
 int rv_stream_abort(rv_stream *st);
 /* The connection's socket, to poll for readability; -1 on error. */
@@ -415,11 +433,13 @@ int rv_stream_fd(rv_stream *st);
 void rv_stream_free(rv_stream *st);
 
 /* Write into vol from offset, length bytes (0: up to its end), what is
- * sent on st; flags: RV_STORAGE_VOL_STREAM_SPARSE is not offered by
- * libremvirt (0). */
+ * sent on st; flags 0 or RV_STORAGE_VOL_UPLOAD_SPARSE_STREAM (holes may
+ * be sent: rv_stream_send_hole). */
 int rv_storage_vol_upload(rv_vol *vol, rv_stream *st, unsigned long long offset,
                           unsigned long long length, unsigned int flags);
-/* Read vol from offset, length bytes (0: up to its end), on st. */
+/* Read vol from offset, length bytes (0: up to its end), on st; flags 0
+ * or RV_STORAGE_VOL_DOWNLOAD_SPARSE_STREAM (holes may come:
+ * rv_stream_recv_flags). */
 int rv_storage_vol_download(rv_vol *vol, rv_stream *st, unsigned long long offset,
                             unsigned long long length, unsigned int flags);
 /* Join st to the domain's console (dev_name NULL: the first one); flags

@@ -17,6 +17,10 @@ check_PROGRAMS += tests/unit/test-stream-fd
 TESTS += tests/unit/test-stream-fd
 tests_unit_test_stream_fd_SOURCES = tests/unit/test-stream-fd.c tests/unit/check.h
 tests_unit_test_stream_fd_LDADD = libremvirtd.la
+check_PROGRAMS += tests/unit/test-stream-fd-sparse
+TESTS += tests/unit/test-stream-fd-sparse
+tests_unit_test_stream_fd_sparse_SOURCES = tests/unit/test-stream-fd-sparse.c tests/unit/check.h
+tests_unit_test_stream_fd_sparse_LDADD = libremvirtd.la
 
 check_PROGRAMS += tests/unit/test-deferred
 TESTS += tests/unit/test-deferred
@@ -61,7 +65,7 @@ EXTRA_DIST += README.md quickstart.sh .ci/run tests/check.sh
 # XDR byte-exact against packets captured from libvirtd (tests/data), the
 # framing limits, log specs, buffers and UUIDs.
 RV_COMMON_UNIT_TESTS = tests/unit/test-xdr-vectors tests/unit/test-frame \
-	tests/unit/test-log tests/unit/test-util
+	tests/unit/test-log tests/unit/test-util tests/unit/test-stream-hole
 check_PROGRAMS += $(RV_COMMON_UNIT_TESTS)
 TESTS += $(RV_COMMON_UNIT_TESTS)
 tests_unit_test_xdr_vectors_SOURCES = tests/unit/test-xdr-vectors.c tests/unit/check.h
@@ -72,6 +76,8 @@ tests_unit_test_log_SOURCES = tests/unit/test-log.c tests/unit/check.h
 tests_unit_test_log_LDADD = libremvirt_common.la
 tests_unit_test_util_SOURCES = tests/unit/test-util.c tests/unit/check.h
 tests_unit_test_util_LDADD = libremvirt_common.la
+tests_unit_test_stream_hole_SOURCES = tests/unit/test-stream-hole.c tests/unit/check.h
+tests_unit_test_stream_hole_LDADD = libremvirt_common.la
 # The vectors and the tools that captured them (see the file's header).
 EXTRA_DIST += tests/data/libvirt-vectors.txt tests/tools/wire-relay.py tests/tools/make-vectors.py
 
@@ -125,6 +131,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-vol-stream.sh \
 	tests/interop/test-stream-abort.sh \
 	tests/interop/test-rvsh-vol-stream.sh \
+	tests/interop/test-sparse-streams.sh \
 	tests/interop/test-qemu-console.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \

@@ -1,5 +1,6 @@
 /* rvsh: the storage pool and volume commands, with vol-upload and vol-download over streams. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -486,15 +487,64 @@ static int parse_span(const cmd_args *a, unsigned long long *offset, unsigned lo
 
 #define RVSH_STREAM_BUF (256 * 1024)
 
-/* vol-upload <vol> <file> [--pool P] [--offset N] [--length N]: the
- * file's bytes into the volume, as virsh vol-upload. */
+/* Send the file's bytes from its current position to its end: all as
+ * data, or (sparse) its holes as holes, found with SEEK_DATA/SEEK_HOLE
+ * as virsh does.  0, -1 after the library failed, -2 after the file did. */
+static int send_file(rv_stream *st, int fd, char *buf, int sparse)
+{
+    off_t pos = lseek(fd, 0, SEEK_CUR);
+    off_t data_end = -1;        /* where the data at pos ends; -1: not known */
+    for (;;) {
+        if (sparse && (data_end < 0 || pos >= data_end)) {
+            off_t data = lseek(fd, pos, SEEK_DATA);
+            if (data < 0 && errno == ENXIO) {
+                /* No data after pos: a hole to the end, if any. */
+                struct stat sb;
+                if (fstat(fd, &sb) < 0)
+                    return -2;
+                if (sb.st_size <= pos)
+                    return 0;
+                data = sb.st_size;
+            } else if (data < 0) {
+                return -2;
+            }
+            if (data > pos) {
+                if (rv_stream_send_hole(st, (long long)(data - pos), 0) < 0)
+                    return -1;
+                pos = data;
+                if (lseek(fd, pos, SEEK_SET) < 0)
+                    return -2;
+                continue;
+            }
+            if ((data_end = lseek(fd, pos, SEEK_HOLE)) < 0 || lseek(fd, pos, SEEK_SET) < 0)
+                return -2;
+        }
+        size_t want = RVSH_STREAM_BUF;
+        if (sparse && (unsigned long long)(data_end - pos) < want)
+            want = (size_t)(data_end - pos);
+        ssize_t n = read(fd, buf, want);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -2;
+        if (n == 0)
+            return 0;
+        if (rv_stream_send(st, buf, (size_t)n) < 0)
+            return -1;
+        pos += n;
+    }
+}
+
+/* vol-upload <vol> <file> [--pool P] [--offset N] [--length N] [--sparse]:
+ * the file's bytes into the volume, as virsh vol-upload. */
 static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
 {
     unsigned long long offset, length;
     if (parse_span(a, &offset, &length) < 0)
         return -1;
-    FILE *f = fopen(a->value2, "rb");
-    if (!f) {
+    int sparse = has_opt(cmd, a, "sparse");
+    int fd = open(a->value2, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         error_line("cannot read %s", a->value2);
         return -1;
     }
@@ -505,15 +555,13 @@ static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
     if (!vol || !st || !buf) {
         if (vol)
             lib_error();
-    } else if (rv_storage_vol_upload(vol, st, offset, length, 0) < 0) {
+    } else if (rv_storage_vol_upload(vol, st, offset, length,
+                                     sparse ? RV_STORAGE_VOL_UPLOAD_SPARSE_STREAM : 0) < 0) {
         error_line("cannot upload to volume %s", a->value);
         lib_error();
     } else {
-        size_t n;
-        rc = 0;
-        while (rc == 0 && (n = fread(buf, 1, RVSH_STREAM_BUF, f)) > 0)
-            rc = rv_stream_send(st, buf, n);
-        if (rc == 0 && ferror(f)) {
+        rc = send_file(st, fd, buf, sparse);
+        if (rc == -2) {
             error_line("cannot read %s", a->value2);
             rv_stream_abort(st);
             rc = -1;
@@ -529,25 +577,57 @@ static int cmd_vol_upload(shell *sh, const command *cmd, const cmd_args *a)
     free(buf);
     rv_stream_free(st);
     rv_storage_vol_free(vol);
-    fclose(f);
+    close(fd);
     return rc;
 }
 
-/* vol-download <vol> <file> [--pool P] [--offset N] [--length N]: the
- * volume's bytes into the file (a file it created is removed again if
+/* Write what st brings into fd until its end; with sparse, a hole moves
+ * the position past it and makes the file end there (ftruncate), as
+ * virsh does, so the file has the same holes.  0, -1 after the library
+ * failed, -2 after the file did. */
+static int receive_file(rv_stream *st, int fd, char *buf, int sparse)
+{
+    for (;;) {
+        int n = rv_stream_recv_flags(st, buf, RVSH_STREAM_BUF,
+                                     sparse ? RV_STREAM_RECV_STOP_AT_HOLE : 0);
+        if (n == RV_STREAM_AT_HOLE) {
+            long long hole;
+            off_t end;
+            if (rv_stream_recv_hole(st, &hole, 0) < 0)
+                return -1;
+            if ((end = lseek(fd, (off_t)hole, SEEK_CUR)) < 0 || ftruncate(fd, end) < 0)
+                return -2;
+            continue;
+        }
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        for (int done = 0; done < n;) {
+            ssize_t w = write(fd, buf + done, (size_t)(n - done));
+            if (w < 0 && errno != EINTR)
+                return -2;
+            done += w > 0 ? (int)w : 0;
+        }
+    }
+}
+
+/* vol-download <vol> <file> [--pool P] [--offset N] [--length N] [--sparse]:
+ * the volume's bytes into the file (a file it created is removed again if
  * the download fails), as virsh vol-download. */
 static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
 {
     unsigned long long offset, length;
     if (parse_span(a, &offset, &length) < 0)
         return -1;
+    int sparse = has_opt(cmd, a, "sparse");
     int created = 1;
-    FILE *f = fopen(a->value2, "wbx");
-    if (!f && errno == EEXIST) {
+    int fd = open(a->value2, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST) {
         created = 0;
-        f = fopen(a->value2, "wb");
+        fd = open(a->value2, O_WRONLY | O_TRUNC | O_CLOEXEC);
     }
-    if (!f) {
+    if (fd < 0) {
         error_line("cannot create %s", a->value2);
         return -1;
     }
@@ -558,18 +638,16 @@ static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
     if (!vol || !st || !buf) {
         if (vol)
             lib_error();
-    } else if (rv_storage_vol_download(vol, st, offset, length, 0) < 0) {
+    } else if (rv_storage_vol_download(vol, st, offset, length,
+                                       sparse ? RV_STORAGE_VOL_DOWNLOAD_SPARSE_STREAM : 0) < 0) {
         error_line("cannot download from volume %s", a->value);
         lib_error();
     } else {
-        int n;
-        while ((n = rv_stream_recv(st, buf, RVSH_STREAM_BUF)) > 0)
-            if (fwrite(buf, 1, (size_t)n, f) != (size_t)n)
-                break;
-        if (n > 0) {
+        int got = receive_file(st, fd, buf, sparse);
+        if (got == -2) {
             error_line("cannot write %s", a->value2);
             rv_stream_abort(st);
-        } else if (n < 0) {
+        } else if (got < 0) {
             error_line("cannot receive data from volume %s", a->value);
             lib_error();
         } else if (rv_stream_finish(st) < 0) {
@@ -582,7 +660,7 @@ static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
     free(buf);
     rv_stream_free(st);
     rv_storage_vol_free(vol);
-    if (fclose(f) != 0 && rc == 0) {
+    if (close(fd) != 0 && rc == 0) {
         error_line("cannot write %s", a->value2);
         rc = -1;
     }
@@ -594,7 +672,7 @@ static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
 static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "event=", NULL };
 static const char *const opts_vol[] = { "pool=", NULL };
 static const char *const opts_vol_json[] = { "pool=", "json", NULL };
-static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", NULL };
+static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", "sparse", NULL };
 
 const command rvsh_storage_commands[] = {
     { .name = "pool-list", .run = cmd_pool_list,
