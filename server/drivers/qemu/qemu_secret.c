@@ -504,7 +504,10 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
         !(s = get((const unsigned char *)args->secret.uuid, err)))
         return -1;
     size_t len = args->value.value_len;
-    unsigned char *value = malloc(len ? len : 1);
+    /* An empty value arrives as libvirt's NULL, which its API refuses. */
+    if (len == 0)
+        return fail(err, RV_ERR_INVALID_ARG, "value in virSecretSetValue must not be NULL");
+    unsigned char *value = malloc(len);
     if (!value)
         return oom(err);
     memcpy(value, args->value.value_val, len);
@@ -540,7 +543,7 @@ int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *
         return fail(err, RV_ERR_NO_SECRET, "Secret not found: secret '%s' does not have a value",
                     uuid);
     }
-    if (!(ret->value.value_val = malloc(s->value_len ? s->value_len : 1)))
+    if (!(ret->value.value_val = malloc(s->value_len)))
         return oom(err);
     memcpy(ret->value.value_val, s->value, s->value_len);
     ret->value.value_len = (u_int)s->value_len;
@@ -592,12 +595,12 @@ static void load_value(qsecret *s)
     char *text = path ? read_small_file(path, RV_SECRET_VALUE_MAX / 3 * 4 + 8) : NULL;
     gnutls_datum_t in = { (unsigned char *)text, text ? (unsigned int)strcspn(text, "\n") : 0 };
     gnutls_datum_t out = { NULL, 0 };
-    if (text && gnutls_base64_decode2(&in, &out) == 0 && out.size <= RV_SECRET_VALUE_MAX &&
-        (s->value = malloc(out.size ? out.size : 1))) {
+    if (text && gnutls_base64_decode2(&in, &out) == 0 && out.size > 0 &&
+        out.size <= RV_SECRET_VALUE_MAX && (s->value = malloc(out.size))) {
         memcpy(s->value, out.data, out.size);
         s->value_len = out.size;
     } else if (text) {
-        RV_WARN("secret value file '%s' is not base64 of at most %d bytes: not used", path,
+        RV_WARN("secret value file '%s' is not base64 of 1 to %d bytes: not used", path,
                 RV_SECRET_VALUE_MAX);
     }
     if (out.data) {
