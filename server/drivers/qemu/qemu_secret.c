@@ -29,7 +29,7 @@ enum {
     LIST_SECRETS_FILTERS = 0xf,     /* EPHEMERAL, NO_EPHEMERAL, PRIVATE, NO_PRIVATE */
     LIST_EPHEMERAL = 1, LIST_NO_EPHEMERAL = 2, LIST_PRIVATE = 4, LIST_NO_PRIVATE = 8,
     DEFINE_VALIDATE = 1,            /* virSecretDefineXMLFlags */
-    SECRET_XML_MAX = 1 << 20,       /* the longest secret XML read */
+    SECRET_XML_MAX = 64 * 1024,     /* the longest secret XML read (libvirt's are tiny) */
     USAGE_NONE = 0, USAGE_VOLUME, USAGE_CEPH, USAGE_ISCSI, USAGE_TLS, USAGE_VTPM, USAGE_COUNT,
 };
 
