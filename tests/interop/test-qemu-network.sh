@@ -101,10 +101,16 @@ echo "ok   g1's tap is on rvbr0: $(ip -o link show master rvbr0 | cut -d: -f2)"
 "${V[@]}" dumpxml g1 > "$OUT/g1-live.xml"
 grep -q "<source network='hostbr' bridge='rvbr0'/>" "$OUT/g1-live.xml" ||
     { show "$OUT/g1-live.xml"; fail "g1's live XML does not name the bridge"; }
+# As root remvirtd made the tap itself: named, counted, gone with QEMU.
+grep -q "<target dev='vnet0'/>" "$OUT/g1-live.xml" || { show "$OUT/g1-live.xml"; fail "g1's tap is not vnet0"; }
+[ "$(cat /sys/class/net/vnet0/address)" = fe:54:00:aa:bb:01 ] || fail "vnet0's MAC is not fe: and the guest's"
+"${V[@]}" domifstat g1 vnet0 > "$OUT/ifstat"
+has_line "$OUT/ifstat" "vnet0 tx_drop 0" || { show "$OUT/ifstat"; fail "domifstat g1 vnet0"; }
 "${V[@]}" dumpxml --inactive g1 > "$OUT/g1-def.xml"
 grep -q "<source network='hostbr'/>" "$OUT/g1-def.xml" || { show "$OUT/g1-def.xml"; fail "g1's definition"; }
 "${V[@]}" destroy g1 > /dev/null
 "${V[@]}" destroy g2 > /dev/null
+[ ! -e /sys/class/net/vnet0 ] || fail "vnet0 is left after g1's destroy"
 
 # Autostart, across a restart.
 expect "Network hostbr marked as autostarted" "${V[@]}" net-autostart hostbr
