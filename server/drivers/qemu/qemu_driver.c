@@ -1232,6 +1232,7 @@ const rv_driver rv_qemu_driver = {
         .network_set_autostart = rv_qemu_network_set_autostart,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
+        .network_get_dhcp_leases = rv_qemu_network_get_dhcp_leases,
         /* secrets and network filters, none defined: qemu_secret.c */
         .connect_num_of_secrets = rv_qemu_connect_num_of_secrets,
         .connect_list_secrets = rv_qemu_connect_list_secrets,

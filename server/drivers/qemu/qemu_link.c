@@ -184,7 +184,7 @@ int rv_qemu_bridge_create(const char *name, uint32_t address, unsigned prefix, r
     if (rv_qemu_link_exists(name))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: bridge name '%s' is already in use", name);
-    if (subnet_taken(address, prefix, who)) {
+    if (prefix && subnet_taken(address, prefix, who)) {
         struct in_addr in = { htonl(address) };
         char text[INET_ADDRSTRLEN];
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -201,8 +201,8 @@ int rv_qemu_bridge_create(const char *name, uint32_t address, unsigned prefix, r
         return sys_fail(err, e, "create the bridge", name);
     set_forward_delay_zero(name);
     const char *step = "set the address of";
-    rc = set_ipv4(SIOCSIFADDR, name, address);
-    if (rc == 0) {
+    rc = prefix ? set_ipv4(SIOCSIFADDR, name, address) : 0;
+    if (rc == 0 && prefix) {
         step = "set the netmask of";
         rc = set_ipv4(SIOCSIFNETMASK, name, prefix ? ~0u << (32 - prefix) : 0);
     }
