@@ -304,10 +304,11 @@ static void started(qnet *n)
 static void finish(qnet *n, const rv_err *why)
 {
     rv_deferred *reply = n->reply;
+    bool reply_net = n->reply_net;
     rv_err err = { 0 };
-    n->busy = false;
+    n->busy = n->reply_net = false;
     n->reply = NULL;
-    if (reply && !why && n->reply_net) {
+    if (reply && !why && reply_net) {
         rv_network_create_xml_ret *ret = rv_deferred_ret(reply);
         to_wire(n, &ret->net, &err);
     }
