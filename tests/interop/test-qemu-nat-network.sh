@@ -158,6 +158,7 @@ grep -Eq '^  net\.0\.rx\.bytes=[1-9][0-9]*$' "$OUT/domstats" || { show "$OUT/dom
 kill -KILL "$REMVIRTD_PID"
 wait "$REMVIRTD_PID" 2>/dev/null || true
 REMVIRTD_PID=
+rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
 start_remvirtd_qemu
 "${VQ[@]}" net-list > "$OUT/list"
 grep -Eq '^ *nat1 +active +no +yes$' "$OUT/list" || { show "$OUT/list"; fail "nat1 is not active after the restart"; }
@@ -165,6 +166,19 @@ grep -Eq '^ *nat1 +active +no +yes$' "$OUT/list" || { show "$OUT/list"; fail "na
 [ "$(ifstat rx_bytes)" -ge "$rx2" ] || fail "domifstat after the restart"
 "${VQ[@]}" net-dhcp-leases nat1 | grep -q 192.168.150.50 || fail "the lease is not listed after the restart"
 echo "ok   remvirtd killed and restarted: nat1 active, the same dnsmasq ($pids), vnet0 counted"
+# And a dnsmasq that died while remvirtd was away is started again, once.
+kill -KILL "$REMVIRTD_PID"
+wait "$REMVIRTD_PID" 2>/dev/null || true
+REMVIRTD_PID=
+rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+kill -TERM "$pids"
+_dnsmasq_gone() { [ -z "$(dnsmasq_pids nat1)" ]; }
+wait_for 10 "dnsmasq to exit" _dnsmasq_gone || fail "dnsmasq $pids does not exit"
+start_remvirtd_qemu
+_one_dnsmasq() { [ "$(dnsmasq_pids nat1 | wc -w)" = 1 ]; }
+wait_for 10 "a new dnsmasq for nat1" _one_dnsmasq || fail "nat1's dnsmasq was not started again"
+pids=$(dnsmasq_pids nat1)
+echo "ok   its dnsmasq killed while remvirtd was away: started again (pid $pids)"
 
 expect "Domain 'g1' destroyed" "${V[@]}" destroy g1
 [ ! -e /sys/class/net/vnet0 ] || fail "vnet0 is left after g1's destroy"
