@@ -233,6 +233,14 @@ cat > "$OUT/badrange.xml" <<XML
 XML
 expect_error "is not within its subnet" "${V[@]}" net-define "$OUT/badrange.xml"
 
+# Debian's default network (libvirt-daemon-config-network's file): its
+# virbr0 is nat1's while nat1 is defined, then it is accepted as it is.
+DEFAULT_XML=/usr/share/libvirt/networks/default.xml
+if [ -r "$DEFAULT_XML" ]; then
+    expect_error "bridge name 'virbr0' is already in use by network 'nat1'" \
+        "${V[@]}" net-define "$DEFAULT_XML"
+fi
+
 # Shapes against libvirtd's test driver, with the same definition (a
 # bridge named: its test driver names none).
 sed "s|<forward mode='nat'/>|&<bridge name='virbr0' stp='on' delay='0'/>|" "$OUT/nat1.xml" > "$OUT/same.xml"
@@ -247,3 +255,7 @@ diff -u "$OUT/l" "$OUT/r" || fail "net-dumpxml/net-info differ from libvirtd's t
 echo "ok   net-dumpxml, net-info of an inactive nat1 as libvirtd's test driver prints them"
 expect "Network nat1 has been undefined" "${V[@]}" net-undefine nat1
 "${V[@]}" undefine g1 > /dev/null
+if [ -r "$DEFAULT_XML" ]; then
+    expect "Network default defined from $DEFAULT_XML" "${V[@]}" net-define "$DEFAULT_XML"
+    expect "Network default has been undefined" "${V[@]}" net-undefine default
+fi
