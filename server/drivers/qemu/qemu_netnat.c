@@ -650,8 +650,11 @@ int rv_qemu_netnat_start(const rv_test_net_def *def, const char *dir, rv_qemu_ne
                     "Operation not supported: network '%s': NAT and isolated networks need "
                     "remvirtd to run as root (qemu:///system) to make bridge '%s'",
                     def->name, def->bridge);
-    if (!def->bridge || get_ipconf(def, &c, err) < 0 || rv_qemu_mkdirs(dir, err) < 0)
-        return def->bridge ? -1 : fail(err, RV_ERR_INTERNAL_ERROR, "internal error: no bridge name");
+    if (!def->bridge)       /* qemu_network.c names one at define */
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: network '%s' has no bridge name",
+                    def->name);
+    if (get_ipconf(def, &c, err) < 0 || rv_qemu_mkdirs(dir, err) < 0)
+        return -1;
     char *nft = nft_rules(def, &c), *conf = c.ip ? dnsmasq_conf(def, &c, dir) : NULL;
     int rc = 0;
     if (!nft || (c.ip && !conf))
