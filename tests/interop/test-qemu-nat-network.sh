@@ -105,7 +105,7 @@ expect "Network nat1 started" "${V[@]}" net-start nat1
 for line in "Name:           nat1" "Active:         yes" "Bridge:         virbr0"; do
     has_line "$OUT/info" "$line" || { show "$OUT/info"; fail "net-info lacks '$line'"; }
 done
-ip -o -4 addr show dev virbr0 | grep -q "inet 192.168.150.1/24" || fail "virbr0 has not 192.168.150.1/24"
+grep -q "inet 192.168.150.1/24" <<< "$(ip -o -4 addr show dev virbr0)" || fail "virbr0 has not 192.168.150.1/24"
 [ -e /sys/class/net/virbr0/bridge ] || fail "virbr0 is not a bridge"
 pids=$(dnsmasq_pids nat1)
 [ "$(echo "$pids" | wc -w)" = 1 ] || fail "nat1 has not one dnsmasq: '$pids'"
@@ -132,8 +132,8 @@ _leased()
 }
 wait_for 120 "g1's DHCP lease" _leased || { show "$OUT/leases"; fail "no lease for g1"; }
 echo "ok   net-dhcp-leases nat1: $(head -n 1 "$OUT/leases" | tr -s ' ')"
-"${VQ[@]}" net-dhcp-leases nat1 --mac 52:54:00:AA:BB:10 | grep -q 192.168.150.50 ||
-    fail "net-dhcp-leases --mac does not find g1's lease"
+"${VQ[@]}" net-dhcp-leases nat1 --mac 52:54:00:AA:BB:10 > "$OUT/by-mac"
+grep -q 192.168.150.50 "$OUT/by-mac" || { show "$OUT/by-mac"; fail "net-dhcp-leases --mac does not find g1's lease"; }
 [ -z "$("${VQ[@]}" net-dhcp-leases nat1 --mac 52:54:00:00:00:01)" ] ||
     fail "net-dhcp-leases --mac lists another MAC's lease"
 
@@ -164,7 +164,8 @@ start_remvirtd_qemu
 grep -Eq '^ *nat1 +active +no +yes$' "$OUT/list" || { show "$OUT/list"; fail "nat1 is not active after the restart"; }
 [ "$(dnsmasq_pids nat1)" = "$pids" ] || fail "dnsmasq after the restart: '$(dnsmasq_pids nat1)', before: $pids"
 [ "$(ifstat rx_bytes)" -ge "$rx2" ] || fail "domifstat after the restart"
-"${VQ[@]}" net-dhcp-leases nat1 | grep -q 192.168.150.50 || fail "the lease is not listed after the restart"
+"${VQ[@]}" net-dhcp-leases nat1 > "$OUT/leases2"
+grep -q 192.168.150.50 "$OUT/leases2" || { show "$OUT/leases2"; fail "the lease is not listed after the restart"; }
 echo "ok   remvirtd killed and restarted: nat1 active, the same dnsmasq ($pids), vnet0 counted"
 # And a dnsmasq that died while remvirtd was away is started again, once.
 kill -KILL "$REMVIRTD_PID"
@@ -182,6 +183,13 @@ echo "ok   its dnsmasq killed while remvirtd was away: started again (pid $pids)
 
 expect "Domain 'g1' destroyed" "${V[@]}" destroy g1
 [ ! -e /sys/class/net/vnet0 ] || fail "vnet0 is left after g1's destroy"
+# A redefinition while it runs takes effect at its next start.
+sed "s|<forward mode='nat'/>|&<bridge name='rvnat9'/>|" "$OUT/nat1.xml" > "$OUT/nat1-new.xml"
+expect "Network nat1 defined from $OUT/nat1-new.xml" "${V[@]}" net-define "$OUT/nat1-new.xml"
+"${V[@]}" net-dumpxml nat1 > "$OUT/nat1-live.xml"
+grep -q "<bridge name='virbr0'" "$OUT/nat1-live.xml" || { show "$OUT/nat1-live.xml"; fail "the running nat1 is not on virbr0"; }
+"${V[@]}" net-dumpxml --inactive nat1 > "$OUT/nat1-next.xml"
+grep -q "<bridge name='rvnat9'" "$OUT/nat1-next.xml" || { show "$OUT/nat1-next.xml"; fail "nat1's new definition"; }
 expect "Network nat1 destroyed" "${V[@]}" net-destroy nat1
 [ ! -e /sys/class/net/virbr0 ] || fail "virbr0 is left after net-destroy"
 ! nft list table ip remvirt_virbr0 > /dev/null 2>&1 || fail "the nft table is left after net-destroy"
@@ -196,7 +204,7 @@ cat > "$OUT/iso1.xml" <<XML
 <network><name>iso1</name><bridge name='rviso1'/><ip address='10.77.0.1' prefix='16'/></network>
 XML
 expect "Network iso1 created from $OUT/iso1.xml" "${V[@]}" net-create "$OUT/iso1.xml"
-ip -o -4 addr show dev rviso1 | grep -q "inet 10.77.0.1/16" || fail "rviso1 has not 10.77.0.1/16"
+grep -q "inet 10.77.0.1/16" <<< "$(ip -o -4 addr show dev rviso1)" || fail "rviso1 has not 10.77.0.1/16"
 nft list table ip remvirt_rviso1 > "$OUT/iso-table"
 grep -q reject "$OUT/iso-table" && ! grep -q masquerade "$OUT/iso-table" ||
     { show "$OUT/iso-table"; fail "iso1's table"; }
@@ -218,7 +226,7 @@ expect_error "bridge name 'rvtaken' is already in use" "${V[@]}" net-create "$OU
 mount --bind /dev/null "$(command -v dnsmasq)"
 expect_error "needs dnsmasq, which is not installed" "${V[@]}" net-start nat1
 umount "$(command -v dnsmasq)"
-[ ! -e /sys/class/net/virbr0 ] || fail "virbr0 is left after a failed start"
+[ ! -e /sys/class/net/rvnat9 ] || fail "rvnat9 is left after a failed start"
 expect "" "${VQ[@]}" net-list
 cat > "$OUT/v6.xml" <<XML
 <network><name>v6</name><ip family='ipv6' address='fd00::1' prefix='64'/></network>
@@ -233,6 +241,10 @@ cat > "$OUT/badrange.xml" <<XML
 XML
 expect_error "is not within its subnet" "${V[@]}" net-define "$OUT/badrange.xml"
 
+# Shapes against libvirtd's test driver, with the same definition (a
+# bridge named: its test driver names none).
+sed "s|<forward mode='nat'/>|&<bridge name='virbr0' stp='on' delay='0'/>|" "$OUT/nat1.xml" > "$OUT/same.xml"
+expect "Network nat1 defined from $OUT/same.xml" "${V[@]}" net-define "$OUT/same.xml"
 # Debian's default network (libvirt-daemon-config-network's file): its
 # virbr0 is nat1's while nat1 is defined, then it is accepted as it is.
 DEFAULT_XML=/usr/share/libvirt/networks/default.xml
@@ -241,10 +253,6 @@ if [ -r "$DEFAULT_XML" ]; then
         "${V[@]}" net-define "$DEFAULT_XML"
 fi
 
-# Shapes against libvirtd's test driver, with the same definition (a
-# bridge named: its test driver names none).
-sed "s|<forward mode='nat'/>|&<bridge name='virbr0' stp='on' delay='0'/>|" "$OUT/nat1.xml" > "$OUT/same.xml"
-expect "Network nat1 defined from $OUT/same.xml" "${V[@]}" net-define "$OUT/same.xml"
 start_libvirtd
 virsh -c "$LIBVIRTD_URI" "net-define $OUT/same.xml; net-dumpxml nat1; net-info nat1" \
     > "$OUT/libvirtd" 2>&1 || { show "$OUT/libvirtd"; fail "libvirtd's test driver"; }

@@ -33,6 +33,9 @@ enum { MAX_NETS = 256, NET_XML_MAX = 64 * 1024 };
 
 typedef struct qnet {
     rv_test_net_def *def;
+    /* What it runs with while active or starting: def, or the one def
+     * replaced (a redefinition takes effect at the next start). */
+    rv_test_net_def *live;
     bool active, persistent, autostart;
     /* A start or destroy of a NAT or isolated network under way, and
      * the call that waits for it (NULL: an autostart). */
@@ -96,12 +99,25 @@ static qnet *add(rv_test_net_def *def, rv_err *err)
     return n;
 }
 
+static const rv_test_net_def *running(const qnet *n)
+{
+    return n->live ? n->live : n->def;
+}
+
+static void live_clear(qnet *n)
+{
+    if (n->live != n->def)
+        rv_test_net_def_free(n->live);
+    n->live = NULL;
+}
+
 static void drop(qnet *n)
 {
     for (qnet **at = &st.nets; *at; at = &(*at)->next)
         if (*at == n) {
             *at = n->next;
             st.n--;
+            live_clear(n);
             rv_test_net_def_free(n->def);
             free(n);
             return;
@@ -127,9 +143,9 @@ static int to_wire(const qnet *n, rv_nonnull_network *w, rv_err *err)
 
 /* ---- files ---- */
 
-static int save(const qnet *n, const char *dir, bool durable, rv_err *err)
+static int save(const rv_test_net_def *def, const char *dir, bool durable, rv_err *err)
 {
-    char *xml = rv_test_net_def_format(n->def), *path = rv_qemu_path(dir, n->def->name, ".xml");
+    char *xml = rv_test_net_def_format(def), *path = rv_qemu_path(dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
                            : rv_qemu_mkdirs(dir, err) < 0 ? -1
                                                           : rv_qemu_write_file(path, xml, durable, err);
@@ -317,6 +333,8 @@ static void finish(qnet *n, const rv_err *why)
     else if (why)
         RV_WARN("network '%s': %s", n->def->name, why->message);
     rv_err_clear(&err);
+    if (!n->active)
+        live_clear(n);
     if (!n->active && !n->persistent)
         drop(n);
 }
@@ -325,11 +343,11 @@ static void on_managed_started(void *opaque, const rv_err *why)
 {
     qnet *n = opaque;
     rv_err err = { 0 };
-    if (!why && save(n, st.run_dir, false, &err) == 0)
+    if (!why && save(running(n), st.run_dir, false, &err) == 0)
         started(n);
     else if (!why) {    /* it runs, but a restarted remvirtd would not know: undo */
         rv_err ignored = { 0 };
-        rv_qemu_netnat_stop(n->def, st.run_dir, NULL, NULL, &ignored);
+        rv_qemu_netnat_stop(running(n), st.run_dir, NULL, NULL, &ignored);
         rv_err_clear(&ignored);
     }
     finish(n, why ? why : rv_err_is_set(&err) ? &err : NULL);
@@ -340,6 +358,7 @@ static void stopped(qnet *n)
 {
     unlink_in(st.run_dir, n->def->name);
     n->active = false;
+    live_clear(n);
     RV_INFO("network '%s' stopped", n->def->name);
     emit(n, RV_NET_EVENT_STOPPED);
 }
@@ -367,6 +386,7 @@ static int start(qnet *n, rv_deferred *reply, rv_err *err)
     if (rv_qemu_netnat_managed(n->def)) {
         if (rv_qemu_netnat_start(n->def, st.run_dir, on_managed_started, n, err) < 0)
             return -1;
+        n->live = n->def;
         n->busy = true;
         n->reply = reply;
         return RV_DEFERRED;
@@ -375,8 +395,9 @@ static int start(qnet *n, rv_deferred *reply, rv_err *err)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: the host has no bridge '%s' for network '%s'",
                     n->def->bridge, n->def->name);
-    if (save(n, st.run_dir, false, err) < 0)
+    if (save(n->def, st.run_dir, false, err) < 0)
         return -1;
+    n->live = n->def;
     started(n);
     return 0;
 }
@@ -392,7 +413,7 @@ int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not active", name);
-    return (*bridge = strdup(n->def->bridge)) ? 0 : oom(err);
+    return (*bridge = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
 int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err)
@@ -534,7 +555,7 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
     }
     rv_test_net_def *old = fresh ? NULL : n->def;
     n->def = def;
-    if (save(n, st.config_dir, true, err) < 0) {
+    if (save(n->def, st.config_dir, true, err) < 0) {
         if (fresh)
             drop(n);
         else {
@@ -543,9 +564,10 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
         }
         return -1;
     }
-    /* An active network keeps running on its bridge; the new definition
-     * (maybe another bridge) is what starts next time. */
-    rv_test_net_def_free(old);
+    /* An active network keeps running as it started (live); the new
+     * definition (maybe another bridge) is what starts next time. */
+    if (old != n->live)
+        rv_test_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
     return to_wire(n, &ret->net, err);
@@ -607,7 +629,7 @@ int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args
 
 static int stop_managed(qnet *n, rv_deferred *reply, rv_err *err)
 {
-    if (rv_qemu_netnat_stop(n->def, st.run_dir, on_managed_stopped, n, err) < 0)
+    if (rv_qemu_netnat_stop(running(n), st.run_dir, on_managed_stopped, n, err) < 0)
         return -1;
     n->busy = true;
     n->reply = reply;
@@ -618,7 +640,7 @@ static int stop_managed(qnet *n, rv_deferred *reply, rv_err *err)
  * and isolated networks, whose steps answer later. */
 static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), rv_err *err)
 {
-    if (!rv_qemu_netnat_managed(n->def))
+    if (!rv_qemu_netnat_managed(running(n)))
         return step(n, NULL, err);
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
@@ -641,7 +663,7 @@ int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *ar
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not active", n->def->name);
-    if (rv_qemu_netnat_managed(n->def))
+    if (rv_qemu_netnat_managed(running(n)))
         return defer_managed(n, stop_managed, err);
     /* Guests' taps stay on the bridge: the bridge is the host's, not ours. */
     stopped(n);
@@ -697,12 +719,12 @@ int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_des
 {
     (void)c;
     qnet *n;
-    if (args->flags & ~1u)      /* INACTIVE: one definition here */
+    if (args->flags & ~1u)      /* INACTIVE: the definition, not what runs */
         return fail(err, RV_ERR_INVALID_ARG,
                     "unsupported flags (0x%x) in function networkGetXMLDesc", args->flags & ~1u);
     if (!(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format(n->def)))
+    if (!(ret->xml = rv_test_net_def_format((args->flags & 1u) ? n->def : running(n))))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
@@ -715,7 +737,7 @@ int rv_qemu_network_get_bridge_name(rv_driver_conn *c,
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
-    return (ret->name = strdup(n->def->bridge)) ? 0 : oom(err);
+    return (ret->name = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
 int rv_qemu_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
@@ -803,11 +825,12 @@ static void load_dir(const char *dir, bool persistent)
         qnet *n = find(def->name);
         rv_err err = { 0 };
         if (n) {
-            n->active = true;   /* the run dir's copy: it runs */
-            rv_test_net_def_free(def);
+            n->active = true;   /* the run dir's copy: what runs */
+            n->live = def;
         } else if ((n = add(def, &err))) {
             n->persistent = persistent;
             n->active = !persistent;
+            n->live = n->active ? def : NULL;
         } else {
             rv_test_net_def_free(def);
         }
@@ -832,8 +855,8 @@ void rv_qemu_network_init(void)
         n->autostart = n->persistent && link && access(link, F_OK) == 0;
         free(link);
         rv_err err = { 0 };
-        if (n->active && rv_qemu_netnat_managed(n->def))
-            rv_qemu_netnat_reattach(n->def, st.run_dir);
+        if (n->active && rv_qemu_netnat_managed(running(n)))
+            rv_qemu_netnat_reattach(running(n), st.run_dir);
         if (!n->active && n->autostart && start(n, NULL, &err) < 0)
             RV_WARN("network '%s' does not autostart: %s", n->def->name, err.message);
         rv_err_clear(&err);
@@ -862,10 +885,10 @@ int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp
     if (!n)
         return -1;
     /* A bridge of the host's has no DHCP server of ours: no leases. */
-    if (!rv_qemu_netnat_managed(n->def)) {
+    if (!rv_qemu_netnat_managed(running(n))) {
         ret->ret = 0;
         return 0;
     }
-    return rv_qemu_netnat_leases(n->def, st.run_dir, args->mac ? *args->mac : NULL,
+    return rv_qemu_netnat_leases(running(n), st.run_dir, args->mac ? *args->mac : NULL,
                                  args->need_results != 0, ret, err);
 }
