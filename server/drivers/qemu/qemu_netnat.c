@@ -209,14 +209,9 @@ int rv_qemu_netnat_check(const rv_test_net_def *def, rv_err *err)
 
 /* ================================================================ files */
 
-static char *file_of(const char *dir, const char *name, const char *suffix)
-{
-    return rv_qemu_path(dir, name, suffix);
-}
-
 static void remove_file(const char *dir, const char *name, const char *suffix)
 {
-    char *path = file_of(dir, name, suffix);
+    char *path = rv_qemu_path(dir, name, suffix);
     if (path && unlink(path) < 0 && errno != ENOENT)
         RV_WARN("cannot remove '%s': %s", path, strerror(errno));
     free(path);
@@ -239,15 +234,10 @@ static char *read_small(const char *path, size_t max)
     return text;
 }
 
-static int write_text(const char *path, const char *text, rv_err *err)
-{
-    return rv_qemu_write_file(path, text, false, err);
-}
-
 /* dnsmasq's configuration: DHCP on the bridge only, its files here. */
 static char *dnsmasq_conf(const rv_test_net_def *def, const ipconf *c, const char *dir)
 {
-    char *pid = file_of(dir, def->name, ".pid"), *leases = file_of(dir, def->name, ".leases");
+    char *pid = rv_qemu_path(dir, def->name, ".pid"), *leases = rv_qemu_path(dir, def->name, ".leases");
     char *text = NULL;
     size_t size = 0;
     FILE *fp = pid && leases ? open_memstream(&text, &size) : NULL;
@@ -357,7 +347,7 @@ static char *nft_rules(const rv_test_net_def *def, const ipconf *c)
  * dnsmasq of this configuration (its --conf-file argument); else 0. */
 static pid_t running_dnsmasq(const char *dir, const char *name)
 {
-    char *pid_path = file_of(dir, name, ".pid"), *conf = file_of(dir, name, ".dnsmasq.conf");
+    char *pid_path = rv_qemu_path(dir, name, ".pid"), *conf = rv_qemu_path(dir, name, ".dnsmasq.conf");
     char *text = pid_path ? read_small(pid_path, 32) : NULL;
     pid_t pid = text ? (pid_t)atoi(text) : 0;
     char proc[64], args[4096];
@@ -445,7 +435,7 @@ static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents);
  * on_exit_status goes on with op's next step. */
 static int run(netop *op, const char *tool, char *const args[], rv_err *err)
 {
-    char *path = find_tool(tool), *log = file_of(op->dir, op->name, ".cmd.log");
+    char *path = find_tool(tool), *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
     int logfd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
     int rc = 0;
     if (!path)
@@ -491,7 +481,7 @@ static int run(netop *op, const char *tool, char *const args[], rv_err *err)
 /* What a failed command said (its log, on one line). */
 static void command_failed(netop *op, const char *tool, int status, rv_err *err)
 {
-    char *log = file_of(op->dir, op->name, ".cmd.log");
+    char *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
     char *text = log ? read_small(log, OUTPUT_MAX) : NULL;
     size_t len = text ? strlen(text) : 0;
     while (len && isspace((unsigned char)text[len - 1]))
@@ -537,7 +527,7 @@ static void undo_start(netop *op)
 
 static int run_nft(netop *op, const char *suffix, rv_err *err)
 {
-    char *file = file_of(op->dir, op->name, suffix);
+    char *file = rv_qemu_path(op->dir, op->name, suffix);
     char *args[] = { "-f", file, NULL };
     int rc = file ? run(op, "nft", args, err) : oom(err);
     free(file);
@@ -546,7 +536,7 @@ static int run_nft(netop *op, const char *suffix, rv_err *err)
 
 static int run_dnsmasq(netop *op, rv_err *err)
 {
-    char *conf = file_of(op->dir, op->name, ".dnsmasq.conf"), *arg = NULL;
+    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf"), *arg = NULL;
     int rc = conf && asprintf(&arg, "--conf-file=%s", conf) >= 0 ? 0 : oom(err);
     char *args[] = { arg, NULL };
     if (rc == 0)
@@ -635,8 +625,8 @@ static netop *op_new(const rv_test_net_def *def, const char *dir, step s, rv_qem
 static int write_in(const char *dir, const char *name, const char *suffix, const char *text,
                     rv_err *err)
 {
-    char *path = file_of(dir, name, suffix);
-    int rc = !text || !path ? oom(err) : write_text(path, text, err);
+    char *path = rv_qemu_path(dir, name, suffix);
+    int rc = !text || !path ? oom(err) : rv_qemu_write_file(path, text, false, err);
     free(path);
     return rc;
 }
@@ -781,7 +771,7 @@ int rv_qemu_netnat_leases(const rv_test_net_def *def, const char *dir, const cha
     ipconf c;
     if (get_ipconf(def, &c, err) < 0)
         return -1;
-    char *path = file_of(dir, def->name, ".leases");
+    char *path = rv_qemu_path(dir, def->name, ".leases");
     char *text = path ? read_small(path, LEASES_FILE_MAX) : NULL;
     free(path);
     ret->ret = 0;

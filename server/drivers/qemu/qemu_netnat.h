@@ -6,7 +6,8 @@
  * all.  dnsmasq and nft run as child processes watched by the loop: the
  * caller's done() runs later, from the loop.  Files, in run_dir/networks:
  *   <name>.dnsmasq.conf  <name>.pid (dnsmasq's)  <name>.leases (dnsmasq's)
- *   <name>.nft (the rules loaded) */
+ *   <name>.nft (the rules loaded; .del.nft: their removal)
+ *   <name>.cmd.log (what dnsmasq or nft last said, for errors) */
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_NETNAT_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_NETNAT_H
 
