@@ -7,7 +7,8 @@
 # (net-dhcp-leases), its tap vnet0 (domiflist, domifstat counters that
 # rise, domstats net.*), remvirtd killed with SIGKILL and restarted (the
 # same dnsmasq, the guest's tap known again), the guest's destroy (tap
-# gone), net-destroy (bridge, dnsmasq, table and files gone); an isolated
+# gone), net-destroy (bridge, dnsmasq, table and files gone), autostart
+# with remvirtd, a redefinition while it runs; an isolated
 # network; errors that leave nothing behind (bridge name in use, address
 # conflict, dnsmasq missing, IPv6, routed mode).  virsh's net-dumpxml and
 # net-info are compared with libvirtd's test driver's (which has no DHCP
@@ -198,6 +199,29 @@ wait_for 10 "nat1's dnsmasq to exit" _no_dnsmasq || fail "dnsmasq is left after 
 left=$(cd "$NETS" && ls nat1.* 2> /dev/null || true)
 [ -z "$left" ] || fail "files left after net-destroy: $left"
 echo "ok   net-destroy nat1: no virbr0, no dnsmasq, no table, no files"
+
+# Autostart: as after a reboot of the host (remvirtd stopped, everything
+# it made gone), nat1 starts with remvirtd, on its new bridge.
+expect "Network nat1 marked as autostarted" "${V[@]}" net-autostart nat1
+expect "Network nat1 started" "${V[@]}" net-start nat1
+stop_remvirtd
+kill -TERM $(dnsmasq_pids nat1)
+ip link del rvnat9
+nft delete table ip remvirt_rvnat9
+rm -f "$NETS"/nat1.*
+wait_for 10 "dnsmasq to exit" _no_dnsmasq || fail "dnsmasq does not exit"
+start_remvirtd_qemu
+_autostarted()
+{
+    "${VQ[@]}" net-list > "$OUT/list" && grep -Eq '^ *nat1 +active +yes +yes$' "$OUT/list"
+}
+wait_for 10 "nat1 to autostart" _autostarted || { show "$OUT/list"; fail "nat1 did not autostart"; }
+[ -e /sys/class/net/rvnat9/bridge ] && [ "$(dnsmasq_pids nat1 | wc -w)" = 1 ] &&
+    nft list table ip remvirt_rvnat9 > /dev/null || fail "nat1 autostarted without its bridge, dnsmasq or table"
+echo "ok   nat1 autostarted with remvirtd: rvnat9, dnsmasq, remvirt_rvnat9"
+expect "Network nat1 unmarked as autostarted" "${V[@]}" net-autostart --disable nat1
+expect "Network nat1 destroyed" "${V[@]}" net-destroy nat1
+[ ! -e /sys/class/net/rvnat9 ] || fail "rvnat9 is left after net-destroy"
 
 # An isolated network, transient, without DHCP.
 cat > "$OUT/iso1.xml" <<XML
