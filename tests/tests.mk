@@ -161,6 +161,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-secrets-nwfilters.sh \
 	tests/interop/test-qemu-secrets-define.sh \
 	tests/interop/test-qemu-network.sh \
+	tests/interop/test-qemu-nat-network.sh \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
 	tests/interop/test-qemu-save.sh \

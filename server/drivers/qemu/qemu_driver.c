@@ -1236,6 +1236,7 @@ const rv_driver rv_qemu_driver = {
         .network_set_autostart = rv_qemu_network_set_autostart,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
+        .network_get_dhcp_leases = rv_qemu_network_get_dhcp_leases,
         /* secrets (qemu_secret.c) and network filters (qemu_nwfilter.c) */
         .secret_define_xml = rv_qemu_secret_define_xml,
         .secret_set_value = rv_qemu_secret_set_value,

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
 
 RV_LOG_CATEGORY("drivers.qemu.process");
@@ -800,8 +801,9 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-/* incoming_fd >= 0: QEMU's descriptor 3 (-incoming fd:3). */
-static pid_t spawn(char **argv, int log_fd, int incoming_fd)
+/* incoming_fd >= 0: QEMU's descriptor 3 (-incoming fd:3); the taps
+ * (taps[i] >= 0, in interface order) its descriptors 4, 5, ... */
+static pid_t spawn(char **argv, int log_fd, int incoming_fd, int *taps, size_t n)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -816,14 +818,25 @@ static pid_t spawn(char **argv, int log_fd, int incoming_fd)
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
         _exit(127);
-    if (incoming_fd >= 0) {
-        /* (dup2 onto itself would keep close-on-exec) */
-        if ((incoming_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(incoming_fd, 3)) < 0)
+    /* Out of the way of the numbers they get first, so no dup2 below
+     * lands on a descriptor still to be moved. */
+    int next = 4;
+    for (size_t i = 0; i < n; i++)
+        next += taps[i] >= 0;
+    if (incoming_fd >= 0 && (incoming_fd = fcntl(incoming_fd, F_DUPFD, next)) < 0)
+        _exit(127);
+    for (size_t i = 0; i < n; i++)
+        if (taps[i] >= 0 && (taps[i] = fcntl(taps[i], F_DUPFD, next)) < 0)
             _exit(127);
-        closefrom(4);
-    } else {
-        closefrom(3);
-    }
+    if (incoming_fd >= 0 && dup2(incoming_fd, 3) < 0)
+        _exit(127);
+    int at = 4;
+    for (size_t i = 0; i < n; i++)
+        if (taps[i] >= 0 && dup2(taps[i], at++) < 0)
+            _exit(127);
+    if (incoming_fd < 0)
+        close(3);
+    closefrom(next);
     execv(argv[0], argv);
     dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
     _exit(127);
@@ -943,6 +956,25 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
     return 0;
 }
 
+/* As root, remvirtd makes the taps of bridged interfaces itself (so it
+ * knows their names: stats, domiflist); unprivileged, QEMU's bridge
+ * helper does.  *taps: remvirtd's descriptors per interface (NULL: no
+ * tap of ours); each interface's tap_fd the number QEMU gets it as. */
+static int open_taps(rv_qemu_domain_def *live, int **taps, rv_err *err)
+{
+    bool any = false;
+    for (size_t i = 0; i < live->ninterfaces; i++)
+        any |= live->interfaces[i].type != RV_QEMU_NET_USER;
+    if (!rv_qemu.privileged || !any)
+        return 0;
+    if (!(*taps = rv_qemu_domain_taps_open(live, err)))
+        return -1;
+    int at = 4;     /* after -incoming's 3, as spawn() places them */
+    for (size_t i = 0; i < live->ninterfaces; i++)
+        live->interfaces[i].tap_fd = (*taps)[i] >= 0 ? at++ : 0;
+    return 0;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -973,6 +1005,7 @@ static void begin_start(qemu_dom *d)
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     char **argv = NULL;
     int log_fd = -1;
+    int *taps = NULL;
     rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
                                   incoming_fd >= 0 ? "fd:3" : NULL };
     if (!d->monitor_path) {
@@ -983,10 +1016,11 @@ static void begin_start(qemu_dom *d)
                    d->monitor_path);
     } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
                rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
+               open_taps(d->live, &taps, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
-        pid_t pid = spawn(argv, log_fd, incoming_fd);
+        pid_t pid = spawn(argv, log_fd, incoming_fd, taps, taps ? d->live->ninterfaces : 0);
         if (pid < 0)
             rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
         else {
@@ -996,6 +1030,8 @@ static void begin_start(qemu_dom *d)
         }
     }
     rv_qemu_argv_free(argv);
+    /* QEMU holds the taps now (or they go, with ours the last reference). */
+    rv_qemu_domain_taps_close(taps, d->live->ninterfaces);
     if (log_fd >= 0)
         close(log_fd);
     if (incoming_fd >= 0)
