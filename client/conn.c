@@ -1325,14 +1325,8 @@ int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err)
     pthread_mutex_unlock(&c->lock);
     if (ended)
         return 0;
-    if (failed) {
-        /* The server keeps a failed stream until we end it: tell it,
-         * without waiting for its empty answer. */
-        rv_err ignored = { 0 };
-        stream_write(s, RV_ERROR, NULL, 0, 0, &ignored);
-        rv_err_clear(&ignored);
-        return abort ? 0 : -1;
-    }
+    if (failed)     /* the server's error was the stream's last word: */
+        return abort ? 0 : -1;      /* nothing more goes out on it */
     if (stream_write(s, abort ? RV_ERROR : RV_OK, NULL, 0, 0, err) < 0 || stream_wait(s, 0, err) < 0)
         return -1;
     pthread_mutex_lock(&c->lock);

@@ -24,8 +24,8 @@ struct rvs_stream {
     ev_idle more;               /* a download that used its round's budget */
     unsigned started : 1;       /* the call's reply is queued */
     unsigned eof_sent : 1;      /* the end of the data went to the client */
-    unsigned failed : 1;        /* an error went to the client; waiting for
-                                 * its finish or abort */
+    unsigned failed : 1;        /* an error went to the client; kept until
+                                 * its finish or abort, or the next open */
     unsigned pumping : 1;       /* inside pump(): no re-entry from a flush */
     unsigned finish_wanted : 1; /* the client finished with data pending */
     unsigned holding : 1;       /* holds the client's reading */
@@ -70,11 +70,21 @@ static void more_later(rvs_stream *s)
 static void on_more(struct ev_loop *loop, ev_idle *w, int revents);
 static void more_later(rvs_stream *s);
 
+static void stream_free(rvs_stream *s);
+
+/* The client's streams, after forgetting the failed ones: their error went
+ * out, and libvirt's client sends nothing more on a stream it knows failed
+ * (a finish or abort that crossed the error is dropped, unanswered). */
 static size_t count_streams(rvs_client *c)
 {
     size_t n = 0;
-    for (rvs_stream *s = *rvs_client_streams(c); s; s = s->next)
-        n++;
+    for (rvs_stream *s = *rvs_client_streams(c), *next; s; s = next) {
+        next = s->next;
+        if (s->failed)
+            stream_free(s);
+        else
+            n++;
+    }
     return n;
 }
 
@@ -149,8 +159,9 @@ static void queue_empty(rvs_stream *s, int status)
 }
 
 /* The stream failed on our side: tell the client (STREAM, status ERROR,
- * the error), drop the endpoint and wait for the client's finish or
- * abort, which is answered with an empty STREAM OK as libvirtd does. */
+ * the error) and drop the endpoint.  Nothing more is answered on it:
+ * libvirt's client takes the error as the answer to a finish or abort
+ * that crossed it, and a second answer would break its connection. */
 static void fail(rvs_stream *s, const rv_err *err)
 {
     RV_DEBUG("client %llu: stream serial %u failed: %s", rvs_client_serial_no(s->client),
@@ -395,13 +406,10 @@ void rvs_stream_packet(rvs_client *c, const rv_header *hdr, const char *payload,
         return;
     }
     if (s->failed) {
-        /* Data crossing our error is dropped; the finish or abort that
-         * ends the exchange gets its empty STREAM OK. */
-        if (hdr->type == RV_STREAM && hdr->status != RV_CONTINUE) {
-            queue_empty(s, RV_OK);
-            rvs_client_flush_soon(c);
+        /* Data crossing our error is dropped; a finish or abort ends the
+         * stream without an answer (the error was it). */
+        if (hdr->type == RV_STREAM && hdr->status != RV_CONTINUE)
             stream_free(s);
-        }
         return;
     }
     if (hdr->type == RV_STREAM_HOLE) {
