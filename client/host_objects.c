@@ -219,7 +219,7 @@ void rv_secret_refs_free(rv_secret_ref *secrets, int n)
 
 static void secret_from_wire(rv_secret_ref *out, rv_nonnull_secret *w)
 {
-    memcpy(out->uuid, w->uuid, RV_UUID_LEN);
+    rv_uuid_format((const unsigned char *)w->uuid, out->uuid);
     out->usage_type = w->usageType;
     out->usage_id = take(&w->usageID);
 }
@@ -281,7 +281,8 @@ char *rv_secret_get_xml_desc(rv_conn *conn, const rv_secret_ref *secret, unsigne
         return NULL;
     }
     rv_secret_get_xml_desc_args args = { .flags = flags };
-    memcpy(args.secret.uuid, secret->uuid, RV_UUID_LEN);
+    if (parse_uuid(__func__, secret->uuid, (unsigned char *)args.secret.uuid) < 0)
+        return NULL;
     args.secret.usageType = secret->usage_type;
     args.secret.usageID = secret->usage_id;
     rv_secret_get_xml_desc_ret ret = { 0 };
@@ -303,7 +304,7 @@ void rv_nwfilter_refs_free(rv_nwfilter_ref *filters, int n)
 static void nwfilter_from_wire(rv_nwfilter_ref *out, rv_nonnull_nwfilter *w)
 {
     out->name = take(&w->name);
-    memcpy(out->uuid, w->uuid, RV_UUID_LEN);
+    rv_uuid_format((const unsigned char *)w->uuid, out->uuid);
 }
 
 int rv_connect_list_all_nwfilters(rv_conn *conn, rv_nwfilter_ref **filters, unsigned int flags)
@@ -382,7 +383,8 @@ char *rv_nwfilter_get_xml_desc(rv_conn *conn, const rv_nwfilter_ref *filter, uns
     }
     rv_nwfilter_get_xml_desc_args args = { .flags = flags };
     args.nwfilter.name = filter->name;
-    memcpy(args.nwfilter.uuid, filter->uuid, RV_UUID_LEN);
+    if (parse_uuid(__func__, filter->uuid, (unsigned char *)args.nwfilter.uuid) < 0)
+        return NULL;
     rv_nwfilter_get_xml_desc_ret ret = { 0 };
     rv_err err = { 0 };
     if (rvc_call_nwfilter_get_xml_desc(rpc, &args, &ret, &err) < 0)

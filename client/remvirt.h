@@ -457,7 +457,7 @@ int rv_interface_is_active(rv_conn *conn, const rv_interface_ref *iface);
 char *rv_interface_get_xml_desc(rv_conn *conn, const rv_interface_ref *iface, unsigned int flags);
 
 typedef struct rv_secret_ref {
-    unsigned char uuid[RV_UUID_BUFLEN];
+    char uuid[RV_UUID_STRING_BUFLEN];
     int usage_type;             /* 0 none, 1 volume, 2 ceph, 3 iscsi, 4 tls, 5 vtpm */
     char *usage_id;             /* what it is for: a path, a name */
 } rv_secret_ref;
@@ -469,7 +469,7 @@ char *rv_secret_get_xml_desc(rv_conn *conn, const rv_secret_ref *secret, unsigne
 
 typedef struct rv_nwfilter_ref {
     char *name;
-    unsigned char uuid[RV_UUID_BUFLEN];
+    char uuid[RV_UUID_STRING_BUFLEN];
 } rv_nwfilter_ref;
 int rv_connect_list_all_nwfilters(rv_conn *conn, rv_nwfilter_ref **filters, unsigned int flags);
 void rv_nwfilter_refs_free(rv_nwfilter_ref *filters, int n);

@@ -62,6 +62,10 @@ extern const command rvsh_stats_commands[];
 extern const command rvsh_network_commands[];
 extern const command rvsh_storage_commands[];
 extern const command rvsh_snapshot_commands[];
+extern const command rvsh_nodedev_commands[];
+extern const command rvsh_iface_commands[];
+extern const command rvsh_secret_commands[];
+extern const command rvsh_nwfilter_commands[];
 
 /* Options more than one family uses. */
 extern const char *const opts_list[];       /* all, inactive, json */
@@ -91,6 +95,7 @@ void print_size(const char *label, unsigned long long bytes);
 void print_table(const char *const *heads, size_t ncols, const char *const *cells, size_t nrows);
 xmlNode *xml_child(const xmlNode *n, const char *name);
 char *xml_text(const xmlNode *n);
+void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what);
 
 /* ---- lookups, with virsh's error lines when not found ---- */
 rv_dom *lookup_domain(shell *sh, const char *text, unsigned int how);

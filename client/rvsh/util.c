@@ -274,3 +274,16 @@ char *xml_text(const xmlNode *n)
     xmlFree(raw);
     return copy;
 }
+
+/* A list call failed.  Against a server that lacks it (libvirtd's test
+ * driver) virsh counts with the older call and reports that one's
+ * failure instead. */
+void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what)
+{
+    const rv_error_info *e = rv_last_error();
+    if (e && e->code == RV_ERROR_NO_SUPPORT && count(sh->conn) < 0)
+        error_line("Failed to count %s", what);
+    else
+        error_line("Failed to list %s", what);
+    lib_error();
+}
