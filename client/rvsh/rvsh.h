@@ -36,6 +36,7 @@ enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME }
 typedef struct cmd_args {
     const char *value;          /* the first positional argument, if any */
     const char *value2;         /* the second (command.arg2), if any */
+    const char *value3;         /* the third (command.arg3), if any */
     unsigned int opts;          /* bit i: options[i] was given */
     const char *opt_values[MAX_OPTIONS];    /* for options written "name=" */
 } cmd_args;
@@ -50,6 +51,7 @@ struct command {
      * when not required it may be left out (domblkstat <domain> [<device>]). */
     const char *arg2;
     int arg2_required;
+    const char *arg3;           /* a required third one (vol-create-as's capacity), or NULL */
     const char *const *options; /* NULL-terminated; "name=" takes a value */
     const char *summary;
 };
@@ -78,6 +80,7 @@ void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The library's reason for the last failure, as an error line. */
 void lib_error(void);
 int has_opt(const command *cmd, const cmd_args *a, const char *name);
+const char *opt_value(const command *cmd, const cmd_args *a, const char *name);
 const char *state_name(int state);
 const char *reason_name(int state, int reason);
 const char *yes_no(int v);

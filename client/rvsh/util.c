@@ -47,6 +47,16 @@ int has_opt(const command *cmd, const cmd_args *a, const char *name)
     return 0;
 }
 
+/* The value given to option "name=", or NULL. */
+const char *opt_value(const command *cmd, const cmd_args *a, const char *name)
+{
+    size_t n = strlen(name);
+    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++)
+        if (strncmp(cmd->options[i], name, n) == 0 && strcmp(cmd->options[i] + n, "=") == 0)
+            return (a->opts >> i) & 1 ? a->opt_values[i] : NULL;
+    return NULL;
+}
+
 const char *state_name(int state)
 {
     static const char *const names[] = {
