@@ -863,21 +863,24 @@ static int cmd_vol_resize(shell *sh, const command *cmd, const cmd_args *a)
     /* libvirt's RESIZE_ALLOCATE 1, _DELTA 2, _SHRINK 4 */
     unsigned int flags = (has_opt(cmd, a, "allocate") ? 1 : 0) |
                          (has_opt(cmd, a, "delta") ? 2 : 0) | (has_opt(cmd, a, "shrink") ? 4 : 0);
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
     const char *text = a->value2 + strspn(a->value2, " \t\n");
+    unsigned long long capacity;
     if (*text == '-') {
         if (!(flags & 4)) {
             error_line("negative size requires --shrink");
+            rv_storage_vol_free(vol);
             return -1;
         }
         flags |= 2;
         text++;
     }
-    unsigned long long capacity;
-    if (parse_size(text, &capacity) < 0)
+    if (parse_size(text, &capacity) < 0) {
+        rv_storage_vol_free(vol);
         return -1;
-    rv_vol *vol = lookup_vol(sh, cmd, a);
-    if (!vol)
-        return -1;
+    }
     const char *name = rv_storage_vol_get_name(vol);
     int rc = rv_storage_vol_resize(vol, capacity, flags);
     if (rc < 0) {
@@ -901,25 +904,20 @@ static int cmd_vol_wipe(shell *sh, const command *cmd, const cmd_args *a)
         "zero", "nnsa", "dod", "bsi", "gutmann", "schneier", "pfitzner7", "pfitzner33",
         "random", "trim",
     };
-    const char *algorithm = opt_value(cmd, a, "algorithm");
-    if (algorithm) {
-        size_t k = 0;
-        while (k < sizeof(algorithms) / sizeof(algorithms[0]) && strcmp(algorithms[k], algorithm))
-            k++;
-        if (k == sizeof(algorithms) / sizeof(algorithms[0])) {
-            error_line("Unsupported algorithm '%s'", algorithm);
-            return -1;
-        }
-        if (k != 0) {
-            error_line("rvsh wipes with --algorithm zero only");
-            return -1;
-        }
-    }
     rv_vol *vol = lookup_vol(sh, cmd, a);
     if (!vol)
         return -1;
-    int rc = rv_storage_vol_wipe(vol, 0);
-    if (rc < 0) {
+    const char *algorithm = opt_value(cmd, a, "algorithm");
+    size_t k = 0;
+    while (algorithm && k < sizeof(algorithms) / sizeof(algorithms[0]) &&
+           strcmp(algorithms[k], algorithm) != 0)
+        k++;
+    int rc = -1;
+    if (k == sizeof(algorithms) / sizeof(algorithms[0]))
+        error_line("Unsupported algorithm '%s'", algorithm);
+    else if (k != 0)
+        error_line("rvsh wipes with --algorithm zero only");
+    else if ((rc = rv_storage_vol_wipe(vol, 0)) < 0) {
         error_line("Failed to wipe vol %s", a->value);
         lib_error();
     } else {
