@@ -328,6 +328,24 @@ int rv_network_get_uuid(rv_net *net, unsigned char uuid[RV_UUID_BUFLEN]);
 int rv_network_get_uuid_string(rv_net *net, char buf[RV_UUID_STRING_BUFLEN]);
 void rv_network_free(rv_net *net);
 
+/* One DHCP lease of a network (rv_network_get_dhcp_leases). */
+typedef struct rv_network_dhcp_lease_info {
+    char *iface;                /* the network's bridge */
+    long long expiry_time;      /* seconds since the epoch */
+    int type;                   /* 0 IPv4, 1 IPv6 */
+    char *mac;                  /* may be NULL, as the next three */
+    char *iaid;
+    char *ipaddr;
+    unsigned int prefix;
+    char *hostname;
+    char *clientid;
+} rv_network_dhcp_lease_info;
+/* The network's leases (mac: only that MAC's; NULL: all), an array of
+ * the count returned (-1 on error); flags 0. */
+int rv_network_get_dhcp_leases(rv_net *net, const char *mac, rv_network_dhcp_lease_info **leases,
+                               unsigned int flags);
+void rv_network_dhcp_leases_free(rv_network_dhcp_lease_info *leases, int n);
+
 /* ---- storage pools and volumes ---- */
 
 /* rv_connect_list_all_storage_pools filters: RV_CONNECT_LIST_STORAGE_POOLS_*

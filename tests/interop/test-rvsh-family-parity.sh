@@ -97,6 +97,9 @@ test_driver_reads()
     parity "$u" nwfilter-list
     parity "$u" nwfilter-dumpxml nosuch
     parity "$u" nwfilter-binding-list
+    parity "$u" net-dhcp-leases default
+    parity "$u" net-dhcp-leases default --mac 52:54:00:00:00:01
+    parity "$u" net-dhcp-leases nosuch
     parity "$u" find-storage-pool-sources logical
     parity "$u" find-storage-pool-sources dir
     parity "$u" vol-create-as default-pool c.img 10M --print-xml
