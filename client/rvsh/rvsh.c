@@ -26,6 +26,14 @@
  *   vcpucount: {"maximum_config", "maximum_live", "current_config",
  *               "current_live"}, null where the domain cannot tell
  *   schedinfo: {"scheduler": "...", "params": {"weight": 50, ...}}
+ *   nodedev-list: [{"name", "parent": null at the top}, ...]
+ *   iface-list: [{"name", "state": "active" | "inactive", "mac"}, ...]
+ *   secret-list: [{"uuid", "usage_type": "volume", ..., "usage_id"}, ...]
+ *   nwfilter-list: [{"uuid", "name"}, ...]
+ *   nwfilter-binding-list: [{"port_dev", "filter"}, ...]
+ *   net-dhcp-leases: [{"expiry_time" (epoch seconds), "mac", "protocol",
+ *                      "ip_address", "prefix", "hostname", "client_id",
+ *                      "iaid", "interface"}, ...], null where none given
  * Domain states and reasons print as virsh prints them. */
 #include <errno.h>
 #include <getopt.h>
