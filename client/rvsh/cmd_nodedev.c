@@ -88,7 +88,7 @@ static void print_tree(const dev_tree *t, int dev, int is_last, int top, char *i
 static int cmd_nodedev_list(shell *sh, const command *cmd, const cmd_args *a)
 {
     int tree = has_opt(cmd, a, "tree");
-    const char *caps = a->opt_values[2];
+    const char *caps = opt_value(cmd, a, "cap");
     unsigned int flags = LIST_ACTIVE;
     if (has_opt(cmd, a, "all"))
         flags = LIST_ACTIVE | LIST_INACTIVE;
@@ -179,7 +179,6 @@ static int cmd_nodedev_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
-/* Bit i is options[i]: cmd_nodedev_list reads --cap's value at index 2. */
 static const char *const opts_nodedev_list[] = { "tree", "json", "cap=", "all", "inactive", NULL };
 
 const command rvsh_nodedev_commands[] = {
