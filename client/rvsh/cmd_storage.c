@@ -989,13 +989,39 @@ static int cmd_pool_define_as(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
-/* find-storage-pool-sources <type> [<srcSpec file>] */
+/* find-storage-pool-sources <type> [<srcSpec file>], and
+ * find-storage-pool-sources-as <type> [<host>] [--port] [--initiator]
+ * with the <source> virsh writes for those. */
 static int cmd_find_pool_sources(shell *sh, const command *cmd, const cmd_args *a)
 {
-    (void)cmd;
     char *spec = NULL;
-    if (a->value2 && read_file(a->value2, &spec) < 0)
+    if (strcmp(cmd->name, "find-storage-pool-sources-as") == 0) {
+        const char *port = opt_value(cmd, a, "port");
+        const char *initiator = opt_value(cmd, a, "initiator");
+        size_t len = 0;
+        FILE *f = a->value2 ? open_memstream(&spec, &len) : NULL;
+        if (a->value2 && !f) {
+            error_line("out of memory");
+            return -1;
+        }
+        if (f) {
+            fputs("<source>\n", f);
+            xml_line(f, 2, "<host name='%s'", a->value2);
+            if (port)
+                xml_line(f, 0, " port='%s'", port);
+            fputs("/>\n", f);
+            if (initiator) {
+                fputs("  <initiator>\n", f);
+                xml_line(f, 4, "<iqn name='%s'/>\n", initiator);
+                fputs("  </initiator>\n", f);
+            }
+            fputs("</source>\n", f);
+            if (close_xml(f, &spec) < 0)
+                return -1;
+        }
+    } else if (a->value2 && read_file(a->value2, &spec) < 0) {
         return -1;
+    }
     char *xml = rv_connect_find_storage_pool_sources(sh->conn, a->value, spec, 0);
     free(spec);
     if (!xml) {
@@ -1022,6 +1048,7 @@ static const char *const opts_vol_create_from[] = {
 };
 static const char *const opts_vol_resize[] = { "pool=", "allocate", "delta", "shrink", NULL };
 static const char *const opts_vol_wipe[] = { "pool=", "algorithm=", NULL };
+static const char *const opts_find_as[] = { "port=", "initiator=", NULL };
 static const char *const opts_pool_as[] = {
     "source-host=", "source-path=", "source-dev=", "source-name=", "source-format=", "target=",
     "print-xml", NULL,
@@ -1114,6 +1141,9 @@ const command rvsh_storage_commands[] = {
     { .name = "find-storage-pool-sources", .run = cmd_find_pool_sources, .arg = "type",
       .arg2 = "srcSpec",
       .summary = "the storage pools of a type the host could have (XML)" },
+    { .name = "find-storage-pool-sources-as", .run = cmd_find_pool_sources, .arg = "type",
+      .arg2 = "host", .options = opts_find_as,
+      .summary = "the storage pools of a type a host could have (XML; --port, --initiator)" },
     { .name = "pool-event", .run = cmd_event,
       .options = opts_pool_event,
       .summary = "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },

@@ -102,6 +102,11 @@ test_driver_reads()
     parity "$u" net-dhcp-leases nosuch
     parity "$u" find-storage-pool-sources logical
     parity "$u" find-storage-pool-sources dir
+    parity "$u" find-storage-pool-sources-as logical
+    parity "$u" find-storage-pool-sources-as netfs
+    parity "$u" find-storage-pool-sources-as netfs myhost
+    parity "$u" find-storage-pool-sources-as netfs myhost --port 2049
+    parity "$u" find-storage-pool-sources-as iscsi myhost --port 3260 --initiator iqn.2026-01.x
     parity "$u" vol-create-as default-pool c.img 10M --print-xml
     parity "$u" vol-create-as default-pool c.img 1GiB --format qcow2 --allocation 1k --print-xml
     parity "$u" vol-create-as default-pool c.img 10MB --print-xml
