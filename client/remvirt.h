@@ -328,6 +328,24 @@ int rv_network_get_uuid(rv_net *net, unsigned char uuid[RV_UUID_BUFLEN]);
 int rv_network_get_uuid_string(rv_net *net, char buf[RV_UUID_STRING_BUFLEN]);
 void rv_network_free(rv_net *net);
 
+/* One DHCP lease of a network (rv_network_get_dhcp_leases). */
+typedef struct rv_network_dhcp_lease_info {
+    char *iface;                /* the network's bridge */
+    long long expiry_time;      /* seconds since the epoch */
+    int type;                   /* 0 IPv4, 1 IPv6 */
+    char *mac;                  /* may be NULL, as the next three */
+    char *iaid;
+    char *ipaddr;
+    unsigned int prefix;
+    char *hostname;
+    char *clientid;
+} rv_network_dhcp_lease_info;
+/* The network's leases (mac: only that MAC's; NULL: all), an array of
+ * the count returned (-1 on error); flags 0. */
+int rv_network_get_dhcp_leases(rv_net *net, const char *mac, rv_network_dhcp_lease_info **leases,
+                               unsigned int flags);
+void rv_network_dhcp_leases_free(rv_network_dhcp_lease_info *leases, int n);
+
 /* ---- storage pools and volumes ---- */
 
 /* rv_connect_list_all_storage_pools filters: RV_CONNECT_LIST_STORAGE_POOLS_*
@@ -446,6 +464,65 @@ int rv_storage_vol_download(rv_vol *vol, rv_stream *st, unsigned long long offse
  * as virDomainOpenConsole's (RV_DOMAIN_CONSOLE_FORCE 1, _SAFE 2). */
 int rv_domain_open_console(rv_dom *dom, const char *dev_name, rv_stream *st,
                            unsigned int flags);
+
+/* ---- host devices, host interfaces, secrets, network filters ----
+ * (client/host_objects.c) The wire names these by value, so they come
+ * as plain values: a device by its name, the others as rv_*_ref structs
+ * whose strings the caller frees with the matching *_free/_clear.  The
+ * list calls return how many, the array (one spare entry at the end) in
+ * the result pointer, or -1 with the last error set. */
+
+/* flags: RV_CONNECT_LIST_NODE_DEVICES_CAP_* (any of them; none: all),
+ * with libvirt's ACTIVE (1 << 31) and INACTIVE bits; *names is a
+ * NULL-terminated array: free() each, then the array. */
+int rv_connect_list_all_node_devices(rv_conn *conn, char ***names, unsigned int flags);
+/* *parent: the parent device's name (the caller frees it), NULL at the top. */
+int rv_node_device_get_parent(rv_conn *conn, const char *name, char **parent);
+
+typedef struct rv_interface_ref {
+    char *name;
+    char *mac;                  /* "aa:bb:cc:dd:ee:ff" */
+} rv_interface_ref;
+/* flags: RV_CONNECT_LIST_INTERFACES_INACTIVE 1, _ACTIVE 2 (none: all). */
+int rv_connect_list_all_interfaces(rv_conn *conn, rv_interface_ref **ifaces, unsigned int flags);
+void rv_interface_refs_free(rv_interface_ref *ifaces, int n);
+int rv_interface_lookup_by_name(rv_conn *conn, const char *name, rv_interface_ref *iface);
+int rv_interface_lookup_by_mac_string(rv_conn *conn, const char *mac, rv_interface_ref *iface);
+void rv_interface_ref_clear(rv_interface_ref *iface);
+/* 1, 0, or -1 on error. */
+int rv_interface_is_active(rv_conn *conn, const rv_interface_ref *iface);
+/* flags: 1 asks for the inactive definition. */
+char *rv_interface_get_xml_desc(rv_conn *conn, const rv_interface_ref *iface, unsigned int flags);
+
+typedef struct rv_secret_ref {
+    char uuid[RV_UUID_STRING_BUFLEN];
+    int usage_type;             /* 0 none, 1 volume, 2 ceph, 3 iscsi, 4 tls, 5 vtpm */
+    char *usage_id;             /* what it is for: a path, a name */
+} rv_secret_ref;
+/* flags: libvirt's EPHEMERAL 1, NO_EPHEMERAL 2, PRIVATE 4, NO_PRIVATE 8. */
+int rv_connect_list_all_secrets(rv_conn *conn, rv_secret_ref **secrets, unsigned int flags);
+void rv_secret_refs_free(rv_secret_ref *secrets, int n);     /* n 1 for one lookup's result */
+int rv_secret_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_secret_ref *secret);
+char *rv_secret_get_xml_desc(rv_conn *conn, const rv_secret_ref *secret, unsigned int flags);
+
+typedef struct rv_nwfilter_ref {
+    char *name;
+    char uuid[RV_UUID_STRING_BUFLEN];
+} rv_nwfilter_ref;
+int rv_connect_list_all_nwfilters(rv_conn *conn, rv_nwfilter_ref **filters, unsigned int flags);
+void rv_nwfilter_refs_free(rv_nwfilter_ref *filters, int n);
+int rv_nwfilter_lookup_by_name(rv_conn *conn, const char *name, rv_nwfilter_ref *filter);
+int rv_nwfilter_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_nwfilter_ref *filter);
+char *rv_nwfilter_get_xml_desc(rv_conn *conn, const rv_nwfilter_ref *filter, unsigned int flags);
+
+/* A filter applied to one guest network device. */
+typedef struct rv_nwfilter_binding_ref {
+    char *portdev;
+    char *filtername;
+} rv_nwfilter_binding_ref;
+int rv_connect_list_all_nwfilter_bindings(rv_conn *conn, rv_nwfilter_binding_ref **bindings,
+                                          unsigned int flags);
+void rv_nwfilter_binding_refs_free(rv_nwfilter_binding_ref *bindings, int n);
 
 #include "remvirt-calls.gen.h"
 

@@ -272,6 +272,89 @@ static int cmd_net_name(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
+/* virsh's order: by MAC address, leases without one last. */
+static int compare_leases(const void *pa, const void *pb)
+{
+    const rv_network_dhcp_lease_info *x = pa, *y = pb;
+    if (!x->mac || !y->mac)
+        return !x->mac - !y->mac;
+    return strcasecmp(x->mac, y->mac);
+}
+
+/* net-dhcp-leases <network> [--mac M] */
+static int cmd_net_dhcp_leases(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_net *net = lookup_network(sh, a->value, cmd->lookup);
+    if (!net)
+        return -1;
+    rv_network_dhcp_lease_info *leases = NULL;
+    int n = rv_network_get_dhcp_leases(net, opt_value(cmd, a, "mac"), &leases, 0);
+    rv_network_free(net);
+    if (n < 0) {
+        error_line("Failed to get leases info for %s", a->value);
+        lib_error();
+        return -1;
+    }
+    qsort(leases, (size_t)n, sizeof(*leases), compare_leases);
+    enum { COLS = 6 };
+    char **owned = calloc((size_t)n * 2 + 1, sizeof(*owned));  /* expiry, address */
+    const char **cells = calloc((size_t)n * COLS + 1, sizeof(*cells));
+    int rc = owned && cells ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        const rv_network_dhcp_lease_info *l = &leases[i];
+        time_t when = (time_t)l->expiry_time;
+        struct tm tm;
+        char stamp[32] = "";
+        if (localtime_r(&when, &tm))
+            strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+        owned[i * 2] = strdup(stamp);
+        if (asprintf(&owned[i * 2 + 1], "%s/%u", l->ipaddr, l->prefix) < 0)
+            owned[i * 2 + 1] = NULL;
+        rc = owned[i * 2] && owned[i * 2 + 1] ? 0 : -1;
+        const char **row = cells + i * COLS;
+        row[0] = owned[i * 2];
+        row[1] = l->mac ? l->mac : "";
+        row[2] = l->type == 0 ? "ipv4" : l->type == 1 ? "ipv6" : "";
+        row[3] = owned[i * 2 + 1];
+        row[4] = l->hostname ? l->hostname : "-";
+        row[5] = l->clientid ? l->clientid : "-";
+    }
+    if (rc < 0) {
+        error_line("out of memory");
+    } else if (sh->json || has_opt(cmd, a, "json")) {
+        putchar('[');
+        for (int i = 0; i < n; i++) {
+            const rv_network_dhcp_lease_info *l = &leases[i];
+            int first = 1;
+            printf("%s{", i ? ", " : "");
+            json_num_field("expiry_time", (unsigned long long)l->expiry_time,
+                           l->expiry_time >= 0, &first);
+            json_str_field("mac", l->mac, &first);
+            json_str_field("protocol", cells[i * COLS + 2], &first);
+            json_str_field("ip_address", l->ipaddr, &first);
+            json_num_field("prefix", l->prefix, 1, &first);
+            json_str_field("hostname", l->hostname, &first);
+            json_str_field("client_id", l->clientid, &first);
+            json_str_field("iaid", l->iaid, &first);
+            json_str_field("interface", l->iface, &first);
+            putchar('}');
+        }
+        puts("]");
+    } else {
+        static const char *const heads[COLS] = { "Expiry Time", "MAC address", "Protocol",
+                                                 "IP address", "Hostname", "Client ID or DUID" };
+        print_table(heads, COLS, cells, (size_t)n);
+    }
+    for (int i = 0; owned && i < n * 2; i++)
+        free(owned[i]);
+    free(owned);
+    free(cells);
+    rv_network_dhcp_leases_free(leases, n);
+    return rc;
+}
+
+static const char *const opts_dhcp_leases[] = { "mac=", "json", NULL };
+
 /* The same bits as opts_event, and the event type (only "lifecycle"). */
 static const char *const opts_net_event[] = { "loop", "timeout=", "network=", "event=", NULL };
 
@@ -301,6 +384,9 @@ const command rvsh_network_commands[] = {
       .summary = "convert a network name to its UUID" },
     { .name = "net-name", .run = cmd_net_name, .arg = "network", .lookup = BY_UUID,
       .summary = "convert a network UUID to its name" },
+    { .name = "net-dhcp-leases", .run = cmd_net_dhcp_leases, .arg = "network",
+      .lookup = BY_UUID | BY_NAME, .options = opts_dhcp_leases,
+      .summary = "the network's DHCP leases (--mac: of this MAC address only)" },
     { .name = "net-event", .run = cmd_event,
       .options = opts_net_event,
       .summary = "print network lifecycle events as they come (the first; --loop: all; --timeout seconds)" },

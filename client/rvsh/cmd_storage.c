@@ -1,4 +1,5 @@
 /* rvsh: the storage pool and volume commands, with vol-upload and vol-download over streams. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <libxml/parser.h>
 
 #include "rvsh.h"
 
@@ -48,7 +51,8 @@ static rv_vol *lookup_vol(shell *sh, const command *cmd, const cmd_args *a)
     const char *pool_name = NULL, *text = a->value;
     int takes_pool = 0;
     for (unsigned int k = 0; cmd->options && cmd->options[k]; k++) {
-        if (strcmp(cmd->options[k], "pool=") != 0)
+        /* vol-create-from names its input volume's pool --inputpool */
+        if (strcmp(cmd->options[k], "pool=") != 0 && strcmp(cmd->options[k], "inputpool=") != 0)
             continue;
         takes_pool = 1;
         if (a->opts & (1u << k))
@@ -670,10 +674,464 @@ static int cmd_vol_download(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* ---- volumes and pools made from options (vol-create-as, ...) ---- */
+
+/* A size as virsh reads one: a number and an optional unit, b/byte/bytes,
+ * or k, M, G, T, P, E alone or followed by "iB" (powers of 1024) or "B"
+ * (powers of 1000), any case.  -1 after virsh's error lines. */
+static int parse_size(const char *text, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || strchr(text, '-')) {
+        error_line("Malformed size %s", text);
+        return -1;
+    }
+    unsigned long long base = 1024;
+    int power = 0;
+    if (*end && strcasecmp(end, "b") != 0 && strcasecmp(end, "byte") != 0 &&
+        strcasecmp(end, "bytes") != 0) {
+        const char *p = strchr("kmgtpe", tolower((unsigned char)end[0]));
+        if (end[1] && strcasecmp(end + 1, "ib") != 0) {
+            if ((end[1] == 'b' || end[1] == 'B') && !end[2])
+                base = 1000;
+            else
+                p = NULL;
+        }
+        if (!p || !*p) {
+            error_line("Malformed size %s", text);
+            error_line("invalid argument: unknown suffix '%s'", end);
+            return -1;
+        }
+        power = (int)(p - "kmgtpe") + 1;
+    }
+    for (int i = 0; i < power; i++) {
+        if (v > ULLONG_MAX / base) {
+            error_line("Malformed size %s", text);
+            error_line("numerical overflow: value too large: %s", text);
+            return -1;
+        }
+        v *= base;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Text for an XML element or attribute value. */
+static void xml_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* fmt's %s are written escaped, nothing else is taken. */
+static void xml_line(FILE *f, int indent, const char *fmt, const char *value)
+{
+    const char *hole = strstr(fmt, "%s");
+    fprintf(f, "%*s", indent, "");
+    if (!hole) {
+        fputs(fmt, f);
+        return;
+    }
+    fwrite(fmt, 1, (size_t)(hole - fmt), f);
+    xml_escaped(f, value);
+    fputs(hole + 2, f);
+}
+
+/* Close an open_memstream stream: 0, or -1 (out of memory; *xml freed). */
+static int close_xml(FILE *f, char **xml)
+{
+    if (fclose(f) != 0 || !*xml) {
+        free(*xml);
+        *xml = NULL;
+        error_line("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* vol-create-as <pool> <name> <capacity> [--allocation] [--format]
+ * [--backing-vol [--backing-vol-format]] [--prealloc-metadata]
+ * [--print-xml]: the volume XML virsh writes for these, created (or
+ * printed). */
+static int cmd_vol_create_as(shell *sh, const command *cmd, const cmd_args *a)
+{
+    unsigned long long capacity, allocation = 0;
+    const char *alloc_text = opt_value(cmd, a, "allocation");
+    const char *format = opt_value(cmd, a, "format");
+    const char *backing = opt_value(cmd, a, "backing-vol");
+    const char *backing_format = opt_value(cmd, a, "backing-vol-format");
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    int rc = -1;
+    char *backing_path = NULL, *xml = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    if (parse_size(a->value3, &capacity) < 0)
+        goto out;
+    if (alloc_text && parse_size(alloc_text, &allocation) < 0)
+        goto out;
+    if (backing) {
+        /* The backing volume by name in the pool, else by key or path. */
+        rv_vol *bv = rv_storage_vol_lookup_by_name(pool, backing);
+        if (!bv)
+            bv = rv_storage_vol_lookup_by_key(sh->conn, backing);
+        if (!bv)
+            bv = rv_storage_vol_lookup_by_path(sh->conn, backing);
+        if (!bv) {
+            error_line("failed to get vol '%s'", backing);
+            lib_error();
+            goto out;
+        }
+        backing_path = rv_storage_vol_get_path(bv);
+        rv_storage_vol_free(bv);
+        if (!backing_path) {
+            lib_error();
+            goto out;
+        }
+    }
+    if (!(f = open_memstream(&xml, &len))) {
+        error_line("out of memory");
+        goto out;
+    }
+    fputs("<volume>\n", f);
+    xml_line(f, 2, "<name>%s</name>\n", a->value2);
+    fprintf(f, "  <capacity>%llu</capacity>\n", capacity);
+    if (alloc_text)
+        fprintf(f, "  <allocation>%llu</allocation>\n", allocation);
+    if (format) {
+        fputs("  <target>\n", f);
+        xml_line(f, 4, "<format type='%s'/>\n", format);
+        fputs("  </target>\n", f);
+    }
+    if (backing_path) {
+        fputs("  <backingStore>\n", f);
+        xml_line(f, 4, "<path>%s</path>\n", backing_path);
+        if (backing_format)
+            xml_line(f, 4, "<format type='%s'/>\n", backing_format);
+        fputs("  </backingStore>\n", f);
+    }
+    fputs("</volume>\n", f);
+    if (close_xml(f, &xml) < 0)
+        goto out;
+    if (has_opt(cmd, a, "print-xml")) {
+        fputs(xml, stdout);
+        rc = 0;
+        goto out;
+    }
+    rv_vol *vol = rv_storage_vol_create_xml(pool, xml, has_opt(cmd, a, "prealloc-metadata") ? 1 : 0);
+    if (!vol) {
+        error_line("Failed to create vol %s", a->value2);
+        lib_error();
+        goto out;
+    }
+    printf("Vol %s created\n", a->value2);
+    rv_storage_vol_free(vol);
+    rc = 0;
+out:
+    free(xml);
+    free(backing_path);
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+/* The volume XML with its name changed (virsh's vol-clone). */
+static char *renamed_vol_xml(const char *xml, const char *name)
+{
+    xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), "volume.xml", NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlNode *root = doc ? xmlDocGetRootElement(doc) : NULL;
+    xmlNode *node = xml_child(root, "name");
+    xmlChar *out = NULL;
+    int n = 0;
+    if (node) {
+        xmlNodeSetContent(node, NULL);
+        xmlNodeAddContent(node, (const xmlChar *)name);
+        xmlDocDumpMemory(doc, &out, &n);
+    }
+    xmlFreeDoc(doc);
+    char *copy = out ? strdup((const char *)out) : NULL;
+    xmlFree(out);
+    return copy;
+}
+
+/* vol-clone <vol> <newname> [--pool] [--prealloc-metadata] [--reflink] */
+static int cmd_vol_clone(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    int rc = -1;
+    const char *name = rv_storage_vol_get_name(vol);
+    rv_pool *pool = rv_storage_pool_lookup_by_volume(vol);
+    char *xml = pool ? rv_storage_vol_get_xml_desc(vol, 0) : NULL;
+    char *new_xml = NULL;
+    if (!xml) {
+        lib_error();
+    } else if (!(new_xml = renamed_vol_xml(xml, a->value2))) {
+        error_line("Failed to clone vol from %s", name);
+        error_line("the server's volume XML has no name to change");
+    } else {
+        /* libvirt's PREALLOC_METADATA 1, REFLINK 2 */
+        unsigned int flags = (has_opt(cmd, a, "prealloc-metadata") ? 1 : 0) |
+                             (has_opt(cmd, a, "reflink") ? 2 : 0);
+        rv_vol *copy = rv_storage_vol_create_xml_from(pool, new_xml, vol, flags);
+        if (!copy) {
+            error_line("Failed to clone vol from %s", name);
+            lib_error();
+        } else {
+            printf("Vol %s cloned from %s\n", rv_storage_vol_get_name(copy), name);
+            rv_storage_vol_free(copy);
+            rc = 0;
+        }
+    }
+    free(new_xml);
+    free(xml);
+    rv_storage_pool_free(pool);
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* vol-create-from <pool> <file> <vol> [--inputpool] [--prealloc-metadata]
+ * [--reflink]: a volume from an XML file, its data copied from vol. */
+static int cmd_vol_create_from(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_pool *pool = lookup_pool(sh, a->value);
+    if (!pool)
+        return -1;
+    /* The input volume: by name in --inputpool, else by key or path. */
+    cmd_args in = *a;
+    in.value = a->value3;
+    rv_vol *input = lookup_vol(sh, cmd, &in);
+    char *xml = NULL;
+    int rc = -1;
+    if (input && read_file(a->value2, &xml) == 0) {
+        unsigned int flags = (has_opt(cmd, a, "prealloc-metadata") ? 1 : 0) |
+                             (has_opt(cmd, a, "reflink") ? 2 : 0);
+        rv_vol *vol = rv_storage_vol_create_xml_from(pool, xml, input, flags);
+        if (!vol) {
+            error_line("Failed to create vol from %s", a->value2);
+            lib_error();
+        } else {
+            printf("Vol %s created from input vol %s\n", rv_storage_vol_get_name(vol),
+                   rv_storage_vol_get_name(input));
+            rv_storage_vol_free(vol);
+            rc = 0;
+        }
+    }
+    free(xml);
+    rv_storage_vol_free(input);
+    rv_storage_pool_free(pool);
+    return rc;
+}
+
+/* vol-resize <vol> <capacity> [--pool] [--allocate] [--delta] [--shrink];
+ * a negative capacity (with --shrink) shrinks by that much. */
+static int cmd_vol_resize(shell *sh, const command *cmd, const cmd_args *a)
+{
+    /* libvirt's RESIZE_ALLOCATE 1, _DELTA 2, _SHRINK 4 */
+    unsigned int flags = (has_opt(cmd, a, "allocate") ? 1 : 0) |
+                         (has_opt(cmd, a, "delta") ? 2 : 0) | (has_opt(cmd, a, "shrink") ? 4 : 0);
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    const char *text = a->value2 + strspn(a->value2, " \t\n");
+    unsigned long long capacity;
+    if (*text == '-') {
+        if (!(flags & 4)) {
+            error_line("negative size requires --shrink");
+            rv_storage_vol_free(vol);
+            return -1;
+        }
+        flags |= 2;
+        text++;
+    }
+    if (parse_size(text, &capacity) < 0) {
+        rv_storage_vol_free(vol);
+        return -1;
+    }
+    const char *name = rv_storage_vol_get_name(vol);
+    int rc = rv_storage_vol_resize(vol, capacity, flags);
+    if (rc < 0) {
+        error_line("Failed to change size of volume '%s' %s %s", name, flags & 2 ? "by" : "to",
+                   text);
+        lib_error();
+    } else {
+        printf("Size of volume '%s' successfully changed %s %s\n", name,
+               flags & 2 ? "by" : "to", text);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* vol-wipe <vol> [--pool] [--algorithm zero]: the other algorithms
+ * virsh knows need STORAGE_VOL_WIPE_PATTERN, which remvirt does not
+ * have. */
+static int cmd_vol_wipe(shell *sh, const command *cmd, const cmd_args *a)
+{
+    static const char *const algorithms[] = {
+        "zero", "nnsa", "dod", "bsi", "gutmann", "schneier", "pfitzner7", "pfitzner33",
+        "random", "trim",
+    };
+    rv_vol *vol = lookup_vol(sh, cmd, a);
+    if (!vol)
+        return -1;
+    const char *algorithm = opt_value(cmd, a, "algorithm");
+    size_t k = 0;
+    while (algorithm && k < sizeof(algorithms) / sizeof(algorithms[0]) &&
+           strcmp(algorithms[k], algorithm) != 0)
+        k++;
+    int rc = -1;
+    if (k == sizeof(algorithms) / sizeof(algorithms[0]))
+        error_line("Unsupported algorithm '%s'", algorithm);
+    else if (k != 0)
+        error_line("rvsh wipes with --algorithm zero only");
+    else if ((rc = rv_storage_vol_wipe(vol, 0)) < 0) {
+        error_line("Failed to wipe vol %s", a->value);
+        lib_error();
+    } else {
+        printf("Vol %s wiped\n", a->value);
+    }
+    rv_storage_vol_free(vol);
+    return rc;
+}
+
+/* pool-define-as and pool-create-as <name> <type> [--source-host]
+ * [--source-path] [--source-dev] [--source-name] [--source-format]
+ * [--target] [--print-xml]: the pool XML virsh writes for these. */
+static int cmd_pool_define_as(shell *sh, const command *cmd, const cmd_args *a)
+{
+    int create = strcmp(cmd->name, "pool-create-as") == 0;
+    const char *host = opt_value(cmd, a, "source-host");
+    const char *path = opt_value(cmd, a, "source-path");
+    const char *dev = opt_value(cmd, a, "source-dev");
+    const char *name = opt_value(cmd, a, "source-name");
+    const char *format = opt_value(cmd, a, "source-format");
+    const char *target = opt_value(cmd, a, "target");
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&xml, &len);
+    if (!f) {
+        error_line("out of memory");
+        return -1;
+    }
+    xml_line(f, 0, "<pool type='%s'>\n", a->value2);
+    xml_line(f, 2, "<name>%s</name>\n", a->value);
+    if (host || path || dev || name || format) {
+        fputs("  <source>\n", f);
+        if (host)
+            xml_line(f, 4, "<host name='%s'/>\n", host);
+        if (path)
+            xml_line(f, 4, "<dir path='%s'/>\n", path);
+        if (dev)
+            xml_line(f, 4, "<device path='%s'/>\n", dev);
+        if (format)
+            xml_line(f, 4, "<format type='%s'/>\n", format);
+        if (name)
+            xml_line(f, 4, "<name>%s</name>\n", name);
+        fputs("  </source>\n", f);
+    }
+    if (target) {
+        fputs("  <target>\n", f);
+        xml_line(f, 4, "<path>%s</path>\n", target);
+        fputs("  </target>\n", f);
+    }
+    fputs("</pool>\n", f);
+    if (close_xml(f, &xml) < 0)
+        return -1;
+    int rc = 0;
+    if (has_opt(cmd, a, "print-xml")) {
+        fputs(xml, stdout);
+    } else {
+        rv_pool *pool = create ? rv_storage_pool_create_xml(sh->conn, xml, 0)
+                               : rv_storage_pool_define_xml(sh->conn, xml, 0);
+        if (!pool) {
+            error_line("Failed to %s pool %s", create ? "create" : "define", a->value);
+            lib_error();
+            rc = -1;
+        } else {
+            printf("Pool %s %s\n", a->value, create ? "created" : "defined");
+            rv_storage_pool_free(pool);
+        }
+    }
+    free(xml);
+    return rc;
+}
+
+/* find-storage-pool-sources <type> [<srcSpec file>], and
+ * find-storage-pool-sources-as <type> [<host>] [--port] [--initiator]
+ * with the <source> virsh writes for those. */
+static int cmd_find_pool_sources(shell *sh, const command *cmd, const cmd_args *a)
+{
+    char *spec = NULL;
+    if (strcmp(cmd->name, "find-storage-pool-sources-as") == 0) {
+        const char *port = opt_value(cmd, a, "port");
+        const char *initiator = opt_value(cmd, a, "initiator");
+        size_t len = 0;
+        FILE *f = a->value2 ? open_memstream(&spec, &len) : NULL;
+        if (a->value2 && !f) {
+            error_line("out of memory");
+            return -1;
+        }
+        if (f) {
+            fputs("<source>\n", f);
+            xml_line(f, 2, "<host name='%s'", a->value2);
+            if (port)
+                xml_line(f, 0, " port='%s'", port);
+            fputs("/>\n", f);
+            if (initiator) {
+                fputs("  <initiator>\n", f);
+                xml_line(f, 4, "<iqn name='%s'/>\n", initiator);
+                fputs("  </initiator>\n", f);
+            }
+            fputs("</source>\n", f);
+            if (close_xml(f, &spec) < 0)
+                return -1;
+        }
+    } else if (a->value2 && read_file(a->value2, &spec) < 0) {
+        return -1;
+    }
+    char *xml = rv_connect_find_storage_pool_sources(sh->conn, a->value, spec, 0);
+    free(spec);
+    if (!xml) {
+        error_line("Failed to find any %s pool sources", a->value);
+        lib_error();
+        return -1;
+    }
+    fputs(xml, stdout);
+    free(xml);
+    return 0;
+}
+
 static const char *const opts_pool_event[] = { "loop", "timeout=", "pool=", "event=", NULL };
 static const char *const opts_vol[] = { "pool=", NULL };
 static const char *const opts_vol_json[] = { "pool=", "json", NULL };
 static const char *const opts_vol_stream[] = { "pool=", "offset=", "length=", "sparse", NULL };
+static const char *const opts_vol_create_as[] = {
+    "allocation=", "format=", "backing-vol=", "backing-vol-format=", "prealloc-metadata",
+    "print-xml", NULL,
+};
+static const char *const opts_vol_clone[] = { "pool=", "prealloc-metadata", "reflink", NULL };
+static const char *const opts_vol_create_from[] = {
+    "inputpool=", "prealloc-metadata", "reflink", NULL,
+};
+static const char *const opts_vol_resize[] = { "pool=", "allocate", "delta", "shrink", NULL };
+static const char *const opts_vol_wipe[] = { "pool=", "algorithm=", NULL };
+static const char *const opts_find_as[] = { "port=", "initiator=", NULL };
+static const char *const opts_pool_as[] = {
+    "source-host=", "source-path=", "source-dev=", "source-name=", "source-format=", "target=",
+    "print-xml", NULL,
+};
 
 const command rvsh_storage_commands[] = {
     { .name = "pool-list", .run = cmd_pool_list,
@@ -738,6 +1196,33 @@ const command rvsh_storage_commands[] = {
     { .name = "vol-download", .run = cmd_vol_download, .arg = "vol",
       .arg2 = "file", .arg2_required = 1, .options = opts_vol_stream,
       .summary = "download a storage volume into a file" },
+    { .name = "vol-create-as", .run = cmd_vol_create_as, .arg = "pool",
+      .arg2 = "name", .arg2_required = 1, .arg3 = "capacity", .options = opts_vol_create_as,
+      .summary = "create a volume from a set of arguments" },
+    { .name = "vol-clone", .run = cmd_vol_clone, .arg = "vol",
+      .arg2 = "newname", .arg2_required = 1, .options = opts_vol_clone,
+      .summary = "clone a volume in its pool" },
+    { .name = "vol-create-from", .run = cmd_vol_create_from, .arg = "pool",
+      .arg2 = "file", .arg2_required = 1, .arg3 = "vol", .options = opts_vol_create_from,
+      .summary = "create a volume from an XML file, with another volume's data" },
+    { .name = "vol-resize", .run = cmd_vol_resize, .arg = "vol",
+      .arg2 = "capacity", .arg2_required = 1, .options = opts_vol_resize,
+      .summary = "resize a volume" },
+    { .name = "vol-wipe", .run = cmd_vol_wipe, .arg = "vol",
+      .options = opts_vol_wipe,
+      .summary = "wipe a volume (with zeros)" },
+    { .name = "pool-define-as", .run = cmd_pool_define_as, .arg = "name",
+      .arg2 = "type", .arg2_required = 1, .options = opts_pool_as,
+      .summary = "define a storage pool from a set of arguments" },
+    { .name = "pool-create-as", .run = cmd_pool_define_as, .arg = "name",
+      .arg2 = "type", .arg2_required = 1, .options = opts_pool_as,
+      .summary = "create and start a transient storage pool from a set of arguments" },
+    { .name = "find-storage-pool-sources", .run = cmd_find_pool_sources, .arg = "type",
+      .arg2 = "srcSpec",
+      .summary = "the storage pools of a type the host could have (XML)" },
+    { .name = "find-storage-pool-sources-as", .run = cmd_find_pool_sources, .arg = "type",
+      .arg2 = "host", .options = opts_find_as,
+      .summary = "the storage pools of a type a host could have (XML; --port, --initiator)" },
     { .name = "pool-event", .run = cmd_event,
       .options = opts_pool_event,
       .summary = "print storage pool lifecycle (or --event refresh) events as they come (the first; --loop: all; --timeout seconds)" },

@@ -26,6 +26,14 @@
  *   vcpucount: {"maximum_config", "maximum_live", "current_config",
  *               "current_live"}, null where the domain cannot tell
  *   schedinfo: {"scheduler": "...", "params": {"weight": 50, ...}}
+ *   nodedev-list: [{"name", "parent": null at the top}, ...]
+ *   iface-list: [{"name", "state": "active" | "inactive", "mac"}, ...]
+ *   secret-list: [{"uuid", "usage_type": "volume", ..., "usage_id"}, ...]
+ *   nwfilter-list: [{"uuid", "name"}, ...]
+ *   nwfilter-binding-list: [{"port_dev", "filter"}, ...]
+ *   net-dhcp-leases: [{"expiry_time" (epoch seconds), "mac", "protocol",
+ *                      "ip_address", "prefix", "hostname", "client_id",
+ *                      "iaid", "interface"}, ...], null where none given
  * Domain states and reasons print as virsh prints them. */
 #include <errno.h>
 #include <getopt.h>
@@ -104,7 +112,9 @@ static const command shell_commands[] = {
 /* Every command, in the order help lists them. */
 static const command *const families[] = {
     rvsh_domain_commands, rvsh_host_commands, rvsh_event_commands, rvsh_stats_commands,
-    rvsh_network_commands, rvsh_storage_commands, rvsh_snapshot_commands, shell_commands,
+    rvsh_network_commands, rvsh_storage_commands, rvsh_snapshot_commands,
+    rvsh_nodedev_commands, rvsh_iface_commands, rvsh_secret_commands, rvsh_nwfilter_commands,
+    shell_commands,
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -149,6 +159,8 @@ static void print_synopsis(const command *cmd)
         printf(" <%s>", cmd->arg);
     if (cmd->arg2)
         printf(cmd->arg2_required ? " <%s>" : " [<%s>]", cmd->arg2);
+    if (cmd->arg3)
+        printf(" <%s>", cmd->arg3);
     for (unsigned int i = 0; cmd->options && cmd->options[i]; i++) {
         const char *o = cmd->options[i];
         size_t n = strcspn(o, "=");
@@ -217,6 +229,14 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
                 a.value2 = argv[++i];
                 continue;
             }
+            if (cmd->arg3 && strcmp(name, cmd->arg3) == 0) {
+                if (i + 1 >= argc || a.value3) {
+                    error_line("expected syntax: --%s <string>", cmd->arg3);
+                    return -1;
+                }
+                a.value3 = argv[++i];
+                continue;
+            }
             unsigned int k = 0;
             size_t nlen = strlen(name);
             while (cmd->options && cmd->options[k] &&
@@ -241,24 +261,31 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
             a.value2 = t;
             continue;
         }
+        if (a.value2 && cmd->arg3 && !a.value3) {
+            a.value3 = t;
+            continue;
+        }
         if (!arg || a.value) {
             error_line("unexpected data '%s'", t);
             return -1;
         }
         a.value = t;
     }
-    if (cmd->arg2_required && a.value && (!a.value2 || !*a.value2)) {
-        error_line(a.value2 ? "Failed to get option '%s': Option argument is empty"
-                            : "command '%s' requires <%s> option",
-                   a.value2 ? cmd->arg2 : cmd->name, cmd->arg2);
-        return -1;
+    /* Every missing required argument, in order, as virsh names them. */
+    const char *const wanted[3] = { cmd->arg, cmd->arg2_required ? cmd->arg2 : NULL, cmd->arg3 };
+    const char *const given[3] = { a.value, a.value2, a.value3 };
+    int missing = 0;
+    for (int k = 0; k < 3; k++) {
+        if (!wanted[k] || (given[k] && *given[k]))
+            continue;
+        if (given[k])
+            error_line("Failed to get option '%s': Option argument is empty", wanted[k]);
+        else
+            error_line("command '%s' requires <%s> option", cmd->name, wanted[k]);
+        missing = 1;
     }
-    if (cmd->arg && (!a.value || !*a.value)) {
-        error_line(a.value ? "Failed to get option '%s': Option argument is empty"
-                           : "command '%s' requires <%s> option",
-                   a.value ? cmd->arg : cmd->name, cmd->arg);
+    if (missing)
         return -1;
-    }
     if (needs_connection(cmd) && !connection(sh))
         return -1;
     int rc = cmd->run(sh, cmd, &a);

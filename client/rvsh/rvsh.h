@@ -36,6 +36,7 @@ enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME }
 typedef struct cmd_args {
     const char *value;          /* the first positional argument, if any */
     const char *value2;         /* the second (command.arg2), if any */
+    const char *value3;         /* the third (command.arg3), if any */
     unsigned int opts;          /* bit i: options[i] was given */
     const char *opt_values[MAX_OPTIONS];    /* for options written "name=" */
 } cmd_args;
@@ -50,6 +51,7 @@ struct command {
      * when not required it may be left out (domblkstat <domain> [<device>]). */
     const char *arg2;
     int arg2_required;
+    const char *arg3;           /* a required third one (vol-create-as's capacity), or NULL */
     const char *const *options; /* NULL-terminated; "name=" takes a value */
     const char *summary;
 };
@@ -62,6 +64,10 @@ extern const command rvsh_stats_commands[];
 extern const command rvsh_network_commands[];
 extern const command rvsh_storage_commands[];
 extern const command rvsh_snapshot_commands[];
+extern const command rvsh_nodedev_commands[];
+extern const command rvsh_iface_commands[];
+extern const command rvsh_secret_commands[];
+extern const command rvsh_nwfilter_commands[];
 
 /* Options more than one family uses. */
 extern const char *const opts_list[];       /* all, inactive, json */
@@ -74,6 +80,7 @@ void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The library's reason for the last failure, as an error line. */
 void lib_error(void);
 int has_opt(const command *cmd, const cmd_args *a, const char *name);
+const char *opt_value(const command *cmd, const cmd_args *a, const char *name);
 const char *state_name(int state);
 const char *reason_name(int state, int reason);
 const char *yes_no(int v);
@@ -91,6 +98,7 @@ void print_size(const char *label, unsigned long long bytes);
 void print_table(const char *const *heads, size_t ncols, const char *const *cells, size_t nrows);
 xmlNode *xml_child(const xmlNode *n, const char *name);
 char *xml_text(const xmlNode *n);
+void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what);
 
 /* ---- lookups, with virsh's error lines when not found ---- */
 rv_dom *lookup_domain(shell *sh, const char *text, unsigned int how);

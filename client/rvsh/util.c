@@ -47,6 +47,16 @@ int has_opt(const command *cmd, const cmd_args *a, const char *name)
     return 0;
 }
 
+/* The value given to option "name=", or NULL. */
+const char *opt_value(const command *cmd, const cmd_args *a, const char *name)
+{
+    size_t n = strlen(name);
+    for (unsigned int i = 0; cmd->options && cmd->options[i]; i++)
+        if (strncmp(cmd->options[i], name, n) == 0 && strcmp(cmd->options[i] + n, "=") == 0)
+            return (a->opts >> i) & 1 ? a->opt_values[i] : NULL;
+    return NULL;
+}
+
 const char *state_name(int state)
 {
     static const char *const names[] = {
@@ -273,4 +283,17 @@ char *xml_text(const xmlNode *n)
     char *copy = raw && raw[0] ? strdup((const char *)raw) : NULL;
     xmlFree(raw);
     return copy;
+}
+
+/* A list call failed.  Against a server that lacks it (libvirtd's test
+ * driver) virsh counts with the older call and reports that one's
+ * failure instead. */
+void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what)
+{
+    const rv_error_info *e = rv_last_error();
+    if (e && e->code == RV_ERROR_NO_SUPPORT && count(sh->conn) < 0)
+        error_line("Failed to count %s", what);
+    else
+        error_line("Failed to list %s", what);
+    lib_error();
 }
