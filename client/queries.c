@@ -35,9 +35,9 @@ static int too_large(const char *func)
 
 /* ---- tuning parameters ----
  *
- * libvirt's readers take two calls: nparams 0 answers how many there
- * are, then that many are asked for.  call_<stub>() makes one call: with
- * room 0 it returns the count, else the parameters it copied into out. */
+ * As libvirt's: nparams 0 answers how many there are, then the caller
+ * asks for that many.  call_<stub>() makes one call: with room 0 it
+ * returns the count, else the parameters it copied into out. */
 #define PARAMS_ONE_CALL(stub, ...)                                                        \
     static int call_##stub(rv_dom *dom, const char *device, int room, unsigned int flags,  \
                            rv_typed_parameter *out, const char *func)                      \
@@ -69,29 +69,27 @@ PARAMS_ONE_CALL(domain_get_block_io_tune, .disk = (char **)&device)
 typedef int (*params_call)(rv_dom *dom, const char *device, int room, unsigned int flags,
                            rv_typed_parameter *out, const char *func);
 
+/* libvirt's clients say they take string parameters; without it a server
+ * leaves them out. */
+#define TYPED_PARAM_STRING_OKAY 4u
+
 static int read_params(params_call call, rv_dom *dom, const char *device,
-                       rv_typed_parameter **params, unsigned int flags, const char *func)
+                       rv_typed_parameter *params, int *nparams, unsigned int flags,
+                       const char *func)
 {
     if (!rvc_dom_rpc(dom, func))
         return -1;
-    if (!params)
-        return no_result_pointer(func);
-    *params = NULL;
-    int n = call(dom, device, 0, flags, NULL, func);
+    if (!nparams || *nparams < 0 || (*nparams && !params))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no room for the parameters",
+                          func);
+    int n = call(dom, device, *nparams, flags | TYPED_PARAM_STRING_OKAY, params, func);
     if (n < 0)
         return -1;
-    if (n > PARAMS_MAX)
+    if (*nparams == 0 && n > PARAMS_MAX)
         return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the server announces %d parameters",
                           func, n);
-    rv_typed_parameter *list = calloc((size_t)n + 1, sizeof(*list));
-    if (!list)
-        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
-    if (n > 0 && (n = call(dom, device, n, flags, list, func)) < 0) {
-        free(list);
-        return -1;
-    }
-    *params = list;
-    return n;
+    *nparams = n;
+    return 0;
 }
 
 void rv_typed_parameters_free(rv_typed_parameter *params, int n)
@@ -100,34 +98,42 @@ void rv_typed_parameters_free(rv_typed_parameter *params, int n)
     free(params);
 }
 
-int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags)
+int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                    unsigned int flags)
 {
-    return read_params(call_domain_get_memory_parameters, dom, NULL, params, flags, __func__);
-}
-
-int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags)
-{
-    return read_params(call_domain_get_blkio_parameters, dom, NULL, params, flags, __func__);
-}
-
-int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags)
-{
-    return read_params(call_domain_get_numa_parameters, dom, NULL, params, flags, __func__);
-}
-
-int rv_domain_get_interface_parameters(rv_dom *dom, const char *device,
-                                       rv_typed_parameter **params, unsigned int flags)
-{
-    if (dom && !device)
-        return no_string(__func__, "device");
-    return read_params(call_domain_get_interface_parameters, dom, device, params, flags,
+    return read_params(call_domain_get_memory_parameters, dom, NULL, params, nparams, flags,
                        __func__);
 }
 
-int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter **params,
-                                unsigned int flags)
+int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                   unsigned int flags)
 {
-    return read_params(call_domain_get_block_io_tune, dom, disk, params, flags, __func__);
+    return read_params(call_domain_get_blkio_parameters, dom, NULL, params, nparams, flags,
+                       __func__);
+}
+
+int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                  unsigned int flags)
+{
+    return read_params(call_domain_get_numa_parameters, dom, NULL, params, nparams, flags,
+                       __func__);
+}
+
+int rv_domain_get_interface_parameters(rv_dom *dom, const char *device,
+                                       rv_typed_parameter *params, int *nparams,
+                                       unsigned int flags)
+{
+    if (dom && !device)
+        return no_string(__func__, "device");
+    return read_params(call_domain_get_interface_parameters, dom, device, params, nparams,
+                       flags, __func__);
+}
+
+int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter *params,
+                                int *nparams, unsigned int flags)
+{
+    return read_params(call_domain_get_block_io_tune, dom, disk, params, nparams, flags,
+                       __func__);
 }
 
 /* ---- one domain's devices, pinning, guest ---- */

@@ -296,19 +296,25 @@ int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, 
 
 /* ---- more readers (client/queries.c) ---- */
 
-/* The tuning readers: *params gets a malloc'd array of the parameters
- * (free it with rv_typed_parameters_free); returns how many.  flags:
- * RV_DOMAIN_AFFECT_* as libvirt's (0 current, 1 live, 2 config). */
-void rv_typed_parameters_free(rv_typed_parameter *params, int n);
-int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags);
-int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags);
-int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter **params, unsigned int flags);
+/* The tuning readers, as libvirt's: with *nparams 0, *nparams gets how
+ * many parameters there are; else up to *nparams are filled into params
+ * (free their strings with rv_typed_parameters_clear) and *nparams gets
+ * how many.  flags: 0 current, 1 live, 2 config (libvirt's AFFECT_*). */
+int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                    unsigned int flags);
+int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                   unsigned int flags);
+int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                  unsigned int flags);
 /* device: the interface's target name or MAC address. */
 int rv_domain_get_interface_parameters(rv_dom *dom, const char *device,
-                                       rv_typed_parameter **params, unsigned int flags);
+                                       rv_typed_parameter *params, int *nparams,
+                                       unsigned int flags);
 /* disk: its target or source path. */
-int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter **params,
-                                unsigned int flags);
+int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter *params,
+                                int *nparams, unsigned int flags);
+/* rv_typed_parameters_clear, then free(params). */
+void rv_typed_parameters_free(rv_typed_parameter *params, int n);
 
 /* An interface's counters (device: target name or MAC); -1: not counted. */
 typedef struct rv_interface_stats {

@@ -103,8 +103,9 @@ static const command shell_commands[] = {
 
 /* Every command, in the order help lists them. */
 static const command *const families[] = {
-    rvsh_domain_commands, rvsh_host_commands, rvsh_event_commands, rvsh_stats_commands,
-    rvsh_network_commands, rvsh_storage_commands, rvsh_snapshot_commands, shell_commands,
+    rvsh_domain_commands, rvsh_dommanage_commands, rvsh_host_commands, rvsh_node_commands,
+    rvsh_event_commands, rvsh_stats_commands, rvsh_domstats_commands, rvsh_network_commands,
+    rvsh_storage_commands, rvsh_snapshot_commands, shell_commands,
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -146,7 +147,7 @@ static void print_synopsis(const command *cmd)
 {
     printf("%s", cmd->name);
     if (cmd->arg)
-        printf(" <%s>", cmd->arg);
+        printf(cmd->arg_optional ? " [<%s>]" : " <%s>", cmd->arg);
     if (cmd->arg2)
         printf(cmd->arg2_required ? " <%s>" : " [<%s>]", cmd->arg2);
     for (unsigned int i = 0; cmd->options && cmd->options[i]; i++) {
@@ -253,7 +254,7 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
                    a.value2 ? cmd->arg2 : cmd->name, cmd->arg2);
         return -1;
     }
-    if (cmd->arg && (!a.value || !*a.value)) {
+    if (cmd->arg && (a.value ? !*a.value : !cmd->arg_optional)) {
         error_line(a.value ? "Failed to get option '%s': Option argument is empty"
                            : "command '%s' requires <%s> option",
                    a.value ? cmd->arg : cmd->name, cmd->arg);
