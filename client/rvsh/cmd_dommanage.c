@@ -90,8 +90,15 @@ static int cmd_undefine(shell *sh, const command *cmd, const cmd_args *a)
     const char *name = rv_domain_get_name(dom);
     /* As virsh: a flag with nothing to act on is not sent, so a server
      * that does not know it still undefines the domain. */
-    if ((flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE) && rv_domain_has_managed_save_image(dom, 0) == 0)
+    int has_image = rv_domain_has_managed_save_image(dom, 0);
+    if ((flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE) && has_image == 0)
         flags &= ~(unsigned int)RV_DOMAIN_UNDEFINE_MANAGED_SAVE;
+    /* ...and without --managed-save virsh refuses an image itself. */
+    if (!(flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE) && has_image > 0) {
+        error_line("Refusing to undefine while domain managed save image exists");
+        rv_domain_free(dom);
+        return -1;
+    }
     if ((flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) && rv_domain_snapshot_num(dom, 0) == 0)
         flags &= ~(unsigned int)RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA;
     int rc = rv_domain_undefine(dom, flags);
@@ -230,7 +237,8 @@ static int parse_kib(const char *text, const char *option, unsigned long long *k
     return 0;
 }
 
-/* setmem and setmaxmem: one call, the maximum a flag. */
+/* setmem and setmaxmem: one call, the maximum a flag; with none of
+ * --config, --live, --current, virsh asks for the live domain's memory. */
 static int cmd_setmem(shell *sh, const command *cmd, const cmd_args *a)
 {
     int maximum = strcmp(cmd->name, "setmaxmem") == 0;
@@ -241,6 +249,8 @@ static int cmd_setmem(shell *sh, const command *cmd, const cmd_args *a)
     rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
     if (!dom)
         return -1;
+    if (!flags && !has_opt(cmd, a, "current") && !maximum)
+        flags = RV_DOMAIN_MEM_LIVE;
     int rc = rv_domain_set_memory_flags(dom, kib, flags | (maximum ? RV_DOMAIN_MEM_MAXIMUM : 0));
     if (rc < 0) {
         if (maximum)

@@ -379,7 +379,8 @@ static int cmd_vcpupin(shell *sh, const command *cmd, const cmd_args *a)
     } else if (!maps || !ids) {
         error_line("out of memory");
     } else if ((ncpus = rv_domain_get_vcpu_pin_info(dom, ncpus, maps, maplen, flags)) < 0) {
-        lib_error();
+        /* virsh 9.0 prints nothing here, and succeeds: so does rvsh. */
+        rc = 0;
     } else if (only >= ncpus) {
         error_line("vcpu %d is out of range of live cpu count %d", only, ncpus);
     } else {
@@ -439,6 +440,7 @@ static int cmd_iothreadinfo(shell *sh, const command *cmd, const cmd_args *a)
     int n = rv_domain_get_iothread_info(dom, &info, flags), rc = -1;
     rv_domain_free(dom);
     if (n < 0) {
+        error_line("Unable to get domain IOThreads information");
         lib_error();
         return -1;
     }
@@ -625,11 +627,6 @@ static int cmd_domstats(shell *sh, const command *cmd, const cmd_args *a)
             flags |= stat_filters[i].flag;
     rv_dom *dom = NULL;
     if (a->value) {
-        /* Filters apply to all domains, not to the ones named. */
-        if (flags & 0xff) {
-            error_line("filtering options are not supported when domains are listed");
-            return -1;
-        }
         if (!(dom = lookup_domain(sh, a->value, BY_ANY)))
             return -1;
     }
