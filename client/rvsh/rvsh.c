@@ -26,6 +26,25 @@
  *   vcpucount: {"maximum_config", "maximum_live", "current_config",
  *               "current_live"}, null where the domain cannot tell
  *   schedinfo: {"scheduler": "...", "params": {"weight": 50, ...}}
+ *   domiflist: [{"interface", "type", "source", "model", "mac"}, ...]
+ *   domblklist: [{"target", "source"}, ...] (--details: "type", "device" too);
+ *               null where virsh prints "-"
+ *   domblkinfo: {"capacity", "allocation", "physical"} (bytes)
+ *   domifstat: {"rx_bytes", "rx_packets", "rx_errs", "rx_drop", "tx_bytes", ...}
+ *   memtune, blkiotune, numatune, domiftune, blkdeviotune: {"name": value, ...}
+ *            as the server names them; memtune's "unlimited" is null,
+ *            numa_mode its name ("strict")
+ *   vcpupin: [{"vcpu": 0, "cpus": "0-7"}, ...]; iothreadinfo: [{"iothread", "cpus"}, ...]
+ *   emulatorpin: {"cpus": "0-7"}
+ *   domifaddr: [{"name", "mac", "addresses": [{"protocol": "ipv4", "address", "prefix"}]}, ...]
+ *   domhostname: {"hostname"}; domtime: {"seconds", "nseconds"}
+ *   domstats: [{"domain": "...", "stats": {"state.state": 1, ...}}, ...]
+ *   freecell: {"total_kib"}, or {"cells": [{"cell", "free_kib"}, ...]}
+ *             (--all: and "total_kib")
+ *   nodecpustats: {"user": ns, "kernel": ns, ...} as the server names them;
+ *                 --percent: {"usage": percent, "user": percent, ...}
+ *   nodecpumap: {"present", "online", "online_cpus": [0, 2, ...]}
+ *   cpu-models: ["486", ...]; maxvcpus: {"max_vcpus"}
  * Domain states and reasons print as virsh prints them. */
 #include <errno.h>
 #include <getopt.h>
@@ -511,7 +530,8 @@ static void usage(FILE *out)
             "                     else test:///default)\n"
             "  -r, --readonly     open a read-only connection\n"
             "  -q, --quiet        no welcome banner and no blank line after each command\n"
-            "      --json         JSON output for list, dominfo and the statistics commands\n"
+            "      --json         JSON output for list, dominfo, the statistics and the\n"
+            "                     domain and host readers\n"
             "  -k, --keepalive-interval SECONDS\n"
             "                     PING a quiet server after this long (default 5; -1: off)\n"
             "  -K, --keepalive-count N\n"
