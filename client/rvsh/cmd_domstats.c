@@ -149,21 +149,129 @@ static int cmd_domblklist(shell *sh, const command *cmd, const cmd_args *a)
 
 /* ---- counters and sizes ---- */
 
+/* One size as virsh prints it: bytes, or --human's "1.000 TiB"; "-" for
+ * all three when they are all 0 (a disk with nothing in it). */
+static char *block_size(unsigned long long bytes, int human, int empty)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    char *s = NULL;
+    size_t u = 0;
+    while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes >= (1ULL << (10 * (u + 1))))
+        u++;
+    int n = empty   ? asprintf(&s, "-")
+            : human ? asprintf(&s, "%.3lf %s", (double)bytes / (double)(1ULL << (10 * u)), units[u])
+                    : asprintf(&s, "%llu", bytes);
+    return n < 0 ? NULL : s;
+}
+
+/* --all: a row per disk of the definition, as virsh's table. */
+static int block_info_all(shell *sh, const command *cmd, const cmd_args *a, rv_dom *dom)
+{
+    int human = has_opt(cmd, a, "human"), json = want_json(sh, cmd, a);
+    int active = rv_domain_is_active(dom) == 1;
+    xmlDoc *doc = domain_doc(dom, 0);
+    if (!doc)
+        return -1;
+    xmlNode *devices = xml_child(xmlDocGetRootElement(doc), "devices");
+    size_t n = 0, rows = 0;
+    for (xmlNode *d = devices ? devices->children : NULL; d; d = d->next)
+        n += d->type == XML_ELEMENT_NODE && strcmp((const char *)d->name, "disk") == 0;
+    char **cells = calloc(n * 4 + 1, sizeof(*cells));
+    rv_block_info *infos = calloc(n + 1, sizeof(*infos));
+    int rc = cells && infos ? 0 : -1;
+    if (rc < 0)
+        error_line("out of memory");
+    for (xmlNode *d = devices ? devices->children : NULL; rc == 0 && d; d = d->next) {
+        if (d->type != XML_ELEMENT_NODE || strcmp((const char *)d->name, "disk") != 0)
+            continue;
+        xmlNode *source = xml_child(d, "source");
+        char *target = xml_attr(xml_child(d, "target"), "dev");
+        char *protocol = xml_attr(source, "protocol");
+        rv_block_info *info = &infos[rows];
+        if (source && target && rv_domain_get_block_info(dom, target, info, 0) < 0) {
+            /* As virsh: a network disk of a shut-off domain has no sizes
+             * to tell, and shows as empty. */
+            const rv_error_info *e = rv_last_error();
+            if (protocol && !active && e && e->code == RV_ERROR_INTERNAL_ERROR &&
+                e->domain == RV_ERROR_FROM_STORAGE) {
+                memset(info, 0, sizeof(*info));
+            } else {
+                lib_error();
+                rc = -1;
+            }
+        }
+        int empty = !info->capacity && !info->allocation && !info->physical;
+        char **row = cells + rows * 4;
+        row[0] = target ? target : strdup("-");
+        row[1] = block_size(info->capacity, human, empty);
+        row[2] = block_size(info->allocation, human, empty);
+        row[3] = block_size(info->physical, human, empty);
+        free(protocol);
+        rows++;
+        for (int k = 0; rc == 0 && k < 4; k++)
+            if (!row[k]) {
+                error_line("out of memory");
+                rc = -1;
+            }
+    }
+    if (rc == 0 && json) {
+        putchar('[');
+        for (size_t r = 0; r < rows; r++) {
+            int first = 1, empty = !infos[r].capacity && !infos[r].allocation && !infos[r].physical;
+            printf("%s{", r ? ", " : "");
+            json_str_field("target", cells[r * 4], &first);
+            json_num_field("capacity", infos[r].capacity, !empty, &first);
+            json_num_field("allocation", infos[r].allocation, !empty, &first);
+            json_num_field("physical", infos[r].physical, !empty, &first);
+            putchar('}');
+        }
+        puts("]");
+    } else if (rc == 0) {
+        static const char *const heads[] = { "Target", "Capacity", "Allocation", "Physical" };
+        print_table(heads, 4, (const char *const *)cells, rows);
+    }
+    for (size_t i = 0; cells && i < rows * 4; i++)
+        free(cells[i]);
+    free(cells);
+    free(infos);
+    xmlFreeDoc(doc);
+    return rc;
+}
+
 static int cmd_domblkinfo(shell *sh, const command *cmd, const cmd_args *a)
 {
+    int all = has_opt(cmd, a, "all");
+    if (!a->value2 && !all) {
+        error_line("command 'domblkinfo' requires <device> option");
+        return -1;
+    }
     rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
     if (!dom)
         return -1;
     rv_block_info info;
-    int rc = rv_domain_get_block_info(dom, a->value2, &info, 0);
-    if (rc < 0) {
+    int rc = 0, human = has_opt(cmd, a, "human");
+    if (all) {
+        rc = block_info_all(sh, cmd, a, dom);
+    } else if ((rc = rv_domain_get_block_info(dom, a->value2, &info, 0)) < 0) {
         lib_error();
     } else if (want_json(sh, cmd, a)) {
         printf("{\"capacity\": %llu, \"allocation\": %llu, \"physical\": %llu}\n",
                info.capacity, info.allocation, info.physical);
     } else {
-        printf("%-15s %llu\n%-15s %llu\n%-15s %llu\n", "Capacity:", info.capacity,
-               "Allocation:", info.allocation, "Physical:", info.physical);
+        const struct { const char *label; unsigned long long v; } rows[] = {
+            { "Capacity:", info.capacity }, { "Allocation:", info.allocation },
+            { "Physical:", info.physical },
+        };
+        for (size_t i = 0; i < 3; i++) {
+            char *text = block_size(rows[i].v, human, 0);
+            if (!text) {
+                error_line("out of memory");
+                rc = -1;
+                break;
+            }
+            printf("%-15s %s\n", rows[i].label, text);
+            free(text);
+        }
     }
     rv_domain_free(dom);
     return rc;
@@ -673,6 +781,7 @@ static int cmd_domstats(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
+static const char *const opts_blkinfo[] = { "all", "human", "json", NULL };
 static const char *const opts_inactive[] = { "inactive", "json", NULL };
 static const char *const opts_blklist[] = { "inactive", "details", "json", NULL };
 static const char *const opts_affect_json[] = { "config", "live", "current", "json", NULL };
@@ -696,8 +805,8 @@ const command rvsh_domstats_commands[] = {
       .options = opts_blklist,
       .summary = "a domain's disks (--details: with their type and device)" },
     { .name = "domblkinfo", .run = cmd_domblkinfo, .arg = "domain", .lookup = BY_ANY,
-      .arg2 = "device", .arg2_required = 1, .options = opts_json,
-      .summary = "a disk's capacity, allocation and physical size" },
+      .arg2 = "device", .options = opts_blkinfo,
+      .summary = "a disk's capacity, allocation and physical size (--all: each disk)" },
     { .name = "domifstat", .run = cmd_domifstat, .arg = "domain", .lookup = BY_ANY,
       .arg2 = "interface", .arg2_required = 1, .options = opts_json,
       .summary = "a network interface's counters" },

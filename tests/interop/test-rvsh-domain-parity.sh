@@ -42,6 +42,10 @@ cat > "$xmldir/d2.xml" <<XML
     <disk type='file' device='cdrom'>
       <target dev='hdc' bus='ide'/>
     </disk>
+    <disk type='network' device='disk'>
+      <source protocol='nbd' name='export'><host name='nbd.example'/></source>
+      <target dev='vdc' bus='virtio'/>
+    </disk>
     <interface type='network'>
       <mac address='52:54:00:11:22:33'/>
       <source network='default'/>
@@ -100,6 +104,8 @@ compare()
 readers=(
     "domiflist test" "domiflist test --inactive" "domblklist test" "domblklist test --details"
     "domblkinfo test vda" "domblkinfo test /guest/diskimage1" "domblkinfo test nosuch"
+    "domblkinfo test vda --human" "domblkinfo test --all" "domblkinfo test --all --human"
+    "domblkinfo test"
     "domifstat test testnet0" "domifstat test aa:bb:cc:dd:ee:ff" "domifstat test vnet0"
     "memtune test" "memtune test --config" "memtune test --current --live"
     "blkiotune test" "blkiotune test --live" "numatune test" "numatune test --config"
@@ -124,6 +130,7 @@ readers=(
 on_d2=(
     # A shut-off domain.
     "domiflist d2" "domblklist d2 --details" "domblkinfo d2 sdb" "domifstat d2 foo0"
+    "domblkinfo d2 --all" "domblkinfo d2 --all --human" "domblkinfo d2 hdc"
     "memtune d2" "blkiotune d2" "numatune d2" "domiftune d2 foo0" "blkdeviotune d2 sdb"
     "vcpupin d2" "emulatorpin d2" "iothreadinfo d2" "domifaddr d2" "domhostname d2"
     "domtime d2" "domstats d2" "domstats --list-inactive --state"
@@ -169,6 +176,7 @@ jsoncheck 'v == [{"interface": "testnet0", "type": "network", "source": "default
 jsoncheck 'v == [{"target": "vda", "source": "/guest/diskimage1"}]' domblklist test
 jsoncheck 'v == [{"type": "file", "device": "disk", "target": "vda", "source": "/guest/diskimage1"}]' domblklist test --details
 jsoncheck 'v == {"capacity": 1099506450432, "allocation": 1099511627776, "physical": 1099511627776}' domblkinfo test vda
+jsoncheck 'v == [{"target": "vda", "capacity": 1099506450432, "allocation": 1099511627776, "physical": 1099511627776}]' domblkinfo test --all
 jsoncheck 'set(v) == {"rx_bytes", "rx_packets", "rx_errs", "rx_drop", "tx_bytes", "tx_packets", "tx_errs", "tx_drop"} and v["rx_bytes"] > v["rx_packets"] > 0' domifstat test testnet0
 jsoncheck 'v == {"hard_limit": None, "soft_limit": None, "swap_hard_limit": None}' memtune test
 jsoncheck 'v["weight"] == 0 and v["device_weight"] == ""' blkiotune test
@@ -217,6 +225,7 @@ qemu_domain_xml g "<disk type='file' device='disk'><source file='$RV_TMP/disk.im
 "${V[@]}" define "$xmldir/g.xml" > /dev/null
 qemu_readers=(
     "domblklist g" "domblklist g --details" "domiflist g" "domblkinfo g vda"
+    "domblkinfo g --all" "domblkinfo g --all --human"
     "domifstat g 52:54:00:12:34:56" "domstats g --state --balloon" "domstats --block g"
     "maxvcpus" "maxvcpus --type kvm" "nodecpumap" "domhostname g" "setmem g 32768"
     "setmaxmem g 65536" "setvcpus g 1" "vcpupin g" "emulatorpin g" "iothreadinfo g"
