@@ -1,5 +1,6 @@
 /* rvsh: the host readers: sysinfo, freecell, nodecpustats, nodecpumap,
  * cpu-models, maxvcpus, domcapabilities (as virsh prints them). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,15 @@ static int read_cpu_counters(shell *sh, int cpu, unsigned long long *values, int
     return 0;
 }
 
+/* (no time passed: virsh prints "-nan%", JSON has null) */
+static void json_percent(double v)
+{
+    if (isfinite(v))
+        printf("%.1f", v);
+    else
+        fputs("null", stdout);
+}
+
 static int cmd_nodecpustats(shell *sh, const command *cmd, const cmd_args *a)
 {
     int cpu = -1, json = want_json(sh, cmd, a), percent = has_opt(cmd, a, "percent");
@@ -231,12 +241,12 @@ static int cmd_nodecpustats(shell *sh, const command *cmd, const cmd_args *a)
     if (json) {
         putchar('{');
         json_key("usage", &first);
-        printf("%.1f", pct[CPU_USAGE]);
+        json_percent(pct[CPU_USAGE]);
         for (int k = 0; k < CPU_USAGE; k++) {
             if (!present[k] && !(k == CPU_IDLE && present[CPU_USAGE]))
                 continue;
             json_key(cpu_fields[k], &first);
-            printf("%.1f", pct[k]);
+            json_percent(pct[k]);
         }
         puts("}");
         return 0;

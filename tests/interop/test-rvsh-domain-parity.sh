@@ -194,6 +194,7 @@ jsoncheck 'v == {"cells": [{"cell": 0, "free_kib": 2048}, {"cell": 1, "free_kib"
 jsoncheck 'v == {"total_kib": 3072}' freecell
 jsoncheck 'v == {"cells": [{"cell": 1, "free_kib": 4096}]}' freecell 1
 jsoncheck 'sorted(v) == ["idle", "iowait", "kernel", "user"] and v["kernel"] > v["user"] > 0' nodecpustats
+jsoncheck 'v == {"usage": None, "user": None, "kernel": None, "idle": None, "iowait": None}' nodecpustats --percent
 jsoncheck 'v == {"present": 8, "online": 3, "online_cpus": [0, 2, 4]}' nodecpumap
 jsoncheck 'v[0] == "486" and "qemu64" in v and len(v) == len(set(v)) > 40' cpu-models x86_64
 jsoncheck 'v == {"max_vcpus": 32}' maxvcpus
