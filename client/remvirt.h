@@ -294,6 +294,118 @@ void rv_typed_parameters_clear(rv_typed_parameter *params, int n);
  * many were filled in. */
 int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams);
 
+/* ---- more readers (client/queries.c) ---- */
+
+/* The tuning readers, as libvirt's: with *nparams 0, *nparams gets how
+ * many parameters there are; else up to *nparams are filled into params
+ * (free their strings with rv_typed_parameters_clear) and *nparams gets
+ * how many.  flags: 0 current, 1 live, 2 config (libvirt's AFFECT_*). */
+int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                    unsigned int flags);
+int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                   unsigned int flags);
+int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                  unsigned int flags);
+/* device: the interface's target name or MAC address. */
+int rv_domain_get_interface_parameters(rv_dom *dom, const char *device,
+                                       rv_typed_parameter *params, int *nparams,
+                                       unsigned int flags);
+/* disk: its target or source path. */
+int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter *params,
+                                int *nparams, unsigned int flags);
+/* rv_typed_parameters_clear, then free(params). */
+void rv_typed_parameters_free(rv_typed_parameter *params, int n);
+
+/* An interface's counters (device: target name or MAC); -1: not counted. */
+typedef struct rv_interface_stats {
+    long long rx_bytes, rx_packets, rx_errs, rx_drop;
+    long long tx_bytes, tx_packets, tx_errs, tx_drop;
+} rv_interface_stats;
+int rv_domain_interface_stats(rv_dom *dom, const char *device, rv_interface_stats *stats);
+
+/* A disk's sizes in bytes (path: its target or source). */
+typedef struct rv_block_info {
+    unsigned long long capacity, allocation, physical;
+} rv_block_info;
+int rv_domain_get_block_info(rv_dom *dom, const char *path, rv_block_info *info,
+                             unsigned int flags);
+
+/* Where the emulator's threads may run: maplen bytes into cpumap.
+ * Returns 1 when pinned, 0 when not. */
+int rv_domain_get_emulator_pin_info(rv_dom *dom, unsigned char *cpumap, int maplen,
+                                    unsigned int flags);
+
+/* The domain's I/O threads: *info gets a malloc'd array (free it with
+ * rv_iothread_info_free); returns how many. */
+typedef struct rv_iothread_info {
+    unsigned int iothread_id;
+    unsigned char *cpumap;      /* maplen bytes: bit n, may run on CPU n */
+    int maplen;
+} rv_iothread_info;
+int rv_domain_get_iothread_info(rv_dom *dom, rv_iothread_info **info, unsigned int flags);
+void rv_iothread_info_free(rv_iothread_info *info, int n);
+
+/* The guest's clock (asked of its agent). */
+int rv_domain_get_time(rv_dom *dom, long long *seconds, unsigned int *nseconds,
+                       unsigned int flags);
+
+/* The guest's interfaces and their addresses; source: 0 DHCP leases,
+ * 1 guest agent, 2 ARP table.  *ifaces gets a malloc'd array (free it
+ * with rv_dom_ifaces_free); returns how many. */
+typedef struct rv_dom_ip_addr {
+    int type;                   /* 0 IPv4, 1 IPv6 */
+    char *addr;
+    unsigned int prefix;
+} rv_dom_ip_addr;
+typedef struct rv_dom_iface {
+    char *name;
+    char *hwaddr;               /* NULL when unknown */
+    unsigned int naddrs;
+    rv_dom_ip_addr *addrs;
+} rv_dom_iface;
+int rv_domain_interface_addresses(rv_dom *dom, rv_dom_iface **ifaces, unsigned int source,
+                                  unsigned int flags);
+void rv_dom_ifaces_free(rv_dom_iface *ifaces, int n);
+
+/* The most vCPUs a guest of type ("kvm", "qemu"; NULL: the driver's) may have. */
+int rv_connect_get_max_vcpus(rv_conn *conn, const char *type);
+/* Free memory (bytes) of up to max_cells NUMA cells from start_cell on;
+ * returns how many cells were filled in. */
+int rv_node_get_cells_free_memory(rv_conn *conn, unsigned long long *free_mem, int start_cell,
+                                  int max_cells);
+/* The host's CPU time counters (ns), of one CPU or all (cpu -1): *stats
+ * gets a malloc'd array (free()); returns how many. */
+typedef struct rv_node_cpu_counter {
+    char field[RV_PARAM_FIELD_LENGTH];
+    unsigned long long value;
+} rv_node_cpu_counter;
+int rv_node_get_cpu_stats(rv_conn *conn, int cpu, rv_node_cpu_counter **stats,
+                          unsigned int flags);
+/* The CPU models the host knows for arch: *models (if not NULL) gets a
+ * malloc'd NULL-terminated array of malloc'd names; returns how many. */
+int rv_connect_get_cpu_model_names(rv_conn *conn, const char *arch, char ***models,
+                                   unsigned int flags);
+/* The domain capabilities XML (malloc'd); any argument may be NULL. */
+char *rv_connect_get_domain_capabilities(rv_conn *conn, const char *emulator, const char *arch,
+                                         const char *machine, const char *virttype,
+                                         unsigned int flags);
+
+/* Statistics of many domains in one call (libvirt's
+ * virConnectGetAllDomainStats / virDomainListGetStats): of doms, or of
+ * every domain when ndoms is 0 (flags then filter as
+ * RV_CONNECT_GET_ALL_DOMAINS_STATS_*); stats: RV_DOMAIN_STATS_* groups, 0
+ * all.  *records gets a malloc'd array (free it with
+ * rv_domain_stats_free); returns how many. */
+typedef struct rv_domain_stats {
+    rv_dom *dom;
+    rv_typed_parameter *params;
+    int nparams;
+} rv_domain_stats;
+int rv_connect_get_all_domain_stats(rv_conn *conn, rv_dom *const *doms, unsigned int ndoms,
+                                    unsigned int stats, rv_domain_stats **records,
+                                    unsigned int flags);
+void rv_domain_stats_free(rv_domain_stats *records, int n);
+
 /* ---- asynchronous calls ----
  *
  * For one thread that wants many calls in flight on one connection (a

@@ -138,6 +138,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
+	tests/interop/test-rvsh-domain-parity.sh \
 	tests/interop/test-virsh-secrets-nwfilters.sh \
 	tests/interop/test-python.sh \
 	tests/interop/test-no-support.sh \

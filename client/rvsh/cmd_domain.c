@@ -297,7 +297,8 @@ static int cmd_create(shell *sh, const command *cmd, const cmd_args *a)
     return from_file(sh, a->value, 1);
 }
 
-/* The lifecycle commands differ in the call and the words they print. */
+/* The lifecycle commands (shutdown, reboot and undefine, which take
+ * options, are in cmd_dommanage.c) differ in the call and the words they print. */
 typedef struct lifecycle {
     const char *name;
     int (*op)(rv_dom *dom);
@@ -307,22 +308,13 @@ typedef struct lifecycle {
 
 static int op_start(rv_dom *d) { return rv_domain_create(d, 0); }
 
-static int op_shutdown(rv_dom *d) { return rv_domain_shutdown(d, 0); }
-
 static int op_destroy(rv_dom *d) { return rv_domain_destroy(d, 0); }
-
-static int op_reboot(rv_dom *d) { return rv_domain_reboot(d, 0); }
-
-static int op_undefine(rv_dom *d) { return rv_domain_undefine(d, 0); }
 
 static const lifecycle lifecycles[] = {
     { "start", op_start, "started", "start" },
-    { "shutdown", op_shutdown, "is being shutdown", "shutdown" },
     { "destroy", op_destroy, "destroyed", "destroy" },
     { "suspend", rv_domain_suspend, "suspended", "suspend" },
     { "resume", rv_domain_resume, "resumed", "resume" },
-    { "reboot", op_reboot, "is being rebooted", "reboot" },
-    { "undefine", op_undefine, "has been undefined", "undefine" },
 };
 
 static int cmd_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
@@ -338,8 +330,6 @@ static int cmd_lifecycle(shell *sh, const command *cmd, const cmd_args *a)
     const char *name = rv_domain_get_name(dom);
     if (lc->op == op_start && rv_domain_get_id(dom) >= 0) {
         error_line("Domain is already active");
-    } else if (lc->op == op_undefine && rv_domain_has_managed_save_image(dom, 0) > 0) {
-        error_line("Refusing to undefine while domain managed save image exists");
     } else if (lc->op(dom) < 0) {
         error_line("Failed to %s domain '%s'", lc->verb, name);
         lib_error();
@@ -448,22 +438,16 @@ const command rvsh_domain_commands[] = {
       .summary = "domain information in XML" },
     { .name = "define", .run = cmd_define, .arg = "file",
       .summary = "define (but don't start) a domain from an XML file" },
-    { .name = "undefine", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
-      .summary = "undefine a domain" },
     { .name = "create", .run = cmd_create, .arg = "file",
       .summary = "create and start a transient domain from an XML file" },
     { .name = "start", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
       .summary = "start a defined domain" },
-    { .name = "shutdown", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
-      .summary = "gracefully shut down a domain" },
     { .name = "destroy", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
       .summary = "stop a domain at once" },
     { .name = "suspend", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
       .summary = "suspend a domain" },
     { .name = "resume", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
       .summary = "resume a suspended domain" },
-    { .name = "reboot", .run = cmd_lifecycle, .arg = "domain", .lookup = BY_ANY,
-      .summary = "reboot a domain" },
     { .name = "domid", .run = cmd_domid, .arg = "domain", .lookup = BY_NAME | BY_UUID,
       .summary = "convert a domain name or UUID to its id" },
     { .name = "domuuid", .run = cmd_domuuid, .arg = "domain", .lookup = BY_NAME | BY_ID,

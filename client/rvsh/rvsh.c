@@ -34,6 +34,25 @@
  *   net-dhcp-leases: [{"expiry_time" (epoch seconds), "mac", "protocol",
  *                      "ip_address", "prefix", "hostname", "client_id",
  *                      "iaid", "interface"}, ...], null where none given
+ *   domiflist: [{"interface", "type", "source", "model", "mac"}, ...]
+ *   domblklist: [{"target", "source"}, ...] (--details: "type", "device" too);
+ *               null where virsh prints "-"
+ *   domblkinfo: {"capacity", "allocation", "physical"} (bytes)
+ *   domifstat: {"rx_bytes", "rx_packets", "rx_errs", "rx_drop", "tx_bytes", ...}
+ *   memtune, blkiotune, numatune, domiftune, blkdeviotune: {"name": value, ...}
+ *            as the server names them; memtune's "unlimited" is null,
+ *            numa_mode its name ("strict")
+ *   vcpupin: [{"vcpu": 0, "cpus": "0-7"}, ...]; iothreadinfo: [{"iothread", "cpus"}, ...]
+ *   emulatorpin: {"cpus": "0-7"}
+ *   domifaddr: [{"name", "mac", "addresses": [{"protocol": "ipv4", "address", "prefix"}]}, ...]
+ *   domhostname: {"hostname"}; domtime: {"seconds", "nseconds"}
+ *   domstats: [{"domain": "...", "stats": {"state.state": 1, ...}}, ...]
+ *   freecell: {"total_kib"}, or {"cells": [{"cell", "free_kib"}, ...]}
+ *             (--all: and "total_kib")
+ *   nodecpustats: {"user": ns, "kernel": ns, ...} as the server names them;
+ *                 --percent: {"usage": percent, "user": percent, ...}
+ *   nodecpumap: {"present", "online", "online_cpus": [0, 2, ...]}
+ *   cpu-models: ["486", ...]; maxvcpus: {"max_vcpus"}
  * Domain states and reasons print as virsh prints them. */
 #include <errno.h>
 #include <getopt.h>
@@ -111,10 +130,10 @@ static const command shell_commands[] = {
 
 /* Every command, in the order help lists them. */
 static const command *const families[] = {
-    rvsh_domain_commands, rvsh_host_commands, rvsh_event_commands, rvsh_stats_commands,
-    rvsh_network_commands, rvsh_storage_commands, rvsh_snapshot_commands,
-    rvsh_nodedev_commands, rvsh_iface_commands, rvsh_secret_commands, rvsh_nwfilter_commands,
-    shell_commands,
+    rvsh_domain_commands, rvsh_dommanage_commands, rvsh_host_commands, rvsh_node_commands,
+    rvsh_event_commands, rvsh_stats_commands, rvsh_domstats_commands, rvsh_network_commands,
+    rvsh_storage_commands, rvsh_snapshot_commands, rvsh_nodedev_commands, rvsh_iface_commands,
+    rvsh_secret_commands, rvsh_nwfilter_commands, shell_commands,
 };
 #define NFAMILIES (sizeof(families) / sizeof(families[0]))
 
@@ -156,7 +175,7 @@ static void print_synopsis(const command *cmd)
 {
     printf("%s", cmd->name);
     if (cmd->arg)
-        printf(" <%s>", cmd->arg);
+        printf(cmd->arg_optional ? " [<%s>]" : " <%s>", cmd->arg);
     if (cmd->arg2)
         printf(cmd->arg2_required ? " <%s>" : " [<%s>]", cmd->arg2);
     if (cmd->arg3)
@@ -271,8 +290,10 @@ static int dispatch(shell *sh, int argc, char **argv, int *quit)
         }
         a.value = t;
     }
-    /* Every missing required argument, in order, as virsh names them. */
-    const char *const wanted[3] = { cmd->arg, cmd->arg2_required ? cmd->arg2 : NULL, cmd->arg3 };
+    /* Every missing required argument, in order, as virsh names them (an
+     * optional first one may be left out, not given empty). */
+    const char *const wanted[3] = { cmd->arg_optional && !a.value ? NULL : cmd->arg,
+                                    cmd->arg2_required ? cmd->arg2 : NULL, cmd->arg3 };
     const char *const given[3] = { a.value, a.value2, a.value3 };
     int missing = 0;
     for (int k = 0; k < 3; k++) {
@@ -537,7 +558,8 @@ static void usage(FILE *out)
             "                     else test:///default)\n"
             "  -r, --readonly     open a read-only connection\n"
             "  -q, --quiet        no welcome banner and no blank line after each command\n"
-            "      --json         JSON output for list, dominfo and the statistics commands\n"
+            "      --json         JSON output for list, dominfo, the statistics and the\n"
+            "                     domain and host readers\n"
             "  -k, --keepalive-interval SECONDS\n"
             "                     PING a quiet server after this long (default 5; -1: off)\n"
             "  -K, --keepalive-count N\n"

@@ -31,7 +31,7 @@ typedef struct shell {
 /* How a command's domain argument may be resolved, as in virsh. */
 enum { BY_ID = 1, BY_UUID = 2, BY_NAME = 4, BY_ANY = BY_ID | BY_UUID | BY_NAME };
 
-#define MAX_OPTIONS 16
+#define MAX_OPTIONS 32
 
 typedef struct cmd_args {
     const char *value;          /* the first positional argument, if any */
@@ -46,6 +46,7 @@ struct command {
     const char *name;           /* NULL ends a table */
     int (*run)(shell *sh, const command *cmd, const cmd_args *a);
     const char *arg;            /* name of the required argument, or NULL */
+    int arg_optional;           /* ...which may be left out (freecell [<cellno>]) */
     unsigned int lookup;        /* BY_* when arg is a domain */
     /* A second positional argument (vol-upload <vol> <file>), or NULL;
      * when not required it may be left out (domblkstat <domain> [<device>]). */
@@ -68,6 +69,9 @@ extern const command rvsh_nodedev_commands[];
 extern const command rvsh_iface_commands[];
 extern const command rvsh_secret_commands[];
 extern const command rvsh_nwfilter_commands[];
+extern const command rvsh_dommanage_commands[];
+extern const command rvsh_domstats_commands[];
+extern const command rvsh_node_commands[];
 
 /* Options more than one family uses. */
 extern const char *const opts_list[];       /* all, inactive, json */
@@ -99,6 +103,12 @@ void print_table(const char *const *heads, size_t ncols, const char *const *cell
 xmlNode *xml_child(const xmlNode *n, const char *name);
 char *xml_text(const xmlNode *n);
 void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what);
+xmlDoc *parse_xml(const char *xml, const char *what);
+char *xml_attr(const xmlNode *n, const char *name);
+char *cpumap_ranges(const unsigned char *map, int ncpus);
+const char *param_text(const rv_typed_parameter *p, char *buf, size_t size);
+void json_param(const rv_typed_parameter *p);
+int affect_flags(const command *cmd, const cmd_args *a, unsigned int *flags);
 
 /* ---- lookups, with virsh's error lines when not found ---- */
 rv_dom *lookup_domain(shell *sh, const char *text, unsigned int how);

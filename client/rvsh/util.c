@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libxml/parser.h>
 #include <libxml/tree.h>
 
 #include "rvsh.h"
@@ -296,4 +297,88 @@ void list_failed(shell *sh, int (*count)(rv_conn *conn), const char *what)
     else
         error_line("Failed to list %s", what);
     lib_error();
+}
+
+/* A CPU map as virsh writes it: ranges and single CPUs, "0-3,6"; the
+ * caller frees it.  NULL when out of memory. */
+char *cpumap_ranges(const unsigned char *map, int ncpus)
+{
+    size_t cap = (size_t)ncpus * 12 + 1, len = 0;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    out[0] = '\0';
+    for (int c = 0; c < ncpus; c++) {
+        if (!(map[c / 8] & (1u << (c % 8))))
+            continue;
+        int end = c;
+        while (end + 1 < ncpus && (map[(end + 1) / 8] & (1u << ((end + 1) % 8))))
+            end++;
+        len += (size_t)snprintf(out + len, cap - len, end > c ? "%s%d-%d" : "%s%d",
+                                len ? "," : "", c, end);
+        c = end;
+    }
+    return out;
+}
+
+/* A typed parameter's value as virsh prints it: into buf (size bytes),
+ * or the string itself; never NULL. */
+const char *param_text(const rv_typed_parameter *p, char *buf, size_t size)
+{
+    switch (p->type) {
+    case RV_PARAM_INT: snprintf(buf, size, "%d", p->value.i); break;
+    case RV_PARAM_UINT: snprintf(buf, size, "%u", p->value.ui); break;
+    case RV_PARAM_LLONG: snprintf(buf, size, "%lld", p->value.l); break;
+    case RV_PARAM_ULLONG: snprintf(buf, size, "%llu", p->value.ul); break;
+    case RV_PARAM_DOUBLE: snprintf(buf, size, "%lf", p->value.d); break;
+    case RV_PARAM_BOOLEAN: snprintf(buf, size, "%s", p->value.b ? "yes" : "no"); break;
+    case RV_PARAM_STRING: return p->value.s ? p->value.s : "";
+    default: snprintf(buf, size, "?"); break;
+    }
+    return buf;
+}
+
+/* The same value as JSON: a number, true/false or a string. */
+void json_param(const rv_typed_parameter *p)
+{
+    char buf[64];
+    switch (p->type) {
+    case RV_PARAM_DOUBLE: printf("%.17g", p->value.d); break;
+    case RV_PARAM_BOOLEAN: fputs(p->value.b ? "true" : "false", stdout); break;
+    case RV_PARAM_STRING: json_string(p->value.s ? p->value.s : ""); break;
+    default: fputs(param_text(p, buf, sizeof(buf)), stdout); break;
+    }
+}
+
+/* --config, --live, --current as libvirt's AFFECT flags (0 current, 1
+ * live, 2 config); virsh refuses --current with either of the others. */
+int affect_flags(const command *cmd, const cmd_args *a, unsigned int *flags)
+{
+    int current = has_opt(cmd, a, "current");
+    *flags = (has_opt(cmd, a, "live") ? 1u : 0) | (has_opt(cmd, a, "config") ? 2u : 0);
+    if (current && *flags) {
+        error_line("Options --current and --%s are mutually exclusive",
+                   *flags & 1 ? "live" : "config");
+        return -1;
+    }
+    return 0;
+}
+
+/* XML the server sent: no network, no entities, no noise on stderr. */
+xmlDoc *parse_xml(const char *xml, const char *what)
+{
+    xmlDoc *doc = xmlReadMemory(xml, (int)strlen(xml), what, NULL,
+                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!doc)
+        error_line("failed to parse the %s", what);
+    return doc;
+}
+
+/* The value of attribute name of n, or NULL; the caller frees it. */
+char *xml_attr(const xmlNode *n, const char *name)
+{
+    xmlChar *v = n ? xmlGetProp(n, (const xmlChar *)name) : NULL;
+    char *copy = v ? strdup((const char *)v) : NULL;
+    xmlFree(v);
+    return copy;
 }
