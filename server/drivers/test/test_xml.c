@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "common/util.h"
+#include "server/drivers/test/test_tune.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1377,6 +1378,7 @@ void rv_test_def_free(rv_test_def *def)
     free(def->arch);
     free(def->machine);
     rv_xml_free(def->devices);
+    test_tune_free(def->tune);
     free(def);
 }
 

@@ -1,0 +1,62 @@
+/* The test driver's tuning setters, as libvirt 9.0's test:///default
+ * answers them, and the tuning they keep in each definition for the
+ * getters (test_stats.c) to read back. */
+#ifndef RV_SERVER_DRIVERS_TEST_TEST_TUNE_H
+#define RV_SERVER_DRIVERS_TEST_TEST_TUNE_H
+
+#include <stddef.h>
+
+#include "server/drivers/driver.h"
+#include "server/drivers/test/test_xml.h"
+
+typedef struct test_tune test_tune;
+void test_tune_free(test_tune *t);
+
+/* ---- read back; def may have no tuning (the defaults) ---- */
+enum { TEST_MEM_HARD, TEST_MEM_SOFT, TEST_MEM_SWAP };
+unsigned long long test_tune_mem(const rv_test_def *def, int which);
+unsigned int test_tune_blkio_weight(const rv_test_def *def);
+/* kind 0..4: device_weight, _read_iops_sec, _write_iops_sec,
+ * _read_bytes_sec, _write_bytes_sec; "path,value,..." (malloc'd). */
+char *test_tune_blkio_devices(const rv_test_def *def, int kind);
+int test_tune_numa_mode(const rv_test_def *def);
+const char *test_tune_numa_nodeset(const rv_test_def *def);   /* "" when none */
+/* in average, peak, burst, floor, out average, peak, burst. */
+void test_tune_bandwidth(const rv_test_def *def, int iface, unsigned int out[7]);
+/* The 19 numeric limits in the getter's order (group_name left out). */
+enum { TEST_IOTUNE_NUMBERS = 19 };
+const char *test_tune_iotune(const rv_test_def *def, const char *target,
+                             unsigned long long out[TEST_IOTUNE_NUMBERS]);
+/* A vcpu's or the emulator's pinning, or NULL when not pinned. */
+const unsigned char *test_tune_vcpu_pin(const rv_test_def *def, unsigned int vcpu, size_t *len);
+const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len);
+
+/* ---- the driver slots ---- */
+int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
+    const rv_domain_set_scheduler_parameters_args *args, rv_err *err);
+int test_tune_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
+    const rv_domain_set_scheduler_parameters_flags_args *args, rv_err *err);
+int test_tune_domain_set_memory_parameters(rv_driver_conn *c,
+    const rv_domain_set_memory_parameters_args *args, rv_err *err);
+int test_tune_domain_set_blkio_parameters(rv_driver_conn *c,
+    const rv_domain_set_blkio_parameters_args *args, rv_err *err);
+int test_tune_domain_set_numa_parameters(rv_driver_conn *c,
+    const rv_domain_set_numa_parameters_args *args, rv_err *err);
+int test_tune_domain_set_interface_parameters(rv_driver_conn *c,
+    const rv_domain_set_interface_parameters_args *args, rv_err *err);
+int test_tune_domain_set_block_io_tune(rv_driver_conn *c,
+    const rv_domain_set_block_io_tune_args *args, rv_err *err);
+int test_tune_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args,
+                              rv_err *err);
+int test_tune_domain_pin_vcpu_flags(rv_driver_conn *c,
+    const rv_domain_pin_vcpu_flags_args *args, rv_err *err);
+int test_tune_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
+                                  rv_err *err);
+int test_tune_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
+                              rv_err *err);
+int test_tune_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args,
+                               rv_err *err);
+int test_tune_domain_set_vcpus_flags(rv_driver_conn *c,
+    const rv_domain_set_vcpus_flags_args *args, rv_err *err);
+
+#endif
