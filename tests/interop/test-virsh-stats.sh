@@ -88,6 +88,45 @@ steps=(
      dommemstat d3 --period 2; domblkinfo d3 hdc; vcpucount d3 --maximum; vcpucount d3 --live --config;
      suspend d3; domtime d3; domcontrol d3; destroy d3; undefine d3;
      destroy d2; undefine d2"
+    # The tuning setters on d2, running then shut off: what --live
+    # changed is gone, what --config changed stays; refusals as libvirtd's.
+    "mask:define d2.xml; start d2;
+     schedinfo d2 --set weight=100; schedinfo d2 --set cap=3; schedinfo d2 --set weight=7 --config;
+     memtune d2 --hard-limit 100000; memtune d2; memtune d2 --soft-limit 50000 --config;
+     memtune d2 --config; memtune d2 --swap-hard-limit 1000; memtune d2 --hard-limit 5 --live --config;
+     blkiotune d2 --weight 300; blkiotune d2 --device-weights /dev/sda,100,/dev/sdb,20;
+     blkiotune d2 --device-read-iops-sec /dev/sda,5; blkiotune d2 --device-weights /dev/sda,0;
+     blkiotune d2; blkiotune d2 --device-weights /dev/sda; blkiotune d2 --device-weights /dev/sda,x;
+     blkiotune d2 --weight 500 --config; blkiotune d2 --config;
+     numatune d2 --mode strict; numatune d2 --nodeset 0 --config; numatune d2 --config;
+     numatune d2 --nodeset 0-1,3,^1; numatune d2; numatune d2 --mode interleave;
+     numatune d2 --mode preferred --config; numatune d2 --config; numatune d2 --nodeset x;
+     domiftune d2 testnet0 --inbound 100,200,300 --outbound 50; domiftune d2 testnet0;
+     domiftune d2 testnet0 --config; domiftune d2 52:54:00:11:22:33 --inbound 0;
+     domiftune d2 testnet0; domiftune d2 nosuch --inbound 5; domiftune d2 testnet0 --outbound 7 --config;
+     blkdeviotune d2 sdb --total-bytes-sec 1000;
+     blkdeviotune d2 sdb --total-bytes-sec 1000 --total-bytes-sec-max 2000 --group-name g1;
+     blkdeviotune d2 sdb; blkdeviotune d2 sdb --read-bytes-sec 5 --read-bytes-sec-max 6;
+     blkdeviotune d2 /tmp/rv-d2.img --total-iops-sec 9 --total-iops-sec-max 9 --config;
+     blkdeviotune d2 sdb --config; blkdeviotune d2 nosuch --total-iops-sec 5;
+     blkdeviotune d2 sdb --total-bytes-sec 2000000000000000;
+     vcpupin d2 0 1; vcpupin d2; vcpupin d2 --vcpu 0; vcpupin d2 5 1; vcpupin d2 0 1 --config;
+     vcpuinfo d2; emulatorpin d2 2-3; emulatorpin d2; emulatorpin d2 1 --config;
+     emulatorpin d2 --config; emulatorpin d2 --live;
+     domtime d2 --time 35001; domcontrol d2; domtime d2; domtime d2 --time 12345; domcontrol d2;
+     domtime d2 --time 20001; domcontrol d2; domtime d2 --sync; domtime d2; domcontrol d2;
+     domtime d2 --now; setvcpus d2 2; vcpucount d2; setvcpus d2 4 --live;
+     setvcpus d2 4 --config --maximum; setvcpus d2 3 --config; vcpucount d2; setvcpus d2 0;
+     setvcpus d2 40 --config --maximum; setvcpus d2 2 --maximum; vcpuinfo d2;
+     destroy d2; schedinfo d2; memtune d2; blkiotune d2; numatune d2; domiftune d2 testnet0;
+     blkdeviotune d2 sdb; vcpupin d2; emulatorpin d2; vcpucount d2; domtime d2 --time 5;
+     vcpupin d2 0 1; setvcpus d2 1; setvcpus d2 2 --config; vcpucount d2;
+     undefine d2"
+    "ro:schedinfo test --set weight=1"
+    "ro:memtune test --hard-limit 100000"
+    "ro:vcpupin test 0 1"
+    "ro:domtime test --time 5"
+    "ro:setvcpus test 1"
     "mask:define d2.xml; start d2; domblkstat d2 sdb; domblkstat d2 /tmp/rv-d2.img;
      domifstat d2 testnet0; domifstat d2 52:54:00:11:22:33; vcpuinfo d2;
      domblkstat d2 nosuch; domifstat d2 vnet0; destroy d2; undefine d2"
@@ -281,6 +320,7 @@ virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$xmldir" mask_clock | socke
 if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null; then
     pycheck "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" > "$RV_TMP/py-libvirtd.txt" 2>&1
 fi
+rawpy "$LIBVIRTD_SOCK" < "$top_srcdir/tests/interop/tune-checks.py" > "$RV_TMP/tune-libvirtd.txt"
 stop_libvirtd
 
 start_remvirtd
@@ -399,7 +439,14 @@ c.call_ok(rc.PROC_DOMAIN_GET_VCPUS, dom + i(2) + i(1))
 print("ok   the connection still answers")
 PY
 
+# The setters' checks, raw, last (they change "test").
+rawpy "$REMVIRTD_SOCK" < "$top_srcdir/tests/interop/tune-checks.py" > "$RV_TMP/tune-remvirtd.txt"
+
 status=$json_status
+if ! diff -u "$RV_TMP/tune-libvirtd.txt" "$RV_TMP/tune-remvirtd.txt"; then
+    echo "the setters answer raw calls differently: remvirtd (+++), libvirtd (---)"
+    status=1
+fi
 if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
     echo "rvsh's output differs from virsh's (--- virsh, +++ rvsh)"
     status=1

@@ -764,8 +764,6 @@ static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char 
     if (maplen == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "cpumap in %s must not be NULL", api);
-    if ((unsigned short)vcpu != vcpu)
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OVERFLOW, "input too large: %u", vcpu);
     if (check_flags(flags, 0, "testDomainPinVcpuFlags", err) < 0 || !(d = dom_of(dom, err)))
         return -1;
     if (d->id < 0)
@@ -863,9 +861,6 @@ static int set_vcpus(const rv_nonnull_domain *dom, unsigned int nvcpus, unsigned
     if (nvcpus == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "nvcpus in %s must not be zero", api);
-    if ((unsigned short)nvcpus != nvcpus)
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OVERFLOW, "input too large: %u",
-                           nvcpus);
     if (check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG | VCPU_MAXIMUM,
                     "testDomainSetVcpusFlags", err) < 0)
         return -1;
