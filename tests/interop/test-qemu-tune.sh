@@ -10,6 +10,10 @@
 #   setmem --live --config on the guest that boots (its virtio balloon
 #     driver gives the memory back): dominfo's used memory follows, and
 #     the definition keeps the new size; a guest without a balloon refused.
+#   vcpupin / emulatorpin --live: the threads' CPU affinity as the kernel
+#     reports it (/proc/PID/task/TID/status), read back by vcpupin,
+#     vcpuinfo and emulatorpin; blkdeviotune --live: QEMU's throttling,
+#     read back from query-block; --config of either refused, saying why.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -107,3 +111,60 @@ xml_has "<currentMemory unit='KiB'>81920</currentMemory>" g --inactive || fail "
 grep -q '^actual 81920$' "$OUT/memstat" || { show "$OUT/memstat"; fail "dommemstat: actual is not 81920"; }
 echo "ok   setmem --live --config on a booted guest: its balloon follows (dominfo, dommemstat), the definition keeps it; no balloon refused"
 "${V[@]}" destroy g > /dev/null
+
+# Pinning and block I/O throttling, live: the kernel says where the vcpu
+# and emulator threads may run (Cpus_allowed_list of /proc/PID/task/TID),
+# QEMU's query-block what the disk's limits are (blkdeviotune reads them).
+truncate -s 16M "$OUT/p.img"
+qemu_domain_xml p "<disk type='file' device='disk'><source file='$OUT/p.img'/><target dev='vda' bus='virtio'/></disk>" |
+    sed "s|<vcpu>1</vcpu>|<vcpu>2</vcpu>|" > "$OUT/p.xml"
+"${V[@]}" define "$OUT/p.xml" > /dev/null
+"${V[@]}" start p > /dev/null
+pid=$(qemu_pids "$QEMU_DIR/run/")
+[ -n "$pid" ] && [ "$(echo "$pid" | wc -w)" = 1 ] || fail "not one QEMU running: '$pid'"
+all=$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/self/status)
+first=${all%%[,-]*}
+# thread_cpus NAME-PATTERN: the allowed CPUs of QEMU's thread so named.
+thread_cpus()
+{
+    local t
+    for t in /proc/"$pid"/task/*; do
+        if grep -qx "$1" "$t/comm"; then
+            sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status"
+            return 0
+        fi
+    done
+    fail "QEMU has no thread called '$1'"
+}
+"${V[@]}" vcpupin p 1 "$first" --live > /dev/null
+[ "$(thread_cpus 'CPU 1/.*')" = "$first" ] || fail "vcpu 1's thread may run on $(thread_cpus 'CPU 1/.*'), not $first"
+[ "$(thread_cpus 'CPU 0/.*')" = "$all" ] || fail "vcpu 0's thread was pinned too: $(thread_cpus 'CPU 0/.*')"
+"${V[@]}" vcpupin p > "$OUT/vcpupin"
+grep -Eq "^ *1 +$first\$" "$OUT/vcpupin" || { show "$OUT/vcpupin"; fail "vcpupin does not show vcpu 1 on $first"; }
+"${V[@]}" vcpuinfo p > "$OUT/vcpuinfo"
+[ "$(grep -c '^CPU Affinity' "$OUT/vcpuinfo")" = 2 ] || { show "$OUT/vcpuinfo"; fail "vcpuinfo: not two affinities"; }
+refused "vcpupin --config" "does not keep <cputune> vcpu pinning" vcpupin p 0 "$first" --config
+refused "vcpupin of a vcpu it lacks" "vcpu 5 is out of range of live cpu count 2" vcpupin p 5 "$first"
+"${V[@]}" emulatorpin p "$first" --live > /dev/null
+[ "$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$pid"/status)" = "$first" ] || fail "QEMU's main thread is not pinned to $first"
+[ "$(thread_cpus 'CPU 0/.*')" = "$all" ] || fail "emulatorpin pinned a vcpu thread"
+"${V[@]}" emulatorpin p > "$OUT/emulatorpin"
+grep -Eq "^( *\*: +)?$first\$" "$OUT/emulatorpin" || { show "$OUT/emulatorpin"; fail "emulatorpin does not show $first"; }
+echo "ok   vcpupin and emulatorpin --live: the threads' affinity (kernel), vcpupin, vcpuinfo, emulatorpin; --config and a missing vcpu refused"
+
+"${V[@]}" blkdeviotune p vda --total-bytes-sec 1048576 --live > /dev/null
+"${V[@]}" blkdeviotune p vda --read-iops-sec 50 --write-iops-sec 60 > /dev/null
+"${V[@]}" blkdeviotune p vda > "$OUT/iotune"
+for want in "total_bytes_sec: 1048576" "read_iops_sec  : 50" "write_iops_sec : 60" "total_iops_sec : 0"; do
+    grep -qxF "$want" "$OUT/iotune" || { show "$OUT/iotune"; fail "blkdeviotune does not read back '$want'"; }
+done
+"${V[@]}" blkdeviotune p vda --config > "$OUT/iotune-config"
+grep -qxF "total_bytes_sec: 0" "$OUT/iotune-config" || { show "$OUT/iotune-config"; fail "blkdeviotune --config is not all 0"; }
+refused "blkdeviotune --config" "does not keep <iotune>" blkdeviotune p vda --total-bytes-sec 5 --config
+refused "blkdeviotune of a disk it lacks" "disk 'vdz' was not found" blkdeviotune p vdz --total-bytes-sec 5
+refused "total and read limits at once" "bps" blkdeviotune p vda --read-bytes-sec 5
+"${V[@]}" blkdeviotune p vda --total-bytes-sec 0 --read-iops-sec 0 --write-iops-sec 0 > /dev/null
+"${V[@]}" blkdeviotune p vda > "$OUT/iotune"
+grep -qxF "total_bytes_sec: 0" "$OUT/iotune" || { show "$OUT/iotune"; fail "the limits were not lifted"; }
+echo "ok   blkdeviotune --live: block_set_io_throttle, read back from query-block, merged; --config, a missing disk and QEMU's refusal reported"
+"${V[@]}" destroy p > /dev/null

@@ -255,6 +255,24 @@ void rv_qemu_migration_wait_stop(qemu_dom *d);
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
+int rv_qemu_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args, rv_err *err);
+int rv_qemu_domain_pin_vcpu_flags(rv_driver_conn *c, const rv_domain_pin_vcpu_flags_args *args,
+                                  rv_err *err);
+int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
+                                     const rv_domain_get_vcpu_pin_info_args *args,
+                                     rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err);
+int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
+                                rv_err *err);
+int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
+                                         const rv_domain_get_emulator_pin_info_args *args,
+                                         rv_domain_get_emulator_pin_info_ret *ret, rv_err *err);
+/* ---- qemu_iotune.c: block I/O throttling, live ---- */
+int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
+                                     const rv_domain_set_block_io_tune_args *args, rv_err *err);
+int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
+                                     const rv_domain_get_block_io_tune_args *args,
+                                     rv_domain_get_block_io_tune_ret *ret, rv_err *err);
 /* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
 int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
                                          const rv_connect_get_all_domain_stats_args *args,
