@@ -182,6 +182,12 @@ int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
                       rv_nonnull_domain *ret_dom, bool added, rv_err *err);
 /* Write d's definition as it is now, after the writes waiting. */
 int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
+/* A tuning change of d's persistent definition: change(copy) (which may
+ * refuse, setting err), then rv_qemu_def_write with reply (taken on
+ * success: answered once durable).  -1 with err: reply not taken. */
+int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                  rv_err *err),
+                       const void *ctx, rv_deferred *reply, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
 
@@ -267,6 +273,9 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
 int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
                                          const rv_domain_get_emulator_pin_info_args *args,
                                          rv_domain_get_emulator_pin_info_ret *ret, rv_err *err);
+/* At start (QEMU paused, its monitor ready): pin the threads as the live
+ * definition's <cputune> says; failures are logged. */
+void rv_qemu_pin_apply(qemu_dom *d);
 /* ---- qemu_iotune.c: block I/O throttling, live ---- */
 int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
                                      const rv_domain_set_block_io_tune_args *args, rv_err *err);

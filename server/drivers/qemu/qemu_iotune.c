@@ -1,14 +1,16 @@
-/* The QEMU driver's block I/O throttling, live: SET_BLOCK_IO_TUNE merges
+/* The QEMU driver's block I/O throttling.  SET_BLOCK_IO_TUNE live merges
  * the limits given into the disk's current ones (query-block) and sends
- * them with block_set_io_throttle; GET_BLOCK_IO_TUNE reads them from
- * query-block.  The definition does not keep <iotune> yet: --config is
- * refused (set) or reads no limits (get). */
+ * them with block_set_io_throttle; config, into the definition's <iotune>
+ * (given to QEMU as -drive throttling.* at start); both: the definition
+ * once QEMU has taken them.  GET_BLOCK_IO_TUNE reads query-block, or the
+ * definition. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/domain_xml_priv.h"
 #include "server/drivers/tune_params.h"
 
 
@@ -62,6 +64,7 @@ typedef struct iotune_req {
     u_int nparams;
     int want;                   /* GET: how many limits */
     bool strings;               /* GET: the client takes group_name */
+    bool config;                /* SET: then the definition too */
 } iotune_req;
 
 static void req_free(iotune_req *req)
@@ -181,13 +184,80 @@ static qemu_dom *live_disk(const rv_nonnull_domain *wire, const char *path,
 
 /* ================================================================ set */
 
+/* What a SET records in a definition: the params on top of the disk's. */
+typedef struct io_change {
+    const char *target;
+    const rv_typed_param *params;
+    u_int nparams;
+} io_change;
+
+static int record_iotune(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const io_change *ch = ctx;
+    rv_qemu_disk *disk = NULL;
+    for (size_t i = 0; i < def->ndisks && !disk; i++)
+        if (strcmp(def->disks[i].target, ch->target) == 0)
+            disk = &def->disks[i];
+    if (!disk)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: missing persistent configuration for disk '%s'",
+                    ch->target);
+    rv_qemu_iotune io = { 0 };
+    if (disk->iotune)
+        io = *disk->iotune;
+    const char *group = io.group;
+    for (u_int i = 0; i < ch->nparams; i++) {
+        const rv_typed_param *p = &ch->params[i];
+        if (p->value.type == RV_TYPED_PARAM_STRING) {
+            group = *p->value.rv_typed_param_value_u.s ? p->value.rv_typed_param_value_u.s : NULL;
+            continue;
+        }
+        int k = rv_qx_word_index(p->field, rv_qemu_iotune_names);
+        if (k >= 0)
+            io.val[k] = p->value.rv_typed_param_value_u.ul;
+    }
+    /* libvirt's checks of the result. */
+    static const char *const what[] = { "bytes_sec", "iops_sec", "bytes_sec_max",
+                                        "iops_sec_max" };
+    for (int g = 0; g < 4; g++) {
+        int k = 3 * g;
+        if (io.val[k] && (io.val[k + 1] || io.val[k + 2]))
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: total and read/write of %s "
+                        "cannot be set at the same time", what[g]);
+    }
+    for (int k = 0; k < 6; k++)
+        if (io.val[k + 6] && io.val[k] > io.val[k + 6])
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s cannot be set higher "
+                        "than %s", rv_qemu_iotune_names[k], rv_qemu_iotune_names[k + 6]);
+    char *gcopy = group ? strdup(group) : NULL;
+    if ((group && !gcopy) || (!disk->iotune && !(disk->iotune = calloc(1, sizeof(*disk->iotune))))) {
+        free(gcopy);
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    }
+    memcpy(disk->iotune->val, io.val, sizeof(io.val));
+    free(disk->iotune->group);
+    disk->iotune->group = gcopy;
+    return 0;
+}
+
 static void on_throttled(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
     iotune_req *req = opaque;
     if (!alive(req, qmp, err))
         return;
-    rv_deferred_finish(req->reply, NULL);
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    io_change ch = { req->target, req->params, req->nparams };
+    rv_err ignored = { 0 }, cerr = { 0 };
+    /* The live XML shows what QEMU now has. */
+    if (record_iotune(d->live, &ch, &ignored) < 0)
+        rv_err_clear(&ignored);
+    if (req->config && rv_qemu_def_change(d, record_iotune, &ch, req->reply, &cerr) == 0) {
+        req_free(req);
+        return;
+    }
+    rv_deferred_finish(req->reply, rv_err_is_set(&cerr) ? &cerr : NULL);
+    rv_err_clear(&cerr);
     req_free(req);
 }
 
@@ -243,16 +313,39 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
                     err) < 0 ||
         rv_tune_params_validate(p, n, fields, NLIMITS, err) < 0)
         return -1;
-    if (args->flags & AFFECT_CONFIG)
-        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
-                    "Operation not supported: remvirt's QEMU driver does not keep <iotune> in "
-                    "the persistent definition yet (use --live)");
-    qemu_dom *d = live_disk(&args->dom, args->disk, &disk, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
+        return -1;
+    bool live = args->flags & AFFECT_LIVE, config = args->flags & AFFECT_CONFIG;
+    if (!live && !config) {
+        live = rv_qemu_dom_active(d);
+        config = !live;
+    }
+    if (config && !d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
+                    "domains do not have any persistent config");
+    const rv_qemu_disk *conf_disk = config ? find_disk(d->def, args->disk) : NULL;
+    if (config && (!conf_disk || conf_disk->device != RV_QEMU_DISK_DISK))
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: missing persistent configuration for disk '%s'",
+                    args->disk);
+    if (!live) {
+        io_change ch = { conf_disk->target, p, n };
+        rv_deferred *reply = rv_driver_defer(err);
+        if (!reply)
+            return -1;
+        if (rv_qemu_def_change(d, record_iotune, &ch, reply, err) < 0) {
+            rv_deferred_finish(reply, err);
+            rv_err_clear(err);
+        }
+        return RV_DEFERRED;
+    }
+    if (!(d = live_disk(&args->dom, args->disk, &disk, err)))
         return -1;
     iotune_req *req = req_new(d, disk->target, err);
     if (!req)
         return -1;
+    req->config = config;
     if (!(req->params = calloc(n, sizeof(*req->params)))) {
         finish(req, RV_ERR_NO_MEMORY, "out of memory");
         return RV_DEFERRED;
@@ -301,6 +394,26 @@ static int fill(rv_domain_get_block_io_tune_ret *out, int want, bool strings, js
         }
     }
     return 0;
+}
+
+/* The definition's limits (its order has group_name at GROUP). */
+static int fill_def(rv_domain_get_block_io_tune_ret *out, int want, bool strings,
+                    const rv_qemu_iotune *io)
+{
+    json_object *ins = json_object_new_object();
+    if (!ins)
+        return -1;
+    for (int i = 0, k = 0; io && i < NLIMITS; i++) {
+        if (i == GROUP) {
+            if (io->group)
+                json_object_object_add(ins, limits[i].qmp, json_object_new_string(io->group));
+            continue;
+        }
+        json_object_object_add(ins, limits[i].qmp, json_object_new_int64((int64_t)io->val[k++]));
+    }
+    int rc = fill(out, want, strings, ins);
+    json_object_put(ins);
+    return rc;
 }
 
 static void on_query(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -353,12 +466,12 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
         if (!def)
             return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
                         "transient domains do not have any persistent config");
-        if (!find_disk(def, *args->disk))
+        const rv_qemu_disk *cd = find_disk(def, *args->disk);
+        if (!cd)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' was not found in "
                         "the domain config", *args->disk);
-        /* The definition keeps no limits: all 0. */
-        return fill(ret, want, strings, NULL) < 0 ? fail(err, RV_ERR_NO_MEMORY, "out of memory")
-                                                  : 0;
+        return fill_def(ret, want, strings, cd->iotune) < 0
+                   ? fail(err, RV_ERR_NO_MEMORY, "out of memory") : 0;
     }
     const rv_qemu_disk *disk;
     if (!(d = live_disk(&args->dom, *args->disk, &disk, err)))

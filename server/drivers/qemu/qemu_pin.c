@@ -1,14 +1,14 @@
-/* The QEMU driver's pinning and block I/O throttling, live:
- *   PIN_VCPU(_FLAGS): sched_setaffinity on the vcpu's thread (its id from
- *     query-cpus-fast), GET_VCPU_PIN_INFO reads the threads' affinity;
- *   PIN_EMULATOR: the same on every thread of QEMU that is not a vcpu,
- *     GET_EMULATOR_PIN_INFO reads the main thread's;
- *   SET_BLOCK_IO_TUNE: QMP block_set_io_throttle on the disk's device,
- *     GET_BLOCK_IO_TUNE: its limits from query-block.
- * The definition does not keep <cputune> or <iotune> yet: --config is
- * refused with OPERATION_UNSUPPORTED, saying so.  Each live call is a QMP
- * command answered through a deferred reply; the callback finds the
- * domain again by name and monitor (it may have stopped meanwhile). */
+/* The QEMU driver's vcpu and emulator pinning:
+ *   PIN_VCPU(_FLAGS): live, sched_setaffinity on the vcpu's thread (its id
+ *     from query-cpus-fast); config, <cputune><vcpupin> in the definition;
+ *     GET_VCPU_PIN_INFO reads the threads' affinity, or the definition;
+ *   PIN_EMULATOR: the same on every thread of QEMU that is not a vcpu
+ *     (<emulatorpin>), GET_EMULATOR_PIN_INFO reads the main thread's;
+ *   at start, rv_qemu_pin_apply() pins as the definition says.
+ * Each live call is a QMP command answered through a deferred reply; the
+ * callback finds the domain again by name and monitor (it may have
+ * stopped meanwhile); with config too, the definition is written (durable)
+ * once the live part has succeeded, as libvirtd does. */
 #include <dirent.h>
 #include <errno.h>
 #include <sched.h>
@@ -17,9 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
 
+
+RV_LOG_CATEGORY("drivers.qemu.pin");
 
 enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
@@ -46,20 +49,39 @@ static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     rv_err_clear(&err);
 }
 
-/* The running domain flags name (live unless config asked): config is
- * refused, the definition having no place for it yet. */
-static qemu_dom *live_dom(const rv_nonnull_domain *wire, unsigned int flags, const char *what,
-                          rv_err *err)
+/* The domain and which of its definitions flags name (neither: the live
+ * one when it runs, else the persistent one), with libvirt's refusals. */
+static qemu_dom *pick(const rv_nonnull_domain *wire, unsigned int flags, bool *live,
+                      bool *config, rv_err *err)
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return NULL;
-    if (flags & AFFECT_CONFIG) {
-        fail(err, RV_ERR_OPERATION_UNSUPPORTED,
-             "Operation not supported: remvirt's QEMU driver does not keep %s in the "
-             "persistent definition yet (use --live)", what);
+    *live = flags & AFFECT_LIVE;
+    *config = flags & AFFECT_CONFIG;
+    if (!*live && !*config) {
+        *live = rv_qemu_dom_active(d);
+        *config = !*live;
+    }
+    if (*live && (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp))) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain is not running");
         return NULL;
     }
+    if (*config && !d->def) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
+             "domains do not have any persistent config");
+        return NULL;
+    }
+    return d;
+}
+
+/* A running domain whose monitor takes commands. */
+static qemu_dom *running(const rv_nonnull_domain *wire, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (!d)
+        return NULL;
     if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
         fail(err, RV_ERR_OPERATION_INVALID,
              "Requested operation is not valid: domain is not running");
@@ -76,12 +98,15 @@ typedef struct pin_req {
     pid_t pid;
     int vcpu;                   /* PIN_VCPU: the vcpu; -1: the emulator */
     cpu_set_t set;
+    bool config;                /* then the definition too */
+    char *cpulist;              /* the map as a list, for the definitions */
     int ncpumaps, maplen;       /* GET_VCPU_PIN_INFO */
     char *disk;                 /* block I/O: the device id (the target) */
 } pin_req;
 
 static void req_free(pin_req *req)
 {
+    free(req->cpulist);
     free(req->name);
     free(req->disk);
     free(req);
@@ -167,6 +192,21 @@ static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
             map[b / 8] |= (unsigned char)(1u << (b % 8));
 }
 
+/* A list the definition keeps ("0-2,5") as a CPU set. */
+static void list_to_set(const char *list, cpu_set_t *set)
+{
+    unsigned char *map;
+    size_t len;
+    rv_err err = { 0 };
+    CPU_ZERO(set);
+    if (rv_tune_bitmap_parse(list, &map, &len, &err) < 0) {
+        rv_err_clear(&err);
+        return;
+    }
+    map_to_set(map, len, set);
+    free(map);
+}
+
 /* sched_setaffinity with libvirt's wording of a refusal. */
 static int set_affinity(pid_t tid, const cpu_set_t *set, rv_err *err)
 {
@@ -175,6 +215,64 @@ static int set_affinity(pid_t tid, const cpu_set_t *set, rv_err *err)
     int e = errno;
     return fail(err, RV_ERR_SYSTEM_ERROR, "cannot set CPU affinity on process %d: %s", (int)tid,
                 strerror(e));
+}
+
+/* ================================================================ definitions */
+
+/* What a pin call records: the vcpu (-1: the emulator) and its list. */
+typedef struct pin_change {
+    int vcpu;
+    const char *cpulist;
+} pin_change;
+
+static int record_pin(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const pin_change *ch = ctx;
+    if (!def->tune && !(def->tune = rv_qemu_tune_new()))
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    char **slot = ch->vcpu < 0 ? &def->tune->emulatorpin : &def->tune->vcpupin[ch->vcpu];
+    char *copy = strdup(ch->cpulist);
+    if (!copy)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    free(*slot);
+    *slot = copy;
+    return 0;
+}
+
+/* The live part done: the live XML says so, and the definition changes
+ * when asked (the reply then waits for it to be durable). */
+static void live_done(pin_req *req, qemu_dom *d, rv_err *err)
+{
+    pin_change ch = { req->vcpu, req->cpulist };
+    if (!rv_err_is_set(err)) {
+        rv_err ignored = { 0 };
+        if (record_pin(d->live, &ch, &ignored) < 0)
+            rv_err_clear(&ignored);
+        if (req->config && rv_qemu_def_change(d, record_pin, &ch, req->reply, err) == 0) {
+            req_free(req);
+            return;
+        }
+    }
+    rv_deferred_finish(req->reply, rv_err_is_set(err) ? err : NULL);
+    req_free(req);
+}
+
+/* Only the definition: written, the call answered once it is durable. */
+static int config_only(qemu_dom *d, int vcpu, const char *map, u_int maplen, rv_err *err)
+{
+    char *list = rv_tune_bitmap_format((const unsigned char *)map, maplen);
+    if (!list)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    pin_change ch = { vcpu, list };
+    rv_deferred *reply = rv_driver_defer(err);
+    int rc = reply ? rv_qemu_def_change(d, record_pin, &ch, reply, err) : -1;
+    if (rc < 0 && reply) {
+        rv_deferred_finish(reply, err);
+        rv_err_clear(err);
+        rc = 0;
+    }
+    free(list);
+    return rc < 0 ? -1 : RV_DEFERRED;
 }
 
 /* ================================================================ vcpus */
@@ -194,9 +292,8 @@ static void on_cpus_pin(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void 
                    json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0);
     else
         set_affinity(tid, &req->set, &err);
-    rv_deferred_finish(req->reply, rv_err_is_set(&err) ? &err : NULL);
+    live_done(req, rv_qemu_find_name(req->name), &err);
     rv_err_clear(&err);
-    req_free(req);
 }
 
 static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char *map,
@@ -205,21 +302,34 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
     if (maplen == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "cpumap in %s must not be NULL", api);
+    bool live, config;
     if (check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinVcpuFlags", err) < 0)
         return -1;
-    qemu_dom *d = live_dom(wire, flags, "<cputune> vcpu pinning", err);
+    qemu_dom *d = pick(wire, flags, &live, &config, err);
     if (!d)
         return -1;
     if (rv_tune_bitmap_empty((const unsigned char *)map, maplen))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Empty cpu list for pinning");
-    if (vcpu >= rv_qemu_def_vcpus(d->live))
+    if (live && vcpu >= rv_qemu_def_vcpus(d->live))
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: vcpu %u is out of range of live cpu count %u", vcpu,
                     rv_qemu_def_vcpus(d->live));
+    if (config && vcpu >= d->def->vcpus)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: vcpu %u is out of range of persistent cpu count %u", vcpu,
+                    d->def->vcpus);
+    if (!live)
+        return config_only(d, (int)vcpu, map, maplen, err);
     pin_req *req = req_new(d, err);
     if (!req)
         return -1;
     req->vcpu = (int)vcpu;
+    req->config = config;
+    if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)map, maplen))) {
+        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        req_free(req);
+        return RV_DEFERRED;
+    }
     map_to_set((const unsigned char *)map, maplen, &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_pin);
     return RV_DEFERRED;
@@ -291,7 +401,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
     bool live = (args->flags & AFFECT_LIVE) ||
                 (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
     if (!live) {
-        /* Nothing pinned in a definition: every vcpu may run anywhere. */
+        /* The definition's <vcpupin>s; a vcpu without one runs anywhere. */
         const rv_qemu_domain_def *def = d->def ? d->def : rv_qemu_dom_def(d);
         int n = args->ncpumaps < (int)def->vcpus ? args->ncpumaps : (int)def->vcpus;
         size_t maps = (size_t)args->ncpumaps * (size_t)args->maplen;
@@ -302,13 +412,17 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
         cpu_set_t all;
         if (sched_getaffinity(0, sizeof(all), &all) < 0)
             CPU_ZERO(&all);
-        for (int i = 0; i < n; i++)
-            set_to_map(&all, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
+        for (int i = 0; i < n; i++) {
+            cpu_set_t set = all;
+            if (def->tune && def->tune->vcpupin[i])
+                list_to_set(def->tune->vcpupin[i], &set);
+            set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
                        args->maplen);
+        }
         ret->num = n;
         return 0;
     }
-    if (!(d = live_dom(&args->dom, AFFECT_LIVE, "", err)))
+    if (!(d = running(&args->dom, err)))
         return -1;
     pin_req *req = req_new(d, err);
     if (!req)
@@ -321,6 +435,33 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
 
 /* ================================================================ emulator */
 
+/* Pin every thread of QEMU pid that is not one of cpus' vcpu threads. */
+static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *set, rv_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot read %s: %s", path, strerror(errno));
+    struct dirent *e;
+    size_t ncpus = json_object_is_type(cpus, json_type_array) ? json_object_array_length(cpus) : 0;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(dir))) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (tid <= 0 || *end)
+            continue;
+        bool is_vcpu = false;
+        for (size_t i = 0; i < ncpus && !is_vcpu; i++)
+            is_vcpu = json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
+        /* A thread gone meanwhile (ESRCH) is no failure. */
+        if (!is_vcpu && sched_setaffinity((pid_t)tid, sizeof(*set), set) < 0 && errno != ESRCH)
+            rc = set_affinity((pid_t)tid, set, err);
+    }
+    closedir(dir);
+    return rc;
+}
+
 static void on_cpus_emulator(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     pin_req *req = opaque;
@@ -329,32 +470,9 @@ static void on_cpus_emulator(rv_qmp *qmp, json_object *ret, const rv_err *qerr, 
         return;
     }
     rv_err err = { 0 };
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)req->pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot read %s: %s", path,
-                   strerror(errno));
-    struct dirent *e;
-    size_t ncpus = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
-    while (dir && !rv_err_is_set(&err) && (e = readdir(dir))) {
-        char *end;
-        long tid = strtol(e->d_name, &end, 10);
-        if (tid <= 0 || *end)
-            continue;
-        bool is_vcpu = false;
-        for (size_t i = 0; i < ncpus && !is_vcpu; i++)
-            is_vcpu = json_int(json_object_array_get_idx(ret, i), "thread-id", 0) == tid;
-        /* A thread gone meanwhile (ESRCH) is no failure. */
-        if (!is_vcpu && sched_setaffinity((pid_t)tid, sizeof(req->set), &req->set) < 0 &&
-            errno != ESRCH)
-            set_affinity((pid_t)tid, &req->set, &err);
-    }
-    if (dir)
-        closedir(dir);
-    rv_deferred_finish(req->reply, rv_err_is_set(&err) ? &err : NULL);
+    pin_emulator_threads(req->pid, ret, &req->set, &err);
+    live_done(req, rv_qemu_find_name(req->name), &err);
     rv_err_clear(&err);
-    req_free(req);
 }
 
 int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
@@ -367,16 +485,26 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
     if (rv_tune_check_exclusive(args->flags, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinEmulator", err) < 0)
         return -1;
-    qemu_dom *d = live_dom(&args->dom, args->flags, "<cputune> emulator pinning", err);
+    bool live, config;
+    qemu_dom *d = pick(&args->dom, args->flags, &live, &config, err);
     if (!d)
         return -1;
     if (rv_tune_bitmap_empty((const unsigned char *)args->cpumap.cpumap_val,
                              args->cpumap.cpumap_len))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Empty cpu list for pinning");
+    if (!live)
+        return config_only(d, -1, args->cpumap.cpumap_val, args->cpumap.cpumap_len, err);
     pin_req *req = req_new(d, err);
     if (!req)
         return -1;
     req->vcpu = -1;
+    req->config = config;
+    if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)args->cpumap.cpumap_val,
+                                               args->cpumap.cpumap_len))) {
+        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        req_free(req);
+        return RV_DEFERRED;
+    }
     map_to_set((const unsigned char *)args->cpumap.cpumap_val, args->cpumap.cpumap_len,
                &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_emulator);
@@ -404,14 +532,77 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: domain is not running");
     cpu_set_t set;
-    /* Live: where QEMU's main thread may run; the definition: anywhere. */
+    /* Live: where QEMU's main thread may run; the definition: its
+     * <emulatorpin>, else anywhere. */
     if (sched_getaffinity(live ? d->pid : 0, sizeof(set), &set) < 0)
         return fail(err, RV_ERR_SYSTEM_ERROR, "cannot get CPU affinity of process %d: %s",
                     (int)(live ? d->pid : 0), strerror(errno));
+    if (!live && d->def && d->def->tune && d->def->tune->emulatorpin)
+        list_to_set(d->def->tune->emulatorpin, &set);
     if (!(ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1)))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
     set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val, args->maplen);
     ret->ret = 1;
     return 0;
+}
+
+/* ================================================================ at start */
+
+typedef struct apply_req {
+    char *name;
+    rv_qmp *qmp;
+    pid_t pid;
+} apply_req;
+
+static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+{
+    apply_req *req = opaque;
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    if (!qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune) {
+        const rv_qemu_tune *t = d->live->tune;
+        rv_err err = { 0 };
+        cpu_set_t set;
+        if (t->emulatorpin) {
+            list_to_set(t->emulatorpin, &set);
+            pin_emulator_threads(req->pid, ret, &set, &err);
+        }
+        for (int v = 0; v < RV_QEMU_TUNE_MAX_VCPUS && !rv_err_is_set(&err); v++) {
+            pid_t tid = t->vcpupin[v] ? vcpu_thread(ret, v) : 0;
+            if (tid > 0) {
+                list_to_set(t->vcpupin[v], &set);
+                set_affinity(tid, &set, &err);
+            }
+        }
+        if (rv_err_is_set(&err))
+            RV_WARN("domain '%s': its <cputune> pinning: %s", req->name, err.message);
+        rv_err_clear(&err);
+    }
+    free(req->name);
+    free(req);
+}
+
+void rv_qemu_pin_apply(qemu_dom *d)
+{
+    const rv_qemu_tune *t = d->live ? d->live->tune : NULL;
+    bool any = t && t->emulatorpin;
+    for (int v = 0; t && v < RV_QEMU_TUNE_MAX_VCPUS && !any; v++)
+        any = t->vcpupin[v] != NULL;
+    if (!any)
+        return;
+    apply_req *req = calloc(1, sizeof(*req));
+    rv_err err = { 0 };
+    if (!req || !(req->name = strdup(d->live->name))) {
+        free(req);
+        RV_WARN("domain '%s': no memory to pin its threads", d->live->name);
+        return;
+    }
+    req->qmp = d->qmp;
+    req->pid = d->pid;
+    if (rv_qmp_command(d->qmp, "query-cpus-fast", NULL, 0, on_cpus_apply, req, &err) < 0) {
+        RV_WARN("domain '%s': cannot pin its threads: %s", d->live->name, err.message);
+        free(req->name);
+        free(req);
+    }
+    rv_err_clear(&err);
 }

@@ -637,6 +637,7 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         /* Until the guest's balloon driver acts it has all its memory. */
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
         set_balloon_target(d);
+        rv_qemu_pin_apply(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
