@@ -143,14 +143,13 @@ thread_cpus()
 grep -Eq "^ *1 +$first\$" "$OUT/vcpupin" || { show "$OUT/vcpupin"; fail "vcpupin does not show vcpu 1 on $first"; }
 "${V[@]}" vcpuinfo p > "$OUT/vcpuinfo"
 [ "$(grep -c '^CPU Affinity' "$OUT/vcpuinfo")" = 2 ] || { show "$OUT/vcpuinfo"; fail "vcpuinfo: not two affinities"; }
-refused "vcpupin --config" "does not keep <cputune> vcpu pinning" vcpupin p 0 "$first" --config
 refused "vcpupin of a vcpu it lacks" "vcpu 5 is out of range of live cpu count 2" vcpupin p 5 "$first"
 "${V[@]}" emulatorpin p "$first" --live > /dev/null
 [ "$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$pid"/status)" = "$first" ] || fail "QEMU's main thread is not pinned to $first"
 [ "$(thread_cpus 'CPU 0/.*')" = "$all" ] || fail "emulatorpin pinned a vcpu thread"
 "${V[@]}" emulatorpin p > "$OUT/emulatorpin"
 grep -Eq "^( *\*: +)?$first\$" "$OUT/emulatorpin" || { show "$OUT/emulatorpin"; fail "emulatorpin does not show $first"; }
-echo "ok   vcpupin and emulatorpin --live: the threads' affinity (kernel), vcpupin, vcpuinfo, emulatorpin; --config and a missing vcpu refused"
+echo "ok   vcpupin and emulatorpin --live: the threads' affinity (kernel), vcpupin, vcpuinfo, emulatorpin; a missing vcpu refused"
 
 "${V[@]}" blkdeviotune p vda --total-bytes-sec 1048576 --live > /dev/null
 "${V[@]}" blkdeviotune p vda --read-iops-sec 50 --write-iops-sec 60 > /dev/null
@@ -160,11 +159,42 @@ for want in "total_bytes_sec: 1048576" "read_iops_sec  : 50" "write_iops_sec : 6
 done
 "${V[@]}" blkdeviotune p vda --config > "$OUT/iotune-config"
 grep -qxF "total_bytes_sec: 0" "$OUT/iotune-config" || { show "$OUT/iotune-config"; fail "blkdeviotune --config is not all 0"; }
-refused "blkdeviotune --config" "does not keep <iotune>" blkdeviotune p vda --total-bytes-sec 5 --config
 refused "blkdeviotune of a disk it lacks" "disk 'vdz' was not found" blkdeviotune p vdz --total-bytes-sec 5
 refused "total and read limits at once" "bps" blkdeviotune p vda --read-bytes-sec 5
 "${V[@]}" blkdeviotune p vda --total-bytes-sec 0 --read-iops-sec 0 --write-iops-sec 0 > /dev/null
 "${V[@]}" blkdeviotune p vda > "$OUT/iotune"
 grep -qxF "total_bytes_sec: 0" "$OUT/iotune" || { show "$OUT/iotune"; fail "the limits were not lifted"; }
-echo "ok   blkdeviotune --live: block_set_io_throttle, read back from query-block, merged; --config, a missing disk and QEMU's refusal reported"
+echo "ok   blkdeviotune --live: block_set_io_throttle, read back from query-block, merged; a missing disk and QEMU's refusal reported"
+
+# --config: the definition (on disk at once), applied at the next start.
+"${V[@]}" vcpupin p 0 "$first" --config > /dev/null
+"${V[@]}" emulatorpin p "$first" --config > /dev/null
+"${V[@]}" blkdeviotune p vda --total-bytes-sec 2048 --total-iops-sec 30 --config > /dev/null
+grep -qF "<vcpupin vcpu='0' cpuset='$first'/>" "$QEMU_DIR/etc/p.xml" &&
+    grep -qF "<emulatorpin cpuset='$first'/>" "$QEMU_DIR/etc/p.xml" &&
+    grep -qF "<total_bytes_sec>2048</total_bytes_sec>" "$QEMU_DIR/etc/p.xml" ||
+    { show "$QEMU_DIR/etc/p.xml"; fail "the definition on disk lacks the --config tuning"; }
+[ "$(thread_cpus 'CPU 0/.*')" = "$all" ] || fail "vcpupin --config pinned the running vcpu 0"
+"${V[@]}" blkdeviotune p vda --config > "$OUT/iotune-config"
+grep -qxF "total_iops_sec : 30" "$OUT/iotune-config" || { show "$OUT/iotune-config"; fail "blkdeviotune --config does not read back 30"; }
+"${V[@]}" vcpupin p --config > "$OUT/vcpupin"
+grep -Eq "^ *0 +$first\$" "$OUT/vcpupin" || { show "$OUT/vcpupin"; fail "vcpupin --config does not show vcpu 0 on $first"; }
+refused "vcpupin --config beyond the vcpus" "vcpu 2 is out of range of persistent cpu count 2" vcpupin p 2 "$first" --config
+refused "blkdeviotune --config, total and read" "total and read/write of bytes_sec" \
+    blkdeviotune p vda --read-bytes-sec 5 --config
+"${V[@]}" destroy p > /dev/null
+"${V[@]}" start p > /dev/null
+pid=$(qemu_pids "$QEMU_DIR/run/")
+_pinned() { [ "$(thread_cpus 'CPU 0/.*')" = "$first" ]; }
+wait_for 30 "vcpu 0's thread to be pinned at start" _pinned
+[ "$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/"$pid"/status)" = "$first" ] || fail "QEMU's main thread is not pinned at start"
+grep -q "throttling.bps-total=2048" "$QEMU_DIR/run/p.log" || { show "$QEMU_DIR/run/p.log"; fail "QEMU was not started with the throttling"; }
+"${V[@]}" blkdeviotune p vda > "$OUT/iotune"
+grep -qxF "total_bytes_sec: 2048" "$OUT/iotune" || { show "$OUT/iotune"; fail "QEMU does not report the limit it was started with"; }
+"${V[@]}" dumpxml p > "$OUT/live.xml"
+grep -qF "<vcpupin vcpu='0' cpuset='$first'/>" "$OUT/live.xml" || { show "$OUT/live.xml"; fail "the live XML lacks the vcpupin"; }
+"${V[@]}" vcpupin p 1 "$first" --live --config > /dev/null
+grep -qF "<vcpupin vcpu='1' cpuset='$first'/>" "$QEMU_DIR/etc/p.xml" || fail "vcpupin --live --config did not write the definition"
+[ "$(thread_cpus 'CPU 1/.*')" = "$first" ] || fail "vcpupin --live --config did not pin the thread"
+echo "ok   vcpupin, emulatorpin, blkdeviotune --config: the definition on disk (dumpxml), applied at the next start (the kernel's affinity, QEMU's throttling); --live --config both"
 "${V[@]}" destroy p > /dev/null
