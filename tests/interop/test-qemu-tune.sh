@@ -197,4 +197,32 @@ grep -qF "<vcpupin vcpu='0' cpuset='$first'/>" "$OUT/live.xml" || { show "$OUT/l
 grep -qF "<vcpupin vcpu='1' cpuset='$first'/>" "$QEMU_DIR/etc/p.xml" || fail "vcpupin --live --config did not write the definition"
 [ "$(thread_cpus 'CPU 1/.*')" = "$first" ] || fail "vcpupin --live --config did not pin the thread"
 echo "ok   vcpupin, emulatorpin, blkdeviotune --config: the definition on disk (dumpxml), applied at the next start (the kernel's affinity, QEMU's throttling); --live --config both"
+
+# What libvirtd sets through cgroups: the definition only (remvirtd uses no
+# cgroups, so live changes get libvirtd's answer on a host without them).
+"${V[@]}" memtune p --hard-limit 200000 --soft-limit 100000 --config > /dev/null
+"${V[@]}" blkiotune p --weight 500 --config > /dev/null
+"${V[@]}" numatune p --mode interleave --nodeset 0 --config > /dev/null
+"${V[@]}" schedinfo p --set cpu_shares=512 --config > /dev/null
+for want in "<hard_limit unit='KiB'>200000</hard_limit>" "<soft_limit unit='KiB'>100000</soft_limit>" \
+            "<weight>500</weight>" "<memory mode='interleave' nodeset='0'/>" "<shares>512</shares>"; do
+    xml_has "$want" p --inactive || { show "$OUT/xml"; fail "dumpxml --inactive lacks $want"; }
+done
+grep -qF "<shares>512</shares>" "$QEMU_DIR/etc/p.xml" || fail "the definition on disk lacks the shares"
+"${V[@]}" memtune p --config > "$OUT/memtune"
+grep -qE "^hard_limit +: 200000$" "$OUT/memtune" && grep -qE "^swap_hard_limit: unlimited$" "$OUT/memtune" ||
+    { show "$OUT/memtune"; fail "memtune --config does not read back"; }
+"${V[@]}" schedinfo p --config > "$OUT/sched"
+grep -qE "^cpu_shares +: 512$" "$OUT/sched" || { show "$OUT/sched"; fail "schedinfo --config does not read back 512"; }
+"${V[@]}" numatune p --config > "$OUT/numa"
+grep -qE "^numa_mode +: interleave$" "$OUT/numa" || { show "$OUT/numa"; fail "numatune --config does not read back"; }
+refused "memtune --live" "cgroup memory controller is not mounted" memtune p --hard-limit 300000 --live
+refused "blkiotune --live" "blkio cgroup isn't mounted" blkiotune p --weight 300 --live
+refused "numatune --live" "cgroup cpuset controller is not mounted" numatune p --nodeset 0 --live
+refused "schedinfo --live" "cgroup CPU controller is not mounted" schedinfo p --set cpu_shares=100 --live
+refused "blkiotune weight out of range" "out of blkio weight range" blkiotune p --weight 5 --config
+refused "memtune hard above swap" "must be lower than or equal to swap_hard_limit" \
+    memtune p --hard-limit 300000 --swap-hard-limit 250000 --config
+refused "schedinfo unknown parameter" "cap" schedinfo p --set cap=5 --config
+echo "ok   memtune, blkiotune, numatune, schedinfo --config: the definition (dumpxml, on disk, read back); --live refused as on a host without cgroups; bad values refused"
 "${V[@]}" destroy p > /dev/null

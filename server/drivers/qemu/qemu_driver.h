@@ -276,6 +276,29 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
+/* ---- qemu_cgtune.c: memory, blkio, NUMA and scheduler tuning (config only) ---- */
+int rv_qemu_domain_set_memory_parameters(rv_driver_conn *c, const rv_domain_set_memory_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c, const rv_domain_get_memory_parameters_args *args,
+    rv_domain_get_memory_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c, const rv_domain_set_blkio_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c, const rv_domain_get_blkio_parameters_args *args,
+    rv_domain_get_blkio_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_numa_parameters(rv_driver_conn *c, const rv_domain_set_numa_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c, const rv_domain_get_numa_parameters_args *args,
+    rv_domain_get_numa_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_scheduler_parameters(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_set_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_flags_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_scheduler_type(rv_driver_conn *c, const rv_domain_get_scheduler_type_args *args,
+    rv_domain_get_scheduler_type_ret *ret, rv_err *err);
+int rv_qemu_domain_get_scheduler_parameters(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
+    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_get_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
+    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
 /* ---- qemu_iotune.c: block I/O throttling, live ---- */
 int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
                                      const rv_domain_set_block_io_tune_args *args, rv_err *err);
