@@ -225,4 +225,42 @@ refused "memtune hard above swap" "must be lower than or equal to swap_hard_limi
     memtune p --hard-limit 300000 --swap-hard-limit 250000 --config
 refused "schedinfo unknown parameter" "cap" schedinfo p --set cap=5 --config
 echo "ok   memtune, blkiotune, numatune, schedinfo --config: the definition (dumpxml, on disk, read back); --live refused as on a host without cgroups; bad values refused"
+refused "domtime without the agent" "QEMU guest agent is not configured" domtime p --time 5
 "${V[@]}" destroy p > /dev/null
+
+# The guest's clock through its agent (guest-get-time, guest-set-time), as
+# libvirtd: domtime reads it, --time and --now set it, --sync asks the
+# guest to take it from its RTC.
+CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+qemu_guest_xml ta | sed "s|<devices>|<devices>$CHANNEL|" > "$OUT/ta.xml"
+"${V[@]}" define "$OUT/ta.xml" > /dev/null
+"${V[@]}" start ta > /dev/null
+_agent_up() { "${V[@]}" domtime ta > "$OUT/time" 2>&1; }
+wait_for 300 "the guest agent to answer domtime" _agent_up
+guest_time() { "${V[@]}" domtime ta | sed -n 's/^Time: *//p'; }
+# near: $1 within $3 seconds after $2.
+near() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le $(($2 + $3)) ]; }
+t=$(guest_time)
+near "$t" $(($(date +%s) - 600)) 1200 || fail "the guest's clock ($t) is not the host's ($(date +%s))"
+"${V[@]}" domtime ta --time 1000000000 > /dev/null
+t=$(guest_time)
+near "$t" 1000000000 300 || fail "domtime --time 1000000000: the guest says $t"
+"${V[@]}" domtime ta --now > /dev/null
+t=$(guest_time)
+near "$t" $(($(date +%s) - 600)) 1200 || fail "domtime --now: the guest says $t, the host $(date +%s)"
+"${V[@]}" domtime ta --sync > /dev/null
+"$SYSTEM_PYTHON3" - > "$OUT/py-time" <<PY
+import libvirt
+d = libvirt.open("$QEMU_URI").lookupByName("ta")
+d.setTime({"seconds": 1500000000, "nseconds": 0})
+t = d.getTime()
+print(1500000000 <= t["seconds"] <= 1500000300, 0 <= t["nseconds"] < 10**9)
+try:
+    d.setTime({"seconds": 5, "nseconds": 2000000000})
+except libvirt.libvirtError as e:
+    print(e.get_error_code() == libvirt.VIR_ERR_INVALID_ARG)
+PY
+printf 'True True\nTrue\n' > "$OUT/py-time.expected"
+same "$OUT/py-time.expected" "$OUT/py-time" "python3-libvirt setTime, getTime"
+echo "ok   domtime through the guest agent: read, --time, --now, --sync, python setTime/getTime; no agent or bad nanoseconds refused"
+"${V[@]}" destroy ta > /dev/null

@@ -31,6 +31,8 @@ typedef enum qemu_job_kind {
     QJOB_RESET,
     QJOB_SAVE,                  /* to path, or the managed image */
     QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
+    QJOB_AGENT_GET_TIME,        /* the guest's clock, through its agent */
+    QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
 } qemu_job_kind;
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
@@ -230,6 +232,11 @@ bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
 void rv_qemu_agent_power(qemu_dom *d, bool reboot);
 /* The running AGENT_HOSTNAME job: guest-get-host-name. */
 void rv_qemu_agent_hostname(qemu_dom *d);
+/* The running AGENT_GET_TIME job (guest-get-time) and AGENT_SET_TIME job
+ * (guest-set-time; ns a decimal count of nanoseconds, NULL: the guest
+ * takes its time from its RTC). */
+void rv_qemu_agent_get_time(qemu_dom *d);
+void rv_qemu_agent_set_time(qemu_dom *d, const char *ns);
 /* The process is gone or remvirtd stops: drop the exchange; true when
  * guest-shutdown had been sent (the guest going away is its success). */
 bool rv_qemu_agent_abandon(qemu_dom *d);

@@ -523,6 +523,8 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_DESTROY:
     case QJOB_SAVE:
     case QJOB_AGENT_HOSTNAME:
+    case QJOB_AGENT_GET_TIME:
+    case QJOB_AGENT_SET_TIME:
         break;
     }
     rv_err e = { 0 };
@@ -1101,6 +1103,12 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_AGENT_HOSTNAME:
         rv_qemu_agent_hostname(d);
+        break;
+    case QJOB_AGENT_GET_TIME:
+        rv_qemu_agent_get_time(d);
+        break;
+    case QJOB_AGENT_SET_TIME:
+        rv_qemu_agent_set_time(d, job->path);
         break;
     }
 }
