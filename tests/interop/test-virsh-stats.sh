@@ -314,7 +314,20 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
 PY
 }
 
+# The tuning in dumpxml, live and inactive: the lines from <currentMemory>
+# to <os> (memory, vcpus and the tuning elements between them).
+tuning_xml()
+{
+    (cd "$xmldir" && virsh -c "$1" "define d2.xml; start d2; memtune d2 --hard-limit 100000;
+        memtune d2 --soft-limit 5000 --config; blkiotune d2 --weight 300;
+        blkiotune d2 --device-weights /dev/sda,100 --device-write-bytes-sec /dev/sda,7,/dev/sdb,9 --config;
+        vcpupin d2 0 1; emulatorpin d2 2-3 --config; numatune d2 --nodeset 0-1 --mode interleave --config;
+        setvcpus d2 2 --config; dumpxml d2; dumpxml d2 --inactive; destroy d2; dumpxml d2; undefine d2") |
+        sed -n '/<currentMemory/,/<os>/p'
+}
+
 start_libvirtd
+tuning_xml "$LIBVIRTD_URI" > "$RV_TMP/xml-libvirtd.txt"
 virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$xmldir" mask_clock | sockets_as_word "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
     > "$RV_TMP/libvirtd.txt"
 if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null; then
@@ -329,6 +342,8 @@ virsh_transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "$xmldir" mask_clock | socke
 if [ -f "$RV_TMP/py-libvirtd.txt" ]; then
     pycheck "$REMVIRTD_URI" "$REMVIRTD_URI_RO" > "$RV_TMP/py-remvirtd.txt" 2>&1
 fi
+# After the transcript: remvirtd numbers the domains it starts on and on.
+tuning_xml "$REMVIRTD_URI" > "$RV_TMP/xml-remvirtd.txt"
 
 # rvsh prints what virsh prints, one command at a time against remvirtd
 # (which keeps its state between connections: d2 stays shut off).
@@ -443,6 +458,11 @@ PY
 rawpy "$REMVIRTD_SOCK" < "$top_srcdir/tests/interop/tune-checks.py" > "$RV_TMP/tune-remvirtd.txt"
 
 status=$json_status
+if ! diff -u "$RV_TMP/xml-libvirtd.txt" "$RV_TMP/xml-remvirtd.txt"; then
+    echo "the tuning in dumpxml differs: remvirtd (+++), libvirtd (---)"
+    status=1
+fi
+grep -q "<memtune>" "$RV_TMP/xml-remvirtd.txt" || { echo "no <memtune> in dumpxml"; status=1; }
 if ! diff -u "$RV_TMP/tune-libvirtd.txt" "$RV_TMP/tune-remvirtd.txt"; then
     echo "the setters answer raw calls differently: remvirtd (+++), libvirtd (---)"
     status=1

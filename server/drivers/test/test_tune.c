@@ -3,7 +3,9 @@
  * definition is separated from its persistent one on its first live
  * change, as libvirt copies the definition at start), so that the getters
  * (test_stats.c) read it back; the scheduler weight is checked and
- * dropped, as there.  The domain XML does not show the tuning yet. */
+ * dropped, as there.  dumpxml shows the domain-wide tuning (<blkiotune>,
+ * <memtune>, <cputune>, <numatune>); a new definition starts without any
+ * (its tuning elements are not read yet). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,6 +329,123 @@ const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len)
         return NULL;
     *len = def->tune->emulator.len;
     return def->tune->emulator.map;
+}
+
+/* ================================================================ XML */
+
+static const char *const mem_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+static const char *const blkio_tags[BLKIO_KINDS] = {
+    "weight", "read_iops_sec", "write_iops_sec", "read_bytes_sec", "write_bytes_sec",
+};
+static const char *const numa_modes[NUMA_MODES] = { "strict", "preferred", "interleave",
+                                                    "restrictive" };
+
+static void put_escaped(FILE *fp, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", fp); break;
+        case '>': fputs("&gt;", fp); break;
+        case '&': fputs("&amp;", fp); break;
+        case '\'': fputs("&apos;", fp); break;
+        case '"': fputs("&quot;", fp); break;
+        default: fputc(*s, fp);
+        }
+    }
+}
+
+/* What a memory stream wrote, or NULL when it wrote nothing. */
+static char *stream_text(FILE *fp, char **buf)
+{
+    /* fclose sets *buf: read it only after. */
+    if (fclose(fp) != 0 || !*buf || !**buf) {
+        free(*buf);
+        return NULL;
+    }
+    return *buf;
+}
+
+char *test_tune_xml_memory(const rv_test_def *def)
+{
+    const test_tune *t = def->tune;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp;
+    if (!t || !(fp = open_memstream(&buf, &size)))
+        return NULL;
+    int devs = 0;
+    for (size_t i = 0; i < t->ndevs; i++)
+        for (int k = 0; k < BLKIO_KINDS; k++)
+            devs |= t->devs[i].val[k] != 0;
+    if (t->blkio_weight || devs) {
+        fputs("  <blkiotune>\n", fp);
+        if (t->blkio_weight)
+            fprintf(fp, "    <weight>%u</weight>\n", t->blkio_weight);
+        for (size_t i = 0; i < t->ndevs; i++) {
+            int any = 0;
+            for (int k = 0; k < BLKIO_KINDS; k++)
+                any |= t->devs[i].val[k] != 0;
+            if (!any)
+                continue;
+            fputs("    <device>\n      <path>", fp);
+            put_escaped(fp, t->devs[i].path);
+            fputs("</path>\n", fp);
+            for (int k = 0; k < BLKIO_KINDS; k++)
+                if (t->devs[i].val[k])
+                    fprintf(fp, "      <%s>%llu</%s>\n", blkio_tags[k], t->devs[i].val[k],
+                            blkio_tags[k]);
+            fputs("    </device>\n", fp);
+        }
+        fputs("  </blkiotune>\n", fp);
+    }
+    int limits = 0;
+    for (int k = 0; k < 3; k++)
+        limits |= t->mem[k] < MEMORY_UNLIMITED;
+    if (limits) {
+        fputs("  <memtune>\n", fp);
+        for (int k = 0; k < 3; k++)
+            if (t->mem[k] < MEMORY_UNLIMITED)
+                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", mem_names[k], t->mem[k],
+                        mem_names[k]);
+        fputs("  </memtune>\n", fp);
+    }
+    return stream_text(fp, &buf);
+}
+
+char *test_tune_xml_cpu(const rv_test_def *def)
+{
+    const test_tune *t = def->tune;
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp;
+    if (!t || !(fp = open_memstream(&buf, &size)))
+        return NULL;
+    int pins = t->emulator.map != NULL;
+    for (size_t v = 0; v < t->npins; v++)
+        pins |= t->pins[v].map != NULL;
+    if (pins) {
+        fputs("  <cputune>\n", fp);
+        for (size_t v = 0; v < t->npins; v++) {
+            char *list = t->pins[v].map ? rv_tune_bitmap_format(t->pins[v].map, t->pins[v].len)
+                                        : NULL;
+            if (list)
+                fprintf(fp, "    <vcpupin vcpu='%zu' cpuset='%s'/>\n", v, list);
+            free(list);
+        }
+        char *list = t->emulator.map ? rv_tune_bitmap_format(t->emulator.map, t->emulator.len)
+                                     : NULL;
+        if (list)
+            fprintf(fp, "    <emulatorpin cpuset='%s'/>\n", list);
+        free(list);
+        fputs("  </cputune>\n", fp);
+    }
+    if (t->numa_specified && t->numa_nodeset)
+        fprintf(fp, "  <numatune>\n    <memory mode='%s' nodeset='%s'/>\n  </numatune>\n",
+                numa_modes[t->numa_mode], t->numa_nodeset);
+    else if (t->numa_specified && def->placement_auto)
+        fprintf(fp, "  <numatune>\n    <memory mode='%s' placement='auto'/>\n  </numatune>\n",
+                numa_modes[t->numa_mode]);
+    return stream_text(fp, &buf);
 }
 
 /* ================================================================ scheduler */

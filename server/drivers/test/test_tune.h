@@ -31,6 +31,12 @@ const char *test_tune_iotune(const rv_test_def *def, const char *target,
 const unsigned char *test_tune_vcpu_pin(const rv_test_def *def, unsigned int vcpu, size_t *len);
 const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len);
 
+/* The definition's tuning in libvirt's XML: <blkiotune> and <memtune>
+ * (after <currentMemory>), <cputune> and <numatune> (after <vcpu>);
+ * malloc'd, NULL when there is none to write. */
+char *test_tune_xml_memory(const rv_test_def *def);
+char *test_tune_xml_cpu(const rv_test_def *def);
+
 /* ---- the driver slots ---- */
 int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
     const rv_domain_set_scheduler_parameters_args *args, rv_err *err);

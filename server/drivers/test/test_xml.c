@@ -1503,13 +1503,24 @@ static void write_node(writer *w, const rv_xml_node *el, int indent)
     w_printf(w, "</%s>\n", el->name);
 }
 
+/* Tuning the setters keep (test_tune.c), written and freed; NULL: none. */
+static void write_tuning(writer *w, char *xml)
+{
+    if (xml)
+        w_str(w, xml);
+    free(xml);
+}
+
 static void write_vcpu(writer *w, const rv_test_def *def)
 {
     w_printf(w, "  <vcpu placement='%s'", def->placement_auto ? "auto" : "static");
     if (def->vcpus_current != def->vcpus)
         w_printf(w, " current='%u'", def->vcpus_current);
     w_printf(w, ">%u</vcpu>\n", def->vcpus);
-    if (def->placement_auto)
+    char *cpu = test_tune_xml_cpu(def);
+    if (cpu)
+        write_tuning(w, cpu);
+    else if (def->placement_auto)
         w_str(w, "  <numatune>\n    <memory mode='strict' placement='auto'/>\n  </numatune>\n");
 }
 
@@ -1557,6 +1568,7 @@ char *rv_test_def_format(const rv_test_def *def, int id)
         w_text_element(&w, "description", def->description);
     w_printf(&w, "  <memory unit='KiB'>%llu</memory>\n", def->max_mem_kib);
     w_printf(&w, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->cur_mem_kib);
+    write_tuning(&w, test_tune_xml_memory(def));
     write_vcpu(&w, def);
     write_os(&w, def);
     w_printf(&w, "  <clock offset='%s'/>\n", def->clock_localtime ? "localtime" : "utc");
