@@ -315,15 +315,19 @@ PY
 }
 
 # The tuning in dumpxml, live and inactive: the lines from <currentMemory>
-# to <os> (memory, vcpus and the tuning elements between them).
+# to <os> (memory, vcpus and the tuning elements between them), and the
+# balloon with its statistics period.
 tuning_xml()
 {
     (cd "$xmldir" && virsh -c "$1" "define d2.xml; start d2; memtune d2 --hard-limit 100000;
         memtune d2 --soft-limit 5000 --config; blkiotune d2 --weight 300;
         blkiotune d2 --device-weights /dev/sda,100 --device-write-bytes-sec /dev/sda,7,/dev/sdb,9 --config;
         vcpupin d2 0 1; emulatorpin d2 2-3 --config; numatune d2 --nodeset 0-1 --mode interleave --config;
-        setvcpus d2 2 --config; dumpxml d2; dumpxml d2 --inactive; destroy d2; dumpxml d2; undefine d2") |
-        sed -n '/<currentMemory/,/<os>/p'
+        setvcpus d2 2 --config; dumpxml d2; dumpxml d2 --inactive; destroy d2; dumpxml d2; undefine d2;
+        dommemstat test --period 7 --live; dommemstat test --period 9 --config; dumpxml test;
+        dumpxml test --inactive; dommemstat test --period 0 --live; dommemstat test --period 0 --config;
+        dumpxml test") |
+        sed -n -e '/<currentMemory/,/<os>/p' -e '/<memballoon/,/<\/memballoon>/p'
 }
 
 start_libvirtd

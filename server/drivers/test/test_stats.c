@@ -561,8 +561,6 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
                                               const rv_domain_set_memory_stats_period_args *args,
                                               rv_err *err)
 {
-    test_dom_view v;
-    const rv_test_def *def;
     (void)c;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
                     "testDomainSetMemoryStatsPeriod", err) < 0)
@@ -572,19 +570,9 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
                    "invalid argument: invalid statistics period value %d", args->period);
         return -1;
     }
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
-    const rv_xml_node *balloon = first_device(def, "memballoon");
-    const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
-    if (!balloon || (model && strcmp(model, "none") == 0)) {
-        rv_err_set(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
-                   "internal error: No memory balloon device "
-                   "configured, can not set the collection period");
-        return -1;
-    }
-    /* Accepted; the statistics here do not depend on the period, and the
-     * domain XML (kept as written) does not record it. */
-    return 0;
+    /* Recorded in the balloon's XML (<stats period>); the statistics here
+     * do not depend on it. */
+    return test_tune_stats_period(&args->dom, args->flags, args->period, err);
 }
 
 int test_stats_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,

@@ -331,6 +331,75 @@ const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len)
     return def->tune->emulator.map;
 }
 
+/* ================================================================ balloon */
+
+/* A new empty element name with one attribute. */
+static rv_xml_node *new_element(const char *name, const char *attr, const char *value)
+{
+    rv_xml_node *n = calloc(1, sizeof(*n));
+    if (!n)
+        return NULL;
+    n->name = strdup(name);
+    n->attrs = calloc(1, sizeof(*n->attrs));
+    if (n->attrs) {
+        n->nattrs = 1;
+        n->attrs[0].name = strdup(attr);
+        n->attrs[0].value = strdup(value);
+    }
+    if (!n->name || !n->attrs || !n->attrs[0].name || !n->attrs[0].value) {
+        rv_xml_free(n);
+        return NULL;
+    }
+    return n;
+}
+
+int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int period,
+                           rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    if (!(d = dom_of(dom, err)) || !(def = one_def(d, flags, NULL, err)))
+        return -1;
+    rv_xml_node *balloon = NULL;
+    for (size_t k = 0; def->devices && k < def->devices->nkids && !balloon; k++) {
+        rv_xml_node *el = def->devices->kids[k];
+        if (el && el->name && strcmp(el->name, "memballoon") == 0)
+            balloon = el;
+    }
+    const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
+    if (!balloon || (model && strcmp(model, "none") == 0))
+        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+                           "internal error: No memory balloon device configured, can not set "
+                           "the collection period");
+    /* libvirt writes <stats period> first in the balloon, and none for 0. */
+    size_t at = balloon->nkids;
+    for (size_t i = 0; i < balloon->nkids && at == balloon->nkids; i++)
+        if (balloon->kids[i] && balloon->kids[i]->name &&
+            strcmp(balloon->kids[i]->name, "stats") == 0)
+            at = i;
+    if (at < balloon->nkids) {
+        rv_xml_free(balloon->kids[at]);
+        balloon->kids[at] = NULL;
+    }
+    if (period == 0)
+        return 0;
+    char num[16];
+    snprintf(num, sizeof(num), "%d", period);
+    rv_xml_node *stats = new_element("stats", "period", num);
+    rv_xml_node **kids = stats ? realloc(balloon->kids, (balloon->nkids + 1) * sizeof(*kids))
+                               : NULL;
+    if (!kids) {
+        rv_xml_free(stats);
+        return fail_oom(err);
+    }
+    memmove(kids + 1, kids, balloon->nkids * sizeof(*kids));
+    kids[0] = stats;
+    balloon->kids = kids;
+    balloon->nkids++;
+    balloon->kids_cap = balloon->nkids;
+    return 0;
+}
+
 /* ================================================================ XML */
 
 static const char *const mem_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };

@@ -37,6 +37,12 @@ const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len)
 char *test_tune_xml_memory(const rv_test_def *def);
 char *test_tune_xml_cpu(const rv_test_def *def);
 
+/* DOMAIN_SET_MEMORY_STATS_PERIOD's record, flags and period checked:
+ * <stats period='N'/> in the balloon of the definition flags name (0
+ * removes it), or libvirt's error when there is no balloon. */
+int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int period,
+                           rv_err *err);
+
 /* ---- the driver slots ---- */
 int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
     const rv_domain_set_scheduler_parameters_args *args, rv_err *err);
