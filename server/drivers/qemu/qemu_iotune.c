@@ -313,6 +313,10 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
                     err) < 0 ||
         rv_tune_params_validate(p, n, fields, NLIMITS, err) < 0)
         return -1;
+    /* A group's name goes into the definition and to QEMU: keep it short. */
+    const rv_typed_param *group = rv_tune_param_find(p, n, "group_name");
+    if (group && strlen(group->value.rv_typed_param_value_u.s) > 255)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: group_name longer than 255 bytes");
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;

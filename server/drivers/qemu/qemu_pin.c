@@ -228,6 +228,10 @@ typedef struct pin_change {
 static int record_pin(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
     const pin_change *ch = ctx;
+    /* Every vcpu's list goes into the definition's file (at most 1 MiB). */
+    if (strlen(ch->cpulist) > 1024)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: the cpu list is longer than "
+                    "1024 characters");
     if (!def->tune && !(def->tune = rv_qemu_tune_new()))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     char **slot = ch->vcpu < 0 ? &def->tune->emulatorpin : &def->tune->vcpupin[ch->vcpu];

@@ -20,6 +20,9 @@
 enum {
     AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, TIME_SYNC = 1,
     TEST_MAX_VCPUS = 32, NUMA_MODES = 4, BLKIO_KINDS = 5,
+    /* What a client can make a domain hold: device paths and their count,
+     * a throttle group's name. */
+    MAX_BLKIO_DEVICES = 256, MAX_PATH_LEN = 4096, MAX_GROUP_LEN = 255,
 };
 
 typedef struct blkio_dev {
@@ -640,6 +643,10 @@ static int blkio_merge(test_tune *t, int kind, const char *s, rv_err *err)
         for (size_t i = 0; i < t->ndevs && !dev; i++)
             if (strlen(t->devs[i].path) == plen && strncmp(t->devs[i].path, p, plen) == 0)
                 dev = &t->devs[i];
+        if (!dev && v && (t->ndevs == MAX_BLKIO_DEVICES || plen > MAX_PATH_LEN))
+            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                               "invalid argument: at most %d blkio devices of paths up to %d "
+                               "bytes", MAX_BLKIO_DEVICES, MAX_PATH_LEN);
         if (!dev && v) {
             blkio_dev *grown = realloc(t->devs, (t->ndevs + 1) * sizeof(*grown));
             if (!grown)
@@ -877,6 +884,10 @@ int test_tune_domain_set_block_io_tune(rv_driver_conn *c,
     for (u_int i = 0; i < n; i++) {
         if (p[i].value.type == RV_TYPED_PARAM_STRING) {
             group = p[i].value.rv_typed_param_value_u.s;
+            if (strlen(group) > MAX_GROUP_LEN)
+                return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                                   "invalid argument: group_name longer than %d bytes",
+                                   MAX_GROUP_LEN);
             continue;
         }
         unsigned long long x = p[i].value.rv_typed_param_value_u.ul;
