@@ -311,6 +311,41 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     info, maps = d.vcpus()
     print(name, 'vcpus shape', [(n, s, cpu) for n, s, _, cpu in info], maps,
           len({t for _, _, t, _ in info}) == 1)
+# The setters through the binding (which learns each parameter's type from
+# the getter), on a transient domain that goes away at the end.
+t = conn.createXML("""<domain type='test'><name>pyt</name><memory>1048576</memory>
+  <vcpu current='2'>3</vcpu><os><type>hvm</type></os><devices>
+  <disk type='file' device='disk'><source file='/tmp/rv-pyt.img'/><target dev='vdb'/></disk>
+  <interface type='network'><mac address='52:54:00:11:22:99'/><source network='default'/></interface>
+  <memballoon model='virtio'/></devices></domain>""", 0)
+show('set memory', lambda: t.setMemoryParameters({'hard_limit': 500000, 'soft_limit': 1000}, 0))
+show('set memory too low', lambda: t.setMemoryParameters({'swap_hard_limit': 10}, 0))
+show('memory', lambda: t.memoryParameters(0))
+show('set blkio', lambda: t.setBlkioParameters({'weight': 700, 'device_weight': '/dev/vdb,50'}, 0))
+show('blkio', lambda: t.blkioParameters(0))
+show('set numa', lambda: t.setNumaParameters({'numa_nodeset': '1', 'numa_mode': 0}, 0))
+show('numa', lambda: t.numaParameters(0))
+show('set numa config', lambda: t.setNumaParameters({'numa_nodeset': '1'}, 2))
+show('set iface', lambda: t.setInterfaceParameters('testnet0', {'inbound.average': 10, 'outbound.average': 20, 'outbound.burst': 30}, 0))
+show('iface', lambda: t.interfaceParameters('testnet0', 0))
+show('set iotune', lambda: t.setBlockIoTune('vdb', {'total_iops_sec': 5, 'total_iops_sec_max': 50, 'group_name': 'gp'}, 0))
+show('iotune', lambda: t.blockIoTune('vdb', 0))
+show('set sched', lambda: t.setSchedulerParameters({'weight': 9}))
+show('set sched flags', lambda: t.setSchedulerParametersFlags({'weight': 9}, 0))
+show('sched', t.schedulerParameters)
+show('pin', lambda: t.pinVcpu(1, (False, True, False, True)))
+show('pin flags', lambda: t.pinVcpuFlags(0, (True,), 0))
+show('pin info', lambda: t.vcpuPinInfo(0))
+show('pin emulator', lambda: t.pinEmulator((False, False, True), 0))
+show('emulator info', lambda: t.emulatorPinInfo(0))
+show('set time', lambda: t.setTime({'seconds': 20005, 'nseconds': 7}))
+show('time', t.getTime)
+show('control', t.controlInfo)
+show('set vcpus', lambda: t.setVcpus(3))
+show('set vcpus flags', lambda: t.setVcpusFlags(1, 1))
+show('vcpus count', lambda: [t.vcpusFlags(f) for f in (0, 1, 5)])
+show('set period', lambda: t.setMemoryStatsPeriod(4, 0))
+t.destroy()
 PY
 }
 
