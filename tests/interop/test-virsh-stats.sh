@@ -75,6 +75,32 @@ cat > "$xmldir/d3.xml" <<XML
 </domain>
 XML
 
+# A fourth with tuning in its definition: the getters and dumpxml read it.
+cat > "$xmldir/d4.xml" <<XML
+<domain type='test'>
+  <name>d4</name>
+  <uuid>6a0b7c2e-1d3f-4e5a-8b9c-0d1e2f3a4c04</uuid>
+  <memory>1048576</memory>
+  <blkiotune>
+    <weight>600</weight>
+    <device><path>/dev/sda</path><weight>200</weight><read_bytes_sec>1000</read_bytes_sec></device>
+  </blkiotune>
+  <memtune>
+    <hard_limit unit='MiB'>512</hard_limit>
+    <swap_hard_limit unit='G'>2</swap_hard_limit>
+  </memtune>
+  <vcpu current='2'>3</vcpu>
+  <cputune>
+    <vcpupin vcpu='1' cpuset='2-3,^3'/>
+    <emulatorpin cpuset='1,0'/>
+  </cputune>
+  <numatune>
+    <memory mode='preferred' nodeset='1'/>
+  </numatune>
+  <os><type>hvm</type></os>
+</domain>
+XML
+
 # "ro:" runs the step on the read-only socket; "mask:" masks clock numbers.
 steps=(
     # Shut off, then running; ids 2 and 3 on both servers.
@@ -122,6 +148,8 @@ steps=(
      blkdeviotune d2 sdb; vcpupin d2; emulatorpin d2; vcpucount d2; domtime d2 --time 5;
      vcpupin d2 0 1; setvcpus d2 1; setvcpus d2 2 --config; vcpucount d2;
      undefine d2"
+    "mask:define d4.xml; dumpxml d4; memtune d4; blkiotune d4; vcpupin d4; emulatorpin d4;
+     numatune d4; start d4; vcpupin d4; vcpuinfo d4; destroy d4; undefine d4"
     "ro:schedinfo test --set weight=1"
     "ro:memtune test --hard-limit 100000"
     "ro:vcpupin test 0 1"

@@ -179,6 +179,9 @@ static rv_test_def *def_copy(const rv_test_def *def, rv_err *err)
     free(xml);
     if (rc < 0)
         return NULL;
+    /* What the XML holds was read back; the rest is copied over it. */
+    test_tune_free(copy->tune);
+    copy->tune = NULL;
     if (def->tune && !(copy->tune = tune_dup(def->tune))) {
         rv_test_def_free(copy);
         fail_oom(err);
@@ -332,6 +335,102 @@ const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len)
         return NULL;
     *len = def->tune->emulator.len;
     return def->tune->emulator.map;
+}
+
+/* ================================================================ from the XML */
+
+static int blkio_merge(test_tune *t, int kind, const char *s, rv_err *err);
+
+int test_tune_set_mem(rv_test_def *def, int which, unsigned long long kib, rv_err *err)
+{
+    test_tune *t = tune_of(def, err);
+    if (!t)
+        return -1;
+    t->mem[which] = kib < MEMORY_UNLIMITED ? kib : MEMORY_UNLIMITED;
+    return 0;
+}
+
+int test_tune_set_blkio_weight(rv_test_def *def, unsigned int weight, rv_err *err)
+{
+    test_tune *t = tune_of(def, err);
+    if (!t)
+        return -1;
+    t->blkio_weight = weight;
+    return 0;
+}
+
+int test_tune_set_blkio_device(rv_test_def *def, const char *path, int kind,
+                               unsigned long long value, rv_err *err)
+{
+    test_tune *t = tune_of(def, err);
+    if (!t)
+        return -1;
+    char num[24];
+    snprintf(num, sizeof(num), "%llu", value);
+    size_t len = strlen(path) + strlen(num) + 2;
+    char *s = malloc(len);
+    if (!s)
+        return fail_oom(err);
+    snprintf(s, len, "%s,%s", path, num);
+    int rc = strchr(path, ',') ? rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_XML_ERROR,
+                                             "XML error: a blkio device path with a comma: %s",
+                                             path)
+                               : blkio_merge(t, kind, s, err);
+    free(s);
+    return rc;
+}
+
+int test_tune_set_pin(rv_test_def *def, int vcpu, const char *list, rv_err *err)
+{
+    unsigned char *map;
+    size_t len;
+    test_tune *t;
+    if (vcpu >= 0 && (unsigned int)vcpu >= def->vcpus)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_XML_ERROR,
+                           "XML error: vcpupin for vcpu %d, the domain has %u", vcpu, def->vcpus);
+    if (!(t = tune_of(def, err)) || rv_tune_bitmap_parse(list, &map, &len, err) < 0)
+        return -1;
+    cpumask *m = &t->emulator;
+    if (vcpu >= 0) {
+        if ((size_t)vcpu >= t->npins) {
+            cpumask *grown = realloc(t->pins, ((size_t)vcpu + 1) * sizeof(*grown));
+            if (!grown) {
+                free(map);
+                return fail_oom(err);
+            }
+            memset(grown + t->npins, 0, ((size_t)vcpu + 1 - t->npins) * sizeof(*grown));
+            t->pins = grown;
+            t->npins = (size_t)vcpu + 1;
+        }
+        m = &t->pins[vcpu];
+    }
+    free(m->map);
+    m->map = map;
+    m->len = len;
+    return 0;
+}
+
+int test_tune_set_numa(rv_test_def *def, int mode, const char *nodeset, rv_err *err)
+{
+    test_tune *t = tune_of(def, err);
+    unsigned char *map;
+    size_t len;
+    if (!t)
+        return -1;
+    char *list = NULL;
+    if (nodeset) {
+        if (rv_tune_bitmap_parse(nodeset, &map, &len, err) < 0)
+            return -1;
+        list = rv_tune_bitmap_format(map, len);
+        free(map);
+        if (!list)
+            return fail_oom(err);
+    }
+    free(t->numa_nodeset);
+    t->numa_nodeset = list;
+    t->numa_specified = 1;
+    t->numa_mode = mode;
+    return 0;
 }
 
 /* ================================================================ balloon */

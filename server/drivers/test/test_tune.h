@@ -43,6 +43,17 @@ char *test_tune_xml_cpu(const rv_test_def *def);
 int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int period,
                            rv_err *err);
 
+/* A defined XML's tuning (test_xml.c reads it): memory limit which
+ * (TEST_MEM_*) in KiB, the blkio weight, a device's value of kind 0..4
+ * (as test_tune_blkio_devices), a vcpu's (or, vcpu -1, the emulator's)
+ * pinning and the NUMA memory mode and nodeset, as lists ("0-2,5"). */
+int test_tune_set_mem(rv_test_def *def, int which, unsigned long long kib, rv_err *err);
+int test_tune_set_blkio_weight(rv_test_def *def, unsigned int weight, rv_err *err);
+int test_tune_set_blkio_device(rv_test_def *def, const char *path, int kind,
+                               unsigned long long value, rv_err *err);
+int test_tune_set_pin(rv_test_def *def, int vcpu, const char *list, rv_err *err);
+int test_tune_set_numa(rv_test_def *def, int mode, const char *nodeset, rv_err *err);
+
 /* ---- the driver slots ---- */
 int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
     const rv_domain_set_scheduler_parameters_args *args, rv_err *err);
