@@ -297,6 +297,8 @@ VALUE_OF_TYPE = {
     "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +
                               rc.xdr_string("/default-pool/ro-procs-vol"),
     "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),
+    # A guest clock (DOMAIN_SET_TIME): 2009-02-13, seconds since the epoch.
+    "hyper": rc.xdr_uint(0) + rc.xdr_uint(1234567890),
     # libvirt's test host interface.
     "rv_nonnull_interface": rc.xdr_string("eth1") + rc.xdr_string("aa:bb:cc:dd:ee:ff"),
     # No secret or filter exists: lookups and XML fail, nothing changes.

@@ -75,6 +75,32 @@ cat > "$xmldir/d3.xml" <<XML
 </domain>
 XML
 
+# A fourth with tuning in its definition: the getters and dumpxml read it.
+cat > "$xmldir/d4.xml" <<XML
+<domain type='test'>
+  <name>d4</name>
+  <uuid>6a0b7c2e-1d3f-4e5a-8b9c-0d1e2f3a4c04</uuid>
+  <memory>1048576</memory>
+  <blkiotune>
+    <weight>600</weight>
+    <device><path>/dev/sda</path><weight>200</weight><read_bytes_sec>1000</read_bytes_sec></device>
+  </blkiotune>
+  <memtune>
+    <hard_limit unit='MiB'>512</hard_limit>
+    <swap_hard_limit unit='G'>2</swap_hard_limit>
+  </memtune>
+  <vcpu current='2'>3</vcpu>
+  <cputune>
+    <vcpupin vcpu='1' cpuset='2-3,^3'/>
+    <emulatorpin cpuset='1,0'/>
+  </cputune>
+  <numatune>
+    <memory mode='preferred' nodeset='1'/>
+  </numatune>
+  <os><type>hvm</type></os>
+</domain>
+XML
+
 # "ro:" runs the step on the read-only socket; "mask:" masks clock numbers.
 steps=(
     # Shut off, then running; ids 2 and 3 on both servers.
@@ -88,6 +114,47 @@ steps=(
      dommemstat d3 --period 2; domblkinfo d3 hdc; vcpucount d3 --maximum; vcpucount d3 --live --config;
      suspend d3; domtime d3; domcontrol d3; destroy d3; undefine d3;
      destroy d2; undefine d2"
+    # The tuning setters on d2, running then shut off: what --live
+    # changed is gone, what --config changed stays; refusals as libvirtd's.
+    "mask:define d2.xml; start d2;
+     schedinfo d2 --set weight=100; schedinfo d2 --set cap=3; schedinfo d2 --set weight=7 --config;
+     memtune d2 --hard-limit 100000; memtune d2; memtune d2 --soft-limit 50000 --config;
+     memtune d2 --config; memtune d2 --swap-hard-limit 1000; memtune d2 --hard-limit 5 --live --config;
+     blkiotune d2 --weight 300; blkiotune d2 --device-weights /dev/sda,100,/dev/sdb,20;
+     blkiotune d2 --device-read-iops-sec /dev/sda,5; blkiotune d2 --device-weights /dev/sda,0;
+     blkiotune d2; blkiotune d2 --device-weights /dev/sda; blkiotune d2 --device-weights /dev/sda,x;
+     blkiotune d2 --weight 500 --config; blkiotune d2 --config;
+     numatune d2 --mode strict; numatune d2 --nodeset 0 --config; numatune d2 --config;
+     numatune d2 --nodeset 0-1,3,^1; numatune d2; numatune d2 --mode interleave;
+     numatune d2 --mode preferred --config; numatune d2 --config; numatune d2 --nodeset x;
+     domiftune d2 testnet0 --inbound 100,200,300 --outbound 50; domiftune d2 testnet0;
+     domiftune d2 testnet0 --config; domiftune d2 52:54:00:11:22:33 --inbound 0;
+     domiftune d2 testnet0; domiftune d2 nosuch --inbound 5; domiftune d2 testnet0 --outbound 7 --config;
+     blkdeviotune d2 sdb --total-bytes-sec 1000;
+     blkdeviotune d2 sdb --total-bytes-sec 1000 --total-bytes-sec-max 2000 --group-name g1;
+     blkdeviotune d2 sdb; blkdeviotune d2 sdb --read-bytes-sec 5 --read-bytes-sec-max 6;
+     blkdeviotune d2 /tmp/rv-d2.img --total-iops-sec 9 --total-iops-sec-max 9 --config;
+     blkdeviotune d2 sdb --config; blkdeviotune d2 nosuch --total-iops-sec 5;
+     blkdeviotune d2 sdb --total-bytes-sec 2000000000000000;
+     vcpupin d2 0 1; vcpupin d2; vcpupin d2 --vcpu 0; vcpupin d2 5 1; vcpupin d2 0 1 --config;
+     vcpuinfo d2; emulatorpin d2 2-3; emulatorpin d2; emulatorpin d2 1 --config;
+     emulatorpin d2 --config; emulatorpin d2 --live;
+     domtime d2 --time 35001; domcontrol d2; domtime d2; domtime d2 --time 12345; domcontrol d2;
+     domtime d2 --time 20001; domcontrol d2; domtime d2 --sync; domtime d2; domcontrol d2;
+     domtime d2 --now; setvcpus d2 2; vcpucount d2; setvcpus d2 4 --live;
+     setvcpus d2 4 --config --maximum; setvcpus d2 3 --config; vcpucount d2; setvcpus d2 0;
+     setvcpus d2 40 --config --maximum; setvcpus d2 2 --maximum; vcpuinfo d2;
+     destroy d2; schedinfo d2; memtune d2; blkiotune d2; numatune d2; domiftune d2 testnet0;
+     blkdeviotune d2 sdb; vcpupin d2; emulatorpin d2; vcpucount d2; domtime d2 --time 5;
+     vcpupin d2 0 1; setvcpus d2 1; setvcpus d2 2 --config; vcpucount d2;
+     undefine d2"
+    "mask:define d4.xml; dumpxml d4; memtune d4; blkiotune d4; vcpupin d4; emulatorpin d4;
+     numatune d4; start d4; vcpupin d4; vcpuinfo d4; destroy d4; undefine d4"
+    "ro:schedinfo test --set weight=1"
+    "ro:memtune test --hard-limit 100000"
+    "ro:vcpupin test 0 1"
+    "ro:domtime test --time 5"
+    "ro:setvcpus test 1"
     "mask:define d2.xml; start d2; domblkstat d2 sdb; domblkstat d2 /tmp/rv-d2.img;
      domifstat d2 testnet0; domifstat d2 52:54:00:11:22:33; vcpuinfo d2;
      domblkstat d2 nosuch; domifstat d2 vnet0; destroy d2; undefine d2"
@@ -272,15 +339,68 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     info, maps = d.vcpus()
     print(name, 'vcpus shape', [(n, s, cpu) for n, s, _, cpu in info], maps,
           len({t for _, _, t, _ in info}) == 1)
+# The setters through the binding (which learns each parameter's type from
+# the getter), on a transient domain that goes away at the end.
+t = conn.createXML("""<domain type='test'><name>pyt</name><memory>1048576</memory>
+  <vcpu current='2'>3</vcpu><os><type>hvm</type></os><devices>
+  <disk type='file' device='disk'><source file='/tmp/rv-pyt.img'/><target dev='vdb'/></disk>
+  <interface type='network'><mac address='52:54:00:11:22:99'/><source network='default'/></interface>
+  <memballoon model='virtio'/></devices></domain>""", 0)
+show('set memory', lambda: t.setMemoryParameters({'hard_limit': 500000, 'soft_limit': 1000}, 0))
+show('set memory too low', lambda: t.setMemoryParameters({'swap_hard_limit': 10}, 0))
+show('memory', lambda: t.memoryParameters(0))
+show('set blkio', lambda: t.setBlkioParameters({'weight': 700, 'device_weight': '/dev/vdb,50'}, 0))
+show('blkio', lambda: t.blkioParameters(0))
+show('set numa', lambda: t.setNumaParameters({'numa_nodeset': '1', 'numa_mode': 0}, 0))
+show('numa', lambda: t.numaParameters(0))
+show('set numa config', lambda: t.setNumaParameters({'numa_nodeset': '1'}, 2))
+show('set iface', lambda: t.setInterfaceParameters('testnet0', {'inbound.average': 10, 'outbound.average': 20, 'outbound.burst': 30}, 0))
+show('iface', lambda: t.interfaceParameters('testnet0', 0))
+show('set iotune', lambda: t.setBlockIoTune('vdb', {'total_iops_sec': 5, 'total_iops_sec_max': 50, 'group_name': 'gp'}, 0))
+show('iotune', lambda: t.blockIoTune('vdb', 0))
+show('set sched', lambda: t.setSchedulerParameters({'weight': 9}))
+show('set sched flags', lambda: t.setSchedulerParametersFlags({'weight': 9}, 0))
+show('sched', t.schedulerParameters)
+show('pin', lambda: t.pinVcpu(1, (False, True, False, True)))
+show('pin flags', lambda: t.pinVcpuFlags(0, (True,), 0))
+show('pin info', lambda: t.vcpuPinInfo(0))
+show('pin emulator', lambda: t.pinEmulator((False, False, True), 0))
+show('emulator info', lambda: t.emulatorPinInfo(0))
+show('set time', lambda: t.setTime({'seconds': 20005, 'nseconds': 7}))
+show('time', t.getTime)
+show('control', t.controlInfo)
+show('set vcpus', lambda: t.setVcpus(3))
+show('set vcpus flags', lambda: t.setVcpusFlags(1, 1))
+show('vcpus count', lambda: [t.vcpusFlags(f) for f in (0, 1, 5)])
+show('set period', lambda: t.setMemoryStatsPeriod(4, 0))
+t.destroy()
 PY
 }
 
+# The tuning in dumpxml, live and inactive: the lines from <currentMemory>
+# to <os> (memory, vcpus and the tuning elements between them), and the
+# balloon with its statistics period.
+tuning_xml()
+{
+    (cd "$xmldir" && virsh -c "$1" "define d2.xml; start d2; memtune d2 --hard-limit 100000;
+        memtune d2 --soft-limit 5000 --config; blkiotune d2 --weight 300;
+        blkiotune d2 --device-weights /dev/sda,100 --device-write-bytes-sec /dev/sda,7,/dev/sdb,9 --config;
+        vcpupin d2 0 1; emulatorpin d2 2-3 --config; numatune d2 --nodeset 0-1 --mode interleave --config;
+        setvcpus d2 2 --config; dumpxml d2; dumpxml d2 --inactive; destroy d2; dumpxml d2; undefine d2;
+        dommemstat test --period 7 --live; dommemstat test --period 9 --config; dumpxml test;
+        dumpxml test --inactive; dommemstat test --period 0 --live; dommemstat test --period 0 --config;
+        dumpxml test") |
+        sed -n -e '/<currentMemory/,/<os>/p' -e '/<memballoon/,/<\/memballoon>/p'
+}
+
 start_libvirtd
+tuning_xml "$LIBVIRTD_URI" > "$RV_TMP/xml-libvirtd.txt"
 virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$xmldir" mask_clock | sockets_as_word "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \
     > "$RV_TMP/libvirtd.txt"
 if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null; then
     pycheck "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" > "$RV_TMP/py-libvirtd.txt" 2>&1
 fi
+rawpy "$LIBVIRTD_SOCK" < "$top_srcdir/tests/interop/tune-checks.py" > "$RV_TMP/tune-libvirtd.txt"
 stop_libvirtd
 
 start_remvirtd
@@ -289,6 +409,8 @@ virsh_transcript "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "$xmldir" mask_clock | socke
 if [ -f "$RV_TMP/py-libvirtd.txt" ]; then
     pycheck "$REMVIRTD_URI" "$REMVIRTD_URI_RO" > "$RV_TMP/py-remvirtd.txt" 2>&1
 fi
+# After the transcript: remvirtd numbers the domains it starts on and on.
+tuning_xml "$REMVIRTD_URI" > "$RV_TMP/xml-remvirtd.txt"
 
 # rvsh prints what virsh prints, one command at a time against remvirtd
 # (which keeps its state between connections: d2 stays shut off).
@@ -399,7 +521,19 @@ c.call_ok(rc.PROC_DOMAIN_GET_VCPUS, dom + i(2) + i(1))
 print("ok   the connection still answers")
 PY
 
+# The setters' checks, raw, last (they change "test").
+rawpy "$REMVIRTD_SOCK" < "$top_srcdir/tests/interop/tune-checks.py" > "$RV_TMP/tune-remvirtd.txt"
+
 status=$json_status
+if ! diff -u "$RV_TMP/xml-libvirtd.txt" "$RV_TMP/xml-remvirtd.txt"; then
+    echo "the tuning in dumpxml differs: remvirtd (+++), libvirtd (---)"
+    status=1
+fi
+grep -q "<memtune>" "$RV_TMP/xml-remvirtd.txt" || { echo "no <memtune> in dumpxml"; status=1; }
+if ! diff -u "$RV_TMP/tune-libvirtd.txt" "$RV_TMP/tune-remvirtd.txt"; then
+    echo "the setters answer raw calls differently: remvirtd (+++), libvirtd (---)"
+    status=1
+fi
 if ! diff -u "$RV_TMP/tool-virsh.txt" "$RV_TMP/tool-rvsh.txt"; then
     echo "rvsh's output differs from virsh's (--- virsh, +++ rvsh)"
     status=1

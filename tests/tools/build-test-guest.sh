@@ -14,7 +14,7 @@ set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=3
+guest_version=4
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -97,7 +97,7 @@ for ev in /sys/class/input/event*; do
 done
 # A stand-in for qemu-ga on the org.qemu.guest_agent.0 port (JSON lines):
 # guest-sync(-delimited) echo the id, guest-ping, guest-get-host-name,
-# guest-shutdown.  A read
+# guest-get-time, guest-set-time (date -s), guest-shutdown.  A read
 # ends when the host side is not connected: look again a moment later.
 for p in /sys/class/virtio-ports/*; do
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
@@ -110,6 +110,11 @@ for p in /sys/class/virtio-ports/*; do
              *guest-sync*) printf '{"return": %s}\n' "$id" ;;
              *guest-ping*) echo '{"return": {}}' ;;
              *guest-get-host-name*) echo '{"return": {"host-name": "remvirt-test-guest"}}' ;;
+             *guest-get-time*) echo "{\"return\": $(date +%s)000000000}" ;;
+             *guest-set-time*)
+                 ns=$(echo "$line" | sed -n 's/.*"time": *\([0-9]*\).*/\1/p')
+                 [ -z "$ns" ] || date -s "@$((ns / 1000000000))" > /dev/null
+                 echo '{"return": {}}' ;;
              *guest-shutdown*reboot*) echo "remvirt-test-guest: agent reboot" > /dev/console; reboot -f ;;
              *guest-shutdown*) echo "remvirt-test-guest: agent powerdown" > /dev/console; poweroff -f ;;
              *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;

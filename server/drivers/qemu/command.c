@@ -63,6 +63,33 @@ static void addf(argv_builder *b, const char *fmt, ...)
 
 /* s with every comma doubled, in a buffer of the builder's: valid until
  * the next call with the same slot. */
+/* A disk's <iotune> as -drive's throttling.* options (",throttling.bps-total=N..."),
+ * malloc'd; NULL when it has none (or no memory: then QEMU runs unthrottled). */
+static char *throttling(const rv_qemu_iotune *io)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    if (!io)
+        return NULL;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return NULL;
+    for (int k = 0; k < RV_QEMU_IOTUNE_NUMBERS; k++)
+        if (io->val[k])
+            fprintf(fp, ",throttling.%s=%llu", rv_qemu_iotune_options[k], io->val[k]);
+    if (io->group) {
+        fputs(",throttling.group=", fp);
+        for (const char *p = io->group; *p; p++)
+            fputs(*p == ',' ? ",," : (char[]){ *p, '\0' }, fp);
+    }
+    fclose(fp);
+    if (buf && !*buf) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 static const char *esc(argv_builder *b, char **slot, const char *s)
 {
     size_t commas = 0;
@@ -393,13 +420,16 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         bool cdrom = d->device == RV_QEMU_DISK_CDROM;
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
+        char *throttle = throttling(d->iotune);
         if (d->source)
-            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s", esc(&b, &e1, d->source),
+            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s%s", esc(&b, &e1, d->source),
                  d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw", target,
                  cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "",
-                 d->discard == 2 ? ",discard=unmap" : d->discard == 1 ? ",discard=ignore" : "");
+                 d->discard == 2 ? ",discard=unmap" : d->discard == 1 ? ",discard=ignore" : "",
+                 throttle ? throttle : "");
         else
             addf(&b, "if=none,id=drive-%s,media=cdrom,readonly=on", target);
+        free(throttle);
         char boot[32] = "";
         if (i < 64 && disk_boot[i])
             snprintf(boot, sizeof(boot), ",bootindex=%d", disk_boot[i]);

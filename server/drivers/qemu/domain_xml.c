@@ -367,6 +367,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             if (check_attrs(c, none, err) < 0)
                 goto fail;
             disk->readonly = true;
+        } else if (named(c, "iotune")) {
+            if (rv_qemu_iotune_parse(c, &disk->iotune, err) < 0)
+                goto fail;
         } else if (named(c, "address")) {
             if (rv_qemu_parse_pci_address(c, &disk->addr, err) < 0)
                 goto fail;
@@ -1090,6 +1093,10 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "metadata")) {
             if (parse_metadata(c, def, err) < 0)
                 return -1;
+        } else if (named(c, "blkiotune") || named(c, "memtune") || named(c, "cputune") ||
+                   named(c, "numatune")) {
+            if (rv_qemu_tune_parse(c, &def->tune, err) < 0)
+                return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <domain>", node_name(c));
         }
@@ -1102,7 +1109,7 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         BAD_XML("the domain has no <memory>");
     if (!(seen & S_OS))
         BAD_XML("the domain has no <os>");
-    return 0;
+    return rv_qemu_tune_check(def->tune, def->vcpus, err);
 }
 
 /* Defaults, as libvirt fills them in. */
@@ -1273,11 +1280,13 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
     fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
     fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
+    rv_qemu_tune_format_memory(fp, def->tune);
     if (rv_qemu_def_vcpus(def) < def->vcpus)
         fprintf(fp, "  <vcpu placement='static' current='%u'>%u</vcpu>\n", def->current_vcpus,
                 def->vcpus);
     else
         fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
+    rv_qemu_tune_format_cpu(fp, def->tune);
     fputs("  <os>\n    <type arch='", fp);
     put_escaped(fp, def->arch);
     fputs("' machine='", fp);
@@ -1355,6 +1364,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("      <target dev='", fp);
         put_escaped(fp, d->target);
         fprintf(fp, "' bus='%s'/>\n", bus_name(d->bus));
+        rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
         rv_qemu_format_pci_address(fp, &d->addr, "      ");
@@ -1424,6 +1434,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);
+        rv_qemu_iotune_free(def->disks[i].iotune);
     }
     free(def->disks);
     for (size_t i = 0; i < def->ninterfaces; i++) {
@@ -1440,6 +1451,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < RV_QEMU_MAX_SERIALS; i++)
         free(def->serial_files[i]);
     rv_qemu_devices_free(&def->dev);
+    rv_qemu_tune_free(def->tune);
     free(def);
 }
 
@@ -1489,6 +1501,11 @@ int rv_qx_parse_uint(const char *text, unsigned long long *out)
         return 0;
     }
     return parse_ull(text, out);
+}
+
+int rv_qx_parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
+{
+    return parse_memory(n, kib, err);
 }
 
 void rv_qx_put_escaped(FILE *fp, const char *s)

@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "server/drivers/qemu/domain_devices.h"
+#include "server/drivers/qemu/domain_tune.h"
 
 /* The largest domain XML accepted. */
 #define RV_QEMU_DOMAIN_XML_MAX (1024u * 1024)
@@ -39,6 +40,7 @@ typedef struct rv_qemu_disk {
     bool readonly;              /* always for a cdrom */
     int discard;                /* <driver discard>: 0 unset, 1 ignore, 2 unmap */
     rv_qemu_pci_addr addr;      /* virtio */
+    rv_qemu_iotune *iotune;     /* <iotune> (domain_tune.h); NULL: none */
 } rv_qemu_disk;
 
 typedef struct rv_qemu_interface {
@@ -109,6 +111,8 @@ typedef struct rv_qemu_domain_def {
     /* <metadata>'s children as written (each in its own namespace, as
      * virt-manager's libosinfo entry), kept and given back, NULL if none. */
     char *metadata;
+    /* <blkiotune>, <memtune>, <cputune>, <numatune> (domain_tune.h); NULL: none. */
+    rv_qemu_tune *tune;
 } rv_qemu_domain_def;
 
 /* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,

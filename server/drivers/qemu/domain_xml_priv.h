@@ -28,5 +28,7 @@ int rv_qx_attr_word(const struct _xmlNode *n, const char *name, const char *cons
 /* A decimal (or 0x hexadecimal) number. */
 int rv_qx_parse_uint(const char *text, unsigned long long *out);
 void rv_qx_put_escaped(FILE *fp, const char *s);
+/* <memory unit='...'>N</memory> in KiB (and the like). */
+int rv_qx_parse_memory(const struct _xmlNode *n, unsigned long long *kib, rv_err *err);
 
 #endif

@@ -1,4 +1,5 @@
-/* The QEMU guest agent: shutdown, reboot and the host name through it.
+/* The QEMU guest agent: shutdown, reboot, the host name and the clock
+ * through it.
  *
  * One short connection per job to the host side of the guest's
  * org.qemu.guest_agent.0 channel (a unix socket QEMU listens on).  The
@@ -46,6 +47,9 @@ struct qemu_agent_op {
     long long sync_id;
     const char *command;        /* after the sync */
     const char *mode;           /* guest-shutdown's: "powerdown" or "reboot"; NULL: a query */
+    json_object *args;          /* a query's arguments, or NULL */
+    /* A query's answer into the job's reply (then op_finish or op_fail). */
+    void (*finish)(qemu_agent_op *op, json_object *ret);
     char *out;                  /* what is left to write */
     size_t out_len, out_off;
     char *in;                   /* the reply line so far */
@@ -79,6 +83,7 @@ static void op_free(qemu_agent_op *op)
         close(op->fd);
     free(op->out);
     free(op->in);
+    json_object_put(op->args);
     op->d->agent = NULL;
     free(op);
 }
@@ -147,6 +152,8 @@ static bool send_command(qemu_agent_op *op)
         rc = args ? json_object_object_add(args, "mode", json_object_new_string(op->mode)) : -1;
         if (rc == 0 && (rc = json_object_object_add(msg, "arguments", args)) == 0)
             args = NULL;
+    } else if (rc == 0 && op->args) {
+        rc = json_object_object_add(msg, "arguments", json_object_get(op->args));
     }
     if (rc == 0)
         rc = op_send(op, msg);
@@ -210,7 +217,7 @@ static bool on_line(qemu_agent_op *op, const char *line, size_t len)
         if (op->mode)
             op_finish(op, NULL);
         else
-            finish_hostname(op, ret);
+            op->finish(op, ret);
         alive = false;
     }
     json_object_put(msg);
@@ -285,15 +292,17 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
         op_unresponsive(op, "Guest agent not available for now");
 }
 
-/* Begin the exchange: mode NULL for the query command, else
- * guest-shutdown with that mode. */
-static void agent_begin(qemu_dom *d, const char *command, const char *mode)
+/* Begin the exchange: mode NULL for the query command (with cmd_args,
+ * taken, and its finisher), else guest-shutdown with that mode. */
+static void agent_begin(qemu_dom *d, const char *command, const char *mode,
+                        json_object *cmd_args, void (*finish)(qemu_agent_op *op, json_object *ret))
 {
     rv_err err = { 0 };
     const char *path = agent_path(d->live);
     qemu_agent_op *op = calloc(1, sizeof *op);
     if (!op || !(op->in = malloc(AGENT_MAX_REPLY))) {
         free(op);
+        json_object_put(cmd_args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         rv_qemu_job_done(d, &err);
         rv_err_clear(&err);
@@ -303,6 +312,8 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode)
     op->fd = -1;
     op->command = command;
     op->mode = mode;
+    op->args = cmd_args;
+    op->finish = finish;
     d->agent = op;
     ev_io_init(&op->io, on_io, -1, EV_READ);
     op->io.data = op;
@@ -358,10 +369,55 @@ bool rv_qemu_agent_abandon(qemu_dom *d)
 
 void rv_qemu_agent_power(qemu_dom *d, bool reboot)
 {
-    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown");
+    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown", NULL, NULL);
 }
 
 void rv_qemu_agent_hostname(qemu_dom *d)
 {
-    agent_begin(d, "guest-get-host-name", NULL);
+    agent_begin(d, "guest-get-host-name", NULL, NULL, finish_hostname);
+}
+
+/* guest-get-time's answer (nanoseconds since the epoch) into the reply. */
+static void finish_get_time(qemu_agent_op *op, json_object *ret)
+{
+    if (!json_object_is_type(ret, json_type_int)) {
+        op_fail(op, RV_ERR_INTERNAL_ERROR,
+                "internal error: malformed return value of guest-get-time");
+        return;
+    }
+    long long ns = json_object_get_int64(ret);
+    rv_deferred *reply = op->d->jobs ? op->d->jobs->reply : NULL;
+    rv_domain_get_time_ret *out = reply ? rv_deferred_ret(reply) : NULL;
+    if (out) {
+        /* Floor division: a clock before 1970 keeps nseconds in range. */
+        out->seconds = ns / 1000000000 - (ns % 1000000000 < 0);
+        out->nseconds = (unsigned int)(ns - out->seconds * 1000000000LL);
+    }
+    op_finish(op, NULL);
+}
+
+static void finish_set_time(qemu_agent_op *op, json_object *ret)
+{
+    (void)ret;
+    op_finish(op, NULL);
+}
+
+void rv_qemu_agent_get_time(qemu_dom *d)
+{
+    agent_begin(d, "guest-get-time", NULL, NULL, finish_get_time);
+}
+
+void rv_qemu_agent_set_time(qemu_dom *d, const char *ns)
+{
+    json_object *args = NULL;
+    if (ns && (args = json_object_new_object()))
+        json_object_object_add(args, "time", json_object_new_int64(strtoll(ns, NULL, 10)));
+    if (ns && !args) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_job_done(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    agent_begin(d, "guest-set-time", NULL, args, finish_set_time);
 }

@@ -190,3 +190,25 @@ void rv_qemu_def_writes_release(qemu_dom *d)
     }
     rv_err_clear(&err);
 }
+
+int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                  rv_err *err),
+                       const void *ctx, rv_deferred *reply, rv_err *err)
+{
+    if (!d->def)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: transient domains do not have "
+                           "any persistent config");
+    char *xml = rv_qemu_domain_format(d->def);
+    if (!xml)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    rv_qemu_domain_def *copy = rv_qemu_domain_parse(xml, strlen(xml), err);
+    free(xml);
+    if (!copy)
+        return -1;
+    if (change(copy, ctx, err) < 0) {
+        rv_qemu_domain_free(copy);
+        return -1;
+    }
+    return rv_qemu_def_write(d, copy, reply, NULL, false, err);
+}

@@ -717,6 +717,65 @@ static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
     return RV_DEFERRED;
 }
 
+/* The guest's clock through its agent, as jobs (the agent's one
+ * connection); SET_TIME's flag SYNC (1): from the guest's RTC. */
+static qemu_dom *agent_domain(const rv_nonnull_domain *wire, rv_err *err)
+{
+    qemu_dom *d = dom_get(wire, err);
+    if (!d)
+        return NULL;
+    if (!rv_qemu_dom_active(d)) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return NULL;
+    }
+    if (!rv_qemu_agent_configured(rv_qemu_dom_def(d))) {
+        fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+             "argument unsupported: QEMU guest agent is not configured");
+        return NULL;
+    }
+    return d;
+}
+
+static int domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
+                           rv_domain_get_time_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    qemu_dom *d;
+    if (check_flags(args->flags, 0, "qemuDomainGetTime", err) < 0 ||
+        !(d = agent_domain(&args->dom, err)))
+        return -1;
+    return defer_job(d, QJOB_AGENT_GET_TIME, 0, NULL, err);
+}
+
+static int domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args, rv_err *err)
+{
+    (void)c;
+    const unsigned int sync = 1;         /* VIR_DOMAIN_TIME_SYNC */
+    qemu_dom *d;
+    if (check_flags(args->flags, sync, "qemuDomainSetTime", err) < 0)
+        return -1;
+    /* The agent takes nanoseconds in a long long: libvirt's bound, and
+     * nanoseconds within a second (libvirt would let them spill over). */
+    const long long max_seconds = (0x7fffffffffffffffLL - 999999999) / 1000000000LL;
+    if (!(args->flags & sync) && (args->seconds > max_seconds || args->seconds < -max_seconds))
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: Time '%lld' is too big for guest agent",
+                    (long long)args->seconds);
+    if (!(args->flags & sync) && args->nseconds > 999999999)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: nseconds %u is not below one second", args->nseconds);
+    if (!(d = agent_domain(&args->dom, err)))
+        return -1;
+    char ns[32];
+    snprintf(ns, sizeof(ns), "%lld", (long long)args->seconds * 1000000000LL + args->nseconds);
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_qemu_job_add_path(d, QJOB_AGENT_SET_TIME, 0, (args->flags & sync) ? NULL : ns, reply);
+    return RV_DEFERRED;
+}
+
 static rv_nonnull_domain *create_with_flags_dom(void *ret)
 {
     return &((rv_domain_create_with_flags_ret *)ret)->dom;
@@ -1182,6 +1241,26 @@ const rv_driver rv_qemu_driver = {
         .domain_set_memory_flags = rv_qemu_domain_set_memory_flags,
         .domain_set_vcpus = rv_qemu_domain_set_vcpus,
         .domain_set_vcpus_flags = rv_qemu_domain_set_vcpus_flags,
+        /* pinning and block I/O throttling, live (qemu_pin.c, qemu_iotune.c) */
+        .domain_pin_vcpu = rv_qemu_domain_pin_vcpu,
+        .domain_pin_vcpu_flags = rv_qemu_domain_pin_vcpu_flags,
+        .domain_get_vcpu_pin_info = rv_qemu_domain_get_vcpu_pin_info,
+        .domain_pin_emulator = rv_qemu_domain_pin_emulator,
+        .domain_get_emulator_pin_info = rv_qemu_domain_get_emulator_pin_info,
+        .domain_set_block_io_tune = rv_qemu_domain_set_block_io_tune,
+        .domain_get_block_io_tune = rv_qemu_domain_get_block_io_tune,
+        /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
+        .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
+        .domain_get_memory_parameters = rv_qemu_domain_get_memory_parameters,
+        .domain_set_blkio_parameters = rv_qemu_domain_set_blkio_parameters,
+        .domain_get_blkio_parameters = rv_qemu_domain_get_blkio_parameters,
+        .domain_set_numa_parameters = rv_qemu_domain_set_numa_parameters,
+        .domain_get_numa_parameters = rv_qemu_domain_get_numa_parameters,
+        .domain_set_scheduler_parameters = rv_qemu_domain_set_scheduler_parameters,
+        .domain_set_scheduler_parameters_flags = rv_qemu_domain_set_scheduler_parameters_flags,
+        .domain_get_scheduler_type = rv_qemu_domain_get_scheduler_type,
+        .domain_get_scheduler_parameters = rv_qemu_domain_get_scheduler_parameters,
+        .domain_get_scheduler_parameters_flags = rv_qemu_domain_get_scheduler_parameters_flags,
         .domain_lookup_by_id = domain_lookup_by_id,
         .domain_lookup_by_name = domain_lookup_by_name,
         .domain_lookup_by_uuid = domain_lookup_by_uuid,
@@ -1199,6 +1278,8 @@ const rv_driver rv_qemu_driver = {
         .domain_shutdown_flags = domain_shutdown_flags,
         .domain_reboot = domain_reboot,
         .domain_get_hostname = domain_get_hostname,
+        .domain_get_time = domain_get_time,
+        .domain_set_time = domain_set_time,
         .domain_reset = domain_reset,
         .domain_get_info = domain_get_info,
         .domain_open_console = rv_qemu_domain_open_console,

@@ -31,6 +31,8 @@ typedef enum qemu_job_kind {
     QJOB_RESET,
     QJOB_SAVE,                  /* to path, or the managed image */
     QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
+    QJOB_AGENT_GET_TIME,        /* the guest's clock, through its agent */
+    QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
 } qemu_job_kind;
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
@@ -182,6 +184,12 @@ int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
                       rv_nonnull_domain *ret_dom, bool added, rv_err *err);
 /* Write d's definition as it is now, after the writes waiting. */
 int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
+/* A tuning change of d's persistent definition: change(copy) (which may
+ * refuse, setting err), then rv_qemu_def_write with reply (taken on
+ * success: answered once durable).  -1 with err: reply not taken. */
+int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                  rv_err *err),
+                       const void *ctx, rv_deferred *reply, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
 
@@ -224,6 +232,11 @@ bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
 void rv_qemu_agent_power(qemu_dom *d, bool reboot);
 /* The running AGENT_HOSTNAME job: guest-get-host-name. */
 void rv_qemu_agent_hostname(qemu_dom *d);
+/* The running AGENT_GET_TIME job (guest-get-time) and AGENT_SET_TIME job
+ * (guest-set-time; ns a decimal count of nanoseconds, NULL: the guest
+ * takes its time from its RTC). */
+void rv_qemu_agent_get_time(qemu_dom *d);
+void rv_qemu_agent_set_time(qemu_dom *d, const char *ns);
 /* The process is gone or remvirtd stops: drop the exchange; true when
  * guest-shutdown had been sent (the guest going away is its success). */
 bool rv_qemu_agent_abandon(qemu_dom *d);
@@ -255,6 +268,50 @@ void rv_qemu_migration_wait_stop(qemu_dom *d);
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
+int rv_qemu_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args, rv_err *err);
+int rv_qemu_domain_pin_vcpu_flags(rv_driver_conn *c, const rv_domain_pin_vcpu_flags_args *args,
+                                  rv_err *err);
+int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
+                                     const rv_domain_get_vcpu_pin_info_args *args,
+                                     rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err);
+int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
+                                rv_err *err);
+int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
+                                         const rv_domain_get_emulator_pin_info_args *args,
+                                         rv_domain_get_emulator_pin_info_ret *ret, rv_err *err);
+/* At start (QEMU paused, its monitor ready): pin the threads as the live
+ * definition's <cputune> says; failures are logged. */
+void rv_qemu_pin_apply(qemu_dom *d);
+/* ---- qemu_cgtune.c: memory, blkio, NUMA and scheduler tuning (config only) ---- */
+int rv_qemu_domain_set_memory_parameters(rv_driver_conn *c, const rv_domain_set_memory_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c, const rv_domain_get_memory_parameters_args *args,
+    rv_domain_get_memory_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c, const rv_domain_set_blkio_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c, const rv_domain_get_blkio_parameters_args *args,
+    rv_domain_get_blkio_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_numa_parameters(rv_driver_conn *c, const rv_domain_set_numa_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c, const rv_domain_get_numa_parameters_args *args,
+    rv_domain_get_numa_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_set_scheduler_parameters(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_args *args,
+    rv_err *err);
+int rv_qemu_domain_set_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_flags_args *args,
+    rv_err *err);
+int rv_qemu_domain_get_scheduler_type(rv_driver_conn *c, const rv_domain_get_scheduler_type_args *args,
+    rv_domain_get_scheduler_type_ret *ret, rv_err *err);
+int rv_qemu_domain_get_scheduler_parameters(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
+    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err);
+int rv_qemu_domain_get_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
+    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
+/* ---- qemu_iotune.c: block I/O throttling, live ---- */
+int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
+                                     const rv_domain_set_block_io_tune_args *args, rv_err *err);
+int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
+                                     const rv_domain_get_block_io_tune_args *args,
+                                     rv_domain_get_block_io_tune_ret *ret, rv_err *err);
 /* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
 int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
                                          const rv_connect_get_all_domain_stats_args *args,

@@ -524,6 +524,8 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_DESTROY:
     case QJOB_SAVE:
     case QJOB_AGENT_HOSTNAME:
+    case QJOB_AGENT_GET_TIME:
+    case QJOB_AGENT_SET_TIME:
         break;
     }
     rv_err e = { 0 };
@@ -638,6 +640,7 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         /* Until the guest's balloon driver acts it has all its memory. */
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
         set_balloon_target(d);
+        rv_qemu_pin_apply(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
@@ -1136,6 +1139,12 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_AGENT_HOSTNAME:
         rv_qemu_agent_hostname(d);
+        break;
+    case QJOB_AGENT_GET_TIME:
+        rv_qemu_agent_get_time(d);
+        break;
+    case QJOB_AGENT_SET_TIME:
+        rv_qemu_agent_set_time(d, job->path);
         break;
     }
 }

@@ -799,6 +799,9 @@ int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err 
     out->id = d->id;
     out->state = d->state;
     out->persistent = d->persistent;
+    out->time_set = d->time_set;
+    out->time_sec = d->time_sec;
+    out->time_nsec = d->time_nsec;
     return 0;
 }
 

@@ -89,6 +89,9 @@ typedef struct test_dom_view {
     int id;                         /* -1 when not running */
     int state;                      /* RV_DOMAIN_* */
     int persistent;
+    int time_set;                   /* DOMAIN_SET_TIME's clock, when set */
+    long long time_sec;
+    unsigned int time_nsec;
 } test_dom_view;
 
 /* The domain the wire names, or -1 with libvirt's "no domain" error. */
@@ -105,6 +108,11 @@ struct test_dom {
     int state, reason;          /* RV_DOMAIN_* and its reason */
     int persistent;
     test_snaps *snaps;          /* its snapshots (test_snapshot.c); NULL: none yet */
+    /* The guest clock DOMAIN_SET_TIME gave (test_tune.c); kept across
+     * restarts, as libvirt keeps it with the domain object. */
+    int time_set;
+    long long time_sec;
+    unsigned int time_nsec;
     test_dom *uuid_next, *name_next;    /* hash chains */
 };
 

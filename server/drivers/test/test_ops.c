@@ -11,6 +11,7 @@
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_stats.h"
+#include "server/drivers/test/test_tune.h"
 
 static const test_native *const native = &rv_test_native;
 
@@ -589,5 +590,19 @@ const rv_driver rv_test_driver = {
         .interface_lookup_by_name = test_stats_interface_lookup_by_name,
         .interface_lookup_by_mac_string = test_stats_interface_lookup_by_mac_string,
         .interface_get_xml_desc = test_stats_interface_get_xml_desc,
+        /* tuning setters (test_tune.c) */
+        .domain_set_scheduler_parameters = test_tune_domain_set_scheduler_parameters,
+        .domain_set_scheduler_parameters_flags = test_tune_domain_set_scheduler_parameters_flags,
+        .domain_set_memory_parameters = test_tune_domain_set_memory_parameters,
+        .domain_set_blkio_parameters = test_tune_domain_set_blkio_parameters,
+        .domain_set_numa_parameters = test_tune_domain_set_numa_parameters,
+        .domain_set_interface_parameters = test_tune_domain_set_interface_parameters,
+        .domain_set_block_io_tune = test_tune_domain_set_block_io_tune,
+        .domain_pin_vcpu = test_tune_domain_pin_vcpu,
+        .domain_pin_vcpu_flags = test_tune_domain_pin_vcpu_flags,
+        .domain_pin_emulator = test_tune_domain_pin_emulator,
+        .domain_set_time = test_tune_domain_set_time,
+        .domain_set_vcpus = test_tune_domain_set_vcpus,
+        .domain_set_vcpus_flags = test_tune_domain_set_vcpus_flags,
     },
 };

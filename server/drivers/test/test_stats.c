@@ -13,6 +13,8 @@
 
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_stats.h"
+#include "server/drivers/test/test_tune.h"
+#include "server/drivers/tune_params.h"
 
 /* The host libvirt's test driver models (its node info: 2 nodes x 2
  * sockets x 2 cores x 2 threads), of which NODE_GET_CPU_MAP reports 8
@@ -316,6 +318,20 @@ static void fill_map(unsigned char *map, int maplen, int nbits)
         map[b / 8] |= (unsigned char)(1u << (b % 8));
 }
 
+/* A vcpu's CPU map (its pinning, else every host CPU) in maplen bytes;
+ * returns the last CPU it may use (-1 when none), libvirt's "CPU". */
+static int vcpu_map(unsigned char *map, int maplen, const rv_test_def *def, unsigned int vcpu)
+{
+    size_t len;
+    const unsigned char *pin = test_tune_vcpu_pin(def, vcpu, &len);
+    if (!pin) {
+        fill_map(map, maplen, HOST_CPUS);
+        return HOST_CPUS - 1;
+    }
+    memcpy(map, pin, len < (size_t)maplen ? len : (size_t)maplen);
+    return rv_tune_bitmap_last(pin, len);
+}
+
 static int set_param(rv_typed_param *p, const char *field, int type)
 {
     p->field = strdup(field);
@@ -545,8 +561,6 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
                                               const rv_domain_set_memory_stats_period_args *args,
                                               rv_err *err)
 {
-    test_dom_view v;
-    const rv_test_def *def;
     (void)c;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
                     "testDomainSetMemoryStatsPeriod", err) < 0)
@@ -556,19 +570,9 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
                    "invalid argument: invalid statistics period value %d", args->period);
         return -1;
     }
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
-    const rv_xml_node *balloon = first_device(def, "memballoon");
-    const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
-    if (!balloon || (model && strcmp(model, "none") == 0)) {
-        rv_err_set(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
-                   "internal error: No memory balloon device "
-                   "configured, can not set the collection period");
-        return -1;
-    }
-    /* Accepted; the statistics here do not depend on the period, and the
-     * domain XML (kept as written) does not record it. */
-    return 0;
+    /* Recorded in the balloon's XML (<stats period>); the statistics here
+     * do not depend on it. */
+    return test_tune_stats_period(&args->dom, args->flags, args->period, err);
 }
 
 int test_stats_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
@@ -718,10 +722,9 @@ int test_stats_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_arg
         rv_vcpu_info *vi = &ret->info.info_val[i];
         vi->number = (u_int)i;
         vi->state = 1;                          /* running */
-        vi->cpu = HOST_CPUS - 1;                /* the last CPU it may use */
         vi->cpu_time = base / 10;
-        fill_map((unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
-                 args->maplen, HOST_CPUS);
+        vi->cpu = vcpu_map((unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
+                           args->maplen, v.def, (unsigned int)i);
     }
     return 0;
 }
@@ -793,8 +796,8 @@ int test_stats_domain_get_vcpu_pin_info(rv_driver_conn *c,
     /* No vcpu is pinned: each may run on every host CPU. */
     int n = args->ncpumaps < (int)def->vcpus ? args->ncpumaps : (int)def->vcpus;
     for (int i = 0; i < n; i++)
-        fill_map((unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
-                 args->maplen, HOST_CPUS);
+        vcpu_map((unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
+                 args->maplen, def, (unsigned int)i);
     ret->num = n;
     return 0;
 }
@@ -811,15 +814,22 @@ int test_stats_domain_get_emulator_pin_info(rv_driver_conn *c,
                    : "maplen > REMOTE_CPUMAP_MAX");
         return -1;
     }
+    const rv_test_def *def;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
                     err) < 0 ||
-        get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
+        get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
     ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1);
     if (!ret->cpumaps.cpumaps_val)
         return fail_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
-    fill_map((unsigned char *)ret->cpumaps.cpumaps_val, args->maplen, HOST_CPUS);
+    size_t len;
+    const unsigned char *pin = test_tune_emulator_pin(def, &len);
+    if (pin)
+        memcpy(ret->cpumaps.cpumaps_val, pin, len < (size_t)args->maplen ? len
+                                                                          : (size_t)args->maplen);
+    else
+        fill_map((unsigned char *)ret->cpumaps.cpumaps_val, args->maplen, HOST_CPUS);
     ret->ret = 1;
     return 0;
 }
@@ -901,6 +911,7 @@ int test_stats_domain_get_memory_parameters(rv_driver_conn *c,
     static const char *const fields[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
     const int n = 3;
     test_dom_view v;
+    const rv_test_def *def;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
@@ -910,7 +921,7 @@ int test_stats_domain_get_memory_parameters(rv_driver_conn *c,
         ret->nparams = n;
         return 0;
     }
-    if (get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
+    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
     rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
@@ -918,9 +929,9 @@ int test_stats_domain_get_memory_parameters(rv_driver_conn *c,
     for (u_int i = 0; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_ULLONG) < 0)
             return fail_oom(err);
-        p[i].value.rv_typed_param_value_u.ul = MEMORY_UNLIMITED;
+        p[i].value.rv_typed_param_value_u.ul = test_tune_mem(def, (int)i);
     }
-    ret->nparams = (int)ret->params.params_len;
+    /* nparams stays 0 here: libvirtd sends the count only when asked it */
     return 0;
 }
 
@@ -936,6 +947,7 @@ int test_stats_domain_get_blkio_parameters(rv_driver_conn *c,
     };
     const int n = 6;
     test_dom_view v;
+    const rv_test_def *def;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
@@ -945,7 +957,7 @@ int test_stats_domain_get_blkio_parameters(rv_driver_conn *c,
         ret->nparams = n;
         return 0;
     }
-    if (get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
+    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
     /* A client that cannot take strings gets the weight only, as from libvirtd. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
@@ -954,12 +966,12 @@ int test_stats_domain_get_blkio_parameters(rv_driver_conn *c,
         return -1;
     if (set_param(&p[0], fields[0], RV_TYPED_PARAM_UINT) < 0)
         return fail_oom(err);
+    p[0].value.rv_typed_param_value_u.ui = test_tune_blkio_weight(def);
     for (u_int i = 1; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_STRING) < 0 ||
-            !(p[i].value.rv_typed_param_value_u.s = strdup("")))
+            !(p[i].value.rv_typed_param_value_u.s = test_tune_blkio_devices(def, (int)i - 1)))
             return fail_oom(err);
     }
-    ret->nparams = (int)ret->params.params_len;
     return 0;
 }
 
@@ -978,20 +990,21 @@ int test_stats_domain_get_numa_parameters(rv_driver_conn *c,
         ret->nparams = 2;
         return 0;
     }
-    if (get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
+    const rv_test_def *def;
+    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    /* Mode strict (0) and no nodeset; the nodeset is a string. */
+    /* The mode (strict, 0, unless set) and the nodeset, a string. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
     rv_typed_param *p = param_list(want, 2, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     if (set_param(&p[0], "numa_mode", RV_TYPED_PARAM_INT) < 0)
         return fail_oom(err);
+    p[0].value.rv_typed_param_value_u.i = test_tune_numa_mode(def);
     if (ret->params.params_len > 1 &&
         (set_param(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING) < 0 ||
-         !(p[1].value.rv_typed_param_value_u.s = strdup(""))))
+         !(p[1].value.rv_typed_param_value_u.s = strdup(test_tune_numa_nodeset(def)))))
         return fail_oom(err);
-    ret->nparams = (int)ret->params.params_len;
     return 0;
 }
 
@@ -1023,19 +1036,23 @@ int test_stats_domain_get_interface_parameters(
     if (nifs < 0)
         return -1;
     const iface_view *found = find_iface(ifs, nifs, args->device);
+    int index = found ? (int)(found - ifs) : -1;
     free(ifs);
     if (!found) {
         rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                    "invalid argument: '%s' is not a known interface", args->device);
         return -1;
     }
+    unsigned int bw[7];
+    test_tune_bandwidth(def, index, bw);
     rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
-    for (u_int i = 0; i < ret->params.params_len; i++)
+    for (u_int i = 0; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_UINT) < 0)
             return fail_oom(err);
-    ret->nparams = (int)ret->params.params_len;
+        p[i].value.rv_typed_param_value_u.ui = bw[i];
+    }
     return 0;
 }
 
@@ -1073,12 +1090,15 @@ int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
     }
     if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    if (!find_disk(def, *args->disk)) {
+    const rv_xml_node *disk = find_disk(def, *args->disk);
+    if (!disk) {
         rv_err_set(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                    "invalid argument: disk '%s' was not found in the domain config",
                    *args->disk);
         return -1;
     }
+    unsigned long long limits[TEST_IOTUNE_NUMBERS];
+    const char *group = test_tune_iotune(def, disk_target(disk), limits);
     int strings = (args->flags & TYPED_PARAM_STRING_OKAY) != 0;
     int want = args->nparams < NFIELDS ? args->nparams : NFIELDS;
     /* Without string support the group name is left out, as libvirtd does. */
@@ -1092,11 +1112,12 @@ int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
         int is_string = i == GROUP_NAME;
         if (set_param(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
                                                   : RV_TYPED_PARAM_ULLONG) < 0 ||
-            (is_string && !(p[j].value.rv_typed_param_value_u.s = strdup(""))))
+            (is_string && !(p[j].value.rv_typed_param_value_u.s = strdup(group))))
             return fail_oom(err);
+        if (!is_string)
+            p[j].value.rv_typed_param_value_u.ul = limits[i < GROUP_NAME ? i : i - 1];
         j++;
     }
-    ret->nparams = k;
     return 0;
 }
 
@@ -1158,8 +1179,8 @@ int test_stats_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args 
                    "Requested operation is not valid: domain is not running");
         return -1;
     }
-    ret->seconds = GUEST_TIME;
-    ret->nseconds = 0;
+    ret->seconds = v.time_set ? v.time_sec : GUEST_TIME;
+    ret->nseconds = v.time_set ? v.time_nsec : 0;
     return 0;
 }
 
@@ -1168,12 +1189,25 @@ int test_stats_domain_get_control_info(rv_driver_conn *c,
                                        rv_domain_get_control_info_ret *ret, rv_err *err)
 {
     test_dom_view v;
-    (void)c, (void)ret;
-    /* Always "ok": libvirt's test driver reports a job only for a guest
-     * clock set below 60000 seconds, which nothing here does. */
+    (void)c;
     if (check_flags(args->flags, 0, "testDomainGetControlInfo", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
+    /* libvirt's test driver reads a guest clock set below 60000 s as the
+     * state to report: a job, then occupied, then an error (its reason
+     * from the clock modulo 4); otherwise "ok". */
+    long long s = v.time_set ? v.time_sec : GUEST_TIME;
+    if (s > 0 && s < 10000) {
+        ret->state = 1;
+        ret->stateTime = (unsigned long long)s;
+    } else if (s >= 10000 && s < 30000) {
+        ret->state = 2;
+        ret->stateTime = (unsigned long long)(s - 10000);
+    } else if (s >= 30000 && s < 60000) {
+        ret->state = 3;
+        ret->details = (unsigned int)(s % 4);
+        ret->stateTime = (unsigned long long)(s - 30000);
+    }
     return 0;
 }
 
@@ -1385,4 +1419,27 @@ int test_stats_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_
                       "  <mac address='" HOST_IFACE_MAC "'/>\n"
                       "</interface>\n");
     return ret->xml ? 0 : fail_oom(err);
+}
+
+/* ================================================================ for the setters */
+
+int test_stats_iface_index(const rv_test_def *def, const char *device, rv_err *err)
+{
+    iface_view *ifs = NULL;
+    int n = list_ifaces(def, &ifs, err);
+    if (n < 0)
+        return -1;
+    const iface_view *found = find_iface(ifs, n, device);
+    int index = found ? (int)(found - ifs) : -1;
+    free(ifs);
+    if (index < 0)
+        rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                   "invalid argument: '%s' is not a known interface", device);
+    return index;
+}
+
+const char *test_stats_disk_target(const rv_test_def *def, const char *path)
+{
+    const rv_xml_node *disk = find_disk(def, path);
+    return disk ? disk_target(disk) : NULL;
 }

@@ -4,6 +4,7 @@
 #define RV_SERVER_DRIVERS_TEST_TEST_STATS_H
 
 #include "server/drivers/driver.h"
+#include "server/drivers/test/test_xml.h"
 
 int test_stats_domain_get_max_memory(rv_driver_conn *c,
                                      const rv_domain_get_max_memory_args *args,
@@ -113,5 +114,11 @@ int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
 int test_stats_domain_get_perf_events(rv_driver_conn *c,
                                       const rv_domain_get_perf_events_args *args,
                                       rv_domain_get_perf_events_ret *ret, rv_err *err);
+
+/* For the setters (test_tune.c): the index of the interface a name or MAC
+ * address names (-1 with libvirt's error), the target of the disk a
+ * target or source path names (NULL when none). */
+int test_stats_iface_index(const rv_test_def *def, const char *device, rv_err *err);
+const char *test_stats_disk_target(const rv_test_def *def, const char *path);
 
 #endif

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "common/util.h"
+#include "server/drivers/test/test_tune.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1091,6 +1092,103 @@ static int parse_mem_kib(const rv_xml_node *root, const char *elname,
     return ret;
 }
 
+/* ---- tuning: <memtune>, <blkiotune>, <cputune> pins, <numatune> ---- */
+
+static int parse_number(const rv_xml_node *el, const char *what, unsigned long long *v,
+                        rv_err *err)
+{
+    char *text;
+    if (text_of(el, &text, err) < 0)
+        return -1;
+    int bad = !text || parse_ull(text, v) < 0;
+    if (bad)
+        def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR, "XML error: Invalid value '%s' for %s",
+                 text ? text : "", what);
+    free(text);
+    return bad ? -1 : 0;
+}
+
+static int parse_blkiotune(const rv_xml_node *bt, rv_test_def *def, rv_err *err)
+{
+    static const char *const kinds[] = { "weight", "read_iops_sec", "write_iops_sec",
+                                         "read_bytes_sec", "write_bytes_sec" };
+    unsigned long long v;
+    const rv_xml_node *w = rv_xml_child(bt, "weight");
+    if (w && (parse_number(w, "blkiotune weight", &v, err) < 0 || v > UINT_MAX ||
+              test_tune_set_blkio_weight(def, (unsigned int)v, err) < 0))
+        return rv_err_is_set(err) ? -1 : def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                                                  "XML error: blkiotune weight out of range");
+    for (size_t i = 0; i < bt->nkids; i++) {
+        const rv_xml_node *dev = bt->kids[i];
+        if (!dev || !dev->name || strcmp(dev->name, "device") != 0)
+            continue;
+        char *path;
+        if (text_of(rv_xml_child(dev, "path"), &path, err) < 0)
+            return -1;
+        if (!path)
+            return def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                            "XML error: missing blkio device path");
+        int rc = 0;
+        for (int k = 0; rc == 0 && k < 5; k++) {
+            const rv_xml_node *el = rv_xml_child(dev, kinds[k]);
+            if (el && (parse_number(el, kinds[k], &v, err) < 0 ||
+                       test_tune_set_blkio_device(def, path, k, v, err) < 0))
+                rc = -1;
+        }
+        free(path);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_tuning(rv_xml_node *root, rv_test_def *def, rv_err *err)
+{
+    static const char *const limits[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+    static const char *const modes[] = { "strict", "preferred", "interleave", "restrictive" };
+    const rv_xml_node *mt = rv_xml_child(root, "memtune");
+    for (int k = 0; mt && k < 3; k++) {
+        unsigned long long kib;
+        if (rv_xml_child(mt, limits[k]) &&
+            (parse_mem_kib(mt, limits[k], &kib, err) < 0 ||
+             test_tune_set_mem(def, k, kib, err) < 0))
+            return -1;
+    }
+    const rv_xml_node *bt = rv_xml_child(root, "blkiotune");
+    if (bt && parse_blkiotune(bt, def, err) < 0)
+        return -1;
+    const rv_xml_node *ct = rv_xml_child(root, "cputune");
+    for (size_t i = 0; ct && i < ct->nkids; i++) {
+        const rv_xml_node *el = ct->kids[i];
+        int emulator = el && el->name && strcmp(el->name, "emulatorpin") == 0;
+        if (!el || !el->name || (!emulator && strcmp(el->name, "vcpupin") != 0))
+            continue;
+        const char *vcpu = rv_xml_attr_get(el, "vcpu"), *cpuset = rv_xml_attr_get(el, "cpuset");
+        unsigned long long v = 0;
+        if (!cpuset || (!emulator && (!vcpu || parse_ull(vcpu, &v) < 0 || v > INT_MAX)))
+            return def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                            "XML error: <%s> needs %s", el->name,
+                            emulator ? "a cpuset" : "a vcpu and a cpuset");
+        if (test_tune_set_pin(def, emulator ? -1 : (int)v, cpuset, err) < 0)
+            return -1;
+    }
+    const rv_xml_node *nt = rv_xml_child(root, "numatune");
+    const rv_xml_node *mem = nt ? rv_xml_child(nt, "memory") : NULL;
+    if (mem) {
+        const char *mode = rv_xml_attr_get(mem, "mode");
+        int m = mode ? -1 : 0;
+        for (int k = 0; mode && k < 4; k++)
+            if (strcmp(mode, modes[k]) == 0)
+                m = k;
+        if (m < 0)
+            return def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
+                            "XML error: Unsupported NUMA memory tuning mode '%s'", mode);
+        if (test_tune_set_numa(def, m, rv_xml_attr_get(mem, "nodeset"), err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- the steps, in libvirt's order ---- */
 
 static int check_root(rv_xml_node *root, rv_test_def *def, rv_err *err)
@@ -1346,7 +1444,8 @@ int rv_test_def_parse(const char *xml, rv_test_def **out, rv_err *err)
 {
     static int (*const steps[])(rv_xml_node *, rv_test_def *, rv_err *) = {
         check_root, parse_name, parse_uuid, parse_virt_type, parse_os_type, parse_title,
-        parse_memory, parse_vcpu, parse_lifecycle, parse_clock, parse_boot, check_def,
+        parse_memory, parse_vcpu, parse_tuning, parse_lifecycle, parse_clock, parse_boot,
+        check_def,
     };
     rv_xml_node *root = rv_xml_parse(xml, "(domain_definition)", err);
     if (!root)
@@ -1377,6 +1476,7 @@ void rv_test_def_free(rv_test_def *def)
     free(def->arch);
     free(def->machine);
     rv_xml_free(def->devices);
+    test_tune_free(def->tune);
     free(def);
 }
 
@@ -1501,13 +1601,24 @@ static void write_node(writer *w, const rv_xml_node *el, int indent)
     w_printf(w, "</%s>\n", el->name);
 }
 
+/* Tuning the setters keep (test_tune.c), written and freed; NULL: none. */
+static void write_tuning(writer *w, char *xml)
+{
+    if (xml)
+        w_str(w, xml);
+    free(xml);
+}
+
 static void write_vcpu(writer *w, const rv_test_def *def)
 {
     w_printf(w, "  <vcpu placement='%s'", def->placement_auto ? "auto" : "static");
     if (def->vcpus_current != def->vcpus)
         w_printf(w, " current='%u'", def->vcpus_current);
     w_printf(w, ">%u</vcpu>\n", def->vcpus);
-    if (def->placement_auto)
+    char *cpu = test_tune_xml_cpu(def);
+    if (cpu)
+        write_tuning(w, cpu);
+    else if (def->placement_auto)
         w_str(w, "  <numatune>\n    <memory mode='strict' placement='auto'/>\n  </numatune>\n");
 }
 
@@ -1555,6 +1666,7 @@ char *rv_test_def_format(const rv_test_def *def, int id)
         w_text_element(&w, "description", def->description);
     w_printf(&w, "  <memory unit='KiB'>%llu</memory>\n", def->max_mem_kib);
     w_printf(&w, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->cur_mem_kib);
+    write_tuning(&w, test_tune_xml_memory(def));
     write_vcpu(&w, def);
     write_os(&w, def);
     w_printf(&w, "  <clock offset='%s'/>\n", def->clock_localtime ? "localtime" : "utc");

@@ -81,6 +81,7 @@ typedef struct rv_test_def {
     int clock_localtime;                /* else utc */
     int on_poweroff, on_reboot, on_crash;   /* RV_TEST_ACTION_* */
     rv_xml_node *devices;               /* NULL when absent */
+    struct test_tune *tune;             /* tuning set by the setters (test_tune.c); NULL: none */
 } rv_test_def;
 
 /* Read domain XML, applying libvirt's defaults and checks in libvirt's

@@ -1,0 +1,210 @@
+/* Typed-parameter checks for the tuning setters: see tune_params.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/drivers/tune_params.h"
+
+enum { FIELD_LENGTH = 80 };     /* libvirt's VIR_TYPED_PARAM_FIELD_LENGTH */
+
+static const char *type_name(int type)
+{
+    static const char *const names[] = { "", "int", "uint", "llong", "ullong", "double",
+                                         "boolean", "string" };
+    return type >= 1 && type <= 7 ? names[type] : "unknown";
+}
+
+int rv_tune_params_check_call(const rv_typed_param *params, unsigned int n, const char *api,
+                              const char *what, rv_err *err)
+{
+    for (unsigned int i = 0; i < n; i++)
+        if (strlen(params[i].field) >= FIELD_LENGTH)
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
+                               "internal error: parameter %s too big for destination",
+                               params[i].field);
+    if (n == 0) {
+        if (strcmp(what, "nparams") == 0)
+            return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                               "nparams in %s must be greater than zero", api);
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "%s in %s must not be NULL", what, api);
+    }
+    return 0;
+}
+
+int rv_tune_check_exclusive(unsigned int flags, rv_err *err)
+{
+    if ((flags & 1) && (flags & 2))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "Flags 'VIR_DOMAIN_AFFECT_LIVE' and 'VIR_DOMAIN_AFFECT_CONFIG' "
+                           "are mutually exclusive");
+    return 0;
+}
+
+static const rv_typed_param *sort_base;
+static int by_field(const void *a, const void *b)
+{
+    return strcmp(sort_base[*(const unsigned int *)a].field,
+                  sort_base[*(const unsigned int *)b].field);
+}
+
+int rv_tune_params_validate(const rv_typed_param *params, unsigned int n,
+                            const rv_tune_field *fields, size_t nfields, rv_err *err)
+{
+    unsigned int order[RV_BLOCK_IO_TUNE_PARAMS_MAX];
+    if (n > sizeof(order) / sizeof(order[0]))   /* the wire bounds keep n below */
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "too many parameters (%u)", n);
+    for (unsigned int i = 0; i < n; i++)
+        order[i] = i;
+    sort_base = params;
+    qsort(order, n, sizeof(order[0]), by_field);
+    for (unsigned int k = 0; k < n; k++) {
+        const rv_typed_param *p = &params[order[k]];
+        const rv_tune_field *f = NULL;
+        for (size_t j = 0; j < nfields && !f; j++)
+            if (strcmp(fields[j].name, p->field) == 0)
+                f = &fields[j];
+        if (!f)
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_ARGUMENT_UNSUPPORTED,
+                               "argument unsupported: parameter '%s' not supported", p->field);
+        if (p->value.type != f->type)
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                               "invalid argument: invalid type '%s' for parameter '%s', "
+                               "expected '%s'", type_name(p->value.type), p->field,
+                               type_name(f->type));
+        if (k > 0 && strcmp(params[order[k - 1]].field, p->field) == 0)
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                               "invalid argument: parameter '%s' occurs multiple times",
+                               p->field);
+    }
+    return 0;
+}
+
+const rv_typed_param *rv_tune_param_find(const rv_typed_param *params, unsigned int n,
+                                         const char *name)
+{
+    for (unsigned int i = 0; i < n; i++)
+        if (strcmp(params[i].field, name) == 0)
+            return &params[i];
+    return NULL;
+}
+
+/* ---- bitmaps ---- */
+
+static int parse_num(const char **s, unsigned long *out)
+{
+    const char *p = *s;
+    unsigned long v = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    while (*p >= '0' && *p <= '9') {
+        v = v * 10 + (unsigned long)(*p++ - '0');
+        if (v >= RV_TUNE_BITMAP_MAX_BITS)
+            return -1;
+    }
+    *out = v;
+    *s = p;
+    return 0;
+}
+
+static void skip_spaces(const char **s)
+{
+    while (**s == ' ')
+        (*s)++;
+}
+
+int rv_tune_bitmap_parse(const char *s, unsigned char **map, size_t *len, rv_err *err)
+{
+    unsigned char *bits = calloc(RV_TUNE_BITMAP_MAX_BITS / 8, 1);
+    const char *p = s;
+    unsigned long top = 0;
+    int any = 0;
+    if (!bits)
+        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    for (;;) {
+        int neg = 0;
+        unsigned long a, b;
+        skip_spaces(&p);
+        if (*p == '^') {
+            neg = 1;
+            p++;
+        }
+        if (parse_num(&p, &a) < 0)
+            goto bad;
+        b = a;
+        if (!neg && *p == '-') {
+            p++;
+            if (parse_num(&p, &b) < 0 || b < a)
+                goto bad;
+        }
+        for (unsigned long k = a; k <= b; k++) {
+            if (neg)
+                bits[k / 8] &= (unsigned char)~(1u << (k % 8));
+            else
+                bits[k / 8] |= (unsigned char)(1u << (k % 8));
+        }
+        if (!neg && b + 1 > top)
+            top = b + 1;
+        any = 1;
+        skip_spaces(&p);
+        if (*p == '\0')
+            break;
+        if (*p++ != ',')
+            goto bad;
+    }
+    if (!any)
+        goto bad;
+    *len = top ? (top + 7) / 8 : 1;
+    *map = bits;
+    return 0;
+bad:
+    free(bits);
+    return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                       "invalid argument: Failed to parse bitmap '%s'", s);
+}
+
+static int bit_set(const unsigned char *map, size_t k)
+{
+    return (map[k / 8] >> (k % 8)) & 1;
+}
+
+char *rv_tune_bitmap_format(const unsigned char *map, size_t len)
+{
+    size_t cap = 1, used = 0;
+    char *out = NULL;
+    /* Room for the worst case: every other bit, "N," each. */
+    cap = len * 8 * 8 + 1;
+    if (!(out = malloc(cap)))
+        return NULL;
+    out[0] = '\0';
+    for (size_t k = 0; k < len * 8;) {
+        if (!bit_set(map, k)) {
+            k++;
+            continue;
+        }
+        size_t e = k;
+        while (e + 1 < len * 8 && bit_set(map, e + 1))
+            e++;
+        int w = e == k ? snprintf(out + used, cap - used, "%s%zu", used ? "," : "", k)
+                       : snprintf(out + used, cap - used, "%s%zu-%zu", used ? "," : "", k, e);
+        used += (size_t)w;
+        k = e + 1;
+    }
+    return out;
+}
+
+int rv_tune_bitmap_empty(const unsigned char *map, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (map[i])
+            return 0;
+    return 1;
+}
+
+int rv_tune_bitmap_last(const unsigned char *map, size_t len)
+{
+    for (size_t k = len * 8; k-- > 0;)
+        if (bit_set(map, k))
+            return (int)k;
+    return -1;
+}

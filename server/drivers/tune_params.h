@@ -1,0 +1,48 @@
+/* Checks of the typed parameters a tuning setter receives, shared by the
+ * drivers, with the errors libvirtd gives for them (its daemon, its public
+ * API and its driver-side checks, in that order), and small helpers for
+ * reading them and for the CPU maps of the pinning calls. */
+#ifndef RV_SERVER_DRIVERS_TUNE_PARAMS_H
+#define RV_SERVER_DRIVERS_TUNE_PARAMS_H
+
+#include <stddef.h>
+
+#include "server/drivers/driver.h"
+
+/* A parameter a setter takes: its name and RV_TYPED_PARAM_* type. */
+typedef struct rv_tune_field {
+    const char *name;
+    int type;
+} rv_tune_field;
+
+/* Before the driver: a name of 80 bytes or more (libvirt's field size)
+ * and an empty list (api: libvirt's function name, e.g.
+ * "virDomainSetMemoryParameters"; what: "params" or "nparams" as that
+ * function words it). */
+int rv_tune_params_check_call(const rv_typed_param *params, unsigned int n, const char *api,
+                              const char *what, rv_err *err);
+
+/* libvirt's public-API check that live and config are not both asked. */
+int rv_tune_check_exclusive(unsigned int flags, rv_err *err);
+
+/* Every parameter known, of its type, none twice; the first offender in
+ * name order is reported, as libvirt does. */
+int rv_tune_params_validate(const rv_typed_param *params, unsigned int n,
+                            const rv_tune_field *fields, size_t nfields, rv_err *err);
+
+/* The parameter called name, or NULL. */
+const rv_typed_param *rv_tune_param_find(const rv_typed_param *params, unsigned int n,
+                                         const char *name);
+
+/* A CPU (or NUMA node) list "0-3,^2,5" to a bitmap of *len bytes
+ * (malloc'd; bits beyond RV_TUNE_BITMAP_MAX_BITS refused); -1 with
+ * libvirt's "Failed to parse bitmap" error. */
+#define RV_TUNE_BITMAP_MAX_BITS 65536
+int rv_tune_bitmap_parse(const char *s, unsigned char **map, size_t *len, rv_err *err);
+/* The list form ("0-2,5") of a bitmap; "" when empty.  NULL: no memory. */
+char *rv_tune_bitmap_format(const unsigned char *map, size_t len);
+/* Whether no bit is set; the highest set bit or -1. */
+int rv_tune_bitmap_empty(const unsigned char *map, size_t len);
+int rv_tune_bitmap_last(const unsigned char *map, size_t len);
+
+#endif
