@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -800,33 +801,56 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-/* incoming_fd >= 0: QEMU's descriptor 3 (-incoming fd:3). */
+/* Start QEMU with posix_spawn: glibc's is a vfork-style clone that shares
+ * remvirtd's memory until the exec, so its cost on the loop does not grow
+ * with remvirtd's size (a fork copied every page table; under load that
+ * was the longest single call on the loop).  The child gets its own
+ * session (remvirtd's signals are not its), no blocked or ignored
+ * signals, /dev/null for input, the log for output, and nothing else of
+ * remvirtd's open but, when incoming_fd >= 0, that as descriptor 3
+ * (-incoming fd:3).  Returns the pid, or -1 with errno set (an exec that
+ * fails is reported here, not in the log). */
 static pid_t spawn(char **argv, int log_fd, int incoming_fd)
 {
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    /* The child: its own session (remvirtd's signals are not its), the
-     * log for output, nothing else of remvirtd's open. */
-    setsid();
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    int null = open("/dev/null", O_RDONLY);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
-        _exit(127);
-    if (incoming_fd >= 0) {
-        /* (dup2 onto itself would keep close-on-exec) */
-        if ((incoming_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(incoming_fd, 3)) < 0)
-            _exit(127);
-        closefrom(4);
-    } else {
-        closefrom(3);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return -1;
+    if (posix_spawnattr_init(&attr) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return -1;
     }
-    execv(argv[0], argv);
-    dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
+    sigset_t none, pipe_default;
+    sigemptyset(&none);
+    sigemptyset(&pipe_default);
+    sigaddset(&pipe_default, SIGPIPE);
+    /* (dup2 of a descriptor onto itself clears its close-on-exec) */
+    int rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(&attr, &pipe_default);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
+    if (rc == 0 && incoming_fd >= 0)
+        rc = posix_spawn_file_actions_adddup2(&fa, incoming_fd, 3);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addclosefrom_np(&fa, incoming_fd >= 0 ? 4 : 3);
+    pid_t pid = -1;
+    if (rc == 0)
+        rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return pid;
 }
 
 /* Open the log and write this run's header: the time and command line. */
@@ -988,7 +1012,8 @@ static void begin_start(qemu_dom *d)
         unlink(d->monitor_path);
         pid_t pid = spawn(argv, log_fd, incoming_fd);
         if (pid < 0)
-            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot run %s: %s", argv[0],
+                       strerror(errno));
         else {
             d->pid = pid;
             d->our_child = true;
