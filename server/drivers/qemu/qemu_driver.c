@@ -223,8 +223,10 @@ static void qemu_init(const rv_driver_setup *setup)
             rv_qemu.qemu_version ? "" : ": not found or not runnable",
             rv_qemu.kvm ? "KVM usable" : "KVM not usable: TCG only", rv_qemu.config_dir,
             rv_qemu.run_dir);
-    ev_child_init(&rv_qemu.child_watcher, rv_qemu_child_exited, 0, 0);
-    ev_child_start(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_err spawner_err = { 0 };
+    if (rv_qemu_spawner_init(&spawner_err) < 0)
+        RV_WARN("QEMU driver: %s (tried again at each start)", spawner_err.message);
+    rv_err_clear(&spawner_err);
     rv_qemu.loaded = true;
     rv_qemu_load_all();
     rv_qemu_storage_init();
@@ -233,8 +235,7 @@ static void qemu_init(const rv_driver_setup *setup)
 
 static void qemu_cleanup(void)
 {
-    if (rv_qemu.loaded)
-        ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_qemu_spawner_cleanup();
     rv_qemu_storage_cleanup();
     rv_qemu_network_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */

@@ -116,7 +116,6 @@ typedef struct qemu_state {
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
     qemu_dom *doms;
     int next_id;
-    ev_child child_watcher;
 } qemu_state;
 
 extern qemu_state rv_qemu;
@@ -203,7 +202,22 @@ void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
-void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
+/* A QEMU process exited with status (as waitpid says). */
+void rv_qemu_process_exited(pid_t pid, int status);
+
+/* ---- qemu_spawner.c ---- */
+/* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
+ * -1 and why. */
+typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* The helper process that forks QEMUs, started when the driver loads. */
+int rv_qemu_spawner_init(rv_err *err);
+/* Ask for argv (argv[0] a path) with log_fd as its output and, when >= 0,
+ * incoming_fd as its descriptor 3; done() is called from the loop. */
+int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, rv_qemu_spawned_fn done, void *data,
+                  rv_err *err);
+/* Let the child exec (its pid is recorded), or make it exit. */
+void rv_qemu_spawn_go(pid_t pid, bool run);
+void rv_qemu_spawner_cleanup(void);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
 /* An active domain's memory: what the balloon last said, else the

@@ -13,7 +13,6 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,14 +377,11 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     rv_err_clear(&err);
 }
 
-void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents)
+void rv_qemu_process_exited(pid_t pid, int st)
 {
-    (void)loop;
-    (void)revents;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
-        if (!d->our_child || d->pid != w->rpid || d->reaped)
+        if (!d->our_child || d->pid != pid || d->reaped)
             continue;
-        int st = w->rstatus;
         RV_INFO("domain '%s': QEMU (pid %d) %s %d", dom_name(d), (int)d->pid,
                 WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
@@ -801,58 +797,6 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-/* Start QEMU with posix_spawn: glibc's is a vfork-style clone that shares
- * remvirtd's memory until the exec, so its cost on the loop does not grow
- * with remvirtd's size (a fork copied every page table; under load that
- * was the longest single call on the loop).  The child gets its own
- * session (remvirtd's signals are not its), no blocked or ignored
- * signals, /dev/null for input, the log for output, and nothing else of
- * remvirtd's open but, when incoming_fd >= 0, that as descriptor 3
- * (-incoming fd:3).  Returns the pid, or -1 with errno set (an exec that
- * fails is reported here, not in the log). */
-static pid_t spawn(char **argv, int log_fd, int incoming_fd)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return -1;
-    if (posix_spawnattr_init(&attr) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return -1;
-    }
-    sigset_t none, pipe_default;
-    sigemptyset(&none);
-    sigemptyset(&pipe_default);
-    sigaddset(&pipe_default, SIGPIPE);
-    /* (dup2 of a descriptor onto itself clears its close-on-exec) */
-    int rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                                 POSIX_SPAWN_SETSIGDEF);
-    if (rc == 0)
-        rc = posix_spawnattr_setsigmask(&attr, &none);
-    if (rc == 0)
-        rc = posix_spawnattr_setsigdefault(&attr, &pipe_default);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, 1);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, log_fd, 2);
-    if (rc == 0 && incoming_fd >= 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, incoming_fd, 3);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addclosefrom_np(&fa, incoming_fd >= 0 ? 4 : 3);
-    pid_t pid = -1;
-    if (rc == 0)
-        rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        errno = rc;
-        return -1;
-    }
-    return pid;
-}
-
 /* Open the log and write this run's header: the time and command line. */
 static int open_log(qemu_dom *d, char **argv, rv_err *err)
 {
@@ -967,6 +911,8 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
     return 0;
 }
 
+static void on_spawned(void *data, pid_t pid, const char *why);
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -997,6 +943,7 @@ static void begin_start(qemu_dom *d)
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     char **argv = NULL;
     int log_fd = -1;
+    bool spawn_asked = false;
     rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
                                   incoming_fd >= 0 ? "fd:3" : NULL };
     if (!d->monitor_path) {
@@ -1010,33 +957,43 @@ static void begin_start(qemu_dom *d)
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
-        pid_t pid = spawn(argv, log_fd, incoming_fd);
-        if (pid < 0)
-            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot run %s: %s", argv[0],
-                       strerror(errno));
-        else {
-            d->pid = pid;
-            d->our_child = true;
-            d->reaped = false;
-        }
+        /* The helper forks it (qemu_spawner.c); on_spawned goes on. */
+        spawn_asked = rv_qemu_spawn(argv, log_fd, incoming_fd, on_spawned, d, &err) == 0;
     }
     rv_qemu_argv_free(argv);
     if (log_fd >= 0)
         close(log_fd);
     if (incoming_fd >= 0)
         close(incoming_fd);
-    if (d->pid <= 0) {
+    if (!spawn_asked) {
+        start_failed(d, &err);
+        rv_err_clear(&err);
+    }
+}
+
+/* The helper has forked QEMU's process, which waits: record its pid
+ * (on disk too: a remvirtd killed from here on finds it), then let it
+ * run and connect to its monitor. */
+static void on_spawned(void *data, pid_t pid, const char *why)
+{
+    qemu_dom *d = data;
+    rv_err err = { 0 };
+    if (pid < 0) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot start QEMU: %s", why);
         start_failed(d, &err);
         rv_err_clear(&err);
         return;
     }
+    d->pid = pid;
+    d->our_child = true;
+    d->reaped = false;
     rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_STARTING_UP, -1, 0);
-    /* Saved at once: a remvirtd killed from here on finds the process. */
     if (rv_qemu_save_status(d, &err) < 0) {
-        start_failed(d, &err);
+        start_failed(d, &err);  /* (kills the waiting child) */
         rv_err_clear(&err);
         return;
     }
+    rv_qemu_spawn_go(pid, true);
     rv_qmp_options qopts = { .connect_timeout = MONITOR_CONNECT_TIMEOUT };
     d->qmp = rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts, &monitor_callbacks, d,
                                  &err);
