@@ -575,6 +575,17 @@ static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_er
     return 0;
 }
 
+/* A define of a name whose file is still being removed would race with
+ * the removal: refused until it is over. */
+static int check_removal(const char *name, rv_err *err)
+{
+    if (!rv_qemu_def_removal_pending(name))
+        return 0;
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: the definition of domain '%s' is still being removed",
+                name);
+}
+
 static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
 {
     rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
@@ -610,7 +621,7 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
     (void)c;
     rv_qemu_domain_def *def = parse(args->xml, err);
     qemu_dom *d = NULL;
-    if (!def || check_conflict(def, &d, err) < 0) {
+    if (!def || check_conflict(def, &d, err) < 0 || (!d && check_removal(def->name, err) < 0)) {
         rv_qemu_domain_free(def);
         return -1;
     }
@@ -672,20 +683,16 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
         if (rc < 0)
             return -1;
     }
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) < 0)
-        return oom(err);
-    rv_qemu_remove_def(d->def->name);
-    rv_qemu_domain_free(d->def);
-    d->def = NULL;
-    d->autostart = false;
-    RV_INFO("domain '%s' undefined", ref.name);
-    rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_UNDEFINED,
-                              RV_EVENT_UNDEFINED_REMOVED);
-    free(ref.name);
-    /* A running domain stays, transient now; an inactive one goes. */
-    rv_qemu_dom_forget_if_gone(d);
-    return 0;
+    /* Answered once the file's removal is durable (qemu_defwrite.c); a
+     * running domain stays, transient now, an inactive one goes then. */
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_err e = { 0 };
+    if (rv_qemu_def_remove(d, reply, &e) < 0)
+        rv_deferred_finish(reply, &e);
+    rv_err_clear(&e);
+    return RV_DEFERRED;
 }
 
 static int domain_undefine(rv_driver_conn *c, const rv_domain_undefine_args *args, rv_err *err)

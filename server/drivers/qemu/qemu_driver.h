@@ -150,7 +150,6 @@ char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
 int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
-void rv_qemu_remove_def(const char *name);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
@@ -168,6 +167,9 @@ char *rv_qemu_log_tail(const char *name, off_t from);
  * fd.  tmp_path must be this file's alone while the child runs. */
 int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
                        const char *path, rv_err *err);
+/* Fork the child that removes path (gone already is fine) and fsyncs
+ * its directory. */
+int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
 /* Stop watching the child (it finishes on its own). */
 void rv_qemu_sync_forget(rv_qemu_sync *s);
 
@@ -183,6 +185,13 @@ int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
 int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
+/* Undefine: d's definition goes from memory at once; its file is removed
+ * (and the directory fsynced) by a child, then the autostart link goes,
+ * the UNDEFINED event is sent and reply (taken) answered.  If the child
+ * fails, the definition comes back and reply gets the error. */
+int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err);
+/* A removal of a definition named name is still under way. */
+bool rv_qemu_def_removal_pending(const char *name);
 
 /* ---- qemu_console.c ---- */
 /* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */

@@ -147,13 +147,6 @@ static void unlink_in(const char *dir, const char *name, const char *suffix)
     free(path);
 }
 
-void rv_qemu_remove_def(const char *name)
-{
-    unlink_in(rv_qemu.config_dir, name, ".xml");
-    rv_qemu_set_autostart_link(name, false, NULL);
-    fsync_dir_of(rv_qemu.config_dir);
-}
-
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
