@@ -9,7 +9,10 @@
  * away (the socket closes, or QEMU exits), or, for a reboot, nothing is
  * heard; a short wait without an error counts as success, as in libvirtd.
  * A query (guest-get-host-name) waits for its answer.
- * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY). */
+ * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY).  A
+ * shutdown or reboot asked in both modes (--mode acpi,agent) that fails
+ * here, whatever the reason, presses the ACPI power button instead, as
+ * libvirtd does. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -46,6 +49,7 @@ struct qemu_agent_op {
     long long sync_id;
     const char *command;        /* after the sync */
     const char *mode;           /* guest-shutdown's: "powerdown" or "reboot"; NULL: a query */
+    bool acpi_fallback;         /* a failure is not the job's end: ACPI next */
     char *out;                  /* what is left to write */
     size_t out_len, out_off;
     char *in;                   /* the reply line so far */
@@ -100,8 +104,16 @@ static void op_fail(qemu_agent_op *op, int code, const char *fmt, ...)
     va_start(ap, fmt);
     rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
     va_end(ap);
-    RV_INFO("domain '%s': %s", op->d->live ? op->d->live->name : "?", err.message);
-    op_finish(op, &err);
+    RV_INFO("domain '%s': %s%s", op->d->live ? op->d->live->name : "?", err.message,
+            op->acpi_fallback ? "; the ACPI power button instead" : "");
+    if (op->acpi_fallback) {
+        qemu_dom *d = op->d;
+        bool reboot = strcmp(op->mode, "reboot") == 0;
+        op_free(op);
+        rv_qemu_power_acpi(d, reboot);
+    } else {
+        op_finish(op, &err);
+    }
     rv_err_clear(&err);
 }
 
@@ -287,7 +299,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* Begin the exchange: mode NULL for the query command, else
  * guest-shutdown with that mode. */
-static void agent_begin(qemu_dom *d, const char *command, const char *mode)
+static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool acpi_fallback)
 {
     rv_err err = { 0 };
     const char *path = agent_path(d->live);
@@ -303,6 +315,7 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode)
     op->fd = -1;
     op->command = command;
     op->mode = mode;
+    op->acpi_fallback = acpi_fallback;
     d->agent = op;
     ev_io_init(&op->io, on_io, -1, EV_READ);
     op->io.data = op;
@@ -356,12 +369,12 @@ bool rv_qemu_agent_abandon(qemu_dom *d)
     return sent;
 }
 
-void rv_qemu_agent_power(qemu_dom *d, bool reboot)
+void rv_qemu_agent_power(qemu_dom *d, bool reboot, bool acpi_fallback)
 {
-    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown");
+    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown", acpi_fallback);
 }
 
 void rv_qemu_agent_hostname(qemu_dom *d)
 {
-    agent_begin(d, "guest-get-host-name", NULL);
+    agent_begin(d, "guest-get-host-name", NULL, false);
 }

@@ -943,7 +943,8 @@ DOM_JOB(domain_reset, rv_domain_reset_args, QJOB_RESET, args->flags, 0, "qemuDom
 #undef DOM_JOB
 
 /* Shutdown and reboot by ACPI (flag 1, or none) or the guest agent (2,
- * qemu_agent.c).  Both flags: the agent when configured, else ACPI. */
+ * qemu_agent.c).  Both flags: the agent when configured, and ACPI when
+ * it is not or when the agent fails (libvirtd's order). */
 static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned int flags,
                      const char *func, rv_err *err)
 {
@@ -959,8 +960,6 @@ static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned
                         "argument unsupported: QEMU guest agent is not configured");
         flags &= ~agent;
     }
-    if ((flags & agent) && (flags & acpi))
-        flags &= ~acpi;
     return defer_job(d, kind, flags, NULL, err);
 }
 

@@ -229,6 +229,8 @@ void rv_qemu_spawn_go(pid_t pid, bool run);
 void rv_qemu_spawner_cleanup(void);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
+/* The running SHUTDOWN or REBOOT job by the ACPI power button. */
+void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 /* An active domain's memory: what the balloon last said, else the
  * definition's currentMemory. */
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
@@ -243,8 +245,9 @@ bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
 typedef struct qemu_agent_op qemu_agent_op;
 /* The definition has the guest agent's unix channel. */
 bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
-/* The running SHUTDOWN or REBOOT job through the guest agent. */
-void rv_qemu_agent_power(qemu_dom *d, bool reboot);
+/* The running SHUTDOWN or REBOOT job through the guest agent; when it
+ * fails and acpi_fallback, by the ACPI power button instead. */
+void rv_qemu_agent_power(qemu_dom *d, bool reboot, bool acpi_fallback);
 /* The running AGENT_HOSTNAME job: guest-get-host-name. */
 void rv_qemu_agent_hostname(qemu_dom *d);
 /* The process is gone or remvirtd stops: drop the exchange; true when

@@ -1055,25 +1055,21 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "cont");
         break;
     case QJOB_SHUTDOWN:
-        /* A shutdown is meant: an earlier reboot the guest ignored is off. */
-        d->fake_reboot = false;
-        if (job->flags & RV_DOMAIN_SHUTDOWN_GUEST_AGENT) {
-            rv_qemu_agent_power(d, false);
-            break;
-        }
-        job_command(d, "system_powerdown");
-        break;
     case QJOB_REBOOT:
-        /* libvirtd's "fake reboot": the power button, and the guest's
-         * power-off then becomes a reset in the same process. */
-        if (job->flags & RV_DOMAIN_REBOOT_GUEST_AGENT) {
+        /* The agent when asked; with ACPI asked too, ACPI when the agent
+         * fails (qemu_agent.c calls back), as libvirtd does. */
+    {
+        bool reboot = job->kind == QJOB_REBOOT;
+        unsigned int agent = reboot ? RV_DOMAIN_REBOOT_GUEST_AGENT : RV_DOMAIN_SHUTDOWN_GUEST_AGENT;
+        unsigned int acpi = reboot ? RV_DOMAIN_REBOOT_ACPI_POWER_BTN : RV_DOMAIN_SHUTDOWN_ACPI_POWER_BTN;
+        if (job->flags & agent) {
             d->fake_reboot = false;     /* the guest reboots itself */
-            rv_qemu_agent_power(d, true);
+            rv_qemu_agent_power(d, reboot, job->flags & acpi);
             break;
         }
-        d->fake_reboot = true;
-        job_command(d, "system_powerdown");
+        rv_qemu_power_acpi(d, reboot);
         break;
+    }
     case QJOB_RESET:
         job_command(d, "system_reset");
         break;
@@ -1084,6 +1080,15 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         rv_qemu_agent_hostname(d);
         break;
     }
+}
+
+void rv_qemu_power_acpi(qemu_dom *d, bool reboot)
+{
+    /* A shutdown is meant: an earlier reboot the guest ignored is off.  A
+     * reboot is libvirtd's "fake reboot": the power button, and the
+     * guest's power-off then becomes a reset in the same process. */
+    d->fake_reboot = reboot;
+    job_command(d, "system_powerdown");
 }
 
 void rv_qemu_release(qemu_dom *d)
