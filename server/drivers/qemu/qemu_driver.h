@@ -84,6 +84,7 @@ typedef struct qemu_dom {
     double stop_started;
     bool graceful, sent_term, sent_kill;
     bool reaped;                /* our child's exit was collected */
+    bool vcpus_unplugged;       /* a vcpu was unplugged from this QEMU process */
     bool starting;              /* a START job is bringing it up */
     off_t log_start;            /* where this run's output begins in the log */
     rv_err start_err;           /* why a start failed, until the process is gone */

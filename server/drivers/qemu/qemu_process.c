@@ -280,6 +280,7 @@ static void process_gone(qemu_dom *d)
     d->pid = 0;
     d->id = -1;
     d->reaped = false;
+    d->vcpus_unplugged = false;
     d->sent_term = d->sent_kill = false;
     free(d->monitor_path);
     d->monitor_path = NULL;

@@ -176,8 +176,8 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     char *status = NULL;
     int rc = -1;
     if (!xml || !xml_path || !status_path ||
-        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\n", (int)d->pid, d->id, d->state,
-                 d->reason) < 0) {
+        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\n", (int)d->pid,
+                 d->id, d->state, d->reason, d->vcpus_unplugged) < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
@@ -303,6 +303,8 @@ static void load_runtime(const char *name)
         rv_qemu_remove_runtime(name);
         return;
     }
+    /* (a later line: older remvirtds wrote none) */
+    bool vcpus_unplugged = strstr(status, "\nvcpus_unplugged 1\n") != NULL;
     free(status);
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
@@ -342,6 +344,7 @@ static void load_runtime(const char *name)
     d->live = live;
     d->pid = pid;
     d->id = id;
+    d->vcpus_unplugged = vcpus_unplugged;
     d->state = state;
     d->reason = reason;
     if (id >= rv_qemu.next_id)
