@@ -125,9 +125,10 @@ for p in /sys/class/virtio-ports/*; do
                      echo "remvirt-test-guest: agent refuses" > /dev/console
                      echo '{"error": {"class": "GenericError", "desc": "refused by the test agent"}}'
                  elif [ -z "${line##*reboot*}" ]; then
-                     echo "remvirt-test-guest: agent reboot" > /dev/console; reboot -f
+                     # (a second for the serial port to send the line)
+                     echo "remvirt-test-guest: agent reboot" > /dev/console; sleep 1; reboot -f
                  else
-                     echo "remvirt-test-guest: agent powerdown" > /dev/console; poweroff -f
+                     echo "remvirt-test-guest: agent powerdown" > /dev/console; sleep 1; poweroff -f
                  fi ;;
              *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;
              esac

@@ -327,7 +327,12 @@ static int helper_start(rv_err *err)
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
         signal(SIGPIPE, SIG_IGN);
-        if (dup2(sv[1], 3) < 0)
+        /* Descriptors 0-2 taken (by /dev/null if remvirtd had them
+         * closed), so that what it receives never lands on them. */
+        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), fd;
+        while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd < 3)
+            ;
+        if (sock < 0 || dup2(sock, 3) < 0)
             _exit(1);
         closefrom(4);
         helper_main(3);
