@@ -22,6 +22,7 @@
 #include "rv_packet.h"
 #include "rv_remote.h"
 #include "transport/frame.h"
+#include "transport/stream_hole.h"
 
 RV_LOG_CATEGORY("client.conn");
 
@@ -905,10 +906,12 @@ void rvc_conn_drain_without_waiting(struct rvc_conn *c)
 
 /* ---- streams ---- */
 
-/* Data the server sent on a stream, not read yet. */
+/* Data the server sent on a stream, not read yet: bytes, or on a sparse
+ * stream a hole (len 0, hole its length still unread). */
 typedef struct stream_chunk {
     struct stream_chunk *next;
     size_t len, off;
+    long long hole;
     char data[];
 } stream_chunk;
 
@@ -917,6 +920,7 @@ struct rvc_stream {
     struct rvc_stream *next;        /* conn->streams */
     unsigned serial;
     int proc;
+    int sparse;                     /* holes may travel both ways */
     /* Under conn->lock: */
     stream_chunk *head, **tail;
     size_t queued;
@@ -967,6 +971,30 @@ static void stream_fail_locked(struct rvc_stream *s, int code, const char *msg)
     rv_err_set(&s->err, RV_FROM_STREAMS, code, "%s", msg);
 }
 
+/* Queue n bytes of data, or a hole of `hole` bytes, on s; a hole counts
+ * as the size of its record against the queue's bound. */
+static void queue_chunk_locked(struct rvc_stream *s, const char *data, size_t n, long long hole)
+{
+    size_t cost = hole > 0 ? sizeof(stream_chunk) : n;
+    stream_chunk *ch = NULL;
+    if (s->queued + cost > RVC_STREAM_QUEUE_MAX)
+        stream_fail_locked(s, RV_ERR_OPERATION_FAILED,
+                           "more than 16 MiB of stream data came without being read");
+    else if (!(ch = malloc(sizeof(*ch) + n)))
+        stream_fail_locked(s, RV_ERR_NO_MEMORY, "out of memory");
+    if (!ch)
+        return;
+    ch->next = NULL;
+    ch->len = n;
+    ch->off = 0;
+    ch->hole = hole;
+    if (n)
+        memcpy(ch->data, data, n);
+    *s->tail = ch;
+    s->tail = &ch->next;
+    s->queued += cost;
+}
+
 /* A STREAM or STREAM_HOLE packet: queued on its stream, whose waiter (if
  * it now has what it waits for) is answered.  Packets for a stream we no
  * longer have are dropped: they can cross our abort. */
@@ -977,6 +1005,10 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
     size_t n = len - RV_FRAME_MIN;
     rv_error e;
     int have_error = 0;
+    long long hole = -1;
+    rv_err bad_hole = { 0 };
+    if (h->type == RV_STREAM_HOLE)
+        hole = rv_stream_hole_decode(payload, n, &bad_hole);
     if (h->type == RV_STREAM && h->status == RV_ERROR) {
         /* Decoded outside the lock; an undecodable one is still an error. */
         memset(&e, 0, sizeof(e));
@@ -989,7 +1021,14 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
     if (!s) {
         RV_DEBUG("dropping a stream packet for serial %u: no such stream", h->serial);
     } else if (h->type == RV_STREAM_HOLE) {
-        stream_fail_locked(s, RV_ERR_RPC, "the server sent a hole on a stream that is not sparse");
+        if (!s->sparse)
+            stream_fail_locked(s, RV_ERR_RPC,
+                               "the server sent a hole on a stream that is not sparse");
+        else if (hole < 0)
+            stream_fail_locked(s, RV_ERR_RPC,
+                               bad_hole.message ? bad_hole.message : "malformed stream hole");
+        else if (hole > 0 && !s->ending && !s->failed)
+            queue_chunk_locked(s, NULL, 0, hole);
     } else if (h->status == RV_ERROR) {
         if (!s->failed) {
             s->failed = 1;
@@ -1005,21 +1044,7 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
     } else if (n == 0) {
         s->eof = 1;                 /* an empty CONTINUE ends the data */
     } else if (!s->ending && !s->failed) {
-        stream_chunk *ch = NULL;
-        if (s->queued + n > RVC_STREAM_QUEUE_MAX)
-            stream_fail_locked(s, RV_ERR_OPERATION_FAILED,
-                               "more than 16 MiB of stream data came without being read");
-        else if (!(ch = malloc(sizeof(*ch) + n)))
-            stream_fail_locked(s, RV_ERR_NO_MEMORY, "out of memory");
-        if (ch) {
-            ch->next = NULL;
-            ch->len = n;
-            ch->off = 0;
-            memcpy(ch->data, payload, n);
-            *s->tail = ch;
-            s->tail = &ch->next;
-            s->queued += n;
-        }
+        queue_chunk_locked(s, payload, n, 0);
     }
     int mine = 0;
     if (s && s->waiter && stream_ready_locked(s)) {
@@ -1035,11 +1060,12 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
     pthread_mutex_unlock(&c->lock);
     if (have_error)
         xdr_free((xdrproc_t)xdr_rv_error, (char *)&e);
+    rv_err_clear(&bad_hole);
     return mine ? FRAME_MINE : FRAME_NEXT;
 }
 
 int rvc_conn_stream_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
-                         struct rvc_stream **out, rv_err *err)
+                         int sparse, struct rvc_stream **out, rv_err *err)
 {
     struct rvc_stream *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -1047,6 +1073,7 @@ int rvc_conn_stream_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, vo
         return -1;
     }
     s->conn = c;
+    s->sparse = sparse;
     s->tail = &s->head;
     if (call_common(c, proc, args_filter, args, NULL, NULL, s, err) < 0) {
         /* Refused: the server has no stream to end. */
@@ -1127,9 +1154,10 @@ static int stream_wait(struct rvc_stream *s, int nonblock, rv_err *err)
     return rc;
 }
 
-/* Write one STREAM packet with this status and data. */
+/* Write one STREAM packet with this status and data, or (hole > 0) one
+ * STREAM_HOLE packet of that length. */
 static int stream_write(struct rvc_stream *s, int status, const char *data, size_t len,
-                        rv_err *err)
+                        long long hole, rv_err *err)
 {
     struct rvc_conn *c = s->conn;
     rv_header h = {
@@ -1145,7 +1173,9 @@ static int stream_write(struct rvc_stream *s, int status, const char *data, size
         return -1;
     }
     c->wbuf.start = c->wbuf.len = 0;
-    if (rv_frame_encode(&c->wbuf, &h, NULL, NULL, err) < 0 || rv_buf_reserve(&c->wbuf, len) < 0) {
+    if ((hole > 0 ? rv_stream_hole_encode(&c->wbuf, &h, hole, err)
+                  : rv_frame_encode(&c->wbuf, &h, NULL, NULL, err)) < 0 ||
+        rv_buf_reserve(&c->wbuf, len) < 0) {
         pthread_mutex_unlock(&c->write_lock);
         if (!rv_err_is_set(err))
             rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
@@ -1185,7 +1215,7 @@ int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *
         return -1;
     while (len > 0) {
         size_t n = len < STREAM_CHUNK ? len : STREAM_CHUNK;
-        if (stream_write(s, RV_CONTINUE, data, n, err) < 0)
+        if (stream_write(s, RV_CONTINUE, data, n, 0, err) < 0)
             return -1;
         data += n;
         len -= n;
@@ -1193,7 +1223,30 @@ int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *
     return 0;
 }
 
-ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock, rv_err *err)
+int rvc_stream_send_hole(struct rvc_stream *s, long long length, rv_err *err)
+{
+    if (!s->sparse) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_OPERATION_INVALID,
+                   "the stream is not sparse: it cannot carry holes");
+        return -1;
+    }
+    if (length < 0) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_INVALID_ARG,
+                   "a hole's length must not be negative (%lld)", length);
+        return -1;
+    }
+    pthread_mutex_lock(&s->conn->lock);
+    int failed = s->failed;
+    if (failed)
+        copy_err(err, &s->err);
+    pthread_mutex_unlock(&s->conn->lock);
+    if (failed)
+        return -1;
+    return length > 0 ? stream_write(s, RV_CONTINUE, NULL, 0, length, err) : 0;
+}
+
+ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock,
+                        int stop_at_hole, rv_err *err)
 {
     int rc = stream_wait(s, nonblock, err);
     if (rc != 0)
@@ -1201,27 +1254,64 @@ ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonbloc
     struct rvc_conn *c = s->conn;
     pthread_mutex_lock(&c->lock);
     size_t got = 0;
+    int at_hole = 0;
     while (s->head && got < len) {
         stream_chunk *ch = s->head;
-        size_t n = ch->len - ch->off < len - got ? ch->len - ch->off : len - got;
-        memcpy(buf + got, ch->data + ch->off, n);
-        ch->off += n;
-        got += n;
-        s->queued -= n;
-        if (ch->off == ch->len) {
+        if (ch->hole > 0) {
+            if (stop_at_hole) {
+                at_hole = got == 0;
+                break;
+            }
+            /* Read as zeros, as libvirt's client does without the flag. */
+            size_t n = (unsigned long long)ch->hole < len - got ? (size_t)ch->hole : len - got;
+            memset(buf + got, 0, n);
+            got += n;
+            if ((ch->hole -= (long long)n) > 0)
+                continue;
+            s->queued -= sizeof(stream_chunk);
+        } else {
+            size_t n = ch->len - ch->off < len - got ? ch->len - ch->off : len - got;
+            memcpy(buf + got, ch->data + ch->off, n);
+            ch->off += n;
+            got += n;
+            s->queued -= n;
+        }
+        if (ch->hole <= 0 && ch->off == ch->len) {
             s->head = ch->next;
             if (!s->head)
                 s->tail = &s->head;
             free(ch);
         }
     }
-    ssize_t ret = (ssize_t)got;
-    if (got == 0 && s->failed) {
+    ssize_t ret = at_hole ? RVC_STREAM_AT_HOLE : (ssize_t)got;
+    if (got == 0 && !at_hole && s->failed) {
         copy_err(err, &s->err);
         ret = -1;
     }
     pthread_mutex_unlock(&c->lock);
     return ret;
+}
+
+int rvc_stream_recv_hole(struct rvc_stream *s, long long *length, rv_err *err)
+{
+    struct rvc_conn *c = s->conn;
+    pthread_mutex_lock(&c->lock);
+    stream_chunk *ch = s->head;
+    int rc = 0;
+    if (ch && ch->hole > 0) {
+        *length = ch->hole;
+        s->head = ch->next;
+        if (!s->head)
+            s->tail = &s->head;
+        s->queued -= sizeof(stream_chunk);
+        free(ch);
+    } else {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_OPERATION_INVALID,
+                   "there is no hole at the stream's position (receive up to it first)");
+        rc = -1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
 }
 
 int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err)
@@ -1235,15 +1325,9 @@ int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err)
     pthread_mutex_unlock(&c->lock);
     if (ended)
         return 0;
-    if (failed) {
-        /* The server keeps a failed stream until we end it: tell it,
-         * without waiting for its empty answer. */
-        rv_err ignored = { 0 };
-        stream_write(s, RV_ERROR, NULL, 0, &ignored);
-        rv_err_clear(&ignored);
-        return abort ? 0 : -1;
-    }
-    if (stream_write(s, abort ? RV_ERROR : RV_OK, NULL, 0, err) < 0 || stream_wait(s, 0, err) < 0)
+    if (failed)     /* the server's error was the stream's last word: */
+        return abort ? 0 : -1;      /* nothing more goes out on it */
+    if (stream_write(s, abort ? RV_ERROR : RV_OK, NULL, 0, 0, err) < 0 || stream_wait(s, 0, err) < 0)
         return -1;
     pthread_mutex_lock(&c->lock);
     failed = s->failed;

@@ -40,15 +40,25 @@ struct rvc_stream;
 #define RVC_STREAM_QUEUE_MAX (16 * 1024 * 1024)
 #define RVC_STREAM_AGAIN (-2)
 
-/* The call, with a void result; then *out is its stream. */
+/* The call, with a void result; then *out is its stream.  sparse: the
+ * call asked for a sparse stream, on which holes travel both ways. */
 int rvc_conn_stream_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
-                         struct rvc_stream **out, rv_err *err);
+                         int sparse, struct rvc_stream **out, rv_err *err);
 /* Send len bytes of data (as many packets as it takes).  0 or -1. */
 int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *err);
+/* Send a hole of length bytes (a sparse stream only; 0 sends nothing). */
+int rvc_stream_send_hole(struct rvc_stream *s, long long length, rv_err *err);
 /* Up to len bytes: the count, 0 at the end of the data, -1 on error, or
  * with nonblock RVC_STREAM_AGAIN when nothing has come yet (what the
- * socket holds already is read first). */
-ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock, rv_err *err);
+ * socket holds already is read first).  A hole reads as zeros, or with
+ * stop_at_hole ends the count before it; RVC_STREAM_AT_HOLE when it is
+ * next (rvc_stream_recv_hole takes it). */
+#define RVC_STREAM_AT_HOLE (-3)
+ssize_t rvc_stream_recv(struct rvc_stream *s, char *buf, size_t len, int nonblock,
+                        int stop_at_hole, rv_err *err);
+/* The hole that is next on s: its length, taken off the stream.  -1 when
+ * data (or nothing) is next. */
+int rvc_stream_recv_hole(struct rvc_stream *s, long long *length, rv_err *err);
 /* Finish (abort 0) or abort (1) and wait for the server's answer; a
  * stream the server failed gives its error.  0 or -1. */
 int rvc_stream_end(struct rvc_stream *s, int abort, rv_err *err);

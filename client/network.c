@@ -144,3 +144,69 @@ int rv_connect_list_all_networks(rv_conn *conn, rv_net ***nets, unsigned int fla
     xdr_free((xdrproc_t)xdr_rv_connect_list_all_networks_ret, (char *)&ret);
     return count;
 }
+
+void rv_network_dhcp_leases_free(rv_network_dhcp_lease_info *leases, int n)
+{
+    for (int i = 0; leases && i < n; i++) {
+        free(leases[i].iface);
+        free(leases[i].mac);
+        free(leases[i].iaid);
+        free(leases[i].ipaddr);
+        free(leases[i].hostname);
+        free(leases[i].clientid);
+    }
+    free(leases);
+}
+
+/* A reply's optional string, now the caller's. */
+static char *take_optional(rv_string s)
+{
+    char *t = s ? *s : NULL;
+    if (s)
+        *s = NULL;
+    return t;
+}
+
+int rv_network_get_dhcp_leases(rv_net *net, const char *mac, rv_network_dhcp_lease_info **leases,
+                               unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_net_rpc(net, __func__);
+    if (!rpc)
+        return -1;
+    if (!leases)
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: no result pointer", __func__);
+    *leases = NULL;
+    char *mac_copy = (char *)mac;
+    rv_network_get_dhcp_leases_args args = {
+        .net = rvc_net_to_wire(net), .mac = mac ? &mac_copy : NULL, .need_results = 1,
+        .flags = flags,
+    };
+    rv_network_get_dhcp_leases_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_network_get_dhcp_leases(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+    u_int n = ret.leases.leases_len;            /* at most RV_NETWORK_DHCP_LEASES_MAX */
+    rv_network_dhcp_lease_info *list = calloc(n + 1, sizeof(*list));
+    for (u_int i = 0; list && i < n; i++) {
+        rv_network_dhcp_lease *w = &ret.leases.leases_val[i];
+        list[i].iface = w->iface;
+        w->iface = NULL;
+        list[i].expiry_time = w->expirytime;
+        list[i].type = w->type;
+        list[i].mac = take_optional(w->mac);
+        list[i].iaid = take_optional(w->iaid);
+        list[i].ipaddr = w->ipaddr;
+        w->ipaddr = NULL;
+        list[i].prefix = w->prefix;
+        list[i].hostname = take_optional(w->hostname);
+        list[i].clientid = take_optional(w->clientid);
+    }
+    xdr_free((xdrproc_t)xdr_rv_network_get_dhcp_leases_ret, (char *)&ret);
+    if (!list) {
+        rvc_no_memory_null();
+        return -1;
+    }
+    *leases = list;
+    return (int)n;
+}

@@ -294,6 +294,118 @@ void rv_typed_parameters_clear(rv_typed_parameter *params, int n);
  * many were filled in. */
 int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams);
 
+/* ---- more readers (client/queries.c) ---- */
+
+/* The tuning readers, as libvirt's: with *nparams 0, *nparams gets how
+ * many parameters there are; else up to *nparams are filled into params
+ * (free their strings with rv_typed_parameters_clear) and *nparams gets
+ * how many.  flags: 0 current, 1 live, 2 config (libvirt's AFFECT_*). */
+int rv_domain_get_memory_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                    unsigned int flags);
+int rv_domain_get_blkio_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                   unsigned int flags);
+int rv_domain_get_numa_parameters(rv_dom *dom, rv_typed_parameter *params, int *nparams,
+                                  unsigned int flags);
+/* device: the interface's target name or MAC address. */
+int rv_domain_get_interface_parameters(rv_dom *dom, const char *device,
+                                       rv_typed_parameter *params, int *nparams,
+                                       unsigned int flags);
+/* disk: its target or source path. */
+int rv_domain_get_block_io_tune(rv_dom *dom, const char *disk, rv_typed_parameter *params,
+                                int *nparams, unsigned int flags);
+/* rv_typed_parameters_clear, then free(params). */
+void rv_typed_parameters_free(rv_typed_parameter *params, int n);
+
+/* An interface's counters (device: target name or MAC); -1: not counted. */
+typedef struct rv_interface_stats {
+    long long rx_bytes, rx_packets, rx_errs, rx_drop;
+    long long tx_bytes, tx_packets, tx_errs, tx_drop;
+} rv_interface_stats;
+int rv_domain_interface_stats(rv_dom *dom, const char *device, rv_interface_stats *stats);
+
+/* A disk's sizes in bytes (path: its target or source). */
+typedef struct rv_block_info {
+    unsigned long long capacity, allocation, physical;
+} rv_block_info;
+int rv_domain_get_block_info(rv_dom *dom, const char *path, rv_block_info *info,
+                             unsigned int flags);
+
+/* Where the emulator's threads may run: maplen bytes into cpumap.
+ * Returns 1 when pinned, 0 when not. */
+int rv_domain_get_emulator_pin_info(rv_dom *dom, unsigned char *cpumap, int maplen,
+                                    unsigned int flags);
+
+/* The domain's I/O threads: *info gets a malloc'd array (free it with
+ * rv_iothread_info_free); returns how many. */
+typedef struct rv_iothread_info {
+    unsigned int iothread_id;
+    unsigned char *cpumap;      /* maplen bytes: bit n, may run on CPU n */
+    int maplen;
+} rv_iothread_info;
+int rv_domain_get_iothread_info(rv_dom *dom, rv_iothread_info **info, unsigned int flags);
+void rv_iothread_info_free(rv_iothread_info *info, int n);
+
+/* The guest's clock (asked of its agent). */
+int rv_domain_get_time(rv_dom *dom, long long *seconds, unsigned int *nseconds,
+                       unsigned int flags);
+
+/* The guest's interfaces and their addresses; source: 0 DHCP leases,
+ * 1 guest agent, 2 ARP table.  *ifaces gets a malloc'd array (free it
+ * with rv_dom_ifaces_free); returns how many. */
+typedef struct rv_dom_ip_addr {
+    int type;                   /* 0 IPv4, 1 IPv6 */
+    char *addr;
+    unsigned int prefix;
+} rv_dom_ip_addr;
+typedef struct rv_dom_iface {
+    char *name;
+    char *hwaddr;               /* NULL when unknown */
+    unsigned int naddrs;
+    rv_dom_ip_addr *addrs;
+} rv_dom_iface;
+int rv_domain_interface_addresses(rv_dom *dom, rv_dom_iface **ifaces, unsigned int source,
+                                  unsigned int flags);
+void rv_dom_ifaces_free(rv_dom_iface *ifaces, int n);
+
+/* The most vCPUs a guest of type ("kvm", "qemu"; NULL: the driver's) may have. */
+int rv_connect_get_max_vcpus(rv_conn *conn, const char *type);
+/* Free memory (bytes) of up to max_cells NUMA cells from start_cell on;
+ * returns how many cells were filled in. */
+int rv_node_get_cells_free_memory(rv_conn *conn, unsigned long long *free_mem, int start_cell,
+                                  int max_cells);
+/* The host's CPU time counters (ns), of one CPU or all (cpu -1): *stats
+ * gets a malloc'd array (free()); returns how many. */
+typedef struct rv_node_cpu_counter {
+    char field[RV_PARAM_FIELD_LENGTH];
+    unsigned long long value;
+} rv_node_cpu_counter;
+int rv_node_get_cpu_stats(rv_conn *conn, int cpu, rv_node_cpu_counter **stats,
+                          unsigned int flags);
+/* The CPU models the host knows for arch: *models (if not NULL) gets a
+ * malloc'd NULL-terminated array of malloc'd names; returns how many. */
+int rv_connect_get_cpu_model_names(rv_conn *conn, const char *arch, char ***models,
+                                   unsigned int flags);
+/* The domain capabilities XML (malloc'd); any argument may be NULL. */
+char *rv_connect_get_domain_capabilities(rv_conn *conn, const char *emulator, const char *arch,
+                                         const char *machine, const char *virttype,
+                                         unsigned int flags);
+
+/* Statistics of many domains in one call (libvirt's
+ * virConnectGetAllDomainStats / virDomainListGetStats): of doms, or of
+ * every domain when ndoms is 0 (flags then filter as
+ * RV_CONNECT_GET_ALL_DOMAINS_STATS_*); stats: RV_DOMAIN_STATS_* groups, 0
+ * all.  *records gets a malloc'd array (free it with
+ * rv_domain_stats_free); returns how many. */
+typedef struct rv_domain_stats {
+    rv_dom *dom;
+    rv_typed_parameter *params;
+    int nparams;
+} rv_domain_stats;
+int rv_connect_get_all_domain_stats(rv_conn *conn, rv_dom *const *doms, unsigned int ndoms,
+                                    unsigned int stats, rv_domain_stats **records,
+                                    unsigned int flags);
+void rv_domain_stats_free(rv_domain_stats *records, int n);
+
 /* ---- asynchronous calls ----
  *
  * For one thread that wants many calls in flight on one connection (a
@@ -327,6 +439,24 @@ const char *rv_network_get_name(rv_net *net);       /* valid while net lives */
 int rv_network_get_uuid(rv_net *net, unsigned char uuid[RV_UUID_BUFLEN]);
 int rv_network_get_uuid_string(rv_net *net, char buf[RV_UUID_STRING_BUFLEN]);
 void rv_network_free(rv_net *net);
+
+/* One DHCP lease of a network (rv_network_get_dhcp_leases). */
+typedef struct rv_network_dhcp_lease_info {
+    char *iface;                /* the network's bridge */
+    long long expiry_time;      /* seconds since the epoch */
+    int type;                   /* 0 IPv4, 1 IPv6 */
+    char *mac;                  /* may be NULL, as the next three */
+    char *iaid;
+    char *ipaddr;
+    unsigned int prefix;
+    char *hostname;
+    char *clientid;
+} rv_network_dhcp_lease_info;
+/* The network's leases (mac: only that MAC's; NULL: all), an array of
+ * the count returned (-1 on error); flags 0. */
+int rv_network_get_dhcp_leases(rv_net *net, const char *mac, rv_network_dhcp_lease_info **leases,
+                               unsigned int flags);
+void rv_network_dhcp_leases_free(rv_network_dhcp_lease_info *leases, int n);
 
 /* ---- storage pools and volumes ---- */
 
@@ -405,8 +535,26 @@ rv_stream *rv_stream_new(rv_conn *conn, unsigned int flags);
 /* Send all n bytes: 0, or -1 (the stream failed: the last error says why). */
 int rv_stream_send(rv_stream *st, const char *data, size_t n);
 /* Up to n bytes: how many, 0 at the end of the data, -1 on error, or
- * RV_STREAM_AGAIN (RV_STREAM_NONBLOCK only). */
+ * RV_STREAM_AGAIN (RV_STREAM_NONBLOCK only).  A hole of a sparse stream
+ * reads as zeros. */
 int rv_stream_recv(rv_stream *st, char *data, size_t n);
+
+/* Sparse streams (libvirt's virStreamSendHole, virStreamRecvFlags,
+ * virStreamRecvHole): an upload or download opened with the SPARSE_STREAM
+ * flag carries runs of zeros as holes, their
+ * length only (a STREAM_HOLE packet), so a sparse file's holes survive
+ * the trip.  On other streams holes are refused. */
+/* Send a hole of length bytes (0: nothing); flags 0.  0 or -1. */
+int rv_stream_send_hole(rv_stream *st, long long length, unsigned int flags);
+/* rv_stream_recv, and with RV_STREAM_RECV_STOP_AT_HOLE data stops short
+ * of a hole: when the hole is next it returns RV_STREAM_AT_HOLE, and
+ * rv_stream_recv_hole takes it. */
+#define RV_STREAM_RECV_STOP_AT_HOLE 1
+#define RV_STREAM_AT_HOLE (-3)
+int rv_stream_recv_flags(rv_stream *st, char *data, size_t n, unsigned int flags);
+/* The hole that is next (after RV_STREAM_AT_HOLE): its length into
+ * *length; flags 0.  0, or -1 when data (or nothing) is next. */
+int rv_stream_recv_hole(rv_stream *st, long long *length, unsigned int flags);
 int rv_stream_finish(rv_stream *st);
 int rv_stream_abort(rv_stream *st);
 /* The connection's socket, to poll for readability; -1 on error. */
@@ -415,17 +563,78 @@ int rv_stream_fd(rv_stream *st);
 void rv_stream_free(rv_stream *st);
 
 /* Write into vol from offset, length bytes (0: up to its end), what is
- * sent on st; flags: RV_STORAGE_VOL_STREAM_SPARSE is not offered by
- * libremvirt (0). */
+ * sent on st; flags 0 or RV_STORAGE_VOL_UPLOAD_SPARSE_STREAM (holes may
+ * be sent: rv_stream_send_hole). */
 int rv_storage_vol_upload(rv_vol *vol, rv_stream *st, unsigned long long offset,
                           unsigned long long length, unsigned int flags);
-/* Read vol from offset, length bytes (0: up to its end), on st. */
+/* Read vol from offset, length bytes (0: up to its end), on st; flags 0
+ * or RV_STORAGE_VOL_DOWNLOAD_SPARSE_STREAM (holes may come:
+ * rv_stream_recv_flags). */
 int rv_storage_vol_download(rv_vol *vol, rv_stream *st, unsigned long long offset,
                             unsigned long long length, unsigned int flags);
 /* Join st to the domain's console (dev_name NULL: the first one); flags
  * as virDomainOpenConsole's (RV_DOMAIN_CONSOLE_FORCE 1, _SAFE 2). */
 int rv_domain_open_console(rv_dom *dom, const char *dev_name, rv_stream *st,
                            unsigned int flags);
+
+/* ---- host devices, host interfaces, secrets, network filters ----
+ * (client/host_objects.c) The wire names these by value, so they come
+ * as plain values: a device by its name, the others as rv_*_ref structs
+ * whose strings the caller frees with the matching *_free/_clear.  The
+ * list calls return how many, the array (one spare entry at the end) in
+ * the result pointer, or -1 with the last error set. */
+
+/* flags: RV_CONNECT_LIST_NODE_DEVICES_CAP_* (any of them; none: all),
+ * with libvirt's ACTIVE (1 << 31) and INACTIVE bits; *names is a
+ * NULL-terminated array: free() each, then the array. */
+int rv_connect_list_all_node_devices(rv_conn *conn, char ***names, unsigned int flags);
+/* *parent: the parent device's name (the caller frees it), NULL at the top. */
+int rv_node_device_get_parent(rv_conn *conn, const char *name, char **parent);
+
+typedef struct rv_interface_ref {
+    char *name;
+    char *mac;                  /* "aa:bb:cc:dd:ee:ff" */
+} rv_interface_ref;
+/* flags: RV_CONNECT_LIST_INTERFACES_INACTIVE 1, _ACTIVE 2 (none: all). */
+int rv_connect_list_all_interfaces(rv_conn *conn, rv_interface_ref **ifaces, unsigned int flags);
+void rv_interface_refs_free(rv_interface_ref *ifaces, int n);
+int rv_interface_lookup_by_name(rv_conn *conn, const char *name, rv_interface_ref *iface);
+int rv_interface_lookup_by_mac_string(rv_conn *conn, const char *mac, rv_interface_ref *iface);
+void rv_interface_ref_clear(rv_interface_ref *iface);
+/* 1, 0, or -1 on error. */
+int rv_interface_is_active(rv_conn *conn, const rv_interface_ref *iface);
+/* flags: 1 asks for the inactive definition. */
+char *rv_interface_get_xml_desc(rv_conn *conn, const rv_interface_ref *iface, unsigned int flags);
+
+typedef struct rv_secret_ref {
+    char uuid[RV_UUID_STRING_BUFLEN];
+    int usage_type;             /* 0 none, 1 volume, 2 ceph, 3 iscsi, 4 tls, 5 vtpm */
+    char *usage_id;             /* what it is for: a path, a name */
+} rv_secret_ref;
+/* flags: libvirt's EPHEMERAL 1, NO_EPHEMERAL 2, PRIVATE 4, NO_PRIVATE 8. */
+int rv_connect_list_all_secrets(rv_conn *conn, rv_secret_ref **secrets, unsigned int flags);
+void rv_secret_refs_free(rv_secret_ref *secrets, int n);     /* n 1 for one lookup's result */
+int rv_secret_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_secret_ref *secret);
+char *rv_secret_get_xml_desc(rv_conn *conn, const rv_secret_ref *secret, unsigned int flags);
+
+typedef struct rv_nwfilter_ref {
+    char *name;
+    char uuid[RV_UUID_STRING_BUFLEN];
+} rv_nwfilter_ref;
+int rv_connect_list_all_nwfilters(rv_conn *conn, rv_nwfilter_ref **filters, unsigned int flags);
+void rv_nwfilter_refs_free(rv_nwfilter_ref *filters, int n);
+int rv_nwfilter_lookup_by_name(rv_conn *conn, const char *name, rv_nwfilter_ref *filter);
+int rv_nwfilter_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_nwfilter_ref *filter);
+char *rv_nwfilter_get_xml_desc(rv_conn *conn, const rv_nwfilter_ref *filter, unsigned int flags);
+
+/* A filter applied to one guest network device. */
+typedef struct rv_nwfilter_binding_ref {
+    char *portdev;
+    char *filtername;
+} rv_nwfilter_binding_ref;
+int rv_connect_list_all_nwfilter_bindings(rv_conn *conn, rv_nwfilter_binding_ref **bindings,
+                                          unsigned int flags);
+void rv_nwfilter_binding_refs_free(rv_nwfilter_binding_ref *bindings, int n);
 
 #include "remvirt-calls.gen.h"
 

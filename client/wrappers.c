@@ -12,6 +12,7 @@
 #include "client/conn.h"
 #include "client/handle.h"
 #include "client/last_error.h"
+#include "client/params.h"
 #include "client/rv_stubs.gen.h"
 #include "common/util.h"
 #include "rv_remote.h"
@@ -493,8 +494,9 @@ void rv_typed_parameters_clear(rv_typed_parameter *params, int n)
         }
 }
 
-/* Copy wire parameters into the caller's array (strings moved). */
-static int params_from_wire(rv_typed_parameter *out, int room, rv_typed_param *wire, u_int n,
+/* Copy wire parameters into the caller's array (strings moved); queries.c
+ * uses it too (client/params.h). */
+int rvc_params_from_wire(rv_typed_parameter *out, int room, rv_typed_param *wire, u_int n,
                             const char *func)
 {
     if (n > (u_int)room)
@@ -532,7 +534,7 @@ int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, 
         return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
                           "%s: no room for the parameters", __func__);
     QUERY_DOMAIN_CALL(domain_get_scheduler_parameters, .nparams = *nparams);
-    int n = params_from_wire(params, *nparams, ret.params.params_val, ret.params.params_len,
+    int n = rvc_params_from_wire(params, *nparams, ret.params.params_val, ret.params.params_len,
                              __func__);
     xdr_free((xdrproc_t)xdr_rv_domain_get_scheduler_parameters_ret, (char *)&ret);
     if (n < 0)

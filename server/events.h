@@ -11,7 +11,8 @@
 typedef struct rvs_client rvs_client;
 
 /* The kinds of event a client subscribes to; each has its own event IDs. */
-enum { RVS_EVENTS_DOMAIN, RVS_EVENTS_NETWORK, RVS_EVENTS_POOL, RVS_EVENTS_NODE_DEVICE };
+enum { RVS_EVENTS_DOMAIN, RVS_EVENTS_NETWORK, RVS_EVENTS_POOL, RVS_EVENTS_NODE_DEVICE,
+       RVS_EVENTS_SECRET };
 
 /* One registration: the client's callbackID for an event ID, for every
  * domain or for one (by uuid). */
@@ -69,6 +70,15 @@ int rvs_events_pool_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
 /* event_id RV_POOL_EVENT_ID_LIFECYCLE (event, detail) or _REFRESH. */
 void rvs_events_pool_event(rvs_client *clients, const rv_driver *drv, const char *name,
                            const unsigned char uuid[16], int event_id, int event, int detail);
+
+/* Node device lifecycle events (server/nodedev_events.c) to every
+ * subscriber of the family (subscriptions are for every device). */
+void rvs_events_nodedev_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
+                                  int event);
+/* Secret events (server/secret_events.c): event_id
+ * RV_SECRET_EVENT_ID_LIFECYCLE (event) or _VALUE_CHANGED. */
+void rvs_events_secret_event(rvs_client *clients, const rv_driver *drv,
+                             const rv_nonnull_secret *secret, int event_id, int event);
 
 /* Queue an encoded event (a MESSAGE whose body starts with callbackID)
  * for every subscription of the family (RVS_EVENTS_*) to

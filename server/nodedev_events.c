@@ -1,16 +1,42 @@
 /* Node device event subscriptions (CONNECT_NODE_DEVICE_EVENT_REGISTER_ANY
  * and DEREGISTER_ANY), in the client's one subscription list with the
- * domain, network and pool events (events.c).  virt-manager registers
- * them when it connects and polls the devices without them.  No driver
- * changes its node devices yet, so no NODE_DEVICE_EVENT_* is ever sent;
- * a driver that does will add the fan-out, as pool_events.c has it. */
+ * domain, network and pool events (events.c), and the fan-out of
+ * NODE_DEVICE_EVENT_LIFECYCLE (the test driver creates and destroys
+ * vHBAs).  A subscription is for every device: one for a single device
+ * gets them all too (a device has no UUID to match on). */
 #include <string.h>
 
+#include "common/log.h"
 #include "rv_remote.h"
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
 #include "server/rv_dispatch.gen.h"
+#include "transport/frame.h"
+
+RV_LOG_CATEGORY("server.events");
+
+void rvs_events_nodedev_lifecycle(rvs_client *clients, const rv_driver *drv, const char *name,
+                                  int event)
+{
+    rv_node_device_event_lifecycle_msg msg = { .dev = { .name = (char *)name }, .event = event };
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, RV_PROC_NODE_DEVICE_EVENT_LIFECYCLE,
+                      RV_MESSAGE, 1, RV_OK };
+    rv_buf frame = { 0 };
+    rv_err err = { 0 };
+    if (rv_frame_encode(&frame, &hdr, (xdrproc_t)xdr_rv_node_device_event_lifecycle_msg, &msg,
+                        &err) < 0) {
+        RV_ERROR("cannot encode an event of node device '%s': %s", name,
+                 err.message ? err.message : "?");
+        rv_err_clear(&err);
+        return;
+    }
+    static const unsigned char no_uuid[16];
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_NODE_DEVICE,
+                                  RV_NODE_DEVICE_EVENT_ID_LIFECYCLE, no_uuid);
+    RV_DEBUG("event %d of node device '%s' went to %d clients", event, name, sent);
+    rv_buf_free(&frame);
+}
 
 int rvs_handle_connect_node_device_event_register_any(
     rvs_call *call, rv_connect_node_device_event_register_any_args *args,

@@ -145,6 +145,20 @@ static void pool_event_to_clients(const rv_driver *drv, const char *name,
     rvs_events_pool_event(srv->clients, drv, name, uuid, event_id, event, detail);
 }
 
+static void nodedev_event_to_clients(const rv_driver *drv, const char *name, int event,
+                                     void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_nodedev_lifecycle(srv->clients, drv, name, event);
+}
+
+static void secret_event_to_clients(const rv_driver *drv, const rv_nonnull_secret *secret,
+                                    int event_id, int event, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_secret_event(srv->clients, drv, secret, event_id, event);
+}
+
 static void free_closed(rvs_server *srv)
 {
     while (srv->closed) {
@@ -812,6 +826,8 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     rv_driver_set_domain_event_sink(domain_event_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
+    rv_driver_set_nodedev_sink(nodedev_event_to_clients, srv);
+    rv_driver_set_secret_sink(secret_event_to_clients, srv);
     rv_driver_setup setup = { .loop = srv->loop,
                               .qemu_config_dir = cfg->qemu_config_dir,
                               .qemu_run_dir = cfg->qemu_run_dir,
@@ -855,6 +871,8 @@ void rvs_server_free(rvs_server *srv)
     rv_driver_set_domain_event_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
     rv_driver_set_pool_sink(NULL, NULL);
+    rv_driver_set_nodedev_sink(NULL, NULL);
+    rv_driver_set_secret_sink(NULL, NULL);
     /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)

@@ -11,6 +11,7 @@
 #include "server/dispatch.h"
 #include "server/drivers/stream_io.h"
 #include "transport/frame.h"
+#include "transport/stream_hole.h"
 
 RV_LOG_CATEGORY("server.stream");
 
@@ -23,8 +24,8 @@ struct rvs_stream {
     ev_idle more;               /* a download that used its round's budget */
     unsigned started : 1;       /* the call's reply is queued */
     unsigned eof_sent : 1;      /* the end of the data went to the client */
-    unsigned failed : 1;        /* an error went to the client; waiting for
-                                 * its finish or abort */
+    unsigned failed : 1;        /* an error went to the client; kept until
+                                 * its finish or abort, or the next open */
     unsigned pumping : 1;       /* inside pump(): no re-entry from a flush */
     unsigned finish_wanted : 1; /* the client finished with data pending */
     unsigned holding : 1;       /* holds the client's reading */
@@ -69,11 +70,21 @@ static void more_later(rvs_stream *s)
 static void on_more(struct ev_loop *loop, ev_idle *w, int revents);
 static void more_later(rvs_stream *s);
 
+static void stream_free(rvs_stream *s);
+
+/* The client's streams, after forgetting the failed ones: their error went
+ * out, and libvirt's client sends nothing more on a stream it knows failed
+ * (a finish or abort that crossed the error is dropped, unanswered). */
 static size_t count_streams(rvs_client *c)
 {
     size_t n = 0;
-    for (rvs_stream *s = *rvs_client_streams(c); s; s = s->next)
-        n++;
+    for (rvs_stream *s = *rvs_client_streams(c), *next; s; s = next) {
+        next = s->next;
+        if (s->failed)
+            stream_free(s);
+        else
+            n++;
+    }
     return n;
 }
 
@@ -148,8 +159,9 @@ static void queue_empty(rvs_stream *s, int status)
 }
 
 /* The stream failed on our side: tell the client (STREAM, status ERROR,
- * the error), drop the endpoint and wait for the client's finish or
- * abort, which is answered with an empty STREAM OK as libvirtd does. */
+ * the error) and drop the endpoint.  Nothing more is answered on it:
+ * libvirt's client takes the error as the answer to a finish or abort
+ * that crossed it, and a second answer would break its connection. */
 static void fail(rvs_stream *s, const rv_err *err)
 {
     RV_DEBUG("client %llu: stream serial %u failed: %s", rvs_client_serial_no(s->client),
@@ -196,6 +208,24 @@ static void pump(rvs_stream *s)
     int again = 0;
     s->pumping = 1;
     while (rv_buf_used(out) < window && budget > 0) {
+        /* A hole goes as one small STREAM_HOLE packet, however long it
+         * is: only its packet counts against the window and the budget. */
+        long long hole = 0;
+        if (s->io->sparse && s->io->ops->skip_hole) {
+            rv_err err = { 0 };
+            size_t at = out->len;
+            if ((hole = s->io->ops->skip_hole(s->io, &err)) > 0)
+                rv_stream_hole_encode(out, &s->hdr, hole, &err);
+            if (rv_err_is_set(&err)) {
+                fail(s, &err);
+                rv_err_clear(&err);
+                break;
+            }
+            size_t cost = out->len - at;
+            budget = cost < budget ? budget - cost : 0;
+            if (hole > 0)
+                continue;
+        }
         if (rv_buf_reserve(out, RV_FRAME_MIN + RVS_STREAM_CHUNK) < 0) {
             fail_with(s, RV_ERR_NO_MEMORY, "out of memory");
             break;
@@ -330,23 +360,21 @@ static void data(rvs_stream *s, const char *payload, size_t len)
     drain(s);
 }
 
-static void hole(rvs_stream *s, const char *frame_payload, size_t len)
+static void hole(rvs_stream *s, const char *payload, size_t len)
 {
     if (!s->io->sparse || !s->io->ops->hole) {
         fail_with(s, RV_ERR_RPC, "Unexpected stream hole");
         return;
     }
-    rv_stream_hole h;
-    XDR xdr;
-    xdrmem_create(&xdr, (char *)frame_payload, (u_int)len, XDR_DECODE);
-    int ok = xdr_rv_stream_hole(&xdr, &h) && xdr_getpos(&xdr) == len;
-    xdr_destroy(&xdr);
-    if (!ok || h.length < 0 || h.flags != 0) {
-        fail_with(s, RV_ERR_RPC, "malformed stream hole");
+    if (rv_buf_used(&s->pending) > 0) {
+        /* Holes come from files, whose endpoints take all data at once. */
+        fail_with(s, RV_ERR_INTERNAL_ERROR,
+                  "internal error: a stream hole came before the data ahead of it was written");
         return;
     }
     rv_err err = { 0 };
-    if (s->io->ops->hole(s->io, h.length, &err) < 0) {
+    long long length = rv_stream_hole_decode(payload, len, &err);
+    if (length < 0 || s->io->ops->hole(s->io, length, &err) < 0) {
         fail(s, &err);
         rv_err_clear(&err);
     }
@@ -378,13 +406,10 @@ void rvs_stream_packet(rvs_client *c, const rv_header *hdr, const char *payload,
         return;
     }
     if (s->failed) {
-        /* Data crossing our error is dropped; the finish or abort that
-         * ends the exchange gets its empty STREAM OK. */
-        if (hdr->type == RV_STREAM && hdr->status != RV_CONTINUE) {
-            queue_empty(s, RV_OK);
-            rvs_client_flush_soon(c);
+        /* Data crossing our error is dropped; a finish or abort ends the
+         * stream without an answer (the error was it). */
+        if (hdr->type == RV_STREAM && hdr->status != RV_CONTINUE)
             stream_free(s);
-        }
         return;
     }
     if (hdr->type == RV_STREAM_HOLE) {

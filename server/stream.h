@@ -4,8 +4,10 @@
  * Data from the client goes to the driver's endpoint without blocking;
  * data to the client is read from the endpoint only while the client's
  * unread output is under the stream window (stream_window_bytes), so a
- * slow reader never makes the daemon hold more.  See docs/wire-protocol.md,
- * "Streams". */
+ * slow reader never makes the daemon hold more.  A sparse stream's holes
+ * travel as STREAM_HOLE packets both ways: an upload's go to the
+ * endpoint's hole(), a download's come from its skip_hole().  See
+ * docs/wire-protocol.md, "Streams". */
 #ifndef RV_SERVER_STREAM_H
 #define RV_SERVER_STREAM_H
 

@@ -54,12 +54,16 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # dh-autoreconf), check it with lintian and install it (adduser for its
 # group).  virt-manager runs in a real window under Xvfb, driven through
 # AT-SPI (at-spi2-core, python3-dogtail, dbus-x11 for its session bus);
-# imagemagick's import takes the screenshots.
+# imagemagick's import takes the screenshots.  The QEMU driver's NAT and
+# isolated networks run dnsmasq (dnsmasq-base: the program without a
+# system service of its own) and nft (nftables); their test pings the
+# guest (iputils-ping).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
-           virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick)
+           virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
+           dnsmasq-base nftables iproute2 iputils-ping)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

@@ -77,6 +77,37 @@ void rv_driver_pool_event(const rv_driver *drv, const char *name, const unsigned
         pool_sink(drv, name, uuid, event_id, event, detail, pool_sink_opaque);
 }
 
+static rv_nodedev_sink nodedev_sink;
+static void *nodedev_sink_opaque;
+
+void rv_driver_set_nodedev_sink(rv_nodedev_sink sink, void *opaque)
+{
+    nodedev_sink = sink;
+    nodedev_sink_opaque = opaque;
+}
+
+void rv_driver_nodedev_event(const rv_driver *drv, const char *name, int event)
+{
+    if (nodedev_sink)
+        nodedev_sink(drv, name, event, nodedev_sink_opaque);
+}
+
+static rv_secret_sink secret_sink;
+static void *secret_sink_opaque;
+
+void rv_driver_set_secret_sink(rv_secret_sink sink, void *opaque)
+{
+    secret_sink = sink;
+    secret_sink_opaque = opaque;
+}
+
+void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secret, int event_id,
+                            int event)
+{
+    if (secret_sink)
+        secret_sink(drv, secret, event_id, event, secret_sink_opaque);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

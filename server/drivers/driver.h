@@ -166,6 +166,25 @@ typedef void (*rv_pool_sink)(const rv_driver *drv, const char *name, const unsig
 void rv_driver_set_pool_sink(rv_pool_sink sink, void *opaque);
 void rv_driver_pool_event(const rv_driver *drv, const char *name, const unsigned char uuid[16],
                           int event_id, int event, int detail);
+/* Node device lifecycle events (libvirt's virNodeDeviceEventLifecycleType;
+ * detail 0), by device name (borrowed). */
+enum { RV_NODEDEV_EVENT_CREATED, RV_NODEDEV_EVENT_DELETED, RV_NODEDEV_EVENT_DEFINED,
+       RV_NODEDEV_EVENT_UNDEFINED };
+typedef void (*rv_nodedev_sink)(const rv_driver *drv, const char *name, int event,
+                                void *opaque);
+void rv_driver_set_nodedev_sink(rv_nodedev_sink sink, void *opaque);
+void rv_driver_nodedev_event(const rv_driver *drv, const char *name, int event);
+
+/* Secret events: event_id RV_SECRET_EVENT_ID_LIFECYCLE (event
+ * RV_SECRET_EVENT_DEFINED or _UNDEFINED, detail 0) or _VALUE_CHANGED
+ * (event unused); secret is only borrowed. */
+enum { RV_SECRET_EVENT_DEFINED, RV_SECRET_EVENT_UNDEFINED };
+typedef void (*rv_secret_sink)(const rv_driver *drv, const rv_nonnull_secret *secret,
+                               int event_id, int event, void *opaque);
+void rv_driver_set_secret_sink(rv_secret_sink sink, void *opaque);
+void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secret, int event_id,
+                            int event);
+
 /* Whether any driver is busy (see rv_driver.busy). */
 int rv_drivers_busy(void);
 

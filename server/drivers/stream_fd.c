@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ev.h>
@@ -15,6 +17,10 @@ typedef struct fd_io {
     int hung_up;
     unsigned long long left;    /* bytes that may still pass; with limited */
     int limited;
+    /* Sparse files: */
+    unsigned long long pos;     /* the read position (at the last skip_hole) */
+    unsigned long long data_end;/* where the data at pos ends (a download) */
+    unsigned long long hole_end_max;    /* an upload's holes end before it */
     ev_io readable, writable;
     ev_idle hangup;             /* wakes the stream after rv_stream_fd_hangup */
     void (*on_free)(void *opaque);
@@ -42,6 +48,8 @@ static ssize_t fd_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
         return 0;
     if (io->limited && len > io->left)
         len = (size_t)io->left;
+    if (io->base.sparse && io->data_end > io->pos && len > io->data_end - io->pos)
+        len = (size_t)(io->data_end - io->pos);     /* a hole follows */
     if (len == 0)
         return 0;
     ssize_t n;
@@ -50,6 +58,7 @@ static ssize_t fd_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
     while (n < 0 && errno == EINTR);
     if (n >= 0) {
         io->left -= io->limited ? (unsigned long long)n : 0;
+        io->pos += (unsigned long long)n;
         return n;
     }
     if (errno == EAGAIN) {
@@ -93,6 +102,100 @@ static ssize_t fd_write(rv_stream_io *base, const char *data, size_t len, rv_err
     return -1;
 }
 
+static long long seek_failed(rv_err *err)
+{
+    rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR, "unable to seek in stream: %s",
+               strerror(errno));
+    return -1;
+}
+
+/* A sparse download: is there a hole at the read position?  SEEK_DATA
+ * finds where the next data starts (ENXIO: none up to the end), SEEK_HOLE
+ * where the data at the position ends; a file system without them
+ * (EINVAL) has only data. */
+static long long fd_skip_hole(rv_stream_io *base, rv_err *err)
+{
+    fd_io *io = (fd_io *)base;
+    if (io->hung_up || (io->limited && io->left == 0))
+        return 0;
+    off_t pos = lseek(io->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return seek_failed(err);
+    io->pos = (unsigned long long)pos;
+    if (io->pos < io->data_end)
+        return 0;
+    off_t data = lseek(io->fd, pos, SEEK_DATA);
+    if (data < 0 && errno == EINVAL) {
+        io->data_end = UINT64_MAX;
+        return lseek(io->fd, pos, SEEK_SET) < 0 ? seek_failed(err) : 0;
+    }
+    if (data < 0 && errno == ENXIO) {
+        struct stat st;
+        if (fstat(io->fd, &st) < 0)
+            return seek_failed(err);
+        if (st.st_size <= pos)
+            return lseek(io->fd, pos, SEEK_SET) < 0 ? seek_failed(err) : 0; /* the end */
+        data = st.st_size;
+    } else if (data < 0) {
+        return seek_failed(err);
+    }
+    if (data == pos) {
+        off_t end = lseek(io->fd, pos, SEEK_HOLE);
+        if (end < 0 || lseek(io->fd, pos, SEEK_SET) < 0)
+            return seek_failed(err);
+        io->data_end = (unsigned long long)end;
+        return 0;
+    }
+    unsigned long long len = (unsigned long long)(data - pos);
+    if (io->limited && len > io->left)
+        len = io->left;
+    if (lseek(io->fd, pos + (off_t)len, SEEK_SET) < 0)
+        return seek_failed(err);
+    io->left -= io->limited ? len : 0;
+    io->pos += len;
+    return (long long)len;
+}
+
+/* A sparse upload's hole: skip it and end the file there, as libvirtd
+ * does (data after it comes in later packets and extends the file). */
+static int fd_hole(rv_stream_io *base, long long len, rv_err *err)
+{
+    fd_io *io = (fd_io *)base;
+    if (io->limited && (unsigned long long)len > io->left) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR,
+                   "cannot write to stream: No space left on device");
+        return -1;
+    }
+    off_t pos = lseek(io->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return (int)seek_failed(err);
+    if ((unsigned long long)pos > io->hole_end_max ||
+        (unsigned long long)len > io->hole_end_max - (unsigned long long)pos) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_INVALID_ARG,
+                   "invalid argument: a stream hole of %lld bytes at offset %lld goes past "
+                   "the end of the volume (%llu bytes)", len, (long long)pos, io->hole_end_max);
+        return -1;
+    }
+    off_t end = pos + (off_t)len;
+    if (lseek(io->fd, end, SEEK_SET) < 0)
+        return (int)seek_failed(err);
+    if (ftruncate(io->fd, end) < 0) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR, "unable to truncate stream: %s",
+                   strerror(errno));
+        return -1;
+    }
+    io->left -= io->limited ? (unsigned long long)len : 0;
+    return 0;
+}
+
+void rv_stream_fd_set_sparse(rv_stream_io *base, unsigned long long hole_end_max)
+{
+    fd_io *io = (fd_io *)base;
+    io->base.sparse = 1;
+    /* Every end a hole can reach must be an off_t. */
+    io->hole_end_max = hole_end_max < INT64_MAX ? hole_end_max : INT64_MAX;
+}
+
 static void fd_free(rv_stream_io *base)
 {
     fd_io *io = (fd_io *)base;
@@ -120,8 +223,11 @@ void rv_stream_fd_on_free(rv_stream_io *base, void (*fn)(void *opaque), void *op
 }
 
 static const rv_stream_io_ops read_write_ops = { .read = fd_read, .write = fd_write, .free = fd_free };
-static const rv_stream_io_ops read_only_ops = { .read = fd_read, .free = fd_free };
-static const rv_stream_io_ops write_only_ops = { .write = fd_write, .free = fd_free };
+/* skip_hole and hole only serve sparse endpoints (rv_stream_fd_set_sparse). */
+static const rv_stream_io_ops read_only_ops = { .read = fd_read, .skip_hole = fd_skip_hole,
+                                                .free = fd_free };
+static const rv_stream_io_ops write_only_ops = { .write = fd_write, .hole = fd_hole,
+                                                 .free = fd_free };
 
 rv_stream_io *rv_stream_fd_new(struct ev_loop *loop, int fd, int readable, int writable,
                                rv_err *err)

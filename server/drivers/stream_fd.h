@@ -22,6 +22,14 @@ rv_stream_io *rv_stream_fd_new(struct ev_loop *loop, int fd, int readable, int w
  * file volume opened and positioned at the transfer's offset. */
 void rv_stream_fd_set_length(rv_stream_io *io, unsigned long long length);
 
+/* Make a file's endpoint sparse (a VOL_DOWNLOAD or VOL_UPLOAD with the
+ * sparse flag): a download sends the file's holes (SEEK_DATA/SEEK_HOLE)
+ * as holes; an upload's holes move past their length and truncate the
+ * file there, as libvirtd's do (what follows comes in later packets).
+ * An upload's hole may not end past hole_end_max (the volume's size), so
+ * that a hostile length gets an error, not a file of exabytes. */
+void rv_stream_fd_set_sparse(rv_stream_io *io, unsigned long long hole_end_max);
+
 /* Call fn(opaque) when io is freed (its owner forgets it). */
 void rv_stream_fd_on_free(rv_stream_io *io, void (*fn)(void *opaque), void *opaque);
 

@@ -28,6 +28,11 @@ typedef struct rv_stream_io_ops {
     ssize_t (*read)(rv_stream_io *io, char *buf, size_t len, rv_err *err);
     /* A hole of len bytes from a sparse upload; NULL: holes are refused. */
     int (*hole)(rv_stream_io *io, long long len, rv_err *err);
+    /* Before each read of a sparse download: the length of the hole at
+     * the read position, now skipped, or 0 when data is there (the next
+     * read then stops where that data ends), or -1 with err set.  NULL:
+     * the endpoint knows no holes; its zeros go as data. */
+    long long (*skip_hole)(rv_stream_io *io, rv_err *err);
     /* The client finished: everything it sent is in.  0, or -1 with err. */
     int (*finish)(rv_stream_io *io, rv_err *err);
     /* Free it, finished or not (abort, error, the client went away). */

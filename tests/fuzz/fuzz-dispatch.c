@@ -22,6 +22,7 @@
 #include "server/rv_dispatch.gen.h"
 #include "tests/unit/check.h"
 #include "transport/frame.h"
+#include "transport/stream_hole.h"
 
 static rvs_client *client;
 /* What the inputs reached: frames dispatched, OK and error replies. */
@@ -192,7 +193,7 @@ static void build_seeds(rv_buf *seeds, size_t **starts, size_t *nseeds)
     };
     rv_storage_pool_list_all_volumes_args pool_vols = { .pool = pool, .need_results = 1 };
 
-    *starts = calloc((size_t)rvs_remote_nprocs + 8, sizeof(size_t));
+    *starts = calloc((size_t)rvs_remote_nprocs + 9, sizeof(size_t));
     *nseeds = 0;
     for (int proc = 0; proc < rvs_remote_nprocs; proc++) {
         const rvs_proc *p = &rvs_remote_procs[proc];
@@ -230,6 +231,28 @@ static void build_seeds(rv_buf *seeds, size_t **starts, size_t *nseeds)
     rv_header ping = { RV_KEEPALIVE_PROGRAM, 1, RV_KEEPALIVE_PROC_PING, RV_MESSAGE, 0, RV_OK };
     rv_err err = { 0 };
     CHECK(rv_frame_encode(seeds, &ping, NULL, NULL, &err) == 0);
+    /* A sparse upload to the volume made above: a hole, data, an empty
+     * hole, the finish (the hole decoder and the stream's hole path). */
+    (*starts)[(*nseeds)++] = seeds->len;
+    rv_storage_vol_upload_args upload = {
+        .vol = { .pool = pool.name, .name = (char *)"fz", .key = (char *)"/default-pool/fz" },
+        .flags = RV_STORAGE_VOL_STREAM_SPARSE,
+    };
+    unsigned up = 900;
+    append_call(seeds, RV_PROC_STORAGE_VOL_UPLOAD, up, (xdrproc_t)xdr_rv_storage_vol_upload_args,
+                &upload);
+    rv_header data = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, RV_PROC_STORAGE_VOL_UPLOAD,
+                       RV_STREAM, up, RV_CONTINUE };
+    CHECK(rv_stream_hole_encode(seeds, &data, 4096, &err) == 0);
+    size_t at = seeds->len;
+    CHECK(rv_frame_encode(seeds, &data, NULL, NULL, &err) == 0);
+    CHECK(rv_buf_reserve(seeds, 3) == 0);
+    memcpy(seeds->data + seeds->len, "abc", 3);
+    seeds->len += 3;
+    seeds->data[at + 3] = (char)(RV_FRAME_MIN + 3);     /* the length word's low byte */
+    CHECK(rv_stream_hole_encode(seeds, &data, 0, &err) == 0);
+    data.status = RV_OK;
+    CHECK(rv_frame_encode(seeds, &data, NULL, NULL, &err) == 0);
     (*starts)[*nseeds] = seeds->len;
 }
 

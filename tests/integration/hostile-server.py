@@ -27,6 +27,13 @@ Scenarios, by what REGISTER_ANY gets:
                     CONNECT_NUM_OF_DOMAINS sends three malformed PINGs (status
                     ERROR, version 2, a payload) and one good one, and
                     answers with the number of PONGs that came back
+
+Streams (tests/interop/test-sparse-streams.sh, with rvsh vol-download of
+any volume in any pool):
+  holes             the download sends "abc", a hole of 5, "de", a hole
+                    of 3, then its end, whether the client asked for a
+                    sparse stream or not
+  bad-hole          the download sends "abc", then a hole of -5
 """
 
 import os
@@ -45,6 +52,10 @@ PROC_LIFECYCLE = 318
 PROC_REGISTER_CLOSE = 360
 PROC_UNREGISTER_CLOSE = 361
 PROC_CONNECTION_CLOSED = 362
+PROC_POOL_LOOKUP_BY_NAME = 84
+PROC_VOL_LOOKUP_BY_NAME = 95
+PROC_VOL_DOWNLOAD = 209
+STREAM, STREAM_HOLE, CONTINUE = 3, 6, 2
 
 FEATURE_EVENT_CALLBACK = 14
 FEATURE_CLOSE_CALLBACK = 15
@@ -165,6 +176,22 @@ class Peer:
             self.barrier(hdr)
         return True
 
+    def download(self, hdr):
+        """The stream scenarios' download: REPLY, then their packets."""
+        self.reply(hdr)
+
+        def stream(mtype, payload=b""):
+            self.sock.sendall(rc.packet(PROC_VOL_DOWNLOAD, payload, mtype=mtype,
+                                        serial=hdr.serial, status=CONTINUE))
+        stream(STREAM, b"abc")
+        if self.scenario == "bad-hole":
+            stream(STREAM_HOLE, struct.pack(">qI", -5, 0))
+            return
+        stream(STREAM_HOLE, struct.pack(">qI", 5, 0))
+        stream(STREAM, b"de")
+        stream(STREAM_HOLE, struct.pack(">qI", 3, 0))
+        stream(STREAM)
+
     def serve(self):
         while True:
             got = self.recv_packet()
@@ -172,7 +199,12 @@ class Peer:
                 return
             hdr, body = got
             p = hdr.proc
-            if p == rc.PROC_AUTH_LIST:
+            if hdr.type == STREAM:
+                # The client's finish or abort: the stream is gone.
+                if hdr.status != CONTINUE:
+                    self.sock.sendall(rc.packet(p, mtype=STREAM, serial=hdr.serial,
+                                                status=rc.STATUS_OK))
+            elif p == rc.PROC_AUTH_LIST:
                 self.reply(hdr, rc.xdr_uint(1) + rc.xdr_int(0))     # none
             elif p == PROC_SUPPORTS_FEATURE:
                 feature = rc.Unpacker(body).int()
@@ -195,6 +227,16 @@ class Peer:
                 self.reply(hdr, rc.xdr_int(self.count_pongs()))
             elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
                 self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
+            elif p == PROC_POOL_LOOKUP_BY_NAME:
+                self.reply(hdr, rc.xdr_string(rc.Unpacker(body).string()) + UUID)
+            elif p == PROC_VOL_LOOKUP_BY_NAME:
+                u = rc.Unpacker(body)
+                pool, _ = u.string(), u.opaque(16)
+                name = u.string()
+                self.reply(hdr, rc.xdr_string(pool) + rc.xdr_string(name) +
+                           rc.xdr_string(f"/{pool}/{name}"))
+            elif p == PROC_VOL_DOWNLOAD and self.scenario in ("holes", "bad-hole"):
+                self.download(hdr)
             else:
                 self.error(hdr, f"the hostile server does not do procedure {p}")
 

@@ -129,8 +129,10 @@ with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), e
                               if not line.startswith("#")) if len(cols) >= 4]
 API = {cols[1]: cols[2] for cols in ROWS}
 # ...from its API's module, as libvirtd: NETWORK for virNetwork*, STORAGE for
-# virStorage*, DOMAIN_SNAPSHOT (35) for the snapshot calls, DOMAIN otherwise.
-MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE, "snapshot": 35}
+# virStorage*, DOMAIN_SNAPSHOT (35) for the snapshot calls, NODEDEV (22),
+# SECRET (30) and NWFILTER (33) for theirs, DOMAIN otherwise.
+MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE, "snapshot": 35,
+                 "nodedev": 22, "secret": 30, "nwfilter": 33}
 ERR_DOMAIN = {cols[1]: MODULE_DOMAIN.get(cols[3], FROM_DOMAIN) for cols in ROWS}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
 ALLOW = sorted((n for n, p in PROCS.items() if p.readonly == "allow"), key=NUM.get)
@@ -300,6 +302,8 @@ VALUE_OF_TYPE = {
     # No secret or filter exists: lookups and XML fail, nothing changes.
     "rv_nonnull_secret": bytes(16) + rc.xdr_int(1) + rc.xdr_string("/test"),
     "rv_nonnull_nwfilter": rc.xdr_string("test") + bytes(16),
+    "rv_secret": rc.xdr_uint(0),        # optional secret: absent
+    "rv_nonnull_nwfilter_binding": rc.xdr_string("vnet0") + rc.xdr_string("test"),
     "unsigned int": rc.xdr_uint(0),
     "int": rc.xdr_int(0),
 }

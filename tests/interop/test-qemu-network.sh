@@ -7,7 +7,7 @@
 # net-dumpxml, net-autostart across a restart of remvirtd, a guest with
 # <interface type='network'> whose tap lands on the bridge (and a
 # user-mode guest beside it), net-destroy, net-undefine, the network
-# events; NAT and isolated networks refused naming their mode.
+# events; routed and open networks refused naming their mode.
 set -euo pipefail
 if [ -z "${RV_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --net --mount true 2>/dev/null; then
     exec unshare --net --mount env RV_IN_NETNS=1 bash "$0" "$@"
@@ -101,10 +101,16 @@ echo "ok   g1's tap is on rvbr0: $(ip -o link show master rvbr0 | cut -d: -f2)"
 "${V[@]}" dumpxml g1 > "$OUT/g1-live.xml"
 grep -q "<source network='hostbr' bridge='rvbr0'/>" "$OUT/g1-live.xml" ||
     { show "$OUT/g1-live.xml"; fail "g1's live XML does not name the bridge"; }
+# As root remvirtd made the tap itself: named, counted, gone with QEMU.
+grep -q "<target dev='vnet0'/>" "$OUT/g1-live.xml" || { show "$OUT/g1-live.xml"; fail "g1's tap is not vnet0"; }
+[ "$(cat /sys/class/net/vnet0/address)" = fe:54:00:aa:bb:01 ] || fail "vnet0's MAC is not fe: and the guest's"
+"${V[@]}" domifstat g1 vnet0 > "$OUT/ifstat"
+has_line "$OUT/ifstat" "vnet0 tx_drop 0" || { show "$OUT/ifstat"; fail "domifstat g1 vnet0"; }
 "${V[@]}" dumpxml --inactive g1 > "$OUT/g1-def.xml"
 grep -q "<source network='hostbr'/>" "$OUT/g1-def.xml" || { show "$OUT/g1-def.xml"; fail "g1's definition"; }
 "${V[@]}" destroy g1 > /dev/null
 "${V[@]}" destroy g2 > /dev/null
+[ ! -e /sys/class/net/vnet0 ] || fail "vnet0 is left after g1's destroy"
 
 # Autostart, across a restart.
 expect "Network hostbr marked as autostarted" "${V[@]}" net-autostart hostbr
@@ -115,16 +121,17 @@ start_remvirtd_qemu
 "${VQ[@]}" net-list --all > "$OUT/list"
 grep -Eq '^ *hostbr +active +yes +yes$' "$OUT/list" || { show "$OUT/list"; fail "hostbr not autostarted"; }
 
-# NAT and isolated networks are not made here.
-cat > "$OUT/nat.xml" <<XML
-<network><name>nat1</name><forward mode='nat'/><bridge name='virbr9'/>
+# Routed and open networks are not made here (NAT and isolated ones are:
+# test-qemu-nat-network.sh).
+cat > "$OUT/route.xml" <<XML
+<network><name>r1</name><forward mode='route'/><bridge name='virbr9'/>
   <ip address='192.168.199.1' netmask='255.255.255.0'/></network>
 XML
-expect_error "network forward mode 'nat' is not supported" "${V[@]}" net-define "$OUT/nat.xml"
-cat > "$OUT/iso.xml" <<XML
-<network><name>iso1</name><bridge name='virbr8'/></network>
+expect_error "network forward mode 'route' is not supported" "${V[@]}" net-define "$OUT/route.xml"
+cat > "$OUT/open.xml" <<XML
+<network><name>o1</name><forward mode='open'/><bridge name='virbr8'/></network>
 XML
-expect_error "network forward mode 'none' is not supported" "${V[@]}" net-create "$OUT/iso.xml"
+expect_error "network forward mode 'open' is not supported" "${V[@]}" net-create "$OUT/open.xml"
 
 for name in ../../evil .hidden; do
     printf "<network><name>%s</name><forward mode='bridge'/><bridge name='rvbr0'/></network>" \

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Secrets, network filters and host interfaces on the QEMU driver: remvirt
-# defines no secrets and no filters, so virsh and python3-libvirt must see
-# what libvirtd's QEMU host with none answers (empty lists, "not found"
-# lookups, the same flag checks), byte for byte; the host's interfaces
+# Secrets, network filters and host interfaces on the QEMU driver, with
+# none defined (test-qemu-secrets-define.sh defines them): virsh and
+# python3-libvirt must see what libvirtd's QEMU host with none answers
+# (empty lists, "not found" lookups, the same flag checks), byte for
+# byte; the host's interfaces
 # (sysfs) looked up by name and MAC and described as libvirtd's udev
 # backend describes them.
 set -euo pipefail
@@ -59,6 +60,7 @@ show('nwfilterLookupByName', lambda: c.nwfilterLookupByName('clean-traffic'))
 show('nwfilterLookupByUUIDString', lambda: c.nwfilterLookupByUUIDString(uuid))
 show('listAllNWFilterBindings', lambda: c.listAllNWFilterBindings(0))
 show('listAllNWFilterBindings 1', lambda: c.listAllNWFilterBindings(1))
+show('nwfilterBindingLookupByPortDev', lambda: c.nwfilterBindingLookupByPortDev('vnet0'))
 # Sorted: the two list sysfs in different orders.
 for i in sorted(c.listAllInterfaces(0), key=lambda i: i.name()):
     show('interface ' + i.name(), lambda: (c.interfaceLookupByName(i.name()).MACString(),

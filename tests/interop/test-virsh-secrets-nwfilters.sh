@@ -3,7 +3,8 @@
 # and python3-libvirt's calls, against remvirtd and against libvirtd's test
 # driver; the outputs must be the same, byte for byte (the socket path
 # aside).  libvirtd's test driver has no secrets, no filters and no filter
-# bindings, and one host interface (eth1).
+# bindings (defining, setting, undefining and their events answer
+# NO_SUPPORT too), and one host interface (eth1).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -34,6 +35,14 @@ steps=(
     "ro:nwfilter-binding-list"
     "ro:iface-dumpxml eth1"
     "ro:iface-mac eth1"
+    "secret-define secret.xml"
+    "secret-set-value 0a81f5b2-8403-7b23-c8d6-21ccc2f80d6f --file value --plain"
+    "secret-undefine 0a81f5b2-8403-7b23-c8d6-21ccc2f80d6f"
+    "secret-event --event lifecycle --timeout 1"
+    "nwfilter-define filter.xml"
+    "nwfilter-undefine no-such-filter"
+    "ro:secret-define secret.xml"
+    "ro:nwfilter-define filter.xml"
 )
 
 pycheck()
@@ -61,6 +70,10 @@ for c, name in ((conn, 'rw'), (ro, 'ro')):
     show(name + ' nwfilterLookupByName', lambda: c.nwfilterLookupByName('clean-traffic'))
     show(name + ' nwfilterLookupByUUIDString', lambda: c.nwfilterLookupByUUIDString(uuid))
     show(name + ' listAllNWFilterBindings', lambda: c.listAllNWFilterBindings(0))
+    show(name + ' nwfilterBindingLookupByPortDev', lambda: c.nwfilterBindingLookupByPortDev('vnet0'))
+    show(name + ' secretDefineXML', lambda: c.secretDefineXML('<secret/>', 0))
+    show(name + ' nwfilterDefineXML', lambda: c.nwfilterDefineXML("<filter name='f'/>"))
+    show(name + ' nwfilterDefineXMLFlags', lambda: c.nwfilterDefineXMLFlags("<filter name='f'/>", 0))
     show(name + ' interfaces', lambda: [(i.name(), i.MACString(), i.XMLDesc(0))
                                         for i in c.listAllInterfaces(0)])
     show(name + ' interfaceLookupByName', lambda: c.interfaceLookupByName('eth1').MACString())
@@ -72,6 +85,10 @@ PY
 
 dir=$RV_TMP/cwd
 mkdir -p "$dir"
+printf "<secret ephemeral='no' private='no'><uuid>0a81f5b2-8403-7b23-c8d6-21ccc2f80d6f</uuid></secret>" \
+    > "$dir/secret.xml"
+printf 'hunter2' > "$dir/value"
+printf "<filter name='f1'><rule action='drop' direction='in'><all/></rule></filter>" > "$dir/filter.xml"
 
 start_libvirtd
 virsh_transcript "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" "$dir" | sockets_as_word "$LIBVIRTD_SOCK_RO" "$LIBVIRTD_SOCK" \

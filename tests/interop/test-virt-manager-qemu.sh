@@ -59,10 +59,6 @@ allowed_failures=(
     # The wizard's probes that the new guest's name and disk are free:
     # "not found" is the answer it wants (checked below).
     'DOMAIN_LOOKUP_BY_NAME' 'STORAGE_VOL_LOOKUP_BY_NAME' 'STORAGE_VOL_LOOKUP_BY_PATH'
-    # NODE_DEVICE_IS_ACTIVE (436, one of the node device definition
-    # procedures remvirt does not have): virt-manager takes the host's
-    # devices for active, which they are.
-    '(proc 436|NODE_DEVICE_IS_ACTIVE)'
 )
 wire_summary qemu
 unexpected=$(grep '^fail ' "$RV_TMP/qemu.wire" || true)

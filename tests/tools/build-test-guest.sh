@@ -9,6 +9,8 @@
 # as a guest agent (below) unless its command line says
 # remvirt.agent=mute (nothing reads the port) or remvirt.agent=fail
 # (guest-shutdown is answered with an error).
+# A virtio NIC (eth0) asks for a DHCP lease in the background, silently
+# (busybox udhcpc), and takes the address it gets.
 # The packages are fetched with `apt-get download` (no install, no root)
 # into DIR/debs; a DIR that already holds both files is left as it is.
 # Exit 0 when DIR is ready, 1 (with the reason on stderr) when not.
@@ -16,7 +18,7 @@ set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=3
+guest_version=4
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -53,7 +55,7 @@ ln -s busybox "$root/bin/sh"
 # The modules wanted and what they need, in load order.  The package has
 # no modules.dep (depmod makes it when installed): a module's .modinfo
 # section says "depends=a,b".
-wanted=(button evdev virtio_pci virtio_balloon virtio_console)
+wanted=(button evdev virtio_pci virtio_balloon virtio_console virtio_net)
 order=()
 add_module()
 {
@@ -85,6 +87,11 @@ mount -t sysfs sys /sys
 for m in $(cat /modules/order); do
     insmod "/modules/$m"
 done
+# DHCP on the first NIC, when there is one; nothing on the console.
+if [ -e /sys/class/net/eth0 ]; then
+    ip link set eth0 up
+    udhcpc -f -i eth0 -T 1 -A 2 -s /udhcpc.script > /dev/null 2>&1 &
+fi
 # A read of a power button's event device blocks until it is pressed.
 for ev in /sys/class/input/event*; do
     [ "$(cat "$ev/device/name")" = "Power Button" ] || continue
@@ -140,6 +147,15 @@ echo "remvirt-test-guest: ready"
 while :; do sleep 3600; done
 EOF
 chmod +x "$root/init"
+# udhcpc's hook: $ip and $mask (prefix bits) of a lease on $interface.
+cat > "$root/udhcpc.script" <<'EOF'
+#!/bin/sh
+case $1 in
+bound|renew) ip addr flush dev "$interface"; ip addr add "$ip/$mask" dev "$interface" ;;
+deconfig) ip addr flush dev "$interface"; ip link set "$interface" up ;;
+esac
+EOF
+chmod +x "$root/udhcpc.script"
 
 cp "$work/kernel/boot/vmlinuz-"* "$work/vmlinuz"
 (cd "$root" && find . | "$root/bin/busybox" cpio -o -H newc 2> /dev/null | gzip -1) > "$work/initrd.img"

@@ -575,6 +575,38 @@ static void test_network_interface(void)
             "a network <interface> has no <source network='...'>");
 }
 
+/* A tap of remvirtd's (as root): <target dev> read and written where
+ * libvirt puts it, and QEMU given the tap as an inherited descriptor. */
+static void test_tap_interface(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><interface type='bridge'>"
+                                       "<mac address='52:54:00:ab:cd:08'/><source bridge='br0'/>"
+                                       "<target dev='mytap0'/><model type='e1000'/></interface>"
+                                       "</devices></domain>");
+    CHECK_STR_EQ(def->interfaces[0].ifname, "mytap0");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <source bridge='br0'/>\n      <target dev='mytap0'/>\n"
+                       "      <model type='e1000'/>\n");
+    free(xml);
+    def->interfaces[0].tap_fd = 5;
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/m.sock", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -netdev tap,id=net0,fd=5 -device ");
+    CHECK(!strstr(cmd, "-netdev bridge"));
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><interface type='bridge'><source bridge='br0'/>"
+            "<target dev='a/b'/></interface></devices></domain>",
+            RV_ERR_XML_ERROR, "invalid interface target dev 'a/b'");
+    REFUSED(MIN_HEAD "<devices><interface type='bridge'><source bridge='br0'/>"
+            "<target dev='sixteen-chars-xx'/></interface></devices></domain>",
+            RV_ERR_XML_ERROR, "invalid interface target dev 'sixteen-chars-xx'");
+}
+
 /* What virt-install 4.1 writes for a small guest with SPICE (its USB
  * controllers, channel, tablet, sound, QXL, redirdevs), read, given
  * addresses, and turned into QEMU devices. */
@@ -917,6 +949,7 @@ int main(void)
     test_virt_manager_new_vm();
     test_disk_discard();
     test_network_interface();
+    test_tap_interface();
     test_cpu_mode();
     test_builtin_controllers();
     test_virt_install_devices();

@@ -484,7 +484,7 @@ class RealProtocol(unittest.TestCase):
         self.assertTrue('[424] = { .name = "DOMAIN_AUTHORIZED_SSH_KEYS_GET", '
                         '.api = "virDomainAuthorizedSSHKeysGet", .error_domain = 20, '
                         '.needs_auth = 1 },' in table)
-        self.assertTrue('.api = "virSecretDefineXML", .error_domain = 30' in table)
+        self.assertTrue('.api = "virNWFilterBindingCreateXML", .error_domain = 33' in table)
         # libvirt's event messages have no API: still an unknown procedure.
         self.assertTrue('[320] = { .name = "DOMAIN_EVENT_CALLBACK_RTC_CHANGE", .api = NULL' in table)
 

@@ -431,7 +431,9 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const unsigned char *m = n->mac;
         add(&b, "-netdev");
         /* A network's bridge was filled in at start (rv_qemu_network_resolve). */
-        if (n->type == RV_QEMU_NET_BRIDGE || n->type == RV_QEMU_NET_NETWORK)
+        if (n->tap_fd > 0)
+            addf(&b, "tap,id=net%zu,fd=%d", i, n->tap_fd);
+        else if (n->type == RV_QEMU_NET_BRIDGE || n->type == RV_QEMU_NET_NETWORK)
             addf(&b, "bridge,id=net%zu,br=%s", i, esc(&b, &e1, n->bridge));
         else
             addf(&b, "user,id=net%zu", i);

@@ -462,6 +462,7 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
     /* A network's live XML names its bridge too, as libvirt's does. */
     static const char *const network_source_attrs[] = { "network", "bridge", NULL };
     static const char *const model_attrs[] = { "type", NULL };
+    static const char *const target_attrs[] = { "dev", NULL };
     static const char *const models[] = { "virtio", "e1000", "e1000e", "rtl8139", NULL };
     if (check_attrs(n, iface_attrs, err) < 0)
         return -1;
@@ -502,6 +503,11 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             free(iface->bridge);
             iface->network = attr(c, "network");
             iface->bridge = attr(c, "bridge");
+        } else if (named(c, "target")) {
+            if (check_attrs(c, target_attrs, err) < 0)
+                return -1;
+            free(iface->ifname);
+            iface->ifname = attr(c, "dev");
         } else if (named(c, "model")) {
             if (check_attrs(c, model_attrs, err) < 0)
                 return -1;
@@ -532,6 +538,9 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
         BAD_XML("a network <interface> has no <source network='...'>");
     if (iface->bridge && (strlen(iface->bridge) > 15 || !only_chars(iface->bridge, ALNUM "-_.")))
         BAD_XML("invalid bridge name '%s'", iface->bridge);
+    if (iface->ifname && (strlen(iface->ifname) > 15 || !*iface->ifname ||
+                          !only_chars(iface->ifname, ALNUM "-_.")))
+        BAD_XML("invalid interface target dev '%s'", iface->ifname ? iface->ifname : "");
     return 0;
 }
 
@@ -1422,6 +1431,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             }
             fputs("'/>\n", fp);
         }
+        if (n->ifname) {
+            fputs("      <target dev='", fp);
+            put_escaped(fp, n->ifname);
+            fputs("'/>\n", fp);
+        }
         fputs("      <model type='", fp);
         put_escaped(fp, n->model);
         fputs("'/>\n", fp);
@@ -1466,6 +1480,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < def->ninterfaces; i++) {
         free(def->interfaces[i].bridge);
         free(def->interfaces[i].network);
+        free(def->interfaces[i].ifname);
         free(def->interfaces[i].model);
     }
     free(def->interfaces);

@@ -45,6 +45,8 @@ typedef struct rv_qemu_interface {
     rv_qemu_net_type type;
     char *bridge;               /* RV_QEMU_NET_BRIDGE; NETWORK: its bridge once started */
     char *network;              /* RV_QEMU_NET_NETWORK: the network's name */
+    char *ifname;               /* <target dev>: the host tap (given, or named at start) */
+    int tap_fd;                 /* not in XML: QEMU's descriptor for remvirtd's tap, 0: none */
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
     rv_qemu_pci_addr addr;

@@ -231,6 +231,8 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu_load_all();
     rv_qemu_storage_init();
     rv_qemu_network_init();
+    rv_qemu_secret_init();
+    rv_qemu_nwfilter_init();
 }
 
 static void qemu_cleanup(void)
@@ -238,6 +240,8 @@ static void qemu_cleanup(void)
     rv_qemu_spawner_cleanup();
     rv_qemu_storage_cleanup();
     rv_qemu_network_cleanup();
+    rv_qemu_secret_cleanup();
+    rv_qemu_nwfilter_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */
     while (rv_qemu.doms) {
         qemu_dom *d = rv_qemu.doms;
@@ -1242,7 +1246,17 @@ const rv_driver rv_qemu_driver = {
         .network_set_autostart = rv_qemu_network_set_autostart,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
-        /* secrets and network filters, none defined: qemu_secret.c */
+        .network_get_dhcp_leases = rv_qemu_network_get_dhcp_leases,
+        /* secrets (qemu_secret.c) and network filters (qemu_nwfilter.c) */
+        .secret_define_xml = rv_qemu_secret_define_xml,
+        .secret_set_value = rv_qemu_secret_set_value,
+        .secret_get_value = rv_qemu_secret_get_value,
+        .secret_undefine = rv_qemu_secret_undefine,
+        .nwfilter_define_xml = rv_qemu_nwfilter_define_xml,
+        .nwfilter_define_xml_flags = rv_qemu_nwfilter_define_xml_flags,
+        .nwfilter_undefine = rv_qemu_nwfilter_undefine,
+        .nwfilter_binding_lookup_by_port_dev = rv_qemu_nwfilter_binding_lookup_by_port_dev,
+        .nwfilter_binding_get_xml_desc = rv_qemu_nwfilter_binding_get_xml_desc,
         .connect_num_of_secrets = rv_qemu_connect_num_of_secrets,
         .connect_list_secrets = rv_qemu_connect_list_secrets,
         .connect_list_all_secrets = rv_qemu_connect_list_all_secrets,
@@ -1270,6 +1284,15 @@ const rv_driver rv_qemu_driver = {
         .node_device_get_parent = rv_qemu_node_device_get_parent,
         .node_device_num_of_caps = rv_qemu_node_device_num_of_caps,
         .node_device_list_caps = rv_qemu_node_device_list_caps,
+        .node_device_is_active = rv_qemu_node_device_is_active,
+        .node_device_is_persistent = rv_qemu_node_device_is_persistent,
+        .node_device_get_autostart = rv_qemu_node_device_get_autostart,
+        .node_device_set_autostart = rv_qemu_node_device_set_autostart,
+        .node_device_create = rv_qemu_node_device_create,
+        .node_device_undefine = rv_qemu_node_device_undefine,
+        .node_device_destroy = rv_qemu_node_device_destroy,
+        .node_device_create_xml = rv_qemu_node_device_create_xml,
+        .node_device_define_xml = rv_qemu_node_device_define_xml,
         /* storage pools and volumes: qemu_storage.c */
         .connect_num_of_storage_pools = rv_qemu_connect_num_of_storage_pools,
         .connect_num_of_defined_storage_pools = rv_qemu_connect_num_of_defined_storage_pools,

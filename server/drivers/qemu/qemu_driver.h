@@ -221,10 +221,11 @@ void rv_qemu_process_exited(pid_t pid, int status);
 typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
-/* Ask for argv (argv[0] a path) with log_fd as its output and, when >= 0,
- * incoming_fd as its descriptor 3; done() is called from the loop. */
-int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, rv_qemu_spawned_fn done, void *data,
-                  rv_err *err);
+/* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0
+ * incoming_fd as its descriptor 3, and the taps (those >= 0 of ntaps, in
+ * order) as 4, 5, ...; done() is called from the loop. */
+int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,
+                  rv_qemu_spawned_fn done, void *data, rv_err *err);
 /* Let the child exec (its pid is recorded), or make it exit. */
 void rv_qemu_spawn_go(pid_t pid, bool run);
 void rv_qemu_spawner_cleanup(void);

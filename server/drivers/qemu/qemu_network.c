@@ -1,13 +1,15 @@
-/* The QEMU driver's virtual networks: only those that name a bridge the
- * host already has (<forward mode='bridge'/><bridge name='br0'/>).
- * Starting one checks that the bridge is there; a guest's
- * <interface type='network'> on it gets a tap on that bridge (QEMU's
- * -netdev bridge, through qemu-bridge-helper, as for type='bridge').
- * NAT, routed, open and isolated networks need a bridge, addresses and
- * dnsmasq made by the daemon: refused when defined, naming the mode
+/* The QEMU driver's virtual networks.  Forward mode 'bridge' names a
+ * bridge the host already has: starting one checks that it is there.
+ * NAT (<forward mode='nat'/>) and isolated (no <forward>) networks get a
+ * bridge of remvirtd's own (virbrN unless named), dnsmasq and an nftables
+ * table (qemu_netnat.c); their start and destroy answer later, once
+ * dnsmasq and nft have.  A guest's <interface type='network'> gets a tap
+ * on the network's bridge (qemu_link.c as root, else QEMU's bridge
+ * helper).  Routed, open and other modes are refused, naming the mode
  * (VIR_ERR_OPERATION_UNSUPPORTED).  Files, as for storage pools:
  *   config_dir/networks/<name>.xml, config_dir/networks/autostart/<name>.xml,
- *   run_dir/networks/<name>.xml (the network is active). */
+ *   run_dir/networks/<name>.xml (the network is active), and the
+ *   dnsmasq and nft files next to it (qemu_netnat.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -20,6 +22,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_link.h"
+#include "server/drivers/qemu/qemu_netnat.h"
 #include "server/drivers/qemu/qemu_network.h"
 #include "server/drivers/test/test_xml.h"
 
@@ -29,7 +33,14 @@ enum { MAX_NETS = 256, NET_XML_MAX = 64 * 1024 };
 
 typedef struct qnet {
     rv_test_net_def *def;
+    /* What it runs with while active or starting: def, or the one def
+     * replaced (a redefinition takes effect at the next start). */
+    rv_test_net_def *live;
     bool active, persistent, autostart;
+    /* A start or destroy of a NAT or isolated network under way, and
+     * the call that waits for it (NULL: an autostart). */
+    bool busy, reply_net;
+    rv_deferred *reply;
     struct qnet *next;          /* in name order */
 } qnet;
 
@@ -88,12 +99,25 @@ static qnet *add(rv_test_net_def *def, rv_err *err)
     return n;
 }
 
+static const rv_test_net_def *running(const qnet *n)
+{
+    return n->live ? n->live : n->def;
+}
+
+static void live_clear(qnet *n)
+{
+    if (n->live != n->def)
+        rv_test_net_def_free(n->live);
+    n->live = NULL;
+}
+
 static void drop(qnet *n)
 {
     for (qnet **at = &st.nets; *at; at = &(*at)->next)
         if (*at == n) {
             *at = n->next;
             st.n--;
+            live_clear(n);
             rv_test_net_def_free(n->def);
             free(n);
             return;
@@ -119,9 +143,9 @@ static int to_wire(const qnet *n, rv_nonnull_network *w, rv_err *err)
 
 /* ---- files ---- */
 
-static int save(const qnet *n, const char *dir, bool durable, rv_err *err)
+static int save(const rv_test_net_def *def, const char *dir, bool durable, rv_err *err)
 {
-    char *xml = rv_test_net_def_format(n->def), *path = rv_qemu_path(dir, n->def->name, ".xml");
+    char *xml = rv_test_net_def_format(def), *path = rv_qemu_path(dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
                            : rv_qemu_mkdirs(dir, err) < 0 ? -1
                                                           : rv_qemu_write_file(path, xml, durable, err);
@@ -150,6 +174,81 @@ static const char *forward_mode(const rv_test_net_def *def)
     return mode ? mode : "nat";
 }
 
+/* Letters, digits, '-', '_', '.': what dnsmasq's and nft's files may
+ * hold unquoted. */
+static bool link_name_ok(const char *name)
+{
+    for (const char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              strchr("-_.", *c)))
+            return false;
+    return *name != '\0';
+}
+
+/* Sets <bridge name> in the XML tree (and def->bridge). */
+static int set_bridge_name(rv_test_net_def *def, const char *name, rv_err *err)
+{
+    rv_xml_node *root = def->root, *br = rv_xml_child(root, "bridge");
+    char *copy = strdup(name), *attr_name = strdup("name"), *value = strdup(name);
+    if (!br && copy && attr_name && value && (br = calloc(1, sizeof(*br)))) {
+        rv_xml_node **kids = realloc(root->kids, (root->nkids + 1) * sizeof(*kids));
+        if (!kids || !(br->name = strdup("bridge"))) {
+            if (kids)
+                root->kids = kids;
+            free(br);
+            br = NULL;
+        } else {
+            root->kids = kids;
+            kids[root->nkids++] = br;
+            root->kids_cap = root->nkids;
+        }
+    }
+    rv_xml_attr *attrs = br && copy && attr_name && value
+                             ? realloc(br->attrs, (br->nattrs + 1) * sizeof(*attrs)) : NULL;
+    if (!attrs) {
+        free(copy);
+        free(attr_name);
+        free(value);
+        return oom(err);
+    }
+    br->attrs = attrs;
+    attrs[br->nattrs].name = attr_name;
+    attrs[br->nattrs].value = value;
+    br->nattrs++;
+    free(def->bridge);
+    def->bridge = copy;
+    return 0;
+}
+
+/* A NAT or isolated network's bridge: its own name, used by no other
+ * network; without one the first virbrN that nothing uses. */
+static int own_bridge(rv_test_net_def *def, rv_err *err)
+{
+    const qnet *same = find(def->name);     /* a redefinition keeps its bridge */
+    if (!def->bridge && same && same->def->bridge && rv_qemu_netnat_managed(same->def) &&
+        set_bridge_name(def, same->def->bridge, err) < 0)
+        return -1;
+    for (int i = 0; !def->bridge && i < 256; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "virbr%d", i);
+        bool used = rv_qemu_link_exists(name);
+        for (qnet *n = st.nets; n && !used; n = n->next)
+            used = strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
+                   strcmp(n->def->bridge, name) == 0;
+        if (!used && set_bridge_name(def, name, err) < 0)
+            return -1;
+    }
+    if (!def->bridge)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: no free bridge name virbr0..virbr255");
+    for (qnet *n = st.nets; n; n = n->next)
+        if (strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
+            strcmp(n->def->bridge, def->bridge) == 0)
+            return fail(err, RV_ERR_OPERATION_INVALID,
+                        "Requested operation is not valid: bridge name '%s' is already in use by "
+                        "network '%s'", def->bridge, n->def->name);
+    return 0;
+}
+
 static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
 {
     if (strlen(xml) > NET_XML_MAX)
@@ -165,16 +264,20 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
         bad_name |= (unsigned char)*c < 0x20;
     if (bad_name)       /* it becomes a file name */
         rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid network name");
-    else if (strcmp(mode, "bridge") != 0)
+    else if (strcmp(mode, "bridge") != 0 && !rv_qemu_netnat_managed(def))
         rc = fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                   "Operation not supported: network forward mode '%s' is not supported by "
-                  "remvirtd's QEMU driver (only 'bridge', naming an existing host bridge)", mode);
-    else if (!def->bridge || !*def->bridge)
+                  "remvirtd's QEMU driver (only 'nat', isolated without <forward>, and "
+                  "'bridge' naming an existing host bridge)", mode);
+    else if (strcmp(mode, "bridge") == 0 && (!def->bridge || !*def->bridge))
         rc = fail(err, RV_ERR_XML_ERROR,
                   "XML error: network '%s' has forward mode 'bridge' but no <bridge name='...'/>",
                   def->name);
-    else if (strchr(def->bridge, '/') || strlen(def->bridge) >= 16)
+    else if (def->bridge && (strlen(def->bridge) > RV_LINK_NAME_MAX || !link_name_ok(def->bridge)))
         rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid bridge name '%s'", def->bridge);
+    else if (rv_qemu_netnat_managed(def) &&
+             (rv_qemu_netnat_check(def, err) < 0 || own_bridge(def, err) < 0))
+        rc = -1;
     if (rc == 0) {
         char uuid[RV_UUID_STRING_LEN];
         qnet *same = find(def->name), *byuuid = find_uuid(def->uuid);
@@ -204,19 +307,102 @@ static bool bridge_exists(const char *bridge)
     return access(path, F_OK) == 0;
 }
 
-static int start(qnet *n, rv_err *err)
+static void started(qnet *n)
 {
+    n->active = true;
+    RV_INFO("network '%s' started (bridge %s)", n->def->name, n->def->bridge);
+    emit(n, RV_NET_EVENT_STARTED);
+}
+
+/* A start or destroy under way (a NAT or isolated network) is over:
+ * answer the call that waits.  A transient network that does not run
+ * goes. */
+static void finish(qnet *n, const rv_err *why)
+{
+    rv_deferred *reply = n->reply;
+    bool reply_net = n->reply_net;
+    rv_err err = { 0 };
+    n->busy = n->reply_net = false;
+    n->reply = NULL;
+    if (reply && !why && reply_net) {
+        rv_network_create_xml_ret *ret = rv_deferred_ret(reply);
+        to_wire(n, &ret->net, &err);
+    }
+    if (reply)
+        rv_deferred_finish(reply, why ? why : rv_err_is_set(&err) ? &err : NULL);
+    else if (why)
+        RV_WARN("network '%s': %s", n->def->name, why->message);
+    rv_err_clear(&err);
+    if (!n->active)
+        live_clear(n);
+    if (!n->active && !n->persistent)
+        drop(n);
+}
+
+static void on_managed_started(void *opaque, const rv_err *why)
+{
+    qnet *n = opaque;
+    rv_err err = { 0 };
+    if (!why && save(running(n), st.run_dir, false, &err) == 0)
+        started(n);
+    else if (!why) {    /* it runs, but a restarted remvirtd would not know: undo */
+        rv_err ignored = { 0 };
+        rv_qemu_netnat_stop(running(n), st.run_dir, NULL, NULL, &ignored);
+        rv_err_clear(&ignored);
+    }
+    finish(n, why ? why : rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+static void stopped(qnet *n)
+{
+    unlink_in(st.run_dir, n->def->name);
+    n->active = false;
+    live_clear(n);
+    RV_INFO("network '%s' stopped", n->def->name);
+    emit(n, RV_NET_EVENT_STOPPED);
+}
+
+static void on_managed_stopped(void *opaque, const rv_err *why)
+{
+    qnet *n = opaque;
+    stopped(n);         /* bridge and dnsmasq are gone, whatever nft said */
+    finish(n, why);
+}
+
+static int busy(const qnet *n, rv_err *err)
+{
+    if (!n->busy)
+        return 0;
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: network '%s' is being %s", n->def->name,
+                n->active ? "destroyed" : "started");
+}
+
+/* 0 when started; RV_DEFERRED when a NAT or isolated network's start is
+ * under way (reply, if any, answered then), -1 with err set. */
+static int start(qnet *n, rv_deferred *reply, rv_err *err)
+{
+    if (rv_qemu_netnat_managed(n->def)) {
+        if (rv_qemu_netnat_start(n->def, st.run_dir, on_managed_started, n, err) < 0)
+            return -1;
+        n->live = n->def;
+        n->busy = true;
+        n->reply = reply;
+        return RV_DEFERRED;
+    }
     if (!bridge_exists(n->def->bridge))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: the host has no bridge '%s' for network '%s'",
                     n->def->bridge, n->def->name);
-    if (save(n, st.run_dir, false, err) < 0)
+    if (save(n->def, st.run_dir, false, err) < 0)
         return -1;
-    n->active = true;
-    RV_INFO("network '%s' started (bridge %s)", n->def->name, n->def->bridge);
-    emit(n, RV_NET_EVENT_STARTED);
+    n->live = n->def;
+    started(n);
     return 0;
 }
+
+static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), rv_err *err);
 
 int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
 {
@@ -227,7 +413,7 @@ int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not active", name);
-    return (*bridge = strdup(n->def->bridge)) ? 0 : oom(err);
+    return (*bridge = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
 int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err)
@@ -369,7 +555,7 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
     }
     rv_test_net_def *old = fresh ? NULL : n->def;
     n->def = def;
-    if (save(n, st.config_dir, true, err) < 0) {
+    if (save(n->def, st.config_dir, true, err) < 0) {
         if (fresh)
             drop(n);
         else {
@@ -378,9 +564,10 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
         }
         return -1;
     }
-    /* An active network keeps running on its bridge; the new definition
-     * (maybe another bridge) is what starts next time. */
-    rv_test_net_def_free(old);
+    /* An active network keeps running as it started (live); the new
+     * definition (maybe another bridge) is what starts next time. */
+    if (old != n->live)
+        rv_test_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
     return to_wire(n, &ret->net, err);
@@ -405,9 +592,23 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
         rv_test_net_def_free(def);
         return -1;
     }
-    if (start(n, err) < 0) {
+    rv_deferred *reply = NULL;
+    if (rv_qemu_netnat_managed(def) && !(reply = rv_driver_defer(err))) {
         drop(n);
         return -1;
+    }
+    int rc = start(n, reply, err);
+    if (rc == RV_DEFERRED) {
+        n->reply_net = true;
+        return RV_DEFERRED;
+    }
+    if (rc < 0) {
+        drop(n);
+        if (!reply)
+            return -1;
+        rv_deferred_finish(reply, err);
+        rv_err_clear(err);
+        return RV_DEFERRED;
     }
     return to_wire(n, &ret->net, err);
 }
@@ -418,10 +619,37 @@ int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
+    if (busy(n, err) < 0)
+        return -1;
     if (n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network is already active");
-    return start(n, err);
+    return defer_managed(n, start, err);
+}
+
+static int stop_managed(qnet *n, rv_deferred *reply, rv_err *err)
+{
+    if (rv_qemu_netnat_stop(running(n), st.run_dir, on_managed_stopped, n, err) < 0)
+        return -1;
+    n->busy = true;
+    n->reply = reply;
+    return RV_DEFERRED;
+}
+
+/* A start or stop for a slot whose reply has no data: deferred for NAT
+ * and isolated networks, whose steps answer later. */
+static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), rv_err *err)
+{
+    if (!rv_qemu_netnat_managed(running(n)))
+        return step(n, NULL, err);
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    if (step(n, reply, err) < 0) {
+        rv_deferred_finish(reply, err);
+        rv_err_clear(err);
+    }
+    return RV_DEFERRED;
 }
 
 int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
@@ -430,14 +658,15 @@ int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *ar
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
+    if (busy(n, err) < 0)
+        return -1;
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not active", n->def->name);
+    if (rv_qemu_netnat_managed(running(n)))
+        return defer_managed(n, stop_managed, err);
     /* Guests' taps stay on the bridge: the bridge is the host's, not ours. */
-    unlink_in(st.run_dir, n->def->name);
-    n->active = false;
-    RV_INFO("network '%s' stopped", n->def->name);
-    emit(n, RV_NET_EVENT_STOPPED);
+    stopped(n);
     if (!n->persistent)
         drop(n);
     return 0;
@@ -469,6 +698,8 @@ int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
+    if (busy(n, err) < 0)
+        return -1;
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not persistent",
@@ -488,12 +719,12 @@ int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_des
 {
     (void)c;
     qnet *n;
-    if (args->flags & ~1u)      /* INACTIVE: one definition here */
+    if (args->flags & ~1u)      /* INACTIVE: the definition, not what runs */
         return fail(err, RV_ERR_INVALID_ARG,
                     "unsupported flags (0x%x) in function networkGetXMLDesc", args->flags & ~1u);
     if (!(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format(n->def)))
+    if (!(ret->xml = rv_test_net_def_format((args->flags & 1u) ? n->def : running(n))))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
@@ -506,7 +737,7 @@ int rv_qemu_network_get_bridge_name(rv_driver_conn *c,
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
-    return (ret->name = strdup(n->def->bridge)) ? 0 : oom(err);
+    return (ret->name = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
 int rv_qemu_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
@@ -594,11 +825,12 @@ static void load_dir(const char *dir, bool persistent)
         qnet *n = find(def->name);
         rv_err err = { 0 };
         if (n) {
-            n->active = true;   /* the run dir's copy: it runs */
-            rv_test_net_def_free(def);
+            n->active = true;   /* the run dir's copy: what runs */
+            n->live = def;
         } else if ((n = add(def, &err))) {
             n->persistent = persistent;
             n->active = !persistent;
+            n->live = n->active ? def : NULL;
         } else {
             rv_test_net_def_free(def);
         }
@@ -623,7 +855,9 @@ void rv_qemu_network_init(void)
         n->autostart = n->persistent && link && access(link, F_OK) == 0;
         free(link);
         rv_err err = { 0 };
-        if (!n->active && n->autostart && start(n, &err) < 0)
+        if (n->active && rv_qemu_netnat_managed(running(n)))
+            rv_qemu_netnat_reattach(running(n), st.run_dir);
+        if (!n->active && n->autostart && start(n, NULL, &err) < 0)
             RV_WARN("network '%s' does not autostart: %s", n->def->name, err.message);
         rv_err_clear(&err);
     }
@@ -631,10 +865,30 @@ void rv_qemu_network_init(void)
 
 void rv_qemu_network_cleanup(void)
 {
+    rv_qemu_netnat_cleanup();   /* answers the calls that wait, before the table goes */
     while (st.nets)
         drop(st.nets);
     free(st.config_dir);
     free(st.autostart_dir);
     free(st.run_dir);
     memset(&st, 0, sizeof(st));
+}
+
+int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp_leases_args *args,
+                                    rv_network_get_dhcp_leases_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (args->flags)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "unsupported flags (0x%x) in function networkGetDHCPLeases", args->flags);
+    qnet *n = get(&args->net, err);
+    if (!n)
+        return -1;
+    /* A bridge of the host's has no DHCP server of ours: no leases. */
+    if (!rv_qemu_netnat_managed(running(n))) {
+        ret->ret = 0;
+        return 0;
+    }
+    return rv_qemu_netnat_leases(running(n), st.run_dir, args->mac ? *args->mac : NULL,
+                                 args->need_results != 0, ret, err);
 }

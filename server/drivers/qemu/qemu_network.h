@@ -1,5 +1,5 @@
-/* The QEMU driver's virtual networks: host bridges named as networks
- * (qemu_network.c).  The slots its table lists, start-up and exit, and
+/* The QEMU driver's virtual networks: host bridges named as networks,
+ * NAT and isolated networks on bridges of remvirtd's own (qemu_network.c).  The slots its table lists, start-up and exit, and
  * the bridge a guest's <interface type='network'> goes on. */
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_NETWORK_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_NETWORK_H
@@ -37,6 +37,7 @@ RV_QEMU_NET_SLOT(network_get_bridge_name);
 RV_QEMU_NET_SLOT(network_get_autostart);
 RV_QEMU_NET_SLOT(network_is_active);
 RV_QEMU_NET_SLOT(network_is_persistent);
+RV_QEMU_NET_SLOT(network_get_dhcp_leases);
 int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err);
 int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err);
 int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args,

@@ -434,6 +434,14 @@ static const dev *lookup(dev_list *l, const char *name, rv_err *err)
     return find(l, name, err);
 }
 
+int rv_qemu_nodedev_exists(const char *name, rv_err *err)
+{
+    dev_list l = { 0 };
+    int rc = lookup(&l, name, err) ? 0 : -1;
+    list_free(&l);
+    return rc;
+}
+
 int rv_qemu_node_device_lookup_by_name(rv_driver_conn *c,
                                        const rv_node_device_lookup_by_name_args *args,
                                        rv_node_device_lookup_by_name_ret *ret, rv_err *err)

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
 
 RV_LOG_CATEGORY("drivers.qemu.process");
@@ -914,6 +915,25 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
 
 static void on_spawned(void *data, pid_t pid, const char *why);
 
+/* As root, remvirtd makes the taps of bridged interfaces itself (so it
+ * knows their names: stats, domiflist); unprivileged, QEMU's bridge
+ * helper does.  *taps: remvirtd's descriptors per interface (NULL: no
+ * tap of ours); each interface's tap_fd the number QEMU gets it as. */
+static int open_taps(rv_qemu_domain_def *live, int **taps, rv_err *err)
+{
+    bool any = false;
+    for (size_t i = 0; i < live->ninterfaces; i++)
+        any |= live->interfaces[i].type != RV_QEMU_NET_USER;
+    if (!rv_qemu.privileged || !any)
+        return 0;
+    if (!(*taps = rv_qemu_domain_taps_open(live, err)))
+        return -1;
+    int at = 4;     /* after -incoming's 3, as spawn() places them */
+    for (size_t i = 0; i < live->ninterfaces; i++)
+        live->interfaces[i].tap_fd = (*taps)[i] >= 0 ? at++ : 0;
+    return 0;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -945,6 +965,7 @@ static void begin_start(qemu_dom *d)
     char **argv = NULL;
     int log_fd = -1;
     bool spawn_asked = false;
+    int *taps = NULL;
     rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
                                   incoming_fd >= 0 ? "fd:3" : NULL };
     if (!d->monitor_path) {
@@ -955,13 +976,18 @@ static void begin_start(qemu_dom *d)
                    d->monitor_path);
     } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
                rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
+               open_taps(d->live, &taps, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
         /* The helper forks it (qemu_spawner.c); on_spawned goes on. */
-        spawn_asked = rv_qemu_spawn(argv, log_fd, incoming_fd, on_spawned, d, &err) == 0;
+        spawn_asked = rv_qemu_spawn(argv, log_fd, incoming_fd, taps,
+                                    taps ? d->live->ninterfaces : 0, on_spawned, d, &err) == 0;
     }
     rv_qemu_argv_free(argv);
+    /* The helper holds copies of the taps now (or they go, with ours the
+     * last reference). */
+    rv_qemu_domain_taps_close(taps, d->live->ninterfaces);
     if (log_fd >= 0)
         close(log_fd);
     if (incoming_fd >= 0)

@@ -1,67 +1,377 @@
-/* The QEMU driver's secrets and network filters.  remvirt cannot define
- * either yet: every list is empty and every lookup fails with the error
- * libvirtd's secret and nwfilter drivers give for a name or UUID they do
- * not hold, so clients (virsh secret-list, virt-manager) see an empty host
- * rather than VIR_ERR_NO_SUPPORT. */
+/* The QEMU driver's secrets, as libvirtd's secret driver keeps them:
+ *   config_dir/secrets/<uuid>.xml      a persistent secret's definition
+ *   config_dir/secrets/<uuid>.base64   its value, base64
+ * both mode 0600, written atomically and durably (qemu_store.c); an
+ * ephemeral secret lives in memory only.  Loaded again when remvirtd
+ * starts.  Defining, changing the value and undefining send the secret
+ * events.  Errors and checks are libvirtd's (texts, codes, the order). */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include <gnutls/gnutls.h>
+#include <libxml/entities.h>
+
+#include "common/log.h"
 #include "common/util.h"
+#include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
+#include "server/drivers/xml_read.h"
+
+RV_LOG_CATEGORY("drivers.qemu.secret");
+
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_SECRET, (code), __VA_ARGS__)
 
 enum {
     LIST_SECRETS_FILTERS = 0xf,     /* EPHEMERAL, NO_EPHEMERAL, PRIVATE, NO_PRIVATE */
+    LIST_EPHEMERAL = 1, LIST_NO_EPHEMERAL = 2, LIST_PRIVATE = 4, LIST_NO_PRIVATE = 8,
+    DEFINE_VALIDATE = 1,            /* virSecretDefineXMLFlags */
+    SECRET_XML_MAX = 64 * 1024,     /* the longest secret XML read (libvirt's are tiny) */
+    USAGE_NONE = 0, USAGE_VOLUME, USAGE_CEPH, USAGE_ISCSI, USAGE_TLS, USAGE_VTPM, USAGE_COUNT,
 };
+
+/* Per usage type: its word and the element that names what it is for. */
+static const struct {
+    const char *word, *element, *label;
+} usages[USAGE_COUNT] = {
+    [USAGE_NONE] = { "none", NULL, NULL },
+    [USAGE_VOLUME] = { "volume", "volume", "volume usage specified, but volume path" },
+    [USAGE_CEPH] = { "ceph", "name", "Ceph usage specified, but name" },
+    [USAGE_ISCSI] = { "iscsi", "target", "iSCSI usage specified, but target" },
+    [USAGE_TLS] = { "tls", "name", "TLS usage specified, but name" },
+    [USAGE_VTPM] = { "vtpm", "name", "vTPM usage specified, but name" },
+};
+
+typedef struct secret_def {
+    unsigned char uuid[16];
+    bool ephemeral, is_private;
+    int usage_type;             /* USAGE_* */
+    char *usage_id;             /* "" for none */
+    char *description;          /* NULL: none */
+} secret_def;
+
+typedef struct qsecret {
+    secret_def def;
+    unsigned char *value;       /* NULL: none set */
+    size_t value_len;
+    struct qsecret *next;
+} qsecret;
+
+static struct {
+    char *dir;
+    qsecret *list;
+    int n;
+} st;
+
+static void def_clear(secret_def *def)
+{
+    free(def->usage_id);
+    free(def->description);
+    memset(def, 0, sizeof(*def));
+}
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
 
 static int check_flags(int domain, unsigned int flags, unsigned int known, const char *func,
                        rv_err *err)
 {
-    if (flags & ~known) {
-        rv_err_set(err, domain, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                   flags & ~known, func);
-        return -1;
-    }
+    if (flags & ~known)
+        return rv_err_fail(err, domain, RV_ERR_INVALID_ARG,
+                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
     return 0;
 }
 
 /* A list's maximum from the wire, refused outside 0..max. */
 static int check_max(int n, int max, rv_err *err)
 {
-    if (n < 0 || n > max) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maximum %d is outside 0..%d", n, max);
-        return -1;
-    }
+    if (n < 0 || n > max)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maximum %d is outside 0..%d", n, max);
     return 0;
 }
 
-static int no_secret(const char *what, const char *key, rv_err *err)
+/* ---- the XML ---- */
+
+/* A yes/no attribute; absent is no. */
+static int yes_no(xmlNode *root, const char *name, bool *out, rv_err *err)
 {
-    rv_err_set(err, RV_FROM_SECRET, RV_ERR_NO_SECRET,
-               "Secret not found: no secret with matching %s '%s'", what, key);
-    return -1;
+    int failed = 0;
+    char *v = rv_lx_attr(root, name, &failed);
+    int rc = 0;
+    if (failed)
+        rc = oom(err);
+    else if (!v || strcmp(v, "no") == 0)
+        *out = false;
+    else if (strcmp(v, "yes") == 0)
+        *out = true;
+    else
+        rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid value of '%s'", name);
+    free(v);
+    return rc;
 }
 
-static int no_nwfilter(const char *what, const char *key, rv_err *err)
+static int parse_usage(xmlNode *usage, secret_def *def, rv_err *err)
 {
-    rv_err_set(err, RV_FROM_NWFILTER, RV_ERR_NO_NWFILTER,
-               "Network filter not found: no nwfilter with matching %s '%s'", what, key);
-    return -1;
+    int failed = 0, rc = -1;
+    char *type = rv_lx_attr(usage, "type", &failed);
+    if (failed) {
+        oom(err);
+        goto out;
+    }
+    int t = 1;
+    while (t < USAGE_COUNT && (!type || strcmp(usages[t].word, type) != 0))
+        t++;
+    if (t == USAGE_COUNT) {
+        fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: unknown secret usage type %s",
+             type ? type : "(null)");
+        goto out;
+    }
+    def->usage_type = t;
+    free(def->usage_id);
+    def->usage_id = rv_lx_text(rv_lx_child(usage, usages[t].element), &failed);
+    if (!def->usage_id) {
+        if (failed)
+            oom(err);
+        else
+            fail(err, RV_ERR_INTERNAL_ERROR, "internal error: %s is missing", usages[t].label);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(type);
+    return rc;
 }
 
-/* ---- secrets */
+static int parse_def(const char *xml, secret_def *def, rv_err *err)
+{
+    xmlDoc *doc = NULL;
+    int failed = 0, rc = -1;
+    memset(def, 0, sizeof(*def));
+    xmlNode *root = rv_lx_read(xml, SECRET_XML_MAX, "secret", "definition_of_secret",
+                               RV_FROM_SECRET, &doc, err);
+    if (!root || yes_no(root, "ephemeral", &def->ephemeral, err) < 0 ||
+        yes_no(root, "private", &def->is_private, err) < 0)
+        goto out;
+    char *uuid = rv_lx_text(rv_lx_child(root, "uuid"), &failed);
+    if (uuid && rv_uuid_parse(uuid, def->uuid) < 0) {
+        fail(err, RV_ERR_INTERNAL_ERROR, "internal error: malformed uuid element");
+        free(uuid);
+        goto out;
+    }
+    if (!uuid && !failed)
+        rv_uuid_generate(def->uuid);
+    free(uuid);
+    def->description = rv_lx_text(rv_lx_child(root, "description"), &failed);
+    xmlNode *usage = rv_lx_child(root, "usage");
+    if (failed) {
+        oom(err);
+        goto out;
+    }
+    if (usage ? parse_usage(usage, def, err) < 0 : !(def->usage_id = strdup("")) && oom(err))
+        goto out;
+    rc = 0;
+out:
+    xmlFreeDoc(doc);
+    if (rc < 0)
+        def_clear(def);
+    return rc;
+}
+
+/* s's text escaped for XML (malloc'd through libxml2). */
+static char *escaped(const char *s)
+{
+    return (char *)xmlEncodeSpecialChars(NULL, BAD_CAST s);
+}
+
+static char *format_def(const secret_def *def)
+{
+    char uuid[RV_UUID_STRING_LEN], *xml = NULL, *desc = NULL, *usage = NULL, *id = NULL;
+    rv_uuid_format(def->uuid, uuid);
+    if (def->description) {
+        char *e = escaped(def->description);
+        if (!e || asprintf(&desc, "  <description>%s</description>\n", e) < 0)
+            desc = NULL;
+        xmlFree(e);
+        if (!desc)
+            return NULL;
+    }
+    if (def->usage_type != USAGE_NONE) {
+        const char *el = usages[def->usage_type].element;
+        if (!(id = escaped(def->usage_id)) ||
+            asprintf(&usage, "  <usage type='%s'>\n    <%s>%s</%s>\n  </usage>\n",
+                     usages[def->usage_type].word, el, id, el) < 0)
+            usage = NULL;
+        xmlFree(id);
+        if (!usage) {
+            free(desc);
+            return NULL;
+        }
+    }
+    if (asprintf(&xml, "<secret ephemeral='%s' private='%s'>\n  <uuid>%s</uuid>\n%s%s</secret>\n",
+                 def->ephemeral ? "yes" : "no", def->is_private ? "yes" : "no", uuid,
+                 desc ? desc : "", usage ? usage : "") < 0)
+        xml = NULL;
+    free(desc);
+    free(usage);
+    return xml;
+}
+
+/* ---- the table and its files ---- */
+
+static qsecret *find_uuid(const unsigned char uuid[16])
+{
+    for (qsecret *s = st.list; s; s = s->next)
+        if (memcmp(s->def.uuid, uuid, 16) == 0)
+            return s;
+    return NULL;
+}
+
+static qsecret *find_usage(int type, const char *id)
+{
+    for (qsecret *s = st.list; s; s = s->next)
+        if (type != USAGE_NONE && s->def.usage_type == type && strcmp(s->def.usage_id, id) == 0)
+            return s;
+    return NULL;
+}
+
+static qsecret *get(const unsigned char uuid[16], rv_err *err)
+{
+    qsecret *s = find_uuid(uuid);
+    if (!s) {
+        char text[RV_UUID_STRING_LEN];
+        rv_uuid_format(uuid, text);
+        fail(err, RV_ERR_NO_SECRET, "Secret not found: no secret with matching uuid '%s'", text);
+    }
+    return s;
+}
+
+/* config_dir/secrets/<uuid><suffix>, malloc'd. */
+static char *file_of(const unsigned char uuid[16], const char *suffix)
+{
+    char text[RV_UUID_STRING_LEN];
+    rv_uuid_format(uuid, text);
+    return st.dir ? rv_qemu_path(st.dir, text, suffix) : NULL;
+}
+
+static void remove_files(const unsigned char uuid[16])
+{
+    static const char *const suffixes[] = { ".xml", ".base64" };
+    for (size_t i = 0; i < 2; i++) {
+        char *path = file_of(uuid, suffixes[i]);
+        if (path && unlink(path) < 0 && errno != ENOENT)
+            RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+        free(path);
+    }
+}
+
+static int save_value(const qsecret *s, rv_err *err)
+{
+    gnutls_datum_t in = { s->value, (unsigned int)s->value_len }, out = { NULL, 0 };
+    char *path = file_of(s->def.uuid, ".base64"), *text = NULL;
+    int rc = -1;
+    if (!path || gnutls_base64_encode2(&in, &out) < 0 || !(text = calloc(1, out.size + 1))) {
+        oom(err);
+        goto out;
+    }
+    memcpy(text, out.data, out.size);
+    rc = rv_qemu_write_file(path, text, true, err);
+out:
+    gnutls_free(out.data);
+    free(text);
+    free(path);
+    return rc;
+}
+
+static int save_def(const secret_def *def, rv_err *err)
+{
+    char *xml = format_def(def), *path = file_of(def->uuid, ".xml");
+    int rc = !xml || !path ? oom(err)
+           : rv_qemu_mkdirs(st.dir, err) < 0 ? -1
+           : rv_qemu_write_file(path, xml, true, err);
+    free(xml);
+    free(path);
+    return rc;
+}
+
+static void put_secret(rv_nonnull_secret *wire, const secret_def *def, char *usage_id)
+{
+    memcpy(wire->uuid, def->uuid, 16);
+    wire->usageType = def->usage_type;
+    wire->usageID = usage_id;
+}
+
+static int to_wire(rv_nonnull_secret *wire, const secret_def *def, rv_err *err)
+{
+    char *id = strdup(def->usage_id);
+    if (!id)
+        return oom(err);
+    put_secret(wire, def, id);
+    return 0;
+}
+
+static void event(const qsecret *s, int event_id, int what)
+{
+    rv_nonnull_secret wire;
+    put_secret(&wire, &s->def, s->def.usage_id);
+    rv_driver_secret_event(&rv_qemu_driver, &wire, event_id, what);
+}
+
+static void secret_free(qsecret *s)
+{
+    def_clear(&s->def);
+    if (s->value)
+        memset(s->value, 0, s->value_len);     /* no copy of it left behind in the heap */
+    free(s->value);
+    free(s);
+}
+
+/* ---- the slots ---- */
 
 int rv_qemu_connect_num_of_secrets(rv_driver_conn *c, rv_connect_num_of_secrets_ret *ret,
                                    rv_err *err)
 {
     (void)c, (void)err;
-    ret->num = 0;
+    ret->num = st.n;
     return 0;
 }
 
 int rv_qemu_connect_list_secrets(rv_driver_conn *c, const rv_connect_list_secrets_args *args,
                                  rv_connect_list_secrets_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
-    return check_max(args->maxuuids, RV_SECRET_LIST_MAX, err);
+    (void)c;
+    if (check_max(args->maxuuids, RV_SECRET_LIST_MAX, err) < 0)
+        return -1;
+    int n = st.n < args->maxuuids ? st.n : args->maxuuids;
+    if (n == 0)
+        return 0;
+    if (!(ret->uuids.uuids_val = calloc((size_t)n, sizeof(char *))))
+        return oom(err);
+    qsecret *s = st.list;
+    for (int i = 0; i < n; i++, s = s->next) {
+        if (!(ret->uuids.uuids_val[i] = malloc(RV_UUID_STRING_LEN)))
+            return oom(err);    /* the dispatcher frees what was filled */
+        rv_uuid_format(s->def.uuid, ret->uuids.uuids_val[i]);
+        ret->uuids.uuids_len++;
+    }
+    return 0;
+}
+
+static bool list_match(const secret_def *def, unsigned int flags)
+{
+    if ((flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) == LIST_EPHEMERAL && !def->ephemeral)
+        return false;
+    if ((flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) == LIST_NO_EPHEMERAL && def->ephemeral)
+        return false;
+    if ((flags & (LIST_PRIVATE | LIST_NO_PRIVATE)) == LIST_PRIVATE && !def->is_private)
+        return false;
+    if ((flags & (LIST_PRIVATE | LIST_NO_PRIVATE)) == LIST_NO_PRIVATE && def->is_private)
+        return false;
+    return true;
 }
 
 int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
@@ -69,93 +379,292 @@ int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
                                      rv_connect_list_all_secrets_ret *ret, rv_err *err)
 {
     (void)c;
-    ret->ret = 0;
-    return check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
-                       "secretConnectListAllSecrets", err);
+    if (check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
+                    "secretConnectListAllSecrets", err) < 0)
+        return -1;
+    u_int k = 0;
+    for (qsecret *s = st.list; s; s = s->next)
+        k += list_match(&s->def, args->flags);
+    ret->ret = k;
+    if (!args->need_results || k == 0)
+        return 0;
+    if (!(ret->secrets.secrets_val = calloc(k, sizeof(rv_nonnull_secret))))
+        return oom(err);
+    for (qsecret *s = st.list; s; s = s->next) {
+        if (!list_match(&s->def, args->flags))
+            continue;
+        if (to_wire(&ret->secrets.secrets_val[ret->secrets.secrets_len], &s->def, err) < 0)
+            return -1;
+        ret->secrets.secrets_len++;
+    }
+    return 0;
 }
 
 int rv_qemu_secret_lookup_by_uuid(rv_driver_conn *c, const rv_secret_lookup_by_uuid_args *args,
                                   rv_secret_lookup_by_uuid_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format((const unsigned char *)args->uuid, uuid);
-    return no_secret("uuid", uuid, err);
+    (void)c;
+    qsecret *s = get((const unsigned char *)args->uuid, err);
+    return s ? to_wire(&ret->secret, &s->def, err) : -1;
 }
 
 int rv_qemu_secret_lookup_by_usage(rv_driver_conn *c, const rv_secret_lookup_by_usage_args *args,
                                    rv_secret_lookup_by_usage_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
-    return no_secret("usage", args->usageID, err);
+    (void)c;
+    qsecret *s = find_usage(args->usageType, args->usageID);
+    if (!s)
+        return fail(err, RV_ERR_NO_SECRET, "Secret not found: no secret with matching usage '%s'",
+                    args->usageID);
+    return to_wire(&ret->secret, &s->def, err);
 }
 
 int rv_qemu_secret_get_xml_desc(rv_driver_conn *c, const rv_secret_get_xml_desc_args *args,
                                 rv_secret_get_xml_desc_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format((const unsigned char *)args->secret.uuid, uuid);
-    return no_secret("uuid", uuid, err);
-}
-
-/* ---- network filters and their bindings */
-
-int rv_qemu_connect_num_of_nwfilters(rv_driver_conn *c, rv_connect_num_of_nwfilters_ret *ret,
-                                     rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = 0;
+    (void)c;
+    qsecret *s;
+    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetXMLDesc", err) < 0 ||
+        !(s = get((const unsigned char *)args->secret.uuid, err)))
+        return -1;
+    if (!(ret->xml = format_def(&s->def)))
+        return oom(err);
     return 0;
 }
 
-int rv_qemu_connect_list_nwfilters(rv_driver_conn *c, const rv_connect_list_nwfilters_args *args,
-                                   rv_connect_list_nwfilters_ret *ret, rv_err *err)
+/* The checks libvirtd makes before it replaces old (NULL: none) by def. */
+static int check_define(const qsecret *old, const secret_def *def, rv_err *err)
 {
-    (void)c, (void)ret;
-    return check_max(args->maxnames, RV_NWFILTER_LIST_MAX, err);
+    char uuid[RV_UUID_STRING_LEN];
+    if (old) {
+        rv_uuid_format(old->def.uuid, uuid);
+        if (old->def.usage_type != def->usage_type || strcmp(old->def.usage_id, def->usage_id))
+            return fail(err, RV_ERR_INTERNAL_ERROR,
+                        "internal error: a secret with UUID %s is already defined for use with %s",
+                        uuid, old->def.usage_id);
+        if (old->def.is_private && !def->is_private)
+            return fail(err, RV_ERR_INTERNAL_ERROR,
+                        "internal error: cannot change private flag on existing secret");
+        return 0;
+    }
+    const qsecret *other = find_usage(def->usage_type, def->usage_id);
+    if (other) {
+        rv_uuid_format(other->def.uuid, uuid);
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: a secret with UUID %s already defined for use with %s", uuid,
+                    def->usage_id);
+    }
+    if (st.n >= RV_SECRET_LIST_MAX)
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: there are already %d secrets, the most remvirt keeps",
+                    st.n);
+    return 0;
 }
 
-int rv_qemu_connect_list_all_nwfilters(rv_driver_conn *c,
-                                       const rv_connect_list_all_nwfilters_args *args,
-                                       rv_connect_list_all_nwfilters_ret *ret, rv_err *err)
+int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args *args,
+                              rv_secret_define_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    ret->ret = 0;
-    return check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterConnectListAllNWFilters", err);
+    secret_def def;
+    if (check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
+        parse_def(args->xml, &def, err) < 0)
+        return -1;
+    qsecret *s = find_uuid(def.uuid);
+    if (check_define(s, &def, err) < 0 || to_wire(&ret->secret, &def, err) < 0)
+        goto fail;
+    /* On disk first: a failed write leaves the secret as it was. */
+    if (!def.ephemeral && (save_def(&def, err) < 0 || (s && s->def.ephemeral && s->value && save_value(s, err) < 0)))
+        goto fail;
+    if (!s) {
+        if (!(s = calloc(1, sizeof(*s)))) {
+            oom(err);
+            goto fail;
+        }
+        s->next = st.list;
+        st.list = s;
+        st.n++;
+    } else if (def.ephemeral && !s->def.ephemeral) {
+        remove_files(def.uuid);
+    }
+    def_clear(&s->def);
+    s->def = def;
+    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_DEFINED);
+    return 0;
+fail:
+    def_clear(&def);
+    return -1;
 }
 
-int rv_qemu_nwfilter_lookup_by_name(rv_driver_conn *c, const rv_nwfilter_lookup_by_name_args *args,
-                                    rv_nwfilter_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c, (void)ret;
-    return no_nwfilter("name", args->name, err);
-}
-
-int rv_qemu_nwfilter_lookup_by_uuid(rv_driver_conn *c, const rv_nwfilter_lookup_by_uuid_args *args,
-                                    rv_nwfilter_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c, (void)ret;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format((const unsigned char *)args->uuid, uuid);
-    return no_nwfilter("uuid", uuid, err);
-}
-
-int rv_qemu_nwfilter_get_xml_desc(rv_driver_conn *c, const rv_nwfilter_get_xml_desc_args *args,
-                                  rv_nwfilter_get_xml_desc_ret *ret, rv_err *err)
-{
-    (void)c, (void)ret;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format((const unsigned char *)args->nwfilter.uuid, uuid);
-    return no_nwfilter("uuid", uuid, err);
-}
-
-int rv_qemu_connect_list_all_nwfilter_bindings(
-    rv_driver_conn *c, const rv_connect_list_all_nwfilter_bindings_args *args,
-    rv_connect_list_all_nwfilter_bindings_ret *ret, rv_err *err)
+int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *args,
+                             rv_err *err)
 {
     (void)c;
-    ret->ret = 0;
-    return check_flags(RV_FROM_NWFILTER, args->flags, 0,
-                       "nwfilterConnectListAllNWFilterBindings", err);
+    qsecret *s;
+    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretSetValue", err) < 0 ||
+        !(s = get((const unsigned char *)args->secret.uuid, err)))
+        return -1;
+    size_t len = args->value.value_len;
+    /* An empty value arrives as libvirt's NULL, which its API refuses. */
+    if (len == 0)
+        return fail(err, RV_ERR_INVALID_ARG, "value in virSecretSetValue must not be NULL");
+    unsigned char *value = malloc(len);
+    if (!value)
+        return oom(err);
+    memcpy(value, args->value.value_val, len);
+    qsecret next = *s;
+    next.value = value;
+    next.value_len = len;
+    if (!s->def.ephemeral && save_value(&next, err) < 0) {
+        free(value);
+        return -1;
+    }
+    if (s->value)
+        memset(s->value, 0, s->value_len);
+    free(s->value);
+    s->value = value;
+    s->value_len = len;
+    event(s, RV_SECRET_EVENT_ID_VALUE_CHANGED, 0);
+    return 0;
+}
+
+int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *args,
+                             rv_secret_get_value_ret *ret, rv_err *err)
+{
+    (void)c;
+    qsecret *s;
+    char uuid[RV_UUID_STRING_LEN];
+    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetValue", err) < 0 ||
+        !(s = get((const unsigned char *)args->secret.uuid, err)))
+        return -1;
+    if (s->def.is_private)
+        return fail(err, RV_ERR_INVALID_SECRET, "Invalid secret: secret is private");
+    if (!s->value) {
+        rv_uuid_format(s->def.uuid, uuid);
+        return fail(err, RV_ERR_NO_SECRET, "Secret not found: secret '%s' does not have a value",
+                    uuid);
+    }
+    if (!(ret->value.value_val = malloc(s->value_len)))
+        return oom(err);
+    memcpy(ret->value.value_val, s->value, s->value_len);
+    ret->value.value_len = (u_int)s->value_len;
+    return 0;
+}
+
+int rv_qemu_secret_undefine(rv_driver_conn *c, const rv_secret_undefine_args *args, rv_err *err)
+{
+    (void)c;
+    qsecret *s = get((const unsigned char *)args->secret.uuid, err);
+    if (!s)
+        return -1;
+    if (!s->def.ephemeral)
+        remove_files(s->def.uuid);
+    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
+    for (qsecret **p = &st.list; *p; p = &(*p)->next) {
+        if (*p == s) {
+            *p = s->next;
+            break;
+        }
+    }
+    st.n--;
+    secret_free(s);
+    return 0;
+}
+
+/* ---- start-up and exit ---- */
+
+/* The text of a file of at most max bytes, or NULL. */
+static char *read_small_file(const char *path, size_t max)
+{
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return NULL;
+    char *text = calloc(1, max + 1);
+    if (text && fread(text, 1, max + 1, fp) > max) {
+        RV_WARN("'%s' is longer than %zu bytes: not used", path, max);
+        free(text);
+        text = NULL;
+    }
+    fclose(fp);
+    return text;
+}
+
+static void load_value(qsecret *s)
+{
+    char *path = file_of(s->def.uuid, ".base64");
+    /* base64 of the longest value, and a little room for a newline. */
+    char *text = path ? read_small_file(path, RV_SECRET_VALUE_MAX / 3 * 4 + 8) : NULL;
+    gnutls_datum_t in = { (unsigned char *)text, text ? (unsigned int)strcspn(text, "\n") : 0 };
+    gnutls_datum_t out = { NULL, 0 };
+    if (text && gnutls_base64_decode2(&in, &out) == 0 && out.size > 0 &&
+        out.size <= RV_SECRET_VALUE_MAX && (s->value = malloc(out.size))) {
+        memcpy(s->value, out.data, out.size);
+        s->value_len = out.size;
+    } else if (text) {
+        RV_WARN("secret value file '%s' is not base64 of 1 to %d bytes: not used", path,
+                RV_SECRET_VALUE_MAX);
+    }
+    if (out.data) {
+        memset(out.data, 0, out.size);
+        gnutls_free(out.data);
+    }
+    free(text);
+    free(path);
+}
+
+static void load_one(const char *path)
+{
+    char *xml = read_small_file(path, SECRET_XML_MAX);
+    secret_def def;
+    rv_err err = { 0 };
+    qsecret *s = NULL;
+    if (!xml || parse_def(xml, &def, &err) < 0) {
+        RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "unreadable");
+    } else if (check_define(find_uuid(def.uuid), &def, &err) < 0 || find_uuid(def.uuid) ||
+               !(s = calloc(1, sizeof(*s)))) {
+        RV_WARN("secret file '%s' is not used: %s", path,
+                err.message ? err.message : "a secret with its UUID is loaded already");
+        def_clear(&def);
+    } else {
+        def.ephemeral = false;      /* on disk: persistent whatever the file says */
+        s->def = def;
+        load_value(s);
+        s->next = st.list;
+        st.list = s;
+        st.n++;
+    }
+    rv_err_clear(&err);
+    free(xml);
+}
+
+void rv_qemu_secret_init(void)
+{
+    if (!(st.dir = rv_qemu_path(rv_qemu.config_dir, "secrets", ""))) {
+        RV_ERROR("QEMU driver: out of memory; no secrets");
+        return;
+    }
+    DIR *d = opendir(st.dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        char *path = rv_qemu_path(st.dir, e->d_name, "");
+        if (path)
+            load_one(path);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    RV_DEBUG("%d secrets loaded from %s", st.n, st.dir);
+}
+
+void rv_qemu_secret_cleanup(void)
+{
+    while (st.list) {
+        qsecret *s = st.list;
+        st.list = s->next;
+        secret_free(s);
+    }
+    free(st.dir);
+    memset(&st, 0, sizeof(st));
 }

@@ -9,7 +9,7 @@
  * SOCK_SEQPACKET pair (one message, one request or answer):
  *
  *   remvirtd -> helper  SPAWN id argv, with the log (and the incoming
- *                       migration fd) passed as SCM_RIGHTS
+ *                       migration fd, and the taps) passed as SCM_RIGHTS
  *   helper -> remvirtd  FORKED id pid (or errno): the child exists and
  *                       waits, nothing run yet
  *   remvirtd -> helper  GO pid run|abort: remvirtd has recorded the pid
@@ -44,6 +44,8 @@ RV_LOG_CATEGORY("drivers.qemu.spawner");
 
 #define SPAWN_MAX_MESSAGE 65536     /* a command line longer is refused */
 #define SPAWN_MAX_WAITING 64        /* forked children waiting for GO */
+#define SPAWN_MAX_TAPS 32           /* tap descriptors passed with one start */
+#define SPAWN_MAX_FDS (2 + SPAWN_MAX_TAPS)
 
 enum { MSG_SPAWN = 1, MSG_GO, MSG_FORKED, MSG_EXITED };
 
@@ -53,6 +55,7 @@ typedef struct spawn_msg {
     int32_t pid;
     int32_t value;      /* SPAWN: has an incoming fd; GO: 1 run, 0 abort;
                          * FORKED: errno (0 when pid is set); EXITED: status */
+    uint32_t ntaps;     /* SPAWN: the taps passed after the log (and incoming) */
 } spawn_msg;
 
 /* A start waiting for its FORKED answer, in remvirtd. */
@@ -80,13 +83,16 @@ typedef struct waiting_child {
 
 static void helper_send(int sock, uint32_t kind, uint32_t id, pid_t pid, int value)
 {
-    spawn_msg m = { kind, id, (int32_t)pid, value };
+    spawn_msg m = { kind, id, (int32_t)pid, value, 0 };
     while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
         ;
 }
 
-/* The child between fork and exec: wait for GO, then become QEMU. */
-static void child_run(int go_fd, char **argv, int log_fd, int incoming_fd, pid_t helper)
+/* The child between fork and exec: wait for GO, then become QEMU, with
+ * the log as its output, incoming_fd (>= 0) as descriptor 3 and the
+ * ntaps taps as 4, 5, ... */
+static void child_run(int go_fd, char **argv, int log_fd, int incoming_fd, int *taps,
+                      unsigned ntaps, pid_t helper)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != helper)
@@ -99,20 +105,30 @@ static void child_run(int go_fd, char **argv, int log_fd, int incoming_fd, pid_t
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
         _exit(127);
-    if (incoming_fd >= 0 && dup2(incoming_fd, 3) < 0)
+    /* Everything out of the way of the numbers it gets first (3, 4 ...,
+     * the GO pipe at go), so that no dup2 lands on one still to move. */
+    int go = 4 + (int)ntaps;
+    if ((incoming_fd >= 0 && (incoming_fd = fcntl(incoming_fd, F_DUPFD, go + 1)) < 0) ||
+        (go_fd = fcntl(go_fd, F_DUPFD, go + 1)) < 0)
         _exit(127);
-    if (dup2(go_fd, 4) < 0)
+    for (unsigned i = 0; i < ntaps; i++)
+        if ((taps[i] = fcntl(taps[i], F_DUPFD, go + 1)) < 0)
+            _exit(127);
+    if ((incoming_fd >= 0 && dup2(incoming_fd, 3) < 0) || dup2(go_fd, go) < 0)
         _exit(127);
-    closefrom(5);
-    char go = 0;
-    ssize_t n;
-    while ((n = read(4, &go, 1)) < 0 && errno == EINTR)
-        ;
-    if (n != 1 || go != 'g')
-        _exit(127);
-    close(4);
+    for (unsigned i = 0; i < ntaps; i++)
+        if (dup2(taps[i], 4 + (int)i) < 0)
+            _exit(127);
     if (incoming_fd < 0)
         close(3);
+    closefrom(go + 1);
+    char byte = 0;
+    ssize_t n;
+    while ((n = read(go, &byte, 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1 || byte != 'g')
+        _exit(127);
+    close(go);
     /* From here QEMU outlives the helper and remvirtd. */
     prctl(PR_SET_PDEATHSIG, 0);
     execv(argv[0], argv);
@@ -135,7 +151,7 @@ static void helper_spawn(int sock, const spawn_msg *m, char *blob, size_t len, i
     for (size_t at = 0; at < len && argc < 1023; at += strlen(blob + at) + 1)
         argv[argc++] = blob + at;
     argv[argc] = NULL;
-    int expected = m->value ? 2 : 1;
+    int expected = (m->value ? 2 : 1) + (int)m->ntaps;
     int pipe_fds[2] = { -1, -1 };
     int error = slot < 0 ? EAGAIN : (nfds != expected || argc == 0) ? EINVAL : 0;
     if (!error && pipe2(pipe_fds, O_CLOEXEC) < 0)
@@ -144,7 +160,8 @@ static void helper_spawn(int sock, const spawn_msg *m, char *blob, size_t len, i
     pid_t pid = error ? -1 : fork();
     if (pid == 0) {
         close(pipe_fds[1]);
-        child_run(pipe_fds[0], argv, fds[0], m->value ? fds[1] : -1, self);
+        child_run(pipe_fds[0], argv, fds[0], m->value ? fds[1] : -1, fds + (m->value ? 2 : 1),
+                  m->ntaps, self);
     }
     if (!error && pid < 0)
         error = errno;
@@ -218,7 +235,7 @@ static void helper_main(int sock)
         struct iovec iov[2] = { { &m, sizeof(m) }, { blob, sizeof(blob) - 1 } };
         union {
             struct cmsghdr align;
-            char buf[CMSG_SPACE(2 * sizeof(int))];
+            char buf[CMSG_SPACE(SPAWN_MAX_FDS * sizeof(int))];
         } control;
         struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
                               .msg_controllen = sizeof(control.buf) };
@@ -227,12 +244,12 @@ static void helper_main(int sock)
             continue;
         if (n <= 0)
             _exit(0);   /* remvirtd is gone: waiting children die with us */
-        int fds[2] = { -1, -1 }, nfds = 0;
+        int fds[SPAWN_MAX_FDS], nfds = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && nfds == 0) {
                 nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                if (nfds > 2)
-                    nfds = 2;
+                if (nfds > SPAWN_MAX_FDS)
+                    nfds = SPAWN_MAX_FDS;   /* (MSG_CTRUNC then: refused) */
                 memcpy(fds, CMSG_DATA(c), (size_t)nfds * sizeof(int));
             }
         if ((size_t)n < sizeof(m) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
@@ -356,9 +373,25 @@ int rv_qemu_spawner_init(rv_err *err)
     return spawner.fd >= 0 ? 0 : helper_start(err);
 }
 
-int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, rv_qemu_spawned_fn done, void *data,
-                  rv_err *err)
+int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,
+                  rv_qemu_spawned_fn done, void *data, rv_err *err)
 {
+    int fds[SPAWN_MAX_FDS];
+    int nfds = 0;
+    fds[nfds++] = log_fd;
+    if (incoming_fd >= 0)
+        fds[nfds++] = incoming_fd;
+    for (size_t i = 0; i < ntaps; i++) {
+        if (taps[i] < 0)
+            continue;
+        if (nfds == SPAWN_MAX_FDS) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: more than %d interfaces with a tap",
+                       SPAWN_MAX_TAPS);
+            return -1;
+        }
+        fds[nfds++] = taps[i];
+    }
     if (rv_qemu_spawner_init(err) < 0)
         return -1;
     char *blob = malloc(SPAWN_MAX_MESSAGE);
@@ -386,12 +419,11 @@ int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, rv_qemu_spawned_fn d
     r->id = ++spawner.next_id;
     r->done = done;
     r->data = data;
-    spawn_msg m = { MSG_SPAWN, r->id, 0, incoming_fd >= 0 };
-    int fds[2] = { log_fd, incoming_fd };
-    int nfds = incoming_fd >= 0 ? 2 : 1;
+    spawn_msg m = { MSG_SPAWN, r->id, 0, incoming_fd >= 0,
+                    (uint32_t)(nfds - (incoming_fd >= 0 ? 2 : 1)) };
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(2 * sizeof(int))];
+        char buf[CMSG_SPACE(SPAWN_MAX_FDS * sizeof(int))];
     } control;
     memset(&control, 0, sizeof(control));
     struct iovec iov[2] = { { &m, sizeof(m) }, { blob, len } };
@@ -424,7 +456,7 @@ void rv_qemu_spawn_go(pid_t pid, bool run)
 {
     if (spawner.fd < 0)
         return;     /* the helper died: its waiting child with it */
-    spawn_msg m = { MSG_GO, 0, (int32_t)pid, run ? 1 : 0 };
+    spawn_msg m = { MSG_GO, 0, (int32_t)pid, run ? 1 : 0, 0 };
     if (send(spawner.fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         RV_WARN("cannot tell the QEMU spawner helper about pid %d: %s", (int)pid,
                 strerror(errno));

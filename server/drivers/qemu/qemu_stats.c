@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_link.h"
 
 RV_LOG_CATEGORY("drivers.qemu.stats");
 
@@ -339,10 +340,12 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
 
 /* ================================================================ INTERFACE_STATS */
 
-/* An interface by its MAC address (libvirt's ifname is the other key:
- * these interfaces have none that remvirt knows, see below). */
+/* An interface by its host tap's name or its MAC address, as libvirt. */
 static const rv_qemu_interface *find_iface(const rv_qemu_domain_def *def, const char *device)
 {
+    for (size_t i = 0; i < def->ninterfaces; i++)
+        if (def->interfaces[i].ifname && strcmp(def->interfaces[i].ifname, device) == 0)
+            return &def->interfaces[i];
     unsigned m[6];
     char extra;
     if (sscanf(device, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
@@ -363,20 +366,31 @@ int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_
                                    rv_domain_interface_stats_ret *ret, rv_err *err)
 {
     (void)c;
-    (void)ret;
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     if (!rv_qemu_dom_active(d))
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
-    if (!find_iface(d->live, args->device))
+    const rv_qemu_interface *iface = find_iface(d->live, args->device);
+    if (!iface)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: '%s' is not a known interface",
                     args->device);
-    /* libvirtd reads a tap device's counters from /proc/net/dev by its
-     * name.  User-mode networking has no host device at all, and QEMU's
-     * bridge helper names its tap itself without telling: libvirtd ends in
-     * the same error for an interface without a host name. */
-    return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: /proc/net/dev: Interface not found");
+    /* The counters of the tap remvirtd made (as root).  User-mode
+     * networking has no host device at all, and QEMU's bridge helper
+     * (unprivileged) names its tap itself without telling: libvirtd ends
+     * in the same error for an interface without a host name. */
+    unsigned long long n[8];
+    if (!iface->ifname || rv_qemu_link_guest_counters(iface->ifname, n) < 0)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: /proc/net/dev: Interface not found");
+    ret->rx_bytes = (int64_t)n[0];
+    ret->rx_packets = (int64_t)n[1];
+    ret->rx_errs = (int64_t)n[2];
+    ret->rx_drop = (int64_t)n[3];
+    ret->tx_bytes = (int64_t)n[4];
+    ret->tx_packets = (int64_t)n[5];
+    ret->tx_errs = (int64_t)n[6];
+    ret->tx_drop = (int64_t)n[7];
+    return 0;
 }
 
 /* ================================================================ MEMORY_STATS */
@@ -726,10 +740,26 @@ static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
         }
     }
     if (groups & RV_DOMAIN_STATS_INTERFACE) {
-        /* libvirtd counts every interface and gives counters only for
-         * those with a host device name (tap): user-mode networking has
-         * none, and the bridge helper's tap is not named to remvirt. */
+        /* libvirtd counts every interface and gives a name and counters
+         * only for those with a host device (a tap remvirtd made):
+         * user-mode networking has none, and the bridge helper's tap
+         * (unprivileged) is not named to remvirt. */
         stat_put(l, "net.count", RV_TYPED_PARAM_UINT, def->ninterfaces, NULL);
+        static const char *const names[8] = { "rx.bytes", "rx.pkts", "rx.errs", "rx.drop",
+                                              "tx.bytes", "tx.pkts", "tx.errs", "tx.drop" };
+        for (size_t i = 0; active && i < def->ninterfaces; i++) {
+            const char *ifname = def->interfaces[i].ifname;
+            unsigned long long c[8];
+            if (!ifname)
+                continue;
+            char field[64];
+            snprintf(field, sizeof(field), "net.%zu.name", i);
+            stat_put(l, field, RV_TYPED_PARAM_STRING, 0, ifname);
+            if (rv_qemu_link_guest_counters(ifname, c) < 0)
+                continue;
+            for (int k = 0; k < 8; k++)
+                stat_putf(l, RV_TYPED_PARAM_ULLONG, c[k], "net.%zu.%s", i, names[k]);
+        }
     }
 }
 

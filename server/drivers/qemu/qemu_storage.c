@@ -1089,17 +1089,15 @@ int rv_qemu_storage_vol_open(const char *pool, const char *vol, int open_flags, 
  * (stream_fd.c), positioned at offset and limited to length bytes (0: to
  * the end of the file for a download, no limit for an upload).  The bytes
  * are the file's, whatever its format, as libvirtd's directory pools do.
- * An upload's holes (--sparse) are refused: the endpoint writes data only;
- * a sparse download is sent as data, which clients take. */
+ * With the sparse flag the file's holes travel as STREAM_HOLE packets
+ * both ways (stream_fd.c); an upload's hole may not end past the file's
+ * size when the upload began. */
 static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long offset,
                          unsigned long long length, unsigned int flags, bool upload,
                          const char *func, rv_err *err)
 {
     if (check_flags(flags, RV_STORAGE_VOL_STREAM_SPARSE, func, err) < 0)
         return -1;
-    if (upload && (flags & RV_STORAGE_VOL_STREAM_SPARSE))
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: sparse upload to a directory pool's volume");
     if (offset > (unsigned long long)INT64_MAX)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: offset %llu is too large", offset);
     int fd = rv_qemu_storage_vol_open(vol->pool, vol->name, upload ? O_WRONLY : O_RDONLY, err);
@@ -1110,11 +1108,19 @@ static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long o
         close(fd);
         return rc;
     }
+    struct stat sb;
+    if (fstat(fd, &sb) < 0) {
+        int rc = sys_fail(err, "stat volume", vol->name);
+        close(fd);
+        return rc;
+    }
     rv_stream_io *io = rv_stream_fd_new(rv_qemu.loop, fd, !upload, upload, err);
     if (!io)
         return -1;
     if (length)
         rv_stream_fd_set_length(io, length);
+    if (flags & RV_STORAGE_VOL_STREAM_SPARSE)
+        rv_stream_fd_set_sparse(io, (unsigned long long)sb.st_size);
     return rv_driver_stream_open(io, err);
 }
 

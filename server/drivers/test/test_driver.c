@@ -19,6 +19,7 @@
 #include "rv_packet.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
+#include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_xml.h"
@@ -457,6 +458,7 @@ void test_cleanup(void)
     table_free();
     test_net_cleanup();
     test_storage_cleanup();
+    test_nodedev_cleanup();
 }
 
 /* ================================================================ host */

@@ -531,6 +531,8 @@ const rv_driver rv_test_driver = {
         .node_device_get_parent = test_node_device_get_parent,
         .node_device_num_of_caps = test_node_device_num_of_caps,
         .node_device_list_caps = test_node_device_list_caps,
+        .node_device_create_xml = test_node_device_create_xml,
+        .node_device_destroy = test_node_device_destroy,
         /* domain snapshots (test_snapshot.c) */
         .domain_snapshot_create_xml = test_domain_snapshot_create_xml,
         .domain_snapshot_get_xml_desc = test_domain_snapshot_get_xml_desc,

@@ -1,0 +1,827 @@
+/* NAT and isolated networks: their bridge, dnsmasq and nftables table
+ * (see qemu_netnat.h).  Everything written into dnsmasq's configuration
+ * or the nft rules comes from checked addresses and names (no newline,
+ * quote or space can get through), never from the XML's text as is. */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_link.h"
+#include "server/drivers/qemu/qemu_netnat.h"
+
+RV_LOG_CATEGORY("drivers.qemu.netnat");
+
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_NETWORK, (code), __VA_ARGS__)
+
+enum { MAX_RANGES = 16, MAX_HOSTS = 1024, LEASES_FILE_MAX = 1 << 20, OUTPUT_MAX = 400 };
+
+static int oom(rv_err *err)
+{
+    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+/* ================================================================ the XML */
+
+typedef struct ipconf {
+    const rv_xml_node *ip;      /* NULL: the network has no address */
+    uint32_t address;           /* host byte order */
+    unsigned prefix;
+} ipconf;
+
+static uint32_t mask_of(unsigned prefix)
+{
+    return prefix ? ~0u << (32 - prefix) : 0;
+}
+
+static bool ipv4(const char *text, uint32_t *out)
+{
+    struct in_addr in;
+    if (!text || inet_pton(AF_INET, text, &in) != 1)
+        return false;
+    *out = ntohl(in.s_addr);
+    return true;
+}
+
+static const char *ip_text(uint32_t address, char buf[INET_ADDRSTRLEN])
+{
+    struct in_addr in = { htonl(address) };
+    return inet_ntop(AF_INET, &in, buf, INET_ADDRSTRLEN);
+}
+
+static bool only(const char *s, const char *allowed, size_t max)
+{
+    size_t n = 0;
+    for (; s && *s; s++, n++)
+        if (!isalnum((unsigned char)*s) && !strchr(allowed, *s))
+            return false;
+    return s && n > 0 && n <= max;
+}
+
+static bool mac_ok(const char *mac)
+{
+    unsigned b[6];
+    char extra;
+    return mac && strlen(mac) == 17 &&
+           sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                  &extra) == 6 && only(mac, ":", 17);
+}
+
+static const char *mode_of(const rv_test_net_def *def)
+{
+    const rv_xml_node *fw = rv_xml_child(def->root, "forward");
+    const char *mode = fw ? rv_xml_attr_get(fw, "mode") : NULL;
+    return !fw ? "none" : mode ? mode : "nat";
+}
+
+bool rv_qemu_netnat_managed(const rv_test_net_def *def)
+{
+    const char *mode = mode_of(def);
+    return strcmp(mode, "nat") == 0 || strcmp(mode, "none") == 0;
+}
+
+static bool is_nat(const rv_test_net_def *def)
+{
+    return strcmp(mode_of(def), "nat") == 0;
+}
+
+/* The outgoing device of a NAT network (<forward dev>), or NULL. */
+static const char *forward_dev(const rv_test_net_def *def)
+{
+    const rv_xml_node *fw = rv_xml_child(def->root, "forward");
+    return fw ? rv_xml_attr_get(fw, "dev") : NULL;
+}
+
+static int get_ipconf(const rv_test_net_def *def, ipconf *c, rv_err *err)
+{
+    memset(c, 0, sizeof(*c));
+    for (size_t i = 0; i < def->root->nkids; i++) {
+        const rv_xml_node *k = def->root->kids[i];
+        if (!k || !k->name || strcmp(k->name, "ip") != 0)
+            continue;
+        const char *family = rv_xml_attr_get(k, "family");
+        if (family && strcmp(family, "ipv4") != 0)
+            return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                        "unsupported configuration: network '%s': only IPv4 addresses "
+                        "(not family '%s') on remvirtd's NAT and isolated networks", def->name, family);
+        if (c->ip)
+            return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                        "unsupported configuration: network '%s' has more than one IPv4 <ip>",
+                        def->name);
+        const char *address = rv_xml_attr_get(k, "address");
+        const char *netmask = rv_xml_attr_get(k, "netmask");
+        const char *prefix = rv_xml_attr_get(k, "prefix");
+        uint32_t mask = 0;
+        char *end = NULL;
+        if (!ipv4(address, &c->address))
+            return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': invalid <ip address='%s'>",
+                        def->name, address ? address : "");
+        if (prefix) {
+            unsigned long p = strtoul(prefix, &end, 10);
+            if (!*prefix || *end || p < 1 || p > 30)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': invalid prefix '%s' (1 to 30)",
+                            def->name, prefix);
+            c->prefix = (unsigned)p;
+        } else if (netmask && ipv4(netmask, &mask)) {
+            while (c->prefix < 32 && (mask & (1u << (31 - c->prefix))))
+                c->prefix++;
+            if (mask != mask_of(c->prefix) || c->prefix < 1 || c->prefix > 30)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': invalid netmask '%s'",
+                            def->name, netmask);
+        } else {
+            return fail(err, RV_ERR_XML_ERROR,
+                        "XML error: network '%s': <ip> needs a netmask or a prefix", def->name);
+        }
+        uint32_t host = c->address & ~mask_of(c->prefix);
+        if (host == 0 || host == ~mask_of(c->prefix))
+            return fail(err, RV_ERR_XML_ERROR,
+                        "XML error: network '%s': address '%s' is the subnet's network or broadcast address",
+                        def->name, address);
+        c->ip = k;
+    }
+    return 0;
+}
+
+static bool in_subnet(const ipconf *c, uint32_t a)
+{
+    uint32_t m = mask_of(c->prefix);
+    return (a & m) == (c->address & m) && (a & ~m) != 0 && (a & ~m) != ~m;
+}
+
+int rv_qemu_netnat_check(const rv_test_net_def *def, rv_err *err)
+{
+    ipconf c;
+    if (get_ipconf(def, &c, err) < 0)
+        return -1;
+    if (is_nat(def) && !c.ip)
+        return fail(err, RV_ERR_XML_ERROR, "XML error: NAT network '%s' needs an <ip address>",
+                    def->name);
+    const char *dev = forward_dev(def);
+    if (dev && !only(dev, "-_.", RV_LINK_NAME_MAX))
+        return fail(err, RV_ERR_XML_ERROR, "XML error: invalid forward dev '%s'", dev);
+    const rv_xml_node *dhcp = c.ip ? rv_xml_child(c.ip, "dhcp") : NULL;
+    size_t ranges = 0, hosts = 0;
+    for (size_t i = 0; dhcp && i < dhcp->nkids; i++) {
+        const rv_xml_node *k = dhcp->kids[i];
+        if (!k || !k->name)
+            continue;
+        uint32_t a, b;
+        if (strcmp(k->name, "range") == 0) {
+            const char *start = rv_xml_attr_get(k, "start"), *end = rv_xml_attr_get(k, "end");
+            if (!ipv4(start, &a) || !ipv4(end, &b) || !in_subnet(&c, a) || !in_subnet(&c, b) || a > b)
+                return fail(err, RV_ERR_XML_ERROR,
+                            "XML error: network '%s': DHCP range '%s' - '%s' is not within its subnet",
+                            def->name, start ? start : "", end ? end : "");
+            if (++ranges > MAX_RANGES)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': more than %d DHCP ranges",
+                            def->name, MAX_RANGES);
+        } else if (strcmp(k->name, "host") == 0) {
+            const char *mac = rv_xml_attr_get(k, "mac"), *ip = rv_xml_attr_get(k, "ip");
+            const char *name = rv_xml_attr_get(k, "name");
+            if (!mac_ok(mac) || !ipv4(ip, &a) || !in_subnet(&c, a) ||
+                (name && !only(name, "-.", 63)))
+                return fail(err, RV_ERR_XML_ERROR,
+                            "XML error: network '%s': a DHCP <host> needs a MAC, an address in the "
+                            "subnet and maybe a host name (letters, digits, '-', '.')", def->name);
+            if (++hosts > MAX_HOSTS)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': more than %d DHCP hosts",
+                            def->name, MAX_HOSTS);
+        } else {
+            return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                        "unsupported configuration: network '%s': <dhcp> element <%s>", def->name,
+                        k->name);
+        }
+    }
+    return 0;
+}
+
+/* ================================================================ files */
+
+static void remove_file(const char *dir, const char *name, const char *suffix)
+{
+    char *path = rv_qemu_path(dir, name, suffix);
+    if (path && unlink(path) < 0 && errno != ENOENT)
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+}
+
+/* A text file of at most max bytes (malloc'd, NUL-terminated), or NULL. */
+static char *read_small(const char *path, size_t max)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *text = malloc(max + 1);
+    size_t len = 0;
+    ssize_t n = 1;
+    while (text && len < max && (n = read(fd, text + len, max - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    if (text)
+        text[len] = '\0';
+    return text;
+}
+
+/* dnsmasq's configuration: DHCP on the bridge only, its files here. */
+static char *dnsmasq_conf(const rv_test_net_def *def, const ipconf *c, const char *dir)
+{
+    char *pid = rv_qemu_path(dir, def->name, ".pid"), *leases = rv_qemu_path(dir, def->name, ".leases");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *fp = pid && leases ? open_memstream(&text, &size) : NULL;
+    if (!fp) {
+        free(pid);
+        free(leases);
+        return NULL;
+    }
+    char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[INET_ADDRSTRLEN];
+    fprintf(fp, "# written by remvirtd for network '%s'; rewritten at each start\n"
+                "strict-order\nno-hosts\nexcept-interface=lo\nbind-dynamic\ninterface=%s\n"
+                "pid-file=%s\ndhcp-leasefile=%s\n",
+            def->name, def->bridge, pid, leases);
+    const rv_xml_node *dhcp = rv_xml_child(c->ip, "dhcp");
+    unsigned long leases_max = 0;
+    ip_text(mask_of(c->prefix), m);
+    for (size_t i = 0; dhcp && i < dhcp->nkids; i++) {
+        const rv_xml_node *k = dhcp->kids[i];
+        uint32_t s, e;
+        if (!k || !k->name)
+            continue;
+        if (strcmp(k->name, "range") == 0 && ipv4(rv_xml_attr_get(k, "start"), &s) &&
+            ipv4(rv_xml_attr_get(k, "end"), &e)) {
+            fprintf(fp, "dhcp-range=%s,%s,%s\n", ip_text(s, a), ip_text(e, b), m);
+            leases_max += e - s + 1;
+        } else if (strcmp(k->name, "host") == 0 && ipv4(rv_xml_attr_get(k, "ip"), &s)) {
+            const char *name = rv_xml_attr_get(k, "name");
+            fprintf(fp, "dhcp-host=%s,%s%s%s\n", rv_xml_attr_get(k, "mac"), ip_text(s, a),
+                    name ? "," : "", name ? name : "");
+            leases_max++;
+        }
+    }
+    if (leases_max)
+        fprintf(fp, "dhcp-no-override\ndhcp-authoritative\ndhcp-lease-max=%lu\n", leases_max);
+    bool failed = ferror(fp) != 0;
+    if (fclose(fp) != 0 || failed) {
+        free(text);
+        text = NULL;
+    }
+    free(pid);
+    free(leases);
+    return text;
+}
+
+static int table_name(const rv_test_net_def *def, char *out, size_t size)
+{
+    return snprintf(out, size, "remvirt_%s", def->bridge) < (int)size ? 0 : -1;
+}
+
+/* The network's nftables table, replaced whole in one transaction (an
+ * older one left by a crash goes first). */
+static char *nft_rules(const rv_test_net_def *def, const ipconf *c)
+{
+    char table[64], net[INET_ADDRSTRLEN], *text = NULL;
+    size_t size = 0;
+    FILE *fp = table_name(def, table, sizeof(table)) == 0 ? open_memstream(&text, &size) : NULL;
+    if (!fp)
+        return NULL;
+    const char *br = def->bridge;
+    fprintf(fp, "table ip %s\ndelete table ip %s\ntable ip %s {\n", table, table, table);
+    if (is_nat(def)) {
+        const char *dev = forward_dev(def);
+        char out[48] = "";
+        if (dev)
+            snprintf(out, sizeof(out), "oifname \"%s\" ", dev);
+        ip_text(c->address & mask_of(c->prefix), net);
+        fprintf(fp,
+                "  chain postrouting {\n"
+                "    type nat hook postrouting priority srcnat; policy accept;\n"
+                "    ip saddr %s/%u ip daddr 224.0.0.0/24 return\n"
+                "    ip saddr %s/%u ip daddr 255.255.255.255 return\n"
+                "    %sip saddr %s/%u ip daddr != %s/%u masquerade\n"
+                "  }\n"
+                "  chain forward {\n"
+                "    type filter hook forward priority filter; policy accept;\n"
+                "    iifname \"%s\" oifname \"%s\" accept\n"
+                "    iifname \"%s\" ip saddr %s/%u accept\n"
+                "    oifname \"%s\" ip daddr %s/%u ct state related,established accept\n"
+                "    iifname \"%s\" reject\n"
+                "    oifname \"%s\" reject\n"
+                "  }\n",
+                net, c->prefix, net, c->prefix, out, net, c->prefix, net, c->prefix, br, br, br,
+                net, c->prefix, br, net, c->prefix, br, br);
+    } else {
+        /* Isolated: the guests reach each other and the host, nothing else. */
+        fprintf(fp,
+                "  chain forward {\n"
+                "    type filter hook forward priority filter; policy accept;\n"
+                "    iifname \"%s\" oifname \"%s\" accept\n"
+                "    iifname \"%s\" reject\n"
+                "    oifname \"%s\" reject\n"
+                "  }\n",
+                br, br, br, br);
+    }
+    fputs("}\n", fp);
+    bool failed = ferror(fp) != 0;
+    if (fclose(fp) != 0 || failed) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* ================================================================ dnsmasq's process */
+
+/* dnsmasq's pid from its pid file, when that process is still the
+ * dnsmasq of this configuration (its --conf-file argument); else 0. */
+static pid_t running_dnsmasq(const char *dir, const char *name)
+{
+    char *pid_path = rv_qemu_path(dir, name, ".pid"), *conf = rv_qemu_path(dir, name, ".dnsmasq.conf");
+    char *text = pid_path ? read_small(pid_path, 32) : NULL;
+    pid_t pid = text ? (pid_t)atoi(text) : 0;
+    char proc[64], args[4096];
+    snprintf(proc, sizeof(proc), "/proc/%d/cmdline", (int)pid);
+    int fd = pid > 1 && conf ? open(proc, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? read(fd, args, sizeof(args) - 1) : -1;
+    bool ours = false;
+    if (n > 0) {
+        args[n] = '\0';
+        /* the arguments, each NUL-terminated */
+        for (size_t at = 0; at < (size_t)n; at += strlen(args + at) + 1)
+            ours |= strncmp(args + at, "--conf-file=", 12) == 0 && strcmp(args + at + 12, conf) == 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    free(pid_path);
+    free(conf);
+    return ours ? pid : 0;
+}
+
+static void stop_dnsmasq(const char *dir, const char *name)
+{
+    pid_t pid = running_dnsmasq(dir, name);
+    if (pid > 0 && kill(pid, SIGTERM) == 0)
+        RV_INFO("network '%s': dnsmasq (pid %d) stopped", name, (int)pid);
+}
+
+/* ================================================================ commands, watched by the loop */
+
+typedef enum { STEP_DNSMASQ, STEP_NFT_LOAD, STEP_NFT_DELETE, STEP_RESTART_DNSMASQ } step;
+
+typedef struct netop {
+    ev_child child;
+    step step;
+    char *name, *bridge, *dir;
+    bool nat;
+    rv_qemu_netnat_done done;
+    void *opaque;
+    struct netop *next;
+} netop;
+
+static netop *ops;
+
+static void op_free(netop *op)
+{
+    for (netop **at = &ops; *at; at = &(*at)->next)
+        if (*at == op) {
+            *at = op->next;
+            break;
+        }
+    free(op->name);
+    free(op->bridge);
+    free(op->dir);
+    free(op);
+}
+
+static void op_finish(netop *op, const rv_err *err)
+{
+    rv_qemu_netnat_done done = op->done;
+    void *opaque = op->opaque;
+    op_free(op);
+    if (done)
+        done(opaque, err);
+}
+
+/* A program from Debian's sbin directories or $PATH (malloc'd), or NULL. */
+static char *find_tool(const char *tool)
+{
+    static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+    char *path = NULL;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        if (asprintf(&path, "%s/%s", dirs[i], tool) < 0)
+            return NULL;
+        if (access(path, X_OK) == 0)
+            return path;
+        free(path);
+    }
+    return NULL;
+}
+
+static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents);
+
+/* Run argv (argv[0] a tool name) with its output in dir/name.cmd.log;
+ * on_exit_status goes on with op's next step. */
+static int run(netop *op, const char *tool, char *const args[], rv_err *err)
+{
+    char *path = find_tool(tool), *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
+    int logfd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    int rc = 0;
+    if (!path)
+        rc = fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                  "Operation not supported: network '%s' needs %s, which is not installed "
+                  "(Debian: %s)", op->name, tool,
+                  strcmp(tool, "nft") == 0 ? "nftables" : "dnsmasq-base");
+    else if (logfd < 0)
+        rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot open '%s': %s", log ? log : op->name,
+                  strerror(errno));
+    pid_t pid = rc == 0 ? fork() : -1;
+    if (pid == 0) {
+        setsid();
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        int null = open("/dev/null", O_RDONLY);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+            _exit(126);
+        closefrom(3);
+        char *argv[8] = { path };
+        for (int i = 0; args[i] && i < 6; i++)
+            argv[i + 1] = args[i];
+        execv(path, argv);
+        dprintf(2, "cannot run %s: %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    if (rc == 0 && pid < 0)
+        rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+    if (logfd >= 0)
+        close(logfd);
+    free(log);
+    free(path);
+    if (rc < 0)
+        return -1;
+    ev_child_init(&op->child, on_exit_status, pid, 0);
+    ev_child_start(rv_qemu.loop, &op->child);
+    RV_DEBUG("network '%s': %s runs as pid %d", op->name, tool, (int)pid);
+    return 0;
+}
+
+/* What a failed command said (its log, on one line). */
+static void command_failed(netop *op, const char *tool, int status, rv_err *err)
+{
+    char *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
+    char *text = log ? read_small(log, OUTPUT_MAX) : NULL;
+    size_t len = text ? strlen(text) : 0;
+    while (len && isspace((unsigned char)text[len - 1]))
+        text[--len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\n' || text[i] == '\t')
+            text[i] = ' ';
+    char how[48];
+    if (WIFEXITED(status))
+        snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(status));
+    else
+        snprintf(how, sizeof(how), "signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    fail(err, RV_ERR_OPERATION_FAILED, "operation failed: network '%s': %s failed (%s)%s%s",
+         op->name, tool, how, len ? ": " : "", len ? text : "");
+    free(text);
+    free(log);
+}
+
+static int write_forwarding(rv_err *err)
+{
+    int fd = open("/proc/sys/net/ipv4/ip_forward", O_WRONLY | O_CLOEXEC);
+    int rc = fd >= 0 && write(fd, "1\n", 2) == 2 ? 0 : -1;
+    if (rc < 0)
+        fail(err, RV_ERR_SYSTEM_ERROR, "cannot enable IPv4 forwarding: %s", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* A start that failed part way: what it made goes (the table never was:
+ * nft's load is one transaction). */
+static void undo_start(netop *op)
+{
+    rv_err ignored = { 0 };
+    stop_dnsmasq(op->dir, op->name);
+    rv_qemu_bridge_delete(op->bridge, &ignored);
+    rv_err_clear(&ignored);
+    remove_file(op->dir, op->name, ".dnsmasq.conf");
+    remove_file(op->dir, op->name, ".pid");
+    remove_file(op->dir, op->name, ".leases");
+    remove_file(op->dir, op->name, ".nft");
+}
+
+static int run_nft(netop *op, const char *suffix, rv_err *err)
+{
+    char *file = rv_qemu_path(op->dir, op->name, suffix);
+    char *args[] = { "-f", file, NULL };
+    int rc = file ? run(op, "nft", args, err) : oom(err);
+    free(file);
+    return rc;
+}
+
+static int run_dnsmasq(netop *op, rv_err *err)
+{
+    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf"), *arg = NULL;
+    int rc = conf && asprintf(&arg, "--conf-file=%s", conf) >= 0 ? 0 : oom(err);
+    char *args[] = { arg, NULL };
+    if (rc == 0)
+        rc = run(op, "dnsmasq", args, err);
+    free(arg);
+    free(conf);
+    return rc;
+}
+
+static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents)
+{
+    (void)revents;
+    netop *op = (netop *)((char *)w - offsetof(netop, child));
+    ev_child_stop(loop, w);
+    int status = w->rstatus;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    rv_err err = { 0 };
+    switch (op->step) {
+    case STEP_DNSMASQ:          /* dnsmasq answers once it is ready, in the background */
+        if (!ok) {
+            command_failed(op, "dnsmasq", status, &err);
+            break;
+        }
+        op->step = STEP_NFT_LOAD;
+        run_nft(op, ".nft", &err);
+        if (!rv_err_is_set(&err))
+            return;
+        break;
+    case STEP_NFT_LOAD:
+        if (!ok)
+            command_failed(op, "nft", status, &err);
+        else if (op->nat)
+            write_forwarding(&err);
+        if (!rv_err_is_set(&err))
+            RV_INFO("network '%s' is up on bridge %s", op->name, op->bridge);
+        break;
+    case STEP_NFT_DELETE:
+        if (!ok)
+            command_failed(op, "nft", status, &err);
+        remove_file(op->dir, op->name, ".nft");
+        remove_file(op->dir, op->name, ".del.nft");
+        if (ok)
+            remove_file(op->dir, op->name, ".cmd.log");
+        break;
+    case STEP_RESTART_DNSMASQ:
+        if (!ok) {
+            command_failed(op, "dnsmasq", status, &err);
+            RV_WARN("%s", err.message);
+        }
+        rv_err_clear(&err);
+        break;
+    }
+    if (rv_err_is_set(&err) && (op->step == STEP_DNSMASQ || op->step == STEP_NFT_LOAD))
+        undo_start(op);
+    op_finish(op, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+static netop *op_new(const rv_test_net_def *def, const char *dir, step s, rv_qemu_netnat_done done,
+                     void *opaque)
+{
+    netop *op = calloc(1, sizeof(*op));
+    if (!op)
+        return NULL;
+    op->name = strdup(def->name);
+    op->bridge = strdup(def->bridge);
+    op->dir = strdup(dir);
+    if (!op->name || !op->bridge || !op->dir) {
+        free(op->name);
+        free(op->bridge);
+        free(op->dir);
+        free(op);
+        return NULL;
+    }
+    op->step = s;
+    op->nat = is_nat(def);
+    op->done = done;
+    op->opaque = opaque;
+    op->next = ops;
+    ops = op;
+    return op;
+}
+
+/* ================================================================ start, stop, reattach */
+
+static int write_in(const char *dir, const char *name, const char *suffix, const char *text,
+                    rv_err *err)
+{
+    char *path = rv_qemu_path(dir, name, suffix);
+    int rc = !text || !path ? oom(err) : rv_qemu_write_file(path, text, false, err);
+    free(path);
+    return rc;
+}
+
+int rv_qemu_netnat_start(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+                         void *opaque, rv_err *err)
+{
+    ipconf c;
+    if (!rv_qemu.privileged)
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: network '%s': NAT and isolated networks need "
+                    "remvirtd to run as root (qemu:///system) to make bridge '%s'",
+                    def->name, def->bridge);
+    if (!def->bridge)       /* qemu_network.c names one at define */
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: network '%s' has no bridge name",
+                    def->name);
+    if (get_ipconf(def, &c, err) < 0 || rv_qemu_mkdirs(dir, err) < 0)
+        return -1;
+    char *nft = nft_rules(def, &c), *conf = c.ip ? dnsmasq_conf(def, &c, dir) : NULL;
+    int rc = 0;
+    if (!nft || (c.ip && !conf))
+        rc = oom(err);
+    /* stale files of an earlier run (a leftover pid file must not name
+     * someone else's process as ours) */
+    remove_file(dir, def->name, ".pid");
+    remove_file(dir, def->name, ".leases");
+    if (rc == 0 && (write_in(dir, def->name, ".nft", nft, err) < 0 ||
+                    (c.ip && write_in(dir, def->name, ".dnsmasq.conf", conf, err) < 0)))
+        rc = -1;
+    free(nft);
+    free(conf);
+    /* (without an <ip>, a bridge with no address) */
+    bool made_bridge = rc == 0 && rv_qemu_bridge_create(def->bridge, c.ip ? c.address : 0,
+                                                        c.ip ? c.prefix : 0, err) == 0;
+    netop *op = made_bridge ? op_new(def, dir, c.ip ? STEP_DNSMASQ : STEP_NFT_LOAD, done, opaque)
+                            : NULL;
+    if (made_bridge && !op)
+        rc = oom(err);
+    else if (op && (c.ip ? run_dnsmasq(op, err) : run_nft(op, ".nft", err)) < 0) {
+        op_free(op);
+        rc = -1;
+    } else if (!made_bridge)
+        rc = -1;
+    if (rc < 0) {
+        rv_err ignored = { 0 };
+        if (made_bridge)        /* never one that was there before */
+            rv_qemu_bridge_delete(def->bridge, &ignored);
+        rv_err_clear(&ignored);
+        remove_file(dir, def->name, ".dnsmasq.conf");
+        remove_file(dir, def->name, ".nft");
+        return -1;
+    }
+    RV_INFO("network '%s': bridge %s made, %s", def->name, def->bridge,
+            c.ip ? "starting dnsmasq" : "loading its nftables table");
+    return 0;
+}
+
+int rv_qemu_netnat_stop(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+                        void *opaque, rv_err *err)
+{
+    char table[64], *rules = NULL;
+    if (table_name(def, table, sizeof(table)) < 0 ||
+        asprintf(&rules, "table ip %s\ndelete table ip %s\n", table, table) < 0)
+        return oom(err);
+    int rc = write_in(dir, def->name, ".del.nft", rules, err);
+    free(rules);
+    netop *op = rc == 0 ? op_new(def, dir, STEP_NFT_DELETE, done, opaque) : NULL;
+    if (rc == 0 && !op)
+        rc = oom(err);
+    if (rc < 0 || run_nft(op, ".del.nft", err) < 0) {
+        if (op)
+            op_free(op);
+        remove_file(dir, def->name, ".del.nft");
+        return -1;
+    }
+    stop_dnsmasq(dir, def->name);
+    rv_err e = { 0 };
+    if (rv_qemu_bridge_delete(def->bridge, &e) < 0)
+        RV_WARN("network '%s': %s", def->name, e.message);
+    rv_err_clear(&e);
+    remove_file(dir, def->name, ".dnsmasq.conf");
+    remove_file(dir, def->name, ".pid");
+    remove_file(dir, def->name, ".leases");
+    return 0;
+}
+
+void rv_qemu_netnat_reattach(const rv_test_net_def *def, const char *dir)
+{
+    ipconf c;
+    rv_err err = { 0 };
+    if (get_ipconf(def, &c, &err) < 0 || !c.ip) {
+        rv_err_clear(&err);
+        return;
+    }
+    pid_t pid = running_dnsmasq(dir, def->name);
+    if (pid > 0) {
+        RV_INFO("network '%s': dnsmasq (pid %d) found running", def->name, (int)pid);
+        return;
+    }
+    if (!rv_qemu_link_exists(def->bridge)) {
+        RV_WARN("network '%s' was active but its bridge %s is gone", def->name, def->bridge);
+        return;
+    }
+    RV_WARN("network '%s': its dnsmasq is gone; starting it again", def->name);
+    netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
+    if (!op || run_dnsmasq(op, &err) < 0) {
+        RV_WARN("network '%s': %s", def->name, err.message ? err.message : "out of memory");
+        if (op)
+            op_free(op);
+    }
+    rv_err_clear(&err);
+}
+
+void rv_qemu_netnat_cleanup(void)
+{
+    rv_err err = { 0 };
+    rv_err_set(&err, RV_FROM_NETWORK, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
+    while (ops) {
+        ev_child_stop(rv_qemu.loop, &ops->child);
+        op_finish(ops, &err);
+    }
+    rv_err_clear(&err);
+}
+
+/* ================================================================ leases */
+
+static char **opt_string(const char *s)
+{
+    if (!s || strcmp(s, "*") == 0)
+        return NULL;
+    char **p = malloc(sizeof(*p));
+    if (p && !(*p = strdup(s))) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+int rv_qemu_netnat_leases(const rv_test_net_def *def, const char *dir, const char *mac,
+                          bool need_results, rv_network_get_dhcp_leases_ret *ret, rv_err *err)
+{
+    ipconf c;
+    if (get_ipconf(def, &c, err) < 0)
+        return -1;
+    char *path = rv_qemu_path(dir, def->name, ".leases");
+    char *text = path ? read_small(path, LEASES_FILE_MAX) : NULL;
+    free(path);
+    ret->ret = 0;
+    if (!text)
+        return 0;
+    size_t cap = 0;
+    time_t now = time(NULL);
+    int rc = 0;
+    char *save = NULL;
+    /* dnsmasq's lines: expiry MAC address host-name client-id ('*': none) */
+    for (char *line = strtok_r(text, "\n", &save); line && rc == 0; line = strtok_r(NULL, "\n", &save)) {
+        char *f[5] = { 0 }, *fsave = NULL;
+        int n = 0;
+        for (char *t = strtok_r(line, " ", &fsave); t && n < 5; t = strtok_r(NULL, " ", &fsave))
+            f[n++] = t;
+        uint32_t addr;
+        long long expiry = n >= 4 ? atoll(f[0]) : -1;
+        if (n < 4 || !ipv4(f[2], &addr) || !mac_ok(f[1]) || (expiry > 0 && expiry < now))
+            continue;   /* IPv6 (duid) lines, expired leases */
+        if (mac && strcasecmp(mac, f[1]) != 0)
+            continue;
+        if (ret->ret >= RV_NETWORK_DHCP_LEASES_MAX)
+            break;
+        ret->ret++;
+        if (!need_results)
+            continue;
+        if (ret->leases.leases_len == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            rv_network_dhcp_lease *v = realloc(ret->leases.leases_val, ncap * sizeof(*v));
+            if (!v) {
+                rc = oom(err);
+                break;
+            }
+            ret->leases.leases_val = v;
+            cap = ncap;
+        }
+        rv_network_dhcp_lease *l = &ret->leases.leases_val[ret->leases.leases_len++];
+        memset(l, 0, sizeof(*l));
+        l->iface = strdup(def->bridge);
+        l->expirytime = expiry;
+        l->type = 0;            /* VIR_IP_ADDR_TYPE_IPV4 */
+        l->mac = opt_string(f[1]);
+        l->ipaddr = strdup(f[2]);
+        l->prefix = c.ip ? c.prefix : 0;
+        l->hostname = opt_string(f[3]);
+        l->clientid = opt_string(f[4]);
+        if (!l->iface || !l->mac || !l->ipaddr || (strcmp(f[3], "*") != 0 && !l->hostname) ||
+            (f[4] && strcmp(f[4], "*") != 0 && !l->clientid))
+            rc = oom(err);
+    }
+    free(text);
+    return rc;
+}
