@@ -43,6 +43,7 @@
 RV_LOG_CATEGORY("drivers.qemu.spawner");
 
 #define SPAWN_MAX_MESSAGE 65536     /* a command line longer is refused */
+#define SPAWN_MAX_ARGS 4096         /* and one of more words */
 #define SPAWN_MAX_WAITING 64        /* forked children waiting for GO */
 #define SPAWN_MAX_TAPS 32           /* tap descriptors passed with one start */
 #define SPAWN_MAX_FDS (2 + SPAWN_MAX_TAPS)
@@ -146,14 +147,14 @@ static void helper_spawn(int sock, const spawn_msg *m, char *blob, size_t len, i
             slot = i;
             break;
         }
-    char *argv[1024];
-    size_t argc = 0;
-    for (size_t at = 0; at < len && argc < 1023; at += strlen(blob + at) + 1)
+    char *argv[SPAWN_MAX_ARGS + 1];
+    size_t argc = 0, at = 0;
+    for (; at < len && argc < SPAWN_MAX_ARGS; at += strlen(blob + at) + 1)
         argv[argc++] = blob + at;
     argv[argc] = NULL;
     int expected = (m->value ? 2 : 1) + (int)m->ntaps;
     int pipe_fds[2] = { -1, -1 };
-    int error = slot < 0 ? EAGAIN : (nfds != expected || argc == 0) ? EINVAL : 0;
+    int error = slot < 0 ? EAGAIN : at < len ? E2BIG : (nfds != expected || argc == 0) ? EINVAL : 0;
     if (!error && pipe2(pipe_fds, O_CLOEXEC) < 0)
         error = errno;
     pid_t self = getpid();

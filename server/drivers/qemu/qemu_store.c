@@ -326,14 +326,18 @@ static void load_runtime(const char *name)
         return;
     }
     if (!alive) {
-        /* It died while remvirtd was away. */
-        RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (crashed)", name,
-                pid);
+        /* It died while remvirtd was away: crashed, unless a save was
+         * under way and its image is whole (renamed into place only once
+         * complete): then it was told to quit after the save, and
+         * remvirtd was killed before it saw the exit. */
+        bool saved = rv_qemu_save_marker_take(name) >= 0 && rv_qemu_has_managed_save(name);
+        RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
+                saved ? "saved" : "crashed");
         rv_qemu_domain_free(live);
         rv_qemu_remove_runtime(name);
         if (d) {
             d->state = RV_DOMAIN_SHUTOFF;
-            d->reason = RV_DOMAIN_SHUTOFF_CRASHED;
+            d->reason = saved ? RV_DOMAIN_SHUTOFF_SAVED : RV_DOMAIN_SHUTOFF_CRASHED;
         }
         return;
     }
