@@ -13,17 +13,21 @@
 # the GetInfo loop), side by side, when it can run here (as root, with a
 # private mount namespace: tests/functions.sh's start_libvirtd_qemu);
 # otherwise the reason is printed.  --no-libvirtd: remvirtd only.
+# --stalls MS: remvirtd runs with RV_LOOP_STALL_MS=MS (its loop stall
+# detector) and the stalls it logged are printed after its figures.
 set -euo pipefail
 
 builddir=./build
 calls=()
 no_libvirtd=
+stalls=
 while [ $# -gt 0 ]; do
     case $1 in
     --builddir) builddir=${2:?--builddir needs a directory}; shift 2 ;;
     --builddir=*) builddir=${1#*=}; shift ;;
     --quick) calls=(--calls 1000); shift ;;
     --no-libvirtd) no_libvirtd=1; shift ;;
+    --stalls) stalls=${2:?--stalls needs a number of milliseconds}; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) echo "run-qemu-load: unknown option '$1'" >&2; exit 2 ;;
@@ -36,7 +40,9 @@ abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
 export abs_top_builddir abs_top_srcdir
 source "$abs_top_srcdir/tests/functions.sh"
 
+[ -z "$stalls" ] || export RV_LOOP_STALL_MS=$stalls
 start_remvirtd_qemu
+unset RV_LOOP_STALL_MS
 for i in $(seq 1 10); do
     qemu_domain_xml "bench-q$i" > "$RV_TMP/q$i.xml"
     "$RVSH" -q -c "$QEMU_URI" define "$RV_TMP/q$i.xml" > /dev/null
@@ -44,6 +50,10 @@ done
 echo "== remvirtd"
 "$abs_top_builddir/bench/qemu-load" --test-uri "$REMVIRTD_URI" --qemu-uri "$QEMU_URI" \
     "${calls[@]}" "$@"
+if [ -n "$stalls" ]; then
+    echo "== remvirtd's loop passes over $stalls ms"
+    grep -F 'loop stall:' "$REMVIRTD_LOG" | sed 's/^.*loop stall: //' || echo "none"
+fi
 stop_remvirtd
 
 # libvirtd's QEMU driver, the same guests and the same loads.

@@ -23,6 +23,7 @@
 #include "server/client.h"
 #include "server/dispatch.h"
 #include "server/events.h"
+#include "server/loop_stall.h"
 #include "server/stream.h"
 #include "server/systemd.h"
 #include "transport/socket.h"
@@ -819,6 +820,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_prepare_init(&srv->before_sleep, on_before_sleep);
     srv->before_sleep.data = srv;
     ev_prepare_start(srv->loop, &srv->before_sleep);
+    rvs_loop_stall_watch(srv->loop);
     ev_timer_init(&srv->log_flush, on_log_flush, RV_LOG_DEBUG_DELAY, 0.);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_domain_event_sink(domain_event_to_clients, srv);

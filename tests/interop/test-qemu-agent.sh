@@ -6,7 +6,11 @@
 # again), `virsh shutdown --mode agent` has it power off (shut off);
 # without the channel: "QEMU guest agent is not configured"; with the
 # channel but nothing answering in the guest (no kernel, the firmware
-# only): "Guest agent is not responding" after the timeout.
+# only): "Guest agent is not responding" after the timeout.  Both modes
+# (`--mode acpi,agent`, as libvirtd): the agent when it works; when it
+# does not answer (remvirt.agent=mute) or refuses (remvirt.agent=fail),
+# the ACPI power button instead (shutdown: the guest powers off; reboot:
+# it boots again).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -77,3 +81,53 @@ fails_with "Guest agent is not responding" "${V[@]}" domhostname mute
 [ "$("${V[@]}" domstate mute | sed '/^$/d')" = running ] || fail "mute stopped after a failed agent shutdown"
 echo "ok   a failed agent shutdown leaves the guest running"
 "${V[@]}" destroy mute > /dev/null
+
+# Both modes: the agent first, then ACPI when it fails.  A guest whose
+# agent never answers (nothing reads the port) and one whose agent
+# refuses guest-shutdown both go down by the power button.
+for kind in mute fail; do
+    qemu_guest_xml "b$kind" | sed -e "s|<devices>|<devices>$CHANNEL|" \
+        -e "s|<cmdline>console=ttyS0|<cmdline>remvirt.agent=$kind console=ttyS0|" > "$OUT/b$kind.xml"
+    "${V[@]}" define "$OUT/b$kind.xml" > /dev/null
+    "${V[@]}" start "b$kind" > /dev/null
+    capture_console "b$kind" "$OUT/console-$kind"
+done
+_ready_in() { [ "$(grep -c "remvirt-test-guest: ready" "$OUT/console-$1" 2> /dev/null)" -ge "$2" ] 2> /dev/null; }
+wait_for 120 "bmute to boot" _ready_in mute 1
+wait_for 120 "bfail to boot" _ready_in fail 1
+sleep 1     # (the guest's power button watcher starts just before "ready")
+"${V[@]}" reboot --mode acpi,agent bmute > "$OUT/reboot-mute.out" 2>&1 ||
+    fail "reboot --mode acpi,agent of a guest whose agent is mute failed: $(cat "$OUT/reboot-mute.out")"
+wait_for 120 "bmute to boot again" _ready_in mute 2
+grep -q "remvirt-test-guest: power button" "$OUT/console-mute" ||
+    fail "bmute did not reboot by the power button"
+[ "$("${V[@]}" domstate bmute | sed '/^$/d')" = running ] || fail "bmute is not running after the reboot"
+echo "ok   reboot --mode acpi,agent, agent mute: rebooted by the ACPI power button"
+"${V[@]}" shutdown --mode acpi,agent bmute > "$OUT/shutdown-mute.out" 2>&1 ||
+    fail "shutdown --mode acpi,agent of bmute failed: $(cat "$OUT/shutdown-mute.out")"
+_off_named() { [ "$("${V[@]}" domstate "$1" | sed '/^$/d')" = "shut off" ]; }
+wait_for 60 "bmute to shut off" _off_named bmute
+echo "ok   shutdown --mode acpi,agent, agent mute: powered off by the ACPI power button"
+
+_shutdown_fail() { "${V[@]}" shutdown --mode acpi,agent bfail > "$OUT/shutdown-fail.out" 2>&1; }
+wait_for 2 "shutdown --mode acpi,agent of bfail to be accepted" _shutdown_fail
+wait_for 60 "bfail to shut off" _off_named bfail
+grep -q "remvirt-test-guest: agent refuses" "$OUT/console-fail" ||
+    fail "bfail's agent was not asked first"
+grep -q "remvirt-test-guest: power button" "$OUT/console-fail" ||
+    fail "bfail did not power off by the power button"
+echo "ok   shutdown --mode acpi,agent, agent refuses: asked first, then the ACPI power button"
+
+# The agent alone still fails (no fall-back without acpi in the modes).
+"${V[@]}" start bfail > /dev/null
+: > "$OUT/console-fail2"
+capture_console bfail "$OUT/console-fail2"
+_ready_fail2() { grep -q "remvirt-test-guest: ready" "$OUT/console-fail2" 2> /dev/null; }
+wait_for 120 "bfail to boot" _ready_fail2
+_agent_only() { ! "${V[@]}" shutdown --mode agent bfail > "$OUT/agent-only.out" 2>&1 &&
+                grep -qF "refused by the test agent" "$OUT/agent-only.out"; }
+wait_for 5 "shutdown --mode agent of bfail to fail with the agent's error" _agent_only ||
+    fail "shutdown --mode agent bfail: $(cat "$OUT/agent-only.out")"
+[ "$("${V[@]}" domstate bfail | sed '/^$/d')" = running ] || fail "bfail went down without ACPI asked"
+echo "ok   shutdown --mode agent, agent refuses: the agent's error, the guest runs on"
+"${V[@]}" destroy bfail > /dev/null

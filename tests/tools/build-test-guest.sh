@@ -5,6 +5,10 @@
 # Its /init mounts /proc, /sys and /dev, loads the ACPI button, evdev and
 # virtio balloon modules, says "remvirt-test-guest: ready" on the console
 # (console=ttyS0) and powers off when the ACPI power button is pressed.
+# It onlines the vCPUs that are hotplugged (as udev would), and answers
+# as a guest agent (below) unless its command line says
+# remvirt.agent=mute (nothing reads the port) or remvirt.agent=fail
+# (guest-shutdown is answered with an error).
 # A virtio NIC (eth0) asks for a DHCP lease in the background, silently
 # (busybox udhcpc), and takes the address it gets.
 # The packages are fetched with `apt-get download` (no install, no root)
@@ -14,7 +18,7 @@ set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=4
+guest_version=5
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -95,11 +99,24 @@ for ev in /sys/class/input/event*; do
      echo "remvirt-test-guest: power button"
      poweroff -f) &
 done
+# Hotplugged vCPUs come offline: online them, as udev's rule would.
+(while :; do
+     for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
+         [ "$(cat "$c" 2> /dev/null)" = 0 ] && echo 1 > "$c" 2> /dev/null
+     done
+     sleep 1
+ done) &
+agent=on
+case " $(cat /proc/cmdline) " in
+*" remvirt.agent=mute "*) agent=mute ;;
+*" remvirt.agent=fail "*) agent=fail ;;
+esac
 # A stand-in for qemu-ga on the org.qemu.guest_agent.0 port (JSON lines):
 # guest-sync(-delimited) echo the id, guest-ping, guest-get-host-name,
 # guest-get-time, guest-set-time (date -s), guest-shutdown.  A read
 # ends when the host side is not connected: look again a moment later.
 for p in /sys/class/virtio-ports/*; do
+    [ "$agent" != mute ] || break
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
     (port=/dev/${p##*/}
      while :; do
@@ -115,8 +132,16 @@ for p in /sys/class/virtio-ports/*; do
                  ns=$(echo "$line" | sed -n 's/.*"time": *\([0-9]*\).*/\1/p')
                  [ -z "$ns" ] || date -s "@$((ns / 1000000000))" > /dev/null
                  echo '{"return": {}}' ;;
-             *guest-shutdown*reboot*) echo "remvirt-test-guest: agent reboot" > /dev/console; reboot -f ;;
-             *guest-shutdown*) echo "remvirt-test-guest: agent powerdown" > /dev/console; poweroff -f ;;
+             *guest-shutdown*)
+                 if [ "$agent" = fail ]; then
+                     echo "remvirt-test-guest: agent refuses" > /dev/console
+                     echo '{"error": {"class": "GenericError", "desc": "refused by the test agent"}}'
+                 elif [ -z "${line##*reboot*}" ]; then
+                     # (a second for the serial port to send the line)
+                     echo "remvirt-test-guest: agent reboot" > /dev/console; sleep 1; reboot -f
+                 else
+                     echo "remvirt-test-guest: agent powerdown" > /dev/console; sleep 1; poweroff -f
+                 fi ;;
              *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;
              esac
          done <> "$port" >&0     # one open: a virtio port takes no second

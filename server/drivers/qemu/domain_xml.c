@@ -154,6 +154,39 @@ static int parse_ull(const char *text, unsigned long long *out)
     return 0;
 }
 
+/* <vcpus>, as a running domain's XML lists its vcpus once one was hot
+ * (un)plugged: <vcpu id= enabled= hotpluggable= order=/> each.  Only
+ * which are not hotpluggable is kept (boot_vcpus); the count on is
+ * <vcpu current>. */
+static int parse_vcpus(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const attrs[] = { "id", "enabled", "hotpluggable", "order", NULL };
+    static const char *const yes_no[] = { "yes", "no", NULL }, *const none[] = { NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    unsigned count = 0, fixed = 0;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "vcpu"))
+            UNSUPPORTED("unsupported element <%s> in <vcpus>", node_name(c));
+        if (++count > RV_QEMU_MAX_VCPUS)
+            BAD_XML("more than %d <vcpu> in <vcpus>", RV_QEMU_MAX_VCPUS);
+        if (empty_element(c, attrs, err) < 0 || attr_word(c, "enabled", yes_no, err) < 0)
+            return -1;
+        int hotpluggable = attr_word(c, "hotpluggable", yes_no, err);
+        if (hotpluggable < 0)
+            return -1;
+        fixed += hotpluggable == 1;     /* "no" */
+    }
+    if (more < 0)
+        return -1;
+    if (fixed == 0 || (def->vcpus && fixed > def->vcpus))
+        BAD_XML("<vcpus> must list from 1 to the maximum of vcpus that are not hotpluggable");
+    def->boot_vcpus = fixed;
+    return 0;
+}
+
 /* <memory unit='...'>N</memory> in KiB, rounded up. */
 static int parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
 {
@@ -977,13 +1010,14 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     unsigned seen = 0;
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
-           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192, S_METADATA = 16384 };
+           S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192, S_METADATA = 16384,
+           S_VCPUS = 32768 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
-        { "metadata", S_METADATA },
+        { "metadata", S_METADATA }, { "vcpus", S_VCPUS },
     };
     const xmlNode *c = NULL;
     int more;
@@ -1052,6 +1086,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
             free(text);
             free(placement);
             if (bad)
+                return -1;
+        } else if (named(c, "vcpus")) {
+            if (parse_vcpus(c, def, err) < 0)
                 return -1;
         } else if (named(c, "os")) {
             if (parse_os(c, def, err) < 0)
@@ -1286,6 +1323,20 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
                 def->vcpus);
     else
         fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
+    if (def->boot_vcpus) {
+        /* As libvirtd: each vcpu, on or not, hotpluggable or not, and the
+         * order the ones on came in (they come and go highest last). */
+        fputs("  <vcpus>\n", fp);
+        for (unsigned i = 0; i < def->vcpus; i++) {
+            bool on = i < rv_qemu_def_vcpus(def);
+            fprintf(fp, "    <vcpu id='%u' enabled='%s' hotpluggable='%s'", i, on ? "yes" : "no",
+                    i < def->boot_vcpus ? "no" : "yes");
+            if (on)
+                fprintf(fp, " order='%u'", i + 1);
+            fputs("/>\n", fp);
+        }
+        fputs("  </vcpus>\n", fp);
+    }
     rv_qemu_tune_format_cpu(fp, def->tune);
     fputs("  <os>\n    <type arch='", fp);
     put_escaped(fp, def->arch);

@@ -71,6 +71,9 @@ typedef struct rv_qemu_domain_def {
     unsigned long long current_memory_kib;
     unsigned vcpus;             /* the maximum */
     unsigned current_vcpus;     /* <vcpu current=...>: 0 when all of vcpus are on */
+    unsigned boot_vcpus;        /* live, once a vcpu was hot(un)plugged: the vcpus
+                                 * QEMU started with (not hotpluggable), and the
+                                 * XML lists each vcpu (<vcpus>); 0 otherwise */
     char *arch;                 /* x86_64 */
     char *machine;
     rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];

@@ -10,7 +10,10 @@
  * away (the socket closes, or QEMU exits), or, for a reboot, nothing is
  * heard; a short wait without an error counts as success, as in libvirtd.
  * A query (guest-get-host-name) waits for its answer.
- * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY). */
+ * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY).  A
+ * shutdown or reboot asked in both modes (--mode acpi,agent) that fails
+ * here, whatever the reason, presses the ACPI power button instead, as
+ * libvirtd does. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -50,6 +53,7 @@ struct qemu_agent_op {
     json_object *args;          /* a query's arguments, or NULL */
     /* A query's answer into the job's reply (then op_finish or op_fail). */
     void (*finish)(qemu_agent_op *op, json_object *ret);
+    bool acpi_fallback;         /* a failure is not the job's end: ACPI next */
     char *out;                  /* what is left to write */
     size_t out_len, out_off;
     char *in;                   /* the reply line so far */
@@ -105,8 +109,16 @@ static void op_fail(qemu_agent_op *op, int code, const char *fmt, ...)
     va_start(ap, fmt);
     rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
     va_end(ap);
-    RV_INFO("domain '%s': %s", op->d->live ? op->d->live->name : "?", err.message);
-    op_finish(op, &err);
+    RV_INFO("domain '%s': %s%s", op->d->live ? op->d->live->name : "?", err.message,
+            op->acpi_fallback ? "; the ACPI power button instead" : "");
+    if (op->acpi_fallback) {
+        qemu_dom *d = op->d;
+        bool reboot = strcmp(op->mode, "reboot") == 0;
+        op_free(op);
+        rv_qemu_power_acpi(d, reboot);
+    } else {
+        op_finish(op, &err);
+    }
     rv_err_clear(&err);
 }
 
@@ -293,8 +305,9 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 /* Begin the exchange: mode NULL for the query command (with cmd_args,
- * taken, and its finisher), else guest-shutdown with that mode. */
-static void agent_begin(qemu_dom *d, const char *command, const char *mode,
+ * taken, and its finisher), else guest-shutdown with that mode (and
+ * acpi_fallback: a failure presses the power button instead). */
+static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool acpi_fallback,
                         json_object *cmd_args, void (*finish)(qemu_agent_op *op, json_object *ret))
 {
     rv_err err = { 0 };
@@ -314,6 +327,7 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode,
     op->mode = mode;
     op->args = cmd_args;
     op->finish = finish;
+    op->acpi_fallback = acpi_fallback;
     d->agent = op;
     ev_io_init(&op->io, on_io, -1, EV_READ);
     op->io.data = op;
@@ -367,14 +381,14 @@ bool rv_qemu_agent_abandon(qemu_dom *d)
     return sent;
 }
 
-void rv_qemu_agent_power(qemu_dom *d, bool reboot)
+void rv_qemu_agent_power(qemu_dom *d, bool reboot, bool acpi_fallback)
 {
-    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown", NULL, NULL);
+    agent_begin(d, "guest-shutdown", reboot ? "reboot" : "powerdown", acpi_fallback, NULL, NULL);
 }
 
 void rv_qemu_agent_hostname(qemu_dom *d)
 {
-    agent_begin(d, "guest-get-host-name", NULL, NULL, finish_hostname);
+    agent_begin(d, "guest-get-host-name", NULL, false, NULL, finish_hostname);
 }
 
 /* guest-get-time's answer (nanoseconds since the epoch) into the reply. */
@@ -404,7 +418,7 @@ static void finish_set_time(qemu_agent_op *op, json_object *ret)
 
 void rv_qemu_agent_get_time(qemu_dom *d)
 {
-    agent_begin(d, "guest-get-time", NULL, NULL, finish_get_time);
+    agent_begin(d, "guest-get-time", NULL, false, NULL, finish_get_time);
 }
 
 void rv_qemu_agent_set_time(qemu_dom *d, const char *ns)
@@ -419,5 +433,5 @@ void rv_qemu_agent_set_time(qemu_dom *d, const char *ns)
         rv_err_clear(&err);
         return;
     }
-    agent_begin(d, "guest-set-time", NULL, args, finish_set_time);
+    agent_begin(d, "guest-set-time", NULL, false, args, finish_set_time);
 }

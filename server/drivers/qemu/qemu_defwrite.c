@@ -1,10 +1,13 @@
-/* Definition writes off the loop.  A define replaces the domain's
+/* Definition writes (and removals) off the loop.  A define replaces the domain's
  * definition in memory at once (so the next call sees it), queues the
  * file's write, and is answered only when the sync child (qemu_sync.c)
  * has made it durable; if the child fails, the definition before comes
  * back and the call gets the error.  One child at a time per domain: two
  * defines in a row land in the order they were asked.  A kill -9 at any
- * moment leaves the old file or the new one (the rename is atomic). */
+ * moment leaves the old file or the new one (the rename is atomic).  An
+ * undefine is such a write too: the definition goes from memory at once,
+ * the child removes the file and fsyncs the directory, and the call is
+ * answered (the UNDEFINED event sent) after; a failure brings it back. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@ typedef struct qemu_def_write {
      * NULL: a rewrite of the definition as it is (tuning). */
     rv_qemu_domain_def *def, *old;
     bool added;                 /* the domain is new with this define */
+    bool remove;                /* an undefine: old is the definition removed */
     char *xml, *path, *tmp_path;
     rv_deferred *reply;         /* NULL: nobody waits */
     rv_nonnull_domain *ret_dom; /* in reply's result */
@@ -42,6 +46,15 @@ static void on_written(rv_qemu_sync *s, int error);
 /* Begin the head write's child; false (err set) when it cannot. */
 static bool begin(qemu_def_write *w, rv_err *err)
 {
+    if (w->remove) {
+        if (!(w->path = rv_qemu_path(rv_qemu.config_dir, w->old->name, ".xml"))) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+            return false;
+        }
+        w->sync.done = on_written;
+        w->sync.data = w;
+        return rv_qemu_sync_remove(&w->sync, w->path, err) == 0;
+    }
     if (!w->def && !w->dom->def) {
         /* A rewrite after a failed define of a new domain: nothing to write. */
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
@@ -66,7 +79,16 @@ static void finish(qemu_def_write *w, const rv_err *err)
 {
     qemu_dom *d = w->dom;
     d->def_writes = w->next;
-    if (!err) {
+    if (!err && w->remove) {
+        RV_INFO("domain '%s' undefined", w->old->name);
+        rv_qemu_set_autostart_link(w->old->name, false, NULL);
+        d->autostart = false;
+        rv_dom_ref ref = { .name = w->old->name, .id = d->id };
+        memcpy(ref.uuid, w->old->uuid, sizeof(ref.uuid));
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_UNDEFINED,
+                                  RV_EVENT_UNDEFINED_REMOVED);
+        rv_qemu_domain_free(w->old);
+    } else if (!err) {
         rv_qemu_domain_free(w->old);
         if (w->def) {
             RV_INFO("domain '%s' defined", w->def->name);
@@ -80,7 +102,7 @@ static void finish(qemu_def_write *w, const rv_err *err)
             }
             free(ref.name);
         }
-    } else if (w->def) {
+    } else if (w->def || w->remove) {
         /* The one before is back: where a later define took this one as
          * its "before", or in the domain itself. */
         qemu_def_write *later = w->next;
@@ -98,6 +120,7 @@ static void finish(qemu_def_write *w, const rv_err *err)
         RV_WARN("%s", err->message);
     write_free(w);
 }
+
 
 /* Begin the next waiting write; those that cannot begin end here. */
 static void pump(qemu_dom *d)
@@ -121,7 +144,7 @@ static void on_written(rv_qemu_sync *s, int error)
     rv_err err = { 0 };
     if (error != 0)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
-                   "cannot write the definition '%s': %s", w->path,
+                   "cannot %s the definition '%s': %s", w->remove ? "remove" : "write", w->path,
                    error > 0 ? strerror(error) : "its writer was killed");
     finish(w, error != 0 ? &err : NULL);
     rv_err_clear(&err);
@@ -211,4 +234,29 @@ int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const
         return -1;
     }
     return rv_qemu_def_write(d, copy, reply, NULL, false, err);
+}
+
+int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err)
+{
+    qemu_def_write *w = calloc(1, sizeof(*w));
+    if (!w) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    w->dom = d;
+    w->remove = true;
+    w->old = d->def;
+    w->reply = reply;
+    d->def = NULL;
+    enqueue(d, w);
+    return 0;
+}
+
+bool rv_qemu_def_removal_pending(const char *name)
+{
+    for (const qemu_dom *d = rv_qemu.doms; d; d = d->next)
+        for (const qemu_def_write *w = d->def_writes; w; w = w->next)
+            if (w->remove && strcmp(w->old->name, name) == 0)
+                return true;
+    return false;
 }

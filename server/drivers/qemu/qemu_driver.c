@@ -223,8 +223,10 @@ static void qemu_init(const rv_driver_setup *setup)
             rv_qemu.qemu_version ? "" : ": not found or not runnable",
             rv_qemu.kvm ? "KVM usable" : "KVM not usable: TCG only", rv_qemu.config_dir,
             rv_qemu.run_dir);
-    ev_child_init(&rv_qemu.child_watcher, rv_qemu_child_exited, 0, 0);
-    ev_child_start(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_err spawner_err = { 0 };
+    if (rv_qemu_spawner_init(&spawner_err) < 0)
+        RV_WARN("QEMU driver: %s (tried again at each start)", spawner_err.message);
+    rv_err_clear(&spawner_err);
     rv_qemu.loaded = true;
     rv_qemu_load_all();
     rv_qemu_storage_init();
@@ -235,8 +237,7 @@ static void qemu_init(const rv_driver_setup *setup)
 
 static void qemu_cleanup(void)
 {
-    if (rv_qemu.loaded)
-        ev_child_stop(rv_qemu.loop, &rv_qemu.child_watcher);
+    rv_qemu_spawner_cleanup();
     rv_qemu_storage_cleanup();
     rv_qemu_network_cleanup();
     rv_qemu_secret_cleanup();
@@ -578,6 +579,17 @@ static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_er
     return 0;
 }
 
+/* A define of a name whose file is still being removed would race with
+ * the removal: refused until it is over. */
+static int check_removal(const char *name, rv_err *err)
+{
+    if (!rv_qemu_def_removal_pending(name))
+        return 0;
+    return fail(err, RV_ERR_OPERATION_INVALID,
+                "Requested operation is not valid: the definition of domain '%s' is still being removed",
+                name);
+}
+
 static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
 {
     rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
@@ -585,6 +597,9 @@ static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
         rv_qemu_domain_free(def);
         return NULL;
     }
+    /* <vcpus> tells of a running domain's hotplugs: no definition's. */
+    if (def)
+        def->boot_vcpus = 0;
     /* libvirtd writes the emulator it will run into every definition. */
     if (def && !def->emulator && !(def->emulator = strdup(rv_qemu.binary))) {
         rv_qemu_domain_free(def);
@@ -613,7 +628,7 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
     (void)c;
     rv_qemu_domain_def *def = parse(args->xml, err);
     qemu_dom *d = NULL;
-    if (!def || check_conflict(def, &d, err) < 0) {
+    if (!def || check_conflict(def, &d, err) < 0 || (!d && check_removal(def->name, err) < 0)) {
         rv_qemu_domain_free(def);
         return -1;
     }
@@ -675,20 +690,16 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
         if (rc < 0)
             return -1;
     }
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) < 0)
-        return oom(err);
-    rv_qemu_remove_def(d->def->name);
-    rv_qemu_domain_free(d->def);
-    d->def = NULL;
-    d->autostart = false;
-    RV_INFO("domain '%s' undefined", ref.name);
-    rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_UNDEFINED,
-                              RV_EVENT_UNDEFINED_REMOVED);
-    free(ref.name);
-    /* A running domain stays, transient now; an inactive one goes. */
-    rv_qemu_dom_forget_if_gone(d);
-    return 0;
+    /* Answered once the file's removal is durable (qemu_defwrite.c); a
+     * running domain stays, transient now, an inactive one goes then. */
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_err e = { 0 };
+    if (rv_qemu_def_remove(d, reply, &e) < 0)
+        rv_deferred_finish(reply, &e);
+    rv_err_clear(&e);
+    return RV_DEFERRED;
 }
 
 static int domain_undefine(rv_driver_conn *c, const rv_domain_undefine_args *args, rv_err *err)
@@ -998,7 +1009,8 @@ DOM_JOB(domain_reset, rv_domain_reset_args, QJOB_RESET, args->flags, 0, "qemuDom
 #undef DOM_JOB
 
 /* Shutdown and reboot by ACPI (flag 1, or none) or the guest agent (2,
- * qemu_agent.c).  Both flags: the agent when configured, else ACPI. */
+ * qemu_agent.c).  Both flags: the agent when configured, and ACPI when
+ * it is not or when the agent fails (libvirtd's order). */
 static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned int flags,
                      const char *func, rv_err *err)
 {
@@ -1014,8 +1026,6 @@ static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned
                         "argument unsupported: QEMU guest agent is not configured");
         flags &= ~agent;
     }
-    if ((flags & agent) && (flags & acpi))
-        flags &= ~acpi;
     return defer_job(d, kind, flags, NULL, err);
 }
 

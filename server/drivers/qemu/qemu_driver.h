@@ -86,6 +86,7 @@ typedef struct qemu_dom {
     double stop_started;
     bool graceful, sent_term, sent_kill;
     bool reaped;                /* our child's exit was collected */
+    bool vcpus_unplugged;       /* a vcpu was unplugged from this QEMU process */
     bool starting;              /* a START job is bringing it up */
     off_t log_start;            /* where this run's output begins in the log */
     rv_err start_err;           /* why a start failed, until the process is gone */
@@ -118,7 +119,6 @@ typedef struct qemu_state {
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
     qemu_dom *doms;
     int next_id;
-    ev_child child_watcher;
 } qemu_state;
 
 extern qemu_state rv_qemu;
@@ -153,7 +153,6 @@ char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
 int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
-void rv_qemu_remove_def(const char *name);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
@@ -171,6 +170,9 @@ char *rv_qemu_log_tail(const char *name, off_t from);
  * fd.  tmp_path must be this file's alone while the child runs. */
 int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
                        const char *path, rv_err *err);
+/* Fork the child that removes path (gone already is fine) and fsyncs
+ * its directory. */
+int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
 /* Stop watching the child (it finishes on its own). */
 void rv_qemu_sync_forget(rv_qemu_sync *s);
 
@@ -192,6 +194,13 @@ int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const
                        const void *ctx, rv_deferred *reply, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
+/* Undefine: d's definition goes from memory at once; its file is removed
+ * (and the directory fsynced) by a child, then the autostart link goes,
+ * the UNDEFINED event is sent and reply (taken) answered.  If the child
+ * fails, the definition comes back and reply gets the error. */
+int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err);
+/* A removal of a definition named name is still under way. */
+bool rv_qemu_def_removal_pending(const char *name);
 
 /* ---- qemu_console.c ---- */
 /* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */
@@ -211,9 +220,27 @@ void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
-void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents);
+/* A QEMU process exited with status (as waitpid says). */
+void rv_qemu_process_exited(pid_t pid, int status);
+
+/* ---- qemu_spawner.c ---- */
+/* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
+ * -1 and why. */
+typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* The helper process that forks QEMUs, started when the driver loads. */
+int rv_qemu_spawner_init(rv_err *err);
+/* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0
+ * incoming_fd as its descriptor 3, and the taps (those >= 0 of ntaps, in
+ * order) as 4, 5, ...; done() is called from the loop. */
+int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,
+                  rv_qemu_spawned_fn done, void *data, rv_err *err);
+/* Let the child exec (its pid is recorded), or make it exit. */
+void rv_qemu_spawn_go(pid_t pid, bool run);
+void rv_qemu_spawner_cleanup(void);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
+/* The running SHUTDOWN or REBOOT job by the ACPI power button. */
+void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 /* An active domain's memory: what the balloon last said, else the
  * definition's currentMemory. */
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
@@ -228,8 +255,9 @@ bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
 typedef struct qemu_agent_op qemu_agent_op;
 /* The definition has the guest agent's unix channel. */
 bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
-/* The running SHUTDOWN or REBOOT job through the guest agent. */
-void rv_qemu_agent_power(qemu_dom *d, bool reboot);
+/* The running SHUTDOWN or REBOOT job through the guest agent; when it
+ * fails and acpi_fallback, by the ACPI power button instead. */
+void rv_qemu_agent_power(qemu_dom *d, bool reboot, bool acpi_fallback);
 /* The running AGENT_HOSTNAME job: guest-get-host-name. */
 void rv_qemu_agent_hostname(qemu_dom *d);
 /* The running AGENT_GET_TIME job (guest-get-time) and AGENT_SET_TIME job

@@ -281,6 +281,7 @@ static void process_gone(qemu_dom *d)
     d->pid = 0;
     d->id = -1;
     d->reaped = false;
+    d->vcpus_unplugged = false;
     d->sent_term = d->sent_kill = false;
     free(d->monitor_path);
     d->monitor_path = NULL;
@@ -378,14 +379,11 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     rv_err_clear(&err);
 }
 
-void rv_qemu_child_exited(struct ev_loop *loop, ev_child *w, int revents)
+void rv_qemu_process_exited(pid_t pid, int st)
 {
-    (void)loop;
-    (void)revents;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
-        if (!d->our_child || d->pid != w->rpid || d->reaped)
+        if (!d->our_child || d->pid != pid || d->reaped)
             continue;
-        int st = w->rstatus;
         RV_INFO("domain '%s': QEMU (pid %d) %s %d", dom_name(d), (int)d->pid,
                 WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
@@ -804,47 +802,6 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-/* incoming_fd >= 0: QEMU's descriptor 3 (-incoming fd:3); the taps
- * (taps[i] >= 0, in interface order) its descriptors 4, 5, ... */
-static pid_t spawn(char **argv, int log_fd, int incoming_fd, int *taps, size_t n)
-{
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    /* The child: its own session (remvirtd's signals are not its), the
-     * log for output, nothing else of remvirtd's open. */
-    setsid();
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    signal(SIGPIPE, SIG_DFL);
-    int null = open("/dev/null", O_RDONLY);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0)
-        _exit(127);
-    /* Out of the way of the numbers they get first, so no dup2 below
-     * lands on a descriptor still to be moved. */
-    int next = 4;
-    for (size_t i = 0; i < n; i++)
-        next += taps[i] >= 0;
-    if (incoming_fd >= 0 && (incoming_fd = fcntl(incoming_fd, F_DUPFD, next)) < 0)
-        _exit(127);
-    for (size_t i = 0; i < n; i++)
-        if (taps[i] >= 0 && (taps[i] = fcntl(taps[i], F_DUPFD, next)) < 0)
-            _exit(127);
-    if (incoming_fd >= 0 && dup2(incoming_fd, 3) < 0)
-        _exit(127);
-    int at = 4;
-    for (size_t i = 0; i < n; i++)
-        if (taps[i] >= 0 && dup2(taps[i], at++) < 0)
-            _exit(127);
-    if (incoming_fd < 0)
-        close(3);
-    closefrom(next);
-    execv(argv[0], argv);
-    dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
 /* Open the log and write this run's header: the time and command line. */
 static int open_log(qemu_dom *d, char **argv, rv_err *err)
 {
@@ -959,6 +916,8 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
     return 0;
 }
 
+static void on_spawned(void *data, pid_t pid, const char *why);
+
 /* As root, remvirtd makes the taps of bridged interfaces itself (so it
  * knows their names: stats, domiflist); unprivileged, QEMU's bridge
  * helper does.  *taps: remvirtd's descriptors per interface (NULL: no
@@ -1008,6 +967,7 @@ static void begin_start(qemu_dom *d)
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     char **argv = NULL;
     int log_fd = -1;
+    bool spawn_asked = false;
     int *taps = NULL;
     rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
                                   incoming_fd >= 0 ? "fd:3" : NULL };
@@ -1023,34 +983,47 @@ static void begin_start(qemu_dom *d)
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {
         unlink(d->monitor_path);
-        pid_t pid = spawn(argv, log_fd, incoming_fd, taps, taps ? d->live->ninterfaces : 0);
-        if (pid < 0)
-            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
-        else {
-            d->pid = pid;
-            d->our_child = true;
-            d->reaped = false;
-        }
+        /* The helper forks it (qemu_spawner.c); on_spawned goes on. */
+        spawn_asked = rv_qemu_spawn(argv, log_fd, incoming_fd, taps,
+                                    taps ? d->live->ninterfaces : 0, on_spawned, d, &err) == 0;
     }
     rv_qemu_argv_free(argv);
-    /* QEMU holds the taps now (or they go, with ours the last reference). */
+    /* The helper holds copies of the taps now (or they go, with ours the
+     * last reference). */
     rv_qemu_domain_taps_close(taps, d->live->ninterfaces);
     if (log_fd >= 0)
         close(log_fd);
     if (incoming_fd >= 0)
         close(incoming_fd);
-    if (d->pid <= 0) {
+    if (!spawn_asked) {
+        start_failed(d, &err);
+        rv_err_clear(&err);
+    }
+}
+
+/* The helper has forked QEMU's process, which waits: record its pid
+ * (on disk too: a remvirtd killed from here on finds it), then let it
+ * run and connect to its monitor. */
+static void on_spawned(void *data, pid_t pid, const char *why)
+{
+    qemu_dom *d = data;
+    rv_err err = { 0 };
+    if (pid < 0) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot start QEMU: %s", why);
         start_failed(d, &err);
         rv_err_clear(&err);
         return;
     }
+    d->pid = pid;
+    d->our_child = true;
+    d->reaped = false;
     rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_STARTING_UP, -1, 0);
-    /* Saved at once: a remvirtd killed from here on finds the process. */
     if (rv_qemu_save_status(d, &err) < 0) {
-        start_failed(d, &err);
+        start_failed(d, &err);  /* (kills the waiting child) */
         rv_err_clear(&err);
         return;
     }
+    rv_qemu_spawn_go(pid, true);
     rv_qmp_options qopts = { .connect_timeout = MONITOR_CONNECT_TIMEOUT };
     d->qmp = rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts, &monitor_callbacks, d,
                                  &err);
@@ -1112,25 +1085,21 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "cont");
         break;
     case QJOB_SHUTDOWN:
-        /* A shutdown is meant: an earlier reboot the guest ignored is off. */
-        d->fake_reboot = false;
-        if (job->flags & RV_DOMAIN_SHUTDOWN_GUEST_AGENT) {
-            rv_qemu_agent_power(d, false);
-            break;
-        }
-        job_command(d, "system_powerdown");
-        break;
     case QJOB_REBOOT:
-        /* libvirtd's "fake reboot": the power button, and the guest's
-         * power-off then becomes a reset in the same process. */
-        if (job->flags & RV_DOMAIN_REBOOT_GUEST_AGENT) {
+        /* The agent when asked; with ACPI asked too, ACPI when the agent
+         * fails (qemu_agent.c calls back), as libvirtd does. */
+    {
+        bool reboot = job->kind == QJOB_REBOOT;
+        unsigned int agent = reboot ? RV_DOMAIN_REBOOT_GUEST_AGENT : RV_DOMAIN_SHUTDOWN_GUEST_AGENT;
+        unsigned int acpi = reboot ? RV_DOMAIN_REBOOT_ACPI_POWER_BTN : RV_DOMAIN_SHUTDOWN_ACPI_POWER_BTN;
+        if (job->flags & agent) {
             d->fake_reboot = false;     /* the guest reboots itself */
-            rv_qemu_agent_power(d, true);
+            rv_qemu_agent_power(d, reboot, job->flags & acpi);
             break;
         }
-        d->fake_reboot = true;
-        job_command(d, "system_powerdown");
+        rv_qemu_power_acpi(d, reboot);
         break;
+    }
     case QJOB_RESET:
         job_command(d, "system_reset");
         break;
@@ -1147,6 +1116,15 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         rv_qemu_agent_set_time(d, job->path);
         break;
     }
+}
+
+void rv_qemu_power_acpi(qemu_dom *d, bool reboot)
+{
+    /* A shutdown is meant: an earlier reboot the guest ignored is off.  A
+     * reboot is libvirtd's "fake reboot": the power button, and the
+     * guest's power-off then becomes a reset in the same process. */
+    d->fake_reboot = reboot;
+    job_command(d, "system_powerdown");
 }
 
 void rv_qemu_release(qemu_dom *d)

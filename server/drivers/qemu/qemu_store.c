@@ -147,13 +147,6 @@ static void unlink_in(const char *dir, const char *name, const char *suffix)
     free(path);
 }
 
-void rv_qemu_remove_def(const char *name)
-{
-    unlink_in(rv_qemu.config_dir, name, ".xml");
-    rv_qemu_set_autostart_link(name, false, NULL);
-    fsync_dir_of(rv_qemu.config_dir);
-}
-
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
@@ -183,8 +176,8 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     char *status = NULL;
     int rc = -1;
     if (!xml || !xml_path || !status_path ||
-        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\n", (int)d->pid, d->id, d->state,
-                 d->reason) < 0) {
+        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\n", (int)d->pid,
+                 d->id, d->state, d->reason, d->vcpus_unplugged) < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
@@ -310,6 +303,8 @@ static void load_runtime(const char *name)
         rv_qemu_remove_runtime(name);
         return;
     }
+    /* (a later line: older remvirtds wrote none) */
+    bool vcpus_unplugged = strstr(status, "\nvcpus_unplugged 1\n") != NULL;
     free(status);
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
@@ -331,14 +326,18 @@ static void load_runtime(const char *name)
         return;
     }
     if (!alive) {
-        /* It died while remvirtd was away. */
-        RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (crashed)", name,
-                pid);
+        /* It died while remvirtd was away: crashed, unless a save was
+         * under way and its image is whole (renamed into place only once
+         * complete): then it was told to quit after the save, and
+         * remvirtd was killed before it saw the exit. */
+        bool saved = rv_qemu_save_marker_take(name) >= 0 && rv_qemu_has_managed_save(name);
+        RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
+                saved ? "saved" : "crashed");
         rv_qemu_domain_free(live);
         rv_qemu_remove_runtime(name);
         if (d) {
             d->state = RV_DOMAIN_SHUTOFF;
-            d->reason = RV_DOMAIN_SHUTOFF_CRASHED;
+            d->reason = saved ? RV_DOMAIN_SHUTOFF_SAVED : RV_DOMAIN_SHUTOFF_CRASHED;
         }
         return;
     }
@@ -349,6 +348,7 @@ static void load_runtime(const char *name)
     d->live = live;
     d->pid = pid;
     d->id = id;
+    d->vcpus_unplugged = vcpus_unplugged;
     d->state = state;
     d->reason = reason;
     if (id >= rv_qemu.next_id)

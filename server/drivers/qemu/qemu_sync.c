@@ -1,7 +1,8 @@
 /* The one piece of code that makes a file durable off the loop: a child
- * fsyncs it, renames it into place and fsyncs the directory, while the
- * loop goes on serving; an ev_child reports the outcome.  Save images
- * (qemu_save.c) and definitions (qemu_defwrite.c) both go through it. */
+ * fsyncs it, renames it into place and fsyncs the directory (or removes
+ * it and fsyncs the directory), while the loop goes on serving; an
+ * ev_child reports the outcome.  Save images (qemu_save.c) and
+ * definitions (qemu_defwrite.c: define and undefine) go through it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -39,8 +40,9 @@ static int write_all(int fd, const char *text)
     return 0;
 }
 
-int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
-                       const char *path, rv_err *err)
+/* remove: unlink path (gone already is fine) instead of writing it. */
+static int start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path, const char *path,
+                 bool remove, rv_err *err)
 {
     char *dir_copy = strdup(path);
     if (!dir_copy) {
@@ -56,6 +58,14 @@ int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tm
         if (getppid() != parent)
             _exit(ECHILD);
         /* Nothing of remvirtd's (sockets, listeners) stays open in it. */
+        if (remove) {
+            closefrom(3);
+            if (unlink(path) < 0 && errno != ENOENT)
+                _exit(errno & 0xff);
+            int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+            free(dir_copy);
+            _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
+        }
         if (text)
             fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
         if (fd < 0 || (fd != 3 && dup2(fd, 3) < 0))
@@ -83,6 +93,17 @@ int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tm
     s->watcher.data = s;
     ev_child_start(rv_qemu.loop, &s->watcher);
     return 0;
+}
+
+int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
+                       const char *path, rv_err *err)
+{
+    return start(s, fd, text, tmp_path, path, false, err);
+}
+
+int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err)
+{
+    return start(s, -1, NULL, NULL, path, true, err);
 }
 
 void rv_qemu_sync_forget(rv_qemu_sync *s)

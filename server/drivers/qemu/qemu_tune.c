@@ -1,7 +1,11 @@
 /* The QEMU driver's memory and vcpu changes: setmem through the balloon,
  * setmaxmem in the definition, setvcpus in the definition and, live, by
  * hotplugging vcpus into the free slots QEMU was started with
- * (<vcpu current='N'>M</vcpu> gives -smp N,maxcpus=M).
+ * (<vcpu current='N'>M</vcpu> gives -smp N,maxcpus=M), and unplugging
+ * the hotplugged ones (the vcpus QEMU started with stay).  An unplug is
+ * the guest's to grant: device_del asks it (ACPI), and the vcpu is gone
+ * once query-hotpluggable-cpus lists its slot free again (polled: QEMU
+ * 7.2 sends DEVICE_DELETED only for the vcpu's lapic, not for the vcpu).
  *
  * A live change is a QMP command answered through a deferred reply; its
  * callback finds the domain again by name and by monitor (the domain may
@@ -56,12 +60,19 @@ typedef struct tune_req {
     bool config;                /* then the definition too */
     unsigned long long memory_kib;
     unsigned nvcpus;            /* the count wanted */
-    json_object *slots;         /* free vcpu slots to plug, in order */
+    json_object *slots;         /* free vcpu slots to plug (or plugged ones
+                                 * to unplug), in order */
     size_t next_slot, nslots;
+    /* An unplug under way: the vcpu's QOM path, polled until it is gone. */
+    char *unplug_path;
+    ev_timer unplug_poll;
+    double unplug_deadline;
 } tune_req;
 
 static void req_free(tune_req *req)
 {
+    ev_timer_stop(rv_qemu.loop, &req->unplug_poll);
+    free(req->unplug_path);
     json_object_put(req->slots);
     free(req->name);
     free(req);
@@ -243,6 +254,9 @@ static void on_device_add(rv_qmp *qmp, json_object *ret, const rv_err *err, void
         req_fail(req, err);
         return;
     }
+    /* From the first hotplug on, the live XML lists the vcpus (<vcpus>). */
+    if (!d->live->boot_vcpus)
+        d->live->boot_vcpus = rv_qemu_def_vcpus(d->live);
     unsigned now = rv_qemu_def_vcpus(d->live) + 1;
     d->live->current_vcpus = now < d->live->vcpus ? now : 0;
     save_status(d);
@@ -288,6 +302,148 @@ static void plug_next(tune_req *req, qemu_dom *d)
     }
 }
 
+/* How long the guest has to let a vcpu go (libvirtd's wait too), and how
+ * often the slot is looked at meanwhile. */
+#define UNPLUG_WAIT 5.0
+#define UNPLUG_POLL 0.1
+/* The QOM paths of the vcpus device_add put in (their ids are ours). */
+#define HOTPLUGGED_PREFIX "/machine/peripheral/"
+
+static void unplug_next(tune_req *req, qemu_dom *d);
+
+/* The vcpus as QEMU has them now: the count on, and the count QEMU was
+ * started with (the ones not under HOTPLUGGED_PREFIX).  The live
+ * definition is brought in line: an unplug the guest granted after a
+ * call had given up on it shows here. */
+static void vcpus_resync(qemu_dom *d, json_object *ret)
+{
+    size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    unsigned on = 0, hotplugged = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *path = NULL;
+        if (!json_object_object_get_ex(json_object_array_get_idx(ret, i), "qom-path", &path))
+            continue;
+        on++;
+        hotplugged += strncmp(json_object_get_string(path), HOTPLUGGED_PREFIX,
+                              strlen(HOTPLUGGED_PREFIX)) == 0;
+    }
+    if (on == 0 || on > d->live->vcpus)
+        return;     /* not what this definition started: leave it */
+    if (!d->live->boot_vcpus && hotplugged)
+        d->live->boot_vcpus = on - hotplugged;
+    if (on != rv_qemu_def_vcpus(d->live)) {
+        RV_INFO("domain '%s': QEMU has %u vcpus on, not %u", d->live->name, on,
+                rv_qemu_def_vcpus(d->live));
+        d->live->current_vcpus = on < d->live->vcpus ? on : 0;
+        save_status(d);
+    }
+}
+
+static void on_unplug_check(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d) {
+        req_fail(req, err);
+        return;
+    }
+    size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    bool still = false;
+    for (size_t i = 0; i < n; i++) {
+        json_object *path = NULL;
+        if (json_object_object_get_ex(json_object_array_get_idx(ret, i), "qom-path", &path) &&
+            strcmp(json_object_get_string(path), req->unplug_path) == 0)
+            still = true;
+    }
+    if (!still) {
+        unsigned now = rv_qemu_def_vcpus(d->live) - 1;
+        d->live->current_vcpus = now;
+        d->vcpus_unplugged = true;
+        save_status(d);
+        free(req->unplug_path);
+        req->unplug_path = NULL;
+        unplug_next(req, d);
+        return;
+    }
+    if (ev_now(rv_qemu.loop) >= req->unplug_deadline) {
+        rv_err tmo = { 0 };
+        rv_err_set(&tmo, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+                   "Timed out during operation: vcpu unplug request timed out. Unplug result "
+                   "must be manually inspected in the domain");
+        rv_deferred_finish(req->reply, &tmo);
+        rv_err_clear(&tmo);
+        req->reply = NULL;
+        req_free(req);
+        return;
+    }
+    ev_timer_start(rv_qemu.loop, &req->unplug_poll);
+}
+
+static void on_unplug_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop, (void)revents;
+    tune_req *req = w->data;
+    qemu_dom *d = req_dom(req, req->qmp);
+    rv_err err = { 0 };
+    if (!d || rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_unplug_check, req,
+                             &err) < 0) {
+        req_fail(req, d ? &err : NULL);
+        rv_err_clear(&err);
+    }
+}
+
+static void on_device_del(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d) {
+        req_fail(req, err);
+        return;
+    }
+    /* Asked: the guest now lets it go, or not. */
+    req->unplug_deadline = ev_now(rv_qemu.loop) + UNPLUG_WAIT;
+    ev_timer_init(&req->unplug_poll, on_unplug_poll, UNPLUG_POLL, 0.);
+    req->unplug_poll.data = req;
+    ev_timer_start(rv_qemu.loop, &req->unplug_poll);
+}
+
+/* device_del of the next hotplugged vcpu (by its QOM path), the highest
+ * first, until the count is down to the one asked. */
+static void unplug_next(tune_req *req, qemu_dom *d)
+{
+    if (rv_qemu_def_vcpus(d->live) <= req->nvcpus) {
+        req_finish(req, d, vcpus_to_config);
+        return;
+    }
+    if (req->next_slot >= req->nslots) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: only hotplugged vcpus can be unplugged: "
+                   "the domain started with %u", rv_qemu_def_vcpus(d->live));
+        rv_deferred_finish(req->reply, &err);
+        rv_err_clear(&err);
+        req->reply = NULL;
+        req_free(req);
+        return;
+    }
+    json_object *path = NULL;
+    json_object_object_get_ex(json_object_array_get_idx(req->slots, req->next_slot++),
+                              "qom-path", &path);
+    json_object *args = json_object_new_object();
+    rv_err err = { 0 };
+    if (!(req->unplug_path = strdup(json_object_get_string(path))) || !args ||
+        json_object_object_add(args, "id", json_object_new_string(req->unplug_path)) < 0) {
+        json_object_put(args);
+        req_fail(req, NULL);
+        return;
+    }
+    if (rv_qmp_command(d->qmp, "device_del", args, 0, on_device_del, req, &err) < 0) {
+        req_fail(req, &err);
+        rv_err_clear(&err);
+    }
+}
+
 static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     tune_req *req = opaque;
@@ -296,20 +452,43 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         req_fail(req, err);
         return;
     }
-    /* The free slots (no "qom-path"), lowest first: QEMU lists them from
-     * the highest. */
+    vcpus_resync(d, ret);
+    bool plug = req->nvcpus > rv_qemu_def_vcpus(d->live);
+    /* To plug: the free slots (no "qom-path"), lowest first (QEMU lists
+     * them from the highest).  To unplug: the hotplugged ones, highest
+     * first. */
     if (!(req->slots = json_object_new_array())) {
         req_fail(req, NULL);
         return;
     }
     size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
-    for (size_t i = n; i-- > 0;) {
+    for (size_t k = 0; k < n; k++) {
+        size_t i = plug ? n - 1 - k : k;
         json_object *slot = json_object_array_get_idx(ret, i), *path = NULL;
-        if (!json_object_object_get_ex(slot, "qom-path", &path))
+        bool on = json_object_object_get_ex(slot, "qom-path", &path);
+        if (plug ? !on
+                 : on && strncmp(json_object_get_string(path), HOTPLUGGED_PREFIX,
+                                 strlen(HOTPLUGGED_PREFIX)) == 0)
             json_object_array_add(req->slots, json_object_get(slot));
     }
     req->nslots = json_object_array_length(req->slots);
-    plug_next(req, d);
+    if (plug && d->vcpus_unplugged && (d->live->virt_type == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
+        /* Seen with QEMU 7.2: its process dies (SIGSEGV) when a vcpu is
+         * plugged into a slot one was unplugged from (TCG). */
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
+                   "Operation not supported: QEMU under TCG crashes when vcpus are plugged in "
+                   "again after an unplug; restart the domain to have more vcpus");
+        rv_deferred_finish(req->reply, &e);
+        rv_err_clear(&e);
+        req->reply = NULL;
+        req_free(req);
+        return;
+    }
+    if (plug)
+        plug_next(req, d);
+    else
+        unplug_next(req, d);
 }
 
 static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int flags, rv_err *err)
@@ -342,10 +521,6 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: requested vcpus is greater than max allowable vcpus for "
                     "the persistent domain: %u > %u", n, d->def->vcpus);
-    if (live && n < rv_qemu_def_vcpus(d->live))
-        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
-                    "Operation not supported: removing vcpus from a running domain is not "
-                    "supported by remvirt (the guest would have to let them go)");
     if (!live) {
         tune_req tmp = { .nvcpus = n };
         vcpus_to_config(d->def, &tmp);
@@ -358,10 +533,6 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
     if (!(req->reply = rv_driver_defer(err))) {
         req_free(req);
         return -1;
-    }
-    if (rv_qemu_def_vcpus(d->live) == n) {
-        req_finish(req, d, vcpus_to_config);
-        return RV_DEFERRED;
     }
     rv_err qerr = { 0 };
     if (rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req, &qerr) < 0) {
