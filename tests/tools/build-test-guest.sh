@@ -18,7 +18,7 @@ set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=5
+guest_version=6
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -97,6 +97,7 @@ for ev in /sys/class/input/event*; do
     [ "$(cat "$ev/device/name")" = "Power Button" ] || continue
     (dd if="/dev/input/${ev##*/}" of=/dev/null bs=24 count=1 2> /dev/null
      echo "remvirt-test-guest: power button"
+     sleep 1        # (a second for the serial port to send the line)
      poweroff -f) &
 done
 # Hotplugged vCPUs come offline: online them, as udev's rule would.
