@@ -1,8 +1,11 @@
-/* rvsh: the secret commands that only read: secret-list and
- * secret-dumpxml. */
+/* rvsh: the secret commands: secret-list, secret-dumpxml, secret-define,
+ * secret-undefine, secret-set-value and secret-get-value. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gnutls/gnutls.h>
 
 #include "rvsh.h"
 
@@ -71,21 +74,28 @@ static int cmd_secret_list(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* The secret named by its UUID, with virsh's error lines when not found. */
+static int lookup_secret(shell *sh, const char *text, rv_secret_ref *secret)
+{
+    if (rv_secret_lookup_by_uuid_string(sh->conn, text, secret) == 0)
+        return 0;
+    const rv_error_info *e = rv_last_error();
+    error_line("failed to get secret '%s'", text);
+    /* Not a UUID: virsh's library refuses it before asking the server,
+     * in these words. */
+    if (e && e->code == RV_ERROR_INVALID_ARG)
+        error_line("uuidstr in virSecretLookupByUUIDString must be a valid UUID");
+    else
+        lib_error();
+    return -1;
+}
+
 static int cmd_secret_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
 {
     (void)cmd;
     rv_secret_ref secret = { .usage_id = NULL };
-    if (rv_secret_lookup_by_uuid_string(sh->conn, a->value, &secret) < 0) {
-        const rv_error_info *e = rv_last_error();
-        error_line("failed to get secret '%s'", a->value);
-        /* Not a UUID: virsh's library refuses it before asking the
-         * server, in these words. */
-        if (e && e->code == RV_ERROR_INVALID_ARG)
-            error_line("uuidstr in virSecretLookupByUUIDString must be a valid UUID");
-        else
-            lib_error();
+    if (lookup_secret(sh, a->value, &secret) < 0)
         return -1;
-    }
     char *xml = rv_secret_get_xml_desc(sh->conn, &secret, 0);
     if (xml)
         fputs(xml, stdout);
@@ -96,9 +106,183 @@ static int cmd_secret_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
     return xml ? 0 : -1;
 }
 
+static int cmd_secret_define(shell *sh, const command *cmd, const cmd_args *a)
+{
+    char *xml;
+    if (read_file(a->value, &xml) < 0)
+        return -1;
+    rv_secret_ref secret = { .usage_id = NULL };
+    int rc = rv_secret_define_xml(sh->conn, xml, has_opt(cmd, a, "validate") ? 1 : 0, &secret);
+    free(xml);
+    if (rc < 0) {
+        error_line("Failed to set attributes from %s", a->value);
+        lib_error();
+        return -1;
+    }
+    if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("uuid", secret.uuid, &first);
+        puts("}");
+    } else {
+        printf("Secret %s created\n", secret.uuid);
+    }
+    free(secret.usage_id);
+    return 0;
+}
+
+static int cmd_secret_undefine(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_secret_ref secret = { .usage_id = NULL };
+    if (lookup_secret(sh, a->value, &secret) < 0)
+        return -1;
+    int rc = rv_secret_undefine(sh->conn, &secret);
+    if (rc < 0) {
+        error_line("Failed to delete secret %s", a->value);
+        lib_error();
+    } else {
+        printf("Secret %s deleted\n", a->value);
+    }
+    free(secret.usage_id);
+    return rc;
+}
+
+/* virsh reads a value file whole, refusing one over this many bytes. */
+#define SECRET_FILE_MAX 1024
+
+/* The file's bytes (any, NULs too) into *data, *size; virsh's error lines. */
+static int read_value_file(const char *path, unsigned char **data, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        error_line("Failed to open file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char *buf = malloc(SECRET_FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, SECRET_FILE_MAX + 1, f) : 0;
+    int failed = !buf || ferror(f), saved = errno;
+    fclose(f);
+    if (failed || n > SECRET_FILE_MAX) {
+        if (!buf)
+            error_line("out of memory");
+        else
+            error_line("Failed to read file '%s': %s", path, strerror(failed ? saved : EFBIG));
+        free(buf);
+        return -1;
+    }
+    *data = buf;
+    *size = n;
+    return 0;
+}
+
+static int cmd_secret_set_value(shell *sh, const command *cmd, const cmd_args *a)
+{
+    const char *file = opt_value(cmd, a, "file");
+    const char *base64 = opt_value(cmd, a, "base64");
+    int interactive = has_opt(cmd, a, "interactive");
+    /* virsh's checks, in its order. */
+    const char *clash = file && base64 ? "--file and --base64"
+                      : interactive && base64 ? "--interactive and --base64"
+                      : interactive && file ? "--interactive and --file" : NULL;
+    if (clash) {
+        error_line("Options %s are mutually exclusive", clash);
+        return -1;
+    }
+    rv_secret_ref secret = { .usage_id = NULL };
+    if (lookup_secret(sh, a->value, &secret) < 0)
+        return -1;
+    unsigned char *text = NULL;
+    size_t text_len = 0;
+    int rc = -1;
+    if (base64) {
+        error_line("Passing secret value as command-line argument is insecure!");
+        text = (unsigned char *)strdup(base64);
+        text_len = strlen(base64);
+        if (!text)
+            error_line("out of memory");
+    } else if (file) {
+        read_value_file(file, &text, &text_len);
+    } else if (interactive) {
+        error_line("--interactive is not supported by rvsh: use --file");
+    } else {
+        error_line("Input secret value is missing");
+    }
+    if (text) {
+        /* The text is the value itself with --plain, else its base64. */
+        gnutls_datum_t in = { .data = text, .size = (unsigned int)text_len };
+        gnutls_datum_t out = { .data = NULL, .size = 0 };
+        if (has_opt(cmd, a, "plain")) {
+            out = in;
+            in.data = NULL;
+        } else if (text_len > 0 && gnutls_base64_decode2(&in, &out) < 0) {
+            error_line("the secret value is not valid base64");
+            out.data = NULL;
+        }
+        if (out.data || text_len == 0) {
+            rc = rv_secret_set_value(sh->conn, &secret, out.data, out.size, 0);
+            if (rc < 0)
+                lib_error();
+            else
+                puts("Secret value set");
+        }
+        if (out.data != text)
+            gnutls_free(out.data);
+    }
+    free(text);
+    free(secret.usage_id);
+    return rc;
+}
+
+static int cmd_secret_get_value(shell *sh, const command *cmd, const cmd_args *a)
+{
+    rv_secret_ref secret = { .usage_id = NULL };
+    if (lookup_secret(sh, a->value, &secret) < 0)
+        return -1;
+    unsigned char *value = NULL;
+    size_t size = 0;
+    int rc = rv_secret_get_value(sh->conn, &secret, &value, &size, 0);
+    free(secret.usage_id);
+    if (rc < 0) {
+        lib_error();
+        return -1;
+    }
+    gnutls_datum_t in = { .data = value, .size = (unsigned int)size };
+    gnutls_datum_t b64 = { .data = NULL, .size = 0 };
+    int plain = has_opt(cmd, a, "plain");
+    if (plain) {
+        /* The bytes as they are, without a newline, as virsh writes them. */
+        if (fwrite(value, 1, size, stdout) != size) {
+            error_line("failed to write secret");
+            rc = -1;
+        }
+    } else if (size > 0 && gnutls_base64_encode2(&in, &b64) < 0) {
+        error_line("out of memory");
+        rc = -1;
+    } else if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("value", b64.data ? (const char *)b64.data : "", &first);
+        puts("}");
+    } else {
+        printf("%.*s\n", (int)b64.size, b64.data ? (const char *)b64.data : "");
+    }
+    gnutls_free(b64.data);
+    /* The value was a secret: not left in freed memory. */
+    memset(value, 0, size);
+    free(value);
+    return rc;
+}
+
 static const char *const opts_secret_list[] = {
     "ephemeral", "no-ephemeral", "private", "no-private", "json", NULL,
 };
+
+static const char *const opts_secret_define[] = { "validate", "json", NULL };
+static const char *const opts_secret_set_value[] = {
+    "file=", "plain", "interactive", "base64=", NULL,
+};
+static const char *const opts_secret_get_value[] = { "plain", "json", NULL };
 
 const command rvsh_secret_commands[] = {
     { .name = "secret-list", .run = cmd_secret_list,
@@ -106,5 +290,16 @@ const command rvsh_secret_commands[] = {
       .summary = "list secrets (--ephemeral, --no-ephemeral, --private, --no-private: only those)" },
     { .name = "secret-dumpxml", .run = cmd_secret_dumpxml, .arg = "secret",
       .summary = "secret attributes in XML (by UUID)" },
+    { .name = "secret-define", .run = cmd_secret_define, .arg = "file",
+      .options = opts_secret_define,
+      .summary = "define or modify a secret from an XML file (--json: its UUID)" },
+    { .name = "secret-undefine", .run = cmd_secret_undefine, .arg = "secret",
+      .summary = "undefine a secret (by UUID)" },
+    { .name = "secret-set-value", .run = cmd_secret_set_value, .arg = "secret",
+      .options = opts_secret_set_value,
+      .summary = "set a secret's value: --base64 TEXT, or --file FILE (base64; --plain: the bytes)" },
+    { .name = "secret-get-value", .run = cmd_secret_get_value, .arg = "secret",
+      .options = opts_secret_get_value,
+      .summary = "a secret's value in base64 (--plain: the bytes)" },
     { .name = NULL },
 };
