@@ -167,7 +167,7 @@ static int read_value_file(const char *path, unsigned char **data, size_t *size)
         if (!buf)
             error_line("out of memory");
         else
-            error_line("Failed to read file '%s': %s", path, strerror(failed ? saved : EFBIG));
+            error_line("Failed to read file '%s': %s", path, strerror(failed ? saved : EOVERFLOW));
         free(buf);
         return -1;
     }
@@ -221,8 +221,10 @@ static int cmd_secret_set_value(shell *sh, const command *cmd, const cmd_args *a
         }
         if (out.data || text_len == 0) {
             rc = rv_secret_set_value(sh->conn, &secret, out.data, out.size, 0);
-            if (rc < 0)
+            if (rc < 0) {
+                error_line("Failed to set secret value");
                 lib_error();
+            }
             else
                 puts("Secret value set");
         }
@@ -251,7 +253,8 @@ static int cmd_secret_get_value(shell *sh, const command *cmd, const cmd_args *a
     gnutls_datum_t b64 = { .data = NULL, .size = 0 };
     int plain = has_opt(cmd, a, "plain");
     if (plain) {
-        /* The bytes as they are, without a newline, as virsh writes them. */
+        /* The bytes as they are; the line ends with the blank line
+         * after every command, as in virsh. */
         if (fwrite(value, 1, size, stdout) != size) {
             error_line("failed to write secret");
             rc = -1;
@@ -265,7 +268,8 @@ static int cmd_secret_get_value(shell *sh, const command *cmd, const cmd_args *a
         json_str_field("value", b64.data ? (const char *)b64.data : "", &first);
         puts("}");
     } else {
-        printf("%.*s\n", (int)b64.size, b64.data ? (const char *)b64.data : "");
+        /* No newline: the one after every command ends the line, as in virsh. */
+        printf("%.*s", (int)b64.size, b64.data ? (const char *)b64.data : "");
     }
     gnutls_free(b64.data);
     /* The value was a secret: not left in freed memory. */
