@@ -176,10 +176,45 @@ static int read_value_file(const char *path, unsigned char **data, size_t *size)
     return 0;
 }
 
+/* Base64 read as virsh reads it (glib's g_base64_decode), so that any
+ * text gives the bytes virsh would send: characters outside the alphabet
+ * are skipped, '=' counts as a zero digit that drops the bytes it pads,
+ * and a last group short of four digits is dropped.  gnutls' decoder
+ * refuses such text instead, so it cannot give virsh's results.  The
+ * output is at most 3/4 of the input: decoded in place. */
+static size_t decode_base64_as_virsh(unsigned char *text, size_t len)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned long group = 0;
+    int digits = 0, pad_last = 0, pad_before_last = 0;
+    size_t out = 0;
+    for (size_t i = 0; i < len; i++) {
+        const char *at = text[i] ? strchr(alphabet, text[i]) : NULL;
+        if (!at && text[i] != '=')
+            continue;
+        pad_before_last = pad_last;
+        pad_last = text[i] == '=';
+        group = (group << 6) | (at ? (unsigned long)(at - alphabet) : 0);
+        if (++digits < 4)
+            continue;
+        text[out++] = (unsigned char)(group >> 16);
+        if (!pad_before_last)
+            text[out++] = (unsigned char)(group >> 8);
+        if (!pad_last)
+            text[out++] = (unsigned char)group;
+        digits = 0;
+        group = 0;
+    }
+    return out;
+}
+
+/* The value comes from --base64 TEXT (or TEXT alone, as virsh takes it),
+ * or --file FILE; base64 unless --plain. */
 static int cmd_secret_set_value(shell *sh, const command *cmd, const cmd_args *a)
 {
     const char *file = opt_value(cmd, a, "file");
-    const char *base64 = opt_value(cmd, a, "base64");
+    const char *base64 = a->value2;
     int interactive = has_opt(cmd, a, "interactive");
     /* virsh's checks, in its order. */
     const char *clash = file && base64 ? "--file and --base64"
@@ -192,10 +227,13 @@ static int cmd_secret_set_value(shell *sh, const command *cmd, const cmd_args *a
     rv_secret_ref secret = { .usage_id = NULL };
     if (lookup_secret(sh, a->value, &secret) < 0)
         return -1;
+    const char *empty = base64 && !*base64 ? "base64" : file && !*file ? "file" : NULL;
     unsigned char *text = NULL;
     size_t text_len = 0;
     int rc = -1;
-    if (base64) {
+    if (empty) {
+        error_line("Failed to get option '%s': Option argument is empty", empty);
+    } else if (base64) {
         error_line("Passing secret value as command-line argument is insecure!");
         text = (unsigned char *)strdup(base64);
         text_len = strlen(base64);
@@ -209,27 +247,16 @@ static int cmd_secret_set_value(shell *sh, const command *cmd, const cmd_args *a
         error_line("Input secret value is missing");
     }
     if (text) {
-        /* The text is the value itself with --plain, else its base64. */
-        gnutls_datum_t in = { .data = text, .size = (unsigned int)text_len };
-        gnutls_datum_t out = { .data = NULL, .size = 0 };
-        if (has_opt(cmd, a, "plain")) {
-            out = in;
-            in.data = NULL;
-        } else if (text_len > 0 && gnutls_base64_decode2(&in, &out) < 0) {
-            error_line("the secret value is not valid base64");
-            out.data = NULL;
+        size_t size = has_opt(cmd, a, "plain") ? text_len : decode_base64_as_virsh(text, text_len);
+        rc = rv_secret_set_value(sh->conn, &secret, text, size, 0);
+        if (rc < 0) {
+            error_line("Failed to set secret value");
+            lib_error();
+        } else {
+            puts("Secret value set");
         }
-        if (out.data || text_len == 0) {
-            rc = rv_secret_set_value(sh->conn, &secret, out.data, out.size, 0);
-            if (rc < 0) {
-                error_line("Failed to set secret value");
-                lib_error();
-            }
-            else
-                puts("Secret value set");
-        }
-        if (out.data != text)
-            gnutls_free(out.data);
+        /* The value was a secret: not left in freed memory. */
+        memset(text, 0, text_len);
     }
     free(text);
     free(secret.usage_id);
@@ -284,7 +311,7 @@ static const char *const opts_secret_list[] = {
 
 static const char *const opts_secret_define[] = { "validate", "json", NULL };
 static const char *const opts_secret_set_value[] = {
-    "file=", "plain", "interactive", "base64=", NULL,
+    "file=", "plain", "interactive", NULL,
 };
 static const char *const opts_secret_get_value[] = { "plain", "json", NULL };
 
@@ -300,8 +327,8 @@ const command rvsh_secret_commands[] = {
     { .name = "secret-undefine", .run = cmd_secret_undefine, .arg = "secret",
       .summary = "undefine a secret (by UUID)" },
     { .name = "secret-set-value", .run = cmd_secret_set_value, .arg = "secret",
-      .options = opts_secret_set_value,
-      .summary = "set a secret's value: --base64 TEXT, or --file FILE (base64; --plain: the bytes)" },
+      .arg2 = "base64", .options = opts_secret_set_value,
+      .summary = "set a secret's value: [--base64] TEXT, or --file FILE (base64; --plain: the bytes)" },
     { .name = "secret-get-value", .run = cmd_secret_get_value, .arg = "secret",
       .options = opts_secret_get_value,
       .summary = "a secret's value in base64 (--plain: the bytes)" },

@@ -5,7 +5,8 @@
 # afresh (so both see the same objects), and the transcripts (stdout,
 # stderr, exit status of every step) must be equal byte for byte.
 # Secrets and filters against remvirtd's QEMU driver (secret-define,
-# secret-set-value with --base64, --file, --plain, secret-get-value,
+# secret-set-value with --base64 (text that is not quite base64
+# included: virsh skips what is not), --file, --plain, secret-get-value,
 # secret-undefine, nwfilter-define, nwfilter-undefine, and their errors);
 # node devices against remvirtd's test driver and libvirtd's (a vHBA
 # made by nodedev-create, nodedev-info, nodedev-destroy, errors).
@@ -171,6 +172,15 @@ steps=(
     "secret-get-value $U1"
     "secret-get-value $U1 --plain"
     "secret-set-value $U1 --file value.b64"
+    "secret-get-value $U1 --plain"
+    "secret-set-value $U1 aGk="
+    "secret-get-value $U1"
+    "secret-set-value $U1 --base64 not!base64?"
+    "secret-get-value $U1"
+    "secret-set-value $U1 --base64 aGk=x"
+    "secret-get-value $U1"
+    "secret-set-value $U1 --base64 aGk"
+    "secret-set-value $U1 --base64 aGk --file value"
     "secret-get-value $U1 --plain"
     "secret-set-value $U1 --file value --plain"
     "secret-get-value $U1"
