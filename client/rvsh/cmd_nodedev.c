@@ -233,14 +233,7 @@ static int cmd_nodedev_create(shell *sh, const command *cmd, const cmd_args *a)
         lib_error();
         return -1;
     }
-    if (sh->json || has_opt(cmd, a, "json")) {
-        int first = 1;
-        putchar('{');
-        json_str_field("name", name, &first);
-        puts("}");
-    } else {
-        printf("Node device %s created from %s\n", name, a->value);
-    }
+    printf("Node device %s created from %s\n", name, a->value);
     free(name);
     return 0;
 }
@@ -260,7 +253,7 @@ static int cmd_nodedev_destroy(shell *sh, const command *cmd, const cmd_args *a)
 }
 
 static const char *const opts_nodedev_list[] = { "tree", "json", "cap=", "all", "inactive", NULL };
-static const char *const opts_nodedev_create[] = { "validate", "json", NULL };
+static const char *const opts_nodedev_create[] = { "validate", NULL };
 
 const command rvsh_nodedev_commands[] = {
     { .name = "nodedev-list", .run = cmd_nodedev_list,

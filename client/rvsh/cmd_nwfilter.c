@@ -93,15 +93,7 @@ static int cmd_nwfilter_define(shell *sh, const command *cmd, const cmd_args *a)
         lib_error();
         return -1;
     }
-    if (sh->json || has_opt(cmd, a, "json")) {
-        int first = 1;
-        putchar('{');
-        json_str_field("name", filter.name, &first);
-        json_str_field("uuid", filter.uuid, &first);
-        puts("}");
-    } else {
-        printf("Network filter %s defined from %s\n", filter.name, a->value);
-    }
+    printf("Network filter %s defined from %s\n", filter.name, a->value);
     free(filter.name);
     return 0;
 }
@@ -169,7 +161,7 @@ static int cmd_nwfilter_binding_list(shell *sh, const command *cmd, const cmd_ar
     return 0;
 }
 
-static const char *const opts_nwfilter_define[] = { "validate", "json", NULL };
+static const char *const opts_nwfilter_define[] = { "validate", NULL };
 
 const command rvsh_nwfilter_commands[] = {
     { .name = "nwfilter-list", .run = cmd_nwfilter_list,
@@ -179,7 +171,7 @@ const command rvsh_nwfilter_commands[] = {
       .summary = "network filter information in XML (by UUID or name)" },
     { .name = "nwfilter-define", .run = cmd_nwfilter_define, .arg = "file",
       .options = opts_nwfilter_define,
-      .summary = "define or update a network filter from an XML file (--json: its name and UUID)" },
+      .summary = "define or update a network filter from an XML file" },
     { .name = "nwfilter-undefine", .run = cmd_nwfilter_undefine, .arg = "nwfilter",
       .summary = "undefine a network filter (by UUID or name)" },
     { .name = "nwfilter-binding-list", .run = cmd_nwfilter_binding_list,

@@ -119,14 +119,7 @@ static int cmd_secret_define(shell *sh, const command *cmd, const cmd_args *a)
         lib_error();
         return -1;
     }
-    if (sh->json || has_opt(cmd, a, "json")) {
-        int first = 1;
-        putchar('{');
-        json_str_field("uuid", secret.uuid, &first);
-        puts("}");
-    } else {
-        printf("Secret %s created\n", secret.uuid);
-    }
+    printf("Secret %s created\n", secret.uuid);
     free(secret.usage_id);
     return 0;
 }
@@ -309,7 +302,7 @@ static const char *const opts_secret_list[] = {
     "ephemeral", "no-ephemeral", "private", "no-private", "json", NULL,
 };
 
-static const char *const opts_secret_define[] = { "validate", "json", NULL };
+static const char *const opts_secret_define[] = { "validate", NULL };
 static const char *const opts_secret_set_value[] = {
     "file=", "plain", "interactive", NULL,
 };
@@ -323,7 +316,7 @@ const command rvsh_secret_commands[] = {
       .summary = "secret attributes in XML (by UUID)" },
     { .name = "secret-define", .run = cmd_secret_define, .arg = "file",
       .options = opts_secret_define,
-      .summary = "define or modify a secret from an XML file (--json: its UUID)" },
+      .summary = "define or modify a secret from an XML file" },
     { .name = "secret-undefine", .run = cmd_secret_undefine, .arg = "secret",
       .summary = "undefine a secret (by UUID)" },
     { .name = "secret-set-value", .run = cmd_secret_set_value, .arg = "secret",
