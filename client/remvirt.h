@@ -590,6 +590,10 @@ int rv_domain_open_console(rv_dom *dom, const char *dev_name, rv_stream *st,
 int rv_connect_list_all_node_devices(rv_conn *conn, char ***names, unsigned int flags);
 /* *parent: the parent device's name (the caller frees it), NULL at the top. */
 int rv_node_device_get_parent(rv_conn *conn, const char *name, char **parent);
+/* Make a device (libvirt's test driver: a vHBA under an FC host) from
+ * XML; flags: VALIDATE 1.  *name: the new device's (the caller frees it).
+ * rv_node_device_destroy removes it again. */
+int rv_node_device_create_xml(rv_conn *conn, const char *xml, unsigned int flags, char **name);
 
 typedef struct rv_interface_ref {
     char *name;
@@ -616,6 +620,16 @@ int rv_connect_list_all_secrets(rv_conn *conn, rv_secret_ref **secrets, unsigned
 void rv_secret_refs_free(rv_secret_ref *secrets, int n);     /* n 1 for one lookup's result */
 int rv_secret_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_secret_ref *secret);
 char *rv_secret_get_xml_desc(rv_conn *conn, const rv_secret_ref *secret, unsigned int flags);
+/* flags: VALIDATE 1.  *secret: the defined secret (free usage_id). */
+int rv_secret_define_xml(rv_conn *conn, const char *xml, unsigned int flags, rv_secret_ref *secret);
+/* The value is bytes, at most 65536 of them (virsh's base64 is its own
+ * business); flags 0. */
+int rv_secret_set_value(rv_conn *conn, const rv_secret_ref *secret, const unsigned char *value,
+                        size_t size, unsigned int flags);
+/* *value: *size bytes the caller frees; refused for a private secret. */
+int rv_secret_get_value(rv_conn *conn, const rv_secret_ref *secret, unsigned char **value,
+                        size_t *size, unsigned int flags);
+int rv_secret_undefine(rv_conn *conn, const rv_secret_ref *secret);
 
 typedef struct rv_nwfilter_ref {
     char *name;
@@ -626,6 +640,9 @@ void rv_nwfilter_refs_free(rv_nwfilter_ref *filters, int n);
 int rv_nwfilter_lookup_by_name(rv_conn *conn, const char *name, rv_nwfilter_ref *filter);
 int rv_nwfilter_lookup_by_uuid_string(rv_conn *conn, const char *uuid, rv_nwfilter_ref *filter);
 char *rv_nwfilter_get_xml_desc(rv_conn *conn, const rv_nwfilter_ref *filter, unsigned int flags);
+/* flags: VALIDATE 1.  *filter: the defined filter (free name). */
+int rv_nwfilter_define_xml(rv_conn *conn, const char *xml, unsigned int flags, rv_nwfilter_ref *filter);
+int rv_nwfilter_undefine(rv_conn *conn, const rv_nwfilter_ref *filter);
 
 /* A filter applied to one guest network device. */
 typedef struct rv_nwfilter_binding_ref {

@@ -148,6 +148,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-libvirtd-tls.sh \
 	tests/interop/test-rvsh-libvirtd-sasl.sh \
 	tests/interop/test-rvsh-family-parity.sh \
+	tests/interop/test-rvsh-define-parity.sh \
 	tests/interop/test-qemu-lifecycle.sh \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-agent.sh \

@@ -1,5 +1,5 @@
-/* rvsh: the host device commands, nodedev-list (--cap, --tree) and
- * nodedev-dumpxml. */
+/* rvsh: the host device commands, nodedev-list (--cap, --tree),
+ * nodedev-dumpxml, nodedev-info, nodedev-create and nodedev-destroy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,15 +163,22 @@ static int cmd_nodedev_list(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
+/* After a failed call on a device by name: virsh's lines, which first
+ * say when the device does not exist. */
+static void device_failed(const char *name)
+{
+    const rv_error_info *e = rv_last_error();
+    if (e && e->code == RV_ERROR_NO_NODE_DEVICE)
+        error_line("Could not find matching device '%s'", name);
+    lib_error();
+}
+
 static int cmd_nodedev_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
 {
     (void)cmd;
     char *xml = rv_node_device_get_xml_desc(sh->conn, a->value, 0);
     if (!xml) {
-        const rv_error_info *e = rv_last_error();
-        if (e && e->code == RV_ERROR_NO_NODE_DEVICE)
-            error_line("Could not find matching device '%s'", a->value);
-        lib_error();
+        device_failed(a->value);
         return -1;
     }
     fputs(xml, stdout);
@@ -179,7 +186,74 @@ static int cmd_nodedev_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
     return 0;
 }
 
+static int cmd_nodedev_info(shell *sh, const command *cmd, const cmd_args *a)
+{
+    char *parent = NULL;
+    /* Asking for the parent is also the lookup: it fails for no device. */
+    if (rv_node_device_get_parent(sh->conn, a->value, &parent) < 0) {
+        device_failed(a->value);
+        return -1;
+    }
+    /* As virsh: a failed question reads as "yes" (it tests the -1 as
+     * true), a failed autostart as "no autostart". */
+    int active = rv_node_device_is_active(sh->conn, a->value);
+    int persistent = rv_node_device_is_persistent(sh->conn, a->value);
+    int autostart = 0;
+    int autostart_known = rv_node_device_get_autostart(sh->conn, a->value, &autostart) == 0;
+    if (sh->json || has_opt(cmd, a, "json")) {
+        int first = 1;
+        putchar('{');
+        json_str_field("name", a->value, &first);
+        json_str_field("parent", parent, &first);
+        json_bool_field("active", active != 0, &first);
+        json_bool_field("persistent", persistent != 0, &first);
+        if (autostart_known)
+            json_bool_field("autostart", autostart, &first);
+        puts("}");
+    } else {
+        printf("%-15s %s\n", "Name:", a->value);
+        printf("%-15s %s\n", "Parent:", parent ? parent : "");
+        printf("%-15s %s\n", "Active:", yes_no(active != 0));
+        printf("%-15s %s\n", "Persistent:", yes_no(persistent != 0));
+        printf("%-15s %s\n", "Autostart:", autostart_known ? yes_no(autostart) : "no autostart");
+    }
+    free(parent);
+    return 0;
+}
+
+static int cmd_nodedev_create(shell *sh, const command *cmd, const cmd_args *a)
+{
+    char *xml, *name = NULL;
+    if (read_file(a->value, &xml) < 0)
+        return -1;
+    int rc = rv_node_device_create_xml(sh->conn, xml, has_opt(cmd, a, "validate") ? 1 : 0, &name);
+    free(xml);
+    if (rc < 0) {
+        error_line("Failed to create node device from %s", a->value);
+        lib_error();
+        return -1;
+    }
+    printf("Node device %s created from %s\n", name, a->value);
+    free(name);
+    return 0;
+}
+
+static int cmd_nodedev_destroy(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    if (rv_node_device_destroy(sh->conn, a->value) < 0) {
+        const rv_error_info *e = rv_last_error();
+        if (!e || e->code != RV_ERROR_NO_NODE_DEVICE)
+            error_line("Failed to destroy node device '%s'", a->value);
+        device_failed(a->value);
+        return -1;
+    }
+    printf("Destroyed node device '%s'\n", a->value);
+    return 0;
+}
+
 static const char *const opts_nodedev_list[] = { "tree", "json", "cap=", "all", "inactive", NULL };
+static const char *const opts_nodedev_create[] = { "validate", NULL };
 
 const command rvsh_nodedev_commands[] = {
     { .name = "nodedev-list", .run = cmd_nodedev_list,
@@ -187,5 +261,13 @@ const command rvsh_nodedev_commands[] = {
       .summary = "list host devices (--cap a,b: with these capabilities; --tree: under their parents)" },
     { .name = "nodedev-dumpxml", .run = cmd_nodedev_dumpxml, .arg = "device",
       .summary = "host device information in XML" },
+    { .name = "nodedev-info", .run = cmd_nodedev_info, .arg = "device",
+      .options = opts_json,
+      .summary = "a host device's name, parent, and whether it is active, persistent, autostarted" },
+    { .name = "nodedev-create", .run = cmd_nodedev_create, .arg = "file",
+      .options = opts_nodedev_create,
+      .summary = "create a host device (a vHBA) from an XML file" },
+    { .name = "nodedev-destroy", .run = cmd_nodedev_destroy, .arg = "device",
+      .summary = "destroy a host device made by nodedev-create" },
     { .name = NULL },
 };

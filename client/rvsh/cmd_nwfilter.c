@@ -1,5 +1,5 @@
-/* rvsh: the network filter commands that only read: nwfilter-list,
- * nwfilter-dumpxml, nwfilter-binding-list. */
+/* rvsh: the network filter commands: nwfilter-list, nwfilter-dumpxml,
+ * nwfilter-define, nwfilter-undefine, nwfilter-binding-list. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,21 +48,28 @@ static int cmd_nwfilter_list(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
-/* virsh's order: by UUID when the text is one, then by name. */
+/* The filter named by UUID or name (virsh's order: by UUID when the
+ * text is one, then by name), with virsh's error lines. */
+static int lookup_nwfilter(shell *sh, const char *text, rv_nwfilter_ref *filter)
+{
+    int rc = -1;
+    if (strlen(text) == RV_UUID_STRING_BUFLEN - 1)
+        rc = rv_nwfilter_lookup_by_uuid_string(sh->conn, text, filter);
+    if (rc < 0)
+        rc = rv_nwfilter_lookup_by_name(sh->conn, text, filter);
+    if (rc < 0) {
+        error_line("failed to get nwfilter '%s'", text);
+        lib_error();
+    }
+    return rc;
+}
+
 static int cmd_nwfilter_dumpxml(shell *sh, const command *cmd, const cmd_args *a)
 {
     (void)cmd;
     rv_nwfilter_ref filter = { .name = NULL };
-    int rc = -1;
-    if (strlen(a->value) == RV_UUID_STRING_BUFLEN - 1)
-        rc = rv_nwfilter_lookup_by_uuid_string(sh->conn, a->value, &filter);
-    if (rc < 0)
-        rc = rv_nwfilter_lookup_by_name(sh->conn, a->value, &filter);
-    if (rc < 0) {
-        error_line("failed to get nwfilter '%s'", a->value);
-        lib_error();
+    if (lookup_nwfilter(sh, a->value, &filter) < 0)
         return -1;
-    }
     char *xml = rv_nwfilter_get_xml_desc(sh->conn, &filter, 0);
     if (xml)
         fputs(xml, stdout);
@@ -71,6 +78,42 @@ static int cmd_nwfilter_dumpxml(shell *sh, const command *cmd, const cmd_args *a
     free(xml);
     free(filter.name);
     return xml ? 0 : -1;
+}
+
+static int cmd_nwfilter_define(shell *sh, const command *cmd, const cmd_args *a)
+{
+    char *xml;
+    if (read_file(a->value, &xml) < 0)
+        return -1;
+    rv_nwfilter_ref filter = { .name = NULL };
+    int rc = rv_nwfilter_define_xml(sh->conn, xml, has_opt(cmd, a, "validate") ? 1 : 0, &filter);
+    free(xml);
+    if (rc < 0) {
+        error_line("Failed to define network filter from %s", a->value);
+        lib_error();
+        return -1;
+    }
+    printf("Network filter %s defined from %s\n", filter.name, a->value);
+    free(filter.name);
+    return 0;
+}
+
+/* virsh names the filter as it was typed. */
+static int cmd_nwfilter_undefine(shell *sh, const command *cmd, const cmd_args *a)
+{
+    (void)cmd;
+    rv_nwfilter_ref filter = { .name = NULL };
+    if (lookup_nwfilter(sh, a->value, &filter) < 0)
+        return -1;
+    int rc = rv_nwfilter_undefine(sh->conn, &filter);
+    if (rc < 0) {
+        error_line("Failed to undefine network filter %s", a->value);
+        lib_error();
+    } else {
+        printf("Network filter %s undefined\n", a->value);
+    }
+    free(filter.name);
+    return rc;
 }
 
 static int compare_bindings(const void *pa, const void *pb)
@@ -118,12 +161,19 @@ static int cmd_nwfilter_binding_list(shell *sh, const command *cmd, const cmd_ar
     return 0;
 }
 
+static const char *const opts_nwfilter_define[] = { "validate", NULL };
+
 const command rvsh_nwfilter_commands[] = {
     { .name = "nwfilter-list", .run = cmd_nwfilter_list,
       .options = opts_json,
       .summary = "list network filters" },
     { .name = "nwfilter-dumpxml", .run = cmd_nwfilter_dumpxml, .arg = "nwfilter",
       .summary = "network filter information in XML (by UUID or name)" },
+    { .name = "nwfilter-define", .run = cmd_nwfilter_define, .arg = "file",
+      .options = opts_nwfilter_define,
+      .summary = "define or update a network filter from an XML file" },
+    { .name = "nwfilter-undefine", .run = cmd_nwfilter_undefine, .arg = "nwfilter",
+      .summary = "undefine a network filter (by UUID or name)" },
     { .name = "nwfilter-binding-list", .run = cmd_nwfilter_binding_list,
       .options = opts_json,
       .summary = "list network filter bindings" },
