@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/drivers/xml_read.h"
+#include "server/drivers/xml_write.h"
 
 static int oom(rv_err *err)
 {
@@ -71,24 +72,10 @@ int rv_snapshot_request_parse(const char *xml, rv_snapshot_request *out, rv_err 
     return 0;
 }
 
-static void put_escaped(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
 static void element(FILE *fp, const char *indent, const char *name, const char *value)
 {
     fprintf(fp, "%s<%s>", indent, name);
-    put_escaped(fp, value);
+    rv_xml_put_escaped(fp, value);
     fprintf(fp, "</%s>\n", name);
 }
 
@@ -130,7 +117,7 @@ char *rv_snapshot_format(const rv_snapshot_view *v)
         fputs("  <disks>\n", fp);
         for (size_t i = 0; i < v->ndisks; i++) {
             fputs("    <disk name='", fp);
-            put_escaped(fp, v->disks[i].name);
+            rv_xml_put_escaped(fp, v->disks[i].name);
             fprintf(fp, "' snapshot='%s'/>\n", v->disks[i].snapshot);
         }
         fputs("  </disks>\n", fp);

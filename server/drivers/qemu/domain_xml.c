@@ -16,6 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
+#include "server/drivers/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.xml");
 
@@ -1272,20 +1273,6 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 
 /* ---------------------------------------------------------------- formatting */
 
-static void put_escaped(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", fp); break;
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
 const char *rv_qemu_action_name(rv_qemu_action action)
 {
     return action_words[action];
@@ -1311,7 +1298,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(def->uuid, uuid);
     fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
-    put_escaped(fp, def->name);
+    rv_xml_put_escaped(fp, def->name);
     fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
     if (def->metadata)
         fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
@@ -1339,9 +1326,9 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     rv_qemu_tune_format_cpu(fp, def->tune);
     fputs("  <os>\n    <type arch='", fp);
-    put_escaped(fp, def->arch);
+    rv_xml_put_escaped(fp, def->arch);
     fputs("' machine='", fp);
-    put_escaped(fp, def->machine);
+    rv_xml_put_escaped(fp, def->machine);
     fputs("'>hvm</type>\n", fp);
     for (size_t i = 0; i < def->nboot; i++)
         fprintf(fp, "    <boot dev='%s'/>\n", boot_name(def->boot[i]));
@@ -1352,7 +1339,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         if (!os_texts[i][1])
             continue;
         fprintf(fp, "    <%s>", os_texts[i][0]);
-        put_escaped(fp, os_texts[i][1]);
+        rv_xml_put_escaped(fp, os_texts[i][1]);
         fprintf(fp, "</%s>\n", os_texts[i][0]);
     }
     fputs("  </os>\n", fp);
@@ -1396,7 +1383,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     fputs("  <devices>\n", fp);
     if (def->emulator) {
         fputs("    <emulator>", fp);
-        put_escaped(fp, def->emulator);
+        rv_xml_put_escaped(fp, def->emulator);
         fputs("</emulator>\n", fp);
     }
     for (size_t i = 0; i < def->ndisks; i++) {
@@ -1409,11 +1396,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("/>\n", fp);
         if (d->source) {
             fputs("      <source file='", fp);
-            put_escaped(fp, d->source);
+            rv_xml_put_escaped(fp, d->source);
             fputs("'/>\n", fp);
         }
         fputs("      <target dev='", fp);
-        put_escaped(fp, d->target);
+        rv_xml_put_escaped(fp, d->target);
         fprintf(fp, "' bus='%s'/>\n", bus_name(d->bus));
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
@@ -1430,24 +1417,24 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
                 m[0], m[1], m[2], m[3], m[4], m[5]);
         if (n->type == RV_QEMU_NET_BRIDGE) {
             fputs("      <source bridge='", fp);
-            put_escaped(fp, n->bridge);
+            rv_xml_put_escaped(fp, n->bridge);
             fputs("'/>\n", fp);
         } else if (n->type == RV_QEMU_NET_NETWORK) {
             fputs("      <source network='", fp);
-            put_escaped(fp, n->network);
+            rv_xml_put_escaped(fp, n->network);
             if (n->bridge) {
                 fputs("' bridge='", fp);
-                put_escaped(fp, n->bridge);
+                rv_xml_put_escaped(fp, n->bridge);
             }
             fputs("'/>\n", fp);
         }
         if (n->ifname) {
             fputs("      <target dev='", fp);
-            put_escaped(fp, n->ifname);
+            rv_xml_put_escaped(fp, n->ifname);
             fputs("'/>\n", fp);
         }
         fputs("      <model type='", fp);
-        put_escaped(fp, n->model);
+        rv_xml_put_escaped(fp, n->model);
         fputs("'/>\n", fp);
         rv_qemu_format_pci_address(fp, &n->addr, "      ");
         fputs("    </interface>\n", fp);
@@ -1561,5 +1548,5 @@ int rv_qx_parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
 
 void rv_qx_put_escaped(FILE *fp, const char *s)
 {
-    put_escaped(fp, s);
+    rv_xml_put_escaped(fp, s);
 }

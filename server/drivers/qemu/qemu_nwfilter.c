@@ -17,6 +17,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/xml_read.h"
+#include "server/drivers/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.nwfilter");
 
@@ -82,25 +83,10 @@ static int in_list(const char *const *list, size_t n, const char *word)
     return -1;
 }
 
-/* An attribute value in single quotes, escaped as libvirt escapes it. */
-static void put_escaped(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
 static void put_attr(FILE *fp, const char *name, const char *value)
 {
     fprintf(fp, " %s='", name);
-    put_escaped(fp, value);
+    rv_xml_put_escaped(fp, value);
     fputc('\'', fp);
 }
 

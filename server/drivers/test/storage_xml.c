@@ -13,6 +13,7 @@
 #include <libxml/tree.h>
 
 #include "common/util.h"
+#include "server/drivers/xml_write.h"
 
 /* Word tables, indexed by the enum values they stand for. */
 static const char *const pool_type_words[] = { "dir", "fs", "netfs", "logical", NULL };
@@ -521,27 +522,13 @@ void rv_vol_def_free(rv_vol_def *def)
 
 /* ---- writing ---- */
 
-static void put_escaped(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
 /* One line: indent, the format with each %s argument escaped. */
 static void line(FILE *fp, const char *indent, const char *before, const char *value,
                  const char *after)
 {
     fputs(indent, fp);
     fputs(before, fp);
-    put_escaped(fp, value);
+    rv_xml_put_escaped(fp, value);
     fputs(after, fp);
     fputc('\n', fp);
 }
@@ -591,7 +578,7 @@ char *rv_pool_def_format(const rv_pool_def *def)
     fputs("  <source>\n", fp);
     if (def->host) {
         fputs("    <host name='", fp);
-        put_escaped(fp, def->host);
+        rv_xml_put_escaped(fp, def->host);
         fputc('\'', fp);
         if (def->port)
             fprintf(fp, " port='%d'", def->port);

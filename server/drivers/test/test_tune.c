@@ -14,6 +14,7 @@
 #include "server/drivers/test/test_stats.h"
 #include "server/drivers/test/test_tune.h"
 #include "server/drivers/tune_params.h"
+#include "server/drivers/xml_write.h"
 
 #define MEMORY_UNLIMITED 9007199254740991ULL   /* libvirt's 2^53 - 1 */
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */
@@ -511,20 +512,6 @@ static const char *const blkio_tags[BLKIO_KINDS] = {
 static const char *const numa_modes[NUMA_MODES] = { "strict", "preferred", "interleave",
                                                     "restrictive" };
 
-static void put_escaped(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
-        }
-    }
-}
-
 /* What a memory stream wrote, or NULL when it wrote nothing. */
 static char *stream_text(FILE *fp, char **buf)
 {
@@ -559,7 +546,7 @@ char *test_tune_xml_memory(const rv_test_def *def)
             if (!any)
                 continue;
             fputs("    <device>\n      <path>", fp);
-            put_escaped(fp, t->devs[i].path);
+            rv_xml_put_escaped(fp, t->devs[i].path);
             fputs("</path>\n", fp);
             for (int k = 0; k < BLKIO_KINDS; k++)
                 if (t->devs[i].val[k])
