@@ -16,14 +16,6 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 /* The definition flags name; NULL with libvirtd's error for a running
  * domain's (controller is the cgroup it would need) and the like. */
 static const rv_qemu_domain_def *pick(qemu_dom *d, unsigned int flags, const char *controller,
@@ -56,7 +48,7 @@ static qemu_dom *setter(const rv_nonnull_domain *wire, const rv_typed_param *p, 
     qemu_dom *d;
     if (rv_tune_params_check_call(p, n, api, "params", err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0 ||
-        check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
         rv_tune_params_validate(p, n, fields, nfields, err) < 0 ||
         !(d = rv_qemu_dom_get(wire, err)) || !pick(d, flags, controller, err))
         return NULL;
@@ -167,7 +159,7 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
     qemu_dom *d;
     const rv_qemu_domain_def *def;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "qemuDomainGetMemoryParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
@@ -245,7 +237,7 @@ int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c,
     qemu_dom *d;
     const rv_qemu_domain_def *def;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "qemuDomainGetBlkioParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
@@ -345,7 +337,7 @@ int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c,
     (void)c;
     qemu_dom *d;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "qemuDomainGetNumaParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
@@ -460,7 +452,7 @@ static int get_sched(const rv_nonnull_domain *wire, int nparams, unsigned int fl
     qemu_dom *d;
     const rv_qemu_domain_def *def;
     if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "qemuDomainGetSchedulerParametersFlags", err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0 || !(d = rv_qemu_dom_get(wire, err)) ||
         !(def = pick(d, flags, NO_CPU_CGROUP, err)))

@@ -38,12 +38,25 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+/* libvirt's refusal of flags a call does not know. */
+int rv_qemu_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                        rv_err *err)
 {
     if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
+        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
+                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
     return 0;
+}
+
+void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
+{
+    rv_err err = { 0 };
+    va_list ap;
+    va_start(ap, fmt);
+    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
+    va_end(ap);
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
 }
 
 /* ================================================================ domains */
@@ -485,7 +498,7 @@ static int connect_list_all_domains(rv_driver_conn *c,
                                     rv_connect_list_all_domains_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
         return -1;
     u_int n = 0;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
@@ -659,7 +672,7 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
 {
-    if (check_flags(flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
                                RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
                     "qemuDomainUndefineFlags", err) < 0)
         return -1;
@@ -753,7 +766,7 @@ static int domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *arg
     (void)c;
     (void)ret;
     qemu_dom *d;
-    if (check_flags(args->flags, 0, "qemuDomainGetTime", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetTime", err) < 0 ||
         !(d = agent_domain(&args->dom, err)))
         return -1;
     return defer_job(d, QJOB_AGENT_GET_TIME, 0, NULL, err);
@@ -764,7 +777,7 @@ static int domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *arg
     (void)c;
     const unsigned int sync = 1;         /* VIR_DOMAIN_TIME_SYNC */
     qemu_dom *d;
-    if (check_flags(args->flags, sync, "qemuDomainSetTime", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, sync, "qemuDomainSetTime", err) < 0)
         return -1;
     /* The agent takes nanoseconds in a long long: libvirt's bound, and
      * nanoseconds within a second (libvirt would let them spill over). */
@@ -800,7 +813,7 @@ static rv_nonnull_domain *create_xml_dom(void *ret)
 static int start(const rv_nonnull_domain *wire, unsigned int flags,
                  rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
-    if (check_flags(flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
                     "qemuDomainCreateWithFlags", err) < 0)
         return -1;
     qemu_dom *d = dom_get(wire, err);
@@ -827,7 +840,7 @@ static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args 
 {
     (void)c;
     (void)ret;
-    if (check_flags(args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
     qemu_dom *d = NULL;
@@ -863,7 +876,7 @@ static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args 
  * for save (written in the image) and restore (over the image's word). */
 static int check_save_flags(unsigned int flags, const char *dxml, const char *func, rv_err *err)
 {
-    if (check_flags(flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED, func, err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED, func, err) < 0)
         return -1;
     if ((flags & RV_DOMAIN_SAVE_RUNNING) && (flags & RV_DOMAIN_SAVE_PAUSED))
         return fail(err, RV_ERR_INVALID_ARG,
@@ -973,7 +986,7 @@ static int domain_managed_save_remove(rv_driver_conn *c,
                                       rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "qemuDomainManagedSaveRemove", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainManagedSaveRemove", err) < 0)
         return -1;
     qemu_dom *d = dom_get(&args->dom, err);
     if (!d)
@@ -994,7 +1007,7 @@ static int domain_managed_save_remove(rv_driver_conn *c,
     {                                                                                    \
         (void)c;                                                                         \
         unsigned int flags = flags_expr;                                                 \
-        if (check_flags(flags, known, func, err) < 0)                                    \
+        if (rv_qemu_check_flags(RV_FROM_QEMU, flags, known, func, err) < 0)                                    \
             return -1;                                                                   \
         qemu_dom *d = dom_get(&args->dom, err);                                          \
         return d ? defer_job(d, kind, flags, NULL, err) : -1;                            \
@@ -1015,7 +1028,7 @@ static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned
                      const char *func, rv_err *err)
 {
     const unsigned int acpi = 1, agent = 2;
-    if (check_flags(flags, acpi | agent, func, err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, acpi | agent, func, err) < 0)
         return -1;
     qemu_dom *d = dom_get(wire, err);
     if (!d)
@@ -1050,7 +1063,7 @@ static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_a
     (void)c;
     (void)ret;
     const unsigned int lease = 1, agent = 2;     /* VIR_DOMAIN_GET_HOSTNAME_* */
-    if (check_flags(args->flags, lease | agent, "qemuDomainGetHostname", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, lease | agent, "qemuDomainGetHostname", err) < 0)
         return -1;
     if (args->flags & lease)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
@@ -1091,7 +1104,7 @@ static int domain_get_state(rv_driver_conn *c, const rv_domain_get_state_args *a
                             rv_domain_get_state_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "qemuDomainGetState", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetState", err) < 0)
         return -1;
     qemu_dom *d = dom_get(&args->dom, err);
     if (!d)
@@ -1118,7 +1131,7 @@ static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_a
                                rv_domain_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | 0x4 | 0x8,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | 0x4 | 0x8,
                     "qemuDomainGetXMLDesc", err) < 0)
         return -1;
     qemu_dom *d = dom_get(&args->dom, err);

@@ -209,6 +209,15 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
 
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
+/* INVALID_ARG "unsupported flags (0x..) in function FUNC", in error
+ * domain from, for flags outside known, as libvirt's drivers refuse
+ * them; else 0. */
+int rv_qemu_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                        rv_err *err);
+/* Answer a deferred call with this error (domain QEMU). */
+void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
                      rv_nonnull_domain *ret_dom);
 /* Queue a save (path NULL: the managed image) or a restoring start from

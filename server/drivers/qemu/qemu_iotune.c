@@ -37,14 +37,6 @@ static const struct { const char *name, *qmp; } limits[] = {
 };
 enum { NLIMITS = sizeof(limits) / sizeof(limits[0]), GROUP = 13 };
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 /* The disk a target or source path names in def, or NULL. */
 static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *path)
 {
@@ -309,7 +301,7 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
                                      k == GROUP ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_ULLONG };
     if (rv_tune_params_check_call(p, n, "virDomainSetBlockIoTune", "nparams", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainSetBlockIoTune",
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainSetBlockIoTune",
                     err) < 0 ||
         rv_tune_params_validate(p, n, fields, NLIMITS, err) < 0)
         return -1;
@@ -447,7 +439,7 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
     if (args->nparams < 0 || args->nparams > RV_BLOCK_IO_TUNE_PARAMS_MAX)
         return fail(err, RV_ERR_RPC, args->nparams < 0 ? "nparams is negative"
                                                        : "nparams too large");
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "qemuDomainGetBlockIoTune", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;

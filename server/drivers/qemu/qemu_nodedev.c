@@ -203,14 +203,6 @@ static const dev *find(const dev_list *l, const char *name, rv_err *err)
     return NULL;
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 /* Whether d is listed under the capability word cap (NULL: all). */
 static bool has_cap_word(const dev *d, char *const *cap)
 {
@@ -359,7 +351,7 @@ int rv_qemu_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_
 {
     (void)c;
     dev_list l = { 0 };
-    if (check_flags(args->flags, 0, "nodeNumOfDevices", err) < 0 || scan(&l, err) < 0) {
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeNumOfDevices", err) < 0 || scan(&l, err) < 0) {
         list_free(&l);
         return -1;
     }
@@ -378,7 +370,7 @@ int rv_qemu_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args
     if (args->maxnames < 0 || args->maxnames > RV_NODE_DEVICE_LIST_MAX)
         return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", args->maxnames,
                     RV_NODE_DEVICE_LIST_MAX);
-    if (check_flags(args->flags, 0, "nodeListDevices", err) < 0 || scan(&l, err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeListDevices", err) < 0 || scan(&l, err) < 0 ||
         !(ret->names.names_val = calloc(l.n + 1, sizeof(char *)))) {
         int rc = err->code ? -1 : oom(err);
         list_free(&l);
@@ -403,7 +395,7 @@ int rv_qemu_connect_list_all_node_devices(rv_driver_conn *c,
     unsigned int caps = args->flags & 0x3fffffu;
     bool none = (args->flags & (3u << 30)) == (1u << 30);      /* inactive ones only */
     dev_list l = { 0 };
-    if (check_flags(args->flags, 0x3fffffu | (3u << 30), "connectListAllNodeDevices", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3fffffu | (3u << 30), "connectListAllNodeDevices", err) < 0 ||
         scan(&l, err) < 0) {
         list_free(&l);
         return -1;
@@ -462,7 +454,7 @@ int rv_qemu_node_device_get_xml_desc(rv_driver_conn *c,
     (void)c;
     dev_list l = { 0 };
     const dev *d = NULL;
-    int rc = check_flags(args->flags, 0, "nodeDeviceGetXMLDesc", err);
+    int rc = rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeDeviceGetXMLDesc", err);
     if (rc == 0 && !(d = lookup(&l, args->name, err)))
         rc = -1;
     if (rc == 0 && !(ret->xml = format_dev(d)))
@@ -560,7 +552,7 @@ int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
 {
     (void)c;
     /* flags: INACTIVE 1, ACTIVE 2; none or both: all. */
-    if (check_flags(args->flags, 0x3, "connectListAllInterfaces", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3, "connectListAllInterfaces", err) < 0)
         return -1;
     DIR *d = opendir("/sys/class/net");
     if (!d)

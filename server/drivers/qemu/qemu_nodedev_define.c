@@ -8,6 +8,7 @@
 
 #include <libxml/tree.h>
 
+#include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/xml_read.h"
 
@@ -17,14 +18,6 @@ enum {
     CREATE_VALIDATE = 1,            /* virNodeDeviceCreateXMLFlags, DefineXMLFlags */
     NODEDEV_XML_MAX = 1 << 20,      /* the longest device XML read */
 };
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
 
 static bool is_computer(const char *name)
 {
@@ -76,7 +69,7 @@ int rv_qemu_node_device_create(rv_driver_conn *c, const rv_node_device_create_ar
                                rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "nodeDeviceCreate", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeDeviceCreate", err) < 0 ||
         rv_qemu_nodedev_exists(args->name, err) < 0)
         return -1;
     return fail(err, RV_ERR_OPERATION_INVALID,
@@ -87,7 +80,7 @@ int rv_qemu_node_device_undefine(rv_driver_conn *c, const rv_node_device_undefin
                                  rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "nodeDeviceUndefine", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeDeviceUndefine", err) < 0 ||
         rv_qemu_nodedev_exists(args->name, err) < 0)
         return -1;
     if (is_computer(args->name))
@@ -148,7 +141,7 @@ int rv_qemu_node_device_create_xml(rv_driver_conn *c,
                                    rv_node_device_create_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
-    if (check_flags(args->flags, CREATE_VALIDATE, "nodeDeviceCreateXML", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, CREATE_VALIDATE, "nodeDeviceCreateXML", err) < 0)
         return -1;
     return refuse(args->xml_desc, false, err);
 }
@@ -158,7 +151,7 @@ int rv_qemu_node_device_define_xml(rv_driver_conn *c,
                                    rv_node_device_define_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
-    if (check_flags(args->flags, CREATE_VALIDATE, "nodeDeviceDefineXML", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, CREATE_VALIDATE, "nodeDeviceDefineXML", err) < 0)
         return -1;
     return refuse(args->xml_desc, true, err);
 }

@@ -67,14 +67,6 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 static int in_list(const char *const *list, size_t n, const char *word)
 {
     for (size_t i = 0; word && i < n; i++)
@@ -428,7 +420,7 @@ int rv_qemu_connect_list_all_nwfilters(rv_driver_conn *c,
                                        rv_connect_list_all_nwfilters_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "nwfilterConnectListAllNWFilters", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterConnectListAllNWFilters", err) < 0)
         return -1;
     ret->ret = (u_int)st.n;
     if (!args->need_results || st.n == 0)
@@ -467,7 +459,7 @@ int rv_qemu_nwfilter_get_xml_desc(rv_driver_conn *c, const rv_nwfilter_get_xml_d
 {
     (void)c;
     qfilter *f;
-    if (check_flags(args->flags, 0, "nwfilterGetXMLDesc", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterGetXMLDesc", err) < 0 ||
         !(f = get_uuid((const unsigned char *)args->nwfilter.uuid, err)))
         return -1;
     if (!(ret->xml = strdup(f->xml)))
@@ -509,7 +501,7 @@ int rv_qemu_nwfilter_define_xml_flags(rv_driver_conn *c,
 {
     (void)c;
     /* VALIDATE: the parser checks what it reads (no RNG schema). */
-    if (check_flags(args->flags, DEFINE_VALIDATE, "nwfilterDefineXMLFlags", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, DEFINE_VALIDATE, "nwfilterDefineXMLFlags", err) < 0)
         return -1;
     return define(args->xml, &ret->nwfilter, err);
 }
@@ -545,7 +537,7 @@ int rv_qemu_connect_list_all_nwfilter_bindings(
 {
     (void)c;
     ret->ret = 0;
-    return check_flags(args->flags, 0, "nwfilterConnectListAllNWFilterBindings", err);
+    return rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterConnectListAllNWFilterBindings", err);
 }
 
 int rv_qemu_nwfilter_binding_lookup_by_port_dev(

@@ -28,27 +28,6 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
-static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
-{
-    rv_err err = { 0 };
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    rv_deferred_finish(reply, &err);
-    rv_err_clear(&err);
-}
-
 /* The domain and which of its definitions flags name (neither: the live
  * one when it runs, else the persistent one), with libvirt's refusals. */
 static qemu_dom *pick(const rv_nonnull_domain *wire, unsigned int flags, bool *live,
@@ -150,7 +129,7 @@ static bool req_alive(const pin_req *req, rv_qmp *qmp, const rv_err *err)
         return false;
     }
     if (!d || d->qmp != qmp || !d->live || d->pid != req->pid) {
-        finish_error(req->reply, RV_ERR_OPERATION_FAILED,
+        rv_qemu_finish_error(req->reply, RV_ERR_OPERATION_FAILED,
                      "operation failed: the domain stopped");
         return false;
     }
@@ -307,7 +286,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "cpumap in %s must not be NULL", api);
     bool live, config;
-    if (check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinVcpuFlags", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinVcpuFlags", err) < 0)
         return -1;
     qemu_dom *d = pick(wire, flags, &live, &config, err);
     if (!d)
@@ -330,7 +309,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
     req->vcpu = (int)vcpu;
     req->config = config;
     if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)map, maplen))) {
-        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return RV_DEFERRED;
     }
@@ -368,7 +347,7 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
     size_t maps = (size_t)req->ncpumaps * (size_t)req->maplen;
     out->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if (maps && !out->cpumaps.cpumaps_val) {
-        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return;
     }
@@ -395,7 +374,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
     if (args->maplen <= 0 || (long long)args->ncpumaps * args->maplen > RV_CPUMAPS_MAX)
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetVcpuPinInfo",
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetVcpuPinInfo",
                     err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
@@ -487,7 +466,7 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "cpumap in virDomainPinEmulator must not be NULL");
     if (rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinEmulator", err) < 0)
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinEmulator", err) < 0)
         return -1;
     bool live, config;
     qemu_dom *d = pick(&args->dom, args->flags, &live, &config, err);
@@ -505,7 +484,7 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
     req->config = config;
     if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)args->cpumap.cpumap_val,
                                                args->cpumap.cpumap_len))) {
-        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return RV_DEFERRED;
     }
@@ -523,7 +502,7 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (args->maplen <= 0 || args->maplen > RV_CPUMAP_MAX)
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maplen > REMOTE_CPUMAP_MAX");
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetEmulatorPinInfo",
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetEmulatorPinInfo",
                     err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;

@@ -78,15 +78,6 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static int check_flags(int domain, unsigned int flags, unsigned int known, const char *func,
-                       rv_err *err)
-{
-    if (flags & ~known)
-        return rv_err_fail(err, domain, RV_ERR_INVALID_ARG,
-                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
-
 /* A list's maximum from the wire, refused outside 0..max. */
 static int check_max(int n, int max, rv_err *err)
 {
@@ -379,7 +370,7 @@ int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
                                      rv_connect_list_all_secrets_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
                     "secretConnectListAllSecrets", err) < 0)
         return -1;
     u_int k = 0;
@@ -424,7 +415,7 @@ int rv_qemu_secret_get_xml_desc(rv_driver_conn *c, const rv_secret_get_xml_desc_
 {
     (void)c;
     qsecret *s;
-    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetXMLDesc", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetXMLDesc", err) < 0 ||
         !(s = get((const unsigned char *)args->secret.uuid, err)))
         return -1;
     if (!(ret->xml = format_def(&s->def)))
@@ -466,7 +457,7 @@ int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args
 {
     (void)c;
     secret_def def;
-    if (check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
         parse_def(args->xml, &def, err) < 0)
         return -1;
     qsecret *s = find_uuid(def.uuid);
@@ -500,7 +491,7 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
 {
     (void)c;
     qsecret *s;
-    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretSetValue", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, 0, "secretSetValue", err) < 0 ||
         !(s = get((const unsigned char *)args->secret.uuid, err)))
         return -1;
     size_t len = args->value.value_len;
@@ -533,7 +524,7 @@ int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *
     (void)c;
     qsecret *s;
     char uuid[RV_UUID_STRING_LEN];
-    if (check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetValue", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetValue", err) < 0 ||
         !(s = get((const unsigned char *)args->secret.uuid, err)))
         return -1;
     if (s->def.is_private)

@@ -66,14 +66,6 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 static const char *dom_name(const qemu_dom *d)
 {
     return rv_qemu_dom_def(d)->name;
@@ -721,7 +713,7 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snapshot_request req;
-    if (check_flags(args->flags, CREATE_FLAGS, "qemuDomainSnapshotCreateXML", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, CREATE_FLAGS, "qemuDomainSnapshotCreateXML", err) < 0 ||
         !(d = dom_and_snaps(&args->dom, &q, err)) ||
         rv_snapshot_request_parse(args->xml_desc, &req, err) < 0)
         return -1;
@@ -805,7 +797,7 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
     qemu_dom *d;
     rv_snap_rec *s;
     unsigned int flags = args->flags;
-    if (check_flags(flags, REVERT_FLAGS, "qemuDomainRevertToSnapshot", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, REVERT_FLAGS, "qemuDomainRevertToSnapshot", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     bool active = rv_qemu_dom_active(d), running_snap = s->state != RV_DOMAIN_SHUTOFF;
@@ -852,7 +844,7 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
     qemu_dom *d;
     rv_snap_rec *s;
     unsigned int flags = args->flags;
-    if (check_flags(flags, DELETE_FLAGS, "qemuDomainSnapshotDelete", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, DELETE_FLAGS, "qemuDomainSnapshotDelete", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     if ((flags & RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN) &&
@@ -898,7 +890,7 @@ int rv_qemu_domain_snapshot_get_xml_desc(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s;
-    if (check_flags(args->flags, RV_DOMAIN_XML_SECURE, "qemuDomainSnapshotGetXMLDesc", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_XML_SECURE, "qemuDomainSnapshotGetXMLDesc", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     ret->xml = rv_snap_rec_format(s);
@@ -911,7 +903,7 @@ int rv_qemu_domain_snapshot_num(rv_driver_conn *c, const rv_domain_snapshot_num_
     (void)c;
     qsnaps *q;
     rv_snap_rec **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainSnapshotNum", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainSnapshotNum", err) < 0 ||
         !dom_and_snaps(&args->dom, &q, err))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, NULL, args->flags, &list);
@@ -947,7 +939,7 @@ int rv_qemu_domain_snapshot_list_names(rv_driver_conn *c,
     (void)c;
     qsnaps *q;
     rv_snap_rec **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainSnapshotListNames", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainSnapshotListNames", err) < 0 ||
         !dom_and_snaps(&args->dom, &q, err))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, NULL, args->flags, &list);
@@ -966,7 +958,7 @@ int rv_qemu_domain_snapshot_list_children_names(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s, **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainSnapshotListChildrenNames", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainSnapshotListChildrenNames", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, s, args->flags, &list);
@@ -983,7 +975,7 @@ int rv_qemu_domain_snapshot_lookup_by_name(rv_driver_conn *c,
     (void)c;
     qsnaps *q;
     qemu_dom *d;
-    if (check_flags(args->flags, 0, "qemuDomainSnapshotLookupByName", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainSnapshotLookupByName", err) < 0 ||
         !(d = dom_and_snaps(&args->dom, &q, err)))
         return -1;
     if (!rv_snap_tree_find(&q->tree, args->name))
@@ -999,7 +991,7 @@ int rv_qemu_domain_has_current_snapshot(rv_driver_conn *c,
 {
     (void)c;
     qsnaps *q;
-    if (check_flags(args->flags, 0, "qemuDomainHasCurrentSnapshot", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainHasCurrentSnapshot", err) < 0 ||
         !dom_and_snaps(&args->dom, &q, err))
         return -1;
     ret->result = q->tree.current != NULL;
@@ -1012,7 +1004,7 @@ int rv_qemu_domain_snapshot_current(rv_driver_conn *c, const rv_domain_snapshot_
     (void)c;
     qsnaps *q;
     qemu_dom *d;
-    if (check_flags(args->flags, 0, "qemuDomainSnapshotCurrent", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainSnapshotCurrent", err) < 0 ||
         !(d = dom_and_snaps(&args->dom, &q, err)))
         return -1;
     if (!q->tree.current)
@@ -1029,7 +1021,7 @@ int rv_qemu_domain_snapshot_get_parent(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s;
-    if (check_flags(args->flags, 0, "qemuDomainSnapshotGetParent", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainSnapshotGetParent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     if (!s->parent)
@@ -1046,7 +1038,7 @@ int rv_qemu_domain_snapshot_num_children(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s, **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainSnapshotNumChildren", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainSnapshotNumChildren", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, s, args->flags, &list);
@@ -1065,7 +1057,7 @@ int rv_qemu_domain_snapshot_is_current(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s;
-    if (check_flags(args->flags, 0, "qemuDomainSnapshotIsCurrent", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainSnapshotIsCurrent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, &q, err)))
         return -1;
     ret->current = q->tree.current == s;
@@ -1079,7 +1071,7 @@ int rv_qemu_domain_snapshot_has_metadata(rv_driver_conn *c,
     (void)c;
     qsnaps *q;
     qemu_dom *d;
-    if (check_flags(args->flags, 0, "qemuDomainSnapshotHasMetadata", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainSnapshotHasMetadata", err) < 0 ||
         !snap_get(&args->snap, &d, &q, err))
         return -1;
     ret->metadata = 1;
@@ -1110,7 +1102,7 @@ int rv_qemu_domain_list_all_snapshots(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainListAllSnapshots", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainListAllSnapshots", err) < 0 ||
         !(d = dom_and_snaps(&args->dom, &q, err)))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, NULL, args->flags, &list);
@@ -1130,7 +1122,7 @@ int rv_qemu_domain_snapshot_list_all_children(rv_driver_conn *c,
     qsnaps *q;
     qemu_dom *d;
     rv_snap_rec *s, **list = NULL;
-    if (check_flags(args->flags, LIST_FLAGS, "qemuDomainSnapshotListAllChildren", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, LIST_FLAGS, "qemuDomainSnapshotListAllChildren", err) < 0 ||
         !(s = snap_get(&args->snapshot, &d, &q, err)))
         return -1;
     int n = rv_snap_tree_collect(&q->tree, s, args->flags, &list);

@@ -28,27 +28,6 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
-static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void finish_error(rv_deferred *reply, int code, const char *fmt, ...)
-{
-    rv_err err = { 0 };
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    rv_deferred_finish(reply, &err);
-    rv_err_clear(&err);
-}
-
 /* A running domain whose monitor can take a command, else the error
  * libvirtd gives for a domain that is not running. */
 static qemu_dom *get_running(const rv_nonnull_domain *wire, rv_err *err)
@@ -287,7 +266,7 @@ static void on_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err, void
         size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
         json_object *one = req->target ? blockstats_of(ret, req->target) : NULL;
         if (req->target && !one) {
-            finish_error(req->reply, RV_ERR_INTERNAL_ERROR,
+            rv_qemu_finish_error(req->reply, RV_ERR_INTERNAL_ERROR,
                          "internal error: cannot find statistics for device 'drive-%s'", req->target);
         } else {
             for (size_t i = 0; i < n; i++) {
@@ -450,7 +429,7 @@ static void memory_answer(memory_req *req, json_object *guest)
     if (n > req->max)
         n = req->max;
     if (n && !(out->stats.stats_val = calloc(n, sizeof(*all)))) {
-        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
         return;
     }
     memcpy(out->stats.stats_val, all, n * sizeof(*all));
@@ -474,7 +453,7 @@ int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_
     (void)ret;
     if (args->maxStats > RV_MEMORY_STATS_MAX)
         return fail(err, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
-    if (check_flags(args->flags, 0, "qemuDomainMemoryStats", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainMemoryStats", err) < 0)
         return -1;
     qemu_dom *d = get_running(&args->dom, err);
     if (!d)
@@ -511,7 +490,7 @@ static void on_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaq
     (void)ret;
     rv_deferred *reply = opaque;
     if (err)
-        finish_error(reply, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+        rv_qemu_finish_error(reply, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                      err->message ? err->message : "QEMU refused");
     else
         rv_deferred_finish(reply, NULL);
@@ -522,7 +501,7 @@ int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
                                            rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG,
                     "qemuDomainSetMemoryStatsPeriod", err) < 0)
         return -1;
     if (args->period < 0)
@@ -579,7 +558,7 @@ static void on_cpus(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaq
     out->info.info_val = n ? calloc(n, sizeof(rv_vcpu_info)) : NULL;
     out->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if ((n && !out->info.info_val) || (maps && !out->cpumaps.cpumaps_val)) {
-        finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
         free(req);
         return;
     }
@@ -668,7 +647,7 @@ int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_
                                    rv_domain_get_vcpus_flags_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG | RV_DOMAIN_VCPU_MAXIMUM,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG | RV_DOMAIN_VCPU_MAXIMUM,
                     "qemuDomainGetVcpusFlags", err) < 0)
         return -1;
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
@@ -885,7 +864,7 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
 {
     (void)c;
     unsigned int flags = args->flags;
-    if (check_flags(flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
                     "qemuConnectGetAllDomainStats", err) < 0)
         return -1;
     unsigned int groups = args->stats ? args->stats : STATS_KNOWN;
@@ -1019,7 +998,7 @@ int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *
                              rv_node_get_cpu_map_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "virNodeGetCPUMap", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "virNodeGetCPUMap", err) < 0)
         return -1;
     int max = RV_CPUMAP_MAX * 8;
     int present = read_cpu_list("/sys/devices/system/cpu/present", NULL, max);

@@ -92,14 +92,6 @@ static int sys_fail(rv_err *err, const char *what, const char *path)
     return fail(err, RV_ERR_SYSTEM_ERROR, "cannot %s '%s': %s", what, path, strerror(errno));
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 static void emit(const qpool *p, int event)
 {
     rv_driver_pool_event(&rv_qemu_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_LIFECYCLE,
@@ -554,7 +546,7 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
 {
     (void)c;
     rv_pool_def *def;
-    if (check_flags(args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     qpool *p = pool_find(def->name);
@@ -601,7 +593,7 @@ RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
 {
     (void)c;
     rv_pool_def *def;
-    if (check_flags(args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreateXML", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreateXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     if (pool_find(def->name)) {
@@ -626,7 +618,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
 {
     (void)c;
     qpool *p;
-    if (check_flags(args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
@@ -643,7 +635,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
     (void)c;
     qpool *p;
     /* NO_OVERWRITE (4) and OVERWRITE (8) mean nothing to a directory. */
-    if (check_flags(args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)))
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -679,7 +671,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
 {
     (void)c;
     qpool *p;
-    if (check_flags(args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)))
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
         return still_active(p, err);
@@ -711,7 +703,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
 {
     (void)c;
     qpool *p;
-    if (check_flags(args->flags, 0, "storagePoolRefresh", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolRefresh", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
     if (p->jobs)
@@ -830,7 +822,7 @@ static bool matches(const qpool *p, unsigned int flags)
 RV_QEMU_STORAGE_SLOT(connect_list_all_storage_pools)
 {
     (void)c;
-    if (check_flags(args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
         return -1;
     u_int k = 0;
     for (qpool *p = st.pools; p; p = p->next)
@@ -894,7 +886,7 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
     (void)c;
     qpool *p;
     /* INACTIVE (1): the definition the next start uses. */
-    if (check_flags(args->flags, 0x1, "storagePoolGetXMLDesc", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolGetXMLDesc", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
@@ -974,7 +966,7 @@ RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
 {
     (void)c;
     qpool *p;
-    if (check_flags(args->flags, 0, "storagePoolListAllVolumes", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolListAllVolumes", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
     ret->ret = (u_int)p->nvols;
@@ -1056,7 +1048,7 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
 {
     (void)c;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "storageVolGetXMLDesc", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolGetXMLDesc", err) < 0 ||
         !(v = get_vol_fresh(&args->vol, NULL, err)))
         return -1;
     if (!(ret->xml = rv_vol_def_format(v)))
@@ -1096,7 +1088,7 @@ static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long o
                          unsigned long long length, unsigned int flags, bool upload,
                          const char *func, rv_err *err)
 {
-    if (check_flags(flags, RV_STORAGE_VOL_STREAM_SPARSE, func, err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, flags, RV_STORAGE_VOL_STREAM_SPARSE, func, err) < 0)
         return -1;
     if (offset > (unsigned long long)INT64_MAX)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: offset %llu is too large", offset);
@@ -1387,7 +1379,7 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
     qpool *p;
     rv_vol_def *v;
     int fd = -1;
-    if (check_flags(args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
         !(p = get_active(&args->pool, err)) || !(v = new_vol(p, args->xml, &fd, err)))
         return -1;
     int rc;
@@ -1416,7 +1408,7 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
     qpool *p, *src_pool;
     rv_vol_def *src, *v;
     int fd = -1;
-    if (check_flags(args->flags, 0, "storageVolCreateXMLFrom", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolCreateXMLFrom", err) < 0 ||
         !(p = get_active(&args->pool, err)) || !(src = get_vol(&args->clonevol, &src_pool, err)))
         return -1;
     if (job_for_path(src->path))
@@ -1454,7 +1446,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
     (void)c;
     qpool *p;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "storageVolDelete", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolDelete", err) < 0 ||
         !(v = get_vol_idle(&args->vol, &p, err)))
         return -1;
     if (unlink(v->path) < 0 && errno != ENOENT)
@@ -1473,7 +1465,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
     (void)c;
     qpool *p;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0x7, "storageVolResize", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x7, "storageVolResize", err) < 0 ||
         !(v = get_vol_idle(&args->vol, &p, err)))
         return -1;
     unsigned long long cap = args->capacity;
@@ -1525,7 +1517,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
     (void)c;
     qpool *p;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "storageVolWipe", err) < 0 ||
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolWipe", err) < 0 ||
         !(v = get_vol_idle(&args->vol, &p, err)))
         return -1;
     if (strcmp(v->format, "raw") != 0)

@@ -26,14 +26,6 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, MAXIMUM = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 /* Which definitions flags name: neither live nor config is the live one
  * when the domain runs, else the persistent one. */
 static int pick(qemu_dom *d, unsigned int flags, bool *live, bool *config, rv_err *err)
@@ -219,7 +211,7 @@ int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memor
                                     rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetMemoryFlags",
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetMemoryFlags",
                     err) < 0)
         return -1;
     return set_memory(&args->dom, args->memory, args->flags, err);
@@ -552,7 +544,7 @@ int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_
                                    rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetVcpusFlags",
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetVcpusFlags",
                     err) < 0)
         return -1;
     return set_vcpus(&args->dom, args->nvcpus, args->flags, err);
