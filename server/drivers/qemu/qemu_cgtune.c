@@ -160,7 +160,7 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
     const rv_qemu_domain_def *def;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "qemuDomainGetMemoryParameters", err) < 0 ||
+                            "qemuDomainGetMemoryParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
     if (args->nparams == 0) {
@@ -238,7 +238,7 @@ int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c,
     const rv_qemu_domain_def *def;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "qemuDomainGetBlkioParameters", err) < 0 ||
+                            "qemuDomainGetBlkioParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
     if (args->nparams == 0) {
@@ -338,7 +338,7 @@ int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c,
     qemu_dom *d;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "qemuDomainGetNumaParameters", err) < 0 ||
+                            "qemuDomainGetNumaParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
     if (args->nparams == 0) {
@@ -453,7 +453,7 @@ static int get_sched(const rv_nonnull_domain *wire, int nparams, unsigned int fl
     const rv_qemu_domain_def *def;
     if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "qemuDomainGetSchedulerParametersFlags", err) < 0 ||
+                            "qemuDomainGetSchedulerParametersFlags", err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0 || !(d = rv_qemu_dom_get(wire, err)) ||
         !(def = pick(d, flags, NO_CPU_CGROUP, err)))
         return -1;

@@ -673,8 +673,8 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
 {
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
-                               RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
-                    "qemuDomainUndefineFlags", err) < 0)
+                            RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
+                            "qemuDomainUndefineFlags", err) < 0)
         return -1;
     qemu_dom *d = dom_get(wire, err);
     if (!d)
@@ -814,7 +814,7 @@ static int start(const rv_nonnull_domain *wire, unsigned int flags,
                  rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
-                    "qemuDomainCreateWithFlags", err) < 0)
+                            "qemuDomainCreateWithFlags", err) < 0)
         return -1;
     qemu_dom *d = dom_get(wire, err);
     return d ? defer_job(d, QJOB_START, flags, ret_dom, err) : -1;
@@ -1132,7 +1132,7 @@ static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_a
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | 0x4 | 0x8,
-                    "qemuDomainGetXMLDesc", err) < 0)
+                            "qemuDomainGetXMLDesc", err) < 0)
         return -1;
     qemu_dom *d = dom_get(&args->dom, err);
     if (!d)

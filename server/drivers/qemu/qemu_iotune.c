@@ -302,7 +302,7 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
     if (rv_tune_params_check_call(p, n, "virDomainSetBlockIoTune", "nparams", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainSetBlockIoTune",
-                    err) < 0 ||
+                            err) < 0 ||
         rv_tune_params_validate(p, n, fields, NLIMITS, err) < 0)
         return -1;
     /* A group's name goes into the definition and to QEMU: keep it short. */
@@ -440,7 +440,7 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
         return fail(err, RV_ERR_RPC, args->nparams < 0 ? "nparams is negative"
                                                        : "nparams too large");
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "qemuDomainGetBlockIoTune", err) < 0 ||
+                            "qemuDomainGetBlockIoTune", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
     if (args->nparams == 0) {

@@ -375,7 +375,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetVcpuPinInfo",
-                    err) < 0 ||
+                            err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
@@ -503,7 +503,7 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maplen > REMOTE_CPUMAP_MAX");
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetEmulatorPinInfo",
-                    err) < 0 ||
+                            err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);

@@ -371,7 +371,7 @@ int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
-                    "secretConnectListAllSecrets", err) < 0)
+                            "secretConnectListAllSecrets", err) < 0)
         return -1;
     u_int k = 0;
     for (qsecret *s = st.list; s; s = s->next)

@@ -502,7 +502,7 @@ int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG,
-                    "qemuDomainSetMemoryStatsPeriod", err) < 0)
+                            "qemuDomainSetMemoryStatsPeriod", err) < 0)
         return -1;
     if (args->period < 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid statistics period value %d",
@@ -648,7 +648,7 @@ int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_VCPU_LIVE | RV_DOMAIN_VCPU_CONFIG | RV_DOMAIN_VCPU_MAXIMUM,
-                    "qemuDomainGetVcpusFlags", err) < 0)
+                            "qemuDomainGetVcpusFlags", err) < 0)
         return -1;
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     const rv_qemu_domain_def *def = d ? pick_def(d, args->flags, err) : NULL;
@@ -865,7 +865,7 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
     (void)c;
     unsigned int flags = args->flags;
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, STATS_FILTERS | STATS_NOWAIT | STATS_BACKING | STATS_ENFORCE,
-                    "qemuConnectGetAllDomainStats", err) < 0)
+                            "qemuConnectGetAllDomainStats", err) < 0)
         return -1;
     unsigned int groups = args->stats ? args->stats : STATS_KNOWN;
     if ((flags & STATS_ENFORCE) && (groups & ~(unsigned int)STATS_KNOWN))

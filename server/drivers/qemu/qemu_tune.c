@@ -212,7 +212,7 @@ int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memor
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetMemoryFlags",
-                    err) < 0)
+                            err) < 0)
         return -1;
     return set_memory(&args->dom, args->memory, args->flags, err);
 }
@@ -545,7 +545,7 @@ int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetVcpusFlags",
-                    err) < 0)
+                            err) < 0)
         return -1;
     return set_vcpus(&args->dom, args->nvcpus, args->flags, err);
 }
