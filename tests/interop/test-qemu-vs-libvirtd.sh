@@ -135,7 +135,10 @@ same "$OUT/libvirtd.inactive" "$OUT/remvirtd.inactive" "dumpxml --inactive key f
 sed -i -E 's/port=59[0-9][0-9] autoport=yes/port=PORT autoport=yes/' "$OUT/libvirtd.live" "$OUT/remvirtd.live"
 same "$OUT/libvirtd.live" "$OUT/remvirtd.live" "live dumpxml key fields"
 same "$OUT/libvirtd.after-shutdown" "$OUT/remvirtd.after-shutdown" "state after an ACPI shutdown"
-# (remvirtd sends no balloon-change events: compatibility.md)
-grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'" > "$OUT/libvirtd.ev"
-grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'" > "$OUT/remvirtd.ev"
+# (remvirtd sends no balloon-change events: compatibility.md.  libvirtd
+# sometimes sends a control-error when the guest's QEMU closes its
+# monitor as it powers off (its log: "Unable to read from monitor:
+# Connection reset by peer"): a race of its own, left out of both.)
+grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/libvirtd.ev"
+grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/remvirtd.ev"
 same "$OUT/libvirtd.ev" "$OUT/remvirtd.ev" "virsh event --loop --all lines"
