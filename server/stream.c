@@ -72,19 +72,23 @@ static void more_later(rvs_stream *s);
 
 static void stream_free(rvs_stream *s);
 
-/* The client's streams, after forgetting the failed ones: their error went
- * out, and libvirt's client sends nothing more on a stream it knows failed
- * (a finish or abort that crossed the error is dropped, unanswered). */
-static size_t count_streams(rvs_client *c)
+/* Drop the client's failed streams: their error went out, and libvirt's
+ * client sends nothing more on a stream it knows failed (a finish or
+ * abort that crossed the error is dropped, unanswered). */
+static void forget_failed_streams(rvs_client *c)
 {
-    size_t n = 0;
     for (rvs_stream *s = *rvs_client_streams(c), *next; s; s = next) {
         next = s->next;
         if (s->failed)
             stream_free(s);
-        else
-            n++;
     }
+}
+
+static size_t count_streams(rvs_client *c)
+{
+    size_t n = 0;
+    for (rvs_stream *s = *rvs_client_streams(c); s; s = s->next)
+        n++;
     return n;
 }
 
@@ -103,6 +107,7 @@ int rvs_stream_call_end(rvs_call *call, int rc)
                    "internal error: the driver opened no stream");
         return -1;
     }
+    forget_failed_streams(call->client);
     if (count_streams(call->client) >= RVS_STREAMS_PER_CLIENT) {
         io->ops->free(io);
         rv_err_set(&call->err, RV_FROM_STREAMS, RV_ERR_OPERATION_INVALID,
