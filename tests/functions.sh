@@ -735,14 +735,14 @@ XML
 }
 
 # test_guest: the tiny guest that boots (tests/tools/build-test-guest.sh),
-# built once into the build dir and kept there; sets TEST_GUEST_KERNEL
-# and TEST_GUEST_INITRD, or skips the test when it cannot be built.
+# built once into the build dir (or $RV_TEST_GUEST_DIR) and kept there;
+# sets TEST_GUEST_KERNEL and TEST_GUEST_INITRD, or skips the test when it
+# cannot be built.
 test_guest()
 {
     requires flock --version
-    local dir=$top_builddir/tests/guest
-    mkdir -p "$dir"
-    flock "$dir/.lock" bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
+    local dir=${RV_TEST_GUEST_DIR:-$top_builddir/tests/guest}
+    bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
         skip "cannot build the test guest (see above)"
     TEST_GUEST_KERNEL=$dir/vmlinuz
     TEST_GUEST_INITRD=$dir/initrd.img

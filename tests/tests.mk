@@ -376,3 +376,11 @@ RV_SERVICE_TESTS = \
 	tests/integration/test-deb.sh
 TESTS += $(RV_SERVICE_TESTS)
 EXTRA_DIST += $(RV_SERVICE_TESTS) tests/tools/socket-manager.py
+
+# ---------------------------------------------------------------- a newcomer's first steps (issue 36)
+# Every program and Python module the tests require comes from a package
+# tests/check.sh installs on a bare Debian 12.
+RV_NEWCOMER_TESTS = \
+	tests/integration/test-deps-listed.py
+TESTS += $(RV_NEWCOMER_TESTS)
+EXTRA_DIST += $(RV_NEWCOMER_TESTS)

@@ -18,9 +18,8 @@ if [ -z "${RV_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --net --mount tr
     # The guest's packages are downloaded out here: the namespace has no
     # way out (test_guest below finds the guest built, or skips).
     srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-    guestdir=${abs_top_builddir:-$srcdir/build}/tests/guest
-    mkdir -p "$guestdir"
-    flock "$guestdir/.lock" bash "$srcdir/tests/tools/build-test-guest.sh" "$guestdir" >&2 || true
+    bash "$srcdir/tests/tools/build-test-guest.sh" \
+        "${RV_TEST_GUEST_DIR:-${abs_top_builddir:-$srcdir/build}/tests/guest}" >&2 || true
     exec unshare --net --mount env RV_IN_NETNS=1 bash "$0" "$@"
 fi
 source "$(dirname "$0")/../functions.sh"
