@@ -68,8 +68,8 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # imagemagick's import takes the screenshots.  The QEMU driver's NAT and
 # isolated networks run dnsmasq (dnsmasq-base: the program without a
 # system service of its own) and nft (nftables); their test pings the
-# guest (iputils-ping).  The tests that build a copy of the tree take it
-# from git (git ls-files).
+# guest (iputils-ping).  The tests that build a copy of the tree, and the
+# quick start's test, take it from git (git ls-files).
 #
 # What else the suite relies on, and where it comes from (a newcomer's
 # machine has none of it; --fresh-caches runs without it, and

@@ -377,10 +377,12 @@ RV_SERVICE_TESTS = \
 TESTS += $(RV_SERVICE_TESTS)
 EXTRA_DIST += $(RV_SERVICE_TESTS) tests/tools/socket-manager.py
 
-# ---------------------------------------------------------------- a newcomer's first steps (issue 36)
-# Every program and Python module the tests require comes from a package
-# tests/check.sh installs on a bare Debian 12.
+# ---------------------------------------------------------------- a newcomer's first steps (issues 33, 36)
+# The README's quick start with a real guest, from a copy of the tree as
+# a fresh clone has it; every command the tests require comes from a
+# package tests/check.sh installs on a bare Debian 12.
 RV_NEWCOMER_TESTS = \
-	tests/integration/test-deps-listed.py
+	tests/integration/test-deps-listed.py \
+	tests/integration/test-quickstart-qemu.sh
 TESTS += $(RV_NEWCOMER_TESTS)
 EXTRA_DIST += $(RV_NEWCOMER_TESTS)
