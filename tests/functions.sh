@@ -350,16 +350,28 @@ start_libvirtd()
 
     local dir=$RV_TMP/libvirtd
     mkdir -p "$dir"
-    cat > "$dir/libvirtd.conf" <<EOF
-unix_sock_dir = "$dir"
-unix_sock_rw_perms = "0777"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$dir/libvirtd.log"
-EOF
-    local line listen=
+    # libvirtd takes the first of two lines with one key: a line given
+    # replaces the default with its key, as in start_remvirtd.
+    local -a defaults=(
+        "unix_sock_dir = \"$dir\""
+        'unix_sock_rw_perms = "0777"'
+        'auth_unix_rw = "none"'
+        'auth_unix_ro = "none"'
+        "log_outputs = \"3:file:$dir/libvirtd.log\""
+    )
+    local line given listen=
+    {
+        for line in "${defaults[@]}"; do
+            for given in "$@"; do
+                [ "${given%%[ =]*}" = "${line%% *}" ] && continue 2
+            done
+            echo "$line"
+        done
+        for line in "$@"; do
+            echo "$line"
+        done
+    } > "$dir/libvirtd.conf"
     for line in "$@"; do
-        echo "$line" >> "$dir/libvirtd.conf"
         case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
     done
     LIBVIRTD_SOCK=$dir/libvirt-sock
