@@ -8,11 +8,11 @@
 #   section 5, NO_SUPPORT in the API's error domain: test-no-support.sh
 #   section 9.1, the event callbacks' IDs and events through libvirt's
 #     client: test-events-interop.sh
-#   section 13, streams: the packets of an upload and a download,
-#     262120 bytes of data per packet: test-virsh-vol-stream.sh and
-#     test-stream-abort.sh; STREAM_HOLE byte for byte and libvirtd's
-#     answers to a hole on a stream that is not sparse and to a
-#     malformed hole: test-sparse-streams.sh
+#   section 13, streams (libvirtd's storage driver): the packets of an
+#     upload and a download (13.5), 262120 bytes of data per packet,
+#     STREAM_HOLE byte for byte, the answers to a hole on a stream that
+#     is not sparse and to malformed holes: test-sparse-streams.sh;
+#     aborts: test-stream-abort.sh
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
