@@ -452,6 +452,45 @@ EOF
     fi
 }
 
+# start_libvirtd_session: a libvirtd of user nobody's session, for its
+# storage driver (qemu:///session: dir pools under RV_TMP, streams to its
+# own volumes) without touching the host's libvirt state.  Sets
+# LIBVIRTD_SESSION_SOCK and LIBVIRTD_SESSION_URI; a pool's directory must
+# belong to nobody (65534).
+start_libvirtd_session()
+{
+    requires_root
+    requires libvirtd --version
+    requires setpriv --version
+    local lv=$RV_TMP/lv-session
+    mkdir -p "$lv/run"
+    chmod 755 "$RV_TMP"
+    chown -R 65534:65534 "$lv"
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env HOME="$lv" XDG_RUNTIME_DIR="$lv/run" XDG_CONFIG_HOME="$lv/config" \
+        XDG_CACHE_HOME="$lv/cache" XDG_DATA_HOME="$lv/data" \
+        libvirtd --timeout 300 </dev/null >"$lv/stdout" 2>&1 &
+    LIBVIRTD_SESSION_PID=$!
+    cleanup_fn stop_libvirtd_session
+    LIBVIRTD_SESSION_SOCK=$lv/run/libvirt/libvirt-sock
+    LIBVIRTD_SESSION_URI="qemu+unix:///session?socket=$LIBVIRTD_SESSION_SOCK"
+    wait_for 60 "libvirtd (session of nobody)" _rv_libvirtd_session_ready ||
+        { _rv_show_file "$lv/stdout"; fail "libvirtd (session of nobody) did not start"; }
+}
+
+_rv_libvirtd_session_ready()
+{
+    [ -S "$LIBVIRTD_SESSION_SOCK" ] && virsh -c "$LIBVIRTD_SESSION_URI" version >/dev/null 2>&1
+}
+
+stop_libvirtd_session()
+{
+    [ -n "${LIBVIRTD_SESSION_PID:-}" ] || return 0
+    kill "$LIBVIRTD_SESSION_PID" 2>/dev/null || true
+    wait "$LIBVIRTD_SESSION_PID" 2>/dev/null || true
+    LIBVIRTD_SESSION_PID=
+}
+
 _rv_libvirtd_ready()
 {
     if ! kill -0 "$LIBVIRTD_PID" 2>/dev/null; then

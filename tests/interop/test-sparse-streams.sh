@@ -117,21 +117,11 @@ done
 echo "ok   1024 holes of 4 KiB between 1024 data blocks, both ways"
 
 # ---- libvirtd's storage driver, as user nobody (its files under the test's directory)
-LV=$RV_TMP/lv-session
-mkdir -p "$LV/run" "$RV_TMP/lvpool"
-chmod 755 "$RV_TMP"
-chown -R 65534:65534 "$LV" "$RV_TMP/lvpool"
-setpriv --reuid=65534 --regid=65534 --clear-groups \
-    env HOME="$LV" XDG_RUNTIME_DIR="$LV/run" XDG_CONFIG_HOME="$LV/config" \
-    XDG_CACHE_HOME="$LV/cache" XDG_DATA_HOME="$LV/data" \
-    libvirtd --timeout 300 </dev/null >"$LV/stdout" 2>&1 &
-LV_PID=$!
-_stop_lv() { kill "$LV_PID" 2>/dev/null || true; wait "$LV_PID" 2>/dev/null || true; }
-cleanup_fn _stop_lv
-LV_SOCK=$LV/run/libvirt/libvirt-sock
-LV_URI="qemu+unix:///session?socket=$LV_SOCK"
-_lv_ready() { [ -S "$LV_SOCK" ] && virsh -c "$LV_URI" version >/dev/null 2>&1; }
-wait_for 60 "libvirtd (session of nobody)" _lv_ready || { show "$LV/stdout"; fail "libvirtd did not start"; }
+start_libvirtd_session
+LV_SOCK=$LIBVIRTD_SESSION_SOCK
+LV_URI=$LIBVIRTD_SESSION_URI
+mkdir -p "$RV_TMP/lvpool"
+chown 65534:65534 "$RV_TMP/lvpool"
 virsh -q -c "$LV_URI" pool-define-as sp dir --target "$RV_TMP/lvpool/sp" >/dev/null
 virsh -q -c "$LV_URI" pool-build sp >/dev/null
 virsh -q -c "$LV_URI" pool-start sp >/dev/null
