@@ -201,19 +201,9 @@ start_remvirtd()
         'unix_sock_ro_perms = "0777"'
         "log_outputs = \"2:file:$REMVIRTD_LOG\""
     )
-    local line key given
     {
         echo "# written by tests/functions.sh start_remvirtd"
-        for line in "${defaults[@]}"; do
-            key=${line%% *}
-            for given in "$@"; do
-                [ "${given%%[ =]*}" = "$key" ] && continue 2
-            done
-            echo "$line"
-        done
-        for given in "$@"; do
-            echo "$given"
-        done
+        _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@"
     } > "$REMVIRTD_CONF"
 
     # RV_VALGRIND is a command prefix: split into words on purpose.
@@ -227,6 +217,26 @@ start_remvirtd()
         _rv_remvirtd_dump
         fail "remvirtd did not start"
     fi
+}
+
+# _rv_conf_lines N DEFAULT... GIVEN...: a daemon's config: the N default
+# lines whose key no given line has, then the given lines (a key given
+# replaces its default; libvirtd would take the first of two).
+_rv_conf_lines()
+{
+    local n=$1 line given
+    shift
+    local -a defaults=("${@:1:n}")
+    shift "$n"
+    for line in "${defaults[@]}"; do
+        for given in "$@"; do
+            [ "${given%%[ =]*}" = "${line%% *}" ] && continue 2
+        done
+        echo "$line"
+    done
+    for given in "$@"; do
+        echo "$given"
+    done
 }
 
 _rv_remvirtd_ready()
@@ -350,8 +360,6 @@ start_libvirtd()
 
     local dir=$RV_TMP/libvirtd
     mkdir -p "$dir"
-    # libvirtd takes the first of two lines with one key: a line given
-    # replaces the default with its key, as in start_remvirtd.
     local -a defaults=(
         "unix_sock_dir = \"$dir\""
         'unix_sock_rw_perms = "0777"'
@@ -359,18 +367,8 @@ start_libvirtd()
         'auth_unix_ro = "none"'
         "log_outputs = \"3:file:$dir/libvirtd.log\""
     )
-    local line given listen=
-    {
-        for line in "${defaults[@]}"; do
-            for given in "$@"; do
-                [ "${given%%[ =]*}" = "${line%% *}" ] && continue 2
-            done
-            echo "$line"
-        done
-        for line in "$@"; do
-            echo "$line"
-        done
-    } > "$dir/libvirtd.conf"
+    local line listen=
+    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
     for line in "$@"; do
         case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
     done
