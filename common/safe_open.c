@@ -206,8 +206,13 @@ int rv_open_parent_safely(const char *path, char **name, int domain, rv_err *err
         rv_err_set(err, domain, RV_ERR_NO_MEMORY, "out of memory");
     else if (!blen || strcmp(*name, ".") == 0 || strcmp(*name, "..") == 0)
         rv_err_set(err, domain, RV_ERR_INVALID_ARG, "%s: it names no file", path);
-    else
-        dfd = rv_open_dir_safely(dir, domain, err);
+    else if ((dfd = rv_open_dir_safely(dir, domain, err)) < 0 && err->message) {
+        /* "PATH: DIR: why", the file first. */
+        char *why = err->message;
+        err->message = NULL;
+        rv_err_set(err, domain, err->code, "%s: %s", path, why);
+        free(why);
+    }
     free(dir);
     if (dfd < 0) {
         free(*name);
