@@ -164,6 +164,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-storage-libvirtd.sh \
 	tests/interop/test-qemu-hostile-paths.sh \
 	tests/interop/test-bad-xml.sh \
+	tests/interop/test-qemu-big-pool.sh \
 	tests/interop/test-qemu-nodedev.sh \
 	tests/interop/test-qemu-secrets-nwfilters.sh \
 	tests/interop/test-qemu-secrets-define.sh \
