@@ -100,9 +100,12 @@ print("ok   %d calls with bad XML in %d families: each malformed one refused, th
       % (calls, len(CALLS)))
 
 # A refused document is not kept: many large ones whose root is wrong
-# (the case that leaked the whole document for node devices).
+# (the case that leaked the whole document for node devices).  Under the
+# sanitizers or valgrind their allocators keep freed memory, so the RSS
+# says nothing there; their leak check at the daemon's exit does.
 big = "<notdevice>" + "<x/>" * 210000 + "</notdevice>"     # ~25 MB parsed
-for what, root, call in CALLS:
+measured = not (os.environ.get("ASAN_OPTIONS") or os.environ.get("RV_VALGRIND"))
+for what, root, call in CALLS if measured else []:
     call_rss = rss_kib()
     for i in range(12):
         try:
@@ -112,8 +115,9 @@ for what, root, call in CALLS:
     grown = rss_kib() - call_rss
     check(grown < 64 * 1024, "%s: RSS grew %d KiB over 12 refused documents of %d KB"
           % (what, grown, len(big) // 1000))
-print("ok   12 refused documents of %d KB per call: RSS grew less than 64 MiB for each"
-      % (len(big) // 1000))
+if measured:
+    print("ok   12 refused documents of %d KB per call: RSS grew less than 64 MiB for each "
+          "(a kept one grows it ~25 MiB)" % (len(big) // 1000))
 
 # Names: a newline refused as libvirt refuses it in other names.
 for what, call in [
