@@ -117,6 +117,7 @@ static struct {
     vol_job *jobs;
     size_t njobs;
     char *config_dir, *autostart_dir, *run_dir;
+    bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st;
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
@@ -638,7 +639,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
         close(s->dir);
         RV_WARN("storage pool '%s' %s: %s", p->def->name,
                 s->start ? "does not start" : "is not refreshed", err.message);
-        if (s->start && !s->nwaiters)
+        if (s->start && !s->nwaiters && !st.stopping)
             unlink_file(st.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
     }
     for (size_t i = 0; i < s->nvols; i++)
@@ -1935,6 +1936,7 @@ void rv_qemu_storage_cleanup(void)
         rv_deferred_finish(j->reply, &err);
         job_free(j);
     }
+    st.stopping = true;
     for (qpool *p = st.pools; p;) {
         if (p->scan) {
             scan_stop(p->scan, &err);   /* may remove p */
