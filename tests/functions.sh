@@ -783,6 +783,18 @@ qemu_domain_xml()
 XML
 }
 
+# netns_view: in the namespace tests/netns.sh made (skips elsewhere), as
+# root: mounts of its own, its own sysfs (its links only), loopback up.
+netns_view()
+{
+    requires_root
+    [ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+    requires ip -V
+    mount --make-rprivate /
+    mount -t sysfs sysfs /sys
+    ip link set lo up
+}
+
 # copy_source_tree DIR: the source tree as a fresh clone has it (tracked
 # and new files, no build dirs) into DIR; an unpacked tarball (make
 # distcheck) is not a git tree of its own, so there it is copied whole.

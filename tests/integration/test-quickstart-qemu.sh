@@ -10,26 +10,16 @@
 # no way out: the packages are there already, and the guest is the suite's
 # (built out here), copied where quickstart.sh builds it.
 set -euo pipefail
-if [ -z "${RV_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --net --mount true 2>/dev/null; then
-    srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-    bash "$srcdir/tests/tools/build-test-guest.sh" \
-        "${RV_TEST_GUEST_DIR:-${abs_top_builddir:-$srcdir/build}/tests/guest}" >&2 || true
-    exec unshare --net --mount env RV_IN_NETNS=1 bash "$0" "$@"
-fi
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
-requires_root
-[ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+netns_view
 requires git
-requires ip -V
 requires nft --version
 requires dnsmasq --version
 requires ping -V
 requires qemu-system-x86_64 --version
-
-mount --make-rprivate /
-mount -t sysfs sysfs /sys
-ip link set lo up
 
 test_guest
 clone=$RV_TMP/clone
