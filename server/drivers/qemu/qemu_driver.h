@@ -65,6 +65,7 @@ typedef struct qemu_dom {
     int state, reason;          /* RV_DOMAIN_*, and the reason under it */
     int id;                     /* -1 when inactive */
     pid_t pid;                  /* 0 when no process */
+    unsigned long long start_time; /* the process's, from /proc (0: unknown) */
     bool our_child;             /* spawned by this remvirtd (reaped by it) */
     rv_qmp *qmp;
     char *monitor_path;
@@ -255,6 +256,10 @@ void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
 /* cpu time from /proc/<pid>/stat, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* When a process started (/proc/<pid>/stat field 22, clock ticks since
+ * boot): with the pid it names one process, whatever pids are reused;
+ * 0 when it cannot be read. */
+unsigned long long rv_qemu_proc_start_time(pid_t pid);
 /* User and system time from a /proc stat file (a process's or a
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,

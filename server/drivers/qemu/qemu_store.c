@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
 RV_LOG_CATEGORY("drivers.qemu.store");
@@ -176,8 +177,8 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     char *status = NULL;
     int rc = -1;
     if (!xml || !xml_path || !status_path ||
-        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\n", (int)d->pid,
-                 d->id, d->state, d->reason, d->vcpus_unplugged) < 0) {
+        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n",
+                 (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged, d->start_time) < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
@@ -265,10 +266,15 @@ static rv_qemu_domain_def *load_def(const char *path)
     return def;
 }
 
-/* Whether pid is a QEMU started for guest `name`: its command line says
- * so, so a recycled pid is never taken for the guest. */
-static bool is_guest_process(pid_t pid, const char *name)
+/* Whether pid is the QEMU started for guest `name`: the process that
+ * started at start_time (so a reused pid is never taken for the guest),
+ * whose -name is exactly the guest's (escaped as on its command line, so
+ * 'a' never claims the QEMU of 'a,b').  start_time 0: recorded by a
+ * remvirtd that did not record it; the name alone decides. */
+static bool is_guest_process(pid_t pid, unsigned long long start_time, const char *name)
 {
+    if (start_time && rv_qemu_proc_start_time(pid) != start_time)
+        return false;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -277,15 +283,18 @@ static bool is_guest_process(pid_t pid, const char *name)
     static char buf[65536];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char want[512];
-    snprintf(want, sizeof(want), "guest=%s,", name);
-    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
-        if (strncmp(buf + i, want, strlen(want)) == 0)
-            return true;
-    return false;
+    char *want = rv_qemu_name_arg(name);
+    bool found = false;
+    if (n > 0 && want) {
+        buf[n] = '\0';
+        /* "-name" then its argument, as rv_qemu_build_argv wrote them. */
+        for (ssize_t i = 0; i < n && !found; i += (ssize_t)strlen(buf + i) + 1) {
+            ssize_t next = i + (ssize_t)strlen(buf + i) + 1;
+            found = strcmp(buf + i, "-name") == 0 && next < n && strcmp(buf + next, want) == 0;
+        }
+    }
+    free(want);
+    return found;
 }
 
 static void load_runtime(const char *name)
@@ -303,14 +312,16 @@ static void load_runtime(const char *name)
         rv_qemu_remove_runtime(name);
         return;
     }
-    /* (a later line: older remvirtds wrote none) */
+    /* (later lines: older remvirtds wrote none) */
     bool vcpus_unplugged = strstr(status, "\nvcpus_unplugged 1\n") != NULL;
+    const char *st = strstr(status, "\nstart_time ");
+    unsigned long long start_time = st ? strtoull(st + 12, NULL, 10) : 0;
     free(status);
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
     free(xml_path);
     qemu_dom *d = rv_qemu_find_name(name);
-    bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, name);
+    bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, start_time, name);
     if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP) {
         /* remvirtd died in the middle of starting it: that start failed,
          * and nobody is left to finish it. */
@@ -347,6 +358,7 @@ static void load_runtime(const char *name)
     }
     d->live = live;
     d->pid = pid;
+    d->start_time = start_time ? start_time : rv_qemu_proc_start_time(pid);
     d->id = id;
     d->vcpus_unplugged = vcpus_unplugged;
     d->state = state;
