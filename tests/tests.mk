@@ -155,6 +155,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-define-durable.sh \
 	tests/interop/test-qemu-reattach.sh \
 	tests/interop/test-qemu-reattach-names.sh \
+	tests/interop/test-qemu-monitor-wait.sh \
 	tests/interop/test-qemu-concurrent.sh \
 	tests/interop/test-qemu-events.sh \
 	tests/interop/test-java-client.sh \

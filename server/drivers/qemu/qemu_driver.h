@@ -100,6 +100,9 @@ typedef struct qemu_dom {
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
+    /* Calls waiting for a start, stop or monitor connection to end. */
+    struct monitor_waiter *monitor_waiters;
+    ev_timer monitor_wait;      /* the first of their deadlines */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
     /* Definition writes (qemu_defwrite.c): the head's child runs, the
      * rest wait in order. */
@@ -227,6 +230,13 @@ void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, c
                           rv_deferred *reply);
 /* For qemu_save.c: end the running job; stop the process (see begin_stop). */
 void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
+/* For a call that needs the running guest's monitor (or its process):
+ * 0 when they are there; RV_DEFERRED while the domain is starting,
+ * stopping or (re)connecting to its monitor: the call was deferred and
+ * runs again once that is over (then finding the guest running, or shut
+ * off), or gets a timeout error after 30 s; -1 with libvirtd's "domain
+ * is not running" when it is not active (or no memory). */
+int rv_qemu_need_monitor(qemu_dom *d, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
