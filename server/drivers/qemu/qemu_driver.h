@@ -161,6 +161,34 @@ int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
 void rv_qemu_remove_runtime(const char *name);
+/* A family of definitions kept one per file in a directory. */
+typedef struct rv_qemu_def_family {
+    const char *what;           /* "domain", "network", ...: for the log */
+    const char *unique_what;    /* what *unique is, for the log; NULL: none */
+    size_t max;                 /* the largest file accepted, in bytes */
+    /* The definition in text (NUL-terminated), or NULL with err set;
+     * *uuid (always), *name (left NULL for a family without names: the
+     * file is then <uuid>.xml, else <name>.xml) and *unique (what else
+     * must be unique, if anything: a secret's usage) point into it. */
+    void *(*parse)(const char *text, const char **name, const unsigned char **uuid,
+                   const char **unique, rv_err *err);
+    /* Takes def, read from path: the only one of its UUID (and unique)
+     * in the directory. */
+    void (*add)(void *def, const char *path, void *opaque);
+    void (*free)(void *def);
+} rv_qemu_def_family;
+/* At start-up: every <name>.xml in dir, in file name order, to fam->add.
+ * Refused with a log line naming the file: one over fam->max bytes, not
+ * a regular file, that does not parse, or not named after what it
+ * defines; every file whose UUID (or unique) another file has too (the
+ * line names both; neither is loaded: which one is right is the
+ * operator's call).
+ * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
+void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
+/* Remove the temporary files that writes interrupted by a kill left in
+ * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
+ * can be under way. */
+void rv_qemu_clean_temp_files(const char *dir);
 /* At start-up: the defined domains, then the runtime of those that ran. */
 void rv_qemu_load_all(void);
 /* The last lines (at most 1 KiB) of a domain's log written after offset
