@@ -1222,8 +1222,10 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "stop");
         break;
     case QJOB_RESUME:
+        /* libvirtd refuses it too (VIR_ERR_OPERATION_INVALID). */
         if (d->state == RV_DOMAIN_RUNNING)
-            job_done(d, NULL);
+            job_fail(d, RV_ERR_OPERATION_INVALID,
+                     "Requested operation is not valid: domain is already running");
         else
             job_command(d, "cont");
         break;
