@@ -87,10 +87,7 @@ calls_ok()
 _cont() { kill -CONT "$1" 2>/dev/null || true; }
 kill -STOP "$pid"
 cleanup_fn _cont "$pid"
-kill -KILL "$REMVIRTD_PID"
-wait "$REMVIRTD_PID" 2>/dev/null || true
-REMVIRTD_PID=
-rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+kill_remvirtd
 start_remvirtd_qemu "qemu_binary = \"$OUT/qemu\""
 [ "$("${V[@]}" domstate g)" = "running" ] || fail "g is $("${V[@]}" domstate g) after the restart"
 calls_begin g

@@ -35,14 +35,6 @@ grep -qx "start_time $(start_time "$ab_pid")" "$RUN/a,b.status" ||
     fail "the status file does not record the process's start time: $(tr '\n' ' ' < "$RUN/a,b.status")"
 echo "ok   the status file records the start time of QEMU (field 22 of /proc/PID/stat)"
 
-kill_remvirtd()
-{
-    kill -KILL "$REMVIRTD_PID"
-    wait "$REMVIRTD_PID" 2>/dev/null || true
-    REMVIRTD_PID=
-    rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
-}
-
 # 1. 'a,b' is reattached (its command line says guest=a,,b).
 kill_remvirtd
 start_remvirtd_qemu
