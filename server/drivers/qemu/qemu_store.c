@@ -521,24 +521,25 @@ void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opa
             fam->free(one.def);
             one.def = NULL;
         }
-        if (!one.def) {
+        loaded_def *more = !one.def || n < cap ? files
+                                              : reallocarray(files, cap ? cap * 2 : 16, sizeof(*files));
+        if (!one.def || !more) {
             RV_WARN("%s/%s is not used: %s", dir, e->d_name,
                     err.message ? err.message : "out of memory");
-        } else if (n == cap && !(cap = cap ? cap * 2 : 16,
-                                 files = reallocarray(files, cap, sizeof(*files)))) {
-            RV_ERROR("out of memory loading %s: no %s is loaded", dir, fam->what);
-            fam->free(one.def);
-            rv_err_clear(&err);
+            if (one.def)
+                fam->free(one.def);
             free(one.file);
-            break;
         } else {
+            if (n == cap)
+                cap = cap ? cap * 2 : 16;
+            files = more;
             files[n++] = one;
-            one.file = NULL;
         }
-        free(one.file);
         rv_err_clear(&err);
     }
     closedir(dp);
+    if (n == 0)
+        return;
     /* Two files that claim one UUID: neither can be told to be the right
      * one, so neither is loaded; the operator decides.  (Names cannot
      * clash: each file is named after its definition.) */
