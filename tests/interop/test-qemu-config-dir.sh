@@ -8,7 +8,8 @@
 # - two secrets with one usage: the same;
 # - a file over the family's size limit is refused as too large, naming
 #   the limit (not "malformed");
-# - a file not named after what it defines is refused;
+# - a file not named after what it defines is refused, and a FIFO
+#   (without blocking the start);
 # - temporary files left by interrupted writes (*.xml.tmpXXXXXX,
 #   *.xml.tmp) are removed at start-up.
 set -euo pipefail
@@ -72,6 +73,8 @@ leftovers=("$ETC/networks/net2.xml.tmpAb12Cd" "$ETC/good2.xml.tmp" "$ETC/storage
 for f in "${leftovers[@]}"; do echo "<partial" > "$f"; done
 echo "keep me" > "$ETC/networks/notes.tmpfile"
 cp -a "$ETC" "$OUT/etc-before"
+# A FIFO where a definition would be: it must not block the start.
+mkfifo "$ETC/networks/fifo.xml"
 
 start_remvirtd_qemu
 LOG=$REMVIRTD_LOG
@@ -94,7 +97,9 @@ done
 has_both "$ETC/networks/net1.xml" "$ETC/networks/netdup.xml"
 grep "$ETC/networks/bignet.xml" "$LOG" | grep -q "too large.*limit of" || fail "bignet is not too large"
 grep "$ETC/networks/misnamed.xml" "$LOG" | grep -q "elsewhere" || fail "misnamed.xml is not reported"
-echo "ok   networks: the same; a file not named after its network is refused"
+grep "$ETC/networks/fifo.xml" "$LOG" | grep -q "FIFO" || fail "the FIFO is not reported"
+rm "$ETC/networks/fifo.xml"
+echo "ok   networks: the same; a file not named after its network is refused; a FIFO too, at once"
 
 for n in pool1 pooldup bigpool; do
     "${V[@]}" pool-uuid "$n" > /dev/null 2>&1 && fail "pool $n was loaded"

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -415,13 +416,14 @@ void rv_qemu_clean_temp_files(const char *dir)
 static char *read_def_file(int dirfd_, const char *file, size_t max, const char *what,
                            rv_err *err)
 {
-    int fd = openat(dirfd_, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    const char *kind = NULL;
+    int fd = rv_open_file_at(dirfd_, file, O_RDONLY, 0, false, &kind);
     struct stat sb;
     char *text = NULL;
-    if (fd < 0 || fstat(fd, &sb) < 0) {
+    if (fd < 0 && kind) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR, "it is a %s, not a regular file", kind);
+    } else if (fd < 0 || fstat(fd, &sb) < 0) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot read it: %s", strerror(errno));
-    } else if (!S_ISREG(sb.st_mode)) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR, "it is not a regular file");
     } else if ((size_t)sb.st_size > max) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR,
                    "it is too large: %lld bytes, over the limit of %zu for a %s definition",
