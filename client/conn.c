@@ -425,11 +425,24 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
             return got < 0 ? -1 : 0;
         struct pollfd pfd = { .fd = c->tr->fd,
                               .events = rv_transport_wait_events(c->tr, POLLIN) };
-        if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+        int timeout = c->answer_timeout_ms > 0 ? c->answer_timeout_ms : -1;
+        int rc = poll(&pfd, 1, timeout);
+        if (rc < 0 && errno != EINTR) {
             rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot wait for the server");
             return -1;
         }
+        if (rc == 0) {
+            rv_err_set(why, RV_FROM_RPC, RV_ERR_OPERATION_TIMEOUT,
+                       "Timed out during operation: the server sent no answer within %g s "
+                       "(is it stopped or stuck?)", timeout / 1000.0);
+            return -1;
+        }
     }
+}
+
+void rvc_conn_set_answer_timeout(struct rvc_conn *c, int ms)
+{
+    c->answer_timeout_ms = ms;
 }
 
 /* Make rbuf's head one whole frame; its length (length word included)

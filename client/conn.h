@@ -29,6 +29,14 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
 int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err);
 
+/* While ms > 0, a reader that waits ms for the server to send anything,
+ * with a call unanswered, fails the connection (RV_ERR_OPERATION_TIMEOUT):
+ * for opening, when a server that is stopped (SIGSTOP) or stuck would
+ * otherwise keep the caller waiting for ever.  0: no limit (calls may
+ * take long; keepalive notices a dead server).  Set it while no call
+ * runs. */
+void rvc_conn_set_answer_timeout(struct rvc_conn *c, int ms);
+
 /* ---- streams ----
  *
  * A call that opens a data stream (volume upload and download, a

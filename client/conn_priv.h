@@ -93,6 +93,7 @@ struct rvc_conn {
     long long spin_window_ns;       /* see spin_for_input(); 0: never spin */
     int spin_misses;                /* reader only */
     int spin_skip;
+    int answer_timeout_ms;          /* see rvc_conn_set_answer_timeout(); 0: none */
 
     int eof;                        /* the server closed the connection */
     long long last_heard_ns;        /* when bytes last came (atomic: the reader writes) */

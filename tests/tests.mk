@@ -154,6 +154,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-agent.sh \
 	tests/interop/test-qemu-define-durable.sh \
 	tests/interop/test-qemu-reattach.sh \
+	tests/interop/test-qemu-reattach-names.sh \
+	tests/interop/test-qemu-monitor-wait.sh \
+	tests/interop/test-qemu-config-dir.sh \
+	tests/interop/test-rvsh-open-timeout.sh \
 	tests/interop/test-qemu-concurrent.sh \
 	tests/interop/test-qemu-events.sh \
 	tests/interop/test-java-client.sh \

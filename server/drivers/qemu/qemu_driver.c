@@ -112,7 +112,8 @@ static void dom_free(qemu_dom *d)
 
 void rv_qemu_dom_forget_if_gone(qemu_dom *d)
 {
-    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes)
+    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes ||
+        d->monitor_waiters)
         return;
     for (qemu_dom **p = &rv_qemu.doms; *p; p = &(*p)->next)
         if (*p == d) {

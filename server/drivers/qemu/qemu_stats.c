@@ -28,18 +28,14 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* A running domain whose monitor can take a command, else the error
- * libvirtd gives for a domain that is not running. */
-static qemu_dom *get_running(const rv_nonnull_domain *wire, rv_err *err)
+/* In *d a running domain whose monitor can take a command: 0; else
+ * RV_DEFERRED (the call waits for it, rv_qemu_need_monitor) or -1 with
+ * the error libvirtd gives for a domain that is not running. */
+static int get_running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (!d)
-        return NULL;
-    if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
-        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
-    return d;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    return rv_qemu_need_monitor(*d, err);
 }
 
 /* Send a QMP command for a deferred call.  On failure the call is
@@ -294,9 +290,10 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
 {
     (void)c;
     (void)ret;
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     const rv_qemu_disk *disk = NULL;
     if (args->path[0] && !(disk = find_disk(d->live, args->path)))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
@@ -455,9 +452,10 @@ int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_
         return fail(err, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainMemoryStats", err) < 0)
         return -1;
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     memory_req *req = calloc(1, sizeof(*req));
     if (!req)
         return oom(err);
@@ -512,9 +510,10 @@ int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
         return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                     "unsupported configuration: the memory statistics period can only be set on "
                     "the running domain (<memballoon><stats period/> is not supported)");
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     if (!d->live->balloon)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Unable to change balloon collection period.");
@@ -603,8 +602,9 @@ int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *
     if (!rv_qemu_dom_active(d))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot list vcpus for an inactive domain");
-    if (!(d = get_running(&args->dom, err)))
-        return -1;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     vcpus_req *req = calloc(1, sizeof(*req));
     if (!req)
         return oom(err);
