@@ -279,6 +279,7 @@ static void process_gone(qemu_dom *d)
     d->restarting = false;
     d->balloon_kib = 0;
     d->pid = 0;
+    rv_qemu_cpu_files_close(d);
     d->id = -1;
     d->reaped = false;
     d->vcpus_unplugged = false;
@@ -407,39 +408,6 @@ void rv_qemu_process_exited(pid_t pid, int st)
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d)
 {
     return d->balloon_kib ? d->balloon_kib : rv_qemu_dom_def(d)->current_memory_kib;
-}
-
-bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
-                        unsigned long long *system_ns)
-{
-    char buf[1024];
-    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    /* After the command name in parentheses: fields 3.., utime is 14, stime 15. */
-    char *p = strrchr(buf, ')');
-    unsigned long long utime = 0, stime = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-                     &stime) != 2)
-        return false;
-    long hz = sysconf(_SC_CLK_TCK);
-    unsigned long long tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
-    *user_ns = utime * tick_ns;
-    *system_ns = stime * tick_ns;
-    return true;
-}
-
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
-{
-    char path[64];
-    unsigned long long user = 0, system = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    return rv_qemu_proc_times(path, &user, &system) ? user + system : 0;
 }
 
 /* ================================================================ the monitor */
