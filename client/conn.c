@@ -230,8 +230,6 @@ static void wake_waiter(waiter *w, int to, unsigned *mask)
  * so a wakeup between the two makes the wait return at once. */
 static void sleep_waiter(struct rvc_conn *c, waiter *w)
 {
-    if (!w->bit)
-        w->bit = thread_bit();
     int v = WAITER_RUNNING;
     if (__atomic_compare_exchange_n(&w->word, &v, WAITER_ASLEEP, 0, __ATOMIC_SEQ_CST,
                                     __ATOMIC_SEQ_CST)) {
@@ -275,8 +273,11 @@ static void unlist_sleeper_locked(struct rvc_conn *c, waiter *w)
     w->listed = 0;
 }
 
+/* Its waiter's bit is set here, before any reader can see it: a waker
+ * reads the bit, and must not miss a sleeper for one set later. */
 static void link_pending_locked(struct rvc_conn *c, pending_call *p)
 {
+    p->w.bit = thread_bit();
     p->next = NULL;
     *c->pending_tail = p;
     c->pending_tail = &p->next;
@@ -1036,7 +1037,7 @@ int rvc_conn_complete(struct rvc_conn *c, unsigned int max_in_flight)
     flush(c, 0);            /* a failure completes the calls */
 
     int ran = 0;
-    waiter me = { .completer = 1 };
+    waiter me = { .completer = 1, .bit = thread_bit() };
     pthread_mutex_lock(&c->lock);
     for (;;) {
         if (c->completed) {

@@ -44,11 +44,20 @@ static bool parse_times(const char *buf, unsigned long long *user_ns,
         long hz = sysconf(_SC_CLK_TCK);
         tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
     }
-    /* After the command name in parentheses: fields 3.., utime is 14, stime 15. */
+    /* After the command name in parentheses: fields 3.., utime is 14,
+     * stime 15.  Skipped by hand: sscanf cost more than the read. */
     const char *p = strrchr(buf, ')');
-    unsigned long long utime = 0, stime = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-                     &stime) != 2)
+    for (int field = 2; p && field < 14; field++)     /* to the space before field 14 */
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return false;
+    char *end;
+    unsigned long long utime = strtoull(p + 1, &end, 10);
+    if (end == p + 1 || *end != ' ')
+        return false;
+    const char *q = end + 1;
+    unsigned long long stime = strtoull(q, &end, 10);
+    if (end == q || *end != ' ')
         return false;
     *user_ns = utime * tick_ns;
     *system_ns = stime * tick_ns;
