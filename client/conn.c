@@ -91,14 +91,8 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     const char *spin = getenv("REMVIRT_SPIN_US");
     long us = spin && *spin ? strtol(spin, NULL, 10) : SPIN_DEFAULT_US;
     c->spin_window_ns = (us < 0 ? 0 : us > SPIN_MAX_US ? SPIN_MAX_US : us) * 1000LL;
-    /* Held for a few instructions at a time by many threads: spinning a
-     * little before sleeping spares most contended sleeps. */
-    pthread_mutexattr_t spin_first;
-    pthread_mutexattr_init(&spin_first);
-    pthread_mutexattr_settype(&spin_first, PTHREAD_MUTEX_ADAPTIVE_NP);
-    pthread_mutex_init(&c->write_lock, &spin_first);
-    pthread_mutex_init(&c->lock, &spin_first);
-    pthread_mutexattr_destroy(&spin_first);
+    pthread_mutex_init(&c->write_lock, NULL);
+    pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->idle, NULL);
     pthread_cond_init(&c->flushed, NULL);
     c->pending_tail = &c->pending;
@@ -337,12 +331,12 @@ void rvc_conn_fail_locked_because(struct rvc_conn *c, rv_err *why, int reason)
 {
     if (!c->failed) {
         RV_DEBUG("connection failed: %s", why->message ? why->message : "?");
-        c->failed = 1;
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);  /* flush() looks unlocked */
         rv_err_move(&c->failure, why);
         if (c->tr)      /* NULL only after a failed rvc_conn_wrap_transport() */
             shutdown(c->tr->fd, SHUT_RDWR);
-        c->close_reason = reason >= 0 ? reason
-                          : c->eof ? RV_CLOSE_REASON_EOF : RV_CLOSE_REASON_ERROR;
+        int eof = __atomic_load_n(&c->eof, __ATOMIC_RELAXED);
+        c->close_reason = reason >= 0 ? reason : eof ? RV_CLOSE_REASON_EOF : RV_CLOSE_REASON_ERROR;
         rvc_conn_listen_locked(c, 0);
         if (c->on_closed) {
             c->close_pending = 1;
@@ -534,9 +528,8 @@ static int flush(struct rvc_conn *c, int as_reader)
         c->queue = c->out;
         c->out = batch;
         pthread_mutex_unlock(&c->write_lock);
-        pthread_mutex_lock(&c->lock);
-        int dead = c->failed;       /* its calls have failed already */
-        pthread_mutex_unlock(&c->lock);
+        /* Dead: its calls have failed already. */
+        int dead = __atomic_load_n(&c->failed, __ATOMIC_RELAXED);
         rv_err why = { 0 };
         if (dead || write_all(c, rv_buf_head(&c->out), rv_buf_used(&c->out), as_reader, &why) < 0) {
             if (!dead)
@@ -617,11 +610,19 @@ static int send_call(struct rvc_conn *c, pending_call *p, xdrproc_t args_filter,
     pthread_mutex_unlock(&c->lock);
     rv_frame_set_serial(c->queue.data + at, p->serial);
     RV_DEBUG("%s %s serial %u", p->on_done ? "start" : "call", proc_label(p->proc), p->serial);
-    if (rv_buf_used(&c->queue) < QUEUE_SOFT_MAX && (p->on_done || c->collecting)) {
-        if (!p->on_done)
-            __atomic_store_n(&c->left_to_reader, 1, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&c->write_lock);
-        return 0;
+    if (rv_buf_used(&c->queue) < QUEUE_SOFT_MAX) {
+        /* Left to a running reader: it sees left_to_reader after it
+         * stops collecting, or this thread sees that it stopped (both
+         * store, then load: one of the two flushes). */
+        int leave = p->on_done != NULL;
+        if (!leave) {
+            __atomic_store_n(&c->left_to_reader, 1, __ATOMIC_SEQ_CST);
+            leave = __atomic_load_n(&c->collecting, __ATOMIC_SEQ_CST);
+        }
+        if (leave) {
+            pthread_mutex_unlock(&c->write_lock);
+            return 0;
+        }
     }
     flush(c, 0);        /* a failure answers the call */
     return 0;
@@ -640,7 +641,7 @@ static void ring_answered(struct rvc_conn *c)
 /* As the reader: send the frames calls left to it. */
 static void flush_collected(struct rvc_conn *c)
 {
-    if (!__atomic_load_n(&c->left_to_reader, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&c->left_to_reader, __ATOMIC_SEQ_CST))
         return;
     pthread_mutex_lock(&c->write_lock);
     flush(c, 1);
@@ -650,12 +651,9 @@ static void flush_collected(struct rvc_conn *c)
  * was left to it goes out before it stops. */
 static void set_collecting(struct rvc_conn *c, int on)
 {
-    pthread_mutex_lock(&c->write_lock);
-    c->collecting = on;
-    if (on)
-        pthread_mutex_unlock(&c->write_lock);
-    else
-        flush(c, 1);
+    __atomic_store_n(&c->collecting, on, __ATOMIC_SEQ_CST);
+    if (!on)
+        flush_collected(c);
 }
 
 static long long elapsed_ns(const struct timespec *from)
@@ -710,7 +708,7 @@ static int read_available(struct rvc_conn *c, rv_err *why, int *drained)
             return 1;
         }
         if (n == 0) {
-            c->eof = 1;
+            __atomic_store_n(&c->eof, 1, __ATOMIC_RELAXED);     /* fail() may read it */
             const char *said = rv_transport_peer_error(c->tr);
             rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server%s%s",
                        said ? ": " : "", said ? said : "");

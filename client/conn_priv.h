@@ -100,7 +100,7 @@ struct rvc_conn {
      * share writes.  A thread that finds a flush going leaves its frame
      * to it, unless the queue is past QUEUE_SOFT_MAX: then it waits for
      * that flush (back-pressure for big writers such as uploads). */
-    pthread_mutex_t write_lock;     /* guards queue, flushing, flush_waiters, collecting */
+    pthread_mutex_t write_lock;     /* guards queue, flushing, flush_waiters */
     rv_buf queue;
     rv_buf out;                     /* the flusher's alone */
     int flushing;
@@ -108,7 +108,7 @@ struct rvc_conn {
     /* The reader is running (not asleep in poll) and sends the queue
      * before it waits: a call that finds it set leaves its frame to it,
      * so calls woken by one batch of replies go out in one write. */
-    int collecting;
+    int collecting;                 /* atomic */
     int left_to_reader;             /* atomic: a frame waits for the reader's flush */
     pthread_cond_t flushed;         /* a flush ended */
 
@@ -118,7 +118,7 @@ struct rvc_conn {
     waiter *sleepers, **sleepers_tail;      /* threads asleep on their word, oldest first */
     struct rvc_stream *streams;     /* open streams (rvc_conn_stream_call) */
     enum reader_state reader;       /* who owns the socket's input (see above) */
-    int failed;
+    int failed;                     /* set atomically: flush() reads it unlocked */
     rv_err failure;                 /* why the connection stopped working */
 
     /* Asynchronous calls: the answered ones whose on_done has not run,
@@ -134,7 +134,7 @@ struct rvc_conn {
     int spin_misses;                /* reader only */
     int spin_skip;
 
-    int eof;                        /* the server closed the connection */
+    int eof;                        /* the server closed the connection (atomic) */
     long long last_heard_ns;        /* when bytes last came (atomic: the reader writes) */
 
     /* The application's loop (rvc_conn_attach_loop); guarded by lock.
