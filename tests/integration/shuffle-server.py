@@ -39,21 +39,9 @@ import time
 
 import rawclient as rc
 
-PROC_SUPPORTS_FEATURE = 60
-PROC_REGISTER_CLOSE = 360
-PROC_UNREGISTER_CLOSE = 361
-ERR_NO_DOMAIN = 42
-FROM_TEST = 12
 CLOSE_AFTER = 3000      # client-concurrency.c's CLOSE_AFTER
 BATCH_MAX = 64
 QUIET = 0.001           # seconds without input that end a batch
-
-
-def error_body(code, message):
-    """remote_error: code, domain, message, level, dom, str1-3, int1-2, net."""
-    return (rc.xdr_int(code) + rc.xdr_int(FROM_TEST) + rc.xdr_opt_string(message) +
-            rc.xdr_int(2) + rc.xdr_int(0) + rc.xdr_int(0) * 3 + rc.xdr_int(0) * 2 +
-            rc.xdr_int(0))
 
 
 def domain_id(name):
@@ -68,7 +56,8 @@ def answer(hdr, body):
     if hdr.proc == rc.PROC_DOMAIN_LOOKUP_BY_NAME:
         name = rc.Unpacker(body).string()
         if name.startswith("err-"):
-            return reply(error_body(ERR_NO_DOMAIN, f"no domain {name}"), rc.STATUS_ERROR)
+            return reply(rc.xdr_error(rc.ERR_NO_DOMAIN, rc.FROM_TEST, f"no domain {name}"),
+                         rc.STATUS_ERROR)
         uuid = name.encode()[:16].ljust(16, b"#")
         return reply(rc.xdr_domain(name, uuid, domain_id(name)))
     if hdr.proc == rc.PROC_DOMAIN_GET_INFO:
@@ -76,12 +65,14 @@ def answer(hdr, body):
         return reply(struct.pack(">iQQiQ", 1, dom_id, dom_id + 1, 1, dom_id * 7))
     if hdr.proc == rc.PROC_AUTH_LIST:
         return reply(rc.xdr_uint(1) + rc.xdr_int(0))        # none
-    if hdr.proc == PROC_SUPPORTS_FEATURE:
+    if hdr.proc == rc.PROC_CONNECT_SUPPORTS_FEATURE:
         return reply(rc.xdr_int(0))
-    if hdr.proc in (rc.PROC_CONNECT_OPEN, rc.PROC_CONNECT_CLOSE, PROC_REGISTER_CLOSE,
-                    PROC_UNREGISTER_CLOSE):
+    if hdr.proc in (rc.PROC_CONNECT_OPEN, rc.PROC_CONNECT_CLOSE,
+                    rc.PROC_CONNECT_REGISTER_CLOSE_CALLBACK,
+                    rc.PROC_CONNECT_UNREGISTER_CLOSE_CALLBACK):
         return reply()
-    return reply(error_body(1, f"the shuffle server does not do procedure {hdr.proc}"),
+    return reply(rc.xdr_error(rc.ERR_INTERNAL_ERROR, rc.FROM_TEST,
+                              f"the shuffle server does not do procedure {hdr.proc}"),
                  rc.STATUS_ERROR)
 
 
