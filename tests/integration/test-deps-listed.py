@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Every program and Python module the tests require comes from a Debian
 package that tests/check.sh installs, or that such a package needs, on a
-bare Debian 12 (its priority-required packages).  What was installed on
-this machine by hand, pip-installed or left by an earlier session would
-let a test pass here and skip or fail on a newcomer's machine.
+bare Debian 12 (its priority-required packages), in check.sh's plain or
+--valgrind mode.  What was installed on this machine by hand,
+pip-installed or left by an earlier session would let a test pass here
+and skip or fail on a newcomer's machine.
 
 The set is what apt would install on an empty system (apt-get -s with an
 empty dpkg status: no recommends, as check.sh installs).  A program is
@@ -49,7 +50,10 @@ def sources(exts):
 for tool in ('apt-get', 'apt-cache', 'dpkg-query'):
     if run('sh', '-c', f'command -v {tool}', check=False).returncode != 0:
         skip(f'no {tool}')
-listed = run('bash', os.path.join(top, 'tests/check.sh'), '--print-deps').stdout.split()
+# With --valgrind's too: valgrind serves the modes that run things under
+# it (make check-valgrind, RV_HELGRIND=1, bench's --callgrind), whose
+# `requires valgrind` a plain run never reaches.
+listed = run('bash', os.path.join(top, 'tests/check.sh'), '--valgrind', '--print-deps').stdout.split()
 avail = run('apt-cache', 'dumpavail').stdout
 if not avail.strip():
     skip("apt knows no packages (run apt-get update)")
