@@ -632,7 +632,7 @@ static void cpu_def_clear(cpu_def *d)
 
 /* Read one <cpu>: the model's features, plus the required ones, minus the
  * disabled ones, in d->required. */
-static int cpu_def_parse(const char *xml, cpu_def *d, rv_err *err)
+static int cpu_def_parse(const char *xml, bool need_arch, cpu_def *d, rv_err *err)
 {
     memset(d, 0, sizeof(*d));
     xmlDoc *doc = NULL;
@@ -653,6 +653,10 @@ static int cpu_def_parse(const char *xml, cpu_def *d, rv_err *err)
     d->vendor = rv_lx_text(rv_lx_child(root, "vendor"), &failed);
     if (failed) {
         fail(err, RV_FROM_CPU, RV_ERR_NO_MEMORY, "out of memory");
+        goto out;
+    }
+    if (need_arch && !d->arch) {
+        fail(err, RV_FROM_CPU, RV_ERR_XML_ERROR, "XML error: Missing CPU architecture");
         goto out;
     }
     if (d->model && !(d->m = find_model(d->model))) {
@@ -811,7 +815,7 @@ int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_
     cpu_def d;
     char vendor[64];
     rv_qemu_cpu_features have = { 0 };
-    if (cpu_def_parse(args->xml, &d, err) < 0)
+    if (cpu_def_parse(args->xml, false, &d, err) < 0)
         return -1;
     rc = host_cpu(vendor, sizeof(vendor), &have, err);
     if (rc == 0)
@@ -877,7 +881,7 @@ int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
     cpu_def d;
     char vendor[64];
     rv_qemu_cpu_features have = { 0 };
-    if (cpu_def_parse(args->xmlCPU, &d, err) < 0)
+    if (cpu_def_parse(args->xmlCPU, false, &d, err) < 0)
         return -1;
     rc = hypervisor_cpu(kvm, vendor, sizeof(vendor), &have, err);
     /* TCG emulates any vendor. */
@@ -911,13 +915,8 @@ static int baseline(char **xmls, u_int n, unsigned int flags, const rv_qemu_cpu_
     }
     u_int parsed = 0;
     for (; parsed < n; parsed++) {
-        if (cpu_def_parse(xmls[parsed], &defs[parsed], err) < 0)
+        if (cpu_def_parse(xmls[parsed], !hv, &defs[parsed], err) < 0)
             goto out;
-        if (!hv && !defs[parsed].arch) {
-            fail(err, RV_FROM_CPU, RV_ERR_XML_ERROR, "XML error: Missing CPU architecture");
-            parsed++;
-            goto out;
-        }
         if (!defs[parsed].model) {
             fail(err, RV_FROM_CPU, RV_ERR_INVALID_ARG,
                  "invalid argument: no CPU model specified at index %u", parsed);
