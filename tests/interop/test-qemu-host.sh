@@ -197,3 +197,36 @@ for cmd in "cpu-models aarch64" "cpu-models nosuch" \
     "${L[@]}" $cmd > "$OUT/cmd.theirs" 2>&1 || true
     same "$OUT/cmd.theirs" "$OUT/cmd.ours" "$cmd: libvirtd's answer"
 done
+
+# ---------------------------------------------------------------- rvsh prints what virsh prints
+# Against both daemons: stdout, stderr and the exit status byte for byte
+# (the memory figures change between two runs: numbers are masked).
+[ -x "$RVSH" ] || fail "$RVSH is not built"
+cat > "$OUT/intel.xml" <<'EOF2'
+<cpu><model>Westmere</model><vendor>Intel</vendor></cpu>
+EOF2
+echo '<domain/>' > "$OUT/nocpu.xml"
+cd "$OUT"
+for uri in "$QEMU_URI" "$LIBVIRTD_QEMU_URI"; do
+    for cmd in "nodememstats" "nodememstats --cell 0" "nodememstats --cell 9" "nodememstats --cell x" \
+               "pool-capabilities" "cpu-compare pentium3.xml" "cpu-compare intel.xml" \
+               "cpu-compare --error intel.xml" "cpu-compare nocpu.xml" "cpu-compare missing.xml" \
+               "cpu-compare ours-cpu.xml" "cpu-baseline westmere-avx.xml" "cpu-baseline two-vendors.xml" \
+               "cpu-baseline pentium3.xml" "hypervisor-cpu-compare pentium3.xml" \
+               "hypervisor-cpu-compare intel.xml" "hypervisor-cpu-baseline pentium3.xml" \
+               "hypervisor-cpu-compare --arch aarch64 pentium3.xml" "freecell --all"; do
+        for tool in virsh "$RVSH"; do
+            rc=0
+            # shellcheck disable=SC2086
+            "$tool" -c "$uri" $cmd > "$OUT/p.out" 2> "$OUT/p.err" || rc=$?
+            sed -E 's/[0-9]+ KiB/N KiB/' "$OUT/p.out" > "$OUT/p.$(basename "$tool").out"
+            cp "$OUT/p.err" "$OUT/p.$(basename "$tool").err"
+            echo "$rc" > "$OUT/p.$(basename "$tool").rc"
+        done
+        for f in out err rc; do
+            diff -u "$OUT/p.virsh.$f" "$OUT/p.rvsh.$f" >&2 ||
+                fail "rvsh $cmd (${uri%%\?*}): its $f differs from virsh's (- virsh, + rvsh)"
+        done
+    done
+    echo "ok   rvsh's host CPU, memory and pool-capabilities commands print what virsh prints (${uri%%\?*})"
+done
