@@ -801,15 +801,18 @@ static int compare(const cpu_def *d, const char *vendor, const rv_qemu_cpu_featu
     return fset_subset(have, &d->required) ? RV_CPU_COMPARE_IDENTICAL : RV_CPU_COMPARE_SUPERSET;
 }
 
+static int prologue(unsigned int flags, unsigned int known, const char *func, bool hv,
+                    rv_string emulator, rv_string arch, rv_string virttype, bool *kvm,
+                    rv_err *err);
+#define COMPARE_FLAGS (RV_CONNECT_COMPARE_CPU_FAIL_INCOMPATIBLE | RV_CONNECT_COMPARE_CPU_VALIDATE_XML)
+#define BASELINE_FLAGS (RV_CONNECT_BASELINE_CPU_EXPAND_FEATURES | RV_CONNECT_BASELINE_CPU_MIGRATABLE)
+
 int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_args *args,
                                 rv_connect_compare_cpu_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->flags & ~(unsigned)(RV_CONNECT_COMPARE_CPU_FAIL_INCOMPATIBLE |
-                                  RV_CONNECT_COMPARE_CPU_VALIDATE_XML))
-        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function qemuConnectCompareCPU", args->flags);
-    int rc = rv_qemu_cpu_wait(true, err);
+    int rc = prologue(args->flags, COMPARE_FLAGS, "qemuConnectCompareCPU", false, NULL, NULL, NULL,
+                      NULL, err);
     if (rc != 0)
         return rc;
     cpu_def d;
@@ -861,21 +864,30 @@ static int hypervisor_cpu(bool kvm, char *vendor, size_t vsize, rv_qemu_cpu_feat
                                            : 0;
 }
 
+/* What every CPU call does first: flags outside known refused (as
+ * libvirtd's function func), the hypervisor's arguments checked when
+ * given (hv), then the probe waited for.  0, RV_DEFERRED or -1. */
+static int prologue(unsigned int flags, unsigned int known, const char *func, bool hv,
+                    rv_string emulator, rv_string arch, rv_string virttype, bool *kvm,
+                    rv_err *err)
+{
+    if (flags & ~known)
+        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
+                    flags & ~known, func);
+    if (hv && hypervisor(emulator ? *emulator : NULL, arch ? *arch : NULL,
+                         virttype ? *virttype : NULL, kvm, err) < 0)
+        return -1;
+    return rv_qemu_cpu_wait(true, err);
+}
+
 int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
                                            const rv_connect_compare_hypervisor_cpu_args *args,
                                            rv_connect_compare_hypervisor_cpu_ret *ret, rv_err *err)
 {
     (void)c;
     bool kvm;
-    if (args->flags & ~(unsigned)(RV_CONNECT_COMPARE_CPU_FAIL_INCOMPATIBLE |
-                                  RV_CONNECT_COMPARE_CPU_VALIDATE_XML))
-        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function qemuConnectCompareHypervisorCPU",
-                    args->flags);
-    if (hypervisor(args->emulator ? *args->emulator : NULL, args->arch ? *args->arch : NULL,
-                   args->virttype ? *args->virttype : NULL, &kvm, err) < 0)
-        return -1;
-    int rc = rv_qemu_cpu_wait(true, err);
+    int rc = prologue(args->flags, COMPARE_FLAGS, "qemuConnectCompareHypervisorCPU", true,
+                      args->emulator, args->arch, args->virttype, &kvm, err);
     if (rc != 0)
         return rc;
     cpu_def d;
@@ -999,11 +1011,8 @@ int rv_qemu_connect_baseline_cpu(rv_driver_conn *c, const rv_connect_baseline_cp
                                  rv_connect_baseline_cpu_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->flags & ~(unsigned)(RV_CONNECT_BASELINE_CPU_EXPAND_FEATURES |
-                                  RV_CONNECT_BASELINE_CPU_MIGRATABLE))
-        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function qemuConnectBaselineCPU", args->flags);
-    int rc = rv_qemu_cpu_wait(true, err);
+    int rc = prologue(args->flags, BASELINE_FLAGS, "qemuConnectBaselineCPU", false, NULL, NULL,
+                      NULL, NULL, err);
     if (rc != 0)
         return rc;
     if (baseline(args->xmlCPUs.xmlCPUs_val, args->xmlCPUs.xmlCPUs_len, args->flags, NULL, &ret->cpu,
@@ -1018,15 +1027,8 @@ int rv_qemu_connect_baseline_hypervisor_cpu(rv_driver_conn *c,
 {
     (void)c;
     bool kvm;
-    if (args->flags & ~(unsigned)(RV_CONNECT_BASELINE_CPU_EXPAND_FEATURES |
-                                  RV_CONNECT_BASELINE_CPU_MIGRATABLE))
-        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function qemuConnectBaselineHypervisorCPU",
-                    args->flags);
-    if (hypervisor(args->emulator ? *args->emulator : NULL, args->arch ? *args->arch : NULL,
-                   args->virttype ? *args->virttype : NULL, &kvm, err) < 0)
-        return -1;
-    int rc = rv_qemu_cpu_wait(true, err);
+    int rc = prologue(args->flags, BASELINE_FLAGS, "qemuConnectBaselineHypervisorCPU", true,
+                      args->emulator, args->arch, args->virttype, &kvm, err);
     if (rc != 0)
         return rc;
     char vendor[64];

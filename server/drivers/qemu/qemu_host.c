@@ -49,20 +49,11 @@ static int oom(rv_err *err)
 /* A whole small kernel file into buf (NUL-terminated); false if absent. */
 static bool read_text(const char *path, char *buf, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *text = rv_qemu_read_file(path, size - 1);
+    if (!text)
         return false;
-    size_t len = 0;
-    while (len + 1 < size) {
-        ssize_t n = read(fd, buf + len, size - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    close(fd);
-    buf[len] = '\0';
+    memcpy(buf, text, strlen(text) + 1);
+    free(text);
     return true;
 }
 
