@@ -57,13 +57,14 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # imagemagick's import takes the screenshots.  The QEMU driver's NAT and
 # isolated networks run dnsmasq (dnsmasq-base: the program without a
 # system service of its own) and nft (nftables); their test pings the
-# guest (iputils-ping).
+# guest (iputils-ping).  test-qemu-host.sh reads the capabilities with
+# nova's own parser (python3-nova).
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
-           dnsmasq-base nftables iproute2 iputils-ping strace)
+           dnsmasq-base nftables iproute2 iputils-ping strace python3-nova)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then
