@@ -69,7 +69,8 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # isolated networks run dnsmasq (dnsmasq-base: the program without a
 # system service of its own) and nft (nftables); their test pings the
 # guest (iputils-ping).  The tests that build a copy of the tree, and the
-# quick start's test, take it from git (git ls-files).
+# quick start's test, take it from git (git ls-files).  test-qemu-host.sh
+# reads the capabilities with nova's own parser (python3-nova).
 #
 # What else the suite relies on, and where it comes from (a newcomer's
 # machine has none of it; --fresh-caches runs without it, and
@@ -89,7 +90,7 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
-           dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git)
+           dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 if [ "$print_deps" = build ]; then
     printf '%s\n' "${build_deps[@]}"
