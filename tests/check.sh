@@ -120,6 +120,9 @@ if [ "$fresh_caches" = 1 ]; then
     echo "Dir::Cache::Archives \"$fresh/apt-archives/\";" > "$fresh/apt.conf"
     export APT_CONFIG=$fresh/apt.conf
     export RV_TEST_GUEST_DIR=$fresh/guest
+    # A download a test cannot make fails it here instead of skipping:
+    # a skip would hide what a newcomer's run lacks.
+    export RV_FRESH_CACHES=1
 fi
 
 if [ "$install_deps" = 1 ]; then

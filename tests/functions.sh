@@ -836,7 +836,8 @@ test_guest()
     requires flock --version
     local dir=${RV_TEST_GUEST_DIR:-$top_builddir/tests/guest}
     bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
-        skip "cannot build the test guest (see above)"
+        { [ -n "${RV_FRESH_CACHES:-}" ] && fail "cannot build the test guest (see above)"
+          skip "cannot build the test guest (see above)"; }
     TEST_GUEST_KERNEL=$dir/vmlinuz
     TEST_GUEST_INITRD=$dir/initrd.img
 }

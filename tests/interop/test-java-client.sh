@@ -40,7 +40,9 @@ mvn_run()
         mvn "${args[@]}" > "$RV_TMP/mvn.log" 2>&1 && return 0
         if grep -qE "Could not transfer|UnknownHostException|Connect(ion)? (refused|timed out)" "$RV_TMP/mvn.log"; then
             grep -m3 -E "Could not transfer|UnknownHost|Connect" "$RV_TMP/mvn.log" >&2
-            skip "Maven Central is not reachable and the local repository lacks what the build needs"
+            local why="Maven Central is not reachable and the local repository lacks what the build needs"
+            [ -n "${RV_FRESH_CACHES:-}" ] && fail "$why (--fresh-caches: a newcomer's run would lack it too)"
+            skip "$why"
         fi
     fi
     cat "$RV_TMP/mvn.log"
