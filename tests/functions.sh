@@ -200,6 +200,12 @@ start_remvirtd()
         'unix_sock_rw_perms = "0770"'
         'unix_sock_ro_perms = "0777"'
         "log_outputs = \"2:file:$REMVIRTD_LOG\""
+        # The QEMU driver loads with every daemon: its directories are the
+        # test's own, never the machine's /etc/remvirt or /run/remvirt
+        # (start_remvirtd_qemu names others).
+        "qemu_config_dir = \"$REMVIRTD_DIR/qemu/etc\""
+        "qemu_run_dir = \"$REMVIRTD_DIR/qemu/run\""
+        "qemu_save_dir = \"$REMVIRTD_DIR/qemu/save\""
     )
     {
         echo "# written by tests/functions.sh start_remvirtd"
