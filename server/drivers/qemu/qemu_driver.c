@@ -248,7 +248,6 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu_network_init();
     rv_qemu_secret_init();
     rv_qemu_nwfilter_init();
-    rv_qemu_cpu_probe_start();
 }
 
 static void qemu_cleanup(void)
@@ -302,6 +301,10 @@ static int qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, 
     rv_driver_conn *c = calloc(1, sizeof(*c));
     if (!c)
         return oom(err);
+    /* CPU models are learnt at the first QEMU connection, not at start:
+     * a daemon that only serves other drivers runs no probe QEMU and
+     * writes nothing in the run directory. */
+    rv_qemu_cpu_probe_start();
     *out = c;
     return 0;
 }

@@ -473,7 +473,8 @@ typedef struct rv_qemu_cpu_features {
     size_t n;
 } rv_qemu_cpu_features;
 void rv_qemu_cpu_features_clear(rv_qemu_cpu_features *f);
-/* Start the probe (at driver start; calls that need it wait for it). */
+/* Start the probe if it has not run (at a connection's open; calls that
+ * need it wait for it). */
 void rv_qemu_cpu_probe_start(void);
 void rv_qemu_cpu_cleanup(void);
 /* For a slot that needs the probe: 0 when it is done (or, unless need,
