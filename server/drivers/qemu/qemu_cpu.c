@@ -275,6 +275,41 @@ static void probe_wake(void)
     free(w);
 }
 
+/* The running probe's pid and start time, in run_dir/cpu-probe.pid from
+ * before it execs QEMU until it is killed: a remvirtd killed meanwhile
+ * leaves a QEMU waiting for ever (-S) that the next start-up kills. */
+static char *probe_pid_path(void)
+{
+    return rv_qemu_path(rv_qemu.run_dir, "cpu-probe", ".pid");
+}
+
+static void forget_probe_pid(void)
+{
+    char *path = probe_pid_path();
+    if (path)
+        unlink(path);
+    free(path);
+}
+
+void rv_qemu_cpu_kill_stale_probe(void)
+{
+    char *path = probe_pid_path();
+    char *text = path ? rv_qemu_read_file(path, 64) : NULL;
+    int pid = 0;
+    unsigned long long start = 0;
+    /* Only the process the file names, with its start time: a pid
+     * reused since is someone else's. */
+    if (text && sscanf(text, "%d %llu", &pid, &start) == 2 && pid > 1 && start &&
+        rv_qemu_proc_start_time(pid) == start) {
+        RV_INFO("killing the CPU probe QEMU (pid %d) left by an earlier remvirtd", pid);
+        kill(pid, SIGKILL);
+    }
+    if (path)
+        unlink(path);
+    free(text);
+    free(path);
+}
+
 /* The probe is over (why: NULL when it succeeded); the callbacks of
  * commands still pending, run by rv_qmp_free, find it over and return. */
 static void probe_end(const char *why)
@@ -292,6 +327,7 @@ static void probe_end(const char *why)
     probe.pid = 0;
     if (probe.mon_path)
         unlink(probe.mon_path);
+    forget_probe_pid();
     if (why) {
         RV_WARN("QEMU CPU probe failed: %s", reason ? reason : "out of memory");
         free(probe.why);
@@ -462,8 +498,19 @@ static void on_spawned(void *data, pid_t pid, const char *why)
         return;
     }
     probe.pid = pid;
-    rv_qemu_spawn_go(pid, true);
+    char *path = probe_pid_path(), text[64];
+    snprintf(text, sizeof(text), "%d %llu\n", (int)pid, rv_qemu_proc_start_time(pid));
     rv_err err = { 0 };
+    bool recorded = path && rv_qemu_write_file(path, text, false, &err) == 0;
+    free(path);
+    if (!recorded) {
+        rv_qemu_spawn_go(pid, false);       /* never exec'd: nothing could be left */
+        probe.pid = 0;
+        probe_end(err.message ? err.message : "out of memory");
+        rv_err_clear(&err);
+        return;
+    }
+    rv_qemu_spawn_go(pid, true);
     rv_qmp_options opts = { .connect_timeout = PROBE_TIMEOUT };
     probe.qmp = rv_qmp_connect_unix(rv_qemu.loop, probe.mon_path, &opts, &probe_callbacks, NULL, &err);
     if (!probe.qmp) {

@@ -248,6 +248,7 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu_network_init();
     rv_qemu_secret_init();
     rv_qemu_nwfilter_init();
+    rv_qemu_cpu_kill_stale_probe();
 }
 
 static void qemu_cleanup(void)

@@ -476,6 +476,9 @@ void rv_qemu_cpu_features_clear(rv_qemu_cpu_features *f);
 /* Start the probe if it has not run (at a connection's open; calls that
  * need it wait for it). */
 void rv_qemu_cpu_probe_start(void);
+/* At start-up: kill a probe QEMU an earlier remvirtd left (killed
+ * while it probed). */
+void rv_qemu_cpu_kill_stale_probe(void);
 void rv_qemu_cpu_cleanup(void);
 /* For a slot that needs the probe: 0 when it is done (or, unless need,
  * failed); RV_DEFERRED: the call waits and is run again once it is over;
