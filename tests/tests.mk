@@ -348,7 +348,7 @@ RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
 RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
 EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
 tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
-	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_conf_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
 tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)

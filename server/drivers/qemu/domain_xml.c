@@ -16,7 +16,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.xml");
 

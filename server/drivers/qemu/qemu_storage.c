@@ -49,7 +49,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/stream_fd.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
 

@@ -99,7 +99,7 @@ int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err 
 
 /* ---- a domain, for the families that change it (test_snapshot.c) ---- */
 
-typedef struct rv_snap_tree test_snaps;   /* server/drivers/snapshot_tree.h */
+typedef struct rv_snap_tree test_snaps;   /* server/drivers/conf/snapshot_tree.h */
 typedef struct test_dom test_dom;
 struct test_dom {
     rv_test_def *def;           /* what runs, or the only definition */

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "server/drivers/snapshot_tree.h"
+#include "server/drivers/conf/snapshot_tree.h"
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_xml.h"
 

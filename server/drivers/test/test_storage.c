@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/storage_xml.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_storage.h"
 #include "server/drivers/test/test_table.h"

@@ -14,7 +14,7 @@
 #include "server/drivers/test/test_stats.h"
 #include "server/drivers/test/test_tune.h"
 #include "server/drivers/tune_params.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 #define MEMORY_UNLIMITED 9007199254740991ULL   /* libvirt's 2^53 - 1 */
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */

@@ -5,8 +5,8 @@
  * what", the line and a pointer under the column; a wrong root element
  * is VIR_ERR_XML_ERROR from the XML error domain.  Shared by the drivers'
  * storage and snapshot XML. */
-#ifndef RV_SERVER_DRIVERS_XML_READ_H
-#define RV_SERVER_DRIVERS_XML_READ_H
+#ifndef RV_SERVER_DRIVERS_CONF_XML_READ_H
+#define RV_SERVER_DRIVERS_CONF_XML_READ_H
 
 #include <stddef.h>
 

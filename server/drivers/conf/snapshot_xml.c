@@ -1,12 +1,12 @@
 /* Domain snapshot XML (see snapshot_xml.h). */
-#include "server/drivers/snapshot_xml.h"
+#include "server/drivers/conf/snapshot_xml.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/drivers/xml_read.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 static int oom(rv_err *err)
 {

@@ -1,7 +1,7 @@
 /* Storage pool and volume XML (see storage_xml.h).  libxml2's tree API;
  * the few paths the model reads are looked up child by child. */
-#include "server/drivers/test/storage_xml.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/storage_xml.h"
+#include "server/drivers/conf/xml_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <libxml/tree.h>
 
 #include "common/util.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 /* Word tables, indexed by the enum values they stand for. */
 static const char *const pool_type_words[] = { "dir", "fs", "netfs", "logical", NULL };

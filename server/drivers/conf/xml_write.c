@@ -1,5 +1,5 @@
 /* Writing XML as libvirt writes it (xml_write.h). */
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 void rv_xml_put_escaped(FILE *fp, const char *s)
 {

@@ -1,8 +1,8 @@
 /* Writing XML as libvirt writes it: the drivers print their documents
  * with stdio, a field at a time, and escape every text and attribute
  * value the same way. */
-#ifndef RV_SERVER_DRIVERS_XML_WRITE_H
-#define RV_SERVER_DRIVERS_XML_WRITE_H
+#ifndef RV_SERVER_DRIVERS_CONF_XML_WRITE_H
+#define RV_SERVER_DRIVERS_CONF_XML_WRITE_H
 
 #include <stdio.h>
 

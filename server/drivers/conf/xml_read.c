@@ -1,5 +1,5 @@
 /* Reading peer-sent XML with libxml2 (see xml_read.h). */
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 #include <stdlib.h>
 #include <string.h>
