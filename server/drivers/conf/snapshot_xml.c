@@ -125,10 +125,5 @@ char *rv_snapshot_format(const rv_snapshot_view *v)
     if (v->domain_xml)
         put_indented(fp, v->domain_xml);
     fputs("</domainsnapshot>\n", fp);
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return rv_xml_done(fp, &buf);
 }

@@ -553,18 +553,6 @@ static void put_perms(FILE *fp, const rv_storage_perms *p)
     fputs("    </permissions>\n", fp);
 }
 
-/* The text a memstream built (*buf is only set by the close), or NULL
- * (and nothing leaked) if it failed. */
-static char *finish(FILE *fp, char **buf)
-{
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        free(*buf);
-        return NULL;
-    }
-    return *buf;
-}
-
 char *rv_pool_def_format(const rv_pool_def *def)
 {
     char *buf = NULL, uuid[RV_UUID_STRING_LEN];
@@ -602,7 +590,7 @@ char *rv_pool_def_format(const rv_pool_def *def)
     put_perms(fp, &def->perms);
     fputs("  </target>\n", fp);
     fputs("</pool>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_vol_def_format(const rv_vol_def *def)
@@ -649,7 +637,7 @@ char *rv_vol_def_format(const rv_vol_def *def)
         fputs("  </backingStore>\n", fp);
     }
     fputs("</volume>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_pool_netfs_sources(const char *host)
@@ -662,5 +650,5 @@ char *rv_pool_netfs_sources(const char *host)
     fputs("<sources>\n  <source>\n", fp);
     line(fp, "    ", "<host name='", host, "'/>");
     fputs("    <dir path='/testshare'/>\n    <format type='nfs'/>\n  </source>\n</sources>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }

@@ -25,17 +25,17 @@
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_netnat.h"
 #include "server/drivers/qemu/qemu_network.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/conf/network_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.network");
 
-enum { MAX_NETS = 256, NET_XML_MAX = 64 * 1024 };
+enum { MAX_NETS = 256 };
 
 typedef struct qnet {
-    rv_test_net_def *def;
+    rv_net_def *def;
     /* What it runs with while active or starting: def, or the one def
      * replaced (a redefinition takes effect at the next start). */
-    rv_test_net_def *live;
+    rv_net_def *live;
     bool active, persistent, autostart;
     /* A start or destroy of a NAT or isolated network under way, and
      * the call that waits for it (NULL: an autostart). */
@@ -80,7 +80,7 @@ static qnet *find_uuid(const unsigned char uuid[16])
     return NULL;
 }
 
-static qnet *add(rv_test_net_def *def, rv_err *err)
+static qnet *add(rv_net_def *def, rv_err *err)
 {
     qnet *n = st.n < MAX_NETS ? calloc(1, sizeof(*n)) : NULL;
     if (!n) {
@@ -99,7 +99,7 @@ static qnet *add(rv_test_net_def *def, rv_err *err)
     return n;
 }
 
-static const rv_test_net_def *running(const qnet *n)
+static const rv_net_def *running(const qnet *n)
 {
     return n->live ? n->live : n->def;
 }
@@ -107,7 +107,7 @@ static const rv_test_net_def *running(const qnet *n)
 static void live_clear(qnet *n)
 {
     if (n->live != n->def)
-        rv_test_net_def_free(n->live);
+        rv_net_def_free(n->live);
     n->live = NULL;
 }
 
@@ -118,7 +118,7 @@ static void drop(qnet *n)
             *at = n->next;
             st.n--;
             live_clear(n);
-            rv_test_net_def_free(n->def);
+            rv_net_def_free(n->def);
             free(n);
             return;
         }
@@ -143,9 +143,9 @@ static int to_wire(const qnet *n, rv_nonnull_network *w, rv_err *err)
 
 /* ---- files ---- */
 
-static int save(const rv_test_net_def *def, const char *dir, bool durable, rv_err *err)
+static int save(const rv_net_def *def, const char *dir, bool durable, rv_err *err)
 {
-    char *xml = rv_test_net_def_format(def), *path = rv_qemu_path(dir, def->name, ".xml");
+    char *xml = rv_net_def_format(def), *path = rv_qemu_path(dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
                            : rv_qemu_mkdirs(dir, err) < 0 ? -1
                                                           : rv_qemu_write_file(path, xml, durable, err);
@@ -164,16 +164,6 @@ static void unlink_in(const char *dir, const char *name)
 
 /* ---- what a network may be here ---- */
 
-/* The forward mode ("bridge", "nat", ...; "none" without <forward>). */
-static const char *forward_mode(const rv_test_net_def *def)
-{
-    const rv_xml_node *fw = rv_xml_child(def->root, "forward");
-    if (!fw)
-        return "none";
-    const char *mode = rv_xml_attr_get(fw, "mode");
-    return mode ? mode : "nat";
-}
-
 /* Letters, digits, '-', '_', '.': what dnsmasq's and nft's files may
  * hold unquoted. */
 static bool link_name_ok(const char *name)
@@ -185,48 +175,13 @@ static bool link_name_ok(const char *name)
     return *name != '\0';
 }
 
-/* Sets <bridge name> in the XML tree (and def->bridge). */
-static int set_bridge_name(rv_test_net_def *def, const char *name, rv_err *err)
-{
-    rv_xml_node *root = def->root, *br = rv_xml_child(root, "bridge");
-    char *copy = strdup(name), *attr_name = strdup("name"), *value = strdup(name);
-    if (!br && copy && attr_name && value && (br = calloc(1, sizeof(*br)))) {
-        rv_xml_node **kids = realloc(root->kids, (root->nkids + 1) * sizeof(*kids));
-        if (!kids || !(br->name = strdup("bridge"))) {
-            if (kids)
-                root->kids = kids;
-            free(br);
-            br = NULL;
-        } else {
-            root->kids = kids;
-            kids[root->nkids++] = br;
-            root->kids_cap = root->nkids;
-        }
-    }
-    rv_xml_attr *attrs = br && copy && attr_name && value
-                             ? realloc(br->attrs, (br->nattrs + 1) * sizeof(*attrs)) : NULL;
-    if (!attrs) {
-        free(copy);
-        free(attr_name);
-        free(value);
-        return oom(err);
-    }
-    br->attrs = attrs;
-    attrs[br->nattrs].name = attr_name;
-    attrs[br->nattrs].value = value;
-    br->nattrs++;
-    free(def->bridge);
-    def->bridge = copy;
-    return 0;
-}
-
 /* A NAT or isolated network's bridge: its own name, used by no other
  * network; without one the first virbrN that nothing uses. */
-static int own_bridge(rv_test_net_def *def, rv_err *err)
+static int own_bridge(rv_net_def *def, rv_err *err)
 {
     const qnet *same = find(def->name);     /* a redefinition keeps its bridge */
     if (!def->bridge && same && same->def->bridge && rv_qemu_netnat_managed(same->def) &&
-        set_bridge_name(def, same->def->bridge, err) < 0)
+        rv_net_def_set_bridge(def, same->def->bridge, err) < 0)
         return -1;
     for (int i = 0; !def->bridge && i < 256; i++) {
         char name[16];
@@ -235,7 +190,7 @@ static int own_bridge(rv_test_net_def *def, rv_err *err)
         for (qnet *n = st.nets; n && !used; n = n->next)
             used = strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
                    strcmp(n->def->bridge, name) == 0;
-        if (!used && set_bridge_name(def, name, err) < 0)
+        if (!used && rv_net_def_set_bridge(def, name, err) < 0)
             return -1;
     }
     if (!def->bridge)
@@ -249,15 +204,12 @@ static int own_bridge(rv_test_net_def *def, rv_err *err)
     return 0;
 }
 
-static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
+static int parse(const char *xml, rv_net_def **out, rv_err *err)
 {
-    if (strlen(xml) > NET_XML_MAX)
-        return fail(err, RV_ERR_XML_ERROR, "XML error: network XML longer than %d bytes",
-                    NET_XML_MAX);
-    if (rv_test_net_def_parse(xml, out, err) < 0)
+    if (rv_net_def_parse(xml, out, err) < 0)
         return -1;
-    rv_test_net_def *def = *out;
-    const char *mode = forward_mode(def);
+    rv_net_def *def = *out;
+    const char *mode = rv_net_def_forward_mode(def);
     int rc = 0;
     bool bad_name = !def->name[0] || def->name[0] == '.' || strchr(def->name, '/');
     for (const char *c = def->name; *c; c++)
@@ -294,7 +246,7 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
         }
     }
     if (rc < 0) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         *out = NULL;
     }
     return rc;
@@ -544,30 +496,30 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
                                rv_network_define_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    rv_test_net_def *def;
+    rv_net_def *def;
     if (parse(args->xml, &def, err) < 0)
         return -1;
     qnet *n = find(def->name);
     bool fresh = !n;
     if (fresh && !(n = add(def, err))) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
-    rv_test_net_def *old = fresh ? NULL : n->def;
+    rv_net_def *old = fresh ? NULL : n->def;
     n->def = def;
     if (save(n->def, st.config_dir, true, err) < 0) {
         if (fresh)
             drop(n);
         else {
             n->def = old;
-            rv_test_net_def_free(def);
+            rv_net_def_free(def);
         }
         return -1;
     }
     /* An active network keeps running as it started (live); the new
      * definition (maybe another bridge) is what starts next time. */
     if (old != n->live)
-        rv_test_net_def_free(old);
+        rv_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
     return to_wire(n, &ret->net, err);
@@ -577,19 +529,19 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
                                rv_network_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    rv_test_net_def *def;
+    rv_net_def *def;
     if (parse(args->xml, &def, err) < 0)
         return -1;
     if (find(def->name)) {
         fail(err, RV_ERR_OPERATION_INVALID,
              "Requested operation is not valid: network '%s' is already defined; start it instead",
              def->name);
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     qnet *n = add(def, err);
     if (!n) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     rv_deferred *reply = NULL;
@@ -724,7 +676,7 @@ int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_des
                     "unsupported flags (0x%x) in function networkGetXMLDesc", args->flags & ~1u);
     if (!(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format((args->flags & 1u) ? n->def : running(n))))
+    if (!(ret->xml = rv_net_def_format((args->flags & 1u) ? n->def : running(n))))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
@@ -791,18 +743,18 @@ int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persist
 
 /* ---- start-up and exit ---- */
 
-static rv_test_net_def *load_file(const char *path)
+static rv_net_def *load_file(const char *path)
 {
     FILE *fp = fopen(path, "re");
     if (!fp)
         return NULL;
-    char *xml = calloc(1, NET_XML_MAX + 1);
+    char *xml = calloc(1, RV_NETWORK_XML_MAX + 1);
     if (xml)
-        (void)!fread(xml, 1, NET_XML_MAX, fp);
+        (void)!fread(xml, 1, RV_NETWORK_XML_MAX, fp);
     fclose(fp);
-    rv_test_net_def *def = NULL;
+    rv_net_def *def = NULL;
     rv_err err = { 0 };
-    if (xml && rv_test_net_def_parse(xml, &def, &err) < 0)
+    if (xml && rv_net_def_parse(xml, &def, &err) < 0)
         RV_WARN("network file '%s' is not used: %s", path, err.message);
     rv_err_clear(&err);
     free(xml);
@@ -818,7 +770,7 @@ static void load_dir(const char *dir, bool persistent)
         if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
             continue;
         char *path = rv_qemu_path(dir, e->d_name, "");
-        rv_test_net_def *def = path ? load_file(path) : NULL;
+        rv_net_def *def = path ? load_file(path) : NULL;
         free(path);
         if (!def)
             continue;
@@ -832,7 +784,7 @@ static void load_dir(const char *dir, bool persistent)
             n->active = !persistent;
             n->live = n->active ? def : NULL;
         } else {
-            rv_test_net_def_free(def);
+            rv_net_def_free(def);
         }
         rv_err_clear(&err);
     }

@@ -22,7 +22,7 @@
 #include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 RV_LOG_CATEGORY("drivers.test");
 

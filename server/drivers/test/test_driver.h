@@ -7,7 +7,7 @@
 #define RV_SERVER_DRIVERS_TEST_TEST_DRIVER_H
 
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 typedef struct test_native {
     int (*probe)(const char *uri);

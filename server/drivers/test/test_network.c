@@ -12,7 +12,7 @@
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_table.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/conf/network_xml.h"
 
 RV_LOG_CATEGORY("drivers.test.network");
 
@@ -31,8 +31,8 @@ static const char default_network_xml[] =
     "</network>";
 
 typedef struct test_net {
-    rv_test_net_def *def;       /* what is live, or the only definition */
-    rv_test_net_def *next_def;  /* persistent definition waiting for the stop */
+    rv_net_def *def;       /* what is live, or the only definition */
+    rv_net_def *next_def;  /* persistent definition waiting for the stop */
     int active, persistent, autostart;
 } test_net;
 
@@ -77,8 +77,8 @@ static int fail_oom(rv_err *err)
 static void net_free(void *item)
 {
     test_net *n = item;
-    rv_test_net_def_free(n->def);
-    rv_test_net_def_free(n->next_def);
+    rv_net_def_free(n->def);
+    rv_net_def_free(n->next_def);
     free(n);
 }
 
@@ -90,11 +90,11 @@ static void emit(const test_net *n, int event)
 /* ---- the table ---- */
 
 /* A new inactive network holding def (taken, freed on failure). */
-static test_net *net_add(rv_test_net_def *def, rv_err *err)
+static test_net *net_add(rv_net_def *def, rv_err *err)
 {
     test_net *n = calloc(1, sizeof(*n));
     if (!n) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         fail_oom(err);
         return NULL;
     }
@@ -117,8 +117,8 @@ static int ready(rv_err *err)
 {
     if (nets.ready)
         return 0;
-    rv_test_net_def *def;
-    if (rv_test_net_def_parse(default_network_xml, &def, err) < 0)
+    rv_net_def *def;
+    if (rv_net_def_parse(default_network_xml, &def, err) < 0)
         return -1;
     test_net *n = net_add(def, err);
     if (!n)
@@ -295,16 +295,16 @@ int test_net_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_a
 /* ---- definition and lifecycle ---- */
 
 /* Read XML into a definition that can be sent back whole. */
-static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
+static int parse(const char *xml, rv_net_def **out, rv_err *err)
 {
-    if (ready(err) < 0 || rv_test_net_def_parse(xml, out, err) < 0)
+    if (ready(err) < 0 || rv_net_def_parse(xml, out, err) < 0)
         return -1;
-    char *text = rv_test_net_def_format(*out);
+    char *text = rv_net_def_format(*out);
     size_t len = text ? strlen(text) : 0;
     free(text);
     if (text && len <= RV_STRING_MAX)
         return 0;
-    rv_test_net_def_free(*out);
+    rv_net_def_free(*out);
     if (!text)
         return fail_oom(err);
     return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
@@ -315,24 +315,24 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
 int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
                         rv_network_define_xml_ret *ret, rv_err *err)
 {
-    rv_test_net_def *def;
+    rv_net_def *def;
     test_net *n;
     (void)c;
     if (parse(args->xml, &def, err) < 0)
         return -1;
     n = rv_test_table_find_uuid(&nets.table, def->uuid);
     if (rv_test_table_check_clash(&nets.table, def->name, def->uuid, err) < 0) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     if (!n) {
         if (!(n = net_add(def, err)))
             return -1;
     } else if (n->active) {         /* the new definition waits for the stop */
-        rv_test_net_def_free(n->next_def);
+        rv_net_def_free(n->next_def);
         n->next_def = def;
     } else {
-        rv_test_net_def_free(n->def);
+        rv_net_def_free(n->def);
         n->def = def;
     }
     n->persistent = 1;
@@ -344,7 +344,7 @@ int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *arg
 int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
                         rv_network_create_xml_ret *ret, rv_err *err)
 {
-    rv_test_net_def *def;
+    rv_net_def *def;
     test_net *n;
     (void)c;
     if (parse(args->xml, &def, err) < 0)
@@ -354,7 +354,7 @@ int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *arg
         (n && n->active &&
          fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "network is already active as '%s'", n->def->name) < 0)) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     if (!n) {
@@ -399,7 +399,7 @@ int test_net_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_
         return 0;
     }
     if (n->next_def) {
-        rv_test_net_def_free(n->def);
+        rv_net_def_free(n->def);
         n->def = n->next_def;
         n->next_def = NULL;
     }
@@ -432,7 +432,7 @@ int test_net_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args 
     if (check_flags(args->flags, 0, "testNetworkGetXMLDesc", err) < 0 ||
         !(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format(n->def)))
+    if (!(ret->xml = rv_net_def_format(n->def)))
         return fail_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "server/drivers/conf/snapshot_tree.h"
 #include "server/drivers/test/test_snapshot.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 RV_LOG_CATEGORY("drivers.test.snapshot");
 

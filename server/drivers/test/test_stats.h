@@ -4,7 +4,7 @@
 #define RV_SERVER_DRIVERS_TEST_TEST_STATS_H
 
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 int test_stats_domain_get_max_memory(rv_driver_conn *c,
                                      const rv_domain_get_max_memory_args *args,

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 typedef struct test_tune test_tune;
 void test_tune_free(test_tune *t);
