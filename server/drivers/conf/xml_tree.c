@@ -52,6 +52,25 @@ static int add_attr(rv_xml_node *el, char *name, char *value)
     return 0;
 }
 
+/* A namespace's URI as given: libxml2 keeps an '&' in it as "&#38;"
+ * (it resolves that only in attribute values proper). */
+static char *ns_uri(const xmlNs *ns)
+{
+    const char *href = ns->href ? (const char *)ns->href : "";
+    char *out = malloc(strlen(href) + 1), *o = out;
+    for (const char *p = href; out && *p;) {
+        if (strncmp(p, "&#38;", 5) == 0) {
+            *o++ = '&';
+            p += 5;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    if (out)
+        *o = '\0';
+    return out;
+}
+
 static int copy_attrs(const xmlNode *n, rv_xml_node *el)
 {
     for (const xmlNs *ns = n->nsDef; ns; ns = ns->next) {
@@ -59,7 +78,7 @@ static int copy_attrs(const xmlNode *n, rv_xml_node *el)
                                 : strdup("xmlns");
         if (name && ns->prefix)
             sprintf(name, "xmlns:%s", (const char *)ns->prefix);
-        if (add_attr(el, name, strdup(ns->href ? (const char *)ns->href : "")) < 0)
+        if (add_attr(el, name, ns_uri(ns)) < 0)
             return -1;
     }
     for (const xmlAttr *a = n->properties; a; a = a->next) {
@@ -187,9 +206,11 @@ int rv_xml_text_copy(const rv_xml_node *el, char **out)
     return 0;
 }
 
+#define BLANKS " \t\r\n"
+
 static int is_blank_text(const char *s)
 {
-    return s[strspn(s, " \t\r\n")] == '\0';
+    return s[strspn(s, BLANKS)] == '\0';
 }
 
 static int has_element_kids(const rv_xml_node *el)
@@ -231,10 +252,20 @@ void rv_xml_put_node(FILE *fp, const rv_xml_node *el, int indent)
         const rv_xml_node *k = el->kids[i];
         if (k && k->name) {
             rv_xml_put_node(fp, k, indent + 2);
-        } else if (k && (!nested || !is_blank_text(k->text))) {
-            fprintf(fp, "%*s", nested ? indent + 2 : 0, "");
+        } else if (k && !nested) {
             rv_xml_put_escaped(fp, k->text);
-            fputs(nested ? "\n" : "", fp);
+        } else if (k && !is_blank_text(k->text)) {
+            /* Text between elements goes on a line of its own, without
+             * the blanks around it (so a second pass writes the same). */
+            const char *t = k->text + strspn(k->text, BLANKS);
+            size_t n = strlen(t);
+            while (strchr(BLANKS, t[n - 1]))
+                n--;
+            char *trimmed = strndup(t, n);
+            fprintf(fp, "%*s", indent + 2, "");
+            rv_xml_put_escaped(fp, trimmed ? trimmed : t);
+            fputc('\n', fp);
+            free(trimmed);
         }
     }
     fprintf(fp, "%*s</%s>\n", nested ? indent : 0, "", el->name);
