@@ -763,7 +763,8 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
+int rv_qemu_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
+                                    rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
     (void)c;
     rv_pool_def *def;
@@ -815,7 +816,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
 enum { CREATE_WITH_BUILD_ANY = 0x7 };
 
-RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
+int rv_qemu_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create_xml_args *args,
+                                    rv_storage_pool_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
     rv_pool_def *def;
@@ -845,7 +847,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
     return scan_wait(p, true, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
+int rv_qemu_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_args *args,
+                                rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -863,7 +866,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
     return pool_start(p, false, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
+int rv_qemu_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -877,7 +881,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
     return pool_build(p, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
+int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destroy_args *args,
+                                 rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
@@ -902,7 +907,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
     return 0;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
+int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_args *args,
+                                rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -929,7 +935,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
     return rc;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
+int rv_qemu_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undefine_args *args,
+                                  rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -946,7 +953,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
     return 0;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
+int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_args *args,
+                                 rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -960,7 +968,9 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
     return scan_begin(p, false, false, err) < 0 ? -1 : scan_wait(p, false, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
+int rv_qemu_storage_pool_get_autostart(rv_driver_conn *c,
+                                       const rv_storage_pool_get_autostart_args *args,
+                                       rv_storage_pool_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -970,7 +980,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
     return 0;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_set_autostart)
+int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
+                                       const rv_storage_pool_set_autostart_args *args, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1037,14 +1048,19 @@ static int list_names(bool active, const qpool *pool, int maxnames, int max, cha
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(connect_list_storage_pools)
+int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
+                                       const rv_connect_list_storage_pools_args *args,
+                                       rv_connect_list_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
     return list_names(true, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
                       &ret->names.names_val, &ret->names.names_len, err);
 }
 
-RV_QEMU_STORAGE_SLOT(connect_list_defined_storage_pools)
+int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
+                                               const rv_connect_list_defined_storage_pools_args *args,
+                                               rv_connect_list_defined_storage_pools_ret *ret,
+                                               rv_err *err)
 {
     (void)c;
     return list_names(false, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
@@ -1064,7 +1080,9 @@ static bool matches(const qpool *p, unsigned int flags)
            (!types || (types & rv_pool_type_list_flag(p->def->type)));
 }
 
-RV_QEMU_STORAGE_SLOT(connect_list_all_storage_pools)
+int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
+                                           const rv_connect_list_all_storage_pools_args *args,
+                                           rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
@@ -1084,14 +1102,18 @@ RV_QEMU_STORAGE_SLOT(connect_list_all_storage_pools)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_name)
+int rv_qemu_storage_pool_lookup_by_name(rv_driver_conn *c,
+                                        const rv_storage_pool_lookup_by_name_args *args,
+                                        rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_named(args->name, err);
     return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_uuid)
+int rv_qemu_storage_pool_lookup_by_uuid(rv_driver_conn *c,
+                                        const rv_storage_pool_lookup_by_uuid_args *args,
+                                        rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = pool_find_uuid((const unsigned char *)args->uuid);
@@ -1104,14 +1126,17 @@ RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_uuid)
     return pool_to_wire(p, &ret->pool, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_volume)
+int rv_qemu_storage_pool_lookup_by_volume(rv_driver_conn *c,
+                                          const rv_storage_pool_lookup_by_volume_args *args,
+                                          rv_storage_pool_lookup_by_volume_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_named(args->vol.pool, err);
     return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_info)
+int rv_qemu_storage_pool_get_info(rv_driver_conn *c, const rv_storage_pool_get_info_args *args,
+                                  rv_storage_pool_get_info_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1126,7 +1151,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_info)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
+int rv_qemu_storage_pool_get_xml_desc(rv_driver_conn *c,
+                                      const rv_storage_pool_get_xml_desc_args *args,
+                                      rv_storage_pool_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1142,7 +1169,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
     return rv_string_result(0, &ret->xml, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_is_active)
+int rv_qemu_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
+                                   rv_storage_pool_is_active_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1152,7 +1180,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_is_active)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_is_persistent)
+int rv_qemu_storage_pool_is_persistent(rv_driver_conn *c,
+                                       const rv_storage_pool_is_persistent_args *args,
+                                       rv_storage_pool_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1188,7 +1218,9 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err
     return v;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_num_of_volumes)
+int rv_qemu_storage_pool_num_of_volumes(rv_driver_conn *c,
+                                        const rv_storage_pool_num_of_volumes_args *args,
+                                        rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
@@ -1198,7 +1230,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_num_of_volumes)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_list_volumes)
+int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
+                                      const rv_storage_pool_list_volumes_args *args,
+                                      rv_storage_pool_list_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
@@ -1207,7 +1241,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_list_volumes)
              : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
+int rv_qemu_storage_pool_list_all_volumes(rv_driver_conn *c,
+                                          const rv_storage_pool_list_all_volumes_args *args,
+                                          rv_storage_pool_list_all_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1230,7 +1266,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_name)
+int rv_qemu_storage_vol_lookup_by_name(rv_driver_conn *c,
+                                       const rv_storage_vol_lookup_by_name_args *args,
+                                       rv_storage_vol_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     rv_nonnull_storage_vol w = { .pool = args->pool.name, .name = args->name };
@@ -1249,13 +1287,17 @@ static int lookup_anywhere(const char *what, bool by_key, rv_nonnull_storage_vol
     return no_vol(by_key ? "key" : "path", what, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_key)
+int rv_qemu_storage_vol_lookup_by_key(rv_driver_conn *c,
+                                      const rv_storage_vol_lookup_by_key_args *args,
+                                      rv_storage_vol_lookup_by_key_ret *ret, rv_err *err)
 {
     (void)c;
     return lookup_anywhere(args->key, true, &ret->vol, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_path)
+int rv_qemu_storage_vol_lookup_by_path(rv_driver_conn *c,
+                                       const rv_storage_vol_lookup_by_path_args *args,
+                                       rv_storage_vol_lookup_by_path_ret *ret, rv_err *err)
 {
     (void)c;
     return lookup_anywhere(args->path, false, &ret->vol, err);
@@ -1286,7 +1328,8 @@ static rv_vol_def *get_vol_fresh(const rv_nonnull_storage_vol *w, qpool **pool, 
     return now;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
+int rv_qemu_storage_vol_get_info(rv_driver_conn *c, const rv_storage_vol_get_info_args *args,
+                                 rv_storage_vol_get_info_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v = get_vol_fresh(&args->vol, NULL, err);
@@ -1298,7 +1341,9 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
+int rv_qemu_storage_vol_get_xml_desc(rv_driver_conn *c,
+                                     const rv_storage_vol_get_xml_desc_args *args,
+                                     rv_storage_vol_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v;
@@ -1310,7 +1355,8 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
     return rv_string_result(0, &ret->xml, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_path)
+int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
+                                 rv_storage_vol_get_path_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v = get_vol(&args->vol, NULL, err);
@@ -1382,14 +1428,16 @@ static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long o
     return rv_driver_stream_open(io, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_upload)
+int rv_qemu_storage_vol_upload(rv_driver_conn *c, const rv_storage_vol_upload_args *args,
+                               rv_err *err)
 {
     (void)c;
     return open_transfer(&args->vol, args->offset, args->length, args->flags, true,
                          "storageVolUpload", err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_download)
+int rv_qemu_storage_vol_download(rv_driver_conn *c, const rv_storage_vol_download_args *args,
+                                 rv_err *err)
 {
     (void)c;
     return open_transfer(&args->vol, args->offset, args->length, args->flags, false,
@@ -1662,7 +1710,8 @@ static int vol_created(qpool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_
     return vol_to_wire(p, now, out, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
+int rv_qemu_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_xml_args *args,
+                                   rv_storage_vol_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1698,7 +1747,9 @@ static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, r
     return v ? get_vol_fresh(w, pool, err) : NULL;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
+int rv_qemu_storage_vol_create_xml_from(rv_driver_conn *c,
+                                        const rv_storage_vol_create_xml_from_args *args,
+                                        rv_storage_vol_create_xml_from_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
@@ -1727,7 +1778,8 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
     return rc < 0 ? -1 : RV_DEFERRED;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
+int rv_qemu_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1746,7 +1798,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
 /* virStorageVolResizeFlags */
 enum { RESIZE_ALLOCATE = 1, RESIZE_DELTA = 2, RESIZE_SHRINK = 4 };
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
+int rv_qemu_storage_vol_resize(rv_driver_conn *c, const rv_storage_vol_resize_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1803,7 +1856,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
     return rc;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
+int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *args, rv_err *err)
 {
     (void)c;
     qpool *p;
