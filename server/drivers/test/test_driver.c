@@ -498,7 +498,7 @@ static int test_get_capabilities(rv_driver_conn *c, char **xml, rv_err *err)
     return *xml ? 0 : fail_oom(err);
 }
 
-static int test_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err)
+static int native_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err)
 {
     (void)c, (void)err;
     memset(info, 0, sizeof(*info));
@@ -513,7 +513,7 @@ static int test_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_e
     return 0;
 }
 
-static int test_node_get_security_model(rv_driver_conn *c, char **model, char **doi,
+static int native_node_get_security_model(rv_driver_conn *c, char **model, char **doi,
                                         rv_err *err)
 {
     (void)c;
@@ -1092,8 +1092,8 @@ const test_native rv_test_native = {
     .get_version = test_get_version,
     .get_hostname = test_get_hostname,
     .get_capabilities = test_get_capabilities,
-    .node_get_info = test_node_get_info,
-    .node_get_security_model = test_node_get_security_model,
+    .node_get_info = native_node_get_info,
+    .node_get_security_model = native_node_get_security_model,
     .num_of_domains = test_num_of_domains,
     .list_domain_ids = test_list_domain_ids,
     .list_all_domains = test_list_all_domains,

@@ -9,6 +9,10 @@
 #include "server/drivers/driver.h"
 #include "server/drivers/test/test_domain_xml.h"
 
+/* Every wire slot function of the driver, test_<slot> (test_ops.c lists
+ * those it serves). */
+RV_DRIVER_SLOTS(test_)
+
 typedef struct test_native {
     int (*probe)(const char *uri);
     int (*open)(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);

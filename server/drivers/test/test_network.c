@@ -174,15 +174,15 @@ static int count(int active, rv_err *err)
     return k;
 }
 
-int test_net_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                             rv_err *err)
+int test_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
+                                 rv_err *err)
 {
     (void)c;
     return (ret->num = count(1, err)) < 0 ? -1 : 0;
 }
 
-int test_net_num_of_defined_networks(rv_driver_conn *c,
-                                     rv_connect_num_of_defined_networks_ret *ret, rv_err *err)
+int test_connect_num_of_defined_networks(rv_driver_conn *c,
+                                         rv_connect_num_of_defined_networks_ret *ret, rv_err *err)
 {
     (void)c;
     return (ret->num = count(0, err)) < 0 ? -1 : 0;
@@ -210,16 +210,16 @@ static int list_names(int active, int maxnames, char ***names, u_int *len, rv_er
     return 0;
 }
 
-int test_net_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                           rv_connect_list_networks_ret *ret, rv_err *err)
+int test_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
+                               rv_connect_list_networks_ret *ret, rv_err *err)
 {
     (void)c;
     return list_names(1, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
 }
 
-int test_net_list_defined_networks(rv_driver_conn *c,
-                                   const rv_connect_list_defined_networks_args *args,
-                                   rv_connect_list_defined_networks_ret *ret, rv_err *err)
+int test_connect_list_defined_networks(rv_driver_conn *c,
+                                       const rv_connect_list_defined_networks_args *args,
+                                       rv_connect_list_defined_networks_ret *ret, rv_err *err)
 {
     (void)c;
     return list_names(0, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
@@ -241,8 +241,8 @@ static int matches(const test_net *n, unsigned int flags)
     return 1;
 }
 
-int test_net_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
-                               rv_connect_list_all_networks_ret *ret, rv_err *err)
+int test_connect_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
+                                   rv_connect_list_all_networks_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
@@ -267,8 +267,8 @@ int test_net_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_netw
 
 /* ---- lookups ---- */
 
-int test_net_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                            rv_network_lookup_by_name_ret *ret, rv_err *err)
+int test_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
+                                rv_network_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     rv_nonnull_network w = { .name = args->name };
@@ -276,8 +276,8 @@ int test_net_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_a
     return n ? to_wire(n, &ret->net, err) : -1;
 }
 
-int test_net_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                            rv_network_lookup_by_uuid_ret *ret, rv_err *err)
+int test_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
+                                rv_network_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
     if (ready(err) < 0)
@@ -312,8 +312,8 @@ static int parse(const char *xml, rv_net_def **out, rv_err *err)
                 "back, over the protocol's limit of %d", len, RV_STRING_MAX);
 }
 
-int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
-                        rv_network_define_xml_ret *ret, rv_err *err)
+int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
+                            rv_network_define_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
     test_net *n;
@@ -341,8 +341,8 @@ int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *arg
     return to_wire(n, &ret->net, err);
 }
 
-int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
-                        rv_network_create_xml_ret *ret, rv_err *err)
+int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
+                            rv_network_create_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
     test_net *n;
@@ -370,7 +370,7 @@ int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *arg
     return to_wire(n, &ret->net, err);
 }
 
-int test_net_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
+int test_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -385,7 +385,7 @@ int test_net_create(rv_driver_conn *c, const rv_network_create_args *args, rv_er
     return 0;
 }
 
-int test_net_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
+int test_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -406,7 +406,7 @@ int test_net_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_
     return 0;
 }
 
-int test_net_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
+int test_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -423,8 +423,8 @@ int test_net_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, r
 
 /* ---- queries ---- */
 
-int test_net_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
-                          rv_network_get_xml_desc_ret *ret, rv_err *err)
+int test_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
+                              rv_network_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n;
@@ -437,8 +437,8 @@ int test_net_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args 
     return rv_string_result(0, &ret->xml, err);
 }
 
-int test_net_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name_args *args,
-                             rv_network_get_bridge_name_ret *ret, rv_err *err)
+int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name_args *args,
+                                 rv_network_get_bridge_name_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -452,8 +452,8 @@ int test_net_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name
     return 0;
 }
 
-int test_net_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                           rv_network_get_autostart_ret *ret, rv_err *err)
+int test_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
+                               rv_network_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -463,8 +463,8 @@ int test_net_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_arg
     return 0;
 }
 
-int test_net_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
-                           rv_err *err)
+int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
+                               rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -474,8 +474,8 @@ int test_net_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_arg
     return 0;
 }
 
-int test_net_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                       rv_network_is_active_ret *ret, rv_err *err)
+int test_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
+                           rv_network_is_active_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -485,8 +485,8 @@ int test_net_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
     return 0;
 }
 
-int test_net_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                           rv_network_is_persistent_ret *ret, rv_err *err)
+int test_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
+                               rv_network_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);

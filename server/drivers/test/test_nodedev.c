@@ -9,6 +9,7 @@
 
 #include <libxml/entities.h>
 
+#include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/conf/xml_read.h"
 
