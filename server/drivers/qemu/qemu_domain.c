@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
@@ -117,7 +118,6 @@ int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
     return 0;
 }
 
-
 bool rv_qemu_list_match(const qemu_dom *d, unsigned int f)
 {
     if (!rv_qemu_dom_visible(d))
@@ -145,27 +145,15 @@ bool rv_qemu_list_match(const qemu_dom *d, unsigned int f)
             st != RV_DOMAIN_PAUSED && st != RV_DOMAIN_SHUTOFF);
 }
 
-
 /* A new definition may replace the one with the same name and UUID only. */
 int rv_qemu_dom_check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
 {
     qemu_dom *by_uuid = rv_qemu_find_uuid(def->uuid), *by_name = rv_qemu_find_name(def->name);
-    char uuid[RV_UUID_STRING_LEN];
-    if (by_name && by_name != by_uuid) {
-        rv_uuid_format(rv_qemu_dom_def(by_name)->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' already exists with uuid %s", def->name, uuid);
-    }
-    if (by_uuid && !by_name) {
-        rv_uuid_format(def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' is already defined with uuid %s",
-                    rv_qemu_dom_def(by_uuid)->name, uuid);
-    }
     *found = by_uuid;
-    return 0;
+    return rv_obj_clash_error("domain", RV_FROM_QEMU, def->name,
+                              by_uuid ? rv_qemu_dom_def(by_uuid)->name : NULL,
+                              by_name ? rv_qemu_dom_def(by_name)->uuid : NULL, def->uuid, err);
 }
-
 
 qemu_dom *rv_qemu_dom_new(void)
 {

@@ -461,7 +461,8 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
     (void)c;
     rv_qemu_domain_def *def = parse(args->xml, err);
     qemu_dom *d = NULL;
-    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0 || (!d && check_removal(def->name, err) < 0)) {
+    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0 ||
+        (!d && check_removal(def->name, err) < 0)) {
         rv_qemu_domain_free(def);
         return -1;
     }

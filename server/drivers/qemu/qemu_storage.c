@@ -49,6 +49,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/stream_fd.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
@@ -75,7 +76,6 @@ typedef struct qpool {
     size_t nvols;
     int jobs;                   /* volume jobs using this pool */
     pool_scan *scan;            /* the directory being read (start, refresh) */
-    struct qpool *next;         /* in name order */
 } qpool;
 
 /* A call waiting for a scan; want_pool: its reply carries the pool. */
@@ -110,15 +110,43 @@ typedef struct vol_job {
     struct vol_job *next;
 } vol_job;
 
+static const char *pool_name(const void *p)
+{
+    return ((const qpool *)p)->def->name;
+}
+
+static const unsigned char *pool_uuid(const void *p)
+{
+    return ((const qpool *)p)->def->uuid;
+}
+
+static unsigned int pool_state(const void *obj)
+{
+    const qpool *p = obj;
+    return (p->active ? RV_OBJ_ACTIVE : 0) | (p->persistent ? RV_OBJ_PERSISTENT : 0) |
+           (p->autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
+static unsigned int pool_type_flag(const void *obj)
+{
+    return rv_pool_type_list_flag(((const qpool *)obj)->def->type);
+}
+
+static const rv_obj_kind pool_kind = {
+    .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found",
+    .lookup_what = "storage pool", .from = RV_FROM_STORAGE, .no_object = RV_ERR_NO_STORAGE_POOL,
+    .name_of = pool_name, .uuid_of = pool_uuid, .state_of = pool_state,
+    .more_flags_of = pool_type_flag, .more_flags = ~0x3fu,
+};
+
 static struct {
-    qpool *pools;
-    size_t npools;
+    rv_obj_list pools;          /* of qpool */
     size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
     char *config_dir, *autostart_dir, *run_dir;
     bool stopping;              /* remvirtd's exit: scans end, state stays */
-} st;
+} st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
 
@@ -325,29 +353,18 @@ static void pool_free(qpool *p)
     free(p);
 }
 
-static qpool *pool_find(const char *name)
+static void pool_free_obj(void *p)
 {
-    for (qpool *p = st.pools; p; p = p->next)
-        if (strcmp(p->def->name, name) == 0)
-            return p;
-    return NULL;
+    pool_free(p);
 }
 
-static qpool *pool_find_uuid(const unsigned char uuid[16])
+static qpool *pool_find(const char *name)
 {
-    for (qpool *p = st.pools; p; p = p->next)
-        if (memcmp(p->def->uuid, uuid, 16) == 0)
-            return p;
-    return NULL;
+    return rv_obj_find_name(&st.pools, name);
 }
 
 static qpool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    if (st.npools >= MAX_POOLS) {
-        fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d storage pools",
-             MAX_POOLS);
-        return NULL;
-    }
     qpool *p = calloc(1, sizeof(*p));
     if (!p) {
         oom(err);
@@ -355,33 +372,22 @@ static qpool *pool_add(rv_pool_def *def, rv_err *err)
     }
     p->def = def;
     p->dir = -1;
-    qpool **at = &st.pools;
-    while (*at && strcmp((*at)->def->name, def->name) < 0)
-        at = &(*at)->next;
-    p->next = *at;
-    *at = p;
-    st.npools++;
+    if (rv_obj_add(&st.pools, p, err) < 0) {
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
 static void pool_remove(qpool *p)
 {
-    for (qpool **at = &st.pools; *at; at = &(*at)->next)
-        if (*at == p) {
-            *at = p->next;
-            st.npools--;
-            pool_free(p);
-            return;
-        }
+    rv_obj_remove(&st.pools, p);
+    pool_free(p);
 }
 
 static qpool *get_named(const char *name, rv_err *err)
 {
-    qpool *p = pool_find(name);
-    if (!p)
-        fail(err, RV_ERR_NO_STORAGE_POOL,
-             "Storage pool not found: no storage pool with matching name '%s'", name);
-    return p;
+    return rv_obj_get_name(&st.pools, name, err);
 }
 
 static qpool *get(const rv_nonnull_storage_pool *w, rv_err *err)
@@ -421,12 +427,10 @@ static qpool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
     return p;
 }
 
-static int pool_to_wire(const qpool *p, rv_nonnull_storage_pool *w, rv_err *err)
+static int pool_to_wire(const void *p, void *w, rv_err *err)
 {
-    if (!(w->name = strdup(p->def->name)))
-        return oom(err);
-    memcpy(w->uuid, p->def->uuid, 16);
-    return 0;
+    rv_nonnull_storage_pool *pool = w;
+    return rv_obj_put_handle(&st.pools, p, &pool->name, pool->uuid, err);
 }
 
 static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
@@ -716,7 +720,6 @@ static int pool_build(qpool *p, rv_err *err)
  * there are (except the one of the same uuid, which it replaces). */
 static int check_new_def(const rv_pool_def *def, rv_err *err)
 {
-    char uuid[RV_UUID_STRING_LEN];
     /* The name becomes a file name, as a domain's does. */
     if (!def->name[0] || def->name[0] == '.' || strchr(def->name, '/'))
         return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name '%s'", def->name);
@@ -731,23 +734,15 @@ static int check_new_def(const rv_pool_def *def, rv_err *err)
         return fail(err, RV_ERR_XML_ERROR,
                     "XML error: storage pool target path '%s' must be absolute",
                     def->target_path);
-    qpool *same = pool_find(def->name);
-    if (same && memcmp(same->def->uuid, def->uuid, 16) != 0) {
-        rv_uuid_format(same->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' is already defined with uuid %s", def->name, uuid);
-    }
-    qpool *byuuid = pool_find_uuid(def->uuid);
-    if (byuuid && strcmp(byuuid->def->name, def->name) != 0) {
-        rv_uuid_format(def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' already exists with uuid %s",
-                    byuuid->def->name, uuid);
-    }
-    for (qpool *p = st.pools; p; p = p->next)
+    void *byuuid;
+    if (rv_obj_check_clash(&st.pools, def->name, def->uuid, &byuuid, err) < 0)
+        return -1;
+    for (size_t i = 0; i < st.pools.n; i++) {
+        const qpool *p = rv_obj_at(&st.pools, i);
         if (p != byuuid && strcmp(p->def->target_path, def->target_path) == 0)
             return fail(err, RV_ERR_OPERATION_FAILED,
                         "operation failed: Storage source conflict with pool: '%s'", p->def->name);
+    }
     return 0;
 }
 
@@ -998,20 +993,12 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
 
 /* ================================================================ pool queries */
 
-static int count(bool active)
-{
-    int k = 0;
-    for (qpool *p = st.pools; p; p = p->next)
-        k += p->active == active;
-    return k;
-}
-
 int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
                                          rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
     (void)err;
-    ret->num = count(true);
+    ret->num = rv_obj_count(&st.pools, true);
     return 0;
 }
 
@@ -1021,29 +1008,23 @@ int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
 {
     (void)c;
     (void)err;
-    ret->num = count(false);
+    ret->num = rv_obj_count(&st.pools, false);
     return 0;
 }
 
-/* Up to maxnames names: of the active or inactive pools, or of pool's volumes. */
-static int list_names(bool active, const qpool *pool, int maxnames, int max, char ***names,
-                      u_int *len, rv_err *err)
+/* Up to maxnames names of pool's volumes. */
+static int vol_names(const qpool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
 {
-    if (maxnames < 0 || maxnames > max)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
+    if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
+                    RV_STORAGE_VOL_LIST_MAX);
     char **out = calloc((size_t)maxnames + 1, sizeof(*out));
     if (!out)
         return oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
-    if (pool) {
-        for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
-            if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
-                return oom(err);
-        return 0;
-    }
-    for (const qpool *p = st.pools; p && *len < (u_int)maxnames; p = p->next)
-        if (p->active == active && !(out[(*len)++] = strdup(p->def->name)))
+    for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
+        if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
             return oom(err);
     return 0;
 }
@@ -1053,8 +1034,8 @@ int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
                                        rv_connect_list_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(true, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                      &ret->names.names_val, &ret->names.names_len, err);
+    return rv_obj_list_names(&st.pools, true, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
@@ -1063,21 +1044,8 @@ int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
                                                rv_err *err)
 {
     (void)c;
-    return list_names(false, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                      &ret->names.names_val, &ret->names.names_len, err);
-}
-
-/* Within each group of filters the bits are ORed, the groups ANDed. */
-static bool matches(const qpool *p, unsigned int flags)
-{
-    unsigned int act = flags & (RV_LIST_POOLS_ACTIVE | RV_LIST_POOLS_INACTIVE);
-    unsigned int per = flags & (RV_LIST_POOLS_PERSISTENT | RV_LIST_POOLS_TRANSIENT);
-    unsigned int aut = flags & (RV_LIST_POOLS_AUTOSTART | RV_LIST_POOLS_NO_AUTOSTART);
-    unsigned int types = flags & ~0x3fu;
-    return (!act || (act & (p->active ? RV_LIST_POOLS_ACTIVE : RV_LIST_POOLS_INACTIVE))) &&
-           (!per || (per & (p->persistent ? RV_LIST_POOLS_PERSISTENT : RV_LIST_POOLS_TRANSIENT))) &&
-           (!aut || (aut & (p->autostart ? RV_LIST_POOLS_AUTOSTART : RV_LIST_POOLS_NO_AUTOSTART))) &&
-           (!types || (types & rv_pool_type_list_flag(p->def->type)));
+    return rv_obj_list_names(&st.pools, false, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
@@ -1087,19 +1055,9 @@ int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
         return -1;
-    u_int k = 0;
-    for (qpool *p = st.pools; p; p = p->next)
-        k += matches(p, args->flags);
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
-        return oom(err);
-    for (qpool *p = st.pools; p; p = p->next)
-        if (matches(p, args->flags) &&
-            pool_to_wire(p, &ret->pools.pools_val[ret->pools.pools_len++], err) < 0)
-            return -1;
-    return 0;
+    return rv_obj_list_all(&st.pools, args->flags, args->need_results,
+                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
+                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
 }
 
 int rv_qemu_storage_pool_lookup_by_name(rv_driver_conn *c,
@@ -1116,14 +1074,8 @@ int rv_qemu_storage_pool_lookup_by_uuid(rv_driver_conn *c,
                                         rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qpool *p = pool_find_uuid((const unsigned char *)args->uuid);
-    if (!p) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, text);
-        return fail(err, RV_ERR_NO_STORAGE_POOL,
-                    "Storage pool not found: no storage pool with matching uuid '%s'", text);
-    }
-    return pool_to_wire(p, &ret->pool, err);
+    qpool *p = rv_obj_get_uuid(&st.pools, (const unsigned char *)args->uuid, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
 int rv_qemu_storage_pool_lookup_by_volume(rv_driver_conn *c,
@@ -1236,7 +1188,7 @@ int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
-    return p ? list_names(true, p, args->maxnames, RV_STORAGE_VOL_LIST_MAX,
+    return p ? vol_names(p, args->maxnames,
                           &ret->names.names_val, &ret->names.names_len, err)
              : -1;
 }
@@ -1280,10 +1232,12 @@ int rv_qemu_storage_vol_lookup_by_name(rv_driver_conn *c,
 /* The volume whose key (by_key) or path is what, in any active pool. */
 static int lookup_anywhere(const char *what, bool by_key, rv_nonnull_storage_vol *out, rv_err *err)
 {
-    for (qpool *p = st.pools; p; p = p->next)
+    for (size_t i = 0; i < st.pools.n; i++) {
+        qpool *p = rv_obj_at(&st.pools, i);
         for (size_t j = 0; p->active && j < p->nvols; j++)
             if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
                 return vol_to_wire(p, p->vols[j], out, err);
+    }
     return no_vol(by_key ? "key" : "path", what, err);
 }
 
@@ -1955,8 +1909,9 @@ void rv_qemu_storage_init(void)
     }
     load_dir(st.config_dir, true);
     load_dir(st.run_dir, false);
-    for (qpool *p = st.pools, *next; p; p = next) {
-        next = p->next;
+    for (size_t i = 0; i < st.pools.n;) {
+        qpool *p = rv_obj_at(&st.pools, i);
+        size_t before = st.pools.n;
         char *link = file_of(st.autostart_dir, p->def->name);
         p->autostart = p->persistent && link && access(link, F_OK) == 0;
         free(link);
@@ -1975,8 +1930,9 @@ void rv_qemu_storage_init(void)
             RV_WARN("storage pool '%s' does not autostart: %s", p->def->name, err.message);
         }
         rv_err_clear(&err);
+        i += st.pools.n == before;      /* unless p was removed */
     }
-    RV_INFO("QEMU driver: %zu storage pools in %s", st.npools, st.config_dir);
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.config_dir);
 }
 
 void rv_qemu_storage_cleanup(void)
@@ -1990,22 +1946,20 @@ void rv_qemu_storage_cleanup(void)
         job_free(j);
     }
     st.stopping = true;
-    for (qpool *p = st.pools; p;) {
+    for (size_t i = 0; i < st.pools.n;) {
+        qpool *p = rv_obj_at(&st.pools, i);
         if (p->scan) {
             scan_stop(p->scan, &err);   /* may remove p */
-            p = st.pools;
+            i = 0;
         } else {
-            p = p->next;
+            i++;
         }
     }
     rv_err_clear(&err);
-    while (st.pools) {
-        qpool *p = st.pools;
-        st.pools = p->next;
-        pool_free(p);
-    }
+    rv_obj_clear(&st.pools, pool_free_obj);
     free(st.config_dir);
     free(st.autostart_dir);
     free(st.run_dir);
     memset(&st, 0, sizeof(st));
+    st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }

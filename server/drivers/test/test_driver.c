@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_packet.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
@@ -391,22 +392,10 @@ static int ref_fill(const test_dom *d, rv_dom_ref *out, rv_err *err)
  * updates, or NULL for a new one. */
 static int find_existing(const rv_test_def *def, test_dom **out, rv_err *err)
 {
-    char uuid[RV_UUID_STRING_LEN];
-    test_dom *d = find_by_uuid(def->uuid);
+    test_dom *d = find_by_uuid(def->uuid), *by_name = find_by_name(def->name);
     *out = d;
-    if (d && strcmp(d->def->name, def->name) != 0) {
-        rv_uuid_format(d->def->uuid, uuid);
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' is already defined with uuid %s",
-                    d->def->name, uuid);
-    }
-    if (!d && (d = find_by_name(def->name))) {
-        rv_uuid_format(d->def->uuid, uuid);
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' already exists with uuid %s",
-                    d->def->name, uuid);
-    }
-    return 0;
+    return rv_obj_clash_error("domain", RV_FROM_DOMAIN, def->name, d ? d->def->name : NULL,
+                              by_name ? by_name->def->uuid : NULL, def->uuid, err);
 }
 
 static int table_init(rv_err *err)
