@@ -2184,7 +2184,8 @@ def gen_values_public_h(spec):
  * named as libvirt names them with VIR_ spelled RV_ (the error codes,
  * domains and levels as RV_ERROR_, RV_ERROR_FROM_ and RV_ERROR_LEVEL_).
  * A newer server may send values not listed.  Part of remvirt.h, which
- * includes it: include that instead. */
+ * includes it: include that instead (remvirtd's drivers, which share these
+ * values but not the library's API, include this header alone). */
 #ifndef LIBREMVIRT_REMVIRT_VALUES_GEN_H
 #define LIBREMVIRT_REMVIRT_VALUES_GEN_H
 ''')
