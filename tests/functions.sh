@@ -296,6 +296,16 @@ _rv_gone()
     ! kill -0 "$1" 2>/dev/null
 }
 
+# kill_remvirtd: SIGKILL, as a crash would (the guests run on), and clear
+# what it leaves, so that start_remvirtd* may start it again.
+kill_remvirtd()
+{
+    kill -KILL "$REMVIRTD_PID"
+    wait "$REMVIRTD_PID" 2>/dev/null || true
+    REMVIRTD_PID=
+    rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+}
+
 # ---------------------------------------------------------------- SASL
 
 # sasl_db APP MECHS USER[=PASSWORD]...: a SASL application config for APP
