@@ -161,17 +161,6 @@ int rv_lx_check_name(const char *name, const char *illegal, rv_err *err)
     return -1;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int rv_lx_read_uuid(const char *text, unsigned char uuid[16], int from, rv_err *err)
 {
     if (!text) {
@@ -186,7 +175,8 @@ int rv_lx_read_uuid(const char *text, unsigned char uuid[16], int from, rv_err *
             s++;
             continue;
         }
-        int hi = hex_digit(s[0]), lo = hi < 0 ? -1 : hex_digit(s[1]);
+        int hi = rv_hex_digit((unsigned char)s[0]);
+        int lo = hi < 0 ? -1 : rv_hex_digit((unsigned char)s[1]);
         if (lo < 0)
             goto bad;
         uuid[i++] = (unsigned char)(hi << 4 | lo);
