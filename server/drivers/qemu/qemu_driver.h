@@ -1,6 +1,8 @@
 /* The QEMU driver's own types, shared by its files:
- *   qemu_driver.c   the driver: directories, the host (capabilities, node
- *                   info) and the domain slots
+ *   qemu_driver.c   the driver: directories, start-up, the domain slots
+ *   qemu_host.c     the host: capabilities, node info, CPU time, memory
+ *   qemu_cpu.c      CPU models, from a probe QEMU
+ *   qemu_cputime.c  a running guest's CPU times
  *   qemu_domain.c   the domain table: lookups, list filters, conflicts
  *   qemu_ops.c      the wire slot table
  *   qemu_store.c    files: definitions (atomic writes), runtime status
@@ -26,6 +28,7 @@
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <ev.h>
@@ -183,6 +186,9 @@ int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
 
 /* ---- qemu_store.c ---- */
+/* A whole small file, NUL-terminated, at most max bytes; NULL on error
+ * (errno says why). */
+char *rv_qemu_read_file(const char *path, size_t max);
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
 /* Write text to path atomically: temp file, rename; durable: with fsync
  * of the file before and of its directory after. */
@@ -393,5 +399,30 @@ void rv_qemu_pin_apply(qemu_dom *d);
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */
 void rv_qemu_domcaps_probe(const char *binary);
+
+/* ---- qemu_cpu.c: CPU models, from a probe QEMU ---- */
+/* A set of CPU feature names in QEMU's spelling, sorted. */
+typedef struct rv_qemu_cpu_features {
+    char **names;
+    size_t n;
+} rv_qemu_cpu_features;
+void rv_qemu_cpu_features_clear(rv_qemu_cpu_features *f);
+/* Start the probe (at driver start; calls that need it wait for it). */
+void rv_qemu_cpu_probe_start(void);
+void rv_qemu_cpu_cleanup(void);
+/* For a slot that needs the probe: 0 when it is done (or, unless need,
+ * failed); RV_DEFERRED: the call waits and is run again once it is over;
+ * -1 with err (it failed and need). */
+int rv_qemu_cpu_wait(bool need, rv_err *err);
+/* The word flag is in /proc/cpuinfo's flags line. */
+bool rv_qemu_cpu_flag(const char *flags, const char *flag);
+/* The features of a /proc/cpuinfo flags line QEMU knows, into out. */
+void rv_qemu_cpu_host_features(const char *flags, rv_qemu_cpu_features *out);
+/* The model that best describes a host CPU of that vendor (libvirt's
+ * name; NULL: any) and features; NULL when none fits or no probe. */
+const char *rv_qemu_cpu_host_model(const char *vendor, const rv_qemu_cpu_features *host);
+/* <feature name=.../> for each host feature the model lacks. */
+void rv_qemu_cpu_put_features(FILE *fp, const char *indent, const char *model,
+                              const rv_qemu_cpu_features *host);
 
 #endif
