@@ -76,7 +76,7 @@ void rv_uuid_format(const unsigned char u[16], char out[RV_UUID_STRING_LEN])
              u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static int hexval(int c)
+int rv_hex_digit(int c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     c = tolower(c);
@@ -103,7 +103,7 @@ int rv_uuid_parse(const char *text, unsigned char uuid[16])
             i++;
             continue;
         }
-        int hi = hexval((unsigned char)p[i]), lo = hexval((unsigned char)p[i + 1]);
+        int hi = rv_hex_digit((unsigned char)p[i]), lo = rv_hex_digit((unsigned char)p[i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         uuid[n++] = (unsigned char)(hi << 4 | lo);

@@ -22,6 +22,9 @@ void rv_buf_consume(rv_buf *b, size_t n);
 void rv_buf_shrink(rv_buf *b, size_t keep);
 void rv_buf_free(rv_buf *b);
 
+/* A hexadecimal digit's value (either case), or -1. */
+int rv_hex_digit(int c);
+
 #define RV_UUID_STRING_LEN 37   /* 36 characters and the NUL */
 void rv_uuid_format(const unsigned char uuid[16], char out[RV_UUID_STRING_LEN]);
 /* Accepts the 8-4-4-4-12 form (and 32 bare hex digits); 0 or -1. */

@@ -348,6 +348,12 @@ EXTRA_DIST += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
 # plain mode (a few seconds of mutated recorded sessions) runs in make check.
 check_PROGRAMS += tests/fuzz/fuzz-client
 TESTS += tests/fuzz/fuzz-client
+# fuzz-xml: the drivers' shared XML layer, every family round-tripped.
+check_PROGRAMS += tests/fuzz/fuzz-xml
+TESTS += tests/fuzz/fuzz-xml
+tests_fuzz_fuzz_xml_SOURCES = tests/fuzz/fuzz-xml.c
+tests_fuzz_fuzz_xml_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)
+tests_fuzz_fuzz_xml_LDADD = libremvirtd.la
 tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_la_SOURCES)
 tests_fuzz_fuzz_client_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_client_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
@@ -361,10 +367,19 @@ EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpu
 RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
 	-Wno-unused-variable -Wno-missing-prototypes -Wno-shadow
 RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
-EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
+EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf tests/fuzz/fuzz-xml-lf
+tests_fuzz_fuzz_xml_lf_SOURCES = tests/fuzz/fuzz-xml.c \
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_conf_la_SOURCES) $(libremvirt_common_la_SOURCES)
+nodist_tests_fuzz_fuzz_xml_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_xml_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
+tests_fuzz_fuzz_xml_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
+tests_fuzz_fuzz_xml_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
+tests_fuzz_fuzz_xml_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
+tests_fuzz_fuzz_xml_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(RV_FUZZ_TARGET_LIBS)
 tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
-	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_conf_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_dispatch_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
 tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
@@ -372,6 +387,7 @@ tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(R
 tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
 	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_client_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
 tests_fuzz_fuzz_client_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
 tests_fuzz_fuzz_client_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_client_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)

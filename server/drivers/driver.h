@@ -1,8 +1,10 @@
 /* The hypervisor driver interface: how a driver opens and closes a
  * connection, and its slots (rv_driver_ops, generated from the .x: one per
  * procedure annotated @handler driver, taking the wire arguments and
- * filling the wire result).  The test driver (in memory) implements them
- * now, a QEMU driver later.  Also the helpers every driver needs to move
+ * filling the wire result).  Two drivers implement them: the test driver
+ * (in memory, server/drivers/test) and the QEMU driver
+ * (server/drivers/qemu); what they share about their objects is in
+ * server/drivers/conf.  Also the helpers every driver needs to move
  * between the wire's domain references and its own. */
 #ifndef RV_SERVER_DRIVER_H
 #define RV_SERVER_DRIVER_H
@@ -10,8 +12,9 @@
 #include <stddef.h>
 
 /* The domain states (RV_DOMAIN_RUNNING, ...) are libvirt's public
- * virDomainState numbers: the public header defines them, once. */
-#include "client/remvirt.h"
+ * virDomainState numbers, defined once in the values header that the
+ * client library's public header includes too (not the library's API). */
+#include "client/remvirt-values.gen.h"
 #include "common/error.h"
 #include "server/rv_driver_ops.gen.h"
 

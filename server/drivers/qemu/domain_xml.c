@@ -16,7 +16,8 @@
 #include "common/util.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.xml");
 
@@ -1205,45 +1206,17 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
 
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
 {
-    if (len > RV_QEMU_DOMAIN_XML_MAX) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML of %zu bytes is over the limit of %u",
-                   len, RV_QEMU_DOMAIN_XML_MAX);
+    if (strlen(xml) != len) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "XML error: domain XML holds a NUL byte");
         return NULL;
     }
-    /* No DTD at all: so no external entities to fetch and no internal ones
-     * to expand, whatever libxml2 would do with them. */
-    if (memmem(xml, len, "<!DOCTYPE", 9)) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
-                   "domain XML may not have a DOCTYPE (DTDs and entities are refused)");
+    xmlDoc *doc;
+    const xmlNode *root = rv_lx_read(xml, RV_QEMU_DOMAIN_XML_MAX, "domain", "domain_definition",
+                                     RV_FROM_DOM, &doc, err);
+    if (!root)
         return NULL;
-    }
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "domain.xml", NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlCtxtGetLastError(ctxt);
-        char msg[256] = "unknown error";
-        if (e && e->message) {
-            snprintf(msg, sizeof(msg), "%s", e->message);
-            size_t l = strlen(msg);
-            while (l > 0 && msg[l - 1] == '\n')
-                msg[--l] = '\0';
-        }
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "malformed domain XML at line %d: %s",
-                   e ? e->line : 0, msg);
-        xmlFreeParserCtxt(ctxt);
-        return NULL;
-    }
-    xmlFreeParserCtxt(ctxt);
-
     rv_qemu_domain_def *def = calloc(1, sizeof(*def));
     bool *macs_given = NULL, have_uuid = false, have_current = false;
-    const xmlNode *root = xmlDocGetRootElement(doc);
     int rc = -1;
     if (def) {
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
@@ -1254,11 +1227,9 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-    else if (doc->intSubset || doc->extSubset)
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML may not have a DOCTYPE");
-    else if (!root || strcmp(node_name(root), "domain") != 0 || root->ns)
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "the root element is <%s>, not <domain>",
-                   root ? node_name(root) : "");
+    else if (root->ns)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "XML error: the root element <domain> may not have a namespace");
     else if (parse_domain(root, def, &macs_given, &have_uuid, &have_current, err) == 0)
         rc = normalise(def, macs_given, have_uuid, have_current, err);
     free(macs_given);

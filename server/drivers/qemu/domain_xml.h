@@ -4,8 +4,8 @@
  *
  * Reading is strict: an element or attribute outside the subset is
  * RV_ERR_CONFIG_UNSUPPORTED naming it, never dropped.  The document is
- * bounded in size before libxml2 sees it; a DOCTYPE is refused (no DTD,
- * no entities, so no XXE and no entity expansion), and the network is off. */
+ * read by the drivers' shared reader (server/drivers/conf/xml_read.h:
+ * bounded in size, no DTD, no entities, no network). */
 #ifndef RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
 #define RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
 
@@ -118,9 +118,11 @@ typedef struct rv_qemu_domain_def {
     rv_qemu_tune *tune;
 } rv_qemu_domain_def;
 
-/* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
- * too large, a DOCTYPE, a bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid
- * XML outside the subset; the message names the element or attribute). */
+/* Parse xml, NUL-terminated at len (a NUL before it is refused).  NULL
+ * with err set: the shared reader's errors (RV_ERR_XML_DETAIL for
+ * malformed XML, as libvirt), RV_ERR_XML_ERROR (too large, a DOCTYPE, a
+ * bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid XML outside the subset;
+ * the message names the element or attribute). */
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err);
 
 /* The normalised XML (malloc'd), or NULL when out of memory. */

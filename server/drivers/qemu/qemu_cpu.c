@@ -27,7 +27,7 @@
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 RV_LOG_CATEGORY("drivers.qemu.cpu");
 

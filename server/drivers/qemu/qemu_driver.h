@@ -1,9 +1,24 @@
 /* The QEMU driver's own types, shared by its files:
- *   qemu_driver.c   the driver: directories, the domain table, the wire
- *                   slots, the host (capabilities, node info)
+ *   qemu_driver.c   the driver: directories, start-up, the domain slots
+ *   qemu_host.c     the host: capabilities, node info, CPU time, memory
+ *   qemu_cpu.c      CPU models, from a probe QEMU
+ *   qemu_cputime.c  a running guest's CPU times
+ *   qemu_domain.c   the domain table: lookups, list filters, conflicts
+ *   qemu_ops.c      the wire slot table
  *   qemu_store.c    files: definitions (atomic writes), runtime status
+ *   qemu_sync.c, qemu_defwrite.c   durable writes off the loop
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
+ *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore
+ *   qemu_agent.c    the guest agent; qemu_console.c the serial console
+ *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
+ *                   statistics and tuning; qemu_domcaps.c domain capabilities
+ *   qmp.c, command.c, domain_xml.c, domain_devices.c, domain_tune.c
+ *                   QMP, the command line and the domain XML (their own headers)
+ * and the other families, each with its header: networks (qemu_network.c,
+ * qemu_netnat.c, qemu_link.c), storage (qemu_storage.c), node devices
+ * (qemu_nodedev.c, qemu_nodedev_define.c), secrets and network filters
+ * (qemu_secret.c, qemu_nwfilter.c), snapshots (qemu_snapshot.c).
  *
  * A domain has a persistent definition (def, NULL when transient) and,
  * while it runs, the live one (live).  Every state change goes through a
@@ -21,6 +36,10 @@
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
+
+/* Every wire slot function of the driver, rv_qemu_<slot> (qemu_ops.c
+ * lists those it serves). */
+RV_DRIVER_SLOTS(rv_qemu_)
 
 typedef enum qemu_job_kind {
     QJOB_START,
@@ -129,7 +148,14 @@ typedef struct qemu_state {
 
 extern qemu_state rv_qemu;
 
-/* ---- qemu_driver.c ---- */
+/* ---- qemu_driver.c: the driver's entry points (rv_driver) ---- */
+void rv_qemu_init(const rv_driver_setup *setup);
+int rv_qemu_probe(const char *uri);
+int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
+void rv_qemu_close(rv_driver_conn *c);
+void rv_qemu_cleanup(void);
+
+/* ---- qemu_domain.c: the domain table ---- */
 /* A new, inactive domain at the head of the table (NULL: no memory). */
 qemu_dom *rv_qemu_dom_new(void);
 /* The reference a client sees (name copied). */
@@ -139,8 +165,15 @@ const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else de
  * or stopped, about to be dropped) is invisible to every call. */
 bool rv_qemu_dom_visible(const qemu_dom *d);
 qemu_dom *rv_qemu_find_name(const char *name);
+qemu_dom *rv_qemu_find_uuid(const unsigned char uuid[16]);
+/* libvirt's check that def may stand: -1 with its error when another
+ * domain has its name or its UUID; else *found is the domain def
+ * redefines (NULL: a new one). */
+int rv_qemu_dom_check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err);
 /* Domain is running, paused, ... (has a process or is starting). */
 bool rv_qemu_dom_active(const qemu_dom *d);
+/* Forget every domain (daemon exit: the guests run on). */
+void rv_qemu_doms_free(void);
 /* Drop a domain that is neither active nor persistent, nor has jobs. */
 void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 /* Set state and reason; send the event when event >= 0. */
@@ -238,11 +271,6 @@ void rv_qemu_def_writes_release(qemu_dom *d);
 int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
-
-/* ---- qemu_console.c ---- */
-/* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */
-int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_args *args,
-                                rv_err *err);
 
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
@@ -364,107 +392,13 @@ int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
-int rv_qemu_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args, rv_err *err);
-int rv_qemu_domain_pin_vcpu_flags(rv_driver_conn *c, const rv_domain_pin_vcpu_flags_args *args,
-                                  rv_err *err);
-int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
-                                     const rv_domain_get_vcpu_pin_info_args *args,
-                                     rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err);
-int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
-                                rv_err *err);
-int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
-                                         const rv_domain_get_emulator_pin_info_args *args,
-                                         rv_domain_get_emulator_pin_info_ret *ret, rv_err *err);
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
-/* ---- qemu_cgtune.c: memory, blkio, NUMA and scheduler tuning (config only) ---- */
-int rv_qemu_domain_set_memory_parameters(rv_driver_conn *c, const rv_domain_set_memory_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c, const rv_domain_get_memory_parameters_args *args,
-    rv_domain_get_memory_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c, const rv_domain_set_blkio_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c, const rv_domain_get_blkio_parameters_args *args,
-    rv_domain_get_blkio_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_numa_parameters(rv_driver_conn *c, const rv_domain_set_numa_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c, const rv_domain_get_numa_parameters_args *args,
-    rv_domain_get_numa_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_scheduler_parameters(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_set_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_flags_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_scheduler_type(rv_driver_conn *c, const rv_domain_get_scheduler_type_args *args,
-    rv_domain_get_scheduler_type_ret *ret, rv_err *err);
-int rv_qemu_domain_get_scheduler_parameters(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
-    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_get_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
-    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
-/* ---- qemu_iotune.c: block I/O throttling, live ---- */
-int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
-                                     const rv_domain_set_block_io_tune_args *args, rv_err *err);
-int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
-                                     const rv_domain_get_block_io_tune_args *args,
-                                     rv_domain_get_block_io_tune_ret *ret, rv_err *err);
-/* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
-int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
-                                         const rv_connect_get_all_domain_stats_args *args,
-                                         rv_connect_get_all_domain_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
-                               rv_domain_block_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
-                                   rv_domain_interface_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
-                                rv_domain_memory_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
-                                           const rv_domain_set_memory_stats_period_args *args,
-                                           rv_err *err);
-int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
-                             rv_domain_get_vcpus_ret *ret, rv_err *err);
-int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_flags_args *args,
-                                   rv_domain_get_vcpus_flags_ret *ret, rv_err *err);
-int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
-                                 rv_domain_get_max_vcpus_ret *ret, rv_err *err);
-int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
-                             rv_node_get_cpu_map_ret *ret, rv_err *err);
-
-/* ---- qemu_tune.c: setmem, setmaxmem, setvcpus ---- */
-int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err);
-int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
-                                  rv_err *err);
-int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
-                                  rv_domain_get_max_memory_ret *ret, rv_err *err);
-int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
-                                    rv_err *err);
-int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err);
-int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
-                                   rv_err *err);
 
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */
 void rv_qemu_domcaps_probe(const char *binary);
-int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
-                                            const rv_connect_get_domain_capabilities_args *args,
-                                            rv_connect_get_domain_capabilities_ret *ret,
-                                            rv_err *err);
-
-
-/* ---- qemu_host.c: the host (node info, capabilities, CPU time, memory) ---- */
-int rv_qemu_node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err);
-int rv_qemu_connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
-                                     rv_err *err);
-int rv_qemu_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args *args,
-                               rv_node_get_cpu_stats_ret *ret, rv_err *err);
-int rv_qemu_node_get_memory_stats(rv_driver_conn *c, const rv_node_get_memory_stats_args *args,
-                                  rv_node_get_memory_stats_ret *ret, rv_err *err);
-int rv_qemu_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret *ret, rv_err *err);
-int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
-                                       const rv_node_get_cells_free_memory_args *args,
-                                       rv_node_get_cells_free_memory_ret *ret, rv_err *err);
-int rv_qemu_connect_get_storage_pool_capabilities(
-    rv_driver_conn *c, const rv_connect_get_storage_pool_capabilities_args *args,
-    rv_connect_get_storage_pool_capabilities_ret *ret, rv_err *err);
 
 /* ---- qemu_cpu.c: CPU models, from a probe QEMU ---- */
 /* A set of CPU feature names in QEMU's spelling, sorted. */
@@ -494,19 +428,5 @@ const char *rv_qemu_cpu_host_model(const char *vendor, const rv_qemu_cpu_feature
 /* <feature name=.../> for each host feature the model lacks. */
 void rv_qemu_cpu_put_features(FILE *fp, const char *indent, const char *model,
                               const rv_qemu_cpu_features *host);
-int rv_qemu_connect_get_cpu_model_names(rv_driver_conn *c,
-                                        const rv_connect_get_cpu_model_names_args *args,
-                                        rv_connect_get_cpu_model_names_ret *ret, rv_err *err);
-int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_args *args,
-                                rv_connect_compare_cpu_ret *ret, rv_err *err);
-int rv_qemu_connect_baseline_cpu(rv_driver_conn *c, const rv_connect_baseline_cpu_args *args,
-                                 rv_connect_baseline_cpu_ret *ret, rv_err *err);
-int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
-                                           const rv_connect_compare_hypervisor_cpu_args *args,
-                                           rv_connect_compare_hypervisor_cpu_ret *ret, rv_err *err);
-int rv_qemu_connect_baseline_hypervisor_cpu(rv_driver_conn *c,
-                                            const rv_connect_baseline_hypervisor_cpu_args *args,
-                                            rv_connect_baseline_hypervisor_cpu_ret *ret,
-                                            rv_err *err);
 
 #endif

@@ -27,7 +27,7 @@
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.host");
 

@@ -16,8 +16,8 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
-#include "server/drivers/xml_read.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.nwfilter");
 

@@ -19,7 +19,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 RV_LOG_CATEGORY("drivers.qemu.secret");
 

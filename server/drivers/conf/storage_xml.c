@@ -1,7 +1,7 @@
 /* Storage pool and volume XML (see storage_xml.h).  libxml2's tree API;
  * the few paths the model reads are looked up child by child. */
-#include "server/drivers/test/storage_xml.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/storage_xml.h"
+#include "server/drivers/conf/xml_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <libxml/tree.h>
 
 #include "common/util.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 /* Word tables, indexed by the enum values they stand for. */
 static const char *const pool_type_words[] = { "dir", "fs", "netfs", "logical", NULL };
@@ -554,18 +554,6 @@ static void put_perms(FILE *fp, const rv_storage_perms *p)
     fputs("    </permissions>\n", fp);
 }
 
-/* The text a memstream built (*buf is only set by the close), or NULL
- * (and nothing leaked) if it failed. */
-static char *finish(FILE *fp, char **buf)
-{
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        free(*buf);
-        return NULL;
-    }
-    return *buf;
-}
-
 char *rv_pool_def_format(const rv_pool_def *def)
 {
     char *buf = NULL, uuid[RV_UUID_STRING_LEN];
@@ -603,7 +591,7 @@ char *rv_pool_def_format(const rv_pool_def *def)
     put_perms(fp, &def->perms);
     fputs("  </target>\n", fp);
     fputs("</pool>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_vol_def_format(const rv_vol_def *def)
@@ -650,7 +638,7 @@ char *rv_vol_def_format(const rv_vol_def *def)
         fputs("  </backingStore>\n", fp);
     }
     fputs("</volume>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_pool_netfs_sources(const char *host)
@@ -663,7 +651,7 @@ char *rv_pool_netfs_sources(const char *host)
     fputs("<sources>\n  <source>\n", fp);
     line(fp, "    ", "<host name='", host, "'/>");
     fputs("    <dir path='/testshare'/>\n    <format type='nfs'/>\n  </source>\n</sources>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 /* <enum name=...> of words. */
