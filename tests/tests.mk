@@ -182,6 +182,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
 	tests/interop/test-qemu-host.sh \
+	tests/interop/test-qemu-cpu-xml.sh \
 	tests/interop/test-qemu-reboot-event.sh \
 	tests/interop/test-qemu-spawner.sh \
 	tests/interop/test-qemu-undefine-durable.sh \

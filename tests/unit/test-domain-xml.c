@@ -768,10 +768,33 @@ static void test_cpu_mode(void)
     CHECK_STR_HAS(xml, "  <cpu mode='host-model' check='partial'/>\n");
     free(xml);
     rv_qemu_domain_free(def);
-    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported mode='custom' of element <cpu>");
+    /* A custom model: libvirt's defaults filled in, features in QEMU's
+     * spelling on the command line. */
+    def = parse_ok(MIN_HEAD "<cpu><model>qemu64</model><feature name='pclmuldq'/>"
+                   "<feature policy='forbid' name='svm'/></cpu></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='custom' match='exact' check='none'>\n"
+                       "    <model fallback='allow'>qemu64</model>\n"
+                       "    <feature policy='require' name='pclmuldq'/>\n"
+                       "    <feature policy='forbid' name='svm'/>\n  </cpu>\n");
+    free(xml);
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    bool cpu_arg = false;
+    for (size_t i = 0; argv && argv[i] && argv[i + 1]; i++)
+        cpu_arg |= strcmp(argv[i], "-cpu") == 0 && strcmp(argv[i + 1], "qemu64,+pclmulqdq,-svm") == 0;
+    CHECK(cpu_arg);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_XML_ERROR, "Missing CPU model name");
     REFUSED(MIN_HEAD "<cpu mode='host-model'><model>qemu64</model></cpu></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <model> in <cpu>");
+            "unsupported <model> or <vendor> in <cpu mode='host-model'>");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64,x=y</model></cpu></domain>", RV_ERR_XML_ERROR,
+            "invalid CPU model name");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64</model><feature name='a'/><feature name='a'/></cpu></domain>",
+            RV_ERR_XML_ERROR, "CPU feature 'a' specified more than once");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64</model><topology sockets='1'/></cpu></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <topology> in <cpu>");
 }
 
 /* <metadata> (virt-manager's libosinfo entry): kept and written back

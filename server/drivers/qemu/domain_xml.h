@@ -29,7 +29,18 @@ typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
 typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE, RV_QEMU_NET_NETWORK } rv_qemu_net_type;
-typedef enum { RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM } rv_qemu_cpu_mode;
+typedef enum {
+    RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM, RV_QEMU_CPU_CUSTOM
+} rv_qemu_cpu_mode;
+/* A <cpu><feature>'s policy, in libvirt's words' order. */
+typedef enum {
+    RV_QEMU_CPU_FORCE, RV_QEMU_CPU_REQUIRE, RV_QEMU_CPU_OPTIONAL, RV_QEMU_CPU_DISABLE,
+    RV_QEMU_CPU_FORBID
+} rv_qemu_cpu_policy;
+typedef struct rv_qemu_cpu_feature {
+    char *name;                 /* as the XML spells it (libvirt's name) */
+    rv_qemu_cpu_policy policy;
+} rv_qemu_cpu_feature;
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
@@ -111,6 +122,13 @@ typedef struct rv_qemu_domain_def {
     /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
      * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
     int cpu_mode, cpu_check, cpu_migratable;
+    /* mode='custom' (what virt-manager writes from the host's model):
+     * match (0 exact, 1 minimum, 2 strict), the model and its fallback
+     * (0 allow, 1 forbid), the vendor; features in any mode. */
+    int cpu_match, cpu_fallback;
+    char *cpu_model, *cpu_vendor;
+    rv_qemu_cpu_feature *cpu_features;
+    size_t ncpu_features;
     /* <metadata>'s children as written (each in its own namespace, as
      * virt-manager's libosinfo entry), kept and given back, NULL if none. */
     char *metadata;

@@ -26,6 +26,7 @@
 #include <libxml/tree.h>
 
 #include "common/log.h"
+#include "server/drivers/qemu/cpu_names.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/conf/xml_read.h"
 
@@ -141,27 +142,6 @@ static const char *const aliases[][2] = {
     { "tsc_deadline_timer", "tsc-deadline" }, { "cr8_legacy", "cr8legacy" }, { "i64", "lm" },
     { "xd", "nx" }, { "osxsave", "xsave" },
 };
-/* Where libvirt's name is not QEMU's: {QEMU's, libvirt's}. */
-static const char *const libvirt_names[][2] = {
-    { "pclmulqdq", "pclmuldq" }, { "lahf-lm", "lahf_lm" }, { "cmp-legacy", "cmp_legacy" },
-    { "fxsr-opt", "fxsr_opt" }, { "tsc-adjust", "tsc_adjust" }, { "ds-cpl", "ds_cpl" },
-    { "nodeid-msr", "nodeid_msr" }, { "perfctr-core", "perfctr_core" },
-    { "perfctr-nb", "perfctr_nb" }, { "svm-lock", "svm_lock" }, { "nrip-save", "nrip_save" },
-    { "tsc-scale", "tsc_scale" }, { "vmcb-clean", "vmcb_clean" },
-    { "pause-filter", "pause_filter" }, { "kvm-pv-eoi", "kvm_pv_eoi" },
-    { "kvm-pv-unhalt", "kvm_pv_unhalt" }, { "kvm-asyncpf", "kvm_asyncpf" },
-    { "kvm-steal-time", "kvm_steal_time" }, { "kvm-nopiodelay", "kvm_nopiodelay" },
-    { "kvm-mmu", "kvm_mmu" }, { "kvmclock-stable-bit", "kvmclock_stable_bit" },
-};
-
-static const char *libvirt_name(const char *qemu)
-{
-    for (size_t i = 0; i < sizeof(libvirt_names) / sizeof(libvirt_names[0]); i++)
-        if (strcmp(libvirt_names[i][0], qemu) == 0)
-            return libvirt_names[i][1];
-    return qemu;
-}
-
 /* QEMU's name for a feature spelled as the kernel, libvirt or QEMU
  * spell it, into buf; NULL when QEMU has no such feature. */
 static const char *canon(const char *name, char *buf, size_t size)
@@ -171,9 +151,8 @@ static const char *canon(const char *name, char *buf, size_t size)
     for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
         if (strcmp(aliases[i][0], name) == 0)
             return aliases[i][1];
-    for (size_t i = 0; i < sizeof(libvirt_names) / sizeof(libvirt_names[0]); i++)
-        if (strcmp(libvirt_names[i][1], name) == 0)
-            return libvirt_names[i][0];
+    if (strcmp(rv_cpu_qemu_name(name), name) != 0)
+        return rv_cpu_qemu_name(name);
     /* The kernel's underscores: QEMU has a dash, or nothing. */
     size_t len = strlen(name), j = 0;
     if (len >= size)
@@ -259,7 +238,7 @@ void rv_qemu_cpu_put_features(FILE *fp, const char *indent, const char *model,
     const cpu_model *m = model ? find_model(model) : NULL;
     for (size_t i = 0; i < host->n; i++)
         if (!m || !fset_has(&m->feats, host->names[i]))
-            fprintf(fp, "%s<feature name='%s'/>\n", indent, libvirt_name(host->names[i]));
+            fprintf(fp, "%s<feature name='%s'/>\n", indent, rv_cpu_libvirt_name(host->names[i]));
 }
 
 /* ================================================================ the probe */
@@ -777,7 +756,7 @@ static void missing(const rv_qemu_cpu_features *a, const rv_qemu_cpu_features *b
     for (size_t i = 0; i < a->n && len < size; i++)
         if (fset_has(b, a->names[i]) == in_b)
             len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "",
-                                    libvirt_name(a->names[i]));
+                                    rv_cpu_libvirt_name(a->names[i]));
 }
 
 /* The host's vendor and features, as the capabilities XML has them. */
@@ -1015,22 +994,22 @@ static int baseline(char **xmls, u_int n, unsigned int flags, const rv_qemu_cpu_
         fprintf(fp, "  <vendor>%s</vendor>\n", libvirt_vendor(vendor) ? libvirt_vendor(vendor) : vendor);
     if (flags & RV_CONNECT_BASELINE_CPU_EXPAND_FEATURES) {
         for (size_t k = 0; k < common.n; k++)
-            fprintf(fp, "  <feature policy='require' name='%s'/>\n", libvirt_name(common.names[k]));
+            fprintf(fp, "  <feature policy='require' name='%s'/>\n", rv_cpu_libvirt_name(common.names[k]));
     } else if (n == 1) {
         for (size_t k = 0; k < defs[0].nlisted; k++)
             fprintf(fp, "  <feature policy='%s' name='%s'/>\n", defs[0].listed[k].policy,
-                    libvirt_name(defs[0].listed[k].name));
+                    rv_cpu_libvirt_name(defs[0].listed[k].name));
     } else {
         for (size_t k = 0; k < common.n; k++)
             if (!fset_has(&m->feats, common.names[k]))
                 fprintf(fp, "  <feature policy='require' name='%s'/>\n",
-                        libvirt_name(common.names[k]));
+                        rv_cpu_libvirt_name(common.names[k]));
     }
     if (hv)
         for (size_t k = 0; k < m->feats.n; k++)
             if (!fset_has(hv, m->feats.names[k]))
                 fprintf(fp, "  <feature policy='disable' name='%s'/>\n",
-                        libvirt_name(m->feats.names[k]));
+                        rv_cpu_libvirt_name(m->feats.names[k]));
     fprintf(fp, "</cpu>\n");
     if (fclose(fp) != 0) {
         fp = NULL;
