@@ -163,9 +163,9 @@ def one_round(a, clients, target, fds0):
     for s in socks:
         s.close()
     deadline = time.monotonic() + 30
-    while fds(a.pid) > fds0 and time.monotonic() < deadline:
+    while fds(a.pid) > fds0 + (keeper is not None) and time.monotonic() < deadline:
         time.sleep(0.1)
-    time.sleep(1.0)
+    time.sleep(1.5)         # remvirtd trims its heap a second after closes
     if keeper:
         keeper.call_ok(rc.PROC_CONNECT_GET_HOSTNAME)
     after = status(a.pid, "VmRSS")

@@ -7,11 +7,12 @@
 # prints the peak RSS, the RSS with the flood held and after it.
 #
 #   bench/run-memory-budget.sh [--builddir DIR] [--remvirtd PATH] [--floods 'quiet ping stall']
-#                              [--clients N] [-- remvirtd.conf lines]
+#                              [--clients N] [--quick] [-- remvirtd.conf lines]
 #
 # --remvirtd runs another build's daemon (say main's) with this tree's
 # flooders, for before and after; --clients replaces each flood's number
-# of connections; lines after -- go into its remvirtd.conf.
+# of connections; --quick (for the test suite) floods 4 connections with
+# 4 MiB each, once; lines after -- go into its remvirtd.conf.
 set -euo pipefail
 
 builddir=./build
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
     --remvirtd) daemon=${2:?--remvirtd needs a path}; shift 2 ;;
     --floods) floods=${2:?--floods needs a list}; shift 2 ;;
     --clients) clients=(--clients "${2:?--clients needs a number}"); shift 2 ;;
+    --quick) clients=(--clients 4 --bytes 4 --rounds 1 --idle 1); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) echo "run-memory-budget: unknown option '$1'" >&2; exit 2 ;;
