@@ -12,6 +12,8 @@
 #  3. Everyone closes: the memory goes back.
 #  4. uid 65534's 10 read-only connections flood PINGs and never read:
 #     2 MiB of PONGs each would be 20 MiB; remvirtd holds its 6 MiB.
+#  5. On TCP without authentication all clients share one bucket: 4 that
+#     stall in packets meet its 6 MiB.
 # Memory is the kernel's VmRSS; skipped under valgrind and ASan, which
 # keep freed memory on purpose (the closes and warnings are checked there
 # too).
@@ -24,16 +26,20 @@ measure_memory=1
 if [ -n "${RV_VALGRIND:-}" ] || ldd "$REMVIRTD" 2>/dev/null | grep libasan >/dev/null; then
     measure_memory=0
 fi
+port=$(free_port)
 start_remvirtd 'memory_budget_user_bytes = 6291456' 'memory_budget_readonly_bytes = 8388608' \
-    'max_client_output_bytes = 2097152' 'keepalive_interval = -1' 'client_output_timeout = 60'
+    'max_client_output_bytes = 2097152' 'keepalive_interval = -1' 'client_output_timeout = 60' \
+    'listen_tcp = 1' 'listen_addr = "127.0.0.1"' "tcp_port = \"$port\"" 'auth_tcp = "none"'
 # uid 65534 must reach the read-only socket through the test's directory.
 chmod 755 "$RV_TMP" "$REMVIRTD_DIR"
 
-rawpy "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_PID" "$REMVIRTD_LOG" "$measure_memory" <<'PY'
+rawpy "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_PID" "$REMVIRTD_LOG" "$measure_memory" \
+    "$port" <<'PY'
 import os, selectors, socket, struct, sys, time
 import rawclient as rc
 
-rw, ro, pid, log, measure = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
+rw, ro, pid, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+measure, port = sys.argv[5] == "1", int(sys.argv[6])
 MiB = 1 << 20
 
 def rss():
@@ -217,6 +223,17 @@ rc.check(closed >= 5, f"remvirtd closed {closed} of the 10 (>= 5)")
 rc.check(log_lines("uid 65534", "output it leaves unread", "memory_budget_user_bytes"),
          "a warning names a client whose unread output passed uid 65534's budget")
 nobody_go()
+
+# 5. TCP, no authentication: one bucket for all such clients.
+tcp = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+tcp_closed = flood(tcp, STALL_HEAD, b"\0" * MiB, 3 * MiB)
+print(f"4 stalled packets on TCP: {tcp_closed} closed")
+rc.check(tcp_closed >= 2, f"remvirtd closed {tcp_closed} of the 4 TCP connections (>= 2)")
+rc.check(log_lines("127.0.0.1:", "memory budget of network clients without an identity "
+                   "(memory_budget_user_bytes = 6291456"),
+         "a warning names a TCP client and the budget of network clients without an identity")
+for s in tcp:
+    s.close()
 last = rc.Client(ro)
 last.open_connection()
 rc.expect_usable(last, "a read-only client after the floods")
