@@ -89,7 +89,16 @@ def flood(socks, head, block, total):
             if left[s] == 0:
                 sel.unregister(s)
     sel.close()
-    return sum(1 for s in socks if s in gone or eof(s))
+    # The daemon may still be reading what the kernel buffered (TCP's
+    # buffers take megabytes): count until no more close for a second.
+    deadline = time.monotonic() + 10
+    count, since = -1, time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < 1:
+        gone |= {s for s in socks if s not in gone and eof(s)}
+        if len(gone) != count:
+            count, since = len(gone), time.monotonic()
+        time.sleep(0.1)
+    return len(gone)
 
 def eof(s):
     """Whether the daemon closed s (what it sent first is read and dropped)."""
@@ -150,10 +159,22 @@ def stall_as_nobody():
     closed = flood(socks, STALL_HEAD, b"\0" * MiB, 3 * MiB)
     return socks, f"{closed}"
 
+def steady():
+    """The daemon's fd count once it has not changed for half a second."""
+    deadline = time.monotonic() + 10
+    last, since = fds(), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - since < 0.5:
+        time.sleep(0.05)
+        now = fds()
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+# One client served first: the loop runs and the drivers are set up.
 first = rc.Client(ro)
 first.open_connection()
 first.close()
-fds0 = fds()
+fds0 = steady()
 rss0 = rss()
 
 # 1. An unprivileged user's stalled packets.
