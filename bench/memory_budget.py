@@ -16,28 +16,16 @@ has gone (the memory it gave back).  Not a timed test: the figures are
 the kernel's, compare them between builds.
 """
 import argparse
-import os
 import selectors
 import socket
 import struct
 import sys
 import time
 
+import procstat
 import rawclient as rc
 
 MiB = 1 << 20
-
-
-def status(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {key} for pid {pid}")
-
-
-def fds(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
 
 
 def flood(socks, data_for, target, idle):
@@ -109,8 +97,8 @@ def main():
     clients = a.clients or {"quiet": 32, "ping": 256, "stall": 100}[a.flood]
     target = (a.bytes or {"quiet": 64, "ping": 64, "stall": 31}[a.flood]) * MiB
 
-    fds0 = fds(a.pid)
-    rss0 = status(a.pid, "VmRSS")
+    fds0 = procstat.fds(a.pid)
+    rss0 = procstat.rss(a.pid)
     for _ in range(a.rounds):
         line = one_round(a, clients, target, fds0)
     print(f"{a.flood:5} {clients:4} clients x {target // MiB:3} MiB, {a.rounds} rounds: "
@@ -148,8 +136,8 @@ def one_round(a, clients, target, fds0):
     sent, refused = flood(socks, data_for, send, a.idle)
     took = time.monotonic() - t0
     time.sleep(0.5)
-    held = status(a.pid, "VmRSS")
-    peak = status(a.pid, "VmHWM")
+    held = procstat.rss(a.pid)
+    peak = procstat.rss(a.pid, "VmHWM")
     closed = max(refused, closed_by_daemon(socks))
     # A client that comes during the flood and stays: what the daemon
     # allocates for it lies above the flood's buffers in its heap.
@@ -163,12 +151,12 @@ def one_round(a, clients, target, fds0):
     for s in socks:
         s.close()
     deadline = time.monotonic() + 30
-    while fds(a.pid) > fds0 + (keeper is not None) and time.monotonic() < deadline:
+    while procstat.fds(a.pid) > fds0 + (keeper is not None) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.5)         # remvirtd trims its heap a second after closes
     if keeper:
         keeper.call_ok(rc.PROC_CONNECT_GET_HOSTNAME)
-    after = status(a.pid, "VmRSS")
+    after = procstat.rss(a.pid)
     if keeper:
         keeper.close()
     return (f"peak {peak / MiB:7.1f} MiB, held {held / MiB:7.1f} MiB, after close "

@@ -36,6 +36,7 @@ chmod 755 "$RV_TMP" "$REMVIRTD_DIR"
 rawpy "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_PID" "$REMVIRTD_LOG" "$measure_memory" \
     "$port" <<'PY'
 import os, selectors, socket, struct, sys, time
+import procstat
 import rawclient as rc
 
 rw, ro, pid, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -43,14 +44,10 @@ measure, port = sys.argv[5] == "1", int(sys.argv[6])
 MiB = 1 << 20
 
 def rss():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise SystemExit("FAIL: no VmRSS for remvirtd")
+    return procstat.rss(pid)
 
 def fds():
-    return len(os.listdir(f"/proc/{pid}/fd"))
+    return procstat.fds(pid)
 
 def log_lines(*words):
     with open(log, errors="replace") as f:
@@ -159,22 +156,11 @@ def stall_as_nobody():
     closed = flood(socks, STALL_HEAD, b"\0" * MiB, 3 * MiB)
     return socks, f"{closed}"
 
-def steady():
-    """The daemon's fd count once it has not changed for half a second."""
-    deadline = time.monotonic() + 10
-    last, since = fds(), time.monotonic()
-    while time.monotonic() < deadline and time.monotonic() - since < 0.5:
-        time.sleep(0.05)
-        now = fds()
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
-
 # One client served first: the loop runs and the drivers are set up.
 first = rc.Client(ro)
 first.open_connection()
 first.close()
-fds0 = steady()
+fds0 = procstat.steady_fds(pid)
 rss0 = rss()
 
 # 1. An unprivileged user's stalled packets.
