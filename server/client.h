@@ -188,13 +188,16 @@ rvs_subscriptions *rvs_client_subscriptions(rvs_client *c);
 /* Where replies are appended (the dispatcher's output). */
 rv_buf *rvs_client_output(rvs_client *c);
 
-/* Write what is queued now; arm the write watcher if the socket is full. */
+/* Write what is queued now; arm the write watcher if the socket is full.
+ * A client that leaves output unread while one of its memory budgets is
+ * past its limit is closed, with the reason logged. */
 void rvs_client_flush(rvs_client *c);
 
 /* Queue a packet the client did not ask for (an event, a PING) and return
  * where its copy starts in the output, for the caller to patch; the caller
- * flushes.  A client whose unread output would pass its output cap is
- * closed instead, with the reason logged, and NULL returned. */
+ * flushes.  A client whose unread output would pass its output cap, or
+ * that has output unread and would pass its memory budget, is closed
+ * instead, with the reason logged, and NULL returned. */
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
 
 /* Unsolicited packets were queued outside the client's own call: write
