@@ -88,7 +88,12 @@ enum { RV_CONNECT_READONLY = 1 };
  * socket for up to $REMVIRT_SPIN_US microseconds (default 30, 0 to sleep
  * at once), yielding the CPU between looks: on virtual machines waking a
  * sleeping thread costs more than a whole local round trip.  Read once,
- * when the connection opens. */
+ * when the connection opens.
+ * Opening waits at most $REMVIRT_OPEN_TIMEOUT seconds (default 30, 0 for
+ * ever) for each answer of the server, then fails with
+ * RV_ERR_OPERATION_TIMEOUT: a server that is stopped still accepts
+ * connections and never answers.  Calls on the open connection have no
+ * such limit. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
 
 /* Credentials an rv_auth_callback is asked for (libvirt's VIR_CRED_*). */

@@ -106,6 +106,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
 	tests/integration/test-client-async.sh \
+	tests/integration/test-client-concurrency.sh \
 	tests/integration/test-events-fanout.sh \
 	tests/integration/test-events-output-cap.sh \
 	tests/integration/test-keepalive-client.sh \
@@ -155,6 +156,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-agent.sh \
 	tests/interop/test-qemu-define-durable.sh \
 	tests/interop/test-qemu-reattach.sh \
+	tests/interop/test-qemu-reattach-names.sh \
+	tests/interop/test-qemu-monitor-wait.sh \
+	tests/interop/test-qemu-config-dir.sh \
+	tests/interop/test-rvsh-open-timeout.sh \
 	tests/interop/test-qemu-concurrent.sh \
 	tests/interop/test-qemu-events.sh \
 	tests/interop/test-java-client.sh \
@@ -190,6 +195,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tes
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
+	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
@@ -228,6 +234,14 @@ check_PROGRAMS += tests/integration/hostile-client
 tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c
 tests_integration_hostile_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 EXTRA_DIST += tests/integration/hostile-server.py
+
+# libremvirt's shared connection against a server that answers out of
+# order and hangs up with calls waiting (test-client-concurrency.sh runs
+# it against shuffle-server.py; not in TESTS itself)
+check_PROGRAMS += tests/integration/client-concurrency
+tests_integration_client_concurrency_SOURCES = tests/integration/client-concurrency.c
+tests_integration_client_concurrency_LDADD = libremvirt.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/integration/shuffle-server.py
 
 # client event loop unit test: the registry and the built-in poll() loop on
 # real pipes, through the library's public functions (event-loop helper).

@@ -93,6 +93,12 @@ void *rv_deferred_ret(rv_deferred *d);
  * err.  Frees d, and the result and arguments with it. */
 void rv_deferred_finish(rv_deferred *d, const rv_err *err);
 
+/* Run the call's slot again on its arguments, as if it had just come
+ * (from the loop, never inside a slot): for a slot that deferred it only
+ * to wait for something that has now happened; it may defer it again.
+ * Frees d (a call whose client has gone is just dropped). */
+void rv_deferred_rerun(rv_deferred *d);
+
 /* One client's connection to a driver; the driver defines it. */
 typedef struct rv_driver_conn rv_driver_conn;
 

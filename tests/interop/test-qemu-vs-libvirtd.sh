@@ -5,7 +5,8 @@
 # TCG), and their outputs compared after normalize() below.
 #
 #   - the lifecycle and its errors: define, list, dominfo, domstate
-#     --reason, start (twice), suspend (twice), resume, destroy (twice),
+#     --reason, start (twice), suspend (twice), resume (twice: the second
+#     of a running guest), destroy (twice),
 #     suspend of an inactive guest, a domain that does not exist,
 #     malformed XML, undefine;
 #   - the key fields of dumpxml, inactive and live (what virt-manager
@@ -61,6 +62,7 @@ steps=(
     "suspend g"
     "domstate --reason g"
     "suspend g"
+    "resume g"
     "resume g"
     "domstate --reason g"
     "destroy g"

@@ -334,7 +334,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
 
     add(&b, opts->binary);
     add(&b, "-name");
-    addf(&b, "guest=%s,debug-threads=on", esc(&b, &e1, def->name));
+    add_owned(&b, rv_qemu_name_arg(def->name));
     add(&b, "-uuid");
     add(&b, uuid);
     add(&b, "-machine");
@@ -528,6 +528,18 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
     RV_DEBUG("QEMU command line for '%s' has %zu arguments", def->name, b.n);
     return b.v;
+}
+
+char *rv_qemu_name_arg(const char *name)
+{
+    argv_builder b = { 0 };
+    char *e = NULL;
+    const char *escaped = esc(&b, &e, name);
+    char *arg = NULL;
+    if (b.failed || asprintf(&arg, "guest=%s,debug-threads=on", escaped) < 0)
+        arg = NULL;
+    free(e);
+    return arg;
 }
 
 void rv_qemu_argv_free(char **argv)

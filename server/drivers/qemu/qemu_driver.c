@@ -102,6 +102,7 @@ void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int de
 static void dom_free(qemu_dom *d)
 {
     rv_qemu_release(d);
+    rv_qemu_cpu_files_close(d);
     rv_qemu_domain_free(d->def);
     rv_qemu_domain_free(d->live);
     free(d->monitor_path);
@@ -112,7 +113,8 @@ static void dom_free(qemu_dom *d)
 
 void rv_qemu_dom_forget_if_gone(qemu_dom *d)
 {
-    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes)
+    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes ||
+        d->monitor_waiters)
         return;
     for (qemu_dom **p = &rv_qemu.doms; *p; p = &(*p)->next)
         if (*p == d) {

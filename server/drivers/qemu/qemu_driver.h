@@ -65,6 +65,7 @@ typedef struct qemu_dom {
     int state, reason;          /* RV_DOMAIN_*, and the reason under it */
     int id;                     /* -1 when inactive */
     pid_t pid;                  /* 0 when no process */
+    unsigned long long start_time; /* the process's, from /proc (0: unknown) */
     bool our_child;             /* spawned by this remvirtd (reaped by it) */
     rv_qmp *qmp;
     char *monitor_path;
@@ -99,10 +100,14 @@ typedef struct qemu_dom {
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
+    /* Calls waiting for a start, stop or monitor connection to end. */
+    struct monitor_waiter *monitor_waiters;
+    ev_timer monitor_wait;      /* the first of their deadlines */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
     /* Definition writes (qemu_defwrite.c): the head's child runs, the
      * rest wait in order. */
     struct qemu_def_write *def_writes;
+    struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     struct qemu_dom *next;
 } qemu_dom;
 
@@ -157,6 +162,34 @@ int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
 void rv_qemu_remove_runtime(const char *name);
+/* A family of definitions kept one per file in a directory. */
+typedef struct rv_qemu_def_family {
+    const char *what;           /* "domain", "network", ...: for the log */
+    const char *unique_what;    /* what *unique is, for the log; NULL: none */
+    size_t max;                 /* the largest file accepted, in bytes */
+    /* The definition in text (NUL-terminated), or NULL with err set;
+     * *uuid (always), *name (left NULL for a family without names: the
+     * file is then <uuid>.xml, else <name>.xml) and *unique (what else
+     * must be unique, if anything: a secret's usage) point into it. */
+    void *(*parse)(const char *text, const char **name, const unsigned char **uuid,
+                   const char **unique, rv_err *err);
+    /* Takes def, read from path: the only one of its UUID (and unique)
+     * in the directory. */
+    void (*add)(void *def, const char *path, void *opaque);
+    void (*free)(void *def);
+} rv_qemu_def_family;
+/* At start-up: every <name>.xml in dir, in file name order, to fam->add.
+ * Refused with a log line naming the file: one over fam->max bytes, not
+ * a regular file, that does not parse, or not named after what it
+ * defines; every file whose UUID (or unique) another file has too (the
+ * line names both; neither is loaded: which one is right is the
+ * operator's call).
+ * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
+void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
+/* Remove the temporary files that writes interrupted by a kill left in
+ * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
+ * can be under way. */
+void rv_qemu_clean_temp_files(const char *dir);
 /* At start-up: the defined domains, then the runtime of those that ran. */
 void rv_qemu_load_all(void);
 /* The last lines (at most 1 KiB) of a domain's log written after offset
@@ -226,6 +259,13 @@ void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, c
                           rv_deferred *reply);
 /* For qemu_save.c: end the running job; stop the process (see begin_stop). */
 void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
+/* For a call that needs the running guest's monitor (or its process):
+ * 0 when they are there; RV_DEFERRED while the domain is starting,
+ * stopping or (re)connecting to its monitor: the call was deferred and
+ * runs again once that is over (then finding the guest running, or shut
+ * off), or gets a timeout error after 30 s; -1 with libvirtd's "domain
+ * is not running" when it is not active (or no memory). */
+int rv_qemu_need_monitor(qemu_dom *d, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
@@ -253,12 +293,26 @@ void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 /* An active domain's memory: what the balloon last said, else the
  * definition's currentMemory. */
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
-/* cpu time from /proc/<pid>/stat, 0 when unknown. */
+
+/* ---- qemu_cputime.c ---- */
+/* A process's CPU time from its CPU clock, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* When a process started (/proc/<pid>/stat field 22, clock ticks since
+ * boot): with the pid it names one process, whatever pids are reused;
+ * 0 when it cannot be read. */
+unsigned long long rv_qemu_proc_start_time(pid_t pid);
 /* User and system time from a /proc stat file (a process's or a
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+/* The same for a running domain's process, from a file kept open. */
+bool rv_qemu_dom_proc_times(qemu_dom *d, unsigned long long *user_ns,
+                            unsigned long long *system_ns);
+/* Each of the first nvcpus vCPUs' CPU time into times[i] (seen[i] set),
+ * from files kept open; a vCPU whose thread is not found is left unseen. */
+void rv_qemu_dom_vcpu_times(qemu_dom *d, unsigned nvcpus, unsigned long long *times, bool *seen);
+/* Close the files kept for the domain's process (it is gone). */
+void rv_qemu_cpu_files_close(qemu_dom *d);
 
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;

@@ -791,54 +791,48 @@ int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persist
 
 /* ---- start-up and exit ---- */
 
-static rv_test_net_def *load_file(const char *path)
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
 {
-    FILE *fp = fopen(path, "re");
-    if (!fp)
-        return NULL;
-    char *xml = calloc(1, NET_XML_MAX + 1);
-    if (xml)
-        (void)!fread(xml, 1, NET_XML_MAX, fp);
-    fclose(fp);
+    (void)unique;
     rv_test_net_def *def = NULL;
-    rv_err err = { 0 };
-    if (xml && rv_test_net_def_parse(xml, &def, &err) < 0)
-        RV_WARN("network file '%s' is not used: %s", path, err.message);
-    rv_err_clear(&err);
-    free(xml);
+    if (rv_test_net_def_parse(text, &def, err) < 0)
+        return NULL;
+    *name = def->name;
+    *uuid = def->uuid;
     return def;
 }
 
-static void load_dir(const char *dir, bool persistent)
+/* opaque: non-NULL for the config dir (persistent definitions). */
+static void add_file(void *def_, const char *path, void *opaque)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(dir, e->d_name, "");
-        rv_test_net_def *def = path ? load_file(path) : NULL;
-        free(path);
-        if (!def)
-            continue;
-        qnet *n = find(def->name);
-        rv_err err = { 0 };
-        if (n) {
-            n->active = true;   /* the run dir's copy: what runs */
-            n->live = def;
-        } else if ((n = add(def, &err))) {
-            n->persistent = persistent;
-            n->active = !persistent;
-            n->live = n->active ? def : NULL;
-        } else {
-            rv_test_net_def_free(def);
-        }
-        rv_err_clear(&err);
+    (void)path;
+    rv_test_net_def *def = def_;
+    bool persistent = opaque != NULL;
+    qnet *n = find(def->name);
+    rv_err err = { 0 };
+    if (n) {
+        n->active = true;   /* the run dir's copy: what runs */
+        n->live = def;
+    } else if ((n = add(def, &err))) {
+        n->persistent = persistent;
+        n->active = !persistent;
+        n->live = n->active ? def : NULL;
+    } else {
+        RV_WARN("network '%s' is not loaded: %s", def->name, err.message);
+        rv_test_net_def_free(def);
     }
-    if (d)
-        closedir(d);
+    rv_err_clear(&err);
 }
+
+static void free_file(void *def)
+{
+    rv_test_net_def_free(def);
+}
+
+static const rv_qemu_def_family network_files = {
+    "network", NULL, NET_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_network_init(void)
 {
@@ -848,8 +842,8 @@ void rv_qemu_network_init(void)
         RV_ERROR("QEMU driver: out of memory; no networks");
         return;
     }
-    load_dir(st.config_dir, true);
-    load_dir(st.run_dir, false);
+    rv_qemu_load_defs(st.config_dir, &network_files, &st);
+    rv_qemu_load_defs(st.run_dir, &network_files, NULL);
     for (qnet *n = st.nets; n; n = n->next) {
         char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
         n->autostart = n->persistent && link && access(link, F_OK) == 0;

@@ -602,30 +602,71 @@ static void load_value(qsecret *s)
     free(path);
 }
 
-static void load_one(const char *path)
-{
-    char *xml = read_small_file(path, SECRET_XML_MAX);
+/* A secret read from its file, with what must be unique besides its
+ * UUID: its usage. */
+typedef struct secret_file {
     secret_def def;
+    char *usage;                /* "TYPE ID"; NULL: none */
+} secret_file;
+
+static void free_file(void *f_)
+{
+    secret_file *f = f_;
+    def_clear(&f->def);
+    free(f->usage);
+    free(f);
+}
+
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
+{
+    (void)name;                 /* none: the file is <uuid>.xml */
+    secret_file *f = calloc(1, sizeof(*f));
+    if (!f) {
+        oom(err);
+        return NULL;
+    }
+    if (parse_def(text, &f->def, err) < 0) {
+        free(f);
+        return NULL;
+    }
+    if (f->def.usage_type != USAGE_NONE &&
+        asprintf(&f->usage, "%s %s", usages[f->def.usage_type].word, f->def.usage_id) < 0) {
+        f->usage = NULL;
+        free_file(f);
+        oom(err);
+        return NULL;
+    }
+    *uuid = f->def.uuid;
+    *unique = f->usage;
+    return f;
+}
+
+static void add_file(void *f_, const char *path, void *opaque)
+{
+    (void)opaque;
+    secret_file *f = f_;
     rv_err err = { 0 };
     qsecret *s = NULL;
-    if (!xml || parse_def(xml, &def, &err) < 0) {
-        RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "unreadable");
-    } else if (check_define(find_uuid(def.uuid), &def, &err) < 0 || find_uuid(def.uuid) ||
-               !(s = calloc(1, sizeof(*s)))) {
-        RV_WARN("secret file '%s' is not used: %s", path,
-                err.message ? err.message : "a secret with its UUID is loaded already");
-        def_clear(&def);
+    if (check_define(NULL, &f->def, &err) < 0 || !(s = calloc(1, sizeof(*s)))) {
+        RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "out of memory");
+        free_file(f);
     } else {
-        def.ephemeral = false;      /* on disk: persistent whatever the file says */
-        s->def = def;
+        s->def = f->def;
+        s->def.ephemeral = false;   /* on disk: persistent whatever the file says */
+        free(f->usage);
+        free(f);
         load_value(s);
         s->next = st.list;
         st.list = s;
         st.n++;
     }
     rv_err_clear(&err);
-    free(xml);
 }
+
+static const rv_qemu_def_family secret_files = {
+    "secret", "usage", SECRET_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_secret_init(void)
 {
@@ -633,19 +674,7 @@ void rv_qemu_secret_init(void)
         RV_ERROR("QEMU driver: out of memory; no secrets");
         return;
     }
-    DIR *d = opendir(st.dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(st.dir, e->d_name, "");
-        if (path)
-            load_one(path);
-        free(path);
-    }
-    if (d)
-        closedir(d);
+    rv_qemu_load_defs(st.dir, &secret_files, NULL);
     RV_DEBUG("%d secrets loaded from %s", st.n, st.dir);
 }
 

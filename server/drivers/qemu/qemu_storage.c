@@ -1834,63 +1834,49 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
 
 /* ================================================================ start-up and exit */
 
-/* A definition file, or NULL (logged). */
-static rv_pool_def *load_def(const char *path)
+/* A pool definition file (rv_qemu_load_defs). */
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
 {
-    char *xml = NULL;
-    size_t len = 0;
-    FILE *fp = fopen(path, "re");
-    if (!fp) {
-        RV_WARN("cannot read '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    xml = calloc(1, RV_STORAGE_XML_MAX + 1);
-    if (xml)
-        len = fread(xml, 1, RV_STORAGE_XML_MAX, fp);
-    fclose(fp);
-    (void)len;
+    (void)unique;
     rv_pool_def *def = NULL;
-    rv_err err = { 0 };
-    if (xml && rv_pool_def_parse(xml, &def, &err) < 0)
-        RV_WARN("storage pool file '%s' is not used: %s", path, err.message);
-    rv_err_clear(&err);
-    free(xml);
+    if (rv_pool_def_parse(text, &def, err) < 0)
+        return NULL;
+    *name = def->name;
+    *uuid = def->uuid;
     return def;
 }
 
-/* Every <name>.xml in dir, as pools (persistent: from the config dir). */
-static void load_dir(const char *dir, bool persistent)
+/* opaque: non-NULL for the config dir (persistent definitions). */
+static void add_file(void *def_, const char *path, void *opaque)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(dir, e->d_name, "");
-        rv_pool_def *def = path ? load_def(path) : NULL;
-        free(path);
-        if (!def)
-            continue;
-        rv_err err = { 0 };
-        qpool *p = pool_find(def->name);
-        if (p) {
-            /* The run dir's copy of a defined pool: it is active. */
-            p->active = true;
-            rv_pool_def_free(def);
-        } else if (!(p = pool_add(def, &err))) {
-            RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
-            rv_pool_def_free(def);
-        } else {
-            p->persistent = persistent;
-            p->active = !persistent;
-        }
-        rv_err_clear(&err);
+    (void)path;
+    rv_pool_def *def = def_;
+    bool persistent = opaque != NULL;
+    rv_err err = { 0 };
+    qpool *p = pool_find(def->name);
+    if (p) {
+        /* The run dir's copy of a defined pool: it is active. */
+        p->active = true;
+        rv_pool_def_free(def);
+    } else if (!(p = pool_add(def, &err))) {
+        RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
+        rv_pool_def_free(def);
+    } else {
+        p->persistent = persistent;
+        p->active = !persistent;
     }
-    closedir(d);
+    rv_err_clear(&err);
 }
+
+static void free_file(void *def)
+{
+    rv_pool_def_free(def);
+}
+
+static const rv_qemu_def_family pool_files = {
+    "storage pool", NULL, RV_STORAGE_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_storage_init(void)
 {
@@ -1900,8 +1886,8 @@ void rv_qemu_storage_init(void)
         RV_ERROR("QEMU driver: out of memory; no storage pools");
         return;
     }
-    load_dir(st.config_dir, true);
-    load_dir(st.run_dir, false);
+    rv_qemu_load_defs(st.config_dir, &pool_files, &st);
+    rv_qemu_load_defs(st.run_dir, &pool_files, NULL);
     for (qpool *p = st.pools, *next; p; p = next) {
         next = p->next;
         char *link = file_of(st.autostart_dir, p->def->name);

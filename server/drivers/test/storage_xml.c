@@ -17,7 +17,7 @@
 
 /* Word tables, indexed by the enum values they stand for. */
 static const char *const pool_type_words[] = { "dir", "fs", "netfs", "logical", NULL };
-/* Types libvirt knows that the test driver here does not model. */
+/* Types libvirt knows that no driver here models. */
 static const char *const pool_types_unmodelled[] = {
     "disk", "iscsi", "iscsi-direct", "scsi", "mpath", "rbd", "sheepdog", "gluster", "zfs",
     "vstorage", NULL,
@@ -282,9 +282,10 @@ int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err)
     }
     if ((def->type = word_index(type, pool_type_words)) < 0) {
         if (word_index(type, pool_types_unmodelled) >= 0)
+            /* (The drivers share this parser: the message names none.) */
             rv_err_set(err, RV_FROM_STORAGE, RV_ERR_CONFIG_UNSUPPORTED,
-                       "unsupported configuration: remvirt's test driver does not model "
-                       "storage pools of type '%s'", type);
+                       "unsupported configuration: remvirt does not support storage pools of "
+                       "type '%s'", type);
         else
             xml_error(err, "Invalid value for attribute 'type' in element 'pool': '%s'.", type);
         goto out;
