@@ -279,12 +279,15 @@ static size_t output_cap(const rvs_client *c)
 /* ---- the memory budget ---- */
 
 /* Re-state what c holds after its buffers changed: a few integer
- * operations (server/budget.h). */
+ * operations (server/budget.h), and only a comparison on a call's path,
+ * where both buffers are back with the spares by the time it is counted
+ * (the spares are the daemon's, not counted while a client borrows one
+ * unchanged). */
 static inline void charge(rvs_client *c)
 {
-    if (c->mem.user)
-        rvs_budget_hold(&c->mem, RVS_CLIENT_BASE_COST + c->in.cap + c->out.cap +
-                                     c->stream_held);
+    size_t now = RVS_CLIENT_BASE_COST + c->in.cap + c->out.cap + c->stream_held;
+    if (now != c->mem.held && c->mem.user)
+        rvs_budget_hold(&c->mem, now);
 }
 
 /* The first of c's budgets that `more` bytes would take past its limit. */
@@ -942,14 +945,6 @@ static int dispatch_buffered(rvs_client *c)
             return -1;
         }
         rv_buf_consume(&c->in, len);
-        /* A reply that took a budget past its limit goes out now, or
-         * the client goes (rvs_client_flush). */
-        charge(c);
-        if (over_budget(c, 0) && rv_buf_used(&c->out) > 0) {
-            rvs_client_flush(c);
-            if (c->io == RVS_IO_CLOSING)
-                return -1;
-        }
     }
     return c->io == RVS_IO_CLOSING ? -1 : 0;
 }
@@ -997,11 +992,9 @@ static int make_room(rvs_client *c)
 
 static void read_some(rvs_client *c)
 {
-    if (!c->in.data) {
-        /* The daemon's spare, counted for this client while it holds it. */
-        take_spare(&c->in, &spare_in);
-        charge(c);
-    }
+    /* The spare is counted once the batch ends (serve_readable), or when
+     * it grows (make_room). */
+    take_spare(&c->in, &spare_in);
     if (make_room(c) < 0)
         return;
     ssize_t n = rv_transport_read(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len);
@@ -1038,12 +1031,13 @@ static void serve_readable(rvs_client *c)
         if (c->io == RVS_IO_CLOSING || dispatch_buffered(c) < 0)
             return;
     } while (reading(c) && rv_transport_pending(c->tr) > 0);
-    /* Write what this batch produced before the loop sleeps. */
+    /* An empty input buffer goes back first, so that the flush's count of
+     * what c holds (write_out) is the one this batch needs. */
+    give_back(&c->in, &spare_in);
+    /* Write what this batch produced before the loop sleeps.  A client
+     * that leaves it unread while a budget is past its limit goes there
+     * (within one batch its output cap bounds it). */
     rvs_client_flush(c);
-    if (c->io != RVS_IO_CLOSING) {
-        give_back(&c->in, &spare_in);
-        charge(c);
-    }
 }
 
 static const char *describe_for_log(const void *c, char *buf, size_t len)
