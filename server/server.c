@@ -218,11 +218,13 @@ static void flush_queued(rvs_server *srv)
 static void on_before_sleep(struct ev_loop *loop, ev_prepare *w, int revents)
 {
     (void)revents;
-    flush_queued(w->data);
-    free_closed(w->data);
+    rvs_server *srv = w->data;
+    flush_queued(srv);
+    /* Tested here: nearly every iteration has none to free. */
+    if (srv->closed)
+        free_closed(srv);
     /* One write per batch of log messages, not one per message; debug
      * messages wait a little for more (bench/run-logging.sh). */
-    rvs_server *srv = w->data;
     if (rv_log_flush_urgent() && !ev_is_active(&srv->log_flush)) {
         /* Set each time: a one-shot timer that has fired keeps no delay. */
         ev_timer_set(&srv->log_flush, RV_LOG_DEBUG_DELAY, 0.);
