@@ -63,6 +63,9 @@ struct rvs_client {
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
     char *uri;
+    /* Procedures refused as unsupported that were logged already: a bit
+     * per procedure number, allocated at the first refusal. */
+    unsigned char *unsupported_logged;
     rvs_client *prev, *next;    /* the server's list */
     rvs_client *flush_next;     /* the server's list of clients to write to */
 };
@@ -595,6 +598,19 @@ const rv_driver *rvs_client_driver(const rvs_client *c)
     return c->drv;
 }
 
+bool rvs_client_first_unsupported(rvs_client *c, int proc)
+{
+    if (proc < 0 || proc >= RVS_UNSUPPORTED_PROCS)
+        return false;
+    if (!c->unsupported_logged && !(c->unsupported_logged = calloc(RVS_UNSUPPORTED_PROCS / 8, 1)))
+        return false;
+    unsigned char bit = (unsigned char)(1u << (proc % 8));
+    if (c->unsupported_logged[proc / 8] & bit)
+        return false;
+    c->unsupported_logged[proc / 8] |= bit;
+    return true;
+}
+
 const char *rvs_client_uri(const rvs_client *c)
 {
     return c->uri;
@@ -782,6 +798,7 @@ void rvs_client_free(rvs_client *c)
     rvs_client_detach_driver(c);
     free(c->x509_dn);
     free(c->sasl_user);
+    free(c->unsupported_logged);
     rv_sasl_free(c->sasl);
     rv_transport_close(c->tr);
     rv_buf_free(&c->in);

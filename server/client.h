@@ -5,6 +5,7 @@
 #define RV_SERVER_CLIENT_H
 
 #include <ev.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "auth/peercred.h"
@@ -126,6 +127,12 @@ void rvs_client_set_dispatcher(rvs_client *c, rvs_dispatcher fn, void *opaque);
 /* Who the client is, for logs: "client 7 (uid 0 pid 123)", "client 8
  * (192.0.2.1:4000, DN C=GB,CN=a, SASL user bob)". */
 const char *rvs_client_name(rvs_client *c, char *buf, size_t len);
+/* True the first time the client calls procedure proc (below
+ * RVS_UNSUPPORTED_PROCS) and it is refused as unsupported, so that the
+ * refusal is logged once per client: 64 bytes, only for a client that
+ * met one. */
+#define RVS_UNSUPPORTED_PROCS 512
+bool rvs_client_first_unsupported(rvs_client *c, int proc);
 unsigned long long rvs_client_serial_no(const rvs_client *c);
 /* For the admin program: when it connected, how (a Unix socket, TLS,
  * else plain TCP), "local" or its address:port, the DN of its verified

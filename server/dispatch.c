@@ -106,11 +106,20 @@ const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
     return rvs_call_conn(call) ? &rvs_client_driver(call->client)->ops : NULL;
 }
 
-/* What libvirtd answers for a function its driver lacks. */
+/* What libvirtd answers for a function its driver lacks.  The first
+ * refusal of each procedure to each client is logged, so an operator
+ * sees what a tool is missing. */
 static int unsupported(rvs_call *call, const rvs_proc *p)
 {
     rv_err_set(&call->err, p->error_domain, RV_ERR_NO_SUPPORT,
                "this function is not supported by the connection driver: %s", p->api);
+    if (RV_LOG_ENABLED(RV_LOG_INFO) && rvs_client_first_unsupported(call->client, call->proc)) {
+        char name[256];
+        const rv_driver *drv = rvs_client_driver(call->client);
+        RV_INFO("%s called %s (procedure %d, %s), which the %s driver does not support",
+                rvs_client_name(call->client, name, sizeof(name)), p->api, call->proc, p->name,
+                drv ? drv->name : "(no)");
+    }
     return -1;
 }
 
@@ -355,7 +364,7 @@ static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *pr
 static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_program *prog,
                                  const rvs_proc *proc)
 {
-    rvs_call call = { .client = c };
+    rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
     if (!prog->driver_first || rvs_call_conn(&call))
         unsupported(&call, proc);
     rvs_queue_error(c, hdr, &call.err);

@@ -793,16 +793,51 @@ qemu_domain_xml()
 XML
 }
 
+# netns_view: in the namespace tests/netns.sh made (skips elsewhere), as
+# root: mounts of its own, its own sysfs (its links only), loopback up.
+netns_view()
+{
+    requires_root
+    [ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+    requires ip -V
+    mount --make-rprivate /
+    mount -t sysfs sysfs /sys
+    ip link set lo up
+}
+
+# copy_source_tree DIR: the source tree as a fresh clone has it (tracked
+# and new files, no build dirs) into DIR; an unpacked tarball (make
+# distcheck) is not a git tree of its own, so there it is copied whole.
+copy_source_tree()
+{
+    local copy=$1
+    mkdir -p "$copy"
+    if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
+        (cd "$top_srcdir" &&
+            git ls-files -z --cached --others --exclude-standard |
+            while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+            xargs -0 cp --parents -t "$copy") || fail "cannot copy the source tree"
+    else
+        (cd "$top_srcdir" && tar --exclude=./_build -cf - .) | tar -C "$copy" -xf - ||
+            fail "cannot copy the source tree"
+        chmod -R u+w "$copy"
+        # The tarball carries generated files a checkout has not: they would
+        # shadow the ones the copy's build makes.
+        find "$copy" \( -name '*.gen.*' -o -name .stamp \) -delete
+    fi
+}
+
 # test_guest: the tiny guest that boots (tests/tools/build-test-guest.sh),
-# built once into the build dir and kept there; sets TEST_GUEST_KERNEL
-# and TEST_GUEST_INITRD, or skips the test when it cannot be built.
+# built once into the build dir (or $RV_TEST_GUEST_DIR) and kept there;
+# sets TEST_GUEST_KERNEL and TEST_GUEST_INITRD, or skips the test when it
+# cannot be built.
 test_guest()
 {
     requires flock --version
-    local dir=$top_builddir/tests/guest
-    mkdir -p "$dir"
-    flock "$dir/.lock" bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
-        skip "cannot build the test guest (see above)"
+    local dir=${RV_TEST_GUEST_DIR:-$top_builddir/tests/guest}
+    bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
+        { [ -n "${RV_FRESH_CACHES:-}" ] && fail "cannot build the test guest (see above)"
+          skip "cannot build the test guest (see above)"; }
     TEST_GUEST_KERNEL=$dir/vmlinuz
     TEST_GUEST_INITRD=$dir/initrd.img
 }

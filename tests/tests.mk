@@ -182,6 +182,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
+	tests/interop/test-qemu-host.sh \
 	tests/interop/test-qemu-reboot-event.sh \
 	tests/interop/test-qemu-spawner.sh \
 	tests/interop/test-qemu-undefine-durable.sh \
@@ -190,8 +191,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-qemu.sh \
 	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
-	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
+	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
@@ -397,3 +398,13 @@ RV_SERVICE_TESTS = \
 	tests/integration/test-deb.sh
 TESTS += $(RV_SERVICE_TESTS)
 EXTRA_DIST += $(RV_SERVICE_TESTS) tests/tools/socket-manager.py
+
+# ---------------------------------------------------------------- a newcomer's first steps (issues 33, 36)
+# The README's quick start with a real guest, from a copy of the tree as
+# a fresh clone has it; every command the tests require comes from a
+# package tests/check.sh installs on a bare Debian 12.
+RV_NEWCOMER_TESTS = \
+	tests/integration/test-deps-listed.py \
+	tests/integration/test-quickstart-qemu.sh
+TESTS += $(RV_NEWCOMER_TESTS)
+EXTRA_DIST += $(RV_NEWCOMER_TESTS)

@@ -17,24 +17,8 @@ requires git
 requires autoreconf
 CC=${RV_HEADER_CC:-cc}
 copy=$RV_TMP/src
-mkdir -p "$copy"
 
-# The source tree as git sees it (tracked and new files, no build dirs);
-# an unpacked tarball (make distcheck) is not a git tree of its own, so
-# there it is copied whole.
-if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
-    (cd "$top_srcdir" &&
-        git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-        xargs -0 cp --parents -t "$copy") || fail "cannot copy the source tree"
-else
-    (cd "$top_srcdir" && tar --exclude=./_build -cf - .) | tar -C "$copy" -xf - ||
-        fail "cannot copy the source tree"
-    chmod -R u+w "$copy"
-    # The tarball carries generated files a checkout has not: they would
-    # shadow the ones the copy's build makes.
-    find "$copy" \( -name '*.gen.*' -o -name .stamp \) -delete
-fi
+copy_source_tree "$copy"
 git -C "$copy" init -q
 git -C "$copy" add -A
 git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base

@@ -248,10 +248,12 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu_network_init();
     rv_qemu_secret_init();
     rv_qemu_nwfilter_init();
+    rv_qemu_cpu_probe_start();
 }
 
 static void qemu_cleanup(void)
 {
+    rv_qemu_cpu_cleanup();
     rv_qemu_spawner_cleanup();
     rv_qemu_storage_cleanup();
     rv_qemu_network_cleanup();
@@ -336,70 +338,6 @@ static int connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *
         return fail(err, RV_ERR_SYSTEM_ERROR, "failed to determine host name: %s", strerror(errno));
     host[sizeof(host) - 1] = '\0';
     return (ret->hostname = strdup(host)) ? 0 : oom(err);
-}
-
-static int node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)
-{
-    (void)c;
-    (void)err;
-    struct utsname u;
-    struct sysinfo si;
-    uname(&u);
-    size_t mlen = strnlen(u.machine, sizeof(ret->model) - 1);
-    memcpy(ret->model, u.machine, mlen);
-    ret->model[mlen] = '\0';
-    if (sysinfo(&si) == 0)
-        ret->memory = (unsigned long long)si.totalram * si.mem_unit / 1024;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    ret->cpus = cpus > 0 ? (int)cpus : 1;
-    ret->nodes = 1;
-    ret->sockets = 1;
-    ret->cores = ret->cpus;
-    ret->threads = 1;
-    FILE *fp = fopen("/proc/cpuinfo", "re");
-    char line[256];
-    double mhz = 0;
-    while (fp && fgets(line, sizeof(line), fp))
-        if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
-            break;
-    if (fp)
-        fclose(fp);
-    ret->mhz = (int)mhz;
-    return 0;
-}
-
-static int connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
-                                    rv_err *err)
-{
-    (void)c;
-    struct utsname u;
-    uname(&u);
-    char *xml = NULL;
-    if (asprintf(&xml,
-                 "<capabilities>\n\n"
-                 "  <host>\n"
-                 "    <cpu>\n      <arch>%s</arch>\n    </cpu>\n"
-                 "  </host>\n\n"
-                 "  <guest>\n"
-                 "    <os_type>hvm</os_type>\n"
-                 "    <arch name='x86_64'>\n"
-                 "      <wordsize>64</wordsize>\n"
-                 "      <emulator>%s</emulator>\n"
-                 "      <machine>pc</machine>\n"
-                 "      <machine>q35</machine>\n"
-                 "      <domain type='qemu'/>\n"
-                 "%s"
-                 "    </arch>\n"
-                 "    <features>\n"
-                 "      <acpi default='on' toggle='yes'/>\n"
-                 "      <apic default='on' toggle='no'/>\n"
-                 "    </features>\n"
-                 "  </guest>\n\n"
-                 "</capabilities>\n",
-                 u.machine, rv_qemu.binary, rv_qemu.kvm ? "      <domain type='kvm'/>\n" : "") < 0)
-        return oom(err);
-    ret->capabilities = xml;
-    return 0;
 }
 
 static int node_get_security_model(rv_driver_conn *c, rv_node_get_security_model_ret *ret,
@@ -1244,8 +1182,19 @@ const rv_driver rv_qemu_driver = {
         .connect_get_type = connect_get_type,
         .connect_get_version = connect_get_version,
         .connect_get_hostname = connect_get_hostname,
-        .connect_get_capabilities = connect_get_capabilities,
-        .node_get_info = node_get_info,
+        /* the host (qemu_host.c) and its CPU models (qemu_cpu.c) */
+        .connect_get_capabilities = rv_qemu_connect_get_capabilities,
+        .node_get_info = rv_qemu_node_get_info,
+        .node_get_cpu_stats = rv_qemu_node_get_cpu_stats,
+        .node_get_memory_stats = rv_qemu_node_get_memory_stats,
+        .node_get_free_memory = rv_qemu_node_get_free_memory,
+        .node_get_cells_free_memory = rv_qemu_node_get_cells_free_memory,
+        .connect_get_storage_pool_capabilities = rv_qemu_connect_get_storage_pool_capabilities,
+        .connect_get_cpu_model_names = rv_qemu_connect_get_cpu_model_names,
+        .connect_compare_cpu = rv_qemu_connect_compare_cpu,
+        .connect_baseline_cpu = rv_qemu_connect_baseline_cpu,
+        .connect_compare_hypervisor_cpu = rv_qemu_connect_compare_hypervisor_cpu,
+        .connect_baseline_hypervisor_cpu = rv_qemu_connect_baseline_hypervisor_cpu,
         .node_get_security_model = node_get_security_model,
         .connect_num_of_domains = connect_num_of_domains,
         .connect_list_domains = connect_list_domains,

@@ -13,6 +13,7 @@
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <ev.h>
@@ -152,6 +153,9 @@ int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
 
 /* ---- qemu_store.c ---- */
+/* A whole small file, NUL-terminated, at most max bytes; NULL on error
+ * (errno says why). */
+char *rv_qemu_read_file(const char *path, size_t max);
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
 /* Write text to path atomically: temp file, rename; durable: with fsync
  * of the file before and of its directory after. */
@@ -443,6 +447,62 @@ void rv_qemu_domcaps_probe(const char *binary);
 int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
                                             const rv_connect_get_domain_capabilities_args *args,
                                             rv_connect_get_domain_capabilities_ret *ret,
+                                            rv_err *err);
+
+
+/* ---- qemu_host.c: the host (node info, capabilities, CPU time, memory) ---- */
+int rv_qemu_node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err);
+int rv_qemu_connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
+                                     rv_err *err);
+int rv_qemu_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args *args,
+                               rv_node_get_cpu_stats_ret *ret, rv_err *err);
+int rv_qemu_node_get_memory_stats(rv_driver_conn *c, const rv_node_get_memory_stats_args *args,
+                                  rv_node_get_memory_stats_ret *ret, rv_err *err);
+int rv_qemu_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret *ret, rv_err *err);
+int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
+                                       const rv_node_get_cells_free_memory_args *args,
+                                       rv_node_get_cells_free_memory_ret *ret, rv_err *err);
+int rv_qemu_connect_get_storage_pool_capabilities(
+    rv_driver_conn *c, const rv_connect_get_storage_pool_capabilities_args *args,
+    rv_connect_get_storage_pool_capabilities_ret *ret, rv_err *err);
+
+/* ---- qemu_cpu.c: CPU models, from a probe QEMU ---- */
+/* A set of CPU feature names in QEMU's spelling, sorted. */
+typedef struct rv_qemu_cpu_features {
+    char **names;
+    size_t n;
+} rv_qemu_cpu_features;
+void rv_qemu_cpu_features_clear(rv_qemu_cpu_features *f);
+/* Start the probe (at driver start; calls that need it wait for it). */
+void rv_qemu_cpu_probe_start(void);
+void rv_qemu_cpu_cleanup(void);
+/* For a slot that needs the probe: 0 when it is done (or, unless need,
+ * failed); RV_DEFERRED: the call waits and is run again once it is over;
+ * -1 with err (it failed and need). */
+int rv_qemu_cpu_wait(bool need, rv_err *err);
+/* The word flag is in /proc/cpuinfo's flags line. */
+bool rv_qemu_cpu_flag(const char *flags, const char *flag);
+/* The features of a /proc/cpuinfo flags line QEMU knows, into out. */
+void rv_qemu_cpu_host_features(const char *flags, rv_qemu_cpu_features *out);
+/* The model that best describes a host CPU of that vendor (libvirt's
+ * name; NULL: any) and features; NULL when none fits or no probe. */
+const char *rv_qemu_cpu_host_model(const char *vendor, const rv_qemu_cpu_features *host);
+/* <feature name=.../> for each host feature the model lacks. */
+void rv_qemu_cpu_put_features(FILE *fp, const char *indent, const char *model,
+                              const rv_qemu_cpu_features *host);
+int rv_qemu_connect_get_cpu_model_names(rv_driver_conn *c,
+                                        const rv_connect_get_cpu_model_names_args *args,
+                                        rv_connect_get_cpu_model_names_ret *ret, rv_err *err);
+int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_args *args,
+                                rv_connect_compare_cpu_ret *ret, rv_err *err);
+int rv_qemu_connect_baseline_cpu(rv_driver_conn *c, const rv_connect_baseline_cpu_args *args,
+                                 rv_connect_baseline_cpu_ret *ret, rv_err *err);
+int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
+                                           const rv_connect_compare_hypervisor_cpu_args *args,
+                                           rv_connect_compare_hypervisor_cpu_ret *ret, rv_err *err);
+int rv_qemu_connect_baseline_hypervisor_cpu(rv_driver_conn *c,
+                                            const rv_connect_baseline_hypervisor_cpu_args *args,
+                                            rv_connect_baseline_hypervisor_cpu_ret *ret,
                                             rv_err *err);
 
 #endif

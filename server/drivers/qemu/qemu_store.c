@@ -204,8 +204,7 @@ void rv_qemu_remove_runtime(const char *name)
     unlink_in(rv_qemu.run_dir, name, ".saving");
 }
 
-/* A whole small file, NUL-terminated, at most max bytes; NULL on error. */
-static char *read_file(const char *path, size_t max)
+char *rv_qemu_read_file(const char *path, size_t max)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -254,7 +253,7 @@ char *rv_qemu_log_tail(const char *name, off_t run_start)
 
 static rv_qemu_domain_def *load_def(const char *path)
 {
-    char *xml = read_file(path, RV_QEMU_DOMAIN_XML_MAX);
+    char *xml = rv_qemu_read_file(path, RV_QEMU_DOMAIN_XML_MAX);
     if (!xml) {
         RV_WARN("cannot read '%s': %s", path, strerror(errno));
         return NULL;
@@ -303,7 +302,7 @@ static void load_runtime(const char *name)
 {
     char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
     char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
-    char *status = status_path ? read_file(status_path, 4096) : NULL;
+    char *status = status_path ? rv_qemu_read_file(status_path, 4096) : NULL;
     int pid = 0, id = -1, state = 0, reason = 0;
     if (!status || sscanf(status, "pid %d\nid %d\nstate %d\nreason %d", &pid, &id, &state,
                           &reason) != 4 || pid <= 0) {

@@ -665,3 +665,56 @@ char *rv_pool_netfs_sources(const char *host)
     fputs("    <dir path='/testshare'/>\n    <format type='nfs'/>\n  </source>\n</sources>\n", fp);
     return finish(fp, &buf);
 }
+
+/* <enum name=...> of words. */
+static void put_words(FILE *fp, const char *indent, const char *name, const char *const *words)
+{
+    fprintf(fp, "%s<enum name='%s'>\n", indent, name);
+    for (size_t i = 0; words[i]; i++)
+        fprintf(fp, "%s  <value>%s</value>\n", indent, words[i]);
+    fprintf(fp, "%s</enum>\n", indent);
+}
+
+char *rv_pool_capabilities_xml(unsigned int types)
+{
+    /* The source formats libvirt lists for the pool types modelled here. */
+    static const char *const fs_formats[] = { "auto", "ext2", "ext3", "ext4", "ufs", "iso9660",
+                                              "udf", "gfs", "gfs2", "vfat", "hfs+", "xfs",
+                                              "ocfs2", "vmfs", NULL };
+    static const char *const netfs_formats[] = { "auto", "nfs", "glusterfs", "cifs", NULL };
+    static const char *const logical_formats[] = { "unknown", "lvm2", NULL };
+    static const char *const *const source_formats[] = { NULL, fs_formats, netfs_formats,
+                                                         logical_formats };
+    static const char *const source_default[] = { NULL, "auto", "auto", "lvm2" };
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&xml, &len);
+    if (!fp)
+        return NULL;
+    fprintf(fp, "<storagepoolCapabilities>\n");
+    /* libvirt's order: the modelled types, then the others. */
+    for (int t = 0; pool_type_words[t]; t++) {
+        bool yes = types & rv_pool_type_list_flag(t);
+        fprintf(fp, "  <pool type='%s' supported='%s'>\n", pool_type_words[t], yes ? "yes" : "no");
+        if (yes && source_formats[t]) {
+            fprintf(fp, "    <poolOptions>\n      <defaultFormat type='%s'/>\n", source_default[t]);
+            put_words(fp, "      ", "sourceFormatType", source_formats[t]);
+            fprintf(fp, "    </poolOptions>\n");
+        }
+        /* A logical pool's volumes have no format. */
+        if (yes && t != RV_POOL_TYPE_LOGICAL) {
+            fprintf(fp, "    <volOptions>\n      <defaultFormat type='raw'/>\n");
+            put_words(fp, "      ", "targetFormatType", vol_format_words);
+            fprintf(fp, "    </volOptions>\n");
+        }
+        fprintf(fp, "  </pool>\n");
+    }
+    for (int t = 0; pool_types_unmodelled[t]; t++)
+        fprintf(fp, "  <pool type='%s' supported='no'>\n  </pool>\n", pool_types_unmodelled[t]);
+    fprintf(fp, "</storagepoolCapabilities>\n");
+    if (fclose(fp) != 0) {
+        free(xml);
+        return NULL;
+    }
+    return xml;
+}

@@ -49,6 +49,12 @@ enum { RV_POOL_TYPE_DIR, RV_POOL_TYPE_FS, RV_POOL_TYPE_NETFS, RV_POOL_TYPE_LOGIC
 const char *rv_pool_type_name(int type);
 unsigned int rv_pool_type_list_flag(int type);
 
+/* The storage pool capabilities XML (<storagepoolCapabilities>, as
+ * libvirt 9.0 writes it): every pool type libvirt knows, supported when
+ * types (RV_LIST_POOLS_* flags) has it, with the formats the parser
+ * takes; NULL when out of memory. */
+char *rv_pool_capabilities_xml(unsigned int types);
+
 /* Parse a pool; the uuid is made up when absent.  *out NULL on error. */
 int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err);
 /* The pool's XML, malloc'd, or NULL when out of memory. */
