@@ -6,17 +6,23 @@
 #include <string.h>
 #include <sys/random.h>
 
+/* The live bytes to the front. */
+static void compact(rv_buf *b)
+{
+    if (b->start == 0)
+        return;
+    memmove(b->data, b->data + b->start, b->len - b->start);
+    b->len -= b->start;
+    b->start = 0;
+}
+
 int rv_buf_reserve(rv_buf *b, size_t more)
 {
     if (b->cap - b->len >= more)
         return 0;
-    if (b->start > 0) {
-        memmove(b->data, b->data + b->start, b->len - b->start);
-        b->len -= b->start;
-        b->start = 0;
-        if (b->cap - b->len >= more)
-            return 0;
-    }
+    compact(b);
+    if (b->cap - b->len >= more)
+        return 0;
     if (more > ((size_t)-1) / 2 - b->len)
         return -1;
     /* Doubling keeps appends cheap; a request past double gets exactly its
@@ -28,6 +34,14 @@ int rv_buf_reserve(rv_buf *b, size_t more)
     size_t cap = b->cap ? b->cap * 2 : 256;
     if (cap < b->len + more)
         cap = b->len + more;
+    return rv_buf_resize(b, cap);
+}
+
+int rv_buf_resize(rv_buf *b, size_t cap)
+{
+    compact(b);
+    if (cap < b->len || cap == 0)
+        return -1;
     char *p = realloc(b->data, cap);
     if (!p)
         return -1;

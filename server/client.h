@@ -32,6 +32,9 @@ typedef struct rvs_client_env {
     /* A download (or console) reads on only while the client's unread
      * output is under this (stream_window_bytes; below max_client_output). */
     size_t stream_window;
+    /* What its clients hold is counted here (server/budget.h); NULL: not
+     * counted (the admin socket's operators). */
+    struct rvs_budget *budget;
     const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
@@ -194,13 +197,16 @@ rv_buf *rvs_client_output(rvs_client *c);
 /* Free the buffers kept for the next client (at the server's end). */
 void rvs_client_free_spares(void);
 
-/* Write what is queued now; arm the write watcher if the socket is full. */
+/* Write what is queued now; arm the write watcher if the socket is full.
+ * A client that leaves output unread while one of its memory budgets is
+ * past its limit is closed, with the reason logged. */
 void rvs_client_flush(rvs_client *c);
 
 /* Queue a packet the client did not ask for (an event, a PING) and return
  * where its copy starts in the output, for the caller to patch; the caller
- * flushes.  A client whose unread output would pass its output cap is
- * closed instead, with the reason logged, and NULL returned. */
+ * flushes.  A client whose unread output would pass its output cap, or
+ * that has output unread and would pass its memory budget, is closed
+ * instead, with the reason logged, and NULL returned. */
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
 
 /* Unsolicited packets were queued outside the client's own call: write
@@ -229,6 +235,13 @@ void rvs_client_pending_remove(rvs_pending *p);
 struct rvs_stream **rvs_client_streams(rvs_client *c);
 size_t rvs_client_stream_window(const rvs_client *c);
 struct ev_loop *rvs_client_loop(const rvs_client *c);
+/* Data a stream of the client holds for an endpoint that has not taken
+ * it yet (upload, console input) grew by `more` bytes: counted in the
+ * client's memory budget.  -1 if that takes the budget past its limit:
+ * the stream should give the data up and fail (a warning is logged). */
+int rvs_client_stream_held(rvs_client *c, size_t more);
+/* ... or shrank by `less` bytes. */
+void rvs_client_stream_released(rvs_client *c, size_t less);
 /* A stream whose endpoint cannot take more data yet holds reading from
  * the client (counted); the last release reads on. */
 void rvs_client_hold_reading(rvs_client *c);
@@ -240,6 +253,9 @@ void rvs_client_release_reading(rvs_client *c);
 void rvs_client_close_after_flush(rvs_client *c);
 /* Stops its watchers and asks the server to close it (idempotent). */
 void rvs_client_close(rvs_client *c, const char *why);
+/* The bytes it holds (buffers, stream data, its own struct), as last
+ * counted in its memory budget. */
+size_t rvs_client_memory(const rvs_client *c);
 /* Frees everything; only from outside the client's callbacks. */
 void rvs_client_free(rvs_client *c);
 

@@ -94,6 +94,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-garbage.sh \
 	tests/integration/test-many-clients.sh \
 	tests/integration/test-client-memory.sh \
+	tests/integration/test-memory-budget.sh \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
 	tests/integration/test-storage-xml-limits.sh \
@@ -191,7 +192,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-qemu.sh \
 	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
@@ -394,8 +395,11 @@ tests_fuzz_fuzz_client_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_client_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
 tests_fuzz_fuzz_client_lf_LDADD = $(RV_FUZZ_TARGET_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
+# The generated headers (BUILT_SOURCES) come first, as `make all` makes
+# them: from a fresh build directory nothing else has.
 fuzz:
 	@test -n "$(RV_FUZZ_LDFLAGS)" || { echo "make fuzz: configure with CC=clang-14 ../configure --enable-fuzzing (see tests/fuzz/README)" >&2; exit 1; }
+	$(MAKE) $(AM_MAKEFLAGS) $(BUILT_SOURCES)
 	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
 .PHONY: fuzz
 
