@@ -762,23 +762,34 @@ start_remvirtd_qemu()
     QEMU_URI="qemu+unix:///$kind?socket=$REMVIRTD_SOCK"
 }
 
-# qemu_pids DIR: the pids of the processes whose command line names DIR
-# (QEMUs whose monitor socket is there).
+# qemu_pids DIR: the pids of the guest QEMUs whose monitor socket is in
+# DIR. The host CPU probe QEMU (DIR/cpu-probe.qmp, started with the first
+# QEMU connection and gone once it answered) is not a guest: a test that
+# counts guests would otherwise count it while it runs on a loaded machine.
 qemu_pids()
 {
-    local f pid
+    _rv_qemu_pids "$1" | grep -vF cpu-probe.qmp | cut -d' ' -f1
+    return 0
+}
+
+# _rv_qemu_pids DIR: "PID CMDLINE" of every QEMU with its monitor in DIR.
+_rv_qemu_pids()
+{
+    local f pid cmd
     for f in /proc/[0-9]*/cmdline; do
         pid=${f#/proc/}
         pid=${pid%/cmdline}
-        { tr '\0' ' ' < "$f"; } 2>/dev/null | grep -qF -- "-qmp unix:$1" && echo "$pid"
+        cmd=$({ tr '\0' ' ' < "$f"; } 2>/dev/null) || continue
+        case "$cmd" in
+        *"-qmp unix:$1"*) echo "$pid $cmd" ;;
+        esac
     done
-    return 0
 }
 
 _rv_kill_qemus()
 {
     local pid
-    for pid in $(qemu_pids "$1"); do
+    for pid in $(_rv_qemu_pids "$1" | cut -d' ' -f1); do
         kill -KILL "$pid" 2>/dev/null || true
     done
     return 0
