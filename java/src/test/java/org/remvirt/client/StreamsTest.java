@@ -2,6 +2,7 @@ package org.remvirt.client;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.remvirt.proto.RvValues.*;
@@ -174,20 +175,28 @@ class StreamsTest {
 
                 // An abort ends the session at once, for this client (the
                 // reader waiting in recv gets the abort) and for the server
-                // (the console opens again without FORCE).
+                // (the console opens again without FORCE, and what the
+                // next session types reaches the guest).
                 first.stream.abort();
-                assertTrue(!first.awaitEnd(10), "recv after abort: " + first.text());
+                assertFalse(first.awaitEnd(10), "recv after abort: " + first.text());
                 assertEquals(RV_ERROR_OPERATION_ABORTED, first.error().getCode(), first.error().toString());
+
+                // A finish from the client ends it too: the waiting
+                // reader's recv gives -1.
                 ConsoleReader second = new ConsoleReader(conn.domainOpenConsole(dom, null, 0));
-                second.echo("jconsole-again-" + System.nanoTime());
+                second.echo("jconsole-second-" + System.nanoTime());
+                second.stream.finish();
+                assertTrue(second.awaitEnd(10), "recv after finish: " + second.error());
 
                 // The guest powers off under the console (its ACPI button
                 // handler says so on it first): the data ends, recv gives
                 // -1, and the finish is answered.
+                ConsoleReader third = new ConsoleReader(conn.domainOpenConsole(dom, null, 0));
+                third.echo("jconsole-third-" + System.nanoTime());
                 dom.shutdown();
-                second.await("remvirt-test-guest: power button\r\n", 60);
-                assertTrue(second.awaitEnd(60), "the console failed as the guest stopped: " + second.error());
-                second.stream.finish();
+                third.await("remvirt-test-guest: power button\r\n", 60);
+                assertTrue(third.awaitEnd(60), "the console failed as the guest stopped: " + third.error());
+                third.stream.finish();
                 // The pty's end may come before the daemon has seen QEMU
                 // exit: the transient guest goes soon after.
                 for (long deadline = System.nanoTime() + 30_000_000_000L;; Thread.sleep(100)) {
