@@ -184,6 +184,8 @@ rvs_subscriptions *rvs_client_subscriptions(rvs_client *c);
 
 /* Where replies are appended (the dispatcher's output). */
 rv_buf *rvs_client_output(rvs_client *c);
+/* Free the buffers kept for the next client (at the server's end). */
+void rvs_client_free_spares(void);
 
 /* Write what is queued now; arm the write watcher if the socket is full. */
 void rvs_client_flush(rvs_client *c);

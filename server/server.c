@@ -860,6 +860,7 @@ void rvs_server_free(rvs_server *srv)
         rvs_client_close(srv->admin_clients, "server shutting down");
     srv->to_flush = NULL;       /* every client on it is closing now */
     free_closed(srv);
+    rvs_client_free_spares();
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);
     ev_signal_stop(srv->loop, &srv->sighup);

@@ -63,7 +63,7 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
-           dnsmasq-base nftables iproute2 iputils-ping)
+           dnsmasq-base nftables iproute2 iputils-ping strace)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 
 if [ "$install_deps" = 1 ]; then

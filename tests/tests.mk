@@ -105,6 +105,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
 	tests/integration/test-client-async.sh \
+	tests/integration/test-client-concurrency.sh \
 	tests/integration/test-events-fanout.sh \
 	tests/integration/test-events-output-cap.sh \
 	tests/integration/test-keepalive-client.sh \
@@ -232,6 +233,14 @@ check_PROGRAMS += tests/integration/hostile-client
 tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c
 tests_integration_hostile_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 EXTRA_DIST += tests/integration/hostile-server.py
+
+# libremvirt's shared connection against a server that answers out of
+# order and hangs up with calls waiting (test-client-concurrency.sh runs
+# it against shuffle-server.py; not in TESTS itself)
+check_PROGRAMS += tests/integration/client-concurrency
+tests_integration_client_concurrency_SOURCES = tests/integration/client-concurrency.c
+tests_integration_client_concurrency_LDADD = libremvirt.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/integration/shuffle-server.py
 
 # client event loop unit test: the registry and the built-in poll() loop on
 # real pipes, through the library's public functions (event-loop helper).

@@ -102,6 +102,7 @@ void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int de
 static void dom_free(qemu_dom *d)
 {
     rv_qemu_release(d);
+    rv_qemu_cpu_files_close(d);
     rv_qemu_domain_free(d->def);
     rv_qemu_domain_free(d->live);
     free(d->monitor_path);

@@ -107,6 +107,7 @@ typedef struct qemu_dom {
     /* Definition writes (qemu_defwrite.c): the head's child runs, the
      * rest wait in order. */
     struct qemu_def_write *def_writes;
+    struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     struct qemu_dom *next;
 } qemu_dom;
 
@@ -292,7 +293,9 @@ void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 /* An active domain's memory: what the balloon last said, else the
  * definition's currentMemory. */
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
-/* cpu time from /proc/<pid>/stat, 0 when unknown. */
+
+/* ---- qemu_cputime.c ---- */
+/* A process's CPU time from its CPU clock, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
 /* When a process started (/proc/<pid>/stat field 22, clock ticks since
  * boot): with the pid it names one process, whatever pids are reused;
@@ -302,6 +305,14 @@ unsigned long long rv_qemu_proc_start_time(pid_t pid);
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+/* The same for a running domain's process, from a file kept open. */
+bool rv_qemu_dom_proc_times(qemu_dom *d, unsigned long long *user_ns,
+                            unsigned long long *system_ns);
+/* Each of the first nvcpus vCPUs' CPU time into times[i] (seen[i] set),
+ * from files kept open; a vCPU whose thread is not found is left unseen. */
+void rv_qemu_dom_vcpu_times(qemu_dom *d, unsigned nvcpus, unsigned long long *times, bool *seen);
+/* Close the files kept for the domain's process (it is gone). */
+void rv_qemu_cpu_files_close(qemu_dom *d);
 
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;

@@ -397,6 +397,7 @@ static void process_gone(qemu_dom *d)
     d->balloon_kib = 0;
     d->pid = 0;
     d->start_time = 0;
+    rv_qemu_cpu_files_close(d);
     d->id = -1;
     d->reaped = false;
     d->vcpus_unplugged = false;
@@ -525,61 +526,6 @@ void rv_qemu_process_exited(pid_t pid, int st)
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d)
 {
     return d->balloon_kib ? d->balloon_kib : rv_qemu_dom_def(d)->current_memory_kib;
-}
-
-/* The fields of a /proc stat file from field 3 on (after the command
- * name in parentheses, which may hold anything), in buf; NULL when it
- * cannot be read. */
-static const char *stat_fields(const char *stat_path, char *buf, size_t size)
-{
-    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    ssize_t n = read(fd, buf, size - 1);
-    close(fd);
-    if (n <= 0)
-        return NULL;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    return p ? p + 1 : NULL;
-}
-
-bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
-                        unsigned long long *system_ns)
-{
-    char buf[1024];
-    const char *p = stat_fields(stat_path, buf, sizeof(buf));
-    /* utime is field 14, stime 15. */
-    unsigned long long utime = 0, stime = 0;
-    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-                     &stime) != 2)
-        return false;
-    long hz = sysconf(_SC_CLK_TCK);
-    unsigned long long tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
-    *user_ns = utime * tick_ns;
-    *system_ns = stime * tick_ns;
-    return true;
-}
-
-unsigned long long rv_qemu_proc_start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    const char *p = stat_fields(path, buf, sizeof(buf));
-    /* starttime is field 22, in clock ticks since boot. */
-    unsigned long long start = 0;
-    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d"
-                        " %*d %*d %llu", &start) != 1)
-        return 0;
-    return start;
-}
-
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
-{
-    char path[64];
-    unsigned long long user = 0, system = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    return rv_qemu_proc_times(path, &user, &system) ? user + system : 0;
 }
 
 /* ================================================================ the monitor */
