@@ -375,36 +375,18 @@ start_libvirtd()
     [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd: a libvirtd is already running"
 
     local dir=$RV_TMP/libvirtd
-    mkdir -p "$dir"
-    local -a defaults=(
-        "unix_sock_dir = \"$dir\""
-        'unix_sock_rw_perms = "0777"'
-        'auth_unix_rw = "none"'
-        'auth_unix_ro = "none"'
-        "log_outputs = \"3:file:$dir/libvirtd.log\""
-    )
-    local line listen=
-    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
-    for line in "$@"; do
-        case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
-    done
-    LIBVIRTD_SOCK=$dir/libvirt-sock
-    LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
-    LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
-    LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
-    LIBVIRTD_LOG=$dir/libvirtd.log
-    LIBVIRTD_ADMIN_URI="libvirtd:///system?socket=$dir/libvirt-admin-sock"
+    _rv_libvirtd_conf "$dir" "$@"
 
     mkdir -p /run/libvirt
     if unshare --mount --propagation private true 2>/dev/null; then
         unshare --mount --propagation private sh -c \
             'mount -t tmpfs tmpfs /run/libvirt && exec libvirtd -f "$1" -p "$2" $3' \
-            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" "$listen" \
+            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" "$_rv_listen" \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     else
         exec {_rv_libvirtd_lock}>/run/lock/remvirt-tests-libvirtd.lock
         flock -w 600 "$_rv_libvirtd_lock" || fail "another test kept the libvirtd lock for 10 min"
-        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" $listen \
+        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" $_rv_listen \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     fi
     LIBVIRTD_PID=$!
@@ -418,39 +400,76 @@ start_libvirtd()
     fi
 }
 
-# start_libvirtd_qemu: a private libvirtd whose QEMU driver runs real
-# guests, for comparing with remvirtd's (see libvirt-wire-facts.md).  It
-# runs in a mount namespace of its own (tests/tools/libvirtd-qemu-ns.sh:
-# tmpfs on its state, config and run directories, a qemu.conf of ours)
-# under tests/tools/subreaper.py.  Sets LIBVIRTD_QEMU_URI,
-# LIBVIRTD_QEMU_URI_RO, LIBVIRTD_DIR and LIBVIRTD_LOG; skips when it
-# cannot run here, saying why.
+# _rv_libvirtd_conf DIR ['key = value'...]: DIR/libvirtd.conf for a
+# private libvirtd with its sockets in DIR, the given lines replacing the
+# defaults of their keys; sets the LIBVIRTD_* paths and URIs (test driver)
+# and _rv_listen (--listen when it listens on TCP or TLS).
+_rv_libvirtd_conf()
+{
+    local dir=$1 line
+    shift
+    mkdir -p "$dir"
+    local -a defaults=(
+        "unix_sock_dir = \"$dir\""
+        'unix_sock_rw_perms = "0777"'
+        'auth_unix_rw = "none"'
+        'auth_unix_ro = "none"'
+        "log_outputs = \"3:file:$dir/libvirtd.log\""
+    )
+    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
+    _rv_listen=
+    for line in "$@"; do
+        case $line in listen_tcp*1*|listen_tls*1*) _rv_listen=--listen ;; esac
+    done
+    LIBVIRTD_SOCK=$dir/libvirt-sock
+    LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
+    LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
+    LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
+    LIBVIRTD_LOG=$dir/libvirtd.log
+    LIBVIRTD_ADMIN_URI="libvirtd:///system?socket=$dir/libvirt-admin-sock"
+}
+
+# libvirtd_qemu_why_not: prints why start_libvirtd_qemu cannot run here
+# and succeeds; fails (printing nothing) when it can.
+libvirtd_qemu_why_not()
+{
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "needs root"
+    elif ! libvirtd --version > /dev/null 2>&1; then
+        echo "libvirtd is not installed"
+    elif ! qemu-system-x86_64 --version > /dev/null 2>&1; then
+        echo "qemu-system-x86_64 is not installed"
+    elif [ ! -e /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so ]; then
+        echo "libvirtd's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
+    elif ! unshare --mount --propagation private true 2>/dev/null; then
+        echo "libvirtd's QEMU driver needs a private mount namespace here (unshare --mount failed)"
+    elif ! id libvirt-qemu > /dev/null 2>&1; then
+        echo "libvirtd's QEMU driver needs the user libvirt-qemu"
+    else
+        return 1
+    fi
+}
+
+# start_libvirtd_qemu ['key = value'...]: a private libvirtd whose QEMU
+# driver runs real guests, for comparing with remvirtd's (see
+# libvirt-wire-facts.md); extra lines go into its libvirtd.conf as with
+# start_libvirtd, whose test driver URIs it answers too.  It runs in a
+# mount namespace of its own (tests/tools/libvirtd-qemu-ns.sh: tmpfs on
+# its state, config and run directories, a qemu.conf of ours) under
+# tests/tools/subreaper.py.  Sets LIBVIRTD_QEMU_URI, LIBVIRTD_QEMU_URI_RO,
+# LIBVIRTD_DIR and what start_libvirtd sets; skips when it cannot run
+# here, saying why.
 start_libvirtd_qemu()
 {
-    requires_root
-    requires libvirtd --version
-    requires qemu-system-x86_64 --version
-    [ -e /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so ] ||
-        skip "libvirtd's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
-    unshare --mount --propagation private true 2>/dev/null ||
-        skip "libvirtd's QEMU driver needs a private mount namespace here (unshare --mount failed)"
-    id libvirt-qemu > /dev/null 2>&1 || skip "libvirtd's QEMU driver needs the user libvirt-qemu"
+    local why
+    ! why=$(libvirtd_qemu_why_not) || skip "$why"
     [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd_qemu: a libvirtd is already running"
     LIBVIRTD_DIR=$RV_TMP/libvirtd
-    mkdir -p "$LIBVIRTD_DIR"
-    cat > "$LIBVIRTD_DIR/libvirtd.conf" <<EOF
-unix_sock_dir = "$LIBVIRTD_DIR"
-unix_sock_rw_perms = "0777"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$LIBVIRTD_DIR/libvirtd.log"
-EOF
-    LIBVIRTD_SOCK=$LIBVIRTD_DIR/libvirt-sock
-    LIBVIRTD_LOG=$LIBVIRTD_DIR/libvirtd.log
+    _rv_libvirtd_conf "$LIBVIRTD_DIR" "$@"
     LIBVIRTD_QEMU_URI="qemu+unix:///system?socket=$LIBVIRTD_SOCK"
-    LIBVIRTD_QEMU_URI_RO="qemu+unix:///system?socket=$LIBVIRTD_DIR/libvirt-sock-ro"
+    LIBVIRTD_QEMU_URI_RO="qemu+unix:///system?socket=$LIBVIRTD_SOCK_RO"
     unshare --mount --propagation private sh "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LIBVIRTD_DIR" \
-        </dev/null >"$LIBVIRTD_DIR/stdout" 2>"$LIBVIRTD_DIR/stderr" &
+        $_rv_listen </dev/null >"$LIBVIRTD_DIR/stdout" 2>"$LIBVIRTD_DIR/stderr" &
     LIBVIRTD_PID=$!
     cleanup_fn stop_libvirtd
     if ! wait_for $((RV_TIMEOUT * 3)) "libvirtd's socket" _rv_libvirtd_ready; then
