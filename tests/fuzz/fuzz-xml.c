@@ -1,7 +1,8 @@
 /* Fuzzes the drivers' shared XML layer (server/drivers/conf): the one
  * reader, the kept trees, and every definition's parser and formatter
  * that both drivers use (network, storage pool and volume, snapshot
- * request, the test driver's and the QEMU driver's domains).  The first
+ * and node device requests, the test driver's and the QEMU driver's
+ * domains).  The first
  * byte of an input picks the family, the rest is the document.  Whatever
  * a parser accepts must be written, and what is written must read back
  * and be written the same way again: a formatter that writes what its
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "server/drivers/conf/network_xml.h"
+#include "server/drivers/conf/nodedev_xml.h"
 #include "server/drivers/conf/snapshot_xml.h"
 #include "server/drivers/conf/storage_xml.h"
 #include "server/drivers/conf/xml_tree.h"
@@ -165,8 +167,8 @@ static void round_trip(const struct family *f, const char *xml)
     free(text2);
 }
 
-/* The reader alone, and a kept tree written out: the snapshot request
- * (read, not written back) and any root. */
+/* The reader alone, and a kept tree written out: the snapshot and node
+ * device requests (read, not written back) and any root. */
 static void read_only(const char *xml)
 {
     rv_err err = { 0 };
@@ -174,6 +176,13 @@ static void read_only(const char *xml)
     if (rv_snapshot_request_parse(xml, &req, &err) < 0)
         rv_err_clear(&err);
     rv_snapshot_request_clear(&req);
+    for (int gen = 0; gen < 2; gen++) {
+        rv_nodedev_req dev;
+        if (rv_nodedev_req_parse(xml, 1 << 20, gen, &dev, &err) < 0)
+            MUST(err.message != NULL && !dev.parent && !dev.wwnn);
+        rv_err_clear(&err);
+        rv_nodedev_req_clear(&dev);
+    }
     rv_xml_node *tree = rv_xml_tree_read(xml, 1 << 20, "r", "fuzz", RV_FROM_NONE, &err);
     if (!tree) {
         rv_err_clear(&err);
@@ -241,6 +250,10 @@ static const char *const seeds[] = {
     "autoport='yes'/></devices></domain>",
     "\5<domainsnapshot><name>s</name><description>d</description><memory snapshot='no'/>"
     "<disks><disk name='vda' snapshot='internal'/></disks></domainsnapshot>",
+    "\5<device><parent wwnn='1' wwpn='2' fabric_wwn='3'>p</parent><capability type='scsi_host'>"
+    "<capability type='fc_host'><wwnn>20</wwnn><wwpn>10</wwpn></capability></capability>"
+    "<capability type='system'><hardware><uuid>u</uuid></hardware></capability>"
+    "<capability type='mdev'/></device>",
     "\5<r a='&lt;&#65;' xmlns:p='urn:p'><p:k p:b='2'>x<![CDATA[<y>]]></p:k><?pi x?></r>",
     "\3<!DOCTYPE d [<!ENTITY e 'x'>]><domain>&e;</domain>",
     "\0<network><name>a</nam></network>",

@@ -82,6 +82,12 @@ cat > "$dir/mdev.xml" <<'EOF'
   <capability type='mdev'><type id='nvidia-11'/></capability>
 </device>
 EOF
+# Requests libvirt's node device parser refuses, whatever the driver.
+printf "<device><capability type='bogus'/></device>" > "$dir/dev-bad-cap.xml"
+printf "<device><parent>computer</parent></device>" > "$dir/dev-no-caps.xml"
+printf "<device><capability type='system'/></device>" > "$dir/dev-no-uuid.xml"
+printf "<device><capability type='scsi_host'><capability type='fc_host'><wwnn>2000000012341111</wwnn></capability></capability></device>" \
+    > "$dir/dev-no-wwpn.xml"
 
 steps=(
     "secret-define s1.xml"
@@ -141,6 +147,12 @@ steps=(
     "nodedev-create mdev.xml"
     "nodedev-define mdev.xml"
     "nodedev-create garbage.xml"
+    "nodedev-create dev-bad-cap.xml"
+    "nodedev-define dev-bad-cap.xml"
+    "nodedev-create dev-no-caps.xml"
+    "nodedev-create dev-no-uuid.xml"
+    "nodedev-create dev-no-wwpn.xml"
+    "nodedev-define dev-no-wwpn.xml"
     "nodedev-info nosuch"
 )
 

@@ -17,34 +17,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/drivers/conf/nodedev_xml.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
 
 /* More than any host here has; a listing stops there. */
 enum { MAX_DEVS = 2048 };
 
-typedef enum { DEV_SYSTEM, DEV_PCI, DEV_NET } dev_kind;
-
-static const struct {
-    const char *word;
-    unsigned int flag;
-} kinds[] = {
-    [DEV_SYSTEM] = { "system", RV_LIST_NODEDEV_CAP_SYSTEM },
-    [DEV_PCI] = { "pci", RV_LIST_NODEDEV_CAP_PCI_DEV },
-    [DEV_NET] = { "net", RV_LIST_NODEDEV_CAP_NET },
-};
-
+/* A device as a scan finds it: its name, sysfs path and parent (NULL for
+ * computer) are the strings it owns; the rest is read when its XML is. */
 typedef struct dev {
-    dev_kind kind;
-    char *name;
-    char *sys;          /* the sysfs directory (real path); NULL for computer */
-    char *parent;       /* NULL for computer */
+    rv_nodedev nd;
 } dev;
 
-typedef struct dev_list {
-    dev *v;
-    size_t n;
-} dev_list;
+static const char *dev_name(const void *obj)
+{
+    return ((const dev *)obj)->nd.name;
+}
+
+static const rv_nodedev *dev_of(const void *obj)
+{
+    return &((const dev *)obj)->nd;
+}
+
+static const rv_obj_kind dev_kind = RV_NODEDEV_OBJ_KIND(RV_FROM_NODEDEV, dev_name);
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NODEDEV, (code), __VA_ARGS__)
 
@@ -53,19 +49,17 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-static void list_free(dev_list *l)
+static void dev_free(void *obj)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        free(l->v[i].name);
-        free(l->v[i].sys);
-        free(l->v[i].parent);
-    }
-    free(l->v);
-    l->v = NULL;
-    l->n = 0;
+    dev *d = obj;
+    free((char *)d->nd.name);
+    free((char *)d->nd.path);
+    free((char *)d->nd.parent);
+    free(d);
 }
 
-/* The first line of a small sysfs file, or NULL. */
+/* The first line of a small sysfs file (what is not printable made '?'),
+ * or NULL. */
 static char *read_line(const char *dir, const char *file)
 {
     char path[4096], buf[256];
@@ -79,6 +73,9 @@ static char *read_line(const char *dir, const char *file)
         return NULL;
     buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
+    for (char *p = buf; *p; p++)
+        if (!isprint((unsigned char)*p))
+            *p = '?';
     return strdup(buf);
 }
 
@@ -114,32 +111,37 @@ static char *parent_of(const char *sys)
     return best ? best : strdup("computer");
 }
 
-static int add(dev_list *l, dev_kind kind, char *name, char *sys, rv_err *err)
+static const unsigned int list_flags[] = {
+    [RV_NODEDEV_SYSTEM] = RV_LIST_NODEDEV_CAP_SYSTEM,
+    [RV_NODEDEV_PCI] = RV_LIST_NODEDEV_CAP_PCI_DEV,
+    [RV_NODEDEV_NET] = RV_LIST_NODEDEV_CAP_NET,
+};
+
+/* Add the device name (its sysfs directory sys; both taken). */
+static int add(rv_obj_list *l, rv_nodedev_kind kind, char *name, char *sys, rv_err *err)
 {
-    if (!name || (sys == NULL && kind != DEV_SYSTEM)) {
+    dev *d = NULL;
+    if (!name || (sys == NULL && kind != RV_NODEDEV_SYSTEM) || !(d = calloc(1, sizeof(*d)))) {
         free(name);
         free(sys);
+        return oom(err);
+    }
+    d->nd.kind = kind;
+    d->nd.list_flags = list_flags[kind];
+    d->nd.name = name;
+    d->nd.path = sys;
+    if (sys && !(d->nd.parent = parent_of(sys))) {
+        dev_free(d);
         return oom(err);
     }
     if (l->n >= MAX_DEVS) {
-        free(name);
-        free(sys);
+        dev_free(d);
         return 0;
     }
-    dev *grown = realloc(l->v, (l->n + 1) * sizeof(*grown));
-    if (!grown) {
-        free(name);
-        free(sys);
-        return oom(err);
+    if (rv_obj_add(l, d, err) < 0) {
+        dev_free(d);
+        return -1;
     }
-    l->v = grown;
-    dev *d = &l->v[l->n++];
-    d->kind = kind;
-    d->name = name;
-    d->sys = sys;
-    d->parent = NULL;
-    if (sys && !(d->parent = parent_of(sys)))
-        return oom(err);
     return 0;
 }
 
@@ -155,9 +157,11 @@ static char *net_name(const char *iface, const char *mac)
     return name;
 }
 
-static int scan(dev_list *l, rv_err *err)
+/* The host's devices into l (empty, for list_free after). */
+static int scan(rv_obj_list *l, rv_err *err)
 {
-    if (add(l, DEV_SYSTEM, strdup("computer"), NULL, err) < 0)
+    *l = (rv_obj_list){ .max = MAX_DEVS, .kind = &dev_kind };
+    if (add(l, RV_NODEDEV_SYSTEM, strdup("computer"), NULL, err) < 0)
         return -1;
     static const char pci_dir[] = "/sys/bus/pci/devices", net_dir[] = "/sys/class/net";
     char path[4096];
@@ -168,7 +172,7 @@ static int scan(dev_list *l, rv_err *err)
             continue;
         snprintf(path, sizeof(path), "%s/%s", pci_dir, e->d_name);
         char *name = pci_name(e->d_name);
-        if (name && add(l, DEV_PCI, name, realpath(path, NULL), err) < 0) {
+        if (name && add(l, RV_NODEDEV_PCI, name, realpath(path, NULL), err) < 0) {
             closedir(d);
             return -1;
         }
@@ -183,7 +187,7 @@ static int scan(dev_list *l, rv_err *err)
         char *mac = read_line(path, "address");
         char *name = net_name(e->d_name, mac);
         free(mac);
-        if (add(l, DEV_NET, name, realpath(path, NULL), err) < 0) {
+        if (add(l, RV_NODEDEV_NET, name, realpath(path, NULL), err) < 0) {
             closedir(d);
             return -1;
         }
@@ -193,155 +197,74 @@ static int scan(dev_list *l, rv_err *err)
     return 0;
 }
 
-static const dev *find(const dev_list *l, const char *name, rv_err *err)
+static void list_free(rv_obj_list *l)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0)
-            return &l->v[i];
-    fail(err, RV_ERR_NO_NODE_DEVICE, "Node device not found: no node device with matching name '%s'",
-         name);
-    return NULL;
+    rv_obj_clear(l, dev_free);
 }
 
-/* Whether d is listed under the capability word cap (NULL: all). */
-static bool has_cap_word(const dev *d, char *const *cap)
-{
-    return !cap || strcmp(kinds[d->kind].word, *cap) == 0;
-}
+/* ---- XML: the fields read from sysfs now, written by nodedev_xml.c ---- */
 
-/* ---- XML ---- */
+/* The strings a device's XML reads, freed together. */
+enum { MAX_READ = 8 };
+typedef struct reads {
+    char *v[MAX_READ];
+    size_t n;
+} reads;
 
-static void put_text(FILE *fp, const char *s)
+static const char *read_into(reads *r, const char *dir, const char *file)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '&': fputs("&amp;", fp); break;
-        case '\'': fputs("&apos;", fp); break;
-        default:
-            fputc(isprint((unsigned char)*s) ? *s : '?', fp);
-        }
-    }
-}
-
-/* <tag>value of dir/file</tag> when the file can be read (and for the
- * uuid, when nothing else could: libvirt's zeros). */
-static bool put_file(FILE *fp, const char *indent, const char *tag, const char *dir,
-                     const char *file)
-{
-    char *v = read_line(dir, file);
-    if (!v)
-        return false;
-    fprintf(fp, "%s<%s>", indent, tag);
-    put_text(fp, v);
-    fprintf(fp, "</%s>\n", tag);
-    free(v);
-    return true;
-}
-
-static void format_system(FILE *fp)
-{
-    static const char dmi[] = "/sys/class/dmi/id";
-    fputs("  <capability type='system'>\n    <hardware>\n", fp);
-    put_file(fp, "      ", "vendor", dmi, "sys_vendor");
-    put_file(fp, "      ", "version", dmi, "product_version");
-    put_file(fp, "      ", "serial", dmi, "product_serial");
-    if (!put_file(fp, "      ", "uuid", dmi, "product_uuid"))
-        fputs("      <uuid>00000000-0000-0000-0000-000000000000</uuid>\n", fp);
-    fputs("    </hardware>\n    <firmware>\n", fp);
-    put_file(fp, "      ", "vendor", dmi, "bios_vendor");
-    put_file(fp, "      ", "version", dmi, "bios_version");
-    put_file(fp, "      ", "release_date", dmi, "bios_date");
-    fputs("    </firmware>\n  </capability>\n", fp);
-}
-
-static void format_pci(FILE *fp, const dev *d)
-{
-    unsigned dom = 0, bus = 0, slot = 0, fn = 0;
-    sscanf(d->name, "pci_%x_%x_%x_%x", &dom, &bus, &slot, &fn);
-    char *cls = read_line(d->sys, "class"), *vendor = read_line(d->sys, "vendor"),
-         *product = read_line(d->sys, "device");
-    fputs("  <capability type='pci'>\n", fp);
-    if (cls) {
-        fputs("    <class>", fp);
-        put_text(fp, cls);
-        fputs("</class>\n", fp);
-    }
-    fprintf(fp, "    <domain>%u</domain>\n    <bus>%u</bus>\n    <slot>%u</slot>\n"
-                "    <function>%u</function>\n", dom, bus, slot, fn);
-    fputs("    <product id='", fp);
-    put_text(fp, product ? product : "0x0000");
-    fputs("'/>\n    <vendor id='", fp);
-    put_text(fp, vendor ? vendor : "0x0000");
-    fputs("'/>\n  </capability>\n", fp);
-    free(cls);
-    free(vendor);
-    free(product);
-}
-
-static void format_net(FILE *fp, const dev *d)
-{
-    const char *iface = strrchr(d->sys, '/') + 1;
-    char *mac = read_line(d->sys, "address"), *state = read_line(d->sys, "operstate"),
-         *speed = read_line(d->sys, "speed");
-    fputs("  <capability type='net'>\n    <interface>", fp);
-    put_text(fp, iface);
-    fputs("</interface>\n", fp);
-    if (mac) {
-        fputs("    <address>", fp);
-        put_text(fp, mac);
-        fputs("</address>\n", fp);
-    }
-    fputs("    <link", fp);
-    if (speed) /* "-1" when unknown: libvirt shows it as an unsigned int */
-        fprintf(fp, " speed='%u'", (unsigned)strtol(speed, NULL, 10));
-    fputs(" state='", fp);
-    put_text(fp, state ? state : "unknown");
-    fputs("'/>\n    <capability type='80203'/>\n  </capability>\n", fp);
-    free(mac);
-    free(state);
-    free(speed);
+    return r->n < MAX_READ ? (r->v[r->n++] = read_line(dir, file)) : NULL;
 }
 
 static char *format_dev(const dev *d)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *fp = open_memstream(&buf, &size);
-    if (!fp)
-        return NULL;
-    fputs("<device>\n  <name>", fp);
-    put_text(fp, d->name);
-    fputs("</name>\n", fp);
-    if (d->sys) {
-        fputs("  <path>", fp);
-        put_text(fp, d->sys);
-        fputs("</path>\n  <parent>", fp);
-        put_text(fp, d->parent);
-        fputs("</parent>\n", fp);
-        char link[4096], drv[4096];
-        snprintf(link, sizeof(link), "%s/driver", d->sys);
-        ssize_t n = readlink(link, drv, sizeof(drv) - 1);
-        if (n > 0) {
-            drv[n] = '\0';
-            fputs("  <driver>\n    <name>", fp);
-            put_text(fp, strrchr(drv, '/') ? strrchr(drv, '/') + 1 : drv);
-            fputs("</name>\n  </driver>\n", fp);
-        }
+    static const char dmi[] = "/sys/class/dmi/id";
+    rv_nodedev nd = d->nd;
+    reads r = { 0 };
+    char link[4096], drv[4096];
+    snprintf(link, sizeof(link), "%s/driver", d->nd.path ? d->nd.path : "");
+    ssize_t n = d->nd.path ? readlink(link, drv, sizeof(drv) - 1) : -1;
+    if (n > 0) {
+        drv[n] = '\0';
+        nd.driver = strrchr(drv, '/') ? strrchr(drv, '/') + 1 : drv;
     }
-    if (d->kind == DEV_SYSTEM)
-        format_system(fp);
-    else if (d->kind == DEV_PCI)
-        format_pci(fp, d);
-    else
-        format_net(fp, d);
-    fputs("</device>\n", fp);
-    if (fclose(fp) != 0) {
-        free(buf);
-        return NULL;
+    switch (nd.kind) {
+    case RV_NODEDEV_SYSTEM:
+        nd.u.system.hw_vendor = read_into(&r, dmi, "sys_vendor");
+        nd.u.system.hw_version = read_into(&r, dmi, "product_version");
+        nd.u.system.hw_serial = read_into(&r, dmi, "product_serial");
+        /* When it cannot be read, libvirt's zeros. */
+        nd.u.system.hw_uuid = read_into(&r, dmi, "product_uuid");
+        if (!nd.u.system.hw_uuid)
+            nd.u.system.hw_uuid = "00000000-0000-0000-0000-000000000000";
+        nd.u.system.fw_vendor = read_into(&r, dmi, "bios_vendor");
+        nd.u.system.fw_version = read_into(&r, dmi, "bios_version");
+        nd.u.system.fw_date = read_into(&r, dmi, "bios_date");
+        break;
+    case RV_NODEDEV_PCI:
+        sscanf(nd.name, "pci_%x_%x_%x_%x", &nd.u.pci.domain, &nd.u.pci.bus, &nd.u.pci.slot,
+               &nd.u.pci.function);
+        nd.u.pci.cls = read_into(&r, nd.path, "class");
+        nd.u.pci.vendor = read_into(&r, nd.path, "vendor");
+        nd.u.pci.product = read_into(&r, nd.path, "device");
+        break;
+    case RV_NODEDEV_NET: {
+        const char *speed = read_into(&r, nd.path, "speed");
+        nd.u.net.iface = strrchr(nd.path, '/') + 1;
+        nd.u.net.address = read_into(&r, nd.path, "address");
+        nd.u.net.state = read_into(&r, nd.path, "operstate");
+        /* "-1" when unknown: libvirt shows it as an unsigned int. */
+        nd.u.net.has_speed = speed != NULL;
+        nd.u.net.speed = speed ? (unsigned int)strtol(speed, NULL, 10) : 0;
+        break;
     }
-    return buf;
+    case RV_NODEDEV_SCSI_HOST:
+        break;
+    }
+    char *xml = rv_nodedev_format(&nd);
+    for (size_t i = 0; i < r.n; i++)
+        free(r.v[i]);
+    return xml;
 }
 
 /* ---- the slots ---- */
@@ -350,39 +273,29 @@ int rv_qemu_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_
                                 rv_node_num_of_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeNumOfDevices", err) < 0 || scan(&l, err) < 0) {
-        list_free(&l);
-        return -1;
+    rv_obj_list l = { 0 };
+    int rc = -1;
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeNumOfDevices", err) == 0 &&
+        scan(&l, err) == 0) {
+        ret->num = rv_nodedev_count(&l, dev_of, args->cap ? *args->cap : NULL);
+        rc = 0;
     }
-    ret->num = 0;
-    for (size_t i = 0; i < l.n; i++)
-        ret->num += has_cap_word(&l.v[i], args->cap);
     list_free(&l);
-    return 0;
+    return rc;
 }
 
 int rv_qemu_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args *args,
                               rv_node_list_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
-    if (args->maxnames < 0 || args->maxnames > RV_NODE_DEVICE_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", args->maxnames,
-                    RV_NODE_DEVICE_LIST_MAX);
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeListDevices", err) < 0 || scan(&l, err) < 0 ||
-        !(ret->names.names_val = calloc(l.n + 1, sizeof(char *)))) {
-        int rc = err->code ? -1 : oom(err);
-        list_free(&l);
-        return rc;
-    }
-    for (size_t i = 0; i < l.n && ret->names.names_len < (u_int)args->maxnames; i++)
-        if (has_cap_word(&l.v[i], args->cap)) {
-            ret->names.names_val[ret->names.names_len++] = l.v[i].name;
-            l.v[i].name = NULL;         /* moved */
-        }
+    rv_obj_list l = { 0 };
+    int rc = -1;
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeListDevices", err) == 0 &&
+        scan(&l, err) == 0)
+        rc = rv_nodedev_list_names(&l, dev_of, args->cap ? *args->cap : NULL, args->maxnames,
+                                   &ret->names.names_val, &ret->names.names_len, err);
     list_free(&l);
-    return 0;
+    return rc;
 }
 
 int rv_qemu_connect_list_all_node_devices(rv_driver_conn *c,
@@ -392,43 +305,29 @@ int rv_qemu_connect_list_all_node_devices(rv_driver_conn *c,
     (void)c;
     /* The capability bits, and INACTIVE (1 << 30) / ACTIVE (1 << 31): every
      * device here is active. */
-    unsigned int caps = args->flags & 0x3fffffu;
     bool none = (args->flags & (3u << 30)) == (1u << 30);      /* inactive ones only */
-    dev_list l = { 0 };
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3fffffu | (3u << 30), "connectListAllNodeDevices", err) < 0 ||
-        scan(&l, err) < 0) {
-        list_free(&l);
-        return -1;
-    }
-    u_int k = 0;
-    for (size_t i = 0; i < l.n; i++)
-        k += !none && (!caps || (kinds[l.v[i].kind].flag & caps));
-    ret->ret = k;
-    if (args->need_results && k &&
-        !(ret->devices.devices_val = calloc(k, sizeof(rv_nonnull_node_device)))) {
-        list_free(&l);
-        return oom(err);
-    }
-    for (size_t i = 0; args->need_results && i < l.n && ret->devices.devices_len < k; i++)
-        if (!caps || (kinds[l.v[i].kind].flag & caps)) {
-            ret->devices.devices_val[ret->devices.devices_len++].name = l.v[i].name;
-            l.v[i].name = NULL;
-        }
+    rv_obj_list l = { 0 };
+    int rc = -1;
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3fffffu | (3u << 30),
+                            "connectListAllNodeDevices", err) == 0 &&
+        scan(&l, err) == 0)
+        rc = rv_nodedev_list_all(&l, dev_of, args->flags & 0x3fffffu, !none, args->need_results,
+                                 ret, err);
     list_free(&l);
-    return 0;
+    return rc;
 }
 
 /* The device name names, in l (scanned), or NULL with err set. */
-static const dev *lookup(dev_list *l, const char *name, rv_err *err)
+static const dev *lookup(rv_obj_list *l, const char *name, rv_err *err)
 {
     if (scan(l, err) < 0)
         return NULL;
-    return find(l, name, err);
+    return rv_obj_get_name(l, name, err);
 }
 
 int rv_qemu_nodedev_exists(const char *name, rv_err *err)
 {
-    dev_list l = { 0 };
+    rv_obj_list l = { 0 };
     int rc = lookup(&l, name, err) ? 0 : -1;
     list_free(&l);
     return rc;
@@ -439,11 +338,9 @@ int rv_qemu_node_device_lookup_by_name(rv_driver_conn *c,
                                        rv_node_device_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
-    int rc = lookup(&l, args->name, err) ? 0 : -1;
+    int rc = rv_qemu_nodedev_exists(args->name, err);
     if (rc == 0 && !(ret->dev.name = strdup(args->name)))
         rc = oom(err);
-    list_free(&l);
     return rc;
 }
 
@@ -452,7 +349,7 @@ int rv_qemu_node_device_get_xml_desc(rv_driver_conn *c,
                                      rv_node_device_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
+    rv_obj_list l = { 0 };
     const dev *d = NULL;
     int rc = rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeDeviceGetXMLDesc", err);
     if (rc == 0 && !(d = lookup(&l, args->name, err)))
@@ -467,14 +364,9 @@ int rv_qemu_node_device_get_parent(rv_driver_conn *c, const rv_node_device_get_p
                                    rv_node_device_get_parent_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
+    rv_obj_list l = { 0 };
     const dev *d = lookup(&l, args->name, err);
-    int rc = d ? 0 : -1;
-    if (d && d->parent) {
-        if (!(ret->parentName = malloc(sizeof(*ret->parentName))) ||
-            !(*ret->parentName = strdup(d->parent)))
-            rc = oom(err);              /* the dispatcher frees the holder */
-    }
+    int rc = d ? rv_nodedev_put_parent(&d->nd, RV_FROM_NODEDEV, &ret->parentName, err) : -1;
     list_free(&l);
     return rc;
 }
@@ -483,27 +375,19 @@ int rv_qemu_node_device_num_of_caps(rv_driver_conn *c, const rv_node_device_num_
                                     rv_node_device_num_of_caps_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
-    int rc = lookup(&l, args->name, err) ? 0 : -1;
     ret->num = 1;
-    list_free(&l);
-    return rc;
+    return rv_qemu_nodedev_exists(args->name, err);
 }
 
 int rv_qemu_node_device_list_caps(rv_driver_conn *c, const rv_node_device_list_caps_args *args,
                                   rv_node_device_list_caps_ret *ret, rv_err *err)
 {
     (void)c;
-    dev_list l = { 0 };
+    rv_obj_list l = { 0 };
     const dev *d = lookup(&l, args->name, err);
-    int rc = d ? 0 : -1;
-    if (d && args->maxnames > 0) {
-        if (!(ret->names.names_val = calloc(2, sizeof(char *))) ||
-            !(ret->names.names_val[0] = strdup(kinds[d->kind].word)))
-            rc = oom(err);
-        else
-            ret->names.names_len = 1;
-    }
+    int rc = d ? rv_nodedev_list_caps(&d->nd, RV_FROM_NODEDEV, args->maxnames,
+                                      &ret->names.names_val, &ret->names.names_len, err)
+               : -1;
     list_free(&l);
     return rc;
 }

@@ -6,11 +6,9 @@
  * autostart; a vHBA finds no parent and an mdev no parent address. */
 #include <string.h>
 
-#include <libxml/tree.h>
-
+#include "server/drivers/conf/nodedev_xml.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
-#include "server/drivers/conf/xml_read.h"
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NODEDEV, (code), __VA_ARGS__)
 
@@ -103,36 +101,24 @@ int rv_qemu_node_device_destroy(rv_driver_conn *c, const rv_node_device_destroy_
  * (which knows only mdevs), else for create (vHBAs and mdevs). */
 static int refuse(const char *xml, bool define, rv_err *err)
 {
-    xmlDoc *doc = NULL;
-    int failed = 0;
-    xmlNode *root = rv_lx_read(xml, NODEDEV_XML_MAX, "device", "node_device_definition",
-                               RV_FROM_NODEDEV, &doc, err);
-    if (!root)
+    rv_nodedev_req r;
+    if (rv_nodedev_req_parse(xml, NODEDEV_XML_MAX, true, &r, err) < 0)
         return -1;
-    char *parent = rv_lx_text(rv_lx_child(root, "parent"), &failed);
-    bool mdev = false;
-    for (xmlNode *cap = root->children; cap; cap = cap->next) {
-        if (cap->type != XML_ELEMENT_NODE || !xmlStrEqual(cap->name, BAD_CAST "capability"))
-            continue;
-        char *type = rv_lx_attr(cap, "type", &failed);
-        mdev |= type && strcmp(type, "mdev") == 0;
-        free(type);
-    }
-    xmlFreeDoc(doc);
     int rc;
-    if (failed)
-        rc = fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    else if (mdev)
+    if (r.mdev)
         rc = fail(err, RV_ERR_PARSE_FAILED,
                   "failed to parse configuration file Unable to find address for parent device "
-                  "'%s'", parent ? parent : "");
+                  "'%s'", r.parent ? r.parent : "");
     else if (define)
         rc = fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                   "unsupported configuration: Unsupported device type");
+    else if (r.fc && rv_nodedev_req_any_parent(&r))
+        rc = fail(err, RV_ERR_INTERNAL_ERROR,
+                  "internal error: Could not find any vport capable device");
     else
         rc = fail(err, RV_ERR_INTERNAL_ERROR,
                   "internal error: Could not find parent device for 'new device'");
-    free(parent);
+    rv_nodedev_req_clear(&r);
     return rc;
 }
 

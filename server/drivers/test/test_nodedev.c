@@ -1,105 +1,76 @@
 /* The test driver's host devices (see test_nodedev.h): a constant table
  * of libvirt's four, which destroy may take away, and at most one vHBA
  * made by create (libvirt's test driver mocks every vHBA as a copy of
- * scsi_host11 named scsi_host12, with the WWNs asked for). */
+ * scsi_host11 named scsi_host12, with the WWNs asked for).  The model,
+ * its XML and the list calls are conf/nodedev_xml.c's. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/entities.h>
-
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_nodedev.h"
-#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/nodedev_xml.h"
 
-/* The capability words and the list flags they answer to.  A SCSI host on
- * an FC adapter is listed under fc_host too, and one that can make vports
- * under vports, as libvirt lists them; its own capability list says only
- * scsi_host. */
-#define CAP_SYSTEM RV_LIST_NODEDEV_CAP_SYSTEM
-#define CAP_SCSI_HOST RV_LIST_NODEDEV_CAP_SCSI_HOST
-#define CAP_FC_HOST RV_LIST_NODEDEV_CAP_FC_HOST
-#define CAP_VPORTS RV_LIST_NODEDEV_CAP_VPORTS
+/* An SCSI host on an FC adapter is listed under fc_host too, and one that
+ * can make vports under vports, as libvirt lists them; its own capability
+ * list says only scsi_host. */
+#define FC_FLAGS (RV_LIST_NODEDEV_CAP_SCSI_HOST | RV_LIST_NODEDEV_CAP_FC_HOST)
+#define SCSI(name_, parent_, host_, id_, wwnn_, wwpn_, fabric_, vports_)                     \
+    { .name = name_, .parent = parent_, .kind = RV_NODEDEV_SCSI_HOST,                       \
+      .list_flags = FC_FLAGS | ((vports_) ? RV_LIST_NODEDEV_CAP_VPORTS : 0),               \
+      .u.scsi = { host_, id_, wwnn_, wwpn_, fabric_, vports_ } }
 
-static const struct {
-    const char *word;
-    unsigned int flag;
-} cap_words[] = {
-    { "system", CAP_SYSTEM }, { "scsi_host", CAP_SCSI_HOST },
-    { "fc_host", CAP_FC_HOST }, { "vports", CAP_VPORTS },
+/* libvirt's test:///default devices. */
+static const rv_nodedev fixed[] = {
+    { .name = "computer", .kind = RV_NODEDEV_SYSTEM, .list_flags = RV_LIST_NODEDEV_CAP_SYSTEM,
+      .u.system = { "Libvirt", "Test driver", "123456", "11111111-2222-3333-4444-555555555555",
+                    "Libvirt", "Test Driver", "01/22/2007" } },
+    SCSI("scsi_host1", "computer", 1, 0, "2000000012341234", "1000000012341234",
+         "2000000043214321", true),
+    SCSI("scsi_host11", "scsi_host1", 11, 10, "2000000034563456", "1000000034563456",
+         "2000000043214321", false),
+    SCSI("scsi_host2", "computer", 2, 1, "2000000056785678", "1000000056785678",
+         "2000000087658765", true),
 };
-
-/* libvirt's test:///default devices, their XML byte for byte. */
-struct test_dev {
-    const char *name;
-    const char *parent;         /* NULL: the top */
-    const char *cap;            /* the one capability it lists */
-    unsigned int flags;         /* CAP_* it is listed under */
-    /* An SCSI host on an FC adapter (wwnn NULL: not one). */
-    int host, unique_id;
-    const char *wwnn, *wwpn, *fabric_wwn;
-    int vport_ops;              /* it can make vHBAs */
-};
-
-static const struct test_dev fixed[] = {
-    { "computer", NULL, "system", CAP_SYSTEM, 0, 0, NULL, NULL, NULL, 0 },
-    { "scsi_host1", "computer", "scsi_host", CAP_SCSI_HOST | CAP_FC_HOST | CAP_VPORTS,
-      1, 0, "2000000012341234", "1000000012341234", "2000000043214321", 1 },
-    { "scsi_host11", "scsi_host1", "scsi_host", CAP_SCSI_HOST | CAP_FC_HOST,
-      11, 10, "2000000034563456", "1000000034563456", "2000000043214321", 0 },
-    { "scsi_host2", "computer", "scsi_host", CAP_SCSI_HOST | CAP_FC_HOST | CAP_VPORTS,
-      2, 1, "2000000056785678", "1000000056785678", "2000000087658765", 1 },
-};
-enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]), TEMPLATE = 2, NDEVS = NFIXED + 1 };
+enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]), TEMPLATE = 2 };
 #define VHBA_NAME "scsi_host12"
 
-static const char computer_xml[] =
-    "<device>\n"
-    "  <name>computer</name>\n"
-    "  <capability type='system'>\n"
-    "    <hardware>\n"
-    "      <vendor>Libvirt</vendor>\n"
-    "      <version>Test driver</version>\n"
-    "      <serial>123456</serial>\n"
-    "      <uuid>11111111-2222-3333-4444-555555555555</uuid>\n"
-    "    </hardware>\n"
-    "    <firmware>\n"
-    "      <vendor>Libvirt</vendor>\n"
-    "      <version>Test Driver</version>\n"
-    "      <release_date>01/22/2007</release_date>\n"
-    "    </firmware>\n"
-    "  </capability>\n"
-    "</device>\n";
+static const char *dev_name(const void *obj)
+{
+    return ((const rv_nodedev *)obj)->name;
+}
 
-/* The daemon-long state: which fixed devices destroy took, and the vHBA
- * (a copy of scsi_host11 with the WWNs create was given, escaped for XML). */
-static int destroyed[NFIXED];
+static const rv_nodedev *dev_of(const void *obj)
+{
+    return obj;
+}
+
+static const rv_obj_kind dev_kind = RV_NODEDEV_OBJ_KIND(RV_FROM_TEST, dev_name);
+
+/* The daemon-long state: the devices there now (the fixed ones destroy
+ * has not taken, and the vHBA: a copy of scsi_host11 with the WWNs create
+ * was given). */
 static struct {
-    int present;
-    char *wwnn, *wwpn;
-} vhba;
+    rv_obj_list list;           /* of rv_nodedev */
+    bool ready;
+    rv_nodedev vhba;           /* name NULL: none */
+    char *wwnn, *wwpn;          /* its WWNs */
+} devs = { .list = { .max = NFIXED + 1, .kind = &dev_kind } };
+
+static void no_free(void *obj)
+{
+    (void)obj;
+}
 
 void test_nodedev_cleanup(void)
 {
-    xmlFree(vhba.wwnn);
-    xmlFree(vhba.wwpn);
-    memset(&vhba, 0, sizeof(vhba));
-    memset(destroyed, 0, sizeof(destroyed));
-}
-
-/* Device i (0..NDEVS-1) as it stands, or 0 if it is not there now. */
-static int dev_at(size_t i, struct test_dev *out)
-{
-    if (i < NFIXED) {
-        *out = fixed[i];
-        return !destroyed[i];
-    }
-    *out = fixed[TEMPLATE];
-    out->name = VHBA_NAME;
-    out->wwnn = vhba.wwnn;
-    out->wwpn = vhba.wwpn;
-    return vhba.present;
+    rv_obj_clear(&devs.list, no_free);
+    free(devs.wwnn);
+    free(devs.wwpn);
+    memset(&devs.vhba, 0, sizeof(devs.vhba));
+    devs.wwnn = devs.wwpn = NULL;
+    devs.ready = false;
 }
 
 static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -112,7 +83,7 @@ static int fail(rv_err *err, int code, const char *fmt, ...)
     return -1;
 }
 
-/* The errors libvirt's node device XML code gives, in its own domain. */
+/* The errors libvirt's node device code gives, in its own domain. */
 static int fail_nodedev(rv_err *err, const char *what)
 {
     rv_err_set(err, RV_FROM_NODEDEV, RV_ERR_INTERNAL_ERROR, "internal error: %s", what);
@@ -132,96 +103,30 @@ static int check_flags(unsigned int flags, unsigned int known, const char *func,
     return 0;
 }
 
-/* The index of the device called name that is there now, or -1. */
-static int find(const char *name)
+/* The list, with the fixed devices in it at first use. */
+static const rv_obj_list *list(rv_err *err)
 {
-    struct test_dev d;
-    for (size_t i = 0; i < NDEVS; i++)
-        if (dev_at(i, &d) && strcmp(d.name, name) == 0)
-            return (int)i;
-    return -1;
+    for (size_t i = 0; !devs.ready && i < NFIXED; i++)
+        if (rv_obj_add(&devs.list, (void *)&fixed[i], err) < 0)
+            return NULL;
+    devs.ready = true;
+    return &devs.list;
 }
 
-static int get(const char *name, struct test_dev *out, rv_err *err)
+static const rv_nodedev *get(const char *name, rv_err *err)
 {
-    int i = find(name);
-    if (i < 0)
-        return fail(err, RV_ERR_NO_NODE_DEVICE,
-                    "Node device not found: no node device with matching name '%s'", name);
-    dev_at((size_t)i, out);
-    return i;
-}
-
-static char *dev_xml(const struct test_dev *d)
-{
-    if (!d->wwnn)
-        return strdup(computer_xml);
-    char *xml = NULL;
-    if (asprintf(&xml,
-                 "<device>\n"
-                 "  <name>%s</name>\n"
-                 "  <parent>%s</parent>\n"
-                 "  <capability type='scsi_host'>\n"
-                 "    <host>%d</host>\n"
-                 "    <unique_id>%d</unique_id>\n"
-                 "    <capability type='fc_host'>\n"
-                 "      <wwnn>%s</wwnn>\n"
-                 "      <wwpn>%s</wwpn>\n"
-                 "      <fabric_wwn>%s</fabric_wwn>\n"
-                 "    </capability>\n"
-                 "%s"
-                 "  </capability>\n"
-                 "</device>\n",
-                 d->name, d->parent, d->host, d->unique_id, d->wwnn, d->wwpn, d->fabric_wwn,
-                 d->vport_ops ? "    <capability type='vport_ops'>\n"
-                                "      <max_vports>0</max_vports>\n"
-                                "      <vports>0</vports>\n"
-                                "    </capability>\n" : "") < 0)
-        return NULL;
-    return xml;
-}
-
-/* The flag a capability word stands for; 0 (nothing matches) if unknown. */
-static unsigned int cap_flag(const char *word)
-{
-    for (size_t i = 0; i < sizeof(cap_words) / sizeof(cap_words[0]); i++)
-        if (strcmp(cap_words[i].word, word) == 0)
-            return cap_words[i].flag;
-    return 0;
-}
-
-/* Whether dev is listed under cap (NULL: every device). */
-static int has_cap(const struct test_dev *dev, char *const *cap)
-{
-    return !cap || (dev->flags & cap_flag(*cap)) != 0;
-}
-
-/* Copies of up to max strings into a new array; *len of them. */
-static int names_out(const char *const *src, size_t n, int maxnames, int max, char ***names,
-                     u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > max)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
-    char **out = calloc(n + 1, sizeof(*out));
-    if (!out)
-        return fail_oom(err);
-    *names = out;       /* the dispatcher frees what was filled, on failure too */
-    for (*len = 0; *len < n && *len < (u_int)maxnames; (*len)++)
-        if (!(out[*len] = strdup(src[*len])))
-            return fail_oom(err);
-    return 0;
+    const rv_obj_list *l = list(err);
+    return l ? rv_obj_get_name(l, name, err) : NULL;
 }
 
 int test_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_args *args,
                              rv_node_num_of_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    if (check_flags(args->flags, 0, "testNodeNumOfDevices", err) < 0)
+    const rv_obj_list *l;
+    if (check_flags(args->flags, 0, "testNodeNumOfDevices", err) < 0 || !(l = list(err)))
         return -1;
-    ret->num = 0;
-    for (size_t i = 0; i < NDEVS; i++)
-        ret->num += dev_at(i, &d) && has_cap(&d, args->cap);
+    ret->num = rv_nodedev_count(l, dev_of, args->cap ? *args->cap : NULL);
     return 0;
 }
 
@@ -229,16 +134,11 @@ int test_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args *a
                            rv_node_list_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    const char *found[NDEVS];
-    struct test_dev d;
-    size_t n = 0;
-    if (check_flags(args->flags, 0, "testNodeListDevices", err) < 0)
+    const rv_obj_list *l;
+    if (check_flags(args->flags, 0, "testNodeListDevices", err) < 0 || !(l = list(err)))
         return -1;
-    for (size_t i = 0; i < NDEVS; i++)
-        if (dev_at(i, &d) && has_cap(&d, args->cap))
-            found[n++] = d.name;
-    return names_out(found, n, args->maxnames, RV_NODE_DEVICE_LIST_MAX, &ret->names.names_val,
-                     &ret->names.names_len, err);
+    return rv_nodedev_list_names(l, dev_of, args->cap ? *args->cap : NULL, args->maxnames,
+                                 &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int test_connect_list_all_node_devices(rv_driver_conn *c,
@@ -248,26 +148,11 @@ int test_connect_list_all_node_devices(rv_driver_conn *c,
     (void)c;
     /* The capability bits only: libvirt 9.0's test driver refuses ACTIVE
      * and INACTIVE, which virsh nodedev-list always sends. */
-    unsigned int caps = args->flags & 0x3fffffu;
-    struct test_dev d;
-    if (check_flags(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err) < 0)
+    const rv_obj_list *l;
+    if (check_flags(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err) < 0 ||
+        !(l = list(err)))
         return -1;
-    u_int k = 0;
-    for (size_t i = 0; i < NDEVS; i++)
-        k += dev_at(i, &d) && (!caps || (d.flags & caps));
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->devices.devices_val = calloc(k, sizeof(rv_nonnull_node_device))))
-        return fail_oom(err);
-    for (size_t i = 0; i < NDEVS; i++) {
-        if (!dev_at(i, &d) || (caps && !(d.flags & caps)))
-            continue;
-        if (!(ret->devices.devices_val[ret->devices.devices_len].name = strdup(d.name)))
-            return fail_oom(err);
-        ret->devices.devices_len++;
-    }
-    return 0;
+    return rv_nodedev_list_all(l, dev_of, args->flags, true, args->need_results, ret, err);
 }
 
 int test_node_device_lookup_by_name(rv_driver_conn *c,
@@ -275,10 +160,10 @@ int test_node_device_lookup_by_name(rv_driver_conn *c,
                                     rv_node_device_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    if (get(args->name, &d, err) < 0)
+    const rv_nodedev *d = get(args->name, err);
+    if (!d)
         return -1;
-    if (!(ret->dev.name = strdup(d.name)))
+    if (!(ret->dev.name = strdup(d->name)))
         return fail_oom(err);
     return 0;
 }
@@ -288,11 +173,11 @@ int test_node_device_get_xml_desc(rv_driver_conn *c,
                                   rv_node_device_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
+    const rv_nodedev *d;
     if (check_flags(args->flags, 0, "testNodeDeviceGetXMLDesc", err) < 0 ||
-        get(args->name, &d, err) < 0)
+        !(d = get(args->name, err)))
         return -1;
-    if (!(ret->xml = dev_xml(&d)))
+    if (!(ret->xml = rv_nodedev_format(d)))
         return fail_oom(err);
     return 0;
 }
@@ -301,16 +186,8 @@ int test_node_device_get_parent(rv_driver_conn *c, const rv_node_device_get_pare
                                 rv_node_device_get_parent_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    if (get(args->name, &d, err) < 0)
-        return -1;
-    if (!d.parent)
-        return 0;               /* none: the top */
-    if (!(ret->parentName = malloc(sizeof(*ret->parentName))))
-        return fail_oom(err);
-    if (!(*ret->parentName = strdup(d.parent)))
-        return fail_oom(err);   /* the dispatcher frees the holder */
-    return 0;
+    const rv_nodedev *d = get(args->name, err);
+    return d ? rv_nodedev_put_parent(d, RV_FROM_TEST, &ret->parentName, err) : -1;
 }
 
 int test_node_device_num_of_caps(rv_driver_conn *c,
@@ -318,8 +195,7 @@ int test_node_device_num_of_caps(rv_driver_conn *c,
                                  rv_node_device_num_of_caps_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    if (get(args->name, &d, err) < 0)
+    if (!get(args->name, err))
         return -1;
     ret->num = 1;
     return 0;
@@ -329,168 +205,34 @@ int test_node_device_list_caps(rv_driver_conn *c, const rv_node_device_list_caps
                                rv_node_device_list_caps_ret *ret, rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    if (get(args->name, &d, err) < 0)
-        return -1;
-    return names_out(&d.cap, 1, args->maxnames, RV_NODE_DEVICE_CAPS_LIST_MAX,
-                     &ret->names.names_val, &ret->names.names_len, err);
+    const rv_nodedev *d = get(args->name, err);
+    return d ? rv_nodedev_list_caps(d, RV_FROM_TEST, args->maxnames, &ret->names.names_val,
+                                    &ret->names.names_len, err)
+             : -1;
 }
 
 /* ---- creating and destroying vHBAs ---- */
 
-/* The capability types libvirt 9.0's node device XML knows. */
-static const char *const known_caps[] = {
-    "system", "pci", "usb_device", "usb", "net", "scsi_host", "scsi_target", "scsi",
-    "storage", "fc_host", "vports", "scsi_generic", "drm", "mdev_types", "mdev", "ccw",
-    "css", "vdpa", "ap_card", "ap_queue", "ap_matrix", "vpd",
-};
-
-/* What a device to create says: the WWNs of its FC capability (libxml2
- * strings, NULL when it has none) and where it wants its parent. */
-struct vhba_request {
-    xmlChar *wwnn, *wwpn;
-    char *parent, *parent_wwnn, *parent_wwpn, *parent_fabric;
-};
-
-static void vhba_request_clear(struct vhba_request *r)
-{
-    xmlFree(r->wwnn);
-    xmlFree(r->wwpn);
-    free(r->parent);
-    free(r->parent_wwnn);
-    free(r->parent_wwpn);
-    free(r->parent_fabric);
-}
-
-/* One <capability>: its type checked as libvirt's parser does, and an FC
- * host's WWNs taken. */
-static int read_cap(xmlNode *cap, struct vhba_request *r, rv_err *err)
-{
-    int failed = 0;
-    char *type = rv_lx_attr(cap, "type", &failed);
-    int rc = 0;
-    size_t k = 0;
-    if (failed) {
-        rc = fail_oom(err);
-        goto out;
-    }
-    if (!type) {
-        rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
-                   "XML error: Missing required attribute 'type' in element 'capability'");
-        rc = -1;
-        goto out;
-    }
-    while (k < sizeof(known_caps) / sizeof(known_caps[0]) && strcmp(known_caps[k], type) != 0)
-        k++;
-    if (k == sizeof(known_caps) / sizeof(known_caps[0])) {
-        rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
-                   "XML error: Invalid value for attribute 'type' in element 'capability': '%s'.",
-                   type);
-        rc = -1;
-        goto out;
-    }
-    if (strcmp(type, "system") == 0) {
-        xmlNode *hw = rv_lx_child(cap, "hardware");
-        char *uuid = hw ? rv_lx_text(rv_lx_child(hw, "uuid"), &failed) : NULL;
-        if (!uuid)
-            rc = failed ? fail_oom(err)
-                        : fail_nodedev(err, "no system UUID supplied for 'new device'");
-        free(uuid);
-        goto out;
-    }
-    if (strcmp(type, "scsi_host") != 0 || r->wwnn)
-        goto out;
-    for (xmlNode *sub = cap->children; sub; sub = sub->next) {
-        if (sub->type != XML_ELEMENT_NODE || !xmlStrEqual(sub->name, BAD_CAST "capability"))
-            continue;
-        char *subtype = rv_lx_attr(sub, "type", &failed);
-        int fc = subtype && strcmp(subtype, "fc_host") == 0;
-        free(subtype);
-        if (!fc)
-            continue;
-        char *wwnn = rv_lx_text(rv_lx_child(sub, "wwnn"), &failed);
-        char *wwpn = wwnn ? rv_lx_text(rv_lx_child(sub, "wwpn"), &failed) : NULL;
-        if (wwnn && wwpn) {
-            /* Kept escaped: they go back out only inside the device's XML. */
-            r->wwnn = xmlEncodeSpecialChars(NULL, BAD_CAST wwnn);
-            r->wwpn = xmlEncodeSpecialChars(NULL, BAD_CAST wwpn);
-            if (!r->wwnn || !r->wwpn)
-                failed = 1;
-        } else if (!failed) {
-            rc = fail_nodedev(err, wwnn ? "no WWPN supplied for 'new device', and "
-                                          "auto-generation failed"
-                                        : "no WWNN supplied for 'new device', and "
-                                          "auto-generation failed");
-        }
-        free(wwnn);
-        free(wwpn);
-        if (failed)
-            rc = fail_oom(err);
-        break;
-    }
-out:
-    free(type);
-    return rc;
-}
-
-static int read_request(const char *xml, struct vhba_request *r, rv_err *err)
-{
-    xmlDoc *doc = NULL;
-    int failed = 0, ncaps = 0, rc = -1;
-    xmlNode *root = rv_lx_read(xml, RV_NODEDEV_XML_MAX, "device", "node_device_definition",
-                               RV_FROM_NODEDEV, &doc, err);
-    if (!root)
-        goto out;
-    xmlNode *parent = rv_lx_child(root, "parent");
-    if (parent) {
-        r->parent = rv_lx_text(parent, &failed);
-        r->parent_wwnn = rv_lx_attr(parent, "wwnn", &failed);
-        r->parent_wwpn = rv_lx_attr(parent, "wwpn", &failed);
-        r->parent_fabric = rv_lx_attr(parent, "fabric_wwn", &failed);
-        if (failed) {
-            fail_oom(err);
-            goto out;
-        }
-    }
-    for (xmlNode *cap = root->children; cap; cap = cap->next) {
-        if (cap->type != XML_ELEMENT_NODE || !xmlStrEqual(cap->name, BAD_CAST "capability"))
-            continue;
-        ncaps++;
-        if (read_cap(cap, r, err) < 0)
-            goto out;
-    }
-    if (ncaps == 0)
-        fail_nodedev(err, "no device capabilities for 'new device'");
-    else if (!r->wwnn)
-        fail_nodedev(err, "Device is not a fibre channel HBA");
-    else
-        rc = 0;
-out:
-    xmlFreeDoc(doc);
-    return rc;
-}
-
 /* The device the request names as parent (by name, by its WWNs or by its
  * fabric), or else the first that can make vHBAs; it must be able to. */
-static int find_parent(const struct vhba_request *r, rv_err *err)
+static int find_parent(const rv_obj_list *l, const rv_nodedev_req *r, rv_err *err)
 {
-    struct test_dev d;
-    int any = !r->parent && !(r->parent_wwnn && r->parent_wwpn) && !r->parent_fabric;
-    for (size_t i = 0; i < NDEVS; i++) {
-        if (!dev_at(i, &d))
-            continue;
-        int match = any ? d.vport_ops
-                  : r->parent ? strcmp(d.name, r->parent) == 0
-                  : r->parent_wwnn && r->parent_wwpn
-                      ? d.wwnn && strcmp(d.wwnn, r->parent_wwnn) == 0 &&
-                        strcmp(d.wwpn, r->parent_wwpn) == 0
-                      : d.fabric_wwn && strcmp(d.fabric_wwn, r->parent_fabric) == 0;
+    bool any = rv_nodedev_req_any_parent(r);
+    for (size_t i = 0; i < l->n; i++) {
+        const rv_nodedev *d = rv_obj_at(l, i);
+        bool fc = d->kind == RV_NODEDEV_SCSI_HOST;
+        bool match = any ? fc && d->u.scsi.vport_ops
+                   : r->parent ? strcmp(d->name, r->parent) == 0
+                   : r->parent_wwnn && r->parent_wwpn
+                       ? fc && strcmp(d->u.scsi.wwnn, r->parent_wwnn) == 0 &&
+                         strcmp(d->u.scsi.wwpn, r->parent_wwpn) == 0
+                       : fc && strcmp(d->u.scsi.fabric_wwn, r->parent_fabric) == 0;
         if (!match)
             continue;
-        if (!d.vport_ops) {
+        if (!fc || !d->u.scsi.vport_ops) {
             rv_err_set(err, RV_FROM_NODEDEV, RV_ERR_INTERNAL_ERROR,
                        "internal error: Parent device %s is not capable of vport operations",
-                       d.name);
+                       d->name);
             return -1;
         }
         return 0;
@@ -503,15 +245,22 @@ int test_node_device_create_xml(rv_driver_conn *c, const rv_node_device_create_x
                                 rv_node_device_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    struct vhba_request r = { 0 };
+    rv_nodedev_req r = { 0 };
+    const rv_obj_list *l;
     int rc = -1;
-    /* VALIDATE: the parser below checks what it reads (no RNG schema). */
+    /* VALIDATE: the parser checks what it reads (no RNG schema). */
     if (check_flags(args->flags, RV_NODEDEV_CREATE_XML_VALIDATE, "testNodeDeviceCreateXML",
-                    err) < 0 ||
-        read_request(args->xml_desc, &r, err) < 0 || find_parent(&r, err) < 0)
+                    err) < 0 || !(l = list(err)) ||
+        rv_nodedev_req_parse(args->xml_desc, RV_NODEDEV_XML_MAX, false, &r, err) < 0)
+        goto out;
+    if (!r.fc) {
+        fail_nodedev(err, "Device is not a fibre channel HBA");
+        goto out;
+    }
+    if (find_parent(l, &r, err) < 0)
         goto out;
     /* libvirt copies scsi_host11; without it the copy fails, unexplained. */
-    if (destroyed[TEMPLATE]) {
+    if (!rv_obj_find_name(l, fixed[TEMPLATE].name)) {
         rv_err_set(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
                    "An error occurred, but the cause is unknown");
         goto out;
@@ -521,16 +270,24 @@ int test_node_device_create_xml(rv_driver_conn *c, const rv_node_device_create_x
         goto out;
     }
     /* A second create replaces the first vHBA, as libvirt's does. */
-    xmlFree(vhba.wwnn);
-    xmlFree(vhba.wwpn);
-    vhba.wwnn = (char *)r.wwnn;
-    vhba.wwpn = (char *)r.wwpn;
+    rv_nodedev old = devs.vhba;
+    devs.vhba = fixed[TEMPLATE];
+    devs.vhba.name = VHBA_NAME;
+    devs.vhba.u.scsi.wwnn = r.wwnn;
+    devs.vhba.u.scsi.wwpn = r.wwpn;
+    if (!old.name && rv_obj_add(&devs.list, &devs.vhba, err) < 0) {
+        devs.vhba = old;
+        goto out;
+    }
+    free(devs.wwnn);
+    free(devs.wwpn);
+    devs.wwnn = r.wwnn;
+    devs.wwpn = r.wwpn;
     r.wwnn = r.wwpn = NULL;
-    vhba.present = 1;
     rv_driver_nodedev_event(&rv_test_driver, VHBA_NAME, RV_NODEDEV_EVENT_CREATED);
     rc = 0;
 out:
-    vhba_request_clear(&r);
+    rv_nodedev_req_clear(&r);
     return rc;
 }
 
@@ -538,19 +295,16 @@ int test_node_device_destroy(rv_driver_conn *c, const rv_node_device_destroy_arg
                              rv_err *err)
 {
     (void)c;
-    struct test_dev d;
-    int i = get(args->name, &d, err);
-    if (i < 0)
+    const rv_nodedev *d = get(args->name, err);
+    if (!d)
         return -1;
     /* libvirt's test driver reports success, doing nothing, for a device
      * that is not an FC host or whose parent is gone. */
-    if (!d.wwnn || find(d.parent) < 0)
+    if (d->kind != RV_NODEDEV_SCSI_HOST || !rv_obj_find_name(&devs.list, d->parent))
         return 0;
-    if (i < NFIXED) {
-        destroyed[i] = 1;
-    } else {
-        vhba.present = 0;
-    }
-    rv_driver_nodedev_event(&rv_test_driver, d.name, RV_NODEDEV_EVENT_DELETED);
+    rv_obj_remove(&devs.list, d);
+    rv_driver_nodedev_event(&rv_test_driver, args->name, RV_NODEDEV_EVENT_DELETED);
+    if (d == &devs.vhba)
+        devs.vhba.name = NULL;
     return 0;
 }
