@@ -108,6 +108,15 @@ void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secre
         secret_sink(drv, secret, event_id, event, secret_sink_opaque);
 }
 
+int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                          rv_err *err)
+{
+    if (flags & ~known)
+        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
+                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
+    return 0;
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

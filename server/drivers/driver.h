@@ -63,6 +63,12 @@ typedef struct rv_dom_stats {
 
 void rv_dom_stats_free(rv_dom_stats *stats, size_t n);
 
+/* libvirt's refusal of flags a call does not know: -1 naming the unknown
+ * bits and the driver function (func) refusing them, in error domain
+ * from; else 0. */
+int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                          rv_err *err);
+
 /* ---- between the wire and a driver ---- */
 
 /* The wire domain as a reference; the name is borrowed, not copied. */

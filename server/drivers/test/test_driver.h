@@ -13,6 +13,12 @@
  * those it serves). */
 RV_DRIVER_SLOTS(test_)
 
+/* The test driver's errors: libvirt's test driver says TEST in them. */
+#define test_fail(err, code, ...) rv_err_fail((err), RV_FROM_TEST, (code), __VA_ARGS__)
+#define test_oom(err) test_fail((err), RV_ERR_NO_MEMORY, "out of memory")
+#define test_check_flags(flags, known, func, err) \
+    rv_driver_check_flags(RV_FROM_TEST, (flags), (known), (func), (err))
+
 typedef struct test_native {
     int (*probe)(const char *uri);
     int (*open)(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);

@@ -3,7 +3,6 @@
  * destroying an inactive network succeeds and still says STOPPED).  Like
  * the domains, they last for the daemon's life.  A handful of networks is
  * the norm, so a flat array kept in name order is enough. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,21 +66,6 @@ static struct {
     .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind },
 };
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_TEST, code, fmt, ap);   /* libvirt's test driver says TEST */
-    va_end(ap);
-    return -1;
-}
-
-static int fail_oom(rv_err *err)
-{
-    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-}
-
 static void net_free(void *item)
 {
     test_net *n = item;
@@ -103,7 +87,7 @@ static test_net *net_add(rv_net_def *def, rv_err *err)
     test_net *n = calloc(1, sizeof(*n));
     if (!n) {
         rv_net_def_free(def);
-        fail_oom(err);
+        test_oom(err);
         return NULL;
     }
     n->def = def;
@@ -156,14 +140,6 @@ static int to_wire(const void *n, void *w, rv_err *err)
     return rv_obj_put_handle(&nets.list, n, &net->name, net->uuid, err);
 }
 
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 /* ---- lists ---- */
 
 int test_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
@@ -210,7 +186,7 @@ int test_connect_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_
                                    rv_connect_list_all_networks_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
+    if (test_check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
         return -1;
     return rv_obj_list_all(&nets.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
                            to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
@@ -254,8 +230,8 @@ static int parse(const char *xml, rv_net_def **out, rv_err *err)
         return 0;
     rv_net_def_free(*out);
     if (!text)
-        return fail_oom(err);
-    return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+        return test_oom(err);
+    return test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                 "unsupported configuration: the network XML would be %zu bytes once written "
                 "back, over the protocol's limit of %d", len, RV_STRING_MAX);
 }
@@ -300,7 +276,7 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
     test_net *n = NULL;
     if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0 ||
         ((n = same) && n->active &&
-         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
+         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "network is already active as '%s'", n->def->name) < 0)) {
         rv_net_def_free(def);
         return -1;
@@ -325,7 +301,7 @@ int test_network_create(rv_driver_conn *c, const rv_network_create_args *args, r
     if (!n)
         return -1;
     if (n->active)
-        return fail(err, RV_ERR_OPERATION_INVALID,
+        return test_fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Network '%s' is already running",
                     n->def->name);
     n->active = 1;
@@ -361,7 +337,7 @@ int test_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *arg
     if (!n)
         return -1;
     if (n->active)
-        return fail(err, RV_ERR_OPERATION_INVALID,
+        return test_fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Network '%s' is still running",
                     n->def->name);
     emit(n, RV_NET_EVENT_UNDEFINED);
@@ -377,11 +353,11 @@ int test_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_a
     (void)c;
     test_net *n;
     /* libvirt 9.0's test driver takes no flags here, not even INACTIVE. */
-    if (check_flags(args->flags, 0, "testNetworkGetXMLDesc", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testNetworkGetXMLDesc", err) < 0 ||
         !(n = get(&args->net, err)))
         return -1;
     if (!(ret->xml = rv_net_def_format(n->def)))
-        return fail_oom(err);
+        return test_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
@@ -393,10 +369,10 @@ int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_
     if (!n)
         return -1;
     if (!n->def->bridge)
-        return fail(err, RV_ERR_INTERNAL_ERROR,
+        return test_fail(err, RV_ERR_INTERNAL_ERROR,
                     "internal error: network '%s' does not have a bridge name.", n->def->name);
     if (!(ret->name = strdup(n->def->bridge)))
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
 

@@ -3,7 +3,6 @@
  * made by create (libvirt's test driver mocks every vHBA as a copy of
  * scsi_host11 named scsi_host12, with the WWNs asked for).  The model,
  * its XML and the list calls are conf/nodedev_xml.c's. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,34 +72,11 @@ void test_nodedev_cleanup(void)
     devs.ready = false;
 }
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_TEST, code, fmt, ap);   /* libvirt's test driver says TEST */
-    va_end(ap);
-    return -1;
-}
-
 /* The errors libvirt's node device code gives, in its own domain. */
 static int fail_nodedev(rv_err *err, const char *what)
 {
     rv_err_set(err, RV_FROM_NODEDEV, RV_ERR_INTERNAL_ERROR, "internal error: %s", what);
     return -1;
-}
-
-static int fail_oom(rv_err *err)
-{
-    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
 }
 
 /* The list, with the fixed devices in it at first use. */
@@ -124,7 +100,7 @@ int test_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_arg
 {
     (void)c;
     const rv_obj_list *l;
-    if (check_flags(args->flags, 0, "testNodeNumOfDevices", err) < 0 || !(l = list(err)))
+    if (test_check_flags(args->flags, 0, "testNodeNumOfDevices", err) < 0 || !(l = list(err)))
         return -1;
     ret->num = rv_nodedev_count(l, dev_of, args->cap ? *args->cap : NULL);
     return 0;
@@ -135,7 +111,7 @@ int test_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args *a
 {
     (void)c;
     const rv_obj_list *l;
-    if (check_flags(args->flags, 0, "testNodeListDevices", err) < 0 || !(l = list(err)))
+    if (test_check_flags(args->flags, 0, "testNodeListDevices", err) < 0 || !(l = list(err)))
         return -1;
     return rv_nodedev_list_names(l, dev_of, args->cap ? *args->cap : NULL, args->maxnames,
                                  &ret->names.names_val, &ret->names.names_len, err);
@@ -149,7 +125,7 @@ int test_connect_list_all_node_devices(rv_driver_conn *c,
     /* The capability bits only: libvirt 9.0's test driver refuses ACTIVE
      * and INACTIVE, which virsh nodedev-list always sends. */
     const rv_obj_list *l;
-    if (check_flags(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err) < 0 ||
+    if (test_check_flags(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err) < 0 ||
         !(l = list(err)))
         return -1;
     return rv_nodedev_list_all(l, dev_of, args->flags, true, args->need_results, ret, err);
@@ -164,7 +140,7 @@ int test_node_device_lookup_by_name(rv_driver_conn *c,
     if (!d)
         return -1;
     if (!(ret->dev.name = strdup(d->name)))
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
 
@@ -174,11 +150,11 @@ int test_node_device_get_xml_desc(rv_driver_conn *c,
 {
     (void)c;
     const rv_nodedev *d;
-    if (check_flags(args->flags, 0, "testNodeDeviceGetXMLDesc", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testNodeDeviceGetXMLDesc", err) < 0 ||
         !(d = get(args->name, err)))
         return -1;
     if (!(ret->xml = rv_nodedev_format(d)))
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
 
@@ -249,7 +225,7 @@ int test_node_device_create_xml(rv_driver_conn *c, const rv_node_device_create_x
     const rv_obj_list *l;
     int rc = -1;
     /* VALIDATE: the parser checks what it reads (no RNG schema). */
-    if (check_flags(args->flags, RV_NODEDEV_CREATE_XML_VALIDATE, "testNodeDeviceCreateXML",
+    if (test_check_flags(args->flags, RV_NODEDEV_CREATE_XML_VALIDATE, "testNodeDeviceCreateXML",
                     err) < 0 || !(l = list(err)) ||
         rv_nodedev_req_parse(args->xml_desc, RV_NODEDEV_XML_MAX, false, &r, err) < 0)
         goto out;
@@ -266,7 +242,7 @@ int test_node_device_create_xml(rv_driver_conn *c, const rv_node_device_create_x
         goto out;
     }
     if (!(ret->dev.name = strdup(VHBA_NAME))) {
-        fail_oom(err);
+        test_oom(err);
         goto out;
     }
     /* A second create replaces the first vHBA, as libvirt's does. */

@@ -100,22 +100,6 @@ static const arch_models arch_table[] = {
 
 /* ================================================================ helpers */
 
-static int fail_oom(rv_err *err)
-{
-    rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-    return -1;
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known) {
-        rv_err_set(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                   "unsupported flags (0x%x) in function %s", flags & ~known, func);
-        return -1;
-    }
-    return 0;
-}
-
 static int get_dom(const rv_nonnull_domain *wire, test_dom_view *v, rv_err *err)
 {
     return test_dom_view_get(wire, v, err);
@@ -271,7 +255,7 @@ static int list_ifaces(const rv_test_def *def, iface_view **out, rv_err *err)
         n += is_element(DEVICE_AT(def, k), "interface");
     iface_view *ifs = n ? calloc(n, sizeof(*ifs)) : NULL;
     if (n && !ifs)
-        return fail_oom(err);
+        return test_oom(err);
     unsigned char used[MAX_TESTNET] = { 0 };
     size_t i = 0;
     for (size_t k = 0; k < NDEVICES(def); k++) {
@@ -345,7 +329,7 @@ static rv_typed_param *param_list(int want, int n, u_int *len, rv_err *err)
     int k = want < n ? want : n;
     rv_typed_param *p = calloc((size_t)k, sizeof(*p));
     if (!p) {
-        fail_oom(err);
+        test_oom(err);
         return NULL;
     }
     *len = (u_int)k;
@@ -378,10 +362,10 @@ int test_connect_get_sysinfo(rv_driver_conn *c, const rv_connect_get_sysinfo_arg
                              rv_connect_get_sysinfo_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "testConnectGetSysinfo", err) < 0)
+    if (test_check_flags(args->flags, 0, "testConnectGetSysinfo", err) < 0)
         return -1;
     ret->sysinfo = strdup(sysinfo_xml);
-    return ret->sysinfo ? 0 : fail_oom(err);
+    return ret->sysinfo ? 0 : test_oom(err);
 }
 
 int test_node_get_cells_free_memory(rv_driver_conn *c,
@@ -404,7 +388,7 @@ int test_node_get_cells_free_memory(rv_driver_conn *c,
         n++;
     ret->cells.cells_val = n ? calloc((size_t)n, sizeof(uint64_t)) : NULL;
     if (n && !ret->cells.cells_val)
-        return fail_oom(err);
+        return test_oom(err);
     for (int i = 0; i < n; i++)
         ret->cells.cells_val[i] = cell_free[args->startCell + i];
     ret->cells.cells_len = (u_int)n;
@@ -429,7 +413,7 @@ int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args 
     const int n = (int)(sizeof(stats) / sizeof(stats[0]));
     (void)c;
     if (check_nparams(args->nparams, RV_NODE_CPU_STATS_MAX, err) < 0 ||
-        check_flags(args->flags, 0, "testNodeGetCPUStats", err) < 0)
+        test_check_flags(args->flags, 0, "testNodeGetCPUStats", err) < 0)
         return -1;
     if (args->nparams == 0) {
         ret->nparams = n;
@@ -438,12 +422,12 @@ int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args 
     int k = args->nparams < n ? args->nparams : n;
     ret->params.params_val = calloc((size_t)k, sizeof(rv_node_cpu_stat));
     if (!ret->params.params_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->params.params_len = (u_int)k;
     for (int i = 0; i < k; i++) {
         ret->params.params_val[i].value = stats[i].value;
         if (!(ret->params.params_val[i].field = strdup(stats[i].field)))
-            return fail_oom(err);
+            return test_oom(err);
     }
     ret->nparams = k;
     return 0;
@@ -453,12 +437,12 @@ int test_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *arg
                           rv_node_get_cpu_map_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "testNodeGetCPUMap", err) < 0)
+    if (test_check_flags(args->flags, 0, "testNodeGetCPUMap", err) < 0)
         return -1;
     if (args->need_map) {
         ret->cpumap.cpumap_val = calloc(1, 1);
         if (!ret->cpumap.cpumap_val)
-            return fail_oom(err);
+            return test_oom(err);
         ret->cpumap.cpumap_val[0] = CPUMAP_ONLINE_BITS;
         ret->cpumap.cpumap_len = (CPUMAP_PRESENT + 7) / 8;
     }
@@ -475,7 +459,7 @@ int test_connect_get_cpu_model_names(rv_driver_conn *c,
 {
     const arch_models *a = NULL;
     (void)c;
-    if (check_flags(args->flags, 0, "testConnectGetCPUModelNames", err) < 0)
+    if (test_check_flags(args->flags, 0, "testConnectGetCPUModelNames", err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(arch_table) / sizeof(arch_table[0]); i++)
         if (strcmp(arch_table[i].arch, args->arch) == 0)
@@ -496,11 +480,11 @@ int test_connect_get_cpu_model_names(rv_driver_conn *c,
         return 0;
     ret->models.models_val = calloc(a->n, sizeof(char *));
     if (!ret->models.models_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->models.models_len = (u_int)a->n;
     for (size_t i = 0; i < a->n; i++)
         if (!(ret->models.models_val[i] = strdup(a->models[i])))
-            return fail_oom(err);
+            return test_oom(err);
     return 0;
 }
 
@@ -515,7 +499,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
         rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
         return -1;
     }
-    if (check_flags(args->flags, 0, "testDomainMemoryStats", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainMemoryStats", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* Only a domain with a balloon reports; the values follow its current
@@ -548,7 +532,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
         return 0;
     ret->stats.stats_val = calloc(n, sizeof(rv_domain_memory_stat));
     if (!ret->stats.stats_val)
-        return fail_oom(err);
+        return test_oom(err);
     for (size_t i = 0; i < n; i++) {
         ret->stats.stats_val[i].tag = stats[i].tag;
         ret->stats.stats_val[i].val = stats[i].val;
@@ -562,7 +546,7 @@ int test_domain_set_memory_stats_period(rv_driver_conn *c,
                                         rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
                     "testDomainSetMemoryStatsPeriod", err) < 0)
         return -1;
     if (args->period < 0) {
@@ -659,7 +643,7 @@ int test_domain_get_block_info(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetBlockInfo", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainGetBlockInfo", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0)
         return -1;
     const rv_xml_node *disk = find_disk(v.def, args->path);
@@ -712,7 +696,7 @@ int test_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *arg
     ret->info.info_val = n ? calloc((size_t)n, sizeof(rv_vcpu_info)) : NULL;
     ret->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if ((n && !ret->info.info_val) || (maps && !ret->cpumaps.cpumaps_val))
-        return fail_oom(err);
+        return test_oom(err);
     ret->info.info_len = (u_int)n;
     ret->cpumaps.cpumaps_len = (u_int)maps;
     unsigned long long base;
@@ -736,7 +720,7 @@ int test_domain_get_vcpus_flags(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | VCPU_MAXIMUM,
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | VCPU_MAXIMUM,
                     "testDomainGetVcpusFlags", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
@@ -791,7 +775,7 @@ int test_domain_get_vcpu_pin_info(rv_driver_conn *c,
     size_t maps = (size_t)args->ncpumaps * (size_t)args->maplen;
     ret->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if (maps && !ret->cpumaps.cpumaps_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)maps;
     /* No vcpu is pinned: each may run on every host CPU. */
     int n = args->ncpumaps < (int)def->vcpus ? args->ncpumaps : (int)def->vcpus;
@@ -815,13 +799,13 @@ int test_domain_get_emulator_pin_info(rv_driver_conn *c,
         return -1;
     }
     const rv_test_def *def;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
     ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1);
     if (!ret->cpumaps.cpumaps_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
     size_t len;
     const unsigned char *pin = test_tune_emulator_pin(def, &len);
@@ -841,7 +825,7 @@ int test_domain_get_iothread_info(rv_driver_conn *c,
     test_dom_view v;
     (void)c, (void)ret;
     /* remvirt's test domains define no IOThreads: the list is empty. */
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetIOThreadInfo",
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetIOThreadInfo",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
         return -1;
@@ -857,7 +841,7 @@ int test_domain_get_scheduler_type(rv_driver_conn *c,
     (void)c, (void)args;
     ret->nparams = 1;
     ret->type = strdup("fair");
-    return ret->type ? 0 : fail_oom(err);
+    return ret->type ? 0 : test_oom(err);
 }
 
 /* The scheduler's one parameter, its weight (50), for nparams > 0. */
@@ -878,7 +862,7 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
     if (!(*val = p))
         return -1;
     if (set_param(&p[0], "weight", RV_TYPED_PARAM_UINT) < 0)
-        return fail_oom(err);
+        return test_oom(err);
     p[0].value.rv_typed_param_value_u.ui = 50;
     return 0;
 }
@@ -897,7 +881,7 @@ int test_domain_get_scheduler_parameters_flags(
                                                rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
+    if (test_check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
         return -1;
     return scheduler_params(&args->dom, args->nparams, "virDomainGetSchedulerParametersFlags",
                             &ret->params.params_val, &ret->params.params_len, err);
@@ -914,7 +898,7 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
     const rv_test_def *def;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetMemoryParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -928,7 +912,7 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_ULLONG) < 0)
-            return fail_oom(err);
+            return test_oom(err);
         p[i].value.rv_typed_param_value_u.ul = test_tune_mem(def, (int)i);
     }
     /* nparams stays 0 here: libvirtd sends the count only when asked it */
@@ -950,7 +934,7 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
     const rv_test_def *def;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlkioParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -965,12 +949,12 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
     if (!(ret->params.params_val = p))
         return -1;
     if (set_param(&p[0], fields[0], RV_TYPED_PARAM_UINT) < 0)
-        return fail_oom(err);
+        return test_oom(err);
     p[0].value.rv_typed_param_value_u.ui = test_tune_blkio_weight(def);
     for (u_int i = 1; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_STRING) < 0 ||
             !(p[i].value.rv_typed_param_value_u.s = test_tune_blkio_devices(def, (int)i - 1)))
-            return fail_oom(err);
+            return test_oom(err);
     }
     return 0;
 }
@@ -983,7 +967,7 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
     test_dom_view v;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetNumaParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -999,12 +983,12 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
     if (!(ret->params.params_val = p))
         return -1;
     if (set_param(&p[0], "numa_mode", RV_TYPED_PARAM_INT) < 0)
-        return fail_oom(err);
+        return test_oom(err);
     p[0].value.rv_typed_param_value_u.i = test_tune_numa_mode(def);
     if (ret->params.params_len > 1 &&
         (set_param(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING) < 0 ||
          !(p[1].value.rv_typed_param_value_u.s = strdup(test_tune_numa_nodeset(def)))))
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
 
@@ -1023,7 +1007,7 @@ int test_domain_get_interface_parameters(
     iface_view *ifs = NULL;
     (void)c;
     if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetInterfaceParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -1050,7 +1034,7 @@ int test_domain_get_interface_parameters(
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
         if (set_param(&p[i], fields[i], RV_TYPED_PARAM_UINT) < 0)
-            return fail_oom(err);
+            return test_oom(err);
         p[i].value.rv_typed_param_value_u.ui = bw[i];
     }
     return 0;
@@ -1075,7 +1059,7 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
     (void)c;
     if (check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
         return -1;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlockIoTune", err) < 0)
         return -1;
     /* Counting needs no disk (virsh sends none); the values do. */
@@ -1113,7 +1097,7 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
         if (set_param(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
                                                   : RV_TYPED_PARAM_ULLONG) < 0 ||
             (is_string && !(p[j].value.rv_typed_param_value_u.s = strdup(group))))
-            return fail_oom(err);
+            return test_oom(err);
         if (!is_string)
             p[j].value.rv_typed_param_value_u.ul = limits[i < GROUP_NAME ? i : i - 1];
         j++;
@@ -1136,7 +1120,7 @@ int test_domain_get_perf_events(rv_driver_conn *c,
     enum { NEVENTS = sizeof(events) / sizeof(events[0]) };
     test_dom_view v;
     (void)c;
-    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
+    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
         return -1;
@@ -1145,7 +1129,7 @@ int test_domain_get_perf_events(rv_driver_conn *c,
         return -1;
     for (int i = 0; i < NEVENTS; i++)
         if (set_param(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN) < 0)
-            return fail_oom(err);
+            return test_oom(err);
     return 0;
 }
 
@@ -1156,12 +1140,12 @@ int test_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_arg
 {
     test_dom_view v;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetHostname", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainGetHostname", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     size_t len = strlen(v.def->name) + sizeof("host");
     if (!(ret->hostname = malloc(len)))
-        return fail_oom(err);
+        return test_oom(err);
     snprintf(ret->hostname, len, "%shost", v.def->name);
     return 0;
 }
@@ -1171,7 +1155,7 @@ int test_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
 {
     test_dom_view v;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetTime", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainGetTime", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0)
         return -1;
     if (v.state != RV_DOMAIN_RUNNING) {
@@ -1190,7 +1174,7 @@ int test_domain_get_control_info(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetControlInfo", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainGetControlInfo", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* libvirt's test driver reads a guest clock set below 60000 s as the
@@ -1218,7 +1202,7 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
     test_dom_view v;
     const rv_xml_node *disk = NULL;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainGetFSInfo", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainGetFSInfo", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* Two ext4 partitions on the first hard disk. */
@@ -1233,7 +1217,7 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
     const char *target = disk_target(disk);
     ret->info.info_val = calloc(2, sizeof(rv_domain_fsinfo));
     if (!ret->info.info_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->info.info_len = 2;
     ret->ret = 2;
     for (int i = 0; i < 2; i++) {
@@ -1244,11 +1228,11 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
         fs->name = malloc(len);
         fs->dev_aliases.dev_aliases_val = calloc(1, sizeof(char *));
         if (!fs->mountpoint || !fs->fstype || !fs->name || !fs->dev_aliases.dev_aliases_val)
-            return fail_oom(err);
+            return test_oom(err);
         snprintf(fs->name, len, "%s%d", target, i + 1);
         fs->dev_aliases.dev_aliases_len = 1;
         if (!(fs->dev_aliases.dev_aliases_val[0] = strdup(target)))
-            return fail_oom(err);
+            return test_oom(err);
     }
     return 0;
 }
@@ -1265,7 +1249,7 @@ int test_domain_interface_addresses(rv_driver_conn *c,
                    "argument unsupported: Unknown IP address data source %u", args->source);
         return -1;
     }
-    if (check_flags(args->flags, 0, "testDomainInterfaceAddresses", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainInterfaceAddresses", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     int n = list_ifaces(v.def, &ifs, err);
@@ -1279,7 +1263,7 @@ int test_domain_interface_addresses(rv_driver_conn *c,
     ret->ifaces.ifaces_val = n ? calloc((size_t)n, sizeof(rv_domain_interface)) : NULL;
     if (n && !ret->ifaces.ifaces_val) {
         free(ifs);
-        return fail_oom(err);
+        return test_oom(err);
     }
     ret->ifaces.ifaces_len = (u_int)n;
     int rc = 0;
@@ -1302,14 +1286,14 @@ int test_domain_interface_addresses(rv_driver_conn *c,
         wi->hwaddr = calloc(1, sizeof(char *));
         wi->addrs.addrs_val = calloc(1, sizeof(rv_domain_ip_addr));
         if (!wi->name || !wi->hwaddr || !wi->addrs.addrs_val) {
-            rc = fail_oom(err);
+            rc = test_oom(err);
             break;
         }
         wi->addrs.addrs_len = 1;
         wi->addrs.addrs_val[0].type = IP_ADDR_IPV4;
         wi->addrs.addrs_val[0].prefix = 24;
         if (!(*wi->hwaddr = strdup(macstr)) || !(wi->addrs.addrs_val[0].addr = strdup(addr)))
-            rc = fail_oom(err);
+            rc = test_oom(err);
     }
     free(ifs);
     return rc;
@@ -1327,7 +1311,7 @@ int test_connect_list_all_interfaces(rv_driver_conn *c,
                                      rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, LIST_INTERFACES_FILTERS, "testConnectListAllInterfaces",
+    if (test_check_flags(args->flags, LIST_INTERFACES_FILTERS, "testConnectListAllInterfaces",
                     err) < 0)
         return -1;
     /* flags: 1 inactive, 2 active; none or both: all. */
@@ -1337,12 +1321,12 @@ int test_connect_list_all_interfaces(rv_driver_conn *c,
         return 0;
     ret->ifaces.ifaces_val = calloc(1, sizeof(rv_nonnull_interface));
     if (!ret->ifaces.ifaces_val)
-        return fail_oom(err);
+        return test_oom(err);
     ret->ifaces.ifaces_len = 1;
     ret->ifaces.ifaces_val[0].name = strdup(HOST_IFACE_NAME);
     ret->ifaces.ifaces_val[0].mac = strdup(HOST_IFACE_MAC);
     if (!ret->ifaces.ifaces_val[0].name || !ret->ifaces.ifaces_val[0].mac)
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
 
@@ -1365,7 +1349,7 @@ static int host_iface(rv_nonnull_interface *out, rv_err *err)
 {
     out->name = strdup(HOST_IFACE_NAME);
     out->mac = strdup(HOST_IFACE_MAC);
-    return out->name && out->mac ? 0 : fail_oom(err);
+    return out->name && out->mac ? 0 : test_oom(err);
 }
 
 int test_interface_lookup_by_name(rv_driver_conn *c,
@@ -1400,7 +1384,7 @@ int test_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_de
                                 rv_interface_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)
+    if (test_check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)
         return -1;
     if (strcmp(args->iface.name, HOST_IFACE_NAME) != 0) {
         rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_INTERFACE,
@@ -1418,7 +1402,7 @@ int test_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_de
                       "  </protocol>\n"
                       "  <mac address='" HOST_IFACE_MAC "'/>\n"
                       "</interface>\n");
-    return ret->xml ? 0 : fail_oom(err);
+    return ret->xml ? 0 : test_oom(err);
 }
 
 /* ================================================================ for the setters */

@@ -6,7 +6,6 @@
  * (build: CREATED, delete: DELETED, refresh: the refresh event).  Like the
  * domains they last for the daemon's life.  Pools are few: a flat array
  * in name order; each pool's volumes in creation order. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,29 +82,6 @@ static test_pool *pool_at(size_t i)
     return rv_obj_at(&pools.list, i);
 }
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_TEST, code, fmt, ap);   /* libvirt's test driver says TEST */
-    va_end(ap);
-    return -1;
-}
-
-static int fail_oom(rv_err *err)
-{
-    return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
-    return 0;
-}
-
 static void emit(const test_pool *p, int event)
 {
     rv_driver_pool_event(&rv_test_driver, p->def->name, p->def->uuid,
@@ -137,7 +113,7 @@ static test_pool *pool_add(rv_pool_def *def, rv_err *err)
     test_pool *p = calloc(1, sizeof(*p));
     if (!p) {
         rv_pool_def_free(def);
-        fail_oom(err);
+        test_oom(err);
         return NULL;
     }
     p->def = def;
@@ -193,13 +169,13 @@ static test_pool *get(const rv_nonnull_storage_pool *w, rv_err *err)
 
 static int not_active(const test_pool *p, rv_err *err)
 {
-    return fail(err, RV_ERR_OPERATION_INVALID,
+    return test_fail(err, RV_ERR_OPERATION_INVALID,
                 "Requested operation is not valid: storage pool '%s' is not active", p->def->name);
 }
 
 static int is_active(const test_pool *p, rv_err *err)
 {
-    return fail(err, RV_ERR_OPERATION_INVALID,
+    return test_fail(err, RV_ERR_OPERATION_INVALID,
                 "Requested operation is not valid: storage pool '%s' is active", p->def->name);
 }
 
@@ -226,7 +202,7 @@ static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_stora
     w->name = strdup(v->name);
     w->key = strdup(v->key);
     if (!w->pool || !w->name || !w->key)
-        return fail_oom(err);       /* the dispatcher frees what was set */
+        return test_oom(err);       /* the dispatcher frees what was set */
     return 0;
 }
 
@@ -257,16 +233,16 @@ int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
 static int vol_names(const test_pool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
 {
     if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
+        return test_fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
                     RV_STORAGE_VOL_LIST_MAX);
     char **out = calloc((size_t)maxnames + 1, sizeof(*out));
     if (!out)
-        return fail_oom(err);
+        return test_oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
     for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++) {
         if (!(out[*len] = strdup(pool->vols[i]->name)))
-            return fail_oom(err);
+            return test_oom(err);
         (*len)++;
     }
     return 0;
@@ -298,7 +274,7 @@ int test_connect_list_all_storage_pools(rv_driver_conn *c,
                                         rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
+    if (test_check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
         ready(err) < 0)
         return -1;
     return rv_obj_list_all(&pools.list, args->flags, args->need_results,
@@ -330,26 +306,26 @@ int test_connect_find_storage_pool_sources(rv_driver_conn *c,
 {
     (void)c;
     char *host = NULL;
-    if (check_flags(args->flags, 0, "testConnectFindStoragePoolSources", err) < 0)
+    if (test_check_flags(args->flags, 0, "testConnectFindStoragePoolSources", err) < 0)
         return -1;
     /* libvirt's test driver takes type dir (number 0) for an unknown one. */
     if (strcmp(args->type, "dir") == 0)
-        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown storage pool type %s",
+        return test_fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown storage pool type %s",
                     args->type);
     if (args->srcSpec && rv_pool_source_spec_host(*args->srcSpec, &host, err) < 0)
         return -1;
     int rc = 0;
     if (strcmp(args->type, "logical") == 0) {
         if (!(ret->xml = strdup(logical_sources)))
-            rc = fail_oom(err);
+            rc = test_oom(err);
     } else if (strcmp(args->type, "netfs") == 0) {
         if (!host)
-            rc = fail(err, RV_ERR_INVALID_ARG,
+            rc = test_fail(err, RV_ERR_INVALID_ARG,
                       "invalid argument: hostname must be specified for netfs sources");
         else if (!(ret->xml = rv_pool_netfs_sources(host)))
-            rc = fail_oom(err);
+            rc = test_oom(err);
     } else {
-        rc = fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
+        rc = test_fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
                   "driver: pool type '%s' does not support source discovery", args->type);
     }
     free(host);
@@ -405,7 +381,7 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
     void *same;
     (void)c;
     /* VALIDATE (against libvirt's schema) has no schema to check here. */
-    if (check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
+    if (test_check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0) {
@@ -437,12 +413,12 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
     void *same;
     test_pool *p = NULL;
     (void)c;
-    if (check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0 ||
         ((p = same) && p->active &&
-         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
+         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "pool is already active as '%s'", p->def->name) < 0)) {
         rv_pool_def_free(def);
         return -1;
@@ -468,7 +444,7 @@ int test_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_arg
 {
     (void)c;
     test_pool *p;
-    if (check_flags(args->flags, 0, "testStoragePoolCreate", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolCreate", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
@@ -483,7 +459,7 @@ int test_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_args 
 {
     (void)c;
     test_pool *p;
-    if (check_flags(args->flags, 0, "testStoragePoolBuild", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolBuild", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
@@ -511,7 +487,7 @@ int test_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_arg
 {
     (void)c;
     test_pool *p;
-    if (check_flags(args->flags, 0, "testStoragePoolDelete", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolDelete", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (p->active)
@@ -539,7 +515,7 @@ int test_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_a
 {
     (void)c;
     test_pool *p;
-    if (check_flags(args->flags, 0, "testStoragePoolRefresh", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolRefresh", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
     rv_driver_pool_event(&rv_test_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_REFRESH,
@@ -570,11 +546,11 @@ int test_storage_pool_get_xml_desc(rv_driver_conn *c,
     (void)c;
     test_pool *p;
     /* libvirt 9.0's test driver takes no flags here, not even INACTIVE. */
-    if (check_flags(args->flags, 0, "testStoragePoolGetXMLDesc", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolGetXMLDesc", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (!(ret->xml = rv_pool_def_format(p->def)))
-        return fail_oom(err);
+        return test_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
@@ -598,7 +574,7 @@ int test_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p)
         return -1;
     if (!p->persistent)
-        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: pool has no config file");
+        return test_fail(err, RV_ERR_INVALID_ARG, "invalid argument: pool has no config file");
     p->autostart = args->autostart != 0;
     return 0;
 }
@@ -642,7 +618,7 @@ static rv_vol_def *vol_by_name(const test_pool *p, const char *name, size_t *at)
 
 static int no_vol(const char *how, const char *what, rv_err *err)
 {
-    return fail(err, RV_ERR_NO_STORAGE_VOL,
+    return test_fail(err, RV_ERR_NO_STORAGE_VOL,
                 "Storage volume not found: no storage vol with matching %s '%s'", how, what);
 }
 
@@ -698,17 +674,17 @@ int test_storage_pool_list_all_volumes(rv_driver_conn *c,
 {
     (void)c;
     test_pool *p;
-    if (check_flags(args->flags, 0, "testStoragePoolListAllVolumes", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStoragePoolListAllVolumes", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
     if (!p->active)     /* this one alone does not name the pool */
-        return fail(err, RV_ERR_OPERATION_INVALID,
+        return test_fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: storage pool is not active");
     ret->ret = (u_int)p->nvols;
     if (!args->need_results || p->nvols == 0)
         return 0;
     if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
-        return fail_oom(err);
+        return test_oom(err);
     for (size_t i = 0; i < p->nvols; i++) {
         ret->vols.vols_len++;
         if (vol_to_wire(p, p->vols[i], &ret->vols.vols_val[i], err) < 0)
@@ -766,18 +742,18 @@ static rv_vol_def *new_vol(test_pool *p, const char *xml, rv_err *err)
     if (rv_vol_def_parse(xml, p->def->type, &v, err) < 0)
         return NULL;
     if (vol_by_name(p, v->name, NULL))
-        fail(err, RV_ERR_OPERATION_FAILED, "operation failed: storage vol already exists");
+        test_fail(err, RV_ERR_OPERATION_FAILED, "operation failed: storage vol already exists");
     else if (p->def->available < v->allocation)
-        fail(err, RV_ERR_INTERNAL_ERROR,
+        test_fail(err, RV_ERR_INTERNAL_ERROR,
              "internal error: Not enough free space in pool for volume '%s'", v->name);
     else if (pools.nvols >= TEST_MAX_VOLUMES)
-        fail(err, RV_ERR_OPERATION_FAILED,
+        test_fail(err, RV_ERR_OPERATION_FAILED,
              "operation failed: the test driver holds at most %d storage volumes",
              TEST_MAX_VOLUMES);
     else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
-        v->path = NULL, fail_oom(err);
+        v->path = NULL, test_oom(err);
     else if (!(v->key = strdup(v->path)))
-        fail_oom(err);
+        test_oom(err);
     else
         return v;
     rv_vol_def_free(v);
@@ -792,7 +768,7 @@ static int vol_add(test_pool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_
         rv_vol_def **grown = realloc(p->vols, cap * sizeof(*grown));
         if (!grown) {
             rv_vol_def_free(v);
-            return fail_oom(err);
+            return test_oom(err);
         }
         p->vols = grown;
         p->cap = cap;
@@ -811,7 +787,7 @@ int test_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_x
     (void)c;
     test_pool *p;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "testStorageVolCreateXML", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStorageVolCreateXML", err) < 0 ||
         !(p = get_active(&args->pool, err)) || !(v = new_vol(p, args->xml, err)))
         return -1;
     return vol_add(p, v, &ret->vol, err);
@@ -824,7 +800,7 @@ int test_storage_vol_create_xml_from(rv_driver_conn *c,
     (void)c;
     test_pool *p;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "testStorageVolCreateXMLFrom", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStorageVolCreateXMLFrom", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
     /* The original is looked for in the new volume's pool, by name. */
@@ -842,7 +818,7 @@ int test_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args 
     test_pool *p;
     rv_vol_def *v;
     size_t at = 0;
-    if (check_flags(args->flags, 0, "testStorageVolDelete", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStorageVolDelete", err) < 0 ||
         !(v = get_vol(&args->vol, &p, err)))
         return -1;
     vol_by_name(p, v->name, &at);
@@ -878,11 +854,11 @@ int test_storage_vol_get_xml_desc(rv_driver_conn *c,
 {
     (void)c;
     rv_vol_def *v;
-    if (check_flags(args->flags, 0, "testStorageVolGetXMLDesc", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testStorageVolGetXMLDesc", err) < 0 ||
         !(v = get_vol(&args->vol, NULL, err)))
         return -1;
     if (!(ret->xml = rv_vol_def_format(v)))
-        return fail_oom(err);
+        return test_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
@@ -894,6 +870,6 @@ int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_a
     if (!v)
         return -1;
     if (!(ret->name = strdup(v->path)))
-        return fail_oom(err);
+        return test_oom(err);
     return 0;
 }
