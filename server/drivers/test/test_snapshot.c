@@ -12,7 +12,6 @@
  *
  * Every snapshot holds a copy of its domain's XML, so how many a peer may
  * create is bounded per domain and in bytes over the whole driver. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -40,30 +39,6 @@ enum {
 #define TEST_SNAPSHOT_BYTES_MAX (64u * 1024 * 1024)
 
 static size_t held_bytes;       /* over every domain's snapshots */
-
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int fail_oom(rv_err *err)
-{
-    return fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
 
 /* ---------------------------------------------------------------- the tree */
 
@@ -99,7 +74,7 @@ static int collect(const test_snaps *snaps, const rv_snap_rec *under, unsigned i
                    rv_snap_rec ***out, rv_err *err)
 {
     int n = rv_snap_tree_collect(snaps, under, flags, out);
-    return n < 0 ? fail_oom(err) : n;
+    return n < 0 ? test_oom(err) : n;
 }
 
 /* ---------------------------------------------------------------- wire */
@@ -111,7 +86,7 @@ static int put_snap(const test_dom *d, const rv_snap_rec *s, rv_nonnull_domain_s
     wire->dom.name = strdup(d->def->name);
     memcpy(wire->dom.uuid, d->def->uuid, 16);
     wire->dom.id = d->id;
-    return wire->name && wire->dom.name ? 0 : fail_oom(err);   /* the dispatcher frees */
+    return wire->name && wire->dom.name ? 0 : test_oom(err);   /* the dispatcher frees */
 }
 
 /* The snapshot the wire names, and its domain. */
@@ -123,7 +98,7 @@ static rv_snap_rec *snap_get(const rv_nonnull_domain_snapshot *wire, test_dom **
         return NULL;
     rv_snap_rec *s = find_snap(d->snaps, wire->name);
     if (!s)
-        fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN_SNAPSHOT,
+        test_fail(err, RV_ERR_NO_DOMAIN_SNAPSHOT,
              "Domain snapshot not found: no domain snapshot with matching name '%s'", wire->name);
     *dp = d;
     return s;
@@ -174,23 +149,23 @@ static int check_request(const test_dom *d, const rv_snapshot_request *req, unsi
 {
     if (flags & RV_DOMAIN_SNAPSHOT_CREATE_REDEFINE) {
         if (!req->has_creation_time)
-            return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INTERNAL_ERROR,
+            return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INTERNAL_ERROR,
                         "internal error: missing creationTime from existing snapshot");
         if (!req->has_state)
-            return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_XML_ERROR,
+            return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_XML_ERROR,
                         "XML error: missing state from existing snapshot");
-        return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+        return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
                     "unsupported configuration: remvirt's test driver cannot redefine "
                     "snapshots");
     }
     if (req->memory && strcmp(req->memory, "internal") != 0 && strcmp(req->memory, "no") != 0)
-        return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+        return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
                     "unsupported configuration: memory snapshot mode '%s' is not supported by "
                     "remvirt's test driver", req->memory);
     for (size_t i = 0; i < req->ndisks; i++) {
         const rv_snapshot_disk *rd = &req->disks[i];
         if (rd->snapshot && strcmp(rd->snapshot, "internal") != 0)
-            return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+            return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
                         "unsupported configuration: disk '%s' must use snapshot mode 'internal'",
                         rd->name ? rd->name : "");
     }
@@ -202,7 +177,7 @@ static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 {
     rv_snap_rec *s = calloc(1, sizeof(*s));
     if (!s) {
-        fail_oom(err);
+        test_oom(err);
         return NULL;
     }
     s->created = (long long)time(NULL);
@@ -219,7 +194,7 @@ static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
     s->dom_xml = rv_test_def_format(d->def, -1);
     if (!s->name || !s->dom_xml || take_disks(d->def, s) < 0) {
         rv_snap_rec_free(s);
-        fail_oom(err);
+        test_oom(err);
         return NULL;
     }
     held_bytes += rv_snap_rec_bytes(s);
@@ -230,11 +205,11 @@ static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 static int snap_add(test_dom *d, rv_snap_rec *s, rv_err *err)
 {
     if (!find_snap(d->snaps, s->name) && held_bytes > TEST_SNAPSHOT_BYTES_MAX)
-        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_FAILED,
+        return test_fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: the test driver holds at most %u MiB of snapshots",
                     TEST_SNAPSHOT_BYTES_MAX >> 20);
     if (!d->snaps && !(d->snaps = calloc(1, sizeof(*d->snaps))))
-        return fail_oom(err);
+        return test_oom(err);
     return rv_snap_tree_add(d->snaps, s, TEST_MAX_SNAPSHOTS, err);
 }
 
@@ -245,7 +220,7 @@ int test_domain_snapshot_create_xml(rv_driver_conn *c,
     test_dom *d;
     rv_snapshot_request req;
     (void)c;
-    if (check_flags(args->flags, CREATE_FLAGS, "testDomainSnapshotCreateXML", err) < 0 ||
+    if (test_check_flags(args->flags, CREATE_FLAGS, "testDomainSnapshotCreateXML", err) < 0 ||
         !(d = dom_of(&args->dom, err)) ||
         rv_snapshot_request_parse(args->xml_desc, &req, err) < 0)
         return -1;
@@ -280,11 +255,11 @@ int test_domain_snapshot_get_xml_desc(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec *s;
     (void)c;
-    if (check_flags(args->flags, RV_DOMAIN_XML_SECURE, "testDomainSnapshotGetXMLDesc", err) < 0 ||
+    if (test_check_flags(args->flags, RV_DOMAIN_XML_SECURE, "testDomainSnapshotGetXMLDesc", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     ret->xml = rv_snap_rec_format(s);
-    return rv_string_result(ret->xml ? 0 : fail_oom(err), &ret->xml, err);
+    return rv_string_result(ret->xml ? 0 : test_oom(err), &ret->xml, err);
 }
 
 int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err)
@@ -292,7 +267,7 @@ int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int fla
     test_dom *d;
     rv_snap_rec **list;
     (void)c;
-    if (check_flags(flags, LIST_FLAGS, "testDomainSnapshotNum", err) < 0 ||
+    if (test_check_flags(flags, LIST_FLAGS, "testDomainSnapshotNum", err) < 0 ||
         !(d = test_dom_get(dom, err)))
         return -1;
     int n = collect(d->snaps, NULL, flags, &list, err);
@@ -307,10 +282,10 @@ static int put_names(rv_snap_rec **list, int n, int max, char ***val, u_int *len
         n = max;
     *val = n > 0 ? calloc((size_t)n, sizeof(**val)) : NULL;
     if (n > 0 && !*val)
-        return fail_oom(err);
+        return test_oom(err);
     for (int i = 0; i < n; i++) {
         if (!((*val)[i] = strdup(list[i]->name)))
-            return fail_oom(err);       /* the dispatcher frees what was put */
+            return test_oom(err);       /* the dispatcher frees what was put */
         *len = (u_int)i + 1;
     }
     return 0;
@@ -319,7 +294,7 @@ static int put_names(rv_snap_rec **list, int n, int max, char ***val, u_int *len
 static int check_maxnames(int maxnames, rv_err *err)
 {
     if (maxnames < 0 || maxnames > RV_DOMAIN_SNAPSHOT_LIST_MAX)
-        return fail(err, RV_FROM_RPC, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
                     RV_DOMAIN_SNAPSHOT_LIST_MAX);
     return 0;
 }
@@ -333,7 +308,7 @@ int test_domain_snapshot_list_names(rv_driver_conn *c,
     (void)c;
     /* libvirt's test driver names testDomainSnapshotNum here. */
     if (check_maxnames(args->maxnames, err) < 0 ||
-        check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNum", err) < 0 ||
+        test_check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNum", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
         return -1;
     int n = collect(d->snaps, NULL, args->flags, &list, err);
@@ -350,11 +325,11 @@ int test_domain_snapshot_lookup_by_name(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec *s;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainSnapshotLookupByName", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainSnapshotLookupByName", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
         return -1;
     if (!(s = find_snap(d->snaps, args->name)))
-        return fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN_SNAPSHOT,
+        return test_fail(err, RV_ERR_NO_DOMAIN_SNAPSHOT,
                     "Domain snapshot not found: no domain snapshot with matching name '%s'",
                     args->name);
     return put_snap(d, s, &ret->snap, err);
@@ -366,7 +341,7 @@ int test_domain_has_current_snapshot(rv_driver_conn *c,
 {
     test_dom *d;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainHasCurrentSnapshot", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainHasCurrentSnapshot", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
         return -1;
     ret->result = d->snaps && d->snaps->current;
@@ -378,11 +353,11 @@ int test_domain_snapshot_current(rv_driver_conn *c, const rv_domain_snapshot_cur
 {
     test_dom *d;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainSnapshotCurrent", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainSnapshotCurrent", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
         return -1;
     if (!d->snaps || !d->snaps->current)
-        return fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN_SNAPSHOT,
+        return test_fail(err, RV_ERR_NO_DOMAIN_SNAPSHOT,
                     "Domain snapshot not found: the domain does not have a current snapshot");
     return put_snap(d, d->snaps->current, &ret->snap, err);
 }
@@ -394,11 +369,11 @@ int test_domain_snapshot_get_parent(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec *s;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainSnapshotGetParent", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainSnapshotGetParent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     if (!s->parent)
-        return fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN_SNAPSHOT,
+        return test_fail(err, RV_ERR_NO_DOMAIN_SNAPSHOT,
                     "Domain snapshot not found: snapshot '%s' does not have a parent", s->name);
     return put_snap(d, s->parent, &ret->snap, err);
 }
@@ -410,7 +385,7 @@ int test_domain_snapshot_num_children(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec *s, **list;
     (void)c;
-    if (check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNumChildren", err) < 0 ||
+    if (test_check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNumChildren", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     int n = collect(d->snaps, s, args->flags, &list, err);
@@ -430,7 +405,7 @@ int test_domain_snapshot_list_children_names(
     (void)c;
     /* libvirt's test driver names testDomainSnapshotNumChildren here. */
     if (check_maxnames(args->maxnames, err) < 0 ||
-        check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNumChildren", err) < 0 ||
+        test_check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotNumChildren", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     int n = collect(d->snaps, s, args->flags, &list, err);
@@ -447,7 +422,7 @@ int test_domain_snapshot_is_current(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec *s;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainSnapshotIsCurrent", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainSnapshotIsCurrent", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     ret->current = d->snaps->current == s;
@@ -460,7 +435,7 @@ int test_domain_snapshot_has_metadata(rv_driver_conn *c,
 {
     test_dom *d;
     (void)c;
-    if (check_flags(args->flags, 0, "testDomainSnapshotHasMetadata", err) < 0 ||
+    if (test_check_flags(args->flags, 0, "testDomainSnapshotHasMetadata", err) < 0 ||
         !snap_get(&args->snap, &d, err))
         return -1;
     ret->metadata = 1;
@@ -475,7 +450,7 @@ static int put_list(const test_dom *d, rv_snap_rec **list, int n, int need_resul
     if (!need_results || n == 0)
         return 0;
     if (!(*val = calloc((size_t)n, sizeof(**val))))
-        return fail_oom(err);
+        return test_oom(err);
     for (int i = 0; i < n; i++) {
         *len = (u_int)i + 1;            /* the dispatcher frees what was put */
         if (put_snap(d, list[i], &(*val)[i], err) < 0)
@@ -491,7 +466,7 @@ int test_domain_list_all_snapshots(rv_driver_conn *c,
     test_dom *d;
     rv_snap_rec **list;
     (void)c;
-    if (check_flags(args->flags, LIST_FLAGS, "testDomainListAllSnapshots", err) < 0 ||
+    if (test_check_flags(args->flags, LIST_FLAGS, "testDomainListAllSnapshots", err) < 0 ||
         !(d = dom_of(&args->dom, err)))
         return -1;
     int n = collect(d->snaps, NULL, args->flags, &list, err);
@@ -509,7 +484,7 @@ int test_domain_snapshot_list_all_children(
     test_dom *d;
     rv_snap_rec *s, **list;
     (void)c;
-    if (check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotListAllChildren", err) < 0 ||
+    if (test_check_flags(args->flags, LIST_FLAGS, "testDomainSnapshotListAllChildren", err) < 0 ||
         !(s = snap_get(&args->snapshot, &d, err)))
         return -1;
     int n = collect(d->snaps, s, args->flags, &list, err);
@@ -537,11 +512,11 @@ int test_domain_revert_to_snapshot(rv_driver_conn *c,
     rv_test_def *def;
     unsigned int flags = args->flags;
     (void)c;
-    if (check_flags(flags, REVERT_FLAGS, "testDomainRevertToSnapshot", err) < 0 ||
+    if (test_check_flags(flags, REVERT_FLAGS, "testDomainRevertToSnapshot", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     if ((flags & RV_DOMAIN_SNAPSHOT_REVERT_RUNNING) && (flags & RV_DOMAIN_SNAPSHOT_REVERT_PAUSED))
-        return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INVALID_ARG,
+        return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INVALID_ARG,
                     "Flags 'VIR_DOMAIN_SNAPSHOT_REVERT_RUNNING' and "
                     "'VIR_DOMAIN_SNAPSHOT_REVERT_PAUSED' are mutually exclusive");
     if (rv_test_def_parse(s->dom_xml, &def, err) < 0)
@@ -590,17 +565,17 @@ int test_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_dele
     rv_snap_rec *s;
     unsigned int flags = args->flags;
     (void)c;
-    if (check_flags(flags, DELETE_FLAGS, "testDomainSnapshotDelete", err) < 0 ||
+    if (test_check_flags(flags, DELETE_FLAGS, "testDomainSnapshotDelete", err) < 0 ||
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     if ((flags & RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN) &&
         (flags & RV_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY))
-        return fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INVALID_ARG,
+        return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_INVALID_ARG,
                     "Flags 'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN' and "
                     "'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY' are mutually exclusive");
     unsigned char *doomed = rv_snap_tree_doomed(d->snaps, s, flags);
     if (!doomed)
-        return fail_oom(err);
+        return test_oom(err);
     RV_DEBUG("domain '%s': snapshot '%s' deleted (flags 0x%x)", d->def->name, s->name, flags);
     for (size_t i = 0; i < d->snaps->n; i++)
         if (doomed[i])
