@@ -23,7 +23,7 @@ mkdir -p "$dir"
 cat > "$dir/s1.xml" <<EOF
 <secret ephemeral='no' private='no'>
   <uuid>$U1</uuid>
-  <description>disk &amp; key</description>
+  <description>disk &amp; key's "copy"</description>
   <usage type='volume'><volume>/var/lib/images/a.img</volume></usage>
 </secret>
 EOF
@@ -68,6 +68,9 @@ EOF
 sed -e 's/e615d3/e615d4/' "$dir/f2.xml" > "$dir/f2-other-uuid.xml"
 sed -e "s/name='f2'/name='f9'/" "$dir/f2.xml" > "$dir/f2-other-name.xml"
 printf "<filter name='x' chain='bogus'/>" > "$dir/bad-chain.xml"
+# Priority 0 is left out when written, as libvirtd leaves it out.
+printf "<filter name='f3' chain='ipv4' priority='0'><uuid>2b9a4b06-a3f1-4621-b984-4151e5e615d5</uuid></filter>" \
+    > "$dir/f3.xml"
 cat > "$dir/vhba.xml" <<'EOF'
 <device>
   <parent>scsi_host1</parent>
@@ -124,6 +127,9 @@ steps=(
     "nwfilter-list"
     "nwfilter-dumpxml f1"
     "nwfilter-dumpxml f2"
+    "nwfilter-define f3.xml"
+    "nwfilter-dumpxml f3"
+    "nwfilter-undefine f3"
     "nwfilter-define f2-other-uuid.xml"
     "nwfilter-define f2-other-name.xml"
     "nwfilter-define bad-chain.xml"

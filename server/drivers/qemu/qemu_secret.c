@@ -19,7 +19,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
-#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/secret_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.secret");
 
@@ -29,32 +29,10 @@ enum {
     LIST_SECRETS_FILTERS = 0xf,     /* EPHEMERAL, NO_EPHEMERAL, PRIVATE, NO_PRIVATE */
     LIST_EPHEMERAL = 1, LIST_NO_EPHEMERAL = 2, LIST_PRIVATE = 4, LIST_NO_PRIVATE = 8,
     DEFINE_VALIDATE = 1,            /* virSecretDefineXMLFlags */
-    SECRET_XML_MAX = 64 * 1024,     /* the longest secret XML read (libvirt's are tiny) */
-    USAGE_NONE = 0, USAGE_VOLUME, USAGE_CEPH, USAGE_ISCSI, USAGE_TLS, USAGE_VTPM, USAGE_COUNT,
 };
-
-/* Per usage type: its word and the element that names what it is for. */
-static const struct {
-    const char *word, *element, *label;
-} usages[USAGE_COUNT] = {
-    [USAGE_NONE] = { "none", NULL, NULL },
-    [USAGE_VOLUME] = { "volume", "volume", "volume usage specified, but volume path" },
-    [USAGE_CEPH] = { "ceph", "name", "Ceph usage specified, but name" },
-    [USAGE_ISCSI] = { "iscsi", "target", "iSCSI usage specified, but target" },
-    [USAGE_TLS] = { "tls", "name", "TLS usage specified, but name" },
-    [USAGE_VTPM] = { "vtpm", "name", "vTPM usage specified, but name" },
-};
-
-typedef struct secret_def {
-    unsigned char uuid[16];
-    bool ephemeral, is_private;
-    int usage_type;             /* USAGE_* */
-    char *usage_id;             /* "" for none */
-    char *description;          /* NULL: none */
-} secret_def;
 
 typedef struct qsecret {
-    secret_def def;
+    rv_secret_def def;
     unsigned char *value;       /* NULL: none set */
     size_t value_len;
     struct qsecret *next;
@@ -65,13 +43,6 @@ static struct {
     qsecret *list;
     int n;
 } st;
-
-static void def_clear(secret_def *def)
-{
-    free(def->usage_id);
-    free(def->description);
-    memset(def, 0, sizeof(*def));
-}
 
 static int oom(rv_err *err)
 {
@@ -84,132 +55,6 @@ static int check_max(int n, int max, rv_err *err)
     if (n < 0 || n > max)
         return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maximum %d is outside 0..%d", n, max);
     return 0;
-}
-
-/* ---- the XML ---- */
-
-/* A yes/no attribute; absent is no. */
-static int yes_no(xmlNode *root, const char *name, bool *out, rv_err *err)
-{
-    int failed = 0;
-    char *v = rv_lx_attr(root, name, &failed);
-    int rc = 0;
-    if (failed)
-        rc = oom(err);
-    else if (!v || strcmp(v, "no") == 0)
-        *out = false;
-    else if (strcmp(v, "yes") == 0)
-        *out = true;
-    else
-        rc = fail(err, RV_ERR_XML_ERROR, "XML error: invalid value of '%s'", name);
-    free(v);
-    return rc;
-}
-
-static int parse_usage(xmlNode *usage, secret_def *def, rv_err *err)
-{
-    int failed = 0, rc = -1;
-    char *type = rv_lx_attr(usage, "type", &failed);
-    if (failed) {
-        oom(err);
-        goto out;
-    }
-    int t = 1;
-    while (t < USAGE_COUNT && (!type || strcmp(usages[t].word, type) != 0))
-        t++;
-    if (t == USAGE_COUNT) {
-        fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: unknown secret usage type %s",
-             type ? type : "(null)");
-        goto out;
-    }
-    def->usage_type = t;
-    free(def->usage_id);
-    def->usage_id = rv_lx_text(rv_lx_child(usage, usages[t].element), &failed);
-    if (!def->usage_id) {
-        if (failed)
-            oom(err);
-        else
-            fail(err, RV_ERR_INTERNAL_ERROR, "internal error: %s is missing", usages[t].label);
-        goto out;
-    }
-    rc = 0;
-out:
-    free(type);
-    return rc;
-}
-
-static int parse_def(const char *xml, secret_def *def, rv_err *err)
-{
-    xmlDoc *doc = NULL;
-    int failed = 0, rc = -1;
-    memset(def, 0, sizeof(*def));
-    xmlNode *root = rv_lx_read(xml, SECRET_XML_MAX, "secret", "definition_of_secret",
-                               RV_FROM_SECRET, &doc, err);
-    if (!root || yes_no(root, "ephemeral", &def->ephemeral, err) < 0 ||
-        yes_no(root, "private", &def->is_private, err) < 0)
-        goto out;
-    char *uuid = rv_lx_text(rv_lx_child(root, "uuid"), &failed);
-    if (uuid && rv_uuid_parse(uuid, def->uuid) < 0) {
-        fail(err, RV_ERR_INTERNAL_ERROR, "internal error: malformed uuid element");
-        free(uuid);
-        goto out;
-    }
-    if (!uuid && !failed)
-        rv_uuid_generate(def->uuid);
-    free(uuid);
-    def->description = rv_lx_text(rv_lx_child(root, "description"), &failed);
-    xmlNode *usage = rv_lx_child(root, "usage");
-    if (failed) {
-        oom(err);
-        goto out;
-    }
-    if (usage ? parse_usage(usage, def, err) < 0 : !(def->usage_id = strdup("")) && oom(err))
-        goto out;
-    rc = 0;
-out:
-    xmlFreeDoc(doc);
-    if (rc < 0)
-        def_clear(def);
-    return rc;
-}
-
-/* s's text escaped for XML (malloc'd through libxml2). */
-static char *escaped(const char *s)
-{
-    return (char *)xmlEncodeSpecialChars(NULL, BAD_CAST s);
-}
-
-static char *format_def(const secret_def *def)
-{
-    char uuid[RV_UUID_STRING_LEN], *xml = NULL, *desc = NULL, *usage = NULL, *id = NULL;
-    rv_uuid_format(def->uuid, uuid);
-    if (def->description) {
-        char *e = escaped(def->description);
-        if (!e || asprintf(&desc, "  <description>%s</description>\n", e) < 0)
-            desc = NULL;
-        xmlFree(e);
-        if (!desc)
-            return NULL;
-    }
-    if (def->usage_type != USAGE_NONE) {
-        const char *el = usages[def->usage_type].element;
-        if (!(id = escaped(def->usage_id)) ||
-            asprintf(&usage, "  <usage type='%s'>\n    <%s>%s</%s>\n  </usage>\n",
-                     usages[def->usage_type].word, el, id, el) < 0)
-            usage = NULL;
-        xmlFree(id);
-        if (!usage) {
-            free(desc);
-            return NULL;
-        }
-    }
-    if (asprintf(&xml, "<secret ephemeral='%s' private='%s'>\n  <uuid>%s</uuid>\n%s%s</secret>\n",
-                 def->ephemeral ? "yes" : "no", def->is_private ? "yes" : "no", uuid,
-                 desc ? desc : "", usage ? usage : "") < 0)
-        xml = NULL;
-    free(desc);
-    free(usage);
-    return xml;
 }
 
 /* ---- the table and its files ---- */
@@ -225,7 +70,7 @@ static qsecret *find_uuid(const unsigned char uuid[16])
 static qsecret *find_usage(int type, const char *id)
 {
     for (qsecret *s = st.list; s; s = s->next)
-        if (type != USAGE_NONE && s->def.usage_type == type && strcmp(s->def.usage_id, id) == 0)
+        if (type != RV_SECRET_USAGE_NONE && s->def.usage_type == type && strcmp(s->def.usage_id, id) == 0)
             return s;
     return NULL;
 }
@@ -278,9 +123,9 @@ out:
     return rc;
 }
 
-static int save_def(const secret_def *def, rv_err *err)
+static int save_def(const rv_secret_def *def, rv_err *err)
 {
-    char *xml = format_def(def), *path = file_of(def->uuid, ".xml");
+    char *xml = rv_secret_def_format(def), *path = file_of(def->uuid, ".xml");
     int rc = !xml || !path ? oom(err)
            : rv_qemu_mkdirs(st.dir, err) < 0 ? -1
            : rv_qemu_write_file(path, xml, true, err);
@@ -289,14 +134,14 @@ static int save_def(const secret_def *def, rv_err *err)
     return rc;
 }
 
-static void put_secret(rv_nonnull_secret *wire, const secret_def *def, char *usage_id)
+static void put_secret(rv_nonnull_secret *wire, const rv_secret_def *def, char *usage_id)
 {
     memcpy(wire->uuid, def->uuid, 16);
     wire->usageType = def->usage_type;
     wire->usageID = usage_id;
 }
 
-static int to_wire(rv_nonnull_secret *wire, const secret_def *def, rv_err *err)
+static int to_wire(rv_nonnull_secret *wire, const rv_secret_def *def, rv_err *err)
 {
     char *id = strdup(def->usage_id);
     if (!id)
@@ -314,7 +159,7 @@ static void event(const qsecret *s, int event_id, int what)
 
 static void secret_free(qsecret *s)
 {
-    def_clear(&s->def);
+    rv_secret_def_clear(&s->def);
     if (s->value)
         memset(s->value, 0, s->value_len);     /* no copy of it left behind in the heap */
     free(s->value);
@@ -352,7 +197,7 @@ int rv_qemu_connect_list_secrets(rv_driver_conn *c, const rv_connect_list_secret
     return 0;
 }
 
-static bool list_match(const secret_def *def, unsigned int flags)
+static bool list_match(const rv_secret_def *def, unsigned int flags)
 {
     if ((flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) == LIST_EPHEMERAL && !def->ephemeral)
         return false;
@@ -418,13 +263,13 @@ int rv_qemu_secret_get_xml_desc(rv_driver_conn *c, const rv_secret_get_xml_desc_
     if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, 0, "secretGetXMLDesc", err) < 0 ||
         !(s = get((const unsigned char *)args->secret.uuid, err)))
         return -1;
-    if (!(ret->xml = format_def(&s->def)))
+    if (!(ret->xml = rv_secret_def_format(&s->def)))
         return oom(err);
     return 0;
 }
 
 /* The checks libvirtd makes before it replaces old (NULL: none) by def. */
-static int check_define(const qsecret *old, const secret_def *def, rv_err *err)
+static int check_define(const qsecret *old, const rv_secret_def *def, rv_err *err)
 {
     char uuid[RV_UUID_STRING_LEN];
     if (old) {
@@ -456,9 +301,9 @@ int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args
                               rv_secret_define_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    secret_def def;
+    rv_secret_def def;
     if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
-        parse_def(args->xml, &def, err) < 0)
+        rv_secret_def_parse(args->xml, &def, err) < 0)
         return -1;
     qsecret *s = find_uuid(def.uuid);
     if (check_define(s, &def, err) < 0 || to_wire(&ret->secret, &def, err) < 0)
@@ -477,12 +322,12 @@ int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args
     } else if (def.ephemeral && !s->def.ephemeral) {
         remove_files(def.uuid);
     }
-    def_clear(&s->def);
+    rv_secret_def_clear(&s->def);
     s->def = def;
     event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_DEFINED);
     return 0;
 fail:
-    def_clear(&def);
+    rv_secret_def_clear(&def);
     return -1;
 }
 
@@ -605,14 +450,14 @@ static void load_value(qsecret *s)
 /* A secret read from its file, with what must be unique besides its
  * UUID: its usage. */
 typedef struct secret_file {
-    secret_def def;
+    rv_secret_def def;
     char *usage;                /* "TYPE ID"; NULL: none */
 } secret_file;
 
 static void free_file(void *f_)
 {
     secret_file *f = f_;
-    def_clear(&f->def);
+    rv_secret_def_clear(&f->def);
     free(f->usage);
     free(f);
 }
@@ -626,12 +471,12 @@ static void *parse_file(const char *text, const char **name, const unsigned char
         oom(err);
         return NULL;
     }
-    if (parse_def(text, &f->def, err) < 0) {
+    if (rv_secret_def_parse(text, &f->def, err) < 0) {
         free(f);
         return NULL;
     }
-    if (f->def.usage_type != USAGE_NONE &&
-        asprintf(&f->usage, "%s %s", usages[f->def.usage_type].word, f->def.usage_id) < 0) {
+    if (f->def.usage_type != RV_SECRET_USAGE_NONE &&
+        asprintf(&f->usage, "%s %s", rv_secret_usage_word(f->def.usage_type), f->def.usage_id) < 0) {
         f->usage = NULL;
         free_file(f);
         oom(err);
@@ -665,7 +510,7 @@ static void add_file(void *f_, const char *path, void *opaque)
 }
 
 static const rv_qemu_def_family secret_files = {
-    "secret", "usage", SECRET_XML_MAX, parse_file, add_file, free_file,
+    "secret", "usage", RV_SECRET_XML_MAX, parse_file, add_file, free_file,
 };
 
 void rv_qemu_secret_init(void)
