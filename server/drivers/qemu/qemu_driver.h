@@ -392,6 +392,27 @@ void rv_qemu_save_dir_clean(void);
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
+/* ---- qemu_live.c: calls that wait for a running domain's QMP answers ---- */
+/* Send a QMP command for a deferred call (req the request, for fn).  On
+ * failure the call is answered with the error (the slot still returns
+ * RV_DEFERRED) and false tells the caller to free req. */
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req);
+/* What such a call's request begins with: the call, and the domain's
+ * monitor, name and process when it was made. */
+typedef struct rv_qemu_live_req {
+    rv_deferred *reply;
+    rv_qmp *qmp;
+    char *name;
+    pid_t pid;
+} rv_qemu_live_req;
+/* Fill r for running d and take the call being served (rv_driver_defer);
+ * -1 with err (free r->name then). */
+int rv_qemu_live_req_init(rv_qemu_live_req *r, qemu_dom *d, rv_err *err);
+/* In a reply callback: whether r's domain still runs with the same
+ * monitor and process; if not (or qerr, QMP's error), the call is
+ * answered with the error and the caller frees its request. */
+bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
 
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */

@@ -48,9 +48,7 @@ static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *
 }
 
 typedef struct iotune_req {
-    rv_deferred *reply;
-    rv_qmp *qmp;
-    char *name;
+    rv_qemu_live_req live;
     char *target;
     rv_typed_param *params;     /* SET: a copy of what to change */
     u_int nparams;
@@ -67,7 +65,7 @@ static void req_free(iotune_req *req)
             free(req->params[i].value.rv_typed_param_value_u.s);
     }
     free(req->params);
-    free(req->name);
+    free(req->live.name);
     free(req->target);
     free(req);
 }
@@ -81,7 +79,7 @@ static void finish(iotune_req *req, int code, const char *fmt, ...)
     va_start(ap, fmt);
     rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
     va_end(ap);
-    rv_deferred_finish(req->reply, &err);
+    rv_deferred_finish(req->live.reply, &err);
     rv_err_clear(&err);
     req_free(req);
 }
@@ -109,34 +107,25 @@ static json_object *inserted_of(json_object *blocks, const char *target, const c
     return NULL;
 }
 
-/* The request's domain, if it still runs with the same monitor. */
+/* The request's domain, if it still runs; else the call is answered and
+ * the request freed. */
 static bool alive(iotune_req *req, rv_qmp *qmp, const rv_err *err)
 {
-    qemu_dom *d = rv_qemu_find_name(req->name);
-    if (err) {
-        rv_deferred_finish(req->reply, err);
-        req_free(req);
-        return false;
-    }
-    if (!d || d->qmp != qmp || !d->live) {
-        finish(req, RV_ERR_OPERATION_FAILED, "operation failed: the domain stopped");
-        return false;
-    }
-    return true;
+    if (rv_qemu_live_req_alive(&req->live, qmp, err))
+        return true;
+    req_free(req);
+    return false;
 }
 
 static iotune_req *req_new(qemu_dom *d, const char *target, rv_err *err)
 {
     iotune_req *req = calloc(1, sizeof(*req));
-    if (!req || !(req->name = strdup(d->live->name)) || !(req->target = strdup(target))) {
-        if (req)
-            free(req->name);
+    if (!req || !(req->target = strdup(target))) {
         free(req);
         fail(err, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    req->qmp = d->qmp;
-    if (!(req->reply = rv_driver_defer(err))) {
+    if (rv_qemu_live_req_init(&req->live, d, err) < 0) {
         req_free(req);
         return NULL;
     }
@@ -144,14 +133,10 @@ static iotune_req *req_new(qemu_dom *d, const char *target, rv_err *err)
 }
 
 static void qmp_send(qemu_dom *d, iotune_req *req, const char *command, json_object *args,
-                 rv_qmp_reply_fn fn)
+                     rv_qmp_reply_fn fn)
 {
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return;
-    rv_deferred_finish(req->reply, &err);
-    rv_err_clear(&err);
-    req_free(req);
+    if (!rv_qemu_send_for(d, req->live.reply, command, args, fn, req))
+        req_free(req);
 }
 
 /* The running domain and its disk for a live call: 0; else RV_DEFERRED
@@ -234,17 +219,17 @@ static void on_throttled(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     iotune_req *req = opaque;
     if (!alive(req, qmp, err))
         return;
-    qemu_dom *d = rv_qemu_find_name(req->name);
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
     io_change ch = { req->target, req->params, req->nparams };
     rv_err ignored = { 0 }, cerr = { 0 };
     /* The live XML shows what QEMU now has. */
     if (record_iotune(d->live, &ch, &ignored) < 0)
         rv_err_clear(&ignored);
-    if (req->config && rv_qemu_def_change(d, record_iotune, &ch, req->reply, &cerr) == 0) {
+    if (req->config && rv_qemu_def_change(d, record_iotune, &ch, req->live.reply, &cerr) == 0) {
         req_free(req);
         return;
     }
-    rv_deferred_finish(req->reply, rv_err_is_set(&cerr) ? &cerr : NULL);
+    rv_deferred_finish(req->live.reply, rv_err_is_set(&cerr) ? &cerr : NULL);
     rv_err_clear(&cerr);
     req_free(req);
 }
@@ -280,7 +265,7 @@ static void on_current(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
         else if (json_object_object_get_ex(ins, limits[k].qmp, &v))
             json_object_object_add(args, limits[k].qmp, json_object_get(v));
     }
-    qemu_dom *d = rv_qemu_find_name(req->name);
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
     qmp_send(d, req, "block_set_io_throttle", args, on_throttled);
 }
 
@@ -420,11 +405,11 @@ static void on_query(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
                "Requested operation is not valid: disk '%s' does not have a medium", req->target);
         return;
     }
-    if (fill(rv_deferred_ret(req->reply), req->want, req->strings, ins) < 0) {
+    if (fill(rv_deferred_ret(req->live.reply), req->want, req->strings, ins) < 0) {
         finish(req, RV_ERR_NO_MEMORY, "out of memory");
         return;
     }
-    rv_deferred_finish(req->reply, NULL);
+    rv_deferred_finish(req->live.reply, NULL);
     req_free(req);
 }
 

@@ -53,10 +53,7 @@ static int pick(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
 
 /* A request waiting for QEMU's answer. */
 typedef struct pin_req {
-    rv_deferred *reply;
-    rv_qmp *qmp;
-    char *name;
-    pid_t pid;
+    rv_qemu_live_req live;
     int vcpu;                   /* PIN_VCPU: the vcpu; -1: the emulator */
     cpu_set_t set;
     bool config;                /* then the definition too */
@@ -68,7 +65,7 @@ typedef struct pin_req {
 static void req_free(pin_req *req)
 {
     free(req->cpulist);
-    free(req->name);
+    free(req->live.name);
     free(req->disk);
     free(req);
 }
@@ -76,54 +73,22 @@ static void req_free(pin_req *req)
 static pin_req *req_new(qemu_dom *d, rv_err *err)
 {
     pin_req *req = calloc(1, sizeof(*req));
-    if (!req || !(req->name = strdup(d->live->name))) {
-        free(req);
+    if (!req) {
         fail(err, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    req->qmp = d->qmp;
-    req->pid = d->pid;
-    if (!(req->reply = rv_driver_defer(err))) {
+    if (rv_qemu_live_req_init(&req->live, d, err) < 0) {
         req_free(req);
         return NULL;
     }
     return req;
 }
 
-/* Send command; on failure the call is answered and the request freed. */
 static void qmp_send(qemu_dom *d, pin_req *req, const char *command, json_object *args,
-                 rv_qmp_reply_fn fn)
+                     rv_qmp_reply_fn fn)
 {
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return;
-    rv_deferred_finish(req->reply, &err);
-    rv_err_clear(&err);
-    req_free(req);
-}
-
-/* Whether the request's domain still runs in the same process. */
-static bool req_alive(const pin_req *req, rv_qmp *qmp, const rv_err *err)
-{
-    qemu_dom *d = rv_qemu_find_name(req->name);
-    if (err) {
-        rv_deferred_finish(req->reply, err);
-        return false;
-    }
-    if (!d || d->qmp != qmp || !d->live || d->pid != req->pid) {
-        rv_qemu_finish_error(req->reply, RV_ERR_OPERATION_FAILED,
-                     "operation failed: the domain stopped");
-        return false;
-    }
-    return true;
-}
-
-static long long json_int(json_object *obj, const char *key, long long def)
-{
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !v)
-        return def;
-    return json_object_get_int64(v);
+    if (!rv_qemu_send_for(d, req->live.reply, command, args, fn, req))
+        req_free(req);
 }
 
 /* The thread of vcpu index in query-cpus-fast's answer, or 0. */
@@ -132,8 +97,8 @@ static pid_t vcpu_thread(json_object *cpus, long long index)
     size_t n = json_object_is_type(cpus, json_type_array) ? json_object_array_length(cpus) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *cpu = json_object_array_get_idx(cpus, i);
-        if (json_int(cpu, "cpu-index", -1) == index)
-            return (pid_t)json_int(cpu, "thread-id", 0);
+        if (rv_qmp_json_int(cpu, "cpu-index", -1) == index)
+            return (pid_t)rv_qmp_json_int(cpu, "thread-id", 0);
     }
     return 0;
 }
@@ -213,12 +178,12 @@ static void live_done(pin_req *req, qemu_dom *d, rv_err *err)
         rv_err ignored = { 0 };
         if (record_pin(d->live, &ch, &ignored) < 0)
             rv_err_clear(&ignored);
-        if (req->config && rv_qemu_def_change(d, record_pin, &ch, req->reply, err) == 0) {
+        if (req->config && rv_qemu_def_change(d, record_pin, &ch, req->live.reply, err) == 0) {
             req_free(req);
             return;
         }
     }
-    rv_deferred_finish(req->reply, rv_err_is_set(err) ? err : NULL);
+    rv_deferred_finish(req->live.reply, rv_err_is_set(err) ? err : NULL);
     req_free(req);
 }
 
@@ -245,7 +210,7 @@ static int config_only(qemu_dom *d, int vcpu, const char *map, u_int maplen, rv_
 static void on_cpus_pin(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     pin_req *req = opaque;
-    if (!req_alive(req, qmp, qerr)) {
+    if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
         req_free(req);
         return;
     }
@@ -257,7 +222,7 @@ static void on_cpus_pin(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void 
                    json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0);
     else
         set_affinity(tid, &req->set, &err);
-    live_done(req, rv_qemu_find_name(req->name), &err);
+    live_done(req, rv_qemu_find_name(req->live.name), &err);
     rv_err_clear(&err);
 }
 
@@ -292,7 +257,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
     req->vcpu = (int)vcpu;
     req->config = config;
     if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)map, maplen))) {
-        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->live.reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return RV_DEFERRED;
     }
@@ -319,18 +284,18 @@ int rv_qemu_domain_pin_vcpu_flags(rv_driver_conn *c, const rv_domain_pin_vcpu_fl
 static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     pin_req *req = opaque;
-    if (!req_alive(req, qmp, qerr)) {
+    if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
         req_free(req);
         return;
     }
-    rv_domain_get_vcpu_pin_info_ret *out = rv_deferred_ret(req->reply);
+    rv_domain_get_vcpu_pin_info_ret *out = rv_deferred_ret(req->live.reply);
     size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
     if (n > (size_t)req->ncpumaps)
         n = (size_t)req->ncpumaps;
     size_t maps = (size_t)req->ncpumaps * (size_t)req->maplen;
     out->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if (maps && !out->cpumaps.cpumaps_val) {
-        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->live.reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return;
     }
@@ -343,7 +308,7 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
                        req->maplen);
     }
     out->num = (int)n;
-    rv_deferred_finish(req->reply, NULL);
+    rv_deferred_finish(req->live.reply, NULL);
     req_free(req);
 }
 
@@ -420,7 +385,7 @@ static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *s
             continue;
         bool is_vcpu = false;
         for (size_t i = 0; i < ncpus && !is_vcpu; i++)
-            is_vcpu = json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
+            is_vcpu = rv_qmp_json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
         /* A thread gone meanwhile (ESRCH) is no failure. */
         if (!is_vcpu && sched_setaffinity((pid_t)tid, sizeof(*set), set) < 0 && errno != ESRCH)
             rc = set_affinity((pid_t)tid, set, err);
@@ -432,13 +397,13 @@ static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *s
 static void on_cpus_emulator(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     pin_req *req = opaque;
-    if (!req_alive(req, qmp, qerr)) {
+    if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
         req_free(req);
         return;
     }
     rv_err err = { 0 };
-    pin_emulator_threads(req->pid, ret, &req->set, &err);
-    live_done(req, rv_qemu_find_name(req->name), &err);
+    pin_emulator_threads(req->live.pid, ret, &req->set, &err);
+    live_done(req, rv_qemu_find_name(req->live.name), &err);
     rv_err_clear(&err);
 }
 
@@ -469,7 +434,7 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
     req->config = config;
     if (!(req->cpulist = rv_tune_bitmap_format((const unsigned char *)args->cpumap.cpumap_val,
                                                args->cpumap.cpumap_len))) {
-        rv_qemu_finish_error(req->reply, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_finish_error(req->live.reply, RV_ERR_NO_MEMORY, "out of memory");
         req_free(req);
         return RV_DEFERRED;
     }

@@ -1,0 +1,42 @@
+/* A slot's call that waits for QMP answers from a running domain (the
+ * stats, pinning and block I/O tuning calls): sending a command for it,
+ * and the common part of its request (qemu_driver.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/drivers/qemu/qemu_driver.h"
+
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req)
+{
+    rv_err err = { 0 };
+    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
+        return true;
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
+    return false;
+}
+
+int rv_qemu_live_req_init(rv_qemu_live_req *r, qemu_dom *d, rv_err *err)
+{
+    if (!(r->name = strdup(d->live->name)))
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    r->qmp = d->qmp;
+    r->pid = d->pid;
+    return (r->reply = rv_driver_defer(err)) ? 0 : -1;
+}
+
+bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr)
+{
+    qemu_dom *d = rv_qemu_find_name(r->name);
+    if (qerr) {
+        rv_deferred_finish(r->reply, qerr);
+        return false;
+    }
+    if (!d || d->qmp != qmp || !d->live || d->pid != r->pid) {
+        rv_qemu_finish_error(r->reply, RV_ERR_OPERATION_FAILED,
+                             "operation failed: the domain stopped");
+        return false;
+    }
+    return true;
+}
