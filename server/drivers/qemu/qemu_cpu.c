@@ -897,13 +897,23 @@ static int prologue(unsigned int flags, unsigned int known, const char *func, bo
                     rv_string emulator, rv_string arch, rv_string virttype, bool *kvm,
                     rv_err *err)
 {
-    if (flags & ~known)
-        return fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
-                    flags & ~known, func);
+    if (rv_driver_check_flags(RV_FROM_QEMU, flags, known, func, err) < 0)
+        return -1;
     if (hv && hypervisor(emulator ? *emulator : NULL, arch ? *arch : NULL,
                          virttype ? *virttype : NULL, kvm, err) < 0)
         return -1;
     return rv_qemu_cpu_wait(true, err);
+}
+
+/* The same for the hypervisor's CPU calls, then what the hypervisor
+ * offers: the host's CPU (its vendor, in vendor[64]) with KVM, any
+ * vendor ("") with TCG; *have to clear. */
+static int hv_prologue(unsigned int flags, unsigned int known, const char *func,
+                       rv_string emulator, rv_string arch, rv_string virttype, bool *kvm,
+                       char *vendor, rv_qemu_cpu_features *have, rv_err *err)
+{
+    int rc = prologue(flags, known, func, true, emulator, arch, virttype, kvm, err);
+    return rc != 0 ? rc : hypervisor_cpu(*kvm, vendor, 64, have, err);
 }
 
 int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
@@ -912,20 +922,18 @@ int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
 {
     (void)c;
     bool kvm;
-    int rc = prologue(args->flags, COMPARE_FLAGS, "qemuConnectCompareHypervisorCPU", true,
-                      args->emulator, args->arch, args->virttype, &kvm, err);
-    if (rc != 0)
-        return rc;
     cpu_def d;
     char vendor[64];
     rv_qemu_cpu_features have = { 0 };
-    if (cpu_def_parse(args->xmlCPU, false, &d, err) < 0)
-        return -1;
-    rc = hypervisor_cpu(kvm, vendor, sizeof(vendor), &have, err);
+    int rc = hv_prologue(args->flags, COMPARE_FLAGS, "qemuConnectCompareHypervisorCPU",
+                         args->emulator, args->arch, args->virttype, &kvm, vendor, &have, err);
+    if (rc != 0 || cpu_def_parse(args->xmlCPU, false, &d, err) < 0) {
+        rv_qemu_cpu_features_clear(&have);
+        return rc > 0 ? rc : -1;
+    }
     /* TCG emulates any vendor. */
-    if (rc == 0)
-        rc = compare(&d, kvm ? vendor : d.vendor ? d.vendor : "", &have, "hypervisor", args->flags,
-                     err);
+    rc = compare(&d, kvm ? vendor : d.vendor ? d.vendor : "", &have, "hypervisor", args->flags,
+                 err);
     cpu_def_clear(&d);
     rv_qemu_cpu_features_clear(&have);
     if (rc < 0)
@@ -1053,13 +1061,12 @@ int rv_qemu_connect_baseline_hypervisor_cpu(rv_driver_conn *c,
 {
     (void)c;
     bool kvm;
-    int rc = prologue(args->flags, BASELINE_FLAGS, "qemuConnectBaselineHypervisorCPU", true,
-                      args->emulator, args->arch, args->virttype, &kvm, err);
-    if (rc != 0)
-        return rc;
     char vendor[64];
     rv_qemu_cpu_features have = { 0 };
-    rc = hypervisor_cpu(kvm, vendor, sizeof(vendor), &have, err);
+    int rc = hv_prologue(args->flags, BASELINE_FLAGS, "qemuConnectBaselineHypervisorCPU",
+                         args->emulator, args->arch, args->virttype, &kvm, vendor, &have, err);
+    if (rc == RV_DEFERRED)
+        return rc;
     if (rc == 0)
         rc = baseline(args->xmlCPUs.xmlCPUs_val, args->xmlCPUs.xmlCPUs_len, args->flags, &have,
                       &ret->cpu, err);

@@ -86,6 +86,15 @@ static void put_enum(FILE *fp, const char *indent, const char *name, const char 
     fprintf(fp, "%s</enum>\n", indent);
 }
 
+/* <name supported='yes'> with one enum of its values. */
+static void put_device(FILE *fp, const char *name, const char *enum_name,
+                       const char *const *values)
+{
+    fprintf(fp, "    <%s supported='yes'>\n", name);
+    put_enum(fp, "      ", enum_name, values);
+    fprintf(fp, "    </%s>\n", name);
+}
+
 int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
                                             const rv_connect_get_domain_capabilities_args *args,
                                             rv_connect_get_domain_capabilities_ret *ret,
@@ -165,13 +174,9 @@ int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
     put_enum(fp, "      ", "bus", disk_buses);
     put_enum(fp, "      ", "model", none);
     fprintf(fp, "    </disk>\n");
-    fprintf(fp, "    <graphics supported='yes'>\n");
-    put_enum(fp, "      ", "type", graphics_types);
-    fprintf(fp, "    </graphics>\n");
+    put_device(fp, "graphics", "type", graphics_types);
     /* In the order libvirtd lists them. */
-    fprintf(fp, "    <video supported='yes'>\n");
-    put_enum(fp, "      ", "modelType", video_models);
-    fprintf(fp, "    </video>\n");
+    put_device(fp, "video", "modelType", video_models);
     fprintf(fp, "    <hostdev supported='no'/>\n");
     fprintf(fp, "    <rng supported='yes'>\n");
     put_enum(fp, "      ", "model", rng_models);
@@ -179,12 +184,8 @@ int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
     fprintf(fp, "    </rng>\n");
     fprintf(fp, "    <filesystem supported='no'/>\n");
     fprintf(fp, "    <tpm supported='no'/>\n");
-    fprintf(fp, "    <redirdev supported='yes'>\n");
-    put_enum(fp, "      ", "bus", usb_bus);
-    fprintf(fp, "    </redirdev>\n");
-    fprintf(fp, "    <channel supported='yes'>\n");
-    put_enum(fp, "      ", "type", channel_types);
-    fprintf(fp, "    </channel>\n");
+    put_device(fp, "redirdev", "bus", usb_bus);
+    put_device(fp, "channel", "type", channel_types);
     fprintf(fp, "  </devices>\n");
     fprintf(fp, "  <features>\n");
     static const char *const unsupported_features[] = {
