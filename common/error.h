@@ -35,5 +35,14 @@ void rv_err_set_errno(rv_err *err, int domain, int errnum, const char *fmt, ...)
 void rv_err_clear(rv_err *err);
 void rv_err_move(rv_err *dst, rv_err *src);     /* dst takes src's; src cleared */
 static inline int rv_err_is_set(const rv_err *err) { return err->code != RV_ERR_OK; }
+/* fn(arg, &e) with e a new error (domain, code, printf-style), cleared
+ * after: for the "fail this with that message" helpers. */
+#define RV_ERR_CALL(fn, arg, domain, code, ...)                               \
+    do {                                                                      \
+        rv_err rv_err_call_ = { 0 };                                          \
+        rv_err_set(&rv_err_call_, (domain), (code), __VA_ARGS__);             \
+        fn((arg), &rv_err_call_);                                             \
+        rv_err_clear(&rv_err_call_);                                          \
+    } while (0)
 
 #endif

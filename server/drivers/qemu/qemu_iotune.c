@@ -70,19 +70,8 @@ static void req_free(iotune_req *req)
     free(req);
 }
 
-static void finish(iotune_req *req, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void finish(iotune_req *req, int code, const char *fmt, ...)
-{
-    rv_err err = { 0 };
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    rv_deferred_finish(req->live.reply, &err);
-    rv_err_clear(&err);
-    req_free(req);
-}
+/* Answer the call with an error of the QEMU domain; the request goes. */
+#define finish(req, ...) (rv_qemu_finish_error((req)->live.reply, __VA_ARGS__), req_free(req))
 
 /* The answer's "inserted" object of the disk, or NULL; *qdev: the path
  * of the device it is attached to (what block_set_io_throttle's id wants:

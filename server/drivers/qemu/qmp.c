@@ -210,17 +210,7 @@ static void qmp_fail(rv_qmp *q, const rv_err *reason)
         q->cbs.on_close(q, reason, q->opaque);
 }
 
-__attribute__((format(printf, 3, 4)))
-static void qmp_failf(rv_qmp *q, int code, const char *fmt, ...)
-{
-    rv_err err = { 0 };
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(&err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    qmp_fail(q, &err);
-    rv_err_clear(&err);
-}
+#define qmp_failf(q, code, ...) RV_ERR_CALL(qmp_fail, q, RV_FROM_QEMU, code, __VA_ARGS__)
 
 static void qmp_fail_errno(rv_qmp *q, int errnum, const char *what)
 {
