@@ -269,14 +269,20 @@ static char *format_dev(const dev *d)
 
 /* ---- the slots ---- */
 
+/* The host's devices into l, once flags are checked (as libvirtd's func). */
+static int scan_for(unsigned int flags, unsigned int known, const char *func, rv_obj_list *l,
+                    rv_err *err)
+{
+    return rv_qemu_check_flags(RV_FROM_NODEDEV, flags, known, func, err) < 0 ? -1 : scan(l, err);
+}
+
 int rv_qemu_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_args *args,
                                 rv_node_num_of_devices_ret *ret, rv_err *err)
 {
     (void)c;
     rv_obj_list l = { 0 };
     int rc = -1;
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeNumOfDevices", err) == 0 &&
-        scan(&l, err) == 0) {
+    if (scan_for(args->flags, 0, "nodeNumOfDevices", &l, err) == 0) {
         ret->num = rv_nodedev_count(&l, dev_of, args->cap ? *args->cap : NULL);
         rc = 0;
     }
@@ -290,8 +296,7 @@ int rv_qemu_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args
     (void)c;
     rv_obj_list l = { 0 };
     int rc = -1;
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeListDevices", err) == 0 &&
-        scan(&l, err) == 0)
+    if (scan_for(args->flags, 0, "nodeListDevices", &l, err) == 0)
         rc = rv_nodedev_list_names(&l, dev_of, args->cap ? *args->cap : NULL, args->maxnames,
                                    &ret->names.names_val, &ret->names.names_len, err);
     list_free(&l);
@@ -308,9 +313,7 @@ int rv_qemu_connect_list_all_node_devices(rv_driver_conn *c,
     bool none = (args->flags & (3u << 30)) == (1u << 30);      /* inactive ones only */
     rv_obj_list l = { 0 };
     int rc = -1;
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3fffffu | (3u << 30),
-                            "connectListAllNodeDevices", err) == 0 &&
-        scan(&l, err) == 0)
+    if (scan_for(args->flags, 0x3fffffu | (3u << 30), "connectListAllNodeDevices", &l, err) == 0)
         rc = rv_nodedev_list_all(&l, dev_of, args->flags & 0x3fffffu, !none, args->need_results,
                                  ret, err);
     list_free(&l);

@@ -17,9 +17,14 @@ enum {
     NODEDEV_XML_MAX = 1 << 20,      /* the longest device XML read */
 };
 
-static bool is_computer(const char *name)
+/* When the device name exists: *out whether it is "computer" (libvirtd
+ * counts it persistent and autostarted, no other device). */
+static int is_computer(const char *name, int *out, rv_err *err)
 {
-    return strcmp(name, "computer") == 0;
+    if (rv_qemu_nodedev_exists(name, err) < 0)
+        return -1;
+    *out = strcmp(name, "computer") == 0;
+    return 0;
 }
 
 int rv_qemu_node_device_is_active(rv_driver_conn *c, const rv_node_device_is_active_args *args,
@@ -37,10 +42,7 @@ int rv_qemu_node_device_is_persistent(rv_driver_conn *c,
                                       rv_node_device_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
-    if (rv_qemu_nodedev_exists(args->name, err) < 0)
-        return -1;
-    ret->persistent = is_computer(args->name);
-    return 0;
+    return is_computer(args->name, &ret->persistent, err);
 }
 
 int rv_qemu_node_device_get_autostart(rv_driver_conn *c,
@@ -48,10 +50,7 @@ int rv_qemu_node_device_get_autostart(rv_driver_conn *c,
                                       rv_node_device_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
-    if (rv_qemu_nodedev_exists(args->name, err) < 0)
-        return -1;
-    ret->autostart = is_computer(args->name);
-    return 0;
+    return is_computer(args->name, &ret->autostart, err);
 }
 
 int rv_qemu_node_device_set_autostart(rv_driver_conn *c,
@@ -81,7 +80,7 @@ int rv_qemu_node_device_undefine(rv_driver_conn *c, const rv_node_device_undefin
     if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0, "nodeDeviceUndefine", err) < 0 ||
         rv_qemu_nodedev_exists(args->name, err) < 0)
         return -1;
-    if (is_computer(args->name))
+    if (strcmp(args->name, "computer") == 0)
         return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                     "unsupported configuration: Unsupported device type");
     return fail(err, RV_ERR_OPERATION_INVALID,

@@ -89,6 +89,13 @@ static const rv_obj_list *list(rv_err *err)
     return &devs.list;
 }
 
+/* The same, once flags are checked (as libvirt's func). */
+static const rv_obj_list *list_for(unsigned int flags, unsigned int known, const char *func,
+                                   rv_err *err)
+{
+    return test_check_flags(flags, known, func, err) < 0 ? NULL : list(err);
+}
+
 static const rv_nodedev *get(const char *name, rv_err *err)
 {
     const rv_obj_list *l = list(err);
@@ -99,8 +106,8 @@ int test_node_num_of_devices(rv_driver_conn *c, const rv_node_num_of_devices_arg
                              rv_node_num_of_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    const rv_obj_list *l;
-    if (test_check_flags(args->flags, 0, "testNodeNumOfDevices", err) < 0 || !(l = list(err)))
+    const rv_obj_list *l = list_for(args->flags, 0, "testNodeNumOfDevices", err);
+    if (!l)
         return -1;
     ret->num = rv_nodedev_count(l, dev_of, args->cap ? *args->cap : NULL);
     return 0;
@@ -110,8 +117,8 @@ int test_node_list_devices(rv_driver_conn *c, const rv_node_list_devices_args *a
                            rv_node_list_devices_ret *ret, rv_err *err)
 {
     (void)c;
-    const rv_obj_list *l;
-    if (test_check_flags(args->flags, 0, "testNodeListDevices", err) < 0 || !(l = list(err)))
+    const rv_obj_list *l = list_for(args->flags, 0, "testNodeListDevices", err);
+    if (!l)
         return -1;
     return rv_nodedev_list_names(l, dev_of, args->cap ? *args->cap : NULL, args->maxnames,
                                  &ret->names.names_val, &ret->names.names_len, err);
@@ -124,9 +131,8 @@ int test_connect_list_all_node_devices(rv_driver_conn *c,
     (void)c;
     /* The capability bits only: libvirt 9.0's test driver refuses ACTIVE
      * and INACTIVE, which virsh nodedev-list always sends. */
-    const rv_obj_list *l;
-    if (test_check_flags(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err) < 0 ||
-        !(l = list(err)))
+    const rv_obj_list *l = list_for(args->flags, 0x3fffffu, "testConnectListAllNodeDevices", err);
+    if (!l)
         return -1;
     return rv_nodedev_list_all(l, dev_of, args->flags, true, args->need_results, ret, err);
 }
