@@ -189,6 +189,18 @@ static test_pool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
     return p;
 }
 
+/* The pool, inactive, for a call with these flags (libvirt's func). */
+static test_pool *get_inactive(const rv_nonnull_storage_pool *w, unsigned int flags,
+                               const char *func, rv_err *err)
+{
+    test_pool *p = NULL;
+    if (test_check_flags(flags, 0, func, err) == 0 && (p = get(w, err)) && p->active) {
+        is_active(p, err);
+        return NULL;
+    }
+    return p;
+}
+
 static int pool_to_wire(const void *p, void *w, rv_err *err)
 {
     rv_nonnull_storage_pool *pool = w;
@@ -443,12 +455,9 @@ int test_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_arg
                              rv_err *err)
 {
     (void)c;
-    test_pool *p;
-    if (test_check_flags(args->flags, 0, "testStoragePoolCreate", err) < 0 ||
-        !(p = get(&args->pool, err)))
+    test_pool *p = get_inactive(&args->pool, args->flags, "testStoragePoolCreate", err);
+    if (!p)
         return -1;
-    if (p->active)
-        return is_active(p, err);
     p->active = 1;
     emit(p, RV_POOL_EVENT_STARTED);
     return 0;
@@ -458,12 +467,9 @@ int test_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_args 
                             rv_err *err)
 {
     (void)c;
-    test_pool *p;
-    if (test_check_flags(args->flags, 0, "testStoragePoolBuild", err) < 0 ||
-        !(p = get(&args->pool, err)))
+    test_pool *p = get_inactive(&args->pool, args->flags, "testStoragePoolBuild", err);
+    if (!p)
         return -1;
-    if (p->active)
-        return is_active(p, err);
     emit(p, RV_POOL_EVENT_CREATED);
     return 0;
 }
@@ -486,12 +492,9 @@ int test_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_arg
                              rv_err *err)
 {
     (void)c;
-    test_pool *p;
-    if (test_check_flags(args->flags, 0, "testStoragePoolDelete", err) < 0 ||
-        !(p = get(&args->pool, err)))
+    test_pool *p = get_inactive(&args->pool, args->flags, "testStoragePoolDelete", err);
+    if (!p)
         return -1;
-    if (p->active)
-        return is_active(p, err);
     emit(p, RV_POOL_EVENT_DELETED);
     return 0;
 }
@@ -500,11 +503,9 @@ int test_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undefine
                                rv_err *err)
 {
     (void)c;
-    test_pool *p = get(&args->pool, err);
+    test_pool *p = get_inactive(&args->pool, 0, "testStoragePoolUndefine", err);
     if (!p)
         return -1;
-    if (p->active)
-        return is_active(p, err);
     emit(p, RV_POOL_EVENT_UNDEFINED);
     pool_remove(p);
     return 0;
