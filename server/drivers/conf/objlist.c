@@ -194,6 +194,8 @@ bool rv_obj_match(const rv_obj_list *l, const void *obj, unsigned int flags)
 {
     enum { INACTIVE = 1, ACTIVE = 2, PERSISTENT = 4, TRANSIENT = 8, AUTOSTART = 16,
            NO_AUTOSTART = 32 };
+    if (!flags || l->kind->match)
+        return !flags || l->kind->match(obj, flags);
     unsigned int st = l->kind->state_of(obj);
     unsigned int has = (st & RV_OBJ_ACTIVE ? ACTIVE : INACTIVE) |
                        (st & RV_OBJ_PERSISTENT ? PERSISTENT : TRANSIENT) |

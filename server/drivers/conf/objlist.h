@@ -31,6 +31,9 @@ typedef struct rv_obj_kind {
      * type), and the group they form; NULL: none. */
     unsigned int (*more_flags_of)(const void *obj);
     unsigned int more_flags;
+    /* A family whose list filter flags are not these (secrets): its own
+     * test of them, in place of the above; NULL: none. */
+    bool (*match)(const void *obj, unsigned int flags);
 } rv_obj_kind;
 
 typedef struct rv_obj_list {
@@ -80,7 +83,8 @@ int rv_obj_list_names(const rv_obj_list *l, bool active, int maxnames, int limit
                       u_int *len, rv_err *err);
 /* obj passes libvirt's list filter flags: ACTIVE/INACTIVE (2/1),
  * PERSISTENT/TRANSIENT (4/8), AUTOSTART/NO_AUTOSTART (16/32), the
- * kind's more_flags; within a group the bits are ORed, groups ANDed. */
+ * kind's more_flags; within a group the bits are ORed, groups ANDed
+ * (or the kind's match).  No flags: every object. */
 bool rv_obj_match(const rv_obj_list *l, const void *obj, unsigned int flags);
 /* LIST_ALL_*: *count the objects matching flags; with need_results
  * their wire forms in *vals (*len of them, each elem_size bytes, filled

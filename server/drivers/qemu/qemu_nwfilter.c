@@ -18,6 +18,7 @@
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/conf/nwfilter_xml.h"
+#include "server/drivers/conf/objlist.h"
 
 RV_LOG_CATEGORY("drivers.qemu.nwfilter");
 
@@ -31,14 +32,35 @@ typedef struct qfilter {
     char *name;
     unsigned char uuid[16];
     char *xml;                  /* as formatted, with the uuid */
-    struct qfilter *next;
 } qfilter;
+
+static const char *filter_name(const void *obj)
+{
+    return ((const qfilter *)obj)->name;
+}
+
+static const unsigned char *filter_uuid(const void *obj)
+{
+    return ((const qfilter *)obj)->uuid;
+}
+
+/* Every filter counts as active: the old calls list them all. */
+static unsigned int filter_state(const void *obj)
+{
+    (void)obj;
+    return RV_OBJ_ACTIVE;
+}
+
+static const rv_obj_kind filter_kind = {
+    .what = "filter", .whats = "filters", .not_found = "Network filter not found",
+    .lookup_what = "nwfilter", .from = RV_FROM_NWFILTER, .no_object = RV_ERR_NO_NWFILTER,
+    .name_of = filter_name, .uuid_of = filter_uuid, .state_of = filter_state,
+};
 
 static struct {
     char *dir;
-    qfilter *list;
-    int n;
-} st;
+    rv_obj_list list;           /* of qfilter */
+} st = { .list = { .max = RV_NWFILTER_LIST_MAX, .kind = &filter_kind } };
 
 static int oom(rv_err *err)
 {
@@ -49,38 +71,23 @@ static int oom(rv_err *err)
 
 static qfilter *find_name(const char *name)
 {
-    for (qfilter *f = st.list; f; f = f->next)
-        if (strcmp(f->name, name) == 0)
-            return f;
-    return NULL;
+    return rv_obj_find_name(&st.list, name);
 }
 
 static qfilter *find_uuid(const unsigned char uuid[16])
 {
-    for (qfilter *f = st.list; f; f = f->next)
-        if (memcmp(f->uuid, uuid, 16) == 0)
-            return f;
-    return NULL;
+    return rv_obj_find_uuid(&st.list, uuid);
 }
 
 static qfilter *get_uuid(const unsigned char uuid[16], rv_err *err)
 {
-    qfilter *f = find_uuid(uuid);
-    if (!f) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format(uuid, text);
-        fail(err, RV_ERR_NO_NWFILTER,
-             "Network filter not found: no nwfilter with matching uuid '%s'", text);
-    }
-    return f;
+    return rv_obj_get_uuid(&st.list, uuid, err);
 }
 
-static int to_wire(rv_nonnull_nwfilter *wire, const qfilter *f, rv_err *err)
+static int put_wire(const void *f, void *wire, rv_err *err)
 {
-    if (!(wire->name = strdup(f->name)))
-        return oom(err);
-    memcpy(wire->uuid, f->uuid, 16);
-    return 0;
+    rv_nonnull_nwfilter *w = wire;
+    return rv_obj_put_handle(&st.list, f, &w->name, w->uuid, err);
 }
 
 static void filter_free(qfilter *f)
@@ -113,10 +120,10 @@ static int check_define(const char *name, const unsigned char uuid[16], rv_err *
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: filter '%s' already exists with uuid %s", name, text);
     }
-    if (!by_name && st.n >= RV_NWFILTER_LIST_MAX)
+    if (!by_name && st.list.n >= st.list.max)
         return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: there are already %d filters, the most remvirt keeps",
-                    st.n);
+                    "operation failed: there are already %zu filters, the most remvirt keeps",
+                    st.list.n);
     return 0;
 }
 
@@ -139,9 +146,10 @@ static qfilter *put(char *name, const unsigned char uuid[16], char *xml, rv_err 
     f->name = name;
     memcpy(f->uuid, uuid, 16);
     f->xml = xml;
-    f->next = st.list;
-    st.list = f;
-    st.n++;
+    if (rv_obj_add(&st.list, f, err) < 0) {
+        filter_free(f);
+        return NULL;
+    }
     return f;
 }
 
@@ -151,7 +159,7 @@ int rv_qemu_connect_num_of_nwfilters(rv_driver_conn *c, rv_connect_num_of_nwfilt
                                      rv_err *err)
 {
     (void)c, (void)err;
-    ret->num = st.n;
+    ret->num = rv_obj_count(&st.list, true);
     return 0;
 }
 
@@ -159,21 +167,8 @@ int rv_qemu_connect_list_nwfilters(rv_driver_conn *c, const rv_connect_list_nwfi
                                    rv_connect_list_nwfilters_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->maxnames < 0 || args->maxnames > RV_NWFILTER_LIST_MAX)
-        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maximum %d is outside 0..%d",
-                           args->maxnames, RV_NWFILTER_LIST_MAX);
-    int n = st.n < args->maxnames ? st.n : args->maxnames;
-    if (n == 0)
-        return 0;
-    if (!(ret->names.names_val = calloc((size_t)n, sizeof(char *))))
-        return oom(err);
-    qfilter *f = st.list;
-    for (int i = 0; i < n; i++, f = f->next) {
-        if (!(ret->names.names_val[i] = strdup(f->name)))
-            return oom(err);    /* the dispatcher frees what was filled */
-        ret->names.names_len++;
-    }
-    return 0;
+    return rv_obj_list_names(&st.list, true, args->maxnames, RV_NWFILTER_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int rv_qemu_connect_list_all_nwfilters(rv_driver_conn *c,
@@ -183,17 +178,9 @@ int rv_qemu_connect_list_all_nwfilters(rv_driver_conn *c,
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterConnectListAllNWFilters", err) < 0)
         return -1;
-    ret->ret = (u_int)st.n;
-    if (!args->need_results || st.n == 0)
-        return 0;
-    if (!(ret->filters.filters_val = calloc((size_t)st.n, sizeof(rv_nonnull_nwfilter))))
-        return oom(err);
-    for (qfilter *f = st.list; f; f = f->next) {
-        if (to_wire(&ret->filters.filters_val[ret->filters.filters_len], f, err) < 0)
-            return -1;
-        ret->filters.filters_len++;
-    }
-    return 0;
+    return rv_obj_list_all(&st.list, 0, args->need_results, sizeof(rv_nonnull_nwfilter),
+                           put_wire, (void **)&ret->filters.filters_val,
+                           &ret->filters.filters_len, &ret->ret, err);
 }
 
 int rv_qemu_nwfilter_lookup_by_name(rv_driver_conn *c, const rv_nwfilter_lookup_by_name_args *args,
@@ -204,7 +191,7 @@ int rv_qemu_nwfilter_lookup_by_name(rv_driver_conn *c, const rv_nwfilter_lookup_
     if (!f)
         return fail(err, RV_ERR_NO_NWFILTER,
                     "Network filter not found: no nwfilter with matching name '%s'", args->name);
-    return to_wire(&ret->nwfilter, f, err);
+    return put_wire(f, &ret->nwfilter, err);
 }
 
 int rv_qemu_nwfilter_lookup_by_uuid(rv_driver_conn *c, const rv_nwfilter_lookup_by_uuid_args *args,
@@ -212,7 +199,7 @@ int rv_qemu_nwfilter_lookup_by_uuid(rv_driver_conn *c, const rv_nwfilter_lookup_
 {
     (void)c;
     qfilter *f = get_uuid((const unsigned char *)args->uuid, err);
-    return f ? to_wire(&ret->nwfilter, f, err) : -1;
+    return f ? put_wire(f, &ret->nwfilter, err) : -1;
 }
 
 int rv_qemu_nwfilter_get_xml_desc(rv_driver_conn *c, const rv_nwfilter_get_xml_desc_args *args,
@@ -246,7 +233,7 @@ static int define(const char *text, rv_nonnull_nwfilter *out, rv_err *err)
     }
     free(path);
     qfilter *f = put(name, uuid, xml, err);
-    return f ? to_wire(out, f, err) : -1;
+    return f ? put_wire(f, out, err) : -1;
 }
 
 int rv_qemu_nwfilter_define_xml(rv_driver_conn *c, const rv_nwfilter_define_xml_args *args,
@@ -281,13 +268,7 @@ int rv_qemu_nwfilter_undefine(rv_driver_conn *c, const rv_nwfilter_undefine_args
         return -1;
     }
     free(path);
-    for (qfilter **p = &st.list; *p; p = &(*p)->next) {
-        if (*p == f) {
-            *p = f->next;
-            break;
-        }
-    }
-    st.n--;
+    rv_obj_remove(&st.list, f);
     filter_free(f);
     return 0;
 }
@@ -319,6 +300,11 @@ int rv_qemu_nwfilter_binding_get_xml_desc(rv_driver_conn *c,
     return fail(err, RV_ERR_NO_NWFILTER_BINDING,
                 "Network filter binding not found: no nwfilter binding for port dev '%s'",
                 args->nwfilter.portdev);
+}
+
+static void filter_free_obj(void *obj)
+{
+    filter_free(obj);
 }
 
 /* ---- start-up and exit ---- */
@@ -385,11 +371,7 @@ void rv_qemu_nwfilter_init(void)
 
 void rv_qemu_nwfilter_cleanup(void)
 {
-    while (st.list) {
-        qfilter *f = st.list;
-        st.list = f->next;
-        filter_free(f);
-    }
+    rv_obj_clear(&st.list, filter_free_obj);
     free(st.dir);
-    memset(&st, 0, sizeof(st));
+    st.dir = NULL;
 }

@@ -19,6 +19,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/conf/secret_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.secret");
@@ -33,16 +34,41 @@ enum {
 
 typedef struct qsecret {
     rv_secret_def def;
+    char key[RV_UUID_STRING_LEN];       /* its UUID as text: its name on the list */
     unsigned char *value;       /* NULL: none set */
     size_t value_len;
-    struct qsecret *next;
 } qsecret;
+
+static const char *secret_key(const void *obj)
+{
+    return ((const qsecret *)obj)->key;
+}
+
+static const unsigned char *secret_uuid(const void *obj)
+{
+    return ((const qsecret *)obj)->def.uuid;
+}
+
+/* libvirt's secret list filters: EPHEMERAL/NO_EPHEMERAL, PRIVATE/NO_PRIVATE. */
+static bool secret_match(const void *obj, unsigned int flags)
+{
+    const rv_secret_def *def = &((const qsecret *)obj)->def;
+    return (!(flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) ||
+            (flags & (def->ephemeral ? LIST_EPHEMERAL : LIST_NO_EPHEMERAL))) &&
+           (!(flags & (LIST_PRIVATE | LIST_NO_PRIVATE)) ||
+            (flags & (def->is_private ? LIST_PRIVATE : LIST_NO_PRIVATE)));
+}
+
+static const rv_obj_kind secret_kind = {
+    .what = "secret", .whats = "secrets", .not_found = "Secret not found",
+    .lookup_what = "secret", .from = RV_FROM_SECRET, .no_object = RV_ERR_NO_SECRET,
+    .name_of = secret_key, .uuid_of = secret_uuid, .match = secret_match,
+};
 
 static struct {
     char *dir;
-    qsecret *list;
-    int n;
-} st;
+    rv_obj_list list;           /* of qsecret, in UUID order */
+} st = { .list = { .max = RV_SECRET_LIST_MAX, .kind = &secret_kind } };
 
 static int oom(rv_err *err)
 {
@@ -61,29 +87,22 @@ static int check_max(int n, int max, rv_err *err)
 
 static qsecret *find_uuid(const unsigned char uuid[16])
 {
-    for (qsecret *s = st.list; s; s = s->next)
-        if (memcmp(s->def.uuid, uuid, 16) == 0)
-            return s;
-    return NULL;
+    return rv_obj_find_uuid(&st.list, uuid);
 }
 
 static qsecret *find_usage(int type, const char *id)
 {
-    for (qsecret *s = st.list; s; s = s->next)
+    for (size_t i = 0; i < st.list.n; i++) {
+        qsecret *s = rv_obj_at(&st.list, i);
         if (type != RV_SECRET_USAGE_NONE && s->def.usage_type == type && strcmp(s->def.usage_id, id) == 0)
             return s;
+    }
     return NULL;
 }
 
 static qsecret *get(const unsigned char uuid[16], rv_err *err)
 {
-    qsecret *s = find_uuid(uuid);
-    if (!s) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format(uuid, text);
-        fail(err, RV_ERR_NO_SECRET, "Secret not found: no secret with matching uuid '%s'", text);
-    }
-    return s;
+    return rv_obj_get_uuid(&st.list, uuid, err);
 }
 
 /* config_dir/secrets/<uuid><suffix>, malloc'd. */
@@ -150,11 +169,33 @@ static int to_wire(rv_nonnull_secret *wire, const rv_secret_def *def, rv_err *er
     return 0;
 }
 
+static int put_wire(const void *obj, void *wire, rv_err *err)
+{
+    return to_wire(wire, &((const qsecret *)obj)->def, err);
+}
+
 static void event(const qsecret *s, int event_id, int what)
 {
     rv_nonnull_secret wire;
     put_secret(&wire, &s->def, s->def.usage_id);
     rv_driver_secret_event(&rv_qemu_driver, &wire, event_id, what);
+}
+
+/* A new, empty secret of def's UUID on the list; NULL with err. */
+static qsecret *secret_new(const rv_secret_def *def, rv_err *err)
+{
+    qsecret *s = calloc(1, sizeof(*s));
+    if (!s) {
+        oom(err);
+        return NULL;
+    }
+    rv_uuid_format(def->uuid, s->key);
+    memcpy(s->def.uuid, def->uuid, 16);
+    if (rv_obj_add(&st.list, s, err) < 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 static void secret_free(qsecret *s)
@@ -172,7 +213,7 @@ int rv_qemu_connect_num_of_secrets(rv_driver_conn *c, rv_connect_num_of_secrets_
                                    rv_err *err)
 {
     (void)c, (void)err;
-    ret->num = st.n;
+    ret->num = (int)st.list.n;
     return 0;
 }
 
@@ -182,32 +223,18 @@ int rv_qemu_connect_list_secrets(rv_driver_conn *c, const rv_connect_list_secret
     (void)c;
     if (check_max(args->maxuuids, RV_SECRET_LIST_MAX, err) < 0)
         return -1;
-    int n = st.n < args->maxuuids ? st.n : args->maxuuids;
+    int n = (int)st.list.n < args->maxuuids ? (int)st.list.n : args->maxuuids;
     if (n == 0)
         return 0;
     if (!(ret->uuids.uuids_val = calloc((size_t)n, sizeof(char *))))
         return oom(err);
-    qsecret *s = st.list;
-    for (int i = 0; i < n; i++, s = s->next) {
-        if (!(ret->uuids.uuids_val[i] = malloc(RV_UUID_STRING_LEN)))
+    for (int i = 0; i < n; i++) {
+        const qsecret *s = rv_obj_at(&st.list, (size_t)i);
+        if (!(ret->uuids.uuids_val[i] = strdup(s->key)))
             return oom(err);    /* the dispatcher frees what was filled */
-        rv_uuid_format(s->def.uuid, ret->uuids.uuids_val[i]);
         ret->uuids.uuids_len++;
     }
     return 0;
-}
-
-static bool list_match(const rv_secret_def *def, unsigned int flags)
-{
-    if ((flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) == LIST_EPHEMERAL && !def->ephemeral)
-        return false;
-    if ((flags & (LIST_EPHEMERAL | LIST_NO_EPHEMERAL)) == LIST_NO_EPHEMERAL && def->ephemeral)
-        return false;
-    if ((flags & (LIST_PRIVATE | LIST_NO_PRIVATE)) == LIST_PRIVATE && !def->is_private)
-        return false;
-    if ((flags & (LIST_PRIVATE | LIST_NO_PRIVATE)) == LIST_NO_PRIVATE && def->is_private)
-        return false;
-    return true;
 }
 
 int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
@@ -218,22 +245,9 @@ int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
     if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
                             "secretConnectListAllSecrets", err) < 0)
         return -1;
-    u_int k = 0;
-    for (qsecret *s = st.list; s; s = s->next)
-        k += list_match(&s->def, args->flags);
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->secrets.secrets_val = calloc(k, sizeof(rv_nonnull_secret))))
-        return oom(err);
-    for (qsecret *s = st.list; s; s = s->next) {
-        if (!list_match(&s->def, args->flags))
-            continue;
-        if (to_wire(&ret->secrets.secrets_val[ret->secrets.secrets_len], &s->def, err) < 0)
-            return -1;
-        ret->secrets.secrets_len++;
-    }
-    return 0;
+    return rv_obj_list_all(&st.list, args->flags, args->need_results, sizeof(rv_nonnull_secret),
+                           put_wire, (void **)&ret->secrets.secrets_val, &ret->secrets.secrets_len,
+                           &ret->ret, err);
 }
 
 int rv_qemu_secret_lookup_by_uuid(rv_driver_conn *c, const rv_secret_lookup_by_uuid_args *args,
@@ -290,10 +304,10 @@ static int check_define(const qsecret *old, const rv_secret_def *def, rv_err *er
                     "internal error: a secret with UUID %s already defined for use with %s", uuid,
                     def->usage_id);
     }
-    if (st.n >= RV_SECRET_LIST_MAX)
+    if (st.list.n >= st.list.max)
         return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: there are already %d secrets, the most remvirt keeps",
-                    st.n);
+                    "operation failed: there are already %zu secrets, the most remvirt keeps",
+                    st.list.n);
     return 0;
 }
 
@@ -312,13 +326,8 @@ int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args
     if (!def.ephemeral && (save_def(&def, err) < 0 || (s && s->def.ephemeral && s->value && save_value(s, err) < 0)))
         goto fail;
     if (!s) {
-        if (!(s = calloc(1, sizeof(*s)))) {
-            oom(err);
+        if (!(s = secret_new(&def, err)))
             goto fail;
-        }
-        s->next = st.list;
-        st.list = s;
-        st.n++;
     } else if (def.ephemeral && !s->def.ephemeral) {
         remove_files(def.uuid);
     }
@@ -395,15 +404,14 @@ int rv_qemu_secret_undefine(rv_driver_conn *c, const rv_secret_undefine_args *ar
     if (!s->def.ephemeral)
         remove_files(s->def.uuid);
     event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
-    for (qsecret **p = &st.list; *p; p = &(*p)->next) {
-        if (*p == s) {
-            *p = s->next;
-            break;
-        }
-    }
-    st.n--;
+    rv_obj_remove(&st.list, s);
     secret_free(s);
     return 0;
+}
+
+static void secret_free_obj(void *obj)
+{
+    secret_free(obj);
 }
 
 /* ---- start-up and exit ---- */
@@ -493,7 +501,7 @@ static void add_file(void *f_, const char *path, void *opaque)
     secret_file *f = f_;
     rv_err err = { 0 };
     qsecret *s = NULL;
-    if (check_define(NULL, &f->def, &err) < 0 || !(s = calloc(1, sizeof(*s)))) {
+    if (check_define(NULL, &f->def, &err) < 0 || !(s = secret_new(&f->def, &err))) {
         RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "out of memory");
         free_file(f);
     } else {
@@ -502,9 +510,6 @@ static void add_file(void *f_, const char *path, void *opaque)
         free(f->usage);
         free(f);
         load_value(s);
-        s->next = st.list;
-        st.list = s;
-        st.n++;
     }
     rv_err_clear(&err);
 }
@@ -520,16 +525,12 @@ void rv_qemu_secret_init(void)
         return;
     }
     rv_qemu_load_defs(st.dir, &secret_files, NULL);
-    RV_DEBUG("%d secrets loaded from %s", st.n, st.dir);
+    RV_DEBUG("%zu secrets loaded from %s", st.list.n, st.dir);
 }
 
 void rv_qemu_secret_cleanup(void)
 {
-    while (st.list) {
-        qsecret *s = st.list;
-        st.list = s->next;
-        secret_free(s);
-    }
+    rv_obj_clear(&st.list, secret_free_obj);
     free(st.dir);
-    memset(&st, 0, sizeof(st));
+    st.dir = NULL;
 }
