@@ -170,3 +170,13 @@ char *rv_net_def_format(const rv_net_def *def)
     fputs("</network>\n", fp);
     return rv_xml_done(fp, &buf);
 }
+
+const char *rv_net_obj_name(const void *obj)
+{
+    return (*(rv_net_def *const *)obj)->name;
+}
+
+const unsigned char *rv_net_obj_uuid(const void *obj)
+{
+    return (*(rv_net_def *const *)obj)->uuid;
+}

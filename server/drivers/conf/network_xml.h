@@ -28,4 +28,13 @@ const char *rv_net_def_forward_mode(const rv_net_def *def);
 /* Set <bridge name> (and def->bridge). */
 int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err);
 
+/* ---- on an object list (objlist.h): a driver's network object begins
+ * with its rv_net_def pointer; state_of gives its RV_OBJ_* bits. ---- */
+const char *rv_net_obj_name(const void *obj);
+const unsigned char *rv_net_obj_uuid(const void *obj);
+#define RV_NET_OBJ_KIND(from_, state_of_)                                        \
+    { .what = "network", .whats = "networks", .not_found = "Network not found", \
+      .lookup_what = "network", .from = (from_), .no_object = RV_ERR_NO_NETWORK, \
+      .name_of = rv_net_obj_name, .uuid_of = rv_net_obj_uuid, .state_of = (state_of_) }
+
 #endif

@@ -7,6 +7,12 @@
 
 #include "common/util.h"
 
+unsigned int rv_obj_state(bool active, bool persistent, bool autostart)
+{
+    return (active ? RV_OBJ_ACTIVE : 0) | (persistent ? RV_OBJ_PERSISTENT : 0) |
+           (autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
 static const char *name_at(const rv_obj_list *l, size_t i)
 {
     return l->kind->name_of(l->items[i]);

@@ -17,6 +17,9 @@
 /* What an object is, as the list calls see it. */
 enum { RV_OBJ_ACTIVE = 1, RV_OBJ_PERSISTENT = 2, RV_OBJ_AUTOSTART = 4 };
 
+/* The RV_OBJ_* bits of an object in these states. */
+unsigned int rv_obj_state(bool active, bool persistent, bool autostart);
+
 typedef struct rv_obj_kind {
     const char *what;           /* "network": errors name one */
     const char *whats;          /* "networks": the bound's error */

@@ -706,3 +706,18 @@ char *rv_pool_capabilities_xml(unsigned int types)
     }
     return xml;
 }
+
+const char *rv_pool_obj_name(const void *obj)
+{
+    return (*(rv_pool_def *const *)obj)->name;
+}
+
+const unsigned char *rv_pool_obj_uuid(const void *obj)
+{
+    return (*(rv_pool_def *const *)obj)->uuid;
+}
+
+unsigned int rv_pool_obj_type_flag(const void *obj)
+{
+    return rv_pool_type_list_flag((*(rv_pool_def *const *)obj)->type);
+}

@@ -103,4 +103,16 @@ char *rv_pool_netfs_sources(const char *host);
 /* The XML word of a volume type ("file", "block", ...). */
 const char *rv_vol_type_name(int type);
 
+/* ---- on an object list (objlist.h): a driver's pool object begins with
+ * its rv_pool_def pointer; state_of gives its RV_OBJ_* bits; the pool
+ * type's list flags are the kind's more_flags. ---- */
+const char *rv_pool_obj_name(const void *obj);
+const unsigned char *rv_pool_obj_uuid(const void *obj);
+unsigned int rv_pool_obj_type_flag(const void *obj);
+#define RV_POOL_OBJ_KIND(from_, state_of_)                                             \
+    { .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found", \
+      .lookup_what = "storage pool", .from = (from_), .no_object = RV_ERR_NO_STORAGE_POOL, \
+      .name_of = rv_pool_obj_name, .uuid_of = rv_pool_obj_uuid, .state_of = (state_of_), \
+      .more_flags_of = rv_pool_obj_type_flag, .more_flags = ~0x3fu }
+
 #endif

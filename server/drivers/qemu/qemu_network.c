@@ -44,28 +44,13 @@ typedef struct qnet {
     rv_deferred *reply;
 } qnet;
 
-static const char *net_name(const void *n)
-{
-    return ((const qnet *)n)->def->name;
-}
-
-static const unsigned char *net_uuid(const void *n)
-{
-    return ((const qnet *)n)->def->uuid;
-}
-
 static unsigned int net_state(const void *obj)
 {
     const qnet *n = obj;
-    return (n->active ? RV_OBJ_ACTIVE : 0) | (n->persistent ? RV_OBJ_PERSISTENT : 0) |
-           (n->autostart ? RV_OBJ_AUTOSTART : 0);
+    return rv_obj_state(n->active, n->persistent, n->autostart);
 }
 
-static const rv_obj_kind net_kind = {
-    .what = "network", .whats = "networks", .not_found = "Network not found",
-    .lookup_what = "network", .from = RV_FROM_NETWORK, .no_object = RV_ERR_NO_NETWORK,
-    .name_of = net_name, .uuid_of = net_uuid, .state_of = net_state,
-};
+static const rv_obj_kind net_kind = RV_NET_OBJ_KIND(RV_FROM_NETWORK, net_state);
 
 static struct {
     rv_obj_list list;           /* of qnet */

@@ -110,34 +110,13 @@ typedef struct vol_job {
     struct vol_job *next;
 } vol_job;
 
-static const char *pool_name(const void *p)
-{
-    return ((const qpool *)p)->def->name;
-}
-
-static const unsigned char *pool_uuid(const void *p)
-{
-    return ((const qpool *)p)->def->uuid;
-}
-
 static unsigned int pool_state(const void *obj)
 {
     const qpool *p = obj;
-    return (p->active ? RV_OBJ_ACTIVE : 0) | (p->persistent ? RV_OBJ_PERSISTENT : 0) |
-           (p->autostart ? RV_OBJ_AUTOSTART : 0);
+    return rv_obj_state(p->active, p->persistent, p->autostart);
 }
 
-static unsigned int pool_type_flag(const void *obj)
-{
-    return rv_pool_type_list_flag(((const qpool *)obj)->def->type);
-}
-
-static const rv_obj_kind pool_kind = {
-    .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found",
-    .lookup_what = "storage pool", .from = RV_FROM_STORAGE, .no_object = RV_ERR_NO_STORAGE_POOL,
-    .name_of = pool_name, .uuid_of = pool_uuid, .state_of = pool_state,
-    .more_flags_of = pool_type_flag, .more_flags = ~0x3fu,
-};
+static const rv_obj_kind pool_kind = RV_POOL_OBJ_KIND(RV_FROM_STORAGE, pool_state);
 
 static struct {
     rv_obj_list pools;          /* of qpool */

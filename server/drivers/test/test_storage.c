@@ -39,35 +39,14 @@ typedef struct test_pool {
     size_t nvols, cap;
 } test_pool;
 
-static const char *pool_name(const void *p)
-{
-    return ((const test_pool *)p)->def->name;
-}
-
-static const unsigned char *pool_uuid(const void *p)
-{
-    return ((const test_pool *)p)->def->uuid;
-}
-
 static unsigned int pool_state(const void *obj)
 {
     const test_pool *p = obj;
-    return (p->active ? RV_OBJ_ACTIVE : 0) | (p->persistent ? RV_OBJ_PERSISTENT : 0) |
-           (p->autostart ? RV_OBJ_AUTOSTART : 0);
-}
-
-static unsigned int pool_type_flag(const void *obj)
-{
-    return rv_pool_type_list_flag(((const test_pool *)obj)->def->type);
+    return rv_obj_state(p->active, p->persistent, p->autostart);
 }
 
 /* libvirt's test driver says TEST in its errors. */
-static const rv_obj_kind pool_kind = {
-    .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found",
-    .lookup_what = "storage pool", .from = RV_FROM_TEST, .no_object = RV_ERR_NO_STORAGE_POOL,
-    .name_of = pool_name, .uuid_of = pool_uuid, .state_of = pool_state,
-    .more_flags_of = pool_type_flag, .more_flags = ~0x3fu,
-};
+static const rv_obj_kind pool_kind = RV_POOL_OBJ_KIND(RV_FROM_TEST, pool_state);
 
 static struct {
     rv_obj_list list;           /* of test_pool */
