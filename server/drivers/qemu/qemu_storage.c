@@ -50,6 +50,7 @@
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/stream_fd.h"
 #include "server/drivers/conf/objlist.h"
+#include "server/drivers/conf/storage_vols.h"
 #include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
@@ -255,13 +256,7 @@ static void vols_clear(qpool *p)
 
 static rv_vol_def *vol_find(const qpool *p, const char *name, size_t *at)
 {
-    for (size_t i = 0; i < p->nvols; i++)
-        if (strcmp(p->vols[i]->name, name) == 0) {
-            if (at)
-                *at = i;
-            return p->vols[i];
-        }
-    return NULL;
+    return rv_vols_find(p->vols, p->nvols, name, at);
 }
 
 /* Put v (taken) in p's list, replacing one of the same name. */
@@ -415,10 +410,7 @@ static int pool_to_wire(const void *p, void *w, rv_err *err)
 static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
                        rv_err *err)
 {
-    w->pool = strdup(p->def->name);
-    w->name = strdup(v->name);
-    w->key = strdup(v->key);
-    return w->pool && w->name && w->key ? 0 : oom(err);   /* the caller frees what was set */
+    return rv_vol_put_wire(p->def->name, v, w, RV_FROM_STORAGE, err);
 }
 
 /* ================================================================ files */
@@ -992,22 +984,6 @@ int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
 }
 
 /* Up to maxnames names of pool's volumes. */
-static int vol_names(const qpool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
-                    RV_STORAGE_VOL_LIST_MAX);
-    char **out = calloc((size_t)maxnames + 1, sizeof(*out));
-    if (!out)
-        return oom(err);
-    *names = out;       /* the dispatcher frees what was filled, on failure too */
-    *len = 0;
-    for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
-        if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
-            return oom(err);
-    return 0;
-}
-
 int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
                                        const rv_connect_list_storage_pools_args *args,
                                        rv_connect_list_storage_pools_ret *ret, rv_err *err)
@@ -1125,12 +1101,6 @@ int rv_qemu_storage_pool_is_persistent(rv_driver_conn *c,
 
 /* ================================================================ volume queries */
 
-static int no_vol(const char *how, const char *what, rv_err *err)
-{
-    return fail(err, RV_ERR_NO_STORAGE_VOL,
-                "Storage volume not found: no storage vol with matching %s '%s'", how, what);
-}
-
 /* The volume a handle names, in its active pool. */
 static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
 {
@@ -1143,7 +1113,7 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err
     }
     rv_vol_def *v = vol_find(p, w->name, NULL);
     if (!v)
-        no_vol("name", w->name, err);
+        rv_vol_not_found(RV_FROM_STORAGE, "name", w->name, err);
     if (pool)
         *pool = p;
     return v;
@@ -1167,8 +1137,8 @@ int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
-    return p ? vol_names(p, args->maxnames,
-                          &ret->names.names_val, &ret->names.names_len, err)
+    return p ? rv_vols_names(p->vols, p->nvols, RV_FROM_STORAGE, args->maxnames, &ret->names.names_val,
+                         &ret->names.names_len, err)
              : -1;
 }
 
@@ -1181,20 +1151,8 @@ int rv_qemu_storage_pool_list_all_volumes(rv_driver_conn *c,
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolListAllVolumes", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
-    ret->ret = (u_int)p->nvols;
-    if (!args->need_results || p->nvols == 0)
-        return 0;
-    /* More than a reply can carry: said so, as libvirtd says it. */
-    if (p->nvols > RV_STORAGE_VOL_LIST_MAX)
-        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
-                           "internal error: Too many storage_vols '%zu' for limit '%d'", p->nvols,
-                           RV_STORAGE_VOL_LIST_MAX);
-    if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
-        return oom(err);
-    for (size_t i = 0; i < p->nvols; i++)
-        if (vol_to_wire(p, p->vols[i], &ret->vols.vols_val[ret->vols.vols_len++], err) < 0)
-            return -1;
-    return 0;
+    return rv_vols_list_all(p->def->name, p->vols, p->nvols, args->need_results,
+                            RV_FROM_STORAGE, ret, err);
 }
 
 int rv_qemu_storage_vol_lookup_by_name(rv_driver_conn *c,
@@ -1213,11 +1171,11 @@ static int lookup_anywhere(const char *what, bool by_key, rv_nonnull_storage_vol
 {
     for (size_t i = 0; i < st.pools.n; i++) {
         qpool *p = rv_obj_at(&st.pools, i);
-        for (size_t j = 0; p->active && j < p->nvols; j++)
-            if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
-                return vol_to_wire(p, p->vols[j], out, err);
+        rv_vol_def *v = p->active ? rv_vols_find_by(p->vols, p->nvols, by_key, what) : NULL;
+        if (v)
+            return vol_to_wire(p, v, out, err);
     }
-    return no_vol(by_key ? "key" : "path", what, err);
+    return rv_vol_not_found(RV_FROM_STORAGE, by_key ? "key" : "path", what, err);
 }
 
 int rv_qemu_storage_vol_lookup_by_key(rv_driver_conn *c,
@@ -1250,7 +1208,7 @@ static rv_vol_def *get_vol_fresh(const rv_nonnull_storage_vol *w, qpool **pool, 
             oom(err);
         else {
             vol_drop(p, w->name);
-            no_vol("name", w->name, err);
+            rv_vol_not_found(RV_FROM_STORAGE, "name", w->name, err);
         }
         return NULL;
     }
@@ -1268,9 +1226,7 @@ int rv_qemu_storage_vol_get_info(rv_driver_conn *c, const rv_storage_vol_get_inf
     rv_vol_def *v = get_vol_fresh(&args->vol, NULL, err);
     if (!v)
         return -1;
-    ret->type = (char)v->type;
-    ret->capacity = v->capacity;
-    ret->allocation = v->allocation;
+    rv_vol_put_info(v, ret);
     return 0;
 }
 
@@ -1283,9 +1239,7 @@ int rv_qemu_storage_vol_get_xml_desc(rv_driver_conn *c,
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolGetXMLDesc", err) < 0 ||
         !(v = get_vol_fresh(&args->vol, NULL, err)))
         return -1;
-    if (!(ret->xml = rv_vol_def_format(v)))
-        return oom(err);
-    return rv_string_result(0, &ret->xml, err);
+    return rv_vol_put_xml(v, RV_FROM_STORAGE, &ret->xml, err);
 }
 
 int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
@@ -1295,7 +1249,7 @@ int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_pat
     rv_vol_def *v = get_vol(&args->vol, NULL, err);
     if (!v)
         return -1;
-    return (ret->name = strdup(v->path)) ? 0 : oom(err);
+    return rv_vol_put_path(v, RV_FROM_STORAGE, &ret->name, err);
 }
 
 /* v's file in p's directory, by its name there: never a link, and never
@@ -1446,7 +1400,7 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
         bool skip;
         rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
         if (!v)
-            skip ? no_vol("name", j->name, &err) : oom(&err);
+            skip ? rv_vol_not_found(RV_FROM_STORAGE, "name", j->name, &err) : oom(&err);
         else if (vol_put(j->pool, v, &err) == 0 && job_ret_vol(j))
             vol_to_wire(j->pool, v, job_ret_vol(j), &err);
         pool_update_space(j->pool);
@@ -1635,7 +1589,7 @@ static int vol_created(qpool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_
     rv_vol_def *now = vol_probe(p, v->name, &skip);
     rv_vol_def_free(v);
     if (!now)
-        return skip ? no_vol("name", "", err) : oom(err);
+        return skip ? rv_vol_not_found(RV_FROM_STORAGE, "name", "", err) : oom(err);
     if (vol_put(p, now, err) < 0)
         return -1;
     pool_update_space(p);

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/drivers/conf/objlist.h"
+#include "server/drivers/conf/storage_vols.h"
 #include "server/drivers/conf/storage_xml.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_storage.h"
@@ -189,12 +190,7 @@ static int pool_to_wire(const void *p, void *w, rv_err *err)
 static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
                        rv_err *err)
 {
-    w->pool = strdup(p->def->name);
-    w->name = strdup(v->name);
-    w->key = strdup(v->key);
-    if (!w->pool || !w->name || !w->key)
-        return test_oom(err);       /* the dispatcher frees what was set */
-    return 0;
+    return rv_vol_put_wire(p->def->name, v, w, RV_FROM_TEST, err);
 }
 
 /* ---- pool lists ---- */
@@ -221,24 +217,6 @@ int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
 }
 
 /* Up to maxnames names of pool's volumes. */
-static int vol_names(const test_pool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
-        return test_fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
-                    RV_STORAGE_VOL_LIST_MAX);
-    char **out = calloc((size_t)maxnames + 1, sizeof(*out));
-    if (!out)
-        return test_oom(err);
-    *names = out;       /* the dispatcher frees what was filled, on failure too */
-    *len = 0;
-    for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++) {
-        if (!(out[*len] = strdup(pool->vols[i]->name)))
-            return test_oom(err);
-        (*len)++;
-    }
-    return 0;
-}
-
 int test_connect_list_storage_pools(rv_driver_conn *c,
                                     const rv_connect_list_storage_pools_args *args,
                                     rv_connect_list_storage_pools_ret *ret, rv_err *err)
@@ -586,20 +564,7 @@ int test_storage_pool_is_persistent(rv_driver_conn *c,
 
 static rv_vol_def *vol_by_name(const test_pool *p, const char *name, size_t *at)
 {
-    for (size_t i = 0; i < p->nvols; i++) {
-        if (strcmp(p->vols[i]->name, name) == 0) {
-            if (at)
-                *at = i;
-            return p->vols[i];
-        }
-    }
-    return NULL;
-}
-
-static int no_vol(const char *how, const char *what, rv_err *err)
-{
-    return test_fail(err, RV_ERR_NO_STORAGE_VOL,
-                "Storage volume not found: no storage vol with matching %s '%s'", how, what);
+    return rv_vols_find(p->vols, p->nvols, name, at);
 }
 
 /* The volume a handle names, in its (active) pool. */
@@ -614,7 +579,7 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, test_pool **pool, rv
     }
     rv_vol_def *v = vol_by_name(p, w->name, NULL);
     if (!v)
-        no_vol("name", w->name, err);
+        rv_vol_not_found(RV_FROM_TEST, "name", w->name, err);
     if (pool)
         *pool = p;
     return v;
@@ -645,7 +610,8 @@ int test_storage_pool_list_volumes(rv_driver_conn *c,
     test_pool *p = get_active(&args->pool, err);
     if (!p)
         return -1;
-    return vol_names(p, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+    return rv_vols_names(p->vols, p->nvols, RV_FROM_TEST, args->maxnames, &ret->names.names_val,
+                         &ret->names.names_len, err);
 }
 
 int test_storage_pool_list_all_volumes(rv_driver_conn *c,
@@ -660,17 +626,8 @@ int test_storage_pool_list_all_volumes(rv_driver_conn *c,
     if (!p->active)     /* this one alone does not name the pool */
         return test_fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: storage pool is not active");
-    ret->ret = (u_int)p->nvols;
-    if (!args->need_results || p->nvols == 0)
-        return 0;
-    if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
-        return test_oom(err);
-    for (size_t i = 0; i < p->nvols; i++) {
-        ret->vols.vols_len++;
-        if (vol_to_wire(p, p->vols[i], &ret->vols.vols_val[i], err) < 0)
-            return -1;
-    }
-    return 0;
+    return rv_vols_list_all(p->def->name, p->vols, p->nvols, args->need_results, RV_FROM_TEST,
+                            ret, err);
 }
 
 int test_storage_vol_lookup_by_name(rv_driver_conn *c,
@@ -691,11 +648,11 @@ static int lookup_anywhere(const char *what, int by_key, rv_nonnull_storage_vol 
         return -1;
     for (size_t i = 0; i < pools.list.n; i++) {
         test_pool *p = pool_at(i);
-        for (size_t j = 0; p->active && j < p->nvols; j++)
-            if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
-                return vol_to_wire(p, p->vols[j], out, err);
+        rv_vol_def *v = p->active ? rv_vols_find_by(p->vols, p->nvols, by_key, what) : NULL;
+        if (v)
+            return vol_to_wire(p, v, out, err);
     }
-    return no_vol(by_key ? "key" : "path", what, err);
+    return rv_vol_not_found(RV_FROM_TEST, by_key ? "key" : "path", what, err);
 }
 
 int test_storage_vol_lookup_by_key(rv_driver_conn *c,
@@ -785,7 +742,7 @@ int test_storage_vol_create_xml_from(rv_driver_conn *c,
         return -1;
     /* The original is looked for in the new volume's pool, by name. */
     if (!vol_by_name(p, args->clonevol.name, NULL))
-        return no_vol("name", args->clonevol.name, err);
+        return rv_vol_not_found(RV_FROM_TEST, "name", args->clonevol.name, err);
     if (!(v = new_vol(p, args->xml, err)))
         return -1;
     return vol_add(p, v, &ret->vol, err);
@@ -822,9 +779,7 @@ int test_storage_vol_get_info(rv_driver_conn *c, const rv_storage_vol_get_info_a
     rv_vol_def *v = get_vol(&args->vol, NULL, err);
     if (!v)
         return -1;
-    ret->type = (char)v->type;
-    ret->capacity = v->capacity;
-    ret->allocation = v->allocation;
+    rv_vol_put_info(v, ret);
     return 0;
 }
 
@@ -837,9 +792,7 @@ int test_storage_vol_get_xml_desc(rv_driver_conn *c,
     if (test_check_flags(args->flags, 0, "testStorageVolGetXMLDesc", err) < 0 ||
         !(v = get_vol(&args->vol, NULL, err)))
         return -1;
-    if (!(ret->xml = rv_vol_def_format(v)))
-        return test_oom(err);
-    return rv_string_result(0, &ret->xml, err);
+    return rv_vol_put_xml(v, RV_FROM_TEST, &ret->xml, err);
 }
 
 int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
@@ -849,7 +802,5 @@ int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_a
     rv_vol_def *v = get_vol(&args->vol, NULL, err);
     if (!v)
         return -1;
-    if (!(ret->name = strdup(v->path)))
-        return test_oom(err);
-    return 0;
+    return rv_vol_put_path(v, RV_FROM_TEST, &ret->name, err);
 }
