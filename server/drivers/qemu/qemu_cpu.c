@@ -833,6 +833,17 @@ static int prologue(unsigned int flags, unsigned int known, const char *func, bo
 #define COMPARE_FLAGS (RV_CONNECT_COMPARE_CPU_FAIL_INCOMPATIBLE | RV_CONNECT_COMPARE_CPU_VALIDATE_XML)
 #define BASELINE_FLAGS (RV_CONNECT_BASELINE_CPU_EXPAND_FEATURES | RV_CONNECT_BASELINE_CPU_MIGRATABLE)
 
+/* A compare call's end: what it held let go, its result (or -1) given. */
+static int compare_done(int rc, cpu_def *d, rv_qemu_cpu_features *have, int *result)
+{
+    cpu_def_clear(d);
+    rv_qemu_cpu_features_clear(have);
+    if (rc < 0)
+        return -1;
+    *result = rc;
+    return 0;
+}
+
 int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_args *args,
                                 rv_connect_compare_cpu_ret *ret, rv_err *err)
 {
@@ -849,12 +860,7 @@ int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_
     rc = host_cpu(vendor, sizeof(vendor), &have, err);
     if (rc == 0)
         rc = compare(&d, vendor, &have, "host", args->flags, err);
-    cpu_def_clear(&d);
-    rv_qemu_cpu_features_clear(&have);
-    if (rc < 0)
-        return -1;
-    ret->result = rc;
-    return 0;
+    return compare_done(rc, &d, &have, &ret->result);
 }
 
 /* The hypervisor's arguments: this driver's binary, x86_64, kvm or qemu. */
@@ -934,12 +940,7 @@ int rv_qemu_connect_compare_hypervisor_cpu(rv_driver_conn *c,
     /* TCG emulates any vendor. */
     rc = compare(&d, kvm ? vendor : d.vendor ? d.vendor : "", &have, "hypervisor", args->flags,
                  err);
-    cpu_def_clear(&d);
-    rv_qemu_cpu_features_clear(&have);
-    if (rc < 0)
-        return -1;
-    ret->result = rc;
-    return 0;
+    return compare_done(rc, &d, &have, &ret->result);
 }
 
 /* The baseline of the n CPUs as <cpu> XML into *out; hv: the features

@@ -406,9 +406,10 @@ typedef struct rv_qemu_live_req {
     char *name;
     pid_t pid;
 } rv_qemu_live_req;
-/* Fill r for running d and take the call being served (rv_driver_defer);
- * -1 with err (free r->name then). */
-int rv_qemu_live_req_init(rv_qemu_live_req *r, qemu_dom *d, rv_err *err);
+/* A zeroed request of size bytes that begins with an rv_qemu_live_req,
+ * filled for running d, the call being served taken (rv_driver_defer);
+ * NULL with err. */
+void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
 /* In a reply callback: whether r's domain still runs with the same
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */

@@ -108,16 +108,15 @@ static bool alive(iotune_req *req, rv_qmp *qmp, const rv_err *err)
 
 static iotune_req *req_new(qemu_dom *d, const char *target, rv_err *err)
 {
-    iotune_req *req = calloc(1, sizeof(*req));
-    if (!req || !(req->target = strdup(target))) {
-        free(req);
-        fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    char *t = strdup(target);
+    iotune_req *req = t ? rv_qemu_live_req_new(sizeof(*req), d, err) : NULL;
+    if (!req) {
+        if (!t)
+            fail(err, RV_ERR_NO_MEMORY, "out of memory");
+        free(t);
         return NULL;
     }
-    if (rv_qemu_live_req_init(&req->live, d, err) < 0) {
-        req_free(req);
-        return NULL;
-    }
+    req->target = t;
     return req;
 }
 

@@ -17,13 +17,22 @@ bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json
     return false;
 }
 
-int rv_qemu_live_req_init(rv_qemu_live_req *r, qemu_dom *d, rv_err *err)
+void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err)
 {
-    if (!(r->name = strdup(d->live->name)))
-        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    rv_qemu_live_req *r = calloc(1, size);
+    if (!r || !(r->name = strdup(d->live->name))) {
+        free(r);
+        rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
     r->qmp = d->qmp;
     r->pid = d->pid;
-    return (r->reply = rv_driver_defer(err)) ? 0 : -1;
+    if (!(r->reply = rv_driver_defer(err))) {
+        free(r->name);
+        free(r);
+        return NULL;
+    }
+    return r;
 }
 
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr)

@@ -72,16 +72,7 @@ static void req_free(pin_req *req)
 
 static pin_req *req_new(qemu_dom *d, rv_err *err)
 {
-    pin_req *req = calloc(1, sizeof(*req));
-    if (!req) {
-        fail(err, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    if (rv_qemu_live_req_init(&req->live, d, err) < 0) {
-        req_free(req);
-        return NULL;
-    }
-    return req;
+    return rv_qemu_live_req_new(sizeof(pin_req), d, err);
 }
 
 static void qmp_send(qemu_dom *d, pin_req *req, const char *command, json_object *args,
