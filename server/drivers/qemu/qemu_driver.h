@@ -12,7 +12,8 @@
  *   qemu_save.c     save images: managed save, save, restore
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
  *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
- *                   statistics and tuning; qemu_domcaps.c domain capabilities
+ *                   statistics and tuning; qemu_live.c what their calls that
+ *                   wait for QMP share; qemu_domcaps.c domain capabilities
  *   qmp.c, command.c, domain_xml.c, domain_devices.c, domain_tune.c
  *                   QMP, the command line and the domain XML (their own headers)
  * and the other families, each with its header: networks (qemu_network.c,
