@@ -335,9 +335,10 @@ AM_TESTS_ENVIRONMENT += RV_HEADER_CC='$(CC)'; export RV_HEADER_CC; \
 
 # ---------------------------------------------------------------- tests: the generated public API (client library)
 # libremvirt exports exactly what its headers declare and its version
-# script lists; and adding a procedure takes two hand edits, checked end to
-# end in a copy of the tree (protocol/rv_remote.x and the test driver's
-# slot; the generator writes the rest, down to the public function).
+# script lists; and adding a procedure served by both drivers takes one .x
+# entry and one slot per driver, checked end to end in a copy of the tree
+# (protocol/rv_remote.x, test_ops.c and qemu_ops.c; the generator writes
+# the rest, down to the public function).
 TESTS += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
 EXTRA_DIST += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
 

@@ -109,7 +109,7 @@ nm -D --defined-only "$build/.libs/libremvirt.so" > "$RV_TMP/exports"
 grep -q -E ' rv_domain_save_image_get_xml_desc(@|$)' "$RV_TMP/exports" ||
     fail "libremvirt does not export rv_domain_save_image_get_xml_desc"
 
-cat > "$RV_TMP/hostname.c" <<'C'
+cat > "$RV_TMP/savexml.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -137,13 +137,13 @@ int main(int argc, char **argv)
     return 0;
 }
 C
-"$CC" -std=c11 -Wall -Werror -I"$copy/client" -I"$build/client" -o "$RV_TMP/hostname" \
-    "$RV_TMP/hostname.c" -L"$build/.libs" -lremvirt -Wl,-rpath,"$build/.libs" ||
+"$CC" -std=c11 -Wall -Werror -I"$copy/client" -I"$build/client" -o "$RV_TMP/savexml" \
+    "$RV_TMP/savexml.c" -L"$build/.libs" -lremvirt -Wl,-rpath,"$build/.libs" ||
     fail "a program using rv_domain_save_image_get_xml_desc does not build against the copy"
 
 # This tree's remvirtd lacks the procedure.
 start_remvirtd
-out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against this tree's remvirtd"
+out=$("$RV_TMP/savexml" "$REMVIRTD_URI") || fail "the call against this tree's remvirtd"
 echo "unmodified remvirtd: $out"
 [ "$out" = "error 3 this function is not supported by the connection driver: virDomainSaveImageGetXMLDesc" ] ||
     fail "expected NO_SUPPORT naming virDomainSaveImageGetXMLDesc"
@@ -152,10 +152,10 @@ stop_remvirtd
 # The copy's remvirtd has the slot in both drivers.
 REMVIRTD=$build/remvirtd
 start_remvirtd_qemu
-out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against the copy's test driver"
+out=$("$RV_TMP/savexml" "$REMVIRTD_URI") || fail "the call against the copy's test driver"
 echo "copy's remvirtd, test driver: $out"
 [ "$out" = "xml /saved.e2e.test" ] || fail "the test driver's slot's answer did not arrive"
-out=$("$RV_TMP/hostname" "$QEMU_URI") || fail "the call against the copy's QEMU driver"
+out=$("$RV_TMP/savexml" "$QEMU_URI") || fail "the call against the copy's QEMU driver"
 echo "copy's remvirtd, QEMU driver: $out"
 [ "$out" = "xml /saved.e2e.qemu" ] || fail "the QEMU driver's slot's answer did not arrive"
 stop_remvirtd
