@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_network.h"
@@ -240,6 +241,10 @@ static void qemu_init(const rv_driver_setup *setup)
     if (rv_qemu_spawner_init(&spawner_err) < 0)
         RV_WARN("QEMU driver: %s (tried again at each start)", spawner_err.message);
     rv_err_clear(&spawner_err);
+    if (rv_qemu_store_init(&spawner_err) < 0)
+        RV_WARN("QEMU driver: %s (tried again at each write)", spawner_err.message);
+    rv_err_clear(&spawner_err);
+    rv_crash_init();
     rv_qemu.loaded = true;
     rv_qemu_load_all();
     rv_qemu_storage_init();
@@ -262,6 +267,7 @@ static void qemu_cleanup(void)
         dom_free(d);
     }
     rv_qemu_snapshots_cleanup();
+    rv_qemu_store_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);
@@ -572,13 +578,32 @@ static int check_name(const char *name, rv_err *err)
     return 0;
 }
 
+/* The definition a define must agree with: the newest, queued ones
+ * included (qemu_defwrite.c), else the live one. */
+static const rv_qemu_domain_def *newest_def(const qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = rv_qemu_def_newest(d);
+    return def ? def : d->live;
+}
+
+static qemu_dom *find_newest(const rv_qemu_domain_def *want, bool by_uuid)
+{
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
+        const rv_qemu_domain_def *def = newest_def(d);
+        if (def && (by_uuid ? memcmp(def->uuid, want->uuid, 16) == 0
+                            : strcmp(def->name, want->name) == 0))
+            return d;
+    }
+    return NULL;
+}
+
 /* A new definition may replace the one with the same name and UUID only. */
 static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
 {
-    qemu_dom *by_uuid = find_uuid(def->uuid), *by_name = rv_qemu_find_name(def->name);
+    qemu_dom *by_uuid = find_newest(def, true), *by_name = find_newest(def, false);
     char uuid[RV_UUID_STRING_LEN];
     if (by_name && by_name != by_uuid) {
-        rv_uuid_format(rv_qemu_dom_def(by_name)->uuid, uuid);
+        rv_uuid_format(newest_def(by_name)->uuid, uuid);
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: domain '%s' already exists with uuid %s", def->name, uuid);
     }
@@ -586,7 +611,7 @@ static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_er
         rv_uuid_format(def->uuid, uuid);
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: domain '%s' is already defined with uuid %s",
-                    rv_qemu_dom_def(by_uuid)->name, uuid);
+                    newest_def(by_uuid)->name, uuid);
     }
     *found = by_uuid;
     return 0;
@@ -645,7 +670,7 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
         rv_qemu_domain_free(def);
         return -1;
     }
-    bool added = !d, update = d && d->def;
+    bool added = !d;
     if (added && !(d = rv_qemu_dom_new())) {
         rv_qemu_domain_free(def);
         return oom(err);
@@ -661,7 +686,7 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
     }
     rv_domain_define_xml_ret *dret = rv_deferred_ret(reply);
     rv_err e = { 0 };
-    if (rv_qemu_def_write(d, def, reply, &dret->dom, !update, &e) < 0) {
+    if (rv_qemu_def_write(d, def, reply, &dret->dom, false, &e) < 0) {
         rv_deferred_finish(reply, &e);
         if (added)
             rv_qemu_dom_forget_if_gone(d);
@@ -691,25 +716,14 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
                     "Requested operation is not valid: Refusing to undefine while domain managed save image exists");
     if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
         return -1;
-    if (managed_save) {
-        char *image = rv_qemu_managed_save_path(d->def->name);
-        if (!image)
-            return oom(err);
-        int rc = unlink(image) < 0 && errno != ENOENT
-                     ? fail(err, RV_ERR_SYSTEM_ERROR, "Failed to remove managed save file '%s': %s",
-                            image, strerror(errno))
-                     : 0;
-        free(image);
-        if (rc < 0)
-            return -1;
-    }
-    /* Answered once the file's removal is durable (qemu_defwrite.c); a
+    /* Nothing goes before the definition's removal is durable; then the
+     * image and the metadata (qemu_defwrite.c).  Answered when done; a
      * running domain stays, transient now, an inactive one goes then. */
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
     rv_err e = { 0 };
-    if (rv_qemu_def_remove(d, reply, &e) < 0)
+    if (rv_qemu_def_remove(d, flags, reply, &e) < 0)
         rv_deferred_finish(reply, &e);
     rv_err_clear(&e);
     return RV_DEFERRED;

@@ -49,11 +49,11 @@ typedef struct qemu_job {
     struct qemu_job *next;
 } qemu_job;
 
-/* A file made durable by a child (qemu_sync.c): done(error) from the
- * loop with 0, the errno that stopped the child, or -1 (killed). */
+/* A change of a durable file, done by the store helper (qemu_sync.c):
+ * done(error) from the loop with 0, the errno that stopped it, or -1 (the
+ * helper died). */
 typedef struct rv_qemu_sync {
-    pid_t pid;                  /* 0: no child */
-    ev_child watcher;
+    struct store_req *req;      /* NULL: nothing under way */
     void (*done)(struct rv_qemu_sync *s, int error);
     void *data;
 } rv_qemu_sync;
@@ -96,6 +96,9 @@ typedef struct qemu_dom {
     bool restoring;             /* the start is an incoming migration */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
+    bool restore_committed;     /* the image is in this QEMU, and .status says so:
+                                 * the restore is finished, even by a restart */
+    rv_qemu_sync restore_sync;  /* the managed image's removal (or FORCE_BOOT's) */
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
@@ -152,7 +155,6 @@ char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
  * of the file before and of its directory after. */
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
-int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
@@ -163,44 +165,62 @@ void rv_qemu_load_all(void);
  * from, on one line, for an error (malloc'd, maybe ""; NULL: no memory). */
 char *rv_qemu_log_tail(const char *name, off_t from);
 
-/* ---- qemu_sync.c ---- */
-/* Fork the child that fsyncs fd (or, when text is not NULL, creates
- * tmp_path and writes text there itself), renames tmp_path to path and
- * fsyncs the directory; s->done and s->data set by the caller, who keeps
- * fd.  tmp_path must be this file's alone while the child runs. */
+/* ---- qemu_sync.c: the store helper ---- */
+/* Fork the helper (once; again after it died, at the next request). */
+int rv_qemu_store_init(rv_err *err);
+void rv_qemu_store_cleanup(void);
+/* Make a file durable under path: when text is not NULL, written to
+ * tmp_path (its directories made) and fsynced; else fd, which remvirtd
+ * wrote as tmp_path (the caller keeps fd), fsynced; then renamed to
+ * path and the directory fsynced.  s->done and s->data set by the
+ * caller; requests run one after the other, in the order asked. */
 int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
                        const char *path, rv_err *err);
-/* Fork the child that removes path (gone already is fine) and fsyncs
- * its directory. */
+/* The same with text, through "<path>.tmp". */
+int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err);
+/* Remove path (gone already is fine) and fsync its directory. */
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
-/* Stop watching the child (it finishes on its own). */
+/* Rename from to to and fsync the directory. */
+int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err);
+/* A request of s is queued or under way. */
+bool rv_qemu_sync_busy(const rv_qemu_sync *s);
+/* Drop s's request: not done if still queued; its answer ignored if the
+ * helper has it (it finishes on its own). */
 void rv_qemu_sync_forget(rv_qemu_sync *s);
 
 /* ---- qemu_defwrite.c ---- */
-/* Replace d's definition by def (taken) and answer reply (taken; NULL:
- * nobody waits; ret_dom filled in its result) once it is durable; on
- * failure the one before is back.  Writes of one domain land in the order
- * they were asked.  The reply may be answered (and d dropped) before it
- * returns. */
+/* Write def (taken) as d's definition; once it is durable it replaces
+ * d->def in memory and reply (taken; NULL: nobody waits; ret_dom filled in
+ * its result) is answered; on failure nothing changed.  derived: def was
+ * made from the writes queued before it, and fails with them.  Writes of
+ * one domain land in the order they were asked.  The reply may be
+ * answered (and d dropped) before it returns. */
 int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
-                      rv_nonnull_domain *ret_dom, bool added, rv_err *err);
-/* Write d's definition as it is now, after the writes waiting. */
-int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
-/* A tuning change of d's persistent definition: change(copy) (which may
- * refuse, setting err), then rv_qemu_def_write with reply (taken on
- * success: answered once durable).  -1 with err: reply not taken. */
+                      rv_nonnull_domain *ret_dom, bool derived, rv_err *err);
+/* d's definition as it will be once the writes queued are done (NULL:
+ * transient, or an undefine is queued). */
+const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d);
+/* A change of d's persistent definition: change(copy of the newest one)
+ * (which may refuse, setting err), then rv_qemu_def_write with reply
+ * (taken on success: answered once durable).  -1 with err: reply not
+ * taken. */
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
-/* Undefine: d's definition goes from memory at once; its file is removed
- * (and the directory fsynced) by a child, then the autostart link goes,
- * the UNDEFINED event is sent and reply (taken) answered.  If the child
- * fails, the definition comes back and reply gets the error. */
-int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err);
+/* Undefine d (flags: RV_DOMAIN_UNDEFINE_MANAGED_SAVE and _SNAPSHOTS_METADATA
+ * say what goes with it).  The commit point renames the definition to its
+ * tombstone; then d leaves memory (a running domain becomes transient), the
+ * UNDEFINED event goes out, the image, metadata, autostart link and the
+ * tombstone are removed, and reply (taken) is answered.  If the rename
+ * fails, nothing changed and reply gets the error. */
+int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
+/* An undefine's tombstone: config_dir/<name>.xml.undefine-<flags in hex>. */
+#define RV_QEMU_TOMBSTONE ".undefine-"
+char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags);
 
 /* ---- qemu_console.c ---- */
 /* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */

@@ -521,7 +521,7 @@ void rv_qemu_save_abandon(qemu_dom *d)
         return;
     d->save = NULL;
     rv_qemu_migration_wait_stop(d);
-    if (op->sync.pid > 0) {
+    if (rv_qemu_sync_busy(&op->sync)) {
         /* The stream was complete: the child finishes the image. */
         rv_qemu_sync_forget(&op->sync);
         save_op_free(op, false, false);

@@ -73,7 +73,7 @@ static const char *dom_name(const qemu_dom *d)
 
 /* ================================================================ the metadata file */
 
-static char *metadata_path(const char *name)
+char *rv_qemu_snapshot_metadata_path(const char *name)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
     char *path = dir ? rv_qemu_path(dir, name, ".json") : NULL;
@@ -105,7 +105,7 @@ static json_object *rec_to_json(const rv_snap_rec *s)
 /* Write the domain's metadata (or remove the file when there is none). */
 static int save_metadata(const qemu_dom *d, const qsnaps *q, rv_err *err)
 {
-    char *path = metadata_path(dom_name(d));
+    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
     if (!path)
         return oom(err);
     if (q->tree.n == 0) {
@@ -187,7 +187,7 @@ static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
  * a damaged one is logged and read as far as it goes. */
 static void load_metadata(const qemu_dom *d, qsnaps *q)
 {
-    char *path = metadata_path(dom_name(d));
+    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     char *text = fd >= 0 ? malloc(METADATA_MAX + 1) : NULL;
     size_t len = 0;
@@ -265,8 +265,19 @@ int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *er
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot delete inactive domain with %zu "
                     "snapshots", q->tree.n);
-    rv_snap_tree_clear(&q->tree);
-    return save_metadata(d, q, err);    /* removes the file */
+    return 0;
+}
+
+void rv_qemu_snapshots_forget(const unsigned char uuid[16])
+{
+    for (qsnaps **p = &all_snaps; *p; p = &(*p)->next)
+        if (memcmp((*p)->uuid, uuid, 16) == 0) {
+            qsnaps *q = *p;
+            *p = q->next;
+            rv_snap_tree_clear(&q->tree);
+            free(q);
+            return;
+        }
 }
 
 void rv_qemu_snapshots_cleanup(void)

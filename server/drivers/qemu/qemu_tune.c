@@ -85,16 +85,46 @@ static void save_status(qemu_dom *d)
     rv_err_clear(&err);
 }
 
-/* Finish a request: the definition too when asked (saved to disk). */
-static void req_finish(tune_req *req, qemu_dom *d, void (*to_config)(rv_qemu_domain_def *, const tune_req *))
+/* What a change of the persistent definition sets (checked against the
+ * newest definition, written or queued: qemu_defwrite.c). */
+typedef struct tune_change {
+    unsigned long long memory_kib;
+    unsigned nvcpus;
+} tune_change;
+
+typedef int (*change_fn)(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
+
+/* Write the definition changed by change; reply (taken) is answered once
+ * it is durable, or with the error (nothing changed). */
+static void config_change(qemu_dom *d, change_fn change, const tune_change *ch, rv_deferred *reply)
 {
     rv_err err = { 0 };
-    if (req->config && d && d->def) {
-        to_config(d->def, req);
-        rv_qemu_save_def(d, &err);
-    }
-    rv_deferred_finish(req->reply, rv_err_is_set(&err) ? &err : NULL);
+    if (rv_qemu_def_change(d, change, ch, reply, &err) < 0)
+        rv_deferred_finish(reply, &err);
     rv_err_clear(&err);
+}
+
+/* The same for a call answered here (RV_DEFERRED or -1). */
+static int config_only(qemu_dom *d, change_fn change, const tune_change *ch, rv_err *err)
+{
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    config_change(d, change, ch, reply);
+    return RV_DEFERRED;
+}
+
+/* Finish a request: the definition too when asked (answered once it is
+ * on disk). */
+static void req_finish(tune_req *req, qemu_dom *d, change_fn to_config)
+{
+    if (req->config && d && d->def) {
+        tune_change ch = { req->memory_kib, req->nvcpus };
+        config_change(d, to_config, &ch, req->reply);
+    } else {
+        rv_deferred_finish(req->reply, NULL);
+    }
+    req->reply = NULL;
     req_free(req);
 }
 
@@ -123,9 +153,23 @@ static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
 
 /* ================================================================ memory */
 
-static void memory_to_config(rv_qemu_domain_def *def, const tune_req *req)
+static int memory_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
-    def->current_memory_kib = req->memory_kib;
+    const tune_change *ch = ctx;
+    if (ch->memory_kib > def->memory_kib)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot set memory higher than max memory");
+    def->current_memory_kib = ch->memory_kib;
+    return 0;
+}
+
+static int max_memory_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    (void)err;
+    const tune_change *ch = ctx;
+    def->memory_kib = ch->memory_kib;
+    if (def->current_memory_kib > ch->memory_kib)
+        def->current_memory_kib = ch->memory_kib;
+    return 0;
 }
 
 static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -158,18 +202,16 @@ static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, uns
                         "active domain");
         if (kib == 0)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
-        d->def->memory_kib = kib;
-        if (d->def->current_memory_kib > kib)
-            d->def->current_memory_kib = kib;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .memory_kib = kib };
+        return config_only(d, max_memory_to_config, &ch, err);
     }
     if ((live && kib > d->live->memory_kib) || (config && kib > d->def->memory_kib))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot set memory higher than max memory");
     if (kib == 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
     if (!live) {
-        d->def->current_memory_kib = kib;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .memory_kib = kib };
+        return config_only(d, memory_to_config, &ch, err);
     }
     if (!d->live->balloon)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -230,9 +272,25 @@ int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_mem
 
 /* ================================================================ vcpus */
 
-static void vcpus_to_config(rv_qemu_domain_def *def, const tune_req *req)
+static int vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
-    def->current_vcpus = req->nvcpus < def->vcpus ? req->nvcpus : 0;
+    const tune_change *ch = ctx;
+    if (ch->nvcpus > def->vcpus)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: requested vcpus is greater than max allowable vcpus for "
+                    "the persistent domain: %u > %u", ch->nvcpus, def->vcpus);
+    def->current_vcpus = ch->nvcpus < def->vcpus ? ch->nvcpus : 0;
+    return 0;
+}
+
+static int max_vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    (void)err;
+    const tune_change *ch = ctx;
+    unsigned current = rv_qemu_def_vcpus(def);
+    def->vcpus = ch->nvcpus;
+    def->current_vcpus = current < ch->nvcpus ? current : 0;
+    return 0;
 }
 
 static void plug_next(tune_req *req, qemu_dom *d);
@@ -500,10 +558,8 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
             return fail(err, RV_ERR_INVALID_ARG,
                         "invalid argument: requested vcpus is greater than max allowable vcpus "
                         "for the domain type: %u > %d", n, RV_QEMU_MAX_VCPUS);
-        unsigned current = rv_qemu_def_vcpus(d->def);
-        d->def->vcpus = n;
-        d->def->current_vcpus = current < n ? current : 0;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .nvcpus = n };
+        return config_only(d, max_vcpus_to_config, &ch, err);
     }
     if (live && n > d->live->vcpus)
         return fail(err, RV_ERR_INVALID_ARG,
@@ -514,9 +570,8 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
                     "invalid argument: requested vcpus is greater than max allowable vcpus for "
                     "the persistent domain: %u > %u", n, d->def->vcpus);
     if (!live) {
-        tune_req tmp = { .nvcpus = n };
-        vcpus_to_config(d->def, &tmp);
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .nvcpus = n };
+        return config_only(d, vcpus_to_config, &ch, err);
     }
     tune_req *req = req_new(d, config, err);
     if (!req)

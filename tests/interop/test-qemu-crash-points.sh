@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Crash consistency of the QEMU driver's multi-step operations, step by
+# step: remvirtd is started with RV_CRASH_AT=OP:N, which makes it kill
+# itself (SIGKILL) where step N of operation OP begins
+# (server/drivers/crash_point.h), for N = 1, 2, ... until the operation
+# completes without reaching step N.  After each kill remvirtd is started
+# again (unarmed) and the invariant of docs/qemu-driver.md is checked:
+# the guest is in its old state or in its new one, whole, and no file
+# refers to a missing one (no autostart link without its definition, no
+# shut-off (saved) domain without its image, no tombstone, no snapshot
+# listed that its qcow2 image lacks and none in the image that is not
+# listed).
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+requires virsh
+requires qemu-img --version
+start_remvirtd_qemu
+V=(virsh -q -c "$QEMU_URI")
+OUT=$RV_TMP/out
+mkdir -p "$OUT"
+ETC=$QEMU_DIR/etc
+SAVE=$QEMU_DIR/save
+
+state() { "${V[@]}" domstate --reason "$1" 2>&1 || true; }
+# remvirtd again; answered once the QEMU driver has loaded (and finished
+# what a kill interrupted).
+restart() { start_remvirtd_qemu; "${V[@]}" list --all > /dev/null; }
+
+# arm OP STEP: remvirtd again, armed to die where step STEP of OP begins.
+arm()
+{
+    stop_remvirtd
+    RV_CRASH_AT="$1:$2" restart
+}
+
+# run_armed OP STEP CMD...: CMD against the armed remvirtd; true when
+# remvirtd died at the crash point (then started again, unarmed), false
+# when CMD finished without reaching it (remvirtd still armed).
+run_armed()
+{
+    local op=$1 step=$2
+    shift 2
+    bg "$OUT/cmd" "$@"
+    local cmd=$BG_PID
+    _over() { ! kill -0 "$REMVIRTD_PID" 2>/dev/null || ! kill -0 "$cmd" 2>/dev/null; }
+    wait_for 120 "$op to finish or to reach step $step" _over || fail "$op hangs at step $step"
+    if kill -0 "$REMVIRTD_PID" 2>/dev/null; then
+        finish "$cmd" || true
+        ! grep -q "crash point" "$REMVIRTD_DIR/stderr" || fail "remvirtd reported a crash point and lives"
+        return 1
+    fi
+    grep -qx "remvirtd: crash point $op:$step" "$REMVIRTD_DIR/stderr" ||
+        { show "$REMVIRTD_DIR/stderr"; fail "remvirtd died at $op:$step, but not at its crash point"; }
+    wait "$REMVIRTD_PID" 2>/dev/null || true
+    REMVIRTD_PID=
+    rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_ADMIN_SOCK" "$REMVIRTD_DIR/remvirtd.pid"
+    finish "$cmd" || true
+    restart
+    return 0
+}
+
+# No file refers to a missing one.
+check_files()
+{
+    local link
+    for link in "$ETC"/autostart/*.xml; do
+        [ -e "$link" ] || [ ! -L "$link" ] || fail "a dangling autostart link: $link"
+    done
+    [ -z "$(find "$ETC" -name '*.undefine-*')" ] || fail "a tombstone is left: $(ls "$ETC")"
+    [ -z "$(find "$SAVE" -name '*.save.*' 2>/dev/null)" ] || fail "a partial save image is left"
+    local name
+    for name in $("${V[@]}" list --all --name); do
+        if [ "$(state "$name")" = "shut off (saved)" ]; then
+            [ "$(head -c 8 "$SAVE/$name.save" 2>/dev/null)" = RVSAVE01 ] ||
+                fail "$name is shut off (saved) without a whole image"
+        fi
+    done
+}
+
+# steps_done OP N: the operation went through all its steps (N - 1 of them).
+steps_done()
+{
+    [ "$2" -gt 1 ] || fail "$1 has no crash point at all"
+    echo "ok   $1: killed at each of its $(($2 - 1)) steps, old or new state each time"
+}
+
+# ---------------------------------------------------------------- restore from a managed image
+qemu_domain_xml g > "$OUT/g.xml"
+"${V[@]}" define "$OUT/g.xml" > /dev/null
+_settled_restore()
+{
+    case $(state g) in
+    "shut off (saved)")
+        [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] && [ -e "$SAVE/g.save" ] ;;
+    "running (restored)")
+        [ ! -e "$SAVE/g.save" ] && [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)" = 1 ] ;;
+    *) false ;;
+    esac
+}
+step=1
+while :; do
+    arm restore "$step"
+    if [ "$(state g)" != "shut off (saved)" ]; then
+        "${V[@]}" start g > /dev/null 2>&1 || true
+        "${V[@]}" managedsave g > /dev/null
+    fi
+    run_armed restore "$step" "${V[@]}" start g || break
+    wait_for 60 "g to settle after a kill at restore:$step" _settled_restore ||
+        fail "after a kill at restore:$step g is $(state g), image: $(ls "$SAVE"), QEMUs: $(qemu_pids "$QEMU_DIR/run/")"
+    check_files
+    step=$((step + 1))
+done
+[ "$(state g)" = "running (restored)" ] || fail "the unarmed restore gave $(state g)"
+steps_done restore "$step"
+"${V[@]}" destroy g > /dev/null
+
+# ---------------------------------------------------------------- undefine --managed-save --snapshots-metadata
+qemu-img create -q -f qcow2 "$OUT/u.qcow2" 16M
+disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/u.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+qemu_domain_xml u "$disk" > "$OUT/u.xml"
+# The old state: defined, a snapshot and a managed image.
+_u_old()
+{
+    [ "$(state u)" = "shut off (saved)" ] && [ -e "$ETC/u.xml" ] &&
+        [ -e "$ETC/snapshot/u.json" ] && [ -e "$SAVE/u.save" ] &&
+        [ "$("${V[@]}" snapshot-list --name u)" = s1 ]
+}
+_u_new()
+{
+    ! "${V[@]}" domstate u > /dev/null 2>&1 && [ ! -e "$ETC/u.xml" ] &&
+        [ ! -e "$ETC/autostart/u.xml" ] && [ ! -L "$ETC/autostart/u.xml" ] &&
+        [ ! -e "$ETC/snapshot/u.json" ] && [ ! -e "$SAVE/u.save" ]
+}
+step=1
+while :; do
+    arm undefine "$step"
+    if ! _u_old; then
+        "${V[@]}" define "$OUT/u.xml" > /dev/null
+        "${V[@]}" snapshot-create-as u s1 > /dev/null
+        "${V[@]}" start u > /dev/null
+        "${V[@]}" managedsave u > /dev/null
+        _u_old || fail "cannot set up u's old state"
+    fi
+    run_armed undefine "$step" "${V[@]}" undefine --managed-save --snapshots-metadata u || break
+    _u_old || _u_new || fail "after a kill at undefine:$step u is neither old nor new: $(state u); $(ls -R "$ETC" "$SAVE")"
+    check_files
+    step=$((step + 1))
+done
+_u_new || fail "the unarmed undefine left $(ls -R "$ETC" "$SAVE")"
+steps_done undefine "$step"
+
+# ---------------------------------------------------------------- undefine of an autostarted domain
+qemu_domain_xml a > "$OUT/a.xml"
+_a_old() { [ -e "$ETC/a.xml" ] && [ -L "$ETC/autostart/a.xml" ] && "${V[@]}" domstate a > /dev/null 2>&1; }
+_a_new() { [ ! -e "$ETC/a.xml" ] && [ ! -L "$ETC/autostart/a.xml" ] && ! "${V[@]}" domstate a > /dev/null 2>&1; }
+step=1
+while :; do
+    arm undefine "$step"
+    "${V[@]}" destroy a > /dev/null 2>&1 || true     # (started by the restart)
+    if ! _a_old; then
+        "${V[@]}" define "$OUT/a.xml" > /dev/null
+        "${V[@]}" autostart a > /dev/null
+    fi
+    run_armed undefine "$step" "${V[@]}" undefine a || break
+    _a_old || _a_new || fail "after a kill at undefine:$step a is neither old nor new: $(state a); $(ls -lR "$ETC")"
+    check_files
+    step=$((step + 1))
+done
+_a_new || fail "the unarmed undefine left $(ls -R "$ETC")"
+echo "ok   undefine of an autostarted domain: old or new state at each step"
+
+# ---------------------------------------------------------------- a definition's write (setmem --config)
+step=1
+mem=$((40 * 1024))
+while :; do
+    arm define "$step"
+    old=$("${V[@]}" dominfo g | awk '/^Used memory/ {print $3}')
+    "${V[@]}" dumpxml --inactive g > "$OUT/g-before.xml"
+    run_armed define "$step" "${V[@]}" setmem --config g "$mem" || break
+    now=$("${V[@]}" dumpxml --inactive g | sed -n "s|.*<currentMemory unit='KiB'>\([0-9]*\)<.*|\1|p")
+    [ "$now" = "$old" ] || [ "$now" = "$mem" ] || fail "after a kill at define:$step g has $now KiB"
+    grep -q "<currentMemory unit='KiB'>$now<" "$ETC/g.xml" || fail "g's file differs from its definition"
+    check_files
+    step=$((step + 1))
+    mem=$((mem + 1024))
+done
+steps_done define "$step"
