@@ -9,7 +9,9 @@
 # refers to a missing one (no autostart link without its definition, no
 # shut-off (saved) domain without its image, no tombstone, no snapshot
 # listed that its qcow2 image lacks and none in the image that is not
-# listed).
+# listed).  The operations: restore, undefine (with the managed image
+# and the snapshots, and of an autostarted domain), a definition's write,
+# managedsave, snapshot-create and snapshot-delete.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -34,6 +36,9 @@ arm()
     RV_CRASH_AT="$1:$2" restart
 }
 
+# alive PID: running, not a zombie waiting to be reaped.
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
 # run_armed OP STEP CMD...: CMD against the armed remvirtd; true when
 # remvirtd died at the crash point (then started again, unarmed), false
 # when CMD finished without reaching it (remvirtd still armed).
@@ -43,9 +48,12 @@ run_armed()
     shift 2
     bg "$OUT/cmd" "$@"
     local cmd=$BG_PID
-    _over() { ! kill -0 "$REMVIRTD_PID" 2>/dev/null || ! kill -0 "$cmd" 2>/dev/null; }
+    _over() { ! alive "$REMVIRTD_PID" || ! alive "$cmd"; }
     wait_for 120 "$op to finish or to reach step $step" _over || fail "$op hangs at step $step"
-    if kill -0 "$REMVIRTD_PID" 2>/dev/null; then
+    # (The client may see the end of its connection before we see the
+    # daemon's: a kill in progress is one too.)
+    sleep 0.2
+    if alive "$REMVIRTD_PID"; then
         finish "$cmd" || true
         ! grep -q "crash point" "$REMVIRTD_DIR/stderr" || fail "remvirtd reported a crash point and lives"
         return 1
@@ -186,3 +194,75 @@ while :; do
     mem=$((mem + 1024))
 done
 steps_done define "$step"
+
+# ---------------------------------------------------------------- managedsave
+_settled_save()
+{
+    case $(state g) in
+    "shut off (saved)")
+        [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] && [ "$(head -c 8 "$SAVE/g.save" 2>/dev/null)" = RVSAVE01 ] ;;
+    running*)
+        [ ! -e "$SAVE/g.save" ] && [ ! -e "$QEMU_DIR/run/g.saving" ] &&
+            [ "$(qemu_pids "$QEMU_DIR/run/")" = "$pid" ] ;;
+    *) false ;;
+    esac
+}
+step=1
+while :; do
+    arm save "$step"
+    case $(state g) in
+    running*) ;;
+    *) "${V[@]}" start g > /dev/null ;;
+    esac
+    pid=$(qemu_pids "$QEMU_DIR/run/")
+    run_armed save "$step" "${V[@]}" managedsave g || break
+    wait_for 60 "g to settle after a kill at save:$step" _settled_save ||
+        fail "after a kill at save:$step g is $(state g), image: $(ls "$SAVE"), QEMUs: $(qemu_pids "$QEMU_DIR/run/") (was $pid)"
+    check_files
+    step=$((step + 1))
+done
+[ "$(state g)" = "shut off (saved)" ] || fail "the unarmed managedsave gave $(state g)"
+steps_done save "$step"
+"${V[@]}" managedsave-remove g > /dev/null
+
+# ---------------------------------------------------------------- snapshot-create and snapshot-delete (shut off: qemu-img)
+qemu-img create -q -f qcow2 "$OUT/s.qcow2" 16M
+disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/s.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+qemu_domain_xml s "$disk" > "$OUT/s.xml"
+"${V[@]}" define "$OUT/s.xml" > /dev/null
+"${V[@]}" snapshot-create-as s base > /dev/null
+in_image() { qemu-img snapshot -l "$OUT/s.qcow2" | awk 'NR > 2 {print $2}' | sort | tr '\n' ' '; }
+listed() { "${V[@]}" snapshot-list --name s | sed '/^$/d' | sort | tr '\n' ' '; }
+# The snapshots listed are those in the image, and they are $1 or $2.
+_snaps_are()
+{
+    local l i
+    l=$(listed) i=$(in_image)
+    [ "$l" = "$i" ] && { [ "$l" = "$1" ] || [ "$l" = "$2" ]; }
+}
+step=1
+while :; do
+    arm snapshot-create "$step"
+    run_armed snapshot-create "$step" "${V[@]}" snapshot-create-as s "n$step" || break
+    _snaps_are "base " "base n$step " ||
+        fail "after a kill at snapshot-create:$step: listed $(listed), in the image $(in_image)"
+    [ -z "$(grep -l trash "$ETC/snapshot/s.json")" ] || fail "the trash is left after the restart: $(cat "$ETC/snapshot/s.json")"
+    check_files
+    "${V[@]}" snapshot-delete s "n$step" > /dev/null 2>&1 || true
+    step=$((step + 1))
+done
+_snaps_are "base n$step " "" || fail "the unarmed snapshot-create: listed $(listed), in the image $(in_image)"
+steps_done snapshot-create "$step"
+"${V[@]}" snapshot-delete s "n$step" > /dev/null
+step=1
+while :; do
+    arm snapshot-delete "$step"
+    [ "$(listed)" = "base " ] || "${V[@]}" snapshot-create-as s base > /dev/null
+    run_armed snapshot-delete "$step" "${V[@]}" snapshot-delete s base || break
+    _snaps_are "base " "" ||
+        fail "after a kill at snapshot-delete:$step: listed $(listed), in the image $(in_image)"
+    check_files
+    step=$((step + 1))
+done
+_snaps_are "" "" || fail "the unarmed snapshot-delete: listed $(listed), in the image $(in_image)"
+steps_done snapshot-delete "$step"

@@ -178,6 +178,8 @@ int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tm
                        const char *path, rv_err *err);
 /* The same with text, through "<path>.tmp". */
 int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err);
+/* fsync fd (the file at path, named in messages) and nothing else. */
+int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err);
 /* Remove path (gone already is fine) and fsync its directory. */
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
 /* Rename from to to and fsync the directory. */

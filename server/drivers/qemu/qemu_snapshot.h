@@ -5,6 +5,10 @@
 
 #include "server/drivers/qemu/qemu_driver.h"
 
+/* At start-up, once the domains are known: the snapshots an operation
+ * that a kill interrupted left on the disks (the metadata's trash) are
+ * removed from those of domains that do not run. */
+void rv_qemu_snapshots_recover(void);
 /* Free the metadata read so far (daemon exit). */
 void rv_qemu_snapshots_cleanup(void);
 /* Before d is undefined: as libvirt, a shut-off domain with snapshots is

@@ -502,6 +502,7 @@ void rv_qemu_load_all(void)
         if (d->def && rv_qemu_has_managed_save(d->def->name))
             d->reason = RV_DOMAIN_SHUTOFF_SAVED;
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
+    rv_qemu_snapshots_recover();
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
         if (d->def && d->autostart && !rv_qemu_dom_active(d)) {
             RV_INFO("autostarting domain '%s'", d->def->name);

@@ -42,7 +42,7 @@ RV_LOG_CATEGORY("drivers.qemu.store");
 
 #define STORE_MAX_MESSAGE (2 * 4096 + 64)   /* the header and two paths */
 
-enum { REQ_WRITE = 1, REQ_SYNC, REQ_UNLINK, REQ_RENAME };
+enum { REQ_WRITE = 1, REQ_SYNC, REQ_UNLINK, REQ_RENAME, REQ_FSYNC };
 enum { FLAG_MKDIRS = 0x1 };
 
 typedef struct store_msg {
@@ -178,6 +178,9 @@ static void helper_do(store_msg *m, const char *path, const char *path2, int fd)
         if (!path2 || rename(path, path2) < 0)
             e = path2 ? errno : EINVAL;
         break;
+    case REQ_FSYNC:
+        m->error = fd < 0 ? EINVAL : fsync(fd) < 0 ? errno : 0;
+        return;     /* (no name changed: no directory to sync) */
     default:
         e = EINVAL;
     }
@@ -469,6 +472,17 @@ int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_e
     int rc = rv_qemu_sync_start(s, -1, text, tmp, path, err);
     free(tmp);
     return rc;
+}
+
+int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err)
+{
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot pass the file to the store helper: %s", strerror(errno));
+        return -1;
+    }
+    return enqueue(s, REQ_FSYNC, copy, path, NULL, false, err);
 }
 
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err)

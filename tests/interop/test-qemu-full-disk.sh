@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The QEMU driver on a full disk: its config directory and its save
+# directory are small tmpfs mounts (size=), filled up with a file, and
+# every operation that writes there is tried.  Each one either works or
+# fails with a reason, and an error means nothing changed: not in memory
+# (virsh shows the old state), not on disk (the files are as before), not
+# after a restart, not in the qcow2 image (issue 26, bug 3: setmem
+# --config, snapshot-create and snapshot-delete answered an error yet
+# applied the change).  Once the space is back everything works.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+requires_root
+requires virsh
+requires qemu-img --version
+requires mount --version
+OUT=$RV_TMP/out
+mkdir -p "$OUT" "$RV_TMP/qemu/etc" "$RV_TMP/qemu/save"
+_umount() { umount "$1" 2>/dev/null || umount -l "$1" 2>/dev/null || true; }
+for dir in etc save; do
+    mount -t tmpfs -o size=4m,mode=0700 tmpfs "$RV_TMP/qemu/$dir" || skip "cannot mount a tmpfs"
+    cleanup_fn _umount "$RV_TMP/qemu/$dir"
+done
+start_remvirtd_qemu
+V=(virsh -q -c "$QEMU_URI")
+ETC=$QEMU_DIR/etc
+SAVE=$QEMU_DIR/save
+state() { "${V[@]}" domstate --reason "$1" 2>&1 || true; }
+fill() { dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null || true; sync; }
+unfill() { rm -f "$ETC/fill" "$SAVE/fill"; }
+restart() { stop_remvirtd; start_remvirtd_qemu; "${V[@]}" list --all > /dev/null; }
+# fails WHAT CMD...: CMD fails and says why (not an empty message).
+fails()
+{
+    local what=$1 got
+    shift
+    if got=$("$@" 2>&1); then
+        fail "$what succeeded on a full disk: $got"
+    fi
+    grep -Eq "No space left on device|cannot write|Failed to create" <<< "$got" ||
+        fail "$what failed without saying why: $got"
+    grep -q "failed: *$" <<< "$got" && fail "$what failed with an empty reason: $got"
+    return 0
+}
+# snapshots_in FILE: the internal snapshots of a qcow2 image, sorted.
+snapshots_in() { qemu-img snapshot -l "$1" | awk 'NR > 2 {print $2}' | sort | tr '\n' ' '; }
+listed() { "${V[@]}" snapshot-list --name "$1" | sed '/^$/d' | sort | tr '\n' ' '; }
+
+qemu-img create -q -f qcow2 "$OUT/d.qcow2" 16M
+disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/d.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+qemu_domain_xml g "$disk" > "$OUT/g.xml"
+"${V[@]}" define "$OUT/g.xml" > /dev/null
+"${V[@]}" snapshot-create-as g s1 > /dev/null
+"${V[@]}" dumpxml --inactive g > "$OUT/g-before.xml"
+cp "$ETC/g.xml" "$OUT/g-file-before.xml"
+cp "$ETC/snapshot/g.json" "$OUT/g-json-before"
+
+fill "$ETC"
+# ---- definitions: setmem, setmaxmem, setvcpus --config, define (an update and a new one)
+fails "setmem --config" "${V[@]}" setmem --config g 40960
+fails "setmaxmem" "${V[@]}" setmaxmem --config g 50000
+fails "setvcpus --config --maximum" "${V[@]}" setvcpus --config --maximum g 2
+sed "s|<memory unit='KiB'>65536<|<memory unit='KiB'>98304<|" "$OUT/g-before.xml" > "$OUT/g96.xml"
+fails "define (update)" "${V[@]}" define "$OUT/g96.xml"
+qemu_domain_xml h > "$OUT/h.xml"
+fails "define (new)" "${V[@]}" define "$OUT/h.xml"
+"${V[@]}" dumpxml --inactive g | diff - "$OUT/g-before.xml" > /dev/null ||
+    fail "a failed change altered g in memory: $("${V[@]}" dumpxml --inactive g | diff - "$OUT/g-before.xml")"
+cmp -s "$ETC/g.xml" "$OUT/g-file-before.xml" || fail "a failed change altered $ETC/g.xml"
+! "${V[@]}" domstate h > /dev/null 2>&1 || fail "the failed define of h left h defined"
+[ ! -e "$ETC/h.xml" ] || fail "the failed define of h left its file"
+echo "ok   setmem/setmaxmem/setvcpus --config and define on a full disk: an error, nothing changed"
+
+# ---- snapshots: create, delete, revert
+fails "snapshot-create" "${V[@]}" snapshot-create-as g s2
+[ "$(listed g)" = "s1 " ] || fail "a failed snapshot-create is listed: $(listed g)"
+[ "$(snapshots_in "$OUT/d.qcow2")" = "s1 " ] || fail "a failed snapshot-create left the image with: $(snapshots_in "$OUT/d.qcow2")"
+fails "snapshot-delete" "${V[@]}" snapshot-delete g s1
+[ "$(listed g)" = "s1 " ] || fail "a failed snapshot-delete is not listed: $(listed g)"
+[ "$(snapshots_in "$OUT/d.qcow2")" = "s1 " ] || fail "a failed snapshot-delete removed it from the image"
+cmp -s "$ETC/snapshot/g.json" "$OUT/g-json-before" || fail "failed snapshot calls altered the metadata"
+echo "ok   snapshot-create and snapshot-delete on a full disk: an error; the list, the metadata and the image as before"
+
+# ---- what holds after a restart, and a start uses the definition as it was
+unfill
+restart
+"${V[@]}" dumpxml --inactive g | diff - "$OUT/g-before.xml" > /dev/null || fail "after a restart g's definition changed"
+[ "$(listed g)" = "s1 " ] || fail "after a restart the snapshots are $(listed g)"
+"${V[@]}" snapshot-revert g s1 > /dev/null || fail "the revert to s1 fails"
+"${V[@]}" start g > /dev/null
+grep -q "<currentMemory unit='KiB'>65536<" "$QEMU_DIR/run/g.xml" || fail "g started with another memory size"
+echo "ok   after a restart: the old definition and snapshots, a revert works, a start uses the old memory"
+
+# ---- managed save and save to a full disk
+fill "$SAVE"
+fails "managedsave" "${V[@]}" managedsave g
+grep -Eq "^Managed save: +no" <<< "$("${V[@]}" dominfo g)" || fail "dominfo says g has a managed image after the failed managedsave: $(ls -la "$SAVE"; "${V[@]}" dominfo g 2>&1; state g)"
+[ "$(state g)" = "running (save canceled)" ] || [ "$(state g)" = "running (booted)" ] ||
+    fail "after a failed managedsave g is $(state g)"
+[ -z "$(ls "$SAVE" | grep -v '^fill$')" ] || fail "a failed managedsave left files: $(ls "$SAVE")"
+fails "save" "${V[@]}" save g "$SAVE/g.img"
+[ -z "$(ls "$SAVE" | grep -v '^fill$')" ] || fail "a failed save left files: $(ls "$SAVE")"
+# Room for the header, not for the guest's memory: QEMU's migration fails.
+truncate -s -256K "$SAVE/fill"
+fails "managedsave (room for the header only)" "${V[@]}" managedsave g
+[ -z "$(ls "$SAVE" | grep -v '^fill$')" ] || fail "a failed managedsave left files: $(ls "$SAVE")"
+case $(state g) in "running"*) ;; *) fail "after a failed managedsave g is $(state g)" ;; esac
+grep -Eq "^Managed save: +no" <<< "$("${V[@]}" dominfo g)" || fail "dominfo says g has a managed image"
+unfill
+echo "ok   managedsave and save on a full disk: an error that says why, the guest runs on, no file left"
+
+"${V[@]}" managedsave g > /dev/null
+[ "$(state g)" = "shut off (saved)" ] || fail "managedsave after the space is back: $(state g)"
+"${V[@]}" setmem --config g 40960 > /dev/null
+"${V[@]}" snapshot-create-as g s2 > /dev/null
+[ "$(listed g)" = "s1 s2 " ] || fail "snapshot-create after the space is back: $(listed g)"
+echo "ok   with the space back: managedsave, setmem --config, snapshot-create work"
