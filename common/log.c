@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/safe_open.h"
 #include "common/util.h"
 
 #define RV_LOG_MAX_FILTERS 64
@@ -496,6 +497,15 @@ static int datagram_connect(const char *path)
     return fd;
 }
 
+/* A log file is appended to by a daemon that may run as root, often in
+ * a directory others can write: no link they plant is followed, and a
+ * file that is not plainly ours is not written to. */
+static int open_log_file(const char *path, rv_err *err)
+{
+    return rv_open_file_safely(path, O_WRONLY | O_CREAT | O_APPEND, 0600, NULL, NULL,
+                               RV_FROM_CONF, err);
+}
+
 static int add_output(const char *word, void *ctx, rv_err *err)
 {
     output_set *set = ctx;
@@ -536,10 +546,12 @@ static int add_output(const char *word, void *ctx, rv_err *err)
         o->owns_fd = 1;
         o->path = strdup(journal ? target : p + 7);
     } else if (strncmp(p, "file:", 5) == 0 && p[5] != '\0') {
-        o->fd = open(p + 5, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        rv_err why = { 0 };
+        o->fd = open_log_file(p + 5, &why);
         if (o->fd < 0) {
-            rv_err_set_errno(err, RV_FROM_CONF, errno, "log output '%s': cannot open %s",
-                             word, p + 5);
+            rv_err_set(err, RV_FROM_CONF, why.code, "log output '%s': cannot open %s", word,
+                       why.message);
+            rv_err_clear(&why);
             return -1;
         }
         o->owns_fd = 1;
@@ -684,13 +696,18 @@ int rv_log_reopen(rv_err *err)
             continue;
         /* The new file takes the old descriptor's number: nothing else
          * holds on to the old one. */
-        int fd = open(o->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd < 0 || dup3(fd, o->fd, O_CLOEXEC) < 0) {
+        rv_err why = { 0 };
+        int fd = open_log_file(o->path, &why);
+        if (fd >= 0 && dup3(fd, o->fd, O_CLOEXEC) < 0)
+            rv_err_set(&why, RV_FROM_CONF, RV_ERR_SYSTEM_ERROR, "%s: %s", o->path,
+                       strerror(errno));
+        if (why.code) {
             if (rc == 0)
-                rv_err_set_errno(err, RV_FROM_CONF, errno, "cannot reopen the log file %s",
-                                 o->path);
+                rv_err_set(err, RV_FROM_CONF, why.code, "cannot reopen the log file %s",
+                           why.message);
             rc = -1;
         }
+        rv_err_clear(&why);
         if (fd >= 0)
             close(fd);
     }

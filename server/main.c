@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "server/config.h"
 #include "server/reload.h"
 #include "server/server.h"
@@ -36,41 +37,27 @@ static void usage(FILE *out)
 /* The pid file stays locked for the daemon's life, so a second daemon with
  * the same pid file refuses to start instead of fighting over sockets.
  * It often lives where others can create names (a shared /tmp, a
- * misconfigured run directory), so a name that is not plainly our own
- * file (a symbolic link, someone else's file, a hard link to another
- * name) is refused before anything is truncated or written. */
-static int take_pidfile(const char *path, struct stat *own)
+ * misconfigured run directory), so it is reached without following a
+ * symbolic link that another user could have planted on the way, and a
+ * name that is not plainly our own file (a symbolic link, someone else's
+ * file, a hard link to another name) is refused before anything is
+ * truncated or written (rv_open_file_safely).  *dir keeps the directory
+ * it is in, to remove it from at exit. */
+static int take_pidfile(const char *path, int *dir, char **name)
 {
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    rv_err err = { 0 };
+    int fd = rv_open_file_safely(path, O_RDWR | O_CREAT, 0644, dir, name, RV_FROM_CONF, &err);
     if (fd < 0) {
-        if (errno == ELOOP)
-            fprintf(stderr, "remvirtd: refusing the pid file %s: it is a symbolic link\n", path);
-        else
-            fprintf(stderr, "remvirtd: cannot open the pid file %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    const char *why = NULL;
-    char owner[64];
-    if (fstat(fd, own) < 0) {
-        why = strerror(errno);
-    } else if (!S_ISREG(own->st_mode)) {
-        why = "it is not a regular file";
-    } else if (own->st_uid != geteuid()) {
-        snprintf(owner, sizeof(owner), "it belongs to uid %u, not to remvirtd's uid %u",
-                 (unsigned)own->st_uid, (unsigned)geteuid());
-        why = owner;
-    } else if (own->st_nlink != 1) {
-        why = "it has other hard links";
-    }
-    if (why) {
-        fprintf(stderr, "remvirtd: refusing the pid file %s: %s\n", path, why);
-        close(fd);
+        fprintf(stderr, "remvirtd: refusing the pid file %s\n", err.message);
+        rv_err_clear(&err);
         return -1;
     }
     struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
     if (fcntl(fd, F_SETLK, &lk) < 0) {
         fprintf(stderr, "remvirtd: %s is locked: is another remvirtd running?\n", path);
         close(fd);
+        close(*dir);
+        free(*name);
         return -1;
     }
     char pid[32];
@@ -78,6 +65,8 @@ static int take_pidfile(const char *path, struct stat *own)
     if (ftruncate(fd, 0) < 0 || write(fd, pid, (size_t)n) != n) {
         fprintf(stderr, "remvirtd: cannot write the pid file %s: %s\n", path, strerror(errno));
         close(fd);
+        close(*dir);
+        free(*name);
         return -1;
     }
     return fd;
@@ -85,12 +74,15 @@ static int take_pidfile(const char *path, struct stat *own)
 
 /* Remove the pid file only while its name still leads to the file we
  * locked: someone may have replaced it since. */
-static void drop_pidfile(const char *path, int fd, const struct stat *own)
+static void drop_pidfile(int fd, int dir, char *name)
 {
-    struct stat now;
-    if (lstat(path, &now) == 0 && now.st_dev == own->st_dev && now.st_ino == own->st_ino)
-        unlink(path);
+    struct stat own, now;
+    if (fstat(fd, &own) == 0 && fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_dev == own.st_dev && now.st_ino == own.st_ino)
+        unlinkat(dir, name, 0);
+    free(name);
     close(fd);
+    close(dir);
 }
 
 static int apply_logging(const rvs_config *cfg, rv_err *err)
@@ -185,9 +177,9 @@ int main(int argc, char **argv)
         goto out;
 
     signal(SIGPIPE, SIG_IGN);
-    int pid_fd = -1;
-    struct stat pid_st;
-    if (pidfile && (pid_fd = take_pidfile(pidfile, &pid_st)) < 0) {
+    int pid_fd = -1, pid_dir = -1;
+    char *pid_name = NULL;
+    if (pidfile && (pid_fd = take_pidfile(pidfile, &pid_dir, &pid_name)) < 0) {
         rvs_config_free(&cfg);
         return 1;
     }
@@ -201,7 +193,7 @@ int main(int argc, char **argv)
         RV_INFO("remvirtd stopped");
     }
     if (pid_fd >= 0)
-        drop_pidfile(pidfile, pid_fd, &pid_st);
+        drop_pidfile(pid_fd, pid_dir, pid_name);
 out:
     if (rv_err_is_set(&err))
         fprintf(stderr, "remvirtd: %s\n", err.message ? err.message : "error");

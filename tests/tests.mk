@@ -162,6 +162,9 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-virt-install.sh \
 	tests/interop/test-qemu-storage.sh \
 	tests/interop/test-qemu-storage-libvirtd.sh \
+	tests/interop/test-qemu-hostile-paths.sh \
+	tests/interop/test-bad-xml.sh \
+	tests/interop/test-qemu-big-pool.sh \
 	tests/interop/test-qemu-nodedev.sh \
 	tests/interop/test-qemu-secrets-nwfilters.sh \
 	tests/interop/test-qemu-secrets-define.sh \
@@ -188,7 +191,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tes
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
-	tests/interop/snapshot-checks.py \
+	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/tune-checks.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "protocol/xdr_string.h"
 #include "rv_keepalive.h"
 
 static void put_u32(char *p, uint32_t v)
@@ -143,12 +144,17 @@ int rv_frame_decode_payload(const char *p, size_t len, xdrproc_t fn, void *obj, 
     }
     XDR xdr;
     xdrmem_create(&xdr, (char *)p + RV_FRAME_MIN, (u_int)(len - RV_FRAME_MIN), XDR_DECODE);
+    rv_xdr_string_took_nul();
     int ok = fn(&xdr, obj, 0);
     size_t used = xdr_getpos(&xdr);
     xdr_destroy(&xdr);
     if (!ok || used != len - RV_FRAME_MIN) {
         xdr_free(fn, obj);
-        if (!ok)
+        if (!ok && rv_xdr_string_took_nul())
+            rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
+                       "cannot decode the payload (%zu bytes): a string holds a NUL byte",
+                       len - RV_FRAME_MIN);
+        else if (!ok)
             rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "cannot decode the payload (%zu bytes)",
                        len - RV_FRAME_MIN);
         else

@@ -84,20 +84,21 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
         return NULL;
     }
     xmlFreeParserCtxt(ctxt);
-    *docp = doc;
     xmlNode *top = xmlDocGetRootElement(doc);
-    if (doc->intSubset || doc->extSubset) {
+    if (doc->intSubset || doc->extSubset)
         rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML may not have a DOCTYPE", root);
-        return NULL;
-    }
-    if (!top || strcmp((const char *)top->name, root) != 0) {
+    else if (!top || strcmp((const char *)top->name, root) != 0)
         /* From libvirt's XML helpers: error domain XML. */
         rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
                    "XML error: expecting root element of '%s', not '%s'", root,
                    top ? (const char *)top->name : "");
-        return NULL;
+    else {
+        *docp = doc;
+        return top;
     }
-    return top;
+    /* Refused: the document goes here, so no caller's error path can keep it. */
+    xmlFreeDoc(doc);
+    return NULL;
 }
 
 xmlNode *rv_lx_child(const xmlNode *n, const char *name)
@@ -130,4 +131,13 @@ char *rv_lx_text(const xmlNode *n, int *failed)
         *failed = 1;
     xmlFree(raw);
     return copy;
+}
+
+int rv_lx_check_name(const char *name, const char *illegal, rv_err *err)
+{
+    size_t at = strcspn(name, illegal);
+    if (!name[at])
+        return 0;
+    rv_err_set(err, RV_FROM_XML, RV_ERR_XML_DETAIL, "invalid char in name: %c", name[at]);
+    return -1;
 }

@@ -15,8 +15,8 @@
 #include "common/error.h"
 
 /* The root element of xml (NUL-terminated), which must be called root,
- * with *docp the document for the caller to free (xmlFreeDoc; it may be
- * set also on failure).  from: the error domain of the errors that are
+ * with *docp the document for the caller to free (xmlFreeDoc); on
+ * failure NULL, with err set and *docp NULL (nothing to free).  from: the error domain of the errors that are
  * not libvirt's XML helpers' (RV_FROM_STORAGE, ...); max: the longest
  * document accepted, in bytes. */
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
@@ -29,5 +29,10 @@ char *rv_lx_attr(const xmlNode *n, const char *name, int *failed);
 /* XPath's string() of an element, malloc'd; NULL when the element is
  * absent or its text empty, as libvirt's virXPathString has it. */
 char *rv_lx_text(const xmlNode *n, int *failed);
+
+/* A name (of a volume, a network filter, ...) that holds none of the
+ * characters in illegal; else -1 with err set as libvirt's XML helpers
+ * set it ("invalid char in name: C", VIR_ERR_XML_DETAIL, from XML). */
+int rv_lx_check_name(const char *name, const char *illegal, rv_err *err);
 
 #endif

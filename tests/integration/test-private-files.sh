@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # remvirtd (as root) puts its pid file and sockets only where nobody else
 # can swap names: a pid file that is a symbolic link, someone else's file
-# or a hard link is refused, and so is a socket directory that another
+# or a hard link, or that is reached through a symbolic link another user
+# could plant, is refused, and so is a log file (log_outputs, at start and
+# at each SIGHUP's reopen); and so is a socket directory that another
 # user owns or can write, that sits below such a directory, or that is a
 # symbolic link.  Each refusal names its cause and changes nothing outside
 # the daemon's own files.  The sockets get their modes at birth, and a
@@ -39,7 +41,7 @@ unchanged()
 refused()
 {
     local what=$1 words=$2 dir=$3 pid=$4 conf=$RV_TMP/refused.conf out
-    printf 'unix_sock_dir = "%s"\nunix_sock_ro_perms = "0777"\n' "$dir" > "$conf"
+    printf 'unix_sock_dir = "%s"\nunix_sock_ro_perms = "0777"\n%s\n' "$dir" "${5:-}" > "$conf"
     local status=0
     out=$(timeout 10 "$REMVIRTD" -f "$conf" --pidfile "$pid" 2>&1) || status=$?
     unchanged "$what"
@@ -73,6 +75,22 @@ refused "pid file that is a hard link" \
     "refusing the pid file $RV_TMP/hard.pid: it has other hard links" "$good" "$RV_TMP/hard.pid"
 rm "$RV_TMP/hard.pid"
 before=$(stat -c '%a %s %Y %h' "$victim"; ls -l --time-style=full-iso "$victim_dir")
+
+# A directory of root's, reached through a link that nobody planted in
+# their directory: neither the pid file nor a log file goes there.
+rootonly=$RV_TMP/rootonly
+mkdir -m 700 "$rootonly"
+as_nobody ln -s "$rootonly" "$pub/run"
+refused "pid file below a link nobody planted" \
+    "refusing the pid file $pub/run/x.pid: $pub/run: a symbolic link that another user can change" \
+    "$good" "$pub/run/x.pid"
+refused "log file below a link nobody planted" \
+    "cannot open $pub/run/x.log: $pub/run: a symbolic link that another user can change" \
+    "$good" "$RV_TMP/a.pid" "log_outputs = \"1:file:$pub/run/x.log\""
+as_nobody ln -s "$victim" "$pub/link.log"
+refused "log file planted as a symbolic link" "cannot open $pub/link.log: it is a symbolic link" \
+    "$good" "$RV_TMP/a.pid" "log_outputs = \"1:file:$pub/link.log\""
+[ -z "$(ls -A "$rootonly")" ] || fail "remvirtd made files in $rootonly: $(ls -A "$rootonly")"
 
 # Socket directories.
 theirs=$RV_TMP/theirs
@@ -134,6 +152,39 @@ grep -qF "$REMVIRTD_DIR/remvirtd.pid is locked: is another remvirtd running?" <<
 [ "$(stat -c %i "$REMVIRTD_SOCK")" = "$ino" ] || fail "the second daemon replaced the socket"
 [ "$(cat "$REMVIRTD_DIR/remvirtd.pid")" = "$REMVIRTD_PID" ] || fail "the second daemon wrote the pid file"
 "$RVSH" -c "$REMVIRTD_URI" list --all >/dev/null || fail "the first daemon no longer answers"
+
+# The SIGHUP reopen: a log in nobody's directory, whose file or whose
+# directory nobody replaces with a link between two reopens, is not
+# followed there; the daemon goes on logging to what it had.
+logs=$pub/logs
+as_nobody mkdir -m 755 "$logs"
+stop_remvirtd
+start_remvirtd "log_outputs = \"2:file:$logs/remvirtd.log\"" 'log_level = 2'
+"$RVSH" -c "$REMVIRTD_URI" list --all >/dev/null     # serving: its SIGHUP handler is on
+hups() { grep -c "SIGHUP: done" "$1" || true; }
+more_hups() { [ "$(hups "$1")" -gt "$2" ]; }
+hup()
+{
+    local n
+    n=$(hups "$1")
+    kill -HUP "$REMVIRTD_PID"
+    wait_for 10 "the SIGHUP to be done" more_hups "$1" "$n"
+}
+as_nobody mv "$logs/remvirtd.log" "$logs/rotated.log"
+as_nobody ln -s "$victim" "$logs/remvirtd.log"
+hup "$logs/rotated.log"
+grep -q "cannot reopen the log file $logs/remvirtd.log: it is a symbolic link" "$logs/rotated.log" ||
+    fail "the reopen through a planted link was not refused: $(tail -3 "$logs/rotated.log")"
+"$RVSH" -c "$REMVIRTD_URI" list --all >/dev/null
+unchanged "a SIGHUP with the log file a link to root's file"
+as_nobody rm "$logs/remvirtd.log"
+as_nobody mv "$logs" "$pub/logs.old"
+as_nobody ln -s "$rootonly" "$logs"
+hup "$pub/logs.old/rotated.log"
+grep -q "cannot reopen the log file $logs/remvirtd.log: $logs: a symbolic link that another user can change" \
+    "$pub/logs.old/rotated.log" || fail "the reopen through a planted directory link was not refused"
+[ -z "$(ls -A "$rootonly")" ] || fail "the reopen made files in $rootonly: $(ls -A "$rootonly")"
+echo "ok: log files: planted links refused at start and at the SIGHUP reopen"
 
 # Replaced while it ran: the daemon leaves the new name alone on exit.
 mv "$REMVIRTD_DIR/remvirtd.pid" "$REMVIRTD_DIR/old.pid"

@@ -118,7 +118,7 @@ static void test_filters(void)
                          "log output '9:stderr': expected LEVEL:");
     expect_outputs_error("stderr", RV_ERR_CONFIG_UNSUPPORTED, "expected LEVEL:");
     expect_outputs_error("1:file:/nonexistent-dir/x.log", RV_ERR_SYSTEM_ERROR,
-                         "cannot open /nonexistent-dir/x.log: No such file or directory");
+                         "cannot open /nonexistent-dir/x.log: /nonexistent-dir: No such file or directory");
     expect_outputs_error("1:stderr 1:stderr 1:stderr 1:stderr 1:stderr 1:stderr 1:stderr "
                          "1:stderr 1:stderr", RV_ERR_CONFIG_UNSUPPORTED,
                          "too many log outputs (at most 8)");

@@ -474,7 +474,7 @@ static int define(const char *text, rv_nonnull_nwfilter *out, rv_err *err)
     if (parse_filter(text, &name, uuid, &xml, err) < 0)
         return -1;
     char *path = file_of(name);
-    if (check_define(name, uuid, err) < 0 ||
+    if (rv_lx_check_name(name, "\n", err) < 0 || check_define(name, uuid, err) < 0 ||
         (!path && fail(err, RV_ERR_INVALID_ARG, "invalid argument: filter name '%s' cannot be "
                                                 "a file name", name)) ||
         rv_qemu_mkdirs(st.dir, err) < 0 || rv_qemu_write_file(path, xml, true, err) < 0) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -899,11 +900,16 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
         const rv_qemu_disk *disk = &def->disks[i];
         if (!disk->source)
             continue;
-        int fd = open(disk->source, (disk->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+        /* Without blocking on a FIFO or a device the definition names; a
+         * disk is a regular file or a block device. */
+        const char *kind;
+        int fd = rv_open_file_at(AT_FDCWD, disk->source, disk->readonly ? O_RDONLY : O_RDWR, 0,
+                                 true, &kind);
         if (fd < 0) {
             rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
-                       "Cannot access storage file '%s' (disk %s): %s", disk->source,
-                       disk->target, strerror(errno));
+                       "Cannot access storage file '%s' (disk %s): %s%s", disk->source,
+                       disk->target, kind ? "it is a " : strerror(errno),
+                       kind ? kind : "");
             return -1;
         }
         close(fd);

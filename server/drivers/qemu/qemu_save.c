@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
@@ -133,8 +134,14 @@ static void put_u32(unsigned char *p, uint32_t v)
 int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
                             rv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* A client names it: a FIFO or a device must not hold the open. */
+    const char *kind;
+    int fd = rv_open_file_at(AT_FDCWD, path, O_RDONLY, 0, false, &kind);
     if (fd < 0) {
+        char why[64];
+        if (kind)
+            return image_error(err, path, (snprintf(why, sizeof(why), "it is a %s, not a "
+                                                    "regular file", kind), why));
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot open save image '%s': %s", path,
                    strerror(errno));
         return -1;

@@ -5,19 +5,31 @@
  *   run_dir/storage/<name>.xml               the pool is active
  * written atomically (rv_qemu_write_file), definitions durably.
  *
+ * A pool's directory is opened when the pool starts (walked without
+ * following a link another user could plant, rv_open_dir_safely) and
+ * held until it stops: every volume is reached from that descriptor by
+ * its one-component name with O_NOFOLLOW, so whoever can write the
+ * directories above cannot redirect a volume operation by swapping the
+ * pool's directory or a volume for a link.  Nothing a volume operation
+ * opens can block: FIFOs and devices are refused (rv_open_file_at).
+ *
  * Nothing here blocks the loop for long.  What is quick on a local
  * directory is done at once: stat, statvfs, mkdir, unlink, ftruncate,
  * fallocate (the Linux call, which fails rather than writing zeros when
  * the file system cannot reserve), and reading a file's first 512 bytes
- * to tell qcow2 from raw during a scan.  A scan reads the header itself
- * rather than run `qemu-img info` per file: one open and read per file
- * (the stat libvirt does anyway) against a process per file and an
- * asynchronous fan-in, and libvirt's own scan reads headers the same
- * way.  What takes as long as the image is big (qemu-img create for
+ * to tell qcow2 from raw when a volume is asked about.  That reads the
+ * header itself rather than run `qemu-img info`: one open and read
+ * against a process and an asynchronous fan-in, and libvirt reads
+ * headers the same way.  Reading the directory (a pool's start and
+ * refresh) takes as long as it has files, so it runs in slices of loop
+ * time (pool_scan) and the call is answered when it is done; it lists
+ * names only, and each volume's header is read when it is first asked
+ * about.  What takes as long as the image is big (qemu-img create for
  * qcow2, convert for a clone, resize of a qcow2) runs as a child
  * process watched by the loop, and the call is answered when it exits
- * (a deferred reply).  While such a job runs, its pools cannot be
- * stopped, and its volume cannot be deleted. */
+ * (a deferred reply).  The child gets the files opened, not their
+ * names.  While such a job runs, its pools cannot be stopped, and its
+ * volume cannot be deleted. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
@@ -43,20 +56,46 @@ RV_LOG_CATEGORY("drivers.qemu.storage");
 extern char **environ;
 
 /* What a peer can make the driver hold: pools, volumes in all pools (a
- * scan stops there and says so in the log; a volume is a few hundred
- * bytes), jobs running at once, and the part of a failed qemu-img's
+ * start or refresh that finds more fails and says so; a volume is about
+ * 400 bytes), jobs running at once, and the part of a failed qemu-img's
  * output kept for the error. */
-enum { MAX_POOLS = 256, MAX_VOLS = 16384, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
+enum { MAX_POOLS = 256, MAX_VOLS = 262144, MAX_JOBS = 16, ERR_TEXT_MAX = 1024 };
+
+/* How long one slice of a directory scan may hold the loop. */
+#define SCAN_SLICE_SECONDS 0.002
+
+typedef struct pool_scan pool_scan;
 
 typedef struct qpool {
     rv_pool_def *def;
     rv_pool_def *next_def;      /* defined while active: used from its stop */
     bool active, persistent, autostart;
+    int dir;                    /* the directory while active, else -1 */
     rv_vol_def **vols;
     size_t nvols;
     int jobs;                   /* volume jobs using this pool */
+    pool_scan *scan;            /* the directory being read (start, refresh) */
     struct qpool *next;         /* in name order */
 } qpool;
+
+/* A call waiting for a scan; want_pool: its reply carries the pool. */
+typedef struct {
+    rv_deferred *reply;
+    bool want_pool;
+} scan_waiter;
+
+struct pool_scan {
+    ev_timer slice;
+    qpool *pool;
+    int dir;                    /* becomes the pool's when the scan ends */
+    DIR *entries;
+    rv_vol_def **vols;
+    size_t nvols, cap;
+    bool start;                 /* the pool becomes active when it ends */
+    bool announce;              /* a STARTED event then (not a restart's) */
+    scan_waiter *waiters;
+    size_t nwaiters;
+};
 
 typedef enum { JOB_CREATE, JOB_CLONE, JOB_RESIZE } job_kind;
 
@@ -78,6 +117,7 @@ static struct {
     vol_job *jobs;
     size_t njobs;
     char *config_dir, *autostart_dir, *run_dir;
+    bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st;
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
@@ -91,6 +131,8 @@ static int sys_fail(rv_err *err, const char *what, const char *path)
 {
     return fail(err, RV_ERR_SYSTEM_ERROR, "cannot %s '%s': %s", what, path, strerror(errno));
 }
+
+static void scan_stop(pool_scan *s, const rv_err *why);
 
 static void emit(const qpool *p, int event)
 {
@@ -135,15 +177,14 @@ static int probe_qcow2(rv_vol_def *v, const unsigned char *h, size_t n)
     return 0;
 }
 
-/* The volume that the file name in p's directory is; NULL with *skip set
- * when it is no volume (not a regular file, gone), NULL alone when out
- * of memory. */
-static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
+/* A volume of p's as a scan lists it: its name, path and key, nothing
+ * read from the file yet; NULL when out of memory. */
+static rv_vol_def *vol_new(const qpool *p, const char *name)
 {
-    *skip = false;
     rv_vol_def *v = calloc(1, sizeof(*v));
     if (!v)
         return NULL;
+    v->type = RV_STORAGE_VOL_FILE;
     v->perms.mode = v->perms.owner = v->perms.group = -1;
     v->backing_perms = v->perms;
     if (asprintf(&v->path, "%s/%s", p->def->target_path, name) < 0)
@@ -152,20 +193,31 @@ static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
         rv_vol_def_free(v);
         return NULL;
     }
-    /* O_NONBLOCK: a FIFO that someone left here must not hang the open. */
-    int fd = open(v->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    return v;
+}
+
+/* The volume that the file name in p's directory is, read from the file;
+ * NULL with *skip set when it is no volume (not a regular file, gone),
+ * NULL alone when out of memory. */
+static rv_vol_def *vol_probe(const qpool *p, const char *name, bool *skip)
+{
+    *skip = false;
+    int fd = rv_open_file_at(p->dir, name, O_RDONLY | O_NOFOLLOW, 0, false, NULL);
     struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+    if (fd < 0 || fstat(fd, &sb) < 0) {
         if (fd >= 0)
             close(fd);
-        rv_vol_def_free(v);
         *skip = true;
+        return NULL;
+    }
+    rv_vol_def *v = vol_new(p, name);
+    if (!v) {
+        close(fd);
         return NULL;
     }
     unsigned char head[512];
     ssize_t n = pread(fd, head, sizeof(head), 0);
     close(fd);
-    v->type = RV_STORAGE_VOL_FILE;
     v->capacity = (unsigned long long)sb.st_size;
     v->allocation = (unsigned long long)sb.st_blocks * 512;
     v->has_allocation = 1;
@@ -246,46 +298,19 @@ static void pool_update_space(qpool *p)
 {
     struct statvfs vfs;
     struct stat sb;
-    if (statvfs(p->def->target_path, &vfs) == 0) {
+    if (p->dir < 0)
+        return;
+    if (fstatvfs(p->dir, &vfs) == 0) {
         unsigned long long unit = vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize;
         p->def->capacity = (unsigned long long)vfs.f_blocks * unit;
         p->def->allocation = (unsigned long long)(vfs.f_blocks - vfs.f_bfree) * unit;
         p->def->available = (unsigned long long)vfs.f_bavail * unit;
     }
-    if (stat(p->def->target_path, &sb) == 0) {
+    if (fstat(p->dir, &sb) == 0) {
         p->def->perms.mode = sb.st_mode & 07777;
         p->def->perms.owner = sb.st_uid;
         p->def->perms.group = sb.st_gid;
     }
-}
-
-/* Read the directory again: every regular file not starting with '.'. */
-static int pool_scan(qpool *p, rv_err *err)
-{
-    DIR *dir = opendir(p->def->target_path);
-    if (!dir)
-        return sys_fail(err, "open directory", p->def->target_path);
-    vols_clear(p);
-    struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(dir))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (st.nvols >= MAX_VOLS) {
-            RV_WARN("storage pool '%s': the pools hold %d volumes, the rest are not listed",
-                    p->def->name, MAX_VOLS);
-            break;
-        }
-        bool skip;
-        rv_vol_def *v = vol_probe(p, e->d_name, &skip);
-        if (!v)
-            rc = skip ? 0 : oom(err);
-        else
-            rc = vol_put(p, v, err);
-    }
-    closedir(dir);
-    pool_update_space(p);
-    return rc;
 }
 
 /* ================================================================ the pool table */
@@ -293,6 +318,8 @@ static int pool_scan(qpool *p, rv_err *err)
 static void pool_free(qpool *p)
 {
     vols_clear(p);
+    if (p->dir >= 0)
+        close(p->dir);
     rv_pool_def_free(p->def);
     rv_pool_def_free(p->next_def);
     free(p);
@@ -327,6 +354,7 @@ static qpool *pool_add(rv_pool_def *def, rv_err *err)
         return NULL;
     }
     p->def = def;
+    p->dir = -1;
     qpool **at = &st.pools;
     while (*at && strcmp((*at)->def->name, def->name) < 0)
         at = &(*at)->next;
@@ -361,8 +389,12 @@ static qpool *get(const rv_nonnull_storage_pool *w, rv_err *err)
     return get_named(w->name, err);
 }
 
+static int busy(const qpool *p, rv_err *err);
+
 static int not_active(const qpool *p, rv_err *err)
 {
+    if (p->scan)
+        return busy(p, err);
     return fail(err, RV_ERR_OPERATION_INVALID,
                 "Requested operation is not valid: storage pool '%s' is not active", p->def->name);
 }
@@ -451,30 +483,210 @@ static int set_autostart_link(const qpool *p, bool on, rv_err *err)
     return rc;
 }
 
-/* ================================================================ lifecycle */
+/* ================================================================ reading a directory
+ * A pool's start and refresh read its directory (every regular file not
+ * starting with '.') in slices of at most SCAN_SLICE_SECONDS of loop
+ * time each, from a timer of 0 s, so clients are served between slices
+ * however many files there are.  The new list replaces the old one only
+ * when the whole directory is read, and the calls waiting for it are
+ * answered then.  While it runs, the pool's volumes are neither made nor
+ * removed (busy()), and a start's pool is not active yet. */
 
-/* Make p active: its directory must be there. */
-static int pool_start(qpool *p, rv_err *err)
+static int too_many_vols(const qpool *p, size_t more, rv_err *err)
 {
-    struct stat sb;
-    if (stat(p->def->target_path, &sb) < 0)
-        return sys_fail(err, "open directory", p->def->target_path);
-    if (!S_ISDIR(sb.st_mode))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: '%s' is not a directory",
-                    p->def->target_path);
-    if (pool_scan(p, err) < 0 || save_def(p, st.run_dir, false, err) < 0) {
-        vols_clear(p);
-        return -1;
+    return fail(err, RV_ERR_OPERATION_FAILED,
+                "operation failed: storage pool '%s' has more than %zu volumes: the storage "
+                "pools may hold at most %d volumes in all here", p->def->name, more, MAX_VOLS);
+}
+
+/* One entry of the directory; 0 or -1 with err set. */
+static int scan_entry(pool_scan *s, const struct dirent *e, rv_err *err)
+{
+    if (e->d_name[0] == '.')
+        return 0;
+    if (e->d_type != DT_REG) {
+        struct stat sb;
+        if (e->d_type != DT_UNKNOWN ||
+            fstatat(s->dir, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+            return 0;
     }
-    p->active = true;
-    RV_INFO("storage pool '%s' started (%zu volumes)", p->def->name, p->nvols);
-    emit(p, RV_POOL_EVENT_STARTED);
+    /* The other pools' volumes and this one's new list (its old one goes). */
+    if (st.nvols - (s->start ? 0 : s->pool->nvols) + s->nvols >= MAX_VOLS)
+        return too_many_vols(s->pool, s->nvols, err);
+    if (s->nvols == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        rv_vol_def **grown = realloc(s->vols, cap * sizeof(*grown));
+        if (!grown)
+            return oom(err);
+        s->vols = grown;
+        s->cap = cap;
+    }
+    if (!(s->vols[s->nvols] = vol_new(s->pool, e->d_name)))
+        return oom(err);
+    s->nvols++;
     return 0;
 }
 
+static void scan_slice(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)revents;
+    pool_scan *s = (pool_scan *)w;
+    double until = ev_time() + SCAN_SLICE_SECONDS;
+    rv_err err = { 0 };
+    for (unsigned n = 1;; n++) {
+        errno = 0;
+        struct dirent *e = readdir(s->entries);
+        if (!e) {
+            if (errno)
+                sys_fail(&err, "read directory", s->pool->def->target_path);
+            break;
+        }
+        if (scan_entry(s, e, &err) < 0)
+            break;
+        if (n % 64 == 0 && ev_time() >= until) {
+            ev_timer_set(w, 0., 0.);
+            ev_timer_start(loop, w);
+            return;
+        }
+    }
+    scan_stop(s, err.code ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+/* Read p's directory again, found anew from its path.  start: p becomes
+ * active at the end (announce: with a STARTED event).  The caller then
+ * waits (scan_wait) or not (remvirtd's start-up).  0 or -1 with err set. */
+static int scan_begin(qpool *p, bool start, bool announce, rv_err *err)
+{
+    rv_err why = { 0 };
+    int dir = rv_open_dir_safely(p->def->target_path, RV_FROM_STORAGE, &why);
+    if (dir < 0) {
+        fail(err, why.code, "cannot open the directory of storage pool '%s': %s", p->def->name,
+             why.message);
+        rv_err_clear(&why);
+        return -1;
+    }
+    pool_scan *s = calloc(1, sizeof(*s));
+    int list = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (!s || list < 0 || !(s->entries = fdopendir(list))) {
+        int rc = !s ? oom(err) : sys_fail(err, "open directory", p->def->target_path);
+        if (list >= 0)
+            close(list);
+        close(dir);
+        free(s);
+        return rc;
+    }
+    s->pool = p;
+    s->dir = dir;
+    s->start = start;
+    s->announce = announce;
+    p->scan = s;
+    ev_timer_init(&s->slice, scan_slice, 0., 0.);
+    ev_timer_start(rv_qemu.loop, &s->slice);
+    return 0;
+}
+
+/* The call being served waits for p's scan: RV_DEFERRED, or -1. */
+static int scan_wait(qpool *p, bool want_pool, rv_err *err)
+{
+    pool_scan *s = p->scan;
+    scan_waiter *grown = realloc(s->waiters, (s->nwaiters + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(err);
+    s->waiters = grown;
+    if (!(s->waiters[s->nwaiters].reply = rv_driver_defer(err)))
+        return -1;
+    s->waiters[s->nwaiters++].want_pool = want_pool;
+    return RV_DEFERRED;
+}
+
+/* The scan is over: whole (why NULL) or failed.  Its list becomes the
+ * pool's, or the pool is as it was; the waiting calls are answered. */
+static void scan_stop(pool_scan *s, const rv_err *why)
+{
+    qpool *p = s->pool;
+    rv_err err = { 0 };
+    ev_timer_stop(rv_qemu.loop, &s->slice);
+    closedir(s->entries);
+    p->scan = NULL;
+    if (why)
+        rv_err_set(&err, why->domain, why->code, "%s", why->message);
+    else if (st.nvols - (s->start ? 0 : p->nvols) + s->nvols > MAX_VOLS)
+        too_many_vols(p, s->nvols, &err);
+    else if (s->start)
+        save_def(p, st.run_dir, false, &err);
+    if (!err.code) {
+        vols_clear(p);
+        p->vols = s->vols;
+        p->nvols = s->nvols;
+        st.nvols += s->nvols;
+        s->vols = NULL;
+        s->nvols = 0;
+        if (p->dir >= 0)
+            close(p->dir);
+        p->dir = s->dir;
+        pool_update_space(p);
+        if (s->start) {
+            p->active = true;
+            RV_INFO("storage pool '%s' started (%zu volumes)", p->def->name, p->nvols);
+            if (s->announce)
+                emit(p, RV_POOL_EVENT_STARTED);
+        } else {
+            rv_driver_pool_event(&rv_qemu_driver, p->def->name, p->def->uuid,
+                                 RV_POOL_EVENT_ID_REFRESH, 0, 0);
+        }
+    } else {
+        close(s->dir);
+        RV_WARN("storage pool '%s' %s: %s", p->def->name,
+                s->start ? "does not start" : "is not refreshed", err.message);
+        if (s->start && !s->nwaiters && !st.stopping)
+            unlink_file(st.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
+    }
+    for (size_t i = 0; i < s->nvols; i++)
+        rv_vol_def_free(s->vols[i]);
+    free(s->vols);
+    for (size_t i = 0; i < s->nwaiters; i++) {
+        rv_err werr = { 0 };
+        const rv_err *answer = err.code ? &err : NULL;
+        if (!answer && s->waiters[i].want_pool) {
+            rv_storage_pool_create_xml_ret *ret = rv_deferred_ret(s->waiters[i].reply);
+            if (pool_to_wire(p, &ret->pool, &werr) < 0)
+                answer = &werr;
+        }
+        rv_deferred_finish(s->waiters[i].reply, answer);
+        rv_err_clear(&werr);
+    }
+    free(s->waiters);
+    bool gone = err.code && s->start && !p->persistent;
+    free(s);
+    rv_err_clear(&err);
+    if (gone)
+        pool_remove(p);
+}
+
+/* Nothing may change p's volumes while its directory is read. */
+static int busy(const qpool *p, rv_err *err)
+{
+    if (!p->scan)
+        return 0;
+    return fail(err, RV_ERR_OPERATION_INVALID, p->scan->start
+                ? "Requested operation is not valid: storage pool '%s' is starting up"
+                : "Requested operation is not valid: storage pool '%s' is being refreshed",
+                p->def->name);
+}
+
+/* ================================================================ lifecycle */
+
+/* Make p active (its directory must be there) when its scan ends; the
+ * call being served waits for it.  RV_DEFERRED or -1. */
+static int pool_start(qpool *p, bool want_pool, rv_err *err)
+{
+    return scan_begin(p, true, true, err) < 0 ? -1 : scan_wait(p, want_pool, err);
+}
+
 /* mkdir -p.  A directory that was there keeps its mode unless the XML
- * gives one: a pool on /tmp must not make /tmp 0711. */
+ * gives one: a pool on /tmp must not make /tmp 0711.  The mode and owner
+ * are set through the directory opened, not its name. */
 static int pool_build(qpool *p, rv_err *err)
 {
     struct stat sb;
@@ -482,13 +694,22 @@ static int pool_build(qpool *p, rv_err *err)
     long mode = p->def->perms.mode >= 0 ? p->def->perms.mode : existed ? -1 : 0711;
     if (rv_qemu_mkdirs(p->def->target_path, err) < 0)
         return -1;
-    if (mode >= 0 && chmod(p->def->target_path, (mode_t)mode) < 0)
-        return sys_fail(err, "set permissions of", p->def->target_path);
-    if ((p->def->perms.owner >= 0 || p->def->perms.group >= 0) &&
-        chown(p->def->target_path, (uid_t)p->def->perms.owner, (gid_t)p->def->perms.group) < 0)
-        return sys_fail(err, "change the owner of", p->def->target_path);
-    emit(p, RV_POOL_EVENT_CREATED);
-    return 0;
+    rv_err why = { 0 };
+    int dir = rv_open_dir_safely(p->def->target_path, RV_FROM_STORAGE, &why);
+    int rc = 0;
+    if (dir < 0)
+        rc = fail(err, why.code, "cannot build storage pool '%s': %s", p->def->name, why.message);
+    else if (mode >= 0 && fchmod(dir, (mode_t)mode) < 0)
+        rc = sys_fail(err, "set permissions of", p->def->target_path);
+    else if ((p->def->perms.owner >= 0 || p->def->perms.group >= 0) &&
+             fchown(dir, (uid_t)p->def->perms.owner, (gid_t)p->def->perms.group) < 0)
+        rc = sys_fail(err, "change the owner of", p->def->target_path);
+    rv_err_clear(&why);
+    if (dir >= 0)
+        close(dir);
+    if (rc == 0)
+        emit(p, RV_POOL_EVENT_CREATED);
+    return rc;
 }
 
 /* The storage driver's checks on a new definition, against the pools
@@ -550,6 +771,11 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
         parse_pool(args->xml, &def, err) < 0)
         return -1;
     qpool *p = pool_find(def->name);
+    if (p && p->scan && p->scan->start) {
+        busy(p, err);
+        rv_pool_def_free(def);
+        return -1;
+    }
     if (p && p->active) {
         /* The running pool keeps its definition (its directory, its
          * volumes) until it stops; the file has the new one. */
@@ -603,15 +829,20 @@ RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
         rv_pool_def_free(def);
         return -1;
     }
+    (void)ret;
     qpool *p = pool_add(def, err);
     if (!p)
         return rv_pool_def_free(def), -1;
-    if (((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0) ||
-        pool_start(p, err) < 0) {
+    if ((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0) {
         pool_remove(p);
         return -1;
     }
-    return pool_to_wire(p, &ret->pool, err);
+    if (scan_begin(p, true, true, err) < 0) {
+        pool_remove(p);
+        return -1;
+    }
+    /* Out of memory for the wait: the scan goes on and ends unwatched. */
+    return scan_wait(p, true, err);
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
@@ -621,13 +852,15 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate", err) < 0 ||
         !(p = get(&args->pool, err)))
         return -1;
+    if (busy(p, err) < 0)
+        return -1;
     if (p->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: storage pool '%s' is already active",
                     p->def->name);
     if ((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0)
         return -1;
-    return pool_start(p, err);
+    return pool_start(p, false, err);
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
@@ -635,7 +868,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
     (void)c;
     qpool *p;
     /* NO_OVERWRITE (4) and OVERWRITE (8) mean nothing to a directory. */
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)))
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)) || busy(p, err) < 0)
         return -1;
     if (p->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -648,13 +881,15 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
-    if (!p)
+    if (!p || busy(p, err) < 0)
         return -1;
     if (p->jobs)
         return has_jobs(p, err);
     unlink_file(st.run_dir, p->def->name);
     p->active = false;
     vols_clear(p);
+    close(p->dir);
+    p->dir = -1;
     if (p->next_def) {
         rv_pool_def_free(p->def);
         p->def = p->next_def;
@@ -671,22 +906,34 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
 {
     (void)c;
     qpool *p;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)))
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)) || busy(p, err) < 0)
         return -1;
     if (p->active)
         return still_active(p, err);
-    if (rmdir(p->def->target_path) < 0 && errno != ENOENT)
-        return fail(err, RV_ERR_SYSTEM_ERROR, "failed to remove pool '%s': %s",
-                    p->def->target_path, strerror(errno));
-    emit(p, RV_POOL_EVENT_DELETED);
-    return 0;
+    char *name = NULL;
+    rv_err why = { 0 };
+    int parent = rv_open_parent_safely(p->def->target_path, &name, RV_FROM_STORAGE, &why);
+    int rc = 0;
+    if (parent < 0)
+        rc = fail(err, why.code, "failed to remove pool '%s': %s", p->def->target_path,
+                  why.message);
+    else if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rc = fail(err, RV_ERR_SYSTEM_ERROR, "failed to remove pool '%s': %s",
+                  p->def->target_path, strerror(errno));
+    rv_err_clear(&why);
+    free(name);
+    if (parent >= 0)
+        close(parent);
+    if (rc == 0)
+        emit(p, RV_POOL_EVENT_DELETED);
+    return rc;
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
-    if (!p)
+    if (!p || busy(p, err) < 0)
         return -1;
     if (p->active)
         return still_active(p, err);
@@ -706,13 +953,11 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolRefresh", err) < 0 ||
         !(p = get_active(&args->pool, err)))
         return -1;
+    if (p->scan)        /* a refresh already under way: its end answers this one too */
+        return scan_wait(p, false, err);
     if (p->jobs)
         return has_jobs(p, err);
-    if (pool_scan(p, err) < 0)
-        return -1;
-    rv_driver_pool_event(&rv_qemu_driver, p->def->name, p->def->uuid, RV_POOL_EVENT_ID_REFRESH,
-                         0, 0);
-    return 0;
+    return scan_begin(p, false, false, err) < 0 ? -1 : scan_wait(p, false, err);
 }
 
 RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
@@ -972,6 +1217,11 @@ RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
     ret->ret = (u_int)p->nvols;
     if (!args->need_results || p->nvols == 0)
         return 0;
+    /* More than a reply can carry: said so, as libvirtd says it. */
+    if (p->nvols > RV_STORAGE_VOL_LIST_MAX)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                           "internal error: Too many storage_vols '%zu' for limit '%d'", p->nvols,
+                           RV_STORAGE_VOL_LIST_MAX);
     if (!(ret->vols.vols_val = calloc(p->nvols, sizeof(rv_nonnull_storage_vol))))
         return oom(err);
     for (size_t i = 0; i < p->nvols; i++)
@@ -1020,16 +1270,20 @@ static rv_vol_def *get_vol_fresh(const rv_nonnull_storage_vol *w, qpool **pool, 
         return NULL;
     bool skip;
     rv_vol_def *now = vol_probe(p, v->name, &skip);
-    if (now && vol_put(p, now, err) == 0)
-        v = now;
-    else if (skip) {
-        vol_drop(p, w->name);
-        no_vol("name", w->name, err);
+    if (!now) {
+        if (!skip)
+            oom(err);
+        else {
+            vol_drop(p, w->name);
+            no_vol("name", w->name, err);
+        }
         return NULL;
     }
+    if (vol_put(p, now, err) < 0)
+        return NULL;
     if (pool)
         *pool = p;
-    return v;
+    return now;
 }
 
 RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
@@ -1065,16 +1319,28 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_path)
     return (ret->name = strdup(v->path)) ? 0 : oom(err);
 }
 
+/* v's file in p's directory, by its name there: never a link, and never
+ * anything but a regular file (a FIFO would block the open or the reads). */
+static int vol_file(const qpool *p, const rv_vol_def *v, int open_flags, rv_err *err)
+{
+    const char *kind;
+    int fd = rv_open_file_at(p->dir, v->name, open_flags | O_NOFOLLOW, 0, false, &kind);
+    if (fd >= 0)
+        return fd;
+    if (kind)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: volume '%s' is a %s, not a regular file",
+                    v->path, kind);
+    return sys_fail(err, errno == ELOOP ? "open volume (a symbolic link)" : "open volume",
+                    v->path);
+}
+
 int rv_qemu_storage_vol_open(const char *pool, const char *vol, int open_flags, rv_err *err)
 {
     rv_nonnull_storage_vol w = { .pool = (char *)pool, .name = (char *)vol };
-    rv_vol_def *v = get_vol(&w, NULL, err);
-    if (!v)
-        return -1;
-    int fd = open(v->path, open_flags | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return sys_fail(err, "open volume", v->path);
-    return fd;
+    qpool *p;
+    rv_vol_def *v = get_vol(&w, &p, err);
+    return v ? vol_file(p, v, open_flags, err) : -1;
 }
 
 /* vol-upload / vol-download: the volume's file as a stream endpoint
@@ -1193,8 +1459,8 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
         fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
              j->path, WIFEXITED(status) ? "exit status" : "signal",
              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
-        if (j->kind != JOB_RESIZE)
-            unlink(j->path);        /* the placeholder, or what qemu-img left */
+        if (j->kind != JOB_RESIZE)     /* the placeholder, or what qemu-img left */
+            unlinkat(j->pool->dir, j->name, 0);
     } else {
         bool skip;
         rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
@@ -1211,10 +1477,17 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
     job_free(j);
 }
 
+/* The files a job's qemu-img gets: the volume's open file as fd 3 and a
+ * clone's original as fd 4, named by these paths (the kernel's link to
+ * the open file, not a name in a directory someone else may write). */
+#define JOB_FILE "/proc/self/fd/3"
+#define JOB_SRC_FILE "/proc/self/fd/4"
+
 /* Run argv (qemu-img ...) for a volume of pool and answer the call when it
- * exits.  Takes nothing; the caller answers with RV_DEFERRED on 0. */
+ * exits; file (and src, or -1) are passed as JOB_FILE and JOB_SRC_FILE.
+ * Takes nothing; the caller answers with RV_DEFERRED on 0. */
 static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
-                   const char *name, char *const argv[], rv_err *err)
+                   const char *name, char *const argv[], int file, int src, rv_err *err)
 {
     if (st.njobs >= MAX_JOBS)
         return fail(err, RV_ERR_OPERATION_FAILED,
@@ -1240,14 +1513,29 @@ static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path
         job_free(j);
         return no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
     }
+    /* Copies above 4 first, so that no dup2 below overwrites another's source. */
+    int high[2] = { fcntl(file, F_DUPFD_CLOEXEC, 10), src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 10) : -1 };
+    if (high[0] < 0 || (src >= 0 && high[1] < 0)) {
+        for (int i = 0; i < 2; i++)
+            if (high[i] >= 0)
+                close(high[i]);
+        job_free(j);
+        return sys_fail(err, "pass the volume to", "qemu-img");
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, j->out_fd, 1);
     posix_spawn_file_actions_adddup2(&fa, j->out_fd, 2);
+    posix_spawn_file_actions_adddup2(&fa, high[0], 3);
+    if (high[1] >= 0)
+        posix_spawn_file_actions_adddup2(&fa, high[1], 4);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    for (int i = 0; i < 2; i++)
+        if (high[i] >= 0)
+            close(high[i]);
     if (rc != 0) {
         job_free(j);
         errno = rc;
@@ -1280,7 +1568,8 @@ static char *opt_value(const char *s)
 }
 
 /* `qemu-img create` for a volume of format other than raw. */
-static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flags, rv_err *err)
+static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flags, int fd,
+                                rv_err *err)
 {
     char *opts = NULL, *bpath = NULL, *size = NULL;
     size_t olen = 0;
@@ -1304,11 +1593,11 @@ static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flag
         size = NULL;
         rc = oom(err);
     } else {
-        char *argv[] = { "qemu-img", "create", "-q", "-f", v->format, "-o", opts, v->path,
+        char *argv[] = { "qemu-img", "create", "-q", "-f", v->format, "-o", opts, JOB_FILE,
                          size, NULL };
         if (!*opts)
             memmove(&argv[5], &argv[7], 3 * sizeof(argv[0]));
-        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, argv, err);
+        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, argv, fd, -1, err);
     }
     free(opts);
     free(bpath);
@@ -1346,8 +1635,8 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
         v->path = NULL, oom(err);
     else if (!(v->key = strdup(v->path)))
         oom(err);
-    else if ((*fd = open(v->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-                         (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
+    else if ((*fd = openat(p->dir, v->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                           (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
         if (errno == EEXIST)
             fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
         else
@@ -1380,25 +1669,33 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
     rv_vol_def *v;
     int fd = -1;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
-        !(p = get_active(&args->pool, err)) || !(v = new_vol(p, args->xml, &fd, err)))
+        !(p = get_active(&args->pool, err)) || busy(p, err) < 0 ||
+        !(v = new_vol(p, args->xml, &fd, err)))
         return -1;
-    int rc;
-    if (strcmp(v->format, "raw") == 0) {
-        rc = create_raw(v, fd, err);
-        close(fd);
-        if (rc == 0)
-            return vol_created(p, v, &ret->vol, err);
-    } else {
-        close(fd);
-        rc = create_with_qemu_img(p, v, args->flags, err);
-        if (rc == 0) {
-            rv_vol_def_free(v);
-            return RV_DEFERRED;
-        }
+    int rc = strcmp(v->format, "raw") == 0 ? create_raw(v, fd, err)
+                                           : create_with_qemu_img(p, v, args->flags, fd, err);
+    close(fd);
+    if (rc == 0 && strcmp(v->format, "raw") == 0)
+        return vol_created(p, v, &ret->vol, err);
+    if (rc == 0) {
+        rv_vol_def_free(v);
+        return RV_DEFERRED;
     }
-    unlink(v->path);
+    unlinkat(p->dir, v->name, 0);
     rv_vol_def_free(v);
     return -1;
+}
+
+/* The volume a job may change: not one being made; read afresh. */
+static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
+{
+    rv_vol_def *v = get_vol(w, pool, err);
+    if (v && job_for_path(v->path)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: volume '%s' is still being built", v->name);
+        return NULL;
+    }
+    return v ? get_vol_fresh(w, pool, err) : NULL;
 }
 
 RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
@@ -1409,36 +1706,25 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
     rv_vol_def *src, *v;
     int fd = -1;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolCreateXMLFrom", err) < 0 ||
-        !(p = get_active(&args->pool, err)) || !(src = get_vol(&args->clonevol, &src_pool, err)))
+        !(p = get_active(&args->pool, err)) || busy(p, err) < 0 ||
+        !(src = get_vol_idle(&args->clonevol, &src_pool, err)))
         return -1;
-    if (job_for_path(src->path))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: volume '%s' is still being built",
-                    src->name);
-    if (!(v = new_vol(p, args->xml, &fd, err)))
+    int src_fd = vol_file(src_pool, src, O_RDONLY, err);
+    if (src_fd < 0)
         return -1;
-    close(fd);
+    if (!(v = new_vol(p, args->xml, &fd, err))) {
+        close(src_fd);
+        return -1;
+    }
     char *argv[] = { "qemu-img", "convert", "-q", "-f", src->format, "-O", v->format,
-                     src->path, v->path, NULL };
-    if (job_run(JOB_CLONE, p, src_pool, v->path, v->name, argv, err) < 0) {
-        unlink(v->path);
-        rv_vol_def_free(v);
-        return -1;
-    }
+                     JOB_SRC_FILE, JOB_FILE, NULL };
+    int rc = job_run(JOB_CLONE, p, src_pool, v->path, v->name, argv, fd, src_fd, err);
+    close(fd);
+    close(src_fd);
+    if (rc < 0)
+        unlinkat(p->dir, v->name, 0);
     rv_vol_def_free(v);
-    return RV_DEFERRED;
-}
-
-/* The volume a job may change: not one being made. */
-static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, rv_err *err)
-{
-    rv_vol_def *v = get_vol(w, pool, err);
-    if (v && job_for_path(v->path)) {
-        fail(err, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: volume '%s' is still being built", v->name);
-        return NULL;
-    }
-    return v;
+    return rc < 0 ? -1 : RV_DEFERRED;
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
@@ -1447,9 +1733,9 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
     qpool *p;
     rv_vol_def *v;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storageVolDelete", err) < 0 ||
-        !(v = get_vol_idle(&args->vol, &p, err)))
+        !(v = get_vol_idle(&args->vol, &p, err)) || busy(p, err) < 0)
         return -1;
-    if (unlink(v->path) < 0 && errno != ENOENT)
+    if (unlinkat(p->dir, v->name, 0) < 0 && errno != ENOENT)
         return sys_fail(err, "remove file", v->path);
     RV_INFO("volume '%s' deleted from pool '%s'", v->name, p->def->name);
     vol_drop(p, args->vol.name);
@@ -1485,17 +1771,22 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
     if (strcmp(v->format, "raw") != 0) {
         char size[32];
         snprintf(size, sizeof(size), "%llu", cap);
-        char *argv[] = { "qemu-img", "resize", "-q", "-f", v->format, v->path, size, NULL,
+        char *argv[] = { "qemu-img", "resize", "-q", "-f", v->format, JOB_FILE, size, NULL,
                          NULL };
         if (cap < v->capacity) {        /* qemu-img wants --shrink before the file */
             memmove(&argv[6], &argv[5], 2 * sizeof(argv[0]));
             argv[5] = "--shrink";
         }
-        return job_run(JOB_RESIZE, p, NULL, v->path, v->name, argv, err) < 0 ? -1 : RV_DEFERRED;
+        int fd = vol_file(p, v, O_RDONLY, err);
+        if (fd < 0)
+            return -1;
+        int rc = job_run(JOB_RESIZE, p, NULL, v->path, v->name, argv, fd, -1, err);
+        close(fd);
+        return rc < 0 ? -1 : RV_DEFERRED;
     }
-    int fd = open(v->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = vol_file(p, v, O_WRONLY, err);
     if (fd < 0)
-        return sys_fail(err, "open", v->path);
+        return -1;
     int rc = 0;
     if (ftruncate(fd, (off_t)cap) < 0)
         rc = sys_fail(err, "resize", v->path);
@@ -1526,9 +1817,9 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
                     v->format);
     /* Zeros without writing them: cut the file to nothing and back.  Its
      * blocks are freed (the allocation drops), its contents read as zero. */
-    int fd = open(v->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = vol_file(p, v, O_WRONLY, err);
     if (fd < 0)
-        return sys_fail(err, "open", v->path);
+        return -1;
     int rc = 0;
     if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)v->capacity) < 0)
         rc = sys_fail(err, "wipe", v->path);
@@ -1616,15 +1907,18 @@ void rv_qemu_storage_init(void)
         char *link = file_of(st.autostart_dir, p->def->name);
         p->autostart = p->persistent && link && access(link, F_OK) == 0;
         free(link);
+        /* A pool that ran before (its run file) is active again once its
+         * directory is read; meanwhile it is starting up. */
         rv_err err = { 0 };
-        if (p->active && pool_scan(p, &err) < 0) {
+        bool ran = p->active;
+        p->active = false;
+        if (ran && scan_begin(p, true, false, &err) < 0) {
             RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
                     err.message);
             unlink_file(st.run_dir, p->def->name);
-            p->active = false;
             if (!p->persistent)
                 pool_remove(p);
-        } else if (!p->active && p->autostart && pool_start(p, &err) < 0) {
+        } else if (!ran && p->autostart && scan_begin(p, true, true, &err) < 0) {
             RV_WARN("storage pool '%s' does not autostart: %s", p->def->name, err.message);
         }
         rv_err_clear(&err);
@@ -1641,6 +1935,15 @@ void rv_qemu_storage_cleanup(void)
         ev_child_stop(rv_qemu.loop, &j->child);
         rv_deferred_finish(j->reply, &err);
         job_free(j);
+    }
+    st.stopping = true;
+    for (qpool *p = st.pools; p;) {
+        if (p->scan) {
+            scan_stop(p->scan, &err);   /* may remove p */
+            p = st.pools;
+        } else {
+            p = p->next;
+        }
     }
     rv_err_clear(&err);
     while (st.pools) {

@@ -469,6 +469,10 @@ int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *e
         xml_error(err, "missing volume name element");
         goto out;
     }
+    /* A volume's name is a file's and a log line's: no newline, as
+     * libvirt refuses it in the names of domains, networks and pools. */
+    if (rv_lx_check_name(def->name, "\n", err) < 0)
+        goto out;
     if (parse_size(root, "capacity", &def->capacity, &present, err) < 0)
         goto out;
     if (!present) {
