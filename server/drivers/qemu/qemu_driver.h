@@ -159,6 +159,9 @@ int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
 void rv_qemu_remove_runtime(const char *name);
+/* At start-up: remove the symlinks in dir whose target is gone (an
+ * undefine killed between its definition and its autostart link). */
+void rv_qemu_drop_dangling_links(const char *dir);
 /* At start-up: the defined domains, then the runtime of those that ran. */
 void rv_qemu_load_all(void);
 /* The last lines (at most 1 KiB) of a domain's log written after offset
@@ -189,6 +192,41 @@ bool rv_qemu_sync_busy(const rv_qemu_sync *s);
 /* Drop s's request: not done if still queued; its answer ignored if the
  * helper has it (it finishes on its own). */
 void rv_qemu_sync_forget(rv_qemu_sync *s);
+
+/* ---- qemu_fileq.c: the other families' definitions, off the loop ---- */
+#define RV_QEMU_FILEOP_STEPS 3
+/* One call's change of durable files; embedded first in the caller's own
+ * struct, its hooks set by the caller. */
+typedef struct rv_qemu_fileop {
+    /* At the head of its queue: check against the state now and add the
+     * steps (rv_qemu_fileop_step); -1 with err: refused, nothing done. */
+    int (*prepare)(struct rv_qemu_fileop *op, rv_err *err);
+    /* The commit step is durable: change memory, fill reply's result. */
+    void (*commit)(struct rv_qemu_fileop *op);
+    /* Free the caller's struct (after the reply went). */
+    void (*destroy)(struct rv_qemu_fileop *op);
+    rv_deferred *reply;         /* NULL: nobody waits */
+    /* The queue's: */
+    struct { char *path, *text; } step[RV_QEMU_FILEOP_STEPS];
+    int nsteps, commit_step, at;
+    rv_qemu_sync sync;
+    struct rv_qemu_fileq *queue;
+    struct rv_qemu_fileop *next;
+} rv_qemu_fileop;
+typedef struct rv_qemu_fileq {
+    const char *name;           /* its crash points' operation (crash_point.h) */
+    int from;                   /* the error domain (RV_FROM_NETWORK, ...) */
+    rv_qemu_fileop *head, **tail;
+} rv_qemu_fileq;
+/* From prepare: write text (taken; NULL: remove path) to path (taken) as
+ * the next step; commit: this step is the commit point (default: the
+ * last).  -1 (both freed) when out of room or path is NULL. */
+int rv_qemu_fileop_step(rv_qemu_fileop *op, char *path, char *text, bool commit);
+/* Queue op (its reply answered when it ends). */
+void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op);
+bool rv_qemu_fileq_busy(const rv_qemu_fileq *q);
+/* remvirtd is stopping: the queued ops end with an error. */
+void rv_qemu_fileq_release(rv_qemu_fileq *q);
 
 /* ---- qemu_defwrite.c ---- */
 /* Write def (taken) as d's definition; once it is durable it replaces

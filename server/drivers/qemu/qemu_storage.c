@@ -3,7 +3,8 @@
  *   config_dir/storage/<name>.xml            a persistent pool definition
  *   config_dir/storage/autostart/<name>.xml  a symlink to it
  *   run_dir/storage/<name>.xml               the pool is active
- * written atomically (rv_qemu_write_file), definitions durably.
+ * the run file written atomically on the loop (a runtime file, as the
+ * domains' are), definitions durably by the store helper (qemu_fileq.c).
  *
  * A pool's directory is opened when the pool starts (walked without
  * following a link another user could plant, rv_open_dir_safely) and
@@ -445,12 +446,13 @@ static char *file_of(const char *dir, const char *name)
     return rv_qemu_path(dir, name, ".xml");
 }
 
-static int save_def(const qpool *p, const char *dir, bool durable, rv_err *err)
+/* The run file: the pool is active (not fsynced: crash-safety rule 1). */
+static int save_run_file(const qpool *p, rv_err *err)
 {
-    char *xml = rv_pool_def_format(p->def), *path = file_of(dir, p->def->name);
+    char *xml = rv_pool_def_format(p->def), *path = file_of(st.run_dir, p->def->name);
     int rc = !xml || !path ? oom(err)
-                           : rv_qemu_mkdirs(dir, err) < 0 ? -1
-                                                          : rv_qemu_write_file(path, xml, durable, err);
+             : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
+                                                   : rv_qemu_write_file(path, xml, false, err);
     free(xml);
     free(path);
     return rc;
@@ -614,7 +616,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
     else if (st.nvols - (s->start ? 0 : p->nvols) + s->nvols > MAX_VOLS)
         too_many_vols(p, s->nvols, &err);
     else if (s->start)
-        save_def(p, st.run_dir, false, &err);
+        save_run_file(p, &err);
     if (!err.code) {
         vols_clear(p);
         p->vols = s->vols;
@@ -763,53 +765,111 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
+/* A define or an undefine, through the family's queue (qemu_fileq.c):
+ * checked at its turn, answered once the file is durable (or gone),
+ * memory changed then. */
+typedef struct pool_op {
+    rv_qemu_fileop op;
+    char *xml;                  /* define: the XML asked for */
+    rv_pool_def *def;           /* define: parsed at its turn */
+    unsigned char uuid[16];     /* undefine: the pool */
+} pool_op;
+
+static rv_qemu_fileq pool_queue = { .name = "pool", .from = RV_FROM_STORAGE };
+
+static void pool_op_destroy(rv_qemu_fileop *o)
 {
-    (void)c;
-    rv_pool_def *def;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
-        return -1;
-    qpool *p = pool_find(def->name);
-    if (p && p->scan && p->scan->start) {
-        busy(p, err);
-        rv_pool_def_free(def);
-        return -1;
+    pool_op *op = (pool_op *)o;
+    free(op->xml);
+    rv_pool_def_free(op->def);
+    free(op);
+}
+
+static pool_op *pool_op_new(int (*prepare)(rv_qemu_fileop *, rv_err *),
+                            void (*commit)(rv_qemu_fileop *), rv_err *err)
+{
+    pool_op *op = calloc(1, sizeof(*op));
+    if (!op) {
+        oom(err);
+        return NULL;
     }
+    if (!(op->op.reply = rv_driver_defer(err))) {
+        free(op);
+        return NULL;
+    }
+    op->op.prepare = prepare;
+    op->op.commit = commit;
+    op->op.destroy = pool_op_destroy;
+    return op;
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    pool_op *op = (pool_op *)o;
+    if (parse_pool(op->xml, &op->def, err) < 0)
+        return -1;
+    qpool *p = pool_find(op->def->name);
+    if (p && p->scan && p->scan->start)
+        return busy(p, err);
+    if (!p && st.npools >= MAX_POOLS)
+        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d storage pools",
+                    MAX_POOLS);
+    char *xml = rv_pool_def_format(op->def);
+    if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, op->def->name), xml, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    pool_op *op = (pool_op *)o;
+    rv_err err = { 0 };
+    rv_pool_def *def = op->def;
+    op->def = NULL;
+    qpool *p = pool_find(def->name);
     if (p && p->active) {
         /* The running pool keeps its definition (its directory, its
          * volumes) until it stops; the file has the new one. */
-        rv_pool_def *running = p->def;
-        p->def = def;
-        int rc = save_def(p, st.config_dir, true, err);
-        p->def = running;
-        if (rc < 0) {
-            rv_pool_def_free(def);
-            return -1;
-        }
         rv_pool_def_free(p->next_def);
         p->next_def = def;
     } else if (p) {
-        rv_pool_def *old = p->def;
+        rv_pool_def_free(p->def);
         p->def = def;
-        if (save_def(p, st.config_dir, true, err) < 0) {
-            p->def = old;
-            rv_pool_def_free(def);
-            return -1;
-        }
-        rv_pool_def_free(old);
-    } else {
-        if (!(p = pool_add(def, err)))
-            return rv_pool_def_free(def), -1;
-        if (save_def(p, st.config_dir, true, err) < 0) {
-            pool_remove(p);
-            return -1;
-        }
+    } else if (!(p = pool_add(def, &err))) {
+        RV_ERROR("storage pool '%s' is on disk, but not in memory: %s", def->name, err.message);
+        rv_pool_def_free(def);
+        rv_err_clear(&err);
+        return;
     }
     p->persistent = true;
     RV_INFO("storage pool '%s' defined", p->def->name);
     emit(p, RV_POOL_EVENT_DEFINED);
-    return pool_to_wire(p, &ret->pool, err);
+    rv_storage_pool_define_xml_ret *ret = rv_deferred_ret(o->reply);
+    if (pool_to_wire(p, &ret->pool, &err) < 0)
+        rv_err_clear(&err);
+}
+
+RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
+{
+    (void)c, (void)ret;
+    rv_pool_def *def;
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    /* Refused at once when bad; checked again at its turn. */
+    qpool *p = pool_find(def->name);
+    rv_pool_def_free(def);
+    if (p && p->scan && p->scan->start)
+        return busy(p, err);
+    char *xml = strdup(args->xml);
+    pool_op *op = xml ? pool_op_new(define_prepare, define_commit, err) : NULL;
+    if (!op) {
+        free(xml);
+        return xml ? -1 : oom(err);
+    }
+    op->xml = xml;
+    rv_qemu_fileq_add(&pool_queue, &op->op);
+    return RV_DEFERRED;
 }
 
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
@@ -929,6 +989,35 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
     return rc;
 }
 
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    pool_op *op = (pool_op *)o;
+    qpool *p = pool_find_uuid(op->uuid);
+    if (!p)
+        return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
+    if (busy(p, err) < 0)
+        return -1;
+    if (p->active)
+        return still_active(p, err);
+    /* The definition goes first (the commit point), then its autostart
+     * link: one left alone is removed at start-up. */
+    if (rv_qemu_fileop_step(o, file_of(st.config_dir, p->def->name), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, file_of(st.autostart_dir, p->def->name), NULL, false) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    pool_op *op = (pool_op *)o;
+    qpool *p = pool_find_uuid(op->uuid);
+    if (!p)
+        return;
+    RV_INFO("storage pool '%s' undefined", p->def->name);
+    emit(p, RV_POOL_EVENT_UNDEFINED);
+    pool_remove(p);
+}
+
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
 {
     (void)c;
@@ -937,13 +1026,12 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
         return -1;
     if (p->active)
         return still_active(p, err);
-    if (set_autostart_link(p, false, err) < 0)
+    pool_op *op = pool_op_new(undefine_prepare, undefine_commit, err);
+    if (!op)
         return -1;
-    unlink_file(st.config_dir, p->def->name);
-    RV_INFO("storage pool '%s' undefined", p->def->name);
-    emit(p, RV_POOL_EVENT_UNDEFINED);
-    pool_remove(p);
-    return 0;
+    memcpy(op->uuid, p->def->uuid, 16);
+    rv_qemu_fileq_add(&pool_queue, &op->op);
+    return RV_DEFERRED;
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
@@ -1900,6 +1988,7 @@ void rv_qemu_storage_init(void)
         RV_ERROR("QEMU driver: out of memory; no storage pools");
         return;
     }
+    rv_qemu_drop_dangling_links(st.autostart_dir);
     load_dir(st.config_dir, true);
     load_dir(st.run_dir, false);
     for (qpool *p = st.pools, *next; p; p = next) {
@@ -1928,6 +2017,7 @@ void rv_qemu_storage_init(void)
 
 void rv_qemu_storage_cleanup(void)
 {
+    rv_qemu_fileq_release(&pool_queue);
     rv_err err = { 0 };
     fail(&err, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
     while (st.jobs) {

@@ -454,7 +454,7 @@ static void finish_undefine(const char *dir, const char *entry)
 
 /* An autostart link whose definition is gone (an undefine killed between
  * the two removals) is dropped. */
-static void drop_dangling_links(const char *dir)
+void rv_qemu_drop_dangling_links(const char *dir)
 {
     DIR *dp = opendir(dir);
     if (!dp)
@@ -486,7 +486,7 @@ static void finish_undefines(void)
     closedir(dp);
     char *links = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
     if (links)
-        drop_dangling_links(links);
+        rv_qemu_drop_dangling_links(links);
     free(links);
 }
 
