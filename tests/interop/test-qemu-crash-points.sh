@@ -11,7 +11,8 @@
 # listed that its qcow2 image lacks and none in the image that is not
 # listed).  The operations: restore, undefine (with the managed image
 # and the snapshots, and of an autostarted domain), a definition's write,
-# managedsave, snapshot-create and snapshot-delete.
+# managedsave, snapshot-create and snapshot-delete, vol-create, and a
+# network's define and undefine (the families' queue, qemu_fileq.c).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -266,3 +267,65 @@ while :; do
 done
 _snaps_are "" "" || fail "the unarmed snapshot-delete: listed $(listed), in the image $(in_image)"
 steps_done snapshot-delete "$step"
+
+# ---------------------------------------------------------------- vol-create (qcow2 through qemu-img, and raw)
+mkdir -p "$OUT/pool"
+cat > "$OUT/pool.xml" <<XML
+<pool type='dir'><name>p</name><target><path>$OUT/pool</path></target></pool>
+XML
+"${V[@]}" pool-define "$OUT/pool.xml" > /dev/null
+"${V[@]}" pool-start p > /dev/null
+for format in qcow2 raw; do
+    step=1
+    while :; do
+        arm vol-create "$step"
+        vol=$format$step
+        run_armed vol-create "$step" "${V[@]}" vol-create-as p "$vol" 1M --format "$format" || break
+        _pool_up() { "${V[@]}" vol-list p > /dev/null 2>&1; }
+        wait_for 30 "pool p to be active again" _pool_up || fail "pool p is not active after the restart"
+        if "${V[@]}" vol-info --pool p "$vol" > /dev/null 2>&1; then
+            [ "$(qemu-img info --output=json "$OUT/pool/$vol" | sed -n 's/.*"format": "\(.*\)".*/\1/p')" = "$format" ] ||
+                fail "after a kill at vol-create:$step $vol is listed but not a whole $format image"
+        else
+            [ ! -e "$OUT/pool/$vol" ] || fail "after a kill at vol-create:$step $vol is a file but not a volume"
+        fi
+        [ -z "$(find "$OUT/pool" -name '.rv-new.*')" ] || fail "a partial volume is left: $(ls -a "$OUT/pool")"
+        check_files
+        step=$((step + 1))
+    done
+    "${V[@]}" vol-info --pool p "$vol" > /dev/null || fail "the unarmed vol-create made no $vol"
+    steps_done "vol-create ($format)" "$step"
+done
+
+# ---------------------------------------------------------------- a network's define and undefine
+cat > "$OUT/net.xml" <<XML
+<network><name>n</name><forward mode='bridge'/><bridge name='rvcrashbr0'/></network>
+XML
+_net_old() { ! "${V[@]}" net-info n > /dev/null 2>&1 && [ ! -e "$ETC/networks/n.xml" ]; }
+_net_new() { "${V[@]}" net-info n > /dev/null 2>&1 && grep -q "<name>n</name>" "$ETC/networks/n.xml"; }
+step=1
+while :; do
+    arm network "$step"
+    "${V[@]}" net-undefine n > /dev/null 2>&1 || true
+    run_armed network "$step" "${V[@]}" net-define "$OUT/net.xml" || break
+    _net_old || _net_new || fail "after a kill at network:$step (define) n is neither old nor new"
+    check_files
+    step=$((step + 1))
+done
+_net_new || fail "the unarmed net-define did not define n"
+steps_done "network (define)" "$step"
+"${V[@]}" net-autostart n > /dev/null
+step=1
+while :; do
+    arm network "$step"
+    _net_new || { "${V[@]}" net-define "$OUT/net.xml" > /dev/null; "${V[@]}" net-autostart n > /dev/null; }
+    run_armed network "$step" "${V[@]}" net-undefine n || break
+    _net_new || _net_old || fail "after a kill at network:$step (undefine) n is neither old nor new"
+    check_files
+    for link in "$ETC"/networks/autostart/*.xml; do
+        [ -e "$link" ] || [ ! -L "$link" ] || fail "a dangling network autostart link: $link"
+    done
+    step=$((step + 1))
+done
+_net_old || fail "the unarmed net-undefine left n"
+steps_done "network (undefine)" "$step"

@@ -187,6 +187,12 @@ int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err);
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
 /* Rename from to to and fsync the directory. */
 int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err);
+/* In the directory held open as dfd: fsync the file from, rename it to
+ * to when nothing has that name (EEXIST otherwise), fsync the directory;
+ * or remove name and fsync the directory. */
+int rv_qemu_sync_commit_at(rv_qemu_sync *s, int dfd, const char *from, const char *to,
+                           rv_err *err);
+int rv_qemu_sync_remove_at(rv_qemu_sync *s, int dfd, const char *name, rv_err *err);
 /* A request of s is queued or under way. */
 bool rv_qemu_sync_busy(const rv_qemu_sync *s);
 /* Drop s's request: not done if still queued; its answer ignored if the

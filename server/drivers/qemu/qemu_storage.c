@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "common/safe_open.h"
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -100,6 +101,12 @@ struct pool_scan {
 
 typedef enum { JOB_CREATE, JOB_CLONE, JOB_RESIZE } job_kind;
 
+/* A new volume is made under a hidden name (scans skip names that begin
+ * with '.'), then fsynced and renamed to its own when it is whole: the
+ * commit point.  A scan removes what a kill left under such a name (scans
+ * and jobs never run in one pool at once). */
+#define NEW_VOL_PREFIX ".rv-new."
+
 typedef struct vol_job {
     ev_child child;
     job_kind kind;
@@ -107,7 +114,9 @@ typedef struct vol_job {
     rv_deferred *reply;
     char *path;
     char *name;                 /* the volume's */
+    char *tmp;                  /* CREATE, CLONE: the name it is made under */
     int out_fd;                 /* the child's stdout and stderr */
+    rv_qemu_sync sync;          /* the commit's rename */
     struct vol_job *next;
 } vol_job;
 
@@ -504,6 +513,12 @@ static int too_many_vols(const qpool *p, size_t more, rv_err *err)
 /* One entry of the directory; 0 or -1 with err set. */
 static int scan_entry(pool_scan *s, const struct dirent *e, rv_err *err)
 {
+    if (strncmp(e->d_name, NEW_VOL_PREFIX, strlen(NEW_VOL_PREFIX)) == 0) {
+        RV_INFO("pool '%s': removing '%s', a volume whose creation was interrupted",
+                s->pool->def->name, e->d_name);
+        unlinkat(s->dir, e->d_name, 0);
+        return 0;
+    }
     if (e->d_name[0] == '.')
         return 0;
     if (e->d_type != DT_REG) {
@@ -1507,8 +1522,10 @@ static void job_free(vol_job *j)
         j->src_pool->jobs--;
     if (j->out_fd >= 0)
         close(j->out_fd);
+    rv_qemu_sync_forget(&j->sync);
     free(j->path);
     free(j->name);
+    free(j->tmp);
     free(j);
 }
 
@@ -1534,6 +1551,56 @@ static rv_nonnull_storage_vol *job_ret_vol(vol_job *j)
     return NULL;
 }
 
+/* The job's end: the new volume listed and the call answered, or err. */
+static void job_end(vol_job *j, rv_err *err)
+{
+    if (!rv_err_is_set(err)) {
+        bool skip;
+        rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
+        if (!v)
+            skip ? no_vol("name", j->name, err) : oom(err);
+        else if (vol_put(j->pool, v, err) == 0 && job_ret_vol(j))
+            vol_to_wire(j->pool, v, job_ret_vol(j), err);
+        pool_update_space(j->pool);
+    }
+    rv_deferred_finish(j->reply, rv_err_is_set(err) ? err : NULL);
+    job_free(j);
+}
+
+static void on_committed(rv_qemu_sync *sync, int error)
+{
+    vol_job *j = sync->data;
+    rv_err err = { 0 };
+    if (error) {
+        if (error == EEXIST)
+            fail(&err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", j->name);
+        else
+            fail(&err, RV_ERR_SYSTEM_ERROR, "cannot put the volume '%s' in place: %s", j->path,
+                 error > 0 ? strerror(error) : "the store helper died");
+        unlinkat(j->pool->dir, j->tmp, 0);
+    } else {
+        rv_crash_point("vol-create", 2);
+        RV_INFO("volume '%s' created", j->path);
+    }
+    job_end(j, &err);
+    rv_err_clear(&err);
+}
+
+/* The new volume is whole under its hidden name: the store helper fsyncs
+ * it and renames it to its own (the commit point), off the loop. */
+static void job_commit(vol_job *j)
+{
+    rv_crash_point("vol-create", 1);
+    rv_err err = { 0 };
+    j->sync.done = on_committed;
+    j->sync.data = j;
+    if (rv_qemu_sync_commit_at(&j->sync, j->pool->dir, j->tmp, j->name, &err) < 0) {
+        unlinkat(j->pool->dir, j->tmp, 0);
+        job_end(j, &err);
+    }
+    rv_err_clear(&err);
+}
+
 static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
 {
     (void)revents;
@@ -1541,28 +1608,23 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
     ev_child_stop(loop, w);
     rv_err err = { 0 };
     int status = w->rstatus;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    RV_INFO("volume '%s': qemu-img (pid %d) %s", j->path, (int)w->rpid, ok ? "done" : "failed");
+    if (ok && j->tmp) {
+        job_commit(j);
+        return;
+    }
+    if (!ok) {
         char out[ERR_TEXT_MAX];
         child_output(j->out_fd, out, sizeof(out));
         fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
              j->path, WIFEXITED(status) ? "exit status" : "signal",
              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
-        if (j->kind != JOB_RESIZE)     /* the placeholder, or what qemu-img left */
-            unlinkat(j->pool->dir, j->name, 0);
-    } else {
-        bool skip;
-        rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
-        if (!v)
-            skip ? no_vol("name", j->name, &err) : oom(&err);
-        else if (vol_put(j->pool, v, &err) == 0 && job_ret_vol(j))
-            vol_to_wire(j->pool, v, job_ret_vol(j), &err);
-        pool_update_space(j->pool);
+        if (j->tmp)     /* what qemu-img left */
+            unlinkat(j->pool->dir, j->tmp, 0);
     }
-    RV_INFO("volume '%s': qemu-img (pid %d) %s", j->path, (int)w->rpid,
-            err.code ? "failed" : "done");
-    rv_deferred_finish(j->reply, err.code ? &err : NULL);
+    job_end(j, &err);
     rv_err_clear(&err);
-    job_free(j);
 }
 
 /* The files a job's qemu-img gets: the volume's open file as fd 3 and a
@@ -1574,20 +1636,25 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
 /* Run argv (qemu-img ...) for a volume of pool and answer the call when it
  * exits; file (and src, or -1) are passed as JOB_FILE and JOB_SRC_FILE.
  * Takes nothing; the caller answers with RV_DEFERRED on 0. */
-static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
-                   const char *name, char *const argv[], int file, int src, rv_err *err)
+/* A job of pool's (a new volume's when tmp: made under that name). */
+static vol_job *job_new(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
+                        const char *name, const char *tmp, rv_err *err)
 {
-    if (st.njobs >= MAX_JOBS)
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: %d volume jobs are running already; try again later",
-                    MAX_JOBS);
+    if (st.njobs >= MAX_JOBS) {
+        fail(err, RV_ERR_OPERATION_FAILED,
+             "operation failed: %d volume jobs are running already; try again later", MAX_JOBS);
+        return NULL;
+    }
     vol_job *j = calloc(1, sizeof(*j));
-    if (!j)
-        return oom(err);
+    if (!j) {
+        oom(err);
+        return NULL;
+    }
     j->kind = kind;
     j->out_fd = memfd_create("qemu-img-output", MFD_CLOEXEC);
     j->path = strdup(path);
     j->name = strdup(name);
+    j->tmp = tmp ? strdup(tmp) : NULL;
     j->pool = pool;
     j->src_pool = src_pool;
     pool->jobs++;
@@ -1596,11 +1663,22 @@ static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path
     j->next = st.jobs;
     st.jobs = j;
     st.njobs++;
-    if (j->out_fd < 0 || !j->path || !j->name) {
+    if (j->out_fd < 0 || !j->path || !j->name || (tmp && !j->tmp)) {
         bool no_fd = j->out_fd < 0;
         job_free(j);
-        return no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
+        no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
+        return NULL;
     }
+    return j;
+}
+
+static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
+                   const char *name, const char *tmp, char *const argv[], int file, int src,
+                   rv_err *err)
+{
+    vol_job *j = job_new(kind, pool, src_pool, path, name, tmp, err);
+    if (!j)
+        return -1;
     /* Copies above 4 first, so that no dup2 below overwrites another's source. */
     int high[2] = { fcntl(file, F_DUPFD_CLOEXEC, 10), src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 10) : -1 };
     if (high[0] < 0 || (src >= 0 && high[1] < 0)) {
@@ -1657,7 +1735,7 @@ static char *opt_value(const char *s)
 
 /* `qemu-img create` for a volume of format other than raw. */
 static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flags, int fd,
-                                rv_err *err)
+                                const char *tmp, rv_err *err)
 {
     char *opts = NULL, *bpath = NULL, *size = NULL;
     size_t olen = 0;
@@ -1685,7 +1763,7 @@ static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flag
                          size, NULL };
         if (!*opts)
             memmove(&argv[5], &argv[7], 3 * sizeof(argv[0]));
-        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, argv, fd, -1, err);
+        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, tmp, argv, fd, -1, err);
     }
     free(opts);
     free(bpath);
@@ -1704,11 +1782,14 @@ static int create_raw(const rv_vol_def *v, int fd, rv_err *err)
     return 0;
 }
 
-/* Parse a new volume for p and make its file, empty (O_EXCL: the name
- * is then taken for good, whoever else tries).  *fd the open file. */
-static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
+/* Parse a new volume for p and make its file, empty, under a hidden name
+ * (*tmp, malloc'd); the name itself must be free, in the directory and
+ * among the volumes being made.  *fd the open file. */
+static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, char **tmp, rv_err *err)
 {
     rv_vol_def *v;
+    struct stat sb;
+    *tmp = NULL;
     if (rv_vol_def_parse(xml, RV_POOL_TYPE_DIR, &v, err) < 0)
         return NULL;
     if (strchr(v->name, '/') || strcmp(v->name, ".") == 0 || strcmp(v->name, "..") == 0)
@@ -1721,9 +1802,12 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
              "Operation not supported: a directory pool holds file volumes only");
     else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
         v->path = NULL, oom(err);
-    else if (!(v->key = strdup(v->path)))
-        oom(err);
-    else if ((*fd = openat(p->dir, v->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+    else if (!(v->key = strdup(v->path)) || asprintf(tmp, NEW_VOL_PREFIX "%s", v->name) < 0)
+        *tmp = NULL, oom(err);
+    else if (job_for_path(v->path) ||
+             fstatat(p->dir, v->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+        fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
+    else if ((*fd = openat(p->dir, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                            (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
         if (errno == EEXIST)
             fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
@@ -1731,47 +1815,44 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
             sys_fail(err, "create", v->path);
     } else
         return v;
+    free(*tmp);
+    *tmp = NULL;
     rv_vol_def_free(v);
     return NULL;
 }
 
-/* The new volume v (taken), made at once: in the list and on the wire. */
-static int vol_created(qpool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_err *err)
-{
-    bool skip;
-    rv_vol_def *now = vol_probe(p, v->name, &skip);
-    rv_vol_def_free(v);
-    if (!now)
-        return skip ? no_vol("name", "", err) : oom(err);
-    if (vol_put(p, now, err) < 0)
-        return -1;
-    pool_update_space(p);
-    RV_INFO("volume '%s' created in pool '%s'", now->name, p->def->name);
-    return vol_to_wire(p, now, out, err);
-}
-
 RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
 {
-    (void)c;
+    (void)c, (void)ret;
     qpool *p;
     rv_vol_def *v;
     int fd = -1;
+    char *tmp = NULL;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
         !(p = get_active(&args->pool, err)) || busy(p, err) < 0 ||
-        !(v = new_vol(p, args->xml, &fd, err)))
+        !(v = new_vol(p, args->xml, &fd, &tmp, err)))
         return -1;
-    int rc = strcmp(v->format, "raw") == 0 ? create_raw(v, fd, err)
-                                           : create_with_qemu_img(p, v, args->flags, fd, err);
-    close(fd);
-    if (rc == 0 && strcmp(v->format, "raw") == 0)
-        return vol_created(p, v, &ret->vol, err);
-    if (rc == 0) {
-        rv_vol_def_free(v);
-        return RV_DEFERRED;
+    int rc;
+    if (strcmp(v->format, "raw") != 0) {
+        rc = create_with_qemu_img(p, v, args->flags, fd, tmp, err);
+    } else {
+        /* Made at once (fallocate reserves without writing); then the
+         * commit, off the loop, as a job without a process. */
+        vol_job *j = NULL;
+        rc = create_raw(v, fd, err) < 0 ||
+                     !(j = job_new(JOB_CREATE, p, NULL, v->path, v->name, tmp, err)) ||
+                     !(j->reply = rv_driver_defer(err)) ? -1 : 0;
+        if (rc == 0)
+            job_commit(j);
+        else if (j)
+            job_free(j);
     }
-    unlinkat(p->dir, v->name, 0);
+    close(fd);
+    if (rc < 0)
+        unlinkat(p->dir, tmp, 0);
+    free(tmp);
     rv_vol_def_free(v);
-    return -1;
+    return rc < 0 ? -1 : RV_DEFERRED;
 }
 
 /* The volume a job may change: not one being made; read afresh. */
@@ -1800,17 +1881,19 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
     int src_fd = vol_file(src_pool, src, O_RDONLY, err);
     if (src_fd < 0)
         return -1;
-    if (!(v = new_vol(p, args->xml, &fd, err))) {
+    char *tmp = NULL;
+    if (!(v = new_vol(p, args->xml, &fd, &tmp, err))) {
         close(src_fd);
         return -1;
     }
     char *argv[] = { "qemu-img", "convert", "-q", "-f", src->format, "-O", v->format,
                      JOB_SRC_FILE, JOB_FILE, NULL };
-    int rc = job_run(JOB_CLONE, p, src_pool, v->path, v->name, argv, fd, src_fd, err);
+    int rc = job_run(JOB_CLONE, p, src_pool, v->path, v->name, tmp, argv, fd, src_fd, err);
     close(fd);
     close(src_fd);
     if (rc < 0)
-        unlinkat(p->dir, v->name, 0);
+        unlinkat(p->dir, tmp, 0);
+    free(tmp);
     rv_vol_def_free(v);
     return rc < 0 ? -1 : RV_DEFERRED;
 }
@@ -1868,7 +1951,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
         int fd = vol_file(p, v, O_RDONLY, err);
         if (fd < 0)
             return -1;
-        int rc = job_run(JOB_RESIZE, p, NULL, v->path, v->name, argv, fd, -1, err);
+        int rc = job_run(JOB_RESIZE, p, NULL, v->path, v->name, NULL, argv, fd, -1, err);
         close(fd);
         return rc < 0 ? -1 : RV_DEFERRED;
     }

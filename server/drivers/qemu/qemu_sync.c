@@ -43,7 +43,10 @@ RV_LOG_CATEGORY("drivers.qemu.store");
 #define STORE_MAX_MESSAGE (2 * 4096 + 64)   /* the header and two paths */
 
 enum { REQ_WRITE = 1, REQ_SYNC, REQ_UNLINK, REQ_RENAME, REQ_FSYNC };
-enum { FLAG_MKDIRS = 0x1 };
+/* MKDIRS: make the directories above; AT: the names are relative to the
+ * descriptor passed (a pool's directory, held open), and a RENAME fsyncs
+ * the file first and replaces nothing (RENAME_NOREPLACE). */
+enum { FLAG_MKDIRS = 0x1, FLAG_AT = 0x2 };
 
 typedef struct store_msg {
     uint32_t kind;          /* REQ_*; in an answer, the request's */
@@ -73,6 +76,20 @@ static struct {
 } store = { .fd = -1 };
 
 /* ================================================================ the helper */
+
+/* A new file of a directory held open, fsynced, then renamed to a name
+ * nothing has (the commit point of a volume's creation), then the
+ * directory fsynced. */
+static int commit_at(int dfd, const char *from, const char *to)
+{
+    int fd = openat(dfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int e = fd < 0 || fsync(fd) < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (!e && renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) < 0)
+        e = errno;
+    return e;
+}
 
 static int fsync_dir(const char *path)
 {
@@ -147,6 +164,19 @@ static int write_tmp(int text_fd, const char *tmp)
 static void helper_do(store_msg *m, const char *path, const char *path2, int fd)
 {
     int e = 0;
+    if (m->flags & FLAG_AT) {
+        if (fd < 0 || (m->kind != REQ_RENAME && m->kind != REQ_UNLINK) ||
+            (m->kind == REQ_RENAME && !path2))
+            e = EINVAL;
+        else if (m->kind == REQ_RENAME)
+            e = commit_at(fd, path, path2);
+        else if (unlinkat(fd, path, 0) < 0)
+            e = errno == ENOENT ? 0 : errno;
+        m->error = e;
+        if (!e && fsync(fd) < 0)
+            m->dir_error = errno;
+        return;
+    }
     if ((m->flags & FLAG_MKDIRS) && (e = make_parents(path2 ? path2 : path)) != 0) {
         m->error = e;
         return;
@@ -397,7 +427,7 @@ static void send_next(void)
 }
 
 static int enqueue(rv_qemu_sync *s, uint32_t kind, int fd, const char *path, const char *path2,
-                   bool mkdirs, rv_err *err)
+                   uint32_t flags, rv_err *err)
 {
     store_req *r = calloc(1, sizeof(*r));
     if (!r || !(r->path = strdup(path)) || (path2 && !(r->path2 = strdup(path2)))) {
@@ -420,7 +450,7 @@ static int enqueue(rv_qemu_sync *s, uint32_t kind, int fd, const char *path, con
     r->fd = fd;
     r->m.kind = kind;
     r->m.id = ++store.next_id;
-    r->m.flags = mkdirs ? FLAG_MKDIRS : 0;
+    r->m.flags = flags;
     r->owner = s;
     s->req = r;
     store_req **tail = &store.queue;
@@ -459,7 +489,8 @@ int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tm
                    strerror(errno));
         return -1;
     }
-    return enqueue(s, text ? REQ_WRITE : REQ_SYNC, copy, tmp_path, path, text != NULL, err);
+    return enqueue(s, text ? REQ_WRITE : REQ_SYNC, copy, tmp_path, path, text ? FLAG_MKDIRS : 0,
+                   err);
 }
 
 int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err)
@@ -482,17 +513,42 @@ int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err)
                    "cannot pass the file to the store helper: %s", strerror(errno));
         return -1;
     }
-    return enqueue(s, REQ_FSYNC, copy, path, NULL, false, err);
+    return enqueue(s, REQ_FSYNC, copy, path, NULL, 0, err);
 }
 
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err)
 {
-    return enqueue(s, REQ_UNLINK, -1, path, NULL, false, err);
+    return enqueue(s, REQ_UNLINK, -1, path, NULL, 0, err);
 }
 
 int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err)
 {
-    return enqueue(s, REQ_RENAME, -1, from, to, false, err);
+    return enqueue(s, REQ_RENAME, -1, from, to, 0, err);
+}
+
+/* (The descriptor is passed, so the names are found where the caller
+ * holds the directory, whatever became of its path.) */
+static int enqueue_at(rv_qemu_sync *s, uint32_t kind, int dfd, const char *from, const char *to,
+                      rv_err *err)
+{
+    int copy = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot pass the directory to the store helper: %s", strerror(errno));
+        return -1;
+    }
+    return enqueue(s, kind, copy, from, to, FLAG_AT, err);
+}
+
+int rv_qemu_sync_commit_at(rv_qemu_sync *s, int dfd, const char *from, const char *to,
+                           rv_err *err)
+{
+    return enqueue_at(s, REQ_RENAME, dfd, from, to, err);
+}
+
+int rv_qemu_sync_remove_at(rv_qemu_sync *s, int dfd, const char *name, rv_err *err)
+{
+    return enqueue_at(s, REQ_UNLINK, dfd, name, NULL, err);
 }
 
 bool rv_qemu_sync_busy(const rv_qemu_sync *s)
