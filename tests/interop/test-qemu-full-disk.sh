@@ -71,6 +71,33 @@ cmp -s "$ETC/g.xml" "$OUT/g-file-before.xml" || fail "a failed change altered $E
 [ ! -e "$ETC/h.xml" ] || fail "the failed define of h left its file"
 echo "ok   setmem/setmaxmem/setvcpus --config and define on a full disk: an error, nothing changed"
 
+# ---- the other families: network, pool, secret (and its value), nwfilter
+cat > "$OUT/net.xml" <<XML
+<network><name>fullnet</name><forward mode='bridge'/><bridge name='rvfullbr0'/></network>
+XML
+fails "net-define" "${V[@]}" net-define "$OUT/net.xml"
+! "${V[@]}" net-info fullnet > /dev/null 2>&1 || fail "the failed net-define left the network defined"
+cat > "$OUT/pool2.xml" <<XML
+<pool type='dir'><name>fullpool</name><target><path>$OUT/fullpool</path></target></pool>
+XML
+fails "pool-define" "${V[@]}" pool-define "$OUT/pool2.xml"
+! "${V[@]}" pool-info fullpool > /dev/null 2>&1 || fail "the failed pool-define left the pool defined"
+cat > "$OUT/secret.xml" <<XML
+<secret ephemeral='no' private='no'><uuid>6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11</uuid><usage type='volume'><volume>/full/vol</volume></usage></secret>
+XML
+fails "secret-define" "${V[@]}" secret-define "$OUT/secret.xml"
+! "${V[@]}" secret-dumpxml 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11 > /dev/null 2>&1 ||
+    fail "the failed secret-define left the secret defined"
+cat > "$OUT/filter.xml" <<XML
+<filter name='fullfilter' chain='root'><rule action='accept' direction='out'><all/></rule></filter>
+XML
+fails "nwfilter-define" "${V[@]}" nwfilter-define "$OUT/filter.xml"
+! "${V[@]}" nwfilter-dumpxml fullfilter > /dev/null 2>&1 || fail "the failed nwfilter-define left the filter"
+for dir in networks storage secrets nwfilter; do
+    [ -z "$(find "$ETC/$dir" -type f 2>/dev/null)" ] || fail "failed defines left files in $ETC/$dir: $(ls -a "$ETC/$dir")"
+done
+echo "ok   net-define, pool-define, secret-define, nwfilter-define on a full disk: an error, nothing defined, no file"
+
 # ---- snapshots: create, delete, revert
 fails "snapshot-create" "${V[@]}" snapshot-create-as g s2
 [ "$(listed g)" = "s1 " ] || fail "a failed snapshot-create is listed: $(listed g)"
@@ -108,6 +135,36 @@ case $(state g) in "running"*) ;; *) fail "after a failed managedsave g is $(sta
 grep -Eq "^Managed save: +no" <<< "$("${V[@]}" dominfo g)" || fail "dominfo says g has a managed image"
 unfill
 echo "ok   managedsave and save on a full disk: an error that says why, the guest runs on, no file left"
+
+# ---- a volume in a pool whose directory is full; a secret's value on a full disk
+unfill
+"${V[@]}" secret-define "$OUT/secret.xml" > /dev/null
+"${V[@]}" secret-set-value 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11 --base64 Zmlyc3Q= > /dev/null 2>&1 ||
+    "${V[@]}" secret-set-value 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11 Zmlyc3Q= > /dev/null
+cat > "$OUT/pool.xml" <<XML
+<pool type='dir'><name>sp</name><target><path>$SAVE/pool</path></target></pool>
+XML
+mkdir -p "$SAVE/pool"
+"${V[@]}" pool-define "$OUT/pool.xml" > /dev/null
+"${V[@]}" pool-start sp > /dev/null
+fill "$ETC"
+fill "$SAVE"
+if "${V[@]}" secret-set-value 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11 --base64 c2Vjb25k > "$OUT/sv" 2>&1 ||
+   "${V[@]}" secret-set-value 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11 c2Vjb25k >> "$OUT/sv" 2>&1; then
+    fail "secret-set-value succeeded on a full disk: $(cat "$OUT/sv")"
+fi
+[ "$("${V[@]}" secret-get-value 6bd1a1a2-8d33-4c3e-9a0b-5b1c2e0d9f11)" = Zmlyc3Q= ] ||
+    fail "the failed secret-set-value changed the value"
+for format in raw qcow2; do
+    if got=$("${V[@]}" vol-create-as sp "v$format" 8M --format "$format" --allocation 8M 2>&1); then
+        fail "vol-create-as ($format) succeeded on a full disk: $got"
+    fi
+    ! "${V[@]}" vol-info --pool sp "v$format" > /dev/null 2>&1 || fail "the failed vol-create left v$format listed"
+done
+[ -z "$(ls -A "$SAVE/pool")" ] || fail "failed vol-creates left files: $(ls -a "$SAVE/pool")"
+unfill
+"${V[@]}" vol-create-as sp vraw 1M --format raw > /dev/null
+echo "ok   secret-set-value and vol-create (raw, qcow2) on a full disk: an error, nothing changed, no file left"
 
 "${V[@]}" managedsave g > /dev/null
 [ "$(state g)" = "shut off (saved)" ] || fail "managedsave after the space is back: $(state g)"
