@@ -374,7 +374,9 @@ static void on_renamed(rv_qemu_sync *s, int error)
      * guest's state is there, so the process goes, as after a shutdown. */
     RV_INFO("domain '%s' saved to '%s'", dom_name(d), op->path);
     d->save = NULL;
-    save_op_free(op, false, false);
+    /* The marker stays until the process is gone (process_gone removes
+     * it): a remvirtd killed meanwhile knows the QEMU's end was the save's. */
+    save_op_free(op, false, true);
     rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
 }
 

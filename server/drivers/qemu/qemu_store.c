@@ -327,7 +327,11 @@ static void load_runtime(const char *name)
          * under way and its image is whole (renamed into place only once
          * complete): then it was told to quit after the save, and
          * remvirtd was killed before it saw the exit. */
-        bool saved = rv_qemu_save_marker_take(name) >= 0 && rv_qemu_has_managed_save(name);
+        /* (A whole managed image is the guest's state, whatever ended
+         * the process: a restore past its commit point, before the guest
+         * ran, keeps it too.) */
+        rv_qemu_save_marker_take(name);
+        bool saved = rv_qemu_has_managed_save(name);
         RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
                 saved ? "saved" : "crashed");
         rv_qemu_domain_free(live);
