@@ -480,6 +480,11 @@ def main():
     ap.add_argument("--dir")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
+    # (A background job ignores SIGINT: both end the campaign, cleaned up.)
+    def stop(*args):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     top = a.dir or tempfile.mkdtemp(prefix="rv-kill-campaign.")
     for sub in ("disks", "pools/campaign"):
         os.makedirs(os.path.join(top, sub), exist_ok=True)
@@ -497,6 +502,7 @@ def main():
         pid = os.fork()
         if pid == 0:
             try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
                 client_main(n, daemon.uri, top, a.seed * 10 + n, journals[n])
             finally:
                 os._exit(0)
@@ -533,7 +539,11 @@ def main():
                         pass
                 print("%d kills, %d operations acknowledged, %d inconsistencies, %.0f s" % (
                     kills, acks, len(problems), time.time() - started), flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         for pid in clients:
             os.kill(pid, signal.SIGCONT)
             os.kill(pid, signal.SIGTERM)
@@ -547,7 +557,8 @@ def main():
                 tries += j["tries"]
             except (OSError, ValueError):
                 pass
-        daemon.stop()
+        if daemon.proc and daemon.proc.poll() is None:
+            daemon.stop()
         for pid in daemon.qemu_pids():
             os.kill(pid, signal.SIGKILL)
         print("RESULT: %d kills of remvirtd, %d operations tried, %d acknowledged, "

@@ -322,14 +322,26 @@ static void load_runtime(const char *name)
         }
         return;
     }
+    if (alive && rv_qemu_has_managed_save(name) && rv_qemu_save_marker_take(name) >= 0) {
+        /* A save was past its commit point (its image whole under its
+         * name) when remvirtd was killed: the guest's state is in the
+         * image and this QEMU (paused, done migrating) was to quit.  It
+         * goes now, before anyone can see the domain run on beside its
+         * image (start-up may wait). */
+        RV_INFO("domain '%s': its save completed while remvirtd was away: stopping pid %d", name,
+                pid);
+        kill(pid, SIGKILL);
+        for (int i = 0; i < 500 && kill(pid, 0) == 0 && is_guest_process(pid, name); i++)
+            usleep(10000);
+        alive = false;
+    }
     if (!alive) {
-        /* It died while remvirtd was away: crashed, unless a save was
-         * under way and its image is whole (renamed into place only once
-         * complete): then it was told to quit after the save, and
-         * remvirtd was killed before it saw the exit. */
-        /* (A whole managed image is the guest's state, whatever ended
-         * the process: a restore past its commit point, before the guest
-         * ran, keeps it too.) */
+        /* It died while remvirtd was away: crashed, unless its managed
+         * image is whole (renamed into place only once complete): then
+         * it was told to quit after a save, and remvirtd was killed
+         * before it saw the exit (or a restore past its commit point,
+         * whose guest never ran, lost its QEMU: the image is still its
+         * state). */
         rv_qemu_save_marker_take(name);
         bool saved = rv_qemu_has_managed_save(name);
         RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
