@@ -230,6 +230,11 @@ typedef struct rv_qemu_fileq {
 int rv_qemu_fileop_step(rv_qemu_fileop *op, char *path, char *text, bool commit);
 /* Queue op (its reply answered when it ends). */
 void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op);
+/* A slot's call through q: op (its destroy set) with these hooks, the
+ * call deferred to its end: RV_DEFERRED, or -1 with err (op destroyed). */
+int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
+                         int (*prepare)(rv_qemu_fileop *op, rv_err *err),
+                         void (*commit)(rv_qemu_fileop *op), rv_err *err);
 bool rv_qemu_fileq_busy(const rv_qemu_fileq *q);
 /* remvirtd is stopping: the queued ops end with an error. */
 void rv_qemu_fileq_release(rv_qemu_fileq *q);
@@ -302,6 +307,11 @@ void rv_qemu_process_exited(pid_t pid, int status);
 /* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
  * -1 and why. */
 typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* Fork a helper process named name (as ps shows it) that dies with
+ * remvirtd and runs main_fn(3) with its end of a SOCK_SEQPACKET pair as
+ * descriptor 3, nothing else open but 0-2 (/dev/null); *fd our end.  Its
+ * pid, or -1 with err set.  (The spawner's and the store helper's.) */
+pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
 /* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0

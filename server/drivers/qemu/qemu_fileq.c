@@ -133,6 +133,20 @@ void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op)
         run(q);
 }
 
+int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
+                         int (*prepare)(rv_qemu_fileop *op, rv_err *err),
+                         void (*commit)(rv_qemu_fileop *op), rv_err *err)
+{
+    op->prepare = prepare;
+    op->commit = commit;
+    if (!(op->reply = rv_driver_defer(err))) {
+        op->destroy(op);
+        return -1;
+    }
+    rv_qemu_fileq_add(q, op);
+    return RV_DEFERRED;
+}
+
 bool rv_qemu_fileq_busy(const rv_qemu_fileq *q)
 {
     return q->head != NULL;

@@ -561,6 +561,16 @@ static void net_op_destroy(rv_qemu_fileop *o)
     free(op);
 }
 
+static net_op *net_op_new(rv_err *err)
+{
+    net_op *op = calloc(1, sizeof(*op));
+    if (op)
+        op->op.destroy = net_op_destroy;
+    else
+        oom(err);
+    return op;
+}
+
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     net_op *op = (net_op *)o;
@@ -608,20 +618,13 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
     if (parse(args->xml, &def, err) < 0)
         return -1;
     rv_test_net_def_free(def);
-    net_op *op = calloc(1, sizeof(*op));
+    net_op *op = net_op_new(err);
     if (!op || !(op->xml = strdup(args->xml))) {
-        free(op);
-        return oom(err);
+        if (op)
+            net_op_destroy(&op->op);
+        return op ? oom(err) : -1;
     }
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        net_op_destroy(&op->op);
-        return -1;
-    }
-    op->op.prepare = define_prepare;
-    op->op.commit = define_commit;
-    op->op.destroy = net_op_destroy;
-    rv_qemu_fileq_add(&net_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&net_queue, &op->op, define_prepare, define_commit, err);
 }
 
 int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
@@ -782,19 +785,11 @@ int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *
     qnet *n = get(&args->net, err);
     if (!n || busy(n, err) < 0)
         return -1;
-    net_op *op = calloc(1, sizeof(*op));
+    net_op *op = net_op_new(err);
     if (!op)
-        return oom(err);
-    memcpy(op->uuid, n->def->uuid, 16);
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        net_op_destroy(&op->op);
         return -1;
-    }
-    op->op.prepare = undefine_prepare;
-    op->op.commit = undefine_commit;
-    op->op.destroy = net_op_destroy;
-    rv_qemu_fileq_add(&net_queue, &op->op);
-    return RV_DEFERRED;
+    memcpy(op->uuid, n->def->uuid, 16);
+    return rv_qemu_fileq_submit(&net_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,

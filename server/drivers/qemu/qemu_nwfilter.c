@@ -475,7 +475,7 @@ typedef struct filter_op {
     char *text;                 /* define: the XML asked for */
     char *name, *xml;           /* define: parsed at its turn */
     unsigned char uuid[16];
-    rv_nonnull_nwfilter *out;   /* define: in the reply's result */
+    rv_nonnull_nwfilter *(*out)(void *ret);     /* define: where the reply's result has it */
 } filter_op;
 
 static rv_qemu_fileq filter_queue = { .name = "nwfilter", .from = RV_FROM_NWFILTER };
@@ -524,7 +524,7 @@ static void define_commit(rv_qemu_fileop *o)
     rv_err err = { 0 };
     qfilter *f = put(op->name, op->uuid, op->xml, &err);
     op->name = op->xml = NULL;
-    if (!f || to_wire(op->out, f, &err) < 0)
+    if (!f || to_wire(op->out(rv_deferred_ret(o->reply)), f, &err) < 0)
         RV_WARN("%s", err.message);
     rv_err_clear(&err);
 }
@@ -543,16 +543,9 @@ static int define(const char *text, rv_nonnull_nwfilter *(*out)(void *ret), rv_e
         free(op);
         return oom(err);
     }
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        filter_op_destroy(&op->op);
-        return -1;
-    }
-    op->out = out(rv_deferred_ret(op->op.reply));
-    op->op.prepare = define_prepare;
-    op->op.commit = define_commit;
+    op->out = out;
     op->op.destroy = filter_op_destroy;
-    rv_qemu_fileq_add(&filter_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&filter_queue, &op->op, define_prepare, define_commit, err);
 }
 
 static rv_nonnull_nwfilter *define_xml_out(void *ret)
@@ -620,15 +613,8 @@ int rv_qemu_nwfilter_undefine(rv_driver_conn *c, const rv_nwfilter_undefine_args
     if (!op)
         return oom(err);
     memcpy(op->uuid, f->uuid, 16);
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        filter_op_destroy(&op->op);
-        return -1;
-    }
-    op->op.prepare = undefine_prepare;
-    op->op.commit = undefine_commit;
     op->op.destroy = filter_op_destroy;
-    rv_qemu_fileq_add(&filter_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&filter_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 int rv_qemu_connect_list_all_nwfilter_bindings(

@@ -451,21 +451,13 @@ static void secret_op_destroy(rv_qemu_fileop *o)
     free(op);
 }
 
-static secret_op *secret_op_new(int (*prepare)(rv_qemu_fileop *, rv_err *),
-                                void (*commit)(rv_qemu_fileop *), rv_err *err)
+static secret_op *secret_op_new(rv_err *err)
 {
     secret_op *op = calloc(1, sizeof(*op));
-    if (!op) {
+    if (op)
+        op->op.destroy = secret_op_destroy;
+    else
         oom(err);
-        return NULL;
-    }
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        free(op);
-        return NULL;
-    }
-    op->op.prepare = prepare;
-    op->op.commit = commit;
-    op->op.destroy = secret_op_destroy;
     return op;
 }
 
@@ -538,15 +530,13 @@ int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args
     def_clear(&def);
     if (rc < 0)
         return -1;
-    char *xml = strdup(args->xml);
-    secret_op *op = xml ? secret_op_new(define_prepare, define_commit, err) : NULL;
-    if (!op) {
-        free(xml);
-        return xml ? -1 : oom(err);
+    secret_op *op = secret_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            secret_op_destroy(&op->op);
+        return op ? oom(err) : -1;
     }
-    op->xml = xml;
-    rv_qemu_fileq_add(&secret_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, define_prepare, define_commit, err);
 }
 
 static int value_prepare(rv_qemu_fileop *o, rv_err *err)
@@ -594,7 +584,7 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
     if (!value)
         return oom(err);
     memcpy(value, args->value.value_val, len);
-    secret_op *op = secret_op_new(value_prepare, value_commit, err);
+    secret_op *op = secret_op_new(err);
     if (!op) {
         memset(value, 0, len);
         free(value);
@@ -603,8 +593,7 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
     memcpy(op->uuid, s->def.uuid, 16);
     op->value = value;
     op->value_len = len;
-    rv_qemu_fileq_add(&secret_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, value_prepare, value_commit, err);
 }
 
 int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *args,
@@ -658,12 +647,11 @@ int rv_qemu_secret_undefine(rv_driver_conn *c, const rv_secret_undefine_args *ar
 {
     (void)c;
     qsecret *s = get((const unsigned char *)args->secret.uuid, err);
-    secret_op *op = s ? secret_op_new(undefine_prepare, undefine_commit, err) : NULL;
+    secret_op *op = s ? secret_op_new(err) : NULL;
     if (!op)
         return -1;
     memcpy(op->uuid, s->def.uuid, 16);
-    rv_qemu_fileq_add(&secret_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 /* ---- start-up and exit ---- */

@@ -325,7 +325,7 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
     }
 }
 
-static int helper_start(rv_err *err)
+pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -339,7 +339,7 @@ static int helper_start(rv_err *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
-        prctl(PR_SET_NAME, "rv-qemu-spawner");   /* (as ps shows it) */
+        prctl(PR_SET_NAME, name);   /* (as ps shows it) */
         /* Only its socket open; remvirtd's signal handlers do not apply. */
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
@@ -347,13 +347,14 @@ static int helper_start(rv_err *err)
         signal(SIGPIPE, SIG_IGN);
         /* Descriptors 0-2 taken (by /dev/null if remvirtd had them
          * closed), so that what it receives never lands on them. */
-        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), fd;
-        while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd < 3)
+        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), null;
+        while ((null = open("/dev/null", O_RDWR)) >= 0 && null < 3)
             ;
         if (sock < 0 || dup2(sock, 3) < 0)
             _exit(1);
         closefrom(4);
-        helper_main(3);
+        main_fn(3);
+        _exit(0);
     }
     close(sv[1]);
     if (pid < 0) {
@@ -361,7 +362,17 @@ static int helper_start(rv_err *err)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
         return -1;
     }
-    spawner.fd = sv[0];
+    *fd = sv[0];
+    return pid;
+}
+
+static int helper_start(rv_err *err)
+{
+    int fd;
+    pid_t pid = rv_qemu_helper_fork("rv-qemu-spawner", helper_main, &fd, err);
+    if (pid < 0)
+        return -1;
+    spawner.fd = fd;
     spawner.pid = pid;
     ev_io_init(&spawner.watcher, on_helper_message, spawner.fd, EV_READ);
     ev_io_start(rv_qemu.loop, &spawner.watcher);

@@ -800,21 +800,13 @@ static void pool_op_destroy(rv_qemu_fileop *o)
     free(op);
 }
 
-static pool_op *pool_op_new(int (*prepare)(rv_qemu_fileop *, rv_err *),
-                            void (*commit)(rv_qemu_fileop *), rv_err *err)
+static pool_op *pool_op_new(rv_err *err)
 {
     pool_op *op = calloc(1, sizeof(*op));
-    if (!op) {
+    if (op)
+        op->op.destroy = pool_op_destroy;
+    else
         oom(err);
-        return NULL;
-    }
-    if (!(op->op.reply = rv_driver_defer(err))) {
-        free(op);
-        return NULL;
-    }
-    op->op.prepare = prepare;
-    op->op.commit = commit;
-    op->op.destroy = pool_op_destroy;
     return op;
 }
 
@@ -876,15 +868,13 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
     rv_pool_def_free(def);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
-    char *xml = strdup(args->xml);
-    pool_op *op = xml ? pool_op_new(define_prepare, define_commit, err) : NULL;
-    if (!op) {
-        free(xml);
-        return xml ? -1 : oom(err);
+    pool_op *op = pool_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            pool_op_destroy(&op->op);
+        return op ? oom(err) : -1;
     }
-    op->xml = xml;
-    rv_qemu_fileq_add(&pool_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&pool_queue, &op->op, define_prepare, define_commit, err);
 }
 
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
@@ -1041,12 +1031,11 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
         return -1;
     if (p->active)
         return still_active(p, err);
-    pool_op *op = pool_op_new(undefine_prepare, undefine_commit, err);
+    pool_op *op = pool_op_new(err);
     if (!op)
         return -1;
     memcpy(op->uuid, p->def->uuid, 16);
-    rv_qemu_fileq_add(&pool_queue, &op->op);
-    return RV_DEFERRED;
+    return rv_qemu_fileq_submit(&pool_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)

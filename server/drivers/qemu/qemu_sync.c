@@ -331,41 +331,11 @@ static void on_answer(struct ev_loop *loop, ev_io *w, int revents)
 
 static int helper_start(rv_err *err)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot create a socket pair: %s",
-                   strerror(errno));
+    int fd;
+    pid_t pid = rv_qemu_helper_fork("rv-qemu-store", helper_main, &fd, err);
+    if (pid < 0)
         return -1;
-    }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(0);
-        prctl(PR_SET_NAME, "rv-qemu-store");
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGPIPE, SIG_IGN);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), fd;
-        while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd < 3)
-            ;
-        if (sock < 0 || dup2(sock, 3) < 0)
-            _exit(1);
-        closefrom(4);
-        helper_main(3);
-    }
-    close(sv[1]);
-    if (pid < 0) {
-        close(sv[0]);
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
-        return -1;
-    }
-    store.fd = sv[0];
+    store.fd = fd;
     store.pid = pid;
     ev_io_init(&store.watcher, on_answer, store.fd, EV_READ);
     ev_io_start(rv_qemu.loop, &store.watcher);
