@@ -322,6 +322,18 @@ int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, siz
 /* Let the child exec (its pid is recorded), or make it exit. */
 void rv_qemu_spawn_go(pid_t pid, bool run);
 void rv_qemu_spawner_cleanup(void);
+/* A program's end: status as waitpid says, or -1 and why (never run, or
+ * the helper died before it saw the end). */
+typedef void (*rv_qemu_cmd_done_fn)(void *data, int status, const char *why);
+/* Run argv (argv[0] a path) through the spawner helper, so that the loop
+ * never forks: stdin /dev/null, stdout and stderr out_fd, fd3 and fd4
+ * (when >= 0) as its descriptors 3 and 4, in a session of its own; done
+ * from the loop when it exits.  0, or -1 with err (done not called). */
+int rv_qemu_run(char **argv, int out_fd, int fd3, int fd4, rv_qemu_cmd_done_fn done, void *data,
+                rv_err *err);
+/* A program on $PATH or in Debian's sbin and bin directories (malloc'd),
+ * or NULL. */
+char *rv_qemu_find_program(const char *name);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
 /* The running SHUTDOWN or REBOOT job by the ACPI power button. */

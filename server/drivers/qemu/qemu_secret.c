@@ -482,6 +482,12 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     if (op->def.ephemeral)
         return s && !s->def.ephemeral ? remove_steps(o, op->def.uuid, err) : 0;
     char *xml = format_def(&op->def), *value = NULL;
+    /* A new secret's value file, if one was left, goes before its
+     * definition is written (nothing refers to it yet). */
+    if (xml && !s && rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), NULL, false) < 0) {
+        free(xml);
+        return oom(err);
+    }
     if (xml && s && s->def.ephemeral && s->value &&
         (!(value = value_text(s->value, s->value_len)) ||
          rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), value, false) < 0)) {
@@ -736,6 +742,23 @@ void rv_qemu_secret_init(void)
         if (path)
             load_one(path);
         free(path);
+    }
+    /* A value whose definition is gone (an undefine killed between the
+     * two removals) is removed: a later secret of that uuid must not
+     * find it. */
+    if (d)
+        rewinddir(d);
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        unsigned char uuid[16];
+        char name[RV_UUID_STRING_LEN + 8];
+        if (len != RV_UUID_STRING_LEN - 1 + 7 || strcmp(e->d_name + len - 7, ".base64") != 0)
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 7), e->d_name);
+        if (rv_uuid_parse(name, uuid) == 0 && !find_uuid(uuid)) {
+            RV_INFO("removing %s/%s: its secret is not defined", st.dir, e->d_name);
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
     }
     if (d)
         closedir(d);

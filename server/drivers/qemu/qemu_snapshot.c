@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -452,105 +453,66 @@ void rv_qemu_snapshots_cleanup(void)
 typedef void (*img_done_fn)(void *opaque, const rv_err *err);
 
 typedef struct img_run {
-    ev_child child;
-    ev_io out;
-    int fd;
-    char output[OUTPUT_MAX + 1];
-    size_t len;
-    bool exited, eof;
-    int status;
+    int out;                    /* its stdout and stderr: a memfd */
     img_done_fn done;
     void *opaque;
 } img_run;
 
-static void img_finish_if_done(img_run *r)
+static void img_exited(void *data, int status, const char *why)
 {
-    if (!r->exited || !r->eof)
-        return;
+    img_run *r = data;
     rv_err err = { 0 };
-    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-        while (r->len && (r->output[r->len - 1] == '\n' || r->output[r->len - 1] == ' '))
-            r->len--;
-        r->output[r->len] = '\0';
-        for (char *p = r->output; *p; p++)
+    if (status < 0) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: qemu-img: %s",
+                   why ? why : "failed");
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char output[OUTPUT_MAX + 1];
+        ssize_t n = pread(r->out, output, OUTPUT_MAX, 0);
+        size_t len = n > 0 ? (size_t)n : 0;
+        while (len && (output[len - 1] == '\n' || output[len - 1] == ' '))
+            len--;
+        output[len] = '\0';
+        for (char *p = output; *p; p++)
             if (*p == '\n')
                 *p = ' ';
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: qemu-img: %s",
-                   r->len ? r->output : "failed");
+                   len ? output : "failed");
     }
+    close(r->out);
     r->done(r->opaque, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
     free(r);
 }
 
-static void img_on_exit(struct ev_loop *loop, ev_child *w, int revents)
-{
-    (void)revents;
-    img_run *r = (img_run *)((char *)w - offsetof(img_run, child));
-    ev_child_stop(loop, w);
-    r->status = w->rstatus;
-    r->exited = true;
-    img_finish_if_done(r);
-}
-
-static void img_on_output(struct ev_loop *loop, ev_io *w, int revents)
-{
-    (void)revents;
-    img_run *r = (img_run *)((char *)w - offsetof(img_run, out));
-    char buf[1024];
-    ssize_t n = read(r->fd, buf, sizeof(buf));
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n > 0) {
-        size_t keep = (size_t)n < OUTPUT_MAX - r->len ? (size_t)n : OUTPUT_MAX - r->len;
-        memcpy(r->output + r->len, buf, keep);
-        r->len += keep;
-        return;
-    }
-    ev_io_stop(loop, w);
-    close(r->fd);
-    r->eof = true;
-    img_finish_if_done(r);
-}
-
-/* Run `qemu-img snapshot OP NAME FILE`; done runs later, from the loop. */
+/* Run `qemu-img snapshot OP NAME FILE` (through the spawner helper: the
+ * loop does not fork); done runs later, from the loop. */
 static int img_snapshot(const char *op, const char *name, const char *file, img_done_fn done,
                         void *opaque, rv_err *err)
 {
-    int fds[2];
     img_run *r = calloc(1, sizeof(*r));
-    if (!r)
-        return oom(err);
-    if (pipe2(fds, O_CLOEXEC) < 0) {
+    char *qemu_img = rv_qemu_find_program("qemu-img");
+    if (!r || !qemu_img) {
         free(r);
-        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot create a pipe: %s", strerror(errno));
+        free(qemu_img);
+        return qemu_img || !r ? oom(err)
+                              : fail(err, RV_ERR_OPERATION_FAILED,
+                                     "operation failed: qemu-img (Debian: qemu-utils) is not installed");
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDONLY);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-            _exit(126);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execlp("qemu-img", "qemu-img", "snapshot", op, name, file, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        free(r);
-        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
-    }
-    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    r->fd = fds[0];
+    r->out = memfd_create("qemu-img-output", MFD_CLOEXEC);
     r->done = done;
     r->opaque = opaque;
-    ev_io_init(&r->out, img_on_output, r->fd, EV_READ);
-    ev_io_start(rv_qemu.loop, &r->out);
-    ev_child_init(&r->child, img_on_exit, pid, 0);
-    ev_child_start(rv_qemu.loop, &r->child);
-    RV_DEBUG("qemu-img snapshot %s '%s' '%s' (pid %d)", op, name, file, (int)pid);
+    char *argv[] = { qemu_img, "snapshot", (char *)op, (char *)name, (char *)file, NULL };
+    int rc = r->out < 0 ? fail(err, RV_ERR_SYSTEM_ERROR, "cannot create a buffer for qemu-img: %s",
+                               strerror(errno))
+                        : rv_qemu_run(argv, r->out, -1, -1, img_exited, r, err);
+    free(qemu_img);
+    if (rc < 0) {
+        if (r->out >= 0)
+            close(r->out);
+        free(r);
+        return -1;
+    }
+    RV_DEBUG("qemu-img snapshot %s '%s' '%s'", op, name, file);
     return 0;
 }
 

@@ -34,7 +34,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,8 +53,6 @@
 #include "server/drivers/test/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
-
-extern char **environ;
 
 /* What a peer can make the driver hold: pools, volumes in all pools (a
  * start or refresh that finds more fails and says so; a volume is about
@@ -108,7 +105,6 @@ typedef enum { JOB_CREATE, JOB_CLONE, JOB_RESIZE } job_kind;
 #define NEW_VOL_PREFIX ".rv-new."
 
 typedef struct vol_job {
-    ev_child child;
     job_kind kind;
     qpool *pool, *src_pool;     /* src_pool: a clone's original's */
     rv_deferred *reply;
@@ -1552,7 +1548,8 @@ static void job_end(vol_job *j, rv_err *err)
             vol_to_wire(j->pool, v, job_ret_vol(j), err);
         pool_update_space(j->pool);
     }
-    rv_deferred_finish(j->reply, rv_err_is_set(err) ? err : NULL);
+    if (j->reply)
+        rv_deferred_finish(j->reply, rv_err_is_set(err) ? err : NULL);
     job_free(j);
 }
 
@@ -1590,28 +1587,28 @@ static void job_commit(vol_job *j)
     rv_err_clear(&err);
 }
 
-static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
+static void job_exited(void *data, int status, const char *why)
 {
-    (void)revents;
-    vol_job *j = (vol_job *)w;
-    ev_child_stop(loop, w);
+    vol_job *j = data;
     rv_err err = { 0 };
-    int status = w->rstatus;
-    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    RV_INFO("volume '%s': qemu-img (pid %d) %s", j->path, (int)w->rpid, ok ? "done" : "failed");
-    if (ok && j->tmp) {
+    bool ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    RV_INFO("volume '%s': qemu-img %s", j->path, ok ? "done" : "failed");
+    if (ok && j->tmp && j->reply) {
         job_commit(j);
         return;
     }
     if (!ok) {
         char out[ERR_TEXT_MAX];
-        child_output(j->out_fd, out, sizeof(out));
+        if (status < 0)
+            snprintf(out, sizeof(out), "%s", why ? why : "");
+        else
+            child_output(j->out_fd, out, sizeof(out));
         fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
-             j->path, WIFEXITED(status) ? "exit status" : "signal",
-             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
-        if (j->tmp)     /* what qemu-img left */
-            unlinkat(j->pool->dir, j->tmp, 0);
+             j->path, status < 0 ? "not run" : WIFEXITED(status) ? "exit status" : "signal",
+             status < 0 ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
     }
+    if (j->tmp && (!ok || !j->reply))   /* what qemu-img left (or made for nobody) */
+        unlinkat(j->pool->dir, j->tmp, 0);
     job_end(j, &err);
     rv_err_clear(&err);
 }
@@ -1668,42 +1665,28 @@ static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path
     vol_job *j = job_new(kind, pool, src_pool, path, name, tmp, err);
     if (!j)
         return -1;
-    /* Copies above 4 first, so that no dup2 below overwrites another's source. */
-    int high[2] = { fcntl(file, F_DUPFD_CLOEXEC, 10), src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 10) : -1 };
-    if (high[0] < 0 || (src >= 0 && high[1] < 0)) {
-        for (int i = 0; i < 2; i++)
-            if (high[i] >= 0)
-                close(high[i]);
+    /* Through the spawner helper: the loop does not fork. */
+    char *args[16];
+    size_t n = 0;
+    for (; argv[n] && n < 15; n++)
+        args[n] = argv[n];
+    args[n] = NULL;
+    if (!(args[0] = rv_qemu_find_program(argv[0]))) {
         job_free(j);
-        return sys_fail(err, "pass the volume to", "qemu-img");
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: %s (Debian: qemu-utils) is not installed", argv[0]);
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 2);
-    posix_spawn_file_actions_adddup2(&fa, high[0], 3);
-    if (high[1] >= 0)
-        posix_spawn_file_actions_adddup2(&fa, high[1], 4);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    for (int i = 0; i < 2; i++)
-        if (high[i] >= 0)
-            close(high[i]);
-    if (rc != 0) {
-        job_free(j);
-        errno = rc;
-        return sys_fail(err, "run", argv[0]);
-    }
-    if (!(j->reply = rv_driver_defer(err))) {
-        /* The child runs on; its exit is collected by the driver's watcher. */
+    int rc = rv_qemu_run(args, j->out_fd, file, src, job_exited, j, err);
+    free(args[0]);
+    if (rc < 0) {
         job_free(j);
         return -1;
     }
-    RV_INFO("volume '%s': %s (pid %d)", path, argv[1], (int)pid);
-    ev_child_init(&j->child, job_exited, pid, 0);
-    ev_child_start(rv_qemu.loop, &j->child);
+    if (!(j->reply = rv_driver_defer(err))) {
+        /* It runs on; its end removes what it made (job_exited). */
+        return -1;
+    }
+    RV_INFO("volume '%s': qemu-img %s", path, argv[1]);
     return 0;
 }
 
@@ -2094,8 +2077,10 @@ void rv_qemu_storage_cleanup(void)
     fail(&err, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
     while (st.jobs) {
         vol_job *j = st.jobs;
-        ev_child_stop(rv_qemu.loop, &j->child);
-        rv_deferred_finish(j->reply, &err);
+        /* (The spawner's cleanup came first: no exit is reported now.) */
+        rv_qemu_sync_forget(&j->sync);
+        if (j->reply)
+            rv_deferred_finish(j->reply, &err);
         job_free(j);
     }
     st.stopping = true;
