@@ -44,6 +44,9 @@ DISPATCH_ENUM = 'rv_remote_procedure'
 # handlers rvs_handle_KEY_NAME, and no client side or driver slots.
 DAEMON_ENUMS = ('rv_admin_procedure',)
 
+MAX_ANNOTATION = re.compile(r'([A-Za-z_]\w*)(?::([A-Z][A-Z0-9_]*))?')
+# Argument fields that bound a result list: each needs its procedure's @max.
+MAX_FIELD = re.compile(r'max\w*|nparams|ncpumaps')
 ANNOTATIONS = {
     'stubs': ('both', 'server', 'client', 'none'),
     'auth': ('none', 'required'),
@@ -70,11 +73,17 @@ ANNOTATIONS = {
     # The public name when it is not the procedure's (DOMAIN_UNDEFINE_FLAGS
     # stands for rv_domain_undefine); any rv_* identifier.
     'name': None,
+    # An argument that says how many items the caller takes at most
+    # (maxnames, nparams): FIELD, bounded by the result's one array of
+    # items, or FIELD:CONST.  The generated handler refuses a value outside
+    # 0..bound with VIR_ERR_RPC before the driver runs (@handler driver or
+    # daemon-driver), and procedures.md states the bound.
+    'max': MAX_ANNOTATION,
 }
 # Annotations a procedure may leave out, and what that means.
 ANNOTATION_DEFAULTS = {'handler': 'daemon'}
 # Left out only when they do not apply (checked in read_annotations).
-OPTIONAL_ANNOTATIONS = ('api', 'ret', 'name')
+OPTIONAL_ANNOTATIONS = ('api', 'ret', 'name', 'max')
 
 # A procedure table is an array indexed by procedure number; refuse
 # numbers that would make it absurdly large.
@@ -291,6 +300,8 @@ class Procedure:
         self.line = None                  # of the enum value
         self.note_lines = {}              # annotation key -> its line
         self.call = None                  # ApiCall (@api generated)
+        self.max_note = None              # @max as written
+        self.max = None                   # ListMax (@max)
 
     @property
     def lower(self):
@@ -320,6 +331,22 @@ class Procedure:
     def daemon_handler(self):
         """server/remote_procs.c has a hand-written rvs_handle_NAME."""
         return self.server_stub and self.handler in ('daemon', 'daemon-driver')
+
+
+class ListMax:
+    """@max: the argument field that says how many items the caller takes
+    at most, the bound (its constant's name and value) and the result
+    array it bounds (None when the bound was named)."""
+
+    def __init__(self, field, bound_name, bound, items):
+        self.field = field
+        self.bound_name = bound_name
+        self.bound = bound
+        self.items = items
+
+    @property
+    def unsigned(self):
+        return self.field.type_name == 'unsigned int'
 
 
 class Program:
@@ -624,6 +651,7 @@ class Spec:
         self.check_references()
         self.find_programs()
         self.match_structs()
+        self.resolve_list_bounds()
         self.plan_client_api()
         # One table, the remote program's, or {program key: table}.
         tables = procs_table if isinstance(procs_table, dict) else \
@@ -871,6 +899,10 @@ class Spec:
                 if not re.fullmatch(r'rv_[a-z0-9_]+', value):
                     raise GenError(path, words[i + 1][0],
                                    f'{proc.enum_value}: {word} {value!r} is not an rv_* C name')
+            elif isinstance(ANNOTATIONS[key], re.Pattern):
+                if not ANNOTATIONS[key].fullmatch(value):
+                    raise GenError(path, words[i + 1][0],
+                                   f'{proc.enum_value}: {word} {value!r} is not FIELD or FIELD:CONST')
             elif value not in ANNOTATIONS[key]:
                 raise GenError(path, words[i + 1][0],
                                f'{proc.enum_value}: unknown value {value!r} for {word} '
@@ -900,6 +932,7 @@ class Spec:
                 raise GenError(path, proc.note_lines[key],
                                f'{proc.enum_value}: @{key} is only for @api generated')
         proc.ret_as = found.get('ret')
+        proc.max_note = found.get('max')
         if proc.client_api == 'generated':
             proc.public_name = found.get('name', 'rv_' + proc.lower)
             if not proc.doc:
@@ -942,6 +975,56 @@ class Spec:
                         re.fullmatch(r'rv_\w+_(args|ret|msg)', d.name) and d.name not in wanted:
                     raise GenError(d.path, d.line, f'{d.what} {d.name} belongs to no procedure '
                                    f'(expected a procedure named after it)')
+
+    def resolve_list_bounds(self):
+        """@max: which argument bounds which result list, and by how much;
+        and the shape of need_results, on every annotated procedure."""
+        for program in self.programs:
+            if not program.annotated:
+                continue
+            for proc in program.procedures:
+                path = program.enum.path
+                fields = {f.name: f for f in proc.args.fields} if proc.args else {}
+                if proc.max_note:
+                    proc.max = self.list_max(proc, fields, path)
+                for f in fields.values():
+                    if MAX_FIELD.fullmatch(f.name) and f.kind == 'plain' and \
+                            (not proc.max or proc.max.field is not f):
+                        raise GenError(f.path, f.line, f'{proc.enum_value}: {f.name} bounds a '
+                                       f'result list: annotate the procedure @max {f.name}')
+                if 'need_results' in fields:
+                    arrays = self.item_arrays(proc.ret)
+                    rets = [f for f in proc.ret.fields if f.name == 'ret'] if proc.ret else []
+                    if len(arrays) != 1 or not rets:
+                        raise GenError(path, proc.line, f'{proc.enum_value}: need_results asks for '
+                                       'a result of one list and its count, ret')
+
+    def item_arrays(self, struct):
+        """A result's variable-length arrays of items (not bytes or strings)."""
+        if struct is None:
+            return []
+        return [f for f in struct.fields if f.kind == 'var' and
+                f.type_name not in ('opaque', 'string', 'char', 'unsigned char')]
+
+    def list_max(self, proc, fields, path):
+        line = proc.note_lines['max']
+        name, const = MAX_ANNOTATION.fullmatch(proc.max_note).groups()
+        field = fields.get(name)
+        if field is None or field.kind != 'plain' or field.type_name not in ('int', 'unsigned int'):
+            raise GenError(path, line, f'{proc.enum_value}: @max {name}: not an int or unsigned '
+                           'int field of the arguments')
+        if not proc.driver_slot:
+            raise GenError(path, line, f'{proc.enum_value}: @max is checked on the way to the '
+                           'driver (@handler driver or daemon-driver)')
+        if const:
+            bound_name, items = const, None
+        else:
+            arrays = self.item_arrays(proc.ret)
+            if len(arrays) != 1:
+                raise GenError(path, line, f'{proc.enum_value}: @max {name}: the result has '
+                               f'{len(arrays)} lists of items; name the bound: @max {name}:CONST')
+            bound_name, items = arrays[0].size, arrays[0].name
+        return ListMax(field, bound_name, self.value(bound_name, path, line), items)
 
     def dispatch_program(self):
         return next(p for p in self.programs if p.enum.name == DISPATCH_ENUM)
@@ -1208,6 +1291,8 @@ struct rv_driver_ops;
  * has not run; and the NO_SUPPORT refusal naming procedure proc's API. */
 const struct rv_driver_ops *rvs_call_driver_ops(struct rvs_call *call);
 int rvs_call_unsupported(struct rvs_call *call, int proc);
+/* The refusal of an @max argument outside 0..max (VIR_ERR_RPC). */
+int rvs_call_bad_max(struct rvs_call *call, const char *field, long long value, int max);
 
 /* Hand-written handlers (@handler daemon or daemon-driver). */
 ''')
@@ -1250,7 +1335,8 @@ def gen_dispatch_c(spec):
     out = [generated_banner('/*', [program.xfile], ' */')]
     out.append('#include "server/dispatch.h"\n#include "server/rv_dispatch.gen.h"\n'
                '#include "server/rv_driver_ops.gen.h"\n\n')
-    out.append('/* Each driver slot behind the same checks: an open connection, a slot the\n'
+    out.append('/* Each driver slot behind the same checks: an open connection, an @max\n'
+               ' * argument within its bound (as libvirtd, before NO_SUPPORT), a slot the\n'
                ' * driver filled in. */\n')
     for proc in program.procedures:
         if not proc.driver_slot:
@@ -1258,12 +1344,20 @@ def gen_dispatch_c(spec):
         params = c_params(proc, 'struct rvs_call *call')
         passed = ['rvs_call_conn(call)'] + (['args'] if proc.args else []) + \
                  (['ret'] if proc.ret else []) + ['&call->err']
+        bound = ''
+        if proc.max:
+            m = proc.max
+            field = f'args->{m.field.name}'
+            test = f'{field} > {m.bound_name}' if m.unsigned else \
+                f'{field} < 0 || {field} > {m.bound_name}'
+            bound = (f'    if ({test})\n        return rvs_call_bad_max(call, "{m.field.name}", '
+                     f'{field}, {m.bound_name});\n')
         out.append(f'''int rvs_driver_{proc.lower}({", ".join(params)})
 {{
     const struct rv_driver_ops *ops = rvs_call_driver_ops(call);
     if (!ops)
         return -1;
-    if (!ops->{proc.lower})
+{bound}    if (!ops->{proc.lower})
         return rvs_call_unsupported(call, {proc.enum_value});
     return ops->{proc.lower}({", ".join(passed)});
 }}
@@ -1574,6 +1668,16 @@ def gen_python_constants(spec):
             elif isinstance(d, Enum):
                 for v in d.values:
                     out.append(f'{v.name} = {spec.value(v.value, d.path, v.line)}\n')
+    program = spec.dispatch_program()
+    out.append('\n# @max: procedure number -> (the argument that bounds a result list, its bound)\n')
+    out.append('LIST_MAX = {\n')
+    for proc in program.procedures:
+        if proc.max:
+            out.append(f'    {proc.enum_value}: ({proc.max.field.name!r}, {proc.max.bound}),\n')
+    out.append('}\n')
+    out.append('\n# The procedures whose need_results 0 asks only for the count\n')
+    out.append('NEED_RESULTS = [' + ', '.join(p.enum_value for p in program.procedures if p.args and
+                                              any(f.name == 'need_results' for f in p.args.fields)) + ']\n')
     if spec.unimplemented:
         out.append("\n# libvirt's procedures that remvirt does not implement: number -> (name, API)\n")
         out.append('UNIMPLEMENTED_PROCS = {\n')
@@ -1866,6 +1970,26 @@ class DocWriter:
                 out += [f'{label}: `{struct.name}`, '
                         f'{self.size_text(Wire("struct", struct.name))}.', '']
                 out += self.struct_block(struct, expand=True) + ['']
+            out += self.list_notes(proc)
+        return out
+
+    @staticmethod
+    def list_notes(proc):
+        """What @max and need_results mean for this procedure."""
+        out = []
+        if proc.max:
+            m = proc.max
+            bound = f'`{m.bound_name}`' + (f', the bound of `{m.items}`' if m.items else '')
+            low = 'above it' if m.unsigned else 'below 0 or above it'
+            example = m.bound + 1 if m.unsigned else -1
+            out += [f'`{m.field.name}`: at most {m.bound} ({bound}). A value {low} gets an ERROR '
+                    f'reply 39/7 (VIR_ERR_RPC), "{m.field.name} {example} is outside 0..{m.bound}", '
+                    'before the driver runs (libvirtd: [section 10](wire-protocol.md#10-limits)).', '']
+        if proc.args and any(f.name == 'need_results' for f in proc.args.fields):
+            items = next(f for f in proc.ret.fields if f.kind == 'var' and f.name != 'ret')
+            out += ['`need_results` 0 asks only for the count: the result is then an empty '
+                    f'`{items.name}` (count 0) and `ret`, how many there are; any other value '
+                    f'asks for the list, and `ret` is its length.', '']
         return out
 
     def render_types(self):

@@ -13,7 +13,13 @@ writes, into OUTDIR/org/remvirt/proto/:
                        flags, error codes and domains), libvirt's numbers
   RemoteCalls.java     one method per procedure with a client stub, over
                        an abstract call(); org.remvirt.client.Connection
-                       extends it
+                       extends it.  A procedure that takes or returns
+                       typed parameters gets a second method that takes
+                       its arguments one by one and typed parameters as
+                       List<TypedParameter> (an @max argument is sent as
+                       its bound, so the server returns every parameter),
+                       and returns its parameters so (per object, as
+                       TypedParameter.Keyed, for a list of records)
 
 java/pom.xml runs this during generate-sources, so the Java build needs
 only python3 beside Maven.  A separate entry point from rvgen.py so that
@@ -283,11 +289,80 @@ def gen_values(spec):
     return ''.join(out)
 
 
+TYPED_PARAM = 'rv_typed_param'
+TYPED_LIST = 'java.util.List<TypedParameter>'
+
+
+def is_typed_list(decl):
+    return decl.kind == 'var' and decl.type_name == TYPED_PARAM
+
+
+def typed_result(spec, jtypes, proc):
+    """How the typed call of proc hands back its result: (Java type,
+    expression over `ret`), or None when it has no typed parameters."""
+    if proc.ret is None:
+        return None
+    typed = [f for f in proc.ret.fields if is_typed_list(f)]
+    if typed:
+        # The other fields are the counts the list makes redundant.
+        others = [f for f in proc.ret.fields if f not in typed]
+        if len(typed) != 1 or any(f.name != 'nparams' for f in others):
+            raise rvgen.GenError(proc.ret.path, proc.ret.line, f'rvgen_java: {proc.ret.name}: '
+                                 'typed parameters beside other results')
+        return TYPED_LIST, f'TypedParameter.fromWire(ret.{field_name(typed[0].name)})'
+    if len(proc.ret.fields) == 1 and proc.ret.fields[0].kind == 'var':
+        records = proc.ret.fields[0]
+        record = spec.defs.get(records.type_name)
+        if isinstance(record, rvgen.Struct) and any(is_typed_list(f) for f in record.fields):
+            keys = [f for f in record.fields if not is_typed_list(f)]
+            if len(record.fields) != 2 or len(keys) != 1:
+                raise rvgen.GenError(record.path, record.line, f'rvgen_java: {record.name}: a record '
+                                     'of typed parameters needs exactly one other field, its key')
+            key = jtypes.of_decl(keys[0]).boxed
+            params = next(f for f in record.fields if is_typed_list(f))
+            java = f'java.util.List<TypedParameter.Keyed<{key}>>'
+            return java, (f'ret.{field_name(records.name)}.stream().map(r -> new TypedParameter.Keyed<>('
+                          f'r.{field_name(keys[0].name)}, TypedParameter.fromWire(r.{field_name(params.name)})))'
+                          '.collect(java.util.stream.Collectors.toList())')
+    return None
+
+
+def gen_typed_call(spec, jtypes, proc):
+    """The typed-parameter method of proc, or '' if it has none."""
+    args = proc.args.fields if proc.args else []
+    result = typed_result(spec, jtypes, proc)
+    if not result and not any(is_typed_list(f) for f in args):
+        return ''
+    params, passed = [], []
+    for f in args:
+        name = field_name(f.name)
+        if proc.max and f is proc.max.field:
+            passed.append(str(proc.max.bound))
+        elif is_typed_list(f):
+            params.append(f'{TYPED_LIST} {name}')
+            passed.append(f'TypedParameter.toWire({name})')
+        else:
+            params.append(f'{jtypes.of_decl(f).java} {name}')
+            passed.append(name)
+    java, convert = result if result else ('void', None)
+    call = f'{method_name(proc)}(new {class_name(proc.args.name)}({", ".join(passed)}))'
+    doc = [f'{proc.name} with its typed parameters as TypedParameter'] + \
+        ([f'({proc.max.field.name} sent as {proc.max.bound}: every parameter).'] if proc.max else ['.'])
+    out = ['\n' + doc_comment([' '.join(doc).replace(' .', '.')])]
+    out.append(f'    public {java} {method_name(proc)}({", ".join(params)}) throws LibvirtException {{\n')
+    if convert:
+        out.append(f'        var ret = {call};\n        return {convert};\n    }}\n')
+    else:
+        out.append(f'        {call};\n    }}\n')
+    return ''.join(out)
+
+
 def gen_remote_calls(spec):
     program = spec.dispatch_program()
+    jtypes = JavaTypes(spec)
     out = [banner([program.xfile]), f'package {PACKAGE};\n\n',
-           'import org.remvirt.client.LibvirtException;\nimport org.remvirt.xdr.XdrDecoder;\n'
-           'import org.remvirt.xdr.XdrEncodable;\n\n',
+           'import org.remvirt.client.LibvirtException;\nimport org.remvirt.client.TypedParameter;\n'
+           'import org.remvirt.xdr.XdrDecoder;\nimport org.remvirt.xdr.XdrEncodable;\n\n',
            '/** One method per procedure of the remote program that has a client stub:\n'
            ' * encode the arguments, send, wait for the reply with the same serial and\n'
            ' * decode it.  A reply with status ERROR throws LibvirtException. */\n',
@@ -307,6 +382,7 @@ def gen_remote_calls(spec):
         call = (f'call(RemoteProtocol.{proc.enum_value}, {"args" if proc.args else "null"}, '
                 f'{ret + "::decode" if proc.ret else "null"});')
         out.append(f'        {"return " if proc.ret else ""}{call}\n    }}\n')
+        out.append(gen_typed_call(spec, jtypes, proc))
     out.append('}\n')
     return ''.join(out)
 

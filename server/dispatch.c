@@ -118,6 +118,12 @@ int rvs_call_unsupported(rvs_call *call, int proc)
     return unsupported(call, &rvs_remote_procs[proc]);
 }
 
+int rvs_call_bad_max(rvs_call *call, const char *field, long long value, int max)
+{
+    rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_RPC, "%s %lld is outside 0..%d", field, value, max);
+    return -1;
+}
+
 /* ---- replies that come later (driver.h) ---- */
 
 struct rv_deferred {

@@ -201,19 +201,9 @@ start_remvirtd()
         'unix_sock_ro_perms = "0777"'
         "log_outputs = \"2:file:$REMVIRTD_LOG\""
     )
-    local line key given
     {
         echo "# written by tests/functions.sh start_remvirtd"
-        for line in "${defaults[@]}"; do
-            key=${line%% *}
-            for given in "$@"; do
-                [ "${given%%[ =]*}" = "$key" ] && continue 2
-            done
-            echo "$line"
-        done
-        for given in "$@"; do
-            echo "$given"
-        done
+        _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@"
     } > "$REMVIRTD_CONF"
 
     # RV_VALGRIND is a command prefix: split into words on purpose.
@@ -227,6 +217,26 @@ start_remvirtd()
         _rv_remvirtd_dump
         fail "remvirtd did not start"
     fi
+}
+
+# _rv_conf_lines N DEFAULT... GIVEN...: a daemon's config: the N default
+# lines whose key no given line has, then the given lines (a key given
+# replaces its default; libvirtd would take the first of two).
+_rv_conf_lines()
+{
+    local n=$1 line given
+    shift
+    local -a defaults=("${@:1:n}")
+    shift "$n"
+    for line in "${defaults[@]}"; do
+        for given in "$@"; do
+            [ "${given%%[ =]*}" = "${line%% *}" ] && continue 2
+        done
+        echo "$line"
+    done
+    for given in "$@"; do
+        echo "$given"
+    done
 }
 
 _rv_remvirtd_ready()
@@ -350,16 +360,16 @@ start_libvirtd()
 
     local dir=$RV_TMP/libvirtd
     mkdir -p "$dir"
-    cat > "$dir/libvirtd.conf" <<EOF
-unix_sock_dir = "$dir"
-unix_sock_rw_perms = "0777"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$dir/libvirtd.log"
-EOF
+    local -a defaults=(
+        "unix_sock_dir = \"$dir\""
+        'unix_sock_rw_perms = "0777"'
+        'auth_unix_rw = "none"'
+        'auth_unix_ro = "none"'
+        "log_outputs = \"3:file:$dir/libvirtd.log\""
+    )
     local line listen=
+    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
     for line in "$@"; do
-        echo "$line" >> "$dir/libvirtd.conf"
         case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
     done
     LIBVIRTD_SOCK=$dir/libvirt-sock
@@ -438,6 +448,45 @@ EOF
         _rv_show_file "$LIBVIRTD_LOG"
         fail "libvirtd's QEMU driver does not answer"
     fi
+}
+
+# start_libvirtd_session: a libvirtd of user nobody's session, for its
+# storage driver (qemu:///session: dir pools under RV_TMP, streams to its
+# own volumes) without touching the host's libvirt state.  Sets
+# LIBVIRTD_SESSION_SOCK and LIBVIRTD_SESSION_URI; a pool's directory must
+# belong to nobody (65534).
+start_libvirtd_session()
+{
+    requires_root
+    requires libvirtd --version
+    requires setpriv --version
+    local lv=$RV_TMP/lv-session
+    mkdir -p "$lv/run"
+    chmod 755 "$RV_TMP"
+    chown -R 65534:65534 "$lv"
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env HOME="$lv" XDG_RUNTIME_DIR="$lv/run" XDG_CONFIG_HOME="$lv/config" \
+        XDG_CACHE_HOME="$lv/cache" XDG_DATA_HOME="$lv/data" \
+        libvirtd --timeout 300 </dev/null >"$lv/stdout" 2>&1 &
+    LIBVIRTD_SESSION_PID=$!
+    cleanup_fn stop_libvirtd_session
+    LIBVIRTD_SESSION_SOCK=$lv/run/libvirt/libvirt-sock
+    LIBVIRTD_SESSION_URI="qemu+unix:///session?socket=$LIBVIRTD_SESSION_SOCK"
+    wait_for 60 "libvirtd (session of nobody)" _rv_libvirtd_session_ready ||
+        { _rv_show_file "$lv/stdout"; fail "libvirtd (session of nobody) did not start"; }
+}
+
+_rv_libvirtd_session_ready()
+{
+    [ -S "$LIBVIRTD_SESSION_SOCK" ] && virsh -c "$LIBVIRTD_SESSION_URI" version >/dev/null 2>&1
+}
+
+stop_libvirtd_session()
+{
+    [ -n "${LIBVIRTD_SESSION_PID:-}" ] || return 0
+    kill "$LIBVIRTD_SESSION_PID" 2>/dev/null || true
+    wait "$LIBVIRTD_SESSION_PID" 2>/dev/null || true
+    LIBVIRTD_SESSION_PID=
 }
 
 _rv_libvirtd_ready()

@@ -192,6 +192,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tes
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
+	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh

@@ -4,7 +4,10 @@
 # remvirtd and then against a private libvirtd: the checks of
 # python-checks.py, network calls, domain and network events, many threads
 # on one connection, TLS with libvirt's PKI files, SASL DIGEST-MD5 with the
-# security layer over TCP, keepalive.
+# security layer over TCP, keepalive, the typed-parameter calls, and
+# volume upload and download streams (remvirtd's test driver; libvirtd's
+# storage driver in a session libvirtd of user nobody, since libvirtd's
+# test driver has no volume data).
 #
 # Maven works offline from ~/.m2 when it has what the build needs, and
 # fetches the rest otherwise; the build goes to $top_builddir/java.
@@ -94,7 +97,8 @@ junit_against()
 remvirtd_sasl_db digest-md5 "jfred=$password"
 network_conf
 start_remvirtd "${daemon_conf[@]}"
-junit_against remvirtd "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "-Drv.pid=$REMVIRTD_PID"
+junit_against remvirtd "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "-Drv.pid=$REMVIRTD_PID" \
+    "-Drv.stream.uri=$REMVIRTD_URI" -Drv.stream.pool=default-pool
 stop_remvirtd
 
 if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
@@ -106,5 +110,11 @@ network_conf
 start_libvirtd "${daemon_conf[@]}"
 wait_for 10 "libvirtd's TCP port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tcp" ||
     fail "libvirtd does not listen on TCP port $tcp"
+start_libvirtd_session
+mkdir -p "$RV_TMP/jpool"
+chown 65534:65534 "$RV_TMP/jpool"
+virsh -q -c "$LIBVIRTD_SESSION_URI" pool-create-as jpool dir --target "$RV_TMP/jpool" >/dev/null ||
+    fail "cannot make a dir pool in libvirtd's session"
 allowed_skips=1
-junit_against libvirtd "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO"
+junit_against libvirtd "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" \
+    "-Drv.stream.uri=$LIBVIRTD_SESSION_URI" -Drv.stream.pool=jpool

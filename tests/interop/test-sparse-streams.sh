@@ -117,21 +117,11 @@ done
 echo "ok   1024 holes of 4 KiB between 1024 data blocks, both ways"
 
 # ---- libvirtd's storage driver, as user nobody (its files under the test's directory)
-LV=$RV_TMP/lv-session
-mkdir -p "$LV/run" "$RV_TMP/lvpool"
-chmod 755 "$RV_TMP"
-chown -R 65534:65534 "$LV" "$RV_TMP/lvpool"
-setpriv --reuid=65534 --regid=65534 --clear-groups \
-    env HOME="$LV" XDG_RUNTIME_DIR="$LV/run" XDG_CONFIG_HOME="$LV/config" \
-    XDG_CACHE_HOME="$LV/cache" XDG_DATA_HOME="$LV/data" \
-    libvirtd --timeout 300 </dev/null >"$LV/stdout" 2>&1 &
-LV_PID=$!
-_stop_lv() { kill "$LV_PID" 2>/dev/null || true; wait "$LV_PID" 2>/dev/null || true; }
-cleanup_fn _stop_lv
-LV_SOCK=$LV/run/libvirt/libvirt-sock
-LV_URI="qemu+unix:///session?socket=$LV_SOCK"
-_lv_ready() { [ -S "$LV_SOCK" ] && virsh -c "$LV_URI" version >/dev/null 2>&1; }
-wait_for 60 "libvirtd (session of nobody)" _lv_ready || { show "$LV/stdout"; fail "libvirtd did not start"; }
+start_libvirtd_session
+LV_SOCK=$LIBVIRTD_SESSION_SOCK
+LV_URI=$LIBVIRTD_SESSION_URI
+mkdir -p "$RV_TMP/lvpool"
+chown 65534:65534 "$RV_TMP/lvpool"
 virsh -q -c "$LV_URI" pool-define-as sp dir --target "$RV_TMP/lvpool/sp" >/dev/null
 virsh -q -c "$LV_URI" pool-build sp >/dev/null
 virsh -q -c "$LV_URI" pool-start sp >/dev/null
@@ -189,6 +179,94 @@ summary "$RV_TMP/wire.remvirtd" > "$RV_TMP/wire.remvirtd.txt"
 grep -q '^hole' "$RV_TMP/wire.libvirtd.txt" || { show "$RV_TMP/wire.libvirtd.txt"; fail "libvirtd sent no hole"; }
 same "$RV_TMP/wire.libvirtd.txt" "$RV_TMP/wire.remvirtd.txt" \
     "remvirtd's sparse download: the same STREAM_HOLE packets (status CONTINUE) as libvirtd's"
+# At most 262120 bytes of data in a packet, from both (wire-protocol.md 13.1).
+for name in libvirtd remvirtd; do
+    largest=$("$PYTHON3" -c '
+import struct, sys
+print(max(len(bytes.fromhex(h)) - 28 for _, w, h in (l.split() for l in open(sys.argv[1]))
+          if w == "s2c" and struct.unpack(">i", bytes.fromhex(h)[16:20])[0] == 3))' "$RV_TMP/wire.$name")
+    [ "$largest" -eq 262120 ] || fail "$name's largest data packet carries $largest bytes, not 262120"
+    echo "ok   $name sends at most 262120 bytes of data per packet"
+done
+
+# libvirtd's answers to bad holes (wire-protocol.md 13.6).
+virsh -q -c "$LV_URI" vol-create-as sp holes 1M --format raw >/dev/null
+rawpy "$LV_SOCK" "$(virsh -q -c "$LV_URI" vol-path --pool sp holes)" <<'PY'
+import struct
+import sys
+
+import rawclient as rc
+import rv_protocol as rv
+
+sock, path = sys.argv[1:]
+UP = rc.PROC_STORAGE_VOL_UPLOAD
+vol = rc.xdr_string("sp") + rc.xdr_string("holes") + rc.xdr_string(path)
+
+
+def upload(c, flags):
+    s = c.send_call(UP, vol + struct.pack(">QQI", 0, 0, flags))
+    hdr, _ = c.recv_packet()
+    rc.check((hdr.type, hdr.status) == (rc.REPLY, rc.STATUS_OK), f"libvirtd: the upload (flags {flags}) opens")
+    return s
+
+
+# Section 13.5: an upload of "abcde", then a download of 4 bytes at
+# offset 1, packet by packet.
+c = rc.Client(sock)
+c.open_connection("qemu:///session")
+s = upload(c, 0)
+c.send(rc.packet(UP, b"abcde", serial=s, mtype=rv.RV_STREAM, status=rv.RV_CONTINUE))
+c.send(rc.packet(UP, b"", serial=s, mtype=rv.RV_STREAM, status=rc.STATUS_OK))
+hdr, body = c.recv_packet()
+rc.check((hdr.proc, hdr.type, hdr.serial, hdr.status, body) == (UP, rv.RV_STREAM, s, rc.STATUS_OK, b""),
+         "libvirtd: the upload's finish is answered STREAM OK, empty")
+DOWN = rc.PROC_STORAGE_VOL_DOWNLOAD
+s = c.send_call(DOWN, vol + struct.pack(">QQI", 1, 4, 0), serial=9)
+got = [c.recv_packet() for _ in range(3)]
+c.send(rc.packet(DOWN, b"", serial=9, mtype=rv.RV_STREAM, status=rc.STATUS_OK))
+got.append(c.recv_packet())
+rc.check([(h.proc, h.type, h.serial, h.status, b) for h, b in got] ==
+         [(DOWN, rc.REPLY, 9, rc.STATUS_OK, b""), (DOWN, rv.RV_STREAM, 9, rv.RV_CONTINUE, b"bcde"),
+          (DOWN, rv.RV_STREAM, 9, rv.RV_CONTINUE, b""), (DOWN, rv.RV_STREAM, 9, rc.STATUS_OK, b"")],
+         "libvirtd: a download of 4 bytes: REPLY OK, CONTINUE 'bcde', CONTINUE empty, then OK for the finish")
+c.close()
+
+c = rc.Client(sock)
+c.open_connection("qemu:///session")
+s = upload(c, 0)
+c.send(rc.packet(UP, struct.pack(">qI", 4096, 0), serial=s, mtype=rv.RV_STREAM_HOLE, status=rv.RV_CONTINUE))
+rc.check(c.wait_closed(5.0), "libvirtd: a hole on a stream that is not sparse closes the connection")
+c.close()
+
+# A malformed hole: a short payload closes the connection, a long one gets
+# no answer, a negative length or flags not 0 a REPLY ERROR (and the
+# finish then no answer).
+for what, payload, wanted in (
+        ("an 11-byte hole", struct.pack(">qI", 4096, 0)[:11], "closed"),
+        ("a 16-byte hole", struct.pack(">qI", 4096, 0) + bytes(4), "nothing"),
+        ("a negative hole", struct.pack(">qI", -5, 0), "error"),
+        ("a hole with flags 1", struct.pack(">qI", 4096, 1), "error")):
+    c = rc.Client(sock, timeout=3)
+    c.open_connection("qemu:///session")
+    s = upload(c, rv.RV_STORAGE_VOL_STREAM_SPARSE)
+    c.send(rc.packet(UP, payload, serial=s, mtype=rv.RV_STREAM_HOLE, status=rv.RV_CONTINUE))
+    try:
+        hdr, body = c.recv_packet()
+        e = rc.decode_error(body) if hdr.status == rc.STATUS_ERROR else {}
+        got = "error" if (hdr.type, hdr.serial, e.get("message")) == \
+            (rc.REPLY, s, "Library function returned error but did not set virError") else str(hdr)
+    except rc.Closed:
+        got = "closed"
+    except TimeoutError:
+        got = "nothing"
+    rc.check(got == wanted, f"libvirtd: {what}: {got}")
+    if got == "error":
+        c.send(rc.packet(UP, b"", serial=s, mtype=rv.RV_STREAM, status=rc.STATUS_OK))
+        h = c.send_call(rc.PROC_CONNECT_GET_HOSTNAME)
+        hdr, _ = c.recv_packet()
+        rc.check((hdr.type, hdr.serial) == (rc.REPLY, h), f"libvirtd: {what}: the finish gets no answer")
+    c.close()
+PY
 
 # ---- bad holes
 vol_path=$(virsh -q -c "$QEMU_URI" vol-path --pool sp part)

@@ -127,6 +127,55 @@ class BadAnnotations(unittest.TestCase):
         self.assertEqual(cm.exception.line, 4)
         self.assertIn('without a bound', cm.exception.message)
 
+    def parse_list(self, annotation, args='int maxnames; int other;',
+                   ret='int names<64>; opaque map<8>;'):
+        """A list procedure: its args and ret structs on lines 3 and 4."""
+        with open(self.path, 'w') as f:
+            f.write(MINI.replace('int id;', args).replace('string name<64>;', ret).format(
+                procs=f'/* @stubs both @auth none @readonly allow @handler driver @api none{annotation} */\n'
+                      'RV_PROC_THING_GET = 1'))
+        return rvgen.Spec([self.path])
+
+    def assert_list_error(self, line, *words, **kw):
+        with self.assertRaises(rvgen.GenError) as cm:
+            self.parse_list(**kw)
+        self.assertEqual(cm.exception.line, line, str(cm.exception))
+        for word in words:
+            self.assertIn(word, cm.exception.message)
+
+    def test_max_bound_from_the_result_list(self):
+        (proc,) = self.parse_list(' @max maxnames').dispatch_program().procedures
+        self.assertEqual((proc.max.field.name, proc.max.bound, proc.max.items), ('maxnames', 64, 'names'))
+
+    def test_max_bound_named(self):
+        (proc,) = self.parse_list(' @max other:RV_REMOTE_VERSION', args='int other;',
+                                  ret='opaque map<8>;').dispatch_program().procedures
+        self.assertEqual((proc.max.field.name, proc.max.bound, proc.max.items), ('other', 1, None))
+
+    def test_max_field_without_max(self):
+        # maxnames (line 3) bounds a list: it must be stated.
+        self.assert_list_error(3, 'maxnames', '@max', annotation='')
+
+    def test_max_of_no_such_field(self):
+        self.assert_list_error(6, '@max count', 'not an int', annotation=' @max count')
+
+    def test_max_with_two_lists(self):
+        self.assert_list_error(6, 'name the bound', annotation=' @max maxnames',
+                               ret='int names<64>; int ids<9>;')
+
+    def test_max_needs_the_driver(self):
+        with open(self.path, 'w') as f:
+            f.write(MINI.replace('int id;', 'int maxnames;').format(
+                procs='/* @stubs both @auth none @readonly allow @api none @max maxnames */\n'
+                      'RV_PROC_THING_GET = 1'))
+        with self.assertRaises(rvgen.GenError) as cm:
+            rvgen.Spec([self.path])
+        self.assertIn('@handler driver', cm.exception.message)
+
+    def test_need_results_needs_a_list_and_ret(self):
+        self.assert_list_error(7, 'need_results', annotation='', args='int need_results;',
+                               ret='int names<64>;')
+
     def test_command_line_reports_file_and_line(self):
         with open(self.path, 'w') as f:
             f.write(MINI.format(procs=GOOD_PROC + ',\nRV_PROC_THING_PUT = 2'))
@@ -438,6 +487,17 @@ class RealProtocol(unittest.TestCase):
                       self.out['server/rv_dispatch.gen.c'], re.S)
         self.assertIsNotNone(m, proc)
         return dict(re.findall(r'\.(\w+) = ([^,]+),', m.group(1)))
+
+    def test_list_max_checked_before_the_driver(self):
+        # A bound from the .x, checked before the slot is looked at; an
+        # unsigned field has no lower end.
+        c = self.out['server/rv_dispatch.gen.c']
+        m = re.search(r'int rvs_driver_connect_list_domains\(.*?\n}\n', c, re.S)
+        body = m.group(0)
+        self.assertIn('if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX)', body)
+        self.assertLess(body.index('rvs_call_bad_max'), body.index('rvs_call_unsupported'))
+        self.assertIn('if (args->maxStats > RV_MEMORY_STATS_MAX)', c)
+        self.assertIn("RV_PROC_CONNECT_LIST_DOMAINS: ('maxids', 16384)", self.out['python/rv_protocol.py'])
 
     def test_auth_and_readonly_flags(self):
         expected = {                       # needs_auth, readonly_ok

@@ -57,6 +57,20 @@ class RealProtocol(unittest.TestCase):
             self.assertEqual(method in calls, proc.client_stub, proc.enum_value)
         self.assertIn('public RvDomainGetInfoRet domainGetInfo(RvDomainGetInfoArgs args)', calls)
 
+    def test_typed_parameter_calls(self):
+        # Every procedure with typed parameters gets a call that takes and
+        # returns them as TypedParameter; an @max argument goes as its bound.
+        calls = self.read('RemoteCalls.java')
+        self.assertIn('public java.util.List<TypedParameter> domainGetMemoryParameters(RvNonnullDomain dom, '
+                      'int flags)', calls)
+        self.assertIn('new RvDomainGetMemoryParametersArgs(dom, 16, flags)', calls)
+        self.assertIn('public void domainSetBlockIoTune(RvNonnullDomain dom, String disk, '
+                      'java.util.List<TypedParameter> params, int flags)', calls)
+        self.assertIn('public java.util.List<TypedParameter.Keyed<RvNonnullDomain>> connectGetAllDomainStats(', calls)
+        typed = set(re.findall(r'public [^(]*TypedParameter[^(]* (\w+)\(', calls)) | \
+            set(re.findall(r'public void (\w+)\([^)]*List<TypedParameter>', calls))
+        self.assertEqual(len(typed), 16, sorted(typed))
+
     def test_limits_and_layout(self):
         info = self.read('RvNodeGetInfoRet.java')
         self.assertIn('v.model = r.readCharsFixed(32);', info)     # char[32]: 32 words

@@ -76,6 +76,7 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     private final Object writeLock = new Object();
     private final AtomicInteger serials = new AtomicInteger();
     private final Map<Integer, Pending> pending = new ConcurrentHashMap<>();
+    private final Map<Integer, Stream> streams = new ConcurrentHashMap<>();   // by the opening call's serial
     private final Thread reader;
     private final ExecutorService eventThread;
     private final ScheduledExecutorService keepaliveThread;
@@ -208,10 +209,21 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
 
     private <T> T callProgram(int prog, int vers, int proc, XdrEncodable args, XdrDecoder<T> ret)
             throws LibvirtException {
+        return callProgram(prog, vers, proc, args, ret, null);
+    }
+
+    /** stream: the stream this call opens, registered before the call is
+     * sent (its data may follow the reply at once). */
+    private <T> T callProgram(int prog, int vers, int proc, XdrEncodable args, XdrDecoder<T> ret, Stream stream)
+            throws LibvirtException {
         LibvirtException f = failed;
         if (f != null)
             throw new LibvirtException(f.getCode(), f.getDomain(), f.getLevel(), f.getMessage());
         int serial = serials.incrementAndGet();
+        if (stream != null) {
+            stream.serial = serial;
+            streams.put(serial, stream);
+        }
         XdrWriter w = new XdrWriter(128);
         w.writeInt(0);
         w.writeInt(prog);
@@ -506,6 +518,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             throw new IOException("packet of unknown program " + Integer.toHexString(prog) + " version " + vers);
         if (type == RemoteProtocol.RV_REPLY) {
             Pending p = pending.remove(serial);
+            if (p == null && status == RemoteProtocol.RV_ERROR && streams.containsKey(serial)) {
+                // libvirtd fails some streams with a REPLY ERROR (wire-protocol.md 13.2).
+                streamFailed(streams.remove(serial), pkt);
+                return;
+            }
             if (p == null)
                 throw new IOException("reply with serial " + serial + ", which no call is waiting for");
             p.packet = pkt;
@@ -518,9 +535,107 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 // the connection is closing: no more events
             }
+        } else if (type == RemoteProtocol.RV_STREAM || type == RemoteProtocol.RV_STREAM_HOLE) {
+            Stream st = streams.get(serial);
+            if (st == null || st.proc != proc)
+                return;     // a stream that ended or never was: dropped, as libremvirt does
+            if (type == RemoteProtocol.RV_STREAM_HOLE) {
+                st.fail(new LibvirtException(RvValues.RV_ERROR_RPC, RvValues.RV_ERROR_FROM_STREAMS, 2,
+                        "the server sent a hole on a stream that is not sparse"));
+                streamGone(st, true);
+            } else if (status == RemoteProtocol.RV_CONTINUE) {
+                if (pkt.length == HEADER)
+                    st.endOfData();
+                else
+                    st.data(Arrays.copyOfRange(pkt, HEADER, pkt.length));
+            } else if (status == RemoteProtocol.RV_OK) {
+                streams.remove(serial);
+                st.answer();
+            } else {
+                streams.remove(serial);
+                streamFailed(st, pkt);
+            }
         } else {
-            throw new IOException("packet of type " + type + " (streams are not supported)");
+            throw new IOException("packet of type " + type);
         }
+    }
+
+    private void streamFailed(Stream st, byte[] pkt) {
+        try {
+            st.fail(LibvirtException.fromWire(RvError.decode(new XdrReader(pkt, HEADER, pkt.length - HEADER))));
+        } catch (XdrException e) {
+            st.fail(new LibvirtException(RvValues.RV_ERROR_RPC, RvValues.RV_ERROR_FROM_STREAMS, 2,
+                    "the server's stream error is malformed: " + e.getMessage()));
+        }
+    }
+
+    /** One packet of stream st: data (CONTINUE), finish (OK) or abort (ERROR). */
+    void sendStream(Stream st, int status, byte[] data, int off, int len) throws LibvirtException {
+        if (failed != null)
+            throw failedCopy();
+        XdrWriter w = new XdrWriter(LEN + HEADER + len);
+        w.writeInt(LEN + HEADER + len);
+        w.writeInt(RemoteProtocol.RV_REMOTE_PROGRAM);
+        w.writeInt(RemoteProtocol.RV_REMOTE_VERSION);
+        w.writeInt(st.proc);
+        w.writeInt(RemoteProtocol.RV_STREAM);
+        w.writeInt(st.serial);
+        w.writeInt(status);
+        try {
+            synchronized (writeLock) {
+                transport.write(w.array(), 0, w.size());
+                if (len > 0)
+                    transport.write(data, off, len);
+            }
+        } catch (IOException e) {
+            shutdown(RemoteProtocol.RV_CLOSE_REASON_ERROR, "cannot send: " + e.getMessage());
+            throw failedCopy();
+        }
+    }
+
+    /** The stream is over for this client; abort: tell the server too. */
+    void streamGone(Stream st, boolean abort) {
+        if (streams.remove(st.serial, st) && abort) {
+            try {
+                sendStream(st, RemoteProtocol.RV_ERROR, new byte[0], 0, 0);
+            } catch (LibvirtException e) {
+                // the connection failed: the stream went with it
+            }
+        }
+    }
+
+    private Stream openStream(int proc, XdrEncodable args) throws LibvirtException {
+        Stream st = new Stream(this, proc);
+        try {
+            callProgram(RemoteProtocol.RV_REMOTE_PROGRAM, RemoteProtocol.RV_REMOTE_VERSION, proc, args, null, st);
+        } catch (LibvirtException e) {
+            streams.remove(st.serial, st);
+            throw e;
+        }
+        return st;
+    }
+
+    /** Uploads into vol from offset (length 0: up to its end): send the data
+     * on the stream, then {@link Stream#finish}. */
+    public Stream storageVolUpload(org.remvirt.proto.RvNonnullStorageVol vol, long offset, long length, int flags)
+            throws LibvirtException {
+        return openStream(RemoteProtocol.RV_PROC_STORAGE_VOL_UPLOAD,
+                new org.remvirt.proto.RvStorageVolUploadArgs(vol, offset, length, flags));
+    }
+
+    /** Downloads vol from offset (length 0: up to its end): read the stream
+     * to its end (recv returns -1), then {@link Stream#finish}. */
+    public Stream storageVolDownload(org.remvirt.proto.RvNonnullStorageVol vol, long offset, long length, int flags)
+            throws LibvirtException {
+        return openStream(RemoteProtocol.RV_PROC_STORAGE_VOL_DOWNLOAD,
+                new org.remvirt.proto.RvStorageVolDownloadArgs(vol, offset, length, flags));
+    }
+
+    /** The guest's console devName (null: the first), both ways, until
+     * recv returns -1 (the guest stopped, or a FORCE open took it over). */
+    public Stream domainOpenConsole(Domain dom, String devName, int flags) throws LibvirtException {
+        return openStream(RemoteProtocol.RV_PROC_DOMAIN_OPEN_CONSOLE,
+                new org.remvirt.proto.RvDomainOpenConsoleArgs(dom.toWire(), devName, flags));
     }
 
     private void sendKeepalive(int proc) {
@@ -654,6 +769,9 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
             LockSupport.unpark(p.waiter);
         }
         pending.clear();
+        for (Stream st : streams.values())
+            st.fail(failedCopy());
+        streams.clear();
         keepaliveThread.shutdownNow();
         int r = closing ? RemoteProtocol.RV_CLOSE_REASON_CLIENT : reason;
         for (CloseListener l : closeListeners)

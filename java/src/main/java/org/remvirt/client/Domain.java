@@ -32,6 +32,12 @@ public final class Domain {
         return conn;
     }
 
+    /** The domain as the wire names it, for the generated calls of
+     * {@link org.remvirt.proto.RemoteCalls}. */
+    public RvNonnullDomain toWire() {
+        return wire;
+    }
+
     public String getName() {
         return wire.name;
     }
