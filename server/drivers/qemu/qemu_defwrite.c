@@ -41,8 +41,10 @@ typedef struct qemu_def_write {
     bool committed;
     char *name;                 /* an undefine's domain */
     char *xml;
-    rv_deferred *reply;         /* NULL: nobody waits */
+    rv_deferred *reply;         /* NULL: nobody waits, or then does */
     rv_nonnull_domain *ret_dom; /* in reply's result */
+    rv_qemu_def_then_fn then;   /* instead of reply: told the outcome */
+    void *then_data;
     rv_qemu_sync sync;
     struct qemu_def_write *next;
 } qemu_def_write;
@@ -184,6 +186,8 @@ static void finish(qemu_def_write *w, const rv_err *err)
     w->dom->def_writes = w->next;
     if (w->reply)
         rv_deferred_finish(w->reply, err);
+    else if (w->then)
+        w->then(w->then_data, err);
     else if (err)
         RV_WARN("%s", err->message);
     write_free(w);
@@ -282,8 +286,9 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d)
     return newest;
 }
 
-int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
-                      rv_nonnull_domain *ret_dom, bool derived, rv_err *err)
+static int def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
+                     rv_nonnull_domain *ret_dom, bool derived, rv_qemu_def_then_fn then,
+                     void *then_data, rv_err *err)
 {
     qemu_def_write *w = calloc(1, sizeof(*w));
     if (!w || !(w->xml = rv_qemu_domain_format(def))) {
@@ -295,8 +300,16 @@ int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
     w->derived = derived;
     w->reply = reply;
     w->ret_dom = ret_dom;
+    w->then = then;
+    w->then_data = then_data;
     enqueue(d, w);
     return 0;
+}
+
+int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
+                      rv_nonnull_domain *ret_dom, bool derived, rv_err *err)
+{
+    return def_write(d, def, reply, ret_dom, derived, NULL, NULL, err);
 }
 
 void rv_qemu_def_writes_release(qemu_dom *d)
@@ -312,6 +325,8 @@ void rv_qemu_def_writes_release(qemu_dom *d)
         rv_qemu_sync_forget(&w->sync);
         if (w->reply)
             rv_deferred_finish(w->reply, &err);
+        else if (w->then)
+            w->then(w->then_data, &err);
         write_free(w);
     }
     rv_err_clear(&err);
@@ -320,6 +335,14 @@ void rv_qemu_def_writes_release(qemu_dom *d)
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err)
+{
+    return rv_qemu_def_change_then(d, change, ctx, reply, NULL, NULL, err);
+}
+
+int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                       rv_err *err),
+                            const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                            void *then_data, rv_err *err)
 {
     const rv_qemu_domain_def *base = rv_qemu_def_newest(d);
     if (!base)
@@ -337,7 +360,7 @@ int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const
         rv_qemu_domain_free(copy);
         return -1;
     }
-    return rv_qemu_def_write(d, copy, reply, NULL, d->def_writes != NULL, err);
+    return def_write(d, copy, reply, NULL, d->def_writes != NULL, then, then_data, err);
 }
 
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err)

@@ -258,6 +258,13 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d);
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err);
+/* The same, told its outcome through then(data, NULL or why) instead of
+ * a reply (reply NULL); -1 with err: then not called. */
+typedef void (*rv_qemu_def_then_fn)(void *data, const rv_err *err);
+int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                       rv_err *err),
+                            const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                            void *then_data, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
 /* Undefine d (flags: RV_DOMAIN_UNDEFINE_MANAGED_SAVE and _SNAPSHOTS_METADATA

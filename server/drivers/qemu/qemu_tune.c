@@ -50,6 +50,10 @@ typedef struct tune_req {
     rv_qmp *qmp;                /* the monitor asked: the same process still */
     char *name;
     bool config;                /* then the definition too */
+    bool config_written;        /* setvcpus: the definition first, put back on failure */
+    unsigned old_config_vcpus;  /* ... as it was */
+    unsigned long long old_live_kib; /* setmem: the balloon's target before */
+    rv_err error;               /* the failure answered once the definition is back */
     unsigned long long memory_kib;
     unsigned nvcpus;            /* the count wanted */
     json_object *slots;         /* free vcpu slots to plug (or plugged ones
@@ -67,6 +71,7 @@ static void req_free(tune_req *req)
     free(req->unplug_path);
     json_object_put(req->slots);
     free(req->name);
+    rv_err_clear(&req->error);
     free(req);
 }
 
@@ -114,18 +119,83 @@ static int config_only(qemu_dom *d, change_fn change, const tune_change *ch, rv_
     return RV_DEFERRED;
 }
 
-/* Finish a request: the definition too when asked (answered once it is
- * on disk). */
-static void req_finish(tune_req *req, qemu_dom *d, change_fn to_config)
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
-    if (req->config && d && d->def) {
-        tune_change ch = { req->memory_kib, req->nvcpus };
-        config_change(d, to_config, &ch, req->reply);
-    } else {
-        rv_deferred_finish(req->reply, NULL);
+    (void)qmp, (void)ret, (void)err, (void)opaque;
+}
+
+/* setmem --live --config: the definition could not be written, so the
+ * balloon goes back to where it was (an error changed nothing). */
+static void on_memory_config(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    qemu_dom *d = err ? req_dom(req, req->qmp) : NULL;
+    if (d && d->live->balloon) {
+        json_object *args = json_object_new_object();
+        rv_err qerr = { 0 };
+        if (args)
+            json_object_object_add(args, "value",
+                                   json_object_new_int64((int64_t)(req->old_live_kib * 1024)));
+        if (!args || rv_qmp_command(d->qmp, "balloon", args, 0, ignore_reply, NULL, &qerr) < 0)
+            RV_WARN("domain '%s': cannot put the balloon back: %s", req->name,
+                    qerr.message ? qerr.message : "out of memory");
+        rv_err_clear(&qerr);
+        d->live->current_memory_kib = req->old_live_kib;
+        save_status(d);
     }
+    rv_deferred_finish(req->reply, err);
     req->reply = NULL;
     req_free(req);
+}
+
+/* Finish a request: setmem's definition too when asked (answered once it
+ * is on disk); setvcpus wrote its definition first. */
+static void req_finish(tune_req *req, qemu_dom *d, change_fn to_config)
+{
+    rv_err err = { 0 };
+    tune_change ch = { req->memory_kib, req->nvcpus };
+    if (req->config && !req->config_written && d && d->def &&
+        rv_qemu_def_change_then(d, to_config, &ch, NULL, on_memory_config, req, &err) == 0)
+        return;
+    if (rv_err_is_set(&err)) {
+        on_memory_config(req, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_deferred_finish(req->reply, NULL);
+    req->reply = NULL;
+    req_free(req);
+}
+
+static int vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
+
+static void on_config_restored(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    if (err)
+        RV_WARN("domain '%s': cannot put the vcpus of its definition back: %s", req->name,
+                err->message);
+    rv_deferred_finish(req->reply, &req->error);
+    req->reply = NULL;
+    req_free(req);
+}
+
+/* Answer the error; a definition written first (setvcpus --live
+ * --config) is put back before. */
+static void req_error(tune_req *req, const rv_err *err)
+{
+    rv_err_set(&req->error, err->domain, err->code, "%s", err->message ? err->message : "failed");
+    qemu_dom *d = req->config_written ? rv_qemu_find_name(req->name) : NULL;
+    if (d && d->def) {
+        tune_change ch = { .nvcpus = req->old_config_vcpus };
+        rv_err e = { 0 };
+        int rc = rv_qemu_def_change_then(d, vcpus_to_config, &ch, NULL, on_config_restored, req, &e);
+        if (rc == 0)
+            return;
+        RV_WARN("domain '%s': cannot put the vcpus of its definition back: %s", req->name, e.message);
+        rv_err_clear(&e);
+    }
+    on_config_restored(req, NULL);
 }
 
 static void req_fail(tune_req *req, const rv_err *why)
@@ -133,9 +203,8 @@ static void req_fail(tune_req *req, const rv_err *why)
     rv_err err = { 0 };
     rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                why && why->message ? why->message : "the domain stopped");
-    rv_deferred_finish(req->reply, &err);
+    req_error(req, &err);
     rv_err_clear(&err);
-    req_free(req);
 }
 
 static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
@@ -183,6 +252,7 @@ static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
     }
     /* The target; the guest's driver gets there in its own time
      * (BALLOON_CHANGE says where it is). */
+    req->old_live_kib = d->live->current_memory_kib;
     d->live->current_memory_kib = req->memory_kib;
     save_status(d);
     req_finish(req, d, memory_to_config);
@@ -420,10 +490,8 @@ static void on_unplug_check(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_set(&tmo, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
                    "Timed out during operation: vcpu unplug request timed out. Unplug result "
                    "must be manually inspected in the domain");
-        rv_deferred_finish(req->reply, &tmo);
+        req_error(req, &tmo);
         rv_err_clear(&tmo);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     ev_timer_start(rv_qemu.loop, &req->unplug_poll);
@@ -471,10 +539,8 @@ static void unplug_next(tune_req *req, qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
                    "Requested operation is not valid: only hotplugged vcpus can be unplugged: "
                    "the domain started with %u", rv_qemu_def_vcpus(d->live));
-        rv_deferred_finish(req->reply, &err);
+        req_error(req, &err);
         rv_err_clear(&err);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     json_object *path = NULL;
@@ -529,16 +595,38 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
                    "Operation not supported: QEMU under TCG crashes when vcpus are plugged in "
                    "again after an unplug; restart the domain to have more vcpus");
-        rv_deferred_finish(req->reply, &e);
+        req_error(req, &e);
         rv_err_clear(&e);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     if (plug)
         plug_next(req, d);
     else
         unplug_next(req, d);
+}
+
+/* setvcpus --live: what QEMU has, then plug or unplug. */
+static void vcpus_live(tune_req *req)
+{
+    qemu_dom *d = req_dom(req, req->qmp);
+    rv_err qerr = { 0 };
+    if (!d || rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req,
+                             &qerr) < 0)
+        req_fail(req, d ? &qerr : NULL);
+    rv_err_clear(&qerr);
+}
+
+static void on_vcpus_config(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    if (err) {
+        rv_deferred_finish(req->reply, err);
+        req->reply = NULL;
+        req_free(req);
+        return;
+    }
+    req->config_written = true;
+    vcpus_live(req);
 }
 
 static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int flags, rv_err *err)
@@ -581,11 +669,22 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
         req_free(req);
         return -1;
     }
-    rv_err qerr = { 0 };
-    if (rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req, &qerr) < 0) {
-        req_fail(req, &qerr);
-        rv_err_clear(&qerr);
+    if (config) {
+        /* The definition first: if the live part fails it is put back,
+         * an unplug the guest may still grant is not taken back. */
+        const rv_qemu_domain_def *newest = rv_qemu_def_newest(d);
+        req->old_config_vcpus = newest ? rv_qemu_def_vcpus(newest) : n;
+        tune_change ch = { .nvcpus = n };
+        rv_err cerr = { 0 };
+        if (rv_qemu_def_change_then(d, vcpus_to_config, &ch, NULL, on_vcpus_config, req, &cerr) < 0) {
+            rv_deferred_finish(req->reply, &cerr);
+            req->reply = NULL;
+            req_free(req);
+        }
+        rv_err_clear(&cerr);
+        return RV_DEFERRED;
     }
+    vcpus_live(req);
     return RV_DEFERRED;
 }
 
