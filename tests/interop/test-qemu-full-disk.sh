@@ -118,6 +118,15 @@ restart
 grep -q "<currentMemory unit='KiB'>65536<" "$QEMU_DIR/run/g.xml" || fail "g started with another memory size"
 echo "ok   after a restart: the old definition and snapshots, a revert works, a start uses the old memory"
 
+# ---- a live and config change whose config part cannot be written: the live part is undone
+fill "$ETC"
+fails "setmem --live --config" "${V[@]}" setmem --live --config g 40960
+live_mem() { "${V[@]}" dumpxml g | sed -n "s|.*<currentMemory unit='KiB'>\([0-9]*\)<.*|\1|p"; }
+[ "$(live_mem)" = 65536 ] || fail "the failed setmem --live --config left the live memory at $(live_mem)"
+"${V[@]}" dumpxml --inactive g | diff - "$OUT/g-before.xml" > /dev/null || fail "the failed setmem --live --config changed the definition"
+unfill
+echo "ok   setmem --live --config on a full disk: an error, the balloon put back, the definition as before"
+
 # ---- managed save and save to a full disk
 fill "$SAVE"
 fails "managedsave" "${V[@]}" managedsave g
