@@ -124,6 +124,33 @@ done
 steps_done restore "$step"
 "${V[@]}" destroy g > /dev/null
 
+# ---------------------------------------------------------------- restore from a file (the file is kept)
+"${V[@]}" start g > /dev/null
+"${V[@]}" save g "$OUT/g.img" > /dev/null
+cp "$OUT/g.img" "$OUT/g.img.orig"
+_settled_file_restore()
+{
+    cmp -s "$OUT/g.img" "$OUT/g.img.orig" || return 1
+    case $(state g) in
+    "shut off"*) [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] ;;
+    "running (restored)") [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)" = 1 ] ;;
+    *) false ;;
+    esac
+}
+step=1
+while :; do
+    arm restore "$step"
+    "${V[@]}" destroy g > /dev/null 2>&1 || true
+    run_armed restore "$step" "${V[@]}" restore "$OUT/g.img" || break
+    wait_for 60 "g to settle after a kill at restore:$step (a file)" _settled_file_restore ||
+        fail "after a kill at restore:$step from a file g is $(state g), QEMUs: $(qemu_pids "$QEMU_DIR/run/")"
+    check_files
+    step=$((step + 1))
+done
+[ "$(state g)" = "running (restored)" ] || fail "the unarmed restore from a file gave $(state g)"
+echo "ok   restore from a file: killed at each step, shut off or running (restored), the file as it was"
+"${V[@]}" destroy g > /dev/null
+
 # ---------------------------------------------------------------- undefine --managed-save --snapshots-metadata
 qemu-img create -q -f qcow2 "$OUT/u.qcow2" 16M
 disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/u.qcow2'/><target dev='vda' bus='virtio'/></disk>"
@@ -267,6 +294,34 @@ while :; do
 done
 _snaps_are "" "" || fail "the unarmed snapshot-delete: listed $(listed), in the image $(in_image)"
 steps_done snapshot-delete "$step"
+
+# ---------------------------------------------------------------- snapshot-revert: the current one and the disk agree
+requires qemu-io --version
+qemu-io -f qcow2 -c 'write -P 0x11 0 64k' "$OUT/s.qcow2" > /dev/null
+"${V[@]}" snapshot-create-as s r1 > /dev/null
+qemu-io -f qcow2 -c 'write -P 0x22 0 64k' "$OUT/s.qcow2" > /dev/null
+"${V[@]}" snapshot-create-as s r2 > /dev/null
+# The disk holds what snapshot $1 held.
+_disk_is()
+{
+    local p=0x11
+    [ "$1" = r1 ] || p=0x22
+    qemu-io -f qcow2 -r -c "read -P $p 0 64k" "$OUT/s.qcow2" 2>&1 | grep -q "read 65536/65536"
+}
+step=1
+while :; do
+    arm snapshot-revert "$step"
+    "${V[@]}" snapshot-revert s r2 > /dev/null
+    run_armed snapshot-revert "$step" "${V[@]}" snapshot-revert s r1 || break
+    current=$("${V[@]}" snapshot-current --name s)
+    [ "$current" = r1 ] || [ "$current" = r2 ] || fail "after a kill at snapshot-revert:$step the current snapshot is '$current'"
+    _disk_is "$current" || fail "after a kill at snapshot-revert:$step the current snapshot is $current, the disk is not"
+    _snaps_are "r1 r2 " "" || fail "after a kill at snapshot-revert:$step: listed $(listed), in the image $(in_image)"
+    check_files
+    step=$((step + 1))
+done
+[ "$("${V[@]}" snapshot-current --name s)" = r1 ] && _disk_is r1 || fail "the unarmed snapshot-revert did not bring back r1"
+steps_done snapshot-revert "$step"
 
 # ---------------------------------------------------------------- vol-create (qcow2 through qemu-img, and raw)
 mkdir -p "$OUT/pool"

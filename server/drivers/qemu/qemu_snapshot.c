@@ -311,9 +311,9 @@ void rv_qemu_snapshots_forget(const unsigned char uuid[16])
         }
 }
 
-/* Start-up (it may wait): `qemu-img snapshot -d name file`; true when
- * the image no longer holds it. */
-static bool purge_one(const char *name, const char *file)
+/* Start-up (it may wait): `qemu-img snapshot OP name file`; for -d, true
+ * when the image no longer holds it; for -a, when it ran well. */
+static bool img_sync(const char *op, const char *name, const char *file)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -323,7 +323,7 @@ static bool purge_one(const char *name, const char *file)
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        execlp("qemu-img", "qemu-img", "snapshot", "-d", name, file, (char *)NULL);
+        execlp("qemu-img", "qemu-img", "snapshot", op, name, file, (char *)NULL);
         _exit(127);
     }
     int status = 0;
@@ -331,6 +331,8 @@ static bool purge_one(const char *name, const char *file)
         ;
     if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return true;
+    if (strcmp(op, "-d") != 0)
+        return false;
     /* Failing because the image does not have it is as good. */
     if (pid < 0 || access(file, F_OK) < 0)
         return pid >= 0;
@@ -353,13 +355,20 @@ static bool purge_one(const char *name, const char *file)
     return gone;
 }
 
+static bool purge_one(const char *name, const char *file)
+{
+    return img_sync("-d", name, file);
+}
+
 /* One metadata file's trash: what a kill left on the disks of a domain
  * that is not running goes now (qemu-img); the file keeps what stays. */
 static void recover_file(const char *path)
 {
-    json_object *root = read_metadata(path, "start-up"), *trash = NULL;
-    if (!root || !json_object_object_get_ex(root, "trash", &trash) ||
-        !json_object_is_type(trash, json_type_array) || !json_object_array_length(trash)) {
+    json_object *root = read_metadata(path, "start-up"), *trash = NULL, *revert = NULL;
+    bool has_trash = root && json_object_object_get_ex(root, "trash", &trash) &&
+                     json_object_is_type(trash, json_type_array) && json_object_array_length(trash);
+    bool has_revert = root && json_object_object_get_ex(root, "revert", &revert);
+    if (!has_trash && !has_revert) {
         json_object_put(root);
         return;
     }
@@ -376,8 +385,24 @@ static void recover_file(const char *path)
         json_object_put(root);
         return;
     }
+    /* A revert past its commit point (the current snapshot written): the
+     * disks are reverted now (again: qemu-img -a can be repeated). */
+    json_object *images = NULL;
+    const char *target = has_revert ? get_str(revert, "name") : NULL;
+    bool reverted = target && json_object_object_get_ex(revert, "files", &images) &&
+                    json_object_is_type(images, json_type_array);
+    for (size_t k = 0; reverted && k < json_object_array_length(images); k++) {
+        const char *file = json_object_get_string(json_object_array_get_idx(images, k));
+        reverted = file && img_sync("-a", target, file);
+    }
+    if (has_revert && reverted) {
+        RV_INFO("'%s': the revert to snapshot '%s' that a kill interrupted is finished", path, target);
+        json_object_object_del(root, "revert");
+    } else if (has_revert) {
+        RV_WARN("'%s': cannot finish the revert to snapshot '%s'", path, target ? target : "?");
+    }
     json_object *kept = json_object_new_array();
-    for (size_t i = 0; kept && i < json_object_array_length(trash); i++) {
+    for (size_t i = 0; kept && has_trash && i < json_object_array_length(trash); i++) {
         json_object *e = json_object_array_get_idx(trash, i), *files = NULL;
         const char *name = get_str(e, "name");
         bool done = name != NULL;
@@ -399,7 +424,8 @@ static void recover_file(const char *path)
         json_object_put(root);
         return;
     }
-    json_object_object_del(root, "trash");
+    if (has_trash)
+        json_object_object_del(root, "trash");
     if (json_object_array_length(kept))
         json_object_object_add(root, "trash", kept);
     else
@@ -407,6 +433,7 @@ static void recover_file(const char *path)
     rv_err err = { 0 };
     json_object *list = NULL;
     if (!json_object_object_get_ex(root, "trash", NULL) &&
+        !json_object_object_get_ex(root, "revert", NULL) &&
         (!json_object_object_get_ex(root, "snapshots", &list) || !json_object_array_length(list))) {
         if (unlink(path) < 0)
             RV_WARN("cannot remove '%s': %s", path, strerror(errno));
@@ -557,6 +584,8 @@ typedef struct snap_op {
     bool then_pause, then_resume;       /* REVERT of an active domain, after loadvm */
     rv_snap_tree cand;                  /* the tree as the commit leaves it */
     json_object *trash;                 /* the trash written with cand (owned) */
+    json_object *revert_rec;            /* REVERT of a shut-off domain: written with
+                                         * the commit, so that start-up finishes it */
     char *old_current;                  /* REVERT: to put back if the data fails;
                                          * DELETE: the snapshot named */
     rv_err failure;                     /* why a create is undone */
@@ -574,6 +603,7 @@ static void op_free(snap_op *op)
     free(op->files);
     rv_snap_tree_clear(&op->cand);
     json_object_put(op->trash);
+    json_object_put(op->revert_rec);
     free(op->old_current);
     rv_err_clear(&op->failure);
     rv_qemu_sync_forget(&op->sync);
@@ -660,6 +690,8 @@ static int write_metadata(snap_op *op, const qemu_dom *d, const rv_snap_tree *t,
         rc = rv_qemu_sync_remove(&op->sync, path, err);
     } else {
         json_object *root = metadata_json(op->uuid, t, op->trash);
+        if (root && op->revert_rec && op->phase == PH_COMMIT)
+            json_object_object_add(root, "revert", json_object_get(op->revert_rec));
         const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY)
                                 : NULL;
         rc = text ? rv_qemu_sync_write(&op->sync, path, text, err) : oom(err);
@@ -796,6 +828,14 @@ static void op_next(snap_op *op, const rv_err *err)
                 return;
             }
             RV_INFO("domain '%s': reverted to snapshot '%s'", dom_name(d), q->tree.current->name);
+            rv_crash_point(what, 3);
+            /* The disks are reverted: the record of it goes. */
+            rv_snap_tree_clear(&op->cand);
+            op->phase = PH_CLEANUP;
+            if (op->revert_rec && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+                write_metadata(op, d, &op->cand, &e) == 0)
+                return;
+            rv_err_clear(&e);
             reply(op, NULL);
             return;
         }
@@ -1263,6 +1303,13 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
         if (take_files(d, op, err) < 0) {
             op_free(op);
             return -1;
+        }
+        json_object *rec = trash_with(NULL, op->names, 1, op->files, op->nfiles, true);
+        op->revert_rec = rec ? json_object_get(json_object_array_get_idx(rec, 0)) : NULL;
+        json_object_put(rec);
+        if (!op->revert_rec) {
+            op_free(op);
+            return oom(err);
         }
     }
     return op_start(op, d, q, err);
