@@ -29,6 +29,11 @@ typedef struct libvirt_api {
     int (*domain_destroy)(void *dom);
     int (*domain_undefine)(void *dom);
     int (*domain_free)(void *dom);
+    int (*domain_get_state)(void *dom, int *state, int *reason, unsigned int flags);
+    /* doms: NULL-terminated; *records freed with stats_record_list_free. */
+    int (*domain_list_get_stats)(void **doms, unsigned int stats, void ***records,
+                                 unsigned int flags);
+    void (*stats_record_list_free)(void **records);
     const char *(*get_last_error_message)(void);
     void (*set_error_func)(void *user_data, void (*handler)(void *user_data, void *error));
 } libvirt_api;
@@ -71,6 +76,12 @@ static inline bool libvirt_load(libvirt_api *api)
     api->domain_destroy = (int (*)(void *))libvirt_sym(lib, "virDomainDestroy");
     api->domain_undefine = (int (*)(void *))libvirt_sym(lib, "virDomainUndefine");
     api->domain_free = (int (*)(void *))libvirt_sym(lib, "virDomainFree");
+    api->domain_get_state = (int (*)(void *, int *, int *, unsigned int))
+        libvirt_sym(lib, "virDomainGetState");
+    api->domain_list_get_stats = (int (*)(void **, unsigned int, void ***, unsigned int))
+        libvirt_sym(lib, "virDomainListGetStats");
+    api->stats_record_list_free = (void (*)(void **))
+        libvirt_sym(lib, "virDomainStatsRecordListFree");
     api->get_last_error_message =
         (const char *(*)(void))libvirt_sym(lib, "virGetLastErrorMessage");
     api->set_error_func = (void (*)(void *, void (*)(void *, void *)))

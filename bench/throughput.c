@@ -23,7 +23,11 @@
  * whenever every call worked.
  *
  *   throughput --remvirt-sock PATH [--libvirt-sock PATH] [--threads N]
- *              [--window N] [--seconds S] [--rounds N] [--quick]
+ *              [--window N] [--seconds S] [--rounds N] [--quick] [--only WAY]
+ *
+ * --only runs one way (floor, raw, async, async4, shared, own,
+ * libvirt-shared, libvirt-own), so that a whole-process timer can run
+ * one against another.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -487,8 +491,11 @@ static int compare_doubles(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     const char *remvirt_sock = NULL, *libvirt_sock = NULL;
-    int threads = 8, window = 64, rounds = 5;
+    int threads = 8, window = 64, rounds = 5, only = -1;
     double seconds = 2.0;
+    static const char *const way_keys[WAY_COUNT] = {
+        "floor", "raw", "async", "async4", "shared", "own", "libvirt-shared", "libvirt-own",
+    };
     static const struct option longopts[] = {
         { "remvirt-sock", required_argument, NULL, 'r' },
         { "libvirt-sock", required_argument, NULL, 'l' },
@@ -497,6 +504,7 @@ int main(int argc, char **argv)
         { "seconds", required_argument, NULL, 's' },
         { "rounds", required_argument, NULL, 'n' },
         { "quick", no_argument, NULL, 'q' },
+        { "only", required_argument, NULL, 'o' },
         { NULL, 0, NULL, 0 },
     };
     for (int opt; (opt = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
@@ -508,9 +516,16 @@ int main(int argc, char **argv)
         case 's': seconds = atof(optarg); break;
         case 'n': rounds = atoi(optarg); break;
         case 'q': seconds = 0.2; rounds = 1; break;
+        case 'o':
+            for (int w = 0; w < WAY_COUNT; w++)
+                if (strcmp(optarg, way_keys[w]) == 0)
+                    only = w;
+            if (only < 0)
+                die("--only: no way '%s'", optarg);
+            break;
         default:
             fprintf(stderr, "usage: throughput --remvirt-sock PATH [--libvirt-sock PATH] "
-                            "[--threads N] [--window N] [--seconds S] [--rounds N] [--quick]\n");
+                            "[--threads N] [--window N] [--seconds S] [--rounds N] [--quick] [--only WAY]\n");
             return 2;
         }
     }
@@ -536,9 +551,13 @@ int main(int argc, char **argv)
     };
     double rate[WAY_COUNT][100];
     int ways = libvirt_sock ? WAY_COUNT : WAY_LV_SHARED;
+    if (only >= ways)
+        die("--only %s needs --libvirt-sock", way_keys[only]);
     for (int r = 0; r < rounds; r++) {
         for (int way = 0; way < ways; way++) {
             double x = 0;
+            if (only >= 0 && way != only)
+                continue;
             switch (way) {
             case WAY_FLOOR: x = floor_run(call_len, call, window, seconds); break;
             case WAY_RAW: x = pipelined(raw_fd, call, call_len, window, seconds); break;
@@ -557,11 +576,18 @@ int main(int argc, char **argv)
            "async), %d threads\n", rounds, seconds, window, threads);
     double med[WAY_COUNT];
     for (int way = 0; way < ways; way++) {
+        if (only >= 0 && way != only)
+            continue;
         qsort(rate[way], (size_t)rounds, sizeof(double), compare_doubles);
         med[way] = rate[way][rounds / 2];
-        printf("  %-38s %9.0f/s  %5.2fx of the floor\n", names[way], med[way],
-               med[way] / med[WAY_FLOOR]);
+        if (only >= 0)
+            printf("  %-38s %9.0f/s\n", names[way], med[way]);
+        else
+            printf("  %-38s %9.0f/s  %5.2fx of the floor\n", names[way], med[way],
+                   med[way] / med[WAY_FLOOR]);
     }
+    if (only >= 0)
+        return 0;
     if (libvirt_sock)
         printf("  remvirt/libvirt: %.1fx on one connection, %.1fx on a connection each\n",
                med[WAY_RV_SHARED] / med[WAY_LV_SHARED], med[WAY_RV_OWN] / med[WAY_LV_OWN]);

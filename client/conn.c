@@ -1,18 +1,31 @@
 /* The connection's calls (see conn.h): encoding, numbering and writing
  * them, and the reader role that reads and matches the answers.  The
- * application's event loop is conn_loop.c's, keepalive keepalive.c's. */
+ * application's event loop is conn_loop.c's, keepalive's timer
+ * keepalive.c's.
+ *
+ * Every call takes one path: send_call() encodes its frame into the
+ * queue and registers it (a synchronous call's record lives on its
+ * stack, an asynchronous one's on the heap), flush() writes the queue,
+ * and a synchronous call (or a stream's wait) then waits in
+ * await_answer(): as the reader when nobody reads, else asleep until
+ * the reader hands it its answer or the reader role.  rvc_conn_complete
+ * waits the same way for asynchronous answers. */
 #include "client/conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client/conn_priv.h"
 #include "common/log.h"
@@ -30,6 +43,11 @@ RV_LOG_CATEGORY("client.conn");
  * this size: every common reply fits, so steady traffic never allocates. */
 #define BUF_KEEP 65536
 
+/* Past this many queued bytes a thread that finds a flush going waits
+ * for it instead of leaving its frame behind, and rvc_conn_start flushes
+ * at once: the queue never grows far past it. */
+#define QUEUE_SOFT_MAX 65536
+
 /* Waking a thread on another CPU costs tens of microseconds on virtual
  * machines, more than a whole round trip on one CPU, while a reply from a
  * local daemon usually comes within a few.  So the reader polls briefly
@@ -44,9 +62,11 @@ RV_LOG_CATEGORY("client.conn");
 struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
 {
     struct rvc_conn *c = calloc(1, sizeof(*c));
-    if (!c || rv_buf_reserve(&c->rbuf, BUF_KEEP) < 0 || rv_buf_reserve(&c->wbuf, BUF_KEEP) < 0) {
+    if (!c || rv_buf_reserve(&c->rbuf, BUF_KEEP) < 0 || rv_buf_reserve(&c->queue, BUF_KEEP) < 0 ||
+        rv_buf_reserve(&c->out, BUF_KEEP) < 0) {
         if (c) {
             rv_buf_free(&c->rbuf);
+            rv_buf_free(&c->queue);
             free(c);
         }
         rv_transport_close(tr);
@@ -61,7 +81,8 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     if (fl < 0 || fcntl(tr->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
         rv_err_set_errno(err, RV_FROM_RPC, errno, "cannot make the connection non-blocking");
         rv_buf_free(&c->rbuf);
-        rv_buf_free(&c->wbuf);
+        rv_buf_free(&c->queue);
+        rv_buf_free(&c->out);
         free(c);
         rv_transport_close(tr);
         return NULL;
@@ -73,7 +94,9 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err)
     pthread_mutex_init(&c->write_lock, NULL);
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->idle, NULL);
-    pthread_cond_init(&c->async_wake, NULL);
+    pthread_cond_init(&c->flushed, NULL);
+    c->pending_tail = &c->pending;
+    c->sleepers_tail = &c->sleepers;
     c->completed_tail = &c->completed;
     c->refs = 1;
     c->messages_tail = &c->messages;
@@ -86,13 +109,13 @@ static void destroy(struct rvc_conn *c)
         rv_transport_close(c->tr);
     rvc_conn_drop_messages(c);
     rv_buf_free(&c->rbuf);
-    rv_buf_free(&c->wbuf);
-    rv_buf_free(&c->abuf);
+    rv_buf_free(&c->queue);
+    rv_buf_free(&c->out);
     rv_err_clear(&c->failure);
     pthread_mutex_destroy(&c->write_lock);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->idle);
-    pthread_cond_destroy(&c->async_wake);
+    pthread_cond_destroy(&c->flushed);
     free(c);
 }
 
@@ -158,14 +181,146 @@ static void copy_err(rv_err *dst, const rv_err *src)
     rv_err_set(dst, src->domain, src->code, "%s", src->message ? src->message : "unknown error");
 }
 
+static void connection_unusable(struct rvc_conn *c, rv_err *err)
+{
+    rv_err_set(err, RV_FROM_RPC, RV_ERR_INVALID_CONN, "the connection is no longer usable: %s",
+               c->failure.message ? c->failure.message : "unknown error");
+}
+
+/* ---- waiters ---- */
+
+/* This thread's bit on a bell: threads take the 32 bits in turn, and
+ * two sharing one only wake each other now and then for nothing. */
+static unsigned thread_bit(void)
+{
+    static unsigned next;
+    static __thread unsigned bit;
+    if (!bit)
+        bit = 1u << (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % 32);
+    return bit;
+}
+
+/* Wake the sleepers whose bits are in mask. */
+static void ring(struct rvc_conn *c, unsigned mask)
+{
+    if (!mask)
+        return;
+    __atomic_fetch_add(&c->bell, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &c->bell, FUTEX_WAKE_BITSET_PRIVATE, INT_MAX, NULL, NULL, mask);
+}
+
+/* Set w's word to `to`; if it sleeps, its bit goes to *mask, for ring().
+ * The exchange is the last touch of w: once it shows ANSWERED the
+ * waiter may return and its stack be reused. */
+static void wake_waiter(waiter *w, int to, unsigned *mask)
+{
+    unsigned bit = w->bit;
+    if (__atomic_exchange_n(&w->word, to, __ATOMIC_SEQ_CST) == WAITER_ASLEEP)
+        *mask |= bit;
+}
+
+/* Sleep until poked or answered; a poke is consumed.  The bell's value
+ * is read before the word, and ring() bumps it after setting the word,
+ * so a wakeup between the two makes the wait return at once. */
+static void sleep_waiter(struct rvc_conn *c, waiter *w)
+{
+    int v = WAITER_RUNNING;
+    if (__atomic_compare_exchange_n(&w->word, &v, WAITER_ASLEEP, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST)) {
+        for (;;) {
+            int bell = __atomic_load_n(&c->bell, __ATOMIC_SEQ_CST);
+            if ((v = __atomic_load_n(&w->word, __ATOMIC_SEQ_CST)) != WAITER_ASLEEP)
+                break;
+            syscall(SYS_futex, &c->bell, FUTEX_WAIT_BITSET_PRIVATE, bell, NULL, NULL, w->bit);
+        }
+    }
+    if (v == WAITER_POKED)  /* fails only if answered meanwhile, which stays */
+        __atomic_compare_exchange_n(&w->word, &v, WAITER_RUNNING, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+}
+
+static int answered(pending_call *p)
+{
+    return __atomic_load_n(&p->w.word, __ATOMIC_SEQ_CST) == WAITER_ANSWERED;
+}
+
+static void list_sleeper_locked(struct rvc_conn *c, waiter *w)
+{
+    w->next = NULL;
+    w->listed = 1;
+    *c->sleepers_tail = w;
+    c->sleepers_tail = &w->next;
+}
+
+static void unlist_sleeper_locked(struct rvc_conn *c, waiter *w)
+{
+    if (!w->listed)
+        return;
+    for (waiter **pp = &c->sleepers; *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            if (!*pp)
+                c->sleepers_tail = pp;
+            break;
+        }
+    }
+    w->listed = 0;
+}
+
+/* Its waiter's bit is set here, before any reader can see it: a waker
+ * reads the bit, and must not miss a sleeper for one set later. */
+static void link_pending_locked(struct rvc_conn *c, pending_call *p)
+{
+    p->w.bit = thread_bit();
+    p->next = NULL;
+    *c->pending_tail = p;
+    c->pending_tail = &p->next;
+}
+
+static void unlink_locked(struct rvc_conn *c, pending_call *call)
+{
+    for (pending_call **pp = &c->pending; *pp; pp = &(*pp)->next) {
+        if (*pp == call) {
+            *pp = call->next;
+            if (!*pp)
+                c->pending_tail = pp;
+            return;
+        }
+    }
+}
+
 /* With lock held: an asynchronous call's answer (or failure) is in; its
- * on_done runs in the next rvc_conn_complete(). */
-static void queue_completed_locked(struct rvc_conn *c, pending_call *p)
+ * on_done runs in the next rvc_conn_complete(), which is told (its bit
+ * goes to *mask). */
+static void queue_completed_locked(struct rvc_conn *c, pending_call *p, unsigned *mask)
 {
     p->next = NULL;
     *c->completed_tail = p;
     c->completed_tail = &p->next;
-    pthread_cond_broadcast(&c->async_wake);
+    for (waiter **pp = &c->sleepers; *pp;) {
+        waiter *w = *pp;
+        if (!w->completer) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        if (!*pp)
+            c->sleepers_tail = pp;
+        w->listed = 0;
+        wake_waiter(w, WAITER_POKED, mask);
+    }
+}
+
+/* With lock held: p, off the pending list, has its answer (or failure);
+ * who to wake goes to *mask. */
+static void answer_locked(struct rvc_conn *c, pending_call *p, unsigned *mask)
+{
+    if (p->on_done) {
+        queue_completed_locked(c, p, mask);
+        return;
+    }
+    unlist_sleeper_locked(c, &p->w);
+    wake_waiter(&p->w, WAITER_ANSWERED, mask);
 }
 
 /* With lock held: the connection is dead (why is consumed), for `reason`
@@ -176,12 +331,12 @@ void rvc_conn_fail_locked_because(struct rvc_conn *c, rv_err *why, int reason)
 {
     if (!c->failed) {
         RV_DEBUG("connection failed: %s", why->message ? why->message : "?");
-        c->failed = 1;
+        __atomic_store_n(&c->failed, 1, __ATOMIC_RELAXED);  /* flush() looks unlocked */
         rv_err_move(&c->failure, why);
         if (c->tr)      /* NULL only after a failed rvc_conn_wrap_transport() */
             shutdown(c->tr->fd, SHUT_RDWR);
-        c->close_reason = reason >= 0 ? reason
-                          : c->eof ? RV_CLOSE_REASON_EOF : RV_CLOSE_REASON_ERROR;
+        int eof = __atomic_load_n(&c->eof, __ATOMIC_RELAXED);
+        c->close_reason = reason >= 0 ? reason : eof ? RV_CLOSE_REASON_EOF : RV_CLOSE_REASON_ERROR;
         rvc_conn_listen_locked(c, 0);
         if (c->on_closed) {
             c->close_pending = 1;
@@ -189,17 +344,17 @@ void rvc_conn_fail_locked_because(struct rvc_conn *c, rv_err *why, int reason)
         }
     }
     rv_err_clear(why);
-    for (pending_call *p = c->pending, *next; p; p = next) {
+    pending_call *list = c->pending;
+    c->pending = NULL;
+    c->pending_tail = &c->pending;
+    unsigned mask = 0;
+    for (pending_call *p = list, *next; p; p = next) {
         next = p->next;
         copy_err(p->err, &c->failure);
         p->failed = 1;
-        p->done = 1;
-        if (p->on_done)
-            queue_completed_locked(c, p);
-        else
-            pthread_cond_signal(&p->wake);
+        answer_locked(c, p, &mask);
     }
-    c->pending = NULL;
+    ring(c, mask);
 }
 
 static void fail_locked(struct rvc_conn *c, rv_err *why)
@@ -212,21 +367,6 @@ static void fail(struct rvc_conn *c, rv_err *why)
     pthread_mutex_lock(&c->lock);
     fail_locked(c, why);
     pthread_mutex_unlock(&c->lock);
-}
-
-/* With lock held and nobody reading: wake one sleeping call so that it
- * takes the reader role.  A call that is still writing is not asleep and
- * would miss the signal; it looks for the role by itself once it waits. */
-static void wake_next_reader_locked(struct rvc_conn *c)
-{
-    if (c->reader != READER_NONE)
-        return;
-    for (pending_call *p = c->pending; p; p = p->next) {
-        if (p->waiting) {
-            pthread_cond_signal(&p->wake);
-            return;
-        }
-    }
 }
 
 /* With lock held and the role free: a calling thread becomes the reader
@@ -246,15 +386,35 @@ int rvc_conn_input_buffered(struct rvc_conn *c)
            (used >= RV_LEN_WORD_SIZE && used >= rv_frame_peek_len(rv_buf_head(&c->rbuf)));
 }
 
-/* With lock held: the reader is done; another call or the loop takes
- * over.  Bytes a TLS or SASL layer already holds do not make the socket
- * readable, so the loop is told to look. */
+/* With lock held: whether a synchronous call has not reached
+ * await_answer yet.  Unanswered (nobody reads until it does), it will
+ * get there and take the reader role itself. */
+static int call_arriving_locked(struct rvc_conn *c)
+{
+    for (pending_call *p = c->pending; p; p = p->next)
+        if (!p->on_done && !p->arrived)
+            return 1;
+    return 0;
+}
+
+/* With lock held: the reader is done.  The longest sleeper takes over
+ * at once, unless a call on its way to wait will (saving a wakeup);
+ * with neither, the loop does.  Bytes a TLS or SASL layer already holds
+ * do not make the socket readable, so the loop is told to look. */
 void rvc_conn_release_reader_locked(struct rvc_conn *c)
 {
+    waiter *w = c->failed ? NULL : c->sleepers;
+    if (w && !call_arriving_locked(c)) {
+        unlist_sleeper_locked(c, w);
+        w->got_role = 1;
+        c->reader = READER_CALL;
+        rvc_conn_listen_locked(c, 0);
+        unsigned mask = 0;
+        wake_waiter(w, WAITER_POKED, &mask);
+        ring(c, mask);
+        return;
+    }
     c->reader = READER_NONE;
-    wake_next_reader_locked(c);
-    if (c->async_in_flight)
-        pthread_cond_broadcast(&c->async_wake);
     if (c->freed)
         pthread_cond_broadcast(&c->idle);
     if (!c->watch || c->failed || c->freed)
@@ -264,28 +424,25 @@ void rvc_conn_release_reader_locked(struct rvc_conn *c)
         rvc_conn_arm_dispatch_locked(c);
 }
 
-static void unlink_locked(struct rvc_conn *c, pending_call *call)
-{
-    for (pending_call **pp = &c->pending; *pp; pp = &(*pp)->next) {
-        if (*pp == call) {
-            *pp = call->next;
-            return;
-        }
-    }
-}
+/* ---- writing ---- */
+
+void rvc_conn_drain_without_waiting(struct rvc_conn *c);
 
 /* The socket is full.  The server may have stopped reading until its
- * replies are read (max_client_requests), while every other thread queues
- * behind this write; so while nobody else holds the reader role, take it
- * and deliver what has arrived, then wait for room. */
-static int wait_writable(struct rvc_conn *c, rv_err *err)
+ * replies are read (max_client_requests), while every other call waits
+ * behind this flush; so read while waiting for room: as the reader
+ * already (as_reader), or taking the role while nobody holds it. */
+static int wait_writable(struct rvc_conn *c, int as_reader, rv_err *err)
 {
     for (;;) {
-        pthread_mutex_lock(&c->lock);
-        int read_too = c->reader == READER_NONE && !c->failed;
-        if (read_too)
-            take_reader_locked(c, READER_WRITER);
-        pthread_mutex_unlock(&c->lock);
+        int read_too = as_reader;
+        if (!as_reader) {
+            pthread_mutex_lock(&c->lock);
+            read_too = c->reader == READER_NONE && !c->failed;
+            if (read_too)
+                take_reader_locked(c, READER_WRITER);
+            pthread_mutex_unlock(&c->lock);
+        }
         short want = rv_transport_wait_events(c->tr, POLLOUT);
         struct pollfd pfd = { .fd = c->tr->fd, .events = want | (read_too ? POLLIN : 0) };
         /* While another thread holds the reader role, look again after a
@@ -299,9 +456,11 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
         if (read_too) {
             if (rc > 0 && (pfd.revents & POLLIN))
                 rvc_conn_drain_without_waiting(c);
-            pthread_mutex_lock(&c->lock);
-            rvc_conn_release_reader_locked(c);
-            pthread_mutex_unlock(&c->lock);
+            if (!as_reader) {
+                pthread_mutex_lock(&c->lock);
+                rvc_conn_release_reader_locked(c);
+                pthread_mutex_unlock(&c->lock);
+            }
         }
         if (rc < 0 && saved != EINTR) {
             rv_err_set_errno(err, RV_FROM_RPC, saved, "cannot wait to send to the server");
@@ -313,7 +472,7 @@ static int wait_writable(struct rvc_conn *c, rv_err *err)
     }
 }
 
-int rvc_conn_write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
+static int write_all(struct rvc_conn *c, const char *p, size_t n, int as_reader, rv_err *err)
 {
     while (n > 0) {
         ssize_t w = rv_transport_write(c->tr, p, n);
@@ -321,7 +480,7 @@ int rvc_conn_write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN) {
-                if (wait_writable(c, err) < 0)
+                if (wait_writable(c, as_reader, err) < 0)
                     return -1;
                 continue;
             }
@@ -337,6 +496,164 @@ int rvc_conn_write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err)
         n -= (size_t)w;
     }
     return 0;
+}
+
+/* With write_lock held (released on return): see that the queue is
+ * written.  A flush going on takes it along, unless the queue is past
+ * QUEUE_SOFT_MAX: then wait for that flush, and flush what is left.
+ * Otherwise this thread flushes until the queue is empty, writing each
+ * batch outside the lock while other threads append the next.  A write
+ * that fails fails the connection (and every call with it).  -1 when the
+ * connection has failed. */
+static int flush(struct rvc_conn *c, int as_reader)
+{
+    while (c->flushing) {
+        if (rv_buf_used(&c->queue) <= QUEUE_SOFT_MAX || as_reader) {
+            pthread_mutex_unlock(&c->write_lock);
+            return 0;
+        }
+        c->flush_waiters++;
+        pthread_cond_wait(&c->flushed, &c->write_lock);
+        c->flush_waiters--;
+    }
+    int rc = 0;
+    if (rv_buf_used(&c->queue) == 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        return rc;
+    }
+    c->flushing = 1;
+    __atomic_store_n(&c->left_to_reader, 0, __ATOMIC_RELAXED);
+    while (rv_buf_used(&c->queue) > 0) {
+        rv_buf batch = c->queue;
+        c->queue = c->out;
+        c->out = batch;
+        pthread_mutex_unlock(&c->write_lock);
+        /* Dead: its calls have failed already. */
+        int dead = __atomic_load_n(&c->failed, __ATOMIC_RELAXED);
+        rv_err why = { 0 };
+        if (dead || write_all(c, rv_buf_head(&c->out), rv_buf_used(&c->out), as_reader, &why) < 0) {
+            if (!dead)
+                fail(c, &why);
+            rc = -1;
+        }
+        c->out.start = c->out.len = 0;
+        if (c->out.cap > BUF_KEEP)
+            rv_buf_shrink(&c->out, BUF_KEEP);
+        pthread_mutex_lock(&c->write_lock);
+        if (rc < 0)
+            c->queue.start = c->queue.len = 0;  /* they failed with the connection */
+    }
+    c->flushing = 0;
+    if (c->flush_waiters)
+        pthread_cond_broadcast(&c->flushed);
+    pthread_mutex_unlock(&c->write_lock);
+    return rc;
+}
+
+void rvc_conn_send_keepalive(struct rvc_conn *c, int proc, int as_reader)
+{
+    /* The reader calls this for a PONG: it must not wait long for room,
+     * since the room comes from the server, which may wait for it. */
+    struct pollfd pfd = { .fd = c->tr->fd, .events = POLLOUT };
+    if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLOUT))
+        return;
+    pthread_mutex_lock(&c->write_lock);
+    if (c->flushing || rv_buf_reserve(&c->queue, RV_KEEPALIVE_FRAME_LEN) < 0) {
+        pthread_mutex_unlock(&c->write_lock);
+        return;
+    }
+    rv_frame_keepalive(c->queue.data + c->queue.len, proc);
+    c->queue.len += RV_KEEPALIVE_FRAME_LEN;
+    if (flush(c, as_reader) < 0)
+        RV_DEBUG("cannot send a keepalive %s", proc == RV_KEEPALIVE_PROC_PING ? "ping" : "pong");
+}
+
+static void stream_link_locked(struct rvc_conn *c, struct rvc_stream *s, unsigned serial,
+                               int proc);
+
+/* The one way a call goes out: its frame is encoded into the queue and
+ * the call registered under a new serial (with its stream, if any, bound
+ * to it), then the queue is flushed (an asynchronous call's only once
+ * it is long: rvc_conn_complete sends the rest).  Encode first, register
+ * second: a call is known to the reader only once its frame is whole, so
+ * no reply (even a forged early one) can reach a call that then fails to
+ * encode and returns.  0, or -1 with err set (the call did not start). */
+static int send_call(struct rvc_conn *c, pending_call *p, xdrproc_t args_filter, void *args,
+                     struct rvc_stream *stream, rv_err *err)
+{
+    rv_header h = {
+        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
+        .proc = p->proc, .type = RV_CALL, .serial = 0, .status = RV_OK,
+    };
+    pthread_mutex_lock(&c->write_lock);
+    size_t at = c->queue.len;
+    if (rv_frame_encode(&c->queue, &h, args_filter, args, err) < 0) {
+        c->queue.len = at;
+        pthread_mutex_unlock(&c->write_lock);
+        return -1;
+    }
+    pthread_mutex_lock(&c->lock);
+    if (c->failed) {
+        connection_unusable(c, err);
+        pthread_mutex_unlock(&c->lock);
+        c->queue.len = at;
+        pthread_mutex_unlock(&c->write_lock);
+        return -1;
+    }
+    /* Numbered under write_lock, so serials reach the wire in order. */
+    p->serial = c->next_serial++;
+    link_pending_locked(c, p);
+    if (stream)
+        stream_link_locked(c, stream, p->serial, p->proc);
+    if (p->on_done)
+        c->async_in_flight++;
+    pthread_mutex_unlock(&c->lock);
+    rv_frame_set_serial(c->queue.data + at, p->serial);
+    RV_DEBUG("%s %s serial %u", p->on_done ? "start" : "call", proc_label(p->proc), p->serial);
+    if (rv_buf_used(&c->queue) < QUEUE_SOFT_MAX) {
+        /* Left to a running reader: it sees left_to_reader after it
+         * stops collecting, or this thread sees that it stopped (both
+         * store, then load: one of the two flushes). */
+        int leave = p->on_done != NULL;
+        if (!leave) {
+            __atomic_store_n(&c->left_to_reader, 1, __ATOMIC_SEQ_CST);
+            leave = __atomic_load_n(&c->collecting, __ATOMIC_SEQ_CST);
+        }
+        if (leave) {
+            pthread_mutex_unlock(&c->write_lock);
+            return 0;
+        }
+    }
+    flush(c, 0);        /* a failure answers the call */
+    return 0;
+}
+
+/* ---- reading ---- */
+
+/* As the reader: wake the callers it answered (see waiter). */
+static void ring_answered(struct rvc_conn *c)
+{
+    unsigned mask = c->to_ring;
+    c->to_ring = 0;
+    ring(c, mask);
+}
+
+/* As the reader: send the frames calls left to it. */
+static void flush_collected(struct rvc_conn *c)
+{
+    if (!__atomic_load_n(&c->left_to_reader, __ATOMIC_SEQ_CST))
+        return;
+    pthread_mutex_lock(&c->write_lock);
+    flush(c, 1);
+}
+
+/* As the reader: start or stop collecting (see struct rvc_conn); what
+ * was left to it goes out before it stops. */
+static void set_collecting(struct rvc_conn *c, int on)
+{
+    __atomic_store_n(&c->collecting, on, __ATOMIC_SEQ_CST);
+    if (!on)
+        flush_collected(c);
 }
 
 static long long elapsed_ns(const struct timespec *from)
@@ -358,6 +675,7 @@ static void spin_for_input(struct rvc_conn *c)
     clock_gettime(CLOCK_MONOTONIC, &start);
     struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
     do {
+        flush_collected(c);
         if (rv_transport_pending(c->tr) > 0 || poll(&pfd, 1, 0) != 0) {
             c->spin_misses = 0;
             return;
@@ -369,7 +687,6 @@ static void spin_for_input(struct rvc_conn *c)
         c->spin_skip = SPIN_BACK_OFF_READS;
     }
 }
-
 /* Read what the socket has into rbuf: 1 if bytes came, 0 if none were
  * there, -1 at end of file or on an error (why says which).  *drained,
  * if given, says whether the read took less than it could: the socket
@@ -391,7 +708,7 @@ static int read_available(struct rvc_conn *c, rv_err *why, int *drained)
             return 1;
         }
         if (n == 0) {
-            c->eof = 1;
+            __atomic_store_n(&c->eof, 1, __ATOMIC_RELAXED);     /* fail() may read it */
             const char *said = rv_transport_peer_error(c->tr);
             rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC, "connection closed by the server%s%s",
                        said ? ": " : "", said ? said : "");
@@ -418,6 +735,8 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
         rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
         return -1;
     }
+    ring_answered(c);
+    flush_collected(c);
     spin_for_input(c);
     for (;;) {
         int got = read_available(c, why, NULL);
@@ -425,11 +744,28 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
             return got < 0 ? -1 : 0;
         struct pollfd pfd = { .fd = c->tr->fd,
                               .events = rv_transport_wait_events(c->tr, POLLIN) };
-        if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
-            rv_err_set_errno(why, RV_FROM_RPC, errno, "cannot wait for the server");
+        int timeout = c->answer_timeout_ms > 0 ? c->answer_timeout_ms : -1;
+        /* Asleep, it sends nothing: calls send their own frames. */
+        set_collecting(c, 0);
+        int rc = poll(&pfd, 1, timeout);
+        int saved = errno;
+        set_collecting(c, 1);
+        if (rc < 0 && saved != EINTR) {
+            rv_err_set_errno(why, RV_FROM_RPC, saved, "cannot wait for the server");
+            return -1;
+        }
+        if (rc == 0) {
+            rv_err_set(why, RV_FROM_RPC, RV_ERR_OPERATION_TIMEOUT,
+                       "Timed out during operation: the server sent no answer within %g s "
+                       "(is it stopped or stuck?)", timeout / 1000.0);
             return -1;
         }
     }
+}
+
+void rvc_conn_set_answer_timeout(struct rvc_conn *c, int ms)
+{
+    c->answer_timeout_ms = ms;
 }
 
 /* Make rbuf's head one whole frame; its length (length word included)
@@ -510,7 +846,7 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
                 RV_WARN("ignoring a keepalive message of version %u with %zu payload bytes",
                         h.vers, len - RV_FRAME_MIN);
             else if (h.proc == RV_KEEPALIVE_PROC_PING)
-                rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PONG);
+                rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PONG, 1);
             else if (h.proc != RV_KEEPALIVE_PROC_PONG)
                 RV_DEBUG("ignoring keepalive procedure %d", h.proc);
         } else if (h.prog == RV_REMOTE_PROGRAM && h.vers == RV_REMOTE_VERSION) {
@@ -536,12 +872,17 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
         return FRAME_FATAL;
     }
 
+    /* Claimed: off the lists, so nobody else touches it and its waiter
+     * only waits for the word; decoded unlocked. */
     pthread_mutex_lock(&c->lock);
     pending_call *p = c->pending;
     while (p && p->serial != h.serial)
         p = p->next;
-    if (p && p->proc == h.proc)
+    if (p && p->proc == h.proc) {
         unlink_locked(c, p);
+        unlist_sleeper_locked(c, &p->w);
+        p->claimed = 1;
+    }
     pthread_mutex_unlock(&c->lock);
     if (!p) {
         rv_err_set(why, RV_FROM_RPC, RV_ERR_RPC,
@@ -554,159 +895,116 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
                    h.serial, h.proc, p->proc);
         return FRAME_FATAL;
     }
-
-    /* p is off the list, so nobody else touches it: decode unlocked. */
     decode_answer(p, &h, frame, len);
-    if (p == me) {
-        me->done = 1;
-        return FRAME_MINE;
+    if (p->on_done) {
+        pthread_mutex_lock(&c->lock);
+        queue_completed_locked(c, p, &c->to_ring);
+        pthread_mutex_unlock(&c->lock);
+        return FRAME_NEXT;
     }
-    pthread_mutex_lock(&c->lock);
-    p->done = 1;
-    if (p->on_done)
-        queue_completed_locked(c, p);
-    else
-        pthread_cond_signal(&p->wake);
-    pthread_mutex_unlock(&c->lock);
-    return FRAME_NEXT;
+    wake_waiter(&p->w, WAITER_ANSWERED, &c->to_ring);
+    return p == me ? FRAME_MINE : FRAME_NEXT;
+}
+
+/* As the reader: deliver the whole frames already in rbuf, reading
+ * nothing.  -1 (why set) when one is fatal. */
+static int deliver_buffered(struct rvc_conn *c, rv_err *why)
+{
+    for (;;) {
+        rv_buf *b = &c->rbuf;
+        size_t used = rv_buf_used(b);
+        if (used < RV_LEN_WORD_SIZE)
+            return 0;
+        uint32_t len = rv_frame_peek_len(rv_buf_head(b));
+        if (rv_frame_check_len(len, RV_FRAME_MAX, why) < 0)
+            return -1;
+        if (used < len)
+            return 0;
+        if (handle_frame(c, NULL, len, why) == FRAME_FATAL)
+            return -1;
+        rv_buf_consume(b, len);
+    }
 }
 
 /* The reader role: deliver every frame that arrives until our own answer
- * has come, or the connection fails (which also answers us). */
+ * has come (then the frames that came with it), or the connection fails
+ * (which also answers us). */
 static void read_until_answered(struct rvc_conn *c, pending_call *me)
 {
     rv_err why = { 0 };
-    for (;;) {
+    set_collecting(c, 1);
+    while (!answered(me)) {
         size_t len;
         if (read_frame(c, &len, &why) < 0)
-            break;
+            goto failed;
         int r = handle_frame(c, me, len, &why);
         if (r == FRAME_FATAL)
-            break;
+            goto failed;
         rv_buf_consume(&c->rbuf, len);
         if (c->rbuf.cap > BUF_KEEP)
             rv_buf_shrink(&c->rbuf, BUF_KEEP);
-        if (r == FRAME_MINE)
-            return;
     }
+    /* Those frames' callers are asleep: waking them now spares handing
+     * the role to one of them just to do it. */
+    if (deliver_buffered(c, &why) == 0) {
+        ring_answered(c);
+        set_collecting(c, 0);
+        return;
+    }
+failed:
+    ring_answered(c);
     fail(c, &why);
+    set_collecting(c, 0);
 }
 
-static void connection_unusable(struct rvc_conn *c, rv_err *err)
+/* Wait for a registered call's answer (me on c->pending): as the reader
+ * when nobody reads, else asleep until the reader hands over the answer
+ * or the reader role. */
+static void await_answer(struct rvc_conn *c, pending_call *me)
 {
-    rv_err_set(err, RV_FROM_RPC, RV_ERR_INVALID_CONN, "the connection is no longer usable: %s",
-               c->failure.message ? c->failure.message : "unknown error");
+    for (;;) {
+        if (answered(me))
+            return;
+        pthread_mutex_lock(&c->lock);
+        me->arrived = 1;
+        int reader = c->reader == READER_NONE;
+        if (reader)
+            take_reader_locked(c, READER_CALL);
+        else if (!me->claimed)
+            list_sleeper_locked(c, &me->w);
+        pthread_mutex_unlock(&c->lock);
+        if (!reader) {
+            sleep_waiter(c, &me->w);
+            reader = me->w.got_role;
+            me->w.got_role = 0;
+        }
+        if (reader) {
+            read_until_answered(c, me);
+            pthread_mutex_lock(&c->lock);
+            rvc_conn_release_reader_locked(c);
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
+    }
 }
-
-/* Under write_lock: write the frames rvc_conn_start() queued.  -1 when
- * they cannot go (the connection has then failed, and the calls with it). */
-static int flush_started_locked(struct rvc_conn *c)
-{
-    rv_err why = { 0 };
-    pthread_mutex_lock(&c->lock);
-    int dead = c->failed;       /* its calls have completed with the failure already */
-    pthread_mutex_unlock(&c->lock);
-    int rc = dead ? -1 : rvc_conn_write_all(c, rv_buf_head(&c->abuf), rv_buf_used(&c->abuf), &why);
-    c->abuf.start = c->abuf.len = 0;
-    if (c->abuf.cap > BUF_KEEP)
-        rv_buf_shrink(&c->abuf, BUF_KEEP);
-    if (rc < 0 && !dead)
-        fail(c, &why);
-    return rc;
-}
-
-static void stream_link_locked(struct rvc_conn *c, struct rvc_stream *s, unsigned serial,
-                               int proc);
 
 /* rvc_conn_call; a stream, when given, is bound to the call's serial as
  * the call is registered, so that no data that follows the reply is lost. */
 static int call_common(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
-                       xdrproc_t ret_filter, void *ret, struct rvc_stream *stream, rv_err *err);
+                       xdrproc_t ret_filter, void *ret, struct rvc_stream *stream, rv_err *err)
+{
+    pending_call me = { .proc = proc, .ret_filter = ret_filter, .ret = ret, .err = err };
+    if (send_call(c, &me, args_filter, args, stream, err) < 0)
+        return -1;
+    await_answer(c, &me);
+    return me.failed ? -1 : 0;
+}
 
 int rvc_conn_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err)
 {
     return call_common(c, proc, args_filter, args, ret_filter, ret, NULL, err);
 }
-
-static int call_common(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
-                       xdrproc_t ret_filter, void *ret, struct rvc_stream *stream, rv_err *err)
-{
-    pending_call me = {
-        .proc = proc, .ret_filter = ret_filter, .ret = ret, .err = err,
-    };
-    rv_header h = {
-        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
-        .proc = proc, .type = RV_CALL, .serial = 0, .status = RV_OK,
-    };
-
-    /* Encode first, register second: a call is known to the reader only
-     * once its frame is whole, so no reply (even a forged early one) can
-     * reach a call that then fails to encode and returns. */
-    pthread_mutex_lock(&c->write_lock);
-    if (rv_buf_used(&c->abuf) > 0 && flush_started_locked(c) < 0) {
-        pthread_mutex_unlock(&c->write_lock);
-        pthread_mutex_lock(&c->lock);
-        connection_unusable(c, err);
-        pthread_mutex_unlock(&c->lock);
-        return -1;
-    }
-    c->wbuf.start = c->wbuf.len = 0;
-    if (rv_frame_encode(&c->wbuf, &h, args_filter, args, err) < 0) {
-        pthread_mutex_unlock(&c->write_lock);
-        return -1;
-    }
-    pthread_mutex_lock(&c->lock);
-    if (c->failed) {
-        connection_unusable(c, err);
-        pthread_mutex_unlock(&c->lock);
-        pthread_mutex_unlock(&c->write_lock);
-        return -1;
-    }
-    pthread_cond_init(&me.wake, NULL);
-    /* Numbered under write_lock, so serials reach the wire in order. */
-    me.serial = c->next_serial++;
-    me.next = c->pending;
-    c->pending = &me;
-    if (stream)
-        stream_link_locked(c, stream, me.serial, proc);
-    pthread_mutex_unlock(&c->lock);
-    rv_frame_set_serial(c->wbuf.data, me.serial);
-
-    RV_DEBUG("call %s serial %u", proc_label(proc), me.serial);
-    rv_err why = { 0 };
-    int sent = rvc_conn_write_all(c, c->wbuf.data, c->wbuf.len, &why) == 0;
-    if (c->wbuf.cap > BUF_KEEP) {
-        c->wbuf.start = c->wbuf.len = 0;
-        rv_buf_shrink(&c->wbuf, BUF_KEEP);
-    }
-    pthread_mutex_unlock(&c->write_lock);
-
-    pthread_mutex_lock(&c->lock);
-    if (!sent)
-        fail_locked(c, &why);       /* answers us too, unless already answered */
-    while (!me.done) {
-        if (c->reader == READER_NONE) {
-            take_reader_locked(c, READER_CALL);
-            pthread_mutex_unlock(&c->lock);
-            read_until_answered(c, &me);
-            pthread_mutex_lock(&c->lock);
-            rvc_conn_release_reader_locked(c);
-            break;
-        }
-        me.waiting = 1;
-        pthread_cond_wait(&me.wake, &c->lock);
-        me.waiting = 0;
-    }
-    pthread_mutex_unlock(&c->lock);
-    rv_err_clear(&why);
-    pthread_cond_destroy(&me.wake);
-    return me.failed ? -1 : 0;
-}
-
-/* Queued frames go out at once past this many bytes, so a long run of
- * starts without a complete neither grows the buffer nor waits long. */
-#define ASYNC_FLUSH_BYTES 65536
 
 int rvc_conn_start(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                    xdrproc_t ret_filter, void *ret, rvc_done_fn on_done, void *opaque,
@@ -720,38 +1018,10 @@ int rvc_conn_start(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *ar
     *p = (pending_call){ .proc = proc, .ret_filter = ret_filter, .ret = ret,
                          .on_done = on_done, .done_opaque = opaque };
     p->err = &p->own_err;
-    rv_header h = {
-        .prog = RV_REMOTE_PROGRAM, .vers = RV_REMOTE_VERSION,
-        .proc = proc, .type = RV_CALL, .serial = 0, .status = RV_OK,
-    };
-    /* As in rvc_conn_call: the frame is whole before the call is known. */
-    pthread_mutex_lock(&c->write_lock);
-    size_t at = c->abuf.len;
-    if (rv_frame_encode(&c->abuf, &h, args_filter, args, err) < 0) {
-        c->abuf.len = at;
-        pthread_mutex_unlock(&c->write_lock);
+    if (send_call(c, p, args_filter, args, NULL, err) < 0) {
         free(p);
         return -1;
     }
-    pthread_mutex_lock(&c->lock);
-    if (c->failed) {
-        connection_unusable(c, err);
-        pthread_mutex_unlock(&c->lock);
-        c->abuf.len = at;
-        pthread_mutex_unlock(&c->write_lock);
-        free(p);
-        return -1;
-    }
-    p->serial = c->next_serial++;
-    p->next = c->pending;
-    c->pending = p;
-    c->async_in_flight++;
-    pthread_mutex_unlock(&c->lock);
-    rv_frame_set_serial(c->abuf.data + at, p->serial);
-    RV_DEBUG("start %s serial %u", proc_label(proc), p->serial);
-    if (rv_buf_used(&c->abuf) >= ASYNC_FLUSH_BYTES)
-        flush_started_locked(c);    /* a failure completes the calls */
-    pthread_mutex_unlock(&c->write_lock);
     return 0;
 }
 
@@ -761,22 +1031,23 @@ static void read_answers(struct rvc_conn *c)
 {
     rv_err why = { 0 };
     size_t len;
+    set_collecting(c, 1);
     if (read_frame(c, &len, &why) < 0 || handle_frame(c, NULL, len, &why) == FRAME_FATAL) {
         fail(c, &why);
-        return;
+    } else {
+        rv_buf_consume(&c->rbuf, len);
+        rvc_conn_drain_without_waiting(c);
     }
-    rv_buf_consume(&c->rbuf, len);
-    rvc_conn_drain_without_waiting(c);
+    set_collecting(c, 0);
 }
 
 int rvc_conn_complete(struct rvc_conn *c, unsigned int max_in_flight)
 {
     pthread_mutex_lock(&c->write_lock);
-    if (rv_buf_used(&c->abuf) > 0)
-        flush_started_locked(c);
-    pthread_mutex_unlock(&c->write_lock);
+    flush(c, 0);            /* a failure completes the calls */
 
     int ran = 0;
+    waiter me = { .completer = 1, .bit = thread_bit() };
     pthread_mutex_lock(&c->lock);
     for (;;) {
         if (c->completed) {
@@ -798,16 +1069,25 @@ int rvc_conn_complete(struct rvc_conn *c, unsigned int max_in_flight)
         }
         if (c->async_in_flight <= max_in_flight)
             break;
-        if (c->reader == READER_NONE) {
+        int reader = c->reader == READER_NONE;
+        if (reader) {
             take_reader_locked(c, READER_CALL);
+        } else {
+            /* Another thread reads: it hands our answers, or the role, over. */
+            list_sleeper_locked(c, &me);
+            pthread_mutex_unlock(&c->lock);
+            sleep_waiter(c, &me);
+            pthread_mutex_lock(&c->lock);
+            unlist_sleeper_locked(c, &me);
+            reader = me.got_role;
+            me.got_role = 0;
+        }
+        if (reader) {
             pthread_mutex_unlock(&c->lock);
             read_answers(c);
             pthread_mutex_lock(&c->lock);
             rvc_conn_release_reader_locked(c);
-            continue;
         }
-        /* Another thread reads: it hands our answers over as they come. */
-        pthread_cond_wait(&c->async_wake, &c->lock);
     }
     pthread_mutex_unlock(&c->lock);
     return ran;
@@ -832,7 +1112,8 @@ int rvc_conn_wrap_transport(struct rvc_conn *c, rvc_wrap_fn wrap, void *opaque, 
         connection_unusable(c, err);
         goto out;
     }
-    if (c->pending || c->reader != READER_NONE || c->watch) {
+    if (c->pending || c->reader != READER_NONE || c->watch || c->flushing ||
+        rv_buf_used(&c->queue) > 0) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "cannot change the transport while the connection is in use");
         goto out;
@@ -872,36 +1153,30 @@ void rvc_conn_drain_without_waiting(struct rvc_conn *c)
 {
     rv_err why = { 0 };
     int drained = 0;
-    for (;;) {
-        rv_buf *b = &c->rbuf;
-        size_t used = rv_buf_used(b), want = 1;
-        if (used >= RV_LEN_WORD_SIZE) {
-            uint32_t len = rv_frame_peek_len(rv_buf_head(b));
-            if (rv_frame_check_len(len, RV_FRAME_MAX, &why) < 0)
-                break;
-            if (used >= len) {
-                if (handle_frame(c, NULL, len, &why) == FRAME_FATAL)
-                    break;
-                rv_buf_consume(b, len);
-                continue;
-            }
-            want = len - used;
-        }
+    while (deliver_buffered(c, &why) == 0) {
         /* A short read emptied the socket: asking again would only get
          * EAGAIN (one wasted syscall per event on every connection). */
         if (drained)
-            return;
+            goto done;
+        /* At most part of a frame is left, its length checked. */
+        rv_buf *b = &c->rbuf;
+        size_t used = rv_buf_used(b);
+        size_t want = used >= RV_LEN_WORD_SIZE ? rv_frame_peek_len(rv_buf_head(b)) - used : 1;
         if (rv_buf_reserve(b, want) < 0) {
             rv_err_set(&why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
             break;
         }
         int got = read_available(c, &why, &drained);
         if (got == 0)
-            return;
+            goto done;
         if (got < 0)
             break;
     }
+    ring_answered(c);
     fail(c, &why);
+    return;
+done:
+    ring_answered(c);
 }
 
 /* ---- streams ---- */
@@ -1047,15 +1322,15 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
         queue_chunk_locked(s, payload, n, 0);
     }
     int mine = 0;
-    if (s && s->waiter && stream_ready_locked(s)) {
+    /* A waiter whose REPLY came (claimed) or that failed with the
+     * connection has its answer already. */
+    if (s && s->waiter && !s->waiter->claimed && !answered(s->waiter) &&
+        stream_ready_locked(s)) {
         pending_call *w = s->waiter;
         s->waiter = NULL;
         unlink_locked(c, w);
-        w->done = 1;
-        if (w == me)
-            mine = 1;
-        else
-            pthread_cond_signal(&w->wake);
+        mine = w == me;
+        answer_locked(c, w, &c->to_ring);   /* the last touch of w: see wake_waiter */
     }
     pthread_mutex_unlock(&c->lock);
     if (have_error)
@@ -1118,23 +1393,11 @@ static int stream_wait(struct rvc_stream *s, int nonblock, rv_err *err)
     }
     rv_err answer = { 0 };
     pending_call me = { .proc = s->proc, .serial = s->serial, .err = &answer };
-    pthread_cond_init(&me.wake, NULL);
-    me.next = c->pending;
-    c->pending = &me;
+    link_pending_locked(c, &me);
     s->waiter = &me;
-    while (!me.done) {
-        if (c->reader == READER_NONE) {
-            take_reader_locked(c, READER_CALL);
-            pthread_mutex_unlock(&c->lock);
-            read_until_answered(c, &me);
-            pthread_mutex_lock(&c->lock);
-            rvc_conn_release_reader_locked(c);
-            break;
-        }
-        me.waiting = 1;
-        pthread_cond_wait(&me.wake, &c->lock);
-        me.waiting = 0;
-    }
+    pthread_mutex_unlock(&c->lock);
+    await_answer(c, &me);
+    pthread_mutex_lock(&c->lock);
     s->waiter = NULL;
     int rc = 0;
     if (me.failed) {
@@ -1150,7 +1413,6 @@ static int stream_wait(struct rvc_stream *s, int nonblock, rv_err *err)
     }
     pthread_mutex_unlock(&c->lock);
     rv_err_clear(&answer);
-    pthread_cond_destroy(&me.wake);
     return rc;
 }
 
@@ -1165,40 +1427,28 @@ static int stream_write(struct rvc_stream *s, int status, const char *data, size
         .type = RV_STREAM, .serial = s->serial, .status = status,
     };
     pthread_mutex_lock(&c->write_lock);
-    if (rv_buf_used(&c->abuf) > 0 && flush_started_locked(c) < 0) {
-        pthread_mutex_unlock(&c->write_lock);
-        pthread_mutex_lock(&c->lock);
-        connection_unusable(c, err);
-        pthread_mutex_unlock(&c->lock);
-        return -1;
-    }
-    c->wbuf.start = c->wbuf.len = 0;
-    if ((hole > 0 ? rv_stream_hole_encode(&c->wbuf, &h, hole, err)
-                  : rv_frame_encode(&c->wbuf, &h, NULL, NULL, err)) < 0 ||
-        rv_buf_reserve(&c->wbuf, len) < 0) {
+    rv_buf *q = &c->queue;
+    size_t at = q->len;
+    if ((hole > 0 ? rv_stream_hole_encode(q, &h, hole, err)
+                  : rv_frame_encode(q, &h, NULL, NULL, err)) < 0 ||
+        rv_buf_reserve(q, len) < 0) {
+        q->len = at;
         pthread_mutex_unlock(&c->write_lock);
         if (!rv_err_is_set(err))
             rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
     if (len)
-        memcpy(c->wbuf.data + c->wbuf.len, data, len);
-    c->wbuf.len += len;
-    uint32_t be = htonl((uint32_t)c->wbuf.len);
-    memcpy(c->wbuf.data, &be, sizeof(be));
-    rv_err why = { 0 };
-    int rc = rvc_conn_write_all(c, c->wbuf.data, c->wbuf.len, &why);
-    if (c->wbuf.cap > BUF_KEEP) {
-        c->wbuf.start = c->wbuf.len = 0;
-        rv_buf_shrink(&c->wbuf, BUF_KEEP);
-    }
-    pthread_mutex_unlock(&c->write_lock);
-    if (rc < 0) {
-        copy_err(err, &why);
-        fail(c, &why);
-    }
-    rv_err_clear(&why);
-    return rc;
+        memcpy(q->data + q->len, data, len);
+    q->len += len;
+    uint32_t be = htonl((uint32_t)(q->len - at));
+    memcpy(q->data + at, &be, sizeof(be));
+    if (flush(c, 0) == 0)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    copy_err(err, &c->failure);
+    pthread_mutex_unlock(&c->lock);
+    return -1;
 }
 
 /* The most data in one packet: libvirt's size. */

@@ -1,12 +1,16 @@
 /* Client connection core: one transport shared by any number of threads.
  *
- * A call registers its serial, writes its whole frame under the write
- * lock, then waits for its reply.  One waiting thread at a time is the
+ * A call encodes its frame into the connection's queue, registers its
+ * serial, sees the queue written, then waits for its reply: the
+ * synchronous call is the asynchronous one plus a wait.  Threads calling
+ * at once share writes (a thread that finds a write going, or a reader
+ * running, leaves its frame to it).  One waiting thread at a time is the
  * reader: it owns the socket's input, decodes every reply straight into
- * the call that is waiting for it, and when its own reply has arrived it
- * hands the reader role to another waiting call.  So a lone thread makes
- * one write and (usually) one read per call, and no thread is ever
- * dedicated to the socket. */
+ * the call that is waiting for it, wakes all the callers a batch of
+ * replies answered with one system call, and when its own reply has
+ * arrived hands the reader role to another waiting call.  So a lone
+ * thread makes one write and (usually) one read per call, and no thread
+ * is ever dedicated to the socket. */
 #ifndef RV_CLIENT_CONN_H
 #define RV_CLIENT_CONN_H
 
@@ -28,6 +32,14 @@ struct rvc_conn *rvc_conn_new(rv_transport *tr, rv_err *err);
  * at once with RV_ERR_INVALID_CONN. */
 int rvc_conn_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                   xdrproc_t ret_filter, void *ret, rv_err *err);
+
+/* While ms > 0, a reader that waits ms for the server to send anything,
+ * with a call unanswered, fails the connection (RV_ERR_OPERATION_TIMEOUT):
+ * for opening, when a server that is stopped (SIGSTOP) or stuck would
+ * otherwise keep the caller waiting for ever.  0: no limit (calls may
+ * take long; keepalive notices a dead server).  Set it while no call
+ * runs. */
+void rvc_conn_set_answer_timeout(struct rvc_conn *c, int ms);
 
 /* ---- streams ----
  *

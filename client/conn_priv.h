@@ -14,28 +14,30 @@
 #include "common/util.h"
 
 /* The reader role: who owns the socket's input (rbuf and the transport's
- * reads).  One holder at a time; it changes only under lock, and only
- * from READER_NONE to another state and back.
+ * reads).  One holder at a time; it changes only under lock.
  *
- *   state          holder                 takes it (from NONE)      gives it back (to NONE)
+ *   state          holder                 takes it (from NONE)      gives it back
  *   READER_NONE    nobody: the loop's     -                         -
  *                  handle listens, if any
- *   READER_CALL    a call waiting for     rvc_conn_call, after its  its answer came, or the
- *                  its answer             write, if nobody reads    connection failed
- *   READER_WRITER  a call whose write     wait_writable, if nobody  the socket has room or
- *                  met a full socket      reads                     failed; what came is delivered
+ *   READER_CALL    a call waiting for     a waiting call (or         its answer came, or the
+ *                  its answer, or         rvc_conn_complete) when    connection failed
+ *                  rvc_conn_complete      nobody reads; or handed
+ *                                         it by the holder before
+ *   READER_WRITER  a flush that met a     wait_writable, if nobody  the socket has room or
+ *                  full socket            reads                     failed; what came is delivered
  *   READER_LOOP    the loop's thread      read_from_loop: readable  what had come is delivered
  *                                         or buffered input, and
  *                                         nobody reads
  *
  * Taking it (but for READER_LOOP, whose thread is not polling) stops the
  * loop's handle listening, so the loop does not wake for replies a call
- * reads.  Giving it back (rvc_conn_release_reader_locked) wakes one
- * sleeping call to take it, wakes a waiting rvc_conn_free (which needs
- * READER_NONE) and has the handle listen again, arming a dispatch for
- * input that will not make the socket readable (a TLS or SASL layer's
- * buffer, whole frames left in rbuf).  A call that finds the role taken
- * sleeps until its answer is delivered or it is woken to take the role. */
+ * reads.  Giving it back (rvc_conn_release_reader_locked) hands it
+ * straight to the longest-sleeping waiter (one wakeup, after which that
+ * waiter reads until its own answer comes), unless a call still on its
+ * way to wait will take it anyway; otherwise the role becomes NONE: a waiting rvc_conn_free (which needs NONE) is
+ * woken and the handle listens again, with a dispatch armed for input
+ * that will not make the socket readable (a TLS or SASL layer's buffer,
+ * whole frames left in rbuf). */
 enum reader_state { READER_NONE, READER_CALL, READER_WRITER, READER_LOOP };
 
 /* A MESSAGE from the server on its way to the loop's thread. */
@@ -45,14 +47,36 @@ typedef struct queued_message {
     char frame[];
 } queued_message;
 
+/* A thread waiting inside the connection: a call for its answer, or
+ * rvc_conn_complete for asynchronous answers.  word says where it is:
+ * WAITER_RUNNING, WAITER_ASLEEP (set by the sleeper itself),
+ * WAITER_POKED (handed the reader role, got_role set, or for a completer:
+ * look again) or WAITER_ANSWERED (a call's answer is in: final, and the
+ * waker's last write, since the caller may return at once).  A sleeper
+ * sleeps on the connection's bell, a futex, with its thread's bit
+ * (FUTEX_WAIT_BITSET), so that a reader wakes every caller one batch of
+ * replies answered with one FUTEX_WAKE_BITSET, needing no lock the
+ * sleepers must take again.  Each wakeup of another thread tends to
+ * preempt the waker on a busy CPU; one call for the batch lets the
+ * reader finish its batch first. */
+enum { WAITER_RUNNING, WAITER_ANSWERED, WAITER_ASLEEP, WAITER_POKED };
+typedef struct waiter {
+    struct waiter *next;        /* conn->sleepers, while listed (under lock) */
+    int word;
+    int listed;
+    int got_role;               /* handed the reader role (under lock, before the poke) */
+    int completer;              /* rvc_conn_complete: poked for every asynchronous answer */
+    unsigned bit;               /* its bit on the bell (threads share the 32 bits) */
+} waiter;
+
 /* A call between registering its serial and getting its answer.  A
- * synchronous call's lives on the calling thread's stack; whoever delivers
- * the answer fills ret or err, then sets done under conn->lock.  An
- * asynchronous call's (rvc_conn_start) is malloc'd, with err pointing at
- * own_err: its answer moves it to conn->completed, where
+ * synchronous call's lives on the calling thread's stack: whoever
+ * delivers the answer fills ret or err, then sets w.word to ANSWERED.
+ * An asynchronous call's (rvc_conn_start) is malloc'd, with err pointing
+ * at own_err: its answer moves it to conn->completed, where
  * rvc_conn_complete() finds it, runs on_done and frees it. */
 typedef struct pending_call {
-    struct pending_call *next;
+    struct pending_call *next;  /* conn->pending, oldest first */
     rvc_done_fn on_done;        /* set: an asynchronous call */
     void *done_opaque;
     rv_err own_err;
@@ -62,39 +86,56 @@ typedef struct pending_call {
     void *ret;
     rv_err *err;
     int failed;
-    int done;
-    int waiting;            /* asleep on wake: can take the reader role */
-    pthread_cond_t wake;    /* answer delivered, or the reader role is free */
+    int claimed;                /* off the list: a reader is decoding its answer */
+    int arrived;                /* a synchronous call's thread reached await_answer */
+    waiter w;
 } pending_call;
 
 struct rvc_conn {
     rv_transport *tr;
 
-    pthread_mutex_t write_lock;     /* held for the whole of one frame's write */
-    rv_buf wbuf;                    /* guarded by write_lock */
+    /* Outgoing frames.  A call appends its frame to `queue`; the one
+     * thread that is flushing writes it (swapped into `out`) outside the
+     * lock, and goes on while others append, so threads calling at once
+     * share writes.  A thread that finds a flush going leaves its frame
+     * to it, unless the queue is past QUEUE_SOFT_MAX: then it waits for
+     * that flush (back-pressure for big writers such as uploads). */
+    pthread_mutex_t write_lock;     /* guards queue, flushing, flush_waiters */
+    rv_buf queue;
+    rv_buf out;                     /* the flusher's alone */
+    int flushing;
+    int flush_waiters;
+    /* The reader is running (not asleep in poll) and sends the queue
+     * before it waits: a call that finds it set leaves its frame to it,
+     * so calls woken by one batch of replies go out in one write. */
+    int collecting;                 /* atomic */
+    int left_to_reader;             /* atomic: a frame waits for the reader's flush */
+    pthread_cond_t flushed;         /* a flush ended */
 
     pthread_mutex_t lock;           /* guards the fields below */
     unsigned next_serial;
-    pending_call *pending;          /* registered calls without an answer */
+    pending_call *pending, **pending_tail;  /* registered calls without an answer */
+    waiter *sleepers, **sleepers_tail;      /* threads asleep on their word, oldest first */
     struct rvc_stream *streams;     /* open streams (rvc_conn_stream_call) */
     enum reader_state reader;       /* who owns the socket's input (see above) */
-    int failed;
+    int failed;                     /* set atomically: flush() reads it unlocked */
     rv_err failure;                 /* why the connection stopped working */
 
-    /* Asynchronous calls: frames not yet written (write_lock), then under
-     * lock the answered ones whose on_done has not run, and how many were
-     * started and have not had it run. */
-    rv_buf abuf;
+    /* Asynchronous calls: the answered ones whose on_done has not run,
+     * and how many were started and have not had it run. */
     pending_call *completed, **completed_tail;
     unsigned async_in_flight;
-    pthread_cond_t async_wake;      /* an async call was answered, or the reader role came free */
+
+    int bell;                       /* futex the waiters sleep on; bumped at every ring */
+    unsigned to_ring;               /* reader only: bits of the waiters it answered, to wake */
 
     rv_buf rbuf;                    /* only the current reader touches it */
     long long spin_window_ns;       /* see spin_for_input(); 0: never spin */
     int spin_misses;                /* reader only */
     int spin_skip;
+    int answer_timeout_ms;          /* see rvc_conn_set_answer_timeout(); 0: none */
 
-    int eof;                        /* the server closed the connection */
+    int eof;                        /* the server closed the connection (atomic) */
     long long last_heard_ns;        /* when bytes last came (atomic: the reader writes) */
 
     /* The application's loop (rvc_conn_attach_loop); guarded by lock.
@@ -137,8 +178,10 @@ void rvc_conn_release_reader_locked(struct rvc_conn *c);
 int rvc_conn_input_buffered(struct rvc_conn *c);
 /* As the reader: deliver what has arrived without waiting for more. */
 void rvc_conn_drain_without_waiting(struct rvc_conn *c);
-/* Under write_lock: write all n bytes, waiting for room as needed. */
-int rvc_conn_write_all(struct rvc_conn *c, const char *p, size_t n, rv_err *err);
+/* Append a keepalive PING or PONG (RV_KEEPALIVE_PROC_*) and send it,
+ * unless a flush is going (that frame already tells the server we are
+ * alive).  as_reader: the caller holds the reader role. */
+void rvc_conn_send_keepalive(struct rvc_conn *c, int proc, int as_reader);
 
 /* ---- conn_loop.c ---- */
 
@@ -153,11 +196,6 @@ void rvc_conn_drop_messages(struct rvc_conn *c);
 /* rv_free_callback of the loop's handle and timers: drops their reference. */
 void rvc_conn_loop_release(void *opaque);
 void rvc_conn_detach_loop(struct rvc_conn *c);
-
-/* ---- keepalive.c ---- */
-
-/* Send a PING or PONG (RV_KEEPALIVE_PROC_*) if it can go at once. */
-void rvc_conn_send_keepalive(struct rvc_conn *c, int proc);
 
 static inline long long rvc_now_ns(void)
 {

@@ -1,43 +1,14 @@
-/* Keepalive on the client side: answering the server's PINGs, and, from
- * the application's event loop, PINGing a quiet server and giving up on
- * a silent one. */
+/* Keepalive on the client side, from the application's event loop:
+ * PINGing a quiet server and giving up on a silent one.  (The PING and
+ * PONG frames go out through conn.c's queue: rvc_conn_send_keepalive.) */
 #include "client/conn.h"
 
-#include <poll.h>
 #include <pthread.h>
 
 #include "client/conn_priv.h"
 #include "client/event.h"
-#include "common/log.h"
 #include "rv_keepalive.h"
-#include "rv_packet.h"
 #include "rv_remote.h"
-#include "transport/frame.h"
-
-RV_LOG_CATEGORY("client.conn.keepalive");
-
-/* Send a keepalive PING or PONG.  If another thread is in the middle of
- * writing a frame, skip it: that frame already tells the server we are
- * alive, and waiting for the write lock here could deadlock against a
- * writer that waits for us to drain replies. */
-void rvc_conn_send_keepalive(struct rvc_conn *c, int proc)
-{
-    /* The reader calls this: it must not wait for room, since the room
-     * comes from the server, which may wait for the reader. */
-    struct pollfd pfd = { .fd = c->tr->fd, .events = POLLOUT };
-    if (poll(&pfd, 1, 0) != 1 || !(pfd.revents & POLLOUT))
-        return;
-    if (pthread_mutex_trylock(&c->write_lock) != 0)
-        return;
-    char frame[RV_KEEPALIVE_FRAME_LEN];
-    rv_frame_keepalive(frame, proc);
-    rv_err err = { 0 };
-    if (rvc_conn_write_all(c, frame, sizeof(frame), &err) < 0)
-        RV_DEBUG("cannot send a keepalive %s: %s", proc == RV_KEEPALIVE_PROC_PING ? "ping" : "pong",
-                 err.message ? err.message : "?");
-    pthread_mutex_unlock(&c->write_lock);
-    rv_err_clear(&err);
-}
 
 /* Every interval: PING a quiet server, give up on a silent one. */
 static void on_keepalive_tick(int timer, void *opaque)
@@ -69,7 +40,7 @@ static void on_keepalive_tick(int timer, void *opaque)
     c->pings_unanswered++;
     c->heard_at_last_ping = heard;
     pthread_mutex_unlock(&c->lock);
-    rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PING);
+    rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PING, 0);
 }
 
 int rvc_conn_set_keepalive(struct rvc_conn *c, int interval, unsigned int count, rv_err *err)

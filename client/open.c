@@ -24,6 +24,23 @@ RV_LOG_CATEGORY("client.open");
 #define KEEPALIVE_INTERVAL 5
 #define KEEPALIVE_COUNT 5
 
+/* How long opening waits for each answer of the server before it gives
+ * up (REMVIRT_OPEN_TIMEOUT seconds; 0: for ever): a healthy server
+ * answers the handshake within milliseconds. */
+#define OPEN_TIMEOUT_S 30
+
+static int open_timeout_ms(void)
+{
+    const char *env = getenv("REMVIRT_OPEN_TIMEOUT");
+    char *end = NULL;
+    long s = env && *env ? strtol(env, &end, 10) : OPEN_TIMEOUT_S;
+    if (env && *env && (*end || s < 0 || s > 86400)) {
+        RV_WARN("ignoring REMVIRT_OPEN_TIMEOUT='%s' (seconds, 0 to 86400)", env);
+        s = OPEN_TIMEOUT_S;
+    }
+    return (int)s * 1000;
+}
+
 static int supports_feature(struct rvc_conn *rpc, int feature, int *supported, rv_err *err)
 {
     rv_connect_supports_feature_args args = { .feature = feature };
@@ -125,9 +142,12 @@ static rv_conn *open_with(const char *func, const char *uri, unsigned int flags,
         goto fail;
     }
     rv_transport *tr = rvc_transport_open(parsed, flags & RV_CONNECT_READONLY, &err);
-    if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)) ||
-        handshake(conn, parsed, name, flags, asker, &err) < 0)
+    if (!tr || !(conn->rpc = rvc_conn_new(tr, &err)))
         goto fail;
+    rvc_conn_set_answer_timeout(conn->rpc, open_timeout_ms());
+    if (handshake(conn, parsed, name, flags, asker, &err) < 0)
+        goto fail;
+    rvc_conn_set_answer_timeout(conn->rpc, 0);
     RV_DEBUG("connected to %s over %s as '%s'", uri, rvc_uri_transport(parsed), name);
     rvc_uri_free(parsed);
     free(name);

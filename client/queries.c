@@ -5,6 +5,8 @@
  * protocol/rv_remote.x: its reply is a list or a struct to copy out. */
 #include "client/remvirt.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,9 @@
 
 /* The most parameters one tuning reader may announce: the wire's bound. */
 #define PARAMS_MAX RV_BLOCK_IO_TUNE_PARAMS_MAX
+
+/* rv_connect_baseline_cpu's way into the hypervisor variant's body. */
+#define RVC_PLAIN_BASELINE 0x80000000u
 
 static int no_result_pointer(const char *func)
 {
@@ -383,6 +388,140 @@ int rv_node_get_cpu_stats(rv_conn *conn, int cpu, rv_node_cpu_counter **stats, u
     }
     *stats = list;
     return n;
+}
+
+/* One NODE_GET_MEMORY_STATS call: room 0 answers how many figures. */
+static int memory_stats_call(struct rvc_conn *rpc, int cell, int room, unsigned int flags,
+                             rv_node_cpu_counter *out)
+{
+    rv_node_get_memory_stats_args args = { .nparams = room, .cellNum = cell, .flags = flags };
+    rv_node_get_memory_stats_ret ret;
+    memset(&ret, 0, sizeof(ret));
+    rv_err err = { 0 };
+    if (rvc_call_node_get_memory_stats(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+    int n = ret.nparams;
+    if (room) {
+        n = (int)ret.params.params_len;
+        if (n > room) {
+            xdr_free((xdrproc_t)xdr_rv_node_get_memory_stats_ret, (char *)&ret);
+            return too_large("rv_node_get_memory_stats");
+        }
+        for (int i = 0; i < n; i++) {
+            snprintf(out[i].field, sizeof(out[i].field), "%s", ret.params.params_val[i].field);
+            out[i].value = ret.params.params_val[i].value;
+        }
+    }
+    xdr_free((xdrproc_t)xdr_rv_node_get_memory_stats_ret, (char *)&ret);
+    return n;
+}
+
+int rv_node_get_memory_stats(rv_conn *conn, int cell, rv_node_cpu_counter **stats,
+                             unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!stats)
+        return no_result_pointer(__func__);
+    *stats = NULL;
+    int n = memory_stats_call(rpc, cell, 0, flags, NULL);
+    if (n < 0)
+        return -1;
+    if (n > RV_NODE_MEMORY_STATS_MAX)
+        return rvc_report(RV_FROM_RPC, RV_ERR_RPC, "%s: the server announces %d figures",
+                          __func__, n);
+    rv_node_cpu_counter *list = calloc((size_t)n + 1, sizeof(*list));
+    if (!list)
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    if (n > 0 && (n = memory_stats_call(rpc, cell, n, flags, list)) < 0) {
+        free(list);
+        return -1;
+    }
+    *stats = list;
+    return n;
+}
+
+char *rv_connect_baseline_cpu(rv_conn *conn, const char *const *xml_cpus, unsigned int ncpus,
+                              unsigned int flags)
+{
+    return rv_connect_baseline_hypervisor_cpu(conn, NULL, NULL, NULL, NULL, xml_cpus, ncpus,
+                                              flags | RVC_PLAIN_BASELINE);
+}
+
+char *rv_connect_baseline_hypervisor_cpu(rv_conn *conn, const char *emulator, const char *arch,
+                                         const char *machine, const char *virttype,
+                                         const char *const *xml_cpus, unsigned int ncpus,
+                                         unsigned int flags)
+{
+    /* One body for both: RVC_PLAIN_BASELINE (never a libvirt flag) picks
+     * CONNECT_BASELINE_CPU, which has no hypervisor arguments. */
+    bool plain = flags & RVC_PLAIN_BASELINE;
+    const char *func = plain ? "rv_connect_baseline_cpu" : __func__;
+    flags &= ~RVC_PLAIN_BASELINE;
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, func);
+    if (!rpc)
+        return NULL;
+    if (!xml_cpus || ncpus == 0 || ncpus > RV_CPU_BASELINE_MAX) {
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG, "%s: between 1 and %d CPU definitions, please",
+                   func, RV_CPU_BASELINE_MAX);
+        return NULL;
+    }
+    for (unsigned int i = 0; i < ncpus; i++)
+        if (!xml_cpus[i]) {
+            no_string(func, "xml_cpus[i]");
+            return NULL;
+        }
+    rv_err err = { 0 };
+    char *cpu = NULL;
+    int rc;
+    if (plain) {
+        rv_connect_baseline_cpu_args args = { .xmlCPUs = { ncpus, (char **)xml_cpus }, .flags = flags };
+        rv_connect_baseline_cpu_ret ret = { 0 };
+        rc = rvc_call_connect_baseline_cpu(rpc, &args, &ret, &err);
+        cpu = ret.cpu;
+    } else {
+        rv_connect_baseline_hypervisor_cpu_args args = {
+            .emulator = emulator ? (char **)&emulator : NULL,
+            .arch = arch ? (char **)&arch : NULL,
+            .machine = machine ? (char **)&machine : NULL,
+            .virttype = virttype ? (char **)&virttype : NULL,
+            .xmlCPUs = { ncpus, (char **)xml_cpus },
+            .flags = flags,
+        };
+        rv_connect_baseline_hypervisor_cpu_ret ret = { 0 };
+        rc = rvc_call_connect_baseline_hypervisor_cpu(rpc, &args, &ret, &err);
+        cpu = ret.cpu;
+    }
+    if (rc < 0) {
+        rvc_fail(&err);
+        return NULL;
+    }
+    return cpu;
+}
+
+int rv_connect_compare_hypervisor_cpu(rv_conn *conn, const char *emulator, const char *arch,
+                                      const char *machine, const char *virttype,
+                                      const char *xml_cpu, unsigned int flags)
+{
+    struct rvc_conn *rpc = rvc_handle_rpc(conn, __func__);
+    if (!rpc)
+        return -1;
+    if (!xml_cpu)
+        return no_string(__func__, "xml_cpu");
+    rv_connect_compare_hypervisor_cpu_args args = {
+        .emulator = emulator ? (char **)&emulator : NULL,
+        .arch = arch ? (char **)&arch : NULL,
+        .machine = machine ? (char **)&machine : NULL,
+        .virttype = virttype ? (char **)&virttype : NULL,
+        .xmlCPU = (char *)xml_cpu,
+        .flags = flags,
+    };
+    rv_connect_compare_hypervisor_cpu_ret ret = { 0 };
+    rv_err err = { 0 };
+    if (rvc_call_connect_compare_hypervisor_cpu(rpc, &args, &ret, &err) < 0)
+        return rvc_fail(&err);
+    return ret.result;
 }
 
 int rv_connect_get_cpu_model_names(rv_conn *conn, const char *arch, char ***models,

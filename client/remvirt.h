@@ -88,7 +88,12 @@ enum { RV_CONNECT_READONLY = 1 };
  * socket for up to $REMVIRT_SPIN_US microseconds (default 30, 0 to sleep
  * at once), yielding the CPU between looks: on virtual machines waking a
  * sleeping thread costs more than a whole local round trip.  Read once,
- * when the connection opens. */
+ * when the connection opens.
+ * Opening waits at most $REMVIRT_OPEN_TIMEOUT seconds (default 30, 0 for
+ * ever) for each answer of the server, then fails with
+ * RV_ERR_OPERATION_TIMEOUT: a server that is stopped still accepts
+ * connections and never answers.  Calls on the open connection have no
+ * such limit. */
 rv_conn *rv_connect_open(const char *uri, unsigned int flags);
 
 /* Credentials an rv_auth_callback is asked for (libvirt's VIR_CRED_*). */
@@ -381,6 +386,27 @@ typedef struct rv_node_cpu_counter {
 } rv_node_cpu_counter;
 int rv_node_get_cpu_stats(rv_conn *conn, int cpu, rv_node_cpu_counter **stats,
                           unsigned int flags);
+/* The host's memory figures (KiB: total, free, buffers, cached; a
+ * cell's: total, free), of the whole host (cell -1) or one NUMA cell;
+ * *stats as rv_node_get_cpu_stats's. */
+int rv_node_get_memory_stats(rv_conn *conn, int cell, rv_node_cpu_counter **stats,
+                             unsigned int flags);
+/* The most capable CPU (as <cpu> XML, malloc'd) that each of the ncpus
+ * <cpu> definitions can run (flags RV_CONNECT_BASELINE_CPU_*); the
+ * hypervisor variant asks what the hypervisor can give a guest (any of
+ * emulator, arch, machine and virttype may be NULL: the driver's
+ * defaults) and disables what it lacks. */
+char *rv_connect_baseline_cpu(rv_conn *conn, const char *const *xml_cpus, unsigned int ncpus,
+                              unsigned int flags);
+char *rv_connect_baseline_hypervisor_cpu(rv_conn *conn, const char *emulator, const char *arch,
+                                         const char *machine, const char *virttype,
+                                         const char *const *xml_cpus, unsigned int ncpus,
+                                         unsigned int flags);
+/* A <cpu> definition against the CPU the hypervisor can give a guest:
+ * RV_CPU_COMPARE_INCOMPATIBLE, _IDENTICAL or _SUPERSET, or -1. */
+int rv_connect_compare_hypervisor_cpu(rv_conn *conn, const char *emulator, const char *arch,
+                                      const char *machine, const char *virttype,
+                                      const char *xml_cpu, unsigned int flags);
 /* The CPU models the host knows for arch: *models (if not NULL) gets a
  * malloc'd NULL-terminated array of malloc'd names; returns how many. */
 int rv_connect_get_cpu_model_names(rv_conn *conn, const char *arch, char ***models,

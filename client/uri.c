@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
+
 /* Params the client consumes; libvirt's client uses the same names. */
 static const char *const client_params[] = {
     "name", "socket", "mode", "command", "netcat", "keyfile", "sshauth", "auth", "authfile",
@@ -47,17 +49,6 @@ static int no_memory(rv_err *err)
     return -1;
 }
 
-static int hex_digit(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decode %XX escapes in [s, s+len) into *out (malloc'd). */
 static int decode(const char *text, const char *s, size_t len, char **out, rv_err *err)
 {
@@ -70,8 +61,8 @@ static int decode(const char *text, const char *s, size_t len, char **out, rv_er
             d[n++] = s[i];
             continue;
         }
-        int hi = i + 1 < len ? hex_digit((unsigned char)s[i + 1]) : -1;
-        int lo = i + 2 < len ? hex_digit((unsigned char)s[i + 2]) : -1;
+        int hi = i + 1 < len ? rv_hex_digit((unsigned char)s[i + 1]) : -1;
+        int lo = i + 2 < len ? rv_hex_digit((unsigned char)s[i + 2]) : -1;
         if (hi < 0 || lo < 0) {
             free(d);
             char esc[4] = { 0 };

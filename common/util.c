@@ -6,17 +6,23 @@
 #include <string.h>
 #include <sys/random.h>
 
+/* The live bytes to the front. */
+static void compact(rv_buf *b)
+{
+    if (b->start == 0)
+        return;
+    memmove(b->data, b->data + b->start, b->len - b->start);
+    b->len -= b->start;
+    b->start = 0;
+}
+
 int rv_buf_reserve(rv_buf *b, size_t more)
 {
     if (b->cap - b->len >= more)
         return 0;
-    if (b->start > 0) {
-        memmove(b->data, b->data + b->start, b->len - b->start);
-        b->len -= b->start;
-        b->start = 0;
-        if (b->cap - b->len >= more)
-            return 0;
-    }
+    compact(b);
+    if (b->cap - b->len >= more)
+        return 0;
     if (more > ((size_t)-1) / 2 - b->len)
         return -1;
     /* Doubling keeps appends cheap; a request past double gets exactly its
@@ -28,6 +34,14 @@ int rv_buf_reserve(rv_buf *b, size_t more)
     size_t cap = b->cap ? b->cap * 2 : 256;
     if (cap < b->len + more)
         cap = b->len + more;
+    return rv_buf_resize(b, cap);
+}
+
+int rv_buf_resize(rv_buf *b, size_t cap)
+{
+    compact(b);
+    if (cap < b->len || cap == 0)
+        return -1;
     char *p = realloc(b->data, cap);
     if (!p)
         return -1;
@@ -76,7 +90,7 @@ void rv_uuid_format(const unsigned char u[16], char out[RV_UUID_STRING_LEN])
              u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
-static int hexval(int c)
+int rv_hex_digit(int c)
 {
     if (c >= '0' && c <= '9') return c - '0';
     c = tolower(c);
@@ -103,7 +117,7 @@ int rv_uuid_parse(const char *text, unsigned char uuid[16])
             i++;
             continue;
         }
-        int hi = hexval((unsigned char)p[i]), lo = hexval((unsigned char)p[i + 1]);
+        int hi = rv_hex_digit((unsigned char)p[i]), lo = rv_hex_digit((unsigned char)p[i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         uuid[n++] = (unsigned char)(hi << 4 | lo);

@@ -15,12 +15,18 @@ typedef struct rv_buf {
 
 /* Make room for `more` bytes after len; returns 0 or -1 (ENOMEM). */
 int rv_buf_reserve(rv_buf *b, size_t more);
+/* Compact, then make the capacity exactly cap (at least the bytes live
+ * and not 0); returns 0 or -1 (ENOMEM, or cap too small). */
+int rv_buf_resize(rv_buf *b, size_t cap);
 static inline size_t rv_buf_used(const rv_buf *b) { return b->len - b->start; }
 static inline char *rv_buf_head(const rv_buf *b) { return b->data + b->start; }
 void rv_buf_consume(rv_buf *b, size_t n);
 /* Give back memory over `keep` bytes once the buffer is empty. */
 void rv_buf_shrink(rv_buf *b, size_t keep);
 void rv_buf_free(rv_buf *b);
+
+/* A hexadecimal digit's value (either case), or -1. */
+int rv_hex_digit(int c);
 
 #define RV_UUID_STRING_LEN 37   /* 36 characters and the NUL */
 void rv_uuid_format(const unsigned char uuid[16], char out[RV_UUID_STRING_LEN]);

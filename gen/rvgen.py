@@ -1467,6 +1467,7 @@ typedef struct rv_driver_conn rv_driver_conn;
 
 typedef struct rv_driver_ops {
 ''')
+    slots = []
     for proc in program.procedures:
         if not proc.driver_slot:
             continue
@@ -1476,8 +1477,18 @@ typedef struct rv_driver_ops {
         if proc.ret:
             params.append(f'{proc.ret.name} *ret')
         params.append('rv_err *err')
-        out.append(f'    int (*{proc.lower})({", ".join(params)});\n')
-    out.append('} rv_driver_ops;\n\n#endif\n')
+        slots.append((proc.lower, ", ".join(params)))
+        out.append(f'    int (*{proc.lower})({slots[-1][1]});\n')
+    out.append('} rv_driver_ops;\n\n'
+               '/* RV_DRIVER_SLOTS(prefix_) declares one function per slot, named\n'
+               ' * prefix_<slot> with the slot\'s type (rv_qemu_domain_get_info, ...): a\n'
+               ' * driver whose slot functions are named so writes no prototypes for\n'
+               ' * them, and its table says which it serves. */\n'
+               '#define RV_DRIVER_SLOTS(prefix) \\\n')
+    for i, (lower, params) in enumerate(slots):
+        tail = ' \\\n' if i + 1 < len(slots) else '\n'
+        out.append(f'    int prefix##{lower}({params});{tail}')
+    out.append('\n#endif\n')
     return ''.join(out)
 
 
@@ -2173,7 +2184,8 @@ def gen_values_public_h(spec):
  * named as libvirt names them with VIR_ spelled RV_ (the error codes,
  * domains and levels as RV_ERROR_, RV_ERROR_FROM_ and RV_ERROR_LEVEL_).
  * A newer server may send values not listed.  Part of remvirt.h, which
- * includes it: include that instead. */
+ * includes it: include that instead (remvirtd's drivers, which share these
+ * values but not the library's API, include this header alone). */
 #ifndef LIBREMVIRT_REMVIRT_VALUES_GEN_H
 #define LIBREMVIRT_REMVIRT_VALUES_GEN_H
 ''')

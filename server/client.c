@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "rv_keepalive.h"
+#include "server/budget.h"
 #include "server/stream.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
@@ -31,6 +32,8 @@ struct rvs_client {
     ev_timer output_deadline;   /* drops a client that stays at the output cap */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
+    size_t stream_held;         /* data its streams hold for their endpoints */
+    rvs_budget_share mem;       /* where all that is counted (server/budget.h) */
     int inflight;               /* calls whose replies are not all written */
     int npending;               /* of those, calls answered later (deferred) */
     rvs_pending *pending;       /* their list */
@@ -60,17 +63,28 @@ struct rvs_client {
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
     char *uri;
+    /* Procedures refused as unsupported that were logged already: a bit
+     * per procedure number, allocated at the first refusal. */
+    unsigned char *unsupported_logged;
     rvs_client *prev, *next;    /* the server's list */
     rvs_client *flush_next;     /* the server's list of clients to write to */
 };
 
-/* Enough for any small call in one read; bigger frames grow the buffer to
- * their (already checked) length.  Both buffers are given back as soon as
+/* Enough for any small call in one read; bigger frames grow the buffer
+ * toward their (already checked) length as their bytes come.  Both buffers are given back as soon as
  * they are empty, so a quiet client holds none: at 10,000 idle clients
  * that is the difference between ~0.6 KiB and ~9 KiB each
- * (bench/run-idle-clients.sh), while a busy client's malloc and free of
- * them stayed within bench/getinfo's noise. */
+ * (bench/run-idle-clients.sh).  The last one given back in each
+ * direction is kept (spare_in, spare_out) for the next client that needs
+ * one: a client calling again and again then neither allocates nor frees
+ * them per call (malloc and free were a fifth of the daemon's
+ * instructions per GetInfo). */
 #define RVS_READ_CHUNK 16384
+/* The largest buffer kept as a spare.  A client with a stream open keeps
+ * its own buffers (counted in its memory budget) until the stream is
+ * done: each of its packets would otherwise map, fault in and unmap a
+ * buffer of its size, which doubled the daemon's CPU per MiB uploaded. */
+#define RVS_SPARE_MAX 65536
 /* The largest packet before authentication (length word included). */
 #define RVS_PREAUTH_FRAME_MAX 65536
 /* The output cap before authentication: a stranger's replies are a few
@@ -78,6 +92,41 @@ struct rvs_client {
 #define RVS_PREAUTH_OUTPUT_MAX 65536
 /* The external SSF of a Unix socket: nothing outside the host sees it. */
 #define RVS_LOCAL_SSF 256
+/* What a client costs before any buffer, counted in its memory budget so
+ * that connections that send nothing count too: the struct, its
+ * transport and the allocator's and libev's share, rounded up. */
+#define RVS_CLIENT_BASE_COST (sizeof(struct rvs_client) + 512)
+
+static rv_buf spare_in, spare_out;     /* the loop is one thread */
+
+/* b is empty: keep it as the spare if there is none, else free it. */
+static void give_back(rv_buf *b, rv_buf *spare)
+{
+    if (rv_buf_used(b) != 0 || !b->data)
+        return;
+    if (spare->data || b->cap > RVS_SPARE_MAX) {
+        rv_buf_shrink(b, 0);
+        return;
+    }
+    *spare = *b;
+    spare->start = spare->len = 0;
+    memset(b, 0, sizeof(*b));
+}
+
+/* b has no memory: take the spare, if any. */
+static void take_spare(rv_buf *b, rv_buf *spare)
+{
+    if (!b->data && spare->data) {
+        *b = *spare;
+        memset(spare, 0, sizeof(*spare));
+    }
+}
+
+void rvs_client_free_spares(void)
+{
+    rv_buf_free(&spare_in);
+    rv_buf_free(&spare_out);
+}
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents);
@@ -233,6 +282,86 @@ static size_t output_cap(const rvs_client *c)
                ? RVS_PREAUTH_OUTPUT_MAX : cap;
 }
 
+/* ---- the memory budget ---- */
+
+/* Re-state what c holds after its buffers changed: a few integer
+ * operations (server/budget.h), and only a comparison on a call's path,
+ * where both buffers are back with the spares by the time it is counted
+ * (the spares are the daemon's, not counted while a client borrows one
+ * unchanged). */
+static inline void charge(rvs_client *c)
+{
+    size_t now = RVS_CLIENT_BASE_COST + c->in.cap + c->out.cap + c->stream_held;
+    if (now != c->mem.held && c->mem.user)
+        rvs_budget_hold(&c->mem, now);
+}
+
+/* The first of c's budgets that `more` bytes would take past its limit. */
+static inline const rvs_budget_bucket *over_budget(const rvs_client *c, size_t more)
+{
+    return c->mem.user ? rvs_budget_over(&c->mem, more) : NULL;
+}
+
+static void close_over_budget(rvs_client *c, const rvs_budget_bucket *b, const char *what)
+{
+    char name[256], budget[256];
+    RV_WARN("%s: %s would take %s past its limit; closing it",
+            rvs_client_name(c, name, sizeof(name)), what,
+            rvs_budget_describe(&c->mem, b, budget, sizeof(budget)));
+    rvs_client_close(c, "memory budget exhausted");
+}
+
+/* Whom c's memory counts for: its uid on a Unix socket; on the network
+ * its SASL user or certificate DN once authenticated, all the others in
+ * one bucket. */
+static void budget_name(const rvs_client *c, char *buf, size_t len)
+{
+    if (c->local)
+        snprintf(buf, len, "uid %u", (unsigned)c->peer.uid);
+    else if (phase_is_authenticated(c->auth) && c->sasl_user)
+        snprintf(buf, len, "SASL user %s", c->sasl_user);
+    else if (phase_is_authenticated(c->auth) && c->x509_dn)
+        snprintf(buf, len, "certificate DN %s", c->x509_dn);
+    else
+        snprintf(buf, len, "network clients without an identity");
+}
+
+/* Counted anew after c's identity or read-only flag changed.  -1 (and c
+ * closed) when out of memory. */
+static int budget_rejoin(rvs_client *c)
+{
+    if (!c->mem.user)
+        return 0;
+    char name[512];
+    budget_name(c, name, sizeof(name));
+    if (rvs_budget_join(&c->mem, c->mem.budget, name, c->readonly) < 0) {
+        rvs_client_close(c, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int rvs_client_stream_held(rvs_client *c, size_t more)
+{
+    const rvs_budget_bucket *b = over_budget(c, more);
+    if (b) {
+        char name[256], budget[256];
+        RV_WARN("%s: %zu more bytes of stream data would take %s past its limit; failing "
+                "the stream", rvs_client_name(c, name, sizeof(name)), more,
+                rvs_budget_describe(&c->mem, b, budget, sizeof(budget)));
+        return -1;
+    }
+    c->stream_held += more;
+    charge(c);
+    return 0;
+}
+
+void rvs_client_stream_released(rvs_client *c, size_t less)
+{
+    c->stream_held -= less;
+    charge(c);
+}
+
 /* A client that stayed at its output cap for output_timeout: it reads
  * nothing, and what it left unread is held for nobody. */
 static void on_output_deadline(struct ev_loop *loop, ev_timer *w, int revents)
@@ -289,19 +418,24 @@ rvs_client *rvs_client_new(const rvs_client_env *env, rv_transport *tr,
         c->peer = *how->peer;
     snprintf(c->from, sizeof(c->from), "%s", how->from);
     c->io = RVS_IO_OPEN;
-    if (how->tls_handshake) {
-        /* The client speaks first (its hello); the handshake runs from the
-         * watchers, never from here, where the server does not list c yet. */
-        c->auth = RVS_AUTH_TLS_HANDSHAKE;
-        start_deadline(c, env->handshake_timeout);
-    } else if (how->sasl) {
-        /* Only the AUTH_ procedures until SASL is done. */
-        c->auth = RVS_AUTH_ANONYMOUS;
-        start_deadline(c, env->auth_timeout);
-    } else {
-        /* With auth "none" a client may call anything at once. */
-        c->auth = RVS_AUTH_AUTHENTICATED;
+    /* The client speaks first (a TLS hello); the handshake runs from the
+     * watchers, never from here, where the server does not list c yet.
+     * With SASL only the AUTH_ procedures run until it is done; with auth
+     * "none" a client may call anything at once. */
+    c->auth = how->tls_handshake ? RVS_AUTH_TLS_HANDSHAKE
+              : how->sasl        ? RVS_AUTH_ANONYMOUS
+                                 : RVS_AUTH_AUTHENTICATED;
+    if (env->budget) {
+        char name[512];
+        budget_name(c, name, sizeof(name));
+        c->mem.held = RVS_CLIENT_BASE_COST;
+        if (rvs_budget_join(&c->mem, env->budget, name, c->readonly) < 0) {
+            free(c);
+            return NULL;
+        }
     }
+    if (c->auth != RVS_AUTH_AUTHENTICATED)
+        start_deadline(c, how->tls_handshake ? env->handshake_timeout : env->auth_timeout);
     ev_io_start(env->loop, &c->read_watcher);
     return c;
 }
@@ -385,7 +519,10 @@ int rvs_client_is_readonly(const rvs_client *c)
 
 void rvs_client_make_readonly(rvs_client *c)
 {
+    if (c->readonly)
+        return;
     c->readonly = 1;
+    budget_rejoin(c);
 }
 
 rvs_auth_phase rvs_client_auth_phase(const rvs_client *c)
@@ -447,6 +584,7 @@ int rvs_client_sasl_done(rvs_client *c, const char *user, int security_layer)
     if (set_auth_phase(c, security_layer ? RVS_AUTH_SASL_LAYER_PENDING
                                          : RVS_AUTH_AUTHENTICATED) == 0 && !security_layer)
         rvs_client_set_sasl(c, NULL);
+    budget_rejoin(c);
     return 0;
 }
 
@@ -458,6 +596,19 @@ rv_driver_conn *rvs_client_driver_conn(const rvs_client *c)
 const rv_driver *rvs_client_driver(const rvs_client *c)
 {
     return c->drv;
+}
+
+bool rvs_client_first_unsupported(rvs_client *c, int proc)
+{
+    if (proc < 0 || proc >= RVS_UNSUPPORTED_PROCS)
+        return false;
+    if (!c->unsupported_logged && !(c->unsupported_logged = calloc(RVS_UNSUPPORTED_PROCS / 8, 1)))
+        return false;
+    unsigned char bit = (unsigned char)(1u << (proc % 8));
+    if (c->unsupported_logged[proc / 8] & bit)
+        return false;
+    c->unsupported_logged[proc / 8] |= bit;
+    return true;
 }
 
 const char *rvs_client_uri(const rvs_client *c)
@@ -491,6 +642,7 @@ rvs_subscriptions *rvs_client_subscriptions(rvs_client *c)
 
 rv_buf *rvs_client_output(rvs_client *c)
 {
+    take_spare(&c->out, &spare_out);
     return &c->out;
 }
 
@@ -624,7 +776,16 @@ void rvs_client_close(rvs_client *c, const char *why)
     ev_timer_stop(c->env->loop, &c->deadline);
     ev_timer_stop(c->env->loop, &c->output_deadline);
     ev_timer_stop(c->env->loop, &c->keepalive);
+    /* Its buffers go when the server frees it, before the loop sleeps;
+     * the budget has them back now, so that the clients served before
+     * then are not refused for what a closed one holds. */
+    rvs_budget_leave(&c->mem);
     c->env->on_close(c, c->env->opaque);
+}
+
+size_t rvs_client_memory(const rvs_client *c)
+{
+    return c->mem.held;
 }
 
 void rvs_client_free(rvs_client *c)
@@ -637,10 +798,12 @@ void rvs_client_free(rvs_client *c)
     rvs_client_detach_driver(c);
     free(c->x509_dn);
     free(c->sasl_user);
+    free(c->unsupported_logged);
     rv_sasl_free(c->sasl);
     rv_transport_close(c->tr);
     rv_buf_free(&c->in);
     rv_buf_free(&c->out);
+    rvs_budget_leave(&c->mem);
     free(c);
 }
 
@@ -685,6 +848,8 @@ static void handshake_step(rvs_client *c)
     }
     RV_INFO("client %llu from %s: TLS session up%s%s", c->serial_no, c->from,
             dn ? ", certificate DN " : "", dn ? dn : "");
+    if (budget_rejoin(c) < 0)
+        return;
     if (rv_buf_reserve(&c->out, 1) < 0) {
         rvs_client_close(c, "out of memory");
         return;
@@ -769,15 +934,8 @@ static int dispatch_buffered(rvs_client *c)
             rv_err_clear(&err);
             return -1;
         }
-        if (rv_buf_used(&c->in) < len) {
-            /* Room for the rest of this frame, allocated only now that its
-             * length is known to be acceptable. */
-            if (rv_buf_reserve(&c->in, len - rv_buf_used(&c->in)) < 0) {
-                rvs_client_close(c, "out of memory for an incoming packet");
-                return -1;
-            }
-            return 0;
-        }
+        if (rv_buf_used(&c->in) < len)
+            return 0;       /* make_room() grows the buffer as the rest comes */
         int full = output_full(c);
         if (full)
             return full < 0 ? -1 : 0;
@@ -811,12 +969,54 @@ static int dispatch_buffered(rvs_client *c)
     return c->io == RVS_IO_CLOSING ? -1 : 0;
 }
 
+/* Room in c->in for the next read: a chunk while no packet's length is
+ * known; then the buffer grows toward that length as its bytes come,
+ * doubling, never past it, and only within c's memory budget, so a client
+ * that declares 32 MiB and sends little holds little.  -1 if c was closed. */
+static int make_room(rvs_client *c)
+{
+    rv_buf *in = &c->in;
+    if (in->len < in->cap)
+        return 0;
+    size_t used = rv_buf_used(in), cap = RVS_READ_CHUNK;
+    if (used >= 4) {
+        /* dispatch_buffered() checked this length after the last read. */
+        size_t frame = rv_frame_peek_len(rv_buf_head(in));
+        cap = used >= frame          ? used + RVS_READ_CHUNK
+              : used * 2 < cap       ? cap
+              : used * 2 < frame     ? used * 2
+                                     : frame;
+    }
+    if (cap <= in->cap) {
+        rv_buf_reserve(in, cap - used);     /* only compacts: cannot fail */
+        return 0;
+    }
+    const rvs_budget_bucket *b = over_budget(c, cap - in->cap);
+    if (b) {
+        char what[128];
+        if (used >= 4)
+            snprintf(what, sizeof(what), "reading on into its %u-byte packet (%zu bytes in)",
+                     rv_frame_peek_len(rv_buf_head(in)), used);
+        else
+            snprintf(what, sizeof(what), "reading its next packet");
+        close_over_budget(c, b, what);
+        return -1;
+    }
+    if (rv_buf_resize(in, cap) < 0) {
+        rvs_client_close(c, "out of memory for an incoming packet");
+        return -1;
+    }
+    charge(c);
+    return 0;
+}
+
 static void read_some(rvs_client *c)
 {
-    if (rv_buf_reserve(&c->in, rv_buf_used(&c->in) < 4 ? RVS_READ_CHUNK : 1) < 0) {
-        rvs_client_close(c, "out of memory");
+    /* The spare is counted once the batch ends (serve_readable), or when
+     * it grows (make_room). */
+    take_spare(&c->in, &spare_in);
+    if (make_room(c) < 0)
         return;
-    }
     ssize_t n = rv_transport_read(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len);
     if (n == 0) {
         rvs_client_close(c, rv_buf_used(&c->in) ? "end of file inside a packet"
@@ -851,10 +1051,14 @@ static void serve_readable(rvs_client *c)
         if (c->io == RVS_IO_CLOSING || dispatch_buffered(c) < 0)
             return;
     } while (reading(c) && rv_transport_pending(c->tr) > 0);
-    /* Write what this batch produced before the loop sleeps. */
+    /* An empty input buffer goes back first, so that the flush's count of
+     * what c holds (write_out) is the one this batch needs. */
+    if (!c->streams)
+        give_back(&c->in, &spare_in);
+    /* Write what this batch produced before the loop sleeps.  A client
+     * that leaves it unread while a budget is past its limit goes there
+     * (within one batch its output cap bounds it). */
     rvs_client_flush(c);
-    if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->in) == 0)
-        rv_buf_shrink(&c->in, 0);
 }
 
 static const char *describe_for_log(const void *c, char *buf, size_t len)
@@ -919,6 +1123,7 @@ static int write_out(rvs_client *c)
                 continue;
             if (errno == EAGAIN) {
                 ev_io_start(c->env->loop, &c->write_watcher);
+                charge(c);      /* for what was queued since */
                 return 0;
             }
             rvs_client_close(c, strerror(errno));
@@ -940,7 +1145,9 @@ static int write_out(rvs_client *c)
         return -1;
     if (!c->read_wants_write)
         ev_io_stop(c->env->loop, &c->write_watcher);
-    rv_buf_shrink(&c->out, 0);
+    if (!c->streams)
+        give_back(&c->out, &spare_out);
+    charge(c);
     return 1;
 }
 
@@ -953,6 +1160,16 @@ static inline int pending_at_limit(const rvs_client *c)
 void rvs_client_flush(rvs_client *c)
 {
     int written = write_out(c);
+    /* Output it leaves unread while a budget is past its limit is memory
+     * the others cannot have: the client that made it goes. */
+    const rvs_budget_bucket *b;
+    if (written == 0 && (b = over_budget(c, 0))) {
+        char what[96];
+        snprintf(what, sizeof(what), "%zu bytes of output it leaves unread",
+                 rv_buf_used(&c->out));
+        close_over_budget(c, b, what);
+        return;
+    }
     /* Room in the output: downloads read on (they do not come back here
      * while they fill it). */
     if (written >= 0 && c->streams)
@@ -1012,10 +1229,21 @@ char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)
         rvs_client_close(c, "output queue over max_client_output_bytes");
         return NULL;
     }
+    /* Like the cap, the memory budget stops a client that does not read,
+     * not one that has read all it was sent. */
+    const rvs_budget_bucket *b;
+    if (unread > 0 && (b = over_budget(c, len))) {
+        char what[96];
+        snprintf(what, sizeof(what), "an event or ping after %zu bytes of output left unread",
+                 unread);
+        close_over_budget(c, b, what);
+        return NULL;
+    }
     if (rv_buf_reserve(&c->out, len) < 0) {
         rvs_client_close(c, "out of memory queueing an event");
         return NULL;
     }
+    charge(c);
     char *copy = c->out.data + c->out.len;
     memcpy(copy, frame, len);
     c->out.len += len;

@@ -5,6 +5,7 @@
 #define RV_SERVER_CLIENT_H
 
 #include <ev.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "auth/peercred.h"
@@ -31,6 +32,9 @@ typedef struct rvs_client_env {
     /* A download (or console) reads on only while the client's unread
      * output is under this (stream_window_bytes; below max_client_output). */
     size_t stream_window;
+    /* What its clients hold is counted here (server/budget.h); NULL: not
+     * counted (the admin socket's operators). */
+    struct rvs_budget *budget;
     const char *const *sasl_allowed_users;  /* globs; NULL: any */
     /* Called once when the client must go; the server frees it later,
      * outside the client's own callbacks. */
@@ -123,6 +127,12 @@ void rvs_client_set_dispatcher(rvs_client *c, rvs_dispatcher fn, void *opaque);
 /* Who the client is, for logs: "client 7 (uid 0 pid 123)", "client 8
  * (192.0.2.1:4000, DN C=GB,CN=a, SASL user bob)". */
 const char *rvs_client_name(rvs_client *c, char *buf, size_t len);
+/* True the first time the client calls procedure proc (below
+ * RVS_UNSUPPORTED_PROCS) and it is refused as unsupported, so that the
+ * refusal is logged once per client: 64 bytes, only for a client that
+ * met one. */
+#define RVS_UNSUPPORTED_PROCS 512
+bool rvs_client_first_unsupported(rvs_client *c, int proc);
 unsigned long long rvs_client_serial_no(const rvs_client *c);
 /* For the admin program: when it connected, how (a Unix socket, TLS,
  * else plain TCP), "local" or its address:port, the DN of its verified
@@ -184,14 +194,19 @@ rvs_subscriptions *rvs_client_subscriptions(rvs_client *c);
 
 /* Where replies are appended (the dispatcher's output). */
 rv_buf *rvs_client_output(rvs_client *c);
+/* Free the buffers kept for the next client (at the server's end). */
+void rvs_client_free_spares(void);
 
-/* Write what is queued now; arm the write watcher if the socket is full. */
+/* Write what is queued now; arm the write watcher if the socket is full.
+ * A client that leaves output unread while one of its memory budgets is
+ * past its limit is closed, with the reason logged. */
 void rvs_client_flush(rvs_client *c);
 
 /* Queue a packet the client did not ask for (an event, a PING) and return
  * where its copy starts in the output, for the caller to patch; the caller
- * flushes.  A client whose unread output would pass its output cap is
- * closed instead, with the reason logged, and NULL returned. */
+ * flushes.  A client whose unread output would pass its output cap, or
+ * that has output unread and would pass its memory budget, is closed
+ * instead, with the reason logged, and NULL returned. */
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len);
 
 /* Unsolicited packets were queued outside the client's own call: write
@@ -220,6 +235,13 @@ void rvs_client_pending_remove(rvs_pending *p);
 struct rvs_stream **rvs_client_streams(rvs_client *c);
 size_t rvs_client_stream_window(const rvs_client *c);
 struct ev_loop *rvs_client_loop(const rvs_client *c);
+/* Data a stream of the client holds for an endpoint that has not taken
+ * it yet (upload, console input) grew by `more` bytes: counted in the
+ * client's memory budget.  -1 if that takes the budget past its limit:
+ * the stream should give the data up and fail (a warning is logged). */
+int rvs_client_stream_held(rvs_client *c, size_t more);
+/* ... or shrank by `less` bytes. */
+void rvs_client_stream_released(rvs_client *c, size_t less);
 /* A stream whose endpoint cannot take more data yet holds reading from
  * the client (counted); the last release reads on. */
 void rvs_client_hold_reading(rvs_client *c);
@@ -231,6 +253,9 @@ void rvs_client_release_reading(rvs_client *c);
 void rvs_client_close_after_flush(rvs_client *c);
 /* Stops its watchers and asks the server to close it (idempotent). */
 void rvs_client_close(rvs_client *c, const char *why);
+/* The bytes it holds (buffers, stream data, its own struct), as last
+ * counted in its memory budget. */
+size_t rvs_client_memory(const rvs_client *c);
 /* Frees everything; only from outside the client's callbacks. */
 void rvs_client_free(rvs_client *c);
 

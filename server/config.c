@@ -49,6 +49,9 @@ static const config_key config_keys[] = {
     KEY(max_client_output_bytes, VAL_BYTES),
     KEY(client_output_timeout, VAL_INT),
     KEY(stream_window_bytes, VAL_BYTES),
+    KEY(memory_budget_bytes, VAL_BYTES),
+    KEY(memory_budget_readonly_bytes, VAL_BYTES),
+    KEY(memory_budget_user_bytes, VAL_BYTES),
     KEY(listen_tcp, VAL_BOOL),
     KEY(listen_tls, VAL_BOOL),
     KEY(tcp_port, VAL_PORT),
@@ -108,6 +111,13 @@ void rvs_config_init(rvs_config *cfg)
     /* Four of libvirt's 256 KiB stream packets in flight to a client: a
      * download keeps the socket busy, a slow reader costs 1 MiB. */
     cfg->stream_window_bytes = 1 << 20;
+    /* Read-only clients are anyone on the host: together they may make
+     * the daemon hold at most 256 MiB, and one user half of that, so one
+     * user cannot shut the others out.  A budget is checked before each
+     * buffer grows (a declared 32 MiB packet grows as it arrives). */
+    cfg->memory_budget_bytes = (size_t)1 << 30;
+    cfg->memory_budget_readonly_bytes = (size_t)256 << 20;
+    cfg->memory_budget_user_bytes = (size_t)128 << 20;
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;

@@ -31,6 +31,11 @@ typedef struct rvs_config {
     size_t max_client_output_bytes; /* unread output (replies, events, ...) per client */
     int client_output_timeout;      /* seconds a client may stay at that cap */
     size_t stream_window_bytes;     /* a download's unread output before it waits */
+    /* The memory budget (server/budget.h): what clients may make the
+     * daemon hold, all together, the read-only ones, and each user. */
+    size_t memory_budget_bytes;
+    size_t memory_budget_readonly_bytes;
+    size_t memory_budget_user_bytes;
     /* Network listeners (off by default, as libvirtd's). */
     int listen_tcp;
     int listen_tls;

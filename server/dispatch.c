@@ -1,6 +1,7 @@
 #include "server/dispatch.h"
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,11 +106,20 @@ const rv_driver_ops *rvs_call_driver_ops(rvs_call *call)
     return rvs_call_conn(call) ? &rvs_client_driver(call->client)->ops : NULL;
 }
 
-/* What libvirtd answers for a function its driver lacks. */
+/* What libvirtd answers for a function its driver lacks.  The first
+ * refusal of each procedure to each client is logged, so an operator
+ * sees what a tool is missing. */
 static int unsupported(rvs_call *call, const rvs_proc *p)
 {
     rv_err_set(&call->err, p->error_domain, RV_ERR_NO_SUPPORT,
                "this function is not supported by the connection driver: %s", p->api);
+    if (RV_LOG_ENABLED(RV_LOG_INFO) && rvs_client_first_unsupported(call->client, call->proc)) {
+        char name[256];
+        const rv_driver *drv = rvs_client_driver(call->client);
+        RV_INFO("%s called %s (procedure %d, %s), which the %s driver does not support",
+                rvs_client_name(call->client, name, sizeof(name)), p->api, call->proc, p->name,
+                drv ? drv->name : "(no)");
+    }
     return -1;
 }
 
@@ -235,6 +245,64 @@ static void log_call_done(rvs_client *c, const rv_header *hdr, const rvs_proc *p
                  proc->name, hdr->serial, us);
 }
 
+/* Run proc's slot on the decoded args and queue its answer; start: when
+ * the call was timed for the debug log.  True when the slot deferred the
+ * call: args and ret (their contents) then belong to the deferred call;
+ * otherwise the caller frees them. */
+static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc, void *args,
+                      void *ret, const struct timespec *start)
+{
+    rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
+    running_call now = { c, hdr, proc, args, ret, NULL };
+    running_call *outer = running;
+    running = &now;
+    int rc = proc->handler(&call, args, ret);
+    running = outer;
+    if (now.taken) {
+        /* Answered later: the arguments and result went with the call. */
+        if (rc != RV_DEFERRED)
+            RV_ERROR("internal error: %s deferred its reply but returned %d", proc->name, rc);
+        rv_err_clear(&call.err);
+        return true;
+    }
+    if (rc < 0) {
+        if (!rv_err_is_set(&call.err))
+            rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                       "%s failed without saying why", proc->name);
+        rvs_queue_error(c, hdr, &call.err);
+        if (start)
+            log_call_done(c, hdr, proc, start, &call.err);
+        rv_err_clear(&call.err);
+    } else {
+        queue_reply(c, hdr, proc, ret);
+        if (call.stream)        /* its data follows the reply */
+            rvs_stream_start(call.stream);
+        if (start)
+            log_call_done(c, hdr, proc, start, NULL);
+    }
+    return false;
+}
+
+void rv_deferred_rerun(rv_deferred *d)
+{
+    rvs_client *c = d->pending.client;
+    rvs_client_pending_remove(&d->pending);
+    if (c && !rvs_client_is_closing(c)) {
+        /* As the slot first saw it: nothing in ret. */
+        xdr_free(d->proc->ret_filter, d->ret);
+        memset(d->ret, 0, d->proc->ret_size);
+        bool taken = call_slot(c, &d->hdr, d->proc, d->args, d->ret, NULL);
+        rvs_client_flush_soon(c);
+        if (taken) {
+            free(d);
+            return;
+        }
+    }
+    xdr_free(d->proc->ret_filter, d->ret);
+    xdr_free(d->proc->args_filter, d->args);
+    free(d);
+}
+
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                           const char *p, size_t len)
 {
@@ -268,36 +336,11 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         return;
     }
 
-    rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
-    running_call now = { c, hdr, proc, args, ret, NULL };
-    running = &now;
-    int rc = proc->handler(&call, args, ret);
-    running = NULL;
-    if (now.taken) {
-        /* Answered later: the arguments and result went with the call. */
-        if (rc != RV_DEFERRED)
-            RV_ERROR("internal error: %s deferred its reply but returned %d", proc->name, rc);
-        rv_err_clear(&call.err);
-        return;
+    if (!call_slot(c, hdr, proc, args, ret, timed ? &start : NULL)) {
+        /* A failing handler may have filled part of ret. */
+        xdr_free(proc->ret_filter, ret);
+        xdr_free(proc->args_filter, args);
     }
-    if (rc < 0) {
-        if (!rv_err_is_set(&call.err))
-            rv_err_set(&call.err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
-                       "%s failed without saying why", proc->name);
-        rvs_queue_error(c, hdr, &call.err);
-        if (timed)
-            log_call_done(c, hdr, proc, &start, &call.err);
-        rv_err_clear(&call.err);
-    } else {
-        queue_reply(c, hdr, proc, ret);
-        if (call.stream)        /* its data follows the reply */
-            rvs_stream_start(call.stream);
-        if (timed)
-            log_call_done(c, hdr, proc, &start, NULL);
-    }
-    /* A failing handler may have filled part of ret. */
-    xdr_free(proc->ret_filter, ret);
-    xdr_free(proc->args_filter, args);
 }
 
 static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret)
@@ -321,7 +364,7 @@ static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *pr
 static void refuse_unimplemented(rvs_client *c, const rv_header *hdr, const rvs_program *prog,
                                  const rvs_proc *proc)
 {
-    rvs_call call = { .client = c };
+    rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
     if (!prog->driver_first || rvs_call_conn(&call))
         unsupported(&call, proc);
     rvs_queue_error(c, hdr, &call.err);

@@ -136,6 +136,14 @@ int rvs_stream_call_end(rvs_call *call, int rc)
 }
 
 
+/* Data waiting for the endpoint is counted in the client's memory
+ * budget while it is held. */
+static void pending_free(rvs_stream *s)
+{
+    rvs_client_stream_released(s->client, s->pending.cap);
+    rv_buf_free(&s->pending);
+}
+
 static void stream_free(rvs_stream *s)
 {
     rvs_stream **pp = rvs_client_streams(s->client);
@@ -149,7 +157,7 @@ static void stream_free(rvs_stream *s)
         rvs_client_release_reading(s->client);
     if (s->io)
         s->io->ops->free(s->io);
-    rv_buf_free(&s->pending);
+    pending_free(s);
     free(s);
 }
 
@@ -177,7 +185,7 @@ static void fail(rvs_stream *s, const rv_err *err)
         s->io->ops->free(s->io);
         s->io = NULL;
     }
-    rv_buf_free(&s->pending);
+    pending_free(s);
     if (loop_of(s))
         ev_idle_stop(loop_of(s), &s->more);
     if (s->holding) {
@@ -322,7 +330,7 @@ static int drain(rvs_stream *s)
         }
         rv_buf_consume(&s->pending, (size_t)n);
     }
-    rv_buf_shrink(&s->pending, 0);
+    pending_free(s);
     if (s->holding) {
         s->holding = 0;
         rvs_client_release_reading(s->client);
@@ -356,7 +364,15 @@ static void data(rvs_stream *s, const char *payload, size_t len)
     }
     if (done == len)
         return;
-    if (rv_buf_reserve(&s->pending, len - done) < 0) {
+    size_t cap = s->pending.cap, want = rv_buf_used(&s->pending) + len - done;
+    if (want <= cap) {
+        rv_buf_reserve(&s->pending, len - done);     /* only compacts: cannot fail */
+    } else if (rvs_client_stream_held(s->client, want - cap) < 0) {
+        fail_with(s, RV_ERR_NO_MEMORY,
+                  "remvirtd's memory budget for this client is exhausted (see its log)");
+        return;
+    } else if (rv_buf_resize(&s->pending, want) < 0) {
+        rvs_client_stream_released(s->client, want - cap);
         fail_with(s, RV_ERR_NO_MEMORY, "out of memory");
         return;
     }

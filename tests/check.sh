@@ -9,17 +9,27 @@
 #                               valgrind (make check-valgrind), in ./build
 #   tests/check.sh --asan       the suite built with ASan/UBSan, in ./build-asan
 #   --no-deps                   do not apt-get install (packages already there)
+#   --fresh-caches              as on a new machine (CI, .ci/run): Debian's
+#                               PATH, an empty HOME, and Maven, pip, apt and
+#                               the test guest start from new empty caches
+#   --print-deps                print the Debian packages it installs
+#   --print-build-deps          only those the build needs (quickstart.sh)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 mode=plain
 install_deps=1
+fresh_caches=0
+print_deps=0
 for arg in "$@"; do
     case $arg in
     --valgrind) mode=valgrind ;;
     --asan) mode=asan ;;
     --no-deps) install_deps=0 ;;
-    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --fresh-caches) fresh_caches=1 ;;
+    --print-deps) print_deps=1 ;;
+    --print-build-deps) print_deps=build ;;
+    -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -53,18 +63,67 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # build the Debian package (dpkg-dev, debhelper, which brings
 # dh-autoreconf), check it with lintian and install it (adduser for its
 # group).  virt-manager runs in a real window under Xvfb, driven through
-# AT-SPI (at-spi2-core, python3-dogtail, dbus-x11 for its session bus);
+# AT-SPI (at-spi2-core, python3-dogtail, dbus-x11 for its session bus,
+# gsettings from libglib2.0-bin to turn accessibility on);
 # imagemagick's import takes the screenshots.  The QEMU driver's NAT and
 # isolated networks run dnsmasq (dnsmasq-base: the program without a
 # system service of its own) and nft (nftables); their test pings the
-# guest (iputils-ping).
+# guest (iputils-ping).  The tests that build a copy of the tree, and the
+# quick start's test, take it from git (git ls-files).  test-qemu-host.sh
+# reads the capabilities with nova's own parser (python3-nova).
+#
+# What else the suite relies on, and where it comes from (a newcomer's
+# machine has none of it; --fresh-caches runs without it, and
+# tests/integration/test-deps-listed.py checks that every program and
+# Python module a test requires comes from these lists on a bare Debian 12):
+# - Maven's plugins, JUnit: fetched from Maven Central by the Java test
+#   (into ~/.m2, or a new repository under --fresh-caches);
+# - the test guest's kernel and busybox-static: `apt-get download` from
+#   Debian's archive, into build/tests/guest (a new directory under
+#   --fresh-caches); they need only apt's package lists, which the
+#   `apt-get update` below refreshes;
+# - pip: nothing (every Python module is a python3-* package here);
+# - /var/cache: nothing the tests read; libvirtd's QEMU driver, which
+#   caches there, runs with a tmpfs over /var/cache/libvirt.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
-           dnsmasq-base nftables iproute2 iputils-ping)
+           dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
+if [ "$print_deps" = build ]; then
+    printf '%s\n' "${build_deps[@]}"
+    exit 0
+elif [ "$print_deps" = 1 ]; then
+    printf '%s\n' "${build_deps[@]}" "${test_deps[@]}"
+    exit 0
+fi
+
+# What a newcomer's machine lacks, this run must lack too, or it would
+# pass where theirs fails: the programs in ~ and /usr/local (pyenv's
+# python3, cargo's, ...) are off PATH, HOME is new and empty (no ~/.cache,
+# ~/.config, ~/.local site-packages), Maven's local repository is new
+# (Java takes user.home from the password file, not from HOME), pip's
+# cache too and no local wheel directory, apt downloads into a new archive
+# directory (APT_CONFIG is read after /etc/apt), and the test guest is
+# built from newly downloaded packages.  All removed at exit.
+if [ "$fresh_caches" = 1 ]; then
+    fresh=$(mktemp -d /tmp/remvirt-fresh.XXXXXXXXXX)
+    trap 'rm -rf "$fresh"' EXIT
+    mkdir -p "$fresh/home" "$fresh/apt-archives/partial" "$fresh/guest"
+    export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+    export HOME=$fresh/home
+    unset XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME PIP_FIND_LINKS PYTHONPATH
+    export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }-Dmaven.repo.local=$fresh/m2"
+    export PIP_CACHE_DIR=$fresh/pip
+    echo "Dir::Cache::Archives \"$fresh/apt-archives/\";" > "$fresh/apt.conf"
+    export APT_CONFIG=$fresh/apt.conf
+    export RV_TEST_GUEST_DIR=$fresh/guest
+    # A download a test cannot make fails it here instead of skipping:
+    # a skip would hide what a newcomer's run lacks.
+    export RV_FRESH_CACHES=1
+fi
 
 if [ "$install_deps" = 1 ]; then
     if [ "$(id -u)" -ne 0 ]; then
@@ -114,6 +173,8 @@ target=(check)
 # Named here too in case this build dir was configured before valgrind
 # was installed.
 [ "$mode" = valgrind ] && target=(check-valgrind "VALGRIND=$(command -v valgrind)")
+# A build dir configured before may name another python3 than PATH's.
+[ "$fresh_caches" = 1 ] && target+=("PYTHON3=$(command -v python3)")
 make_status=0
 make -j2 "${target[@]}" || make_status=$?
 

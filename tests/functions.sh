@@ -200,6 +200,12 @@ start_remvirtd()
         'unix_sock_rw_perms = "0770"'
         'unix_sock_ro_perms = "0777"'
         "log_outputs = \"2:file:$REMVIRTD_LOG\""
+        # The QEMU driver loads with every daemon: its directories are the
+        # test's own, never the machine's /etc/remvirt or /run/remvirt
+        # (start_remvirtd_qemu names others).
+        "qemu_config_dir = \"$REMVIRTD_DIR/qemu/etc\""
+        "qemu_run_dir = \"$REMVIRTD_DIR/qemu/run\""
+        "qemu_save_dir = \"$REMVIRTD_DIR/qemu/save\""
     )
     {
         echo "# written by tests/functions.sh start_remvirtd"
@@ -296,6 +302,16 @@ _rv_gone()
     ! kill -0 "$1" 2>/dev/null
 }
 
+# kill_remvirtd: SIGKILL, as a crash would (the guests run on), and clear
+# what it leaves, so that start_remvirtd* may start it again.
+kill_remvirtd()
+{
+    kill -KILL "$REMVIRTD_PID"
+    wait "$REMVIRTD_PID" 2>/dev/null || true
+    REMVIRTD_PID=
+    rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+}
+
 # ---------------------------------------------------------------- SASL
 
 # sasl_db APP MECHS USER[=PASSWORD]...: a SASL application config for APP
@@ -359,36 +375,18 @@ start_libvirtd()
     [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd: a libvirtd is already running"
 
     local dir=$RV_TMP/libvirtd
-    mkdir -p "$dir"
-    local -a defaults=(
-        "unix_sock_dir = \"$dir\""
-        'unix_sock_rw_perms = "0777"'
-        'auth_unix_rw = "none"'
-        'auth_unix_ro = "none"'
-        "log_outputs = \"3:file:$dir/libvirtd.log\""
-    )
-    local line listen=
-    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
-    for line in "$@"; do
-        case $line in listen_tcp*1*|listen_tls*1*) listen=--listen ;; esac
-    done
-    LIBVIRTD_SOCK=$dir/libvirt-sock
-    LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
-    LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
-    LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
-    LIBVIRTD_LOG=$dir/libvirtd.log
-    LIBVIRTD_ADMIN_URI="libvirtd:///system?socket=$dir/libvirt-admin-sock"
+    _rv_libvirtd_conf "$dir" "$@"
 
     mkdir -p /run/libvirt
     if unshare --mount --propagation private true 2>/dev/null; then
         unshare --mount --propagation private sh -c \
             'mount -t tmpfs tmpfs /run/libvirt && exec libvirtd -f "$1" -p "$2" $3' \
-            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" "$listen" \
+            sh "$dir/libvirtd.conf" "$dir/libvirtd.pid" "$_rv_listen" \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     else
         exec {_rv_libvirtd_lock}>/run/lock/remvirt-tests-libvirtd.lock
         flock -w 600 "$_rv_libvirtd_lock" || fail "another test kept the libvirtd lock for 10 min"
-        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" $listen \
+        libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" $_rv_listen \
             </dev/null >"$dir/stdout" 2>"$dir/stderr" &
     fi
     LIBVIRTD_PID=$!
@@ -402,39 +400,76 @@ start_libvirtd()
     fi
 }
 
-# start_libvirtd_qemu: a private libvirtd whose QEMU driver runs real
-# guests, for comparing with remvirtd's (see libvirt-wire-facts.md).  It
-# runs in a mount namespace of its own (tests/tools/libvirtd-qemu-ns.sh:
-# tmpfs on its state, config and run directories, a qemu.conf of ours)
-# under tests/tools/subreaper.py.  Sets LIBVIRTD_QEMU_URI,
-# LIBVIRTD_QEMU_URI_RO, LIBVIRTD_DIR and LIBVIRTD_LOG; skips when it
-# cannot run here, saying why.
+# _rv_libvirtd_conf DIR ['key = value'...]: DIR/libvirtd.conf for a
+# private libvirtd with its sockets in DIR, the given lines replacing the
+# defaults of their keys; sets the LIBVIRTD_* paths and URIs (test driver)
+# and _rv_listen (--listen when it listens on TCP or TLS).
+_rv_libvirtd_conf()
+{
+    local dir=$1 line
+    shift
+    mkdir -p "$dir"
+    local -a defaults=(
+        "unix_sock_dir = \"$dir\""
+        'unix_sock_rw_perms = "0777"'
+        'auth_unix_rw = "none"'
+        'auth_unix_ro = "none"'
+        "log_outputs = \"3:file:$dir/libvirtd.log\""
+    )
+    _rv_conf_lines "${#defaults[@]}" "${defaults[@]}" "$@" > "$dir/libvirtd.conf"
+    _rv_listen=
+    for line in "$@"; do
+        case $line in listen_tcp*1*|listen_tls*1*) _rv_listen=--listen ;; esac
+    done
+    LIBVIRTD_SOCK=$dir/libvirt-sock
+    LIBVIRTD_SOCK_RO=$dir/libvirt-sock-ro
+    LIBVIRTD_URI="test+unix:///default?socket=$LIBVIRTD_SOCK"
+    LIBVIRTD_URI_RO="test+unix:///default?socket=$LIBVIRTD_SOCK_RO"
+    LIBVIRTD_LOG=$dir/libvirtd.log
+    LIBVIRTD_ADMIN_URI="libvirtd:///system?socket=$dir/libvirt-admin-sock"
+}
+
+# libvirtd_qemu_why_not: prints why start_libvirtd_qemu cannot run here
+# and succeeds; fails (printing nothing) when it can.
+libvirtd_qemu_why_not()
+{
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "needs root"
+    elif ! libvirtd --version > /dev/null 2>&1; then
+        echo "libvirtd is not installed"
+    elif ! qemu-system-x86_64 --version > /dev/null 2>&1; then
+        echo "qemu-system-x86_64 is not installed"
+    elif [ ! -e /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so ]; then
+        echo "libvirtd's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
+    elif ! unshare --mount --propagation private true 2>/dev/null; then
+        echo "libvirtd's QEMU driver needs a private mount namespace here (unshare --mount failed)"
+    elif ! id libvirt-qemu > /dev/null 2>&1; then
+        echo "libvirtd's QEMU driver needs the user libvirt-qemu"
+    else
+        return 1
+    fi
+}
+
+# start_libvirtd_qemu ['key = value'...]: a private libvirtd whose QEMU
+# driver runs real guests, for comparing with remvirtd's (see
+# libvirt-wire-facts.md); extra lines go into its libvirtd.conf as with
+# start_libvirtd, whose test driver URIs it answers too.  It runs in a
+# mount namespace of its own (tests/tools/libvirtd-qemu-ns.sh: tmpfs on
+# its state, config and run directories, a qemu.conf of ours) under
+# tests/tools/subreaper.py.  Sets LIBVIRTD_QEMU_URI, LIBVIRTD_QEMU_URI_RO,
+# LIBVIRTD_DIR and what start_libvirtd sets; skips when it cannot run
+# here, saying why.
 start_libvirtd_qemu()
 {
-    requires_root
-    requires libvirtd --version
-    requires qemu-system-x86_64 --version
-    [ -e /usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so ] ||
-        skip "libvirtd's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
-    unshare --mount --propagation private true 2>/dev/null ||
-        skip "libvirtd's QEMU driver needs a private mount namespace here (unshare --mount failed)"
-    id libvirt-qemu > /dev/null 2>&1 || skip "libvirtd's QEMU driver needs the user libvirt-qemu"
+    local why
+    ! why=$(libvirtd_qemu_why_not) || skip "$why"
     [ -z "${LIBVIRTD_PID:-}" ] || fail "start_libvirtd_qemu: a libvirtd is already running"
     LIBVIRTD_DIR=$RV_TMP/libvirtd
-    mkdir -p "$LIBVIRTD_DIR"
-    cat > "$LIBVIRTD_DIR/libvirtd.conf" <<EOF
-unix_sock_dir = "$LIBVIRTD_DIR"
-unix_sock_rw_perms = "0777"
-auth_unix_rw = "none"
-auth_unix_ro = "none"
-log_outputs = "3:file:$LIBVIRTD_DIR/libvirtd.log"
-EOF
-    LIBVIRTD_SOCK=$LIBVIRTD_DIR/libvirt-sock
-    LIBVIRTD_LOG=$LIBVIRTD_DIR/libvirtd.log
+    _rv_libvirtd_conf "$LIBVIRTD_DIR" "$@"
     LIBVIRTD_QEMU_URI="qemu+unix:///system?socket=$LIBVIRTD_SOCK"
-    LIBVIRTD_QEMU_URI_RO="qemu+unix:///system?socket=$LIBVIRTD_DIR/libvirt-sock-ro"
+    LIBVIRTD_QEMU_URI_RO="qemu+unix:///system?socket=$LIBVIRTD_SOCK_RO"
     unshare --mount --propagation private sh "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LIBVIRTD_DIR" \
-        </dev/null >"$LIBVIRTD_DIR/stdout" 2>"$LIBVIRTD_DIR/stderr" &
+        $_rv_listen </dev/null >"$LIBVIRTD_DIR/stdout" 2>"$LIBVIRTD_DIR/stderr" &
     LIBVIRTD_PID=$!
     cleanup_fn stop_libvirtd
     if ! wait_for $((RV_TIMEOUT * 3)) "libvirtd's socket" _rv_libvirtd_ready; then
@@ -746,23 +781,34 @@ start_remvirtd_qemu()
     QEMU_URI="qemu+unix:///$kind?socket=$REMVIRTD_SOCK"
 }
 
-# qemu_pids DIR: the pids of the processes whose command line names DIR
-# (QEMUs whose monitor socket is there).
+# qemu_pids DIR: the pids of the guest QEMUs whose monitor socket is in
+# DIR. The host CPU probe QEMU (DIR/cpu-probe.qmp, started with the first
+# QEMU connection and gone once it answered) is not a guest: a test that
+# counts guests would otherwise count it while it runs on a loaded machine.
 qemu_pids()
 {
-    local f pid
+    _rv_qemu_pids "$1" | grep -vF cpu-probe.qmp | cut -d' ' -f1
+    return 0
+}
+
+# _rv_qemu_pids DIR: "PID CMDLINE" of every QEMU with its monitor in DIR.
+_rv_qemu_pids()
+{
+    local f pid cmd
     for f in /proc/[0-9]*/cmdline; do
         pid=${f#/proc/}
         pid=${pid%/cmdline}
-        { tr '\0' ' ' < "$f"; } 2>/dev/null | grep -qF -- "-qmp unix:$1" && echo "$pid"
+        cmd=$({ tr '\0' ' ' < "$f"; } 2>/dev/null) || continue
+        case "$cmd" in
+        *"-qmp unix:$1"*) echo "$pid $cmd" ;;
+        esac
     done
-    return 0
 }
 
 _rv_kill_qemus()
 {
     local pid
-    for pid in $(qemu_pids "$1"); do
+    for pid in $(_rv_qemu_pids "$1" | cut -d' ' -f1); do
         kill -KILL "$pid" 2>/dev/null || true
     done
     return 0
@@ -783,16 +829,51 @@ qemu_domain_xml()
 XML
 }
 
+# netns_view: in the namespace tests/netns.sh made (skips elsewhere), as
+# root: mounts of its own, its own sysfs (its links only), loopback up.
+netns_view()
+{
+    requires_root
+    [ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+    requires ip -V
+    mount --make-rprivate /
+    mount -t sysfs sysfs /sys
+    ip link set lo up
+}
+
+# copy_source_tree DIR: the source tree as a fresh clone has it (tracked
+# and new files, no build dirs) into DIR; an unpacked tarball (make
+# distcheck) is not a git tree of its own, so there it is copied whole.
+copy_source_tree()
+{
+    local copy=$1
+    mkdir -p "$copy"
+    if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
+        (cd "$top_srcdir" &&
+            git ls-files -z --cached --others --exclude-standard |
+            while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+            xargs -0 cp --parents -t "$copy") || fail "cannot copy the source tree"
+    else
+        (cd "$top_srcdir" && tar --exclude=./_build -cf - .) | tar -C "$copy" -xf - ||
+            fail "cannot copy the source tree"
+        chmod -R u+w "$copy"
+        # The tarball carries generated files a checkout has not: they would
+        # shadow the ones the copy's build makes.
+        find "$copy" \( -name '*.gen.*' -o -name .stamp \) -delete
+    fi
+}
+
 # test_guest: the tiny guest that boots (tests/tools/build-test-guest.sh),
-# built once into the build dir and kept there; sets TEST_GUEST_KERNEL
-# and TEST_GUEST_INITRD, or skips the test when it cannot be built.
+# built once into the build dir (or $RV_TEST_GUEST_DIR) and kept there;
+# sets TEST_GUEST_KERNEL and TEST_GUEST_INITRD, or skips the test when it
+# cannot be built.
 test_guest()
 {
     requires flock --version
-    local dir=$top_builddir/tests/guest
-    mkdir -p "$dir"
-    flock "$dir/.lock" bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
-        skip "cannot build the test guest (see above)"
+    local dir=${RV_TEST_GUEST_DIR:-$top_builddir/tests/guest}
+    bash "$top_srcdir/tests/tools/build-test-guest.sh" "$dir" >&2 ||
+        { [ -n "${RV_FRESH_CACHES:-}" ] && fail "cannot build the test guest (see above)"
+          skip "cannot build the test guest (see above)"; }
     TEST_GUEST_KERNEL=$dir/vmlinuz
     TEST_GUEST_INITRD=$dir/initrd.img
 }

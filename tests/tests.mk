@@ -94,6 +94,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-garbage.sh \
 	tests/integration/test-many-clients.sh \
 	tests/integration/test-client-memory.sh \
+	tests/integration/test-memory-budget.sh \
 	tests/integration/test-readonly.sh \
 	tests/integration/test-readonly-procs.sh \
 	tests/integration/test-storage-xml-limits.sh \
@@ -105,6 +106,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
 	tests/integration/test-client-async.sh \
+	tests/integration/test-client-concurrency.sh \
 	tests/integration/test-events-fanout.sh \
 	tests/integration/test-events-output-cap.sh \
 	tests/integration/test-keepalive-client.sh \
@@ -154,6 +156,10 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-agent.sh \
 	tests/interop/test-qemu-define-durable.sh \
 	tests/interop/test-qemu-reattach.sh \
+	tests/interop/test-qemu-reattach-names.sh \
+	tests/interop/test-qemu-monitor-wait.sh \
+	tests/interop/test-qemu-config-dir.sh \
+	tests/interop/test-rvsh-open-timeout.sh \
 	tests/interop/test-qemu-concurrent.sh \
 	tests/interop/test-qemu-events.sh \
 	tests/interop/test-java-client.sh \
@@ -176,6 +182,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
+	tests/interop/test-qemu-host.sh \
+	tests/interop/test-qemu-cpu-xml.sh \
 	tests/interop/test-qemu-reboot-event.sh \
 	tests/interop/test-qemu-spawner.sh \
 	tests/interop/test-qemu-undefine-durable.sh \
@@ -187,8 +195,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-qemu.sh \
 	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/tools/rawclient.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
-	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
+	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
@@ -231,6 +239,14 @@ check_PROGRAMS += tests/integration/hostile-client
 tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c
 tests_integration_hostile_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 EXTRA_DIST += tests/integration/hostile-server.py
+
+# libremvirt's shared connection against a server that answers out of
+# order and hangs up with calls waiting (test-client-concurrency.sh runs
+# it against shuffle-server.py; not in TESTS itself)
+check_PROGRAMS += tests/integration/client-concurrency
+tests_integration_client_concurrency_SOURCES = tests/integration/client-concurrency.c
+tests_integration_client_concurrency_LDADD = libremvirt.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/integration/shuffle-server.py
 
 # client event loop unit test: the registry and the built-in poll() loop on
 # real pipes, through the library's public functions (event-loop helper).
@@ -337,6 +353,12 @@ EXTRA_DIST += tests/unit/test-exports.sh tests/integration/test-add-procedure.sh
 # plain mode (a few seconds of mutated recorded sessions) runs in make check.
 check_PROGRAMS += tests/fuzz/fuzz-client
 TESTS += tests/fuzz/fuzz-client
+# fuzz-xml: the drivers' shared XML layer, every family round-tripped.
+check_PROGRAMS += tests/fuzz/fuzz-xml
+TESTS += tests/fuzz/fuzz-xml
+tests_fuzz_fuzz_xml_SOURCES = tests/fuzz/fuzz-xml.c
+tests_fuzz_fuzz_xml_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)
+tests_fuzz_fuzz_xml_LDADD = libremvirtd.la
 tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_la_SOURCES)
 tests_fuzz_fuzz_client_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_client_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
@@ -350,10 +372,19 @@ EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpu
 RV_FUZZ_TARGET_CFLAGS = $(AM_CFLAGS) $(RV_FUZZ_CFLAGS) \
 	-Wno-unused-variable -Wno-missing-prototypes -Wno-shadow
 RV_FUZZ_TARGET_LIBS = $(TIRPC_LIBS) $(PTHREAD_LIBS) $(LIBSSH2_LIBS) $(GNUTLS_LIBS) $(SASL_LIBS)
-EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf
+EXTRA_PROGRAMS = tests/fuzz/fuzz-dispatch-lf tests/fuzz/fuzz-client-lf tests/fuzz/fuzz-xml-lf
+tests_fuzz_fuzz_xml_lf_SOURCES = tests/fuzz/fuzz-xml.c \
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_conf_la_SOURCES) $(libremvirt_common_la_SOURCES)
+nodist_tests_fuzz_fuzz_xml_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_xml_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
+tests_fuzz_fuzz_xml_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
+tests_fuzz_fuzz_xml_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
+tests_fuzz_fuzz_xml_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
+tests_fuzz_fuzz_xml_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(RV_FUZZ_TARGET_LIBS)
 tests_fuzz_fuzz_dispatch_lf_SOURCES = tests/fuzz/fuzz-dispatch.c \
-	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirtd_la_SOURCES) $(libremvirt_qemu_la_SOURCES) $(libremvirt_conf_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_dispatch_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_dispatch_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
 tests_fuzz_fuzz_dispatch_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS) $(JSONC_CFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
@@ -361,13 +392,17 @@ tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(R
 tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
 	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)
+tests_fuzz_fuzz_client_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
 tests_fuzz_fuzz_client_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)
 tests_fuzz_fuzz_client_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_client_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
 tests_fuzz_fuzz_client_lf_LDADD = $(RV_FUZZ_TARGET_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
+# The generated headers (BUILT_SOURCES) come first, as `make all` makes
+# them: from a fresh build directory nothing else has.
 fuzz:
 	@test -n "$(RV_FUZZ_LDFLAGS)" || { echo "make fuzz: configure with CC=clang-14 ../configure --enable-fuzzing (see tests/fuzz/README)" >&2; exit 1; }
+	$(MAKE) $(AM_MAKEFLAGS) $(BUILT_SOURCES)
 	$(MAKE) $(AM_MAKEFLAGS) $(EXTRA_PROGRAMS)
 .PHONY: fuzz
 
@@ -383,3 +418,13 @@ RV_SERVICE_TESTS = \
 	tests/integration/test-deb.sh
 TESTS += $(RV_SERVICE_TESTS)
 EXTRA_DIST += $(RV_SERVICE_TESTS) tests/tools/socket-manager.py
+
+# ---------------------------------------------------------------- a newcomer's first steps (issues 33, 36)
+# The README's quick start with a real guest, from a copy of the tree as
+# a fresh clone has it; every command the tests require comes from a
+# package tests/check.sh installs on a bare Debian 12.
+RV_NEWCOMER_TESTS = \
+	tests/integration/test-deps-listed.py \
+	tests/integration/test-quickstart-qemu.sh
+TESTS += $(RV_NEWCOMER_TESTS)
+EXTRA_DIST += $(RV_NEWCOMER_TESTS)

@@ -1,8 +1,10 @@
 /* The hypervisor driver interface: how a driver opens and closes a
  * connection, and its slots (rv_driver_ops, generated from the .x: one per
  * procedure annotated @handler driver, taking the wire arguments and
- * filling the wire result).  The test driver (in memory) implements them
- * now, a QEMU driver later.  Also the helpers every driver needs to move
+ * filling the wire result).  Two drivers implement them: the test driver
+ * (in memory, server/drivers/test) and the QEMU driver
+ * (server/drivers/qemu); what they share about their objects is in
+ * server/drivers/conf.  Also the helpers every driver needs to move
  * between the wire's domain references and its own. */
 #ifndef RV_SERVER_DRIVER_H
 #define RV_SERVER_DRIVER_H
@@ -10,8 +12,9 @@
 #include <stddef.h>
 
 /* The domain states (RV_DOMAIN_RUNNING, ...) are libvirt's public
- * virDomainState numbers: the public header defines them, once. */
-#include "client/remvirt.h"
+ * virDomainState numbers, defined once in the values header that the
+ * client library's public header includes too (not the library's API). */
+#include "client/remvirt-values.gen.h"
 #include "common/error.h"
 #include "server/rv_driver_ops.gen.h"
 
@@ -92,6 +95,12 @@ void *rv_deferred_ret(rv_deferred *d);
 /* Send the reply: the result in rv_deferred_ret() when err is NULL, else
  * err.  Frees d, and the result and arguments with it. */
 void rv_deferred_finish(rv_deferred *d, const rv_err *err);
+
+/* Run the call's slot again on its arguments, as if it had just come
+ * (from the loop, never inside a slot): for a slot that deferred it only
+ * to wait for something that has now happened; it may defer it again.
+ * Frees d (a call whose client has gone is just dropped). */
+void rv_deferred_rerun(rv_deferred *d);
 
 /* One client's connection to a driver; the driver defines it. */
 typedef struct rv_driver_conn rv_driver_conn;

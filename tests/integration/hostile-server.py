@@ -71,13 +71,6 @@ RACE_ROUNDS = 200       # hostile-client.c's RACE_ROUNDS
 UUID = bytes(range(16))
 
 
-def xdr_error(code, message):
-    """remote_error: code, domain, message, level, dom, str1-3, int1-2, net."""
-    return (rc.xdr_int(code) + rc.xdr_int(FROM_REMOTE) + rc.xdr_opt_string(message) +
-            rc.xdr_int(2) + rc.xdr_int(0) + rc.xdr_int(0) * 3 + rc.xdr_int(0) * 2 +
-            rc.xdr_int(0))
-
-
 class Peer:
     def __init__(self, sock):
         self.sock = sock
@@ -103,7 +96,7 @@ class Peer:
                                     serial=hdr.serial if serial is None else serial))
 
     def error(self, hdr, message):
-        self.sock.sendall(rc.packet(hdr.proc, xdr_error(ERR_INTERNAL, message),
+        self.sock.sendall(rc.packet(hdr.proc, rc.xdr_error(ERR_INTERNAL, FROM_REMOTE, message),
                                     mtype=rc.REPLY, serial=hdr.serial,
                                     status=rc.STATUS_ERROR))
 

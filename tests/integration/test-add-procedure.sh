@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# "A procedure costs two hand edits", end to end.  In a copy of the source
-# tree, add one procedure libvirt defines and remvirt lacks
-# (DOMAIN_SAVE_IMAGE_GET_XML_DESC, 235) by editing only protocol/rv_remote.x (its
-# structs and annotated enum entry) and the test driver's slot in
-# server/drivers/test/test_ops.c; build the copy; then a small program
-# compiled against the copy's public header and library calls the
-# generated rv_domain_save_image_get_xml_desc():
-#   - against the copy's remvirtd it gets what the slot answers;
+# "A procedure costs one .x entry and one slot per driver", end to end.
+# In a copy of the source tree, add one procedure libvirt defines and
+# remvirt lacks (DOMAIN_SAVE_IMAGE_GET_XML_DESC, 235) by editing only
+# protocol/rv_remote.x (its structs and annotated enum entry) and each
+# driver's slot: its function, named <driver prefix><slot> (declared by
+# the generated RV_DRIVER_SLOTS), and its line in the driver's table,
+# both in server/drivers/test/test_ops.c and server/drivers/qemu/qemu_ops.c;
+# build the copy; then a small program compiled against the copy's public
+# header and library calls the generated rv_domain_save_image_get_xml_desc():
+#   - against the copy's remvirtd it gets what each driver's slot answers;
 #   - against this tree's remvirtd it gets NO_SUPPORT naming the API.
 # If the generator stopped writing the public function, its declaration
 # or its symbol, the program would not compile or link.
@@ -17,24 +19,8 @@ requires git
 requires autoreconf
 CC=${RV_HEADER_CC:-cc}
 copy=$RV_TMP/src
-mkdir -p "$copy"
 
-# The source tree as git sees it (tracked and new files, no build dirs);
-# an unpacked tarball (make distcheck) is not a git tree of its own, so
-# there it is copied whole.
-if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = "$(cd "$top_srcdir" && pwd -P)" ]; then
-    (cd "$top_srcdir" &&
-        git ls-files -z --cached --others --exclude-standard |
-        while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-        xargs -0 cp --parents -t "$copy") || fail "cannot copy the source tree"
-else
-    (cd "$top_srcdir" && tar --exclude=./_build -cf - .) | tar -C "$copy" -xf - ||
-        fail "cannot copy the source tree"
-    chmod -R u+w "$copy"
-    # The tarball carries generated files a checkout has not: they would
-    # shadow the ones the copy's build makes.
-    find "$copy" \( -name '*.gen.*' -o -name .stamp \) -delete
-fi
+copy_source_tree "$copy"
 git -C "$copy" init -q
 git -C "$copy" add -A
 git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base
@@ -61,37 +47,45 @@ for old, new in (('/* ---- procedure numbers ---- */\n', structs),
 open(path, 'w').write(text)
 PY
 
-# Edit 2: the test driver's slot.
-"$PYTHON3" - "$copy/server/drivers/test/test_ops.c" <<'PY'
+# Edits 2 and 3: each driver's slot, a function and a line in its table.
+add_slot()
+{
+    "$PYTHON3" - "$copy/$1" "$2" "$3" "$4" <<'PY'
 import sys
-path = sys.argv[1]
+path, prefix, table, answer = sys.argv[1:]
 text = open(path).read()
-slot = '''static int domain_save_image_get_xml_desc(rv_driver_conn *c,
-                                          const rv_domain_save_image_get_xml_desc_args *args,
-                                          rv_domain_save_image_get_xml_desc_ret *ret,
-                                          rv_err *err)
+slot = '''int PREFIXdomain_save_image_get_xml_desc(rv_driver_conn *c,
+                                   const rv_domain_save_image_get_xml_desc_args *args,
+                                   rv_domain_save_image_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     size_t len = strlen(args->file);
-    if (!(ret->xml = malloc(len + sizeof(".e2e.example"))))
-        return oom(err);
+    if (!(ret->xml = malloc(len + sizeof("ANSWER")))) {
+        rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
     memcpy(ret->xml, args->file, len);
-    memcpy(ret->xml + len, ".e2e.example", sizeof(".e2e.example"));
+    memcpy(ret->xml + len, "ANSWER", sizeof("ANSWER"));
     return 0;
 }
 
-const rv_driver rv_test_driver = {
-'''
-ops = '    .ops = {\n        .domain_save_image_get_xml_desc = domain_save_image_get_xml_desc,\n'
-for old, new in (('const rv_driver rv_test_driver = {\n', slot), ('    .ops = {\n', ops)):
+const rv_driver TABLE = {
+'''.replace("PREFIX", prefix).replace("ANSWER", answer).replace("TABLE", table)
+ops = '    .ops = {\n        .domain_save_image_get_xml_desc = %sdomain_save_image_get_xml_desc,\n' % prefix
+for old, new in (('const rv_driver %s = {\n' % table, slot), ('    .ops = {\n', ops)):
     assert text.count(old) == 1, old
     text = text.replace(old, new)
+if '#include <string.h>' not in text:
+    text = text.replace('#include "', '#include <stdlib.h>\n#include <string.h>\n\n#include "', 1)
 open(path, 'w').write(text)
 PY
+}
+add_slot server/drivers/test/test_ops.c test_ rv_test_driver .e2e.test
+add_slot server/drivers/qemu/qemu_ops.c rv_qemu_ rv_qemu_driver .e2e.qemu
 
 changed=$(git -C "$copy" status --porcelain | sort)
-expected=$(printf ' M protocol/rv_remote.x\n M server/drivers/test/test_ops.c\n')
-[ "$changed" = "$expected" ] || fail "the edits touched more than the two files: $changed"
+expected=$(printf ' M protocol/rv_remote.x\n M server/drivers/qemu/qemu_ops.c\n M server/drivers/test/test_ops.c\n')
+[ "$changed" = "$expected" ] || fail "the edits touched more than the three files: $changed"
 git -C "$copy" diff --stat
 
 # Build the copy (about as long as this tree's own build), apart from the
@@ -155,11 +149,14 @@ echo "unmodified remvirtd: $out"
     fail "expected NO_SUPPORT naming virDomainSaveImageGetXMLDesc"
 stop_remvirtd
 
-# The copy's remvirtd has the slot.
+# The copy's remvirtd has the slot in both drivers.
 REMVIRTD=$build/remvirtd
-start_remvirtd
-out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against the copy's remvirtd"
-echo "copy's remvirtd: $out"
-[ "$out" = "xml /saved.e2e.example" ] || fail "the slot's answer did not arrive"
+start_remvirtd_qemu
+out=$("$RV_TMP/hostname" "$REMVIRTD_URI") || fail "the call against the copy's test driver"
+echo "copy's remvirtd, test driver: $out"
+[ "$out" = "xml /saved.e2e.test" ] || fail "the test driver's slot's answer did not arrive"
+out=$("$RV_TMP/hostname" "$QEMU_URI") || fail "the call against the copy's QEMU driver"
+echo "copy's remvirtd, QEMU driver: $out"
+[ "$out" = "xml /saved.e2e.qemu" ] || fail "the QEMU driver's slot's answer did not arrive"
 stop_remvirtd
-echo "PASS: two hand edits gave a working public call"
+echo "PASS: one .x entry and one slot per driver gave a working public call"

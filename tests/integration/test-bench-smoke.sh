@@ -51,6 +51,15 @@ bash "$abs_top_srcdir/bench/run-idle-clients.sh" --builddir "$top_builddir" --no
 cat "$out"
 grep -q "^remvirtd  *200 " "$out" || fail "the idle-clients benchmark printed no remvirtd row"
 
+# The memory-budget benchmark: its three floods, small, against remvirtd.
+bash "$abs_top_srcdir/bench/run-memory-budget.sh" --builddir "$top_builddir" --quick \
+    > "$out" 2>&1 || { cat "$out"; fail "the memory-budget benchmark's quick run failed"; }
+cat "$out"
+for flood in quiet ping stall; do
+    grep -q "^$flood  *4 clients .* peak .* after close" "$out" ||
+        fail "the memory-budget benchmark printed no $flood row"
+done
+
 # The event-loop benchmark: 500 pipes, a few iterations each way; every
 # callback must run, or it fails.
 [ -x "$top_builddir/bench/eventloop" ] || fail "bench/eventloop is not built"

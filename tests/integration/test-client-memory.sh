@@ -22,18 +22,16 @@ fi
 
 rawpy "$REMVIRTD_SOCK" "$REMVIRTD_PID" "$measure_memory" <<'PY'
 import os, sys, time
+import procstat
 import rawclient as rc
 
 path, pid, measure = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 
 def rss_kib():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
+    return procstat.rss(pid) // 1024
 
 def fds():
-    return len(os.listdir(f"/proc/{pid}/fd"))
+    return procstat.fds(pid)
 
 def busy_then_quiet(c):
     """Open, then calls whose packets and replies pass through the buffers."""
@@ -49,24 +47,13 @@ def settle(target):
         time.sleep(0.05)
     return fds()
 
-def steady():
-    """The daemon's fd count once it has not changed for half a second."""
-    deadline = time.monotonic() + 10
-    last, since = fds(), time.monotonic()
-    while time.monotonic() < deadline and time.monotonic() - since < 0.5:
-        time.sleep(0.05)
-        now = fds()
-        if now != last:
-            last, since = now, time.monotonic()
-    return last
-
 # The sockets exist before the drivers' set-up ends (the QEMU driver reads
 # its binary's answers through a pipe): one client served first means the
 # loop runs, so fds0 is the daemon at rest.
 first = rc.Client(path)
 busy_then_quiet(first)
 first.close()
-fds0 = steady()
+fds0 = procstat.steady_fds(pid)
 # Warm up the allocator and the daemon's tables with a first crowd.
 warm = [rc.Client(path) for _ in range(100)]
 for c in warm:

@@ -26,6 +26,7 @@ run_phase()
     rawpy "$phase" "$REMVIRTD_PID" "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$port" \
         "$REMVIRTD_LOG" <<'PY'
 import os, select, socket, sys, threading, time
+import procstat
 import rawclient as rc
 
 phase, pid, rw, ro, port, log = sys.argv[1:]
@@ -34,11 +35,7 @@ FLOOD = 256 << 20
 MiB = 1 << 20
 
 def rss():
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise SystemExit("FAIL: no VmRSS for remvirtd")
+    return procstat.rss(pid)
 
 def log_has(words):
     with open(log, errors="replace") as f:

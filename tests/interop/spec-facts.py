@@ -509,6 +509,7 @@ def list_args(c, test):
         rc.PROC_DOMAIN_GET_INTERFACE_PARAMETERS: lambda n: test + xdr_string("vnet0") + xdr_int(n) + flags,
         rc.PROC_DOMAIN_GET_BLOCK_IO_TUNE: lambda n: test + xdr_opt_string("vda") + xdr_int(n) + flags,
         rc.PROC_NODE_GET_CPU_STATS: lambda n: xdr_int(-1) + xdr_int(n) + flags,
+        rc.PROC_NODE_GET_MEMORY_STATS: lambda n: xdr_int(n) + xdr_int(-1) + flags,
     }
 
 

@@ -4,13 +4,17 @@
 # remvirtd and then against a private libvirtd: the checks of
 # python-checks.py, network calls, domain and network events, many threads
 # on one connection, TLS with libvirt's PKI files, SASL DIGEST-MD5 with the
-# security layer over TCP, keepalive, the typed-parameter calls, and
-# volume upload and download streams (remvirtd's test driver; libvirtd's
-# storage driver in a session libvirtd of user nobody, since libvirtd's
-# test driver has no volume data).
+# security layer over TCP, keepalive, the typed-parameter calls, volume
+# upload and download streams (remvirtd's test driver; libvirtd's storage
+# driver in a session libvirtd of user nobody, since libvirtd's test
+# driver has no volume data), and the console of the test guest booting
+# on each daemon's QEMU driver (libvirtd's in a mount namespace of its
+# own: start_libvirtd_qemu), both ways, until the guest powers off.
 #
-# Maven works offline from ~/.m2 when it has what the build needs, and
-# fetches the rest otherwise; the build goes to $top_builddir/java.
+# Maven works offline from its local repository (~/.m2, or
+# -Dmaven.repo.local in MAVEN_OPTS: tests/check.sh --fresh-caches) when it
+# has what the build needs, and fetches the rest otherwise; the build goes
+# to $top_builddir/java.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 # Under ASan, cyrus's DIGEST-MD5 plugin leaks inside OpenSSL (see
@@ -22,16 +26,25 @@ requires certtool
 requires saslpasswd2
 
 jbuild=$top_builddir/java
+# mvn_run GOAL ARG...: offline first, from the local repository; online
+# when the offline run fails for any reason (a fresh machine lacks plugins,
+# a new version of one is not there yet), unless the JUnit tests ran: then
+# nothing was missing and the failure is the tests'.  Only lifecycle
+# phases: a plugin prefix (surefire:test) cannot be resolved offline from
+# an empty repository.
 mvn_run()
 {
     local -a args=(-B -q -f "$top_srcdir/java/pom.xml" "-Drv.build.dir=$jbuild" "-Dpython3=$PYTHON3" "$@")
+    rm -rf "$jbuild/surefire-reports"
     mvn -o "${args[@]}" > "$RV_TMP/mvn.log" 2>&1 && return 0
-    # A fresh machine: offline lacks the plugins; fetch them once.
-    if grep -q "offline mode" "$RV_TMP/mvn.log"; then
+    if ! ls "$jbuild"/surefire-reports/*.txt > /dev/null 2>&1; then
+        echo "== offline Maven run failed; again online: $(grep -m1 ERROR "$RV_TMP/mvn.log")"
         mvn "${args[@]}" > "$RV_TMP/mvn.log" 2>&1 && return 0
         if grep -qE "Could not transfer|UnknownHostException|Connect(ion)? (refused|timed out)" "$RV_TMP/mvn.log"; then
             grep -m3 -E "Could not transfer|UnknownHost|Connect" "$RV_TMP/mvn.log" >&2
-            skip "Maven Central is not reachable and ~/.m2 lacks what the build needs"
+            local why="Maven Central is not reachable and the local repository lacks what the build needs"
+            [ -n "${RV_FRESH_CACHES:-}" ] && fail "$why (--fresh-caches: a newcomer's run would lack it too)"
+            skip "$why"
         fi
     fi
     cat "$RV_TMP/mvn.log"
@@ -48,13 +61,14 @@ run_junit()
 {
     local name=$1 start=$SECONDS
     shift
-    if ! mvn_run surefire:test -DtrimStackTrace=false "$@"; then
+    if ! mvn_run test -DtrimStackTrace=false "$@"; then
         cat "$jbuild"/surefire-reports/*.txt 2>/dev/null || true
         fail "JUnit tests against $name"
     fi
     grep -h "Tests run" "$jbuild"/surefire-reports/*.txt | sed "s/^/$name: /"
-    # Only the SIGSTOP test may skip (libvirtd's pid is not passed: it may be
-    # an unshare wrapper's); any other skip is a missing property.
+    # Only allowed_skips tests may skip: the SIGSTOP test on libvirtd (its
+    # pid is not passed: it may be an unshare wrapper's), the console test
+    # where no guest can run; any other skip is a missing property.
     local skipped
     skipped=$(grep -ho "Skipped: [0-9]*" "$jbuild"/surefire-reports/*.txt | awk '{n += $2} END {print n}')
     [ "$skipped" -le "$allowed_skips" ] || fail "$skipped tests skipped against $name"
@@ -94,11 +108,29 @@ junit_against()
         "-Drv.sasl.password=$password" -Drv.keepalive.idle=4 "$@"
 }
 
+# The console test boots one test guest on each daemon's QEMU driver;
+# without QEMU or the guest it skips (once per daemon).
+console_xml=
+if command -v qemu-system-x86_64 > /dev/null 2>&1 && (test_guest); then
+    test_guest
+    console_xml=$RV_TMP/jconsole.xml
+    qemu_guest_xml jconsole > "$console_xml"
+else
+    echo "== no QEMU or no test guest: the console of a real guest is not checked"
+fi
+
 remvirtd_sasl_db digest-md5 "jfred=$password"
 network_conf
-start_remvirtd "${daemon_conf[@]}"
+if [ -n "$console_xml" ]; then
+    start_remvirtd_qemu "${daemon_conf[@]}"
+    console=("-Drv.console.uri=$QEMU_URI" "-Drv.console.xml=$console_xml")
+else
+    start_remvirtd "${daemon_conf[@]}"
+    console=()
+    allowed_skips=1
+fi
 junit_against remvirtd "$REMVIRTD_URI" "$REMVIRTD_URI_RO" "-Drv.pid=$REMVIRTD_PID" \
-    "-Drv.stream.uri=$REMVIRTD_URI" -Drv.stream.pool=default-pool
+    "-Drv.stream.uri=$REMVIRTD_URI" -Drv.stream.pool=default-pool "${console[@]}"
 stop_remvirtd
 
 if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
@@ -107,7 +139,16 @@ if ! command -v libvirtd >/dev/null 2>&1 || [ "$(id -u)" -ne 0 ]; then
 fi
 sasl_db libvirt digest-md5 "jfred=$password"
 network_conf
-start_libvirtd "${daemon_conf[@]}"
+allowed_skips=1
+if [ -n "$console_xml" ] && ! why=$(libvirtd_qemu_why_not); then
+    start_libvirtd_qemu "${daemon_conf[@]}"
+    console=("-Drv.console.uri=$LIBVIRTD_QEMU_URI" "-Drv.console.xml=$console_xml")
+else
+    echo "== ${why:-no test guest}: the console on libvirtd's QEMU driver is not checked"
+    start_libvirtd "${daemon_conf[@]}"
+    console=()
+    allowed_skips=2
+fi
 wait_for 10 "libvirtd's TCP port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$tcp" ||
     fail "libvirtd does not listen on TCP port $tcp"
 start_libvirtd_session
@@ -115,6 +156,5 @@ mkdir -p "$RV_TMP/jpool"
 chown 65534:65534 "$RV_TMP/jpool"
 virsh -q -c "$LIBVIRTD_SESSION_URI" pool-create-as jpool dir --target "$RV_TMP/jpool" >/dev/null ||
     fail "cannot make a dir pool in libvirtd's session"
-allowed_skips=1
 junit_against libvirtd "$LIBVIRTD_URI" "$LIBVIRTD_URI_RO" \
-    "-Drv.stream.uri=$LIBVIRTD_SESSION_URI" -Drv.stream.pool=jpool
+    "-Drv.stream.uri=$LIBVIRTD_SESSION_URI" -Drv.stream.pool=jpool "${console[@]}"

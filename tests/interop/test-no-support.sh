@@ -11,7 +11,7 @@ source "$(dirname "$0")/../functions.sh"
 
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 requires libvirtd
-start_remvirtd 'auth_unix_ro = "sasl"'
+start_remvirtd 'auth_unix_ro = "sasl"' 'log_filters = "2:server.dispatch"'
 start_libvirtd
 
 checks=$RV_TMP/no-support.py
@@ -77,3 +77,29 @@ s = rc.Client(ro)
 s.call_ok(rc.PROC_AUTH_LIST)
 expect(s, ssh_keys, rc.ERR_RPC, rc.FROM_RPC, "authentication required", "before authentication")
 PY
+
+# Each refusal is logged at info level once per client and procedure
+# (issue 29 item 6): an operator sees what a tool is missing, a tool
+# that retries does not flood the log.
+"$SYSTEM_PYTHON3" - "$REMVIRTD_URI" <<'PY' || fail "python's repeated refusals"
+import sys, libvirt
+libvirt.registerErrorHandler(lambda *a: None, None)
+first, second = libvirt.open(sys.argv[1]), libvirt.open(sys.argv[1])
+for conn, times in ((first, 3), (second, 1)):
+    dom = conn.lookupByName("test")
+    for _ in range(times):
+        for call in (dom.jobInfo, conn.getSEVInfo):
+            try:
+                call()
+                sys.exit("an unsupported call succeeded")
+            except libvirt.libvirtError:
+                pass
+PY
+# The first script's client, then these two: three each.
+for api in virDomainGetJobInfo virNodeGetSEVInfo; do
+    n=$(grep -c ": client [0-9]* (pid [0-9]* uid [0-9]* gid [0-9]*) called $api (procedure [0-9]*, [A-Z_]*), which the test driver does not support$" "$REMVIRTD_LOG" || true)
+    [ "$n" = 3 ] || { grep "does not support" "$REMVIRTD_LOG" | tail -20; fail "$api logged $n times, not once per client (3)"; }
+done
+grep -q " info : server.dispatch : .*called virDomainGetJobInfo (procedure 163, DOMAIN_GET_JOB_INFO)" "$REMVIRTD_LOG" ||
+    fail "the refusal is not logged at info level with the procedure's name and number"
+echo "ok   an unsupported procedure is logged by name once per client"

@@ -60,8 +60,12 @@ expect "Domain 'g1' suspended" "${V[@]}" suspend g1
 expect "paused (user)" "${V[@]}" domstate --reason g1
 expect "Domain 'g1' resumed" "${V[@]}" resume g1
 expect "running (unpaused)" "${V[@]}" domstate --reason g1
-# A second resume changes nothing and is no error (as libvirtd).
-"${V[@]}" resume g1 > /dev/null
+# A second resume is refused, as libvirtd 9.0 refuses it (code 55,
+# VIR_ERR_OPERATION_INVALID), and changes nothing.
+out=$("${V[@]}" resume g1 2>&1) && fail "resume of a running domain succeeded"
+grep -q "Requested operation is not valid: domain is already running" <<< "$out" ||
+    fail "resume of a running domain: $out"
+expect "running (unpaused)" "${V[@]}" domstate --reason g1
 expect "Domain 'g1' destroyed" "${V[@]}" destroy g1
 expect "shut off (destroyed)" "${V[@]}" domstate --reason g1
 [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "QEMU still runs after destroy"

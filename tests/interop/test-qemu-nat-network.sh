@@ -14,29 +14,15 @@
 # net-info are compared with libvirtd's test driver's (which has no DHCP
 # leases to compare: "not supported by the connection driver").
 set -euo pipefail
-if [ -z "${RV_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --net --mount true 2>/dev/null; then
-    # The guest's packages are downloaded out here: the namespace has no
-    # way out (test_guest below finds the guest built, or skips).
-    srcdir=$(cd "$(dirname "$0")/../.." && pwd)
-    guestdir=${abs_top_builddir:-$srcdir/build}/tests/guest
-    mkdir -p "$guestdir"
-    flock "$guestdir/.lock" bash "$srcdir/tests/tools/build-test-guest.sh" "$guestdir" >&2 || true
-    exec unshare --net --mount env RV_IN_NETNS=1 bash "$0" "$@"
-fi
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
-requires_root
-[ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+netns_view
 requires virsh
-requires ip -V
 requires nft --version
 requires dnsmasq --version
 requires ping -V
-
-# This namespace's view: its own sysfs (its links only).
-mount --make-rprivate /
-mount -t sysfs sysfs /sys
-ip link set lo up
 
 test_guest
 start_remvirtd_qemu

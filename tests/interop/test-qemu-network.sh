@@ -9,26 +9,19 @@
 # user-mode guest beside it), net-destroy, net-undefine, the network
 # events; routed and open networks refused naming their mode.
 set -euo pipefail
-if [ -z "${RV_IN_NETNS:-}" ] && [ "$(id -u)" -eq 0 ] && unshare --net --mount true 2>/dev/null; then
-    exec unshare --net --mount env RV_IN_NETNS=1 bash "$0" "$@"
-fi
+source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
-requires_root
-[ -n "${RV_IN_NETNS:-}" ] || skip "cannot make a network and mount namespace (unshare)"
+netns_view
 requires virsh
-requires ip -V
 HELPER=/usr/lib/qemu/qemu-bridge-helper
 [ -x "$HELPER" ] || skip "no $HELPER (qemu-system-common)"
 
-# This namespace's view: its own sysfs, bridge.conf for the helper.
-mount --make-rprivate /
-mount -t sysfs sysfs /sys
+# bridge.conf for the helper, in this namespace only.
 mkdir -p "$RV_TMP/etc-up" "$RV_TMP/etc-work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$RV_TMP/etc-up,workdir=$RV_TMP/etc-work" /etc
 mkdir -p /etc/qemu
 echo "allow rvbr0" > /etc/qemu/bridge.conf
-ip link set lo up
 
 start_remvirtd_qemu
 V=(virsh -c "$QEMU_URI")

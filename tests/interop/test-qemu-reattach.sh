@@ -30,10 +30,7 @@ lost_pid=$(pid_of lost)
 trans_id=$("${V[@]}" domid trans)
 [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)" -eq 4 ] || fail "expected 4 QEMUs"
 
-kill -KILL "$REMVIRTD_PID"
-wait "$REMVIRTD_PID" 2>/dev/null || true
-REMVIRTD_PID=
-rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+kill_remvirtd
 echo "ok   remvirtd killed with SIGKILL"
 kill -KILL "$lost_pid"
 _lost_gone() { ! kill -0 "$lost_pid" 2>/dev/null; }

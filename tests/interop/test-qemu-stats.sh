@@ -18,6 +18,7 @@ source "$(dirname "$0")/../functions.sh"
 
 requires virsh
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
+requires strace
 start_remvirtd_qemu
 V=(virsh -q -c "$QEMU_URI")
 OUT=$RV_TMP/out
@@ -53,6 +54,42 @@ sys=$(value "$OUT/run.stats" cpu.system)
 [ "$cpu" -gt 0 ] && [ "$cpu" -eq $((user + sys)) ] || fail "cpu.time $cpu is not cpu.user $user + cpu.system $sys"
 [ "$(value "$OUT/run.stats" vcpu.0.time)" -le "$cpu" ] || fail "vCPU 0 used more than the whole process"
 echo "ok   a running domain: state, cpu-total, balloon, vcpu with each thread's time"
+
+# A running guest's GetInfo, GetState and the statistics above read what
+# they need without opening a file per call: the process's CPU clock and
+# /proc stat files kept open.  The first domstats opens them; 50 more
+# rounds of the three calls, traced, open nothing (and pread the files).
+cat > "$OUT/calls.py" <<'EOT'
+import sys, libvirt
+conn = libvirt.open(sys.argv[1])
+dom = conn.lookupByName("run")
+groups = (libvirt.VIR_DOMAIN_STATS_STATE | libvirt.VIR_DOMAIN_STATS_CPU_TOTAL |
+          libvirt.VIR_DOMAIN_STATS_BALLOON | libvirt.VIR_DOMAIN_STATS_VCPU)
+def rounds(n):
+    for _ in range(n):
+        assert dom.info()[4] > 0
+        assert dom.state()[0] == libvirt.VIR_DOMAIN_RUNNING
+        assert conn.domainListGetStats([dom], groups)[0][1]["vcpu.0.time"] > 0
+rounds(1)
+print("ready", flush=True)
+sys.stdin.readline()
+rounds(50)
+EOT
+coproc CALLS { "$SYSTEM_PYTHON3" "$OUT/calls.py" "$QEMU_URI"; }
+read -r ready <&"${CALLS[0]}"
+[ "$ready" = ready ] || fail "the calls did not start"
+strace -f -qq -e trace=open,openat,pread64 -o "$OUT/opens" -p "$REMVIRTD_PID" &
+tracer=$!
+traced() { ! grep -q '^TracerPid:[[:space:]]*0$' "/proc/$REMVIRTD_PID/status"; }
+wait_for 20 "strace to attach to remvirtd" traced || fail "strace could not attach"
+echo go >&"${CALLS[1]}"
+wait "$CALLS_PID" || fail "GetInfo, GetState or domstats failed"
+kill "$tracer"; wait "$tracer" 2>/dev/null || true
+if grep -Eq 'open(at)?\(' "$OUT/opens"; then
+    show "$OUT/opens"; fail "GetInfo, GetState and domstats opened files per call"
+fi
+grep -q 'pread64(' "$OUT/opens" || { show "$OUT/opens"; fail "the trace saw no pread of the kept stat files"; }
+echo "ok   GetInfo, GetState and domstats of a running guest open no file per call"
 
 "${V[@]}" domstats off > "$OUT/off.stats"
 cat > "$OUT/off.expected" <<'EOT'

@@ -199,6 +199,9 @@ expect "Pool p2 has been undefined" "${V[@]}" pool-undefine p2
 expect_error "invalid storage pool name '.hidden'" "${V[@]}" pool-define-as .hidden dir --target "$RV_TMP/h"
 expect_error "not supported by remvirtd's QEMU driver" "${V[@]}" pool-define-as fs1 fs \
     --source-dev /dev/null --target "$RV_TMP/fs1"
+# A type that no driver of remvirt models: an error that names no driver.
+expect_error "remvirt does not support storage pools of type 'rbd'" "${V[@]}" pool-define-as rbd1 rbd \
+    --source-host localhost --source-name rbdpool
 
 # The events, in order (the first subscriber's connection ended with the
 # restart: what it saw is the first part).

@@ -9,6 +9,7 @@ requires_virt_manager_ui()
     requires Xvfb
     requires dbus-run-session
     requires import
+    requires gsettings
     requires /usr/bin/python3 -c 'import dogtail'
     [ -x /usr/libexec/at-spi-bus-launcher ] || skip "at-spi2-core is not installed"
     VM_UI=$top_srcdir/tests/interop/virt-manager-ui.py

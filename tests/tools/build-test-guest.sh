@@ -14,9 +14,13 @@
 # The packages are fetched with `apt-get download` (no install, no root)
 # into DIR/debs; a DIR that already holds both files is left as it is.
 # Exit 0 when DIR is ready, 1 (with the reason on stderr) when not.
+# One build at a time in DIR (DIR/.lock): the tests share it.
 set -euo pipefail
 
 dir=${1:?usage: build-test-guest.sh DIR}
+mkdir -p "$dir"
+exec 9> "$dir/.lock"
+flock 9
 # Bump when the guest changes, so that a kept build is made again.
 guest_version=6
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&

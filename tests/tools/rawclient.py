@@ -132,6 +132,13 @@ class Unpacker:
             raise ValueError(f"{len(self.data) - self.pos} trailing bytes in reply body")
 
 
+def xdr_error(code, domain, message):
+    """A remote_error (code, domain, message, level error, no domain,
+    str1-3, int1-2 or network), for a server's ERROR reply."""
+    return (xdr_int(code) + xdr_int(domain) + xdr_opt_string(message) + xdr_int(2) +
+            xdr_int(0) * 4 + xdr_int(0) * 2 + xdr_int(0))
+
+
 def decode_error(body):
     """The remote_error of a reply with status ERROR, as a dict."""
     u = Unpacker(body)

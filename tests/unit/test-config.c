@@ -54,7 +54,26 @@ static void test_defaults(void)
     CHECK_INT_EQ(cfg.auth_timeout, 30);
     CHECK_INT_EQ(cfg.max_anonymous_clients, 20);
     CHECK(cfg.sasl_allowed_username_list == NULL);
+    CHECK_UINT_EQ(cfg.memory_budget_bytes, 1u << 30);
+    CHECK_UINT_EQ(cfg.memory_budget_readonly_bytes, 256u << 20);
+    CHECK_UINT_EQ(cfg.memory_budget_user_bytes, 128u << 20);
     rvs_config_free(&cfg);
+}
+
+/* The memory budget's three keys take bytes, as the other byte limits. */
+static void test_memory_budget_keys(void)
+{
+    rvs_config cfg;
+    CHECK(parse("memory_budget_bytes = 67108864\n"
+                "memory_budget_readonly_bytes = 16777216\n"
+                "memory_budget_user_bytes = 4194304\n", &cfg) == NULL);
+    CHECK_UINT_EQ(cfg.memory_budget_bytes, 64u << 20);
+    CHECK_UINT_EQ(cfg.memory_budget_readonly_bytes, 16u << 20);
+    CHECK_UINT_EQ(cfg.memory_budget_user_bytes, 4u << 20);
+    rvs_config_free(&cfg);
+    expect_error("memory_budget_user_bytes = 100\n",
+                 "remvirtd.conf:1: memory_budget_user_bytes: expected a number of bytes from "
+                 "4096 to 1099511627776");
 }
 
 static void test_network_keys(void)
@@ -208,6 +227,7 @@ int main(void)
     test_defaults();
     test_good_file();
     test_network_keys();
+    test_memory_budget_keys();
     test_bad_lines();
     test_load_file();
     return 0;

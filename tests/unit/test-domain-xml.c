@@ -381,9 +381,13 @@ static void test_refusals(void)
             RV_ERR_XML_ERROR, "invalid domain name");
     REFUSED("<domain type='qemu'><name>a/b</name><memory>1</memory><os><type>hvm</type></os></domain>",
             RV_ERR_XML_ERROR, "invalid domain name 'a/b'");
-    REFUSED("<domain type='qemu'><name>x</name>", RV_ERR_XML_ERROR, "malformed domain XML at line 1");
-    REFUSED("<network><name>x</name></network>", RV_ERR_XML_ERROR, "the root element is <network>");
-    REFUSED("", RV_ERR_XML_ERROR, "malformed domain XML");
+    REFUSED("<domain type='qemu'><name>x</name>", RV_ERR_XML_DETAIL,
+            "(domain_definition):1: Premature end of data in tag domain line 1\n"
+            "<domain type='qemu'><name>x</name>\n----------------------------------^");
+    REFUSED("<network><name>x</name></network>", RV_ERR_XML_ERROR,
+            "expecting root element of 'domain', not 'network'");
+    REFUSED("<d:domain xmlns:d='urn:x'/>", RV_ERR_XML_ERROR, "may not have a namespace");
+    REFUSED("", RV_ERR_XML_DETAIL, "(domain_definition):1: Document is empty");
 }
 
 static void test_hostile(void)
@@ -402,7 +406,7 @@ static void test_hostile(void)
             RV_ERR_XML_ERROR, "may not have a DOCTYPE");
     /* An entity never declared: an error, not a lookup. */
     REFUSED("<domain type='qemu'><name>&x;</name><memory>1</memory><os><type>hvm</type></os></domain>",
-            RV_ERR_XML_ERROR, "malformed domain XML");
+            RV_ERR_XML_DETAIL, "Entity 'x' not defined");
     /* XInclude is not processed: an element like any unknown one. */
     REFUSED(MIN_HEAD "<xi:include xmlns:xi='http://www.w3.org/2001/XInclude' href='/etc/passwd'/></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <include>");
@@ -426,7 +430,7 @@ static void test_hostile(void)
     rv_err_clear(&err);
     free(xml);
 
-    /* Deep nesting inside an unknown element: refused by name, no recursion. */
+    /* Deep nesting inside an unknown element: refused by libxml2's depth bound. */
     size_t depth = 5000;
     xml = malloc(depth * 7 + 200);
     CHECK(xml != NULL);
@@ -438,7 +442,7 @@ static void test_hostile(void)
     strcat(xml, "</domain>");
     rv_qemu_domain_def *deep = rv_qemu_domain_parse(xml, strlen(xml), &err);
     CHECK(deep == NULL);
-    CHECK(err.code == RV_ERR_CONFIG_UNSUPPORTED || err.code == RV_ERR_XML_ERROR);
+    CHECK_INT_EQ(err.code, RV_ERR_XML_DETAIL);     /* libxml2's depth limit */
     rv_err_clear(&err);
     free(xml);
 }
@@ -764,10 +768,33 @@ static void test_cpu_mode(void)
     CHECK_STR_HAS(xml, "  <cpu mode='host-model' check='partial'/>\n");
     free(xml);
     rv_qemu_domain_free(def);
-    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported mode='custom' of element <cpu>");
+    /* A custom model: libvirt's defaults filled in, features in QEMU's
+     * spelling on the command line. */
+    def = parse_ok(MIN_HEAD "<cpu><model>qemu64</model><feature name='pclmuldq'/>"
+                   "<feature policy='forbid' name='svm'/></cpu></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <cpu mode='custom' match='exact' check='none'>\n"
+                       "    <model fallback='allow'>qemu64</model>\n"
+                       "    <feature policy='require' name='pclmuldq'/>\n"
+                       "    <feature policy='forbid' name='svm'/>\n  </cpu>\n");
+    free(xml);
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    bool cpu_arg = false;
+    for (size_t i = 0; argv && argv[i] && argv[i + 1]; i++)
+        cpu_arg |= strcmp(argv[i], "-cpu") == 0 && strcmp(argv[i + 1], "qemu64,+pclmulqdq,-svm") == 0;
+    CHECK(cpu_arg);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<cpu mode='custom'/></domain>", RV_ERR_XML_ERROR, "Missing CPU model name");
     REFUSED(MIN_HEAD "<cpu mode='host-model'><model>qemu64</model></cpu></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <model> in <cpu>");
+            "unsupported <model> or <vendor> in <cpu mode='host-model'>");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64,x=y</model></cpu></domain>", RV_ERR_XML_ERROR,
+            "invalid CPU model name");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64</model><feature name='a'/><feature name='a'/></cpu></domain>",
+            RV_ERR_XML_ERROR, "CPU feature 'a' specified more than once");
+    REFUSED(MIN_HEAD "<cpu><model>qemu64</model><topology sockets='1'/></cpu></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <topology> in <cpu>");
 }
 
 /* <metadata> (virt-manager's libosinfo entry): kept and written back

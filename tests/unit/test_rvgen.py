@@ -677,7 +677,7 @@ class Values(unittest.TestCase):
         """Every value against libvirt's own headers, where they are installed."""
         headers = ['/usr/include/libvirt/libvirt-domain.h', '/usr/include/libvirt/virterror.h',
                    '/usr/include/libvirt/libvirt-network.h', '/usr/include/libvirt/libvirt-storage.h',
-                   '/usr/include/libvirt/libvirt-nodedev.h',
+                   '/usr/include/libvirt/libvirt-nodedev.h', '/usr/include/libvirt/libvirt-host.h',
                    '/usr/include/libvirt/libvirt-domain-snapshot.h']
         if not all(os.path.exists(h) for h in headers):
             self.skipTest('libvirt-dev headers not installed')

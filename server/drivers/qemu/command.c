@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
+#include "server/drivers/qemu/cpu_names.h"
 
 RV_LOG_CATEGORY("drivers.qemu.command");
 
@@ -334,7 +335,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
 
     add(&b, opts->binary);
     add(&b, "-name");
-    addf(&b, "guest=%s,debug-threads=on", esc(&b, &e1, def->name));
+    add_owned(&b, rv_qemu_name_arg(def->name));
     add(&b, "-uuid");
     add(&b, uuid);
     add(&b, "-machine");
@@ -372,9 +373,34 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
                        "unsupported configuration: CPU mode 'host-passthrough' needs a domain of type 'kvm'");
             return NULL;
         }
+        /* host-model has no host to copy under TCG either: QEMU's max,
+         * as before; a custom model is QEMU's model of that name. */
+        const char *model = def->cpu_mode == RV_QEMU_CPU_CUSTOM ? def->cpu_model
+                            : def->cpu_mode == RV_QEMU_CPU_MAXIMUM || !kvm ? "max" : "host";
+        char *cpu = NULL;
+        size_t cpu_len = 0;
+        FILE *fp = open_memstream(&cpu, &cpu_len);
+        if (fp) {
+            fputs(model, fp);
+            if (def->cpu_migratable == 0)
+                fputs(",migratable=off", fp);
+            /* Wanted features on, unwanted off; QEMU's spelling of
+             * libvirt's names (it reads '_' as '-' itself). */
+            for (size_t i = 0; i < def->ncpu_features; i++) {
+                const rv_qemu_cpu_feature *f = &def->cpu_features[i];
+                fprintf(fp, ",%c%s", f->policy <= RV_QEMU_CPU_OPTIONAL ? '+' : '-',
+                        rv_cpu_qemu_name(f->name));
+            }
+            fclose(fp);
+        }
+        if (!cpu) {
+            rv_qemu_argv_free(b.v);
+            free(e1);
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+            return NULL;
+        }
         add(&b, "-cpu");
-        addf(&b, "%s%s", def->cpu_mode == RV_QEMU_CPU_MAXIMUM || !kvm ? "max" : "host",
-             def->cpu_migratable == 0 ? ",migratable=off" : "");
+        add_owned(&b, cpu);
     }
     add(&b, "-m");
     addf(&b, "size=%lluk", def->memory_kib);
@@ -528,6 +554,18 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
     RV_DEBUG("QEMU command line for '%s' has %zu arguments", def->name, b.n);
     return b.v;
+}
+
+char *rv_qemu_name_arg(const char *name)
+{
+    argv_builder b = { 0 };
+    char *e = NULL;
+    const char *escaped = esc(&b, &e, name);
+    char *arg = NULL;
+    if (b.failed || asprintf(&arg, "guest=%s,debug-threads=on", escaped) < 0)
+        arg = NULL;
+    free(e);
+    return arg;
 }
 
 void rv_qemu_argv_free(char **argv)

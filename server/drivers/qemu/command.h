@@ -20,6 +20,9 @@ typedef struct rv_qemu_command_opts {
  * with err set (a domain type='kvm' without KVM, no memory). */
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err);
 void rv_qemu_argv_free(char **argv);
+/* -name's argument for a domain, escaped: reattach looks for exactly
+ * this in a process's command line (malloc'd; NULL: no memory). */
+char *rv_qemu_name_arg(const char *name);
 
 /* Whether /dev/kvm can create a VM here (the device may exist but be
  * unusable: no permission, nested virtualisation off). */

@@ -16,7 +16,8 @@
 #include "common/util.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.xml");
 
@@ -845,7 +846,10 @@ static int attr_word(const xmlNode *n, const char *name, const char *const *word
 }
 
 static const char *const on_off_words[] = { "off", "on", NULL };
-static const char *const cpu_mode_words[] = { "host-passthrough", "host-model", "maximum", NULL };
+static const char *const cpu_mode_words[] = { "host-passthrough", "host-model", "maximum", "custom", NULL };
+static const char *const cpu_match_words[] = { "exact", "minimum", "strict", NULL };
+static const char *const cpu_fallback_words[] = { "allow", "forbid", NULL };
+static const char *const cpu_policy_words[] = { "force", "require", "optional", "disable", "forbid", NULL };
 static const char *const cpu_check_words[] = { "none", "partial", "full", NULL };
 static const char *const no_yes_words[] = { "no", "yes", NULL };
 
@@ -928,6 +932,118 @@ static int parse_clock(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
             return -1;
     }
     return more < 0 ? -1 : 0;
+}
+
+/* CPU model and feature names go on QEMU's command line: a word. */
+#define CPU_NAME_CHARS ALNUM "-_."
+
+/* <cpu>: a mode (custom when a model is given without one), and for
+ * custom its match, model and vendor; features in any mode. */
+static int parse_cpu(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const cpu_attrs[] = { "mode", "match", "check", "migratable", NULL };
+    static const char *const model_attrs[] = { "fallback", NULL };
+    static const char *const feature_attrs[] = { "policy", "name", NULL };
+    if (check_attrs(n, cpu_attrs, err) < 0)
+        return -1;
+    xmlChar *mode = xmlGetNoNsProp(n, (const xmlChar *)"mode");
+    bool has_mode = mode != NULL;
+    xmlFree(mode);
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (named(c, "model")) {
+            if (def->cpu_model)
+                BAD_XML("more than one <model> in <cpu>");
+            if (text_of(c, model_attrs, &def->cpu_model, err) < 0)
+                return -1;
+            xmlChar *fb = xmlGetNoNsProp(c, (const xmlChar *)"fallback");
+            bool has_fb = fb != NULL;
+            xmlFree(fb);
+            if (has_fb && (def->cpu_fallback = attr_word(c, "fallback", cpu_fallback_words, err)) < 0)
+                return -1;
+            if (!*def->cpu_model || !only_chars(def->cpu_model, CPU_NAME_CHARS))
+                BAD_XML("invalid CPU model name '%s'", def->cpu_model);
+        } else if (named(c, "vendor")) {
+            if (def->cpu_vendor)
+                BAD_XML("more than one <vendor> in <cpu>");
+            if (text_of(c, NULL, &def->cpu_vendor, err) < 0)
+                return -1;
+            if (!*def->cpu_vendor || !only_chars(def->cpu_vendor, ALNUM))
+                BAD_XML("invalid CPU vendor '%s'", def->cpu_vendor);
+        } else if (named(c, "feature")) {
+            if (empty_element(c, feature_attrs, err) < 0)
+                return -1;
+            rv_qemu_cpu_feature f = { .name = attr(c, "name"), .policy = RV_QEMU_CPU_REQUIRE };
+            if (!f.name)
+                BAD_XML("missing CPU feature name");
+            xmlChar *policy = xmlGetNoNsProp(c, (const xmlChar *)"policy");
+            bool has_policy = policy != NULL;
+            xmlFree(policy);
+            int pol = has_policy ? attr_word(c, "policy", cpu_policy_words, err) : (int)f.policy;
+            bool dup = false;
+            for (size_t i = 0; i < def->ncpu_features && !dup; i++)
+                dup = strcmp(def->cpu_features[i].name, f.name) == 0;
+            if (pol < 0 || dup || !*f.name || !only_chars(f.name, CPU_NAME_CHARS) ||
+                def->ncpu_features == 256) {
+                if (pol >= 0 && dup)
+                    rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                               "XML error: CPU feature '%s' specified more than once", f.name);
+                else if (pol >= 0)
+                    rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                               "XML error: invalid CPU feature '%s' (or more than 256)", f.name);
+                free(f.name);
+                return -1;
+            }
+            f.policy = (rv_qemu_cpu_policy)pol;
+            rv_qemu_cpu_feature *more_f = realloc(def->cpu_features,
+                                                  (def->ncpu_features + 1) * sizeof(*more_f));
+            if (!more_f) {
+                free(f.name);
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+            }
+            def->cpu_features = more_f;
+            def->cpu_features[def->ncpu_features++] = f;
+        } else {
+            UNSUPPORTED("unsupported element <%s> in <cpu>", node_name(c));
+        }
+    }
+    if (more < 0)
+        return -1;
+    if (has_mode) {
+        if ((def->cpu_mode = attr_word(n, "mode", cpu_mode_words, err)) < 0)
+            return -1;
+    } else if (def->cpu_model) {
+        def->cpu_mode = RV_QEMU_CPU_CUSTOM;
+    } else {
+        UNSUPPORTED("unsupported <cpu> without a mode or a model");
+    }
+    if (def->cpu_mode == RV_QEMU_CPU_CUSTOM && !def->cpu_model)
+        BAD_XML("XML error: Missing CPU model name");
+    if (def->cpu_mode != RV_QEMU_CPU_CUSTOM && (def->cpu_model || def->cpu_vendor))
+        UNSUPPORTED("unsupported <model> or <vendor> in <cpu mode='%s'>", cpu_mode_words[def->cpu_mode]);
+    xmlChar *check = xmlGetNoNsProp(n, (const xmlChar *)"check");
+    xmlChar *migratable = xmlGetNoNsProp(n, (const xmlChar *)"migratable");
+    xmlChar *match = xmlGetNoNsProp(n, (const xmlChar *)"match");
+    bool has_check = check != NULL, has_migratable = migratable != NULL, has_match = match != NULL;
+    xmlFree(check);
+    xmlFree(migratable);
+    xmlFree(match);
+    if ((has_check && (def->cpu_check = attr_word(n, "check", cpu_check_words, err)) < 0) ||
+        (has_migratable && (def->cpu_migratable = attr_word(n, "migratable", on_off_words, err)) < 0) ||
+        (has_match && def->cpu_mode == RV_QEMU_CPU_CUSTOM &&
+         (def->cpu_match = attr_word(n, "match", cpu_match_words, err)) < 0))
+        return -1;
+    /* libvirt's defaults for a custom model (checked against libvirtd). */
+    if (def->cpu_mode == RV_QEMU_CPU_CUSTOM) {
+        if (def->cpu_match < 0)
+            def->cpu_match = 0;
+        if (def->cpu_fallback < 0)
+            def->cpu_fallback = 0;
+        if (def->cpu_migratable >= 0)
+            UNSUPPORTED("migratable is for cpu mode host-passthrough or maximum, not custom");
+    }
+    return 0;
 }
 
 static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
@@ -1101,17 +1217,7 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
             if (parse_clock(c, def, err) < 0)
                 return -1;
         } else if (named(c, "cpu")) {
-            static const char *const cpu_attrs[] = { "mode", "check", "migratable", NULL };
-            if (empty_element(c, cpu_attrs, err) < 0 ||
-                (def->cpu_mode = attr_word(c, "mode", cpu_mode_words, err)) < 0)
-                return -1;
-            xmlChar *check = xmlGetNoNsProp(c, (const xmlChar *)"check");
-            xmlChar *migratable = xmlGetNoNsProp(c, (const xmlChar *)"migratable");
-            bool has_check = check != NULL, has_migratable = migratable != NULL;
-            xmlFree(check);
-            xmlFree(migratable);
-            if ((has_check && (def->cpu_check = attr_word(c, "check", cpu_check_words, err)) < 0) ||
-                (has_migratable && (def->cpu_migratable = attr_word(c, "migratable", on_off_words, err)) < 0))
+            if (parse_cpu(c, def, err) < 0)
                 return -1;
         } else if (named(c, "pm")) {
             if (parse_pm(c, def, err) < 0)
@@ -1173,7 +1279,8 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
     /* libvirt's defaults: host-model checks partially, the others not. */
     if (def->cpu_mode >= 0 && def->cpu_check < 0)
         def->cpu_check = def->cpu_mode == RV_QEMU_CPU_HOST_MODEL ? 1 : 0;
-    if (def->cpu_mode >= 0 && def->cpu_mode != RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable < 0)
+    if ((def->cpu_mode == RV_QEMU_CPU_HOST_PASSTHROUGH || def->cpu_mode == RV_QEMU_CPU_MAXIMUM) &&
+        def->cpu_migratable < 0)
         def->cpu_migratable = 1;
     if (def->cpu_mode == RV_QEMU_CPU_HOST_MODEL && def->cpu_migratable >= 0)
         UNSUPPORTED("migratable is for cpu mode host-passthrough or maximum, not host-model");
@@ -1205,60 +1312,31 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
 
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
 {
-    if (len > RV_QEMU_DOMAIN_XML_MAX) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML of %zu bytes is over the limit of %u",
-                   len, RV_QEMU_DOMAIN_XML_MAX);
+    if (strlen(xml) != len) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "XML error: domain XML holds a NUL byte");
         return NULL;
     }
-    /* No DTD at all: so no external entities to fetch and no internal ones
-     * to expand, whatever libxml2 would do with them. */
-    if (memmem(xml, len, "<!DOCTYPE", 9)) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
-                   "domain XML may not have a DOCTYPE (DTDs and entities are refused)");
+    xmlDoc *doc;
+    const xmlNode *root = rv_lx_read(xml, RV_QEMU_DOMAIN_XML_MAX, "domain", "domain_definition",
+                                     RV_FROM_DOM, &doc, err);
+    if (!root)
         return NULL;
-    }
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
-    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, xml, (int)len, "domain.xml", NULL,
-                                      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        const xmlError *e = xmlCtxtGetLastError(ctxt);
-        char msg[256] = "unknown error";
-        if (e && e->message) {
-            snprintf(msg, sizeof(msg), "%s", e->message);
-            size_t l = strlen(msg);
-            while (l > 0 && msg[l - 1] == '\n')
-                msg[--l] = '\0';
-        }
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "malformed domain XML at line %d: %s",
-                   e ? e->line : 0, msg);
-        xmlFreeParserCtxt(ctxt);
-        return NULL;
-    }
-    xmlFreeParserCtxt(ctxt);
-
     rv_qemu_domain_def *def = calloc(1, sizeof(*def));
     bool *macs_given = NULL, have_uuid = false, have_current = false;
-    const xmlNode *root = xmlDocGetRootElement(doc);
     int rc = -1;
     if (def) {
         def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
         def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
         def->cpu_mode = def->cpu_check = def->cpu_migratable = -1;
+        def->cpu_match = def->cpu_fallback = -1;
         def->dev.audio = -1;
     }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-    else if (doc->intSubset || doc->extSubset)
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "domain XML may not have a DOCTYPE");
-    else if (!root || strcmp(node_name(root), "domain") != 0 || root->ns)
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "the root element is <%s>, not <domain>",
-                   root ? node_name(root) : "");
+    else if (root->ns)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "XML error: the root element <domain> may not have a namespace");
     else if (parse_domain(root, def, &macs_given, &have_uuid, &have_current, err) == 0)
         rc = normalise(def, macs_given, have_uuid, have_current, err);
     free(macs_given);
@@ -1354,10 +1432,26 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("  </features>\n", fp);
     }
     if (def->cpu_mode >= 0) {
-        fprintf(fp, "  <cpu mode='%s' check='%s'", cpu_mode_words[def->cpu_mode], cpu_check_words[def->cpu_check]);
+        fprintf(fp, "  <cpu mode='%s'", cpu_mode_words[def->cpu_mode]);
+        if (def->cpu_mode == RV_QEMU_CPU_CUSTOM)
+            fprintf(fp, " match='%s'", cpu_match_words[def->cpu_match]);
+        fprintf(fp, " check='%s'", cpu_check_words[def->cpu_check]);
         if (def->cpu_migratable >= 0)
             fprintf(fp, " migratable='%s'", on_off_words[def->cpu_migratable]);
-        fputs("/>\n", fp);
+        if (!def->cpu_model && def->ncpu_features == 0) {
+            fputs("/>\n", fp);
+        } else {
+            fputs(">\n", fp);
+            if (def->cpu_model)
+                fprintf(fp, "    <model fallback='%s'>%s</model>\n",
+                        cpu_fallback_words[def->cpu_fallback], def->cpu_model);
+            if (def->cpu_vendor)
+                fprintf(fp, "    <vendor>%s</vendor>\n", def->cpu_vendor);
+            for (size_t i = 0; i < def->ncpu_features; i++)
+                fprintf(fp, "    <feature policy='%s' name='%s'/>\n",
+                        cpu_policy_words[def->cpu_features[i].policy], def->cpu_features[i].name);
+            fputs("  </cpu>\n", fp);
+        }
     }
     if (def->clock) {
         fprintf(fp, "  <clock offset='%s'>\n", def->clock_localtime ? "localtime" : "utc");
@@ -1469,6 +1563,11 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->initrd);
     free(def->cmdline);
     free(def->metadata);
+    free(def->cpu_model);
+    free(def->cpu_vendor);
+    for (size_t i = 0; i < def->ncpu_features; i++)
+        free(def->cpu_features[i].name);
+    free(def->cpu_features);
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);

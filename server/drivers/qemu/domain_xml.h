@@ -4,8 +4,8 @@
  *
  * Reading is strict: an element or attribute outside the subset is
  * RV_ERR_CONFIG_UNSUPPORTED naming it, never dropped.  The document is
- * bounded in size before libxml2 sees it; a DOCTYPE is refused (no DTD,
- * no entities, so no XXE and no entity expansion), and the network is off. */
+ * read by the drivers' shared reader (server/drivers/conf/xml_read.h:
+ * bounded in size, no DTD, no entities, no network). */
 #ifndef RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
 #define RV_SERVER_DRIVERS_QEMU_DOMAIN_XML_H
 
@@ -29,7 +29,18 @@ typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
 typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE, RV_QEMU_NET_NETWORK } rv_qemu_net_type;
-typedef enum { RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM } rv_qemu_cpu_mode;
+typedef enum {
+    RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM, RV_QEMU_CPU_CUSTOM
+} rv_qemu_cpu_mode;
+/* A <cpu><feature>'s policy, in libvirt's words' order. */
+typedef enum {
+    RV_QEMU_CPU_FORCE, RV_QEMU_CPU_REQUIRE, RV_QEMU_CPU_OPTIONAL, RV_QEMU_CPU_DISABLE,
+    RV_QEMU_CPU_FORBID
+} rv_qemu_cpu_policy;
+typedef struct rv_qemu_cpu_feature {
+    char *name;                 /* as the XML spells it (libvirt's name) */
+    rv_qemu_cpu_policy policy;
+} rv_qemu_cpu_feature;
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
@@ -111,6 +122,13 @@ typedef struct rv_qemu_domain_def {
     /* <cpu mode=...> (what virt-install writes with KVM): -1 absent, else
      * RV_QEMU_CPU_*; check and migratable as libvirt fills them in. */
     int cpu_mode, cpu_check, cpu_migratable;
+    /* mode='custom' (what virt-manager writes from the host's model):
+     * match (0 exact, 1 minimum, 2 strict), the model and its fallback
+     * (0 allow, 1 forbid), the vendor; features in any mode. */
+    int cpu_match, cpu_fallback;
+    char *cpu_model, *cpu_vendor;
+    rv_qemu_cpu_feature *cpu_features;
+    size_t ncpu_features;
     /* <metadata>'s children as written (each in its own namespace, as
      * virt-manager's libosinfo entry), kept and given back, NULL if none. */
     char *metadata;
@@ -118,9 +136,11 @@ typedef struct rv_qemu_domain_def {
     rv_qemu_tune *tune;
 } rv_qemu_domain_def;
 
-/* Parse xml[0, len).  NULL with err set: RV_ERR_XML_ERROR (malformed,
- * too large, a DOCTYPE, a bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid
- * XML outside the subset; the message names the element or attribute). */
+/* Parse xml, NUL-terminated at len (a NUL before it is refused).  NULL
+ * with err set: the shared reader's errors (RV_ERR_XML_DETAIL for
+ * malformed XML, as libvirt), RV_ERR_XML_ERROR (too large, a DOCTYPE, a
+ * bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid XML outside the subset;
+ * the message names the element or attribute). */
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err);
 
 /* The normalised XML (malloc'd), or NULL when out of memory. */

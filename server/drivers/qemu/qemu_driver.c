@@ -60,107 +60,6 @@ void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     rv_err_clear(&err);
 }
 
-/* ================================================================ domains */
-
-const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d)
-{
-    return d->live ? d->live : d->def;
-}
-
-bool rv_qemu_dom_visible(const qemu_dom *d)
-{
-    return d->def || d->live;
-}
-
-bool rv_qemu_dom_active(const qemu_dom *d)
-{
-    return d->pid > 0 || d->starting;
-}
-
-int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref)
-{
-    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    if (!(ref->name = strdup(def->name)))
-        return -1;
-    memcpy(ref->uuid, def->uuid, sizeof(ref->uuid));
-    ref->id = rv_qemu_dom_active(d) ? d->id : -1;
-    return 0;
-}
-
-void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail)
-{
-    bool changed = d->state != state;
-    d->state = state;
-    d->reason = reason;
-    if (!changed || event < 0)
-        return;
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) == 0)
-        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, event, detail);
-    free(ref.name);
-}
-
-static void dom_free(qemu_dom *d)
-{
-    rv_qemu_release(d);
-    rv_qemu_domain_free(d->def);
-    rv_qemu_domain_free(d->live);
-    free(d->monitor_path);
-    free(d->restore_managed);
-    rv_err_clear(&d->start_err);
-    free(d);
-}
-
-void rv_qemu_dom_forget_if_gone(qemu_dom *d)
-{
-    if (d->def || rv_qemu_dom_active(d) || d->jobs || d->stopping || d->def_writes)
-        return;
-    for (qemu_dom **p = &rv_qemu.doms; *p; p = &(*p)->next)
-        if (*p == d) {
-            *p = d->next;
-            dom_free(d);
-            return;
-        }
-}
-
-static qemu_dom *find_uuid(const unsigned char uuid[16])
-{
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_visible(d) && memcmp(rv_qemu_dom_def(d)->uuid, uuid, 16) == 0)
-            return d;
-    return NULL;
-}
-
-qemu_dom *rv_qemu_find_name(const char *name)
-{
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_visible(d) && strcmp(rv_qemu_dom_def(d)->name, name) == 0)
-            return d;
-    return NULL;
-}
-
-/* The domain a wire reference names (by UUID, as libvirtd's QEMU driver). */
-static qemu_dom *dom_get(const rv_nonnull_domain *wire, rv_err *err)
-{
-    qemu_dom *d = find_uuid((const unsigned char *)wire->uuid);
-    if (!d) {
-        char uuid[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)wire->uuid, uuid);
-        fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s' (%s)",
-             uuid, wire->name ? wire->name : "");
-    }
-    return d;
-}
-
-static int put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
-{
-    rv_dom_ref ref = { 0 };
-    if (rv_qemu_dom_ref(d, &ref) < 0)
-        return oom(err);
-    rv_dom_ref_to_wire(wire, &ref);
-    return 0;
-}
-
 /* ================================================================ set-up */
 
 static char *default_dir(const char *root_dir, const char *xdg_var, const char *home_sub,
@@ -210,7 +109,7 @@ static unsigned long long probe_version(const char *binary)
     return major * 1000000ULL + minor * 1000ULL + micro;
 }
 
-static void qemu_init(const rv_driver_setup *setup)
+void rv_qemu_init(const rv_driver_setup *setup)
 {
     rv_qemu.loop = setup->loop;
     rv_qemu.privileged = geteuid() == 0;
@@ -251,21 +150,19 @@ static void qemu_init(const rv_driver_setup *setup)
     rv_qemu_network_init();
     rv_qemu_secret_init();
     rv_qemu_nwfilter_init();
+    rv_qemu_cpu_kill_stale_probe();
 }
 
-static void qemu_cleanup(void)
+void rv_qemu_cleanup(void)
 {
+    rv_qemu_cpu_cleanup();
     rv_qemu_spawner_cleanup();
     rv_qemu_storage_cleanup();
     rv_qemu_network_cleanup();
     rv_qemu_secret_cleanup();
     rv_qemu_nwfilter_cleanup();
     /* The guests run on: a restarted remvirtd reattaches them. */
-    while (rv_qemu.doms) {
-        qemu_dom *d = rv_qemu.doms;
-        rv_qemu.doms = d->next;
-        dom_free(d);
-    }
+    rv_qemu_doms_free();
     rv_qemu_snapshots_cleanup();
     rv_qemu_store_cleanup();
     free(rv_qemu.config_dir);
@@ -275,12 +172,12 @@ static void qemu_cleanup(void)
     memset(&rv_qemu, 0, sizeof(rv_qemu));
 }
 
-static int qemu_probe(const char *uri)
+int rv_qemu_probe(const char *uri)
 {
     return strncmp(uri, "qemu:", 5) == 0;
 }
 
-static int qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
+int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err)
 {
     (void)flags;
     const char *path = uri + strlen("qemu:");
@@ -304,24 +201,28 @@ static int qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, 
     rv_driver_conn *c = calloc(1, sizeof(*c));
     if (!c)
         return oom(err);
+    /* CPU models are learnt at the first QEMU connection, not at start:
+     * a daemon that only serves other drivers runs no probe QEMU and
+     * writes nothing in the run directory. */
+    rv_qemu_cpu_probe_start();
     *out = c;
     return 0;
 }
 
-static void qemu_close(rv_driver_conn *c)
+void rv_qemu_close(rv_driver_conn *c)
 {
     free(c);
 }
 
 /* ================================================================ the host */
 
-static int connect_get_type(rv_driver_conn *c, rv_connect_get_type_ret *ret, rv_err *err)
+int rv_qemu_connect_get_type(rv_driver_conn *c, rv_connect_get_type_ret *ret, rv_err *err)
 {
     (void)c;
     return (ret->type = strdup("QEMU")) ? 0 : oom(err);
 }
 
-static int connect_get_version(rv_driver_conn *c, rv_connect_get_version_ret *ret, rv_err *err)
+int rv_qemu_connect_get_version(rv_driver_conn *c, rv_connect_get_version_ret *ret, rv_err *err)
 {
     (void)c;
     if (!rv_qemu.qemu_version)
@@ -331,8 +232,8 @@ static int connect_get_version(rv_driver_conn *c, rv_connect_get_version_ret *re
     return 0;
 }
 
-static int connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *ret,
-                                rv_err *err)
+int rv_qemu_connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *ret,
+                                 rv_err *err)
 {
     (void)c;
     char host[256];
@@ -342,72 +243,8 @@ static int connect_get_hostname(rv_driver_conn *c, rv_connect_get_hostname_ret *
     return (ret->hostname = strdup(host)) ? 0 : oom(err);
 }
 
-static int node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)
-{
-    (void)c;
-    (void)err;
-    struct utsname u;
-    struct sysinfo si;
-    uname(&u);
-    size_t mlen = strnlen(u.machine, sizeof(ret->model) - 1);
-    memcpy(ret->model, u.machine, mlen);
-    ret->model[mlen] = '\0';
-    if (sysinfo(&si) == 0)
-        ret->memory = (unsigned long long)si.totalram * si.mem_unit / 1024;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    ret->cpus = cpus > 0 ? (int)cpus : 1;
-    ret->nodes = 1;
-    ret->sockets = 1;
-    ret->cores = ret->cpus;
-    ret->threads = 1;
-    FILE *fp = fopen("/proc/cpuinfo", "re");
-    char line[256];
-    double mhz = 0;
-    while (fp && fgets(line, sizeof(line), fp))
-        if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
-            break;
-    if (fp)
-        fclose(fp);
-    ret->mhz = (int)mhz;
-    return 0;
-}
-
-static int connect_get_capabilities(rv_driver_conn *c, rv_connect_get_capabilities_ret *ret,
+int rv_qemu_node_get_security_model(rv_driver_conn *c, rv_node_get_security_model_ret *ret,
                                     rv_err *err)
-{
-    (void)c;
-    struct utsname u;
-    uname(&u);
-    char *xml = NULL;
-    if (asprintf(&xml,
-                 "<capabilities>\n\n"
-                 "  <host>\n"
-                 "    <cpu>\n      <arch>%s</arch>\n    </cpu>\n"
-                 "  </host>\n\n"
-                 "  <guest>\n"
-                 "    <os_type>hvm</os_type>\n"
-                 "    <arch name='x86_64'>\n"
-                 "      <wordsize>64</wordsize>\n"
-                 "      <emulator>%s</emulator>\n"
-                 "      <machine>pc</machine>\n"
-                 "      <machine>q35</machine>\n"
-                 "      <domain type='qemu'/>\n"
-                 "%s"
-                 "    </arch>\n"
-                 "    <features>\n"
-                 "      <acpi default='on' toggle='yes'/>\n"
-                 "      <apic default='on' toggle='no'/>\n"
-                 "    </features>\n"
-                 "  </guest>\n\n"
-                 "</capabilities>\n",
-                 u.machine, rv_qemu.binary, rv_qemu.kvm ? "      <domain type='kvm'/>\n" : "") < 0)
-        return oom(err);
-    ret->capabilities = xml;
-    return 0;
-}
-
-static int node_get_security_model(rv_driver_conn *c, rv_node_get_security_model_ret *ret,
-                                   rv_err *err)
 {
     (void)c;
     /* No security driver: libvirtd says "none", DOI "0". */
@@ -426,8 +263,8 @@ static int node_get_security_model(rv_driver_conn *c, rv_node_get_security_model
 
 /* ================================================================ lists and lookups */
 
-static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_ret *ret,
-                                  rv_err *err)
+int rv_qemu_connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_ret *ret,
+                                   rv_err *err)
 {
     (void)c;
     (void)err;
@@ -438,8 +275,8 @@ static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_r
     return 0;
 }
 
-static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
-                                rv_connect_list_domains_ret *ret, rv_err *err)
+int rv_qemu_connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
+                                 rv_connect_list_domains_ret *ret, rv_err *err)
 {
     (void)c;
     if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX)
@@ -457,58 +294,16 @@ static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains
     return 0;
 }
 
-static bool list_match(const qemu_dom *d, unsigned int f)
-{
-    if (!rv_qemu_dom_visible(d))
-        return false;
-    bool active = rv_qemu_dom_active(d);
-#define PAIR(a, b, va) (!(f & ((a) | (b))) || ((f & (a)) && (va)) || ((f & (b)) && !(va)))
-    if (!PAIR(RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, active) ||
-        !PAIR(RV_LIST_DOMAINS_PERSISTENT, RV_LIST_DOMAINS_TRANSIENT, d->def != NULL) ||
-        !PAIR(RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, d->autostart) ||
-        !PAIR(RV_LIST_DOMAINS_MANAGEDSAVE, RV_LIST_DOMAINS_NO_MANAGEDSAVE,
-              d->def && rv_qemu_has_managed_save(d->def->name)) ||
-        (f & RV_LIST_DOMAINS_HAS_SNAPSHOT) ||
-        (f & RV_LIST_DOMAINS_HAS_CHECKPOINT))
-        return false;
-#undef PAIR
-    unsigned int states = f & (RV_LIST_DOMAINS_RUNNING | RV_LIST_DOMAINS_PAUSED |
-                               RV_LIST_DOMAINS_SHUTOFF | RV_LIST_DOMAINS_OTHER);
-    if (!states)
-        return true;
-    int st = active ? d->state : RV_DOMAIN_SHUTOFF;
-    return ((states & RV_LIST_DOMAINS_RUNNING) && st == RV_DOMAIN_RUNNING) ||
-           ((states & RV_LIST_DOMAINS_PAUSED) && st == RV_DOMAIN_PAUSED) ||
-           ((states & RV_LIST_DOMAINS_SHUTOFF) && st == RV_DOMAIN_SHUTOFF) ||
-           ((states & RV_LIST_DOMAINS_OTHER) && st != RV_DOMAIN_RUNNING &&
-            st != RV_DOMAIN_PAUSED && st != RV_DOMAIN_SHUTOFF);
-}
-
-qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
-{
-    return dom_get(wire, err);
-}
-
-int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
-{
-    return put_dom(d, wire, err);
-}
-
-bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters)
-{
-    return list_match(d, filters);
-}
-
-static int connect_list_all_domains(rv_driver_conn *c,
-                                    const rv_connect_list_all_domains_args *args,
-                                    rv_connect_list_all_domains_ret *ret, rv_err *err)
+int rv_qemu_connect_list_all_domains(rv_driver_conn *c,
+                                     const rv_connect_list_all_domains_args *args,
+                                     rv_connect_list_all_domains_ret *ret, rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
         return -1;
     u_int n = 0;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        n += list_match(d, args->flags);
+        n += rv_qemu_list_match(d, args->flags);
     if (n > RV_DOMAIN_LIST_MAX)
         return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
                     RV_DOMAIN_LIST_MAX);
@@ -519,47 +314,47 @@ static int connect_list_all_domains(rv_driver_conn *c,
         return oom(err);
     u_int i = 0;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (list_match(d, args->flags)) {
-            if (put_dom(d, &ret->domains.domains_val[i], err) < 0)
+        if (rv_qemu_list_match(d, args->flags)) {
+            if (rv_qemu_put_dom(d, &ret->domains.domains_val[i], err) < 0)
                 return -1;      /* the dispatcher frees what is in ret */
             ret->domains.domains_len = ++i;
         }
     return 0;
 }
 
-static int domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
-                               rv_domain_lookup_by_id_ret *ret, rv_err *err)
+int rv_qemu_domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
+                                rv_domain_lookup_by_id_ret *ret, rv_err *err)
 {
     (void)c;
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
         if (rv_qemu_dom_active(d) && d->id == args->id)
-            return put_dom(d, &ret->dom, err);
+            return rv_qemu_put_dom(d, &ret->dom, err);
     return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching id %d", args->id);
 }
 
-static int domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
-                                 rv_domain_lookup_by_name_ret *ret, rv_err *err)
+int rv_qemu_domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
+                                  rv_domain_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     qemu_dom *d = rv_qemu_find_name(args->name);
     if (!d)
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching name '%s'",
                     args->name);
-    return put_dom(d, &ret->dom, err);
+    return rv_qemu_put_dom(d, &ret->dom, err);
 }
 
-static int domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
-                                 rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
+int rv_qemu_domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
+                                  rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = find_uuid((const unsigned char *)args->uuid);
+    qemu_dom *d = rv_qemu_find_uuid((const unsigned char *)args->uuid);
     if (!d) {
         char uuid[RV_UUID_STRING_LEN];
         rv_uuid_format((const unsigned char *)args->uuid, uuid);
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s'",
                     uuid);
     }
-    return put_dom(d, &ret->dom, err);
+    return rv_qemu_put_dom(d, &ret->dom, err);
 }
 
 /* ================================================================ definitions */
@@ -575,45 +370,6 @@ static int check_name(const char *name, rv_err *err)
         return fail(err, RV_ERR_XML_ERROR,
                     "XML error: name '%s' cannot be used: a domain name must not be empty, "
                     "start with '.', or contain '/' or control characters", name);
-    return 0;
-}
-
-/* The definition a define must agree with: the newest, queued ones
- * included (qemu_defwrite.c), else the live one. */
-static const rv_qemu_domain_def *newest_def(const qemu_dom *d)
-{
-    const rv_qemu_domain_def *def = rv_qemu_def_newest(d);
-    return def ? def : d->live;
-}
-
-static qemu_dom *find_newest(const rv_qemu_domain_def *want, bool by_uuid)
-{
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
-        const rv_qemu_domain_def *def = newest_def(d);
-        if (def && (by_uuid ? memcmp(def->uuid, want->uuid, 16) == 0
-                            : strcmp(def->name, want->name) == 0))
-            return d;
-    }
-    return NULL;
-}
-
-/* A new definition may replace the one with the same name and UUID only. */
-static int check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
-{
-    qemu_dom *by_uuid = find_newest(def, true), *by_name = find_newest(def, false);
-    char uuid[RV_UUID_STRING_LEN];
-    if (by_name && by_name != by_uuid) {
-        rv_uuid_format(newest_def(by_name)->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' already exists with uuid %s", def->name, uuid);
-    }
-    if (by_uuid && !by_name) {
-        rv_uuid_format(def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' is already defined with uuid %s",
-                    newest_def(by_uuid)->name, uuid);
-    }
-    *found = by_uuid;
     return 0;
 }
 
@@ -647,26 +403,14 @@ static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
     return def;
 }
 
-qemu_dom *rv_qemu_dom_new(void)
-{
-    qemu_dom *d = calloc(1, sizeof(*d));
-    if (!d)
-        return NULL;
-    d->id = -1;
-    d->state = RV_DOMAIN_SHUTOFF;
-    d->jobs_tail = &d->jobs;
-    d->next = rv_qemu.doms;
-    rv_qemu.doms = d;
-    return d;
-}
-
-static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
-                             rv_domain_define_xml_ret *ret, rv_err *err)
+int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
+                              rv_domain_define_xml_ret *ret, rv_err *err)
 {
     (void)c;
     rv_qemu_domain_def *def = parse(args->xml, err);
     qemu_dom *d = NULL;
-    if (!def || check_conflict(def, &d, err) < 0 || (!d && check_removal(def->name, err) < 0)) {
+    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0 ||
+        (!d && check_removal(def->name, err) < 0)) {
         rv_qemu_domain_free(def);
         return -1;
     }
@@ -701,7 +445,7 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
                             RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
                             "qemuDomainUndefineFlags", err) < 0)
         return -1;
-    qemu_dom *d = dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return -1;
     if (!d->def)
@@ -729,14 +473,14 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
     return RV_DEFERRED;
 }
 
-static int domain_undefine(rv_driver_conn *c, const rv_domain_undefine_args *args, rv_err *err)
+int rv_qemu_domain_undefine(rv_driver_conn *c, const rv_domain_undefine_args *args, rv_err *err)
 {
     (void)c;
     return undefine(&args->dom, 0, err);
 }
 
-static int domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_flags_args *args,
-                                 rv_err *err)
+int rv_qemu_domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_flags_args *args,
+                                  rv_err *err)
 {
     (void)c;
     return undefine(&args->dom, args->flags, err);
@@ -759,7 +503,7 @@ static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
  * connection); SET_TIME's flag SYNC (1): from the guest's RTC. */
 static qemu_dom *agent_domain(const rv_nonnull_domain *wire, rv_err *err)
 {
-    qemu_dom *d = dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return NULL;
     if (!rv_qemu_dom_active(d)) {
@@ -774,8 +518,8 @@ static qemu_dom *agent_domain(const rv_nonnull_domain *wire, rv_err *err)
     return d;
 }
 
-static int domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
-                           rv_domain_get_time_ret *ret, rv_err *err)
+int rv_qemu_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
+                            rv_domain_get_time_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
@@ -786,7 +530,7 @@ static int domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *arg
     return defer_job(d, QJOB_AGENT_GET_TIME, 0, NULL, err);
 }
 
-static int domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args, rv_err *err)
+int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args, rv_err *err)
 {
     (void)c;
     const unsigned int sync = 1;         /* VIR_DOMAIN_TIME_SYNC */
@@ -830,27 +574,27 @@ static int start(const rv_nonnull_domain *wire, unsigned int flags,
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
                             "qemuDomainCreateWithFlags", err) < 0)
         return -1;
-    qemu_dom *d = dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
     return d ? defer_job(d, QJOB_START, flags, ret_dom, err) : -1;
 }
 
-static int domain_create(rv_driver_conn *c, const rv_domain_create_args *args, rv_err *err)
+int rv_qemu_domain_create(rv_driver_conn *c, const rv_domain_create_args *args, rv_err *err)
 {
     (void)c;
     return start(&args->dom, 0, NULL, err);
 }
 
-static int domain_create_with_flags(rv_driver_conn *c,
-                                    const rv_domain_create_with_flags_args *args,
-                                    rv_domain_create_with_flags_ret *ret, rv_err *err)
+int rv_qemu_domain_create_with_flags(rv_driver_conn *c,
+                                     const rv_domain_create_with_flags_args *args,
+                                     rv_domain_create_with_flags_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
     return start(&args->dom, args->flags, create_with_flags_dom, err);
 }
 
-static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
-                             rv_domain_create_xml_ret *ret, rv_err *err)
+int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
+                              rv_domain_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
@@ -858,7 +602,7 @@ static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args 
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
     qemu_dom *d = NULL;
-    if (!def || check_conflict(def, &d, err) < 0) {
+    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
         rv_qemu_domain_free(def);
         return -1;
     }
@@ -908,7 +652,7 @@ static int save(const rv_nonnull_domain *wire, const char *to, const char *dxml,
         return -1;
     if (to && !*to)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: no file to save to");
-    qemu_dom *d = dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return -1;
     rv_deferred *reply = rv_driver_defer(err);
@@ -918,21 +662,21 @@ static int save(const rv_nonnull_domain *wire, const char *to, const char *dxml,
     return RV_DEFERRED;
 }
 
-static int domain_managed_save(rv_driver_conn *c, const rv_domain_managed_save_args *args,
-                               rv_err *err)
+int rv_qemu_domain_managed_save(rv_driver_conn *c, const rv_domain_managed_save_args *args,
+                                rv_err *err)
 {
     (void)c;
     return save(&args->dom, NULL, NULL, args->flags, "qemuDomainManagedSave", err);
 }
 
-static int domain_save(rv_driver_conn *c, const rv_domain_save_args *args, rv_err *err)
+int rv_qemu_domain_save(rv_driver_conn *c, const rv_domain_save_args *args, rv_err *err)
 {
     (void)c;
     return save(&args->dom, args->to, NULL, 0, "qemuDomainSaveFlags", err);
 }
 
-static int domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args *args,
-                             rv_err *err)
+int rv_qemu_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args *args,
+                              rv_err *err)
 {
     (void)c;
     return save(&args->dom, args->to, args->dxml ? *args->dxml : NULL, args->flags,
@@ -952,7 +696,7 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
         return -1;
     close(fd);
     qemu_dom *d = NULL;
-    if (check_name(def->name, err) < 0 || check_conflict(def, &d, err) < 0) {
+    if (check_name(def->name, err) < 0 || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
         rv_qemu_domain_free(def);
         return -1;
     }
@@ -982,27 +726,27 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
     return RV_DEFERRED;
 }
 
-static int domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
+int rv_qemu_domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
 {
     (void)c;
     return restore(args->from, NULL, 0, err);
 }
 
-static int domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
-                                rv_err *err)
+int rv_qemu_domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
+                                 rv_err *err)
 {
     (void)c;
     return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags, err);
 }
 
-static int domain_managed_save_remove(rv_driver_conn *c,
-                                      const rv_domain_managed_save_remove_args *args,
-                                      rv_err *err)
+int rv_qemu_domain_managed_save_remove(rv_driver_conn *c,
+                                       const rv_domain_managed_save_remove_args *args,
+                                       rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainManagedSaveRemove", err) < 0)
         return -1;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     char *image = rv_qemu_managed_save_path(rv_qemu_dom_def(d)->name);
@@ -1017,13 +761,13 @@ static int domain_managed_save_remove(rv_driver_conn *c,
 }
 
 #define DOM_JOB(fn, args_type, kind, flags_expr, known, func)                           \
-    static int fn(rv_driver_conn *c, const args_type *args, rv_err *err)                 \
+    int rv_qemu_##fn(rv_driver_conn *c, const args_type *args, rv_err *err)             \
     {                                                                                    \
         (void)c;                                                                         \
         unsigned int flags = flags_expr;                                                 \
-        if (rv_qemu_check_flags(RV_FROM_QEMU, flags, known, func, err) < 0)                                    \
+        if (rv_qemu_check_flags(RV_FROM_QEMU, flags, known, func, err) < 0)             \
             return -1;                                                                   \
-        qemu_dom *d = dom_get(&args->dom, err);                                          \
+        qemu_dom *d = rv_qemu_dom_get(&args->dom, err);                                  \
         return d ? defer_job(d, kind, flags, NULL, err) : -1;                            \
     }
 DOM_JOB(domain_destroy, rv_domain_destroy_args, QJOB_DESTROY, 0, 0, "qemuDomainDestroy")
@@ -1044,7 +788,7 @@ static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned
     const unsigned int acpi = 1, agent = 2;
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, acpi | agent, func, err) < 0)
         return -1;
-    qemu_dom *d = dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return -1;
     if ((flags & agent) && !rv_qemu_agent_configured(rv_qemu_dom_def(d))) {
@@ -1056,14 +800,14 @@ static int power_job(const rv_nonnull_domain *wire, qemu_job_kind kind, unsigned
     return defer_job(d, kind, flags, NULL, err);
 }
 
-static int domain_shutdown_flags(rv_driver_conn *c, const rv_domain_shutdown_flags_args *args,
-                                 rv_err *err)
+int rv_qemu_domain_shutdown_flags(rv_driver_conn *c, const rv_domain_shutdown_flags_args *args,
+                                  rv_err *err)
 {
     (void)c;
     return power_job(&args->dom, QJOB_SHUTDOWN, args->flags, "qemuDomainShutdownFlags", err);
 }
 
-static int domain_reboot(rv_driver_conn *c, const rv_domain_reboot_args *args, rv_err *err)
+int rv_qemu_domain_reboot(rv_driver_conn *c, const rv_domain_reboot_args *args, rv_err *err)
 {
     (void)c;
     return power_job(&args->dom, QJOB_REBOOT, args->flags, "qemuDomainReboot", err);
@@ -1071,8 +815,8 @@ static int domain_reboot(rv_driver_conn *c, const rv_domain_reboot_args *args, r
 
 /* From the guest agent (flags 0 or AGENT); a job, so that it takes its
  * turn on the agent's one connection. */
-static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
-                               rv_domain_get_hostname_ret *ret, rv_err *err)
+int rv_qemu_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
+                                rv_domain_get_hostname_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
@@ -1082,7 +826,7 @@ static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_a
     if (args->flags & lease)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: the host name from DHCP leases is not supported");
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     if (!rv_qemu_dom_active(d))
@@ -1096,11 +840,11 @@ static int domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_a
 
 /* ================================================================ reads: never wait */
 
-static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *args,
-                           rv_domain_get_info_ret *ret, rv_err *err)
+int rv_qemu_domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *args,
+                            rv_domain_get_info_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
@@ -1114,13 +858,13 @@ static int domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *arg
     return 0;
 }
 
-static int domain_get_state(rv_driver_conn *c, const rv_domain_get_state_args *args,
-                            rv_domain_get_state_ret *ret, rv_err *err)
+int rv_qemu_domain_get_state(rv_driver_conn *c, const rv_domain_get_state_args *args,
+                             rv_domain_get_state_ret *ret, rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetState", err) < 0)
         return -1;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     ret->state = d->state;
@@ -1141,14 +885,14 @@ static char *live_xml(const qemu_dom *d, const rv_qemu_domain_def *def)
     return out;
 }
 
-static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_args *args,
-                               rv_domain_get_xml_desc_ret *ret, rv_err *err)
+int rv_qemu_domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_args *args,
+                                rv_domain_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_XML_SECURE | RV_DOMAIN_XML_INACTIVE | 0x4 | 0x8,
                             "qemuDomainGetXMLDesc", err) < 0)
         return -1;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     const rv_qemu_domain_def *def =
@@ -1158,31 +902,31 @@ static int domain_get_xml_desc(rv_driver_conn *c, const rv_domain_get_xml_desc_a
     return rv_string_result(0, &ret->xml, err);
 }
 
-static int domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_args *args,
-                              rv_domain_get_os_type_ret *ret, rv_err *err)
+int rv_qemu_domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_args *args,
+                               rv_domain_get_os_type_ret *ret, rv_err *err)
 {
     (void)c;
-    if (!dom_get(&args->dom, err))
+    if (!rv_qemu_dom_get(&args->dom, err))
         return -1;
     return (ret->type = strdup("hvm")) ? 0 : oom(err);
 }
 
-static int domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,
-                                rv_domain_get_autostart_ret *ret, rv_err *err)
+int rv_qemu_domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,
+                                 rv_domain_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     ret->autostart = d->autostart;
     return 0;
 }
 
-static int domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_args *args,
-                                rv_err *err)
+int rv_qemu_domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_args *args,
+                                 rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     if (!d->def)
@@ -1195,46 +939,46 @@ static int domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart
     return 0;
 }
 
-static int domain_is_active(rv_driver_conn *c, const rv_domain_is_active_args *args,
-                            rv_domain_is_active_ret *ret, rv_err *err)
+int rv_qemu_domain_is_active(rv_driver_conn *c, const rv_domain_is_active_args *args,
+                             rv_domain_is_active_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     ret->active = rv_qemu_dom_active(d);
     return 0;
 }
 
-static int domain_is_persistent(rv_driver_conn *c, const rv_domain_is_persistent_args *args,
-                                rv_domain_is_persistent_ret *ret, rv_err *err)
+int rv_qemu_domain_is_persistent(rv_driver_conn *c, const rv_domain_is_persistent_args *args,
+                                 rv_domain_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     ret->persistent = d->def != NULL;
     return 0;
 }
 
-static int domain_has_managed_save_image(rv_driver_conn *c,
-                                         const rv_domain_has_managed_save_image_args *args,
-                                         rv_domain_has_managed_save_image_ret *ret, rv_err *err)
+int rv_qemu_domain_has_managed_save_image(rv_driver_conn *c,
+                                          const rv_domain_has_managed_save_image_args *args,
+                                          rv_domain_has_managed_save_image_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
     ret->result = d->def && rv_qemu_has_managed_save(d->def->name);
     return 0;
 }
 
-static int domain_get_security_label(rv_driver_conn *c,
-                                     const rv_domain_get_security_label_args *args,
-                                     rv_domain_get_security_label_ret *ret, rv_err *err)
+int rv_qemu_domain_get_security_label(rv_driver_conn *c,
+                                      const rv_domain_get_security_label_args *args,
+                                      rv_domain_get_security_label_ret *ret, rv_err *err)
 {
     (void)c;
-    if (!dom_get(&args->dom, err))
+    if (!rv_qemu_dom_get(&args->dom, err))
         return -1;
     char *label = strdup("");
     if (!label)
@@ -1244,218 +988,3 @@ static int domain_get_security_label(rv_driver_conn *c,
     ret->enforcing = 0;
     return 0;
 }
-
-const rv_driver rv_qemu_driver = {
-    .name = "qemu",
-    .init = qemu_init,
-    .probe = qemu_probe,
-    .open = qemu_open,
-    .close = qemu_close,
-    .cleanup = qemu_cleanup,
-    .ops = {
-        .connect_get_type = connect_get_type,
-        .connect_get_version = connect_get_version,
-        .connect_get_hostname = connect_get_hostname,
-        .connect_get_capabilities = connect_get_capabilities,
-        .node_get_info = node_get_info,
-        .node_get_security_model = node_get_security_model,
-        .connect_num_of_domains = connect_num_of_domains,
-        .connect_list_domains = connect_list_domains,
-        .connect_list_all_domains = connect_list_all_domains,
-        .connect_get_all_domain_stats = rv_qemu_connect_get_all_domain_stats,
-        .domain_block_stats = rv_qemu_domain_block_stats,
-        .domain_interface_stats = rv_qemu_domain_interface_stats,
-        .domain_memory_stats = rv_qemu_domain_memory_stats,
-        .domain_set_memory_stats_period = rv_qemu_domain_set_memory_stats_period,
-        .domain_get_vcpus = rv_qemu_domain_get_vcpus,
-        .domain_get_vcpus_flags = rv_qemu_domain_get_vcpus_flags,
-        .domain_get_max_vcpus = rv_qemu_domain_get_max_vcpus,
-        .node_get_cpu_map = rv_qemu_node_get_cpu_map,
-        .domain_set_memory = rv_qemu_domain_set_memory,
-        .domain_set_max_memory = rv_qemu_domain_set_max_memory,
-        .connect_get_domain_capabilities = rv_qemu_connect_get_domain_capabilities,
-        .domain_get_max_memory = rv_qemu_domain_get_max_memory,
-        .domain_set_memory_flags = rv_qemu_domain_set_memory_flags,
-        .domain_set_vcpus = rv_qemu_domain_set_vcpus,
-        .domain_set_vcpus_flags = rv_qemu_domain_set_vcpus_flags,
-        /* pinning and block I/O throttling, live (qemu_pin.c, qemu_iotune.c) */
-        .domain_pin_vcpu = rv_qemu_domain_pin_vcpu,
-        .domain_pin_vcpu_flags = rv_qemu_domain_pin_vcpu_flags,
-        .domain_get_vcpu_pin_info = rv_qemu_domain_get_vcpu_pin_info,
-        .domain_pin_emulator = rv_qemu_domain_pin_emulator,
-        .domain_get_emulator_pin_info = rv_qemu_domain_get_emulator_pin_info,
-        .domain_set_block_io_tune = rv_qemu_domain_set_block_io_tune,
-        .domain_get_block_io_tune = rv_qemu_domain_get_block_io_tune,
-        /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
-        .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
-        .domain_get_memory_parameters = rv_qemu_domain_get_memory_parameters,
-        .domain_set_blkio_parameters = rv_qemu_domain_set_blkio_parameters,
-        .domain_get_blkio_parameters = rv_qemu_domain_get_blkio_parameters,
-        .domain_set_numa_parameters = rv_qemu_domain_set_numa_parameters,
-        .domain_get_numa_parameters = rv_qemu_domain_get_numa_parameters,
-        .domain_set_scheduler_parameters = rv_qemu_domain_set_scheduler_parameters,
-        .domain_set_scheduler_parameters_flags = rv_qemu_domain_set_scheduler_parameters_flags,
-        .domain_get_scheduler_type = rv_qemu_domain_get_scheduler_type,
-        .domain_get_scheduler_parameters = rv_qemu_domain_get_scheduler_parameters,
-        .domain_get_scheduler_parameters_flags = rv_qemu_domain_get_scheduler_parameters_flags,
-        .domain_lookup_by_id = domain_lookup_by_id,
-        .domain_lookup_by_name = domain_lookup_by_name,
-        .domain_lookup_by_uuid = domain_lookup_by_uuid,
-        .domain_define_xml = domain_define_xml,
-        .domain_undefine = domain_undefine,
-        .domain_undefine_flags = domain_undefine_flags,
-        .domain_create = domain_create,
-        .domain_create_with_flags = domain_create_with_flags,
-        .domain_create_xml = domain_create_xml,
-        .domain_destroy = domain_destroy,
-        .domain_destroy_flags = domain_destroy_flags,
-        .domain_suspend = domain_suspend,
-        .domain_resume = domain_resume,
-        .domain_shutdown = domain_shutdown,
-        .domain_shutdown_flags = domain_shutdown_flags,
-        .domain_reboot = domain_reboot,
-        .domain_get_hostname = domain_get_hostname,
-        .domain_get_time = domain_get_time,
-        .domain_set_time = domain_set_time,
-        .domain_reset = domain_reset,
-        .domain_get_info = domain_get_info,
-        .domain_open_console = rv_qemu_domain_open_console,
-        .domain_get_state = domain_get_state,
-        .domain_get_xml_desc = domain_get_xml_desc,
-        .domain_get_os_type = domain_get_os_type,
-        .domain_get_autostart = domain_get_autostart,
-        .domain_set_autostart = domain_set_autostart,
-        .domain_is_active = domain_is_active,
-        .domain_is_persistent = domain_is_persistent,
-        .domain_has_managed_save_image = domain_has_managed_save_image,
-        .domain_managed_save = domain_managed_save,
-        .domain_managed_save_remove = domain_managed_save_remove,
-        .domain_save = domain_save,
-        .domain_save_flags = domain_save_flags,
-        .domain_restore = domain_restore,
-        .domain_restore_flags = domain_restore_flags,
-        .domain_get_security_label = domain_get_security_label,
-        /* networks on host bridges: qemu_network.c */
-        .connect_num_of_networks = rv_qemu_connect_num_of_networks,
-        .connect_num_of_defined_networks = rv_qemu_connect_num_of_defined_networks,
-        .connect_list_networks = rv_qemu_connect_list_networks,
-        .connect_list_defined_networks = rv_qemu_connect_list_defined_networks,
-        .connect_list_all_networks = rv_qemu_connect_list_all_networks,
-        .network_lookup_by_name = rv_qemu_network_lookup_by_name,
-        .network_lookup_by_uuid = rv_qemu_network_lookup_by_uuid,
-        .network_define_xml = rv_qemu_network_define_xml,
-        .network_create_xml = rv_qemu_network_create_xml,
-        .network_create = rv_qemu_network_create,
-        .network_destroy = rv_qemu_network_destroy,
-        .network_undefine = rv_qemu_network_undefine,
-        .network_get_xml_desc = rv_qemu_network_get_xml_desc,
-        .network_get_bridge_name = rv_qemu_network_get_bridge_name,
-        .network_get_autostart = rv_qemu_network_get_autostart,
-        .network_set_autostart = rv_qemu_network_set_autostart,
-        .network_is_active = rv_qemu_network_is_active,
-        .network_is_persistent = rv_qemu_network_is_persistent,
-        .network_get_dhcp_leases = rv_qemu_network_get_dhcp_leases,
-        /* secrets (qemu_secret.c) and network filters (qemu_nwfilter.c) */
-        .secret_define_xml = rv_qemu_secret_define_xml,
-        .secret_set_value = rv_qemu_secret_set_value,
-        .secret_get_value = rv_qemu_secret_get_value,
-        .secret_undefine = rv_qemu_secret_undefine,
-        .nwfilter_define_xml = rv_qemu_nwfilter_define_xml,
-        .nwfilter_define_xml_flags = rv_qemu_nwfilter_define_xml_flags,
-        .nwfilter_undefine = rv_qemu_nwfilter_undefine,
-        .nwfilter_binding_lookup_by_port_dev = rv_qemu_nwfilter_binding_lookup_by_port_dev,
-        .nwfilter_binding_get_xml_desc = rv_qemu_nwfilter_binding_get_xml_desc,
-        .connect_num_of_secrets = rv_qemu_connect_num_of_secrets,
-        .connect_list_secrets = rv_qemu_connect_list_secrets,
-        .connect_list_all_secrets = rv_qemu_connect_list_all_secrets,
-        .secret_lookup_by_uuid = rv_qemu_secret_lookup_by_uuid,
-        .secret_lookup_by_usage = rv_qemu_secret_lookup_by_usage,
-        .secret_get_xml_desc = rv_qemu_secret_get_xml_desc,
-        .connect_num_of_nwfilters = rv_qemu_connect_num_of_nwfilters,
-        .connect_list_nwfilters = rv_qemu_connect_list_nwfilters,
-        .connect_list_all_nwfilters = rv_qemu_connect_list_all_nwfilters,
-        .nwfilter_lookup_by_name = rv_qemu_nwfilter_lookup_by_name,
-        .nwfilter_lookup_by_uuid = rv_qemu_nwfilter_lookup_by_uuid,
-        .nwfilter_get_xml_desc = rv_qemu_nwfilter_get_xml_desc,
-        .connect_list_all_nwfilter_bindings = rv_qemu_connect_list_all_nwfilter_bindings,
-        /* host devices and interfaces from sysfs: qemu_nodedev.c */
-        .connect_list_all_interfaces = rv_qemu_connect_list_all_interfaces,
-        .interface_is_active = rv_qemu_interface_is_active,
-        .interface_lookup_by_name = rv_qemu_interface_lookup_by_name,
-        .interface_lookup_by_mac_string = rv_qemu_interface_lookup_by_mac_string,
-        .interface_get_xml_desc = rv_qemu_interface_get_xml_desc,
-        .node_num_of_devices = rv_qemu_node_num_of_devices,
-        .node_list_devices = rv_qemu_node_list_devices,
-        .connect_list_all_node_devices = rv_qemu_connect_list_all_node_devices,
-        .node_device_lookup_by_name = rv_qemu_node_device_lookup_by_name,
-        .node_device_get_xml_desc = rv_qemu_node_device_get_xml_desc,
-        .node_device_get_parent = rv_qemu_node_device_get_parent,
-        .node_device_num_of_caps = rv_qemu_node_device_num_of_caps,
-        .node_device_list_caps = rv_qemu_node_device_list_caps,
-        .node_device_is_active = rv_qemu_node_device_is_active,
-        .node_device_is_persistent = rv_qemu_node_device_is_persistent,
-        .node_device_get_autostart = rv_qemu_node_device_get_autostart,
-        .node_device_set_autostart = rv_qemu_node_device_set_autostart,
-        .node_device_create = rv_qemu_node_device_create,
-        .node_device_undefine = rv_qemu_node_device_undefine,
-        .node_device_destroy = rv_qemu_node_device_destroy,
-        .node_device_create_xml = rv_qemu_node_device_create_xml,
-        .node_device_define_xml = rv_qemu_node_device_define_xml,
-        /* storage pools and volumes: qemu_storage.c */
-        .connect_num_of_storage_pools = rv_qemu_connect_num_of_storage_pools,
-        .connect_num_of_defined_storage_pools = rv_qemu_connect_num_of_defined_storage_pools,
-        .connect_list_storage_pools = rv_qemu_connect_list_storage_pools,
-        .connect_list_defined_storage_pools = rv_qemu_connect_list_defined_storage_pools,
-        .connect_list_all_storage_pools = rv_qemu_connect_list_all_storage_pools,
-        .storage_pool_define_xml = rv_qemu_storage_pool_define_xml,
-        .storage_pool_create_xml = rv_qemu_storage_pool_create_xml,
-        .storage_pool_create = rv_qemu_storage_pool_create,
-        .storage_pool_build = rv_qemu_storage_pool_build,
-        .storage_pool_destroy = rv_qemu_storage_pool_destroy,
-        .storage_pool_delete = rv_qemu_storage_pool_delete,
-        .storage_pool_undefine = rv_qemu_storage_pool_undefine,
-        .storage_pool_refresh = rv_qemu_storage_pool_refresh,
-        .storage_pool_lookup_by_name = rv_qemu_storage_pool_lookup_by_name,
-        .storage_pool_lookup_by_uuid = rv_qemu_storage_pool_lookup_by_uuid,
-        .storage_pool_lookup_by_volume = rv_qemu_storage_pool_lookup_by_volume,
-        .storage_pool_get_info = rv_qemu_storage_pool_get_info,
-        .storage_pool_get_xml_desc = rv_qemu_storage_pool_get_xml_desc,
-        .storage_pool_get_autostart = rv_qemu_storage_pool_get_autostart,
-        .storage_pool_set_autostart = rv_qemu_storage_pool_set_autostart,
-        .storage_pool_is_active = rv_qemu_storage_pool_is_active,
-        .storage_pool_is_persistent = rv_qemu_storage_pool_is_persistent,
-        .storage_pool_num_of_volumes = rv_qemu_storage_pool_num_of_volumes,
-        .storage_pool_list_volumes = rv_qemu_storage_pool_list_volumes,
-        .storage_pool_list_all_volumes = rv_qemu_storage_pool_list_all_volumes,
-        .storage_vol_create_xml = rv_qemu_storage_vol_create_xml,
-        .storage_vol_create_xml_from = rv_qemu_storage_vol_create_xml_from,
-        .storage_vol_delete = rv_qemu_storage_vol_delete,
-        .storage_vol_resize = rv_qemu_storage_vol_resize,
-        .storage_vol_wipe = rv_qemu_storage_vol_wipe,
-        .storage_vol_lookup_by_name = rv_qemu_storage_vol_lookup_by_name,
-        .storage_vol_lookup_by_key = rv_qemu_storage_vol_lookup_by_key,
-        .storage_vol_lookup_by_path = rv_qemu_storage_vol_lookup_by_path,
-        .storage_vol_get_info = rv_qemu_storage_vol_get_info,
-        .storage_vol_get_xml_desc = rv_qemu_storage_vol_get_xml_desc,
-        .storage_vol_get_path = rv_qemu_storage_vol_get_path,
-        .storage_vol_upload = rv_qemu_storage_vol_upload,
-        .storage_vol_download = rv_qemu_storage_vol_download,
-        /* domain snapshots (qemu_snapshot.c) */
-        .domain_snapshot_create_xml = rv_qemu_domain_snapshot_create_xml,
-        .domain_snapshot_get_xml_desc = rv_qemu_domain_snapshot_get_xml_desc,
-        .domain_snapshot_num = rv_qemu_domain_snapshot_num,
-        .domain_snapshot_list_names = rv_qemu_domain_snapshot_list_names,
-        .domain_snapshot_lookup_by_name = rv_qemu_domain_snapshot_lookup_by_name,
-        .domain_has_current_snapshot = rv_qemu_domain_has_current_snapshot,
-        .domain_snapshot_current = rv_qemu_domain_snapshot_current,
-        .domain_revert_to_snapshot = rv_qemu_domain_revert_to_snapshot,
-        .domain_snapshot_delete = rv_qemu_domain_snapshot_delete,
-        .domain_snapshot_get_parent = rv_qemu_domain_snapshot_get_parent,
-        .domain_snapshot_num_children = rv_qemu_domain_snapshot_num_children,
-        .domain_snapshot_list_children_names = rv_qemu_domain_snapshot_list_children_names,
-        .domain_snapshot_is_current = rv_qemu_domain_snapshot_is_current,
-        .domain_snapshot_has_metadata = rv_qemu_domain_snapshot_has_metadata,
-        .domain_list_all_snapshots = rv_qemu_domain_list_all_snapshots,
-        .domain_snapshot_list_all_children = rv_qemu_domain_snapshot_list_all_children,
-    },
-};

@@ -1,9 +1,24 @@
 /* The QEMU driver's own types, shared by its files:
- *   qemu_driver.c   the driver: directories, the domain table, the wire
- *                   slots, the host (capabilities, node info)
+ *   qemu_driver.c   the driver: directories, start-up, the domain slots
+ *   qemu_host.c     the host: capabilities, node info, CPU time, memory
+ *   qemu_cpu.c      CPU models, from a probe QEMU
+ *   qemu_cputime.c  a running guest's CPU times
+ *   qemu_domain.c   the domain table: lookups, list filters, conflicts
+ *   qemu_ops.c      the wire slot table
  *   qemu_store.c    files: definitions (atomic writes), runtime status
+ *   qemu_sync.c, qemu_defwrite.c   durable writes off the loop
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
+ *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore
+ *   qemu_agent.c    the guest agent; qemu_console.c the serial console
+ *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
+ *                   statistics and tuning; qemu_domcaps.c domain capabilities
+ *   qmp.c, command.c, domain_xml.c, domain_devices.c, domain_tune.c
+ *                   QMP, the command line and the domain XML (their own headers)
+ * and the other families, each with its header: networks (qemu_network.c,
+ * qemu_netnat.c, qemu_link.c), storage (qemu_storage.c), node devices
+ * (qemu_nodedev.c, qemu_nodedev_define.c), secrets and network filters
+ * (qemu_secret.c, qemu_nwfilter.c), snapshots (qemu_snapshot.c).
  *
  * A domain has a persistent definition (def, NULL when transient) and,
  * while it runs, the live one (live).  Every state change goes through a
@@ -13,6 +28,7 @@
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <ev.h>
@@ -20,6 +36,10 @@
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
+
+/* Every wire slot function of the driver, rv_qemu_<slot> (qemu_ops.c
+ * lists those it serves). */
+RV_DRIVER_SLOTS(rv_qemu_)
 
 typedef enum qemu_job_kind {
     QJOB_START,
@@ -65,6 +85,7 @@ typedef struct qemu_dom {
     int state, reason;          /* RV_DOMAIN_*, and the reason under it */
     int id;                     /* -1 when inactive */
     pid_t pid;                  /* 0 when no process */
+    unsigned long long start_time; /* the process's, from /proc (0: unknown) */
     bool our_child;             /* spawned by this remvirtd (reaped by it) */
     rv_qmp *qmp;
     char *monitor_path;
@@ -102,10 +123,14 @@ typedef struct qemu_dom {
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
+    /* Calls waiting for a start, stop or monitor connection to end. */
+    struct monitor_waiter *monitor_waiters;
+    ev_timer monitor_wait;      /* the first of their deadlines */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
     /* Definition writes (qemu_defwrite.c): the head's child runs, the
      * rest wait in order. */
     struct qemu_def_write *def_writes;
+    struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     struct qemu_dom *next;
 } qemu_dom;
 
@@ -126,7 +151,14 @@ typedef struct qemu_state {
 
 extern qemu_state rv_qemu;
 
-/* ---- qemu_driver.c ---- */
+/* ---- qemu_driver.c: the driver's entry points (rv_driver) ---- */
+void rv_qemu_init(const rv_driver_setup *setup);
+int rv_qemu_probe(const char *uri);
+int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);
+void rv_qemu_close(rv_driver_conn *c);
+void rv_qemu_cleanup(void);
+
+/* ---- qemu_domain.c: the domain table ---- */
 /* A new, inactive domain at the head of the table (NULL: no memory). */
 qemu_dom *rv_qemu_dom_new(void);
 /* The reference a client sees (name copied). */
@@ -136,8 +168,15 @@ const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else de
  * or stopped, about to be dropped) is invisible to every call. */
 bool rv_qemu_dom_visible(const qemu_dom *d);
 qemu_dom *rv_qemu_find_name(const char *name);
+qemu_dom *rv_qemu_find_uuid(const unsigned char uuid[16]);
+/* libvirt's check that def may stand: -1 with its error when another
+ * domain has its name or its UUID; else *found is the domain def
+ * redefines (NULL: a new one). */
+int rv_qemu_dom_check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err);
 /* Domain is running, paused, ... (has a process or is starting). */
 bool rv_qemu_dom_active(const qemu_dom *d);
+/* Forget every domain (daemon exit: the guests run on). */
+void rv_qemu_doms_free(void);
 /* Drop a domain that is neither active nor persistent, nor has jobs. */
 void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 /* Set state and reason; send the event when event >= 0. */
@@ -150,6 +189,9 @@ int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
 
 /* ---- qemu_store.c ---- */
+/* A whole small file, NUL-terminated, at most max bytes; NULL on error
+ * (errno says why). */
+char *rv_qemu_read_file(const char *path, size_t max);
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
 /* Write text to path atomically: temp file, rename; durable: with fsync
  * of the file before and of its directory after. */
@@ -162,6 +204,34 @@ void rv_qemu_remove_runtime(const char *name);
 /* At start-up: remove the symlinks in dir whose target is gone (an
  * undefine killed between its definition and its autostart link). */
 void rv_qemu_drop_dangling_links(const char *dir);
+/* A family of definitions kept one per file in a directory. */
+typedef struct rv_qemu_def_family {
+    const char *what;           /* "domain", "network", ...: for the log */
+    const char *unique_what;    /* what *unique is, for the log; NULL: none */
+    size_t max;                 /* the largest file accepted, in bytes */
+    /* The definition in text (NUL-terminated), or NULL with err set;
+     * *uuid (always), *name (left NULL for a family without names: the
+     * file is then <uuid>.xml, else <name>.xml) and *unique (what else
+     * must be unique, if anything: a secret's usage) point into it. */
+    void *(*parse)(const char *text, const char **name, const unsigned char **uuid,
+                   const char **unique, rv_err *err);
+    /* Takes def, read from path: the only one of its UUID (and unique)
+     * in the directory. */
+    void (*add)(void *def, const char *path, void *opaque);
+    void (*free)(void *def);
+} rv_qemu_def_family;
+/* At start-up: every <name>.xml in dir, in file name order, to fam->add.
+ * Refused with a log line naming the file: one over fam->max bytes, not
+ * a regular file, that does not parse, or not named after what it
+ * defines; every file whose UUID (or unique) another file has too (the
+ * line names both; neither is loaded: which one is right is the
+ * operator's call).
+ * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
+void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
+/* Remove the temporary files that writes interrupted by a kill left in
+ * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
+ * can be under way. */
+void rv_qemu_clean_temp_files(const char *dir);
 /* At start-up: the defined domains, then the runtime of those that ran. */
 void rv_qemu_load_all(void);
 /* The last lines (at most 1 KiB) of a domain's log written after offset
@@ -280,11 +350,6 @@ bool rv_qemu_def_removal_pending(const char *name);
 #define RV_QEMU_TOMBSTONE ".undefine-"
 char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags);
 
-/* ---- qemu_console.c ---- */
-/* DOMAIN_OPEN_CONSOLE: a stream on the guest's serial pty. */
-int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_args *args,
-                                rv_err *err);
-
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
 /* INVALID_ARG "unsupported flags (0x..) in function FUNC", in error
@@ -304,6 +369,13 @@ void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, c
                           rv_deferred *reply);
 /* For qemu_save.c: end the running job; stop the process (see begin_stop). */
 void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
+/* For a call that needs the running guest's monitor (or its process):
+ * 0 when they are there; RV_DEFERRED while the domain is starting,
+ * stopping or (re)connecting to its monitor: the call was deferred and
+ * runs again once that is over (then finding the guest running, or shut
+ * off), or gets a timeout error after 30 s; -1 with libvirtd's "domain
+ * is not running" when it is not active (or no memory). */
+int rv_qemu_need_monitor(qemu_dom *d, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
@@ -348,12 +420,26 @@ void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 /* An active domain's memory: what the balloon last said, else the
  * definition's currentMemory. */
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
-/* cpu time from /proc/<pid>/stat, 0 when unknown. */
+
+/* ---- qemu_cputime.c ---- */
+/* A process's CPU time from its CPU clock, 0 when unknown. */
 unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* When a process started (/proc/<pid>/stat field 22, clock ticks since
+ * boot): with the pid it names one process, whatever pids are reused;
+ * 0 when it cannot be read. */
+unsigned long long rv_qemu_proc_start_time(pid_t pid);
 /* User and system time from a /proc stat file (a process's or a
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
+/* The same for a running domain's process, from a file kept open. */
+bool rv_qemu_dom_proc_times(qemu_dom *d, unsigned long long *user_ns,
+                            unsigned long long *system_ns);
+/* Each of the first nvcpus vCPUs' CPU time into times[i] (seen[i] set),
+ * from files kept open; a vCPU whose thread is not found is left unseen. */
+void rv_qemu_dom_vcpu_times(qemu_dom *d, unsigned nvcpus, unsigned long long *times, bool *seen);
+/* Close the files kept for the domain's process (it is gone). */
+void rv_qemu_cpu_files_close(qemu_dom *d);
 
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;
@@ -401,89 +487,41 @@ int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
-int rv_qemu_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args, rv_err *err);
-int rv_qemu_domain_pin_vcpu_flags(rv_driver_conn *c, const rv_domain_pin_vcpu_flags_args *args,
-                                  rv_err *err);
-int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
-                                     const rv_domain_get_vcpu_pin_info_args *args,
-                                     rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err);
-int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
-                                rv_err *err);
-int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
-                                         const rv_domain_get_emulator_pin_info_args *args,
-                                         rv_domain_get_emulator_pin_info_ret *ret, rv_err *err);
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
-/* ---- qemu_cgtune.c: memory, blkio, NUMA and scheduler tuning (config only) ---- */
-int rv_qemu_domain_set_memory_parameters(rv_driver_conn *c, const rv_domain_set_memory_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c, const rv_domain_get_memory_parameters_args *args,
-    rv_domain_get_memory_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c, const rv_domain_set_blkio_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c, const rv_domain_get_blkio_parameters_args *args,
-    rv_domain_get_blkio_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_numa_parameters(rv_driver_conn *c, const rv_domain_set_numa_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c, const rv_domain_get_numa_parameters_args *args,
-    rv_domain_get_numa_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_set_scheduler_parameters(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_args *args,
-    rv_err *err);
-int rv_qemu_domain_set_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_set_scheduler_parameters_flags_args *args,
-    rv_err *err);
-int rv_qemu_domain_get_scheduler_type(rv_driver_conn *c, const rv_domain_get_scheduler_type_args *args,
-    rv_domain_get_scheduler_type_ret *ret, rv_err *err);
-int rv_qemu_domain_get_scheduler_parameters(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
-    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err);
-int rv_qemu_domain_get_scheduler_parameters_flags(rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
-    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err);
-/* ---- qemu_iotune.c: block I/O throttling, live ---- */
-int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
-                                     const rv_domain_set_block_io_tune_args *args, rv_err *err);
-int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
-                                     const rv_domain_get_block_io_tune_args *args,
-                                     rv_domain_get_block_io_tune_ret *ret, rv_err *err);
-/* ---- qemu_stats.c: statistics (QMP queries as deferred replies) ---- */
-int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
-                                         const rv_connect_get_all_domain_stats_args *args,
-                                         rv_connect_get_all_domain_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
-                               rv_domain_block_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
-                                   rv_domain_interface_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
-                                rv_domain_memory_stats_ret *ret, rv_err *err);
-int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
-                                           const rv_domain_set_memory_stats_period_args *args,
-                                           rv_err *err);
-int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
-                             rv_domain_get_vcpus_ret *ret, rv_err *err);
-int rv_qemu_domain_get_vcpus_flags(rv_driver_conn *c, const rv_domain_get_vcpus_flags_args *args,
-                                   rv_domain_get_vcpus_flags_ret *ret, rv_err *err);
-int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpus_args *args,
-                                 rv_domain_get_max_vcpus_ret *ret, rv_err *err);
-int rv_qemu_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
-                             rv_node_get_cpu_map_ret *ret, rv_err *err);
-
-/* ---- qemu_tune.c: setmem, setmaxmem, setvcpus ---- */
-int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err);
-int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
-                                  rv_err *err);
-int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
-                                  rv_domain_get_max_memory_ret *ret, rv_err *err);
-int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
-                                    rv_err *err);
-int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err);
-int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
-                                   rv_err *err);
 
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */
 void rv_qemu_domcaps_probe(const char *binary);
-int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
-                                            const rv_connect_get_domain_capabilities_args *args,
-                                            rv_connect_get_domain_capabilities_ret *ret,
-                                            rv_err *err);
+
+/* ---- qemu_cpu.c: CPU models, from a probe QEMU ---- */
+/* A set of CPU feature names in QEMU's spelling, sorted. */
+typedef struct rv_qemu_cpu_features {
+    char **names;
+    size_t n;
+} rv_qemu_cpu_features;
+void rv_qemu_cpu_features_clear(rv_qemu_cpu_features *f);
+/* Start the probe if it has not run (at a connection's open; calls that
+ * need it wait for it). */
+void rv_qemu_cpu_probe_start(void);
+/* At start-up: kill a probe QEMU an earlier remvirtd left (killed
+ * while it probed). */
+void rv_qemu_cpu_kill_stale_probe(void);
+void rv_qemu_cpu_cleanup(void);
+/* For a slot that needs the probe: 0 when it is done (or, unless need,
+ * failed); RV_DEFERRED: the call waits and is run again once it is over;
+ * -1 with err (it failed and need). */
+int rv_qemu_cpu_wait(bool need, rv_err *err);
+/* The word flag is in /proc/cpuinfo's flags line. */
+bool rv_qemu_cpu_flag(const char *flags, const char *flag);
+/* The features of a /proc/cpuinfo flags line QEMU knows, into out. */
+void rv_qemu_cpu_host_features(const char *flags, rv_qemu_cpu_features *out);
+/* The model that best describes a host CPU of that vendor (libvirt's
+ * name; NULL: any) and features; NULL when none fits or no probe. */
+const char *rv_qemu_cpu_host_model(const char *vendor, const rv_qemu_cpu_features *host);
+/* <feature name=.../> for each host feature the model lacks. */
+void rv_qemu_cpu_put_features(FILE *fp, const char *indent, const char *model,
+                              const rv_qemu_cpu_features *host);
 
 #endif

@@ -154,24 +154,20 @@ static void qmp_send(qemu_dom *d, iotune_req *req, const char *command, json_obj
     req_free(req);
 }
 
-/* The running domain and its disk for a live call, or NULL with err. */
-static qemu_dom *live_disk(const rv_nonnull_domain *wire, const char *path,
-                           const rv_qemu_disk **disk, rv_err *err)
+/* The running domain and its disk for a live call: 0; else RV_DEFERRED
+ * (it waits for the monitor, rv_qemu_need_monitor) or -1 with err. */
+static int live_disk(const rv_nonnull_domain *wire, const char *path, qemu_dom **d,
+                     const rv_qemu_disk **disk, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (!d)
-        return NULL;
-    if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
-        fail(err, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
-    if (!(*disk = find_disk(d->live, path)) || (*disk)->device != RV_QEMU_DISK_DISK) {
-        fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' was not found in the "
-             "domain config", path);
-        return NULL;
-    }
-    return d;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    int rc = rv_qemu_need_monitor(*d, err);
+    if (rc)
+        return rc;
+    if (!(*disk = find_disk((*d)->live, path)) || (*disk)->device != RV_QEMU_DISK_DISK)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' was not found in the "
+                    "domain config", path);
+    return 0;
 }
 
 /* ================================================================ set */
@@ -336,8 +332,9 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
         }
         return RV_DEFERRED;
     }
-    if (!(d = live_disk(&args->dom, args->disk, &disk, err)))
-        return -1;
+    int rc = live_disk(&args->dom, args->disk, &d, &disk, err);
+    if (rc)
+        return rc;
     iotune_req *req = req_new(d, disk->target, err);
     if (!req)
         return -1;
@@ -470,8 +467,9 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
                    ? fail(err, RV_ERR_NO_MEMORY, "out of memory") : 0;
     }
     const rv_qemu_disk *disk;
-    if (!(d = live_disk(&args->dom, *args->disk, &disk, err)))
-        return -1;
+    int rc = live_disk(&args->dom, *args->disk, &d, &disk, err);
+    if (rc)
+        return rc;
     iotune_req *req = req_new(d, disk->target, err);
     if (!req)
         return -1;

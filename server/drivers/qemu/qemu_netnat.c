@@ -79,32 +79,32 @@ static bool mac_ok(const char *mac)
                   &extra) == 6 && only(mac, ":", 17);
 }
 
-static const char *mode_of(const rv_test_net_def *def)
+static const char *mode_of(const rv_net_def *def)
 {
     const rv_xml_node *fw = rv_xml_child(def->root, "forward");
     const char *mode = fw ? rv_xml_attr_get(fw, "mode") : NULL;
     return !fw ? "none" : mode ? mode : "nat";
 }
 
-bool rv_qemu_netnat_managed(const rv_test_net_def *def)
+bool rv_qemu_netnat_managed(const rv_net_def *def)
 {
     const char *mode = mode_of(def);
     return strcmp(mode, "nat") == 0 || strcmp(mode, "none") == 0;
 }
 
-static bool is_nat(const rv_test_net_def *def)
+static bool is_nat(const rv_net_def *def)
 {
     return strcmp(mode_of(def), "nat") == 0;
 }
 
 /* The outgoing device of a NAT network (<forward dev>), or NULL. */
-static const char *forward_dev(const rv_test_net_def *def)
+static const char *forward_dev(const rv_net_def *def)
 {
     const rv_xml_node *fw = rv_xml_child(def->root, "forward");
     return fw ? rv_xml_attr_get(fw, "dev") : NULL;
 }
 
-static int get_ipconf(const rv_test_net_def *def, ipconf *c, rv_err *err)
+static int get_ipconf(const rv_net_def *def, ipconf *c, rv_err *err)
 {
     memset(c, 0, sizeof(*c));
     for (size_t i = 0; i < def->root->nkids; i++) {
@@ -160,7 +160,7 @@ static bool in_subnet(const ipconf *c, uint32_t a)
     return (a & m) == (c->address & m) && (a & ~m) != 0 && (a & ~m) != ~m;
 }
 
-int rv_qemu_netnat_check(const rv_test_net_def *def, rv_err *err)
+int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
 {
     ipconf c;
     if (get_ipconf(def, &c, err) < 0)
@@ -235,7 +235,7 @@ static char *read_small(const char *path, size_t max)
 }
 
 /* dnsmasq's configuration: DHCP on the bridge only, its files here. */
-static char *dnsmasq_conf(const rv_test_net_def *def, const ipconf *c, const char *dir)
+static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *dir)
 {
     char *pid = rv_qemu_path(dir, def->name, ".pid"), *leases = rv_qemu_path(dir, def->name, ".leases");
     char *text = NULL;
@@ -282,14 +282,14 @@ static char *dnsmasq_conf(const rv_test_net_def *def, const ipconf *c, const cha
     return text;
 }
 
-static int table_name(const rv_test_net_def *def, char *out, size_t size)
+static int table_name(const rv_net_def *def, char *out, size_t size)
 {
     return snprintf(out, size, "remvirt_%s", def->bridge) < (int)size ? 0 : -1;
 }
 
 /* The network's nftables table, replaced whole in one transaction (an
  * older one left by a crash goes first). */
-static char *nft_rules(const rv_test_net_def *def, const ipconf *c)
+static char *nft_rules(const rv_net_def *def, const ipconf *c)
 {
     char table[64], net[INET_ADDRSTRLEN], *text = NULL;
     size_t size = 0;
@@ -564,7 +564,7 @@ static void on_exit_status(void *data, int status, const char *why)
     rv_err_clear(&err);
 }
 
-static netop *op_new(const rv_test_net_def *def, const char *dir, step s, rv_qemu_netnat_done done,
+static netop *op_new(const rv_net_def *def, const char *dir, step s, rv_qemu_netnat_done done,
                      void *opaque)
 {
     netop *op = calloc(1, sizeof(*op));
@@ -600,7 +600,7 @@ static int write_in(const char *dir, const char *name, const char *suffix, const
     return rc;
 }
 
-int rv_qemu_netnat_start(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                          void *opaque, rv_err *err)
 {
     ipconf c;
@@ -653,7 +653,7 @@ int rv_qemu_netnat_start(const rv_test_net_def *def, const char *dir, rv_qemu_ne
     return 0;
 }
 
-int rv_qemu_netnat_stop(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                         void *opaque, rv_err *err)
 {
     char table[64], *rules = NULL;
@@ -682,7 +682,7 @@ int rv_qemu_netnat_stop(const rv_test_net_def *def, const char *dir, rv_qemu_net
     return 0;
 }
 
-void rv_qemu_netnat_reattach(const rv_test_net_def *def, const char *dir)
+void rv_qemu_netnat_reattach(const rv_net_def *def, const char *dir)
 {
     ipconf c;
     rv_err err = { 0 };
@@ -733,7 +733,7 @@ static char **opt_string(const char *s)
     return p;
 }
 
-int rv_qemu_netnat_leases(const rv_test_net_def *def, const char *dir, const char *mac,
+int rv_qemu_netnat_leases(const rv_net_def *def, const char *dir, const char *mac,
                           bool need_results, rv_network_get_dhcp_leases_ret *ret, rv_err *err)
 {
     ipconf c;

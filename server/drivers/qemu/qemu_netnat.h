@@ -15,28 +15,28 @@
 
 #include "common/error.h"
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/conf/network_xml.h"
 
 /* The network's bridge is remvirtd's to make (modes nat and none). */
-bool rv_qemu_netnat_managed(const rv_test_net_def *def);
+bool rv_qemu_netnat_managed(const rv_net_def *def);
 /* Whether its <ip>, <dhcp> and forward mode can be made here; err says
  * what cannot (IPv6, a range outside the subnet, ...). */
-int rv_qemu_netnat_check(const rv_test_net_def *def, rv_err *err);
+int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err);
 
 typedef void (*rv_qemu_netnat_done)(void *opaque, const rv_err *err);
 /* 0: done(opaque, NULL or the error) runs later, with nothing left behind
  * on error; -1 with err set: nothing was started. */
-int rv_qemu_netnat_start(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                          void *opaque, rv_err *err);
 /* dnsmasq stopped, bridge deleted, files removed at once; done runs when
  * the nftables table is gone too.  -1 with err set: nothing changed. */
-int rv_qemu_netnat_stop(const rv_test_net_def *def, const char *dir, rv_qemu_netnat_done done,
+int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                         void *opaque, rv_err *err);
 /* After a restart of remvirtd: the running dnsmasq is found from its pid
  * file (one that died is started again). */
-void rv_qemu_netnat_reattach(const rv_test_net_def *def, const char *dir);
+void rv_qemu_netnat_reattach(const rv_net_def *def, const char *dir);
 /* NETWORK_GET_DHCP_LEASES from dnsmasq's lease file (mac: only its). */
-int rv_qemu_netnat_leases(const rv_test_net_def *def, const char *dir, const char *mac,
+int rv_qemu_netnat_leases(const rv_net_def *def, const char *dir, const char *mac,
                           bool need_results, rv_network_get_dhcp_leases_ret *ret, rv_err *err);
 /* At exit: commands still running are abandoned, their done() told so. */
 void rv_qemu_netnat_cleanup(void);

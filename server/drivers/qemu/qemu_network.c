@@ -25,30 +25,52 @@
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_netnat.h"
 #include "server/drivers/qemu/qemu_network.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/conf/network_xml.h"
+#include "server/drivers/conf/objlist.h"
 
 RV_LOG_CATEGORY("drivers.qemu.network");
 
-enum { MAX_NETS = 256, NET_XML_MAX = 64 * 1024 };
+enum { MAX_NETS = 256 };
 
 typedef struct qnet {
-    rv_test_net_def *def;
+    rv_net_def *def;
     /* What it runs with while active or starting: def, or the one def
      * replaced (a redefinition takes effect at the next start). */
-    rv_test_net_def *live;
+    rv_net_def *live;
     bool active, persistent, autostart;
     /* A start or destroy of a NAT or isolated network under way, and
      * the call that waits for it (NULL: an autostart). */
     bool busy, reply_net;
     rv_deferred *reply;
-    struct qnet *next;          /* in name order */
 } qnet;
 
+static const char *net_name(const void *n)
+{
+    return ((const qnet *)n)->def->name;
+}
+
+static const unsigned char *net_uuid(const void *n)
+{
+    return ((const qnet *)n)->def->uuid;
+}
+
+static unsigned int net_state(const void *obj)
+{
+    const qnet *n = obj;
+    return (n->active ? RV_OBJ_ACTIVE : 0) | (n->persistent ? RV_OBJ_PERSISTENT : 0) |
+           (n->autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
+static const rv_obj_kind net_kind = {
+    .what = "network", .whats = "networks", .not_found = "Network not found",
+    .lookup_what = "network", .from = RV_FROM_NETWORK, .no_object = RV_ERR_NO_NETWORK,
+    .name_of = net_name, .uuid_of = net_uuid, .state_of = net_state,
+};
+
 static struct {
-    qnet *nets;
-    size_t n;
+    rv_obj_list list;           /* of qnet */
     char *config_dir, *autostart_dir, *run_dir;
-} st;
+} st = { .list = { .max = MAX_NETS, .kind = &net_kind } };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NETWORK, (code), __VA_ARGS__)
 
@@ -66,40 +88,25 @@ static void emit(const qnet *n, int event)
 
 static qnet *find(const char *name)
 {
-    for (qnet *n = st.nets; n; n = n->next)
-        if (strcmp(n->def->name, name) == 0)
-            return n;
-    return NULL;
+    return rv_obj_find_name(&st.list, name);
 }
 
-static qnet *find_uuid(const unsigned char uuid[16])
+static qnet *add(rv_net_def *def, rv_err *err)
 {
-    for (qnet *n = st.nets; n; n = n->next)
-        if (memcmp(n->def->uuid, uuid, 16) == 0)
-            return n;
-    return NULL;
-}
-
-static qnet *add(rv_test_net_def *def, rv_err *err)
-{
-    qnet *n = st.n < MAX_NETS ? calloc(1, sizeof(*n)) : NULL;
+    qnet *n = calloc(1, sizeof(*n));
     if (!n) {
-        st.n < MAX_NETS ? oom(err)
-                        : fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d networks",
-                               MAX_NETS);
+        oom(err);
         return NULL;
     }
     n->def = def;
-    qnet **at = &st.nets;
-    while (*at && strcmp((*at)->def->name, def->name) < 0)
-        at = &(*at)->next;
-    n->next = *at;
-    *at = n;
-    st.n++;
+    if (rv_obj_add(&st.list, n, err) < 0) {
+        free(n);
+        return NULL;
+    }
     return n;
 }
 
-static const rv_test_net_def *running(const qnet *n)
+static const rv_net_def *running(const qnet *n)
 {
     return n->live ? n->live : n->def;
 }
@@ -107,46 +114,35 @@ static const rv_test_net_def *running(const qnet *n)
 static void live_clear(qnet *n)
 {
     if (n->live != n->def)
-        rv_test_net_def_free(n->live);
+        rv_net_def_free(n->live);
     n->live = NULL;
 }
 
 static void drop(qnet *n)
 {
-    for (qnet **at = &st.nets; *at; at = &(*at)->next)
-        if (*at == n) {
-            *at = n->next;
-            st.n--;
-            live_clear(n);
-            rv_test_net_def_free(n->def);
-            free(n);
-            return;
-        }
+    rv_obj_remove(&st.list, n);
+    live_clear(n);
+    rv_net_def_free(n->def);
+    free(n);
 }
 
 static qnet *get(const rv_nonnull_network *w, rv_err *err)
 {
-    qnet *n = find(w->name);
-    if (!n)
-        fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
-             w->name);
-    return n;
+    return rv_obj_get_name(&st.list, w->name, err);
 }
 
-static int to_wire(const qnet *n, rv_nonnull_network *w, rv_err *err)
+static int to_wire(const void *n, void *w, rv_err *err)
 {
-    if (!(w->name = strdup(n->def->name)))
-        return oom(err);
-    memcpy(w->uuid, n->def->uuid, 16);
-    return 0;
+    rv_nonnull_network *net = w;
+    return rv_obj_put_handle(&st.list, n, &net->name, net->uuid, err);
 }
 
 /* ---- files ---- */
 
 /* The run file: the network is active (not fsynced: crash-safety rule 1). */
-static int save_run_file(const rv_test_net_def *def, rv_err *err)
+static int save_run_file(const rv_net_def *def, rv_err *err)
 {
-    char *xml = rv_test_net_def_format(def), *path = rv_qemu_path(st.run_dir, def->name, ".xml");
+    char *xml = rv_net_def_format(def), *path = rv_qemu_path(st.run_dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
              : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
                                                    : rv_qemu_write_file(path, xml, false, err);
@@ -165,16 +161,6 @@ static void unlink_in(const char *dir, const char *name)
 
 /* ---- what a network may be here ---- */
 
-/* The forward mode ("bridge", "nat", ...; "none" without <forward>). */
-static const char *forward_mode(const rv_test_net_def *def)
-{
-    const rv_xml_node *fw = rv_xml_child(def->root, "forward");
-    if (!fw)
-        return "none";
-    const char *mode = rv_xml_attr_get(fw, "mode");
-    return mode ? mode : "nat";
-}
-
 /* Letters, digits, '-', '_', '.': what dnsmasq's and nft's files may
  * hold unquoted. */
 static bool link_name_ok(const char *name)
@@ -186,79 +172,45 @@ static bool link_name_ok(const char *name)
     return *name != '\0';
 }
 
-/* Sets <bridge name> in the XML tree (and def->bridge). */
-static int set_bridge_name(rv_test_net_def *def, const char *name, rv_err *err)
-{
-    rv_xml_node *root = def->root, *br = rv_xml_child(root, "bridge");
-    char *copy = strdup(name), *attr_name = strdup("name"), *value = strdup(name);
-    if (!br && copy && attr_name && value && (br = calloc(1, sizeof(*br)))) {
-        rv_xml_node **kids = realloc(root->kids, (root->nkids + 1) * sizeof(*kids));
-        if (!kids || !(br->name = strdup("bridge"))) {
-            if (kids)
-                root->kids = kids;
-            free(br);
-            br = NULL;
-        } else {
-            root->kids = kids;
-            kids[root->nkids++] = br;
-            root->kids_cap = root->nkids;
-        }
-    }
-    rv_xml_attr *attrs = br && copy && attr_name && value
-                             ? realloc(br->attrs, (br->nattrs + 1) * sizeof(*attrs)) : NULL;
-    if (!attrs) {
-        free(copy);
-        free(attr_name);
-        free(value);
-        return oom(err);
-    }
-    br->attrs = attrs;
-    attrs[br->nattrs].name = attr_name;
-    attrs[br->nattrs].value = value;
-    br->nattrs++;
-    free(def->bridge);
-    def->bridge = copy;
-    return 0;
-}
-
 /* A NAT or isolated network's bridge: its own name, used by no other
  * network; without one the first virbrN that nothing uses. */
-static int own_bridge(rv_test_net_def *def, rv_err *err)
+static int own_bridge(rv_net_def *def, rv_err *err)
 {
     const qnet *same = find(def->name);     /* a redefinition keeps its bridge */
     if (!def->bridge && same && same->def->bridge && rv_qemu_netnat_managed(same->def) &&
-        set_bridge_name(def, same->def->bridge, err) < 0)
+        rv_net_def_set_bridge(def, same->def->bridge, err) < 0)
         return -1;
     for (int i = 0; !def->bridge && i < 256; i++) {
         char name[16];
         snprintf(name, sizeof(name), "virbr%d", i);
         bool used = rv_qemu_link_exists(name);
-        for (qnet *n = st.nets; n && !used; n = n->next)
+        for (size_t k = 0; k < st.list.n && !used; k++) {
+            const qnet *n = rv_obj_at(&st.list, k);
             used = strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
                    strcmp(n->def->bridge, name) == 0;
-        if (!used && set_bridge_name(def, name, err) < 0)
+        }
+        if (!used && rv_net_def_set_bridge(def, name, err) < 0)
             return -1;
     }
     if (!def->bridge)
         return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: no free bridge name virbr0..virbr255");
-    for (qnet *n = st.nets; n; n = n->next)
+    for (size_t k = 0; k < st.list.n; k++) {
+        const qnet *n = rv_obj_at(&st.list, k);
         if (strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
             strcmp(n->def->bridge, def->bridge) == 0)
             return fail(err, RV_ERR_OPERATION_INVALID,
                         "Requested operation is not valid: bridge name '%s' is already in use by "
                         "network '%s'", def->bridge, n->def->name);
+    }
     return 0;
 }
 
-static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
+static int parse(const char *xml, rv_net_def **out, rv_err *err)
 {
-    if (strlen(xml) > NET_XML_MAX)
-        return fail(err, RV_ERR_XML_ERROR, "XML error: network XML longer than %d bytes",
-                    NET_XML_MAX);
-    if (rv_test_net_def_parse(xml, out, err) < 0)
+    if (rv_net_def_parse(xml, out, err) < 0)
         return -1;
-    rv_test_net_def *def = *out;
-    const char *mode = forward_mode(def);
+    rv_net_def *def = *out;
+    const char *mode = rv_net_def_forward_mode(def);
     int rc = 0;
     bool bad_name = !def->name[0] || def->name[0] == '.' || strchr(def->name, '/');
     for (const char *c = def->name; *c; c++)
@@ -279,23 +231,10 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
     else if (rv_qemu_netnat_managed(def) &&
              (rv_qemu_netnat_check(def, err) < 0 || own_bridge(def, err) < 0))
         rc = -1;
-    if (rc == 0) {
-        char uuid[RV_UUID_STRING_LEN];
-        qnet *same = find(def->name), *byuuid = find_uuid(def->uuid);
-        if (same && memcmp(same->def->uuid, def->uuid, 16) != 0) {
-            rv_uuid_format(same->def->uuid, uuid);
-            rc = fail(err, RV_ERR_OPERATION_FAILED,
-                      "operation failed: network '%s' is already defined with uuid %s",
-                      def->name, uuid);
-        } else if (byuuid && byuuid != same) {
-            rv_uuid_format(def->uuid, uuid);
-            rc = fail(err, RV_ERR_OPERATION_FAILED,
-                      "operation failed: network '%s' already exists with uuid %s",
-                      byuuid->def->name, uuid);
-        }
-    }
+    if (rc == 0)
+        rc = rv_obj_check_clash(&st.list, def->name, def->uuid, NULL, err);
     if (rc < 0) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         *out = NULL;
     }
     return rc;
@@ -438,9 +377,7 @@ int rv_qemu_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_network
                                     rv_err *err)
 {
     (void)c, (void)err;
-    ret->num = 0;
-    for (qnet *n = st.nets; n; n = n->next)
-        ret->num += n->active;
+    ret->num = rv_obj_count(&st.list, true);
     return 0;
 }
 
@@ -449,22 +386,7 @@ int rv_qemu_connect_num_of_defined_networks(rv_driver_conn *c,
                                             rv_err *err)
 {
     (void)c, (void)err;
-    ret->num = 0;
-    for (qnet *n = st.nets; n; n = n->next)
-        ret->num += !n->active;
-    return 0;
-}
-
-static int list_names(bool active, int maxnames, char ***names, u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > RV_NETWORK_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, RV_NETWORK_LIST_MAX);
-    if (!(*names = calloc((size_t)maxnames + 1, sizeof(char *))))
-        return oom(err);
-    *len = 0;
-    for (qnet *n = st.nets; n && *len < (u_int)maxnames; n = n->next)
-        if (n->active == active && !((*names)[(*len)++] = strdup(n->def->name)))
-            return oom(err);
+    ret->num = rv_obj_count(&st.list, false);
     return 0;
 }
 
@@ -472,7 +394,8 @@ int rv_qemu_connect_list_networks(rv_driver_conn *c, const rv_connect_list_netwo
                                   rv_connect_list_networks_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(true, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+    return rv_obj_list_names(&st.list, true, args->maxnames, RV_NETWORK_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int rv_qemu_connect_list_defined_networks(rv_driver_conn *c,
@@ -480,19 +403,8 @@ int rv_qemu_connect_list_defined_networks(rv_driver_conn *c,
                                           rv_connect_list_defined_networks_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(false, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
-}
-
-static bool matches(const qnet *n, unsigned int f)
-{
-    unsigned int act = f & (RV_LIST_NETWORKS_ACTIVE | RV_LIST_NETWORKS_INACTIVE);
-    unsigned int per = f & (RV_LIST_NETWORKS_PERSISTENT | RV_LIST_NETWORKS_TRANSIENT);
-    unsigned int aut = f & (RV_LIST_NETWORKS_AUTOSTART | RV_LIST_NETWORKS_NO_AUTOSTART);
-    return (!act || (act & (n->active ? RV_LIST_NETWORKS_ACTIVE : RV_LIST_NETWORKS_INACTIVE))) &&
-           (!per || (per & (n->persistent ? RV_LIST_NETWORKS_PERSISTENT
-                                          : RV_LIST_NETWORKS_TRANSIENT))) &&
-           (!aut || (aut & (n->autostart ? RV_LIST_NETWORKS_AUTOSTART
-                                         : RV_LIST_NETWORKS_NO_AUTOSTART)));
+    return rv_obj_list_names(&st.list, false, args->maxnames, RV_NETWORK_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int rv_qemu_connect_list_all_networks(rv_driver_conn *c,
@@ -500,22 +412,11 @@ int rv_qemu_connect_list_all_networks(rv_driver_conn *c,
                                       rv_connect_list_all_networks_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->flags & ~0x3fu)
-        return fail(err, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function connectListAllNetworks",
-                    args->flags & ~0x3fu);
-    u_int k = 0;
-    for (qnet *n = st.nets; n; n = n->next)
-        k += matches(n, args->flags);
-    ret->ret = k;
-    if (!args->need_results || !k)
-        return 0;
-    if (!(ret->nets.nets_val = calloc(k, sizeof(rv_nonnull_network))))
-        return oom(err);
-    for (qnet *n = st.nets; n; n = n->next)
-        if (matches(n, args->flags) && to_wire(n, &ret->nets.nets_val[ret->nets.nets_len++], err) < 0)
-            return -1;
-    return 0;
+    if (rv_qemu_check_flags(RV_FROM_NETWORK, args->flags, 0x3f, "connectListAllNetworks", err) < 0)
+        return -1;
+    return rv_obj_list_all(&st.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
+                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
+                           err);
 }
 
 int rv_qemu_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
@@ -531,14 +432,8 @@ int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by
                                    rv_network_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qnet *n = find_uuid((const unsigned char *)args->uuid);
-    if (!n) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, text);
-        return fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching uuid '%s'",
-                    text);
-    }
-    return to_wire(n, &ret->net, err);
+    qnet *n = rv_obj_get_uuid(&st.list, (const unsigned char *)args->uuid, err);
+    return n ? to_wire(n, &ret->net, err) : -1;
 }
 
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
@@ -547,7 +442,7 @@ int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by
 typedef struct net_op {
     rv_qemu_fileop op;
     char *xml;                  /* define: the XML asked for */
-    rv_test_net_def *def;       /* define: parsed at its turn */
+    rv_net_def *def;            /* define: parsed at its turn */
     unsigned char uuid[16];     /* undefine: the network */
 } net_op;
 
@@ -557,7 +452,7 @@ static void net_op_destroy(rv_qemu_fileop *o)
 {
     net_op *op = (net_op *)o;
     free(op->xml);
-    rv_test_net_def_free(op->def);
+    rv_net_def_free(op->def);
     free(op);
 }
 
@@ -576,9 +471,9 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     net_op *op = (net_op *)o;
     if (parse(op->xml, &op->def, err) < 0)
         return -1;
-    if (!find(op->def->name) && st.n >= MAX_NETS)
-        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d networks", MAX_NETS);
-    char *xml = rv_test_net_def_format(op->def);
+    if (!find(op->def->name) && rv_obj_check_room(&st.list, err) < 0)
+        return -1;
+    char *xml = rv_net_def_format(op->def);
     if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, op->def->name, ".xml"), xml,
                                     true) < 0)
         return oom(err);
@@ -595,13 +490,13 @@ static void define_commit(rv_qemu_fileop *o)
         rv_err_clear(&err);
         return;
     }
-    rv_test_net_def *old = n->def == op->def ? NULL : n->def;
+    rv_net_def *old = n->def == op->def ? NULL : n->def;
     n->def = op->def;
     op->def = NULL;
     /* An active network keeps running as it started (live); the new
      * definition (maybe another bridge) is what starts next time. */
     if (old && old != n->live)
-        rv_test_net_def_free(old);
+        rv_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
     rv_network_define_xml_ret *ret = rv_deferred_ret(o->reply);
@@ -613,11 +508,11 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
                                rv_network_define_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
-    rv_test_net_def *def;
+    rv_net_def *def;
     /* Refused at once when bad; checked again at its turn. */
     if (parse(args->xml, &def, err) < 0)
         return -1;
-    rv_test_net_def_free(def);
+    rv_net_def_free(def);
     net_op *op = net_op_new(err);
     if (!op || !(op->xml = strdup(args->xml))) {
         if (op)
@@ -631,19 +526,19 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
                                rv_network_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
-    rv_test_net_def *def;
+    rv_net_def *def;
     if (parse(args->xml, &def, err) < 0)
         return -1;
     if (find(def->name)) {
         fail(err, RV_ERR_OPERATION_INVALID,
              "Requested operation is not valid: network '%s' is already defined; start it instead",
              def->name);
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     qnet *n = add(def, err);
     if (!n) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     rv_deferred *reply = NULL;
@@ -749,7 +644,7 @@ static int set_autostart_link(const qnet *n, bool on, rv_err *err)
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     net_op *op = (net_op *)o;
-    qnet *n = find_uuid(op->uuid);
+    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
     if (!n)
         return fail(err, RV_ERR_NO_NETWORK, "Network not found: the network was undefined");
     if (busy(n, err) < 0)
@@ -770,7 +665,7 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 static void undefine_commit(rv_qemu_fileop *o)
 {
     net_op *op = (net_op *)o;
-    qnet *n = find_uuid(op->uuid);
+    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
     if (!n)
         return;
     n->persistent = n->autostart = false;
@@ -802,7 +697,7 @@ int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_des
                     "unsupported flags (0x%x) in function networkGetXMLDesc", args->flags & ~1u);
     if (!(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format((args->flags & 1u) ? n->def : running(n))))
+    if (!(ret->xml = rv_net_def_format((args->flags & 1u) ? n->def : running(n))))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
@@ -869,54 +764,48 @@ int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persist
 
 /* ---- start-up and exit ---- */
 
-static rv_test_net_def *load_file(const char *path)
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
 {
-    FILE *fp = fopen(path, "re");
-    if (!fp)
+    (void)unique;
+    rv_net_def *def = NULL;
+    if (rv_net_def_parse(text, &def, err) < 0)
         return NULL;
-    char *xml = calloc(1, NET_XML_MAX + 1);
-    if (xml)
-        (void)!fread(xml, 1, NET_XML_MAX, fp);
-    fclose(fp);
-    rv_test_net_def *def = NULL;
-    rv_err err = { 0 };
-    if (xml && rv_test_net_def_parse(xml, &def, &err) < 0)
-        RV_WARN("network file '%s' is not used: %s", path, err.message);
-    rv_err_clear(&err);
-    free(xml);
+    *name = def->name;
+    *uuid = def->uuid;
     return def;
 }
 
-static void load_dir(const char *dir, bool persistent)
+/* opaque: non-NULL for the config dir (persistent definitions). */
+static void add_file(void *def_, const char *path, void *opaque)
 {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(dir, e->d_name, "");
-        rv_test_net_def *def = path ? load_file(path) : NULL;
-        free(path);
-        if (!def)
-            continue;
-        qnet *n = find(def->name);
-        rv_err err = { 0 };
-        if (n) {
-            n->active = true;   /* the run dir's copy: what runs */
-            n->live = def;
-        } else if ((n = add(def, &err))) {
-            n->persistent = persistent;
-            n->active = !persistent;
-            n->live = n->active ? def : NULL;
-        } else {
-            rv_test_net_def_free(def);
-        }
-        rv_err_clear(&err);
+    (void)path;
+    rv_net_def *def = def_;
+    bool persistent = opaque != NULL;
+    qnet *n = find(def->name);
+    rv_err err = { 0 };
+    if (n) {
+        n->active = true;   /* the run dir's copy: what runs */
+        n->live = def;
+    } else if ((n = add(def, &err))) {
+        n->persistent = persistent;
+        n->active = !persistent;
+        n->live = n->active ? def : NULL;
+    } else {
+        RV_WARN("network '%s' is not loaded: %s", def->name, err.message);
+        rv_net_def_free(def);
     }
-    if (d)
-        closedir(d);
+    rv_err_clear(&err);
 }
+
+static void free_file(void *def)
+{
+    rv_net_def_free(def);
+}
+
+static const rv_qemu_def_family network_files = {
+    "network", NULL, RV_NETWORK_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_network_init(void)
 {
@@ -927,9 +816,10 @@ void rv_qemu_network_init(void)
         return;
     }
     rv_qemu_drop_dangling_links(st.autostart_dir);
-    load_dir(st.config_dir, true);
-    load_dir(st.run_dir, false);
-    for (qnet *n = st.nets; n; n = n->next) {
+    rv_qemu_load_defs(st.config_dir, &network_files, &st);
+    rv_qemu_load_defs(st.run_dir, &network_files, NULL);
+    for (size_t i = 0; i < st.list.n; i++) {
+        qnet *n = rv_obj_at(&st.list, i);
         char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
         n->autostart = n->persistent && link && access(link, F_OK) == 0;
         free(link);
@@ -946,12 +836,14 @@ void rv_qemu_network_cleanup(void)
 {
     rv_qemu_fileq_release(&net_queue);
     rv_qemu_netnat_cleanup();   /* answers the calls that wait, before the table goes */
-    while (st.nets)
-        drop(st.nets);
+    while (st.list.n)
+        drop(rv_obj_at(&st.list, 0));
+    free(st.list.items);
     free(st.config_dir);
     free(st.autostart_dir);
     free(st.run_dir);
     memset(&st, 0, sizeof(st));
+    st.list = (rv_obj_list){ .max = MAX_NETS, .kind = &net_kind };
 }
 
 int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp_leases_args *args,

@@ -10,7 +10,7 @@
 
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_nodedev.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NODEDEV, (code), __VA_ARGS__)
 

@@ -16,8 +16,8 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
-#include "server/drivers/xml_read.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.nwfilter");
 
@@ -648,29 +648,56 @@ int rv_qemu_nwfilter_binding_get_xml_desc(rv_driver_conn *c,
 
 /* ---- start-up and exit ---- */
 
-static void load_one(const char *path)
-{
-    FILE *fp = fopen(path, "re");
-    char *text = fp ? calloc(1, NWFILTER_XML_MAX + 1) : NULL;
-    if (text)
-        (void)!fread(text, 1, NWFILTER_XML_MAX, fp);
-    if (fp)
-        fclose(fp);
-    char *name = NULL, *xml = NULL;
+/* A filter read from its file. */
+typedef struct filter_file {
+    char *name, *xml;
     unsigned char uuid[16];
+} filter_file;
+
+static void free_file(void *f_)
+{
+    filter_file *f = f_;
+    free(f->name);
+    free(f->xml);
+    free(f);
+}
+
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
+{
+    (void)unique;
+    filter_file *f = calloc(1, sizeof(*f));
+    if (!f) {
+        oom(err);
+        return NULL;
+    }
+    if (parse_filter(text, &f->name, f->uuid, &f->xml, err) < 0) {
+        free_file(f);
+        return NULL;
+    }
+    *name = f->name;
+    *uuid = f->uuid;
+    return f;
+}
+
+static void add_file(void *f_, const char *path, void *opaque)
+{
+    (void)opaque;
+    filter_file *f = f_;
     rv_err err = { 0 };
-    if (!text || parse_filter(text, &name, uuid, &xml, &err) < 0 ||
-        check_define(name, uuid, &err) < 0 || find_name(name)) {
-        RV_WARN("nwfilter file '%s' is not used: %s", path,
-                err.message ? err.message : "unreadable or a duplicate");
-        free(name);
-        free(xml);
+    if (check_define(f->name, f->uuid, &err) < 0) {
+        RV_WARN("nwfilter file '%s' is not used: %s", path, err.message);
+        free_file(f);
     } else {
-        put(name, uuid, xml, &err);
+        put(f->name, f->uuid, f->xml, &err);
+        free(f);
     }
     rv_err_clear(&err);
-    free(text);
 }
+
+static const rv_qemu_def_family filter_files = {
+    "nwfilter", NULL, NWFILTER_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_nwfilter_init(void)
 {
@@ -678,19 +705,7 @@ void rv_qemu_nwfilter_init(void)
         RV_ERROR("QEMU driver: out of memory; no network filters");
         return;
     }
-    DIR *d = opendir(st.dir);
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(st.dir, e->d_name, "");
-        if (path)
-            load_one(path);
-        free(path);
-    }
-    if (d)
-        closedir(d);
+    rv_qemu_load_defs(st.dir, &filter_files, NULL);
 }
 
 void rv_qemu_nwfilter_cleanup(void)

@@ -29,44 +29,26 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 /* The domain and which of its definitions flags name (neither: the live
- * one when it runs, else the persistent one), with libvirt's refusals. */
-static qemu_dom *pick(const rv_nonnull_domain *wire, unsigned int flags, bool *live,
-                      bool *config, rv_err *err)
+ * one when it runs, else the persistent one), with libvirt's refusals:
+ * 0, -1, or RV_DEFERRED while a live call waits for the monitor. */
+static int pick(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d, bool *live,
+                bool *config, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (!d)
-        return NULL;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
     *live = flags & AFFECT_LIVE;
     *config = flags & AFFECT_CONFIG;
     if (!*live && !*config) {
-        *live = rv_qemu_dom_active(d);
+        *live = rv_qemu_dom_active(*d);
         *config = !*live;
     }
-    if (*live && (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp))) {
-        fail(err, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
-    if (*config && !d->def) {
-        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
-             "domains do not have any persistent config");
-        return NULL;
-    }
-    return d;
-}
-
-/* A running domain whose monitor takes commands. */
-static qemu_dom *running(const rv_nonnull_domain *wire, rv_err *err)
-{
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (!d)
-        return NULL;
-    if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
-        fail(err, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
-    return d;
+    int rc = *live ? rv_qemu_need_monitor(*d, err) : 0;
+    if (rc)
+        return rc;
+    if (*config && !(*d)->def)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
+                    "domains do not have any persistent config");
+    return 0;
 }
 
 /* A request waiting for QEMU's answer. */
@@ -288,9 +270,10 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
     bool live, config;
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinVcpuFlags", err) < 0)
         return -1;
-    qemu_dom *d = pick(wire, flags, &live, &config, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = pick(wire, flags, &d, &live, &config, err);
+    if (rc)
+        return rc;
     if (rv_tune_bitmap_empty((const unsigned char *)map, maplen))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Empty cpu list for pinning");
     if (live && vcpu >= rv_qemu_def_vcpus(d->live))
@@ -405,8 +388,9 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
         ret->num = n;
         return 0;
     }
-    if (!(d = running(&args->dom, err)))
-        return -1;
+    int rc = rv_qemu_need_monitor(d, err);
+    if (rc)
+        return rc;
     pin_req *req = req_new(d, err);
     if (!req)
         return -1;
@@ -469,9 +453,10 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinEmulator", err) < 0)
         return -1;
     bool live, config;
-    qemu_dom *d = pick(&args->dom, args->flags, &live, &config, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = pick(&args->dom, args->flags, &d, &live, &config, err);
+    if (rc)
+        return rc;
     if (rv_tune_bitmap_empty((const unsigned char *)args->cpumap.cpumap_val,
                              args->cpumap.cpumap_len))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: Empty cpu list for pinning");
@@ -511,9 +496,9 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
         return -1;
     bool live = (args->flags & AFFECT_LIVE) ||
                 (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
-    if (live && (!rv_qemu_dom_active(d) || d->pid <= 0))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain is not running");
+    int rc = live ? rv_qemu_need_monitor(d, err) : 0;
+    if (rc)
+        return rc;
     cpu_set_t set;
     /* Live: where QEMU's main thread may run; the definition: its
      * <emulatorpin>, else anywhere. */

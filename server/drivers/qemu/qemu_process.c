@@ -102,6 +102,121 @@ static void pump_soon(qemu_dom *d)
     }
 }
 
+/* ================================================================ calls waiting for the monitor */
+
+/* How long a call may wait for a start, a stop or a reconnection to end
+ * (libvirtd's calls wait as long for the domain's job). */
+#define MONITOR_WAIT 30.0
+
+typedef struct monitor_waiter {
+    rv_deferred *reply;
+    double deadline;
+    struct monitor_waiter *next;
+} monitor_waiter;
+
+/* Between two states (starting, stopping, its monitor connecting): a
+ * call now would see neither the running guest nor the stopped one. */
+static bool in_transition(const qemu_dom *d)
+{
+    return rv_qemu_dom_active(d) &&
+           (d->starting || d->stopping || d->pid <= 0 || !d->qmp || !rv_qmp_is_ready(d->qmp));
+}
+
+static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int revents);
+
+static void arm_monitor_wait(qemu_dom *d)
+{
+    ev_timer_stop(rv_qemu.loop, &d->monitor_wait);
+    if (!d->monitor_waiters)
+        return;
+    double next = d->monitor_waiters->deadline;
+    for (monitor_waiter *x = d->monitor_waiters; x; x = x->next)
+        if (x->deadline < next)
+            next = x->deadline;
+    double in = next - ev_now(rv_qemu.loop);
+    ev_timer_init(&d->monitor_wait, on_monitor_wait_timeout, in > 0 ? in : 0., 0.);
+    d->monitor_wait.data = d;
+    ev_timer_start(rv_qemu.loop, &d->monitor_wait);
+}
+
+int rv_qemu_need_monitor(qemu_dom *d, rv_err *err)
+{
+    if (!rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    if (!in_transition(d))
+        return 0;
+    monitor_waiter *w = calloc(1, sizeof(*w));
+    if (!w)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    if (!(w->reply = rv_driver_defer(err))) {
+        free(w);
+        return -1;
+    }
+    w->deadline = ev_now(rv_qemu.loop) + MONITOR_WAIT;
+    w->next = d->monitor_waiters;
+    d->monitor_waiters = w;
+    arm_monitor_wait(d);
+    return RV_DEFERRED;
+}
+
+/* The waiting calls run again once the domain is settled: they find it
+ * running with its monitor, or shut off. */
+static void wake_monitor_waiters(qemu_dom *d)
+{
+    if (in_transition(d) || !d->monitor_waiters)
+        return;
+    monitor_waiter *list = d->monitor_waiters;
+    d->monitor_waiters = NULL;
+    ev_timer_stop(rv_qemu.loop, &d->monitor_wait);
+    while (list) {
+        monitor_waiter *w = list;
+        list = w->next;
+        rv_deferred_rerun(w->reply);
+        free(w);
+    }
+}
+
+/* Those waiting since before now - MONITOR_WAIT (or all, when remvirtd
+ * stops: late NULL) get an error. */
+static void fail_monitor_waiters(qemu_dom *d, const rv_err *late)
+{
+    rv_err err = { 0 };
+    double now = ev_now(rv_qemu.loop);
+    for (monitor_waiter **p = &d->monitor_waiters; *p;) {
+        monitor_waiter *w = *p;
+        if (late && w->deadline > now) {
+            p = &w->next;
+            continue;
+        }
+        *p = w->next;
+        if (late)
+            rv_deferred_finish(w->reply, late);
+        else {
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: remvirtd is stopping");
+            rv_deferred_finish(w->reply, &err);
+            rv_err_clear(&err);
+        }
+        free(w);
+    }
+    arm_monitor_wait(d);
+}
+
+static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_dom *d = w->data;
+    rv_err err = { 0 };
+    rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+               "Timed out during operation: domain '%s' is still %s", dom_name(d),
+               d->starting ? "starting" : d->stopping ? "stopping"
+                                                      : "connecting to its QEMU monitor");
+    fail_monitor_waiters(d, &err);
+    rv_err_clear(&err);
+}
+
 /* Queue a job; path is the job's own (freed with it). */
 static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
                     rv_deferred *reply, rv_nonnull_domain *ret_dom)
@@ -200,6 +315,7 @@ static void on_pump(struct ev_loop *loop, ev_timer *w, int revents)
     (void)loop;
     (void)revents;
     qemu_dom *d = w->data;
+    wake_monitor_waiters(d);
     if (d->job_busy)
         return;
     if (d->jobs) {
@@ -283,6 +399,8 @@ static void process_gone(qemu_dom *d)
     d->restarting = false;
     d->balloon_kib = 0;
     d->pid = 0;
+    d->start_time = 0;
+    rv_qemu_cpu_files_close(d);
     d->id = -1;
     d->reaped = false;
     d->vcpus_unplugged = false;
@@ -411,39 +529,6 @@ void rv_qemu_process_exited(pid_t pid, int st)
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d)
 {
     return d->balloon_kib ? d->balloon_kib : rv_qemu_dom_def(d)->current_memory_kib;
-}
-
-bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
-                        unsigned long long *system_ns)
-{
-    char buf[1024];
-    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    /* After the command name in parentheses: fields 3.., utime is 14, stime 15. */
-    char *p = strrchr(buf, ')');
-    unsigned long long utime = 0, stime = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-                     &stime) != 2)
-        return false;
-    long hz = sysconf(_SC_CLK_TCK);
-    unsigned long long tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
-    *user_ns = utime * tick_ns;
-    *system_ns = stime * tick_ns;
-    return true;
-}
-
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
-{
-    char path[64];
-    unsigned long long user = 0, system = 0;
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    return rv_qemu_proc_times(path, &user, &system) ? user + system : 0;
 }
 
 /* ================================================================ the monitor */
@@ -753,8 +838,11 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
             on_started(d);
         else
             job_command(d, "cont");
-    } else if (rv_qmp_command(qmp, "query-status", NULL, 0, on_status, d, &err) < 0) {
-        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    } else {
+        /* Reattached: the calls that waited for the monitor go on. */
+        if (rv_qmp_command(qmp, "query-status", NULL, 0, on_status, d, &err) < 0)
+            RV_WARN("domain '%s': %s", dom_name(d), err.message);
+        pump_soon(d);
     }
     rv_err_clear(&err);
 }
@@ -1159,6 +1247,7 @@ static void on_spawned(void *data, pid_t pid, const char *why)
         return;
     }
     d->pid = pid;
+    d->start_time = rv_qemu_proc_start_time(pid);
     d->our_child = true;
     d->reaped = false;
     rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_STARTING_UP, -1, 0);
@@ -1223,8 +1312,10 @@ static void job_begin(qemu_dom *d, qemu_job *job)
             job_command(d, "stop");
         break;
     case QJOB_RESUME:
+        /* libvirtd refuses it too (VIR_ERR_OPERATION_INVALID). */
         if (d->state == RV_DOMAIN_RUNNING)
-            job_done(d, NULL);
+            job_fail(d, RV_ERR_OPERATION_INVALID,
+                     "Requested operation is not valid: domain is already running");
         else
             job_command(d, "cont");
         break;
@@ -1275,6 +1366,7 @@ void rv_qemu_release(qemu_dom *d)
 {
     ev_timer_stop(rv_qemu.loop, &d->pump);
     ev_timer_stop(rv_qemu.loop, &d->stop_timer);
+    fail_monitor_waiters(d, NULL);
     rv_qemu_save_release(d);
     rv_qemu_sync_forget(&d->restore_sync);
     rv_qemu_agent_abandon(d);

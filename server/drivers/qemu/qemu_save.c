@@ -167,7 +167,7 @@ int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *wa
         image_error(err, path, "its header is damaged or it has no state");
         goto fail;
     }
-    if (!(xml = malloc(xml_len))) {
+    if (!(xml = malloc(xml_len + 1))) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
@@ -175,6 +175,7 @@ int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *wa
         image_error(err, path, "its header is truncated");
         goto fail;
     }
+    xml[xml_len] = '\0';
     if (!(*def = rv_qemu_domain_parse(xml, xml_len, err)))
         goto fail;
     free(xml);

@@ -7,6 +7,7 @@
  * events.  Errors and checks are libvirtd's (texts, codes, the order). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_secret.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 RV_LOG_CATEGORY("drivers.qemu.secret");
 
@@ -701,30 +702,71 @@ static void load_value(qsecret *s)
     free(path);
 }
 
-static void load_one(const char *path)
-{
-    char *xml = read_small_file(path, SECRET_XML_MAX);
+/* A secret read from its file, with what must be unique besides its
+ * UUID: its usage. */
+typedef struct secret_file {
     secret_def def;
+    char *usage;                /* "TYPE ID"; NULL: none */
+} secret_file;
+
+static void free_file(void *f_)
+{
+    secret_file *f = f_;
+    def_clear(&f->def);
+    free(f->usage);
+    free(f);
+}
+
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
+{
+    (void)name;                 /* none: the file is <uuid>.xml */
+    secret_file *f = calloc(1, sizeof(*f));
+    if (!f) {
+        oom(err);
+        return NULL;
+    }
+    if (parse_def(text, &f->def, err) < 0) {
+        free(f);
+        return NULL;
+    }
+    if (f->def.usage_type != USAGE_NONE &&
+        asprintf(&f->usage, "%s %s", usages[f->def.usage_type].word, f->def.usage_id) < 0) {
+        f->usage = NULL;
+        free_file(f);
+        oom(err);
+        return NULL;
+    }
+    *uuid = f->def.uuid;
+    *unique = f->usage;
+    return f;
+}
+
+static void add_file(void *f_, const char *path, void *opaque)
+{
+    (void)opaque;
+    secret_file *f = f_;
     rv_err err = { 0 };
     qsecret *s = NULL;
-    if (!xml || parse_def(xml, &def, &err) < 0) {
-        RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "unreadable");
-    } else if (check_define(find_uuid(def.uuid), &def, &err) < 0 || find_uuid(def.uuid) ||
-               !(s = calloc(1, sizeof(*s)))) {
-        RV_WARN("secret file '%s' is not used: %s", path,
-                err.message ? err.message : "a secret with its UUID is loaded already");
-        def_clear(&def);
+    if (check_define(NULL, &f->def, &err) < 0 || !(s = calloc(1, sizeof(*s)))) {
+        RV_WARN("secret file '%s' is not used: %s", path, err.message ? err.message : "out of memory");
+        free_file(f);
     } else {
-        def.ephemeral = false;      /* on disk: persistent whatever the file says */
-        s->def = def;
+        s->def = f->def;
+        s->def.ephemeral = false;   /* on disk: persistent whatever the file says */
+        free(f->usage);
+        free(f);
         load_value(s);
         s->next = st.list;
         st.list = s;
         st.n++;
     }
     rv_err_clear(&err);
-    free(xml);
 }
+
+static const rv_qemu_def_family secret_files = {
+    "secret", "usage", SECRET_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_secret_init(void)
 {
@@ -732,22 +774,12 @@ void rv_qemu_secret_init(void)
         RV_ERROR("QEMU driver: out of memory; no secrets");
         return;
     }
+    rv_qemu_load_defs(st.dir, &secret_files, NULL);
+    /* A value whose definition file is gone (an undefine killed between
+     * the two removals) is removed: a later secret of that uuid must not
+     * find it.  (One whose file was refused stays for the operator.) */
     DIR *d = opendir(st.dir);
     struct dirent *e;
-    while (d && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(st.dir, e->d_name, "");
-        if (path)
-            load_one(path);
-        free(path);
-    }
-    /* A value whose definition is gone (an undefine killed between the
-     * two removals) is removed: a later secret of that uuid must not
-     * find it. */
-    if (d)
-        rewinddir(d);
     while (d && (e = readdir(d))) {
         size_t len = strlen(e->d_name);
         unsigned char uuid[16];
@@ -755,7 +787,10 @@ void rv_qemu_secret_init(void)
         if (len != RV_UUID_STRING_LEN - 1 + 7 || strcmp(e->d_name + len - 7, ".base64") != 0)
             continue;
         snprintf(name, sizeof(name), "%.*s", (int)(len - 7), e->d_name);
-        if (rv_uuid_parse(name, uuid) == 0 && !find_uuid(uuid)) {
+        if (rv_uuid_parse(name, uuid) < 0 || find_uuid(uuid))
+            continue;
+        strcat(name, ".xml");
+        if (faccessat(dirfd(d), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
             RV_INFO("removing %s/%s: its secret is not defined", st.dir, e->d_name);
             unlinkat(dirfd(d), e->d_name, 0);
         }

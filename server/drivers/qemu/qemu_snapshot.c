@@ -6,7 +6,7 @@
  * deferred and the loop never waits.  Disks that are not qcow2 are
  * refused by name; CD-ROMs and read-only disks are left out.
  *
- * The metadata (the tree, server/drivers/snapshot_tree.h) of a domain is
+ * The metadata (the tree, server/drivers/conf/snapshot_tree.h) of a domain is
  * one JSON file, <config_dir>/snapshot/<domain>.json, written atomically
  * after every change and read again the first time the domain's
  * snapshots are asked for after remvirtd starts.
@@ -35,7 +35,7 @@
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
-#include "server/drivers/snapshot_tree.h"
+#include "server/drivers/conf/snapshot_tree.h"
 
 RV_LOG_CATEGORY("drivers.qemu.snapshot");
 

@@ -28,18 +28,14 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* A running domain whose monitor can take a command, else the error
- * libvirtd gives for a domain that is not running. */
-static qemu_dom *get_running(const rv_nonnull_domain *wire, rv_err *err)
+/* In *d a running domain whose monitor can take a command: 0; else
+ * RV_DEFERRED (the call waits for it, rv_qemu_need_monitor) or -1 with
+ * the error libvirtd gives for a domain that is not running. */
+static int get_running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (!d)
-        return NULL;
-    if (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)) {
-        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
-    return d;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    return rv_qemu_need_monitor(*d, err);
 }
 
 /* Send a QMP command for a deferred call.  On failure the call is
@@ -156,35 +152,6 @@ static bool thread_stat(pid_t pid, long tid, unsigned long long *time_ns, int *c
     return true;
 }
 
-/* Each vCPU thread's CPU time: QEMU names them "CPU <n>/<accel>"
- * (-name debug-threads=on); read from /proc without asking QEMU. */
-static void vcpu_times(pid_t pid, unsigned nvcpus, unsigned long long *times, bool *seen)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir)
-        return;
-    struct dirent *e;
-    while ((e = readdir(dir))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char comm[64] = "";
-        snprintf(path, sizeof(path), "/proc/%d/task/%.20s/comm", (int)pid, e->d_name);
-        FILE *fp = fopen(path, "re");
-        if (!fp)
-            continue;
-        bool got = fgets(comm, sizeof(comm), fp) != NULL;
-        fclose(fp);
-        unsigned idx;
-        int cpu;
-        if (got && sscanf(comm, "CPU %u/", &idx) == 1 && idx < nvcpus &&
-            thread_stat(pid, atol(e->d_name), &times[idx], &cpu))
-            seen[idx] = true;
-    }
-    closedir(dir);
-}
-
 /* ================================================================ disks */
 
 /* What a block statistic needs of a disk, copied from the definition. */
@@ -294,9 +261,10 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
 {
     (void)c;
     (void)ret;
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     const rv_qemu_disk *disk = NULL;
     if (args->path[0] && !(disk = find_disk(d->live, args->path)))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
@@ -455,9 +423,10 @@ int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_
         return fail(err, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainMemoryStats", err) < 0)
         return -1;
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     memory_req *req = calloc(1, sizeof(*req));
     if (!req)
         return oom(err);
@@ -512,9 +481,10 @@ int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
         return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                     "unsupported configuration: the memory statistics period can only be set on "
                     "the running domain (<memballoon><stats period/> is not supported)");
-    qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
-        return -1;
+    qemu_dom *d = NULL;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     if (!d->live->balloon)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Unable to change balloon collection period.");
@@ -603,8 +573,9 @@ int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *
     if (!rv_qemu_dom_active(d))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot list vcpus for an inactive domain");
-    if (!(d = get_running(&args->dom, err)))
-        return -1;
+    int rc = get_running(&args->dom, &d, err);
+    if (rc)
+        return rc;
     vcpus_req *req = calloc(1, sizeof(*req));
     if (!req)
         return oom(err);
@@ -679,7 +650,7 @@ enum {
 };
 
 /* The groups answered from the table and /proc, without QEMU. */
-static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
+static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
 {
     const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
     bool active = rv_qemu_dom_active(d);
@@ -688,10 +659,8 @@ static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
         stat_put(l, "state.reason", RV_TYPED_PARAM_INT, (unsigned)d->reason, NULL);
     }
     if ((groups & RV_DOMAIN_STATS_CPU_TOTAL) && active && d->pid > 0) {
-        char path[64];
         unsigned long long user, system;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
-        if (rv_qemu_proc_times(path, &user, &system)) {
+        if (rv_qemu_dom_proc_times(d, &user, &system)) {
             stat_put(l, "cpu.time", RV_TYPED_PARAM_ULLONG, user + system, NULL);
             stat_put(l, "cpu.user", RV_TYPED_PARAM_ULLONG, user, NULL);
             stat_put(l, "cpu.system", RV_TYPED_PARAM_ULLONG, system, NULL);
@@ -710,7 +679,7 @@ static void dom_stats(const qemu_dom *d, unsigned int groups, stat_list *l)
             unsigned long long times[RV_QEMU_MAX_VCPUS] = { 0 };
             bool seen[RV_QEMU_MAX_VCPUS] = { false };
             unsigned n = current < RV_QEMU_MAX_VCPUS ? current : RV_QEMU_MAX_VCPUS;
-            vcpu_times(d->pid, n, times, seen);
+            rv_qemu_dom_vcpu_times(d, n, times, seen);
             for (unsigned i = 0; i < n; i++) {
                 stat_putf(l, RV_TYPED_PARAM_INT, 1, "vcpu.%u.state", i);   /* VIR_VCPU_RUNNING */
                 if (seen[i])
@@ -843,7 +812,7 @@ static void on_stats_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err
 }
 
 typedef struct dom_fill {
-    const qemu_dom *d;
+    qemu_dom *d;                /* its CPU time files may be opened */
     unsigned int groups;
 } dom_fill;
 

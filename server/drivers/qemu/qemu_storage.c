@@ -50,7 +50,8 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/stream_fd.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/objlist.h"
+#include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
 
@@ -74,7 +75,6 @@ typedef struct qpool {
     size_t nvols;
     int jobs;                   /* volume jobs using this pool */
     pool_scan *scan;            /* the directory being read (start, refresh) */
-    struct qpool *next;         /* in name order */
 } qpool;
 
 /* A call waiting for a scan; want_pool: its reply carries the pool. */
@@ -116,15 +116,43 @@ typedef struct vol_job {
     struct vol_job *next;
 } vol_job;
 
+static const char *pool_name(const void *p)
+{
+    return ((const qpool *)p)->def->name;
+}
+
+static const unsigned char *pool_uuid(const void *p)
+{
+    return ((const qpool *)p)->def->uuid;
+}
+
+static unsigned int pool_state(const void *obj)
+{
+    const qpool *p = obj;
+    return (p->active ? RV_OBJ_ACTIVE : 0) | (p->persistent ? RV_OBJ_PERSISTENT : 0) |
+           (p->autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
+static unsigned int pool_type_flag(const void *obj)
+{
+    return rv_pool_type_list_flag(((const qpool *)obj)->def->type);
+}
+
+static const rv_obj_kind pool_kind = {
+    .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found",
+    .lookup_what = "storage pool", .from = RV_FROM_STORAGE, .no_object = RV_ERR_NO_STORAGE_POOL,
+    .name_of = pool_name, .uuid_of = pool_uuid, .state_of = pool_state,
+    .more_flags_of = pool_type_flag, .more_flags = ~0x3fu,
+};
+
 static struct {
-    qpool *pools;
-    size_t npools;
+    rv_obj_list pools;          /* of qpool */
     size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
     char *config_dir, *autostart_dir, *run_dir;
     bool stopping;              /* remvirtd's exit: scans end, state stays */
-} st;
+} st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
 
@@ -331,29 +359,18 @@ static void pool_free(qpool *p)
     free(p);
 }
 
-static qpool *pool_find(const char *name)
+static void pool_free_obj(void *p)
 {
-    for (qpool *p = st.pools; p; p = p->next)
-        if (strcmp(p->def->name, name) == 0)
-            return p;
-    return NULL;
+    pool_free(p);
 }
 
-static qpool *pool_find_uuid(const unsigned char uuid[16])
+static qpool *pool_find(const char *name)
 {
-    for (qpool *p = st.pools; p; p = p->next)
-        if (memcmp(p->def->uuid, uuid, 16) == 0)
-            return p;
-    return NULL;
+    return rv_obj_find_name(&st.pools, name);
 }
 
 static qpool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    if (st.npools >= MAX_POOLS) {
-        fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d storage pools",
-             MAX_POOLS);
-        return NULL;
-    }
     qpool *p = calloc(1, sizeof(*p));
     if (!p) {
         oom(err);
@@ -361,33 +378,22 @@ static qpool *pool_add(rv_pool_def *def, rv_err *err)
     }
     p->def = def;
     p->dir = -1;
-    qpool **at = &st.pools;
-    while (*at && strcmp((*at)->def->name, def->name) < 0)
-        at = &(*at)->next;
-    p->next = *at;
-    *at = p;
-    st.npools++;
+    if (rv_obj_add(&st.pools, p, err) < 0) {
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
 static void pool_remove(qpool *p)
 {
-    for (qpool **at = &st.pools; *at; at = &(*at)->next)
-        if (*at == p) {
-            *at = p->next;
-            st.npools--;
-            pool_free(p);
-            return;
-        }
+    rv_obj_remove(&st.pools, p);
+    pool_free(p);
 }
 
 static qpool *get_named(const char *name, rv_err *err)
 {
-    qpool *p = pool_find(name);
-    if (!p)
-        fail(err, RV_ERR_NO_STORAGE_POOL,
-             "Storage pool not found: no storage pool with matching name '%s'", name);
-    return p;
+    return rv_obj_get_name(&st.pools, name, err);
 }
 
 static qpool *get(const rv_nonnull_storage_pool *w, rv_err *err)
@@ -427,12 +433,10 @@ static qpool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
     return p;
 }
 
-static int pool_to_wire(const qpool *p, rv_nonnull_storage_pool *w, rv_err *err)
+static int pool_to_wire(const void *p, void *w, rv_err *err)
 {
-    if (!(w->name = strdup(p->def->name)))
-        return oom(err);
-    memcpy(w->uuid, p->def->uuid, 16);
-    return 0;
+    rv_nonnull_storage_pool *pool = w;
+    return rv_obj_put_handle(&st.pools, p, &pool->name, pool->uuid, err);
 }
 
 static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
@@ -729,7 +733,6 @@ static int pool_build(qpool *p, rv_err *err)
  * there are (except the one of the same uuid, which it replaces). */
 static int check_new_def(const rv_pool_def *def, rv_err *err)
 {
-    char uuid[RV_UUID_STRING_LEN];
     /* The name becomes a file name, as a domain's does. */
     if (!def->name[0] || def->name[0] == '.' || strchr(def->name, '/'))
         return fail(err, RV_ERR_XML_ERROR, "XML error: invalid storage pool name '%s'", def->name);
@@ -744,23 +747,15 @@ static int check_new_def(const rv_pool_def *def, rv_err *err)
         return fail(err, RV_ERR_XML_ERROR,
                     "XML error: storage pool target path '%s' must be absolute",
                     def->target_path);
-    qpool *same = pool_find(def->name);
-    if (same && memcmp(same->def->uuid, def->uuid, 16) != 0) {
-        rv_uuid_format(same->def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' is already defined with uuid %s", def->name, uuid);
-    }
-    qpool *byuuid = pool_find_uuid(def->uuid);
-    if (byuuid && strcmp(byuuid->def->name, def->name) != 0) {
-        rv_uuid_format(def->uuid, uuid);
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: pool '%s' already exists with uuid %s",
-                    byuuid->def->name, uuid);
-    }
-    for (qpool *p = st.pools; p; p = p->next)
+    void *byuuid;
+    if (rv_obj_check_clash(&st.pools, def->name, def->uuid, &byuuid, err) < 0)
+        return -1;
+    for (size_t i = 0; i < st.pools.n; i++) {
+        const qpool *p = rv_obj_at(&st.pools, i);
         if (p != byuuid && strcmp(p->def->target_path, def->target_path) == 0)
             return fail(err, RV_ERR_OPERATION_FAILED,
                         "operation failed: Storage source conflict with pool: '%s'", p->def->name);
+    }
     return 0;
 }
 
@@ -814,9 +809,8 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     qpool *p = pool_find(op->def->name);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
-    if (!p && st.npools >= MAX_POOLS)
-        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: at most %d storage pools",
-                    MAX_POOLS);
+    if (!p && rv_obj_check_room(&st.pools, err) < 0)
+        return -1;
     char *xml = rv_pool_def_format(op->def);
     if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, op->def->name), xml, true) < 0)
         return oom(err);
@@ -852,7 +846,8 @@ static void define_commit(rv_qemu_fileop *o)
         rv_err_clear(&err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
+int rv_qemu_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
+                                    rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
     rv_pool_def *def;
@@ -876,7 +871,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_define_xml)
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
 enum { CREATE_WITH_BUILD_ANY = 0x7 };
 
-RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
+int rv_qemu_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create_xml_args *args,
+                                    rv_storage_pool_create_xml_ret *ret, rv_err *err)
 {
     (void)c;
     rv_pool_def *def;
@@ -906,7 +902,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_create_xml)
     return scan_wait(p, true, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
+int rv_qemu_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_args *args,
+                                rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -924,7 +921,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_create)
     return pool_start(p, false, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
+int rv_qemu_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -938,7 +936,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_build)
     return pool_build(p, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
+int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destroy_args *args,
+                                 rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
@@ -963,7 +962,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_destroy)
     return 0;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
+int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_args *args,
+                                rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -993,7 +993,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_delete)
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     pool_op *op = (pool_op *)o;
-    qpool *p = pool_find_uuid(op->uuid);
+    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
     if (!p)
         return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
     if (busy(p, err) < 0)
@@ -1011,7 +1011,7 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 static void undefine_commit(rv_qemu_fileop *o)
 {
     pool_op *op = (pool_op *)o;
-    qpool *p = pool_find_uuid(op->uuid);
+    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
     if (!p)
         return;
     RV_INFO("storage pool '%s' undefined", p->def->name);
@@ -1019,7 +1019,8 @@ static void undefine_commit(rv_qemu_fileop *o)
     pool_remove(p);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
+int rv_qemu_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undefine_args *args,
+                                  rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1034,7 +1035,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_undefine)
     return rv_qemu_fileq_submit(&pool_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
+int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_args *args,
+                                 rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1048,7 +1050,9 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_refresh)
     return scan_begin(p, false, false, err) < 0 ? -1 : scan_wait(p, false, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
+int rv_qemu_storage_pool_get_autostart(rv_driver_conn *c,
+                                       const rv_storage_pool_get_autostart_args *args,
+                                       rv_storage_pool_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1058,7 +1062,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_autostart)
     return 0;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_pool_set_autostart)
+int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
+                                       const rv_storage_pool_set_autostart_args *args, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1075,20 +1080,12 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_pool_set_autostart)
 
 /* ================================================================ pool queries */
 
-static int count(bool active)
-{
-    int k = 0;
-    for (qpool *p = st.pools; p; p = p->next)
-        k += p->active == active;
-    return k;
-}
-
 int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
                                          rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
     (void)err;
-    ret->num = count(true);
+    ret->num = rv_obj_count(&st.pools, true);
     return 0;
 }
 
@@ -1098,108 +1095,87 @@ int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
 {
     (void)c;
     (void)err;
-    ret->num = count(false);
+    ret->num = rv_obj_count(&st.pools, false);
     return 0;
 }
 
-/* Up to maxnames names: of the active or inactive pools, or of pool's volumes. */
-static int list_names(bool active, const qpool *pool, int maxnames, int max, char ***names,
-                      u_int *len, rv_err *err)
+/* Up to maxnames names of pool's volumes. */
+static int vol_names(const qpool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
 {
-    if (maxnames < 0 || maxnames > max)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
+    if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
+                    RV_STORAGE_VOL_LIST_MAX);
     char **out = calloc((size_t)maxnames + 1, sizeof(*out));
     if (!out)
         return oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
-    if (pool) {
-        for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
-            if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
-                return oom(err);
-        return 0;
-    }
-    for (const qpool *p = st.pools; p && *len < (u_int)maxnames; p = p->next)
-        if (p->active == active && !(out[(*len)++] = strdup(p->def->name)))
+    for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++)
+        if (!(out[(*len)++] = strdup(pool->vols[i]->name)))
             return oom(err);
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(connect_list_storage_pools)
+int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
+                                       const rv_connect_list_storage_pools_args *args,
+                                       rv_connect_list_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(true, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                      &ret->names.names_val, &ret->names.names_len, err);
+    return rv_obj_list_names(&st.pools, true, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
-RV_QEMU_STORAGE_SLOT(connect_list_defined_storage_pools)
+int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
+                                               const rv_connect_list_defined_storage_pools_args *args,
+                                               rv_connect_list_defined_storage_pools_ret *ret,
+                                               rv_err *err)
 {
     (void)c;
-    return list_names(false, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                      &ret->names.names_val, &ret->names.names_len, err);
+    return rv_obj_list_names(&st.pools, false, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
+                             &ret->names.names_val, &ret->names.names_len, err);
 }
 
-/* Within each group of filters the bits are ORed, the groups ANDed. */
-static bool matches(const qpool *p, unsigned int flags)
-{
-    unsigned int act = flags & (RV_LIST_POOLS_ACTIVE | RV_LIST_POOLS_INACTIVE);
-    unsigned int per = flags & (RV_LIST_POOLS_PERSISTENT | RV_LIST_POOLS_TRANSIENT);
-    unsigned int aut = flags & (RV_LIST_POOLS_AUTOSTART | RV_LIST_POOLS_NO_AUTOSTART);
-    unsigned int types = flags & ~0x3fu;
-    return (!act || (act & (p->active ? RV_LIST_POOLS_ACTIVE : RV_LIST_POOLS_INACTIVE))) &&
-           (!per || (per & (p->persistent ? RV_LIST_POOLS_PERSISTENT : RV_LIST_POOLS_TRANSIENT))) &&
-           (!aut || (aut & (p->autostart ? RV_LIST_POOLS_AUTOSTART : RV_LIST_POOLS_NO_AUTOSTART))) &&
-           (!types || (types & rv_pool_type_list_flag(p->def->type)));
-}
-
-RV_QEMU_STORAGE_SLOT(connect_list_all_storage_pools)
+int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
+                                           const rv_connect_list_all_storage_pools_args *args,
+                                           rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
         return -1;
-    u_int k = 0;
-    for (qpool *p = st.pools; p; p = p->next)
-        k += matches(p, args->flags);
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
-        return oom(err);
-    for (qpool *p = st.pools; p; p = p->next)
-        if (matches(p, args->flags) &&
-            pool_to_wire(p, &ret->pools.pools_val[ret->pools.pools_len++], err) < 0)
-            return -1;
-    return 0;
+    return rv_obj_list_all(&st.pools, args->flags, args->need_results,
+                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
+                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_name)
+int rv_qemu_storage_pool_lookup_by_name(rv_driver_conn *c,
+                                        const rv_storage_pool_lookup_by_name_args *args,
+                                        rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_named(args->name, err);
     return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_uuid)
+int rv_qemu_storage_pool_lookup_by_uuid(rv_driver_conn *c,
+                                        const rv_storage_pool_lookup_by_uuid_args *args,
+                                        rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qpool *p = pool_find_uuid((const unsigned char *)args->uuid);
-    if (!p) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, text);
-        return fail(err, RV_ERR_NO_STORAGE_POOL,
-                    "Storage pool not found: no storage pool with matching uuid '%s'", text);
-    }
-    return pool_to_wire(p, &ret->pool, err);
+    qpool *p = rv_obj_get_uuid(&st.pools, (const unsigned char *)args->uuid, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_lookup_by_volume)
+int rv_qemu_storage_pool_lookup_by_volume(rv_driver_conn *c,
+                                          const rv_storage_pool_lookup_by_volume_args *args,
+                                          rv_storage_pool_lookup_by_volume_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_named(args->vol.pool, err);
     return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_info)
+int rv_qemu_storage_pool_get_info(rv_driver_conn *c, const rv_storage_pool_get_info_args *args,
+                                  rv_storage_pool_get_info_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1214,7 +1190,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_info)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
+int rv_qemu_storage_pool_get_xml_desc(rv_driver_conn *c,
+                                      const rv_storage_pool_get_xml_desc_args *args,
+                                      rv_storage_pool_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1230,7 +1208,8 @@ RV_QEMU_STORAGE_SLOT(storage_pool_get_xml_desc)
     return rv_string_result(0, &ret->xml, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_is_active)
+int rv_qemu_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
+                                   rv_storage_pool_is_active_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1240,7 +1219,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_is_active)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_is_persistent)
+int rv_qemu_storage_pool_is_persistent(rv_driver_conn *c,
+                                       const rv_storage_pool_is_persistent_args *args,
+                                       rv_storage_pool_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get(&args->pool, err);
@@ -1276,7 +1257,9 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err
     return v;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_num_of_volumes)
+int rv_qemu_storage_pool_num_of_volumes(rv_driver_conn *c,
+                                        const rv_storage_pool_num_of_volumes_args *args,
+                                        rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
@@ -1286,16 +1269,20 @@ RV_QEMU_STORAGE_SLOT(storage_pool_num_of_volumes)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_list_volumes)
+int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
+                                      const rv_storage_pool_list_volumes_args *args,
+                                      rv_storage_pool_list_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p = get_active(&args->pool, err);
-    return p ? list_names(true, p, args->maxnames, RV_STORAGE_VOL_LIST_MAX,
+    return p ? vol_names(p, args->maxnames,
                           &ret->names.names_val, &ret->names.names_len, err)
              : -1;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
+int rv_qemu_storage_pool_list_all_volumes(rv_driver_conn *c,
+                                          const rv_storage_pool_list_all_volumes_args *args,
+                                          rv_storage_pool_list_all_volumes_ret *ret, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1318,7 +1305,9 @@ RV_QEMU_STORAGE_SLOT(storage_pool_list_all_volumes)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_name)
+int rv_qemu_storage_vol_lookup_by_name(rv_driver_conn *c,
+                                       const rv_storage_vol_lookup_by_name_args *args,
+                                       rv_storage_vol_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     rv_nonnull_storage_vol w = { .pool = args->pool.name, .name = args->name };
@@ -1330,20 +1319,26 @@ RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_name)
 /* The volume whose key (by_key) or path is what, in any active pool. */
 static int lookup_anywhere(const char *what, bool by_key, rv_nonnull_storage_vol *out, rv_err *err)
 {
-    for (qpool *p = st.pools; p; p = p->next)
+    for (size_t i = 0; i < st.pools.n; i++) {
+        qpool *p = rv_obj_at(&st.pools, i);
         for (size_t j = 0; p->active && j < p->nvols; j++)
             if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)
                 return vol_to_wire(p, p->vols[j], out, err);
+    }
     return no_vol(by_key ? "key" : "path", what, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_key)
+int rv_qemu_storage_vol_lookup_by_key(rv_driver_conn *c,
+                                      const rv_storage_vol_lookup_by_key_args *args,
+                                      rv_storage_vol_lookup_by_key_ret *ret, rv_err *err)
 {
     (void)c;
     return lookup_anywhere(args->key, true, &ret->vol, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_lookup_by_path)
+int rv_qemu_storage_vol_lookup_by_path(rv_driver_conn *c,
+                                       const rv_storage_vol_lookup_by_path_args *args,
+                                       rv_storage_vol_lookup_by_path_ret *ret, rv_err *err)
 {
     (void)c;
     return lookup_anywhere(args->path, false, &ret->vol, err);
@@ -1374,7 +1369,8 @@ static rv_vol_def *get_vol_fresh(const rv_nonnull_storage_vol *w, qpool **pool, 
     return now;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
+int rv_qemu_storage_vol_get_info(rv_driver_conn *c, const rv_storage_vol_get_info_args *args,
+                                 rv_storage_vol_get_info_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v = get_vol_fresh(&args->vol, NULL, err);
@@ -1386,7 +1382,9 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_info)
     return 0;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
+int rv_qemu_storage_vol_get_xml_desc(rv_driver_conn *c,
+                                     const rv_storage_vol_get_xml_desc_args *args,
+                                     rv_storage_vol_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v;
@@ -1398,7 +1396,8 @@ RV_QEMU_STORAGE_SLOT(storage_vol_get_xml_desc)
     return rv_string_result(0, &ret->xml, err);
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_get_path)
+int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
+                                 rv_storage_vol_get_path_ret *ret, rv_err *err)
 {
     (void)c;
     rv_vol_def *v = get_vol(&args->vol, NULL, err);
@@ -1470,14 +1469,16 @@ static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long o
     return rv_driver_stream_open(io, err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_upload)
+int rv_qemu_storage_vol_upload(rv_driver_conn *c, const rv_storage_vol_upload_args *args,
+                               rv_err *err)
 {
     (void)c;
     return open_transfer(&args->vol, args->offset, args->length, args->flags, true,
                          "storageVolUpload", err);
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_download)
+int rv_qemu_storage_vol_download(rv_driver_conn *c, const rv_storage_vol_download_args *args,
+                                 rv_err *err)
 {
     (void)c;
     return open_transfer(&args->vol, args->offset, args->length, args->flags, false,
@@ -1793,7 +1794,8 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, char **tmp, rv_er
     return NULL;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_create_xml)
+int rv_qemu_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_xml_args *args,
+                                   rv_storage_vol_create_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
     qpool *p;
@@ -1839,7 +1841,9 @@ static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, r
     return v ? get_vol_fresh(w, pool, err) : NULL;
 }
 
-RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
+int rv_qemu_storage_vol_create_xml_from(rv_driver_conn *c,
+                                        const rv_storage_vol_create_xml_from_args *args,
+                                        rv_storage_vol_create_xml_from_ret *ret, rv_err *err)
 {
     (void)c;
     (void)ret;
@@ -1870,7 +1874,8 @@ RV_QEMU_STORAGE_SLOT(storage_vol_create_xml_from)
     return rc < 0 ? -1 : RV_DEFERRED;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
+int rv_qemu_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1889,7 +1894,8 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_delete)
 /* virStorageVolResizeFlags */
 enum { RESIZE_ALLOCATE = 1, RESIZE_DELTA = 2, RESIZE_SHRINK = 4 };
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
+int rv_qemu_storage_vol_resize(rv_driver_conn *c, const rv_storage_vol_resize_args *args,
+                               rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1946,7 +1952,7 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_resize)
     return rc;
 }
 
-RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
+int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *args, rv_err *err)
 {
     (void)c;
     qpool *p;
@@ -1977,63 +1983,49 @@ RV_QEMU_STORAGE_VOID_SLOT(storage_vol_wipe)
 
 /* ================================================================ start-up and exit */
 
-/* A definition file, or NULL (logged). */
-static rv_pool_def *load_def(const char *path)
+/* A pool definition file (rv_qemu_load_defs). */
+static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
+                        const char **unique, rv_err *err)
 {
-    char *xml = NULL;
-    size_t len = 0;
-    FILE *fp = fopen(path, "re");
-    if (!fp) {
-        RV_WARN("cannot read '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    xml = calloc(1, RV_STORAGE_XML_MAX + 1);
-    if (xml)
-        len = fread(xml, 1, RV_STORAGE_XML_MAX, fp);
-    fclose(fp);
-    (void)len;
+    (void)unique;
     rv_pool_def *def = NULL;
-    rv_err err = { 0 };
-    if (xml && rv_pool_def_parse(xml, &def, &err) < 0)
-        RV_WARN("storage pool file '%s' is not used: %s", path, err.message);
-    rv_err_clear(&err);
-    free(xml);
+    if (rv_pool_def_parse(text, &def, err) < 0)
+        return NULL;
+    *name = def->name;
+    *uuid = def->uuid;
     return def;
 }
 
-/* Every <name>.xml in dir, as pools (persistent: from the config dir). */
-static void load_dir(const char *dir, bool persistent)
+/* opaque: non-NULL for the config dir (persistent definitions). */
+static void add_file(void *def_, const char *path, void *opaque)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len < 5 || strcmp(e->d_name + len - 4, ".xml") != 0)
-            continue;
-        char *path = rv_qemu_path(dir, e->d_name, "");
-        rv_pool_def *def = path ? load_def(path) : NULL;
-        free(path);
-        if (!def)
-            continue;
-        rv_err err = { 0 };
-        qpool *p = pool_find(def->name);
-        if (p) {
-            /* The run dir's copy of a defined pool: it is active. */
-            p->active = true;
-            rv_pool_def_free(def);
-        } else if (!(p = pool_add(def, &err))) {
-            RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
-            rv_pool_def_free(def);
-        } else {
-            p->persistent = persistent;
-            p->active = !persistent;
-        }
-        rv_err_clear(&err);
+    (void)path;
+    rv_pool_def *def = def_;
+    bool persistent = opaque != NULL;
+    rv_err err = { 0 };
+    qpool *p = pool_find(def->name);
+    if (p) {
+        /* The run dir's copy of a defined pool: it is active. */
+        p->active = true;
+        rv_pool_def_free(def);
+    } else if (!(p = pool_add(def, &err))) {
+        RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
+        rv_pool_def_free(def);
+    } else {
+        p->persistent = persistent;
+        p->active = !persistent;
     }
-    closedir(d);
+    rv_err_clear(&err);
 }
+
+static void free_file(void *def)
+{
+    rv_pool_def_free(def);
+}
+
+static const rv_qemu_def_family pool_files = {
+    "storage pool", NULL, RV_STORAGE_XML_MAX, parse_file, add_file, free_file,
+};
 
 void rv_qemu_storage_init(void)
 {
@@ -2044,10 +2036,11 @@ void rv_qemu_storage_init(void)
         return;
     }
     rv_qemu_drop_dangling_links(st.autostart_dir);
-    load_dir(st.config_dir, true);
-    load_dir(st.run_dir, false);
-    for (qpool *p = st.pools, *next; p; p = next) {
-        next = p->next;
+    rv_qemu_load_defs(st.config_dir, &pool_files, &st);
+    rv_qemu_load_defs(st.run_dir, &pool_files, NULL);
+    for (size_t i = 0; i < st.pools.n;) {
+        qpool *p = rv_obj_at(&st.pools, i);
+        size_t before = st.pools.n;
         char *link = file_of(st.autostart_dir, p->def->name);
         p->autostart = p->persistent && link && access(link, F_OK) == 0;
         free(link);
@@ -2066,8 +2059,9 @@ void rv_qemu_storage_init(void)
             RV_WARN("storage pool '%s' does not autostart: %s", p->def->name, err.message);
         }
         rv_err_clear(&err);
+        i += st.pools.n == before;      /* unless p was removed */
     }
-    RV_INFO("QEMU driver: %zu storage pools in %s", st.npools, st.config_dir);
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.config_dir);
 }
 
 void rv_qemu_storage_cleanup(void)
@@ -2084,22 +2078,20 @@ void rv_qemu_storage_cleanup(void)
         job_free(j);
     }
     st.stopping = true;
-    for (qpool *p = st.pools; p;) {
+    for (size_t i = 0; i < st.pools.n;) {
+        qpool *p = rv_obj_at(&st.pools, i);
         if (p->scan) {
             scan_stop(p->scan, &err);   /* may remove p */
-            p = st.pools;
+            i = 0;
         } else {
-            p = p->next;
+            i++;
         }
     }
     rv_err_clear(&err);
-    while (st.pools) {
-        qpool *p = st.pools;
-        st.pools = p->next;
-        pool_free(p);
-    }
+    rv_obj_clear(&st.pools, pool_free_obj);
     free(st.config_dir);
     free(st.autostart_dir);
     free(st.run_dir);
     memset(&st, 0, sizeof(st));
+    st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }

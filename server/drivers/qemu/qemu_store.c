@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
+#include "common/util.h"
+#include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 
@@ -160,8 +163,9 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     char *status = NULL;
     int rc = -1;
     if (!xml || !xml_path || !status_path ||
-        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\n%s%s%s",
-                 (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged,
+        asprintf(&status,
+                 "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n%s%s%s",
+                 (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged, d->start_time,
                  d->restore_committed ? "restore " : "",
                  !d->restore_committed ? "" : d->restore_run ? "run " : "paused ",
                  !d->restore_committed ? "" : d->restore_managed ? "managed\n" : "file\n") < 0) {
@@ -188,8 +192,7 @@ void rv_qemu_remove_runtime(const char *name)
     unlink_in(rv_qemu.run_dir, name, ".saving");
 }
 
-/* A whole small file, NUL-terminated, at most max bytes; NULL on error. */
-static char *read_file(const char *path, size_t max)
+char *rv_qemu_read_file(const char *path, size_t max)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -238,7 +241,7 @@ char *rv_qemu_log_tail(const char *name, off_t run_start)
 
 static rv_qemu_domain_def *load_def(const char *path)
 {
-    char *xml = read_file(path, RV_QEMU_DOMAIN_XML_MAX);
+    char *xml = rv_qemu_read_file(path, RV_QEMU_DOMAIN_XML_MAX);
     if (!xml) {
         RV_WARN("cannot read '%s': %s", path, strerror(errno));
         return NULL;
@@ -252,10 +255,15 @@ static rv_qemu_domain_def *load_def(const char *path)
     return def;
 }
 
-/* Whether pid is a QEMU started for guest `name`: its command line says
- * so, so a recycled pid is never taken for the guest. */
-static bool is_guest_process(pid_t pid, const char *name)
+/* Whether pid is the QEMU started for guest `name`: the process that
+ * started at start_time (so a reused pid is never taken for the guest),
+ * whose -name is exactly the guest's (escaped as on its command line, so
+ * 'a' never claims the QEMU of 'a,b').  start_time 0: recorded by a
+ * remvirtd that did not record it; the name alone decides. */
+static bool is_guest_process(pid_t pid, unsigned long long start_time, const char *name)
 {
+    if (start_time && rv_qemu_proc_start_time(pid) != start_time)
+        return false;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -264,22 +272,25 @@ static bool is_guest_process(pid_t pid, const char *name)
     static char buf[65536];
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char want[512];
-    snprintf(want, sizeof(want), "guest=%s,", name);
-    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
-        if (strncmp(buf + i, want, strlen(want)) == 0)
-            return true;
-    return false;
+    char *want = rv_qemu_name_arg(name);
+    bool found = false;
+    if (n > 0 && want) {
+        buf[n] = '\0';
+        /* "-name" then its argument, as rv_qemu_build_argv wrote them. */
+        for (ssize_t i = 0; i < n && !found; i += (ssize_t)strlen(buf + i) + 1) {
+            ssize_t next = i + (ssize_t)strlen(buf + i) + 1;
+            found = strcmp(buf + i, "-name") == 0 && next < n && strcmp(buf + next, want) == 0;
+        }
+    }
+    free(want);
+    return found;
 }
 
 static void load_runtime(const char *name)
 {
     char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
     char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
-    char *status = status_path ? read_file(status_path, 4096) : NULL;
+    char *status = status_path ? rv_qemu_read_file(status_path, 4096) : NULL;
     int pid = 0, id = -1, state = 0, reason = 0;
     if (!status || sscanf(status, "pid %d\nid %d\nstate %d\nreason %d", &pid, &id, &state,
                           &reason) != 4 || pid <= 0) {
@@ -290,8 +301,10 @@ static void load_runtime(const char *name)
         rv_qemu_remove_runtime(name);
         return;
     }
-    /* (a later line: older remvirtds wrote none) */
+    /* (later lines: older remvirtds wrote none) */
     bool vcpus_unplugged = strstr(status, "\nvcpus_unplugged 1\n") != NULL;
+    const char *st = strstr(status, "\nstart_time ");
+    unsigned long long start_time = st ? strtoull(st + 12, NULL, 10) : 0;
     /* A restore past its commit point (qemu_process.c): the QEMU holds
      * the image's state; it is reattached and the restore finished. */
     const char *restore = strstr(status, "\nrestore ");
@@ -303,7 +316,7 @@ static void load_runtime(const char *name)
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
     free(xml_path);
     qemu_dom *d = rv_qemu_find_name(name);
-    bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, name);
+    bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, start_time, name);
     if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP &&
         !restore_committed) {
         /* remvirtd died in the middle of starting it: that start failed,
@@ -331,7 +344,7 @@ static void load_runtime(const char *name)
         RV_INFO("domain '%s': its save completed while remvirtd was away: stopping pid %d", name,
                 pid);
         kill(pid, SIGKILL);
-        for (int i = 0; i < 500 && kill(pid, 0) == 0 && is_guest_process(pid, name); i++)
+        for (int i = 0; i < 500 && kill(pid, 0) == 0 && is_guest_process(pid, start_time, name); i++)
             usleep(10000);
         alive = false;
     }
@@ -360,6 +373,7 @@ static void load_runtime(const char *name)
     }
     d->live = live;
     d->pid = pid;
+    d->start_time = start_time ? start_time : rv_qemu_proc_start_time(pid);
     d->id = id;
     d->vcpus_unplugged = vcpus_unplugged;
     d->restore_committed = restore_committed;
@@ -373,6 +387,204 @@ static void load_runtime(const char *name)
         rv_qemu.next_id = id + 1;
     RV_INFO("domain '%s' is still running (pid %d, id %d): reattaching", name, pid, id);
     rv_qemu_reattach(d);
+}
+
+/* ---- directories of definitions ---- */
+
+/* A file a write left behind when remvirtd was killed before its rename:
+ * "<file>.tmpXXXXXX" (rv_qemu_write_file) or "<file>.tmp" (qemu_defwrite.c). */
+static bool is_temp_leftover(const char *name)
+{
+    const char *t = strstr(name, ".tmp");
+    while (t && strstr(t + 1, ".tmp"))
+        t = strstr(t + 1, ".tmp");
+    if (!t || t == name)
+        return false;
+    size_t rest = strlen(t + 4);
+    if (rest == 0)
+        return true;
+    if (rest != 6)
+        return false;
+    for (const char *p = t + 4; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            return false;
+    return true;
+}
+
+void rv_qemu_clean_temp_files(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        if (e->d_name[0] == '.' || !is_temp_leftover(e->d_name))
+            continue;
+        if (unlinkat(dirfd(dp), e->d_name, 0) == 0)
+            RV_INFO("removed '%s/%s', left by a write that remvirtd did not finish", dir,
+                    e->d_name);
+        else if (errno != ENOENT)
+            RV_WARN("cannot remove '%s/%s': %s", dir, e->d_name, strerror(errno));
+    }
+    closedir(dp);
+}
+
+/* The whole of a definition file, NUL-terminated; NULL with err (not a
+ * regular file, over max bytes, unreadable). */
+static char *read_def_file(int dirfd_, const char *file, size_t max, const char *what,
+                           rv_err *err)
+{
+    const char *kind = NULL;
+    int fd = rv_open_file_at(dirfd_, file, O_RDONLY, 0, false, &kind);
+    struct stat sb;
+    char *text = NULL;
+    if (fd < 0 && kind) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR, "it is a %s, not a regular file", kind);
+    } else if (fd < 0 || fstat(fd, &sb) < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot read it: %s", strerror(errno));
+    } else if ((size_t)sb.st_size > max) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR,
+                   "it is too large: %lld bytes, over the limit of %zu for a %s definition",
+                   (long long)sb.st_size, max, what);
+    } else if (!(text = malloc(max + 1))) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    } else {
+        /* It may have grown since the fstat: read one byte more than max. */
+        size_t len = 0;
+        for (;;) {
+            ssize_t n = read(fd, text + len, max + 1 - len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            len += (size_t)n;
+            if (len > max)
+                break;
+        }
+        if (len > max) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_XML_ERROR,
+                       "it is too large: over the limit of %zu bytes for a %s definition", max,
+                       what);
+            free(text);
+            text = NULL;
+        } else {
+            text[len] = '\0';
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return text;
+}
+
+typedef struct loaded_def {
+    char *file;
+    void *def;
+    const unsigned char *uuid;
+    const char *unique;
+    bool refused;
+} loaded_def;
+
+static int by_file(const void *a, const void *b)
+{
+    return strcmp(((const loaded_def *)a)->file, ((const loaded_def *)b)->file);
+}
+
+static int by_uuid(const void *a, const void *b)
+{
+    int c = memcmp(((const loaded_def *)a)->uuid, ((const loaded_def *)b)->uuid, 16);
+    return c ? c : by_file(a, b);
+}
+
+/* Those without a unique last. */
+static int by_unique(const void *a, const void *b)
+{
+    const char *x = ((const loaded_def *)a)->unique, *y = ((const loaded_def *)b)->unique;
+    int c = !x || !y ? (x == NULL) - (y == NULL) : strcmp(x, y);
+    return c ? c : by_file(a, b);
+}
+
+static void refuse_pair(const char *dir, const rv_qemu_def_family *fam, const char *what,
+                        const char *value, loaded_def *a, loaded_def *b)
+{
+    RV_ERROR("%s/%s and %s/%s define the same %s %s '%s': neither is loaded until one is "
+             "removed or changed", dir, a->file, dir, b->file, fam->what, what, value);
+    a->refused = b->refused = true;
+}
+
+void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque)
+{
+    rv_qemu_clean_temp_files(dir);
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    loaded_def *files = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len <= 4 || strcmp(e->d_name + len - 4, ".xml") != 0)
+            continue;
+        rv_err err = { 0 };
+        loaded_def one = { .file = strdup(e->d_name) };
+        char *text = one.file ? read_def_file(dirfd(dp), e->d_name, fam->max, fam->what, &err) : NULL;
+        const char *name = NULL;
+        if (text)
+            one.def = fam->parse(text, &name, &one.uuid, &one.unique, &err);
+        free(text);
+        char expect[RV_UUID_STRING_LEN] = "";
+        if (one.def && !name)
+            rv_uuid_format(one.uuid, expect);
+        const char *key = name ? name : expect;
+        if (one.def && (strlen(key) != len - 4 || strncmp(key, e->d_name, len - 4) != 0)) {
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_XML_ERROR,
+                       "it defines %s '%s', whose file is '%s.xml'", fam->what, key, key);
+            fam->free(one.def);
+            one.def = NULL;
+        }
+        loaded_def *more = !one.def || n < cap ? files
+                                              : reallocarray(files, cap ? cap * 2 : 16, sizeof(*files));
+        if (!one.def || !more) {
+            RV_WARN("%s/%s is not used: %s", dir, e->d_name,
+                    err.message ? err.message : "out of memory");
+            if (one.def)
+                fam->free(one.def);
+            free(one.file);
+        } else {
+            if (n == cap)
+                cap = cap ? cap * 2 : 16;
+            files = more;
+            files[n++] = one;
+        }
+        rv_err_clear(&err);
+    }
+    closedir(dp);
+    if (n == 0)
+        return;
+    /* Two files that claim one UUID: neither can be told to be the right
+     * one, so neither is loaded; the operator decides.  (Names cannot
+     * clash: each file is named after its definition.) */
+    qsort(files, n, sizeof(*files), by_uuid);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (memcmp(files[i].uuid, files[i + 1].uuid, 16) == 0) {
+            char uuid[RV_UUID_STRING_LEN];
+            rv_uuid_format(files[i].uuid, uuid);
+            refuse_pair(dir, fam, "UUID", uuid, &files[i], &files[i + 1]);
+        }
+    qsort(files, n, sizeof(*files), by_unique);
+    for (size_t i = 0; i + 1 < n && files[i + 1].unique; i++)
+        if (strcmp(files[i].unique, files[i + 1].unique) == 0)
+            refuse_pair(dir, fam, fam->unique_what, files[i].unique, &files[i], &files[i + 1]);
+    qsort(files, n, sizeof(*files), by_file);
+    for (size_t i = 0; i < n; i++) {
+        char *path = rv_qemu_path(dir, files[i].file, "");
+        if (files[i].refused || !path)
+            fam->free(files[i].def);
+        else
+            fam->add(files[i].def, path, opaque);
+        free(path);
+        free(files[i].file);
+    }
+    free(files);
 }
 
 /* Each name in dir whose file ends in suffix, passed to fn without it. */
@@ -397,16 +609,22 @@ static void each_file(const char *dir, const char *suffix, void (*fn)(const char
     closedir(dp);
 }
 
-static void load_one_def(const char *name, const char *path)
+static void *parse_domain(const char *text, const char **name, const unsigned char **uuid,
+                          const char **unique, rv_err *err)
 {
-    rv_qemu_domain_def *def = load_def(path);
-    if (!def)
-        return;
-    if (strcmp(def->name, name) != 0 || rv_qemu_find_name(def->name)) {
-        RV_WARN("ignoring '%s': it defines domain '%s'", path, def->name);
-        rv_qemu_domain_free(def);
-        return;
+    (void)unique;
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(text, strlen(text), err);
+    if (def) {
+        *name = def->name;
+        *uuid = def->uuid;
     }
+    return def;
+}
+
+static void add_domain(void *def_, const char *path, void *opaque)
+{
+    (void)path, (void)opaque;
+    rv_qemu_domain_def *def = def_;
     qemu_dom *d = rv_qemu_dom_new();
     if (!d) {
         rv_qemu_domain_free(def);
@@ -414,10 +632,19 @@ static void load_one_def(const char *name, const char *path)
     }
     d->def = def;
     char *link = NULL;
-    d->autostart = asprintf(&link, "%s/autostart/%s.xml", rv_qemu.config_dir, name) >= 0 &&
+    d->autostart = asprintf(&link, "%s/autostart/%s.xml", rv_qemu.config_dir, def->name) >= 0 &&
                    access(link, F_OK) == 0;
     free(link);
 }
+
+static void free_domain(void *def)
+{
+    rv_qemu_domain_free(def);
+}
+
+static const rv_qemu_def_family domain_files = {
+    "domain", NULL, RV_QEMU_DOMAIN_XML_MAX, parse_domain, add_domain, free_domain,
+};
 
 static void load_one_runtime(const char *name, const char *path)
 {
@@ -510,13 +737,18 @@ void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
     finish_undefines();
-    each_file(rv_qemu.config_dir, ".xml", load_one_def);
+    rv_qemu_load_defs(rv_qemu.config_dir, &domain_files, NULL);
     rv_qemu_save_dir_clean();
     /* An inactive domain with a managed image was saved (the reason is
      * not recorded elsewhere). */
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
         if (d->def && rv_qemu_has_managed_save(d->def->name))
             d->reason = RV_DOMAIN_SHUTOFF_SAVED;
+    char *snapshots = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
+    if (snapshots)
+        rv_qemu_clean_temp_files(snapshots);
+    free(snapshots);
+    rv_qemu_clean_temp_files(rv_qemu.run_dir);
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
     rv_qemu_snapshots_recover();
     for (qemu_dom *d = rv_qemu.doms; d; d = d->next)

@@ -27,7 +27,8 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, MAXIMUM = 0x4 };
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 /* Which definitions flags name: neither live nor config is the live one
- * when the domain runs, else the persistent one. */
+ * when the domain runs, else the persistent one.  0, -1, or RV_DEFERRED
+ * while a live call waits for the monitor. */
 static int pick(qemu_dom *d, unsigned int flags, bool *live, bool *config, rv_err *err)
 {
     *live = flags & AFFECT_LIVE;
@@ -36,8 +37,9 @@ static int pick(qemu_dom *d, unsigned int flags, bool *live, bool *config, rv_er
         *live = rv_qemu_dom_active(d);
         *config = !*live;
     }
-    if (*live && (!rv_qemu_dom_active(d) || d->stopping || !d->qmp || !rv_qmp_is_ready(d->qmp)))
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+    int rc = *live ? rv_qemu_need_monitor(d, err) : 0;
+    if (rc)
+        return rc;
     if (*config && !d->def)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot change persistent config of a transient domain");
@@ -263,8 +265,11 @@ static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, uns
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     bool live, config;
-    if (!d || pick(d, flags, &live, &config, err) < 0)
+    if (!d)
         return -1;
+    int rc = pick(d, flags, &live, &config, err);
+    if (rc)
+        return rc;
     if (flags & MAXIMUM) {
         if (live)
             return fail(err, RV_ERR_OPERATION_INVALID,
@@ -633,8 +638,11 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     bool live, config;
-    if (!d || pick(d, flags, &live, &config, err) < 0)
+    if (!d)
         return -1;
+    int rc = pick(d, flags, &live, &config, err);
+    if (rc)
+        return rc;
     if (n == 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: the vcpu count must be at least 1");
     if (flags & MAXIMUM) {

@@ -17,12 +17,13 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_packet.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
 #include "server/drivers/test/test_snapshot.h"
 #include "server/drivers/test/test_storage.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 RV_LOG_CATEGORY("drivers.test");
 
@@ -391,22 +392,10 @@ static int ref_fill(const test_dom *d, rv_dom_ref *out, rv_err *err)
  * updates, or NULL for a new one. */
 static int find_existing(const rv_test_def *def, test_dom **out, rv_err *err)
 {
-    char uuid[RV_UUID_STRING_LEN];
-    test_dom *d = find_by_uuid(def->uuid);
+    test_dom *d = find_by_uuid(def->uuid), *by_name = find_by_name(def->name);
     *out = d;
-    if (d && strcmp(d->def->name, def->name) != 0) {
-        rv_uuid_format(d->def->uuid, uuid);
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' is already defined with uuid %s",
-                    d->def->name, uuid);
-    }
-    if (!d && (d = find_by_name(def->name))) {
-        rv_uuid_format(d->def->uuid, uuid);
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED,
-                    "operation failed: domain '%s' already exists with uuid %s",
-                    d->def->name, uuid);
-    }
-    return 0;
+    return rv_obj_clash_error("domain", RV_FROM_DOMAIN, def->name, d ? d->def->name : NULL,
+                              by_name ? by_name->def->uuid : NULL, def->uuid, err);
 }
 
 static int table_init(rv_err *err)
@@ -498,7 +487,7 @@ static int test_get_capabilities(rv_driver_conn *c, char **xml, rv_err *err)
     return *xml ? 0 : fail_oom(err);
 }
 
-static int test_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err)
+static int native_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_err *err)
 {
     (void)c, (void)err;
     memset(info, 0, sizeof(*info));
@@ -513,7 +502,7 @@ static int test_node_get_info(rv_driver_conn *c, rv_driver_node_info *info, rv_e
     return 0;
 }
 
-static int test_node_get_security_model(rv_driver_conn *c, char **model, char **doi,
+static int native_node_get_security_model(rv_driver_conn *c, char **model, char **doi,
                                         rv_err *err)
 {
     (void)c;
@@ -1092,8 +1081,8 @@ const test_native rv_test_native = {
     .get_version = test_get_version,
     .get_hostname = test_get_hostname,
     .get_capabilities = test_get_capabilities,
-    .node_get_info = test_node_get_info,
-    .node_get_security_model = test_node_get_security_model,
+    .node_get_info = native_node_get_info,
+    .node_get_security_model = native_node_get_security_model,
     .num_of_domains = test_num_of_domains,
     .list_domain_ids = test_list_domain_ids,
     .list_all_domains = test_list_all_domains,

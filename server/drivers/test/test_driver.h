@@ -7,7 +7,11 @@
 #define RV_SERVER_DRIVERS_TEST_TEST_DRIVER_H
 
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
+
+/* Every wire slot function of the driver, test_<slot> (test_ops.c lists
+ * those it serves). */
+RV_DRIVER_SLOTS(test_)
 
 typedef struct test_native {
     int (*probe)(const char *uri);
@@ -99,7 +103,7 @@ int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err 
 
 /* ---- a domain, for the families that change it (test_snapshot.c) ---- */
 
-typedef struct rv_snap_tree test_snaps;   /* server/drivers/snapshot_tree.h */
+typedef struct rv_snap_tree test_snaps;   /* server/drivers/conf/snapshot_tree.h */
 typedef struct test_dom test_dom;
 struct test_dom {
     rv_test_def *def;           /* what runs, or the only definition */

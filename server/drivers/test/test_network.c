@@ -9,10 +9,10 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
-#include "server/drivers/test/test_table.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/conf/network_xml.h"
 
 RV_LOG_CATEGORY("drivers.test.network");
 
@@ -31,8 +31,8 @@ static const char default_network_xml[] =
     "</network>";
 
 typedef struct test_net {
-    rv_test_net_def *def;       /* what is live, or the only definition */
-    rv_test_net_def *next_def;  /* persistent definition waiting for the stop */
+    rv_net_def *def;       /* what is live, or the only definition */
+    rv_net_def *next_def;  /* persistent definition waiting for the stop */
     int active, persistent, autostart;
 } test_net;
 
@@ -46,18 +46,26 @@ static const unsigned char *net_uuid(const void *n)
     return ((const test_net *)n)->def->uuid;
 }
 
-static struct {
-    rv_test_table table;        /* of test_net */
-    int ready;
-} nets = {
-    .table = { .max = TEST_MAX_NETWORKS, .kind = "network", .kinds = "networks",
-               .name_of = net_name, .uuid_of = net_uuid },
+static unsigned int net_state(const void *obj)
+{
+    const test_net *n = obj;
+    return (n->active ? RV_OBJ_ACTIVE : 0) | (n->persistent ? RV_OBJ_PERSISTENT : 0) |
+           (n->autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
+/* libvirt's test driver says TEST in its errors. */
+static const rv_obj_kind net_kind = {
+    .what = "network", .whats = "networks", .not_found = "Network not found",
+    .lookup_what = "network", .from = RV_FROM_TEST, .no_object = RV_ERR_NO_NETWORK,
+    .name_of = net_name, .uuid_of = net_uuid, .state_of = net_state,
 };
 
-static test_net *net_at(size_t i)
-{
-    return rv_test_table_at(&nets.table, i);
-}
+static struct {
+    rv_obj_list list;           /* of test_net */
+    int ready;
+} nets = {
+    .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind },
+};
 
 static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(rv_err *err, int code, const char *fmt, ...)
@@ -77,8 +85,8 @@ static int fail_oom(rv_err *err)
 static void net_free(void *item)
 {
     test_net *n = item;
-    rv_test_net_def_free(n->def);
-    rv_test_net_def_free(n->next_def);
+    rv_net_def_free(n->def);
+    rv_net_def_free(n->next_def);
     free(n);
 }
 
@@ -90,16 +98,16 @@ static void emit(const test_net *n, int event)
 /* ---- the table ---- */
 
 /* A new inactive network holding def (taken, freed on failure). */
-static test_net *net_add(rv_test_net_def *def, rv_err *err)
+static test_net *net_add(rv_net_def *def, rv_err *err)
 {
     test_net *n = calloc(1, sizeof(*n));
     if (!n) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         fail_oom(err);
         return NULL;
     }
     n->def = def;
-    if (rv_test_table_add(&nets.table, n, err) < 0) {
+    if (rv_obj_add(&nets.list, n, err) < 0) {
         net_free(n);
         return NULL;
     }
@@ -109,7 +117,7 @@ static test_net *net_add(rv_test_net_def *def, rv_err *err)
 static void net_remove(test_net *n)
 {
     RV_DEBUG("network '%s' removed", n->def->name);
-    rv_test_table_remove(&nets.table, n);
+    rv_obj_remove(&nets.list, n);
     net_free(n);
 }
 
@@ -117,8 +125,8 @@ static int ready(rv_err *err)
 {
     if (nets.ready)
         return 0;
-    rv_test_net_def *def;
-    if (rv_test_net_def_parse(default_network_xml, &def, err) < 0)
+    rv_net_def *def;
+    if (rv_net_def_parse(default_network_xml, &def, err) < 0)
         return -1;
     test_net *n = net_add(def, err);
     if (!n)
@@ -130,7 +138,7 @@ static int ready(rv_err *err)
 
 void test_net_cleanup(void)
 {
-    rv_test_table_clear(&nets.table, net_free);
+    rv_obj_clear(&nets.list, net_free);
     nets.ready = 0;
 }
 
@@ -139,19 +147,13 @@ static test_net *get(const rv_nonnull_network *w, rv_err *err)
 {
     if (ready(err) < 0)
         return NULL;
-    test_net *n = rv_test_table_find_name(&nets.table, w->name);
-    if (!n)
-        fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
-             w->name);
-    return n;
+    return rv_obj_get_name(&nets.list, w->name, err);
 }
 
-static int to_wire(const test_net *n, rv_nonnull_network *w, rv_err *err)
+static int to_wire(const void *n, void *w, rv_err *err)
 {
-    if (!(w->name = strdup(n->def->name)))
-        return fail_oom(err);
-    memcpy(w->uuid, n->def->uuid, 16);
-    return 0;
+    rv_nonnull_network *net = w;
+    return rv_obj_put_handle(&nets.list, n, &net->name, net->uuid, err);
 }
 
 static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
@@ -164,111 +166,61 @@ static int check_flags(unsigned int flags, unsigned int known, const char *func,
 
 /* ---- lists ---- */
 
-static int count(int active, rv_err *err)
-{
-    if (ready(err) < 0)
-        return -1;
-    int k = 0;
-    for (size_t i = 0; i < nets.table.n; i++)
-        k += net_at(i)->active == active;
-    return k;
-}
-
-int test_net_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                             rv_err *err)
+int test_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
+                                 rv_err *err)
 {
     (void)c;
-    return (ret->num = count(1, err)) < 0 ? -1 : 0;
-}
-
-int test_net_num_of_defined_networks(rv_driver_conn *c,
-                                     rv_connect_num_of_defined_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return (ret->num = count(0, err)) < 0 ? -1 : 0;
-}
-
-static int list_names(int active, int maxnames, char ***names, u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > RV_NETWORK_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
-                    RV_NETWORK_LIST_MAX);
     if (ready(err) < 0)
         return -1;
-    char **out = calloc((size_t)maxnames + 1, sizeof(*out));
-    if (!out)
-        return fail_oom(err);
-    *names = out;       /* the dispatcher frees what was filled, on failure too */
-    *len = 0;
-    for (size_t i = 0; i < nets.table.n && *len < (u_int)maxnames; i++) {
-        if (net_at(i)->active != active)
-            continue;
-        if (!(out[*len] = strdup(net_at(i)->def->name)))
-            return fail_oom(err);
-        (*len)++;
-    }
+    ret->num = rv_obj_count(&nets.list, true);
     return 0;
 }
 
-int test_net_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                           rv_connect_list_networks_ret *ret, rv_err *err)
+int test_connect_num_of_defined_networks(rv_driver_conn *c,
+                                         rv_connect_num_of_defined_networks_ret *ret,
+                                         rv_err *err)
 {
     (void)c;
-    return list_names(1, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+    if (ready(err) < 0)
+        return -1;
+    ret->num = rv_obj_count(&nets.list, false);
+    return 0;
 }
 
-int test_net_list_defined_networks(rv_driver_conn *c,
-                                   const rv_connect_list_defined_networks_args *args,
-                                   rv_connect_list_defined_networks_ret *ret, rv_err *err)
+int test_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
+                               rv_connect_list_networks_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(0, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
+    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, true, args->maxnames,
+                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
+                                                     &ret->names.names_len, err);
 }
 
-/* Within each pair of filters the bits are ORed, the pairs ANDed; a pair
- * with no bit set lets everything through. */
-static int matches(const test_net *n, unsigned int flags)
+int test_connect_list_defined_networks(rv_driver_conn *c,
+                                       const rv_connect_list_defined_networks_args *args,
+                                       rv_connect_list_defined_networks_ret *ret, rv_err *err)
 {
-    unsigned int act = flags & (RV_LIST_NETWORKS_ACTIVE | RV_LIST_NETWORKS_INACTIVE);
-    unsigned int per = flags & (RV_LIST_NETWORKS_PERSISTENT | RV_LIST_NETWORKS_TRANSIENT);
-    unsigned int aut = flags & (RV_LIST_NETWORKS_AUTOSTART | RV_LIST_NETWORKS_NO_AUTOSTART);
-    if (act && !(act & (n->active ? RV_LIST_NETWORKS_ACTIVE : RV_LIST_NETWORKS_INACTIVE)))
-        return 0;
-    if (per && !(per & (n->persistent ? RV_LIST_NETWORKS_PERSISTENT : RV_LIST_NETWORKS_TRANSIENT)))
-        return 0;
-    if (aut && !(aut & (n->autostart ? RV_LIST_NETWORKS_AUTOSTART : RV_LIST_NETWORKS_NO_AUTOSTART)))
-        return 0;
-    return 1;
+    (void)c;
+    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, false, args->maxnames,
+                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
+                                                     &ret->names.names_len, err);
 }
 
-int test_net_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
-                               rv_connect_list_all_networks_ret *ret, rv_err *err)
+int test_connect_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
+                                   rv_connect_list_all_networks_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
         return -1;
-    u_int k = 0;
-    for (size_t i = 0; i < nets.table.n; i++)
-        k += (u_int)matches(net_at(i), args->flags);
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->nets.nets_val = calloc(k, sizeof(rv_nonnull_network))))
-        return fail_oom(err);
-    for (size_t i = 0; i < nets.table.n; i++) {
-        if (!matches(net_at(i), args->flags))
-            continue;
-        if (to_wire(net_at(i), &ret->nets.nets_val[ret->nets.nets_len], err) < 0)
-            return -1;
-        ret->nets.nets_len++;
-    }
-    return 0;
+    return rv_obj_list_all(&nets.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
+                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
+                           err);
 }
 
 /* ---- lookups ---- */
 
-int test_net_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                            rv_network_lookup_by_name_ret *ret, rv_err *err)
+int test_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
+                                rv_network_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     rv_nonnull_network w = { .name = args->name };
@@ -276,35 +228,31 @@ int test_net_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_a
     return n ? to_wire(n, &ret->net, err) : -1;
 }
 
-int test_net_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                            rv_network_lookup_by_uuid_ret *ret, rv_err *err)
+int test_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
+                                rv_network_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
     if (ready(err) < 0)
         return -1;
-    test_net *n = rv_test_table_find_uuid(&nets.table, (const unsigned char *)args->uuid);
-    if (!n) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, text);
-        return fail(err, RV_ERR_NO_NETWORK,
-                    "Network not found: no network with matching uuid '%s'", text);
-    }
+    test_net *n = rv_obj_get_uuid(&nets.list, (const unsigned char *)args->uuid, err);
+    if (!n)
+        return -1;
     return to_wire(n, &ret->net, err);
 }
 
 /* ---- definition and lifecycle ---- */
 
 /* Read XML into a definition that can be sent back whole. */
-static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
+static int parse(const char *xml, rv_net_def **out, rv_err *err)
 {
-    if (ready(err) < 0 || rv_test_net_def_parse(xml, out, err) < 0)
+    if (ready(err) < 0 || rv_net_def_parse(xml, out, err) < 0)
         return -1;
-    char *text = rv_test_net_def_format(*out);
+    char *text = rv_net_def_format(*out);
     size_t len = text ? strlen(text) : 0;
     free(text);
     if (text && len <= RV_STRING_MAX)
         return 0;
-    rv_test_net_def_free(*out);
+    rv_net_def_free(*out);
     if (!text)
         return fail_oom(err);
     return fail(err, RV_ERR_CONFIG_UNSUPPORTED,
@@ -312,27 +260,27 @@ static int parse(const char *xml, rv_test_net_def **out, rv_err *err)
                 "back, over the protocol's limit of %d", len, RV_STRING_MAX);
 }
 
-int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
-                        rv_network_define_xml_ret *ret, rv_err *err)
+int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
+                            rv_network_define_xml_ret *ret, rv_err *err)
 {
-    rv_test_net_def *def;
-    test_net *n;
+    rv_net_def *def;
+    void *same;
     (void)c;
     if (parse(args->xml, &def, err) < 0)
         return -1;
-    n = rv_test_table_find_uuid(&nets.table, def->uuid);
-    if (rv_test_table_check_clash(&nets.table, def->name, def->uuid, err) < 0) {
-        rv_test_net_def_free(def);
+    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0) {
+        rv_net_def_free(def);
         return -1;
     }
+    test_net *n = same;
     if (!n) {
         if (!(n = net_add(def, err)))
             return -1;
     } else if (n->active) {         /* the new definition waits for the stop */
-        rv_test_net_def_free(n->next_def);
+        rv_net_def_free(n->next_def);
         n->next_def = def;
     } else {
-        rv_test_net_def_free(n->def);
+        rv_net_def_free(n->def);
         n->def = def;
     }
     n->persistent = 1;
@@ -341,20 +289,20 @@ int test_net_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *arg
     return to_wire(n, &ret->net, err);
 }
 
-int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
-                        rv_network_create_xml_ret *ret, rv_err *err)
+int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
+                            rv_network_create_xml_ret *ret, rv_err *err)
 {
-    rv_test_net_def *def;
-    test_net *n;
+    rv_net_def *def;
+    void *same;
     (void)c;
     if (parse(args->xml, &def, err) < 0)
         return -1;
-    n = rv_test_table_find_uuid(&nets.table, def->uuid);
-    if (rv_test_table_check_clash(&nets.table, def->name, def->uuid, err) < 0 ||
-        (n && n->active &&
+    test_net *n = NULL;
+    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0 ||
+        ((n = same) && n->active &&
          fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "network is already active as '%s'", n->def->name) < 0)) {
-        rv_test_net_def_free(def);
+        rv_net_def_free(def);
         return -1;
     }
     if (!n) {
@@ -370,7 +318,7 @@ int test_net_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *arg
     return to_wire(n, &ret->net, err);
 }
 
-int test_net_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
+int test_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -385,7 +333,7 @@ int test_net_create(rv_driver_conn *c, const rv_network_create_args *args, rv_er
     return 0;
 }
 
-int test_net_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
+int test_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -399,14 +347,14 @@ int test_net_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_
         return 0;
     }
     if (n->next_def) {
-        rv_test_net_def_free(n->def);
+        rv_net_def_free(n->def);
         n->def = n->next_def;
         n->next_def = NULL;
     }
     return 0;
 }
 
-int test_net_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
+int test_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -423,8 +371,8 @@ int test_net_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, r
 
 /* ---- queries ---- */
 
-int test_net_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
-                          rv_network_get_xml_desc_ret *ret, rv_err *err)
+int test_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
+                              rv_network_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n;
@@ -432,13 +380,13 @@ int test_net_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args 
     if (check_flags(args->flags, 0, "testNetworkGetXMLDesc", err) < 0 ||
         !(n = get(&args->net, err)))
         return -1;
-    if (!(ret->xml = rv_test_net_def_format(n->def)))
+    if (!(ret->xml = rv_net_def_format(n->def)))
         return fail_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
-int test_net_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name_args *args,
-                             rv_network_get_bridge_name_ret *ret, rv_err *err)
+int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name_args *args,
+                                 rv_network_get_bridge_name_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -452,8 +400,8 @@ int test_net_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_name
     return 0;
 }
 
-int test_net_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                           rv_network_get_autostart_ret *ret, rv_err *err)
+int test_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
+                               rv_network_get_autostart_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -463,8 +411,8 @@ int test_net_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_arg
     return 0;
 }
 
-int test_net_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
-                           rv_err *err)
+int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
+                               rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -474,8 +422,8 @@ int test_net_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_arg
     return 0;
 }
 
-int test_net_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                       rv_network_is_active_ret *ret, rv_err *err)
+int test_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
+                           rv_network_is_active_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);
@@ -485,8 +433,8 @@ int test_net_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
     return 0;
 }
 
-int test_net_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                           rv_network_is_persistent_ret *ret, rv_err *err)
+int test_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
+                               rv_network_is_persistent_ret *ret, rv_err *err)
 {
     (void)c;
     test_net *n = get(&args->net, err);

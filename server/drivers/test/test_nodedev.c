@@ -9,8 +9,9 @@
 
 #include <libxml/entities.h>
 
+#include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_nodedev.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
 /* The capability words and the list flags they answer to.  A SCSI host on
  * an FC adapter is listed under fc_host too, and one that can make vports

@@ -18,9 +18,10 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "server/drivers/snapshot_tree.h"
+#include "server/drivers/conf/snapshot_tree.h"
+#include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_snapshot.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 RV_LOG_CATEGORY("drivers.test.snapshot");
 
@@ -421,8 +422,8 @@ int test_domain_snapshot_num_children(rv_driver_conn *c,
 }
 
 int test_domain_snapshot_list_children_names(
-    rv_driver_conn *c, const rv_domain_snapshot_list_children_names_args *args,
-    rv_domain_snapshot_list_children_names_ret *ret, rv_err *err)
+                                             rv_driver_conn *c, const rv_domain_snapshot_list_children_names_args *args,
+                                             rv_domain_snapshot_list_children_names_ret *ret, rv_err *err)
 {
     test_dom *d;
     rv_snap_rec *s, **list;
@@ -502,8 +503,8 @@ int test_domain_list_all_snapshots(rv_driver_conn *c,
 }
 
 int test_domain_snapshot_list_all_children(
-    rv_driver_conn *c, const rv_domain_snapshot_list_all_children_args *args,
-    rv_domain_snapshot_list_all_children_ret *ret, rv_err *err)
+                                           rv_driver_conn *c, const rv_domain_snapshot_list_all_children_args *args,
+                                           rv_domain_snapshot_list_all_children_ret *ret, rv_err *err)
 {
     test_dom *d;
     rv_snap_rec *s, **list;

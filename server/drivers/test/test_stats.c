@@ -365,17 +365,17 @@ static int check_nparams(int nparams, int max, rv_err *err)
 
 /* ================================================================ host */
 
-int test_stats_connect_get_max_vcpus(rv_driver_conn *c,
-                                     const rv_connect_get_max_vcpus_args *args,
-                                     rv_connect_get_max_vcpus_ret *ret, rv_err *err)
+int test_connect_get_max_vcpus(rv_driver_conn *c,
+                               const rv_connect_get_max_vcpus_args *args,
+                               rv_connect_get_max_vcpus_ret *ret, rv_err *err)
 {
     (void)c, (void)args, (void)err;
     ret->max_vcpus = TEST_MAX_VCPUS;
     return 0;
 }
 
-int test_stats_connect_get_sysinfo(rv_driver_conn *c, const rv_connect_get_sysinfo_args *args,
-                                   rv_connect_get_sysinfo_ret *ret, rv_err *err)
+int test_connect_get_sysinfo(rv_driver_conn *c, const rv_connect_get_sysinfo_args *args,
+                             rv_connect_get_sysinfo_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0, "testConnectGetSysinfo", err) < 0)
@@ -384,9 +384,9 @@ int test_stats_connect_get_sysinfo(rv_driver_conn *c, const rv_connect_get_sysin
     return ret->sysinfo ? 0 : fail_oom(err);
 }
 
-int test_stats_node_get_cells_free_memory(rv_driver_conn *c,
-                                          const rv_node_get_cells_free_memory_args *args,
-                                          rv_node_get_cells_free_memory_ret *ret, rv_err *err)
+int test_node_get_cells_free_memory(rv_driver_conn *c,
+                                    const rv_node_get_cells_free_memory_args *args,
+                                    rv_node_get_cells_free_memory_ret *ret, rv_err *err)
 {
     const int ncells = (int)(sizeof(cell_free) / sizeof(cell_free[0]));
     (void)c;
@@ -411,16 +411,16 @@ int test_stats_node_get_cells_free_memory(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret *ret,
-                                    rv_err *err)
+int test_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret *ret,
+                              rv_err *err)
 {
     (void)c, (void)err;
     ret->freeMem = HOST_FREE_MEMORY;
     return 0;
 }
 
-int test_stats_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args *args,
-                                  rv_node_get_cpu_stats_ret *ret, rv_err *err)
+int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args *args,
+                            rv_node_get_cpu_stats_ret *ret, rv_err *err)
 {
     static const struct { const char *field; unsigned long long value; } stats[] = {
         { "user", 9797400000ULL }, { "kernel", 34678723400000ULL },
@@ -449,8 +449,8 @@ int test_stats_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats
     return 0;
 }
 
-int test_stats_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
-                                rv_node_get_cpu_map_ret *ret, rv_err *err)
+int test_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *args,
+                          rv_node_get_cpu_map_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0, "testNodeGetCPUMap", err) < 0)
@@ -468,10 +468,10 @@ int test_stats_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_arg
     return 0;
 }
 
-int test_stats_connect_get_cpu_model_names(rv_driver_conn *c,
-                                           const rv_connect_get_cpu_model_names_args *args,
-                                           rv_connect_get_cpu_model_names_ret *ret,
-                                           rv_err *err)
+int test_connect_get_cpu_model_names(rv_driver_conn *c,
+                                     const rv_connect_get_cpu_model_names_args *args,
+                                     rv_connect_get_cpu_model_names_ret *ret,
+                                     rv_err *err)
 {
     const arch_models *a = NULL;
     (void)c;
@@ -506,8 +506,8 @@ int test_stats_connect_get_cpu_model_names(rv_driver_conn *c,
 
 /* ================================================================ domain statistics */
 
-int test_stats_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
-                                   rv_domain_memory_stats_ret *ret, rv_err *err)
+int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_args *args,
+                             rv_domain_memory_stats_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -557,9 +557,9 @@ int test_stats_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_sta
     return 0;
 }
 
-int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
-                                              const rv_domain_set_memory_stats_period_args *args,
-                                              rv_err *err)
+int test_domain_set_memory_stats_period(rv_driver_conn *c,
+                                        const rv_domain_set_memory_stats_period_args *args,
+                                        rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
@@ -575,8 +575,8 @@ int test_stats_domain_set_memory_stats_period(rv_driver_conn *c,
     return test_tune_stats_period(&args->dom, args->flags, args->period, err);
 }
 
-int test_stats_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
-                                  rv_domain_block_stats_ret *ret, rv_err *err)
+int test_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
+                            rv_domain_block_stats_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -620,9 +620,9 @@ static const iface_view *find_iface(const iface_view *ifs, int n, const char *de
     return NULL;
 }
 
-int test_stats_domain_interface_stats(rv_driver_conn *c,
-                                      const rv_domain_interface_stats_args *args,
-                                      rv_domain_interface_stats_ret *ret, rv_err *err)
+int test_domain_interface_stats(rv_driver_conn *c,
+                                const rv_domain_interface_stats_args *args,
+                                rv_domain_interface_stats_ret *ret, rv_err *err)
 {
     test_dom_view v;
     iface_view *ifs = NULL;
@@ -653,9 +653,9 @@ int test_stats_domain_interface_stats(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_block_info(rv_driver_conn *c,
-                                     const rv_domain_get_block_info_args *args,
-                                     rv_domain_get_block_info_ret *ret, rv_err *err)
+int test_domain_get_block_info(rv_driver_conn *c,
+                               const rv_domain_get_block_info_args *args,
+                               rv_domain_get_block_info_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -683,8 +683,8 @@ int test_stats_domain_get_block_info(rv_driver_conn *c,
 
 /* ================================================================ vcpus and pinning */
 
-int test_stats_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
-                                rv_domain_get_vcpus_ret *ret, rv_err *err)
+int test_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *args,
+                          rv_domain_get_vcpus_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -729,9 +729,9 @@ int test_stats_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_arg
     return 0;
 }
 
-int test_stats_domain_get_vcpus_flags(rv_driver_conn *c,
-                                      const rv_domain_get_vcpus_flags_args *args,
-                                      rv_domain_get_vcpus_flags_ret *ret, rv_err *err)
+int test_domain_get_vcpus_flags(rv_driver_conn *c,
+                                const rv_domain_get_vcpus_flags_args *args,
+                                rv_domain_get_vcpus_flags_ret *ret, rv_err *err)
 {
     test_dom_view v;
     const rv_test_def *def;
@@ -744,9 +744,9 @@ int test_stats_domain_get_vcpus_flags(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_max_memory(rv_driver_conn *c,
-                                     const rv_domain_get_max_memory_args *args,
-                                     rv_domain_get_max_memory_ret *ret, rv_err *err)
+int test_domain_get_max_memory(rv_driver_conn *c,
+                               const rv_domain_get_max_memory_args *args,
+                               rv_domain_get_max_memory_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -756,9 +756,9 @@ int test_stats_domain_get_max_memory(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_max_vcpus(rv_driver_conn *c,
-                                    const rv_domain_get_max_vcpus_args *args,
-                                    rv_domain_get_max_vcpus_ret *ret, rv_err *err)
+int test_domain_get_max_vcpus(rv_driver_conn *c,
+                              const rv_domain_get_max_vcpus_args *args,
+                              rv_domain_get_max_vcpus_ret *ret, rv_err *err)
 {
     test_dom_view v;
     const rv_test_def *def;
@@ -770,9 +770,9 @@ int test_stats_domain_get_max_vcpus(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_vcpu_pin_info(rv_driver_conn *c,
-                                        const rv_domain_get_vcpu_pin_info_args *args,
-                                        rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err)
+int test_domain_get_vcpu_pin_info(rv_driver_conn *c,
+                                  const rv_domain_get_vcpu_pin_info_args *args,
+                                  rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err)
 {
     test_dom_view v;
     const rv_test_def *def;
@@ -802,10 +802,10 @@ int test_stats_domain_get_vcpu_pin_info(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_emulator_pin_info(rv_driver_conn *c,
-                                            const rv_domain_get_emulator_pin_info_args *args,
-                                            rv_domain_get_emulator_pin_info_ret *ret,
-                                            rv_err *err)
+int test_domain_get_emulator_pin_info(rv_driver_conn *c,
+                                      const rv_domain_get_emulator_pin_info_args *args,
+                                      rv_domain_get_emulator_pin_info_ret *ret,
+                                      rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -834,9 +834,9 @@ int test_stats_domain_get_emulator_pin_info(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_iothread_info(rv_driver_conn *c,
-                                        const rv_domain_get_iothread_info_args *args,
-                                        rv_domain_get_iothread_info_ret *ret, rv_err *err)
+int test_domain_get_iothread_info(rv_driver_conn *c,
+                                  const rv_domain_get_iothread_info_args *args,
+                                  rv_domain_get_iothread_info_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c, (void)ret;
@@ -850,9 +850,9 @@ int test_stats_domain_get_iothread_info(rv_driver_conn *c,
 
 /* ================================================================ tuning */
 
-int test_stats_domain_get_scheduler_type(rv_driver_conn *c,
-                                         const rv_domain_get_scheduler_type_args *args,
-                                         rv_domain_get_scheduler_type_ret *ret, rv_err *err)
+int test_domain_get_scheduler_type(rv_driver_conn *c,
+                                   const rv_domain_get_scheduler_type_args *args,
+                                   rv_domain_get_scheduler_type_ret *ret, rv_err *err)
 {
     (void)c, (void)args;
     ret->nparams = 1;
@@ -883,18 +883,18 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
     return 0;
 }
 
-int test_stats_domain_get_scheduler_parameters(
-    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
-    rv_domain_get_scheduler_parameters_ret *ret, rv_err *err)
+int test_domain_get_scheduler_parameters(
+                                         rv_driver_conn *c, const rv_domain_get_scheduler_parameters_args *args,
+                                         rv_domain_get_scheduler_parameters_ret *ret, rv_err *err)
 {
     (void)c;
     return scheduler_params(&args->dom, args->nparams, "virDomainGetSchedulerParameters",
                             &ret->params.params_val, &ret->params.params_len, err);
 }
 
-int test_stats_domain_get_scheduler_parameters_flags(
-    rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
-    rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err)
+int test_domain_get_scheduler_parameters_flags(
+                                               rv_driver_conn *c, const rv_domain_get_scheduler_parameters_flags_args *args,
+                                               rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
@@ -903,10 +903,10 @@ int test_stats_domain_get_scheduler_parameters_flags(
                             &ret->params.params_val, &ret->params.params_len, err);
 }
 
-int test_stats_domain_get_memory_parameters(rv_driver_conn *c,
-                                            const rv_domain_get_memory_parameters_args *args,
-                                            rv_domain_get_memory_parameters_ret *ret,
-                                            rv_err *err)
+int test_domain_get_memory_parameters(rv_driver_conn *c,
+                                      const rv_domain_get_memory_parameters_args *args,
+                                      rv_domain_get_memory_parameters_ret *ret,
+                                      rv_err *err)
 {
     static const char *const fields[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
     const int n = 3;
@@ -935,10 +935,10 @@ int test_stats_domain_get_memory_parameters(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_blkio_parameters(rv_driver_conn *c,
-                                           const rv_domain_get_blkio_parameters_args *args,
-                                           rv_domain_get_blkio_parameters_ret *ret,
-                                           rv_err *err)
+int test_domain_get_blkio_parameters(rv_driver_conn *c,
+                                     const rv_domain_get_blkio_parameters_args *args,
+                                     rv_domain_get_blkio_parameters_ret *ret,
+                                     rv_err *err)
 {
     /* The weight, then the per-device lists (empty strings: none set). */
     static const char *const fields[] = {
@@ -975,10 +975,10 @@ int test_stats_domain_get_blkio_parameters(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_numa_parameters(rv_driver_conn *c,
-                                          const rv_domain_get_numa_parameters_args *args,
-                                          rv_domain_get_numa_parameters_ret *ret,
-                                          rv_err *err)
+int test_domain_get_numa_parameters(rv_driver_conn *c,
+                                    const rv_domain_get_numa_parameters_args *args,
+                                    rv_domain_get_numa_parameters_ret *ret,
+                                    rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -1008,9 +1008,9 @@ int test_stats_domain_get_numa_parameters(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_interface_parameters(
-    rv_driver_conn *c, const rv_domain_get_interface_parameters_args *args,
-    rv_domain_get_interface_parameters_ret *ret, rv_err *err)
+int test_domain_get_interface_parameters(
+                                         rv_driver_conn *c, const rv_domain_get_interface_parameters_args *args,
+                                         rv_domain_get_interface_parameters_ret *ret, rv_err *err)
 {
     /* Inbound and outbound bandwidth: none set, all 0. */
     static const char *const fields[] = {
@@ -1056,9 +1056,9 @@ int test_stats_domain_get_interface_parameters(
     return 0;
 }
 
-int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
-                                        const rv_domain_get_block_io_tune_args *args,
-                                        rv_domain_get_block_io_tune_ret *ret, rv_err *err)
+int test_domain_get_block_io_tune(rv_driver_conn *c,
+                                  const rv_domain_get_block_io_tune_args *args,
+                                  rv_domain_get_block_io_tune_ret *ret, rv_err *err)
 {
     /* The limits libvirt 9.0 knows, none set (0); group_name is a string. */
     static const char *const fields[] = {
@@ -1121,9 +1121,9 @@ int test_stats_domain_get_block_io_tune(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_perf_events(rv_driver_conn *c,
-                                      const rv_domain_get_perf_events_args *args,
-                                      rv_domain_get_perf_events_ret *ret, rv_err *err)
+int test_domain_get_perf_events(rv_driver_conn *c,
+                                const rv_domain_get_perf_events_args *args,
+                                rv_domain_get_perf_events_ret *ret, rv_err *err)
 {
     /* libvirt 9.0's perf events, none enabled. */
     static const char *const events[] = {
@@ -1151,8 +1151,8 @@ int test_stats_domain_get_perf_events(rv_driver_conn *c,
 
 /* ================================================================ guest facts */
 
-int test_stats_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
-                                   rv_domain_get_hostname_ret *ret, rv_err *err)
+int test_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_args *args,
+                             rv_domain_get_hostname_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -1166,8 +1166,8 @@ int test_stats_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostna
     return 0;
 }
 
-int test_stats_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
-                               rv_domain_get_time_ret *ret, rv_err *err)
+int test_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
+                         rv_domain_get_time_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -1184,9 +1184,9 @@ int test_stats_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args 
     return 0;
 }
 
-int test_stats_domain_get_control_info(rv_driver_conn *c,
-                                       const rv_domain_get_control_info_args *args,
-                                       rv_domain_get_control_info_ret *ret, rv_err *err)
+int test_domain_get_control_info(rv_driver_conn *c,
+                                 const rv_domain_get_control_info_args *args,
+                                 rv_domain_get_control_info_ret *ret, rv_err *err)
 {
     test_dom_view v;
     (void)c;
@@ -1211,8 +1211,8 @@ int test_stats_domain_get_control_info(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *args,
-                                 rv_domain_get_fsinfo_ret *ret, rv_err *err)
+int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *args,
+                           rv_domain_get_fsinfo_ret *ret, rv_err *err)
 {
     static const char *const mounts[] = { "/", "/boot" };
     test_dom_view v;
@@ -1253,9 +1253,9 @@ int test_stats_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_a
     return 0;
 }
 
-int test_stats_domain_interface_addresses(rv_driver_conn *c,
-                                          const rv_domain_interface_addresses_args *args,
-                                          rv_domain_interface_addresses_ret *ret, rv_err *err)
+int test_domain_interface_addresses(rv_driver_conn *c,
+                                    const rv_domain_interface_addresses_args *args,
+                                    rv_domain_interface_addresses_ret *ret, rv_err *err)
 {
     test_dom_view v;
     iface_view *ifs = NULL;
@@ -1321,10 +1321,10 @@ int test_stats_domain_interface_addresses(rv_driver_conn *c,
 #define HOST_IFACE_NAME "eth1"
 #define HOST_IFACE_MAC "aa:bb:cc:dd:ee:ff"
 
-int test_stats_connect_list_all_interfaces(rv_driver_conn *c,
-                                           const rv_connect_list_all_interfaces_args *args,
-                                           rv_connect_list_all_interfaces_ret *ret,
-                                           rv_err *err)
+int test_connect_list_all_interfaces(rv_driver_conn *c,
+                                     const rv_connect_list_all_interfaces_args *args,
+                                     rv_connect_list_all_interfaces_ret *ret,
+                                     rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, LIST_INTERFACES_FILTERS, "testConnectListAllInterfaces",
@@ -1346,8 +1346,8 @@ int test_stats_connect_list_all_interfaces(rv_driver_conn *c,
     return 0;
 }
 
-int test_stats_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
-                                   rv_interface_is_active_ret *ret, rv_err *err)
+int test_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_args *args,
+                             rv_interface_is_active_ret *ret, rv_err *err)
 {
     (void)c;
     if (strcmp(args->iface.name, HOST_IFACE_NAME) != 0) {
@@ -1368,9 +1368,9 @@ static int host_iface(rv_nonnull_interface *out, rv_err *err)
     return out->name && out->mac ? 0 : fail_oom(err);
 }
 
-int test_stats_interface_lookup_by_name(rv_driver_conn *c,
-                                        const rv_interface_lookup_by_name_args *args,
-                                        rv_interface_lookup_by_name_ret *ret, rv_err *err)
+int test_interface_lookup_by_name(rv_driver_conn *c,
+                                  const rv_interface_lookup_by_name_args *args,
+                                  rv_interface_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
     if (strcmp(args->name, HOST_IFACE_NAME) != 0) {
@@ -1381,10 +1381,10 @@ int test_stats_interface_lookup_by_name(rv_driver_conn *c,
     return host_iface(&ret->iface, err);
 }
 
-int test_stats_interface_lookup_by_mac_string(rv_driver_conn *c,
-                                              const rv_interface_lookup_by_mac_string_args *args,
-                                              rv_interface_lookup_by_mac_string_ret *ret,
-                                              rv_err *err)
+int test_interface_lookup_by_mac_string(rv_driver_conn *c,
+                                        const rv_interface_lookup_by_mac_string_args *args,
+                                        rv_interface_lookup_by_mac_string_ret *ret,
+                                        rv_err *err)
 {
     (void)c;
     /* libvirt compares the text as given, case and all. */
@@ -1396,8 +1396,8 @@ int test_stats_interface_lookup_by_mac_string(rv_driver_conn *c,
     return host_iface(&ret->iface, err);
 }
 
-int test_stats_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
-                                      rv_interface_get_xml_desc_ret *ret, rv_err *err)
+int test_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_desc_args *args,
+                                rv_interface_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
     if (check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)

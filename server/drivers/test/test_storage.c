@@ -12,10 +12,10 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/objlist.h"
+#include "server/drivers/conf/storage_xml.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_storage.h"
-#include "server/drivers/test/test_table.h"
 
 RV_LOG_CATEGORY("drivers.test.storage");
 
@@ -50,18 +50,37 @@ static const unsigned char *pool_uuid(const void *p)
     return ((const test_pool *)p)->def->uuid;
 }
 
+static unsigned int pool_state(const void *obj)
+{
+    const test_pool *p = obj;
+    return (p->active ? RV_OBJ_ACTIVE : 0) | (p->persistent ? RV_OBJ_PERSISTENT : 0) |
+           (p->autostart ? RV_OBJ_AUTOSTART : 0);
+}
+
+static unsigned int pool_type_flag(const void *obj)
+{
+    return rv_pool_type_list_flag(((const test_pool *)obj)->def->type);
+}
+
+/* libvirt's test driver says TEST in its errors. */
+static const rv_obj_kind pool_kind = {
+    .what = "pool", .whats = "storage pools", .not_found = "Storage pool not found",
+    .lookup_what = "storage pool", .from = RV_FROM_TEST, .no_object = RV_ERR_NO_STORAGE_POOL,
+    .name_of = pool_name, .uuid_of = pool_uuid, .state_of = pool_state,
+    .more_flags_of = pool_type_flag, .more_flags = ~0x3fu,
+};
+
 static struct {
-    rv_test_table table;        /* of test_pool */
+    rv_obj_list list;           /* of test_pool */
     size_t nvols;               /* in all pools */
     int ready;
 } pools = {
-    .table = { .max = TEST_MAX_POOLS, .kind = "pool", .kinds = "storage pools",
-               .name_of = pool_name, .uuid_of = pool_uuid },
+    .list = { .max = TEST_MAX_POOLS, .kind = &pool_kind },
 };
 
 static test_pool *pool_at(size_t i)
 {
-    return rv_test_table_at(&pools.table, i);
+    return rv_obj_at(&pools.list, i);
 }
 
 static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -122,7 +141,7 @@ static test_pool *pool_add(rv_pool_def *def, rv_err *err)
         return NULL;
     }
     p->def = def;
-    if (rv_test_table_add(&pools.table, p, err) < 0) {
+    if (rv_obj_add(&pools.list, p, err) < 0) {
         pool_free(p);
         return NULL;
     }
@@ -132,7 +151,7 @@ static test_pool *pool_add(rv_pool_def *def, rv_err *err)
 static void pool_remove(test_pool *p)
 {
     RV_DEBUG("storage pool '%s' removed", p->def->name);
-    rv_test_table_remove(&pools.table, p);
+    rv_obj_remove(&pools.list, p);
     pool_free(p);
 }
 
@@ -154,7 +173,7 @@ static int ready(rv_err *err)
 
 void test_storage_cleanup(void)
 {
-    rv_test_table_clear(&pools.table, pool_free);
+    rv_obj_clear(&pools.list, pool_free);
     pools.ready = 0;
 }
 
@@ -164,11 +183,7 @@ static test_pool *get_named(const char *name, rv_err *err)
 {
     if (ready(err) < 0)
         return NULL;
-    test_pool *p = rv_test_table_find_name(&pools.table, name);
-    if (!p)
-        fail(err, RV_ERR_NO_STORAGE_POOL,
-             "Storage pool not found: no storage pool with matching name '%s'", name);
-    return p;
+    return rv_obj_get_name(&pools.list, name, err);
 }
 
 static test_pool *get(const rv_nonnull_storage_pool *w, rv_err *err)
@@ -198,12 +213,10 @@ static test_pool *get_active(const rv_nonnull_storage_pool *w, rv_err *err)
     return p;
 }
 
-static int pool_to_wire(const test_pool *p, rv_nonnull_storage_pool *w, rv_err *err)
+static int pool_to_wire(const void *p, void *w, rv_err *err)
 {
-    if (!(w->name = strdup(p->def->name)))
-        return fail_oom(err);
-    memcpy(w->uuid, p->def->uuid, 16);
-    return 0;
+    rv_nonnull_storage_pool *pool = w;
+    return rv_obj_put_handle(&pools.list, p, &pool->name, pool->uuid, err);
 }
 
 static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_storage_vol *w,
@@ -219,21 +232,14 @@ static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_stora
 
 /* ---- pool lists ---- */
 
-static int count(int active, rv_err *err)
-{
-    if (ready(err) < 0)
-        return -1;
-    int k = 0;
-    for (size_t i = 0; i < pools.table.n; i++)
-        k += pool_at(i)->active == active;
-    return k;
-}
-
 int test_connect_num_of_storage_pools(rv_driver_conn *c,
                                       rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
-    return (ret->num = count(1, err)) < 0 ? -1 : 0;
+    if (ready(err) < 0)
+        return -1;
+    ret->num = rv_obj_count(&pools.list, true);
+    return 0;
 }
 
 int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
@@ -241,33 +247,25 @@ int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
                                               rv_err *err)
 {
     (void)c;
-    return (ret->num = count(0, err)) < 0 ? -1 : 0;
-}
-
-/* Up to maxnames names, of the active pools, the inactive ones, or (pool
- * given) that pool's volumes. */
-static int list_names(int active, const test_pool *pool, int maxnames, int max, char ***names,
-                      u_int *len, rv_err *err)
-{
-    if (maxnames < 0 || maxnames > max)
-        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames, max);
     if (ready(err) < 0)
         return -1;
+    ret->num = rv_obj_count(&pools.list, false);
+    return 0;
+}
+
+/* Up to maxnames names of pool's volumes. */
+static int vol_names(const test_pool *pool, int maxnames, char ***names, u_int *len, rv_err *err)
+{
+    if (maxnames < 0 || maxnames > RV_STORAGE_VOL_LIST_MAX)
+        return fail(err, RV_ERR_RPC, "maxnames %d is outside 0..%d", maxnames,
+                    RV_STORAGE_VOL_LIST_MAX);
     char **out = calloc((size_t)maxnames + 1, sizeof(*out));
     if (!out)
         return fail_oom(err);
     *names = out;       /* the dispatcher frees what was filled, on failure too */
     *len = 0;
-    size_t n = pool ? pool->nvols : pools.table.n;
-    for (size_t i = 0; i < n && *len < (u_int)maxnames; i++) {
-        const char *name;
-        if (pool)
-            name = pool->vols[i]->name;
-        else if (pool_at(i)->active == active)
-            name = pool_at(i)->def->name;
-        else
-            continue;
-        if (!(out[*len] = strdup(name)))
+    for (size_t i = 0; i < pool->nvols && *len < (u_int)maxnames; i++) {
+        if (!(out[*len] = strdup(pool->vols[i]->name)))
             return fail_oom(err);
         (*len)++;
     }
@@ -279,8 +277,9 @@ int test_connect_list_storage_pools(rv_driver_conn *c,
                                     rv_connect_list_storage_pools_ret *ret, rv_err *err)
 {
     (void)c;
-    return list_names(1, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                      &ret->names.names_len, err);
+    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, true, args->maxnames,
+                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
+                                                     &ret->names.names_len, err);
 }
 
 int test_connect_list_defined_storage_pools(rv_driver_conn *c,
@@ -289,27 +288,9 @@ int test_connect_list_defined_storage_pools(rv_driver_conn *c,
                                             rv_err *err)
 {
     (void)c;
-    return list_names(0, NULL, args->maxnames, RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                      &ret->names.names_len, err);
-}
-
-/* Within each group of filters the bits are ORed, the groups ANDed; a
- * group with no bit set lets everything through. */
-static int matches(const test_pool *p, unsigned int flags)
-{
-    unsigned int act = flags & (RV_LIST_POOLS_ACTIVE | RV_LIST_POOLS_INACTIVE);
-    unsigned int per = flags & (RV_LIST_POOLS_PERSISTENT | RV_LIST_POOLS_TRANSIENT);
-    unsigned int aut = flags & (RV_LIST_POOLS_AUTOSTART | RV_LIST_POOLS_NO_AUTOSTART);
-    unsigned int types = flags & ~0x3fu;
-    if (act && !(act & (p->active ? RV_LIST_POOLS_ACTIVE : RV_LIST_POOLS_INACTIVE)))
-        return 0;
-    if (per && !(per & (p->persistent ? RV_LIST_POOLS_PERSISTENT : RV_LIST_POOLS_TRANSIENT)))
-        return 0;
-    if (aut && !(aut & (p->autostart ? RV_LIST_POOLS_AUTOSTART : RV_LIST_POOLS_NO_AUTOSTART)))
-        return 0;
-    if (types && !(types & rv_pool_type_list_flag(p->def->type)))
-        return 0;
-    return 1;
+    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, false, args->maxnames,
+                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
+                                                     &ret->names.names_len, err);
 }
 
 int test_connect_list_all_storage_pools(rv_driver_conn *c,
@@ -320,22 +301,9 @@ int test_connect_list_all_storage_pools(rv_driver_conn *c,
     if (check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
         ready(err) < 0)
         return -1;
-    u_int k = 0;
-    for (size_t i = 0; i < pools.table.n; i++)
-        k += (u_int)matches(pool_at(i), args->flags);
-    ret->ret = k;
-    if (!args->need_results || k == 0)
-        return 0;
-    if (!(ret->pools.pools_val = calloc(k, sizeof(rv_nonnull_storage_pool))))
-        return fail_oom(err);
-    for (size_t i = 0; i < pools.table.n; i++) {
-        if (!matches(pool_at(i), args->flags))
-            continue;
-        if (pool_to_wire(pool_at(i), &ret->pools.pools_val[ret->pools.pools_len], err) < 0)
-            return -1;
-        ret->pools.pools_len++;
-    }
-    return 0;
+    return rv_obj_list_all(&pools.list, args->flags, args->need_results,
+                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
+                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
 }
 
 /* ---- finding pool sources ---- */
@@ -406,14 +374,8 @@ int test_storage_pool_lookup_by_uuid(rv_driver_conn *c,
     (void)c;
     if (ready(err) < 0)
         return -1;
-    test_pool *p = rv_test_table_find_uuid(&pools.table, (const unsigned char *)args->uuid);
-    if (!p) {
-        char text[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, text);
-        return fail(err, RV_ERR_NO_STORAGE_POOL,
-                    "Storage pool not found: no storage pool with matching uuid '%s'", text);
-    }
-    return pool_to_wire(p, &ret->pool, err);
+    test_pool *p = rv_obj_get_uuid(&pools.list, (const unsigned char *)args->uuid, err);
+    return p ? pool_to_wire(p, &ret->pool, err) : -1;
 }
 
 int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
@@ -440,17 +402,17 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
                                  rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    test_pool *p;
+    void *same;
     (void)c;
     /* VALIDATE (against libvirt's schema) has no schema to check here. */
     if (check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
-    p = rv_test_table_find_uuid(&pools.table, def->uuid);
-    if (rv_test_table_check_clash(&pools.table, def->name, def->uuid, err) < 0) {
+    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0) {
         rv_pool_def_free(def);
         return -1;
     }
+    test_pool *p = same;
     if (!p) {
         if (!(p = pool_add(def, err)))
             return -1;
@@ -472,14 +434,14 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
                                  rv_storage_pool_create_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    test_pool *p;
+    void *same;
+    test_pool *p = NULL;
     (void)c;
     if (check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
         parse_pool(args->xml, &def, err) < 0)
         return -1;
-    p = rv_test_table_find_uuid(&pools.table, def->uuid);
-    if (rv_test_table_check_clash(&pools.table, def->name, def->uuid, err) < 0 ||
-        (p && p->active &&
+    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0 ||
+        ((p = same) && p->active &&
          fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
               "pool is already active as '%s'", p->def->name) < 0)) {
         rv_pool_def_free(def);
@@ -727,8 +689,7 @@ int test_storage_pool_list_volumes(rv_driver_conn *c,
     test_pool *p = get_active(&args->pool, err);
     if (!p)
         return -1;
-    return list_names(1, p, args->maxnames, RV_STORAGE_VOL_LIST_MAX, &ret->names.names_val,
-                      &ret->names.names_len, err);
+    return vol_names(p, args->maxnames, &ret->names.names_val, &ret->names.names_len, err);
 }
 
 int test_storage_pool_list_all_volumes(rv_driver_conn *c,
@@ -772,7 +733,7 @@ static int lookup_anywhere(const char *what, int by_key, rv_nonnull_storage_vol 
 {
     if (ready(err) < 0)
         return -1;
-    for (size_t i = 0; i < pools.table.n; i++) {
+    for (size_t i = 0; i < pools.list.n; i++) {
         test_pool *p = pool_at(i);
         for (size_t j = 0; p->active && j < p->nvols; j++)
             if (strcmp(by_key ? p->vols[j]->key : p->vols[j]->path, what) == 0)

@@ -14,7 +14,7 @@
 #include "server/drivers/test/test_stats.h"
 #include "server/drivers/test/test_tune.h"
 #include "server/drivers/tune_params.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 #define MEMORY_UNLIMITED 9007199254740991ULL   /* libvirt's 2^53 - 1 */
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */
@@ -621,16 +621,16 @@ static int set_scheduler(const rv_nonnull_domain *dom, const rv_typed_param *p, 
     return dom_of(dom, err) ? 0 : -1;
 }
 
-int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
-    const rv_domain_set_scheduler_parameters_args *args, rv_err *err)
+int test_domain_set_scheduler_parameters(rv_driver_conn *c,
+                                         const rv_domain_set_scheduler_parameters_args *args, rv_err *err)
 {
     (void)c;
     return set_scheduler(&args->dom, args->params.params_val, args->params.params_len, 0,
                          "virDomainSetSchedulerParameters", err);
 }
 
-int test_tune_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
-    const rv_domain_set_scheduler_parameters_flags_args *args, rv_err *err)
+int test_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
+                                               const rv_domain_set_scheduler_parameters_flags_args *args, rv_err *err)
 {
     (void)c;
     return set_scheduler(&args->dom, args->params.params_val, args->params.params_len,
@@ -639,8 +639,8 @@ int test_tune_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
 
 /* ================================================================ memory */
 
-int test_tune_domain_set_memory_parameters(rv_driver_conn *c,
-    const rv_domain_set_memory_parameters_args *args, rv_err *err)
+int test_domain_set_memory_parameters(rv_driver_conn *c,
+                                      const rv_domain_set_memory_parameters_args *args, rv_err *err)
 {
     static const rv_tune_field fields[] = {
         { "hard_limit", RV_TYPED_PARAM_ULLONG }, { "soft_limit", RV_TYPED_PARAM_ULLONG },
@@ -751,8 +751,8 @@ static int blkio_merge(test_tune *t, int kind, const char *s, rv_err *err)
     return 0;
 }
 
-int test_tune_domain_set_blkio_parameters(rv_driver_conn *c,
-    const rv_domain_set_blkio_parameters_args *args, rv_err *err)
+int test_domain_set_blkio_parameters(rv_driver_conn *c,
+                                     const rv_domain_set_blkio_parameters_args *args, rv_err *err)
 {
     static const rv_tune_field fields[] = {
         { "weight", RV_TYPED_PARAM_UINT },
@@ -792,8 +792,8 @@ int test_tune_domain_set_blkio_parameters(rv_driver_conn *c,
 
 /* ================================================================ numa */
 
-int test_tune_domain_set_numa_parameters(rv_driver_conn *c,
-    const rv_domain_set_numa_parameters_args *args, rv_err *err)
+int test_domain_set_numa_parameters(rv_driver_conn *c,
+                                    const rv_domain_set_numa_parameters_args *args, rv_err *err)
 {
     static const rv_tune_field fields[] = {
         { "numa_mode", RV_TYPED_PARAM_INT }, { "numa_nodeset", RV_TYPED_PARAM_STRING },
@@ -869,8 +869,8 @@ int test_tune_domain_set_numa_parameters(rv_driver_conn *c,
 
 /* ================================================================ interfaces */
 
-int test_tune_domain_set_interface_parameters(rv_driver_conn *c,
-    const rv_domain_set_interface_parameters_args *args, rv_err *err)
+int test_domain_set_interface_parameters(rv_driver_conn *c,
+                                         const rv_domain_set_interface_parameters_args *args, rv_err *err)
 {
     static const rv_tune_field fields[] = {
         { "inbound.average", RV_TYPED_PARAM_UINT }, { "inbound.peak", RV_TYPED_PARAM_UINT },
@@ -938,8 +938,8 @@ static const char *const iotune_names[TEST_IOTUNE_NUMBERS] = {
     "write_iops_sec_max_length",
 };
 
-int test_tune_domain_set_block_io_tune(rv_driver_conn *c,
-    const rv_domain_set_block_io_tune_args *args, rv_err *err)
+int test_domain_set_block_io_tune(rv_driver_conn *c,
+                                  const rv_domain_set_block_io_tune_args *args, rv_err *err)
 {
     rv_tune_field fields[TEST_IOTUNE_NUMBERS + 1];
     const rv_typed_param *p = args->params.params_val;
@@ -1072,24 +1072,24 @@ static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char 
     return store_mask(&t->pins[vcpu], map, maplen, err);
 }
 
-int test_tune_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args,
-                              rv_err *err)
+int test_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args,
+                         rv_err *err)
 {
     (void)c;
     return pin_vcpu(&args->dom, args->vcpu, args->cpumap.cpumap_val, args->cpumap.cpumap_len,
                     0, "virDomainPinVcpu", err);
 }
 
-int test_tune_domain_pin_vcpu_flags(rv_driver_conn *c,
-    const rv_domain_pin_vcpu_flags_args *args, rv_err *err)
+int test_domain_pin_vcpu_flags(rv_driver_conn *c,
+                               const rv_domain_pin_vcpu_flags_args *args, rv_err *err)
 {
     (void)c;
     return pin_vcpu(&args->dom, args->vcpu, args->cpumap.cpumap_val, args->cpumap.cpumap_len,
                     args->flags, "virDomainPinVcpuFlags", err);
 }
 
-int test_tune_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
-                                  rv_err *err)
+int test_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
+                             rv_err *err)
 {
     test_dom *d;
     rv_test_def *def;
@@ -1114,8 +1114,8 @@ int test_tune_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulato
 
 /* ================================================================ time */
 
-int test_tune_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
-                              rv_err *err)
+int test_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
+                         rv_err *err)
 {
     test_dom *d;
     (void)c;
@@ -1175,15 +1175,15 @@ static int set_vcpus(const rv_nonnull_domain *dom, unsigned int nvcpus, unsigned
     return 0;
 }
 
-int test_tune_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args,
-                               rv_err *err)
+int test_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args,
+                          rv_err *err)
 {
     (void)c;
     return set_vcpus(&args->dom, args->nvcpus, AFFECT_LIVE, "virDomainSetVcpus", err);
 }
 
-int test_tune_domain_set_vcpus_flags(rv_driver_conn *c,
-    const rv_domain_set_vcpus_flags_args *args, rv_err *err)
+int test_domain_set_vcpus_flags(rv_driver_conn *c,
+                                const rv_domain_set_vcpus_flags_args *args, rv_err *err)
 {
     (void)c;
     return set_vcpus(&args->dom, args->nvcpus, args->flags, "virDomainSetVcpusFlags", err);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "server/drivers/driver.h"
-#include "server/drivers/test/test_xml.h"
+#include "server/drivers/test/test_domain_xml.h"
 
 typedef struct test_tune test_tune;
 void test_tune_free(test_tune *t);
@@ -55,31 +55,5 @@ int test_tune_set_pin(rv_test_def *def, int vcpu, const char *list, rv_err *err)
 int test_tune_set_numa(rv_test_def *def, int mode, const char *nodeset, rv_err *err);
 
 /* ---- the driver slots ---- */
-int test_tune_domain_set_scheduler_parameters(rv_driver_conn *c,
-    const rv_domain_set_scheduler_parameters_args *args, rv_err *err);
-int test_tune_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
-    const rv_domain_set_scheduler_parameters_flags_args *args, rv_err *err);
-int test_tune_domain_set_memory_parameters(rv_driver_conn *c,
-    const rv_domain_set_memory_parameters_args *args, rv_err *err);
-int test_tune_domain_set_blkio_parameters(rv_driver_conn *c,
-    const rv_domain_set_blkio_parameters_args *args, rv_err *err);
-int test_tune_domain_set_numa_parameters(rv_driver_conn *c,
-    const rv_domain_set_numa_parameters_args *args, rv_err *err);
-int test_tune_domain_set_interface_parameters(rv_driver_conn *c,
-    const rv_domain_set_interface_parameters_args *args, rv_err *err);
-int test_tune_domain_set_block_io_tune(rv_driver_conn *c,
-    const rv_domain_set_block_io_tune_args *args, rv_err *err);
-int test_tune_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args,
-                              rv_err *err);
-int test_tune_domain_pin_vcpu_flags(rv_driver_conn *c,
-    const rv_domain_pin_vcpu_flags_args *args, rv_err *err);
-int test_tune_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_args *args,
-                                  rv_err *err);
-int test_tune_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
-                              rv_err *err);
-int test_tune_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args,
-                               rv_err *err);
-int test_tune_domain_set_vcpus_flags(rv_driver_conn *c,
-    const rv_domain_set_vcpus_flags_args *args, rv_err *err);
 
 #endif

@@ -12,7 +12,8 @@
 
 #include "rv_remote.h"
 #include "server/drivers/stream_io.h"
-#include "server/drivers/test/storage_xml.h"
+#include "server/drivers/conf/storage_xml.h"
+#include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_storage.h"
 
 #define TEST_VOL_CONTENT_MAX (64ULL << 20)

@@ -31,6 +31,7 @@ public final class Stream implements AutoCloseable {
     private boolean ended;                      // the server's end of data
     private boolean answered;                   // the server's answer to finish or abort
     private boolean over;                       // finish or abort sent: nothing more may be sent
+    private boolean aborted;                    // abort sent: recv has nothing more to give
     private LibvirtException error;
 
     Stream(Connection conn, int proc) {
@@ -74,12 +75,17 @@ public final class Stream implements AutoCloseable {
 
     /** Up to len bytes into buf; blocks until there are some.  -1 at the
      * end of the data (a download read to its end, a console whose guest
-     * stopped). */
+     * stopped, a stream whose finish the server answered); an error
+     * (RV_ERROR_OPERATION_ABORTED) once {@link #abort} was called, also
+     * for a thread that was waiting here when another one aborted. */
     public int recv(byte[] buf, int off, int len) throws LibvirtException {
         byte[] b;
         synchronized (this) {
-            while (head == null && queue.isEmpty() && !ended && error == null)
+            while (head == null && queue.isEmpty() && !ended && !answered && !aborted && error == null)
                 waitHere();
+            if (aborted)
+                throw new LibvirtException(RvValues.RV_ERROR_OPERATION_ABORTED, RvValues.RV_ERROR_FROM_STREAMS, 2,
+                        "the stream was aborted");
             if (head == null && !queue.isEmpty()) {
                 head = queue.poll();
                 headAt = 0;
@@ -136,6 +142,8 @@ public final class Stream implements AutoCloseable {
             if (over)
                 return;
             over = true;
+            aborted = status == RemoteProtocol.RV_ERROR;
+            notifyAll();
         }
         conn.sendStream(this, status, new byte[0], 0, 0);
         synchronized (this) {

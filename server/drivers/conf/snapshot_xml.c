@@ -1,12 +1,12 @@
 /* Domain snapshot XML (see snapshot_xml.h). */
-#include "server/drivers/snapshot_xml.h"
+#include "server/drivers/conf/snapshot_xml.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/drivers/xml_read.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_read.h"
+#include "server/drivers/conf/xml_write.h"
 
 static int oom(rv_err *err)
 {
@@ -125,10 +125,5 @@ char *rv_snapshot_format(const rv_snapshot_view *v)
     if (v->domain_xml)
         put_indented(fp, v->domain_xml);
     fputs("</domainsnapshot>\n", fp);
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return rv_xml_done(fp, &buf);
 }

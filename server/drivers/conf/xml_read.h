@@ -3,10 +3,11 @@
  * fetch), no network, libxml2's own depth and size limits kept.  Errors
  * read as libvirt's: a syntax error is VIR_ERR_XML_DETAIL "(NAME):LINE:
  * what", the line and a pointer under the column; a wrong root element
- * is VIR_ERR_XML_ERROR from the XML error domain.  Shared by the drivers'
- * storage and snapshot XML. */
-#ifndef RV_SERVER_DRIVERS_XML_READ_H
-#define RV_SERVER_DRIVERS_XML_READ_H
+ * is VIR_ERR_XML_ERROR from the XML error domain.  The one reader of
+ * every definition both drivers read (xml_tree.h keeps what must be kept
+ * as given). */
+#ifndef RV_SERVER_DRIVERS_CONF_XML_READ_H
+#define RV_SERVER_DRIVERS_CONF_XML_READ_H
 
 #include <stddef.h>
 
@@ -34,5 +35,11 @@ char *rv_lx_text(const xmlNode *n, int *failed);
  * characters in illegal; else -1 with err set as libvirt's XML helpers
  * set it ("invalid char in name: C", VIR_ERR_XML_DETAIL, from XML). */
 int rv_lx_check_name(const char *name, const char *illegal, rv_err *err);
+
+/* A <uuid> element's text as libvirt reads it: blanks around 32 hex
+ * digits, '-' or ' ' allowed between the byte pairs; NULL text (no
+ * element, or empty) gets a generated one.  -1 with libvirt's "malformed
+ * uuid element" (INTERNAL_ERROR, error domain from). */
+int rv_lx_read_uuid(const char *text, unsigned char uuid[16], int from, rv_err *err);
 
 #endif

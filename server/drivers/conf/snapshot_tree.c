@@ -1,5 +1,5 @@
 /* A domain's snapshot tree (see snapshot_tree.h). */
-#include "server/drivers/snapshot_tree.h"
+#include "server/drivers/conf/snapshot_tree.h"
 
 #include <stdlib.h>
 #include <string.h>

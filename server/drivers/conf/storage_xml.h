@@ -1,6 +1,6 @@
-/* Storage pool and volume XML for the test driver: read with libxml2 (no
- * DTD, no entities, no network, a size bound) into the definitions below,
- * and written back as libvirt 9.0's test driver writes them.  Pools of
+/* Storage pool and volume XML, for both drivers: read with the shared
+ * reader (xml_read.h) into the definitions below, and written back as
+ * libvirt 9.0 writes them.  Pools of
  * type dir, fs, netfs and logical are modelled; the source elements kept
  * are <device path>, <host name port>, <dir path>, <name> and <format
  * type>; a volume keeps its name, type, sizes, target format, compat,
@@ -8,8 +8,8 @@
  * does not know are ignored, as libvirt's
  * parser ignores them.  Errors read as libvirt's (VIR_ERR_XML_ERROR and
  * its words). */
-#ifndef RV_TEST_STORAGE_XML_H
-#define RV_TEST_STORAGE_XML_H
+#ifndef RV_SERVER_DRIVERS_CONF_STORAGE_XML_H
+#define RV_SERVER_DRIVERS_CONF_STORAGE_XML_H
 
 #include <stddef.h>
 
@@ -48,6 +48,12 @@ enum { RV_POOL_TYPE_DIR, RV_POOL_TYPE_FS, RV_POOL_TYPE_NETFS, RV_POOL_TYPE_LOGIC
  * flag that selects it. */
 const char *rv_pool_type_name(int type);
 unsigned int rv_pool_type_list_flag(int type);
+
+/* The storage pool capabilities XML (<storagepoolCapabilities>, as
+ * libvirt 9.0 writes it): every pool type libvirt knows, supported when
+ * types (RV_LIST_POOLS_* flags) has it, with the formats the parser
+ * takes; NULL when out of memory. */
+char *rv_pool_capabilities_xml(unsigned int types);
 
 /* Parse a pool; the uuid is made up when absent.  *out NULL on error. */
 int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err);

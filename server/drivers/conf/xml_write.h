@@ -1,13 +1,18 @@
 /* Writing XML as libvirt writes it: the drivers print their documents
  * with stdio, a field at a time, and escape every text and attribute
  * value the same way. */
-#ifndef RV_SERVER_DRIVERS_XML_WRITE_H
-#define RV_SERVER_DRIVERS_XML_WRITE_H
+#ifndef RV_SERVER_DRIVERS_CONF_XML_WRITE_H
+#define RV_SERVER_DRIVERS_CONF_XML_WRITE_H
 
 #include <stdio.h>
 
 /* s with the five XML special characters as entities (&lt; &gt; &amp;
  * &apos; &quot;), fit for element text and attributes in either quote. */
 void rv_xml_put_escaped(FILE *fp, const char *s);
+/* "  <name>text</name>\n", indent spaces in, text escaped. */
+void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char *text);
+/* Close fp, an open_memstream() on *buf: the text, or NULL (and *buf
+ * freed) when writing failed. */
+char *rv_xml_done(FILE *fp, char **buf);
 
 #endif

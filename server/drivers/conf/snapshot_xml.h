@@ -1,9 +1,9 @@
 /* Domain snapshot XML, for every driver: the request a client sends with
  * DOMAIN_SNAPSHOT_CREATE_XML (<domainsnapshot> with a name, description,
- * <memory> and <disks>), read with libxml2 (server/drivers/xml_read.h),
+ * <memory> and <disks>), read with libxml2 (server/drivers/conf/xml_read.h),
  * and the snapshot's XML written back in libvirt 9.0's layout. */
-#ifndef RV_SERVER_DRIVERS_SNAPSHOT_XML_H
-#define RV_SERVER_DRIVERS_SNAPSHOT_XML_H
+#ifndef RV_SERVER_DRIVERS_CONF_SNAPSHOT_XML_H
+#define RV_SERVER_DRIVERS_CONF_SNAPSHOT_XML_H
 
 #include <stddef.h>
 

@@ -1,10 +1,13 @@
 /* Reading peer-sent XML with libxml2 (see xml_read.h). */
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/xml_read.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <libxml/parser.h>
+
+#include "common/util.h"
 
 /* How much of a long line an error message shows on each side of the
  * error, so the message stays far below the wire's string limit. */
@@ -54,6 +57,16 @@ static void syntax_error(const char *xml, const char *docname, int from, const x
     free(pointer);
 }
 
+/* libvirt reports the first error libxml2 raises (later ones follow
+ * from it): keep that one. */
+static void keep_first(void *data, xmlError *e)
+{
+    xmlParserCtxt *ctxt = data;
+    xmlError *first = ctxt->_private;
+    if (first->code == 0)
+        xmlCopyError(e, first);
+}
+
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
                     int from, xmlDoc **docp, rv_err *err)
 {
@@ -75,14 +88,20 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
         rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
+    xmlError first = { 0 };
+    ctxt->_private = &first;
+    ctxt->sax->serror = keep_first;
     /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
     xmlDoc *doc = xmlCtxtReadMemory(ctxt, xml, (int)len, docname, NULL,
                                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc) {
-        syntax_error(xml, docname, from, xmlCtxtGetLastError(ctxt), err);
+    if (!doc || !ctxt->wellFormed) {
+        syntax_error(xml, docname, from, first.code ? &first : xmlCtxtGetLastError(ctxt), err);
+        xmlResetError(&first);
         xmlFreeParserCtxt(ctxt);
+        xmlFreeDoc(doc);
         return NULL;
     }
+    xmlResetError(&first);
     xmlFreeParserCtxt(ctxt);
     xmlNode *top = xmlDocGetRootElement(doc);
     if (doc->intSubset || doc->extSubset)
@@ -139,5 +158,35 @@ int rv_lx_check_name(const char *name, const char *illegal, rv_err *err)
     if (!name[at])
         return 0;
     rv_err_set(err, RV_FROM_XML, RV_ERR_XML_DETAIL, "invalid char in name: %c", name[at]);
+    return -1;
+}
+
+int rv_lx_read_uuid(const char *text, unsigned char uuid[16], int from, rv_err *err)
+{
+    if (!text) {
+        rv_uuid_generate(uuid);
+        return 0;
+    }
+    const char *s = text;
+    while (isspace((unsigned char)*s))
+        s++;
+    for (int i = 0; i < 16;) {
+        if (*s == '-' || *s == ' ') {
+            s++;
+            continue;
+        }
+        int hi = rv_hex_digit((unsigned char)s[0]);
+        int lo = hi < 0 ? -1 : rv_hex_digit((unsigned char)s[1]);
+        if (lo < 0)
+            goto bad;
+        uuid[i++] = (unsigned char)(hi << 4 | lo);
+        s += 2;
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    if (!*s)
+        return 0;
+bad:
+    rv_err_set(err, from, RV_ERR_INTERNAL_ERROR, "internal error: malformed uuid element");
     return -1;
 }

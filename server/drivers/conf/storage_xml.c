@@ -1,7 +1,7 @@
 /* Storage pool and volume XML (see storage_xml.h).  libxml2's tree API;
  * the few paths the model reads are looked up child by child. */
-#include "server/drivers/test/storage_xml.h"
-#include "server/drivers/xml_read.h"
+#include "server/drivers/conf/storage_xml.h"
+#include "server/drivers/conf/xml_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,11 +13,11 @@
 #include <libxml/tree.h>
 
 #include "common/util.h"
-#include "server/drivers/xml_write.h"
+#include "server/drivers/conf/xml_write.h"
 
 /* Word tables, indexed by the enum values they stand for. */
 static const char *const pool_type_words[] = { "dir", "fs", "netfs", "logical", NULL };
-/* Types libvirt knows that the test driver here does not model. */
+/* Types libvirt knows that no driver here models. */
 static const char *const pool_types_unmodelled[] = {
     "disk", "iscsi", "iscsi-direct", "scsi", "mpath", "rbd", "sheepdog", "gluster", "zfs",
     "vstorage", NULL,
@@ -282,9 +282,10 @@ int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err)
     }
     if ((def->type = word_index(type, pool_type_words)) < 0) {
         if (word_index(type, pool_types_unmodelled) >= 0)
+            /* (The drivers share this parser: the message names none.) */
             rv_err_set(err, RV_FROM_STORAGE, RV_ERR_CONFIG_UNSUPPORTED,
-                       "unsupported configuration: remvirt's test driver does not model "
-                       "storage pools of type '%s'", type);
+                       "unsupported configuration: remvirt does not support storage pools of "
+                       "type '%s'", type);
         else
             xml_error(err, "Invalid value for attribute 'type' in element 'pool': '%s'.", type);
         goto out;
@@ -553,18 +554,6 @@ static void put_perms(FILE *fp, const rv_storage_perms *p)
     fputs("    </permissions>\n", fp);
 }
 
-/* The text a memstream built (*buf is only set by the close), or NULL
- * (and nothing leaked) if it failed. */
-static char *finish(FILE *fp, char **buf)
-{
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad) {
-        free(*buf);
-        return NULL;
-    }
-    return *buf;
-}
-
 char *rv_pool_def_format(const rv_pool_def *def)
 {
     char *buf = NULL, uuid[RV_UUID_STRING_LEN];
@@ -602,7 +591,7 @@ char *rv_pool_def_format(const rv_pool_def *def)
     put_perms(fp, &def->perms);
     fputs("  </target>\n", fp);
     fputs("</pool>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_vol_def_format(const rv_vol_def *def)
@@ -649,7 +638,7 @@ char *rv_vol_def_format(const rv_vol_def *def)
         fputs("  </backingStore>\n", fp);
     }
     fputs("</volume>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
 }
 
 char *rv_pool_netfs_sources(const char *host)
@@ -662,5 +651,58 @@ char *rv_pool_netfs_sources(const char *host)
     fputs("<sources>\n  <source>\n", fp);
     line(fp, "    ", "<host name='", host, "'/>");
     fputs("    <dir path='/testshare'/>\n    <format type='nfs'/>\n  </source>\n</sources>\n", fp);
-    return finish(fp, &buf);
+    return rv_xml_done(fp, &buf);
+}
+
+/* <enum name=...> of words. */
+static void put_words(FILE *fp, const char *indent, const char *name, const char *const *words)
+{
+    fprintf(fp, "%s<enum name='%s'>\n", indent, name);
+    for (size_t i = 0; words[i]; i++)
+        fprintf(fp, "%s  <value>%s</value>\n", indent, words[i]);
+    fprintf(fp, "%s</enum>\n", indent);
+}
+
+char *rv_pool_capabilities_xml(unsigned int types)
+{
+    /* The source formats libvirt lists for the pool types modelled here. */
+    static const char *const fs_formats[] = { "auto", "ext2", "ext3", "ext4", "ufs", "iso9660",
+                                              "udf", "gfs", "gfs2", "vfat", "hfs+", "xfs",
+                                              "ocfs2", "vmfs", NULL };
+    static const char *const netfs_formats[] = { "auto", "nfs", "glusterfs", "cifs", NULL };
+    static const char *const logical_formats[] = { "unknown", "lvm2", NULL };
+    static const char *const *const source_formats[] = { NULL, fs_formats, netfs_formats,
+                                                         logical_formats };
+    static const char *const source_default[] = { NULL, "auto", "auto", "lvm2" };
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&xml, &len);
+    if (!fp)
+        return NULL;
+    fprintf(fp, "<storagepoolCapabilities>\n");
+    /* libvirt's order: the modelled types, then the others. */
+    for (int t = 0; pool_type_words[t]; t++) {
+        bool yes = types & rv_pool_type_list_flag(t);
+        fprintf(fp, "  <pool type='%s' supported='%s'>\n", pool_type_words[t], yes ? "yes" : "no");
+        if (yes && source_formats[t]) {
+            fprintf(fp, "    <poolOptions>\n      <defaultFormat type='%s'/>\n", source_default[t]);
+            put_words(fp, "      ", "sourceFormatType", source_formats[t]);
+            fprintf(fp, "    </poolOptions>\n");
+        }
+        /* A logical pool's volumes have no format. */
+        if (yes && t != RV_POOL_TYPE_LOGICAL) {
+            fprintf(fp, "    <volOptions>\n      <defaultFormat type='raw'/>\n");
+            put_words(fp, "      ", "targetFormatType", vol_format_words);
+            fprintf(fp, "    </volOptions>\n");
+        }
+        fprintf(fp, "  </pool>\n");
+    }
+    for (int t = 0; pool_types_unmodelled[t]; t++)
+        fprintf(fp, "  <pool type='%s' supported='no'>\n  </pool>\n", pool_types_unmodelled[t]);
+    fprintf(fp, "</storagepoolCapabilities>\n");
+    if (fclose(fp) != 0) {
+        free(xml);
+        return NULL;
+    }
+    return xml;
 }

@@ -3,13 +3,13 @@
  * current one, libvirt's list filters, deletion with or without the
  * children, and the XML written back.  Drivers keep one tree per domain
  * and do the hypervisor's part themselves. */
-#ifndef RV_SERVER_DRIVERS_SNAPSHOT_TREE_H
-#define RV_SERVER_DRIVERS_SNAPSHOT_TREE_H
+#ifndef RV_SERVER_DRIVERS_CONF_SNAPSHOT_TREE_H
+#define RV_SERVER_DRIVERS_CONF_SNAPSHOT_TREE_H
 
 #include <stddef.h>
 
 #include "common/error.h"
-#include "server/drivers/snapshot_xml.h"
+#include "server/drivers/conf/snapshot_xml.h"
 
 typedef struct rv_snap_rec rv_snap_rec;
 struct rv_snap_rec {

@@ -1,0 +1,31 @@
+/* Virtual network XML, for both drivers: the identity and bridge read
+ * from the document, which is kept whole (xml_tree.h) and written back in
+ * libvirt's element order and layout.  Elements libvirt does not model
+ * are dropped on the way out. */
+#ifndef RV_SERVER_DRIVERS_CONF_NETWORK_XML_H
+#define RV_SERVER_DRIVERS_CONF_NETWORK_XML_H
+
+#include "common/error.h"
+#include "server/drivers/conf/xml_tree.h"
+
+/* The largest network XML accepted. */
+#define RV_NETWORK_XML_MAX (64 * 1024)
+
+typedef struct rv_net_def {
+    char *name;
+    unsigned char uuid[16];             /* generated when the XML has none */
+    char *bridge;                       /* <bridge name>; NULL when absent */
+    rv_xml_node *root;
+} rv_net_def;
+
+/* Errors as libvirt's network parser gives them (VIR_FROM_NETWORK). */
+int rv_net_def_parse(const char *xml, rv_net_def **out, rv_err *err);
+void rv_net_def_free(rv_net_def *def);
+/* NULL only when out of memory. */
+char *rv_net_def_format(const rv_net_def *def);
+/* The forward mode: "nat", "bridge", ...; "none" without <forward>. */
+const char *rv_net_def_forward_mode(const rv_net_def *def);
+/* Set <bridge name> (and def->bridge). */
+int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err);
+
+#endif

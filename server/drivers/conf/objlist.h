@@ -1,0 +1,98 @@
+/* One list per family of objects known by name and UUID (virtual
+ * networks, storage pools, ...), for both drivers: lookups, libvirt's
+ * name and UUID conflict checks, the counts and name lists of the old
+ * calls, the list-all filters and the answer built from them.  The
+ * objects are the driver's own (it keeps its behaviour in them); the list
+ * holds pointers kept in name order (as libvirt lists them) and reaches
+ * the objects through its kind's accessors. */
+#ifndef RV_SERVER_DRIVERS_CONF_OBJLIST_H
+#define RV_SERVER_DRIVERS_CONF_OBJLIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+/* What an object is, as the list calls see it. */
+enum { RV_OBJ_ACTIVE = 1, RV_OBJ_PERSISTENT = 2, RV_OBJ_AUTOSTART = 4 };
+
+typedef struct rv_obj_kind {
+    const char *what;           /* "network": errors name one */
+    const char *whats;          /* "networks": the bound's error */
+    const char *not_found;      /* "Network not found" */
+    const char *lookup_what;    /* "network": "no network with matching name" */
+    int from;                   /* the error domain of the errors */
+    int no_object;              /* the code of "not found" (RV_ERR_NO_NETWORK) */
+    const char *(*name_of)(const void *obj);
+    const unsigned char *(*uuid_of)(const void *obj);
+    unsigned int (*state_of)(const void *obj);  /* RV_OBJ_* */
+    /* List flags the object answers to beyond the three pairs (a pool's
+     * type), and the group they form; NULL: none. */
+    unsigned int (*more_flags_of)(const void *obj);
+    unsigned int more_flags;
+} rv_obj_kind;
+
+typedef struct rv_obj_list {
+    void **items;               /* in name order */
+    size_t n, cap;
+    size_t max;                 /* the bound on n */
+    const rv_obj_kind *kind;
+} rv_obj_list;
+
+static inline void *rv_obj_at(const rv_obj_list *l, size_t i)
+{
+    return l->items[i];
+}
+
+void *rv_obj_find_name(const rv_obj_list *l, const char *name);
+void *rv_obj_find_uuid(const rv_obj_list *l, const unsigned char uuid[16]);
+/* The same, or NULL with libvirt's "not found" error. */
+void *rv_obj_get_name(const rv_obj_list *l, const char *name, rv_err *err);
+void *rv_obj_get_uuid(const rv_obj_list *l, const unsigned char uuid[16], rv_err *err);
+
+/* Whether a new definition (name, uuid) may stand: -1 with libvirt's
+ * error when its UUID is another object's ("... is already defined with
+ * uuid") or its name is ("... already exists with uuid"); else 0, and
+ * *same (may be NULL) is the object it redefines, or NULL. */
+int rv_obj_check_clash(const rv_obj_list *l, const char *name, const unsigned char uuid[16],
+                       void **same, rv_err *err);
+/* The check alone, for lists of other shapes (domains): by_uuid and
+ * by_name are the objects holding def's UUID and name (NULL: none),
+ * described by their names and UUIDs. */
+int rv_obj_clash_error(const char *what, int from, const char *name, const char *uuid_owner,
+                       const unsigned char *name_owner_uuid, const unsigned char uuid[16],
+                       rv_err *err);
+
+/* -1 with the bound's error when l is full: checked before what a new
+ * object needs is done (its file written), not only at rv_obj_add. */
+int rv_obj_check_room(const rv_obj_list *l, rv_err *err);
+/* Insert obj (its name not in the list) in name order; -1 with err set
+ * when the bound is reached or memory is short (obj stays the caller's). */
+int rv_obj_add(rv_obj_list *l, void *obj, rv_err *err);
+void rv_obj_remove(rv_obj_list *l, const void *obj);
+/* Free every object with free_obj and the array; the list is empty. */
+void rv_obj_clear(rv_obj_list *l, void (*free_obj)(void *obj));
+
+/* The objects that are (or are not) active: NUM_OF_* and NUM_OF_DEFINED_*. */
+int rv_obj_count(const rv_obj_list *l, bool active);
+/* LIST_* and LIST_DEFINED_*: at most maxnames names (maxnames checked
+ * against limit, the wire's bound) of the active (inactive) objects, in
+ * *names (the dispatcher frees what was filled, on failure too). */
+int rv_obj_list_names(const rv_obj_list *l, bool active, int maxnames, int limit, char ***names,
+                      u_int *len, rv_err *err);
+/* obj passes libvirt's list filter flags: ACTIVE/INACTIVE (2/1),
+ * PERSISTENT/TRANSIENT (4/8), AUTOSTART/NO_AUTOSTART (16/32), the
+ * kind's more_flags; within a group the bits are ORed, groups ANDed. */
+bool rv_obj_match(const rv_obj_list *l, const void *obj, unsigned int flags);
+/* LIST_ALL_*: *count the objects matching flags; with need_results
+ * their wire forms in *vals (*len of them, each elem_size bytes, filled
+ * by put).  On failure what was filled stays for the dispatcher. */
+int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
+                    size_t elem_size, int (*put)(const void *obj, void *elem, rv_err *err),
+                    void **vals, u_int *len, unsigned int *count, rv_err *err);
+/* A name and UUID into a wire handle (network, storage pool, nwfilter). */
+int rv_obj_put_handle(const rv_obj_list *l, const void *obj, char **name, char uuid[16],
+                      rv_err *err);
+
+#endif
