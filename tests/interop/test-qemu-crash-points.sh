@@ -310,8 +310,9 @@ _disk_is()
 }
 step=1
 while :; do
-    arm snapshot-revert "$step"
+    # (Back to r2 before arming: the same operation would hit the step.)
     "${V[@]}" snapshot-revert s r2 > /dev/null
+    arm snapshot-revert "$step"
     run_armed snapshot-revert "$step" "${V[@]}" snapshot-revert s r1 || break
     current=$("${V[@]}" snapshot-current --name s)
     [ "$current" = r1 ] || [ "$current" = r2 ] || fail "after a kill at snapshot-revert:$step the current snapshot is '$current'"

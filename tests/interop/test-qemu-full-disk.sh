@@ -13,6 +13,7 @@ source "$(dirname "$0")/../functions.sh"
 requires_root
 requires virsh
 requires qemu-img --version
+requires qemu-io --version
 requires mount --version
 OUT=$RV_TMP/out
 mkdir -p "$OUT" "$RV_TMP/qemu/etc" "$RV_TMP/qemu/save"
@@ -50,7 +51,12 @@ qemu-img create -q -f qcow2 "$OUT/d.qcow2" 16M
 disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/d.qcow2'/><target dev='vda' bus='virtio'/></disk>"
 qemu_domain_xml g "$disk" > "$OUT/g.xml"
 "${V[@]}" define "$OUT/g.xml" > /dev/null
+# Two snapshots, the disk's data telling them apart (a revert is seen).
+qemu-io -f qcow2 -c 'write -P 0x11 0 64k' "$OUT/d.qcow2" > /dev/null
+"${V[@]}" snapshot-create-as g s0 > /dev/null
+qemu-io -f qcow2 -c 'write -P 0x22 0 64k' "$OUT/d.qcow2" > /dev/null
 "${V[@]}" snapshot-create-as g s1 > /dev/null
+disk_holds() { qemu-io -f qcow2 -r -c "read -P $1 0 64k" "$OUT/d.qcow2" 2>&1 | grep -q "read 65536/65536"; }
 "${V[@]}" dumpxml --inactive g > "$OUT/g-before.xml"
 cp "$ETC/g.xml" "$OUT/g-file-before.xml"
 cp "$ETC/snapshot/g.json" "$OUT/g-json-before"
@@ -100,20 +106,24 @@ echo "ok   net-define, pool-define, secret-define, nwfilter-define on a full dis
 
 # ---- snapshots: create, delete, revert
 fails "snapshot-create" "${V[@]}" snapshot-create-as g s2
-[ "$(listed g)" = "s1 " ] || fail "a failed snapshot-create is listed: $(listed g)"
-[ "$(snapshots_in "$OUT/d.qcow2")" = "s1 " ] || fail "a failed snapshot-create left the image with: $(snapshots_in "$OUT/d.qcow2")"
+[ "$(listed g)" = "s0 s1 " ] || fail "a failed snapshot-create is listed: $(listed g)"
+[ "$(snapshots_in "$OUT/d.qcow2")" = "s0 s1 " ] || fail "a failed snapshot-create left the image with: $(snapshots_in "$OUT/d.qcow2")"
 fails "snapshot-delete" "${V[@]}" snapshot-delete g s1
-[ "$(listed g)" = "s1 " ] || fail "a failed snapshot-delete is not listed: $(listed g)"
-[ "$(snapshots_in "$OUT/d.qcow2")" = "s1 " ] || fail "a failed snapshot-delete removed it from the image"
+[ "$(listed g)" = "s0 s1 " ] || fail "a failed snapshot-delete is not listed: $(listed g)"
+[ "$(snapshots_in "$OUT/d.qcow2")" = "s0 s1 " ] || fail "a failed snapshot-delete removed it from the image"
+fails "snapshot-revert" "${V[@]}" snapshot-revert g s0
+[ "$("${V[@]}" snapshot-current --name g)" = s1 ] || fail "a failed snapshot-revert moved the current snapshot"
+disk_holds 0x22 || fail "a failed snapshot-revert reverted the disk"
 cmp -s "$ETC/snapshot/g.json" "$OUT/g-json-before" || fail "failed snapshot calls altered the metadata"
-echo "ok   snapshot-create and snapshot-delete on a full disk: an error; the list, the metadata and the image as before"
+echo "ok   snapshot-create, -delete and -revert on a full disk: an error; the list, the current one, the metadata and the image as before"
 
 # ---- what holds after a restart, and a start uses the definition as it was
 unfill
 restart
 "${V[@]}" dumpxml --inactive g | diff - "$OUT/g-before.xml" > /dev/null || fail "after a restart g's definition changed"
-[ "$(listed g)" = "s1 " ] || fail "after a restart the snapshots are $(listed g)"
-"${V[@]}" snapshot-revert g s1 > /dev/null || fail "the revert to s1 fails"
+[ "$(listed g)" = "s0 s1 " ] || fail "after a restart the snapshots are $(listed g)"
+[ "$("${V[@]}" snapshot-current --name g)" = s1 ] && disk_holds 0x22 || fail "after a restart the current snapshot or the disk changed"
+"${V[@]}" snapshot-revert g s0 > /dev/null && disk_holds 0x11 || fail "the revert to s0 fails"
 "${V[@]}" start g > /dev/null
 grep -q "<currentMemory unit='KiB'>65536<" "$QEMU_DIR/run/g.xml" || fail "g started with another memory size"
 echo "ok   after a restart: the old definition and snapshots, a revert works, a start uses the old memory"
@@ -179,5 +189,5 @@ echo "ok   secret-set-value and vol-create (raw, qcow2) on a full disk: an error
 [ "$(state g)" = "shut off (saved)" ] || fail "managedsave after the space is back: $(state g)"
 "${V[@]}" setmem --config g 40960 > /dev/null
 "${V[@]}" snapshot-create-as g s2 > /dev/null
-[ "$(listed g)" = "s1 s2 " ] || fail "snapshot-create after the space is back: $(listed g)"
+[ "$(listed g)" = "s0 s1 s2 " ] || fail "snapshot-create after the space is back: $(listed g)"
 echo "ok   with the space back: managedsave, setmem --config, snapshot-create work"
