@@ -100,15 +100,19 @@ class Daemon:
         self.proc.terminate()
         self.proc.wait()
 
-    def qemu_pids(self):
+    def qemu_pids(self, probe=False):
+        """The guests' QEMUs (with probe: the host CPU probe's too, which
+        runs from the first QEMU connection until it answers)."""
         pids = []
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as f:
-                    if ("unix:" + self.run + "/").encode() in f.read():
-                        pids.append(int(pid))
+                    cmd = f.read()
+                if ("unix:" + self.run + "/").encode() in cmd and \
+                        (probe or b"cpu-probe.qmp" not in cmd):
+                    pids.append(int(pid))
             except OSError:
                 pass
         return pids
@@ -559,7 +563,7 @@ def main():
                 pass
         if daemon.proc and daemon.proc.poll() is None:
             daemon.stop()
-        for pid in daemon.qemu_pids():
+        for pid in daemon.qemu_pids(probe=True):
             os.kill(pid, signal.SIGKILL)
         print("RESULT: %d kills of remvirtd, %d operations tried, %d acknowledged, "
               "%d inconsistencies found (%.0f s, seed %d)" % (
