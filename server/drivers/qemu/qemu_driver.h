@@ -298,6 +298,10 @@ typedef struct rv_qemu_fileq {
  * the next step; commit: this step is the commit point (default: the
  * last).  -1 (both freed) when out of room or path is NULL. */
 int rv_qemu_fileop_step(rv_qemu_fileop *op, char *path, char *text, bool commit);
+/* A zeroed struct of size bytes (an rv_qemu_fileop first) whose destroy
+ * is set; NULL with err. */
+void *rv_qemu_fileop_new(const rv_qemu_fileq *q, size_t size,
+                         void (*destroy)(rv_qemu_fileop *op), rv_err *err);
 /* Queue op (its reply answered when it ends). */
 void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op);
 /* A slot's call through q: op (its destroy set) with these hooks, the

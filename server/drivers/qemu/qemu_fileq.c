@@ -133,6 +133,17 @@ void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op)
         run(q);
 }
 
+void *rv_qemu_fileop_new(const rv_qemu_fileq *q, size_t size,
+                         void (*destroy)(rv_qemu_fileop *op), rv_err *err)
+{
+    rv_qemu_fileop *op = calloc(1, size);
+    if (op)
+        op->destroy = destroy;
+    else
+        rv_err_set(err, q->from, RV_ERR_NO_MEMORY, "out of memory");
+    return op;
+}
+
 int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err)

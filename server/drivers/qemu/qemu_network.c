@@ -458,12 +458,7 @@ static void net_op_destroy(rv_qemu_fileop *o)
 
 static net_op *net_op_new(rv_err *err)
 {
-    net_op *op = calloc(1, sizeof(*op));
-    if (op)
-        op->op.destroy = net_op_destroy;
-    else
-        oom(err);
-    return op;
+    return rv_qemu_fileop_new(&net_queue, sizeof(net_op), net_op_destroy, err);
 }
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)

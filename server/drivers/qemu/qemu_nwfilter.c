@@ -538,13 +538,14 @@ static int define(const char *text, rv_nonnull_nwfilter *(*out)(void *ret), rv_e
         return -1;
     free(name);
     free(xml);
-    filter_op *op = calloc(1, sizeof(*op));
-    if (!op || !(op->text = strdup(text))) {
-        free(op);
+    filter_op *op = rv_qemu_fileop_new(&filter_queue, sizeof(*op), filter_op_destroy, err);
+    if (!op)
+        return -1;
+    if (!(op->text = strdup(text))) {
+        filter_op_destroy(&op->op);
         return oom(err);
     }
     op->out = out;
-    op->op.destroy = filter_op_destroy;
     return rv_qemu_fileq_submit(&filter_queue, &op->op, define_prepare, define_commit, err);
 }
 
@@ -609,11 +610,10 @@ int rv_qemu_nwfilter_undefine(rv_driver_conn *c, const rv_nwfilter_undefine_args
     qfilter *f = get_uuid((const unsigned char *)args->nwfilter.uuid, err);
     if (!f)
         return -1;
-    filter_op *op = calloc(1, sizeof(*op));
+    filter_op *op = rv_qemu_fileop_new(&filter_queue, sizeof(*op), filter_op_destroy, err);
     if (!op)
-        return oom(err);
+        return -1;
     memcpy(op->uuid, f->uuid, 16);
-    op->op.destroy = filter_op_destroy;
     return rv_qemu_fileq_submit(&filter_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 

@@ -454,12 +454,7 @@ static void secret_op_destroy(rv_qemu_fileop *o)
 
 static secret_op *secret_op_new(rv_err *err)
 {
-    secret_op *op = calloc(1, sizeof(*op));
-    if (op)
-        op->op.destroy = secret_op_destroy;
-    else
-        oom(err);
-    return op;
+    return rv_qemu_fileop_new(&secret_queue, sizeof(secret_op), secret_op_destroy, err);
 }
 
 /* Steps that remove a persistent secret's files: the definition first. */

@@ -793,12 +793,7 @@ static void pool_op_destroy(rv_qemu_fileop *o)
 
 static pool_op *pool_op_new(rv_err *err)
 {
-    pool_op *op = calloc(1, sizeof(*op));
-    if (op)
-        op->op.destroy = pool_op_destroy;
-    else
-        oom(err);
-    return op;
+    return rv_qemu_fileop_new(&pool_queue, sizeof(pool_op), pool_op_destroy, err);
 }
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
