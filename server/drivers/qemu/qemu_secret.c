@@ -7,13 +7,13 @@
  * events.  Errors and checks are libvirtd's (texts, codes, the order). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
-#include <libxml/entities.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -113,44 +113,15 @@ static char *file_of(const unsigned char uuid[16], const char *suffix)
     return st.dir ? rv_qemu_path(st.dir, text, suffix) : NULL;
 }
 
-static void remove_files(const unsigned char uuid[16])
+/* A value as its file holds it (base64; malloc'd, NULL: no memory). */
+static char *value_text(const unsigned char *value, size_t len)
 {
-    static const char *const suffixes[] = { ".xml", ".base64" };
-    for (size_t i = 0; i < 2; i++) {
-        char *path = file_of(uuid, suffixes[i]);
-        if (path && unlink(path) < 0 && errno != ENOENT)
-            RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-        free(path);
-    }
-}
-
-static int save_value(const qsecret *s, rv_err *err)
-{
-    gnutls_datum_t in = { s->value, (unsigned int)s->value_len }, out = { NULL, 0 };
-    char *path = file_of(s->def.uuid, ".base64"), *text = NULL;
-    int rc = -1;
-    if (!path || gnutls_base64_encode2(&in, &out) < 0 || !(text = calloc(1, out.size + 1))) {
-        oom(err);
-        goto out;
-    }
-    memcpy(text, out.data, out.size);
-    rc = rv_qemu_write_file(path, text, true, err);
-out:
+    gnutls_datum_t in = { (unsigned char *)value, (unsigned int)len }, out = { NULL, 0 };
+    char *text = NULL;
+    if (gnutls_base64_encode2(&in, &out) == 0 && (text = calloc(1, out.size + 1)))
+        memcpy(text, out.data, out.size);
     gnutls_free(out.data);
-    free(text);
-    free(path);
-    return rc;
-}
-
-static int save_def(const rv_secret_def *def, rv_err *err)
-{
-    char *xml = rv_secret_def_format(def), *path = file_of(def->uuid, ".xml");
-    int rc = !xml || !path ? oom(err)
-           : rv_qemu_mkdirs(st.dir, err) < 0 ? -1
-           : rv_qemu_write_file(path, xml, true, err);
-    free(xml);
-    free(path);
-    return rc;
+    return text;
 }
 
 static void put_secret(rv_nonnull_secret *wire, const rv_secret_def *def, char *usage_id)
@@ -311,33 +282,145 @@ static int check_define(const qsecret *old, const rv_secret_def *def, rv_err *er
     return 0;
 }
 
+/* A define, a new value or an undefine, through the family's queue
+ * (qemu_fileq.c): checked at its turn, answered once its files are
+ * durable, memory changed then.  A persistent secret's definition is the
+ * commit point: its value file is written before it, removed after it. */
+typedef struct secret_op {
+    rv_qemu_fileop op;
+    char *xml;                  /* define: the XML asked for */
+    rv_secret_def def;             /* define: parsed at its turn */
+    bool parsed;
+    unsigned char uuid[16];
+    unsigned char *value;       /* set-value */
+    size_t value_len;
+} secret_op;
+
+static rv_qemu_fileq secret_queue = { .name = "secret", .from = RV_FROM_SECRET };
+
+static void secret_op_destroy(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    free(op->xml);
+    if (op->parsed)
+        rv_secret_def_clear(&op->def);
+    if (op->value)
+        memset(op->value, 0, op->value_len);
+    free(op->value);
+    free(op);
+}
+
+static secret_op *secret_op_new(rv_err *err)
+{
+    return rv_qemu_fileop_new(&secret_queue, sizeof(secret_op), secret_op_destroy, err);
+}
+
+/* Steps that remove a persistent secret's files: the definition first. */
+static int remove_steps(rv_qemu_fileop *o, const unsigned char uuid[16], rv_err *err)
+{
+    if (rv_qemu_fileop_step(o, file_of(uuid, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, file_of(uuid, ".base64"), NULL, false) < 0)
+        return oom(err);
+    return 0;
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    if (rv_secret_def_parse(op->xml, &op->def, err) < 0)
+        return -1;
+    op->parsed = true;
+    const qsecret *s = find_uuid(op->def.uuid);
+    if (check_define(s, &op->def, err) < 0)
+        return -1;
+    if (op->def.ephemeral)
+        return s && !s->def.ephemeral ? remove_steps(o, op->def.uuid, err) : 0;
+    char *xml = rv_secret_def_format(&op->def), *value = NULL;
+    /* A new secret's value file, if one was left, goes before its
+     * definition is written (nothing refers to it yet). */
+    if (xml && !s && rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), NULL, false) < 0) {
+        free(xml);
+        return oom(err);
+    }
+    if (xml && s && s->def.ephemeral && s->value &&
+        (!(value = value_text(s->value, s->value_len)) ||
+         rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), value, false) < 0)) {
+        free(xml);
+        return oom(err);
+    }
+    if (!xml || rv_qemu_fileop_step(o, file_of(op->def.uuid, ".xml"), xml, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    qsecret *s = find_uuid(op->def.uuid);
+    rv_err err = { 0 };
+    if (!s && !(s = secret_new(&op->def, &err))) {
+        RV_ERROR("secret is on disk, but not in memory: %s", err.message);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_secret_def_clear(&s->def);
+    s->def = op->def;
+    op->parsed = false;
+    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_DEFINED);
+    rv_secret_define_xml_ret *ret = rv_deferred_ret(o->reply);
+    if (to_wire(&ret->secret, &s->def, &err) < 0)
+        rv_err_clear(&err);
+}
+
 int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args *args,
                               rv_secret_define_xml_ret *ret, rv_err *err)
 {
-    (void)c;
+    (void)c, (void)ret;
     rv_secret_def def;
     if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
         rv_secret_def_parse(args->xml, &def, err) < 0)
         return -1;
-    qsecret *s = find_uuid(def.uuid);
-    if (check_define(s, &def, err) < 0 || to_wire(&ret->secret, &def, err) < 0)
-        goto fail;
-    /* On disk first: a failed write leaves the secret as it was. */
-    if (!def.ephemeral && (save_def(&def, err) < 0 || (s && s->def.ephemeral && s->value && save_value(s, err) < 0)))
-        goto fail;
-    if (!s) {
-        if (!(s = secret_new(&def, err)))
-            goto fail;
-    } else if (def.ephemeral && !s->def.ephemeral) {
-        remove_files(def.uuid);
-    }
-    rv_secret_def_clear(&s->def);
-    s->def = def;
-    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_DEFINED);
-    return 0;
-fail:
+    /* Refused at once when bad; checked again at its turn. */
+    int rc = check_define(find_uuid(def.uuid), &def, err);
     rv_secret_def_clear(&def);
-    return -1;
+    if (rc < 0)
+        return -1;
+    secret_op *op = secret_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            secret_op_destroy(&op->op);
+        return op ? oom(err) : -1;
+    }
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, define_prepare, define_commit, err);
+}
+
+static int value_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    const qsecret *s = get(op->uuid, err);
+    if (!s)
+        return -1;
+    if (s->def.ephemeral)
+        return 0;
+    char *text = value_text(op->value, op->value_len);
+    if (!text || rv_qemu_fileop_step(o, file_of(op->uuid, ".base64"), text, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void value_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    qsecret *s = find_uuid(op->uuid);
+    if (!s)
+        return;
+    if (s->value)
+        memset(s->value, 0, s->value_len);
+    free(s->value);
+    s->value = op->value;
+    s->value_len = op->value_len;
+    op->value = NULL;
+    event(s, RV_SECRET_EVENT_ID_VALUE_CHANGED, 0);
 }
 
 int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *args,
@@ -356,20 +439,16 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
     if (!value)
         return oom(err);
     memcpy(value, args->value.value_val, len);
-    qsecret next = *s;
-    next.value = value;
-    next.value_len = len;
-    if (!s->def.ephemeral && save_value(&next, err) < 0) {
+    secret_op *op = secret_op_new(err);
+    if (!op) {
+        memset(value, 0, len);
         free(value);
         return -1;
     }
-    if (s->value)
-        memset(s->value, 0, s->value_len);
-    free(s->value);
-    s->value = value;
-    s->value_len = len;
-    event(s, RV_SECRET_EVENT_ID_VALUE_CHANGED, 0);
-    return 0;
+    memcpy(op->uuid, s->def.uuid, 16);
+    op->value = value;
+    op->value_len = len;
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, value_prepare, value_commit, err);
 }
 
 int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *args,
@@ -395,18 +474,35 @@ int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *
     return 0;
 }
 
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    const qsecret *s = get(op->uuid, err);
+    if (!s)
+        return -1;
+    return s->def.ephemeral ? 0 : remove_steps(o, op->uuid, err);
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    qsecret *s = find_uuid(op->uuid);
+    if (s) {
+        event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
+        rv_obj_remove(&st.list, s);
+        secret_free(s);
+    }
+}
+
 int rv_qemu_secret_undefine(rv_driver_conn *c, const rv_secret_undefine_args *args, rv_err *err)
 {
     (void)c;
     qsecret *s = get((const unsigned char *)args->secret.uuid, err);
-    if (!s)
+    secret_op *op = s ? secret_op_new(err) : NULL;
+    if (!op)
         return -1;
-    if (!s->def.ephemeral)
-        remove_files(s->def.uuid);
-    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
-    rv_obj_remove(&st.list, s);
-    secret_free(s);
-    return 0;
+    memcpy(op->uuid, s->def.uuid, 16);
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 static void secret_free_obj(void *obj)
@@ -525,11 +621,34 @@ void rv_qemu_secret_init(void)
         return;
     }
     rv_qemu_load_defs(st.dir, &secret_files, NULL);
+    /* A value whose definition file is gone (an undefine killed between
+     * the two removals) is removed: a later secret of that uuid must not
+     * find it.  (One whose file was refused stays for the operator.) */
+    DIR *d = opendir(st.dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        unsigned char uuid[16];
+        char name[RV_UUID_STRING_LEN + 8];
+        if (len != RV_UUID_STRING_LEN - 1 + 7 || strcmp(e->d_name + len - 7, ".base64") != 0)
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 7), e->d_name);
+        if (rv_uuid_parse(name, uuid) < 0 || find_uuid(uuid))
+            continue;
+        strcat(name, ".xml");
+        if (faccessat(dirfd(d), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+            RV_INFO("removing %s/%s: its secret is not defined", st.dir, e->d_name);
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    if (d)
+        closedir(d);
     RV_DEBUG("%zu secrets loaded from %s", st.list.n, st.dir);
 }
 
 void rv_qemu_secret_cleanup(void)
 {
+    rv_qemu_fileq_release(&secret_queue);
     rv_obj_clear(&st.list, secret_free_obj);
     free(st.dir);
     st.dir = NULL;
