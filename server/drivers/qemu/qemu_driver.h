@@ -311,6 +311,21 @@ int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err);
 bool rv_qemu_fileq_busy(const rv_qemu_fileq *q);
+/* A family's define or undefine through its queue: the XML asked for
+ * (parsed again at its turn, into def) or the object's UUID. */
+typedef struct rv_qemu_defop {
+    rv_qemu_fileop op;
+    char *xml;
+    void *def;                  /* freed with free_def unless taken */
+    void (*free_def)(void *def);
+    unsigned char uuid[16];
+} rv_qemu_defop;
+/* rv_qemu_fileq_submit of a define of xml (uuid NULL) or an undefine of
+ * uuid (xml NULL) on q. */
+int rv_qemu_defop_submit(rv_qemu_fileq *q, const char *xml, const unsigned char *uuid,
+                         void (*free_def)(void *def),
+                         int (*prepare)(rv_qemu_fileop *op, rv_err *err),
+                         void (*commit)(rv_qemu_fileop *op), rv_err *err);
 /* remvirtd is stopping: the queued ops end with an error. */
 void rv_qemu_fileq_release(rv_qemu_fileq *q);
 

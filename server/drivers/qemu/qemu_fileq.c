@@ -144,6 +144,33 @@ void *rv_qemu_fileop_new(const rv_qemu_fileq *q, size_t size,
     return op;
 }
 
+static void defop_destroy(rv_qemu_fileop *o)
+{
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
+    free(op->xml);
+    if (op->def)
+        op->free_def(op->def);
+    free(op);
+}
+
+int rv_qemu_defop_submit(rv_qemu_fileq *q, const char *xml, const unsigned char *uuid,
+                         void (*free_def)(void *def),
+                         int (*prepare)(rv_qemu_fileop *op, rv_err *err),
+                         void (*commit)(rv_qemu_fileop *op), rv_err *err)
+{
+    rv_qemu_defop *op = rv_qemu_fileop_new(q, sizeof(*op), defop_destroy, err);
+    if (!op)
+        return -1;
+    op->free_def = free_def;
+    if (uuid)
+        memcpy(op->uuid, uuid, 16);
+    if (xml && !(op->xml = strdup(xml))) {
+        defop_destroy(&op->op);
+        return rv_err_fail(err, q->from, RV_ERR_NO_MEMORY, "out of memory");
+    }
+    return rv_qemu_fileq_submit(q, &op->op, prepare, commit, err);
+}
+
 int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err)

@@ -423,38 +423,25 @@ int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by
 
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked when the ones before it are done, answered once its file is
- * durable, memory changed then. */
-typedef struct net_op {
-    rv_qemu_fileop op;
-    char *xml;                  /* define: the XML asked for */
-    rv_net_def *def;            /* define: parsed at its turn */
-    unsigned char uuid[16];     /* undefine: the network */
-} net_op;
+ * durable, memory changed then. (rv_qemu_defop) */
+static void free_def(void *def)
+{
+    rv_net_def_free(def);
+}
 
 static rv_qemu_fileq net_queue = { .name = "network", .from = RV_FROM_NETWORK };
 
-static void net_op_destroy(rv_qemu_fileop *o)
-{
-    net_op *op = (net_op *)o;
-    free(op->xml);
-    rv_net_def_free(op->def);
-    free(op);
-}
-
-static net_op *net_op_new(rv_err *err)
-{
-    return rv_qemu_fileop_new(&net_queue, sizeof(net_op), net_op_destroy, err);
-}
-
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
 {
-    net_op *op = (net_op *)o;
-    if (parse(op->xml, &op->def, err) < 0)
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
+    rv_net_def *def;
+    if (parse(op->xml, &def, err) < 0)
         return -1;
-    if (!find(op->def->name) && rv_obj_check_room(&st.list, err) < 0)
+    op->def = def;
+    if (!find(def->name) && rv_obj_check_room(&st.list, err) < 0)
         return -1;
-    char *xml = rv_net_def_format(op->def);
-    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, op->def->name, ".xml"), xml,
+    char *xml = rv_net_def_format(def);
+    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, def->name, ".xml"), xml,
                                     true) < 0)
         return oom(err);
     return 0;
@@ -462,16 +449,17 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
 
 static void define_commit(rv_qemu_fileop *o)
 {
-    net_op *op = (net_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     rv_err err = { 0 };
-    qnet *n = find(op->def->name);
-    if (!n && !(n = add(op->def, &err))) {
-        RV_ERROR("network '%s' is on disk, but not in memory: %s", op->def->name, err.message);
+    rv_net_def *def = op->def;
+    qnet *n = find(def->name);
+    if (!n && !(n = add(def, &err))) {
+        RV_ERROR("network '%s' is on disk, but not in memory: %s", def->name, err.message);
         rv_err_clear(&err);
         return;
     }
-    rv_net_def *old = n->def == op->def ? NULL : n->def;
-    n->def = op->def;
+    rv_net_def *old = n->def == def ? NULL : n->def;
+    n->def = def;
     op->def = NULL;
     /* An active network keeps running as it started (live); the new
      * definition (maybe another bridge) is what starts next time. */
@@ -493,13 +481,8 @@ int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_ar
     if (parse(args->xml, &def, err) < 0)
         return -1;
     rv_net_def_free(def);
-    net_op *op = net_op_new(err);
-    if (!op || !(op->xml = strdup(args->xml))) {
-        if (op)
-            net_op_destroy(&op->op);
-        return op ? oom(err) : -1;
-    }
-    return rv_qemu_fileq_submit(&net_queue, &op->op, define_prepare, define_commit, err);
+    return rv_qemu_defop_submit(&net_queue, args->xml, NULL, free_def, define_prepare,
+                                define_commit, err);
 }
 
 int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
@@ -623,7 +606,7 @@ static int set_autostart_link(const qnet *n, bool on, rv_err *err)
 
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
-    net_op *op = (net_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
     if (!n)
         return fail(err, RV_ERR_NO_NETWORK, "Network not found: the network was undefined");
@@ -644,7 +627,7 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 
 static void undefine_commit(rv_qemu_fileop *o)
 {
-    net_op *op = (net_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
     if (!n)
         return;
@@ -660,11 +643,8 @@ int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *
     qnet *n = get(&args->net, err);
     if (!n || busy(n, err) < 0)
         return -1;
-    net_op *op = net_op_new(err);
-    if (!op)
-        return -1;
-    memcpy(op->uuid, n->def->uuid, 16);
-    return rv_qemu_fileq_submit(&net_queue, &op->op, undefine_prepare, undefine_commit, err);
+    return rv_qemu_defop_submit(&net_queue, NULL, n->def->uuid, free_def, undefine_prepare,
+                                undefine_commit, err);
 }
 
 int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,

@@ -744,48 +744,35 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
 
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked at its turn, answered once the file is durable (or gone),
- * memory changed then. */
-typedef struct pool_op {
-    rv_qemu_fileop op;
-    char *xml;                  /* define: the XML asked for */
-    rv_pool_def *def;           /* define: parsed at its turn */
-    unsigned char uuid[16];     /* undefine: the pool */
-} pool_op;
+ * memory changed then. (rv_qemu_defop) */
+static void free_def(void *def)
+{
+    rv_pool_def_free(def);
+}
 
 static rv_qemu_fileq pool_queue = { .name = "pool", .from = RV_FROM_STORAGE };
 
-static void pool_op_destroy(rv_qemu_fileop *o)
-{
-    pool_op *op = (pool_op *)o;
-    free(op->xml);
-    rv_pool_def_free(op->def);
-    free(op);
-}
-
-static pool_op *pool_op_new(rv_err *err)
-{
-    return rv_qemu_fileop_new(&pool_queue, sizeof(pool_op), pool_op_destroy, err);
-}
-
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
 {
-    pool_op *op = (pool_op *)o;
-    if (parse_pool(op->xml, &op->def, err) < 0)
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
+    rv_pool_def *def;
+    if (parse_pool(op->xml, &def, err) < 0)
         return -1;
-    qpool *p = pool_find(op->def->name);
+    op->def = def;
+    qpool *p = pool_find(def->name);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
     if (!p && rv_obj_check_room(&st.pools, err) < 0)
         return -1;
-    char *xml = rv_pool_def_format(op->def);
-    if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, op->def->name), xml, true) < 0)
+    char *xml = rv_pool_def_format(def);
+    if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, def->name), xml, true) < 0)
         return oom(err);
     return 0;
 }
 
 static void define_commit(rv_qemu_fileop *o)
 {
-    pool_op *op = (pool_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     rv_err err = { 0 };
     rv_pool_def *def = op->def;
     op->def = NULL;
@@ -825,13 +812,8 @@ int rv_qemu_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_def
     rv_pool_def_free(def);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
-    pool_op *op = pool_op_new(err);
-    if (!op || !(op->xml = strdup(args->xml))) {
-        if (op)
-            pool_op_destroy(&op->op);
-        return op ? oom(err) : -1;
-    }
-    return rv_qemu_fileq_submit(&pool_queue, &op->op, define_prepare, define_commit, err);
+    return rv_qemu_defop_submit(&pool_queue, args->xml, NULL, free_def, define_prepare,
+                                define_commit, err);
 }
 
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
@@ -958,7 +940,7 @@ int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_
 
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
-    pool_op *op = (pool_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
     if (!p)
         return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
@@ -976,7 +958,7 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 
 static void undefine_commit(rv_qemu_fileop *o)
 {
-    pool_op *op = (pool_op *)o;
+    rv_qemu_defop *op = (rv_qemu_defop *)o;
     qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
     if (!p)
         return;
@@ -994,11 +976,8 @@ int rv_qemu_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undef
         return -1;
     if (p->active)
         return still_active(p, err);
-    pool_op *op = pool_op_new(err);
-    if (!op)
-        return -1;
-    memcpy(op->uuid, p->def->uuid, 16);
-    return rv_qemu_fileq_submit(&pool_queue, &op->op, undefine_prepare, undefine_commit, err);
+    return rv_qemu_defop_submit(&pool_queue, NULL, p->def->uuid, free_def, undefine_prepare,
+                                undefine_commit, err);
 }
 
 int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_args *args,
