@@ -229,6 +229,20 @@ typedef struct rv_qemu_def_family {
  * operator's call).
  * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
 void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
+/* A family's directories (config_dir/<sub>, its autostart/ and
+ * run_dir/<sub>, malloc'd into dirs) and its definitions loaded from the
+ * first (add gets opaque) and the last (add gets NULL), dangling
+ * autostart links dropped first.  -1 (logged) when memory is short. */
+typedef struct rv_qemu_family_dirs {
+    char *config_dir, *autostart_dir, *run_dir;
+} rv_qemu_family_dirs;
+int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
+                        rv_qemu_family_dirs *dirs);
+/* Whether dirs' autostart link of name is there; make (on) or remove it
+ * (errors in domain from). */
+bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name);
+int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
+                                 int from, rv_err *err);
 /* Remove the temporary files that writes interrupted by a kill left in
  * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
  * can be under way. */

@@ -54,7 +54,7 @@ static const rv_obj_kind net_kind = RV_NET_OBJ_KIND(RV_FROM_NETWORK, net_state);
 
 static struct {
     rv_obj_list list;           /* of qnet */
-    char *config_dir, *autostart_dir, *run_dir;
+    rv_qemu_family_dirs dirs;
 } st = { .list = { .max = MAX_NETS, .kind = &net_kind } };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NETWORK, (code), __VA_ARGS__)
@@ -127,9 +127,9 @@ static int to_wire(const void *n, void *w, rv_err *err)
 /* The run file: the network is active (not fsynced: crash-safety rule 1). */
 static int save_run_file(const rv_net_def *def, rv_err *err)
 {
-    char *xml = rv_net_def_format(def), *path = rv_qemu_path(st.run_dir, def->name, ".xml");
+    char *xml = rv_net_def_format(def), *path = rv_qemu_path(st.dirs.run_dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
-             : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
+             : rv_qemu_mkdirs(st.dirs.run_dir, err) < 0 ? -1
                                                    : rv_qemu_write_file(path, xml, false, err);
     free(xml);
     free(path);
@@ -272,7 +272,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
         started(n);
     else if (!why) {    /* it runs, but a restarted remvirtd would not know: undo */
         rv_err ignored = { 0 };
-        rv_qemu_netnat_stop(running(n), st.run_dir, NULL, NULL, &ignored);
+        rv_qemu_netnat_stop(running(n), st.dirs.run_dir, NULL, NULL, &ignored);
         rv_err_clear(&ignored);
     }
     finish(n, why ? why : rv_err_is_set(&err) ? &err : NULL);
@@ -281,7 +281,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
 
 static void stopped(qnet *n)
 {
-    unlink_in(st.run_dir, n->def->name);
+    unlink_in(st.dirs.run_dir, n->def->name);
     n->active = false;
     live_clear(n);
     RV_INFO("network '%s' stopped", n->def->name);
@@ -309,7 +309,7 @@ static int busy(const qnet *n, rv_err *err)
 static int start(qnet *n, rv_deferred *reply, rv_err *err)
 {
     if (rv_qemu_netnat_managed(n->def)) {
-        if (rv_qemu_netnat_start(n->def, st.run_dir, on_managed_started, n, err) < 0)
+        if (rv_qemu_netnat_start(n->def, st.dirs.run_dir, on_managed_started, n, err) < 0)
             return -1;
         n->live = n->def;
         n->busy = true;
@@ -441,7 +441,7 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     if (!find(def->name) && rv_obj_check_room(&st.list, err) < 0)
         return -1;
     char *xml = rv_net_def_format(def);
-    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, def->name, ".xml"), xml,
+    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.config_dir, def->name, ".xml"), xml,
                                     true) < 0)
         return oom(err);
     return 0;
@@ -541,7 +541,7 @@ int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args
 
 static int stop_managed(qnet *n, rv_deferred *reply, rv_err *err)
 {
-    if (rv_qemu_netnat_stop(running(n), st.run_dir, on_managed_stopped, n, err) < 0)
+    if (rv_qemu_netnat_stop(running(n), st.dirs.run_dir, on_managed_stopped, n, err) < 0)
         return -1;
     n->busy = true;
     n->reply = reply;
@@ -584,26 +584,6 @@ int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *ar
     return 0;
 }
 
-static int set_autostart_link(const qnet *n, bool on, rv_err *err)
-{
-    char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
-    char *target = rv_qemu_path(st.config_dir, n->def->name, ".xml");
-    int rc = 0;
-    if (!link || !target)
-        rc = oom(err);
-    else if (!on) {
-        if (unlink(link) < 0 && errno != ENOENT)
-            rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link, strerror(errno));
-    } else if (rv_qemu_mkdirs(st.autostart_dir, err) < 0)
-        rc = -1;
-    else if (symlink(target, link) < 0 && errno != EEXIST)
-        rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s", link,
-                  strerror(errno));
-    free(link);
-    free(target);
-    return rc;
-}
-
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     rv_qemu_defop *op = (rv_qemu_defop *)o;
@@ -618,8 +598,8 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
                     n->def->name);
     /* The definition goes first (the commit point), then its autostart
      * link: one left alone is removed at start-up. */
-    if (rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, n->def->name, ".xml"), NULL, true) < 0 ||
-        rv_qemu_fileop_step(o, rv_qemu_path(st.autostart_dir, n->def->name, ".xml"), NULL,
+    if (rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.config_dir, n->def->name, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.autostart_dir, n->def->name, ".xml"), NULL,
                             false) < 0)
         return oom(err);
     return 0;
@@ -694,7 +674,7 @@ int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autost
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot set autostart for transient network");
-    if (set_autostart_link(n, args->autostart != 0, err) < 0)
+    if (rv_qemu_family_set_autostart(&st.dirs, n->def->name, args->autostart != 0, RV_FROM_NETWORK, err) < 0)
         return -1;
     n->autostart = args->autostart != 0;
     return 0;
@@ -769,23 +749,14 @@ static const rv_qemu_def_family network_files = {
 
 void rv_qemu_network_init(void)
 {
-    if (!(st.config_dir = rv_qemu_path(rv_qemu.config_dir, "networks", "")) ||
-        !(st.autostart_dir = rv_qemu_path(st.config_dir, "autostart", "")) ||
-        !(st.run_dir = rv_qemu_path(rv_qemu.run_dir, "networks", ""))) {
-        RV_ERROR("QEMU driver: out of memory; no networks");
+    if (rv_qemu_family_load("networks", &network_files, &st, &st.dirs) < 0)
         return;
-    }
-    rv_qemu_drop_dangling_links(st.autostart_dir);
-    rv_qemu_load_defs(st.config_dir, &network_files, &st);
-    rv_qemu_load_defs(st.run_dir, &network_files, NULL);
     for (size_t i = 0; i < st.list.n; i++) {
         qnet *n = rv_obj_at(&st.list, i);
-        char *link = rv_qemu_path(st.autostart_dir, n->def->name, ".xml");
-        n->autostart = n->persistent && link && access(link, F_OK) == 0;
-        free(link);
+        n->autostart = n->persistent && rv_qemu_family_autostart(&st.dirs, n->def->name);
         rv_err err = { 0 };
         if (n->active && rv_qemu_netnat_managed(running(n)))
-            rv_qemu_netnat_reattach(running(n), st.run_dir);
+            rv_qemu_netnat_reattach(running(n), st.dirs.run_dir);
         if (!n->active && n->autostart && start(n, NULL, &err) < 0)
             RV_WARN("network '%s' does not autostart: %s", n->def->name, err.message);
         rv_err_clear(&err);
@@ -799,9 +770,9 @@ void rv_qemu_network_cleanup(void)
     while (st.list.n)
         drop(rv_obj_at(&st.list, 0));
     free(st.list.items);
-    free(st.config_dir);
-    free(st.autostart_dir);
-    free(st.run_dir);
+    free(st.dirs.config_dir);
+    free(st.dirs.autostart_dir);
+    free(st.dirs.run_dir);
     memset(&st, 0, sizeof(st));
     st.list = (rv_obj_list){ .max = MAX_NETS, .kind = &net_kind };
 }
@@ -821,6 +792,6 @@ int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp
         ret->ret = 0;
         return 0;
     }
-    return rv_qemu_netnat_leases(running(n), st.run_dir, args->mac ? *args->mac : NULL,
+    return rv_qemu_netnat_leases(running(n), st.dirs.run_dir, args->mac ? *args->mac : NULL,
                                  args->need_results != 0, ret, err);
 }

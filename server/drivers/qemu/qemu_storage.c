@@ -130,7 +130,7 @@ static struct {
     size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
-    char *config_dir, *autostart_dir, *run_dir;
+    rv_qemu_family_dirs dirs;
     bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
 
@@ -429,9 +429,9 @@ static char *file_of(const char *dir, const char *name)
 /* The run file: the pool is active (not fsynced: crash-safety rule 1). */
 static int save_run_file(const qpool *p, rv_err *err)
 {
-    char *xml = rv_pool_def_format(p->def), *path = file_of(st.run_dir, p->def->name);
+    char *xml = rv_pool_def_format(p->def), *path = file_of(st.dirs.run_dir, p->def->name);
     int rc = !xml || !path ? oom(err)
-             : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
+             : rv_qemu_mkdirs(st.dirs.run_dir, err) < 0 ? -1
                                                    : rv_qemu_write_file(path, xml, false, err);
     free(xml);
     free(path);
@@ -444,25 +444,6 @@ static void unlink_file(const char *dir, const char *name)
     if (path && unlink(path) < 0 && errno != ENOENT)
         RV_WARN("cannot remove '%s': %s", path, strerror(errno));
     free(path);
-}
-
-static int set_autostart_link(const qpool *p, bool on, rv_err *err)
-{
-    char *link = file_of(st.autostart_dir, p->def->name);
-    char *target = file_of(st.config_dir, p->def->name);
-    int rc = 0;
-    if (!link || !target)
-        rc = oom(err);
-    else if (!on) {
-        if (unlink(link) < 0 && errno != ENOENT)
-            rc = sys_fail(err, "remove", link);
-    } else if (rv_qemu_mkdirs(st.autostart_dir, err) < 0)
-        rc = -1;
-    else if (symlink(target, link) < 0 && errno != EEXIST)
-        rc = sys_fail(err, "create symlink", link);
-    free(link);
-    free(target);
-    return rc;
 }
 
 /* ================================================================ reading a directory
@@ -628,7 +609,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
         RV_WARN("storage pool '%s' %s: %s", p->def->name,
                 s->start ? "does not start" : "is not refreshed", err.message);
         if (s->start && !s->nwaiters && !st.stopping)
-            unlink_file(st.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
+            unlink_file(st.dirs.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
     }
     for (size_t i = 0; i < s->nvols; i++)
         rv_vol_def_free(s->vols[i]);
@@ -765,7 +746,7 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     if (!p && rv_obj_check_room(&st.pools, err) < 0)
         return -1;
     char *xml = rv_pool_def_format(def);
-    if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, def->name), xml, true) < 0)
+    if (!xml || rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, def->name), xml, true) < 0)
         return oom(err);
     return 0;
 }
@@ -893,7 +874,7 @@ int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destro
         return -1;
     if (p->jobs)
         return has_jobs(p, err);
-    unlink_file(st.run_dir, p->def->name);
+    unlink_file(st.dirs.run_dir, p->def->name);
     p->active = false;
     vols_clear(p);
     close(p->dir);
@@ -950,8 +931,8 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
         return still_active(p, err);
     /* The definition goes first (the commit point), then its autostart
      * link: one left alone is removed at start-up. */
-    if (rv_qemu_fileop_step(o, file_of(st.config_dir, p->def->name), NULL, true) < 0 ||
-        rv_qemu_fileop_step(o, file_of(st.autostart_dir, p->def->name), NULL, false) < 0)
+    if (rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, p->def->name), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, file_of(st.dirs.autostart_dir, p->def->name), NULL, false) < 0)
         return oom(err);
     return 0;
 }
@@ -1017,7 +998,7 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p->persistent)
         return fail(err, RV_ERR_INTERNAL_ERROR,
                     "internal error: cannot set autostart for transient pool");
-    if (set_autostart_link(p, args->autostart != 0, err) < 0)
+    if (rv_qemu_family_set_autostart(&st.dirs, p->def->name, args->autostart != 0, RV_FROM_STORAGE, err) < 0)
         return -1;
     p->autostart = args->autostart != 0;
     return 0;
@@ -1936,21 +1917,12 @@ static const rv_qemu_def_family pool_files = {
 
 void rv_qemu_storage_init(void)
 {
-    if (!(st.config_dir = rv_qemu_path(rv_qemu.config_dir, "storage", "")) ||
-        !(st.autostart_dir = rv_qemu_path(st.config_dir, "autostart", "")) ||
-        !(st.run_dir = rv_qemu_path(rv_qemu.run_dir, "storage", ""))) {
-        RV_ERROR("QEMU driver: out of memory; no storage pools");
+    if (rv_qemu_family_load("storage", &pool_files, &st, &st.dirs) < 0)
         return;
-    }
-    rv_qemu_drop_dangling_links(st.autostart_dir);
-    rv_qemu_load_defs(st.config_dir, &pool_files, &st);
-    rv_qemu_load_defs(st.run_dir, &pool_files, NULL);
     for (size_t i = 0; i < st.pools.n;) {
         qpool *p = rv_obj_at(&st.pools, i);
         size_t before = st.pools.n;
-        char *link = file_of(st.autostart_dir, p->def->name);
-        p->autostart = p->persistent && link && access(link, F_OK) == 0;
-        free(link);
+        p->autostart = p->persistent && rv_qemu_family_autostart(&st.dirs, p->def->name);
         /* A pool that ran before (its run file) is active again once its
          * directory is read; meanwhile it is starting up. */
         rv_err err = { 0 };
@@ -1959,7 +1931,7 @@ void rv_qemu_storage_init(void)
         if (ran && scan_begin(p, true, false, &err) < 0) {
             RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
                     err.message);
-            unlink_file(st.run_dir, p->def->name);
+            unlink_file(st.dirs.run_dir, p->def->name);
             if (!p->persistent)
                 pool_remove(p);
         } else if (!ran && p->autostart && scan_begin(p, true, true, &err) < 0) {
@@ -1968,7 +1940,7 @@ void rv_qemu_storage_init(void)
         rv_err_clear(&err);
         i += st.pools.n == before;      /* unless p was removed */
     }
-    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.config_dir);
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.dirs.config_dir);
 }
 
 void rv_qemu_storage_cleanup(void)
@@ -1996,9 +1968,9 @@ void rv_qemu_storage_cleanup(void)
     }
     rv_err_clear(&err);
     rv_obj_clear(&st.pools, pool_free_obj);
-    free(st.config_dir);
-    free(st.autostart_dir);
-    free(st.run_dir);
+    free(st.dirs.config_dir);
+    free(st.dirs.autostart_dir);
+    free(st.dirs.run_dir);
     memset(&st, 0, sizeof(st));
     st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }

@@ -697,6 +697,51 @@ static void finish_undefine(const char *dir, const char *entry)
 
 /* An autostart link whose definition is gone (an undefine killed between
  * the two removals) is dropped. */
+int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
+                        rv_qemu_family_dirs *dirs)
+{
+    if (!(dirs->config_dir = rv_qemu_path(rv_qemu.config_dir, sub, "")) ||
+        !(dirs->autostart_dir = rv_qemu_path(dirs->config_dir, "autostart", "")) ||
+        !(dirs->run_dir = rv_qemu_path(rv_qemu.run_dir, sub, ""))) {
+        RV_ERROR("QEMU driver: out of memory; no %s", sub);
+        return -1;
+    }
+    rv_qemu_drop_dangling_links(dirs->autostart_dir);
+    rv_qemu_load_defs(dirs->config_dir, fam, opaque);
+    rv_qemu_load_defs(dirs->run_dir, fam, NULL);
+    return 0;
+}
+
+int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
+                                 int from, rv_err *err)
+{
+    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
+    char *target = rv_qemu_path(dirs->config_dir, name, ".xml");
+    int rc = 0;
+    if (!link || !target)
+        rc = rv_err_fail(err, from, RV_ERR_NO_MEMORY, "out of memory");
+    else if (!on) {
+        if (unlink(link) < 0 && errno != ENOENT)
+            rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
+                             strerror(errno));
+    } else if (rv_qemu_mkdirs(dirs->autostart_dir, err) < 0)
+        rc = -1;
+    else if (symlink(target, link) < 0 && errno != EEXIST)
+        rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s", link,
+                         strerror(errno));
+    free(link);
+    free(target);
+    return rc;
+}
+
+bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name)
+{
+    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
+    bool there = link && access(link, F_OK) == 0;
+    free(link);
+    return there;
+}
+
 void rv_qemu_drop_dangling_links(const char *dir)
 {
     DIR *dp = opendir(dir);
