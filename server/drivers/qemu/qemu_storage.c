@@ -831,20 +831,34 @@ int rv_qemu_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_cre
     return scan_wait(p, true, err);
 }
 
+/* The pool for a call that needs it inactive and idle (flags checked as
+ * libvirtd's func); else NULL with libvirtd's error: "already active"
+ * for a start (starting), else "still active". */
+static qpool *get_stopped(const rv_nonnull_storage_pool *w, unsigned int flags,
+                          unsigned int known, const char *func, bool starting, rv_err *err)
+{
+    qpool *p = NULL;
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, flags, known, func, err) < 0 ||
+        !(p = get(w, err)) || busy(p, err) < 0)
+        return NULL;
+    if (!p->active)
+        return p;
+    if (starting)
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: storage pool '%s' is already active", p->def->name);
+    else
+        still_active(p, err);
+    return NULL;
+}
+
 int rv_qemu_storage_pool_create(rv_driver_conn *c, const rv_storage_pool_create_args *args,
                                 rv_err *err)
 {
     (void)c;
-    qpool *p;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate", err) < 0 ||
-        !(p = get(&args->pool, err)))
+    qpool *p = get_stopped(&args->pool, args->flags, CREATE_WITH_BUILD_ANY, "storagePoolCreate",
+                           true, err);
+    if (!p)
         return -1;
-    if (busy(p, err) < 0)
-        return -1;
-    if (p->active)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: storage pool '%s' is already active",
-                    p->def->name);
     if ((args->flags & CREATE_WITH_BUILD_ANY) && pool_build(p, err) < 0)
         return -1;
     return pool_start(p, false, err);
@@ -854,15 +868,9 @@ int rv_qemu_storage_pool_build(rv_driver_conn *c, const rv_storage_pool_build_ar
                                rv_err *err)
 {
     (void)c;
-    qpool *p;
     /* NO_OVERWRITE (4) and OVERWRITE (8) mean nothing to a directory. */
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xc, "storagePoolBuild", err) < 0 || !(p = get(&args->pool, err)) || busy(p, err) < 0)
-        return -1;
-    if (p->active)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: storage pool '%s' is already active",
-                    p->def->name);
-    return pool_build(p, err);
+    qpool *p = get_stopped(&args->pool, args->flags, 0xc, "storagePoolBuild", true, err);
+    return p ? pool_build(p, err) : -1;
 }
 
 int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destroy_args *args,
@@ -895,11 +903,9 @@ int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_
                                 rv_err *err)
 {
     (void)c;
-    qpool *p;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0, "storagePoolDelete", err) < 0 || !(p = get(&args->pool, err)) || busy(p, err) < 0)
+    qpool *p = get_stopped(&args->pool, args->flags, 0, "storagePoolDelete", false, err);
+    if (!p)
         return -1;
-    if (p->active)
-        return still_active(p, err);
     char *name = NULL;
     rv_err why = { 0 };
     int parent = rv_open_parent_safely(p->def->target_path, &name, RV_FROM_STORAGE, &why);
