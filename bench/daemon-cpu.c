@@ -116,7 +116,7 @@ static void floor_start(target *t)
         floor_server(sv[1]);
     }
     close(sv[1]);
-    *t = (target){ .label = "floor (epoll loop, no work)", .pid = child, .floor_fd = sv[0] };
+    *t = (target){ .label = "floor (empty loop)", .pid = child, .floor_fd = sv[0] };
 }
 
 static void floor_call(target *t)
