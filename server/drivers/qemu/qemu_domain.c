@@ -147,14 +147,33 @@ bool rv_qemu_list_match(const qemu_dom *d, unsigned int f)
             st != RV_DOMAIN_PAUSED && st != RV_DOMAIN_SHUTOFF);
 }
 
+/* The definition a define must agree with: the newest, queued ones
+ * included (qemu_defwrite.c), else the live one. */
+static const rv_qemu_domain_def *newest_def(const qemu_dom *d)
+{
+    const rv_qemu_domain_def *def = rv_qemu_def_newest(d);
+    return def ? def : d->live;
+}
+
+static qemu_dom *find_newest(const rv_qemu_domain_def *want, bool by_uuid)
+{
+    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
+        const rv_qemu_domain_def *def = newest_def(d);
+        if (def && (by_uuid ? memcmp(def->uuid, want->uuid, 16) == 0
+                            : strcmp(def->name, want->name) == 0))
+            return d;
+    }
+    return NULL;
+}
+
 /* A new definition may replace the one with the same name and UUID only. */
 int rv_qemu_dom_check_conflict(const rv_qemu_domain_def *def, qemu_dom **found, rv_err *err)
 {
-    qemu_dom *by_uuid = rv_qemu_find_uuid(def->uuid), *by_name = rv_qemu_find_name(def->name);
+    qemu_dom *by_uuid = find_newest(def, true), *by_name = find_newest(def, false);
     *found = by_uuid;
     return rv_obj_clash_error("domain", RV_FROM_QEMU, def->name,
-                              by_uuid ? rv_qemu_dom_def(by_uuid)->name : NULL,
-                              by_name ? rv_qemu_dom_def(by_name)->uuid : NULL, def->uuid, err);
+                              by_uuid ? newest_def(by_uuid)->name : NULL,
+                              by_name ? newest_def(by_name)->uuid : NULL, def->uuid, err);
 }
 
 qemu_dom *rv_qemu_dom_new(void)
