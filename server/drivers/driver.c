@@ -151,6 +151,14 @@ void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref)
     ref->name = NULL;
 }
 
+int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
+{
+    if (rc < 0)
+        return -1;
+    rv_dom_ref_to_wire(wire, ref);
+    return 0;
+}
+
 int rv_string_result(int rc, char **slot, rv_err *err)
 {
     if (rc < 0 || !*slot || strlen(*slot) <= RV_STRING_MAX)

@@ -69,6 +69,8 @@ void rv_dom_stats_free(rv_dom_stats *stats, size_t n);
 rv_dom_ref rv_dom_ref_from_wire(const rv_nonnull_domain *wire);
 /* Move ref into a wire domain: the name changes owner. */
 void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref);
+/* The same after a call that filled ref and returned rc: -1 when rc is. */
+int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire);
 /* rc is a driver's result that put a string in *slot.  XDR can neither
  * send nor free a string over the protocol's bound, so one that long is
  * freed here and -1 returned with err set; otherwise rc. */

@@ -252,11 +252,15 @@ int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err)
     return 0;
 }
 
+static bool removing(const void *obj, const void *name)
+{
+    for (const qemu_def_write *w = ((const qemu_dom *)obj)->def_writes; w; w = w->next)
+        if (w->remove && strcmp(w->old->name, name) == 0)
+            return true;
+    return false;
+}
+
 bool rv_qemu_def_removal_pending(const char *name)
 {
-    for (const qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        for (const qemu_def_write *w = d->def_writes; w; w = w->next)
-            if (w->remove && strcmp(w->old->name, name) == 0)
-                return true;
-    return false;
+    return rv_dom_list_find(&rv_qemu.doms, removing, name) != NULL;
 }

@@ -24,7 +24,7 @@
 
 RV_LOG_CATEGORY("drivers.qemu");
 
-qemu_state rv_qemu;
+qemu_state rv_qemu = { .doms = { .kind = &rv_qemu_dom_kind } };
 
 /* Nothing per connection: domains are the daemon's. */
 struct rv_driver_conn {
@@ -164,6 +164,7 @@ void rv_qemu_cleanup(void)
     free(rv_qemu.save_dir);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));
+    rv_qemu.doms.kind = &rv_qemu_dom_kind;
 }
 
 int rv_qemu_probe(const char *uri)
@@ -262,10 +263,7 @@ int rv_qemu_connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_
 {
     (void)c;
     (void)err;
-    int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        n += rv_qemu_dom_active(d);
-    ret->num = n;
+    ret->num = rv_dom_list_num_active(&rv_qemu.doms);
     return 0;
 }
 
@@ -273,19 +271,7 @@ int rv_qemu_connect_list_domains(rv_driver_conn *c, const rv_connect_list_domain
                                  rv_connect_list_domains_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxids %d is outside 0..%d", args->maxids,
-                    RV_DOMAIN_LIST_MAX);
-    int *ids = calloc((size_t)args->maxids + 1, sizeof(int));
-    if (!ids)
-        return oom(err);
-    int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d && n < args->maxids; d = d->next)
-        if (rv_qemu_dom_active(d))
-            ids[n++] = d->id;
-    ret->ids.ids_val = ids;
-    ret->ids.ids_len = (u_int)n;
-    return 0;
+    return rv_dom_list_ids_wire(&rv_qemu.doms, args, ret, err);
 }
 
 int rv_qemu_connect_list_all_domains(rv_driver_conn *c,
@@ -295,60 +281,35 @@ int rv_qemu_connect_list_all_domains(rv_driver_conn *c,
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
         return -1;
-    u_int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        n += rv_qemu_list_match(d, args->flags);
-    if (n > RV_DOMAIN_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
-                    RV_DOMAIN_LIST_MAX);
-    ret->ret = n;
-    if (!args->need_results || n == 0)
-        return 0;
-    if (!(ret->domains.domains_val = calloc(n, sizeof(rv_nonnull_domain))))
-        return oom(err);
-    u_int i = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_list_match(d, args->flags)) {
-            if (rv_qemu_put_dom(d, &ret->domains.domains_val[i], err) < 0)
-                return -1;      /* the dispatcher frees what is in ret */
-            ret->domains.domains_len = ++i;
-        }
-    return 0;
+    return rv_dom_list_all_wire(&rv_qemu.doms, args, ret, err);
 }
 
 int rv_qemu_domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
                                 rv_domain_lookup_by_id_ret *ret, rv_err *err)
 {
     (void)c;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_active(d) && d->id == args->id)
-            return rv_qemu_put_dom(d, &ret->dom, err);
-    return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching id %d", args->id);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_id(&rv_qemu.doms, args->id, &ref, err), &ref,
+                          &ret->dom);
 }
 
 int rv_qemu_domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
                                   rv_domain_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = rv_qemu_find_name(args->name);
-    if (!d)
-        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching name '%s'",
-                    args->name);
-    return rv_qemu_put_dom(d, &ret->dom, err);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_name(&rv_qemu.doms, args->name, &ref, err), &ref,
+                          &ret->dom);
 }
 
 int rv_qemu_domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
                                   rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = rv_qemu_find_uuid((const unsigned char *)args->uuid);
-    if (!d) {
-        char uuid[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, uuid);
-        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s'",
-                    uuid);
-    }
-    return rv_qemu_put_dom(d, &ret->dom, err);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_uuid(&rv_qemu.doms,
+                                                  (const unsigned char *)args->uuid, &ref, err),
+                          &ref, &ret->dom);
 }
 
 /* ================================================================ definitions */
@@ -409,7 +370,7 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
         return -1;
     }
     bool added = !d, update = d && d->def;
-    if (added && !(d = rv_qemu_dom_new())) {
+    if (added && !(d = rv_qemu_dom_new(def))) {
         rv_qemu_domain_free(def);
         return oom(err);
     }
@@ -617,7 +578,7 @@ int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args
                     "Requested operation is not valid: domain '%s' is already active",
                     rv_qemu_dom_def(d)->name);
     }
-    if (!d && !(d = rv_qemu_dom_new())) {
+    if (!d && !(d = rv_qemu_dom_new(def))) {
         rv_qemu_domain_free(def);
         return oom(err);
     }
@@ -711,7 +672,7 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
                     "Requested operation is not valid: domain '%s' is already active",
                     rv_qemu_dom_def(d)->name);
     }
-    if (!d && !(d = rv_qemu_dom_new())) {
+    if (!d && !(d = rv_qemu_dom_new(def))) {
         rv_qemu_domain_free(def);
         return oom(err);
     }

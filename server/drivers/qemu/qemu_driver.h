@@ -33,6 +33,7 @@
 
 #include <ev.h>
 
+#include "server/drivers/conf/domlist.h"
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
@@ -128,7 +129,6 @@ typedef struct qemu_dom {
      * rest wait in order. */
     struct qemu_def_write *def_writes;
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
-    struct qemu_dom *next;
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -142,7 +142,7 @@ typedef struct qemu_state {
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
-    qemu_dom *doms;
+    rv_dom_list doms;           /* of qemu_dom (qemu_domain.c) */
     int next_id;
 } qemu_state;
 
@@ -155,9 +155,11 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 void rv_qemu_close(rv_driver_conn *c);
 void rv_qemu_cleanup(void);
 
-/* ---- qemu_domain.c: the domain table ---- */
-/* A new, inactive domain at the head of the table (NULL: no memory). */
-qemu_dom *rv_qemu_dom_new(void);
+/* ---- qemu_domain.c: the domains in the shared list ---- */
+extern const rv_dom_kind rv_qemu_dom_kind;
+/* A new, inactive domain in the list, for def's name and UUID (which
+ * the caller sets as its def or live next); NULL: no memory. */
+qemu_dom *rv_qemu_dom_new(const rv_qemu_domain_def *def);
 /* The reference a client sees (name copied). */
 int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref);
 const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else def */

@@ -498,11 +498,16 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     rv_err_clear(&err);
 }
 
+static bool child_of(const void *obj, const void *pid)
+{
+    const qemu_dom *d = obj;
+    return d->our_child && d->pid == *(const pid_t *)pid && !d->reaped;
+}
+
 void rv_qemu_process_exited(pid_t pid, int st)
 {
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
-        if (!d->our_child || d->pid != pid || d->reaped)
-            continue;
+    qemu_dom *d = rv_dom_list_find(&rv_qemu.doms, child_of, &pid);
+    if (d) {
         RV_INFO("domain '%s': QEMU (pid %d) %s %d", dom_name(d), (int)d->pid,
                 WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
@@ -519,7 +524,6 @@ void rv_qemu_process_exited(pid_t pid, int st)
                        false, false);
         }
         process_gone(d);
-        return;
     }
 }
 
@@ -921,16 +925,25 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
 
 /* A graphics port another domain of ours has, or anyone has bound, is
  * not free.  The live definitions hold the ports, so a stop frees them. */
+typedef struct port_query {
+    const qemu_dom *self;
+    int port;
+} port_query;
+
+static bool has_port(const void *obj, const void *ctx)
+{
+    const qemu_dom *o = obj;
+    const port_query *q = ctx;
+    return o != q->self && o->live &&
+           ((o->live->graphics.present && o->live->graphics.port == q->port) ||
+            (o->live->spice.present && o->live->spice.port == q->port));
+}
+
 static bool graphics_port_free(int port, void *opaque)
 {
-    const qemu_dom *self = opaque;
-    for (const qemu_dom *o = rv_qemu.doms; o; o = o->next) {
-        if (o == self || !o->live)
-            continue;
-        if ((o->live->graphics.present && o->live->graphics.port == port) ||
-            (o->live->spice.present && o->live->spice.port == port))
-            return false;
-    }
+    port_query q = { opaque, port };
+    if (rv_dom_list_find(&rv_qemu.doms, has_port, &q))
+        return false;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return false;

@@ -420,10 +420,7 @@ static void op_free(snap_op *op)
 
 static qemu_dom *op_dom(const snap_op *op)
 {
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_visible(d) && memcmp(rv_qemu_dom_def(d)->uuid, op->uuid, 16) == 0)
-            return d;
-    return NULL;
+    return rv_qemu_find_uuid(op->uuid);
 }
 
 static qsnaps *op_snaps(const snap_op *op)

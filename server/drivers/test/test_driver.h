@@ -98,6 +98,9 @@ typedef struct test_dom_view {
     unsigned int time_nsec;
 } test_dom_view;
 
+/* The driver's domains (conf/domlist.h), for test_ops.c's list calls. */
+const struct rv_dom_list *test_doms(void);
+
 /* The domain the wire names, or -1 with libvirt's "no domain" error. */
 int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err *err);
 
@@ -117,7 +120,6 @@ struct test_dom {
     int time_set;
     long long time_sec;
     unsigned int time_nsec;
-    test_dom *uuid_next, *name_next;    /* hash chains */
 };
 
 /* The domain ref names (by uuid), or NULL with libvirt's error. */
