@@ -237,7 +237,7 @@ int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_mem
 
 static void vcpus_to_config(rv_qemu_domain_def *def, const tune_req *req)
 {
-    def->current_vcpus = req->nvcpus < def->vcpus ? req->nvcpus : 0;
+    def->current_vcpus = req->nvcpus < def->vcpus ? req->nvcpus : def->vcpus;
 }
 
 static void plug_next(tune_req *req, qemu_dom *d);
@@ -255,7 +255,7 @@ static void on_device_add(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     if (!d->live->boot_vcpus)
         d->live->boot_vcpus = rv_qemu_def_vcpus(d->live);
     unsigned now = rv_qemu_def_vcpus(d->live) + 1;
-    d->live->current_vcpus = now < d->live->vcpus ? now : 0;
+    d->live->current_vcpus = now < d->live->vcpus ? now : d->live->vcpus;
     save_status(d);
     plug_next(req, d);
 }
@@ -331,7 +331,7 @@ static void vcpus_resync(qemu_dom *d, json_object *ret)
     if (on != rv_qemu_def_vcpus(d->live)) {
         RV_INFO("domain '%s': QEMU has %u vcpus on, not %u", d->live->name, on,
                 rv_qemu_def_vcpus(d->live));
-        d->live->current_vcpus = on < d->live->vcpus ? on : 0;
+        d->live->current_vcpus = on < d->live->vcpus ? on : d->live->vcpus;
         save_status(d);
     }
 }
@@ -510,7 +510,7 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
                         "for the domain type: %u > %d", n, RV_QEMU_MAX_VCPUS);
         unsigned current = rv_qemu_def_vcpus(d->def);
         d->def->vcpus = n;
-        d->def->current_vcpus = current < n ? current : 0;
+        d->def->current_vcpus = current < n ? current : n;
         return rv_qemu_save_def(d, err);
     }
     if (live && n > d->live->vcpus)

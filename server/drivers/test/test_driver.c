@@ -280,7 +280,7 @@ static void dom_stop(test_dom *d, int reason)
  * <on_reboot>): the test driver restarts in place or stops. */
 static void dom_apply_action(test_dom *d, int action)
 {
-    if (action == RV_TEST_ACTION_RESTART || action == RV_TEST_ACTION_RENAME_RESTART) {
+    if (action == RV_DOMAIN_ACTION_RESTART || action == RV_DOMAIN_ACTION_RENAME_RESTART) {
         d->state = RV_DOMAIN_RUNNING;
         d->reason = RV_DOMAIN_RUNNING_BOOTED;
     } else {
@@ -727,9 +727,9 @@ static int test_get_info(rv_driver_conn *c, const rv_dom_ref *dom, rv_dom_info *
     if (!d)
         return -1;
     info->state = d->state;
-    info->max_mem_kib = d->def->max_mem_kib;
-    info->memory_kib = d->def->cur_mem_kib;
-    info->nr_vcpu = d->def->vcpus_current;
+    info->max_mem_kib = d->def->memory_kib;
+    info->memory_kib = d->def->current_memory_kib;
+    info->nr_vcpu = d->def->current_vcpus;
     info->cpu_time_ns = cpu_time_ns();
     return 0;
 }

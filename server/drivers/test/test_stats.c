@@ -524,7 +524,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
     const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
     if (!balloon || (model && strcmp(model, "none") == 0))
         return 0;
-    unsigned long long cur = v.def->cur_mem_kib;
+    unsigned long long cur = v.def->current_memory_kib;
     /* virDomainMemoryStatTags, in the order libvirt sends them. */
     const struct { int tag; unsigned long long val; } stats[] = {
         { 6, cur },             /* actual balloon */
@@ -706,8 +706,8 @@ int test_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *arg
                    "domain");
         return -1;
     }
-    int n = args->maxinfo < (int)v.def->vcpus_current ? args->maxinfo
-                                                       : (int)v.def->vcpus_current;
+    int n = args->maxinfo < (int)v.def->current_vcpus ? args->maxinfo
+                                                       : (int)v.def->current_vcpus;
     size_t maps = (size_t)args->maxinfo * (size_t)args->maplen;
     ret->info.info_val = n ? calloc((size_t)n, sizeof(rv_vcpu_info)) : NULL;
     ret->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
@@ -740,7 +740,7 @@ int test_domain_get_vcpus_flags(rv_driver_conn *c,
                     "testDomainGetVcpusFlags", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    ret->num = (int)((args->flags & VCPU_MAXIMUM) ? def->vcpus : def->vcpus_current);
+    ret->num = (int)((args->flags & VCPU_MAXIMUM) ? def->vcpus : def->current_vcpus);
     return 0;
 }
 
@@ -752,7 +752,7 @@ int test_domain_get_max_memory(rv_driver_conn *c,
     (void)c;
     if (get_dom(&args->dom, &v, err) < 0)
         return -1;
-    ret->memory = v.def->max_mem_kib;
+    ret->memory = v.def->memory_kib;
     return 0;
 }
 

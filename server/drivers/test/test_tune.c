@@ -1055,7 +1055,7 @@ static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char 
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: cannot pin vcpus on an inactive "
                            "domain");
-    if (vcpu >= d->def->vcpus_current)
+    if (vcpu >= d->def->current_vcpus)
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                            "invalid argument: requested vcpu '%u' is not present in the "
                            "domain", vcpu);
@@ -1164,13 +1164,13 @@ static int set_vcpus(const rv_nonnull_domain *dom, unsigned int nvcpus, unsigned
                            "invalid argument: requested cpu amount exceeds maximum (%u > %u)",
                            nvcpus, config->vcpus);
     if (live)
-        live->vcpus_current = nvcpus;
+        live->current_vcpus = nvcpus;
     if (config && (flags & VCPU_MAXIMUM)) {
         config->vcpus = nvcpus;
-        if (config->vcpus_current > nvcpus)
-            config->vcpus_current = nvcpus;
+        if (config->current_vcpus > nvcpus)
+            config->current_vcpus = nvcpus;
     } else if (config) {
-        config->vcpus_current = nvcpus;
+        config->current_vcpus = nvcpus;
     }
     return 0;
 }
