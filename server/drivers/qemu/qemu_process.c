@@ -552,7 +552,7 @@ static void on_started(qemu_dom *d)
     bool paused = restored ? !d->restore_run : d->jobs->flags & RV_DOMAIN_START_PAUSED;
     RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
             (int)d->pid, d->id,
-            rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+            rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
     /* libvirtd reports the "cont" that lets the CPUs run first. */
     if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
@@ -763,7 +763,7 @@ static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque)
     }
 }
 
-static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, int detail)
+static void after_guest_action(qemu_dom *d, int action, int reason, int detail)
 {
     if (action == RV_QEMU_ACTION_DESTROY) {
         begin_stop(d, reason, detail, false, false);
@@ -823,7 +823,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                               by_guest ? RV_EVENT_SHUTDOWN_GUEST : RV_EVENT_SHUTDOWN_HOST);
         /* With -no-shutdown QEMU waits: the definition says what next
          * (a reset under -no-reboot is on_reboot's). */
-        rv_qemu_action action = reset ? d->live->on_reboot : d->live->on_poweroff;
+        int action = reset ? d->live->on_reboot : d->live->on_poweroff;
         if (d->fake_reboot && !reset)
             action = RV_QEMU_ACTION_RESTART;
         d->fake_reboot = false;

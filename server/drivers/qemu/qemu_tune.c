@@ -469,7 +469,7 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
             json_object_array_add(req->slots, json_object_get(slot));
     }
     req->nslots = json_object_array_length(req->slots);
-    if (plug && d->vcpus_unplugged && (d->live->virt_type == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
+    if (plug && d->vcpus_unplugged && (d->live->accel == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
         /* Seen with QEMU 7.2: its process dies (SIGSEGV) when a vcpu is
          * plugged into a slot one was unplugged from (TCG). */
         rv_err e = { 0 };
