@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -43,16 +42,7 @@ static int find_word(const char *const *words, const char *s)
     return -1;
 }
 
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail rv_err_fail
 
 static int oom(rv_err *err)
 {

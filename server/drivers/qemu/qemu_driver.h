@@ -3,7 +3,7 @@
  *   qemu_host.c     the host: capabilities, node info, CPU time, memory
  *   qemu_cpu.c      CPU models, from a probe QEMU
  *   qemu_cputime.c  a running guest's CPU times
- *   qemu_domain.c   the domain table: lookups, list filters, conflicts
+ *   qemu_domain.c   its domains in the shared list (conf/domlist.h)
  *   qemu_ops.c      the wire slot table
  *   qemu_store.c    files: definitions (atomic writes), runtime status
  *   qemu_sync.c, qemu_defwrite.c   durable writes off the loop

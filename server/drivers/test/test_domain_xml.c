@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +17,7 @@
 #include "server/drivers/conf/xml_write.h"
 #include "server/drivers/test/test_tune.h"
 
-static int def_fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int def_fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define def_fail rv_err_fail
 
 static int def_oom(rv_err *err)
 {

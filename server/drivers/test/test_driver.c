@@ -7,7 +7,6 @@
  * The daemon runs one thread, so the table needs no lock.  The domains
  * are in the drivers' shared domain list (conf/domlist.h). */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,16 +95,7 @@ struct rv_driver_conn {
 
 /* ================================================================ errors */
 
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail rv_err_fail
 
 static int fail_oom(rv_err *err)
 {

@@ -12,7 +12,6 @@
  *
  * Every snapshot holds a copy of its domain's XML, so how many a peer may
  * create is bounded per domain and in bytes over the whole driver. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,16 +40,7 @@ enum {
 
 static size_t held_bytes;       /* over every domain's snapshots */
 
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail rv_err_fail
 
 static int fail_oom(rv_err *err)
 {

@@ -332,37 +332,6 @@ static int vcpu_map(unsigned char *map, int maplen, const rv_test_def *def, unsi
     return rv_tune_bitmap_last(pin, len);
 }
 
-static int set_param(rv_typed_param *p, const char *field, int type)
-{
-    p->field = strdup(field);
-    p->value.type = type;
-    return p->field ? 0 : -1;
-}
-
-/* Room for the first want of n typed parameters, in a wire list. */
-static rv_typed_param *param_list(int want, int n, u_int *len, rv_err *err)
-{
-    int k = want < n ? want : n;
-    rv_typed_param *p = calloc((size_t)k, sizeof(*p));
-    if (!p) {
-        fail_oom(err);
-        return NULL;
-    }
-    *len = (u_int)k;
-    return p;
-}
-
-/* The bound libvirtd's dispatcher puts on a getter's nparams. */
-static int check_nparams(int nparams, int max, rv_err *err)
-{
-    if (nparams < 0 || nparams > max) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, nparams < 0 ? "nparams is negative"
-                                                             : "nparams too large");
-        return -1;
-    }
-    return 0;
-}
-
 /* ================================================================ host */
 
 int test_connect_get_max_vcpus(rv_driver_conn *c,
@@ -428,7 +397,7 @@ int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args 
     };
     const int n = (int)(sizeof(stats) / sizeof(stats[0]));
     (void)c;
-    if (check_nparams(args->nparams, RV_NODE_CPU_STATS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_NODE_CPU_STATS_MAX, err) < 0 ||
         check_flags(args->flags, 0, "testNodeGetCPUStats", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -865,7 +834,7 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
                             rv_typed_param **val, u_int *len, rv_err *err)
 {
     test_dom_view v;
-    if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0)
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0)
         return -1;
     if (nparams == 0) {
         rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
@@ -874,10 +843,10 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
     }
     if (get_dom(dom, &v, err) < 0)
         return -1;
-    rv_typed_param *p = param_list(1, 1, len, err);
+    rv_typed_param *p = rv_tune_param_list(1, 1, len, err);
     if (!(*val = p))
         return -1;
-    if (set_param(&p[0], "weight", RV_TYPED_PARAM_UINT) < 0)
+    if (rv_tune_param_name(&p[0], "weight", RV_TYPED_PARAM_UINT, err) < 0)
         return fail_oom(err);
     p[0].value.rv_typed_param_value_u.ui = 50;
     return 0;
@@ -913,7 +882,7 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetMemoryParameters", err) < 0)
         return -1;
@@ -923,11 +892,11 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
     }
     if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_ULLONG) < 0)
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_ULLONG, err) < 0)
             return fail_oom(err);
         p[i].value.rv_typed_param_value_u.ul = test_tune_mem(def, (int)i);
     }
@@ -949,7 +918,7 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlkioParameters", err) < 0)
         return -1;
@@ -961,14 +930,14 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
         return -1;
     /* A client that cannot take strings gets the weight only, as from libvirtd. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
-    if (set_param(&p[0], fields[0], RV_TYPED_PARAM_UINT) < 0)
+    if (rv_tune_param_name(&p[0], fields[0], RV_TYPED_PARAM_UINT, err) < 0)
         return fail_oom(err);
     p[0].value.rv_typed_param_value_u.ui = test_tune_blkio_weight(def);
     for (u_int i = 1; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_STRING) < 0 ||
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_STRING, err) < 0 ||
             !(p[i].value.rv_typed_param_value_u.s = test_tune_blkio_devices(def, (int)i - 1)))
             return fail_oom(err);
     }
@@ -982,7 +951,7 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetNumaParameters", err) < 0)
         return -1;
@@ -995,14 +964,14 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
         return -1;
     /* The mode (strict, 0, unless set) and the nodeset, a string. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, 2, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, 2, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
-    if (set_param(&p[0], "numa_mode", RV_TYPED_PARAM_INT) < 0)
+    if (rv_tune_param_name(&p[0], "numa_mode", RV_TYPED_PARAM_INT, err) < 0)
         return fail_oom(err);
     p[0].value.rv_typed_param_value_u.i = test_tune_numa_mode(def);
     if (ret->params.params_len > 1 &&
-        (set_param(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING) < 0 ||
+        (rv_tune_param_name(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING, err) < 0 ||
          !(p[1].value.rv_typed_param_value_u.s = strdup(test_tune_numa_nodeset(def)))))
         return fail_oom(err);
     return 0;
@@ -1022,7 +991,7 @@ int test_domain_get_interface_parameters(
     const rv_test_def *def;
     iface_view *ifs = NULL;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetInterfaceParameters", err) < 0)
         return -1;
@@ -1045,11 +1014,11 @@ int test_domain_get_interface_parameters(
     }
     unsigned int bw[7];
     test_tune_bandwidth(def, index, bw);
-    rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_UINT) < 0)
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_UINT, err) < 0)
             return fail_oom(err);
         p[i].value.rv_typed_param_value_u.ui = bw[i];
     }
@@ -1073,7 +1042,7 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
+    if (rv_tune_check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
         return -1;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlockIoTune", err) < 0)
@@ -1103,15 +1072,15 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
     int want = args->nparams < NFIELDS ? args->nparams : NFIELDS;
     /* Without string support the group name is left out, as libvirtd does. */
     int k = want - (!strings && want > GROUP_NAME);
-    rv_typed_param *p = param_list(k, k, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(k, k, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (int i = 0, j = 0; i < want; i++) {
         if (i == GROUP_NAME && !strings)
             continue;
         int is_string = i == GROUP_NAME;
-        if (set_param(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
-                                                  : RV_TYPED_PARAM_ULLONG) < 0 ||
+        if (rv_tune_param_name(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
+                                                  : RV_TYPED_PARAM_ULLONG, err) < 0 ||
             (is_string && !(p[j].value.rv_typed_param_value_u.s = strdup(group))))
             return fail_oom(err);
         if (!is_string)
@@ -1140,11 +1109,11 @@ int test_domain_get_perf_events(rv_driver_conn *c,
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
         return -1;
-    rv_typed_param *p = param_list(NEVENTS, NEVENTS, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(NEVENTS, NEVENTS, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (int i = 0; i < NEVENTS; i++)
-        if (set_param(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN) < 0)
+        if (rv_tune_param_name(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
             return fail_oom(err);
     return 0;
 }

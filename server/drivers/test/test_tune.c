@@ -929,15 +929,6 @@ int test_domain_set_interface_parameters(rv_driver_conn *c,
 
 /* ================================================================ block I/O */
 
-static const char *const iotune_names[TEST_IOTUNE_NUMBERS] = {
-    "total_bytes_sec", "read_bytes_sec", "write_bytes_sec", "total_iops_sec",
-    "read_iops_sec", "write_iops_sec", "total_bytes_sec_max", "read_bytes_sec_max",
-    "write_bytes_sec_max", "total_iops_sec_max", "read_iops_sec_max", "write_iops_sec_max",
-    "size_iops_sec", "total_bytes_sec_max_length", "read_bytes_sec_max_length",
-    "write_bytes_sec_max_length", "total_iops_sec_max_length", "read_iops_sec_max_length",
-    "write_iops_sec_max_length",
-};
-
 int test_domain_set_block_io_tune(rv_driver_conn *c,
                                   const rv_domain_set_block_io_tune_args *args, rv_err *err)
 {
@@ -949,7 +940,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
     test_tune *t;
     (void)c;
     for (int k = 0; k < TEST_IOTUNE_NUMBERS; k++)
-        fields[k] = (rv_tune_field){ iotune_names[k], RV_TYPED_PARAM_ULLONG };
+        fields[k] = (rv_tune_field){ rv_tune_iotune_names[k], RV_TYPED_PARAM_ULLONG };
     fields[TEST_IOTUNE_NUMBERS] = (rv_tune_field){ "group_name", RV_TYPED_PARAM_STRING };
     if (rv_tune_params_check_call(p, n, "virDomainSetBlockIoTune", "nparams", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 ||
@@ -982,7 +973,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
                                "argument unsupported: block I/O throttle limit value must be "
                                "no more than %llu", IOTUNE_LIMIT);
         for (int k = 0; k < TEST_IOTUNE_NUMBERS; k++)
-            if (strcmp(p[i].field, iotune_names[k]) == 0)
+            if (strcmp(p[i].field, rv_tune_iotune_names[k]) == 0)
                 v[k] = x;
     }
     /* total and read/write exclusive; each below its maximum (0 included,
@@ -1001,7 +992,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
         if (v[k] > v[k + 6])
             return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                                "invalid argument: %s cannot be set higher than %s ",
-                               iotune_names[k], iotune_names[k + 6]);
+                               rv_tune_iotune_names[k], rv_tune_iotune_names[k + 6]);
     iotune *io = find_io(t, target);
     char *gcopy = strdup(group);
     if (!gcopy)
