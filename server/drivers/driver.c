@@ -151,6 +151,15 @@ void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref)
     ref->name = NULL;
 }
 
+int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                          rv_err *err)
+{
+    if (flags & ~known)
+        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
+                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
+    return 0;
+}
+
 int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
 {
     if (rc < 0)

@@ -38,16 +38,6 @@ static int oom(rv_err *err)
     return fail(err, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* libvirt's refusal of flags a call does not know. */
-int rv_qemu_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
-                        rv_err *err)
-{
-    if (flags & ~known)
-        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
-                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
-
 void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
 {
     rv_err err = { 0 };

@@ -276,11 +276,8 @@ bool rv_qemu_def_removal_pending(const char *name);
 
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
-/* INVALID_ARG "unsupported flags (0x..) in function FUNC", in error
- * domain from, for flags outside known, as libvirt's drivers refuse
- * them; else 0. */
-int rv_qemu_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
-                        rv_err *err);
+/* Flags outside known refused as libvirt's drivers refuse them (driver.h). */
+#define rv_qemu_check_flags rv_driver_check_flags
 /* Answer a deferred call with this error (domain QEMU). */
 void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

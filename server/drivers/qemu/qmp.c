@@ -177,13 +177,9 @@ static void on_command_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---------------------------------------------------------------- closing */
 
-/* The monitor is finished: stop every watcher, fail what is pending, tell
- * the owner once.  reason stays the caller's. */
-static void qmp_fail(rv_qmp *q, const rv_err *reason)
+/* No more watching or talking: the watchers stopped, the socket closed. */
+static void stop_io(rv_qmp *q)
 {
-    if (q->state == QMP_CLOSED)
-        return;
-    q->state = QMP_CLOSED;
     ev_io_stop(q->loop, &q->reader);
     ev_io_stop(q->loop, &q->writer);
     ev_timer_stop(q->loop, &q->connect_retry);
@@ -191,6 +187,16 @@ static void qmp_fail(rv_qmp *q, const rv_err *reason)
         close(q->fd);
         q->fd = -1;
     }
+}
+
+/* The monitor is finished: stop every watcher, fail what is pending, tell
+ * the owner once.  reason stays the caller's. */
+static void qmp_fail(rv_qmp *q, const rv_err *reason)
+{
+    if (q->state == QMP_CLOSED)
+        return;
+    q->state = QMP_CLOSED;
+    stop_io(q);
     const char *why = reason->message ? reason->message : "QEMU monitor failed";
     free(q->close_message);
     q->close_message = strdup(why);
@@ -839,13 +845,7 @@ size_t rv_qmp_pending(const rv_qmp *q)
 static void qmp_destroy(rv_qmp *q)
 {
     q->busy++;  /* replies below may call rv_qmp_free() again: ignored */
-    ev_io_stop(q->loop, &q->reader);
-    ev_io_stop(q->loop, &q->writer);
-    ev_timer_stop(q->loop, &q->connect_retry);
-    if (q->fd >= 0) {
-        close(q->fd);
-        q->fd = -1;
-    }
+    stop_io(q);
     if (q->out_fd >= 0) {
         close(q->out_fd);
         q->out_fd = -1;

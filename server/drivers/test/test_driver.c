@@ -97,19 +97,18 @@ struct rv_driver_conn {
 
 #define fail rv_err_fail
 
-static int fail_oom(rv_err *err)
+int test_fail_oom(rv_err *err)
 {
     return fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* libvirt names the unknown bits and the driver function refusing them. */
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+int test_check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
 {
-    if (flags & ~known)
-        return fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
+    return rv_driver_check_flags(RV_FROM_TEST, flags, known, func, err);
 }
+
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 /* ================================================================ the table */
 

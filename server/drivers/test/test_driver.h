@@ -135,6 +135,11 @@ void test_dom_set_stopped(test_dom *d, int reason);
  * definition. */
 void test_dom_stop(test_dom *d, int reason, int detail);
 
+/* The driver's errors: libvirt's refusal of unknown flags, naming func,
+ * and no memory (error domain TEST). */
+int test_check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err);
+int test_fail_oom(rv_err *err);
+
 /* rv_test_driver (test_ops.c) shares these with rv_test_native. */
 int test_probe(const char *uri);
 int test_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_err *err);

@@ -42,18 +42,8 @@ static size_t held_bytes;       /* over every domain's snapshots */
 
 #define fail rv_err_fail
 
-static int fail_oom(rv_err *err)
-{
-    return fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 /* ---------------------------------------------------------------- the tree */
 

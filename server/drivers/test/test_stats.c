@@ -100,21 +100,8 @@ static const arch_models arch_table[] = {
 
 /* ================================================================ helpers */
 
-static int fail_oom(rv_err *err)
-{
-    rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-    return -1;
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known) {
-        rv_err_set(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                   "unsupported flags (0x%x) in function %s", flags & ~known, func);
-        return -1;
-    }
-    return 0;
-}
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 static int get_dom(const rv_nonnull_domain *wire, test_dom_view *v, rv_err *err)
 {

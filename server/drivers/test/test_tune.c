@@ -61,18 +61,8 @@ struct test_tune {
     cpumask emulator;
 };
 
-static int fail_oom(rv_err *err)
-{
-    return rv_err_fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 void test_tune_free(test_tune *t)
 {
