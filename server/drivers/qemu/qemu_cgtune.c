@@ -55,6 +55,26 @@ static qemu_dom *setter(const rv_nonnull_domain *wire, const rv_typed_param *p, 
     return d;
 }
 
+/* The common start of a getter: nparams bounded, the flags, the domain.
+ * nparams 0 asks how many there are: *count (of n) and 0; else 1 with
+ * *def the definition flags name; -1 with err set. */
+static int getter(const rv_nonnull_domain *wire, int nparams, unsigned int flags, const char *func,
+                  const char *controller, int n, int *count, const rv_qemu_domain_def **def,
+                  rv_err *err)
+{
+    qemu_dom *d;
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, flags,
+                            AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY, func, err) < 0 ||
+        rv_tune_check_exclusive(flags, err) < 0 || !(d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    if (nparams == 0) {
+        *count = n;
+        return 0;
+    }
+    return (*def = pick(d, flags, controller, err)) ? 1 : -1;
+}
+
 typedef struct params_change {
     const rv_typed_param *p;
     u_int n;
@@ -128,19 +148,11 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
                                          rv_domain_get_memory_parameters_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
     const rv_qemu_domain_def *def;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                            "qemuDomainGetMemoryParameters", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = 3;
-        return 0;
-    }
-    if (!(def = pick(d, args->flags, NO_MEMORY_CGROUP, err)))
-        return -1;
+    int rc = getter(&args->dom, args->nparams, args->flags, "qemuDomainGetMemoryParameters",
+                    NO_MEMORY_CGROUP, 3, &ret->nparams, &def, err);
+    if (rc != 1)
+        return rc;
     rv_typed_param *p = rv_tune_param_list(args->nparams, 3, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
@@ -206,19 +218,11 @@ int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c,
                                         rv_domain_get_blkio_parameters_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
     const rv_qemu_domain_def *def;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                            "qemuDomainGetBlkioParameters", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = 6;
-        return 0;
-    }
-    if (!(def = pick(d, args->flags, NO_BLKIO_CGROUP, err)))
-        return -1;
+    int rc = getter(&args->dom, args->nparams, args->flags, "qemuDomainGetBlkioParameters",
+                    NO_BLKIO_CGROUP, 6, &ret->nparams, &def, err);
+    if (rc != 1)
+        return rc;
     /* The device lists are strings: only for a client that takes them. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
     rv_typed_param *p = rv_tune_param_list(want, 6, &ret->params.params_len, err);
