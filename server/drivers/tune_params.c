@@ -5,6 +5,12 @@
 
 #include "server/drivers/tune_params.h"
 
+const char *const rv_tune_memory_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+const char *const rv_tune_blkio_names[6] = {
+    "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
+    "device_read_bytes_sec", "device_write_bytes_sec",
+};
+
 const char *const rv_tune_iotune_names[RV_TUNE_IOTUNE_NUMBERS] = {
     "total_bytes_sec", "read_bytes_sec", "write_bytes_sec", "total_iops_sec",
     "read_iops_sec", "write_iops_sec", "total_bytes_sec_max", "read_bytes_sec_max",

@@ -43,6 +43,11 @@ int rv_tune_param_name(rv_typed_param *p, const char *field, int type, rv_err *e
 const rv_typed_param *rv_tune_param_find(const rv_typed_param *params, unsigned int n,
                                          const char *name);
 
+/* MEMORY_PARAMETERS' limits (<memtune>'s elements, KiB) and
+ * BLKIO_PARAMETERS' weight and per-device lists, in libvirt's order. */
+extern const char *const rv_tune_memory_names[3];
+extern const char *const rv_tune_blkio_names[6];
+
 /* A disk's I/O limits (<iotune>, BLOCK_IO_TUNE's parameters but
  * group_name), in libvirt's order: the names both drivers read and give. */
 enum { RV_TUNE_IOTUNE_NUMBERS = 19 };

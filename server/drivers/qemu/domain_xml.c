@@ -1274,9 +1274,8 @@ static const char *bus_name(rv_qemu_disk_bus bus)
 
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *fp = open_memstream(&buf, &size);
+    rv_xml_buf b;
+    FILE *fp = rv_xml_open(&b);
     if (!fp)
         return NULL;
     fprintf(fp, "<domain type='%s'>\n", virt_type_words[def->accel]);
@@ -1435,11 +1434,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     rv_qemu_format_rngs(fp, def);
     fputs("  </devices>\n</domain>\n", fp);
-    if (fclose(fp) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return rv_xml_done(fp, &b.text);
 }
 
 void rv_qemu_domain_free(rv_qemu_domain_def *def)

@@ -105,7 +105,6 @@ static rv_qemu_tune *tune_of(rv_qemu_domain_def *def, rv_err *err)
 /* ================================================================ memory */
 
 #define NO_MEMORY_CGROUP "cgroup memory controller is not mounted"
-static const char *const mem_names[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
 
 static int record_memory(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
@@ -115,7 +114,7 @@ static int record_memory(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
         return -1;
     unsigned long long v[3];
     for (int k = 0; k < 3; k++) {
-        const rv_typed_param *p = rv_tune_param_find(ch->p, ch->n, mem_names[k]);
+        const rv_typed_param *p = rv_tune_param_find(ch->p, ch->n, rv_tune_memory_names[k]);
         v[k] = p ? p->value.rv_typed_param_value_u.ul : t->mem[k] ? t->mem[k] : MEMORY_UNLIMITED;
     }
     if (v[0] > v[2])
@@ -157,7 +156,7 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (rv_tune_param_name(&p[i], mem_names[i], RV_TYPED_PARAM_ULLONG, err) < 0)
+        if (rv_tune_param_name(&p[i], rv_tune_memory_names[i], RV_TYPED_PARAM_ULLONG, err) < 0)
             return -1;
         unsigned long long v = def->tune ? def->tune->mem[i] : 0;
         p[i].value.rv_typed_param_value_u.ul = v ? v : MEMORY_UNLIMITED;
@@ -168,10 +167,6 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
 /* ================================================================ blkio */
 
 #define NO_BLKIO_CGROUP "blkio cgroup isn't mounted"
-static const char *const blkio_names[] = {
-    "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-    "device_read_bytes_sec", "device_write_bytes_sec",
-};
 
 static int record_blkio(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
@@ -203,7 +198,7 @@ int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c,
     rv_tune_field fields[6];
     (void)c;
     for (int k = 0; k < 6; k++)
-        fields[k] = (rv_tune_field){ blkio_names[k],
+        fields[k] = (rv_tune_field){ rv_tune_blkio_names[k],
                                      k ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT };
     qemu_dom *d = setter(&args->dom, args->params.params_val, args->params.params_len,
                          args->flags, "virDomainSetBlkioParameters",
@@ -229,7 +224,7 @@ int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c,
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (rv_tune_param_name(&p[i], blkio_names[i], i ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT,
+        if (rv_tune_param_name(&p[i], rv_tune_blkio_names[i], i ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT,
                        err) < 0)
             return -1;
         if (i == 0)

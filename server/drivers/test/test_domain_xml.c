@@ -16,6 +16,7 @@
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/conf/xml_write.h"
 #include "server/drivers/test/test_tune.h"
+#include "server/drivers/tune_params.h"
 
 #define def_fail rv_err_fail
 
@@ -141,7 +142,7 @@ static int parse_numatune(const xmlNode *mem, rv_test_def *def, rv_err *err)
 
 static int parse_tuning(const xmlNode *root, void *ctx, rv_err *err)
 {
-    static const char *const limits[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+    const char *const *limits = rv_tune_memory_names;
     rv_test_def *def = ctx;
     const xmlNode *mt = child(root, "memtune");
     for (int k = 0; mt && k < 3; k++) {
@@ -238,9 +239,8 @@ static void write_devices(FILE *fp, const rv_xml_node *devices)
 
 char *rv_test_def_format(const rv_test_def *def, int id)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *fp = open_memstream(&buf, &size);
+    rv_xml_buf b;
+    FILE *fp = rv_xml_open(&b);
     if (!fp)
         return NULL;
     put(fp, "<domain type='");
@@ -260,7 +260,7 @@ char *rv_test_def_format(const rv_test_def *def, int id)
     rv_domain_format_actions(fp, &def->base);
     write_devices(fp, def->devices);
     put(fp, "</domain>\n");
-    return rv_xml_done(fp, &buf);
+    return rv_xml_done(fp, &b.text);
 }
 
 /* ================================================================ capabilities */
@@ -330,9 +330,8 @@ static void write_guest(FILE *fp, const char *os_type)
 
 char *rv_test_capabilities(void)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *fp = open_memstream(&buf, &size);
+    rv_xml_buf b;
+    FILE *fp = rv_xml_open(&b);
     if (!fp)
         return NULL;
     put(fp, capabilities_head);
@@ -342,5 +341,5 @@ char *rv_test_capabilities(void)
     write_guest(fp, "hvm");
     write_guest(fp, "xen");
     put(fp, "</capabilities>\n");
-    return rv_xml_done(fp, &buf);
+    return rv_xml_done(fp, &b.text);
 }

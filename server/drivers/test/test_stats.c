@@ -864,7 +864,7 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
                                       rv_domain_get_memory_parameters_ret *ret,
                                       rv_err *err)
 {
-    static const char *const fields[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+    const char *const *fields = rv_tune_memory_names;
     const int n = 3;
     test_dom_view v;
     const rv_test_def *def;
@@ -897,10 +897,7 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
                                      rv_err *err)
 {
     /* The weight, then the per-device lists (empty strings: none set). */
-    static const char *const fields[] = {
-        "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-        "device_read_bytes_sec", "device_write_bytes_sec",
-    };
+    const char *const *fields = rv_tune_blkio_names;
     const int n = 6;
     test_dom_view v;
     const rv_test_def *def;

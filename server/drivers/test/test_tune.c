@@ -495,7 +495,6 @@ int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int
 
 /* ================================================================ XML */
 
-static const char *const mem_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };
 static const char *const blkio_tags[BLKIO_KINDS] = {
     "weight", "read_iops_sec", "write_iops_sec", "read_bytes_sec", "write_bytes_sec",
 };
@@ -516,10 +515,9 @@ static char *stream_text(FILE *fp, char **buf)
 char *test_tune_xml_memory(const rv_test_def *def)
 {
     const test_tune *t = def->tune;
-    char *buf = NULL;
-    size_t size = 0;
+    rv_xml_buf b;
     FILE *fp;
-    if (!t || !(fp = open_memstream(&buf, &size)))
+    if (!t || !(fp = rv_xml_open(&b)))
         return NULL;
     int devs = 0;
     for (size_t i = 0; i < t->ndevs; i++)
@@ -553,20 +551,19 @@ char *test_tune_xml_memory(const rv_test_def *def)
         fputs("  <memtune>\n", fp);
         for (int k = 0; k < 3; k++)
             if (t->mem[k] < MEMORY_UNLIMITED)
-                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", mem_names[k], t->mem[k],
-                        mem_names[k]);
+                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", rv_tune_memory_names[k], t->mem[k],
+                        rv_tune_memory_names[k]);
         fputs("  </memtune>\n", fp);
     }
-    return stream_text(fp, &buf);
+    return stream_text(fp, &b.text);
 }
 
 char *test_tune_xml_cpu(const rv_test_def *def)
 {
     const test_tune *t = def->tune;
-    char *buf = NULL;
-    size_t size = 0;
+    rv_xml_buf b;
     FILE *fp;
-    if (!t || !(fp = open_memstream(&buf, &size)))
+    if (!t || !(fp = rv_xml_open(&b)))
         return NULL;
     int pins = t->emulator.map != NULL;
     for (size_t v = 0; v < t->npins; v++)
@@ -593,7 +590,7 @@ char *test_tune_xml_cpu(const rv_test_def *def)
     else if (t->numa_specified && def->placement_auto)
         fprintf(fp, "  <numatune>\n    <memory mode='%s' placement='auto'/>\n  </numatune>\n",
                 numa_modes[t->numa_mode]);
-    return stream_text(fp, &buf);
+    return stream_text(fp, &b.text);
 }
 
 /* ================================================================ scheduler */
@@ -674,10 +671,8 @@ int test_domain_set_memory_parameters(rv_driver_conn *c,
 
 /* ================================================================ blkio */
 
-static const char *const blkio_kinds[BLKIO_KINDS] = {
-    "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-    "device_read_bytes_sec", "device_write_bytes_sec",
-};
+/* The per-device lists: BLKIO_PARAMETERS' names after the weight. */
+static const char *const *const blkio_kinds = rv_tune_blkio_names + 1;
 
 static int blkio_parse_error(const char *kind, const char *s, rv_err *err)
 {
