@@ -514,6 +514,30 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     return RV_DEFERRED;
 }
 
+/* The domain that runs def (taken; freed on failure): the one def
+ * redefines, when it is inactive (its persistent definition waits for
+ * later), else a new transient one; def is its live definition. */
+static qemu_dom *take_live(rv_qemu_domain_def *def, rv_err *err)
+{
+    qemu_dom *d = NULL;
+    if (rv_qemu_dom_check_conflict(def, &d, err) < 0)
+        d = NULL;
+    else if (d && (rv_qemu_dom_active(d) || d->jobs)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain '%s' is already active",
+             rv_qemu_dom_def(d)->name);
+        d = NULL;
+    } else if (!d && !(d = rv_qemu_dom_new(def)))
+        oom(err);
+    if (!d) {
+        rv_qemu_domain_free(def);
+        return NULL;
+    }
+    rv_qemu_domain_free(d->live);
+    d->live = def;
+    return d;
+}
+
 static rv_nonnull_domain *create_with_flags_dom(void *ret)
 {
     return &((rv_domain_create_with_flags_ret *)ret)->dom;
@@ -557,24 +581,9 @@ int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
-    qemu_dom *d = NULL;
-    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
-        rv_qemu_domain_free(def);
+    qemu_dom *d = def ? take_live(def, err) : NULL;
+    if (!d)
         return -1;
-    }
-    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
-        rv_qemu_domain_free(def);
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is already active",
-                    rv_qemu_dom_def(d)->name);
-    }
-    if (!d && !(d = rv_qemu_dom_new(def))) {
-        rv_qemu_domain_free(def);
-        return oom(err);
-    }
-    /* Runs this definition; a persistent one keeps its own for later. */
-    rv_qemu_domain_free(d->live);
-    d->live = def;
     int rc = defer_job(d, QJOB_START, args->flags, create_xml_dom, err);
     if (rc < 0) {
         rv_qemu_domain_free(d->live);
@@ -651,24 +660,14 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
     if (fd < 0)
         return -1;
     close(fd);
-    qemu_dom *d = NULL;
-    if (check_name(def->name, err) < 0 || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
+    if (check_name(def->name, err) < 0) {
         rv_qemu_domain_free(def);
         return -1;
     }
-    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
-        rv_qemu_domain_free(def);
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is already active",
-                    rv_qemu_dom_def(d)->name);
-    }
-    if (!d && !(d = rv_qemu_dom_new(def))) {
-        rv_qemu_domain_free(def);
-        return oom(err);
-    }
     /* The start reads the image again and runs its definition. */
-    rv_qemu_domain_free(d->live);
-    d->live = def;
+    qemu_dom *d = take_live(def, err);
+    if (!d)
+        return -1;
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply) {
         rv_qemu_domain_free(d->live);
