@@ -49,6 +49,17 @@ void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     rv_err_clear(&err);
 }
 
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req)
+{
+    rv_err err = { 0 };
+    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
+        return true;
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
+    return false;
+}
+
 /* ================================================================ set-up */
 
 static char *default_dir(const char *root_dir, const char *xdg_var, const char *home_sub,

@@ -278,6 +278,11 @@ bool rv_qemu_def_removal_pending(const char *name);
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
 /* Flags outside known refused as libvirt's drivers refuse them (driver.h). */
 #define rv_qemu_check_flags rv_driver_check_flags
+/* Send a QMP command to d's QEMU for a deferred call.  On failure the
+ * call is answered with the error (the caller still returns RV_DEFERRED)
+ * and false is returned so that the caller frees its request. */
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req);
 /* Answer a deferred call with this error (domain QEMU). */
 void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

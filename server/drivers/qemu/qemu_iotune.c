@@ -143,15 +143,12 @@ static iotune_req *req_new(qemu_dom *d, const char *target, rv_err *err)
     return req;
 }
 
+/* Send command; on failure the call is answered and the request freed. */
 static void qmp_send(qemu_dom *d, iotune_req *req, const char *command, json_object *args,
-                 rv_qmp_reply_fn fn)
+                     rv_qmp_reply_fn fn)
 {
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return;
-    rv_deferred_finish(req->reply, &err);
-    rv_err_clear(&err);
-    req_free(req);
+    if (!rv_qemu_send_for(d, req->reply, command, args, fn, req))
+        req_free(req);
 }
 
 /* The running domain and its disk for a live call: 0; else RV_DEFERRED

@@ -92,14 +92,10 @@ static pin_req *req_new(qemu_dom *d, rv_err *err)
 
 /* Send command; on failure the call is answered and the request freed. */
 static void qmp_send(qemu_dom *d, pin_req *req, const char *command, json_object *args,
-                 rv_qmp_reply_fn fn)
+                     rv_qmp_reply_fn fn)
 {
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return;
-    rv_deferred_finish(req->reply, &err);
-    rv_err_clear(&err);
-    req_free(req);
+    if (!rv_qemu_send_for(d, req->reply, command, args, fn, req))
+        req_free(req);
 }
 
 /* Whether the request's domain still runs in the same process. */
@@ -118,22 +114,14 @@ static bool req_alive(const pin_req *req, rv_qmp *qmp, const rv_err *err)
     return true;
 }
 
-static long long json_int(json_object *obj, const char *key, long long def)
-{
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !v)
-        return def;
-    return json_object_get_int64(v);
-}
-
 /* The thread of vcpu index in query-cpus-fast's answer, or 0. */
 static pid_t vcpu_thread(json_object *cpus, long long index)
 {
     size_t n = json_object_is_type(cpus, json_type_array) ? json_object_array_length(cpus) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *cpu = json_object_array_get_idx(cpus, i);
-        if (json_int(cpu, "cpu-index", -1) == index)
-            return (pid_t)json_int(cpu, "thread-id", 0);
+        if (rv_qmp_json_int(cpu, "cpu-index", -1) == index)
+            return (pid_t)rv_qmp_json_int(cpu, "thread-id", 0);
     }
     return 0;
 }
@@ -420,7 +408,7 @@ static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *s
             continue;
         bool is_vcpu = false;
         for (size_t i = 0; i < ncpus && !is_vcpu; i++)
-            is_vcpu = json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
+            is_vcpu = rv_qmp_json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
         /* A thread gone meanwhile (ESRCH) is no failure. */
         if (!is_vcpu && sched_setaffinity((pid_t)tid, sizeof(*set), set) < 0 && errno != ESRCH)
             rc = set_affinity((pid_t)tid, set, err);

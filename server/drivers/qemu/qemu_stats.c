@@ -38,29 +38,6 @@ static int get_running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
     return rv_qemu_need_monitor(*d, err);
 }
 
-/* Send a QMP command for a deferred call.  On failure the call is
- * answered with the error (the caller still returns RV_DEFERRED) and
- * false is returned so that the caller frees its request. */
-static bool send_query(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
-                       rv_qmp_reply_fn fn, void *req)
-{
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return true;
-    rv_deferred_finish(reply, &err);
-    rv_err_clear(&err);
-    return false;
-}
-
-/* An integer member of a JSON object, or def when absent. */
-static long long json_int(json_object *obj, const char *key, long long def)
-{
-    json_object *v = NULL;
-    if (!obj || !json_object_object_get_ex(obj, key, &v) || !v)
-        return def;
-    return json_object_get_int64(v);
-}
-
 /* ================================================================ typed parameter lists */
 
 typedef struct stat_list {
@@ -242,10 +219,10 @@ static void on_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err, void
                     continue;
                 if (req->target && stats != one)
                     continue;
-                out->rd_req += json_int(stats, "rd_operations", 0);
-                out->rd_bytes += json_int(stats, "rd_bytes", 0);
-                out->wr_req += json_int(stats, "wr_operations", 0);
-                out->wr_bytes += json_int(stats, "wr_bytes", 0);
+                out->rd_req += rv_qmp_json_int(stats, "rd_operations", 0);
+                out->rd_bytes += rv_qmp_json_int(stats, "rd_bytes", 0);
+                out->wr_req += rv_qmp_json_int(stats, "wr_operations", 0);
+                out->wr_bytes += rv_qmp_json_int(stats, "wr_bytes", 0);
             }
             /* QEMU keeps no error count: -1, as libvirtd says. */
             out->errs = -1;
@@ -278,7 +255,7 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
         free(req);
         return -1;
     }
-    if (!send_query(d, req->reply, "query-blockstats", NULL, on_blockstats, req)) {
+    if (!rv_qemu_send_for(d, req->reply, "query-blockstats", NULL, on_blockstats, req)) {
         free(req->target);
         free(req);
     }
@@ -384,13 +361,13 @@ static void memory_answer(memory_req *req, json_object *guest)
     u_int n = 0;
     all[n++] = (rv_domain_memory_stat){ 6, req->actual_kib };      /* actual balloon */
     for (size_t i = 0; stats && i < sizeof(keys) / sizeof(keys[0]); i++) {
-        long long v = json_int(stats, keys[i].key, -1);
+        long long v = rv_qmp_json_int(stats, keys[i].key, -1);
         if (v >= 0)
             all[n++] = (rv_domain_memory_stat){ keys[i].tag,
                                                 keys[i].bytes ? (unsigned long long)v / 1024
                                                               : (unsigned long long)v };
     }
-    long long last = json_int(guest, "last-update", 0);
+    long long last = rv_qmp_json_int(guest, "last-update", 0);
     if (stats && last > 0)
         all[n++] = (rv_domain_memory_stat){ 9, (unsigned long long)last };  /* last update */
     all[n++] = (rv_domain_memory_stat){ 7, req->rss_kib };         /* rss */
@@ -447,7 +424,7 @@ int rv_qemu_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_
         json_object_object_add(qargs, "path", json_object_new_string(BALLOON_PATH));
         json_object_object_add(qargs, "property", json_object_new_string("guest-stats"));
     }
-    if (!send_query(d, req->reply, "qom-get", qargs, on_guest_stats, req))
+    if (!rv_qemu_send_for(d, req->reply, "qom-get", qargs, on_guest_stats, req))
         free(req);
     return RV_DEFERRED;
 }
@@ -498,7 +475,7 @@ int rv_qemu_domain_set_memory_stats_period(rv_driver_conn *c,
                                json_object_new_string("guest-stats-polling-interval"));
         json_object_object_add(qargs, "value", json_object_new_int(args->period));
     }
-    send_query(d, reply, "qom-set", qargs, on_done, reply);
+    rv_qemu_send_for(d, reply, "qom-set", qargs, on_done, reply);
     return RV_DEFERRED;
 }
 
@@ -536,9 +513,9 @@ static void on_cpus(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaq
     out->cpumaps.cpumaps_len = (u_int)maps;
     for (size_t i = 0; i < n; i++) {
         json_object *cpu = json_object_array_get_idx(ret, i);
-        long tid = (long)json_int(cpu, "thread-id", 0);
+        long tid = (long)rv_qmp_json_int(cpu, "thread-id", 0);
         rv_vcpu_info *vi = &out->info.info_val[i];
-        vi->number = (u_int)json_int(cpu, "cpu-index", (long long)i);
+        vi->number = (u_int)rv_qmp_json_int(cpu, "cpu-index", (long long)i);
         vi->state = 1;          /* VIR_VCPU_RUNNING, as libvirtd always says */
         vi->cpu = -1;
         unsigned long long t = 0;
@@ -586,7 +563,7 @@ int rv_qemu_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *
         free(req);
         return -1;
     }
-    if (!send_query(d, req->reply, "query-cpus-fast", NULL, on_cpus, req))
+    if (!rv_qemu_send_for(d, req->reply, "query-cpus-fast", NULL, on_cpus, req))
         free(req);
     return RV_DEFERRED;
 }
@@ -734,7 +711,7 @@ static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, jso
                 { "fl.reqs", "flush_operations" }, { "fl.times", "flush_total_time_ns" },
             };
             for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++)
-                stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)json_int(s, counters[k].key, 0),
+                stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)rv_qmp_json_int(s, counters[k].key, 0),
                           "block.%zu.%s", i, counters[k].field);
         }
         struct stat st;

@@ -880,3 +880,11 @@ void rv_qmp_free(rv_qmp *q)
         ev_timer_stop(q->loop, &q->connect_retry);
     }
 }
+
+long long rv_qmp_json_int(json_object *obj, const char *key, long long def)
+{
+    json_object *v = NULL;
+    if (!obj || !json_object_object_get_ex(obj, key, &v) || !v)
+        return def;
+    return json_object_get_int64(v);
+}

@@ -105,4 +105,7 @@ size_t rv_qmp_pending(const rv_qmp *qmp);
  * this object's callbacks, and with NULL. */
 void rv_qmp_free(rv_qmp *qmp);
 
+/* An integer member of a JSON object (an answer's), or def when absent. */
+long long rv_qmp_json_int(json_object *obj, const char *key, long long def);
+
 #endif
