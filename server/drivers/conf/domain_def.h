@@ -85,6 +85,10 @@ int rv_domain_base_parse(const struct _xmlNode *root, const rv_domain_profile *p
                          rv_domain_base *base, void *tuning_ctx, rv_err *err);
 void rv_domain_base_clear(rv_domain_base *base);
 
+/* A number as libvirt reads it: decimal digits (after blanks and a '+')
+ * and nothing after them; -1 otherwise or past 2^64 - 1. */
+int rv_domain_parse_ull(const char *s, unsigned long long *out);
+
 /* <memory>-like element el (NULL: absent, *kib 0) in KiB, rounded up, as
  * libvirt scales its unit; elname names it in the error. */
 int rv_domain_parse_memory(const struct _xmlNode *el, const char *elname, unsigned long long *kib,

@@ -49,15 +49,7 @@ static int oom(rv_err *err)
     return fail(err, RV_FROM_DOMAIN, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* The first child element called name outside any namespace (XPath's
- * "./name"), or NULL. */
-static const xmlNode *child(const xmlNode *n, const char *name)
-{
-    for (const xmlNode *c = n ? n->children : NULL; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && !c->ns && strcmp((const char *)c->name, name) == 0)
-            return c;
-    return NULL;
-}
+#define child rv_lx_plain_child
 
 /* The text of el, or NULL when el is absent or its text empty: libvirt
  * treats an empty element like a missing one. */
@@ -84,7 +76,7 @@ static int attr_copy(const xmlNode *el, const char *name, char **out, rv_err *er
 
 /* Numbers as libvirt reads them: strtoull in base 10, without a minus
  * sign or anything after the digits. */
-static int parse_ull(const char *s, unsigned long long *out)
+int rv_domain_parse_ull(const char *s, unsigned long long *out)
 {
     unsigned long long v = 0;
     while (isspace((unsigned char)*s))
@@ -108,7 +100,7 @@ static int parse_ull(const char *s, unsigned long long *out)
 static int parse_uint(const char *s, unsigned int *out)
 {
     unsigned long long v;
-    if (!s || parse_ull(s, &v) < 0 || v > UINT_MAX)
+    if (!s || rv_domain_parse_ull(s, &v) < 0 || v > UINT_MAX)
         return -1;
     *out = (unsigned int)v;
     return 0;
@@ -158,7 +150,7 @@ int rv_domain_parse_memory(const xmlNode *el, const char *elname, unsigned long 
     }
     if (!text)
         ret = 0;
-    else if (parse_ull(text, &value) < 0)
+    else if (rv_domain_parse_ull(text, &value) < 0)
         fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
              "XML error: Invalid value '%s' for element or attribute './%s[1]'", text, elname);
     else if (unit_scale(unit, &scale) < 0)
@@ -377,7 +369,7 @@ static int parse_boot(const step_ctx *x, rv_err *err)
         return 0;
     for (const xmlNode *k = child(x->root, "os")->children; k && def->nboot < RV_DOMAIN_MAX_BOOT;
          k = k->next) {
-        if (k->type != XML_ELEMENT_NODE || k->ns || strcmp((const char *)k->name, "boot") != 0)
+        if (!rv_lx_is_plain(k, "boot"))
             continue;
         xmlChar *dev = xmlGetNoNsProp(k, (const xmlChar *)"dev");
         int idx = find_word(rv_domain_boot_words, (const char *)dev);

@@ -6,7 +6,6 @@
  * remvirtd. */
 #include "server/drivers/test/test_domain_xml.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,34 +26,8 @@ static int def_oom(rv_err *err)
 
 /* ---- tuning: <memtune>, <blkiotune>, <cputune> pins, <numatune> ---- */
 
-/* The first child element called name, outside any namespace. */
-static const xmlNode *child(const xmlNode *n, const char *name)
-{
-    for (const xmlNode *c = n ? n->children : NULL; c; c = c->next)
-        if (c->type == XML_ELEMENT_NODE && !c->ns && strcmp((const char *)c->name, name) == 0)
-            return c;
-    return NULL;
-}
-
-static bool is_element(const xmlNode *n, const char *name)
-{
-    return n->type == XML_ELEMENT_NODE && !n->ns && strcmp((const char *)n->name, name) == 0;
-}
-
-/* A number as libvirt reads it: decimal digits only (after blanks). */
-static int parse_ull(const char *s, unsigned long long *v)
-{
-    char *end;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    if (*s == '+')
-        s++;
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    *v = strtoull(s, &end, 10);
-    return errno || *end ? -1 : 0;
-}
+#define child rv_lx_plain_child
+#define is_element rv_lx_is_plain
 
 static int parse_number(const xmlNode *el, const char *what, unsigned long long *v, rv_err *err)
 {
@@ -62,7 +35,7 @@ static int parse_number(const xmlNode *el, const char *what, unsigned long long 
     char *text = rv_lx_text(el, &failed);
     if (failed)
         return def_oom(err);
-    int bad = !text || parse_ull(text, v) < 0;
+    int bad = !text || rv_domain_parse_ull(text, v) < 0;
     if (bad)
         def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR, "XML error: Invalid value '%s' for %s",
                  text ? text : "", what);
@@ -111,7 +84,7 @@ static int parse_pin(const xmlNode *el, rv_test_def *def, rv_err *err)
     xmlChar *cpuset = xmlGetNoNsProp(el, (const xmlChar *)"cpuset");
     unsigned long long v = 0;
     int rc;
-    if (!cpuset || (!emulator && (!vcpu || parse_ull((const char *)vcpu, &v) < 0 || v > INT_MAX)))
+    if (!cpuset || (!emulator && (!vcpu || rv_domain_parse_ull((const char *)vcpu, &v) < 0 || v > INT_MAX)))
         rc = def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR, "XML error: <%s> needs %s",
                       (const char *)el->name, emulator ? "a cpuset" : "a vcpu and a cpuset");
     else
