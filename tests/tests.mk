@@ -187,6 +187,9 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-reboot-event.sh \
 	tests/interop/test-qemu-spawner.sh \
 	tests/interop/test-qemu-undefine-durable.sh \
+	tests/interop/test-qemu-crash-points.sh \
+	tests/interop/test-qemu-full-disk.sh \
+	tests/interop/test-qemu-restore-kill.sh \
 	tests/interop/test-qemu-vcpu-unplug.sh \
 	tests/interop/test-virt-manager.sh \
 	tests/interop/test-virt-manager-qemu.sh \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # QEMU driver: a define is answered once its file is durable, written by
-# a child off the loop (docs/qemu-driver.md).  When that child fails (here
+# the store helper off the loop (docs/qemu-driver.md).  When that fails (here
 # its temp file's name is taken by a directory, so it cannot create it)
 # virsh gets the error and the old definition stays, in memory and on
 # disk; a new domain whose write fails is not there at all.  After the

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # QEMU driver: an undefine is answered once the definition's file is gone
-# for good, removed (and its directory fsynced) by a child off the loop,
-# as a define is written (docs/qemu-driver.md).  When the removal fails
-# (here the file is immutable, chattr +i, which stops even root) virsh
-# gets the error and the definition stays, in memory, on disk and after a
-# restart.  Once the obstacle goes, the undefine lands (UNDEFINED event,
+# for good: renamed to its tombstone (the commit point) and its directory
+# fsynced by the store helper, off the loop (docs/qemu-driver.md).  When
+# that fails (here the file is immutable, chattr +i, which stops even
+# root) virsh gets the error and the definition stays, in memory, on disk
+# and after a restart, and so do its managed image and snapshot metadata
+# with --managed-save --snapshots-metadata (issue 26, bug 2: they went
+# first).  Once the obstacle goes, the undefine lands (UNDEFINED event,
 # autostart link gone) and the domain does not come back after a restart;
 # a running domain undefined becomes transient and runs on.
 set -euo pipefail
@@ -50,6 +52,34 @@ grep -Eq "^Autostart: +enable$" "$OUT/dominfo" || fail "g lost its autostart in 
 [ -f "$ETC/g.xml" ] && [ -L "$ETC/autostart/g.xml" ] || fail "a failed undefine removed files"
 ! grep -q "domain 'g': Undefined" "$OUT/events" || fail "a failed undefine sent an UNDEFINED event"
 echo "ok   undefine whose removal fails: the error, the definition kept (memory, disk, autostart)"
+
+# ---- issue 26, bug 2: an undefine that fails takes nothing with it: not
+# the managed image (--managed-save), not the snapshots (--snapshots-metadata)
+requires qemu-img --version
+qemu-img create -q -f qcow2 "$OUT/m.qcow2" 16M
+qemu_domain_xml m "<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/m.qcow2'/><target dev='vda' bus='virtio'/></disk>" > "$OUT/m.xml"
+"${V[@]}" define "$OUT/m.xml" > /dev/null
+"${V[@]}" snapshot-create-as m s1 > /dev/null
+"${V[@]}" start m > /dev/null
+"${V[@]}" managedsave m > /dev/null
+SAVE=$QEMU_DIR/save
+[ -e "$SAVE/m.save" ] && [ -e "$ETC/snapshot/m.json" ] || fail "no managed image or snapshot metadata to keep"
+chattr +i "$ETC/m.xml"
+_mutable_m() { chattr -i "$ETC/m.xml" 2>/dev/null || true; }
+cleanup_fn _mutable_m
+if got=$("${V[@]}" undefine --managed-save --snapshots-metadata m 2>&1); then
+    chattr -i "$ETC/m.xml"
+    fail "undefine --managed-save --snapshots-metadata succeeded although its file cannot be removed: $got"
+fi
+chattr -i "$ETC/m.xml"
+[ -e "$SAVE/m.save" ] || fail "the failed undefine removed the managed image"
+[ -e "$ETC/snapshot/m.json" ] || fail "the failed undefine removed the snapshot metadata"
+[ "$("${V[@]}" snapshot-list --name m | sed '/^$/d')" = s1 ] || fail "the failed undefine dropped the snapshot list"
+[ "$("${V[@]}" domstate --reason m)" = "shut off (saved)" ] || fail "after the failed undefine m is $("${V[@]}" domstate --reason m)"
+"${V[@]}" undefine --managed-save --snapshots-metadata m > /dev/null
+[ ! -e "$SAVE/m.save" ] && [ ! -e "$ETC/snapshot/m.json" ] && [ ! -e "$ETC/m.xml" ] ||
+    fail "undefine --managed-save --snapshots-metadata left files: $(ls -R "$ETC" "$SAVE")"
+echo "ok   undefine --managed-save --snapshots-metadata whose removal fails: the image and the snapshots kept; then it works"
 
 "${V[@]}" autostart --disable g > /dev/null     # (so that the restart does not start it)
 stop_remvirtd

@@ -221,14 +221,27 @@ void *rv_dom_list_get(const rv_dom_list *l, const unsigned char uuid[16], const 
     return obj;
 }
 
+static bool defined(const rv_dom_list *l, const void *obj)
+{
+    return l->kind->defined ? l->kind->defined(obj) : shown(l, obj);
+}
+
+/* The keys are the names and UUIDs the definitions have and will have. */
 int rv_dom_list_check_clash(const rv_dom_list *l, const char *name, const unsigned char uuid[16],
                             void **same, rv_err *err)
 {
-    void *by_uuid = rv_dom_list_find_uuid(l, uuid), *by_name = rv_dom_list_find_name(l, name);
-    *same = by_uuid;
-    return rv_obj_clash_error("domain", RV_FROM_DOMAIN, name,
-                              by_uuid ? l->kind->name_of(by_uuid) : NULL,
-                              by_name ? l->kind->uuid_of(by_name) : NULL, uuid, err);
+    const rv_dom_entry *by_uuid = NULL, *by_name = NULL;
+    for (const rv_dom_entry *e = l->nbuckets ? *uuid_slot(l->by_uuid, l->nbuckets, uuid) : NULL;
+         e && !by_uuid; e = e->uuid_next)
+        if (memcmp(e->uuid, uuid, 16) == 0 && defined(l, e->obj))
+            by_uuid = e;
+    for (const rv_dom_entry *e = l->nbuckets ? *name_slot(l->by_name, l->nbuckets, name) : NULL;
+         e && !by_name; e = e->name_next)
+        if (strcmp(e->name, name) == 0 && defined(l, e->obj))
+            by_name = e;
+    *same = by_uuid ? by_uuid->obj : NULL;
+    return rv_obj_clash_error("domain", RV_FROM_DOMAIN, name, by_uuid ? by_uuid->name : NULL,
+                              by_name ? by_name->uuid : NULL, uuid, err);
 }
 
 int rv_dom_list_ref(const rv_dom_list *l, const void *obj, rv_dom_ref *ref, rv_err *err)

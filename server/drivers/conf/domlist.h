@@ -31,6 +31,10 @@ typedef struct rv_dom_kind {
     const unsigned char *(*uuid_of)(const void *obj);
     void (*status_of)(const void *obj, rv_dom_status *st);
     int (*id_of)(const void *obj);      /* -1 when not active */
+    /* Whether a new definition must agree with obj's name and UUID (the
+     * conflict check), though it may not be shown yet (a define not yet
+     * durable); NULL: when it is shown. */
+    bool (*defined)(const void *obj);
 } rv_dom_kind;
 
 typedef struct rv_dom_entry rv_dom_entry;
@@ -72,8 +76,8 @@ void *rv_dom_list_get(const rv_dom_list *l, const unsigned char uuid[16], const 
                       rv_err *err);
 
 /* libvirt's rule for a new definition: a known UUID keeps its name and a
- * known name comes with its UUID; *same is the domain it redefines, or
- * NULL for a new one. */
+ * known name comes with its UUID (known: kind->defined); *same is the
+ * domain it redefines, or NULL for a new one. */
 int rv_dom_list_check_clash(const rv_dom_list *l, const char *name, const unsigned char uuid[16],
                             void **same, rv_err *err);
 

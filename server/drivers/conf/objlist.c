@@ -99,13 +99,19 @@ int rv_obj_check_clash(const rv_obj_list *l, const char *name, const unsigned ch
                               by_name ? l->kind->uuid_of(by_name) : NULL, uuid, err);
 }
 
+int rv_obj_check_room(const rv_obj_list *l, rv_err *err)
+{
+    if (l->n < l->max)
+        return 0;
+    rv_err_set(err, l->kind->from, RV_ERR_OPERATION_FAILED, "operation failed: at most %zu %s",
+               l->max, l->kind->whats);
+    return -1;
+}
+
 int rv_obj_add(rv_obj_list *l, void *obj, rv_err *err)
 {
-    if (l->n >= l->max) {
-        rv_err_set(err, l->kind->from, RV_ERR_OPERATION_FAILED, "operation failed: at most %zu %s",
-                   l->max, l->kind->whats);
+    if (rv_obj_check_room(l, err) < 0)
         return -1;
-    }
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 8;
         void **grown = realloc(l->items, cap * sizeof(*grown));

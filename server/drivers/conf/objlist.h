@@ -64,6 +64,9 @@ int rv_obj_clash_error(const char *what, int from, const char *name, const char 
                        const unsigned char *name_owner_uuid, const unsigned char uuid[16],
                        rv_err *err);
 
+/* -1 with the bound's error when l is full: checked before what a new
+ * object needs is done (its file written), not only at rv_obj_add. */
+int rv_obj_check_room(const rv_obj_list *l, rv_err *err);
 /* Insert obj (its name not in the list) in name order; -1 with err set
  * when the bound is reached or memory is short (obj stays the caller's). */
 int rv_obj_add(rv_obj_list *l, void *obj, rv_err *err);

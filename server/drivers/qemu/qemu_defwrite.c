@@ -1,137 +1,226 @@
-/* Definition writes (and removals) off the loop.  A define replaces the domain's
- * definition in memory at once (so the next call sees it), queues the
- * file's write, and is answered only when the sync child (qemu_sync.c)
- * has made it durable; if the child fails, the definition before comes
- * back and the call gets the error.  One child at a time per domain: two
- * defines in a row land in the order they were asked.  A kill -9 at any
- * moment leaves the old file or the new one (the rename is atomic).  An
- * undefine is such a write too: the definition goes from memory at once,
- * the child removes the file and fsyncs the directory, and the call is
- * answered (the UNDEFINED event sent) after; a failure brings it back. */
+/* Definition writes (and removals) off the loop, through the store helper
+ * (qemu_sync.c).  A define, or a change of a definition (tuning, setmem
+ * --config, ...), is queued on its domain with the new definition; the
+ * helper writes it (temporary file, fsync, rename, directory fsync), and
+ * only then (the commit point: the rename) does the definition in memory
+ * become the new one, the DEFINED event go out and the call get its
+ * answer.  If the write fails, nothing changed, in memory or on disk, and
+ * the call gets the error.  One write at a time per domain, in the order
+ * asked; a change is made to the newest definition, written or queued, so
+ * when a write fails the changes queued after it (built on it) fail too.
+ *
+ * An undefine is such a write too.  Its commit point is one rename: the
+ * definition becomes the tombstone "<name>.xml.undefine-<flags>", which
+ * remvirtd does not load as a domain.  After it (never before) the managed
+ * save image (--managed-save), the snapshot metadata
+ * (--snapshots-metadata), the autostart link and the tombstone go; a
+ * remvirtd killed in between finds the tombstone at start-up and finishes
+ * (rv_qemu_undefine_finish).  The domain leaves memory at the commit. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu.defwrite");
 
+/* An undefine's steps after the commit, in order. */
+enum { UNDEF_RENAME, UNDEF_IMAGE, UNDEF_SNAPSHOTS, UNDEF_AUTOSTART, UNDEF_TOMBSTONE, UNDEF_DONE };
+
 typedef struct qemu_def_write {
     qemu_dom *dom;
-    /* def replaced old in d->def.  old is owned here until the write
-     * succeeds; def belongs to d->def, or to the next write's old.  Both
-     * NULL: a rewrite of the definition as it is (tuning). */
-    rv_qemu_domain_def *def, *old;
-    bool added;                 /* the domain is new with this define */
-    bool remove;                /* an undefine: old is the definition removed */
-    char *xml, *path, *tmp_path;
-    rv_deferred *reply;         /* NULL: nobody waits */
+    rv_qemu_domain_def *def;    /* the new definition (owned until the commit) */
+    bool derived;               /* a change built on the writes queued before it */
+    bool remove;                /* an undefine */
+    unsigned int undefine_flags;
+    int step;                   /* an undefine's next UNDEF_* */
+    bool committed;
+    char *name;                 /* an undefine's domain */
+    char *xml;
+    rv_deferred *reply;         /* NULL: nobody waits, or then does */
     rv_nonnull_domain *ret_dom; /* in reply's result */
+    rv_qemu_def_then_fn then;   /* instead of reply: told the outcome */
+    void *then_data;
     rv_qemu_sync sync;
     struct qemu_def_write *next;
 } qemu_def_write;
 
 static void write_free(qemu_def_write *w)
 {
+    rv_qemu_domain_free(w->def);
+    free(w->name);
     free(w->xml);
-    free(w->path);
-    free(w->tmp_path);
     free(w);
+}
+
+static int nomem(rv_err *err)
+{
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    return -1;
+}
+
+char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags)
+{
+    char *p = NULL;
+    if (asprintf(&p, "%s/%s.xml" RV_QEMU_TOMBSTONE "%x", rv_qemu.config_dir, name, flags) < 0)
+        return NULL;
+    return p;
+}
+
+/* The file an undefine's step changes: 0 and *from (and *to) set, 1 when
+ * the step has nothing to do, -1 without memory. */
+static int undefine_step_paths(const qemu_def_write *w, char **from, char **to)
+{
+    *from = *to = NULL;
+    switch (w->step) {
+    case UNDEF_RENAME:
+        *from = rv_qemu_path(rv_qemu.config_dir, w->name, ".xml");
+        *to = rv_qemu_undefine_tombstone(w->name, w->undefine_flags);
+        return *from && *to ? 0 : -1;
+    case UNDEF_IMAGE:
+        if (!(w->undefine_flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE))
+            return 1;
+        *from = rv_qemu_managed_save_path(w->name);
+        break;
+    case UNDEF_SNAPSHOTS:
+        if (!(w->undefine_flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA))
+            return 1;
+        *from = rv_qemu_snapshot_metadata_path(w->name);
+        break;
+    case UNDEF_AUTOSTART: {
+        char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
+        *from = dir ? rv_qemu_path(dir, w->name, ".xml") : NULL;
+        free(dir);
+        break;
+    }
+    case UNDEF_TOMBSTONE:
+        *from = rv_qemu_undefine_tombstone(w->name, w->undefine_flags);
+        break;
+    default:
+        return 1;
+    }
+    return *from ? 0 : -1;
 }
 
 static void on_written(rv_qemu_sync *s, int error);
 
-/* Begin the head write's child; false (err set) when it cannot. */
+/* Begin the head write's next request; false (err set) when it cannot. */
 static bool begin(qemu_def_write *w, rv_err *err)
 {
-    if (w->remove) {
-        if (!(w->path = rv_qemu_path(rv_qemu.config_dir, w->old->name, ".xml"))) {
-            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-            return false;
-        }
-        w->sync.done = on_written;
-        w->sync.data = w;
-        return rv_qemu_sync_remove(&w->sync, w->path, err) == 0;
-    }
-    if (!w->def && !w->dom->def) {
-        /* A rewrite after a failed define of a new domain: nothing to write. */
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
-                   "Requested operation is not valid: the domain is no longer defined");
-        return false;
-    }
-    const char *name = w->def ? w->def->name : w->dom->def->name;
-    if (!(w->path = rv_qemu_path(rv_qemu.config_dir, name, ".xml")) ||
-        !(w->tmp_path = rv_qemu_path(rv_qemu.config_dir, name, ".xml.tmp"))) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        return false;
-    }
     w->sync.done = on_written;
     w->sync.data = w;
-    return rv_qemu_mkdirs(rv_qemu.config_dir, err) == 0 &&
-           rv_qemu_sync_start(&w->sync, -1, w->xml, w->tmp_path, w->path, err) == 0;
+    if (w->remove) {
+        for (; w->step < UNDEF_DONE; w->step++) {
+            rv_crash_point("undefine", w->step + 1);
+            char *from, *to;
+            int rc = undefine_step_paths(w, &from, &to);
+            if (rc < 0) {
+                free(from);
+                free(to);
+                return nomem(err) == 0;
+            }
+            if (rc == 1)
+                continue;
+            rc = to ? rv_qemu_sync_rename(&w->sync, from, to, err)
+                    : rv_qemu_sync_remove(&w->sync, from, err);
+            free(from);
+            free(to);
+            return rc == 0;
+        }
+        return true;
+    }
+    const rv_qemu_domain_def *def = w->def;
+    char *path = rv_qemu_path(rv_qemu.config_dir, def->name, ".xml");
+    rv_crash_point("define", 1);
+    int rc = path ? rv_qemu_sync_write(&w->sync, path, w->xml, err) : nomem(err);
+    free(path);
+    return rc == 0;
 }
 
-/* The head write is over (err NULL: durable): answer it, or put the
- * definition before back. */
-static void finish(qemu_def_write *w, const rv_err *err)
+/* The commit: the file is in place (err NULL), or nothing changed. */
+static void commit(qemu_def_write *w, const rv_err *err)
 {
     qemu_dom *d = w->dom;
-    d->def_writes = w->next;
-    if (!err && w->remove) {
-        RV_INFO("domain '%s' undefined", w->old->name);
-        rv_qemu_set_autostart_link(w->old->name, false, NULL);
+    if (err) {
+        /* The changes queued after this one were made to it. */
+        for (qemu_def_write *later = w->next; later && later->derived; later = later->next)
+            later->step = -1;
+        return;
+    }
+    w->committed = true;
+    if (w->remove) {
+        RV_INFO("domain '%s' undefined", w->name);
+        rv_dom_ref ref = { .name = w->name, .id = d->id };
+        memcpy(ref.uuid, d->def->uuid, sizeof(ref.uuid));
+        if (w->undefine_flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA)
+            rv_qemu_snapshots_forget(d->def->uuid);
+        rv_qemu_domain_free(d->def);
+        d->def = NULL;
         d->autostart = false;
-        rv_dom_ref ref = { .name = w->old->name, .id = d->id };
-        memcpy(ref.uuid, w->old->uuid, sizeof(ref.uuid));
         rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_UNDEFINED,
                                   RV_EVENT_UNDEFINED_REMOVED);
-        rv_qemu_domain_free(w->old);
-    } else if (!err) {
-        rv_qemu_domain_free(w->old);
-        if (w->def) {
-            RV_INFO("domain '%s' defined", w->def->name);
-            rv_dom_ref ref = { 0 };
-            if (rv_qemu_dom_ref(d, &ref) == 0) {
-                rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
-                                          w->added ? RV_EVENT_DEFINED_ADDED
-                                                   : RV_EVENT_DEFINED_UPDATED);
-                if (w->ret_dom)
-                    rv_dom_ref_to_wire(w->ret_dom, &ref);
-            }
-            free(ref.name);
-        }
-    } else if (w->def || w->remove) {
-        /* The one before is back: where a later define took this one as
-         * its "before", or in the domain itself. */
-        qemu_def_write *later = w->next;
-        while (later && !later->def)
-            later = later->next;
-        if (later)
-            later->old = w->old;
-        else
-            d->def = w->old;
-        rv_qemu_domain_free(w->def);
+        return;
     }
+    bool added = !d->def;
+    RV_INFO("domain '%s' defined", w->def->name);
+    rv_qemu_domain_free(d->def);
+    d->def = w->def;
+    w->def = NULL;
+    rv_dom_ref ref = { 0 };
+    if (rv_qemu_dom_ref(d, &ref) == 0) {
+        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
+                                  added ? RV_EVENT_DEFINED_ADDED : RV_EVENT_DEFINED_UPDATED);
+        if (w->ret_dom)
+            rv_dom_ref_to_wire(w->ret_dom, &ref);
+    }
+    free(ref.name);
+}
+
+/* The head write is over: answer it. */
+static void finish(qemu_def_write *w, const rv_err *err)
+{
+    w->dom->def_writes = w->next;
     if (w->reply)
         rv_deferred_finish(w->reply, err);
+    else if (w->then)
+        w->then(w->then_data, err);
     else if (err)
         RV_WARN("%s", err->message);
     write_free(w);
 }
 
+/* A write whose base failed before it: it fails without a try. */
+static bool doomed(const qemu_def_write *w)
+{
+    return w->step < 0;
+}
 
 /* Begin the next waiting write; those that cannot begin end here. */
 static void pump(qemu_dom *d)
 {
     while (d->def_writes) {
+        qemu_def_write *w = d->def_writes;
         rv_err err = { 0 };
-        if (begin(d->def_writes, &err)) {
+        if (doomed(w)) {
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: an earlier change of the definition, which this one "
+                       "builds on, could not be written");
+        } else if (begin(w, &err)) {
+            if (rv_qemu_sync_busy(&w->sync))
+                return;
+            /* (An undefine with nothing left to do.) */
+        } else if (!w->committed) {
+            commit(w, &err);
+        } else {
+            /* After the commit the undefine stands; start-up finishes it. */
+            RV_WARN("%s", err.message);
             rv_err_clear(&err);
-            return;
         }
-        finish(d->def_writes, &err);
+        finish(w, rv_err_is_set(&err) ? &err : NULL);
         rv_err_clear(&err);
     }
     rv_qemu_dom_forget_if_gone(d);
@@ -142,57 +231,85 @@ static void on_written(rv_qemu_sync *s, int error)
     qemu_def_write *w = s->data;
     qemu_dom *d = w->dom;
     rv_err err = { 0 };
-    if (error != 0)
-        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
-                   "cannot %s the definition '%s': %s", w->remove ? "remove" : "write", w->path,
-                   error > 0 ? strerror(error) : "its writer was killed");
+    if (error != 0) {
+        char *from = NULL, *to = NULL;
+        if (w->remove)
+            undefine_step_paths(w, &from, &to);
+        if (!w->remove)
+            from = rv_qemu_path(rv_qemu.config_dir, w->def->name, ".xml");
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot %s the definition '%s': %s",
+                   w->remove ? "remove" : "write", from ? from : "(no memory)",
+                   error > 0 ? strerror(error) : "the store helper died");
+        free(from);
+        free(to);
+    }
+    if (!w->remove && error == 0)
+        rv_crash_point("define", 2);
+    if (w->remove && w->committed) {
+        /* A step after the commit: the undefine stands whatever. */
+        if (error != 0)
+            RV_WARN("domain '%s': %s (finished when remvirtd starts again)", w->name, err.message);
+        rv_err_clear(&err);
+        w->step++;
+        pump(d);
+        return;
+    }
+    commit(w, error != 0 ? &err : NULL);
+    if (w->remove && error == 0) {
+        w->step++;
+        pump(d);
+        return;
+    }
     finish(w, error != 0 ? &err : NULL);
     rv_err_clear(&err);
     pump(d);
 }
 
-static void enqueue(qemu_dom *d, qemu_def_write *w)
+static qemu_def_write *enqueue(qemu_dom *d, qemu_def_write *w)
 {
+    w->dom = d;
     qemu_def_write **tail = &d->def_writes;
     while (*tail)
         tail = &(*tail)->next;
     *tail = w;
     if (d->def_writes == w)
         pump(d);
+    return w;
 }
 
-int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
-                      rv_nonnull_domain *ret_dom, bool added, rv_err *err)
+const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d)
+{
+    const rv_qemu_domain_def *newest = d->def;
+    for (const qemu_def_write *w = d->def_writes; w; w = w->next)
+        if (!doomed(w))
+            newest = w->remove ? NULL : w->def;
+    return newest;
+}
+
+static int def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
+                     rv_nonnull_domain *ret_dom, bool derived, rv_qemu_def_then_fn then,
+                     void *then_data, rv_err *err)
 {
     qemu_def_write *w = calloc(1, sizeof(*w));
     if (!w || !(w->xml = rv_qemu_domain_format(def))) {
         free(w);
         rv_qemu_domain_free(def);
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        return -1;
+        return nomem(err);
     }
-    w->dom = d;
     w->def = def;
-    w->old = d->def;
-    w->added = added;
+    w->derived = derived;
     w->reply = reply;
     w->ret_dom = ret_dom;
-    d->def = def;
+    w->then = then;
+    w->then_data = then_data;
     enqueue(d, w);
     return 0;
 }
 
-int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err)
+int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
+                      rv_nonnull_domain *ret_dom, bool derived, rv_err *err)
 {
-    qemu_def_write *w = calloc(1, sizeof(*w));
-    if (!w || !(w->xml = rv_qemu_domain_format(d->def))) {
-        free(w);
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        return -1;
-    }
-    w->dom = d;
-    enqueue(d, w);
-    return 0;
+    return def_write(d, def, reply, ret_dom, derived, NULL, NULL, err);
 }
 
 void rv_qemu_def_writes_release(qemu_dom *d)
@@ -203,12 +320,13 @@ void rv_qemu_def_writes_release(qemu_dom *d)
     while (d->def_writes) {
         qemu_def_write *w = d->def_writes;
         d->def_writes = w->next;
-        /* A child under way finishes the file on its own (or dies with
-         * remvirtd): the next remvirtd reads whichever is there. */
+        /* A request under way finishes the file on its own: the next
+         * remvirtd reads whichever is there (and finishes an undefine). */
         rv_qemu_sync_forget(&w->sync);
-        rv_qemu_domain_free(w->old);
         if (w->reply)
             rv_deferred_finish(w->reply, &err);
+        else if (w->then)
+            w->then(w->then_data, &err);
         write_free(w);
     }
     rv_err_clear(&err);
@@ -218,13 +336,22 @@ int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err)
 {
-    if (!d->def)
+    return rv_qemu_def_change_then(d, change, ctx, reply, NULL, NULL, err);
+}
+
+int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                       rv_err *err),
+                            const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                            void *then_data, rv_err *err)
+{
+    const rv_qemu_domain_def *base = rv_qemu_def_newest(d);
+    if (!base)
         return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: transient domains do not have "
                            "any persistent config");
-    char *xml = rv_qemu_domain_format(d->def);
+    char *xml = rv_qemu_domain_format(base);
     if (!xml)
-        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return nomem(err);
     rv_qemu_domain_def *copy = rv_qemu_domain_parse(xml, strlen(xml), err);
     free(xml);
     if (!copy)
@@ -233,21 +360,20 @@ int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const
         rv_qemu_domain_free(copy);
         return -1;
     }
-    return rv_qemu_def_write(d, copy, reply, NULL, false, err);
+    return def_write(d, copy, reply, NULL, d->def_writes != NULL, then, then_data, err);
 }
 
-int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err)
+int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err)
 {
     qemu_def_write *w = calloc(1, sizeof(*w));
-    if (!w) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        return -1;
+    if (!w || !(w->name = strdup(d->def->name))) {
+        free(w);
+        return nomem(err);
     }
-    w->dom = d;
     w->remove = true;
-    w->old = d->def;
+    w->undefine_flags = flags & (RV_DOMAIN_UNDEFINE_MANAGED_SAVE |
+                                 RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA);
     w->reply = reply;
-    d->def = NULL;
     enqueue(d, w);
     return 0;
 }
@@ -255,7 +381,7 @@ int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err)
 static bool removing(const void *obj, const void *name)
 {
     for (const qemu_def_write *w = ((const qemu_dom *)obj)->def_writes; w; w = w->next)
-        if (w->remove && strcmp(w->old->name, name) == 0)
+        if (w->remove && !doomed(w) && strcmp(w->name, name) == 0)
             return true;
     return false;
 }

@@ -146,6 +146,14 @@ static int dom_id(const void *obj)
     return rv_qemu_dom_active(d) ? d->id : -1;
 }
 
+/* Whether a define must agree with d: it has a definition, the newest
+ * (queued ones included, qemu_defwrite.c) or the live one. */
+static bool dom_defined(const void *obj)
+{
+    const qemu_dom *d = obj;
+    return rv_qemu_def_newest(d) || d->live;
+}
+
 /* Snapshots are not counted (HAS_SNAPSHOT lists none). */
 static void dom_status(const void *obj, rv_dom_status *st)
 {
@@ -159,5 +167,5 @@ static void dom_status(const void *obj, rv_dom_status *st)
 
 const rv_dom_kind rv_qemu_dom_kind = {
     .from = RV_FROM_QEMU, .name_of = dom_name, .uuid_of = dom_uuid, .status_of = dom_status,
-    .id_of = dom_id,
+    .id_of = dom_id, .defined = dom_defined,
 };

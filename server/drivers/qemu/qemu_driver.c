@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_network.h"
@@ -140,6 +141,10 @@ void rv_qemu_init(const rv_driver_setup *setup)
     if (rv_qemu_spawner_init(&spawner_err) < 0)
         RV_WARN("QEMU driver: %s (tried again at each start)", spawner_err.message);
     rv_err_clear(&spawner_err);
+    if (rv_qemu_store_init(&spawner_err) < 0)
+        RV_WARN("QEMU driver: %s (tried again at each write)", spawner_err.message);
+    rv_err_clear(&spawner_err);
+    rv_crash_init();
     rv_qemu.loaded = true;
     rv_qemu_load_all();
     rv_qemu_storage_init();
@@ -160,6 +165,7 @@ void rv_qemu_cleanup(void)
     /* The guests run on: a restarted remvirtd reattaches them. */
     rv_qemu_doms_free();
     rv_qemu_snapshots_cleanup();
+    rv_qemu_store_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);
@@ -370,7 +376,7 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
         rv_qemu_domain_free(def);
         return -1;
     }
-    bool added = !d, update = d && d->def;
+    bool added = !d;
     if (added && !(d = rv_qemu_dom_new(def))) {
         rv_qemu_domain_free(def);
         return oom(err);
@@ -386,7 +392,7 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
     }
     rv_domain_define_xml_ret *dret = rv_deferred_ret(reply);
     rv_err e = { 0 };
-    if (rv_qemu_def_write(d, def, reply, &dret->dom, !update, &e) < 0) {
+    if (rv_qemu_def_write(d, def, reply, &dret->dom, false, &e) < 0) {
         rv_deferred_finish(reply, &e);
         if (added)
             rv_qemu_dom_forget_if_gone(d);
@@ -416,25 +422,14 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
                     "Requested operation is not valid: Refusing to undefine while domain managed save image exists");
     if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
         return -1;
-    if (managed_save) {
-        char *image = rv_qemu_managed_save_path(d->def->name);
-        if (!image)
-            return oom(err);
-        int rc = unlink(image) < 0 && errno != ENOENT
-                     ? fail(err, RV_ERR_SYSTEM_ERROR, "Failed to remove managed save file '%s': %s",
-                            image, strerror(errno))
-                     : 0;
-        free(image);
-        if (rc < 0)
-            return -1;
-    }
-    /* Answered once the file's removal is durable (qemu_defwrite.c); a
+    /* Nothing goes before the definition's removal is durable; then the
+     * image and the metadata (qemu_defwrite.c).  Answered when done; a
      * running domain stays, transient now, an inactive one goes then. */
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
     rv_err e = { 0 };
-    if (rv_qemu_def_remove(d, reply, &e) < 0)
+    if (rv_qemu_def_remove(d, flags, reply, &e) < 0)
         rv_deferred_finish(reply, &e);
     rv_err_clear(&e);
     return RV_DEFERRED;

@@ -70,11 +70,11 @@ typedef struct qemu_job {
     struct qemu_job *next;
 } qemu_job;
 
-/* A file made durable by a child (qemu_sync.c): done(error) from the
- * loop with 0, the errno that stopped the child, or -1 (killed). */
+/* A change of a durable file, done by the store helper (qemu_sync.c):
+ * done(error) from the loop with 0, the errno that stopped it, or -1 (the
+ * helper died). */
 typedef struct rv_qemu_sync {
-    pid_t pid;                  /* 0: no child */
-    ev_child watcher;
+    struct store_req *req;      /* NULL: nothing under way */
     void (*done)(struct rv_qemu_sync *s, int error);
     void *data;
 } rv_qemu_sync;
@@ -118,6 +118,9 @@ typedef struct qemu_dom {
     bool restoring;             /* the start is an incoming migration */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
+    bool restore_committed;     /* the image is in this QEMU, and .status says so:
+                                 * the restore is finished, even by a restart */
+    rv_qemu_sync restore_sync;  /* the managed image's removal (or FORCE_BOOT's) */
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
@@ -196,11 +199,13 @@ char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
  * of the file before and of its directory after. */
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
-int rv_qemu_save_def(const qemu_dom *d, rv_err *err);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
 /* Runtime status of an active domain: pid, id, state, its live XML. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
 void rv_qemu_remove_runtime(const char *name);
+/* At start-up: remove the symlinks in dir whose target is gone (an
+ * undefine killed between its definition and its autostart link). */
+void rv_qemu_drop_dangling_links(const char *dir);
 /* A family of definitions kept one per file in a directory. */
 typedef struct rv_qemu_def_family {
     const char *what;           /* "domain", "network", ...: for the log */
@@ -235,44 +240,121 @@ void rv_qemu_load_all(void);
  * from, on one line, for an error (malloc'd, maybe ""; NULL: no memory). */
 char *rv_qemu_log_tail(const char *name, off_t from);
 
-/* ---- qemu_sync.c ---- */
-/* Fork the child that fsyncs fd (or, when text is not NULL, creates
- * tmp_path and writes text there itself), renames tmp_path to path and
- * fsyncs the directory; s->done and s->data set by the caller, who keeps
- * fd.  tmp_path must be this file's alone while the child runs. */
+/* ---- qemu_sync.c: the store helper ---- */
+/* Fork the helper (once; again after it died, at the next request). */
+int rv_qemu_store_init(rv_err *err);
+void rv_qemu_store_cleanup(void);
+/* Make a file durable under path: when text is not NULL, written to
+ * tmp_path (its directories made) and fsynced; else fd, which remvirtd
+ * wrote as tmp_path (the caller keeps fd), fsynced; then renamed to
+ * path and the directory fsynced.  s->done and s->data set by the
+ * caller; requests run one after the other, in the order asked. */
 int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
                        const char *path, rv_err *err);
-/* Fork the child that removes path (gone already is fine) and fsyncs
- * its directory. */
+/* The same with text, through "<path>.tmp". */
+int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err);
+/* fsync fd (the file at path, named in messages) and nothing else. */
+int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err);
+/* Remove path (gone already is fine) and fsync its directory. */
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
-/* Stop watching the child (it finishes on its own). */
+/* Rename from to to and fsync the directory. */
+int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err);
+/* In the directory held open as dfd: fsync the file from, rename it to
+ * to when nothing has that name (EEXIST otherwise), fsync the directory;
+ * or remove name and fsync the directory. */
+int rv_qemu_sync_commit_at(rv_qemu_sync *s, int dfd, const char *from, const char *to,
+                           rv_err *err);
+int rv_qemu_sync_remove_at(rv_qemu_sync *s, int dfd, const char *name, rv_err *err);
+/* A request of s is queued or under way. */
+bool rv_qemu_sync_busy(const rv_qemu_sync *s);
+/* Drop s's request: not done if still queued; its answer ignored if the
+ * helper has it (it finishes on its own). */
 void rv_qemu_sync_forget(rv_qemu_sync *s);
 
+/* ---- qemu_fileq.c: the other families' definitions, off the loop ---- */
+#define RV_QEMU_FILEOP_STEPS 3
+/* One call's change of durable files; embedded first in the caller's own
+ * struct, its hooks set by the caller. */
+typedef struct rv_qemu_fileop {
+    /* At the head of its queue: check against the state now and add the
+     * steps (rv_qemu_fileop_step); -1 with err: refused, nothing done. */
+    int (*prepare)(struct rv_qemu_fileop *op, rv_err *err);
+    /* The commit step is durable: change memory, fill reply's result. */
+    void (*commit)(struct rv_qemu_fileop *op);
+    /* Free the caller's struct (after the reply went). */
+    void (*destroy)(struct rv_qemu_fileop *op);
+    rv_deferred *reply;         /* NULL: nobody waits */
+    /* The queue's: */
+    struct { char *path, *text; } step[RV_QEMU_FILEOP_STEPS];
+    int nsteps, commit_step, at;
+    rv_qemu_sync sync;
+    struct rv_qemu_fileq *queue;
+    struct rv_qemu_fileop *next;
+} rv_qemu_fileop;
+typedef struct rv_qemu_fileq {
+    const char *name;           /* its crash points' operation (crash_point.h) */
+    int from;                   /* the error domain (RV_FROM_NETWORK, ...) */
+    rv_qemu_fileop *head, **tail;
+} rv_qemu_fileq;
+/* From prepare: write text (taken; NULL: remove path) to path (taken) as
+ * the next step; commit: this step is the commit point (default: the
+ * last).  -1 (both freed) when out of room or path is NULL. */
+int rv_qemu_fileop_step(rv_qemu_fileop *op, char *path, char *text, bool commit);
+/* A zeroed struct of size bytes (an rv_qemu_fileop first) whose destroy
+ * is set; NULL with err. */
+void *rv_qemu_fileop_new(const rv_qemu_fileq *q, size_t size,
+                         void (*destroy)(rv_qemu_fileop *op), rv_err *err);
+/* Queue op (its reply answered when it ends). */
+void rv_qemu_fileq_add(rv_qemu_fileq *q, rv_qemu_fileop *op);
+/* A slot's call through q: op (its destroy set) with these hooks, the
+ * call deferred to its end: RV_DEFERRED, or -1 with err (op destroyed). */
+int rv_qemu_fileq_submit(rv_qemu_fileq *q, rv_qemu_fileop *op,
+                         int (*prepare)(rv_qemu_fileop *op, rv_err *err),
+                         void (*commit)(rv_qemu_fileop *op), rv_err *err);
+bool rv_qemu_fileq_busy(const rv_qemu_fileq *q);
+/* remvirtd is stopping: the queued ops end with an error. */
+void rv_qemu_fileq_release(rv_qemu_fileq *q);
+
 /* ---- qemu_defwrite.c ---- */
-/* Replace d's definition by def (taken) and answer reply (taken; NULL:
- * nobody waits; ret_dom filled in its result) once it is durable; on
- * failure the one before is back.  Writes of one domain land in the order
- * they were asked.  The reply may be answered (and d dropped) before it
- * returns. */
+/* Write def (taken) as d's definition; once it is durable it replaces
+ * d->def in memory and reply (taken; NULL: nobody waits; ret_dom filled in
+ * its result) is answered; on failure nothing changed.  derived: def was
+ * made from the writes queued before it, and fails with them.  Writes of
+ * one domain land in the order they were asked.  The reply may be
+ * answered (and d dropped) before it returns. */
 int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
-                      rv_nonnull_domain *ret_dom, bool added, rv_err *err);
-/* Write d's definition as it is now, after the writes waiting. */
-int rv_qemu_def_rewrite(qemu_dom *d, rv_err *err);
-/* A tuning change of d's persistent definition: change(copy) (which may
- * refuse, setting err), then rv_qemu_def_write with reply (taken on
- * success: answered once durable).  -1 with err: reply not taken. */
+                      rv_nonnull_domain *ret_dom, bool derived, rv_err *err);
+/* d's definition as it will be once the writes queued are done (NULL:
+ * transient, or an undefine is queued). */
+const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d);
+/* A change of d's persistent definition: change(copy of the newest one)
+ * (which may refuse, setting err), then rv_qemu_def_write with reply
+ * (taken on success: answered once durable).  -1 with err: reply not
+ * taken. */
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err);
+/* The same, told its outcome through then(data, NULL or why) instead of
+ * a reply (reply NULL); -1 with err: then not called. */
+typedef void (*rv_qemu_def_then_fn)(void *data, const rv_err *err);
+int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                       rv_err *err),
+                            const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                            void *then_data, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
-/* Undefine: d's definition goes from memory at once; its file is removed
- * (and the directory fsynced) by a child, then the autostart link goes,
- * the UNDEFINED event is sent and reply (taken) answered.  If the child
- * fails, the definition comes back and reply gets the error. */
-int rv_qemu_def_remove(qemu_dom *d, rv_deferred *reply, rv_err *err);
+/* Undefine d (flags: RV_DOMAIN_UNDEFINE_MANAGED_SAVE and _SNAPSHOTS_METADATA
+ * say what goes with it).  The commit point renames the definition to its
+ * tombstone; then d leaves memory (a running domain becomes transient), the
+ * UNDEFINED event goes out, the image, metadata, autostart link and the
+ * tombstone are removed, and reply (taken) is answered.  If the rename
+ * fails, nothing changed and reply gets the error. */
+int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
+/* An undefine's tombstone: config_dir/<name>.xml.undefine-<flags in hex>. */
+#define RV_QEMU_TOMBSTONE ".undefine-"
+char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags);
 
 /* ---- qemu_process.c ---- */
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
@@ -312,6 +394,11 @@ void rv_qemu_process_exited(pid_t pid, int status);
 /* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
  * -1 and why. */
 typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* Fork a helper process named name (as ps shows it) that dies with
+ * remvirtd and runs main_fn(3) with its end of a SOCK_SEQPACKET pair as
+ * descriptor 3, nothing else open but 0-2 (/dev/null); *fd our end.  Its
+ * pid, or -1 with err set.  (The spawner's and the store helper's.) */
+pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
 /* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0
@@ -322,6 +409,18 @@ int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, siz
 /* Let the child exec (its pid is recorded), or make it exit. */
 void rv_qemu_spawn_go(pid_t pid, bool run);
 void rv_qemu_spawner_cleanup(void);
+/* A program's end: status as waitpid says, or -1 and why (never run, or
+ * the helper died before it saw the end). */
+typedef void (*rv_qemu_cmd_done_fn)(void *data, int status, const char *why);
+/* Run argv (argv[0] a path) through the spawner helper, so that the loop
+ * never forks: stdin /dev/null, stdout and stderr out_fd, fd3 and fd4
+ * (when >= 0) as its descriptors 3 and 4, in a session of its own; done
+ * from the loop when it exits.  0, or -1 with err (done not called). */
+int rv_qemu_run(char **argv, int out_fd, int fd3, int fd4, rv_qemu_cmd_done_fn done, void *data,
+                rv_err *err);
+/* A program on $PATH or in Debian's sbin and bin directories (malloc'd),
+ * or NULL. */
+char *rv_qemu_find_program(const char *name);
 /* At daemon exit: let go of monitors, fail queued jobs; QEMUs live on. */
 void rv_qemu_release(qemu_dom *d);
 /* The running SHUTDOWN or REBOOT job by the ACPI power button. */

@@ -381,7 +381,6 @@ static void stop_dnsmasq(const char *dir, const char *name)
 typedef enum { STEP_DNSMASQ, STEP_NFT_LOAD, STEP_NFT_DELETE, STEP_RESTART_DNSMASQ } step;
 
 typedef struct netop {
-    ev_child child;
     step step;
     char *name, *bridge, *dir;
     bool nat;
@@ -414,28 +413,13 @@ static void op_finish(netop *op, const rv_err *err)
         done(opaque, err);
 }
 
-/* A program from Debian's sbin directories or $PATH (malloc'd), or NULL. */
-static char *find_tool(const char *tool)
-{
-    static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
-    char *path = NULL;
-    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-        if (asprintf(&path, "%s/%s", dirs[i], tool) < 0)
-            return NULL;
-        if (access(path, X_OK) == 0)
-            return path;
-        free(path);
-    }
-    return NULL;
-}
-
-static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents);
+static void on_exit_status(void *data, int status, const char *why);
 
 /* Run argv (argv[0] a tool name) with its output in dir/name.cmd.log;
  * on_exit_status goes on with op's next step. */
 static int run(netop *op, const char *tool, char *const args[], rv_err *err)
 {
-    char *path = find_tool(tool), *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
+    char *path = rv_qemu_find_program(tool), *log = rv_qemu_path(op->dir, op->name, ".cmd.log");
     int logfd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
     int rc = 0;
     if (!path)
@@ -446,35 +430,19 @@ static int run(netop *op, const char *tool, char *const args[], rv_err *err)
     else if (logfd < 0)
         rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot open '%s': %s", log ? log : op->name,
                   strerror(errno));
-    pid_t pid = rc == 0 ? fork() : -1;
-    if (pid == 0) {
-        setsid();
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        int null = open("/dev/null", O_RDONLY);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
-            _exit(126);
-        closefrom(3);
-        char *argv[8] = { path };
-        for (int i = 0; args[i] && i < 6; i++)
-            argv[i + 1] = args[i];
-        execv(path, argv);
-        dprintf(2, "cannot run %s: %s\n", path, strerror(errno));
-        _exit(127);
-    }
-    if (rc == 0 && pid < 0)
-        rc = fail(err, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+    /* Through the spawner helper: the loop does not fork. */
+    char *argv[8] = { path };
+    for (int i = 0; args[i] && i < 6; i++)
+        argv[i + 1] = args[i];
+    if (rc == 0)
+        rc = rv_qemu_run(argv, logfd, -1, -1, on_exit_status, op, err);
     if (logfd >= 0)
         close(logfd);
     free(log);
     free(path);
     if (rc < 0)
         return -1;
-    ev_child_init(&op->child, on_exit_status, pid, 0);
-    ev_child_start(rv_qemu.loop, &op->child);
-    RV_DEBUG("network '%s': %s runs as pid %d", op->name, tool, (int)pid);
+    RV_DEBUG("network '%s': %s started", op->name, tool);
     return 0;
 }
 
@@ -546,12 +514,13 @@ static int run_dnsmasq(netop *op, rv_err *err)
     return rc;
 }
 
-static void on_exit_status(struct ev_loop *loop, ev_child *w, int revents)
+static void on_exit_status(void *data, int status, const char *why)
 {
-    (void)revents;
-    netop *op = (netop *)((char *)w - offsetof(netop, child));
-    ev_child_stop(loop, w);
-    int status = w->rstatus;
+    netop *op = data;
+    if (status < 0) {
+        RV_WARN("network '%s': %s", op->name, why ? why : "a command did not run");
+        status = 127 << 8;      /* (as a program that could not run) */
+    }
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     rv_err err = { 0 };
     switch (op->step) {
@@ -744,10 +713,9 @@ void rv_qemu_netnat_cleanup(void)
 {
     rv_err err = { 0 };
     rv_err_set(&err, RV_FROM_NETWORK, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
-    while (ops) {
-        ev_child_stop(rv_qemu.loop, &ops->child);
+    /* (The spawner's cleanup came first: no exit is reported now.) */
+    while (ops)
         op_finish(ops, &err);
-    }
     rv_err_clear(&err);
 }
 

@@ -139,12 +139,13 @@ static int to_wire(const void *n, void *w, rv_err *err)
 
 /* ---- files ---- */
 
-static int save(const rv_net_def *def, const char *dir, bool durable, rv_err *err)
+/* The run file: the network is active (not fsynced: crash-safety rule 1). */
+static int save_run_file(const rv_net_def *def, rv_err *err)
 {
-    char *xml = rv_net_def_format(def), *path = rv_qemu_path(dir, def->name, ".xml");
+    char *xml = rv_net_def_format(def), *path = rv_qemu_path(st.run_dir, def->name, ".xml");
     int rc = !xml || !path ? oom(err)
-                           : rv_qemu_mkdirs(dir, err) < 0 ? -1
-                                                          : rv_qemu_write_file(path, xml, durable, err);
+             : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
+                                                   : rv_qemu_write_file(path, xml, false, err);
     free(xml);
     free(path);
     return rc;
@@ -282,7 +283,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
 {
     qnet *n = opaque;
     rv_err err = { 0 };
-    if (!why && save(running(n), st.run_dir, false, &err) == 0)
+    if (!why && save_run_file(running(n), &err) == 0)
         started(n);
     else if (!why) {    /* it runs, but a restarted remvirtd would not know: undo */
         rv_err ignored = { 0 };
@@ -334,7 +335,7 @@ static int start(qnet *n, rv_deferred *reply, rv_err *err)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: the host has no bridge '%s' for network '%s'",
                     n->def->bridge, n->def->name);
-    if (save(n->def, st.run_dir, false, err) < 0)
+    if (save_run_file(n->def, err) < 0)
         return -1;
     n->live = n->def;
     started(n);
@@ -435,37 +436,85 @@ int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by
     return n ? to_wire(n, &ret->net, err) : -1;
 }
 
-int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
-                               rv_network_define_xml_ret *ret, rv_err *err)
+/* A define or an undefine, through the family's queue (qemu_fileq.c):
+ * checked when the ones before it are done, answered once its file is
+ * durable, memory changed then. */
+typedef struct net_op {
+    rv_qemu_fileop op;
+    char *xml;                  /* define: the XML asked for */
+    rv_net_def *def;            /* define: parsed at its turn */
+    unsigned char uuid[16];     /* undefine: the network */
+} net_op;
+
+static rv_qemu_fileq net_queue = { .name = "network", .from = RV_FROM_NETWORK };
+
+static void net_op_destroy(rv_qemu_fileop *o)
 {
-    (void)c;
-    rv_net_def *def;
-    if (parse(args->xml, &def, err) < 0)
+    net_op *op = (net_op *)o;
+    free(op->xml);
+    rv_net_def_free(op->def);
+    free(op);
+}
+
+static net_op *net_op_new(rv_err *err)
+{
+    return rv_qemu_fileop_new(&net_queue, sizeof(net_op), net_op_destroy, err);
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    net_op *op = (net_op *)o;
+    if (parse(op->xml, &op->def, err) < 0)
         return -1;
-    qnet *n = find(def->name);
-    bool fresh = !n;
-    if (fresh && !(n = add(def, err))) {
-        rv_net_def_free(def);
+    if (!find(op->def->name) && rv_obj_check_room(&st.list, err) < 0)
         return -1;
+    char *xml = rv_net_def_format(op->def);
+    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, op->def->name, ".xml"), xml,
+                                    true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    net_op *op = (net_op *)o;
+    rv_err err = { 0 };
+    qnet *n = find(op->def->name);
+    if (!n && !(n = add(op->def, &err))) {
+        RV_ERROR("network '%s' is on disk, but not in memory: %s", op->def->name, err.message);
+        rv_err_clear(&err);
+        return;
     }
-    rv_net_def *old = fresh ? NULL : n->def;
-    n->def = def;
-    if (save(n->def, st.config_dir, true, err) < 0) {
-        if (fresh)
-            drop(n);
-        else {
-            n->def = old;
-            rv_net_def_free(def);
-        }
-        return -1;
-    }
+    rv_net_def *old = n->def == op->def ? NULL : n->def;
+    n->def = op->def;
+    op->def = NULL;
     /* An active network keeps running as it started (live); the new
      * definition (maybe another bridge) is what starts next time. */
-    if (old != n->live)
+    if (old && old != n->live)
         rv_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
-    return to_wire(n, &ret->net, err);
+    rv_network_define_xml_ret *ret = rv_deferred_ret(o->reply);
+    if (to_wire(n, &ret->net, &err) < 0)
+        rv_err_clear(&err);
+}
+
+int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
+                               rv_network_define_xml_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    rv_net_def *def;
+    /* Refused at once when bad; checked again at its turn. */
+    if (parse(args->xml, &def, err) < 0)
+        return -1;
+    rv_net_def_free(def);
+    net_op *op = net_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            net_op_destroy(&op->op);
+        return op ? oom(err) : -1;
+    }
+    return rv_qemu_fileq_submit(&net_queue, &op->op, define_prepare, define_commit, err);
 }
 
 int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
@@ -587,26 +636,50 @@ static int set_autostart_link(const qnet *n, bool on, rv_err *err)
     return rc;
 }
 
-int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
-    (void)c;
-    qnet *n = get(&args->net, err);
+    net_op *op = (net_op *)o;
+    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
     if (!n)
-        return -1;
+        return fail(err, RV_ERR_NO_NETWORK, "Network not found: the network was undefined");
     if (busy(n, err) < 0)
         return -1;
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not persistent",
                     n->def->name);
-    if (set_autostart_link(n, false, err) < 0)
-        return -1;
-    unlink_in(st.config_dir, n->def->name);
+    /* The definition goes first (the commit point), then its autostart
+     * link: one left alone is removed at start-up. */
+    if (rv_qemu_fileop_step(o, rv_qemu_path(st.config_dir, n->def->name, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, rv_qemu_path(st.autostart_dir, n->def->name, ".xml"), NULL,
+                            false) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    net_op *op = (net_op *)o;
+    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
+    if (!n)
+        return;
     n->persistent = n->autostart = false;
     emit(n, RV_NET_EVENT_UNDEFINED);
     if (!n->active)
         drop(n);
-    return 0;
+}
+
+int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    if (!n || busy(n, err) < 0)
+        return -1;
+    net_op *op = net_op_new(err);
+    if (!op)
+        return -1;
+    memcpy(op->uuid, n->def->uuid, 16);
+    return rv_qemu_fileq_submit(&net_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 int rv_qemu_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_args *args,
@@ -737,6 +810,7 @@ void rv_qemu_network_init(void)
         RV_ERROR("QEMU driver: out of memory; no networks");
         return;
     }
+    rv_qemu_drop_dangling_links(st.autostart_dir);
     rv_qemu_load_defs(st.config_dir, &network_files, &st);
     rv_qemu_load_defs(st.run_dir, &network_files, NULL);
     for (size_t i = 0; i < st.list.n; i++) {
@@ -755,6 +829,7 @@ void rv_qemu_network_init(void)
 
 void rv_qemu_network_cleanup(void)
 {
+    rv_qemu_fileq_release(&net_queue);
     rv_qemu_netnat_cleanup();   /* answers the calls that wait, before the table goes */
     while (st.list.n)
         drop(rv_obj_at(&st.list, 0));

@@ -467,32 +467,103 @@ int rv_qemu_nwfilter_get_xml_desc(rv_driver_conn *c, const rv_nwfilter_get_xml_d
     return 0;
 }
 
-static int define(const char *text, rv_nonnull_nwfilter *out, rv_err *err)
+/* A define or an undefine, through the family's queue (qemu_fileq.c):
+ * checked at its turn, answered once its file is durable (or gone),
+ * memory changed then. */
+typedef struct filter_op {
+    rv_qemu_fileop op;
+    char *text;                 /* define: the XML asked for */
+    char *name, *xml;           /* define: parsed at its turn */
+    unsigned char uuid[16];
+    rv_nonnull_nwfilter *(*out)(void *ret);     /* define: where the reply's result has it */
+} filter_op;
+
+static rv_qemu_fileq filter_queue = { .name = "nwfilter", .from = RV_FROM_NWFILTER };
+
+static void filter_op_destroy(rv_qemu_fileop *o)
+{
+    filter_op *op = (filter_op *)o;
+    free(op->text);
+    free(op->name);
+    free(op->xml);
+    free(op);
+}
+
+static int parse_checked(const char *text, char **name, unsigned char uuid[16], char **xml,
+                         rv_err *err)
+{
+    if (parse_filter(text, name, uuid, xml, err) < 0)
+        return -1;
+    char *path = file_of(*name);
+    int rc = rv_lx_check_name(*name, "\n", err) < 0 || check_define(*name, uuid, err) < 0 ||
+             (!path && fail(err, RV_ERR_INVALID_ARG, "invalid argument: filter name '%s' cannot "
+                                                     "be a file name", *name)) ? -1 : 0;
+    free(path);
+    if (rc < 0) {
+        free(*name);
+        free(*xml);
+        *name = *xml = NULL;
+    }
+    return rc;
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    filter_op *op = (filter_op *)o;
+    if (parse_checked(op->text, &op->name, op->uuid, &op->xml, err) < 0)
+        return -1;
+    char *xml = strdup(op->xml);
+    if (!xml || rv_qemu_fileop_step(o, file_of(op->name), xml, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    filter_op *op = (filter_op *)o;
+    rv_err err = { 0 };
+    qfilter *f = put(op->name, op->uuid, op->xml, &err);
+    op->name = op->xml = NULL;
+    if (!f || to_wire(op->out(rv_deferred_ret(o->reply)), f, &err) < 0)
+        RV_WARN("%s", err.message);
+    rv_err_clear(&err);
+}
+
+static int define(const char *text, rv_nonnull_nwfilter *(*out)(void *ret), rv_err *err)
 {
     char *name, *xml;
     unsigned char uuid[16];
-    if (parse_filter(text, &name, uuid, &xml, err) < 0)
+    /* Refused at once when bad; checked again at its turn. */
+    if (parse_checked(text, &name, uuid, &xml, err) < 0)
         return -1;
-    char *path = file_of(name);
-    if (rv_lx_check_name(name, "\n", err) < 0 || check_define(name, uuid, err) < 0 ||
-        (!path && fail(err, RV_ERR_INVALID_ARG, "invalid argument: filter name '%s' cannot be "
-                                                "a file name", name)) ||
-        rv_qemu_mkdirs(st.dir, err) < 0 || rv_qemu_write_file(path, xml, true, err) < 0) {
-        free(name);
-        free(xml);
-        free(path);
+    free(name);
+    free(xml);
+    filter_op *op = rv_qemu_fileop_new(&filter_queue, sizeof(*op), filter_op_destroy, err);
+    if (!op)
         return -1;
+    if (!(op->text = strdup(text))) {
+        filter_op_destroy(&op->op);
+        return oom(err);
     }
-    free(path);
-    qfilter *f = put(name, uuid, xml, err);
-    return f ? to_wire(out, f, err) : -1;
+    op->out = out;
+    return rv_qemu_fileq_submit(&filter_queue, &op->op, define_prepare, define_commit, err);
+}
+
+static rv_nonnull_nwfilter *define_xml_out(void *ret)
+{
+    return &((rv_nwfilter_define_xml_ret *)ret)->nwfilter;
+}
+
+static rv_nonnull_nwfilter *define_xml_flags_out(void *ret)
+{
+    return &((rv_nwfilter_define_xml_flags_ret *)ret)->nwfilter;
 }
 
 int rv_qemu_nwfilter_define_xml(rv_driver_conn *c, const rv_nwfilter_define_xml_args *args,
                                 rv_nwfilter_define_xml_ret *ret, rv_err *err)
 {
-    (void)c;
-    return define(args->xml, &ret->nwfilter, err);
+    (void)c, (void)ret;
+    return define(args->xml, define_xml_out, err);
 }
 
 int rv_qemu_nwfilter_define_xml_flags(rv_driver_conn *c,
@@ -503,7 +574,33 @@ int rv_qemu_nwfilter_define_xml_flags(rv_driver_conn *c,
     /* VALIDATE: the parser checks what it reads (no RNG schema). */
     if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, DEFINE_VALIDATE, "nwfilterDefineXMLFlags", err) < 0)
         return -1;
-    return define(args->xml, &ret->nwfilter, err);
+    (void)ret;
+    return define(args->xml, define_xml_flags_out, err);
+}
+
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    filter_op *op = (filter_op *)o;
+    qfilter *f = get_uuid(op->uuid, err);
+    if (!f)
+        return -1;
+    if (rv_qemu_fileop_step(o, file_of(f->name), NULL, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    filter_op *op = (filter_op *)o;
+    for (qfilter **p = &st.list; *p; p = &(*p)->next) {
+        if (memcmp((*p)->uuid, op->uuid, 16) == 0) {
+            qfilter *f = *p;
+            *p = f->next;
+            st.n--;
+            filter_free(f);
+            return;
+        }
+    }
 }
 
 int rv_qemu_nwfilter_undefine(rv_driver_conn *c, const rv_nwfilter_undefine_args *args,
@@ -513,22 +610,11 @@ int rv_qemu_nwfilter_undefine(rv_driver_conn *c, const rv_nwfilter_undefine_args
     qfilter *f = get_uuid((const unsigned char *)args->nwfilter.uuid, err);
     if (!f)
         return -1;
-    char *path = file_of(f->name);
-    if (path && unlink(path) < 0 && errno != ENOENT) {
-        rv_err_set_errno(err, RV_FROM_NWFILTER, errno, "cannot remove '%s'", path);
-        free(path);
+    filter_op *op = rv_qemu_fileop_new(&filter_queue, sizeof(*op), filter_op_destroy, err);
+    if (!op)
         return -1;
-    }
-    free(path);
-    for (qfilter **p = &st.list; *p; p = &(*p)->next) {
-        if (*p == f) {
-            *p = f->next;
-            break;
-        }
-    }
-    st.n--;
-    filter_free(f);
-    return 0;
+    memcpy(op->uuid, f->uuid, 16);
+    return rv_qemu_fileq_submit(&filter_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 int rv_qemu_connect_list_all_nwfilter_bindings(
@@ -624,6 +710,7 @@ void rv_qemu_nwfilter_init(void)
 
 void rv_qemu_nwfilter_cleanup(void)
 {
+    rv_qemu_fileq_release(&filter_queue);
     while (st.list) {
         qfilter *f = st.list;
         st.list = f->next;

@@ -23,6 +23,7 @@
 
 #include "common/log.h"
 #include "common/safe_open.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
@@ -342,6 +343,8 @@ static void restore_over(qemu_dom *d)
     rv_qemu_migration_wait_stop(d);
     d->migrate_done = NULL;
     d->restoring = false;
+    d->restore_committed = false;
+    rv_qemu_sync_forget(&d->restore_sync);
     free(d->restore_managed);
     d->restore_managed = NULL;
 }
@@ -563,10 +566,6 @@ static void on_started(qemu_dom *d)
     if (paused)
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               restored ? RV_EVENT_SUSPENDED_RESTORED : RV_EVENT_SUSPENDED_PAUSED);
-    /* A managed image is used once: the guest has moved on from it. */
-    if (d->restore_managed && unlink(d->restore_managed) < 0 && errno != ENOENT)
-        RV_WARN("domain '%s': cannot remove the managed save image '%s': %s", dom_name(d),
-                d->restore_managed, strerror(errno));
     restore_over(d);
     rv_err err = { 0 };
     if (rv_qemu_save_status(d, &err) < 0)
@@ -700,17 +699,124 @@ static void set_balloon_target(qemu_dom *d)
     rv_err_clear(&err);
 }
 
-/* The image is loaded into the new QEMU (paused by -S). */
+/* ---- a restore's commit point ----
+ * The image is loaded into the new QEMU, paused by -S.  The commit point
+ * is the status file that says so (its "restore" line): a remvirtd killed
+ * before it kills this QEMU as one still starting, and the image is there
+ * as it was; killed after it, the restarted remvirtd reattaches the QEMU
+ * and finishes here.  The managed image goes next (durably: a guest that
+ * ran must never be restored from it again), and only then does the
+ * guest run (cont). */
+
+static void restore_done(qemu_dom *d)
+{
+    d->restore_committed = false;
+    if (d->starting) {
+        on_started(d);
+        return;
+    }
+    /* Finished after a restart: no job waits for it. */
+    RV_INFO("domain '%s': its restore, interrupted by remvirtd's stop, is finished", dom_name(d));
+    if (d->restore_run)
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_RESTORED, RV_EVENT_STARTED,
+                              RV_EVENT_STARTED_RESTORED);
+    else
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
+                              RV_EVENT_SUSPENDED_RESTORED);
+    restore_over(d);
+    rv_err err = { 0 };
+    if (rv_qemu_save_status(d, &err) < 0)
+        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    rv_err_clear(&err);
+}
+
+static void on_restore_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = dom_of(qmp, opaque);
+    if (!d || !d->restore_committed)
+        return;
+    if (err) {
+        /* The image may be gone: the guest is kept, paused. */
+        RV_WARN("domain '%s': restored, but QEMU would not let it run: %s", dom_name(d),
+                err->message ? err->message : "");
+        d->restore_run = false;
+    }
+    restore_done(d);
+}
+
+static void restore_run(qemu_dom *d)
+{
+    rv_crash_point("restore", 4);
+    rv_err err = { 0 };
+    if (!d->restore_run)
+        restore_done(d);
+    else if (!d->qmp || rv_qmp_command(d->qmp, "cont", NULL, 0, on_restore_cont, d, &err) < 0)
+        on_restore_cont(d->qmp, NULL, &err, d);
+    rv_err_clear(&err);
+}
+
+/* The restore goes back to before its commit: this QEMU goes, the image
+ * (still there) stays. */
+static void restore_undo(qemu_dom *d, const rv_err *why)
+{
+    d->restore_committed = false;
+    if (d->starting) {
+        start_failed(d, why);
+        return;
+    }
+    RV_WARN("domain '%s': cannot finish its restore: %s", dom_name(d), why->message);
+    begin_stop(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED, false, true);
+}
+
+static void on_restore_image_removed(rv_qemu_sync *s, int error)
+{
+    qemu_dom *d = s->data;
+    rv_crash_point("restore", 3);
+    if (error) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot remove the managed save image '%s': %s", d->restore_managed,
+                   error > 0 ? strerror(error) : "the store helper died");
+        restore_undo(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    restore_run(d);
+}
+
+/* After the commit: the managed image goes, then the guest runs. */
+static void restore_finish(qemu_dom *d)
+{
+    rv_crash_point("restore", 2);
+    if (!d->restore_managed) {
+        restore_run(d);
+        return;
+    }
+    rv_err err = { 0 };
+    d->restore_sync.done = on_restore_image_removed;
+    d->restore_sync.data = d;
+    if (rv_qemu_sync_remove(&d->restore_sync, d->restore_managed, &err) < 0)
+        restore_undo(d, &err);
+    rv_err_clear(&err);
+}
+
 static void on_incoming_done(qemu_dom *d, const rv_err *err)
 {
     if (err) {
         start_failed(d, err);
         return;
     }
-    if (d->restore_run)
-        job_command(d, "cont");
-    else
-        on_started(d);
+    rv_crash_point("restore", 1);
+    rv_err e = { 0 };
+    d->restore_committed = true;
+    if (rv_qemu_save_status(d, &e) < 0) {
+        d->restore_committed = false;
+        start_failed(d, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    restore_finish(d);
 }
 
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
@@ -723,6 +829,9 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
     if (d->starting && d->restoring) {
         /* The state comes from the image: wait for it all to arrive. */
         rv_qemu_migration_wait(d, on_incoming_done);
+    } else if (d->restore_committed) {
+        /* Reattached after a kill past a restore's commit point. */
+        restore_finish(d);
     } else if (d->starting) {
         /* Paused by -S until now: let it run, or leave it paused. */
         /* Until the guest's balloon driver acts it has all its memory. */
@@ -985,12 +1094,6 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
             free(managed);
             return 0;
         }
-        if (job->flags & RV_DOMAIN_START_FORCE_BOOT) {
-            RV_INFO("domain '%s': boots afresh, its managed save image removed", d->def->name);
-            unlink(managed);
-            free(managed);
-            return 0;
-        }
         image = managed;
     }
     if (!image)
@@ -1044,6 +1147,39 @@ static int open_taps(rv_qemu_domain_def *live, int **taps, rv_err *err)
     return 0;
 }
 
+static void begin_start(qemu_dom *d);
+
+static void on_force_boot_removed(rv_qemu_sync *s, int error)
+{
+    qemu_dom *d = s->data;
+    if (error) {
+        job_fail(d, RV_ERR_SYSTEM_ERROR, "cannot remove the managed save image of '%s': %s",
+                 dom_name(d), error > 0 ? strerror(error) : "the store helper died");
+        return;
+    }
+    begin_start(d);
+}
+
+/* FORCE_BOOT: the managed image goes (durably, off the loop) before the
+ * guest boots afresh, never after: true when that is under way. */
+static bool force_boot_discard(qemu_dom *d)
+{
+    if (!(d->jobs->flags & RV_DOMAIN_START_FORCE_BOOT) || d->jobs->path || !d->def ||
+        !rv_qemu_has_managed_save(d->def->name))
+        return false;
+    char *image = rv_qemu_managed_save_path(d->def->name);
+    rv_err err = { 0 };
+    d->restore_sync.done = on_force_boot_removed;
+    d->restore_sync.data = d;
+    RV_INFO("domain '%s': boots afresh, its managed save image removed", d->def->name);
+    if (!image || rv_qemu_sync_remove(&d->restore_sync, image, &err) < 0) {
+        job_fail(d, RV_ERR_SYSTEM_ERROR, "%s", err.message ? err.message : "out of memory");
+        rv_err_clear(&err);
+    }
+    free(image);
+    return true;
+}
+
 static void begin_start(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -1056,6 +1192,8 @@ static void begin_start(qemu_dom *d)
         job_fail(d, RV_ERR_NO_DOMAIN, "Domain not found: the domain was undefined");
         return;
     }
+    if (force_boot_discard(d))
+        return;
     /* A transient domain (create_xml) brought its live definition. */
     if (!d->live && !(d->live = copy_def(d->def, &err))) {
         job_done(d, &err);
@@ -1243,6 +1381,7 @@ void rv_qemu_release(qemu_dom *d)
     ev_timer_stop(rv_qemu.loop, &d->stop_timer);
     fail_monitor_waiters(d, NULL);
     rv_qemu_save_release(d);
+    rv_qemu_sync_forget(&d->restore_sync);
     rv_qemu_agent_abandon(d);
     rv_qemu_def_writes_release(d);
     rv_qmp *qmp = d->qmp;

@@ -27,11 +27,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/safe_open.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
 RV_LOG_CATEGORY("drivers.qemu.save");
@@ -54,7 +56,8 @@ typedef struct qemu_save_op {
     bool was_running;
     bool image_running;         /* the image's word: the guest runs when restored */
     bool stopped_cpus;          /* "stop" sent: "cont" if the save fails */
-    rv_qemu_sync sync;          /* the child that fsyncs and renames */
+    rv_qemu_sync sync;          /* the store helper's fsync, then rename */
+    bool renaming;              /* the rename (the commit point) is asked */
     qemu_dom *dom;
 } qemu_save_op;
 
@@ -236,9 +239,10 @@ static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, 
         migration_finished(d, NULL);
     } else if (strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0) {
         rv_err e = { 0 };
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: migration %s%s%s", s,
-                   json_object_object_get_ex(ret, "error-desc", &desc) ? ": " : "",
-                   desc ? json_object_get_string(desc) : "");
+        const char *why = json_object_object_get_ex(ret, "error-desc", &desc)
+                              ? json_object_get_string(desc) : NULL;
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: migration %s: %s",
+                   s, why && *why ? why : "QEMU gave no reason");
         migration_finished(d, &e);
         rv_err_clear(&e);
     } else {
@@ -332,38 +336,96 @@ static void save_failf(qemu_dom *d, int code, const char *fmt, ...)
     rv_err_clear(&err);
 }
 
-static void on_synced(rv_qemu_sync *s, int error)
+/* A save whose QEMU went away while the store helper had its file: the
+ * op lives on alone until the helper answers. */
+static void on_abandoned_done(rv_qemu_sync *s, int error)
+{
+    qemu_save_op *op = s->data;
+    if (op->renaming) {
+        if (error)
+            RV_ERROR("the save image '%s' of a domain whose QEMU went away could not be put in "
+                     "place: %s", op->path, error > 0 ? strerror(error) : "the store helper died");
+        save_op_free(op, false, true);
+        return;
+    }
+    /* After the fsync: the partial file goes, off the loop. */
+    char *tmp = op->tmp_path;
+    op->tmp_path = NULL;
+    rv_err err = { 0 };
+    op->renaming = true;    /* (so that this runs once) */
+    int rc = tmp ? rv_qemu_sync_remove(&op->sync, tmp, &err) : -1;
+    rv_err_clear(&err);
+    free(tmp);
+    if (rc < 0)
+        save_op_free(op, false, true);
+}
+
+static void on_renamed(rv_qemu_sync *s, int error)
 {
     qemu_save_op *op = s->data;
     qemu_dom *d = op->dom;
+    op->renaming = false;
     if (error != 0) {
         save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s", op->path,
-                   error > 0 ? strerror(error) : "its writer was killed");
+                   error > 0 ? strerror(error) : "the store helper died");
         return;
     }
-    /* The image is whole under its name: the guest's state is there, so
-     * the process goes, as after a shutdown. */
+    rv_crash_point("save", 4);
+    /* The commit point is behind: the image is whole under its name, the
+     * guest's state is there, so the process goes, as after a shutdown. */
     RV_INFO("domain '%s' saved to '%s'", dom_name(d), op->path);
     d->save = NULL;
-    save_op_free(op, false, false);
+    /* The marker stays until the process is gone (process_gone removes
+     * it): a remvirtd killed meanwhile knows the QEMU's end was the save's. */
+    save_op_free(op, false, true);
     rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
 }
 
-/* QEMU's stream is complete: the sync child (qemu_sync.c) makes the image
- * durable under its name; the loop does not wait on the disk. */
+static void on_fsynced(rv_qemu_sync *s, int error)
+{
+    qemu_save_op *op = s->data;
+    qemu_dom *d = op->dom;
+    rv_err e = { 0 };
+    if (error != 0) {
+        save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s", op->path,
+                   error > 0 ? strerror(error) : "the store helper died");
+        return;
+    }
+    rv_crash_point("save", 3);
+    op->sync.done = on_renamed;
+    op->renaming = true;
+    if (rv_qemu_sync_rename(&op->sync, op->tmp_path, op->path, &e) < 0) {
+        op->renaming = false;
+        save_failed(d, &e);
+    }
+    rv_err_clear(&e);
+}
+
+/* QEMU's stream is complete: the store helper (qemu_sync.c) fsyncs the
+ * image, then renames it to its name (the commit point); the loop does
+ * not wait on the disk. */
 static void save_migrated(qemu_dom *d, const rv_err *err)
 {
     qemu_save_op *op = d->save;
     if (!op)
         return;
     if (err) {
+        /* QEMU 7.2 says nothing of why its stream could not be written:
+         * a file system without room is the usual reason. */
+        struct statvfs fs;
+        if (fstatvfs(op->fd, &fs) == 0 && fs.f_bavail * fs.f_frsize < 1024 * 1024) {
+            save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s (%s)",
+                       op->path, strerror(ENOSPC), err->message ? err->message : "");
+            return;
+        }
         save_failed(d, err);
         return;
     }
-    op->sync.done = on_synced;
+    rv_crash_point("save", 2);
+    op->sync.done = on_fsynced;
     op->sync.data = op;
     rv_err e = { 0 };
-    if (rv_qemu_sync_start(&op->sync, op->fd, NULL, op->tmp_path, op->path, &e) < 0) {
+    if (rv_qemu_sync_fsync(&op->sync, op->fd, op->tmp_path, &e) < 0) {
         save_failed(d, &e);
         rv_err_clear(&e);
     }
@@ -482,6 +544,7 @@ void rv_qemu_save_begin(qemu_dom *d)
         goto fail;
     d->save = op;
     RV_INFO("domain '%s': saving to '%s'", dom_name(d), op->path);
+    rv_crash_point("save", 1);
 
     /* The CPUs stop first (the image is the state at one instant), then
      * QEMU gets the descriptor and migrates into it. */
@@ -529,10 +592,21 @@ void rv_qemu_save_abandon(qemu_dom *d)
         return;
     d->save = NULL;
     rv_qemu_migration_wait_stop(d);
-    if (op->sync.pid > 0) {
-        /* The stream was complete: the child finishes the image. */
-        rv_qemu_sync_forget(&op->sync);
-        save_op_free(op, false, false);
+    if (rv_qemu_sync_busy(&op->sync)) {
+        /* The stream was complete and the helper has the file.  Past the
+         * commit point (the rename asked) the save stands: the domain is
+         * shut off (saved) and the call succeeds; before it the file goes
+         * once the helper is done with it and the call fails. */
+        if (op->renaming) {
+            d->stop_reason = RV_DOMAIN_SHUTOFF_SAVED;
+            d->stop_detail = RV_EVENT_STOPPED_SAVED;
+        }
+        char *marker = marker_path(dom_name(d));
+        if (marker)
+            unlink(marker);
+        free(marker);
+        op->dom = NULL;
+        op->sync.done = on_abandoned_done;
         return;
     }
     save_op_free(op, true, false);

@@ -7,6 +7,7 @@
  * events.  Errors and checks are libvirtd's (texts, codes, the order). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,44 +250,15 @@ static char *file_of(const unsigned char uuid[16], const char *suffix)
     return st.dir ? rv_qemu_path(st.dir, text, suffix) : NULL;
 }
 
-static void remove_files(const unsigned char uuid[16])
+/* A value as its file holds it (base64; malloc'd, NULL: no memory). */
+static char *value_text(const unsigned char *value, size_t len)
 {
-    static const char *const suffixes[] = { ".xml", ".base64" };
-    for (size_t i = 0; i < 2; i++) {
-        char *path = file_of(uuid, suffixes[i]);
-        if (path && unlink(path) < 0 && errno != ENOENT)
-            RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-        free(path);
-    }
-}
-
-static int save_value(const qsecret *s, rv_err *err)
-{
-    gnutls_datum_t in = { s->value, (unsigned int)s->value_len }, out = { NULL, 0 };
-    char *path = file_of(s->def.uuid, ".base64"), *text = NULL;
-    int rc = -1;
-    if (!path || gnutls_base64_encode2(&in, &out) < 0 || !(text = calloc(1, out.size + 1))) {
-        oom(err);
-        goto out;
-    }
-    memcpy(text, out.data, out.size);
-    rc = rv_qemu_write_file(path, text, true, err);
-out:
+    gnutls_datum_t in = { (unsigned char *)value, (unsigned int)len }, out = { NULL, 0 };
+    char *text = NULL;
+    if (gnutls_base64_encode2(&in, &out) == 0 && (text = calloc(1, out.size + 1)))
+        memcpy(text, out.data, out.size);
     gnutls_free(out.data);
-    free(text);
-    free(path);
-    return rc;
-}
-
-static int save_def(const secret_def *def, rv_err *err)
-{
-    char *xml = format_def(def), *path = file_of(def->uuid, ".xml");
-    int rc = !xml || !path ? oom(err)
-           : rv_qemu_mkdirs(st.dir, err) < 0 ? -1
-           : rv_qemu_write_file(path, xml, true, err);
-    free(xml);
-    free(path);
-    return rc;
+    return text;
 }
 
 static void put_secret(rv_nonnull_secret *wire, const secret_def *def, char *usage_id)
@@ -452,38 +424,150 @@ static int check_define(const qsecret *old, const secret_def *def, rv_err *err)
     return 0;
 }
 
-int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args *args,
-                              rv_secret_define_xml_ret *ret, rv_err *err)
+/* A define, a new value or an undefine, through the family's queue
+ * (qemu_fileq.c): checked at its turn, answered once its files are
+ * durable, memory changed then.  A persistent secret's definition is the
+ * commit point: its value file is written before it, removed after it. */
+typedef struct secret_op {
+    rv_qemu_fileop op;
+    char *xml;                  /* define: the XML asked for */
+    secret_def def;             /* define: parsed at its turn */
+    bool parsed;
+    unsigned char uuid[16];
+    unsigned char *value;       /* set-value */
+    size_t value_len;
+} secret_op;
+
+static rv_qemu_fileq secret_queue = { .name = "secret", .from = RV_FROM_SECRET };
+
+static void secret_op_destroy(rv_qemu_fileop *o)
 {
-    (void)c;
-    secret_def def;
-    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
-        parse_def(args->xml, &def, err) < 0)
+    secret_op *op = (secret_op *)o;
+    free(op->xml);
+    if (op->parsed)
+        def_clear(&op->def);
+    if (op->value)
+        memset(op->value, 0, op->value_len);
+    free(op->value);
+    free(op);
+}
+
+static secret_op *secret_op_new(rv_err *err)
+{
+    return rv_qemu_fileop_new(&secret_queue, sizeof(secret_op), secret_op_destroy, err);
+}
+
+/* Steps that remove a persistent secret's files: the definition first. */
+static int remove_steps(rv_qemu_fileop *o, const unsigned char uuid[16], rv_err *err)
+{
+    if (rv_qemu_fileop_step(o, file_of(uuid, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, file_of(uuid, ".base64"), NULL, false) < 0)
+        return oom(err);
+    return 0;
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    if (parse_def(op->xml, &op->def, err) < 0)
         return -1;
-    qsecret *s = find_uuid(def.uuid);
-    if (check_define(s, &def, err) < 0 || to_wire(&ret->secret, &def, err) < 0)
-        goto fail;
-    /* On disk first: a failed write leaves the secret as it was. */
-    if (!def.ephemeral && (save_def(&def, err) < 0 || (s && s->def.ephemeral && s->value && save_value(s, err) < 0)))
-        goto fail;
+    op->parsed = true;
+    const qsecret *s = find_uuid(op->def.uuid);
+    if (check_define(s, &op->def, err) < 0)
+        return -1;
+    if (op->def.ephemeral)
+        return s && !s->def.ephemeral ? remove_steps(o, op->def.uuid, err) : 0;
+    char *xml = format_def(&op->def), *value = NULL;
+    /* A new secret's value file, if one was left, goes before its
+     * definition is written (nothing refers to it yet). */
+    if (xml && !s && rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), NULL, false) < 0) {
+        free(xml);
+        return oom(err);
+    }
+    if (xml && s && s->def.ephemeral && s->value &&
+        (!(value = value_text(s->value, s->value_len)) ||
+         rv_qemu_fileop_step(o, file_of(op->def.uuid, ".base64"), value, false) < 0)) {
+        free(xml);
+        return oom(err);
+    }
+    if (!xml || rv_qemu_fileop_step(o, file_of(op->def.uuid, ".xml"), xml, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    qsecret *s = find_uuid(op->def.uuid);
     if (!s) {
         if (!(s = calloc(1, sizeof(*s)))) {
-            oom(err);
-            goto fail;
+            RV_ERROR("secret is on disk, but not in memory: out of memory");
+            return;
         }
         s->next = st.list;
         st.list = s;
         st.n++;
-    } else if (def.ephemeral && !s->def.ephemeral) {
-        remove_files(def.uuid);
+    } else {
+        def_clear(&s->def);
     }
-    def_clear(&s->def);
-    s->def = def;
+    s->def = op->def;
+    op->parsed = false;
     event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_DEFINED);
-    return 0;
-fail:
+    rv_secret_define_xml_ret *ret = rv_deferred_ret(o->reply);
+    rv_err err = { 0 };
+    if (to_wire(&ret->secret, &s->def, &err) < 0)
+        rv_err_clear(&err);
+}
+
+int rv_qemu_secret_define_xml(rv_driver_conn *c, const rv_secret_define_xml_args *args,
+                              rv_secret_define_xml_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    secret_def def;
+    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, DEFINE_VALIDATE, "secretDefineXML", err) < 0 ||
+        parse_def(args->xml, &def, err) < 0)
+        return -1;
+    /* Refused at once when bad; checked again at its turn. */
+    int rc = check_define(find_uuid(def.uuid), &def, err);
     def_clear(&def);
-    return -1;
+    if (rc < 0)
+        return -1;
+    secret_op *op = secret_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            secret_op_destroy(&op->op);
+        return op ? oom(err) : -1;
+    }
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, define_prepare, define_commit, err);
+}
+
+static int value_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    const qsecret *s = get(op->uuid, err);
+    if (!s)
+        return -1;
+    if (s->def.ephemeral)
+        return 0;
+    char *text = value_text(op->value, op->value_len);
+    if (!text || rv_qemu_fileop_step(o, file_of(op->uuid, ".base64"), text, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void value_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    qsecret *s = find_uuid(op->uuid);
+    if (!s)
+        return;
+    if (s->value)
+        memset(s->value, 0, s->value_len);
+    free(s->value);
+    s->value = op->value;
+    s->value_len = op->value_len;
+    op->value = NULL;
+    event(s, RV_SECRET_EVENT_ID_VALUE_CHANGED, 0);
 }
 
 int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *args,
@@ -502,20 +586,16 @@ int rv_qemu_secret_set_value(rv_driver_conn *c, const rv_secret_set_value_args *
     if (!value)
         return oom(err);
     memcpy(value, args->value.value_val, len);
-    qsecret next = *s;
-    next.value = value;
-    next.value_len = len;
-    if (!s->def.ephemeral && save_value(&next, err) < 0) {
+    secret_op *op = secret_op_new(err);
+    if (!op) {
+        memset(value, 0, len);
         free(value);
         return -1;
     }
-    if (s->value)
-        memset(s->value, 0, s->value_len);
-    free(s->value);
-    s->value = value;
-    s->value_len = len;
-    event(s, RV_SECRET_EVENT_ID_VALUE_CHANGED, 0);
-    return 0;
+    memcpy(op->uuid, s->def.uuid, 16);
+    op->value = value;
+    op->value_len = len;
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, value_prepare, value_commit, err);
 }
 
 int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *args,
@@ -541,24 +621,39 @@ int rv_qemu_secret_get_value(rv_driver_conn *c, const rv_secret_get_value_args *
     return 0;
 }
 
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    secret_op *op = (secret_op *)o;
+    const qsecret *s = get(op->uuid, err);
+    if (!s)
+        return -1;
+    return s->def.ephemeral ? 0 : remove_steps(o, op->uuid, err);
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    secret_op *op = (secret_op *)o;
+    for (qsecret **p = &st.list; *p; p = &(*p)->next) {
+        if (memcmp((*p)->def.uuid, op->uuid, 16) == 0) {
+            qsecret *s = *p;
+            event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
+            *p = s->next;
+            st.n--;
+            secret_free(s);
+            return;
+        }
+    }
+}
+
 int rv_qemu_secret_undefine(rv_driver_conn *c, const rv_secret_undefine_args *args, rv_err *err)
 {
     (void)c;
     qsecret *s = get((const unsigned char *)args->secret.uuid, err);
-    if (!s)
+    secret_op *op = s ? secret_op_new(err) : NULL;
+    if (!op)
         return -1;
-    if (!s->def.ephemeral)
-        remove_files(s->def.uuid);
-    event(s, RV_SECRET_EVENT_ID_LIFECYCLE, RV_SECRET_EVENT_UNDEFINED);
-    for (qsecret **p = &st.list; *p; p = &(*p)->next) {
-        if (*p == s) {
-            *p = s->next;
-            break;
-        }
-    }
-    st.n--;
-    secret_free(s);
-    return 0;
+    memcpy(op->uuid, s->def.uuid, 16);
+    return rv_qemu_fileq_submit(&secret_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 /* ---- start-up and exit ---- */
@@ -675,11 +770,34 @@ void rv_qemu_secret_init(void)
         return;
     }
     rv_qemu_load_defs(st.dir, &secret_files, NULL);
+    /* A value whose definition file is gone (an undefine killed between
+     * the two removals) is removed: a later secret of that uuid must not
+     * find it.  (One whose file was refused stays for the operator.) */
+    DIR *d = opendir(st.dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        unsigned char uuid[16];
+        char name[RV_UUID_STRING_LEN + 8];
+        if (len != RV_UUID_STRING_LEN - 1 + 7 || strcmp(e->d_name + len - 7, ".base64") != 0)
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 7), e->d_name);
+        if (rv_uuid_parse(name, uuid) < 0 || find_uuid(uuid))
+            continue;
+        strcat(name, ".xml");
+        if (faccessat(dirfd(d), name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+            RV_INFO("removing %s/%s: its secret is not defined", st.dir, e->d_name);
+            unlinkat(dirfd(d), e->d_name, 0);
+        }
+    }
+    if (d)
+        closedir(d);
     RV_DEBUG("%d secrets loaded from %s", st.n, st.dir);
 }
 
 void rv_qemu_secret_cleanup(void)
 {
+    rv_qemu_fileq_release(&secret_queue);
     while (st.list) {
         qsecret *s = st.list;
         st.list = s->next;

@@ -15,6 +15,7 @@
  * domain's jobs (start, destroy, ...) runs: such calls are refused.
  * Reverting a running domain to a shut-off snapshot, or a shut-off one to
  * a running snapshot, is refused (destroy or start it first). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 #include "server/drivers/conf/snapshot_tree.h"
@@ -53,6 +56,7 @@ enum {
 typedef struct qsnaps {
     unsigned char uuid[16];
     rv_snap_tree tree;
+    json_object *trash;                 /* see metadata_json (NULL: none) */
     bool busy;                          /* an operation is under way */
     struct qsnaps *next;
 } qsnaps;
@@ -73,7 +77,7 @@ static const char *dom_name(const qemu_dom *d)
 
 /* ================================================================ the metadata file */
 
-static char *metadata_path(const char *name)
+char *rv_qemu_snapshot_metadata_path(const char *name)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
     char *path = dir ? rv_qemu_path(dir, name, ".json") : NULL;
@@ -100,37 +104,6 @@ static json_object *rec_to_json(const rv_snap_rec *s)
     }
     json_object_object_add(o, "disks", disks);
     return o;
-}
-
-/* Write the domain's metadata (or remove the file when there is none). */
-static int save_metadata(const qemu_dom *d, const qsnaps *q, rv_err *err)
-{
-    char *path = metadata_path(dom_name(d));
-    if (!path)
-        return oom(err);
-    if (q->tree.n == 0) {
-        unlink(path);
-        free(path);
-        return 0;
-    }
-    json_object *root = json_object_new_object(), *list = json_object_new_array();
-    for (size_t i = 0; i < q->tree.n; i++)
-        json_object_array_add(list, rec_to_json(q->tree.items[i]));
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format(q->uuid, uuid);
-    json_object_object_add(root, "uuid", json_object_new_string(uuid));
-    json_object_object_add(root, "snapshots", list);
-    if (q->tree.current)
-        json_object_object_add(root, "current", json_object_new_string(q->tree.current->name));
-    char *dir = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
-    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY);
-    int rc = !dir || !text ? oom(err) : rv_qemu_mkdirs(dir, err);
-    if (rc == 0)
-        rc = rv_qemu_write_file(path, text, true, err);
-    json_object_put(root);
-    free(dir);
-    free(path);
-    return rc;
 }
 
 static const char *get_str(json_object *o, const char *key)
@@ -183,12 +156,71 @@ static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
     return s;
 }
 
-/* The domain's metadata file into q->tree; a missing file is no snapshots,
- * a damaged one is logged and read as far as it goes. */
-static void load_metadata(const qemu_dom *d, qsnaps *q)
+/* The metadata as JSON: the uuid, the snapshots (parents first), the
+ * current one, and the trash: snapshots that the disks may still hold
+ * although no list shows them (a create not committed, a delete committed
+ * but whose data may be left), each with the images to remove it from. */
+static json_object *metadata_json(const unsigned char uuid[16], const rv_snap_tree *t,
+                                  json_object *trash)
 {
-    char *path = metadata_path(dom_name(d));
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    json_object *root = json_object_new_object(), *list = json_object_new_array();
+    for (size_t i = 0; i < t->n; i++)
+        json_object_array_add(list, rec_to_json(t->items[i]));
+    char text[RV_UUID_STRING_LEN];
+    rv_uuid_format(uuid, text);
+    json_object_object_add(root, "uuid", json_object_new_string(text));
+    json_object_object_add(root, "snapshots", list);
+    if (t->current)
+        json_object_object_add(root, "current", json_object_new_string(t->current->name));
+    if (trash && json_object_array_length(trash))
+        json_object_object_add(root, "trash", json_object_get(trash));
+    return root;
+}
+
+/* The snapshots of a metadata document into t (empty); what is damaged is
+ * dropped, with a warning naming what. */
+static void tree_from_json(json_object *root, rv_snap_tree *t, const char *what)
+{
+    json_object *list = NULL;
+    if (!json_object_object_get_ex(root, "snapshots", &list) ||
+        !json_object_is_type(list, json_type_array))
+        return;
+    size_t n = json_object_array_length(list);
+    for (size_t i = 0; i < n && i < MAX_SNAPSHOTS; i++) {
+        rv_snap_rec *s = rec_from_json(json_object_array_get_idx(list, i), t);
+        t->current = s ? s->parent : NULL;      /* add() hangs s under the current one */
+        rv_err err = { 0 };
+        if (!s || rv_snap_tree_add(t, s, MAX_SNAPSHOTS, &err) < 0) {
+            RV_WARN("%s: snapshot %zu dropped", what, i);
+            rv_snap_rec_free(s);
+        }
+        rv_err_clear(&err);
+    }
+    const char *current = get_str(root, "current");
+    t->current = current ? rv_snap_tree_find(t, current) : NULL;
+}
+
+/* A copy of t (the one an operation changes until its commit). */
+static int tree_copy(const unsigned char uuid[16], const rv_snap_tree *t, rv_snap_tree *copy,
+                     rv_err *err)
+{
+    memset(copy, 0, sizeof(*copy));
+    json_object *root = metadata_json(uuid, t, NULL);
+    if (!root)
+        return oom(err);
+    tree_from_json(root, copy, "a copy");
+    json_object_put(root);
+    if (copy->n != t->n) {
+        rv_snap_tree_clear(copy);
+        return oom(err);
+    }
+    return 0;
+}
+
+/* A whole metadata file, parsed; NULL when missing or damaged (logged). */
+static json_object *read_metadata(const char *path, const char *who)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     char *text = fd >= 0 ? malloc(METADATA_MAX + 1) : NULL;
     size_t len = 0;
     ssize_t got = 1;
@@ -199,7 +231,17 @@ static void load_metadata(const qemu_dom *d, qsnaps *q)
     json_object *root = text && got >= 0 && len < METADATA_MAX
                             ? (text[len] = '\0', json_tokener_parse(text)) : NULL;
     if (fd >= 0 && !root)
-        RV_WARN("domain '%s': cannot read the snapshot metadata '%s'", dom_name(d), path);
+        RV_WARN("%s: cannot read the snapshot metadata '%s'", who, path);
+    free(text);
+    return root;
+}
+
+/* The domain's metadata file into q; a missing file is no snapshots, a
+ * damaged one is logged and read as far as it goes. */
+static void load_metadata(const qemu_dom *d, qsnaps *q)
+{
+    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
+    json_object *root = path ? read_metadata(path, dom_name(d)) : NULL;
     /* A file left by an earlier domain of the same name is not this one's. */
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(q->uuid, uuid);
@@ -210,26 +252,14 @@ static void load_metadata(const qemu_dom *d, qsnaps *q)
         json_object_put(root);
         root = NULL;
     }
-    json_object *list = NULL;
-    if (root && json_object_object_get_ex(root, "snapshots", &list) &&
-        json_object_is_type(list, json_type_array)) {
-        size_t n = json_object_array_length(list);
-        for (size_t i = 0; i < n && i < MAX_SNAPSHOTS; i++) {
-            rv_snap_rec *s = rec_from_json(json_object_array_get_idx(list, i), &q->tree);
-            rv_snap_rec *parent = s ? s->parent : NULL;
-            q->tree.current = parent;       /* add() hangs s under the current one */
-            rv_err err = { 0 };
-            if (!s || rv_snap_tree_add(&q->tree, s, MAX_SNAPSHOTS, &err) < 0) {
-                RV_WARN("domain '%s': snapshot %zu of '%s' dropped", dom_name(d), i, path);
-                rv_snap_rec_free(s);
-            }
-            rv_err_clear(&err);
-        }
-        const char *current = get_str(root, "current");
-        q->tree.current = current ? rv_snap_tree_find(&q->tree, current) : NULL;
+    json_object *trash = NULL;
+    if (root) {
+        tree_from_json(root, &q->tree, path);
+        if (json_object_object_get_ex(root, "trash", &trash) &&
+            json_object_is_type(trash, json_type_array))
+            q->trash = json_object_get(trash);
     }
     json_object_put(root);
-    free(text);
     free(path);
 }
 
@@ -265,8 +295,170 @@ int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *er
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot delete inactive domain with %zu "
                     "snapshots", q->tree.n);
-    rv_snap_tree_clear(&q->tree);
-    return save_metadata(d, q, err);    /* removes the file */
+    return 0;
+}
+
+void rv_qemu_snapshots_forget(const unsigned char uuid[16])
+{
+    for (qsnaps **p = &all_snaps; *p; p = &(*p)->next)
+        if (memcmp((*p)->uuid, uuid, 16) == 0) {
+            qsnaps *q = *p;
+            *p = q->next;
+            rv_snap_tree_clear(&q->tree);
+            json_object_put(q->trash);
+            free(q);
+            return;
+        }
+}
+
+/* Start-up (it may wait): `qemu-img snapshot OP name file`; for -d, true
+ * when the image no longer holds it; for -a, when it ran well. */
+static bool img_sync(const char *op, const char *name, const char *file)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+            _exit(126);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execlp("qemu-img", "qemu-img", "snapshot", op, name, file, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return true;
+    if (strcmp(op, "-d") != 0)
+        return false;
+    /* Failing because the image does not have it is as good. */
+    if (pid < 0 || access(file, F_OK) < 0)
+        return pid >= 0;
+    char *cmd = NULL;
+    bool gone = false;
+    if (!strchr(file, '\'') && !strchr(name, '\'') &&
+        asprintf(&cmd, "qemu-img snapshot -l '%s' 2>/dev/null", file) >= 0) {
+        FILE *fp = popen(cmd, "r");
+        char line[512];
+        gone = fp != NULL;
+        while (fp && fgets(line, sizeof(line), fp)) {
+            char id[64], tag[256];
+            if (sscanf(line, "%63s %255s", id, tag) == 2 && strcmp(tag, name) == 0)
+                gone = false;
+        }
+        if (fp && pclose(fp) != 0)
+            gone = false;
+        free(cmd);
+    }
+    return gone;
+}
+
+static bool purge_one(const char *name, const char *file)
+{
+    return img_sync("-d", name, file);
+}
+
+/* One metadata file's trash: what a kill left on the disks of a domain
+ * that is not running goes now (qemu-img); the file keeps what stays. */
+static void recover_file(const char *path)
+{
+    json_object *root = read_metadata(path, "start-up"), *trash = NULL, *revert = NULL;
+    bool has_trash = root && json_object_object_get_ex(root, "trash", &trash) &&
+                     json_object_is_type(trash, json_type_array) && json_object_array_length(trash);
+    bool has_revert = root && json_object_object_get_ex(root, "revert", &revert);
+    if (!has_trash && !has_revert) {
+        json_object_put(root);
+        return;
+    }
+    unsigned char uuid[16];
+    const char *owner = get_str(root, "uuid");
+    qemu_dom *d = owner && rv_uuid_parse(owner, uuid) == 0 ? rv_qemu_find_uuid(uuid) : NULL;
+    bool active = d && rv_qemu_dom_active(d);
+    if (active) {
+        /* Its QEMU has the images open: left for a start-up when it is off. */
+        RV_INFO("'%s': snapshots left in the trash of a running domain", path);
+        json_object_put(root);
+        return;
+    }
+    /* A revert past its commit point (the current snapshot written): the
+     * disks are reverted now (again: qemu-img -a can be repeated). */
+    json_object *images = NULL;
+    const char *target = has_revert ? get_str(revert, "name") : NULL;
+    bool reverted = target && json_object_object_get_ex(revert, "files", &images) &&
+                    json_object_is_type(images, json_type_array);
+    for (size_t k = 0; reverted && k < json_object_array_length(images); k++) {
+        const char *file = json_object_get_string(json_object_array_get_idx(images, k));
+        reverted = file && img_sync("-a", target, file);
+    }
+    if (has_revert && reverted) {
+        RV_INFO("'%s': the revert to snapshot '%s' that a kill interrupted is finished", path, target);
+        json_object_object_del(root, "revert");
+    } else if (has_revert) {
+        RV_WARN("'%s': cannot finish the revert to snapshot '%s'", path, target ? target : "?");
+    }
+    json_object *kept = json_object_new_array();
+    for (size_t i = 0; kept && has_trash && i < json_object_array_length(trash); i++) {
+        json_object *e = json_object_array_get_idx(trash, i), *files = NULL;
+        const char *name = get_str(e, "name");
+        bool done = name != NULL;
+        if (name && json_object_object_get_ex(e, "files", &files) &&
+            json_object_is_type(files, json_type_array))
+            for (size_t k = 0; k < json_object_array_length(files); k++) {
+                const char *file = json_object_get_string(json_object_array_get_idx(files, k));
+                if (file && !purge_one(name, file)) {
+                    RV_WARN("cannot remove snapshot '%s' from '%s'", name, file);
+                    done = false;
+                }
+            }
+        if (done)
+            RV_INFO("snapshot '%s' removed from the disks (an operation interrupted by a kill)", name);
+        else
+            json_object_array_add(kept, json_object_get(e));
+    }
+    if (!kept) {
+        json_object_put(root);
+        return;
+    }
+    if (has_trash)
+        json_object_object_del(root, "trash");
+    if (json_object_array_length(kept))
+        json_object_object_add(root, "trash", kept);
+    else
+        json_object_put(kept);
+    rv_err err = { 0 };
+    json_object *list = NULL;
+    if (!json_object_object_get_ex(root, "trash", NULL) &&
+        !json_object_object_get_ex(root, "revert", NULL) &&
+        (!json_object_object_get_ex(root, "snapshots", &list) || !json_object_array_length(list))) {
+        if (unlink(path) < 0)
+            RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    } else if (rv_qemu_write_file(path, json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY),
+                                  true, &err) < 0) {
+        RV_WARN("%s", err.message);
+    }
+    rv_err_clear(&err);
+    json_object_put(root);
+}
+
+void rv_qemu_snapshots_recover(void)
+{
+    char *dir = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
+    DIR *dp = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        char *path = rv_qemu_path(dir, e->d_name, "");
+        if (path)
+            recover_file(path);
+        free(path);
+    }
+    if (dp)
+        closedir(dp);
+    free(dir);
 }
 
 void rv_qemu_snapshots_cleanup(void)
@@ -275,6 +467,7 @@ void rv_qemu_snapshots_cleanup(void)
         qsnaps *q = all_snaps;
         all_snaps = q->next;
         rv_snap_tree_clear(&q->tree);
+        json_object_put(q->trash);
         free(q);
     }
 }
@@ -284,105 +477,66 @@ void rv_qemu_snapshots_cleanup(void)
 typedef void (*img_done_fn)(void *opaque, const rv_err *err);
 
 typedef struct img_run {
-    ev_child child;
-    ev_io out;
-    int fd;
-    char output[OUTPUT_MAX + 1];
-    size_t len;
-    bool exited, eof;
-    int status;
+    int out;                    /* its stdout and stderr: a memfd */
     img_done_fn done;
     void *opaque;
 } img_run;
 
-static void img_finish_if_done(img_run *r)
+static void img_exited(void *data, int status, const char *why)
 {
-    if (!r->exited || !r->eof)
-        return;
+    img_run *r = data;
     rv_err err = { 0 };
-    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0) {
-        while (r->len && (r->output[r->len - 1] == '\n' || r->output[r->len - 1] == ' '))
-            r->len--;
-        r->output[r->len] = '\0';
-        for (char *p = r->output; *p; p++)
+    if (status < 0) {
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: qemu-img: %s",
+                   why ? why : "failed");
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char output[OUTPUT_MAX + 1];
+        ssize_t n = pread(r->out, output, OUTPUT_MAX, 0);
+        size_t len = n > 0 ? (size_t)n : 0;
+        while (len && (output[len - 1] == '\n' || output[len - 1] == ' '))
+            len--;
+        output[len] = '\0';
+        for (char *p = output; *p; p++)
             if (*p == '\n')
                 *p = ' ';
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: qemu-img: %s",
-                   r->len ? r->output : "failed");
+                   len ? output : "failed");
     }
+    close(r->out);
     r->done(r->opaque, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
     free(r);
 }
 
-static void img_on_exit(struct ev_loop *loop, ev_child *w, int revents)
-{
-    (void)revents;
-    img_run *r = (img_run *)((char *)w - offsetof(img_run, child));
-    ev_child_stop(loop, w);
-    r->status = w->rstatus;
-    r->exited = true;
-    img_finish_if_done(r);
-}
-
-static void img_on_output(struct ev_loop *loop, ev_io *w, int revents)
-{
-    (void)revents;
-    img_run *r = (img_run *)((char *)w - offsetof(img_run, out));
-    char buf[1024];
-    ssize_t n = read(r->fd, buf, sizeof(buf));
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n > 0) {
-        size_t keep = (size_t)n < OUTPUT_MAX - r->len ? (size_t)n : OUTPUT_MAX - r->len;
-        memcpy(r->output + r->len, buf, keep);
-        r->len += keep;
-        return;
-    }
-    ev_io_stop(loop, w);
-    close(r->fd);
-    r->eof = true;
-    img_finish_if_done(r);
-}
-
-/* Run `qemu-img snapshot OP NAME FILE`; done runs later, from the loop. */
+/* Run `qemu-img snapshot OP NAME FILE` (through the spawner helper: the
+ * loop does not fork); done runs later, from the loop. */
 static int img_snapshot(const char *op, const char *name, const char *file, img_done_fn done,
                         void *opaque, rv_err *err)
 {
-    int fds[2];
     img_run *r = calloc(1, sizeof(*r));
-    if (!r)
-        return oom(err);
-    if (pipe2(fds, O_CLOEXEC) < 0) {
+    char *qemu_img = rv_qemu_find_program("qemu-img");
+    if (!r || !qemu_img) {
         free(r);
-        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot create a pipe: %s", strerror(errno));
+        free(qemu_img);
+        return qemu_img || !r ? oom(err)
+                              : fail(err, RV_ERR_OPERATION_FAILED,
+                                     "operation failed: qemu-img (Debian: qemu-utils) is not installed");
     }
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDONLY);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-            _exit(126);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        execlp("qemu-img", "qemu-img", "snapshot", op, name, file, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) {
-        close(fds[0]);
-        free(r);
-        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
-    }
-    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    r->fd = fds[0];
+    r->out = memfd_create("qemu-img-output", MFD_CLOEXEC);
     r->done = done;
     r->opaque = opaque;
-    ev_io_init(&r->out, img_on_output, r->fd, EV_READ);
-    ev_io_start(rv_qemu.loop, &r->out);
-    ev_child_init(&r->child, img_on_exit, pid, 0);
-    ev_child_start(rv_qemu.loop, &r->child);
-    RV_DEBUG("qemu-img snapshot %s '%s' '%s' (pid %d)", op, name, file, (int)pid);
+    char *argv[] = { qemu_img, "snapshot", (char *)op, (char *)name, (char *)file, NULL };
+    int rc = r->out < 0 ? fail(err, RV_ERR_SYSTEM_ERROR, "cannot create a buffer for qemu-img: %s",
+                               strerror(errno))
+                        : rv_qemu_run(argv, r->out, -1, -1, img_exited, r, err);
+    free(qemu_img);
+    if (rc < 0) {
+        if (r->out >= 0)
+            close(r->out);
+        free(r);
+        return -1;
+    }
+    RV_DEBUG("qemu-img snapshot %s '%s' '%s'", op, name, file);
     return 0;
 }
 
@@ -391,19 +545,48 @@ static int img_snapshot(const char *op, const char *name, const char *file, img_
 typedef enum { OP_CREATE, OP_REVERT, OP_DELETE } op_kind;
 
 /* One snapshot call under way: what it does, its steps (one qemu-img run
- * per disk, or one monitor command), and the reply. */
+ * per disk and name, or one monitor command per name), and the reply.
+ *
+ * Each operation has one commit point, the metadata file written with
+ * the tree as the operation leaves it (docs/qemu-driver.md):
+ * - create: first the metadata with the new snapshot in its trash (so a
+ *   restart removes it from the disks), then the data (qemu-img -c or
+ *   savevm), then the commit: the metadata with the snapshot listed.  A
+ *   failure before the commit removes what the disks got and the trash
+ *   entry: nothing changed.
+ * - delete: first the commit: the metadata without the snapshots, which
+ *   go to its trash; then their data (qemu-img -d or delvm), then the
+ *   trash is emptied.  Nothing is deleted before the metadata that no
+ *   longer lists it is durable; a restart finishes what is in the trash.
+ * - revert: the commit is the metadata's new current snapshot, then the
+ *   data (qemu-img -a or loadvm); if that fails, the current one is put
+ *   back.
+ * The tree in memory changes at the commit only. */
+typedef enum { PH_PREPARE, PH_DATA, PH_COMMIT, PH_UNDO, PH_CLEANUP, PH_DONE } op_phase;
+
 typedef struct snap_op {
     op_kind kind;
+    op_phase phase;
     unsigned char uuid[16];             /* the domain: found again after each step */
     rv_deferred *reply;
-    rv_snap_rec *rec;                   /* CREATE: the new snapshot, added when done */
-    char **names;                       /* the snapshots acted on (DELETE: several) */
+    rv_snap_rec *rec;                   /* CREATE: the new snapshot */
+    char **names;                       /* the snapshots whose data is acted on */
     size_t nnames, at_name;
-    char **files;                       /* the qcow2 images (shut-off domain) */
+    char **files;                       /* the writable qcow2 images */
     size_t nfiles, at_file;
     const char *img_op;                 /* "-c", "-a", "-d"; NULL: the monitor */
+    const char *verb;                   /* the monitor's: savevm, loadvm, delvm */
+    bool data_failed;                   /* a step failed (a delete goes on) */
     unsigned int flags;
     bool then_pause, then_resume;       /* REVERT of an active domain, after loadvm */
+    rv_snap_tree cand;                  /* the tree as the commit leaves it */
+    json_object *trash;                 /* the trash written with cand (owned) */
+    json_object *revert_rec;            /* REVERT of a shut-off domain: written with
+                                         * the commit, so that start-up finishes it */
+    char *old_current;                  /* REVERT: to put back if the data fails;
+                                         * DELETE: the snapshot named */
+    rv_err failure;                     /* why a create is undone */
+    rv_qemu_sync sync;                  /* the metadata's write */
 } snap_op;
 
 static void op_free(snap_op *op)
@@ -415,6 +598,12 @@ static void op_free(snap_op *op)
     for (size_t i = 0; i < op->nfiles; i++)
         free(op->files[i]);
     free(op->files);
+    rv_snap_tree_clear(&op->cand);
+    json_object_put(op->trash);
+    json_object_put(op->revert_rec);
+    free(op->old_current);
+    rv_err_clear(&op->failure);
+    rv_qemu_sync_forget(&op->sync);
     free(op);
 }
 
@@ -441,68 +630,315 @@ static int put_snap(const qemu_dom *d, const char *name, rv_nonnull_domain_snaps
     return 0;
 }
 
-/* The metadata change an operation makes once the data part is done. */
-static int op_commit(snap_op *op, qemu_dom *d, qsnaps *q, rv_err *err)
+/* The trash with names (the data of each in files) added, or without
+ * them (files NULL); a new array, NULL without memory. */
+static json_object *trash_with(json_object *trash, char **names, size_t nnames, char **files,
+                               size_t nfiles, bool add)
 {
-    switch (op->kind) {
-    case OP_CREATE: {
-        if (rv_snap_tree_add(&q->tree, op->rec, MAX_SNAPSHOTS, err) < 0)
-            return -1;
-        const char *name = op->rec->name;
-        op->rec = NULL;
-        rv_domain_snapshot_create_xml_ret *ret = rv_deferred_ret(op->reply);
-        if (save_metadata(d, q, err) < 0 || put_snap(d, name, &ret->snap, err) < 0)
-            return -1;
-        RV_INFO("domain '%s': snapshot '%s' taken", dom_name(d), name);
-        return 0;
+    json_object *out = json_object_new_array();
+    size_t n = trash ? json_object_array_length(trash) : 0;
+    for (size_t i = 0; out && i < n; i++) {
+        json_object *e = json_object_array_get_idx(trash, i);
+        const char *name = get_str(e, "name");
+        bool drop = false;
+        for (size_t k = 0; !add && name && k < nnames; k++)
+            drop |= strcmp(names[k], name) == 0;
+        if (!drop)
+            json_object_array_add(out, json_object_get(e));
     }
-    case OP_REVERT:
-        q->tree.current = rv_snap_tree_find(&q->tree, op->names[0]);
-        RV_INFO("domain '%s': reverted to snapshot '%s'", dom_name(d), op->names[0]);
-        return save_metadata(d, q, err);
-    case OP_DELETE: {
-        rv_snap_rec *s = rv_snap_tree_find(&q->tree, op->names[0]);
-        unsigned char *doomed = s ? rv_snap_tree_doomed(&q->tree, s, op->flags) : NULL;
-        if (s && !doomed)
-            return oom(err);
-        if (s)
-            rv_snap_tree_remove(&q->tree, s, doomed, op->flags);
-        free(doomed);
-        RV_INFO("domain '%s': snapshot '%s' deleted (flags 0x%x)", dom_name(d), op->names[0],
-                op->flags);
-        return save_metadata(d, q, err);
+    for (size_t k = 0; out && add && k < nnames; k++) {
+        json_object *e = json_object_new_object(), *list = json_object_new_array();
+        for (size_t i = 0; list && i < nfiles; i++)
+            json_object_array_add(list, json_object_new_string(files[i]));
+        json_object_object_add(e, "name", json_object_new_string(names[k]));
+        json_object_object_add(e, "files", list);
+        json_object_array_add(out, e);
     }
-    }
-    return 0;
+    return out;
 }
 
-static void op_finish(snap_op *op, const rv_err *failure)
+static bool in_trash(json_object *trash, const char *name)
 {
-    qemu_dom *d = op_dom(op);
-    qsnaps *q = op_snaps(op);
+    size_t n = trash ? json_object_array_length(trash) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = get_str(json_object_array_get_idx(trash, i), "name");
+        if (t && strcmp(t, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void on_metadata(rv_qemu_sync *s, int error);
+
+/* Write the metadata of tree t with op->trash, off the loop (the file
+ * goes when there is nothing to keep); op_next runs once it is durable. */
+static int write_metadata(snap_op *op, const qemu_dom *d, const rv_snap_tree *t, rv_err *err)
+{
+    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
+    if (!path)
+        return oom(err);
+    op->sync.done = on_metadata;
+    op->sync.data = op;
+    int rc;
+    if (t->n == 0 && (!op->trash || json_object_array_length(op->trash) == 0)) {
+        rc = rv_qemu_sync_remove(&op->sync, path, err);
+    } else {
+        json_object *root = metadata_json(op->uuid, t, op->trash);
+        if (root && op->revert_rec && op->phase == PH_COMMIT)
+            json_object_object_add(root, "revert", json_object_get(op->revert_rec));
+        const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY)
+                                : NULL;
+        rc = text ? rv_qemu_sync_write(&op->sync, path, text, err) : oom(err);
+        json_object_put(root);
+    }
+    free(path);
+    return rc;
+}
+
+static void op_next(snap_op *op, const rv_err *err);
+static void op_step(snap_op *op);
+
+static void on_metadata(rv_qemu_sync *s, int error)
+{
+    snap_op *op = s->data;
     rv_err err = { 0 };
+    if (error)
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot write the snapshot metadata of domain '%s': %s",
+                   op_dom(op) ? dom_name(op_dom(op)) : "(gone)",
+                   error > 0 ? strerror(error) : "the store helper died");
+    op_next(op, error ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+/* The commit: the tree (and trash) written becomes the domain's. */
+static void swap_in(snap_op *op, qsnaps *q)
+{
+    rv_snap_tree_clear(&q->tree);
+    q->tree = op->cand;
+    memset(&op->cand, 0, sizeof(op->cand));
+    json_object_put(q->trash);
+    q->trash = json_object_get(op->trash);
+}
+
+static void reply(snap_op *op, const rv_err *err)
+{
+    qsnaps *q = op_snaps(op);
     if (q)
         q->busy = false;
-    if (failure)
-        rv_err_set(&err, failure->domain, failure->code, "%s",
-                   failure->message ? failure->message : "operation failed");
-    else if (!d || !q)
-        fail(&err, RV_ERR_OPERATION_FAILED, "operation failed: the domain went away meanwhile");
-    else
-        op_commit(op, d, q, &err);
-    rv_deferred_finish(op->reply, rv_err_is_set(&err) ? &err : NULL);
-    rv_err_clear(&err);
+    rv_deferred_finish(op->reply, err);
     op_free(op);
 }
 
-static void op_step(snap_op *op);
+/* Data steps over names from the first, with the image or monitor verb. */
+static void run_data(snap_op *op, op_phase phase, const char *img_op, const char *verb)
+{
+    op->phase = phase;
+    op->img_op = img_op;
+    op->verb = verb;
+    op->at_name = op->at_file = 0;
+    op_step(op);
+}
+
+/* A create goes back to before its commit: the disks lose the snapshot
+ * (the steps that fail there had nothing to remove). */
+static void undo_create(snap_op *op, const rv_err *why)
+{
+    rv_err_set(&op->failure, why->domain, why->code, "%s",
+               why->message ? why->message : "operation failed");
+    qemu_dom *d = op_dom(op);
+    bool live = d && rv_qemu_dom_active(d);
+    run_data(op, PH_UNDO, live ? NULL : "-d", live ? "delvm" : NULL);
+}
+
+/* Where the operation goes after a step (err: that step failed). */
+static void op_next(snap_op *op, const rv_err *err)
+{
+    qemu_dom *d = op_dom(op);
+    qsnaps *q = op_snaps(op);
+    rv_err e = { 0 };
+    if (!d || !q) {
+        fail(&e, RV_ERR_OPERATION_FAILED, "operation failed: the domain went away meanwhile");
+        reply(op, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    const char *what = op->kind == OP_CREATE ? "snapshot-create"
+                       : op->kind == OP_DELETE ? "snapshot-delete" : "snapshot-revert";
+    switch (op->phase) {
+    case PH_PREPARE:                    /* CREATE: the trash entry written */
+        if (err) {
+            reply(op, err);
+            return;
+        }
+        json_object_put(q->trash);
+        q->trash = json_object_get(op->trash);
+        rv_crash_point(what, 2);
+        run_data(op, PH_DATA, op->img_op, op->verb);
+        return;
+    case PH_DATA:
+        if (op->kind == OP_CREATE) {
+            if (err) {
+                undo_create(op, err);
+                return;
+            }
+            rv_crash_point(what, 3);
+            /* The commit: listed, out of the trash. */
+            rv_err_clear(&e);
+            json_object *trash = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+            json_object_put(op->trash);
+            op->trash = trash;
+            if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 || !trash ||
+                rv_snap_tree_add(&op->cand, op->rec, MAX_SNAPSHOTS, &e) < 0) {
+                if (!rv_err_is_set(&e))
+                    oom(&e);
+                undo_create(op, &e);
+                rv_err_clear(&e);
+                return;
+            }
+            op->rec = NULL;
+            op->phase = PH_COMMIT;
+            if (write_metadata(op, d, &op->cand, &e) < 0) {
+                undo_create(op, &e);
+                rv_err_clear(&e);
+            }
+            return;
+        }
+        if (op->kind == OP_REVERT) {
+            if (err) {
+                /* The current snapshot goes back (if that write fails,
+                 * it stays the one asked for). */
+                rv_err_set(&op->failure, err->domain, err->code, "%s", err->message);
+                rv_snap_tree_clear(&op->cand);
+                if (tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0) {
+                    op->cand.current = op->old_current ? rv_snap_tree_find(&op->cand, op->old_current)
+                                                       : NULL;
+                    op->phase = PH_UNDO;
+                    if (write_metadata(op, d, &op->cand, &e) == 0)
+                        return;
+                }
+                rv_err_clear(&e);
+                reply(op, &op->failure);
+                return;
+            }
+            RV_INFO("domain '%s': reverted to snapshot '%s'", dom_name(d), q->tree.current->name);
+            rv_crash_point(what, 3);
+            /* The disks are reverted: the record of it goes. */
+            rv_snap_tree_clear(&op->cand);
+            op->phase = PH_CLEANUP;
+            if (op->revert_rec && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+                write_metadata(op, d, &op->cand, &e) == 0)
+                return;
+            rv_err_clear(&e);
+            reply(op, NULL);
+            return;
+        }
+        /* DELETE: committed; the trash goes once the data has. */
+        rv_crash_point(what, 3);
+        if (op->nnames == 0) {
+            reply(op, NULL);
+            return;
+        }
+        if (op->data_failed) {
+            RV_WARN("domain '%s': snapshot '%s' deleted, but not from every disk: what is left "
+                    "is removed when remvirtd starts again", dom_name(d), op->old_current);
+            reply(op, NULL);
+            return;
+        }
+        json_object *left = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+        if (!left) {
+            reply(op, NULL);
+            return;
+        }
+        json_object_put(op->trash);
+        op->trash = left;
+        rv_snap_tree_clear(&op->cand);
+        op->phase = PH_CLEANUP;
+        if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
+            write_metadata(op, d, &op->cand, &e) < 0) {
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+            rv_err_clear(&e);
+            reply(op, NULL);
+        }
+        return;
+    case PH_COMMIT:
+        if (op->kind == OP_CREATE) {
+            if (err) {
+                undo_create(op, err);
+                return;
+            }
+            swap_in(op, q);
+            rv_crash_point(what, 4);
+            rv_domain_snapshot_create_xml_ret *ret = rv_deferred_ret(op->reply);
+            const char *name = op->names[0];
+            RV_INFO("domain '%s': snapshot '%s' taken", dom_name(d), name);
+            reply(op, put_snap(d, name, &ret->snap, &e) < 0 ? &e : NULL);
+            rv_err_clear(&e);
+            return;
+        }
+        /* DELETE and REVERT: the metadata first. */
+        if (err) {
+            reply(op, err);
+            return;
+        }
+        swap_in(op, q);
+        rv_crash_point(what, 2);
+        if (op->kind == OP_DELETE)
+            RV_INFO("domain '%s': snapshot '%s' deleted (flags 0x%x)", dom_name(d),
+                    op->old_current, op->flags);
+        run_data(op, PH_DATA, op->img_op, op->verb);
+        return;
+    case PH_UNDO:
+        if (op->kind == OP_CREATE) {
+            /* The disks are clean: the trash entry goes (if this write
+             * fails too, a restart removes what it names). */
+            json_object *kept = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+            json_object_put(op->trash);
+            op->trash = kept;
+            rv_snap_tree_clear(&op->cand);
+            op->phase = PH_CLEANUP;
+            if (kept && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+                write_metadata(op, d, &op->cand, &e) == 0)
+                return;
+            rv_err_clear(&e);
+            reply(op, &op->failure);
+            return;
+        }
+        /* REVERT: the current one written back. */
+        if (!err)
+            swap_in(op, q);
+        reply(op, &op->failure);
+        return;
+    case PH_CLEANUP:
+        if (op->kind == OP_CREATE) {
+            if (!err)
+                swap_in(op, q);
+            reply(op, &op->failure);
+            return;
+        }
+        if (err)
+            RV_WARN("domain '%s': %s", dom_name(d), err->message);
+        else
+            swap_in(op, q);
+        rv_crash_point(what, 4);
+        reply(op, NULL);
+        return;
+    case PH_DONE:
+        break;
+    }
+}
 
 static void on_img_done(void *opaque, const rv_err *err)
 {
     snap_op *op = opaque;
-    if (err) {
-        op_finish(op, err);
+    if (err && op->phase == PH_DATA && op->kind != OP_DELETE) {
+        op_next(op, err);
         return;
+    }
+    if (err) {
+        /* Undoing a create, or deleting: the rest goes on. */
+        RV_DEBUG("snapshot step failed: %s", err->message);
+        op->data_failed = true;
     }
     if (++op->at_file == op->nfiles) {
         op->at_file = 0;
@@ -525,11 +961,13 @@ static void on_monitor_done(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
     else if (text[0])
         rv_err_set(&failure, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %.*s",
                    (int)strcspn(text, "\r\n"), text);
-    if (rv_err_is_set(&failure)) {
-        op_finish(op, &failure);
+    if (rv_err_is_set(&failure) && op->phase == PH_DATA && op->kind != OP_DELETE) {
+        op_next(op, &failure);
         rv_err_clear(&failure);
         return;
     }
+    op->data_failed |= rv_err_is_set(&failure);
+    rv_err_clear(&failure);
     op->at_name++;
     op_step(op);
 }
@@ -539,44 +977,43 @@ static void on_state_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     (void)qmp, (void)ret;
     snap_op *op = opaque;
     op->then_pause = op->then_resume = false;
-    op_finish(op, err);
+    if (err)
+        RV_WARN("snapshot-revert: %s", err->message ? err->message : "QEMU refused");
+    op_next(op, NULL);
 }
 
-/* The next step: the next disk of the current snapshot name, the next
- * name, or the end. */
+/* The next data step: the next disk of the current snapshot name, the
+ * next name, or the end. */
 static void op_step(snap_op *op)
 {
     rv_err err = { 0 };
     qemu_dom *d = op_dom(op);
     if (op->at_name == op->nnames || (op->img_op && op->nfiles == 0)) {
-        if (d && d->qmp && (op->then_pause || op->then_resume)) {
+        if (op->phase == PH_DATA && d && d->qmp && (op->then_pause || op->then_resume)) {
             if (rv_qmp_command(d->qmp, op->then_pause ? "stop" : "cont", NULL, 0, on_state_done,
                                op, &err) == 0)
                 return;
-            op_finish(op, &err);
+            RV_WARN("snapshot-revert: %s", err.message);
             rv_err_clear(&err);
-            return;
         }
-        op_finish(op, NULL);
+        op_next(op, NULL);
         return;
     }
     const char *name = op->names[op->at_name];
     if (op->img_op) {
         if (img_snapshot(op->img_op, name, op->files[op->at_file], on_img_done, op, &err) < 0) {
-            op_finish(op, &err);
+            on_img_done(op, &err);
             rv_err_clear(&err);
         }
         return;
     }
-    const char *verb = op->kind == OP_CREATE ? "savevm"
-                     : op->kind == OP_REVERT ? "loadvm" : "delvm";
     json_object *args = json_object_new_object();
     char *line = NULL;
-    if (!d || !d->qmp || asprintf(&line, "%s %s", verb, name) < 0) {
+    if (!d || !d->qmp || asprintf(&line, "%s %s", op->verb, name) < 0) {
         json_object_put(args);
         fail(&err, RV_ERR_OPERATION_INVALID,
              "Requested operation is not valid: domain is not running");
-        op_finish(op, &err);
+        on_monitor_done(NULL, NULL, &err, op);
         rv_err_clear(&err);
         return;
     }
@@ -584,7 +1021,7 @@ static void op_step(snap_op *op)
     free(line);
     if (rv_qmp_command(d->qmp, "human-monitor-command", args, MONITOR_TIMEOUT, on_monitor_done,
                        op, &err) < 0) {
-        op_finish(op, &err);
+        on_monitor_done(NULL, NULL, &err, op);
         rv_err_clear(&err);
     }
 }
@@ -671,14 +1108,24 @@ static int check_name(const char *name, rv_err *err)
 }
 
 /* Start op (its steps set) with the call deferred; RV_DEFERRED or -1. */
-static int op_start(snap_op *op, qsnaps *q, rv_err *err)
+static int op_start(snap_op *op, qemu_dom *d, qsnaps *q, rv_err *err)
 {
-    if (!(op->reply = rv_driver_defer(err))) {
+    const char *what = op->kind == OP_CREATE ? "snapshot-create"
+                       : op->kind == OP_DELETE ? "snapshot-delete" : "snapshot-revert";
+    if (!op->trash || !(op->reply = rv_driver_defer(err))) {
+        if (!op->trash)
+            oom(err);
         op_free(op);
         return -1;
     }
     q->busy = true;
-    op_step(op);
+    rv_crash_point(what, 1);
+    rv_err e = { 0 };
+    /* A create writes its trash entry first, the others their commit. */
+    if (write_metadata(op, d, op->kind == OP_CREATE ? &q->tree : &op->cand, &e) < 0) {
+        reply(op, &e);
+        rv_err_clear(&e);
+    }
     return RV_DEFERRED;
 }
 
@@ -750,6 +1197,10 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
     if (rc == 0 && rv_snap_tree_find(&q->tree, s->name))
         rc = fail(err, RV_ERR_OPERATION_FAILED, "operation failed: domain moment %s already exists",
                   s->name);
+    if (rc == 0 && in_trash(q->trash, s->name))
+        rc = fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: snapshot '%s' is still being removed from "
+                  "the disks", s->name);
     if (rc == 0 && q->tree.n >= MAX_SNAPSHOTS)
         rc = fail(err, RV_ERR_OPERATION_FAILED,
                   "operation failed: a domain may have at most %d snapshots here", MAX_SNAPSHOTS);
@@ -772,10 +1223,14 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
         rc = oom(err);
     if (op)
         op->nnames = op->names && op->names[0] ? 1 : 0;
-    if (rc == 0 && s->state == RV_DOMAIN_SHUTOFF) {
-        op->img_op = "-c";
+    if (rc == 0) {
+        op->img_op = s->state == RV_DOMAIN_SHUTOFF ? "-c" : NULL;
+        op->verb = "savevm";
+        op->phase = PH_PREPARE;
         rc = take_files(d, op, err);
     }
+    if (rc == 0)
+        op->trash = trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
     if (rc < 0) {
         rv_snap_rec_free(s);
         if (op)
@@ -783,7 +1238,7 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
         return -1;
     }
     op->rec = s;
-    return op_start(op, q, err);
+    return op_start(op, d, q, err);
 }
 
 int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
@@ -817,6 +1272,20 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
         return oom(err);
     }
     op->nnames = 1;
+    op->phase = PH_COMMIT;
+    op->verb = "loadvm";
+    if (q->tree.current && !(op->old_current = strdup(q->tree.current->name))) {
+        op_free(op);
+        return oom(err);
+    }
+    if (tree_copy(op->uuid, &q->tree, &op->cand, err) < 0) {
+        op_free(op);
+        return -1;
+    }
+    op->cand.current = rv_snap_tree_find(&op->cand, s->name);
+    op->trash = json_object_get(q->trash ? q->trash : NULL);
+    if (!op->trash)
+        op->trash = json_object_new_array();
     if (active) {
         bool want_paused = !(flags & RV_DOMAIN_SNAPSHOT_REVERT_RUNNING) &&
                            ((flags & RV_DOMAIN_SNAPSHOT_REVERT_PAUSED) ||
@@ -829,8 +1298,15 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
             op_free(op);
             return -1;
         }
+        json_object *rec = trash_with(NULL, op->names, 1, op->files, op->nfiles, true);
+        op->revert_rec = rec ? json_object_get(json_object_array_get_idx(rec, 0)) : NULL;
+        json_object_put(rec);
+        if (!op->revert_rec) {
+            op_free(op);
+            return oom(err);
+        }
     }
-    return op_start(op, q, err);
+    return op_start(op, d, q, err);
 }
 
 int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_delete_args *args,
@@ -850,33 +1326,40 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
                     "Flags 'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN' and "
                     "'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY' are mutually exclusive");
     snap_op *op = op_new(d, q, OP_DELETE, err);
-    unsigned char *doomed = op ? rv_snap_tree_doomed(&q->tree, s, flags) : NULL;
     if (!op)
         return -1;
     op->flags = flags;
-    /* names[0] is s (metadata is found by it); the data goes for the doomed ones. */
-    op->names = calloc(q->tree.n + 2, sizeof(*op->names));
-    int rc = doomed && op->names && (op->names[0] = strdup(s->name)) ? 0 : oom(err);
-    size_t first = 1;
-    op->nnames = rc == 0 ? 1 : 0;
-    for (size_t i = 0; rc == 0 && i < q->tree.n; i++)
-        if (doomed[i] && !(op->names[op->nnames++] = strdup(q->tree.items[i]->name)))
-            rc = oom(err);
-    free(doomed);
+    op->phase = PH_COMMIT;
+    op->verb = "delvm";
     bool data = !(flags & RV_DOMAIN_SNAPSHOT_DELETE_METADATA_ONLY);
+    /* The tree as the commit leaves it, and the names whose data goes
+     * (to the trash first). */
+    unsigned char *doomed = NULL;
+    int rc = tree_copy(op->uuid, &q->tree, &op->cand, err);
+    rv_snap_rec *cs = rc == 0 ? rv_snap_tree_find(&op->cand, s->name) : NULL;
+    if (rc == 0 && (!(doomed = rv_snap_tree_doomed(&op->cand, cs, flags)) ||
+                    !(op->names = calloc(op->cand.n + 1, sizeof(*op->names))) ||
+                    !(op->old_current = strdup(s->name))))
+        rc = oom(err);
+    for (size_t i = 0; rc == 0 && data && i < op->cand.n; i++)
+        if (doomed[i] && !(op->names[op->nnames++] = strdup(op->cand.items[i]->name)))
+            rc = oom(err);
+    if (rc == 0)
+        rv_snap_tree_remove(&op->cand, cs, doomed, flags);
+    free(doomed);
     if (rc == 0 && data && check_disks(d, err) < 0)
         rc = -1;
-    if (rc == 0 && data && !rv_qemu_dom_active(d)) {
-        op->img_op = "-d";
+    if (rc == 0 && data) {
+        op->img_op = rv_qemu_dom_active(d) ? NULL : "-d";
         rc = take_files(d, op, err);
     }
+    if (rc == 0)
+        op->trash = trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
     if (rc < 0) {
         op_free(op);
         return -1;
     }
-    /* Steps run over names[first..]: names[0] only names the metadata. */
-    op->at_name = data ? first : op->nnames;
-    return op_start(op, q, err);
+    return op_start(op, d, q, err);
 }
 
 int rv_qemu_domain_snapshot_get_xml_desc(rv_driver_conn *c,

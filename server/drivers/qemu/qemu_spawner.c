@@ -67,12 +67,21 @@ typedef struct spawn_request {
     struct spawn_request *next;
 } spawn_request;
 
+/* A program run for remvirtd (qemu-img, dnsmasq, nft), until it exits. */
+typedef struct spawn_cmd {
+    pid_t pid;
+    rv_qemu_cmd_done_fn done;
+    void *data;
+    struct spawn_cmd *next;
+} spawn_cmd;
+
 static struct {
     int fd;                     /* our end of the pair; -1: no helper */
     pid_t pid;
     ev_io watcher;
     uint32_t next_id;
     spawn_request *requests;
+    spawn_cmd *cmds;            /* running, their exit not seen yet */
 } spawner = { .fd = -1 };
 
 /* ================================================================ the helper */
@@ -297,6 +306,13 @@ static void helper_lost(void)
     spawner.pid = 0;
     rv_dom_list_each(&rv_qemu.doms, disown, NULL);
     fail_requests("the QEMU spawner helper is gone");
+    /* Their exits will not be reported: they count as failed. */
+    while (spawner.cmds) {
+        spawn_cmd *c = spawner.cmds;
+        spawner.cmds = c->next;
+        c->done(c->data, -1, "the spawner helper is gone");
+        free(c);
+    }
 }
 
 static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
@@ -311,6 +327,14 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
         return;
     }
     if (m.kind == MSG_EXITED) {
+        for (spawn_cmd **p = &spawner.cmds; *p; p = &(*p)->next)
+            if ((*p)->pid == m.pid) {
+                spawn_cmd *c = *p;
+                *p = c->next;
+                c->done(c->data, m.value, NULL);
+                free(c);
+                return;
+            }
         rv_qemu_process_exited(m.pid, m.value);
         return;
     }
@@ -330,7 +354,7 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
     }
 }
 
-static int helper_start(rv_err *err)
+pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -344,7 +368,7 @@ static int helper_start(rv_err *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
             _exit(0);
-        prctl(PR_SET_NAME, "rv-qemu-spawner");   /* (as ps shows it) */
+        prctl(PR_SET_NAME, name);   /* (as ps shows it) */
         /* Only its socket open; remvirtd's signal handlers do not apply. */
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
@@ -352,13 +376,14 @@ static int helper_start(rv_err *err)
         signal(SIGPIPE, SIG_IGN);
         /* Descriptors 0-2 taken (by /dev/null if remvirtd had them
          * closed), so that what it receives never lands on them. */
-        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), fd;
-        while ((fd = open("/dev/null", O_RDWR)) >= 0 && fd < 3)
+        int sock = fcntl(sv[1], F_DUPFD_CLOEXEC, 10), null;
+        while ((null = open("/dev/null", O_RDWR)) >= 0 && null < 3)
             ;
         if (sock < 0 || dup2(sock, 3) < 0)
             _exit(1);
         closefrom(4);
-        helper_main(3);
+        main_fn(3);
+        _exit(0);
     }
     close(sv[1]);
     if (pid < 0) {
@@ -366,7 +391,17 @@ static int helper_start(rv_err *err)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
         return -1;
     }
-    spawner.fd = sv[0];
+    *fd = sv[0];
+    return pid;
+}
+
+static int helper_start(rv_err *err)
+{
+    int fd;
+    pid_t pid = rv_qemu_helper_fork("rv-qemu-spawner", helper_main, &fd, err);
+    if (pid < 0)
+        return -1;
+    spawner.fd = fd;
     spawner.pid = pid;
     ev_io_init(&spawner.watcher, on_helper_message, spawner.fd, EV_READ);
     ev_io_start(rv_qemu.loop, &spawner.watcher);
@@ -468,6 +503,62 @@ void rv_qemu_spawn_go(pid_t pid, bool run)
                 strerror(errno));
 }
 
+static void cmd_spawned(void *data, pid_t pid, const char *why)
+{
+    spawn_cmd *c = data;
+    if (pid < 0) {
+        c->done(c->data, -1, why);
+        free(c);
+        return;
+    }
+    c->pid = pid;
+    c->next = spawner.cmds;
+    spawner.cmds = c;
+    rv_qemu_spawn_go(pid, true);
+}
+
+int rv_qemu_run(char **argv, int out_fd, int fd3, int fd4, rv_qemu_cmd_done_fn done, void *data,
+                rv_err *err)
+{
+    spawn_cmd *c = calloc(1, sizeof(*c));
+    if (!c) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    c->done = done;
+    c->data = data;
+    if (rv_qemu_spawn(argv, out_fd, fd3, &fd4, fd4 >= 0 ? 1 : 0, cmd_spawned, c, err) < 0) {
+        free(c);
+        return -1;
+    }
+    return 0;
+}
+
+char *rv_qemu_find_program(const char *name)
+{
+    const char *path = getenv("PATH");
+    char *found = NULL;
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        if (len && asprintf(&found, "%.*s/%s", (int)len, path, name) >= 0) {
+            if (access(found, X_OK) == 0)
+                return found;
+            free(found);
+        }
+        path += len + (path[len] == ':');
+    }
+    /* (Debian's sbin directories, missing from a user's PATH.) */
+    static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        if (asprintf(&found, "%s/%s", dirs[i], name) < 0)
+            return NULL;
+        if (access(found, X_OK) == 0)
+            return found;
+        free(found);
+    }
+    return NULL;
+}
+
 void rv_qemu_spawner_cleanup(void)
 {
     if (spawner.fd < 0)
@@ -480,5 +571,10 @@ void rv_qemu_spawner_cleanup(void)
         spawn_request *r = spawner.requests;
         spawner.requests = r->next;
         free(r);
+    }
+    while (spawner.cmds) {
+        spawn_cmd *c = spawner.cmds;
+        spawner.cmds = c->next;
+        free(c);
     }
 }

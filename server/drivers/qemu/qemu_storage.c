@@ -3,7 +3,8 @@
  *   config_dir/storage/<name>.xml            a persistent pool definition
  *   config_dir/storage/autostart/<name>.xml  a symlink to it
  *   run_dir/storage/<name>.xml               the pool is active
- * written atomically (rv_qemu_write_file), definitions durably.
+ * the run file written atomically on the loop (a runtime file, as the
+ * domains' are), definitions durably by the store helper (qemu_fileq.c).
  *
  * A pool's directory is opened when the pool starts (walked without
  * following a link another user could plant, rv_open_dir_safely) and
@@ -33,7 +34,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "common/safe_open.h"
 #include "common/util.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -53,8 +54,6 @@
 #include "server/drivers/conf/storage_xml.h"
 
 RV_LOG_CATEGORY("drivers.qemu.storage");
-
-extern char **environ;
 
 /* What a peer can make the driver hold: pools, volumes in all pools (a
  * start or refresh that finds more fails and says so; a volume is about
@@ -99,14 +98,21 @@ struct pool_scan {
 
 typedef enum { JOB_CREATE, JOB_CLONE, JOB_RESIZE } job_kind;
 
+/* A new volume is made under a hidden name (scans skip names that begin
+ * with '.'), then fsynced and renamed to its own when it is whole: the
+ * commit point.  A scan removes what a kill left under such a name (scans
+ * and jobs never run in one pool at once). */
+#define NEW_VOL_PREFIX ".rv-new."
+
 typedef struct vol_job {
-    ev_child child;
     job_kind kind;
     qpool *pool, *src_pool;     /* src_pool: a clone's original's */
     rv_deferred *reply;
     char *path;
     char *name;                 /* the volume's */
+    char *tmp;                  /* CREATE, CLONE: the name it is made under */
     int out_fd;                 /* the child's stdout and stderr */
+    rv_qemu_sync sync;          /* the commit's rename */
     struct vol_job *next;
 } vol_job;
 
@@ -449,12 +455,13 @@ static char *file_of(const char *dir, const char *name)
     return rv_qemu_path(dir, name, ".xml");
 }
 
-static int save_def(const qpool *p, const char *dir, bool durable, rv_err *err)
+/* The run file: the pool is active (not fsynced: crash-safety rule 1). */
+static int save_run_file(const qpool *p, rv_err *err)
 {
-    char *xml = rv_pool_def_format(p->def), *path = file_of(dir, p->def->name);
+    char *xml = rv_pool_def_format(p->def), *path = file_of(st.run_dir, p->def->name);
     int rc = !xml || !path ? oom(err)
-                           : rv_qemu_mkdirs(dir, err) < 0 ? -1
-                                                          : rv_qemu_write_file(path, xml, durable, err);
+             : rv_qemu_mkdirs(st.run_dir, err) < 0 ? -1
+                                                   : rv_qemu_write_file(path, xml, false, err);
     free(xml);
     free(path);
     return rc;
@@ -506,6 +513,12 @@ static int too_many_vols(const qpool *p, size_t more, rv_err *err)
 /* One entry of the directory; 0 or -1 with err set. */
 static int scan_entry(pool_scan *s, const struct dirent *e, rv_err *err)
 {
+    if (strncmp(e->d_name, NEW_VOL_PREFIX, strlen(NEW_VOL_PREFIX)) == 0) {
+        RV_INFO("pool '%s': removing '%s', a volume whose creation was interrupted",
+                s->pool->def->name, e->d_name);
+        unlinkat(s->dir, e->d_name, 0);
+        return 0;
+    }
     if (e->d_name[0] == '.')
         return 0;
     if (e->d_type != DT_REG) {
@@ -618,7 +631,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
     else if (st.nvols - (s->start ? 0 : p->nvols) + s->nvols > MAX_VOLS)
         too_many_vols(p, s->nvols, &err);
     else if (s->start)
-        save_def(p, st.run_dir, false, &err);
+        save_run_file(p, &err);
     if (!err.code) {
         vols_clear(p);
         p->vols = s->vols;
@@ -758,54 +771,96 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
     return 0;
 }
 
-int rv_qemu_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
-                                    rv_storage_pool_define_xml_ret *ret, rv_err *err)
+/* A define or an undefine, through the family's queue (qemu_fileq.c):
+ * checked at its turn, answered once the file is durable (or gone),
+ * memory changed then. */
+typedef struct pool_op {
+    rv_qemu_fileop op;
+    char *xml;                  /* define: the XML asked for */
+    rv_pool_def *def;           /* define: parsed at its turn */
+    unsigned char uuid[16];     /* undefine: the pool */
+} pool_op;
+
+static rv_qemu_fileq pool_queue = { .name = "pool", .from = RV_FROM_STORAGE };
+
+static void pool_op_destroy(rv_qemu_fileop *o)
 {
-    (void)c;
-    rv_pool_def *def;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
+    pool_op *op = (pool_op *)o;
+    free(op->xml);
+    rv_pool_def_free(op->def);
+    free(op);
+}
+
+static pool_op *pool_op_new(rv_err *err)
+{
+    return rv_qemu_fileop_new(&pool_queue, sizeof(pool_op), pool_op_destroy, err);
+}
+
+static int define_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    pool_op *op = (pool_op *)o;
+    if (parse_pool(op->xml, &op->def, err) < 0)
         return -1;
+    qpool *p = pool_find(op->def->name);
+    if (p && p->scan && p->scan->start)
+        return busy(p, err);
+    if (!p && rv_obj_check_room(&st.pools, err) < 0)
+        return -1;
+    char *xml = rv_pool_def_format(op->def);
+    if (!xml || rv_qemu_fileop_step(o, file_of(st.config_dir, op->def->name), xml, true) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void define_commit(rv_qemu_fileop *o)
+{
+    pool_op *op = (pool_op *)o;
+    rv_err err = { 0 };
+    rv_pool_def *def = op->def;
+    op->def = NULL;
     qpool *p = pool_find(def->name);
-    if (p && p->scan && p->scan->start) {
-        busy(p, err);
-        rv_pool_def_free(def);
-        return -1;
-    }
     if (p && p->active) {
         /* The running pool keeps its definition (its directory, its
          * volumes) until it stops; the file has the new one. */
-        rv_pool_def *running = p->def;
-        p->def = def;
-        int rc = save_def(p, st.config_dir, true, err);
-        p->def = running;
-        if (rc < 0) {
-            rv_pool_def_free(def);
-            return -1;
-        }
         rv_pool_def_free(p->next_def);
         p->next_def = def;
     } else if (p) {
-        rv_pool_def *old = p->def;
+        rv_pool_def_free(p->def);
         p->def = def;
-        if (save_def(p, st.config_dir, true, err) < 0) {
-            p->def = old;
-            rv_pool_def_free(def);
-            return -1;
-        }
-        rv_pool_def_free(old);
-    } else {
-        if (!(p = pool_add(def, err)))
-            return rv_pool_def_free(def), -1;
-        if (save_def(p, st.config_dir, true, err) < 0) {
-            pool_remove(p);
-            return -1;
-        }
+    } else if (!(p = pool_add(def, &err))) {
+        RV_ERROR("storage pool '%s' is on disk, but not in memory: %s", def->name, err.message);
+        rv_pool_def_free(def);
+        rv_err_clear(&err);
+        return;
     }
     p->persistent = true;
     RV_INFO("storage pool '%s' defined", p->def->name);
     emit(p, RV_POOL_EVENT_DEFINED);
-    return pool_to_wire(p, &ret->pool, err);
+    rv_storage_pool_define_xml_ret *ret = rv_deferred_ret(o->reply);
+    if (pool_to_wire(p, &ret->pool, &err) < 0)
+        rv_err_clear(&err);
+}
+
+int rv_qemu_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define_xml_args *args,
+                                    rv_storage_pool_define_xml_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    rv_pool_def *def;
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storagePoolDefineXML", err) < 0 ||
+        parse_pool(args->xml, &def, err) < 0)
+        return -1;
+    /* Refused at once when bad; checked again at its turn. */
+    qpool *p = pool_find(def->name);
+    rv_pool_def_free(def);
+    if (p && p->scan && p->scan->start)
+        return busy(p, err);
+    pool_op *op = pool_op_new(err);
+    if (!op || !(op->xml = strdup(args->xml))) {
+        if (op)
+            pool_op_destroy(&op->op);
+        return op ? oom(err) : -1;
+    }
+    return rv_qemu_fileq_submit(&pool_queue, &op->op, define_prepare, define_commit, err);
 }
 
 /* virStoragePoolCreateFlags: build first (1), overwriting (2) or not (4). */
@@ -930,6 +985,35 @@ int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_
     return rc;
 }
 
+static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    pool_op *op = (pool_op *)o;
+    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
+    if (!p)
+        return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
+    if (busy(p, err) < 0)
+        return -1;
+    if (p->active)
+        return still_active(p, err);
+    /* The definition goes first (the commit point), then its autostart
+     * link: one left alone is removed at start-up. */
+    if (rv_qemu_fileop_step(o, file_of(st.config_dir, p->def->name), NULL, true) < 0 ||
+        rv_qemu_fileop_step(o, file_of(st.autostart_dir, p->def->name), NULL, false) < 0)
+        return oom(err);
+    return 0;
+}
+
+static void undefine_commit(rv_qemu_fileop *o)
+{
+    pool_op *op = (pool_op *)o;
+    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
+    if (!p)
+        return;
+    RV_INFO("storage pool '%s' undefined", p->def->name);
+    emit(p, RV_POOL_EVENT_UNDEFINED);
+    pool_remove(p);
+}
+
 int rv_qemu_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undefine_args *args,
                                   rv_err *err)
 {
@@ -939,13 +1023,11 @@ int rv_qemu_storage_pool_undefine(rv_driver_conn *c, const rv_storage_pool_undef
         return -1;
     if (p->active)
         return still_active(p, err);
-    if (set_autostart_link(p, false, err) < 0)
+    pool_op *op = pool_op_new(err);
+    if (!op)
         return -1;
-    unlink_file(st.config_dir, p->def->name);
-    RV_INFO("storage pool '%s' undefined", p->def->name);
-    emit(p, RV_POOL_EVENT_UNDEFINED);
-    pool_remove(p);
-    return 0;
+    memcpy(op->uuid, p->def->uuid, 16);
+    return rv_qemu_fileq_submit(&pool_queue, &op->op, undefine_prepare, undefine_commit, err);
 }
 
 int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refresh_args *args,
@@ -1421,8 +1503,10 @@ static void job_free(vol_job *j)
         j->src_pool->jobs--;
     if (j->out_fd >= 0)
         close(j->out_fd);
+    rv_qemu_sync_forget(&j->sync);
     free(j->path);
     free(j->name);
+    free(j->tmp);
     free(j);
 }
 
@@ -1448,35 +1532,81 @@ static rv_nonnull_storage_vol *job_ret_vol(vol_job *j)
     return NULL;
 }
 
-static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
+/* The job's end: the new volume listed and the call answered, or err. */
+static void job_end(vol_job *j, rv_err *err)
 {
-    (void)revents;
-    vol_job *j = (vol_job *)w;
-    ev_child_stop(loop, w);
-    rv_err err = { 0 };
-    int status = w->rstatus;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char out[ERR_TEXT_MAX];
-        child_output(j->out_fd, out, sizeof(out));
-        fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
-             j->path, WIFEXITED(status) ? "exit status" : "signal",
-             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
-        if (j->kind != JOB_RESIZE)     /* the placeholder, or what qemu-img left */
-            unlinkat(j->pool->dir, j->name, 0);
-    } else {
+    if (!rv_err_is_set(err)) {
         bool skip;
         rv_vol_def *v = vol_probe(j->pool, j->name, &skip);
         if (!v)
-            skip ? no_vol("name", j->name, &err) : oom(&err);
-        else if (vol_put(j->pool, v, &err) == 0 && job_ret_vol(j))
-            vol_to_wire(j->pool, v, job_ret_vol(j), &err);
+            skip ? no_vol("name", j->name, err) : oom(err);
+        else if (vol_put(j->pool, v, err) == 0 && job_ret_vol(j))
+            vol_to_wire(j->pool, v, job_ret_vol(j), err);
         pool_update_space(j->pool);
     }
-    RV_INFO("volume '%s': qemu-img (pid %d) %s", j->path, (int)w->rpid,
-            err.code ? "failed" : "done");
-    rv_deferred_finish(j->reply, err.code ? &err : NULL);
-    rv_err_clear(&err);
+    if (j->reply)
+        rv_deferred_finish(j->reply, rv_err_is_set(err) ? err : NULL);
     job_free(j);
+}
+
+static void on_committed(rv_qemu_sync *sync, int error)
+{
+    vol_job *j = sync->data;
+    rv_err err = { 0 };
+    if (error) {
+        if (error == EEXIST)
+            fail(&err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", j->name);
+        else
+            fail(&err, RV_ERR_SYSTEM_ERROR, "cannot put the volume '%s' in place: %s", j->path,
+                 error > 0 ? strerror(error) : "the store helper died");
+        unlinkat(j->pool->dir, j->tmp, 0);
+    } else {
+        rv_crash_point("vol-create", 2);
+        RV_INFO("volume '%s' created", j->path);
+    }
+    job_end(j, &err);
+    rv_err_clear(&err);
+}
+
+/* The new volume is whole under its hidden name: the store helper fsyncs
+ * it and renames it to its own (the commit point), off the loop. */
+static void job_commit(vol_job *j)
+{
+    rv_crash_point("vol-create", 1);
+    rv_err err = { 0 };
+    j->sync.done = on_committed;
+    j->sync.data = j;
+    if (rv_qemu_sync_commit_at(&j->sync, j->pool->dir, j->tmp, j->name, &err) < 0) {
+        unlinkat(j->pool->dir, j->tmp, 0);
+        job_end(j, &err);
+    }
+    rv_err_clear(&err);
+}
+
+static void job_exited(void *data, int status, const char *why)
+{
+    vol_job *j = data;
+    rv_err err = { 0 };
+    bool ok = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    RV_INFO("volume '%s': qemu-img %s", j->path, ok ? "done" : "failed");
+    if (ok && j->tmp && j->reply) {
+        job_commit(j);
+        return;
+    }
+    if (!ok) {
+        char out[ERR_TEXT_MAX];
+        if (status < 0)
+            snprintf(out, sizeof(out), "%s", why ? why : "");
+        else
+            child_output(j->out_fd, out, sizeof(out));
+        fail(&err, RV_ERR_INTERNAL_ERROR, "internal error: qemu-img failed on '%s' (%s %d): %s",
+             j->path, status < 0 ? "not run" : WIFEXITED(status) ? "exit status" : "signal",
+             status < 0 ? 0 : WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), out);
+    }
+    if (j->tmp && (!ok || !j->reply))   /* what qemu-img left (or made for nobody) */
+        unlinkat(j->pool->dir, j->tmp, 0);
+    job_end(j, &err);
+    rv_err_clear(&err);
 }
 
 /* The files a job's qemu-img gets: the volume's open file as fd 3 and a
@@ -1488,20 +1618,25 @@ static void job_exited(struct ev_loop *loop, ev_child *w, int revents)
 /* Run argv (qemu-img ...) for a volume of pool and answer the call when it
  * exits; file (and src, or -1) are passed as JOB_FILE and JOB_SRC_FILE.
  * Takes nothing; the caller answers with RV_DEFERRED on 0. */
-static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
-                   const char *name, char *const argv[], int file, int src, rv_err *err)
+/* A job of pool's (a new volume's when tmp: made under that name). */
+static vol_job *job_new(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
+                        const char *name, const char *tmp, rv_err *err)
 {
-    if (st.njobs >= MAX_JOBS)
-        return fail(err, RV_ERR_OPERATION_FAILED,
-                    "operation failed: %d volume jobs are running already; try again later",
-                    MAX_JOBS);
+    if (st.njobs >= MAX_JOBS) {
+        fail(err, RV_ERR_OPERATION_FAILED,
+             "operation failed: %d volume jobs are running already; try again later", MAX_JOBS);
+        return NULL;
+    }
     vol_job *j = calloc(1, sizeof(*j));
-    if (!j)
-        return oom(err);
+    if (!j) {
+        oom(err);
+        return NULL;
+    }
     j->kind = kind;
     j->out_fd = memfd_create("qemu-img-output", MFD_CLOEXEC);
     j->path = strdup(path);
     j->name = strdup(name);
+    j->tmp = tmp ? strdup(tmp) : NULL;
     j->pool = pool;
     j->src_pool = src_pool;
     pool->jobs++;
@@ -1510,47 +1645,44 @@ static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path
     j->next = st.jobs;
     st.jobs = j;
     st.njobs++;
-    if (j->out_fd < 0 || !j->path || !j->name) {
+    if (j->out_fd < 0 || !j->path || !j->name || (tmp && !j->tmp)) {
         bool no_fd = j->out_fd < 0;
         job_free(j);
-        return no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
+        no_fd ? sys_fail(err, "create a buffer for", "qemu-img") : oom(err);
+        return NULL;
     }
-    /* Copies above 4 first, so that no dup2 below overwrites another's source. */
-    int high[2] = { fcntl(file, F_DUPFD_CLOEXEC, 10), src >= 0 ? fcntl(src, F_DUPFD_CLOEXEC, 10) : -1 };
-    if (high[0] < 0 || (src >= 0 && high[1] < 0)) {
-        for (int i = 0; i < 2; i++)
-            if (high[i] >= 0)
-                close(high[i]);
+    return j;
+}
+
+static int job_run(job_kind kind, qpool *pool, qpool *src_pool, const char *path,
+                   const char *name, const char *tmp, char *const argv[], int file, int src,
+                   rv_err *err)
+{
+    vol_job *j = job_new(kind, pool, src_pool, path, name, tmp, err);
+    if (!j)
+        return -1;
+    /* Through the spawner helper: the loop does not fork. */
+    char *args[16];
+    size_t n = 0;
+    for (; argv[n] && n < 15; n++)
+        args[n] = argv[n];
+    args[n] = NULL;
+    if (!(args[0] = rv_qemu_find_program(argv[0]))) {
         job_free(j);
-        return sys_fail(err, "pass the volume to", "qemu-img");
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: %s (Debian: qemu-utils) is not installed", argv[0]);
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, j->out_fd, 2);
-    posix_spawn_file_actions_adddup2(&fa, high[0], 3);
-    if (high[1] >= 0)
-        posix_spawn_file_actions_adddup2(&fa, high[1], 4);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    for (int i = 0; i < 2; i++)
-        if (high[i] >= 0)
-            close(high[i]);
-    if (rc != 0) {
-        job_free(j);
-        errno = rc;
-        return sys_fail(err, "run", argv[0]);
-    }
-    if (!(j->reply = rv_driver_defer(err))) {
-        /* The child runs on; its exit is collected by the driver's watcher. */
+    int rc = rv_qemu_run(args, j->out_fd, file, src, job_exited, j, err);
+    free(args[0]);
+    if (rc < 0) {
         job_free(j);
         return -1;
     }
-    RV_INFO("volume '%s': %s (pid %d)", path, argv[1], (int)pid);
-    ev_child_init(&j->child, job_exited, pid, 0);
-    ev_child_start(rv_qemu.loop, &j->child);
+    if (!(j->reply = rv_driver_defer(err))) {
+        /* It runs on; its end removes what it made (job_exited). */
+        return -1;
+    }
+    RV_INFO("volume '%s': qemu-img %s", path, argv[1]);
     return 0;
 }
 
@@ -1571,7 +1703,7 @@ static char *opt_value(const char *s)
 
 /* `qemu-img create` for a volume of format other than raw. */
 static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flags, int fd,
-                                rv_err *err)
+                                const char *tmp, rv_err *err)
 {
     char *opts = NULL, *bpath = NULL, *size = NULL;
     size_t olen = 0;
@@ -1599,7 +1731,7 @@ static int create_with_qemu_img(qpool *p, const rv_vol_def *v, unsigned int flag
                          size, NULL };
         if (!*opts)
             memmove(&argv[5], &argv[7], 3 * sizeof(argv[0]));
-        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, argv, fd, -1, err);
+        rc = job_run(JOB_CREATE, p, NULL, v->path, v->name, tmp, argv, fd, -1, err);
     }
     free(opts);
     free(bpath);
@@ -1618,11 +1750,14 @@ static int create_raw(const rv_vol_def *v, int fd, rv_err *err)
     return 0;
 }
 
-/* Parse a new volume for p and make its file, empty (O_EXCL: the name
- * is then taken for good, whoever else tries).  *fd the open file. */
-static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
+/* Parse a new volume for p and make its file, empty, under a hidden name
+ * (*tmp, malloc'd); the name itself must be free, in the directory and
+ * among the volumes being made.  *fd the open file. */
+static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, char **tmp, rv_err *err)
 {
     rv_vol_def *v;
+    struct stat sb;
+    *tmp = NULL;
     if (rv_vol_def_parse(xml, RV_POOL_TYPE_DIR, &v, err) < 0)
         return NULL;
     if (strchr(v->name, '/') || strcmp(v->name, ".") == 0 || strcmp(v->name, "..") == 0)
@@ -1635,9 +1770,12 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
              "Operation not supported: a directory pool holds file volumes only");
     else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
         v->path = NULL, oom(err);
-    else if (!(v->key = strdup(v->path)))
-        oom(err);
-    else if ((*fd = openat(p->dir, v->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+    else if (!(v->key = strdup(v->path)) || asprintf(tmp, NEW_VOL_PREFIX "%s", v->name) < 0)
+        *tmp = NULL, oom(err);
+    else if (job_for_path(v->path) ||
+             fstatat(p->dir, v->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+        fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
+    else if ((*fd = openat(p->dir, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
                            (mode_t)(v->perms.mode >= 0 ? v->perms.mode : 0600))) < 0) {
         if (errno == EEXIST)
             fail(err, RV_ERR_STORAGE_VOL_EXIST, "storage volume '%s' exists already", v->name);
@@ -1645,48 +1783,45 @@ static rv_vol_def *new_vol(qpool *p, const char *xml, int *fd, rv_err *err)
             sys_fail(err, "create", v->path);
     } else
         return v;
+    free(*tmp);
+    *tmp = NULL;
     rv_vol_def_free(v);
     return NULL;
-}
-
-/* The new volume v (taken), made at once: in the list and on the wire. */
-static int vol_created(qpool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_err *err)
-{
-    bool skip;
-    rv_vol_def *now = vol_probe(p, v->name, &skip);
-    rv_vol_def_free(v);
-    if (!now)
-        return skip ? no_vol("name", "", err) : oom(err);
-    if (vol_put(p, now, err) < 0)
-        return -1;
-    pool_update_space(p);
-    RV_INFO("volume '%s' created in pool '%s'", now->name, p->def->name);
-    return vol_to_wire(p, now, out, err);
 }
 
 int rv_qemu_storage_vol_create_xml(rv_driver_conn *c, const rv_storage_vol_create_xml_args *args,
                                    rv_storage_vol_create_xml_ret *ret, rv_err *err)
 {
-    (void)c;
+    (void)c, (void)ret;
     qpool *p;
     rv_vol_def *v;
     int fd = -1;
+    char *tmp = NULL;
     if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0x1, "storageVolCreateXML", err) < 0 ||
         !(p = get_active(&args->pool, err)) || busy(p, err) < 0 ||
-        !(v = new_vol(p, args->xml, &fd, err)))
+        !(v = new_vol(p, args->xml, &fd, &tmp, err)))
         return -1;
-    int rc = strcmp(v->format, "raw") == 0 ? create_raw(v, fd, err)
-                                           : create_with_qemu_img(p, v, args->flags, fd, err);
-    close(fd);
-    if (rc == 0 && strcmp(v->format, "raw") == 0)
-        return vol_created(p, v, &ret->vol, err);
-    if (rc == 0) {
-        rv_vol_def_free(v);
-        return RV_DEFERRED;
+    int rc;
+    if (strcmp(v->format, "raw") != 0) {
+        rc = create_with_qemu_img(p, v, args->flags, fd, tmp, err);
+    } else {
+        /* Made at once (fallocate reserves without writing); then the
+         * commit, off the loop, as a job without a process. */
+        vol_job *j = NULL;
+        rc = create_raw(v, fd, err) < 0 ||
+                     !(j = job_new(JOB_CREATE, p, NULL, v->path, v->name, tmp, err)) ||
+                     !(j->reply = rv_driver_defer(err)) ? -1 : 0;
+        if (rc == 0)
+            job_commit(j);
+        else if (j)
+            job_free(j);
     }
-    unlinkat(p->dir, v->name, 0);
+    close(fd);
+    if (rc < 0)
+        unlinkat(p->dir, tmp, 0);
+    free(tmp);
     rv_vol_def_free(v);
-    return -1;
+    return rc < 0 ? -1 : RV_DEFERRED;
 }
 
 /* The volume a job may change: not one being made; read afresh. */
@@ -1717,17 +1852,19 @@ int rv_qemu_storage_vol_create_xml_from(rv_driver_conn *c,
     int src_fd = vol_file(src_pool, src, O_RDONLY, err);
     if (src_fd < 0)
         return -1;
-    if (!(v = new_vol(p, args->xml, &fd, err))) {
+    char *tmp = NULL;
+    if (!(v = new_vol(p, args->xml, &fd, &tmp, err))) {
         close(src_fd);
         return -1;
     }
     char *argv[] = { "qemu-img", "convert", "-q", "-f", src->format, "-O", v->format,
                      JOB_SRC_FILE, JOB_FILE, NULL };
-    int rc = job_run(JOB_CLONE, p, src_pool, v->path, v->name, argv, fd, src_fd, err);
+    int rc = job_run(JOB_CLONE, p, src_pool, v->path, v->name, tmp, argv, fd, src_fd, err);
     close(fd);
     close(src_fd);
     if (rc < 0)
-        unlinkat(p->dir, v->name, 0);
+        unlinkat(p->dir, tmp, 0);
+    free(tmp);
     rv_vol_def_free(v);
     return rc < 0 ? -1 : RV_DEFERRED;
 }
@@ -1787,7 +1924,7 @@ int rv_qemu_storage_vol_resize(rv_driver_conn *c, const rv_storage_vol_resize_ar
         int fd = vol_file(p, v, O_RDONLY, err);
         if (fd < 0)
             return -1;
-        int rc = job_run(JOB_RESIZE, p, NULL, v->path, v->name, argv, fd, -1, err);
+        int rc = job_run(JOB_RESIZE, p, NULL, v->path, v->name, NULL, argv, fd, -1, err);
         close(fd);
         return rc < 0 ? -1 : RV_DEFERRED;
     }
@@ -1893,6 +2030,7 @@ void rv_qemu_storage_init(void)
         RV_ERROR("QEMU driver: out of memory; no storage pools");
         return;
     }
+    rv_qemu_drop_dangling_links(st.autostart_dir);
     rv_qemu_load_defs(st.config_dir, &pool_files, &st);
     rv_qemu_load_defs(st.run_dir, &pool_files, NULL);
     for (size_t i = 0; i < st.pools.n;) {
@@ -1923,12 +2061,15 @@ void rv_qemu_storage_init(void)
 
 void rv_qemu_storage_cleanup(void)
 {
+    rv_qemu_fileq_release(&pool_queue);
     rv_err err = { 0 };
     fail(&err, RV_ERR_OPERATION_FAILED, "operation failed: remvirtd is stopping");
     while (st.jobs) {
         vol_job *j = st.jobs;
-        ev_child_stop(rv_qemu.loop, &j->child);
-        rv_deferred_finish(j->reply, &err);
+        /* (The spawner's cleanup came first: no exit is reported now.) */
+        rv_qemu_sync_forget(&j->sync);
+        if (j->reply)
+            rv_deferred_finish(j->reply, &err);
         job_free(j);
     }
     st.stopping = true;

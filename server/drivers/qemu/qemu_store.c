@@ -27,6 +27,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu.store");
 
@@ -125,23 +126,6 @@ int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err 
     return 0;
 }
 
-int rv_qemu_save_def(const qemu_dom *d, rv_err *err)
-{
-    /* After the defines under way, not before them (qemu_defwrite.c). */
-    if (d->def_writes)
-        return rv_qemu_def_rewrite((qemu_dom *)d, err);
-    char *xml = rv_qemu_domain_format(d->def);
-    char *path = rv_qemu_path(rv_qemu.config_dir, d->def->name, ".xml");
-    int rc = -1;
-    if (!xml || !path)
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-    else if (rv_qemu_mkdirs(rv_qemu.config_dir, err) == 0)
-        rc = rv_qemu_write_file(path, xml, true, err);
-    free(xml);
-    free(path);
-    return rc;
-}
-
 static void unlink_in(const char *dir, const char *name, const char *suffix)
 {
     char *path = rv_qemu_path(dir, name, suffix);
@@ -179,8 +163,12 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     char *status = NULL;
     int rc = -1;
     if (!xml || !xml_path || !status_path ||
-        asprintf(&status, "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n",
-                 (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged, d->start_time) < 0) {
+        asprintf(&status,
+                 "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n%s%s%s",
+                 (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged, d->start_time,
+                 d->restore_committed ? "restore " : "",
+                 !d->restore_committed ? "" : d->restore_run ? "run " : "paused ",
+                 !d->restore_committed ? "" : d->restore_managed ? "managed\n" : "file\n") < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
@@ -317,13 +305,20 @@ static void load_runtime(const char *name)
     bool vcpus_unplugged = strstr(status, "\nvcpus_unplugged 1\n") != NULL;
     const char *st = strstr(status, "\nstart_time ");
     unsigned long long start_time = st ? strtoull(st + 12, NULL, 10) : 0;
+    /* A restore past its commit point (qemu_process.c): the QEMU holds
+     * the image's state; it is reattached and the restore finished. */
+    const char *restore = strstr(status, "\nrestore ");
+    bool restore_committed = restore != NULL;
+    bool restore_run = restore && strncmp(restore, "\nrestore run ", 13) == 0;
+    bool restore_managed = restore && strstr(restore, " managed\n") != NULL;
     free(status);
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
     free(xml_path);
     qemu_dom *d = rv_qemu_find_name(name);
     bool alive = live && kill(pid, 0) == 0 && is_guest_process(pid, start_time, name);
-    if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP) {
+    if (alive && state == RV_DOMAIN_PAUSED && reason == RV_DOMAIN_PAUSED_STARTING_UP &&
+        !restore_committed) {
         /* remvirtd died in the middle of starting it: that start failed,
          * and nobody is left to finish it. */
         RV_WARN("domain '%s' (pid %d) was still starting when remvirtd stopped: killing it",
@@ -332,17 +327,36 @@ static void load_runtime(const char *name)
         rv_qemu_domain_free(live);
         rv_qemu_remove_runtime(name);
         if (d) {
+            /* (A restore killed before its commit point: its image is
+             * there as before.) */
             d->state = RV_DOMAIN_SHUTOFF;
-            d->reason = RV_DOMAIN_SHUTOFF_FAILED;
+            d->reason = d->def && rv_qemu_has_managed_save(name) ? RV_DOMAIN_SHUTOFF_SAVED
+                                                                 : RV_DOMAIN_SHUTOFF_FAILED;
         }
         return;
     }
+    if (alive && rv_qemu_has_managed_save(name) && rv_qemu_save_marker_take(name) >= 0) {
+        /* A save was past its commit point (its image whole under its
+         * name) when remvirtd was killed: the guest's state is in the
+         * image and this QEMU (paused, done migrating) was to quit.  It
+         * goes now, before anyone can see the domain run on beside its
+         * image (start-up may wait). */
+        RV_INFO("domain '%s': its save completed while remvirtd was away: stopping pid %d", name,
+                pid);
+        kill(pid, SIGKILL);
+        for (int i = 0; i < 500 && kill(pid, 0) == 0 && is_guest_process(pid, start_time, name); i++)
+            usleep(10000);
+        alive = false;
+    }
     if (!alive) {
-        /* It died while remvirtd was away: crashed, unless a save was
-         * under way and its image is whole (renamed into place only once
-         * complete): then it was told to quit after the save, and
-         * remvirtd was killed before it saw the exit. */
-        bool saved = rv_qemu_save_marker_take(name) >= 0 && rv_qemu_has_managed_save(name);
+        /* It died while remvirtd was away: crashed, unless its managed
+         * image is whole (renamed into place only once complete): then
+         * it was told to quit after a save, and remvirtd was killed
+         * before it saw the exit (or a restore past its commit point,
+         * whose guest never ran, lost its QEMU: the image is still its
+         * state). */
+        rv_qemu_save_marker_take(name);
+        bool saved = rv_qemu_has_managed_save(name);
         RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
                 saved ? "saved" : "crashed");
         rv_qemu_domain_free(live);
@@ -362,6 +376,11 @@ static void load_runtime(const char *name)
     d->start_time = start_time ? start_time : rv_qemu_proc_start_time(pid);
     d->id = id;
     d->vcpus_unplugged = vcpus_unplugged;
+    d->restore_committed = restore_committed;
+    d->restore_run = restore_run;
+    d->restoring = restore_committed;
+    if (restore_committed && restore_managed)
+        d->restore_managed = rv_qemu_managed_save_path(name);
     d->state = state;
     d->reason = reason;
     if (id >= rv_qemu.next_id)
@@ -651,9 +670,91 @@ static void autostart(void *obj, void *ctx)
     }
 }
 
+/* Start-up (it may wait on the disk): remove path and fsync its
+ * directory; false when it stays. */
+static bool remove_durably(const char *path)
+{
+    if (unlink(path) < 0 && errno != ENOENT) {
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+        return false;
+    }
+    fsync_dir_of(path);
+    return true;
+}
+
+/* An undefine that a kill interrupted after its commit point (the
+ * definition renamed to its tombstone, qemu_defwrite.c): what it was to
+ * remove goes now, the tombstone last. */
+static void finish_undefine(const char *dir, const char *entry)
+{
+    const char *mark = strstr(entry, ".xml" RV_QEMU_TOMBSTONE);
+    char *end = NULL;
+    unsigned long flags = mark ? strtoul(mark + strlen(".xml" RV_QEMU_TOMBSTONE), &end, 16) : 0;
+    if (!mark || mark == entry || !end || *end)
+        return;
+    char *name = strndup(entry, (size_t)(mark - entry));
+    char *tomb = rv_qemu_path(dir, entry, "");
+    char *def = name ? rv_qemu_path(dir, name, ".xml") : NULL;
+    char *image = name && (flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE) ? rv_qemu_managed_save_path(name) : NULL;
+    char *meta = name && (flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) ? rv_qemu_snapshot_metadata_path(name) : NULL;
+    if (name && tomb && def && access(def, F_OK) == 0) {
+        /* Defined again since (its cleanup had failed): the new domain's
+         * files stay. */
+        remove_durably(tomb);
+    } else if (name && tomb) {
+        RV_INFO("finishing the undefine of domain '%s' (flags 0x%lx)", name, flags);
+        if ((!image || remove_durably(image)) && (!meta || remove_durably(meta)))
+            remove_durably(tomb);
+    }
+    free(name);
+    free(tomb);
+    free(def);
+    free(image);
+    free(meta);
+}
+
+/* An autostart link whose definition is gone (an undefine killed between
+ * the two removals) is dropped. */
+void rv_qemu_drop_dangling_links(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    bool dropped = false;
+    while ((e = readdir(dp))) {
+        struct stat st;
+        if (e->d_name[0] == '.' || fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISLNK(st.st_mode) || fstatat(dirfd(dp), e->d_name, &st, 0) == 0 || errno != ENOENT)
+            continue;
+        RV_INFO("removing the autostart link %s/%s: its definition is gone", dir, e->d_name);
+        dropped |= unlinkat(dirfd(dp), e->d_name, 0) == 0;
+    }
+    if (dropped)
+        fsync(dirfd(dp));
+    closedir(dp);
+}
+
+static void finish_undefines(void)
+{
+    DIR *dp = opendir(rv_qemu.config_dir);
+    if (!dp)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dp)))
+        if (e->d_name[0] != '.' && strstr(e->d_name, ".xml" RV_QEMU_TOMBSTONE))
+            finish_undefine(rv_qemu.config_dir, e->d_name);
+    closedir(dp);
+    char *links = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
+    if (links)
+        rv_qemu_drop_dangling_links(links);
+    free(links);
+}
+
 void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
+    finish_undefines();
     rv_qemu_load_defs(rv_qemu.config_dir, &domain_files, NULL);
     rv_qemu_save_dir_clean();
     /* An inactive domain with a managed image was saved (the reason is
@@ -665,5 +766,6 @@ void rv_qemu_load_all(void)
     free(snapshots);
     rv_qemu_clean_temp_files(rv_qemu.run_dir);
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
+    rv_qemu_snapshots_recover();
     rv_dom_list_each(&rv_qemu.doms, autostart, NULL);
 }

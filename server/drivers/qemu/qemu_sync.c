@@ -1,114 +1,564 @@
-/* The one piece of code that makes a file durable off the loop: a child
- * fsyncs it, renames it into place and fsyncs the directory (or removes
- * it and fsyncs the directory), while the loop goes on serving; an
- * ev_child reports the outcome.  Save images (qemu_save.c) and
- * definitions (qemu_defwrite.c: define and undefine) go through it. */
+/* The one piece of code that changes the QEMU driver's durable files, off
+ * the loop: a helper process (`rv-qemu-store` in ps), forked once when
+ * the driver loads, as the spawner is (qemu_spawner.c), writes a file
+ * (temporary name, fsync, rename, directory fsync), makes a file that
+ * remvirtd wrote durable under its name (a save image: fsync, rename,
+ * directory fsync), removes or renames one (directory fsync), one request
+ * at a time, and answers each; the loop goes on serving meanwhile and
+ * never forks for it.  Definitions of every family, snapshot metadata and
+ * save images go through it.
+ *
+ * Requests travel over a SOCK_SEQPACKET pair, one message each: a header,
+ * the paths (NUL-terminated), and a descriptor for WRITE (a memfd holding
+ * the text: the loop writes memory, never the disk) and SYNC (the file).
+ * The loop sends the next request only when the helper has answered the
+ * one before, so the helper never has more than one, and what one
+ * operation asks lands in the order asked.
+ *
+ * Crash safety: the helper dies with remvirtd (PR_SET_PDEATHSIG), so after
+ * a kill -9 the system call it was in is the last: a restarted remvirtd
+ * finds a file renamed or not, never a rename still to come.  If the
+ * helper dies while remvirtd runs, what it had is answered as failed and
+ * the next request forks a new one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
-static void on_sync_exit(struct ev_loop *loop, ev_child *w, int revents)
+RV_LOG_CATEGORY("drivers.qemu.store");
+
+#define STORE_MAX_MESSAGE (2 * 4096 + 64)   /* the header and two paths */
+
+enum { REQ_WRITE = 1, REQ_SYNC, REQ_UNLINK, REQ_RENAME, REQ_FSYNC };
+/* MKDIRS: make the directories above; AT: the names are relative to the
+ * descriptor passed (a pool's directory, held open), and a RENAME fsyncs
+ * the file first and replaces nothing (RENAME_NOREPLACE). */
+enum { FLAG_MKDIRS = 0x1, FLAG_AT = 0x2 };
+
+typedef struct store_msg {
+    uint32_t kind;          /* REQ_*; in an answer, the request's */
+    uint32_t id;
+    uint32_t flags;         /* FLAG_* */
+    int32_t error;          /* answer: 0, or the errno that stopped it */
+    int32_t dir_error;      /* answer: done, but the directory's fsync failed */
+} store_msg;
+
+/* A request of remvirtd's, queued or with the helper. */
+typedef struct store_req {
+    store_msg m;
+    char *path, *path2;     /* WRITE, SYNC, RENAME: path2 the final name */
+    int fd;                 /* WRITE: the text (memfd); SYNC: the file; -1 */
+    rv_qemu_sync *owner;    /* NULL: forgotten, the answer is dropped */
+    struct store_req *next;
+} store_req;
+
+static struct {
+    int fd;                 /* our end of the pair; -1: no helper */
+    pid_t pid;
+    ev_io watcher;
+    ev_child child;
+    uint32_t next_id;
+    store_req *queue;       /* the head is with the helper when sent */
+    bool sent;
+} store = { .fd = -1 };
+
+/* ================================================================ the helper */
+
+/* A new file of a directory held open, fsynced, then renamed to a name
+ * nothing has (the commit point of a volume's creation), then the
+ * directory fsynced. */
+static int commit_at(int dfd, const char *from, const char *to)
 {
-    (void)revents;
-    rv_qemu_sync *s = w->data;
-    ev_child_stop(loop, w);
-    s->pid = 0;
-    int st = w->rstatus;
-    s->done(s, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    int fd = openat(dfd, from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int e = fd < 0 || fsync(fd) < 0 ? errno : 0;
+    if (fd >= 0)
+        close(fd);
+    if (!e && renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) < 0)
+        e = errno;
+    return e;
 }
 
-/* The child writes text whole to fd; errno when it cannot. */
-static int write_all(int fd, const char *text)
+static int fsync_dir(const char *path)
 {
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t n = write(fd, text + done, len - done);
+    char *copy = strdup(path);
+    if (!copy)
+        return ENOMEM;
+    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(copy);
+    int e = dfd < 0 || fsync(dfd) < 0 ? errno : 0;
+    if (dfd >= 0)
+        close(dfd);
+    return e;
+}
+
+/* The directories above path, made when missing (mode 0700). */
+static int make_parents(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy)
+        return ENOMEM;
+    int e = 0;
+    for (char *p = copy + 1; !e && (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+            e = errno;
+        *p = '/';
+    }
+    free(copy);
+    return e;
+}
+
+/* Copy the memfd's text into a new tmp, fsync it. */
+static int write_tmp(int text_fd, const char *tmp)
+{
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno;
+    static char buf[65536];
+    off_t at = 0;
+    int e = 0;
+    for (;;) {
+        ssize_t n = pread(text_fd, buf, sizeof(buf), at);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
-            return errno;
-        done += (size_t)n;
+        if (n < 0) {
+            e = errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        at += n;
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = write(fd, buf + done, (size_t)(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                e = errno;
+                break;
+            }
+            done += w;
+        }
+        if (e)
+            break;
     }
+    if (!e && fsync(fd) < 0)
+        e = errno;
+    if (close(fd) < 0 && !e)
+        e = errno;
+    return e;
+}
+
+static void helper_do(store_msg *m, const char *path, const char *path2, int fd)
+{
+    int e = 0;
+    if (m->flags & FLAG_AT) {
+        if (fd < 0 || (m->kind != REQ_RENAME && m->kind != REQ_UNLINK) ||
+            (m->kind == REQ_RENAME && !path2))
+            e = EINVAL;
+        else if (m->kind == REQ_RENAME)
+            e = commit_at(fd, path, path2);
+        else if (unlinkat(fd, path, 0) < 0)
+            e = errno == ENOENT ? 0 : errno;
+        m->error = e;
+        if (!e && fsync(fd) < 0)
+            m->dir_error = errno;
+        return;
+    }
+    if ((m->flags & FLAG_MKDIRS) && (e = make_parents(path2 ? path2 : path)) != 0) {
+        m->error = e;
+        return;
+    }
+    switch (m->kind) {
+    case REQ_WRITE:
+        if (fd < 0 || !path2) {
+            e = EINVAL;
+        } else if ((e = write_tmp(fd, path)) == 0 && rename(path, path2) < 0) {
+            e = errno;
+        }
+        if (e)
+            unlink(path);   /* a half-written file of its own */
+        break;
+    case REQ_SYNC:
+        if (fd < 0 || !path2)
+            e = EINVAL;
+        else if (fsync(fd) < 0 || rename(path, path2) < 0)
+            e = errno;
+        break;
+    case REQ_UNLINK:
+        if (unlink(path) < 0) {
+            if (errno != ENOENT)
+                m->error = errno;
+            return;     /* (gone already: nothing to sync) */
+        }
+        break;
+    case REQ_RENAME:
+        if (!path2 || rename(path, path2) < 0)
+            e = path2 ? errno : EINVAL;
+        break;
+    case REQ_FSYNC:
+        m->error = fd < 0 ? EINVAL : fsync(fd) < 0 ? errno : 0;
+        return;     /* (no name changed: no directory to sync) */
+    default:
+        e = EINVAL;
+    }
+    m->error = e;
+    /* Done and visible: the directory's fsync makes it last; its failure
+     * is said, but the change stands (it cannot be taken back). */
+    if (!e)
+        m->dir_error = fsync_dir(path2 ? path2 : path);
+}
+
+static void helper_main(int sock)
+{
+    static char blob[STORE_MAX_MESSAGE];
+    for (;;) {
+        store_msg m;
+        struct iovec iov[2] = { { &m, sizeof(m) }, { blob, sizeof(blob) - 1 } };
+        union {
+            struct cmsghdr align;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
+                              .msg_controllen = sizeof(control.buf) };
+        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            _exit(0);   /* remvirtd is gone */
+        int fd = -1;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd < 0)
+                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if ((size_t)n < sizeof(m))
+            _exit(1);
+        size_t len = (size_t)n - sizeof(m);
+        blob[len] = '\0';
+        const char *path = blob;
+        const char *path2 = strlen(path) + 1 < len ? blob + strlen(path) + 1 : NULL;
+        m.error = m.dir_error = 0;
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || !*path)
+            m.error = EINVAL;
+        else
+            helper_do(&m, path, path2, fd);
+        if (fd >= 0)
+            close(fd);
+        while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* ================================================================ remvirtd's side */
+
+static void req_free(store_req *r)
+{
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->path);
+    free(r->path2);
+    free(r);
+}
+
+/* The head request is answered (error -1: the helper died). */
+static void answer_head(int error, int dir_error)
+{
+    store_req *r = store.queue;
+    store.queue = r->next;
+    store.sent = false;
+    rv_qemu_sync *s = r->owner;
+    if (dir_error)
+        RV_WARN("'%s' is in place, but its directory could not be synced: %s",
+                r->path2 ? r->path2 : r->path, strerror(dir_error));
+    req_free(r);
+    if (s) {
+        s->req = NULL;
+        s->done(s, error);
+    }
+}
+
+static void send_next(void);
+
+static void helper_lost(const char *why)
+{
+    if (store.fd < 0)
+        return;
+    RV_WARN("the store helper (pid %d) is gone: %s", (int)store.pid, why);
+    ev_io_stop(rv_qemu.loop, &store.watcher);
+    ev_child_stop(rv_qemu.loop, &store.child);
+    close(store.fd);
+    store.fd = -1;
+    store.pid = 0;
+    /* What it was doing is lost to us; the rest starts a new helper. */
+    if (store.sent)
+        answer_head(-1, 0);
+    send_next();
+}
+
+static void on_helper_exit(struct ev_loop *loop, ev_child *w, int revents)
+{
+    (void)revents;
+    ev_child_stop(loop, w);
+    if (w->rpid == store.pid)
+        helper_lost("it exited");
+}
+
+static void on_answer(struct ev_loop *loop, ev_io *w, int revents)
+{
+    (void)loop, (void)w, (void)revents;
+    store_msg m;
+    ssize_t n = recv(store.fd, &m, sizeof(m), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n != (ssize_t)sizeof(m) || !store.sent || m.id != store.queue->m.id) {
+        helper_lost(n == 0 ? "end of file" : "a bad answer");
+        return;
+    }
+    answer_head(m.error, m.dir_error);
+    send_next();
+}
+
+static int helper_start(rv_err *err)
+{
+    int fd;
+    pid_t pid = rv_qemu_helper_fork("rv-qemu-store", helper_main, &fd, err);
+    if (pid < 0)
+        return -1;
+    store.fd = fd;
+    store.pid = pid;
+    ev_io_init(&store.watcher, on_answer, store.fd, EV_READ);
+    ev_io_start(rv_qemu.loop, &store.watcher);
+    ev_child_init(&store.child, on_helper_exit, pid, 0);
+    ev_child_start(rv_qemu.loop, &store.child);
+    RV_DEBUG("store helper started (pid %d)", (int)pid);
     return 0;
 }
 
-/* remove: unlink path (gone already is fine) instead of writing it. */
-static int start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path, const char *path,
-                 bool remove, rv_err *err)
+int rv_qemu_store_init(rv_err *err)
 {
-    char *dir_copy = strdup(path);
-    if (!dir_copy) {
+    return store.fd >= 0 ? 0 : helper_start(err);
+}
+
+/* Hand the head request to the helper, if it has none. */
+static void send_next(void)
+{
+    while (store.queue && !store.sent) {
+        store_req *r = store.queue;
+        rv_err err = { 0 };
+        if (rv_qemu_store_init(&err) < 0) {
+            RV_WARN("%s", err.message);
+            rv_err_clear(&err);
+            store.sent = true;
+            answer_head(EAGAIN, 0);
+            continue;
+        }
+        char blob[STORE_MAX_MESSAGE];
+        size_t len = strlen(r->path) + 1, len2 = r->path2 ? strlen(r->path2) + 1 : 0;
+        memcpy(blob, r->path, len);
+        if (len2)
+            memcpy(blob + len, r->path2, len2);
+        union {
+            struct cmsghdr align;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        memset(&control, 0, sizeof(control));
+        struct iovec iov[2] = { { &r->m, sizeof(r->m) }, { blob, len + len2 } };
+        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+        if (r->fd >= 0) {
+            msg.msg_control = control.buf;
+            msg.msg_controllen = CMSG_SPACE(sizeof(int));
+            struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(c), &r->fd, sizeof(int));
+        }
+        ssize_t n;
+        while ((n = sendmsg(store.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+            ;
+        store.sent = true;
+        if (n < 0) {
+            /* (One small message on an empty socket: never EAGAIN.) */
+            helper_lost(strerror(errno));
+            return;
+        }
+    }
+}
+
+static int enqueue(rv_qemu_sync *s, uint32_t kind, int fd, const char *path, const char *path2,
+                   uint32_t flags, rv_err *err)
+{
+    store_req *r = calloc(1, sizeof(*r));
+    if (!r || !(r->path = strdup(path)) || (path2 && !(r->path2 = strdup(path2)))) {
+        if (r) {
+            free(r->path);
+            free(r);
+        }
+        if (fd >= 0)
+            close(fd);
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* It dies with remvirtd: a restarted remvirtd then finds either
-         * the file renamed or not, never a rename still to come. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent)
-            _exit(ECHILD);
-        /* Nothing of remvirtd's (sockets, listeners) stays open in it. */
-        if (remove) {
-            closefrom(3);
-            if (unlink(path) < 0 && errno != ENOENT)
-                _exit(errno & 0xff);
-            int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
-            free(dir_copy);
-            _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
-        }
-        if (text)
-            fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0600);
-        if (fd < 0 || (fd != 3 && dup2(fd, 3) < 0))
-            _exit(errno & 0xff);
-        closefrom(4);
-        int e = text ? write_all(3, text) : 0;
-        if (e == 0 && (fsync(3) < 0 || rename(tmp_path, path) < 0))
-            e = errno;
-        if (e != 0) {
-            if (text)
-                unlink(tmp_path);   /* a half-written file of its own */
-            _exit(e & 0xff);
-        }
-        int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
-        free(dir_copy);     /* (valgrind checks this child's leaks too) */
-        _exit(dfd < 0 || fsync(dfd) < 0 ? errno & 0xff : 0);
-    }
-    free(dir_copy);
-    if (pid < 0) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot fork: %s", strerror(errno));
+    if (strlen(path) + (path2 ? strlen(path2) : 0) + 2 > STORE_MAX_MESSAGE) {
+        req_free(r);
+        if (fd >= 0)
+            close(fd);
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR, "internal error: path too long");
         return -1;
     }
-    s->pid = pid;
-    ev_child_init(&s->watcher, on_sync_exit, pid, 0);
-    s->watcher.data = s;
-    ev_child_start(rv_qemu.loop, &s->watcher);
+    r->fd = fd;
+    r->m.kind = kind;
+    r->m.id = ++store.next_id;
+    r->m.flags = flags;
+    r->owner = s;
+    s->req = r;
+    store_req **tail = &store.queue;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = r;
+    send_next();
     return 0;
 }
 
 int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
                        const char *path, rv_err *err)
 {
-    return start(s, fd, text, tmp_path, path, false, err);
+    int copy;
+    if (text) {
+        /* The text goes to the helper in memory: the loop does not write
+         * the disk. */
+        size_t len = strlen(text), done = 0;
+        copy = memfd_create("rv-store-text", MFD_CLOEXEC);
+        while (copy >= 0 && done < len) {
+            ssize_t n = write(copy, text + done, len - done);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                close(copy);
+                copy = -1;
+                break;
+            }
+            done += (size_t)n;
+        }
+    } else {
+        copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    }
+    if (copy < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot pass the file to the store helper: %s",
+                   strerror(errno));
+        return -1;
+    }
+    return enqueue(s, text ? REQ_WRITE : REQ_SYNC, copy, tmp_path, path, text ? FLAG_MKDIRS : 0,
+                   err);
+}
+
+int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp", path) < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = rv_qemu_sync_start(s, -1, text, tmp, path, err);
+    free(tmp);
+    return rc;
+}
+
+int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err)
+{
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot pass the file to the store helper: %s", strerror(errno));
+        return -1;
+    }
+    return enqueue(s, REQ_FSYNC, copy, path, NULL, 0, err);
 }
 
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err)
 {
-    return start(s, -1, NULL, NULL, path, true, err);
+    return enqueue(s, REQ_UNLINK, -1, path, NULL, 0, err);
+}
+
+int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err)
+{
+    return enqueue(s, REQ_RENAME, -1, from, to, 0, err);
+}
+
+/* (The descriptor is passed, so the names are found where the caller
+ * holds the directory, whatever became of its path.) */
+static int enqueue_at(rv_qemu_sync *s, uint32_t kind, int dfd, const char *from, const char *to,
+                      rv_err *err)
+{
+    int copy = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR,
+                   "cannot pass the directory to the store helper: %s", strerror(errno));
+        return -1;
+    }
+    return enqueue(s, kind, copy, from, to, FLAG_AT, err);
+}
+
+int rv_qemu_sync_commit_at(rv_qemu_sync *s, int dfd, const char *from, const char *to,
+                           rv_err *err)
+{
+    return enqueue_at(s, REQ_RENAME, dfd, from, to, err);
+}
+
+int rv_qemu_sync_remove_at(rv_qemu_sync *s, int dfd, const char *name, rv_err *err)
+{
+    return enqueue_at(s, REQ_UNLINK, dfd, name, NULL, err);
+}
+
+bool rv_qemu_sync_busy(const rv_qemu_sync *s)
+{
+    return s->req != NULL;
 }
 
 void rv_qemu_sync_forget(rv_qemu_sync *s)
 {
-    if (s->pid > 0)
-        ev_child_stop(rv_qemu.loop, &s->watcher);
-    s->pid = 0;
+    store_req *r = s->req;
+    if (!r)
+        return;
+    s->req = NULL;
+    if (r == store.queue && store.sent) {
+        r->owner = NULL;    /* the helper has it: its answer is dropped */
+        return;
+    }
+    for (store_req **p = &store.queue; *p; p = &(*p)->next)
+        if (*p == r) {
+            *p = r->next;
+            req_free(r);
+            return;
+        }
+}
+
+void rv_qemu_store_cleanup(void)
+{
+    if (store.fd >= 0) {
+        ev_io_stop(rv_qemu.loop, &store.watcher);
+        ev_child_stop(rv_qemu.loop, &store.child);
+        close(store.fd);    /* the helper sees the end and exits */
+        store.fd = -1;
+        store.pid = 0;
+    }
+    while (store.queue) {
+        store_req *r = store.queue;
+        store.queue = r->next;
+        if (r->owner)
+            r->owner->req = NULL;
+        req_free(r);
+    }
+    store.sent = false;
 }

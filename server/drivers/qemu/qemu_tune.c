@@ -52,6 +52,10 @@ typedef struct tune_req {
     rv_qmp *qmp;                /* the monitor asked: the same process still */
     char *name;
     bool config;                /* then the definition too */
+    bool config_written;        /* setvcpus: the definition first, put back on failure */
+    unsigned old_config_vcpus;  /* ... as it was */
+    unsigned long long old_live_kib; /* setmem: the balloon's target before */
+    rv_err error;               /* the failure answered once the definition is back */
     unsigned long long memory_kib;
     unsigned nvcpus;            /* the count wanted */
     json_object *slots;         /* free vcpu slots to plug (or plugged ones
@@ -69,6 +73,7 @@ static void req_free(tune_req *req)
     free(req->unplug_path);
     json_object_put(req->slots);
     free(req->name);
+    rv_err_clear(&req->error);
     free(req);
 }
 
@@ -87,17 +92,112 @@ static void save_status(qemu_dom *d)
     rv_err_clear(&err);
 }
 
-/* Finish a request: the definition too when asked (saved to disk). */
-static void req_finish(tune_req *req, qemu_dom *d, void (*to_config)(rv_qemu_domain_def *, const tune_req *))
+/* What a change of the persistent definition sets (checked against the
+ * newest definition, written or queued: qemu_defwrite.c). */
+typedef struct tune_change {
+    unsigned long long memory_kib;
+    unsigned nvcpus;
+} tune_change;
+
+typedef int (*change_fn)(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
+
+/* Write the definition changed by change; reply (taken) is answered once
+ * it is durable, or with the error (nothing changed). */
+static void config_change(qemu_dom *d, change_fn change, const tune_change *ch, rv_deferred *reply)
 {
     rv_err err = { 0 };
-    if (req->config && d && d->def) {
-        to_config(d->def, req);
-        rv_qemu_save_def(d, &err);
-    }
-    rv_deferred_finish(req->reply, rv_err_is_set(&err) ? &err : NULL);
+    if (rv_qemu_def_change(d, change, ch, reply, &err) < 0)
+        rv_deferred_finish(reply, &err);
     rv_err_clear(&err);
+}
+
+/* The same for a call answered here (RV_DEFERRED or -1). */
+static int config_only(qemu_dom *d, change_fn change, const tune_change *ch, rv_err *err)
+{
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    config_change(d, change, ch, reply);
+    return RV_DEFERRED;
+}
+
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp, (void)ret, (void)err, (void)opaque;
+}
+
+/* setmem --live --config: the definition could not be written, so the
+ * balloon goes back to where it was (an error changed nothing). */
+static void on_memory_config(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    qemu_dom *d = err ? req_dom(req, req->qmp) : NULL;
+    if (d && d->live->balloon) {
+        json_object *args = json_object_new_object();
+        rv_err qerr = { 0 };
+        if (args)
+            json_object_object_add(args, "value",
+                                   json_object_new_int64((int64_t)(req->old_live_kib * 1024)));
+        if (!args || rv_qmp_command(d->qmp, "balloon", args, 0, ignore_reply, NULL, &qerr) < 0)
+            RV_WARN("domain '%s': cannot put the balloon back: %s", req->name,
+                    qerr.message ? qerr.message : "out of memory");
+        rv_err_clear(&qerr);
+        d->live->current_memory_kib = req->old_live_kib;
+        save_status(d);
+    }
+    rv_deferred_finish(req->reply, err);
+    req->reply = NULL;
     req_free(req);
+}
+
+/* Finish a request: setmem's definition too when asked (answered once it
+ * is on disk); setvcpus wrote its definition first. */
+static void req_finish(tune_req *req, qemu_dom *d, change_fn to_config)
+{
+    rv_err err = { 0 };
+    tune_change ch = { req->memory_kib, req->nvcpus };
+    if (req->config && !req->config_written && d && d->def &&
+        rv_qemu_def_change_then(d, to_config, &ch, NULL, on_memory_config, req, &err) == 0)
+        return;
+    if (rv_err_is_set(&err)) {
+        on_memory_config(req, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_deferred_finish(req->reply, NULL);
+    req->reply = NULL;
+    req_free(req);
+}
+
+static int vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
+
+static void on_config_restored(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    if (err)
+        RV_WARN("domain '%s': cannot put the vcpus of its definition back: %s", req->name,
+                err->message);
+    rv_deferred_finish(req->reply, &req->error);
+    req->reply = NULL;
+    req_free(req);
+}
+
+/* Answer the error; a definition written first (setvcpus --live
+ * --config) is put back before. */
+static void req_error(tune_req *req, const rv_err *err)
+{
+    rv_err_set(&req->error, err->domain, err->code, "%s", err->message ? err->message : "failed");
+    qemu_dom *d = req->config_written ? rv_qemu_find_name(req->name) : NULL;
+    if (d && d->def) {
+        tune_change ch = { .nvcpus = req->old_config_vcpus };
+        rv_err e = { 0 };
+        int rc = rv_qemu_def_change_then(d, vcpus_to_config, &ch, NULL, on_config_restored, req, &e);
+        if (rc == 0)
+            return;
+        RV_WARN("domain '%s': cannot put the vcpus of its definition back: %s", req->name, e.message);
+        rv_err_clear(&e);
+    }
+    on_config_restored(req, NULL);
 }
 
 static void req_fail(tune_req *req, const rv_err *why)
@@ -105,9 +205,8 @@ static void req_fail(tune_req *req, const rv_err *why)
     rv_err err = { 0 };
     rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                why && why->message ? why->message : "the domain stopped");
-    rv_deferred_finish(req->reply, &err);
+    req_error(req, &err);
     rv_err_clear(&err);
-    req_free(req);
 }
 
 static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
@@ -125,9 +224,23 @@ static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
 
 /* ================================================================ memory */
 
-static void memory_to_config(rv_qemu_domain_def *def, const tune_req *req)
+static int memory_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
-    def->current_memory_kib = req->memory_kib;
+    const tune_change *ch = ctx;
+    if (ch->memory_kib > def->memory_kib)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot set memory higher than max memory");
+    def->current_memory_kib = ch->memory_kib;
+    return 0;
+}
+
+static int max_memory_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    (void)err;
+    const tune_change *ch = ctx;
+    def->memory_kib = ch->memory_kib;
+    if (def->current_memory_kib > ch->memory_kib)
+        def->current_memory_kib = ch->memory_kib;
+    return 0;
 }
 
 static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -141,6 +254,7 @@ static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
     }
     /* The target; the guest's driver gets there in its own time
      * (BALLOON_CHANGE says where it is). */
+    req->old_live_kib = d->live->current_memory_kib;
     d->live->current_memory_kib = req->memory_kib;
     save_status(d);
     req_finish(req, d, memory_to_config);
@@ -163,18 +277,16 @@ static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, uns
                         "active domain");
         if (kib == 0)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
-        d->def->memory_kib = kib;
-        if (d->def->current_memory_kib > kib)
-            d->def->current_memory_kib = kib;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .memory_kib = kib };
+        return config_only(d, max_memory_to_config, &ch, err);
     }
     if ((live && kib > d->live->memory_kib) || (config && kib > d->def->memory_kib))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot set memory higher than max memory");
     if (kib == 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: memory size must be greater than 0");
     if (!live) {
-        d->def->current_memory_kib = kib;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .memory_kib = kib };
+        return config_only(d, memory_to_config, &ch, err);
     }
     if (!d->live->balloon)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -235,9 +347,25 @@ int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_mem
 
 /* ================================================================ vcpus */
 
-static void vcpus_to_config(rv_qemu_domain_def *def, const tune_req *req)
+static int vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
-    def->current_vcpus = req->nvcpus < def->vcpus ? req->nvcpus : def->vcpus;
+    const tune_change *ch = ctx;
+    if (ch->nvcpus > def->vcpus)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: requested vcpus is greater than max allowable vcpus for "
+                    "the persistent domain: %u > %u", ch->nvcpus, def->vcpus);
+    def->current_vcpus = ch->nvcpus < def->vcpus ? ch->nvcpus : def->vcpus;
+    return 0;
+}
+
+static int max_vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    (void)err;
+    const tune_change *ch = ctx;
+    unsigned current = rv_qemu_def_vcpus(def);
+    def->vcpus = ch->nvcpus;
+    def->current_vcpus = current < ch->nvcpus ? current : ch->nvcpus;
+    return 0;
 }
 
 static void plug_next(tune_req *req, qemu_dom *d);
@@ -367,10 +495,8 @@ static void on_unplug_check(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_set(&tmo, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
                    "Timed out during operation: vcpu unplug request timed out. Unplug result "
                    "must be manually inspected in the domain");
-        rv_deferred_finish(req->reply, &tmo);
+        req_error(req, &tmo);
         rv_err_clear(&tmo);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     ev_timer_start(rv_qemu.loop, &req->unplug_poll);
@@ -418,10 +544,8 @@ static void unplug_next(tune_req *req, qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
                    "Requested operation is not valid: only hotplugged vcpus can be unplugged: "
                    "the domain started with %u", rv_qemu_def_vcpus(d->live));
-        rv_deferred_finish(req->reply, &err);
+        req_error(req, &err);
         rv_err_clear(&err);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     json_object *path = NULL;
@@ -476,16 +600,38 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
                    "Operation not supported: QEMU under TCG crashes when vcpus are plugged in "
                    "again after an unplug; restart the domain to have more vcpus");
-        rv_deferred_finish(req->reply, &e);
+        req_error(req, &e);
         rv_err_clear(&e);
-        req->reply = NULL;
-        req_free(req);
         return;
     }
     if (plug)
         plug_next(req, d);
     else
         unplug_next(req, d);
+}
+
+/* setvcpus --live: what QEMU has, then plug or unplug. */
+static void vcpus_live(tune_req *req)
+{
+    qemu_dom *d = req_dom(req, req->qmp);
+    rv_err qerr = { 0 };
+    if (!d || rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req,
+                             &qerr) < 0)
+        req_fail(req, d ? &qerr : NULL);
+    rv_err_clear(&qerr);
+}
+
+static void on_vcpus_config(void *data, const rv_err *err)
+{
+    tune_req *req = data;
+    if (err) {
+        rv_deferred_finish(req->reply, err);
+        req->reply = NULL;
+        req_free(req);
+        return;
+    }
+    req->config_written = true;
+    vcpus_live(req);
 }
 
 static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int flags, rv_err *err)
@@ -508,10 +654,8 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
             return fail(err, RV_ERR_INVALID_ARG,
                         "invalid argument: requested vcpus is greater than max allowable vcpus "
                         "for the domain type: %u > %d", n, RV_QEMU_MAX_VCPUS);
-        unsigned current = rv_qemu_def_vcpus(d->def);
-        d->def->vcpus = n;
-        d->def->current_vcpus = current < n ? current : n;
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .nvcpus = n };
+        return config_only(d, max_vcpus_to_config, &ch, err);
     }
     if (live && n > d->live->vcpus)
         return fail(err, RV_ERR_INVALID_ARG,
@@ -522,9 +666,8 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
                     "invalid argument: requested vcpus is greater than max allowable vcpus for "
                     "the persistent domain: %u > %u", n, d->def->vcpus);
     if (!live) {
-        tune_req tmp = { .nvcpus = n };
-        vcpus_to_config(d->def, &tmp);
-        return rv_qemu_save_def(d, err);
+        tune_change ch = { .nvcpus = n };
+        return config_only(d, vcpus_to_config, &ch, err);
     }
     tune_req *req = req_new(d, config, err);
     if (!req)
@@ -534,11 +677,22 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
         req_free(req);
         return -1;
     }
-    rv_err qerr = { 0 };
-    if (rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req, &qerr) < 0) {
-        req_fail(req, &qerr);
-        rv_err_clear(&qerr);
+    if (config) {
+        /* The definition first: if the live part fails it is put back,
+         * an unplug the guest may still grant is not taken back. */
+        const rv_qemu_domain_def *newest = rv_qemu_def_newest(d);
+        req->old_config_vcpus = newest ? rv_qemu_def_vcpus(newest) : n;
+        tune_change ch = { .nvcpus = n };
+        rv_err cerr = { 0 };
+        if (rv_qemu_def_change_then(d, vcpus_to_config, &ch, NULL, on_vcpus_config, req, &cerr) < 0) {
+            rv_deferred_finish(req->reply, &cerr);
+            req->reply = NULL;
+            req_free(req);
+        }
+        rv_err_clear(&cerr);
+        return RV_DEFERRED;
     }
+    vcpus_live(req);
     return RV_DEFERRED;
 }
 
