@@ -43,6 +43,16 @@ static void obj_status(const void *o, rv_dom_status *st)
     st->autostart = x->autostart;
 }
 
+/* A define not yet durable: not shown, but a new definition must agree. */
+static bool obj_defined(const void *o)
+{
+    return ((const obj *)o)->persistent;
+}
+
+static const rv_dom_kind pending = {
+    .from = RV_FROM_QEMU, .name_of = obj_name, .uuid_of = obj_uuid, .status_of = obj_status,
+    .id_of = obj_id, .defined = obj_defined,
+};
 static const rv_dom_kind terse = {
     .from = RV_FROM_TEST, .terse_not_found = true, .name_of = obj_name, .uuid_of = obj_uuid,
     .status_of = obj_status, .id_of = obj_id,
@@ -161,6 +171,22 @@ static void test_clash(void)
               "already exists with uuid aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa");
     rv_err_clear(&err);
     rv_dom_list_clear(&l, free_obj);
+
+    /* A hidden object the kind says is defined still clashes; one that
+     * is not defined does not (the QEMU driver's queued defines). */
+    rv_dom_list p = { .kind = &pending };
+    obj *q = make(&p, "q", 0x33, -1, true), *gone = make(&p, "gone", 0x44, -1, false);
+    q->hidden = gone->hidden = true;
+    CHECK(rv_dom_list_find_name(&p, "q") == NULL);
+    CHECK_INT_EQ(rv_dom_list_check_clash(&p, "q", other, &same, &err), -1);
+    check_err(&err, RV_FROM_DOMAIN, RV_ERR_OPERATION_FAILED, "operation failed: domain 'q' "
+              "already exists with uuid 33333333-3333-3333-3333-333333333333");
+    rv_err_clear(&err);
+    CHECK_INT_EQ(rv_dom_list_check_clash(&p, "q", q->uuid, &same, &err), 0);
+    CHECK(same == q);
+    CHECK_INT_EQ(rv_dom_list_check_clash(&p, "gone", other, &same, &err), 0);
+    CHECK(same == NULL);
+    rv_dom_list_clear(&p, free_obj);
 }
 
 /* The names list-all gives for flags, joined by spaces. */
