@@ -335,6 +335,20 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
     req_free(req);
 }
 
+/* A pin getter's flags checked (func: libvirtd's function), its domain,
+ * and whether it asks the running QEMU (*live) or the definition. */
+static qemu_dom *getter(const rv_nonnull_domain *wire, unsigned int flags, const char *func,
+                        bool *live, rv_err *err)
+{
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
+        rv_tune_check_exclusive(flags, err) < 0)
+        return NULL;
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (d)
+        *live = (flags & AFFECT_LIVE) || (!(flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
+    return d;
+}
+
 int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
                                      const rv_domain_get_vcpu_pin_info_args *args,
                                      rv_domain_get_vcpu_pin_info_ret *ret, rv_err *err)
@@ -345,15 +359,10 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
     if (args->maplen <= 0 || (long long)args->ncpumaps * args->maplen > RV_CPUMAPS_MAX)
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetVcpuPinInfo",
-                            err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0)
-        return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    bool live;
+    qemu_dom *d = getter(&args->dom, args->flags, "qemuDomainGetVcpuPinInfo", &live, err);
     if (!d)
         return -1;
-    bool live = (args->flags & AFFECT_LIVE) ||
-                (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
     if (!live) {
         /* The definition's <vcpupin>s; a vcpu without one runs anywhere. */
         const rv_qemu_domain_def *def = d->def ? d->def : rv_qemu_dom_def(d);
@@ -475,15 +484,10 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (args->maplen <= 0 || args->maplen > RV_CPUMAP_MAX)
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maplen > REMOTE_CPUMAP_MAX");
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainGetEmulatorPinInfo",
-                            err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0)
-        return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    bool live;
+    qemu_dom *d = getter(&args->dom, args->flags, "qemuDomainGetEmulatorPinInfo", &live, err);
     if (!d)
         return -1;
-    bool live = (args->flags & AFFECT_LIVE) ||
-                (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
     int rc = live ? rv_qemu_need_monitor(d, err) : 0;
     if (rc)
         return rc;
