@@ -4,7 +4,9 @@
 # on a running guest (TCG, idling in its firmware), and libvirtd's test
 # driver (as root, with libvirtd installed).  Every daemon and the client
 # run on one CPU (taskset), so each call also pays the daemon's wakeup.
-# GetInfo, GetState and domstats (state, cpu-total, balloon, vcpu) in turn.
+# GetInfo, GetState and domstats (state, cpu-total, balloon, vcpu) in turn;
+# GetInfo's rows end with the floor (daemon-cpu --floor: a daemon's loop
+# doing no work, the kernel's share of a call on this machine).
 #
 #   bench/run-daemon-cpu.sh [--builddir DIR] [--cpu N] [--calls N] [--rounds N]
 #                           [--no-libvirt] [--no-qemu] [--callgrind]
@@ -113,5 +115,9 @@ if [ -n "$use_libvirt" ]; then
 fi
 echo "daemons and client on CPU $cpu"
 for call in info state stats; do
-    taskset -c "$cpu" "${bench[@]}" --calls "$calls" --rounds "$rounds" --call "$call" "${targets[@]}"
+    # GetInfo's row also has the floor: a loop with no work (daemon-cpu.c).
+    floor=()
+    [ "$call" != info ] || floor=(--floor)
+    taskset -c "$cpu" "${bench[@]}" --calls "$calls" --rounds "$rounds" --call "$call" \
+        "${floor[@]}" "${targets[@]}"
 done

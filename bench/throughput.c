@@ -9,6 +9,10 @@
  *                  and the two processes cost with no protocol work.
  *   remvirtd raw   the same raw client sending real DOMAIN_GET_INFO
  *                  packets to remvirtd: the daemon's own capacity.
+ *   wake floor     T threads (at most 32) each sleeping on a futex for an
+ *                  answer that a thread of the same process hands them,
+ *                  woken in batches: what sleeping and waking cost, with
+ *                  no socket (the floor of T synchronous callers).
  *   remvirt async  libremvirt's asynchronous calls from one thread on one
  *                  connection, --window in flight
  *                  (rv_domain_get_info_start, rv_connect_complete).
@@ -25,12 +29,14 @@
  *   throughput --remvirt-sock PATH [--libvirt-sock PATH] [--threads N]
  *              [--window N] [--seconds S] [--rounds N] [--quick] [--only WAY]
  *
- * --only runs one way (floor, raw, async, async4, shared, own,
+ * --only runs one way (floor, raw, wake-floor, async, async4, shared, own,
  * libvirt-shared, libvirt-own), so that a whole-process timer can run
  * one against another.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -285,6 +293,111 @@ static double floor_run(size_t call_len, const unsigned char *call, int window, 
     return rate;
 }
 
+/* ------------------------------------------------------------ wakeup floor */
+
+/* The floor of synchronous calls from T threads that sleep for their
+ * answers, with no socket and no protocol: each "call" publishes its
+ * thread's bit and sleeps on a futex bell with that bit; a server thread
+ * (asleep on its own futex when no call waits, woken by the caller that
+ * finds it so, as a send wakes a daemon) answers every waiting call at
+ * once and wakes them all with one FUTEX_WAKE_BITSET, as libremvirt's
+ * reader does.  What is left is the kernel's sleeping and waking: each
+ * call still costs its thread a sleep and a wakeup. */
+typedef struct wake_floor {
+    _Atomic unsigned waiting;       /* bits of the threads whose call waits */
+    _Atomic int bell;               /* the callers' futex, bumped at each answer */
+    _Atomic int server_asleep;      /* the server's futex: 1 while it sleeps */
+    _Atomic unsigned answered;      /* bits answered and not yet seen by their thread */
+    atomic_bool stop;
+} wake_floor;
+
+typedef struct wake_thread {
+    pthread_t tid;
+    wake_floor *f;
+    unsigned bit;
+    long calls;
+} wake_thread;
+
+static long futex(_Atomic int *word, int op, int val, unsigned bits)
+{
+    return syscall(SYS_futex, word, op, val, NULL, NULL, bits);
+}
+
+static void *wake_caller(void *opaque)
+{
+    wake_thread *t = opaque;
+    wake_floor *f = t->f;
+    while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+        atomic_fetch_or(&f->waiting, t->bit);
+        if (atomic_exchange(&f->server_asleep, 0) == 1)
+            futex(&f->server_asleep, FUTEX_WAKE_PRIVATE, 1, 0);
+        for (;;) {
+            int bell = atomic_load(&f->bell);
+            if (atomic_fetch_and(&f->answered, ~t->bit) & t->bit)
+                break;
+            futex(&f->bell, FUTEX_WAIT_BITSET_PRIVATE, bell, t->bit);
+        }
+        t->calls++;
+    }
+    return NULL;
+}
+
+static void *wake_server(void *opaque)
+{
+    wake_floor *f = opaque;
+    while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+        unsigned calls = atomic_exchange(&f->waiting, 0);
+        if (calls) {
+            atomic_fetch_or(&f->answered, calls);
+            atomic_fetch_add(&f->bell, 1);
+            futex(&f->bell, FUTEX_WAKE_BITSET_PRIVATE, INT32_MAX, calls);
+            continue;
+        }
+        atomic_store(&f->server_asleep, 1);
+        if (atomic_load(&f->waiting) == 0)
+            futex(&f->server_asleep, FUTEX_WAIT_PRIVATE, 1, 0);
+        atomic_store(&f->server_asleep, 0);
+    }
+    return NULL;
+}
+
+/* Calls per second of `threads` (at most 32) threads on the wakeup floor. */
+static double wake_floor_run(int threads, double seconds)
+{
+    wake_floor f = { 0 };
+    wake_thread t[32];
+    pthread_t server;
+    if (threads > 32)
+        threads = 32;
+    if (pthread_create(&server, NULL, wake_server, &f) != 0)
+        die("pthread_create failed");
+    double start = now_seconds();
+    for (int i = 0; i < threads; i++) {
+        t[i] = (wake_thread){ .f = &f, .bit = 1u << i };
+        if (pthread_create(&t[i].tid, NULL, wake_caller, &t[i]) != 0)
+            die("pthread_create failed");
+    }
+    struct timespec nap = { (time_t)seconds, (long)((seconds - (long)seconds) * 1e9) };
+    nanosleep(&nap, NULL);
+    atomic_store(&f.stop, true);
+    long total = 0;
+    for (int i = 0; i < threads; i++) {
+        /* A caller may wait for an answer the stopped server never gives. */
+        while (pthread_tryjoin_np(t[i].tid, NULL) != 0) {
+            atomic_fetch_or(&f.answered, ~0u);
+            atomic_fetch_add(&f.bell, 1);
+            futex(&f.bell, FUTEX_WAKE_BITSET_PRIVATE, INT32_MAX, ~0u);
+            sched_yield();
+        }
+        total += t[i].calls;
+    }
+    double elapsed = now_seconds() - start;
+    atomic_store(&f.server_asleep, 0);
+    futex(&f.server_asleep, FUTEX_WAKE_PRIVATE, 1, 0);
+    pthread_join(server, NULL);
+    return (double)total / elapsed;
+}
+
 /* ------------------------------------------------------------ threads */
 
 typedef struct client_api client_api;
@@ -480,7 +593,7 @@ static double async_run(const char *sock, int conns, int window, double seconds)
 
 /* ------------------------------------------------------------ main */
 
-enum { WAY_FLOOR, WAY_RAW, WAY_RV_ASYNC, WAY_RV_ASYNC_MANY, WAY_RV_SHARED, WAY_RV_OWN, WAY_LV_SHARED, WAY_LV_OWN, WAY_COUNT };
+enum { WAY_FLOOR, WAY_RAW, WAY_WAKE_FLOOR, WAY_RV_ASYNC, WAY_RV_ASYNC_MANY, WAY_RV_SHARED, WAY_RV_OWN, WAY_LV_SHARED, WAY_LV_OWN, WAY_COUNT };
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -494,7 +607,7 @@ int main(int argc, char **argv)
     int threads = 8, window = 64, rounds = 5, only = -1;
     double seconds = 2.0;
     static const char *const way_keys[WAY_COUNT] = {
-        "floor", "raw", "async", "async4", "shared", "own", "libvirt-shared", "libvirt-own",
+        "floor", "raw", "wake-floor", "async", "async4", "shared", "own", "libvirt-shared", "libvirt-own",
     };
     static const struct option longopts[] = {
         { "remvirt-sock", required_argument, NULL, 'r' },
@@ -545,6 +658,7 @@ int main(int argc, char **argv)
 
     static const char *const names[WAY_COUNT] = {
         "floor (raw pipelined, no protocol)", "remvirtd, raw pipelined client",
+        "threads' wakeup floor (no socket)",
         "remvirt, async calls on 1 connection", "remvirt, async on 4 connections",
         "remvirt, threads on 1 connection", "remvirt, a connection per thread",
         "libvirt, threads on 1 connection", "libvirt, a connection per thread",
@@ -561,6 +675,7 @@ int main(int argc, char **argv)
             switch (way) {
             case WAY_FLOOR: x = floor_run(call_len, call, window, seconds); break;
             case WAY_RAW: x = pipelined(raw_fd, call, call_len, window, seconds); break;
+            case WAY_WAKE_FLOOR: x = wake_floor_run(threads, seconds); break;
             case WAY_RV_ASYNC: x = async_run(remvirt_sock, 1, window, seconds); break;
             case WAY_RV_ASYNC_MANY: x = async_run(remvirt_sock, 4, window, seconds); break;
             case WAY_RV_SHARED: x = threaded(&remvirt_api, remvirt_sock, threads, true, seconds); break;

@@ -663,30 +663,6 @@ static long long elapsed_ns(const struct timespec *from)
     return (now.tv_sec - from->tv_sec) * 1000000000LL + (now.tv_nsec - from->tv_nsec);
 }
 
-static void spin_for_input(struct rvc_conn *c)
-{
-    if (c->spin_window_ns == 0)
-        return;
-    if (c->spin_skip > 0) {
-        c->spin_skip--;
-        return;
-    }
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    struct pollfd pfd = { .fd = c->tr->fd, .events = POLLIN };
-    do {
-        flush_collected(c);
-        if (rv_transport_pending(c->tr) > 0 || poll(&pfd, 1, 0) != 0) {
-            c->spin_misses = 0;
-            return;
-        }
-        sched_yield();
-    } while (elapsed_ns(&start) < c->spin_window_ns);
-    if (++c->spin_misses >= SPIN_MISSES_TO_BACK_OFF) {
-        c->spin_misses = 0;
-        c->spin_skip = SPIN_BACK_OFF_READS;
-    }
-}
 /* Read what the socket has into rbuf: 1 if bytes came, 0 if none were
  * there, -1 at end of file or on an error (why says which).  *drained,
  * if given, says whether the read took less than it could: the socket
@@ -726,6 +702,34 @@ static int read_available(struct rvc_conn *c, rv_err *why, int *drained)
     }
 }
 
+/* Before sleeping, look for input (a read, not a poll: when it has come
+ * that is the one syscall it costs) until the spin window ends; 1 if
+ * bytes came, 0 if none did, -1 as read_available. */
+static int spin_for_input(struct rvc_conn *c, rv_err *why)
+{
+    if (c->spin_window_ns == 0)
+        return 0;
+    if (c->spin_skip > 0) {
+        c->spin_skip--;
+        return 0;
+    }
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        flush_collected(c);
+        int got = read_available(c, why, NULL);
+        if (got != 0) {
+            c->spin_misses = 0;
+            return got;
+        }
+        sched_yield();
+    } while (elapsed_ns(&start) < c->spin_window_ns);
+    if (++c->spin_misses >= SPIN_MISSES_TO_BACK_OFF) {
+        c->spin_misses = 0;
+        c->spin_skip = SPIN_BACK_OFF_READS;
+    }
+    return 0;
+}
 
 /* Read more bytes into rbuf, wanting at least `need`, waiting for them;
  * take whatever else is there so that back-to-back replies cost one read. */
@@ -737,9 +741,10 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
     }
     ring_answered(c);
     flush_collected(c);
-    spin_for_input(c);
+    int got = spin_for_input(c, why);
     for (;;) {
-        int got = read_available(c, why, NULL);
+        if (got == 0)
+            got = read_available(c, why, NULL);
         if (got != 0)
             return got < 0 ? -1 : 0;
         struct pollfd pfd = { .fd = c->tr->fd,

@@ -42,7 +42,21 @@ bash "$abs_top_srcdir/bench/run-scale.sh" --builddir "$top_builddir" --quick \
     > "$out" 2>&1 || { cat "$out"; fail "the scale benchmarks' quick run failed"; }
 cat "$out"
 grep -q "remvirtd, raw pipelined client" "$out" || fail "the throughput benchmark printed no rows"
+grep -q "threads' wakeup floor (no socket) *[1-9][0-9]*/s" "$out" ||
+    fail "the throughput benchmark printed no wakeup floor"
 grep -q "^  remvirtd  *[0-9]" "$out" || fail "the churn benchmark printed no remvirtd row"
+
+# The daemon's CPU per call with libvirt's client, and the floor under it
+# (a loop with no work), against remvirtd's test driver only.
+if ldconfig -p | grep -q 'libvirt\.so\.0 '; then
+    bash "$abs_top_srcdir/bench/run-daemon-cpu.sh" --builddir "$top_builddir" --no-qemu \
+        --no-libvirt --calls 200 --rounds 1 > "$out" 2>&1 ||
+        { cat "$out"; fail "the daemon-cpu benchmark failed"; }
+    cat "$out"
+    grep -q "^  remvirtd-test  *[0-9.]* /" "$out" || fail "the daemon-cpu benchmark printed no remvirtd row"
+    grep -q "^  floor (empty loop) *[0-9.]* /" "$out" ||
+        fail "the daemon-cpu benchmark printed no floor"
+fi
 
 # Idle clients: 200 of them, against remvirtd only (libvirtd takes long
 # to accept many).
