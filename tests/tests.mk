@@ -265,6 +265,12 @@ tests_unit_test_driver_SOURCES = tests/unit/test-driver.c tests/unit/check.h
 tests_unit_test_driver_LDADD = libremvirtd.la
 EXTRA_DIST += tests/data/test-driver/capabilities.xml tests/data/test-driver/domain-test.xml
 
+# test-domlist: the domain list both drivers keep their domains in.
+check_PROGRAMS += tests/unit/test-domlist
+TESTS += tests/unit/test-domlist
+tests_unit_test_domlist_SOURCES = tests/unit/test-domlist.c tests/unit/check.h
+tests_unit_test_domlist_LDADD = libremvirtd.la
+
 # the generator: annotation parsing, table flags, docs/procedures.md up to date
 TESTS += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py
 EXTRA_DIST += tests/unit/test_rvgen.py tests/unit/test_rvgen_java.py

@@ -108,15 +108,6 @@ void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secre
         secret_sink(drv, secret, event_id, event, secret_sink_opaque);
 }
 
-int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
-                          rv_err *err)
-{
-    if (flags & ~known)
-        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
-                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
-
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);
@@ -158,6 +149,23 @@ void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref)
     memcpy(wire->uuid, ref->uuid, sizeof(wire->uuid));
     wire->id = ref->id;
     ref->name = NULL;
+}
+
+int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                          rv_err *err)
+{
+    if (flags & ~known)
+        return rv_err_fail(err, from, RV_ERR_INVALID_ARG,
+                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
+    return 0;
+}
+
+int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
+{
+    if (rc < 0)
+        return -1;
+    rv_dom_ref_to_wire(wire, ref);
+    return 0;
 }
 
 int rv_string_result(int rc, char **slot, rv_err *err)

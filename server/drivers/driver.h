@@ -63,18 +63,18 @@ typedef struct rv_dom_stats {
 
 void rv_dom_stats_free(rv_dom_stats *stats, size_t n);
 
-/* libvirt's refusal of flags a call does not know: -1 naming the unknown
- * bits and the driver function (func) refusing them, in error domain
- * from; else 0. */
-int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
-                          rv_err *err);
-
 /* ---- between the wire and a driver ---- */
 
 /* The wire domain as a reference; the name is borrowed, not copied. */
 rv_dom_ref rv_dom_ref_from_wire(const rv_nonnull_domain *wire);
 /* Move ref into a wire domain: the name changes owner. */
 void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref);
+/* libvirt's refusal of flags a call does not know: "unsupported flags
+ * (0x..) in function func", INVALID_ARG in error domain from. */
+int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
+                          rv_err *err);
+/* The same after a call that filled ref and returned rc: -1 when rc is. */
+int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire);
 /* rc is a driver's result that put a string in *slot.  XDR can neither
  * send nor free a string over the protocol's bound, so one that long is
  * freed here and -1 returned with err set; otherwise rc. */

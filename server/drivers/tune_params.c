@@ -5,6 +5,21 @@
 
 #include "server/drivers/tune_params.h"
 
+const char *const rv_tune_memory_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+const char *const rv_tune_blkio_names[6] = {
+    "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
+    "device_read_bytes_sec", "device_write_bytes_sec",
+};
+
+const char *const rv_tune_iotune_names[RV_TUNE_IOTUNE_NUMBERS] = {
+    "total_bytes_sec", "read_bytes_sec", "write_bytes_sec", "total_iops_sec",
+    "read_iops_sec", "write_iops_sec", "total_bytes_sec_max", "read_bytes_sec_max",
+    "write_bytes_sec_max", "total_iops_sec_max", "read_iops_sec_max", "write_iops_sec_max",
+    "size_iops_sec", "total_bytes_sec_max_length", "read_bytes_sec_max_length",
+    "write_bytes_sec_max_length", "total_iops_sec_max_length", "read_iops_sec_max_length",
+    "write_iops_sec_max_length",
+};
+
 enum { FIELD_LENGTH = 80 };     /* libvirt's VIR_TYPED_PARAM_FIELD_LENGTH */
 
 static const char *type_name(int type)
@@ -207,4 +222,32 @@ int rv_tune_bitmap_last(const unsigned char *map, size_t len)
         if (bit_set(map, k))
             return (int)k;
     return -1;
+}
+
+int rv_tune_check_nparams(int nparams, int max, rv_err *err)
+{
+    if (nparams < 0 || nparams > max)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC,
+                           nparams < 0 ? "nparams is negative" : "nparams too large");
+    return 0;
+}
+
+rv_typed_param *rv_tune_param_list(int want, int n, u_int *len, rv_err *err)
+{
+    int k = want < n ? want : n;
+    rv_typed_param *p = calloc((size_t)(k > 0 ? k : 1), sizeof(*p));
+    if (!p) {
+        rv_err_set(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    *len = (u_int)(k > 0 ? k : 0);
+    return p;
+}
+
+int rv_tune_param_name(rv_typed_param *p, const char *field, int type, rv_err *err)
+{
+    p->value.type = type;
+    if (!(p->field = strdup(field)))
+        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
 }

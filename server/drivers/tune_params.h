@@ -30,9 +30,28 @@ int rv_tune_check_exclusive(unsigned int flags, rv_err *err);
 int rv_tune_params_validate(const rv_typed_param *params, unsigned int n,
                             const rv_tune_field *fields, size_t nfields, rv_err *err);
 
+/* ---- a getter's answer ---- */
+/* The bound libvirtd's dispatcher puts on a getter's nparams (0..max). */
+int rv_tune_check_nparams(int nparams, int max, rv_err *err);
+/* Room for the first want of n typed parameters (zeroed), *len of them;
+ * NULL with err set when memory is short. */
+rv_typed_param *rv_tune_param_list(int want, int n, u_int *len, rv_err *err);
+/* p named field, of type; -1 with err set when memory is short. */
+int rv_tune_param_name(rv_typed_param *p, const char *field, int type, rv_err *err);
+
 /* The parameter called name, or NULL. */
 const rv_typed_param *rv_tune_param_find(const rv_typed_param *params, unsigned int n,
                                          const char *name);
+
+/* MEMORY_PARAMETERS' limits (<memtune>'s elements, KiB) and
+ * BLKIO_PARAMETERS' weight and per-device lists, in libvirt's order. */
+extern const char *const rv_tune_memory_names[3];
+extern const char *const rv_tune_blkio_names[6];
+
+/* A disk's I/O limits (<iotune>, BLOCK_IO_TUNE's parameters but
+ * group_name), in libvirt's order: the names both drivers read and give. */
+enum { RV_TUNE_IOTUNE_NUMBERS = 19 };
+extern const char *const rv_tune_iotune_names[RV_TUNE_IOTUNE_NUMBERS];
 
 /* A CPU (or NUMA node) list "0-3,^2,5" to a bitmap of *len bytes
  * (malloc'd; bits beyond RV_TUNE_BITMAP_MAX_BITS refused); -1 with

@@ -307,6 +307,19 @@ static const char *const seeds[] = {
     "<source file='/d.qcow2'/><target dev='vda' bus='virtio'/></disk><interface type='user'>"
     "<model type='virtio'/></interface><serial type='pty'/><graphics type='vnc' "
     "autoport='yes'/></devices></domain>",
+    /* The common part (conf/domain_xml.c) in its other forms, for each driver. */
+    "\4<domain type='kvm'><name>c</name><uuid> 11111111 2222-3333-4444-555555555555 </uuid>"
+    "<memory unit='GB'>1</memory><currentMemory unit='b'>1048576</currentMemory>"
+    "<vcpu placement='static' current='2'>4</vcpu><os><type>hvm</type><boot dev='network'/>"
+    "<boot dev='cdrom'/><boot dev='hd'/></os><clock offset='localtime'><timer name='rtc' "
+    "tickpolicy='catchup'/></clock><on_poweroff>preserve</on_poweroff><on_reboot>destroy"
+    "</on_reboot><on_crash>restart</on_crash></domain>",
+    "\3<domain type='kvm'><name>d</name><description>a &amp; b</description>"
+    "<memory unit='KB'>1000</memory><currentMemory>0</currentMemory><vcpu current='0'>3</vcpu>"
+    "<blkiotune><weight>500</weight><device><path>/dev/sda</path><read_iops_sec>9"
+    "</read_iops_sec></device></blkiotune><numatune><memory mode='interleave' nodeset='0-1'/>"
+    "</numatune><os><type machine='m'>xen</type></os><on_reboot>rename-restart</on_reboot>"
+    "</domain>",
     "\5<domainsnapshot><name>s</name><description>d</description><memory snapshot='no'/>"
     "<disks><disk name='vda' snapshot='internal'/></disks></domainsnapshot>",
     "\5<device><parent wwnn='1' wwpn='2' fabric_wwn='3'>p</parent><capability type='scsi_host'>"

@@ -182,10 +182,14 @@ static void test_defaults(void)
                    "<os><type>hvm</type></os></domain>");
     CHECK_UINT_EQ(def->memory_kib, 977);    /* 1000000 / 1024, rounded up */
     rv_qemu_domain_free(def);
-    def = parse_ok("<domain type='qemu'><name>u</name><memory unit='b'>18446744073709551615</memory>"
+    def = parse_ok("<domain type='qemu'><name>u</name><memory unit='b'>9223372036854775807</memory>"
                    "<os><type>hvm</type></os></domain>");
-    CHECK_UINT_EQ(def->memory_kib, 18014398509481984ULL);   /* 2^64 - 1 bytes, rounded up */
+    CHECK_UINT_EQ(def->memory_kib, 9007199254740992ULL);    /* 2^63 - 1 bytes, rounded up */
     rv_qemu_domain_free(def);
+    /* Over what libvirt takes: 2^63 - 1 bytes. */
+    REFUSED("<domain type='qemu'><name>u</name><memory unit='b'>18446744073709551615</memory>"
+            "<os><type>hvm</type></os></domain>", RV_ERR_OVERFLOW,
+            "numerical overflow: value too large: 18446744073709551615b");
 }
 
 #define MIN_HEAD_OS "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type>"
@@ -270,7 +274,7 @@ static void test_refusals(void)
     REFUSED(MIN_HEAD "<features><pae/></features></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported element <pae> in <features>");
     REFUSED(MIN_HEAD "<clock offset='variable'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported offset='variable' of element <clock>");
+            "clock offset 'variable' is not supported by remvirt's QEMU driver");
     REFUSED(MIN_HEAD "<clock offset='utc'><timer name='rtc' tickpolicy='merge'/></clock></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported tickpolicy='merge' of element <timer>");
     REFUSED(MIN_HEAD "<clock offset='utc'><timer name='tsc'/></clock></domain>",
@@ -334,8 +338,8 @@ static void test_refusals(void)
             "</domain>", RV_ERR_XML_ERROR, "invalid <console> target port '9'");
     REFUSED(MIN_HEAD "<devices><serial type='pty'/><console type='file'><source path='/s'/></console></devices>"
             "</domain>", RV_ERR_CONFIG_UNSUPPORTED, "a <console> that is not the same as serial port 0");
-    REFUSED("<domain type='xen'><name>x</name></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported domain type 'xen'");
+    REFUSED("<domain type='xen'><name>x</name><memory>1</memory><os><type>hvm</type></os></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported domain type 'xen'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type arch='aarch64'>hvm</type>"
             "</os></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported architecture 'aarch64'");
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type>hvm</type>"
@@ -346,18 +350,24 @@ static void test_refusals(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <commandline> in namespace");
 
     /* Invalid. */
+    /* The common part, read as libvirt reads it (conf/domain_xml.c). */
     REFUSED("<domain type='qemu'><memory>1</memory><os><type>hvm</type></os></domain>",
-            RV_ERR_XML_ERROR, "has no <name>");
+            RV_ERR_NO_NAME, "missing name information");
     REFUSED(MIN_HEAD "<name>y</name></domain>", RV_ERR_XML_ERROR, "more than one <name>");
     REFUSED("<domain type='qemu'><name>x</name><uuid>not-a-uuid</uuid><memory>1</memory>"
-            "<os><type>hvm</type></os></domain>", RV_ERR_XML_ERROR, "invalid UUID 'not-a-uuid'");
+            "<os><type>hvm</type></os></domain>", RV_ERR_INTERNAL_ERROR, "malformed uuid element");
     REFUSED("<domain type='qemu'><name>x</name><memory unit='parsec'>1</memory>"
-            "<os><type>hvm</type></os></domain>", RV_ERR_XML_ERROR, "unknown unit 'parsec'");
+            "<os><type>hvm</type></os></domain>", RV_ERR_INVALID_ARG, "unknown suffix 'parsec'");
     REFUSED("<domain type='qemu'><name>x</name><memory>-5</memory><os><type>hvm</type></os></domain>",
-            RV_ERR_XML_ERROR, "invalid <memory> value '-5'");
+            RV_ERR_XML_ERROR, "Invalid value '-5' for element or attribute './memory[1]'");
     REFUSED("<domain type='qemu'><name>x</name><memory unit='TiB'>99999999999</memory>"
-            "<os><type>hvm</type></os></domain>", RV_ERR_XML_ERROR, "invalid <memory> value");
-    REFUSED(MIN_HEAD "<vcpu>0</vcpu></domain>", RV_ERR_XML_ERROR, "invalid vcpu count '0'");
+            "<os><type>hvm</type></os></domain>", RV_ERR_OVERFLOW, "value too large");
+    REFUSED(MIN_HEAD "<vcpu>0</vcpu></domain>", RV_ERR_INTERNAL_ERROR,
+            "CPU IDs in <numa> exceed the <vcpu> count");
+    REFUSED(MIN_HEAD "<vcpu>256</vcpu></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "256 vCPUs is over remvirt's limit of 255");
+    REFUSED(MIN_HEAD "<vcpu current='0'>2</vcpu></domain>", RV_ERR_XML_ERROR,
+            "invalid vcpu current '0'");
     REFUSED(MIN_HEAD "<devices><interface type='user'><mac address='01:00:5e:00:00:01'/></interface>"
             "</devices></domain>", RV_ERR_XML_ERROR, "invalid MAC address '01:00:5e:00:00:01'");
     REFUSED(MIN_HEAD "<devices><interface type='user'><mac address='52:54:00:1:2:3'/></interface>"
@@ -378,9 +388,11 @@ static void test_refusals(void)
     REFUSED("<domain type='qemu'><name>x</name><memory>1</memory><os><type machine='pc,accel=kvm'>hvm"
             "</type></os></domain>", RV_ERR_XML_ERROR, "invalid machine type 'pc,accel=kvm'");
     REFUSED("<domain type='qemu'><name>a&#10;b</name><memory>1</memory><os><type>hvm</type></os></domain>",
+            RV_ERR_XML_DETAIL, "invalid char in name: \n");
+    REFUSED("<domain type='qemu'><name>a&#9;b</name><memory>1</memory><os><type>hvm</type></os></domain>",
             RV_ERR_XML_ERROR, "invalid domain name");
     REFUSED("<domain type='qemu'><name>a/b</name><memory>1</memory><os><type>hvm</type></os></domain>",
-            RV_ERR_XML_ERROR, "invalid domain name 'a/b'");
+            RV_ERR_XML_ERROR, "name a/b cannot contain '/'");
     REFUSED("<domain type='qemu'><name>x</name>", RV_ERR_XML_DETAIL,
             "(domain_definition):1: Premature end of data in tag domain line 1\n"
             "<domain type='qemu'><name>x</name>\n----------------------------------^");
@@ -497,7 +509,7 @@ static void test_command_line(void)
     CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
     CHECK_STR_HAS(err.message, "KVM cannot create a VM");
     rv_err_clear(&err);
-    def->virt_type = RV_QEMU_VIRT_QEMU;
+    def->accel = RV_QEMU_VIRT_QEMU;
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     cmd = joined(argv);
@@ -677,7 +689,7 @@ static void test_virt_install_devices(void)
     CHECK_INT_EQ(def->spice.port, 5901);
     CHECK_STR_EQ(def->dev.channels[1].path, "/run/x/dom.channel.1");
     rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
-    def->virt_type = RV_QEMU_VIRT_QEMU;
+    def->accel = RV_QEMU_VIRT_QEMU;
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     char *cmd = joined(argv);
@@ -757,7 +769,7 @@ static void test_cpu_mode(void)
     CHECK_STR_HAS(cmd, " -cpu host -m ");
     free(cmd);
     rv_qemu_argv_free(argv);
-    def->virt_type = RV_QEMU_VIRT_QEMU;
+    def->accel = RV_QEMU_VIRT_QEMU;
     CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
     CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
     CHECK_STR_HAS(err.message, "host-passthrough");

@@ -187,7 +187,7 @@ static void run_guest(const char *qemu, bool kvm)
     rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), &err);
     if (!def)
         check_fail(__FILE__, __LINE__, "domain XML refused: %s", err.message);
-    def->virt_type = kvm ? RV_QEMU_VIRT_KVM : RV_QEMU_VIRT_QEMU;
+    def->accel = kvm ? RV_QEMU_VIRT_KVM : RV_QEMU_VIRT_QEMU;
     fprintf(stderr, "accelerator: %s\n", kvm ? "kvm" : "tcg");
     rv_qemu_command_opts opts = { qemu, sock, kvm, NULL };
     char **argv = rv_qemu_build_argv(def, &opts, &err);

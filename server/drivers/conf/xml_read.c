@@ -128,6 +128,19 @@ xmlNode *rv_lx_child(const xmlNode *n, const char *name)
     return NULL;
 }
 
+int rv_lx_is_plain(const xmlNode *n, const char *name)
+{
+    return n->type == XML_ELEMENT_NODE && !n->ns && strcmp((const char *)n->name, name) == 0;
+}
+
+xmlNode *rv_lx_plain_child(const xmlNode *n, const char *name)
+{
+    for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
+        if (rv_lx_is_plain(c, name))
+            return c;
+    return NULL;
+}
+
 char *rv_lx_attr(const xmlNode *n, const char *name, int *failed)
 {
     xmlChar *v = n ? xmlGetNoNsProp(n, (const xmlChar *)name) : NULL;

@@ -25,6 +25,10 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
 
 /* The first child element called name, or NULL. */
 xmlNode *rv_lx_child(const xmlNode *n, const char *name);
+/* The same outside any namespace (XPath's "./name"), and whether n is
+ * such an element called name. */
+xmlNode *rv_lx_plain_child(const xmlNode *n, const char *name);
+int rv_lx_is_plain(const xmlNode *n, const char *name);
 /* An attribute, malloc'd, or NULL when absent (*failed set if out of memory). */
 char *rv_lx_attr(const xmlNode *n, const char *name, int *failed);
 /* XPath's string() of an element, malloc'd; NULL when the element is

@@ -124,6 +124,11 @@ fail:
     return NULL;
 }
 
+rv_xml_node *rv_xml_tree_copy(const struct _xmlNode *n)
+{
+    return copy_element(n);
+}
+
 rv_xml_node *rv_xml_tree_read(const char *xml, size_t max, const char *root,
                               const char *docname, int from, rv_err *err)
 {

@@ -33,6 +33,9 @@ struct rv_xml_node {
  * tree; NULL with err set. */
 rv_xml_node *rv_xml_tree_read(const char *xml, size_t max, const char *root,
                               const char *docname, int from, rv_err *err);
+/* libxml2's element n and what is below it as a tree; NULL: no memory. */
+struct _xmlNode;
+rv_xml_node *rv_xml_tree_copy(const struct _xmlNode *n);
 void rv_xml_free(rv_xml_node *node);
 
 /* The attribute's value, or NULL. */

@@ -24,6 +24,13 @@ void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char 
     fprintf(fp, "</%s>\n", name);
 }
 
+FILE *rv_xml_open(rv_xml_buf *b)
+{
+    b->text = NULL;
+    b->size = 0;
+    return open_memstream(&b->text, &b->size);
+}
+
 char *rv_xml_done(FILE *fp, char **buf)
 {
     int bad = ferror(fp);

@@ -11,6 +11,14 @@
 void rv_xml_put_escaped(FILE *fp, const char *s);
 /* "  <name>text</name>\n", indent spaces in, text escaped. */
 void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char *text);
+/* A document written with stdio into memory: fp = rv_xml_open(&b), the
+ * writes, then rv_xml_done(fp, &b.text). */
+typedef struct rv_xml_buf {
+    char *text;
+    size_t size;
+} rv_xml_buf;
+/* A stream writing into b; NULL when memory is short. */
+FILE *rv_xml_open(rv_xml_buf *b);
 /* Close fp, an open_memstream() on *buf: the text, or NULL (and *buf
  * freed) when writing failed. */
 char *rv_xml_done(FILE *fp, char **buf);

@@ -282,7 +282,7 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
 
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err)
 {
-    if (def->virt_type == RV_QEMU_VIRT_KVM && !opts->kvm_usable) {
+    if (def->accel == RV_QEMU_VIRT_KVM && !opts->kvm_usable) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
                    "domain '%s' is type='kvm' but KVM cannot create a VM on this host "
                    "(use type='qemu' for TCG)", def->name);
@@ -340,7 +340,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     add(&b, uuid);
     add(&b, "-machine");
     addf(&b, "%s,accel=%s%s%s%s", esc(&b, &e1, def->machine),
-         def->virt_type == RV_QEMU_VIRT_KVM ? "kvm" : "tcg",
+         def->accel == RV_QEMU_VIRT_KVM ? "kvm" : "tcg",
          def->acpi ? "" : ",acpi=off",     /* libvirt: no <acpi/>, no ACPI */
          def->vmport < 0 ? "" : def->vmport ? ",vmport=on" : ",vmport=off",
          def->hpet == 0 ? ",hpet=off" : "");
@@ -350,7 +350,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
              def->rtc_catchup ? ",driftfix=slew" : "");
     }
     /* Only KVM's in-kernel PIT has a tick policy. */
-    if (def->pit_delay && def->virt_type == RV_QEMU_VIRT_KVM) {
+    if (def->pit_delay && def->accel == RV_QEMU_VIRT_KVM) {
         add(&b, "-global");
         add(&b, "kvm-pit.lost_tick_policy=delay");
     }
@@ -364,7 +364,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         addf(&b, "%s.disable_s4=%d", pm_device, !def->suspend_to_disk);
     }
     if (def->cpu_mode >= 0) {
-        bool kvm = def->virt_type == RV_QEMU_VIRT_KVM;
+        bool kvm = def->accel == RV_QEMU_VIRT_KVM;
         /* TCG has no host CPU to pass through (libvirt refuses it too). */
         if (def->cpu_mode == RV_QEMU_CPU_HOST_PASSTHROUGH && !kvm) {
             rv_qemu_argv_free(b.v);

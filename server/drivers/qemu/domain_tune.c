@@ -11,14 +11,6 @@
 #include "server/drivers/qemu/domain_xml_priv.h"
 #include "server/drivers/tune_params.h"
 
-const char *const rv_qemu_iotune_names[RV_QEMU_IOTUNE_NUMBERS] = {
-    "total_bytes_sec", "read_bytes_sec", "write_bytes_sec", "total_iops_sec",
-    "read_iops_sec", "write_iops_sec", "total_bytes_sec_max", "read_bytes_sec_max",
-    "write_bytes_sec_max", "total_iops_sec_max", "read_iops_sec_max", "write_iops_sec_max",
-    "size_iops_sec", "total_bytes_sec_max_length", "read_bytes_sec_max_length",
-    "write_bytes_sec_max_length", "total_iops_sec_max_length", "read_iops_sec_max_length",
-    "write_iops_sec_max_length",
-};
 const char *const rv_qemu_iotune_options[RV_QEMU_IOTUNE_NUMBERS] = {
     "bps-total", "bps-read", "bps-write", "iops-total", "iops-read", "iops-write",
     "bps-total-max", "bps-read-max", "bps-write-max", "iops-total-max", "iops-read-max",
@@ -253,7 +245,7 @@ int rv_qemu_iotune_parse(const xmlNode *n, rv_qemu_iotune **io, rv_err *err)
                 return -1;
             continue;
         }
-        int k = rv_qx_word_index(name_of(c), rv_qemu_iotune_names);
+        int k = rv_qx_word_index(name_of(c), rv_tune_iotune_names);
         if (k < 0)
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <%s> in <%s>",
                             name_of(c), "iotune");
@@ -313,8 +305,8 @@ void rv_qemu_iotune_format(FILE *fp, const rv_qemu_iotune *io)
     /* libvirt's order: group_name after size_iops_sec (index 12). */
     for (int k = 0; k < RV_QEMU_IOTUNE_NUMBERS; k++) {
         if (io->val[k])
-            fprintf(fp, "        <%s>%llu</%s>\n", rv_qemu_iotune_names[k], io->val[k],
-                    rv_qemu_iotune_names[k]);
+            fprintf(fp, "        <%s>%llu</%s>\n", rv_tune_iotune_names[k], io->val[k],
+                    rv_tune_iotune_names[k]);
         if (k == 12 && io->group) {
             fputs("        <group_name>", fp);
             rv_qx_put_escaped(fp, io->group);

@@ -8,11 +8,12 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "server/drivers/tune_params.h"
 
 struct _xmlNode;
 
 enum { RV_QEMU_MEM_HARD, RV_QEMU_MEM_SOFT, RV_QEMU_MEM_SWAP, RV_QEMU_MEM_LIMITS };
-enum { RV_QEMU_IOTUNE_NUMBERS = 19 };
+enum { RV_QEMU_IOTUNE_NUMBERS = RV_TUNE_IOTUNE_NUMBERS };
 #define RV_QEMU_TUNE_MAX_VCPUS 256
 
 typedef struct rv_qemu_tune {
@@ -31,9 +32,8 @@ typedef struct rv_qemu_iotune {
     char *group;                                    /* NULL: none */
 } rv_qemu_iotune;
 
-/* libvirt's names of the limits (index as rv_qemu_iotune.val) and QEMU's
- * -drive throttling.* option names for them. */
-extern const char *const rv_qemu_iotune_names[RV_QEMU_IOTUNE_NUMBERS];
+/* QEMU's -drive throttling.* option names of the limits (index as
+ * rv_qemu_iotune.val and rv_tune_iotune_names). */
 extern const char *const rv_qemu_iotune_options[RV_QEMU_IOTUNE_NUMBERS];
 extern const char *const rv_qemu_numa_modes[];     /* strict, preferred, interleave, restrictive */
 

@@ -42,8 +42,6 @@ static bool named(const xmlNode *n, const char *name)
 /* The XML words of the enums, indexed by value: the parser looks a word up
  * (word_index) and the formatter writes it back from the same table. */
 static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
-static const char *const boot_dev_words[] = { "hd", "cdrom", "network", NULL };
-static const char *const action_words[] = { "destroy", "restart", "preserve", NULL };
 static const char *const bus_words[] = { "virtio", "sata", "ide", NULL };
 static const char *const net_type_words[] = { "user", "bridge", "network", NULL };
 
@@ -189,62 +187,26 @@ static int parse_vcpus(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
-/* <memory unit='...'>N</memory> in KiB, rounded up. */
+/* <memory unit='...'>N</memory> (and the like) in KiB: only its unit
+ * attribute and text, read as libvirt reads them (conf/domain_xml.c). */
 static int parse_memory(const xmlNode *n, unsigned long long *kib, rv_err *err)
 {
-    static const struct { const char *name; unsigned long long bytes; } units[] = {
-        { "b", 1 }, { "bytes", 1 },
-        { "KB", 1000ULL }, { "k", 1024ULL }, { "KiB", 1024ULL },
-        { "MB", 1000000ULL }, { "M", 1ULL << 20 }, { "MiB", 1ULL << 20 },
-        { "GB", 1000000000ULL }, { "G", 1ULL << 30 }, { "GiB", 1ULL << 30 },
-        { "TB", 1000000000000ULL }, { "T", 1ULL << 40 }, { "TiB", 1ULL << 40 },
-    };
     static const char *const allowed[] = { "unit", NULL };
     char *text = NULL;
     if (text_of(n, allowed, &text, err) < 0)
         return -1;
-    char *unit = attr(n, "unit");
-    unsigned long long mult = 1024, value;
-    int rc = 0;
-    if (unit) {
-        size_t i;
-        for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-            if (strcmp(unit, units[i].name) == 0)
-                break;
-        if (i == sizeof(units) / sizeof(units[0])) {
-            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "unknown unit '%s' in <%s>", unit, node_name(n));
-            rc = -1;
-        } else {
-            mult = units[i].bytes;
-        }
-    }
-    if (rc == 0 && (parse_ull(text, &value) < 0 || value == 0 || value > ULLONG_MAX / mult)) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid <%s> value '%s'", node_name(n), text);
-        rc = -1;
-    }
-    if (rc == 0)
-        *kib = value * mult / 1024 + (value * mult % 1024 != 0);    /* no overflow near the top */
     free(text);
-    free(unit);
-    return rc;
+    return rv_domain_parse_memory(n, node_name(n), kib, err);
 }
 
-static int parse_action(const xmlNode *n, rv_qemu_action *action, rv_err *err)
+/* The actions the driver runs (read by conf/domain_xml.c): destroy,
+ * restart and preserve, but a reboot cannot be preserved. */
+static int check_action(const char *elname, int action, rv_err *err)
 {
-    char *text = NULL;
-    if (text_of(n, NULL, &text, err) < 0)
-        return -1;
-    int rc = 0;
-    int i = word_index(text, action_words);
-    if (i >= 0 && !(i == RV_QEMU_ACTION_PRESERVE && named(n, "on_reboot")))
-        *action = (rv_qemu_action)i;
-    else {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED, "unsupported <%s> action '%s'",
-                   node_name(n), text);
-        rc = -1;
-    }
-    free(text);
-    return rc;
+    if (action == RV_QEMU_ACTION_DESTROY || action == RV_QEMU_ACTION_RESTART ||
+        (action == RV_QEMU_ACTION_PRESERVE && strcmp(elname, "on_reboot") != 0))
+        return 0;
+    UNSUPPORTED("unsupported <%s> action '%s'", elname, rv_domain_action_words[action]);
 }
 
 static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
@@ -255,6 +217,7 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
     if (check_attrs(os, none, err) < 0)
         return -1;
     bool have_type = false;
+    size_t nboot = 0;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(os, &c, err)) > 0) {
@@ -273,15 +236,15 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
                 return -1;
             }
             free(text);
-            def->arch = attr(c, "arch");
-            def->machine = attr(c, "machine");
         } else if (named(c, "boot")) {
             if (check_attrs(c, boot_attrs, err) < 0)
                 return -1;
-            if (def->nboot == RV_QEMU_MAX_BOOT)
-                BAD_XML("more than %d <boot> elements", RV_QEMU_MAX_BOOT);
+            /* The devices were read by conf/domain_xml.c. */
+            static const char *const devs[] = { "hd", "cdrom", "network", NULL };
+            if (++nboot > RV_DOMAIN_MAX_BOOT)
+                BAD_XML("more than %d <boot> elements", RV_DOMAIN_MAX_BOOT);
             char *dev = attr(c, "dev");
-            int bd = word_index(dev, boot_dev_words);
+            int bd = word_index(dev, devs);
             if (bd < 0) {
                 rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                            "unsupported boot device '%s'", dev ? dev : "(none)");
@@ -289,7 +252,6 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
                 return -1;
             }
             free(dev);
-            def->boot[def->nboot++] = (rv_qemu_boot_dev)bd;
         } else if (named(c, "kernel") || named(c, "initrd") || named(c, "cmdline")) {
             char **slot = named(c, "kernel") ? &def->kernel
                         : named(c, "initrd") ? &def->initrd : &def->cmdline;
@@ -1104,24 +1066,42 @@ static int parse_metadata(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err
     return 0;
 }
 
+/* What this driver takes of the common part conf/domain_xml.c read: its
+ * domain types and vcpu forms, names that can name files. */
+static int check_base(rv_qemu_domain_def *def, rv_err *err)
+{
+    int accel = word_index(def->virt_type, virt_type_words);
+    if (accel < 0)
+        UNSUPPORTED("unsupported domain type '%s' (kvm or qemu)", def->virt_type);
+    def->accel = (rv_qemu_virt_type)accel;
+    /* It names files and goes on QEMU's command line. */
+    bool control = false;
+    for (const char *p = def->name; *p; p++)
+        control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (control || strlen(def->name) > 200)
+        BAD_XML("invalid domain name '%s' (1 to 200 characters, no '/' or control characters)",
+                def->name);
+    if (def->placement_auto)
+        UNSUPPORTED("unsupported vcpu placement 'auto' (only static)");
+    if (def->current_vcpus == 0)
+        BAD_XML("invalid vcpu current '0' (1 to the maximum, %u)", def->vcpus);
+    if (check_action("on_poweroff", def->on_poweroff, err) < 0 ||
+        check_action("on_reboot", def->on_reboot, err) < 0 ||
+        check_action("on_crash", def->on_crash, err) < 0)
+        return -1;
+    return 0;
+}
+
+/* Every element of <domain> is one this driver knows, with only the
+ * attributes it knows; the common part's values are read already. */
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
-                        bool *have_uuid, bool *have_current, rv_err *err)
+                        rv_err *err)
 {
     static const char *const domain_attrs[] = { "type", "id", NULL };
     static const char *const vcpu_attrs[] = { "placement", "current", NULL };
-    if (check_attrs(root, domain_attrs, err) < 0)
+    static const char *const memory_attrs[] = { "unit", NULL };
+    if (check_attrs(root, domain_attrs, err) < 0 || check_base(def, err) < 0)
         return -1;
-    char *type = attr(root, "type");
-    int virt_type = word_index(type, virt_type_words);
-    if (virt_type >= 0)
-        def->virt_type = (rv_qemu_virt_type)virt_type;
-    else {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported domain type '%s' (kvm or qemu)", type ? type : "");
-        free(type);
-        return -1;
-    }
-    free(type);
 
     /* Which singletons were seen, to refuse a second one. */
     unsigned seen = 0;
@@ -1145,65 +1125,21 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                     BAD_XML("more than one <%s>", singletons[i].name);
                 seen |= singletons[i].bit;
             }
-        char *text = NULL;
-        if (named(c, "name")) {
-            if (text_of(c, NULL, &text, err) < 0)
+        /* The common part: only whether it is in the form this driver
+         * reads (its values were read by conf/domain_xml.c). */
+        static const char *const text_only[] = { "name", "uuid", "on_poweroff", "on_reboot",
+                                                 "on_crash", NULL };
+        static const char *const none[] = { NULL };
+        const char *const *allowed = named(c, "vcpu") ? vcpu_attrs
+                                   : named(c, "memory") || named(c, "currentMemory")
+                                         ? memory_attrs
+                                   : word_index(node_name(c), text_only) >= 0 ? none
+                                   : NULL;
+        if (allowed) {
+            char *text = NULL;
+            if (text_of(c, allowed, &text, err) < 0)
                 return -1;
-            def->name = text;
-            /* It names files and goes on QEMU's command line. */
-            bool control = false;
-            for (const char *p = text; *p; p++)
-                control |= (unsigned char)*p < 0x20 || *p == 0x7f;
-            if (!*text || strchr(text, '/') || control || strlen(text) > 200)
-                BAD_XML("invalid domain name '%s' (1 to 200 characters, no '/' or control characters)",
-                        text);
-        } else if (named(c, "uuid")) {
-            if (text_of(c, NULL, &text, err) < 0)
-                return -1;
-            int bad = rv_uuid_parse(text, def->uuid);
-            if (bad)
-                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid UUID '%s'", text);
             free(text);
-            if (bad)
-                return -1;
-            *have_uuid = true;
-        } else if (named(c, "memory")) {
-            if (parse_memory(c, &def->memory_kib, err) < 0)
-                return -1;
-        } else if (named(c, "currentMemory")) {
-            if (parse_memory(c, &def->current_memory_kib, err) < 0)
-                return -1;
-            *have_current = true;
-        } else if (named(c, "vcpu")) {
-            unsigned long long n;
-            if (text_of(c, vcpu_attrs, &text, err) < 0)
-                return -1;
-            char *placement = attr(c, "placement");
-            int bad = placement && strcmp(placement, "static") != 0;
-            if (bad)
-                rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                           "unsupported vcpu placement '%s' (only static)", placement);
-            else if (parse_ull(text, &n) < 0 || n == 0 || n > RV_QEMU_MAX_VCPUS) {
-                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "invalid vcpu count '%s' (1 to %d)",
-                           text, RV_QEMU_MAX_VCPUS);
-                bad = 1;
-            } else
-                def->vcpus = (unsigned)n;
-            /* current: the vcpus on at start, the others plugged in later. */
-            char *current = attr(c, "current");
-            unsigned long long cur = 0;
-            if (!bad && current && (parse_ull(current, &cur) < 0 || cur == 0 || cur > n)) {
-                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
-                           "invalid vcpu current '%s' (1 to the maximum, %llu)", current, n);
-                bad = 1;
-            } else if (!bad && cur < n) {
-                def->current_vcpus = (unsigned)cur;
-            }
-            free(current);
-            free(text);
-            free(placement);
-            if (bad)
-                return -1;
         } else if (named(c, "vcpus")) {
             if (parse_vcpus(c, def, err) < 0)
                 return -1;
@@ -1222,15 +1158,6 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "pm")) {
             if (parse_pm(c, def, err) < 0)
                 return -1;
-        } else if (named(c, "on_poweroff")) {
-            if (parse_action(c, &def->on_poweroff, err) < 0)
-                return -1;
-        } else if (named(c, "on_reboot")) {
-            if (parse_action(c, &def->on_reboot, err) < 0)
-                return -1;
-        } else if (named(c, "on_crash")) {
-            if (parse_action(c, &def->on_crash, err) < 0)
-                return -1;
         } else if (named(c, "devices")) {
             if (parse_devices(c, def, macs_given, err) < 0)
                 return -1;
@@ -1247,35 +1174,18 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     }
     if (more < 0)
         return -1;
-    if (!def->name)
-        BAD_XML("the domain has no <name>");
-    if (!(seen & S_MEM))
-        BAD_XML("the domain has no <memory>");
-    if (!(seen & S_OS))
-        BAD_XML("the domain has no <os>");
     return rv_qemu_tune_check(def->tune, def->vcpus, err);
 }
 
 /* Defaults, as libvirt fills them in. */
-static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_uuid,
-                     bool have_current, rv_err *err)
+static int normalise(rv_qemu_domain_def *def, const bool *macs_given, rv_err *err)
 {
-    if (!have_uuid)
-        rv_uuid_generate(def->uuid);
-    if (!have_current || def->current_memory_kib > def->memory_kib)
-        def->current_memory_kib = def->memory_kib;
-    if (def->vcpus == 0)
-        def->vcpus = 1;
-    if (!def->arch && !(def->arch = strdup("x86_64")))
-        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
     if (strcmp(def->arch, "x86_64") != 0)
         UNSUPPORTED("unsupported architecture '%s' (only x86_64)", def->arch);
     if (!def->machine && !(def->machine = strdup("pc")))
         XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
     if (!only_chars(def->machine, ALNUM "-_.") || !*def->machine)
         BAD_XML("invalid machine type '%s'", def->machine);
-    if (def->nboot == 0)
-        def->boot[def->nboot++] = RV_QEMU_BOOT_HD;
     /* libvirt's defaults: host-model checks partially, the others not. */
     if (def->cpu_mode >= 0 && def->cpu_check < 0)
         def->cpu_check = def->cpu_mode == RV_QEMU_CPU_HOST_MODEL ? 1 : 0;
@@ -1310,6 +1220,12 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, bool have_
     return rv_qemu_devices_normalise(def, err);
 }
 
+static const rv_domain_profile profile = {
+    .driver = "remvirt's QEMU driver",
+    .default_arch = "x86_64",
+    .max_vcpus = RV_QEMU_MAX_VCPUS,
+};
+
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
 {
     if (strlen(xml) != len) {
@@ -1322,10 +1238,9 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     if (!root)
         return NULL;
     rv_qemu_domain_def *def = calloc(1, sizeof(*def));
-    bool *macs_given = NULL, have_uuid = false, have_current = false;
+    bool *macs_given = NULL;
     int rc = -1;
     if (def) {
-        def->on_reboot = RV_QEMU_ACTION_RESTART;     /* the others default to destroy */
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
         def->vmport = def->hpet = def->suspend_to_mem = def->suspend_to_disk = -1;
         def->cpu_mode = def->cpu_check = def->cpu_migratable = -1;
@@ -1337,8 +1252,9 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     else if (root->ns)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
                    "XML error: the root element <domain> may not have a namespace");
-    else if (parse_domain(root, def, &macs_given, &have_uuid, &have_current, err) == 0)
-        rc = normalise(def, macs_given, have_uuid, have_current, err);
+    else if (rv_domain_base_parse(root, &profile, &def->base, NULL, err) == 0 &&
+             parse_domain(root, def, &macs_given, err) == 0)
+        rc = normalise(def, macs_given, err);
     free(macs_given);
     xmlFreeDoc(doc);
     if (rc < 0) {
@@ -1351,16 +1267,6 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 
 /* ---------------------------------------------------------------- formatting */
 
-const char *rv_qemu_action_name(rv_qemu_action action)
-{
-    return action_words[action];
-}
-
-static const char *boot_name(rv_qemu_boot_dev dev)
-{
-    return boot_dev_words[dev];
-}
-
 static const char *bus_name(rv_qemu_disk_bus bus)
 {
     return bus_words[bus];
@@ -1368,26 +1274,17 @@ static const char *bus_name(rv_qemu_disk_bus bus)
 
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *fp = open_memstream(&buf, &size);
+    rv_xml_buf b;
+    FILE *fp = rv_xml_open(&b);
     if (!fp)
         return NULL;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format(def->uuid, uuid);
-    fprintf(fp, "<domain type='%s'>\n  <name>", virt_type_words[def->virt_type]);
-    rv_xml_put_escaped(fp, def->name);
-    fprintf(fp, "</name>\n  <uuid>%s</uuid>\n", uuid);
+    fprintf(fp, "<domain type='%s'>\n", virt_type_words[def->accel]);
+    rv_domain_format_ids(fp, &def->base);
     if (def->metadata)
         fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
-    fprintf(fp, "  <memory unit='KiB'>%llu</memory>\n", def->memory_kib);
-    fprintf(fp, "  <currentMemory unit='KiB'>%llu</currentMemory>\n", def->current_memory_kib);
+    rv_domain_format_memory(fp, &def->base);
     rv_qemu_tune_format_memory(fp, def->tune);
-    if (rv_qemu_def_vcpus(def) < def->vcpus)
-        fprintf(fp, "  <vcpu placement='static' current='%u'>%u</vcpu>\n", def->current_vcpus,
-                def->vcpus);
-    else
-        fprintf(fp, "  <vcpu placement='static'>%u</vcpu>\n", def->vcpus);
+    rv_domain_format_vcpu(fp, &def->base);
     if (def->boot_vcpus) {
         /* As libvirtd: each vcpu, on or not, hotpluggable or not, and the
          * order the ones on came in (they come and go highest last). */
@@ -1403,13 +1300,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("  </vcpus>\n", fp);
     }
     rv_qemu_tune_format_cpu(fp, def->tune);
-    fputs("  <os>\n    <type arch='", fp);
-    rv_xml_put_escaped(fp, def->arch);
-    fputs("' machine='", fp);
-    rv_xml_put_escaped(fp, def->machine);
-    fputs("'>hvm</type>\n", fp);
-    for (size_t i = 0; i < def->nboot; i++)
-        fprintf(fp, "    <boot dev='%s'/>\n", boot_name(def->boot[i]));
+    fputs("  <os>\n", fp);
+    rv_domain_format_os_type(fp, &def->base);
     const char *const os_texts[][2] = {
         { "kernel", def->kernel }, { "initrd", def->initrd }, { "cmdline", def->cmdline },
     };
@@ -1463,9 +1355,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             fprintf(fp, "    <timer name='hpet' present='%s'/>\n", no_yes_words[def->hpet]);
         fputs("  </clock>\n", fp);
     }
-    fprintf(fp, "  <on_poweroff>%s</on_poweroff>\n", rv_qemu_action_name(def->on_poweroff));
-    fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_qemu_action_name(def->on_reboot));
-    fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_qemu_action_name(def->on_crash));
+    rv_domain_format_actions(fp, &def->base);
     if (def->suspend_to_mem >= 0 || def->suspend_to_disk >= 0) {
         fputs("  <pm>\n", fp);
         if (def->suspend_to_mem >= 0)
@@ -1544,20 +1434,14 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     rv_qemu_format_rngs(fp, def);
     fputs("  </devices>\n</domain>\n", fp);
-    if (fclose(fp) != 0) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
+    return rv_xml_done(fp, &b.text);
 }
 
 void rv_qemu_domain_free(rv_qemu_domain_def *def)
 {
     if (!def)
         return;
-    free(def->name);
-    free(def->arch);
-    free(def->machine);
+    rv_domain_base_clear(&def->base);
     free(def->kernel);
     free(def->emulator);
     free(def->initrd);

@@ -1,6 +1,9 @@
 /* The QEMU driver's domain definition: the subset of libvirt's domain XML
  * it understands, read with libxml2 and written back normalised (defaults
- * filled in, UUID and MAC addresses generated, units in KiB).
+ * filled in, UUID and MAC addresses generated, units in KiB).  The part
+ * both drivers keep is read and written by conf/domain_xml.c, as libvirt
+ * reads it; this driver then applies its limits (kvm or qemu, hvm on
+ * x86_64, at most 255 vcpus, ...).
  *
  * Reading is strict: an element or attribute outside the subset is
  * RV_ERR_CONFIG_UNSUPPORTED naming it, never dropped.  The document is
@@ -13,18 +16,29 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "server/drivers/conf/domain_def.h"
 #include "server/drivers/qemu/domain_devices.h"
 #include "server/drivers/qemu/domain_tune.h"
 
 /* The largest domain XML accepted. */
 #define RV_QEMU_DOMAIN_XML_MAX (1024u * 1024)
 #define RV_QEMU_MAX_VCPUS 255
-#define RV_QEMU_MAX_BOOT 4
 #define RV_QEMU_MAX_SERIALS 4
 
+/* <domain type>: KVM, or QEMU's TCG. */
 typedef enum { RV_QEMU_VIRT_KVM, RV_QEMU_VIRT_QEMU } rv_qemu_virt_type;
-typedef enum { RV_QEMU_BOOT_HD, RV_QEMU_BOOT_CDROM, RV_QEMU_BOOT_NETWORK } rv_qemu_boot_dev;
-typedef enum { RV_QEMU_ACTION_DESTROY, RV_QEMU_ACTION_RESTART, RV_QEMU_ACTION_PRESERVE } rv_qemu_action;
+/* The boot devices and lifecycle actions the driver runs (conf/domain_def.h
+ * has them all). */
+enum {
+    RV_QEMU_BOOT_HD = RV_DOMAIN_BOOT_HD,
+    RV_QEMU_BOOT_CDROM = RV_DOMAIN_BOOT_CDROM,
+    RV_QEMU_BOOT_NETWORK = RV_DOMAIN_BOOT_NETWORK,
+};
+enum {
+    RV_QEMU_ACTION_DESTROY = RV_DOMAIN_ACTION_DESTROY,
+    RV_QEMU_ACTION_RESTART = RV_DOMAIN_ACTION_RESTART,
+    RV_QEMU_ACTION_PRESERVE = RV_DOMAIN_ACTION_PRESERVE,
+};
 typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
 typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
@@ -74,25 +88,18 @@ typedef struct rv_qemu_graphics {
     char *compression;          /* SPICE <image compression=...>, or NULL */
 } rv_qemu_graphics;
 
+/* The part both drivers keep (conf/domain_def.h: name, UUID, memory,
+ * vcpus, arch, machine, boot order, lifecycle actions, ...) and what the
+ * QEMU driver keeps beside it. */
 typedef struct rv_qemu_domain_def {
-    rv_qemu_virt_type virt_type;
-    char *name;
-    unsigned char uuid[16];
-    unsigned long long memory_kib;
-    unsigned long long current_memory_kib;
-    unsigned vcpus;             /* the maximum */
-    unsigned current_vcpus;     /* <vcpu current=...>: 0 when all of vcpus are on */
+    RV_DOMAIN_BASE;
+    rv_qemu_virt_type accel;    /* virt_type's: kvm or qemu (TCG) */
     unsigned boot_vcpus;        /* live, once a vcpu was hot(un)plugged: the vcpus
                                  * QEMU started with (not hotpluggable), and the
                                  * XML lists each vcpu (<vcpus>); 0 otherwise */
-    char *arch;                 /* x86_64 */
-    char *machine;
-    rv_qemu_boot_dev boot[RV_QEMU_MAX_BOOT];
-    size_t nboot;
     /* Direct kernel boot: absolute paths, NULL when absent; cmdline only
      * with a kernel. */
     char *kernel, *initrd, *cmdline;
-    rv_qemu_action on_poweroff, on_reboot, on_crash;
     rv_qemu_disk *disks;
     size_t ndisks;
     rv_qemu_interface *interfaces;
@@ -114,8 +121,8 @@ typedef struct rv_qemu_domain_def {
      * <apic/> is x86's default anyway.  vmport: -1 unset, 0 off, 1 on. */
     bool acpi, apic;
     int vmport;
-    /* <clock offset='utc|localtime'> with its timers, when given. */
-    bool clock, clock_localtime, rtc_catchup, pit_delay;
+    /* <clock> (its offset in clock_localtime) with its timers, when given. */
+    bool clock, rtc_catchup, pit_delay;
     int hpet;                   /* -1 unset, 0 present='no', 1 'yes' */
     /* <pm>: -1 unset, 0 enabled='no', 1 'yes'. */
     int suspend_to_mem, suspend_to_disk;
@@ -147,8 +154,6 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def);
 
 void rv_qemu_domain_free(rv_qemu_domain_def *def);
-
-const char *rv_qemu_action_name(rv_qemu_action action);
 
 /* The vcpus the guest has on (at start: the others can be plugged in). */
 static inline unsigned rv_qemu_def_vcpus(const rv_qemu_domain_def *def)

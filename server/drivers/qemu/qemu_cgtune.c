@@ -55,6 +55,26 @@ static qemu_dom *setter(const rv_nonnull_domain *wire, const rv_typed_param *p, 
     return d;
 }
 
+/* The common start of a getter: nparams bounded, the flags, the domain.
+ * nparams 0 asks how many there are: *count (of n) and 0; else 1 with
+ * *def the definition flags name; -1 with err set. */
+static int getter(const rv_nonnull_domain *wire, int nparams, unsigned int flags, const char *func,
+                  const char *controller, int n, int *count, const rv_qemu_domain_def **def,
+                  rv_err *err)
+{
+    qemu_dom *d;
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, flags,
+                            AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY, func, err) < 0 ||
+        rv_tune_check_exclusive(flags, err) < 0 || !(d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    if (nparams == 0) {
+        *count = n;
+        return 0;
+    }
+    return (*def = pick(d, flags, controller, err)) ? 1 : -1;
+}
+
 typedef struct params_change {
     const rv_typed_param *p;
     u_int n;
@@ -82,38 +102,9 @@ static rv_qemu_tune *tune_of(rv_qemu_domain_def *def, rv_err *err)
     return def->tune;
 }
 
-/* Room for the first want of n typed parameters. */
-static rv_typed_param *param_list(int want, int n, u_int *len, rv_err *err)
-{
-    int k = want < n ? want : n;
-    rv_typed_param *p = calloc((size_t)(k ? k : 1), sizeof(*p));
-    if (!p) {
-        fail(err, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    *len = (u_int)k;
-    return p;
-}
-
-static int name_param(rv_typed_param *p, const char *field, int type, rv_err *err)
-{
-    p->value.type = type;
-    if (!(p->field = strdup(field)))
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    return 0;
-}
-
-static int check_nparams(int nparams, int max, rv_err *err)
-{
-    if (nparams < 0 || nparams > max)
-        return fail(err, RV_ERR_RPC, nparams < 0 ? "nparams is negative" : "nparams too large");
-    return 0;
-}
-
 /* ================================================================ memory */
 
 #define NO_MEMORY_CGROUP "cgroup memory controller is not mounted"
-static const char *const mem_names[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
 
 static int record_memory(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
@@ -123,7 +114,7 @@ static int record_memory(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
         return -1;
     unsigned long long v[3];
     for (int k = 0; k < 3; k++) {
-        const rv_typed_param *p = rv_tune_param_find(ch->p, ch->n, mem_names[k]);
+        const rv_typed_param *p = rv_tune_param_find(ch->p, ch->n, rv_tune_memory_names[k]);
         v[k] = p ? p->value.rv_typed_param_value_u.ul : t->mem[k] ? t->mem[k] : MEMORY_UNLIMITED;
     }
     if (v[0] > v[2])
@@ -156,24 +147,16 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
                                          rv_domain_get_memory_parameters_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
     const rv_qemu_domain_def *def;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                            "qemuDomainGetMemoryParameters", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = 3;
-        return 0;
-    }
-    if (!(def = pick(d, args->flags, NO_MEMORY_CGROUP, err)))
-        return -1;
-    rv_typed_param *p = param_list(args->nparams, 3, &ret->params.params_len, err);
+    int rc = getter(&args->dom, args->nparams, args->flags, "qemuDomainGetMemoryParameters",
+                    NO_MEMORY_CGROUP, 3, &ret->nparams, &def, err);
+    if (rc != 1)
+        return rc;
+    rv_typed_param *p = rv_tune_param_list(args->nparams, 3, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (name_param(&p[i], mem_names[i], RV_TYPED_PARAM_ULLONG, err) < 0)
+        if (rv_tune_param_name(&p[i], rv_tune_memory_names[i], RV_TYPED_PARAM_ULLONG, err) < 0)
             return -1;
         unsigned long long v = def->tune ? def->tune->mem[i] : 0;
         p[i].value.rv_typed_param_value_u.ul = v ? v : MEMORY_UNLIMITED;
@@ -184,10 +167,6 @@ int rv_qemu_domain_get_memory_parameters(rv_driver_conn *c,
 /* ================================================================ blkio */
 
 #define NO_BLKIO_CGROUP "blkio cgroup isn't mounted"
-static const char *const blkio_names[] = {
-    "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-    "device_read_bytes_sec", "device_write_bytes_sec",
-};
 
 static int record_blkio(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 {
@@ -219,7 +198,7 @@ int rv_qemu_domain_set_blkio_parameters(rv_driver_conn *c,
     rv_tune_field fields[6];
     (void)c;
     for (int k = 0; k < 6; k++)
-        fields[k] = (rv_tune_field){ blkio_names[k],
+        fields[k] = (rv_tune_field){ rv_tune_blkio_names[k],
                                      k ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT };
     qemu_dom *d = setter(&args->dom, args->params.params_val, args->params.params_len,
                          args->flags, "virDomainSetBlkioParameters",
@@ -234,26 +213,18 @@ int rv_qemu_domain_get_blkio_parameters(rv_driver_conn *c,
                                         rv_domain_get_blkio_parameters_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
     const rv_qemu_domain_def *def;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                            "qemuDomainGetBlkioParameters", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = 6;
-        return 0;
-    }
-    if (!(def = pick(d, args->flags, NO_BLKIO_CGROUP, err)))
-        return -1;
+    int rc = getter(&args->dom, args->nparams, args->flags, "qemuDomainGetBlkioParameters",
+                    NO_BLKIO_CGROUP, 6, &ret->nparams, &def, err);
+    if (rc != 1)
+        return rc;
     /* The device lists are strings: only for a client that takes them. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, 6, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, 6, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (name_param(&p[i], blkio_names[i], i ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT,
+        if (rv_tune_param_name(&p[i], rv_tune_blkio_names[i], i ? RV_TYPED_PARAM_STRING : RV_TYPED_PARAM_UINT,
                        err) < 0)
             return -1;
         if (i == 0)
@@ -336,7 +307,7 @@ int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c,
 {
     (void)c;
     qemu_dom *d;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                             "qemuDomainGetNumaParameters", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
@@ -357,15 +328,15 @@ int rv_qemu_domain_get_numa_parameters(rv_driver_conn *c,
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
                     "transient domains do not have any persistent config");
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, 2, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, 2, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     const rv_qemu_tune *t = def->tune;
-    if (name_param(&p[0], "numa_mode", RV_TYPED_PARAM_INT, err) < 0)
+    if (rv_tune_param_name(&p[0], "numa_mode", RV_TYPED_PARAM_INT, err) < 0)
         return -1;
     p[0].value.rv_typed_param_value_u.i = t && t->numa_mode >= 0 ? t->numa_mode : 0;
     if (ret->params.params_len > 1 &&
-        (name_param(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING, err) < 0 ||
+        (rv_tune_param_name(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING, err) < 0 ||
          !(p[1].value.rv_typed_param_value_u.s =
                strdup(t && t->numa_nodeset ? t->numa_nodeset : ""))))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
@@ -451,17 +422,17 @@ static int get_sched(const rv_nonnull_domain *wire, int nparams, unsigned int fl
 {
     qemu_dom *d;
     const rv_qemu_domain_def *def;
-    if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
         rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                             "qemuDomainGetSchedulerParametersFlags", err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0 || !(d = rv_qemu_dom_get(wire, err)) ||
         !(def = pick(d, flags, NO_CPU_CGROUP, err)))
         return -1;
-    rv_typed_param *p = param_list(nparams, SCHED_REPORTED, len, err);
+    rv_typed_param *p = rv_tune_param_list(nparams, SCHED_REPORTED, len, err);
     if (!(*val = p))
         return -1;
     for (u_int i = 0; i < *len; i++) {
-        if (name_param(&p[i], sched_fields[i].name, sched_fields[i].type, err) < 0)
+        if (rv_tune_param_name(&p[i], sched_fields[i].name, sched_fields[i].type, err) < 0)
             return -1;
         if (i == 0)
             p[i].value.rv_typed_param_value_u.ul = def->tune ? def->tune->cpu_shares : 0;

@@ -110,10 +110,7 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
         return fail(err, RV_ERR_INVALID_ARG, "unsupported flags (0x%x) in function %s",
                     args->flags & ~(unsigned)(CONSOLE_FORCE | CONSOLE_SAFE),
                     "qemuDomainOpenConsole");
-    qemu_dom *d = NULL;
-    for (qemu_dom *x = rv_qemu.doms; x; x = x->next)
-        if (rv_qemu_dom_visible(x) && memcmp(rv_qemu_dom_def(x)->uuid, args->dom.uuid, 16) == 0)
-            d = x;
+    qemu_dom *d = rv_qemu_find_uuid((const unsigned char *)args->dom.uuid);
     if (!d)
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid (%s)",
                     args->dom.name ? args->dom.name : "");

@@ -378,11 +378,15 @@ int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_e
     return 0;
 }
 
+static bool removing(const void *obj, const void *name)
+{
+    for (const qemu_def_write *w = ((const qemu_dom *)obj)->def_writes; w; w = w->next)
+        if (w->remove && !doomed(w) && strcmp(w->name, name) == 0)
+            return true;
+    return false;
+}
+
 bool rv_qemu_def_removal_pending(const char *name)
 {
-    for (const qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        for (const qemu_def_write *w = d->def_writes; w; w = w->next)
-            if (w->remove && !doomed(w) && strcmp(w->name, name) == 0)
-                return true;
-    return false;
+    return rv_dom_list_find(&rv_qemu.doms, removing, name) != NULL;
 }

@@ -25,7 +25,7 @@
 
 RV_LOG_CATEGORY("drivers.qemu");
 
-qemu_state rv_qemu;
+qemu_state rv_qemu = { .doms = { .kind = &rv_qemu_dom_kind } };
 
 /* Nothing per connection: domains are the daemon's. */
 struct rv_driver_conn {
@@ -48,6 +48,17 @@ void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     va_end(ap);
     rv_deferred_finish(reply, &err);
     rv_err_clear(&err);
+}
+
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req)
+{
+    rv_err err = { 0 };
+    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
+        return true;
+    rv_deferred_finish(reply, &err);
+    rv_err_clear(&err);
+    return false;
 }
 
 /* ================================================================ set-up */
@@ -160,6 +171,7 @@ void rv_qemu_cleanup(void)
     free(rv_qemu.save_dir);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));
+    rv_qemu.doms.kind = &rv_qemu_dom_kind;
 }
 
 int rv_qemu_probe(const char *uri)
@@ -258,10 +270,7 @@ int rv_qemu_connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_
 {
     (void)c;
     (void)err;
-    int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        n += rv_qemu_dom_active(d);
-    ret->num = n;
+    ret->num = rv_dom_list_num_active(&rv_qemu.doms);
     return 0;
 }
 
@@ -269,19 +278,7 @@ int rv_qemu_connect_list_domains(rv_driver_conn *c, const rv_connect_list_domain
                                  rv_connect_list_domains_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "maxids %d is outside 0..%d", args->maxids,
-                    RV_DOMAIN_LIST_MAX);
-    int *ids = calloc((size_t)args->maxids + 1, sizeof(int));
-    if (!ids)
-        return oom(err);
-    int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d && n < args->maxids; d = d->next)
-        if (rv_qemu_dom_active(d))
-            ids[n++] = d->id;
-    ret->ids.ids_val = ids;
-    ret->ids.ids_len = (u_int)n;
-    return 0;
+    return rv_dom_list_ids_wire(&rv_qemu.doms, args, ret, err);
 }
 
 int rv_qemu_connect_list_all_domains(rv_driver_conn *c,
@@ -291,60 +288,35 @@ int rv_qemu_connect_list_all_domains(rv_driver_conn *c,
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0xffff, "qemuConnectListAllDomains", err) < 0)
         return -1;
-    u_int n = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        n += rv_qemu_list_match(d, args->flags);
-    if (n > RV_DOMAIN_LIST_MAX)
-        return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
-                    RV_DOMAIN_LIST_MAX);
-    ret->ret = n;
-    if (!args->need_results || n == 0)
-        return 0;
-    if (!(ret->domains.domains_val = calloc(n, sizeof(rv_nonnull_domain))))
-        return oom(err);
-    u_int i = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_list_match(d, args->flags)) {
-            if (rv_qemu_put_dom(d, &ret->domains.domains_val[i], err) < 0)
-                return -1;      /* the dispatcher frees what is in ret */
-            ret->domains.domains_len = ++i;
-        }
-    return 0;
+    return rv_dom_list_all_wire(&rv_qemu.doms, args, ret, err);
 }
 
 int rv_qemu_domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
                                 rv_domain_lookup_by_id_ret *ret, rv_err *err)
 {
     (void)c;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_active(d) && d->id == args->id)
-            return rv_qemu_put_dom(d, &ret->dom, err);
-    return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching id %d", args->id);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_id(&rv_qemu.doms, args->id, &ref, err), &ref,
+                          &ret->dom);
 }
 
 int rv_qemu_domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
                                   rv_domain_lookup_by_name_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = rv_qemu_find_name(args->name);
-    if (!d)
-        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching name '%s'",
-                    args->name);
-    return rv_qemu_put_dom(d, &ret->dom, err);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_name(&rv_qemu.doms, args->name, &ref, err), &ref,
+                          &ret->dom);
 }
 
 int rv_qemu_domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
                                   rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
 {
     (void)c;
-    qemu_dom *d = rv_qemu_find_uuid((const unsigned char *)args->uuid);
-    if (!d) {
-        char uuid[RV_UUID_STRING_LEN];
-        rv_uuid_format((const unsigned char *)args->uuid, uuid);
-        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: no domain with matching uuid '%s'",
-                    uuid);
-    }
-    return rv_qemu_put_dom(d, &ret->dom, err);
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(rv_dom_list_lookup_uuid(&rv_qemu.doms,
+                                                  (const unsigned char *)args->uuid, &ref, err),
+                          &ref, &ret->dom);
 }
 
 /* ================================================================ definitions */
@@ -405,7 +377,7 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
         return -1;
     }
     bool added = !d;
-    if (added && !(d = rv_qemu_dom_new())) {
+    if (added && !(d = rv_qemu_dom_new(def))) {
         rv_qemu_domain_free(def);
         return oom(err);
     }
@@ -548,6 +520,30 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     return RV_DEFERRED;
 }
 
+/* The domain that runs def (taken; freed on failure): the one def
+ * redefines, when it is inactive (its persistent definition waits for
+ * later), else a new transient one; def is its live definition. */
+static qemu_dom *take_live(rv_qemu_domain_def *def, rv_err *err)
+{
+    qemu_dom *d = NULL;
+    if (rv_qemu_dom_check_conflict(def, &d, err) < 0)
+        d = NULL;
+    else if (d && (rv_qemu_dom_active(d) || d->jobs)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain '%s' is already active",
+             rv_qemu_dom_def(d)->name);
+        d = NULL;
+    } else if (!d && !(d = rv_qemu_dom_new(def)))
+        oom(err);
+    if (!d) {
+        rv_qemu_domain_free(def);
+        return NULL;
+    }
+    rv_qemu_domain_free(d->live);
+    d->live = def;
+    return d;
+}
+
 static rv_nonnull_domain *create_with_flags_dom(void *ret)
 {
     return &((rv_domain_create_with_flags_ret *)ret)->dom;
@@ -591,24 +587,9 @@ int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
-    qemu_dom *d = NULL;
-    if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
-        rv_qemu_domain_free(def);
+    qemu_dom *d = def ? take_live(def, err) : NULL;
+    if (!d)
         return -1;
-    }
-    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
-        rv_qemu_domain_free(def);
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is already active",
-                    rv_qemu_dom_def(d)->name);
-    }
-    if (!d && !(d = rv_qemu_dom_new())) {
-        rv_qemu_domain_free(def);
-        return oom(err);
-    }
-    /* Runs this definition; a persistent one keeps its own for later. */
-    rv_qemu_domain_free(d->live);
-    d->live = def;
     int rc = defer_job(d, QJOB_START, args->flags, create_xml_dom, err);
     if (rc < 0) {
         rv_qemu_domain_free(d->live);
@@ -685,24 +666,14 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
     if (fd < 0)
         return -1;
     close(fd);
-    qemu_dom *d = NULL;
-    if (check_name(def->name, err) < 0 || rv_qemu_dom_check_conflict(def, &d, err) < 0) {
+    if (check_name(def->name, err) < 0) {
         rv_qemu_domain_free(def);
         return -1;
     }
-    if (d && (rv_qemu_dom_active(d) || d->jobs)) {
-        rv_qemu_domain_free(def);
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is already active",
-                    rv_qemu_dom_def(d)->name);
-    }
-    if (!d && !(d = rv_qemu_dom_new())) {
-        rv_qemu_domain_free(def);
-        return oom(err);
-    }
     /* The start reads the image again and runs its definition. */
-    rv_qemu_domain_free(d->live);
-    d->live = def;
+    qemu_dom *d = take_live(def, err);
+    if (!d)
+        return -1;
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply) {
         rv_qemu_domain_free(d->live);

@@ -3,7 +3,7 @@
  *   qemu_host.c     the host: capabilities, node info, CPU time, memory
  *   qemu_cpu.c      CPU models, from a probe QEMU
  *   qemu_cputime.c  a running guest's CPU times
- *   qemu_domain.c   the domain table: lookups, list filters, conflicts
+ *   qemu_domain.c   its domains in the shared list (conf/domlist.h)
  *   qemu_ops.c      the wire slot table
  *   qemu_store.c    files: definitions (atomic writes), runtime status
  *   qemu_sync.c, qemu_defwrite.c   durable writes off the loop
@@ -34,6 +34,7 @@
 
 #include <ev.h>
 
+#include "server/drivers/conf/domlist.h"
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
@@ -132,7 +133,6 @@ typedef struct qemu_dom {
      * rest wait in order. */
     struct qemu_def_write *def_writes;
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
-    struct qemu_dom *next;
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -146,7 +146,7 @@ typedef struct qemu_state {
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
-    qemu_dom *doms;
+    rv_dom_list doms;           /* of qemu_dom (qemu_domain.c) */
     int next_id;
 } qemu_state;
 
@@ -159,9 +159,11 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 void rv_qemu_close(rv_driver_conn *c);
 void rv_qemu_cleanup(void);
 
-/* ---- qemu_domain.c: the domain table ---- */
-/* A new, inactive domain at the head of the table (NULL: no memory). */
-qemu_dom *rv_qemu_dom_new(void);
+/* ---- qemu_domain.c: the domains in the shared list ---- */
+extern const rv_dom_kind rv_qemu_dom_kind;
+/* A new, inactive domain in the list, for def's name and UUID (which
+ * the caller sets as its def or live next); NULL: no memory. */
+qemu_dom *rv_qemu_dom_new(const rv_qemu_domain_def *def);
 /* The reference a client sees (name copied). */
 int rv_qemu_dom_ref(const qemu_dom *d, rv_dom_ref *ref);
 const rv_qemu_domain_def *rv_qemu_dom_def(const qemu_dom *d);   /* live, else def */
@@ -388,6 +390,11 @@ char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags);
 /* Queue a job; it starts now if it is the only one.  Takes reply. */
 /* Flags outside known refused as libvirt's drivers refuse them (driver.h). */
 #define rv_qemu_check_flags rv_driver_check_flags
+/* Send a QMP command to d's QEMU for a deferred call.  On failure the
+ * call is answered with the error (the caller still returns RV_DEFERRED)
+ * and false is returned so that the caller frees its request. */
+bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
+                      rv_qmp_reply_fn fn, void *req);
 /* Answer a deferred call with this error (domain QEMU). */
 void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -521,12 +528,8 @@ void rv_qemu_save_dir_clean(void);
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
-/* ---- qemu_live.c: calls that wait for a running domain's QMP answers ---- */
-/* Send a QMP command for a deferred call (req the request, for fn).  On
- * failure the call is answered with the error (the slot still returns
- * RV_DEFERRED) and false tells the caller to free req. */
-bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
-                      rv_qmp_reply_fn fn, void *req);
+/* ---- qemu_live.c: calls that wait for a running domain's QMP answers
+ * (they send with rv_qemu_send_for) ---- */
 /* What such a call's request begins with: the call, and the domain's
  * monitor, name and process when it was made. */
 typedef struct rv_qemu_live_req {

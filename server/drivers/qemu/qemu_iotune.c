@@ -120,6 +120,7 @@ static iotune_req *req_new(qemu_dom *d, const char *target, rv_err *err)
     return req;
 }
 
+/* Send command; on failure the call is answered and the request freed. */
 static void qmp_send(qemu_dom *d, iotune_req *req, const char *command, json_object *args,
                      rv_qmp_reply_fn fn)
 {
@@ -173,7 +174,7 @@ static int record_iotune(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
             group = *p->value.rv_typed_param_value_u.s ? p->value.rv_typed_param_value_u.s : NULL;
             continue;
         }
-        int k = rv_qx_word_index(p->field, rv_qemu_iotune_names);
+        int k = rv_qx_word_index(p->field, rv_tune_iotune_names);
         if (k >= 0)
             io.val[k] = p->value.rv_typed_param_value_u.ul;
     }
@@ -189,7 +190,7 @@ static int record_iotune(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     for (int k = 0; k < 6; k++)
         if (io.val[k + 6] && io.val[k] > io.val[k + 6])
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s cannot be set higher "
-                        "than %s", rv_qemu_iotune_names[k], rv_qemu_iotune_names[k + 6]);
+                        "than %s", rv_tune_iotune_names[k], rv_tune_iotune_names[k + 6]);
     char *gcopy = group ? strdup(group) : NULL;
     if ((group && !gcopy) || (!disk->iotune && !(disk->iotune = calloc(1, sizeof(*disk->iotune))))) {
         free(gcopy);
@@ -406,9 +407,8 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
                                      rv_domain_get_block_io_tune_ret *ret, rv_err *err)
 {
     (void)c;
-    if (args->nparams < 0 || args->nparams > RV_BLOCK_IO_TUNE_PARAMS_MAX)
-        return fail(err, RV_ERR_RPC, args->nparams < 0 ? "nparams is negative"
-                                                       : "nparams too large");
+    if (rv_tune_check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
+        return -1;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                             "qemuDomainGetBlockIoTune", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)

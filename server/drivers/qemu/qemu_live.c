@@ -1,21 +1,10 @@
 /* A slot's call that waits for QMP answers from a running domain (the
- * stats, pinning and block I/O tuning calls): sending a command for it,
- * and the common part of its request (qemu_driver.h). */
+ * pinning and block I/O tuning calls): the common part of its request
+ * (qemu_driver.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/drivers/qemu/qemu_driver.h"
-
-bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json_object *args,
-                      rv_qmp_reply_fn fn, void *req)
-{
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, command, args, 0, fn, req, &err) == 0)
-        return true;
-    rv_deferred_finish(reply, &err);
-    rv_err_clear(&err);
-    return false;
-}
 
 void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err)
 {

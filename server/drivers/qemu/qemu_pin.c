@@ -303,10 +303,10 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
     req_free(req);
 }
 
-/* A pin info call's domain, its flags checked (as libvirtd's func), and
- * whether the running domain (live) or its definition is asked about. */
-static qemu_dom *info_dom(const rv_nonnull_domain *wire, unsigned int flags, const char *func,
-                          bool *live, rv_err *err)
+/* A pin getter's flags checked (func: libvirtd's function), its domain,
+ * and whether it asks the running QEMU (*live) or the definition. */
+static qemu_dom *getter(const rv_nonnull_domain *wire, unsigned int flags, const char *func,
+                        bool *live, rv_err *err)
 {
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0)
@@ -328,7 +328,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maxinfo * maplen > REMOTE_CPUMAPS_MAX");
     bool live;
-    qemu_dom *d = info_dom(&args->dom, args->flags, "qemuDomainGetVcpuPinInfo", &live, err);
+    qemu_dom *d = getter(&args->dom, args->flags, "qemuDomainGetVcpuPinInfo", &live, err);
     if (!d)
         return -1;
     if (!live) {
@@ -453,7 +453,7 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
         return fail(err, RV_ERR_RPC, args->maplen <= 0 ? "maplen must be positive"
                                                        : "maplen > REMOTE_CPUMAP_MAX");
     bool live;
-    qemu_dom *d = info_dom(&args->dom, args->flags, "qemuDomainGetEmulatorPinInfo", &live, err);
+    qemu_dom *d = getter(&args->dom, args->flags, "qemuDomainGetEmulatorPinInfo", &live, err);
     if (!d)
         return -1;
     int rc = live ? rv_qemu_need_monitor(d, err) : 0;

@@ -501,11 +501,16 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     rv_err_clear(&err);
 }
 
+static bool child_of(const void *obj, const void *pid)
+{
+    const qemu_dom *d = obj;
+    return d->our_child && d->pid == *(const pid_t *)pid && !d->reaped;
+}
+
 void rv_qemu_process_exited(pid_t pid, int st)
 {
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next) {
-        if (!d->our_child || d->pid != pid || d->reaped)
-            continue;
+    qemu_dom *d = rv_dom_list_find(&rv_qemu.doms, child_of, &pid);
+    if (d) {
         RV_INFO("domain '%s': QEMU (pid %d) %s %d", dom_name(d), (int)d->pid,
                 WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
@@ -522,7 +527,6 @@ void rv_qemu_process_exited(pid_t pid, int st)
                        false, false);
         }
         process_gone(d);
-        return;
     }
 }
 
@@ -551,7 +555,7 @@ static void on_started(qemu_dom *d)
     bool paused = restored ? !d->restore_run : d->jobs->flags & RV_DOMAIN_START_PAUSED;
     RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
             (int)d->pid, d->id,
-            rv_qemu.kvm && d->live->virt_type == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+            rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
     /* libvirtd reports the "cont" that lets the CPUs run first. */
     if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
@@ -868,7 +872,7 @@ static void on_qmp_close(rv_qmp *qmp, const rv_err *reason, void *opaque)
     }
 }
 
-static void after_guest_action(qemu_dom *d, rv_qemu_action action, int reason, int detail)
+static void after_guest_action(qemu_dom *d, int action, int reason, int detail)
 {
     if (action == RV_QEMU_ACTION_DESTROY) {
         begin_stop(d, reason, detail, false, false);
@@ -928,7 +932,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                               by_guest ? RV_EVENT_SHUTDOWN_GUEST : RV_EVENT_SHUTDOWN_HOST);
         /* With -no-shutdown QEMU waits: the definition says what next
          * (a reset under -no-reboot is on_reboot's). */
-        rv_qemu_action action = reset ? d->live->on_reboot : d->live->on_poweroff;
+        int action = reset ? d->live->on_reboot : d->live->on_poweroff;
         if (d->fake_reboot && !reset)
             action = RV_QEMU_ACTION_RESTART;
         d->fake_reboot = false;
@@ -1030,16 +1034,25 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
 
 /* A graphics port another domain of ours has, or anyone has bound, is
  * not free.  The live definitions hold the ports, so a stop frees them. */
+typedef struct port_query {
+    const qemu_dom *self;
+    int port;
+} port_query;
+
+static bool has_port(const void *obj, const void *ctx)
+{
+    const qemu_dom *o = obj;
+    const port_query *q = ctx;
+    return o != q->self && o->live &&
+           ((o->live->graphics.present && o->live->graphics.port == q->port) ||
+            (o->live->spice.present && o->live->spice.port == q->port));
+}
+
 static bool graphics_port_free(int port, void *opaque)
 {
-    const qemu_dom *self = opaque;
-    for (const qemu_dom *o = rv_qemu.doms; o; o = o->next) {
-        if (o == self || !o->live)
-            continue;
-        if ((o->live->graphics.present && o->live->graphics.port == port) ||
-            (o->live->spice.present && o->live->spice.port == port))
-            return false;
-    }
+    port_query q = { opaque, port };
+    if (rv_dom_list_find(&rv_qemu.doms, has_port, &q))
+        return false;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return false;

@@ -374,11 +374,8 @@ static void recover_file(const char *path)
     }
     unsigned char uuid[16];
     const char *owner = get_str(root, "uuid");
-    bool active = false;
-    for (qemu_dom *d = rv_qemu.doms; owner && d; d = d->next)
-        if (rv_qemu_dom_visible(d) && rv_uuid_parse(owner, uuid) == 0 &&
-            memcmp(rv_qemu_dom_def(d)->uuid, uuid, 16) == 0)
-            active = rv_qemu_dom_active(d);
+    qemu_dom *d = owner && rv_uuid_parse(owner, uuid) == 0 ? rv_qemu_find_uuid(uuid) : NULL;
+    bool active = d && rv_qemu_dom_active(d);
     if (active) {
         /* Its QEMU has the images open: left for a start-up when it is off. */
         RV_INFO("'%s': snapshots left in the trash of a running domain", path);
@@ -612,10 +609,7 @@ static void op_free(snap_op *op)
 
 static qemu_dom *op_dom(const snap_op *op)
 {
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (rv_qemu_dom_visible(d) && memcmp(rv_qemu_dom_def(d)->uuid, op->uuid, 16) == 0)
-            return d;
-    return NULL;
+    return rv_qemu_find_uuid(op->uuid);
 }
 
 static qsnaps *op_snaps(const snap_op *op)

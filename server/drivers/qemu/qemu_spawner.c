@@ -290,6 +290,12 @@ static void fail_requests(const char *why)
 }
 
 /* The helper is gone: its QEMUs are no longer our children. */
+static void disown(void *obj, void *ctx)
+{
+    (void)ctx;
+    ((qemu_dom *)obj)->our_child = false;
+}
+
 static void helper_lost(void)
 {
     RV_WARN("the QEMU spawner helper (pid %d) is gone; a new one starts with the next start",
@@ -298,8 +304,7 @@ static void helper_lost(void)
     close(spawner.fd);
     spawner.fd = -1;
     spawner.pid = 0;
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        d->our_child = false;
+    rv_dom_list_each(&rv_qemu.doms, disown, NULL);
     fail_requests("the QEMU spawner helper is gone");
     /* Their exits will not be reported: they count as failed. */
     while (spawner.cmds) {

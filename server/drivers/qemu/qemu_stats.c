@@ -821,28 +821,30 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
     groups &= STATS_KNOWN;
 
     /* The domains, found (or refused) before anything is sent. */
-    u_int ndoms = args->doms.doms_len, n = 0;
-    for (qemu_dom *d = rv_qemu.doms; ndoms == 0 && d; d = d->next)
-        n += rv_qemu_list_match(d, flags & STATS_FILTERS);
-    if (ndoms)
-        n = ndoms;
-    if (n > RV_DOMAIN_LIST_MAX)
+    u_int ndoms = args->doms.doms_len, n = ndoms;
+    void **sel = NULL;
+    size_t all = 0;
+    if (ndoms == 0) {
+        if (rv_dom_list_collect(&rv_qemu.doms, flags & STATS_FILTERS, &sel, &all, err) < 0)
+            return -1;
+        n = (u_int)all;
+    }
+    if (n > RV_DOMAIN_LIST_MAX) {
+        free(sel);
         return fail(err, RV_ERR_RPC, "too many domains (%u) for one reply: the limit is %d", n,
                     RV_DOMAIN_LIST_MAX);
-    if (n == 0)
+    }
+    if (n == 0) {
+        free(sel);
         return 0;
-    qemu_dom **sel = calloc(n, sizeof(*sel));
-    if (!sel)
+    }
+    if (ndoms && !(sel = calloc(n, sizeof(*sel))))
         return oom(err);
-    u_int k = 0;
     for (u_int i = 0; i < ndoms; i++)
-        if (!(sel[k++] = rv_qemu_dom_get(&args->doms.doms_val[i], err))) {
+        if (!(sel[i] = rv_qemu_dom_get(&args->doms.doms_val[i], err))) {
             free(sel);
             return -1;
         }
-    for (qemu_dom *d = rv_qemu.doms; ndoms == 0 && d; d = d->next)
-        if (rv_qemu_list_match(d, flags & STATS_FILTERS))
-            sel[k++] = d;
     bool wait = false;
     for (u_int i = 0; i < n && (groups & RV_DOMAIN_STATS_BLOCK); i++)
         wait = wait || can_query(sel[i]);

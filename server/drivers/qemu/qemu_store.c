@@ -367,7 +367,7 @@ static void load_runtime(const char *name)
         }
         return;
     }
-    if (!d && !(d = rv_qemu_dom_new())) {
+    if (!d && !(d = rv_qemu_dom_new(live))) {
         rv_qemu_domain_free(live);
         return;
     }
@@ -625,7 +625,7 @@ static void add_domain(void *def_, const char *path, void *opaque)
 {
     (void)path, (void)opaque;
     rv_qemu_domain_def *def = def_;
-    qemu_dom *d = rv_qemu_dom_new();
+    qemu_dom *d = rv_qemu_dom_new(def);
     if (!d) {
         rv_qemu_domain_free(def);
         return;
@@ -650,6 +650,24 @@ static void load_one_runtime(const char *name, const char *path)
 {
     (void)path;
     load_runtime(name);
+}
+
+static void mark_saved(void *obj, void *ctx)
+{
+    qemu_dom *d = obj;
+    (void)ctx;
+    if (d->def && rv_qemu_has_managed_save(d->def->name))
+        d->reason = RV_DOMAIN_SHUTOFF_SAVED;
+}
+
+static void autostart(void *obj, void *ctx)
+{
+    qemu_dom *d = obj;
+    (void)ctx;
+    if (d->def && d->autostart && !rv_qemu_dom_active(d)) {
+        RV_INFO("autostarting domain '%s'", d->def->name);
+        rv_qemu_job_add(d, QJOB_START, 0, NULL, NULL);
+    }
 }
 
 /* Start-up (it may wait on the disk): remove path and fsync its
@@ -786,9 +804,7 @@ void rv_qemu_load_all(void)
     rv_qemu_save_dir_clean();
     /* An inactive domain with a managed image was saved (the reason is
      * not recorded elsewhere). */
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (d->def && rv_qemu_has_managed_save(d->def->name))
-            d->reason = RV_DOMAIN_SHUTOFF_SAVED;
+    rv_dom_list_each(&rv_qemu.doms, mark_saved, NULL);
     char *snapshots = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
     if (snapshots)
         rv_qemu_clean_temp_files(snapshots);
@@ -796,9 +812,5 @@ void rv_qemu_load_all(void)
     rv_qemu_clean_temp_files(rv_qemu.run_dir);
     each_file(rv_qemu.run_dir, ".status", load_one_runtime);
     rv_qemu_snapshots_recover();
-    for (qemu_dom *d = rv_qemu.doms; d; d = d->next)
-        if (d->def && d->autostart && !rv_qemu_dom_active(d)) {
-            RV_INFO("autostarting domain '%s'", d->def->name);
-            rv_qemu_job_add(d, QJOB_START, 0, NULL, NULL);
-        }
+    rv_dom_list_each(&rv_qemu.doms, autostart, NULL);
 }

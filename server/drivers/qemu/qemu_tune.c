@@ -354,7 +354,7 @@ static int vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: requested vcpus is greater than max allowable vcpus for "
                     "the persistent domain: %u > %u", ch->nvcpus, def->vcpus);
-    def->current_vcpus = ch->nvcpus < def->vcpus ? ch->nvcpus : 0;
+    def->current_vcpus = ch->nvcpus < def->vcpus ? ch->nvcpus : def->vcpus;
     return 0;
 }
 
@@ -364,7 +364,7 @@ static int max_vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err 
     const tune_change *ch = ctx;
     unsigned current = rv_qemu_def_vcpus(def);
     def->vcpus = ch->nvcpus;
-    def->current_vcpus = current < ch->nvcpus ? current : 0;
+    def->current_vcpus = current < ch->nvcpus ? current : ch->nvcpus;
     return 0;
 }
 
@@ -383,7 +383,7 @@ static void on_device_add(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     if (!d->live->boot_vcpus)
         d->live->boot_vcpus = rv_qemu_def_vcpus(d->live);
     unsigned now = rv_qemu_def_vcpus(d->live) + 1;
-    d->live->current_vcpus = now < d->live->vcpus ? now : 0;
+    d->live->current_vcpus = now < d->live->vcpus ? now : d->live->vcpus;
     save_status(d);
     plug_next(req, d);
 }
@@ -459,7 +459,7 @@ static void vcpus_resync(qemu_dom *d, json_object *ret)
     if (on != rv_qemu_def_vcpus(d->live)) {
         RV_INFO("domain '%s': QEMU has %u vcpus on, not %u", d->live->name, on,
                 rv_qemu_def_vcpus(d->live));
-        d->live->current_vcpus = on < d->live->vcpus ? on : 0;
+        d->live->current_vcpus = on < d->live->vcpus ? on : d->live->vcpus;
         save_status(d);
     }
 }
@@ -593,7 +593,7 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
             json_object_array_add(req->slots, json_object_get(slot));
     }
     req->nslots = json_object_array_length(req->slots);
-    if (plug && d->vcpus_unplugged && (d->live->virt_type == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
+    if (plug && d->vcpus_unplugged && (d->live->accel == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
         /* Seen with QEMU 7.2: its process dies (SIGSEGV) when a vcpu is
          * plugged into a slot one was unplugged from (TCG). */
         rv_err e = { 0 };

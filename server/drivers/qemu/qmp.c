@@ -177,8 +177,7 @@ static void on_command_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 
 /* ---------------------------------------------------------------- closing */
 
-/* No more reading, writing or connecting: the watchers stopped, the
- * socket closed. */
+/* No more watching or talking: the watchers stopped, the socket closed. */
 static void stop_io(rv_qmp *q)
 {
     ev_io_stop(q->loop, &q->reader);

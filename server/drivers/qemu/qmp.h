@@ -93,9 +93,6 @@ int rv_qmp_command(rv_qmp *qmp, const char *name, json_object *args, double time
 int rv_qmp_command_fd(rv_qmp *qmp, const char *name, json_object *args, int fd, double timeout,
                       rv_qmp_reply_fn reply, void *opaque, rv_err *err);
 
-/* An integer member of a JSON object, or def when absent. */
-long long rv_qmp_json_int(json_object *obj, const char *key, long long def);
-
 /* 1 once capabilities are negotiated and until the monitor closes. */
 int rv_qmp_is_ready(const rv_qmp *qmp);
 /* 1 once the monitor has closed (on_close has run or is running). */
@@ -107,5 +104,8 @@ size_t rv_qmp_pending(const rv_qmp *qmp);
  * opaque data is never lost); on_close is not called.  Safe inside any of
  * this object's callbacks, and with NULL. */
 void rv_qmp_free(rv_qmp *qmp);
+
+/* An integer member of a JSON object (an answer's), or def when absent. */
+long long rv_qmp_json_int(json_object *obj, const char *key, long long def);
 
 #endif

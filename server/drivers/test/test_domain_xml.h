@@ -1,7 +1,7 @@
-/* The test driver's domain definition: what it keeps of domain XML (read
- * with the shared reader, server/drivers/conf/xml_read.h, checked as
- * libvirt checks it, in libvirt's order so the first error reported is
- * the one libvirtd reports), written back in libvirt's layout; and the
+/* The test driver's domain definition: the common part read and written
+ * by conf/domain_xml.c, its tuning and <devices>, checked as libvirt
+ * checks them, in libvirt's order so the first error reported is the one
+ * libvirtd reports, written back in libvirt's layout; and the
  * capabilities document. */
 #ifndef RV_SERVER_DRIVERS_TEST_TEST_DOMAIN_XML_H
 #define RV_SERVER_DRIVERS_TEST_TEST_DOMAIN_XML_H
@@ -9,44 +9,20 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "server/drivers/conf/domain_def.h"
 #include "server/drivers/conf/xml_tree.h"
 
 /* The largest domain XML accepted. */
 #define RV_TEST_DOMAIN_XML_MAX (1024u * 1024)
 
-/* Lifecycle actions (<on_poweroff> and friends). */
-enum {
-    RV_TEST_ACTION_DESTROY,
-    RV_TEST_ACTION_RESTART,
-    RV_TEST_ACTION_RENAME_RESTART,
-    RV_TEST_ACTION_PRESERVE,
-    RV_TEST_ACTION_COREDUMP_DESTROY,
-    RV_TEST_ACTION_COREDUMP_RESTART,
-};
+enum { RV_TEST_MAX_VCPUS = 65535 };
 
-enum { RV_TEST_MAX_BOOT = 4, RV_TEST_MAX_VCPUS = 65535 };
-
-/* What the test driver keeps of a domain definition.  Elements it does not
- * model are dropped, as libvirt drops elements it does not know; <devices>
- * is kept as given and written back verbatim. */
+/* What the test driver keeps of a domain definition: the part both
+ * drivers keep (conf/domain_def.h), its <devices> as given (written back
+ * verbatim), and the tuning its setters keep.  Elements it does not model
+ * are dropped, as libvirt drops elements it does not know. */
 typedef struct rv_test_def {
-    char *virt_type;                    /* <domain type='...'> */
-    char *name;
-    unsigned char uuid[16];
-    char *title;                        /* NULL when absent */
-    char *description;                  /* NULL when absent */
-    unsigned long long max_mem_kib;
-    unsigned long long cur_mem_kib;
-    unsigned int vcpus;                 /* maximum */
-    unsigned int vcpus_current;         /* what runs; may be below vcpus */
-    int placement_auto;                 /* <vcpu placement='auto'> */
-    char *os_type;
-    char *arch;
-    char *machine;                      /* NULL when absent */
-    int boot[RV_TEST_MAX_BOOT];         /* index into the boot device names */
-    size_t nboot;
-    int clock_localtime;                /* else utc */
-    int on_poweroff, on_reboot, on_crash;   /* RV_TEST_ACTION_* */
+    RV_DOMAIN_BASE;
     rv_xml_node *devices;               /* NULL when absent */
     struct test_tune *tune;             /* tuning set by the setters (test_tune.c); NULL: none */
 } rv_test_def;

@@ -4,11 +4,9 @@
  * libvirt's, its state lasts for the daemon's life instead of resetting
  * when the last client leaves.
  *
- * The daemon runs one thread, so the table needs no lock.  Domains are
- * found by uuid (every domain call) and by name through two hash tables;
- * GetInfo, the hot call, allocates nothing. */
+ * The daemon runs one thread, so the table needs no lock.  The domains
+ * are in the drivers' shared domain list (conf/domlist.h). */
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +15,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "rv_packet.h"
-#include "server/drivers/conf/objlist.h"
+#include "server/drivers/conf/domlist.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
@@ -72,14 +70,23 @@ static const char default_domain_xml[] =
     "</domain>";
 
 
-/* Every connection sees this one table, for the daemon's life. */
+static const char *dom_name(const void *obj);
+static const unsigned char *dom_uuid(const void *obj);
+static void dom_status(const void *obj, rv_dom_status *st);
+static int dom_id(const void *obj);
+
+static const rv_dom_kind dom_kind = {
+    .from = RV_FROM_TEST, .terse_not_found = true, .name_of = dom_name, .uuid_of = dom_uuid,
+    .status_of = dom_status, .id_of = dom_id,
+};
+
+/* Every connection sees these domains, for the daemon's life. */
 static struct {
-    test_dom **by_uuid, **by_name;
-    size_t nbuckets;            /* a power of two; 0 until the first open */
-    size_t count;
+    rv_dom_list doms;
+    bool ready;                 /* the default domain is made at the first open */
     int next_id;
     int ids_wrapped;            /* past INT_MAX: new ids must skip used ones */
-} table;
+} table = { .doms = { .kind = &dom_kind } };
 
 /* The test driver keeps nothing per connection. */
 struct rv_driver_conn {
@@ -88,121 +95,46 @@ struct rv_driver_conn {
 
 /* ================================================================ errors */
 
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(rv_err *err, int domain, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, domain, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail rv_err_fail
 
-static int fail_oom(rv_err *err)
+int test_fail_oom(rv_err *err)
 {
     return fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
 }
 
-/* libvirt names the unknown bits and the driver function refusing them. */
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
+int test_check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
 {
-    if (flags & ~known)
-        return fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                    "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
+    return rv_driver_check_flags(RV_FROM_TEST, flags, known, func, err);
 }
 
-static int fail_not_found(rv_err *err)
-{
-    return fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN, "Domain not found");
-}
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 /* ================================================================ the table */
 
-/* FNV-1a: cheap, and good enough for random uuids and short names. */
-static size_t hash_bytes(const void *data, size_t n)
+static const char *dom_name(const void *obj)
 {
-    const unsigned char *p = data;
-    unsigned long long h = 14695981039346656037ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 1099511628211ULL;
-    return (size_t)h;
+    return ((const test_dom *)obj)->def->name;
 }
 
-static size_t uuid_slot(const unsigned char uuid[16], size_t nbuckets)
+static const unsigned char *dom_uuid(const void *obj)
 {
-    return hash_bytes(uuid, 16) & (nbuckets - 1);
+    return ((const test_dom *)obj)->def->uuid;
 }
 
-static size_t name_slot(const char *name, size_t nbuckets)
+static int dom_id(const void *obj)
 {
-    return hash_bytes(name, strlen(name)) & (nbuckets - 1);
+    return ((const test_dom *)obj)->id;
 }
 
-static test_dom *find_by_uuid(const unsigned char uuid[16])
+/* No test domain has autostart or a managed save image. */
+static void dom_status(const void *obj, rv_dom_status *st)
 {
-    test_dom *d = table.by_uuid[uuid_slot(uuid, table.nbuckets)];
-    while (d && memcmp(d->def->uuid, uuid, 16) != 0)
-        d = d->uuid_next;
-    return d;
-}
-
-static test_dom *find_by_name(const char *name)
-{
-    test_dom *d = table.by_name[name_slot(name, table.nbuckets)];
-    while (d && strcmp(d->def->name, name) != 0)
-        d = d->name_next;
-    return d;
-}
-
-static test_dom *find_by_id(int id)
-{
-    for (size_t i = 0; i < table.nbuckets; i++)
-        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
-            if (d->id == id)
-                return d;
-    return NULL;
-}
-
-static void link_dom(test_dom **by_uuid, test_dom **by_name, size_t nbuckets, test_dom *d)
-{
-    size_t u = uuid_slot(d->def->uuid, nbuckets), n = name_slot(d->def->name, nbuckets);
-    d->uuid_next = by_uuid[u];
-    by_uuid[u] = d;
-    d->name_next = by_name[n];
-    by_name[n] = d;
-}
-
-static int table_resize(size_t nbuckets)
-{
-    test_dom **by_uuid = calloc(nbuckets, sizeof(*by_uuid));
-    test_dom **by_name = calloc(nbuckets, sizeof(*by_name));
-    if (!by_uuid || !by_name) {
-        free(by_uuid);
-        free(by_name);
-        return -1;
-    }
-    for (size_t i = 0; i < table.nbuckets; i++) {
-        test_dom *next;
-        for (test_dom *d = table.by_uuid[i]; d; d = next) {
-            next = d->uuid_next;
-            link_dom(by_uuid, by_name, nbuckets, d);
-        }
-    }
-    free(table.by_uuid);
-    free(table.by_name);
-    table.by_uuid = by_uuid;
-    table.by_name = by_name;
-    table.nbuckets = nbuckets;
-    return 0;
-}
-
-static void unlink_from(test_dom **slot, test_dom *d, int by_uuid)
-{
-    while (*slot != d)
-        slot = by_uuid ? &(*slot)->uuid_next : &(*slot)->name_next;
-    *slot = by_uuid ? d->uuid_next : d->name_next;
+    const test_dom *d = obj;
+    st->state = d->state;
+    st->active = d->id >= 0;
+    st->persistent = d->persistent;
+    st->has_snapshot = test_snaps_count(d->snaps) > 0;
 }
 
 static void dom_free(test_dom *d)
@@ -217,24 +149,22 @@ static void dom_free(test_dom *d)
 static test_dom *dom_add(rv_test_def *def, rv_err *err)
 {
     test_dom *d = NULL;
-    if (table.count >= TEST_MAX_DOMAINS) {
+    if (rv_dom_list_size(&table.doms) >= TEST_MAX_DOMAINS) {
         fail(err, RV_FROM_TEST, RV_ERR_OPERATION_FAILED,
              "operation failed: the test driver holds at most %d domains", TEST_MAX_DOMAINS);
         goto fail;
     }
-    if (table.count >= table.nbuckets && table_resize(table.nbuckets * 2) < 0)
-        goto oom;
-    if (!(d = calloc(1, sizeof(*d))))
-        goto oom;
+    if (!(d = calloc(1, sizeof(*d)))) {
+        fail_oom(err);
+        goto fail;
+    }
     d->def = def;
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->reason = RV_DOMAIN_SHUTOFF_UNKNOWN;
-    link_dom(table.by_uuid, table.by_name, table.nbuckets, d);
-    table.count++;
-    return d;
-oom:
-    fail_oom(err);
+    if (rv_dom_list_add(&table.doms, d, def->name, def->uuid, err) == 0)
+        return d;
+    free(d);
 fail:
     rv_test_def_free(def);
     return NULL;
@@ -243,24 +173,19 @@ fail:
 static void dom_remove(test_dom *d)
 {
     RV_DEBUG("domain '%s' removed", d->def->name);
-    unlink_from(&table.by_uuid[uuid_slot(d->def->uuid, table.nbuckets)], d, 1);
-    unlink_from(&table.by_name[name_slot(d->def->name, table.nbuckets)], d, 0);
-    table.count--;
+    rv_dom_list_remove(&table.doms, d);
     dom_free(d);
+}
+
+static void dom_free_obj(void *obj)
+{
+    dom_free(obj);
 }
 
 static void table_free(void)
 {
-    for (size_t i = 0; i < table.nbuckets; i++) {
-        test_dom *next;
-        for (test_dom *d = table.by_uuid[i]; d; d = next) {
-            next = d->uuid_next;
-            dom_free(d);
-        }
-    }
-    free(table.by_uuid);
-    free(table.by_name);
-    memset(&table, 0, sizeof(table));
+    rv_dom_list_clear(&table.doms, dom_free_obj);
+    table.ready = false;
 }
 
 /* ================================================================ lifecycle */
@@ -273,7 +198,7 @@ static int take_id(void)
         int id = table.next_id;
         table.next_id = id == INT_MAX ? 1 : id + 1;
         table.ids_wrapped |= id == INT_MAX;
-        if (!table.ids_wrapped || !find_by_id(id))
+        if (!table.ids_wrapped || !rv_dom_list_find_id(&table.doms, id))
             return id;
     }
 }
@@ -344,7 +269,7 @@ static void dom_stop(test_dom *d, int reason)
  * <on_reboot>): the test driver restarts in place or stops. */
 static void dom_apply_action(test_dom *d, int action)
 {
-    if (action == RV_TEST_ACTION_RESTART || action == RV_TEST_ACTION_RENAME_RESTART) {
+    if (action == RV_DOMAIN_ACTION_RESTART || action == RV_DOMAIN_ACTION_RENAME_RESTART) {
         d->state = RV_DOMAIN_RUNNING;
         d->reason = RV_DOMAIN_RUNNING_BOOTED;
     } else {
@@ -361,15 +286,7 @@ static int dom_active(const test_dom *d)
  * error for a domain that went away. */
 static test_dom *dom_get(const rv_dom_ref *ref, rv_err *err)
 {
-    test_dom *d = find_by_uuid(ref->uuid);
-    if (!d) {
-        char uuid[RV_UUID_STRING_LEN];
-        rv_uuid_format(ref->uuid, uuid);
-        fail(err, RV_FROM_TEST, RV_ERR_NO_DOMAIN,
-             "Domain not found: no domain with matching uuid '%s' (%s)", uuid,
-             ref->name ? ref->name : "");
-    }
-    return d;
+    return rv_dom_list_get(&table.doms, ref->uuid, ref->name, err);
 }
 
 test_dom *test_dom_get(const rv_dom_ref *ref, rv_err *err)
@@ -379,33 +296,27 @@ test_dom *test_dom_get(const rv_dom_ref *ref, rv_err *err)
 
 static int ref_fill(const test_dom *d, rv_dom_ref *out, rv_err *err)
 {
-    out->name = strdup(d->def->name);
-    if (!out->name)
-        return fail_oom(err);
-    memcpy(out->uuid, d->def->uuid, 16);
-    out->id = d->id;
-    return 0;
+    return rv_dom_list_ref(&table.doms, d, out, err);
 }
 
-/* libvirt's rule for an incoming definition: a known uuid keeps its name,
- * and a known name comes with its own uuid.  *out is the domain def
+/* libvirt's rule for an incoming definition; *out is the domain def
  * updates, or NULL for a new one. */
 static int find_existing(const rv_test_def *def, test_dom **out, rv_err *err)
 {
-    test_dom *d = find_by_uuid(def->uuid), *by_name = find_by_name(def->name);
-    *out = d;
-    return rv_obj_clash_error("domain", RV_FROM_DOMAIN, def->name, d ? d->def->name : NULL,
-                              by_name ? by_name->def->uuid : NULL, def->uuid, err);
+    void *same;
+    int rc = rv_dom_list_check_clash(&table.doms, def->name, def->uuid, &same, err);
+    *out = same;
+    return rc;
 }
 
 static int table_init(rv_err *err)
 {
     rv_test_def *def;
-    if (table.nbuckets)
+    if (table.ready)
         return 0;
-    if (table_resize(64) < 0)
-        return fail_oom(err);
+    table.ready = true;
     table.next_id = 1;
+    table.ids_wrapped = 0;
     test_dom *d = NULL;
     if (rv_test_def_parse(default_domain_xml, &def, err) == 0)
         d = dom_add(def, err);
@@ -518,141 +429,51 @@ static int native_node_get_security_model(rv_driver_conn *c, char **model, char 
 
 /* ================================================================ lists */
 
-/* A pair of opposite filter flags: with either set, value must match one. */
-static int pair_ok(unsigned int flags, unsigned int yes, unsigned int no, int value)
+const rv_dom_list *test_doms(void)
 {
-    if (!(flags & (yes | no)))
-        return 1;
-    return (flags & (value ? yes : no)) != 0;
-}
-
-static int state_ok(unsigned int flags, int state)
-{
-    const unsigned int all = RV_LIST_DOMAINS_RUNNING | RV_LIST_DOMAINS_PAUSED |
-                             RV_LIST_DOMAINS_SHUTOFF | RV_LIST_DOMAINS_OTHER;
-    unsigned int want = state == RV_DOMAIN_RUNNING ? RV_LIST_DOMAINS_RUNNING
-                      : state == RV_DOMAIN_PAUSED ? RV_LIST_DOMAINS_PAUSED
-                      : state == RV_DOMAIN_SHUTOFF ? RV_LIST_DOMAINS_SHUTOFF
-                      : RV_LIST_DOMAINS_OTHER;
-    return !(flags & all) || (flags & want);
-}
-
-/* No test domain has autostart, a managed save image or checkpoints. */
-static int dom_matches(const test_dom *d, unsigned int flags)
-{
-    return pair_ok(flags, RV_LIST_DOMAINS_ACTIVE, RV_LIST_DOMAINS_INACTIVE, dom_active(d)) &&
-           pair_ok(flags, RV_LIST_DOMAINS_PERSISTENT, RV_LIST_DOMAINS_TRANSIENT,
-                   d->persistent) &&
-           state_ok(flags, d->state) &&
-           pair_ok(flags, RV_LIST_DOMAINS_MANAGEDSAVE, RV_LIST_DOMAINS_NO_MANAGEDSAVE, 0) &&
-           pair_ok(flags, RV_LIST_DOMAINS_AUTOSTART, RV_LIST_DOMAINS_NO_AUTOSTART, 0) &&
-           pair_ok(flags, RV_LIST_DOMAINS_HAS_SNAPSHOT, RV_LIST_DOMAINS_NO_SNAPSHOT,
-                   test_snaps_count(d->snaps) > 0) &&
-           pair_ok(flags, RV_LIST_DOMAINS_HAS_CHECKPOINT, RV_LIST_DOMAINS_NO_CHECKPOINT, 0);
-}
-
-/* Running domains by id, then the others by name. */
-static int compare_doms(const void *a, const void *b)
-{
-    const test_dom *x = *(test_dom *const *)a, *y = *(test_dom *const *)b;
-    if (dom_active(x) != dom_active(y))
-        return dom_active(x) ? -1 : 1;
-    if (dom_active(x))
-        return (x->id > y->id) - (x->id < y->id);
-    return strcmp(x->def->name, y->def->name);
-}
-
-/* The domains matching flags, sorted; *n gets the count. */
-static int collect(unsigned int flags, test_dom ***out, size_t *n, rv_err *err)
-{
-    test_dom **doms = malloc((table.count ? table.count : 1) * sizeof(*doms));
-    if (!doms)
-        return fail_oom(err);
-    *n = 0;
-    for (size_t i = 0; i < table.nbuckets; i++)
-        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
-            if (dom_matches(d, flags))
-                doms[(*n)++] = d;
-    qsort(doms, *n, sizeof(*doms), compare_doms);
-    *out = doms;
-    return 0;
+    return &table.doms;
 }
 
 static int test_num_of_domains(rv_driver_conn *c, rv_err *err)
 {
     (void)c, (void)err;
-    int n = 0;
-    for (size_t i = 0; i < table.nbuckets; i++)
-        for (test_dom *d = table.by_uuid[i]; d; d = d->uuid_next)
-            n += dom_active(d);
-    return n;
+    return rv_dom_list_num_active(&table.doms);
 }
 
 static int test_list_domain_ids(rv_driver_conn *c, int *ids, int max, rv_err *err)
 {
-    test_dom **doms;
-    size_t n;
     (void)c;
-    if (max < 0)
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                    "maxids in virConnectListDomains must be zero or greater");
-    if (collect(RV_LIST_DOMAINS_ACTIVE, &doms, &n, err) < 0)
-        return -1;
-    if (n > (size_t)max)
-        n = (size_t)max;
-    for (size_t i = 0; i < n; i++)
-        ids[i] = doms[i]->id;
-    free(doms);
-    return (int)n;
+    return rv_dom_list_ids(&table.doms, ids, max, err);
 }
 
 static int test_list_all_domains(rv_driver_conn *c, unsigned int flags, rv_dom_ref **out,
                                  rv_err *err)
 {
-    test_dom **doms;
-    size_t n;
     (void)c;
     *out = NULL;
-    if (check_flags(flags, LIST_ALL_FILTERS, "testConnectListAllDomains", err) < 0 ||
-        collect(flags, &doms, &n, err) < 0)
+    if (check_flags(flags, LIST_ALL_FILTERS, "testConnectListAllDomains", err) < 0)
         return -1;
-    rv_dom_ref *refs = calloc(n ? n : 1, sizeof(*refs));
-    int ret = refs ? (int)n : fail_oom(err);
-    for (size_t i = 0; refs && i < n && ret >= 0; i++)
-        if (ref_fill(doms[i], &refs[i], err) < 0)
-            ret = -1;
-    free(doms);
-    if (ret < 0)
-        rv_dom_refs_free(refs, n);
-    else
-        *out = refs;
-    return ret;
+    return rv_dom_list_all(&table.doms, flags, out, err);
 }
 
 static int test_lookup_by_id(rv_driver_conn *c, int id, rv_dom_ref *out, rv_err *err)
 {
     (void)c;
-    if (id < 0)     /* libvirt's API checks this before any driver */
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                    "id in virDomainLookupByID must be zero or greater");
-    test_dom *d = find_by_id(id);
-    return d ? ref_fill(d, out, err) : fail_not_found(err);
+    return rv_dom_list_lookup_id(&table.doms, id, out, err);
 }
 
 static int test_lookup_by_name(rv_driver_conn *c, const char *name, rv_dom_ref *out,
                                rv_err *err)
 {
     (void)c;
-    test_dom *d = find_by_name(name);
-    return d ? ref_fill(d, out, err) : fail_not_found(err);
+    return rv_dom_list_lookup_name(&table.doms, name, out, err);
 }
 
 static int test_lookup_by_uuid(rv_driver_conn *c, const unsigned char uuid[16],
                                rv_dom_ref *out, rv_err *err)
 {
     (void)c;
-    test_dom *d = find_by_uuid(uuid);
-    return d ? ref_fill(d, out, err) : fail_not_found(err);
+    return rv_dom_list_lookup_uuid(&table.doms, uuid, out, err);
 }
 
 /* ================================================================ definition */
@@ -895,9 +716,9 @@ static int test_get_info(rv_driver_conn *c, const rv_dom_ref *dom, rv_dom_info *
     if (!d)
         return -1;
     info->state = d->state;
-    info->max_mem_kib = d->def->max_mem_kib;
-    info->memory_kib = d->def->cur_mem_kib;
-    info->nr_vcpu = d->def->vcpus_current;
+    info->max_mem_kib = d->def->memory_kib;
+    info->memory_kib = d->def->current_memory_kib;
+    info->nr_vcpu = d->def->current_vcpus;
     info->cpu_time_ns = cpu_time_ns();
     return 0;
 }
@@ -1024,17 +845,17 @@ static int fill_stats(const test_dom *d, int want_state, rv_dom_stats *s, rv_err
 /* The domains stats are asked for: the named ones still there (in the
  * order given) or all, kept when they pass the list filters. */
 static int stats_targets(const rv_dom_ref *refs, size_t nrefs, unsigned int filters,
-                         test_dom ***out, size_t *n, rv_err *err)
+                         void ***out, size_t *n, rv_err *err)
 {
     if (!refs || nrefs == 0)
-        return collect(filters, out, n, err);
-    test_dom **doms = malloc(nrefs * sizeof(*doms));
+        return rv_dom_list_collect(&table.doms, filters, out, n, err);
+    void **doms = malloc(nrefs * sizeof(*doms));
     if (!doms)
         return fail_oom(err);
     *n = 0;
     for (size_t i = 0; i < nrefs; i++) {
-        test_dom *d = find_by_uuid(refs[i].uuid);
-        if (d && dom_matches(d, filters))
+        test_dom *d = rv_dom_list_find_uuid(&table.doms, refs[i].uuid);
+        if (d && rv_dom_list_match(&table.doms, d, filters))
             doms[(*n)++] = d;
     }
     *out = doms;
@@ -1045,7 +866,7 @@ static int test_get_all_domain_stats(rv_driver_conn *c, const rv_dom_ref *refs, 
                                      unsigned int stats, unsigned int flags,
                                      rv_dom_stats **out, rv_err *err)
 {
-    test_dom **doms;
+    void **doms;
     size_t n;
     (void)c;
     *out = NULL;

@@ -13,11 +13,8 @@
  * those it serves). */
 RV_DRIVER_SLOTS(test_)
 
-/* The test driver's errors: libvirt's test driver says TEST in them. */
+/* An error in domain TEST (libvirt's test driver says TEST in them). */
 #define test_fail(err, code, ...) rv_err_fail((err), RV_FROM_TEST, (code), __VA_ARGS__)
-#define test_oom(err) test_fail((err), RV_ERR_NO_MEMORY, "out of memory")
-#define test_check_flags(flags, known, func, err) \
-    rv_driver_check_flags(RV_FROM_TEST, (flags), (known), (func), (err))
 
 typedef struct test_native {
     int (*probe)(const char *uri);
@@ -104,6 +101,9 @@ typedef struct test_dom_view {
     unsigned int time_nsec;
 } test_dom_view;
 
+/* The driver's domains (conf/domlist.h), for test_ops.c's list calls. */
+const struct rv_dom_list *test_doms(void);
+
 /* The domain the wire names, or -1 with libvirt's "no domain" error. */
 int test_dom_view_get(const rv_nonnull_domain *wire, test_dom_view *out, rv_err *err);
 
@@ -123,7 +123,6 @@ struct test_dom {
     int time_set;
     long long time_sec;
     unsigned int time_nsec;
-    test_dom *uuid_next, *name_next;    /* hash chains */
 };
 
 /* The domain ref names (by uuid), or NULL with libvirt's error. */
@@ -138,6 +137,11 @@ void test_dom_set_stopped(test_dom *d, int reason);
  * (d must not be used after), a persistent one takes its waiting
  * definition. */
 void test_dom_stop(test_dom *d, int reason, int detail);
+
+/* The driver's errors: libvirt's refusal of unknown flags, naming func,
+ * and no memory (error domain TEST). */
+int test_check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err);
+int test_fail_oom(rv_err *err);
 
 /* rv_test_driver (test_ops.c) shares these with rv_test_native. */
 int test_probe(const char *uri);

@@ -72,7 +72,7 @@ static test_net *net_add(rv_net_def *def, rv_err *err)
     test_net *n = calloc(1, sizeof(*n));
     if (!n) {
         rv_net_def_free(def);
-        test_oom(err);
+        test_fail_oom(err);
         return NULL;
     }
     n->def = def;
@@ -215,7 +215,7 @@ static int parse(const char *xml, rv_net_def **out, rv_err *err)
         return 0;
     rv_net_def_free(*out);
     if (!text)
-        return test_oom(err);
+        return test_fail_oom(err);
     return test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                 "unsupported configuration: the network XML would be %zu bytes once written "
                 "back, over the protocol's limit of %d", len, RV_STRING_MAX);
@@ -342,7 +342,7 @@ int test_network_get_xml_desc(rv_driver_conn *c, const rv_network_get_xml_desc_a
         !(n = get(&args->net, err)))
         return -1;
     if (!(ret->xml = rv_net_def_format(n->def)))
-        return test_oom(err);
+        return test_fail_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
@@ -357,7 +357,7 @@ int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_
         return test_fail(err, RV_ERR_INTERNAL_ERROR,
                     "internal error: network '%s' does not have a bridge name.", n->def->name);
     if (!(ret->name = strdup(n->def->bridge)))
-        return test_oom(err);
+        return test_fail_oom(err);
     return 0;
 }
 

@@ -146,7 +146,7 @@ int test_node_device_lookup_by_name(rv_driver_conn *c,
     if (!d)
         return -1;
     if (!(ret->dev.name = strdup(d->name)))
-        return test_oom(err);
+        return test_fail_oom(err);
     return 0;
 }
 
@@ -160,7 +160,7 @@ int test_node_device_get_xml_desc(rv_driver_conn *c,
         !(d = get(args->name, err)))
         return -1;
     if (!(ret->xml = rv_nodedev_format(d)))
-        return test_oom(err);
+        return test_fail_oom(err);
     return 0;
 }
 
@@ -248,7 +248,7 @@ int test_node_device_create_xml(rv_driver_conn *c, const rv_node_device_create_x
         goto out;
     }
     if (!(ret->dev.name = strdup(VHBA_NAME))) {
-        test_oom(err);
+        test_fail_oom(err);
         goto out;
     }
     /* A second create replaces the first vHBA, as libvirt's does. */

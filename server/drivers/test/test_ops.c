@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/drivers/conf/domlist.h"
 #include "server/drivers/test/test_driver.h"
 #include "server/drivers/test/test_network.h"
 #include "server/drivers/test/test_nodedev.h"
@@ -26,15 +27,6 @@ static void put_nul_string(char **val, u_int *len, char *s)
 {
     *len = (u_int)strlen(s) + 1;
     *val = s;
-}
-
-/* A domain reference the native call fills, moved into the wire result. */
-static int put_found(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
-{
-    if (rc < 0)
-        return -1;
-    rv_dom_ref_to_wire(wire, ref);
-    return 0;
 }
 
 /* A native yes/no or count (-1: failed) into an int field of the result. */
@@ -113,22 +105,8 @@ static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_r
 static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
                                 rv_connect_list_domains_ret *ret, rv_err *err)
 {
-    if (args->maxids < 0 || args->maxids > RV_DOMAIN_LIST_MAX) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxids %d is outside 0..%d", args->maxids,
-                   RV_DOMAIN_LIST_MAX);
-        return -1;
-    }
-    int *ids = calloc((size_t)args->maxids + 1, sizeof(int));
-    if (!ids)
-        return oom(err);
-    int n = native->list_domain_ids(c, ids, args->maxids, err);
-    if (n < 0) {
-        free(ids);
-        return -1;
-    }
-    ret->ids.ids_val = ids;
-    ret->ids.ids_len = (u_int)n;
-    return 0;
+    (void)c;
+    return rv_dom_list_ids_wire(test_doms(), args, ret, err);
 }
 
 static int connect_list_all_domains(rv_driver_conn *c,
@@ -137,49 +115,29 @@ static int connect_list_all_domains(rv_driver_conn *c,
 {
     rv_dom_ref *doms = NULL;
     int n = native->list_all_domains(c, args->flags, &doms, err);
-    if (n < 0)
-        return -1;
-    if (n > RV_DOMAIN_LIST_MAX) {
-        rv_dom_refs_free(doms, (size_t)n);
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC,
-                   "too many domains (%d) for one reply: the limit is %d", n, RV_DOMAIN_LIST_MAX);
-        return -1;
-    }
-    ret->ret = (u_int)n;
-    if (args->need_results && n > 0) {
-        ret->domains.domains_val = calloc((size_t)n, sizeof(rv_nonnull_domain));
-        if (!ret->domains.domains_val) {
-            rv_dom_refs_free(doms, (size_t)n);
-            return oom(err);
-        }
-        for (int i = 0; i < n; i++)
-            rv_dom_ref_to_wire(&ret->domains.domains_val[i], &doms[i]);
-        ret->domains.domains_len = (u_int)n;
-    }
-    rv_dom_refs_free(doms, (size_t)n);
-    return 0;
+    return rv_dom_refs_put_all(n, doms, args->need_results, ret, err);
 }
 
 static int domain_lookup_by_id(rv_driver_conn *c, const rv_domain_lookup_by_id_args *args,
                                rv_domain_lookup_by_id_ret *ret, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
-    return put_found(native->lookup_by_id(c, args->id, &ref, err), &ref, &ret->dom);
+    return rv_dom_ref_put(native->lookup_by_id(c, args->id, &ref, err), &ref, &ret->dom);
 }
 
 static int domain_lookup_by_name(rv_driver_conn *c, const rv_domain_lookup_by_name_args *args,
                                  rv_domain_lookup_by_name_ret *ret, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
-    return put_found(native->lookup_by_name(c, args->name, &ref, err), &ref, &ret->dom);
+    return rv_dom_ref_put(native->lookup_by_name(c, args->name, &ref, err), &ref, &ret->dom);
 }
 
 static int domain_lookup_by_uuid(rv_driver_conn *c, const rv_domain_lookup_by_uuid_args *args,
                                  rv_domain_lookup_by_uuid_ret *ret, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
-    return put_found(native->lookup_by_uuid(c, (const unsigned char *)args->uuid, &ref, err),
-                     &ref, &ret->dom);
+    return rv_dom_ref_put(native->lookup_by_uuid(c, (const unsigned char *)args->uuid, &ref, err),
+                          &ref, &ret->dom);
 }
 
 /* ---- definition and lifecycle ---- */
@@ -188,14 +146,14 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
                              rv_domain_define_xml_ret *ret, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
-    return put_found(native->define_xml(c, args->xml, 0, &ref, err), &ref, &ret->dom);
+    return rv_dom_ref_put(native->define_xml(c, args->xml, 0, &ref, err), &ref, &ret->dom);
 }
 
 static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
                              rv_domain_create_xml_ret *ret, rv_err *err)
 {
     rv_dom_ref ref = { 0 };
-    return put_found(native->create_xml(c, args->xml_desc, args->flags, &ref, err), &ref,
+    return rv_dom_ref_put(native->create_xml(c, args->xml_desc, args->flags, &ref, err), &ref,
                      &ret->dom);
 }
 

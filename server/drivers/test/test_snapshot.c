@@ -40,6 +40,11 @@ enum {
 
 static size_t held_bytes;       /* over every domain's snapshots */
 
+#define fail rv_err_fail
+
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
+
 /* ---------------------------------------------------------------- the tree */
 
 static void snap_free(rv_snap_rec *s)
@@ -74,7 +79,7 @@ static int collect(const test_snaps *snaps, const rv_snap_rec *under, unsigned i
                    rv_snap_rec ***out, rv_err *err)
 {
     int n = rv_snap_tree_collect(snaps, under, flags, out);
-    return n < 0 ? test_oom(err) : n;
+    return n < 0 ? test_fail_oom(err) : n;
 }
 
 /* ---------------------------------------------------------------- wire */
@@ -86,7 +91,7 @@ static int put_snap(const test_dom *d, const rv_snap_rec *s, rv_nonnull_domain_s
     wire->dom.name = strdup(d->def->name);
     memcpy(wire->dom.uuid, d->def->uuid, 16);
     wire->dom.id = d->id;
-    return wire->name && wire->dom.name ? 0 : test_oom(err);   /* the dispatcher frees */
+    return wire->name && wire->dom.name ? 0 : test_fail_oom(err);   /* the dispatcher frees */
 }
 
 /* The snapshot the wire names, and its domain. */
@@ -177,7 +182,7 @@ static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 {
     rv_snap_rec *s = calloc(1, sizeof(*s));
     if (!s) {
-        test_oom(err);
+        test_fail_oom(err);
         return NULL;
     }
     s->created = (long long)time(NULL);
@@ -194,7 +199,7 @@ static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
     s->dom_xml = rv_test_def_format(d->def, -1);
     if (!s->name || !s->dom_xml || take_disks(d->def, s) < 0) {
         rv_snap_rec_free(s);
-        test_oom(err);
+        test_fail_oom(err);
         return NULL;
     }
     held_bytes += rv_snap_rec_bytes(s);
@@ -209,7 +214,7 @@ static int snap_add(test_dom *d, rv_snap_rec *s, rv_err *err)
                     "operation failed: the test driver holds at most %u MiB of snapshots",
                     TEST_SNAPSHOT_BYTES_MAX >> 20);
     if (!d->snaps && !(d->snaps = calloc(1, sizeof(*d->snaps))))
-        return test_oom(err);
+        return test_fail_oom(err);
     return rv_snap_tree_add(d->snaps, s, TEST_MAX_SNAPSHOTS, err);
 }
 
@@ -259,7 +264,7 @@ int test_domain_snapshot_get_xml_desc(rv_driver_conn *c,
         !(s = snap_get(&args->snap, &d, err)))
         return -1;
     ret->xml = rv_snap_rec_format(s);
-    return rv_string_result(ret->xml ? 0 : test_oom(err), &ret->xml, err);
+    return rv_string_result(ret->xml ? 0 : test_fail_oom(err), &ret->xml, err);
 }
 
 int test_snapshot_num(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int flags, rv_err *err)
@@ -282,10 +287,10 @@ static int put_names(rv_snap_rec **list, int n, int max, char ***val, u_int *len
         n = max;
     *val = n > 0 ? calloc((size_t)n, sizeof(**val)) : NULL;
     if (n > 0 && !*val)
-        return test_oom(err);
+        return test_fail_oom(err);
     for (int i = 0; i < n; i++) {
         if (!((*val)[i] = strdup(list[i]->name)))
-            return test_oom(err);       /* the dispatcher frees what was put */
+            return test_fail_oom(err);       /* the dispatcher frees what was put */
         *len = (u_int)i + 1;
     }
     return 0;
@@ -450,7 +455,7 @@ static int put_list(const test_dom *d, rv_snap_rec **list, int n, int need_resul
     if (!need_results || n == 0)
         return 0;
     if (!(*val = calloc((size_t)n, sizeof(**val))))
-        return test_oom(err);
+        return test_fail_oom(err);
     for (int i = 0; i < n; i++) {
         *len = (u_int)i + 1;            /* the dispatcher frees what was put */
         if (put_snap(d, list[i], &(*val)[i], err) < 0)
@@ -575,7 +580,7 @@ int test_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_dele
                     "'VIR_DOMAIN_SNAPSHOT_DELETE_CHILDREN_ONLY' are mutually exclusive");
     unsigned char *doomed = rv_snap_tree_doomed(d->snaps, s, flags);
     if (!doomed)
-        return test_oom(err);
+        return test_fail_oom(err);
     RV_DEBUG("domain '%s': snapshot '%s' deleted (flags 0x%x)", d->def->name, s->name, flags);
     for (size_t i = 0; i < d->snaps->n; i++)
         if (doomed[i])

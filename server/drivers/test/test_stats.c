@@ -100,6 +100,9 @@ static const arch_models arch_table[] = {
 
 /* ================================================================ helpers */
 
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
+
 static int get_dom(const rv_nonnull_domain *wire, test_dom_view *v, rv_err *err)
 {
     return test_dom_view_get(wire, v, err);
@@ -255,7 +258,7 @@ static int list_ifaces(const rv_test_def *def, iface_view **out, rv_err *err)
         n += is_element(DEVICE_AT(def, k), "interface");
     iface_view *ifs = n ? calloc(n, sizeof(*ifs)) : NULL;
     if (n && !ifs)
-        return test_oom(err);
+        return fail_oom(err);
     unsigned char used[MAX_TESTNET] = { 0 };
     size_t i = 0;
     for (size_t k = 0; k < NDEVICES(def); k++) {
@@ -316,37 +319,6 @@ static int vcpu_map(unsigned char *map, int maplen, const rv_test_def *def, unsi
     return rv_tune_bitmap_last(pin, len);
 }
 
-static int set_param(rv_typed_param *p, const char *field, int type)
-{
-    p->field = strdup(field);
-    p->value.type = type;
-    return p->field ? 0 : -1;
-}
-
-/* Room for the first want of n typed parameters, in a wire list. */
-static rv_typed_param *param_list(int want, int n, u_int *len, rv_err *err)
-{
-    int k = want < n ? want : n;
-    rv_typed_param *p = calloc((size_t)k, sizeof(*p));
-    if (!p) {
-        test_oom(err);
-        return NULL;
-    }
-    *len = (u_int)k;
-    return p;
-}
-
-/* The bound libvirtd's dispatcher puts on a getter's nparams. */
-static int check_nparams(int nparams, int max, rv_err *err)
-{
-    if (nparams < 0 || nparams > max) {
-        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, nparams < 0 ? "nparams is negative"
-                                                             : "nparams too large");
-        return -1;
-    }
-    return 0;
-}
-
 /* ================================================================ host */
 
 int test_connect_get_max_vcpus(rv_driver_conn *c,
@@ -362,10 +334,10 @@ int test_connect_get_sysinfo(rv_driver_conn *c, const rv_connect_get_sysinfo_arg
                              rv_connect_get_sysinfo_ret *ret, rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, 0, "testConnectGetSysinfo", err) < 0)
+    if (check_flags(args->flags, 0, "testConnectGetSysinfo", err) < 0)
         return -1;
     ret->sysinfo = strdup(sysinfo_xml);
-    return ret->sysinfo ? 0 : test_oom(err);
+    return ret->sysinfo ? 0 : fail_oom(err);
 }
 
 int test_node_get_cells_free_memory(rv_driver_conn *c,
@@ -388,7 +360,7 @@ int test_node_get_cells_free_memory(rv_driver_conn *c,
         n++;
     ret->cells.cells_val = n ? calloc((size_t)n, sizeof(uint64_t)) : NULL;
     if (n && !ret->cells.cells_val)
-        return test_oom(err);
+        return fail_oom(err);
     for (int i = 0; i < n; i++)
         ret->cells.cells_val[i] = cell_free[args->startCell + i];
     ret->cells.cells_len = (u_int)n;
@@ -412,8 +384,8 @@ int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args 
     };
     const int n = (int)(sizeof(stats) / sizeof(stats[0]));
     (void)c;
-    if (check_nparams(args->nparams, RV_NODE_CPU_STATS_MAX, err) < 0 ||
-        test_check_flags(args->flags, 0, "testNodeGetCPUStats", err) < 0)
+    if (rv_tune_check_nparams(args->nparams, RV_NODE_CPU_STATS_MAX, err) < 0 ||
+        check_flags(args->flags, 0, "testNodeGetCPUStats", err) < 0)
         return -1;
     if (args->nparams == 0) {
         ret->nparams = n;
@@ -422,12 +394,12 @@ int test_node_get_cpu_stats(rv_driver_conn *c, const rv_node_get_cpu_stats_args 
     int k = args->nparams < n ? args->nparams : n;
     ret->params.params_val = calloc((size_t)k, sizeof(rv_node_cpu_stat));
     if (!ret->params.params_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->params.params_len = (u_int)k;
     for (int i = 0; i < k; i++) {
         ret->params.params_val[i].value = stats[i].value;
         if (!(ret->params.params_val[i].field = strdup(stats[i].field)))
-            return test_oom(err);
+            return fail_oom(err);
     }
     ret->nparams = k;
     return 0;
@@ -437,12 +409,12 @@ int test_node_get_cpu_map(rv_driver_conn *c, const rv_node_get_cpu_map_args *arg
                           rv_node_get_cpu_map_ret *ret, rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, 0, "testNodeGetCPUMap", err) < 0)
+    if (check_flags(args->flags, 0, "testNodeGetCPUMap", err) < 0)
         return -1;
     if (args->need_map) {
         ret->cpumap.cpumap_val = calloc(1, 1);
         if (!ret->cpumap.cpumap_val)
-            return test_oom(err);
+            return fail_oom(err);
         ret->cpumap.cpumap_val[0] = CPUMAP_ONLINE_BITS;
         ret->cpumap.cpumap_len = (CPUMAP_PRESENT + 7) / 8;
     }
@@ -459,7 +431,7 @@ int test_connect_get_cpu_model_names(rv_driver_conn *c,
 {
     const arch_models *a = NULL;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testConnectGetCPUModelNames", err) < 0)
+    if (check_flags(args->flags, 0, "testConnectGetCPUModelNames", err) < 0)
         return -1;
     for (size_t i = 0; i < sizeof(arch_table) / sizeof(arch_table[0]); i++)
         if (strcmp(arch_table[i].arch, args->arch) == 0)
@@ -480,11 +452,11 @@ int test_connect_get_cpu_model_names(rv_driver_conn *c,
         return 0;
     ret->models.models_val = calloc(a->n, sizeof(char *));
     if (!ret->models.models_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->models.models_len = (u_int)a->n;
     for (size_t i = 0; i < a->n; i++)
         if (!(ret->models.models_val[i] = strdup(a->models[i])))
-            return test_oom(err);
+            return fail_oom(err);
     return 0;
 }
 
@@ -499,7 +471,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
         rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxStats > REMOTE_DOMAIN_MEMORY_STATS_MAX");
         return -1;
     }
-    if (test_check_flags(args->flags, 0, "testDomainMemoryStats", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainMemoryStats", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* Only a domain with a balloon reports; the values follow its current
@@ -508,7 +480,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
     const char *model = balloon ? rv_xml_attr_get(balloon, "model") : NULL;
     if (!balloon || (model && strcmp(model, "none") == 0))
         return 0;
-    unsigned long long cur = v.def->cur_mem_kib;
+    unsigned long long cur = v.def->current_memory_kib;
     /* virDomainMemoryStatTags, in the order libvirt sends them. */
     const struct { int tag; unsigned long long val; } stats[] = {
         { 6, cur },             /* actual balloon */
@@ -532,7 +504,7 @@ int test_domain_memory_stats(rv_driver_conn *c, const rv_domain_memory_stats_arg
         return 0;
     ret->stats.stats_val = calloc(n, sizeof(rv_domain_memory_stat));
     if (!ret->stats.stats_val)
-        return test_oom(err);
+        return fail_oom(err);
     for (size_t i = 0; i < n; i++) {
         ret->stats.stats_val[i].tag = stats[i].tag;
         ret->stats.stats_val[i].val = stats[i].val;
@@ -546,7 +518,7 @@ int test_domain_set_memory_stats_period(rv_driver_conn *c,
                                         rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
                     "testDomainSetMemoryStatsPeriod", err) < 0)
         return -1;
     if (args->period < 0) {
@@ -643,7 +615,7 @@ int test_domain_get_block_info(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetBlockInfo", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainGetBlockInfo", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0)
         return -1;
     const rv_xml_node *disk = find_disk(v.def, args->path);
@@ -690,13 +662,13 @@ int test_domain_get_vcpus(rv_driver_conn *c, const rv_domain_get_vcpus_args *arg
                    "domain");
         return -1;
     }
-    int n = args->maxinfo < (int)v.def->vcpus_current ? args->maxinfo
-                                                       : (int)v.def->vcpus_current;
+    int n = args->maxinfo < (int)v.def->current_vcpus ? args->maxinfo
+                                                       : (int)v.def->current_vcpus;
     size_t maps = (size_t)args->maxinfo * (size_t)args->maplen;
     ret->info.info_val = n ? calloc((size_t)n, sizeof(rv_vcpu_info)) : NULL;
     ret->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if ((n && !ret->info.info_val) || (maps && !ret->cpumaps.cpumaps_val))
-        return test_oom(err);
+        return fail_oom(err);
     ret->info.info_len = (u_int)n;
     ret->cpumaps.cpumaps_len = (u_int)maps;
     unsigned long long base;
@@ -720,11 +692,11 @@ int test_domain_get_vcpus_flags(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | VCPU_MAXIMUM,
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | VCPU_MAXIMUM,
                     "testDomainGetVcpusFlags", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    ret->num = (int)((args->flags & VCPU_MAXIMUM) ? def->vcpus : def->vcpus_current);
+    ret->num = (int)((args->flags & VCPU_MAXIMUM) ? def->vcpus : def->current_vcpus);
     return 0;
 }
 
@@ -736,7 +708,7 @@ int test_domain_get_max_memory(rv_driver_conn *c,
     (void)c;
     if (get_dom(&args->dom, &v, err) < 0)
         return -1;
-    ret->memory = v.def->max_mem_kib;
+    ret->memory = v.def->memory_kib;
     return 0;
 }
 
@@ -775,7 +747,7 @@ int test_domain_get_vcpu_pin_info(rv_driver_conn *c,
     size_t maps = (size_t)args->ncpumaps * (size_t)args->maplen;
     ret->cpumaps.cpumaps_val = maps ? calloc(maps, 1) : NULL;
     if (maps && !ret->cpumaps.cpumaps_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)maps;
     /* No vcpu is pinned: each may run on every host CPU. */
     int n = args->ncpumaps < (int)def->vcpus ? args->ncpumaps : (int)def->vcpus;
@@ -799,13 +771,13 @@ int test_domain_get_emulator_pin_info(rv_driver_conn *c,
         return -1;
     }
     const rv_test_def *def;
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetEmulatorPinInfo",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
     ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1);
     if (!ret->cpumaps.cpumaps_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
     size_t len;
     const unsigned char *pin = test_tune_emulator_pin(def, &len);
@@ -825,7 +797,7 @@ int test_domain_get_iothread_info(rv_driver_conn *c,
     test_dom_view v;
     (void)c, (void)ret;
     /* remvirt's test domains define no IOThreads: the list is empty. */
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetIOThreadInfo",
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetIOThreadInfo",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
         return -1;
@@ -841,7 +813,7 @@ int test_domain_get_scheduler_type(rv_driver_conn *c,
     (void)c, (void)args;
     ret->nparams = 1;
     ret->type = strdup("fair");
-    return ret->type ? 0 : test_oom(err);
+    return ret->type ? 0 : fail_oom(err);
 }
 
 /* The scheduler's one parameter, its weight (50), for nparams > 0. */
@@ -849,7 +821,7 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
                             rv_typed_param **val, u_int *len, rv_err *err)
 {
     test_dom_view v;
-    if (check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0)
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0)
         return -1;
     if (nparams == 0) {
         rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
@@ -858,11 +830,11 @@ static int scheduler_params(const rv_nonnull_domain *dom, int nparams, const cha
     }
     if (get_dom(dom, &v, err) < 0)
         return -1;
-    rv_typed_param *p = param_list(1, 1, len, err);
+    rv_typed_param *p = rv_tune_param_list(1, 1, len, err);
     if (!(*val = p))
         return -1;
-    if (set_param(&p[0], "weight", RV_TYPED_PARAM_UINT) < 0)
-        return test_oom(err);
+    if (rv_tune_param_name(&p[0], "weight", RV_TYPED_PARAM_UINT, err) < 0)
+        return fail_oom(err);
     p[0].value.rv_typed_param_value_u.ui = 50;
     return 0;
 }
@@ -881,7 +853,7 @@ int test_domain_get_scheduler_parameters_flags(
                                                rv_domain_get_scheduler_parameters_flags_ret *ret, rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
+    if (check_flags(args->flags, 0, "testDomainGetSchedulerParametersFlags", err) < 0)
         return -1;
     return scheduler_params(&args->dom, args->nparams, "virDomainGetSchedulerParametersFlags",
                             &ret->params.params_val, &ret->params.params_len, err);
@@ -892,13 +864,13 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
                                       rv_domain_get_memory_parameters_ret *ret,
                                       rv_err *err)
 {
-    static const char *const fields[] = { "hard_limit", "soft_limit", "swap_hard_limit" };
+    const char *const *fields = rv_tune_memory_names;
     const int n = 3;
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetMemoryParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -907,12 +879,12 @@ int test_domain_get_memory_parameters(rv_driver_conn *c,
     }
     if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_ULLONG) < 0)
-            return test_oom(err);
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_ULLONG, err) < 0)
+            return fail_oom(err);
         p[i].value.rv_typed_param_value_u.ul = test_tune_mem(def, (int)i);
     }
     /* nparams stays 0 here: libvirtd sends the count only when asked it */
@@ -925,16 +897,13 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
                                      rv_err *err)
 {
     /* The weight, then the per-device lists (empty strings: none set). */
-    static const char *const fields[] = {
-        "weight", "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-        "device_read_bytes_sec", "device_write_bytes_sec",
-    };
+    const char *const *fields = rv_tune_blkio_names;
     const int n = 6;
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlkioParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -945,16 +914,16 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
         return -1;
     /* A client that cannot take strings gets the weight only, as from libvirtd. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
-    if (set_param(&p[0], fields[0], RV_TYPED_PARAM_UINT) < 0)
-        return test_oom(err);
+    if (rv_tune_param_name(&p[0], fields[0], RV_TYPED_PARAM_UINT, err) < 0)
+        return fail_oom(err);
     p[0].value.rv_typed_param_value_u.ui = test_tune_blkio_weight(def);
     for (u_int i = 1; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_STRING) < 0 ||
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_STRING, err) < 0 ||
             !(p[i].value.rv_typed_param_value_u.s = test_tune_blkio_devices(def, (int)i - 1)))
-            return test_oom(err);
+            return fail_oom(err);
     }
     return 0;
 }
@@ -966,8 +935,8 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetNumaParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -979,16 +948,16 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
         return -1;
     /* The mode (strict, 0, unless set) and the nodeset, a string. */
     int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = param_list(want, 2, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(want, 2, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
-    if (set_param(&p[0], "numa_mode", RV_TYPED_PARAM_INT) < 0)
-        return test_oom(err);
+    if (rv_tune_param_name(&p[0], "numa_mode", RV_TYPED_PARAM_INT, err) < 0)
+        return fail_oom(err);
     p[0].value.rv_typed_param_value_u.i = test_tune_numa_mode(def);
     if (ret->params.params_len > 1 &&
-        (set_param(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING) < 0 ||
+        (rv_tune_param_name(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING, err) < 0 ||
          !(p[1].value.rv_typed_param_value_u.s = strdup(test_tune_numa_nodeset(def)))))
-        return test_oom(err);
+        return fail_oom(err);
     return 0;
 }
 
@@ -1006,8 +975,8 @@ int test_domain_get_interface_parameters(
     const rv_test_def *def;
     iface_view *ifs = NULL;
     (void)c;
-    if (check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetInterfaceParameters", err) < 0)
         return -1;
     if (args->nparams == 0) {
@@ -1029,12 +998,12 @@ int test_domain_get_interface_parameters(
     }
     unsigned int bw[7];
     test_tune_bandwidth(def, index, bw);
-    rv_typed_param *p = param_list(args->nparams, n, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(args->nparams, n, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (set_param(&p[i], fields[i], RV_TYPED_PARAM_UINT) < 0)
-            return test_oom(err);
+        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_UINT, err) < 0)
+            return fail_oom(err);
         p[i].value.rv_typed_param_value_u.ui = bw[i];
     }
     return 0;
@@ -1057,9 +1026,9 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
     test_dom_view v;
     const rv_test_def *def;
     (void)c;
-    if (check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
+    if (rv_tune_check_nparams(args->nparams, RV_BLOCK_IO_TUNE_PARAMS_MAX, err) < 0)
         return -1;
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                     "testDomainGetBlockIoTune", err) < 0)
         return -1;
     /* Counting needs no disk (virsh sends none); the values do. */
@@ -1087,17 +1056,17 @@ int test_domain_get_block_io_tune(rv_driver_conn *c,
     int want = args->nparams < NFIELDS ? args->nparams : NFIELDS;
     /* Without string support the group name is left out, as libvirtd does. */
     int k = want - (!strings && want > GROUP_NAME);
-    rv_typed_param *p = param_list(k, k, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(k, k, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (int i = 0, j = 0; i < want; i++) {
         if (i == GROUP_NAME && !strings)
             continue;
         int is_string = i == GROUP_NAME;
-        if (set_param(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
-                                                  : RV_TYPED_PARAM_ULLONG) < 0 ||
+        if (rv_tune_param_name(&p[j], fields[i], is_string ? RV_TYPED_PARAM_STRING
+                                                  : RV_TYPED_PARAM_ULLONG, err) < 0 ||
             (is_string && !(p[j].value.rv_typed_param_value_u.s = strdup(group))))
-            return test_oom(err);
+            return fail_oom(err);
         if (!is_string)
             p[j].value.rv_typed_param_value_u.ul = limits[i < GROUP_NAME ? i : i - 1];
         j++;
@@ -1120,16 +1089,16 @@ int test_domain_get_perf_events(rv_driver_conn *c,
     enum { NEVENTS = sizeof(events) / sizeof(events[0]) };
     test_dom_view v;
     (void)c;
-    if (test_check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
                     err) < 0 ||
         get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
         return -1;
-    rv_typed_param *p = param_list(NEVENTS, NEVENTS, &ret->params.params_len, err);
+    rv_typed_param *p = rv_tune_param_list(NEVENTS, NEVENTS, &ret->params.params_len, err);
     if (!(ret->params.params_val = p))
         return -1;
     for (int i = 0; i < NEVENTS; i++)
-        if (set_param(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN) < 0)
-            return test_oom(err);
+        if (rv_tune_param_name(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
+            return fail_oom(err);
     return 0;
 }
 
@@ -1140,12 +1109,12 @@ int test_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_arg
 {
     test_dom_view v;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetHostname", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainGetHostname", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     size_t len = strlen(v.def->name) + sizeof("host");
     if (!(ret->hostname = malloc(len)))
-        return test_oom(err);
+        return fail_oom(err);
     snprintf(ret->hostname, len, "%shost", v.def->name);
     return 0;
 }
@@ -1155,7 +1124,7 @@ int test_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *args,
 {
     test_dom_view v;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetTime", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainGetTime", err) < 0 ||
         get_dom(&args->dom, &v, err) < 0)
         return -1;
     if (v.state != RV_DOMAIN_RUNNING) {
@@ -1174,7 +1143,7 @@ int test_domain_get_control_info(rv_driver_conn *c,
 {
     test_dom_view v;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetControlInfo", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainGetControlInfo", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* libvirt's test driver reads a guest clock set below 60000 s as the
@@ -1202,7 +1171,7 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
     test_dom_view v;
     const rv_xml_node *disk = NULL;
     (void)c;
-    if (test_check_flags(args->flags, 0, "testDomainGetFSInfo", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainGetFSInfo", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     /* Two ext4 partitions on the first hard disk. */
@@ -1217,7 +1186,7 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
     const char *target = disk_target(disk);
     ret->info.info_val = calloc(2, sizeof(rv_domain_fsinfo));
     if (!ret->info.info_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->info.info_len = 2;
     ret->ret = 2;
     for (int i = 0; i < 2; i++) {
@@ -1228,11 +1197,11 @@ int test_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *a
         fs->name = malloc(len);
         fs->dev_aliases.dev_aliases_val = calloc(1, sizeof(char *));
         if (!fs->mountpoint || !fs->fstype || !fs->name || !fs->dev_aliases.dev_aliases_val)
-            return test_oom(err);
+            return fail_oom(err);
         snprintf(fs->name, len, "%s%d", target, i + 1);
         fs->dev_aliases.dev_aliases_len = 1;
         if (!(fs->dev_aliases.dev_aliases_val[0] = strdup(target)))
-            return test_oom(err);
+            return fail_oom(err);
     }
     return 0;
 }
@@ -1249,7 +1218,7 @@ int test_domain_interface_addresses(rv_driver_conn *c,
                    "argument unsupported: Unknown IP address data source %u", args->source);
         return -1;
     }
-    if (test_check_flags(args->flags, 0, "testDomainInterfaceAddresses", err) < 0 ||
+    if (check_flags(args->flags, 0, "testDomainInterfaceAddresses", err) < 0 ||
         get_active(&args->dom, &v, err) < 0)
         return -1;
     int n = list_ifaces(v.def, &ifs, err);
@@ -1263,7 +1232,7 @@ int test_domain_interface_addresses(rv_driver_conn *c,
     ret->ifaces.ifaces_val = n ? calloc((size_t)n, sizeof(rv_domain_interface)) : NULL;
     if (n && !ret->ifaces.ifaces_val) {
         free(ifs);
-        return test_oom(err);
+        return fail_oom(err);
     }
     ret->ifaces.ifaces_len = (u_int)n;
     int rc = 0;
@@ -1286,14 +1255,14 @@ int test_domain_interface_addresses(rv_driver_conn *c,
         wi->hwaddr = calloc(1, sizeof(char *));
         wi->addrs.addrs_val = calloc(1, sizeof(rv_domain_ip_addr));
         if (!wi->name || !wi->hwaddr || !wi->addrs.addrs_val) {
-            rc = test_oom(err);
+            rc = fail_oom(err);
             break;
         }
         wi->addrs.addrs_len = 1;
         wi->addrs.addrs_val[0].type = IP_ADDR_IPV4;
         wi->addrs.addrs_val[0].prefix = 24;
         if (!(*wi->hwaddr = strdup(macstr)) || !(wi->addrs.addrs_val[0].addr = strdup(addr)))
-            rc = test_oom(err);
+            rc = fail_oom(err);
     }
     free(ifs);
     return rc;
@@ -1311,7 +1280,7 @@ int test_connect_list_all_interfaces(rv_driver_conn *c,
                                      rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, LIST_INTERFACES_FILTERS, "testConnectListAllInterfaces",
+    if (check_flags(args->flags, LIST_INTERFACES_FILTERS, "testConnectListAllInterfaces",
                     err) < 0)
         return -1;
     /* flags: 1 inactive, 2 active; none or both: all. */
@@ -1321,12 +1290,12 @@ int test_connect_list_all_interfaces(rv_driver_conn *c,
         return 0;
     ret->ifaces.ifaces_val = calloc(1, sizeof(rv_nonnull_interface));
     if (!ret->ifaces.ifaces_val)
-        return test_oom(err);
+        return fail_oom(err);
     ret->ifaces.ifaces_len = 1;
     ret->ifaces.ifaces_val[0].name = strdup(HOST_IFACE_NAME);
     ret->ifaces.ifaces_val[0].mac = strdup(HOST_IFACE_MAC);
     if (!ret->ifaces.ifaces_val[0].name || !ret->ifaces.ifaces_val[0].mac)
-        return test_oom(err);
+        return fail_oom(err);
     return 0;
 }
 
@@ -1349,7 +1318,7 @@ static int host_iface(rv_nonnull_interface *out, rv_err *err)
 {
     out->name = strdup(HOST_IFACE_NAME);
     out->mac = strdup(HOST_IFACE_MAC);
-    return out->name && out->mac ? 0 : test_oom(err);
+    return out->name && out->mac ? 0 : fail_oom(err);
 }
 
 int test_interface_lookup_by_name(rv_driver_conn *c,
@@ -1384,7 +1353,7 @@ int test_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_de
                                 rv_interface_get_xml_desc_ret *ret, rv_err *err)
 {
     (void)c;
-    if (test_check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)
+    if (check_flags(args->flags, 0, "testInterfaceGetXMLDesc", err) < 0)
         return -1;
     if (strcmp(args->iface.name, HOST_IFACE_NAME) != 0) {
         rv_err_set(err, RV_FROM_TEST, RV_ERR_NO_INTERFACE,
@@ -1402,7 +1371,7 @@ int test_interface_get_xml_desc(rv_driver_conn *c, const rv_interface_get_xml_de
                       "  </protocol>\n"
                       "  <mac address='" HOST_IFACE_MAC "'/>\n"
                       "</interface>\n");
-    return ret->xml ? 0 : test_oom(err);
+    return ret->xml ? 0 : fail_oom(err);
 }
 
 /* ================================================================ for the setters */

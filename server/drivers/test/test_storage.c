@@ -93,7 +93,7 @@ static test_pool *pool_add(rv_pool_def *def, rv_err *err)
     test_pool *p = calloc(1, sizeof(*p));
     if (!p) {
         rv_pool_def_free(def);
-        test_oom(err);
+        test_fail_oom(err);
         return NULL;
     }
     p->def = def;
@@ -286,13 +286,13 @@ int test_connect_find_storage_pool_sources(rv_driver_conn *c,
     int rc = 0;
     if (strcmp(args->type, "logical") == 0) {
         if (!(ret->xml = strdup(logical_sources)))
-            rc = test_oom(err);
+            rc = test_fail_oom(err);
     } else if (strcmp(args->type, "netfs") == 0) {
         if (!host)
             rc = test_fail(err, RV_ERR_INVALID_ARG,
                       "invalid argument: hostname must be specified for netfs sources");
         else if (!(ret->xml = rv_pool_netfs_sources(host)))
-            rc = test_oom(err);
+            rc = test_fail_oom(err);
     } else {
         rc = test_fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
                   "driver: pool type '%s' does not support source discovery", args->type);
@@ -508,7 +508,7 @@ int test_storage_pool_get_xml_desc(rv_driver_conn *c,
         !(p = get(&args->pool, err)))
         return -1;
     if (!(ret->xml = rv_pool_def_format(p->def)))
-        return test_oom(err);
+        return test_fail_oom(err);
     return rv_string_result(0, &ret->xml, err);
 }
 
@@ -688,9 +688,9 @@ static rv_vol_def *new_vol(test_pool *p, const char *xml, rv_err *err)
              "operation failed: the test driver holds at most %d storage volumes",
              TEST_MAX_VOLUMES);
     else if (asprintf(&v->path, "%s/%s", p->def->target_path, v->name) < 0)
-        v->path = NULL, test_oom(err);
+        v->path = NULL, test_fail_oom(err);
     else if (!(v->key = strdup(v->path)))
-        test_oom(err);
+        test_fail_oom(err);
     else
         return v;
     rv_vol_def_free(v);
@@ -705,7 +705,7 @@ static int vol_add(test_pool *p, rv_vol_def *v, rv_nonnull_storage_vol *out, rv_
         rv_vol_def **grown = realloc(p->vols, cap * sizeof(*grown));
         if (!grown) {
             rv_vol_def_free(v);
-            return test_oom(err);
+            return test_fail_oom(err);
         }
         p->vols = grown;
         p->cap = cap;

@@ -61,18 +61,8 @@ struct test_tune {
     cpumask emulator;
 };
 
-static int fail_oom(rv_err *err)
-{
-    return rv_err_fail(err, RV_FROM_TEST, RV_ERR_NO_MEMORY, "out of memory");
-}
-
-static int check_flags(unsigned int flags, unsigned int known, const char *func, rv_err *err)
-{
-    if (flags & ~known)
-        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                           "unsupported flags (0x%x) in function %s", flags & ~known, func);
-    return 0;
-}
+#define fail_oom test_fail_oom
+#define check_flags test_check_flags
 
 void test_tune_free(test_tune *t)
 {
@@ -505,7 +495,6 @@ int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int
 
 /* ================================================================ XML */
 
-static const char *const mem_names[3] = { "hard_limit", "soft_limit", "swap_hard_limit" };
 static const char *const blkio_tags[BLKIO_KINDS] = {
     "weight", "read_iops_sec", "write_iops_sec", "read_bytes_sec", "write_bytes_sec",
 };
@@ -526,10 +515,9 @@ static char *stream_text(FILE *fp, char **buf)
 char *test_tune_xml_memory(const rv_test_def *def)
 {
     const test_tune *t = def->tune;
-    char *buf = NULL;
-    size_t size = 0;
+    rv_xml_buf b;
     FILE *fp;
-    if (!t || !(fp = open_memstream(&buf, &size)))
+    if (!t || !(fp = rv_xml_open(&b)))
         return NULL;
     int devs = 0;
     for (size_t i = 0; i < t->ndevs; i++)
@@ -563,20 +551,19 @@ char *test_tune_xml_memory(const rv_test_def *def)
         fputs("  <memtune>\n", fp);
         for (int k = 0; k < 3; k++)
             if (t->mem[k] < MEMORY_UNLIMITED)
-                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", mem_names[k], t->mem[k],
-                        mem_names[k]);
+                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", rv_tune_memory_names[k], t->mem[k],
+                        rv_tune_memory_names[k]);
         fputs("  </memtune>\n", fp);
     }
-    return stream_text(fp, &buf);
+    return stream_text(fp, &b.text);
 }
 
 char *test_tune_xml_cpu(const rv_test_def *def)
 {
     const test_tune *t = def->tune;
-    char *buf = NULL;
-    size_t size = 0;
+    rv_xml_buf b;
     FILE *fp;
-    if (!t || !(fp = open_memstream(&buf, &size)))
+    if (!t || !(fp = rv_xml_open(&b)))
         return NULL;
     int pins = t->emulator.map != NULL;
     for (size_t v = 0; v < t->npins; v++)
@@ -603,7 +590,7 @@ char *test_tune_xml_cpu(const rv_test_def *def)
     else if (t->numa_specified && def->placement_auto)
         fprintf(fp, "  <numatune>\n    <memory mode='%s' placement='auto'/>\n  </numatune>\n",
                 numa_modes[t->numa_mode]);
-    return stream_text(fp, &buf);
+    return stream_text(fp, &b.text);
 }
 
 /* ================================================================ scheduler */
@@ -684,10 +671,8 @@ int test_domain_set_memory_parameters(rv_driver_conn *c,
 
 /* ================================================================ blkio */
 
-static const char *const blkio_kinds[BLKIO_KINDS] = {
-    "device_weight", "device_read_iops_sec", "device_write_iops_sec",
-    "device_read_bytes_sec", "device_write_bytes_sec",
-};
+/* The per-device lists: BLKIO_PARAMETERS' names after the weight. */
+static const char *const *const blkio_kinds = rv_tune_blkio_names + 1;
 
 static int blkio_parse_error(const char *kind, const char *s, rv_err *err)
 {
@@ -929,15 +914,6 @@ int test_domain_set_interface_parameters(rv_driver_conn *c,
 
 /* ================================================================ block I/O */
 
-static const char *const iotune_names[TEST_IOTUNE_NUMBERS] = {
-    "total_bytes_sec", "read_bytes_sec", "write_bytes_sec", "total_iops_sec",
-    "read_iops_sec", "write_iops_sec", "total_bytes_sec_max", "read_bytes_sec_max",
-    "write_bytes_sec_max", "total_iops_sec_max", "read_iops_sec_max", "write_iops_sec_max",
-    "size_iops_sec", "total_bytes_sec_max_length", "read_bytes_sec_max_length",
-    "write_bytes_sec_max_length", "total_iops_sec_max_length", "read_iops_sec_max_length",
-    "write_iops_sec_max_length",
-};
-
 int test_domain_set_block_io_tune(rv_driver_conn *c,
                                   const rv_domain_set_block_io_tune_args *args, rv_err *err)
 {
@@ -949,7 +925,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
     test_tune *t;
     (void)c;
     for (int k = 0; k < TEST_IOTUNE_NUMBERS; k++)
-        fields[k] = (rv_tune_field){ iotune_names[k], RV_TYPED_PARAM_ULLONG };
+        fields[k] = (rv_tune_field){ rv_tune_iotune_names[k], RV_TYPED_PARAM_ULLONG };
     fields[TEST_IOTUNE_NUMBERS] = (rv_tune_field){ "group_name", RV_TYPED_PARAM_STRING };
     if (rv_tune_params_check_call(p, n, "virDomainSetBlockIoTune", "nparams", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0 ||
@@ -982,7 +958,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
                                "argument unsupported: block I/O throttle limit value must be "
                                "no more than %llu", IOTUNE_LIMIT);
         for (int k = 0; k < TEST_IOTUNE_NUMBERS; k++)
-            if (strcmp(p[i].field, iotune_names[k]) == 0)
+            if (strcmp(p[i].field, rv_tune_iotune_names[k]) == 0)
                 v[k] = x;
     }
     /* total and read/write exclusive; each below its maximum (0 included,
@@ -1001,7 +977,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
         if (v[k] > v[k + 6])
             return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                                "invalid argument: %s cannot be set higher than %s ",
-                               iotune_names[k], iotune_names[k + 6]);
+                               rv_tune_iotune_names[k], rv_tune_iotune_names[k + 6]);
     iotune *io = find_io(t, target);
     char *gcopy = strdup(group);
     if (!gcopy)
@@ -1055,7 +1031,7 @@ static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char 
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: cannot pin vcpus on an inactive "
                            "domain");
-    if (vcpu >= d->def->vcpus_current)
+    if (vcpu >= d->def->current_vcpus)
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                            "invalid argument: requested vcpu '%u' is not present in the "
                            "domain", vcpu);
@@ -1164,13 +1140,13 @@ static int set_vcpus(const rv_nonnull_domain *dom, unsigned int nvcpus, unsigned
                            "invalid argument: requested cpu amount exceeds maximum (%u > %u)",
                            nvcpus, config->vcpus);
     if (live)
-        live->vcpus_current = nvcpus;
+        live->current_vcpus = nvcpus;
     if (config && (flags & VCPU_MAXIMUM)) {
         config->vcpus = nvcpus;
-        if (config->vcpus_current > nvcpus)
-            config->vcpus_current = nvcpus;
+        if (config->current_vcpus > nvcpus)
+            config->current_vcpus = nvcpus;
     } else if (config) {
-        config->vcpus_current = nvcpus;
+        config->current_vcpus = nvcpus;
     }
     return 0;
 }

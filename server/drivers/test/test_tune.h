@@ -8,6 +8,7 @@
 
 #include "server/drivers/driver.h"
 #include "server/drivers/test/test_domain_xml.h"
+#include "server/drivers/tune_params.h"
 
 typedef struct test_tune test_tune;
 void test_tune_free(test_tune *t);
@@ -24,7 +25,7 @@ const char *test_tune_numa_nodeset(const rv_test_def *def);   /* "" when none */
 /* in average, peak, burst, floor, out average, peak, burst. */
 void test_tune_bandwidth(const rv_test_def *def, int iface, unsigned int out[7]);
 /* The 19 numeric limits in the getter's order (group_name left out). */
-enum { TEST_IOTUNE_NUMBERS = 19 };
+enum { TEST_IOTUNE_NUMBERS = RV_TUNE_IOTUNE_NUMBERS };
 const char *test_tune_iotune(const rv_test_def *def, const char *target,
                              unsigned long long out[TEST_IOTUNE_NUMBERS]);
 /* A vcpu's or the emulator's pinning, or NULL when not pinned. */

@@ -1,0 +1,109 @@
+/* The part of a domain definition both drivers keep, read and written once
+ * for both (domain_xml.c): the domain's type, name, UUID, title and
+ * description, memory, vCPUs, the OS type, architecture, machine and
+ * boot order, the clock's offset and the lifecycle actions.  Read as
+ * libvirt reads them, in libvirt's order and with its errors, so that the
+ * first error reported is the one libvirtd reports; written in libvirt's
+ * layout.  Each driver's definition starts with these fields
+ * (RV_DOMAIN_BASE_FIELDS, reachable whole as its member base) and adds
+ * what only it keeps; each driver then applies its own limits (the QEMU
+ * driver: kvm or qemu, hvm on x86_64, ...). */
+#ifndef RV_SERVER_DRIVERS_CONF_DOMAIN_DEF_H
+#define RV_SERVER_DRIVERS_CONF_DOMAIN_DEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "common/error.h"
+
+/* libxml2's element (its headers are not needed to include this one). */
+struct _xmlNode;
+
+/* Lifecycle actions (<on_poweroff> and friends), libvirt's order. */
+enum {
+    RV_DOMAIN_ACTION_DESTROY,
+    RV_DOMAIN_ACTION_RESTART,
+    RV_DOMAIN_ACTION_RENAME_RESTART,
+    RV_DOMAIN_ACTION_PRESERVE,
+    RV_DOMAIN_ACTION_COREDUMP_DESTROY,
+    RV_DOMAIN_ACTION_COREDUMP_RESTART,
+};
+
+/* Boot devices (<os><boot dev>), libvirt's order. */
+enum { RV_DOMAIN_BOOT_FD, RV_DOMAIN_BOOT_HD, RV_DOMAIN_BOOT_CDROM, RV_DOMAIN_BOOT_NETWORK };
+
+enum { RV_DOMAIN_MAX_BOOT = 4 };
+
+extern const char *const rv_domain_action_words[];     /* indexed by RV_DOMAIN_ACTION_* */
+extern const char *const rv_domain_boot_words[];       /* indexed by RV_DOMAIN_BOOT_* */
+
+#define RV_DOMAIN_BASE_FIELDS \
+    char *virt_type;                    /* <domain type='...'> */ \
+    char *name; \
+    unsigned char uuid[16]; \
+    char *title, *description;          /* NULL when absent */ \
+    unsigned long long memory_kib;      /* <memory> */ \
+    unsigned long long current_memory_kib; \
+    unsigned vcpus;                     /* <vcpu>: the maximum */ \
+    unsigned current_vcpus;             /* <vcpu current>: on at start (vcpus: all) */ \
+    bool placement_auto;                /* <vcpu placement='auto'> */ \
+    char *os_type, *arch;               /* <os><type arch> */ \
+    char *machine;                      /* NULL when absent */ \
+    int boot[RV_DOMAIN_MAX_BOOT];       /* RV_DOMAIN_BOOT_* */ \
+    size_t nboot; \
+    bool clock_localtime;               /* <clock offset='localtime'>, else utc */ \
+    int on_poweroff, on_reboot, on_crash;   /* RV_DOMAIN_ACTION_* */
+
+typedef struct rv_domain_base {
+    RV_DOMAIN_BASE_FIELDS
+} rv_domain_base;
+
+/* A driver's definition begins with RV_DOMAIN_BASE: the fields by their
+ * names, and all of them as base. */
+#define RV_DOMAIN_BASE \
+    union { \
+        rv_domain_base base; \
+        struct { RV_DOMAIN_BASE_FIELDS }; \
+    }
+
+/* What differs between the drivers in reading the common part. */
+typedef struct rv_domain_profile {
+    const char *driver;         /* "remvirt's test driver": in "not supported by" */
+    const char *default_arch;   /* the host's guest arch */
+    unsigned max_vcpus;         /* over it: CONFIG_UNSUPPORTED */
+    /* The driver's tuning elements, read where libvirt reads them (after
+     * <vcpu>) with the ctx given to the parse; NULL: none here. */
+    int (*tuning)(const struct _xmlNode *root, void *ctx, rv_err *err);
+} rv_domain_profile;
+
+/* The common part of root (a <domain>) into *base, in libvirt's order
+ * with its defaults (a UUID generated when none is given, the current
+ * memory at most the memory, boot from hd) and its errors.  On failure
+ * what was read stays in *base for rv_domain_base_clear. */
+int rv_domain_base_parse(const struct _xmlNode *root, const rv_domain_profile *profile,
+                         rv_domain_base *base, void *tuning_ctx, rv_err *err);
+void rv_domain_base_clear(rv_domain_base *base);
+
+/* A number as libvirt reads it: decimal digits (after blanks and a '+')
+ * and nothing after them; -1 otherwise or past 2^64 - 1. */
+int rv_domain_parse_ull(const char *s, unsigned long long *out);
+
+/* <memory>-like element el (NULL: absent, *kib 0) in KiB, rounded up, as
+ * libvirt scales its unit; elname names it in the error. */
+int rv_domain_parse_memory(const struct _xmlNode *el, const char *elname, unsigned long long *kib,
+                           rv_err *err);
+
+/* ---- written in libvirt's layout, each piece where libvirt puts it ---- */
+/* <name>, <uuid>, <title>, <description>. */
+void rv_domain_format_ids(FILE *fp, const rv_domain_base *base);
+/* <memory> and <currentMemory>. */
+void rv_domain_format_memory(FILE *fp, const rv_domain_base *base);
+/* <vcpu>. */
+void rv_domain_format_vcpu(FILE *fp, const rv_domain_base *base);
+/* <os>'s <type> and <boot> lines (without <os> itself). */
+void rv_domain_format_os_type(FILE *fp, const rv_domain_base *base);
+/* <on_poweroff>, <on_reboot>, <on_crash>. */
+void rv_domain_format_actions(FILE *fp, const rv_domain_base *base);
+
+#endif
