@@ -44,7 +44,7 @@ char *test_tune_xml_cpu(const rv_test_def *def);
 int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int period,
                            rv_err *err);
 
-/* A defined XML's tuning (test_xml.c reads it): memory limit which
+/* A defined XML's tuning (test_domain_xml.c reads it): memory limit which
  * (TEST_MEM_*) in KiB, the blkio weight, a device's value of kind 0..4
  * (as test_tune_blkio_devices), a vcpu's (or, vcpu -1, the emulator's)
  * pinning and the NUMA memory mode and nodeset, as lists ("0-2,5"). */
