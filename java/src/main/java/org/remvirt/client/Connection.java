@@ -659,7 +659,9 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
     private void startKeepalive(int interval, int count) {
         long intervalNanos = TimeUnit.SECONDS.toNanos(interval);
         keepaliveThread.scheduleAtFixedRate(() -> {
-            if (failed != null)
+            // Once close() began, the server may close its end at any moment:
+            // a PING then would fail the close that is under way.
+            if (failed != null || closing)
                 return;
             if (System.nanoTime() - lastHeard < intervalNanos - TimeUnit.MILLISECONDS.toNanos(10))
                 return;
@@ -794,6 +796,11 @@ public final class Connection extends RemoteCalls implements AutoCloseable {
         closing = true;
         try {
             connectClose();
+        } catch (LibvirtException e) {
+            // The socket went away under the close (the server closes its end
+            // once it replied): the connection is closed, as asked.
+            if (failed == null)
+                throw e;
         } finally {
             shutdown(RemoteProtocol.RV_CLOSE_REASON_CLIENT, null);
             if (Thread.currentThread() != reader) {
