@@ -18,10 +18,8 @@ const char *const rv_qemu_iotune_options[RV_QEMU_IOTUNE_NUMBERS] = {
     "bps-write-max-length", "iops-total-max-length", "iops-read-max-length",
     "iops-write-max-length",
 };
-const char *const rv_qemu_numa_modes[] = { "strict", "preferred", "interleave", "restrictive",
-                                           NULL };
-static const char *const mem_names[RV_QEMU_MEM_LIMITS] = { "hard_limit", "soft_limit",
-                                                           "swap_hard_limit" };
+const rv_tune_rules rv_qemu_tune_rules = { .from = RV_FROM_QEMU, .limits_truncate = true,
+                                           .blkio_weight_only = true };
 
 static const char *name_of(const xmlNode *n)
 {
@@ -37,25 +35,6 @@ static int xml_fail(rv_err *err, int code, const char *fmt, ...)
     rv_err_setv(err, RV_FROM_DOM, code, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-rv_qemu_tune *rv_qemu_tune_new(void)
-{
-    rv_qemu_tune *t = calloc(1, sizeof(*t));
-    if (t)
-        t->numa_mode = -1;
-    return t;
-}
-
-void rv_qemu_tune_free(rv_qemu_tune *t)
-{
-    if (!t)
-        return;
-    for (int i = 0; i < RV_QEMU_TUNE_MAX_VCPUS; i++)
-        free(t->vcpupin[i]);
-    free(t->emulatorpin);
-    free(t->numa_nodeset);
-    free(t);
 }
 
 void rv_qemu_iotune_free(rv_qemu_iotune *io)
@@ -79,50 +58,56 @@ static int number_of(const xmlNode *n, const char *const *attrs, unsigned long l
     return bad ? -1 : 0;
 }
 
-/* A cpu or node list attribute, written back in its canonical form. */
-static int cpulist_attr(const xmlNode *n, const char *name, char **out, rv_err *err)
+/* A cpu or node list attribute (not empty) as a bitmap, *map malloc'd. */
+static int cpulist_attr(const xmlNode *n, const char *name, unsigned char **map, size_t *len,
+                        rv_err *err)
 {
     char *s = rv_qx_attr(n, name);
-    unsigned char *map;
-    size_t len;
     if (!s)
         return xml_fail(err, RV_ERR_XML_ERROR, "<%s> has no %s", name_of(n), name);
     rv_err perr = { 0 };
-    if (rv_tune_bitmap_parse(s, &map, &len, &perr) < 0 || rv_tune_bitmap_empty(map, len)) {
+    if (rv_tune_bitmap_parse(s, map, len, &perr) < 0 || rv_tune_bitmap_empty(*map, *len)) {
         if (!rv_err_is_set(&perr))
-            free(map);
+            free(*map);
         rv_err_clear(&perr);
         xml_fail(err, RV_ERR_XML_ERROR, "invalid %s '%s'", name, s);
         free(s);
         return -1;
     }
     free(s);
-    free(*out);
-    *out = rv_tune_bitmap_format(map, len);
-    free(map);
-    if (!*out) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-        return -1;
-    }
     return 0;
 }
 
-static int parse_memtune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
+/* A <vcpupin> (vcpu) or <emulatorpin> (vcpu -1) into t. */
+static int pin_attr(const xmlNode *n, rv_domain_tune *t, int vcpu, rv_err *err)
+{
+    unsigned char *map;
+    size_t len;
+    if (cpulist_attr(n, "cpuset", &map, &len, err) < 0)
+        return -1;
+    int rc = rv_domain_tune_pin(t, vcpu, map, len, RV_FROM_DOM, err);
+    free(map);
+    return rc;
+}
+
+static int parse_memtune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
 {
     const xmlNode *c = NULL;
     int more;
     while ((more = rv_qx_next_child(n, &c, err)) > 0) {
-        int k = rv_qx_word_index(name_of(c), mem_names);
+        int k = rv_qx_word_index(name_of(c), rv_tune_memory_names);
         if (k < 0)
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <%s> in <%s>",
                             name_of(c), "memtune");
-        if (rv_qx_parse_memory(c, &t->mem[k], err) < 0)
+        unsigned long long kib;
+        if (rv_qx_parse_memory(c, &kib, err) < 0)
             return -1;
+        rv_domain_tune_set_limit(t, &rv_qemu_tune_rules, k, kib);
     }
     return more;
 }
 
-static int parse_cputune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
+static int parse_cputune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
 {
     static const char *const vcpupin_attrs[] = { "vcpu", "cpuset", NULL };
     static const char *const emulatorpin_attrs[] = { "cpuset", NULL };
@@ -141,11 +126,11 @@ static int parse_cputune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
             if (bad)
                 xml_fail(err, RV_ERR_XML_ERROR, "invalid vcpupin vcpu '%s'", vcpu ? vcpu : "");
             free(vcpu);
-            if (bad || cpulist_attr(c, "cpuset", &t->vcpupin[v], err) < 0)
+            if (bad || pin_attr(c, t, (int)v, err) < 0)
                 return -1;
         } else if (strcmp(name_of(c), "emulatorpin") == 0) {
             if (rv_qx_empty_element(c, emulatorpin_attrs, err) < 0 ||
-                cpulist_attr(c, "cpuset", &t->emulatorpin, err) < 0)
+                pin_attr(c, t, -1, err) < 0)
                 return -1;
         } else {
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <%s> in <%s>",
@@ -155,7 +140,7 @@ static int parse_cputune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
     return more;
 }
 
-static int parse_numatune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
+static int parse_numatune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
 {
     static const char *const memory_attrs[] = { "mode", "nodeset", NULL };
     const xmlNode *c = NULL;
@@ -167,7 +152,7 @@ static int parse_numatune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
         if (rv_qx_empty_element(c, memory_attrs, err) < 0)
             return -1;
         char *mode = rv_qx_attr(c, "mode");
-        t->numa_mode = mode ? rv_qx_attr_word(c, "mode", rv_qemu_numa_modes, err) : 0;
+        t->numa_mode = mode ? rv_qx_attr_word(c, "mode", rv_tune_numa_modes, err) : 0;
         free(mode);
         if (t->numa_mode < 0)
             return -1;
@@ -176,20 +161,25 @@ static int parse_numatune(const xmlNode *n, rv_qemu_tune *t, rv_err *err)
         if (!nodeset)
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                             "unsupported <numatune> without a nodeset");
-        if (cpulist_attr(c, "nodeset", &t->numa_nodeset, err) < 0)
+        unsigned char *map;
+        size_t len;
+        if (cpulist_attr(c, "nodeset", &map, &len, err) < 0)
             return -1;
+        free(t->numa_nodeset);
+        t->numa_nodeset = rv_tune_bitmap_format(map, len);
+        free(map);
+        if (!t->numa_nodeset)
+            return xml_fail(err, RV_ERR_NO_MEMORY, "out of memory");
     }
     return more;
 }
 
-int rv_qemu_tune_parse(const xmlNode *n, rv_qemu_tune **tune, rv_err *err)
+int rv_qemu_tune_parse(const xmlNode *n, rv_domain_tune **tune, rv_err *err)
 {
     static const char *const none[] = { NULL };
-    if (!*tune && !(*tune = rv_qemu_tune_new())) {
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+    rv_domain_tune *t = rv_domain_tune_of(tune, RV_FROM_DOM, err);
+    if (!t)
         return -1;
-    }
-    rv_qemu_tune *t = *tune;
     if (rv_qx_check_attrs(n, none, err) < 0)
         return -1;
     if (strcmp(name_of(n), "memtune") == 0)
@@ -215,12 +205,12 @@ int rv_qemu_tune_parse(const xmlNode *n, rv_qemu_tune **tune, rv_err *err)
     return more;
 }
 
-int rv_qemu_tune_check(const rv_qemu_tune *t, unsigned vcpus, rv_err *err)
+int rv_qemu_tune_check(const rv_domain_tune *t, unsigned vcpus, rv_err *err)
 {
-    for (unsigned v = vcpus; t && v < RV_QEMU_TUNE_MAX_VCPUS; v++)
-        if (t->vcpupin[v]) {
+    for (size_t v = vcpus; t && v < t->npins; v++)
+        if (t->pins[v].map) {
             rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
-                       "vcpupin for vcpu %u, but the domain has %u vcpus", v, vcpus);
+                       "vcpupin for vcpu %zu, but the domain has %u vcpus", v, vcpus);
             return -1;
         }
     return 0;
@@ -253,45 +243,6 @@ int rv_qemu_iotune_parse(const xmlNode *n, rv_qemu_iotune **io, rv_err *err)
             return -1;
     }
     return more;
-}
-
-void rv_qemu_tune_format_memory(FILE *fp, const rv_qemu_tune *t)
-{
-    if (!t)
-        return;
-    if (t->blkio_weight)
-        fprintf(fp, "  <blkiotune>\n    <weight>%u</weight>\n  </blkiotune>\n", t->blkio_weight);
-    if (t->mem[0] || t->mem[1] || t->mem[2]) {
-        fputs("  <memtune>\n", fp);
-        for (int k = 0; k < RV_QEMU_MEM_LIMITS; k++)
-            if (t->mem[k])
-                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", mem_names[k], t->mem[k],
-                        mem_names[k]);
-        fputs("  </memtune>\n", fp);
-    }
-}
-
-void rv_qemu_tune_format_cpu(FILE *fp, const rv_qemu_tune *t)
-{
-    if (!t)
-        return;
-    bool any = t->cpu_shares || t->emulatorpin;
-    for (int v = 0; v < RV_QEMU_TUNE_MAX_VCPUS && !any; v++)
-        any = t->vcpupin[v] != NULL;
-    if (any) {
-        fputs("  <cputune>\n", fp);
-        if (t->cpu_shares)
-            fprintf(fp, "    <shares>%llu</shares>\n", t->cpu_shares);
-        for (int v = 0; v < RV_QEMU_TUNE_MAX_VCPUS; v++)
-            if (t->vcpupin[v])
-                fprintf(fp, "    <vcpupin vcpu='%d' cpuset='%s'/>\n", v, t->vcpupin[v]);
-        if (t->emulatorpin)
-            fprintf(fp, "    <emulatorpin cpuset='%s'/>\n", t->emulatorpin);
-        fputs("  </cputune>\n", fp);
-    }
-    if (t->numa_mode >= 0 && t->numa_nodeset)
-        fprintf(fp, "  <numatune>\n    <memory mode='%s' nodeset='%s'/>\n  </numatune>\n",
-                rv_qemu_numa_modes[t->numa_mode], t->numa_nodeset);
 }
 
 void rv_qemu_iotune_format(FILE *fp, const rv_qemu_iotune *io)

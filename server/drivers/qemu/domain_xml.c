@@ -1283,7 +1283,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     if (def->metadata)
         fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
     rv_domain_format_memory(fp, &def->base);
-    rv_qemu_tune_format_memory(fp, def->tune);
+    rv_domain_tune_format_memory(fp, def->tune);
     rv_domain_format_vcpu(fp, &def->base);
     if (def->boot_vcpus) {
         /* As libvirtd: each vcpu, on or not, hotpluggable or not, and the
@@ -1299,7 +1299,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         }
         fputs("  </vcpus>\n", fp);
     }
-    rv_qemu_tune_format_cpu(fp, def->tune);
+    rv_domain_tune_format_cpu(fp, def->tune, false);
     fputs("  <os>\n", fp);
     rv_domain_format_os_type(fp, &def->base);
     const char *const os_texts[][2] = {
@@ -1472,7 +1472,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < RV_QEMU_MAX_SERIALS; i++)
         free(def->serial_files[i]);
     rv_qemu_devices_free(&def->dev);
-    rv_qemu_tune_free(def->tune);
+    rv_domain_tune_free(def->tune);
     free(def);
 }
 

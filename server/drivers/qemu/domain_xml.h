@@ -140,7 +140,7 @@ typedef struct rv_qemu_domain_def {
      * virt-manager's libosinfo entry), kept and given back, NULL if none. */
     char *metadata;
     /* <blkiotune>, <memtune>, <cputune>, <numatune> (domain_tune.h); NULL: none. */
-    rv_qemu_tune *tune;
+    rv_domain_tune *tune;
 } rv_qemu_domain_def;
 
 /* Parse xml, NUL-terminated at len (a NUL before it is refused).  NULL

@@ -109,19 +109,11 @@ static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
             map[b / 8] |= (unsigned char)(1u << (b % 8));
 }
 
-/* A list the definition keeps ("0-2,5") as a CPU set. */
-static void list_to_set(const char *list, cpu_set_t *set)
+/* A pinning the definition keeps as a CPU set. */
+static void mask_to_set(const rv_tune_cpumask *m, cpu_set_t *set)
 {
-    unsigned char *map;
-    size_t len;
-    rv_err err = { 0 };
     CPU_ZERO(set);
-    if (rv_tune_bitmap_parse(list, &map, &len, &err) < 0) {
-        rv_err_clear(&err);
-        return;
-    }
-    map_to_set(map, len, set);
-    free(map);
+    map_to_set(m->map, m->len, set);
 }
 
 /* sched_setaffinity with libvirt's wording of a refusal. */
@@ -149,15 +141,9 @@ static int record_pin(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     if (strlen(ch->cpulist) > 1024)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: the cpu list is longer than "
                     "1024 characters");
-    if (!def->tune && !(def->tune = rv_qemu_tune_new()))
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    char **slot = ch->vcpu < 0 ? &def->tune->emulatorpin : &def->tune->vcpupin[ch->vcpu];
-    char *copy = strdup(ch->cpulist);
-    if (!copy)
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    free(*slot);
-    *slot = copy;
-    return 0;
+    return rv_domain_tune_of(&def->tune, RV_FROM_QEMU, err)
+               ? rv_domain_tune_pin_list(def->tune, ch->vcpu, ch->cpulist, RV_FROM_QEMU, err)
+               : -1;
 }
 
 /* The live part done: the live XML says so, and the definition changes
@@ -345,8 +331,9 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
             CPU_ZERO(&all);
         for (int i = 0; i < n; i++) {
             cpu_set_t set = all;
-            if (def->tune && def->tune->vcpupin[i])
-                list_to_set(def->tune->vcpupin[i], &set);
+            const rv_tune_cpumask *pin = rv_domain_tune_pin_of(def->tune, i);
+            if (pin)
+                mask_to_set(pin, &set);
             set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
                        args->maplen);
         }
@@ -465,8 +452,9 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (sched_getaffinity(live ? d->pid : 0, sizeof(set), &set) < 0)
         return fail(err, RV_ERR_SYSTEM_ERROR, "cannot get CPU affinity of process %d: %s",
                     (int)(live ? d->pid : 0), strerror(errno));
-    if (!live && d->def && d->def->tune && d->def->tune->emulatorpin)
-        list_to_set(d->def->tune->emulatorpin, &set);
+    const rv_tune_cpumask *pin = d->def ? rv_domain_tune_pin_of(d->def->tune, -1) : NULL;
+    if (!live && pin)
+        mask_to_set(pin, &set);
     if (!(ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1)))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
@@ -488,17 +476,17 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
     apply_req *req = opaque;
     qemu_dom *d = rv_qemu_find_name(req->name);
     if (!qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune) {
-        const rv_qemu_tune *t = d->live->tune;
+        const rv_domain_tune *t = d->live->tune;
         rv_err err = { 0 };
         cpu_set_t set;
-        if (t->emulatorpin) {
-            list_to_set(t->emulatorpin, &set);
+        if (t->emulator.map) {
+            mask_to_set(&t->emulator, &set);
             pin_emulator_threads(req->pid, ret, &set, &err);
         }
-        for (int v = 0; v < RV_QEMU_TUNE_MAX_VCPUS && !rv_err_is_set(&err); v++) {
-            pid_t tid = t->vcpupin[v] ? vcpu_thread(ret, v) : 0;
+        for (size_t v = 0; v < t->npins && !rv_err_is_set(&err); v++) {
+            pid_t tid = t->pins[v].map ? vcpu_thread(ret, (int)v) : 0;
             if (tid > 0) {
-                list_to_set(t->vcpupin[v], &set);
+                mask_to_set(&t->pins[v], &set);
                 set_affinity(tid, &set, &err);
             }
         }
@@ -512,10 +500,10 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
 
 void rv_qemu_pin_apply(qemu_dom *d)
 {
-    const rv_qemu_tune *t = d->live ? d->live->tune : NULL;
-    bool any = t && t->emulatorpin;
-    for (int v = 0; t && v < RV_QEMU_TUNE_MAX_VCPUS && !any; v++)
-        any = t->vcpupin[v] != NULL;
+    const rv_domain_tune *t = d->live ? d->live->tune : NULL;
+    bool any = t && t->emulator.map;
+    for (size_t v = 0; t && v < t->npins && !any; v++)
+        any = t->pins[v].map != NULL;
     if (!any)
         return;
     apply_req *req = calloc(1, sizeof(*req));
