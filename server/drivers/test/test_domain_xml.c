@@ -29,6 +29,11 @@ static int def_oom(rv_err *err)
 #define child rv_lx_plain_child
 #define is_element rv_lx_is_plain
 
+static rv_domain_tune *tune_of(rv_test_def *def, rv_err *err)
+{
+    return rv_domain_tune_of(&def->tune, RV_FROM_TEST, err);
+}
+
 static int parse_number(const xmlNode *el, const char *what, unsigned long long *v, rv_err *err)
 {
     int failed = 0;
@@ -48,11 +53,13 @@ static int parse_blkiotune(const xmlNode *bt, rv_test_def *def, rv_err *err)
     static const char *const kinds[] = { "weight", "read_iops_sec", "write_iops_sec",
                                          "read_bytes_sec", "write_bytes_sec" };
     unsigned long long v;
+    rv_domain_tune *t = tune_of(def, err);
     const xmlNode *w = child(bt, "weight");
-    if (w && (parse_number(w, "blkiotune weight", &v, err) < 0 || v > UINT_MAX ||
-              test_tune_set_blkio_weight(def, (unsigned int)v, err) < 0))
+    if (!t || (w && (parse_number(w, "blkiotune weight", &v, err) < 0 || v > UINT_MAX)))
         return rv_err_is_set(err) ? -1 : def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
                                                   "XML error: blkiotune weight out of range");
+    if (w)
+        t->blkio_weight = (unsigned int)v;
     for (const xmlNode *dev = bt->children; dev; dev = dev->next) {
         if (!is_element(dev, "device"))
             continue;
@@ -67,7 +74,7 @@ static int parse_blkiotune(const xmlNode *bt, rv_test_def *def, rv_err *err)
         for (int k = 0; rc == 0 && k < 5; k++) {
             const xmlNode *el = child(dev, kinds[k]);
             if (el && (parse_number(el, kinds[k], &v, err) < 0 ||
-                       test_tune_set_blkio_device(def, path, k, v, err) < 0))
+                       rv_domain_tune_set_device(t, &test_tune_rules, path, k, v, err) < 0))
                 rc = -1;
         }
         free(path);
@@ -87,11 +94,39 @@ static int parse_pin(const xmlNode *el, rv_test_def *def, rv_err *err)
     if (!cpuset || (!emulator && (!vcpu || rv_domain_parse_ull((const char *)vcpu, &v) < 0 || v > INT_MAX)))
         rc = def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR, "XML error: <%s> needs %s",
                       (const char *)el->name, emulator ? "a cpuset" : "a vcpu and a cpuset");
+    else if (!emulator && v >= def->vcpus)
+        rc = def_fail(err, RV_FROM_DOMAIN, RV_ERR_XML_ERROR,
+                      "XML error: vcpupin for vcpu %llu, the domain has %u", v, def->vcpus);
     else
-        rc = test_tune_set_pin(def, emulator ? -1 : (int)v, (const char *)cpuset, err);
+        rc = tune_of(def, err) ? rv_domain_tune_pin_list(def->tune, emulator ? -1 : (int)v,
+                                                         (const char *)cpuset, RV_FROM_TEST, err)
+                               : -1;
     xmlFree(vcpu);
     xmlFree(cpuset);
     return rc;
+}
+
+/* The mode and the nodeset (in its list form), when given. */
+static int set_numa(rv_test_def *def, int mode, const char *nodeset, rv_err *err)
+{
+    rv_domain_tune *t = tune_of(def, err);
+    unsigned char *map;
+    size_t len;
+    if (!t)
+        return -1;
+    char *list = NULL;
+    if (nodeset) {
+        if (rv_tune_bitmap_parse(nodeset, &map, &len, err) < 0)
+            return -1;
+        list = rv_tune_bitmap_format(map, len);
+        free(map);
+        if (!list)
+            return def_oom(err);
+    }
+    free(t->numa_nodeset);
+    t->numa_nodeset = list;
+    t->numa_mode = mode;
+    return 0;
 }
 
 static int parse_numatune(const xmlNode *mem, rv_test_def *def, rv_err *err)
@@ -107,7 +142,7 @@ static int parse_numatune(const xmlNode *mem, rv_test_def *def, rv_err *err)
         rc = def_fail(err, RV_FROM_XML, RV_ERR_XML_ERROR,
                       "XML error: Unsupported NUMA memory tuning mode '%s'", (const char *)mode);
     else
-        rc = test_tune_set_numa(def, m, (const char *)nodeset, err);
+        rc = set_numa(def, m, (const char *)nodeset, err);
     xmlFree(mode);
     xmlFree(nodeset);
     return rc;
@@ -121,9 +156,10 @@ static int parse_tuning(const xmlNode *root, void *ctx, rv_err *err)
     for (int k = 0; mt && k < 3; k++) {
         unsigned long long kib;
         const xmlNode *el = child(mt, limits[k]);
-        if (el && (rv_domain_parse_memory(el, limits[k], &kib, err) < 0 ||
-                   test_tune_set_mem(def, k, kib, err) < 0))
+        if (el && (rv_domain_parse_memory(el, limits[k], &kib, err) < 0 || !tune_of(def, err)))
             return -1;
+        if (el)
+            rv_domain_tune_set_limit(def->tune, &test_tune_rules, k, kib);
     }
     const xmlNode *bt = child(root, "blkiotune");
     if (bt && parse_blkiotune(bt, def, err) < 0)
@@ -170,7 +206,8 @@ void rv_test_def_free(rv_test_def *def)
         return;
     rv_domain_base_clear(&def->base);
     rv_xml_free(def->devices);
-    test_tune_free(def->tune);
+    rv_domain_tune_free(def->tune);
+    test_tune_free(def->limits);
     free(def);
 }
 
@@ -179,24 +216,6 @@ void rv_test_def_free(rv_test_def *def)
 static void put(FILE *fp, const char *s)
 {
     fputs(s, fp);
-}
-
-/* Tuning the setters keep (test_tune.c), written and freed; NULL: none. */
-static void write_tuning(FILE *fp, char *xml)
-{
-    if (xml)
-        put(fp, xml);
-    free(xml);
-}
-
-static void write_vcpu(FILE *fp, const rv_test_def *def)
-{
-    rv_domain_format_vcpu(fp, &def->base);
-    char *cpu = test_tune_xml_cpu(def);
-    if (cpu)
-        write_tuning(fp, cpu);
-    else if (def->placement_auto)
-        put(fp, "  <numatune>\n    <memory mode='strict' placement='auto'/>\n  </numatune>\n");
 }
 
 static void write_devices(FILE *fp, const rv_xml_node *devices)
@@ -224,8 +243,9 @@ char *rv_test_def_format(const rv_test_def *def, int id)
     put(fp, ">\n");
     rv_domain_format_ids(fp, &def->base);
     rv_domain_format_memory(fp, &def->base);
-    write_tuning(fp, test_tune_xml_memory(def));
-    write_vcpu(fp, def);
+    rv_domain_tune_format_memory(fp, def->tune);
+    rv_domain_format_vcpu(fp, &def->base);
+    rv_domain_tune_format_cpu(fp, def->tune, def->placement_auto);
     put(fp, "  <os>\n");
     rv_domain_format_os_type(fp, &def->base);
     put(fp, "  </os>\n");

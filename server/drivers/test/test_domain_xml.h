@@ -24,7 +24,8 @@ enum { RV_TEST_MAX_VCPUS = 65535 };
 typedef struct rv_test_def {
     RV_DOMAIN_BASE;
     rv_xml_node *devices;               /* NULL when absent */
-    struct test_tune *tune;             /* tuning set by the setters (test_tune.c); NULL: none */
+    struct rv_domain_tune *tune;        /* <memtune>, <blkiotune>, ... (conf/domain_tune.h); NULL: none */
+    struct test_tune *limits;           /* bandwidth and disk I/O limits (test_tune.c); NULL: none */
 } rv_test_def;
 
 /* Read domain XML, applying libvirt's defaults and checks in libvirt's

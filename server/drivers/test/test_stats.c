@@ -309,14 +309,13 @@ static void fill_map(unsigned char *map, int maplen, int nbits)
  * returns the last CPU it may use (-1 when none), libvirt's "CPU". */
 static int vcpu_map(unsigned char *map, int maplen, const rv_test_def *def, unsigned int vcpu)
 {
-    size_t len;
-    const unsigned char *pin = test_tune_vcpu_pin(def, vcpu, &len);
+    const rv_tune_cpumask *pin = rv_domain_tune_pin_of(def->tune, (int)vcpu);
     if (!pin) {
         fill_map(map, maplen, HOST_CPUS);
         return HOST_CPUS - 1;
     }
-    memcpy(map, pin, len < (size_t)maplen ? len : (size_t)maplen);
-    return rv_tune_bitmap_last(pin, len);
+    memcpy(map, pin->map, pin->len < (size_t)maplen ? pin->len : (size_t)maplen);
+    return rv_tune_bitmap_last(pin->map, pin->len);
 }
 
 /* ================================================================ host */
@@ -779,11 +778,10 @@ int test_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (!ret->cpumaps.cpumaps_val)
         return fail_oom(err);
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
-    size_t len;
-    const unsigned char *pin = test_tune_emulator_pin(def, &len);
+    const rv_tune_cpumask *pin = rv_domain_tune_pin_of(def->tune, -1);
     if (pin)
-        memcpy(ret->cpumaps.cpumaps_val, pin, len < (size_t)args->maplen ? len
-                                                                          : (size_t)args->maplen);
+        memcpy(ret->cpumaps.cpumaps_val, pin->map,
+               pin->len < (size_t)args->maplen ? pin->len : (size_t)args->maplen);
     else
         fill_map((unsigned char *)ret->cpumaps.cpumaps_val, args->maplen, HOST_CPUS);
     ret->ret = 1;
@@ -859,36 +857,44 @@ int test_domain_get_scheduler_parameters_flags(
                             &ret->params.params_val, &ret->params.params_len, err);
 }
 
+/* The common start of a tuning getter: nparams bounded, the flags.
+ * nparams 0 asks how many there are: *count (n) and 0; else 1 with *def
+ * the definition flags name; -1 with err set. */
+static int tune_getter(const rv_nonnull_domain *dom, int nparams, unsigned int flags,
+                       const char *func, int n, int *count, const rv_test_def **def, rv_err *err)
+{
+    test_dom_view v;
+    if (rv_tune_check_nparams(nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY, func, err) < 0)
+        return -1;
+    if (nparams == 0) {
+        *count = n;
+        return 0;
+    }
+    return get_dom(dom, &v, err) < 0 || !(*def = pick_def(&v, flags, err)) ? -1 : 1;
+}
+
+/* GET_MEMORY, _BLKIO and _NUMA_PARAMETERS: the shared model's. */
+static int get_tune(const rv_nonnull_domain *dom, int kind, int nparams, unsigned int flags,
+                    const char *func, int *count, rv_typed_param **val, u_int *len, rv_err *err)
+{
+    const rv_test_def *def = NULL;
+    int rc = tune_getter(dom, nparams, flags, func, rv_domain_tune_count(kind), count, &def, err);
+    /* nparams stays 0 with the values: libvirtd sends the count only when asked it */
+    return rc != 1 ? rc
+                   : rv_domain_tune_get(def->tune, kind, nparams, flags, val, len, RV_FROM_TEST,
+                                        err);
+}
+
 int test_domain_get_memory_parameters(rv_driver_conn *c,
                                       const rv_domain_get_memory_parameters_args *args,
                                       rv_domain_get_memory_parameters_ret *ret,
                                       rv_err *err)
 {
-    const char *const *fields = rv_tune_memory_names;
-    const int n = 3;
-    test_dom_view v;
-    const rv_test_def *def;
     (void)c;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "testDomainGetMemoryParameters", err) < 0)
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = n;
-        return 0;
-    }
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
-    rv_typed_param *p = rv_tune_param_list(args->nparams, n, &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
-        return -1;
-    for (u_int i = 0; i < ret->params.params_len; i++) {
-        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_ULLONG, err) < 0)
-            return fail_oom(err);
-        p[i].value.rv_typed_param_value_u.ul = test_tune_mem(def, (int)i);
-    }
-    /* nparams stays 0 here: libvirtd sends the count only when asked it */
-    return 0;
+    return get_tune(&args->dom, RV_TUNE_GET_MEMORY, args->nparams, args->flags,
+                    "testDomainGetMemoryParameters", &ret->nparams, &ret->params.params_val,
+                    &ret->params.params_len, err);
 }
 
 int test_domain_get_blkio_parameters(rv_driver_conn *c,
@@ -896,36 +902,10 @@ int test_domain_get_blkio_parameters(rv_driver_conn *c,
                                      rv_domain_get_blkio_parameters_ret *ret,
                                      rv_err *err)
 {
-    /* The weight, then the per-device lists (empty strings: none set). */
-    const char *const *fields = rv_tune_blkio_names;
-    const int n = 6;
-    test_dom_view v;
-    const rv_test_def *def;
     (void)c;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "testDomainGetBlkioParameters", err) < 0)
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = n;
-        return 0;
-    }
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
-    /* A client that cannot take strings gets the weight only, as from libvirtd. */
-    int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = rv_tune_param_list(want, n, &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
-        return -1;
-    if (rv_tune_param_name(&p[0], fields[0], RV_TYPED_PARAM_UINT, err) < 0)
-        return fail_oom(err);
-    p[0].value.rv_typed_param_value_u.ui = test_tune_blkio_weight(def);
-    for (u_int i = 1; i < ret->params.params_len; i++) {
-        if (rv_tune_param_name(&p[i], fields[i], RV_TYPED_PARAM_STRING, err) < 0 ||
-            !(p[i].value.rv_typed_param_value_u.s = test_tune_blkio_devices(def, (int)i - 1)))
-            return fail_oom(err);
-    }
-    return 0;
+    return get_tune(&args->dom, RV_TUNE_GET_BLKIO, args->nparams, args->flags,
+                    "testDomainGetBlkioParameters", &ret->nparams, &ret->params.params_val,
+                    &ret->params.params_len, err);
 }
 
 int test_domain_get_numa_parameters(rv_driver_conn *c,
@@ -933,32 +913,10 @@ int test_domain_get_numa_parameters(rv_driver_conn *c,
                                     rv_domain_get_numa_parameters_ret *ret,
                                     rv_err *err)
 {
-    test_dom_view v;
     (void)c;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "testDomainGetNumaParameters", err) < 0)
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = 2;
-        return 0;
-    }
-    const rv_test_def *def;
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
-    /* The mode (strict, 0, unless set) and the nodeset, a string. */
-    int want = (args->flags & TYPED_PARAM_STRING_OKAY) ? args->nparams : 1;
-    rv_typed_param *p = rv_tune_param_list(want, 2, &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
-        return -1;
-    if (rv_tune_param_name(&p[0], "numa_mode", RV_TYPED_PARAM_INT, err) < 0)
-        return fail_oom(err);
-    p[0].value.rv_typed_param_value_u.i = test_tune_numa_mode(def);
-    if (ret->params.params_len > 1 &&
-        (rv_tune_param_name(&p[1], "numa_nodeset", RV_TYPED_PARAM_STRING, err) < 0 ||
-         !(p[1].value.rv_typed_param_value_u.s = strdup(test_tune_numa_nodeset(def)))))
-        return fail_oom(err);
-    return 0;
+    return get_tune(&args->dom, RV_TUNE_GET_NUMA, args->nparams, args->flags,
+                    "testDomainGetNumaParameters", &ret->nparams, &ret->params.params_val,
+                    &ret->params.params_len, err);
 }
 
 int test_domain_get_interface_parameters(
@@ -971,20 +929,13 @@ int test_domain_get_interface_parameters(
         "outbound.average", "outbound.peak", "outbound.burst",
     };
     const int n = 7;
-    test_dom_view v;
-    const rv_test_def *def;
+    const rv_test_def *def = NULL;
     iface_view *ifs = NULL;
     (void)c;
-    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
-                    "testDomainGetInterfaceParameters", err) < 0)
-        return -1;
-    if (args->nparams == 0) {
-        ret->nparams = n;
-        return 0;
-    }
-    if (get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
-        return -1;
+    int rc = tune_getter(&args->dom, args->nparams, args->flags,
+                         "testDomainGetInterfaceParameters", n, &ret->nparams, &def, err);
+    if (rc != 1)
+        return rc;
     int nifs = list_ifaces(def, &ifs, err);
     if (nifs < 0)
         return -1;

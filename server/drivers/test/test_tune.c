@@ -3,9 +3,9 @@
  * definition is separated from its persistent one on its first live
  * change, as libvirt copies the definition at start), so that the getters
  * (test_stats.c) read it back; the scheduler weight is checked and
- * dropped, as there.  dumpxml shows the domain-wide tuning (<blkiotune>,
- * <memtune>, <cputune>, <numatune>); a new definition starts without any
- * (its tuning elements are not read yet). */
+ * dropped, as there.  The domain-wide tuning is the shared model's
+ * (conf/domain_tune.h), checked and applied there under this driver's
+ * rules; dumpxml shows it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,20 +16,15 @@
 #include "server/drivers/tune_params.h"
 #include "server/drivers/conf/xml_write.h"
 
-#define MEMORY_UNLIMITED 9007199254740991ULL   /* libvirt's 2^53 - 1 */
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */
 enum {
     AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, TIME_SYNC = 1,
-    TEST_MAX_VCPUS = 32, NUMA_MODES = 4, BLKIO_KINDS = 5,
-    /* What a client can make a domain hold: device paths and their count,
-     * a throttle group's name. */
-    MAX_BLKIO_DEVICES = 256, MAX_PATH_LEN = 4096, MAX_GROUP_LEN = 255,
+    TEST_MAX_VCPUS = 32,
+    MAX_GROUP_LEN = 255,        /* what a client can make a throttle group's name */
 };
 
-typedef struct blkio_dev {
-    char *path;
-    unsigned long long val[BLKIO_KINDS];
-} blkio_dev;
+const rv_tune_rules test_tune_rules = { .from = RV_FROM_TEST };
+
 typedef struct iotune {
     char *target;
     unsigned long long val[TEST_IOTUNE_NUMBERS];
@@ -40,25 +35,11 @@ typedef struct bandwidth {
     int has_in, has_out;
     unsigned int val[7];
 } bandwidth;
-typedef struct cpumask {
-    unsigned char *map;
-    size_t len;
-} cpumask;
-
 struct test_tune {
-    unsigned long long mem[3];
-    unsigned int blkio_weight;
-    blkio_dev *devs;
-    size_t ndevs;
-    int numa_specified, numa_mode;
-    char *numa_nodeset;             /* list form; NULL: none */
     bandwidth *bw;
     size_t nbw;
     iotune *io;
     size_t nio;
-    cpumask *pins;                  /* by vcpu */
-    size_t npins;
-    cpumask emulator;
 };
 
 #define fail_oom test_fail_oom
@@ -68,20 +49,12 @@ void test_tune_free(test_tune *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->ndevs; i++)
-        free(t->devs[i].path);
-    free(t->devs);
-    free(t->numa_nodeset);
     free(t->bw);
     for (size_t i = 0; i < t->nio; i++) {
         free(t->io[i].target);
         free(t->io[i].group);
     }
     free(t->io);
-    for (size_t i = 0; i < t->npins; i++)
-        free(t->pins[i].map);
-    free(t->pins);
-    free(t->emulator.map);
     free(t);
 }
 
@@ -93,36 +66,15 @@ static char *dup_or_null(const char *s, int *bad)
     return d;
 }
 
-static int copy_mask(cpumask *to, const cpumask *from)
-{
-    to->len = from->len;
-    to->map = from->len ? malloc(from->len) : NULL;
-    if (from->len && !to->map)
-        return -1;
-    if (from->len)
-        memcpy(to->map, from->map, from->len);
-    return 0;
-}
-
 static test_tune *tune_dup(const test_tune *t)
 {
     int bad = 0;
     test_tune *n = calloc(1, sizeof(*n));
     if (!n)
         return NULL;
-    *n = *t;
-    n->devs = NULL, n->ndevs = 0, n->bw = NULL, n->nbw = 0, n->io = NULL, n->nio = 0;
-    n->pins = NULL, n->npins = 0, n->emulator.map = NULL, n->emulator.len = 0;
-    n->numa_nodeset = dup_or_null(t->numa_nodeset, &bad);
-    if ((t->ndevs && !(n->devs = calloc(t->ndevs, sizeof(*n->devs)))) ||
-        (t->nbw && !(n->bw = calloc(t->nbw, sizeof(*n->bw)))) ||
-        (t->nio && !(n->io = calloc(t->nio, sizeof(*n->io)))) ||
-        (t->npins && !(n->pins = calloc(t->npins, sizeof(*n->pins)))))
+    if ((t->nbw && !(n->bw = calloc(t->nbw, sizeof(*n->bw)))) ||
+        (t->nio && !(n->io = calloc(t->nio, sizeof(*n->io)))))
         bad = 1;
-    for (size_t i = 0; !bad && i < t->ndevs; i++, n->ndevs++) {
-        n->devs[i] = t->devs[i];
-        n->devs[i].path = dup_or_null(t->devs[i].path, &bad);
-    }
     if (!bad && t->nbw) {
         memcpy(n->bw, t->bw, t->nbw * sizeof(*n->bw));
         n->nbw = t->nbw;
@@ -132,10 +84,6 @@ static test_tune *tune_dup(const test_tune *t)
         n->io[i].target = dup_or_null(t->io[i].target, &bad);
         n->io[i].group = dup_or_null(t->io[i].group, &bad);
     }
-    for (size_t i = 0; !bad && i < t->npins; i++, n->npins++)
-        bad = copy_mask(&n->pins[i], &t->pins[i]) < 0;
-    if (!bad)
-        bad = copy_mask(&n->emulator, &t->emulator) < 0;
     if (bad) {
         test_tune_free(n);
         return NULL;
@@ -143,18 +91,17 @@ static test_tune *tune_dup(const test_tune *t)
     return n;
 }
 
-/* def's tuning, made when it has none yet. */
-static test_tune *tune_of(rv_test_def *def, rv_err *err)
+/* def's bandwidth and I/O limits, made when it has none yet. */
+static test_tune *limits_of(rv_test_def *def, rv_err *err)
 {
-    if (!def->tune) {
-        if (!(def->tune = calloc(1, sizeof(*def->tune)))) {
-            fail_oom(err);
-            return NULL;
-        }
-        for (int i = 0; i < 3; i++)
-            def->tune->mem[i] = MEMORY_UNLIMITED;
-    }
-    return def->tune;
+    if (!def->limits && !(def->limits = calloc(1, sizeof(*def->limits))))
+        fail_oom(err);
+    return def->limits;
+}
+
+static rv_domain_tune *tune_of(rv_test_def *def, rv_err *err)
+{
+    return rv_domain_tune_of(&def->tune, RV_FROM_TEST, err);
 }
 
 /* A copy of def, as libvirt copies one: written out and read back. */
@@ -170,10 +117,12 @@ static rv_test_def *def_copy(const rv_test_def *def, rv_err *err)
     free(xml);
     if (rc < 0)
         return NULL;
-    /* What the XML holds was read back; the rest is copied over it. */
-    test_tune_free(copy->tune);
+    /* What the XML holds was read back; the tuning is copied over it (as
+     * kept, and what the XML does not hold). */
+    rv_domain_tune_free(copy->tune);
     copy->tune = NULL;
-    if (def->tune && !(copy->tune = tune_dup(def->tune))) {
+    if ((def->tune && !(copy->tune = rv_domain_tune_dup(def->tune))) ||
+        (def->limits && !(copy->limits = tune_dup(def->limits)))) {
         rv_test_def_free(copy);
         fail_oom(err);
         return NULL;
@@ -239,46 +188,6 @@ static rv_test_def *one_def(test_dom *d, unsigned int flags, int *is_live, rv_er
 
 /* ================================================================ read back */
 
-unsigned long long test_tune_mem(const rv_test_def *def, int which)
-{
-    return def->tune ? def->tune->mem[which] : MEMORY_UNLIMITED;
-}
-
-unsigned int test_tune_blkio_weight(const rv_test_def *def)
-{
-    return def->tune ? def->tune->blkio_weight : 0;
-}
-
-char *test_tune_blkio_devices(const rv_test_def *def, int kind)
-{
-    size_t cap = 1;
-    const test_tune *t = def->tune;
-    for (size_t i = 0; t && i < t->ndevs; i++)
-        cap += strlen(t->devs[i].path) + 24;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; t && i < t->ndevs; i++) {
-        if (!t->devs[i].val[kind])
-            continue;
-        used += (size_t)snprintf(out + used, cap - used, "%s%s,%llu", used ? "," : "",
-                                 t->devs[i].path, t->devs[i].val[kind]);
-    }
-    return out;
-}
-
-int test_tune_numa_mode(const rv_test_def *def)
-{
-    return def->tune && def->tune->numa_specified ? def->tune->numa_mode : 0;
-}
-
-const char *test_tune_numa_nodeset(const rv_test_def *def)
-{
-    return def->tune && def->tune->numa_nodeset ? def->tune->numa_nodeset : "";
-}
-
 static bandwidth *find_bw(const test_tune *t, int iface)
 {
     for (size_t i = 0; t && i < t->nbw; i++)
@@ -289,7 +198,7 @@ static bandwidth *find_bw(const test_tune *t, int iface)
 
 void test_tune_bandwidth(const rv_test_def *def, int iface, unsigned int out[7])
 {
-    const bandwidth *b = find_bw(def->tune, iface);
+    const bandwidth *b = find_bw(def->limits, iface);
     for (int i = 0; i < 7; i++)
         out[i] = b && (i < 4 ? b->has_in : b->has_out) ? b->val[i] : 0;
 }
@@ -305,123 +214,10 @@ static iotune *find_io(const test_tune *t, const char *target)
 const char *test_tune_iotune(const rv_test_def *def, const char *target,
                              unsigned long long out[TEST_IOTUNE_NUMBERS])
 {
-    const iotune *io = find_io(def->tune, target);
+    const iotune *io = find_io(def->limits, target);
     for (int i = 0; i < TEST_IOTUNE_NUMBERS; i++)
         out[i] = io ? io->val[i] : 0;
     return io && io->group ? io->group : "";
-}
-
-const unsigned char *test_tune_vcpu_pin(const rv_test_def *def, unsigned int vcpu, size_t *len)
-{
-    const test_tune *t = def->tune;
-    if (!t || vcpu >= t->npins || !t->pins[vcpu].map)
-        return NULL;
-    *len = t->pins[vcpu].len;
-    return t->pins[vcpu].map;
-}
-
-const unsigned char *test_tune_emulator_pin(const rv_test_def *def, size_t *len)
-{
-    if (!def->tune || !def->tune->emulator.map)
-        return NULL;
-    *len = def->tune->emulator.len;
-    return def->tune->emulator.map;
-}
-
-/* ================================================================ from the XML */
-
-static int blkio_merge(test_tune *t, int kind, const char *s, rv_err *err);
-
-int test_tune_set_mem(rv_test_def *def, int which, unsigned long long kib, rv_err *err)
-{
-    test_tune *t = tune_of(def, err);
-    if (!t)
-        return -1;
-    t->mem[which] = kib < MEMORY_UNLIMITED ? kib : MEMORY_UNLIMITED;
-    return 0;
-}
-
-int test_tune_set_blkio_weight(rv_test_def *def, unsigned int weight, rv_err *err)
-{
-    test_tune *t = tune_of(def, err);
-    if (!t)
-        return -1;
-    t->blkio_weight = weight;
-    return 0;
-}
-
-int test_tune_set_blkio_device(rv_test_def *def, const char *path, int kind,
-                               unsigned long long value, rv_err *err)
-{
-    test_tune *t = tune_of(def, err);
-    if (!t)
-        return -1;
-    char num[24];
-    snprintf(num, sizeof(num), "%llu", value);
-    size_t len = strlen(path) + strlen(num) + 2;
-    char *s = malloc(len);
-    if (!s)
-        return fail_oom(err);
-    snprintf(s, len, "%s,%s", path, num);
-    int rc = strchr(path, ',') ? rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_XML_ERROR,
-                                             "XML error: a blkio device path with a comma: %s",
-                                             path)
-                               : blkio_merge(t, kind, s, err);
-    free(s);
-    return rc;
-}
-
-int test_tune_set_pin(rv_test_def *def, int vcpu, const char *list, rv_err *err)
-{
-    unsigned char *map;
-    size_t len;
-    test_tune *t;
-    if (vcpu >= 0 && (unsigned int)vcpu >= def->vcpus)
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_XML_ERROR,
-                           "XML error: vcpupin for vcpu %d, the domain has %u", vcpu, def->vcpus);
-    if (!(t = tune_of(def, err)) || rv_tune_bitmap_parse(list, &map, &len, err) < 0)
-        return -1;
-    cpumask *m = &t->emulator;
-    if (vcpu >= 0) {
-        if ((size_t)vcpu >= t->npins) {
-            cpumask *grown = realloc(t->pins, ((size_t)vcpu + 1) * sizeof(*grown));
-            if (!grown) {
-                free(map);
-                return fail_oom(err);
-            }
-            memset(grown + t->npins, 0, ((size_t)vcpu + 1 - t->npins) * sizeof(*grown));
-            t->pins = grown;
-            t->npins = (size_t)vcpu + 1;
-        }
-        m = &t->pins[vcpu];
-    }
-    free(m->map);
-    m->map = map;
-    m->len = len;
-    return 0;
-}
-
-int test_tune_set_numa(rv_test_def *def, int mode, const char *nodeset, rv_err *err)
-{
-    test_tune *t = tune_of(def, err);
-    unsigned char *map;
-    size_t len;
-    if (!t)
-        return -1;
-    char *list = NULL;
-    if (nodeset) {
-        if (rv_tune_bitmap_parse(nodeset, &map, &len, err) < 0)
-            return -1;
-        list = rv_tune_bitmap_format(map, len);
-        free(map);
-        if (!list)
-            return fail_oom(err);
-    }
-    free(t->numa_nodeset);
-    t->numa_nodeset = list;
-    t->numa_specified = 1;
-    t->numa_mode = mode;
-    return 0;
 }
 
 /* ================================================================ balloon */
@@ -493,106 +289,6 @@ int test_tune_stats_period(const rv_nonnull_domain *dom, unsigned int flags, int
     return 0;
 }
 
-/* ================================================================ XML */
-
-static const char *const blkio_tags[BLKIO_KINDS] = {
-    "weight", "read_iops_sec", "write_iops_sec", "read_bytes_sec", "write_bytes_sec",
-};
-static const char *const numa_modes[NUMA_MODES] = { "strict", "preferred", "interleave",
-                                                    "restrictive" };
-
-/* What a memory stream wrote, or NULL when it wrote nothing. */
-static char *stream_text(FILE *fp, char **buf)
-{
-    /* fclose sets *buf: read it only after. */
-    if (fclose(fp) != 0 || !*buf || !**buf) {
-        free(*buf);
-        return NULL;
-    }
-    return *buf;
-}
-
-char *test_tune_xml_memory(const rv_test_def *def)
-{
-    const test_tune *t = def->tune;
-    rv_xml_buf b;
-    FILE *fp;
-    if (!t || !(fp = rv_xml_open(&b)))
-        return NULL;
-    int devs = 0;
-    for (size_t i = 0; i < t->ndevs; i++)
-        for (int k = 0; k < BLKIO_KINDS; k++)
-            devs |= t->devs[i].val[k] != 0;
-    if (t->blkio_weight || devs) {
-        fputs("  <blkiotune>\n", fp);
-        if (t->blkio_weight)
-            fprintf(fp, "    <weight>%u</weight>\n", t->blkio_weight);
-        for (size_t i = 0; i < t->ndevs; i++) {
-            int any = 0;
-            for (int k = 0; k < BLKIO_KINDS; k++)
-                any |= t->devs[i].val[k] != 0;
-            if (!any)
-                continue;
-            fputs("    <device>\n      <path>", fp);
-            rv_xml_put_escaped(fp, t->devs[i].path);
-            fputs("</path>\n", fp);
-            for (int k = 0; k < BLKIO_KINDS; k++)
-                if (t->devs[i].val[k])
-                    fprintf(fp, "      <%s>%llu</%s>\n", blkio_tags[k], t->devs[i].val[k],
-                            blkio_tags[k]);
-            fputs("    </device>\n", fp);
-        }
-        fputs("  </blkiotune>\n", fp);
-    }
-    int limits = 0;
-    for (int k = 0; k < 3; k++)
-        limits |= t->mem[k] < MEMORY_UNLIMITED;
-    if (limits) {
-        fputs("  <memtune>\n", fp);
-        for (int k = 0; k < 3; k++)
-            if (t->mem[k] < MEMORY_UNLIMITED)
-                fprintf(fp, "    <%s unit='KiB'>%llu</%s>\n", rv_tune_memory_names[k], t->mem[k],
-                        rv_tune_memory_names[k]);
-        fputs("  </memtune>\n", fp);
-    }
-    return stream_text(fp, &b.text);
-}
-
-char *test_tune_xml_cpu(const rv_test_def *def)
-{
-    const test_tune *t = def->tune;
-    rv_xml_buf b;
-    FILE *fp;
-    if (!t || !(fp = rv_xml_open(&b)))
-        return NULL;
-    int pins = t->emulator.map != NULL;
-    for (size_t v = 0; v < t->npins; v++)
-        pins |= t->pins[v].map != NULL;
-    if (pins) {
-        fputs("  <cputune>\n", fp);
-        for (size_t v = 0; v < t->npins; v++) {
-            char *list = t->pins[v].map ? rv_tune_bitmap_format(t->pins[v].map, t->pins[v].len)
-                                        : NULL;
-            if (list)
-                fprintf(fp, "    <vcpupin vcpu='%zu' cpuset='%s'/>\n", v, list);
-            free(list);
-        }
-        char *list = t->emulator.map ? rv_tune_bitmap_format(t->emulator.map, t->emulator.len)
-                                     : NULL;
-        if (list)
-            fprintf(fp, "    <emulatorpin cpuset='%s'/>\n", list);
-        free(list);
-        fputs("  </cputune>\n", fp);
-    }
-    if (t->numa_specified && t->numa_nodeset)
-        fprintf(fp, "  <numatune>\n    <memory mode='%s' nodeset='%s'/>\n  </numatune>\n",
-                numa_modes[t->numa_mode], t->numa_nodeset);
-    else if (t->numa_specified && def->placement_auto)
-        fprintf(fp, "  <numatune>\n    <memory mode='%s' placement='auto'/>\n  </numatune>\n",
-                numa_modes[t->numa_mode]);
-    return stream_text(fp, &b.text);
-}
-
 /* ================================================================ scheduler */
 
 static const rv_tune_field sched_fields[] = { { "weight", RV_TYPED_PARAM_UINT } };
@@ -624,232 +320,80 @@ int test_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
                          args->flags, "virDomainSetSchedulerParametersFlags", err);
 }
 
-/* ================================================================ memory */
+/* ================================================================ typed params */
+
+/* The common start of a setter of typed parameters: the call's checks,
+ * the flags, the parameters, the domain and the one definition flags
+ * name (*d its domain, *is_live whether it is the live one). */
+static rv_test_def *params_def(const rv_nonnull_domain *dom, const rv_typed_param *p, u_int n,
+                               unsigned int flags, const char *api, const char *what,
+                               const char *func, const rv_tune_field *fields, size_t nfields,
+                               test_dom **d, int *is_live, rv_err *err)
+{
+    if (rv_tune_params_check_call(p, n, api, what, err) < 0 ||
+        rv_tune_check_exclusive(flags, err) < 0 ||
+        check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
+        rv_tune_params_validate(p, n, fields, nfields, err) < 0 || !(*d = dom_of(dom, err)))
+        return NULL;
+    return one_def(*d, flags, is_live, err);
+}
+
+/* SET_MEMORY, _BLKIO and _NUMA_PARAMETERS: the shared model's. */
+enum { SET_MEMORY, SET_BLKIO, SET_NUMA };
+
+static int set_tune(const rv_nonnull_domain *dom, const rv_typed_param *p, u_int n,
+                    unsigned int flags, int kind, rv_err *err)
+{
+    static const struct {
+        const char *api, *func;
+        const rv_tune_field *fields;
+        size_t nfields;
+    } calls[] = {
+        { "virDomainSetMemoryParameters", "testDomainSetMemoryParameters",
+          rv_tune_memory_fields, 3 },
+        { "virDomainSetBlkioParameters", "testDomainSetBlkioParameters", rv_tune_blkio_fields,
+          6 },
+        { "virDomainSetNumaParameters", "testDomainSetNumaParameters", rv_tune_numa_fields, 2 },
+    };
+    test_dom *d;
+    rv_test_def *def;
+    int live;
+    if (!(def = params_def(dom, p, n, flags, calls[kind].api, "params", calls[kind].func,
+                           calls[kind].fields, calls[kind].nfields, &d, &live, err)) ||
+        !tune_of(def, err))
+        return -1;
+    /* As libvirt's test driver: the limits checked against the live
+     * definition's. */
+    if (kind == SET_MEMORY)
+        return rv_domain_tune_set_memory(def->tune, d->def->tune, p, n, &test_tune_rules, err);
+    if (kind == SET_BLKIO)
+        return rv_domain_tune_set_blkio(def->tune, p, n, &test_tune_rules, err);
+    return rv_domain_tune_set_numa(def->tune, p, n, live, def->placement_auto, &test_tune_rules,
+                                   err);
+}
 
 int test_domain_set_memory_parameters(rv_driver_conn *c,
                                       const rv_domain_set_memory_parameters_args *args, rv_err *err)
 {
-    static const rv_tune_field fields[] = {
-        { "hard_limit", RV_TYPED_PARAM_ULLONG }, { "soft_limit", RV_TYPED_PARAM_ULLONG },
-        { "swap_hard_limit", RV_TYPED_PARAM_ULLONG },
-    };
-    const rv_typed_param *p = args->params.params_val;
-    u_int n = args->params.params_len;
-    test_dom *d;
-    rv_test_def *def;
-    test_tune *t;
     (void)c;
-    if (rv_tune_params_check_call(p, n, "virDomainSetMemoryParameters", "params", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetMemoryParameters",
-                    err) < 0 ||
-        rv_tune_params_validate(p, n, fields, 3, err) < 0 || !(d = dom_of(&args->dom, err)) ||
-        !(def = one_def(d, args->flags, NULL, err)) || !(t = tune_of(def, err)))
-        return -1;
-    const rv_typed_param *hard = rv_tune_param_find(p, n, "hard_limit");
-    const rv_typed_param *soft = rv_tune_param_find(p, n, "soft_limit");
-    const rv_typed_param *swap = rv_tune_param_find(p, n, "swap_hard_limit");
-    /* As libvirt's test driver: checked against the live definition. */
-    if (hard || swap) {
-        unsigned long long h = hard ? hard->value.rv_typed_param_value_u.ul
-                                    : test_tune_mem(d->def, TEST_MEM_HARD);
-        unsigned long long s = swap ? swap->value.rv_typed_param_value_u.ul
-                                    : test_tune_mem(d->def, TEST_MEM_SWAP);
-        if (h > s)
-            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                               "invalid argument: memory hard_limit tunable value must be "
-                               "lower than or equal to swap_hard_limit");
-    }
-    if (soft)
-        t->mem[TEST_MEM_SOFT] = soft->value.rv_typed_param_value_u.ul;
-    if (hard)
-        t->mem[TEST_MEM_HARD] = hard->value.rv_typed_param_value_u.ul;
-    if (swap)
-        t->mem[TEST_MEM_SWAP] = swap->value.rv_typed_param_value_u.ul;
-    return 0;
-}
-
-/* ================================================================ blkio */
-
-/* The per-device lists: BLKIO_PARAMETERS' names after the weight. */
-static const char *const *const blkio_kinds = rv_tune_blkio_names + 1;
-
-static int blkio_parse_error(const char *kind, const char *s, rv_err *err)
-{
-    return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                       "invalid argument: unable to parse blkio device '%s' '%s'", kind, s);
-}
-
-/* "path,value,path,value": merged into t (an existing path takes the new
- * value, a new one is added unless its value is 0). */
-static int blkio_merge(test_tune *t, int kind, const char *s, rv_err *err)
-{
-    size_t commas = 0;
-    if (!*s)
-        return 0;
-    for (const char *q = s; *q; q++)
-        commas += *q == ',';
-    if (!(commas & 1))
-        return blkio_parse_error(blkio_kinds[kind], s, err);
-    const char *p = s;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        if (!comma)
-            return blkio_parse_error(blkio_kinds[kind], s, err);
-        size_t plen = (size_t)(comma - p);
-        const char *num = comma + 1;
-        char *end;
-        unsigned long long v = 0;
-        int ok = *num >= '0' && *num <= '9';
-        if (ok) {
-            v = strtoull(num, &end, 10);
-            /* weights and iops are unsigned ints in libvirt */
-            ok = (kind >= 3 || v <= 0xffffffffULL) && (*end == ',' || *end == '\0');
-        }
-        if (!ok)
-            return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                               "invalid argument: invalid value '%s' for parameter '%s' of "
-                               "device '%.*s'", num, blkio_kinds[kind], (int)plen, p);
-        blkio_dev *dev = NULL;
-        for (size_t i = 0; i < t->ndevs && !dev; i++)
-            if (strlen(t->devs[i].path) == plen && strncmp(t->devs[i].path, p, plen) == 0)
-                dev = &t->devs[i];
-        if (!dev && v && (t->ndevs == MAX_BLKIO_DEVICES || plen > MAX_PATH_LEN))
-            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                               "invalid argument: at most %d blkio devices of paths up to %d "
-                               "bytes", MAX_BLKIO_DEVICES, MAX_PATH_LEN);
-        if (!dev && v) {
-            blkio_dev *grown = realloc(t->devs, (t->ndevs + 1) * sizeof(*grown));
-            if (!grown)
-                return fail_oom(err);
-            t->devs = grown;
-            dev = &t->devs[t->ndevs];
-            memset(dev, 0, sizeof(*dev));
-            if (!(dev->path = strndup(p, plen)))
-                return fail_oom(err);
-            t->ndevs++;
-        }
-        if (dev)
-            dev->val[kind] = v;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
+    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
+                    SET_MEMORY, err);
 }
 
 int test_domain_set_blkio_parameters(rv_driver_conn *c,
                                      const rv_domain_set_blkio_parameters_args *args, rv_err *err)
 {
-    static const rv_tune_field fields[] = {
-        { "weight", RV_TYPED_PARAM_UINT },
-        { "device_weight", RV_TYPED_PARAM_STRING },
-        { "device_read_iops_sec", RV_TYPED_PARAM_STRING },
-        { "device_write_iops_sec", RV_TYPED_PARAM_STRING },
-        { "device_read_bytes_sec", RV_TYPED_PARAM_STRING },
-        { "device_write_bytes_sec", RV_TYPED_PARAM_STRING },
-    };
-    const rv_typed_param *p = args->params.params_val;
-    u_int n = args->params.params_len;
-    test_dom *d;
-    rv_test_def *def;
-    test_tune *t;
     (void)c;
-    if (rv_tune_params_check_call(p, n, "virDomainSetBlkioParameters", "params", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetBlkioParameters",
-                    err) < 0 ||
-        rv_tune_params_validate(p, n, fields, 6, err) < 0 || !(d = dom_of(&args->dom, err)) ||
-        !(def = one_def(d, args->flags, NULL, err)) || !(t = tune_of(def, err)))
-        return -1;
-    /* Like libvirt, a bad device list fails the call but the others apply. */
-    int rc = 0;
-    for (u_int i = 0; i < n; i++) {
-        if (strcmp(p[i].field, "weight") == 0) {
-            t->blkio_weight = p[i].value.rv_typed_param_value_u.ui;
-            continue;
-        }
-        for (int k = 0; k < BLKIO_KINDS; k++)
-            if (strcmp(p[i].field, blkio_kinds[k]) == 0 &&
-                blkio_merge(t, k, p[i].value.rv_typed_param_value_u.s, err) < 0)
-                rc = -1;
-    }
-    return rc;
+    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
+                    SET_BLKIO, err);
 }
-
-/* ================================================================ numa */
 
 int test_domain_set_numa_parameters(rv_driver_conn *c,
                                     const rv_domain_set_numa_parameters_args *args, rv_err *err)
 {
-    static const rv_tune_field fields[] = {
-        { "numa_mode", RV_TYPED_PARAM_INT }, { "numa_nodeset", RV_TYPED_PARAM_STRING },
-    };
-    const rv_typed_param *p = args->params.params_val;
-    u_int n = args->params.params_len;
-    test_dom *d;
-    rv_test_def *def;
-    test_tune *t;
-    int live, mode = -1;
-    char *nodeset = NULL;
     (void)c;
-    if (rv_tune_params_check_call(p, n, "virDomainSetNumaParameters", "params", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetNumaParameters",
-                    err) < 0 ||
-        rv_tune_params_validate(p, n, fields, 2, err) < 0 || !(d = dom_of(&args->dom, err)) ||
-        !(def = one_def(d, args->flags, &live, err)) || !(t = tune_of(def, err)))
-        return -1;
-    for (u_int i = 0; i < n; i++) {
-        if (strcmp(p[i].field, "numa_mode") == 0) {
-            mode = p[i].value.rv_typed_param_value_u.i;
-            if (mode < 0 || mode >= NUMA_MODES) {
-                free(nodeset);
-                return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
-                                   "invalid argument: unsupported numatune mode: '%d'", mode);
-            }
-            continue;
-        }
-        const char *s = p[i].value.rv_typed_param_value_u.s;
-        unsigned char *map;
-        size_t len;
-        if (rv_tune_bitmap_parse(s, &map, &len, err) < 0) {
-            free(nodeset);
-            return -1;
-        }
-        int empty = rv_tune_bitmap_empty(map, len);
-        free(nodeset);
-        nodeset = empty ? NULL : rv_tune_bitmap_format(map, len);
-        free(map);
-        if (empty)
-            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
-                               "Requested operation is not valid: Invalid nodeset of "
-                               "'numatune': %s", s);
-        if (!nodeset)
-            return fail_oom(err);
-    }
-    if (live && mode != -1 && t->numa_specified && t->numa_mode != mode) {
-        free(nodeset);
-        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
-                           "Requested operation is not valid: can't change numatune mode "
-                           "for running domain");
-    }
-    if (mode == -1 && !nodeset)
-        return 0;
-    /* libvirt's order: the mode is taken before the nodeset is found
-     * missing, so a refused call still leaves it. */
-    if (!t->numa_specified && mode == -1)
-        mode = 0;
-    t->numa_specified = 1;
-    if (mode != -1)
-        t->numa_mode = mode;
-    if (nodeset) {
-        free(t->numa_nodeset);
-        t->numa_nodeset = nodeset;
-    } else if (!t->numa_nodeset && !def->placement_auto) {
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
-                           "unsupported configuration: nodeset for NUMA memory tuning must be "
-                           "set if 'placement' is 'static'");
-    }
-    return 0;
+    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
+                    SET_NUMA, err);
 }
 
 /* ================================================================ interfaces */
@@ -869,15 +413,12 @@ int test_domain_set_interface_parameters(rv_driver_conn *c,
     rv_test_def *def;
     test_tune *t;
     (void)c;
-    if (rv_tune_params_check_call(p, n, "virDomainSetInterfaceParameters", "params", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG,
-                    "testDomainSetInterfaceParameters", err) < 0 ||
-        rv_tune_params_validate(p, n, fields, 7, err) < 0 || !(d = dom_of(&args->dom, err)) ||
-        !(def = one_def(d, args->flags, NULL, err)))
+    if (!(def = params_def(&args->dom, p, n, args->flags, "virDomainSetInterfaceParameters",
+                           "params", "testDomainSetInterfaceParameters", fields, 7, &d, NULL,
+                           err)))
         return -1;
     int iface = test_stats_iface_index(def, args->device, err);
-    if (iface < 0 || !(t = tune_of(def, err)))
+    if (iface < 0 || !(t = limits_of(def, err)))
         return -1;
     unsigned int val[7] = { 0 };
     int in_named = 0, out_named = 0;
@@ -927,19 +468,16 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
     for (int k = 0; k < TEST_IOTUNE_NUMBERS; k++)
         fields[k] = (rv_tune_field){ rv_tune_iotune_names[k], RV_TYPED_PARAM_ULLONG };
     fields[TEST_IOTUNE_NUMBERS] = (rv_tune_field){ "group_name", RV_TYPED_PARAM_STRING };
-    if (rv_tune_params_check_call(p, n, "virDomainSetBlockIoTune", "nparams", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 ||
-        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetBlockIoTune",
-                    err) < 0 ||
-        rv_tune_params_validate(p, n, fields, TEST_IOTUNE_NUMBERS + 1, err) < 0 ||
-        !(d = dom_of(&args->dom, err)) || !(def = one_def(d, args->flags, NULL, err)))
+    if (!(def = params_def(&args->dom, p, n, args->flags, "virDomainSetBlockIoTune", "nparams",
+                           "testDomainSetBlockIoTune", fields, TEST_IOTUNE_NUMBERS + 1, &d,
+                           NULL, err)))
         return -1;
     const char *target = test_stats_disk_target(def, args->disk);
     if (!target)
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                            "invalid argument: missing persistent configuration for disk '%s'",
                            args->disk);
-    if (!(t = tune_of(def, err)))
+    if (!(t = limits_of(def, err)))
         return -1;
     unsigned long long v[TEST_IOTUNE_NUMBERS];
     const char *group = test_tune_iotune(def, target, v);
@@ -1005,23 +543,10 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
 
 /* ================================================================ pinning */
 
-static int store_mask(cpumask *m, const char *map, u_int len, rv_err *err)
-{
-    unsigned char *copy = malloc(len);
-    if (!copy)
-        return fail_oom(err);
-    memcpy(copy, map, len);
-    free(m->map);
-    m->map = copy;
-    m->len = len;
-    return 0;
-}
-
 static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char *map,
                     u_int maplen, unsigned int flags, const char *api, rv_err *err)
 {
     test_dom *d;
-    test_tune *t;
     if (maplen == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "cpumap in %s must not be NULL", api);
@@ -1035,17 +560,10 @@ static int pin_vcpu(const rv_nonnull_domain *dom, unsigned int vcpu, const char 
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                            "invalid argument: requested vcpu '%u' is not present in the "
                            "domain", vcpu);
-    if (split_live(d, err) < 0 || !(t = tune_of(d->def, err)))
+    if (split_live(d, err) < 0 || !tune_of(d->def, err))
         return -1;
-    if (vcpu >= t->npins) {
-        cpumask *grown = realloc(t->pins, (vcpu + 1) * sizeof(*grown));
-        if (!grown)
-            return fail_oom(err);
-        memset(grown + t->npins, 0, (vcpu + 1 - t->npins) * sizeof(*grown));
-        t->pins = grown;
-        t->npins = vcpu + 1;
-    }
-    return store_mask(&t->pins[vcpu], map, maplen, err);
+    return rv_domain_tune_pin(d->def->tune, (int)vcpu, (const unsigned char *)map, maplen,
+                              RV_FROM_TEST, err);
 }
 
 int test_domain_pin_vcpu(rv_driver_conn *c, const rv_domain_pin_vcpu_args *args,
@@ -1069,7 +587,6 @@ int test_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_arg
 {
     test_dom *d;
     rv_test_def *def;
-    test_tune *t;
     (void)c;
     if (args->cpumap.cpumap_len == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
@@ -1083,9 +600,10 @@ int test_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_arg
                              args->cpumap.cpumap_len))
         return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
                            "invalid argument: Empty cpu list for pinning");
-    if (!(t = tune_of(def, err)))
+    if (!tune_of(def, err))
         return -1;
-    return store_mask(&t->emulator, args->cpumap.cpumap_val, args->cpumap.cpumap_len, err);
+    return rv_domain_tune_pin(def->tune, -1, (const unsigned char *)args->cpumap.cpumap_val,
+                              args->cpumap.cpumap_len, RV_FROM_TEST, err);
 }
 
 /* ================================================================ time */
