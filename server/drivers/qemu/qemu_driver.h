@@ -414,6 +414,13 @@ void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
  * off), or gets a timeout error after 30 s; -1 with libvirtd's "domain
  * is not running" when it is not active (or no memory). */
 int rv_qemu_need_monitor(qemu_dom *d, rv_err *err);
+/* The domain (*d) and which of its definitions flags name (neither: the
+ * live one when it runs, else the persistent one), with libvirt's
+ * refusals (transient: its words for a transient domain's config, after
+ * "Requested operation is not valid: "): 0, -1, or RV_DEFERRED while a
+ * live call waits for the monitor (qemu_pin.c). */
+int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const char *transient,
+                      qemu_dom **d, bool *live, bool *config, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);

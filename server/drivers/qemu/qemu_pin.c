@@ -27,12 +27,10 @@ RV_LOG_CATEGORY("drivers.qemu.pin");
 enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
+#define NO_TRANSIENT_CONFIG "transient domains do not have any persistent config"
 
-/* The domain and which of its definitions flags name (neither: the live
- * one when it runs, else the persistent one), with libvirt's refusals:
- * 0, -1, or RV_DEFERRED while a live call waits for the monitor. */
-static int pick(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d, bool *live,
-                bool *config, rv_err *err)
+int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const char *transient,
+                      qemu_dom **d, bool *live, bool *config, rv_err *err)
 {
     if (!(*d = rv_qemu_dom_get(wire, err)))
         return -1;
@@ -46,8 +44,8 @@ static int pick(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
     if (rc)
         return rc;
     if (*config && !(*d)->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
-                    "domains do not have any persistent config");
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    transient);
     return 0;
 }
 
@@ -213,7 +211,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, "qemuDomainPinVcpuFlags", err) < 0)
         return -1;
     qemu_dom *d = NULL;
-    int rc = pick(wire, flags, &d, &live, &config, err);
+    int rc = rv_qemu_pick_defs(wire, flags, NO_TRANSIENT_CONFIG, &d, &live, &config, err);
     if (rc)
         return rc;
     if (rv_tune_bitmap_empty((const unsigned char *)map, maplen))
@@ -406,7 +404,8 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
         return -1;
     bool live, config;
     qemu_dom *d = NULL;
-    int rc = pick(&args->dom, args->flags, &d, &live, &config, err);
+    int rc = rv_qemu_pick_defs(&args->dom, args->flags, NO_TRANSIENT_CONFIG, &d, &live, &config,
+                               err);
     if (rc)
         return rc;
     if (rv_tune_bitmap_empty((const unsigned char *)args->cpumap.cpumap_val,

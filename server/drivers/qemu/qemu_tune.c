@@ -26,28 +26,12 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, MAXIMUM = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-/* Which definitions flags name: neither live nor config is the live one
- * when the domain runs, else the persistent one.  0, -1, or RV_DEFERRED
- * while a live call waits for the monitor. */
-static int pick(qemu_dom *d, unsigned int flags, bool *live, bool *config, rv_err *err)
-{
-    *live = flags & AFFECT_LIVE;
-    *config = flags & AFFECT_CONFIG;
-    if (!*live && !*config) {
-        *live = rv_qemu_dom_active(d);
-        *config = !*live;
-    }
-    int rc = *live ? rv_qemu_need_monitor(d, err) : 0;
-    if (rc)
-        return rc;
-    if (*config && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: cannot change persistent config of a transient domain");
-    return 0;
-}
+typedef struct tune_req tune_req;
+/* What QEMU's answer to a request's command goes on to. */
+typedef void (*tune_step)(tune_req *req, qemu_dom *d, json_object *ret);
 
 /* A live change under way: what to record once QEMU has done it. */
-typedef struct tune_req {
+struct tune_req {
     rv_deferred *reply;
     rv_qmp *qmp;                /* the monitor asked: the same process still */
     char *name;
@@ -65,7 +49,8 @@ typedef struct tune_req {
     char *unplug_path;
     ev_timer unplug_poll;
     double unplug_deadline;
-} tune_req;
+    tune_step step;             /* the command sent: what its answer goes on to */
+};
 
 static void req_free(tune_req *req)
 {
@@ -83,6 +68,7 @@ static qemu_dom *req_dom(const tune_req *req, rv_qmp *qmp)
     qemu_dom *d = rv_qemu_find_name(req->name);
     return d && d->qmp == qmp && d->live ? d : NULL;
 }
+
 
 static void save_status(qemu_dom *d)
 {
@@ -200,15 +186,22 @@ static void req_error(tune_req *req, const rv_err *err)
     on_config_restored(req, NULL);
 }
 
+/* req_error with an error of this driver's. */
+#define REQ_REFUSE(req, code, ...)                                                       \
+    do {                                                                                \
+        rv_err e_ = { 0 };                                                              \
+        rv_err_set(&e_, RV_FROM_QEMU, (code), __VA_ARGS__);                              \
+        req_error((req), &e_);                                                          \
+        rv_err_clear(&e_);                                                              \
+    } while (0)
+
 static void req_fail(tune_req *req, const rv_err *why)
 {
-    rv_err err = { 0 };
-    rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+    REQ_REFUSE(req, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                why && why->message ? why->message : "the domain stopped");
-    req_error(req, &err);
-    rv_err_clear(&err);
 }
 
+/* A request, its reply deferred. */
 static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
 {
     tune_req *req = calloc(1, sizeof(*req));
@@ -219,7 +212,35 @@ static tune_req *req_new(qemu_dom *d, bool config, rv_err *err)
     }
     req->qmp = d->qmp;
     req->config = config;
+    if (!(req->reply = rv_driver_defer(err))) {
+        req_free(req);
+        return NULL;
+    }
     return req;
+}
+
+static void on_answer(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    tune_req *req = opaque;
+    qemu_dom *d = req_dom(req, qmp);
+    if (err || !d)
+        req_fail(req, err);
+    else
+        req->step(req, d, ret);
+}
+
+/* command (args taken) to d's monitor (d NULL: the domain is gone, the
+ * request fails); QEMU's answer goes on to step. */
+static void req_send(tune_req *req, qemu_dom *d, const char *command, json_object *args,
+                     tune_step step)
+{
+    rv_err err = { 0 };
+    req->step = step;
+    if (!d)
+        json_object_put(args);
+    if (!d || rv_qmp_command(d->qmp, command, args, 0, on_answer, req, &err) < 0)
+        req_fail(req, d ? &err : NULL);
+    rv_err_clear(&err);
 }
 
 /* ================================================================ memory */
@@ -243,15 +264,9 @@ static int max_memory_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err
     return 0;
 }
 
-static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void balloon_done(tune_req *req, qemu_dom *d, json_object *ret)
 {
     (void)ret;
-    tune_req *req = opaque;
-    qemu_dom *d = req_dom(req, qmp);
-    if (err || !d) {
-        req_fail(req, err);
-        return;
-    }
     /* The target; the guest's driver gets there in its own time
      * (BALLOON_CHANGE says where it is). */
     req->old_live_kib = d->live->current_memory_kib;
@@ -260,16 +275,9 @@ static void on_balloon(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
     req_finish(req, d, memory_to_config);
 }
 
-static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, unsigned int flags,
-                      rv_err *err)
+static int set_memory(qemu_dom *d, unsigned long long kib, unsigned int flags, bool live,
+                      bool config, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    int rc = pick(d, flags, &live, &config, err);
-    if (rc)
-        return rc;
     if (flags & MAXIMUM) {
         if (live)
             return fail(err, RV_ERR_OPERATION_INVALID,
@@ -296,53 +304,11 @@ static int set_memory(const rv_nonnull_domain *wire, unsigned long long kib, uns
     if (!req)
         return -1;
     req->memory_kib = kib;
-    if (!(req->reply = rv_driver_defer(err))) {
-        req_free(req);
-        return -1;
-    }
     json_object *args = json_object_new_object();
     if (args)
         json_object_object_add(args, "value", json_object_new_int64((int64_t)(kib * 1024)));
-    rv_err qerr = { 0 };
-    if (rv_qmp_command(d->qmp, "balloon", args, 0, on_balloon, req, &qerr) < 0) {
-        req_fail(req, &qerr);
-        rv_err_clear(&qerr);
-    }
+    req_send(req, d, "balloon", args, balloon_done);
     return RV_DEFERRED;
-}
-
-int rv_qemu_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args, rv_err *err)
-{
-    (void)c;
-    return set_memory(&args->dom, args->memory, AFFECT_LIVE, err);
-}
-
-int rv_qemu_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
-                                  rv_err *err)
-{
-    (void)c;
-    return set_memory(&args->dom, args->memory, MAXIMUM, err);
-}
-
-int rv_qemu_domain_set_memory_flags(rv_driver_conn *c, const rv_domain_set_memory_flags_args *args,
-                                    rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetMemoryFlags",
-                            err) < 0)
-        return -1;
-    return set_memory(&args->dom, args->memory, args->flags, err);
-}
-
-int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
-                                  rv_domain_get_max_memory_ret *ret, rv_err *err)
-{
-    (void)c;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
-    if (!d)
-        return -1;
-    ret->memory = rv_qemu_dom_def(d)->memory_kib;
-    return 0;
 }
 
 /* ================================================================ vcpus */
@@ -370,15 +336,9 @@ static int max_vcpus_to_config(rv_qemu_domain_def *def, const void *ctx, rv_err 
 
 static void plug_next(tune_req *req, qemu_dom *d);
 
-static void on_device_add(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void device_added(tune_req *req, qemu_dom *d, json_object *ret)
 {
     (void)ret;
-    tune_req *req = opaque;
-    qemu_dom *d = req_dom(req, qmp);
-    if (err || !d) {
-        req_fail(req, err);
-        return;
-    }
     /* From the first hotplug on, the live XML lists the vcpus (<vcpus>). */
     if (!d->live->boot_vcpus)
         d->live->boot_vcpus = rv_qemu_def_vcpus(d->live);
@@ -394,12 +354,9 @@ static void plug_next(tune_req *req, qemu_dom *d)
 {
     if (rv_qemu_def_vcpus(d->live) >= req->nvcpus || req->next_slot >= req->nslots) {
         if (rv_qemu_def_vcpus(d->live) < req->nvcpus) {
-            rv_err err = { 0 };
-            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
-                       "QEMU has no free vcpu slot left (%u of %u vcpus are on)",
-                       rv_qemu_def_vcpus(d->live), req->nvcpus);
-            req_fail(req, &err);
-            rv_err_clear(&err);
+            REQ_REFUSE(req, RV_ERR_OPERATION_FAILED, "operation failed: QEMU has no free vcpu "
+                       "slot left (%u of %u vcpus are on)", rv_qemu_def_vcpus(d->live),
+                       req->nvcpus);
             return;
         }
         req_finish(req, d, vcpus_to_config);
@@ -420,11 +377,7 @@ static void plug_next(tune_req *req, qemu_dom *d)
                 json_object_object_add(args, key, json_object_get(val));
         }
     }
-    rv_err err = { 0 };
-    if (rv_qmp_command(d->qmp, "device_add", args, 0, on_device_add, req, &err) < 0) {
-        req_fail(req, &err);
-        rv_err_clear(&err);
-    }
+    req_send(req, d, "device_add", args, device_added);
 }
 
 /* How long the guest has to let a vcpu go (libvirtd's wait too), and how
@@ -464,14 +417,8 @@ static void vcpus_resync(qemu_dom *d, json_object *ret)
     }
 }
 
-static void on_unplug_check(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void unplug_checked(tune_req *req, qemu_dom *d, json_object *ret)
 {
-    tune_req *req = opaque;
-    qemu_dom *d = req_dom(req, qmp);
-    if (err || !d) {
-        req_fail(req, err);
-        return;
-    }
     size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
     bool still = false;
     for (size_t i = 0; i < n; i++) {
@@ -491,12 +438,8 @@ static void on_unplug_check(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         return;
     }
     if (ev_now(rv_qemu.loop) >= req->unplug_deadline) {
-        rv_err tmo = { 0 };
-        rv_err_set(&tmo, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
-                   "Timed out during operation: vcpu unplug request timed out. Unplug result "
-                   "must be manually inspected in the domain");
-        req_error(req, &tmo);
-        rv_err_clear(&tmo);
+        REQ_REFUSE(req, RV_ERR_OPERATION_TIMEOUT, "Timed out during operation: vcpu unplug "
+                   "request timed out. Unplug result must be manually inspected in the domain");
         return;
     }
     ev_timer_start(rv_qemu.loop, &req->unplug_poll);
@@ -506,24 +449,12 @@ static void on_unplug_poll(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop, (void)revents;
     tune_req *req = w->data;
-    qemu_dom *d = req_dom(req, req->qmp);
-    rv_err err = { 0 };
-    if (!d || rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_unplug_check, req,
-                             &err) < 0) {
-        req_fail(req, d ? &err : NULL);
-        rv_err_clear(&err);
-    }
+    req_send(req, req_dom(req, req->qmp), "query-hotpluggable-cpus", NULL, unplug_checked);
 }
 
-static void on_device_del(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void device_deleted(tune_req *req, qemu_dom *d, json_object *ret)
 {
-    (void)ret;
-    tune_req *req = opaque;
-    qemu_dom *d = req_dom(req, qmp);
-    if (err || !d) {
-        req_fail(req, err);
-        return;
-    }
+    (void)d, (void)ret;
     /* Asked: the guest now lets it go, or not. */
     req->unplug_deadline = ev_now(rv_qemu.loop) + UNPLUG_WAIT;
     ev_timer_init(&req->unplug_poll, on_unplug_poll, UNPLUG_POLL, 0.);
@@ -540,39 +471,26 @@ static void unplug_next(tune_req *req, qemu_dom *d)
         return;
     }
     if (req->next_slot >= req->nslots) {
-        rv_err err = { 0 };
-        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
-                   "Requested operation is not valid: only hotplugged vcpus can be unplugged: "
-                   "the domain started with %u", rv_qemu_def_vcpus(d->live));
-        req_error(req, &err);
-        rv_err_clear(&err);
+        REQ_REFUSE(req, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: only "
+                   "hotplugged vcpus can be unplugged: the domain started with %u",
+                   rv_qemu_def_vcpus(d->live));
         return;
     }
     json_object *path = NULL;
     json_object_object_get_ex(json_object_array_get_idx(req->slots, req->next_slot++),
                               "qom-path", &path);
     json_object *args = json_object_new_object();
-    rv_err err = { 0 };
     if (!(req->unplug_path = strdup(json_object_get_string(path))) || !args ||
         json_object_object_add(args, "id", json_object_new_string(req->unplug_path)) < 0) {
         json_object_put(args);
         req_fail(req, NULL);
         return;
     }
-    if (rv_qmp_command(d->qmp, "device_del", args, 0, on_device_del, req, &err) < 0) {
-        req_fail(req, &err);
-        rv_err_clear(&err);
-    }
+    req_send(req, d, "device_del", args, device_deleted);
 }
 
-static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void hotpluggable_listed(tune_req *req, qemu_dom *d, json_object *ret)
 {
-    tune_req *req = opaque;
-    qemu_dom *d = req_dom(req, qmp);
-    if (err || !d) {
-        req_fail(req, err);
-        return;
-    }
     vcpus_resync(d, ret);
     bool plug = req->nvcpus > rv_qemu_def_vcpus(d->live);
     /* To plug: the free slots (no "qom-path"), lowest first (QEMU lists
@@ -596,12 +514,9 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
     if (plug && d->vcpus_unplugged && (d->live->accel == RV_QEMU_VIRT_QEMU || !rv_qemu.kvm)) {
         /* Seen with QEMU 7.2: its process dies (SIGSEGV) when a vcpu is
          * plugged into a slot one was unplugged from (TCG). */
-        rv_err e = { 0 };
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
-                   "Operation not supported: QEMU under TCG crashes when vcpus are plugged in "
-                   "again after an unplug; restart the domain to have more vcpus");
-        req_error(req, &e);
-        rv_err_clear(&e);
+        REQ_REFUSE(req, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: QEMU under TCG "
+                   "crashes when vcpus are plugged in again after an unplug; restart the domain "
+                   "to have more vcpus");
         return;
     }
     if (plug)
@@ -613,12 +528,7 @@ static void on_hotpluggable(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
 /* setvcpus --live: what QEMU has, then plug or unplug. */
 static void vcpus_live(tune_req *req)
 {
-    qemu_dom *d = req_dom(req, req->qmp);
-    rv_err qerr = { 0 };
-    if (!d || rv_qmp_command(d->qmp, "query-hotpluggable-cpus", NULL, 0, on_hotpluggable, req,
-                             &qerr) < 0)
-        req_fail(req, d ? &qerr : NULL);
-    rv_err_clear(&qerr);
+    req_send(req, req_dom(req, req->qmp), "query-hotpluggable-cpus", NULL, hotpluggable_listed);
 }
 
 static void on_vcpus_config(void *data, const rv_err *err)
@@ -634,15 +544,9 @@ static void on_vcpus_config(void *data, const rv_err *err)
     vcpus_live(req);
 }
 
-static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int flags, rv_err *err)
+static int set_vcpus(qemu_dom *d, unsigned int n, unsigned int flags, bool live, bool config,
+                     rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    int rc = pick(d, flags, &live, &config, err);
-    if (rc)
-        return rc;
     if (n == 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: the vcpu count must be at least 1");
     if (flags & MAXIMUM) {
@@ -673,10 +577,6 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
     if (!req)
         return -1;
     req->nvcpus = n;
-    if (!(req->reply = rv_driver_defer(err))) {
-        req_free(req);
-        return -1;
-    }
     if (config) {
         /* The definition first: if the live part fails it is put back,
          * an unplug the guest may still grant is not taken back. */
@@ -696,18 +596,49 @@ static int set_vcpus(const rv_nonnull_domain *wire, unsigned int n, unsigned int
     return RV_DEFERRED;
 }
 
-int rv_qemu_domain_set_vcpus(rv_driver_conn *c, const rv_domain_set_vcpus_args *args, rv_err *err)
+/* SET_MEMORY (memory) or SET_VCPUS: the flags checked against func's
+ * (NULL: none to check), the domain, the definitions they name, then the
+ * change. */
+static int set_count(const rv_nonnull_domain *wire, bool memory, unsigned long long n,
+                     unsigned int flags, const char *func, rv_err *err)
 {
-    (void)c;
-    return set_vcpus(&args->dom, args->nvcpus, AFFECT_LIVE, err);
+    qemu_dom *d;
+    bool live, config;
+    if (func && rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM,
+                                    func, err) < 0)
+        return -1;
+    int rc = rv_qemu_pick_defs(wire, flags, "cannot change persistent config of a transient "
+                               "domain", &d, &live, &config, err);
+    if (rc)
+        return rc;
+    return memory ? set_memory(d, n, flags, live, config, err)
+                  : set_vcpus(d, (unsigned int)n, flags, live, config, err);
 }
 
-int rv_qemu_domain_set_vcpus_flags(rv_driver_conn *c, const rv_domain_set_vcpus_flags_args *args,
-                                   rv_err *err)
+/* The slots: memory or vcpus, with the flags they take and the driver
+ * function whose flags are checked (NULL: none). */
+#define COUNT_SLOT(fn, args_type, memory, count, flags_expr, func)                        \
+    int rv_qemu_##fn(rv_driver_conn *c, const args_type *args, rv_err *err)              \
+    {                                                                                     \
+        (void)c;                                                                          \
+        return set_count(&args->dom, memory, args->count, flags_expr, func, err);         \
+    }
+COUNT_SLOT(domain_set_memory, rv_domain_set_memory_args, true, memory, AFFECT_LIVE, NULL)
+COUNT_SLOT(domain_set_max_memory, rv_domain_set_max_memory_args, true, memory, MAXIMUM, NULL)
+COUNT_SLOT(domain_set_memory_flags, rv_domain_set_memory_flags_args, true, memory,
+           args->flags, "qemuDomainSetMemoryFlags")
+COUNT_SLOT(domain_set_vcpus, rv_domain_set_vcpus_args, false, nvcpus, AFFECT_LIVE, NULL)
+COUNT_SLOT(domain_set_vcpus_flags, rv_domain_set_vcpus_flags_args, false, nvcpus,
+           args->flags, "qemuDomainSetVcpusFlags")
+#undef COUNT_SLOT
+
+int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
+                                  rv_domain_get_max_memory_ret *ret, rv_err *err)
 {
     (void)c;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | MAXIMUM, "qemuDomainSetVcpusFlags",
-                            err) < 0)
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
         return -1;
-    return set_vcpus(&args->dom, args->nvcpus, args->flags, err);
+    ret->memory = rv_qemu_dom_def(d)->memory_kib;
+    return 0;
 }

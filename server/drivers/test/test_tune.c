@@ -324,7 +324,8 @@ int test_domain_set_scheduler_parameters_flags(rv_driver_conn *c,
 
 /* The common start of a setter of typed parameters: the call's checks,
  * the flags, the parameters, the domain and the one definition flags
- * name (*d its domain, *is_live whether it is the live one). */
+ * name (*d its domain, *is_live whether it is the live one; either may
+ * be NULL). */
 static rv_test_def *params_def(const rv_nonnull_domain *dom, const rv_typed_param *p, u_int n,
                                unsigned int flags, const char *api, const char *what,
                                const char *func, const rv_tune_field *fields, size_t nfields,
@@ -333,68 +334,53 @@ static rv_test_def *params_def(const rv_nonnull_domain *dom, const rv_typed_para
     if (rv_tune_params_check_call(p, n, api, what, err) < 0 ||
         rv_tune_check_exclusive(flags, err) < 0 ||
         check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0 ||
-        rv_tune_params_validate(p, n, fields, nfields, err) < 0 || !(*d = dom_of(dom, err)))
+        rv_tune_params_validate(p, n, fields, nfields, err) < 0)
         return NULL;
-    return one_def(*d, flags, is_live, err);
+    test_dom *found = dom_of(dom, err);
+    if (d)
+        *d = found;
+    return found ? one_def(found, flags, is_live, err) : NULL;
 }
 
-/* SET_MEMORY, _BLKIO and _NUMA_PARAMETERS: the shared model's. */
-enum { SET_MEMORY, SET_BLKIO, SET_NUMA };
-
+/* SET_MEMORY, _BLKIO and _NUMA_PARAMETERS (kind, by its fields): the
+ * shared model's. */
 static int set_tune(const rv_nonnull_domain *dom, const rv_typed_param *p, u_int n,
-                    unsigned int flags, int kind, rv_err *err)
+                    unsigned int flags, const char *api, const char *func,
+                    const rv_tune_field *fields, size_t nfields, rv_err *err)
 {
-    static const struct {
-        const char *api, *func;
-        const rv_tune_field *fields;
-        size_t nfields;
-    } calls[] = {
-        { "virDomainSetMemoryParameters", "testDomainSetMemoryParameters",
-          rv_tune_memory_fields, 3 },
-        { "virDomainSetBlkioParameters", "testDomainSetBlkioParameters", rv_tune_blkio_fields,
-          6 },
-        { "virDomainSetNumaParameters", "testDomainSetNumaParameters", rv_tune_numa_fields, 2 },
-    };
     test_dom *d;
     rv_test_def *def;
     int live;
-    if (!(def = params_def(dom, p, n, flags, calls[kind].api, "params", calls[kind].func,
-                           calls[kind].fields, calls[kind].nfields, &d, &live, err)) ||
+    if (!(def = params_def(dom, p, n, flags, api, "params", func, fields, nfields, &d, &live,
+                           err)) ||
         !tune_of(def, err))
         return -1;
     /* As libvirt's test driver: the limits checked against the live
      * definition's. */
-    if (kind == SET_MEMORY)
+    if (fields == rv_tune_memory_fields)
         return rv_domain_tune_set_memory(def->tune, d->def->tune, p, n, &test_tune_rules, err);
-    if (kind == SET_BLKIO)
+    if (fields == rv_tune_blkio_fields)
         return rv_domain_tune_set_blkio(def->tune, p, n, &test_tune_rules, err);
     return rv_domain_tune_set_numa(def->tune, p, n, live, def->placement_auto, &test_tune_rules,
                                    err);
 }
 
-int test_domain_set_memory_parameters(rv_driver_conn *c,
-                                      const rv_domain_set_memory_parameters_args *args, rv_err *err)
-{
-    (void)c;
-    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
-                    SET_MEMORY, err);
-}
-
-int test_domain_set_blkio_parameters(rv_driver_conn *c,
-                                     const rv_domain_set_blkio_parameters_args *args, rv_err *err)
-{
-    (void)c;
-    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
-                    SET_BLKIO, err);
-}
-
-int test_domain_set_numa_parameters(rv_driver_conn *c,
-                                    const rv_domain_set_numa_parameters_args *args, rv_err *err)
-{
-    (void)c;
-    return set_tune(&args->dom, args->params.params_val, args->params.params_len, args->flags,
-                    SET_NUMA, err);
-}
+#define SET_TUNE_SLOT(fn, args_type, api, func, fields, nfields)                          \
+    int test_##fn(rv_driver_conn *c, const args_type *args, rv_err *err)                 \
+    {                                                                                     \
+        (void)c;                                                                          \
+        return set_tune(&args->dom, args->params.params_val, args->params.params_len,     \
+                        args->flags, api, func, fields, nfields, err);                    \
+    }
+SET_TUNE_SLOT(domain_set_memory_parameters, rv_domain_set_memory_parameters_args,
+              "virDomainSetMemoryParameters", "testDomainSetMemoryParameters",
+              rv_tune_memory_fields, 3)
+SET_TUNE_SLOT(domain_set_blkio_parameters, rv_domain_set_blkio_parameters_args,
+              "virDomainSetBlkioParameters", "testDomainSetBlkioParameters", rv_tune_blkio_fields,
+              6)
+SET_TUNE_SLOT(domain_set_numa_parameters, rv_domain_set_numa_parameters_args,
+              "virDomainSetNumaParameters", "testDomainSetNumaParameters", rv_tune_numa_fields, 2)
+#undef SET_TUNE_SLOT
 
 /* ================================================================ interfaces */
 
@@ -409,12 +395,11 @@ int test_domain_set_interface_parameters(rv_driver_conn *c,
     };
     const rv_typed_param *p = args->params.params_val;
     u_int n = args->params.params_len;
-    test_dom *d;
     rv_test_def *def;
     test_tune *t;
     (void)c;
     if (!(def = params_def(&args->dom, p, n, args->flags, "virDomainSetInterfaceParameters",
-                           "params", "testDomainSetInterfaceParameters", fields, 7, &d, NULL,
+                           "params", "testDomainSetInterfaceParameters", fields, 7, NULL, NULL,
                            err)))
         return -1;
     int iface = test_stats_iface_index(def, args->device, err);
@@ -461,7 +446,6 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
     rv_tune_field fields[TEST_IOTUNE_NUMBERS + 1];
     const rv_typed_param *p = args->params.params_val;
     u_int n = args->params.params_len;
-    test_dom *d;
     rv_test_def *def;
     test_tune *t;
     (void)c;
@@ -469,7 +453,7 @@ int test_domain_set_block_io_tune(rv_driver_conn *c,
         fields[k] = (rv_tune_field){ rv_tune_iotune_names[k], RV_TYPED_PARAM_ULLONG };
     fields[TEST_IOTUNE_NUMBERS] = (rv_tune_field){ "group_name", RV_TYPED_PARAM_STRING };
     if (!(def = params_def(&args->dom, p, n, args->flags, "virDomainSetBlockIoTune", "nparams",
-                           "testDomainSetBlockIoTune", fields, TEST_IOTUNE_NUMBERS + 1, &d,
+                           "testDomainSetBlockIoTune", fields, TEST_IOTUNE_NUMBERS + 1, NULL,
                            NULL, err)))
         return -1;
     const char *target = test_stats_disk_target(def, args->disk);
