@@ -5,7 +5,7 @@ QEMU driver kept busy one way for a while, through python3-libvirt.
   loop-stall-load.py URI churn  [--threads N] [--seconds S]
   loop-stall-load.py URI storm  [--seconds S] --dir DIR
   loop-stall-load.py URI upload [--threads N] [--seconds S] --dir DIR [--mib M]
-  loop-stall-load.py URI getinfo --domain NAME [--calls N]
+  loop-stall-load.py URI getinfo --domain NAME [--calls N] [--seconds S]
 
 churn: N threads (default 10), a connection each, each defining, starting,
 destroying and undefining a TCG guest of its own over and over.
@@ -14,13 +14,14 @@ nwfilter, snapshot), each defining and undefining objects of its family
 over and over; pools, volumes and the snapshots' qcow2 disk in DIR.
 upload: N threads (default 2) each uploading M MiB (default 16) into a
 volume of a pool in DIR over and over (vol-upload through a stream).
-getinfo: N GetInfo calls on one domain (a connection of its own), then its
-latency p50/p99/max in microseconds.
-Each load prints what it did ("storm: 1234 operations (domain 180, ...)");
+getinfo: GetInfo calls on one domain (a connection of its own), N of them
+and for S seconds at least, then their latency p50/p99/max in microseconds.
+SIGINT or SIGTERM ends a load before its time.  Each load prints what it did ("storm: 1234 operations (domain 180, ...)");
 an error ends it with status 1.
 """
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -29,6 +30,13 @@ import time
 import libvirt
 
 libvirt.registerErrorHandler(lambda *_: None, None)
+
+# SIGINT or SIGTERM ends a load early, as its time running out does.
+stopped = threading.Event()
+
+
+def going(until):
+    return time.monotonic() < until and not stopped.is_set()
 
 
 def guest_xml(name, disk=None):
@@ -42,7 +50,7 @@ def guest_xml(name, disk=None):
 
 def churn(conn, i, until, count):
     name = "stall-churn-%d" % i
-    while time.monotonic() < until:
+    while going(until):
         dom = conn.defineXML(guest_xml(name))
         dom.create()
         dom.destroy()
@@ -65,7 +73,7 @@ def storm_family(conn, family, directory, until, count):
         subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", disk, "16M"], check=True)
         dom = conn.defineXML(guest_xml("stall-snap", disk))
     try:
-        while time.monotonic() < until:
+        while going(until):
             n += 1
             name = "storm-%s-%d" % (family, n)
             if family == "domain":
@@ -111,7 +119,7 @@ def upload(conn, i, directory, mib, until, count):
                          "<target><format type='raw'/></target></volume>" % size, 0)
     chunk = os.urandom(256 << 10)
     try:
-        while time.monotonic() < until:
+        while going(until):
             st = conn.newStream(0)
             vol.upload(st, 0, size, 0)
             sent = 0
@@ -147,11 +155,12 @@ def run_threads(uri, targets):
     return errors
 
 
-def getinfo(uri, name, calls):
+def getinfo(uri, name, calls, seconds):
     conn = libvirt.open(uri)
     dom = conn.lookupByName(name)
     lat = []
-    for _ in range(calls):
+    until = time.monotonic() + seconds
+    while len(lat) < calls or time.monotonic() < until:
         t0 = time.perf_counter()
         dom.info()
         lat.append((time.perf_counter() - t0) * 1e6)
@@ -172,9 +181,11 @@ def main():
     p.add_argument("--calls", type=int, default=20000)
     a = p.parse_args()
     if a.load == "getinfo":
-        getinfo(a.uri, a.domain, a.calls)
+        getinfo(a.uri, a.domain, a.calls, a.seconds)
         return 0
     until = time.monotonic() + a.seconds
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.set())
     families = ["domain", "network", "pool", "volume", "secret", "nwfilter", "snapshot"]
     count = {}
     if a.load == "churn":
