@@ -151,7 +151,10 @@ def run_threads(uri, targets):
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        # With a timeout: a signal taken by another thread runs its handler
+        # only once the main thread wakes.
+        while t.is_alive():
+            t.join(0.1)
     return errors
 
 

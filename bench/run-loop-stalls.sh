@@ -59,7 +59,7 @@ summary()
         match($0, /loop stall: [0-9.]+ ms/) {
             wall = substr($0, RSTART + 12, RLENGTH - 15) + 0
             if (!match($0, /: [0-9.]+ ms on the CPU/)) next
-            cpu = substr($0, RSTART + 2, RLENGTH - 17) + 0
+            cpu = substr($0, RSTART + 2, RLENGTH - 16) + 0
             who = $0; sub(/: .*/, "", who)
             n++
             if (wall > wmax) { wmax = wall; wcpu = cpu }
