@@ -46,10 +46,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-slow-disk: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 requires_root
 requires losetup --version
 requires mkfs.ext4 -V
