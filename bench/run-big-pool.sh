@@ -25,10 +25,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-big-pool: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 export RV_LOOP_STALL_MS=1      # every pass of 1 ms or more is logged
 
 dir=$RV_TMP/pool

@@ -44,10 +44,7 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$builddir/bench/daemon-cpu" ] ||
     { echo "run-daemon-cpu: $builddir/bench/daemon-cpu not found: build it first" >&2; exit 1; }
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 [ -n "$cpu" ] || cpu=$(taskset -pc $$ | sed 's/.*[,: -]//')
 bench=("$abs_top_builddir/bench/daemon-cpu")
 

@@ -59,10 +59,7 @@ if [ -n "$libvirt_sock" ] && [ -z "$use_libvirt" ]; then
     echo "run-fanout: --libvirt-sock and --no-libvirt contradict each other" >&2
     exit 2
 fi
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 
 # Each subscriber is a socket in bench/fanout and in the daemon it talks
 # to (up to 10,000 per server with --clients 10000); the daemons inherit

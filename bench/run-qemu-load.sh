@@ -35,10 +35,7 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$builddir/bench/qemu-load" ] ||
     { echo "run-qemu-load: $builddir/bench/qemu-load not found: build it first" >&2; exit 1; }
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 
 [ -z "$stalls" ] || export RV_LOOP_STALL_MS=$stalls
 start_remvirtd_qemu

@@ -31,10 +31,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-scale: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 for prog in throughput churn; do
     [ -x "$abs_top_builddir/bench/$prog" ] || fail "bench/$prog is not built (make bench/$prog)"
 done

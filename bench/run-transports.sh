@@ -29,10 +29,7 @@ while [ $# -gt 0 ]; do
 done
 [ -x "$builddir/bench/transports" ] ||
     { echo "run-transports: $builddir/bench/transports not found: build it first" >&2; exit 1; }
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 
 pki=$RV_TMP/pki
 bash "$top_srcdir/tests/tools/make-pki.sh" "$pki" >/dev/null

@@ -40,10 +40,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-virt-manager-rtt: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 source "$abs_top_srcdir/tests/interop/virt-manager-lib.sh"
 
 requires_virt_manager_ui

@@ -22,10 +22,7 @@ while [ $# -gt 0 ]; do
     *) echo "run-vol-stream: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-abs_top_builddir=$(cd "$builddir" && pwd)
-abs_top_srcdir=$(cd "$(dirname "$0")/.." && pwd)
-export abs_top_builddir abs_top_srcdir
-source "$abs_top_srcdir/tests/functions.sh"
+source "$(dirname "$0")/bench-env.sh"
 
 size_mib=48
 data=$RV_TMP/data

@@ -85,6 +85,12 @@ trap 'exit 143' TERM
 RV_TMP=$(mktemp -d /tmp/rvt.XXXXXX)
 _rv_remove_tmp()
 {
+    # RV_STALL_LOG names a file that gathers the loop stall detector's lines
+    # (RV_LOOP_STALL_MS) of the daemons this test started, after its name:
+    # bench/run-loop-stalls.sh --suite-log reads it.
+    if [ -n "${RV_STALL_LOG:-}" ]; then
+        grep -rshI "loop stall: " "$RV_TMP" | sed "s|^|${0##*/}: |" >> "$RV_STALL_LOG" || true
+    fi
     if [ "${RV_KEEP_TMP:-0}" = 1 ]; then
         echo "kept $RV_TMP" >&2
     else

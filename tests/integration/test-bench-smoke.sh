@@ -92,3 +92,22 @@ cat "$out"
 for way in compiled-out filtered-out debug-file debug-journal; do
     grep -q "^$way  *[0-9]" "$out" || fail "the logging benchmark printed no $way row"
 done
+
+# The loop stall benchmarks (python3-libvirt): each load for 2 s, and the
+# slow disk (as root, with the blkio throttle) with one short round.
+if "$SYSTEM_PYTHON3" -c 'import libvirt' 2>/dev/null && qemu-system-x86_64 --version >/dev/null 2>&1; then
+    bash "$abs_top_srcdir/bench/run-loop-stalls.sh" --builddir "$top_builddir" --seconds 2 \
+        > "$out" 2>&1 || { cat "$out"; fail "the loop stall benchmark failed"; }
+    cat "$out"
+    for load in churn storms uploads; do
+        grep -q "^  $load  " "$out" || fail "the loop stall benchmark printed no $load row"
+    done
+    if [ "$(id -u)" = 0 ] && [ -e /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device ] &&
+       command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null; then
+        bash "$abs_top_srcdir/bench/run-slow-disk.sh" --builddir "$top_builddir" --rounds 1 \
+            --calls 200 --seconds 1 > "$out" 2>&1 || { cat "$out"; fail "the slow-disk benchmark failed"; }
+        cat "$out"
+        grep -q "^slow/idle p99, median of 1 rounds: [0-9]" "$out" ||
+            fail "the slow-disk benchmark printed no ratio"
+    fi
+fi

@@ -6,7 +6,13 @@
  * process (struct rv_qemu_cpu_files, made at the first such call and
  * closed when the process is gone); the vCPU threads are looked up by
  * name once, and again only when the vCPU count changes or one of them
- * has gone. */
+ * has gone.
+ *
+ * /proc gives these times in clock ticks (1/USER_HZ, 10 ms), and
+ * libvirtd's GetInfo and statistics report them at that resolution, so
+ * a reading younger than one tick is given again instead of made anew:
+ * a client polling in a loop costs the daemon no system call per call,
+ * one polling every second (virt-top, virt-manager) sees fresh values. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,15 +24,28 @@
 
 #include "server/drivers/qemu/qemu_driver.h"
 
+struct vcpu_file {
+    int fd;                     /* /proc/PID/task/TID/stat of the vCPU, -1: not found */
+    bool seen;                  /* ns was read in the last sample */
+    unsigned long long ns;
+};
+
 struct rv_qemu_cpu_files {
     pid_t pid;                  /* the process they belong to */
     int stat_fd;                /* /proc/PID/stat, -1: not open */
-    unsigned nvcpus;            /* vcpu_fd's length: the count they were looked up for */
+    /* The last readings, with when they were made (CLOCK_MONOTONIC ns, 0:
+     * none): the CPU clock's, and a sample of the stat files (the
+     * process's times when sample_proc, the vCPUs' when sample_vcpus). */
+    unsigned long long total_at, total_ns;
+    unsigned long long sample_at;
+    bool sample_proc, sample_vcpus, proc_ok;
+    unsigned long long user_ns, system_ns;
+    unsigned nvcpus;            /* vcpu's length: the count they were looked up for */
     bool rescan;                /* a vCPU thread went: look them up again */
-    int vcpu_fd[];              /* /proc/PID/task/TID/stat of vCPU i, -1: not found */
+    struct vcpu_file vcpu[];
 };
 
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid)
+static unsigned long long cpu_clock_ns(pid_t pid)
 {
     clockid_t clock;
     struct timespec ts;
@@ -46,16 +65,35 @@ static const char *before_field(const char *buf, int n)
     return p;
 }
 
+/* The unit of /proc's CPU times, in ns. */
+static unsigned long long tick_ns(void)
+{
+    static unsigned long long ns;
+    if (!ns) {
+        long hz = sysconf(_SC_CLK_TCK);
+        ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
+    }
+    return ns;
+}
+
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);    /* the vDSO: no system call */
+    return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* A reading made at `at` may be given again at `now`. */
+static bool fresh(unsigned long long at, unsigned long long now)
+{
+    return at && now >= at && now - at < tick_ns();
+}
+
 /* User and system time (fields 14 and 15) from a stat file's text
  * (NUL-terminated). */
 static bool parse_times(const char *buf, unsigned long long *user_ns,
                         unsigned long long *system_ns)
 {
-    static unsigned long long tick_ns;
-    if (!tick_ns) {
-        long hz = sysconf(_SC_CLK_TCK);
-        tick_ns = 1000000000ULL / (unsigned long long)(hz > 0 ? hz : 100);
-    }
     const char *p = before_field(buf, 14);
     if (!p)
         return false;
@@ -67,8 +105,8 @@ static bool parse_times(const char *buf, unsigned long long *user_ns,
     unsigned long long stime = strtoull(q, &end, 10);
     if (end == q || *end != ' ')
         return false;
-    *user_ns = utime * tick_ns;
-    *system_ns = stime * tick_ns;
+    *user_ns = utime * tick_ns();
+    *system_ns = stime * tick_ns();
     return true;
 }
 
@@ -116,8 +154,8 @@ void rv_qemu_cpu_files_close(qemu_dom *d)
     if (f->stat_fd >= 0)
         close(f->stat_fd);
     for (unsigned i = 0; i < f->nvcpus; i++)
-        if (f->vcpu_fd[i] >= 0)
-            close(f->vcpu_fd[i]);
+        if (f->vcpu[i].fd >= 0)
+            close(f->vcpu[i].fd);
     free(f);
     d->cpu_files = NULL;
 }
@@ -143,10 +181,10 @@ static void open_vcpus(struct rv_qemu_cpu_files *f)
         bool got = fgets(comm, sizeof(comm), fp) != NULL;
         fclose(fp);
         unsigned idx;
-        if (!got || sscanf(comm, "CPU %u/", &idx) != 1 || idx >= f->nvcpus || f->vcpu_fd[idx] >= 0)
+        if (!got || sscanf(comm, "CPU %u/", &idx) != 1 || idx >= f->nvcpus || f->vcpu[idx].fd >= 0)
             continue;
         snprintf(path, sizeof(path), "/proc/%d/task/%.20s/stat", (int)f->pid, e->d_name);
-        f->vcpu_fd[idx] = open(path, O_RDONLY | O_CLOEXEC);
+        f->vcpu[idx].fd = open(path, O_RDONLY | O_CLOEXEC);
     }
     closedir(dir);
 }
@@ -161,13 +199,12 @@ static struct rv_qemu_cpu_files *cpu_files(qemu_dom *d, unsigned nvcpus)
     if (f && f->pid == d->pid && nvcpus == 0)
         nvcpus = f->nvcpus;
     rv_qemu_cpu_files_close(d);
-    if (d->pid <= 0 || !(f = malloc(sizeof(*f) + nvcpus * sizeof(f->vcpu_fd[0]))))
+    if (d->pid <= 0 || !(f = calloc(1, sizeof(*f) + nvcpus * sizeof(f->vcpu[0]))))
         return NULL;
     f->pid = d->pid;
     f->nvcpus = nvcpus;
-    f->rescan = false;
     for (unsigned i = 0; i < nvcpus; i++)
-        f->vcpu_fd[i] = -1;
+        f->vcpu[i].fd = -1;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)d->pid);
     f->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -177,30 +214,67 @@ static struct rv_qemu_cpu_files *cpu_files(qemu_dom *d, unsigned nvcpus)
     return f;
 }
 
-bool rv_qemu_dom_proc_times(qemu_dom *d, unsigned long long *user_ns,
-                            unsigned long long *system_ns)
+unsigned long long rv_qemu_dom_cpu_time_ns(qemu_dom *d)
 {
-    char buf[1024];
-    struct rv_qemu_cpu_files *f = cpu_files(d, 0);
-    return f && f->stat_fd >= 0 && read_stat(f->stat_fd, buf, sizeof(buf)) &&
-           parse_times(buf, user_ns, system_ns);
+    if (d->pid <= 0)
+        return 0;
+    /* Made if need be, never looked up again here (rescan is the stats'). */
+    struct rv_qemu_cpu_files *f = d->cpu_files;
+    if ((!f || f->pid != d->pid) && !(f = cpu_files(d, 0)))
+        return cpu_clock_ns(d->pid);
+    unsigned long long now = now_ns();
+    if (!fresh(f->total_at, now)) {
+        f->total_ns = cpu_clock_ns(d->pid);
+        f->total_at = now;
+    }
+    return f->total_ns;
 }
 
-void rv_qemu_dom_vcpu_times(qemu_dom *d, unsigned nvcpus, unsigned long long *times, bool *seen)
+/* A new sample: the vCPUs first, so that none is read after the process
+ * that holds it and counted above it. */
+static void sample(struct rv_qemu_cpu_files *f, bool proc, bool vcpus, unsigned long long now)
 {
-    struct rv_qemu_cpu_files *f = nvcpus ? cpu_files(d, nvcpus) : NULL;
-    for (unsigned i = 0; f && i < nvcpus; i++) {
-        char buf[1024];
+    char buf[1024];
+    for (unsigned i = 0; vcpus && i < f->nvcpus; i++) {
+        struct vcpu_file *v = &f->vcpu[i];
         unsigned long long user, system;
-        if (f->vcpu_fd[i] < 0) {
+        v->seen = false;
+        if (v->fd < 0) {
             f->rescan = true;   /* not found (not named yet?): look again next time */
             continue;
         }
-        if (read_stat(f->vcpu_fd[i], buf, sizeof(buf)) && parse_times(buf, &user, &system)) {
-            times[i] = user + system;
-            seen[i] = true;
+        if (read_stat(v->fd, buf, sizeof(buf)) && parse_times(buf, &user, &system)) {
+            v->ns = user + system;
+            v->seen = true;
         } else {
             f->rescan = true;   /* the thread went (an unplug): look again next time */
         }
     }
+    f->proc_ok = proc && f->stat_fd >= 0 && read_stat(f->stat_fd, buf, sizeof(buf)) &&
+                 parse_times(buf, &f->user_ns, &f->system_ns);
+    f->sample_proc = proc;
+    f->sample_vcpus = vcpus;
+    f->sample_at = now;
+}
+
+bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned long long *user_ns,
+                           unsigned long long *system_ns, unsigned long long *vcpu_ns, bool *seen)
+{
+    struct rv_qemu_cpu_files *f = d->cpu_files;
+    unsigned long long now = now_ns();
+    bool cached = f && f->pid == d->pid && fresh(f->sample_at, now) && (!proc || f->sample_proc) &&
+                  (!nvcpus || (f->sample_vcpus && f->nvcpus == nvcpus));
+    if (!cached) {
+        if (!(f = cpu_files(d, nvcpus)))
+            return false;
+        sample(f, proc, nvcpus > 0, now);
+    }
+    for (unsigned i = 0; i < nvcpus; i++)
+        if ((seen[i] = f->vcpu[i].seen))
+            vcpu_ns[i] = f->vcpu[i].ns;
+    if (!proc || !f->proc_ok)
+        return false;
+    *user_ns = f->user_ns;
+    *system_ns = f->system_ns;
+    return true;
 }

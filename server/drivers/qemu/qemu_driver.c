@@ -815,7 +815,7 @@ int rv_qemu_domain_get_info(rv_driver_conn *c, const rv_domain_get_info_args *ar
     /* As libvirtd: an inactive domain's memory is its currentMemory. */
     ret->memory = active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib;
     ret->nrVirtCpu = (u_short)rv_qemu_def_vcpus(def);
-    ret->cpuTime = d->pid > 0 ? rv_qemu_cpu_time_ns(d->pid) : 0;
+    ret->cpuTime = rv_qemu_dom_cpu_time_ns(d);
     return 0;
 }
 

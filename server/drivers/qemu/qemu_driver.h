@@ -467,8 +467,9 @@ void rv_qemu_power_acpi(qemu_dom *d, bool reboot);
 unsigned long long rv_qemu_dom_memory_kib(const qemu_dom *d);
 
 /* ---- qemu_cputime.c ---- */
-/* A process's CPU time from its CPU clock, 0 when unknown. */
-unsigned long long rv_qemu_cpu_time_ns(pid_t pid);
+/* A running domain's CPU time from its process's CPU clock, 0 when
+ * unknown; a reading younger than a clock tick is given again. */
+unsigned long long rv_qemu_dom_cpu_time_ns(qemu_dom *d);
 /* When a process started (/proc/<pid>/stat field 22, clock ticks since
  * boot): with the pid it names one process, whatever pids are reused;
  * 0 when it cannot be read. */
@@ -477,12 +478,13 @@ unsigned long long rv_qemu_proc_start_time(pid_t pid);
  * thread's); false when it cannot be read. */
 bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
                         unsigned long long *system_ns);
-/* The same for a running domain's process, from a file kept open. */
-bool rv_qemu_dom_proc_times(qemu_dom *d, unsigned long long *user_ns,
-                            unsigned long long *system_ns);
-/* Each of the first nvcpus vCPUs' CPU time into times[i] (seen[i] set),
- * from files kept open; a vCPU whose thread is not found is left unseen. */
-void rv_qemu_dom_vcpu_times(qemu_dom *d, unsigned nvcpus, unsigned long long *times, bool *seen);
+/* One sample of a running domain's CPU times from files kept open: its
+ * process's user and system time when proc (true when they were read),
+ * and each of the first nvcpus vCPUs' time into vcpu_ns[i] with seen[i]
+ * set (a vCPU whose thread is not found is left unseen).  A sample
+ * younger than a clock tick (their unit) is given again. */
+bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned long long *user_ns,
+                           unsigned long long *system_ns, unsigned long long *vcpu_ns, bool *seen);
 /* Close the files kept for the domain's process (it is gone). */
 void rv_qemu_cpu_files_close(qemu_dom *d);
 

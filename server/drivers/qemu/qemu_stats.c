@@ -9,7 +9,6 @@
  * at once and answers when the last one has come back. */
 #include <dirent.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,16 +86,28 @@ static void stat_put(stat_list *l, const char *field, int type, unsigned long lo
     l->n++;
 }
 
-static void stat_putf(stat_list *l, int type, unsigned long long value, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void stat_putf(stat_list *l, int type, unsigned long long value, const char *fmt, ...)
+/* The field "GROUP.I.NAME" (vcpu.0.time), formatted by hand: vsnprintf
+ * cost more than the rest of the statistic. */
+static void stat_put_nth(stat_list *l, const char *group, size_t i, const char *name, int type,
+                         unsigned long long value, const char *str)
 {
-    char field[80];             /* VIR_TYPED_PARAM_FIELD_LENGTH */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(field, sizeof(field), fmt, ap);
-    va_end(ap);
-    stat_put(l, field, type, value, NULL);
+    char field[80], digits[24];  /* VIR_TYPED_PARAM_FIELD_LENGTH */
+    size_t nd = 0, ng = strlen(group), nn = strlen(name);
+    do
+        digits[nd++] = (char)('0' + i % 10);
+    while ((i /= 10) > 0);
+    if (ng + nd + nn + 3 > sizeof(field)) {
+        l->oom = true;          /* none of ours is that long */
+        return;
+    }
+    char *p = memcpy(field, group, ng);
+    p += ng;
+    *p++ = '.';
+    while (nd > 0)
+        *p++ = digits[--nd];
+    *p++ = '.';
+    memcpy(p, name, nn + 1);
+    stat_put(l, field, type, value, str);
 }
 
 /* ================================================================ per-thread times */
@@ -635,13 +646,17 @@ static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
         stat_put(l, "state.state", RV_TYPED_PARAM_INT, (unsigned)(active ? d->state : RV_DOMAIN_SHUTOFF), NULL);
         stat_put(l, "state.reason", RV_TYPED_PARAM_INT, (unsigned)d->reason, NULL);
     }
-    if ((groups & RV_DOMAIN_STATS_CPU_TOTAL) && active && d->pid > 0) {
-        unsigned long long user, system;
-        if (rv_qemu_dom_proc_times(d, &user, &system)) {
-            stat_put(l, "cpu.time", RV_TYPED_PARAM_ULLONG, user + system, NULL);
-            stat_put(l, "cpu.user", RV_TYPED_PARAM_ULLONG, user, NULL);
-            stat_put(l, "cpu.system", RV_TYPED_PARAM_ULLONG, system, NULL);
-        }
+    /* Both groups' times from one sample (a vCPU's never above the total). */
+    unsigned current = rv_qemu_def_vcpus(def);
+    unsigned n = current < RV_QEMU_MAX_VCPUS ? current : RV_QEMU_MAX_VCPUS;
+    bool cpu = (groups & RV_DOMAIN_STATS_CPU_TOTAL) && active && d->pid > 0;
+    bool vcpus = (groups & RV_DOMAIN_STATS_VCPU) && active && d->pid > 0;
+    unsigned long long user = 0, system = 0, times[RV_QEMU_MAX_VCPUS];   /* read where seen */
+    bool seen[RV_QEMU_MAX_VCPUS] = { false };
+    if ((cpu || vcpus) && rv_qemu_dom_cpu_times(d, cpu, vcpus ? n : 0, &user, &system, times, seen)) {
+        stat_put(l, "cpu.time", RV_TYPED_PARAM_ULLONG, user + system, NULL);
+        stat_put(l, "cpu.user", RV_TYPED_PARAM_ULLONG, user, NULL);
+        stat_put(l, "cpu.system", RV_TYPED_PARAM_ULLONG, system, NULL);
     }
     if (groups & RV_DOMAIN_STATS_BALLOON) {
         stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG,
@@ -649,19 +664,12 @@ static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
         stat_put(l, "balloon.maximum", RV_TYPED_PARAM_ULLONG, def->memory_kib, NULL);
     }
     if (groups & RV_DOMAIN_STATS_VCPU) {
-        unsigned current = rv_qemu_def_vcpus(def);
         stat_put(l, "vcpu.current", RV_TYPED_PARAM_UINT, current, NULL);
         stat_put(l, "vcpu.maximum", RV_TYPED_PARAM_UINT, def->vcpus, NULL);
-        if (active && d->pid > 0) {
-            unsigned long long times[RV_QEMU_MAX_VCPUS] = { 0 };
-            bool seen[RV_QEMU_MAX_VCPUS] = { false };
-            unsigned n = current < RV_QEMU_MAX_VCPUS ? current : RV_QEMU_MAX_VCPUS;
-            rv_qemu_dom_vcpu_times(d, n, times, seen);
-            for (unsigned i = 0; i < n; i++) {
-                stat_putf(l, RV_TYPED_PARAM_INT, 1, "vcpu.%u.state", i);   /* VIR_VCPU_RUNNING */
-                if (seen[i])
-                    stat_putf(l, RV_TYPED_PARAM_ULLONG, times[i], "vcpu.%u.time", i);
-            }
+        for (unsigned i = 0; vcpus && i < n; i++) {
+            stat_put_nth(l, "vcpu", i, "state", RV_TYPED_PARAM_INT, 1, NULL);   /* VIR_VCPU_RUNNING */
+            if (seen[i])
+                stat_put_nth(l, "vcpu", i, "time", RV_TYPED_PARAM_ULLONG, times[i], NULL);
         }
     }
     if (groups & RV_DOMAIN_STATS_INTERFACE) {
@@ -677,13 +685,11 @@ static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
             unsigned long long c[8];
             if (!ifname)
                 continue;
-            char field[64];
-            snprintf(field, sizeof(field), "net.%zu.name", i);
-            stat_put(l, field, RV_TYPED_PARAM_STRING, 0, ifname);
+            stat_put_nth(l, "net", i, "name", RV_TYPED_PARAM_STRING, 0, ifname);
             if (rv_qemu_link_guest_counters(ifname, c) < 0)
                 continue;
             for (int k = 0; k < 8; k++)
-                stat_putf(l, RV_TYPED_PARAM_ULLONG, c[k], "net.%zu.%s", i, names[k]);
+                stat_put_nth(l, "net", i, names[k], RV_TYPED_PARAM_ULLONG, c[k], NULL);
         }
     }
 }
@@ -695,13 +701,9 @@ static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, jso
 {
     stat_put(l, "block.count", RV_TYPED_PARAM_UINT, ndisks, NULL);
     for (size_t i = 0; i < ndisks; i++) {
-        char field[64];
-        snprintf(field, sizeof(field), "block.%zu.name", i);
-        stat_put(l, field, RV_TYPED_PARAM_STRING, 0, disks[i].target);
-        if (disks[i].source) {
-            snprintf(field, sizeof(field), "block.%zu.path", i);
-            stat_put(l, field, RV_TYPED_PARAM_STRING, 0, disks[i].source);
-        }
+        stat_put_nth(l, "block", i, "name", RV_TYPED_PARAM_STRING, 0, disks[i].target);
+        if (disks[i].source)
+            stat_put_nth(l, "block", i, "path", RV_TYPED_PARAM_STRING, 0, disks[i].source);
         json_object *s = blockstats_of(qstats, disks[i].target);
         if (s) {
             static const struct { const char *field, *key; } counters[] = {
@@ -711,15 +713,15 @@ static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, jso
                 { "fl.reqs", "flush_operations" }, { "fl.times", "flush_total_time_ns" },
             };
             for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++)
-                stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)rv_qmp_json_int(s, counters[k].key, 0),
-                          "block.%zu.%s", i, counters[k].field);
+                stat_put_nth(l, "block", i, counters[k].field, RV_TYPED_PARAM_ULLONG,
+                             (unsigned long long)rv_qmp_json_int(s, counters[k].key, 0), NULL);
         }
         struct stat st;
         if (disks[i].source && stat(disks[i].source, &st) == 0 && S_ISREG(st.st_mode)) {
-            stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)st.st_blocks * 512,
-                      "block.%zu.allocation", i);
-            stat_putf(l, RV_TYPED_PARAM_ULLONG, (unsigned long long)st.st_size,
-                      "block.%zu.physical", i);
+            stat_put_nth(l, "block", i, "allocation", RV_TYPED_PARAM_ULLONG,
+                         (unsigned long long)st.st_blocks * 512, NULL);
+            stat_put_nth(l, "block", i, "physical", RV_TYPED_PARAM_ULLONG,
+                         (unsigned long long)st.st_size, NULL);
         }
     }
 }
