@@ -424,11 +424,35 @@ void rv_qemu_process_exited(pid_t pid, int status);
 /* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
  * -1 and why. */
 typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* A helper process (the spawner, the store helper) and remvirtd's end
+ * of its socket. */
+typedef struct rv_qemu_helper {
+    int fd;                     /* our end of the pair; -1: no helper */
+    pid_t pid;
+    ev_io watcher;              /* its messages */
+} rv_qemu_helper;
 /* Fork a helper process named name (as ps shows it) that dies with
  * remvirtd and runs main_fn(3) with its end of a SOCK_SEQPACKET pair as
- * descriptor 3, nothing else open but 0-2 (/dev/null); *fd our end.  Its
- * pid, or -1 with err set.  (The spawner's and the store helper's.) */
-pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err);
+ * descriptor 3, nothing else open but 0-2 (/dev/null); its messages go
+ * to on_message from the loop.  0, or -1 with err set. */
+int rv_qemu_helper_start(rv_qemu_helper *h, const char *name, void (*main_fn)(int sock),
+                         void (*on_message)(struct ev_loop *loop, ev_io *w, int revents),
+                         rv_err *err);
+/* Close our end (a live helper sees it and exits); h has no helper. */
+void rv_qemu_helper_stop(rv_qemu_helper *h);
+/* In a helper: the next message from remvirtd, a header of head_size
+ * bytes in head and the rest in blob (at most blob_size - 1 bytes, then
+ * a NUL), with the descriptors that came with it (at most max_fds, at
+ * most RV_QEMU_HELPER_MAX_FDS) in fds, *nfds of them.  Its length;
+ * *cut: the message or its descriptors did not fit.  When remvirtd is
+ * gone the helper exits. */
+enum { RV_QEMU_HELPER_MAX_FDS = 64 };
+ssize_t rv_qemu_helper_recv(int sock, void *head, size_t head_size, char *blob, size_t blob_size,
+                            int *fds, int max_fds, int *nfds, bool *cut);
+/* Send h's helper a message (head, then len bytes of blob) with nfds
+ * descriptors (at most RV_QEMU_HELPER_MAX_FDS); sendmsg's result. */
+ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t head_size,
+                            const char *blob, size_t len, const int *fds, int nfds);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
 /* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0

@@ -329,6 +329,13 @@ static int start(qnet *n, rv_deferred *reply, rv_err *err)
 
 static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), rv_err *err);
 
+/* The network a handle names, with no start or destroy under way. */
+static qnet *get_idle(const rv_nonnull_network *w, rv_err *err)
+{
+    qnet *n = get(w, err);
+    return n && busy(n, err) == 0 ? n : NULL;
+}
+
 int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
 {
     qnet *n = find(name);
@@ -528,10 +535,8 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
 int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
+    qnet *n = get_idle(&args->net, err);
     if (!n)
-        return -1;
-    if (busy(n, err) < 0)
         return -1;
     if (n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -567,10 +572,8 @@ static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), 
 int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
+    qnet *n = get_idle(&args->net, err);
     if (!n)
-        return -1;
-    if (busy(n, err) < 0)
         return -1;
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -620,8 +623,8 @@ static void undefine_commit(rv_qemu_fileop *o)
 int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n || busy(n, err) < 0)
+    qnet *n = get_idle(&args->net, err);
+    if (!n)
         return -1;
     return rv_qemu_defop_submit(&net_queue, NULL, n->def->uuid, free_def, undefine_prepare,
                                 undefine_commit, err);

@@ -1785,6 +1785,19 @@ int rv_qemu_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_ar
     return 0;
 }
 
+/* A volume's file was changed in place through fd (closed here): its
+ * figures and the pool's are read again.  rc is the change's result. */
+static int vol_changed(qpool *p, const char *name, int fd, int rc, rv_err *err)
+{
+    close(fd);
+    bool skip;
+    rv_vol_def *now = vol_probe(p, name, &skip);
+    if (now)
+        vol_put(p, now, err);
+    pool_update_space(p);
+    return rc;
+}
+
 /* virStorageVolResizeFlags */
 enum { RESIZE_ALLOCATE = 1, RESIZE_DELTA = 2, RESIZE_SHRINK = 4 };
 
@@ -1837,13 +1850,7 @@ int rv_qemu_storage_vol_resize(rv_driver_conn *c, const rv_storage_vol_resize_ar
              fallocate(fd, 0, (off_t)v->capacity, (off_t)(cap - v->capacity)) < 0 &&
              errno != EOPNOTSUPP)
         rc = sys_fail(err, "allocate space for", v->path);
-    close(fd);
-    bool skip;
-    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
-    if (now)
-        vol_put(p, now, err);
-    pool_update_space(p);
-    return rc;
+    return vol_changed(p, args->vol.name, fd, rc, err);
 }
 
 int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *args, rv_err *err)
@@ -1866,13 +1873,7 @@ int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *
     int rc = 0;
     if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)v->capacity) < 0)
         rc = sys_fail(err, "wipe", v->path);
-    close(fd);
-    bool skip;
-    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
-    if (now)
-        vol_put(p, now, err);
-    pool_update_space(p);
-    return rc;
+    return vol_changed(p, args->vol.name, fd, rc, err);
 }
 
 /* ================================================================ start-up and exit */

@@ -279,16 +279,25 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
     return to_wire(n, &ret->net, err);
 }
 
+/* The network a handle names, refused while it runs ("Network '%s' is
+ * <running>"). */
+static test_net *get_stopped(const rv_nonnull_network *w, const char *running, rv_err *err)
+{
+    test_net *n = get(w, err);
+    if (n && n->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: Network '%s' is %s", n->def->name, running);
+        return NULL;
+    }
+    return n;
+}
+
 int test_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
-    test_net *n = get(&args->net, err);
+    test_net *n = get_stopped(&args->net, "already running", err);
     if (!n)
         return -1;
-    if (n->active)
-        return test_fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: Network '%s' is already running",
-                    n->def->name);
     n->active = 1;
     emit(n, RV_NET_EVENT_STARTED);
     return 0;
@@ -318,13 +327,9 @@ int test_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args,
 int test_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
-    test_net *n = get(&args->net, err);
+    test_net *n = get_stopped(&args->net, "still running", err);
     if (!n)
         return -1;
-    if (n->active)
-        return test_fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: Network '%s' is still running",
-                    n->def->name);
     emit(n, RV_NET_EVENT_UNDEFINED);
     net_remove(n);
     return 0;
