@@ -35,6 +35,7 @@
 #include <ev.h>
 
 #include "server/drivers/conf/domlist.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
@@ -217,9 +218,9 @@ typedef struct rv_qemu_def_family {
      * file is then <uuid>.xml, else <name>.xml) and *unique (what else
      * must be unique, if anything: a secret's usage) point into it. */
     void *(*parse)(const char *text, const char **name, const unsigned char **uuid,
-                   const char **unique, rv_err *err);
+                   const char **unique, void *opaque, rv_err *err);
     /* Takes def, read from path: the only one of its UUID (and unique)
-     * in the directory. */
+     * in the directory.  (opaque: rv_qemu_load_defs's, here and above.) */
     void (*add)(void *def, const char *path, void *opaque);
     void (*free)(void *def);
 } rv_qemu_def_family;
@@ -231,20 +232,39 @@ typedef struct rv_qemu_def_family {
  * operator's call).
  * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
 void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
-/* A family's directories (config_dir/<sub>, its autostart/ and
- * run_dir/<sub>, malloc'd into dirs) and its definitions loaded from the
- * first (add gets opaque) and the last (add gets NULL), dangling
+/* A family of objects defined one per file, <name>.xml, in
+ * config_dir/<sub> (the persistent ones), their autostart links in its
+ * autostart/, and a copy in run_dir/<sub> while active: networks and
+ * storage pools.  Its objects, in list, begin with their definition (as
+ * the list's kind reads an object). */
+typedef struct rv_qemu_family {
+    rv_qemu_def_family files;   /* what, max and free (parse and add: its loader's) */
+    const char *sub;
+    int from;                   /* the error domain */
+    rv_obj_list *list;
+    /* The definition in xml, or NULL with err set. */
+    void *(*parse)(const char *xml, rv_err *err);
+    /* At start-up: a new object in list for def (taken then), read from
+     * the config dir (persistent) or the run dir (a transient one that
+     * runs); NULL with err. */
+    void *(*add)(void *def, bool persistent, rv_err *err);
+    /* At start-up: def (taken), read from the run dir, is obj's: it runs. */
+    void (*ran)(void *obj, void *def);
+    char *config_dir, *autostart_dir, *run_dir;     /* rv_qemu_family_load's */
+    bool loading_config;
+} rv_qemu_family;
+/* fam's directories and its definitions loaded from both, dangling
  * autostart links dropped first.  -1 (logged) when memory is short. */
-typedef struct rv_qemu_family_dirs {
-    char *config_dir, *autostart_dir, *run_dir;
-} rv_qemu_family_dirs;
-int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
-                        rv_qemu_family_dirs *dirs);
-/* Whether dirs' autostart link of name is there; make (on) or remove it
- * (errors in domain from). */
-bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name);
-int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
-                                 int from, rv_err *err);
+int rv_qemu_family_load(rv_qemu_family *fam);
+void rv_qemu_family_free(rv_qemu_family *fam);
+/* Whether name's autostart link is there; make (on) or remove it. */
+bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name);
+int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
+                                 rv_err *err);
+/* The run file of name, an active object (xml taken): not fsynced
+ * (crash-safety rule 1); removed when it stops. */
+int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err);
+void rv_qemu_family_unlink_run(const rv_qemu_family *fam, const char *name);
 /* Remove the temporary files that writes interrupted by a kill left in
  * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
  * can be under way. */
@@ -342,6 +362,15 @@ int rv_qemu_defop_submit(rv_qemu_fileq *q, const char *xml, const unsigned char 
                          void (*free_def)(void *def),
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err);
+/* From the prepare of a define in fam: name's definition file (xml
+ * taken), written durably: the commit point.  -1 with err. */
+int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
+                               char *xml, rv_err *err);
+/* From the prepare of an undefine in fam: name's definition file goes
+ * first (the commit point), then its autostart link (one left alone is
+ * removed at start-up).  -1 with err. */
+int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,
+                                  const char *name, rv_err *err);
 /* remvirtd is stopping: the queued ops end with an error. */
 void rv_qemu_fileq_release(rv_qemu_fileq *q);
 

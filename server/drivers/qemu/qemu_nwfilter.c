@@ -412,9 +412,9 @@ static void free_file(void *f_)
 }
 
 static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
+                        const char **unique, void *opaque, rv_err *err)
 {
-    (void)unique;
+    (void)unique, (void)opaque;
     filter_file *f = calloc(1, sizeof(*f));
     if (!f) {
         oom(err);

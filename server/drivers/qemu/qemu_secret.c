@@ -567,9 +567,9 @@ static void free_file(void *f_)
 }
 
 static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
+                        const char **unique, void *opaque, rv_err *err)
 {
-    (void)name;                 /* none: the file is <uuid>.xml */
+    (void)name, (void)opaque;   /* no name: the file is <uuid>.xml */
     secret_file *f = calloc(1, sizeof(*f));
     if (!f) {
         oom(err);

@@ -130,9 +130,19 @@ static struct {
     size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
-    rv_qemu_family_dirs dirs;
     bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
+
+static void *parse_file(const char *xml, rv_err *err);
+static void free_def(void *def);
+static void *load_new(void *def, bool persistent, rv_err *err);
+static void load_ran(void *obj, void *def);
+
+static rv_qemu_family fam = {
+    .files = { .what = "storage pool", .max = RV_STORAGE_XML_MAX, .free = free_def },
+    .sub = "storage", .from = RV_FROM_STORAGE, .list = &st.pools, .parse = parse_file,
+    .add = load_new, .ran = load_ran,
+};
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
 
@@ -419,33 +429,6 @@ static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_v
     return rv_vol_put_wire(p->def->name, v, w, RV_FROM_STORAGE, err);
 }
 
-/* ================================================================ files */
-
-static char *file_of(const char *dir, const char *name)
-{
-    return rv_qemu_path(dir, name, ".xml");
-}
-
-/* The run file: the pool is active (not fsynced: crash-safety rule 1). */
-static int save_run_file(const qpool *p, rv_err *err)
-{
-    char *xml = rv_pool_def_format(p->def), *path = file_of(st.dirs.run_dir, p->def->name);
-    int rc = !xml || !path ? oom(err)
-             : rv_qemu_mkdirs(st.dirs.run_dir, err) < 0 ? -1
-                                                   : rv_qemu_write_file(path, xml, false, err);
-    free(xml);
-    free(path);
-    return rc;
-}
-
-static void unlink_file(const char *dir, const char *name)
-{
-    char *path = file_of(dir, name);
-    if (path && unlink(path) < 0 && errno != ENOENT)
-        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-    free(path);
-}
-
 /* ================================================================ reading a directory
  * A pool's start and refresh read its directory (every regular file not
  * starting with '.') in slices of at most SCAN_SLICE_SECONDS of loop
@@ -583,7 +566,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
     else if (st.nvols - (s->start ? 0 : p->nvols) + s->nvols > MAX_VOLS)
         too_many_vols(p, s->nvols, &err);
     else if (s->start)
-        save_run_file(p, &err);
+        rv_qemu_family_save_run(&fam, p->def->name, rv_pool_def_format(p->def), &err);
     if (!err.code) {
         vols_clear(p);
         p->vols = s->vols;
@@ -609,7 +592,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
         RV_WARN("storage pool '%s' %s: %s", p->def->name,
                 s->start ? "does not start" : "is not refreshed", err.message);
         if (s->start && !s->nwaiters && !st.stopping)
-            unlink_file(st.dirs.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
+            rv_qemu_family_unlink_run(&fam, p->def->name);   /* remvirtd's restart: it stopped */
     }
     for (size_t i = 0; i < s->nvols; i++)
         rv_vol_def_free(s->vols[i]);
@@ -745,10 +728,7 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
         return busy(p, err);
     if (!p && rv_obj_check_room(&st.pools, err) < 0)
         return -1;
-    char *xml = rv_pool_def_format(def);
-    if (!xml || rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, def->name), xml, true) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_define_step(o, &fam, def->name, rv_pool_def_format(def), err);
 }
 
 static void define_commit(rv_qemu_fileop *o)
@@ -882,7 +862,7 @@ int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destro
         return -1;
     if (p->jobs)
         return has_jobs(p, err);
-    unlink_file(st.dirs.run_dir, p->def->name);
+    rv_qemu_family_unlink_run(&fam, p->def->name);
     p->active = false;
     vols_clear(p);
     close(p->dir);
@@ -935,12 +915,7 @@ static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
         return -1;
     if (p->active)
         return still_active(p, err);
-    /* The definition goes first (the commit point), then its autostart
-     * link: one left alone is removed at start-up. */
-    if (rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, p->def->name), NULL, true) < 0 ||
-        rv_qemu_fileop_step(o, file_of(st.dirs.autostart_dir, p->def->name), NULL, false) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_undefine_steps(o, &fam, p->def->name, err);
 }
 
 static void undefine_commit(rv_qemu_fileop *o)
@@ -1004,7 +979,7 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p->persistent)
         return fail(err, RV_ERR_INTERNAL_ERROR,
                     "internal error: cannot set autostart for transient pool");
-    if (rv_qemu_family_set_autostart(&st.dirs, p->def->name, args->autostart != 0, RV_FROM_STORAGE, err) < 0)
+    if (rv_qemu_family_set_autostart(&fam, p->def->name, args->autostart != 0, err) < 0)
         return -1;
     p->autostart = args->autostart != 0;
     return 0;
@@ -1878,58 +1853,37 @@ int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *
 
 /* ================================================================ start-up and exit */
 
-/* A pool definition file (rv_qemu_load_defs). */
-static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
+static void *parse_file(const char *xml, rv_err *err)
 {
-    (void)unique;
     rv_pool_def *def = NULL;
-    if (rv_pool_def_parse(text, &def, err) < 0)
-        return NULL;
-    *name = def->name;
-    *uuid = def->uuid;
-    return def;
+    return rv_pool_def_parse(xml, &def, err) < 0 ? NULL : def;
 }
 
-/* opaque: non-NULL for the config dir (persistent definitions). */
-static void add_file(void *def_, const char *path, void *opaque)
+static void *load_new(void *def, bool persistent, rv_err *err)
 {
-    (void)path;
-    rv_pool_def *def = def_;
-    bool persistent = opaque != NULL;
-    rv_err err = { 0 };
-    qpool *p = pool_find(def->name);
+    qpool *p = pool_add(def, err);
     if (p) {
-        /* The run dir's copy of a defined pool: it is active. */
-        p->active = true;
-        rv_pool_def_free(def);
-    } else if (!(p = pool_add(def, &err))) {
-        RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
-        rv_pool_def_free(def);
-    } else {
         p->persistent = persistent;
         p->active = !persistent;
     }
-    rv_err_clear(&err);
+    return p;
 }
 
-static void free_file(void *def)
+/* The run dir's copy of a defined pool: it is active. */
+static void load_ran(void *obj, void *def)
 {
+    ((qpool *)obj)->active = true;
     rv_pool_def_free(def);
 }
 
-static const rv_qemu_def_family pool_files = {
-    "storage pool", NULL, RV_STORAGE_XML_MAX, parse_file, add_file, free_file,
-};
-
 void rv_qemu_storage_init(void)
 {
-    if (rv_qemu_family_load("storage", &pool_files, &st, &st.dirs) < 0)
+    if (rv_qemu_family_load(&fam) < 0)
         return;
     for (size_t i = 0; i < st.pools.n;) {
         qpool *p = rv_obj_at(&st.pools, i);
         size_t before = st.pools.n;
-        p->autostart = p->persistent && rv_qemu_family_autostart(&st.dirs, p->def->name);
+        p->autostart = p->persistent && rv_qemu_family_autostart(&fam, p->def->name);
         /* A pool that ran before (its run file) is active again once its
          * directory is read; meanwhile it is starting up. */
         rv_err err = { 0 };
@@ -1938,7 +1892,7 @@ void rv_qemu_storage_init(void)
         if (ran && scan_begin(p, true, false, &err) < 0) {
             RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
                     err.message);
-            unlink_file(st.dirs.run_dir, p->def->name);
+            rv_qemu_family_unlink_run(&fam, p->def->name);
             if (!p->persistent)
                 pool_remove(p);
         } else if (!ran && p->autostart && scan_begin(p, true, true, &err) < 0) {
@@ -1947,7 +1901,7 @@ void rv_qemu_storage_init(void)
         rv_err_clear(&err);
         i += st.pools.n == before;      /* unless p was removed */
     }
-    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.dirs.config_dir);
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, fam.config_dir);
 }
 
 void rv_qemu_storage_cleanup(void)
@@ -1975,9 +1929,7 @@ void rv_qemu_storage_cleanup(void)
     }
     rv_err_clear(&err);
     rv_obj_clear(&st.pools, pool_free_obj);
-    free(st.dirs.config_dir);
-    free(st.dirs.autostart_dir);
-    free(st.dirs.run_dir);
+    rv_qemu_family_free(&fam);
     memset(&st, 0, sizeof(st));
     st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }

@@ -529,7 +529,7 @@ void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opa
         char *text = one.file ? read_def_file(dirfd(dp), e->d_name, fam->max, fam->what, &err) : NULL;
         const char *name = NULL;
         if (text)
-            one.def = fam->parse(text, &name, &one.uuid, &one.unique, &err);
+            one.def = fam->parse(text, &name, &one.uuid, &one.unique, opaque, &err);
         free(text);
         char expect[RV_UUID_STRING_LEN] = "";
         if (one.def && !name)
@@ -610,9 +610,9 @@ static void each_file(const char *dir, const char *suffix, void (*fn)(const char
 }
 
 static void *parse_domain(const char *text, const char **name, const unsigned char **uuid,
-                          const char **unique, rv_err *err)
+                          const char **unique, void *opaque, rv_err *err)
 {
-    (void)unique;
+    (void)unique, (void)opaque;
     rv_qemu_domain_def *def = rv_qemu_domain_parse(text, strlen(text), err);
     if (def) {
         *name = def->name;
@@ -713,51 +713,129 @@ static void finish_undefine(const char *dir, const char *entry)
     free(meta);
 }
 
+/* ---- families with a run directory (rv_qemu_family) ---- */
+
+static void *family_parse(const char *text, const char **name, const unsigned char **uuid,
+                          const char **unique, void *opaque, rv_err *err)
+{
+    (void)unique;
+    const rv_qemu_family *fam = opaque;
+    void *def = fam->parse(text, err);
+    if (def) {
+        *name = fam->list->kind->name_of(&def);     /* (an object begins with its def) */
+        *uuid = fam->list->kind->uuid_of(&def);
+    }
+    return def;
+}
+
+static void family_add(void *def, const char *path, void *opaque)
+{
+    (void)path;
+    const rv_qemu_family *fam = opaque;
+    const char *name = fam->list->kind->name_of(&def);
+    rv_err err = { 0 };
+    void *obj = rv_obj_find_name(fam->list, name);
+    if (obj) {
+        fam->ran(obj, def);     /* the run dir's copy of a defined one */
+    } else if (!fam->add(def, fam->loading_config, &err)) {
+        RV_WARN("%s '%s' is not loaded: %s", fam->files.what, name, err.message);
+        fam->files.free(def);
+    }
+    rv_err_clear(&err);
+}
+
 /* An autostart link whose definition is gone (an undefine killed between
  * the two removals) is dropped. */
-int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
-                        rv_qemu_family_dirs *dirs)
+int rv_qemu_family_load(rv_qemu_family *fam)
 {
-    if (!(dirs->config_dir = rv_qemu_path(rv_qemu.config_dir, sub, "")) ||
-        !(dirs->autostart_dir = rv_qemu_path(dirs->config_dir, "autostart", "")) ||
-        !(dirs->run_dir = rv_qemu_path(rv_qemu.run_dir, sub, ""))) {
-        RV_ERROR("QEMU driver: out of memory; no %s", sub);
+    if (!(fam->config_dir = rv_qemu_path(rv_qemu.config_dir, fam->sub, "")) ||
+        !(fam->autostart_dir = rv_qemu_path(fam->config_dir, "autostart", "")) ||
+        !(fam->run_dir = rv_qemu_path(rv_qemu.run_dir, fam->sub, ""))) {
+        RV_ERROR("QEMU driver: out of memory; no %s", fam->sub);
         return -1;
     }
-    rv_qemu_drop_dangling_links(dirs->autostart_dir);
-    rv_qemu_load_defs(dirs->config_dir, fam, opaque);
-    rv_qemu_load_defs(dirs->run_dir, fam, NULL);
+    fam->files.parse = family_parse;
+    fam->files.add = family_add;
+    rv_qemu_drop_dangling_links(fam->autostart_dir);
+    fam->loading_config = true;
+    rv_qemu_load_defs(fam->config_dir, &fam->files, fam);
+    fam->loading_config = false;
+    rv_qemu_load_defs(fam->run_dir, &fam->files, fam);
     return 0;
 }
 
-int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
-                                 int from, rv_err *err)
+void rv_qemu_family_free(rv_qemu_family *fam)
 {
-    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
-    char *target = rv_qemu_path(dirs->config_dir, name, ".xml");
+    free(fam->config_dir);
+    free(fam->autostart_dir);
+    free(fam->run_dir);
+    fam->config_dir = fam->autostart_dir = fam->run_dir = NULL;
+}
+
+int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
+                                 rv_err *err)
+{
+    char *link = rv_qemu_path(fam->autostart_dir, name, ".xml");
+    char *target = rv_qemu_path(fam->config_dir, name, ".xml");
     int rc = 0;
     if (!link || !target)
-        rc = rv_err_fail(err, from, RV_ERR_NO_MEMORY, "out of memory");
+        rc = rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
     else if (!on) {
         if (unlink(link) < 0 && errno != ENOENT)
-            rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
+            rc = rv_err_fail(err, fam->from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
                              strerror(errno));
-    } else if (rv_qemu_mkdirs(dirs->autostart_dir, err) < 0)
+    } else if (rv_qemu_mkdirs(fam->autostart_dir, err) < 0)
         rc = -1;
     else if (symlink(target, link) < 0 && errno != EEXIST)
-        rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s", link,
-                         strerror(errno));
+        rc = rv_err_fail(err, fam->from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s",
+                         link, strerror(errno));
     free(link);
     free(target);
     return rc;
 }
 
-bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name)
+bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name)
 {
-    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
+    char *link = rv_qemu_path(fam->autostart_dir, name, ".xml");
     bool there = link && access(link, F_OK) == 0;
     free(link);
     return there;
+}
+
+int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err)
+{
+    char *path = rv_qemu_path(fam->run_dir, name, ".xml");
+    int rc = !xml || !path ? rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory")
+             : rv_qemu_mkdirs(fam->run_dir, err) < 0 ? -1
+                                                    : rv_qemu_write_file(path, xml, false, err);
+    free(xml);
+    free(path);
+    return rc;
+}
+
+void rv_qemu_family_unlink_run(const rv_qemu_family *fam, const char *name)
+{
+    char *path = rv_qemu_path(fam->run_dir, name, ".xml");
+    if (path && unlink(path) < 0 && errno != ENOENT)
+        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
+    free(path);
+}
+
+int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
+                               char *xml, rv_err *err)
+{
+    if (!xml || rv_qemu_fileop_step(op, rv_qemu_path(fam->config_dir, name, ".xml"), xml, true) < 0)
+        return rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,
+                                  const char *name, rv_err *err)
+{
+    if (rv_qemu_fileop_step(op, rv_qemu_path(fam->config_dir, name, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(op, rv_qemu_path(fam->autostart_dir, name, ".xml"), NULL, false) < 0)
+        return rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
 }
 
 void rv_qemu_drop_dangling_links(const char *dir)
