@@ -359,68 +359,12 @@ int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err)
 
 /* ---- the slots ---- */
 
-int rv_qemu_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                                    rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = rv_obj_count(&st.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(rv_qemu_, networks, &st.list, RV_NETWORK_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(rv_qemu_, networks, &st.list, RV_NETWORK_LIST_MAX)
 
-int rv_qemu_connect_num_of_defined_networks(rv_driver_conn *c,
-                                            rv_connect_num_of_defined_networks_ret *ret,
-                                            rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = rv_obj_count(&st.list, false);
-    return 0;
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, networks, &st.list, 0x3f, "connectListAllNetworks", to_wire, nets)
 
-int rv_qemu_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                                  rv_connect_list_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.list, true, args->maxnames, RV_NETWORK_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_defined_networks(rv_driver_conn *c,
-                                          const rv_connect_list_defined_networks_args *args,
-                                          rv_connect_list_defined_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.list, false, args->maxnames, RV_NETWORK_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_all_networks(rv_driver_conn *c,
-                                      const rv_connect_list_all_networks_args *args,
-                                      rv_connect_list_all_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_NETWORK, args->flags, 0x3f, "connectListAllNetworks", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
-                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
-                           err);
-}
-
-int rv_qemu_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                                   rv_network_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_nonnull_network w = { .name = args->name };
-    qnet *n = get(&w, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
-
-int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                                   rv_network_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = rv_obj_get_uuid(&st.list, (const unsigned char *)args->uuid, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(rv_qemu_, network, &st.list, to_wire, net)
 
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked when the ones before it are done, answered once its file is

@@ -987,74 +987,13 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
 
 /* ================================================================ pool queries */
 
-int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
-                                         rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    (void)err;
-    ret->num = rv_obj_count(&st.pools, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(rv_qemu_, storage_pools, &st.pools, RV_STORAGE_POOL_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(rv_qemu_, storage_pools, &st.pools, RV_STORAGE_POOL_LIST_MAX)
 
-int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
-                                                 rv_connect_num_of_defined_storage_pools_ret *ret,
-                                                 rv_err *err)
-{
-    (void)c;
-    (void)err;
-    ret->num = rv_obj_count(&st.pools, false);
-    return 0;
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, storage_pools, &st.pools, 0xfffff, "connectListAllStoragePools",
+                     pool_to_wire, pools)
 
-/* Up to maxnames names of pool's volumes. */
-int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
-                                       const rv_connect_list_storage_pools_args *args,
-                                       rv_connect_list_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.pools, true, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
-                                               const rv_connect_list_defined_storage_pools_args *args,
-                                               rv_connect_list_defined_storage_pools_ret *ret,
-                                               rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.pools, false, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
-                                           const rv_connect_list_all_storage_pools_args *args,
-                                           rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.pools, args->flags, args->need_results,
-                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
-                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
-}
-
-int rv_qemu_storage_pool_lookup_by_name(rv_driver_conn *c,
-                                        const rv_storage_pool_lookup_by_name_args *args,
-                                        rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_named(args->name, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
-
-int rv_qemu_storage_pool_lookup_by_uuid(rv_driver_conn *c,
-                                        const rv_storage_pool_lookup_by_uuid_args *args,
-                                        rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = rv_obj_get_uuid(&st.pools, (const unsigned char *)args->uuid, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(rv_qemu_, storage_pool, &st.pools, pool_to_wire, pool)
 
 int rv_qemu_storage_pool_lookup_by_volume(rv_driver_conn *c,
                                           const rv_storage_pool_lookup_by_volume_args *args,

@@ -44,11 +44,13 @@ static unsigned int net_state(const void *obj)
 /* libvirt's test driver says TEST in its errors. */
 static const rv_obj_kind net_kind = RV_NET_OBJ_KIND(RV_FROM_TEST, net_state);
 
+static int ready(rv_err *err);
+
 static struct {
     rv_obj_list list;           /* of test_net */
     int ready;
 } nets = {
-    .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind },
+    .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind, .fill = ready },
 };
 
 static void net_free(void *item)
@@ -127,79 +129,14 @@ static int to_wire(const void *n, void *w, rv_err *err)
 
 /* ---- lists ---- */
 
-int test_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                                 rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&nets.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(test_, networks, &nets.list, RV_NETWORK_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(test_, networks, &nets.list, RV_NETWORK_LIST_MAX)
 
-int test_connect_num_of_defined_networks(rv_driver_conn *c,
-                                         rv_connect_num_of_defined_networks_ret *ret,
-                                         rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&nets.list, false);
-    return 0;
-}
-
-int test_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                               rv_connect_list_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, true, args->maxnames,
-                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_defined_networks(rv_driver_conn *c,
-                                       const rv_connect_list_defined_networks_args *args,
-                                       rv_connect_list_defined_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, false, args->maxnames,
-                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
-                                   rv_connect_list_all_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (test_check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
-        return -1;
-    return rv_obj_list_all(&nets.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
-                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
-                           err);
-}
+RV_OBJ_LIST_ALL_SLOT(test_, networks, &nets.list, 0x3f, "testConnectListAllNetworks", to_wire, nets)
 
 /* ---- lookups ---- */
 
-int test_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                                rv_network_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_nonnull_network w = { .name = args->name };
-    test_net *n = get(&w, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
-
-int test_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                                rv_network_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    test_net *n = rv_obj_get_uuid(&nets.list, (const unsigned char *)args->uuid, err);
-    if (!n)
-        return -1;
-    return to_wire(n, &ret->net, err);
-}
+RV_OBJ_LOOKUP_SLOTS(test_, network, &nets.list, to_wire, net)
 
 /* ---- definition and lifecycle ---- */
 

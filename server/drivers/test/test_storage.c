@@ -49,12 +49,14 @@ static unsigned int pool_state(const void *obj)
 /* libvirt's test driver says TEST in its errors. */
 static const rv_obj_kind pool_kind = RV_POOL_OBJ_KIND(RV_FROM_TEST, pool_state);
 
+static int ready(rv_err *err);
+
 static struct {
     rv_obj_list list;           /* of test_pool */
     size_t nvols;               /* in all pools */
     int ready;
 } pools = {
-    .list = { .max = TEST_MAX_POOLS, .kind = &pool_kind },
+    .list = { .max = TEST_MAX_POOLS, .kind = &pool_kind, .fill = ready },
 };
 
 static test_pool *pool_at(size_t i)
@@ -195,61 +197,11 @@ static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_stora
 
 /* ---- pool lists ---- */
 
-int test_connect_num_of_storage_pools(rv_driver_conn *c,
-                                      rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&pools.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(test_, storage_pools, &pools.list, RV_STORAGE_POOL_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(test_, storage_pools, &pools.list, RV_STORAGE_POOL_LIST_MAX)
 
-int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
-                                              rv_connect_num_of_defined_storage_pools_ret *ret,
-                                              rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&pools.list, false);
-    return 0;
-}
-
-/* Up to maxnames names of pool's volumes. */
-int test_connect_list_storage_pools(rv_driver_conn *c,
-                                    const rv_connect_list_storage_pools_args *args,
-                                    rv_connect_list_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, true, args->maxnames,
-                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_defined_storage_pools(rv_driver_conn *c,
-                                            const rv_connect_list_defined_storage_pools_args *args,
-                                            rv_connect_list_defined_storage_pools_ret *ret,
-                                            rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, false, args->maxnames,
-                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_all_storage_pools(rv_driver_conn *c,
-                                        const rv_connect_list_all_storage_pools_args *args,
-                                        rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (test_check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
-        ready(err) < 0)
-        return -1;
-    return rv_obj_list_all(&pools.list, args->flags, args->need_results,
-                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
-                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
-}
+RV_OBJ_LIST_ALL_SLOT(test_, storage_pools, &pools.list, 0xfffff, "testConnectListAllStoragePools",
+                     pool_to_wire, pools)
 
 /* ---- finding pool sources ---- */
 
@@ -303,25 +255,7 @@ int test_connect_find_storage_pool_sources(rv_driver_conn *c,
 
 /* ---- pool lookups ---- */
 
-int test_storage_pool_lookup_by_name(rv_driver_conn *c,
-                                     const rv_storage_pool_lookup_by_name_args *args,
-                                     rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_named(args->name, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
-
-int test_storage_pool_lookup_by_uuid(rv_driver_conn *c,
-                                     const rv_storage_pool_lookup_by_uuid_args *args,
-                                     rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    test_pool *p = rv_obj_get_uuid(&pools.list, (const unsigned char *)args->uuid, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(test_, storage_pool, &pools.list, pool_to_wire, pool)
 
 int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
                                        const rv_storage_pool_lookup_by_volume_args *args,
