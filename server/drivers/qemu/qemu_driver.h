@@ -197,6 +197,8 @@ bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
  * (errno says why). */
 char *rv_qemu_read_file(const char *path, size_t max);
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
+/* Remove dir/<name><suffix>; a failure but "not there" is logged. */
+void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix);
 /* Write text to path atomically: temp file, rename; durable: with fsync
  * of the file before and of its directory after. */
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
@@ -262,9 +264,8 @@ bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name);
 int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
                                  rv_err *err);
 /* The run file of name, an active object (xml taken): not fsynced
- * (crash-safety rule 1); removed when it stops. */
+ * (crash-safety rule 1); removed (rv_qemu_remove_file) when it stops. */
 int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err);
-void rv_qemu_family_unlink_run(const rv_qemu_family *fam, const char *name);
 /* Remove the temporary files that writes interrupted by a kill left in
  * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
  * can be under way. */
@@ -478,6 +479,10 @@ void rv_qemu_helper_stop(rv_qemu_helper *h);
 enum { RV_QEMU_HELPER_MAX_FDS = 64 };
 ssize_t rv_qemu_helper_recv(int sock, void *head, size_t head_size, char *blob, size_t blob_size,
                             int *fds, int max_fds, int *nfds, bool *cut);
+/* The helper's next answer, size bytes, into m: 1; 0: none yet; -1: the
+ * helper is gone ("end of file") or answered out of turn ("a bad
+ * answer"), *why (when why is not NULL) says which. */
+int rv_qemu_helper_read(const rv_qemu_helper *h, void *m, size_t size, const char **why);
 /* Send h's helper a message (head, then len bytes of blob) with nfds
  * descriptors (at most RV_QEMU_HELPER_MAX_FDS); sendmsg's result. */
 ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t head_size,

@@ -275,7 +275,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
 
 static void stopped(qnet *n)
 {
-    rv_qemu_family_unlink_run(&fam, n->def->name);
+    rv_qemu_remove_file(fam.run_dir, n->def->name, ".xml");
     n->active = false;
     live_clear(n);
     RV_INFO("network '%s' stopped", n->def->name);

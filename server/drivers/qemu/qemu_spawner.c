@@ -297,13 +297,11 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop, (void)w, (void)revents;
     spawn_msg m;
-    ssize_t n = recv(spawner.h.fd, &m, sizeof(m), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n != (ssize_t)sizeof(m)) {
+    int got = rv_qemu_helper_read(&spawner.h, &m, sizeof(m), NULL);
+    if (got < 0)
         helper_lost();
+    if (got <= 0)
         return;
-    }
     if (m.kind == MSG_EXITED) {
         for (spawn_cmd **p = &spawner.cmds; *p; p = &(*p)->next)
             if ((*p)->pid == m.pid) {
@@ -427,6 +425,16 @@ ssize_t rv_qemu_helper_recv(int sock, void *head, size_t head_size, char *blob, 
     if ((size_t)n >= head_size)
         blob[(size_t)n - head_size] = '\0';
     return n;
+}
+
+int rv_qemu_helper_read(const rv_qemu_helper *h, void *m, size_t size, const char **why)
+{
+    ssize_t n = recv(h->fd, m, size, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (why)
+        *why = n == 0 ? "end of file" : "a bad answer";
+    return n == (ssize_t)size ? 1 : -1;
 }
 
 ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t head_size,

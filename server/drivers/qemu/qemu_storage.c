@@ -592,7 +592,8 @@ static void scan_stop(pool_scan *s, const rv_err *why)
         RV_WARN("storage pool '%s' %s: %s", p->def->name,
                 s->start ? "does not start" : "is not refreshed", err.message);
         if (s->start && !s->nwaiters && !st.stopping)
-            rv_qemu_family_unlink_run(&fam, p->def->name);   /* remvirtd's restart: it stopped */
+            /* remvirtd's restart: it stopped */
+            rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
     }
     for (size_t i = 0; i < s->nvols; i++)
         rv_vol_def_free(s->vols[i]);
@@ -862,7 +863,7 @@ int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destro
         return -1;
     if (p->jobs)
         return has_jobs(p, err);
-    rv_qemu_family_unlink_run(&fam, p->def->name);
+    rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
     p->active = false;
     vols_clear(p);
     close(p->dir);
@@ -1831,7 +1832,7 @@ void rv_qemu_storage_init(void)
         if (ran && scan_begin(p, true, false, &err) < 0) {
             RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
                     err.message);
-            rv_qemu_family_unlink_run(&fam, p->def->name);
+            rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
             if (!p->persistent)
                 pool_remove(p);
         } else if (!ran && p->autostart && scan_begin(p, true, true, &err) < 0) {

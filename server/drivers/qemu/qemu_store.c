@@ -126,7 +126,7 @@ int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err 
     return 0;
 }
 
-static void unlink_in(const char *dir, const char *name, const char *suffix)
+void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix)
 {
     char *path = rv_qemu_path(dir, name, suffix);
     if (path && unlink(path) < 0 && errno != ENOENT)
@@ -186,10 +186,10 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
 void rv_qemu_remove_runtime(const char *name)
 {
     /* The status first: without it nothing is reattached. */
-    unlink_in(rv_qemu.run_dir, name, ".status");
-    unlink_in(rv_qemu.run_dir, name, ".xml");
-    unlink_in(rv_qemu.run_dir, name, ".qmp");
-    unlink_in(rv_qemu.run_dir, name, ".saving");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".status");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".xml");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".qmp");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".saving");
 }
 
 char *rv_qemu_read_file(const char *path, size_t max)
@@ -811,14 +811,6 @@ int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *x
     free(xml);
     free(path);
     return rc;
-}
-
-void rv_qemu_family_unlink_run(const rv_qemu_family *fam, const char *name)
-{
-    char *path = rv_qemu_path(fam->run_dir, name, ".xml");
-    if (path && unlink(path) < 0 && errno != ENOENT)
-        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-    free(path);
 }
 
 int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,

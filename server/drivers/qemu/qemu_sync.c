@@ -300,11 +300,12 @@ static void on_answer(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop, (void)w, (void)revents;
     store_msg m;
-    ssize_t n = recv(store.h.fd, &m, sizeof(m), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    const char *why;
+    int got = rv_qemu_helper_read(&store.h, &m, sizeof(m), &why);
+    if (got == 0)
         return;
-    if (n != (ssize_t)sizeof(m) || !store.sent || m.id != store.queue->m.id) {
-        helper_lost(n == 0 ? "end of file" : "a bad answer");
+    if (got < 0 || !store.sent || m.id != store.queue->m.id) {
+        helper_lost(got < 0 ? why : "a bad answer");
         return;
     }
     answer_head(m.error, m.dir_error);
