@@ -84,6 +84,10 @@ int rv_obj_check_room(const rv_obj_list *l, rv_err *err);
 /* Insert obj (its name not in the list) in name order; -1 with err set
  * when the bound is reached or memory is short (obj stays the caller's). */
 int rv_obj_add(rv_obj_list *l, void *obj, rv_err *err);
+/* A new object of size bytes, zeroed but for its first member, def (an
+ * object begins with its definition), added to l; NULL with err set
+ * (def stays the caller's). */
+void *rv_obj_new(rv_obj_list *l, size_t size, void *def, rv_err *err);
 void rv_obj_remove(rv_obj_list *l, const void *obj);
 /* Free every object with free_obj and the array; the list is empty. */
 void rv_obj_clear(rv_obj_list *l, void (*free_obj)(void *obj));
@@ -173,6 +177,28 @@ int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
         (void)c;                                                                                   \
         void *obj = rv_obj_ready(list, err) < 0 ? NULL : find;                                     \
         return obj ? to_wire(obj, &ret->field, err) : -1;                                          \
+    }
+
+/* <what>_is_active, <what>_is_persistent and <what>_get_autostart: the
+ * state (its kind's state_of) of the object of list that the argument
+ * handle names. */
+#define RV_OBJ_STATE_SLOTS(prefix, what, list, handle)                                             \
+    RV_OBJ_STATE_SLOT_(prefix##what##_is_active, rv_##what##_is_active, list, handle, active,       \
+                       RV_OBJ_ACTIVE)                                                               \
+    RV_OBJ_STATE_SLOT_(prefix##what##_is_persistent, rv_##what##_is_persistent, list, handle,       \
+                       persistent, RV_OBJ_PERSISTENT)                                               \
+    RV_OBJ_STATE_SLOT_(prefix##what##_get_autostart, rv_##what##_get_autostart, list, handle,       \
+                       autostart, RV_OBJ_AUTOSTART)
+#define RV_OBJ_STATE_SLOT_(fn, wire, list, handle, field, bit)                                     \
+    int fn(rv_driver_conn *c, const wire##_args *args, wire##_ret *ret, rv_err *err)               \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        const void *obj = rv_obj_ready(list, err) < 0                                              \
+                          ? NULL : rv_obj_get_name(list, args->handle.name, err);                 \
+        if (!obj)                                                                                  \
+            return -1;                                                                             \
+        ret->field = ((list)->kind->state_of(obj) & (bit)) != 0;                                   \
+        return 0;                                                                                  \
     }
 
 /* A name and UUID into a wire handle (network, storage pool, nwfilter). */

@@ -88,17 +88,7 @@ static qnet *find(const char *name)
 
 static qnet *add(rv_net_def *def, rv_err *err)
 {
-    qnet *n = calloc(1, sizeof(*n));
-    if (!n) {
-        oom(err);
-        return NULL;
-    }
-    n->def = def;
-    if (rv_obj_add(&st.list, n, err) < 0) {
-        free(n);
-        return NULL;
-    }
-    return n;
+    return rv_obj_new(&st.list, sizeof(qnet), def, err);
 }
 
 static const rv_net_def *running(const qnet *n)
@@ -584,16 +574,7 @@ int rv_qemu_network_get_bridge_name(rv_driver_conn *c,
     return (ret->name = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
-int rv_qemu_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                                  rv_network_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->autostart = n->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(rv_qemu_, network, &st.list, net)
 
 int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
                                   rv_err *err)
@@ -608,28 +589,6 @@ int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autost
     if (rv_qemu_family_set_autostart(&fam, n->def->name, args->autostart != 0, err) < 0)
         return -1;
     n->autostart = args->autostart != 0;
-    return 0;
-}
-
-int rv_qemu_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                              rv_network_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->active = n->active;
-    return 0;
-}
-
-int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                                  rv_network_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->persistent = n->persistent;
     return 0;
 }
 

@@ -355,17 +355,9 @@ static qpool *pool_find(const char *name)
 
 static qpool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    qpool *p = calloc(1, sizeof(*p));
-    if (!p) {
-        oom(err);
-        return NULL;
-    }
-    p->def = def;
-    p->dir = -1;
-    if (rv_obj_add(&st.pools, p, err) < 0) {
-        free(p);
-        return NULL;
-    }
+    qpool *p = rv_obj_new(&st.pools, sizeof(*p), def, err);
+    if (p)
+        p->dir = -1;
     return p;
 }
 
@@ -958,17 +950,7 @@ int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refres
     return scan_begin(p, false, false, err) < 0 ? -1 : scan_wait(p, false, err);
 }
 
-int rv_qemu_storage_pool_get_autostart(rv_driver_conn *c,
-                                       const rv_storage_pool_get_autostart_args *args,
-                                       rv_storage_pool_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->autostart = p->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(rv_qemu_, storage_pool, &st.pools, pool)
 
 int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
                                        const rv_storage_pool_set_autostart_args *args, rv_err *err)
@@ -1037,29 +1019,6 @@ int rv_qemu_storage_pool_get_xml_desc(rv_driver_conn *c,
     if (!(ret->xml = rv_pool_def_format(def)))
         return oom(err);
     return rv_string_result(0, &ret->xml, err);
-}
-
-int rv_qemu_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
-                                   rv_storage_pool_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->active = p->active;
-    return 0;
-}
-
-int rv_qemu_storage_pool_is_persistent(rv_driver_conn *c,
-                                       const rv_storage_pool_is_persistent_args *args,
-                                       rv_storage_pool_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->persistent = p->persistent;
-    return 0;
 }
 
 /* ================================================================ volume queries */

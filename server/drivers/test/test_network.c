@@ -71,17 +71,9 @@ static void emit(const test_net *n, int event)
 /* A new inactive network holding def (taken, freed on failure). */
 static test_net *net_add(rv_net_def *def, rv_err *err)
 {
-    test_net *n = calloc(1, sizeof(*n));
-    if (!n) {
+    test_net *n = rv_obj_new(&nets.list, sizeof(*n), def, err);
+    if (!n)
         rv_net_def_free(def);
-        test_fail_oom(err);
-        return NULL;
-    }
-    n->def = def;
-    if (rv_obj_add(&nets.list, n, err) < 0) {
-        net_free(n);
-        return NULL;
-    }
     return n;
 }
 
@@ -303,16 +295,7 @@ int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_
     return 0;
 }
 
-int test_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                               rv_network_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->autostart = n->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(test_, network, &nets.list, net)
 
 int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
                                rv_err *err)
@@ -325,24 +308,3 @@ int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart
     return 0;
 }
 
-int test_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                           rv_network_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->active = n->active;
-    return 0;
-}
-
-int test_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                               rv_network_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->persistent = n->persistent;
-    return 0;
-}

@@ -92,17 +92,9 @@ static void pool_free(void *item)
 /* A new inactive pool holding def (taken, freed on failure). */
 static test_pool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    test_pool *p = calloc(1, sizeof(*p));
-    if (!p) {
+    test_pool *p = rv_obj_new(&pools.list, sizeof(*p), def, err);
+    if (!p)
         rv_pool_def_free(def);
-        test_fail_oom(err);
-        return NULL;
-    }
-    p->def = def;
-    if (rv_obj_add(&pools.list, p, err) < 0) {
-        pool_free(p);
-        return NULL;
-    }
     return p;
 }
 
@@ -446,17 +438,7 @@ int test_storage_pool_get_xml_desc(rv_driver_conn *c,
     return rv_string_result(0, &ret->xml, err);
 }
 
-int test_storage_pool_get_autostart(rv_driver_conn *c,
-                                    const rv_storage_pool_get_autostart_args *args,
-                                    rv_storage_pool_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->autostart = p->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(test_, storage_pool, &pools.list, pool)
 
 int test_storage_pool_set_autostart(rv_driver_conn *c,
                                     const rv_storage_pool_set_autostart_args *args, rv_err *err)
@@ -468,29 +450,6 @@ int test_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p->persistent)
         return test_fail(err, RV_ERR_INVALID_ARG, "invalid argument: pool has no config file");
     p->autostart = args->autostart != 0;
-    return 0;
-}
-
-int test_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
-                                rv_storage_pool_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->active = p->active;
-    return 0;
-}
-
-int test_storage_pool_is_persistent(rv_driver_conn *c,
-                                    const rv_storage_pool_is_persistent_args *args,
-                                    rv_storage_pool_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->persistent = p->persistent;
     return 0;
 }
 
