@@ -1041,28 +1041,7 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err
     return v;
 }
 
-int rv_qemu_storage_pool_num_of_volumes(rv_driver_conn *c,
-                                        const rv_storage_pool_num_of_volumes_args *args,
-                                        rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->num = (int)p->nvols;
-    return 0;
-}
-
-int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
-                                      const rv_storage_pool_list_volumes_args *args,
-                                      rv_storage_pool_list_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_active(&args->pool, err);
-    return p ? rv_vols_names(p->vols, p->nvols, RV_FROM_STORAGE, args->maxnames, &ret->names.names_val,
-                         &ret->names.names_len, err)
-             : -1;
-}
+RV_VOLS_SLOTS(rv_qemu_, qpool, get_active, get_vol, RV_FROM_STORAGE)
 
 int rv_qemu_storage_pool_list_all_volumes(rv_driver_conn *c,
                                           const rv_storage_pool_list_all_volumes_args *args,
@@ -1162,16 +1141,6 @@ int rv_qemu_storage_vol_get_xml_desc(rv_driver_conn *c,
         !(v = get_vol_fresh(&args->vol, NULL, err)))
         return -1;
     return rv_vol_put_xml(v, RV_FROM_STORAGE, &ret->xml, err);
-}
-
-int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
-                                 rv_storage_vol_get_path_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_vol_def *v = get_vol(&args->vol, NULL, err);
-    if (!v)
-        return -1;
-    return rv_vol_put_path(v, RV_FROM_STORAGE, &ret->name, err);
 }
 
 /* v's file in p's directory, by its name there: never a link, and never

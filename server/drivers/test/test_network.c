@@ -132,37 +132,38 @@ RV_OBJ_LOOKUP_SLOTS(test_, network, &nets.list, to_wire, net)
 
 /* ---- definition and lifecycle ---- */
 
-/* Read XML into a definition that can be sent back whole. */
-static int parse(const char *xml, rv_net_def **out, rv_err *err)
+/* Read XML into a definition that can be sent back whole and may stand
+ * (libvirt's name and UUID checks); *same: the network it replaces, or
+ * NULL. */
+static int parse(const char *xml, rv_net_def **out, test_net **same, rv_err *err)
 {
     if (ready(err) < 0 || rv_net_def_parse(xml, out, err) < 0)
         return -1;
     char *text = rv_net_def_format(*out);
     size_t len = text ? strlen(text) : 0;
     free(text);
-    if (text && len <= RV_STRING_MAX)
-        return 0;
-    rv_net_def_free(*out);
-    if (!text)
-        return test_fail_oom(err);
-    return test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
-                "unsupported configuration: the network XML would be %zu bytes once written "
-                "back, over the protocol's limit of %d", len, RV_STRING_MAX);
+    void *obj = NULL;
+    int rc = !text ? test_fail_oom(err)
+             : len > RV_STRING_MAX
+                 ? test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                             "unsupported configuration: the network XML would be %zu bytes "
+                             "once written back, over the protocol's limit of %d", len,
+                             RV_STRING_MAX)
+                 : rv_obj_check_clash(&nets.list, (*out)->name, (*out)->uuid, &obj, err);
+    if (rc < 0)
+        rv_net_def_free(*out);
+    *same = obj;
+    return rc;
 }
 
 int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
                             rv_network_define_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
-    void *same;
+    test_net *n;
     (void)c;
-    if (parse(args->xml, &def, err) < 0)
+    if (parse(args->xml, &def, &n, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0) {
-        rv_net_def_free(def);
-        return -1;
-    }
-    test_net *n = same;
     if (!n) {
         if (!(n = net_add(def, err)))
             return -1;
@@ -183,15 +184,14 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
                             rv_network_create_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
-    void *same;
+    test_net *n;
     (void)c;
-    if (parse(args->xml, &def, err) < 0)
+    if (parse(args->xml, &def, &n, err) < 0)
         return -1;
-    test_net *n = NULL;
-    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0 ||
-        ((n = same) && n->active &&
-         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
-              "network is already active as '%s'", n->def->name) < 0)) {
+    if (n && n->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: network is already active as '%s'",
+                  n->def->name);
         rv_net_def_free(def);
         return -1;
     }

@@ -260,12 +260,19 @@ int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
 
 /* ---- pool definition and lifecycle ---- */
 
-/* Read XML into a definition that can be sent back whole. */
-static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
+/* Read XML into a definition that may stand (libvirt's name and UUID
+ * checks); *same: the pool it replaces, or NULL. */
+static int parse_pool(const char *xml, rv_pool_def **out, test_pool **same, rv_err *err)
 {
+    void *obj;
     if (ready(err) < 0 || rv_pool_def_parse(xml, out, err) < 0)
         return -1;
+    if (rv_obj_check_clash(&pools.list, (*out)->name, (*out)->uuid, &obj, err) < 0) {
+        rv_pool_def_free(*out);
+        return -1;
+    }
     set_defaults(*out);
+    *same = obj;
     return 0;
 }
 
@@ -273,17 +280,12 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
                                  rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    void *same;
+    test_pool *p;
     (void)c;
     /* VALIDATE (against libvirt's schema) has no schema to check here. */
     if (test_check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
+        parse_pool(args->xml, &def, &p, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0) {
-        rv_pool_def_free(def);
-        return -1;
-    }
-    test_pool *p = same;
     if (!p) {
         if (!(p = pool_add(def, err)))
             return -1;
@@ -305,16 +307,15 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
                                  rv_storage_pool_create_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    void *same;
-    test_pool *p = NULL;
+    test_pool *p;
     (void)c;
     if (test_check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
+        parse_pool(args->xml, &def, &p, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0 ||
-        ((p = same) && p->active &&
-         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
-              "pool is already active as '%s'", p->def->name) < 0)) {
+    if (p && p->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: pool is already active as '%s'",
+                  p->def->name);
         rv_pool_def_free(def);
         return -1;
     }
@@ -483,29 +484,7 @@ rv_vol_def *test_storage_find_vol(const rv_nonnull_storage_vol *w, rv_err *err)
     return get_vol(w, NULL, err);
 }
 
-int test_storage_pool_num_of_volumes(rv_driver_conn *c,
-                                     const rv_storage_pool_num_of_volumes_args *args,
-                                     rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->num = (int)p->nvols;
-    return 0;
-}
-
-int test_storage_pool_list_volumes(rv_driver_conn *c,
-                                   const rv_storage_pool_list_volumes_args *args,
-                                   rv_storage_pool_list_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    return rv_vols_names(p->vols, p->nvols, RV_FROM_TEST, args->maxnames, &ret->names.names_val,
-                         &ret->names.names_len, err);
-}
+RV_VOLS_SLOTS(test_, test_pool, get_active, get_vol, RV_FROM_TEST)
 
 int test_storage_pool_list_all_volumes(rv_driver_conn *c,
                                        const rv_storage_pool_list_all_volumes_args *args,
@@ -688,12 +667,3 @@ int test_storage_vol_get_xml_desc(rv_driver_conn *c,
     return rv_vol_put_xml(v, RV_FROM_TEST, &ret->xml, err);
 }
 
-int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
-                              rv_storage_vol_get_path_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_vol_def *v = get_vol(&args->vol, NULL, err);
-    if (!v)
-        return -1;
-    return rv_vol_put_path(v, RV_FROM_TEST, &ret->name, err);
-}
