@@ -56,17 +56,6 @@ static struct {
     rv_obj_list list;           /* of qnet */
 } st = { .list = { .max = MAX_NETS, .kind = &net_kind } };
 
-static void *parse_file(const char *xml, rv_err *err);
-static void free_def(void *def);
-static void *load_new(void *def, bool persistent, rv_err *err);
-static void load_ran(void *obj, void *def);
-
-static rv_qemu_family fam = {
-    .files = { .what = "network", .max = RV_NETWORK_XML_MAX, .free = free_def },
-    .sub = "networks", .from = RV_FROM_NETWORK, .list = &st.list, .parse = parse_file,
-    .add = load_new, .ran = load_ran,
-};
-
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NETWORK, (code), __VA_ARGS__)
 
 static int oom(rv_err *err)
@@ -90,6 +79,43 @@ static qnet *add(rv_net_def *def, rv_err *err)
 {
     return rv_obj_new(&st.list, sizeof(qnet), def, err);
 }
+
+/* ---- start-up: the definition files (rv_qemu_family) ---- */
+
+static void free_def(void *def)
+{
+    rv_net_def_free(def);
+}
+
+static void *parse_file(const char *xml, rv_err *err)
+{
+    rv_net_def *def = NULL;
+    return rv_net_def_parse(xml, &def, err) < 0 ? NULL : def;
+}
+
+static void *load_new(void *def, bool persistent, rv_err *err)
+{
+    qnet *n = add(def, err);
+    if (n) {
+        n->persistent = persistent;
+        n->active = !persistent;
+        n->live = n->active ? def : NULL;
+    }
+    return n;
+}
+
+static void load_ran(void *obj, void *def)
+{
+    qnet *n = obj;
+    n->active = true;   /* the run dir's copy: what runs */
+    n->live = def;
+}
+
+static rv_qemu_family fam = {
+    .files = { .what = "network", .max = RV_NETWORK_XML_MAX, .free = free_def },
+    .sub = "networks", .from = RV_FROM_NETWORK, .list = &st.list, .parse = parse_file,
+    .add = load_new, .ran = load_ran,
+};
 
 static const rv_net_def *running(const qnet *n)
 {
@@ -359,11 +385,6 @@ RV_OBJ_LOOKUP_SLOTS(rv_qemu_, network, &st.list, to_wire, net)
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked when the ones before it are done, answered once its file is
  * durable, memory changed then. (rv_qemu_defop) */
-static void free_def(void *def)
-{
-    rv_net_def_free(def);
-}
-
 static rv_qemu_fileq net_queue = { .name = "network", .from = RV_FROM_NETWORK };
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
@@ -593,30 +614,6 @@ int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autost
 }
 
 /* ---- start-up and exit ---- */
-
-static void *parse_file(const char *xml, rv_err *err)
-{
-    rv_net_def *def = NULL;
-    return rv_net_def_parse(xml, &def, err) < 0 ? NULL : def;
-}
-
-static void *load_new(void *def, bool persistent, rv_err *err)
-{
-    qnet *n = add(def, err);
-    if (n) {
-        n->persistent = persistent;
-        n->active = !persistent;
-        n->live = n->active ? def : NULL;
-    }
-    return n;
-}
-
-static void load_ran(void *obj, void *def)
-{
-    qnet *n = obj;
-    n->active = true;   /* the run dir's copy: what runs */
-    n->live = def;
-}
 
 void rv_qemu_network_init(void)
 {

@@ -133,17 +133,6 @@ static struct {
     bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
 
-static void *parse_file(const char *xml, rv_err *err);
-static void free_def(void *def);
-static void *load_new(void *def, bool persistent, rv_err *err);
-static void load_ran(void *obj, void *def);
-
-static rv_qemu_family fam = {
-    .files = { .what = "storage pool", .max = RV_STORAGE_XML_MAX, .free = free_def },
-    .sub = "storage", .from = RV_FROM_STORAGE, .list = &st.pools, .parse = parse_file,
-    .add = load_new, .ran = load_ran,
-};
-
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_STORAGE, (code), __VA_ARGS__)
 
 static int oom(rv_err *err)
@@ -366,6 +355,43 @@ static void pool_remove(qpool *p)
     rv_obj_remove(&st.pools, p);
     pool_free(p);
 }
+
+/* ================================================================ the definition files
+ * (rv_qemu_family) */
+
+static void free_def(void *def)
+{
+    rv_pool_def_free(def);
+}
+
+static void *parse_file(const char *xml, rv_err *err)
+{
+    rv_pool_def *def = NULL;
+    return rv_pool_def_parse(xml, &def, err) < 0 ? NULL : def;
+}
+
+static void *load_new(void *def, bool persistent, rv_err *err)
+{
+    qpool *p = pool_add(def, err);
+    if (p) {
+        p->persistent = persistent;
+        p->active = !persistent;
+    }
+    return p;
+}
+
+/* The run dir's copy of a defined pool: it is active. */
+static void load_ran(void *obj, void *def)
+{
+    ((qpool *)obj)->active = true;
+    rv_pool_def_free(def);
+}
+
+static rv_qemu_family fam = {
+    .files = { .what = "storage pool", .max = RV_STORAGE_XML_MAX, .free = free_def },
+    .sub = "storage", .from = RV_FROM_STORAGE, .list = &st.pools, .parse = parse_file,
+    .add = load_new, .ran = load_ran,
+};
 
 static qpool *get_named(const char *name, rv_err *err)
 {
@@ -702,11 +728,6 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked at its turn, answered once the file is durable (or gone),
  * memory changed then. (rv_qemu_defop) */
-static void free_def(void *def)
-{
-    rv_pool_def_free(def);
-}
-
 static rv_qemu_fileq pool_queue = { .name = "pool", .from = RV_FROM_STORAGE };
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
@@ -1720,29 +1741,6 @@ int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *
 }
 
 /* ================================================================ start-up and exit */
-
-static void *parse_file(const char *xml, rv_err *err)
-{
-    rv_pool_def *def = NULL;
-    return rv_pool_def_parse(xml, &def, err) < 0 ? NULL : def;
-}
-
-static void *load_new(void *def, bool persistent, rv_err *err)
-{
-    qpool *p = pool_add(def, err);
-    if (p) {
-        p->persistent = persistent;
-        p->active = !persistent;
-    }
-    return p;
-}
-
-/* The run dir's copy of a defined pool: it is active. */
-static void load_ran(void *obj, void *def)
-{
-    ((qpool *)obj)->active = true;
-    rv_pool_def_free(def);
-}
 
 void rv_qemu_storage_init(void)
 {
