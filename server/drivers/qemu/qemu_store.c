@@ -134,23 +134,45 @@ void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix)
     free(path);
 }
 
+/* The autostart link of name in autostart_dir to its definition in
+ * config_dir: made (on) or removed (errors in domain from). */
+static int autostart_link(const char *config_dir, const char *autostart_dir, const char *name,
+                          bool on, int from, rv_err *err)
+{
+    char *link = rv_qemu_path(autostart_dir, name, ".xml");
+    char *target = rv_qemu_path(config_dir, name, ".xml");
+    int rc = 0;
+    if (!link || !target)
+        rc = rv_err_fail(err, from, RV_ERR_NO_MEMORY, "out of memory");
+    else if (!on) {
+        if (unlink(link) < 0 && errno != ENOENT)
+            rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
+                             strerror(errno));
+    } else if (rv_qemu_mkdirs(autostart_dir, err) < 0)
+        rc = -1;
+    else if (symlink(target, link) < 0 && errno != EEXIST)
+        rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s",
+                         link, strerror(errno));
+    free(link);
+    free(target);
+    return rc;
+}
+
+/* Whether name's autostart link is in dir. */
+static bool autostart_there(const char *dir, const char *name)
+{
+    char *link = rv_qemu_path(dir, name, ".xml");
+    bool there = link && access(link, F_OK) == 0;
+    free(link);
+    return there;
+}
+
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
-    char *link = dir ? rv_qemu_path(dir, name, ".xml") : NULL;
-    char *target = rv_qemu_path(rv_qemu.config_dir, name, ".xml");
-    int rc = -1;
-    if (!dir || !link || !target) {
-        if (err)
-            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-    } else if (!on) {
-        rc = unlink(link) == 0 || errno == ENOENT ? 0 : (err ? sys_fail(err, "remove", link) : -1);
-    } else if (rv_qemu_mkdirs(dir, err) == 0) {
-        rc = symlink(target, link) == 0 || errno == EEXIST ? 0 : sys_fail(err, "create", link);
-    }
+    int rc = dir ? autostart_link(rv_qemu.config_dir, dir, name, on, RV_FROM_QEMU, err)
+                 : rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     free(dir);
-    free(link);
-    free(target);
     return rc;
 }
 
@@ -631,10 +653,9 @@ static void add_domain(void *def_, const char *path, void *opaque)
         return;
     }
     d->def = def;
-    char *link = NULL;
-    d->autostart = asprintf(&link, "%s/autostart/%s.xml", rv_qemu.config_dir, def->name) >= 0 &&
-                   access(link, F_OK) == 0;
-    free(link);
+    char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
+    d->autostart = dir && autostart_there(dir, def->name);
+    free(dir);
 }
 
 static void free_domain(void *def)
@@ -775,31 +796,12 @@ void rv_qemu_family_free(rv_qemu_family *fam)
 int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
                                  rv_err *err)
 {
-    char *link = rv_qemu_path(fam->autostart_dir, name, ".xml");
-    char *target = rv_qemu_path(fam->config_dir, name, ".xml");
-    int rc = 0;
-    if (!link || !target)
-        rc = rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
-    else if (!on) {
-        if (unlink(link) < 0 && errno != ENOENT)
-            rc = rv_err_fail(err, fam->from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
-                             strerror(errno));
-    } else if (rv_qemu_mkdirs(fam->autostart_dir, err) < 0)
-        rc = -1;
-    else if (symlink(target, link) < 0 && errno != EEXIST)
-        rc = rv_err_fail(err, fam->from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s",
-                         link, strerror(errno));
-    free(link);
-    free(target);
-    return rc;
+    return autostart_link(fam->config_dir, fam->autostart_dir, name, on, fam->from, err);
 }
 
 bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name)
 {
-    char *link = rv_qemu_path(fam->autostart_dir, name, ".xml");
-    bool there = link && access(link, F_OK) == 0;
-    free(link);
-    return there;
+    return autostart_there(fam->autostart_dir, name);
 }
 
 int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err)
