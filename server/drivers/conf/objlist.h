@@ -110,7 +110,11 @@ bool rv_obj_match(const rv_obj_list *l, const void *obj, unsigned int flags);
 int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
                     size_t elem_size, int (*put)(const void *obj, void *elem, rv_err *err),
                     void **vals, u_int *len, unsigned int *count, rv_err *err);
-/* The old calls that count and name a family's active objects
+/* The slots every family answers from its list alone, alike in both
+ * drivers, written once: each macro below defines them in the driver's
+ * file (which includes driver.h) where it stands.
+ *
+ * The old calls that count and name a family's active objects
  * (connect_num_of_<whats>, connect_list_<whats>), or its inactive ones
  * (RV_OBJ_DEFINED_SLOTS: connect_num_of_defined_<whats>,
  * connect_list_defined_<whats>), answered from list alike in both
@@ -145,8 +149,7 @@ int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
 
 /* connect_list_all_<whats>: the flags checked (known: those served; api:
  * libvirt's function, for the error), then the objects of list that
- * match them, each put by to_wire into the result's array field.  (The
- * driver includes driver.h.) */
+ * match them, each put by to_wire into the result's array field. */
 #define RV_OBJ_LIST_ALL_SLOT(prefix, whats, list, known, api, to_wire, field)                     \
     int prefix##connect_list_all_##whats(rv_driver_conn *c,                                       \
                                          const rv_connect_list_all_##whats##_args *args,          \

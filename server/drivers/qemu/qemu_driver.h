@@ -363,11 +363,16 @@ int rv_qemu_defop_submit(rv_qemu_fileq *q, const char *xml, const unsigned char 
                          void (*free_def)(void *def),
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err);
-/* From the prepare of a define in fam: name's definition file (xml
- * taken), written durably: the commit point.  -1 with err. */
+/* From the prepare of a define in fam: refused when name is new and
+ * fam's list is full, else name's definition file (xml taken), written
+ * durably: the commit point.  -1 with err. */
 int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
                                char *xml, rv_err *err);
-/* From the prepare of an undefine in fam: name's definition file goes
+/* From the prepare of an undefine in fam: the object of uuid, or NULL
+ * with libvirt's "not found" (it was undefined meanwhile). */
+void *rv_qemu_family_get_queued(const rv_qemu_family *fam, const unsigned char uuid[16],
+                                rv_err *err);
+/* Then: name's definition file goes
  * first (the commit point), then its autostart link (one left alone is
  * removed at start-up).  -1 with err. */
 int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,

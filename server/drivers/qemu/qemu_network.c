@@ -394,8 +394,6 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     if (parse(op->xml, &def, err) < 0)
         return -1;
     op->def = def;
-    if (!find(def->name) && rv_obj_check_room(&st.list, err) < 0)
-        return -1;
     return rv_qemu_family_define_step(o, &fam, def->name, rv_net_def_format(def), err);
 }
 
@@ -535,10 +533,8 @@ int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *ar
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     rv_qemu_defop *op = (rv_qemu_defop *)o;
-    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
-    if (!n)
-        return fail(err, RV_ERR_NO_NETWORK, "Network not found: the network was undefined");
-    if (busy(n, err) < 0)
+    qnet *n = rv_qemu_family_get_queued(&fam, op->uuid, err);
+    if (!n || busy(n, err) < 0)
         return -1;
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,

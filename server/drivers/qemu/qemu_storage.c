@@ -740,8 +740,6 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     qpool *p = pool_find(def->name);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
-    if (!p && rv_obj_check_room(&st.pools, err) < 0)
-        return -1;
     return rv_qemu_family_define_step(o, &fam, def->name, rv_pool_def_format(def), err);
 }
 
@@ -922,10 +920,8 @@ int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     rv_qemu_defop *op = (rv_qemu_defop *)o;
-    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
-    if (!p)
-        return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
-    if (busy(p, err) < 0)
+    qpool *p = rv_qemu_family_get_queued(&fam, op->uuid, err);
+    if (!p || busy(p, err) < 0)
         return -1;
     if (p->active)
         return still_active(p, err);

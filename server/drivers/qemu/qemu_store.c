@@ -818,9 +818,24 @@ int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *x
 int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
                                char *xml, rv_err *err)
 {
+    if (!rv_obj_find_name(fam->list, name) && rv_obj_check_room(fam->list, err) < 0) {
+        free(xml);
+        return -1;
+    }
     if (!xml || rv_qemu_fileop_step(op, rv_qemu_path(fam->config_dir, name, ".xml"), xml, true) < 0)
         return rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
     return 0;
+}
+
+void *rv_qemu_family_get_queued(const rv_qemu_family *fam, const unsigned char uuid[16],
+                                rv_err *err)
+{
+    const rv_obj_kind *kind = fam->list->kind;
+    void *obj = rv_obj_find_uuid(fam->list, uuid);
+    if (!obj)
+        rv_err_set(err, kind->from, kind->no_object, "%s: the %s was undefined", kind->not_found,
+                   kind->what);
+    return obj;
 }
 
 int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,
