@@ -120,59 +120,59 @@ int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
  * connect_list_defined_<whats>), answered from list alike in both
  * drivers: the slots, named with the driver's prefix (rv_qemu_, test_);
  * limit is the wire's bound on names. */
-#define RV_OBJ_ACTIVE_SLOTS(prefix, whats, list, limit)                                          \
-    RV_OBJ_NAME_SLOTS_(prefix##connect_num_of_##whats, rv_connect_num_of_##whats##_ret,         \
+#define RV_OBJ_ACTIVE_SLOTS(prefix, whats, list, limit)                                            \
+    RV_OBJ_NAME_SLOTS_(prefix##connect_num_of_##whats, rv_connect_num_of_##whats##_ret,            \
                        prefix##connect_list_##whats, rv_connect_list_##whats, list, true, limit)
-#define RV_OBJ_DEFINED_SLOTS(prefix, whats, list, limit)                                         \
-    RV_OBJ_NAME_SLOTS_(prefix##connect_num_of_defined_##whats,                                  \
-                       rv_connect_num_of_defined_##whats##_ret,                                 \
-                       prefix##connect_list_defined_##whats, rv_connect_list_defined_##whats,   \
+#define RV_OBJ_DEFINED_SLOTS(prefix, whats, list, limit)                                           \
+    RV_OBJ_NAME_SLOTS_(prefix##connect_num_of_defined_##whats,                                     \
+                       rv_connect_num_of_defined_##whats##_ret,                                    \
+                       prefix##connect_list_defined_##whats, rv_connect_list_defined_##whats,      \
                        list, false, limit)
-#define RV_OBJ_NAME_SLOTS_(num_fn, num_ret, list_fn, list_wire, l, active, limit)                \
-    int num_fn(rv_driver_conn *c, num_ret *ret, rv_err *err)                                     \
-    {                                                                                            \
-        (void)c;                                                                                 \
-        if (rv_obj_ready(l, err) < 0)                                                            \
-            return -1;                                                                           \
-        ret->num = rv_obj_count(l, active);                                                      \
-        return 0;                                                                                \
-    }                                                                                            \
-    int list_fn(rv_driver_conn *c, const list_wire##_args *args, list_wire##_ret *ret,           \
-                rv_err *err)                                                                     \
-    {                                                                                            \
-        (void)c;                                                                                 \
-        if (rv_obj_ready(l, err) < 0)                                                            \
-            return -1;                                                                           \
-        return rv_obj_list_names(l, active, args->maxnames, limit, &ret->names.names_val,        \
-                                 &ret->names.names_len, err);                                    \
+#define RV_OBJ_NAME_SLOTS_(num_fn, num_ret, list_fn, list_wire, l, active, limit)                  \
+    int num_fn(rv_driver_conn *c, num_ret *ret, rv_err *err)                                       \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        if (rv_obj_ready(l, err) < 0)                                                              \
+            return -1;                                                                             \
+        ret->num = rv_obj_count(l, active);                                                        \
+        return 0;                                                                                  \
+    }                                                                                              \
+    int list_fn(rv_driver_conn *c, const list_wire##_args *args, list_wire##_ret *ret,             \
+                rv_err *err)                                                                       \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        if (rv_obj_ready(l, err) < 0)                                                              \
+            return -1;                                                                             \
+        return rv_obj_list_names(l, active, args->maxnames, limit, &ret->names.names_val,          \
+                                 &ret->names.names_len, err);                                      \
     }
 
 /* connect_list_all_<whats>: the flags checked (known: those served; api:
  * libvirt's function, for the error), then the objects of list that
  * match them, each put by to_wire into the result's array field. */
-#define RV_OBJ_LIST_ALL_SLOT(prefix, whats, list, known, api, to_wire, field)                     \
-    int prefix##connect_list_all_##whats(rv_driver_conn *c,                                       \
-                                         const rv_connect_list_all_##whats##_args *args,          \
-                                         rv_connect_list_all_##whats##_ret *ret, rv_err *err)     \
-    {                                                                                             \
-        (void)c;                                                                                  \
-        if (rv_driver_check_flags((list)->kind->from, args->flags, known, api, err) < 0 ||        \
-            rv_obj_ready(list, err) < 0)                                                          \
-            return -1;                                                                            \
-        return rv_obj_list_all(list, args->flags, args->need_results,                             \
-                               sizeof(*ret->field.field##_val), to_wire,                          \
-                               (void **)&ret->field.field##_val, &ret->field.field##_len,         \
-                               &ret->ret, err);                                                   \
+#define RV_OBJ_LIST_ALL_SLOT(prefix, whats, list, known, api, to_wire, field)                      \
+    int prefix##connect_list_all_##whats(rv_driver_conn *c,                                        \
+                                         const rv_connect_list_all_##whats##_args *args,           \
+                                         rv_connect_list_all_##whats##_ret *ret, rv_err *err)      \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        if (rv_driver_check_flags((list)->kind->from, args->flags, known, api, err) < 0 ||         \
+            rv_obj_ready(list, err) < 0)                                                           \
+            return -1;                                                                             \
+        return rv_obj_list_all(list, args->flags, args->need_results,                              \
+                               sizeof(*ret->field.field##_val), to_wire,                           \
+                               (void **)&ret->field.field##_val, &ret->field.field##_len,          \
+                               &ret->ret, err);                                                    \
     }
 
 /* <what>_lookup_by_name and <what>_lookup_by_uuid: the object of list
  * so named, put by to_wire into the result's field, or libvirt's "not
  * found". */
 #define RV_OBJ_LOOKUP_SLOTS(prefix, what, list, to_wire, field)                                    \
-    RV_OBJ_LOOKUP_SLOT_(prefix##what##_lookup_by_name, rv_##what##_lookup_by_name, list,            \
-                        rv_obj_get_name(list, args->name, err), to_wire, field)                     \
-    RV_OBJ_LOOKUP_SLOT_(prefix##what##_lookup_by_uuid, rv_##what##_lookup_by_uuid, list,            \
-                        rv_obj_get_uuid(list, (const unsigned char *)args->uuid, err), to_wire,     \
+    RV_OBJ_LOOKUP_SLOT_(prefix##what##_lookup_by_name, rv_##what##_lookup_by_name, list,           \
+                        rv_obj_get_name(list, args->name, err), to_wire, field)                    \
+    RV_OBJ_LOOKUP_SLOT_(prefix##what##_lookup_by_uuid, rv_##what##_lookup_by_uuid, list,           \
+                        rv_obj_get_uuid(list, (const unsigned char *)args->uuid, err), to_wire,    \
                         field)
 #define RV_OBJ_LOOKUP_SLOT_(fn, wire, list, find, to_wire, field)                                  \
     int fn(rv_driver_conn *c, const wire##_args *args, wire##_ret *ret, rv_err *err)               \
@@ -186,18 +186,18 @@ int rv_obj_list_all(const rv_obj_list *l, unsigned int flags, int need_results,
  * state (its kind's state_of) of the object of list that the argument
  * handle names. */
 #define RV_OBJ_STATE_SLOTS(prefix, what, list, handle)                                             \
-    RV_OBJ_STATE_SLOT_(prefix##what##_is_active, rv_##what##_is_active, list, handle, active,       \
-                       RV_OBJ_ACTIVE)                                                               \
-    RV_OBJ_STATE_SLOT_(prefix##what##_is_persistent, rv_##what##_is_persistent, list, handle,       \
-                       persistent, RV_OBJ_PERSISTENT)                                               \
-    RV_OBJ_STATE_SLOT_(prefix##what##_get_autostart, rv_##what##_get_autostart, list, handle,       \
+    RV_OBJ_STATE_SLOT_(prefix##what##_is_active, rv_##what##_is_active, list, handle, active,      \
+                       RV_OBJ_ACTIVE)                                                              \
+    RV_OBJ_STATE_SLOT_(prefix##what##_is_persistent, rv_##what##_is_persistent, list, handle,      \
+                       persistent, RV_OBJ_PERSISTENT)                                              \
+    RV_OBJ_STATE_SLOT_(prefix##what##_get_autostart, rv_##what##_get_autostart, list, handle,      \
                        autostart, RV_OBJ_AUTOSTART)
 #define RV_OBJ_STATE_SLOT_(fn, wire, list, handle, field, bit)                                     \
     int fn(rv_driver_conn *c, const wire##_args *args, wire##_ret *ret, rv_err *err)               \
     {                                                                                              \
         (void)c;                                                                                   \
         const void *obj = rv_obj_ready(list, err) < 0                                              \
-                          ? NULL : rv_obj_get_name(list, args->handle.name, err);                 \
+                          ? NULL : rv_obj_get_name(list, args->handle.name, err);                  \
         if (!obj)                                                                                  \
             return -1;                                                                             \
         ret->field = ((list)->kind->state_of(obj) & (bit)) != 0;                                   \

@@ -42,10 +42,10 @@ int rv_vol_put_path(const rv_vol_def *v, int from, char **path, rv_err *err);
  * the volume get_vol(handle, NULL, err) returns; from: the driver's error
  * domain. */
 #define RV_VOLS_SLOTS(prefix, pool_type, get_active, get_vol, from)                                \
-    RV_VOLS_POOL_SLOT_(prefix, num_of_volumes, pool_type, get_active,                               \
-                       (ret->num = (int)p->nvols, 0))                                               \
-    RV_VOLS_POOL_SLOT_(prefix, list_volumes, pool_type, get_active,                                 \
-                       rv_vols_names(p->vols, p->nvols, from, args->maxnames,                       \
+    RV_VOLS_POOL_SLOT_(prefix, num_of_volumes, pool_type, get_active,                              \
+                       (ret->num = (int)p->nvols, 0))                                              \
+    RV_VOLS_POOL_SLOT_(prefix, list_volumes, pool_type, get_active,                                \
+                       rv_vols_names(p->vols, p->nvols, from, args->maxnames,                      \
                                      &ret->names.names_val, &ret->names.names_len, err))           \
     int prefix##storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,  \
                                      rv_storage_vol_get_path_ret *ret, rv_err *err)                \
@@ -57,9 +57,9 @@ int rv_vol_put_path(const rv_vol_def *v, int from, char **path, rv_err *err);
 
 /* storage_pool_<proc>: answer (an int expression of p, args, ret, err)
  * on the active pool p. */
-#define RV_VOLS_POOL_SLOT_(prefix, proc, pool_type, get_active, answer)                             \
-    int prefix##storage_pool_##proc(rv_driver_conn *c, const rv_storage_pool_##proc##_args *args,   \
-                                    rv_storage_pool_##proc##_ret *ret, rv_err *err)                 \
+#define RV_VOLS_POOL_SLOT_(prefix, proc, pool_type, get_active, answer)                            \
+    int prefix##storage_pool_##proc(rv_driver_conn *c, const rv_storage_pool_##proc##_args *args,  \
+                                    rv_storage_pool_##proc##_ret *ret, rv_err *err)                \
     {                                                                                              \
         (void)c;                                                                                   \
         pool_type *p = get_active(&args->pool, err);                                               \

@@ -510,8 +510,8 @@ int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
     rv_obj_list l = { .max = MAX_DEVS, .kind = &iface_kind };
     int rc = -1;
     /* flags: INACTIVE 1, ACTIVE 2 (the list's own); none or both: all. */
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3, "connectListAllInterfaces", err) == 0 &&
-        iface_scan(&l, err) == 0)
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3, "connectListAllInterfaces",
+                            err) == 0 && iface_scan(&l, err) == 0)
         rc = rv_obj_list_all(&l, args->flags, args->need_results, sizeof(rv_nonnull_interface),
                              iface_to_wire, (void **)&ret->ifaces.ifaces_val,
                              &ret->ifaces.ifaces_len, &ret->ret, err);

@@ -208,8 +208,8 @@ int rv_qemu_connect_list_secrets(rv_driver_conn *c, const rv_connect_list_secret
     return 0;
 }
 
-RV_OBJ_LIST_ALL_SLOT(rv_qemu_, secrets, &st.list, LIST_SECRETS_FILTERS, "secretConnectListAllSecrets",
-                     put_wire, secrets)
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, secrets, &st.list, LIST_SECRETS_FILTERS,
+                     "secretConnectListAllSecrets", put_wire, secrets)
 
 int rv_qemu_secret_lookup_by_uuid(rv_driver_conn *c, const rv_secret_lookup_by_uuid_args *args,
                                   rv_secret_lookup_by_uuid_ret *ret, rv_err *err)
