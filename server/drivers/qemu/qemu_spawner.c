@@ -47,6 +47,7 @@ RV_LOG_CATEGORY("drivers.qemu.spawner");
 #define SPAWN_MAX_WAITING 64        /* forked children waiting for GO */
 #define SPAWN_MAX_TAPS 32           /* tap descriptors passed with one start */
 #define SPAWN_MAX_FDS (2 + SPAWN_MAX_TAPS)
+_Static_assert(SPAWN_MAX_FDS <= RV_QEMU_HELPER_MAX_FDS, "a start's descriptors fit one message");
 
 enum { MSG_SPAWN = 1, MSG_GO, MSG_FORKED, MSG_EXITED };
 
