@@ -136,6 +136,21 @@ int rv_obj_add(rv_obj_list *l, void *obj, rv_err *err)
     return 0;
 }
 
+void *rv_obj_new(rv_obj_list *l, size_t size, void *def, rv_err *err)
+{
+    void **obj = calloc(1, size);
+    if (!obj) {
+        rv_err_set(err, l->kind->from, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    *obj = def;
+    if (rv_obj_add(l, obj, err) < 0) {
+        free(obj);
+        return NULL;
+    }
+    return obj;
+}
+
 void rv_obj_remove(rv_obj_list *l, const void *obj)
 {
     for (size_t at = 0; at < l->n; at++)

@@ -36,4 +36,34 @@ void rv_vol_put_info(const rv_vol_def *v, rv_storage_vol_get_info_ret *ret);
 int rv_vol_put_xml(const rv_vol_def *v, int from, char **xml, rv_err *err);
 int rv_vol_put_path(const rv_vol_def *v, int from, char **path, rv_err *err);
 
+/* The volume slots both drivers answer alike from a pool object (of
+ * type pool_type, with vols and nvols): num_of_volumes and list_volumes
+ * of the active pool get_active(handle, err) returns, and vol_get_path of
+ * the volume get_vol(handle, NULL, err) returns; from: the driver's error
+ * domain. */
+#define RV_VOLS_SLOTS(prefix, pool_type, get_active, get_vol, from)                                \
+    RV_VOLS_POOL_SLOT_(prefix, num_of_volumes, pool_type, get_active,                              \
+                       (ret->num = (int)p->nvols, 0))                                              \
+    RV_VOLS_POOL_SLOT_(prefix, list_volumes, pool_type, get_active,                                \
+                       rv_vols_names(p->vols, p->nvols, from, args->maxnames,                      \
+                                     &ret->names.names_val, &ret->names.names_len, err))           \
+    int prefix##storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,  \
+                                     rv_storage_vol_get_path_ret *ret, rv_err *err)                \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        rv_vol_def *v = get_vol(&args->vol, NULL, err);                                            \
+        return v ? rv_vol_put_path(v, from, &ret->name, err) : -1;                                 \
+    }
+
+/* storage_pool_<proc>: answer (an int expression of p, args, ret, err)
+ * on the active pool p. */
+#define RV_VOLS_POOL_SLOT_(prefix, proc, pool_type, get_active, answer)                            \
+    int prefix##storage_pool_##proc(rv_driver_conn *c, const rv_storage_pool_##proc##_args *args,  \
+                                    rv_storage_pool_##proc##_ret *ret, rv_err *err)                \
+    {                                                                                              \
+        (void)c;                                                                                   \
+        pool_type *p = get_active(&args->pool, err);                                               \
+        return p ? (answer) : -1;                                                                  \
+    }
+
 #endif

@@ -286,23 +286,32 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d)
     return newest;
 }
 
+/* Queue the write or the removal what is (it takes what.xml and
+ * what.name); -1 when memory is short: one of them is NULL, or no room. */
+static int queue(qemu_dom *d, qemu_def_write what, rv_err *err)
+{
+    qemu_def_write *w = what.xml || what.name ? malloc(sizeof(*w)) : NULL;
+    if (!w) {
+        free(what.xml);
+        free(what.name);
+        return nomem(err);
+    }
+    *w = what;
+    enqueue(d, w);
+    return 0;
+}
+
 static int def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
                      rv_nonnull_domain *ret_dom, bool derived, rv_qemu_def_then_fn then,
                      void *then_data, rv_err *err)
 {
-    qemu_def_write *w = calloc(1, sizeof(*w));
-    if (!w || !(w->xml = rv_qemu_domain_format(def))) {
-        free(w);
+    qemu_def_write what = { .def = def, .derived = derived, .xml = rv_qemu_domain_format(def),
+                            .reply = reply, .ret_dom = ret_dom, .then = then,
+                            .then_data = then_data };
+    if (queue(d, what, err) < 0) {
         rv_qemu_domain_free(def);
-        return nomem(err);
+        return -1;
     }
-    w->def = def;
-    w->derived = derived;
-    w->reply = reply;
-    w->ret_dom = ret_dom;
-    w->then = then;
-    w->then_data = then_data;
-    enqueue(d, w);
     return 0;
 }
 
@@ -365,17 +374,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
 
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err)
 {
-    qemu_def_write *w = calloc(1, sizeof(*w));
-    if (!w || !(w->name = strdup(d->def->name))) {
-        free(w);
-        return nomem(err);
-    }
-    w->remove = true;
-    w->undefine_flags = flags & (RV_DOMAIN_UNDEFINE_MANAGED_SAVE |
-                                 RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA);
-    w->reply = reply;
-    enqueue(d, w);
-    return 0;
+    unsigned int kept = RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA;
+    qemu_def_write what = { .remove = true, .undefine_flags = flags & kept,
+                            .name = strdup(d->def->name), .reply = reply };
+    return queue(d, what, err);
 }
 
 static bool removing(const void *obj, const void *name)

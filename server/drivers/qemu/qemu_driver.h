@@ -35,6 +35,7 @@
 #include <ev.h>
 
 #include "server/drivers/conf/domlist.h"
+#include "server/drivers/conf/objlist.h"
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
@@ -196,6 +197,8 @@ bool rv_qemu_list_match(const qemu_dom *d, unsigned int filters);
  * (errno says why). */
 char *rv_qemu_read_file(const char *path, size_t max);
 char *rv_qemu_path(const char *dir, const char *name, const char *suffix);
+/* Remove dir/<name><suffix>; a failure but "not there" is logged. */
+void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix);
 /* Write text to path atomically: temp file, rename; durable: with fsync
  * of the file before and of its directory after. */
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
@@ -217,9 +220,9 @@ typedef struct rv_qemu_def_family {
      * file is then <uuid>.xml, else <name>.xml) and *unique (what else
      * must be unique, if anything: a secret's usage) point into it. */
     void *(*parse)(const char *text, const char **name, const unsigned char **uuid,
-                   const char **unique, rv_err *err);
+                   const char **unique, void *opaque, rv_err *err);
     /* Takes def, read from path: the only one of its UUID (and unique)
-     * in the directory. */
+     * in the directory.  (opaque: rv_qemu_load_defs's, here and above.) */
     void (*add)(void *def, const char *path, void *opaque);
     void (*free)(void *def);
 } rv_qemu_def_family;
@@ -231,20 +234,38 @@ typedef struct rv_qemu_def_family {
  * operator's call).
  * Leftovers of interrupted writes go first (rv_qemu_clean_temp_files). */
 void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opaque);
-/* A family's directories (config_dir/<sub>, its autostart/ and
- * run_dir/<sub>, malloc'd into dirs) and its definitions loaded from the
- * first (add gets opaque) and the last (add gets NULL), dangling
+/* A family of objects defined one per file, <name>.xml, in
+ * config_dir/<sub> (the persistent ones), their autostart links in its
+ * autostart/, and a copy in run_dir/<sub> while active: networks and
+ * storage pools.  Its objects, in list, begin with their definition (as
+ * the list's kind reads an object). */
+typedef struct rv_qemu_family {
+    rv_qemu_def_family files;   /* what, max and free (parse and add: its loader's) */
+    const char *sub;
+    int from;                   /* the error domain */
+    rv_obj_list *list;
+    /* The definition in xml, or NULL with err set. */
+    void *(*parse)(const char *xml, rv_err *err);
+    /* At start-up: a new object in list for def (taken then), read from
+     * the config dir (persistent) or the run dir (a transient one that
+     * runs); NULL with err. */
+    void *(*add)(void *def, bool persistent, rv_err *err);
+    /* At start-up: def (taken), read from the run dir, is obj's: it runs. */
+    void (*ran)(void *obj, void *def);
+    char *config_dir, *autostart_dir, *run_dir;     /* rv_qemu_family_load's */
+    bool loading_config;
+} rv_qemu_family;
+/* fam's directories and its definitions loaded from both, dangling
  * autostart links dropped first.  -1 (logged) when memory is short. */
-typedef struct rv_qemu_family_dirs {
-    char *config_dir, *autostart_dir, *run_dir;
-} rv_qemu_family_dirs;
-int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
-                        rv_qemu_family_dirs *dirs);
-/* Whether dirs' autostart link of name is there; make (on) or remove it
- * (errors in domain from). */
-bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name);
-int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
-                                 int from, rv_err *err);
+int rv_qemu_family_load(rv_qemu_family *fam);
+void rv_qemu_family_free(rv_qemu_family *fam);
+/* Whether name's autostart link is there; make (on) or remove it. */
+bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name);
+int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
+                                 rv_err *err);
+/* The run file of name, an active object (xml taken): not fsynced
+ * (crash-safety rule 1); removed (rv_qemu_remove_file) when it stops. */
+int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err);
 /* Remove the temporary files that writes interrupted by a kill left in
  * dir ("<file>.tmpXXXXXX", "<file>.tmp"): at start-up, when no write
  * can be under way. */
@@ -342,6 +363,20 @@ int rv_qemu_defop_submit(rv_qemu_fileq *q, const char *xml, const unsigned char 
                          void (*free_def)(void *def),
                          int (*prepare)(rv_qemu_fileop *op, rv_err *err),
                          void (*commit)(rv_qemu_fileop *op), rv_err *err);
+/* From the prepare of a define in fam: refused when name is new and
+ * fam's list is full, else name's definition file (xml taken), written
+ * durably: the commit point.  -1 with err. */
+int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
+                               char *xml, rv_err *err);
+/* From the prepare of an undefine in fam: the object of uuid, or NULL
+ * with libvirt's "not found" (it was undefined meanwhile). */
+void *rv_qemu_family_get_queued(const rv_qemu_family *fam, const unsigned char uuid[16],
+                                rv_err *err);
+/* Then: name's definition file goes
+ * first (the commit point), then its autostart link (one left alone is
+ * removed at start-up).  -1 with err. */
+int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,
+                                  const char *name, rv_err *err);
 /* remvirtd is stopping: the queued ops end with an error. */
 void rv_qemu_fileq_release(rv_qemu_fileq *q);
 
@@ -431,11 +466,39 @@ void rv_qemu_process_exited(pid_t pid, int status);
 /* A start's answer: pid > 0, the child waits for rv_qemu_spawn_go(); or
  * -1 and why. */
 typedef void (*rv_qemu_spawned_fn)(void *data, pid_t pid, const char *why);
+/* A helper process (the spawner, the store helper) and remvirtd's end
+ * of its socket. */
+typedef struct rv_qemu_helper {
+    int fd;                     /* our end of the pair; -1: no helper */
+    pid_t pid;
+    ev_io watcher;              /* its messages */
+} rv_qemu_helper;
 /* Fork a helper process named name (as ps shows it) that dies with
  * remvirtd and runs main_fn(3) with its end of a SOCK_SEQPACKET pair as
- * descriptor 3, nothing else open but 0-2 (/dev/null); *fd our end.  Its
- * pid, or -1 with err set.  (The spawner's and the store helper's.) */
-pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err);
+ * descriptor 3, nothing else open but 0-2 (/dev/null); its messages go
+ * to on_message from the loop.  0, or -1 with err set. */
+int rv_qemu_helper_start(rv_qemu_helper *h, const char *name, void (*main_fn)(int sock),
+                         void (*on_message)(struct ev_loop *loop, ev_io *w, int revents),
+                         rv_err *err);
+/* Close our end (a live helper sees it and exits); h has no helper. */
+void rv_qemu_helper_stop(rv_qemu_helper *h);
+/* In a helper: the next message from remvirtd, a header of head_size
+ * bytes in head and the rest in blob (at most blob_size - 1 bytes, then
+ * a NUL), with the descriptors that came with it (at most max_fds, at
+ * most RV_QEMU_HELPER_MAX_FDS) in fds, *nfds of them.  Its length;
+ * *cut: the message or its descriptors did not fit.  When remvirtd is
+ * gone the helper exits. */
+enum { RV_QEMU_HELPER_MAX_FDS = 64 };
+ssize_t rv_qemu_helper_recv(int sock, void *head, size_t head_size, char *blob, size_t blob_size,
+                            int *fds, int max_fds, int *nfds, bool *cut);
+/* The helper's next answer, size bytes, into m: 1; 0: none yet; -1: the
+ * helper is gone ("end of file") or answered out of turn ("a bad
+ * answer"), *why (when why is not NULL) says which. */
+int rv_qemu_helper_read(const rv_qemu_helper *h, void *m, size_t size, const char **why);
+/* Send h's helper a message (head, then len bytes of blob) with nfds
+ * descriptors (at most RV_QEMU_HELPER_MAX_FDS); sendmsg's result. */
+ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t head_size,
+                            const char *blob, size_t len, const int *fds, int nfds);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
 /* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0

@@ -209,14 +209,6 @@ int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
 
 /* ================================================================ files */
 
-static void remove_file(const char *dir, const char *name, const char *suffix)
-{
-    char *path = rv_qemu_path(dir, name, suffix);
-    if (path && unlink(path) < 0 && errno != ENOENT)
-        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-    free(path);
-}
-
 /* A text file of at most max bytes (malloc'd, NUL-terminated), or NULL. */
 static char *read_small(const char *path, size_t max)
 {
@@ -487,10 +479,10 @@ static void undo_start(netop *op)
     stop_dnsmasq(op->dir, op->name);
     rv_qemu_bridge_delete(op->bridge, &ignored);
     rv_err_clear(&ignored);
-    remove_file(op->dir, op->name, ".dnsmasq.conf");
-    remove_file(op->dir, op->name, ".pid");
-    remove_file(op->dir, op->name, ".leases");
-    remove_file(op->dir, op->name, ".nft");
+    rv_qemu_remove_file(op->dir, op->name, ".dnsmasq.conf");
+    rv_qemu_remove_file(op->dir, op->name, ".pid");
+    rv_qemu_remove_file(op->dir, op->name, ".leases");
+    rv_qemu_remove_file(op->dir, op->name, ".nft");
 }
 
 static int run_nft(netop *op, const char *suffix, rv_err *err)
@@ -545,10 +537,10 @@ static void on_exit_status(void *data, int status, const char *why)
     case STEP_NFT_DELETE:
         if (!ok)
             command_failed(op, "nft", status, &err);
-        remove_file(op->dir, op->name, ".nft");
-        remove_file(op->dir, op->name, ".del.nft");
+        rv_qemu_remove_file(op->dir, op->name, ".nft");
+        rv_qemu_remove_file(op->dir, op->name, ".del.nft");
         if (ok)
-            remove_file(op->dir, op->name, ".cmd.log");
+            rv_qemu_remove_file(op->dir, op->name, ".cmd.log");
         break;
     case STEP_RESTART_DNSMASQ:
         if (!ok) {
@@ -620,8 +612,8 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
         rc = oom(err);
     /* stale files of an earlier run (a leftover pid file must not name
      * someone else's process as ours) */
-    remove_file(dir, def->name, ".pid");
-    remove_file(dir, def->name, ".leases");
+    rv_qemu_remove_file(dir, def->name, ".pid");
+    rv_qemu_remove_file(dir, def->name, ".leases");
     if (rc == 0 && (write_in(dir, def->name, ".nft", nft, err) < 0 ||
                     (c.ip && write_in(dir, def->name, ".dnsmasq.conf", conf, err) < 0)))
         rc = -1;
@@ -644,8 +636,8 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
         if (made_bridge)        /* never one that was there before */
             rv_qemu_bridge_delete(def->bridge, &ignored);
         rv_err_clear(&ignored);
-        remove_file(dir, def->name, ".dnsmasq.conf");
-        remove_file(dir, def->name, ".nft");
+        rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
+        rv_qemu_remove_file(dir, def->name, ".nft");
         return -1;
     }
     RV_INFO("network '%s': bridge %s made, %s", def->name, def->bridge,
@@ -668,7 +660,7 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
     if (rc < 0 || run_nft(op, ".del.nft", err) < 0) {
         if (op)
             op_free(op);
-        remove_file(dir, def->name, ".del.nft");
+        rv_qemu_remove_file(dir, def->name, ".del.nft");
         return -1;
     }
     stop_dnsmasq(dir, def->name);
@@ -676,9 +668,9 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
     if (rv_qemu_bridge_delete(def->bridge, &e) < 0)
         RV_WARN("network '%s': %s", def->name, e.message);
     rv_err_clear(&e);
-    remove_file(dir, def->name, ".dnsmasq.conf");
-    remove_file(dir, def->name, ".pid");
-    remove_file(dir, def->name, ".leases");
+    rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
+    rv_qemu_remove_file(dir, def->name, ".pid");
+    rv_qemu_remove_file(dir, def->name, ".leases");
     return 0;
 }
 

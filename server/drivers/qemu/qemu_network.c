@@ -54,7 +54,6 @@ static const rv_obj_kind net_kind = RV_NET_OBJ_KIND(RV_FROM_NETWORK, net_state);
 
 static struct {
     rv_obj_list list;           /* of qnet */
-    rv_qemu_family_dirs dirs;
 } st = { .list = { .max = MAX_NETS, .kind = &net_kind } };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_NETWORK, (code), __VA_ARGS__)
@@ -78,18 +77,45 @@ static qnet *find(const char *name)
 
 static qnet *add(rv_net_def *def, rv_err *err)
 {
-    qnet *n = calloc(1, sizeof(*n));
-    if (!n) {
-        oom(err);
-        return NULL;
-    }
-    n->def = def;
-    if (rv_obj_add(&st.list, n, err) < 0) {
-        free(n);
-        return NULL;
+    return rv_obj_new(&st.list, sizeof(qnet), def, err);
+}
+
+/* ---- start-up: the definition files (rv_qemu_family) ---- */
+
+static void free_def(void *def)
+{
+    rv_net_def_free(def);
+}
+
+static void *parse_file(const char *xml, rv_err *err)
+{
+    rv_net_def *def = NULL;
+    return rv_net_def_parse(xml, &def, err) < 0 ? NULL : def;
+}
+
+static void *load_new(void *def, bool persistent, rv_err *err)
+{
+    qnet *n = add(def, err);
+    if (n) {
+        n->persistent = persistent;
+        n->active = !persistent;
+        n->live = n->active ? def : NULL;
     }
     return n;
 }
+
+static void load_ran(void *obj, void *def)
+{
+    qnet *n = obj;
+    n->active = true;   /* the run dir's copy: what runs */
+    n->live = def;
+}
+
+static rv_qemu_family fam = {
+    .files = { .what = "network", .max = RV_NETWORK_XML_MAX, .free = free_def },
+    .sub = "networks", .from = RV_FROM_NETWORK, .list = &st.list, .parse = parse_file,
+    .add = load_new, .ran = load_ran,
+};
 
 static const rv_net_def *running(const qnet *n)
 {
@@ -122,26 +148,10 @@ static int to_wire(const void *n, void *w, rv_err *err)
     return rv_obj_put_handle(&st.list, n, &net->name, net->uuid, err);
 }
 
-/* ---- files ---- */
-
-/* The run file: the network is active (not fsynced: crash-safety rule 1). */
+/* The run file: the network is active. */
 static int save_run_file(const rv_net_def *def, rv_err *err)
 {
-    char *xml = rv_net_def_format(def), *path = rv_qemu_path(st.dirs.run_dir, def->name, ".xml");
-    int rc = !xml || !path ? oom(err)
-             : rv_qemu_mkdirs(st.dirs.run_dir, err) < 0 ? -1
-                                                   : rv_qemu_write_file(path, xml, false, err);
-    free(xml);
-    free(path);
-    return rc;
-}
-
-static void unlink_in(const char *dir, const char *name)
-{
-    char *path = rv_qemu_path(dir, name, ".xml");
-    if (path && unlink(path) < 0 && errno != ENOENT)
-        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-    free(path);
+    return rv_qemu_family_save_run(&fam, def->name, rv_net_def_format(def), err);
 }
 
 /* ---- what a network may be here ---- */
@@ -272,7 +282,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
         started(n);
     else if (!why) {    /* it runs, but a restarted remvirtd would not know: undo */
         rv_err ignored = { 0 };
-        rv_qemu_netnat_stop(running(n), st.dirs.run_dir, NULL, NULL, &ignored);
+        rv_qemu_netnat_stop(running(n), fam.run_dir, NULL, NULL, &ignored);
         rv_err_clear(&ignored);
     }
     finish(n, why ? why : rv_err_is_set(&err) ? &err : NULL);
@@ -281,7 +291,7 @@ static void on_managed_started(void *opaque, const rv_err *why)
 
 static void stopped(qnet *n)
 {
-    unlink_in(st.dirs.run_dir, n->def->name);
+    rv_qemu_remove_file(fam.run_dir, n->def->name, ".xml");
     n->active = false;
     live_clear(n);
     RV_INFO("network '%s' stopped", n->def->name);
@@ -309,7 +319,7 @@ static int busy(const qnet *n, rv_err *err)
 static int start(qnet *n, rv_deferred *reply, rv_err *err)
 {
     if (rv_qemu_netnat_managed(n->def)) {
-        if (rv_qemu_netnat_start(n->def, st.dirs.run_dir, on_managed_started, n, err) < 0)
+        if (rv_qemu_netnat_start(n->def, fam.run_dir, on_managed_started, n, err) < 0)
             return -1;
         n->live = n->def;
         n->busy = true;
@@ -328,6 +338,13 @@ static int start(qnet *n, rv_deferred *reply, rv_err *err)
 }
 
 static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), rv_err *err);
+
+/* The network a handle names, with no start or destroy under way. */
+static qnet *get_idle(const rv_nonnull_network *w, rv_err *err)
+{
+    qnet *n = get(w, err);
+    return n && busy(n, err) == 0 ? n : NULL;
+}
 
 int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err)
 {
@@ -358,77 +375,16 @@ int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err)
 
 /* ---- the slots ---- */
 
-int rv_qemu_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                                    rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = rv_obj_count(&st.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(rv_qemu_, networks, &st.list, RV_NETWORK_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(rv_qemu_, networks, &st.list, RV_NETWORK_LIST_MAX)
 
-int rv_qemu_connect_num_of_defined_networks(rv_driver_conn *c,
-                                            rv_connect_num_of_defined_networks_ret *ret,
-                                            rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = rv_obj_count(&st.list, false);
-    return 0;
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, networks, &st.list, 0x3f, "connectListAllNetworks", to_wire, nets)
 
-int rv_qemu_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                                  rv_connect_list_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.list, true, args->maxnames, RV_NETWORK_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_defined_networks(rv_driver_conn *c,
-                                          const rv_connect_list_defined_networks_args *args,
-                                          rv_connect_list_defined_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.list, false, args->maxnames, RV_NETWORK_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_all_networks(rv_driver_conn *c,
-                                      const rv_connect_list_all_networks_args *args,
-                                      rv_connect_list_all_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_NETWORK, args->flags, 0x3f, "connectListAllNetworks", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
-                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
-                           err);
-}
-
-int rv_qemu_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                                   rv_network_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_nonnull_network w = { .name = args->name };
-    qnet *n = get(&w, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
-
-int rv_qemu_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                                   rv_network_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = rv_obj_get_uuid(&st.list, (const unsigned char *)args->uuid, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(rv_qemu_, network, &st.list, to_wire, net)
 
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked when the ones before it are done, answered once its file is
  * durable, memory changed then. (rv_qemu_defop) */
-static void free_def(void *def)
-{
-    rv_net_def_free(def);
-}
-
 static rv_qemu_fileq net_queue = { .name = "network", .from = RV_FROM_NETWORK };
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
@@ -438,13 +394,7 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     if (parse(op->xml, &def, err) < 0)
         return -1;
     op->def = def;
-    if (!find(def->name) && rv_obj_check_room(&st.list, err) < 0)
-        return -1;
-    char *xml = rv_net_def_format(def);
-    if (!xml || rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.config_dir, def->name, ".xml"), xml,
-                                    true) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_define_step(o, &fam, def->name, rv_net_def_format(def), err);
 }
 
 static void define_commit(rv_qemu_fileop *o)
@@ -528,10 +478,8 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
 int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
+    qnet *n = get_idle(&args->net, err);
     if (!n)
-        return -1;
-    if (busy(n, err) < 0)
         return -1;
     if (n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -541,7 +489,7 @@ int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args
 
 static int stop_managed(qnet *n, rv_deferred *reply, rv_err *err)
 {
-    if (rv_qemu_netnat_stop(running(n), st.dirs.run_dir, on_managed_stopped, n, err) < 0)
+    if (rv_qemu_netnat_stop(running(n), fam.run_dir, on_managed_stopped, n, err) < 0)
         return -1;
     n->busy = true;
     n->reply = reply;
@@ -567,10 +515,8 @@ static int defer_managed(qnet *n, int (*step)(qnet *, rv_deferred *, rv_err *), 
 int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
+    qnet *n = get_idle(&args->net, err);
     if (!n)
-        return -1;
-    if (busy(n, err) < 0)
         return -1;
     if (!n->active)
         return fail(err, RV_ERR_OPERATION_INVALID,
@@ -587,22 +533,14 @@ int rv_qemu_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *ar
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     rv_qemu_defop *op = (rv_qemu_defop *)o;
-    qnet *n = rv_obj_find_uuid(&st.list, op->uuid);
-    if (!n)
-        return fail(err, RV_ERR_NO_NETWORK, "Network not found: the network was undefined");
-    if (busy(n, err) < 0)
+    qnet *n = rv_qemu_family_get_queued(&fam, op->uuid, err);
+    if (!n || busy(n, err) < 0)
         return -1;
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: network '%s' is not persistent",
                     n->def->name);
-    /* The definition goes first (the commit point), then its autostart
-     * link: one left alone is removed at start-up. */
-    if (rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.config_dir, n->def->name, ".xml"), NULL, true) < 0 ||
-        rv_qemu_fileop_step(o, rv_qemu_path(st.dirs.autostart_dir, n->def->name, ".xml"), NULL,
-                            false) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_undefine_steps(o, &fam, n->def->name, err);
 }
 
 static void undefine_commit(rv_qemu_fileop *o)
@@ -620,8 +558,8 @@ static void undefine_commit(rv_qemu_fileop *o)
 int rv_qemu_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n || busy(n, err) < 0)
+    qnet *n = get_idle(&args->net, err);
+    if (!n)
         return -1;
     return rv_qemu_defop_submit(&net_queue, NULL, n->def->uuid, free_def, undefine_prepare,
                                 undefine_commit, err);
@@ -653,16 +591,7 @@ int rv_qemu_network_get_bridge_name(rv_driver_conn *c,
     return (ret->name = strdup(running(n)->bridge)) ? 0 : oom(err);
 }
 
-int rv_qemu_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                                  rv_network_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->autostart = n->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(rv_qemu_, network, &st.list, net)
 
 int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
                                   rv_err *err)
@@ -674,89 +603,24 @@ int rv_qemu_network_set_autostart(rv_driver_conn *c, const rv_network_set_autost
     if (!n->persistent)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: cannot set autostart for transient network");
-    if (rv_qemu_family_set_autostart(&st.dirs, n->def->name, args->autostart != 0, RV_FROM_NETWORK, err) < 0)
+    if (rv_qemu_family_set_autostart(&fam, n->def->name, args->autostart != 0, err) < 0)
         return -1;
     n->autostart = args->autostart != 0;
     return 0;
 }
 
-int rv_qemu_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                              rv_network_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->active = n->active;
-    return 0;
-}
-
-int rv_qemu_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                                  rv_network_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    qnet *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->persistent = n->persistent;
-    return 0;
-}
-
 /* ---- start-up and exit ---- */
-
-static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
-{
-    (void)unique;
-    rv_net_def *def = NULL;
-    if (rv_net_def_parse(text, &def, err) < 0)
-        return NULL;
-    *name = def->name;
-    *uuid = def->uuid;
-    return def;
-}
-
-/* opaque: non-NULL for the config dir (persistent definitions). */
-static void add_file(void *def_, const char *path, void *opaque)
-{
-    (void)path;
-    rv_net_def *def = def_;
-    bool persistent = opaque != NULL;
-    qnet *n = find(def->name);
-    rv_err err = { 0 };
-    if (n) {
-        n->active = true;   /* the run dir's copy: what runs */
-        n->live = def;
-    } else if ((n = add(def, &err))) {
-        n->persistent = persistent;
-        n->active = !persistent;
-        n->live = n->active ? def : NULL;
-    } else {
-        RV_WARN("network '%s' is not loaded: %s", def->name, err.message);
-        rv_net_def_free(def);
-    }
-    rv_err_clear(&err);
-}
-
-static void free_file(void *def)
-{
-    rv_net_def_free(def);
-}
-
-static const rv_qemu_def_family network_files = {
-    "network", NULL, RV_NETWORK_XML_MAX, parse_file, add_file, free_file,
-};
 
 void rv_qemu_network_init(void)
 {
-    if (rv_qemu_family_load("networks", &network_files, &st, &st.dirs) < 0)
+    if (rv_qemu_family_load(&fam) < 0)
         return;
     for (size_t i = 0; i < st.list.n; i++) {
         qnet *n = rv_obj_at(&st.list, i);
-        n->autostart = n->persistent && rv_qemu_family_autostart(&st.dirs, n->def->name);
+        n->autostart = n->persistent && rv_qemu_family_autostart(&fam, n->def->name);
         rv_err err = { 0 };
         if (n->active && rv_qemu_netnat_managed(running(n)))
-            rv_qemu_netnat_reattach(running(n), st.dirs.run_dir);
+            rv_qemu_netnat_reattach(running(n), fam.run_dir);
         if (!n->active && n->autostart && start(n, NULL, &err) < 0)
             RV_WARN("network '%s' does not autostart: %s", n->def->name, err.message);
         rv_err_clear(&err);
@@ -770,9 +634,7 @@ void rv_qemu_network_cleanup(void)
     while (st.list.n)
         drop(rv_obj_at(&st.list, 0));
     free(st.list.items);
-    free(st.dirs.config_dir);
-    free(st.dirs.autostart_dir);
-    free(st.dirs.run_dir);
+    rv_qemu_family_free(&fam);
     memset(&st, 0, sizeof(st));
     st.list = (rv_obj_list){ .max = MAX_NETS, .kind = &net_kind };
 }
@@ -792,6 +654,6 @@ int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp
         ret->ret = 0;
         return 0;
     }
-    return rv_qemu_netnat_leases(running(n), st.dirs.run_dir, args->mac ? *args->mac : NULL,
+    return rv_qemu_netnat_leases(running(n), fam.run_dir, args->mac ? *args->mac : NULL,
                                  args->need_results != 0, ret, err);
 }

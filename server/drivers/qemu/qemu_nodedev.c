@@ -433,49 +433,89 @@ static bool iface_up(const char *name)
     return up;
 }
 
+/* The wire form of the interface name whose sysfs directory is dir. */
+static int iface_put(const char *name, const char *dir, rv_nonnull_interface *out, rv_err *err)
+{
+    out->name = strdup(name);
+    out->mac = read_line(dir, "address");
+    if (!out->mac)
+        out->mac = strdup("");
+    return out->name && out->mac ? 0 : oom(err);     /* the dispatcher frees what was set */
+}
+
+/* An interface as LIST_ALL_INTERFACES filters it (its name first). */
+typedef struct iface {
+    char *name;
+    bool up;
+} iface;
+
+static const char *iface_name(const void *obj)
+{
+    return ((const iface *)obj)->name;
+}
+
+static unsigned int iface_state(const void *obj)
+{
+    return rv_obj_state(((const iface *)obj)->up, true, false);
+}
+
+static const rv_obj_kind iface_kind = {
+    .what = "interface", .whats = "interfaces", .from = RV_FROM_NODEDEV,
+    .name_of = iface_name, .state_of = iface_state,
+};
+
+static void iface_free(void *obj)
+{
+    free(((iface *)obj)->name);
+    free(obj);
+}
+
+static int iface_to_wire(const void *obj, void *w, rv_err *err)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "/sys/class/net/%s", iface_name(obj));
+    return iface_put(iface_name(obj), dir, w, err);
+}
+
+/* The host's interfaces (at most MAX_DEVS) into l. */
+static int iface_scan(rv_obj_list *l, rv_err *err)
+{
+    DIR *d = opendir("/sys/class/net");
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && d && (e = readdir(d)) && l->n < MAX_DEVS) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) > 255)
+            continue;
+        iface *i = calloc(1, sizeof(*i));
+        if (!i || !(i->name = strdup(e->d_name)))
+            rc = oom(err);
+        else
+            i->up = iface_up(i->name);
+        if (rc < 0 || rv_obj_add(l, i, err) < 0) {
+            if (i)
+                iface_free(i);
+            rc = -1;
+        }
+    }
+    if (d)
+        closedir(d);
+    return rc;
+}
+
 int rv_qemu_connect_list_all_interfaces(rv_driver_conn *c,
                                         const rv_connect_list_all_interfaces_args *args,
                                         rv_connect_list_all_interfaces_ret *ret, rv_err *err)
 {
     (void)c;
-    /* flags: INACTIVE 1, ACTIVE 2; none or both: all. */
-    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3, "connectListAllInterfaces", err) < 0)
-        return -1;
-    DIR *d = opendir("/sys/class/net");
-    if (!d)
-        return 0;
-    struct dirent *e;
-    size_t cap = 0;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d)) && ret->ret < MAX_DEVS) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) > 255)
-            continue;
-        bool up = iface_up(e->d_name);
-        if ((args->flags == 1 && up) || (args->flags == 2 && !up))
-            continue;
-        ret->ret++;
-        if (!args->need_results)
-            continue;
-        if (ret->ifaces.ifaces_len == cap) {
-            cap = cap ? cap * 2 : 8;
-            rv_nonnull_interface *grown = realloc(ret->ifaces.ifaces_val, cap * sizeof(*grown));
-            if (!grown) {
-                rc = oom(err);
-                break;
-            }
-            ret->ifaces.ifaces_val = grown;
-        }
-        char dir[512];
-        snprintf(dir, sizeof(dir), "/sys/class/net/%s", e->d_name);
-        rv_nonnull_interface *w = &ret->ifaces.ifaces_val[ret->ifaces.ifaces_len++];
-        w->name = strdup(e->d_name);
-        w->mac = read_line(dir, "address");
-        if (!w->mac)
-            w->mac = strdup("");
-        if (!w->name || !w->mac)
-            rc = oom(err);          /* the dispatcher frees what was set */
-    }
-    closedir(d);
+    rv_obj_list l = { .max = MAX_DEVS, .kind = &iface_kind };
+    int rc = -1;
+    /* flags: INACTIVE 1, ACTIVE 2 (the list's own); none or both: all. */
+    if (rv_qemu_check_flags(RV_FROM_NODEDEV, args->flags, 0x3, "connectListAllInterfaces",
+                            err) == 0 && iface_scan(&l, err) == 0)
+        rc = rv_obj_list_all(&l, args->flags, args->need_results, sizeof(rv_nonnull_interface),
+                             iface_to_wire, (void **)&ret->ifaces.ifaces_val,
+                             &ret->ifaces.ifaces_len, &ret->ret, err);
+    rv_obj_clear(&l, iface_free);
     return rc;
 }
 
@@ -494,13 +534,7 @@ int rv_qemu_interface_is_active(rv_driver_conn *c, const rv_interface_is_active_
 static int iface_by_name(const char *name, rv_nonnull_interface *out, rv_err *err)
 {
     char dir[512];
-    if (iface_dir(name, dir, sizeof(dir), err) < 0)
-        return -1;
-    out->name = strdup(name);
-    out->mac = read_line(dir, "address");
-    if (!out->mac)
-        out->mac = strdup("");
-    return out->name && out->mac ? 0 : oom(err);     /* the dispatcher frees what was set */
+    return iface_dir(name, dir, sizeof(dir), err) < 0 ? -1 : iface_put(name, dir, out, err);
 }
 
 int rv_qemu_interface_lookup_by_name(rv_driver_conn *c,

@@ -155,52 +155,12 @@ static qfilter *put(char *name, const unsigned char uuid[16], char *xml, rv_err 
 
 /* ---- the slots ---- */
 
-int rv_qemu_connect_num_of_nwfilters(rv_driver_conn *c, rv_connect_num_of_nwfilters_ret *ret,
-                                     rv_err *err)
-{
-    (void)c, (void)err;
-    ret->num = rv_obj_count(&st.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(rv_qemu_, nwfilters, &st.list, RV_NWFILTER_LIST_MAX)
 
-int rv_qemu_connect_list_nwfilters(rv_driver_conn *c, const rv_connect_list_nwfilters_args *args,
-                                   rv_connect_list_nwfilters_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.list, true, args->maxnames, RV_NWFILTER_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, nwfilters, &st.list, 0, "nwfilterConnectListAllNWFilters", put_wire,
+                     filters)
 
-int rv_qemu_connect_list_all_nwfilters(rv_driver_conn *c,
-                                       const rv_connect_list_all_nwfilters_args *args,
-                                       rv_connect_list_all_nwfilters_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_NWFILTER, args->flags, 0, "nwfilterConnectListAllNWFilters", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.list, 0, args->need_results, sizeof(rv_nonnull_nwfilter),
-                           put_wire, (void **)&ret->filters.filters_val,
-                           &ret->filters.filters_len, &ret->ret, err);
-}
-
-int rv_qemu_nwfilter_lookup_by_name(rv_driver_conn *c, const rv_nwfilter_lookup_by_name_args *args,
-                                    rv_nwfilter_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    qfilter *f = find_name(args->name);
-    if (!f)
-        return fail(err, RV_ERR_NO_NWFILTER,
-                    "Network filter not found: no nwfilter with matching name '%s'", args->name);
-    return put_wire(f, &ret->nwfilter, err);
-}
-
-int rv_qemu_nwfilter_lookup_by_uuid(rv_driver_conn *c, const rv_nwfilter_lookup_by_uuid_args *args,
-                                    rv_nwfilter_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    qfilter *f = get_uuid((const unsigned char *)args->uuid, err);
-    return f ? put_wire(f, &ret->nwfilter, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(rv_qemu_, nwfilter, &st.list, put_wire, nwfilter)
 
 int rv_qemu_nwfilter_get_xml_desc(rv_driver_conn *c, const rv_nwfilter_get_xml_desc_args *args,
                                   rv_nwfilter_get_xml_desc_ret *ret, rv_err *err)
@@ -412,9 +372,9 @@ static void free_file(void *f_)
 }
 
 static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
+                        const char **unique, void *opaque, rv_err *err)
 {
-    (void)unique;
+    (void)unique, (void)opaque;
     filter_file *f = calloc(1, sizeof(*f));
     if (!f) {
         oom(err);

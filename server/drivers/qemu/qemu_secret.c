@@ -208,18 +208,8 @@ int rv_qemu_connect_list_secrets(rv_driver_conn *c, const rv_connect_list_secret
     return 0;
 }
 
-int rv_qemu_connect_list_all_secrets(rv_driver_conn *c,
-                                     const rv_connect_list_all_secrets_args *args,
-                                     rv_connect_list_all_secrets_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_SECRET, args->flags, LIST_SECRETS_FILTERS,
-                            "secretConnectListAllSecrets", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.list, args->flags, args->need_results, sizeof(rv_nonnull_secret),
-                           put_wire, (void **)&ret->secrets.secrets_val, &ret->secrets.secrets_len,
-                           &ret->ret, err);
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, secrets, &st.list, LIST_SECRETS_FILTERS,
+                     "secretConnectListAllSecrets", put_wire, secrets)
 
 int rv_qemu_secret_lookup_by_uuid(rv_driver_conn *c, const rv_secret_lookup_by_uuid_args *args,
                                   rv_secret_lookup_by_uuid_ret *ret, rv_err *err)
@@ -567,9 +557,9 @@ static void free_file(void *f_)
 }
 
 static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
+                        const char **unique, void *opaque, rv_err *err)
 {
-    (void)name;                 /* none: the file is <uuid>.xml */
+    (void)name, (void)opaque;   /* no name: the file is <uuid>.xml */
     secret_file *f = calloc(1, sizeof(*f));
     if (!f) {
         oom(err);

@@ -47,6 +47,7 @@ RV_LOG_CATEGORY("drivers.qemu.spawner");
 #define SPAWN_MAX_WAITING 64        /* forked children waiting for GO */
 #define SPAWN_MAX_TAPS 32           /* tap descriptors passed with one start */
 #define SPAWN_MAX_FDS (2 + SPAWN_MAX_TAPS)
+_Static_assert(SPAWN_MAX_FDS <= RV_QEMU_HELPER_MAX_FDS, "a start's descriptors fit one message");
 
 enum { MSG_SPAWN = 1, MSG_GO, MSG_FORKED, MSG_EXITED };
 
@@ -76,13 +77,11 @@ typedef struct spawn_cmd {
 } spawn_cmd;
 
 static struct {
-    int fd;                     /* our end of the pair; -1: no helper */
-    pid_t pid;
-    ev_io watcher;
+    rv_qemu_helper h;
     uint32_t next_id;
     spawn_request *requests;
     spawn_cmd *cmds;            /* running, their exit not seen yet */
-} spawner = { .fd = -1 };
+} spawner = { .h.fd = -1 };
 
 /* ================================================================ the helper */
 
@@ -242,33 +241,16 @@ static void helper_main(int sock)
         if (!p[0].revents)
             continue;
         spawn_msg m;
-        struct iovec iov[2] = { { &m, sizeof(m) }, { blob, sizeof(blob) - 1 } };
-        union {
-            struct cmsghdr align;
-            char buf[CMSG_SPACE(SPAWN_MAX_FDS * sizeof(int))];
-        } control;
-        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
-                              .msg_controllen = sizeof(control.buf) };
-        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            _exit(0);   /* remvirtd is gone: waiting children die with us */
-        int fds[SPAWN_MAX_FDS], nfds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && nfds == 0) {
-                nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                if (nfds > SPAWN_MAX_FDS)
-                    nfds = SPAWN_MAX_FDS;   /* (MSG_CTRUNC then: refused) */
-                memcpy(fds, CMSG_DATA(c), (size_t)nfds * sizeof(int));
-            }
-        if ((size_t)n < sizeof(m) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        int fds[SPAWN_MAX_FDS], nfds;
+        bool cut;
+        /* (When remvirtd is gone, waiting children die with us.) */
+        ssize_t n = rv_qemu_helper_recv(sock, &m, sizeof(m), blob, sizeof(blob), fds,
+                                        SPAWN_MAX_FDS, &nfds, &cut);
+        if ((size_t)n < sizeof(m) || cut) {
             if (n >= (ssize_t)sizeof(m) && m.kind == MSG_SPAWN)
                 helper_send(sock, MSG_FORKED, m.id, 0, E2BIG);
         } else if (m.kind == MSG_SPAWN) {
-            size_t len = (size_t)n - sizeof(m);
-            blob[len] = '\0';
-            helper_spawn(sock, &m, blob, len, fds, nfds, waiting);
+            helper_spawn(sock, &m, blob, (size_t)n - sizeof(m), fds, nfds, waiting);
         } else if (m.kind == MSG_GO) {
             helper_go(&m, waiting);
         }
@@ -299,11 +281,8 @@ static void disown(void *obj, void *ctx)
 static void helper_lost(void)
 {
     RV_WARN("the QEMU spawner helper (pid %d) is gone; a new one starts with the next start",
-            (int)spawner.pid);
-    ev_io_stop(rv_qemu.loop, &spawner.watcher);
-    close(spawner.fd);
-    spawner.fd = -1;
-    spawner.pid = 0;
+            (int)spawner.h.pid);
+    rv_qemu_helper_stop(&spawner.h);
     rv_dom_list_each(&rv_qemu.doms, disown, NULL);
     fail_requests("the QEMU spawner helper is gone");
     /* Their exits will not be reported: they count as failed. */
@@ -319,13 +298,11 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop, (void)w, (void)revents;
     spawn_msg m;
-    ssize_t n = recv(spawner.fd, &m, sizeof(m), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n != (ssize_t)sizeof(m)) {
+    int got = rv_qemu_helper_read(&spawner.h, &m, sizeof(m), NULL);
+    if (got < 0)
         helper_lost();
+    if (got <= 0)
         return;
-    }
     if (m.kind == MSG_EXITED) {
         for (spawn_cmd **p = &spawner.cmds; *p; p = &(*p)->next)
             if ((*p)->pid == m.pid) {
@@ -354,7 +331,8 @@ static void on_helper_message(struct ev_loop *loop, ev_io *w, int revents)
     }
 }
 
-pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err)
+/* The helper's pid, or -1 with err set; *fd our end of its socket. */
+static pid_t helper_fork(const char *name, void (*main_fn)(int sock), int *fd, rv_err *err)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -395,23 +373,101 @@ pid_t rv_qemu_helper_fork(const char *name, void (*main_fn)(int sock), int *fd, 
     return pid;
 }
 
-static int helper_start(rv_err *err)
+int rv_qemu_helper_start(rv_qemu_helper *h, const char *name, void (*main_fn)(int sock),
+                         void (*on_message)(struct ev_loop *loop, ev_io *w, int revents),
+                         rv_err *err)
 {
     int fd;
-    pid_t pid = rv_qemu_helper_fork("rv-qemu-spawner", helper_main, &fd, err);
+    pid_t pid = helper_fork(name, main_fn, &fd, err);
     if (pid < 0)
         return -1;
-    spawner.fd = fd;
-    spawner.pid = pid;
-    ev_io_init(&spawner.watcher, on_helper_message, spawner.fd, EV_READ);
-    ev_io_start(rv_qemu.loop, &spawner.watcher);
-    RV_DEBUG("QEMU spawner helper started (pid %d)", (int)pid);
+    h->fd = fd;
+    h->pid = pid;
+    ev_io_init(&h->watcher, on_message, fd, EV_READ);
+    ev_io_start(rv_qemu.loop, &h->watcher);
+    RV_DEBUG("helper %s started (pid %d)", name, (int)pid);
     return 0;
+}
+
+void rv_qemu_helper_stop(rv_qemu_helper *h)
+{
+    if (h->fd < 0)
+        return;
+    ev_io_stop(rv_qemu.loop, &h->watcher);
+    close(h->fd);
+    h->fd = -1;
+    h->pid = 0;
+}
+
+ssize_t rv_qemu_helper_recv(int sock, void *head, size_t head_size, char *blob, size_t blob_size,
+                            int *fds, int max_fds, int *nfds, bool *cut)
+{
+    struct iovec iov[2] = { { head, head_size }, { blob, blob_size - 1 } };
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(RV_QEMU_HELPER_MAX_FDS * sizeof(int))];
+    } control;
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
+                          .msg_controllen = CMSG_SPACE((size_t)max_fds * sizeof(int)) };
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        _exit(0);       /* remvirtd is gone */
+    *nfds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && *nfds == 0) {
+            *nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            if (*nfds > max_fds)
+                *nfds = max_fds;    /* (MSG_CTRUNC then: cut) */
+            memcpy(fds, CMSG_DATA(c), (size_t)*nfds * sizeof(int));
+        }
+    *cut = (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
+    if ((size_t)n >= head_size)
+        blob[(size_t)n - head_size] = '\0';
+    return n;
+}
+
+int rv_qemu_helper_read(const rv_qemu_helper *h, void *m, size_t size, const char **why)
+{
+    ssize_t n = recv(h->fd, m, size, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (why)
+        *why = n == 0 ? "end of file" : "a bad answer";
+    return n == (ssize_t)size ? 1 : -1;
+}
+
+ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t head_size,
+                            const char *blob, size_t len, const int *fds, int nfds)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(RV_QEMU_HELPER_MAX_FDS * sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct iovec iov[2] = { { (void *)head, head_size }, { (void *)blob, len } };
+    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+    if (nfds > 0) {
+        msg.msg_control = control.buf;
+        msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
+    }
+    ssize_t n;
+    while ((n = sendmsg(h->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+        ;
+    return n;
 }
 
 int rv_qemu_spawner_init(rv_err *err)
 {
-    return spawner.fd >= 0 ? 0 : helper_start(err);
+    return spawner.h.fd >= 0 ? 0
+           : rv_qemu_helper_start(&spawner.h, "rv-qemu-spawner", helper_main, on_helper_message,
+                                  err);
 }
 
 int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,
@@ -462,22 +518,7 @@ int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, siz
     r->data = data;
     spawn_msg m = { MSG_SPAWN, r->id, 0, incoming_fd >= 0,
                     (uint32_t)(nfds - (incoming_fd >= 0 ? 2 : 1)) };
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(SPAWN_MAX_FDS * sizeof(int))];
-    } control;
-    memset(&control, 0, sizeof(control));
-    struct iovec iov[2] = { { &m, sizeof(m) }, { blob, len } };
-    struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
-                          .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int)) };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-    ssize_t n;
-    while ((n = sendmsg(spawner.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
-        ;
+    ssize_t n = rv_qemu_helper_send(&spawner.h, &m, sizeof(m), blob, len, fds, nfds);
     free(blob);
     if (n < 0) {
         int e = errno;
@@ -495,10 +536,10 @@ int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, siz
 
 void rv_qemu_spawn_go(pid_t pid, bool run)
 {
-    if (spawner.fd < 0)
+    if (spawner.h.fd < 0)
         return;     /* the helper died: its waiting child with it */
     spawn_msg m = { MSG_GO, 0, (int32_t)pid, run ? 1 : 0, 0 };
-    if (send(spawner.fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    if (send(spawner.h.fd, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         RV_WARN("cannot tell the QEMU spawner helper about pid %d: %s", (int)pid,
                 strerror(errno));
 }
@@ -561,12 +602,7 @@ char *rv_qemu_find_program(const char *name)
 
 void rv_qemu_spawner_cleanup(void)
 {
-    if (spawner.fd < 0)
-        return;
-    ev_io_stop(rv_qemu.loop, &spawner.watcher);
-    close(spawner.fd);      /* the helper sees the end and exits */
-    spawner.fd = -1;
-    spawner.pid = 0;
+    rv_qemu_helper_stop(&spawner.h);
     while (spawner.requests) {
         spawn_request *r = spawner.requests;
         spawner.requests = r->next;

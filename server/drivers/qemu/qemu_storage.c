@@ -130,7 +130,6 @@ static struct {
     size_t nvols;               /* in all pools */
     vol_job *jobs;
     size_t njobs;
-    rv_qemu_family_dirs dirs;
     bool stopping;              /* remvirtd's exit: scans end, state stays */
 } st = { .pools = { .max = MAX_POOLS, .kind = &pool_kind } };
 
@@ -345,17 +344,9 @@ static qpool *pool_find(const char *name)
 
 static qpool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    qpool *p = calloc(1, sizeof(*p));
-    if (!p) {
-        oom(err);
-        return NULL;
-    }
-    p->def = def;
-    p->dir = -1;
-    if (rv_obj_add(&st.pools, p, err) < 0) {
-        free(p);
-        return NULL;
-    }
+    qpool *p = rv_obj_new(&st.pools, sizeof(*p), def, err);
+    if (p)
+        p->dir = -1;
     return p;
 }
 
@@ -364,6 +355,43 @@ static void pool_remove(qpool *p)
     rv_obj_remove(&st.pools, p);
     pool_free(p);
 }
+
+/* ================================================================ the definition files
+ * (rv_qemu_family) */
+
+static void free_def(void *def)
+{
+    rv_pool_def_free(def);
+}
+
+static void *parse_file(const char *xml, rv_err *err)
+{
+    rv_pool_def *def = NULL;
+    return rv_pool_def_parse(xml, &def, err) < 0 ? NULL : def;
+}
+
+static void *load_new(void *def, bool persistent, rv_err *err)
+{
+    qpool *p = pool_add(def, err);
+    if (p) {
+        p->persistent = persistent;
+        p->active = !persistent;
+    }
+    return p;
+}
+
+/* The run dir's copy of a defined pool: it is active. */
+static void load_ran(void *obj, void *def)
+{
+    ((qpool *)obj)->active = true;
+    rv_pool_def_free(def);
+}
+
+static rv_qemu_family fam = {
+    .files = { .what = "storage pool", .max = RV_STORAGE_XML_MAX, .free = free_def },
+    .sub = "storage", .from = RV_FROM_STORAGE, .list = &st.pools, .parse = parse_file,
+    .add = load_new, .ran = load_ran,
+};
 
 static qpool *get_named(const char *name, rv_err *err)
 {
@@ -417,33 +445,6 @@ static int vol_to_wire(const qpool *p, const rv_vol_def *v, rv_nonnull_storage_v
                        rv_err *err)
 {
     return rv_vol_put_wire(p->def->name, v, w, RV_FROM_STORAGE, err);
-}
-
-/* ================================================================ files */
-
-static char *file_of(const char *dir, const char *name)
-{
-    return rv_qemu_path(dir, name, ".xml");
-}
-
-/* The run file: the pool is active (not fsynced: crash-safety rule 1). */
-static int save_run_file(const qpool *p, rv_err *err)
-{
-    char *xml = rv_pool_def_format(p->def), *path = file_of(st.dirs.run_dir, p->def->name);
-    int rc = !xml || !path ? oom(err)
-             : rv_qemu_mkdirs(st.dirs.run_dir, err) < 0 ? -1
-                                                   : rv_qemu_write_file(path, xml, false, err);
-    free(xml);
-    free(path);
-    return rc;
-}
-
-static void unlink_file(const char *dir, const char *name)
-{
-    char *path = file_of(dir, name);
-    if (path && unlink(path) < 0 && errno != ENOENT)
-        RV_WARN("cannot remove '%s': %s", path, strerror(errno));
-    free(path);
 }
 
 /* ================================================================ reading a directory
@@ -583,7 +584,7 @@ static void scan_stop(pool_scan *s, const rv_err *why)
     else if (st.nvols - (s->start ? 0 : p->nvols) + s->nvols > MAX_VOLS)
         too_many_vols(p, s->nvols, &err);
     else if (s->start)
-        save_run_file(p, &err);
+        rv_qemu_family_save_run(&fam, p->def->name, rv_pool_def_format(p->def), &err);
     if (!err.code) {
         vols_clear(p);
         p->vols = s->vols;
@@ -609,7 +610,8 @@ static void scan_stop(pool_scan *s, const rv_err *why)
         RV_WARN("storage pool '%s' %s: %s", p->def->name,
                 s->start ? "does not start" : "is not refreshed", err.message);
         if (s->start && !s->nwaiters && !st.stopping)
-            unlink_file(st.dirs.run_dir, p->def->name);   /* remvirtd's restart: it stopped */
+            /* remvirtd's restart: it stopped */
+            rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
     }
     for (size_t i = 0; i < s->nvols; i++)
         rv_vol_def_free(s->vols[i]);
@@ -726,11 +728,6 @@ static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
 /* A define or an undefine, through the family's queue (qemu_fileq.c):
  * checked at its turn, answered once the file is durable (or gone),
  * memory changed then. (rv_qemu_defop) */
-static void free_def(void *def)
-{
-    rv_pool_def_free(def);
-}
-
 static rv_qemu_fileq pool_queue = { .name = "pool", .from = RV_FROM_STORAGE };
 
 static int define_prepare(rv_qemu_fileop *o, rv_err *err)
@@ -743,12 +740,7 @@ static int define_prepare(rv_qemu_fileop *o, rv_err *err)
     qpool *p = pool_find(def->name);
     if (p && p->scan && p->scan->start)
         return busy(p, err);
-    if (!p && rv_obj_check_room(&st.pools, err) < 0)
-        return -1;
-    char *xml = rv_pool_def_format(def);
-    if (!xml || rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, def->name), xml, true) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_define_step(o, &fam, def->name, rv_pool_def_format(def), err);
 }
 
 static void define_commit(rv_qemu_fileop *o)
@@ -882,7 +874,7 @@ int rv_qemu_storage_pool_destroy(rv_driver_conn *c, const rv_storage_pool_destro
         return -1;
     if (p->jobs)
         return has_jobs(p, err);
-    unlink_file(st.dirs.run_dir, p->def->name);
+    rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
     p->active = false;
     vols_clear(p);
     close(p->dir);
@@ -928,19 +920,12 @@ int rv_qemu_storage_pool_delete(rv_driver_conn *c, const rv_storage_pool_delete_
 static int undefine_prepare(rv_qemu_fileop *o, rv_err *err)
 {
     rv_qemu_defop *op = (rv_qemu_defop *)o;
-    qpool *p = rv_obj_find_uuid(&st.pools, op->uuid);
-    if (!p)
-        return fail(err, RV_ERR_NO_STORAGE_POOL, "Storage pool not found: the pool was undefined");
-    if (busy(p, err) < 0)
+    qpool *p = rv_qemu_family_get_queued(&fam, op->uuid, err);
+    if (!p || busy(p, err) < 0)
         return -1;
     if (p->active)
         return still_active(p, err);
-    /* The definition goes first (the commit point), then its autostart
-     * link: one left alone is removed at start-up. */
-    if (rv_qemu_fileop_step(o, file_of(st.dirs.config_dir, p->def->name), NULL, true) < 0 ||
-        rv_qemu_fileop_step(o, file_of(st.dirs.autostart_dir, p->def->name), NULL, false) < 0)
-        return oom(err);
-    return 0;
+    return rv_qemu_family_undefine_steps(o, &fam, p->def->name, err);
 }
 
 static void undefine_commit(rv_qemu_fileop *o)
@@ -982,17 +967,7 @@ int rv_qemu_storage_pool_refresh(rv_driver_conn *c, const rv_storage_pool_refres
     return scan_begin(p, false, false, err) < 0 ? -1 : scan_wait(p, false, err);
 }
 
-int rv_qemu_storage_pool_get_autostart(rv_driver_conn *c,
-                                       const rv_storage_pool_get_autostart_args *args,
-                                       rv_storage_pool_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->autostart = p->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(rv_qemu_, storage_pool, &st.pools, pool)
 
 int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
                                        const rv_storage_pool_set_autostart_args *args, rv_err *err)
@@ -1004,7 +979,7 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p->persistent)
         return fail(err, RV_ERR_INTERNAL_ERROR,
                     "internal error: cannot set autostart for transient pool");
-    if (rv_qemu_family_set_autostart(&st.dirs, p->def->name, args->autostart != 0, RV_FROM_STORAGE, err) < 0)
+    if (rv_qemu_family_set_autostart(&fam, p->def->name, args->autostart != 0, err) < 0)
         return -1;
     p->autostart = args->autostart != 0;
     return 0;
@@ -1012,74 +987,13 @@ int rv_qemu_storage_pool_set_autostart(rv_driver_conn *c,
 
 /* ================================================================ pool queries */
 
-int rv_qemu_connect_num_of_storage_pools(rv_driver_conn *c,
-                                         rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    (void)err;
-    ret->num = rv_obj_count(&st.pools, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(rv_qemu_, storage_pools, &st.pools, RV_STORAGE_POOL_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(rv_qemu_, storage_pools, &st.pools, RV_STORAGE_POOL_LIST_MAX)
 
-int rv_qemu_connect_num_of_defined_storage_pools(rv_driver_conn *c,
-                                                 rv_connect_num_of_defined_storage_pools_ret *ret,
-                                                 rv_err *err)
-{
-    (void)c;
-    (void)err;
-    ret->num = rv_obj_count(&st.pools, false);
-    return 0;
-}
+RV_OBJ_LIST_ALL_SLOT(rv_qemu_, storage_pools, &st.pools, 0xfffff, "connectListAllStoragePools",
+                     pool_to_wire, pools)
 
-/* Up to maxnames names of pool's volumes. */
-int rv_qemu_connect_list_storage_pools(rv_driver_conn *c,
-                                       const rv_connect_list_storage_pools_args *args,
-                                       rv_connect_list_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.pools, true, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_defined_storage_pools(rv_driver_conn *c,
-                                               const rv_connect_list_defined_storage_pools_args *args,
-                                               rv_connect_list_defined_storage_pools_ret *ret,
-                                               rv_err *err)
-{
-    (void)c;
-    return rv_obj_list_names(&st.pools, false, args->maxnames, RV_STORAGE_POOL_LIST_MAX,
-                             &ret->names.names_val, &ret->names.names_len, err);
-}
-
-int rv_qemu_connect_list_all_storage_pools(rv_driver_conn *c,
-                                           const rv_connect_list_all_storage_pools_args *args,
-                                           rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, 0xfffff, "connectListAllStoragePools", err) < 0)
-        return -1;
-    return rv_obj_list_all(&st.pools, args->flags, args->need_results,
-                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
-                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
-}
-
-int rv_qemu_storage_pool_lookup_by_name(rv_driver_conn *c,
-                                        const rv_storage_pool_lookup_by_name_args *args,
-                                        rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_named(args->name, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
-
-int rv_qemu_storage_pool_lookup_by_uuid(rv_driver_conn *c,
-                                        const rv_storage_pool_lookup_by_uuid_args *args,
-                                        rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = rv_obj_get_uuid(&st.pools, (const unsigned char *)args->uuid, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(rv_qemu_, storage_pool, &st.pools, pool_to_wire, pool)
 
 int rv_qemu_storage_pool_lookup_by_volume(rv_driver_conn *c,
                                           const rv_storage_pool_lookup_by_volume_args *args,
@@ -1124,29 +1038,6 @@ int rv_qemu_storage_pool_get_xml_desc(rv_driver_conn *c,
     return rv_string_result(0, &ret->xml, err);
 }
 
-int rv_qemu_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
-                                   rv_storage_pool_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->active = p->active;
-    return 0;
-}
-
-int rv_qemu_storage_pool_is_persistent(rv_driver_conn *c,
-                                       const rv_storage_pool_is_persistent_args *args,
-                                       rv_storage_pool_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->persistent = p->persistent;
-    return 0;
-}
-
 /* ================================================================ volume queries */
 
 /* The volume a handle names, in its active pool. */
@@ -1167,28 +1058,7 @@ static rv_vol_def *get_vol(const rv_nonnull_storage_vol *w, qpool **pool, rv_err
     return v;
 }
 
-int rv_qemu_storage_pool_num_of_volumes(rv_driver_conn *c,
-                                        const rv_storage_pool_num_of_volumes_args *args,
-                                        rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->num = (int)p->nvols;
-    return 0;
-}
-
-int rv_qemu_storage_pool_list_volumes(rv_driver_conn *c,
-                                      const rv_storage_pool_list_volumes_args *args,
-                                      rv_storage_pool_list_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    qpool *p = get_active(&args->pool, err);
-    return p ? rv_vols_names(p->vols, p->nvols, RV_FROM_STORAGE, args->maxnames, &ret->names.names_val,
-                         &ret->names.names_len, err)
-             : -1;
-}
+RV_VOLS_SLOTS(rv_qemu_, qpool, get_active, get_vol, RV_FROM_STORAGE)
 
 int rv_qemu_storage_pool_list_all_volumes(rv_driver_conn *c,
                                           const rv_storage_pool_list_all_volumes_args *args,
@@ -1288,16 +1158,6 @@ int rv_qemu_storage_vol_get_xml_desc(rv_driver_conn *c,
         !(v = get_vol_fresh(&args->vol, NULL, err)))
         return -1;
     return rv_vol_put_xml(v, RV_FROM_STORAGE, &ret->xml, err);
-}
-
-int rv_qemu_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
-                                 rv_storage_vol_get_path_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_vol_def *v = get_vol(&args->vol, NULL, err);
-    if (!v)
-        return -1;
-    return rv_vol_put_path(v, RV_FROM_STORAGE, &ret->name, err);
 }
 
 /* v's file in p's directory, by its name there: never a link, and never
@@ -1785,6 +1645,19 @@ int rv_qemu_storage_vol_delete(rv_driver_conn *c, const rv_storage_vol_delete_ar
     return 0;
 }
 
+/* A volume's file was changed in place through fd (closed here): its
+ * figures and the pool's are read again.  rc is the change's result. */
+static int vol_changed(qpool *p, const char *name, int fd, int rc, rv_err *err)
+{
+    close(fd);
+    bool skip;
+    rv_vol_def *now = vol_probe(p, name, &skip);
+    if (now)
+        vol_put(p, now, err);
+    pool_update_space(p);
+    return rc;
+}
+
 /* virStorageVolResizeFlags */
 enum { RESIZE_ALLOCATE = 1, RESIZE_DELTA = 2, RESIZE_SHRINK = 4 };
 
@@ -1837,13 +1710,7 @@ int rv_qemu_storage_vol_resize(rv_driver_conn *c, const rv_storage_vol_resize_ar
              fallocate(fd, 0, (off_t)v->capacity, (off_t)(cap - v->capacity)) < 0 &&
              errno != EOPNOTSUPP)
         rc = sys_fail(err, "allocate space for", v->path);
-    close(fd);
-    bool skip;
-    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
-    if (now)
-        vol_put(p, now, err);
-    pool_update_space(p);
-    return rc;
+    return vol_changed(p, args->vol.name, fd, rc, err);
 }
 
 int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *args, rv_err *err)
@@ -1866,69 +1733,19 @@ int rv_qemu_storage_vol_wipe(rv_driver_conn *c, const rv_storage_vol_wipe_args *
     int rc = 0;
     if (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)v->capacity) < 0)
         rc = sys_fail(err, "wipe", v->path);
-    close(fd);
-    bool skip;
-    rv_vol_def *now = vol_probe(p, args->vol.name, &skip);
-    if (now)
-        vol_put(p, now, err);
-    pool_update_space(p);
-    return rc;
+    return vol_changed(p, args->vol.name, fd, rc, err);
 }
 
 /* ================================================================ start-up and exit */
 
-/* A pool definition file (rv_qemu_load_defs). */
-static void *parse_file(const char *text, const char **name, const unsigned char **uuid,
-                        const char **unique, rv_err *err)
-{
-    (void)unique;
-    rv_pool_def *def = NULL;
-    if (rv_pool_def_parse(text, &def, err) < 0)
-        return NULL;
-    *name = def->name;
-    *uuid = def->uuid;
-    return def;
-}
-
-/* opaque: non-NULL for the config dir (persistent definitions). */
-static void add_file(void *def_, const char *path, void *opaque)
-{
-    (void)path;
-    rv_pool_def *def = def_;
-    bool persistent = opaque != NULL;
-    rv_err err = { 0 };
-    qpool *p = pool_find(def->name);
-    if (p) {
-        /* The run dir's copy of a defined pool: it is active. */
-        p->active = true;
-        rv_pool_def_free(def);
-    } else if (!(p = pool_add(def, &err))) {
-        RV_WARN("storage pool '%s' is not loaded: %s", def->name, err.message);
-        rv_pool_def_free(def);
-    } else {
-        p->persistent = persistent;
-        p->active = !persistent;
-    }
-    rv_err_clear(&err);
-}
-
-static void free_file(void *def)
-{
-    rv_pool_def_free(def);
-}
-
-static const rv_qemu_def_family pool_files = {
-    "storage pool", NULL, RV_STORAGE_XML_MAX, parse_file, add_file, free_file,
-};
-
 void rv_qemu_storage_init(void)
 {
-    if (rv_qemu_family_load("storage", &pool_files, &st, &st.dirs) < 0)
+    if (rv_qemu_family_load(&fam) < 0)
         return;
     for (size_t i = 0; i < st.pools.n;) {
         qpool *p = rv_obj_at(&st.pools, i);
         size_t before = st.pools.n;
-        p->autostart = p->persistent && rv_qemu_family_autostart(&st.dirs, p->def->name);
+        p->autostart = p->persistent && rv_qemu_family_autostart(&fam, p->def->name);
         /* A pool that ran before (its run file) is active again once its
          * directory is read; meanwhile it is starting up. */
         rv_err err = { 0 };
@@ -1937,7 +1754,7 @@ void rv_qemu_storage_init(void)
         if (ran && scan_begin(p, true, false, &err) < 0) {
             RV_WARN("storage pool '%s' cannot be read, so it is stopped: %s", p->def->name,
                     err.message);
-            unlink_file(st.dirs.run_dir, p->def->name);
+            rv_qemu_remove_file(fam.run_dir, p->def->name, ".xml");
             if (!p->persistent)
                 pool_remove(p);
         } else if (!ran && p->autostart && scan_begin(p, true, true, &err) < 0) {
@@ -1946,7 +1763,7 @@ void rv_qemu_storage_init(void)
         rv_err_clear(&err);
         i += st.pools.n == before;      /* unless p was removed */
     }
-    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, st.dirs.config_dir);
+    RV_INFO("QEMU driver: %zu storage pools in %s", st.pools.n, fam.config_dir);
 }
 
 void rv_qemu_storage_cleanup(void)
@@ -1974,9 +1791,7 @@ void rv_qemu_storage_cleanup(void)
     }
     rv_err_clear(&err);
     rv_obj_clear(&st.pools, pool_free_obj);
-    free(st.dirs.config_dir);
-    free(st.dirs.autostart_dir);
-    free(st.dirs.run_dir);
+    rv_qemu_family_free(&fam);
     memset(&st, 0, sizeof(st));
     st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }

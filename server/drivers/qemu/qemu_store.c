@@ -126,7 +126,7 @@ int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err 
     return 0;
 }
 
-static void unlink_in(const char *dir, const char *name, const char *suffix)
+void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix)
 {
     char *path = rv_qemu_path(dir, name, suffix);
     if (path && unlink(path) < 0 && errno != ENOENT)
@@ -134,23 +134,45 @@ static void unlink_in(const char *dir, const char *name, const char *suffix)
     free(path);
 }
 
+/* The autostart link of name in autostart_dir to its definition in
+ * config_dir: made (on) or removed (errors in domain from). */
+static int autostart_link(const char *config_dir, const char *autostart_dir, const char *name,
+                          bool on, int from, rv_err *err)
+{
+    char *link = rv_qemu_path(autostart_dir, name, ".xml");
+    char *target = rv_qemu_path(config_dir, name, ".xml");
+    int rc = 0;
+    if (!link || !target)
+        rc = rv_err_fail(err, from, RV_ERR_NO_MEMORY, "out of memory");
+    else if (!on) {
+        if (unlink(link) < 0 && errno != ENOENT)
+            rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
+                             strerror(errno));
+    } else if (rv_qemu_mkdirs(autostart_dir, err) < 0)
+        rc = -1;
+    else if (symlink(target, link) < 0 && errno != EEXIST)
+        rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s",
+                         link, strerror(errno));
+    free(link);
+    free(target);
+    return rc;
+}
+
+/* Whether name's autostart link is in dir. */
+static bool autostart_there(const char *dir, const char *name)
+{
+    char *link = rv_qemu_path(dir, name, ".xml");
+    bool there = link && access(link, F_OK) == 0;
+    free(link);
+    return there;
+}
+
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
 {
     char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
-    char *link = dir ? rv_qemu_path(dir, name, ".xml") : NULL;
-    char *target = rv_qemu_path(rv_qemu.config_dir, name, ".xml");
-    int rc = -1;
-    if (!dir || !link || !target) {
-        if (err)
-            rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-    } else if (!on) {
-        rc = unlink(link) == 0 || errno == ENOENT ? 0 : (err ? sys_fail(err, "remove", link) : -1);
-    } else if (rv_qemu_mkdirs(dir, err) == 0) {
-        rc = symlink(target, link) == 0 || errno == EEXIST ? 0 : sys_fail(err, "create", link);
-    }
+    int rc = dir ? autostart_link(rv_qemu.config_dir, dir, name, on, RV_FROM_QEMU, err)
+                 : rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     free(dir);
-    free(link);
-    free(target);
     return rc;
 }
 
@@ -186,10 +208,10 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
 void rv_qemu_remove_runtime(const char *name)
 {
     /* The status first: without it nothing is reattached. */
-    unlink_in(rv_qemu.run_dir, name, ".status");
-    unlink_in(rv_qemu.run_dir, name, ".xml");
-    unlink_in(rv_qemu.run_dir, name, ".qmp");
-    unlink_in(rv_qemu.run_dir, name, ".saving");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".status");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".xml");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".qmp");
+    rv_qemu_remove_file(rv_qemu.run_dir, name, ".saving");
 }
 
 char *rv_qemu_read_file(const char *path, size_t max)
@@ -529,7 +551,7 @@ void rv_qemu_load_defs(const char *dir, const rv_qemu_def_family *fam, void *opa
         char *text = one.file ? read_def_file(dirfd(dp), e->d_name, fam->max, fam->what, &err) : NULL;
         const char *name = NULL;
         if (text)
-            one.def = fam->parse(text, &name, &one.uuid, &one.unique, &err);
+            one.def = fam->parse(text, &name, &one.uuid, &one.unique, opaque, &err);
         free(text);
         char expect[RV_UUID_STRING_LEN] = "";
         if (one.def && !name)
@@ -610,9 +632,9 @@ static void each_file(const char *dir, const char *suffix, void (*fn)(const char
 }
 
 static void *parse_domain(const char *text, const char **name, const unsigned char **uuid,
-                          const char **unique, rv_err *err)
+                          const char **unique, void *opaque, rv_err *err)
 {
-    (void)unique;
+    (void)unique, (void)opaque;
     rv_qemu_domain_def *def = rv_qemu_domain_parse(text, strlen(text), err);
     if (def) {
         *name = def->name;
@@ -631,10 +653,9 @@ static void add_domain(void *def_, const char *path, void *opaque)
         return;
     }
     d->def = def;
-    char *link = NULL;
-    d->autostart = asprintf(&link, "%s/autostart/%s.xml", rv_qemu.config_dir, def->name) >= 0 &&
-                   access(link, F_OK) == 0;
-    free(link);
+    char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
+    d->autostart = dir && autostart_there(dir, def->name);
+    free(dir);
 }
 
 static void free_domain(void *def)
@@ -713,51 +734,117 @@ static void finish_undefine(const char *dir, const char *entry)
     free(meta);
 }
 
+/* ---- families with a run directory (rv_qemu_family) ---- */
+
+static void *family_parse(const char *text, const char **name, const unsigned char **uuid,
+                          const char **unique, void *opaque, rv_err *err)
+{
+    (void)unique;
+    const rv_qemu_family *fam = opaque;
+    void *def = fam->parse(text, err);
+    if (def) {
+        *name = fam->list->kind->name_of(&def);     /* (an object begins with its def) */
+        *uuid = fam->list->kind->uuid_of(&def);
+    }
+    return def;
+}
+
+static void family_add(void *def, const char *path, void *opaque)
+{
+    (void)path;
+    const rv_qemu_family *fam = opaque;
+    const char *name = fam->list->kind->name_of(&def);
+    rv_err err = { 0 };
+    void *obj = rv_obj_find_name(fam->list, name);
+    if (obj) {
+        fam->ran(obj, def);     /* the run dir's copy of a defined one */
+    } else if (!fam->add(def, fam->loading_config, &err)) {
+        RV_WARN("%s '%s' is not loaded: %s", fam->files.what, name, err.message);
+        fam->files.free(def);
+    }
+    rv_err_clear(&err);
+}
+
 /* An autostart link whose definition is gone (an undefine killed between
  * the two removals) is dropped. */
-int rv_qemu_family_load(const char *sub, const rv_qemu_def_family *fam, void *opaque,
-                        rv_qemu_family_dirs *dirs)
+int rv_qemu_family_load(rv_qemu_family *fam)
 {
-    if (!(dirs->config_dir = rv_qemu_path(rv_qemu.config_dir, sub, "")) ||
-        !(dirs->autostart_dir = rv_qemu_path(dirs->config_dir, "autostart", "")) ||
-        !(dirs->run_dir = rv_qemu_path(rv_qemu.run_dir, sub, ""))) {
-        RV_ERROR("QEMU driver: out of memory; no %s", sub);
+    if (!(fam->config_dir = rv_qemu_path(rv_qemu.config_dir, fam->sub, "")) ||
+        !(fam->autostart_dir = rv_qemu_path(fam->config_dir, "autostart", "")) ||
+        !(fam->run_dir = rv_qemu_path(rv_qemu.run_dir, fam->sub, ""))) {
+        RV_ERROR("QEMU driver: out of memory; no %s", fam->sub);
         return -1;
     }
-    rv_qemu_drop_dangling_links(dirs->autostart_dir);
-    rv_qemu_load_defs(dirs->config_dir, fam, opaque);
-    rv_qemu_load_defs(dirs->run_dir, fam, NULL);
+    fam->files.parse = family_parse;
+    fam->files.add = family_add;
+    rv_qemu_drop_dangling_links(fam->autostart_dir);
+    fam->loading_config = true;
+    rv_qemu_load_defs(fam->config_dir, &fam->files, fam);
+    fam->loading_config = false;
+    rv_qemu_load_defs(fam->run_dir, &fam->files, fam);
     return 0;
 }
 
-int rv_qemu_family_set_autostart(const rv_qemu_family_dirs *dirs, const char *name, bool on,
-                                 int from, rv_err *err)
+void rv_qemu_family_free(rv_qemu_family *fam)
 {
-    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
-    char *target = rv_qemu_path(dirs->config_dir, name, ".xml");
-    int rc = 0;
-    if (!link || !target)
-        rc = rv_err_fail(err, from, RV_ERR_NO_MEMORY, "out of memory");
-    else if (!on) {
-        if (unlink(link) < 0 && errno != ENOENT)
-            rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot remove '%s': %s", link,
-                             strerror(errno));
-    } else if (rv_qemu_mkdirs(dirs->autostart_dir, err) < 0)
-        rc = -1;
-    else if (symlink(target, link) < 0 && errno != EEXIST)
-        rc = rv_err_fail(err, from, RV_ERR_SYSTEM_ERROR, "cannot create symlink '%s': %s", link,
-                         strerror(errno));
-    free(link);
-    free(target);
+    free(fam->config_dir);
+    free(fam->autostart_dir);
+    free(fam->run_dir);
+    fam->config_dir = fam->autostart_dir = fam->run_dir = NULL;
+}
+
+int rv_qemu_family_set_autostart(const rv_qemu_family *fam, const char *name, bool on,
+                                 rv_err *err)
+{
+    return autostart_link(fam->config_dir, fam->autostart_dir, name, on, fam->from, err);
+}
+
+bool rv_qemu_family_autostart(const rv_qemu_family *fam, const char *name)
+{
+    return autostart_there(fam->autostart_dir, name);
+}
+
+int rv_qemu_family_save_run(const rv_qemu_family *fam, const char *name, char *xml, rv_err *err)
+{
+    char *path = rv_qemu_path(fam->run_dir, name, ".xml");
+    int rc = !xml || !path ? rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory")
+             : rv_qemu_mkdirs(fam->run_dir, err) < 0 ? -1
+                                                    : rv_qemu_write_file(path, xml, false, err);
+    free(xml);
+    free(path);
     return rc;
 }
 
-bool rv_qemu_family_autostart(const rv_qemu_family_dirs *dirs, const char *name)
+int rv_qemu_family_define_step(rv_qemu_fileop *op, const rv_qemu_family *fam, const char *name,
+                               char *xml, rv_err *err)
 {
-    char *link = rv_qemu_path(dirs->autostart_dir, name, ".xml");
-    bool there = link && access(link, F_OK) == 0;
-    free(link);
-    return there;
+    if (!rv_obj_find_name(fam->list, name) && rv_obj_check_room(fam->list, err) < 0) {
+        free(xml);
+        return -1;
+    }
+    if (!xml || rv_qemu_fileop_step(op, rv_qemu_path(fam->config_dir, name, ".xml"), xml, true) < 0)
+        return rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
+}
+
+void *rv_qemu_family_get_queued(const rv_qemu_family *fam, const unsigned char uuid[16],
+                                rv_err *err)
+{
+    const rv_obj_kind *kind = fam->list->kind;
+    void *obj = rv_obj_find_uuid(fam->list, uuid);
+    if (!obj)
+        rv_err_set(err, kind->from, kind->no_object, "%s: the %s was undefined", kind->not_found,
+                   kind->what);
+    return obj;
+}
+
+int rv_qemu_family_undefine_steps(rv_qemu_fileop *op, const rv_qemu_family *fam,
+                                  const char *name, rv_err *err)
+{
+    if (rv_qemu_fileop_step(op, rv_qemu_path(fam->config_dir, name, ".xml"), NULL, true) < 0 ||
+        rv_qemu_fileop_step(op, rv_qemu_path(fam->autostart_dir, name, ".xml"), NULL, false) < 0)
+        return rv_err_fail(err, fam->from, RV_ERR_NO_MEMORY, "out of memory");
+    return 0;
 }
 
 void rv_qemu_drop_dangling_links(const char *dir)

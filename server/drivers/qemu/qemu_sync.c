@@ -66,14 +66,12 @@ typedef struct store_req {
 } store_req;
 
 static struct {
-    int fd;                 /* our end of the pair; -1: no helper */
-    pid_t pid;
-    ev_io watcher;
+    rv_qemu_helper h;
     ev_child child;
     uint32_t next_id;
     store_req *queue;       /* the head is with the helper when sent */
     bool sent;
-} store = { .fd = -1 };
+} store = { .h.fd = -1 };
 
 /* ================================================================ the helper */
 
@@ -226,30 +224,17 @@ static void helper_main(int sock)
     static char blob[STORE_MAX_MESSAGE];
     for (;;) {
         store_msg m;
-        struct iovec iov[2] = { { &m, sizeof(m) }, { blob, sizeof(blob) - 1 } };
-        union {
-            struct cmsghdr align;
-            char buf[CMSG_SPACE(sizeof(int))];
-        } control;
-        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = control.buf,
-                              .msg_controllen = sizeof(control.buf) };
-        ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            _exit(0);   /* remvirtd is gone */
-        int fd = -1;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fd < 0)
-                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        int fd = -1, nfds;
+        bool cut;
+        ssize_t n = rv_qemu_helper_recv(sock, &m, sizeof(m), blob, sizeof(blob), &fd, 1, &nfds,
+                                        &cut);
         if ((size_t)n < sizeof(m))
             _exit(1);
         size_t len = (size_t)n - sizeof(m);
-        blob[len] = '\0';
         const char *path = blob;
         const char *path2 = strlen(path) + 1 < len ? blob + strlen(path) + 1 : NULL;
         m.error = m.dir_error = 0;
-        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC) || !*path)
+        if (cut || !*path)
             m.error = EINVAL;
         else
             helper_do(&m, path, path2, fd);
@@ -292,14 +277,11 @@ static void send_next(void);
 
 static void helper_lost(const char *why)
 {
-    if (store.fd < 0)
+    if (store.h.fd < 0)
         return;
-    RV_WARN("the store helper (pid %d) is gone: %s", (int)store.pid, why);
-    ev_io_stop(rv_qemu.loop, &store.watcher);
+    RV_WARN("the store helper (pid %d) is gone: %s", (int)store.h.pid, why);
     ev_child_stop(rv_qemu.loop, &store.child);
-    close(store.fd);
-    store.fd = -1;
-    store.pid = 0;
+    rv_qemu_helper_stop(&store.h);
     /* What it was doing is lost to us; the rest starts a new helper. */
     if (store.sent)
         answer_head(-1, 0);
@@ -310,7 +292,7 @@ static void on_helper_exit(struct ev_loop *loop, ev_child *w, int revents)
 {
     (void)revents;
     ev_child_stop(loop, w);
-    if (w->rpid == store.pid)
+    if (w->rpid == store.h.pid)
         helper_lost("it exited");
 }
 
@@ -318,11 +300,12 @@ static void on_answer(struct ev_loop *loop, ev_io *w, int revents)
 {
     (void)loop, (void)w, (void)revents;
     store_msg m;
-    ssize_t n = recv(store.fd, &m, sizeof(m), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    const char *why;
+    int got = rv_qemu_helper_read(&store.h, &m, sizeof(m), &why);
+    if (got == 0)
         return;
-    if (n != (ssize_t)sizeof(m) || !store.sent || m.id != store.queue->m.id) {
-        helper_lost(n == 0 ? "end of file" : "a bad answer");
+    if (got < 0 || !store.sent || m.id != store.queue->m.id) {
+        helper_lost(got < 0 ? why : "a bad answer");
         return;
     }
     answer_head(m.error, m.dir_error);
@@ -331,23 +314,16 @@ static void on_answer(struct ev_loop *loop, ev_io *w, int revents)
 
 static int helper_start(rv_err *err)
 {
-    int fd;
-    pid_t pid = rv_qemu_helper_fork("rv-qemu-store", helper_main, &fd, err);
-    if (pid < 0)
+    if (rv_qemu_helper_start(&store.h, "rv-qemu-store", helper_main, on_answer, err) < 0)
         return -1;
-    store.fd = fd;
-    store.pid = pid;
-    ev_io_init(&store.watcher, on_answer, store.fd, EV_READ);
-    ev_io_start(rv_qemu.loop, &store.watcher);
-    ev_child_init(&store.child, on_helper_exit, pid, 0);
+    ev_child_init(&store.child, on_helper_exit, store.h.pid, 0);
     ev_child_start(rv_qemu.loop, &store.child);
-    RV_DEBUG("store helper started (pid %d)", (int)pid);
     return 0;
 }
 
 int rv_qemu_store_init(rv_err *err)
 {
-    return store.fd >= 0 ? 0 : helper_start(err);
+    return store.h.fd >= 0 ? 0 : helper_start(err);
 }
 
 /* Hand the head request to the helper, if it has none. */
@@ -368,25 +344,8 @@ static void send_next(void)
         memcpy(blob, r->path, len);
         if (len2)
             memcpy(blob + len, r->path2, len2);
-        union {
-            struct cmsghdr align;
-            char buf[CMSG_SPACE(sizeof(int))];
-        } control;
-        memset(&control, 0, sizeof(control));
-        struct iovec iov[2] = { { &r->m, sizeof(r->m) }, { blob, len + len2 } };
-        struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
-        if (r->fd >= 0) {
-            msg.msg_control = control.buf;
-            msg.msg_controllen = CMSG_SPACE(sizeof(int));
-            struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int));
-            memcpy(CMSG_DATA(c), &r->fd, sizeof(int));
-        }
-        ssize_t n;
-        while ((n = sendmsg(store.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
-            ;
+        ssize_t n = rv_qemu_helper_send(&store.h, &r->m, sizeof(r->m), blob, len + len2, &r->fd,
+                                        r->fd >= 0);
         store.sent = true;
         if (n < 0) {
             /* (One small message on an empty socket: never EAGAIN.) */
@@ -546,13 +505,9 @@ void rv_qemu_sync_forget(rv_qemu_sync *s)
 
 void rv_qemu_store_cleanup(void)
 {
-    if (store.fd >= 0) {
-        ev_io_stop(rv_qemu.loop, &store.watcher);
+    if (store.h.fd >= 0)
         ev_child_stop(rv_qemu.loop, &store.child);
-        close(store.fd);    /* the helper sees the end and exits */
-        store.fd = -1;
-        store.pid = 0;
-    }
+    rv_qemu_helper_stop(&store.h);
     while (store.queue) {
         store_req *r = store.queue;
         store.queue = r->next;

@@ -44,11 +44,13 @@ static unsigned int net_state(const void *obj)
 /* libvirt's test driver says TEST in its errors. */
 static const rv_obj_kind net_kind = RV_NET_OBJ_KIND(RV_FROM_TEST, net_state);
 
+static int ready(rv_err *err);
+
 static struct {
     rv_obj_list list;           /* of test_net */
     int ready;
 } nets = {
-    .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind },
+    .list = { .max = TEST_MAX_NETWORKS, .kind = &net_kind, .fill = ready },
 };
 
 static void net_free(void *item)
@@ -69,17 +71,9 @@ static void emit(const test_net *n, int event)
 /* A new inactive network holding def (taken, freed on failure). */
 static test_net *net_add(rv_net_def *def, rv_err *err)
 {
-    test_net *n = calloc(1, sizeof(*n));
-    if (!n) {
+    test_net *n = rv_obj_new(&nets.list, sizeof(*n), def, err);
+    if (!n)
         rv_net_def_free(def);
-        test_fail_oom(err);
-        return NULL;
-    }
-    n->def = def;
-    if (rv_obj_add(&nets.list, n, err) < 0) {
-        net_free(n);
-        return NULL;
-    }
     return n;
 }
 
@@ -127,113 +121,49 @@ static int to_wire(const void *n, void *w, rv_err *err)
 
 /* ---- lists ---- */
 
-int test_connect_num_of_networks(rv_driver_conn *c, rv_connect_num_of_networks_ret *ret,
-                                 rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&nets.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(test_, networks, &nets.list, RV_NETWORK_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(test_, networks, &nets.list, RV_NETWORK_LIST_MAX)
 
-int test_connect_num_of_defined_networks(rv_driver_conn *c,
-                                         rv_connect_num_of_defined_networks_ret *ret,
-                                         rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&nets.list, false);
-    return 0;
-}
-
-int test_connect_list_networks(rv_driver_conn *c, const rv_connect_list_networks_args *args,
-                               rv_connect_list_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, true, args->maxnames,
-                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_defined_networks(rv_driver_conn *c,
-                                       const rv_connect_list_defined_networks_args *args,
-                                       rv_connect_list_defined_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&nets.list, false, args->maxnames,
-                                                     RV_NETWORK_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_all_networks(rv_driver_conn *c, const rv_connect_list_all_networks_args *args,
-                                   rv_connect_list_all_networks_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (test_check_flags(args->flags, 0x3f, "testConnectListAllNetworks", err) < 0 || ready(err) < 0)
-        return -1;
-    return rv_obj_list_all(&nets.list, args->flags, args->need_results, sizeof(rv_nonnull_network),
-                           to_wire, (void **)&ret->nets.nets_val, &ret->nets.nets_len, &ret->ret,
-                           err);
-}
+RV_OBJ_LIST_ALL_SLOT(test_, networks, &nets.list, 0x3f, "testConnectListAllNetworks", to_wire, nets)
 
 /* ---- lookups ---- */
 
-int test_network_lookup_by_name(rv_driver_conn *c, const rv_network_lookup_by_name_args *args,
-                                rv_network_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_nonnull_network w = { .name = args->name };
-    test_net *n = get(&w, err);
-    return n ? to_wire(n, &ret->net, err) : -1;
-}
-
-int test_network_lookup_by_uuid(rv_driver_conn *c, const rv_network_lookup_by_uuid_args *args,
-                                rv_network_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    test_net *n = rv_obj_get_uuid(&nets.list, (const unsigned char *)args->uuid, err);
-    if (!n)
-        return -1;
-    return to_wire(n, &ret->net, err);
-}
+RV_OBJ_LOOKUP_SLOTS(test_, network, &nets.list, to_wire, net)
 
 /* ---- definition and lifecycle ---- */
 
-/* Read XML into a definition that can be sent back whole. */
-static int parse(const char *xml, rv_net_def **out, rv_err *err)
+/* Read XML into a definition that can be sent back whole and may stand
+ * (libvirt's name and UUID checks); *same: the network it replaces, or
+ * NULL. */
+static int parse(const char *xml, rv_net_def **out, test_net **same, rv_err *err)
 {
     if (ready(err) < 0 || rv_net_def_parse(xml, out, err) < 0)
         return -1;
     char *text = rv_net_def_format(*out);
     size_t len = text ? strlen(text) : 0;
     free(text);
-    if (text && len <= RV_STRING_MAX)
-        return 0;
-    rv_net_def_free(*out);
-    if (!text)
-        return test_fail_oom(err);
-    return test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
-                "unsupported configuration: the network XML would be %zu bytes once written "
-                "back, over the protocol's limit of %d", len, RV_STRING_MAX);
+    void *obj = NULL;
+    int rc = !text ? test_fail_oom(err)
+             : len > RV_STRING_MAX
+                 ? test_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                             "unsupported configuration: the network XML would be %zu bytes "
+                             "once written back, over the protocol's limit of %d", len,
+                             RV_STRING_MAX)
+                 : rv_obj_check_clash(&nets.list, (*out)->name, (*out)->uuid, &obj, err);
+    if (rc < 0)
+        rv_net_def_free(*out);
+    *same = obj;
+    return rc;
 }
 
 int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
                             rv_network_define_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
-    void *same;
+    test_net *n;
     (void)c;
-    if (parse(args->xml, &def, err) < 0)
+    if (parse(args->xml, &def, &n, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0) {
-        rv_net_def_free(def);
-        return -1;
-    }
-    test_net *n = same;
     if (!n) {
         if (!(n = net_add(def, err)))
             return -1;
@@ -254,15 +184,14 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
                             rv_network_create_xml_ret *ret, rv_err *err)
 {
     rv_net_def *def;
-    void *same;
+    test_net *n;
     (void)c;
-    if (parse(args->xml, &def, err) < 0)
+    if (parse(args->xml, &def, &n, err) < 0)
         return -1;
-    test_net *n = NULL;
-    if (rv_obj_check_clash(&nets.list, def->name, def->uuid, &same, err) < 0 ||
-        ((n = same) && n->active &&
-         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
-              "network is already active as '%s'", n->def->name) < 0)) {
+    if (n && n->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: network is already active as '%s'",
+                  n->def->name);
         rv_net_def_free(def);
         return -1;
     }
@@ -279,16 +208,25 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
     return to_wire(n, &ret->net, err);
 }
 
+/* The network a handle names, refused while it runs ("Network '%s' is
+ * <running>"). */
+static test_net *get_stopped(const rv_nonnull_network *w, const char *running, rv_err *err)
+{
+    test_net *n = get(w, err);
+    if (n && n->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: Network '%s' is %s", n->def->name, running);
+        return NULL;
+    }
+    return n;
+}
+
 int test_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)
 {
     (void)c;
-    test_net *n = get(&args->net, err);
+    test_net *n = get_stopped(&args->net, "already running", err);
     if (!n)
         return -1;
-    if (n->active)
-        return test_fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: Network '%s' is already running",
-                    n->def->name);
     n->active = 1;
     emit(n, RV_NET_EVENT_STARTED);
     return 0;
@@ -318,13 +256,9 @@ int test_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args,
 int test_network_undefine(rv_driver_conn *c, const rv_network_undefine_args *args, rv_err *err)
 {
     (void)c;
-    test_net *n = get(&args->net, err);
+    test_net *n = get_stopped(&args->net, "still running", err);
     if (!n)
         return -1;
-    if (n->active)
-        return test_fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: Network '%s' is still running",
-                    n->def->name);
     emit(n, RV_NET_EVENT_UNDEFINED);
     net_remove(n);
     return 0;
@@ -361,16 +295,7 @@ int test_network_get_bridge_name(rv_driver_conn *c, const rv_network_get_bridge_
     return 0;
 }
 
-int test_network_get_autostart(rv_driver_conn *c, const rv_network_get_autostart_args *args,
-                               rv_network_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->autostart = n->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(test_, network, &nets.list, net)
 
 int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart_args *args,
                                rv_err *err)
@@ -383,24 +308,3 @@ int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart
     return 0;
 }
 
-int test_network_is_active(rv_driver_conn *c, const rv_network_is_active_args *args,
-                           rv_network_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->active = n->active;
-    return 0;
-}
-
-int test_network_is_persistent(rv_driver_conn *c, const rv_network_is_persistent_args *args,
-                               rv_network_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_net *n = get(&args->net, err);
-    if (!n)
-        return -1;
-    ret->persistent = n->persistent;
-    return 0;
-}

@@ -49,12 +49,14 @@ static unsigned int pool_state(const void *obj)
 /* libvirt's test driver says TEST in its errors. */
 static const rv_obj_kind pool_kind = RV_POOL_OBJ_KIND(RV_FROM_TEST, pool_state);
 
+static int ready(rv_err *err);
+
 static struct {
     rv_obj_list list;           /* of test_pool */
     size_t nvols;               /* in all pools */
     int ready;
 } pools = {
-    .list = { .max = TEST_MAX_POOLS, .kind = &pool_kind },
+    .list = { .max = TEST_MAX_POOLS, .kind = &pool_kind, .fill = ready },
 };
 
 static test_pool *pool_at(size_t i)
@@ -90,17 +92,9 @@ static void pool_free(void *item)
 /* A new inactive pool holding def (taken, freed on failure). */
 static test_pool *pool_add(rv_pool_def *def, rv_err *err)
 {
-    test_pool *p = calloc(1, sizeof(*p));
-    if (!p) {
+    test_pool *p = rv_obj_new(&pools.list, sizeof(*p), def, err);
+    if (!p)
         rv_pool_def_free(def);
-        test_fail_oom(err);
-        return NULL;
-    }
-    p->def = def;
-    if (rv_obj_add(&pools.list, p, err) < 0) {
-        pool_free(p);
-        return NULL;
-    }
     return p;
 }
 
@@ -195,61 +189,11 @@ static int vol_to_wire(const test_pool *p, const rv_vol_def *v, rv_nonnull_stora
 
 /* ---- pool lists ---- */
 
-int test_connect_num_of_storage_pools(rv_driver_conn *c,
-                                      rv_connect_num_of_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&pools.list, true);
-    return 0;
-}
+RV_OBJ_ACTIVE_SLOTS(test_, storage_pools, &pools.list, RV_STORAGE_POOL_LIST_MAX)
+RV_OBJ_DEFINED_SLOTS(test_, storage_pools, &pools.list, RV_STORAGE_POOL_LIST_MAX)
 
-int test_connect_num_of_defined_storage_pools(rv_driver_conn *c,
-                                              rv_connect_num_of_defined_storage_pools_ret *ret,
-                                              rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    ret->num = rv_obj_count(&pools.list, false);
-    return 0;
-}
-
-/* Up to maxnames names of pool's volumes. */
-int test_connect_list_storage_pools(rv_driver_conn *c,
-                                    const rv_connect_list_storage_pools_args *args,
-                                    rv_connect_list_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, true, args->maxnames,
-                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_defined_storage_pools(rv_driver_conn *c,
-                                            const rv_connect_list_defined_storage_pools_args *args,
-                                            rv_connect_list_defined_storage_pools_ret *ret,
-                                            rv_err *err)
-{
-    (void)c;
-    return ready(err) < 0 ? -1 : rv_obj_list_names(&pools.list, false, args->maxnames,
-                                                     RV_STORAGE_POOL_LIST_MAX, &ret->names.names_val,
-                                                     &ret->names.names_len, err);
-}
-
-int test_connect_list_all_storage_pools(rv_driver_conn *c,
-                                        const rv_connect_list_all_storage_pools_args *args,
-                                        rv_connect_list_all_storage_pools_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (test_check_flags(args->flags, 0xfffff, "testConnectListAllStoragePools", err) < 0 ||
-        ready(err) < 0)
-        return -1;
-    return rv_obj_list_all(&pools.list, args->flags, args->need_results,
-                           sizeof(rv_nonnull_storage_pool), pool_to_wire,
-                           (void **)&ret->pools.pools_val, &ret->pools.pools_len, &ret->ret, err);
-}
+RV_OBJ_LIST_ALL_SLOT(test_, storage_pools, &pools.list, 0xfffff, "testConnectListAllStoragePools",
+                     pool_to_wire, pools)
 
 /* ---- finding pool sources ---- */
 
@@ -303,25 +247,7 @@ int test_connect_find_storage_pool_sources(rv_driver_conn *c,
 
 /* ---- pool lookups ---- */
 
-int test_storage_pool_lookup_by_name(rv_driver_conn *c,
-                                     const rv_storage_pool_lookup_by_name_args *args,
-                                     rv_storage_pool_lookup_by_name_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_named(args->name, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
-
-int test_storage_pool_lookup_by_uuid(rv_driver_conn *c,
-                                     const rv_storage_pool_lookup_by_uuid_args *args,
-                                     rv_storage_pool_lookup_by_uuid_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (ready(err) < 0)
-        return -1;
-    test_pool *p = rv_obj_get_uuid(&pools.list, (const unsigned char *)args->uuid, err);
-    return p ? pool_to_wire(p, &ret->pool, err) : -1;
-}
+RV_OBJ_LOOKUP_SLOTS(test_, storage_pool, &pools.list, pool_to_wire, pool)
 
 int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
                                        const rv_storage_pool_lookup_by_volume_args *args,
@@ -334,12 +260,19 @@ int test_storage_pool_lookup_by_volume(rv_driver_conn *c,
 
 /* ---- pool definition and lifecycle ---- */
 
-/* Read XML into a definition that can be sent back whole. */
-static int parse_pool(const char *xml, rv_pool_def **out, rv_err *err)
+/* Read XML into a definition that may stand (libvirt's name and UUID
+ * checks); *same: the pool it replaces, or NULL. */
+static int parse_pool(const char *xml, rv_pool_def **out, test_pool **same, rv_err *err)
 {
+    void *obj;
     if (ready(err) < 0 || rv_pool_def_parse(xml, out, err) < 0)
         return -1;
+    if (rv_obj_check_clash(&pools.list, (*out)->name, (*out)->uuid, &obj, err) < 0) {
+        rv_pool_def_free(*out);
+        return -1;
+    }
     set_defaults(*out);
+    *same = obj;
     return 0;
 }
 
@@ -347,17 +280,12 @@ int test_storage_pool_define_xml(rv_driver_conn *c, const rv_storage_pool_define
                                  rv_storage_pool_define_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    void *same;
+    test_pool *p;
     (void)c;
     /* VALIDATE (against libvirt's schema) has no schema to check here. */
     if (test_check_flags(args->flags, 0x1, "testStoragePoolDefineXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
+        parse_pool(args->xml, &def, &p, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0) {
-        rv_pool_def_free(def);
-        return -1;
-    }
-    test_pool *p = same;
     if (!p) {
         if (!(p = pool_add(def, err)))
             return -1;
@@ -379,16 +307,15 @@ int test_storage_pool_create_xml(rv_driver_conn *c, const rv_storage_pool_create
                                  rv_storage_pool_create_xml_ret *ret, rv_err *err)
 {
     rv_pool_def *def;
-    void *same;
-    test_pool *p = NULL;
+    test_pool *p;
     (void)c;
     if (test_check_flags(args->flags, 0, "testStoragePoolCreateXML", err) < 0 ||
-        parse_pool(args->xml, &def, err) < 0)
+        parse_pool(args->xml, &def, &p, err) < 0)
         return -1;
-    if (rv_obj_check_clash(&pools.list, def->name, def->uuid, &same, err) < 0 ||
-        ((p = same) && p->active &&
-         test_fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
-              "pool is already active as '%s'", p->def->name) < 0)) {
+    if (p && p->active) {
+        test_fail(err, RV_ERR_OPERATION_INVALID,
+                  "Requested operation is not valid: pool is already active as '%s'",
+                  p->def->name);
         rv_pool_def_free(def);
         return -1;
     }
@@ -512,17 +439,7 @@ int test_storage_pool_get_xml_desc(rv_driver_conn *c,
     return rv_string_result(0, &ret->xml, err);
 }
 
-int test_storage_pool_get_autostart(rv_driver_conn *c,
-                                    const rv_storage_pool_get_autostart_args *args,
-                                    rv_storage_pool_get_autostart_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->autostart = p->autostart;
-    return 0;
-}
+RV_OBJ_STATE_SLOTS(test_, storage_pool, &pools.list, pool)
 
 int test_storage_pool_set_autostart(rv_driver_conn *c,
                                     const rv_storage_pool_set_autostart_args *args, rv_err *err)
@@ -534,29 +451,6 @@ int test_storage_pool_set_autostart(rv_driver_conn *c,
     if (!p->persistent)
         return test_fail(err, RV_ERR_INVALID_ARG, "invalid argument: pool has no config file");
     p->autostart = args->autostart != 0;
-    return 0;
-}
-
-int test_storage_pool_is_active(rv_driver_conn *c, const rv_storage_pool_is_active_args *args,
-                                rv_storage_pool_is_active_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->active = p->active;
-    return 0;
-}
-
-int test_storage_pool_is_persistent(rv_driver_conn *c,
-                                    const rv_storage_pool_is_persistent_args *args,
-                                    rv_storage_pool_is_persistent_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->persistent = p->persistent;
     return 0;
 }
 
@@ -590,29 +484,7 @@ rv_vol_def *test_storage_find_vol(const rv_nonnull_storage_vol *w, rv_err *err)
     return get_vol(w, NULL, err);
 }
 
-int test_storage_pool_num_of_volumes(rv_driver_conn *c,
-                                     const rv_storage_pool_num_of_volumes_args *args,
-                                     rv_storage_pool_num_of_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    ret->num = (int)p->nvols;
-    return 0;
-}
-
-int test_storage_pool_list_volumes(rv_driver_conn *c,
-                                   const rv_storage_pool_list_volumes_args *args,
-                                   rv_storage_pool_list_volumes_ret *ret, rv_err *err)
-{
-    (void)c;
-    test_pool *p = get_active(&args->pool, err);
-    if (!p)
-        return -1;
-    return rv_vols_names(p->vols, p->nvols, RV_FROM_TEST, args->maxnames, &ret->names.names_val,
-                         &ret->names.names_len, err);
-}
+RV_VOLS_SLOTS(test_, test_pool, get_active, get_vol, RV_FROM_TEST)
 
 int test_storage_pool_list_all_volumes(rv_driver_conn *c,
                                        const rv_storage_pool_list_all_volumes_args *args,
@@ -795,12 +667,3 @@ int test_storage_vol_get_xml_desc(rv_driver_conn *c,
     return rv_vol_put_xml(v, RV_FROM_TEST, &ret->xml, err);
 }
 
-int test_storage_vol_get_path(rv_driver_conn *c, const rv_storage_vol_get_path_args *args,
-                              rv_storage_vol_get_path_ret *ret, rv_err *err)
-{
-    (void)c;
-    rv_vol_def *v = get_vol(&args->vol, NULL, err);
-    if (!v)
-        return -1;
-    return rv_vol_put_path(v, RV_FROM_TEST, &ret->name, err);
-}
