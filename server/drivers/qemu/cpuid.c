@@ -90,6 +90,14 @@ static const feature_bit table[] = {
     { 0xd, 1, 'a', 0, "xsaveopt" }, { 0xd, 1, 'a', 1, "xsavec" },
     { 0xd, 1, 'a', 2, "xgetbv1" }, { 0xd, 1, 'a', 3, "xsaves" }, { 0xd, 1, 'a', 4, "xfd" },
 
+    /* SGX's leaf: what it can do, then the enclave attributes it allows. */
+    { 0x12, 0, 'a', 0, "sgx1" }, { 0x12, 0, 'a', 1, "sgx2" }, { 0x12, 0, 'b', 0, "sgx-exinfo" },
+    { 0x12, 1, 'a', 1, "sgx-debug" }, { 0x12, 1, 'a', 2, "sgx-mode64" },
+    { 0x12, 1, 'a', 4, "sgx-provisionkey" }, { 0x12, 1, 'a', 5, "sgx-tokenkey" },
+    { 0x12, 1, 'a', 7, "sgx-kss" },
+
+    { 0x14, 0, 'c', 31, "intel-pt-lip" },
+
     /* AMD's copies of leaf 1's EDX bits in 0x80000001 are not features of
      * their own (QEMU and libvirt name them once). */
     { 0x80000001, 0, 'd', 11, "syscall" }, { 0x80000001, 0, 'd', 20, "nx" },

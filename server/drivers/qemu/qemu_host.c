@@ -9,8 +9,9 @@
  * /proc/meminfo, /proc/cpuinfo, and the NUMA cells and CPUs under
  * /sys/devices/system/{node,cpu}.  A host whose kernel has no NUMA
  * (no /sys/devices/system/node) is one cell with every online CPU and all
- * of the memory, as libvirtd shows it.  The CPU model and the feature
- * names QEMU knows come from the CPU probe (qemu_cpu.c). */
+ * of the memory, as libvirtd shows it.  The host CPU's vendor, signature
+ * and features come from CPUID as libvirtd reads them (cpuid.c, through
+ * qemu_cpu.c, whose probe gives the CPU model and the names QEMU knows). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
