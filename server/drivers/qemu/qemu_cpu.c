@@ -186,18 +186,17 @@ bool rv_qemu_cpu_flag(const char *flags, const char *flag)
     return false;
 }
 
-bool rv_qemu_cpu_host(rv_cpuid_host *id, rv_qemu_cpu_features *feats)
+int rv_qemu_cpu_host(rv_cpuid_host *id, rv_qemu_cpu_features *feats)
 {
+    bool cpuid = rv_cpuid_host_read(id);
+    if (!cpuid)
+        memset(id, 0, sizeof(*id));
     const char *names[512];
     size_t n = rv_cpuid_features(names, sizeof(names) / sizeof(names[0]));
     for (size_t i = 0; i < n; i++)
         if (fset_has(&probe.known, names[i]) && fset_add(feats, names[i]) < 0)
-            break;
-    if (!rv_cpuid_host_read(id)) {
-        memset(id, 0, sizeof(*id));
-        return false;
-    }
-    return true;
+            return -1;
+    return cpuid;
 }
 
 static const cpu_model *find_model(const char *name)
@@ -757,12 +756,14 @@ static void missing(const rv_qemu_cpu_features *a, const rv_qemu_cpu_features *b
 }
 
 /* The host's vendor and features, as the capabilities XML has them. */
-static void host_cpu(char *vendor, size_t vsize, rv_qemu_cpu_features *feats)
+static int host_cpu(char *vendor, size_t vsize, rv_qemu_cpu_features *feats, rv_err *err)
 {
     rv_cpuid_host id;
-    rv_qemu_cpu_host(&id, feats);
+    if (rv_qemu_cpu_host(&id, feats) < 0)
+        return fail(err, RV_FROM_CPU, RV_ERR_NO_MEMORY, "out of memory");
     const char *v = libvirt_vendor(id.vendor);
     snprintf(vendor, vsize, "%s", v ? v : "");
+    return 0;
 }
 
 /* The comparison of d with a host CPU of vendor (may be "") and feats. */
@@ -831,8 +832,9 @@ int rv_qemu_connect_compare_cpu(rv_driver_conn *c, const rv_connect_compare_cpu_
     rv_qemu_cpu_features have = { 0 };
     if (cpu_def_parse(args->xml, false, &d, err) < 0)
         return -1;
-    host_cpu(vendor, sizeof(vendor), &have);
-    rc = compare(&d, vendor, &have, "host", args->flags, err);
+    rc = host_cpu(vendor, sizeof(vendor), &have, err);
+    if (rc == 0)
+        rc = compare(&d, vendor, &have, "host", args->flags, err);
     return compare_done(rc, &d, &have, &ret->result);
 }
 
@@ -862,10 +864,8 @@ static int hypervisor(const char *emulator, const char *arch, const char *virtty
 static int hypervisor_cpu(bool kvm, char *vendor, size_t vsize, rv_qemu_cpu_features *have,
                           rv_err *err)
 {
-    if (kvm) {
-        host_cpu(vendor, vsize, have);
-        return 0;
-    }
+    if (kvm)
+        return host_cpu(vendor, vsize, have, err);
     vendor[0] = '\0';
     return fset_copy(have, &probe.tcg) < 0 ? fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory")
                                            : 0;

@@ -431,7 +431,7 @@ static void put_host_cpu(FILE *fp, const host *h, const char *cpuinfo)
     fprintf(fp, "      <arch>%s</arch>\n", u.machine);
     rv_cpuid_host id;
     rv_qemu_cpu_features feats = { 0 };
-    bool cpuid = rv_qemu_cpu_host(&id, &feats);
+    bool cpuid = rv_qemu_cpu_host(&id, &feats) > 0;
     const char *host_model = rv_qemu_cpu_host_model(vendor_name(id.vendor), &feats);
     if (host_model)
         fprintf(fp, "      <model>%s</model>\n", host_model);
