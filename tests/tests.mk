@@ -287,6 +287,14 @@ TESTS += tests/unit/test-qmp
 tests_unit_test_qmp_SOURCES = tests/unit/test-qmp.c tests/unit/check.h tests/unit/spawn.h
 tests_unit_test_qmp_CPPFLAGS = $(AM_CPPFLAGS) $(JSONC_CFLAGS)
 tests_unit_test_qmp_LDADD = libremvirt_qemu.la
+# test-cpuid: the host CPU reader's table of CPUID bits against libvirt's
+# own map (skipped without libvirt), and this CPU's signature against the
+# kernel's.
+check_PROGRAMS += tests/unit/test-cpuid
+TESTS += tests/unit/test-cpuid
+tests_unit_test_cpuid_SOURCES = tests/unit/test-cpuid.c tests/unit/check.h
+tests_unit_test_cpuid_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)
+tests_unit_test_cpuid_LDADD = libremvirt_qemu.la
 # test-domain-xml: the domain XML subset (round trip, refusals, hostile
 # documents) and the QEMU command line built from it.
 check_PROGRAMS += tests/unit/test-domain-xml

@@ -11,9 +11,13 @@
  * the loop never waits.  A failed probe is retried by the next call after
  * PROBE_RETRY seconds.
  *
- * Features are kept in QEMU's spelling; names as the kernel
- * (/proc/cpuinfo) or libvirt spell them are mapped onto QEMU's, and the
- * XML written uses libvirt's spelling where it differs. */
+ * The host CPU's vendor and features come from the CPUID instruction
+ * (cpuid.c), as libvirtd takes them, not from /proc/cpuinfo's flags,
+ * which the kernel edits (a bit hidden for an erratum, flags of its own).
+ *
+ * Features are kept in QEMU's spelling; names as the kernel or libvirt
+ * spell them are mapped onto QEMU's, and the XML written uses libvirt's
+ * spelling where it differs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -182,25 +186,17 @@ bool rv_qemu_cpu_flag(const char *flags, const char *flag)
     return false;
 }
 
-void rv_qemu_cpu_host_features(const char *flags, rv_qemu_cpu_features *out)
+int rv_qemu_cpu_host(rv_cpuid_host *id, rv_qemu_cpu_features *feats)
 {
-    char word[64], buf[64];
-    for (const char *p = flags; *p;) {
-        size_t len = strcspn(p, " ");
-        if (len && len < sizeof(word)) {
-            memcpy(word, p, len);
-            word[len] = '\0';
-            const char *name = canon(word, buf, sizeof(buf));
-            if (name && fset_add(out, name) < 0)
-                return;
-        }
-        p += len;
-        p += strspn(p, " ");
-    }
-    /* An invariant TSC is two kernel flags. */
-    if (rv_qemu_cpu_flag(flags, "constant_tsc") && rv_qemu_cpu_flag(flags, "nonstop_tsc") &&
-        fset_has(&probe.known, "invtsc"))
-        fset_add(out, "invtsc");
+    bool cpuid = rv_cpuid_host_read(id);
+    if (!cpuid)
+        memset(id, 0, sizeof(*id));
+    const char *names[512];
+    size_t n = rv_cpuid_features(names, sizeof(names) / sizeof(names[0]));
+    for (size_t i = 0; i < n; i++)
+        if (fset_has(&probe.known, names[i]) && fset_add(feats, names[i]) < 0)
+            return -1;
+    return cpuid;
 }
 
 static const cpu_model *find_model(const char *name)
@@ -762,31 +758,10 @@ static void missing(const rv_qemu_cpu_features *a, const rv_qemu_cpu_features *b
 /* The host's vendor and features, as the capabilities XML has them. */
 static int host_cpu(char *vendor, size_t vsize, rv_qemu_cpu_features *feats, rv_err *err)
 {
-    char *text = malloc(65536);
-    if (!text)
+    rv_cpuid_host id;
+    if (rv_qemu_cpu_host(&id, feats) < 0)
         return fail(err, RV_FROM_CPU, RV_ERR_NO_MEMORY, "out of memory");
-    FILE *fp = fopen("/proc/cpuinfo", "re");
-    size_t n = fp ? fread(text, 1, 65535, fp) : 0;
-    if (fp)
-        fclose(fp);
-    text[n] = '\0';
-    vendor[0] = '\0';
-    for (char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-        char *colon = strchr(line, ':'), *nl = strchr(line, '\n');
-        if (!colon || (nl && colon > nl))
-            continue;
-        if (strncmp(line, "vendor_id", 9) == 0 && !vendor[0])
-            sscanf(colon + 1, " %63s", vendor);
-        if (strncmp(line, "flags", 5) == 0 && !feats->n) {
-            if (nl)
-                *nl = '\0';
-            rv_qemu_cpu_host_features(colon + 1, feats);
-            if (nl)
-                *nl = '\n';
-        }
-    }
-    free(text);
-    const char *v = libvirt_vendor(vendor);
+    const char *v = libvirt_vendor(id.vendor);
     snprintf(vendor, vsize, "%s", v ? v : "");
     return 0;
 }

@@ -37,6 +37,7 @@
 #include "server/drivers/conf/domlist.h"
 #include "server/drivers/conf/objlist.h"
 #include "server/drivers/driver.h"
+#include "server/drivers/qemu/cpuid.h"
 #include "server/drivers/qemu/domain_xml.h"
 #include "server/drivers/qemu/qmp.h"
 
@@ -643,8 +644,10 @@ void rv_qemu_cpu_cleanup(void);
 int rv_qemu_cpu_wait(bool need, rv_err *err);
 /* The word flag is in /proc/cpuinfo's flags line. */
 bool rv_qemu_cpu_flag(const char *flags, const char *flag);
-/* The features of a /proc/cpuinfo flags line QEMU knows, into out. */
-void rv_qemu_cpu_host_features(const char *flags, rv_qemu_cpu_features *out);
+/* The host CPU from CPUID: its vendor string and signature into id, and
+ * the features the probe QEMU knows added to feats.  1; 0 (id zeroed,
+ * feats left empty) where there is no CPUID; -1 out of memory (id set). */
+int rv_qemu_cpu_host(rv_cpuid_host *id, rv_qemu_cpu_features *feats);
 /* The model that best describes a host CPU of that vendor (libvirt's
  * name; NULL: any) and features; NULL when none fits or no probe. */
 const char *rv_qemu_cpu_host_model(const char *vendor, const rv_qemu_cpu_features *host);

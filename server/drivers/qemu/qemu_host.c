@@ -9,8 +9,9 @@
  * /proc/meminfo, /proc/cpuinfo, and the NUMA cells and CPUs under
  * /sys/devices/system/{node,cpu}.  A host whose kernel has no NUMA
  * (no /sys/devices/system/node) is one cell with every online CPU and all
- * of the memory, as libvirtd shows it.  The CPU model and the feature
- * names QEMU knows come from the CPU probe (qemu_cpu.c). */
+ * of the memory, as libvirtd shows it.  The host CPU's vendor, signature
+ * and features come from CPUID as libvirtd reads them (cpuid.c, through
+ * qemu_cpu.c, whose probe gives the CPU model and the names QEMU knows). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -418,23 +419,23 @@ static void put_host_cpu(FILE *fp, const host *h, const char *cpuinfo)
 {
     struct utsname u;
     uname(&u);
-    char vendor[64], family[16], model[16], stepping[16], microcode[32], addr[64], flags[8192];
-    cpuinfo_field(cpuinfo, "vendor_id", vendor, sizeof(vendor));
-    cpuinfo_field(cpuinfo, "cpu family", family, sizeof(family));
-    cpuinfo_field(cpuinfo, "model", model, sizeof(model));
-    cpuinfo_field(cpuinfo, "stepping", stepping, sizeof(stepping));
+    /* The CPU itself from CPUID (cpuid.c); from the kernel what CPUID
+     * does not say (the microcode loaded, the address bits it uses) or
+     * what it decides (whether it trusts the TSC). */
+    char microcode[32], addr[64], flags[8192];
     cpuinfo_field(cpuinfo, "microcode", microcode, sizeof(microcode));
     cpuinfo_field(cpuinfo, "address sizes", addr, sizeof(addr));
     cpuinfo_field(cpuinfo, "flags", flags, sizeof(flags));
 
     fprintf(fp, "    <cpu>\n");
     fprintf(fp, "      <arch>%s</arch>\n", u.machine);
+    rv_cpuid_host id;
     rv_qemu_cpu_features feats = { 0 };
-    rv_qemu_cpu_host_features(flags, &feats);
-    const char *host_model = rv_qemu_cpu_host_model(vendor_name(vendor), &feats);
+    bool cpuid = rv_qemu_cpu_host(&id, &feats) > 0;
+    const char *host_model = rv_qemu_cpu_host_model(vendor_name(id.vendor), &feats);
     if (host_model)
         fprintf(fp, "      <model>%s</model>\n", host_model);
-    const char *vname = vendor_name(vendor);
+    const char *vname = vendor_name(id.vendor);
     if (vname) {
         xmlChar *v = xmlEncodeSpecialChars(NULL, (const xmlChar *)vname);
         fprintf(fp, "      <vendor>%s</vendor>\n", v ? (const char *)v : "");
@@ -442,9 +443,9 @@ static void put_host_cpu(FILE *fp, const host *h, const char *cpuinfo)
     }
     if (microcode[0])
         fprintf(fp, "      <microcode version='%llu'/>\n", strtoull(microcode, NULL, 0));
-    if (family[0] && model[0] && stepping[0])
-        fprintf(fp, "      <signature family='%s' model='%s' stepping='%s'/>\n", family, model,
-                stepping);
+    if (cpuid)
+        fprintf(fp, "      <signature family='%u' model='%u' stepping='%u'/>\n", id.family,
+                id.model, id.stepping);
     /* The TSC's rate, when the kernel trusts it (a constant TSC at a
      * known frequency) and KVM can give it to guests. */
     double mhz = cpu_mhz();
