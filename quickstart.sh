@@ -301,8 +301,12 @@ if [ "$(id -u)" -eq 0 ]; then
     done
     rv net-dhcp-leases quickstart
     [ -n "$ip" ] || { echo "quickstart: the guest got no DHCP lease in 30 s" >&2; exit 1; }
-    echo "== ping -c 1 $ip"
-    ping -c 1 -W 5 "$ip" | grep "bytes from" || { echo "quickstart: the guest does not answer ping" >&2; exit 1; }
+    # dnsmasq records the lease when it acknowledges it, before the guest
+    # has set the address (a TCG guest can take seconds): one echo a second
+    # until the first answer.
+    echo "== ping -c 1 -w 30 $ip"
+    ping -c 1 -w 30 "$ip" | grep "bytes from" ||
+        { echo "quickstart: the guest does not answer ping in 30 s" >&2; exit 1; }
 else
     echo "== user-mode networking: QEMU's own NAT gives the guest 10.0.2.15 (no DHCP lease to list)"
 fi
