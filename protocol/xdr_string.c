@@ -1,5 +1,6 @@
 /* A string's XDR filter that refuses embedded NUL bytes (xdr_string.h). */
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,11 @@ bool_t rv_xdr_string(XDR *xdrs, char **sp, u_int maxsize)
         const char *s = *sp;
         size_t size = s ? strlen(s) : 0;
         size_t pad = (4 - (size & 3)) & 3;
-        int32_t *buf = s && size <= maxsize ? XDR_INLINE(xdrs, (u_int)(4 + size + pad)) : NULL;
+        /* The UINT32_MAX bound keeps 4 + size + pad from wrapping in u_int
+         * for an unbounded string<> (maxsize ~0). */
+        int32_t *buf = s && size <= maxsize && size <= UINT32_MAX - 8
+                           ? XDR_INLINE(xdrs, (u_int)(4 + size + pad))
+                           : NULL;
         if (!buf)
             return xdr_string(xdrs, sp, maxsize);
         *buf = (int32_t)htonl((uint32_t)size);
