@@ -830,6 +830,15 @@ static void restore_finish(qemu_dom *d)
     rv_err_clear(&err);
 }
 
+/* A status write that a start waited for failed (the store's answer). */
+static void status_error(const qemu_dom *d, int error, rv_err *err)
+{
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the status of '%s': %s",
+               dom_name(d), error < 0 ? "the store helper died"
+                            : error == ECANCELED ? "its live XML could not be written"
+                                                 : strerror(error));
+}
+
 /* The status with its restore line is in place: the commit point. */
 static void on_restore_committed(rv_qemu_sync *s, int error)
 {
@@ -838,8 +847,7 @@ static void on_restore_committed(rv_qemu_sync *s, int error)
         return;
     if (error) {
         rv_err e = { 0 };
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the status of '%s': %s",
-                   dom_name(d), error < 0 ? "the store helper died" : strerror(error));
+        status_error(d, error, &e);
         d->restore_committed = false;
         start_failed(d, &e);
         rv_err_clear(&e);
@@ -1329,8 +1337,7 @@ static void on_spawn_status(rv_qemu_sync *s, int error)
     if (d->stopping || !d->starting)
         return;
     if (error) {
-        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the status of '%s': %s",
-                   dom_name(d), error < 0 ? "the store helper died" : strerror(error));
+        status_error(d, error, &err);
         start_failed(d, &err);  /* (kills the waiting child) */
         rv_err_clear(&err);
         return;
