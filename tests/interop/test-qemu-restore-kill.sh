@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# A restore from a managed image killed at each of remvirtd's renames
+# A restore from a managed image killed at each rename of its files
 # (issue 26, bug 1: the image was removed 32 ms before the status file
 # recorded that the guest runs, so a kill in that gap lost the guest's
-# state).  strace attaches to remvirtd and kills it (SIGKILL injected,
-# the call not made) when it enters its Nth rename(2) during `virsh start`
-# of the saved domain, for N = 1, 2, ... until the start no longer reaches
-# it.  After each kill remvirtd starts again: the domain must be shut off
-# (saved) with its image whole and no QEMU left, or running (restored)
-# without the image.  Unlike test-qemu-crash-points.sh it needs nothing in
-# remvirtd, so it tells an old build from a new one too.
+# state).  The renames are the store helper's (rv-qemu-store, which
+# writes remvirtd's files off its loop and dies with it): strace attaches
+# to the helper and stops it (SIGSTOP injected, the call not made) when
+# it enters its Nth rename(2) during `virsh start` of the saved domain,
+# then remvirtd is killed with SIGKILL, which takes the stopped helper
+# with it: remvirtd killed just before that rename.  N = 1, 2, ... until
+# the start no longer reaches it.  After each kill remvirtd starts
+# again: the domain must be shut off (saved) with its image whole and no
+# QEMU left, or running (restored) without the image.  Unlike
+# test-qemu-crash-points.sh it needs nothing in remvirtd.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -40,18 +43,27 @@ for n in 1 2 3 4 5 6 7 8; do
         "${V[@]}" start g > /dev/null 2>&1 || true
         "${V[@]}" managedsave g > /dev/null
     fi
-    bg "$OUT/strace" strace -p "$REMVIRTD_PID" -e trace=rename \
-        -e inject=rename:error=EIO:signal=KILL:when="$n"
+    helper=$(pgrep -P "$REMVIRTD_PID" -x rv-qemu-store) || fail "no store helper under remvirtd"
+    bg "$OUT/strace" strace -p "$helper" -e trace=rename \
+        -e inject=rename:error=EIO:signal=STOP:when="$n"
     spid=$BG_PID
     wait_for 10 "strace to attach" _traced || fail "strace cannot attach: $(cat "$OUT/strace.err")"
-    "${V[@]}" start g > /dev/null 2>&1 || true
-    sleep 0.2   # (virsh may see its connection end before remvirtd is reaped)
-    if [ -e "/proc/$REMVIRTD_PID" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$REMVIRTD_PID/status"; then
+    bg "$OUT/start" "${V[@]}" start g
+    vpid=$BG_PID
+    # (Once strace reports the call injected, the helper stops before it
+    # runs on: the signal is taken on the way back from the call.)
+    _injected() { grep -q INJECTED "$OUT/strace.err"; }
+    _stopped_or_done() { _injected || ! kill -0 "$vpid" 2>/dev/null; }
+    wait_for 60 "the helper's rename $n or the start's end" _stopped_or_done
+    if ! _injected; then
         # The start made fewer renames than n: every one was a kill point.
         kill "$spid" 2>/dev/null || true
         wait "$spid" 2>/dev/null || true
+        wait "$vpid" 2>/dev/null || true
         break
     fi
+    kill -KILL "$REMVIRTD_PID"
+    wait "$vpid" 2>/dev/null || true
     wait "$REMVIRTD_PID" 2>/dev/null || true
     wait "$spid" 2>/dev/null || true
     REMVIRTD_PID=

@@ -124,6 +124,9 @@ typedef struct qemu_dom {
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
                                  * the restore is finished, even by a restart */
     rv_qemu_sync restore_sync;  /* the managed image's removal (or FORCE_BOOT's) */
+    rv_qemu_sync status_sync;   /* a status write that a start waits for, or
+                                 * the removal that a stop's answer waits for */
+    rv_err gone_err;            /* that answer, while it waits */
     ev_timer migrate_poll;      /* query-migrate until the migration ends */
     void (*migrate_done)(struct qemu_dom *d, const rv_err *err);
     bool job_busy;              /* the head job has begun */
@@ -205,9 +208,17 @@ void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix);
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
-/* Runtime status of an active domain: pid, id, state, its live XML. */
+/* Runtime status of an active domain: pid, id, state, its live XML,
+ * written by the store helper (the loop does not touch the disk) in the
+ * order asked; a failure is logged. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
-void rv_qemu_remove_runtime(const char *name);
+/* The same, and d->status_sync's done (set by the caller) is called once
+ * the status is in place, or with the error that kept it out. */
+int rv_qemu_save_status_acked(qemu_dom *d, rv_err *err);
+/* Remove a domain's runtime files, the status first, status and live XML
+ * by the store helper after the writes queued before; s (NULL: none) is
+ * answered when they are gone.  -1 (logged): s will not be answered. */
+int rv_qemu_remove_runtime(const char *name, rv_qemu_sync *s);
 /* At start-up: remove the symlinks in dir whose target is gone (an
  * undefine killed between its definition and its autostart link). */
 void rv_qemu_drop_dangling_links(const char *dir);
@@ -294,6 +305,15 @@ int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_e
 int rv_qemu_sync_fsync(rv_qemu_sync *s, int fd, const char *path, rv_err *err);
 /* Remove path (gone already is fine) and fsync its directory. */
 int rv_qemu_sync_remove(rv_qemu_sync *s, const char *path, rv_err *err);
+/* A runtime file (crash-safety rule 1): text written as <path>.tmp and
+ * renamed to path, neither fsynced.  s NULL: nobody waits, a failure is
+ * logged.  if_prev_ok: only when the request queued just before it
+ * succeeded (ECANCELED otherwise). */
+int rv_qemu_sync_run_write(rv_qemu_sync *s, const char *path, const char *text, bool if_prev_ok,
+                           rv_err *err);
+/* Remove a runtime file after what is queued before it (gone is fine);
+ * s NULL: nobody waits, a failure is logged. */
+int rv_qemu_sync_run_remove(rv_qemu_sync *s, const char *path, rv_err *err);
 /* Rename from to to and fsync the directory. */
 int rv_qemu_sync_rename(rv_qemu_sync *s, const char *from, const char *to, rv_err *err);
 /* In the directory held open as dfd: fsync the file from, rename it to

@@ -345,8 +345,37 @@ static void restore_over(qemu_dom *d)
     d->restoring = false;
     d->restore_committed = false;
     rv_qemu_sync_forget(&d->restore_sync);
+    rv_qemu_sync_forget(&d->status_sync);
     free(d->restore_managed);
     d->restore_managed = NULL;
+}
+
+static void on_runtime_gone(rv_qemu_sync *s, int error)
+{
+    (void)error;    /* (logged by the store) */
+    qemu_dom *d = s->data;
+    rv_err err = d->gone_err;
+    d->gone_err = (rv_err){ 0 };
+    job_done(d, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+/* name's runtime files go, and the job under way (answer: err, taken) is
+ * answered once they are gone: a client that sees the domain off finds
+ * none, nor does a remvirtd restarted after the answer. */
+static void answer_when_gone(qemu_dom *d, const char *name, bool answer, rv_err *err)
+{
+    rv_qemu_sync_forget(&d->status_sync);
+    d->status_sync.done = on_runtime_gone;
+    d->status_sync.data = d;
+    if (rv_qemu_remove_runtime(name, answer ? &d->status_sync : NULL) == 0 && answer) {
+        d->gone_err = *err;
+        *err = (rv_err){ 0 };
+        return;
+    }
+    if (answer)
+        job_done(d, rv_err_is_set(err) ? err : NULL);
+    rv_err_clear(err);
 }
 
 /* The process is gone: everything about it goes, and the domain is off. */
@@ -362,7 +391,7 @@ static void process_gone(qemu_dom *d)
     rv_qemu_save_abandon(d);
     bool agent_done = rv_qemu_agent_abandon(d);
     restore_over(d);
-    rv_qemu_remove_runtime(name);
+    char *gone_name = strdup(name);    /* (live goes below) */
     remove_channel_sockets(d);
     /* A destroy makes QEMU report a host shutdown, which libvirtd 9.0
      * passes on before "Stopped Destroyed" (but not after the guest's own
@@ -408,9 +437,8 @@ static void process_gone(qemu_dom *d)
     free(d->monitor_path);
     d->monitor_path = NULL;
     /* The name in the messages above came from live: it goes last. */
-    if (job)
-        job_done(d, rv_err_is_set(&err) ? &err : NULL);
-    rv_err_clear(&err);
+    answer_when_gone(d, gone_name ? gone_name : "", job != NULL, &err);
+    free(gone_name);
     rv_qemu_domain_free(d->live);
     d->live = NULL;
     rv_qmp_free(qmp);
@@ -492,12 +520,13 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     d->start_err = (rv_err){ 0 };
     d->starting = false;
     restore_over(d);
-    rv_qemu_remove_runtime(dom_name(d));
+    char *name = strdup(dom_name(d));
     rv_qemu_domain_free(d->live);
     d->live = NULL;
     d->id = -1;
     rv_qemu_dom_set_state(d, RV_DOMAIN_SHUTOFF, RV_DOMAIN_SHUTOFF_FAILED, -1, 0);
-    job_done(d, &err);
+    answer_when_gone(d, name ? name : "", true, &err);
+    free(name);
     rv_err_clear(&err);
 }
 
@@ -801,6 +830,32 @@ static void restore_finish(qemu_dom *d)
     rv_err_clear(&err);
 }
 
+/* A status write that a start waited for failed (the store's answer). */
+static void status_error(const qemu_dom *d, int error, rv_err *err)
+{
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the status of '%s': %s",
+               dom_name(d), error < 0 ? "the store helper died"
+                            : error == ECANCELED ? "its live XML could not be written"
+                                                 : strerror(error));
+}
+
+/* The status with its restore line is in place: the commit point. */
+static void on_restore_committed(rv_qemu_sync *s, int error)
+{
+    qemu_dom *d = s->data;
+    if (d->stopping || !d->restore_committed)
+        return;
+    if (error) {
+        rv_err e = { 0 };
+        status_error(d, error, &e);
+        d->restore_committed = false;
+        start_failed(d, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    restore_finish(d);
+}
+
 static void on_incoming_done(qemu_dom *d, const rv_err *err)
 {
     if (err) {
@@ -810,13 +865,13 @@ static void on_incoming_done(qemu_dom *d, const rv_err *err)
     rv_crash_point("restore", 1);
     rv_err e = { 0 };
     d->restore_committed = true;
-    if (rv_qemu_save_status(d, &e) < 0) {
+    d->status_sync.done = on_restore_committed;
+    d->status_sync.data = d;
+    if (rv_qemu_save_status_acked(d, &e) < 0) {
         d->restore_committed = false;
         start_failed(d, &e);
         rv_err_clear(&e);
-        return;
     }
-    restore_finish(d);
 }
 
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
@@ -1127,6 +1182,7 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
 }
 
 static void on_spawned(void *data, pid_t pid, const char *why);
+static void on_spawn_status(rv_qemu_sync *s, int error);
 
 /* As root, remvirtd makes the taps of bridged interfaces itself (so it
  * knows their names: stats, domiflist); unprivileged, QEMU's bridge
@@ -1264,11 +1320,29 @@ static void on_spawned(void *data, pid_t pid, const char *why)
     d->our_child = true;
     d->reaped = false;
     rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_STARTING_UP, -1, 0);
-    if (rv_qemu_save_status(d, &err) < 0) {
+    /* QEMU may exec only once its status is in place (crash-safety
+     * rule 2): the store helper's answer lets it go. */
+    d->status_sync.done = on_spawn_status;
+    d->status_sync.data = d;
+    if (rv_qemu_save_status_acked(d, &err) < 0) {
+        start_failed(d, &err);  /* (kills the waiting child) */
+        rv_err_clear(&err);
+    }
+}
+
+static void on_spawn_status(rv_qemu_sync *s, int error)
+{
+    qemu_dom *d = s->data;
+    rv_err err = { 0 };
+    if (d->stopping || !d->starting)
+        return;
+    if (error) {
+        status_error(d, error, &err);
         start_failed(d, &err);  /* (kills the waiting child) */
         rv_err_clear(&err);
         return;
     }
+    pid_t pid = d->pid;
     rv_qemu_spawn_go(pid, true);
     rv_qmp_options qopts = { .connect_timeout = MONITOR_CONNECT_TIMEOUT };
     d->qmp = rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts, &monitor_callbacks, d,
@@ -1382,6 +1456,8 @@ void rv_qemu_release(qemu_dom *d)
     fail_monitor_waiters(d, NULL);
     rv_qemu_save_release(d);
     rv_qemu_sync_forget(&d->restore_sync);
+    rv_qemu_sync_forget(&d->status_sync);
+    rv_err_clear(&d->gone_err);
     rv_qemu_agent_abandon(d);
     rv_qemu_def_writes_release(d);
     rv_qmp *qmp = d->qmp;

@@ -176,7 +176,7 @@ int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err)
     return rc;
 }
 
-int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
+static int save_status(const qemu_dom *d, rv_qemu_sync *s, rv_err *err)
 {
     const char *name = d->live->name;
     char *xml = rv_qemu_domain_format(d->live);
@@ -193,9 +193,10 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
                  !d->restore_committed ? "" : d->restore_managed ? "managed\n" : "file\n") < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-    } else if (rv_qemu_write_file(xml_path, xml, false, err) == 0 &&
-               rv_qemu_write_file(status_path, status, false, err) == 0) {
-        /* The status goes last: whoever finds it finds the XML too. */
+    } else if (rv_qemu_sync_run_write(NULL, xml_path, xml, false, err) == 0 &&
+               rv_qemu_sync_run_write(s, status_path, status, true, err) == 0) {
+        /* The status goes last, and only when the XML went: whoever finds
+         * it finds the XML too. */
         rc = 0;
     }
     free(xml);
@@ -205,13 +206,37 @@ int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
     return rc;
 }
 
-void rv_qemu_remove_runtime(const char *name)
+int rv_qemu_save_status(const qemu_dom *d, rv_err *err)
 {
-    /* The status first: without it nothing is reattached. */
-    rv_qemu_remove_file(rv_qemu.run_dir, name, ".status");
-    rv_qemu_remove_file(rv_qemu.run_dir, name, ".xml");
+    return save_status(d, NULL, err);
+}
+
+int rv_qemu_save_status_acked(qemu_dom *d, rv_err *err)
+{
+    return save_status(d, &d->status_sync, err);
+}
+
+int rv_qemu_remove_runtime(const char *name, rv_qemu_sync *s)
+{
+    /* The status first: without it nothing is reattached.  Both go
+     * through the store helper, after the writes queued before. */
+    char *status = rv_qemu_path(rv_qemu.run_dir, name, ".status");
+    char *xml = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
+    rv_err err = { 0 };
+    int rc = -1;
+    if (!status || !xml)
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    else if (rv_qemu_sync_run_remove(NULL, status, &err) == 0 &&
+             rv_qemu_sync_run_remove(s, xml, &err) == 0)
+        rc = 0;
+    if (rc < 0)
+        RV_WARN("cannot remove the runtime files of '%s': %s", name, err.message);
+    rv_err_clear(&err);
+    free(status);
+    free(xml);
     rv_qemu_remove_file(rv_qemu.run_dir, name, ".qmp");
     rv_qemu_remove_file(rv_qemu.run_dir, name, ".saving");
+    return rc;
 }
 
 char *rv_qemu_read_file(const char *path, size_t max)
@@ -320,7 +345,7 @@ static void load_runtime(const char *name)
         free(status);
         free(status_path);
         free(xml_path);
-        rv_qemu_remove_runtime(name);
+        rv_qemu_remove_runtime(name, NULL);
         return;
     }
     /* (later lines: older remvirtds wrote none) */
@@ -347,7 +372,7 @@ static void load_runtime(const char *name)
                 name, pid);
         kill(pid, SIGKILL);
         rv_qemu_domain_free(live);
-        rv_qemu_remove_runtime(name);
+        rv_qemu_remove_runtime(name, NULL);
         if (d) {
             /* (A restore killed before its commit point: its image is
              * there as before.) */
@@ -382,7 +407,7 @@ static void load_runtime(const char *name)
         RV_WARN("domain '%s' (pid %d) is gone since remvirtd last ran: shut off (%s)", name, pid,
                 saved ? "saved" : "crashed");
         rv_qemu_domain_free(live);
-        rv_qemu_remove_runtime(name);
+        rv_qemu_remove_runtime(name, NULL);
         if (d) {
             d->state = RV_DOMAIN_SHUTOFF;
             d->reason = saved ? RV_DOMAIN_SHUTOFF_SAVED : RV_DOMAIN_SHUTOFF_CRASHED;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,8 +46,11 @@ RV_LOG_CATEGORY("drivers.qemu.store");
 enum { REQ_WRITE = 1, REQ_SYNC, REQ_UNLINK, REQ_RENAME, REQ_FSYNC };
 /* MKDIRS: make the directories above; AT: the names are relative to the
  * descriptor passed (a pool's directory, held open), and a RENAME fsyncs
- * the file first and replaces nothing (RENAME_NOREPLACE). */
-enum { FLAG_MKDIRS = 0x1, FLAG_AT = 0x2 };
+ * the file first and replaces nothing (RENAME_NOREPLACE); RUN: a runtime
+ * file (crash-safety rule 1: atomic, never fsynced); IF_PREV_OK: done only
+ * when the request before it succeeded (a domain's status after its live
+ * XML: whoever finds the status finds the XML too). */
+enum { FLAG_MKDIRS = 0x1, FLAG_AT = 0x2, FLAG_RUN = 0x4, FLAG_IF_PREV_OK = 0x8 };
 
 typedef struct store_msg {
     uint32_t kind;          /* REQ_*; in an answer, the request's */
@@ -62,6 +66,7 @@ typedef struct store_req {
     char *path, *path2;     /* WRITE, SYNC, RENAME: path2 the final name */
     int fd;                 /* WRITE: the text (memfd); SYNC: the file; -1 */
     rv_qemu_sync *owner;    /* NULL: forgotten, the answer is dropped */
+    bool warn;              /* a runtime file's, nobody waits: a failure is logged */
     struct store_req *next;
 } store_req;
 
@@ -119,8 +124,8 @@ static int make_parents(const char *path)
     return e;
 }
 
-/* Copy the memfd's text into a new tmp, fsync it. */
-static int write_tmp(int text_fd, const char *tmp)
+/* Copy the memfd's text into a new tmp, fsync it when durable. */
+static int write_tmp(int text_fd, const char *tmp, bool durable)
 {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -152,7 +157,7 @@ static int write_tmp(int text_fd, const char *tmp)
         if (e)
             break;
     }
-    if (!e && fsync(fd) < 0)
+    if (!e && durable && fsync(fd) < 0)
         e = errno;
     if (close(fd) < 0 && !e)
         e = errno;
@@ -183,7 +188,8 @@ static void helper_do(store_msg *m, const char *path, const char *path2, int fd)
     case REQ_WRITE:
         if (fd < 0 || !path2) {
             e = EINVAL;
-        } else if ((e = write_tmp(fd, path)) == 0 && rename(path, path2) < 0) {
+        } else if ((e = write_tmp(fd, path, !(m->flags & FLAG_RUN))) == 0 &&
+                   rename(path, path2) < 0) {
             e = errno;
         }
         if (e)
@@ -215,13 +221,16 @@ static void helper_do(store_msg *m, const char *path, const char *path2, int fd)
     m->error = e;
     /* Done and visible: the directory's fsync makes it last; its failure
      * is said, but the change stands (it cannot be taken back). */
-    if (!e)
+    if (!e && !(m->flags & FLAG_RUN))
         m->dir_error = fsync_dir(path2 ? path2 : path);
 }
 
 static void helper_main(int sock)
 {
     static char blob[STORE_MAX_MESSAGE];
+    /* A new helper does not know how the request before went (its
+     * predecessor died with it): not well. */
+    int prev_error = EIO;
     for (;;) {
         store_msg m;
         int fd = -1, nfds;
@@ -236,8 +245,11 @@ static void helper_main(int sock)
         m.error = m.dir_error = 0;
         if (cut || !*path)
             m.error = EINVAL;
+        else if ((m.flags & FLAG_IF_PREV_OK) && prev_error)
+            m.error = ECANCELED;
         else
             helper_do(&m, path, path2, fd);
+        prev_error = m.error;
         if (fd >= 0)
             close(fd);
         while (send(sock, &m, sizeof(m), MSG_NOSIGNAL) < 0 && errno == EINTR)
@@ -263,6 +275,10 @@ static void answer_head(int error, int dir_error)
     store.queue = r->next;
     store.sent = false;
     rv_qemu_sync *s = r->owner;
+    if (error && r->warn)
+        RV_WARN("cannot %s '%s': %s", r->m.kind == REQ_UNLINK ? "remove" : "write",
+                r->path2 ? r->path2 : r->path,
+                error < 0 ? "the store helper died" : strerror(error));
     if (dir_error)
         RV_WARN("'%s' is in place, but its directory could not be synced: %s",
                 r->path2 ? r->path2 : r->path, strerror(dir_error));
@@ -381,7 +397,9 @@ static int enqueue(rv_qemu_sync *s, uint32_t kind, int fd, const char *path, con
     r->m.id = ++store.next_id;
     r->m.flags = flags;
     r->owner = s;
-    s->req = r;
+    r->warn = !s;
+    if (s)
+        s->req = r;
     store_req **tail = &store.queue;
     while (*tail)
         tail = &(*tail)->next;
@@ -390,8 +408,8 @@ static int enqueue(rv_qemu_sync *s, uint32_t kind, int fd, const char *path, con
     return 0;
 }
 
-int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
-                       const char *path, rv_err *err)
+static int start_write(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
+                       const char *path, uint32_t flags, rv_err *err)
 {
     int copy;
     if (text) {
@@ -418,8 +436,32 @@ int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tm
                    strerror(errno));
         return -1;
     }
-    return enqueue(s, text ? REQ_WRITE : REQ_SYNC, copy, tmp_path, path, text ? FLAG_MKDIRS : 0,
-                   err);
+    return enqueue(s, text ? REQ_WRITE : REQ_SYNC, copy, tmp_path, path, flags, err);
+}
+
+int rv_qemu_sync_start(rv_qemu_sync *s, int fd, const char *text, const char *tmp_path,
+                       const char *path, rv_err *err)
+{
+    return start_write(s, fd, text, tmp_path, path, text ? FLAG_MKDIRS : 0, err);
+}
+
+int rv_qemu_sync_run_write(rv_qemu_sync *s, const char *path, const char *text, bool if_prev_ok,
+                           rv_err *err)
+{
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.tmp", path) < 0) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    int rc = start_write(s, -1, text, tmp, path, FLAG_RUN | (if_prev_ok ? FLAG_IF_PREV_OK : 0),
+                         err);
+    free(tmp);
+    return rc;
+}
+
+int rv_qemu_sync_run_remove(rv_qemu_sync *s, const char *path, rv_err *err)
+{
+    return enqueue(s, REQ_UNLINK, -1, path, NULL, FLAG_RUN, err);
 }
 
 int rv_qemu_sync_write(rv_qemu_sync *s, const char *path, const char *text, rv_err *err)
@@ -503,8 +545,35 @@ void rv_qemu_sync_forget(rv_qemu_sync *s)
         }
 }
 
+/* remvirtd is stopping: the runtime files asked for are written (the
+ * guests run on, and a restarted remvirtd reads them), waiting for the
+ * helper now that the loop serves nobody; the rest is dropped. */
+static void drain_run_files(void)
+{
+    for (store_req **p = &store.queue; *p;) {
+        store_req *r = *p;
+        if ((r == store.queue && store.sent) || (r->m.flags & FLAG_RUN)) {
+            p = &r->next;
+            continue;
+        }
+        if (r->owner)
+            r->owner->req = NULL;
+        *p = r->next;
+        req_free(r);
+    }
+    while (store.queue && store.h.fd >= 0) {
+        struct pollfd pfd = { .fd = store.h.fd, .events = POLLIN };
+        if (poll(&pfd, 1, 5000) <= 0) {
+            RV_WARN("the store helper did not answer: runtime files may be stale");
+            return;
+        }
+        on_answer(rv_qemu.loop, NULL, 0);
+    }
+}
+
 void rv_qemu_store_cleanup(void)
 {
+    drain_run_files();
     if (store.h.fd >= 0)
         ev_child_stop(rv_qemu.loop, &store.child);
     rv_qemu_helper_stop(&store.h);
