@@ -18,7 +18,7 @@
 
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */
 enum {
-    AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, TIME_SYNC = 1,
+    AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, MEM_MAXIMUM = 4, TIME_SYNC = 1,
     TEST_MAX_VCPUS = 32,
     MAX_GROUP_LEN = 255,        /* what a client can make a throttle group's name */
 };
@@ -665,4 +665,65 @@ int test_domain_set_vcpus_flags(rv_driver_conn *c,
 {
     (void)c;
     return set_vcpus(&args->dom, args->nvcpus, args->flags, "virDomainSetVcpusFlags", err);
+}
+
+/* ================================================================ memory */
+
+/* The balloon (current memory) or with MEM_MAXIMUM the maximum of the one
+ * definition flags name; a running domain's maximum is fixed. */
+static int set_memory(const rv_nonnull_domain *dom, unsigned long long kib, unsigned int flags,
+                      const char *api, rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    int is_live;
+    if (kib == 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "memory in %s must not be zero", api);
+    if (check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG | MEM_MAXIMUM,
+                    "testDomainSetMemoryFlags", err) < 0 || !(d = dom_of(dom, err)))
+        return -1;
+    /* libvirt's words here (virDomainObjGetOneDefState) have no prefix */
+    if ((flags & AFFECT_LIVE) && (flags & AFFECT_CONFIG))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "Flags 'VIR_DOMAIN_AFFECT_LIVE' and 'VIR_DOMAIN_AFFECT_CONFIG' are "
+                           "mutually exclusive");
+    if (!(def = one_def(d, flags, &is_live, err)))
+        return -1;
+    if (flags & MEM_MAXIMUM) {
+        if (is_live)
+            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                               "Requested operation is not valid: cannot resize the maximum "
+                               "memory on an active domain");
+        def->memory_kib = kib;
+        if (def->current_memory_kib > kib)
+            def->current_memory_kib = kib;
+        return 0;
+    }
+    if (kib > def->memory_kib)
+        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                           "invalid argument: cannot set memory higher than max memory");
+    def->current_memory_kib = kib;
+    return 0;
+}
+
+int test_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args,
+                           rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, AFFECT_LIVE, "virDomainSetMemory", err);
+}
+
+int test_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, MEM_MAXIMUM, "virDomainSetMaxMemory", err);
+}
+
+int test_domain_set_memory_flags(rv_driver_conn *c,
+                                 const rv_domain_set_memory_flags_args *args, rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, args->flags, "virDomainSetMemoryFlags", err);
 }
