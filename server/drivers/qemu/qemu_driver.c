@@ -872,6 +872,19 @@ int rv_qemu_domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_ar
     return (ret->type = strdup("hvm")) ? 0 : oom(err);
 }
 
+/* libvirtd lists a domain's taints and deprecated devices here; remvirtd
+ * taints no domain and has no deprecation list: none to report. */
+int rv_qemu_domain_get_messages(rv_driver_conn *c, const rv_domain_get_messages_args *args,
+                                rv_domain_get_messages_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    if (rv_driver_check_flags(RV_FROM_QEMU, args->flags,
+                              RV_DOMAIN_MESSAGE_DEPRECATION | RV_DOMAIN_MESSAGE_TAINTING,
+                              "qemuDomainGetMessages", err) < 0)
+        return -1;
+    return rv_qemu_dom_get(&args->dom, err) ? 0 : -1;
+}
+
 int rv_qemu_domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,
                                  rv_domain_get_autostart_ret *ret, rv_err *err)
 {
