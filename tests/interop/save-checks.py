@@ -4,7 +4,7 @@
     save-checks.py URI DIR
 
 Prints a transcript (each call's result, or its error's code, domain and
-message; the lifecycle events that came) that test-test-save.sh compares
+message; the lifecycle events that came) that test-test-transcripts.sh compares
 between libvirtd's test driver and remvirtd's.  Image files go in DIR.
 The calls, not virsh: virsh's save and managedsave poll the job on a
 second thread and can wait forever on libvirtd when the save ends at once.
