@@ -400,6 +400,11 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d);
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err);
+/* The same without the DEFINED event (a metadata change: libvirtd sends
+ * METADATA_CHANGE for it instead). */
+int rv_qemu_def_change_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def,
+                                                           const void *ctx, rv_err *err),
+                                const void *ctx, rv_deferred *reply, rv_err *err);
 /* The same, told its outcome through then(data, NULL or why) instead of
  * a reply (reply NULL); -1 with err: then not called. */
 typedef void (*rv_qemu_def_then_fn)(void *data, const rv_err *err);
