@@ -8,24 +8,20 @@ test-test-transcripts.sh to compare between libvirtd's test driver and
 remvirtd's.  Leaves "test" as it found it (running, no title).
 """
 
+import os
 import sys
 
 import libvirt
 
-libvirt.registerErrorHandler(lambda ctx, err: None, None)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transcript import show  # noqa: E402
+
 conn = libvirt.open(sys.argv[1])
 d = conn.lookupByName("test")
 T = libvirt.VIR_DOMAIN_METADATA_TITLE
 D = libvirt.VIR_DOMAIN_METADATA_DESCRIPTION
 LIVE, CONFIG = libvirt.VIR_DOMAIN_AFFECT_LIVE, libvirt.VIR_DOMAIN_AFFECT_CONFIG
 
-
-def show(what, fn):
-    try:
-        result = fn()
-    except libvirt.libvirtError as e:
-        result = f"error {e.get_error_code()} {e.get_error_domain()}: {e}"
-    print(f"{what}: {result}")
 
 
 show("updated", d.isUpdated)

@@ -10,14 +10,17 @@ The calls, not virsh: virsh's save and managedsave poll the job on a
 second thread and can wait forever on libvirtd when the save ends at once.
 """
 
+import os
 import sys
 import threading
 import time
 
 import libvirt
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transcript import show  # noqa: E402
+
 uri, tmp = sys.argv[1], sys.argv[2]
-libvirt.registerErrorHandler(lambda ctx, err: None, None)
 libvirt.virEventRegisterDefaultImpl()
 conn = libvirt.open(uri)
 events = []
@@ -34,13 +37,6 @@ def loop():
 
 threading.Thread(target=loop, daemon=True).start()
 
-
-def show(what, fn):
-    try:
-        result = fn()
-    except libvirt.libvirtError as e:
-        result = f"error {e.get_error_code()} {e.get_error_domain()}: {e}"
-    print(f"{what}: {result}")
 
 
 def state(name):

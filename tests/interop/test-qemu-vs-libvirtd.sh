@@ -99,18 +99,12 @@ for dev in d.find("devices"):
 # running guest g, each call's result or error.
 metadata_transcript()
 {
-    "$SYSTEM_PYTHON3" - "$1" <<'PY'
+    PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" - "$1" <<'PY'
 import sys
 import libvirt
-libvirt.registerErrorHandler(lambda ctx, err: None, None)
+from transcript import show
 d = libvirt.open(sys.argv[1]).lookupByName("g")
 T, D = libvirt.VIR_DOMAIN_METADATA_TITLE, libvirt.VIR_DOMAIN_METADATA_DESCRIPTION
-def show(what, fn):
-    try:
-        result = fn()
-    except libvirt.libvirtError as e:
-        result = f"error {e.get_error_code()} {e.get_error_domain()}: {e}"
-    print(f"{what}: {result}")
 show("updated", d.isUpdated)
 show("get title", lambda: d.metadata(T, None, 0))
 show("set title", lambda: d.setMetadata(T, "T1", None, None, 0))

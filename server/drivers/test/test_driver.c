@@ -533,6 +533,26 @@ static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     return ref_fill(d, out, err);
 }
 
+/* The domain that is to run def (taken, freed on failure): a new one, or
+ * the inactive one def names, whose persistent definition waits. */
+static test_dom *dom_to_run(rv_test_def *def, rv_err *err)
+{
+    test_dom *d;
+    if (find_existing(def, &d, err) < 0 ||
+        (d && dom_active(d) &&
+         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+              "Requested operation is not valid: domain '%s' is already active",
+              d->def->name) < 0)) {
+        rv_test_def_free(def);
+        return NULL;
+    }
+    if (!d)
+        return dom_add(def, err);
+    d->next_def = d->def;
+    d->def = def;
+    return d;
+}
+
 static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flags,
                            rv_dom_ref *out, rv_err *err)
 {
@@ -542,21 +562,12 @@ static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     if (check_flags(flags, RV_DOMAIN_START_VALIDATE, "testDomainCreateXML", err) < 0 ||
         rv_test_def_parse(xml, &def, err) < 0)
         return -1;
-    if (check_dumpable(def, err) < 0 || find_existing(def, &d, err) < 0 ||
-        (d && dom_active(d) &&
-         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-              "Requested operation is not valid: domain '%s' is already active",
-              d->def->name) < 0)) {
+    if (check_dumpable(def, err) < 0) {
         rv_test_def_free(def);
         return -1;
     }
-    if (!d) {
-        if (!(d = dom_add(def, err)))
-            return -1;
-    } else {                        /* runs def; its persistent one waits */
-        d->next_def = d->def;
-        d->def = def;
-    }
+    if (!(d = dom_to_run(def, err)))
+        return -1;
     dom_start(d, RV_DOMAIN_RUNNING_BOOTED);
     return ref_fill(d, out, err);
 }
@@ -882,21 +893,8 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
     free(xml);
     if (rc < 0)
         return -1;
-    if (find_existing(def, &d, err) < 0 ||
-        (d && dom_active(d) &&
-         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-              "Requested operation is not valid: domain '%s' is already active",
-              d->def->name) < 0)) {
-        rv_test_def_free(def);
+    if (!(d = dom_to_run(def, err)))
         return -1;
-    }
-    if (!d) {
-        if (!(d = dom_add(def, err)))
-            return -1;
-    } else {                        /* runs the image's; its persistent one waits */
-        d->next_def = d->def;
-        d->def = def;
-    }
     dom_start_detail(d, RV_DOMAIN_RUNNING_RESTORED, RV_EVENT_STARTED_RESTORED);
     return 0;
 }
