@@ -787,12 +787,9 @@ int rv_qemu_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_
     if (args->flags & lease)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: the host name from DHCP leases is not supported");
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get_running(&args->dom, err);
     if (!d)
         return -1;
-    if (!rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain is not running");
     if (!rv_qemu_agent_configured(rv_qemu_dom_def(d)))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: QEMU guest agent is not configured");

@@ -188,6 +188,9 @@ void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail);
 /* The domain a wire reference names, or NULL with VIR_ERR_NO_DOMAIN. */
 qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
+/* The same, refused with libvirtd's "domain is not running" when it is
+ * not active. */
+qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err);
 /* Fill a wire domain (name copied). */
 int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 /* The domain passes LIST_ALL_DOMAINS' filter flags. */

@@ -148,12 +148,9 @@ int rv_qemu_domain_interface_addresses(rv_driver_conn *c,
     if (rv_driver_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainInterfaceAddresses",
                               err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get_running(&args->dom, err);
     if (!d)
         return -1;
-    if (!rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain is not running");
     switch (args->source) {
     case SOURCE_LEASE:
         return from_leases(d->live, ret, err);
