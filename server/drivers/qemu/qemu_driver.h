@@ -557,6 +557,9 @@ bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
  * younger than a clock tick (their unit) is given again. */
 bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned long long *user_ns,
                            unsigned long long *system_ns, unsigned long long *vcpu_ns, bool *seen);
+/* QEMU's resident set in KiB from the process's kept stat file (0: not
+ * running, or unreadable). */
+unsigned long long rv_qemu_dom_rss_kib(qemu_dom *d);
 /* Close the files kept for the domain's process (it is gone). */
 void rv_qemu_cpu_files_close(qemu_dom *d);
 
