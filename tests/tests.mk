@@ -143,6 +143,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-domain-parity.sh \
 	tests/interop/test-virsh-secrets-nwfilters.sh \
 	tests/interop/test-python.sh \
+	tests/interop/test-test-transcripts.sh \
 	tests/interop/test-no-support.sh \
 	tests/interop/test-spec-facts.sh \
 	tests/interop/test-events-interop.sh \
@@ -197,7 +198,7 @@ RV_DAEMON_TESTS = \
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
-	tests/interop/python-checks.py tests/interop/stream-checks.py \
+	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py \

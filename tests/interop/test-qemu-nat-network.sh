@@ -135,6 +135,35 @@ tx2=$(ifstat tx_bytes)
 [ "$rx2" -gt "$rx" ] && [ "$tx2" -gt "$tx" ] ||
     fail "domifstat counters did not rise: rx $rx -> $rx2, tx $tx -> $tx2"
 echo "ok   domifstat g1 vnet0: rx_bytes $rx -> $rx2, tx_bytes $tx -> $tx2"
+# domifaddr: the lease (dnsmasq's file) and, after the pings, the host's
+# ARP table; the agent source is refused (g1 has no agent).
+"${VQ[@]}" domifaddr g1 > "$OUT/ifaddr"
+has_line "$OUT/ifaddr" " vnet0      52:54:00:aa:bb:10    ipv4         192.168.150.50/24" ||
+    { show "$OUT/ifaddr"; fail "domifaddr g1 does not show the lease"; }
+"${VQ[@]}" domifaddr g1 --source arp > "$OUT/ifaddr-arp"
+has_line "$OUT/ifaddr-arp" " vnet0      52:54:00:aa:bb:10    ipv4         192.168.150.50/0" ||
+    { show "$OUT/ifaddr-arp"; fail "domifaddr g1 --source arp does not show the neighbour"; }
+expect_error "guest-network-get-interfaces" "${V[@]}" domifaddr g1 --source agent
+"$SYSTEM_PYTHON3" - "$QEMU_URI" <<'PY' || fail "python3-libvirt's interfaceAddresses differs"
+import sys, libvirt
+d = libvirt.open(sys.argv[1]).lookupByName("g1")
+want = {"vnet0": {"hwaddr": "52:54:00:aa:bb:10",
+                  "addrs": [{"type": 0, "addr": "192.168.150.50", "prefix": 24}]}}
+got = d.interfaceAddresses(libvirt.VIR_DOMAIN_INTERFACE_ADDRESSES_SRC_LEASE)
+assert got == want, got
+assert d.messages(0) == [], d.messages(0)     # no taints, no deprecations
+try:
+    d.interfaceAddresses(7)
+    sys.exit("source 7 accepted")
+except libvirt.libvirtError as e:
+    assert e.get_error_code() == libvirt.VIR_ERR_ARGUMENT_UNSUPPORTED, e
+try:
+    d.interfaceAddresses(0, 1)
+    sys.exit("flags 1 accepted")
+except libvirt.libvirtError as e:
+    assert "unsupported flags (0x1)" in str(e), e
+PY
+echo "ok   domifaddr g1: the lease and the ARP entry"
 "${V[@]}" domstats --interface g1 > "$OUT/domstats"
 for line in "  net.count=1" "  net.0.name=vnet0"; do
     has_line "$OUT/domstats" "$line" || { show "$OUT/domstats"; fail "domstats lacks '$line'"; }

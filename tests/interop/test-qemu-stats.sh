@@ -48,6 +48,7 @@ expect "$OUT/run.stats" balloon.maximum 65536
 expect "$OUT/run.stats" vcpu.current 2
 expect "$OUT/run.stats" vcpu.maximum 2
 expect "$OUT/run.stats" vcpu.0.state 1
+[ "$(value "$OUT/run.stats" balloon.rss)" -gt 0 ] || { show "$OUT/run.stats"; fail "domstats: no balloon.rss"; }
 cpu=$(value "$OUT/run.stats" cpu.time)
 user=$(value "$OUT/run.stats" cpu.user)
 sys=$(value "$OUT/run.stats" cpu.system)
@@ -149,9 +150,19 @@ expect "$OUT/disk.stats" block.count 1
 expect "$OUT/disk.stats" block.0.name vda
 expect "$OUT/disk.stats" block.0.path "$OUT/disk.img"
 expect "$OUT/disk.stats" block.0.physical 1048576
+expect "$OUT/disk.stats" block.0.capacity 1048576
 expect "$OUT/disk.stats" net.count 1
 [ "$(value "$OUT/disk.stats" block.0.rd.reqs)" -gt 0 ] || { show "$OUT/disk.stats"; fail "domstats: no block.0.rd.reqs"; }
 [[ "$(value "$OUT/disk.stats" block.0.wr.bytes)" =~ ^[0-9]+$ ]] || fail "domstats: no block.0.wr.bytes"
+# A qcow2 image: its capacity is the size the guest sees, not the file's.
+qemu-img create -q -f qcow2 "$OUT/q2.qcow2" 3M
+qemu_domain_xml q2 "<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/q2.qcow2'/><target dev='vda' bus='virtio'/></disk>" > "$OUT/q2.xml"
+"${V[@]}" define "$OUT/q2.xml" > /dev/null
+"${V[@]}" domstats --block q2 > "$OUT/q2.stats"
+expect "$OUT/q2.stats" block.0.capacity 3145728
+[ "$(value "$OUT/q2.stats" block.0.physical)" -lt 3145728 ] || { show "$OUT/q2.stats"; fail "q2's physical size is its capacity"; }
+"${V[@]}" undefine q2 > /dev/null
+echo "ok   domstats: balloon.rss, block capacity (raw and qcow2), allocation, physical"
 "${V[@]}" domstats --block off > "$OUT/off.block"
 grep -v '^$' "$OUT/off.block" > "$OUT/off.block.got" || true
 printf "Domain: 'off'\n  block.count=0\n" > "$OUT/off.block.expected"

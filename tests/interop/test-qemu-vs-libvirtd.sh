@@ -12,6 +12,8 @@
 #   - the key fields of dumpxml, inactive and live (what virt-manager
 #     reads: memory, vcpus, os, actions, each device's kind, model and
 #     PCI address, the graphics port);
+#   - title, description and IS_UPDATED of the running guest
+#     (python3-libvirt);
 #   - a guest shutdown through ACPI and the lines `virsh event --loop`
 #     printed for the whole session.
 # The differences normalize() hides are the ones listed in
@@ -93,6 +95,36 @@ for dev in d.find("devices"):
 '
 }
 
+# metadata_transcript URI: title, description and IS_UPDATED of the
+# running guest g, each call's result or error.
+metadata_transcript()
+{
+    PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" - "$1" <<'PY'
+import sys
+import libvirt
+from transcript import show
+d = libvirt.open(sys.argv[1]).lookupByName("g")
+T, D = libvirt.VIR_DOMAIN_METADATA_TITLE, libvirt.VIR_DOMAIN_METADATA_DESCRIPTION
+show("updated", d.isUpdated)
+show("get title", lambda: d.metadata(T, None, 0))
+show("set title", lambda: d.setMetadata(T, "T1", None, None, 0))
+show("get title", lambda: d.metadata(T, None, 0))
+show("get title config", lambda: d.metadata(T, None, 2))
+show("get title both", lambda: d.metadata(T, None, 3))
+show("set description both", lambda: d.setMetadata(D, "D <&>\n2", None, None, 3))
+show("get description config", lambda: d.metadata(D, None, 2))
+show("get description live", lambda: d.metadata(D, None, 1))
+show("inactive xml", lambda: [l.strip() for l in d.XMLDesc(2).splitlines()
+                              if "title>" in l or "description>" in l or l.strip() == "2</description>"])
+show("set bad flag", lambda: d.setMetadata(D, "x", None, None, 4))
+show("get bad type", lambda: d.metadata(7, None, 0))
+show("remove description", lambda: d.setMetadata(D, None, None, None, 3))
+show("remove title", lambda: d.setMetadata(T, "", None, None, 0))
+show("get description", lambda: d.metadata(D, None, 2))
+show("updated", d.isUpdated)
+PY
+}
+
 # session URI URI_RO NAME: the whole comparison's steps against one daemon,
 # its outputs in $OUT/NAME.*.
 session()
@@ -112,6 +144,7 @@ session()
     virsh -q -c "$uri" dumpxml g | key_fields > "$OUT/$name.inactive"
     virsh -q -c "$uri" start g > /dev/null
     virsh -q -c "$uri" dumpxml g | key_fields > "$OUT/$name.live"
+    metadata_transcript "$uri" > "$OUT/$name.metadata"
     # ACPI shutdown once the guest listens to the power button.
     for ((i = 0; i < 120; i++)); do
         [ "$(virsh -q -c "$uri" domstate g)" = "shut off" ] && break
@@ -133,10 +166,11 @@ same "$OUT/libvirtd.inactive" "$OUT/remvirtd.inactive" "dumpxml --inactive key f
 sed -i -E 's/port=59[0-9][0-9] autoport=yes/port=PORT autoport=yes/' "$OUT/libvirtd.live" "$OUT/remvirtd.live"
 same "$OUT/libvirtd.live" "$OUT/remvirtd.live" "live dumpxml key fields"
 same "$OUT/libvirtd.after-shutdown" "$OUT/remvirtd.after-shutdown" "state after an ACPI shutdown"
-# (remvirtd sends no balloon-change events: compatibility.md.  libvirtd
+same "$OUT/libvirtd.metadata" "$OUT/remvirtd.metadata" "title, description and IS_UPDATED"
+# (remvirtd sends no balloon-change or metadata-change events: compatibility.md.  libvirtd
 # sometimes sends a control-error when the guest's QEMU closes its
 # monitor as it powers off (its log: "Unable to read from monitor:
 # Connection reset by peer"): a race of its own, left out of both.)
-grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/libvirtd.ev"
-grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/remvirtd.ev"
+grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'\|'metadata-change'" > "$OUT/libvirtd.ev"
+grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'\|'metadata-change'" > "$OUT/remvirtd.ev"
 same "$OUT/libvirtd.ev" "$OUT/remvirtd.ev" "virsh event --loop --all lines"

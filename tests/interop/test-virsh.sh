@@ -51,7 +51,13 @@ steps=(
      reboot rvt1; domstate rvt1 --reason;
      shutdown rvt1; domstate rvt1 --reason;
      start rvt1; destroy rvt1; domstate rvt1 --reason;
-     undefine rvt1; list --all;
+     autostart rvt1; dominfo rvt1; autostart --disable rvt1;
+     setmaxmem rvt1 2097152; setmem rvt1 1048576 --config; dominfo rvt1;
+     setmem rvt1 4194304 --config; setmem rvt1 1000; setmaxmem rvt1 1000 --live;
+     start rvt1; setmem rvt1 262144; setmem rvt1 99999999; setmaxmem rvt1 4194304;
+     setmaxmem rvt1 4194304 --config; setmem rvt1 --live --config 1000;
+     setmem rvt1 2048 --config; dominfo rvt1; dumpxml --inactive rvt1; reset rvt1;
+     destroy rvt1; reset rvt1; undefine rvt1; list --all;
      create rvt2.xml; list --all; dominfo rvt2; domid rvt2; domuuid rvt2;
      destroy rvt2; list --all"
     # One command per connection, as people type them.

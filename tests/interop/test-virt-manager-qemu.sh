@@ -50,12 +50,9 @@ qemu-img info -U "$XDG_DATA_HOME/images/fresh.qcow2" | grep -qx 'file format: qc
 "${V[@]}" dumpxml fresh | grep -q "<interface type='user'>" ||
     fail "the new guest has no usermode interface"
 
-# Each procedure the QEMU driver does not serve yet, and what virt-manager
-# does without it; any other failed call fails the test.  They may go
-# away as the QEMU driver grows.
+# The calls whose failure virt-manager wants; any other failed call
+# fails the test.
 allowed_failures=(
-    # DOMAIN_LIST_ALL_SNAPSHOTS (274): no snapshots menu entries.
-    '(proc 274|DOMAIN_LIST_ALL_SNAPSHOTS)'
     # The wizard's probes that the new guest's name and disk are free:
     # "not found" is the answer it wants (checked below).
     'DOMAIN_LOOKUP_BY_NAME' 'STORAGE_VOL_LOOKUP_BY_NAME' 'STORAGE_VOL_LOOKUP_BY_PATH'

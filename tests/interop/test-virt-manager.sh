@@ -33,10 +33,6 @@ allowed_differences=(
     # created: whether it finds the volume before the creation ends is
     # timing.
     '^call STORAGE_VOL_GET_INFO$'
-    # remvirtd does not have DOMAIN_LIST_ALL_SNAPSHOTS (274) yet
-    # (snapshots are being added); virt-manager carries on without.
-    '^(call|fail) (proc 274|DOMAIN_LIST_ALL_SNAPSHOTS)$'
-    '^error this function is not supported by the connection driver: virDomainListAllSnapshots$'
 )
 
 # compare_wire A B: fail on a line in one summary only, unless allowed.

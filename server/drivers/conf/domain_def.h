@@ -94,6 +94,21 @@ int rv_domain_parse_ull(const char *s, unsigned long long *out);
 int rv_domain_parse_memory(const struct _xmlNode *el, const char *elname, unsigned long long *kib,
                            rv_err *err);
 
+/* ---- DOMAIN_SET_METADATA and DOMAIN_GET_METADATA ---- */
+/* The types (virDomainMetadataType). */
+enum { RV_METADATA_DESCRIPTION = 0, RV_METADATA_TITLE = 1, RV_METADATA_ELEMENT = 2 };
+/* A change's arguments checked as libvirt checks them (from: the driver's
+ * error domain for what its driver refuses; an ELEMENT is refused as not
+ * modelled yet). */
+int rv_domain_metadata_check(int type, const char *metadata, const char *key, const char *uri,
+                             int from, rv_err *err);
+/* Set (metadata NULL or "": remove) the <title> or <description> of def. */
+int rv_domain_metadata_set(rv_domain_base *def, int type, const char *metadata, rv_err *err);
+/* Its <title> or <description> (malloc'd), or libvirt's "metadata not
+ * found" error. */
+int rv_domain_metadata_get(const rv_domain_base *def, int type, const char *uri, char **out,
+                           rv_err *err);
+
 /* ---- written in libvirt's layout, each piece where libvirt puts it ---- */
 /* <name>, <uuid>, <title>, <description>. */
 void rv_domain_format_ids(FILE *fp, const rv_domain_base *base);

@@ -501,3 +501,64 @@ void rv_domain_format_actions(FILE *fp, const rv_domain_base *base)
     fprintf(fp, "  <on_reboot>%s</on_reboot>\n", rv_domain_action_words[base->on_reboot]);
     fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_domain_action_words[base->on_crash]);
 }
+
+/* ================================================================ metadata */
+
+static int metadata_type_ok(int type, rv_err *err)
+{
+    if (type < RV_METADATA_DESCRIPTION || type > RV_METADATA_ELEMENT)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "invalid argument: unknown metadata type '%d'", type);
+    return 0;
+}
+
+int rv_domain_metadata_check(int type, const char *metadata, const char *key, const char *uri,
+                             int from, rv_err *err)
+{
+    if (metadata_type_ok(type, err) < 0)
+        return -1;
+    if (type == RV_METADATA_ELEMENT)
+        return fail(err, from, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: remvirt does not keep <metadata> elements by "
+                    "namespace yet (only <title> and <description>)");
+    /* libvirt's client library refuses these before sending: the same
+     * words for a client that does not. */
+    if (key)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "key in virDomainSetMetadata must be NULL");
+    if (uri)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "uri in virDomainSetMetadata must be NULL");
+    if (type == RV_METADATA_TITLE && metadata && strchr(metadata, '\n'))
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "metadata title can't contain newlines");
+    return 0;
+}
+
+int rv_domain_metadata_set(rv_domain_base *def, int type, const char *metadata, rv_err *err)
+{
+    char **field = type == RV_METADATA_TITLE ? &def->title : &def->description;
+    char *value = NULL;
+    if (metadata && *metadata && !(value = strdup(metadata)))
+        return oom(err);
+    free(*field);
+    *field = value;
+    return 0;
+}
+
+int rv_domain_metadata_get(const rv_domain_base *def, int type, const char *uri, char **out,
+                           rv_err *err)
+{
+    *out = NULL;
+    if (metadata_type_ok(type, err) < 0)
+        return -1;
+    if (type != RV_METADATA_ELEMENT && uri)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "uri in virDomainGetMetadata must be NULL");
+    const char *value = type == RV_METADATA_TITLE ? def->title
+                        : type == RV_METADATA_DESCRIPTION ? def->description : NULL;
+    if (!value)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_NO_DOMAIN_METADATA,
+                    "metadata not found: Requested metadata element is not present");
+    return (*out = strdup(value)) ? 0 : oom(err);
+}

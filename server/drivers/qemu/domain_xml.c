@@ -1127,8 +1127,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
             }
         /* The common part: only whether it is in the form this driver
          * reads (its values were read by conf/domain_xml.c). */
-        static const char *const text_only[] = { "name", "uuid", "on_poweroff", "on_reboot",
-                                                 "on_crash", NULL };
+        static const char *const text_only[] = { "name", "uuid", "title", "description",
+                                                 "on_poweroff", "on_reboot", "on_crash", NULL };
         static const char *const none[] = { NULL };
         const char *const *allowed = named(c, "vcpu") ? vcpu_attrs
                                    : named(c, "memory") || named(c, "currentMemory")

@@ -12,7 +12,8 @@
  * libvirtd's GetInfo and statistics report them at that resolution, so
  * a reading younger than one tick is given again instead of made anew:
  * a client polling in a loop costs the daemon no system call per call,
- * one polling every second (virt-top, virt-manager) sees fresh values. */
+ * one polling every second (virt-top, virt-manager) sees fresh values.
+ * The resident set (domstats' balloon.rss) comes from the same stat file. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -277,4 +278,17 @@ bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned lon
     *user_ns = f->user_ns;
     *system_ns = f->system_ns;
     return true;
+}
+
+unsigned long long rv_qemu_dom_rss_kib(qemu_dom *d)
+{
+    struct rv_qemu_cpu_files *f = d->cpu_files;
+    char buf[1024];
+    if (d->pid <= 0 || ((!f || f->pid != d->pid) && !(f = cpu_files(d, 0))) || f->stat_fd < 0 ||
+        !read_stat(f->stat_fd, buf, sizeof(buf)))
+        return 0;
+    /* Field 24: the resident set, in pages. */
+    const char *p = before_field(buf, 24);
+    long page = sysconf(_SC_PAGESIZE);
+    return p ? strtoull(p + 1, NULL, 10) * (unsigned long long)(page > 0 ? page : 4096) / 1024 : 0;
 }

@@ -36,6 +36,7 @@ typedef struct qemu_def_write {
     rv_qemu_domain_def *def;    /* the new definition (owned until the commit) */
     bool derived;               /* a change built on the writes queued before it */
     bool remove;                /* an undefine */
+    bool no_event;              /* a change libvirtd sends no DEFINED event for */
     unsigned int undefine_flags;
     int step;                   /* an undefine's next UNDEF_* */
     bool committed;
@@ -172,8 +173,9 @@ static void commit(qemu_def_write *w, const rv_err *err)
     w->def = NULL;
     rv_dom_ref ref = { 0 };
     if (rv_qemu_dom_ref(d, &ref) == 0) {
-        rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
-                                  added ? RV_EVENT_DEFINED_ADDED : RV_EVENT_DEFINED_UPDATED);
+        if (!w->no_event)
+            rv_driver_lifecycle_event(&rv_qemu_driver, &ref, RV_EVENT_DEFINED,
+                                      added ? RV_EVENT_DEFINED_ADDED : RV_EVENT_DEFINED_UPDATED);
         if (w->ret_dom)
             rv_dom_ref_to_wire(w->ret_dom, &ref);
     }
@@ -303,11 +305,11 @@ static int queue(qemu_dom *d, qemu_def_write what, rv_err *err)
 
 static int def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
                      rv_nonnull_domain *ret_dom, bool derived, rv_qemu_def_then_fn then,
-                     void *then_data, rv_err *err)
+                     void *then_data, bool no_event, rv_err *err)
 {
     qemu_def_write what = { .def = def, .derived = derived, .xml = rv_qemu_domain_format(def),
                             .reply = reply, .ret_dom = ret_dom, .then = then,
-                            .then_data = then_data };
+                            .then_data = then_data, .no_event = no_event };
     if (queue(d, what, err) < 0) {
         rv_qemu_domain_free(def);
         return -1;
@@ -318,7 +320,7 @@ static int def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
 int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
                       rv_nonnull_domain *ret_dom, bool derived, rv_err *err)
 {
-    return def_write(d, def, reply, ret_dom, derived, NULL, NULL, err);
+    return def_write(d, def, reply, ret_dom, derived, NULL, NULL, false, err);
 }
 
 void rv_qemu_def_writes_release(qemu_dom *d)
@@ -341,17 +343,37 @@ void rv_qemu_def_writes_release(qemu_dom *d)
     rv_err_clear(&err);
 }
 
+static int change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                   rv_err *err),
+                       const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                       void *then_data, bool no_event, rv_err *err);
+
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err)
 {
-    return rv_qemu_def_change_then(d, change, ctx, reply, NULL, NULL, err);
+    return change_then(d, change, ctx, reply, NULL, NULL, false, err);
+}
+
+int rv_qemu_def_change_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def,
+                                                           const void *ctx, rv_err *err),
+                                const void *ctx, rv_deferred *reply, rv_err *err)
+{
+    return change_then(d, change, ctx, reply, NULL, NULL, true, err);
 }
 
 int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err)
+{
+    return change_then(d, change, ctx, reply, then, then_data, false, err);
+}
+
+static int change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                   rv_err *err),
+                       const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
+                       void *then_data, bool no_event, rv_err *err)
 {
     const rv_qemu_domain_def *base = rv_qemu_def_newest(d);
     if (!base)
@@ -369,7 +391,7 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
         rv_qemu_domain_free(copy);
         return -1;
     }
-    return def_write(d, copy, reply, NULL, d->def_writes != NULL, then, then_data, err);
+    return def_write(d, copy, reply, NULL, d->def_writes != NULL, then, then_data, no_event, err);
 }
 
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err)

@@ -91,6 +91,17 @@ qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
     return rv_dom_list_get(&rv_qemu.doms, (const unsigned char *)wire->uuid, wire->name, err);
 }
 
+qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (d && !rv_qemu_dom_active(d)) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: domain is not running");
+        return NULL;
+    }
+    return d;
+}
+
 int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
 {
     rv_dom_ref ref = { 0 };

@@ -787,12 +787,9 @@ int rv_qemu_domain_get_hostname(rv_driver_conn *c, const rv_domain_get_hostname_
     if (args->flags & lease)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: the host name from DHCP leases is not supported");
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    qemu_dom *d = rv_qemu_dom_get_running(&args->dom, err);
     if (!d)
         return -1;
-    if (!rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain is not running");
     if (!rv_qemu_agent_configured(rv_qemu_dom_def(d)))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: QEMU guest agent is not configured");
@@ -870,6 +867,19 @@ int rv_qemu_domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_ar
     if (!rv_qemu_dom_get(&args->dom, err))
         return -1;
     return (ret->type = strdup("hvm")) ? 0 : oom(err);
+}
+
+/* libvirtd lists a domain's taints and deprecated devices here; remvirtd
+ * taints no domain and has no deprecation list: none to report. */
+int rv_qemu_domain_get_messages(rv_driver_conn *c, const rv_domain_get_messages_args *args,
+                                rv_domain_get_messages_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    if (rv_driver_check_flags(RV_FROM_QEMU, args->flags,
+                              RV_DOMAIN_MESSAGE_DEPRECATION | RV_DOMAIN_MESSAGE_TAINTING,
+                              "qemuDomainGetMessages", err) < 0)
+        return -1;
+    return rv_qemu_dom_get(&args->dom, err) ? 0 : -1;
 }
 
 int rv_qemu_domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,

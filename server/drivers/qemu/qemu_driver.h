@@ -191,6 +191,9 @@ void rv_qemu_dom_forget_if_gone(qemu_dom *d);
 void rv_qemu_dom_set_state(qemu_dom *d, int state, int reason, int event, int detail);
 /* The domain a wire reference names, or NULL with VIR_ERR_NO_DOMAIN. */
 qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
+/* The same, refused with libvirtd's "domain is not running" when it is
+ * not active. */
+qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err);
 /* Fill a wire domain (name copied). */
 int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 /* The domain passes LIST_ALL_DOMAINS' filter flags. */
@@ -420,6 +423,11 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d);
 int rv_qemu_def_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                   rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_err *err);
+/* The same without the DEFINED event (a metadata change: libvirtd sends
+ * METADATA_CHANGE for it instead). */
+int rv_qemu_def_change_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def,
+                                                           const void *ctx, rv_err *err),
+                                const void *ctx, rv_deferred *reply, rv_err *err);
 /* The same, told its outcome through then(data, NULL or why) instead of
  * a reply (reply NULL); -1 with err: then not called. */
 typedef void (*rv_qemu_def_then_fn)(void *data, const rv_err *err);
@@ -569,6 +577,9 @@ bool rv_qemu_proc_times(const char *stat_path, unsigned long long *user_ns,
  * younger than a clock tick (their unit) is given again. */
 bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned long long *user_ns,
                            unsigned long long *system_ns, unsigned long long *vcpu_ns, bool *seen);
+/* QEMU's resident set in KiB from the process's kept stat file (0: not
+ * running, or unreadable). */
+unsigned long long rv_qemu_dom_rss_kib(qemu_dom *d);
 /* Close the files kept for the domain's process (it is gone). */
 void rv_qemu_cpu_files_close(qemu_dom *d);
 

@@ -639,6 +639,17 @@ void rv_qemu_network_cleanup(void)
     st.list = (rv_obj_list){ .max = MAX_NETS, .kind = &net_kind };
 }
 
+static int leases_of(qnet *n, const char *mac, bool need_results,
+                     rv_network_get_dhcp_leases_ret *ret, rv_err *err)
+{
+    /* A bridge of the host's has no DHCP server of ours: no leases. */
+    if (!rv_qemu_netnat_managed(running(n))) {
+        ret->ret = 0;
+        return 0;
+    }
+    return rv_qemu_netnat_leases(running(n), fam.run_dir, mac, need_results, ret, err);
+}
+
 int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp_leases_args *args,
                                     rv_network_get_dhcp_leases_ret *ret, rv_err *err)
 {
@@ -649,11 +660,15 @@ int rv_qemu_network_get_dhcp_leases(rv_driver_conn *c, const rv_network_get_dhcp
     qnet *n = get(&args->net, err);
     if (!n)
         return -1;
-    /* A bridge of the host's has no DHCP server of ours: no leases. */
-    if (!rv_qemu_netnat_managed(running(n))) {
-        ret->ret = 0;
-        return 0;
-    }
-    return rv_qemu_netnat_leases(running(n), fam.run_dir, args->mac ? *args->mac : NULL,
-                                 args->need_results != 0, ret, err);
+    return leases_of(n, args->mac ? *args->mac : NULL, args->need_results != 0, ret, err);
+}
+
+int rv_qemu_network_leases(const char *name, const char *mac,
+                           rv_network_get_dhcp_leases_ret *ret, rv_err *err)
+{
+    qnet *n = find(name);
+    if (!n)
+        return fail(err, RV_ERR_NO_NETWORK, "Network not found: no network with matching name '%s'",
+                    name);
+    return leases_of(n, mac, true, ret, err);
 }

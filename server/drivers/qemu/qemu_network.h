@@ -17,6 +17,11 @@ int rv_qemu_network_bridge(const char *name, char **bridge, rv_err *err);
 /* Before a start: each <interface type='network'> of live gets its
  * network's bridge (-1 with err set when a network is missing or down). */
 int rv_qemu_network_resolve(rv_qemu_domain_def *live, rv_err *err);
+/* The DHCP leases of network name for mac (NETWORK_GET_DHCP_LEASES's
+ * answer, into ret): none for a host bridge; -1 with err set when there
+ * is no such network. */
+int rv_qemu_network_leases(const char *name, const char *mac,
+                           rv_network_get_dhcp_leases_ret *ret, rv_err *err);
 
 
 #endif

@@ -662,6 +662,11 @@ static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
         stat_put(l, "balloon.current", RV_TYPED_PARAM_ULLONG,
                  active ? rv_qemu_dom_memory_kib(d) : def->current_memory_kib, NULL);
         stat_put(l, "balloon.maximum", RV_TYPED_PARAM_ULLONG, def->memory_kib, NULL);
+        /* QEMU's resident memory, as DOMAIN_MEMORY_STATS's rss (cockpit's
+         * "memory usage"), from the kept stat file; the guest's own
+         * figures need the monitor. */
+        if (active && d->pid > 0)
+            stat_put(l, "balloon.rss", RV_TYPED_PARAM_ULLONG, rv_qemu_dom_rss_kib(d), NULL);
     }
     if (groups & RV_DOMAIN_STATS_VCPU) {
         stat_put(l, "vcpu.current", RV_TYPED_PARAM_UINT, current, NULL);
@@ -694,6 +699,25 @@ static void dom_stats(qemu_dom *d, unsigned int groups, stat_list *l)
     }
 }
 
+/* What the guest sees of the image at path: a qcow2 image's virtual size
+ * (its header's big-endian size at byte 24, after the magic "QFI\xfb"),
+ * else the file's size. */
+static unsigned long long image_capacity(const char *path, unsigned long long file_size)
+{
+    unsigned char h[32];
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return file_size;
+    bool qcow2 = fread(h, sizeof(h), 1, fp) == 1 && memcmp(h, "QFI\xfb", 4) == 0;
+    fclose(fp);
+    if (!qcow2)
+        return file_size;
+    unsigned long long size = 0;
+    for (int k = 24; k < 32; k++)
+        size = size << 8 | h[k];
+    return size;
+}
+
 /* The block group of one domain: the counters from query-blockstats when
  * there are some (NULL: an inactive domain, or QEMU did not answer), the
  * sizes from the files. */
@@ -720,6 +744,8 @@ static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, jso
         if (disks[i].source && stat(disks[i].source, &st) == 0 && S_ISREG(st.st_mode)) {
             stat_put_nth(l, "block", i, "allocation", RV_TYPED_PARAM_ULLONG,
                          (unsigned long long)st.st_blocks * 512, NULL);
+            stat_put_nth(l, "block", i, "capacity", RV_TYPED_PARAM_ULLONG,
+                         image_capacity(disks[i].source, (unsigned long long)st.st_size), NULL);
             stat_put_nth(l, "block", i, "physical", RV_TYPED_PARAM_ULLONG,
                          (unsigned long long)st.st_size, NULL);
         }

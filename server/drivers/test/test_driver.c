@@ -6,7 +6,9 @@
  *
  * The daemon runs one thread, so the table needs no lock.  The domains
  * are in the drivers' shared domain list (conf/domlist.h). */
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -127,13 +129,14 @@ static int dom_id(const void *obj)
     return ((const test_dom *)obj)->id;
 }
 
-/* No test domain has autostart or a managed save image. */
 static void dom_status(const void *obj, rv_dom_status *st)
 {
     const test_dom *d = obj;
     st->state = d->state;
     st->active = d->id >= 0;
     st->persistent = d->persistent;
+    st->autostart = d->autostart;
+    st->managed_save = d->managed_save;
     st->has_snapshot = test_snaps_count(d->snaps) > 0;
 }
 
@@ -231,13 +234,19 @@ void test_dom_set_stopped(test_dom *d, int reason)
     d->reason = reason;
 }
 
-static void dom_start(test_dom *d, int reason)
+/* detail: the STARTED event's (RV_EVENT_STARTED_*). */
+static void dom_start_detail(test_dom *d, int reason, int detail)
 {
     d->id = take_id();
     d->state = RV_DOMAIN_RUNNING;
     d->reason = reason;
     RV_DEBUG("domain '%s' running as id %d", d->def->name, d->id);
-    emit(d, RV_EVENT_STARTED, RV_EVENT_STARTED_BOOTED);
+    emit(d, RV_EVENT_STARTED, detail);
+}
+
+static void dom_start(test_dom *d, int reason)
+{
+    dom_start_detail(d, reason, RV_EVENT_STARTED_BOOTED);
 }
 
 /* Stop d: a transient domain goes away, a waiting definition takes over. */
@@ -524,6 +533,26 @@ static int test_define_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     return ref_fill(d, out, err);
 }
 
+/* The domain that is to run def (taken, freed on failure): a new one, or
+ * the inactive one def names, whose persistent definition waits. */
+static test_dom *dom_to_run(rv_test_def *def, rv_err *err)
+{
+    test_dom *d;
+    if (find_existing(def, &d, err) < 0 ||
+        (d && dom_active(d) &&
+         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+              "Requested operation is not valid: domain '%s' is already active",
+              d->def->name) < 0)) {
+        rv_test_def_free(def);
+        return NULL;
+    }
+    if (!d)
+        return dom_add(def, err);
+    d->next_def = d->def;
+    d->def = def;
+    return d;
+}
+
 static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flags,
                            rv_dom_ref *out, rv_err *err)
 {
@@ -533,21 +562,12 @@ static int test_create_xml(rv_driver_conn *c, const char *xml, unsigned int flag
     if (check_flags(flags, RV_DOMAIN_START_VALIDATE, "testDomainCreateXML", err) < 0 ||
         rv_test_def_parse(xml, &def, err) < 0)
         return -1;
-    if (check_dumpable(def, err) < 0 || find_existing(def, &d, err) < 0 ||
-        (d && dom_active(d) &&
-         fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-              "Requested operation is not valid: domain '%s' is already active",
-              d->def->name) < 0)) {
+    if (check_dumpable(def, err) < 0) {
         rv_test_def_free(def);
         return -1;
     }
-    if (!d) {
-        if (!(d = dom_add(def, err)))
-            return -1;
-    } else {                        /* runs def; its persistent one waits */
-        d->next_def = d->def;
-        d->def = def;
-    }
+    if (!(d = dom_to_run(def, err)))
+        return -1;
     dom_start(d, RV_DOMAIN_RUNNING_BOOTED);
     return ref_fill(d, out, err);
 }
@@ -560,6 +580,10 @@ static int test_undefine(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int 
     if (check_flags(flags, UNDEFINE_MANAGED_SAVE_AND_SNAPSHOTS, "testDomainUndefineFlags",
                     err) < 0 || !(d = dom_get(dom, err)))
         return -1;
+    if (d->managed_save && !(flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE))
+        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: Refusing to undefine while domain "
+                    "managed save image exists");
     size_t nsnaps = test_snaps_count(d->snaps);
     if (!dom_active(d) && nsnaps && !(flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA))
         return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
@@ -589,6 +613,7 @@ static int test_create(rv_driver_conn *c, const rv_dom_ref *dom, unsigned int fl
         return fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
                     "internal error: Domain '%s' is already running", d->def->name);
     dom_start(d, RV_DOMAIN_RUNNING_BOOTED);
+    d->managed_save = 0;            /* libvirt's test driver boots afresh and drops it */
     return ref_fill(d, out, err);
 }
 
@@ -690,10 +715,201 @@ static int test_resume(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *err)
 static int test_managed_save_remove(rv_driver_conn *c, const rv_dom_ref *dom,
                                     unsigned int flags, rv_err *err)
 {
+    test_dom *d;
     (void)c;
-    if (check_flags(flags, 0, "testDomainManagedSaveRemove", err) < 0 || !dom_get(dom, err))
+    if (check_flags(flags, 0, "testDomainManagedSaveRemove", err) < 0 ||
+        !(d = dom_get(dom, err)))
         return -1;
-    return 0;                       /* there is never an image to remove */
+    d->managed_save = 0;
+    return 0;
+}
+
+/* ================================================================ save, restore, reset, autostart */
+
+/* libvirt's test driver's image: this magic with its NUL, the XML's length
+ * as a host int, then the XML; the same layout lets an image one of the two
+ * daemons wrote be restored by the other on the same host. */
+static const char save_magic[] = "TestGuestMagic";
+
+static test_dom *running_dom(const rv_nonnull_domain *wire, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(wire);
+    test_dom *d = dom_get(&ref, err);
+    if (d && !dom_active(d)) {
+        fail_not_active(err);
+        return NULL;
+    }
+    return d;
+}
+
+int test_domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_args *args,
+                              rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    test_dom *d = dom_get(&ref, err);
+    (void)c;
+    if (!d)
+        return -1;
+    d->autostart = args->autostart != 0;
+    return 0;
+}
+
+/* The test driver's guest has nothing to reset: only the checks. */
+int test_domain_reset(rv_driver_conn *c, const rv_domain_reset_args *args, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, 0, "testDomainReset", err) < 0)
+        return -1;
+    return running_dom(&args->dom, err) ? 0 : -1;
+}
+
+/* The image is kept as a flag, as libvirt's test driver keeps it. */
+int test_domain_managed_save(rv_driver_conn *c, const rv_domain_managed_save_args *args,
+                             rv_err *err)
+{
+    test_dom *d;
+    (void)c;
+    if (check_flags(args->flags, RV_DOMAIN_SAVE_BYPASS_CACHE | RV_DOMAIN_SAVE_RUNNING |
+                    RV_DOMAIN_SAVE_PAUSED, "testDomainManagedSave", err) < 0 ||
+        !(d = running_dom(&args->dom, err)))
+        return -1;
+    if (!d->persistent)
+        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID, "Requested operation is not "
+                    "valid: cannot do managed save for transient domain");
+    d->managed_save = 1;
+    test_dom_stop(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
+    return 0;
+}
+
+/* A small file written in one go: the loop waits for a local write of a
+ * few KiB, as it waits for the XML's formatting. */
+static int write_image(const char *path, const char *name, const char *xml, rv_err *err)
+{
+    int len = (int)strlen(xml);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR,
+                    "saving domain '%s' to '%s': open failed: %s", name, path, strerror(errno));
+    int ok = fwrite(save_magic, sizeof(save_magic), 1, f) == 1 &&
+             fwrite(&len, sizeof(len), 1, f) == 1 && fwrite(xml, (size_t)len, 1, f) == 1;
+    int saved_errno = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        saved_errno = errno;
+    }
+    if (!ok) {
+        unlink(path);
+        return fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR,
+                    "saving domain '%s' to '%s': write failed: %s", name, path,
+                    strerror(saved_errno));
+    }
+    return 0;
+}
+
+static int save(const rv_nonnull_domain *dom, const char *to, const char *dxml,
+                unsigned int flags, rv_err *err)
+{
+    test_dom *d;
+    if (check_flags(flags, 0, "testDomainSaveFlags", err) < 0)
+        return -1;
+    if (dxml)
+        return fail(err, RV_FROM_TEST, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: xml modification unsupported");
+    if (!(d = running_dom(dom, err)))
+        return -1;
+    char *xml = rv_test_def_format(d->def, d->id);
+    if (!xml)
+        return fail_oom(err);
+    int rc = write_image(to, d->def->name, xml, err);
+    free(xml);
+    if (rc == 0)
+        test_dom_stop(d, RV_DOMAIN_SHUTOFF_SAVED, RV_EVENT_STOPPED_SAVED);
+    return rc;
+}
+
+int test_domain_save(rv_driver_conn *c, const rv_domain_save_args *args, rv_err *err)
+{
+    (void)c;
+    return save(&args->dom, args->to, NULL, 0, err);
+}
+
+int test_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args *args,
+                           rv_err *err)
+{
+    (void)c;
+    return save(&args->dom, args->to, args->dxml ? *args->dxml : NULL, args->flags, err);
+}
+
+/* The XML of the image at path (malloc'd), or NULL with the error. */
+static char *read_image(const char *path, rv_err *err)
+{
+    char magic[sizeof(save_magic)];
+    int len;
+    char *xml = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR, "cannot read domain image '%s': %s",
+             path, strerror(errno));
+        return NULL;
+    }
+    errno = 0;
+    if (fread(magic, sizeof(magic), 1, f) != 1 || fread(&len, sizeof(len), 1, f) != 1)
+        /* at the end of the file errno stays 0: libvirtd says "Success" too */
+        fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR, "incomplete save header in '%s': %s",
+             path, strerror(ferror(f) ? errno : 0));
+    else if (memcmp(magic, save_magic, sizeof(magic)) != 0)
+        fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR, "internal error: mismatched header magic");
+    else if (len < 1 || len > RV_STRING_MAX)
+        fail(err, RV_FROM_TEST, RV_ERR_INTERNAL_ERROR,
+             "internal error: length of the XML in '%s' is %d, outside 1..%d", path, len,
+             RV_STRING_MAX);
+    else if (!(xml = malloc((size_t)len + 1)))
+        fail_oom(err);
+    else if (fread(xml, (size_t)len, 1, f) != 1) {
+        fail(err, RV_FROM_TEST, RV_ERR_SYSTEM_ERROR, "incomplete metadata in '%s'", path);
+        free(xml);
+        xml = NULL;
+    } else {
+        xml[len] = '\0';
+    }
+    fclose(f);
+    return xml;
+}
+
+/* The image's domain starts again, as a new one if it went away. */
+static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)
+{
+    rv_test_def *def;
+    test_dom *d;
+    if (check_flags(flags, 0, "testDomainRestoreFlags", err) < 0)
+        return -1;
+    if (dxml)
+        return fail(err, RV_FROM_TEST, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: xml modification unsupported");
+    char *xml = read_image(from, err);
+    if (!xml)
+        return -1;
+    int rc = rv_test_def_parse(xml, &def, err);
+    free(xml);
+    if (rc < 0)
+        return -1;
+    if (!(d = dom_to_run(def, err)))
+        return -1;
+    dom_start_detail(d, RV_DOMAIN_RUNNING_RESTORED, RV_EVENT_STARTED_RESTORED);
+    return 0;
+}
+
+int test_domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
+{
+    (void)c;
+    return restore(args->from, NULL, 0, err);
+}
+
+int test_domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
+                              rv_err *err)
+{
+    (void)c;
+    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags, err);
 }
 
 /* ================================================================ queries */
@@ -762,10 +978,11 @@ static int test_get_os_type(rv_driver_conn *c, const rv_dom_ref *dom, char **typ
 static int test_get_autostart(rv_driver_conn *c, const rv_dom_ref *dom, int *autostart,
                               rv_err *err)
 {
+    const test_dom *d = dom_get(dom, err);
     (void)c;
-    if (!dom_get(dom, err))
+    if (!d)
         return -1;
-    *autostart = 0;
+    *autostart = d->autostart;
     return 0;
 }
 
@@ -786,10 +1003,12 @@ static int test_is_persistent(rv_driver_conn *c, const rv_dom_ref *dom, rv_err *
 static int test_has_managed_save_image(rv_driver_conn *c, const rv_dom_ref *dom,
                                        unsigned int flags, rv_err *err)
 {
+    const test_dom *d;
     (void)c;
-    if (check_flags(flags, 0, "testDomainHasManagedSaveImage", err) < 0 || !dom_get(dom, err))
+    if (check_flags(flags, 0, "testDomainHasManagedSaveImage", err) < 0 ||
+        !(d = dom_get(dom, err)))
         return -1;
-    return 0;
+    return d->managed_save;
 }
 
 /* A running domain carries the test label, enforcing; a stopped one none. */

@@ -117,6 +117,8 @@ struct test_dom {
     int id;                     /* -1 when not running */
     int state, reason;          /* RV_DOMAIN_* and its reason */
     int persistent;
+    int autostart;              /* DOMAIN_SET_AUTOSTART: kept, never acted on */
+    int managed_save;           /* DOMAIN_MANAGED_SAVE left an image (in memory) */
     test_snaps *snaps;          /* its snapshots (test_snapshot.c); NULL: none yet */
     /* The guest clock DOMAIN_SET_TIME gave (test_tune.c); kept across
      * restarts, as libvirt keeps it with the domain object. */

@@ -5,7 +5,8 @@
  * (test_stats.c) read it back; the scheduler weight is checked and
  * dropped, as there.  The domain-wide tuning is the shared model's
  * (conf/domain_tune.h), checked and applied there under this driver's
- * rules; dumpxml shows it. */
+ * rules; dumpxml shows it.  The metadata setter (title, description)
+ * shares the choice of definitions, so it is here too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 
 #define IOTUNE_LIMIT 1000000000000000ULL       /* the test driver's largest limit */
 enum {
-    AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, TIME_SYNC = 1,
+    AFFECT_LIVE = 1, AFFECT_CONFIG = 2, VCPU_MAXIMUM = 4, MEM_MAXIMUM = 4, TIME_SYNC = 1,
     TEST_MAX_VCPUS = 32,
     MAX_GROUP_LEN = 255,        /* what a client can make a throttle group's name */
 };
@@ -665,4 +666,114 @@ int test_domain_set_vcpus_flags(rv_driver_conn *c,
 {
     (void)c;
     return set_vcpus(&args->dom, args->nvcpus, args->flags, "virDomainSetVcpusFlags", err);
+}
+
+/* ================================================================ memory */
+
+/* one_def, refusing live and config together in the words of libvirt's
+ * virDomainObjGetOneDef (no "invalid argument" prefix). */
+static rv_test_def *the_one_def(test_dom *d, unsigned int flags, int *is_live, rv_err *err)
+{
+    if ((flags & AFFECT_LIVE) && (flags & AFFECT_CONFIG)) {
+        rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG, "Flags 'VIR_DOMAIN_AFFECT_LIVE' and "
+                   "'VIR_DOMAIN_AFFECT_CONFIG' are mutually exclusive");
+        return NULL;
+    }
+    return one_def(d, flags, is_live, err);
+}
+
+/* The balloon (current memory) or with MEM_MAXIMUM the maximum of the one
+ * definition flags name; a running domain's maximum is fixed. */
+static int set_memory(const rv_nonnull_domain *dom, unsigned long long kib, unsigned int flags,
+                      const char *api, rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    int is_live;
+    if (kib == 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "memory in %s must not be zero", api);
+    if (check_flags(flags, AFFECT_LIVE | AFFECT_CONFIG | MEM_MAXIMUM,
+                    "testDomainSetMemoryFlags", err) < 0 || !(d = dom_of(dom, err)) ||
+        !(def = the_one_def(d, flags, &is_live, err)))
+        return -1;
+    if (flags & MEM_MAXIMUM) {
+        if (is_live)
+            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                               "Requested operation is not valid: cannot resize the maximum "
+                               "memory on an active domain");
+        def->memory_kib = kib;
+        if (def->current_memory_kib > kib)
+            def->current_memory_kib = kib;
+        return 0;
+    }
+    if (kib > def->memory_kib)
+        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                           "invalid argument: cannot set memory higher than max memory");
+    def->current_memory_kib = kib;
+    return 0;
+}
+
+int test_domain_set_memory(rv_driver_conn *c, const rv_domain_set_memory_args *args,
+                           rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, AFFECT_LIVE, "virDomainSetMemory", err);
+}
+
+int test_domain_set_max_memory(rv_driver_conn *c, const rv_domain_set_max_memory_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, MEM_MAXIMUM, "virDomainSetMaxMemory", err);
+}
+
+int test_domain_set_memory_flags(rv_driver_conn *c,
+                                 const rv_domain_set_memory_flags_args *args, rv_err *err)
+{
+    (void)c;
+    return set_memory(&args->dom, args->memory, args->flags, "virDomainSetMemoryFlags", err);
+}
+
+/* ================================================================ metadata */
+
+/* <title> and <description> of the definitions flags name (both at once
+ * allowed); libvirt's test driver never marks a domain updated. */
+int test_domain_set_metadata(rv_driver_conn *c, const rv_domain_set_metadata_args *args,
+                             rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *live, *config;
+    const char *text = args->metadata ? *args->metadata : NULL;
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetMetadata", err) < 0 ||
+        rv_domain_metadata_check(args->type, text, args->key ? *args->key : NULL,
+                                 args->uri ? *args->uri : NULL, RV_FROM_TEST, err) < 0 ||
+        !(d = dom_of(&args->dom, err)) || get_defs(d, args->flags, 0, &live, &config, err) < 0)
+        return -1;
+    if ((live && rv_domain_metadata_set(&live->base, args->type, text, err) < 0) ||
+        (config && rv_domain_metadata_set(&config->base, args->type, text, err) < 0))
+        return -1;
+    return 0;
+}
+
+int test_domain_get_metadata(rv_driver_conn *c, const rv_domain_get_metadata_args *args,
+                             rv_domain_get_metadata_ret *ret, rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetMetadata", err) < 0 ||
+        !(d = dom_of(&args->dom, err)) || !(def = the_one_def(d, args->flags, NULL, err)))
+        return -1;
+    return rv_domain_metadata_get(&def->base, args->type, args->uri ? *args->uri : NULL,
+                                  &ret->metadata, err);
+}
+
+int test_domain_is_updated(rv_driver_conn *c, const rv_domain_is_updated_args *args,
+                           rv_domain_is_updated_ret *ret, rv_err *err)
+{
+    (void)c;
+    ret->updated = 0;
+    return dom_of(&args->dom, err) ? 0 : -1;
 }
