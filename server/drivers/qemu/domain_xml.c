@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <arpa/inet.h>
 #include <sys/random.h>
 
@@ -1220,6 +1221,45 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, rv_err *er
     return rv_qemu_devices_normalise(def, err);
 }
 
+/* <alias> of each device under <devices>: taken out before the devices
+ * are read.  A live definition's (remvirtd's run directory, a save
+ * image) keeps the interfaces' (*net_aliases, by interface, NULL where
+ * none); the others follow from the devices.  libvirtd drops them from a
+ * definition too (dumpxml of a running guest defines as it is). */
+static int take_aliases(xmlNode *root, char ***net_aliases, size_t *n_net, bool *seen)
+{
+    for (xmlNode *devs = root->children; devs; devs = devs->next) {
+        if (devs->type != XML_ELEMENT_NODE || !named(devs, "devices"))
+            continue;
+        for (xmlNode *dev = devs->children; dev; dev = dev->next) {
+            if (dev->type != XML_ELEMENT_NODE)
+                continue;
+            bool iface = named(dev, "interface");
+            char *net = NULL;
+            for (xmlNode *c = dev->children, *next; c; c = next) {
+                next = c->next;
+                if (c->type != XML_ELEMENT_NODE || !named(c, "alias"))
+                    continue;
+                *seen = true;
+                if (iface && !net)
+                    net = attr(c, "name");
+                xmlUnlinkNode(c);
+                xmlFreeNode(c);
+            }
+            if (!iface)
+                continue;
+            char **grown = realloc(*net_aliases, (*n_net + 1) * sizeof(*grown));
+            if (!grown) {
+                free(net);
+                return -1;
+            }
+            *net_aliases = grown;
+            grown[(*n_net)++] = net;
+        }
+    }
+    return 0;
+}
+
 static const rv_domain_profile profile = {
     .driver = "remvirt's QEMU driver",
     .default_arch = "x86_64",
@@ -1239,6 +1279,8 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         return NULL;
     rv_qemu_domain_def *def = calloc(1, sizeof(*def));
     bool *macs_given = NULL;
+    char **net_aliases = NULL;
+    size_t n_net = 0;
     int rc = -1;
     if (def) {
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
@@ -1252,9 +1294,19 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     else if (root->ns)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
                    "XML error: the root element <domain> may not have a namespace");
+    else if (take_aliases((xmlNode *)root, &net_aliases, &n_net, &def->aliases) < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (rv_domain_base_parse(root, &profile, &def->base, NULL, err) == 0 &&
              parse_domain(root, def, &macs_given, err) == 0)
         rc = normalise(def, macs_given, err);
+    for (size_t i = 0; i < n_net; i++) {
+        if (rc == 0 && i < def->ninterfaces && net_aliases[i] && strncmp(net_aliases[i], "net", 3) == 0) {
+            def->interfaces[i].alias = net_aliases[i];
+            net_aliases[i] = NULL;
+        }
+        free(net_aliases[i]);
+    }
+    free(net_aliases);
     free(macs_given);
     xmlFreeDoc(doc);
     if (rc < 0) {
@@ -1389,6 +1441,9 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
+        char alias[32];
+        rv_qemu_disk_alias(def, d, alias, sizeof(alias));
+        rv_qemu_format_alias(fp, def, "      ", "%s", alias);
         rv_qemu_format_pci_address(fp, &d->addr, "      ");
         fputs("    </disk>\n", fp);
     }
@@ -1420,6 +1475,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("      <model type='", fp);
         rv_xml_put_escaped(fp, n->model);
         fputs("'/>\n", fp);
+        if (n->alias)
+            rv_qemu_format_alias(fp, def, "      ", "%s", n->alias);
         rv_qemu_format_pci_address(fp, &n->addr, "      ");
         fputs("    </interface>\n", fp);
     }
@@ -1427,6 +1484,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     rv_qemu_format_graphics_and_av(fp, def);
     if (def->dev.balloon_addr.set) {
         fputs("    <memballoon model='virtio'>\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "balloon0");
         rv_qemu_format_pci_address(fp, &def->dev.balloon_addr, "      ");
         fputs("    </memballoon>\n", fp);
     } else {
@@ -1463,6 +1521,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
         free(def->interfaces[i].network);
         free(def->interfaces[i].ifname);
         free(def->interfaces[i].model);
+        free(def->interfaces[i].alias);
     }
     free(def->interfaces);
     free(def->graphics.listen);
@@ -1474,6 +1533,61 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     rv_qemu_devices_free(&def->dev);
     rv_domain_tune_free(def->tune);
     free(def);
+}
+
+/* ---------------------------------------------------------------- aliases */
+
+/* libvirt's index of a disk target: the letters after the two-letter
+ * prefix, base 26 (vda 0, vdz 25, vdaa 26). */
+static unsigned target_index(const char *target)
+{
+    unsigned idx = 0;
+    for (const char *p = target + 2; *p; p++)
+        idx = (idx + (p == target + 2 ? 0 : 1)) * 26 + (unsigned)(*p - 'a');
+    return idx;
+}
+
+void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size)
+{
+    unsigned idx = target_index(d->target);
+    if (d->bus == RV_QEMU_BUS_VIRTIO)
+        snprintf(buf, size, "virtio-disk%u", idx);
+    else if (d->bus == RV_QEMU_BUS_SATA || rv_qemu_machine_is_q35(def->machine))
+        snprintf(buf, size, "sata0-0-%u", idx);
+    else
+        snprintf(buf, size, "ide0-%u-%u", idx / 2, idx % 2);
+}
+
+int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err)
+{
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        if (def->interfaces[i].alias)
+            continue;
+        for (unsigned n = 0; !def->interfaces[i].alias; n++) {
+            char name[16];
+            snprintf(name, sizeof(name), "net%u", n);
+            bool taken = false;
+            for (size_t j = 0; j < def->ninterfaces && !taken; j++)
+                taken = def->interfaces[j].alias && strcmp(def->interfaces[j].alias, name) == 0;
+            if (!taken && !(def->interfaces[i].alias = strdup(name)))
+                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    return 0;
+}
+
+void rv_qemu_format_alias(FILE *fp, const rv_qemu_domain_def *def, const char *indent, const char *fmt, ...)
+{
+    if (!def->aliases)
+        return;
+    char name[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    fprintf(fp, "%s<alias name='", indent);
+    rv_xml_put_escaped(fp, name);
+    fputs("'/>\n", fp);
 }
 
 /* ---------------------------------------------------------------- for domain_devices.c */

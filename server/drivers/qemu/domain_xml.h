@@ -77,6 +77,7 @@ typedef struct rv_qemu_interface {
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
     rv_qemu_pci_addr addr;
+    char *alias;                /* live: netN, also QEMU's device id (netdev hostnetN) */
 } rv_qemu_interface;
 
 /* One VNC and one SPICE display at most. */
@@ -112,6 +113,9 @@ typedef struct rv_qemu_domain_def {
     rv_qemu_graphics graphics;  /* VNC */
     rv_qemu_graphics spice;
     rv_qemu_devices dev;        /* controllers, video, sound, ... (domain_devices.h) */
+    /* A live definition: each device has the <alias> libvirtd gives it
+     * (the interfaces' kept in them, the others' derived when written). */
+    bool aliases;
     /* <emulator>: NULL when absent; a start refuses any but the driver's
      * qemu_binary (one binary per remvirtd). */
     char *emulator;
@@ -154,6 +158,15 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def);
 
 void rv_qemu_domain_free(rv_qemu_domain_def *def);
+
+/* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
+ * target's index, as libvirt places it) into buf. */
+void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);
+/* Gives each interface without an alias the first free netN. */
+int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err);
+/* "    <alias name='NAME'/>" (with the indent) when def is live. */
+void rv_qemu_format_alias(FILE *fp, const rv_qemu_domain_def *def, const char *indent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The vcpus the guest has on (at start: the others can be plugged in). */
 static inline unsigned rv_qemu_def_vcpus(const rv_qemu_domain_def *def)
