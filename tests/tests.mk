@@ -138,6 +138,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-sparse-streams.sh \
 	tests/interop/test-qemu-console.sh \
 	tests/interop/test-qemu-aliases.sh \
+	tests/interop/test-qemu-hotplug.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \

@@ -1535,6 +1535,109 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def);
 }
 
+/* ---------------------------------------------------------------- one device */
+
+int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
+{
+    memset(dev, 0, sizeof(*dev));
+    xmlDoc *doc;
+    xmlNode *root = rv_lx_read(xml, RV_QEMU_DOMAIN_XML_MAX, NULL, "device", RV_FROM_DOM, &doc, err);
+    if (!root)
+        return -1;
+    int rc = -1;
+    if (named(root, "disk") || named(root, "interface")) {
+        dev->kind = named(root, "disk") ? RV_QEMU_DEV_DISK : RV_QEMU_DEV_INTERFACE;
+        xmlBuffer *buf = xmlBufferCreate();
+        if (buf && xmlNodeDump(buf, doc, root, 0, 0) >= 0)
+            dev->text = strdup((const char *)xmlBufferContent(buf));
+        xmlBufferFree(buf);
+        if (!dev->text)
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        else
+            rc = 0;
+    } else {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
+                   "Operation not supported: device type '%s' is not supported here (disk or interface)",
+                   node_name(root));
+    }
+    xmlFreeDoc(doc);
+    if (rc < 0)
+        return -1;
+    char *whole = NULL;
+    if (asprintf(&whole, "<domain type='qemu'><name>device</name><memory>1024</memory>"
+                         "<os><type arch='x86_64'>hvm</type></os><devices>%s</devices></domain>",
+                 dev->text) < 0) {
+        whole = NULL;
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+    } else {
+        dev->alone = rv_qemu_domain_parse(whole, strlen(whole), err);
+    }
+    free(whole);
+    if (!dev->alone) {
+        rv_qemu_device_clear(dev);
+        return -1;
+    }
+    return 0;
+}
+
+void rv_qemu_device_clear(rv_qemu_device *dev)
+{
+    free(dev->text);
+    rv_qemu_domain_free(dev->alone);
+    memset(dev, 0, sizeof(*dev));
+}
+
+rv_qemu_domain_def *rv_qemu_def_with_device(const rv_qemu_domain_def *def, const rv_qemu_device *dev,
+                                            rv_err *err)
+{
+    char *xml = rv_qemu_domain_format(def), *whole = NULL;
+    /* Last in <devices>: the reader lists each kind in document order. */
+    const char *at = xml ? strstr(xml, "  </devices>") : NULL;
+    if (at && asprintf(&whole, "%.*s    %s\n%s", (int)(at - xml), xml, dev->text, at) < 0)
+        whole = NULL;
+    free(xml);
+    if (!whole) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    rv_qemu_domain_def *copy = rv_qemu_domain_parse(whole, strlen(whole), err);
+    free(whole);
+    if (copy) {
+        copy->boot_vcpus = def->boot_vcpus;
+        copy->aliases = def->aliases;
+    }
+    return copy;
+}
+
+void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i)
+{
+    rv_qemu_disk *d = &def->disks[i];
+    free(d->source);
+    free(d->target);
+    rv_qemu_iotune_free(d->iotune);
+    memmove(d, d + 1, (def->ndisks - i - 1) * sizeof(*d));
+    def->ndisks--;
+}
+
+void rv_qemu_def_remove_interface(rv_qemu_domain_def *def, size_t i)
+{
+    rv_qemu_interface *n = &def->interfaces[i];
+    free(n->bridge);
+    free(n->network);
+    free(n->ifname);
+    free(n->model);
+    free(n->alias);
+    memmove(n, n + 1, (def->ninterfaces - i - 1) * sizeof(*n));
+    def->ninterfaces--;
+}
+
+void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b)
+{
+    rv_qemu_domain_def t = *a;
+    *a = *b;
+    *b = t;
+}
+
 /* ---------------------------------------------------------------- aliases */
 
 /* libvirt's index of a disk target: the letters after the two-letter
