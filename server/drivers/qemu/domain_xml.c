@@ -1537,6 +1537,32 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
 
 /* ---------------------------------------------------------------- one device */
 
+/* The element alone, serialised (malloc'd), or NULL. */
+static char *element_text(xmlDoc *doc, xmlNode *n)
+{
+    char *text = NULL;
+    xmlBuffer *buf = xmlBufferCreate();
+    if (buf && xmlNodeDump(buf, doc, n, 0, 0) >= 0)
+        text = strdup((const char *)xmlBufferContent(buf));
+    xmlBufferFree(buf);
+    return text;
+}
+
+/* A domain holding only the device in dev->text. */
+static rv_qemu_domain_def *alone(const char *text, rv_err *err)
+{
+    char *whole = NULL;
+    if (asprintf(&whole, "<domain type='qemu'><name>device</name><memory>1024</memory>"
+                         "<os><type arch='x86_64'>hvm</type></os><devices>%s</devices></domain>",
+                 text) < 0) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(whole, strlen(whole), err);
+    free(whole);
+    return def;
+}
+
 int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
 {
     memset(dev, 0, sizeof(*dev));
@@ -1544,40 +1570,39 @@ int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
     xmlNode *root = rv_lx_read(xml, RV_QEMU_DOMAIN_XML_MAX, NULL, "device", RV_FROM_DOM, &doc, err);
     if (!root)
         return -1;
-    int rc = -1;
-    if (named(root, "disk") || named(root, "interface")) {
-        dev->kind = named(root, "disk") ? RV_QEMU_DEV_DISK : RV_QEMU_DEV_INTERFACE;
-        xmlBuffer *buf = xmlBufferCreate();
-        if (buf && xmlNodeDump(buf, doc, root, 0, 0) >= 0)
-            dev->text = strdup((const char *)xmlBufferContent(buf));
-        xmlBufferFree(buf);
-        if (!dev->text)
-            rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-        else
-            rc = 0;
-    } else {
+    if (!named(root, "disk") && !named(root, "interface")) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
                    "Operation not supported: device type '%s' is not supported here (disk or interface)",
                    node_name(root));
+        xmlFreeDoc(doc);
+        return -1;
+    }
+    dev->kind = named(root, "disk") ? RV_QEMU_DEV_DISK : RV_QEMU_DEV_INTERFACE;
+    for (const xmlNode *c = root->children; c; c = c->next)
+        dev->mac_given |= c->type == XML_ELEMENT_NODE && named(c, "mac");
+    int rc = -1;
+    if (!(dev->text = element_text(doc, root)))
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+    else if ((dev->alone = alone(dev->text, err)))
+        rc = 0;
+    /* The MAC generated now is the device's, live and in the definition. */
+    if (rc == 0 && dev->kind == RV_QEMU_DEV_INTERFACE && !dev->mac_given) {
+        const unsigned char *m = dev->alone->interfaces[0].mac;
+        char mac[18];
+        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+        xmlNode *el = xmlNewChild(root, NULL, (const xmlChar *)"mac", NULL);
+        free(dev->text);
+        if (!el || !xmlSetProp(el, (const xmlChar *)"address", (const xmlChar *)mac) ||
+            !(dev->text = element_text(doc, root))) {
+            dev->text = NULL;
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+            rc = -1;
+        }
     }
     xmlFreeDoc(doc);
     if (rc < 0)
-        return -1;
-    char *whole = NULL;
-    if (asprintf(&whole, "<domain type='qemu'><name>device</name><memory>1024</memory>"
-                         "<os><type arch='x86_64'>hvm</type></os><devices>%s</devices></domain>",
-                 dev->text) < 0) {
-        whole = NULL;
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
-    } else {
-        dev->alone = rv_qemu_domain_parse(whole, strlen(whole), err);
-    }
-    free(whole);
-    if (!dev->alone) {
         rv_qemu_device_clear(dev);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 void rv_qemu_device_clear(rv_qemu_device *dev)
@@ -1663,17 +1688,20 @@ void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, ch
 
 int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err)
 {
+    /* As libvirtd: one past the highest in use. */
+    unsigned next = 0;
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        unsigned long long n;
+        const char *a = def->interfaces[i].alias;
+        if (a && parse_ull(a + 3, &n) == 0 && n + 1 > next && n < 100000)
+            next = (unsigned)n + 1;
+    }
     for (size_t i = 0; i < def->ninterfaces; i++) {
         if (def->interfaces[i].alias)
             continue;
-        for (unsigned n = 0; !def->interfaces[i].alias; n++) {
-            char name[16];
-            snprintf(name, sizeof(name), "net%u", n);
-            bool taken = false;
-            for (size_t j = 0; j < def->ninterfaces && !taken; j++)
-                taken = def->interfaces[j].alias && strcmp(def->interfaces[j].alias, name) == 0;
-            if (!taken && !(def->interfaces[i].alias = strdup(name)))
-                XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        if (asprintf(&def->interfaces[i].alias, "net%u", next++) < 0) {
+            def->interfaces[i].alias = NULL;
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
         }
     }
     return 0;

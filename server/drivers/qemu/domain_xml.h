@@ -166,6 +166,7 @@ typedef struct rv_qemu_device {
     rv_qemu_dev_kind kind;
     char *text;                 /* the element alone, serialised again */
     rv_qemu_domain_def *alone;  /* a domain holding it only: disks[0] or interfaces[0] */
+    bool mac_given;             /* an interface's <mac> was in the XML (else generated) */
 } rv_qemu_device;
 /* xml's device into *dev; -1 with libvirt's errors (an element other
  * than these: CONFIG_UNSUPPORTED naming it). */
@@ -185,7 +186,7 @@ void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b);
 /* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
  * target's index, as libvirt places it) into buf. */
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);
-/* Gives each interface without an alias the first free netN. */
+/* Gives each interface without an alias the next netN (past the highest). */
 int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err);
 /* "    <alias name='NAME'/>" (with the indent) when def is live. */
 void rv_qemu_format_alias(FILE *fp, const rv_qemu_domain_def *def, const char *indent, const char *fmt, ...)
