@@ -22,13 +22,7 @@ guest()     # NAME MACHINE DIR
     [ "$2" = pc ] || cd_bus=sata
     qemu-img create -q -f raw "$3/$1-a.img" 1M
     qemu-img create -q -f qcow2 "$3/$1-b.img" 1M
-    cat <<XML
-<domain type='qemu'>
-  <name>$1</name>
-  <memory unit='MiB'>64</memory>
-  <vcpu>1</vcpu>
-  <os><type arch='x86_64' machine='$2'>hvm</type></os>
-  <devices>
+    qemu_domain_xml "$1" "
     <disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$3/$1-a.img'/><target dev='vdb' bus='virtio'/></disk>
     <disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$3/$1-b.img'/><target dev='sdb' bus='sata'/></disk>
     <disk type='file' device='cdrom'><target dev='hdc' bus='$cd_bus'/></disk>
@@ -41,9 +35,7 @@ guest()     # NAME MACHINE DIR
     <video><model type='vga'/></video>
     <sound model='ich6'/>
     <rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>
-  </devices>
-</domain>
-XML
+  " | sed "s/machine='pc'/machine='$2'/"
 }
 
 # "element alias" for each device with an alias, sorted: the devices'
