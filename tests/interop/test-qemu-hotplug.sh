@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Disk hotplug on the QEMU driver, side by side with libvirtd's QEMU
 # driver: the same virsh commands (attach-disk, detach-disk,
-# detach-device-alias, domblklist) against a booted test guest (TCG) on
+# detach-device-alias, change-media of a cdrom, domblklist) against a booted test guest (TCG) on
 # each, --live, --config, --persistent and neither, with their errors, and
 # the outputs compared (the guests' directories masked).  Then through
 # python3-libvirt: DEVICE_ADDED after an attach and DEVICE_REMOVED after a
@@ -30,8 +30,9 @@ boot()      # URI DIR
     qemu-img create -q -f raw "$2/d1.img" 8M
     qemu-img create -q -f qcow2 "$2/d2.qcow2" 8M
     qemu-img create -q -f raw "$2/d3.img" 8M
+    qemu-img create -q -f raw "$2/cd.iso" 1M
     chmod 666 "$2"/*
-    qemu_guest_xml g "" | sed "s|<serial type='pty'/>|<serial type='file'><source path='$2/console'/></serial>|" > "$2/g.xml"
+    qemu_guest_xml g "" | sed "s|<serial type='pty'/>|<disk type='file' device='cdrom'><target dev='hdc' bus='ide'/></disk><serial type='file'><source path='$2/console'/></serial>|" > "$2/g.xml"
     virsh -q -c "$1" define "$2/g.xml" > /dev/null
     virsh -q -c "$1" start g > /dev/null
 }
@@ -74,6 +75,16 @@ transcript()    # URI DIR
     run detach-device-alias g virtio-disk2
     wait_for 60 "vdc to go" gone "$u" vdc
     run detach-device-alias g virtio-disk9
+    run change-media g hdc "$d/cd.iso" --insert --live
+    run domblklist g
+    run change-media g hdc "$d/d3.img" --update --live --config
+    run domblklist g
+    run domblklist g --inactive
+    run change-media g hdc --eject --live
+    run domblklist g
+    run change-media g hdc --eject --config
+    run domblklist g --inactive
+    run detach-disk g hdc --live
     run domblklist g
     run detach-disk g vdc --config
     run detach-disk g vdd
@@ -93,6 +104,11 @@ transcript()    # URI DIR
 transcript "$LIBVIRTD_QEMU_URI" "$LV" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.txt"
 transcript "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
 same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh attach-disk, detach-disk and detach-device-alias as against libvirtd"
+# (The same text could be the same failure: the changes did happen.)
+for what in "Disk attached successfully" "Disk detached successfully" "Successfully inserted media" \
+            "Successfully updated media" "Successfully ejected media" "DIR/cd.iso" "DIR/d3.img"; do
+    grep -q "$what" "$OUT/remvirtd.txt" || fail "no '$what' in the transcript"
+done
 
 # The events, and how long they take from the call.
 events()        # URI DIR

@@ -1,6 +1,7 @@
 /* Device hotplug on the QEMU driver: ATTACH_DEVICE(_FLAGS),
  * DETACH_DEVICE(_FLAGS) and DETACH_DEVICE_ALIAS of file disks and of
- * network interfaces (user, bridge, network).
+ * network interfaces (user, bridge, network); UPDATE_DEVICE_FLAGS of a
+ * cdrom's medium (blockdev-change-medium, eject; the tray forced).
  *
  * The definition (--config) is changed through the durable write path
  * (qemu_defwrite.c: one commit point, answered once the file is synced).
@@ -469,7 +470,10 @@ static int detach_live(qemu_dom *d, hp_req *req, rv_err *err)
     const char *id;
     if (req->m.kind == RV_QEMU_DEV_DISK) {
         const rv_qemu_disk *disk = &d->live->disks[i];
-        if (disk->bus != RV_QEMU_BUS_VIRTIO || disk->device == RV_QEMU_DISK_CDROM)
+        if (disk->device == RV_QEMU_DISK_CDROM)
+            return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                        "Operation not supported: disk device type 'cdrom' cannot be detached");
+        if (disk->bus != RV_QEMU_BUS_VIRTIO)
             return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                         "Operation not supported: This type of disk cannot be hot unplugged");
         rv_qemu_disk_alias(d->live, disk, alias, sizeof(alias));
@@ -489,6 +493,110 @@ static int detach_live(qemu_dom *d, hp_req *req, rv_err *err)
     json_object *args = json_object_new_object();
     json_object_object_add(args, "id", json_object_new_string(req->id));
     return rv_qemu_send_for(d, req->live.reply, "device_del", args, on_device_del, req) ? 0 : 1;
+}
+
+/* ================================================================ cdrom media */
+
+/* What an update records: the disk's new medium (NULL source: ejected). */
+static int media_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const rv_qemu_disk *want = ctx;
+    int i = disk_index(def, want->target);
+    if (i < 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: target %s doesn't exist.", want->target);
+    rv_qemu_disk *disk = &def->disks[i];
+    char *source = want->source ? strdup(want->source) : NULL;
+    if (want->source && !source)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    free(disk->source);
+    disk->source = source;
+    disk->format = want->format;
+    return 0;
+}
+
+static void on_media_changed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    hp_req *req = opaque;
+    if (!rv_qemu_live_req_alive(&req->live, qmp, err)) {
+        req_free(req);
+        return;
+    }
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
+    rv_err ignored = { 0 };
+    if (media_config(d->live, &req->dev.alone->disks[0], &ignored) < 0)
+        rv_err_clear(&ignored);
+    save_status(d);
+    live_done(req, media_config, &req->dev.alone->disks[0]);
+    req_free(req);
+}
+
+static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
+{
+    rv_qemu_device dev = { 0 };
+    qemu_dom *d;
+    bool live, config;
+    int rc = rv_qemu_pick_defs(wire, flags, NO_TRANSIENT_CONFIG, &d, &live, &config, err);
+    if (rc)
+        return rc;
+    if (rv_qemu_device_read(xml, &dev, err) < 0)
+        return -1;
+    const rv_qemu_disk *want = dev.kind == RV_QEMU_DEV_DISK ? &dev.alone->disks[0] : NULL;
+    int i;
+    if (!want || want->device != RV_QEMU_DISK_CDROM)
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: only a cdrom's medium can be updated");
+    else if (config && disk_index(rv_qemu_def_newest(d), want->target) < 0)
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: target %s doesn't exist.", want->target);
+    else if (live && ((i = disk_index(d->live, want->target)) < 0 || d->live->disks[i].device != RV_QEMU_DISK_CDROM))
+        fail(err, RV_ERR_INTERNAL_ERROR, "internal error: No device with bus '%s' and target '%s'",
+             want->bus == RV_QEMU_BUS_SATA ? "sata" : "ide", want->target);
+    if (rv_err_is_set(err)) {
+        rv_qemu_device_clear(&dev);
+        return -1;
+    }
+    if (!live) {
+        rv_deferred *reply = rv_driver_defer(err);
+        if (reply && rv_qemu_def_change(d, media_config, want, reply, err) < 0) {
+            rv_deferred_finish(reply, err);
+            rv_err_clear(err);
+        }
+        rv_qemu_device_clear(&dev);
+        return reply ? RV_DEFERRED : -1;
+    }
+    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
+    if (!req) {
+        rv_qemu_device_clear(&dev);
+        return -1;
+    }
+    req->dev = dev;
+    req->tap = -1;
+    req->config = config;
+    /* The tray is forced open: the guest may have locked it. */
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "id", json_object_new_string(want->target));
+    if (want->source) {
+        json_object_object_add(args, "filename", json_object_new_string(want->source));
+        json_object_object_add(args, "format",
+                               json_object_new_string(want->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw"));
+        json_object_object_add(args, "force", json_object_new_boolean(true));
+    } else {
+        json_object_object_add(args, "force", json_object_new_boolean(true));
+    }
+    if (!rv_qemu_send_for(d, req->live.reply, want->source ? "blockdev-change-medium" : "eject", args,
+                          on_media_changed, req))
+        req_free(req);
+    return RV_DEFERRED;
+}
+
+int rv_qemu_domain_update_device_flags(rv_driver_conn *c, const rv_domain_update_device_flags_args *args,
+                                       rv_err *err)
+{
+    (void)c;
+    /* VIR_DOMAIN_DEVICE_MODIFY_FORCE (4): the tray is always forced. */
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | 0x4,
+                            "qemuDomainUpdateDeviceFlags", err) < 0)
+        return -1;
+    return update_media(&args->dom, args->xml, args->flags & ~0x4u, err);
 }
 
 /* ================================================================ the calls */

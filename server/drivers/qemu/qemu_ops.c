@@ -61,6 +61,7 @@ const rv_driver rv_qemu_driver = {
         .domain_detach_device = rv_qemu_domain_detach_device,
         .domain_attach_device_flags = rv_qemu_domain_attach_device_flags,
         .domain_detach_device_flags = rv_qemu_domain_detach_device_flags,
+        .domain_update_device_flags = rv_qemu_domain_update_device_flags,
         .domain_detach_device_alias = rv_qemu_domain_detach_device_alias,
         /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
         .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
