@@ -204,6 +204,17 @@ static void save_status(qemu_dom *d)
 
 /* ================================================================ attach, live */
 
+/* In a QMP answer's callback: the request if its domain still runs and
+ * QEMU said yes; else the call is answered, the request freed, NULL. */
+static hp_req *alive(rv_qmp *qmp, const rv_err *err, void *opaque)
+{
+    hp_req *req = opaque;
+    if (rv_qemu_live_req_alive(&req->live, qmp, err))
+        return req;
+    req_free(req);
+    return NULL;
+}
+
 /* The backend's name: a disk's node, an interface's netdev. */
 static void backend_of(const hp_req *req, char *buf, size_t size)
 {
@@ -237,11 +248,9 @@ static void on_device_added(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
 static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = opaque;
-    if (!rv_qemu_live_req_alive(&req->live, qmp, err)) {
-        req_free(req);
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
         return;
-    }
     qemu_dom *d = rv_qemu_find_name(req->live.name);
     const rv_qemu_domain_def *w = req->with;
     const rv_qemu_pci_addr *a;
@@ -274,11 +283,9 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
 static void on_tap_passed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = opaque;
-    if (!rv_qemu_live_req_alive(&req->live, qmp, err)) {
-        req_free(req);
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
         return;
-    }
     /* QEMU holds its copy: ours goes, so the tap goes with QEMU's. */
     close(req->tap);
     req->tap = -1;
@@ -449,11 +456,9 @@ static void on_unplug_wait(struct ev_loop *loop, ev_timer *w, int revents)
 static void on_device_del(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = opaque;
-    if (!rv_qemu_live_req_alive(&req->live, qmp, err)) {
-        req_free(req);
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
         return;
-    }
     req->next = unplugs;
     unplugs = req;
     ev_timer_init(&req->wait, on_unplug_wait, UNPLUG_WAIT, 0.);
@@ -517,11 +522,9 @@ static int media_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 static void on_media_changed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = opaque;
-    if (!rv_qemu_live_req_alive(&req->live, qmp, err)) {
-        req_free(req);
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
         return;
-    }
     qemu_dom *d = rv_qemu_find_name(req->live.name);
     rv_err ignored = { 0 };
     if (media_config(d->live, &req->dev.alone->disks[0], &ignored) < 0)
@@ -631,13 +634,16 @@ static int match_of(const rv_qemu_device *dev, const char *by_alias, const rv_qe
     return find(def, m, false, err) < 0 ? -1 : 0;
 }
 
+/* fn: the libvirt function whose flags the call checks (NULL: none given). */
 static int hotplug(const rv_nonnull_domain *wire, const char *xml, const char *by_alias,
-                   unsigned int flags, bool attach, rv_err *err)
+                   unsigned int flags, bool attach, const char *fn, rv_err *err)
 {
     rv_qemu_device dev = { 0 };
     match m = { 0 };
     qemu_dom *d;
     bool live, config;
+    if (fn && rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, fn, err) < 0)
+        return -1;
     int rc = rv_qemu_pick_defs(wire, flags, NO_TRANSIENT_CONFIG, &d, &live, &config, err);
     if (rc)
         return rc;
@@ -690,46 +696,35 @@ fail:
     return -1;
 }
 
-static int check(unsigned int flags, const char *fn, rv_err *err)
-{
-    return rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, fn, err);
-}
-
 int rv_qemu_domain_attach_device(rv_driver_conn *c, const rv_domain_attach_device_args *args, rv_err *err)
 {
     (void)c;
-    return hotplug(&args->dom, args->xml, NULL, AFFECT_LIVE, true, err);
+    return hotplug(&args->dom, args->xml, NULL, AFFECT_LIVE, true, NULL, err);
 }
 
 int rv_qemu_domain_attach_device_flags(rv_driver_conn *c, const rv_domain_attach_device_flags_args *args,
                                        rv_err *err)
 {
     (void)c;
-    if (check(args->flags, "qemuDomainAttachDeviceFlags", err) < 0)
-        return -1;
-    return hotplug(&args->dom, args->xml, NULL, args->flags, true, err);
+    return hotplug(&args->dom, args->xml, NULL, args->flags, true, "qemuDomainAttachDeviceFlags", err);
 }
 
 int rv_qemu_domain_detach_device(rv_driver_conn *c, const rv_domain_detach_device_args *args, rv_err *err)
 {
     (void)c;
-    return hotplug(&args->dom, args->xml, NULL, AFFECT_LIVE, false, err);
+    return hotplug(&args->dom, args->xml, NULL, AFFECT_LIVE, false, NULL, err);
 }
 
 int rv_qemu_domain_detach_device_flags(rv_driver_conn *c, const rv_domain_detach_device_flags_args *args,
                                        rv_err *err)
 {
     (void)c;
-    if (check(args->flags, "qemuDomainDetachDeviceFlags", err) < 0)
-        return -1;
-    return hotplug(&args->dom, args->xml, NULL, args->flags, false, err);
+    return hotplug(&args->dom, args->xml, NULL, args->flags, false, "qemuDomainDetachDeviceFlags", err);
 }
 
 int rv_qemu_domain_detach_device_alias(rv_driver_conn *c, const rv_domain_detach_device_alias_args *args,
                                        rv_err *err)
 {
     (void)c;
-    if (check(args->flags, "qemuDomainDetachDeviceAlias", err) < 0)
-        return -1;
-    return hotplug(&args->dom, NULL, args->alias, args->flags, false, err);
+    return hotplug(&args->dom, NULL, args->alias, args->flags, false, "qemuDomainDetachDeviceAlias", err);
 }
