@@ -135,29 +135,56 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
 }
 
 void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
-                            int event_id)
+                            int event_id, const char *alias)
 {
-    if (event_id != RV_DOMAIN_EVENT_ID_REBOOT) {
-        RV_ERROR("internal error: event ID %d does not carry the domain only", event_id);
-        return;
-    }
-    rv_domain_event_callback_reboot_msg msg = {
+    rv_domain_event_callback_reboot_msg reboot = {
         .callbackID = 0,
         .msg = { .dom = { .name = dom->name, .id = dom->id } },
     };
-    memcpy(msg.msg.dom.uuid, dom->uuid, sizeof(msg.msg.dom.uuid));
-    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION,
-                      RV_PROC_DOMAIN_EVENT_CALLBACK_REBOOT, RV_MESSAGE, 1, RV_OK };
+    /* The three device events are the same message under three numbers. */
+    rv_domain_event_callback_device_added_msg device = {
+        .callbackID = 0,
+        .msg = { .dom = { .name = dom->name, .id = dom->id }, .devAlias = (char *)alias },
+    };
+    void *msg = &device;
+    xdrproc_t encode = (xdrproc_t)xdr_rv_domain_event_callback_device_added_msg;
+    int proc;
+    switch (event_id) {
+    case RV_DOMAIN_EVENT_ID_REBOOT:
+        proc = RV_PROC_DOMAIN_EVENT_CALLBACK_REBOOT;
+        msg = &reboot;
+        encode = (xdrproc_t)xdr_rv_domain_event_callback_reboot_msg;
+        break;
+    case RV_DOMAIN_EVENT_ID_DEVICE_ADDED:
+        proc = RV_PROC_DOMAIN_EVENT_CALLBACK_DEVICE_ADDED;
+        break;
+    case RV_DOMAIN_EVENT_ID_DEVICE_REMOVED:
+        proc = RV_PROC_DOMAIN_EVENT_CALLBACK_DEVICE_REMOVED;
+        break;
+    case RV_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED:
+        proc = RV_PROC_DOMAIN_EVENT_CALLBACK_DEVICE_REMOVAL_FAILED;
+        break;
+    default:
+        RV_ERROR("internal error: event ID %d is not one of the domain-only or device events", event_id);
+        return;
+    }
+    if (proc != RV_PROC_DOMAIN_EVENT_CALLBACK_REBOOT && !alias) {
+        RV_ERROR("internal error: device event %d without an alias", event_id);
+        return;
+    }
+    memcpy(reboot.msg.dom.uuid, dom->uuid, sizeof(reboot.msg.dom.uuid));
+    memcpy(device.msg.dom.uuid, dom->uuid, sizeof(device.msg.dom.uuid));
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, proc, RV_MESSAGE, 1, RV_OK };
     rv_buf frame = { 0 };
     rv_err err = { 0 };
-    if (rv_frame_encode(&frame, &hdr, (xdrproc_t)xdr_rv_domain_event_callback_reboot_msg,
-                        &msg, &err) < 0) {
-        RV_ERROR("cannot encode the reboot event of domain '%s': %s", dom->name,
+    if (rv_frame_encode(&frame, &hdr, encode, msg, &err) < 0) {
+        RV_ERROR("cannot encode event %d of domain '%s': %s", event_id, dom->name,
                  err.message ? err.message : "?");
         rv_err_clear(&err);
         return;
     }
     int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
-    RV_DEBUG("reboot event of domain '%s' went to %d clients", dom->name, sent);
+    RV_DEBUG("event %d (%s) of domain '%s' went to %d clients", event_id, alias ? alias : "",
+             dom->name, sent);
     rv_buf_free(&frame);
 }

@@ -48,10 +48,10 @@ void rvs_events_forget(rvs_subscriptions *subs);
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
                           int event, int detail);
 
-/* An event that carries the domain only (RV_DOMAIN_EVENT_ID_REBOOT), the
- * same way. */
+/* An event that carries the domain only (RV_DOMAIN_EVENT_ID_REBOOT), or
+ * the domain and a device's alias (the DEVICE_* events), the same way. */
 void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
-                            int event_id);
+                            int event_id, const char *alias);
 
 /* Network events (server/net_events.c): the same list and callbackIDs,
  * marked as network subscriptions; net may be NULL (every network). */

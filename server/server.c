@@ -122,10 +122,10 @@ static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, in
 }
 
 static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
-                                    void *opaque)
+                                    const char *alias, void *opaque)
 {
     rvs_server *srv = opaque;
-    rvs_events_domain_only(srv->clients, drv, dom, event_id);
+    rvs_events_domain_only(srv->clients, drv, dom, event_id, alias);
 }
 
 static void network_event_to_clients(const rv_driver *drv, const char *name,

@@ -137,6 +137,9 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-vol-stream.sh \
 	tests/interop/test-sparse-streams.sh \
 	tests/interop/test-qemu-console.sh \
+	tests/interop/test-qemu-aliases.sh \
+	tests/interop/test-qemu-hotplug.sh \
+	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \

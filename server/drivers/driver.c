@@ -41,8 +41,14 @@ void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque)
 
 void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id)
 {
+    rv_driver_device_event(drv, dom, event_id, NULL);
+}
+
+void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
+                            const char *alias)
+{
     if (domain_event_sink)
-        domain_event_sink(drv, dom, event_id, domain_event_sink_opaque);
+        domain_event_sink(drv, dom, event_id, alias, domain_event_sink_opaque);
 }
 
 static rv_network_sink network_sink;

@@ -158,11 +158,15 @@ void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int 
                                int detail);
 
 /* Domain events that carry the domain only (event_id
- * RV_DOMAIN_EVENT_ID_REBOOT) go the same way. */
+ * RV_DOMAIN_EVENT_ID_REBOOT), or the domain and a device's alias
+ * (RV_DOMAIN_EVENT_ID_DEVICE_ADDED, _DEVICE_REMOVED,
+ * _DEVICE_REMOVAL_FAILED: alias borrowed), go the same way. */
 typedef void (*rv_domain_event_sink)(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
-                                     void *opaque);
+                                     const char *alias, void *opaque);
 void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque);
 void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id);
+void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
+                            const char *alias);
 
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */

@@ -493,8 +493,8 @@ static void test_command_line(void)
     CHECK_STR_HAS(cmd, " -drive file=/isos/install.iso,format=raw,if=none,id=drive-sda,media=cdrom,readonly=on "
                        "-device ide-cd,bus=sata0.0,drive=drive-sda,id=sda,bootindex=1 ");
     CHECK_STR_HAS(cmd, " -device ide-hd,bus=ide.0,drive=drive-hdb,id=hdb ");
-    CHECK_STR_HAS(cmd, " -netdev user,id=net0 -device virtio-net-pci,netdev=net0,id=nic0,mac=52:54:00:");
-    CHECK_STR_HAS(cmd, " -netdev bridge,id=net1,br=br0 -device e1000,netdev=net1,id=nic1,mac=52:54:00:ab:cd:01,"
+    CHECK_STR_HAS(cmd, " -netdev user,id=hostnet0 -device virtio-net-pci,netdev=hostnet0,id=net0,mac=52:54:00:");
+    CHECK_STR_HAS(cmd, " -netdev bridge,id=hostnet1,br=br0 -device e1000,netdev=hostnet1,id=net1,mac=52:54:00:ab:cd:01,"
                        "bus=pcie.0,addr=0x3.0x0 ");
     CHECK_STR_HAS(cmd, " -chardev pty,id=charserial0 -device isa-serial,chardev=charserial0,id=serial0,index=0 ");
     CHECK_STR_HAS(cmd, " -vnc 127.0.0.1:0,to=99 -audiodev none,id=audio1 -device cirrus-vga,id=video0,vgamem_mb=16,bus=pcie.0,addr=0x1.0x0");
@@ -577,7 +577,7 @@ static void test_network_interface(void)
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     char *cmd = joined(argv);
-    CHECK_STR_HAS(cmd, " -netdev bridge,id=net0,br=br7 -device virtio-net-pci,netdev=net0,");
+    CHECK_STR_HAS(cmd, " -netdev bridge,id=hostnet0,br=br7 -device virtio-net-pci,netdev=hostnet0,");
     free(cmd);
     rv_qemu_argv_free(argv);
     xml = rv_qemu_domain_format(def);
@@ -610,7 +610,7 @@ static void test_tap_interface(void)
     char **argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
     char *cmd = joined(argv);
-    CHECK_STR_HAS(cmd, " -netdev tap,id=net0,fd=5 -device ");
+    CHECK_STR_HAS(cmd, " -netdev tap,id=hostnet0,fd=5 -device ");
     CHECK(!strstr(cmd, "-netdev bridge"));
     free(cmd);
     rv_qemu_argv_free(argv);

@@ -230,7 +230,7 @@ static void run_guest(const char *qemu, bool kvm)
     json_object_put(r);
 
     json_object *args = json_object_new_object();
-    json_object_object_add(args, "name", json_object_new_string("nic0"));
+    json_object_object_add(args, "name", json_object_new_string("net0"));
     r = qmp_call(&s, "query-rx-filter", args);
     CHECK_STR_EQ(json_object_get_string(member(json_object_array_get_idx(r, 0), "main-mac")),
                  "52:54:00:12:34:56");

@@ -71,16 +71,17 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
                     int from, xmlDoc **docp, rv_err *err)
 {
     size_t len = strlen(xml);
+    const char *what = root ? root : "device";
     *docp = NULL;
     if (len > max) {
         rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML of %zu bytes is over the limit of %zu",
-                   root, len, max);
+                   what, len, max);
         return NULL;
     }
     if (strstr(xml, "<!DOCTYPE")) {
         rv_err_set(err, from, RV_ERR_XML_ERROR,
                    "XML error: %s XML may not have a DOCTYPE (DTDs and entities are refused)",
-                   root);
+                   what);
         return NULL;
     }
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
@@ -105,8 +106,8 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
     xmlFreeParserCtxt(ctxt);
     xmlNode *top = xmlDocGetRootElement(doc);
     if (doc->intSubset || doc->extSubset)
-        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML may not have a DOCTYPE", root);
-    else if (!top || strcmp((const char *)top->name, root) != 0)
+        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML may not have a DOCTYPE", what);
+    else if (!top || (root && strcmp((const char *)top->name, root) != 0))
         /* From libvirt's XML helpers: error domain XML. */
         rv_err_set(err, RV_FROM_XML, RV_ERR_XML_ERROR,
                    "XML error: expecting root element of '%s', not '%s'", root,

@@ -15,7 +15,8 @@
 
 #include "common/error.h"
 
-/* The root element of xml (NUL-terminated), which must be called root,
+/* The root element of xml (NUL-terminated), which must be called root
+ * (NULL: any, a device's XML),
  * with *docp the document for the caller to free (xmlFreeDoc); on
  * failure NULL, with err set and *docp NULL (nothing to free).  from: the error domain of the errors that are
  * not libvirt's XML helpers' (RV_FROM_STORAGE, ...); max: the longest

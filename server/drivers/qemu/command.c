@@ -487,18 +487,22 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const unsigned char *m = n->mac;
         add(&b, "-netdev");
         /* A network's bridge was filled in at start (rv_qemu_network_resolve). */
+        /* As libvirtd: the device's id is its alias, its netdev's host<alias>. */
+        char fallback[32];
+        snprintf(fallback, sizeof(fallback), "net%zu", i);
+        const char *alias = n->alias ? n->alias : fallback;
         if (n->tap_fd > 0)
-            addf(&b, "tap,id=net%zu,fd=%d", i, n->tap_fd);
+            addf(&b, "tap,id=host%s,fd=%d", alias, n->tap_fd);
         else if (n->type == RV_QEMU_NET_BRIDGE || n->type == RV_QEMU_NET_NETWORK)
-            addf(&b, "bridge,id=net%zu,br=%s", i, esc(&b, &e1, n->bridge));
+            addf(&b, "bridge,id=host%s,br=%s", alias, esc(&b, &e1, n->bridge));
         else
-            addf(&b, "user,id=net%zu", i);
+            addf(&b, "user,id=host%s", alias);
         char boot[32] = "";
         if (i == 0 && nic_boot)
             snprintf(boot, sizeof(boot), ",bootindex=%d", nic_boot);
         add(&b, "-device");
-        addf(&b, "%s,netdev=net%zu,id=nic%zu,mac=%02x:%02x:%02x:%02x:%02x:%02x%s%s", nic_device(n->model),
-             i, i, m[0], m[1], m[2], m[3], m[4], m[5], boot, pci(where, &n->addr, q35));
+        addf(&b, "%s,netdev=host%s,id=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x%s%s", nic_device(n->model),
+             alias, alias, m[0], m[1], m[2], m[3], m[4], m[5], boot, pci(where, &n->addr, q35));
     }
 
     for (size_t i = 0; i < def->nserials; i++) {

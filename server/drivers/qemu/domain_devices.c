@@ -911,6 +911,36 @@ void rv_qemu_format_pci_address(FILE *fp, const rv_qemu_pci_addr *a, const char 
             indent, a->slot, a->function, a->multifunction ? " multifunction='on'" : "");
 }
 
+/* libvirtd's names: usb (its companions too), pci.0 / pcie.0 and pci.N,
+ * q35's built-in SATA is ide, the others type and index. */
+static void format_controller_alias(FILE *fp, const struct rv_qemu_domain_def *def, const rv_qemu_controller *c)
+{
+    const char *ind = "      ";
+    switch (c->type) {
+    case RV_QEMU_CTRL_USB:
+        rv_qemu_format_alias(fp, def, ind, "usb");
+        break;
+    case RV_QEMU_CTRL_PCI:
+        rv_qemu_format_alias(fp, def, ind, "%s.%u", c->model == RV_QEMU_PCIE_ROOT ? "pcie" : "pci", c->index);
+        break;
+    case RV_QEMU_CTRL_IDE:
+        rv_qemu_format_alias(fp, def, ind, "ide");
+        break;
+    case RV_QEMU_CTRL_SATA:
+        if (c->index == 0 && rv_qemu_machine_is_q35(def->machine))
+            rv_qemu_format_alias(fp, def, ind, "ide");
+        else
+            rv_qemu_format_alias(fp, def, ind, "sata%u", c->index);
+        break;
+    case RV_QEMU_CTRL_SCSI:
+        rv_qemu_format_alias(fp, def, ind, "scsi%u", c->index);
+        break;
+    case RV_QEMU_CTRL_VIRTIO_SERIAL:
+        rv_qemu_format_alias(fp, def, ind, "virtio-serial%u", c->index);
+        break;
+    }
+}
+
 void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
 {
     const rv_qemu_devices *dev = &def->dev;
@@ -935,7 +965,8 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
                 if (c->ports)
                     fprintf(fp, " ports='%u'", c->ports);
                 bool root_port = c->type == RV_QEMU_CTRL_PCI && c->model == RV_QEMU_PCIE_ROOT_PORT;
-                if (c->master_startport < 0 && !c->addr.set && !root_port) {
+                bool usb_none = c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_NONE;
+                if (c->master_startport < 0 && !c->addr.set && !root_port && (!def->aliases || usb_none)) {
                     fputs("/>\n", fp);
                     continue;
                 }
@@ -944,6 +975,7 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
                     fprintf(fp, "      <master startport='%d'/>\n", c->master_startport);
                 if (root_port)
                     fprintf(fp, "      <target chassis='%u' port='0x%x'/>\n", c->chassis, c->port);
+                format_controller_alias(fp, def, c);
                 rv_qemu_format_pci_address(fp, &c->addr, "      ");
                 fputs("    </controller>\n", fp);
             }
@@ -962,9 +994,12 @@ void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def)
             fputs("'/>\n", fp);
         }
         if (console)
-            fputs("      <target type='serial' port='0'/>\n    </console>\n", fp);
+            fputs("      <target type='serial' port='0'/>\n", fp);
         else
-            fprintf(fp, "      <target type='isa-serial' port='%zu'/>\n    </serial>\n", i);
+            fprintf(fp, "      <target type='isa-serial' port='%zu'/>\n", i);
+        /* The console is serial 0: libvirtd names it so too. */
+        rv_qemu_format_alias(fp, def, "      ", "serial%zu", console ? 0 : i);
+        fputs(console ? "    </console>\n" : "    </serial>\n", fp);
     }
     const rv_qemu_devices *dev = &def->dev;
     for (size_t i = 0; i < dev->nchannels; i++) {
@@ -981,7 +1016,9 @@ void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def)
         }
         fputs("      <target type='virtio' name='", fp);
         rv_qx_put_escaped(fp, ch->name);
-        fprintf(fp, "'/>\n      <address type='virtio-serial' controller='0' bus='0' port='%u'/>\n"
+        fputs("'/>\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "channel%zu", i);
+        fprintf(fp, "      <address type='virtio-serial' controller='0' bus='0' port='%u'/>\n"
                     "    </channel>\n", ch->port);
     }
 }
@@ -1010,16 +1047,21 @@ void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *d
     for (size_t i = 0; i < dev->ninputs; i++) {
         fprintf(fp, "    <input type='%s' bus='%s'", input_type_words[dev->inputs[i].type],
                 input_bus_words[dev->inputs[i].bus]);
-        if (dev->inputs[i].usb_port)
-            fprintf(fp, ">\n      <address type='usb' bus='0' port='%u'/>\n    </input>\n",
-                    dev->inputs[i].usb_port);
-        else
+        if (!dev->inputs[i].usb_port && !def->aliases) {
             fputs("/>\n", fp);
+            continue;
+        }
+        fputs(">\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "input%zu", i);
+        if (dev->inputs[i].usb_port)
+            fprintf(fp, "      <address type='usb' bus='0' port='%u'/>\n", dev->inputs[i].usb_port);
+        fputs("    </input>\n", fp);
     }
     format_one_graphics(fp, &def->graphics, "vnc");
     format_one_graphics(fp, &def->spice, "spice");
     for (size_t i = 0; i < dev->nsounds; i++) {
         fprintf(fp, "    <sound model='%s'>\n", sound_words[dev->sounds[i].model]);
+        rv_qemu_format_alias(fp, def, "      ", "sound%zu", i);
         rv_qemu_format_pci_address(fp, &dev->sounds[i].addr, "      ");
         fputs("    </sound>\n", fp);
     }
@@ -1037,12 +1079,15 @@ void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *d
         if (v->heads)
             fprintf(fp, " heads='%u'", v->heads);
         fprintf(fp, "%s/>\n", v->primary ? " primary='yes'" : "");
+        rv_qemu_format_alias(fp, def, "      ", "video%zu", i);
         rv_qemu_format_pci_address(fp, &v->addr, "      ");
         fputs("    </video>\n", fp);
     }
-    for (size_t i = 0; i < dev->nredirdevs; i++)
-        fprintf(fp, "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='%u'/>\n"
-                    "    </redirdev>\n", dev->redirdev_ports[i]);
+    for (size_t i = 0; i < dev->nredirdevs; i++) {
+        fputs("    <redirdev bus='usb' type='spicevmc'>\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "redir%zu", i);
+        fprintf(fp, "      <address type='usb' bus='0' port='%u'/>\n    </redirdev>\n", dev->redirdev_ports[i]);
+    }
 }
 
 void rv_qemu_format_rngs(FILE *fp, const struct rv_qemu_domain_def *def)
@@ -1052,6 +1097,7 @@ void rv_qemu_format_rngs(FILE *fp, const struct rv_qemu_domain_def *def)
         fputs("    <rng model='virtio'>\n      <backend model='random'>", fp);
         rv_qx_put_escaped(fp, rng->backend);
         fputs("</backend>\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "rng%zu", i);
         rv_qemu_format_pci_address(fp, &rng->addr, "      ");
         fputs("    </rng>\n", fp);
     }
@@ -1086,6 +1132,9 @@ static int pick_port(rv_qemu_graphics *g, const rv_qemu_graphics *other,
 int rv_qemu_devices_prepare_live(struct rv_qemu_domain_def *live, const char *path_prefix,
                                  bool (*port_free)(int port, void *opaque), void *opaque, rv_err *err)
 {
+    live->aliases = true;
+    if (rv_qemu_assign_net_aliases(live, err) < 0)
+        return -1;
     if (pick_port(&live->graphics, &live->spice, port_free, opaque, err) < 0 ||
         pick_port(&live->spice, &live->graphics, port_free, opaque, err) < 0)
         return -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <arpa/inet.h>
 #include <sys/random.h>
 
@@ -1220,6 +1221,45 @@ static int normalise(rv_qemu_domain_def *def, const bool *macs_given, rv_err *er
     return rv_qemu_devices_normalise(def, err);
 }
 
+/* <alias> of each device under <devices>: taken out before the devices
+ * are read.  A live definition's (remvirtd's run directory, a save
+ * image) keeps the interfaces' (*net_aliases, by interface, NULL where
+ * none); the others follow from the devices.  libvirtd drops them from a
+ * definition too (dumpxml of a running guest defines as it is). */
+static int take_aliases(xmlNode *root, char ***net_aliases, size_t *n_net, bool *seen)
+{
+    for (xmlNode *devs = root->children; devs; devs = devs->next) {
+        if (devs->type != XML_ELEMENT_NODE || !named(devs, "devices"))
+            continue;
+        for (xmlNode *dev = devs->children; dev; dev = dev->next) {
+            if (dev->type != XML_ELEMENT_NODE)
+                continue;
+            bool iface = named(dev, "interface");
+            char *net = NULL;
+            for (xmlNode *c = dev->children, *next; c; c = next) {
+                next = c->next;
+                if (c->type != XML_ELEMENT_NODE || !named(c, "alias"))
+                    continue;
+                *seen = true;
+                if (iface && !net)
+                    net = attr(c, "name");
+                xmlUnlinkNode(c);
+                xmlFreeNode(c);
+            }
+            if (!iface)
+                continue;
+            char **grown = realloc(*net_aliases, (*n_net + 1) * sizeof(*grown));
+            if (!grown) {
+                free(net);
+                return -1;
+            }
+            *net_aliases = grown;
+            grown[(*n_net)++] = net;
+        }
+    }
+    return 0;
+}
+
 static const rv_domain_profile profile = {
     .driver = "remvirt's QEMU driver",
     .default_arch = "x86_64",
@@ -1239,6 +1279,8 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         return NULL;
     rv_qemu_domain_def *def = calloc(1, sizeof(*def));
     bool *macs_given = NULL;
+    char **net_aliases = NULL;
+    size_t n_net = 0;
     int rc = -1;
     if (def) {
         def->balloon = true;    /* libvirt adds a virtio balloon when none is named */
@@ -1252,9 +1294,19 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     else if (root->ns)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
                    "XML error: the root element <domain> may not have a namespace");
+    else if (take_aliases((xmlNode *)root, &net_aliases, &n_net, &def->aliases) < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (rv_domain_base_parse(root, &profile, &def->base, NULL, err) == 0 &&
              parse_domain(root, def, &macs_given, err) == 0)
         rc = normalise(def, macs_given, err);
+    for (size_t i = 0; i < n_net; i++) {
+        if (rc == 0 && i < def->ninterfaces && net_aliases[i] && strncmp(net_aliases[i], "net", 3) == 0) {
+            def->interfaces[i].alias = net_aliases[i];
+            net_aliases[i] = NULL;
+        }
+        free(net_aliases[i]);
+    }
+    free(net_aliases);
     free(macs_given);
     xmlFreeDoc(doc);
     if (rc < 0) {
@@ -1389,6 +1441,9 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
+        char alias[32];
+        rv_qemu_disk_alias(def, d, alias, sizeof(alias));
+        rv_qemu_format_alias(fp, def, "      ", "%s", alias);
         rv_qemu_format_pci_address(fp, &d->addr, "      ");
         fputs("    </disk>\n", fp);
     }
@@ -1420,6 +1475,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("      <model type='", fp);
         rv_xml_put_escaped(fp, n->model);
         fputs("'/>\n", fp);
+        if (n->alias)
+            rv_qemu_format_alias(fp, def, "      ", "%s", n->alias);
         rv_qemu_format_pci_address(fp, &n->addr, "      ");
         fputs("    </interface>\n", fp);
     }
@@ -1427,6 +1484,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     rv_qemu_format_graphics_and_av(fp, def);
     if (def->dev.balloon_addr.set) {
         fputs("    <memballoon model='virtio'>\n", fp);
+        rv_qemu_format_alias(fp, def, "      ", "balloon0");
         rv_qemu_format_pci_address(fp, &def->dev.balloon_addr, "      ");
         fputs("    </memballoon>\n", fp);
     } else {
@@ -1463,6 +1521,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
         free(def->interfaces[i].network);
         free(def->interfaces[i].ifname);
         free(def->interfaces[i].model);
+        free(def->interfaces[i].alias);
     }
     free(def->interfaces);
     free(def->graphics.listen);
@@ -1474,6 +1533,192 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     rv_qemu_devices_free(&def->dev);
     rv_domain_tune_free(def->tune);
     free(def);
+}
+
+/* ---------------------------------------------------------------- one device */
+
+/* The element alone, serialised (malloc'd), or NULL. */
+static char *element_text(xmlDoc *doc, xmlNode *n)
+{
+    char *text = NULL;
+    xmlBuffer *buf = xmlBufferCreate();
+    if (buf && xmlNodeDump(buf, doc, n, 0, 0) >= 0)
+        text = strdup((const char *)xmlBufferContent(buf));
+    xmlBufferFree(buf);
+    return text;
+}
+
+/* A domain holding only the device in dev->text. */
+static rv_qemu_domain_def *alone(const char *text, rv_err *err)
+{
+    char *whole = NULL;
+    if (asprintf(&whole, "<domain type='qemu'><name>device</name><memory>1024</memory>"
+                         "<os><type arch='x86_64'>hvm</type></os><devices>%s</devices></domain>",
+                 text) < 0) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(whole, strlen(whole), err);
+    free(whole);
+    return def;
+}
+
+int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
+{
+    memset(dev, 0, sizeof(*dev));
+    xmlDoc *doc;
+    xmlNode *root = rv_lx_read(xml, RV_QEMU_DOMAIN_XML_MAX, NULL, "device", RV_FROM_DOM, &doc, err);
+    if (!root)
+        return -1;
+    if (!named(root, "disk") && !named(root, "interface")) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
+                   "Operation not supported: device type '%s' is not supported here (disk or interface)",
+                   node_name(root));
+        xmlFreeDoc(doc);
+        return -1;
+    }
+    dev->kind = named(root, "disk") ? RV_QEMU_DEV_DISK : RV_QEMU_DEV_INTERFACE;
+    for (const xmlNode *c = root->children; c; c = c->next)
+        dev->mac_given |= c->type == XML_ELEMENT_NODE && named(c, "mac");
+    int rc = -1;
+    if (!(dev->text = element_text(doc, root)))
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+    else if ((dev->alone = alone(dev->text, err)))
+        rc = 0;
+    /* The MAC generated now is the device's, live and in the definition. */
+    if (rc == 0 && dev->kind == RV_QEMU_DEV_INTERFACE && !dev->mac_given) {
+        const unsigned char *m = dev->alone->interfaces[0].mac;
+        char mac[18];
+        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+        xmlNode *el = xmlNewChild(root, NULL, (const xmlChar *)"mac", NULL);
+        free(dev->text);
+        if (!el || !xmlSetProp(el, (const xmlChar *)"address", (const xmlChar *)mac) ||
+            !(dev->text = element_text(doc, root))) {
+            dev->text = NULL;
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+            rc = -1;
+        }
+    }
+    xmlFreeDoc(doc);
+    if (rc < 0)
+        rv_qemu_device_clear(dev);
+    return rc;
+}
+
+void rv_qemu_device_clear(rv_qemu_device *dev)
+{
+    free(dev->text);
+    rv_qemu_domain_free(dev->alone);
+    memset(dev, 0, sizeof(*dev));
+}
+
+rv_qemu_domain_def *rv_qemu_def_with_device(const rv_qemu_domain_def *def, const rv_qemu_device *dev,
+                                            rv_err *err)
+{
+    char *xml = rv_qemu_domain_format(def), *whole = NULL;
+    /* Last in <devices>: the reader lists each kind in document order. */
+    const char *at = xml ? strstr(xml, "  </devices>") : NULL;
+    if (at && asprintf(&whole, "%.*s    %s\n%s", (int)(at - xml), xml, dev->text, at) < 0)
+        whole = NULL;
+    free(xml);
+    if (!whole) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    rv_qemu_domain_def *copy = rv_qemu_domain_parse(whole, strlen(whole), err);
+    free(whole);
+    if (copy) {
+        copy->boot_vcpus = def->boot_vcpus;
+        copy->aliases = def->aliases;
+    }
+    return copy;
+}
+
+void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i)
+{
+    rv_qemu_disk *d = &def->disks[i];
+    free(d->source);
+    free(d->target);
+    rv_qemu_iotune_free(d->iotune);
+    memmove(d, d + 1, (def->ndisks - i - 1) * sizeof(*d));
+    def->ndisks--;
+}
+
+void rv_qemu_def_remove_interface(rv_qemu_domain_def *def, size_t i)
+{
+    rv_qemu_interface *n = &def->interfaces[i];
+    free(n->bridge);
+    free(n->network);
+    free(n->ifname);
+    free(n->model);
+    free(n->alias);
+    memmove(n, n + 1, (def->ninterfaces - i - 1) * sizeof(*n));
+    def->ninterfaces--;
+}
+
+void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b)
+{
+    rv_qemu_domain_def t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* ---------------------------------------------------------------- aliases */
+
+/* libvirt's index of a disk target: the letters after the two-letter
+ * prefix, base 26 (vda 0, vdz 25, vdaa 26). */
+static unsigned target_index(const char *target)
+{
+    unsigned idx = 0;
+    for (const char *p = target + 2; *p; p++)
+        idx = (idx + (p == target + 2 ? 0 : 1)) * 26 + (unsigned)(*p - 'a');
+    return idx;
+}
+
+void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size)
+{
+    unsigned idx = target_index(d->target);
+    if (d->bus == RV_QEMU_BUS_VIRTIO)
+        snprintf(buf, size, "virtio-disk%u", idx);
+    else if (d->bus == RV_QEMU_BUS_SATA || rv_qemu_machine_is_q35(def->machine))
+        snprintf(buf, size, "sata0-0-%u", idx);
+    else
+        snprintf(buf, size, "ide0-%u-%u", idx / 2, idx % 2);
+}
+
+int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err)
+{
+    /* As libvirtd: one past the highest in use. */
+    unsigned next = 0;
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        unsigned long long n;
+        const char *a = def->interfaces[i].alias;
+        if (a && parse_ull(a + 3, &n) == 0 && n + 1 > next && n < 100000)
+            next = (unsigned)n + 1;
+    }
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        if (def->interfaces[i].alias)
+            continue;
+        if (asprintf(&def->interfaces[i].alias, "net%u", next++) < 0) {
+            def->interfaces[i].alias = NULL;
+            XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    return 0;
+}
+
+void rv_qemu_format_alias(FILE *fp, const rv_qemu_domain_def *def, const char *indent, const char *fmt, ...)
+{
+    if (!def->aliases)
+        return;
+    char name[64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof(name), fmt, ap);
+    va_end(ap);
+    fprintf(fp, "%s<alias name='", indent);
+    rv_xml_put_escaped(fp, name);
+    fputs("'/>\n", fp);
 }
 
 /* ---------------------------------------------------------------- for domain_devices.c */

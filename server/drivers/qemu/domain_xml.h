@@ -77,6 +77,7 @@ typedef struct rv_qemu_interface {
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
     rv_qemu_pci_addr addr;
+    char *alias;                /* live: netN, also QEMU's device id (netdev hostnetN) */
 } rv_qemu_interface;
 
 /* One VNC and one SPICE display at most. */
@@ -112,6 +113,9 @@ typedef struct rv_qemu_domain_def {
     rv_qemu_graphics graphics;  /* VNC */
     rv_qemu_graphics spice;
     rv_qemu_devices dev;        /* controllers, video, sound, ... (domain_devices.h) */
+    /* A live definition: each device has the <alias> libvirtd gives it
+     * (the interfaces' kept in them, the others' derived when written). */
+    bool aliases;
     /* <emulator>: NULL when absent; a start refuses any but the driver's
      * qemu_binary (one binary per remvirtd). */
     char *emulator;
@@ -154,6 +158,39 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def);
 
 void rv_qemu_domain_free(rv_qemu_domain_def *def);
+
+/* One device's XML (attach, detach, update): a <disk> or an <interface>,
+ * read by this file's readers as a domain's <devices> would have it. */
+typedef enum { RV_QEMU_DEV_DISK, RV_QEMU_DEV_INTERFACE } rv_qemu_dev_kind;
+typedef struct rv_qemu_device {
+    rv_qemu_dev_kind kind;
+    char *text;                 /* the element alone, serialised again */
+    rv_qemu_domain_def *alone;  /* a domain holding it only: disks[0] or interfaces[0] */
+    bool mac_given;             /* an interface's <mac> was in the XML (else generated) */
+} rv_qemu_device;
+/* xml's device into *dev; -1 with libvirt's errors (an element other
+ * than these: CONFIG_UNSUPPORTED naming it). */
+int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err);
+void rv_qemu_device_clear(rv_qemu_device *dev);
+/* A copy of def with dev added after the devices of its kind, read and
+ * normalised as a whole definition (addresses assigned, checks made); NULL
+ * with err. */
+rv_qemu_domain_def *rv_qemu_def_with_device(const rv_qemu_domain_def *def, const rv_qemu_device *dev,
+                                            rv_err *err);
+/* Take disk i (or interface i) out of def. */
+void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i);
+void rv_qemu_def_remove_interface(rv_qemu_domain_def *def, size_t i);
+/* Swap what two definitions hold (a change made on a new copy, kept). */
+void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b);
+
+/* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
+ * target's index, as libvirt places it) into buf. */
+void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);
+/* Gives each interface without an alias the next netN (past the highest). */
+int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err);
+/* "    <alias name='NAME'/>" (with the indent) when def is live. */
+void rv_qemu_format_alias(FILE *fp, const rv_qemu_domain_def *def, const char *indent, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The vcpus the guest has on (at start: the others can be plugged in). */
 static inline unsigned rv_qemu_def_vcpus(const rv_qemu_domain_def *def)

@@ -354,8 +354,10 @@ static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
         return NULL;
     }
     /* <vcpus> tells of a running domain's hotplugs: no definition's. */
-    if (def)
+    if (def) {
         def->boot_vcpus = 0;
+        def->aliases = false;
+    }
     /* libvirtd writes the emulator it will run into every definition. */
     if (def && !def->emulator && !(def->emulator = strdup(rv_qemu.binary))) {
         rv_qemu_domain_free(def);

@@ -651,6 +651,12 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
 
+/* ---- qemu_hotplug.c: attach and detach ---- */
+/* QEMU's DEVICE_DELETED for device id (a disk's target). */
+void rv_qemu_hotplug_device_deleted(qemu_dom *d, const char *id);
+/* The guest refused to eject device id. */
+void rv_qemu_hotplug_unplug_failed(qemu_dom *d, const char *id);
+
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */
 void rv_qemu_domcaps_probe(const char *binary);

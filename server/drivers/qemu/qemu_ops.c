@@ -61,6 +61,13 @@ const rv_driver rv_qemu_driver = {
         .domain_get_emulator_pin_info = rv_qemu_domain_get_emulator_pin_info,
         .domain_set_block_io_tune = rv_qemu_domain_set_block_io_tune,
         .domain_get_block_io_tune = rv_qemu_domain_get_block_io_tune,
+        /* device hotplug (qemu_hotplug.c), in procedure-number order */
+        .domain_attach_device = rv_qemu_domain_attach_device,
+        .domain_detach_device = rv_qemu_domain_detach_device,
+        .domain_attach_device_flags = rv_qemu_domain_attach_device_flags,
+        .domain_detach_device_flags = rv_qemu_domain_detach_device_flags,
+        .domain_update_device_flags = rv_qemu_domain_update_device_flags,
+        .domain_detach_device_alias = rv_qemu_domain_detach_device_alias,
         /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
         .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
         .domain_get_memory_parameters = rv_qemu_domain_get_memory_parameters,

@@ -1002,6 +1002,22 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         after_guest_action(d, d->live->on_crash, RV_DOMAIN_SHUTOFF_CRASHED,
                            RV_EVENT_STOPPED_CRASHED);
     }
+    /* Hotplug (qemu_hotplug.c): a device the guest let go, or would not. */
+    json_object *dev = NULL, *info = NULL, *source = NULL, *status = NULL;
+    if (strcmp(name, "DEVICE_DELETED") == 0 && data && json_object_object_get_ex(data, "device", &dev))
+        rv_qemu_hotplug_device_deleted(d, json_object_get_string(dev));
+    else if (strcmp(name, "DEVICE_UNPLUG_GUEST_ERROR") == 0 && data &&
+             json_object_object_get_ex(data, "device", &dev))
+        rv_qemu_hotplug_unplug_failed(d, json_object_get_string(dev));
+    else if (strcmp(name, "ACPI_DEVICE_OST") == 0 && data && json_object_object_get_ex(data, "info", &info) &&
+             json_object_object_get_ex(info, "device", &dev) && json_object_object_get_ex(info, "source", &source) &&
+             json_object_object_get_ex(info, "status", &status)) {
+        /* An eject request (source 3) the guest failed (status 1-0x7f;
+         * 0x80 and above: still under way). */
+        int st = json_object_get_int(status);
+        if (json_object_get_int(source) == 3 && st > 0 && st < 0x80)
+            rv_qemu_hotplug_unplug_failed(d, json_object_get_string(dev));
+    }
     /* RESET and POWERDOWN change no lifecycle state; a reset (the
      * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
      * libvirtd sends it. */
