@@ -406,7 +406,12 @@ static void hole(rvs_stream *s, const char *payload, size_t len)
 static void finish(rvs_stream *s)
 {
     rv_err err = { 0 };
-    if (s->io->ops->finish && s->io->ops->finish(s->io, &err) < 0) {
+    int rc = s->io->ops->finish ? s->io->ops->finish(s->io, &err) : 0;
+    if (rc == RV_STREAM_AGAIN) {
+        s->finish_wanted = 1;   /* again at the endpoint's wake */
+        return;
+    }
+    if (rc < 0) {
         rvs_queue_error(s->client, &s->hdr, &err);
         rv_err_clear(&err);
     } else {
@@ -473,6 +478,9 @@ void rv_stream_io_wake(rv_stream_io *io)
         }
         if (s->failed)
             return;
+    } else if (s->finish_wanted) {
+        finish(s);
+        return;
     }
     pump(s);
 }

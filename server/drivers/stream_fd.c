@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,46 @@ static void on_hangup(struct ev_loop *loop, ev_idle *w, int revents)
     (void)revents;
     ev_idle_stop(loop, w);
     rv_stream_io_wake(w->data);
+}
+
+static long long seek_failed(rv_err *err);
+
+/* Whether len more bytes of data (with hole: a hole of len) fit in an
+ * upload at b: the length left, and a hole's end within the volume. */
+static int upload_check(const rv_upload_bounds *b, bool hole, unsigned long long len, rv_err *err)
+{
+    if (b->limited && len > b->left) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR,
+                   "cannot write to stream: No space left on device");
+        return -1;
+    }
+    if (hole && (b->pos > b->hole_end_max || len > b->hole_end_max - b->pos)) {
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_INVALID_ARG,
+                   "invalid argument: a stream hole of %llu bytes at offset %llu goes past "
+                   "the end of the volume (%llu bytes)", len, b->pos, b->hole_end_max);
+        return -1;
+    }
+    return 0;
+}
+
+int rv_upload_bounds_take(rv_upload_bounds *b, bool hole, unsigned long long len, rv_err *err)
+{
+    if (upload_check(b, hole, len, err) < 0)
+        return -1;
+    b->pos += len;
+    b->left -= b->limited ? len : 0;
+    return 0;
+}
+
+int rv_stream_fd_upload_bounds(rv_stream_io *base, rv_upload_bounds *b, rv_err *err)
+{
+    fd_io *io = (fd_io *)base;
+    off_t pos = lseek(io->fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return (int)seek_failed(err);
+    *b = (rv_upload_bounds){ .pos = (unsigned long long)pos, .left = io->left,
+                             .hole_end_max = io->hole_end_max, .limited = io->limited };
+    return 0;
 }
 
 static ssize_t fd_read(rv_stream_io *base, char *buf, size_t len, rv_err *err)
@@ -80,11 +121,9 @@ static ssize_t fd_write(rv_stream_io *base, const char *data, size_t len, rv_err
                    "the stream was closed by another session");
         return -1;
     }
-    if (io->limited && len > io->left) {
-        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR,
-                   "cannot write to stream: No space left on device");
+    if (upload_check(&(rv_upload_bounds){ .left = io->left, .limited = io->limited }, false,
+                     len, err) < 0)
         return -1;
-    }
     ssize_t n;
     do
         n = write(io->fd, data, len);
@@ -161,21 +200,13 @@ static long long fd_skip_hole(rv_stream_io *base, rv_err *err)
 static int fd_hole(rv_stream_io *base, long long len, rv_err *err)
 {
     fd_io *io = (fd_io *)base;
-    if (io->limited && (unsigned long long)len > io->left) {
-        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_SYSTEM_ERROR,
-                   "cannot write to stream: No space left on device");
-        return -1;
-    }
     off_t pos = lseek(io->fd, 0, SEEK_CUR);
     if (pos < 0)
         return (int)seek_failed(err);
-    if ((unsigned long long)pos > io->hole_end_max ||
-        (unsigned long long)len > io->hole_end_max - (unsigned long long)pos) {
-        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_INVALID_ARG,
-                   "invalid argument: a stream hole of %lld bytes at offset %lld goes past "
-                   "the end of the volume (%llu bytes)", len, (long long)pos, io->hole_end_max);
+    rv_upload_bounds b = { .pos = (unsigned long long)pos, .left = io->left,
+                           .hole_end_max = io->hole_end_max, .limited = io->limited };
+    if (upload_check(&b, true, (unsigned long long)len, err) < 0)
         return -1;
-    }
     off_t end = pos + (off_t)len;
     if (lseek(io->fd, end, SEEK_SET) < 0)
         return (int)seek_failed(err);

@@ -5,6 +5,8 @@
 #ifndef RV_SERVER_STREAM_FD_H
 #define RV_SERVER_STREAM_FD_H
 
+#include <stdbool.h>
+
 #include "server/drivers/stream_io.h"
 
 struct ev_loop;
@@ -29,6 +31,23 @@ void rv_stream_fd_set_length(rv_stream_io *io, unsigned long long length);
  * An upload's hole may not end past hole_end_max (the volume's size), so
  * that a hostile length gets an error, not a file of exabytes. */
 void rv_stream_fd_set_sparse(rv_stream_io *io, unsigned long long hole_end_max);
+
+/* Where an upload stands, for checking its data and holes on the loop
+ * while a thread writes them (stream_offload.c): the position of the
+ * next byte, what may still come (with limited), and where holes must
+ * end (a sparse upload's volume size). */
+typedef struct rv_upload_bounds {
+    unsigned long long pos, left, hole_end_max;
+    int limited;
+} rv_upload_bounds;
+
+/* An upload endpoint's bounds now, before another thread writes to it;
+ * -1 with err set if its position cannot be read. */
+int rv_stream_fd_upload_bounds(rv_stream_io *io, rv_upload_bounds *b, rv_err *err);
+
+/* Check that len more bytes (with hole: a hole of len) fit in b and count
+ * them; -1 with the error the endpoint's own write or hole would give. */
+int rv_upload_bounds_take(rv_upload_bounds *b, bool hole, unsigned long long len, rv_err *err);
 
 /* Call fn(opaque) when io is freed (its owner forgets it). */
 void rv_stream_fd_on_free(rv_stream_io *io, void (*fn)(void *opaque), void *opaque);

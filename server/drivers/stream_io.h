@@ -33,7 +33,9 @@ typedef struct rv_stream_io_ops {
      * read then stops where that data ends), or -1 with err set.  NULL:
      * the endpoint knows no holes; its zeros go as data. */
     long long (*skip_hole)(rv_stream_io *io, rv_err *err);
-    /* The client finished: everything it sent is in.  0, or -1 with err. */
+    /* The client finished: everything it sent is in.  0, or -1 with err,
+     * or RV_STREAM_AGAIN when what it took is not all written yet: a wake
+     * follows, and finish is called again. */
     int (*finish)(rv_stream_io *io, rv_err *err);
     /* Free it, finished or not (abort, error, the client went away). */
     void (*free)(rv_stream_io *io);

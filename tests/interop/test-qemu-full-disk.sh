@@ -185,6 +185,18 @@ unfill
 "${V[@]}" vol-create-as sp vraw 1M --format raw > /dev/null
 echo "ok   secret-set-value and vol-create (raw, qcow2) on a full disk: an error, nothing changed, no file left"
 
+# An upload's data is written by a thread of its own (stream_offload.c):
+# a write that fails there still fails the upload, with its reason, and
+# the daemon serves on.  8 MiB do not fit in the 4 MiB tmpfs.
+head -c 8M /dev/urandom > "$OUT/big"
+if got=$("${V[@]}" vol-upload --pool sp vraw "$OUT/big" 2>&1); then
+    fail "vol-upload of 8 MiB into a 4 MiB file system succeeded: $got"
+fi
+grep -q "No space left on device" <<< "$got" || fail "the vol-upload on a full disk failed without saying why: $got"
+"${V[@]}" vol-info --pool sp vraw > /dev/null || fail "after the failed upload the volume is gone"
+: > "$SAVE/pool/vraw"
+echo "ok   vol-upload onto a full disk: 'No space left on device', the daemon serves on"
+
 "${V[@]}" managedsave g > /dev/null
 [ "$(state g)" = "shut off (saved)" ] || fail "managedsave after the space is back: $(state g)"
 "${V[@]}" setmem --config g 40960 > /dev/null

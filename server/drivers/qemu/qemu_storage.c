@@ -50,6 +50,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/stream_fd.h"
+#include "server/drivers/stream_offload.h"
 #include "server/drivers/conf/objlist.h"
 #include "server/drivers/conf/storage_vols.h"
 #include "server/drivers/conf/storage_xml.h"
@@ -1220,6 +1221,9 @@ static int open_transfer(const rv_nonnull_storage_vol *vol, unsigned long long o
         rv_stream_fd_set_length(io, length);
     if (flags & RV_STORAGE_VOL_STREAM_SPARSE)
         rv_stream_fd_set_sparse(io, (unsigned long long)sb.st_size);
+    /* The file's reads and writes run in a thread: never on the loop. */
+    if (!(io = rv_stream_offload(rv_qemu.loop, io, err)))
+        return -1;
     return rv_driver_stream_open(io, err);
 }
 
