@@ -230,9 +230,14 @@ void rv_stream_fd_set_sparse(rv_stream_io *base, unsigned long long hole_end_max
 static void fd_free(rv_stream_io *base)
 {
     fd_io *io = (fd_io *)base;
-    ev_io_stop(io->loop, &io->readable);
-    ev_io_stop(io->loop, &io->writable);
-    ev_idle_stop(io->loop, &io->hangup);
+    /* Only what was started: a file's endpoint, never waited on, is freed
+     * by its thread (stream_offload.c), which must not touch the loop. */
+    if (ev_is_active(&io->readable) || ev_is_pending(&io->readable))
+        ev_io_stop(io->loop, &io->readable);
+    if (ev_is_active(&io->writable) || ev_is_pending(&io->writable))
+        ev_io_stop(io->loop, &io->writable);
+    if (ev_is_active(&io->hangup) || ev_is_pending(&io->hangup))
+        ev_idle_stop(io->loop, &io->hangup);
     close(io->fd);
     if (io->on_free)
         io->on_free(io->opaque);
