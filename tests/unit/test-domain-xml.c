@@ -305,8 +305,10 @@ static void test_refusals(void)
     REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' slot='3'/></interface>"
             "<memballoon model='virtio'><address type='pci' slot='0x03'/></memballoon></devices></domain>",
             RV_ERR_XML_ERROR, "PCI address 0000:00:03.0 is taken twice");
-    REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' bus='1' slot='3'/></interface>"
+    REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' bus='1' slot='0'/></interface>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "only the root bus");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><address type='pci' bus='1' slot='3'/></interface>"
+            "</devices></domain>", RV_ERR_XML_ERROR, "a pcie-root-port's bus has one slot, 0");
     REFUSED(MIN_HEAD "<devices><disk type='block'><source dev='/dev/sda'/><target dev='vda'/></disk>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported disk type='block'");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a' startupPolicy='x'/>"
@@ -747,6 +749,33 @@ static void test_builtin_controllers(void)
     CHECK_STR_HAS(xml, "<controller type='pci' index='2' model='pcie-root-port'>\n");
     free(xml);
     rv_qemu_domain_free(def);
+    /* PCIe devices go behind free root ports, as libvirtd places them (and
+     * as a hotplug needs them); with none left, on the root bus. */
+#define Q35_PORTS(devs) \
+    "<domain type='qemu'><name>x</name><memory>1024</memory>" \
+    "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices>" \
+    "<controller type='pci' model='pcie-root-port'/><controller type='pci' model='pcie-root-port'/>" devs \
+    "</devices></domain>"
+    def = parse_ok(Q35_PORTS("<disk type='file'><source file='/a'/><target dev='vda' bus='virtio'/></disk>"
+                             "<interface type='user'><model type='virtio'/></interface>"
+                             "<interface type='user'><model type='virtio'/></interface>"));
+    /* In libvirt's order: the NICs first, then the disks. */
+    CHECK(def->interfaces[0].addr.bus == 1 && def->interfaces[0].addr.slot == 0);
+    CHECK(def->interfaces[1].addr.bus == 2 && def->interfaces[1].addr.slot == 0);
+    CHECK(def->disks[0].addr.bus == 0 && def->disks[0].addr.slot > 0);
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<address type='pci' domain='0x0000' bus='0x02' slot='0x00' function='0x0'/>");
+    free(xml);
+    rv_qemu_domain_free(def);
+    def = parse_ok(Q35_PORTS("<interface type='user'><address type='pci' bus='2' slot='0'/></interface>"));
+    CHECK(def->interfaces[0].addr.bus == 2);
+    rv_qemu_domain_free(def);
+    REFUSED(Q35_PORTS("<interface type='user'><address type='pci' bus='3' slot='0'/></interface>"),
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported PCI address bus 3");
+    REFUSED(Q35_PORTS("<interface type='user'><address type='pci' bus='1' slot='0'/></interface>"
+                      "<interface type='user'><address type='pci' bus='1' slot='0'/></interface>"),
+            RV_ERR_XML_ERROR, "PCI address 0000:01:00.0 is taken twice");
+#undef Q35_PORTS
     REFUSED("<domain type='qemu'><name>x</name><memory>1024</memory>"
             "<os><type arch='x86_64' machine='q35'>hvm</type></os><devices><controller type='ide'/>"
             "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "an IDE controller on machine 'q35'");

@@ -115,10 +115,11 @@ static const char *esc(argv_builder *b, char **slot, const char *s)
 /* ",bus=pci.0,addr=0xS.0xF" for a device at a, in buf; "" when a is unset. */
 static const char *pci(char buf[80], const rv_qemu_pci_addr *a, bool q35)
 {
+    char bus[16];
     buf[0] = '\0';
     if (a->set)
-        snprintf(buf, 80, ",bus=%s,addr=0x%x.0x%x%s", q35 ? "pcie.0" : "pci.0", a->slot, a->function,
-                 a->multifunction ? ",multifunction=on" : "");
+        snprintf(buf, 80, ",bus=%s,addr=0x%x.0x%x%s", rv_qemu_pci_bus_id(a, q35, bus), a->slot,
+                 a->function, a->multifunction ? ",multifunction=on" : "");
     return buf;
 }
 

@@ -77,16 +77,20 @@ int rv_qemu_parse_pci_address(const xmlNode *n, rv_qemu_pci_addr *addr, rv_err *
         attr_uint(n, "slot", 0, RV_QEMU_PCI_SLOTS - 1, 0, &slot, err) < 0 ||
         attr_uint(n, "function", 0, 7, 0, &function, err) < 0)
         return -1;
-    if (domain != 0 || bus != 0)
-        UNSUPPORTED("unsupported PCI address domain %llu bus %llu (only the root bus, 0)", domain, bus);
-    if (slot == 0)
+    if (domain != 0)
+        UNSUPPORTED("unsupported PCI address domain %llu (only domain 0)", domain);
+    /* Which buses exist is known with the controllers (assign_pci_addresses). */
+    if (slot == 0 && bus == 0)
         BAD_XML("PCI slot 0 is the host bridge's");
+    if (bus != 0 && slot != 0)
+        BAD_XML("PCI address bus %llu slot %llu: a pcie-root-port's bus has one slot, 0", bus, slot);
     char *mf = rv_qx_attr(n, "multifunction");
     int on = mf ? rv_qx_word_index(mf, off_on_words) : 0;
     free(mf);
     if (on < 0)
         BAD_XML("invalid multifunction of a PCI <address> (on or off)");
     addr->set = true;
+    addr->bus = (unsigned)bus;
     addr->slot = (unsigned)slot;
     addr->function = (unsigned)function;
     addr->multifunction = on == 1;
@@ -518,17 +522,43 @@ static int add_controller(rv_qemu_devices *dev, rv_qemu_ctrl_type type, int mode
     return 0;
 }
 
-/* Which functions of each root-bus slot are taken. */
+/* Which functions of each root-bus slot are taken, which buses are q35
+ * root ports' (by the port's index) and which functions of a port's one
+ * slot are taken. */
 typedef struct pci_bus {
     unsigned char used[RV_QEMU_PCI_SLOTS];      /* a bit per function */
+    bool port[256];
+    unsigned char port_used[256];
 } pci_bus;
 
 static int claim(pci_bus *bus, const rv_qemu_pci_addr *a, rv_err *err)
 {
-    if (bus->used[a->slot] & (1u << a->function))
-        BAD_XML("PCI address 0000:00:%02x.%x is taken twice (or by the machine itself)", a->slot, a->function);
-    bus->used[a->slot] |= (unsigned char)(1u << a->function);
+    unsigned char *used = a->bus ? &bus->port_used[a->bus] : &bus->used[a->slot];
+    if (a->bus && !bus->port[a->bus])
+        UNSUPPORTED("unsupported PCI address bus %u: only the root bus (0) and, on q35, the bus of a "
+                    "pcie-root-port (its index)", a->bus);
+    if (*used & (1u << a->function))
+        BAD_XML("PCI address 0000:%02x:%02x.%x is taken twice (or by the machine itself)", a->bus, a->slot,
+                a->function);
+    *used |= (unsigned char)(1u << a->function);
     return 0;
+}
+
+/* A PCIe device without an address on q35 goes behind a free root port,
+ * as libvirtd places it: the only place QEMU can hotplug it, and so where
+ * a device attached to a running guest must go.  No free port: the root
+ * bus (that device then cannot be unplugged live). */
+static bool place_on_port(pci_bus *bus, rv_qemu_pci_addr *a)
+{
+    if (a->set)
+        return true;
+    for (unsigned i = 1; i < 256; i++)
+        if (bus->port[i] && bus->port_used[i] == 0) {
+            *a = (rv_qemu_pci_addr){ .set = true, .bus = i };
+            bus->port_used[i] = 0xff;
+            return true;
+        }
+    return false;
 }
 
 /* A slot nobody uses any function of, preferring `want` (0: none). */
@@ -563,7 +593,8 @@ static bool video_needs_pci(const rv_qemu_video *v)
 static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
 {
     rv_qemu_devices *dev = &def->dev;
-    pci_bus bus = { { 0 } };
+    pci_bus bus;
+    memset(&bus, 0, sizeof(bus));
     bus.used[0] = 0xff;                                 /* the host bridge */
     bus.used[q35 ? 0x1f : 1] = 0xff;                    /* ICH9 LPC/SATA/SMBus, or PIIX3 */
     /* PIIX3's own functions on pc: IDE is 1.1 (normalise_controllers),
@@ -575,6 +606,13 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
                 UNSUPPORTED("the piix3-uhci USB controller is PIIX3's, at 0000:00:01.2");
             c->addr = (rv_qemu_pci_addr){ .set = true, .slot = 1, .function = 2 };
         }
+    }
+    for (size_t i = 0; i < dev->ncontrollers; i++) {
+        const rv_qemu_controller *c = &dev->controllers[i];
+        if (c->type == RV_QEMU_CTRL_PCI && c->addr.set && c->addr.bus != 0)
+            UNSUPPORTED("a PCI controller (index %u) must be on the root bus", c->index);
+        if (q35 && c->type == RV_QEMU_CTRL_PCI && c->model == RV_QEMU_PCIE_ROOT_PORT && c->index < 256)
+            bus.port[c->index] = true;
     }
     /* Every address already given is claimed first; the rest fill in
      * around them, in libvirt's order. */
@@ -622,9 +660,12 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
         c->addr = (rv_qemu_pci_addr){ .set = true, .slot = (unsigned)port_slot, .function = next_function++,
                                       .multifunction = next_function == 1 };
     }
-    for (size_t i = 0; i < def->ninterfaces; i++)
-        if (place(&bus, &def->interfaces[i].addr, 0, err) < 0)
+    for (size_t i = 0; i < def->ninterfaces; i++) {
+        rv_qemu_interface *n = &def->interfaces[i];
+        bool pcie = strcmp(n->model, "virtio") == 0 || strcmp(n->model, "e1000e") == 0;
+        if (!(q35 && pcie && place_on_port(&bus, &n->addr)) && place(&bus, &n->addr, 0, err) < 0)
             return -1;
+    }
     for (size_t i = 0; i < dev->nsounds; i++)
         if (place(&bus, &dev->sounds[i].addr, 0, err) < 0)
             return -1;
@@ -660,9 +701,12 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
              c->type == RV_QEMU_CTRL_SATA) && place(&bus, &c->addr, 0, err) < 0)
             return -1;
     }
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (def->disks[i].bus == RV_QEMU_BUS_VIRTIO && place(&bus, &def->disks[i].addr, 0, err) < 0)
+    for (size_t i = 0; i < def->ndisks; i++) {
+        rv_qemu_pci_addr *a = &def->disks[i].addr;
+        if (def->disks[i].bus == RV_QEMU_BUS_VIRTIO && !(q35 && place_on_port(&bus, a)) &&
+            place(&bus, a, 0, err) < 0)
             return -1;
+    }
     for (size_t i = 1; i < dev->nvideos; i++)
         if (place(&bus, &dev->videos[i].addr, 0, err) < 0)
             return -1;
@@ -907,8 +951,17 @@ void rv_qemu_format_pci_address(FILE *fp, const rv_qemu_pci_addr *a, const char 
 {
     if (!a->set)
         return;
-    fprintf(fp, "%s<address type='pci' domain='0x0000' bus='0x00' slot='0x%02x' function='0x%x'%s/>\n",
-            indent, a->slot, a->function, a->multifunction ? " multifunction='on'" : "");
+    fprintf(fp, "%s<address type='pci' domain='0x0000' bus='0x%02x' slot='0x%02x' function='0x%x'%s/>\n",
+            indent, a->bus, a->slot, a->function, a->multifunction ? " multifunction='on'" : "");
+}
+
+const char *rv_qemu_pci_bus_id(const rv_qemu_pci_addr *a, bool q35, char buf[16])
+{
+    if (a->bus)
+        snprintf(buf, 16, "pci.%u", a->bus);
+    else
+        snprintf(buf, 16, "%s", q35 ? "pcie.0" : "pci.0");
+    return buf;
 }
 
 /* libvirtd's names: usb (its companions too), pci.0 / pcie.0 and pci.N,

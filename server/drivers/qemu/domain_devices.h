@@ -22,6 +22,7 @@
 /* A slot and function on the root bus (bus 0: pci.0, or pcie.0 on q35). */
 typedef struct rv_qemu_pci_addr {
     bool set;
+    unsigned bus;               /* 0: the root bus; else a pcie-root-port's index (q35) */
     unsigned slot, function;
     bool multifunction;
 } rv_qemu_pci_addr;
@@ -129,6 +130,9 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err);
 
 /* The formatter's pieces, in libvirt's order within <devices>. */
 void rv_qemu_format_pci_address(FILE *fp, const rv_qemu_pci_addr *addr, const char *indent);
+/* QEMU's id of a's bus: pci.0 or pcie.0 (q35) for the root bus, pci.N for
+ * root port N (command.c names them so); in buf, which it returns. */
+const char *rv_qemu_pci_bus_id(const rv_qemu_pci_addr *a, bool q35, char buf[16]);
 void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def);
 void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def);     /* serial, console, channels */
 void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *def);  /* input .. redirdev */

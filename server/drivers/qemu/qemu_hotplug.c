@@ -274,7 +274,8 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     }
     snprintf(addr, sizeof(addr), "0x%x.0x%x", a->slot, a->function);
     json_object_object_add(args, "id", json_object_new_string(req->id));
-    json_object_object_add(args, "bus", json_object_new_string(rv_qemu_machine_is_q35(w->machine) ? "pcie.0" : "pci.0"));
+    char bus[16];
+    json_object_object_add(args, "bus", json_object_new_string(rv_qemu_pci_bus_id(a, rv_qemu_machine_is_q35(w->machine), bus)));
     json_object_object_add(args, "addr", json_object_new_string(addr));
     if (!rv_qemu_send_for(d, req->live.reply, "device_add", args, on_device_added, req))
         req_free(req);
@@ -301,6 +302,16 @@ static void on_tap_passed(rv_qmp *qmp, json_object *ret, const rv_err *err, void
         req_free(req);
 }
 
+/* QEMU hotplugs onto q35's root ports only (pcie.0 refuses): a device
+ * that found no free port there gets libvirtd's error before QEMU's. */
+static int hotpluggable_at(const rv_qemu_domain_def *with, const rv_qemu_pci_addr *a, rv_err *err)
+{
+    if (!rv_qemu_machine_is_q35(with->machine) || a->bus != 0)
+        return 0;
+    rv_err_set(err, RV_FROM_DOMAIN, RV_ERR_INTERNAL_ERROR, "internal error: No more available PCI slots");
+    return -1;
+}
+
 static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
 {
     const rv_qemu_disk *disk = &req->dev.alone->disks[0];
@@ -318,6 +329,8 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
     }
     if (!(req->id = strdup(disk->target)) || !(req->with = rv_qemu_def_with_device(d->live, &req->dev, err)))
         return rv_err_is_set(err) ? -1 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    if (hotpluggable_at(req->with, &req->with->disks[disk_index(req->with, disk->target)].addr, err) < 0)
+        return -1;
     char node[80], alias[32];
     backend_of(req, node, sizeof(node));
     rv_qemu_disk_alias(d->live, disk, alias, sizeof(alias));
@@ -341,6 +354,8 @@ static int attach_interface_live(qemu_dom *d, hp_req *req, rv_err *err)
     if (!(req->with = rv_qemu_def_with_device(d->live, &req->dev, err)))
         return -1;
     rv_qemu_interface *n = &req->with->interfaces[req->with->ninterfaces - 1];
+    if (hotpluggable_at(req->with, &n->addr, err) < 0)
+        return -1;
     /* Its alias (QEMU's id) one past the highest, its bridge the
      * network's, its tap made now: as at start. */
     if (rv_qemu_assign_net_aliases(req->with, err) < 0 || rv_qemu_network_resolve(req->with, err) < 0)
