@@ -6,7 +6,7 @@
 # this).  Through python3-libvirt on a booted test guest (TCG) with two
 # spare ports (no USB controller and no balloon, which libvirtd would put
 # on them): a virtio disk and a virtio NIC (user networking) attached
-# --live --config, with DEVICE_ADDED, the live XML placing each on a root
+# --live --config at the same time from two connections, with DEVICE_ADDED, the live XML placing each on a root
 # port's bus, the guest taking them (the detach's DEVICE_REMOVED needs the
 # guest's PCIe hotplug driver to let go); then a restart of the guest
 # starts QEMU with them on the same ports; then a third device with no
@@ -99,9 +99,26 @@ LIVE_CONFIG = libvirt.VIR_DOMAIN_AFFECT_LIVE | libvirt.VIR_DOMAIN_AFFECT_CONFIG
 disk = (f"<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='{d}/d1.img'/>"
         "<target dev='vdb' bus='virtio'/></disk>")
 nic = "<interface type='user'><mac address='52:54:00:aa:bb:01'/><model type='virtio'/></interface>"
-dom.attachDeviceFlags(disk, LIVE_CONFIG)
+# Both at once, from two connections: each must see the other's device
+# (its port taken) and neither may be lost from the live XML.
+errors = []
+
+
+def attach(xml):
+    try:
+        libvirt.open(uri).lookupByName("g").attachDeviceFlags(xml, LIVE_CONFIG)
+    except libvirt.libvirtError as e:
+        errors.append(str(e))
+
+
+threads = [threading.Thread(target=attach, args=(x,)) for x in (disk, nic)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+if errors:
+    sys.exit(f"FAIL: concurrent attaches: {errors}")
 wait("added", "virtio-disk1")
-dom.attachDeviceFlags(nic, LIVE_CONFIG)
 wait("added", "net0")
 for flags, what in ((0, "live"), (libvirt.VIR_DOMAIN_XML_INACTIVE, "config")):
     root = ET.fromstring(dom.XMLDesc(flags))

@@ -478,6 +478,12 @@ void rv_qemu_job_done(qemu_dom *d, const rv_err *err);
  * off), or gets a timeout error after 30 s; -1 with libvirtd's "domain
  * is not running" when it is not active (or no memory). */
 int rv_qemu_need_monitor(qemu_dom *d, rv_err *err);
+/* Defer the call being served until rv_qemu_turn_over(d) (or d settles
+ * after a start, stop or reconnection), then run it again from the start;
+ * after 30 s it gets a timeout error.  RV_DEFERRED, or -1 with err.  For
+ * a call that must wait for another of its kind (a live attach). */
+int rv_qemu_wait_turn(qemu_dom *d, rv_err *err);
+void rv_qemu_turn_over(qemu_dom *d);
 /* The domain (*d) and which of its definitions flags name (neither: the
  * live one when it runs, else the persistent one), with libvirt's
  * refusals (transient: its words for a transient domain's config, after

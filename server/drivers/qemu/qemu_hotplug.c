@@ -56,12 +56,25 @@ typedef struct hp_req {
     int tap;                    /* attach: the interface's tap, -1: none */
     bool config;                /* then the definition too */
     bool waiting;               /* the unplug timer runs */
+    bool attaching;             /* in attaches */
     ev_timer wait;
-    struct hp_req *next;        /* in unplugs */
+    struct hp_req *next;        /* in unplugs, or in attaches */
 } hp_req;
 
 /* Unplugs asked of QEMU and not yet confirmed by DEVICE_DELETED. */
 static hp_req *unplugs;
+/* Live attaches under way, one per domain at most: the next waits for
+ * its turn (it must see the device before it in the live definition to
+ * choose its address and alias). */
+static hp_req *attaches;
+
+static hp_req *attach_under_way(const char *name)
+{
+    for (hp_req *r = attaches; r; r = r->next)
+        if (strcmp(r->live.name, name) == 0)
+            return r;
+    return NULL;
+}
 
 static void match_clear(match *m)
 {
@@ -72,6 +85,16 @@ static void match_clear(match *m)
 
 static void req_free(hp_req *req)
 {
+    if (req->attaching) {
+        for (hp_req **pp = &attaches; *pp; pp = &(*pp)->next)
+            if (*pp == req) {
+                *pp = req->next;
+                break;
+            }
+        qemu_dom *d = rv_qemu_find_name(req->live.name);
+        if (d)
+            rv_qemu_turn_over(d);
+    }
     if (req->waiting)
         ev_timer_stop(rv_qemu.loop, &req->wait);
     if (req->tap >= 0)
@@ -221,6 +244,33 @@ static void backend_of(const hp_req *req, char *buf, size_t size)
     snprintf(buf, size, req->dev.kind == RV_QEMU_DEV_DISK ? "drive-%s" : "host%s", req->id);
 }
 
+/* The attached device, as req->with has it (its address and alias),
+ * moved into the live definition: only it, since other live changes
+ * (media, memory, another device's removal) may have come meanwhile. */
+static int move_new_device(rv_qemu_domain_def *live, hp_req *req)
+{
+    rv_qemu_domain_def *w = req->with;
+    if (req->dev.kind == RV_QEMU_DEV_DISK) {
+        int i = disk_index(w, req->id);
+        rv_qemu_disk *grown = i < 0 ? NULL : realloc(live->disks, (live->ndisks + 1) * sizeof(*grown));
+        if (!grown)
+            return -1;
+        live->disks = grown;
+        live->disks[live->ndisks++] = w->disks[i];
+        /* with no longer owns what the disk points to. */
+        memmove(&w->disks[i], &w->disks[i + 1], (w->ndisks - (size_t)i - 1) * sizeof(*w->disks));
+        w->ndisks--;
+        return 0;
+    }
+    rv_qemu_interface *grown = realloc(live->interfaces, (live->ninterfaces + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    live->interfaces = grown;
+    live->interfaces[live->ninterfaces++] = w->interfaces[w->ninterfaces - 1];
+    w->ninterfaces--;
+    return 0;
+}
+
 static void on_device_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -236,7 +286,10 @@ static void on_device_added(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         return;
     }
     qemu_dom *d = rv_qemu_find_name(req->live.name);
-    rv_qemu_def_swap(d->live, req->with);
+    if (move_new_device(d->live, req) < 0) {
+        /* QEMU has it; the live XML cannot say so.  Logged, not undone. */
+        RV_ERROR("domain '%s': out of memory recording hotplugged device '%s'", d->live->name, req->id);
+    }
     save_status(d);
     device_event(d, RV_DOMAIN_EVENT_ID_DEVICE_ADDED, req->alias);
     live_done(req, attach_config, &req->dev);
@@ -689,6 +742,11 @@ static int hotplug(const rv_nonnull_domain *wire, const char *xml, const char *b
         rv_qemu_device_clear(&dev);
         return reply ? RV_DEFERRED : -1;
     }
+    if (attach && attach_under_way(d->live->name)) {
+        match_clear(&m);
+        rv_qemu_device_clear(&dev);
+        return rv_qemu_wait_turn(d, err);
+    }
     hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
     if (!req)
         goto fail;
@@ -702,8 +760,13 @@ static int hotplug(const rv_nonnull_domain *wire, const char *xml, const char *b
         rv_deferred_finish(req->live.reply, err);
         rv_err_clear(err);
     }
-    if (rc != 0)
+    if (rc != 0) {
         req_free(req);
+    } else if (attach) {
+        req->attaching = true;
+        req->next = attaches;
+        attaches = req;
+    }
     return RV_DEFERRED;
 fail:
     match_clear(&m);

@@ -146,6 +146,11 @@ int rv_qemu_need_monitor(qemu_dom *d, rv_err *err)
                            "Requested operation is not valid: domain is not running");
     if (!in_transition(d))
         return 0;
+    return rv_qemu_wait_turn(d, err);
+}
+
+int rv_qemu_wait_turn(qemu_dom *d, rv_err *err)
+{
     monitor_waiter *w = calloc(1, sizeof(*w));
     if (!w)
         return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
@@ -158,6 +163,13 @@ int rv_qemu_need_monitor(qemu_dom *d, rv_err *err)
     d->monitor_waiters = w;
     arm_monitor_wait(d);
     return RV_DEFERRED;
+}
+
+static void wake_monitor_waiters(qemu_dom *d);
+
+void rv_qemu_turn_over(qemu_dom *d)
+{
+    wake_monitor_waiters(d);
 }
 
 /* The waiting calls run again once the domain is settled: they find it
