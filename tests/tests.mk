@@ -140,6 +140,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-aliases.sh \
 	tests/interop/test-qemu-hotplug.sh \
 	tests/interop/test-qemu-hotplug-q35.sh \
+	tests/interop/test-virt-manager-hotplug.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \

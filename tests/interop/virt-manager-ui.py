@@ -8,7 +8,8 @@
 #
 # Steps: main, host, details, prefs, newvm (the wizard to Finish),
 # new-disk (its disk in Host Details), console (a running guest's serial
-# console), idle (the benchmark's wait).
+# console), addhw (Add Hardware and Remove on a running guest), idle (the
+# benchmark's wait).
 # Each step prints "step NAME ok" when done.
 
 import os
@@ -318,7 +319,69 @@ def step_new_disk():
     step_host("default", os.environ["VM_NEW_NAME"] + ".qcow2")
 
 
+def open_details(dom):
+    main = frame("Virtual Machine Manager")
+    select_row(find(main, "tree table", "vm-list"), dom)
+    menu(main, "Edit", "Virtual Machine Details")
+    win = frame(dom + " on ")
+    act(find(win, "radio button", "Details", showing=True), "click")
+    return win
+
+
+def hw_rows(win, prefix):
+    return [c.name for c in find_all(find(win, "table", "hw-list"), "table cell")
+            if (c.name or "").startswith(prefix)]
+
+
+def add_hardware(win, kind):
+    act(find(win, "push button", "add-hardware"))
+    dlg = frame("Add New Virtual Hardware")
+    select_row(find(dlg, "table"), kind)
+    shot("addhw-" + kind.lower())
+    act(find(dlg, "push button", "Finish"))
+    poll("the Add Hardware dialog to close", lambda: not dlg.showing, TIMEOUT * 2)
+
+
+def step_addhw():
+    """Add Hardware on the running guest VM_DOMAIN: a new disk in the pool
+    (Storage, the defaults) and a NIC (Network, the defaults), each then
+    listed in the details; then Remove of the disk, confirmed, and the
+    disk gone from the list (the live detach and the definition's)."""
+    win = open_details(os.environ["VM_DOMAIN"])
+    disks_before = hw_rows(win, "VirtIO Disk")
+    add_hardware(win, "Storage")
+    poll("a new disk listed", lambda: len(hw_rows(win, "VirtIO Disk")) > len(disks_before))
+    nics_before = hw_rows(win, "NIC")
+    add_hardware(win, "Network")
+    poll("a new NIC listed", lambda: len(hw_rows(win, "NIC")) > len(nics_before))
+    shot("addhw-done")
+    disk = [r for r in hw_rows(win, "VirtIO Disk") if r not in disks_before][0]
+    print("added: %s and %s" % (disk, [r for r in hw_rows(win, "NIC") if r not in nics_before][0]))
+    select_row(find(win, "table", "hw-list"), disk)
+    act(find(win, "push button", "config-remove"))
+    # virt-manager asks before it removes a device, for a disk also
+    # whether to delete its storage (no).
+    def confirm():
+        for child in app().children:
+            if not child.showing or child is win:
+                continue
+            for name in ("Yes", "Remove", "Delete"):
+                button = child.findChild(GenericPredicate(name=name, roleName="push button"),
+                                         retry=False, requireResult=False, showingOnly=True)
+                if button:
+                    shot("rmhw-confirm")
+                    act(button)
+                    return True
+        return False
+    poll("the removal's confirmation", confirm)
+    poll("the disk gone from the list", lambda: disk not in hw_rows(win, "VirtIO Disk"), TIMEOUT * 2)
+    shot("rmhw-done")
+    print("removed: %s" % disk)
+    close(win)
+
+
 STEPS = {
+    "addhw": step_addhw,
     "new-disk": step_new_disk,
     "idle": step_idle,
     "console": step_console,
