@@ -141,6 +141,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-hotplug.sh \
 	tests/interop/test-qemu-hotplug-q35.sh \
 	tests/interop/test-virt-manager-hotplug.sh \
+	tests/interop/test-nova.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
@@ -209,6 +210,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
+	tests/interop/nova-host.py \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
 
 # client uri unit test

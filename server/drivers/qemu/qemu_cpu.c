@@ -208,7 +208,8 @@ static const cpu_model *find_model(const char *name)
 }
 
 /* The model of vendor (any when NULL) with the most features, all of
- * which are in have; NULL when none is. */
+ * which are in have; NULL when none is.  Of two with as many, a generic
+ * one (no vendor), as libvirtd's map lists those first. */
 static const cpu_model *best_model(const char *vendor, const rv_qemu_cpu_features *have)
 {
     const cpu_model *best = NULL;
@@ -216,7 +217,8 @@ static const cpu_model *best_model(const char *vendor, const rv_qemu_cpu_feature
         const cpu_model *m = &probe.models[i];
         if ((vendor && m->vendor && strcmp(vendor, m->vendor) != 0) || !fset_subset(&m->feats, have))
             continue;
-        if (!best || m->feats.n > best->feats.n)
+        if (!best || m->feats.n > best->feats.n ||
+            (m->feats.n == best->feats.n && !m->vendor && best->vendor))
             best = m;
     }
     return best;
@@ -331,6 +333,19 @@ static const char *libvirt_vendor(const char *cpuid)
     return NULL;
 }
 
+/* The models libvirt's CPU map gives no vendor (QEMU gives each one): a
+ * host of any vendor may be described by them. */
+static bool generic_model(const char *name)
+{
+    static const char *const generic[] = { "486", "pentium", "pentium2", "pentium3", "pentiumpro",
+                                           "qemu32", "qemu64", "kvm32", "kvm64", "cpu64-rhel5",
+                                           "cpu64-rhel6", NULL };
+    for (size_t i = 0; generic[i]; i++)
+        if (strcmp(name, generic[i]) == 0)
+            return true;
+    return false;
+}
+
 static void on_expansion(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)qmp;
@@ -353,7 +368,7 @@ static void on_expansion(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
             if (rc == 0 && json_object_get_boolean(val))
                 rc = m ? (paravirt(key) ? 0 : fset_add(&m->feats, key))
                        : fset_add(&probe.tcg, key);
-        } else if (m && strcmp(key, "vendor") == 0) {
+        } else if (m && strcmp(key, "vendor") == 0 && !generic_model(m->name)) {
             m->vendor = libvirt_vendor(json_object_get_string(val));
         }
         if (rc < 0) {
