@@ -60,6 +60,15 @@ void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int eve
     rv_driver_dom_event(drv, dom, &ev);
 }
 
+void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int type,
+                              const char *nsuri)
+{
+    rv_dom_event ev = { .id = RV_DOMAIN_EVENT_ID_METADATA_CHANGE };
+    ev.u.metadata_change.type = type;
+    ev.u.metadata_change.nsuri = nsuri ? (char **)&nsuri : NULL;
+    rv_driver_dom_event(drv, dom, &ev);
+}
+
 static rv_network_sink network_sink;
 static void *network_sink_opaque;
 

@@ -199,6 +199,10 @@ void rv_driver_dom_event(const rv_driver *drv, const rv_dom_ref *dom, const rv_d
 void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id);
 void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
                             const char *alias);
+/* METADATA_CHANGE after DOMAIN_SET_METADATA: its type and uri (NULL
+ * but for an element). */
+void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int type,
+                              const char *nsuri);
 
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */

@@ -427,6 +427,7 @@ static void process_gone(qemu_dom *d)
     d->fake_reboot = false;
     d->restarting = false;
     d->balloon_kib = 0;
+    rv_qemu_thresholds_clear(d);
     d->pid = 0;
     d->start_time = 0;
     rv_qemu_cpu_files_close(d);
@@ -1002,6 +1003,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         after_guest_action(d, d->live->on_crash, RV_DOMAIN_SHUTOFF_CRASHED,
                            RV_EVENT_STOPPED_CRASHED);
     }
+    rv_qemu_events_qmp(d, name, data);
     /* Hotplug (qemu_hotplug.c): a device the guest let go, or would not. */
     json_object *dev = NULL, *info = NULL, *source = NULL, *status = NULL;
     if (strcmp(name, "DEVICE_DELETED") == 0 && data && json_object_object_get_ex(data, "device", &dev))
