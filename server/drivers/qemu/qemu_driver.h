@@ -603,6 +603,9 @@ void rv_qemu_emit_tunable_string(const qemu_dom *d, const char *field, const cha
 void rv_qemu_emit_metadata_change(const qemu_dom *d, int type, const char *nsuri);
 /* A QMP event of d's QEMU: the events above it gives rise to. */
 void rv_qemu_events_qmp(qemu_dom *d, const char *name, json_object *data);
+/* A start is done: libvirtd's AGENT_LIFECYCLE (not connected yet) when
+ * the domain has a guest agent channel. */
+void rv_qemu_events_started(qemu_dom *d);
 void rv_qemu_threshold_free(qemu_threshold *t);
 /* The process is gone: so are its thresholds. */
 void rv_qemu_thresholds_clear(qemu_dom *d);

@@ -239,6 +239,16 @@ static void on_vserport(qemu_dom *d, json_object *data)
     }
 }
 
+void rv_qemu_events_started(qemu_dom *d)
+{
+    if (!d->live || !rv_qemu_agent_configured(d->live))
+        return;
+    rv_dom_event ev = { .id = RV_DOMAIN_EVENT_ID_AGENT_LIFECYCLE };
+    ev.u.agent_lifecycle.state = RV_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_DISCONNECTED;
+    ev.u.agent_lifecycle.reason = RV_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_REASON_DOMAIN_STARTED;
+    rv_qemu_emit(d, &ev);
+}
+
 static void on_write_threshold(qemu_dom *d, json_object *data)
 {
     const char *node = str_of(data, "node-name");

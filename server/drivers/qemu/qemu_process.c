@@ -586,6 +586,7 @@ static void on_started(qemu_dom *d)
     RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
             (int)d->pid, d->id,
             rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+    rv_qemu_events_started(d);
     /* libvirtd reports the "cont" that lets the CPUs run first. */
     if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
