@@ -141,7 +141,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-hotplug.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-qemu-domain-events.sh \
-	tests/interop/test-legacy-events.sh \
+	tests/interop/test-qemu-guest-events.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
