@@ -1,5 +1,6 @@
-/* Domain event subscriptions (CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY)
- * and the fan-out of each event to the clients that subscribed. */
+/* Domain event subscriptions (CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY,
+ * and the legacy CONNECT_DOMAIN_EVENT_REGISTER(_ANY)) and the fan-out of
+ * each event to the clients that subscribed. */
 #ifndef RV_SERVER_EVENTS_H
 #define RV_SERVER_EVENTS_H
 

@@ -15,10 +15,7 @@ source "$(dirname "$0")/../functions.sh"
 
 requires virsh
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-FAKE=$RV_TMP/fake-qemu
-printf '#!%s\n' "$(command -v "$PYTHON3")" > "$FAKE"
-tail -n +2 "$top_srcdir/tests/tools/fake-qemu.py" >> "$FAKE"
-chmod +x "$FAKE"
+fake_qemu
 start_remvirtd_qemu "qemu_binary = \"$FAKE\""
 V=(virsh -q -c "$QEMU_URI")
 OUT=$RV_TMP/out
