@@ -1,5 +1,6 @@
-/* Domain event subscriptions (CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY)
- * and the fan-out of each event to the clients that subscribed. */
+/* Domain event subscriptions (CONNECT_DOMAIN_EVENT_CALLBACK_REGISTER_ANY,
+ * and the legacy CONNECT_DOMAIN_EVENT_REGISTER(_ANY)) and the fan-out of
+ * each event to the clients that subscribed. */
 #ifndef RV_SERVER_EVENTS_H
 #define RV_SERVER_EVENTS_H
 
@@ -22,6 +23,7 @@ typedef struct rvs_subscription {
     int one_domain;
     unsigned char uuid[16];
     int family;                 /* RVS_EVENTS_DOMAIN, _NETWORK, _POOL, _NODE_DEVICE */
+    int legacy;                 /* domain: CONNECT_DOMAIN_EVENT_REGISTER(_ANY), legacy messages */
 } rvs_subscription;
 
 /* A client's registrations, in registration order (events go out in it). */
@@ -39,6 +41,11 @@ typedef struct rvs_subscriptions {
 int rvs_events_subscribe(rvs_client *c, int event_id, const rv_nonnull_domain *dom,
                          int *callback_id, rv_err *err);
 int rvs_events_unsubscribe(rvs_client *c, int callback_id, rv_err *err);
+/* The legacy registration (CONNECT_DOMAIN_EVENT_REGISTER(_ANY)): every
+ * domain, by event ID, events sent as the legacy messages (events that
+ * have none are not sent). */
+int rvs_events_subscribe_legacy(rvs_client *c, int event_id, rv_err *err);
+int rvs_events_unsubscribe_legacy(rvs_client *c, int event_id, rv_err *err);
 /* Drop them all (the hypervisor connection they belong to is gone). */
 void rvs_events_forget(rvs_subscriptions *subs);
 
@@ -48,10 +55,10 @@ void rvs_events_forget(rvs_subscriptions *subs);
 void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
                           int event, int detail);
 
-/* An event that carries the domain only (RV_DOMAIN_EVENT_ID_REBOOT), or
- * the domain and a device's alias (the DEVICE_* events), the same way. */
-void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
-                            int event_id, const char *alias);
+/* Any other domain event (rv_dom_event, filled by a driver), the same
+ * way; legacy subscribers get its legacy message. */
+void rvs_events_domain(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                       const rv_dom_event *ev);
 
 /* Network events (server/net_events.c): the same list and callbackIDs,
  * marked as network subscriptions; net may be NULL (every network). */

@@ -255,6 +255,44 @@ int rvs_handle_connect_domain_event_callback_deregister_any(
     return rvs_events_unsubscribe(call->client, args->callbackID, &call->err);
 }
 
+/* The legacy registrations (clients that do not ask for
+ * REMOTE_EVENT_CALLBACK).  libvirtd answers cb_registered 1 and 0. */
+int rvs_handle_connect_domain_event_register(rvs_call *call,
+                                             rv_connect_domain_event_register_ret *ret)
+{
+    if (!rvs_call_conn(call) ||
+        rvs_events_subscribe_legacy(call->client, RV_DOM_EVENT_ID_LIFECYCLE, &call->err) < 0)
+        return -1;
+    ret->cb_registered = 1;
+    return 0;
+}
+
+int rvs_handle_connect_domain_event_deregister(rvs_call *call,
+                                               rv_connect_domain_event_deregister_ret *ret)
+{
+    if (!rvs_call_conn(call) ||
+        rvs_events_unsubscribe_legacy(call->client, RV_DOM_EVENT_ID_LIFECYCLE, &call->err) < 0)
+        return -1;
+    ret->cb_registered = 0;
+    return 0;
+}
+
+int rvs_handle_connect_domain_event_register_any(rvs_call *call,
+                                                 rv_connect_domain_event_register_any_args *args)
+{
+    if (!rvs_call_conn(call))
+        return -1;
+    return rvs_events_subscribe_legacy(call->client, args->eventID, &call->err);
+}
+
+int rvs_handle_connect_domain_event_deregister_any(
+    rvs_call *call, rv_connect_domain_event_deregister_any_args *args)
+{
+    if (!rvs_call_conn(call))
+        return -1;
+    return rvs_events_unsubscribe_legacy(call->client, args->eventID, &call->err);
+}
+
 int rvs_handle_connect_get_uri(rvs_call *call, rv_connect_get_uri_ret *ret)
 {
     if (!rvs_call_conn(call))

@@ -121,11 +121,11 @@ static void lifecycle_to_clients(const rv_driver *drv, const rv_dom_ref *dom, in
     rvs_events_lifecycle(srv->clients, drv, dom, event, detail);
 }
 
-static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
-                                    const char *alias, void *opaque)
+static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom,
+                                    const rv_dom_event *ev, void *opaque)
 {
     rvs_server *srv = opaque;
-    rvs_events_domain_only(srv->clients, drv, dom, event_id, alias);
+    rvs_events_domain(srv->clients, drv, dom, ev);
 }
 
 static void network_event_to_clients(const rv_driver *drv, const char *name,

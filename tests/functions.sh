@@ -820,6 +820,17 @@ _rv_kill_qemus()
     return 0
 }
 
+# fake_qemu: tests/tools/fake-qemu.py as a binary of its own, run by the
+# python3 the tests use; sets FAKE (for remvirtd's qemu_binary).
+fake_qemu()
+{
+    requires "$PYTHON3" --version
+    FAKE=$RV_TMP/fake-qemu
+    printf '#!%s\n' "$(command -v "$PYTHON3")" > "$FAKE"
+    tail -n +2 "$top_srcdir/tests/tools/fake-qemu.py" >> "$FAKE"
+    chmod +x "$FAKE"
+}
+
 # qemu_domain_xml NAME [DEVICES]: a QEMU guest with no disk (it idles in
 # its firmware), TCG, 64 MiB.
 qemu_domain_xml()

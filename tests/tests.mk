@@ -143,6 +143,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-hotplug.sh \
 	tests/interop/test-nova.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
+	tests/interop/test-qemu-domain-events.sh \
+	tests/interop/test-qemu-guest-events.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
@@ -209,6 +211,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \
+	tests/interop/qemu-events-checks.py tests/interop/legacy-events.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/nova-host.py \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh

@@ -39,16 +39,34 @@ void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque)
     domain_event_sink_opaque = opaque;
 }
 
+void rv_driver_dom_event(const rv_driver *drv, const rv_dom_ref *dom, const rv_dom_event *ev)
+{
+    if (domain_event_sink)
+        domain_event_sink(drv, dom, ev, domain_event_sink_opaque);
+}
+
 void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id)
 {
-    rv_driver_device_event(drv, dom, event_id, NULL);
+    rv_dom_event ev = { .id = event_id };
+    rv_driver_dom_event(drv, dom, &ev);
 }
 
 void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
                             const char *alias)
 {
-    if (domain_event_sink)
-        domain_event_sink(drv, dom, event_id, alias, domain_event_sink_opaque);
+    rv_dom_event ev = { .id = event_id };
+    /* The three device events share one layout. */
+    ev.u.device_added.msg.devAlias = (char *)alias;
+    rv_driver_dom_event(drv, dom, &ev);
+}
+
+void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int type,
+                              const char *nsuri)
+{
+    rv_dom_event ev = { .id = RV_DOMAIN_EVENT_ID_METADATA_CHANGE };
+    ev.u.metadata_change.type = type;
+    ev.u.metadata_change.nsuri = nsuri ? (char **)&nsuri : NULL;
+    rv_driver_dom_event(drv, dom, &ev);
 }
 
 static rv_network_sink network_sink;

@@ -157,16 +157,52 @@ void rv_driver_set_lifecycle_sink(rv_lifecycle_sink sink, void *opaque);
 void rv_driver_lifecycle_event(const rv_driver *drv, const rv_dom_ref *dom, int event,
                                int detail);
 
-/* Domain events that carry the domain only (event_id
- * RV_DOMAIN_EVENT_ID_REBOOT), or the domain and a device's alias
- * (RV_DOMAIN_EVENT_ID_DEVICE_ADDED, _DEVICE_REMOVED,
- * _DEVICE_REMOVAL_FAILED: alias borrowed), go the same way. */
-typedef void (*rv_domain_event_sink)(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
-                                     const char *alias, void *opaque);
+/* Every other domain event: id (RV_DOMAIN_EVENT_ID_*) and, in the
+ * member of u named after it, that event's callback message with its
+ * fields filled; its domain and callbackID are the daemon's to fill.
+ * Strings are only borrowed for the length of the call. */
+typedef struct rv_dom_event {
+    int id;
+    union {
+        rv_domain_event_callback_lifecycle_msg lifecycle;
+        rv_domain_event_callback_reboot_msg reboot;
+        rv_domain_event_callback_rtc_change_msg rtc_change;
+        rv_domain_event_callback_watchdog_msg watchdog;
+        rv_domain_event_callback_io_error_msg io_error;
+        rv_domain_event_callback_graphics_msg graphics;
+        rv_domain_event_callback_io_error_reason_msg io_error_reason;
+        rv_domain_event_callback_control_error_msg control_error;
+        rv_domain_event_callback_disk_change_msg disk_change;
+        rv_domain_event_callback_tray_change_msg tray_change;
+        rv_domain_event_callback_pmwakeup_msg pmwakeup;
+        rv_domain_event_callback_pmsuspend_msg pmsuspend;
+        rv_domain_event_callback_balloon_change_msg balloon_change;
+        rv_domain_event_callback_pmsuspend_disk_msg pmsuspend_disk;
+        rv_domain_event_callback_device_removed_msg device_removed;
+        rv_domain_event_callback_tunable_msg tunable;
+        rv_domain_event_callback_agent_lifecycle_msg agent_lifecycle;
+        rv_domain_event_callback_device_added_msg device_added;
+        rv_domain_event_callback_device_removal_failed_msg device_removal_failed;
+        rv_domain_event_callback_metadata_change_msg metadata_change;
+        rv_domain_event_block_threshold_msg block_threshold;
+        rv_domain_event_memory_failure_msg memory_failure;
+        rv_domain_event_memory_device_size_change_msg memory_device_size_change;
+    } u;
+} rv_dom_event;
+typedef void (*rv_domain_event_sink)(const rv_driver *drv, const rv_dom_ref *dom,
+                                     const rv_dom_event *ev, void *opaque);
 void rv_driver_set_domain_event_sink(rv_domain_event_sink sink, void *opaque);
+void rv_driver_dom_event(const rv_driver *drv, const rv_dom_ref *dom, const rv_dom_event *ev);
+/* Shorthands: an event with the domain only (RV_DOMAIN_EVENT_ID_REBOOT,
+ * _CONTROL_ERROR, _PM*), or the domain and a device's alias
+ * (RV_DOMAIN_EVENT_ID_DEVICE_ADDED, _DEVICE_REMOVED, _DEVICE_REMOVAL_FAILED). */
 void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id);
 void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
                             const char *alias);
+/* METADATA_CHANGE after DOMAIN_SET_METADATA: its type and uri (NULL
+ * but for an element). */
+void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int type,
+                              const char *nsuri);
 
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */

@@ -18,12 +18,7 @@ set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 requires virsh
-requires "$PYTHON3" --version
-FAKE=$RV_TMP/fake-qemu
-# Its own copy, run by the python3 the tests use.
-printf '#!%s\n' "$(command -v "$PYTHON3")" > "$FAKE"
-tail -n +2 "$top_srcdir/tests/tools/fake-qemu.py" >> "$FAKE"
-chmod +x "$FAKE"
+fake_qemu
 start_remvirtd_qemu "qemu_binary = \"$FAKE\""
 V=(virsh -q -c "$QEMU_URI")
 OUT=$RV_TMP/out

@@ -167,10 +167,11 @@ sed -i -E 's/port=59[0-9][0-9] autoport=yes/port=PORT autoport=yes/' "$OUT/libvi
 same "$OUT/libvirtd.live" "$OUT/remvirtd.live" "live dumpxml key fields"
 same "$OUT/libvirtd.after-shutdown" "$OUT/remvirtd.after-shutdown" "state after an ACPI shutdown"
 same "$OUT/libvirtd.metadata" "$OUT/remvirtd.metadata" "title, description and IS_UPDATED"
-# (remvirtd sends no balloon-change or metadata-change events: compatibility.md.  libvirtd
+# (balloon-change events come as the guest's balloon driver moves, at
+# times of its own on each daemon: left out.  libvirtd
 # sometimes sends a control-error when the guest's QEMU closes its
 # monitor as it powers off (its log: "Unable to read from monitor:
 # Connection reset by peer"): a race of its own, left out of both.)
-grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'\|'metadata-change'" > "$OUT/libvirtd.ev"
-grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'\|'metadata-change'" > "$OUT/remvirtd.ev"
+grep "^event " "$OUT/libvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/libvirtd.ev"
+grep "^event " "$OUT/remvirtd.events" | grep -v "'probe'\|'balloon-change'\|'control-error'" > "$OUT/remvirtd.ev"
 same "$OUT/libvirtd.ev" "$OUT/remvirtd.ev" "virsh event --loop --all lines"

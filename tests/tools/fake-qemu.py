@@ -6,6 +6,10 @@
 #                     under -no-shutdown
 #   system_reset      answers, then RESET
 #   SIGUSR1           GUEST_PANICKED
+#   SIGUSR2           the events in the file PATH.inject (PATH: the -qmp
+#                     socket), one JSON object {"event": NAME, "data": ...}
+#                     a line, as QEMU would send them for a guest's doing
+#   query-named-block-nodes  a "file" node for each -drive file=...
 #   stop / cont       STOP / RESUME; quit exits; query-status the state
 # Anything else is answered with an empty return.  -version prints a
 # QEMU-like version line.  With FAKE_QEMU_SILENT=1 in its environment it
@@ -47,7 +51,17 @@ def event(name, data=None):
     send(msg)
 
 
+# The block nodes QEMU would name for each -drive's file.
+nodes = []
+for i, arg in enumerate(sys.argv):
+    if arg == "-drive":
+        opts = dict(o.split("=", 1) for o in sys.argv[i + 1].split(",") if "=" in o)
+        if "file" in opts:
+            nodes.append({"node-name": "#block%d" % (100 + len(nodes)), "drv": "file",
+                          "file": opts["file"]})
+
 panic = False
+inject = False
 decoder = json.JSONDecoder()
 
 
@@ -56,7 +70,13 @@ def on_usr1(signum, frame):
     panic = True
 
 
+def on_usr2(signum, frame):
+    global inject
+    inject = True
+
+
 signal.signal(signal.SIGUSR1, on_usr1)
+signal.signal(signal.SIGUSR2, on_usr2)
 
 while True:
     conn, _ = server.accept()
@@ -72,6 +92,13 @@ while True:
             panic = False
             event("GUEST_PANICKED", {"action": "pause"})
             status = "guest-panicked"
+        if inject:
+            inject = False
+            with open(path + ".inject") as f:
+                for line in f:
+                    if line.strip():
+                        ev = json.loads(line)
+                        event(ev["event"], ev.get("data"))
         try:
             data = conn.recv(4096)
         except socket.timeout:
@@ -94,6 +121,8 @@ while True:
                 reply["id"] = cmd["id"]
             if name == "query-status":
                 reply["return"] = {"status": status, "running": status == "running"}
+            elif name == "query-named-block-nodes":
+                reply["return"] = nodes
             send(reply)
             if name == "cont":
                 status = "running"

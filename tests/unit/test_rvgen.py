@@ -546,7 +546,8 @@ class RealProtocol(unittest.TestCase):
                         '.needs_auth = 1 },' in table)
         self.assertTrue('.api = "virNWFilterBindingCreateXML", .error_domain = 33' in table)
         # libvirt's event messages have no API: still an unknown procedure.
-        self.assertTrue('[320] = { .name = "DOMAIN_EVENT_CALLBACK_RTC_CHANGE", .api = NULL' in table)
+        self.assertTrue('[359] = { .name = "DOMAIN_EVENT_CALLBACK_MIGRATION_ITERATION", .api = NULL'
+                        in table)
 
     def test_admin_table(self):
         table = self.out['server/rv_admin_dispatch.gen.c']
@@ -685,13 +686,30 @@ class Values(unittest.TestCase):
         for h in headers:
             with open(h) as f:
                 text = re.sub(r'/\*.*?\*/', '', f.read(), flags=re.S)
-            for name, expr in re.findall(r'\b(VIR_[A-Z0-9_]+)\s*=\s*([^,}]+)', text):
-                expr = expr.strip().strip('()').replace('U', '')
-                m = re.fullmatch(r'1\s*<<\s*(\d+)', expr)
-                if m:
-                    libvirt[name] = 1 << int(m.group(1))
-                elif re.fullmatch(r'-?\d+', expr):
-                    libvirt[name] = int(expr)
+            text = re.sub(r'^\s*#.*$', '', text, flags=re.M)
+            # Each enum's members in order: one without a value is the
+            # one before it plus one, as C has it.
+            for body in re.findall(r'\benum\s*\{(.*?)\}', text, flags=re.S):
+                following = 0
+                for member in body.split(','):
+                    m = re.fullmatch(r'\s*(VIR_[A-Z0-9_]+)\s*(?:=\s*(.+?))?\s*', member, flags=re.S)
+                    if not m:
+                        following = None
+                        continue
+                    name, expr = m.groups()
+                    if expr is None:
+                        if following is not None:
+                            libvirt[name] = following
+                            following += 1
+                        continue
+                    expr = expr.strip().strip('()').replace('U', '')
+                    shift = re.fullmatch(r'1\s*<<\s*(\d+)', expr)
+                    following = None
+                    if shift:
+                        libvirt[name] = 1 << int(shift.group(1))
+                    elif re.fullmatch(r'-?\d+', expr):
+                        libvirt[name] = int(expr)
+                        following = libvirt[name] + 1
         spec = rvgen.Spec([REMOTE_X, KEEPALIVE_X, VALUES_X])
         for venum in rvgen.value_enums(spec):
             for row in venum.rows:

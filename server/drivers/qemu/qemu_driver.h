@@ -82,6 +82,14 @@ typedef struct rv_qemu_sync {
     void *data;
 } rv_qemu_sync;
 
+/* A write threshold set on a disk's storage node (qemu_events.c). */
+typedef struct qemu_threshold {
+    char *node;                 /* QEMU's node name */
+    char *dev;                  /* the disk's target, as the event names it */
+    char *path;                 /* its source */
+    struct qemu_threshold *next;
+} qemu_threshold;
+
 typedef struct qemu_dom {
     rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
     rv_qemu_domain_def *live;   /* while active */
@@ -138,6 +146,7 @@ typedef struct qemu_dom {
      * rest wait in order. */
     struct qemu_def_write *def_writes;
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
+    qemu_threshold *thresholds; /* set and not yet crossed (qemu_events.c) */
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -588,6 +597,24 @@ bool rv_qemu_dom_cpu_times(qemu_dom *d, bool proc, unsigned nvcpus, unsigned lon
 unsigned long long rv_qemu_dom_rss_kib(qemu_dom *d);
 /* Close the files kept for the domain's process (it is gone). */
 void rv_qemu_cpu_files_close(qemu_dom *d);
+
+/* ---- qemu_events.c: domain events other than lifecycle and devices ---- */
+/* Send ev (its domain filled from d). */
+void rv_qemu_emit(const qemu_dom *d, const rv_dom_event *ev);
+/* TUNABLE with these values (borrowed), as libvirtd sends after a live
+ * tuning change; _string: one string value. */
+void rv_qemu_emit_tunable(const qemu_dom *d, rv_typed_param *params, u_int n);
+void rv_qemu_emit_tunable_string(const qemu_dom *d, const char *field, const char *value);
+/* METADATA_CHANGE of type (DOMAIN_SET_METADATA's), nsuri NULL but for elements. */
+void rv_qemu_emit_metadata_change(const qemu_dom *d, int type, const char *nsuri);
+/* A QMP event of d's QEMU: the events above it gives rise to. */
+void rv_qemu_events_qmp(qemu_dom *d, const char *name, json_object *data);
+/* A start is done: libvirtd's AGENT_LIFECYCLE (not connected yet) when
+ * the domain has a guest agent channel. */
+void rv_qemu_events_started(qemu_dom *d);
+void rv_qemu_threshold_free(qemu_threshold *t);
+/* The process is gone: so are its thresholds. */
+void rv_qemu_thresholds_clear(qemu_dom *d);
 
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;

@@ -602,6 +602,21 @@ static void on_media_changed(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     req_free(req);
 }
 
+/* Ejected: the tray is closed again, empty, as libvirtd leaves it (its
+ * TRAY_CHANGE close follows the open). */
+static void on_ejected(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
+        return;
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "id", json_object_new_string(req->dev.alone->disks[0].target));
+    if (!rv_qemu_send_for(d, req->live.reply, "blockdev-close-tray", args, on_media_changed, req))
+        req_free(req);
+}
+
 static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
 {
     rv_qemu_device dev = { 0 };
@@ -654,7 +669,7 @@ static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned
         json_object_object_add(args, "force", json_object_new_boolean(true));
     }
     if (!rv_qemu_send_for(d, req->live.reply, want->source ? "blockdev-change-medium" : "eject", args,
-                          on_media_changed, req))
+                          want->source ? on_media_changed : on_ejected, req))
         req_free(req);
     return RV_DEFERRED;
 }

@@ -202,6 +202,32 @@ static int record_iotune(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     return 0;
 }
 
+/* libvirtd's TUNABLE after a live change: the disk, then the values given. */
+static void tunable_event(const qemu_dom *d, const iotune_req *req)
+{
+    rv_typed_param *ps = calloc(req->nparams + 1, sizeof(*ps));
+    char **names = calloc(req->nparams, sizeof(*names));
+    if (!ps || !names)
+        goto out;
+    ps[0].field = "blkdeviotune.disk";
+    ps[0].value.type = RV_TYPED_PARAM_STRING;
+    ps[0].value.rv_typed_param_value_u.s = req->target;
+    for (u_int i = 0; i < req->nparams; i++) {
+        if (asprintf(&names[i], "blkdeviotune.%s", req->params[i].field) < 0) {
+            names[i] = NULL;
+            goto out;
+        }
+        ps[i + 1] = req->params[i];
+        ps[i + 1].field = names[i];
+    }
+    rv_qemu_emit_tunable(d, ps, req->nparams + 1);
+out:
+    for (u_int i = 0; names && i < req->nparams; i++)
+        free(names[i]);
+    free(names);
+    free(ps);
+}
+
 static void on_throttled(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -214,6 +240,7 @@ static void on_throttled(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     /* The live XML shows what QEMU now has. */
     if (record_iotune(d->live, &ch, &ignored) < 0)
         rv_err_clear(&ignored);
+    tunable_event(d, req);
     if (req->config && rv_qemu_def_change(d, record_iotune, &ch, req->live.reply, &cerr) == 0) {
         req_free(req);
         return;

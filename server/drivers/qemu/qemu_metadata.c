@@ -55,8 +55,13 @@ int rv_qemu_domain_set_metadata(rv_driver_conn *c, const rv_domain_set_metadata_
                                  args->uri ? *args->uri : NULL, RV_FROM_QEMU, err) < 0 ||
         !(d = rv_qemu_dom_get(&args->dom, err)) || pick(d, args->flags, &live, &config, err) < 0)
         return -1;
-    if (!config)
-        return rv_domain_metadata_set(&d->live->base, ch.type, ch.text, err);
+    const char *nsuri = args->uri ? *args->uri : NULL;
+    if (!config) {
+        if (rv_domain_metadata_set(&d->live->base, ch.type, ch.text, err) < 0)
+            return -1;
+        rv_qemu_emit_metadata_change(d, ch.type, nsuri);
+        return 0;
+    }
     /* The definition first: a live change is not undone when its write
      * fails, so it waits for the write's success. */
     rv_deferred *reply = rv_driver_defer(err);
@@ -68,6 +73,7 @@ int rv_qemu_domain_set_metadata(rv_driver_conn *c, const rv_domain_set_metadata_
         rv_err_clear(&werr);
         return RV_DEFERRED;
     }
+    rv_qemu_emit_metadata_change(d, ch.type, nsuri);
     /* Written or queued: the live one follows now (its own copy). */
     if (live && rv_domain_metadata_set(&d->live->base, ch.type, ch.text, &werr) < 0)
         rv_err_clear(&werr);    /* out of memory: the live title stays as it was */

@@ -39,6 +39,7 @@ const rv_driver rv_qemu_driver = {
         .domain_get_messages = rv_qemu_domain_get_messages,
         .domain_is_updated = rv_qemu_domain_is_updated,              /* qemu_metadata.c */
         .domain_set_metadata = rv_qemu_domain_set_metadata,
+        .domain_set_block_threshold = rv_qemu_domain_set_block_threshold,
         .domain_get_metadata = rv_qemu_domain_get_metadata,
         .domain_memory_stats = rv_qemu_domain_memory_stats,
         .domain_set_memory_stats_period = rv_qemu_domain_set_memory_stats_period,

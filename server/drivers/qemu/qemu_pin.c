@@ -153,6 +153,10 @@ static void live_done(pin_req *req, qemu_dom *d, rv_err *err)
         rv_err ignored = { 0 };
         if (record_pin(d->live, &ch, &ignored) < 0)
             rv_err_clear(&ignored);
+        char field[48] = "cputune.emulatorpin";
+        if (req->vcpu >= 0)
+            snprintf(field, sizeof(field), "cputune.vcpupin%d", req->vcpu);
+        rv_qemu_emit_tunable_string(d, field, req->cpulist);
         if (req->config && rv_qemu_def_change(d, record_pin, &ch, req->live.reply, err) == 0) {
             req_free(req);
             return;

@@ -439,6 +439,7 @@ static void process_gone(qemu_dom *d)
     d->fake_reboot = false;
     d->restarting = false;
     d->balloon_kib = 0;
+    rv_qemu_thresholds_clear(d);
     d->pid = 0;
     d->start_time = 0;
     rv_qemu_cpu_files_close(d);
@@ -597,6 +598,7 @@ static void on_started(qemu_dom *d)
     RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
             (int)d->pid, d->id,
             rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
+    rv_qemu_events_started(d);
     /* libvirtd reports the "cont" that lets the CPUs run first. */
     if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
@@ -1014,6 +1016,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         after_guest_action(d, d->live->on_crash, RV_DOMAIN_SHUTOFF_CRASHED,
                            RV_EVENT_STOPPED_CRASHED);
     }
+    rv_qemu_events_qmp(d, name, data);
     /* Hotplug (qemu_hotplug.c): a device the guest let go, or would not. */
     json_object *dev = NULL, *info = NULL, *source = NULL, *status = NULL;
     if (strcmp(name, "DEVICE_DELETED") == 0 && data && json_object_object_get_ex(data, "device", &dev))

@@ -754,6 +754,10 @@ int test_domain_set_metadata(rv_driver_conn *c, const rv_domain_set_metadata_arg
     if ((live && rv_domain_metadata_set(&live->base, args->type, text, err) < 0) ||
         (config && rv_domain_metadata_set(&config->base, args->type, text, err) < 0))
         return -1;
+    /* libvirt's test driver tells subscribers, as its QEMU driver does. */
+    rv_dom_ref ref = { .name = d->def->name, .id = d->id };
+    memcpy(ref.uuid, d->def->uuid, sizeof(ref.uuid));
+    rv_driver_metadata_event(&rv_test_driver, &ref, args->type, args->uri ? *args->uri : NULL);
     return 0;
 }
 
