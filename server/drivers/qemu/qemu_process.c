@@ -218,8 +218,8 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
 }
 
 /* Queue a job; path is the job's own (freed with it). */
-static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
-                    rv_deferred *reply, rv_nonnull_domain *ret_dom)
+static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
+                         rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -229,7 +229,7 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
         if (reply)
             rv_deferred_finish(reply, &err);
         rv_err_clear(&err);
-        return;
+        return NULL;
     }
     job->kind = kind;
     job->flags = flags;
@@ -239,12 +239,31 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
     *d->jobs_tail = job;
     d->jobs_tail = &job->next;
     pump_soon(d);
+    return job;
 }
 
-void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
-                     rv_nonnull_domain *ret_dom)
+qemu_job *rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                          rv_nonnull_domain *ret_dom)
 {
-    job_add(d, kind, flags, NULL, reply, ret_dom);
+    return job_add(d, kind, flags, NULL, reply, ret_dom);
+}
+
+static void autodestroy_one(void *obj, void *ctx)
+{
+    qemu_dom *d = obj;
+    if (d->autodestroy == ctx) {
+        d->autodestroy = NULL;
+        RV_INFO("domain '%s': destroyed with the connection that started it", dom_name(d));
+        rv_qemu_job_add(d, QJOB_DESTROY, 0, NULL, NULL);
+    }
+    for (qemu_job *job = d->jobs; job; job = job->next)
+        if (job->kind == QJOB_START && job->owner == ctx)
+            job->owner = NULL;
+}
+
+void rv_qemu_autodestroy(const rv_driver_conn *c)
+{
+    rv_dom_list_each(&rv_qemu.doms, autodestroy_one, (void *)c);
 }
 
 void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
@@ -274,6 +293,12 @@ static void job_done(qemu_dom *d, const rv_err *err)
     if (!d->jobs)
         d->jobs_tail = &d->jobs;
     d->job_busy = false;
+    if (job->kind == QJOB_START && !err && (job->flags & RV_DOMAIN_START_AUTODESTROY)) {
+        /* Its connection closed while it started: it goes at once. */
+        d->autodestroy = job->owner;
+        if (!job->owner)
+            rv_qemu_job_add(d, QJOB_DESTROY, 0, NULL, NULL);
+    }
     if (job->reply) {
         /* Starts answer with the domain as it is now (its id). */
         if (!err && job->ret_dom) {
@@ -421,6 +446,7 @@ static void process_gone(qemu_dom *d)
                    "operation failed: domain is not running");
     }
     rv_err_clear(&d->start_err);
+    d->autodestroy = NULL;
     d->starting = false;
     d->stopping = false;
     d->guest_shutdown = false;
