@@ -850,7 +850,9 @@ static char *live_xml(const qemu_dom *d, const rv_qemu_domain_def *def)
     char *xml = rv_qemu_domain_format(def);
     if (!xml || !rv_qemu_dom_active(d) || def != d->live || strncmp(xml, "<domain ", 8) != 0)
         return xml;
-    char *end = strchr(xml, '>'), *out = NULL;
+    /* After type='...', before an xmlns:qemu, as libvirtd writes it. */
+    const char *type_end = strchr(xml + strlen("<domain type='"), '\'');
+    char *end = type_end ? (char *)type_end + 1 : strchr(xml, '>'), *out = NULL;
     if (asprintf(&out, "%.*s id='%d'%s", (int)(end - xml), xml, d->id, end) < 0)
         out = NULL;
     free(xml);
@@ -883,17 +885,31 @@ int rv_qemu_domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_ar
     return (ret->type = strdup("hvm")) ? 0 : oom(err);
 }
 
-/* libvirtd lists a domain's taints and deprecated devices here; remvirtd
- * taints no domain and has no deprecation list: none to report. */
+/* libvirtd lists a domain's taints and deprecated devices here: remvirtd
+ * has the one taint, custom-argv (a running guest with <qemu:commandline>),
+ * and no deprecation list.  Flags 0 mean both kinds. */
 int rv_qemu_domain_get_messages(rv_driver_conn *c, const rv_domain_get_messages_args *args,
                                 rv_domain_get_messages_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
+    (void)c;
     if (rv_driver_check_flags(RV_FROM_QEMU, args->flags,
                               RV_DOMAIN_MESSAGE_DEPRECATION | RV_DOMAIN_MESSAGE_TAINTING,
                               "qemuDomainGetMessages", err) < 0)
         return -1;
-    return rv_qemu_dom_get(&args->dom, err) ? 0 : -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    bool tainting = !args->flags || (args->flags & RV_DOMAIN_MESSAGE_TAINTING);
+    if (!tainting || !d->live || !rv_qemu_dom_active(d) || !rv_qemu_def_tainted(d->live))
+        return 0;
+    char **msgs = calloc(1, sizeof(*msgs));
+    if (!msgs || !(msgs[0] = strdup("tainted: custom configuration parameters specified"))) {
+        free(msgs);
+        return oom(err);
+    }
+    ret->msgs.msgs_val = msgs;
+    ret->msgs.msgs_len = 1;
+    return 0;
 }
 
 int rv_qemu_domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,

@@ -540,7 +540,8 @@ ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t he
                             const char *blob, size_t len, const int *fds, int nfds);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
-/* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0
+/* Ask for argv (argv[0] a path, or NAME=VALUE words for the program's
+ * environment before it) with log_fd as its output, when >= 0
  * incoming_fd as its descriptor 3, and the taps (those >= 0 of ntaps, in
  * order) as 4, 5, ...; done() is called from the loop. */
 int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,

@@ -1125,6 +1125,11 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
     dprintf(fd, "%s: starting up\n", when);
     for (char **a = argv; *a; a++)
         dprintf(fd, "%s%s", *a, a[1] ? " " : "\n");
+    if (rv_qemu_def_tainted(d->live)) {
+        /* libvirtd's words, in the domain's log and its own. */
+        dprintf(fd, "%s: Domain id=%d is tainted: custom-argv\n", when, d->id);
+        RV_WARN("Domain id=%d name='%s' is tainted: custom-argv", d->id, d->live->name);
+    }
     d->log_start = lseek(fd, 0, SEEK_END);
     return fd;
 }
