@@ -157,6 +157,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-define-parity.sh \
 	tests/interop/test-qemu-lifecycle.sh \
 	tests/interop/test-qemu-autodestroy.sh \
+	tests/interop/test-qemu-libguestfs.sh \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-agent.sh \
 	tests/interop/test-qemu-define-durable.sh \

@@ -23,6 +23,7 @@
 
 #include "common/log.h"
 #include "common/safe_open.h"
+#include "common/util.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -1128,7 +1129,9 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
     if (rv_qemu_def_tainted(d->live)) {
         /* libvirtd's words, in the domain's log and its own. */
         dprintf(fd, "%s: Domain id=%d is tainted: custom-argv\n", when, d->id);
-        RV_WARN("Domain id=%d name='%s' is tainted: custom-argv", d->id, d->live->name);
+        char uuid[RV_UUID_STRING_LEN];
+        rv_uuid_format(d->live->uuid, uuid);
+        RV_WARN("Domain id=%d name='%s' uuid=%s is tainted: custom-argv", d->id, d->live->name, uuid);
     }
     d->log_start = lseek(fd, 0, SEEK_END);
     return fd;
