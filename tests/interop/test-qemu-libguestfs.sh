@@ -65,7 +65,7 @@ on()
     t1=$(date +%s.%N)
     grep -q '===== TEST FINISHED OK =====' "$OUT/$side-test-tool.log" ||
         fail "$side: libguestfs-test-tool did not finish OK"
-    echo "ok   $side: libguestfs-test-tool passes ($(echo "$t1 - $t0" | bc) s)"
+    echo "ok   $side: libguestfs-test-tool passes ($(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s)"
 
     truncate -s 64M "$img"
     eval "$(guestfish --listen -a "$img")"
