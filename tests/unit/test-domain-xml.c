@@ -17,6 +17,16 @@ static rv_qemu_domain_def *parse_ok(const char *xml)
     return def;
 }
 
+/* A normal form reads back as itself. */
+static void check_reads_back(const char *xml)
+{
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    rv_qemu_domain_free(again);
+}
+
 /* Refused with code, the message containing part. */
 static void parse_refused(const char *xml, int code, const char *part, int line)
 {
@@ -142,11 +152,7 @@ static void test_full_round_trip(void)
     CHECK(!strstr(xml, "comments"));
 
     /* The normal form is a fixed point: the generated MAC stays. */
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
+    check_reads_back(xml);
     free(xml);
     rv_qemu_domain_free(def);
 }
@@ -249,11 +255,7 @@ static void test_features_clock_pm(void)
     CHECK_STR_HAS(xml, "</on_crash>\n  <pm>\n    <suspend-to-mem enabled='no'/>\n"
                        "    <suspend-to-disk enabled='yes'/>\n  </pm>\n  <devices>\n"
                        "    <emulator>/usr/bin/qemu-system-x86_64</emulator>\n");
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
+    check_reads_back(xml);
     free(xml);
     rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/f.qmp" };
     rv_err err = { 0 };
@@ -623,6 +625,28 @@ static void test_tap_interface(void)
             RV_ERR_XML_ERROR, "invalid interface target dev 'sixteen-chars-xx'");
 }
 
+/* def's normal form has each of want, and reads back the same. */
+static void check_normal_form(const rv_qemu_domain_def *def, const char *const *want, size_t n)
+{
+    char *xml = rv_qemu_domain_format(def);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR_HAS(xml, want[i]);
+    check_reads_back(xml);
+    free(xml);
+}
+
+/* argv (freed) joined has each of args. */
+static void check_args(char **argv, const char *const *args, size_t n)
+{
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR_HAS(cmd, args[i]);
+    free(cmd);
+    rv_qemu_argv_free(argv);
+}
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 /* What virt-install 4.1 writes for a small guest with SPICE (its USB
  * controllers, channel, tablet, sound, QXL, redirdevs), read, given
  * addresses, and turned into QEMU devices. */
@@ -652,7 +676,6 @@ static void test_virt_install_devices(void)
     char xml_in[4096];
     snprintf(xml_in, sizeof(xml_in), MIN_HEAD "<devices>%s</devices></domain>", virt_install_devices);
     rv_qemu_domain_def *def = parse_ok(xml_in);
-    char *xml = rv_qemu_domain_format(def);
     const char *const want[] = {
         "    <controller type='usb' index='0' model='ich9-ehci1'>\n"
         "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x7'/>\n",
@@ -673,15 +696,8 @@ static void test_virt_install_devices(void)
         "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='3'/>\n",
         "    <rng model='virtio'>\n      <backend model='random'>/dev/urandom</backend>\n",
     };
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        CHECK_STR_HAS(xml, want[i]);
     /* The addresses stay: the normal form reads back the same. */
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
-    free(xml);
+    check_normal_form(def, want, ARRAY_LEN(want));
 
     /* At start: a port (5900 is taken here) and the agent's socket. */
     rv_err err = { 0 };
@@ -690,9 +706,6 @@ static void test_virt_install_devices(void)
     CHECK_STR_EQ(def->dev.channels[1].path, "/run/x/dom.channel.1");
     rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
     def->accel = RV_QEMU_VIRT_QEMU;
-    char **argv = rv_qemu_build_argv(def, &opts, &err);
-    CHECK(argv != NULL);
-    char *cmd = joined(argv);
     const char *const args[] = {
         " -device ich9-usb-ehci1,id=usb,bus=pci.0,addr=0x5.0x7 ",
         " -device ich9-usb-uhci1,masterbus=usb.0,firstport=0,id=usb-companion1,bus=pci.0,addr=0x5.0x0,"
@@ -711,10 +724,7 @@ static void test_virt_install_devices(void)
         " -object rng-random,id=objrng0,filename=/dev/urandom -device virtio-rng-pci,rng=objrng0,id=rng0,"
         "bus=pci.0,addr=0x8.0x0",
     };
-    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
-        CHECK_STR_HAS(cmd, args[i]);
-    free(cmd);
-    rv_qemu_argv_free(argv);
+    check_args(rv_qemu_build_argv(def, &opts, &err), args, ARRAY_LEN(args));
     rv_qemu_domain_free(def);
 }
 
@@ -1019,7 +1029,6 @@ static const char guestfs_xml[] =
 static void test_libguestfs_appliance(void)
 {
     rv_qemu_domain_def *def = parse_ok(guestfs_xml);
-    char *xml = rv_qemu_domain_format(def);
     const char *const want[] = {
         "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n",
         "    <cmdline>panic=1 console=ttyS0</cmdline>\n    <bios useserial='yes'/>\n  </os>\n",
@@ -1038,14 +1047,7 @@ static void test_libguestfs_appliance(void)
         "  </devices>\n  <qemu:commandline>\n    <qemu:env name='TMPDIR' value='/var/tmp'/>\n"
         "  </qemu:commandline>\n</domain>\n",
     };
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        CHECK_STR_HAS(xml, want[i]);
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
-    free(xml);
+    check_normal_form(def, want, ARRAY_LEN(want));
 
     rv_err err = { 0 };
     CHECK_INT_EQ(rv_qemu_devices_prepare_live(def, "/run/x/dom", always_free, NULL, &err), 0);
@@ -1054,7 +1056,6 @@ static void test_libguestfs_appliance(void)
     CHECK(argv != NULL);
     CHECK_STR_EQ(argv[0], "TMPDIR=/var/tmp");
     CHECK_STR_EQ(argv[1], "/usr/bin/qemu-system-x86_64");
-    char *cmd = joined(argv);
     const char *const args[] = {
         " -cpu max,-la57 ",
         " -drive file=/tmp/l/scratch1.img,format=raw,if=none,id=drive-sda,cache=unsafe ",
@@ -1064,10 +1065,7 @@ static void test_libguestfs_appliance(void)
         " -chardev socket,id=charchannel0,path=/tmp/s/guestfsd.sock -device virtserialport,",
         " -no-reboot ",
     };
-    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
-        CHECK_STR_HAS(cmd, args[i]);
-    free(cmd);
-    rv_qemu_argv_free(argv);
+    check_args(argv, args, ARRAY_LEN(args));
     rv_qemu_domain_free(def);
 
     /* The other values, and what stays refused. */
@@ -1079,7 +1077,7 @@ static void test_libguestfs_appliance(void)
                    "<serial type='unix'><source mode='bind' path='/run/s'/></serial>"
                    "</devices><qemu:commandline xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>"
                    "<qemu:arg value='-no-hpet'/><qemu:env name='A_1'/></qemu:commandline></domain>");
-    xml = rv_qemu_domain_format(def);
+    char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "    <bios rebootTimeout='-1'/>\n");
     CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' cache='none' io='native' copy_on_read='on' "
                        "discard='unmap' detect_zeroes='unmap'/>");
@@ -1089,7 +1087,7 @@ static void test_libguestfs_appliance(void)
     free(xml);
     argv = rv_qemu_build_argv(def, &opts, &err);
     CHECK(argv != NULL);
-    cmd = joined(argv);
+    char *cmd = joined(argv);
     CHECK_STR_EQ(argv[0], "A_1=");
     CHECK_STR_HAS(cmd, " -boot reboot-timeout=-1,strict=on ");
     CHECK_STR_HAS(cmd, ",discard=unmap,cache=none,aio=native,detect-zeroes=unmap,copy-on-read=on ");
