@@ -71,6 +71,10 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # guest (iputils-ping).  The tests that build a copy of the tree, and the
 # quick start's test, take it from git (git ls-files).  test-qemu-host.sh
 # reads the capabilities with nova's own parser (python3-nova).
+# libguestfs's tools run their appliance through remvirtd and libvirtd
+# (libguestfs-tools: guestfish, virt-df, virt-ls, virt-cat,
+# virt-inspector, libguestfs-test-tool; supermin builds the appliance,
+# with the test guest's kernel and depmod from kmod).
 #
 # What else the suite relies on, and where it comes from (a newcomer's
 # machine has none of it; --fresh-caches runs without it, and
@@ -90,7 +94,8 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
-           dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova)
+           dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova
+           libguestfs-tools kmod)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 if [ "$print_deps" = build ]; then
     printf '%s\n' "${build_deps[@]}"

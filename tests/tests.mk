@@ -161,6 +161,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-family-parity.sh \
 	tests/interop/test-rvsh-define-parity.sh \
 	tests/interop/test-qemu-lifecycle.sh \
+	tests/interop/test-qemu-autodestroy.sh \
+	tests/interop/test-qemu-libguestfs.sh \
 	tests/interop/test-qemu-errors.sh \
 	tests/interop/test-qemu-agent.sh \
 	tests/interop/test-qemu-define-durable.sh \
@@ -207,7 +209,7 @@ TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
-	tests/interop/console-driver.py \
+	tests/interop/console-driver.py tests/interop/autodestroy-client.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \

@@ -90,7 +90,7 @@ print("q35", ET.parse(sys.argv[2]).getroot().findtext("machine").startswith("pc-
       ET.parse(sys.argv[2]).getroot().findtext("domain"))
 PY
 cat > "$OUT/devices.expected" <<'EOT'
-disk bus ['ide', 'virtio', 'sata']
+disk bus ['ide', 'scsi', 'virtio', 'sata']
 disk device ['disk', 'cdrom']
 graphics ['vnc', 'spice']
 video ['vga', 'cirrus', 'qxl', 'virtio', 'bochs', 'none']

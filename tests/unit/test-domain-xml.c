@@ -17,6 +17,16 @@ static rv_qemu_domain_def *parse_ok(const char *xml)
     return def;
 }
 
+/* A normal form reads back as itself. */
+static void check_reads_back(const char *xml)
+{
+    rv_qemu_domain_def *again = parse_ok(xml);
+    char *xml2 = rv_qemu_domain_format(again);
+    CHECK_STR_EQ(xml2, xml);
+    free(xml2);
+    rv_qemu_domain_free(again);
+}
+
 /* Refused with code, the message containing part. */
 static void parse_refused(const char *xml, int code, const char *part, int line)
 {
@@ -142,11 +152,7 @@ static void test_full_round_trip(void)
     CHECK(!strstr(xml, "comments"));
 
     /* The normal form is a fixed point: the generated MAC stays. */
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
+    check_reads_back(xml);
     free(xml);
     rv_qemu_domain_free(def);
 }
@@ -249,11 +255,7 @@ static void test_features_clock_pm(void)
     CHECK_STR_HAS(xml, "</on_crash>\n  <pm>\n    <suspend-to-mem enabled='no'/>\n"
                        "    <suspend-to-disk enabled='yes'/>\n  </pm>\n  <devices>\n"
                        "    <emulator>/usr/bin/qemu-system-x86_64</emulator>\n");
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
+    check_reads_back(xml);
     free(xml);
     rv_qemu_command_opts opts = { .binary = "/usr/bin/qemu-system-x86_64", .monitor_path = "/r/f.qmp" };
     rv_err err = { 0 };
@@ -285,7 +287,7 @@ static void test_refusals(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported type='vmvga' of element <model>");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
             "<address type='drive'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported type='drive' of element <address>");
+            "unsupported drive address on virtio disk 'vda' (only scsi disks take one)");
     REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported element <watchdog> in <devices>");
     REFUSED(MIN_HEAD "<devices><controller type='usb' model='nec-xhci'/></devices></domain>",
@@ -348,7 +350,7 @@ static void test_refusals(void)
             "<loader>/ovmf.fd</loader></os></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported element <loader> in <os>");
     REFUSED("<domain type='qemu' xmlns:q='http://libvirt.org/schemas/domain/qemu/1.0'><name>x</name>"
-            "<memory>1</memory><os><type>hvm</type></os><q:commandline/></domain>",
+            "<memory>1</memory><os><type>hvm</type><q:commandline/></os></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <commandline> in namespace");
 
     /* Invalid. */
@@ -625,6 +627,28 @@ static void test_tap_interface(void)
             RV_ERR_XML_ERROR, "invalid interface target dev 'sixteen-chars-xx'");
 }
 
+/* def's normal form has each of want, and reads back the same. */
+static void check_normal_form(const rv_qemu_domain_def *def, const char *const *want, size_t n)
+{
+    char *xml = rv_qemu_domain_format(def);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR_HAS(xml, want[i]);
+    check_reads_back(xml);
+    free(xml);
+}
+
+/* argv (freed) joined has each of args. */
+static void check_args(char **argv, const char *const *args, size_t n)
+{
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    for (size_t i = 0; i < n; i++)
+        CHECK_STR_HAS(cmd, args[i]);
+    free(cmd);
+    rv_qemu_argv_free(argv);
+}
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 /* What virt-install 4.1 writes for a small guest with SPICE (its USB
  * controllers, channel, tablet, sound, QXL, redirdevs), read, given
  * addresses, and turned into QEMU devices. */
@@ -654,7 +678,6 @@ static void test_virt_install_devices(void)
     char xml_in[4096];
     snprintf(xml_in, sizeof(xml_in), MIN_HEAD "<devices>%s</devices></domain>", virt_install_devices);
     rv_qemu_domain_def *def = parse_ok(xml_in);
-    char *xml = rv_qemu_domain_format(def);
     const char *const want[] = {
         "    <controller type='usb' index='0' model='ich9-ehci1'>\n"
         "      <address type='pci' domain='0x0000' bus='0x00' slot='0x05' function='0x7'/>\n",
@@ -675,15 +698,8 @@ static void test_virt_install_devices(void)
         "    <redirdev bus='usb' type='spicevmc'>\n      <address type='usb' bus='0' port='3'/>\n",
         "    <rng model='virtio'>\n      <backend model='random'>/dev/urandom</backend>\n",
     };
-    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-        CHECK_STR_HAS(xml, want[i]);
     /* The addresses stay: the normal form reads back the same. */
-    rv_qemu_domain_def *again = parse_ok(xml);
-    char *xml2 = rv_qemu_domain_format(again);
-    CHECK_STR_EQ(xml2, xml);
-    free(xml2);
-    rv_qemu_domain_free(again);
-    free(xml);
+    check_normal_form(def, want, ARRAY_LEN(want));
 
     /* At start: a port (5900 is taken here) and the agent's socket. */
     rv_err err = { 0 };
@@ -692,9 +708,6 @@ static void test_virt_install_devices(void)
     CHECK_STR_EQ(def->dev.channels[1].path, "/run/x/dom.channel.1");
     rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
     def->accel = RV_QEMU_VIRT_QEMU;
-    char **argv = rv_qemu_build_argv(def, &opts, &err);
-    CHECK(argv != NULL);
-    char *cmd = joined(argv);
     const char *const args[] = {
         " -device ich9-usb-ehci1,id=usb,bus=pci.0,addr=0x5.0x7 ",
         " -device ich9-usb-uhci1,masterbus=usb.0,firstport=0,id=usb-companion1,bus=pci.0,addr=0x5.0x0,"
@@ -713,10 +726,7 @@ static void test_virt_install_devices(void)
         " -object rng-random,id=objrng0,filename=/dev/urandom -device virtio-rng-pci,rng=objrng0,id=rng0,"
         "bus=pci.0,addr=0x8.0x0",
     };
-    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
-        CHECK_STR_HAS(cmd, args[i]);
-    free(cmd);
-    rv_qemu_argv_free(argv);
+    check_args(rv_qemu_build_argv(def, &opts, &err), args, ARRAY_LEN(args));
     rv_qemu_domain_free(def);
 }
 
@@ -1011,8 +1021,135 @@ static void test_virt_manager_new_vm(void)
             RV_ERR_CONFIG_UNSUPPORTED, "<controller ports> is supported on a qemu-xhci USB controller only");
 }
 
+/* What libguestfs 1.48's appliance sends (launch-libvirt.c, as logged by
+ * libguestfs-test-tool with LIBGUESTFS_DEBUG): read, normalised as
+ * libvirtd writes it, read back the same, and its command line. */
+static const char guestfs_xml[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<domain type=\"qemu\" xmlns:qemu=\"http://libvirt.org/schemas/domain/qemu/1.0\">\n"
+    "  <name>guestfs-8tyv6e92tmh29dun</name>\n"
+    "  <memory unit=\"MiB\">1280</memory>\n"
+    "  <currentMemory unit=\"MiB\">1280</currentMemory>\n"
+    "  <cpu mode=\"maximum\">\n    <feature policy=\"disable\" name=\"la57\"/>\n  </cpu>\n"
+    "  <vcpu>1</vcpu>\n"
+    "  <clock offset=\"utc\">\n    <timer name=\"rtc\" tickpolicy=\"catchup\"/>\n"
+    "    <timer name=\"pit\" tickpolicy=\"delay\"/>\n    <timer name=\"hpet\" present=\"no\"/>\n  </clock>\n"
+    "  <os>\n    <type>hvm</type>\n    <kernel>/tmp/a/kernel</kernel>\n    <initrd>/tmp/a/initrd</initrd>\n"
+    "    <cmdline>panic=1 console=ttyS0</cmdline>\n    <bios useserial=\"yes\"/>\n  </os>\n"
+    "  <on_reboot>destroy</on_reboot>\n"
+    "  <devices>\n"
+    "    <rng model=\"virtio\">\n      <backend model=\"random\">/dev/urandom</backend>\n    </rng>\n"
+    "    <controller type=\"scsi\" index=\"0\" model=\"virtio-scsi\"/>\n"
+    "    <disk device=\"disk\" type=\"file\">\n      <source file=\"/tmp/l/scratch1.img\"/>\n"
+    "      <target dev=\"sda\" bus=\"scsi\"/>\n      <driver name=\"qemu\" type=\"raw\" cache=\"unsafe\"/>\n"
+    "      <address type=\"drive\" controller=\"0\" bus=\"0\" target=\"0\" unit=\"0\"/>\n    </disk>\n"
+    "    <disk type=\"file\" device=\"disk\">\n      <source file=\"/tmp/l/overlay2.qcow2\"/>\n"
+    "      <target dev=\"sdb\" bus=\"scsi\"/>\n      <driver name=\"qemu\" type=\"qcow2\" cache=\"unsafe\"/>\n"
+    "      <address type=\"drive\" controller=\"0\" bus=\"0\" target=\"1\" unit=\"0\"/>\n    </disk>\n"
+    "    <serial type=\"unix\">\n      <source mode=\"connect\" path=\"/tmp/s/console.sock\"/>\n"
+    "      <target port=\"0\"/>\n    </serial>\n"
+    "    <channel type=\"unix\">\n      <source mode=\"connect\" path=\"/tmp/s/guestfsd.sock\"/>\n"
+    "      <target type=\"virtio\" name=\"org.libguestfs.channel.0\"/>\n    </channel>\n"
+    "    <controller type=\"usb\" model=\"none\"/>\n    <memballoon model=\"none\"/>\n"
+    "  </devices>\n"
+    "  <qemu:commandline>\n    <qemu:env name=\"TMPDIR\" value=\"/var/tmp\"/>\n  </qemu:commandline>\n"
+    "</domain>\n";
+
+static void test_libguestfs_appliance(void)
+{
+    rv_qemu_domain_def *def = parse_ok(guestfs_xml);
+    const char *const want[] = {
+        "<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n",
+        "    <cmdline>panic=1 console=ttyS0</cmdline>\n    <bios useserial='yes'/>\n  </os>\n",
+        "    <feature policy='disable' name='la57'/>\n",
+        "      <driver name='qemu' type='raw' cache='unsafe'/>\n      <source file='/tmp/l/scratch1.img'/>\n"
+        "      <target dev='sda' bus='scsi'/>\n"
+        "      <address type='drive' controller='0' bus='0' target='0' unit='0'/>\n",
+        "      <target dev='sdb' bus='scsi'/>\n"
+        "      <address type='drive' controller='0' bus='0' target='1' unit='0'/>\n",
+        "    <controller type='scsi' index='0' model='virtio-scsi'>\n",
+        "    <serial type='unix'>\n      <source mode='connect' path='/tmp/s/console.sock'/>\n"
+        "      <target type='isa-serial' port='0'/>\n    </serial>\n"
+        "    <console type='unix'>\n      <source mode='connect' path='/tmp/s/console.sock'/>\n"
+        "      <target type='serial' port='0'/>\n    </console>\n",
+        "    <channel type='unix'>\n      <source mode='connect' path='/tmp/s/guestfsd.sock'/>\n",
+        "  </devices>\n  <qemu:commandline>\n    <qemu:env name='TMPDIR' value='/var/tmp'/>\n"
+        "  </qemu:commandline>\n</domain>\n",
+    };
+    check_normal_form(def, want, ARRAY_LEN(want));
+
+    rv_err err = { 0 };
+    CHECK_INT_EQ(rv_qemu_devices_prepare_live(def, "/run/x/dom", always_free, NULL, &err), 0);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    CHECK_STR_EQ(argv[0], "TMPDIR=/var/tmp");
+    CHECK_STR_EQ(argv[1], "/usr/bin/qemu-system-x86_64");
+    const char *const args[] = {
+        " -cpu max,-la57 ",
+        " -drive file=/tmp/l/scratch1.img,format=raw,if=none,id=drive-sda,cache=unsafe ",
+        " -device scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive=drive-sda,id=scsi0-0-0-0,bootindex=1 ",
+        " -device scsi-hd,bus=scsi0.0,channel=0,scsi-id=1,lun=0,drive=drive-sdb,id=scsi0-0-1-0 ",
+        " -chardev socket,id=charserial0,path=/tmp/s/console.sock -device isa-serial,",
+        " -chardev socket,id=charchannel0,path=/tmp/s/guestfsd.sock -device virtserialport,",
+        " -no-reboot ",
+    };
+    check_args(argv, args, ARRAY_LEN(args));
+    rv_qemu_domain_free(def);
+
+    /* The other values, and what stays refused. */
+    def = parse_ok(MIN_HEAD_OS "<bios rebootTimeout='-1'/></os><devices>"
+                   "<controller type='scsi' model='virtio-scsi'/>"
+                   "<disk type='file'><source file='/a'/><target dev='sdc' bus='scsi'/>"
+                   "<driver name='qemu' cache='none' io='native' copy_on_read='on' discard='unmap' "
+                   "detect_zeroes='unmap'/></disk>"
+                   "<serial type='unix'><source mode='bind' path='/run/s'/></serial>"
+                   "</devices><qemu:commandline xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>"
+                   "<qemu:arg value='-no-hpet'/><qemu:env name='A_1'/></qemu:commandline></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "    <bios rebootTimeout='-1'/>\n");
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' cache='none' io='native' copy_on_read='on' "
+                       "discard='unmap' detect_zeroes='unmap'/>");
+    CHECK_STR_HAS(xml, "<address type='drive' controller='0' bus='0' target='0' unit='2'/>");
+    CHECK_STR_HAS(xml, "<source mode='bind' path='/run/s'/>");
+    CHECK_STR_HAS(xml, "    <qemu:arg value='-no-hpet'/>\n    <qemu:env name='A_1'/>\n");
+    free(xml);
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_EQ(argv[0], "A_1=");
+    CHECK_STR_HAS(cmd, " -boot reboot-timeout=-1,strict=on ");
+    CHECK_STR_HAS(cmd, ",discard=unmap,cache=none,aio=native,detect-zeroes=unmap,copy-on-read=on ");
+    CHECK_STR_HAS(cmd, "scsi-id=0,lun=2,drive=drive-sdc,id=scsi0-0-0-2,bootindex=1 ");
+    CHECK_STR_HAS(cmd, " -chardev socket,id=charserial0,path=/run/s,server=on,wait=off ");
+    CHECK(strlen(cmd) > 9 && strcmp(cmd + strlen(cmd) - 9, " -no-hpet") == 0);
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='sda' bus='scsi'/>"
+            "</disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "scsi disk 'sda' needs <controller type='scsi' index='0' model='virtio-scsi'>");
+    REFUSED(MIN_HEAD "<devices><disk type='file'><driver cache='fast'/><source file='/a'/>"
+            "<target dev='vda'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported cache='fast' of element <driver>");
+    REFUSED(MIN_HEAD_OS "<bios rebootTimeout='70000'/></os></domain>", RV_ERR_XML_ERROR,
+            "invalid value for rebootTimeout, must be in range [-1,65535]");
+    REFUSED(MIN_HEAD "<devices><serial type='unix'><source mode='connect'/></serial></devices></domain>",
+            RV_ERR_XML_ERROR, "Missing source path attribute for char device");
+    REFUSED(MIN_HEAD "<qemu:capabilities xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'/></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <qemu:capabilities>");
+    REFUSED(MIN_HEAD "<qemu:commandline xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>"
+            "<qemu:env name='1x' value='y'/></qemu:commandline></domain>", RV_ERR_XML_ERROR,
+            "Invalid environment name");
+    REFUSED(MIN_HEAD "<devices><x:commandline xmlns:x='http://libvirt.org/schemas/domain/qemu/1.0'/>"
+            "</devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <commandline> in namespace");
+    REFUSED(MIN_HEAD "<l:commandline xmlns:l='urn:other'/></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported element <commandline> in namespace 'urn:other'");
+}
+
 int main(void)
 {
+    test_libguestfs_appliance();
     test_metadata();
     test_virt_manager_new_vm();
     test_disk_discard();

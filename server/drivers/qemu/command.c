@@ -259,8 +259,8 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
         if (ch->type == RV_QEMU_CHANNEL_SPICEVMC)
             addf(b, "spicevmc,id=charchannel%zu,name=vdagent", i);
         else
-            addf(b, "socket,id=charchannel%zu,path=%s,server=on,wait=off", i,
-                 esc(b, &e, ch->path ? ch->path : ""));
+            addf(b, "socket,id=charchannel%zu,path=%s%s", i, esc(b, &e, ch->path ? ch->path : ""),
+                 ch->connect ? "" : ",server=on,wait=off");
         add(b, "-device");
         addf(b, "virtserialport,bus=virtio-serial0.0,nr=%u,chardev=charchannel%zu,id=channel%zu,name=%s",
              ch->port, i, i, esc(b, &e2, ch->name));
@@ -279,6 +279,26 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
     }
     free(e);
     free(e2);
+}
+
+/* A disk's <driver> cache, io, detect_zeroes and copy_on_read as -drive
+ * options (",cache=unsafe,aio=native,..."), or NULL when none is set.
+ * 'default' is QEMU's own default: nothing to say.  detect_zeroes='unmap'
+ * without discard='unmap' is 'on', as libvirtd passes it. */
+static char *drive_tuning(const rv_qemu_disk *d)
+{
+    static const char *const cache[] = { NULL, NULL, "none", "writethrough", "writeback",
+                                         "directsync", "unsafe" };
+    static const char *const aio[] = { NULL, "native", "threads", "io_uring" };
+    static const char *const zeroes[] = { NULL, "off", "on", "unmap" };
+    int dz = d->detect_zeroes == 3 && d->discard != 2 ? 2 : d->detect_zeroes;
+    char *s = NULL;
+    if (asprintf(&s, "%s%s%s%s%s%s%s", cache[d->cache] ? ",cache=" : "", cache[d->cache] ? cache[d->cache] : "",
+                 aio[d->io] ? ",aio=" : "", aio[d->io] ? aio[d->io] : "",
+                 zeroes[dz] ? ",detect-zeroes=" : "", zeroes[dz] ? zeroes[dz] : "",
+                 d->copy_on_read == 1 ? ",copy-on-read=on" : "") < 0)
+        return NULL;
+    return s;
 }
 
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err)
@@ -334,6 +354,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(def->uuid, uuid);
 
+    /* <qemu:env>: NAME=VALUE words before the binary, env(1)'s form,
+     * which the spawner sets in QEMU's environment (as libvirtd's log
+     * shows them too). */
+    for (size_t i = 0; i < def->nqemu_env; i++)
+        addf(&b, "%s=%s", def->qemu_env_names[i], def->qemu_env_values[i] ? def->qemu_env_values[i] : "");
     add(&b, opts->binary);
     add(&b, "-name");
     add_owned(&b, rv_qemu_name_arg(def->name));
@@ -425,7 +450,12 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     /* The driver decides what a guest's power-off means: QEMU waits. */
     add(&b, "-no-shutdown");
     add(&b, "-boot");
-    add(&b, "strict=on");
+    if (def->reboot_timeout != RV_QEMU_NO_REBOOT_TIMEOUT)
+        addf(&b, "reboot-timeout=%d,strict=on", def->reboot_timeout);
+    else
+        add(&b, "strict=on");
+    /* <bios useserial>: libvirtd 9.0 with QEMU 7.2 adds no device for it
+     * (SeaBIOS's serial console is its own default), nor does this. */
     /* These options take their value whole (no key=value parsing). */
     if (def->kernel) {
         add(&b, "-kernel");
@@ -448,15 +478,17 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
         char *throttle = throttling(d->iotune);
+        char *tuning = drive_tuning(d);
         if (d->source)
-            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s%s", esc(&b, &e1, d->source),
+            addf(&b, "file=%s,format=%s,if=none,id=drive-%s%s%s%s%s%s", esc(&b, &e1, d->source),
                  d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw", target,
                  cdrom ? ",media=cdrom" : "", d->readonly ? ",readonly=on" : "",
                  d->discard == 2 ? ",discard=unmap" : d->discard == 1 ? ",discard=ignore" : "",
-                 throttle ? throttle : "");
+                 tuning ? tuning : "", throttle ? throttle : "");
         else
             addf(&b, "if=none,id=drive-%s,media=cdrom,readonly=on", target);
         free(throttle);
+        free(tuning);
         char boot[32] = "";
         if (i < 64 && disk_boot[i])
             snprintf(boot, sizeof(boot), ",bootindex=%d", disk_boot[i]);
@@ -465,6 +497,13 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         case RV_QEMU_BUS_VIRTIO:
             addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
                  pci(where, &d->addr, q35));
+            break;
+        case RV_QEMU_BUS_SCSI:
+            /* The id is libvirtd's alias, scsiC-B-T-U. */
+            addf(&b, "%s,bus=scsi%u.0,channel=%u,scsi-id=%u,lun=%u,drive=drive-%s,id=scsi%u-%u-%u-%u%s",
+                 cdrom ? "scsi-cd" : "scsi-hd", d->drive.controller, d->drive.bus, d->drive.target,
+                 d->drive.unit, target, d->drive.controller, d->drive.bus, d->drive.target,
+                 d->drive.unit, boot);
             break;
         case RV_QEMU_BUS_SATA:
             addf(&b, "%s,bus=sata0.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
@@ -508,8 +547,12 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
 
     for (size_t i = 0; i < def->nserials; i++) {
         add(&b, "-chardev");
-        if (def->serial_files[i])
-            addf(&b, "file,id=charserial%zu,path=%s", i, esc(&b, &e1, def->serial_files[i]));
+        const rv_qemu_chr *chr = &def->serials[i];
+        if (chr->type == RV_QEMU_CHR_UNIX)
+            addf(&b, "socket,id=charserial%zu,path=%s%s", i, esc(&b, &e1, chr->path),
+                 chr->connect ? "" : ",server=on,wait=off");
+        else if (chr->type == RV_QEMU_CHR_FILE)
+            addf(&b, "file,id=charserial%zu,path=%s", i, esc(&b, &e1, chr->path));
         else
             addf(&b, "pty,id=charserial%zu", i);
         add(&b, "-device");
@@ -549,6 +592,9 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
     add_av_devices(&b, def, q35);
     add_channels_and_rng(&b, def, q35);
+    /* <qemu:arg>: last, as given (libvirtd's place for them). */
+    for (size_t i = 0; i < def->nqemu_args; i++)
+        add(&b, def->qemu_args[i]);
 
     free(e1);
     free(e2);

@@ -17,7 +17,9 @@ typedef struct rv_qemu_command_opts {
 } rv_qemu_command_opts;
 
 /* A NULL-terminated argv (each string and the array malloc'd), or NULL
- * with err set (a domain type='kvm' without KVM, no memory). */
+ * with err set (a domain type='kvm' without KVM, no memory).  Words
+ * before the binary's path are NAME=VALUE for QEMU's environment
+ * (<qemu:env>): the binary is the first word that starts with '/'. */
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err);
 void rv_qemu_argv_free(char **argv);
 /* -name's argument for a domain, escaped: reattach looks for exactly

@@ -64,6 +64,27 @@ static int attr_uint(const xmlNode *n, const char *name, unsigned long long min,
     return bad ? -1 : 0;
 }
 
+int rv_qemu_parse_drive_address(const xmlNode *n, rv_qemu_drive_addr *addr, rv_err *err)
+{
+    static const char *const attrs[] = { "type", "controller", "bus", "target", "unit", NULL };
+    unsigned long long controller, bus, target, unit;
+    if (addr->set)
+        BAD_XML("more than one <address> in a device");
+    if (rv_qx_empty_element(n, attrs, err) < 0 ||
+        attr_uint(n, "controller", 0, 0xffffffffu, 0, &controller, err) < 0 ||
+        attr_uint(n, "bus", 0, 0xffffffffu, 0, &bus, err) < 0 ||
+        attr_uint(n, "target", 0, 0xffffffffu, 0, &target, err) < 0 ||
+        attr_uint(n, "unit", 0, 0xffffffffu, 0, &unit, err) < 0)
+        return -1;
+    /* virtio-scsi's limits (QEMU's): 255 targets, 16384 LUNs. */
+    if (target > 255 || unit > 16383 || bus != 0)
+        BAD_XML("invalid drive address bus %llu target %llu unit %llu (virtio-scsi: bus 0, "
+                "target 0-255, unit 0-16383)", bus, target, unit);
+    *addr = (rv_qemu_drive_addr){ .set = true, .controller = (unsigned)controller,
+                                  .bus = (unsigned)bus, .target = (unsigned)target, .unit = (unsigned)unit };
+    return 0;
+}
+
 int rv_qemu_parse_pci_address(const xmlNode *n, rv_qemu_pci_addr *addr, rv_err *err)
 {
     static const char *const attrs[] = { "type", "domain", "bus", "slot", "function", "multifunction", NULL };
@@ -361,29 +382,48 @@ static bool safe_name(const char *s)
            s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")] == '\0';
 }
 
-static int channel_child(const xmlNode *c, void *opaque, rv_err *err)
+int rv_qemu_parse_unix_source(const xmlNode *c, char **path, bool *connect, rv_err *err)
 {
     static const char *const source_attrs[] = { "mode", "path", NULL };
+    static const char *const modes[] = { "bind", "connect", NULL };
+    if (rv_qx_empty_element(c, source_attrs, err) < 0)
+        return -1;
+    char *mode = rv_qx_attr(c, "mode");
+    int m = mode ? rv_qx_word_index(mode, modes) : 0;
+    free(mode);
+    if (m < 0)
+        UNSUPPORTED("unsupported unix <source> mode (bind or connect) in <%s>", (const char *)c->parent->name);
+    *connect = m == 1;
+    free(*path);
+    *path = rv_qx_attr(c, "path");
+    if (*path && ((*path)[0] != '/' || strlen(*path) >= 108))
+        BAD_XML("invalid socket path '%s' in <%s> (absolute, under 108 bytes)", *path,
+                (const char *)c->parent->name);
+    if (!*path && *connect)
+        BAD_XML("Missing source path attribute for char device");
+    return 0;
+}
+
+void rv_qemu_format_unix_source(FILE *fp, const char *path, bool connect)
+{
+    fprintf(fp, "      <source mode='%s'", connect ? "connect" : "bind");
+    if (path) {
+        fputs(" path='", fp);
+        rv_qx_put_escaped(fp, path);
+        fputs("'", fp);
+    }
+    fputs("/>\n", fp);
+}
+
+static int channel_child(const xmlNode *c, void *opaque, rv_err *err)
+{
     static const char *const target_attrs[] = { "type", "name", "state", NULL };
     static const char *const addr_attrs[] = { "type", "controller", "bus", "port", NULL };
-    static const char *const bind[] = { "bind", NULL };
     static const char *const virtio[] = { "virtio", NULL };
     static const char *const vs[] = { "virtio-serial", NULL };
     rv_qemu_channel *ch = opaque;
-    if (named(c, "source") && ch->type == RV_QEMU_CHANNEL_UNIX) {
-        if (rv_qx_empty_element(c, source_attrs, err) < 0)
-            return -1;
-        char *mode = rv_qx_attr(c, "mode");
-        int bad = mode && rv_qx_word_index(mode, bind) < 0;
-        free(mode);
-        if (bad)
-            UNSUPPORTED("unsupported unix channel source mode (only bind)");
-        free(ch->path);
-        ch->path = rv_qx_attr(c, "path");
-        if (ch->path && (ch->path[0] != '/' || strlen(ch->path) >= 108))
-            BAD_XML("invalid channel socket path '%s' (absolute, under 108 bytes)", ch->path);
-        return 1;
-    }
+    if (named(c, "source") && ch->type == RV_QEMU_CHANNEL_UNIX)
+        return rv_qemu_parse_unix_source(c, &ch->path, &ch->connect, err) < 0 ? -1 : 1;
     if (named(c, "target")) {
         /* state= is the agent's connection, shown in the live XML. */
         if (rv_qx_empty_element(c, target_attrs, err) < 0 || rv_qx_attr_word(c, "type", virtio, err) < 0)
@@ -718,6 +758,34 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
     return 0;
 }
 
+/* SCSI disks sit on a virtio-scsi controller: at the drive address given
+ * or, as libvirt places a disk without one, unit index % 7 of controller
+ * index / 7 (sda at unit 0, sdb at 1, ...).  Only controller 0 exists
+ * here: libvirtd would add an lsilogic one, which this driver does not
+ * run, so a disk past it is refused. */
+static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
+{
+    for (size_t i = 0; i < def->ndisks; i++) {
+        rv_qemu_disk *d = &def->disks[i];
+        if (d->bus != RV_QEMU_BUS_SCSI)
+            continue;
+        if (!d->drive.set) {
+            unsigned idx = rv_qemu_disk_index(d->target);
+            d->drive = (rv_qemu_drive_addr){ .set = true, .controller = idx / 7, .unit = idx % 7 };
+        }
+        if (d->drive.controller != 0 || !find_controller(&def->dev, RV_QEMU_CTRL_SCSI, 0))
+            UNSUPPORTED("scsi disk '%s' needs <controller type='scsi' index='%u' model='virtio-scsi'> "
+                        "(only index 0)", d->target, d->drive.controller);
+        for (size_t j = 0; j < i; j++) {
+            const rv_qemu_drive_addr *o = &def->disks[j].drive;
+            if (def->disks[j].bus == RV_QEMU_BUS_SCSI && o->target == d->drive.target &&
+                o->unit == d->drive.unit)
+                BAD_XML("disks '%s' and '%s' have the same drive address", def->disks[j].target, d->target);
+        }
+    }
+    return 0;
+}
+
 static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
 {
     rv_qemu_devices *dev = &def->dev;
@@ -940,12 +1008,21 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
     for (size_t i = 0; i < def->ndisks; i++)
         if (def->disks[i].addr.set && def->disks[i].bus != RV_QEMU_BUS_VIRTIO)
             UNSUPPORTED("a PCI address on disk '%s', which is not on the virtio bus", def->disks[i].target);
+    if (place_scsi_disks(def, err) < 0)
+        return -1;
     if (!def->balloon && dev->balloon_addr.set)
         BAD_XML("<memballoon model='none'> has no address");
     return assign_pci_addresses(def, q35, err);
 }
 
 /* ---------------------------------------------------------------- formatting */
+
+void rv_qemu_format_drive_address(FILE *fp, const rv_qemu_drive_addr *a, const char *indent)
+{
+    if (a->set)
+        fprintf(fp, "%s<address type='drive' controller='%u' bus='%u' target='%u' unit='%u'/>\n",
+                indent, a->controller, a->bus, a->target, a->unit);
+}
 
 void rv_qemu_format_pci_address(FILE *fp, const rv_qemu_pci_addr *a, const char *indent)
 {
@@ -1039,11 +1116,14 @@ void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def)
     for (size_t i = 0; i <= def->nserials && def->nserials > 0; i++) {
         /* The serial ports, then the console: serial 0 again. */
         bool console = i == def->nserials;
-        const char *file = def->serial_files[console ? 0 : i];
-        fprintf(fp, "    <%s type='%s'>\n", console ? "console" : "serial", file ? "file" : "pty");
-        if (file) {
+        static const char *const chr_words[] = { "pty", "file", "unix" };
+        const rv_qemu_chr *chr = &def->serials[console ? 0 : i];
+        fprintf(fp, "    <%s type='%s'>\n", console ? "console" : "serial", chr_words[chr->type]);
+        if (chr->type == RV_QEMU_CHR_UNIX) {
+            rv_qemu_format_unix_source(fp, chr->path, chr->connect);
+        } else if (chr->type == RV_QEMU_CHR_FILE) {
             fputs("      <source path='", fp);
-            rv_qx_put_escaped(fp, file);
+            rv_qx_put_escaped(fp, chr->path);
             fputs("'/>\n", fp);
         }
         if (console)
@@ -1058,15 +1138,8 @@ void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def)
     for (size_t i = 0; i < dev->nchannels; i++) {
         const rv_qemu_channel *ch = &dev->channels[i];
         fprintf(fp, "    <channel type='%s'>\n", channel_words[ch->type]);
-        if (ch->type == RV_QEMU_CHANNEL_UNIX) {
-            fputs("      <source mode='bind'", fp);
-            if (ch->path) {
-                fputs(" path='", fp);
-                rv_qx_put_escaped(fp, ch->path);
-                fputs("'", fp);
-            }
-            fputs("/>\n", fp);
-        }
+        if (ch->type == RV_QEMU_CHANNEL_UNIX)
+            rv_qemu_format_unix_source(fp, ch->path, ch->connect);
         fputs("      <target type='virtio' name='", fp);
         rv_qx_put_escaped(fp, ch->name);
         fputs("'/>\n", fp);

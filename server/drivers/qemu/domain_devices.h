@@ -27,6 +27,13 @@ typedef struct rv_qemu_pci_addr {
     bool multifunction;
 } rv_qemu_pci_addr;
 
+/* <address type='drive'>: a disk on a SCSI controller (controller 0
+ * here), its bus (channel), target (SCSI id) and unit (LUN). */
+typedef struct rv_qemu_drive_addr {
+    bool set;
+    unsigned controller, bus, target, unit;
+} rv_qemu_drive_addr;
+
 typedef enum {
     RV_QEMU_CTRL_USB, RV_QEMU_CTRL_PCI, RV_QEMU_CTRL_VIRTIO_SERIAL,
     RV_QEMU_CTRL_SATA, RV_QEMU_CTRL_IDE, RV_QEMU_CTRL_SCSI,
@@ -81,10 +88,21 @@ typedef struct rv_qemu_sound {
 
 typedef enum { RV_QEMU_CHANNEL_SPICEVMC, RV_QEMU_CHANNEL_UNIX } rv_qemu_channel_type;
 
+/* A serial port's host side: a pty, a file, or a Unix socket that QEMU
+ * listens on (bind) or connects to (connect: someone else listens, as
+ * libguestfs does for its appliance's console). */
+typedef enum { RV_QEMU_CHR_PTY, RV_QEMU_CHR_FILE, RV_QEMU_CHR_UNIX } rv_qemu_chr_type;
+typedef struct rv_qemu_chr {
+    rv_qemu_chr_type type;
+    char *path;                 /* file and unix */
+    bool connect;               /* unix: mode='connect' */
+} rv_qemu_chr;
+
 typedef struct rv_qemu_channel {
     rv_qemu_channel_type type;
     char *name;                 /* the virtio port's name */
-    char *path;                 /* unix: the socket; NULL until a start picks one */
+    char *path;                 /* unix: the socket; NULL until a start picks one (bind) */
+    bool connect;               /* unix: mode='connect' (path given), else bind */
     unsigned port;              /* on virtio-serial controller 0, bus 0 */
 } rv_qemu_channel;
 
@@ -121,6 +139,12 @@ struct _xmlNode;
 int rv_qemu_parse_device(const struct _xmlNode *n, struct rv_qemu_domain_def *def, rv_err *err);
 /* <address type='pci' .../> inside a device of domain_xml.c's. */
 int rv_qemu_parse_pci_address(const struct _xmlNode *n, rv_qemu_pci_addr *addr, rv_err *err);
+/* A unix <source mode='bind|connect' path='...'> (mode absent: bind; a
+ * connect needs the path) into *path (replaced) and *connect. */
+int rv_qemu_parse_unix_source(const struct _xmlNode *n, char **path, bool *connect, rv_err *err);
+void rv_qemu_format_unix_source(FILE *fp, const char *path, bool connect);
+/* An <address type='drive'> into *addr (libvirt's bounds). */
+int rv_qemu_parse_drive_address(const struct _xmlNode *n, rv_qemu_drive_addr *addr, rv_err *err);
 
 /* After parsing: the implicit devices libvirt adds (root PCI controller,
  * virtio-serial for channels, a USB controller for USB devices, video
@@ -133,6 +157,7 @@ void rv_qemu_format_pci_address(FILE *fp, const rv_qemu_pci_addr *addr, const ch
 /* QEMU's id of a's bus: pci.0 or pcie.0 (q35) for the root bus, pci.N for
  * root port N (command.c names them so); in buf, which it returns. */
 const char *rv_qemu_pci_bus_id(const rv_qemu_pci_addr *a, bool q35, char buf[16]);
+void rv_qemu_format_drive_address(FILE *fp, const rv_qemu_drive_addr *addr, const char *indent);
 void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def);
 void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def);     /* serial, console, channels */
 void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *def);  /* input .. redirdev */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <sys/random.h>
 
@@ -43,7 +44,7 @@ static bool named(const xmlNode *n, const char *name)
 /* The XML words of the enums, indexed by value: the parser looks a word up
  * (word_index) and the formatter writes it back from the same table. */
 static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
-static const char *const bus_words[] = { "virtio", "sata", "ide", NULL };
+static const char *const bus_words[] = { "virtio", "sata", "ide", "scsi", NULL };
 static const char *const net_type_words[] = { "user", "bridge", "network", NULL };
 
 /* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
@@ -76,7 +77,11 @@ static int next_child(const xmlNode *parent, const xmlNode **cursor, rv_err *err
     const xmlNode *c = *cursor ? (*cursor)->next : parent->children;
     for (; c; c = c->next) {
         if (c->type == XML_ELEMENT_NODE) {
-            if (c->ns && c->ns->href)
+            /* <domain>'s children in libvirt's QEMU namespace are read by
+             * parse_qemu_ns; any other namespace is refused. */
+            bool qemu_ns = c->ns && c->ns->href && !parent->parent->parent &&
+                           strcmp((const char *)c->ns->href, RV_QEMU_XMLNS) == 0;
+            if (c->ns && c->ns->href && !qemu_ns)
                 UNSUPPORTED("unsupported element <%s> in namespace '%s'", node_name(c),
                             (const char *)c->ns->href);
             *cursor = c;
@@ -210,6 +215,39 @@ static int check_action(const char *elname, int action, rv_err *err)
     UNSUPPORTED("unsupported <%s> action '%s'", elname, rv_domain_action_words[action]);
 }
 
+/* <bios useserial='yes|no' rebootTimeout='N'>, libvirt's bounds. */
+static int parse_bios(const xmlNode *c, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const attrs[] = { "useserial", "rebootTimeout", NULL };
+    if (def->bios_useserial >= 0 || def->reboot_timeout != RV_QEMU_NO_REBOOT_TIMEOUT)
+        BAD_XML("more than one <bios> in <os>");
+    if (empty_element(c, attrs, err) < 0)
+        return -1;
+    char *useserial = attr(c, "useserial"), *rt = attr(c, "rebootTimeout");
+    int rc = 0;
+    static const char *const no_yes[] = { "no", "yes", NULL };
+    if (useserial && (def->bios_useserial = word_index(useserial, no_yes)) < 0) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                   "XML error: Invalid value for attribute 'useserial' in element 'bios': '%s'.",
+                   useserial);
+        rc = -1;
+    }
+    char *end = NULL;
+    long v = rt ? strtol(rt, &end, 10) : 0;
+    if (rc == 0 && rt) {
+        if (end == rt || *end || v < -1 || v > 65535) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR,
+                       "XML error: invalid value for rebootTimeout, must be in range [-1,65535]");
+            rc = -1;
+        } else {
+            def->reboot_timeout = (int)v;
+        }
+    }
+    free(useserial);
+    free(rt);
+    return rc;
+}
+
 static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
 {
     static const char *const type_attrs[] = { "arch", "machine", NULL };
@@ -262,6 +300,9 @@ static int parse_os(const xmlNode *os, rv_qemu_domain_def *def, rv_err *err)
                 return -1;
             if (slot != &def->cmdline && (*slot)[0] != '/')
                 BAD_XML("<%s> must be an absolute path, not '%s'", node_name(c), *slot);
+        } else if (named(c, "bios")) {
+            if (parse_bios(c, def, err) < 0)
+                return -1;
         } else {
             UNSUPPORTED("unsupported element <%s> in <os>", node_name(c));
         }
@@ -291,11 +332,57 @@ static int parse_mac(const char *text, unsigned char mac[6])
 }
 
 static const char *const discard_words[] = { "ignore", "unmap", NULL };
+/* The other <driver> attributes, libvirt's words (its order in writing). */
+static const char *const cache_words[] = { "default", "none", "writethrough", "writeback",
+                                           "directsync", "unsafe", NULL };
+static const char *const io_words[] = { "native", "threads", "io_uring", NULL };
+static const char *const detect_zeroes_words[] = { "off", "on", "unmap", NULL };
+static const char *const copy_on_read_words[] = { "on", "off", NULL };
+static const struct driver_attr {
+    const char *name;
+    const char *const *words;
+    size_t offset;
+} driver_attrs_kept[] = {
+    { "cache", cache_words, offsetof(rv_qemu_disk, cache) },
+    { "io", io_words, offsetof(rv_qemu_disk, io) },
+    { "copy_on_read", copy_on_read_words, offsetof(rv_qemu_disk, copy_on_read) },
+    { "discard", discard_words, offsetof(rv_qemu_disk, discard) },
+    { "detect_zeroes", detect_zeroes_words, offsetof(rv_qemu_disk, detect_zeroes) },
+};
+
+/* The <driver> attributes above into disk (1 + the word's index). */
+static int parse_driver_attrs(const xmlNode *c, rv_qemu_disk *disk, rv_err *err)
+{
+    for (size_t i = 0; i < sizeof(driver_attrs_kept) / sizeof(driver_attrs_kept[0]); i++) {
+        const struct driver_attr *a = &driver_attrs_kept[i];
+        xmlChar *v = xmlGetNoNsProp(c, (const xmlChar *)a->name);
+        bool given = v != NULL;
+        xmlFree(v);
+        if (!given)
+            continue;
+        int word = attr_word(c, a->name, a->words, err);
+        if (word < 0)
+            return -1;
+        *(int *)((char *)disk + a->offset) = word + 1;
+    }
+    return 0;
+}
+
+static void format_driver_attrs(FILE *fp, const rv_qemu_disk *d)
+{
+    for (size_t i = 0; i < sizeof(driver_attrs_kept) / sizeof(driver_attrs_kept[0]); i++) {
+        const struct driver_attr *a = &driver_attrs_kept[i];
+        int v = *(const int *)((const char *)d + a->offset);
+        if (v)
+            fprintf(fp, " %s='%s'", a->name, a->words[v - 1]);
+    }
+}
 
 static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
 {
     static const char *const disk_attrs[] = { "type", "device", NULL };
-    static const char *const driver_attrs[] = { "name", "type", "discard", NULL };
+    static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
+                                                "detect_zeroes", "copy_on_read", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
     static const char *const none[] = { NULL };
@@ -339,16 +426,10 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             free(format);
             if (bad)
                 goto fail;
-            /* discard='unmap': what virt-manager writes for a new disk. */
-            xmlChar *discard = xmlGetNoNsProp(c, (const xmlChar *)"discard");
-            bool has_discard = discard != NULL;
-            xmlFree(discard);
-            if (has_discard) {
-                int word = attr_word(c, "discard", discard_words, err);
-                if (word < 0)
-                    goto fail;
-                disk->discard = word + 1;
-            }
+            /* discard='unmap': what virt-manager writes for a new disk;
+             * cache='unsafe': libguestfs's. */
+            if (parse_driver_attrs(c, disk, err) < 0)
+                goto fail;
         } else if (named(c, "source")) {
             if (check_attrs(c, source_attrs, err) < 0)
                 goto fail;
@@ -369,7 +450,11 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             if (rv_qemu_iotune_parse(c, &disk->iotune, err) < 0)
                 goto fail;
         } else if (named(c, "address")) {
-            if (rv_qemu_parse_pci_address(c, &disk->addr, err) < 0)
+            xmlChar *atype = xmlGetNoNsProp(c, (const xmlChar *)"type");
+            bool drive = atype && strcmp((const char *)atype, "drive") == 0;
+            xmlFree(atype);
+            if (drive ? rv_qemu_parse_drive_address(c, &disk->drive, err) < 0
+                      : rv_qemu_parse_pci_address(c, &disk->addr, err) < 0)
                 goto fail;
         } else {
             rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
@@ -404,7 +489,13 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
         disk->bus = (rv_qemu_disk_bus)bus_index;
     else {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported bus '%s' of disk '%s' (virtio, sata or ide)", b, disk->target);
+                   "unsupported bus '%s' of disk '%s' (virtio, sata, ide or scsi)", b, disk->target);
+        goto fail;
+    }
+    if (disk->drive.set && disk->bus != RV_QEMU_BUS_SCSI) {
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported drive address on %s disk '%s' (only scsi disks take one)", b,
+                   disk->target);
         goto fail;
     }
     if (disk->device == RV_QEMU_DISK_CDROM) {
@@ -515,27 +606,33 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
 /* <serial> or <console> of type pty or file (with <source path='...'>),
  * with an optional <target>: the serial port's number in *port, the file
  * in *file (malloc'd; NULL for a pty). */
-static int parse_char(const xmlNode *n, unsigned *port, char **file, rv_err *err)
+static int parse_char(const xmlNode *n, unsigned *port, rv_qemu_chr *chr, rv_err *err)
 {
-    /* (On failure *file may be set: the caller frees it.) */
+    /* (On failure chr->path may be set: the caller frees it.) */
     static const char *const char_attrs[] = { "type", NULL };
     static const char *const serial_target[] = { "type", "port", NULL };
     static const char *const source_attrs[] = { "path", NULL };
-    static const char *const types[] = { "pty", "file", NULL };
+    static const char *const types[] = { "pty", "file", "unix", NULL };
     int type;
-    *file = NULL;
+    *chr = (rv_qemu_chr){ 0 };
     if (check_attrs(n, char_attrs, err) < 0 || (type = attr_word(n, "type", types, err)) < 0)
         return -1;
+    chr->type = (rv_qemu_chr_type)type;
     *port = 0;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(n, &c, err)) > 0) {
-        if (named(c, "source") && type == 1) {
+        if (named(c, "source") && type == RV_QEMU_CHR_UNIX) {
+            if (rv_qemu_parse_unix_source(c, &chr->path, &chr->connect, err) < 0)
+                return -1;
+            continue;
+        }
+        if (named(c, "source") && type == RV_QEMU_CHR_FILE) {
             if (empty_element(c, source_attrs, err) < 0)
                 return -1;
-            free(*file);
-            *file = attr(c, "path");
-            if (!*file || (*file)[0] != '/')
+            free(chr->path);
+            chr->path = attr(c, "path");
+            if (!chr->path || chr->path[0] != '/')
                 BAD_XML("a file <%s> needs an absolute <source path='...'>", node_name(n));
             continue;
         }
@@ -564,8 +661,8 @@ static int parse_char(const xmlNode *n, unsigned *port, char **file, rv_err *err
     }
     if (more < 0)
         return -1;
-    if (type == 1 && !*file)
-        BAD_XML("a file <%s> needs a <source path='...'>", node_name(n));
+    if (type != RV_QEMU_CHR_PTY && !chr->path)
+        BAD_XML("a %s <%s> needs a <source path='...'>", types[type], node_name(n));
     return 0;
 }
 
@@ -653,7 +750,7 @@ static int parse_graphics(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err
 }
 
 static int parse_devices_loop(const xmlNode *devs, rv_qemu_domain_def *def, bool **macs_given,
-                              bool *serial_ports, bool *console, char **console_file, rv_err *err)
+                              bool *serial_ports, bool *console, rv_qemu_chr *console_chr, rv_err *err)
 {
     bool balloon_seen = false;
     const xmlNode *c = NULL;
@@ -688,23 +785,23 @@ static int parse_devices_loop(const xmlNode *devs, rv_qemu_domain_def *def, bool
                 return -1;
         } else if (named(c, "serial")) {
             unsigned port;
-            char *file = NULL;
-            if (parse_char(c, &port, &file, err) < 0) {
-                free(file);
+            rv_qemu_chr chr;
+            if (parse_char(c, &port, &chr, err) < 0) {
+                free(chr.path);
                 return -1;
             }
             if (serial_ports[port]) {
-                free(file);
+                free(chr.path);
                 BAD_XML("two serial ports have the number %u", port);
             }
             serial_ports[port] = true;
-            def->serial_files[port] = file;
+            def->serials[port] = chr;
         } else if (named(c, "console")) {
             unsigned port;
             if (*console)
                 UNSUPPORTED("more than one <console> is not supported");
             *console = true;
-            if (parse_char(c, &port, console_file, err) < 0)
+            if (parse_char(c, &port, console_chr, err) < 0)
                 return -1;
             if (port != 0)
                 UNSUPPORTED("a console on serial port %u (only 0)", port);
@@ -766,21 +863,23 @@ static int parse_devices(const xmlNode *devs, rv_qemu_domain_def *def, bool **ma
         return -1;
     bool serial_ports[RV_QEMU_MAX_SERIALS] = { false };
     bool console = false;
-    char *console_file = NULL;
-    int rc = parse_devices_loop(devs, def, macs_given, serial_ports, &console, &console_file, err);
+    rv_qemu_chr console_chr = { 0 };
+    int rc = parse_devices_loop(devs, def, macs_given, serial_ports, &console, &console_chr, err);
     if (rc == 0 && console) {
         /* The console is serial 0: the same kind, the same file. */
-        const char *serial0 = def->serial_files[0];
-        if (serial_ports[0] && (!serial0 != !console_file || (serial0 && strcmp(serial0, console_file) != 0))) {
+        const rv_qemu_chr *s0 = &def->serials[0], *con = &console_chr;
+        bool same = s0->type == con->type && s0->connect == con->connect &&
+                    !s0->path == !con->path && (!s0->path || strcmp(s0->path, con->path) == 0);
+        if (serial_ports[0] && !same) {
             rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                        "a <console> that is not the same as serial port 0");
             rc = -1;
         } else if (!serial_ports[0]) {
-            def->serial_files[0] = console_file;
-            console_file = NULL;
+            def->serials[0] = console_chr;
+            console_chr.path = NULL;
         }
     }
-    free(console_file);
+    free(console_chr.path);
     if (rc < 0)
         return -1;
     /* Serial ports numbered from 0 without gaps; the console is serial 0
@@ -1095,6 +1194,90 @@ static int check_base(rv_qemu_domain_def *def, rv_err *err)
 
 /* Every element of <domain> is one this driver knows, with only the
  * attributes it knows; the common part's values are read already. */
+/* An environment variable's name as libvirt accepts it. */
+static bool env_name_ok(const char *s)
+{
+    if (!s || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return false;
+    return only_chars(s + 1, ALNUM "_");
+}
+
+static int push_string(char ***list, size_t n, char *s, rv_err *err)
+{
+    char **grown = realloc(*list, (n + 1) * sizeof(**list));
+    if (!grown) {
+        free(s);
+        XML_FAIL(RV_ERR_NO_MEMORY, "out of memory");
+    }
+    grown[n] = s;
+    *list = grown;
+    return 0;
+}
+
+/* <qemu:commandline> with <qemu:arg value> and <qemu:env name [value]>,
+ * in libvirt's QEMU namespace; its other elements are refused by name. */
+static int parse_qemu_ns(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const arg_attrs[] = { "value", NULL };
+    static const char *const env_attrs[] = { "name", "value", NULL };
+    if (!named(n, "commandline"))
+        UNSUPPORTED("unsupported element <qemu:%s> (of the QEMU namespace only "
+                    "<qemu:commandline>)", node_name(n));
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    for (const xmlNode *c = n->children; c; c = c->next) {
+        if (c->type == XML_TEXT_NODE) {
+            for (const xmlChar *p = c->content; p && *p; p++)
+                if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                    BAD_XML("unexpected text inside <qemu:commandline>");
+            continue;
+        }
+        if (c->type == XML_COMMENT_NODE)
+            continue;
+        bool ours = c->type == XML_ELEMENT_NODE && c->ns && c->ns->href &&
+                    strcmp((const char *)c->ns->href, RV_QEMU_XMLNS) == 0;
+        if (!ours || (!named(c, "arg") && !named(c, "env")))
+            UNSUPPORTED("unsupported element <%s> in <qemu:commandline> (qemu:arg, qemu:env)",
+                        c->type == XML_ELEMENT_NODE ? node_name(c) : "(not an element)");
+        if (def->nqemu_args + def->nqemu_env >= RV_QEMU_MAX_PASSTHROUGH)
+            UNSUPPORTED("more than %d elements in <qemu:commandline>", RV_QEMU_MAX_PASSTHROUGH);
+        if (named(c, "arg")) {
+            if (empty_element(c, arg_attrs, err) < 0)
+                return -1;
+            char *value = attr(c, "value");
+            if (!value)
+                BAD_XML("No qemu command-line argument specified");
+            if (push_string(&def->qemu_args, def->nqemu_args, value, err) < 0)
+                return -1;
+            def->nqemu_args++;
+            continue;
+        }
+        if (empty_element(c, env_attrs, err) < 0)
+            return -1;
+        char *name = attr(c, "name");
+        if (!name)
+            BAD_XML("No qemu environment name specified");
+        if (!env_name_ok(name)) {
+            rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "Invalid environment name, it must begin with a letter or underscore");
+            free(name);
+            return -1;
+        }
+        char *value = attr(c, "value");
+        if (push_string(&def->qemu_env_names, def->nqemu_env, name, err) < 0) {
+            free(value);
+            return -1;
+        }
+        /* (The lists grow together; nqemu_env counts what both hold.) */
+        if (push_string(&def->qemu_env_values, def->nqemu_env, value, err) < 0) {
+            free(name);
+            return -1;
+        }
+        def->nqemu_env++;
+    }
+    return 0;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         rv_err *err)
 {
@@ -1120,6 +1303,11 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(root, &c, err)) > 0) {
+        if (c->ns) {        /* libvirt's QEMU namespace (next_child) */
+            if (parse_qemu_ns(c, def, err) < 0)
+                return -1;
+            continue;
+        }
         for (size_t i = 0; i < sizeof(singletons) / sizeof(singletons[0]); i++)
             if (named(c, singletons[i].name)) {
                 if (seen & singletons[i].bit)
@@ -1288,6 +1476,8 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         def->cpu_mode = def->cpu_check = def->cpu_migratable = -1;
         def->cpu_match = def->cpu_fallback = -1;
         def->dev.audio = -1;
+        def->bios_useserial = -1;
+        def->reboot_timeout = RV_QEMU_NO_REBOOT_TIMEOUT;
     }
     if (!def)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
@@ -1319,7 +1509,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
 
 /* ---------------------------------------------------------------- formatting */
 
-static const char *bus_name(rv_qemu_disk_bus bus)
+const char *rv_qemu_disk_bus_name(rv_qemu_disk_bus bus)
 {
     return bus_words[bus];
 }
@@ -1330,7 +1520,8 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     FILE *fp = rv_xml_open(&b);
     if (!fp)
         return NULL;
-    fprintf(fp, "<domain type='%s'>\n", virt_type_words[def->accel]);
+    fprintf(fp, "<domain type='%s'%s>\n", virt_type_words[def->accel],
+            rv_qemu_def_tainted(def) ? " xmlns:qemu='" RV_QEMU_XMLNS "'" : "");
     rv_domain_format_ids(fp, &def->base);
     if (def->metadata)
         fprintf(fp, "  <metadata>\n    %s\n  </metadata>\n", def->metadata);
@@ -1363,6 +1554,14 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "    <%s>", os_texts[i][0]);
         rv_xml_put_escaped(fp, os_texts[i][1]);
         fprintf(fp, "</%s>\n", os_texts[i][0]);
+    }
+    if (def->bios_useserial >= 0 || def->reboot_timeout != RV_QEMU_NO_REBOOT_TIMEOUT) {
+        fputs("    <bios", fp);
+        if (def->bios_useserial >= 0)
+            fprintf(fp, " useserial='%s'", no_yes_words[def->bios_useserial]);
+        if (def->reboot_timeout != RV_QEMU_NO_REBOOT_TIMEOUT)
+            fprintf(fp, " rebootTimeout='%d'", def->reboot_timeout);
+        fputs("/>\n", fp);
     }
     fputs("  </os>\n", fp);
     if (def->acpi || def->apic || def->vmport >= 0) {
@@ -1427,8 +1626,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "    <disk type='file' device='%s'>\n",
                 d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
         fprintf(fp, "      <driver name='qemu' type='%s'", d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
-        if (d->discard)
-            fprintf(fp, " discard='%s'", discard_words[d->discard - 1]);
+        format_driver_attrs(fp, d);
         fputs("/>\n", fp);
         if (d->source) {
             fputs("      <source file='", fp);
@@ -1437,7 +1635,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         }
         fputs("      <target dev='", fp);
         rv_xml_put_escaped(fp, d->target);
-        fprintf(fp, "' bus='%s'/>\n", bus_name(d->bus));
+        fprintf(fp, "' bus='%s'/>\n", rv_qemu_disk_bus_name(d->bus));
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
@@ -1445,6 +1643,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         rv_qemu_disk_alias(def, d, alias, sizeof(alias));
         rv_qemu_format_alias(fp, def, "      ", "%s", alias);
         rv_qemu_format_pci_address(fp, &d->addr, "      ");
+        rv_qemu_format_drive_address(fp, &d->drive, "      ");
         fputs("    </disk>\n", fp);
     }
     rv_qemu_format_controllers(fp, def);
@@ -1491,7 +1690,26 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fprintf(fp, "    <memballoon model='%s'/>\n", def->balloon ? "virtio" : "none");
     }
     rv_qemu_format_rngs(fp, def);
-    fputs("  </devices>\n</domain>\n", fp);
+    fputs("  </devices>\n", fp);
+    if (rv_qemu_def_tainted(def)) {
+        fputs("  <qemu:commandline>\n", fp);
+        for (size_t i = 0; i < def->nqemu_args; i++) {
+            fputs("    <qemu:arg value='", fp);
+            rv_xml_put_escaped(fp, def->qemu_args[i]);
+            fputs("'/>\n", fp);
+        }
+        for (size_t i = 0; i < def->nqemu_env; i++) {
+            fputs("    <qemu:env name='", fp);
+            rv_xml_put_escaped(fp, def->qemu_env_names[i]);
+            if (def->qemu_env_values[i]) {
+                fputs("' value='", fp);
+                rv_xml_put_escaped(fp, def->qemu_env_values[i]);
+            }
+            fputs("'/>\n", fp);
+        }
+        fputs("  </qemu:commandline>\n", fp);
+    }
+    fputs("</domain>\n", fp);
     return rv_xml_done(fp, &b.text);
 }
 
@@ -1505,6 +1723,15 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->initrd);
     free(def->cmdline);
     free(def->metadata);
+    for (size_t i = 0; i < def->nqemu_args; i++)
+        free(def->qemu_args[i]);
+    free(def->qemu_args);
+    for (size_t i = 0; i < def->nqemu_env; i++) {
+        free(def->qemu_env_names[i]);
+        free(def->qemu_env_values[i]);
+    }
+    free(def->qemu_env_names);
+    free(def->qemu_env_values);
     free(def->cpu_model);
     free(def->cpu_vendor);
     for (size_t i = 0; i < def->ncpu_features; i++)
@@ -1529,7 +1756,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     free(def->spice.listen);
     free(def->spice.compression);
     for (size_t i = 0; i < RV_QEMU_MAX_SERIALS; i++)
-        free(def->serial_files[i]);
+        free(def->serials[i].path);
     rv_qemu_devices_free(&def->dev);
     rv_domain_tune_free(def->tune);
     free(def);
@@ -1667,7 +1894,7 @@ void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b)
 
 /* libvirt's index of a disk target: the letters after the two-letter
  * prefix, base 26 (vda 0, vdz 25, vdaa 26). */
-static unsigned target_index(const char *target)
+unsigned rv_qemu_disk_index(const char *target)
 {
     unsigned idx = 0;
     for (const char *p = target + 2; *p; p++)
@@ -1677,9 +1904,12 @@ static unsigned target_index(const char *target)
 
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size)
 {
-    unsigned idx = target_index(d->target);
+    unsigned idx = rv_qemu_disk_index(d->target);
     if (d->bus == RV_QEMU_BUS_VIRTIO)
         snprintf(buf, size, "virtio-disk%u", idx);
+    else if (d->bus == RV_QEMU_BUS_SCSI)
+        snprintf(buf, size, "scsi%u-%u-%u-%u", d->drive.controller, d->drive.bus, d->drive.target,
+                 d->drive.unit);
     else if (d->bus == RV_QEMU_BUS_SATA || rv_qemu_machine_is_q35(def->machine))
         snprintf(buf, size, "sata0-0-%u", idx);
     else

@@ -41,7 +41,7 @@ enum {
 };
 typedef enum { RV_QEMU_DISK_DISK, RV_QEMU_DISK_CDROM } rv_qemu_disk_device;
 typedef enum { RV_QEMU_FORMAT_RAW, RV_QEMU_FORMAT_QCOW2 } rv_qemu_disk_format;
-typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE } rv_qemu_disk_bus;
+typedef enum { RV_QEMU_BUS_VIRTIO, RV_QEMU_BUS_SATA, RV_QEMU_BUS_IDE, RV_QEMU_BUS_SCSI } rv_qemu_disk_bus;
 typedef enum { RV_QEMU_NET_USER, RV_QEMU_NET_BRIDGE, RV_QEMU_NET_NETWORK } rv_qemu_net_type;
 typedef enum {
     RV_QEMU_CPU_HOST_PASSTHROUGH, RV_QEMU_CPU_HOST_MODEL, RV_QEMU_CPU_MAXIMUM, RV_QEMU_CPU_CUSTOM
@@ -63,8 +63,11 @@ typedef struct rv_qemu_disk {
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
-    int discard;                /* <driver discard>: 0 unset, 1 ignore, 2 unmap */
+    /* <driver>'s attributes: 0 unset, else 1 + the index of the word
+     * (domain_xml.c's lists: discard, cache, io, detect_zeroes, copy_on_read). */
+    int discard, cache, io, detect_zeroes, copy_on_read;
     rv_qemu_pci_addr addr;      /* virtio */
+    rv_qemu_drive_addr drive;   /* scsi: on virtio-scsi controller 0 */
     rv_qemu_iotune *iotune;     /* <iotune> (domain_tune.h); NULL: none */
 } rv_qemu_disk;
 
@@ -101,15 +104,17 @@ typedef struct rv_qemu_domain_def {
     /* Direct kernel boot: absolute paths, NULL when absent; cmdline only
      * with a kernel. */
     char *kernel, *initrd, *cmdline;
+    /* <os><bios>: useserial -1 unset, 0 no, 1 yes; reboot_timeout in ms,
+     * -1 (no reboot) to 65535, or RV_QEMU_NO_REBOOT_TIMEOUT when unset. */
+    int bios_useserial, reboot_timeout;
     rv_qemu_disk *disks;
     size_t ndisks;
     rv_qemu_interface *interfaces;
     size_t ninterfaces;
-    /* Serial ports 0..nserials-1: pty, or a file when serial_files[i] is
-     * set.  The console is the first one (libvirt's normal form writes
-     * both when either is given). */
+    /* Serial ports 0..nserials-1 (domain_devices.h).  The console is the
+     * first one (libvirt's normal form writes both when either is given). */
     size_t nserials;
-    char *serial_files[RV_QEMU_MAX_SERIALS];
+    rv_qemu_chr serials[RV_QEMU_MAX_SERIALS];
     rv_qemu_graphics graphics;  /* VNC */
     rv_qemu_graphics spice;
     rv_qemu_devices dev;        /* controllers, video, sound, ... (domain_devices.h) */
@@ -145,7 +150,26 @@ typedef struct rv_qemu_domain_def {
     char *metadata;
     /* <blkiotune>, <memtune>, <cputune>, <numatune> (domain_tune.h); NULL: none. */
     rv_domain_tune *tune;
+    /* <qemu:commandline> (RV_QEMU_XMLNS): arguments added to QEMU's
+     * command line and variables set in its environment, as given; a
+     * domain run with them is tainted (custom-argv), as libvirtd marks it. */
+    char **qemu_args;
+    size_t nqemu_args;
+    char **qemu_env_names, **qemu_env_values;     /* a value may be NULL */
+    size_t nqemu_env;
 } rv_qemu_domain_def;
+
+#define RV_QEMU_NO_REBOOT_TIMEOUT (-2)
+/* libvirt's namespace for QEMU's own options in a domain's XML. */
+#define RV_QEMU_XMLNS "http://libvirt.org/schemas/domain/qemu/1.0"
+/* At most this many <qemu:arg> and as many <qemu:env>. */
+#define RV_QEMU_MAX_PASSTHROUGH 1024
+
+/* Run with <qemu:commandline>: libvirtd's custom-argv taint. */
+static inline bool rv_qemu_def_tainted(const struct rv_qemu_domain_def *def)
+{
+    return def->nqemu_args > 0 || def->nqemu_env > 0;
+}
 
 /* Parse xml, NUL-terminated at len (a NUL before it is refused).  NULL
  * with err set: the shared reader's errors (RV_ERR_XML_DETAIL for
@@ -183,6 +207,10 @@ void rv_qemu_def_remove_interface(rv_qemu_domain_def *def, size_t i);
 /* Swap what two definitions hold (a change made on a new copy, kept). */
 void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b);
 
+/* virtio, sata, ide, scsi. */
+const char *rv_qemu_disk_bus_name(rv_qemu_disk_bus bus);
+/* The index a disk's target names (vda 0, vdb 1, ..., vdaa 26), as libvirt counts. */
+unsigned rv_qemu_disk_index(const char *target);
 /* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
  * target's index, as libvirt places it) into buf. */
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);

@@ -122,6 +122,9 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
     if (parse_dev_name(dev_name, &port) < 0 || port >= d->live->nserials)
         return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: cannot find character device %s",
                     dev_name ? dev_name : "<null>");
+    if (d->live->serials[port].type != RV_QEMU_CHR_PTY)
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: character device serial%u is not using a PTY", port);
     session *old = sessions;
     while (old && (old->port != port || strcmp(old->name, d->live->name) != 0))
         old = old->next;

@@ -133,7 +133,7 @@ int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
 
     /* What the XML subset reads (domain_xml.c, domain_devices.c). */
     static const char *const disk_devices[] = { "disk", "cdrom", NULL };
-    static const char *const disk_buses[] = { "ide", "virtio", "sata", NULL };
+    static const char *const disk_buses[] = { "ide", "scsi", "virtio", "sata", NULL };
     static const char *const graphics_types[] = { "vnc", "spice", NULL };
     static const char *const video_models[] = { "vga", "cirrus", "qxl", "virtio", "bochs", "none", NULL };
     static const char *const rng_models[] = { "virtio", NULL };

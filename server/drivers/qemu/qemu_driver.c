@@ -27,7 +27,8 @@ RV_LOG_CATEGORY("drivers.qemu");
 
 qemu_state rv_qemu = { .doms = { .kind = &rv_qemu_dom_kind } };
 
-/* Nothing per connection: domains are the daemon's. */
+/* Domains are the daemon's: a connection is only an identity (the
+ * guests it started with RV_DOMAIN_START_AUTODESTROY die with it). */
 struct rv_driver_conn {
     char unused;
 };
@@ -213,6 +214,7 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 
 void rv_qemu_close(rv_driver_conn *c)
 {
+    rv_qemu_autodestroy(c);
     free(c);
 }
 
@@ -453,14 +455,23 @@ int rv_qemu_domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_fl
 /* ================================================================ state changes: jobs */
 
 /* Queue a job on d and defer the call to its end. */
-static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
-                     rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
+static int defer_job_for(const rv_driver_conn *c, qemu_dom *d, qemu_job_kind kind,
+                         unsigned int flags, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
-    rv_qemu_job_add(d, kind, flags, reply, ret_dom ? ret_dom(rv_deferred_ret(reply)) : NULL);
+    qemu_job *job = rv_qemu_job_add(d, kind, flags, reply,
+                                    ret_dom ? ret_dom(rv_deferred_ret(reply)) : NULL);
+    if (job)
+        job->owner = c;
     return RV_DEFERRED;
+}
+
+static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
+                     rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
+{
+    return defer_job_for(NULL, d, kind, flags, ret_dom, err);
 }
 
 /* The guest's clock through its agent, as jobs (the agent's one
@@ -556,43 +567,44 @@ static rv_nonnull_domain *create_xml_dom(void *ret)
     return &((rv_domain_create_xml_ret *)ret)->dom;
 }
 
-static int start(const rv_nonnull_domain *wire, unsigned int flags,
+static int start(const rv_driver_conn *c, const rv_nonnull_domain *wire, unsigned int flags,
                  rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
-    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_FORCE_BOOT,
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags,
+                            RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_AUTODESTROY |
+                                RV_DOMAIN_START_FORCE_BOOT,
                             "qemuDomainCreateWithFlags", err) < 0)
         return -1;
     qemu_dom *d = rv_qemu_dom_get(wire, err);
-    return d ? defer_job(d, QJOB_START, flags, ret_dom, err) : -1;
+    return d ? defer_job_for(c, d, QJOB_START, flags, ret_dom, err) : -1;
 }
 
 int rv_qemu_domain_create(rv_driver_conn *c, const rv_domain_create_args *args, rv_err *err)
 {
-    (void)c;
-    return start(&args->dom, 0, NULL, err);
+    return start(c, &args->dom, 0, NULL, err);
 }
 
 int rv_qemu_domain_create_with_flags(rv_driver_conn *c,
                                      const rv_domain_create_with_flags_args *args,
                                      rv_domain_create_with_flags_ret *ret, rv_err *err)
 {
-    (void)c;
     (void)ret;
-    return start(&args->dom, args->flags, create_with_flags_dom, err);
+    return start(c, &args->dom, args->flags, create_with_flags_dom, err);
 }
 
 int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
                               rv_domain_create_xml_ret *ret, rv_err *err)
 {
-    (void)c;
     (void)ret;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_START_PAUSED, "qemuDomainCreateXML", err) < 0)
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags,
+                            RV_DOMAIN_START_PAUSED | RV_DOMAIN_START_AUTODESTROY,
+                            "qemuDomainCreateXML", err) < 0)
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
     qemu_dom *d = def ? take_live(def, err) : NULL;
     if (!d)
         return -1;
-    int rc = defer_job(d, QJOB_START, args->flags, create_xml_dom, err);
+    int rc = defer_job_for(c, d, QJOB_START, args->flags, create_xml_dom, err);
     if (rc < 0) {
         rv_qemu_domain_free(d->live);
         d->live = NULL;
@@ -838,7 +850,9 @@ static char *live_xml(const qemu_dom *d, const rv_qemu_domain_def *def)
     char *xml = rv_qemu_domain_format(def);
     if (!xml || !rv_qemu_dom_active(d) || def != d->live || strncmp(xml, "<domain ", 8) != 0)
         return xml;
-    char *end = strchr(xml, '>'), *out = NULL;
+    /* After type='...', before an xmlns:qemu, as libvirtd writes it. */
+    const char *type_end = strchr(xml + strlen("<domain type='"), '\'');
+    char *end = type_end ? (char *)type_end + 1 : strchr(xml, '>'), *out = NULL;
     if (asprintf(&out, "%.*s id='%d'%s", (int)(end - xml), xml, d->id, end) < 0)
         out = NULL;
     free(xml);
@@ -871,17 +885,31 @@ int rv_qemu_domain_get_os_type(rv_driver_conn *c, const rv_domain_get_os_type_ar
     return (ret->type = strdup("hvm")) ? 0 : oom(err);
 }
 
-/* libvirtd lists a domain's taints and deprecated devices here; remvirtd
- * taints no domain and has no deprecation list: none to report. */
+/* libvirtd lists a domain's taints and deprecated devices here: remvirtd
+ * has the one taint, custom-argv (a running guest with <qemu:commandline>),
+ * and no deprecation list.  Flags 0 mean both kinds. */
 int rv_qemu_domain_get_messages(rv_driver_conn *c, const rv_domain_get_messages_args *args,
                                 rv_domain_get_messages_ret *ret, rv_err *err)
 {
-    (void)c, (void)ret;
+    (void)c;
     if (rv_driver_check_flags(RV_FROM_QEMU, args->flags,
                               RV_DOMAIN_MESSAGE_DEPRECATION | RV_DOMAIN_MESSAGE_TAINTING,
                               "qemuDomainGetMessages", err) < 0)
         return -1;
-    return rv_qemu_dom_get(&args->dom, err) ? 0 : -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    bool tainting = !args->flags || (args->flags & RV_DOMAIN_MESSAGE_TAINTING);
+    if (!tainting || !d->live || !rv_qemu_dom_active(d) || !rv_qemu_def_tainted(d->live))
+        return 0;
+    char **msgs = calloc(1, sizeof(*msgs));
+    if (!msgs || !(msgs[0] = strdup("tainted: custom configuration parameters specified"))) {
+        free(msgs);
+        return oom(err);
+    }
+    ret->msgs.msgs_val = msgs;
+    ret->msgs.msgs_len = 1;
+    return 0;
 }
 
 int rv_qemu_domain_get_autostart(rv_driver_conn *c, const rv_domain_get_autostart_args *args,

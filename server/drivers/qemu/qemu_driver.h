@@ -70,6 +70,9 @@ typedef struct qemu_job {
     rv_nonnull_domain *ret_dom; /* in reply's result: the domain, filled on success */
     char *path;                 /* SAVE: the file (NULL: managed); START: an image
                                  * to restore (NULL: the managed one if any) */
+    /* START with RV_DOMAIN_START_AUTODESTROY: the connection the guest
+     * dies with (NULL once it closed: the guest is destroyed as it starts). */
+    const rv_driver_conn *owner;
     struct qemu_job *next;
 } qemu_job;
 
@@ -94,6 +97,9 @@ typedef struct qemu_dom {
     rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
     rv_qemu_domain_def *live;   /* while active */
     bool autostart;
+    /* Started with RV_DOMAIN_START_AUTODESTROY: destroyed when this
+     * connection closes (libvirtd's rule); NULL otherwise. */
+    const rv_driver_conn *autodestroy;
     int state, reason;          /* RV_DOMAIN_*, and the reason under it */
     int id;                     /* -1 when inactive */
     pid_t pid;                  /* 0 when no process */
@@ -472,8 +478,12 @@ bool rv_qemu_send_for(qemu_dom *d, rv_deferred *reply, const char *command, json
 void rv_qemu_finish_error(rv_deferred *reply, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
-                     rv_nonnull_domain *ret_dom);
+/* The job queued (NULL: out of memory, reply answered so). */
+qemu_job *rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                          rv_nonnull_domain *ret_dom);
+/* Connection c closes: destroy the guests it started with
+ * RV_DOMAIN_START_AUTODESTROY, and those it is starting so once they run. */
+void rv_qemu_autodestroy(const rv_driver_conn *c);
 /* Queue a save (path NULL: the managed image) or a restoring start from
  * path; takes reply, copies path. */
 void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
@@ -545,7 +555,8 @@ ssize_t rv_qemu_helper_send(const rv_qemu_helper *h, const void *head, size_t he
                             const char *blob, size_t len, const int *fds, int nfds);
 /* The helper process that forks QEMUs, started when the driver loads. */
 int rv_qemu_spawner_init(rv_err *err);
-/* Ask for argv (argv[0] a path) with log_fd as its output, when >= 0
+/* Ask for argv (argv[0] a path, or NAME=VALUE words for the program's
+ * environment before it) with log_fd as its output, when >= 0
  * incoming_fd as its descriptor 3, and the taps (those >= 0 of ntaps, in
  * order) as 4, 5, ...; done() is called from the loop. */
 int rv_qemu_spawn(char **argv, int log_fd, int incoming_fd, const int *taps, size_t ntaps,

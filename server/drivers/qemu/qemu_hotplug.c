@@ -372,7 +372,7 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: cdrom/floppy device hotplug isn't supported");
     if (disk->bus != RV_QEMU_BUS_VIRTIO)
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: disk bus '%s' cannot be hotplugged.",
-                    disk->bus == RV_QEMU_BUS_SATA ? "sata" : "ide");
+                    rv_qemu_disk_bus_name(disk->bus));
     int there = disk_index(d->live, disk->target);
     if (there >= 0) {
         const char *old = d->live->disks[there].source;
@@ -635,7 +635,7 @@ static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned
         fail(err, RV_ERR_INVALID_ARG, "invalid argument: target %s doesn't exist.", want->target);
     else if (live && ((i = disk_index(d->live, want->target)) < 0 || d->live->disks[i].device != RV_QEMU_DISK_CDROM))
         fail(err, RV_ERR_INTERNAL_ERROR, "internal error: No device with bus '%s' and target '%s'",
-             want->bus == RV_QEMU_BUS_SATA ? "sata" : "ide", want->target);
+             rv_qemu_disk_bus_name(want->bus), want->target);
     if (rv_err_is_set(err)) {
         rv_qemu_device_clear(&dev);
         return -1;

@@ -23,6 +23,7 @@
 
 #include "common/log.h"
 #include "common/safe_open.h"
+#include "common/util.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -230,8 +231,8 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
 }
 
 /* Queue a job; path is the job's own (freed with it). */
-static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
-                    rv_deferred *reply, rv_nonnull_domain *ret_dom)
+static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
+                         rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -241,7 +242,7 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
         if (reply)
             rv_deferred_finish(reply, &err);
         rv_err_clear(&err);
-        return;
+        return NULL;
     }
     job->kind = kind;
     job->flags = flags;
@@ -251,12 +252,31 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
     *d->jobs_tail = job;
     d->jobs_tail = &job->next;
     pump_soon(d);
+    return job;
 }
 
-void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
-                     rv_nonnull_domain *ret_dom)
+qemu_job *rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
+                          rv_nonnull_domain *ret_dom)
 {
-    job_add(d, kind, flags, NULL, reply, ret_dom);
+    return job_add(d, kind, flags, NULL, reply, ret_dom);
+}
+
+static void autodestroy_one(void *obj, void *ctx)
+{
+    qemu_dom *d = obj;
+    if (d->autodestroy == ctx) {
+        d->autodestroy = NULL;
+        RV_INFO("domain '%s': destroyed with the connection that started it", dom_name(d));
+        rv_qemu_job_add(d, QJOB_DESTROY, 0, NULL, NULL);
+    }
+    for (qemu_job *job = d->jobs; job; job = job->next)
+        if (job->kind == QJOB_START && job->owner == ctx)
+            job->owner = NULL;
+}
+
+void rv_qemu_autodestroy(const rv_driver_conn *c)
+{
+    rv_dom_list_each(&rv_qemu.doms, autodestroy_one, (void *)c);
 }
 
 void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
@@ -286,6 +306,12 @@ static void job_done(qemu_dom *d, const rv_err *err)
     if (!d->jobs)
         d->jobs_tail = &d->jobs;
     d->job_busy = false;
+    if (job->kind == QJOB_START && !err && (job->flags & RV_DOMAIN_START_AUTODESTROY)) {
+        /* Its connection closed while it started: it goes at once. */
+        d->autodestroy = job->owner;
+        if (!job->owner)
+            rv_qemu_job_add(d, QJOB_DESTROY, 0, NULL, NULL);
+    }
     if (job->reply) {
         /* Starts answer with the domain as it is now (its id). */
         if (!err && job->ret_dom) {
@@ -433,6 +459,7 @@ static void process_gone(qemu_dom *d)
                    "operation failed: domain is not running");
     }
     rv_err_clear(&d->start_err);
+    d->autodestroy = NULL;
     d->starting = false;
     d->stopping = false;
     d->guest_shutdown = false;
@@ -1114,6 +1141,13 @@ static int open_log(qemu_dom *d, char **argv, rv_err *err)
     dprintf(fd, "%s: starting up\n", when);
     for (char **a = argv; *a; a++)
         dprintf(fd, "%s%s", *a, a[1] ? " " : "\n");
+    if (rv_qemu_def_tainted(d->live)) {
+        /* libvirtd's words, in the domain's log and its own. */
+        dprintf(fd, "%s: Domain id=%d is tainted: custom-argv\n", when, d->id);
+        char uuid[RV_UUID_STRING_LEN];
+        rv_uuid_format(d->live->uuid, uuid);
+        RV_WARN("Domain id=%d name='%s' uuid=%s is tainted: custom-argv", d->id, d->live->name, uuid);
+    }
     d->log_start = lseek(fd, 0, SEEK_END);
     return fd;
 }

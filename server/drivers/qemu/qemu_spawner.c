@@ -99,7 +99,8 @@ static void helper_send(int sock, uint32_t kind, uint32_t id, pid_t pid, int val
 
 /* The child between fork and exec: wait for GO, then become QEMU, with
  * the log as its output, incoming_fd (>= 0) as descriptor 3 and the
- * ntaps taps as 4, 5, ... */
+ * ntaps taps as 4, 5, ...; argv's leading NAME=VALUE words set in its
+ * environment. */
 static void child_run(int go_fd, char **argv, int log_fd, int incoming_fd, int *taps,
                       unsigned ntaps, pid_t helper)
 {
@@ -138,6 +139,9 @@ static void child_run(int go_fd, char **argv, int log_fd, int incoming_fd, int *
     if (n != 1 || byte != 'g')
         _exit(127);
     close(go);
+    /* Leading NAME=VALUE words go into its environment (command.h). */
+    while (argv[0] && argv[0][0] != '/' && strchr(argv[0], '=') && putenv(argv[0]) == 0)
+        argv++;
     /* From here QEMU outlives the helper and remvirtd. */
     prctl(PR_SET_PDEATHSIG, 0);
     execv(argv[0], argv);
