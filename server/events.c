@@ -188,3 +188,42 @@ void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_
              dom->name, sent);
     rv_buf_free(&frame);
 }
+
+/* One event message encoded and fanned out to event_id's subscribers. */
+static void send_domain_event(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                              int proc, int event_id, xdrproc_t encode, void *msg)
+{
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, proc, RV_MESSAGE, 1, RV_OK };
+    rv_buf frame = { 0 };
+    rv_err err = { 0 };
+    if (rv_frame_encode(&frame, &hdr, encode, msg, &err) < 0) {
+        RV_ERROR("cannot encode event %d of domain '%s': %s", event_id, dom->name,
+                 err.message ? err.message : "?");
+        rv_err_clear(&err);
+        return;
+    }
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
+    RV_DEBUG("event %d of domain '%s' went to %d clients", event_id, dom->name, sent);
+    rv_buf_free(&frame);
+}
+
+void rvs_events_block_job(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                          const char *path, const char *target, int type, int status)
+{
+    rv_nonnull_domain wire = { .name = dom->name, .id = dom->id };
+    memcpy(wire.uuid, dom->uuid, sizeof(wire.uuid));
+    if (path) {
+        rv_domain_event_callback_block_job_msg one = {
+            .msg = { .dom = wire, .path = (char *)path, .type = type, .status = status },
+        };
+        send_domain_event(clients, drv, dom, RV_PROC_DOMAIN_EVENT_CALLBACK_BLOCK_JOB,
+                          RV_DOMAIN_EVENT_ID_BLOCK_JOB,
+                          (xdrproc_t)xdr_rv_domain_event_callback_block_job_msg, &one);
+    }
+    rv_domain_event_block_job_2_msg two = {
+        .dom = wire, .dst = (char *)target, .type = type, .status = status,
+    };
+    send_domain_event(clients, drv, dom, RV_PROC_DOMAIN_EVENT_BLOCK_JOB_2,
+                      RV_DOMAIN_EVENT_ID_BLOCK_JOB_2, (xdrproc_t)xdr_rv_domain_event_block_job_2_msg,
+                      &two);
+}

@@ -53,6 +53,12 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
 void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
                             int event_id, const char *alias);
 
+/* A block job's event: BLOCK_JOB (by path, when the disk has one) to
+ * the subscribers of RV_DOMAIN_EVENT_ID_BLOCK_JOB, BLOCK_JOB_2 (by
+ * target) to those of _BLOCK_JOB_2. */
+void rvs_events_block_job(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                          const char *path, const char *target, int type, int status);
+
 /* Network events (server/net_events.c): the same list and callbackIDs,
  * marked as network subscriptions; net may be NULL (every network). */
 int rvs_events_network_subscribe(rvs_client *c, int event_id, const rv_nonnull_network *net,

@@ -128,6 +128,13 @@ static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom,
     rvs_events_domain_only(srv->clients, drv, dom, event_id, alias);
 }
 
+static void block_job_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                                       const char *target, int type, int status, void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_block_job(srv->clients, drv, dom, path, target, type, status);
+}
+
 static void network_event_to_clients(const rv_driver *drv, const char *name,
                                      const unsigned char uuid[16], int event, int detail,
                                      void *opaque)
@@ -862,6 +869,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     ev_timer_init(&srv->log_flush, on_log_flush, RV_LOG_DEBUG_DELAY, 0.);
     rv_driver_set_lifecycle_sink(lifecycle_to_clients, srv);
     rv_driver_set_domain_event_sink(domain_event_to_clients, srv);
+    rv_driver_set_block_job_sink(block_job_event_to_clients, srv);
     rv_driver_set_network_sink(network_event_to_clients, srv);
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
     rv_driver_set_nodedev_sink(nodedev_event_to_clients, srv);
@@ -909,6 +917,7 @@ void rvs_server_free(rvs_server *srv)
     ev_timer_stop(srv->loop, &srv->idle);
     rv_driver_set_lifecycle_sink(NULL, NULL);
     rv_driver_set_domain_event_sink(NULL, NULL);
+    rv_driver_set_block_job_sink(NULL, NULL);
     rv_driver_set_network_sink(NULL, NULL);
     rv_driver_set_pool_sink(NULL, NULL);
     rv_driver_set_nodedev_sink(NULL, NULL);

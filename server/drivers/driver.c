@@ -51,6 +51,22 @@ void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int eve
         domain_event_sink(drv, dom, event_id, alias, domain_event_sink_opaque);
 }
 
+static rv_block_job_sink block_job_sink;
+static void *block_job_sink_opaque;
+
+void rv_driver_set_block_job_sink(rv_block_job_sink sink, void *opaque)
+{
+    block_job_sink = sink;
+    block_job_sink_opaque = opaque;
+}
+
+void rv_driver_block_job_event(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                               const char *target, int type, int status)
+{
+    if (block_job_sink)
+        block_job_sink(drv, dom, path, target, type, status, block_job_sink_opaque);
+}
+
 static rv_network_sink network_sink;
 static void *network_sink_opaque;
 

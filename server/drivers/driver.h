@@ -168,6 +168,15 @@ void rv_driver_domain_event(const rv_driver *drv, const rv_dom_ref *dom, int eve
 void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int event_id,
                             const char *alias);
 
+/* A block job's event (type VIR_DOMAIN_BLOCK_JOB_TYPE_*, status
+ * VIR_DOMAIN_BLOCK_JOB_COMPLETED, _FAILED, _CANCELED, _READY): the disk by
+ * its source path (BLOCK_JOB) and by its target (BLOCK_JOB_2), borrowed. */
+typedef void (*rv_block_job_sink)(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                                  const char *target, int type, int status, void *opaque);
+void rv_driver_set_block_job_sink(rv_block_job_sink sink, void *opaque);
+void rv_driver_block_job_event(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                               const char *target, int type, int status);
+
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */
 typedef void (*rv_network_sink)(const rv_driver *drv, const char *name,

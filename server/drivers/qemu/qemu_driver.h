@@ -657,6 +657,12 @@ void rv_qemu_hotplug_device_deleted(qemu_dom *d, const char *id);
 /* The guest refused to eject device id. */
 void rv_qemu_hotplug_unplug_failed(qemu_dom *d, const char *id);
 
+/* ---- qemu_blockjob.c: block jobs ---- */
+/* QEMU's JOB_STATUS_CHANGE, BLOCK_JOB_READY, _COMPLETED, _CANCELLED. */
+void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data);
+/* d's process is gone: its jobs end, a call waiting for one is answered. */
+void rv_qemu_blockjob_domain_gone(qemu_dom *d);
+
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */
 void rv_qemu_domcaps_probe(const char *binary);

@@ -175,18 +175,6 @@ static disk_copy *disks_copy(const rv_qemu_domain_def *def, size_t *n)
     return disks;
 }
 
-/* The disk a path names: its target (vda) or its source file. */
-static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *path)
-{
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (strcmp(def->disks[i].target, path) == 0)
-            return &def->disks[i];
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (def->disks[i].source && strcmp(def->disks[i].source, path) == 0)
-            return &def->disks[i];
-    return NULL;
-}
-
 /* The "stats" of query-blockstats' entry for a disk: its drive is
  * drive-<target> (command.c), or NULL. */
 static json_object *blockstats_of(json_object *list, const char *target)
@@ -254,7 +242,7 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
     if (rc)
         return rc;
     const rv_qemu_disk *disk = NULL;
-    if (args->path[0] && !(disk = find_disk(d->live, args->path)))
+    if (args->path[0] && !(disk = rv_qemu_disk_find(d->live, args->path)))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
     block_req *req = calloc(1, sizeof(*req));
     if (!req || (disk && !(req->target = strdup(disk->target)))) {
