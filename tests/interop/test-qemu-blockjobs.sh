@@ -6,8 +6,10 @@
 # copy finished and pivoted, rebase as pull and as copy, job info, speed,
 # abort, their errors, and the BLOCK_JOB and BLOCK_JOB_2 events each step
 # sends), then virsh's blockcopy --wait --pivot / --finish, blockcommit
-# --top and --active --pivot, blockpull --wait, blockjob and blockresize; each
-# compared with libvirtd's (the guests' directories masked).
+# --top and --active --pivot, blockpull --wait, blockjob and blockresize,
+# a copy of a hotplugged disk, disk-only snapshots (--no-metadata) and
+# their overlays committed; each compared with libvirtd's (the
+# guests' directories masked); a hotplugged disk's counters.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -25,6 +27,7 @@ chmod 755 "$RV_TMP" "$OUT"
 images()    # DIR
 {
     rm -f "$1"/*.img "$1"/*.qcow2 "$1"/*.raw
+    qemu-img create -q -f raw "$1/extra.img" 8M
     qemu-img create -q -f raw "$1/base.img" 8M
     qemu-img create -q -f qcow2 -b "$1/base.img" -F raw "$1/mid.qcow2"
     qemu-img create -q -f qcow2 -b "$1/mid.qcow2" -F qcow2 "$1/top.qcow2"
@@ -107,6 +110,23 @@ transcript()    # URI DIR
     run blockjob g vda --info
     run domblklist g
     run domblklist g --inactive
+    # A hotplugged disk (QEMU knows its drive by its device only): its
+    # counters, and a copy pivoted.
+    run attach-disk g "$d/extra.img" vdb --live
+    run blockcopy g vdb "$d/extra2.img" --wait --pivot --transient-job
+    run domblklist g
+    # Disk-only external snapshots (as nova takes them: no metadata), the
+    # overlays then committed back.
+    run snapshot-create-as g s1 --disk-only --no-metadata --diskspec "vda,file=$d/s1.qcow2" --diskspec vdb,snapshot=no
+    run domblklist g
+    run snapshot-create-as g s2 --disk-only --no-metadata
+    run snapshot-create-as g s2 --disk-only --no-metadata
+    run domblklist g
+    run domblklist g --inactive
+    run snapshot-list g --name
+    run blockcommit g vda --active --pivot --wait
+    run blockcommit g vdb --active --shallow --pivot --wait
+    run domblklist g
 }
 restart "$LIBVIRTD_QEMU_URI" "$LV"
 restart "$QEMU_URI" "$RV"
@@ -115,3 +135,9 @@ transcript "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
 same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh blockcopy, blockjob and blockresize as against libvirtd"
 grep -q "Successfully pivoted" "$OUT/remvirtd.txt" || fail "no pivot in the virsh transcript"
 grep -q "DIR/c2.img" "$OUT/remvirtd.txt" || fail "the pivot to c2.img is not in domblklist"
+# (the guest's own reads of the new disk differ from run to run)
+virsh -c "$QEMU_URI" domblkstat g vdb > "$OUT/o" || fail "domblkstat of a hotplugged disk"
+grep -q "vdb rd_req" "$OUT/o" || fail "no counters for the hotplugged disk: $(cat "$OUT/o")"
+virsh -c "$QEMU_URI" domstats g --block > "$OUT/o"
+grep -q "block.1.name=vdb" "$OUT/o" && grep -q "block.1.rd.reqs=" "$OUT/o" ||
+    fail "no block.1 counters for the hotplugged disk: $(cat "$OUT/o")"

@@ -18,7 +18,9 @@
  * from the command line, or its device's qdev path when hotplugged), and
  * the job runs on its root node, whatever that is after earlier pivots.
  * A copy's destination is made by remvirtd (the file) and by QEMU
- * (blockdev-create for qcow2, a job too), then blockdev-add'ed. */
+ * (blockdev-create for qcow2, a job too), then blockdev-add'ed; so are a
+ * disk-only snapshot's overlays, put over their disks by one transaction
+ * of blockdev-snapshot. */
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -29,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "server/drivers/conf/snapshot_xml.h"
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
@@ -89,12 +92,41 @@ typedef struct setup {
     unsigned flags;
     unsigned long long speed, granularity, buf_size, size;
     char *base, *top;
-    bool shallow, reuse, sync_writes;
+    bool shallow, sync_writes;
     char create_id[64];         /* blockdev-create's job */
     bool create_failed;
     int want_info;              /* GET_BLOCK_JOB_INFO: flags + 1 */
     void (*next_step)(struct setup *s);
+    /* A new image being made (make_image): a copy's destination, a
+     * snapshot's overlay. */
+    struct {
+        char *file;
+        rv_qemu_disk_format format;
+        unsigned long long size;
+        const char *backing;    /* a new qcow2's backing file (borrowed), or NULL */
+        rv_qemu_disk_format backing_format;
+        bool reuse;             /* the file is there (REUSE_EXT) */
+        bool no_backing;        /* opened without its backing (an overlay) */
+        char nodes[2][64];      /* format node, file node */
+        int added;              /* how many of them QEMU has: 0, 1 (file), 2 */
+    } img;
+    void (*img_done)(struct setup *s);
+    struct snap_part *parts;    /* a disk-only snapshot's disks */
+    size_t nparts, part;
+    struct setup *making_next;  /* in making */
 } setup;
+
+/* The setups whose blockdev-create job runs. */
+static setup *making;
+
+static void making_drop(setup *s)
+{
+    for (setup **pp = &making; *pp; pp = &(*pp)->making_next)
+        if (*pp == s) {
+            *pp = s->making_next;
+            break;
+        }
+}
 
 /* ================================================================ jobs */
 
@@ -105,10 +137,35 @@ static void chain_free(layer *chain, size_t n)
     free(chain);
 }
 
+/* One disk of a disk-only snapshot. */
+typedef struct snap_part {
+    char *target, *file;        /* the overlay */
+    char *root;                 /* the disk's root node now */
+    char *old;                  /* its source now */
+    rv_qemu_disk_format old_format;
+    unsigned long long size;
+    char node[64];              /* the overlay's format node, once added */
+    char file_node[64];
+} snap_part;
+
+static void parts_free(snap_part *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(parts[i].target);
+        free(parts[i].file);
+        free(parts[i].root);
+        free(parts[i].old);
+    }
+    free(parts);
+}
+
 static void setup_free(setup *s)
 {
     if (!s)
         return;
+    making_drop(s);
+    free(s->img.file);
+    parts_free(s->parts, s->nparts);
     if (s->job)
         s->job->setup = NULL;
     chain_free(s->chain, s->nchain);
@@ -286,6 +343,8 @@ static bjob *job_new(qemu_dom *d, const char *target, int type, rv_err *err)
     return j;
 }
 
+static void make_image(setup *s);
+
 /* ================================================================ QEMU's events */
 
 void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data)
@@ -300,15 +359,14 @@ void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data)
         return;
     if (strcmp(name, "JOB_STATUS_CHANGE") == 0) {
         const char *status = json_object_object_get_ex(data, "status", &v) ? json_object_get_string(v) : "";
-        /* A destination's blockdev-create under way? */
-        for (bjob *j = jobs; j; j = j->next) {
-            setup *s = j->setup;
-            if (!s || strcmp(s->create_id, id) != 0 || j->pid != d->pid)
+        /* A new image's blockdev-create? */
+        for (setup *s = making; s; s = s->making_next) {
+            if (strcmp(s->create_id, id) != 0 || s->live.pid != d->pid)
                 continue;
             if (strcmp(status, "aborting") == 0)
                 s->create_failed = true;
-            else if (strcmp(status, "concluded") == 0 && s->next_step)
-                s->next_step(s);
+            else if (strcmp(status, "concluded") == 0)
+                make_image(s);
             return;
         }
         bjob *j = job_by_id(d, id);
@@ -344,6 +402,20 @@ static setup *setup_new(qemu_dom *d, const char *target, rv_err *err)
     return s;
 }
 
+/* The nodes of the images s made that QEMU has: they go (a call that
+ * failed half-way). */
+static void drop_images(setup *s, rv_qmp *qmp)
+{
+    for (size_t k = 0; k < s->nparts; k++)
+        if (s->parts[k].node[0])
+            send_quietly(qmp, "blockdev-del", "node-name", s->parts[k].node);
+    if (s->img.added == 2)
+        send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[0]);
+    if (s->img.added >= 1)
+        send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[1]);
+    s->img.added = 0;
+}
+
 /* In an answer's callback: s if its domain still runs and QEMU said yes;
  * else the call is answered, a job being set up dropped, NULL. */
 static setup *alive(rv_qmp *qmp, const rv_err *err, void *opaque)
@@ -351,13 +423,10 @@ static setup *alive(rv_qmp *qmp, const rv_err *err, void *opaque)
     setup *s = opaque;
     if (rv_qemu_live_req_alive(&s->live, qmp, err))
         return s;
-    if (s->job) {
-        bjob *j = s->job;
-        for (int i = 0; i < 2; i++)
-            if (j->nodes[i][0] && !rv_qmp_is_closed(qmp))
-                send_quietly(qmp, "blockdev-del", "node-name", j->nodes[i]);
-        job_unlink(j);
-    }
+    if (!rv_qmp_is_closed(qmp))
+        drop_images(s, qmp);
+    if (s->job)
+        job_unlink(s->job);
     setup_free(s);
     return NULL;
 }
@@ -376,8 +445,10 @@ static bool send_step(setup *s, const char *command, json_object *args, rv_qmp_r
 /* The call succeeded: answered, the job (if any) now QEMU's. */
 static void succeed(setup *s)
 {
-    if (s->job)
+    if (s->job) {
         s->job->running = true;
+        memcpy(s->job->nodes, s->img.nodes, sizeof(s->job->nodes));
+    }
     rv_deferred_finish(s->live.reply, NULL);
     setup_free(s);
 }
@@ -393,13 +464,11 @@ static void fail_setup(setup *s, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     rv_qemu_finish_error(s->live.reply, code, "%s", msg);
-    if (s->job) {
-        qemu_dom *d = rv_qemu_find_name(s->live.name);
-        for (int i = 0; d && d->qmp && i < 2; i++)
-            if (s->job->nodes[i][0])
-                send_quietly(d->qmp, "blockdev-del", "node-name", s->job->nodes[i]);
+    qemu_dom *d = rv_qemu_find_name(s->live.name);
+    if (d && d->qmp)
+        drop_images(s, d->qmp);
+    if (s->job)
         job_unlink(s->job);
-    }
     setup_free(s);
 }
 
@@ -419,20 +488,8 @@ static void on_query_block(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     setup *s = alive(qmp, err, opaque);
     if (!s)
         return;
-    char drive[80], qdev[96];
-    snprintf(drive, sizeof(drive), "drive-%s", s->target);
-    snprintf(qdev, sizeof(qdev), "/machine/peripheral/%s/virtio-backend", s->target);
-    json_object *inserted = NULL, *v;
-    for (size_t i = 0; ret && i < json_object_array_length(ret); i++) {
-        json_object *e = json_object_array_get_idx(ret, i);
-        const char *dev = json_object_object_get_ex(e, "device", &v) ? json_object_get_string(v) : "";
-        const char *q = json_object_object_get_ex(e, "qdev", &v) ? json_object_get_string(v) : "";
-        if ((strcmp(dev, drive) == 0 || strcmp(q, s->target) == 0 || strcmp(q, qdev) == 0) &&
-            json_object_object_get_ex(e, "inserted", &inserted))
-            break;
-        inserted = NULL;
-    }
-    if (!inserted) {
+    json_object *e = rv_qemu_block_entry(ret, s->target), *inserted = NULL, *v;
+    if (!e || !json_object_object_get_ex(e, "inserted", &inserted)) {
         fail_setup(s, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: disk '%s' has no medium",
                    s->target);
         return;
@@ -866,21 +923,121 @@ int rv_qemu_domain_block_commit(rv_driver_conn *c, const rv_domain_block_commit_
     return go(s);
 }
 
-/* ================================================================ copy */
+/* ================================================================ new images */
 
-static void mirror_step(setup *s);
+/* s->img is made: the file (unless reused), its file node, for a new
+ * qcow2 a blockdev-create job on it (JOB_STATUS_CHANGE "concluded" brings
+ * it back here), then the format node; then s->img_done(s). */
+static void make_image(setup *s);
 
-static void on_dest_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+static void on_format_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    setup *s = alive(qmp, err, opaque);
+    if (s) {
+        s->img.added = 2;
+        s->img_done(s);
+    }
+}
+
+static void add_format_node(setup *s)
+{
+    if (s->create_failed) {
+        fail_setup(s, RV_ERR_OPERATION_FAILED, "operation failed: QEMU could not format '%s'", s->img.file);
+        return;
+    }
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "driver", json_object_new_string(format_name(s->img.format)));
+    json_object_object_add(a, "node-name", json_object_new_string(s->img.nodes[0]));
+    json_object_object_add(a, "file", json_object_new_string(s->img.nodes[1]));
+    /* An overlay gets its backing from blockdev-snapshot. */
+    if (s->img.no_backing)
+        json_object_object_add(a, "backing", NULL);
+    send_step(s, "blockdev-add", a, on_format_added);
+}
+
+static void on_created(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    /* The job runs: JOB_STATUS_CHANGE "concluded" goes on (make_image). */
+    if (!alive(qmp, err, opaque))
+        return;
+}
+
+static void on_file_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
     setup *s = alive(qmp, err, opaque);
     if (!s)
         return;
+    s->img.added = 1;
+    if (s->img.reuse || s->img.format != RV_QEMU_FORMAT_QCOW2) {
+        add_format_node(s);
+        return;
+    }
+    snprintf(s->create_id, sizeof(s->create_id), "create-%s-%u", s->target, ++serial);
+    json_object *o = json_object_new_object(), *a = json_object_new_object();
+    json_object_object_add(o, "driver", json_object_new_string("qcow2"));
+    json_object_object_add(o, "file", json_object_new_string(s->img.nodes[1]));
+    json_object_object_add(o, "size", json_object_new_int64((int64_t)s->img.size));
+    if (s->img.backing) {
+        json_object_object_add(o, "backing-file", json_object_new_string(s->img.backing));
+        json_object_object_add(o, "backing-fmt", json_object_new_string(format_name(s->img.backing_format)));
+    }
+    json_object_object_add(a, "job-id", json_object_new_string(s->create_id));
+    json_object_object_add(a, "options", o);
+    s->making_next = making;
+    making = s;
+    send_step(s, "blockdev-create", a, on_created);
+}
+
+static void make_image(setup *s)
+{
+    if (s->create_id[0]) {
+        /* blockdev-create concluded: dismissed, then the format node. */
+        qemu_dom *d = rv_qemu_find_name(s->live.name);
+        send_quietly(d ? d->qmp : NULL, "job-dismiss", "id", s->create_id);
+        s->create_id[0] = '\0';
+        making_drop(s);
+        add_format_node(s);
+        return;
+    }
+    if (!s->img.reuse) {
+        /* As libvirtd without REUSE_EXT: a new (empty) file. */
+        int fd = open(s->img.file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* A raw one as large as the source (QEMU's mirror wants that);
+         * blockdev-create sizes a qcow2. */
+        if (fd >= 0 && s->img.format == RV_QEMU_FORMAT_RAW && ftruncate(fd, (off_t)s->img.size) < 0) {
+            close(fd);
+            fd = -1;
+        }
+        if (fd < 0) {
+            char why[128];
+            snprintf(why, sizeof(why), "%s", strerror(errno));
+            fail_setup(s, RV_ERR_SYSTEM_ERROR, "cannot create file '%s': %s", s->img.file, why);
+            return;
+        }
+        close(fd);
+    }
+    snprintf(s->img.nodes[0], sizeof(s->img.nodes[0]), "img-fmt-%s-%u", s->target, ++serial);
+    snprintf(s->img.nodes[1], sizeof(s->img.nodes[1]), "img-file-%s-%u", s->target, serial);
+    s->img.added = 0;
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "driver", json_object_new_string("file"));
+    json_object_object_add(a, "node-name", json_object_new_string(s->img.nodes[1]));
+    json_object_object_add(a, "filename", json_object_new_string(s->img.file));
+    send_step(s, "blockdev-add", a, on_file_added);
+}
+
+/* ================================================================ copy */
+
+static void start_mirror(setup *s)
+{
     bjob *j = s->job;
     json_object *a = json_object_new_object();
     json_object_object_add(a, "job-id", json_object_new_string(j->id));
     json_object_object_add(a, "device", json_object_new_string(s->root));
-    json_object_object_add(a, "target", json_object_new_string(j->nodes[0]));
+    json_object_object_add(a, "target", json_object_new_string(s->img.nodes[0]));
     json_object_object_add(a, "sync", json_object_new_string(s->shallow ? "top" : "full"));
     json_object_object_add(a, "auto-dismiss", json_object_new_boolean(false));
     add_speed(a, s->speed);
@@ -893,98 +1050,16 @@ static void on_dest_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     send_step(s, "blockdev-mirror", a, on_job_started);
 }
 
-/* The destination's format node over its file node. */
-static void add_format_node(setup *s)
+/* After query-block: the destination, then the mirror. */
+static void copy_step(setup *s)
 {
-    bjob *j = s->job;
-    s->next_step = NULL;
-    if (s->create_failed) {
-        fail_setup(s, RV_ERR_OPERATION_FAILED, "operation failed: QEMU could not format '%s'", j->new_source);
-        return;
-    }
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "driver", json_object_new_string(format_name(j->new_format)));
-    json_object_object_add(a, "node-name", json_object_new_string(j->nodes[0]));
-    json_object_object_add(a, "file", json_object_new_string(j->nodes[1]));
-    send_step(s, "blockdev-add", a, on_dest_added);
-}
-
-static void on_created(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)ret;
-    /* The job runs; JOB_STATUS_CHANGE "concluded" calls next_step. */
-    setup *s = alive(qmp, err, opaque);
-    (void)s;
-}
-
-/* The file node is there: a new qcow2 is formatted (a blockdev-create
- * job), then the format node goes on it. */
-static void on_file_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)ret;
-    setup *s = alive(qmp, err, opaque);
-    if (!s)
-        return;
-    bjob *j = s->job;
-    if (s->reuse || j->new_format != RV_QEMU_FORMAT_QCOW2) {
-        add_format_node(s);
-        return;
-    }
-    snprintf(s->create_id, sizeof(s->create_id), "create-%s-%u", j->target, ++serial);
-    json_object *o = json_object_new_object(), *a = json_object_new_object();
-    json_object_object_add(o, "driver", json_object_new_string("qcow2"));
-    json_object_object_add(o, "file", json_object_new_string(j->nodes[1]));
-    json_object_object_add(o, "size", json_object_new_int64((int64_t)s->chain[0].size));
+    s->img.size = s->chain[0].size;
     if (s->shallow && s->nchain > 1) {
-        json_object_object_add(o, "backing-file", json_object_new_string(s->chain[1].file));
-        json_object_object_add(o, "backing-fmt", json_object_new_string(format_name(s->chain[1].format)));
+        s->img.backing = s->chain[1].file;
+        s->img.backing_format = s->chain[1].format;
     }
-    json_object_object_add(a, "job-id", json_object_new_string(s->create_id));
-    json_object_object_add(a, "options", o);
-    s->next_step = mirror_step;
-    send_step(s, "blockdev-create", a, on_created);
-}
-
-/* Called twice: after query-block (the file made, its node added), and
- * when the blockdev-create job concludes (dismissed, the format node). */
-static void mirror_step(setup *s)
-{
-    bjob *j = s->job;
-    if (s->create_id[0]) {
-        qemu_dom *d = rv_qemu_find_name(s->live.name);
-        send_quietly(d ? d->qmp : NULL, "job-dismiss", "id", s->create_id);
-        add_format_node(s);
-        return;
-    }
-    if (!s->reuse) {
-        /* As libvirtd without REUSE_EXT: a new (empty) file. */
-        int fd = open(j->new_source, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        /* A raw one as large as the source (QEMU's mirror wants that);
-         * blockdev-create sizes a qcow2. */
-        if (fd >= 0 && j->new_format == RV_QEMU_FORMAT_RAW && ftruncate(fd, (off_t)s->chain[0].size) < 0) {
-            close(fd);
-            fd = -1;
-        }
-        if (fd < 0) {
-            char why[128];
-            snprintf(why, sizeof(why), "%s", strerror(errno));
-            fail_setup(s, RV_ERR_SYSTEM_ERROR, "cannot create file '%s': %s", j->new_source, why);
-            return;
-        }
-        close(fd);
-    }
-    snprintf(j->nodes[0], sizeof(j->nodes[0]), "copy-fmt-%s-%u", j->target, ++serial);
-    snprintf(j->nodes[1], sizeof(j->nodes[1]), "copy-file-%s-%u", j->target, serial);
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "driver", json_object_new_string("file"));
-    json_object_object_add(a, "node-name", json_object_new_string(j->nodes[1]));
-    json_object_object_add(a, "filename", json_object_new_string(j->new_source));
-    /* Until the format node exists, nothing else is ours to delete. */
-    char keep[64];
-    memcpy(keep, j->nodes[0], sizeof(keep));
-    j->nodes[0][0] = '\0';
-    if (send_step(s, "blockdev-add", a, on_file_added))
-        memcpy(j->nodes[0], keep, sizeof(keep));
+    s->img_done = start_mirror;
+    make_image(s);
 }
 
 /* A file's format as its first bytes say (an existing destination). */
@@ -1031,12 +1106,14 @@ static int copy(const rv_nonnull_domain *wire, const char *path, const char *des
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: destination '%s' is the disk's own source",
                     dest);
     rv_qemu_disk_format src_format = disk->format;
-    int rc = start(wire, path, T_COPY, mirror_step, &s, err);
+    int rc = start(wire, path, T_COPY, copy_step, &s, err);
     if (rc)
         return rc;
     bjob *j = s->job;
     j->new_format = format ? format_of(format) : reuse ? probe_format(dest) : src_format;
-    if (!(j->new_source = strdup(dest))) {
+    s->img.format = j->new_format;
+    s->img.reuse = reuse;
+    if (!(j->new_source = strdup(dest)) || !(s->img.file = strdup(dest))) {
         fail_setup(s, RV_ERR_NO_MEMORY, "out of memory");
         return RV_DEFERRED;
     }
@@ -1044,7 +1121,6 @@ static int copy(const rv_nonnull_domain *wire, const char *path, const char *des
     s->granularity = granularity;
     s->buf_size = buf_size;
     s->shallow = shallow;
-    s->reuse = reuse;
     s->sync_writes = sync_writes;
     return go(s);
 }
@@ -1136,4 +1212,207 @@ int rv_qemu_domain_block_rebase(rv_driver_conn *c, const rv_domain_block_rebase_
         return -1;
     return copy(&args->dom, args->path, base, f & REBASE_COPY_RAW ? "raw" : NULL, speed, 0, 0,
                 f & REBASE_SHALLOW, f & REBASE_REUSE_EXT, false, false, err);
+}
+
+/* ================================================================ disk-only snapshots */
+
+/* The overlays are in place: the disks' sources are now theirs, live and
+ * in the definition (as libvirtd), and the call has its snapshot. */
+typedef struct overlay_ctx {
+    const snap_part *parts;
+    size_t n;
+} overlay_ctx;
+
+static int overlay_def(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const overlay_ctx *o = ctx;
+    for (size_t i = 0; i < o->n; i++) {
+        pivot_ctx p = { o->parts[i].target, o->parts[i].old, o->parts[i].file, RV_QEMU_FORMAT_QCOW2 };
+        if (pivot_def(def, &p, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void on_snapshot(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    setup *s = alive(qmp, err, opaque);
+    if (!s)
+        return;
+    qemu_dom *d = rv_qemu_find_name(s->live.name);
+    overlay_ctx o = { s->parts, s->nparts };
+    rv_err e = { 0 };
+    overlay_def(d->live, &o, &e);
+    if (rv_qemu_save_status(d, &e) < 0)
+        RV_WARN("cannot record the overlays of domain '%s': %s", d->live->name, e.message);
+    rv_err_clear(&e);
+    /* QEMU holds them now: not ours to drop. */
+    for (size_t k = 0; k < s->nparts; k++)
+        s->parts[k].node[0] = '\0';
+    rv_deferred *reply = s->live.reply;
+    s->live.reply = NULL;
+    if (d->def && rv_qemu_def_change_no_event(d, overlay_def, &o, reply, &e) == 0)
+        reply = NULL;
+    if (reply)
+        rv_deferred_finish(reply, NULL);
+    rv_err_clear(&e);
+    setup_free(s);
+}
+
+/* Every overlay made: one transaction puts them all over their disks. */
+static void snapshot_next(setup *s)
+{
+    if (s->part < s->nparts && s->img.added == 2) {
+        /* The overlay just made is the part's. */
+        snap_part *p = &s->parts[s->part++];
+        memcpy(p->node, s->img.nodes[0], sizeof(p->node));
+        memcpy(p->file_node, s->img.nodes[1], sizeof(p->file_node));
+        s->img.added = 0;
+    }
+    if (s->part < s->nparts) {
+        snap_part *p = &s->parts[s->part];
+        free(s->img.file);
+        s->img.file = strdup(p->file);
+        free(s->target);
+        s->target = strdup(p->target);
+        if (!s->img.file || !s->target) {
+            fail_setup(s, RV_ERR_NO_MEMORY, "out of memory");
+            return;
+        }
+        s->img.format = RV_QEMU_FORMAT_QCOW2;
+        s->img.size = p->size;
+        s->img.backing = p->old;
+        s->img.backing_format = p->old_format;
+        s->img.no_backing = true;
+        s->create_id[0] = '\0';
+        s->img_done = snapshot_next;
+        make_image(s);
+        return;
+    }
+    json_object *actions = json_object_new_array();
+    for (size_t k = 0; k < s->nparts; k++) {
+        json_object *act = json_object_new_object(), *data = json_object_new_object();
+        json_object_object_add(data, "node", json_object_new_string(s->parts[k].root));
+        json_object_object_add(data, "overlay", json_object_new_string(s->parts[k].node));
+        json_object_object_add(act, "type", json_object_new_string("blockdev-snapshot"));
+        json_object_object_add(act, "data", data);
+        json_object_array_add(actions, act);
+    }
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "actions", actions);
+    send_step(s, "transaction", a, on_snapshot);
+}
+
+/* query-block's answer: each disk's root node, format and size. */
+static void on_snapshot_blocks(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    setup *s = alive(qmp, err, opaque);
+    if (!s)
+        return;
+    for (size_t k = 0; k < s->nparts; k++) {
+        snap_part *p = &s->parts[k];
+        json_object *e = rv_qemu_block_entry(ret, p->target), *ins = NULL, *img = NULL, *v;
+        if (!e || !json_object_object_get_ex(e, "inserted", &ins) || !json_object_object_get_ex(ins, "image", &img) ||
+            !json_object_object_get_ex(ins, "node-name", &v)) {
+            fail_setup(s, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: disk '%s' has no medium",
+                       p->target);
+            return;
+        }
+        p->root = strdup(json_object_get_string(v));
+        p->size = (unsigned long long)rv_qmp_json_int(img, "virtual-size", 0);
+        p->old_format = format_of(json_object_object_get_ex(img, "format", &v) ? json_object_get_string(v) : NULL);
+        if (!p->root) {
+            fail_setup(s, RV_ERR_NO_MEMORY, "out of memory");
+            return;
+        }
+    }
+    snapshot_next(s);
+}
+
+int rv_qemu_blockjob_snapshot(qemu_dom *d, const struct rv_snapshot_request *req, const char *name, bool reuse,
+                              rv_domain_snapshot_create_xml_ret *ret, rv_err *err)
+{
+    (void)ret;
+    const rv_qemu_domain_def *def = d->live;
+    snap_part *parts = calloc(def->ndisks ? def->ndisks : 1, sizeof(*parts));
+    size_t n = 0;
+    if (!parts)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    for (size_t i = 0; i < req->ndisks; i++)
+        if (!req->disks[i].name || !rv_qemu_disk_find(def, req->disks[i].name)) {
+            parts_free(parts, 0);
+            return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: no disk named '%s'",
+                               req->disks[i].name ? req->disks[i].name : "");
+        }
+    for (size_t i = 0; i < def->ndisks; i++) {
+        const rv_qemu_disk *disk = &def->disks[i];
+        const rv_snapshot_disk *asked = NULL;
+        for (size_t k = 0; k < req->ndisks; k++)
+            if (rv_qemu_disk_find(def, req->disks[k].name) == disk)
+                asked = &req->disks[k];
+        if (disk->device == RV_QEMU_DISK_CDROM || disk->readonly || !disk->source ||
+            (asked && asked->snapshot && strcmp(asked->snapshot, "no") == 0))
+            continue;
+        if (asked && asked->snapshot && strcmp(asked->snapshot, "external") != 0) {
+            parts_free(parts, n);
+            return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: disk '%s' must use snapshot mode 'external'",
+                               disk->target);
+        }
+        if (job_of(d, disk->target)) {
+            parts_free(parts, n);
+            return fail(err, RV_ERR_BLOCK_COPY_ACTIVE,
+                        "block copy still active: disk '%s' already in active block job", disk->target);
+        }
+        snap_part *p = &parts[n++];
+        p->target = strdup(disk->target);
+        p->old = strdup(disk->source);
+        p->old_format = disk->format;
+        if (asked && asked->file) {
+            p->file = strdup(asked->file);
+        } else {
+            /* libvirt's default: the source's name, its extension
+             * replaced by the snapshot's name. */
+            const char *dot = strrchr(disk->source, '.'), *slash = strrchr(disk->source, '/');
+            int stem = dot && (!slash || dot > slash) ? (int)(dot - disk->source) : (int)strlen(disk->source);
+            if (asprintf(&p->file, "%.*s.%s", stem, disk->source, name) < 0)
+                p->file = NULL;
+        }
+        if (!p->target || !p->old || !p->file) {
+            parts_free(parts, n);
+            return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+        }
+        struct stat st;
+        if (!reuse && stat(p->file, &st) == 0 && !S_ISBLK(st.st_mode)) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: external snapshot file for disk %s already exists and "
+                       "is not a block device: %s", disk->target, p->file);
+            parts_free(parts, n);
+            return -1;
+        }
+    }
+    if (!n) {
+        parts_free(parts, n);
+        return rv_err_fail(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: no disk to snapshot");
+    }
+    setup *s = setup_new(d, parts[0].target, err);
+    if (!s) {
+        parts_free(parts, n);
+        return -1;
+    }
+    s->parts = parts;
+    s->nparts = n;
+    s->img.reuse = reuse;
+    rv_domain_snapshot_create_xml_ret *out = rv_deferred_ret(s->live.reply);
+    rv_dom_ref ref = { 0 };
+    if (!(out->snap.name = strdup(name)) || rv_qemu_dom_ref(d, &ref) < 0) {
+        fail_setup(s, RV_ERR_NO_MEMORY, "out of memory");
+        return RV_DEFERRED;
+    }
+    rv_dom_ref_to_wire(&out->snap.dom, &ref);
+    send_step(s, "query-block", NULL, on_snapshot_blocks);
+    return RV_DEFERRED;
 }

@@ -650,6 +650,10 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
+/* The entry of query-block's or query-blockstats' answer list for the
+ * disk with this target, or NULL: by its drive (drive-<target>, from the
+ * command line) or its device (a hotplugged disk's drive has no name). */
+json_object *rv_qemu_block_entry(json_object *list, const char *target);
 
 /* ---- qemu_hotplug.c: attach and detach ---- */
 /* QEMU's DEVICE_DELETED for device id (a disk's target). */
@@ -662,6 +666,14 @@ void rv_qemu_hotplug_unplug_failed(qemu_dom *d, const char *id);
 void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data);
 /* d's process is gone: its jobs end, a call waiting for one is answered. */
 void rv_qemu_blockjob_domain_gone(qemu_dom *d);
+/* A disk-only external snapshot of running d (DOMAIN_SNAPSHOT_CREATE_XML
+ * with DISK_ONLY): a qcow2 overlay over each disk req leaves in (its
+ * <source file>, else the source's name with the snapshot's name as its
+ * extension; reuse: the files are there), live and in the definition;
+ * the call's ret names snapshot name.  RV_DEFERRED, or -1 with err. */
+struct rv_snapshot_request;
+int rv_qemu_blockjob_snapshot(qemu_dom *d, const struct rv_snapshot_request *req, const char *name, bool reuse,
+                              rv_domain_snapshot_create_xml_ret *ret, rv_err *err);
 
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */

@@ -68,22 +68,12 @@ static void req_free(iotune_req *req)
  * a virtio disk's backend, not its PCI proxy). */
 static json_object *inserted_of(json_object *blocks, const char *target, const char **qdev)
 {
-    char drive[128];
-    snprintf(drive, sizeof(drive), "drive-%s", target);
-    size_t n = json_object_is_type(blocks, json_type_array) ? json_object_array_length(blocks) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *b = json_object_array_get_idx(blocks, i), *dev = NULL, *ins = NULL;
-        if (json_object_object_get_ex(b, "device", &dev) &&
-            strcmp(json_object_get_string(dev), drive) == 0 &&
-            json_object_object_get_ex(b, "inserted", &ins)) {
-            json_object *q = NULL;
-            if (qdev)
-                *qdev = json_object_object_get_ex(b, "qdev", &q) ? json_object_get_string(q)
-                                                                 : target;
-            return ins;
-        }
-    }
-    return NULL;
+    json_object *b = rv_qemu_block_entry(blocks, target), *ins = NULL, *q = NULL;
+    if (!b || !json_object_object_get_ex(b, "inserted", &ins))
+        return NULL;
+    if (qdev)
+        *qdev = json_object_object_get_ex(b, "qdev", &q) ? json_object_get_string(q) : target;
+    return ins;
 }
 
 /* The request's domain, if it still runs; else the call is answered and

@@ -1,6 +1,7 @@
 /* A slot's call that waits for QMP answers from a running domain (the
  * pinning and block I/O tuning calls): the common part of its request
- * (qemu_driver.h). */
+ * (qemu_driver.h), and a disk's entry in QEMU's block answers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,4 +38,20 @@ bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err
         return false;
     }
     return true;
+}
+
+json_object *rv_qemu_block_entry(json_object *list, const char *target)
+{
+    char drive[80], backend[96];
+    snprintf(drive, sizeof(drive), "drive-%s", target);
+    snprintf(backend, sizeof(backend), "/machine/peripheral/%s/virtio-backend", target);
+    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i), *v;
+        const char *dev = json_object_object_get_ex(e, "device", &v) ? json_object_get_string(v) : "";
+        const char *qdev = json_object_object_get_ex(e, "qdev", &v) ? json_object_get_string(v) : "";
+        if (strcmp(dev, drive) == 0 || strcmp(qdev, target) == 0 || strcmp(qdev, backend) == 0)
+            return e;
+    }
+    return NULL;
 }
