@@ -134,6 +134,24 @@ void rvs_events_lifecycle(rvs_client *clients, const rv_driver *drv, const rv_do
     rv_buf_free(&frame);
 }
 
+/* One event message encoded and fanned out to event_id's subscribers. */
+static void send_domain_event(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                              int proc, int event_id, xdrproc_t encode, void *msg)
+{
+    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, proc, RV_MESSAGE, 1, RV_OK };
+    rv_buf frame = { 0 };
+    rv_err err = { 0 };
+    if (rv_frame_encode(&frame, &hdr, encode, msg, &err) < 0) {
+        RV_ERROR("cannot encode event %d of domain '%s': %s", event_id, dom->name,
+                 err.message ? err.message : "?");
+        rv_err_clear(&err);
+        return;
+    }
+    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
+    RV_DEBUG("event %d of domain '%s' went to %d clients", event_id, dom->name, sent);
+    rv_buf_free(&frame);
+}
+
 void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
                             int event_id, const char *alias)
 {
@@ -174,37 +192,7 @@ void rvs_events_domain_only(rvs_client *clients, const rv_driver *drv, const rv_
     }
     memcpy(reboot.msg.dom.uuid, dom->uuid, sizeof(reboot.msg.dom.uuid));
     memcpy(device.msg.dom.uuid, dom->uuid, sizeof(device.msg.dom.uuid));
-    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, proc, RV_MESSAGE, 1, RV_OK };
-    rv_buf frame = { 0 };
-    rv_err err = { 0 };
-    if (rv_frame_encode(&frame, &hdr, encode, msg, &err) < 0) {
-        RV_ERROR("cannot encode event %d of domain '%s': %s", event_id, dom->name,
-                 err.message ? err.message : "?");
-        rv_err_clear(&err);
-        return;
-    }
-    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
-    RV_DEBUG("event %d (%s) of domain '%s' went to %d clients", event_id, alias ? alias : "",
-             dom->name, sent);
-    rv_buf_free(&frame);
-}
-
-/* One event message encoded and fanned out to event_id's subscribers. */
-static void send_domain_event(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
-                              int proc, int event_id, xdrproc_t encode, void *msg)
-{
-    rv_header hdr = { RV_REMOTE_PROGRAM, RV_REMOTE_VERSION, proc, RV_MESSAGE, 1, RV_OK };
-    rv_buf frame = { 0 };
-    rv_err err = { 0 };
-    if (rv_frame_encode(&frame, &hdr, encode, msg, &err) < 0) {
-        RV_ERROR("cannot encode event %d of domain '%s': %s", event_id, dom->name,
-                 err.message ? err.message : "?");
-        rv_err_clear(&err);
-        return;
-    }
-    int sent = rvs_events_fan_out(clients, drv, &frame, RVS_EVENTS_DOMAIN, event_id, dom->uuid);
-    RV_DEBUG("event %d of domain '%s' went to %d clients", event_id, dom->name, sent);
-    rv_buf_free(&frame);
+    send_domain_event(clients, drv, dom, proc, event_id, encode, msg);
 }
 
 void rvs_events_block_job(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,

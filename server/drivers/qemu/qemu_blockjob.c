@@ -209,23 +209,6 @@ static bjob *job_by_id(const qemu_dom *d, const char *id)
     return NULL;
 }
 
-static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)qmp, (void)ret, (void)opaque;
-    if (err)
-        RV_DEBUG("block job clean-up: %s", err->message ? err->message : "");
-}
-
-/* A command whose answer nobody waits for. */
-static void send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value)
-{
-    json_object *args = json_object_new_object();
-    json_object_object_add(args, key, json_object_new_string(value));
-    rv_err ignored = { 0 };
-    if (!qmp || rv_qmp_command(qmp, command, args, 0, ignore_reply, NULL, &ignored) < 0)
-        rv_err_clear(&ignored);
-}
-
 /* BLOCK_JOB names the disk by its source as it is now (after a pivot,
  * the new one), as libvirtd does. */
 static void event(qemu_dom *d, const bjob *j, int status)
@@ -262,7 +245,7 @@ static int pivot_def(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
 /* QEMU concluded job j: dismissed, its outcome applied and told. */
 static void conclude(qemu_dom *d, bjob *j)
 {
-    send_quietly(d->qmp, "job-dismiss", "id", j->id);
+    rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", j->id);
     int outcome = j->outcome < 0 ? ST_FAILED : j->outcome;
     rv_deferred *waiter = j->waiter;
     j->waiter = NULL;
@@ -282,7 +265,7 @@ static void conclude(qemu_dom *d, bjob *j)
         if (j->type == T_COPY) {
             char node[80];
             snprintf(node, sizeof(node), "drive-%s", j->target);
-            send_quietly(d->qmp, "blockdev-del", "node-name", node);
+            rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", node);
         }
         if (d->def && rv_qemu_def_change_no_event(d, pivot_def, &p, waiter, &err) == 0)
             waiter = NULL;
@@ -292,7 +275,7 @@ static void conclude(qemu_dom *d, bjob *j)
         /* The destination QEMU no longer needs. */
         for (int i = 0; i < 2; i++)
             if (j->nodes[i][0])
-                send_quietly(d->qmp, "blockdev-del", "node-name", j->nodes[i]);
+                rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", j->nodes[i]);
     }
     RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
     /* A copy or an active commit asked to end without a pivot is
@@ -408,11 +391,11 @@ static void drop_images(setup *s, rv_qmp *qmp)
 {
     for (size_t k = 0; k < s->nparts; k++)
         if (s->parts[k].node[0])
-            send_quietly(qmp, "blockdev-del", "node-name", s->parts[k].node);
+            rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", s->parts[k].node);
     if (s->img.added == 2)
-        send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[0]);
+        rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[0]);
     if (s->img.added >= 1)
-        send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[1]);
+        rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", s->img.nodes[1]);
     s->img.added = 0;
 }
 
@@ -996,7 +979,7 @@ static void make_image(setup *s)
     if (s->create_id[0]) {
         /* blockdev-create concluded: dismissed, then the format node. */
         qemu_dom *d = rv_qemu_find_name(s->live.name);
-        send_quietly(d ? d->qmp : NULL, "job-dismiss", "id", s->create_id);
+        rv_qemu_send_quietly(d ? d->qmp : NULL, "job-dismiss", "id", s->create_id);
         s->create_id[0] = '\0';
         making_drop(s);
         add_format_node(s);

@@ -650,6 +650,9 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
+/* Send a command with one string argument (key: value) whose answer
+ * nobody waits for (a clean-up: an error is only logged). */
+void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);
 /* The entry of query-block's or query-blockstats' answer list for the
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */
