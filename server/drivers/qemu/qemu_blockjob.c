@@ -242,13 +242,45 @@ static int pivot_def(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     return 0;
 }
 
+/* The end of job j is told (the event, a waiting abort) and j goes. */
+static void job_told(qemu_dom *d, bjob *j)
+{
+    int outcome = j->outcome;
+    /* A copy or an active commit asked to end without a pivot is
+     * canceled, whatever QEMU calls it. */
+    if (j->cancelling && outcome == ST_COMPLETED)
+        outcome = ST_CANCELED;
+    event(d, j, outcome);
+    rv_deferred *waiter = j->waiter;
+    job_unlink(j);
+    if (waiter)
+        rv_deferred_finish(waiter, NULL);
+}
+
+/* The definition has the pivot's new source (or could not take it):
+ * then the end is told, as libvirtd tells it once the config is saved. */
+static void on_pivot_defined(void *data, const rv_err *err)
+{
+    bjob *j = data;
+    for (bjob *k = jobs; k; k = k->next)
+        if (k == j) {
+            qemu_dom *d = rv_qemu_find_name(j->dom);
+            if (err)
+                RV_WARN("cannot record the new source of disk '%s' of domain '%s' in its definition: %s",
+                        j->target, j->dom, err->message ? err->message : "");
+            if (d && d->live && d->pid == j->pid)
+                job_told(d, j);
+            return;
+        }
+}
+
 /* QEMU concluded job j: dismissed, its outcome applied and told. */
 static void conclude(qemu_dom *d, bjob *j)
 {
     rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", j->id);
     int outcome = j->outcome < 0 ? ST_FAILED : j->outcome;
-    rv_deferred *waiter = j->waiter;
-    j->waiter = NULL;
+    j->outcome = outcome;
+    RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
     bool pivoted = outcome == ST_COMPLETED && j->pivoting && j->new_source;
     if (pivoted) {
         rv_qemu_disk *disk = rv_qemu_disk_find(d->live, j->target);
@@ -267,25 +299,18 @@ static void conclude(qemu_dom *d, bjob *j)
             snprintf(node, sizeof(node), "drive-%s", j->target);
             rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", node);
         }
-        if (d->def && rv_qemu_def_change_no_event(d, pivot_def, &p, waiter, &err) == 0)
-            waiter = NULL;
+        int rc = d->def ? rv_qemu_def_change_then(d, pivot_def, &p, NULL, on_pivot_defined, j, &err) : -1;
         rv_err_clear(&err);
         free(old);
+        if (rc == 0)
+            return;     /* told once the definition is written */
     } else if (j->type == T_COPY) {
         /* The destination QEMU no longer needs. */
         for (int i = 0; i < 2; i++)
             if (j->nodes[i][0])
                 rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", j->nodes[i]);
     }
-    RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
-    /* A copy or an active commit asked to end without a pivot is
-     * canceled, whatever QEMU calls it. */
-    if (j->cancelling && outcome == ST_COMPLETED)
-        outcome = ST_CANCELED;
-    event(d, j, outcome);
-    job_unlink(j);
-    if (waiter)
-        rv_deferred_finish(waiter, NULL);
+    job_told(d, j);
 }
 
 void rv_qemu_blockjob_domain_gone(qemu_dom *d)
