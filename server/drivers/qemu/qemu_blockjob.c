@@ -299,7 +299,7 @@ static void conclude(qemu_dom *d, bjob *j)
             snprintf(node, sizeof(node), "drive-%s", j->target);
             rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", node);
         }
-        int rc = d->def ? rv_qemu_def_change_then(d, pivot_def, &p, NULL, on_pivot_defined, j, &err) : -1;
+        int rc = d->def ? rv_qemu_def_change_then_no_event(d, pivot_def, &p, on_pivot_defined, j, &err) : -1;
         rv_err_clear(&err);
         free(old);
         if (rc == 0)

@@ -435,6 +435,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err);
+/* The same without the DEFINED event (a block job's pivot, as libvirtd). */
+int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                                rv_err *err),
+                                     const void *ctx, rv_qemu_def_then_fn then, void *then_data, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
 /* Undefine d (flags: RV_DOMAIN_UNDEFINE_MANAGED_SAVE and _SNAPSHOTS_METADATA
