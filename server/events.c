@@ -253,6 +253,12 @@ static const event_wire event_wires[RV_DOM_EVENT_ID_COUNT] = {
     [RV_DOMAIN_EVENT_ID_METADATA_CHANGE] =
         FLAT(metadata_change, RV_PROC_DOMAIN_EVENT_CALLBACK_METADATA_CHANGE,
              rv_domain_event_callback_metadata_change_msg),
+    [RV_DOMAIN_EVENT_ID_BLOCK_JOB] =
+        NESTED(block_job, RV_PROC_DOMAIN_EVENT_CALLBACK_BLOCK_JOB,
+               rv_domain_event_callback_block_job_msg, RV_PROC_DOMAIN_EVENT_BLOCK_JOB,
+               rv_domain_event_block_job_msg),
+    [RV_DOMAIN_EVENT_ID_BLOCK_JOB_2] =
+        FLAT(block_job_2, RV_PROC_DOMAIN_EVENT_BLOCK_JOB_2, rv_domain_event_block_job_2_msg),
     [RV_DOMAIN_EVENT_ID_BLOCK_THRESHOLD] =
         FLAT(block_threshold, RV_PROC_DOMAIN_EVENT_BLOCK_THRESHOLD,
              rv_domain_event_block_threshold_msg),

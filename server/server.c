@@ -128,6 +128,7 @@ static void domain_event_to_clients(const rv_driver *drv, const rv_dom_ref *dom,
     rvs_events_domain(srv->clients, drv, dom, ev);
 }
 
+
 static void network_event_to_clients(const rv_driver *drv, const char *name,
                                      const unsigned char uuid[16], int event, int detail,
                                      void *opaque)

@@ -142,6 +142,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-hotplug-q35.sh \
 	tests/interop/test-virt-manager-hotplug.sh \
 	tests/interop/test-nova.sh \
+	tests/interop/test-qemu-blockjobs.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-qemu-domain-events.sh \
 	tests/interop/test-qemu-guest-events.sh \
@@ -210,6 +211,8 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py \
+	tests/interop/python-checks.py tests/interop/blockjob-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
+	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py \
 	tests/interop/tune-checks.py \

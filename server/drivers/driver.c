@@ -69,6 +69,23 @@ void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int t
     rv_driver_dom_event(drv, dom, &ev);
 }
 
+void rv_driver_block_job_event(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                               const char *target, int type, int status)
+{
+    if (path) {
+        rv_dom_event one = { .id = RV_DOMAIN_EVENT_ID_BLOCK_JOB };
+        one.u.block_job.msg.path = (char *)path;
+        one.u.block_job.msg.type = type;
+        one.u.block_job.msg.status = status;
+        rv_driver_dom_event(drv, dom, &one);
+    }
+    rv_dom_event two = { .id = RV_DOMAIN_EVENT_ID_BLOCK_JOB_2 };
+    two.u.block_job_2.dst = (char *)target;
+    two.u.block_job_2.type = type;
+    two.u.block_job_2.status = status;
+    rv_driver_dom_event(drv, dom, &two);
+}
+
 static rv_network_sink network_sink;
 static void *network_sink_opaque;
 

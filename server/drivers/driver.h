@@ -184,6 +184,8 @@ typedef struct rv_dom_event {
         rv_domain_event_callback_device_added_msg device_added;
         rv_domain_event_callback_device_removal_failed_msg device_removal_failed;
         rv_domain_event_callback_metadata_change_msg metadata_change;
+        rv_domain_event_callback_block_job_msg block_job;
+        rv_domain_event_block_job_2_msg block_job_2;
         rv_domain_event_block_threshold_msg block_threshold;
         rv_domain_event_memory_failure_msg memory_failure;
         rv_domain_event_memory_device_size_change_msg memory_device_size_change;
@@ -203,6 +205,13 @@ void rv_driver_device_event(const rv_driver *drv, const rv_dom_ref *dom, int eve
  * but for an element). */
 void rv_driver_metadata_event(const rv_driver *drv, const rv_dom_ref *dom, int type,
                               const char *nsuri);
+
+/* A block job's events (type VIR_DOMAIN_BLOCK_JOB_TYPE_*, status
+ * VIR_DOMAIN_BLOCK_JOB_COMPLETED, _FAILED, _CANCELED, _READY): BLOCK_JOB
+ * with the disk's source path (none when path is NULL) and BLOCK_JOB_2
+ * with its target, both borrowed. */
+void rv_driver_block_job_event(const rv_driver *drv, const rv_dom_ref *dom, const char *path,
+                               const char *target, int type, int status);
 
 /* Network lifecycle events (RV_NET_EVENT_*, detail 0) go the same way:
  * name and uuid are only borrowed for the length of the call. */

@@ -22,6 +22,7 @@ void rv_snapshot_request_clear(rv_snapshot_request *req)
     for (size_t i = 0; i < req->ndisks; i++) {
         free(req->disks[i].name);
         free(req->disks[i].snapshot);
+        free(req->disks[i].file);
     }
     free(req->disks);
     memset(req, 0, sizeof(*req));
@@ -42,6 +43,7 @@ static int parse_disks(const xmlNode *disks, rv_snapshot_request *req, int *fail
         rv_snapshot_disk *d = &req->disks[req->ndisks++];
         d->name = rv_lx_attr(c, "name", failed);
         d->snapshot = rv_lx_attr(c, "snapshot", failed);
+        d->file = rv_lx_attr(rv_lx_child(c, "source"), "file", failed);
     }
     return *failed ? -1 : 0;
 }

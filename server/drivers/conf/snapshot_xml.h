@@ -16,6 +16,7 @@ enum { RV_SNAPSHOT_XML_MAX = 64 * 1024 };
 typedef struct rv_snapshot_disk {
     char *name;                 /* the disk's target (vda) */
     char *snapshot;             /* "internal", "external", "no"; NULL: not said */
+    char *file;                 /* an external one's <source file>; NULL: not said */
 } rv_snapshot_disk;
 
 typedef struct rv_snapshot_request {

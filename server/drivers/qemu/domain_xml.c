@@ -2008,3 +2008,14 @@ void rv_qx_put_escaped(FILE *fp, const char *s)
 {
     rv_xml_put_escaped(fp, s);
 }
+
+rv_qemu_disk *rv_qemu_disk_find(const rv_qemu_domain_def *def, const char *path)
+{
+    for (size_t i = 0; def && i < def->ndisks; i++)
+        if (strcmp(def->disks[i].target, path) == 0)
+            return &def->disks[i];
+    for (size_t i = 0; def && i < def->ndisks; i++)
+        if (def->disks[i].source && strcmp(def->disks[i].source, path) == 0)
+            return &def->disks[i];
+    return NULL;
+}

@@ -211,6 +211,11 @@ void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b);
 const char *rv_qemu_disk_bus_name(rv_qemu_disk_bus bus);
 /* The index a disk's target names (vda 0, vdb 1, ..., vdaa 26), as libvirt counts. */
 unsigned rv_qemu_disk_index(const char *target);
+
+/* The disk a path names in def: its target (vda), else its source file;
+ * NULL: none. */
+rv_qemu_disk *rv_qemu_disk_find(const rv_qemu_domain_def *def, const char *path);
+
 /* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
  * target's index, as libvirt places it) into buf. */
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);

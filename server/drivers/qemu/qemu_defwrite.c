@@ -370,6 +370,13 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
     return change_then(d, change, ctx, reply, then, then_data, false, err);
 }
 
+int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                                rv_err *err),
+                                     const void *ctx, rv_qemu_def_then_fn then, void *then_data, rv_err *err)
+{
+    return change_then(d, change, ctx, NULL, then, then_data, true, err);
+}
+
 static int change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                    rv_err *err),
                        const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,

@@ -450,6 +450,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err);
+/* The same without the DEFINED event (a block job's pivot, as libvirtd). */
+int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
+                                                                rv_err *err),
+                                     const void *ctx, rv_qemu_def_then_fn then, void *then_data, rv_err *err);
 /* remvirtd is stopping: answer the waiting writes with an error. */
 void rv_qemu_def_writes_release(qemu_dom *d);
 /* Undefine d (flags: RV_DOMAIN_UNDEFINE_MANAGED_SAVE and _SNAPSHOTS_METADATA
@@ -694,12 +698,33 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
+/* Send a command with one string argument (key: value) whose answer
+ * nobody waits for (a clean-up: an error is only logged). */
+void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);
+/* The entry of query-block's or query-blockstats' answer list for the
+ * disk with this target, or NULL: by its drive (drive-<target>, from the
+ * command line) or its device (a hotplugged disk's drive has no name). */
+json_object *rv_qemu_block_entry(json_object *list, const char *target);
 
 /* ---- qemu_hotplug.c: attach and detach ---- */
 /* QEMU's DEVICE_DELETED for device id (a disk's target). */
 void rv_qemu_hotplug_device_deleted(qemu_dom *d, const char *id);
 /* The guest refused to eject device id. */
 void rv_qemu_hotplug_unplug_failed(qemu_dom *d, const char *id);
+
+/* ---- qemu_blockjob.c: block jobs ---- */
+/* QEMU's JOB_STATUS_CHANGE, BLOCK_JOB_READY, _COMPLETED, _CANCELLED. */
+void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data);
+/* d's process is gone: its jobs end, a call waiting for one is answered. */
+void rv_qemu_blockjob_domain_gone(qemu_dom *d);
+/* A disk-only external snapshot of running d (DOMAIN_SNAPSHOT_CREATE_XML
+ * with DISK_ONLY): a qcow2 overlay over each disk req leaves in (its
+ * <source file>, else the source's name with the snapshot's name as its
+ * extension; reuse: the files are there), live and in the definition;
+ * the call's ret names snapshot name.  RV_DEFERRED, or -1 with err. */
+struct rv_snapshot_request;
+int rv_qemu_blockjob_snapshot(qemu_dom *d, const struct rv_snapshot_request *req, const char *name, bool reuse,
+                              rv_domain_snapshot_create_xml_ret *ret, rv_err *err);
 
 /* ---- qemu_domcaps.c: the domain capabilities ---- */
 /* The binary's machine types, once at start (it runs the binary). */

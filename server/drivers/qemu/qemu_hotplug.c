@@ -108,23 +108,6 @@ static void req_free(hp_req *req)
     free(req);
 }
 
-static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)qmp, (void)ret, (void)opaque;
-    if (err)
-        RV_DEBUG("hotplug clean-up: %s", err->message ? err->message : "");
-}
-
-/* A command whose answer nobody waits for (a clean-up). */
-static void send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value)
-{
-    json_object *args = json_object_new_object();
-    json_object_object_add(args, key, json_object_new_string(value));
-    rv_err ignored = { 0 };
-    if (rv_qmp_command(qmp, command, args, 0, ignore_reply, NULL, &ignored) < 0)
-        rv_err_clear(&ignored);
-}
-
 static int disk_index(const rv_qemu_domain_def *def, const char *target)
 {
     for (size_t i = 0; def && i < def->ndisks; i++)
@@ -280,7 +263,7 @@ static void on_device_added(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         char backend[80];
         backend_of(req, backend, sizeof(backend));
         if (err && !rv_qmp_is_closed(qmp))
-            send_quietly(qmp, req->dev.kind == RV_QEMU_DEV_DISK ? "blockdev-del" : "netdev_del",
+            rv_qemu_send_quietly(qmp, req->dev.kind == RV_QEMU_DEV_DISK ? "blockdev-del" : "netdev_del",
                          req->dev.kind == RV_QEMU_DEV_DISK ? "node-name" : "id", backend);
         req_free(req);
         return;
@@ -470,7 +453,7 @@ void rv_qemu_hotplug_device_deleted(qemu_dom *d, const char *id)
         /* A disk from the command line has no node of that name: its
          * drive went with the device. */
         snprintf(backend, sizeof(backend), "drive-%s", id);
-        send_quietly(d->qmp, "blockdev-del", "node-name", backend);
+        rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", backend);
         device_event(d, RV_DOMAIN_EVENT_ID_DEVICE_REMOVED, alias);
     }
     for (size_t k = 0; i < 0 && k < d->live->ninterfaces; k++) {
@@ -479,7 +462,7 @@ void rv_qemu_hotplug_device_deleted(qemu_dom *d, const char *id)
         rv_qemu_def_remove_interface(d->live, k);
         save_status(d);
         snprintf(backend, sizeof(backend), "host%s", id);
-        send_quietly(d->qmp, "netdev_del", "id", backend);
+        rv_qemu_send_quietly(d->qmp, "netdev_del", "id", backend);
         device_event(d, RV_DOMAIN_EVENT_ID_DEVICE_REMOVED, id);
         break;
     }

@@ -37,16 +37,6 @@ static const struct { const char *name, *qmp; } limits[] = {
 };
 enum { NLIMITS = sizeof(limits) / sizeof(limits[0]), GROUP = 13 };
 
-/* The disk a target or source path names in def, or NULL. */
-static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *path)
-{
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (strcmp(def->disks[i].target, path) == 0 ||
-            (def->disks[i].source && strcmp(def->disks[i].source, path) == 0))
-            return &def->disks[i];
-    return NULL;
-}
-
 typedef struct iotune_req {
     rv_qemu_live_req live;
     char *target;
@@ -78,22 +68,12 @@ static void req_free(iotune_req *req)
  * a virtio disk's backend, not its PCI proxy). */
 static json_object *inserted_of(json_object *blocks, const char *target, const char **qdev)
 {
-    char drive[128];
-    snprintf(drive, sizeof(drive), "drive-%s", target);
-    size_t n = json_object_is_type(blocks, json_type_array) ? json_object_array_length(blocks) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *b = json_object_array_get_idx(blocks, i), *dev = NULL, *ins = NULL;
-        if (json_object_object_get_ex(b, "device", &dev) &&
-            strcmp(json_object_get_string(dev), drive) == 0 &&
-            json_object_object_get_ex(b, "inserted", &ins)) {
-            json_object *q = NULL;
-            if (qdev)
-                *qdev = json_object_object_get_ex(b, "qdev", &q) ? json_object_get_string(q)
-                                                                 : target;
-            return ins;
-        }
-    }
-    return NULL;
+    json_object *b = rv_qemu_block_entry(blocks, target), *ins = NULL, *q = NULL;
+    if (!b || !json_object_object_get_ex(b, "inserted", &ins))
+        return NULL;
+    if (qdev)
+        *qdev = json_object_object_get_ex(b, "qdev", &q) ? json_object_get_string(q) : target;
+    return ins;
 }
 
 /* The request's domain, if it still runs; else the call is answered and
@@ -138,7 +118,7 @@ static int live_disk(const rv_nonnull_domain *wire, const char *path, qemu_dom *
     int rc = rv_qemu_need_monitor(*d, err);
     if (rc)
         return rc;
-    if (!(*disk = find_disk((*d)->live, path)) || (*disk)->device != RV_QEMU_DISK_DISK)
+    if (!(*disk = rv_qemu_disk_find((*d)->live, path)) || (*disk)->device != RV_QEMU_DISK_DISK)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' was not found in the "
                     "domain config", path);
     return 0;
@@ -317,7 +297,7 @@ int rv_qemu_domain_set_block_io_tune(rv_driver_conn *c,
     if (config && !d->def)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
                     "domains do not have any persistent config");
-    const rv_qemu_disk *conf_disk = config ? find_disk(d->def, args->disk) : NULL;
+    const rv_qemu_disk *conf_disk = config ? rv_qemu_disk_find(d->def, args->disk) : NULL;
     if (config && (!conf_disk || conf_disk->device != RV_QEMU_DISK_DISK))
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: missing persistent configuration for disk '%s'",
@@ -459,7 +439,7 @@ int rv_qemu_domain_get_block_io_tune(rv_driver_conn *c,
         if (!def)
             return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: "
                         "transient domains do not have any persistent config");
-        const rv_qemu_disk *cd = find_disk(def, *args->disk);
+        const rv_qemu_disk *cd = rv_qemu_disk_find(def, *args->disk);
         if (!cd)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' was not found in "
                         "the domain config", *args->disk);

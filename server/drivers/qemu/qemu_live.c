@@ -1,10 +1,15 @@
 /* A slot's call that waits for QMP answers from a running domain (the
  * pinning and block I/O tuning calls): the common part of its request
- * (qemu_driver.h). */
+ * (qemu_driver.h), a disk's entry in QEMU's block answers, and a command
+ * whose answer nobody waits for. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
+
+RV_LOG_CATEGORY("drivers.qemu.live");
 
 void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err)
 {
@@ -37,4 +42,37 @@ bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err
         return false;
     }
     return true;
+}
+
+json_object *rv_qemu_block_entry(json_object *list, const char *target)
+{
+    char drive[80], backend[96];
+    snprintf(drive, sizeof(drive), "drive-%s", target);
+    snprintf(backend, sizeof(backend), "/machine/peripheral/%s/virtio-backend", target);
+    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i), *v;
+        const char *dev = json_object_object_get_ex(e, "device", &v) ? json_object_get_string(v) : "";
+        const char *qdev = json_object_object_get_ex(e, "qdev", &v) ? json_object_get_string(v) : "";
+        if (strcmp(dev, drive) == 0 || strcmp(qdev, target) == 0 || strcmp(qdev, backend) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp, (void)ret;
+    if (err)
+        RV_DEBUG("%s: %s", (const char *)opaque, err->message ? err->message : "");
+}
+
+void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value)
+{
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, key, json_object_new_string(value));
+    rv_err ignored = { 0 };
+    /* command: a literal, alive for the answer's log line */
+    if (!qmp || rv_qmp_command(qmp, command, args, 0, ignore_reply, (void *)command, &ignored) < 0)
+        rv_err_clear(&ignored);
 }

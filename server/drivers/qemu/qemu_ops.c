@@ -69,6 +69,15 @@ const rv_driver rv_qemu_driver = {
         .domain_detach_device_flags = rv_qemu_domain_detach_device_flags,
         .domain_update_device_flags = rv_qemu_domain_update_device_flags,
         .domain_detach_device_alias = rv_qemu_domain_detach_device_alias,
+        /* block jobs (qemu_blockjob.c), in procedure-number order */
+        .domain_block_job_abort = rv_qemu_domain_block_job_abort,
+        .domain_get_block_job_info = rv_qemu_domain_get_block_job_info,
+        .domain_block_job_set_speed = rv_qemu_domain_block_job_set_speed,
+        .domain_block_pull = rv_qemu_domain_block_pull,
+        .domain_block_resize = rv_qemu_domain_block_resize,
+        .domain_block_rebase = rv_qemu_domain_block_rebase,
+        .domain_block_commit = rv_qemu_domain_block_commit,
+        .domain_block_copy = rv_qemu_domain_block_copy,
         /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
         .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
         .domain_get_memory_parameters = rv_qemu_domain_get_memory_parameters,

@@ -427,6 +427,7 @@ static void process_gone(qemu_dom *d)
     RV_INFO("domain '%s' (pid %d) has stopped%s", name, (int)d->pid,
             failed_start ? " while starting" : "");
     rv_qemu_save_abandon(d);
+    rv_qemu_blockjob_domain_gone(d);
     bool agent_done = rv_qemu_agent_abandon(d);
     restore_over(d);
     char *gone_name = strdup(name);    /* (live goes below) */
@@ -1060,6 +1061,8 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         if (json_object_get_int(source) == 3 && st > 0 && st < 0x80)
             rv_qemu_hotplug_unplug_failed(d, json_object_get_string(dev));
     }
+    if (strncmp(name, "BLOCK_JOB_", 10) == 0 || strcmp(name, "JOB_STATUS_CHANGE") == 0)
+        rv_qemu_blockjob_event(d, name, data);
     /* RESET and POWERDOWN change no lifecycle state; a reset (the
      * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
      * libvirtd sends it. */

@@ -175,32 +175,11 @@ static disk_copy *disks_copy(const rv_qemu_domain_def *def, size_t *n)
     return disks;
 }
 
-/* The disk a path names: its target (vda) or its source file. */
-static const rv_qemu_disk *find_disk(const rv_qemu_domain_def *def, const char *path)
-{
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (strcmp(def->disks[i].target, path) == 0)
-            return &def->disks[i];
-    for (size_t i = 0; i < def->ndisks; i++)
-        if (def->disks[i].source && strcmp(def->disks[i].source, path) == 0)
-            return &def->disks[i];
-    return NULL;
-}
-
-/* The "stats" of query-blockstats' entry for a disk: its drive is
- * drive-<target> (command.c), or NULL. */
+/* The "stats" of query-blockstats' entry for a disk, or NULL. */
 static json_object *blockstats_of(json_object *list, const char *target)
 {
-    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(list, i), *dev = NULL, *stats = NULL;
-        if (json_object_object_get_ex(e, "device", &dev) && dev &&
-            strncmp(json_object_get_string(dev), "drive-", 6) == 0 &&
-            strcmp(json_object_get_string(dev) + 6, target) == 0 &&
-            json_object_object_get_ex(e, "stats", &stats))
-            return stats;
-    }
-    return NULL;
+    json_object *e = rv_qemu_block_entry(list, target), *stats = NULL;
+    return e && json_object_object_get_ex(e, "stats", &stats) ? stats : NULL;
 }
 
 /* ================================================================ BLOCK_STATS */
@@ -254,7 +233,7 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
     if (rc)
         return rc;
     const rv_qemu_disk *disk = NULL;
-    if (args->path[0] && !(disk = find_disk(d->live, args->path)))
+    if (args->path[0] && !(disk = rv_qemu_disk_find(d->live, args->path)))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
     block_req *req = calloc(1, sizeof(*req));
     if (!req || (disk && !(req->target = strdup(disk->target)))) {
