@@ -40,6 +40,10 @@ const rv_driver rv_qemu_driver = {
         .domain_is_updated = rv_qemu_domain_is_updated,              /* qemu_metadata.c */
         .domain_set_metadata = rv_qemu_domain_set_metadata,
         .domain_get_metadata = rv_qemu_domain_get_metadata,
+        /* keys, NMI and screenshots (qemu_input.c) */
+        .domain_inject_nmi = rv_qemu_domain_inject_nmi,
+        .domain_screenshot = rv_qemu_domain_screenshot,
+        .domain_send_key = rv_qemu_domain_send_key,
         .domain_memory_stats = rv_qemu_domain_memory_stats,
         .domain_set_memory_stats_period = rv_qemu_domain_set_memory_stats_period,
         .domain_get_vcpus = rv_qemu_domain_get_vcpus,

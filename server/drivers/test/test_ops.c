@@ -423,6 +423,10 @@ const rv_driver rv_test_driver = {
         .domain_restore_flags = test_domain_restore_flags,
         .domain_reset = test_domain_reset,
         .domain_is_updated = test_domain_is_updated,
+        /* keys, NMI and screenshots (test_input.c) */
+        .domain_inject_nmi = test_domain_inject_nmi,
+        .domain_screenshot = test_domain_screenshot,
+        .domain_send_key = test_domain_send_key,
         .domain_set_metadata = test_domain_set_metadata,
         .domain_get_metadata = test_domain_get_metadata,
         .domain_get_info = domain_get_info,

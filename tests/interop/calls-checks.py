@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""The everyday calls of issue 29 on test:///default's domain "test".
+
+    calls-checks.py URI
+
+Prints each call's result, or its error's code, domain and message, for
+test-test-transcripts.sh to compare between libvirtd's test driver and
+remvirtd's.  A screenshot's image is each driver's own picture: only its
+type and that it is a PNG are printed.  Leaves "test" running as found.
+"""
+
+import os
+import sys
+
+import libvirt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from transcript import show  # noqa: E402
+
+conn = libvirt.open(sys.argv[1])
+d = conn.lookupByName("test")
+K = libvirt
+
+
+def screenshot():
+    st = conn.newStream(0)
+    mime = d.screenshot(st, 0, 0)
+    data = bytearray()
+    st.recvAll(lambda s, buf, acc: acc.extend(buf), data)
+    st.finish()
+    return mime, bytes(data[:8]) == b"\x89PNG\r\n\x1a\n"
+
+
+def all_steps():
+    show("send-key linux", lambda: d.sendKey(K.VIR_KEYCODE_SET_LINUX, 0, [30, 31], 2, 0))
+    show("send-key usb", lambda: d.sendKey(K.VIR_KEYCODE_SET_USB, 10, [4], 1, 0))
+    show("send-key qnum", lambda: d.sendKey(K.VIR_KEYCODE_SET_QNUM, 0, [0xc8], 1, 0))
+    show("send-key atset3", lambda: d.sendKey(K.VIR_KEYCODE_SET_ATSET3, 0, [28], 1, 0))
+    show("send-key bad usb", lambda: d.sendKey(K.VIR_KEYCODE_SET_USB, 0, [500], 1, 0))
+    show("send-key bad codeset", lambda: d.sendKey(42, 0, [1], 1, 0))
+    show("send-key bad flag", lambda: d.sendKey(0, 0, [1], 1, 1))
+    show("inject-nmi", lambda: d.injectNMI(0))
+    show("inject-nmi bad flag", lambda: d.injectNMI(4))
+    show("screenshot", screenshot)
+    d.destroy()
+    show("send-key inactive", lambda: d.sendKey(0, 0, [30], 1, 0))
+    show("inject-nmi inactive", lambda: d.injectNMI(0))
+    show("screenshot inactive", screenshot)
+    d.create()
+
+
+all_steps()

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The everyday calls of issue 29 on remvirtd's QEMU driver, side by side
+# with libvirtd's (start_libvirtd_qemu): the same virsh commands against
+# both with the same guest, their transcripts compared.
+#   - send-key (linux names, the usb, xt, atset1 and qnum codesets, a
+#     hold time, atset2; keycodes that do not translate), inject-nmi,
+#     screenshot (its type; a screen the guest lacks), and each refused
+#     when the guest does not run.
+# Then, on remvirtd alone with the test guest: an NMI reaches the guest's
+# kernel (its console says so), and the screenshot is a PNG of the VGA
+# screen's size.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+requires virsh
+test_guest
+start_libvirtd_qemu
+start_remvirtd_qemu
+OUT=$RV_TMP/cmp
+mkdir -p "$OUT"
+
+qemu_domain_xml g "<video><model type='vga'/></video>" > "$OUT/g.xml"
+
+normalize()
+{
+    sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/UUID/g'
+}
+
+steps=(
+    "define g.xml"
+    "inject-nmi g"
+    "send-key g KEY_A"
+    "screenshot g shot-inactive.ppm"
+    "start g"
+    "inject-nmi g"
+    "send-key g KEY_A"
+    "send-key g --holdtime 50 KEY_LEFTCTRL KEY_LEFTALT KEY_DELETE"
+    "send-key g --codeset usb 4 5 224"
+    "send-key g --codeset xt 1 28"
+    "send-key g --codeset atset1 0xe01c 0x1c"
+    "send-key g --codeset qnum 0xc8 0x1e"
+    "send-key g --codeset xt_kbd 0x11c"
+    "send-key g --codeset atset2 28 0xe075"
+    "send-key g --codeset linux 300"
+    "send-key g --codeset usb 500"
+    "screenshot g shot.ppm"
+    "screenshot g shot1.ppm --screen 1"
+    "ro:inject-nmi g"
+    "destroy g"
+    "undefine g"
+)
+
+virsh_transcript "$LIBVIRTD_QEMU_URI" "$LIBVIRTD_QEMU_URI_RO" "$OUT" normalize > "$OUT/libvirtd.transcript"
+mv "$OUT/shot.ppm" "$OUT/libvirtd-shot.ppm"
+virsh_transcript "$QEMU_URI" "${QEMU_URI/remvirt-sock/remvirt-sock-ro}" "$OUT" normalize > "$OUT/remvirtd.transcript"
+same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "send-key, inject-nmi, screenshot: remvirtd as libvirtd"
+file "$OUT/shot.ppm" | grep -q "PNG image data, 720 x 400" ||
+    fail "the screenshot is not a 720x400 PNG: $(file "$OUT/shot.ppm")"
+cmp -s <(head -c 24 "$OUT/libvirtd-shot.ppm") <(head -c 24 "$OUT/shot.ppm") ||
+    fail "the screenshots' headers differ"
+echo "ok   screenshot: a 720x400 PNG as libvirtd's"
+[ -z "$(find "$QEMU_DIR/run" -name '*screendump*')" ] || fail "a screendump file was left behind"
+echo "ok   no screendump file is left in the run directory"
+
+# The NMI reaches the guest: Linux reports it on its console.
+V=(virsh -q -c "$QEMU_URI")
+qemu_guest_xml nmi > "$OUT/nmi.xml"
+"${V[@]}" define "$OUT/nmi.xml" > /dev/null
+"${V[@]}" start nmi > /dev/null
+capture_console nmi "$OUT/console"
+_ready() { grep -q "remvirt-test-guest: ready" "$OUT/console" 2> /dev/null; }
+wait_for 120 "the guest to boot" _ready
+"${V[@]}" inject-nmi nmi
+wait_for 20 "the guest's kernel to report the NMI" grep -q "NMI" "$OUT/console" ||
+    fail "no NMI in the guest's console: $(tail -5 "$OUT/console")"
+echo "ok   inject-nmi: the guest's kernel saw the NMI"
+"${V[@]}" destroy nmi > /dev/null
