@@ -465,7 +465,7 @@ static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
 
 /* The guest's clock through its agent, as jobs (the agent's one
  * connection); SET_TIME's flag SYNC (1): from the guest's RTC. */
-static qemu_dom *agent_domain(const rv_nonnull_domain *wire, rv_err *err)
+qemu_dom *rv_qemu_agent_domain(const rv_nonnull_domain *wire, rv_err *err)
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
@@ -489,7 +489,7 @@ int rv_qemu_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *ar
     (void)ret;
     qemu_dom *d;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetTime", err) < 0 ||
-        !(d = agent_domain(&args->dom, err)))
+        !(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     return defer_job(d, QJOB_AGENT_GET_TIME, 0, NULL, err);
 }
@@ -511,7 +511,7 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     if (!(args->flags & sync) && args->nseconds > 999999999)
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: nseconds %u is not below one second", args->nseconds);
-    if (!(d = agent_domain(&args->dom, err)))
+    if (!(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     char ns[32];
     snprintf(ns, sizeof(ns), "%lld", (long long)args->seconds * 1000000000LL + args->nseconds);

@@ -23,31 +23,6 @@
 
 /* ================================================================ keys, NMI */
 
-static void on_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)ret;
-    rv_qemu_live_req *req = opaque;
-    if (rv_qemu_live_req_alive(req, qmp, err))
-        rv_deferred_finish(req->reply, NULL);
-    free(req->name);
-    free(req);
-}
-
-/* Send command (args taken) to running d for the call: RV_DEFERRED, or -1. */
-static int send_live(qemu_dom *d, const char *command, json_object *args, rv_err *err)
-{
-    rv_qemu_live_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
-    if (!req) {
-        json_object_put(args);
-        return -1;
-    }
-    if (!rv_qemu_send_for(d, req->reply, command, args, on_done, req)) {
-        free(req->name);
-        free(req);
-    }
-    return RV_DEFERRED;
-}
-
 /* The running domain whose monitor a live call needs: 0, RV_DEFERRED
  * (it waits for the monitor) or -1. */
 static int running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
@@ -67,7 +42,7 @@ int rv_qemu_domain_inject_nmi(rv_driver_conn *c, const rv_domain_inject_nmi_args
         return -1;
     if ((rc = running(&args->dom, &d, err)) != 0)
         return rc;
-    return send_live(d, "inject-nmi", NULL, err);
+    return rv_qemu_live_void(d, "inject-nmi", NULL, err);
 }
 
 int rv_qemu_domain_send_key(rv_driver_conn *c, const rv_domain_send_key_args *args, rv_err *err)
@@ -107,7 +82,7 @@ int rv_qemu_domain_send_key(rv_driver_conn *c, const rv_domain_send_key_args *ar
         json_object_put(cmd);
         return rc;
     }
-    return send_live(d, "send-key", cmd, err);
+    return rv_qemu_live_void(d, "send-key", cmd, err);
 }
 
 /* ================================================================ screenshot */

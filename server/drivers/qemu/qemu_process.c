@@ -217,9 +217,10 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
     rv_err_clear(&err);
 }
 
-/* Queue a job; path is the job's own (freed with it). */
-static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
-                    rv_deferred *reply, rv_nonnull_domain *ret_dom)
+/* Queue a job; path is the job's own (freed with it).  The job (it
+ * begins from the loop, later), or NULL: out of memory, reply answered. */
+static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
+                         rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
@@ -229,7 +230,7 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
         if (reply)
             rv_deferred_finish(reply, &err);
         rv_err_clear(&err);
-        return;
+        return NULL;
     }
     job->kind = kind;
     job->flags = flags;
@@ -239,12 +240,26 @@ static void job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *p
     *d->jobs_tail = job;
     d->jobs_tail = &job->next;
     pump_soon(d);
+    return job;
 }
 
 void rv_qemu_job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, rv_deferred *reply,
                      rv_nonnull_domain *ret_dom)
 {
     job_add(d, kind, flags, NULL, reply, ret_dom);
+}
+
+void rv_qemu_agent_job(qemu_dom *d, const rv_qemu_agent_cmd *cmd, const char *args,
+                       rv_deferred *reply)
+{
+    char *copy = args ? strdup(args) : NULL;
+    if (args && !copy) {
+        rv_qemu_finish_error(reply, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    qemu_job *job = job_add(d, QJOB_AGENT_CALL, 0, copy, reply, NULL);
+    if (job)
+        job->agent_cmd = cmd;
 }
 
 void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
@@ -642,6 +657,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_AGENT_HOSTNAME:
     case QJOB_AGENT_GET_TIME:
     case QJOB_AGENT_SET_TIME:
+    case QJOB_AGENT_CALL:
         break;
     }
     rv_err e = { 0 };
@@ -1452,6 +1468,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_AGENT_SET_TIME:
         rv_qemu_agent_set_time(d, job->path);
+        break;
+    case QJOB_AGENT_CALL:
+        rv_qemu_agent_call(d, job->agent_cmd, job->path);
         break;
     }
 }

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/tune_params.h"
 #include "server/drivers/qemu/qemu_link.h"
 
 RV_LOG_CATEGORY("drivers.qemu.stats");
@@ -39,51 +40,12 @@ static int get_running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
 
 /* ================================================================ typed parameter lists */
 
-typedef struct stat_list {
-    rv_typed_param *v;
-    u_int n, cap;
-    bool oom;
-} stat_list;
+typedef rv_tparam_list stat_list;
 
 static void stat_put(stat_list *l, const char *field, int type, unsigned long long value,
                      const char *str)
 {
-    if (l->oom)
-        return;
-    if (l->n >= RV_TYPED_PARAM_LIST_MAX) {
-        l->oom = true;          /* over the protocol's bound: an error, never a cut list */
-        return;
-    }
-    if (l->n == l->cap) {
-        u_int cap = l->cap ? l->cap * 2 : 16;
-        rv_typed_param *v = realloc(l->v, cap * sizeof(*v));
-        if (!v) {
-            l->oom = true;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    rv_typed_param *p = &l->v[l->n];
-    memset(p, 0, sizeof(*p));
-    if (!(p->field = strdup(field))) {
-        l->oom = true;
-        return;
-    }
-    p->value.type = type;
-    switch (type) {
-    case RV_TYPED_PARAM_INT: p->value.rv_typed_param_value_u.i = (int)value; break;
-    case RV_TYPED_PARAM_UINT: p->value.rv_typed_param_value_u.ui = (u_int)value; break;
-    case RV_TYPED_PARAM_STRING:
-        if (!(p->value.rv_typed_param_value_u.s = strdup(str))) {
-            free(p->field);
-            l->oom = true;
-            return;
-        }
-        break;
-    default: p->value.rv_typed_param_value_u.ul = value; break;
-    }
-    l->n++;
+    rv_tparam_put(l, field, type, value, str);
 }
 
 /* The field "GROUP.I.NAME" (vcpu.0.time), formatted by hand: vsnprintf

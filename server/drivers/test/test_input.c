@@ -1,8 +1,10 @@
-/* The test driver's keyboard, NMI and screenshot, as libvirt's test
- * driver answers them: SEND_KEY checks the keys and the domain runs,
- * INJECT_NMI that it runs, and SCREENSHOT streams a fixed PNG image
- * whatever the domain's state (libvirt's sends a picture file of its
- * own; this one is a 16x16 grey ramp made for remvirt). */
+/* The test driver's keyboard, NMI, screenshot and guest calls, as
+ * libvirt's test driver answers them: SEND_KEY checks the keys and the
+ * domain runs, INJECT_NMI that it runs, and SCREENSHOT streams a fixed
+ * PNG image whatever the domain's state (libvirt's sends a picture file
+ * of its own; this one is a 16x16 grey ramp made for remvirt).  The
+ * guest has two file systems, "/" and "/boot", that FSFREEZE and FSTHAW
+ * freeze and thaw; FSTRIM and SET_USER_PASSWORD only check. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +83,9 @@ static void png_free(rv_stream_io *base)
     free(base);
 }
 
-static const rv_stream_io_ops png_ops = { .read = png_read, .finish = png_finish, .free = png_free };
+static const rv_stream_io_ops png_ops = {
+    .read = png_read, .finish = png_finish, .free = png_free,
+};
 
 int test_domain_screenshot(rv_driver_conn *c, const rv_domain_screenshot_args *args,
                            rv_domain_screenshot_ret *ret, rv_err *err)
@@ -103,4 +107,78 @@ int test_domain_screenshot(rv_driver_conn *c, const rv_domain_screenshot_args *a
         return test_fail(err, RV_ERR_NO_MEMORY, "out of memory");
     }
     return 0;
+}
+
+/* ================================================================ guest file systems */
+
+static const char *const mounts[] = { "/", "/boot" };
+
+/* The bits of the mount points named (all when none), or -1 with
+ * libvirt's error for one the guest lacks. */
+static int mount_bits(char **points, u_int n, rv_err *err)
+{
+    int bits = n ? 0 : 3;
+    for (u_int i = 0; i < n; i++) {
+        int b = strcmp(points[i], mounts[0]) == 0 ? 1 : strcmp(points[i], mounts[1]) == 0 ? 2 : 0;
+        if (!b)
+            return test_fail(err, RV_ERR_OPERATION_INVALID,
+                             "Requested operation is not valid: mount point not found: %s",
+                             points[i]);
+        bits |= b;
+    }
+    return bits;
+}
+
+/* Freeze (or thaw) the file systems named; how many changed. */
+static int freeze(const rv_nonnull_domain *wire, char **points, u_int n, bool on, rv_err *err)
+{
+    test_dom *d = running(wire, err);
+    int bits = d ? mount_bits(points, n, err) : -1;
+    if (bits < 0)
+        return -1;
+    int change = on ? bits & ~d->frozen : bits & d->frozen;
+    d->frozen = on ? d->frozen | bits : d->frozen & ~bits;
+    return (change & 1) + (change >> 1);
+}
+
+int test_domain_fsfreeze(rv_driver_conn *c, const rv_domain_fsfreeze_args *args,
+                         rv_domain_fsfreeze_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, 0, "testDomainFSFreeze", err) < 0)
+        return -1;
+    int n = freeze(&args->dom, args->mountpoints.mountpoints_val, args->mountpoints.mountpoints_len,
+                   true, err);
+    return n < 0 ? -1 : (ret->filesystems = n, 0);
+}
+
+int test_domain_fsthaw(rv_driver_conn *c, const rv_domain_fsthaw_args *args,
+                       rv_domain_fsthaw_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, 0, "testDomainFSThaw", err) < 0)
+        return -1;
+    int n = freeze(&args->dom, args->mountpoints.mountpoints_val, args->mountpoints.mountpoints_len,
+                   false, err);
+    return n < 0 ? -1 : (ret->filesystems = n, 0);
+}
+
+int test_domain_fstrim(rv_driver_conn *c, const rv_domain_fstrim_args *args, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, 0, "testDomainFSTrim", err) < 0 ||
+        !running(&args->dom, err))
+        return -1;
+    return args->mountPoint ? (mount_bits(args->mountPoint, 1, err) < 0 ? -1 : 0) : 0;
+}
+
+int test_domain_set_user_password(rv_driver_conn *c, const rv_domain_set_user_password_args *args,
+                                  rv_err *err)
+{
+    (void)c;
+    const unsigned int encrypted = 1;   /* VIR_DOMAIN_PASSWORD_ENCRYPTED */
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, encrypted, "testDomainSetUserPassword",
+                              err) < 0)
+        return -1;
+    return running(&args->dom, err) ? 0 : -1;
 }
