@@ -20,6 +20,7 @@ from transcript import show  # noqa: E402
 conn = libvirt.open(sys.argv[1])
 d = conn.lookupByName("test")
 K = libvirt
+XML = "<domain type='test'><name>%s</name><memory>1024</memory><os><type>hvm</type></os></domain>"
 
 
 def screenshot():
@@ -67,7 +68,16 @@ def all_steps():
     show("agent timeout", lambda: d.agentSetResponseTimeout(5, 0))
     show("pm suspend", lambda: d.pMSuspendForDuration(0, 0, 0))
     show("pm wakeup", lambda: d.pMWakeup(0))
+    show("secure", conn.isSecure)
+    show("defined", lambda: (conn.numOfDefinedDomains(), conn.listDefinedDomains()))
+    show("define validate", lambda: conn.defineXMLFlags(XML % "cc1", 1).name())
+    show("define bad flag", lambda: conn.defineXMLFlags(XML % "cc2", 8).name())
+    show("defined", lambda: (conn.numOfDefinedDomains(), conn.listDefinedDomains()))
+    show("undefine", lambda: conn.lookupByName("cc1").undefine())
+    show("pool by target", lambda: conn.storagePoolLookupByTargetPath("/default-pool").name())
+    show("node memory parameters", lambda: conn.getMemoryParameters(0))
     d.destroy()
+    show("defined", lambda: (conn.numOfDefinedDomains(), conn.listDefinedDomains()))
     show("send-key inactive", lambda: d.sendKey(0, 0, [30], 1, 0))
     show("inject-nmi inactive", lambda: d.injectNMI(0))
     show("screenshot inactive", screenshot)

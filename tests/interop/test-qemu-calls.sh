@@ -10,7 +10,10 @@
 #     channel and for one that does not run (virsh), and answered by the
 #     test guest's agent (agent-checks.py, python3-libvirt): file systems
 #     frozen, thawed, trimmed, a password, SSH keys, the guest's vCPUs,
-#     guest info, the agent's timeout, suspend's refusals.
+#     guest info, the agent's timeout, suspend's refusals;
+#   - host-checks.py (python3-libvirt): IS_SECURE, the defined domains'
+#     count and names, DEFINE_XML_FLAGS, a pool by its target path,
+#     VOL_GET_INFO_FLAGS, free pages and KSM's memory parameters.
 # Then, on remvirtd alone with the test guest: an NMI reaches the guest's
 # kernel (its console says so), and the screenshot is a PNG image.
 set -euo pipefail
@@ -99,6 +102,23 @@ same "$OUT/libvirtd.agent" "$OUT/remvirtd.agent" "the guest agent's calls (agent
 cat "$OUT/remvirtd.agent"
 grep -q "^ssh keys: \['ssh-ed25519 AAAA a@b', 'ssh-ed25519 BBBB c@d'\]" "$OUT/remvirtd.agent" ||
     fail "the SSH keys were not set and appended"
+
+# Lists, storage and host calls.
+host_session()
+{
+    local uri=$1 name=$2
+    mkdir -p "$OUT/pool"
+    virsh -q -c "$uri" pool-create-as tp dir --target "$OUT/pool" > /dev/null
+    virsh -q -c "$uri" vol-create-as tp v1 1M --format raw > /dev/null
+    PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/host-checks.py" \
+        "$uri" "$OUT/pool" | sed "s|$OUT|OUT|g" > "$OUT/$name.host"
+    virsh -q -c "$uri" vol-delete v1 --pool tp > /dev/null
+    virsh -q -c "$uri" pool-destroy tp > /dev/null
+}
+host_session "$LIBVIRTD_QEMU_URI" libvirtd
+host_session "$QEMU_URI" remvirtd
+same "$OUT/libvirtd.host" "$OUT/remvirtd.host" "connection, list, storage and host calls (host-checks.py)"
+cat "$OUT/remvirtd.host"
 
 # The NMI reaches the guest: Linux reports it on its console.
 V=(virsh -q -c "$QEMU_URI")

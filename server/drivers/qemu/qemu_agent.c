@@ -46,6 +46,10 @@ struct qemu_agent_op {
     int fd;
     ev_io io;
     ev_timer timer;
+    /* The sync again each second until it is answered: a guest's agent
+     * that had the port closed (between two connections) may not have
+     * seen the first one. */
+    ev_timer resync;
     agent_phase phase;
     long long sync_id;
     const char *command;        /* after the sync */
@@ -88,6 +92,7 @@ static void op_free(qemu_agent_op *op)
 {
     ev_io_stop(rv_qemu.loop, &op->io);
     ev_timer_stop(rv_qemu.loop, &op->timer);
+    ev_timer_stop(rv_qemu.loop, &op->resync);
     if (op->fd >= 0)
         close(op->fd);
     free(op->out);
@@ -194,6 +199,7 @@ static bool send_command(qemu_agent_op *op)
         return false;
     }
     op->phase = AGENT_COMMAND;
+    ev_timer_stop(rv_qemu.loop, &op->resync);
     if (op->silent)
         op_timeout_in(op, AGENT_SHUTDOWN_WAIT);
     else
@@ -239,6 +245,9 @@ static bool on_line(qemu_agent_op *op, const char *line, size_t len)
         if (has_ret && json_object_is_type(ret, json_type_int) &&
             json_object_get_int64(ret) == op->sync_id)
             alive = send_command(op);
+    } else if (has_ret && json_object_is_type(ret, json_type_int) &&
+               json_object_get_int64(ret) == op->sync_id) {
+        /* a repeated sync's answer, after the first: not the command's */
     } else if (has_error) {
         json_object *desc = NULL, *cls = NULL;
         json_object_object_get_ex(error, "desc", &desc);
@@ -320,6 +329,35 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
         on_readable(op);
 }
 
+/* guest-sync-delimited with the op's id; false when the op has ended. */
+static bool send_sync(qemu_agent_op *op)
+{
+    json_object *msg = json_object_new_object(), *args = json_object_new_object();
+    int rc = -1;
+    if (msg && args && json_object_object_add(args, "id", json_object_new_int64(op->sync_id)) == 0 &&
+        json_object_object_add(msg, "execute", json_object_new_string("guest-sync-delimited")) == 0 &&
+        (rc = json_object_object_add(msg, "arguments", args)) == 0) {
+        args = NULL;
+        rc = op_send(op, msg);
+    }
+    json_object_put(args);
+    json_object_put(msg);
+    if (rc < 0) {
+        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
+        return false;
+    }
+    return true;
+}
+
+static void on_resync(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_agent_op *op = w->data;
+    if (op->phase == AGENT_SYNC && op->out_off == op->out_len)
+        send_sync(op);
+}
+
 static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
@@ -361,6 +399,8 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     op->io.data = op;
     ev_timer_init(&op->timer, on_timer, AGENT_TIMEOUT, 0);
     op->timer.data = op;
+    ev_timer_init(&op->resync, on_resync, 1.0, 1.0);
+    op->resync.data = op;
 
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
     if (!path || strlen(path) >= sizeof addr.sun_path) {
@@ -381,22 +421,11 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
         rnd = (unsigned int)random();
     op->sync_id = (long long)(rnd & 0x7fffffff) + 1;
-    json_object *msg = json_object_new_object(), *args = json_object_new_object();
-    int rc = -1;
-    if (msg && args && json_object_object_add(args, "id", json_object_new_int64(op->sync_id)) == 0 &&
-        json_object_object_add(msg, "execute", json_object_new_string("guest-sync-delimited")) == 0 &&
-        (rc = json_object_object_add(msg, "arguments", args)) == 0) {
-        args = NULL;
-        rc = op_send(op, msg);
-    }
-    json_object_put(args);
-    json_object_put(msg);
-    if (rc < 0) {
-        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
-        return;
-    }
     op->phase = AGENT_SYNC;
-    op_timeout(op);
+    if (send_sync(op)) {
+        op_timeout(op);
+        ev_timer_start(rv_qemu.loop, &op->resync);
+    }
 }
 
 bool rv_qemu_agent_abandon(qemu_dom *d)
