@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Connection, list, storage and host calls of issue 29 on a QEMU
 driver, with a directory pool "tp" at POOLDIR (made by the caller,
-running) holding a 1 MiB raw volume "v1".
+running) holding a 1 MiB raw volume "v1" that begins "remvirt-peek",
+and a running guest "hd" whose disk vda it is.
 
     host-checks.py URI POOLDIR
 
@@ -52,3 +53,17 @@ scan = conn.getMemoryParameters(0)["shm_pages_to_scan"]
 show("set pages to scan (as it is)", lambda: conn.setMemoryParameters({"shm_pages_to_scan": scan}, 0))
 show("set a counter", lambda: conn.setMemoryParameters({"shm_full_scans": 1}, 0))
 show("set bad flag", lambda: conn.setMemoryParameters({"shm_pages_to_scan": scan}, 1))
+
+hd = conn.lookupByName("hd")
+show("block peek", lambda: hd.blockPeek("vda", 0, 12, 0))
+show("block peek by path", lambda: hd.blockPeek(pooldir + "/v1", 8, 4, 0))
+show("block peek past the end", lambda: hd.blockPeek("vda", 1048570, 16, 0))
+show("block peek no disk", lambda: hd.blockPeek("vdz", 0, 4, 0))
+show("block stats flags", lambda: sorted((k, type(v).__name__)
+                                         for k, v in hd.blockStatsFlags("vda", 0).items()))
+show("block stats flags no disk", lambda: hd.blockStatsFlags("vdz", 0))
+show("disk errors", lambda: hd.diskErrors(0))
+show("cpu stats total", lambda: [sorted((k, type(v).__name__) for k, v in p.items())
+                                 for p in hd.getCPUStats(True, 0)])
+show("memory peek", lambda: len(hd.memoryPeek(0, 64, libvirt.VIR_MEMORY_PHYSICAL)))
+show("memory peek no flag", lambda: hd.memoryPeek(0, 64, 0))

@@ -13,7 +13,9 @@
 #     guest info, the agent's timeout, suspend's refusals;
 #   - host-checks.py (python3-libvirt): IS_SECURE, the defined domains'
 #     count and names, DEFINE_XML_FLAGS, a pool by its target path,
-#     VOL_GET_INFO_FLAGS, free pages and KSM's memory parameters.
+#     VOL_GET_INFO_FLAGS, free pages and KSM's memory parameters; a
+#     running guest's block and memory peeks, BLOCK_STATS_FLAGS, disk
+#     errors and CPU statistics.
 # Then, on remvirtd alone with the test guest: an NMI reaches the guest's
 # kernel (its console says so), and the screenshot is a PNG image.
 set -euo pipefail
@@ -110,8 +112,12 @@ host_session()
     mkdir -p "$OUT/pool"
     virsh -q -c "$uri" pool-create-as tp dir --target "$OUT/pool" > /dev/null
     virsh -q -c "$uri" vol-create-as tp v1 1M --format raw > /dev/null
+    printf remvirt-peek | dd of="$OUT/pool/v1" conv=notrunc status=none
+    qemu_domain_xml hd "<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$OUT/pool/v1'/><target dev='vda' bus='virtio'/></disk>" > "$OUT/hd.xml"
+    virsh -q -c "$uri" create "$OUT/hd.xml" > /dev/null
     PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/host-checks.py" \
         "$uri" "$OUT/pool" | sed "s|$OUT|OUT|g" > "$OUT/$name.host"
+    virsh -q -c "$uri" destroy hd > /dev/null
     virsh -q -c "$uri" vol-delete v1 --pool tp > /dev/null
     virsh -q -c "$uri" pool-destroy tp > /dev/null
 }
