@@ -177,19 +177,14 @@ static void op_timeout(qemu_agent_op *op)
     op_timeout_in(op, t == RV_QEMU_AGENT_TIMEOUT_DEFAULT ? AGENT_TIMEOUT : t);
 }
 
-/* false when the op has ended (failed). */
-static bool send_command(qemu_agent_op *op)
+/* Send {"execute": command, "arguments": args} (args taken; NULL:
+ * none); false when the op has ended (failed). */
+static bool send_execute(qemu_agent_op *op, const char *command, json_object *args)
 {
-    json_object *msg = json_object_new_object(), *args = NULL;
-    int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(op->command)) : -1;
-    if (rc == 0 && op->mode) {
-        args = json_object_new_object();
-        rc = args ? json_object_object_add(args, "mode", json_object_new_string(op->mode)) : -1;
-        if (rc == 0 && (rc = json_object_object_add(msg, "arguments", args)) == 0)
-            args = NULL;
-    } else if (rc == 0 && op->args) {
-        rc = json_object_object_add(msg, "arguments", json_object_get(op->args));
-    }
+    json_object *msg = json_object_new_object();
+    int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(command)) : -1;
+    if (rc == 0 && args && (rc = json_object_object_add(msg, "arguments", args)) == 0)
+        args = NULL;
     if (rc == 0)
         rc = op_send(op, msg);
     json_object_put(args);
@@ -198,6 +193,25 @@ static bool send_command(qemu_agent_op *op)
         op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
         return false;
     }
+    return true;
+}
+
+/* false when the op has ended (failed). */
+static bool send_command(qemu_agent_op *op)
+{
+    json_object *args = NULL;
+    if (op->mode) {
+        if ((args = json_object_new_object()))
+            json_object_object_add(args, "mode", json_object_new_string(op->mode));
+    } else if (op->args) {
+        args = json_object_get(op->args);
+    }
+    if (op->mode && !args) {
+        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
+        return false;
+    }
+    if (!send_execute(op, op->command, args))
+        return false;
     op->phase = AGENT_COMMAND;
     ev_timer_stop(rv_qemu.loop, &op->resync);
     if (op->silent)
@@ -332,21 +346,13 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 /* guest-sync-delimited with the op's id; false when the op has ended. */
 static bool send_sync(qemu_agent_op *op)
 {
-    json_object *msg = json_object_new_object(), *args = json_object_new_object();
-    int rc = -1;
-    if (msg && args && json_object_object_add(args, "id", json_object_new_int64(op->sync_id)) == 0 &&
-        json_object_object_add(msg, "execute", json_object_new_string("guest-sync-delimited")) == 0 &&
-        (rc = json_object_object_add(msg, "arguments", args)) == 0) {
-        args = NULL;
-        rc = op_send(op, msg);
-    }
-    json_object_put(args);
-    json_object_put(msg);
-    if (rc < 0) {
+    json_object *args = json_object_new_object();
+    if (!args) {
         op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
         return false;
     }
-    return true;
+    json_object_object_add(args, "id", json_object_new_int64(op->sync_id));
+    return send_execute(op, "guest-sync-delimited", args);
 }
 
 static void on_resync(struct ev_loop *loop, ev_timer *w, int revents)

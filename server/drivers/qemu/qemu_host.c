@@ -735,6 +735,23 @@ int rv_qemu_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret 
     return 0;
 }
 
+/* The host, for a call about its cells from start (by position) on:
+ * -1 with libvirtd's error (nothing to free) when there is no such cell. */
+static int read_host_from(host *h, int start, rv_err *err)
+{
+    if (read_host(h, err) < 0) {
+        host_free(h);
+        return -1;
+    }
+    if (start < 0 || start > h->ncells - 1) {
+        int last = h->ncells - 1;
+        host_free(h);
+        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
+                           "internal error: start cell %d out of range (0-%d)", start, last);
+    }
+    return 0;
+}
+
 int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
                                        const rv_node_get_cells_free_memory_args *args,
                                        rv_node_get_cells_free_memory_ret *ret, rv_err *err)
@@ -743,18 +760,10 @@ int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
     if (args->maxcells > RV_NODE_MAX_CELLS)
         return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maxCells > REMOTE_NODE_MAX_CELLS");
     host h;
-    if (read_host(&h, err) < 0) {
-        host_free(&h);
+    if (read_host_from(&h, args->startCell, err) < 0)
         return -1;
-    }
     /* Cells by position, as libvirtd counts them (ids may have gaps). */
     int last = h.ncells - 1;
-    if (args->startCell < 0 || args->startCell > last) {
-        host_free(&h);
-        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
-                           "internal error: start cell %d out of range (0-%d)", args->startCell,
-                           last);
-    }
     int n = 0;
     while (args->startCell + n <= last && n < args->maxcells)
         n++;
@@ -799,17 +808,9 @@ int rv_qemu_node_get_free_pages(rv_driver_conn *c, const rv_node_get_free_pages_
         return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC,
                            "the result won't fit into REMOTE_NODE_MAX_CELLS");
     host h;
-    if (read_host(&h, err) < 0) {
-        host_free(&h);
+    if (read_host_from(&h, args->startCell, err) < 0)
         return -1;
-    }
     int last = h.ncells - 1;
-    if (args->startCell < 0 || args->startCell > last) {
-        host_free(&h);
-        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
-                           "internal error: start cell %d out of range (0-%d)", args->startCell,
-                           last);
-    }
     int end = args->startCell + (int)args->cellCount - 1;
     if (end > last)
         end = last;

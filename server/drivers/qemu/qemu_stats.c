@@ -206,18 +206,18 @@ static void on_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     free(req);
 }
 
-int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
-                               rv_domain_block_stats_ret *ret, rv_err *err)
+/* query-blockstats for the disk path names ("": every disk), answered
+ * by fn: RV_DEFERRED, or -1 with err. */
+static int query_blockstats(const rv_nonnull_domain *wire, const char *path, rv_qmp_reply_fn fn,
+                            rv_err *err)
 {
-    (void)c;
-    (void)ret;
     qemu_dom *d = NULL;
-    int rc = get_running(&args->dom, &d, err);
+    int rc = get_running(wire, &d, err);
     if (rc)
         return rc;
     const rv_qemu_disk *disk = NULL;
-    if (args->path[0] && !(disk = find_disk(d->live, args->path)))
-        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
+    if (path[0] && !(disk = find_disk(d->live, path)))
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", path);
     block_req *req = calloc(1, sizeof(*req));
     if (!req || (disk && !(req->target = strdup(disk->target)))) {
         free(req);
@@ -228,11 +228,19 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
         free(req);
         return -1;
     }
-    if (!rv_qemu_send_for(d, req->reply, "query-blockstats", NULL, on_blockstats, req)) {
+    if (!rv_qemu_send_for(d, req->reply, "query-blockstats", NULL, fn, req)) {
         free(req->target);
         free(req);
     }
     return RV_DEFERRED;
+}
+
+int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_args *args,
+                               rv_domain_block_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    return query_blockstats(&args->dom, args->path, on_blockstats, err);
 }
 
 /* ================================================================ INTERFACE_STATS */
@@ -1022,31 +1030,10 @@ int rv_qemu_domain_block_stats_flags(rv_driver_conn *c,
 {
     (void)c;
     (void)ret;
-    qemu_dom *d = NULL;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, TYPED_PARAM_STRING_OKAY,
                             "qemuDomainBlockStatsFlags", err) < 0)
         return -1;
-    int rc = get_running(&args->dom, &d, err);
-    if (rc)
-        return rc;
-    const rv_qemu_disk *disk = NULL;
-    if (args->path[0] && !(disk = find_disk(d->live, args->path)))
-        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path: %s", args->path);
-    block_req *req = calloc(1, sizeof(*req));
-    if (!req || (disk && !(req->target = strdup(disk->target)))) {
-        free(req);
-        return oom(err);
-    }
-    if (!(req->reply = rv_driver_defer(err))) {
-        free(req->target);
-        free(req);
-        return -1;
-    }
-    if (!rv_qemu_send_for(d, req->reply, "query-blockstats", NULL, on_blockstats_flags, req)) {
-        free(req->target);
-        free(req);
-    }
-    return RV_DEFERRED;
+    return query_blockstats(&args->dom, args->path, on_blockstats_flags, err);
 }
 
 /* ================================================================ GET_DISK_ERRORS */
