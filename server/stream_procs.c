@@ -22,3 +22,10 @@ int rvs_handle_domain_open_console(rvs_call *call, rv_domain_open_console_args *
     rvs_stream_call_begin();
     return rvs_stream_call_end(call, rvs_driver_domain_open_console(call, args));
 }
+
+int rvs_handle_domain_screenshot(rvs_call *call, rv_domain_screenshot_args *args,
+                                 rv_domain_screenshot_ret *ret)
+{
+    rvs_stream_call_begin();
+    return rvs_stream_call_end(call, rvs_driver_domain_screenshot(call, args, ret));
+}

@@ -251,3 +251,46 @@ int rv_tune_param_name(rv_typed_param *p, const char *field, int type, rv_err *e
         return rv_err_fail(err, RV_FROM_NONE, RV_ERR_NO_MEMORY, "out of memory");
     return 0;
 }
+
+/* ---- a growing list ---- */
+
+void rv_tparam_put(rv_tparam_list *l, const char *field, int type, unsigned long long value,
+                   const char *str)
+{
+    if (l->oom)
+        return;
+    if (l->n >= RV_TYPED_PARAM_LIST_MAX) {
+        l->oom = true;          /* over the protocol's bound: an error, never a cut list */
+        return;
+    }
+    if (l->n == l->cap) {
+        u_int cap = l->cap ? l->cap * 2 : 16;
+        rv_typed_param *v = realloc(l->v, cap * sizeof(*v));
+        if (!v) {
+            l->oom = true;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    rv_typed_param *p = &l->v[l->n];
+    memset(p, 0, sizeof(*p));
+    if (!(p->field = strdup(field))) {
+        l->oom = true;
+        return;
+    }
+    p->value.type = type;
+    switch (type) {
+    case RV_TYPED_PARAM_INT: p->value.rv_typed_param_value_u.i = (int)value; break;
+    case RV_TYPED_PARAM_UINT: p->value.rv_typed_param_value_u.ui = (u_int)value; break;
+    case RV_TYPED_PARAM_STRING:
+        if (!(p->value.rv_typed_param_value_u.s = strdup(str))) {
+            free(p->field);
+            l->oom = true;
+            return;
+        }
+        break;
+    default: p->value.rv_typed_param_value_u.ul = value; break;
+    }
+    l->n++;
+}

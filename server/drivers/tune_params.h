@@ -5,6 +5,7 @@
 #ifndef RV_SERVER_DRIVERS_TUNE_PARAMS_H
 #define RV_SERVER_DRIVERS_TUNE_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "server/drivers/driver.h"
@@ -38,6 +39,17 @@ int rv_tune_check_nparams(int nparams, int max, rv_err *err);
 rv_typed_param *rv_tune_param_list(int want, int n, u_int *len, rv_err *err);
 /* p named field, of type; -1 with err set when memory is short. */
 int rv_tune_param_name(rv_typed_param *p, const char *field, int type, rv_err *err);
+
+/* A list of typed parameters built one by one (a getter's answer). */
+typedef struct rv_tparam_list {
+    rv_typed_param *v;
+    u_int n, cap;
+    bool oom;                   /* memory ran short, or over the protocol's bound */
+} rv_tparam_list;
+/* Add field: value as type (RV_TYPED_PARAM_*), str for a string; a
+ * failure sets oom and later puts do nothing. */
+void rv_tparam_put(rv_tparam_list *l, const char *field, int type, unsigned long long value,
+                   const char *str);
 
 /* The parameter called name, or NULL. */
 const rv_typed_param *rv_tune_param_find(const rv_typed_param *params, unsigned int n,

@@ -476,7 +476,12 @@ def after_open(server, rw, ro):
 
 # libvirtd's hand-written checks answer INTERNAL_ERROR (1/7); its
 # generated ones RPC (39/7), as remvirtd does for all.
-LIBVIRTD_INTERNAL = {rc.PROC_DOMAIN_GET_VCPUS, rc.PROC_DOMAIN_GET_VCPU_PIN_INFO, rc.PROC_DOMAIN_MEMORY_STATS}
+LIBVIRTD_INTERNAL = {rc.PROC_DOMAIN_GET_VCPUS, rc.PROC_DOMAIN_GET_VCPU_PIN_INFO, rc.PROC_DOMAIN_MEMORY_STATS,
+                     rc.PROC_DOMAIN_GET_DISK_ERRORS}
+
+
+# Bounded fields that are unsigned on the wire (besides maxStats).
+UNSIGNED_MAX = {rc.PROC_DOMAIN_GET_CPU_STATS, rc.PROC_DOMAIN_GET_DISK_ERRORS}
 
 
 def list_args(c, test):
@@ -510,6 +515,12 @@ def list_args(c, test):
         rc.PROC_DOMAIN_GET_BLOCK_IO_TUNE: lambda n: test + xdr_opt_string("vda") + xdr_int(n) + flags,
         rc.PROC_NODE_GET_CPU_STATS: lambda n: xdr_int(-1) + xdr_int(n) + flags,
         rc.PROC_NODE_GET_MEMORY_STATS: lambda n: xdr_int(n) + xdr_int(-1) + flags,
+        rc.PROC_CONNECT_LIST_DEFINED_DOMAINS: lambda n: xdr_int(n),
+        rc.PROC_NODE_GET_MEMORY_PARAMETERS: lambda n: xdr_int(n) + flags,
+        rc.PROC_DOMAIN_BLOCK_STATS_FLAGS: lambda n: test + xdr_string("vda") + xdr_int(n) + flags,
+        rc.PROC_DOMAIN_GET_CPU_STATS: lambda n: test + xdr_uint(n & 0xffffffff) + xdr_int(-1) +
+        xdr_uint(1) + flags,
+        rc.PROC_DOMAIN_GET_DISK_ERRORS: lambda n: test + xdr_uint(n & 0xffffffff) + flags,
     }
 
 
@@ -519,7 +530,7 @@ def list_maxima(server, c, test):
     check(set(builders) == set(rv.LIST_MAX), f"{server}: every @max procedure is checked here")
     for proc, (field, bound) in sorted(rv.LIST_MAX.items()):
         name = PROC_NAMES[proc]
-        unsigned = field == "maxStats"
+        unsigned = field == "maxStats" or proc in UNSIGNED_MAX
         hdr, body = c.call(proc, builders[proc](bound))
         inside = rc.decode_error(body)["code"] if hdr.status == rc.STATUS_ERROR else 0
         check(inside not in (rc.ERR_RPC, rc.ERR_INTERNAL_ERROR),

@@ -49,8 +49,8 @@ import rawclient as rc
 import rv_protocol as rv
 
 rw, ro = sys.argv[1:]
-ssh_keys = next(n for n, (name, _) in rv.UNIMPLEMENTED_PROCS.items()
-                if name == "DOMAIN_AUTHORIZED_SSH_KEYS_GET")
+unimplemented = next(n for n, (name, _) in rv.UNIMPLEMENTED_PROCS.items()
+                     if name == "DOMAIN_SET_LAUNCH_SECURITY_STATE")
 
 def expect(client, proc, code, domain, message, what):
     serial = client.send_call(proc, b"\xff" * 12)      # arguments are never decoded
@@ -61,11 +61,11 @@ def expect(client, proc, code, domain, message, what):
 
 c = rc.Client(rw)
 c.call_ok(rc.PROC_AUTH_LIST)
-expect(c, ssh_keys, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, "internal error: hypervisor connection not open",
+expect(c, unimplemented, rc.ERR_INTERNAL_ERROR, rc.FROM_RPC, "internal error: hypervisor connection not open",
        "before CONNECT_OPEN")
 c.open_connection()
-expect(c, ssh_keys, rc.ERR_NO_SUPPORT, rc.FROM_DOMAIN, "this function is not supported by the connection driver: "
-       "virDomainAuthorizedSSHKeysGet", "after CONNECT_OPEN")
+expect(c, unimplemented, rc.ERR_NO_SUPPORT, rc.FROM_DOMAIN, "this function is not supported by the connection driver: "
+       "virDomainSetLaunchSecurityState", "after CONNECT_OPEN")
 expect(c, rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, rc.ERR_RPC, rc.FROM_RPC,
        f"unknown procedure: {rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE}", "a CALL of an event's number")
 beyond = max(rv.UNIMPLEMENTED_PROCS) + 1
@@ -75,7 +75,7 @@ rc.expect_usable(c, "after the refusals")
 # auth_unix_ro = "sasl": a stranger hears only that it must authenticate.
 s = rc.Client(ro)
 s.call_ok(rc.PROC_AUTH_LIST)
-expect(s, ssh_keys, rc.ERR_RPC, rc.FROM_RPC, "authentication required", "before authentication")
+expect(s, unimplemented, rc.ERR_RPC, rc.FROM_RPC, "authentication required", "before authentication")
 PY
 
 # Each refusal is logged at info level once per client and procedure

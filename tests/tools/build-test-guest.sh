@@ -22,7 +22,7 @@ mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=6
+guest_version=7
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -118,8 +118,13 @@ case " $(cat /proc/cmdline) " in
 esac
 # A stand-in for qemu-ga on the org.qemu.guest_agent.0 port (JSON lines):
 # guest-sync(-delimited) echo the id, guest-ping, guest-get-host-name,
-# guest-get-time, guest-set-time (date -s), guest-shutdown.  A read
-# ends when the host side is not connected: look again a moment later.
+# guest-get-time, guest-set-time (date -s), guest-shutdown; file systems
+# frozen and thawed (one, or the mount points named) and trimmed; a
+# password set (said on the console); SSH keys kept in /ssh-keys
+# (added, appended; a removal removes them all); the vCPUs from sysfs
+# (a change is counted, not made); users, OS and time zone made up;
+# suspend said on the console and not done.  A read ends when the host
+# side is not connected: look again a moment later.
 for p in /sys/class/virtio-ports/*; do
     [ "$agent" != mute ] || break
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
@@ -132,11 +137,43 @@ for p in /sys/class/virtio-ports/*; do
              *guest-sync*) printf '{"return": %s}\n' "$id" ;;
              *guest-ping*) echo '{"return": {}}' ;;
              *guest-get-host-name*) echo '{"return": {"host-name": "remvirt-test-guest"}}' ;;
+             *guest-get-timezone*) echo '{"return": {"zone": "UTC", "offset": 0}}' ;;
              *guest-get-time*) echo "{\"return\": $(date +%s)000000000}" ;;
              *guest-set-time*)
                  ns=$(echo "$line" | sed -n 's/.*"time": *\([0-9]*\).*/\1/p')
                  [ -z "$ns" ] || date -s "@$((ns / 1000000000))" > /dev/null
                  echo '{"return": {}}' ;;
+             *guest-fsfreeze-freeze-list*)
+                 echo "{\"return\": $(echo "$line" | grep -o '"/[^"]*"' | wc -l)}" ;;
+             *guest-fsfreeze-freeze*|*guest-fsfreeze-thaw*) echo '{"return": 1}' ;;
+             *guest-fstrim*) echo '{"return": {"paths": [{"path": "/"}]}}' ;;
+             *guest-set-user-password*)
+                 u=$(echo "$line" | sed -n 's/.*"username": *"\([^"]*\)".*/\1/p')
+                 echo "remvirt-test-guest: password set for $u" > /dev/console
+                 echo '{"return": {}}' ;;
+             *guest-ssh-get-authorized-keys*)
+                 echo "{\"return\": {\"keys\": $(cat /ssh-keys 2> /dev/null || echo '[]')}}" ;;
+             *guest-ssh-add-authorized-keys*)
+                 new=$(echo "$line" | sed -n 's/.*"keys": *\[\([^]]*\)\].*/\1/p')
+                 old=$(cat /ssh-keys 2> /dev/null || echo '[]')
+                 old=${old#[}; old=${old%]}
+                 case $line in *'"reset":true'*|*'"reset": true'*) old= ;; esac
+                 echo "[$old${old:+${new:+, }}$new]" > /ssh-keys
+                 echo '{"return": {}}' ;;
+             *guest-ssh-remove-authorized-keys*) echo '[]' > /ssh-keys; echo '{"return": {}}' ;;
+             *guest-get-vcpus*)
+                 l=
+                 for c in /sys/devices/system/cpu/cpu[0-9]*; do
+                     on=true can=false
+                     [ -f "$c/online" ] && can=true && [ "$(cat "$c/online")" = 0 ] && on=false
+                     l="$l{\"logical-id\": ${c##*cpu}, \"online\": $on, \"can-offline\": $can}, "
+                 done
+                 echo "{\"return\": [${l%, }]}" ;;
+             *guest-set-vcpus*) echo "{\"return\": $(echo "$line" | grep -o logical-id | wc -l)}" ;;
+             *guest-get-users*) echo '{"return": [{"user": "root", "login-time": 1700000000.25}]}' ;;
+             *guest-get-osinfo*)
+                 echo "{\"return\": {\"id\": \"remvirt\", \"name\": \"remvirt test guest\", \"version-id\": \"7\", \"kernel-release\": \"$(uname -r)\", \"machine\": \"$(uname -m)\"}}" ;;
+             *guest-suspend-*) echo "remvirt-test-guest: agent suspend" > /dev/console ;;
              *guest-shutdown*)
                  if [ "$agent" = fail ]; then
                      echo "remvirt-test-guest: agent refuses" > /dev/console

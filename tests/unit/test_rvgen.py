@@ -541,8 +541,8 @@ class RealProtocol(unittest.TestCase):
 
     def test_unimplemented_procedures_are_refused_by_name(self):
         table = self.out['server/rv_dispatch.gen.c']
-        self.assertTrue('[424] = { .name = "DOMAIN_AUTHORIZED_SSH_KEYS_GET", '
-                        '.api = "virDomainAuthorizedSSHKeysGet", .error_domain = 20, '
+        self.assertTrue('[439] = { .name = "DOMAIN_SET_LAUNCH_SECURITY_STATE", '
+                        '.api = "virDomainSetLaunchSecurityState", .error_domain = 20, '
                         '.needs_auth = 1 },' in table)
         self.assertTrue('.api = "virNWFilterBindingCreateXML", .error_domain = 33' in table)
         # libvirt's event messages have no API: still an unknown procedure.
@@ -570,8 +570,8 @@ class RealProtocol(unittest.TestCase):
         self.assertEqual(ns['RV_PROC_DOMAIN_GET_INFO'], 16)
         self.assertEqual(ns['RV_KEEPALIVE_PROC_PONG'], 2)
         self.assertEqual((ns['RV_CALL'], ns['RV_REPLY'], ns['RV_MESSAGE']), (0, 1, 2))
-        self.assertEqual(ns['UNIMPLEMENTED_PROCS'][424],
-                         ('DOMAIN_AUTHORIZED_SSH_KEYS_GET', 'virDomainAuthorizedSSHKeysGet'))
+        self.assertEqual(ns['UNIMPLEMENTED_PROCS'][439],
+                         ('DOMAIN_SET_LAUNCH_SECURITY_STATE', 'virDomainSetLaunchSecurityState'))
         self.assertNotIn(16, ns['UNIMPLEMENTED_PROCS'])
 
     def test_public_api(self):

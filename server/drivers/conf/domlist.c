@@ -473,3 +473,43 @@ int rv_dom_list_all_wire(const rv_dom_list *l, const rv_connect_list_all_domains
     int n = rv_dom_list_all(l, args->flags, &doms, err);
     return rv_dom_refs_put_all(n, doms, args->need_results, ret, err);
 }
+
+int rv_dom_list_num_defined_wire(const rv_dom_list *l, rv_connect_num_of_defined_domains_ret *ret,
+                                 rv_err *err)
+{
+    rv_dom_ref *refs = NULL;
+    int n = rv_dom_list_all(l, RV_LIST_DOMAINS_INACTIVE, &refs, err);
+    if (n < 0)
+        return -1;
+    rv_dom_refs_free(refs, (size_t)n);
+    ret->num = n;
+    return 0;
+}
+
+int rv_dom_list_defined_wire(const rv_dom_list *l, const rv_connect_list_defined_domains_args *args,
+                             rv_connect_list_defined_domains_ret *ret, rv_err *err)
+{
+    if (args->maxnames < 0 || args->maxnames > RV_DOMAIN_LIST_MAX) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "maxnames %d is outside 0..%d", args->maxnames,
+                   RV_DOMAIN_LIST_MAX);
+        return -1;
+    }
+    rv_dom_ref *refs = NULL;
+    int n = rv_dom_list_all(l, RV_LIST_DOMAINS_INACTIVE, &refs, err);
+    if (n < 0)
+        return -1;
+    int keep = n < args->maxnames ? n : args->maxnames;
+    char **names = calloc((size_t)keep + 1, sizeof(char *));
+    if (!names) {
+        rv_dom_refs_free(refs, (size_t)n);
+        return oom(l, err);
+    }
+    for (int i = 0; i < keep; i++) {
+        names[i] = refs[i].name;        /* moved */
+        refs[i].name = NULL;
+    }
+    rv_dom_refs_free(refs, (size_t)n);
+    ret->names.names_val = names;
+    ret->names.names_len = (u_int)keep;
+    return 0;
+}

@@ -116,5 +116,11 @@ int rv_dom_refs_put_all(int n, rv_dom_ref *doms, int need_results,
                         rv_connect_list_all_domains_ret *ret, rv_err *err);
 int rv_dom_list_all_wire(const rv_dom_list *l, const rv_connect_list_all_domains_args *args,
                          rv_connect_list_all_domains_ret *ret, rv_err *err);
+/* CONNECT_NUM_OF_DEFINED_DOMAINS and CONNECT_LIST_DEFINED_DOMAINS: the
+ * domains that are defined and do not run (names in name order). */
+int rv_dom_list_num_defined_wire(const rv_dom_list *l, rv_connect_num_of_defined_domains_ret *ret,
+                                 rv_err *err);
+int rv_dom_list_defined_wire(const rv_dom_list *l, const rv_connect_list_defined_domains_args *args,
+                             rv_connect_list_defined_domains_ret *ret, rv_err *err);
 
 #endif

@@ -46,10 +46,19 @@ struct qemu_agent_op {
     int fd;
     ev_io io;
     ev_timer timer;
+    /* The sync again each second until it is answered: a guest's agent
+     * that had the port closed (between two connections) may not have
+     * seen the first one. */
+    ev_timer resync;
     agent_phase phase;
     long long sync_id;
     const char *command;        /* after the sync */
     const char *mode;           /* guest-shutdown's: "powerdown" or "reboot"; NULL: a query */
+    bool silent;                /* success is silence (guest-shutdown, guest-suspend-*) */
+    const rv_qemu_agent_cmd *cmd;       /* a call's command (rv_qemu_agent_call) */
+    /* What the call's command asked to run next (rv_qemu_agent_then). */
+    const rv_qemu_agent_cmd *then_cmd;
+    json_object *then_args;
     json_object *args;          /* a query's arguments, or NULL */
     /* A query's answer into the job's reply (then op_finish or op_fail). */
     void (*finish)(qemu_agent_op *op, json_object *ret);
@@ -83,11 +92,13 @@ static void op_free(qemu_agent_op *op)
 {
     ev_io_stop(rv_qemu.loop, &op->io);
     ev_timer_stop(rv_qemu.loop, &op->timer);
+    ev_timer_stop(rv_qemu.loop, &op->resync);
     if (op->fd >= 0)
         close(op->fd);
     free(op->out);
     free(op->in);
     json_object_put(op->args);
+    json_object_put(op->then_args);
     op->d->agent = NULL;
     free(op);
 }
@@ -130,7 +141,8 @@ static void op_unresponsive(qemu_agent_op *op, const char *why)
 /* Queue one JSON line to write; the watcher sends it. */
 static int op_send(qemu_agent_op *op, json_object *msg)
 {
-    const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+    const char *text =
+        json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     size_t len = strlen(text);
     char *buf = malloc(len + 1);
     if (!buf)
@@ -154,19 +166,25 @@ static void op_timeout_in(qemu_agent_op *op, double seconds)
     ev_timer_start(rv_qemu.loop, &op->timer);
 }
 
-/* false when the op has ended (failed). */
-static bool send_command(qemu_agent_op *op)
+/* The wait for an answer the domain's response timeout allows (none
+ * when it says wait forever). */
+static void op_timeout(qemu_agent_op *op)
 {
-    json_object *msg = json_object_new_object(), *args = NULL;
-    int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(op->command)) : -1;
-    if (rc == 0 && op->mode) {
-        args = json_object_new_object();
-        rc = args ? json_object_object_add(args, "mode", json_object_new_string(op->mode)) : -1;
-        if (rc == 0 && (rc = json_object_object_add(msg, "arguments", args)) == 0)
-            args = NULL;
-    } else if (rc == 0 && op->args) {
-        rc = json_object_object_add(msg, "arguments", json_object_get(op->args));
-    }
+    int t = op->d->agent_timeout;
+    ev_timer_stop(rv_qemu.loop, &op->timer);
+    if (t == RV_QEMU_AGENT_TIMEOUT_BLOCK)
+        return;
+    op_timeout_in(op, t == RV_QEMU_AGENT_TIMEOUT_DEFAULT ? AGENT_TIMEOUT : t);
+}
+
+/* Send {"execute": command, "arguments": args} (args taken; NULL:
+ * none); false when the op has ended (failed). */
+static bool send_execute(qemu_agent_op *op, const char *command, json_object *args)
+{
+    json_object *msg = json_object_new_object();
+    int rc = msg ? json_object_object_add(msg, "execute", json_object_new_string(command)) : -1;
+    if (rc == 0 && args && (rc = json_object_object_add(msg, "arguments", args)) == 0)
+        args = NULL;
     if (rc == 0)
         rc = op_send(op, msg);
     json_object_put(args);
@@ -175,8 +193,31 @@ static bool send_command(qemu_agent_op *op)
         op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
         return false;
     }
+    return true;
+}
+
+/* false when the op has ended (failed). */
+static bool send_command(qemu_agent_op *op)
+{
+    json_object *args = NULL;
+    if (op->mode) {
+        if ((args = json_object_new_object()))
+            json_object_object_add(args, "mode", json_object_new_string(op->mode));
+    } else if (op->args) {
+        args = json_object_get(op->args);
+    }
+    if (op->mode && !args) {
+        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
+        return false;
+    }
+    if (!send_execute(op, op->command, args))
+        return false;
     op->phase = AGENT_COMMAND;
-    op_timeout_in(op, op->mode ? AGENT_SHUTDOWN_WAIT : AGENT_TIMEOUT);
+    ev_timer_stop(rv_qemu.loop, &op->resync);
+    if (op->silent)
+        op_timeout_in(op, AGENT_SHUTDOWN_WAIT);
+    else
+        op_timeout(op);
     return true;
 }
 
@@ -218,15 +259,24 @@ static bool on_line(qemu_agent_op *op, const char *line, size_t len)
         if (has_ret && json_object_is_type(ret, json_type_int) &&
             json_object_get_int64(ret) == op->sync_id)
             alive = send_command(op);
+    } else if (has_ret && json_object_is_type(ret, json_type_int) &&
+               json_object_get_int64(ret) == op->sync_id) {
+        /* a repeated sync's answer, after the first: not the command's */
     } else if (has_error) {
-        json_object *desc = NULL;
+        json_object *desc = NULL, *cls = NULL;
         json_object_object_get_ex(error, "desc", &desc);
+        if (op->cmd && op->cmd->missing_ok && json_object_object_get_ex(error, "class", &cls) &&
+            strcmp(json_object_get_string(cls), "CommandNotFound") == 0) {
+            op->finish(op, NULL);
+            json_object_put(msg);
+            return false;
+        }
         op_fail(op, RV_ERR_INTERNAL_ERROR,
                 "internal error: unable to execute QEMU agent command '%s': %s", op->command,
                 desc ? json_object_get_string(desc) : "unknown error");
         alive = false;
     } else if (has_ret) {
-        if (op->mode)
+        if (op->silent)
             op_finish(op, NULL);
         else
             op->finish(op, ret);
@@ -245,7 +295,7 @@ static void on_readable(qemu_agent_op *op)
     if (n <= 0) {
         /* The guest's side went away: after guest-shutdown that is it
          * doing what was asked. */
-        if (op->phase == AGENT_COMMAND && op->mode)
+        if (op->phase == AGENT_COMMAND && op->silent)
             op_finish(op, NULL);
         else
             op_unresponsive(op, "QEMU guest agent is not connected");
@@ -277,7 +327,7 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
         /* MSG_NOSIGNAL: a guest gone away is an error here, not a SIGPIPE. */
         ssize_t n = send(op->fd, op->out + op->out_off, op->out_len - op->out_off, MSG_NOSIGNAL);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            if (op->phase == AGENT_COMMAND && op->mode)
+            if (op->phase == AGENT_COMMAND && op->silent)
                 op_finish(op, NULL);
             else
                 op_unresponsive(op, "QEMU guest agent is not connected");
@@ -293,12 +343,33 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
         on_readable(op);
 }
 
+/* guest-sync-delimited with the op's id; false when the op has ended. */
+static bool send_sync(qemu_agent_op *op)
+{
+    json_object *args = json_object_new_object();
+    if (!args) {
+        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
+        return false;
+    }
+    json_object_object_add(args, "id", json_object_new_int64(op->sync_id));
+    return send_execute(op, "guest-sync-delimited", args);
+}
+
+static void on_resync(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_agent_op *op = w->data;
+    if (op->phase == AGENT_SYNC && op->out_off == op->out_len)
+        send_sync(op);
+}
+
 static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop;
     (void)revents;
     qemu_agent_op *op = w->data;
-    if (op->phase == AGENT_COMMAND && op->mode)
+    if (op->phase == AGENT_COMMAND && op->silent)
         op_finish(op, NULL);    /* no error in time: the guest is at it */
     else
         op_unresponsive(op, "Guest agent not available for now");
@@ -325,6 +396,7 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     op->fd = -1;
     op->command = command;
     op->mode = mode;
+    op->silent = mode != NULL;
     op->args = cmd_args;
     op->finish = finish;
     op->acpi_fallback = acpi_fallback;
@@ -333,6 +405,8 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     op->io.data = op;
     ev_timer_init(&op->timer, on_timer, AGENT_TIMEOUT, 0);
     op->timer.data = op;
+    ev_timer_init(&op->resync, on_resync, 1.0, 1.0);
+    op->resync.data = op;
 
     struct sockaddr_un addr = { .sun_family = AF_UNIX };
     if (!path || strlen(path) >= sizeof addr.sun_path) {
@@ -353,22 +427,11 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
         rnd = (unsigned int)random();
     op->sync_id = (long long)(rnd & 0x7fffffff) + 1;
-    json_object *msg = json_object_new_object(), *args = json_object_new_object();
-    int rc = -1;
-    if (msg && args && json_object_object_add(args, "id", json_object_new_int64(op->sync_id)) == 0 &&
-        json_object_object_add(msg, "execute", json_object_new_string("guest-sync-delimited")) == 0 &&
-        (rc = json_object_object_add(msg, "arguments", args)) == 0) {
-        args = NULL;
-        rc = op_send(op, msg);
-    }
-    json_object_put(args);
-    json_object_put(msg);
-    if (rc < 0) {
-        op_fail(op, RV_ERR_NO_MEMORY, "out of memory");
-        return;
-    }
     op->phase = AGENT_SYNC;
-    ev_timer_start(rv_qemu.loop, &op->timer);
+    if (send_sync(op)) {
+        op_timeout(op);
+        ev_timer_start(rv_qemu.loop, &op->resync);
+    }
 }
 
 bool rv_qemu_agent_abandon(qemu_dom *d)
@@ -376,7 +439,7 @@ bool rv_qemu_agent_abandon(qemu_dom *d)
     qemu_agent_op *op = d->agent;
     if (!op)
         return false;
-    bool sent = op->phase == AGENT_COMMAND && op->mode;
+    bool sent = op->phase == AGENT_COMMAND && op->silent;
     op_free(op);
     return sent;
 }
@@ -434,4 +497,59 @@ void rv_qemu_agent_set_time(qemu_dom *d, const char *ns)
         return;
     }
     agent_begin(d, "guest-set-time", NULL, false, args, finish_set_time);
+}
+
+/* ================================================================ calls */
+
+/* A call's command answered: its finisher fills the call's result, or
+ * names the next command of the same call (rv_qemu_agent_then). */
+static void finish_call(qemu_agent_op *op, json_object *ret)
+{
+    rv_err err = { 0 };
+    qemu_dom *d = op->d;
+    rv_deferred *reply = d->jobs ? d->jobs->reply : NULL;
+    if (op->cmd->finish && op->cmd->finish(d, ret, reply ? rv_deferred_ret(reply) : NULL, &err) < 0) {
+        op_finish(op, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    const rv_qemu_agent_cmd *next = op->then_cmd;
+    json_object *next_args = op->then_args;
+    op->then_args = NULL;
+    op_free(op);
+    if (next)
+        rv_qemu_agent_call_json(d, next, next_args);
+    else
+        rv_qemu_job_done(d, NULL);
+}
+
+void rv_qemu_agent_then(qemu_dom *d, const rv_qemu_agent_cmd *cmd, json_object *args)
+{
+    qemu_agent_op *op = d->agent;
+    json_object_put(op->then_args);
+    op->then_cmd = cmd;
+    op->then_args = args;
+}
+
+void rv_qemu_agent_call_json(qemu_dom *d, const rv_qemu_agent_cmd *cmd, json_object *args)
+{
+    agent_begin(d, cmd->command, NULL, false, args, finish_call);
+    if (d->agent) {
+        d->agent->cmd = cmd;
+        d->agent->silent = cmd->silent;
+    }
+}
+
+void rv_qemu_agent_call(qemu_dom *d, const rv_qemu_agent_cmd *cmd, const char *args_json)
+{
+    json_object *args = NULL;
+    if (args_json && !(args = json_tokener_parse(args_json))) {
+        rv_err err = { 0 };
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                   "internal error: bad arguments for %s", cmd->command);
+        rv_qemu_job_done(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    rv_qemu_agent_call_json(d, cmd, args);
 }

@@ -369,11 +369,10 @@ static rv_qemu_domain_def *parse(const char *xml, rv_err *err)
     return def;
 }
 
-int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
-                              rv_domain_define_xml_ret *ret, rv_err *err)
+/* DEFINE_XML and DEFINE_XML_FLAGS: the domain goes to ret_dom(the result). */
+static int define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
 {
-    (void)c;
-    rv_qemu_domain_def *def = parse(args->xml, err);
+    rv_qemu_domain_def *def = parse(xml, err);
     qemu_dom *d = NULL;
     if (!def || rv_qemu_dom_check_conflict(def, &d, err) < 0 ||
         (!d && check_removal(def->name, err) < 0)) {
@@ -386,7 +385,6 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
         return oom(err);
     }
     /* Answered once the file is durable (qemu_defwrite.c). */
-    (void)ret;
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply) {
         rv_qemu_domain_free(def);
@@ -394,15 +392,68 @@ int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args
             rv_qemu_dom_forget_if_gone(d);
         return -1;
     }
-    rv_domain_define_xml_ret *dret = rv_deferred_ret(reply);
     rv_err e = { 0 };
-    if (rv_qemu_def_write(d, def, reply, &dret->dom, false, &e) < 0) {
+    if (rv_qemu_def_write(d, def, reply, ret_dom(rv_deferred_ret(reply)), false, &e) < 0) {
         rv_deferred_finish(reply, &e);
         if (added)
             rv_qemu_dom_forget_if_gone(d);
     }
     rv_err_clear(&e);
     return RV_DEFERRED;
+}
+
+static rv_nonnull_domain *define_ret_dom(void *ret)
+{
+    return &((rv_domain_define_xml_ret *)ret)->dom;
+}
+
+static rv_nonnull_domain *define_flags_ret_dom(void *ret)
+{
+    return &((rv_domain_define_xml_flags_ret *)ret)->dom;
+}
+
+int rv_qemu_domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args *args,
+                              rv_domain_define_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    return define(args->xml, define_ret_dom, err);
+}
+
+/* VALIDATE (1): the XML is checked as it always is (remvirt has no
+ * schema to check it against besides its reader). */
+int rv_qemu_domain_define_xml_flags(rv_driver_conn *c, const rv_domain_define_xml_flags_args *args,
+                                    rv_domain_define_xml_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 1, "qemuDomainDefineXMLFlags", err) < 0)
+        return -1;
+    return define(args->xml, define_flags_ret_dom, err);
+}
+
+int rv_qemu_connect_num_of_defined_domains(rv_driver_conn *c,
+                                           rv_connect_num_of_defined_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    return rv_dom_list_num_defined_wire(&rv_qemu.doms, ret, err);
+}
+
+int rv_qemu_connect_list_defined_domains(rv_driver_conn *c,
+                                         const rv_connect_list_defined_domains_args *args,
+                                         rv_connect_list_defined_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    return rv_dom_list_defined_wire(&rv_qemu.doms, args, ret, err);
+}
+
+/* A local connection (remvirtd's end): libvirtd's QEMU driver says 1. */
+int rv_qemu_connect_is_secure(rv_driver_conn *c, rv_connect_is_secure_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)err;
+    ret->secure = 1;
+    return 0;
 }
 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
@@ -476,7 +527,7 @@ static int defer_job(qemu_dom *d, qemu_job_kind kind, unsigned int flags,
 
 /* The guest's clock through its agent, as jobs (the agent's one
  * connection); SET_TIME's flag SYNC (1): from the guest's RTC. */
-static qemu_dom *agent_domain(const rv_nonnull_domain *wire, rv_err *err)
+qemu_dom *rv_qemu_agent_domain(const rv_nonnull_domain *wire, rv_err *err)
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
@@ -500,7 +551,7 @@ int rv_qemu_domain_get_time(rv_driver_conn *c, const rv_domain_get_time_args *ar
     (void)ret;
     qemu_dom *d;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetTime", err) < 0 ||
-        !(d = agent_domain(&args->dom, err)))
+        !(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     return defer_job(d, QJOB_AGENT_GET_TIME, 0, NULL, err);
 }
@@ -522,7 +573,7 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     if (!(args->flags & sync) && args->nseconds > 999999999)
         return fail(err, RV_ERR_INVALID_ARG,
                     "invalid argument: nseconds %u is not below one second", args->nseconds);
-    if (!(d = agent_domain(&args->dom, err)))
+    if (!(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     char ns[32];
     snprintf(ns, sizeof(ns), "%lld", (long long)args->seconds * 1000000000LL + args->nseconds);

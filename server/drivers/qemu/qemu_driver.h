@@ -57,6 +57,8 @@ typedef enum qemu_job_kind {
     QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
     QJOB_AGENT_GET_TIME,        /* the guest's clock, through its agent */
     QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
+    QJOB_AGENT_CALL,            /* a call's agent command (agent_cmd), path its
+                                 * arguments in JSON (NULL: none) */
 } qemu_job_kind;
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
@@ -73,6 +75,7 @@ typedef struct qemu_job {
     /* START with RV_DOMAIN_START_AUTODESTROY: the connection the guest
      * dies with (NULL once it closed: the guest is destroyed as it starts). */
     const rv_driver_conn *owner;
+    const struct rv_qemu_agent_cmd *agent_cmd;  /* AGENT_CALL's */
     struct qemu_job *next;
 } qemu_job;
 
@@ -148,6 +151,8 @@ typedef struct qemu_dom {
     struct monitor_waiter *monitor_waiters;
     ev_timer monitor_wait;      /* the first of their deadlines */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
+    int agent_timeout;          /* seconds to wait for the agent, or RV_QEMU_AGENT_TIMEOUT_*
+                                 * (AGENT_SET_RESPONSE_TIMEOUT; while remvirtd runs) */
     /* Definition writes (qemu_defwrite.c): the head's child runs, the
      * rest wait in order. */
     struct qemu_def_write *def_writes;
@@ -633,6 +638,31 @@ void rv_qemu_thresholds_clear(qemu_dom *d);
 
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;
+/* A domain's agent response timeout: libvirt's VIR_DOMAIN_AGENT_RESPONSE_TIMEOUT_*. */
+enum { RV_QEMU_AGENT_TIMEOUT_BLOCK = -2, RV_QEMU_AGENT_TIMEOUT_DEFAULT = -1 };
+/* The active domain the wire names whose definition has the agent's
+ * channel, or NULL with libvirtd's error (qemu_driver.c). */
+qemu_dom *rv_qemu_agent_domain(const rv_nonnull_domain *wire, rv_err *err);
+/* A call's command to the agent. */
+typedef struct rv_qemu_agent_cmd {
+    const char *command;
+    /* Its answer into the call's result (out; NULL when nobody waits
+     * for it); 0, or -1 with err.  NULL: nothing to fill. */
+    int (*finish)(qemu_dom *d, json_object *ret, void *out, rv_err *err);
+    bool silent;                /* success is silence (guest-suspend-*) */
+    bool missing_ok;            /* an agent without the command: finish with ret NULL */
+} rv_qemu_agent_cmd;
+/* Queue the call's command as a job (args: JSON text or NULL; copied);
+ * takes reply.  The slot checks first that the agent is configured. */
+void rv_qemu_agent_job(qemu_dom *d, const rv_qemu_agent_cmd *cmd, const char *args,
+                       rv_deferred *reply);
+/* The running AGENT_CALL job: cmd with args (JSON text, or NULL) ... */
+void rv_qemu_agent_call(qemu_dom *d, const rv_qemu_agent_cmd *cmd, const char *args);
+/* ... or with args as JSON (taken). */
+void rv_qemu_agent_call_json(qemu_dom *d, const rv_qemu_agent_cmd *cmd, json_object *args);
+/* From a finisher: once it returns 0, the same call goes on with cmd and
+ * args (taken) instead of ending. */
+void rv_qemu_agent_then(qemu_dom *d, const rv_qemu_agent_cmd *cmd, json_object *args);
 /* The definition has the guest agent's unix channel. */
 bool rv_qemu_agent_configured(const rv_qemu_domain_def *def);
 /* The running SHUTDOWN or REBOOT job through the guest agent; when it
@@ -689,6 +719,7 @@ typedef struct rv_qemu_live_req {
     rv_qmp *qmp;
     char *name;
     pid_t pid;
+    const char *command;        /* rv_qemu_live_void's */
 } rv_qemu_live_req;
 /* A zeroed request of size bytes that begins with an rv_qemu_live_req,
  * filled for running d, the call being served taken (rv_driver_defer);
@@ -705,6 +736,10 @@ void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, con
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */
 json_object *rv_qemu_block_entry(json_object *list, const char *target);
+/* A call answered by one QMP command to running d that returns nothing
+ * (args taken): RV_DEFERRED, or -1 with err.  QEMU's refusal is worded
+ * as libvirtd's. */
+int rv_qemu_live_void(qemu_dom *d, const char *command, json_object *args, rv_err *err);
 
 /* ---- qemu_hotplug.c: attach and detach ---- */
 /* QEMU's DEVICE_DELETED for device id (a disk's target). */

@@ -29,6 +29,7 @@
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/conf/storage_xml.h"
+#include "server/drivers/tune_params.h"
 
 RV_LOG_CATEGORY("drivers.qemu.host");
 
@@ -734,6 +735,23 @@ int rv_qemu_node_get_free_memory(rv_driver_conn *c, rv_node_get_free_memory_ret 
     return 0;
 }
 
+/* The host, for a call about its cells from start (by position) on:
+ * -1 with libvirtd's error (nothing to free) when there is no such cell. */
+static int read_host_from(host *h, int start, rv_err *err)
+{
+    if (read_host(h, err) < 0) {
+        host_free(h);
+        return -1;
+    }
+    if (start < 0 || start > h->ncells - 1) {
+        int last = h->ncells - 1;
+        host_free(h);
+        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
+                           "internal error: start cell %d out of range (0-%d)", start, last);
+    }
+    return 0;
+}
+
 int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
                                        const rv_node_get_cells_free_memory_args *args,
                                        rv_node_get_cells_free_memory_ret *ret, rv_err *err)
@@ -742,18 +760,10 @@ int rv_qemu_node_get_cells_free_memory(rv_driver_conn *c,
     if (args->maxcells > RV_NODE_MAX_CELLS)
         return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "maxCells > REMOTE_NODE_MAX_CELLS");
     host h;
-    if (read_host(&h, err) < 0) {
-        host_free(&h);
+    if (read_host_from(&h, args->startCell, err) < 0)
         return -1;
-    }
     /* Cells by position, as libvirtd counts them (ids may have gaps). */
     int last = h.ncells - 1;
-    if (args->startCell < 0 || args->startCell > last) {
-        host_free(&h);
-        return rv_err_fail(err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
-                           "internal error: start cell %d out of range (0-%d)", args->startCell,
-                           last);
-    }
     int n = 0;
     while (args->startCell + n <= last && n < args->maxcells)
         n++;
@@ -783,4 +793,156 @@ int rv_qemu_connect_get_storage_pool_capabilities(
     /* What qemu_storage.c defines: directory pools. */
     ret->capabilities = rv_pool_capabilities_xml(RV_LIST_POOLS_DIR);
     return ret->capabilities ? 0 : oom(err);
+}
+
+/* ================================================================ free pages, KSM */
+
+int rv_qemu_node_get_free_pages(rv_driver_conn *c, const rv_node_get_free_pages_args *args,
+                                rv_node_get_free_pages_ret *ret, rv_err *err)
+{
+    (void)c;
+    u_int npages = args->pages.pages_len;
+    if (rv_qemu_check_flags(RV_FROM_NONE, args->flags, 0, "virHostMemGetFreePages", err) < 0)
+        return -1;
+    if ((unsigned long long)npages * args->cellCount > RV_NODE_MAX_CELLS)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC,
+                           "the result won't fit into REMOTE_NODE_MAX_CELLS");
+    host h;
+    if (read_host_from(&h, args->startCell, err) < 0)
+        return -1;
+    int last = h.ncells - 1;
+    int end = args->startCell + (int)args->cellCount - 1;
+    if (end > last)
+        end = last;
+    size_t n = (size_t)(end - args->startCell + 1) * npages;
+    uint64_t *counts = calloc(n ? n : 1, sizeof(*counts));
+    if (!counts) {
+        host_free(&h);
+        return oom(err);
+    }
+    size_t k = 0;
+    for (int ci = args->startCell; ci <= end; ci++) {
+        const host_cell *cell = &h.cells[ci];
+        for (u_int i = 0; i < npages; i++, k++) {
+            unsigned int kib = args->pages.pages_val[i];
+            int s = 0;
+            while (s < h.npage_sizes && h.page_kib[s] != kib)
+                s++;
+            if (s == h.npage_sizes) {
+                free(counts);
+                host_free(&h);
+                return rv_err_fail(err, RV_FROM_NONE, RV_ERR_OPERATION_FAILED,
+                                   "operation failed: page size %u is not available on node %d",
+                                   kib, cell->id);
+            }
+            if (s == 0) {
+                counts[k] = cell->free_kib / kib;
+                continue;
+            }
+            char path[160];
+            long long v;
+            if (h.numa)
+                snprintf(path, sizeof(path),
+                         SYS_NODE "/node%d/hugepages/hugepages-%ukB/free_hugepages", cell->id, kib);
+            else
+                snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%ukB/free_hugepages",
+                         kib);
+            counts[k] = read_long(path, &v) && v > 0 ? (uint64_t)v : 0;
+        }
+    }
+    host_free(&h);
+    ret->counts.counts_val = counts;
+    ret->counts.counts_len = (u_int)n;
+    return 0;
+}
+
+/* KSM's settings and counters (/sys/kernel/mm/ksm), as libvirtd names them. */
+#define KSM_DIR "/sys/kernel/mm/ksm/"
+static const struct {
+    const char *name, *file;
+    int type;
+    bool settable;
+} ksm_params[] = {
+    { "shm_pages_to_scan", "pages_to_scan", RV_TYPED_PARAM_UINT, true },
+    { "shm_sleep_millisecs", "sleep_millisecs", RV_TYPED_PARAM_UINT, true },
+    { "shm_pages_shared", "pages_shared", RV_TYPED_PARAM_ULLONG, false },
+    { "shm_pages_sharing", "pages_sharing", RV_TYPED_PARAM_ULLONG, false },
+    { "shm_pages_unshared", "pages_unshared", RV_TYPED_PARAM_ULLONG, false },
+    { "shm_pages_volatile", "pages_volatile", RV_TYPED_PARAM_ULLONG, false },
+    { "shm_full_scans", "full_scans", RV_TYPED_PARAM_ULLONG, false },
+    { "shm_merge_across_nodes", "merge_across_nodes", RV_TYPED_PARAM_UINT, true },
+};
+enum { KSM_PARAMS = sizeof ksm_params / sizeof ksm_params[0] };
+
+int rv_qemu_node_get_memory_parameters(rv_driver_conn *c,
+                                       const rv_node_get_memory_parameters_args *args,
+                                       rv_node_get_memory_parameters_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_tune_check_nparams(args->nparams, RV_NODE_MEMORY_PARAMETERS_MAX, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_NONE, args->flags, 0x7, "virHostMemGetParameters", err) < 0)
+        return -1;
+    /* merge_across_nodes only where the kernel has it. */
+    int have = KSM_PARAMS - (access(KSM_DIR "merge_across_nodes", F_OK) == 0 ? 0 : 1);
+    if (args->nparams == 0) {
+        ret->nparams = have;
+        return 0;
+    }
+    u_int len;
+    rv_typed_param *p = rv_tune_param_list(args->nparams, have, &len, err);
+    if (!p)
+        return -1;
+    ret->params.params_val = p;
+    for (u_int i = 0; i < len; i++) {
+        char path[96];
+        long long v;
+        snprintf(path, sizeof(path), KSM_DIR "%s", ksm_params[i].file);
+        if (!read_long(path, &v))
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_SYSTEM_ERROR,
+                               "unable to read %s", path);
+        if (rv_tune_param_name(&p[i], ksm_params[i].name, ksm_params[i].type, err) < 0)
+            return -1;
+        ret->params.params_len = i + 1;
+        if (ksm_params[i].type == RV_TYPED_PARAM_UINT)
+            p[i].value.rv_typed_param_value_u.ui = (u_int)v;
+        else
+            p[i].value.rv_typed_param_value_u.ul = (unsigned long long)v;
+    }
+    ret->nparams = (int)len;
+    return 0;
+}
+
+int rv_qemu_node_set_memory_parameters(rv_driver_conn *c,
+                                       const rv_node_set_memory_parameters_args *args,
+                                       rv_err *err)
+{
+    (void)c;
+    rv_tune_field fields[KSM_PARAMS];
+    size_t nf = 0;
+    for (size_t i = 0; i < KSM_PARAMS; i++)
+        if (ksm_params[i].settable)
+            fields[nf++] = (rv_tune_field){ ksm_params[i].name, ksm_params[i].type };
+    const rv_typed_param *params = args->params.params_val;
+    u_int n = args->params.params_len;
+    /* (libvirtd names the getter here too) */
+    if (rv_qemu_check_flags(RV_FROM_NONE, args->flags, 0, "virHostMemGetParameters", err) < 0 ||
+        rv_tune_params_validate(params, n, fields, nf, err) < 0)
+        return -1;
+    for (u_int i = 0; i < n; i++) {
+        size_t k = 0;
+        while (strcmp(ksm_params[k].name, params[i].field) != 0)
+            k++;
+        char path[96], text[32];
+        snprintf(path, sizeof(path), KSM_DIR "%s", ksm_params[k].file);
+        snprintf(text, sizeof(text), "%u\n", params[i].value.rv_typed_param_value_u.ui);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t w = fd < 0 ? -1 : write(fd, text, strlen(text));
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (w < 0)
+            return rv_err_fail(err, RV_FROM_NONE, RV_ERR_SYSTEM_ERROR,
+                               "Unable to write to %s: %s", path, strerror(e));
+    }
+    return 0;
 }

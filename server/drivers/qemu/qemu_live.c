@@ -76,3 +76,47 @@ void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, con
     if (!qmp || rv_qmp_command(qmp, command, args, 0, ignore_reply, (void *)command, &ignored) < 0)
         rv_err_clear(&ignored);
 }
+
+/* QMP's error for command as libvirtd words it ("internal error: unable to
+ * execute QEMU command 'X': DESC"); other errors (the monitor closed, a
+ * timeout) as they are. */
+static void finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr)
+{
+    const char *msg = qerr->message ? qerr->message : "";
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "QEMU command '%s' failed: ", command);
+    if (qerr->code != RV_ERR_OPERATION_FAILED || strncmp(msg, prefix, strlen(prefix)) != 0) {
+        rv_deferred_finish(reply, qerr);
+        return;
+    }
+    rv_qemu_finish_error(reply, RV_ERR_INTERNAL_ERROR,
+                         "internal error: unable to execute QEMU command '%s': %s", command,
+                         msg + strlen(prefix));
+}
+
+static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    rv_qemu_live_req *req = opaque;
+    if (err && req->command)
+        finish_qmp_error(req->reply, req->command, err);
+    else if (rv_qemu_live_req_alive(req, qmp, err))
+        rv_deferred_finish(req->reply, NULL);
+    free(req->name);
+    free(req);
+}
+
+int rv_qemu_live_void(qemu_dom *d, const char *command, json_object *args, rv_err *err)
+{
+    rv_qemu_live_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
+    if (!req) {
+        json_object_put(args);
+        return -1;
+    }
+    req->command = command;
+    if (!rv_qemu_send_for(d, req->reply, command, args, live_void_done, req)) {
+        free(req->name);
+        free(req);
+    }
+    return RV_DEFERRED;
+}

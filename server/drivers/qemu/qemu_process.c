@@ -230,7 +230,8 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
     rv_err_clear(&err);
 }
 
-/* Queue a job; path is the job's own (freed with it). */
+/* Queue a job; path is the job's own (freed with it).  The job (it
+ * begins from the loop, later), or NULL: out of memory, reply answered. */
 static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
                          rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
@@ -277,6 +278,19 @@ static void autodestroy_one(void *obj, void *ctx)
 void rv_qemu_autodestroy(const rv_driver_conn *c)
 {
     rv_dom_list_each(&rv_qemu.doms, autodestroy_one, (void *)c);
+}
+
+void rv_qemu_agent_job(qemu_dom *d, const rv_qemu_agent_cmd *cmd, const char *args,
+                       rv_deferred *reply)
+{
+    char *copy = args ? strdup(args) : NULL;
+    if (args && !copy) {
+        rv_qemu_finish_error(reply, RV_ERR_NO_MEMORY, "out of memory");
+        return;
+    }
+    qemu_job *job = job_add(d, QJOB_AGENT_CALL, 0, copy, reply, NULL);
+    if (job)
+        job->agent_cmd = cmd;
 }
 
 void rv_qemu_job_add_path(qemu_dom *d, qemu_job_kind kind, unsigned int flags, const char *path,
@@ -684,6 +698,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_AGENT_HOSTNAME:
     case QJOB_AGENT_GET_TIME:
     case QJOB_AGENT_SET_TIME:
+    case QJOB_AGENT_CALL:
         break;
     }
     rv_err e = { 0 };
@@ -1504,6 +1519,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_AGENT_SET_TIME:
         rv_qemu_agent_set_time(d, job->path);
+        break;
+    case QJOB_AGENT_CALL:
+        rv_qemu_agent_call(d, job->agent_cmd, job->path);
         break;
     }
 }

@@ -1799,3 +1799,64 @@ void rv_qemu_storage_cleanup(void)
     memset(&st, 0, sizeof(st));
     st.pools = (rv_obj_list){ .max = MAX_POOLS, .kind = &pool_kind };
 }
+
+/* GET_PHYSICAL (1): the allocation is the file's size on the host
+ * (<physical>), as libvirtd gives it for a file volume. */
+int rv_qemu_storage_vol_get_info_flags(rv_driver_conn *c,
+                                       const rv_storage_vol_get_info_flags_args *args,
+                                       rv_storage_vol_get_info_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    const unsigned int physical = 1;
+    if (rv_qemu_check_flags(RV_FROM_STORAGE, args->flags, physical, "storageVolGetInfoFlags",
+                            err) < 0)
+        return -1;
+    rv_vol_def *v = get_vol_fresh(&args->vol, NULL, err);
+    if (!v)
+        return -1;
+    rv_storage_vol_get_info_ret info;
+    rv_vol_put_info(v, &info);
+    ret->type = info.type;
+    ret->capacity = info.capacity;
+    ret->allocation = info.allocation;
+    if ((args->flags & physical) && v->has_file_info)
+        ret->allocation = v->physical;
+    return 0;
+}
+
+/* An active pool whose target is path. */
+int rv_qemu_storage_pool_lookup_by_target_path(rv_driver_conn *c,
+                                               const rv_storage_pool_lookup_by_target_path_args *args,
+                                               rv_storage_pool_lookup_by_target_path_ret *ret,
+                                               rv_err *err)
+{
+    (void)c;
+    char *clean = strdup(args->path);
+    if (!clean)
+        return rv_err_fail(err, RV_FROM_STORAGE, RV_ERR_NO_MEMORY, "out of memory");
+    /* As libvirt: doubled slashes and one at the end dropped; a leading
+     * "//" (another root to POSIX, unlike "///") kept. */
+    const char *in = args->path;
+    char *out = clean;
+    if (in[0] == '/' && in[1] == '/' && in[2] != '/')
+        *out++ = *in++;
+    char *start = out;
+    for (; *in; in++)
+        if (!(*in == '/' && out > start && out[-1] == '/'))
+            *out++ = *in;
+    if (out - clean > 1 && out > start + 1 && out[-1] == '/')
+        out--;
+    *out = '\0';
+    for (size_t i = 0; i < st.pools.n; i++) {
+        qpool *p = rv_obj_at(&st.pools, i);
+        if (p->active && p->def->target_path && strcmp(p->def->target_path, clean) == 0) {
+            free(clean);
+            return pool_to_wire(p, &ret->pool, err);
+        }
+    }
+    rv_err_set(err, RV_FROM_STORAGE, RV_ERR_NO_STORAGE_POOL,
+               "Storage pool not found: no storage pool with matching target path '%s'",
+               args->path);
+    free(clean);
+    return -1;
+}

@@ -125,6 +125,7 @@ struct test_dom {
     int time_set;
     long long time_sec;
     unsigned int time_nsec;
+    int frozen;                 /* FSFREEZE: bit 0 "/", bit 1 "/boot" (test_input.c) */
 };
 
 /* The domain ref names (by uuid), or NULL with libvirt's error. */

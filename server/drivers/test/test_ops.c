@@ -102,6 +102,30 @@ static int connect_num_of_domains(rv_driver_conn *c, rv_connect_num_of_domains_r
     return put_count(native->num_of_domains(c, err), &ret->num);
 }
 
+static int connect_num_of_defined_domains(rv_driver_conn *c,
+                                          rv_connect_num_of_defined_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    return rv_dom_list_num_defined_wire(test_doms(), ret, err);
+}
+
+static int connect_list_defined_domains(rv_driver_conn *c,
+                                        const rv_connect_list_defined_domains_args *args,
+                                        rv_connect_list_defined_domains_ret *ret, rv_err *err)
+{
+    (void)c;
+    return rv_dom_list_defined_wire(test_doms(), args, ret, err);
+}
+
+/* libvirt's test driver: trivially secure. */
+static int connect_is_secure(rv_driver_conn *c, rv_connect_is_secure_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)err;
+    ret->secure = 1;
+    return 0;
+}
+
 static int connect_list_domains(rv_driver_conn *c, const rv_connect_list_domains_args *args,
                                 rv_connect_list_domains_ret *ret, rv_err *err)
 {
@@ -147,6 +171,14 @@ static int domain_define_xml(rv_driver_conn *c, const rv_domain_define_xml_args 
 {
     rv_dom_ref ref = { 0 };
     return rv_dom_ref_put(native->define_xml(c, args->xml, 0, &ref, err), &ref, &ret->dom);
+}
+
+static int domain_define_xml_flags(rv_driver_conn *c, const rv_domain_define_xml_flags_args *args,
+                                   rv_domain_define_xml_flags_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = { 0 };
+    return rv_dom_ref_put(native->define_xml(c, args->xml, args->flags, &ref, err), &ref,
+                          &ret->dom);
 }
 
 static int domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args *args,
@@ -392,12 +424,16 @@ const rv_driver rv_test_driver = {
         .node_get_info = node_get_info,
         .node_get_security_model = node_get_security_model,
         .connect_num_of_domains = connect_num_of_domains,
+        .connect_num_of_defined_domains = connect_num_of_defined_domains,
+        .connect_list_defined_domains = connect_list_defined_domains,
+        .connect_is_secure = connect_is_secure,
         .connect_list_domains = connect_list_domains,
         .connect_list_all_domains = connect_list_all_domains,
         .domain_lookup_by_id = domain_lookup_by_id,
         .domain_lookup_by_name = domain_lookup_by_name,
         .domain_lookup_by_uuid = domain_lookup_by_uuid,
         .domain_define_xml = domain_define_xml,
+        .domain_define_xml_flags = domain_define_xml_flags,
         .domain_create_xml = domain_create_xml,
         .domain_create = domain_create,
         .domain_create_with_flags = domain_create_with_flags,
@@ -423,6 +459,17 @@ const rv_driver rv_test_driver = {
         .domain_restore_flags = test_domain_restore_flags,
         .domain_reset = test_domain_reset,
         .domain_is_updated = test_domain_is_updated,
+        /* keys, NMI and screenshots (test_input.c) */
+        .domain_inject_nmi = test_domain_inject_nmi,
+        .domain_screenshot = test_domain_screenshot,
+        .domain_send_key = test_domain_send_key,
+        .domain_fstrim = test_domain_fstrim,
+        .domain_get_disk_errors = test_domain_get_disk_errors,      /* test_stats.c */
+        .domain_get_cpu_stats = test_domain_get_cpu_stats,
+        .domain_memory_peek = test_domain_memory_peek,
+        .domain_fsfreeze = test_domain_fsfreeze,
+        .domain_fsthaw = test_domain_fsthaw,
+        .domain_set_user_password = test_domain_set_user_password,
         .domain_set_metadata = test_domain_set_metadata,
         .domain_get_metadata = test_domain_get_metadata,
         .domain_get_info = domain_get_info,

@@ -1347,3 +1347,115 @@ const char *test_stats_disk_target(const rv_test_def *def, const char *path)
     const rv_xml_node *disk = find_disk(def, path);
     return disk ? disk_target(disk) : NULL;
 }
+
+/* ================================================================ disk errors, CPU stats, memory */
+
+/* libvirt's test driver: every disk has had an unspecified error. */
+int test_domain_get_disk_errors(rv_driver_conn *c, const rv_domain_get_disk_errors_args *args,
+                                rv_domain_get_disk_errors_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_dom_view v;
+    if (get_active(&args->dom, &v, err) < 0)
+        return -1;
+    u_int n = 0;
+    for (size_t k = 0; k < NDEVICES(v.def); k++)
+        n += is_element(DEVICE_AT(v.def, k), "disk") ? 1 : 0;
+    if (!args->maxerrors) {
+        ret->nerrors = (int)n;
+        return 0;
+    }
+    u_int want = n < args->maxerrors ? n : args->maxerrors;
+    if (!(ret->errors.errors_val = calloc(want + 1, sizeof(rv_domain_disk_error))))
+        return fail_oom(err);
+    for (size_t k = 0; k < NDEVICES(v.def) && ret->errors.errors_len < want; k++) {
+        if (!is_element(DEVICE_AT(v.def, k), "disk"))
+            continue;
+        rv_domain_disk_error *e = &ret->errors.errors_val[ret->errors.errors_len];
+        if (!(e->disk = strdup(disk_target(DEVICE_AT(v.def, k)))))
+            return fail_oom(err);
+        e->error = 1;                   /* VIR_DOMAIN_DISK_ERROR_UNSPEC */
+        ret->errors.errors_len++;
+    }
+    ret->nerrors = (int)ret->errors.errors_len;
+    return 0;
+}
+
+/* The figures libvirt's test driver gives: fixed totals, split evenly
+ * over the domain's vCPUs (the last takes the remainder), each vCPU's
+ * time a fixed amount below its CPU's. */
+#define TEST_CPU_TOTAL_NS 48772617035ULL
+#define TEST_CPU_USER_NS 5540000000ULL
+#define TEST_CPU_SYSTEM_NS 6460000000ULL
+#define TEST_VCPU_BELOW_NS 1234567890ULL
+
+int test_domain_get_cpu_stats(rv_driver_conn *c, const rv_domain_get_cpu_stats_args *args,
+                              rv_domain_get_cpu_stats_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_dom_view v;
+    if (check_flags(args->flags, 0x4, "testDomainGetCPUStats", err) < 0 ||
+        get_active(&args->dom, &v, err) < 0)
+        return -1;
+    rv_tparam_list l = { 0 };
+    if (args->start_cpu == -1) {
+        static const char *const names[] = { "cpu_time", "user_time", "system_time" };
+        const unsigned long long vals[] = { TEST_CPU_TOTAL_NS, TEST_CPU_USER_NS,
+                                            TEST_CPU_SYSTEM_NS };
+        if (args->nparams == 0) {
+            ret->nparams = 3;
+            return 0;
+        }
+        for (unsigned i = 0; i < 3 && i < args->nparams; i++)
+            rv_tparam_put(&l, names[i], RV_TYPED_PARAM_ULLONG, vals[i], NULL);
+    } else {
+        unsigned ncpu = v.def->vcpus ? v.def->vcpus : 1;
+        if (args->nparams == 0) {
+            ret->nparams = args->ncpus == 0 ? (int)ncpu : 2;
+            return 0;
+        }
+        if ((unsigned)args->start_cpu >= ncpu)
+            return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                               "invalid argument: start_cpu %d larger than maximum of %u",
+                               args->start_cpu, ncpu - 1);
+        for (unsigned i = (unsigned)args->start_cpu; i < ncpu &&
+             i < (unsigned)args->start_cpu + args->ncpus; i++) {
+            unsigned long long t = TEST_CPU_TOTAL_NS / ncpu +
+                                   (i == ncpu - 1 ? TEST_CPU_TOTAL_NS % ncpu : 0);
+            rv_tparam_put(&l, "cpu_time", RV_TYPED_PARAM_ULLONG, t, NULL);
+            if (args->nparams > 1)
+                rv_tparam_put(&l, "vcpu_time", RV_TYPED_PARAM_ULLONG, t - TEST_VCPU_BELOW_NS,
+                              NULL);
+        }
+    }
+    ret->params.params_val = l.v;
+    ret->params.params_len = l.n;
+    ret->nparams = args->start_cpu == -1 ? (int)l.n : (args->nparams > 1 ? 2 : 1);
+    return l.oom ? fail_oom(err) : 0;
+}
+
+/* libvirt's test driver: byte i of memory is i modulo 256. */
+int test_domain_memory_peek(rv_driver_conn *c, const rv_domain_memory_peek_args *args,
+                            rv_domain_memory_peek_ret *ret, rv_err *err)
+{
+    (void)c;
+    test_dom_view v;
+    if (check_flags(args->flags, 3, "testDomainMemoryPeek", err) < 0)
+        return -1;
+    if (args->flags != 1 && args->flags != 2)
+        return rv_err_fail(err, RV_FROM_TEST, RV_ERR_INVALID_ARG,
+                           "invalid argument: flags parameter must be VIR_MEMORY_VIRTUAL or "
+                           "VIR_MEMORY_PHYSICAL");
+    if (args->size > RV_DOMAIN_MEMORY_PEEK_BUFFER_MAX)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "size > maximum buffer size");
+    if (get_active(&args->dom, &v, err) < 0)
+        return -1;
+    unsigned char *buf = malloc(args->size ? args->size : 1);
+    if (!buf)
+        return fail_oom(err);
+    for (u_int i = 0; i < args->size; i++)
+        buf[i] = (unsigned char)(args->offset + i);
+    ret->buffer.buffer_val = (char *)buf;
+    ret->buffer.buffer_len = args->size;
+    return 0;
+}

@@ -1,0 +1,166 @@
+/* DOMAIN_BLOCK_PEEK and DOMAIN_MEMORY_PEEK on the QEMU driver: bytes of a
+ * raw disk image, read from its file (a bounded read of a regular file,
+ * as the streams do), and bytes of the guest's memory, which QEMU writes
+ * to a file in the run directory (memsave, pmemsave) that is then read
+ * and removed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "server/drivers/qemu/qemu_driver.h"
+
+#define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
+
+enum { MEMORY_VIRTUAL = 1, MEMORY_PHYSICAL = 2 };
+
+/* Up to size bytes of path from offset into buf; the count, or -1 with errno. */
+static ssize_t read_at(const char *path, unsigned long long offset, char *buf, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = pread(fd, buf + got, size - got, (off_t)(offset + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n < 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+                return -1;
+            }
+            break;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    return (ssize_t)got;
+}
+
+int rv_qemu_domain_block_peek(rv_driver_conn *c, const rv_domain_block_peek_args *args,
+                              rv_domain_block_peek_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainBlockPeek", err) < 0)
+        return -1;
+    if (args->size > RV_DOMAIN_BLOCK_PEEK_BUFFER_MAX)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "size > maximum buffer size");
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    const rv_qemu_disk *disk = NULL;
+    for (size_t i = 0; i < def->ndisks && !disk; i++)
+        if (strcmp(def->disks[i].target, args->path) == 0 ||
+            (def->disks[i].source && strcmp(def->disks[i].source, args->path) == 0))
+            disk = &def->disks[i];
+    if (!disk || !disk->source)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' not found in domain",
+                    args->path);
+    if (disk->format != RV_QEMU_FORMAT_RAW)
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: peeking is only supported for disk with 'raw' "
+                    "format not 'qcow2'");
+    char *buf = malloc(args->size ? args->size : 1);
+    if (!buf)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    ssize_t n = read_at(disk->source, args->offset, buf, args->size);
+    if (n < 0) {
+        free(buf);
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot read %s: %s",
+                           disk->source, strerror(errno));
+    }
+    if ((size_t)n < args->size) {
+        free(buf);
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: '%s' starting from %llu has only %zd bytes available",
+                    args->path, (unsigned long long)args->offset, n);
+    }
+    ret->buffer.buffer_val = buf;
+    ret->buffer.buffer_len = args->size;
+    return 0;
+}
+
+typedef struct peek_req {
+    rv_qemu_live_req live;
+    char *path;
+} peek_req;
+
+static void on_saved(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    peek_req *req = opaque;
+    if (rv_qemu_live_req_alive(&req->live, qmp, err)) {
+        const rv_domain_memory_peek_args *a = rv_deferred_args(req->live.reply);
+        rv_domain_memory_peek_ret *out = rv_deferred_ret(req->live.reply);
+        char *buf = malloc(a->size ? a->size : 1);
+        ssize_t n = buf ? read_at(req->path, 0, buf, a->size) : -1;
+        if (n == (ssize_t)a->size) {
+            out->buffer.buffer_val = buf;
+            out->buffer.buffer_len = a->size;
+            rv_deferred_finish(req->live.reply, NULL);
+        } else {
+            free(buf);
+            rv_qemu_finish_error(req->live.reply, RV_ERR_SYSTEM_ERROR,
+                                 "failed to read temporary file %s", req->path);
+        }
+    }
+    unlink(req->path);
+    free(req->path);
+    free(req->live.name);
+    free(req);
+}
+
+int rv_qemu_domain_memory_peek(rv_driver_conn *c, const rv_domain_memory_peek_args *args,
+                               rv_domain_memory_peek_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    qemu_dom *d;
+    int rc;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, MEMORY_VIRTUAL | MEMORY_PHYSICAL,
+                            "qemuDomainMemoryPeek", err) < 0)
+        return -1;
+    if (args->size > RV_DOMAIN_MEMORY_PEEK_BUFFER_MAX)
+        return rv_err_fail(err, RV_FROM_RPC, RV_ERR_RPC, "size > maximum buffer size");
+    if (args->flags != MEMORY_VIRTUAL && args->flags != MEMORY_PHYSICAL)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: flags parameter must be "
+                    "VIR_MEMORY_VIRTUAL or VIR_MEMORY_PHYSICAL");
+    if (!(d = rv_qemu_dom_get(&args->dom, err)))
+        return -1;
+    if ((rc = rv_qemu_need_monitor(d, err)) != 0)
+        return rc;
+    unsigned int rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+        rnd = (unsigned int)random();
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".memsave-%08x", rnd);
+    json_object *a = json_object_new_object();
+    peek_req *req = a ? rv_qemu_live_req_new(sizeof(*req), d, err) : NULL;
+    if (!req || !(req->path = rv_qemu_path(rv_qemu.run_dir, d->live->name, suffix))) {
+        json_object_put(a);
+        if (req) {
+            rv_qemu_finish_error(req->live.reply, RV_ERR_NO_MEMORY, "out of memory");
+            free(req->live.name);
+            free(req);
+            return RV_DEFERRED;
+        }
+        return a ? -1 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    }
+    json_object_object_add(a, "val", json_object_new_int64((int64_t)args->offset));
+    json_object_object_add(a, "size", json_object_new_int64(args->size));
+    json_object_object_add(a, "filename", json_object_new_string(req->path));
+    if (!rv_qemu_send_for(d, req->live.reply, args->flags == MEMORY_VIRTUAL ? "memsave" : "pmemsave",
+                          a, on_saved, req)) {
+        free(req->path);
+        free(req->live.name);
+        free(req);
+    }
+    return RV_DEFERRED;
+}
