@@ -80,6 +80,10 @@ void rvs_events_nodedev_lifecycle(rvs_client *clients, const rv_driver *drv, con
 void rvs_events_secret_event(rvs_client *clients, const rv_driver *drv,
                              const rv_nonnull_secret *secret, int event_id, int event);
 
+/* JOB_COMPLETED with the job's statistics (server/job_events.c). */
+void rvs_events_job_completed(rvs_client *clients, const rv_driver *drv, const rv_dom_ref *dom,
+                              const rv_typed_param *params, unsigned int nparams);
+
 /* Queue an encoded event (a MESSAGE whose body starts with callbackID)
  * for every subscription of the family (RVS_EVENTS_*) to
  * event_id that takes uuid, with that subscription's callback ID patched

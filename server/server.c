@@ -166,6 +166,14 @@ static void secret_event_to_clients(const rv_driver *drv, const rv_nonnull_secre
     rvs_events_secret_event(srv->clients, drv, secret, event_id, event);
 }
 
+static void job_completed_to_clients(const rv_driver *drv, const rv_dom_ref *dom,
+                                     const rv_typed_param *params, unsigned int nparams,
+                                     void *opaque)
+{
+    rvs_server *srv = opaque;
+    rvs_events_job_completed(srv->clients, drv, dom, params, nparams);
+}
+
 /* Buffers past the mmap threshold go back to the system when freed
  * (main.c), but those under it leave holes in the heap that glibc keeps:
  * after 256 flooders closed, 22 MiB stayed without a trim and 8.5 MiB
@@ -866,6 +874,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     rv_driver_set_pool_sink(pool_event_to_clients, srv);
     rv_driver_set_nodedev_sink(nodedev_event_to_clients, srv);
     rv_driver_set_secret_sink(secret_event_to_clients, srv);
+    rv_driver_set_job_completed_sink(job_completed_to_clients, srv);
     rv_driver_setup setup = { .loop = srv->loop,
                               .qemu_config_dir = cfg->qemu_config_dir,
                               .qemu_run_dir = cfg->qemu_run_dir,
@@ -913,6 +922,7 @@ void rvs_server_free(rvs_server *srv)
     rv_driver_set_pool_sink(NULL, NULL);
     rv_driver_set_nodedev_sink(NULL, NULL);
     rv_driver_set_secret_sink(NULL, NULL);
+    rv_driver_set_job_completed_sink(NULL, NULL);
     /* Before the loop goes: a driver's watchers (QEMU monitors) are on it. */
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->cleanup)

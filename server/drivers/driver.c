@@ -114,6 +114,22 @@ void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secre
         secret_sink(drv, secret, event_id, event, secret_sink_opaque);
 }
 
+static rv_job_completed_sink job_completed_sink;
+static void *job_completed_sink_opaque;
+
+void rv_driver_set_job_completed_sink(rv_job_completed_sink sink, void *opaque)
+{
+    job_completed_sink = sink;
+    job_completed_sink_opaque = opaque;
+}
+
+void rv_driver_job_completed_event(const rv_driver *drv, const rv_dom_ref *dom,
+                                   const rv_typed_param *params, unsigned int nparams)
+{
+    if (job_completed_sink)
+        job_completed_sink(drv, dom, params, nparams, job_completed_sink_opaque);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

@@ -204,6 +204,15 @@ void rv_driver_set_secret_sink(rv_secret_sink sink, void *opaque);
 void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secret, int event_id,
                             int event);
 
+/* JOB_COMPLETED: a domain's job ended well, with its statistics (as
+ * GET_JOB_STATS gives them; params and dom only borrowed). */
+typedef void (*rv_job_completed_sink)(const rv_driver *drv, const rv_dom_ref *dom,
+                                      const rv_typed_param *params, unsigned int nparams,
+                                      void *opaque);
+void rv_driver_set_job_completed_sink(rv_job_completed_sink sink, void *opaque);
+void rv_driver_job_completed_event(const rv_driver *drv, const rv_dom_ref *dom,
+                                   const rv_typed_param *params, unsigned int nparams);
+
 /* Whether any driver is busy (see rv_driver.busy). */
 int rv_drivers_busy(void);
 
