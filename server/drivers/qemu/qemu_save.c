@@ -337,6 +337,26 @@ static void save_op_free(qemu_save_op *op, bool remove_partial, bool keep_marker
     free(op);
 }
 
+/* A failed job's answer, once the guest runs again (so that its state
+ * says why: running (save canceled), as libvirtd's does). */
+typedef struct fail_answer {
+    qemu_dom *d;
+    rv_err err;
+} fail_answer;
+
+static void on_resumed_after_fail(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    (void)err;
+    fail_answer *a = opaque;
+    qemu_dom *d = a->d;
+    if (d->qmp == qmp && d->job_busy && d->jobs &&
+        (d->jobs->kind == QJOB_SAVE || d->jobs->kind == QJOB_DUMP))
+        rv_qemu_job_done(d, &a->err);
+    rv_err_clear(&a->err);
+    free(a);
+}
+
 /* The save failed: the partial file goes, a guest that ran runs again. */
 static void save_failed(qemu_dom *d, const rv_err *why)
 {
@@ -349,15 +369,23 @@ static void save_failed(qemu_dom *d, const rv_err *why)
     rv_qemu_jobinfo_end(d, false, false);
     RV_WARN("domain '%s': %s to '%s' failed: %s", dom_name(d), op->dump ? "dump" : "save",
             op->path, why->message ? why->message : "");
-    if (op->stopped_cpus && op->was_running && d->qmp) {
+    fail_answer *a = NULL;
+    if (op->stopped_cpus && op->was_running && d->qmp && (a = calloc(1, sizeof(*a)))) {
         rv_err e = { 0 };
-        if (rv_qmp_command(d->qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0)
+        a->d = d;
+        rv_err_set(&a->err, why->domain, why->code, "%s", why->message ? why->message : "");
+        if (rv_qmp_command(d->qmp, "cont", NULL, 0, on_resumed_after_fail, a, &e) < 0) {
             RV_WARN("domain '%s': cannot resume after the failed save: %s", dom_name(d),
                     e.message ? e.message : "");
+            rv_err_clear(&a->err);
+            free(a);
+            a = NULL;
+        }
         rv_err_clear(&e);
     }
     save_op_free(op, true, false);
-    rv_qemu_job_done(d, why);
+    if (!a)
+        rv_qemu_job_done(d, why);
     rv_err_clear(&aborted);
 }
 
