@@ -202,7 +202,7 @@ RV_DAEMON_TESTS = \
 TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
-	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/jobs-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
+	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py \
