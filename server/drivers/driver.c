@@ -114,6 +114,18 @@ void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secre
         secret_sink(drv, secret, event_id, event, secret_sink_opaque);
 }
 
+int rv_driver_check_core_dump(unsigned int flags, unsigned int format, rv_err *err)
+{
+    if ((flags & RV_DUMP_CRASH) && (flags & (RV_DUMP_LIVE | RV_DUMP_RESET)))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "Flags 'VIR_DUMP_CRASH' and 'VIR_DUMP_%s' are mutually exclusive",
+                           flags & RV_DUMP_LIVE ? "LIVE" : "RESET");
+    if (format > RV_DOMAIN_CORE_DUMP_FORMAT_WIN_DMP)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "dumpformat '%u' is not supported", format);
+    return 0;
+}
+
 static rv_job_completed_sink job_completed_sink;
 static void *job_completed_sink_opaque;
 

@@ -204,6 +204,10 @@ void rv_driver_set_secret_sink(rv_secret_sink sink, void *opaque);
 void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secret, int event_id,
                             int event);
 
+/* libvirt's public-API checks of a core dump (its words, error domain
+ * VIR_FROM_DOMAIN): CRASH with LIVE or RESET, a format it does not know. */
+int rv_driver_check_core_dump(unsigned int flags, unsigned int format, rv_err *err);
+
 /* JOB_COMPLETED: a domain's job ended well, with its statistics (as
  * GET_JOB_STATS gives them; params and dom only borrowed). */
 typedef void (*rv_job_completed_sink)(const rv_driver *drv, const rv_dom_ref *dom,

@@ -11,30 +11,14 @@ remvirtd's.  Dump files go in DIR.
 
 import os
 import sys
-import threading
-import time
 
 import libvirt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import show  # noqa: E402
+from transcript import open_recording, show  # noqa: E402
 
 uri, tmp = sys.argv[1], sys.argv[2]
-libvirt.virEventRegisterDefaultImpl()
-conn = libvirt.open(uri)
-events = []
-conn.domainEventRegisterAny(None, libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-                            lambda c, d, ev, detail, opaque:
-                            events.append(f"{d.name()} {ev} {detail}"), None)
-stop = False
-
-
-def loop():
-    while not stop:
-        libvirt.virEventRunDefaultImpl()
-
-
-threading.Thread(target=loop, daemon=True).start()
+conn, finish = open_recording(uri)
 
 
 def dump_file(name):
@@ -67,7 +51,4 @@ show("dump crash", lambda: d.coreDump(f"{tmp}/e.core", libvirt.VIR_DUMP_CRASH))
 show("state", lambda: d.state())
 show("files", lambda: sorted(os.listdir(tmp)))
 show("undefine", lambda: d.undefine())
-time.sleep(0.5)                 # the last events reach the loop
-stop = True
-print("events:")
-print("\n".join(events))
+finish()

@@ -36,6 +36,22 @@ booted() { virsh -q -c "$1" qemu-monitor-command g --hmp 'info status' 2>/dev/nu
 py() { "$SYSTEM_PYTHON3" "$CHECKS" "$@"; }
 has_events() { [ "$(grep -c '"dom"' "$1")" -ge "$2" ]; }
 
+# abort_during URI DIR OP JOB VIRSH-ARGS...: virsh VIRSH-ARGS, aborted with
+# domjobabort once its job (operation OP) is seen; it fails saying that
+# job JOB was canceled.
+abort_during()
+{
+    local U=$1 D=$2 op=$3 job=$4 pid
+    shift 4
+    bg "$D/aborted.out" virsh -c "$U" "$@"
+    pid=$BG_PID
+    py "$U" wait-job "$D" "$op" || fail "$U: no job seen for $*"
+    virsh -q -c "$U" domjobabort g
+    if wait "$pid"; then fail "$U: $* succeeded though aborted"; fi
+    grep -q "operation aborted: job '$job' canceled by client" "$D/aborted.out.err" ||
+        fail "$U: aborted $*: $(cat "$D/aborted.out.err")"
+}
+
 # run_all URI DIR: every step on one daemon; what both must agree on goes
 # to DIR/compare.
 run_all()
@@ -60,13 +76,7 @@ run_all()
     virsh -q -c "$U" restore "$D/g.img" > /dev/null
 
     # ---- save, aborted
-    bg "$D/save2.out" virsh -c "$U" save g "$D/g2.img"
-    save_pid=$BG_PID
-    py "$U" wait-job "$D" 2 || fail "$U: no second save job seen"
-    virsh -q -c "$U" domjobabort g
-    if wait "$save_pid"; then fail "$U: the aborted save succeeded"; fi
-    grep -q "operation aborted: job 'domain save' canceled by client" "$D/save2.out.err" ||
-        fail "$U: aborted save: $(cat "$D/save2.out.err")"
+    abort_during "$U" "$D" 2 'domain save' save g "$D/g2.img"
     wait_for 10 "the guest to run again" state_is "$U" "running (save canceled)"
     ! ls "$D"/g2.img* > /dev/null 2>&1 || fail "$U: the aborted save left $(ls "$D"/g2.img*)"
     virsh -c "$U" domjobinfo g --completed > "$D/after-abort" 2>&1
@@ -82,13 +92,7 @@ run_all()
     [ "$(head -c 4 "$D/g.elf" | od -An -c | tr -d ' ')" = "177ELF" ] || fail "$U: --memory-only is no ELF"
     virsh -q -c "$U" dump g "$D/g.kdump" --memory-only --format kdump-zlib > /dev/null
     [ "$(head -c 12 "$D/g.kdump")" = makedumpfile ] || fail "$U: kdump-zlib is no (flattened) kdump file"
-    bg "$D/dump2.out" virsh -c "$U" dump g "$D/g2.core"
-    dump_pid=$BG_PID
-    py "$U" wait-job "$D" 8 || fail "$U: no second dump job seen"
-    virsh -q -c "$U" domjobabort g
-    if wait "$dump_pid"; then fail "$U: the aborted dump succeeded"; fi
-    grep -q "operation aborted: job 'domain core dump' canceled by client" "$D/dump2.out.err" ||
-        fail "$U: aborted dump: $(cat "$D/dump2.out.err")"
+    abort_during "$U" "$D" 8 'domain core dump' dump g "$D/g2.core"
     [ ! -e "$D/g2.core" ] || fail "$U: the aborted dump left its file"
     py "$U" errors "$D" > "$D/errors"
     virsh -q -c "$U" dump g "$D/g3.core" --crash > /dev/null

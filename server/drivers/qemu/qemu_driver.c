@@ -661,14 +661,8 @@ int rv_qemu_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args
 static int core_dump(const rv_nonnull_domain *wire, const char *to, unsigned int format,
                      unsigned int flags, rv_err *err)
 {
-    if ((flags & RV_DUMP_CRASH) && (flags & (RV_DUMP_LIVE | RV_DUMP_RESET)))
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                           "Flags 'VIR_DUMP_CRASH' and 'VIR_DUMP_%s' are mutually exclusive",
-                           flags & RV_DUMP_LIVE ? "LIVE" : "RESET");
-    if (format > RV_DOMAIN_CORE_DUMP_FORMAT_WIN_DMP)
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                           "dumpformat '%u' is not supported", format);
-    if (rv_qemu_check_flags(RV_FROM_QEMU, flags,
+    if (rv_driver_check_core_dump(flags, format, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, flags,
                             RV_DUMP_CRASH | RV_DUMP_LIVE | RV_DUMP_BYPASS_CACHE | RV_DUMP_RESET |
                                 RV_DUMP_MEMORY_ONLY,
                             "qemuDomainCoreDumpWithFormat", err) < 0)

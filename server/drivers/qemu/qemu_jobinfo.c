@@ -75,26 +75,31 @@ void rv_qemu_jobinfo_migration(qemu_dom *d, json_object *q)
                      : 0;
 }
 
-void rv_qemu_jobinfo_memory(qemu_dom *d, unsigned long long total, unsigned long long processed)
+/* Progress of the memory (disk false) or the disks: total and processed. */
+static void put_progress(qemu_dom *d, bool disk, unsigned long long total,
+                         unsigned long long processed)
 {
     rv_qemu_jobinfo *j = d->job_now;
     if (!j)
         return;
-    j->have_memory = true;
-    j->mem_total = total;
-    j->mem_processed = processed;
-    j->mem_remaining = total > processed ? total - processed : 0;
+    unsigned long long left = total > processed ? total - processed : 0;
+    if (disk) {
+        j->have_disk = true;
+        j->disk_total = total, j->disk_processed = processed, j->disk_remaining = left;
+    } else {
+        j->have_memory = true;
+        j->mem_total = total, j->mem_processed = processed, j->mem_remaining = left;
+    }
+}
+
+void rv_qemu_jobinfo_memory(qemu_dom *d, unsigned long long total, unsigned long long processed)
+{
+    put_progress(d, false, total, processed);
 }
 
 void rv_qemu_jobinfo_disk(qemu_dom *d, unsigned long long total, unsigned long long processed)
 {
-    rv_qemu_jobinfo *j = d->job_now;
-    if (!j)
-        return;
-    j->have_disk = true;
-    j->disk_total = total;
-    j->disk_processed = processed;
-    j->disk_remaining = total > processed ? total - processed : 0;
+    put_progress(d, true, total, processed);
 }
 
 void rv_qemu_jobinfo_cpus_stopped(qemu_dom *d)
@@ -247,12 +252,9 @@ void rv_qemu_jobinfo_free(qemu_dom *d)
  * error domain (VIR_FROM_DOMAIN), not the driver's. */
 static qemu_dom *get_running(const rv_nonnull_domain *wire, rv_err *err)
 {
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (d && !rv_qemu_dom_active(d)) {
-        fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: domain is not running");
-        return NULL;
-    }
+    qemu_dom *d = rv_qemu_dom_get_running(wire, err);
+    if (!d && err->code == RV_ERR_OPERATION_INVALID)
+        err->domain = RV_FROM_DOMAIN;
     return d;
 }
 

@@ -835,14 +835,8 @@ static int core_dump(const rv_nonnull_domain *dom, const char *to, unsigned int 
                      unsigned int flags, rv_err *err)
 {
     test_dom *d;
-    if ((flags & RV_DUMP_CRASH) && (flags & (RV_DUMP_LIVE | RV_DUMP_RESET)))
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                    "Flags 'VIR_DUMP_CRASH' and 'VIR_DUMP_%s' are mutually exclusive",
-                    flags & RV_DUMP_LIVE ? "LIVE" : "RESET");
-    if (format > RV_DOMAIN_CORE_DUMP_FORMAT_WIN_DMP)
-        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG, "dumpformat '%u' is not supported",
-                    format);
-    if (check_flags(flags, RV_DUMP_CRASH, "testDomainCoreDumpWithFormat",
+    if (rv_driver_check_core_dump(flags, format, err) < 0 ||
+        check_flags(flags, RV_DUMP_CRASH, "testDomainCoreDumpWithFormat",
                     err) < 0 ||
         !(d = running_dom(dom, err)))
         return -1;
