@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Core dumps and job calls on test:///default, through python3-libvirt.
+"""Core dumps, job calls and a save image's XML on test:///default, through
+python3-libvirt.
 
     dump-checks.py URI DIR
 
@@ -47,6 +48,14 @@ show("dump format raw", lambda: d.coreDumpWithFormat(f"{tmp}/d.core", 0, 0))
 show("job info", lambda: d.jobInfo())
 show("job stats", lambda: d.jobStats())
 show("abort job", lambda: d.abortJob())
+show("save", lambda: d.save(f"{tmp}/dp1.img"))
+show("image xml", lambda: conn.saveImageGetXMLDesc(f"{tmp}/dp1.img", 0))
+show("image xml secure", lambda: len(conn.saveImageGetXMLDesc(f"{tmp}/dp1.img",
+                                                               libvirt.VIR_DOMAIN_SAVE_IMAGE_XML_SECURE)))
+show("image xml flag 2", lambda: conn.saveImageGetXMLDesc(f"{tmp}/dp1.img", 2))
+show("image xml no file", lambda: conn.saveImageGetXMLDesc(f"{tmp}/nosuch.img", 0))
+show("managed save xml", lambda: d.managedSaveGetXMLDesc(0))
+show("restore", lambda: conn.restore(f"{tmp}/dp1.img"))
 show("dump crash", lambda: d.coreDump(f"{tmp}/e.core", libvirt.VIR_DUMP_CRASH))
 show("state", lambda: d.state())
 show("files", lambda: sorted(os.listdir(tmp)))

@@ -82,4 +82,5 @@ elif step == 'errors-inactive':
         err_line('dump inactive', lambda: d.coreDump(out + '/y.core', 0)),
         err_line('stats inactive', d.jobStats),
         err_line('info inactive', d.jobInfo),
+        err_line('managed save XML, no image', lambda: d.managedSaveGetXMLDesc(0)),
     ]))

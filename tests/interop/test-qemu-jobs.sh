@@ -11,6 +11,7 @@
 #   virsh dump (Dump job), --memory-only (ELF, kdump-zlib), --crash;
 #     domjobabort during a dump;
 #   JOB_COMPLETED events: one per save and per dump but memory-only ones;
+#   save-image-dumpxml and managedsave-dumpxml;
 #   the refusals (flags, formats, no job, inactive domain): the same
 #     error code and domain on both.
 set -euo pipefail
@@ -52,6 +53,9 @@ abort_during()
         fail "$U: aborted $*: $(cat "$D/aborted.out.err")"
 }
 
+# managed_xml_is_g URI: managedsave-dumpxml gives g's definition.
+managed_xml_is_g() { virsh -q -c "$1" managedsave-dumpxml g | grep -q "<name>g</name>"; }
+
 # run_all URI DIR: every step on one daemon; what both must agree on goes
 # to DIR/compare.
 run_all()
@@ -73,6 +77,8 @@ run_all()
     grep -q "^Operation: *Save" "$D/domjobinfo" || fail "$U: domjobinfo: $(cat "$D/domjobinfo")"
     state_is "$U" "shut off (saved)" || fail "$U: not saved"
     py "$U" completed "$D" > "$D/completed.json"
+    virsh -q -c "$U" save-image-dumpxml "$D/g.img" > "$D/image.xml"
+    grep -q "<name>g</name>" "$D/image.xml" || fail "$U: save-image-dumpxml: $(cat "$D/image.xml")"
     virsh -q -c "$U" restore "$D/g.img" > /dev/null
 
     # ---- save, aborted
@@ -98,6 +104,10 @@ run_all()
     virsh -q -c "$U" dump g "$D/g3.core" --crash > /dev/null
     state_is "$U" "shut off (crashed)" || fail "$U: after dump --crash: $(virsh -q -c "$U" domstate --reason g)"
     py "$U" errors-inactive "$D" >> "$D/errors"
+    virsh -q -c "$U" start g > /dev/null
+    virsh -q -c "$U" managedsave g > /dev/null
+    managed_xml_is_g "$U" || fail "$U: managedsave-dumpxml"
+    virsh -q -c "$U" managedsave-remove g > /dev/null
     # save, dump, dump --crash: three events (none for memory-only dumps)
     wait_for 10 "three JOB_COMPLETED events" has_events "$D/events" 3
     sleep 1

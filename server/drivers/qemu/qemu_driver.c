@@ -701,6 +701,52 @@ int rv_qemu_domain_core_dump_with_format(rv_driver_conn *c,
     return core_dump(&args->dom, args->to, args->dumpformat, args->flags, err);
 }
 
+/* The definition in the image at path (*xml malloc'd). */
+static int image_xml(const char *path, unsigned int flags, const char *func, char **xml,
+                     rv_err *err)
+{
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_SAVE_IMAGE_XML_SECURE, func, err) < 0)
+        return -1;
+    rv_qemu_domain_def *def = NULL;
+    bool was_running;
+    int fd = rv_qemu_save_image_open(path, &def, &was_running, err);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    *xml = rv_qemu_domain_format(def);
+    rv_qemu_domain_free(def);
+    return *xml ? 0 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+int rv_qemu_domain_save_image_get_xml_desc(rv_driver_conn *c,
+                                           const rv_domain_save_image_get_xml_desc_args *args,
+                                           rv_domain_save_image_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    return image_xml(args->file, args->flags, "qemuDomainSaveImageGetXMLDesc", &ret->xml, err);
+}
+
+int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
+                                             const rv_domain_managed_save_get_xml_desc_args *args,
+                                             rv_domain_managed_save_get_xml_desc_ret *ret,
+                                             rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const char *name = rv_qemu_dom_def(d)->name;
+    if (!rv_qemu_has_managed_save(name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain does not have managed save image");
+    char *path = rv_qemu_managed_save_path(name);
+    if (!path)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    int rc = image_xml(path, args->flags, "qemuDomainManagedSaveGetXMLDesc", &ret->xml, err);
+    free(path);
+    return rc;
+}
+
 /* The image names its domain: that one (defined, inactive) or a new
  * transient one starts from it. */
 static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)

@@ -928,6 +928,26 @@ static char *read_image(const char *path, rv_err *err)
     return xml;
 }
 
+int test_domain_save_image_get_xml_desc(rv_driver_conn *c,
+                                        const rv_domain_save_image_get_xml_desc_args *args,
+                                        rv_domain_save_image_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, RV_DOMAIN_SAVE_IMAGE_XML_SECURE, "testDomainSaveImageGetXMLDesc",
+                    err) < 0)
+        return -1;
+    /* The definition, inactive (the image holds the live one, with its id). */
+    rv_test_def *def;
+    char *xml = read_image(args->file, err);
+    int rc = xml ? rv_test_def_parse(xml, &def, err) : -1;
+    free(xml);
+    if (rc < 0)
+        return -1;
+    ret->xml = rv_test_def_format(def, -1);
+    rv_test_def_free(def);
+    return ret->xml ? 0 : fail_oom(err);
+}
+
 /* The image's domain starts again, as a new one if it went away. */
 static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)
 {

@@ -418,6 +418,7 @@ const rv_driver rv_test_driver = {
         .domain_restore = test_domain_restore,
         .domain_save = test_domain_save,
         .domain_core_dump = test_domain_core_dump,
+        .domain_save_image_get_xml_desc = test_domain_save_image_get_xml_desc,
         .domain_core_dump_with_format = test_domain_core_dump_with_format,
         .domain_managed_save = test_domain_managed_save,
         .domain_set_memory_flags = test_domain_set_memory_flags,
