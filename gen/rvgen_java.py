@@ -304,11 +304,15 @@ def typed_result(spec, jtypes, proc):
         return None
     typed = [f for f in proc.ret.fields if is_typed_list(f)]
     if typed:
-        # The other fields are the counts the list makes redundant.
         others = [f for f in proc.ret.fields if f not in typed]
-        if len(typed) != 1 or any(f.name != 'nparams' for f in others):
+        if len(typed) != 1:
             raise rvgen.GenError(proc.ret.path, proc.ret.line, f'rvgen_java: {proc.ret.name}: '
-                                 'typed parameters beside other results')
+                                 'more than one list of typed parameters')
+        # A result with more than the list (GET_JOB_STATS' job type) is
+        # left to the plain call, whose result holds every field; other
+        # fields are only counts the list makes redundant.
+        if any(f.name != 'nparams' for f in others):
+            return None
         return TYPED_LIST, f'TypedParameter.fromWire(ret.{field_name(typed[0].name)})'
     if len(proc.ret.fields) == 1 and proc.ret.fields[0].kind == 'var':
         records = proc.ret.fields[0]

@@ -149,6 +149,28 @@ void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secre
         secret_sink(drv, secret, event_id, event, secret_sink_opaque);
 }
 
+int rv_driver_check_core_dump(unsigned int flags, unsigned int format, rv_err *err)
+{
+    if ((flags & RV_DUMP_CRASH) && (flags & (RV_DUMP_LIVE | RV_DUMP_RESET)))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "Flags 'VIR_DUMP_CRASH' and 'VIR_DUMP_%s' are mutually exclusive",
+                           flags & RV_DUMP_LIVE ? "LIVE" : "RESET");
+    if (format > RV_DOMAIN_CORE_DUMP_FORMAT_WIN_DMP)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "dumpformat '%u' is not supported", format);
+    return 0;
+}
+
+void rv_driver_job_completed_event(const rv_driver *drv, const rv_dom_ref *dom,
+                                   const rv_typed_param *params, unsigned int nparams)
+{
+    rv_dom_event ev = { .id = RV_DOMAIN_EVENT_ID_JOB_COMPLETED };
+    /* (XDR encodes from the list; it does not change it) */
+    ev.u.job_completed.params.params_len = nparams;
+    ev.u.job_completed.params.params_val = (rv_typed_param *)params;
+    rv_driver_dom_event(drv, dom, &ev);
+}
+
 void rv_dom_ref_clear(rv_dom_ref *ref)
 {
     free(ref->name);

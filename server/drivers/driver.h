@@ -186,6 +186,7 @@ typedef struct rv_dom_event {
         rv_domain_event_callback_metadata_change_msg metadata_change;
         rv_domain_event_callback_block_job_msg block_job;
         rv_domain_event_block_job_2_msg block_job_2;
+        rv_domain_event_callback_job_completed_msg job_completed;
         rv_domain_event_block_threshold_msg block_threshold;
         rv_domain_event_memory_failure_msg memory_failure;
         rv_domain_event_memory_device_size_change_msg memory_device_size_change;
@@ -248,6 +249,15 @@ typedef void (*rv_secret_sink)(const rv_driver *drv, const rv_nonnull_secret *se
 void rv_driver_set_secret_sink(rv_secret_sink sink, void *opaque);
 void rv_driver_secret_event(const rv_driver *drv, const rv_nonnull_secret *secret, int event_id,
                             int event);
+
+/* libvirt's public-API checks of a core dump (its words, error domain
+ * VIR_FROM_DOMAIN): CRASH with LIVE or RESET, a format it does not know. */
+int rv_driver_check_core_dump(unsigned int flags, unsigned int format, rv_err *err);
+
+/* JOB_COMPLETED: a domain's job ended well, with its statistics (as
+ * GET_JOB_STATS gives them; params and dom only borrowed). */
+void rv_driver_job_completed_event(const rv_driver *drv, const rv_dom_ref *dom,
+                                   const rv_typed_param *params, unsigned int nparams);
 
 /* Whether any driver is busy (see rv_driver.busy). */
 int rv_drivers_busy(void);

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # "A procedure costs one .x entry and one slot per driver", end to end.
 # In a copy of the source tree, add one procedure libvirt defines and
-# remvirt lacks (DOMAIN_SAVE_IMAGE_GET_XML_DESC, 235) by editing only
+# remvirt lacks (CONNECT_DOMAIN_XML_FROM_NATIVE, 135) by editing only
 # protocol/rv_remote.x (its structs and annotated enum entry) and each
 # driver's slot: its function, named <driver prefix><slot> (declared by
 # the generated RV_DRIVER_SLOTS), and its line in the driver's table,
 # both in server/drivers/test/test_ops.c and server/drivers/qemu/qemu_ops.c;
 # build the copy; then a small program compiled against the copy's public
-# header and library calls the generated rv_domain_save_image_get_xml_desc():
+# header and library calls the generated rv_connect_domain_xml_from_native():
 #   - against the copy's remvirtd it gets what each driver's slot answers;
 #   - against this tree's remvirtd it gets NO_SUPPORT naming the API.
 # If the generator stopped writing the public function, its declaration
@@ -30,15 +30,19 @@ git -C "$copy" -c user.name=test -c user.email=test@invalid commit -qm base
 import sys
 path = sys.argv[1]
 text = open(path).read()
-structs = '''struct rv_domain_save_image_get_xml_desc_args { rv_nonnull_string file; unsigned int flags; };
-struct rv_domain_save_image_get_xml_desc_ret { rv_nonnull_string xml; };
+structs = '''struct rv_connect_domain_xml_from_native_args {
+    rv_nonnull_string nativeFormat;
+    rv_nonnull_string nativeConfig;
+    unsigned int flags;
+};
+struct rv_connect_domain_xml_from_native_ret { rv_nonnull_string domainXml; };
 
 /* ---- procedure numbers ---- */
 '''
 entry = '''enum rv_remote_procedure {
-    /* The domain XML kept in a saved image. */
+    /* The domain XML a native configuration stands for. */
     /* @stubs both @auth required @readonly deny @handler driver @api generated */
-    RV_PROC_DOMAIN_SAVE_IMAGE_GET_XML_DESC = 235,
+    RV_PROC_CONNECT_DOMAIN_XML_FROM_NATIVE = 135,
 '''
 for old, new in (('/* ---- procedure numbers ---- */\n', structs),
                  ('enum rv_remote_procedure {\n', entry)):
@@ -54,24 +58,24 @@ add_slot()
 import sys
 path, prefix, table, answer = sys.argv[1:]
 text = open(path).read()
-slot = '''int PREFIXdomain_save_image_get_xml_desc(rv_driver_conn *c,
-                                   const rv_domain_save_image_get_xml_desc_args *args,
-                                   rv_domain_save_image_get_xml_desc_ret *ret, rv_err *err)
+slot = '''int PREFIXconnect_domain_xml_from_native(rv_driver_conn *c,
+                                   const rv_connect_domain_xml_from_native_args *args,
+                                   rv_connect_domain_xml_from_native_ret *ret, rv_err *err)
 {
     (void)c;
-    size_t len = strlen(args->file);
-    if (!(ret->xml = malloc(len + sizeof("ANSWER")))) {
+    size_t len = strlen(args->nativeConfig);
+    if (!(ret->domainXml = malloc(len + sizeof("ANSWER")))) {
         rv_err_set(err, RV_FROM_REMOTE, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    memcpy(ret->xml, args->file, len);
-    memcpy(ret->xml + len, "ANSWER", sizeof("ANSWER"));
+    memcpy(ret->domainXml, args->nativeConfig, len);
+    memcpy(ret->domainXml + len, "ANSWER", sizeof("ANSWER"));
     return 0;
 }
 
 const rv_driver TABLE = {
 '''.replace("PREFIX", prefix).replace("ANSWER", answer).replace("TABLE", table)
-ops = '    .ops = {\n        .domain_save_image_get_xml_desc = %sdomain_save_image_get_xml_desc,\n' % prefix
+ops = '    .ops = {\n        .connect_domain_xml_from_native = %sconnect_domain_xml_from_native,\n' % prefix
 for old, new in (('const rv_driver %s = {\n' % table, slot), ('    .ops = {\n', ops)):
     assert text.count(old) == 1, old
     text = text.replace(old, new)
@@ -100,14 +104,14 @@ mkdir -p "$build"
 (cd "$build" && make -j2) > "$RV_TMP/make.log" 2>&1 ||
     { grep -E "error|Error" "$RV_TMP/make.log" | head -30 >&2; fail "build of the copy"; }
 
-grep -q -F 'char *rv_domain_save_image_get_xml_desc(rv_conn *conn, const char *file, unsigned int flags);' \
+grep -q -F 'char *rv_connect_domain_xml_from_native(rv_conn *conn, const char *nativeFormat, const char *nativeConfig, unsigned int flags);' \
     "$build/client/remvirt-calls.gen.h" || fail "no generated declaration"
 # (grep -q at the end of a pipe would make the pipe fail under pipefail)
-grep -B1 -F 'rv_domain_save_image_get_xml_desc(' "$build/client/remvirt-calls.gen.h" > "$RV_TMP/decl"
-grep -q -F "The domain XML kept in a saved image" "$RV_TMP/decl" || fail "the declaration lost its comment"
+grep -B1 -F 'rv_connect_domain_xml_from_native(' "$build/client/remvirt-calls.gen.h" > "$RV_TMP/decl"
+grep -q -F "The domain XML a native configuration stands for" "$RV_TMP/decl" || fail "the declaration lost its comment"
 nm -D --defined-only "$build/.libs/libremvirt.so" > "$RV_TMP/exports"
-grep -q -E ' rv_domain_save_image_get_xml_desc(@|$)' "$RV_TMP/exports" ||
-    fail "libremvirt does not export rv_domain_save_image_get_xml_desc"
+grep -q -E ' rv_connect_domain_xml_from_native(@|$)' "$RV_TMP/exports" ||
+    fail "libremvirt does not export rv_connect_domain_xml_from_native"
 
 cat > "$RV_TMP/savexml.c" <<'C'
 #include <stdio.h>
@@ -115,7 +119,7 @@ cat > "$RV_TMP/savexml.c" <<'C'
 
 #include "remvirt.h"
 
-/* Print what rv_domain_save_image_get_xml_desc() gives for "/saved". */
+/* Print what rv_connect_domain_xml_from_native() gives for "/saved". */
 int main(int argc, char **argv)
 {
     if (argc != 2)
@@ -125,7 +129,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", rv_last_error()->message);
         return 2;
     }
-    char *xml = rv_domain_save_image_get_xml_desc(conn, "/saved", 0);
+    char *xml = rv_connect_domain_xml_from_native(conn, "native", "/saved", 0);
     if (xml) {
         printf("xml %s\n", xml);
         free(xml);
@@ -139,14 +143,14 @@ int main(int argc, char **argv)
 C
 "$CC" -std=c11 -Wall -Werror -I"$copy/client" -I"$build/client" -o "$RV_TMP/savexml" \
     "$RV_TMP/savexml.c" -L"$build/.libs" -lremvirt -Wl,-rpath,"$build/.libs" ||
-    fail "a program using rv_domain_save_image_get_xml_desc does not build against the copy"
+    fail "a program using rv_connect_domain_xml_from_native does not build against the copy"
 
 # This tree's remvirtd lacks the procedure.
 start_remvirtd
 out=$("$RV_TMP/savexml" "$REMVIRTD_URI") || fail "the call against this tree's remvirtd"
 echo "unmodified remvirtd: $out"
-[ "$out" = "error 3 this function is not supported by the connection driver: virDomainSaveImageGetXMLDesc" ] ||
-    fail "expected NO_SUPPORT naming virDomainSaveImageGetXMLDesc"
+[ "$out" = "error 3 this function is not supported by the connection driver: virConnectDomainXMLFromNative" ] ||
+    fail "expected NO_SUPPORT naming virConnectDomainXMLFromNative"
 stop_remvirtd
 
 # The copy's remvirtd has the slot in both drivers.

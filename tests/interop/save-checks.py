@@ -12,30 +12,14 @@ second thread and can wait forever on libvirtd when the save ends at once.
 
 import os
 import sys
-import threading
-import time
 
 import libvirt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import show  # noqa: E402
+from transcript import open_recording, show  # noqa: E402
 
 uri, tmp = sys.argv[1], sys.argv[2]
-libvirt.virEventRegisterDefaultImpl()
-conn = libvirt.open(uri)
-events = []
-conn.domainEventRegisterAny(None, libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-                            lambda c, d, ev, detail, opaque:
-                            events.append(f"{d.name()} {ev} {detail}"), None)
-stop = False
-
-
-def loop():
-    while not stop:
-        libvirt.virEventRunDefaultImpl()
-
-
-threading.Thread(target=loop, daemon=True).start()
+conn, finish = open_recording(uri)
 
 
 
@@ -96,7 +80,4 @@ show("list", lambda: sorted(x.name() for x in conn.listAllDomains(0)))
 show("restore transient", lambda: conn.restore(image))
 show("destroy", lambda: conn.lookupByName("sv1").destroy())
 show("list", lambda: sorted(x.name() for x in conn.listAllDomains(0)))
-time.sleep(0.5)                 # the last events reach the loop
-stop = True
-print("events:")
-print("\n".join(events))
+finish()

@@ -53,6 +53,7 @@ static void dom_free(qemu_dom *d)
     free(d->monitor_path);
     free(d->restore_managed);
     rv_err_clear(&d->start_err);
+    rv_qemu_jobinfo_free(d);
     free(d);
 }
 

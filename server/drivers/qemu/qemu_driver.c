@@ -719,6 +719,97 @@ int rv_qemu_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args
                 "qemuDomainSaveFlags", err);
 }
 
+/* A core dump (qemu_save.c): libvirt's public checks first (its words,
+ * in the domain error domain), then the driver's. */
+static int core_dump(const rv_nonnull_domain *wire, const char *to, unsigned int format,
+                     unsigned int flags, rv_err *err)
+{
+    if (rv_driver_check_core_dump(flags, format, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, flags,
+                            RV_DUMP_CRASH | RV_DUMP_LIVE | RV_DUMP_BYPASS_CACHE | RV_DUMP_RESET |
+                                RV_DUMP_MEMORY_ONLY,
+                            "qemuDomainCoreDumpWithFormat", err) < 0)
+        return -1;
+    if (!*to)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: no file to dump to");
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (!d)
+        return -1;
+    if (!rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    if (format != RV_DOMAIN_CORE_DUMP_FORMAT_RAW && !(flags & RV_DUMP_MEMORY_ONLY))
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: kdump-compressed format is only supported with "
+                    "memory-only dump");
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    /* (BYPASS_CACHE is a hint: the file goes through the page cache.) */
+    rv_qemu_job_add_path(d, QJOB_DUMP, (flags & ~RV_DUMP_BYPASS_CACHE) | format << 24, to, reply);
+    return RV_DEFERRED;
+}
+
+int rv_qemu_domain_core_dump(rv_driver_conn *c, const rv_domain_core_dump_args *args, rv_err *err)
+{
+    (void)c;
+    return core_dump(&args->dom, args->to, RV_DOMAIN_CORE_DUMP_FORMAT_RAW, args->flags, err);
+}
+
+int rv_qemu_domain_core_dump_with_format(rv_driver_conn *c,
+                                         const rv_domain_core_dump_with_format_args *args,
+                                         rv_err *err)
+{
+    (void)c;
+    return core_dump(&args->dom, args->to, args->dumpformat, args->flags, err);
+}
+
+/* The definition in the image at path (*xml malloc'd). */
+static int image_xml(const char *path, unsigned int flags, const char *func, char **xml,
+                     rv_err *err)
+{
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_SAVE_IMAGE_XML_SECURE, func, err) < 0)
+        return -1;
+    rv_qemu_domain_def *def = NULL;
+    bool was_running;
+    int fd = rv_qemu_save_image_open(path, &def, &was_running, err);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    *xml = rv_qemu_domain_format(def);
+    rv_qemu_domain_free(def);
+    return *xml ? 0 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
+}
+
+int rv_qemu_domain_save_image_get_xml_desc(rv_driver_conn *c,
+                                           const rv_domain_save_image_get_xml_desc_args *args,
+                                           rv_domain_save_image_get_xml_desc_ret *ret, rv_err *err)
+{
+    (void)c;
+    return image_xml(args->file, args->flags, "qemuDomainSaveImageGetXMLDesc", &ret->xml, err);
+}
+
+int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
+                                             const rv_domain_managed_save_get_xml_desc_args *args,
+                                             rv_domain_managed_save_get_xml_desc_ret *ret,
+                                             rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const char *name = rv_qemu_dom_def(d)->name;
+    if (!rv_qemu_has_managed_save(name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain does not have managed save image");
+    char *path = rv_qemu_managed_save_path(name);
+    if (!path)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    int rc = image_xml(path, args->flags, "qemuDomainManagedSaveGetXMLDesc", &ret->xml, err);
+    free(path);
+    return rc;
+}
+
 /* The image names its domain: that one (defined, inactive) or a new
  * transient one starts from it. */
 static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)

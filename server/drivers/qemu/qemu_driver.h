@@ -9,7 +9,8 @@
  *   qemu_sync.c, qemu_defwrite.c   durable writes off the loop
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
  *   qemu_spawner.c  the helper process that forks QEMUs
- *   qemu_save.c     save images: managed save, save, restore
+ *   qemu_save.c     save images: managed save, save, restore; core dumps
+ *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
  *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
  *                   statistics and tuning; qemu_live.c what their calls that
@@ -39,6 +40,7 @@
 #include "server/drivers/driver.h"
 #include "server/drivers/qemu/cpuid.h"
 #include "server/drivers/qemu/domain_xml.h"
+#include "server/drivers/qemu/qemu_jobinfo.h"
 #include "server/drivers/qemu/qmp.h"
 
 /* Every wire slot function of the driver, rv_qemu_<slot> (qemu_ops.c
@@ -54,6 +56,8 @@ typedef enum qemu_job_kind {
     QJOB_REBOOT,
     QJOB_RESET,
     QJOB_SAVE,                  /* to path, or the managed image */
+    QJOB_DUMP,                  /* a core dump to path (flags: RV_DUMP_*, the format
+                                 * in bits 24-31) */
     QJOB_AGENT_HOSTNAME,        /* a guest agent query (qemu_agent.c) */
     QJOB_AGENT_GET_TIME,        /* the guest's clock, through its agent */
     QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
@@ -134,7 +138,9 @@ typedef struct qemu_dom {
     rv_err start_err;           /* why a start failed, until the process is gone */
     ev_timer pump;              /* runs the next job from the loop */
     /* Save and restore (qemu_save.c). */
-    struct qemu_save_op *save;  /* a save under way */
+    struct qemu_save_op *save;  /* a save (or a core dump) under way */
+    rv_qemu_jobinfo *job_now;   /* the long job under way (qemu_jobinfo.h) */
+    rv_qemu_jobinfo *job_last;  /* the last one that completed */
     bool restoring;             /* the start is an incoming migration */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */

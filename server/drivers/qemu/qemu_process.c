@@ -469,7 +469,8 @@ static void process_gone(qemu_dom *d)
                    tail && *tail ? ": " : "", tail ? tail : "");
         free(tail);
     } else if (job && job->kind != QJOB_DESTROY && !agent_done &&
-               !(job->kind == QJOB_SAVE && d->stop_reason == RV_DOMAIN_SHUTOFF_SAVED)) {
+               !(job->kind == QJOB_SAVE && d->stop_reason == RV_DOMAIN_SHUTOFF_SAVED) &&
+               !(job->kind == QJOB_DUMP && d->stop_reason == RV_DOMAIN_SHUTOFF_CRASHED)) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                    "operation failed: domain is not running");
     }
@@ -695,6 +696,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_RESET:
     case QJOB_DESTROY:
     case QJOB_SAVE:
+    case QJOB_DUMP:
     case QJOB_AGENT_HOSTNAME:
     case QJOB_AGENT_GET_TIME:
     case QJOB_AGENT_SET_TIME:
@@ -1013,6 +1015,7 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     bool suspending = d->job_busy && d->jobs->kind == QJOB_SUSPEND;
     bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
     bool saving = d->job_busy && d->jobs->kind == QJOB_SAVE;
+    bool dumping = d->job_busy && d->jobs->kind == QJOB_DUMP;
     if (d->restarting && strcmp(name, "RESUME") == 0) {
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
@@ -1021,13 +1024,14 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED,
                                   suspending ? RV_DOMAIN_PAUSED_USER
                                   : saving   ? RV_DOMAIN_PAUSED_SAVE
+                                  : dumping  ? RV_DOMAIN_PAUSED_DUMP
                                              : RV_DOMAIN_PAUSED_UNKNOWN,
                                   RV_EVENT_SUSPENDED, RV_EVENT_SUSPENDED_PAUSED);
         }
     } else if (strcmp(name, "RESUME") == 0) {
         if (d->state == RV_DOMAIN_PAUSED)
             rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING,
-                                  resuming ? RV_DOMAIN_RUNNING_UNPAUSED
+                                  resuming || dumping ? RV_DOMAIN_RUNNING_UNPAUSED
                                   : saving ? RV_DOMAIN_RUNNING_SAVE_CANCELED
                                            : RV_DOMAIN_RUNNING_UNKNOWN,
                                   RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
@@ -1509,6 +1513,7 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         job_command(d, "system_reset");
         break;
     case QJOB_SAVE:
+    case QJOB_DUMP:
         rv_qemu_save_begin(d);
         break;
     case QJOB_AGENT_HOSTNAME:

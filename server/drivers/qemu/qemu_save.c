@@ -14,7 +14,14 @@
  *    24            the domain's live XML, then zeros up to the header length
  * (u32 big-endian).  A save writes to "<file>.XXXXXX" beside the file and
  * renames it only once QEMU's stream is complete and on disk, so a file
- * under the final name is always whole. */
+ * under the final name is always whole.
+ *
+ * A core dump (QJOB_DUMP) goes the same way, without the header: QEMU's
+ * migration stream, as libvirtd writes it, or with RV_DUMP_MEMORY_ONLY
+ * the guest's memory from dump-guest-memory (ELF or kdump), polled with
+ * query-dump.  Both report into the domain's job record (qemu_jobinfo.h);
+ * ABORT_JOB cancels the migration, and an aborted or failed save or dump
+ * leaves no file and the guest as it was. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -46,10 +53,15 @@ RV_LOG_CATEGORY("drivers.qemu.save");
 #define SAVE_FD_NAME "remvirt-save"
 /* query-migrate's pace. */
 #define MIGRATE_POLL 0.05
+/* The dump's format (bits 24-31 of a QJOB_DUMP's flags) as QEMU names it. */
+static const char *const dump_formats[] = { "elf", "kdump-zlib", "kdump-lzo", "kdump-snappy",
+                                            "win-dmp" };
 /* Suffix of a managed image in save_dir. */
 #define MANAGED_SUFFIX ".save"
 
 typedef struct qemu_save_op {
+    bool dump;                  /* a core dump, not a save image */
+    unsigned int dump_flags;    /* RV_DUMP_* */
     int fd;
     char *path;                 /* the final name */
     char *tmp_path;             /* written under this name until complete */
@@ -197,7 +209,21 @@ fail:
 
 /* ================================================================ migration progress */
 
+static unsigned long long get_u64(json_object *obj, const char *key)
+{
+    json_object *v = NULL;
+    int64_t n = obj && json_object_object_get_ex(obj, key, &v) ? json_object_get_int64(v) : 0;
+    return n > 0 ? (unsigned long long)n : 0;
+}
+
 static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque);
+static int abort_migration(qemu_dom *d, rv_err *err);
+
+/* A memory-only dump is QEMU's dump job (query-dump), not a migration. */
+static bool memory_dump(const qemu_dom *d)
+{
+    return d->save && d->save->dump && (d->save->dump_flags & RV_DUMP_MEMORY_ONLY);
+}
 
 static void migration_finished(qemu_dom *d, const rv_err *err)
 {
@@ -217,7 +243,8 @@ static void on_migrate_poll(struct ev_loop *loop, ev_timer *w, int revents)
     if (!d->qmp) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
         migration_finished(d, &err);
-    } else if (rv_qmp_command(d->qmp, "query-migrate", NULL, 0, on_migrate_status, d, &err) < 0) {
+    } else if (rv_qmp_command(d->qmp, memory_dump(d) ? "query-dump" : "query-migrate", NULL, 0,
+                              on_migrate_status, d, &err) < 0) {
         migration_finished(d, &err);
     }
     rv_err_clear(&err);
@@ -235,14 +262,20 @@ static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, 
     json_object *status = NULL, *desc = NULL;
     const char *s = json_object_object_get_ex(ret, "status", &status)
                         ? json_object_get_string(status) : "";
+    bool dump = memory_dump(d);
+    if (dump)
+        rv_qemu_jobinfo_memory(d, get_u64(ret, "total"), get_u64(ret, "completed"));
+    else
+        rv_qemu_jobinfo_migration(d, ret);
     if (strcmp(s, "completed") == 0) {
         migration_finished(d, NULL);
     } else if (strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0) {
         rv_err e = { 0 };
         const char *why = json_object_object_get_ex(ret, "error-desc", &desc)
                               ? json_object_get_string(desc) : NULL;
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: migration %s: %s",
-                   s, why && *why ? why : "QEMU gave no reason");
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s %s: %s",
+                   dump ? "memory-only dump" : "migration", s,
+                   why && *why ? why : "QEMU gave no reason");
         migration_finished(d, &e);
         rv_err_clear(&e);
     } else {
@@ -304,23 +337,56 @@ static void save_op_free(qemu_save_op *op, bool remove_partial, bool keep_marker
     free(op);
 }
 
+/* A failed job's answer, once the guest runs again (so that its state
+ * says why: running (save canceled), as libvirtd's does). */
+typedef struct fail_answer {
+    qemu_dom *d;
+    rv_err err;
+} fail_answer;
+
+static void on_resumed_after_fail(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    (void)err;
+    fail_answer *a = opaque;
+    qemu_dom *d = a->d;
+    if (d->qmp == qmp && d->job_busy && d->jobs &&
+        (d->jobs->kind == QJOB_SAVE || d->jobs->kind == QJOB_DUMP))
+        rv_qemu_job_done(d, &a->err);
+    rv_err_clear(&a->err);
+    free(a);
+}
+
 /* The save failed: the partial file goes, a guest that ran runs again. */
 static void save_failed(qemu_dom *d, const rv_err *why)
 {
     qemu_save_op *op = d->save;
     d->save = NULL;
     rv_qemu_migration_wait_stop(d);
-    RV_WARN("domain '%s': save to '%s' failed: %s", dom_name(d), op->path,
-            why->message ? why->message : "");
-    if (op->stopped_cpus && op->was_running && d->qmp) {
+    rv_err aborted = { 0 };
+    if (rv_qemu_jobinfo_aborted(d, &aborted))
+        why = &aborted;
+    rv_qemu_jobinfo_end(d, false, false);
+    RV_WARN("domain '%s': %s to '%s' failed: %s", dom_name(d), op->dump ? "dump" : "save",
+            op->path, why->message ? why->message : "");
+    fail_answer *a = NULL;
+    if (op->stopped_cpus && op->was_running && d->qmp && (a = calloc(1, sizeof(*a)))) {
         rv_err e = { 0 };
-        if (rv_qmp_command(d->qmp, "cont", NULL, 0, ignore_reply, NULL, &e) < 0)
+        a->d = d;
+        rv_err_set(&a->err, why->domain, why->code, "%s", why->message ? why->message : "");
+        if (rv_qmp_command(d->qmp, "cont", NULL, 0, on_resumed_after_fail, a, &e) < 0) {
             RV_WARN("domain '%s': cannot resume after the failed save: %s", dom_name(d),
                     e.message ? e.message : "");
+            rv_err_clear(&a->err);
+            free(a);
+            a = NULL;
+        }
         rv_err_clear(&e);
     }
     save_op_free(op, true, false);
-    rv_qemu_job_done(d, why);
+    if (!a)
+        rv_qemu_job_done(d, why);
+    rv_err_clear(&aborted);
 }
 
 static void save_failf(qemu_dom *d, int code, const char *fmt, ...)
@@ -360,6 +426,52 @@ static void on_abandoned_done(rv_qemu_sync *s, int error)
         save_op_free(op, false, true);
 }
 
+/* A dump is in place: what its flags ask for after it.  libvirtd keeps
+ * no figures of a memory-only dump, nor sends JOB_COMPLETED for it. */
+static void on_dump_resumed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque);
+
+static void dump_done(qemu_dom *d)
+{
+    qemu_save_op *op = d->save;
+    d->save = NULL;
+    RV_INFO("domain '%s' dumped to '%s'", dom_name(d), op->path);
+    bool memory_only = op->dump_flags & RV_DUMP_MEMORY_ONLY;
+    rv_qemu_jobinfo_end(d, !memory_only, !memory_only);
+    unsigned int flags = op->dump_flags;
+    bool resume = op->stopped_cpus && op->was_running;
+    save_op_free(op, false, false);
+    if (flags & RV_DUMP_CRASH) {
+        rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_CRASHED, RV_EVENT_STOPPED_CRASHED);
+        return;
+    }
+    rv_err err = { 0 };
+    int rc = 0;
+    if (flags & RV_DUMP_RESET)
+        rc = rv_qmp_command(d->qmp, "system_reset", NULL, 0, resume ? ignore_reply : on_dump_resumed,
+                            d, &err);
+    if (rc == 0 && resume)
+        rc = rv_qmp_command(d->qmp, "cont", NULL, 0, on_dump_resumed, d, &err);
+    else if (rc == 0 && !(flags & RV_DUMP_RESET))
+        rv_qemu_job_done(d, NULL);
+    if (rc < 0)
+        rv_qemu_job_done(d, &err);
+    rv_err_clear(&err);
+}
+
+static void on_dump_resumed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->job_busy || !d->jobs || d->jobs->kind != QJOB_DUMP)
+        return;
+    rv_err e = { 0 };
+    if (err)
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                   err->message ? err->message : "QEMU refused");
+    rv_qemu_job_done(d, err ? &e : NULL);
+    rv_err_clear(&e);
+}
+
 static void on_renamed(rv_qemu_sync *s, int error)
 {
     qemu_save_op *op = s->data;
@@ -370,10 +482,15 @@ static void on_renamed(rv_qemu_sync *s, int error)
                    error > 0 ? strerror(error) : "the store helper died");
         return;
     }
+    if (op->dump) {
+        dump_done(d);
+        return;
+    }
     rv_crash_point("save", 4);
     /* The commit point is behind: the image is whole under its name, the
      * guest's state is there, so the process goes, as after a shutdown. */
     RV_INFO("domain '%s' saved to '%s'", dom_name(d), op->path);
+    rv_qemu_jobinfo_end(d, true, true);
     d->save = NULL;
     /* The marker stays until the process is gone (process_gone removes
      * it): a remvirtd killed meanwhile knows the QEMU's end was the save's. */
@@ -389,6 +506,10 @@ static void on_fsynced(rv_qemu_sync *s, int error)
     if (error != 0) {
         save_failf(d, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s", op->path,
                    error > 0 ? strerror(error) : "the store helper died");
+        return;
+    }
+    if (rv_qemu_jobinfo_current(d) && rv_qemu_jobinfo_current(d)->aborted) {
+        save_failf(d, RV_ERR_OPERATION_ABORTED, "operation aborted");    /* (reworded there) */
         return;
     }
     rv_crash_point("save", 3);
@@ -448,10 +569,35 @@ static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err,
     if (d->qmp != qmp || !d->save)
         return;
     if (err) {
+        if (memory_dump(d)) {
+            save_failf(d, RV_ERR_OPERATION_FAILED, "operation failed: memory-only dump failed: %s",
+                       err->message ? err->message : "QEMU refused");
+            return;
+        }
         on_save_step(qmp, ret, err, opaque);
         return;
     }
+    rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
+    if (j && j->aborted && abort_migration(d, NULL) < 0)
+        return;
     rv_qemu_migration_wait(d, save_migrated);
+}
+
+/* ABORT_JOB: QEMU cancels the migration; the poll sees "cancelled" and
+ * the save fails (save_failed says it was aborted).  Before the migration
+ * has begun, on_migrate_started cancels it; after its end, on_fsynced
+ * drops the file. */
+static int abort_migration(qemu_dom *d, rv_err *err)
+{
+    rv_err e = { 0 };
+    if (d->qmp && rv_qmp_command(d->qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0) {
+        if (err)
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                       e.message ? e.message : "no QEMU monitor");
+        rv_err_clear(&e);
+        return -1;
+    }
+    return 0;
 }
 
 /* Write the header: the fixed part and the XML, zeros to the stream. */
@@ -491,11 +637,32 @@ static int write_header(qemu_save_op *op, const char *xml, rv_err *err)
     return 0;
 }
 
+/* A save's header, then its marker (before the guest stops: a remvirtd
+ * restarted in the middle of the save knows to let it go on, see
+ * on_status in qemu_process.c).  0; -1 with err; -2: no memory. */
+static int save_header_and_marker(qemu_dom *d, qemu_save_op *op, rv_err *err)
+{
+    char *xml = rv_qemu_domain_format(d->live);
+    if (!xml)
+        return -2;
+    int rc = write_header(op, xml, err);
+    free(xml);
+    if (rc < 0)
+        return -1;
+    char *marker = marker_path(dom_name(d));
+    if (!marker)
+        return -2;
+    rc = rv_qemu_write_file(marker, op->was_running ? "running\n" : "paused\n", false, err);
+    free(marker);
+    return rc;
+}
+
 void rv_qemu_save_begin(qemu_dom *d)
 {
     qemu_job *job = d->jobs;
     rv_err err = { 0 };
-    if (!job->path && !d->def) {
+    bool dump = job->kind == QJOB_DUMP;
+    if (!dump && !job->path && !d->def) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
                    "Requested operation is not valid: cannot do managed save for transient domain");
         rv_qemu_job_done(d, &err);
@@ -503,11 +670,12 @@ void rv_qemu_save_begin(qemu_dom *d)
         return;
     }
     qemu_save_op *op = calloc(1, sizeof(*op));
-    char *xml = NULL;
     if (!op)
         goto nomem;
     op->fd = -1;
     op->dom = d;
+    op->dump = dump;
+    op->dump_flags = dump ? job->flags & 0xffffffu : 0;
     op->was_running = d->state == RV_DOMAIN_RUNNING;
     op->image_running = job->flags & RV_DOMAIN_SAVE_RUNNING   ? true
                         : job->flags & RV_DOMAIN_SAVE_PAUSED ? false
@@ -527,32 +695,36 @@ void rv_qemu_save_begin(qemu_dom *d)
         op->tmp_path = NULL;    /* nothing was created */
         goto fail;
     }
-    if (!(xml = rv_qemu_domain_format(d->live)))
+    int rc = dump ? 0 : save_header_and_marker(d, op, &err);
+    if (rc == -2)
         goto nomem;
-    if (write_header(op, xml, &err) < 0)
-        goto fail;
-    free(xml);
-    xml = NULL;
-    /* Before the guest stops: a remvirtd restarted in the middle of the
-     * save knows to let it go on (see on_status in qemu_process.c). */
-    char *marker = marker_path(dom_name(d));
-    if (!marker)
-        goto nomem;
-    int rc = rv_qemu_write_file(marker, op->was_running ? "running\n" : "paused\n", false, &err);
-    free(marker);
     if (rc < 0)
         goto fail;
     d->save = op;
-    RV_INFO("domain '%s': saving to '%s'", dom_name(d), op->path);
-    rv_crash_point("save", 1);
+    RV_INFO("domain '%s': %s to '%s'", dom_name(d), dump ? "dumping" : "saving", op->path);
+    bool memory_only = op->dump_flags & RV_DUMP_MEMORY_ONLY;
+    if (dump)
+        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_DUMP, "domain core dump",
+                              memory_only ? NULL : abort_migration, "cannot abort memory-only dump");
+    else
+        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", abort_migration, NULL);
+    if (!dump)
+        rv_crash_point("save", 1);
 
     /* The CPUs stop first (the image is the state at one instant), then
      * QEMU gets the descriptor and migrates into it. */
     json_object *getfd = json_object_new_object(), *migrate = json_object_new_object();
     if (getfd)
         json_object_object_add(getfd, "fdname", json_object_new_string(SAVE_FD_NAME));
-    if (migrate)
+    if (migrate && memory_only) {
+        unsigned int format = job->flags >> 24;
+        json_object_object_add(migrate, "paging", json_object_new_boolean(0));
+        json_object_object_add(migrate, "protocol", json_object_new_string("fd:" SAVE_FD_NAME));
+        json_object_object_add(migrate, "detach", json_object_new_boolean(1));
+        json_object_object_add(migrate, "format", json_object_new_string(dump_formats[format]));
+    } else if (migrate) {
         json_object_object_add(migrate, "uri", json_object_new_string("fd:" SAVE_FD_NAME));
+    }
     if (!getfd || !migrate) {
         json_object_put(getfd);
         json_object_put(migrate);
@@ -560,8 +732,10 @@ void rv_qemu_save_begin(qemu_dom *d)
         return;
     }
     /* (Each command owns its arguments from the call on, even when it fails.) */
-    op->stopped_cpus = op->was_running;
-    rc = op->was_running ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
+    op->stopped_cpus = op->was_running && !(op->dump_flags & RV_DUMP_LIVE);
+    rc = op->stopped_cpus ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
+    if (op->stopped_cpus)
+        rv_qemu_jobinfo_cpus_stopped(d);
     if (rc < 0)
         json_object_put(getfd);
     else
@@ -569,7 +743,8 @@ void rv_qemu_save_begin(qemu_dom *d)
     if (rc < 0)
         json_object_put(migrate);
     else
-        rc = rv_qmp_command(d->qmp, "migrate", migrate, 0, on_migrate_started, d, &err);
+        rc = rv_qmp_command(d->qmp, memory_only ? "dump-guest-memory" : "migrate", migrate, 0,
+                            on_migrate_started, d, &err);
     if (rc < 0)
         save_failed(d, &err);
     rv_err_clear(&err);
@@ -578,7 +753,6 @@ void rv_qemu_save_begin(qemu_dom *d)
 nomem:
     rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
 fail:
-    free(xml);
     if (op)
         save_op_free(op, true, false);
     rv_qemu_job_done(d, &err);
@@ -592,12 +766,13 @@ void rv_qemu_save_abandon(qemu_dom *d)
         return;
     d->save = NULL;
     rv_qemu_migration_wait_stop(d);
+    rv_qemu_jobinfo_end(d, false, false);
     if (rv_qemu_sync_busy(&op->sync)) {
         /* The stream was complete and the helper has the file.  Past the
          * commit point (the rename asked) the save stands: the domain is
          * shut off (saved) and the call succeeds; before it the file goes
          * once the helper is done with it and the call fails. */
-        if (op->renaming) {
+        if (op->renaming && !op->dump) {
             d->stop_reason = RV_DOMAIN_SHUTOFF_SAVED;
             d->stop_detail = RV_EVENT_STOPPED_SAVED;
         }
