@@ -6,45 +6,31 @@
 # its event, min / median / max, for bench/run-hotplug.sh.
 #
 #   hotplug-events.py URI IMAGE [ROUNDS]
+import os
 import statistics
 import sys
-import threading
 import time
 
 import libvirt
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tools"))
+from device_events import DeviceEvents, event_loop     # noqa: E402
+
 uri, image = sys.argv[1], sys.argv[2]
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-libvirt.virEventRegisterDefaultImpl()
+event_loop()
 conn = libvirt.open(uri)
 dom = conn.lookupByName("g")
-seen = []
-cond = threading.Condition()
-
-
-def on_event(kind):
-    def cb(conn, dom, alias, opaque):
-        with cond:
-            seen.append((kind, time.monotonic()))
-            cond.notify_all()
-    return cb
-
-
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, on_event("added"), None)
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, on_event("removed"), None)
-threading.Thread(target=lambda: [libvirt.virEventRunDefaultImpl() for _ in iter(int, 1)],
-                 daemon=True).start()
+events = DeviceEvents(conn, dom)
 
 
 def timed(call, kind):
-    with cond:
-        del seen[:]
     t0 = time.monotonic()
     call()
-    with cond:
-        if not cond.wait_for(lambda: any(k == kind for k, _ in seen), 60):
-            sys.exit(f"no {kind} event within 60 s")
-        return (next(t for k, t in seen if k == kind) - t0) * 1000
+    e = events.wait(kind, since=t0)
+    if not e:
+        sys.exit(f"no {kind} event within 60 s")
+    return (e[2] - t0) * 1000
 
 
 xml = (f"<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='{image}'/>"

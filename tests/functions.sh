@@ -771,6 +771,22 @@ XML
 # QEMU_URI is qemu+unix:///system as root (CI), else ///session, on the
 # daemon's socket.  Every QEMU started there is killed at exit, after the
 # daemon stops.
+# start_both_qemu NAME: libvirtd's and remvirtd's QEMU drivers side by
+# side, the test guest's kernel ready (test_guest), and OUT=$RV_TMP/NAME
+# for the guests' files, which libvirtd's QEMU user must be able to reach.
+start_both_qemu()
+{
+    requires virsh
+    requires qemu-img --version
+    requires "$SYSTEM_PYTHON3" -c 'import libvirt'
+    test_guest
+    start_libvirtd_qemu
+    start_remvirtd_qemu
+    OUT=$RV_TMP/$1
+    mkdir -p "$OUT"
+    chmod 755 "$RV_TMP" "$OUT"
+}
+
 start_remvirtd_qemu()
 {
     requires qemu-system-x86_64 --version

@@ -13,15 +13,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-requires virsh
-requires qemu-img --version
-requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-test_guest
-start_libvirtd_qemu
-start_remvirtd_qemu
-OUT=$RV_TMP/blockjobs
-mkdir -p "$OUT"
-chmod 755 "$RV_TMP" "$OUT"
+start_both_qemu blockjobs
 
 # vda: a chain of three, with data in each layer.
 images()    # DIR

@@ -9,15 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-requires virsh
-requires qemu-img --version
-requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-test_guest
-start_libvirtd_qemu
-start_remvirtd_qemu
-OUT=$RV_TMP/domevents
-mkdir -p "$OUT"
-chmod 755 "$RV_TMP" "$OUT"
+start_both_qemu domevents
 
 define()    # URI DIR
 {

@@ -14,15 +14,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-requires virsh
-requires qemu-img --version
-requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-test_guest
-start_libvirtd_qemu
-start_remvirtd_qemu
-OUT=$RV_TMP/q35
-mkdir -p "$OUT"
-chmod 755 "$RV_TMP" "$OUT"
+start_both_qemu q35
 
 boot()      # URI DIR
 {
@@ -46,7 +38,7 @@ wait_for 120 "remvirtd's guest to boot" booted "$RV"
 
 check()     # URI DIR: what the client sees, in a form both daemons must share
 {
-    "$SYSTEM_PYTHON3" - "$1" "$2" <<'PY'
+    PYTHONPATH="$top_srcdir/tests/tools" "$SYSTEM_PYTHON3" - "$1" "$2" <<'PY'
 import sys
 import threading
 import time
@@ -54,31 +46,18 @@ import xml.etree.ElementTree as ET
 
 import libvirt
 
+from device_events import DeviceEvents, event_loop
+
 uri, d = sys.argv[1], sys.argv[2]
-libvirt.virEventRegisterDefaultImpl()
+event_loop()
 conn = libvirt.open(uri)
 dom = conn.lookupByName("g")
-seen = []
-cond = threading.Condition()
-
-
-def on_event(kind):
-    def cb(conn, dom, alias, opaque):
-        with cond:
-            seen.append((kind, alias))
-            cond.notify_all()
-    return cb
-
-
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, on_event("added"), None)
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, on_event("removed"), None)
-threading.Thread(target=lambda: [libvirt.virEventRunDefaultImpl() for _ in iter(int, 1)], daemon=True).start()
+events = DeviceEvents(conn, dom)
 
 
 def wait(kind, alias):
-    with cond:
-        if not cond.wait_for(lambda: (kind, alias) in seen, 60):
-            sys.exit(f"FAIL: no {kind} event for {alias} (seen: {seen})")
+    if not events.wait(kind, alias):
+        sys.exit(f"FAIL: no {kind} event for {alias} (seen: {events.seen})")
     print(f"event {kind} {alias}")
 
 

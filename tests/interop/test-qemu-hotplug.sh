@@ -11,15 +11,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-requires virsh
-requires qemu-img --version
-requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-test_guest
-start_libvirtd_qemu
-start_remvirtd_qemu
-OUT=$RV_TMP/hotplug
-mkdir -p "$OUT"
-chmod 755 "$RV_TMP" "$OUT"
+start_both_qemu hotplug
 
 # One guest per daemon, its console in a file (to see it booted), its
 # disks in a directory of its own.
@@ -116,38 +108,25 @@ events()        # URI DIR
     virsh -q -c "$1" start g > /dev/null
     : > "$2/console"
     wait_for 120 "the guest to boot again" booted "$2"
-    "$SYSTEM_PYTHON3" - "$1" "$2" <<'PY'
+    PYTHONPATH="$top_srcdir/tests/tools" "$SYSTEM_PYTHON3" - "$1" "$2" <<'PY'
 import sys
-import threading
 import time
 
 import libvirt
 
-libvirt.virEventRegisterDefaultImpl()
+from device_events import DeviceEvents, event_loop
+
+event_loop()
 conn = libvirt.open(sys.argv[1])
 dom = conn.lookupByName("g")
-seen = []
-cond = threading.Condition()
-
-
-def on_event(kind):
-    def cb(conn, dom, alias, opaque):
-        with cond:
-            seen.append((kind, dom.name(), alias, time.monotonic()))
-            cond.notify_all()
-    return cb
-
-
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, on_event("added"), None)
-conn.domainEventRegisterAny(dom, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED, on_event("removed"), None)
-threading.Thread(target=lambda: [libvirt.virEventRunDefaultImpl() for _ in iter(int, 1)], daemon=True).start()
+events = DeviceEvents(conn, dom)
 
 
 def wait(kind, since):
-    with cond:
-        if not cond.wait_for(lambda: any(e[0] == kind and e[3] >= since for e in seen), 60):
-            sys.exit(f"FAIL: no {kind} event")
-        return next(e for e in seen if e[0] == kind and e[3] >= since)
+    e = events.wait(kind, since=since)
+    if not e:
+        sys.exit(f"FAIL: no {kind} event")
+    return (e[0], dom.name(), e[1], e[2])
 
 
 xml = f"<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='{sys.argv[2]}/d1.img'/><target dev='vdb' bus='virtio'/></disk>"
