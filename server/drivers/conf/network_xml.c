@@ -72,39 +72,63 @@ void rv_net_def_free(rv_net_def *def)
     free(def);
 }
 
-int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err)
+/* Set attr of def's first <elem> (made when missing) to value. */
+static int set_child_attr(rv_net_def *def, const char *elem, const char *attr, const char *value,
+                          rv_err *err)
 {
-    rv_xml_node *root = def->root, *br = rv_xml_child(root, "bridge");
-    char *copy = strdup(name), *attr_name = strdup("name"), *value = strdup(name);
-    if (!br && copy && attr_name && value && (br = calloc(1, sizeof(*br)))) {
+    rv_xml_node *root = def->root, *e = rv_xml_child(root, elem);
+    char *attr_name = strdup(attr), *copy = strdup(value);
+    if (!e && attr_name && copy && (e = calloc(1, sizeof(*e)))) {
         rv_xml_node **kids = realloc(root->kids, (root->nkids + 1) * sizeof(*kids));
-        if (!kids || !(br->name = strdup("bridge"))) {
+        if (!kids || !(e->name = strdup(elem))) {
             if (kids)
                 root->kids = kids;
-            free(br);
-            br = NULL;
+            free(e);
+            e = NULL;
         } else {
             root->kids = kids;
-            kids[root->nkids++] = br;
+            kids[root->nkids++] = e;
             root->kids_cap = root->nkids;
         }
     }
-    rv_xml_attr *attrs = br && copy && attr_name && value
-                             ? realloc(br->attrs, (br->nattrs + 1) * sizeof(*attrs)) : NULL;
+    rv_xml_attr *attrs = e && attr_name && copy
+                             ? realloc(e->attrs, (e->nattrs + 1) * sizeof(*attrs)) : NULL;
     if (!attrs) {
-        free(copy);
         free(attr_name);
-        free(value);
+        free(copy);
         rv_err_set(err, RV_FROM_NETWORK, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    br->attrs = attrs;
-    attrs[br->nattrs].name = attr_name;
-    attrs[br->nattrs].value = value;
-    br->nattrs++;
+    e->attrs = attrs;
+    attrs[e->nattrs].name = attr_name;
+    attrs[e->nattrs].value = copy;
+    e->nattrs++;
+    return 0;
+}
+
+int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err)
+{
+    char *copy = strdup(name);
+    if (!copy || set_child_attr(def, "bridge", "name", name, err) < 0) {
+        free(copy);
+        if (!rv_err_is_set(err))
+            rv_err_set(err, RV_FROM_NETWORK, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
     free(def->bridge);
     def->bridge = copy;
     return 0;
+}
+
+const char *rv_net_def_mac(const rv_net_def *def)
+{
+    const rv_xml_node *mac = rv_xml_child(def->root, "mac");
+    return mac ? rv_xml_attr_get(mac, "address") : NULL;
+}
+
+int rv_net_def_set_mac(rv_net_def *def, const char *mac, rv_err *err)
+{
+    return set_child_attr(def, "mac", "address", mac, err);
 }
 
 /* <bridge> as libvirt completes it: name, then stp and delay (defaults

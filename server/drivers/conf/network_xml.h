@@ -27,6 +27,10 @@ char *rv_net_def_format(const rv_net_def *def);
 const char *rv_net_def_forward_mode(const rv_net_def *def);
 /* Set <bridge name> (and def->bridge). */
 int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err);
+/* The bridge's MAC address (<mac address>), NULL when none is given;
+ * set one (there must be none yet). */
+const char *rv_net_def_mac(const rv_net_def *def);
+int rv_net_def_set_mac(rv_net_def *def, const char *mac, rv_err *err);
 
 /* ---- on an object list (objlist.h): a driver's network object begins
  * with its rv_net_def pointer; state_of gives its RV_OBJ_* bits. ---- */

@@ -164,6 +164,23 @@ static int set_ipv4(unsigned long request, const char *name, uint32_t value)
     return link_ioctl(request, &ifr);
 }
 
+/* mac: "52:54:00:..."; -1 with errno EINVAL when it is not one. */
+static int set_mac(const char *name, const char *mac)
+{
+    struct ifreq ifr;
+    unsigned b[6];
+    char end;
+    if (sscanf(mac, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &end) != 6) {
+        errno = EINVAL;
+        return -1;
+    }
+    set_name(&ifr, name);
+    ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+    for (int i = 0; i < 6; i++)
+        ifr.ifr_hwaddr.sa_data[i] = (char)b[i];
+    return link_ioctl(SIOCSIFHWADDR, &ifr);
+}
+
 static void set_forward_delay_zero(const char *name)
 {
     char path[96];
@@ -175,7 +192,8 @@ static void set_forward_delay_zero(const char *name)
         close(fd);
 }
 
-int rv_qemu_bridge_create(const char *name, uint32_t address, unsigned prefix, rv_err *err)
+int rv_qemu_bridge_create(const char *name, const char *mac, uint32_t address, unsigned prefix,
+                          rv_err *err)
 {
     char who[IF_NAMESIZE];
     if (strlen(name) > RV_LINK_NAME_MAX || strchr(name, '/') || strchr(name, '%'))
@@ -200,8 +218,12 @@ int rv_qemu_bridge_create(const char *name, uint32_t address, unsigned prefix, r
     if (rc < 0)
         return sys_fail(err, e, "create the bridge", name);
     set_forward_delay_zero(name);
-    const char *step = "set the address of";
-    rc = prefix ? set_ipv4(SIOCSIFADDR, name, address) : 0;
+    const char *step = "set the MAC address of";
+    rc = mac ? set_mac(name, mac) : 0;
+    if (rc == 0 && prefix) {
+        step = "set the address of";
+        rc = set_ipv4(SIOCSIFADDR, name, address);
+    }
     if (rc == 0 && prefix) {
         step = "set the netmask of";
         rc = set_ipv4(SIOCSIFNETMASK, name, prefix ? ~0u << (32 - prefix) : 0);

@@ -25,7 +25,8 @@ int rv_qemu_tap_create(const char *want, const unsigned char mac[6], const char 
 /* A new bridge with address/prefix (host byte order; prefix 0: no
  * address), forward delay 0, up.  Refused when the name is in use or another link already has an
  * address in that subnet; nothing is left behind on failure. */
-int rv_qemu_bridge_create(const char *name, uint32_t address, unsigned prefix, rv_err *err);
+int rv_qemu_bridge_create(const char *name, const char *mac, uint32_t address, unsigned prefix,
+                          rv_err *err);
 /* Down and deleted (its ports, if any, are released by the kernel). */
 int rv_qemu_bridge_delete(const char *name, rv_err *err);
 

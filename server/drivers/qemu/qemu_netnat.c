@@ -620,7 +620,7 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
     free(nft);
     free(conf);
     /* (without an <ip>, a bridge with no address) */
-    bool made_bridge = rc == 0 && rv_qemu_bridge_create(def->bridge, c.ip ? c.address : 0,
+    bool made_bridge = rc == 0 && rv_qemu_bridge_create(def->bridge, rv_net_def_mac(def), c.ip ? c.address : 0,
                                                         c.ip ? c.prefix : 0, err) == 0;
     netop *op = made_bridge ? op_new(def, dir, c.ip ? STEP_DNSMASQ : STEP_NFT_LOAD, done, opaque)
                             : NULL;

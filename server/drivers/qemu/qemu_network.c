@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -189,6 +190,19 @@ static int own_bridge(rv_net_def *def, rv_err *err)
     }
     if (!def->bridge)
         return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: no free bridge name virbr0..virbr255");
+    /* Its MAC address, as libvirtd gives one (the same after a
+     * redefinition), so that the bridge's address does not follow
+     * whichever port was added first. */
+    if (!rv_net_def_mac(def)) {
+        const char *kept = same ? rv_net_def_mac(same->def) : NULL;
+        unsigned char m[6] = { 0x52, 0x54, 0x00 };
+        char text[18];
+        if (!kept && getrandom(m + 3, 3, 0) != 3)
+            return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: cannot generate a MAC address");
+        snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+        if (rv_net_def_set_mac(def, kept ? kept : text, err) < 0)
+            return -1;
+    }
     for (size_t k = 0; k < st.list.n; k++) {
         const qnet *n = rv_obj_at(&st.list, k);
         if (strcmp(n->def->name, def->name) != 0 && n->def->bridge &&
