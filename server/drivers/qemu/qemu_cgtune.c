@@ -343,7 +343,8 @@ static int iface_of(const rv_qemu_domain_def *def, const char *device, rv_err *e
     static const char *const types[] = { "user", "bridge", "network" };
     int i = rv_qemu_iface_index(def, device);
     if (i < 0)
-        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: '%s' is not a known interface", device);
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: '%s' is not a known interface", device);
     if (def->interfaces[i].type == RV_QEMU_NET_USER)
         return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: setting bandwidth on "
                     "interfaces of type '%s' is not implemented yet", types[def->interfaces[i].type]);
@@ -384,9 +385,11 @@ int rv_qemu_domain_set_interface_parameters(rv_driver_conn *c,
                 (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
     bool config = (args->flags & AFFECT_CONFIG) || !live;
     if (live && !rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
     if (config && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: " TRANSIENT_CONFIG);
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: " TRANSIENT_CONFIG);
     if ((live && iface_of(d->live, args->device, err) < 0) ||
         (config && iface_of(rv_qemu_def_newest(d), args->device, err) < 0))
         return -1;
@@ -419,9 +422,11 @@ int rv_qemu_domain_get_interface_parameters(rv_driver_conn *c,
     bool live = (args->flags & AFFECT_LIVE) ||
                 (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
     if (live && !rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
     if (!live && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: " TRANSIENT_CONFIG);
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: " TRANSIENT_CONFIG);
     const rv_qemu_domain_def *def = live ? d->live : d->def;
     if (args->nparams == 0) {
         ret->nparams = RV_TUNE_BANDWIDTH_FIELDS;
@@ -429,8 +434,8 @@ int rv_qemu_domain_get_interface_parameters(rv_driver_conn *c,
     }
     int i = rv_qemu_iface_index(def, args->device);
     if (i < 0)
-        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: '%s' is not a known interface",
-                    args->device);
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: '%s' is not a known interface", args->device);
     const rv_tune_bandwidth *bw = &def->interfaces[i].bandwidth;
     rv_typed_param *p = rv_tune_param_list(args->nparams, RV_TUNE_BANDWIDTH_FIELDS,
                                            &ret->params.params_len, err);

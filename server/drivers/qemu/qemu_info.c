@@ -14,13 +14,35 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define TRANSIENT "transient domains do not have any persistent config"
 
+/* libvirt's domain-object layer refuses these, not its QEMU driver. */
+static int not_running(rv_err *err)
+{
+    return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                       "Requested operation is not valid: domain is not running");
+}
+
+/* The domain, refused as libvirt when flags ask for the live definition
+ * of one that does not run. */
+static qemu_dom *domain_for(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    if (d && (flags & AFFECT_LIVE) && !rv_qemu_dom_active(d)) {
+        not_running(err);
+        return NULL;
+    }
+    return d;
+}
+
 int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_control_info_args *args,
                                     rv_domain_get_control_info_ret *ret, rv_err *err)
 {
     (void)c;
+    qemu_dom *d;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetControlInfo", err) < 0 ||
-        !rv_qemu_dom_get_running(&args->dom, err))
+        !(d = rv_qemu_dom_get(&args->dom, err)))
         return -1;
+    if (!rv_qemu_dom_active(d))
+        return not_running(err);
     /* "ok": a call waiting on the monitor here waits in the loop, never
      * in the caller's thread, so the channel is never seen occupied. */
     ret->state = 0;
@@ -36,7 +58,8 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
     bool live, config;
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
-                            "qemuDomainGetIOThreadInfo", err) < 0)
+                            "qemuDomainGetIOThreadInfo", err) < 0 ||
+        !domain_for(&args->dom, args->flags, err))
         return -1;
     int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
     if (rc)
@@ -55,7 +78,7 @@ int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_e
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags,
                             AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                             "qemuDomainGetPerfEvents", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0)
+        rv_tune_check_exclusive(args->flags, err) < 0 || !domain_for(&args->dom, args->flags, err))
         return -1;
     int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
     if (rc)

@@ -576,10 +576,14 @@ int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpu
                                  rv_domain_get_max_vcpus_ret *ret, rv_err *err)
 {
     (void)c;
+    /* libvirt asks for the live definition's maximum. */
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
-    ret->num = (int)rv_qemu_dom_def(d)->vcpus;
+    if (!rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    ret->num = (int)d->live->vcpus;
     return 0;
 }
 
