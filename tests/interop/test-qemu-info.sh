@@ -129,3 +129,24 @@ stop_remvirtd
 start_remvirtd_qemu
 virsh -q -c "$QEMU_URI" dumpxml d --inactive | sed -n '/<interface/,/<\/interface>/p' > "$OUT/restarted.ifaces"
 same "$OUT/remvirtd.ifaces" "$OUT/restarted.ifaces" "<bandwidth> after a restart of remvirtd"
+
+# domfsinfo through the test guest's agent: its two file systems in mount
+# order, the one on the disk at PCI slot 7 named by that disk's target.
+CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+FSDISK="<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$OUT/r.img'/><target dev='vdc' bus='virtio'/><address type='pci' domain='0x0000' bus='0x00' slot='0x07' function='0x0'/></disk>"
+qemu_guest_xml ga | sed "s|<devices>|<devices>$CHANNEL$FSDISK|" > "$OUT/ga.xml"
+fsinfo_session()
+{
+    local uri=$1 name=$2
+    virsh -q -c "$uri" define "$OUT/ga.xml" > /dev/null
+    virsh -q -c "$uri" start ga > /dev/null
+    _answers() { virsh -q -c "$uri" domhostname --source agent ga > /dev/null 2>&1; }
+    wait_for 120 "$name's guest agent to answer" _answers
+    virsh -c "$uri" domfsinfo ga > "$OUT/$name.fsinfo" 2>&1 || true
+    virsh -q -c "$uri" destroy ga > /dev/null
+    virsh -q -c "$uri" undefine ga > /dev/null
+}
+fsinfo_session "$LIBVIRTD_QEMU_URI" libvirtd
+fsinfo_session "$QEMU_URI" remvirtd
+same "$OUT/libvirtd.fsinfo" "$OUT/remvirtd.fsinfo" "domfsinfo through the guest agent"
+grep -q "^ */data *vda1 *ext4 *vdc" "$OUT/remvirtd.fsinfo" || fail "no /data on vdc: $(cat "$OUT/remvirtd.fsinfo")"
