@@ -102,15 +102,14 @@ typedef struct params_change {
     u_int n;
 } params_change;
 
-/* Write the definition changed by change(def, params); the reply waits. */
+/* Write the definition changed by change(def, ctx); the reply waits. */
 static int write_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *, const void *, rv_err *),
-                        const rv_typed_param *p, u_int n, rv_err *err)
+                        const void *ctx, rv_err *err)
 {
-    params_change ch = { p, n };
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
-    if (rv_qemu_def_change(d, change, &ch, reply, err) < 0) {
+    if (rv_qemu_def_change(d, change, ctx, reply, err) < 0) {
         rv_deferred_finish(reply, err);
         rv_err_clear(err);
     }
@@ -125,7 +124,8 @@ static int set_params(const rv_nonnull_domain *wire, const rv_typed_param *p, u_
                       int (*change)(rv_qemu_domain_def *, const void *, rv_err *), rv_err *err)
 {
     qemu_dom *d = setter(wire, p, n, flags, api, func, fields, nfields, controller, err);
-    return d ? write_change(d, change, p, n, err) : -1;
+    params_change ch = { p, n };
+    return d ? write_change(d, change, &ch, err) : -1;
 }
 
 #define NO_MEMORY_CGROUP "cgroup memory controller is not mounted"
@@ -397,14 +397,7 @@ int rv_qemu_domain_set_interface_parameters(rv_driver_conn *c,
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: remvirtd does not "
                     "shape a running interface's traffic; change its bandwidth with --config");
     bandwidth_change ch = { args->device, p, n };
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply)
-        return -1;
-    if (rv_qemu_def_change(d, record_bandwidth, &ch, reply, err) < 0) {
-        rv_deferred_finish(reply, err);
-        rv_err_clear(err);
-    }
-    return RV_DEFERRED;
+    return write_change(d, record_bandwidth, &ch, err);
 }
 
 int rv_qemu_domain_get_interface_parameters(rv_driver_conn *c,

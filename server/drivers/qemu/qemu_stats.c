@@ -677,6 +677,15 @@ static unsigned long long image_capacity(const char *path, unsigned long long fi
     return size;
 }
 
+const rv_qemu_disk *rv_qemu_disk_by_name(const rv_qemu_domain_def *def, const char *path)
+{
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (strcmp(def->disks[i].target, path) == 0 ||
+            (def->disks[i].source && strcmp(def->disks[i].source, path) == 0))
+            return &def->disks[i];
+    return NULL;
+}
+
 /* A file image's sizes as libvirtd gives them: what the guest sees, the
  * disk space the file takes, and its length; -1 for what is not a
  * regular file. */
@@ -705,12 +714,7 @@ int rv_qemu_domain_get_block_info(rv_driver_conn *c, const rv_domain_get_block_i
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
-    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    const rv_qemu_disk *disk = NULL;
-    for (size_t i = 0; i < def->ndisks && !disk; i++)
-        if (strcmp(def->disks[i].target, args->path) == 0 ||
-            (def->disks[i].source && strcmp(def->disks[i].source, args->path) == 0))
-            disk = &def->disks[i];
+    const rv_qemu_disk *disk = rv_qemu_disk_by_name(rv_qemu_dom_def(d), args->path);
     if (!disk)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path %s not assigned to domain",
                     args->path);
