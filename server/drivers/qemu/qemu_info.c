@@ -21,16 +21,18 @@ static int not_running(rv_err *err)
                        "Requested operation is not valid: domain is not running");
 }
 
-/* The domain, refused as libvirt when flags ask for the live definition
- * of one that does not run. */
-static qemu_dom *domain_for(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
+/* The definitions flags name, checked as libvirt checks them (a live one
+ * of a domain that does not run refused by its domain layer): 0, -1 or
+ * RV_DEFERRED (the monitor is busy). */
+static int pick(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
-    if (d && (flags & AFFECT_LIVE) && !rv_qemu_dom_active(d)) {
-        not_running(err);
-        return NULL;
-    }
-    return d;
+    bool live, config;
+    if (!d)
+        return -1;
+    if ((flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
+        return not_running(err);
+    return rv_qemu_pick_defs(wire, flags, TRANSIENT, &d, &live, &config, err);
 }
 
 int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_control_info_args *args,
@@ -54,14 +56,11 @@ int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_contr
 int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_iothread_info_args *args,
                                      rv_domain_get_iothread_info_ret *ret, rv_err *err)
 {
-    qemu_dom *d;
-    bool live, config;
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
-                            "qemuDomainGetIOThreadInfo", err) < 0 ||
-        !domain_for(&args->dom, args->flags, err))
+                            "qemuDomainGetIOThreadInfo", err) < 0)
         return -1;
-    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
+    int rc = pick(&args->dom, args->flags, err);
     if (rc)
         return rc;
     /* No definition here has IOThreads, nor does QEMU run any. */
@@ -72,15 +71,13 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
 int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_events_args *args,
                                    rv_domain_get_perf_events_ret *ret, rv_err *err)
 {
-    qemu_dom *d;
-    bool live, config;
     (void)c;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags,
                             AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
                             "qemuDomainGetPerfEvents", err) < 0 ||
-        rv_tune_check_exclusive(args->flags, err) < 0 || !domain_for(&args->dom, args->flags, err))
+        rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
-    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
+    int rc = pick(&args->dom, args->flags, err);
     if (rc)
         return rc;
     rv_typed_param *p = rv_tune_param_list(RV_TUNE_PERF_EVENTS, RV_TUNE_PERF_EVENTS,
