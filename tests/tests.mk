@@ -191,6 +191,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
 	tests/interop/test-qemu-calls.sh \
+	tests/interop/test-qemu-info.sh \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-save-crash.sh \
@@ -213,7 +214,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py \
-	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/host-checks.py \
+	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/host-checks.py tests/interop/info-checks.py \
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \

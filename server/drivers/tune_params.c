@@ -20,6 +20,44 @@ const char *const rv_tune_iotune_names[RV_TUNE_IOTUNE_NUMBERS] = {
     "write_iops_sec_max_length",
 };
 
+const char *const rv_tune_perf_names[RV_TUNE_PERF_EVENTS] = {
+    "cmt", "mbmt", "mbml", "cpu_cycles", "instructions", "cache_references", "cache_misses",
+    "branch_instructions", "branch_misses", "bus_cycles", "stalled_cycles_frontend",
+    "stalled_cycles_backend", "ref_cpu_cycles", "cpu_clock", "task_clock", "page_faults",
+    "context_switches", "cpu_migrations", "page_faults_min", "page_faults_maj",
+    "alignment_faults", "emulation_faults",
+};
+
+const rv_tune_field rv_tune_bandwidth_fields[RV_TUNE_BANDWIDTH_FIELDS] = {
+    { "inbound.average", RV_TYPED_PARAM_UINT }, { "inbound.peak", RV_TYPED_PARAM_UINT },
+    { "inbound.burst", RV_TYPED_PARAM_UINT }, { "inbound.floor", RV_TYPED_PARAM_UINT },
+    { "outbound.average", RV_TYPED_PARAM_UINT }, { "outbound.peak", RV_TYPED_PARAM_UINT },
+    { "outbound.burst", RV_TYPED_PARAM_UINT },
+};
+
+void rv_tune_bandwidth_apply(rv_tune_bandwidth *b, const rv_typed_param *p, unsigned int n)
+{
+    unsigned int val[RV_TUNE_BANDWIDTH_FIELDS] = { 0 };
+    bool in_named = false, out_named = false;
+    for (unsigned int i = 0; i < n; i++)
+        for (int k = 0; k < RV_TUNE_BANDWIDTH_FIELDS; k++)
+            if (strcmp(p[i].field, rv_tune_bandwidth_fields[k].name) == 0) {
+                val[k] = p[i].value.rv_typed_param_value_u.ui;
+                /* only an average or floor makes a direction "specified" */
+                in_named |= k == 0 || k == 3;
+                out_named |= k == 4;
+            }
+    bool has_in = val[0] || val[3], has_out = val[4] != 0;
+    if (in_named) {
+        b->has_in = has_in;
+        memcpy(b->val, val, 4 * sizeof(val[0]));
+    }
+    if (out_named) {
+        b->has_out = has_out;
+        memcpy(b->val + 4, val + 4, 3 * sizeof(val[0]));
+    }
+}
+
 enum { FIELD_LENGTH = 80 };     /* libvirt's VIR_TYPED_PARAM_FIELD_LENGTH */
 
 static const char *type_name(int type)

@@ -65,6 +65,26 @@ extern const char *const rv_tune_blkio_names[6];
 enum { RV_TUNE_IOTUNE_NUMBERS = 19 };
 extern const char *const rv_tune_iotune_names[RV_TUNE_IOTUNE_NUMBERS];
 
+/* The perf events libvirt 9.0 knows (PERF_EVENTS' parameters, all
+ * booleans), in its order. */
+enum { RV_TUNE_PERF_EVENTS = 22 };
+extern const char *const rv_tune_perf_names[RV_TUNE_PERF_EVENTS];
+
+/* An interface's <bandwidth> (INTERFACE_PARAMETERS): inbound average,
+ * peak, burst, floor, then outbound average, peak, burst (KiB/s, KiB), in
+ * libvirt's order; a direction is present or not. */
+enum { RV_TUNE_BANDWIDTH_FIELDS = 7 };
+extern const rv_tune_field rv_tune_bandwidth_fields[RV_TUNE_BANDWIDTH_FIELDS];
+typedef struct rv_tune_bandwidth {
+    bool has_in, has_out;
+    unsigned int val[RV_TUNE_BANDWIDTH_FIELDS];
+} rv_tune_bandwidth;
+/* Apply SET_INTERFACE_PARAMETERS' params (validated) to *b, as libvirt
+ * merges them: a direction whose average (or inbound floor) is named is
+ * replaced by what is given (the rest of it 0), or removed when that is 0;
+ * a peak or burst alone changes nothing. */
+void rv_tune_bandwidth_apply(rv_tune_bandwidth *b, const rv_typed_param *p, unsigned int n);
+
 /* A CPU (or NUMA node) list "0-3,^2,5" to a bitmap of *len bytes
  * (malloc'd; bits beyond RV_TUNE_BITMAP_MAX_BITS refused); -1 with
  * libvirt's "Failed to parse bitmap" error. */

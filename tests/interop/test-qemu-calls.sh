@@ -89,14 +89,10 @@ qemu_guest_xml ga | sed "s|<devices>|<devices>$CHANNEL|" > "$OUT/ga.xml"
 agent_session()
 {
     local uri=$1 name=$2
-    virsh -q -c "$uri" define "$OUT/ga.xml" > /dev/null
-    virsh -q -c "$uri" start ga > /dev/null
-    _answers() { virsh -q -c "$uri" domhostname --source agent ga > /dev/null 2>&1; }
-    wait_for 120 "$name's guest agent to answer" _answers
+    agent_guest_up "$uri" ga "$OUT/ga.xml"
     PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/agent-checks.py" \
         "$uri" > "$OUT/$name.agent"
-    virsh -q -c "$uri" destroy ga > /dev/null
-    virsh -q -c "$uri" undefine ga > /dev/null
+    agent_guest_down "$uri" ga
 }
 agent_session "$LIBVIRTD_QEMU_URI" libvirtd
 agent_session "$QEMU_URI" remvirtd

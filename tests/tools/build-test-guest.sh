@@ -22,7 +22,7 @@ mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=7
+guest_version=8
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -121,7 +121,8 @@ esac
 # guest-get-time, guest-set-time (date -s), guest-shutdown; file systems
 # frozen and thawed (one, or the mount points named) and trimmed; a
 # password set (said on the console); SSH keys kept in /ssh-keys
-# (added, appended; a removal removes them all); the vCPUs from sysfs
+# (added, appended; a removal removes them all); the vCPUs from sysfs;
+# two file systems, one on the disk at PCI slot 7
 # (a change is counted, not made); users, OS and time zone made up;
 # suspend said on the console and not done.  A read ends when the host
 # side is not connected: look again a moment later.
@@ -170,6 +171,9 @@ for p in /sys/class/virtio-ports/*; do
                  done
                  echo "{\"return\": [${l%, }]}" ;;
              *guest-set-vcpus*) echo "{\"return\": $(echo "$line" | grep -o logical-id | wc -l)}" ;;
+             *guest-get-fsinfo*)
+                 # the disk at PCI slot 7 (where test-qemu-info.sh puts one), last mounted first
+                 echo '{"return": [{"name": "vda1", "mountpoint": "/data", "type": "ext4", "used-bytes": 1024, "total-bytes": 4096, "disk": [{"bus-type": "virtio", "bus": 0, "target": 0, "unit": 0, "pci-controller": {"domain": 0, "bus": 0, "slot": 7, "function": 0}, "dev": "/dev/vda1", "serial": "rv"}]}, {"name": "rootfs", "mountpoint": "/", "type": "rootfs", "disk": []}]}' ;;
              *guest-get-users*) echo '{"return": [{"user": "root", "login-time": 1700000000.25}]}' ;;
              *guest-get-osinfo*)
                  echo "{\"return\": {\"id\": \"remvirt\", \"name\": \"remvirt test guest\", \"version-id\": \"7\", \"kernel-release\": \"$(uname -r)\", \"machine\": \"$(uname -m)\"}}" ;;

@@ -595,6 +595,37 @@ static void test_network_interface(void)
             "a network <interface> has no <source network='...'>");
 }
 
+/* <bandwidth> kept in an interface and written where and as libvirt
+ * writes it (after <source>; average, peak, floor, burst; zeros left out). */
+static void test_bandwidth(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><interface type='bridge'>"
+                                       "<source bridge='br0'/><bandwidth><outbound average='4' burst='6'/>"
+                                       "<inbound burst='3' floor='2' average='1'/></bandwidth>"
+                                       "</interface></devices></domain>");
+    const rv_tune_bandwidth *bw = &def->interfaces[0].bandwidth;
+    CHECK(bw->has_in && bw->has_out);
+    CHECK_UINT_EQ(bw->val[0], 1);
+    CHECK_UINT_EQ(bw->val[2], 3);
+    CHECK_UINT_EQ(bw->val[3], 2);
+    CHECK_UINT_EQ(bw->val[6], 6);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <source bridge='br0'/>\n      <bandwidth>\n"
+                       "        <inbound average='1' floor='2' burst='3'/>\n"
+                       "        <outbound average='4' burst='6'/>\n      </bandwidth>\n      <model");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><interface type='user'><bandwidth><inbound peak='5'/></bandwidth>"
+            "</interface></devices></domain>", RV_ERR_XML_ERROR, "Missing mandatory average or floor");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><bandwidth><outbound floor='5'/></bandwidth>"
+            "</interface></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "floor");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><bandwidth><inbound average='1'/>"
+            "<inbound average='2'/></bandwidth></interface></devices></domain>", RV_ERR_XML_ERROR,
+            "Only one child <inbound>");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><bandwidth><inbound average='4294967296'/>"
+            "</bandwidth></interface></devices></domain>", RV_ERR_XML_ERROR, "average");
+}
+
 /* A tap of remvirtd's (as root): <target dev> read and written where
  * libvirt puts it, and QEMU given the tap as an inherited descriptor. */
 static void test_tap_interface(void)
@@ -1154,6 +1185,7 @@ int main(void)
     test_virt_manager_new_vm();
     test_disk_discard();
     test_network_interface();
+    test_bandwidth();
     test_tap_interface();
     test_cpu_mode();
     test_builtin_controllers();

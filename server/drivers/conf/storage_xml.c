@@ -344,6 +344,11 @@ out:
     return rc;
 }
 
+bool rv_pool_type_known(const char *type)
+{
+    return word_index(type, pool_type_words) >= 0 || word_index(type, pool_types_unmodelled) >= 0;
+}
+
 int rv_pool_source_spec_host(const char *xml, char **host, rv_err *err)
 {
     xmlDoc *doc;

@@ -11,6 +11,7 @@
 #ifndef RV_SERVER_DRIVERS_CONF_STORAGE_XML_H
 #define RV_SERVER_DRIVERS_CONF_STORAGE_XML_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/error.h"
@@ -93,6 +94,9 @@ void rv_vol_content_unref(struct rv_vol_content *content);
 int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *err);
 char *rv_vol_def_format(const rv_vol_def *def);
 void rv_vol_def_free(rv_vol_def *def);
+
+/* Whether type names a pool type libvirt 9.0 knows (modelled or not). */
+bool rv_pool_type_known(const char *type);
 
 /* The host name a <source> specification (CONNECT_FIND_STORAGE_POOL_SOURCES)
  * names, malloc'd in *host, or NULL when it names none. */

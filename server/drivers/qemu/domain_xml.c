@@ -513,6 +513,67 @@ fail:
     return -1;
 }
 
+/* <bandwidth>'s <inbound> and <outbound>: each needs an average (or, inbound,
+ * a floor); the values are unsigned 32-bit KiB/s and KiB as libvirt's. */
+static int parse_bandwidth(const xmlNode *n, rv_tune_bandwidth *bw, rv_err *err)
+{
+    static const char *const in_attrs[] = { "average", "peak", "burst", "floor", NULL };
+    static const char *const out_attrs[] = { "average", "peak", "burst", NULL };
+    if (check_attrs(n, (const char *const[]){ NULL }, err) < 0)
+        return -1;
+    memset(bw, 0, sizeof(*bw));
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        bool in = named(c, "inbound");
+        if (!in && !named(c, "outbound"))
+            UNSUPPORTED("unsupported element <%s> in <bandwidth>", node_name(c));
+        if (in ? bw->has_in : bw->has_out)
+            BAD_XML("Only one child <%s> element allowed", node_name(c));
+        if (check_attrs(c, in ? in_attrs : out_attrs, err) < 0)
+            return -1;
+        unsigned int *val = bw->val + (in ? 0 : 4);
+        for (int k = 0; k < (in ? 4 : 3); k++) {
+            char *text = attr(c, in_attrs[k]);
+            unsigned long long v = 0;
+            int bad = text && (parse_ull(text, &v) < 0 || v > UINT32_MAX);
+            if (bad)
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "could not convert bandwidth %s value '%s'",
+                           in_attrs[k], text);
+            free(text);
+            if (bad)
+                return -1;
+            val[k] = (unsigned int)v;
+        }
+        if (!val[0] && !(in && val[3]))
+            BAD_XML("Missing mandatory average or floor attributes");
+        *(in ? &bw->has_in : &bw->has_out) = true;
+    }
+    return more < 0 ? -1 : 0;
+}
+
+/* libvirt's order: average, peak, floor, burst; zeros left out. */
+static void format_bandwidth(FILE *fp, const rv_tune_bandwidth *bw)
+{
+    static const char *const names[] = { "average", "peak", "floor", "burst" };
+    static const int in_order[] = { 0, 1, 3, 2 }, out_order[] = { 4, 5, -1, 6 };
+    if (!bw->has_in && !bw->has_out)
+        return;
+    fputs("      <bandwidth>\n", fp);
+    for (int dir = 0; dir < 2; dir++) {
+        if (!(dir ? bw->has_out : bw->has_in))
+            continue;
+        fputs(dir ? "        <outbound" : "        <inbound", fp);
+        for (int k = 0; k < 4; k++) {
+            int i = (dir ? out_order : in_order)[k];
+            if (i >= 0 && bw->val[i])
+                fprintf(fp, " %s='%u'", names[k], bw->val[i]);
+        }
+        fputs("/>\n", fp);
+    }
+    fputs("      </bandwidth>\n", fp);
+}
+
 static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *have_mac, rv_err *err)
 {
     static const char *const iface_attrs[] = { "type", NULL };
@@ -562,6 +623,9 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             free(iface->bridge);
             iface->network = attr(c, "network");
             iface->bridge = attr(c, "bridge");
+        } else if (named(c, "bandwidth")) {
+            if (parse_bandwidth(c, &iface->bandwidth, err) < 0)
+                return -1;
         } else if (named(c, "target")) {
             if (check_attrs(c, target_attrs, err) < 0)
                 return -1;
@@ -1666,6 +1730,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             }
             fputs("'/>\n", fp);
         }
+        format_bandwidth(fp, &n->bandwidth);
         if (n->ifname) {
             fputs("      <target dev='", fp);
             rv_xml_put_escaped(fp, n->ifname);

@@ -81,6 +81,7 @@ typedef struct rv_qemu_interface {
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
     rv_qemu_pci_addr addr;
     char *alias;                /* live: netN, also QEMU's device id (netdev hostnetN) */
+    rv_tune_bandwidth bandwidth;  /* <bandwidth> (kept, not applied on the host) */
 } rv_qemu_interface;
 
 /* One VNC and one SPICE display at most. */

@@ -14,6 +14,7 @@
 enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
+#define TRANSIENT_CONFIG "transient domains do not have any persistent config"
 
 /* The definition flags name; NULL with libvirtd's error for a running
  * domain's (controller is the cgroup it would need) and the like. */
@@ -31,8 +32,7 @@ static const rv_qemu_domain_def *pick(qemu_dom *d, unsigned int flags, const cha
         return NULL;
     }
     if (!d->def) {
-        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: transient "
-             "domains do not have any persistent config");
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: " TRANSIENT_CONFIG);
         return NULL;
     }
     return d->def;
@@ -102,15 +102,14 @@ typedef struct params_change {
     u_int n;
 } params_change;
 
-/* Write the definition changed by change(def, params); the reply waits. */
+/* Write the definition changed by change(def, ctx); the reply waits. */
 static int write_change(qemu_dom *d, int (*change)(rv_qemu_domain_def *, const void *, rv_err *),
-                        const rv_typed_param *p, u_int n, rv_err *err)
+                        const void *ctx, rv_err *err)
 {
-    params_change ch = { p, n };
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
-    if (rv_qemu_def_change(d, change, &ch, reply, err) < 0) {
+    if (rv_qemu_def_change(d, change, ctx, reply, err) < 0) {
         rv_deferred_finish(reply, err);
         rv_err_clear(err);
     }
@@ -125,7 +124,8 @@ static int set_params(const rv_nonnull_domain *wire, const rv_typed_param *p, u_
                       int (*change)(rv_qemu_domain_def *, const void *, rv_err *), rv_err *err)
 {
     qemu_dom *d = setter(wire, p, n, flags, api, func, fields, nfields, controller, err);
-    return d ? write_change(d, change, p, n, err) : -1;
+    params_change ch = { p, n };
+    return d ? write_change(d, change, &ch, err) : -1;
 }
 
 #define NO_MEMORY_CGROUP "cgroup memory controller is not mounted"
@@ -330,4 +330,115 @@ int rv_qemu_domain_get_scheduler_parameters_flags(rv_driver_conn *c,
     (void)c;
     return get_sched(&args->dom, args->nparams, args->flags, &ret->params.params_val,
                      &ret->params.params_len, err);
+}
+
+/* ================================================================ interface bandwidth */
+
+/* An interface's <bandwidth> is kept in the definition (--config) and
+ * read back; remvirtd shapes no traffic, so a running interface's cannot
+ * change.  User networking has no host device to shape at all: refused
+ * with libvirtd's words. */
+static int iface_of(const rv_qemu_domain_def *def, const char *device, rv_err *err)
+{
+    static const char *const types[] = { "user", "bridge", "network" };
+    int i = rv_qemu_iface_index(def, device);
+    if (i < 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: '%s' is not a known interface", device);
+    if (def->interfaces[i].type == RV_QEMU_NET_USER)
+        return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: setting bandwidth on "
+                    "interfaces of type '%s' is not implemented yet", types[def->interfaces[i].type]);
+    return i;
+}
+
+typedef struct bandwidth_change {
+    const char *device;
+    const rv_typed_param *p;
+    u_int n;
+} bandwidth_change;
+
+static int record_bandwidth(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const bandwidth_change *ch = ctx;
+    int i = iface_of(def, ch->device, err);
+    if (i < 0)
+        return -1;
+    rv_tune_bandwidth_apply(&def->interfaces[i].bandwidth, ch->p, ch->n);
+    return 0;
+}
+
+int rv_qemu_domain_set_interface_parameters(rv_driver_conn *c,
+                                            const rv_domain_set_interface_parameters_args *args,
+                                            rv_err *err)
+{
+    const rv_typed_param *p = args->params.params_val;
+    u_int n = args->params.params_len;
+    qemu_dom *d;
+    (void)c;
+    if (rv_tune_params_check_call(p, n, "virDomainSetInterfaceParameters", "params", err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
+                            "qemuDomainSetInterfaceParameters", err) < 0 ||
+        rv_tune_params_validate(p, n, rv_tune_bandwidth_fields, RV_TUNE_BANDWIDTH_FIELDS, err) < 0 ||
+        !(d = rv_qemu_dom_get(&args->dom, err)))
+        return -1;
+    bool live = (args->flags & AFFECT_LIVE) ||
+                (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
+    bool config = (args->flags & AFFECT_CONFIG) || !live;
+    if (live && !rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    if (config && !d->def)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: " TRANSIENT_CONFIG);
+    if ((live && iface_of(d->live, args->device, err) < 0) ||
+        (config && iface_of(rv_qemu_def_newest(d), args->device, err) < 0))
+        return -1;
+    if (live)
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: remvirtd does not "
+                    "shape a running interface's traffic; change its bandwidth with --config");
+    bandwidth_change ch = { args->device, p, n };
+    return write_change(d, record_bandwidth, &ch, err);
+}
+
+int rv_qemu_domain_get_interface_parameters(rv_driver_conn *c,
+                                            const rv_domain_get_interface_parameters_args *args,
+                                            rv_domain_get_interface_parameters_ret *ret, rv_err *err)
+{
+    qemu_dom *d;
+    (void)c;
+    if (rv_tune_check_nparams(args->nparams, RV_TUNING_PARAMS_MAX, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags,
+                            AFFECT_LIVE | AFFECT_CONFIG | TYPED_PARAM_STRING_OKAY,
+                            "qemuDomainGetInterfaceParameters", err) < 0 ||
+        rv_tune_check_exclusive(args->flags, err) < 0 || !(d = rv_qemu_dom_get(&args->dom, err)))
+        return -1;
+    bool live = (args->flags & AFFECT_LIVE) ||
+                (!(args->flags & AFFECT_CONFIG) && rv_qemu_dom_active(d));
+    if (live && !rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    if (!live && !d->def)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: " TRANSIENT_CONFIG);
+    const rv_qemu_domain_def *def = live ? d->live : d->def;
+    if (args->nparams == 0) {
+        ret->nparams = RV_TUNE_BANDWIDTH_FIELDS;
+        return 0;
+    }
+    int i = rv_qemu_iface_index(def, args->device);
+    if (i < 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: '%s' is not a known interface", args->device);
+    const rv_tune_bandwidth *bw = &def->interfaces[i].bandwidth;
+    rv_typed_param *p = rv_tune_param_list(args->nparams, RV_TUNE_BANDWIDTH_FIELDS,
+                                           &ret->params.params_len, err);
+    if (!(ret->params.params_val = p))
+        return -1;
+    for (u_int k = 0; k < ret->params.params_len; k++) {
+        if (rv_tune_param_name(&p[k], rv_tune_bandwidth_fields[k].name, RV_TYPED_PARAM_UINT, err) < 0)
+            return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+        p[k].value.rv_typed_param_value_u.ui = (k < 4 ? bw->has_in : bw->has_out) ? bw->val[k] : 0;
+    }
+    ret->nparams = (int)ret->params.params_len;
+    return 0;
 }

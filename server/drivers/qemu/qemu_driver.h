@@ -642,6 +642,13 @@ void rv_qemu_threshold_free(qemu_threshold *t);
 /* The process is gone: so are its thresholds. */
 void rv_qemu_thresholds_clear(qemu_dom *d);
 
+/* ---- qemu_stats.c ---- */
+/* The index of def's interface named by its host tap or its MAC
+ * address (as libvirt finds one), or -1. */
+int rv_qemu_iface_index(const rv_qemu_domain_def *def, const char *device);
+/* def's disk with the target or the source file path, or NULL. */
+const rv_qemu_disk *rv_qemu_disk_by_name(const rv_qemu_domain_def *def, const char *path);
+
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;
 /* A domain's agent response timeout: libvirt's VIR_DOMAIN_AGENT_RESPONSE_TIMEOUT_*. */

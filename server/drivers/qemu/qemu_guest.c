@@ -120,6 +120,119 @@ int rv_qemu_domain_fstrim(rv_driver_conn *c, const rv_domain_fstrim_args *args, 
     return agent_job(d, &cmd_trim, a, err);
 }
 
+/* A member of the agent's reply that libvirt requires, or NULL with its error. */
+static json_object *fs_member(json_object *o, const char *key, json_type type, rv_err *err)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type)) {
+        fail(err, RV_ERR_INTERNAL_ERROR, "internal error: '%s' missing in reply of guest-get-fsinfo",
+             key);
+        return NULL;
+    }
+    return v;
+}
+
+/* The domain disk at the address the agent reports for one of a file
+ * system's disks (a virtio disk's PCI slot, a SCSI disk's bus, target and
+ * unit), as libvirt matches them; NULL for none. */
+static const char *fs_disk_target(const rv_qemu_domain_def *def, json_object *disk, rv_err *err)
+{
+    json_object *pci = fs_member(disk, "pci-controller", json_type_object, err);
+    json_object *bus = pci ? fs_member(disk, "bus", json_type_int, err) : NULL;
+    json_object *target = bus ? fs_member(disk, "target", json_type_int, err) : NULL;
+    json_object *unit = target ? fs_member(disk, "unit", json_type_int, err) : NULL;
+    if (!unit)
+        return NULL;
+    int dom = json_object_get_int(json_object_object_get(pci, "domain"));
+    int pbus = json_object_get_int(json_object_object_get(pci, "bus"));
+    int slot = json_object_get_int(json_object_object_get(pci, "slot"));
+    int func = json_object_get_int(json_object_object_get(pci, "function"));
+    for (size_t i = 0; i < def->ndisks; i++) {
+        const rv_qemu_disk *k = &def->disks[i];
+        if (k->addr.set && dom == 0 && (unsigned)pbus == k->addr.bus && (unsigned)slot == k->addr.slot &&
+            (unsigned)func == k->addr.function)
+            return k->target;
+        if (k->drive.set && (unsigned)json_object_get_int(bus) == k->drive.bus &&
+            (unsigned)json_object_get_int(target) == k->drive.target &&
+            (unsigned)json_object_get_int(unit) == k->drive.unit)
+            return k->target;
+    }
+    return NULL;
+}
+
+/* guest-get-fsinfo's file systems, in mount order (the agent lists the
+ * last mounted first), each with the domain's disks it is on. */
+static int finish_fsinfo(qemu_dom *d, json_object *ret, void *out, rv_err *err)
+{
+    if (!json_object_is_type(ret, json_type_array))
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: guest-get-fsinfo reply was missing return data");
+    size_t n = json_object_array_length(ret);
+    if (n > RV_FSINFO_MAX)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: too many file systems (%zu)", n);
+    rv_domain_get_fsinfo_ret *r = out;
+    rv_domain_fsinfo *info = n ? calloc(n, sizeof(*info)) : NULL;
+    if (n && !info)
+        return oom(err);
+    if (r) {
+        r->info.info_val = info;
+        r->info.info_len = (u_int)n;
+        r->ret = (u_int)n;
+    }
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    bool short_of_memory = false;
+    for (size_t i = 0; i < n && !short_of_memory && !rv_err_is_set(err); i++) {
+        json_object *fs = json_object_array_get_idx(ret, i);
+        rv_domain_fsinfo *f = &info[n - 1 - i];
+        json_object *mp = fs_member(fs, "mountpoint", json_type_string, err);
+        json_object *name = mp ? fs_member(fs, "name", json_type_string, err) : NULL;
+        json_object *type = name ? fs_member(fs, "type", json_type_string, err) : NULL;
+        json_object *disks = type ? fs_member(fs, "disk", json_type_array, err) : NULL;
+        if (!disks)
+            break;
+        size_t nd = json_object_array_length(disks);
+        if (nd > RV_FSINFO_DISKS_MAX) {
+            fail(err, RV_ERR_INTERNAL_ERROR, "internal error: too many disks (%zu)", nd);
+            break;
+        }
+        short_of_memory = !(f->mountpoint = strdup(json_object_get_string(mp))) ||
+                          !(f->name = strdup(json_object_get_string(name))) ||
+                          !(f->fstype = strdup(json_object_get_string(type))) ||
+                          (nd && !(f->dev_aliases.dev_aliases_val = calloc(nd, sizeof(char *))));
+        for (size_t k = 0; k < nd && !short_of_memory && !rv_err_is_set(err); k++) {
+            const char *t = fs_disk_target(def, json_object_array_get_idx(disks, k), err);
+            char **slot = &f->dev_aliases.dev_aliases_val[f->dev_aliases.dev_aliases_len];
+            if (t && !(*slot = strdup(t)))
+                short_of_memory = true;
+            else if (t)
+                f->dev_aliases.dev_aliases_len++;
+        }
+    }
+    if (short_of_memory)
+        oom(err);
+    /* Unsent (nobody waits): freed here; else with the reply. */
+    if (!r) {
+        rv_domain_get_fsinfo_ret unsent = { .info = { (u_int)n, info } };
+        xdr_free((xdrproc_t)xdr_rv_domain_get_fsinfo_ret, (char *)&unsent);
+    }
+    return rv_err_is_set(err) ? -1 : 0;
+}
+
+static const rv_qemu_agent_cmd cmd_fsinfo = { .command = "guest-get-fsinfo",
+    .finish = finish_fsinfo };
+
+int rv_qemu_domain_get_fsinfo(rv_driver_conn *c, const rv_domain_get_fsinfo_args *args,
+                              rv_domain_get_fsinfo_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    qemu_dom *d;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetFSInfo", err) < 0 ||
+        !(d = rv_qemu_agent_domain(&args->dom, err)))
+        return -1;
+    return agent_job(d, &cmd_fsinfo, NULL, err);
+}
+
 /* ================================================================ users */
 
 static const rv_qemu_agent_cmd cmd_password = { .command = "guest-set-user-password" };
@@ -531,13 +644,82 @@ static int finish_hostname(qemu_dom *d, json_object *ret, void *out, rv_err *err
     return 0;
 }
 
+/* A failure part way: what was built stays in the result, freed with it. */
+static int fail_kept(void *out, rv_tparam_list *l)
+{
+    rv_domain_get_guest_info_ret *r = out;
+    r->params.params_val = l->v;
+    r->params.params_len = l->n;
+    return -1;
+}
+
+/* guest-get-fsinfo's file systems as GET_GUEST_INFO's fs.* (mount order,
+ * a disk's alias where the domain has it, as DOMAIN_GET_FSINFO). */
+static int finish_fs(qemu_dom *d, json_object *ret, void *out, rv_err *err)
+{
+    if (!ret)
+        return info_missing(d, INFO_FILESYSTEM, "guest-get-fsinfo", err);
+    if (!json_object_is_type(ret, json_type_array))
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: guest-get-fsinfo reply was missing return data");
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    rv_tparam_list l = info_list(out);
+    size_t n = json_object_array_length(ret);
+    rv_tparam_put(&l, "fs.count", RV_TYPED_PARAM_UINT, n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        json_object *fs = json_object_array_get_idx(ret, n - 1 - i), *used, *total;
+        json_object *mp = fs_member(fs, "mountpoint", json_type_string, err);
+        json_object *name = mp ? fs_member(fs, "name", json_type_string, err) : NULL;
+        json_object *type = name ? fs_member(fs, "type", json_type_string, err) : NULL;
+        json_object *disks = type ? fs_member(fs, "disk", json_type_array, err) : NULL;
+        if (!disks)
+            return fail_kept(out, &l);
+        char field[96];
+#define FS_PUT(suffix, type, num, str) \
+        (snprintf(field, sizeof field, "fs.%zu.%s", i, (suffix)), rv_tparam_put(&l, field, (type), (num), (str)))
+        FS_PUT("name", RV_TYPED_PARAM_STRING, 0, json_object_get_string(name));
+        FS_PUT("mountpoint", RV_TYPED_PARAM_STRING, 0, json_object_get_string(mp));
+        FS_PUT("fstype", RV_TYPED_PARAM_STRING, 0, json_object_get_string(type));
+        if (json_object_object_get_ex(fs, "total-bytes", &total) &&
+            json_object_object_get_ex(fs, "used-bytes", &used)) {
+            FS_PUT("total-bytes", RV_TYPED_PARAM_ULLONG, (unsigned long long)json_object_get_int64(total), NULL);
+            FS_PUT("used-bytes", RV_TYPED_PARAM_ULLONG, (unsigned long long)json_object_get_int64(used), NULL);
+        }
+        size_t nd = json_object_array_length(disks);
+        FS_PUT("disk.count", RV_TYPED_PARAM_UINT, nd, NULL);
+#undef FS_PUT
+        for (size_t k = 0; k < nd; k++) {
+            json_object *disk = json_object_array_get_idx(disks, k), *v;
+            const char *alias = fs_disk_target(def, disk, err);
+            if (rv_err_is_set(err))
+                return fail_kept(out, &l);
+            static const char *const keys[][2] = { { NULL, "alias" }, { "serial", "serial" },
+                                                   { "dev", "device" } };
+            for (size_t m = 0; m < 3; m++) {
+                const char *val = m == 0 ? alias : json_object_object_get_ex(disk, keys[m][0], &v)
+                                                       ? json_object_get_string(v) : NULL;
+                if (!val)
+                    continue;
+                snprintf(field, sizeof field, "fs.%zu.disk.%zu.%s", i, k, keys[m][1]);
+                rv_tparam_put(&l, field, RV_TYPED_PARAM_STRING, 0, val);
+            }
+        }
+    }
+    if (info_store(out, &l, err) < 0)
+        return -1;
+    info_next(d, INFO_FILESYSTEM);
+    return 0;
+}
+
 static const rv_qemu_agent_cmd info_cmds[] = {
     { .command = "guest-get-users", .finish = finish_users, .missing_ok = true },
     { .command = "guest-get-osinfo", .finish = finish_os, .missing_ok = true },
     { .command = "guest-get-timezone", .finish = finish_timezone, .missing_ok = true },
     { .command = "guest-get-host-name", .finish = finish_hostname, .missing_ok = true },
+    { .command = "guest-get-fsinfo", .finish = finish_fs, .missing_ok = true },
 };
-static const unsigned int info_types[] = { INFO_USERS, INFO_OS, INFO_TIMEZONE, INFO_HOSTNAME };
+static const unsigned int info_types[] = { INFO_USERS, INFO_OS, INFO_TIMEZONE, INFO_HOSTNAME,
+                                           INFO_FILESYSTEM };
 
 /* The command of the next type asked after type after (0: the first). */
 static const rv_qemu_agent_cmd *info_cmd_after(unsigned int types, unsigned int after)
@@ -570,10 +752,9 @@ int rv_qemu_domain_get_guest_info(rv_driver_conn *c, const rv_domain_get_guest_i
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "invalid argument: unsupported flags (0x%x) in function "
                            "qemuDomainGetGuestInfo", args->types & ~known);
-    if (args->types & (INFO_FILESYSTEM | INFO_DISKS | INFO_INTERFACES))
+    if (args->types & (INFO_DISKS | INFO_INTERFACES))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: the guest's file systems, disks and interfaces are "
-                    "not supported");
+                    "argument unsupported: the guest's disks and interfaces are not supported");
     if (!(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     return agent_job(d, info_cmd_after(args->types, 0), NULL, err);

@@ -74,6 +74,16 @@ const rv_driver rv_qemu_driver = {
         .domain_get_vcpus = rv_qemu_domain_get_vcpus,
         .domain_get_vcpus_flags = rv_qemu_domain_get_vcpus_flags,
         .domain_get_max_vcpus = rv_qemu_domain_get_max_vcpus,
+        .domain_get_block_info = rv_qemu_domain_get_block_info,
+        /* control channel, IOThreads, perf events, SMBIOS (qemu_info.c) */
+        .domain_get_control_info = rv_qemu_domain_get_control_info,
+        .domain_get_iothread_info = rv_qemu_domain_get_iothread_info,
+        .domain_get_perf_events = rv_qemu_domain_get_perf_events,
+        .connect_get_sysinfo = rv_qemu_connect_get_sysinfo,
+        .connect_find_storage_pool_sources = rv_qemu_connect_find_storage_pool_sources,
+        .domain_get_fsinfo = rv_qemu_domain_get_fsinfo,                 /* qemu_guest.c */
+        .domain_get_interface_parameters = rv_qemu_domain_get_interface_parameters,   /* qemu_cgtune.c */
+        .domain_set_interface_parameters = rv_qemu_domain_set_interface_parameters,
         .node_get_cpu_map = rv_qemu_node_get_cpu_map,
         .domain_set_memory = rv_qemu_domain_set_memory,
         .domain_set_max_memory = rv_qemu_domain_set_max_memory,

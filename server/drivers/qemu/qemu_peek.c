@@ -54,12 +54,7 @@ int rv_qemu_domain_block_peek(rv_driver_conn *c, const rv_domain_block_peek_args
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
-    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    const rv_qemu_disk *disk = NULL;
-    for (size_t i = 0; i < def->ndisks && !disk; i++)
-        if (strcmp(def->disks[i].target, args->path) == 0 ||
-            (def->disks[i].source && strcmp(def->disks[i].source, args->path) == 0))
-            disk = &def->disks[i];
+    const rv_qemu_disk *disk = rv_qemu_disk_by_name(rv_qemu_dom_def(d), args->path);
     if (!disk || !disk->source)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: disk '%s' not found in domain",
                     args->path);

@@ -8,6 +8,7 @@
  * what it needs.  A stats call for many domains sends every domain's query
  * at once and answers when the last one has come back. */
 #include <dirent.h>
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,26 +225,31 @@ int rv_qemu_domain_block_stats(rv_driver_conn *c, const rv_domain_block_stats_ar
 
 /* ================================================================ INTERFACE_STATS */
 
-/* An interface by its host tap's name or its MAC address, as libvirt. */
-static const rv_qemu_interface *find_iface(const rv_qemu_domain_def *def, const char *device)
+int rv_qemu_iface_index(const rv_qemu_domain_def *def, const char *device)
 {
     for (size_t i = 0; i < def->ninterfaces; i++)
         if (def->interfaces[i].ifname && strcmp(def->interfaces[i].ifname, device) == 0)
-            return &def->interfaces[i];
+            return (int)i;
     unsigned m[6];
     char extra;
     if (sscanf(device, "%2x:%2x:%2x:%2x:%2x:%2x%c", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
                &extra) != 6)
-        return NULL;
+        return -1;
     for (size_t i = 0; i < def->ninterfaces; i++) {
         const unsigned char *mac = def->interfaces[i].mac;
         bool same = true;
         for (int k = 0; k < 6; k++)
             same = same && mac[k] == m[k];
         if (same)
-            return &def->interfaces[i];
+            return (int)i;
     }
-    return NULL;
+    return -1;
+}
+
+static const rv_qemu_interface *find_iface(const rv_qemu_domain_def *def, const char *device)
+{
+    int i = rv_qemu_iface_index(def, device);
+    return i < 0 ? NULL : &def->interfaces[i];
 }
 
 int rv_qemu_domain_interface_stats(rv_driver_conn *c, const rv_domain_interface_stats_args *args,
@@ -570,10 +576,14 @@ int rv_qemu_domain_get_max_vcpus(rv_driver_conn *c, const rv_domain_get_max_vcpu
                                  rv_domain_get_max_vcpus_ret *ret, rv_err *err)
 {
     (void)c;
+    /* libvirt asks for the live definition's maximum. */
     qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
     if (!d)
         return -1;
-    ret->num = (int)rv_qemu_dom_def(d)->vcpus;
+    if (!rv_qemu_dom_active(d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    ret->num = (int)d->live->vcpus;
     return 0;
 }
 
@@ -667,6 +677,60 @@ static unsigned long long image_capacity(const char *path, unsigned long long fi
     return size;
 }
 
+const rv_qemu_disk *rv_qemu_disk_by_name(const rv_qemu_domain_def *def, const char *path)
+{
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (strcmp(def->disks[i].target, path) == 0 ||
+            (def->disks[i].source && strcmp(def->disks[i].source, path) == 0))
+            return &def->disks[i];
+    return NULL;
+}
+
+/* A file image's sizes as libvirtd gives them: what the guest sees, the
+ * disk space the file takes, and its length; -1 for what is not a
+ * regular file. */
+static int image_sizes(const char *path, unsigned long long *capacity,
+                       unsigned long long *allocation, unsigned long long *physical)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return -1;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return -1;
+    }
+    *allocation = (unsigned long long)st.st_blocks * 512;
+    *physical = (unsigned long long)st.st_size;
+    *capacity = image_capacity(path, *physical);
+    return 0;
+}
+
+int rv_qemu_domain_get_block_info(rv_driver_conn *c, const rv_domain_get_block_info_args *args,
+                                  rv_domain_get_block_info_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainGetBlockInfo", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_qemu_disk *disk = rv_qemu_disk_by_name(rv_qemu_dom_def(d), args->path);
+    if (!disk)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid path %s not assigned to domain",
+                    args->path);
+    if (!disk->source)
+        return fail(err, RV_ERR_INVALID_ARG,
+                    "invalid argument: disk '%s' does not currently have a source assigned", args->path);
+    unsigned long long cap, alloc, phys;
+    if (image_sizes(disk->source, &cap, &alloc, &phys) < 0)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "cannot stat file '%s': %s", disk->source,
+                    strerror(errno));
+    ret->capacity = cap;
+    ret->allocation = alloc;
+    ret->physical = phys;
+    return 0;
+}
+
 /* The block group of one domain: the counters from query-blockstats when
  * there are some (NULL: an inactive domain, or QEMU did not answer), the
  * sizes from the files. */
@@ -689,14 +753,11 @@ static void block_stats(stat_list *l, const disk_copy *disks, size_t ndisks, jso
                 stat_put_nth(l, "block", i, counters[k].field, RV_TYPED_PARAM_ULLONG,
                              (unsigned long long)rv_qmp_json_int(s, counters[k].key, 0), NULL);
         }
-        struct stat st;
-        if (disks[i].source && stat(disks[i].source, &st) == 0 && S_ISREG(st.st_mode)) {
-            stat_put_nth(l, "block", i, "allocation", RV_TYPED_PARAM_ULLONG,
-                         (unsigned long long)st.st_blocks * 512, NULL);
-            stat_put_nth(l, "block", i, "capacity", RV_TYPED_PARAM_ULLONG,
-                         image_capacity(disks[i].source, (unsigned long long)st.st_size), NULL);
-            stat_put_nth(l, "block", i, "physical", RV_TYPED_PARAM_ULLONG,
-                         (unsigned long long)st.st_size, NULL);
+        unsigned long long cap, alloc, phys;
+        if (disks[i].source && image_sizes(disks[i].source, &cap, &alloc, &phys) == 0) {
+            stat_put_nth(l, "block", i, "allocation", RV_TYPED_PARAM_ULLONG, alloc, NULL);
+            stat_put_nth(l, "block", i, "capacity", RV_TYPED_PARAM_ULLONG, cap, NULL);
+            stat_put_nth(l, "block", i, "physical", RV_TYPED_PARAM_ULLONG, phys, NULL);
         }
     }
 }

@@ -1860,3 +1860,36 @@ int rv_qemu_storage_pool_lookup_by_target_path(rv_driver_conn *c,
     free(clean);
     return -1;
 }
+
+/* CONNECT_FIND_STORAGE_POOL_SOURCES.  The driver's pools are directories,
+ * which have no sources to discover; libvirtd's discovering types (netfs,
+ * iscsi, gluster: a host's exports; logical: the host's volume groups)
+ * are refused after the argument check libvirtd makes first. */
+int rv_qemu_connect_find_storage_pool_sources(rv_driver_conn *c,
+                                              const rv_connect_find_storage_pool_sources_args *args,
+                                              rv_connect_find_storage_pool_sources_ret *ret,
+                                              rv_err *err)
+{
+    static const char *const by_host[] = { "netfs", "iscsi", "gluster", NULL };
+    (void)c, (void)ret;
+    if (!rv_pool_type_known(args->type))
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown storage pool type %s",
+                    args->type);
+    bool host_needed = false;
+    for (size_t i = 0; by_host[i]; i++)
+        host_needed |= strcmp(args->type, by_host[i]) == 0;
+    if (host_needed || strcmp(args->type, "logical") == 0) {
+        char *host = NULL;
+        if (args->srcSpec && rv_pool_source_spec_host(*args->srcSpec, &host, err) < 0)
+            return -1;
+        bool named = host != NULL;
+        free(host);
+        if (host_needed && !named)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: hostname must be specified for %s sources",
+                        args->type);
+        return fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection driver: "
+                    "remvirtd does not discover %s pool sources", args->type);
+    }
+    return fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection driver: "
+                "pool type '%s' does not support source discovery", args->type);
+}

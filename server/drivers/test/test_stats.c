@@ -1030,14 +1030,7 @@ int test_domain_get_perf_events(rv_driver_conn *c,
                                 rv_domain_get_perf_events_ret *ret, rv_err *err)
 {
     /* libvirt 9.0's perf events, none enabled. */
-    static const char *const events[] = {
-        "cmt", "mbmt", "mbml", "cpu_cycles", "instructions", "cache_references",
-        "cache_misses", "branch_instructions", "branch_misses", "bus_cycles",
-        "stalled_cycles_frontend", "stalled_cycles_backend", "ref_cpu_cycles", "cpu_clock",
-        "task_clock", "page_faults", "context_switches", "cpu_migrations", "page_faults_min",
-        "page_faults_maj", "alignment_faults", "emulation_faults",
-    };
-    enum { NEVENTS = sizeof(events) / sizeof(events[0]) };
+    enum { NEVENTS = RV_TUNE_PERF_EVENTS };
     test_dom_view v;
     (void)c;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
@@ -1048,7 +1041,7 @@ int test_domain_get_perf_events(rv_driver_conn *c,
     if (!(ret->params.params_val = p))
         return -1;
     for (int i = 0; i < NEVENTS; i++)
-        if (rv_tune_param_name(&p[i], events[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
+        if (rv_tune_param_name(&p[i], rv_tune_perf_names[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
             return fail_oom(err);
     return 0;
 }

@@ -33,8 +33,7 @@ typedef struct iotune {
 } iotune;
 typedef struct bandwidth {
     int iface;
-    int has_in, has_out;
-    unsigned int val[7];
+    rv_tune_bandwidth b;
 } bandwidth;
 struct test_tune {
     bandwidth *bw;
@@ -201,7 +200,7 @@ void test_tune_bandwidth(const rv_test_def *def, int iface, unsigned int out[7])
 {
     const bandwidth *b = find_bw(def->limits, iface);
     for (int i = 0; i < 7; i++)
-        out[i] = b && (i < 4 ? b->has_in : b->has_out) ? b->val[i] : 0;
+        out[i] = b && (i < 4 ? b->b.has_in : b->b.has_out) ? b->b.val[i] : 0;
 }
 
 static iotune *find_io(const test_tune *t, const char *target)
@@ -388,36 +387,19 @@ SET_TUNE_SLOT(domain_set_numa_parameters, rv_domain_set_numa_parameters_args,
 int test_domain_set_interface_parameters(rv_driver_conn *c,
                                          const rv_domain_set_interface_parameters_args *args, rv_err *err)
 {
-    static const rv_tune_field fields[] = {
-        { "inbound.average", RV_TYPED_PARAM_UINT }, { "inbound.peak", RV_TYPED_PARAM_UINT },
-        { "inbound.burst", RV_TYPED_PARAM_UINT }, { "inbound.floor", RV_TYPED_PARAM_UINT },
-        { "outbound.average", RV_TYPED_PARAM_UINT }, { "outbound.peak", RV_TYPED_PARAM_UINT },
-        { "outbound.burst", RV_TYPED_PARAM_UINT },
-    };
     const rv_typed_param *p = args->params.params_val;
     u_int n = args->params.params_len;
     rv_test_def *def;
     test_tune *t;
     (void)c;
     if (!(def = params_def(&args->dom, p, n, args->flags, "virDomainSetInterfaceParameters",
-                           "params", "testDomainSetInterfaceParameters", fields, 7, NULL, NULL,
+                           "params", "testDomainSetInterfaceParameters", rv_tune_bandwidth_fields,
+                           RV_TUNE_BANDWIDTH_FIELDS, NULL, NULL,
                            err)))
         return -1;
     int iface = test_stats_iface_index(def, args->device, err);
     if (iface < 0 || !(t = limits_of(def, err)))
         return -1;
-    unsigned int val[7] = { 0 };
-    int in_named = 0, out_named = 0;
-    for (u_int i = 0; i < n; i++)
-        for (int k = 0; k < 7; k++)
-            if (strcmp(p[i].field, fields[k].name) == 0) {
-                val[k] = p[i].value.rv_typed_param_value_u.ui;
-                in_named |= k == 0 || k == 3;
-                out_named |= k == 4;
-            }
-    /* An average (or inbound floor) makes a direction; naming it as 0
-     * clears that direction. */
-    int has_in = val[0] || val[3], has_out = val[4] != 0;
     bandwidth *b = find_bw(t, iface);
     if (!b) {
         bandwidth *grown = realloc(t->bw, (t->nbw + 1) * sizeof(*grown));
@@ -428,14 +410,7 @@ int test_domain_set_interface_parameters(rv_driver_conn *c,
         memset(b, 0, sizeof(*b));
         b->iface = iface;
     }
-    if (has_in || in_named) {
-        b->has_in = has_in;
-        memcpy(b->val, val, 4 * sizeof(val[0]));
-    }
-    if (has_out || out_named) {
-        b->has_out = has_out;
-        memcpy(b->val + 4, val + 4, 3 * sizeof(val[0]));
-    }
+    rv_tune_bandwidth_apply(&b->b, p, n);
     return 0;
 }
 
