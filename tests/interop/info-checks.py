@@ -23,6 +23,8 @@ d = conn.lookupByName("d")
 MAC = "52:54:00:11:22:34"
 
 show("max vcpus", d.maxVcpus)
+for t in (None, "qemu", "QEMU", "kvm", "xen"):
+    show(f"connection max vcpus {t}", lambda: conn.getMaxVcpus(t))
 show("control info", lambda: d.controlInfo(0))
 show("control info bad flag", lambda: d.controlInfo(1))
 show("iothreads config", lambda: d.ioThreadInfo(CONFIG))

@@ -2,7 +2,8 @@
 # A domain's and the host's information calls on remvirtd's QEMU driver,
 # side by side with libvirtd's (start_libvirtd_qemu): the same virsh
 # commands against both, their transcripts compared.
-#   - vcpucount --maximum, domcontrol, iothreadinfo (no IOThreads), perf
+#   - vcpucount --maximum, maxvcpus (the domain capabilities', else
+#     CONNECT_GET_MAX_VCPUS's), domcontrol, iothreadinfo (no IOThreads), perf
 #     (every event, disabled), shut off and running;
 #   - domblkinfo of a raw and a qcow2 file disk (capacity, allocation and
 #     physical as numbers), an empty cdrom, --all, shut off and running;
@@ -53,6 +54,11 @@ steps=(
     "net-define n1.xml"
     "define d.xml"
     "vcpucount d --maximum"
+    "maxvcpus"
+    "maxvcpus --type qemu"
+    "maxvcpus --type QEMU"
+    "maxvcpus --type kvm"
+    "maxvcpus --type xen"
     "domcontrol d"
     "iothreadinfo d"
     "iothreadinfo d --live"

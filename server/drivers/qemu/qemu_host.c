@@ -20,11 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <libxml/entities.h>
+#include <linux/kvm.h>
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -335,6 +338,34 @@ static double cpu_mhz(void)
     if (fp)
         fclose(fp);
     return mhz;
+}
+
+/* CONNECT_GET_MAX_VCPUS as libvirtd's QEMU driver answers it: 16 for
+ * QEMU itself (no type, or "qemu" in any case), KVM's own limit for
+ * "kvm" (its MAX_VCPUS, else NR_VCPUS, else 4).  virsh maxvcpus asks the
+ * domain capabilities first and comes here only when they fail. */
+int rv_qemu_connect_get_max_vcpus(rv_driver_conn *c, const rv_connect_get_max_vcpus_args *args,
+                                  rv_connect_get_max_vcpus_ret *ret, rv_err *err)
+{
+    (void)c;
+    const char *type = args->type ? *args->type : NULL;
+    if (!type || strcasecmp(type, "qemu") == 0) {
+        ret->max_vcpus = 16;
+        return 0;
+    }
+    if (strcasecmp(type, "kvm") != 0)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG, "invalid argument: unknown type '%s'",
+                           type);
+    int fd = open("/dev/kvm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "Unable to open /dev/kvm: %s",
+                           strerror(errno));
+    int n = ioctl(fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+    if (n <= 0)
+        n = ioctl(fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
+    close(fd);
+    ret->max_vcpus = n > 0 ? n : 4;
+    return 0;
 }
 
 int rv_qemu_node_get_info(rv_driver_conn *c, rv_node_get_info_ret *ret, rv_err *err)

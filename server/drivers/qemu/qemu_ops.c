@@ -18,6 +18,7 @@ const rv_driver rv_qemu_driver = {
         /* the host (qemu_host.c) and its CPU models (qemu_cpu.c) */
         .connect_get_capabilities = rv_qemu_connect_get_capabilities,
         .node_get_info = rv_qemu_node_get_info,
+        .connect_get_max_vcpus = rv_qemu_connect_get_max_vcpus,
         .node_get_cpu_stats = rv_qemu_node_get_cpu_stats,
         .node_get_memory_stats = rv_qemu_node_get_memory_stats,
         .node_get_free_memory = rv_qemu_node_get_free_memory,
