@@ -935,14 +935,14 @@ XML
 
 # agent_guest_up URI NAME XMLFILE: define and start the guest NAME from
 # XMLFILE (a guest with the agent's channel) and wait until its agent
-# answers; agent_guest_down URI NAME destroys and undefines it.
+# answers (a TCG boot on a busy machine can take minutes); agent_guest_down URI NAME destroys and undefines it.
 agent_guest_up()
 {
     local uri=$1 name=$2
     virsh -q -c "$uri" define "$3" > /dev/null
     virsh -q -c "$uri" start "$name" > /dev/null
     _rv_agent_answers() { virsh -q -c "$uri" domhostname --source agent "$name" > /dev/null 2>&1; }
-    wait_for 120 "$name's guest agent to answer" _rv_agent_answers
+    wait_for 240 "$name's guest agent to answer" _rv_agent_answers
 }
 
 agent_guest_down()
