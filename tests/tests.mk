@@ -147,6 +147,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-domain-events.sh \
 	tests/interop/test-qemu-guest-events.sh \
 	tests/interop/test-virsh-nodedev.sh \
+	tests/interop/test-qemu-info.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-rvsh-domain-parity.sh \
@@ -191,7 +192,6 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
 	tests/interop/test-qemu-calls.sh \
-	tests/interop/test-qemu-info.sh \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-save-crash.sh \
