@@ -388,16 +388,21 @@ static void hole(rvs_stream *s, const char *payload, size_t len)
         return;
     }
     if (rv_buf_used(&s->pending) > 0) {
-        /* Holes come from files, whose endpoints take all data at once. */
+        /* Reading is held while data waits for the endpoint. */
         fail_with(s, RV_ERR_INTERNAL_ERROR,
                   "internal error: a stream hole came before the data ahead of it was written");
         return;
     }
     rv_err err = { 0 };
     long long length = rv_stream_hole_decode(payload, len, &err);
-    if (length < 0 || s->io->ops->hole(s->io, length, &err) < 0) {
+    int rc = length < 0 ? -1 : s->io->ops->hole(s->io, length, &err);
+    if (rc < 0) {
         fail(s, &err);
         rv_err_clear(&err);
+    } else if (rc > 0 && !s->holding) {
+        /* Taken, but the endpoint is full: a flood of holes waits too. */
+        s->holding = 1;
+        rvs_client_hold_reading(s->client);
     }
 }
 
@@ -478,9 +483,15 @@ void rv_stream_io_wake(rv_stream_io *io)
         }
         if (s->failed)
             return;
-    } else if (s->finish_wanted) {
-        finish(s);
-        return;
+    } else {
+        if (s->holding) {       /* held by a hole (see hole()) */
+            s->holding = 0;
+            rvs_client_release_reading(s->client);
+        }
+        if (s->finish_wanted) {
+            finish(s);
+            return;
+        }
     }
     pump(s);
 }

@@ -26,7 +26,9 @@ typedef struct rv_stream_io_ops {
      * end of the data, RV_STREAM_AGAIN, or -1 with err set.  NULL: the
      * stream only receives. */
     ssize_t (*read)(rv_stream_io *io, char *buf, size_t len, rv_err *err);
-    /* A hole of len bytes from a sparse upload; NULL: holes are refused. */
+    /* A hole of len bytes from a sparse upload: 0, 1 when taken but the
+     * endpoint is full for now (reading from the client is held until its
+     * wake), or -1 with err set.  NULL: holes are refused. */
     int (*hole)(rv_stream_io *io, long long len, rv_err *err);
     /* Before each read of a sparse download: the length of the hole at
      * the read position, now skipped, or 0 when data is there (the next

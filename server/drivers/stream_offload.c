@@ -295,12 +295,14 @@ static int offload_hole(rv_stream_io *base, long long len, rv_err *err)
     } else if (!it) {
         rv_err_set(err, RV_FROM_STREAMS, RV_ERR_NO_MEMORY, "out of memory");
     } else {
-        /* Holes are small packets; the bound still counts them, but the
-         * stream has no way to hold one back, so one past it is taken. */
+        /* Taken, and past the bound the stream holds the client's
+         * reading until the thread has made room (a flood of holes). */
         it->hole = len;
         queue_push(o, it);
         pthread_cond_signal(&o->cond);
-        rc = 0;
+        rc = o->queued >= QUEUE_BOUND;
+        if (rc)
+            o->loop_waits = true;
     }
     pthread_mutex_unlock(&o->lock);
     return rc;
