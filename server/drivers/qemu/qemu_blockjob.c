@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "common/safe_open.h"
 #include "server/drivers/conf/snapshot_xml.h"
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -1012,7 +1013,15 @@ static void make_image(setup *s)
     }
     if (!s->img.reuse) {
         /* As libvirtd without REUSE_EXT: a new (empty) file. */
-        int fd = open(s->img.file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* (a FIFO or a device named there neither holds the open nor is used) */
+        const char *kind = NULL;
+        int fd = rv_open_file_at(AT_FDCWD, s->img.file, O_WRONLY | O_CREAT | O_TRUNC, 0600, false, &kind);
+        if (fd < 0 && kind) {
+            fail_setup(s, RV_ERR_OPERATION_INVALID,
+                       "Requested operation is not valid: '%s' is a %s, not a regular file",
+                       s->img.file, kind);
+            return;
+        }
         /* A raw one as large as the source (QEMU's mirror wants that);
          * blockdev-create sizes a qcow2. */
         if (fd >= 0 && s->img.format == RV_QEMU_FORMAT_RAW && ftruncate(fd, (off_t)s->img.size) < 0) {
@@ -1074,7 +1083,7 @@ static void copy_step(setup *s)
 static rv_qemu_disk_format probe_format(const char *file)
 {
     unsigned char magic[4] = { 0 };
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    int fd = rv_open_file_at(AT_FDCWD, file, O_RDONLY, 0, false, NULL);
     if (fd >= 0) {
         if (read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic))
             magic[0] = 0;

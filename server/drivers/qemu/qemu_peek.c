@@ -11,16 +11,19 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "common/safe_open.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 enum { MEMORY_VIRTUAL = 1, MEMORY_PHYSICAL = 2 };
 
-/* Up to size bytes of path from offset into buf; the count, or -1 with errno. */
+/* Up to size bytes of path from offset into buf; the count, or -1 with
+ * errno.  A FIFO or character device put at the path is refused (EINVAL),
+ * never waited on. */
 static ssize_t read_at(const char *path, unsigned long long offset, char *buf, size_t size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = rv_open_file_at(AT_FDCWD, path, O_RDONLY, 0, true, NULL);
     if (fd < 0)
         return -1;
     size_t got = 0;
