@@ -148,6 +148,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-guest-events.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-qemu-info.sh \
+	tests/interop/test-qemu-ifaddr-agent.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-rvsh-domain-parity.sh \

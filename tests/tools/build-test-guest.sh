@@ -2,13 +2,17 @@
 # build-test-guest.sh DIR: a tiny guest that boots, for the QEMU driver's
 # tests, made from Debian packages: DIR/vmlinuz (Debian's kernel) and
 # DIR/initrd.img (busybox-static and a few of the kernel's modules).
-# Its /init mounts /proc, /sys and /dev, loads the ACPI button, evdev and
-# virtio balloon modules, says "remvirt-test-guest: ready" on the console
+# Its /init mounts /proc, /sys and /dev, loads the ACPI button, evdev,
+# virtio balloon and i6300esb watchdog modules, brings up loopback (with
+# an alias lo:1, 127.0.0.2, as a guest with an aliased address has it), says "remvirt-test-guest: ready" on the console
 # (console=ttyS0) and powers off when the ACPI power button is pressed.
 # It onlines the vCPUs that are hotplugged (as udev would), and answers
 # as a guest agent (below) unless its command line says
 # remvirt.agent=mute (nothing reads the port) or remvirt.agent=fail
 # (guest-shutdown is answered with an error).
+# remvirt.watchdog=fire on its command line: /init opens the watchdog
+# (/dev/watchdog, the i6300esb's when the domain has one) with a 2 s
+# timeout and never writes to it again, so the watchdog fires.
 # A virtio NIC (eth0) asks for a DHCP lease in the background, silently
 # (busybox udhcpc), and takes the address it gets.
 # The packages are fetched with `apt-get download` (no install, no root)
@@ -22,7 +26,7 @@ mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=8
+guest_version=9
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -59,7 +63,7 @@ ln -s busybox "$root/bin/sh"
 # The modules wanted and what they need, in load order.  The package has
 # no modules.dep (depmod makes it when installed): a module's .modinfo
 # section says "depends=a,b".
-wanted=(button evdev virtio_pci virtio_balloon virtio_console virtio_net)
+wanted=(button evdev virtio_pci virtio_balloon virtio_console virtio_net i6300esb)
 order=()
 add_module()
 {
@@ -91,6 +95,8 @@ mount -t sysfs sys /sys
 for m in $(cat /modules/order); do
     insmod "/modules/$m"
 done
+ip link set lo up
+ip addr add 127.0.0.2/8 dev lo label lo:1
 # DHCP on the first NIC, when there is one; nothing on the console.
 if [ -e /sys/class/net/eth0 ]; then
     ip link set eth0 up
@@ -111,6 +117,14 @@ done
      done
      sleep 1
  done) &
+# The watchdog armed and left: busybox's applet sets the timeout and,
+# told to kick only every hour, lets it run out.
+case " $(cat /proc/cmdline) " in
+*" remvirt.watchdog=fire "*)
+    wait=0
+    while [ ! -e /dev/watchdog ] && [ $wait -lt 10 ]; do sleep 1; wait=$((wait + 1)); done
+    watchdog -T 2 -t 3600 /dev/watchdog && echo "remvirt-test-guest: watchdog armed" ;;
+esac
 agent=on
 case " $(cat /proc/cmdline) " in
 *" remvirt.agent=mute "*) agent=mute ;;
@@ -124,8 +138,46 @@ esac
 # (added, appended; a removal removes them all); the vCPUs from sysfs;
 # two file systems, one on the disk at PCI slot 7
 # (a change is counted, not made); users, OS and time zone made up;
-# suspend said on the console and not done.  A read ends when the host
+# suspend said on the console and not done; the network interfaces and
+# their addresses as `ip` shows them (one entry per address label, in
+# the kernel's order, as qemu-ga's getifaddrs() lists them).  A read ends when the host
 # side is not connected: look again a moment later.
+# guest-network-get-interfaces' list in qemu-ga's order (getifaddrs():
+# the links, then their addresses, an address with a label of its own,
+# "lo:1", under that name), from `ip -o link` and `ip -o addr` ("2: eth0
+# inet 10.0.0.2/24 brd ... scope global eth0\ ..."; the label, when
+# there is one, ends in the backslash); ip-addresses left out when none.
+net_interfaces()
+{
+    { ip -o link show; ip -o addr show; } | awk '
+        function hw(dev,   f, a) {
+            f = "/sys/class/net/" dev "/address"; a = ""
+            getline a < f; close(f); return a
+        }
+        function entry(name, dev) {
+            if (!(name in addrs)) { order[n++] = name; devof[name] = dev; addrs[name] = "" }
+        }
+        $3 == "inet" || $3 == "inet6" {
+            label = $2
+            for (i = 5; i <= NF; i++)
+                if ($i ~ /\\$/) { if ($i != "\\") label = substr($i, 1, length($i) - 1); break }
+            entry(label, $2)
+            split($4, ap, "/")
+            addrs[label] = addrs[label] (addrs[label] == "" ? "" : ", ") \
+                "{\"ip-address-type\": \"" ($3 == "inet" ? "ipv4" : "ipv6") "\", \"ip-address\": \"" \
+                ap[1] "\", \"prefix\": " ap[2] "}"
+            next
+        }
+        $2 ~ /:$/ { dev = $2; sub(/:$/, "", dev); sub(/@.*/, "", dev); entry(dev, dev) }
+        END {
+            for (i = 0; i < n; i++) {
+                l = order[i]
+                printf "%s{\"name\": \"%s\", \"hardware-address\": \"%s\"", (i ? ", " : ""), l, hw(devof[l])
+                if (addrs[l] != "") printf ", \"ip-addresses\": [%s]", addrs[l]
+                printf "}"
+            }
+        }'
+}
 for p in /sys/class/virtio-ports/*; do
     [ "$agent" != mute ] || break
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
@@ -174,6 +226,7 @@ for p in /sys/class/virtio-ports/*; do
              *guest-get-fsinfo*)
                  # the disk at PCI slot 7 (where test-qemu-info.sh puts one), last mounted first
                  echo '{"return": [{"name": "vda1", "mountpoint": "/data", "type": "ext4", "used-bytes": 1024, "total-bytes": 4096, "disk": [{"bus-type": "virtio", "bus": 0, "target": 0, "unit": 0, "pci-controller": {"domain": 0, "bus": 0, "slot": 7, "function": 0}, "dev": "/dev/vda1", "serial": "rv"}]}, {"name": "rootfs", "mountpoint": "/", "type": "rootfs", "disk": []}]}' ;;
+             *guest-network-get-interfaces*) echo "{\"return\": [$(net_interfaces)]}" ;;
              *guest-get-users*) echo '{"return": [{"user": "root", "login-time": 1700000000.25}]}' ;;
              *guest-get-osinfo*)
                  echo "{\"return\": {\"id\": \"remvirt\", \"name\": \"remvirt test guest\", \"version-id\": \"7\", \"kernel-release\": \"$(uname -r)\", \"machine\": \"$(uname -m)\"}}" ;;

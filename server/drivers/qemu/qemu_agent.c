@@ -9,6 +9,8 @@
  * command.  guest-shutdown is not answered when it works: the guest goes
  * away (the socket closes, or QEMU exits), or, for a reboot, nothing is
  * heard; a short wait without an error counts as success, as in libvirtd.
+ * A guest that has not opened its end of the channel since it booted is
+ * "not connected" at once, as libvirtd says (it waits for no answer).
  * A query (guest-get-host-name) waits for its answer.
  * Every wait has a timeout; a reply is bounded (AGENT_MAX_REPLY).  A
  * shutdown or reboot asked in both modes (--mode acpi,agent) that fails
@@ -412,6 +414,10 @@ static void agent_begin(qemu_dom *d, const char *command, const char *mode, bool
     if (!path || strlen(path) >= sizeof addr.sun_path) {
         op_fail(op, RV_ERR_ARGUMENT_UNSUPPORTED,
                 "argument unsupported: QEMU guest agent is not configured");
+        return;
+    }
+    if (d->agent_unopened) {
+        op_unresponsive(op, "QEMU guest agent is not connected");
         return;
     }
     strcpy(addr.sun_path, path);

@@ -532,7 +532,8 @@ qemu_dom *rv_qemu_agent_domain(const rv_nonnull_domain *wire, rv_err *err)
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (!d)
         return NULL;
-    if (!rv_qemu_dom_active(d)) {
+    /* As libvirtd: a paused guest's agent cannot answer, so it is not asked. */
+    if (!rv_qemu_dom_active(d) || d->state != RV_DOMAIN_RUNNING) {
         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
         return NULL;
     }

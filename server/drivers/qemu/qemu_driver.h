@@ -157,6 +157,9 @@ typedef struct qemu_dom {
     struct monitor_waiter *monitor_waiters;
     ev_timer monitor_wait;      /* the first of their deadlines */
     struct qemu_agent_op *agent; /* a guest agent exchange under way (qemu_agent.c) */
+    /* Booted, and the guest has not opened the agent's port since
+     * (VSERPORT_CHANGE): libvirtd's "not connected", refused at once. */
+    bool agent_unopened;
     int agent_timeout;          /* seconds to wait for the agent, or RV_QEMU_AGENT_TIMEOUT_*
                                  * (AGENT_SET_RESPONSE_TIMEOUT; while remvirtd runs) */
     /* Definition writes (qemu_defwrite.c): the head's child runs, the

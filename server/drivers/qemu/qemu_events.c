@@ -230,6 +230,8 @@ static void on_vserport(qemu_dom *d, json_object *data)
         if (strcmp(id, want) != 0 || !dev->channels[i].name ||
             strcmp(dev->channels[i].name, "org.qemu.guest_agent.0") != 0)
             continue;
+        if (bool_of(data, "open"))
+            d->agent_unopened = false;
         rv_dom_event ev = { .id = RV_DOMAIN_EVENT_ID_AGENT_LIFECYCLE };
         ev.u.agent_lifecycle.state = bool_of(data, "open")
                                          ? RV_CONNECT_DOMAIN_EVENT_AGENT_LIFECYCLE_STATE_CONNECTED

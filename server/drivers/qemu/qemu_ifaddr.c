@@ -1,8 +1,9 @@
-/* DOMAIN_INTERFACE_ADDRESSES on the QEMU driver, from the two sources
- * the host knows without asking the guest, as libvirtd's QEMU driver reads
- * them: the DHCP leases of remvirtd's own networks (dnsmasq's file, by the
- * interface's MAC) and the host's ARP table (/proc/net/arp, by MAC).  The
- * guest agent's source is refused until the agent family has the call. */
+/* DOMAIN_INTERFACE_ADDRESSES on the QEMU driver, from its three sources
+ * as libvirtd's QEMU driver reads them: the DHCP leases of remvirtd's own
+ * networks (dnsmasq's file, by the interface's MAC), the host's ARP table
+ * (/proc/net/arp, by MAC), and the guest agent's
+ * guest-network-get-interfaces (the guest's own names, loopback and
+ * aliases included, an alias "eth0:1" counted under "eth0"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-enum { SOURCE_LEASE = 0, SOURCE_AGENT = 1, SOURCE_ARP = 2, IP_ADDR_IPV4 = 0 };
+enum { SOURCE_LEASE = 0, SOURCE_AGENT = 1, SOURCE_ARP = 2, IP_ADDR_IPV4 = 0, IP_ADDR_IPV6 = 1 };
 enum { ARP_LINE_MAX = 256 };
 
 static int oom(rv_err *err)
@@ -27,10 +28,10 @@ static void mac_text(const unsigned char mac[6], char out[18])
              mac[5]);
 }
 
-/* One more interface on the answer, for iface (named by its host device,
- * as libvirtd names it), without addresses yet. */
-static rv_domain_interface *add_iface(rv_domain_interface_addresses_ret *ret,
-                                      const rv_qemu_interface *iface, rv_err *err)
+/* One more interface on the answer, named name, with hwaddr (NULL: none)
+ * and no addresses yet. */
+static rv_domain_interface *new_iface(rv_domain_interface_addresses_ret *ret, const char *name,
+                                      const char *hwaddr, rv_err *err)
 {
     if (ret->ifaces.ifaces_len >= RV_DOMAIN_INTERFACE_MAX) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_RPC, "too many interfaces (over %d)",
@@ -46,18 +47,26 @@ static rv_domain_interface *add_iface(rv_domain_interface_addresses_ret *ret,
     ret->ifaces.ifaces_val = v;
     rv_domain_interface *wi = &v[ret->ifaces.ifaces_len++];
     memset(wi, 0, sizeof(*wi));
-    char mac[18];
-    mac_text(iface->mac, mac);
-    wi->name = strdup(iface->ifname ? iface->ifname : "");
-    wi->hwaddr = calloc(1, sizeof(char *));
-    if (!wi->name || !wi->hwaddr || !(*wi->hwaddr = strdup(mac))) {
+    if (!(wi->name = strdup(name)) ||
+        (hwaddr && (!(wi->hwaddr = calloc(1, sizeof(char *))) || !(*wi->hwaddr = strdup(hwaddr))))) {
         oom(err);
         return NULL;
     }
     return wi;
 }
 
-static int add_addr(rv_domain_interface *wi, const char *addr, unsigned int prefix, rv_err *err)
+/* The same for the domain's interface iface (named by its host device,
+ * as libvirtd names it). */
+static rv_domain_interface *add_iface(rv_domain_interface_addresses_ret *ret,
+                                      const rv_qemu_interface *iface, rv_err *err)
+{
+    char mac[18];
+    mac_text(iface->mac, mac);
+    return new_iface(ret, iface->ifname ? iface->ifname : "", mac, err);
+}
+
+static int add_addr(rv_domain_interface *wi, int type, const char *addr, unsigned int prefix,
+                    rv_err *err)
 {
     if (wi->addrs.addrs_len >= RV_DOMAIN_IP_ADDR_MAX)
         return 0;               /* the wire's limit: the first ones */
@@ -66,7 +75,7 @@ static int add_addr(rv_domain_interface *wi, const char *addr, unsigned int pref
         return oom(err);
     wi->addrs.addrs_val = v;
     rv_domain_ip_addr *a = &v[wi->addrs.addrs_len];
-    a->type = IP_ADDR_IPV4;
+    a->type = type;
     a->prefix = prefix;
     if (!(a->addr = strdup(addr)))
         return oom(err);
@@ -90,7 +99,7 @@ static int from_leases(const rv_qemu_domain_def *def, rv_domain_interface_addres
         for (u_int k = 0; rc == 0 && k < leases.leases.leases_len; k++) {
             const rv_network_dhcp_lease *l = &leases.leases.leases_val[k];
             if ((!wi && !(wi = add_iface(ret, iface, err))) ||
-                add_addr(wi, l->ipaddr, l->prefix, err) < 0)
+                add_addr(wi, IP_ADDR_IPV4, l->ipaddr, l->prefix, err) < 0)
                 rc = -1;
         }
         xdr_free((xdrproc_t)xdr_rv_network_get_dhcp_leases_ret, (char *)&leases);
@@ -131,7 +140,7 @@ static int from_arp(const rv_qemu_domain_def *def, rv_domain_interface_addresses
             if (strcasecmp(mac, hw) != 0)
                 continue;
             if ((!found[i] && !(found[i] = add_iface(ret, &def->interfaces[i], err))) ||
-                add_addr(found[i], ip, 0, err) < 0)
+                add_addr(found[i], IP_ADDR_IPV4, ip, 0, err) < 0)
                 rc = -1;
         }
     }
@@ -139,6 +148,89 @@ static int from_arp(const rv_qemu_domain_def *def, rv_domain_interface_addresses
     fclose(f);
     return rc;
 }
+
+/* ---------------------------------------------------------------- the agent */
+
+static int bad_reply(rv_err *err, const char *what, const char *name)
+{
+    return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: qemu agent didn't provide '%s' field%s%s%s",
+                what, name ? " for interface '" : "", name ? name : "", name ? "'" : "");
+}
+
+/* One address of the agent's interface name onto wi. */
+static int agent_addr(rv_domain_interface *wi, json_object *a, const char *name, rv_err *err)
+{
+    json_object *type, *addr, *prefix;
+    if (!json_object_object_get_ex(a, "ip-address-type", &type) ||
+        !json_object_is_type(type, json_type_string))
+        return bad_reply(err, "ip-address-type", name);
+    const char *t = json_object_get_string(type);
+    if (strcmp(t, "ipv4") != 0 && strcmp(t, "ipv6") != 0)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: unknown ip address type '%s'", t);
+    if (!json_object_object_get_ex(a, "ip-address", &addr) ||
+        !json_object_is_type(addr, json_type_string))
+        return bad_reply(err, "ip-address", name);
+    if (!json_object_object_get_ex(a, "prefix", &prefix) ||
+        !json_object_is_type(prefix, json_type_int) || json_object_get_int64(prefix) < 0 ||
+        json_object_get_int64(prefix) > 128)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: malformed 'prefix' field");
+    return add_addr(wi, strcmp(t, "ipv4") == 0 ? IP_ADDR_IPV4 : IP_ADDR_IPV6,
+                    json_object_get_string(addr), (unsigned)json_object_get_int64(prefix), err);
+}
+
+/* One of the agent's interfaces: an entry of its own, or its addresses
+ * onto the entry of the device it is an alias ("eth0:1") of. */
+static int agent_iface(rv_domain_interface_addresses_ret *ret, json_object *o, rv_err *err)
+{
+    json_object *jname, *jhw, *addrs;
+    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "name", &jname) ||
+        !json_object_is_type(jname, json_type_string))
+        return bad_reply(err, "name", NULL);
+    const char *name = json_object_get_string(jname);
+    size_t devlen = strcspn(name, ":");
+    rv_domain_interface *wi = NULL;
+    for (u_int i = 0; i < ret->ifaces.ifaces_len && !wi; i++)
+        if (strlen(ret->ifaces.ifaces_val[i].name) == devlen &&
+            strncmp(ret->ifaces.ifaces_val[i].name, name, devlen) == 0)
+            wi = &ret->ifaces.ifaces_val[i];
+    if (!wi) {
+        char *dev = strndup(name, devlen);
+        const char *hw = json_object_object_get_ex(o, "hardware-address", &jhw) &&
+                         json_object_is_type(jhw, json_type_string) ? json_object_get_string(jhw) : NULL;
+        wi = dev ? new_iface(ret, dev, hw, err) : NULL;
+        free(dev);
+        if (!wi)
+            return rv_err_is_set(err) ? -1 : oom(err);
+    }
+    if (!json_object_object_get_ex(o, "ip-addresses", &addrs))
+        return 0;
+    if (!json_object_is_type(addrs, json_type_array))
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: Malformed ip-addresses array");
+    for (size_t k = 0; k < json_object_array_length(addrs); k++)
+        if (agent_addr(wi, json_object_array_get_idx(addrs, k), name, err) < 0)
+            return -1;
+    return 0;
+}
+
+/* guest-network-get-interfaces' answer into the call's result (out
+ * NULL: nobody waits; read for its errors all the same). */
+static int finish_agent(qemu_dom *d, json_object *reply, void *out, rv_err *err)
+{
+    (void)d;
+    if (!json_object_is_type(reply, json_type_array))
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: qemu agent didn't return an array of interfaces");
+    rv_domain_interface_addresses_ret unsent = { 0 }, *ret = out ? out : &unsent;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_object_array_length(reply); i++)
+        rc = agent_iface(ret, json_object_array_get_idx(reply, i), err);
+    if (ret == &unsent)          /* (a reply's is freed with it) */
+        xdr_free((xdrproc_t)xdr_rv_domain_interface_addresses_ret, (char *)ret);
+    return rc;
+}
+
+static const rv_qemu_agent_cmd cmd_interfaces = { .command = "guest-network-get-interfaces",
+    .finish = finish_agent };
 
 int rv_qemu_domain_interface_addresses(rv_driver_conn *c,
                                        const rv_domain_interface_addresses_args *args,
@@ -156,9 +248,13 @@ int rv_qemu_domain_interface_addresses(rv_driver_conn *c,
         return from_leases(d->live, ret, err);
     case SOURCE_ARP:
         return from_arp(d->live, ret, err);
-    case SOURCE_AGENT:
-        return fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
-                    "driver: the guest agent's interfaces (guest-network-get-interfaces)");
+    case SOURCE_AGENT: {
+        rv_deferred *reply;
+        if (!rv_qemu_agent_domain(&args->dom, err) || !(reply = rv_driver_defer(err)))
+            return -1;
+        rv_qemu_agent_job(d, &cmd_interfaces, NULL, reply);
+        return RV_DEFERRED;
+    }
     default:
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: Unknown IP address data source %u", args->source);

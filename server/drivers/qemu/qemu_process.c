@@ -642,6 +642,8 @@ static void on_started(qemu_dom *d)
             (int)d->pid, d->id,
             rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
     rv_qemu_events_started(d);
+    /* (a restored guest has its port open as it was saved) */
+    d->agent_unopened = !restored;
     /* libvirtd reports the "cont" that lets the CPUs run first. */
     if (!paused && !restored)
         emit_event(d, RV_EVENT_RESUMED, RV_EVENT_RESUMED_UNPAUSED);
