@@ -288,8 +288,14 @@ static void test_refusals(void)
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
             "<address type='drive'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unsupported drive address on virtio disk 'vda' (only scsi disks take one)");
-    REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported element <watchdog> in <devices>");
+    REFUSED(MIN_HEAD "<devices><watchdog model='itco'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unknown watchdog model 'itco'");
+    REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb' action='dump'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported watchdog action 'dump'");
+    REFUSED(MIN_HEAD "<devices><watchdog model='ib700'/><watchdog model='ib700'/></devices></domain>",
+            RV_ERR_INTERNAL_ERROR, "only a single watchdog device is supported");
+    REFUSED(MIN_HEAD "<devices><watchdog model='ib700'><x/></watchdog></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <x> in <watchdog>");
     REFUSED(MIN_HEAD "<devices><controller type='usb' model='nec-xhci'/></devices></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported <controller type='usb'> model 'nec-xhci'");
     REFUSED(MIN_HEAD "<devices><controller type='fdc'/></devices></domain>",
@@ -761,6 +767,39 @@ static void test_virt_install_devices(void)
     rv_qemu_domain_free(def);
 }
 
+/* <watchdog>: action reset by default, the i6300esb placed after the
+ * balloon (libvirtd's slot 3 for a bare guest), alias watchdog0 live;
+ * on the command line as libvirtd starts it; ib700 has no address. */
+static void test_watchdog(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><watchdog model='i6300esb'/></devices></domain>");
+    const char *const want[] = {
+        "    <watchdog model='i6300esb' action='reset'>\n"
+        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x03' function='0x0'/>\n"
+        "    </watchdog>\n    <memballoon model='virtio'>\n"
+        "      <address type='pci' domain='0x0000' bus='0x00' slot='0x02' function='0x0'/>\n",
+    };
+    check_normal_form(def, want, ARRAY_LEN(want));
+    def->aliases = true;
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "    <watchdog model='i6300esb' action='reset'>\n      <alias name='watchdog0'/>\n"
+                       "      <address type='pci' domain='0x0000' bus='0x00' slot='0x03' function='0x0'/>\n");
+    rv_qemu_domain_free(parse_ok(xml));     /* the live form, as a reattach reads it */
+    free(xml);
+    rv_err err = { 0 };
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/run/x/mon", false, NULL };
+    const char *const args[] = { " -device i6300esb,id=watchdog0,bus=pci.0,addr=0x3.0x0 -watchdog-action reset" };
+    check_args(rv_qemu_build_argv(def, &opts, &err), args, ARRAY_LEN(args));
+    rv_qemu_domain_free(def);
+
+    def = parse_ok(MIN_HEAD "<devices><watchdog model='ib700' action='inject-nmi'/></devices></domain>");
+    const char *const want_ib[] = { "    <watchdog model='ib700' action='inject-nmi'/>\n" };
+    check_normal_form(def, want_ib, ARRAY_LEN(want_ib));
+    const char *const args_ib[] = { " -device ib700,id=watchdog0 -watchdog-action inject-nmi" };
+    check_args(rv_qemu_build_argv(def, &opts, &err), args_ib, ARRAY_LEN(args_ib));
+    rv_qemu_domain_free(def);
+}
+
 /* PIIX3's own controllers on pc keep their addresses on slot 1; q35's
  * root ports number from 1 even without the root written. */
 static void test_builtin_controllers(void)
@@ -1190,6 +1229,7 @@ int main(void)
     test_cpu_mode();
     test_builtin_controllers();
     test_virt_install_devices();
+    test_watchdog();
     test_full_round_trip();
     test_defaults();
     test_refusals();

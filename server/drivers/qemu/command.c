@@ -281,6 +281,24 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
     free(e2);
 }
 
+/* The watchdog, as libvirtd starts it: the device as watchdog0 and QEMU's
+ * action for it (QEMU has no dump: libvirtd would pause and dump itself,
+ * an action refused at parse here). */
+static void add_watchdog(argv_builder *b, const rv_qemu_domain_def *def, bool q35)
+{
+    const rv_qemu_watchdog *w = &def->dev.watchdog;
+    char where[80];
+    if (!w->present)
+        return;
+    add(b, "-device");
+    if (w->model == RV_QEMU_WATCHDOG_I6300ESB)
+        addf(b, "i6300esb,id=watchdog0%s", pci(where, &w->addr, q35));
+    else
+        add(b, "ib700,id=watchdog0");
+    add(b, "-watchdog-action");
+    add(b, rv_qemu_watchdog_action_words[w->action]);
+}
+
 /* A disk's <driver> cache, io, detect_zeroes and copy_on_read as -drive
  * options (",cache=unsafe,aio=native,..."), or NULL when none is set.
  * 'default' is QEMU's own default: nothing to say.  detect_zeroes='unmap'
@@ -591,6 +609,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
              def->spice.compression ? def->spice.compression : "");
     }
     add_av_devices(&b, def, q35);
+    add_watchdog(&b, def, q35);
     add_channels_and_rng(&b, def, q35);
     /* <qemu:arg>: last, as given (libvirtd's place for them). */
     for (size_t i = 0; i < def->nqemu_args; i++)

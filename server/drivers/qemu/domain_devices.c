@@ -36,6 +36,10 @@ static const char *const channel_words[] = { "spicevmc", "unix", NULL };
 static const char *const no_yes_words[] = { "no", "yes", NULL };
 static const char *const off_on_words[] = { "off", "on", NULL };
 static const char *const none[] = { NULL };
+const char *const rv_qemu_watchdog_model_words[] = { "i6300esb", "ib700", NULL };
+const char *const rv_qemu_watchdog_action_words[] = {
+    "reset", "shutdown", "poweroff", "pause", "dump", "none", "inject-nmi", NULL
+};
 
 static bool named(const xmlNode *n, const char *name)
 {
@@ -524,6 +528,50 @@ static int parse_rng(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
     return 0;
 }
 
+/* libvirtd's words for what it refuses (diag288 is s390's; itco and the
+ * rest unknown to libvirt 9.0).  dump (the guest paused, dumped to
+ * libvirtd's auto_dump_path, resumed) is refused: remvirtd writes no
+ * automatic core dumps. */
+static int parse_watchdog(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
+{
+    static const char *const attrs[] = { "model", "action", NULL };
+    rv_qemu_watchdog *w = &dev->watchdog;
+    if (w->present)
+        FAIL(RV_ERR_INTERNAL_ERROR, "internal error: only a single watchdog device is supported");
+    char *model = rv_qx_attr(n, "model"), *action = rv_qx_attr(n, "action");
+    int m = model ? rv_qx_word_index(model, rv_qemu_watchdog_model_words) : -1;
+    int a = action ? rv_qx_word_index(action, rv_qemu_watchdog_action_words) : RV_QEMU_WATCHDOG_RESET;
+    int rc = -1;
+    if (!model)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_INTERNAL_ERROR, "internal error: watchdog must contain model name");
+    else if (m < 0 && strcmp(model, "diag288") == 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported configuration: diag288 model of watchdog is allowed for s390 and s390x only");
+    else if (m < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported configuration: unknown watchdog model '%s'", model);
+    else if (a < 0)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported configuration: unknown watchdog action '%s'", action);
+    else if (a == RV_QEMU_WATCHDOG_DUMP)
+        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                   "unsupported watchdog action 'dump' (remvirtd writes no automatic core dumps: "
+                   "reset, shutdown, poweroff, pause, none or inject-nmi)");
+    else
+        rc = 0;
+    free(model);
+    free(action);
+    if (rc < 0 || rv_qx_check_attrs(n, attrs, err) < 0)
+        return -1;
+    *w = (rv_qemu_watchdog){ .present = true, .model = (rv_qemu_watchdog_model)m,
+                             .action = (rv_qemu_watchdog_action)a };
+    if (device_children(n, &w->addr, NULL, NULL, err) < 0)
+        return -1;
+    if (w->model == RV_QEMU_WATCHDOG_IB700 && w->addr.set)
+        UNSUPPORTED("unsupported PCI <address> of an ib700 watchdog (an ISA device)");
+    return 0;
+}
+
 int rv_qemu_parse_device(const xmlNode *n, struct rv_qemu_domain_def *def, rv_err *err)
 {
     static const struct {
@@ -532,7 +580,7 @@ int rv_qemu_parse_device(const xmlNode *n, struct rv_qemu_domain_def *def, rv_er
     } kinds[] = {
         { "controller", parse_controller }, { "video", parse_video }, { "input", parse_input },
         { "sound", parse_sound }, { "audio", parse_audio }, { "channel", parse_channel },
-        { "redirdev", parse_redirdev }, { "rng", parse_rng },
+        { "redirdev", parse_redirdev }, { "rng", parse_rng }, { "watchdog", parse_watchdog },
     };
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
         if (named(n, kinds[i].name))
@@ -679,6 +727,7 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
     for (size_t i = 0; i < def->ndisks; i++)
         CLAIM(def->disks[i].addr);
     CLAIM(dev->balloon_addr);
+    CLAIM(dev->watchdog.addr);
 #undef CLAIM
 
     if (dev->nvideos > 0 && video_needs_pci(&dev->videos[0]) &&
@@ -755,6 +804,9 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
     for (size_t i = 0; i < dev->nrngs; i++)
         if (place(&bus, &dev->rngs[i].addr, 0, err) < 0)
             return -1;
+    if (dev->watchdog.present && dev->watchdog.model == RV_QEMU_WATCHDOG_I6300ESB &&
+        place(&bus, &dev->watchdog.addr, 0, err) < 0)
+        return -1;
     return 0;
 }
 
@@ -1227,6 +1279,23 @@ void rv_qemu_format_rngs(FILE *fp, const struct rv_qemu_domain_def *def)
         rv_qemu_format_pci_address(fp, &rng->addr, "      ");
         fputs("    </rng>\n", fp);
     }
+}
+
+void rv_qemu_format_watchdog(FILE *fp, const struct rv_qemu_domain_def *def)
+{
+    const rv_qemu_watchdog *w = &def->dev.watchdog;
+    if (!w->present)
+        return;
+    fprintf(fp, "    <watchdog model='%s' action='%s'", rv_qemu_watchdog_model_words[w->model],
+            rv_qemu_watchdog_action_words[w->action]);
+    if (!def->aliases && !w->addr.set) {
+        fputs("/>\n", fp);
+        return;
+    }
+    fputs(">\n", fp);
+    rv_qemu_format_alias(fp, def, "      ", "watchdog0");
+    rv_qemu_format_pci_address(fp, &w->addr, "      ");
+    fputs("    </watchdog>\n", fp);
 }
 
 void rv_qemu_devices_free(rv_qemu_devices *dev)

@@ -1,6 +1,6 @@
 /* The devices of the QEMU driver's domain XML beyond disks and network
  * interfaces: controllers, video, input, sound, audio, channels,
- * redirdevs, rng, serial files, SPICE, and the PCI addresses of every
+ * redirdevs, rng, the watchdog, serial files, SPICE, and the PCI addresses of every
  * PCI device.  These are what virt-install and virt-manager write for a
  * small x86_64 guest.  domain_xml.c reads <devices> and hands each of
  * these elements to rv_qemu_parse_device(); the formatter writes them
@@ -111,6 +111,24 @@ typedef struct rv_qemu_rng {
     rv_qemu_pci_addr addr;
 } rv_qemu_rng;
 
+/* <watchdog model action>: libvirt 9.0's models for x86 (itco came with
+ * 9.1) and its actions, in its order; at most one. */
+typedef enum { RV_QEMU_WATCHDOG_I6300ESB, RV_QEMU_WATCHDOG_IB700 } rv_qemu_watchdog_model;
+typedef enum {
+    RV_QEMU_WATCHDOG_RESET, RV_QEMU_WATCHDOG_SHUTDOWN, RV_QEMU_WATCHDOG_POWEROFF,
+    RV_QEMU_WATCHDOG_PAUSE, RV_QEMU_WATCHDOG_DUMP, RV_QEMU_WATCHDOG_NONE,
+    RV_QEMU_WATCHDOG_INJECT_NMI,
+} rv_qemu_watchdog_action;
+extern const char *const rv_qemu_watchdog_model_words[];
+extern const char *const rv_qemu_watchdog_action_words[];
+
+typedef struct rv_qemu_watchdog {
+    bool present;
+    rv_qemu_watchdog_model model;
+    rv_qemu_watchdog_action action;
+    rv_qemu_pci_addr addr;      /* i6300esb's; ib700 is an ISA device */
+} rv_qemu_watchdog;
+
 /* Everything above, as a domain definition holds it. */
 typedef struct rv_qemu_devices {
     rv_qemu_controller controllers[RV_QEMU_MAX_CONTROLLERS];
@@ -129,6 +147,7 @@ typedef struct rv_qemu_devices {
     rv_qemu_rng rngs[RV_QEMU_MAX_DEVICES];
     size_t nrngs;
     rv_qemu_pci_addr balloon_addr;
+    rv_qemu_watchdog watchdog;
 } rv_qemu_devices;
 
 struct rv_qemu_domain_def;
@@ -162,6 +181,7 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def);
 void rv_qemu_format_chars(FILE *fp, const struct rv_qemu_domain_def *def);     /* serial, console, channels */
 void rv_qemu_format_graphics_and_av(FILE *fp, const struct rv_qemu_domain_def *def);  /* input .. redirdev */
 void rv_qemu_format_rngs(FILE *fp, const struct rv_qemu_domain_def *def);
+void rv_qemu_format_watchdog(FILE *fp, const struct rv_qemu_domain_def *def);
 
 void rv_qemu_devices_free(rv_qemu_devices *devs);
 

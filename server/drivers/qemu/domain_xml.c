@@ -1746,6 +1746,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     rv_qemu_format_chars(fp, def);
     rv_qemu_format_graphics_and_av(fp, def);
+    rv_qemu_format_watchdog(fp, def);
     if (def->dev.balloon_addr.set) {
         fputs("    <memballoon model='virtio'>\n", fp);
         rv_qemu_format_alias(fp, def, "      ", "balloon0");
