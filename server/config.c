@@ -73,6 +73,7 @@ static const config_key config_keys[] = {
     KEY(qemu_config_dir, VAL_STRING),
     KEY(qemu_run_dir, VAL_STRING),
     KEY(qemu_save_dir, VAL_STRING),
+    KEY(qemu_dump_dir, VAL_STRING),
     KEY(qemu_binary, VAL_STRING),
 };
 #undef KEY
@@ -141,6 +142,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->qemu_config_dir);
     free(cfg->qemu_run_dir);
     free(cfg->qemu_save_dir);
+    free(cfg->qemu_dump_dir);
     free(cfg->qemu_binary);
     free(cfg->auth_tcp);
     free(cfg->auth_tls);

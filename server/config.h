@@ -60,6 +60,7 @@ typedef struct rvs_config {
     char *qemu_config_dir;          /* persistent domain definitions */
     char *qemu_run_dir;             /* running domains: status, monitor sockets, logs */
     char *qemu_save_dir;            /* managed save images */
+    char *qemu_dump_dir;            /* a watchdog's automatic core dumps */
     char *qemu_binary;              /* qemu-system-x86_64 */
 } rvs_config;
 

@@ -871,6 +871,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_config_dir = cfg->qemu_config_dir,
                               .qemu_run_dir = cfg->qemu_run_dir,
                               .qemu_save_dir = cfg->qemu_save_dir,
+                              .qemu_dump_dir = cfg->qemu_dump_dir,
                               .qemu_binary = cfg->qemu_binary };
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->init)

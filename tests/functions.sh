@@ -212,6 +212,7 @@ start_remvirtd()
         "qemu_config_dir = \"$REMVIRTD_DIR/qemu/etc\""
         "qemu_run_dir = \"$REMVIRTD_DIR/qemu/run\""
         "qemu_save_dir = \"$REMVIRTD_DIR/qemu/save\""
+        "qemu_dump_dir = \"$REMVIRTD_DIR/qemu/dump\""
     )
     {
         echo "# written by tests/functions.sh start_remvirtd"
@@ -797,7 +798,7 @@ start_remvirtd_qemu()
         cleanup_fn _rv_kill_qemus "$QEMU_DIR/run/"
     fi
     start_remvirtd "qemu_config_dir = \"$QEMU_DIR/etc\"" "qemu_run_dir = \"$QEMU_DIR/run\"" \
-        "qemu_save_dir = \"$QEMU_DIR/save\"" "$@"
+        "qemu_save_dir = \"$QEMU_DIR/save\"" "qemu_dump_dir = \"$QEMU_DIR/dump\"" "$@"
     local kind=session
     [ "$(id -u)" -ne 0 ] || kind=system
     QEMU_URI="qemu+unix:///$kind?socket=$REMVIRTD_SOCK"

@@ -117,7 +117,7 @@ typedef struct rv_driver_setup {
     struct ev_loop *loop;
     /* The QEMU driver's directories and binary; NULL: its defaults. */
     const char *qemu_config_dir, *qemu_run_dir, *qemu_binary;
-    const char *qemu_save_dir;
+    const char *qemu_save_dir, *qemu_dump_dir;
 } rv_driver_setup;
 
 typedef struct rv_driver {

@@ -7,9 +7,9 @@
 #   - a real firing: the test guest (remvirt.watchdog=fire) arms its
 #     i6300esb and lets it run out; with action pause the WATCHDOG event
 #     (pause), the lifecycle event and the state paused (watchdog), with
-#     action none the event and the guest running on, each compared with
-#     libvirtd's (watchdog-events.py, python3-libvirt).
-# dump is refused by remvirtd (it writes no automatic core dumps).
+#     action none the event and the guest running on, with action dump
+#     the pause, a core dump into qemu_dump_dir and the guest resumed,
+#     each compared with libvirtd's (watchdog-events.py, python3-libvirt).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -23,7 +23,7 @@ qemu_domain_xml bad2 "<watchdog model='diag288'/>" > bad2.xml
 qemu_domain_xml bad3 "<watchdog model='i6300esb' action='explode'/>" > bad3.xml
 qemu_domain_xml bad4 "<watchdog action='pause'/>" > bad4.xml
 qemu_domain_xml bad5 "<watchdog model='ib700'/><watchdog model='i6300esb'/>" > bad5.xml
-qemu_domain_xml dump "<watchdog model='i6300esb' action='dump'/>" > dump.xml
+qemu_domain_xml w4 "<watchdog model='ib700' action='dump'/>" > w4.xml
 
 watchdog_part()
 {
@@ -33,6 +33,7 @@ steps=(
     "define w1.xml" "mask:dumpxml w1 --inactive"
     "define w2.xml" "mask:dumpxml w2 --inactive"
     "define w3.xml" "start w3" "mask:dumpxml w3" "destroy w3" "mask:dumpxml w3 --inactive"
+    "define w4.xml" "mask:dumpxml w4 --inactive" "undefine w4"
     "define bad1.xml" "define bad2.xml" "define bad3.xml" "define bad4.xml" "define bad5.xml"
     "undefine w1" "undefine w2" "undefine w3"
 )
@@ -67,19 +68,16 @@ for uri in "$QEMU_URI" "$LIBVIRTD_QEMU_URI"; do
     virsh -q -c "$uri" destroy w3 > /dev/null
     virsh -q -c "$uri" undefine w3 > /dev/null
 done
-if out=$(virsh -q -c "$QEMU_URI" define dump.xml 2>&1); then fail "action dump accepted: $out"; fi
-grep -qF "unsupported watchdog action 'dump'" <<< "$out" || fail "action dump: $out"
-echo "ok   action dump refused by name"
 
-# The watchdog fires in a real guest: pause, then none.
-for action in pause none; do
+# The watchdog fires in a real guest: pause, none, dump.
+for action in pause none dump; do
     qemu_guest_xml "g$action" | sed -e "s|<devices>|<devices><watchdog model='i6300esb' action='$action'/>|" \
         -e "s|<cmdline>console=ttyS0|<cmdline>remvirt.watchdog=fire console=ttyS0|" > "g$action.xml"
     for d in libvirtd remvirtd; do
         uri=$QEMU_URI
         [ "$d" = remvirtd ] || uri=$LIBVIRTD_QEMU_URI
         "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/watchdog-events.py" "$uri" "g$action.xml" \
-            > "$d.$action" || fail "$d: no watchdog event ($action): $(cat "$d.$action")"
+            $([ "$action" != dump ] || echo resumes) > "$d.$action" || fail "$d: no watchdog event ($action): $(cat "$d.$action")"
     done
     same "libvirtd.$action" "remvirtd.$action" "the watchdog fired, action $action: events and state as libvirtd's"
     cat "remvirtd.$action"
@@ -87,3 +85,7 @@ done
 grep -qx "watchdog gpause action 1" remvirtd.pause || fail "no WATCHDOG event with action pause"
 grep -qx "state \[3, 6\]" remvirtd.pause || fail "gpause is not paused (watchdog)"
 grep -qx "state \[1, 1\]" remvirtd.none || fail "gnone is not running on"
+grep -qx "state \[1, 5\]" remvirtd.dump || fail "gdump is not running (unpaused) after its dump"
+dumps=("$QEMU_DIR"/dump/gdump-*)
+[ -s "${dumps[0]}" ] || fail "no core dump of gdump in $QEMU_DIR/dump"
+echo "ok   the watchdog's dump: ${dumps[0]##*/}, $(stat -c %s "${dumps[0]}") bytes"

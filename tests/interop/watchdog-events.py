@@ -3,11 +3,11 @@
 the domain in XMLFILE (the test guest, which arms its watchdog and lets
 it run out) with WATCHDOG and LIFECYCLE callbacks registered, waits for
 the first WATCHDOG event, and prints it and the lifecycle events (as
-numbers) of the two seconds after it (a watchdog whose action leaves
-the guest running may fire again: only the first is printed), then the
+numbers) of the two seconds after it (with "resumes": of the time
+until the guest resumes, as after a dump, and up to that one), then the
 domain's state and reason; the domain is destroyed and undefined after.
 
-usage: watchdog-events.py URI XMLFILE
+usage: watchdog-events.py URI XMLFILE [resumes]
 """
 import sys
 import threading
@@ -16,10 +16,12 @@ import time
 import libvirt
 
 uri, xmlfile = sys.argv[1:3]
+resumes = sys.argv[3:4] == ["resumes"]
 libvirt.virEventRegisterDefaultImpl()
 conn = libvirt.open(uri)
 events = []
 seen = threading.Event()
+resumed = threading.Event()
 
 
 def on_watchdog(conn, dom, action, opaque):
@@ -29,8 +31,10 @@ def on_watchdog(conn, dom, action, opaque):
 
 
 def on_lifecycle(conn, dom, event, detail, opaque):
-    if seen.is_set():
+    if seen.is_set() and not resumed.is_set():
         events.append("lifecycle %s event %d detail %d" % (dom.name(), event, detail))
+        if event == libvirt.VIR_DOMAIN_EVENT_RESUMED and resumes:
+            resumed.set()
 
 
 def loop():
@@ -46,6 +50,8 @@ dom.create()
 try:
     if not seen.wait(300):
         sys.exit("no watchdog event in 300 s")
+    if resumes and not resumed.wait(240):
+        sys.exit("not resumed in 240 s: %s" % events)
     time.sleep(2)
     for line in events:
         print(line)

@@ -290,8 +290,8 @@ static void test_refusals(void)
             "unsupported drive address on virtio disk 'vda' (only scsi disks take one)");
     REFUSED(MIN_HEAD "<devices><watchdog model='itco'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unknown watchdog model 'itco'");
-    REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb' action='dump'/></devices></domain>",
-            RV_ERR_CONFIG_UNSUPPORTED, "unsupported watchdog action 'dump'");
+    REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb' action='kaboom'/></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unknown watchdog action 'kaboom'");
     REFUSED(MIN_HEAD "<devices><watchdog model='ib700'/><watchdog model='ib700'/></devices></domain>",
             RV_ERR_INTERNAL_ERROR, "only a single watchdog device is supported");
     REFUSED(MIN_HEAD "<devices><watchdog model='ib700'><x/></watchdog></devices></domain>",
@@ -797,6 +797,14 @@ static void test_watchdog(void)
     check_normal_form(def, want_ib, ARRAY_LEN(want_ib));
     const char *const args_ib[] = { " -device ib700,id=watchdog0 -watchdog-action inject-nmi" };
     check_args(rv_qemu_build_argv(def, &opts, &err), args_ib, ARRAY_LEN(args_ib));
+    rv_qemu_domain_free(def);
+
+    /* dump: QEMU pauses, the driver dumps (qemu_events.c). */
+    def = parse_ok(MIN_HEAD "<devices><watchdog model='ib700' action='dump'/></devices></domain>");
+    const char *const want_dump[] = { "    <watchdog model='ib700' action='dump'/>\n" };
+    check_normal_form(def, want_dump, ARRAY_LEN(want_dump));
+    const char *const args_dump[] = { " -device ib700,id=watchdog0 -watchdog-action pause" };
+    check_args(rv_qemu_build_argv(def, &opts, &err), args_dump, ARRAY_LEN(args_dump));
     rv_qemu_domain_free(def);
 }
 

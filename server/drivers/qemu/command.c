@@ -282,8 +282,8 @@ static void add_channels_and_rng(argv_builder *b, const rv_qemu_domain_def *def,
 }
 
 /* The watchdog, as libvirtd starts it: the device as watchdog0 and QEMU's
- * action for it (QEMU has no dump: libvirtd would pause and dump itself,
- * an action refused at parse here). */
+ * action for it (dump is QEMU's pause: the dump is the driver's,
+ * qemu_events.c). */
 static void add_watchdog(argv_builder *b, const rv_qemu_domain_def *def, bool q35)
 {
     const rv_qemu_watchdog *w = &def->dev.watchdog;
@@ -296,7 +296,7 @@ static void add_watchdog(argv_builder *b, const rv_qemu_domain_def *def, bool q3
     else
         add(b, "ib700,id=watchdog0");
     add(b, "-watchdog-action");
-    add(b, rv_qemu_watchdog_action_words[w->action]);
+    add(b, w->action == RV_QEMU_WATCHDOG_DUMP ? "pause" : rv_qemu_watchdog_action_words[w->action]);
 }
 
 /* A disk's <driver> cache, io, detect_zeroes and copy_on_read as -drive

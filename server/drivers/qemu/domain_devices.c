@@ -529,9 +529,7 @@ static int parse_rng(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
 }
 
 /* libvirtd's words for what it refuses (diag288 is s390's; itco and the
- * rest unknown to libvirt 9.0).  dump (the guest paused, dumped to
- * libvirtd's auto_dump_path, resumed) is refused: remvirtd writes no
- * automatic core dumps. */
+ * rest unknown to libvirt 9.0). */
 static int parse_watchdog(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
 {
     static const char *const attrs[] = { "model", "action", NULL };
@@ -553,10 +551,6 @@ static int parse_watchdog(const xmlNode *n, rv_qemu_devices *dev, rv_err *err)
     else if (a < 0)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
                    "unsupported configuration: unknown watchdog action '%s'", action);
-    else if (a == RV_QEMU_WATCHDOG_DUMP)
-        rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported watchdog action 'dump' (remvirtd writes no automatic core dumps: "
-                   "reset, shutdown, poweroff, pause, none or inject-nmi)");
     else
         rc = 0;
     free(model);

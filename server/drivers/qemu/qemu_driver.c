@@ -125,8 +125,13 @@ void rv_qemu_init(const rv_driver_setup *setup)
                            ? strdup(setup->qemu_save_dir)
                            : default_dir("/var/lib/remvirt/qemu/save", "XDG_DATA_HOME", ".local/share",
                                          "qemu/save");
+    rv_qemu.dump_dir = setup->qemu_dump_dir
+                           ? strdup(setup->qemu_dump_dir)
+                           : default_dir("/var/lib/remvirt/qemu/dump", "XDG_DATA_HOME", ".local/share",
+                                         "qemu/dump");
     rv_qemu.binary = setup->qemu_binary ? strdup(setup->qemu_binary) : default_binary();
-    if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.binary) {
+    if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.dump_dir ||
+        !rv_qemu.binary) {
         RV_ERROR("QEMU driver: out of memory; qemu:// is not available");
         return;
     }
@@ -170,6 +175,7 @@ void rv_qemu_cleanup(void)
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);
+    free(rv_qemu.dump_dir);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));
     rv_qemu.doms.kind = &rv_qemu_dom_kind;

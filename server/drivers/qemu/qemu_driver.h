@@ -176,6 +176,7 @@ typedef struct qemu_state {
     char *config_dir;           /* <name>.xml, autostart/<name>.xml */
     char *run_dir;              /* <name>.status, <name>.xml, <name>.qmp, <name>.log */
     char *save_dir;             /* <name>.save: managed save images */
+    char *dump_dir;             /* <name>-<time>: a watchdog's automatic core dumps */
     char *binary;
     bool kvm;
     bool privileged;

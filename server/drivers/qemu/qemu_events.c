@@ -1,14 +1,20 @@
 /* The domain events QEMU gives rise to, beyond the lifecycle ones
  * (qemu_process.c) and the device ones (qemu_hotplug.c): QMP events
  * turned into libvirt's, with the state changes libvirtd makes for them
- * (a watchdog or an I/O error that pauses, guest power management);
+ * (a watchdog or an I/O error that pauses, a watchdog's dump, guest power
+ * management);
  * the events of calls (TUNABLE, METADATA_CHANGE); and
  * DOMAIN_SET_BLOCK_THRESHOLD with the BLOCK_THRESHOLD event it leads to. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
+
+RV_LOG_CATEGORY("drivers.qemu.events");
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
@@ -95,6 +101,33 @@ static void paused_by(qemu_dom *d, int reason, int detail)
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, reason, RV_EVENT_SUSPENDED, detail);
 }
 
+/* <watchdog action='dump'>, as libvirtd does it: QEMU paused the guest
+ * (its action is pause); a core dump (QEMU's migration stream, as
+ * libvirtd's automatic dumps) to dump_dir/<name>-<date>-<time>, then the
+ * guest resumes.  Jobs of the domain nobody waits for: a failure is
+ * logged, and a guest whose dump failed still resumes, as with libvirtd. */
+static void watchdog_dump(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    char stamp[32] = "";
+    struct tm tm;
+    time_t now = time(NULL);
+    if (localtime_r(&now, &tm))
+        strftime(stamp, sizeof(stamp), "%Y-%m-%d-%H:%M:%S", &tm);
+    char *path = NULL;
+    if (rv_qemu_mkdirs(rv_qemu.dump_dir, &err) < 0 ||
+        asprintf(&path, "%s/%s-%s", rv_qemu.dump_dir, d->live->name, stamp) < 0) {
+        path = NULL;
+        RV_WARN("domain '%s': no watchdog dump: %s", d->live->name,
+                err.message ? err.message : "out of memory");
+        rv_err_clear(&err);
+    } else {
+        rv_qemu_job_add_path(d, QJOB_DUMP, (unsigned)RV_DOMAIN_CORE_DUMP_FORMAT_RAW << 24, path, NULL);
+    }
+    free(path);
+    rv_qemu_job_add(d, QJOB_RESUME, 0, NULL, NULL);
+}
+
 static void on_watchdog(qemu_dom *d, json_object *data)
 {
     /* QEMU's action words in libvirt's order (RV_DOMAIN_EVENT_WATCHDOG_*). */
@@ -105,6 +138,8 @@ static void on_watchdog(qemu_dom *d, json_object *data)
     rv_qemu_emit(d, &ev);
     if (ev.u.watchdog.msg.action == RV_DOMAIN_EVENT_WATCHDOG_PAUSE)
         paused_by(d, RV_DOMAIN_PAUSED_WATCHDOG, RV_EVENT_SUSPENDED_WATCHDOG);
+    if (d->live->dev.watchdog.present && d->live->dev.watchdog.action == RV_QEMU_WATCHDOG_DUMP)
+        watchdog_dump(d);
 }
 
 static void on_io_error(qemu_dom *d, json_object *data)
