@@ -153,6 +153,7 @@ log_outputs = "3:file:$rundir/remvirtd.log"
 qemu_config_dir = "$rundir/qemu/etc"
 qemu_run_dir = "$rundir/qemu/run"
 qemu_save_dir = "$rundir/qemu/save"
+qemu_dump_dir = "$rundir/qemu/dump"
 CONF
 # setsid: the daemon outlives this script and its terminal.
 setsid ./remvirtd -f "$rundir/remvirtd.conf" --pidfile "$pidfile" \
