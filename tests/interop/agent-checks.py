@@ -57,6 +57,7 @@ show("guest info timezone+hostname",
      lambda: info(K.VIR_DOMAIN_GUEST_INFO_TIMEZONE | K.VIR_DOMAIN_GUEST_INFO_HOSTNAME))
 show("guest info all", lambda: info(0))
 show("guest info filesystem", lambda: info(K.VIR_DOMAIN_GUEST_INFO_FILESYSTEM))
+show("guest info interfaces", lambda: info(K.VIR_DOMAIN_GUEST_INFO_INTERFACES))
 show("agent timeout too small", lambda: d.agentSetResponseTimeout(-3, 0))
 show("agent timeout", lambda: d.agentSetResponseTimeout(10, 0))
 show("suspend with a duration", lambda: d.pMSuspendForDuration(K.VIR_NODE_SUSPEND_TARGET_MEM, 5, 0))

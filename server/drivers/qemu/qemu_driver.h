@@ -653,6 +653,12 @@ int rv_qemu_iface_index(const rv_qemu_domain_def *def, const char *device);
 /* def's disk with the target or the source file path, or NULL. */
 const rv_qemu_disk *rv_qemu_disk_by_name(const rv_qemu_domain_def *def, const char *path);
 
+/* ---- qemu_ifaddr.c ---- */
+/* guest-network-get-interfaces' answer (reply) as libvirtd reads it,
+ * appended to ret: an alias's addresses under its device; 0, or -1 with
+ * err (what was read stays in ret). */
+int rv_qemu_agent_interfaces(json_object *reply, rv_domain_interface_addresses_ret *ret, rv_err *err);
+
 /* ---- qemu_agent.c ---- */
 typedef struct qemu_agent_op qemu_agent_op;
 /* A domain's agent response timeout: libvirt's VIR_DOMAIN_AGENT_RESPONSE_TIMEOUT_*. */

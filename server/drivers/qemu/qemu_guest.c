@@ -711,15 +711,54 @@ static int finish_fs(qemu_dom *d, json_object *ret, void *out, rv_err *err)
     return 0;
 }
 
+/* guest-network-get-interfaces' interfaces as GET_GUEST_INFO's if.*, read
+ * as DOMAIN_INTERFACE_ADDRESSES reads them (qemu_ifaddr.c). */
+static int finish_ifaces(qemu_dom *d, json_object *ret, void *out, rv_err *err)
+{
+    static const char *const types[] = { "ipv4", "ipv6" };
+    if (!ret)
+        return info_missing(d, INFO_INTERFACES, "guest-network-get-interfaces", err);
+    rv_domain_interface_addresses_ret ifs = { 0 };
+    int rc = rv_qemu_agent_interfaces(ret, &ifs, err);
+    rv_tparam_list l = info_list(out);
+    char field[96];
+    if (rc == 0)
+        rv_tparam_put(&l, "if.count", RV_TYPED_PARAM_UINT, ifs.ifaces.ifaces_len, NULL);
+    for (u_int i = 0; rc == 0 && i < ifs.ifaces.ifaces_len; i++) {
+        const rv_domain_interface *wi = &ifs.ifaces.ifaces_val[i];
+#define IF_PUT(type, num, str, ...) \
+        (snprintf(field, sizeof field, __VA_ARGS__), rv_tparam_put(&l, field, (type), (num), (str)))
+        IF_PUT(RV_TYPED_PARAM_STRING, 0, wi->name, "if.%u.name", i);
+        if (wi->hwaddr)
+            IF_PUT(RV_TYPED_PARAM_STRING, 0, *wi->hwaddr, "if.%u.hwaddr", i);
+        IF_PUT(RV_TYPED_PARAM_UINT, wi->addrs.addrs_len, NULL, "if.%u.addr.count", i);
+        for (u_int k = 0; k < wi->addrs.addrs_len; k++) {
+            const rv_domain_ip_addr *a = &wi->addrs.addrs_val[k];
+            IF_PUT(RV_TYPED_PARAM_STRING, 0, types[a->type != 0], "if.%u.addr.%u.type", i, k);
+            IF_PUT(RV_TYPED_PARAM_STRING, 0, a->addr, "if.%u.addr.%u.addr", i, k);
+            IF_PUT(RV_TYPED_PARAM_UINT, a->prefix, NULL, "if.%u.addr.%u.prefix", i, k);
+        }
+#undef IF_PUT
+    }
+    xdr_free((xdrproc_t)xdr_rv_domain_interface_addresses_ret, (char *)&ifs);
+    if (rc < 0)
+        return fail_kept(out, &l);
+    if (info_store(out, &l, err) < 0)
+        return -1;
+    info_next(d, INFO_INTERFACES);
+    return 0;
+}
+
 static const rv_qemu_agent_cmd info_cmds[] = {
     { .command = "guest-get-users", .finish = finish_users, .missing_ok = true },
     { .command = "guest-get-osinfo", .finish = finish_os, .missing_ok = true },
     { .command = "guest-get-timezone", .finish = finish_timezone, .missing_ok = true },
     { .command = "guest-get-host-name", .finish = finish_hostname, .missing_ok = true },
     { .command = "guest-get-fsinfo", .finish = finish_fs, .missing_ok = true },
+    { .command = "guest-network-get-interfaces", .finish = finish_ifaces, .missing_ok = true },
 };
 static const unsigned int info_types[] = { INFO_USERS, INFO_OS, INFO_TIMEZONE, INFO_HOSTNAME,
-                                           INFO_FILESYSTEM };
+                                           INFO_FILESYSTEM, INFO_INTERFACES };
 
 /* The command of the next type asked after type after (0: the first). */
 static const rv_qemu_agent_cmd *info_cmd_after(unsigned int types, unsigned int after)
@@ -752,9 +791,9 @@ int rv_qemu_domain_get_guest_info(rv_driver_conn *c, const rv_domain_get_guest_i
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                            "invalid argument: unsupported flags (0x%x) in function "
                            "qemuDomainGetGuestInfo", args->types & ~known);
-    if (args->types & (INFO_DISKS | INFO_INTERFACES))
+    if (args->types & INFO_DISKS)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: the guest's disks and interfaces are not supported");
+                    "argument unsupported: the guest's disks are not supported");
     if (!(d = rv_qemu_agent_domain(&args->dom, err)))
         return -1;
     return agent_job(d, info_cmd_after(args->types, 0), NULL, err);

@@ -212,18 +212,24 @@ static int agent_iface(rv_domain_interface_addresses_ret *ret, json_object *o, r
     return 0;
 }
 
+int rv_qemu_agent_interfaces(json_object *reply, rv_domain_interface_addresses_ret *ret, rv_err *err)
+{
+    if (!json_object_is_type(reply, json_type_array))
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: qemu agent didn't return an array of interfaces");
+    for (size_t i = 0; i < json_object_array_length(reply); i++)
+        if (agent_iface(ret, json_object_array_get_idx(reply, i), err) < 0)
+            return -1;
+    return 0;
+}
+
 /* guest-network-get-interfaces' answer into the call's result (out
  * NULL: nobody waits; read for its errors all the same). */
 static int finish_agent(qemu_dom *d, json_object *reply, void *out, rv_err *err)
 {
     (void)d;
-    if (!json_object_is_type(reply, json_type_array))
-        return fail(err, RV_ERR_INTERNAL_ERROR,
-                    "internal error: qemu agent didn't return an array of interfaces");
     rv_domain_interface_addresses_ret unsent = { 0 }, *ret = out ? out : &unsent;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < json_object_array_length(reply); i++)
-        rc = agent_iface(ret, json_object_array_get_idx(reply, i), err);
+    int rc = rv_qemu_agent_interfaces(reply, ret, err);
     if (ret == &unsent)          /* (a reply's is freed with it) */
         xdr_free((xdrproc_t)xdr_rv_domain_interface_addresses_ret, (char *)ret);
     return rc;
