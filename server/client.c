@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "rv_keepalive.h"
 #include "server/budget.h"
+#include "server/drivers/work_pool.h"
 #include "server/stream.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
@@ -51,6 +52,7 @@ struct rvs_client {
     char *x509_dn;              /* TLS: the verified client certificate's DN */
     char *sasl_user;            /* the SASL user it authenticated as */
     struct rv_sasl *sasl;       /* the SASL exchange under way */
+    struct handshake_job *handshake;    /* TLS: its steps' job, until done */
     int min_ssf;                /* the SASL security strength this listener needs */
     unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
     unsigned local : 1;         /* came in on a Unix socket */
@@ -98,6 +100,23 @@ struct rvs_client {
 #define RVS_CLIENT_BASE_COST (sizeof(struct rvs_client) + 512)
 
 static rv_buf spare_in, spare_out;     /* the loop is one thread */
+
+/* A TLS handshake's steps run on a work thread (server/drivers/work_pool.h):
+ * gnutls' key exchange, signature and the client certificate's checks
+ * were the loop's longest passes (up to 77.7 ms of CPU in one).  One
+ * step is one non-blocking gnutls call; between steps the loop waits for
+ * the socket and keeps the deadline, so a peer that stalls holds no
+ * thread.  While a step runs the loop leaves the transport alone (its
+ * watchers are stopped); a client closed meanwhile gives the transport
+ * to the job, which closes it when the step is back. */
+typedef struct handshake_job {
+    rv_work work;
+    rvs_client *client;         /* NULL: closed meanwhile */
+    rv_transport *tr;
+    int running;                /* a step is with the pool */
+    int rc;                     /* rv_tls_server_handshake's */
+    rv_err err;
+} handshake_job;
 
 /* b is empty: keep it as the spare if there is none, else free it. */
 static void give_back(rv_buf *b, rv_buf *spare)
@@ -796,6 +815,12 @@ void rvs_client_free(rvs_client *c)
     /* Before the driver connection their endpoints may belong to. */
     rvs_streams_free_all(c);
     rvs_client_detach_driver(c);
+    if (c->handshake && c->handshake->running) {
+        c->handshake->client = NULL;
+        c->tr = NULL;
+    } else {
+        free(c->handshake);
+    }
     free(c->x509_dn);
     free(c->sasl_user);
     free(c->unsupported_logged);
@@ -822,23 +847,65 @@ static void watch(rvs_client *c, short want)
         ev_io_stop(c->env->loop, &c->write_watcher);
 }
 
-/* Advance the TLS handshake; once it is done and the client's certificate
- * passed, send libvirt's go-ahead byte and start serving packets. */
+static void handshake_run(rv_work *w)
+{
+    handshake_job *job = (handshake_job *)w;
+    job->rc = rv_tls_server_handshake(job->tr, &job->err);
+}
+
+static void handshake_done(rv_work *w);
+
+/* Hand the next step of the TLS handshake to a work thread. */
 static void handshake_step(rvs_client *c)
 {
-    rv_err err = { 0 };
-    int rc = rv_tls_server_handshake(c->tr, &err);
-    if (rc < 0) {
+    if (!c->handshake) {
+        if (!(c->handshake = calloc(1, sizeof(*c->handshake)))) {
+            rvs_client_close(c, "out of memory");
+            return;
+        }
+        c->handshake->work.run = handshake_run;
+        c->handshake->work.done = handshake_done;
+        c->handshake->client = c;
+        c->handshake->tr = c->tr;
+    }
+    if (c->handshake->running)
+        return;
+    watch(c, 0);
+    c->handshake->running = 1;
+    rv_work_submit(&c->handshake->work);
+}
+
+/* Back on the loop after a step: wait for the socket again, or drop the
+ * client, or (done, and the client's certificate passed) send libvirt's
+ * go-ahead byte and start serving packets. */
+static void handshake_done(rv_work *w)
+{
+    handshake_job *job = (handshake_job *)w;
+    rvs_client *c = job->client;
+    job->running = 0;
+    if (!c) {
+        rv_err_clear(&job->err);
+        rv_transport_close(job->tr);
+        free(job);
+        return;
+    }
+    if (c->io == RVS_IO_CLOSING) {     /* (its free is still to come) */
+        rv_err_clear(&job->err);
+        return;
+    }
+    if (job->rc < 0) {
         RV_WARN("client %llu from %s: TLS handshake failed: %s", c->serial_no, c->from,
-                err.message ? err.message : "unknown error");
-        rv_err_clear(&err);
+                job->err.message ? job->err.message : "unknown error");
+        rv_err_clear(&job->err);
         rvs_client_close(c, "TLS handshake failed");
         return;
     }
-    if (rc == 0) {
+    if (job->rc == 0) {
         watch(c, rv_transport_wait_events(c->tr, POLLIN));
         return;
     }
+    free(job);
+    c->handshake = NULL;
     if (set_auth_phase(c, c->sasl_required ? RVS_AUTH_ANONYMOUS : RVS_AUTH_AUTHENTICATED) < 0)
         return;
     const char *dn = rv_tls_peer_dn(c->tr);

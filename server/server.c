@@ -26,6 +26,7 @@
 #include "server/budget.h"
 #include "server/client.h"
 #include "server/dispatch.h"
+#include "server/drivers/work_pool.h"
 #include "server/events.h"
 #include "server/loop_stall.h"
 #include "server/stream.h"
@@ -872,6 +873,10 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_run_dir = cfg->qemu_run_dir,
                               .qemu_save_dir = cfg->qemu_save_dir,
                               .qemu_binary = cfg->qemu_binary };
+    if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {
+        rvs_server_free(srv);
+        return NULL;
+    }
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->init)
             rv_drivers[i]->init(&setup);
@@ -899,6 +904,9 @@ void rvs_server_free(rvs_server *srv)
         rvs_client_close(srv->admin_clients, "server shutting down");
     srv->to_flush = NULL;       /* every client on it is closing now */
     free_closed(srv);
+    /* After the clients (a handshake step still running closes its
+     * transport when back), before the drivers (a peek's reply). */
+    rv_work_pool_stop();
     rvs_client_free_spares();
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);
