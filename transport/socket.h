@@ -10,6 +10,13 @@
  * is left open for the caller. */
 rv_transport *rv_socket_transport_new(int fd, int nonblock, rv_err *err);
 
+/* The same for a connected Unix socket, which can also pass descriptors
+ * (rv_transport_passes_fds). */
+rv_transport *rv_unix_transport_new(int fd, int nonblock, rv_err *err);
+
+/* The most descriptors one read_fds takes in (its control buffer). */
+#define RV_TRANSPORT_FDS_MAX 32
+
 /* Set O_NONBLOCK on fd. */
 int rv_socket_set_nonblock(int fd, rv_err *err);
 

@@ -57,6 +57,9 @@ const rv_driver rv_qemu_driver = {
         .domain_inject_nmi = rv_qemu_domain_inject_nmi,
         .domain_screenshot = rv_qemu_domain_screenshot,
         .domain_send_key = rv_qemu_domain_send_key,
+        /* the display as a descriptor (qemu_graphics.c) */
+        .domain_open_graphics = rv_qemu_domain_open_graphics,
+        .domain_open_graphics_fd = rv_qemu_domain_open_graphics_fd,
         /* through the guest agent (qemu_guest.c) */
         .domain_pm_suspend_for_duration = rv_qemu_domain_pm_suspend_for_duration,
         .domain_pm_wakeup = rv_qemu_domain_pm_wakeup,
