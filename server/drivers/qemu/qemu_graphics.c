@@ -142,6 +142,10 @@ static int graphics_target(const rv_nonnull_domain *wire, unsigned idx, unsigned
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, OPEN_GRAPHICS_SKIPAUTH, func, err) < 0 ||
         !(*d = rv_qemu_dom_get(wire, err)))
         return -1;
+    /* libvirtd's check (of the domain object, hence domain DOMAIN). */
+    if (!rv_qemu_dom_active(*d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
     int rc = rv_qemu_need_monitor(*d, err);
     if (rc != 0)
         return rc;
