@@ -112,6 +112,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-keepalive-client.sh \
 	tests/integration/test-keepalive-daemon.sh \
 	tests/integration/test-hostile-server.sh \
+	tests/integration/test-fd-passing.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
 	tests/integration/test-preauth.sh \
