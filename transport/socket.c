@@ -80,6 +80,11 @@ static ssize_t unix_read_fds(rv_transport *t, void *buf, size_t len, int *fds, s
 
 static ssize_t unix_write_fd(rv_transport *t, const void *buf, size_t len, int fd)
 {
+    return rv_socket_send_fd(t->fd, buf, len, fd, MSG_NOSIGNAL);
+}
+
+ssize_t rv_socket_send_fd(int sock, const void *buf, size_t len, int fd, int flags)
+{
     union {
         struct cmsghdr align;
         char bytes[CMSG_SPACE(sizeof(int))];
@@ -93,7 +98,7 @@ static ssize_t unix_write_fd(rv_transport *t, const void *buf, size_t len, int f
     h->cmsg_type = SCM_RIGHTS;
     h->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(h), &fd, sizeof(int));
-    return sendmsg(t->fd, &m, MSG_NOSIGNAL);
+    return sendmsg(sock, &m, flags);
 }
 
 static const rv_transport_ops unix_ops = {

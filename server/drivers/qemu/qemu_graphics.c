@@ -134,55 +134,47 @@ static int add_client(qemu_dom *d, const char *protocol, int fd, int mine, unsig
     return RV_DEFERRED;
 }
 
-/* The running domain and the protocol of its idx-th display: 0, or
- * RV_DEFERRED (waiting for the monitor; the call runs again) or -1. */
-static int graphics_target(const rv_nonnull_domain *wire, unsigned idx, unsigned flags,
-                           const char *func, qemu_dom **d, const char **protocol, rv_err *err)
+/* Both calls: the client's socket is the call's descriptor (from_call),
+ * or one end of a new pair whose other end goes back in the reply. */
+static int open_graphics(const rv_nonnull_domain *wire, unsigned idx, unsigned flags,
+                         const char *func, bool from_call, rv_err *err)
 {
-    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, OPEN_GRAPHICS_SKIPAUTH, func, err) < 0 ||
-        !(*d = rv_qemu_dom_get(wire, err)))
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, OPEN_GRAPHICS_SKIPAUTH, func, err) < 0)
         return -1;
-    /* libvirtd's check (of the domain object, hence domain DOMAIN). */
-    if (!rv_qemu_dom_active(*d))
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-                           "Requested operation is not valid: domain is not running");
-    int rc = rv_qemu_need_monitor(*d, err);
+    qemu_dom *d = rv_qemu_dom_get_active(wire, err);
+    if (!d)
+        return -1;
+    int rc = rv_qemu_need_monitor(d, err);
     if (rc != 0)
-        return rc;
-    return (*protocol = graphics_protocol(*d, idx, err)) ? 0 : -1;
+        return rc;      /* RV_DEFERRED: the call runs again once it may */
+    const char *protocol = graphics_protocol(d, idx, err);
+    if (!protocol)
+        return -1;
+    if (from_call) {
+        int fd = rv_driver_call_fd(0, err);
+        return fd < 0 ? -1 : add_client(d, protocol, fd, -1, flags, err);
+    }
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+        return fail(err, RV_ERR_SYSTEM_ERROR, "Unable to create socket pair: %s",
+                    strerror(errno));
+    rc = add_client(d, protocol, pair[1], pair[0], flags, err);
+    close(pair[1]);             /* QEMU has its copy (or none) */
+    return rc;
 }
 
 int rv_qemu_domain_open_graphics_fd(rv_driver_conn *c,
                                     const rv_domain_open_graphics_fd_args *args, rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
-    const char *protocol;
-    int rc = graphics_target(&args->dom, args->idx, args->flags, "qemuDomainOpenGraphicsFD", &d,
-                             &protocol, err);
-    if (rc != 0)
-        return rc;
-    int pair[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
-        return fail(err, RV_ERR_SYSTEM_ERROR, "Unable to create socket pair: %s",
-                    strerror(errno));
-    rc = add_client(d, protocol, pair[1], pair[0], args->flags, err);
-    close(pair[1]);             /* QEMU has its copy (or none) */
-    return rc;
+    return open_graphics(&args->dom, args->idx, args->flags, "qemuDomainOpenGraphicsFD", false,
+                         err);
 }
 
 int rv_qemu_domain_open_graphics(rv_driver_conn *c, const rv_domain_open_graphics_args *args,
                                  rv_err *err)
 {
     (void)c;
-    qemu_dom *d;
-    const char *protocol;
-    int rc = graphics_target(&args->dom, args->idx, args->flags, "qemuDomainOpenGraphics", &d,
-                             &protocol, err);
-    if (rc != 0)
-        return rc;
-    int fd = rv_driver_call_fd(0, err);
-    if (fd < 0)
-        return -1;
-    return add_client(d, protocol, fd, -1, args->flags, err);
+    return open_graphics(&args->dom, args->idx, args->flags, "qemuDomainOpenGraphics", true,
+                         err);
 }
