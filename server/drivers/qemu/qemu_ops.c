@@ -155,6 +155,7 @@ const rv_driver rv_qemu_driver = {
         .domain_reset = rv_qemu_domain_reset,
         .domain_get_info = rv_qemu_domain_get_info,
         .domain_open_console = rv_qemu_domain_open_console,
+        .domain_open_channel = rv_qemu_domain_open_channel,
         .domain_get_state = rv_qemu_domain_get_state,
         .domain_get_xml_desc = rv_qemu_domain_get_xml_desc,
         .domain_get_os_type = rv_qemu_domain_get_os_type,
