@@ -14,7 +14,8 @@
 #   - `virt-viewer --attach` under Xvfb shows the guest's display through
 #     DOMAIN_OPEN_GRAPHICS_FD (remvirtd's log names the procedure; the
 #     screenshot of its window is not blank).
-# The test driver refuses both calls as libvirtd's test driver does.
+# The test driver refuses both calls, and DOMAIN_OPEN_CHANNEL
+# (test-qemu-channel.sh), as libvirtd's test driver does.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -134,7 +135,8 @@ conn = libvirt.open(sys.argv[1])
 dom = conn.lookupByName("test")
 a, b = socket.socketpair()
 for what, call in [("openGraphicsFD", lambda: dom.openGraphicsFD(0, 0)),
-                   ("openGraphics", lambda: dom.openGraphics(0, b.fileno(), 0))]:
+                   ("openGraphics", lambda: dom.openGraphics(0, b.fileno(), 0)),
+                   ("openChannel", lambda: dom.openChannel(None, conn.newStream(0), 0))]:
     try:
         call()
         sys.exit(f"FAIL: the test driver's {what} worked")
@@ -144,7 +146,7 @@ for what, call in [("openGraphicsFD", lambda: dom.openGraphicsFD(0, 0)),
             sys.exit(f"FAIL: the test driver's {what}: {e}")
 PY
 done
-echo "ok   the test driver refuses openGraphicsFD and openGraphics (NO_SUPPORT, as libvirtd's)"
+echo "ok   the test driver refuses openGraphicsFD, openGraphics and openChannel (NO_SUPPORT, as libvirtd's)"
 
 # ---- virt-viewer --attach under Xvfb ----
 requires virt-viewer --version
