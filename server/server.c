@@ -249,7 +249,9 @@ static rv_transport *accept_transport(rvs_server *srv, listener *l, int fd, rv_e
         rv_tcp_nodelay(fd);
     if (l->kind == LISTEN_TLS)
         return rv_tls_server_new(srv->tls, fd, err);
-    rv_transport *tr = rv_socket_transport_new(fd, 1, err);
+    /* Only a Unix socket can pass descriptors (CALL_WITH_FDS). */
+    rv_transport *tr = l->kind == LISTEN_UNIX ? rv_unix_transport_new(fd, 1, err)
+                                              : rv_socket_transport_new(fd, 1, err);
     if (!tr)
         close(fd);
     return tr;
