@@ -6,6 +6,7 @@ QEMU driver kept busy one way for a while, through python3-libvirt.
   loop-stall-load.py URI storm  [--seconds S] --dir DIR
   loop-stall-load.py URI upload [--threads N] [--seconds S] --dir DIR [--mib M]
   loop-stall-load.py URI getinfo --domain NAME [--calls N] [--seconds S]
+  loop-stall-load.py URI tls --tls-uri TLS-URI [--threads N] [--seconds S]
 
 churn: N threads (default 10), a connection each, each defining, starting,
 destroying and undefining a TCG guest of its own over and over.
@@ -14,6 +15,9 @@ nwfilter, snapshot), each defining and undefining objects of its family
 over and over; pools, volumes and the snapshots' qcow2 disk in DIR.
 upload: N threads (default 2) each uploading M MiB (default 16) into a
 volume of a pool in DIR over and over (vol-upload through a stream).
+tls: N threads (default 4) each opening a connection over TLS (a full
+handshake, the client's certificate checked), asking the host name and
+closing it, over and over.
 getinfo: GetInfo calls on one domain (a connection of its own), N of them
 and for S seconds at least, then their latency p50/p99/max in microseconds.
 SIGINT or SIGTERM ends a load before its time.  Each load prints what it did ("storm: 1234 operations (domain 180, ...)");
@@ -133,6 +137,14 @@ def upload(conn, i, directory, mib, until, count):
         pool.destroy()
 
 
+def tls_connect(conn, uri, until, count):
+    while going(until):
+        c = libvirt.open(uri)
+        c.getHostname()
+        c.close()
+        count["handshakes"] += 1
+
+
 def run_threads(uri, targets):
     """targets: (function, args) run each in a thread with a connection of its own."""
     errors = []
@@ -175,13 +187,14 @@ def getinfo(uri, name, calls, seconds):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("uri")
-    p.add_argument("load", choices=["churn", "storm", "upload", "getinfo"])
+    p.add_argument("load", choices=["churn", "storm", "upload", "getinfo", "tls"])
     p.add_argument("--threads", type=int)
     p.add_argument("--seconds", type=float, default=10)
     p.add_argument("--dir")
     p.add_argument("--mib", type=int, default=16)
     p.add_argument("--domain")
     p.add_argument("--calls", type=int, default=20000)
+    p.add_argument("--tls-uri")
     a = p.parse_args()
     if a.load == "getinfo":
         getinfo(a.uri, a.domain, a.calls, a.seconds)
@@ -195,6 +208,9 @@ def main():
         n = a.threads or 10
         count["guest cycles"] = 0
         targets = [(churn, (i, until, count)) for i in range(n)]
+    elif a.load == "tls":
+        count["handshakes"] = 0
+        targets = [(tls_connect, (a.tls_uri, until, count)) for i in range(a.threads or 4)]
     elif a.load == "storm":
         for f in families:
             count[f] = 0

@@ -8,7 +8,10 @@
 #            a TCG guest of its own, over and over;
 #   storms   a thread per family (domain, network, pool, volume, secret,
 #            nwfilter, snapshot) defining and undefining, over and over;
-#   uploads  2 threads each uploading 16 MiB into a volume, over and over.
+#   uploads  2 threads each uploading 16 MiB into a volume, over and over;
+#   tls      4 threads each connecting over TLS (certtool-made certificates,
+#            the client's verified), asking the host name and closing,
+#            over and over.
 # For each: what the load did, how many passes took MS or more of wall
 # time, the worst of them by wall time and by the loop's own CPU time,
 # and how many spent MS or more on the CPU (the loop's own work: a long
@@ -22,7 +25,7 @@
 # and then --suite-log /tmp/stalls prints the same figures for it.
 #
 #   bench/run-loop-stalls.sh [--builddir DIR] [--seconds S] [--ms MS]
-#                            [--only churn|storms|uploads] [--suite-log FILE]
+#                            [--only churn|storms|uploads|tls] [--suite-log FILE]
 #
 # Figures, not verdicts: the exit status is 0 when every load ran.
 set -euo pipefail
@@ -74,7 +77,7 @@ one()
 {
     local name=$1 from
     shift
-    RV_LOOP_STALL_MS=$ms start_remvirtd_qemu
+    RV_LOOP_STALL_MS=$ms start_remvirtd_qemu ${daemon_conf[@]+"${daemon_conf[@]}"}
     mkdir -p "$RV_TMP/$name"
     sleep 1     # the start-up's passes (the driver's first scan) are not the load's
     from=$(($(wc -l < "$REMVIRTD_LOG") + 1))
@@ -85,10 +88,28 @@ one()
 }
 
 status=0
+daemon_conf=()
 echo "loop passes of $ms ms or more (wall), $seconds s of each load; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 case $only in ''|churn) one churn churn ;; esac
 case $only in ''|storms) one storms storm ;; esac
 case $only in ''|uploads) one uploads upload ;; esac
+case $only in
+''|tls)
+    if command -v certtool > /dev/null; then
+        make_pki "$RV_TMP/pki"
+        port=$(free_port)
+        daemon_conf=('listen_tls = 1' "tls_port = \"$port\"" 'max_anonymous_clients = 64'
+                     "ca_file = \"$RV_TMP/pki/server/cacert.pem\""
+                     "cert_file = \"$RV_TMP/pki/server/servercert.pem\""
+                     "key_file = \"$RV_TMP/pki/server/serverkey.pem\"")
+        kind=session
+        [ "$(id -u)" -ne 0 ] || kind=system
+        one tls tls --tls-uri "qemu+tls://localhost:$port/$kind?pkipath=$RV_TMP/pki/client"
+        daemon_conf=()
+    else
+        echo "  tls      skipped: no certtool"
+    fi ;;
+esac
 if [ -n "$suite_log" ]; then
     echo "suite: $(cut -d: -f1 "$suite_log" | sort -u | wc -l) tests logged passes"
     summary suite suite < "$suite_log"

@@ -7,13 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
 #include "server/budget.h"
+#include "server/drivers/work_pool.h"
 #include "server/stream.h"
 #include "transport/frame.h"
 #include "transport/sasl.h"
+#include "transport/socket.h"
 #include "transport/tls.h"
 
 RV_LOG_CATEGORY("server.client");
@@ -51,6 +54,7 @@ struct rvs_client {
     char *x509_dn;              /* TLS: the verified client certificate's DN */
     char *sasl_user;            /* the SASL user it authenticated as */
     struct rv_sasl *sasl;       /* the SASL exchange under way */
+    struct handshake_job *handshake;    /* TLS: its steps' job, until done */
     int min_ssf;                /* the SASL security strength this listener needs */
     unsigned readonly : 1;      /* came in on the read-only socket or opened read-only */
     unsigned local : 1;         /* came in on a Unix socket */
@@ -68,6 +72,26 @@ struct rvs_client {
     unsigned char *unsupported_logged;
     rvs_client *prev, *next;    /* the server's list */
     rvs_client *flush_next;     /* the server's list of clients to write to */
+    struct client_fds *fds;     /* descriptors passed either way; NULL until one is */
+};
+
+/* Descriptors passed over a Unix socket (docs/wire-protocol.md, 14).
+ * Each comes in with the one carrier byte that follows its CALL_WITH_FDS
+ * and waits in `in` until that call is dispatched, which gets them in
+ * `call` (what it does not take is closed after it); each a reply sends
+ * waits in `out` for its carrier byte to be written.  Allocated at the
+ * first descriptor, so that clients that pass none pay nothing. */
+struct client_fds {
+    int in[RVS_CLIENT_FDS_MAX];
+    unsigned nin;
+    int call[RVS_CLIENT_FDS_MAX];
+    unsigned ncall;
+    struct {
+        unsigned long long at;  /* its carrier byte's offset in the output stream */
+        int fd;
+    } out[RVS_CLIENT_FDS_MAX];
+    unsigned nout;
+    unsigned long long written; /* output bytes written so far */
 };
 
 /* Enough for any small call in one read; bigger frames grow the buffer
@@ -98,6 +122,36 @@ struct rvs_client {
 #define RVS_CLIENT_BASE_COST (sizeof(struct rvs_client) + 512)
 
 static rv_buf spare_in, spare_out;     /* the loop is one thread */
+
+/* A TLS handshake's steps run on a work thread (server/drivers/work_pool.h):
+ * gnutls' key exchange, signature and the client certificate's checks
+ * were the loop's longest passes (up to 77.7 ms of CPU in one).  One
+ * step is one non-blocking gnutls call; between steps the loop waits for
+ * the socket and keeps the deadline, so a peer that stalls holds no
+ * thread.  While a step runs the loop leaves the transport alone (its
+ * watchers are stopped); a client closed meanwhile gives the transport
+ * to the job, which closes it when the step is back. */
+typedef struct handshake_job {
+    rv_work work;
+    rvs_client *client;         /* NULL: closed meanwhile */
+    rv_transport *tr;
+    int running;                /* a step is with the pool */
+    int rc;                     /* rv_tls_server_handshake's */
+    rv_err err;
+} handshake_job;
+
+static struct client_fds *client_fds(rvs_client *c)
+{
+    if (!c->fds)
+        c->fds = calloc(1, sizeof(*c->fds));
+    return c->fds;
+}
+
+static void close_fds(int *fds, unsigned *n)
+{
+    while (*n > 0)
+        close(fds[--*n]);
+}
 
 /* b is empty: keep it as the spare if there is none, else free it. */
 static void give_back(rv_buf *b, rv_buf *spare)
@@ -796,6 +850,12 @@ void rvs_client_free(rvs_client *c)
     /* Before the driver connection their endpoints may belong to. */
     rvs_streams_free_all(c);
     rvs_client_detach_driver(c);
+    if (c->handshake && c->handshake->running) {
+        c->handshake->client = NULL;
+        c->tr = NULL;
+    } else {
+        free(c->handshake);
+    }
     free(c->x509_dn);
     free(c->sasl_user);
     free(c->unsupported_logged);
@@ -804,7 +864,120 @@ void rvs_client_free(rvs_client *c)
     rv_buf_free(&c->in);
     rv_buf_free(&c->out);
     rvs_budget_leave(&c->mem);
+    if (c->fds) {
+        close_fds(c->fds->in, &c->fds->nin);
+        close_fds(c->fds->call, &c->fds->ncall);
+        while (c->fds->nout > 0)
+            close(c->fds->out[--c->fds->nout].fd);
+        free(c->fds);
+    }
     free(c);
+}
+
+/* ---- descriptors ---- */
+
+int rvs_client_passes_fds(const rvs_client *c)
+{
+    return rv_transport_passes_fds(c->tr);
+}
+
+int *rvs_client_call_fds(rvs_client *c, unsigned *n)
+{
+    *n = c->fds ? c->fds->ncall : 0;
+    return c->fds ? c->fds->call : NULL;
+}
+
+int rvs_client_queue_fd(rvs_client *c, int fd)
+{
+    struct client_fds *q = client_fds(c);
+    if (!q || q->nout >= RVS_CLIENT_FDS_MAX || rv_buf_reserve(&c->out, 1) < 0)
+        return -1;
+    q->out[q->nout].at = q->written + rv_buf_used(&c->out);
+    q->out[q->nout++].fd = fd;
+    /* The carrier: one byte, as libvirt sends it. */
+    c->out.data[c->out.len++] = 0;
+    return 0;
+}
+
+/* The descriptors one read brought (n of them at fds): kept for the call
+ * they follow.  -1 if c was closed: a stranger may not make the daemon
+ * hold descriptors, nor anyone more than a call can take. */
+static int took_fds(rvs_client *c, const int *fds, size_t n)
+{
+    struct client_fds *q = client_fds(c);
+    const char *why = !phase_is_authenticated(c->auth) ? "descriptors before authentication"
+                      : !q                            ? "out of memory for descriptors"
+                      : q->nin + n > RVS_CLIENT_FDS_MAX
+                          ? "more descriptors than its calls claim"
+                          : NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (why)
+            close(fds[i]);
+        else
+            q->in[q->nin++] = fds[i];
+    }
+    if (!why)
+        return 0;
+    char name[256];
+    RV_WARN("%s sent %s; closing it", rvs_client_name(c, name, sizeof(name)), why);
+    rvs_client_close(c, why);
+    return -1;
+}
+
+/* A whole CALL_WITH_FDS frame of len bytes heads c->in: its descriptors
+ * move to the call's list once their carrier bytes are in too.  1 when
+ * the frame may be dispatched (its carriers are then `*carriers` bytes
+ * after it), 0 to wait for more, -1 if c was closed. */
+static int claim_call_fds(rvs_client *c, uint32_t len, size_t *carriers)
+{
+    const char *frame = rv_buf_head(&c->in);
+    *carriers = 0;
+    if (!rvs_client_passes_fds(c))
+        return 1;       /* the dispatcher refuses it and closes c */
+    if (len < RV_FRAME_MIN + 4) {
+        rvs_client_close(c, "a CALL_WITH_FDS without its descriptor count");
+        return -1;
+    }
+    uint32_t n = rv_frame_peek_len(frame + RV_FRAME_MIN);
+    if (n > RVS_CLIENT_FDS_MAX) {
+        char name[256];
+        RV_WARN("%s: a call with %u descriptors (the limit is %d); closing it",
+                rvs_client_name(c, name, sizeof(name)), n, RVS_CLIENT_FDS_MAX);
+        rvs_client_close(c, "too many descriptors in one call");
+        return -1;
+    }
+    if (rv_buf_used(&c->in) < (size_t)len + n)
+        return 0;
+    struct client_fds *q = client_fds(c);
+    if (n > 0 && (!q || q->nin < n)) {
+        rvs_client_close(c, "descriptor carrier bytes without descriptors");
+        return -1;
+    }
+    if (q) {
+        close_fds(q->call, &q->ncall);
+        memcpy(q->call, q->in, n * sizeof(int));
+        memmove(q->in, q->in + n, (q->nin - n) * sizeof(int));
+        q->ncall = n;
+        q->nin -= n;
+    }
+    *carriers = n;
+    return 1;
+}
+
+/* After a frame ran: what its call did not take is closed, and so are
+ * descriptors no bytes still waiting can claim (sent with no call). */
+static void drop_unclaimed_fds(rvs_client *c)
+{
+    struct client_fds *q = c->fds;
+    if (!q)
+        return;
+    close_fds(q->call, &q->ncall);
+    if (q->nin > 0 && rv_buf_used(&c->in) == 0) {
+        char name[256];
+        RV_WARN("%s sent %u descriptors with no call to take them; closed them",
+                rvs_client_name(c, name, sizeof(name)), q->nin);
+        close_fds(q->in, &q->nin);
+    }
 }
 
 /* ---- I/O ---- */
@@ -822,23 +995,65 @@ static void watch(rvs_client *c, short want)
         ev_io_stop(c->env->loop, &c->write_watcher);
 }
 
-/* Advance the TLS handshake; once it is done and the client's certificate
- * passed, send libvirt's go-ahead byte and start serving packets. */
+static void handshake_run(rv_work *w)
+{
+    handshake_job *job = (handshake_job *)w;
+    job->rc = rv_tls_server_handshake(job->tr, &job->err);
+}
+
+static void handshake_done(rv_work *w);
+
+/* Hand the next step of the TLS handshake to a work thread. */
 static void handshake_step(rvs_client *c)
 {
-    rv_err err = { 0 };
-    int rc = rv_tls_server_handshake(c->tr, &err);
-    if (rc < 0) {
+    if (!c->handshake) {
+        if (!(c->handshake = calloc(1, sizeof(*c->handshake)))) {
+            rvs_client_close(c, "out of memory");
+            return;
+        }
+        c->handshake->work.run = handshake_run;
+        c->handshake->work.done = handshake_done;
+        c->handshake->client = c;
+        c->handshake->tr = c->tr;
+    }
+    if (c->handshake->running)
+        return;
+    watch(c, 0);
+    c->handshake->running = 1;
+    rv_work_submit(&c->handshake->work);
+}
+
+/* Back on the loop after a step: wait for the socket again, or drop the
+ * client, or (done, and the client's certificate passed) send libvirt's
+ * go-ahead byte and start serving packets. */
+static void handshake_done(rv_work *w)
+{
+    handshake_job *job = (handshake_job *)w;
+    rvs_client *c = job->client;
+    job->running = 0;
+    if (!c) {
+        rv_err_clear(&job->err);
+        rv_transport_close(job->tr);
+        free(job);
+        return;
+    }
+    if (c->io == RVS_IO_CLOSING) {     /* (its free is still to come) */
+        rv_err_clear(&job->err);
+        return;
+    }
+    if (job->rc < 0) {
         RV_WARN("client %llu from %s: TLS handshake failed: %s", c->serial_no, c->from,
-                err.message ? err.message : "unknown error");
-        rv_err_clear(&err);
+                job->err.message ? job->err.message : "unknown error");
+        rv_err_clear(&job->err);
         rvs_client_close(c, "TLS handshake failed");
         return;
     }
-    if (rc == 0) {
+    if (job->rc == 0) {
         watch(c, rv_transport_wait_events(c->tr, POLLIN));
         return;
     }
+    free(job);
+    c->handshake = NULL;
     if (set_auth_phase(c, c->sasl_required ? RVS_AUTH_ANONYMOUS : RVS_AUTH_AUTHENTICATED) < 0)
         return;
     const char *dn = rv_tls_peer_dn(c->tr);
@@ -950,6 +1165,13 @@ static int dispatch_buffered(rvs_client *c)
                 return 0;
             }
         }
+        /* Claimed last: nothing may return between here and dispatch. */
+        size_t carriers = 0;
+        if (rv_frame_peek_len(rv_buf_head(&c->in) + RV_LEN_WORD_SIZE + 12) == RV_CALL_WITH_FDS) {
+            int ready = claim_call_fds(c, len, &carriers);
+            if (ready <= 0)
+                return ready;
+        }
         if (!c->dispatch) {
             RV_ERROR("client %llu: internal error: no dispatcher set; closing it", c->serial_no);
             rvs_client_close(c, "no dispatcher");
@@ -964,7 +1186,8 @@ static int dispatch_buffered(rvs_client *c)
             rvs_client_close(c, "unparseable packet");
             return -1;
         }
-        rv_buf_consume(&c->in, len);
+        rv_buf_consume(&c->in, len + carriers);
+        drop_unclaimed_fds(c);
     }
     return c->io == RVS_IO_CLOSING ? -1 : 0;
 }
@@ -1017,7 +1240,26 @@ static void read_some(rvs_client *c)
     take_spare(&c->in, &spare_in);
     if (make_room(c) < 0)
         return;
-    ssize_t n = rv_transport_read(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len);
+    ssize_t n;
+    if (rvs_client_passes_fds(c)) {
+        /* recvmsg: a plain read would drop the descriptors (the kernel
+         * closes them) and leave their calls waiting for them. */
+        int fds[RV_TRANSPORT_FDS_MAX];
+        size_t nfds = 0;
+        n = c->tr->ops->read_fds(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len, fds,
+                                 RV_TRANSPORT_FDS_MAX, &nfds);
+        if (n < 0 && errno == EMSGSIZE) {
+            char name[256];
+            RV_WARN("%s sent more than %d descriptors at once; closing it",
+                    rvs_client_name(c, name, sizeof(name)), RV_TRANSPORT_FDS_MAX);
+            rvs_client_close(c, "too many descriptors at once");
+            return;
+        }
+        if (nfds > 0 && took_fds(c, fds, nfds) < 0)
+            return;
+    } else {
+        n = rv_transport_read(c->tr, c->in.data + c->in.len, c->in.cap - c->in.len);
+    }
     if (n == 0) {
         rvs_client_close(c, rv_buf_used(&c->in) ? "end of file inside a packet"
                                                 : "end of file");
@@ -1117,7 +1359,23 @@ static int start_sasl_layer(rvs_client *c)
 static int write_out(rvs_client *c)
 {
     while (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) > 0) {
-        ssize_t n = rv_transport_write(c->tr, rv_buf_head(&c->out), rv_buf_used(&c->out));
+        ssize_t n;
+        struct client_fds *q = c->fds;
+        if (q && q->nout > 0 && q->out[0].at == q->written) {
+            /* A descriptor's carrier byte: sent alone with it. */
+            n = c->tr->ops->write_fd(c->tr, rv_buf_head(&c->out), 1, q->out[0].fd);
+            if (n > 0) {
+                close(q->out[0].fd);
+                memmove(q->out, q->out + 1, --q->nout * sizeof(q->out[0]));
+            }
+        } else {
+            size_t len = rv_buf_used(&c->out);
+            if (q && q->nout > 0 && q->out[0].at - q->written < len)
+                len = (size_t)(q->out[0].at - q->written);  /* up to the next carrier */
+            n = rv_transport_write(c->tr, rv_buf_head(&c->out), len);
+        }
+        if (n > 0 && q)
+            q->written += (unsigned long long)n;
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -229,6 +229,22 @@ void rvs_client_pending_add(rvs_client *c, rvs_pending *p);
 /* p's reply is queued (or will never be): it no longer waits. */
 void rvs_client_pending_remove(rvs_pending *p);
 
+/* ---- descriptors (Unix sockets: CALL_WITH_FDS, REPLY_WITH_FDS) ---- */
+
+/* The most descriptors one call may carry (libvirt's limit too), and the
+ * most a client may have waiting either way. */
+#define RVS_CLIENT_FDS_MAX 32
+/* Whether c's transport can pass descriptors (a Unix socket). */
+int rvs_client_passes_fds(const rvs_client *c);
+/* Inside the dispatch of a CALL_WITH_FDS: its descriptors (*n of them);
+ * a handler that keeps one sets its slot to -1, the rest are closed when
+ * the dispatch returns. */
+int *rvs_client_call_fds(rvs_client *c, unsigned *n);
+/* Send fd after what is queued now (one carrier byte, the descriptor
+ * attached); takes fd on success.  -1 (fd still the caller's) when
+ * RVS_CLIENT_FDS_MAX are already waiting or memory runs out. */
+int rvs_client_queue_fd(rvs_client *c, int fd);
+
 /* ---- streams (server/stream.c) ---- */
 
 /* The head of the client's list of open streams. */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/drivers/work_pool.h"
+
 /* Ceiling for the client limits: far above any sane setting, low enough
  * that counts never overflow. */
 #define RVS_LIMIT_CEILING 1000000
@@ -66,6 +68,7 @@ static const config_key config_keys[] = {
     KEY(tls_no_sanity_certificate, VAL_BOOL),
     KEY(tls_allowed_dn_list, VAL_LIST),
     KEY(tls_handshake_timeout, VAL_INT),
+    KEY(work_threads, VAL_INT),
     KEY(timeout, VAL_COUNT),
     KEY(log_level, VAL_LOG_LEVEL),
     KEY(log_filters, VAL_STRING),
@@ -122,6 +125,7 @@ void rvs_config_init(rvs_config *cfg)
     cfg->tcp_port = strdup("16509");
     cfg->tls_port = strdup("16514");
     cfg->tls_handshake_timeout = 30;
+    cfg->work_threads = RV_WORK_THREADS_DEFAULT;
 }
 
 static void free_list(char **list)

@@ -52,6 +52,7 @@ typedef struct rvs_config {
     int tls_no_sanity_certificate;
     char **tls_allowed_dn_list;     /* NULL-terminated globs; NULL: any DN */
     int tls_handshake_timeout;      /* seconds a client may take to finish the handshake */
+    int work_threads;               /* threads for TLS handshakes and block peeks */
     int timeout;                    /* seconds without clients before exiting; 0: never */
     int log_level;                  /* 1..4, 0: unset */
     char *log_filters;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "rv_keepalive.h"
@@ -136,11 +137,28 @@ int rvs_call_bad_max(rvs_call *call, const char *field, long long value, int max
 
 /* ---- replies that come later (driver.h) ---- */
 
+/* The descriptors a call came with (CALL_WITH_FDS), owned by it until
+ * it is answered. */
+typedef struct call_fds {
+    int *fds;
+    unsigned n;
+} call_fds;
+
+static void call_fds_close(call_fds *f)
+{
+    for (unsigned i = 0; i < f->n; i++)
+        if (f->fds[i] >= 0)
+            close(f->fds[i]);
+    f->n = 0;
+}
+
 struct rv_deferred {
     rvs_pending pending;        /* first: the client's list links */
     rv_header hdr;              /* the call's, for the reply */
     const rvs_proc *proc;
     void *args, *ret;           /* in the same allocation, after this */
+    call_fds fds;               /* fds.fds in the allocation too */
+    int fd_storage[];
 };
 
 /* The call a slot is running, for rv_driver_defer(). */
@@ -149,6 +167,7 @@ typedef struct running_call {
     const rv_header *hdr;
     const rvs_proc *proc;
     void *args, *ret;           /* the scratch */
+    call_fds *fds;              /* the call's descriptors */
     rv_deferred *taken;         /* set by rv_driver_defer() */
 } running_call;
 static running_call *running;   /* NULL between calls */
@@ -165,10 +184,21 @@ rv_deferred *rv_driver_defer(rv_err *err)
                   alignof(max_align_t);
     size_t args_at = head, ret_at = head + (p->args_size + alignof(max_align_t) - 1) /
                                                alignof(max_align_t) * alignof(max_align_t);
-    rv_deferred *d = malloc(ret_at + p->ret_size + 1);
+    unsigned nfds = running->fds ? running->fds->n : 0;
+    size_t fds_at = (ret_at + p->ret_size + alignof(int) - 1) / alignof(int) * alignof(int);
+    rv_deferred *d = malloc(fds_at + nfds * sizeof(int) + 1);
     if (!d) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
+    }
+    /* Its descriptors go with it too (a slot may run again, rerun). */
+    d->fds.fds = (int *)((char *)d + fds_at);
+    d->fds.n = nfds;
+    if (nfds) {
+        memcpy(d->fds.fds, running->fds->fds, nfds * sizeof(int));
+        for (unsigned i = 0; i < nfds; i++)
+            running->fds->fds[i] = -1;      /* no longer the dispatcher's to close */
+        running->fds = &d->fds;
     }
     d->hdr = *running->hdr;
     d->proc = p;
@@ -183,6 +213,17 @@ rv_deferred *rv_driver_defer(rv_err *err)
     return d;
 }
 
+int rv_driver_call_fd(unsigned idx, rv_err *err)
+{
+    if (!running || !running->fds || idx >= running->fds->n || running->fds->fds[idx] < 0) {
+        /* libvirtd's words when a call lacks its descriptor. */
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: No FD available at slot %u", idx);
+        return -1;
+    }
+    return running->fds->fds[idx];
+}
+
 const void *rv_deferred_args(rv_deferred *d)
 {
     return d->args;
@@ -193,9 +234,12 @@ void *rv_deferred_ret(rv_deferred *d)
     return d->ret;
 }
 
-static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret);
+static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret,
+                        int fd);
 
-void rv_deferred_finish(rv_deferred *d, const rv_err *err)
+/* The answer to deferred call d: err, or its result with fd (-1: none;
+ * taken in any case). */
+static void deferred_answer(rv_deferred *d, const rv_err *err, int fd)
 {
     rvs_client *c = d->pending.client;
     rvs_client_pending_remove(&d->pending);
@@ -205,13 +249,27 @@ void rv_deferred_finish(rv_deferred *d, const rv_err *err)
                      d->hdr.serial, d->proc->name, err->message ? err->message : "");
             rvs_queue_error(c, &d->hdr, err);
         } else {
-            queue_reply(c, &d->hdr, d->proc, d->ret);
+            queue_reply(c, &d->hdr, d->proc, d->ret, fd);
+            fd = -1;
         }
         rvs_client_flush_soon(c);
     }
+    if (fd >= 0)
+        close(fd);
+    call_fds_close(&d->fds);
     xdr_free(d->proc->ret_filter, d->ret);
     xdr_free(d->proc->args_filter, d->args);
     free(d);
+}
+
+void rv_deferred_finish(rv_deferred *d, const rv_err *err)
+{
+    deferred_answer(d, err, -1);
+}
+
+void rv_deferred_finish_fd(rv_deferred *d, int fd)
+{
+    deferred_answer(d, NULL, fd);
 }
 
 static void keepalive_message(rvs_client *c, const rv_header *hdr)
@@ -250,10 +308,10 @@ static void log_call_done(rvs_client *c, const rv_header *hdr, const rvs_proc *p
  * call: args and ret (their contents) then belong to the deferred call;
  * otherwise the caller frees them. */
 static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc, void *args,
-                      void *ret, const struct timespec *start)
+                      void *ret, call_fds *fds, const struct timespec *start)
 {
     rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
-    running_call now = { c, hdr, proc, args, ret, NULL };
+    running_call now = { c, hdr, proc, args, ret, fds, NULL };
     running_call *outer = running;
     running = &now;
     int rc = proc->handler(&call, args, ret);
@@ -274,7 +332,7 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
             log_call_done(c, hdr, proc, start, &call.err);
         rv_err_clear(&call.err);
     } else {
-        queue_reply(c, hdr, proc, ret);
+        queue_reply(c, hdr, proc, ret, -1);
         if (call.stream)        /* its data follows the reply */
             rvs_stream_start(call.stream);
         if (start)
@@ -291,20 +349,21 @@ void rv_deferred_rerun(rv_deferred *d)
         /* As the slot first saw it: nothing in ret. */
         xdr_free(d->proc->ret_filter, d->ret);
         memset(d->ret, 0, d->proc->ret_size);
-        bool taken = call_slot(c, &d->hdr, d->proc, d->args, d->ret, NULL);
+        bool taken = call_slot(c, &d->hdr, d->proc, d->args, d->ret, &d->fds, NULL);
         rvs_client_flush_soon(c);
         if (taken) {
             free(d);
             return;
         }
     }
+    call_fds_close(&d->fds);
     xdr_free(d->proc->ret_filter, d->ret);
     xdr_free(d->proc->args_filter, d->args);
     free(d);
 }
 
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
-                          const char *p, size_t len)
+                          const char *p, size_t len, call_fds *fds)
 {
     struct timespec start;
     int timed = RV_LOG_ENABLED(RV_LOG_DEBUG);
@@ -336,21 +395,50 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         return;
     }
 
-    if (!call_slot(c, hdr, proc, args, ret, timed ? &start : NULL)) {
+    if (!call_slot(c, hdr, proc, args, ret, fds, timed ? &start : NULL)) {
         /* A failing handler may have filled part of ret. */
         xdr_free(proc->ret_filter, ret);
         xdr_free(proc->args_filter, args);
     }
 }
 
-static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret)
+/* A REPLY_WITH_FDS payload: the descriptor count, then the result. */
+typedef struct with_fds {
+    unsigned nfds;
+    xdrproc_t fn;               /* NULL: a void result */
+    void *ret;
+} with_fds;
+
+static bool_t xdr_with_fds(XDR *xdr, with_fds *w)
+{
+    return xdr_u_int(xdr, &w->nfds) && (!w->fn || w->fn(xdr, w->ret, 0));
+}
+
+/* The reply to call: ret, and fd after it (-1: none; taken either way). */
+static void queue_reply(rvs_client *c, const rv_header *call, const rvs_proc *proc, void *ret,
+                        int fd)
 {
     rv_err err = { 0 };
     rv_header out = *call;
-    out.type = RV_REPLY;
+    out.type = fd >= 0 ? RV_REPLY_WITH_FDS : RV_REPLY;
     out.status = RV_OK;
-    if (rv_frame_encode(rvs_client_output(c), &out, proc->ret_size ? proc->ret_filter : NULL,
-                        ret, &err) < 0) {
+    with_fds w = { 1, proc->ret_size ? proc->ret_filter : NULL, ret };
+    rv_buf *buf = rvs_client_output(c);
+    size_t before = buf->len;
+    int rc = fd >= 0 ? rv_frame_encode(buf, &out, (xdrproc_t)xdr_with_fds, &w, &err)
+                     : rv_frame_encode(buf, &out, w.fn, ret, &err);
+    if (rc == 0 && fd >= 0 && rvs_client_queue_fd(c, fd) < 0) {
+        buf->len = before;      /* the reply without its descriptor cannot go */
+        rv_err_set(&err, RV_FROM_RPC, RV_ERR_RPC,
+                   "cannot send a descriptor: %d are already waiting to be read",
+                   RVS_CLIENT_FDS_MAX);
+        rc = -1;
+    } else if (rc == 0) {
+        fd = -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0) {
         rvs_queue_error(c, call, &err);
         rv_err_clear(&err);
     }
@@ -414,6 +502,24 @@ int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
         rvs_stream_packet(c, &hdr, p + RV_FRAME_MIN, len - RV_FRAME_MIN);
         return 0;
     }
+    call_fds fds = { NULL, 0 };
+    if (hdr.type == RV_CALL_WITH_FDS) {
+        if (!rvs_client_passes_fds(c)) {
+            /* What follows may be carrier bytes meant to hold descriptors:
+             * the stream cannot be followed further. */
+            reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
+                        "this transport cannot pass file descriptors (only a Unix socket can)");
+            rvs_client_close_after_flush(c);
+            return 0;
+        }
+        /* The descriptor count before the arguments (client.c checked it
+         * and took the descriptors): decode as if the frame began 4
+         * bytes later. */
+        fds.fds = rvs_client_call_fds(c, &fds.n);
+        p += 4;
+        len -= 4;
+        hdr.type = RV_CALL;
+    }
     if (hdr.type != RV_CALL || hdr.status != RV_OK) {
         reply_error(c, &hdr, RV_FROM_RPC, RV_ERR_RPC,
                     "unexpected message type %d with status %d: only calls are accepted",
@@ -431,6 +537,6 @@ int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
     else if (!proc->handler)
         refuse_unimplemented(c, &hdr, prog, proc);
     else
-        run_procedure(c, &hdr, proc, p, len);
+        run_procedure(c, &hdr, proc, p, len, fds.n ? &fds : NULL);
     return 0;
 }

@@ -77,6 +77,10 @@ int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feat
     case RV_FEATURE_REMOTE_CLOSE_CALLBACK:
         ret->supported = 1;
         break;
+    case RV_FEATURE_FD_PASSING:
+        /* Only a Unix socket carries descriptors (SCM_RIGHTS). */
+        ret->supported = rvs_client_passes_fds(call->client);
+        break;
     default:
         ret->supported = 0;
     }

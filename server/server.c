@@ -26,6 +26,7 @@
 #include "server/budget.h"
 #include "server/client.h"
 #include "server/dispatch.h"
+#include "server/drivers/work_pool.h"
 #include "server/events.h"
 #include "server/loop_stall.h"
 #include "server/stream.h"
@@ -248,7 +249,9 @@ static rv_transport *accept_transport(rvs_server *srv, listener *l, int fd, rv_e
         rv_tcp_nodelay(fd);
     if (l->kind == LISTEN_TLS)
         return rv_tls_server_new(srv->tls, fd, err);
-    rv_transport *tr = rv_socket_transport_new(fd, 1, err);
+    /* Only a Unix socket can pass descriptors (CALL_WITH_FDS). */
+    rv_transport *tr = l->kind == LISTEN_UNIX ? rv_unix_transport_new(fd, 1, err)
+                                              : rv_socket_transport_new(fd, 1, err);
     if (!tr)
         close(fd);
     return tr;
@@ -873,6 +876,10 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_save_dir = cfg->qemu_save_dir,
                               .qemu_dump_dir = cfg->qemu_dump_dir,
                               .qemu_binary = cfg->qemu_binary };
+    if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {
+        rvs_server_free(srv);
+        return NULL;
+    }
     for (size_t i = 0; rv_drivers[i]; i++)
         if (rv_drivers[i]->init)
             rv_drivers[i]->init(&setup);
@@ -900,6 +907,9 @@ void rvs_server_free(rvs_server *srv)
         rvs_client_close(srv->admin_clients, "server shutting down");
     srv->to_flush = NULL;       /* every client on it is closing now */
     free_closed(srv);
+    /* After the clients (a handshake step still running closes its
+     * transport when back), before the drivers (a peek's reply). */
+    rv_work_pool_stop();
     rvs_client_free_spares();
     ev_signal_stop(srv->loop, &srv->sigterm);
     ev_signal_stop(srv->loop, &srv->sigint);

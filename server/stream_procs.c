@@ -23,6 +23,12 @@ int rvs_handle_domain_open_console(rvs_call *call, rv_domain_open_console_args *
     return rvs_stream_call_end(call, rvs_driver_domain_open_console(call, args));
 }
 
+int rvs_handle_domain_open_channel(rvs_call *call, rv_domain_open_channel_args *args)
+{
+    rvs_stream_call_begin();
+    return rvs_stream_call_end(call, rvs_driver_domain_open_channel(call, args));
+}
+
 int rvs_handle_domain_screenshot(rvs_call *call, rv_domain_screenshot_args *args,
                                  rv_domain_screenshot_ret *ret)
 {

@@ -74,7 +74,8 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # libguestfs's tools run their appliance through remvirtd and libvirtd
 # (libguestfs-tools: guestfish, virt-df, virt-ls, virt-cat,
 # virt-inspector, libguestfs-test-tool; supermin builds the appliance,
-# with the test guest's kernel and depmod from kmod).
+# with the test guest's kernel and depmod from kmod).  virt-viewer
+# --attach shows a guest's display through DOMAIN_OPEN_GRAPHICS_FD.
 #
 # What else the suite relies on, and where it comes from (a newcomer's
 # machine has none of it; --fresh-caches runs without it, and
@@ -95,7 +96,7 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
            dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova
-           libguestfs-tools kmod)
+           libguestfs-tools kmod virt-viewer)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 if [ "$print_deps" = build ]; then
     printf '%s\n' "${build_deps[@]}"

@@ -112,6 +112,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-keepalive-client.sh \
 	tests/integration/test-keepalive-daemon.sh \
 	tests/integration/test-hostile-server.sh \
+	tests/integration/test-fd-passing.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
 	tests/integration/test-preauth.sh \
@@ -137,6 +138,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-rvsh-vol-stream.sh \
 	tests/interop/test-sparse-streams.sh \
 	tests/interop/test-qemu-console.sh \
+	tests/interop/test-qemu-graphics-fd.sh \
+	tests/interop/test-qemu-channel.sh \
 	tests/interop/test-qemu-aliases.sh \
 	tests/interop/test-qemu-hotplug.sh \
 	tests/interop/test-qemu-hotplug-q35.sh \
@@ -215,7 +218,7 @@ TESTS += $(RV_DAEMON_TESTS)
 EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/rawclient.py tests/tools/device_events.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
-	tests/interop/console-driver.py tests/interop/autodestroy-client.py \
+	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
 	tests/interop/console-driver.py \

@@ -26,6 +26,14 @@ typedef struct rv_transport_ops {
     /* What the far end said as it went away, for the error after EOF
      * (an SSH command's stderr, a child's exit status); NULL: nothing. */
     const char *(*peer_error)(rv_transport *t);
+    /* Descriptor passing (SCM_RIGHTS), on Unix sockets only; NULL on
+     * every other transport.  read_fds is read that also stores in fds
+     * (at most max) the descriptors that came with the bytes, their count
+     * in *nfds; more than max is -1 with EMSGSIZE, none of them kept.
+     * write_fd is write with one descriptor attached to the bytes. */
+    ssize_t (*read_fds)(rv_transport *t, void *buf, size_t len, int *fds, size_t max,
+                        size_t *nfds);
+    ssize_t (*write_fd)(rv_transport *t, const void *buf, size_t len, int fd);
     /* Close the fd and free t. */
     void (*close)(rv_transport *t);
 } rv_transport_ops;
@@ -45,6 +53,8 @@ static inline short rv_transport_wait_events(rv_transport *t, short op)
 { return t->ops->wait_events ? t->ops->wait_events(t, op) : op; }
 static inline const char *rv_transport_peer_error(rv_transport *t)
 { return t->ops->peer_error ? t->ops->peer_error(t) : NULL; }
+static inline int rv_transport_passes_fds(const rv_transport *t)
+{ return t && t->ops->read_fds && t->ops->write_fd; }
 static inline void rv_transport_close(rv_transport *t)
 { if (t) t->ops->close(t); }
 

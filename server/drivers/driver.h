@@ -102,6 +102,15 @@ void *rv_deferred_ret(rv_deferred *d);
  * err.  Frees d, and the result and arguments with it. */
 void rv_deferred_finish(rv_deferred *d, const rv_err *err);
 
+/* Descriptor passing (Unix sockets only; elsewhere the calls that need
+ * it never reach a slot).  rv_driver_call_fd: inside a slot, the idx-th
+ * descriptor its call came with (CALL_WITH_FDS), borrowed until the call
+ * is answered (dup it to keep it); -1 with libvirtd's error when there is
+ * none.  rv_deferred_finish_fd: rv_deferred_finish with success, fd (taken)
+ * sent with the reply (REPLY_WITH_FDS), or closed if the client is gone. */
+int rv_driver_call_fd(unsigned idx, rv_err *err);
+void rv_deferred_finish_fd(rv_deferred *d, int fd);
+
 /* Run the call's slot again on its arguments, as if it had just come
  * (from the loop, never inside a slot): for a slot that deferred it only
  * to wait for something that has now happened; it may defer it again.

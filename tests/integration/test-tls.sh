@@ -3,7 +3,9 @@
 # (rvsh and virsh, by name and by IPv4/IPv6 address), every refusal named
 # on the side that refuses, the start-up check of the daemon's own
 # certificate, and stalled handshakes that are dropped without holding up
-# anyone else.
+# anyone else: not the loop, and not the one work thread that runs the
+# handshakes' steps (work_threads = 1); strangers past
+# max_anonymous_clients are closed at once with a reason in the log.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 requires certtool
@@ -23,7 +25,8 @@ tls_lines()
 port=$(free_port)
 mapfile -t server_tls < <(tls_lines server)
 start_remvirtd 'listen_tls = 1' "tls_port = \"$port\"" "${server_tls[@]}" 'log_level = 2' \
-    'tls_allowed_dn_list = ["C=GB,O=remvirt,CN=client*"]' 'tls_handshake_timeout = 2'
+    'tls_allowed_dn_list = ["C=GB,O=remvirt,CN=client*"]' 'tls_handshake_timeout = 2' \
+    'work_threads = 1' 'max_anonymous_clients = 3'
 $RVSH -c "$REMVIRTD_URI" list --all > "$RV_TMP/unix.out"
 
 uri() # uri CLIENT-SET [HOST] [EXTRA-PARAMS]
@@ -88,22 +91,43 @@ $RVSH -c "$(uri client-foreignca localhost no_verify=1)" list >/dev/null ||
     fail "no_verify=1 with an unknown CA"
 
 # Stalled handshakes: one sends nothing, one stops inside its hello.  Both
-# are closed after tls_handshake_timeout (2 s), and meanwhile others work.
-rawpy "$port" "$RVSH" "$(uri client)" <<'PY' || fail "stalled handshakes"
+# are closed after tls_handshake_timeout (2 s), and meanwhile others work:
+# GetInfo on the Unix socket answers at once and a TLS client gets in
+# (its steps share the one work thread).  With them a third stranger makes
+# max_anonymous_clients (3): a fourth is closed at once.
+rawpy "$port" "$RVSH" "$(uri client)" "$REMVIRTD_SOCK" <<'PY' || fail "stalled handshakes"
 import socket, subprocess, sys, time
-port, rvsh, uri = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+import rawclient as rc
+port, rvsh, uri, sock = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+local = rc.Client(sock)
+local.open_connection()
+dom = local.lookup("test")
 silent = socket.create_connection(("127.0.0.1", port))
 partial = socket.create_connection(("127.0.0.1", port))
 partial.sendall(bytes([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]))   # a record header and one byte
 start = time.monotonic()
+slowest = 0
+for i in range(200):
+    t = time.monotonic()
+    local.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)
+    slowest = max(slowest, time.monotonic() - t)
+rc.check(slowest < 0.5, f"GetInfo beside stalled handshakes (slowest {slowest * 1000:.1f} ms)")
 subprocess.run([rvsh, "-c", uri, "list"], check=True, stdout=subprocess.DEVNULL, timeout=10)
-assert time.monotonic() - start < 1.5, "a client waited behind stalled handshakes"
+rc.check(time.monotonic() - start < 1.5, "a TLS client got in beside stalled handshakes")
+third = socket.create_connection(("127.0.0.1", port))
+time.sleep(0.2)
+fourth = socket.create_connection(("127.0.0.1", port))
+fourth.settimeout(1)
+rc.check(fourth.recv(100) == b"", "a stranger past max_anonymous_clients is closed at once")
 for s in (silent, partial):
     s.settimeout(10)
     assert s.recv(100) == b"", "the server sent something to a stalled client"
 elapsed = time.monotonic() - start
 assert 1.5 < elapsed < 6, f"stalled clients closed after {elapsed:.1f} s, not about 2"
+local.call_ok(rc.PROC_DOMAIN_GET_INFO, dom)
 PY
+grep -q "max_anonymous_clients (3) are still authenticating" "$REMVIRTD_LOG" ||
+    fail "the log does not name max_anonymous_clients"
 grep -q "no TLS handshake within 2 s" "$REMVIRTD_LOG" || fail "the log does not name the timeout"
 remvirtd_alive || fail "remvirtd died"
 $RVSH -c "$REMVIRTD_URI" list >/dev/null || fail "remvirtd stopped serving"

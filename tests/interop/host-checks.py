@@ -14,6 +14,7 @@ counters) are printed as their type only.
 
 import os
 import sys
+import threading
 
 import libvirt
 
@@ -59,6 +60,25 @@ show("block peek", lambda: hd.blockPeek("vda", 0, 12, 0))
 show("block peek by path", lambda: hd.blockPeek(pooldir + "/v1", 8, 4, 0))
 show("block peek past the end", lambda: hd.blockPeek("vda", 1048570, 16, 0))
 show("block peek no disk", lambda: hd.blockPeek("vdz", 0, 4, 0))
+# The largest a caller asks for, and peeks from threads at once (remvirtd
+# reads them off its loop and answers each when its read is done).
+show("block peek 64 KiB", lambda: (lambda b: (len(b), b[:12], b[12:].count(0)))(
+    hd.blockPeek("vda", 0, 65536, 0)))
+
+
+def peeks_at_once():
+    offsets = [0, 4, 8, 1048560]
+    got = {}
+    threads = [threading.Thread(target=lambda o=o: got.__setitem__(o, hd.blockPeek("vda", o, 4, 0)))
+               for o in offsets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [got.get(o) for o in offsets]
+
+
+show("block peeks from 4 threads", peeks_at_once)
 show("block stats flags", lambda: sorted((k, type(v).__name__)
                                          for k, v in hd.blockStatsFlags("vda", 0).items()))
 show("block stats flags no disk", lambda: hd.blockStatsFlags("vdz", 0))

@@ -290,10 +290,10 @@ def after_open(server, rw, ro):
     libvirtd = server == "libvirtd"
     c = opened(rw)
     # Section 7: features after CONNECT_OPEN.  Both say yes to 9 (string
-    # typed parameters); libvirtd also to 8 (fd passing) and 16 (its test
-    # driver's network update order); remvirtd to neither of those.
+    # typed parameters) and, on these Unix sockets, 8 (fd passing);
+    # libvirtd also to 16 (its test driver's network update order).
     for f in FEATURES + [10]:
-        want = 1 if f in (9, 10, 14, 15) or (libvirtd and f in (8, 16)) else 0
+        want = 1 if f in (8, 9, 10, 14, 15) or (libvirtd and f == 16) else 0
         check(feature(c, f) == want, f"{server}: feature {f} after open is {want}")
     expect(c, rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE, b"", rc.ERR_RPC, rc.FROM_RPC,
            f"unknown procedure: {rc.PROC_DOMAIN_EVENT_CALLBACK_LIFECYCLE}",

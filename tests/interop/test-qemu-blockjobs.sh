@@ -133,3 +133,17 @@ grep -q "vdb rd_req" "$OUT/o" || fail "no counters for the hotplugged disk: $(ca
 virsh -c "$QEMU_URI" domstats g --block > "$OUT/o"
 grep -q "block.1.name=vdb" "$OUT/o" && grep -q "block.1.rd.reqs=" "$OUT/o" ||
     fail "no block.1 counters for the hotplugged disk: $(cat "$OUT/o")"
+# The images each QEMU still holds open: after the pivots above, only the
+# disks' chains as they are now.  A node left behind would hold its file
+# (an unlinked one's dirty pages get written back for nothing).
+held()      # DIR
+{
+    local p
+    for p in $(pgrep -f qemu-system); do
+        ls -l "/proc/$p/fd" 2> /dev/null | grep -o " $1/.*" || true
+    done | sed "s| $1/| DIR/|" | sort -u
+}
+held "$LV" > "$OUT/libvirtd.held"
+held "$RV" > "$OUT/remvirtd.held"
+grep -q . "$OUT/remvirtd.held" || fail "remvirtd's QEMU holds no image open"
+same "$OUT/libvirtd.held" "$OUT/remvirtd.held" "the images QEMU holds open after the block jobs, as under libvirtd"

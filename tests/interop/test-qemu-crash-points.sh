@@ -11,7 +11,8 @@
 # listed that its qcow2 image lacks and none in the image that is not
 # listed).  The operations: restore, undefine (with the managed image
 # and the snapshots, and of an autostarted domain), a definition's write,
-# managedsave, snapshot-create and snapshot-delete, vol-create, and a
+# managedsave, a dump to the caller's path, snapshot-create and
+# snapshot-delete, vol-create, and a
 # network's define and undefine (the families' queue, qemu_fileq.c).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
@@ -252,6 +253,38 @@ done
 [ "$(state g)" = "shut off (saved)" ] || fail "the unarmed managedsave gave $(state g)"
 steps_done save "$step"
 "${V[@]}" managedsave-remove g > /dev/null
+
+# ---------------------------------------------------------------- dump to a path of the caller's
+# Old state: no core file; new: the whole one (QEMU's stream, "QEVM").
+# Either way the same QEMU runs on, and neither a partial file nor the
+# marker is left.
+_settled_dump()
+{
+    case $(state g) in running*) ;; *) return 1 ;; esac
+    [ "$(qemu_pids "$QEMU_DIR/run/")" = "$pid" ] && [ ! -e "$QEMU_DIR/run/g.saving" ] &&
+        [ -z "$(find "$OUT" -name 'g.core.*')" ] &&
+        { [ ! -e "$OUT/g.core" ] || [ "$(head -c 4 "$OUT/g.core")" = QEVM ]; }
+}
+step=1
+while :; do
+    arm dump "$step"
+    case $(state g) in
+    running*) ;;
+    *) "${V[@]}" start g > /dev/null ;;
+    esac
+    pid=$(qemu_pids "$QEMU_DIR/run/")
+    rm -f "$OUT/g.core"
+    run_armed dump "$step" "${V[@]}" dump g "$OUT/g.core" || break
+    wait_for 60 "g to settle after a kill at dump:$step" _settled_dump ||
+        fail "after a kill at dump:$step g is $(state g), files: $(ls "$OUT"), QEMUs: $(qemu_pids "$QEMU_DIR/run/") (was $pid)"
+    check_files
+    step=$((step + 1))
+done
+[ "$(head -c 4 "$OUT/g.core")" = QEVM ] || fail "the unarmed dump wrote no core file"
+_settled_dump || fail "after the unarmed dump g is $(state g)"
+steps_done dump "$step"
+"${V[@]}" destroy g > /dev/null
+rm -f "$OUT/g.core"
 
 # ---------------------------------------------------------------- snapshot-create and snapshot-delete (shut off: qemu-img)
 qemu-img create -q -f qcow2 "$OUT/s.qcow2" 16M

@@ -115,7 +115,11 @@ typedef struct setup {
     struct snap_part *parts;    /* a disk-only snapshot's disks */
     size_t nparts, part;
     struct setup *making_next;  /* in making */
+    struct setup *next;         /* in setups */
 } setup;
+
+/* Every call under way. */
+static setup *setups;
 
 /* The setups whose blockdev-create job runs. */
 static setup *making;
@@ -165,6 +169,11 @@ static void setup_free(setup *s)
     if (!s)
         return;
     making_drop(s);
+    for (setup **pp = &setups; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
     free(s->img.file);
     parts_free(s->parts, s->nparts);
     if (s->job)
@@ -275,6 +284,61 @@ static void on_pivot_defined(void *data, const rv_err *err)
         }
 }
 
+/* A node added over QMP (a hotplugged disk's, a copy's destination, a
+ * snapshot's overlay) stays open until deleted, and its file with it, an
+ * unlinked one's dirty pages still written back, as long as QEMU runs.
+ * So once a job has dropped layers from a disk's chain (a pivot, a
+ * commit, a pull), the disk's nodes of ours go unless in use: QEMU
+ * refuses to delete a node in use, so each is tried, format nodes before
+ * the file nodes under them.  Those of a call under way (a destination or
+ * an overlay not yet in place) are left alone. */
+static bool in_a_setup(const char *node)
+{
+    for (const setup *s = setups; s; s = s->next) {
+        if (strcmp(s->img.nodes[0], node) == 0 || strcmp(s->img.nodes[1], node) == 0)
+            return true;
+        for (size_t i = 0; i < s->nparts; i++)
+            if (strcmp(s->parts[i].node, node) == 0 || strcmp(s->parts[i].file_node, node) == 0)
+                return true;
+    }
+    return false;
+}
+
+static void on_nodes_listed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    char *target = opaque;
+    char fmt[80], file[80], hot[80];
+    snprintf(fmt, sizeof(fmt), "img-fmt-%s-", target);
+    snprintf(file, sizeof(file), "img-file-%s-", target);
+    snprintf(hot, sizeof(hot), "drive-%s", target);
+    size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n; i++) {
+            json_object *name = NULL;
+            json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &name);
+            const char *node = json_object_get_string(name);
+            if (!node)
+                continue;
+            bool ours = pass == 0 ? strncmp(node, fmt, strlen(fmt)) == 0 || strcmp(node, hot) == 0
+                                  : strncmp(node, file, strlen(file)) == 0;
+            if (ours && !in_a_setup(node))
+                rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", node);
+        }
+    free(target);
+}
+
+static void drop_unused_nodes(qemu_dom *d, const char *target)
+{
+    char *t = strdup(target);
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "flat", json_object_new_boolean(true));
+    rv_err err = { 0 };
+    if (!t || !d->qmp || rv_qmp_command(d->qmp, "query-named-block-nodes", a, 0, on_nodes_listed, t, &err) < 0) {
+        free(t);
+        rv_err_clear(&err);
+    }
+}
+
 /* QEMU concluded job j: dismissed, its outcome applied and told. */
 static void conclude(qemu_dom *d, bjob *j)
 {
@@ -282,6 +346,8 @@ static void conclude(qemu_dom *d, bjob *j)
     int outcome = j->outcome < 0 ? ST_FAILED : j->outcome;
     j->outcome = outcome;
     RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
+    if (outcome == ST_COMPLETED)
+        drop_unused_nodes(d, j->target);
     bool pivoted = outcome == ST_COMPLETED && j->pivoting && j->new_source;
     if (pivoted) {
         rv_qemu_disk *disk = rv_qemu_disk_find(d->live, j->target);
@@ -294,12 +360,6 @@ static void conclude(qemu_dom *d, bjob *j)
             RV_WARN("cannot record the new source of disk '%s' of domain '%s': %s", j->target,
                     d->live->name, err.message);
         rv_err_clear(&err);
-        /* A hotplugged disk's old node was the monitor's: it goes. */
-        if (j->type == T_COPY) {
-            char node[80];
-            snprintf(node, sizeof(node), "drive-%s", j->target);
-            rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", node);
-        }
         int rc = d->def ? rv_qemu_def_change_then_no_event(d, pivot_def, &p, on_pivot_defined, j, &err) : -1;
         rv_err_clear(&err);
         free(old);
@@ -403,7 +463,11 @@ void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data)
 static setup *setup_new(qemu_dom *d, const char *target, rv_err *err)
 {
     setup *s = rv_qemu_live_req_new(sizeof(*s), d, err);
-    if (s && !(s->target = strdup(target))) {
+    if (!s)
+        return NULL;
+    s->next = setups;
+    setups = s;
+    if (!(s->target = strdup(target))) {
         rv_qemu_finish_error(s->live.reply, RV_ERR_NO_MEMORY, "out of memory");
         setup_free(s);
         return NULL;

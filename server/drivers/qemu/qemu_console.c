@@ -1,9 +1,13 @@
 /* The QEMU driver's DOMAIN_OPEN_CONSOLE: a stream joined to a running
  * guest's serial port, the pty QEMU made for it (-chardev pty).  QEMU
  * names the pty in its output, which goes to the domain's log; the
- * stream reads and writes the pty without blocking (stream_fd.c).  As in
- * libvirtd, one session per port: another open fails, unless it asks to
- * take over (FORCE), which ends the old session's data. */
+ * stream reads and writes the pty without blocking (stream_fd.c).  And
+ * DOMAIN_OPEN_CHANNEL: a stream joined to a unix <channel>'s socket
+ * (connected as libvirtd does, whatever its mode).  As in libvirtd, one
+ * session per device: another open fails, unless it asks to take over
+ * (FORCE), which ends the old session's data. */
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -22,10 +26,10 @@ enum { CONSOLE_FORCE = 1, CONSOLE_SAFE = 2 };
 /* How much of the end of a domain's log is searched for its ptys. */
 #define LOG_SCAN_MAX (256 * 1024)
 
-/* An open console session: its domain and port. */
+/* An open session: its domain and device ("serial0", "channel1"). */
 typedef struct session {
     char name[256];
-    unsigned port;
+    char dev[32];
     rv_stream_io *io;
     struct session *next;
 } session;
@@ -42,6 +46,39 @@ static void session_gone(void *opaque)
         }
     }
     free(opaque);
+}
+
+static session *session_find(const char *name, const char *dev)
+{
+    session *s = sessions;
+    while (s && (strcmp(s->dev, dev) != 0 || strcmp(s->name, name) != 0))
+        s = s->next;
+    return s;
+}
+
+/* Open the stream on fd (taken) as d's session on dev; old: the session
+ * it takes over (FORCE), or NULL. */
+static int session_open(const qemu_dom *d, const char *dev, int fd, session *old, rv_err *err)
+{
+    session *s = calloc(1, sizeof(*s));
+    if (!s) {
+        close(fd);
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    }
+    rv_stream_io *io = rv_stream_fd_new(rv_qemu.loop, fd, 1, 1, err);
+    if (!io) {
+        free(s);
+        return -1;
+    }
+    snprintf(s->name, sizeof(s->name), "%s", d->live->name);
+    snprintf(s->dev, sizeof(s->dev), "%s", dev);
+    s->io = io;
+    s->next = sessions;
+    sessions = s;
+    rv_stream_fd_on_free(io, session_gone, s);
+    if (old)
+        rv_stream_fd_hangup(old->io);   /* FORCE: the old session ends */
+    return rv_driver_stream_open(io, err);
 }
 
 /* The pty QEMU gave serial port `port` in this run: the last "char device
@@ -125,9 +162,9 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
     if (d->live->serials[port].type != RV_QEMU_CHR_PTY)
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: character device serial%u is not using a PTY", port);
-    session *old = sessions;
-    while (old && (old->port != port || strcmp(old->name, d->live->name) != 0))
-        old = old->next;
+    char dev[32];
+    snprintf(dev, sizeof(dev), "serial%u", port);
+    session *old = session_find(d->live->name, dev);
     if (old && !(args->flags & CONSOLE_FORCE))
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: Active console session exists for this domain");
@@ -144,23 +181,58 @@ int rv_qemu_domain_open_console(rv_driver_conn *c, const rv_domain_open_console_
         cfmakeraw(&tio);
         tcsetattr(fd, TCSANOW, &tio);
     }
-    session *s = calloc(1, sizeof(*s));
-    if (!s) {
-        close(fd);
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    }
-    rv_stream_io *io = rv_stream_fd_new(rv_qemu.loop, fd, 1, 1, err);
-    if (!io) {
-        free(s);
+    return session_open(d, dev, fd, old, err);
+}
+
+/* libvirt's VIR_DOMAIN_CHANNEL_FORCE. */
+#define CHANNEL_FORCE 1u
+
+int rv_qemu_domain_open_channel(rv_driver_conn *c, const rv_domain_open_channel_args *args,
+                                rv_err *err)
+{
+    (void)c;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, CHANNEL_FORCE, "qemuDomainOpenChannel",
+                            err) < 0)
         return -1;
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    if (!d)
+        return -1;
+    const char *name = args->name ? *args->name : NULL;
+    const rv_qemu_devices *dev = &d->live->dev;
+    size_t i = 0;
+    char alias[32] = "";
+    /* By alias (channelN) or by the virtio port's name; NULL: the first. */
+    for (; i < dev->nchannels; i++) {
+        snprintf(alias, sizeof(alias), "channel%zu", i);
+        if (!name || strcmp(name, alias) == 0 || strcmp(name, dev->channels[i].name) == 0)
+            break;
     }
-    snprintf(s->name, sizeof(s->name), "%s", d->live->name);
-    s->port = port;
-    s->io = io;
-    s->next = sessions;
-    sessions = s;
-    rv_stream_fd_on_free(io, session_gone, s);
-    if (old)
-        rv_stream_fd_hangup(old->io);   /* FORCE: the old session ends */
-    return rv_driver_stream_open(io, err);
+    if (i == dev->nchannels)
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: cannot find channel %s",
+                    name ? name : "<null>");
+    const rv_qemu_channel *ch = &dev->channels[i];
+    if (ch->type != RV_QEMU_CHANNEL_UNIX || !ch->path)
+        return fail(err, RV_ERR_INTERNAL_ERROR,
+                    "internal error: channel %s is not using a PTY or UNIX socket",
+                    name ? name : "<null>");
+    session *old = session_find(d->live->name, alias);
+    if (old && !(args->flags & CHANNEL_FORCE))
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: Active channel stream exists for this domain");
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(ch->path) >= sizeof(sa.sun_path))
+        return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: UNIX socket path '%s' too long",
+                    ch->path);
+    strcpy(sa.sun_path, ch->path);
+    /* Non-blocking: a local connect either completes at once or fails
+     * (EAGAIN: the listener's backlog is full), so the loop never waits. */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return fail(err, RV_ERR_SYSTEM_ERROR, "Unable to connect to UNIX socket '%s': %s",
+                    ch->path, strerror(e));
+    }
+    return session_open(d, alias, fd, old, err);
 }

@@ -92,16 +92,27 @@ qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err)
     return rv_dom_list_get(&rv_qemu.doms, (const unsigned char *)wire->uuid, wire->name, err);
 }
 
-qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err)
+static qemu_dom *get_running(const rv_nonnull_domain *wire, int from, rv_err *err)
 {
     qemu_dom *d = rv_qemu_dom_get(wire, err);
     if (d && !rv_qemu_dom_active(d)) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+        rv_err_set(err, from, RV_ERR_OPERATION_INVALID,
                    "Requested operation is not valid: domain is not running");
         return NULL;
     }
     return d;
 }
+
+qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err)
+{
+    return get_running(wire, RV_FROM_QEMU, err);
+}
+
+qemu_dom *rv_qemu_dom_get_active(const rv_nonnull_domain *wire, rv_err *err)
+{
+    return get_running(wire, RV_FROM_DOMAIN, err);
+}
+
 
 int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err)
 {

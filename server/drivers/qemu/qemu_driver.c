@@ -739,12 +739,9 @@ static int core_dump(const rv_nonnull_domain *wire, const char *to, unsigned int
         return -1;
     if (!*to)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: no file to dump to");
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
+    qemu_dom *d = rv_qemu_dom_get_active(wire, err);
     if (!d)
         return -1;
-    if (!rv_qemu_dom_active(d))
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-                           "Requested operation is not valid: domain is not running");
     if (format != RV_DOMAIN_CORE_DUMP_FORMAT_RAW && !(flags & RV_DUMP_MEMORY_ONLY))
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                     "Operation not supported: kdump-compressed format is only supported with "

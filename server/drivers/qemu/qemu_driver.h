@@ -224,6 +224,9 @@ qemu_dom *rv_qemu_dom_get(const rv_nonnull_domain *wire, rv_err *err);
 /* The same, refused with libvirtd's "domain is not running" when it is
  * not active. */
 qemu_dom *rv_qemu_dom_get_running(const rv_nonnull_domain *wire, rv_err *err);
+/* The same with the error in domain DOMAIN, as libvirtd's check of the
+ * domain object words it (virDomainObjCheckActive) where a call makes it. */
+qemu_dom *rv_qemu_dom_get_active(const rv_nonnull_domain *wire, rv_err *err);
 /* Fill a wire domain (name copied). */
 int rv_qemu_put_dom(const qemu_dom *d, rv_nonnull_domain *wire, rv_err *err);
 /* The domain passes LIST_ALL_DOMAINS' filter flags. */

@@ -57,6 +57,9 @@ const rv_driver rv_qemu_driver = {
         .domain_inject_nmi = rv_qemu_domain_inject_nmi,
         .domain_screenshot = rv_qemu_domain_screenshot,
         .domain_send_key = rv_qemu_domain_send_key,
+        /* the display as a descriptor (qemu_graphics.c) */
+        .domain_open_graphics = rv_qemu_domain_open_graphics,
+        .domain_open_graphics_fd = rv_qemu_domain_open_graphics_fd,
         /* through the guest agent (qemu_guest.c) */
         .domain_pm_suspend_for_duration = rv_qemu_domain_pm_suspend_for_duration,
         .domain_pm_wakeup = rv_qemu_domain_pm_wakeup,
@@ -152,6 +155,7 @@ const rv_driver rv_qemu_driver = {
         .domain_reset = rv_qemu_domain_reset,
         .domain_get_info = rv_qemu_domain_get_info,
         .domain_open_console = rv_qemu_domain_open_console,
+        .domain_open_channel = rv_qemu_domain_open_channel,
         .domain_get_state = rv_qemu_domain_get_state,
         .domain_get_xml_desc = rv_qemu_domain_get_xml_desc,
         .domain_get_os_type = rv_qemu_domain_get_os_type,

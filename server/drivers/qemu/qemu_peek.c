@@ -2,9 +2,11 @@
  * raw disk image, read from its file (a bounded read of a regular file,
  * as the streams do), and bytes of the guest's memory, which QEMU writes
  * to a file in the run directory (memsave, pmemsave) that is then read
- * and removed. */
+ * and removed.  The reads and the removal run on a work thread
+ * (server/drivers/work_pool.h), never on the loop. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include "common/safe_open.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/work_pool.h"
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
@@ -46,10 +49,86 @@ static ssize_t read_at(const char *path, unsigned long long offset, char *buf, s
     return (ssize_t)got;
 }
 
+/* A peek's read (and, for a memory peek, the removal of QEMU's file) on a
+ * work thread: a read that misses the page cache waits on the disk, and
+ * the loop must not (issue 31). */
+typedef struct read_job {
+    rv_work work;
+    rv_deferred *reply;
+    char *path;
+    char *disk;                 /* a block peek's disk, for its errors */
+    unsigned long long offset;
+    size_t size;
+    bool remove;                /* QEMU's memsave file: unlink it after */
+    char *buf;
+    ssize_t got;                /* read_at's */
+    int error;                  /* its errno */
+} read_job;
+
+static void read_job_run(rv_work *w)
+{
+    read_job *job = (read_job *)w;
+    if (job->reply) {
+        job->buf = malloc(job->size ? job->size : 1);
+        job->got = job->buf ? read_at(job->path, job->offset, job->buf, job->size) : -1;
+        job->error = job->buf ? errno : ENOMEM;
+    }
+    if (job->remove)
+        unlink(job->path);
+}
+
+static void read_job_free(read_job *job)
+{
+    free(job->buf);
+    free(job->path);
+    free(job->disk);
+    free(job);
+}
+
+/* A job for reply reading size bytes of path (taken) from offset; without
+ * a reply, nothing is read. */
+static read_job *read_job_new(rv_deferred *reply, char *path, unsigned long long offset,
+                              size_t size, void (*done)(rv_work *))
+{
+    read_job *job = path ? calloc(1, sizeof(*job)) : NULL;
+    if (!job) {
+        free(path);
+        return NULL;
+    }
+    job->work.run = read_job_run;
+    job->work.done = done;
+    job->reply = reply;
+    job->path = path;
+    job->offset = offset;
+    job->size = size;
+    return job;
+}
+
+static void block_peek_done(rv_work *w)
+{
+    read_job *job = (read_job *)w;
+    rv_domain_block_peek_ret *out = rv_deferred_ret(job->reply);
+    if (job->got < 0) {
+        rv_qemu_finish_error(job->reply, RV_ERR_SYSTEM_ERROR, "cannot read %s: %s", job->path,
+                             strerror(job->error));
+    } else if ((size_t)job->got < job->size) {
+        rv_qemu_finish_error(job->reply, RV_ERR_INVALID_ARG,
+                             "invalid argument: '%s' starting from %llu has only %zd bytes "
+                             "available", job->disk, job->offset, job->got);
+    } else {
+        out->buffer.buffer_val = job->buf;
+        out->buffer.buffer_len = (unsigned)job->size;
+        job->buf = NULL;
+        rv_deferred_finish(job->reply, NULL);
+    }
+    read_job_free(job);
+}
+
 int rv_qemu_domain_block_peek(rv_driver_conn *c, const rv_domain_block_peek_args *args,
                               rv_domain_block_peek_ret *ret, rv_err *err)
 {
     (void)c;
+    (void)ret;
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainBlockPeek", err) < 0)
         return -1;
     if (args->size > RV_DOMAIN_BLOCK_PEEK_BUFFER_MAX)
@@ -65,24 +144,40 @@ int rv_qemu_domain_block_peek(rv_driver_conn *c, const rv_domain_block_peek_args
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                     "Operation not supported: peeking is only supported for disk with 'raw' "
                     "format not 'qcow2'");
-    char *buf = malloc(args->size ? args->size : 1);
-    if (!buf)
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    ssize_t n = read_at(disk->source, args->offset, buf, args->size);
-    if (n < 0) {
-        free(buf);
-        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot read %s: %s",
-                           disk->source, strerror(errno));
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    read_job *job = read_job_new(reply, strdup(disk->source), args->offset, args->size,
+                                 block_peek_done);
+    if (!job || !(job->disk = strdup(args->path))) {
+        if (job)
+            read_job_free(job);
+        rv_qemu_finish_error(reply, RV_ERR_NO_MEMORY, "out of memory");
+        return RV_DEFERRED;
     }
-    if ((size_t)n < args->size) {
-        free(buf);
-        return fail(err, RV_ERR_INVALID_ARG,
-                    "invalid argument: '%s' starting from %llu has only %zd bytes available",
-                    args->path, (unsigned long long)args->offset, n);
+    rv_work_submit(&job->work);
+    return RV_DEFERRED;
+}
+
+static void memory_peek_done(rv_work *w)
+{
+    read_job *job = (read_job *)w;
+    rv_domain_memory_peek_ret *out = rv_deferred_ret(job->reply);
+    if (job->got == (ssize_t)job->size) {
+        out->buffer.buffer_val = job->buf;
+        out->buffer.buffer_len = (unsigned)job->size;
+        job->buf = NULL;
+        rv_deferred_finish(job->reply, NULL);
+    } else {
+        rv_qemu_finish_error(job->reply, RV_ERR_SYSTEM_ERROR,
+                             "failed to read temporary file %s", job->path);
     }
-    ret->buffer.buffer_val = buf;
-    ret->buffer.buffer_len = args->size;
-    return 0;
+    read_job_free(job);
+}
+
+static void removed_done(rv_work *w)
+{
+    read_job_free((read_job *)w);
 }
 
 typedef struct peek_req {
@@ -94,23 +189,18 @@ static void on_saved(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
 {
     (void)ret;
     peek_req *req = opaque;
-    if (rv_qemu_live_req_alive(&req->live, qmp, err)) {
-        const rv_domain_memory_peek_args *a = rv_deferred_args(req->live.reply);
-        rv_domain_memory_peek_ret *out = rv_deferred_ret(req->live.reply);
-        char *buf = malloc(a->size ? a->size : 1);
-        ssize_t n = buf ? read_at(req->path, 0, buf, a->size) : -1;
-        if (n == (ssize_t)a->size) {
-            out->buffer.buffer_val = buf;
-            out->buffer.buffer_len = a->size;
-            rv_deferred_finish(req->live.reply, NULL);
-        } else {
-            free(buf);
-            rv_qemu_finish_error(req->live.reply, RV_ERR_SYSTEM_ERROR,
-                                 "failed to read temporary file %s", req->path);
-        }
+    /* Read QEMU's file and remove it, or (the guest went or QEMU failed)
+     * only remove whatever it left. */
+    rv_deferred *reply = rv_qemu_live_req_alive(&req->live, qmp, err) ? req->live.reply : NULL;
+    size_t size = reply ? ((const rv_domain_memory_peek_args *)rv_deferred_args(reply))->size : 0;
+    read_job *job = read_job_new(reply, req->path, 0, size,
+                                 reply ? memory_peek_done : removed_done);
+    if (job) {
+        job->remove = true;
+        rv_work_submit(&job->work);
+    } else if (reply) {
+        rv_qemu_finish_error(reply, RV_ERR_NO_MEMORY, "out of memory");
     }
-    unlink(req->path);
-    free(req->path);
     free(req->live.name);
     free(req);
 }

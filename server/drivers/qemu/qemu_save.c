@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -307,17 +308,43 @@ static char *marker_path(const char *name)
 int rv_qemu_save_marker_take(const char *name)
 {
     char *path = marker_path(name);
-    char word[16] = "";
+    char text[PATH_MAX + 16] = "";
     int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
     int result = -1;
     if (fd >= 0) {
-        ssize_t n = read(fd, word, sizeof(word) - 1);
-        result = n > 0 && strncmp(word, "running", 7) == 0;
+        ssize_t n = read(fd, text, sizeof(text) - 1);
+        text[n > 0 ? n : 0] = '\0';
+        result = strncmp(text, "running", 7) == 0;
+        /* Its second line names the partial file (a save or a dump to a
+         * path of the caller's, which rv_qemu_save_dir_clean does not
+         * see): it goes; once renamed into place there is none. */
+        char *file = strchr(text, '\n');
+        if (file && *++file == '/') {
+            file[strcspn(file, "\n")] = '\0';
+            if (unlink(file) == 0)
+                RV_INFO("removed the partial image %s of domain '%s'", file, name);
+        }
         close(fd);
         unlink(path);
     }
     free(path);
     return result;
+}
+
+/* The marker: whether the guest ran, and the partial file's name.  Written
+ * before the guest stops, so that a remvirtd restarted in the middle knows
+ * to let it go on and what to remove (on_status in qemu_process.c). */
+static int write_marker(qemu_dom *d, const qemu_save_op *op, rv_err *err)
+{
+    char *marker = marker_path(dom_name(d)), *text = NULL;
+    if (!marker || asprintf(&text, "%s\n%s\n", op->was_running ? "running" : "paused", op->tmp_path) < 0) {
+        free(marker);
+        return -2;
+    }
+    int rc = rv_qemu_write_file(marker, text, false, err);
+    free(text);
+    free(marker);
+    return rc;
 }
 
 /* remove_partial: the unfinished file goes too; the marker goes unless
@@ -483,6 +510,7 @@ static void on_renamed(rv_qemu_sync *s, int error)
         return;
     }
     if (op->dump) {
+        rv_crash_point("dump", 4);
         dump_done(d);
         return;
     }
@@ -512,7 +540,7 @@ static void on_fsynced(rv_qemu_sync *s, int error)
         save_failf(d, RV_ERR_OPERATION_ABORTED, "operation aborted");    /* (reworded there) */
         return;
     }
-    rv_crash_point("save", 3);
+    rv_crash_point(op->dump ? "dump" : "save", 3);
     op->sync.done = on_renamed;
     op->renaming = true;
     if (rv_qemu_sync_rename(&op->sync, op->tmp_path, op->path, &e) < 0) {
@@ -542,7 +570,7 @@ static void save_migrated(qemu_dom *d, const rv_err *err)
         save_failed(d, err);
         return;
     }
-    rv_crash_point("save", 2);
+    rv_crash_point(op->dump ? "dump" : "save", 2);
     op->sync.done = on_fsynced;
     op->sync.data = op;
     rv_err e = { 0 };
@@ -637,9 +665,7 @@ static int write_header(qemu_save_op *op, const char *xml, rv_err *err)
     return 0;
 }
 
-/* A save's header, then its marker (before the guest stops: a remvirtd
- * restarted in the middle of the save knows to let it go on, see
- * on_status in qemu_process.c).  0; -1 with err; -2: no memory. */
+/* A save's header, then its marker.  0; -1 with err; -2: no memory. */
 static int save_header_and_marker(qemu_dom *d, qemu_save_op *op, rv_err *err)
 {
     char *xml = rv_qemu_domain_format(d->live);
@@ -649,12 +675,7 @@ static int save_header_and_marker(qemu_dom *d, qemu_save_op *op, rv_err *err)
     free(xml);
     if (rc < 0)
         return -1;
-    char *marker = marker_path(dom_name(d));
-    if (!marker)
-        return -2;
-    rc = rv_qemu_write_file(marker, op->was_running ? "running\n" : "paused\n", false, err);
-    free(marker);
-    return rc;
+    return write_marker(d, op, err);
 }
 
 void rv_qemu_save_begin(qemu_dom *d)
@@ -695,7 +716,7 @@ void rv_qemu_save_begin(qemu_dom *d)
         op->tmp_path = NULL;    /* nothing was created */
         goto fail;
     }
-    int rc = dump ? 0 : save_header_and_marker(d, op, &err);
+    int rc = dump ? write_marker(d, op, &err) : save_header_and_marker(d, op, &err);
     if (rc == -2)
         goto nomem;
     if (rc < 0)
@@ -708,8 +729,7 @@ void rv_qemu_save_begin(qemu_dom *d)
                               memory_only ? NULL : abort_migration, "cannot abort memory-only dump");
     else
         rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", abort_migration, NULL);
-    if (!dump)
-        rv_crash_point("save", 1);
+    rv_crash_point(dump ? "dump" : "save", 1);
 
     /* The CPUs stop first (the image is the state at one instant), then
      * QEMU gets the descriptor and migrates into it. */

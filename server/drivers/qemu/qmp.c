@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "server/drivers/qemu/qmp.h"
+#include "transport/socket.h"
 
 RV_LOG_CATEGORY("drivers.qemu.qmp");
 
@@ -232,20 +233,8 @@ static void start_writing(rv_qmp *q)
 /* Send out's first len bytes with out_fd attached as SCM_RIGHTS. */
 static ssize_t send_with_fd(rv_qmp *q, size_t len)
 {
-    struct iovec iov = { rv_buf_head(&q->out), len };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    memset(&control, 0, sizeof(control));
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                          .msg_controllen = sizeof(control.buf) };
-    struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-    cmsg->cmsg_level = SOL_SOCKET;
-    cmsg->cmsg_type = SCM_RIGHTS;
-    cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cmsg), &q->out_fd, sizeof(int));
-    ssize_t n = sendmsg(q->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = rv_socket_send_fd(q->fd, rv_buf_head(&q->out), len, q->out_fd,
+                                  MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
         close(q->out_fd);
         q->out_fd = -1;
