@@ -230,11 +230,12 @@ static bjob *job_by_id(const qemu_dom *d, const char *id)
     return NULL;
 }
 
-/* d's status (with its jobs' records) rewritten, off the loop. */
+/* d's status (with its jobs' records) rewritten, off the loop; not once
+ * it stops (its status goes). */
 static void record(const qemu_dom *d)
 {
     rv_err err = { 0 };
-    if (d && d->live && rv_qemu_save_status(d, &err) < 0)
+    if (d && d->live && d->pid > 0 && !d->stopping && rv_qemu_save_status(d, &err) < 0)
         RV_WARN("cannot record the block jobs of domain '%s': %s", d->live->name, err.message);
     rv_err_clear(&err);
 }
