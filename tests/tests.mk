@@ -219,10 +219,10 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/host-checks.py tests/interop/info-checks.py \
-	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/blockjob-events.py \
+	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
-	tests/interop/spec-facts.py \
+	tests/interop/spec-facts.py tests/interop/blockjob-events.py \
 	tests/interop/tune-checks.py \
 	tests/interop/qemu-events-checks.py tests/interop/legacy-events.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
