@@ -492,6 +492,31 @@ start_libvirtd_qemu()
     fi
 }
 
+# pause_libvirtd_qemu [kill] / resume_libvirtd_qemu: the libvirtd of
+# start_libvirtd_qemu stopped (SIGTERM, or SIGKILL when "kill" is given),
+# its guests running on in its namespace (tests/tools/subreaper.py), then
+# started again there; resume is back once its QEMU driver answers.
+pause_libvirtd_qemu()
+{
+    _rv_lv_old=$(cat "$LIBVIRTD_DIR/libvirtd.pid" 2> /dev/null) || fail "libvirtd has no pidfile"
+    kill "-$([ "${1:-}" = kill ] && echo USR2 || echo USR1)" "$LIBVIRTD_PID"
+    wait_for $((RV_TIMEOUT * 3)) "libvirtd to stop" _rv_gone "$_rv_lv_old" || fail "libvirtd did not stop"
+}
+
+_rv_libvirtd_again()
+{
+    local now
+    now=$(cat "$LIBVIRTD_DIR/libvirtd.pid" 2> /dev/null) && [ -n "$now" ] && [ "$now" != "$_rv_lv_old" ] &&
+        virsh -c "$LIBVIRTD_QEMU_URI" uri > /dev/null 2>&1
+}
+
+resume_libvirtd_qemu()
+{
+    kill -HUP "$LIBVIRTD_PID"
+    wait_for $((RV_TIMEOUT * 3)) "libvirtd to start again" _rv_libvirtd_again ||
+        { _rv_show_file "$LIBVIRTD_DIR/stderr"; fail "libvirtd did not start again"; }
+}
+
 # start_libvirtd_session: a libvirtd of user nobody's session, for its
 # storage driver (qemu:///session: dir pools under RV_TMP, streams to its
 # own volumes) without touching the host's libvirt state.  Sets

@@ -146,6 +146,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-hotplug.sh \
 	tests/interop/test-nova.sh \
 	tests/interop/test-qemu-blockjobs.sh \
+	tests/interop/test-qemu-restart.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-qemu-domain-events.sh \
 	tests/interop/test-qemu-guest-events.sh \
@@ -223,7 +224,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
-	tests/interop/spec-facts.py \
+	tests/interop/spec-facts.py tests/interop/blockjob-events.py \
 	tests/interop/tune-checks.py \
 	tests/interop/qemu-events-checks.py tests/interop/legacy-events.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \

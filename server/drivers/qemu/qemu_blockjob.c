@@ -20,7 +20,17 @@
  * A copy's destination is made by remvirtd (the file) and by QEMU
  * (blockdev-create for qcow2, a job too), then blockdev-add'ed; so are a
  * disk-only snapshot's overlays, put over their disks by one transaction
- * of blockdev-snapshot. */
+ * of blockdev-snapshot.
+ *
+ * A job QEMU runs outlives remvirtd: its record (rv_qemu_blockjob_status)
+ * is in the domain's status, rewritten at each step, and a restarted
+ * remvirtd takes it back (rv_qemu_blockjob_restore), then asks QEMU what
+ * became of it meanwhile (rv_qemu_blockjob_resync): a job still running
+ * goes on; one that became ready or concluded is told and, concluded,
+ * dismissed and its outcome applied, whether a copy pivoted read from the
+ * disk's active image (the only witness of a pivot asked just before the
+ * stop). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -69,6 +79,7 @@ typedef struct bjob {
     int type;                   /* T_* */
     bool running;               /* QEMU has the job (else it is being set up) */
     bool ready, pivoting, cancelling;
+    bool abort_asked;           /* an abort without a pivot, any type */
     int outcome;                /* ST_*, -1 until QEMU says */
     char *new_source;           /* where a pivot leads */
     rv_qemu_disk_format new_format;
@@ -219,6 +230,16 @@ static bjob *job_by_id(const qemu_dom *d, const char *id)
     return NULL;
 }
 
+/* d's status (with its jobs' records) rewritten, off the loop; not once
+ * it stops (its status goes). */
+static void record(const qemu_dom *d)
+{
+    rv_err err = { 0 };
+    if (d && d->live && d->pid > 0 && !d->stopping && rv_qemu_save_status(d, &err) < 0)
+        RV_WARN("cannot record the block jobs of domain '%s': %s", d->live->name, err.message);
+    rv_err_clear(&err);
+}
+
 /* BLOCK_JOB names the disk by its source as it is now (after a pivot,
  * the new one), as libvirtd does. */
 static void event(qemu_dom *d, const bjob *j, int status)
@@ -263,6 +284,7 @@ static void job_told(qemu_dom *d, bjob *j)
     event(d, j, outcome);
     rv_deferred *waiter = j->waiter;
     job_unlink(j);
+    record(d);
     if (waiter)
         rv_deferred_finish(waiter, NULL);
 }
@@ -448,6 +470,7 @@ void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data)
         return;
     if (strcmp(name, "BLOCK_JOB_READY") == 0 && !j->ready) {
         j->ready = true;
+        record(d);
         event(d, j, ST_READY);
     } else if (strcmp(name, "BLOCK_JOB_COMPLETED") == 0) {
         j->outcome = json_object_object_get_ex(data, "error", &v) ? ST_FAILED : ST_COMPLETED;
@@ -521,6 +544,7 @@ static void succeed(setup *s)
     if (s->job) {
         s->job->running = true;
         memcpy(s->job->nodes, s->img.nodes, sizeof(s->job->nodes));
+        record(rv_qemu_find_name(s->live.name));
     }
     rv_deferred_finish(s->live.reply, NULL);
     setup_free(s);
@@ -820,7 +844,8 @@ static void on_abort_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     qemu_dom *d = rv_qemu_find_name(s->live.name);
     bjob *j = d && d->live ? job_of(d, s->target) : NULL;
     if (err && j) {
-        j->pivoting = j->cancelling = false;
+        j->pivoting = j->cancelling = j->abort_asked = false;
+        record(d);
     }
     if (!(s = alive(qmp, err, opaque)))
         return;
@@ -864,6 +889,8 @@ int rv_qemu_domain_block_job_abort(rv_driver_conn *c, const rv_domain_block_job_
         j->pivoting = true;
     else
         j->cancelling = j->type == T_COPY || j->type == T_ACTIVE_COMMIT;
+    j->abort_asked = !pivot;
+    record(d);
     send_step(s, pivot ? "job-complete" : "block-job-cancel", a, on_abort_sent);
     return RV_DEFERRED;
 }
@@ -1496,4 +1523,277 @@ int rv_qemu_blockjob_snapshot(qemu_dom *d, const struct rv_snapshot_request *req
     rv_dom_ref_to_wire(&out->snap.dom, &ref);
     send_step(s, "query-block", NULL, on_snapshot_blocks);
     return RV_DEFERRED;
+}
+
+/* ================================================================ across a restart */
+
+/* A word of a record: bytes other than [A-Za-z0-9._/+-] as %XX, "-" for
+ * an empty one, so that any path fits in a space-separated line. */
+static void put_word(FILE *f, const char *w)
+{
+    if (!w || !*w) {
+        fputs(" -", f);
+        return;
+    }
+    fputc(' ', f);
+    for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+        if (isalnum(*p) || strchr("._/+-", *p))
+            fputc(*p, f);
+        else
+            fprintf(f, "%%%02X", *p);
+}
+
+static char *get_word(char **line)
+{
+    char *w = strsep(line, " ");
+    if (!w || !*w)
+        return NULL;
+    char *out = malloc(strlen(w) + 1), *o = out;
+    for (const char *p = w; out && *p; p++) {
+        unsigned x;
+        if (*p == '%' && sscanf(p + 1, "%2x", &x) == 1) {
+            *o++ = (char)x;
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    if (out)
+        *o = '\0';
+    if (out && strcmp(out, "-") == 0)
+        *out = '\0';
+    return out;
+}
+
+char *rv_qemu_blockjob_status(const qemu_dom *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    for (const bjob *j = jobs; j; j = j->next) {
+        if (!j->running || strcmp(j->dom, d->live->name) != 0 || j->pid != d->pid)
+            continue;
+        fprintf(f, "blockjob %d %d %d %d %d %d", j->type, j->ready, j->pivoting, j->cancelling, j->abort_asked,
+                (int)j->new_format);
+        put_word(f, j->id);
+        put_word(f, j->target);
+        put_word(f, j->nodes[0]);
+        put_word(f, j->nodes[1]);
+        put_word(f, j->new_source);
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The number a name of ours ends with ("copy-vda-7"): new names go past it. */
+static void serial_past(const char *name)
+{
+    const char *dash = name ? strrchr(name, '-') : NULL;
+    unsigned long n = dash ? strtoul(dash + 1, NULL, 10) : 0;
+    if (n > serial && n < 0xffffffffUL)
+        serial = (unsigned)n;
+}
+
+void rv_qemu_blockjob_restore(qemu_dom *d, const char *status)
+{
+    for (const char *l = strstr(status, "\nblockjob "); l; l = strstr(l + 1, "\nblockjob ")) {
+        const char *end = strchr(l + 1, '\n');
+        char *line = end ? strndup(l + 10, (size_t)(end - l - 10)) : NULL, *rest = line;
+        int type, ready, pivoting, cancelling, aborted, format, used = 0;
+        if (!line || sscanf(line, "%d %d %d %d %d %d %n", &type, &ready, &pivoting, &cancelling, &aborted,
+                            &format, &used) != 6 || !used || type < T_PULL || type > T_ACTIVE_COMMIT) {
+            RV_WARN("domain '%s': ignoring an unreadable block job record", d->live->name);
+            free(line);
+            continue;
+        }
+        rest += used;
+        char *id = get_word(&rest), *target = get_word(&rest), *n0 = get_word(&rest), *n1 = get_word(&rest),
+             *source = get_word(&rest);
+        rv_err err = { 0 };
+        bjob *j = id && target && n0 && n1 && source && strlen(id) < sizeof(j->id) &&
+                          strlen(n0) < sizeof(j->nodes[0]) && strlen(n1) < sizeof(j->nodes[1])
+                      ? job_new(d, target, type, &err)
+                      : NULL;
+        if (j) {
+            snprintf(j->id, sizeof(j->id), "%s", id);
+            snprintf(j->nodes[0], sizeof(j->nodes[0]), "%s", n0);
+            snprintf(j->nodes[1], sizeof(j->nodes[1]), "%s", n1);
+            j->running = true;
+            j->ready = ready, j->pivoting = pivoting, j->cancelling = cancelling, j->abort_asked = aborted;
+            j->new_format = (rv_qemu_disk_format)format;
+            if (*source)
+                j->new_source = source, source = NULL;
+            serial_past(j->id);
+            RV_INFO("domain '%s': block job %s on disk '%s' taken back", d->live->name, j->id, j->target);
+        } else {
+            RV_WARN("domain '%s': ignoring a block job record: %s", d->live->name,
+                    err.message ? err.message : "unreadable");
+        }
+        rv_err_clear(&err);
+        free(id), free(target), free(n0), free(n1), free(source), free(line);
+    }
+}
+
+/* What QEMU says of the domain's jobs and disks, after a restart. */
+typedef struct resync {
+    char *dom;
+    pid_t pid;
+    json_object *jobs;          /* query-jobs' answer, until query-block's */
+} resync;
+
+static void resync_free(resync *r)
+{
+    json_object_put(r->jobs);
+    free(r->dom);
+    free(r);
+}
+
+/* In a resync's answer: its domain, if it still runs with this monitor. */
+static qemu_dom *resync_dom(const resync *r, rv_qmp *qmp, const rv_err *err, const char *what)
+{
+    qemu_dom *d = rv_qemu_find_name(r->dom);
+    if (!d || !d->live || d->pid != r->pid || d->qmp != qmp)
+        return NULL;
+    if (err) {
+        RV_WARN("domain '%s': cannot read its block jobs back (%s): %s", r->dom, what,
+                err->message ? err->message : "");
+        return NULL;
+    }
+    return d;
+}
+
+/* The active image of the disk with this target, per query-block. */
+static const char *active_file(json_object *blocks, const char *target)
+{
+    json_object *e = rv_qemu_block_entry(blocks, target), *ins, *img, *v;
+    if (e && json_object_object_get_ex(e, "inserted", &ins) && json_object_object_get_ex(ins, "image", &img) &&
+        json_object_object_get_ex(img, "filename", &v))
+        return json_object_get_string(v);
+    return NULL;
+}
+
+/* One recorded job j, as QEMU now has it (e: its query-jobs entry, or NULL). */
+static void resync_job(qemu_dom *d, bjob *j, json_object *e, json_object *blocks)
+{
+    json_object *v;
+    const char *status = e && json_object_object_get_ex(e, "status", &v) ? json_object_get_string(v) : NULL;
+    if (!status) {
+        /* Dismissed before the record said so: nothing left to tell. */
+        RV_WARN("domain '%s': block job %s is no longer in QEMU: dropped", d->live->name, j->id);
+        job_unlink(j);
+        record(d);
+        return;
+    }
+    if (strcmp(status, "concluded") == 0) {
+        bool failed = json_object_object_get_ex(e, "error", &v);
+        if (failed && !j->abort_asked)
+            RV_WARN("domain '%s': block job %s failed while remvirtd was away: %s", d->live->name, j->id,
+                    json_object_get_string(v));
+        j->outcome = !failed ? ST_COMPLETED : j->abort_asked ? ST_CANCELED : ST_FAILED;
+        if (!failed && j->new_source && (j->type == T_COPY || j->type == T_ACTIVE_COMMIT)) {
+            /* Completed: pivoted if the disk now reads the new image,
+             * else ended by a cancel after it was ready. */
+            const char *now = active_file(blocks, j->target);
+            j->pivoting = now && strcmp(now, j->new_source) == 0;
+            j->cancelling = !j->pivoting;
+        }
+        RV_INFO("domain '%s': block job %s concluded while remvirtd was away", d->live->name, j->id);
+        conclude(d, j);
+        return;
+    }
+    if (strcmp(status, "ready") == 0 && !j->ready) {
+        j->ready = true;
+        record(d);
+        event(d, j, ST_READY);
+    }
+    /* A pivot or an abort asked just before the stop may never have
+     * reached QEMU: asked again (QEMU takes a repeat). */
+    bool running = strcmp(status, "running") == 0 || strcmp(status, "ready") == 0;
+    if (strcmp(status, "ready") == 0 && j->pivoting)
+        rv_qemu_send_quietly(d->qmp, "job-complete", "id", j->id);
+    else if (running && (j->cancelling || j->abort_asked))
+        rv_qemu_send_quietly(d->qmp, "block-job-cancel", "device", j->id);
+}
+
+static void on_resync_blocks(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    resync *r = opaque;
+    qemu_dom *d = resync_dom(r, qmp, err, "query-block");
+    size_t n = r->jobs ? json_object_array_length(r->jobs) : 0;
+    for (size_t i = 0; d && i < n; i++) {
+        /* A new image's blockdev-create left concluded by the stop. */
+        json_object *e = json_object_array_get_idx(r->jobs, i), *v, *st;
+        const char *id = json_object_object_get_ex(e, "id", &v) ? json_object_get_string(v) : NULL;
+        serial_past(id);
+        if (id && strncmp(id, "create-", 7) == 0 && json_object_object_get_ex(e, "status", &st) &&
+            strcmp(json_object_get_string(st), "concluded") == 0)
+            rv_qemu_send_quietly(qmp, "job-dismiss", "id", id);
+    }
+    for (bjob *j = jobs, *next; d && j; j = next) {
+        next = j->next;
+        if (strcmp(j->dom, r->dom) != 0 || j->pid != r->pid || !j->running)
+            continue;
+        j->qmp = qmp;
+        json_object *e = NULL;
+        for (size_t i = 0; i < n && !e; i++) {
+            json_object *v, *x = json_object_array_get_idx(r->jobs, i);
+            if (json_object_object_get_ex(x, "id", &v) && strcmp(json_object_get_string(v), j->id) == 0)
+                e = x;
+        }
+        resync_job(d, j, e, ret);     /* (may free j, no other job) */
+    }
+    resync_free(r);
+}
+
+static void on_resync_jobs(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    resync *r = opaque;
+    rv_err e = { 0 };
+    if (!resync_dom(r, qmp, err, "query-jobs") ||
+        rv_qmp_command(qmp, "query-block", NULL, 0, on_resync_blocks, r, &e) < 0) {
+        rv_err_clear(&e);
+        resync_free(r);
+        return;
+    }
+    r->jobs = json_object_get(ret);
+}
+
+/* The nodes QEMU has: new names go past those of ours. */
+static void on_resync_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp, (void)opaque;
+    size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *v;
+        if (json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &v) &&
+            strncmp(json_object_get_string(v), "img-", 4) == 0)
+            serial_past(json_object_get_string(v));
+    }
+}
+
+void rv_qemu_blockjob_resync(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "flat", json_object_new_boolean(true));
+    if (rv_qmp_command(d->qmp, "query-named-block-nodes", a, 0, on_resync_nodes, NULL, &err) < 0)
+        rv_err_clear(&err);
+    resync *r = calloc(1, sizeof(*r));
+    if (!r || !(r->dom = strdup(d->live->name))) {
+        free(r);
+        RV_WARN("domain '%s': out of memory reading its block jobs back", d->live->name);
+        return;
+    }
+    r->pid = d->pid;
+    if (rv_qmp_command(d->qmp, "query-jobs", NULL, 0, on_resync_jobs, r, &err) < 0) {
+        RV_WARN("domain '%s': cannot read its block jobs back: %s", d->live->name, err.message);
+        rv_err_clear(&err);
+        resync_free(r);
+    }
 }

@@ -244,10 +244,12 @@ void rv_qemu_remove_file(const char *dir, const char *name, const char *suffix);
 int rv_qemu_write_file(const char *path, const char *text, bool durable, rv_err *err);
 int rv_qemu_mkdirs(const char *path, rv_err *err);
 int rv_qemu_set_autostart_link(const char *name, bool on, rv_err *err);
-/* Runtime status of an active domain: pid, id, state, its live XML,
- * written by the store helper (the loop does not touch the disk) in the
- * order asked; a failure is logged. */
+/* Runtime status of an active domain: pid, id, state, its block jobs,
+ * its live XML, written by the store helper (the loop does not touch the
+ * disk) in the order asked; a failure is logged. */
 int rv_qemu_save_status(const qemu_dom *d, rv_err *err);
+/* The largest status read back (a few lines, one per block job). */
+#define RV_QEMU_STATUS_MAX (64u * 1024)
 /* The same, and d->status_sync's done (set by the caller) is called once
  * the status is in place, or with the error that kept it out. */
 int rv_qemu_save_status_acked(qemu_dom *d, rv_err *err);
@@ -778,6 +780,14 @@ void rv_qemu_hotplug_unplug_failed(qemu_dom *d, const char *id);
 void rv_qemu_blockjob_event(qemu_dom *d, const char *name, json_object *data);
 /* d's process is gone: its jobs end, a call waiting for one is answered. */
 void rv_qemu_blockjob_domain_gone(qemu_dom *d);
+/* The records of d's jobs that QEMU runs, "blockjob ..." lines for its
+ * status ("" when none; NULL: out of memory). */
+char *rv_qemu_blockjob_status(const qemu_dom *d);
+/* A restarted remvirtd: the jobs recorded in status (as read back) are
+ * d's again; once its monitor is ready, resync asks QEMU what became of
+ * them while remvirtd was away and carries on. */
+void rv_qemu_blockjob_restore(qemu_dom *d, const char *status);
+void rv_qemu_blockjob_resync(qemu_dom *d);
 /* A disk-only external snapshot of running d (DOMAIN_SNAPSHOT_CREATE_XML
  * with DISK_ONLY): a qcow2 overlay over each disk req leaves in (its
  * <source file>, else the source's name with the snapshot's name as its

@@ -959,9 +959,11 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         else
             job_command(d, "cont");
     } else {
-        /* Reattached: the calls that waited for the monitor go on. */
+        /* Reattached: what changed while remvirtd was away (the state,
+         * its block jobs), then the calls that waited for the monitor. */
         if (rv_qmp_command(qmp, "query-status", NULL, 0, on_status, d, &err) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), err.message);
+        rv_qemu_blockjob_resync(d);
         pump_soon(d);
     }
     rv_err_clear(&err);

@@ -1,7 +1,9 @@
 /* The QEMU driver's files (layout in docs/qemu-driver.md):
  *   config_dir/<name>.xml            a persistent definition
  *   config_dir/autostart/<name>.xml  a symlink to it: start with remvirtd
- *   run_dir/<name>.status            an active domain: pid, id, state
+ *   run_dir/<name>.status            an active domain: pid, id, state,
+ *                                    its block jobs, whether it dies with
+ *                                    the connection that started it
  *   run_dir/<name>.xml               its live definition
  *   run_dir/<name>.qmp               its monitor socket
  *   run_dir/<name>.log               QEMU's output
@@ -183,14 +185,20 @@ static int save_status(const qemu_dom *d, rv_qemu_sync *s, rv_err *err)
     char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
     char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
     char *status = NULL;
+    char *jobs = rv_qemu_blockjob_status(d);
+    /* (a start with AUTODESTROY under way: its job sets d->autodestroy
+     * once it is answered) */
+    bool autodestroy = d->autodestroy || (d->jobs && d->jobs->kind == QJOB_START &&
+                                          (d->jobs->flags & RV_DOMAIN_START_AUTODESTROY));
     int rc = -1;
-    if (!xml || !xml_path || !status_path ||
+    if (!xml || !xml_path || !status_path || !jobs ||
         asprintf(&status,
-                 "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n%s%s%s",
+                 "pid %d\nid %d\nstate %d\nreason %d\nvcpus_unplugged %d\nstart_time %llu\n%s%s%s%s%s",
                  (int)d->pid, d->id, d->state, d->reason, d->vcpus_unplugged, d->start_time,
                  d->restore_committed ? "restore " : "",
                  !d->restore_committed ? "" : d->restore_run ? "run " : "paused ",
-                 !d->restore_committed ? "" : d->restore_managed ? "managed\n" : "file\n") < 0) {
+                 !d->restore_committed ? "" : d->restore_managed ? "managed\n" : "file\n",
+                 autodestroy ? "autodestroy\n" : "", jobs) < 0) {
         status = NULL;
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (rv_qemu_sync_run_write(NULL, xml_path, xml, false, err) == 0 &&
@@ -203,6 +211,7 @@ static int save_status(const qemu_dom *d, rv_qemu_sync *s, rv_err *err)
     free(xml_path);
     free(status_path);
     free(status);
+    free(jobs);
     return rc;
 }
 
@@ -337,7 +346,7 @@ static void load_runtime(const char *name)
 {
     char *status_path = rv_qemu_path(rv_qemu.run_dir, name, ".status");
     char *xml_path = rv_qemu_path(rv_qemu.run_dir, name, ".xml");
-    char *status = status_path ? rv_qemu_read_file(status_path, 4096) : NULL;
+    char *status = status_path ? rv_qemu_read_file(status_path, RV_QEMU_STATUS_MAX) : NULL;
     int pid = 0, id = -1, state = 0, reason = 0;
     if (!status || sscanf(status, "pid %d\nid %d\nstate %d\nreason %d", &pid, &id, &state,
                           &reason) != 4 || pid <= 0) {
@@ -358,7 +367,7 @@ static void load_runtime(const char *name)
     bool restore_committed = restore != NULL;
     bool restore_run = restore && strncmp(restore, "\nrestore run ", 13) == 0;
     bool restore_managed = restore && strstr(restore, " managed\n") != NULL;
-    free(status);
+    bool autodestroy = strstr(status, "\nautodestroy\n") != NULL;
     free(status_path);
     rv_qemu_domain_def *live = xml_path ? load_def(xml_path) : NULL;
     free(xml_path);
@@ -380,6 +389,7 @@ static void load_runtime(const char *name)
             d->reason = d->def && rv_qemu_has_managed_save(name) ? RV_DOMAIN_SHUTOFF_SAVED
                                                                  : RV_DOMAIN_SHUTOFF_FAILED;
         }
+        free(status);
         return;
     }
     if (alive && rv_qemu_has_managed_save(name) && rv_qemu_save_marker_take(name) >= 0) {
@@ -412,10 +422,12 @@ static void load_runtime(const char *name)
             d->state = RV_DOMAIN_SHUTOFF;
             d->reason = saved ? RV_DOMAIN_SHUTOFF_SAVED : RV_DOMAIN_SHUTOFF_CRASHED;
         }
+        free(status);
         return;
     }
     if (!d && !(d = rv_qemu_dom_new(live))) {
         rv_qemu_domain_free(live);
+        free(status);
         return;
     }
     d->live = live;
@@ -433,7 +445,15 @@ static void load_runtime(const char *name)
     if (id >= rv_qemu.next_id)
         rv_qemu.next_id = id + 1;
     RV_INFO("domain '%s' is still running (pid %d, id %d): reattaching", name, pid, id);
+    rv_qemu_blockjob_restore(d, status);
+    free(status);
     rv_qemu_reattach(d);
+    if (autodestroy) {
+        /* As libvirtd: the connection it was to die with is gone. */
+        RV_INFO("domain '%s': started with AUTODESTROY by a connection of the remvirtd that stopped: "
+                "destroyed", name);
+        rv_qemu_job_add(d, QJOB_DESTROY, 0, NULL, NULL);
+    }
 }
 
 /* ---- directories of definitions ---- */
