@@ -7,7 +7,8 @@
 # the live XML, the events of its end to a client registered after), a
 # copy that becomes ready while the daemon is down (pivoted after), the
 # transcripts compared with libvirtd's; and a guest started with
-# AUTODESTROY, destroyed by the restart as libvirtd destroys it.
+# AUTODESTROY, destroyed by the restart as libvirtd destroys it; and a
+# kill where QEMU has dismissed a pivoted copy (crash point).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -150,3 +151,27 @@ autodestroy "$QEMU_URI" rv
 _no_qemu() { [ -z "$(qemu_pids "$QEMU_DIR/run/")" ]; }
 wait_for 30 "the AUTODESTROY guest's QEMU to exit" _no_qemu ||
     fail "a QEMU of remvirtd's is left: $(qemu_pids "$QEMU_DIR/run/")"
+
+# remvirtd stopped where QEMU has dismissed a pivoted copy but its status
+# may not have the pivot yet (the crash point blockjob-pivot:1): started
+# again, it has the disk on the new image and no job left.
+stop_remvirtd
+RV_CRASH_AT=blockjob-pivot:1 start_remvirtd_qemu
+V=(virsh -q -c "$QEMU_URI")
+"${V[@]}" start g > /dev/null
+"${V[@]}" blockcopy g vda "$RV/c3.raw" --format raw --wait --transient-job > /dev/null
+"${V[@]}" blockjob g vda --pivot > /dev/null 2>&1 || true
+_at_crash_point() { [ ! -e "/proc/$REMVIRTD_PID" ] || grep -q '^State:[[:space:]]*Z' "/proc/$REMVIRTD_PID/status"; }
+wait_for 30 "remvirtd to stop at its crash point" _at_crash_point || fail "remvirtd did not stop at blockjob-pivot:1"
+grep -qx "remvirtd: crash point blockjob-pivot:1" "$REMVIRTD_DIR/stderr" ||
+    { show "$REMVIRTD_DIR/stderr"; fail "remvirtd stopped, but not at its crash point"; }
+wait "$REMVIRTD_PID" 2>/dev/null || true
+REMVIRTD_PID=
+rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_DIR/remvirtd.pid"
+start_remvirtd_qemu
+_pivoted() { "${V[@]}" domblklist g | grep -q "vda *$RV/c3.raw"; }
+wait_for 30 "the pivot to c3.raw to be applied" _pivoted || fail "after the restart: $("${V[@]}" domblklist g)"
+virsh -c "$QEMU_URI" blockjob g vda --info > "$OUT/o" 2>&1
+grep -q "No current block job for vda" "$OUT/o" || fail "a job is left after the pivot: $(cat "$OUT/o")"
+echo "ok   a pivot whose status was cut short by a kill is applied by the restart"
+"${V[@]}" destroy g > /dev/null

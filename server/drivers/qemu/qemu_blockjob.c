@@ -43,6 +43,7 @@
 #include "common/log.h"
 #include "common/safe_open.h"
 #include "server/drivers/conf/snapshot_xml.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
@@ -362,15 +363,29 @@ static void drop_unused_nodes(qemu_dom *d, const char *target)
 }
 
 /* QEMU concluded job j: dismissed, its outcome applied and told. */
+/* QEMU has forgotten the job.  A pivot's status write may still be under
+ * way: a remvirtd stopped here finds the disk on the new image and applies
+ * the pivot (resync_job). */
+static void on_dismissed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *pivoted)
+{
+    (void)qmp, (void)ret;
+    if (!err && pivoted)
+        rv_crash_point("blockjob-pivot", 1);
+}
+
 static void conclude(qemu_dom *d, bjob *j)
 {
-    rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", j->id);
+    bool pivoted = j->outcome == ST_COMPLETED && j->pivoting && j->new_source;
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "id", json_object_new_string(j->id));
+    rv_err e = { 0 };
+    if (!d->qmp || rv_qmp_command(d->qmp, "job-dismiss", a, 0, on_dismissed, pivoted ? d : NULL, &e) < 0)
+        rv_err_clear(&e);
     int outcome = j->outcome < 0 ? ST_FAILED : j->outcome;
     j->outcome = outcome;
     RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
     if (outcome == ST_COMPLETED)
         drop_unused_nodes(d, j->target);
-    bool pivoted = outcome == ST_COMPLETED && j->pivoting && j->new_source;
     if (pivoted) {
         rv_qemu_disk *disk = rv_qemu_disk_find(d->live, j->target);
         pivot_ctx p = { j->target, disk && disk->source ? disk->source : "", j->new_source, j->new_format };
@@ -1683,6 +1698,19 @@ static void resync_job(qemu_dom *d, bjob *j, json_object *e, json_object *blocks
 {
     json_object *v;
     const char *status = e && json_object_object_get_ex(e, "status", &v) ? json_object_get_string(v) : NULL;
+    const char *now = active_file(blocks, j->target);
+    if (!status && j->new_source && (j->type == T_COPY || j->type == T_ACTIVE_COMMIT) && now &&
+        strcmp(now, j->new_source) == 0) {
+        /* Dismissed, and remvirtd stopped before the status had the
+         * pivot: the disk reads the new image, so the pivot is applied
+         * now (the dismiss is asked again, in vain). */
+        RV_INFO("domain '%s': block job %s pivoted before remvirtd stopped", d->live->name, j->id);
+        j->outcome = ST_COMPLETED;
+        j->pivoting = true;
+        j->cancelling = false;
+        conclude(d, j);
+        return;
+    }
     if (!status) {
         /* Dismissed before the record said so: nothing left to tell. */
         RV_WARN("domain '%s': block job %s is no longer in QEMU: dropped", d->live->name, j->id);
@@ -1699,7 +1727,6 @@ static void resync_job(qemu_dom *d, bjob *j, json_object *e, json_object *blocks
         if (!failed && j->new_source && (j->type == T_COPY || j->type == T_ACTIVE_COMMIT)) {
             /* Completed: pivoted if the disk now reads the new image,
              * else ended by a cancel after it was ready. */
-            const char *now = active_file(blocks, j->target);
             j->pivoting = now && strcmp(now, j->new_source) == 0;
             j->cancelling = !j->pivoting;
         }
