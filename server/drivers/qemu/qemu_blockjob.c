@@ -362,28 +362,57 @@ static void drop_unused_nodes(qemu_dom *d, const char *target)
     }
 }
 
-/* QEMU concluded job j: dismissed, its outcome applied and told. */
-/* QEMU has forgotten the job.  A pivot's status write may still be under
- * way: a remvirtd stopped here finds the disk on the new image and applies
- * the pivot (resync_job). */
-static void on_dismissed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *pivoted)
+static void conclude_applied(qemu_dom *d, bjob *j);
+
+/* A pivot's job-dismiss answered: QEMU has forgotten the job and only
+ * then is the pivot applied and recorded, so that a remvirtd stopped in
+ * between finds the disk on the new image and applies it (resync_job). */
+static void on_pivot_dismissed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
-    (void)qmp, (void)ret;
-    if (!err && pivoted)
-        rv_crash_point("blockjob-pivot", 1);
+    (void)ret, (void)err;
+    char *dom_and_id = opaque;
+    rv_crash_point("blockjob-pivot", 1);
+    qemu_dom *d = rv_qemu_find_name(dom_and_id);
+    bjob *j = d && d->qmp == qmp ? job_by_id(d, dom_and_id + strlen(dom_and_id) + 1) : NULL;
+    if (j)
+        conclude_applied(d, j);
+    free(dom_and_id);
 }
 
+/* QEMU concluded job j: dismissed, its outcome applied and told. */
 static void conclude(qemu_dom *d, bjob *j)
 {
-    bool pivoted = j->outcome == ST_COMPLETED && j->pivoting && j->new_source;
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "id", json_object_new_string(j->id));
-    rv_err e = { 0 };
-    if (!d->qmp || rv_qmp_command(d->qmp, "job-dismiss", a, 0, on_dismissed, pivoted ? d : NULL, &e) < 0)
-        rv_err_clear(&e);
     int outcome = j->outcome < 0 ? ST_FAILED : j->outcome;
     j->outcome = outcome;
     RV_INFO("domain '%s': block job %s ended (%d)", d->live->name, j->id, outcome);
+    if (outcome == ST_COMPLETED && j->pivoting && j->new_source && d->qmp) {
+        /* "<domain>\0<job id>" */
+        size_t n = strlen(d->live->name) + 1, m = strlen(j->id) + 1;
+        char *dom_and_id = malloc(n + m);
+        json_object *a = json_object_new_object();
+        rv_err e = { 0 };
+        if (dom_and_id && a) {
+            memcpy(dom_and_id, d->live->name, n);
+            memcpy(dom_and_id + n, j->id, m);
+            json_object_object_add(a, "id", json_object_new_string(j->id));
+            if (rv_qmp_command(d->qmp, "job-dismiss", a, 0, on_pivot_dismissed, dom_and_id, &e) == 0)
+                return;
+            a = NULL;   /* (the command owned it) */
+        }
+        rv_err_clear(&e);
+        json_object_put(a);
+        free(dom_and_id);
+    } else {
+        rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", j->id);
+    }
+    conclude_applied(d, j);
+}
+
+/* Its outcome applied (a pivot to the live XML and the definition) and told. */
+static void conclude_applied(qemu_dom *d, bjob *j)
+{
+    int outcome = j->outcome;
+    bool pivoted = outcome == ST_COMPLETED && j->pivoting && j->new_source;
     if (outcome == ST_COMPLETED)
         drop_unused_nodes(d, j->target);
     if (pivoted) {
