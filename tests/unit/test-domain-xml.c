@@ -938,6 +938,30 @@ static void test_disk_discard(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
 }
 
+/* <serial>: nova gives a volume's id; kept in the XML in libvirt's place
+ * (after <readonly/>) and given to QEMU's device; libvirt's characters. */
+static void test_disk_serial(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='file' device='disk'><source file='/i/a'/><target dev='vdb'/>"
+        "<readonly/><serial>11111111-2222-3333-4444-555555555555</serial></disk></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <readonly/>\n      <serial>11111111-2222-3333-4444-555555555555</serial>\n");
+    free(xml);
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -device virtio-blk-pci,drive=drive-vdb,id=vdb,bootindex=1,serial=11111111-2222-3333-4444-555555555555,");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
+            "<serial>a,drive=x</serial></disk></devices></domain>",
+            RV_ERR_XML_ERROR, "disk serial (a,drive=x) contains invalid characters");
+}
+
 /* What virt-manager 4.1's New VM wizard defines (manual install, Generic
  * Linux 2022, a new qcow2 disk, usermode networking), as its log shows. */
 static const char virt_manager_new_vm_xml[] =
@@ -1184,6 +1208,7 @@ int main(void)
     test_metadata();
     test_virt_manager_new_vm();
     test_disk_discard();
+    test_disk_serial();
     test_network_interface();
     test_bandwidth();
     test_tap_interface();

@@ -449,6 +449,18 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
         } else if (named(c, "iotune")) {
             if (rv_qemu_iotune_parse(c, &disk->iotune, err) < 0)
                 goto fail;
+        } else if (named(c, "serial")) {
+            free(disk->serial);
+            disk->serial = NULL;
+            if (text_of(c, NULL, &disk->serial, err) < 0)
+                goto fail;
+            /* libvirt's rule; it also keeps the value clear of QEMU's
+             * option syntax. */
+            if (strspn(disk->serial, ALNUM " _.+-") != strlen(disk->serial)) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk serial (%s) contains invalid characters",
+                           disk->serial);
+                goto fail;
+            }
         } else if (named(c, "address")) {
             xmlChar *atype = xmlGetNoNsProp(c, (const xmlChar *)"type");
             bool drive = atype && strcmp((const char *)atype, "drive") == 0;
@@ -1703,6 +1715,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
+        if (d->serial) {
+            fputs("      <serial>", fp);
+            rv_xml_put_escaped(fp, d->serial);
+            fputs("</serial>\n", fp);
+        }
         char alias[32];
         rv_qemu_disk_alias(def, d, alias, sizeof(alias));
         rv_qemu_format_alias(fp, def, "      ", "%s", alias);
@@ -1805,6 +1822,7 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);
+        free(def->disks[i].serial);
         rv_qemu_iotune_free(def->disks[i].iotune);
     }
     free(def->disks);
@@ -1931,6 +1949,7 @@ void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i)
     rv_qemu_disk *d = &def->disks[i];
     free(d->source);
     free(d->target);
+    free(d->serial);
     rv_qemu_iotune_free(d->iotune);
     memmove(d, d + 1, (def->ndisks - i - 1) * sizeof(*d));
     def->ndisks--;

@@ -63,6 +63,7 @@ typedef struct rv_qemu_disk {
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
+    char *serial;               /* <serial>: the guest sees it (nova: the volume's id) */
     /* <driver>'s attributes: 0 unset, else 1 + the index of the word
      * (domain_xml.c's lists: discard, cache, io, detect_zeroes, copy_on_read). */
     int discard, cache, io, detect_zeroes, copy_on_read;

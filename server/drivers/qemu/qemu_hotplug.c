@@ -294,9 +294,12 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     backend_of(req, backend, sizeof(backend));
     json_object *args = json_object_new_object();
     if (req->dev.kind == RV_QEMU_DEV_DISK) {
-        a = &w->disks[disk_index(w, req->id)].addr;
+        const rv_qemu_disk *disk = &w->disks[disk_index(w, req->id)];
+        a = &disk->addr;
         json_object_object_add(args, "driver", json_object_new_string("virtio-blk-pci"));
         json_object_object_add(args, "drive", json_object_new_string(backend));
+        if (disk->serial)
+            json_object_object_add(args, "serial", json_object_new_string(disk->serial));
     } else {
         const rv_qemu_interface *n = &w->interfaces[w->ninterfaces - 1];
         const unsigned char *m = n->mac;
