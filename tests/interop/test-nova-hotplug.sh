@@ -43,7 +43,7 @@ run()   # NAME URI
         "$2" "$dir/state" "$uuid" "$dir/volume" rvnova0 > "$dir/out" 2> "$dir/err" ||
         { tail -40 "$dir/err"; cat "$dir/out"; fail "nova hotplug against $1"; }
     sed -i "s|$dir/|DIR/|g" "$dir/out"
-    grep '^time ' "$dir/err" | sed "s/^/$1 /"
+    grep "^time " "$dir/err" | sed "s/^/$1 /"
 }
 run libvirtd "$LIBVIRTD_QEMU_URI"
 run remvirtd "$QEMU_URI"

@@ -46,6 +46,8 @@ static bool named(const xmlNode *n, const char *name)
 static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
 static const char *const bus_words[] = { "virtio", "sata", "ide", "scsi", NULL };
 static const char *const net_type_words[] = { "user", "bridge", "network", NULL };
+static const char *const net_driver_words[] = { "qemu", "vhost", NULL };
+static const char *const link_state_words[] = { "up", "down", NULL };
 
 /* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
 static int word_index(const char *word, const char *const *words)
@@ -595,6 +597,8 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
     static const char *const network_source_attrs[] = { "network", "bridge", NULL };
     static const char *const model_attrs[] = { "type", NULL };
     static const char *const target_attrs[] = { "dev", NULL };
+    static const char *const driver_attrs[] = { "name", NULL };
+    static const char *const link_attrs[] = { "state", NULL };
     static const char *const models[] = { "virtio", "e1000", "e1000e", "rtl8139", NULL };
     if (check_attrs(n, iface_attrs, err) < 0)
         return -1;
@@ -658,6 +662,18 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             }
             free(iface->model);
             iface->model = model;
+        } else if (named(c, "driver")) {
+            /* nova writes name='qemu' for TCG guests. */
+            int w;
+            if (check_attrs(c, driver_attrs, err) < 0 || (w = attr_word(c, "name", net_driver_words, err)) < 0)
+                return -1;
+            iface->driver = w + 1;
+        } else if (named(c, "link")) {
+            /* cockpit's Unplug and Plug. */
+            int w;
+            if (check_attrs(c, link_attrs, err) < 0 || (w = attr_word(c, "state", link_state_words, err)) < 0)
+                return -1;
+            iface->link = w + 1;
         } else if (named(c, "address")) {
             if (rv_qemu_parse_pci_address(c, &iface->addr, err) < 0)
                 return -1;
@@ -1756,6 +1772,10 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("      <model type='", fp);
         rv_xml_put_escaped(fp, n->model);
         fputs("'/>\n", fp);
+        if (n->driver)
+            fprintf(fp, "      <driver name='%s'/>\n", net_driver_words[n->driver - 1]);
+        if (n->link)
+            fprintf(fp, "      <link state='%s'/>\n", link_state_words[n->link - 1]);
         if (n->alias)
             rv_qemu_format_alias(fp, def, "      ", "%s", n->alias);
         rv_qemu_format_pci_address(fp, &n->addr, "      ");

@@ -80,6 +80,8 @@ typedef struct rv_qemu_interface {
     int tap_fd;                 /* not in XML: QEMU's descriptor for remvirtd's tap, 0: none */
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
+    int driver;                 /* <driver name>: 0 unset, 1 qemu, 2 vhost (kept: QEMU's own backend either way) */
+    int link;                   /* <link state>: 0 unset, 1 up, 2 down (QEMU's set_link) */
     rv_qemu_pci_addr addr;
     char *alias;                /* live: netN, also QEMU's device id (netdev hostnetN) */
     rv_tune_bandwidth bandwidth;  /* <bandwidth> (kept, not applied on the host) */

@@ -1,7 +1,8 @@
 /* Device hotplug on the QEMU driver: ATTACH_DEVICE(_FLAGS),
  * DETACH_DEVICE(_FLAGS) and DETACH_DEVICE_ALIAS of file disks and of
  * network interfaces (user, bridge, network); UPDATE_DEVICE_FLAGS of a
- * cdrom's medium (blockdev-change-medium, eject; the tray forced).
+ * cdrom's medium (blockdev-change-medium, eject; the tray forced) and of
+ * an interface's link state (set_link).
  *
  * The definition (--config) is changed through the durable write path
  * (qemu_defwrite.c: one commit point, answered once the file is synced).
@@ -316,8 +317,17 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     char bus[16];
     json_object_object_add(args, "bus", json_object_new_string(rv_qemu_pci_bus_id(a, rv_qemu_machine_is_q35(w->machine), bus)));
     json_object_object_add(args, "addr", json_object_new_string(addr));
-    if (!rv_qemu_send_for(d, req->live.reply, "device_add", args, on_device_added, req))
+    bool down = req->dev.kind == RV_QEMU_DEV_INTERFACE && w->interfaces[w->ninterfaces - 1].link == 2;
+    char id[64];
+    snprintf(id, sizeof(id), "%s", req->id);
+    if (!rv_qemu_send_for(d, req->live.reply, "device_add", args, on_device_added, req)) {
         req_free(req);
+        return;
+    }
+    /* Defined down: down from the start, as libvirtd does it (QEMU runs
+     * this after device_add; if that failed, this fails too, unheard). */
+    if (down)
+        rv_qemu_set_link_quietly(d->qmp, id, false);
 }
 
 static void on_tap_passed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -603,7 +613,94 @@ static void on_ejected(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
         req_free(req);
 }
 
-static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
+/* ================================================================ link state */
+
+/* The interface with want's MAC (libvirtd's errors when none or many). */
+static int iface_of(const rv_qemu_domain_def *def, const rv_qemu_interface *want, rv_err *err)
+{
+    match m = { .kind = RV_QEMU_DEV_INTERFACE, .mac_given = true };
+    memcpy(m.mac, want->mac, 6);
+    return find(def, &m, false, err);
+}
+
+/* Only the link state may change (cockpit's Unplug and Plug); what else
+ * differs is refused, as libvirtd refuses what it cannot change live. */
+static int link_check(const rv_qemu_domain_def *def, const rv_qemu_interface *want, rv_err *err)
+{
+    int i = iface_of(def, want, err);
+    if (i < 0)
+        return -1;
+    const rv_qemu_interface *n = &def->interfaces[i];
+    if (n->type != want->type || strcmp(n->model, want->model) != 0 ||
+        (want->network && (!n->network || strcmp(n->network, want->network) != 0)) ||
+        (want->type == RV_QEMU_NET_BRIDGE && strcmp(n->bridge, want->bridge) != 0))
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: of a network interface, only its link state can be updated");
+    return i;
+}
+
+static int link_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const rv_qemu_interface *want = ctx;
+    int i = link_check(def, want, err);
+    if (i < 0)
+        return -1;
+    def->interfaces[i].link = want->link;
+    return 0;
+}
+
+static void on_link_set(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    hp_req *req = alive(qmp, err, opaque);
+    if (!req)
+        return;
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
+    const rv_qemu_interface *want = &req->dev.alone->interfaces[0];
+    rv_err ignored = { 0 };
+    if (link_config(d->live, want, &ignored) < 0)
+        rv_err_clear(&ignored);
+    save_status(d);
+    live_done(req, link_config, want);
+    req_free(req);
+}
+
+static int update_link(qemu_dom *d, bool live, bool config, rv_qemu_device *dev, rv_err *err)
+{
+    const rv_qemu_interface *want = &dev->alone->interfaces[0];
+    int i = -1;
+    if ((config && link_check(rv_qemu_def_newest(d), want, err) < 0) ||
+        (live && (i = link_check(d->live, want, err)) < 0)) {
+        rv_qemu_device_clear(dev);
+        return -1;
+    }
+    if (!live) {
+        rv_deferred *reply = rv_driver_defer(err);
+        if (reply && rv_qemu_def_change(d, link_config, want, reply, err) < 0) {
+            rv_deferred_finish(reply, err);
+            rv_err_clear(err);
+        }
+        rv_qemu_device_clear(dev);
+        return reply ? RV_DEFERRED : -1;
+    }
+    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
+    if (!req) {
+        rv_qemu_device_clear(dev);
+        return -1;
+    }
+    req->dev = *dev;
+    req->tap = -1;
+    req->config = config;
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "name", json_object_new_string(d->live->interfaces[i].alias));
+    json_object_object_add(args, "up", json_object_new_boolean(want->link != 2));
+    if (!rv_qemu_send_for(d, req->live.reply, "set_link", args, on_link_set, req))
+        req_free(req);
+    return RV_DEFERRED;
+}
+
+/* UPDATE_DEVICE_FLAGS: a cdrom's medium, or an interface's link state. */
+static int update_device(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
 {
     rv_qemu_device dev = { 0 };
     qemu_dom *d;
@@ -613,10 +710,13 @@ static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned
         return rc;
     if (rv_qemu_device_read(xml, &dev, err) < 0)
         return -1;
+    if (dev.kind == RV_QEMU_DEV_INTERFACE)
+        return update_link(d, live, config, &dev, err);
     const rv_qemu_disk *want = dev.kind == RV_QEMU_DEV_DISK ? &dev.alone->disks[0] : NULL;
     int i;
     if (!want || want->device != RV_QEMU_DISK_CDROM)
-        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: only a cdrom's medium can be updated");
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+             "Operation not supported: only a cdrom's medium or an interface's link state can be updated");
     else if (config && disk_index(rv_qemu_def_newest(d), want->target) < 0)
         fail(err, RV_ERR_INVALID_ARG, "invalid argument: target %s doesn't exist.", want->target);
     else if (live && ((i = disk_index(d->live, want->target)) < 0 || d->live->disks[i].device != RV_QEMU_DISK_CDROM))
@@ -668,7 +768,7 @@ int rv_qemu_domain_update_device_flags(rv_driver_conn *c, const rv_domain_update
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | 0x4,
                             "qemuDomainUpdateDeviceFlags", err) < 0)
         return -1;
-    return update_media(&args->dom, args->xml, args->flags & ~0x4u, err);
+    return update_device(&args->dom, args->xml, args->flags & ~0x4u, err);
 }
 
 /* ================================================================ the calls */

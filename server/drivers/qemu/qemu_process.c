@@ -933,6 +933,15 @@ static void on_incoming_done(qemu_dom *d, const rv_err *err)
     }
 }
 
+/* An interface defined with <link state='down'/> starts down, as on
+ * libvirtd: set before the CPUs run (QEMU answers in order). */
+static void set_link_states(qemu_dom *d)
+{
+    for (size_t i = 0; i < d->live->ninterfaces; i++)
+        if (d->live->interfaces[i].link == 2 && d->live->interfaces[i].alias)
+            rv_qemu_set_link_quietly(d->qmp, d->live->interfaces[i].alias, false);
+}
+
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
 {
     (void)greeting;
@@ -952,6 +961,7 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
         set_balloon_target(d);
         rv_qemu_pin_apply(d);
+        set_link_states(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
