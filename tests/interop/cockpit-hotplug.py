@@ -69,6 +69,14 @@ def click(css):
     e.click()
 
 
+def tick(css):
+    """A checkbox checked."""
+    box = el(css)
+    if not box.is_selected():
+        box.click()
+    wait(f"{css} checked", box.is_selected)
+
+
 def text(css):
     return el(css).text.strip()
 
@@ -156,10 +164,11 @@ size.clear()
 size.send_keys("16")
 Select(el("#vm-g-disks-adddisk-new-unit")).select_by_value("MiB")
 fmt = Select(el("#vm-g-disks-adddisk-new-format")).first_selected_option.get_attribute("value")
+tick("#vm-g-disks-adddisk-permanent")        # "Always attach": live and persistent
 modal_primary()
-el("#vm-g-disks-vdb-device", 120)
-wait("vdb in the persistent XML", lambda: ndisks(libvirt.VIR_DOMAIN_XML_INACTIVE) == 1)
-report("add-new-volume", [f"format {fmt}", f"volume {text('#vm-g-disks-vdb-source-volume')}"] + disk_row("vdb"))
+el("#vm-g-disks-vda-device", 120)
+wait("vda in the persistent XML", lambda: ndisks(libvirt.VIR_DOMAIN_XML_INACTIVE) == 1)
+report("add-new-volume", [f"format {fmt}", f"volume {text('#vm-g-disks-vda-source-volume')}"] + disk_row("vda"))
 print("volume", conn.storagePoolLookupByName("rvpool").storageVolLookupByName("newvol").info()[1])
 
 # Add disk: an existing file, by its path.
@@ -171,15 +180,17 @@ box.send_keys(existing)
 wait("the file offered", lambda: any(e.text.strip() == existing for e in
                                      drv.find_elements(By.CSS_SELECTOR, ".pf-c-select__menu-item")))
 next(e for e in drv.find_elements(By.CSS_SELECTOR, ".pf-c-select__menu-item") if e.text.strip() == existing).click()
+tick("#vm-g-disks-adddisk-permanent")
 modal_primary()
-el("#vm-g-disks-vdc-device", 120)
-wait("vdc in the persistent XML", lambda: ndisks(libvirt.VIR_DOMAIN_XML_INACTIVE) == 2)
-report("add-existing-file", [f"source {text('#vm-g-disks-vdc-source-file')}"] + disk_row("vdc"))
+el("#vm-g-disks-vdb-device", 120)
+wait("vdb in the persistent XML", lambda: ndisks(libvirt.VIR_DOMAIN_XML_INACTIVE) == 2)
+report("add-existing-file", [f"source {text('#vm-g-disks-vdb-source-file')}"] + disk_row("vdb"))
 
 # Add network interface: its dialog's defaults (a virtual network, the
-# first one: rvnet; the default model).
+# first one: rvnet; the default model), always attached.
 click("#vm-g-add-iface-button")
 el(".pf-c-modal-box")
+tick("#vm-g-add-iface-permanent")
 modal_primary()
 el("#vm-g-network-1-source", 120)
 wait("the NIC in the persistent XML", lambda: nnics(libvirt.VIR_DOMAIN_XML_INACTIVE) == 1)
@@ -196,8 +207,7 @@ click("#vm-g-iface-1-plug")
 el("#vm-g-iface-1-unplug", 60)
 report("plug-nic", [f"nic 1 state={text('#vm-g-network-1-state')}"])
 
-# Remove the NIC.
-click("#vm-g-iface-1-action-kebab button")
+# Remove the NIC (its row's Remove button).
 click("#delete-vm-g-iface-1")
 modal_primary()
 gone("#vm-g-network-1-source", 120)
@@ -205,7 +215,7 @@ wait("the NIC gone from the live XML", lambda: nnics() == 0)
 report("remove-nic", alerts())
 
 # Remove both disks (the new volume's storage stays: the dialog's default).
-for target in ("vdb", "vdc"):
+for target in ("vda", "vdb"):
     click(f"#vm-g-disks-{target}-action-kebab button")
     click(f"#delete-vm-g-disks-{target}")
     modal_primary()

@@ -595,6 +595,26 @@ static void test_network_interface(void)
             "a network <interface> has no <source network='...'>");
 }
 
+/* <driver name> (nova's 'qemu') and <link state> (cockpit's Unplug) kept,
+ * written after <model> as libvirt does; other values refused. */
+static void test_interface_driver_link(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><interface type='user'>"
+                                       "<mac address='52:54:00:ab:cd:08'/><model type='virtio'/>"
+                                       "<driver name='qemu'/><link state='down'/></interface></devices></domain>");
+    CHECK_INT_EQ(def->interfaces[0].link, 2);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <model type='virtio'/>\n      <driver name='qemu'/>\n      <link state='down'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><interface type='user'><link state='sideways'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported state='sideways' of element <link>");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><driver name='vfio'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported name='vfio' of element <driver>");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><driver name='vhost' queues='2'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "queues");
+}
+
 /* <bandwidth> kept in an interface and written where and as libvirt
  * writes it (after <source>; average, peak, floor, burst; zeros left out). */
 static void test_bandwidth(void)
@@ -1210,6 +1230,7 @@ int main(void)
     test_disk_discard();
     test_disk_serial();
     test_network_interface();
+    test_interface_driver_link();
     test_bandwidth();
     test_tap_interface();
     test_cpu_mode();

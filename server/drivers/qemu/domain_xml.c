@@ -386,17 +386,20 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
     static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
                                                 "detect_zeroes", "copy_on_read", NULL };
     static const char *const source_attrs[] = { "file", NULL };
+    static const char *const volume_source_attrs[] = { "pool", "volume", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
     static const char *const none[] = { NULL };
     if (check_attrs(n, disk_attrs, err) < 0)
         return -1;
     char *type = attr(n, "type"), *device = attr(n, "device");
-    bool file = type && strcmp(type, "file") == 0;
+    /* A volume of a pool (cockpit's new disk): the pool's file at start. */
+    bool volume = type && strcmp(type, "volume") == 0;
+    bool file = volume || (type && strcmp(type, "file") == 0);
     bool cdrom = device && strcmp(device, "cdrom") == 0;
     bool plain = !device || strcmp(device, "disk") == 0;
     if (!file || (!cdrom && !plain)) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported disk type='%s' device='%s' (only file disks and cdroms)",
+                   "unsupported disk type='%s' device='%s' (only file and volume disks and cdroms)",
                    type ? type : "", device ? device : "disk");
         free(type);
         free(device);
@@ -432,6 +435,17 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
              * cache='unsafe': libguestfs's. */
             if (parse_driver_attrs(c, disk, err) < 0)
                 goto fail;
+        } else if (named(c, "source") && volume) {
+            if (check_attrs(c, volume_source_attrs, err) < 0)
+                goto fail;
+            free(disk->pool);
+            free(disk->volume);
+            disk->pool = attr(c, "pool");
+            disk->volume = attr(c, "volume");
+            if (!disk->pool || !*disk->pool || !disk->volume || !*disk->volume) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "a volume <disk> needs a pool and a volume");
+                goto fail;
+            }
         } else if (named(c, "source")) {
             if (check_attrs(c, source_attrs, err) < 0)
                 goto fail;
@@ -488,7 +502,7 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                    "invalid disk target '%s' (3 to 8 lowercase letters, as vda)", disk->target);
         goto fail;
     }
-    if (!disk->source && disk->device != RV_QEMU_DISK_CDROM) {
+    if (!disk->source && !disk->pool && disk->device != RV_QEMU_DISK_CDROM) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk '%s' has no <source file='...'>",
                    disk->target);
         goto fail;
@@ -1715,12 +1729,19 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
-        fprintf(fp, "    <disk type='file' device='%s'>\n",
+        fprintf(fp, "    <disk type='%s' device='%s'>\n", d->pool ? "volume" : "file",
                 d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
         fprintf(fp, "      <driver name='qemu' type='%s'", d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
         format_driver_attrs(fp, d);
         fputs("/>\n", fp);
-        if (d->source) {
+        if (d->pool) {
+            /* As libvirtd's live XML too: the pool and volume, not the file. */
+            fputs("      <source pool='", fp);
+            rv_xml_put_escaped(fp, d->pool);
+            fputs("' volume='", fp);
+            rv_xml_put_escaped(fp, d->volume);
+            fputs("'/>\n", fp);
+        } else if (d->source) {
             fputs("      <source file='", fp);
             rv_xml_put_escaped(fp, d->source);
             fputs("'/>\n", fp);
@@ -1843,6 +1864,8 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
         free(def->disks[i].source);
         free(def->disks[i].target);
         free(def->disks[i].serial);
+        free(def->disks[i].pool);
+        free(def->disks[i].volume);
         rv_qemu_iotune_free(def->disks[i].iotune);
     }
     free(def->disks);
@@ -1970,6 +1993,8 @@ void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i)
     free(d->source);
     free(d->target);
     free(d->serial);
+    free(d->pool);
+    free(d->volume);
     rv_qemu_iotune_free(d->iotune);
     memmove(d, d + 1, (def->ndisks - i - 1) * sizeof(*d));
     def->ndisks--;

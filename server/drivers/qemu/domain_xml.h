@@ -58,7 +58,9 @@ typedef struct rv_qemu_cpu_feature {
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
-    char *source;               /* file path; NULL only for an empty cdrom */
+    char *source;               /* file path; NULL only for an empty cdrom, or a volume
+                                 * disk not yet resolved (live: the volume's file) */
+    char *pool, *volume;        /* <disk type='volume'>: its pool and volume, else NULL */
     rv_qemu_disk_format format;
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */

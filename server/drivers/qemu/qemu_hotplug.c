@@ -27,6 +27,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu.hotplug");
 
@@ -378,7 +379,9 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
     }
     if (!(req->id = strdup(disk->target)) || !(req->with = rv_qemu_def_with_device(d->live, &req->dev, err)))
         return rv_err_is_set(err) ? -1 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    if (hotpluggable_at(req->with, &req->with->disks[disk_index(req->with, disk->target)].addr, err) < 0)
+    const rv_qemu_disk *added = &req->with->disks[disk_index(req->with, disk->target)];
+    /* A volume disk's file, as at start. */
+    if (hotpluggable_at(req->with, &added->addr, err) < 0 || rv_qemu_storage_resolve(req->with, err) < 0)
         return -1;
     char node[80], alias[32];
     backend_of(req, node, sizeof(node));
@@ -387,7 +390,7 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     json_object *file = json_object_new_object(), *args = json_object_new_object();
     json_object_object_add(file, "driver", json_object_new_string("file"));
-    json_object_object_add(file, "filename", json_object_new_string(disk->source));
+    json_object_object_add(file, "filename", json_object_new_string(added->source));
     json_object_object_add(args, "driver",
                            json_object_new_string(disk->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw"));
     json_object_object_add(args, "node-name", json_object_new_string(node));

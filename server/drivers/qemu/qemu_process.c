@@ -29,6 +29,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu.process");
 
@@ -1375,7 +1376,8 @@ static void begin_start(qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
-    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
+    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && rv_qemu_storage_resolve(d->live, &err) == 0 &&
+               check_start(d->live, &err) == 0 &&
                rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
                open_taps(d->live, &taps, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
@@ -1453,6 +1455,10 @@ void rv_qemu_reattach(qemu_dom *d)
 {
     rv_err err = { 0 };
     d->our_child = false;
+    /* The live XML names a volume disk's pool and volume, not its file. */
+    if (rv_qemu_storage_resolve(d->live, &err) < 0)
+        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    rv_err_clear(&err);
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     rv_qmp_options qopts = { .connect_timeout = 5 };
     d->qmp = d->monitor_path ? rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts,
