@@ -63,10 +63,15 @@ def gone(css, timeout=90):
 
 
 def click(css):
-    e = el(css)
-    wait(f"{css} enabled", lambda: e.is_enabled() and e.get_attribute("aria-disabled") != "true")
-    drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", e)
-    e.click()
+    """Found afresh on each try: the page may render it again meanwhile."""
+    def attempt():
+        e = next((e for e in drv.find_elements(By.CSS_SELECTOR, css) if e.is_displayed()), None)
+        if not e or not e.is_enabled() or e.get_attribute("aria-disabled") == "true":
+            return False
+        drv.execute_script("arguments[0].scrollIntoView({block: 'center'});", e)
+        e.click()
+        return True
+    wait(f"{css} to take a click", attempt)
 
 
 def tick(css):

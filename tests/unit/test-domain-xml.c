@@ -958,6 +958,25 @@ static void test_disk_discard(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
 }
 
+/* <disk type='volume'> (cockpit's new disk): the pool and volume kept and
+ * written back, the file left to the start (qemu_storage.c). */
+static void test_volume_disk(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='volume' device='disk'><driver name='qemu' type='qcow2'/>"
+        "<source pool='rvpool' volume='newvol'/><target dev='vda' bus='virtio'/></disk></devices></domain>");
+    CHECK(def->disks[0].source == NULL);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "    <disk type='volume' device='disk'>\n      <driver name='qemu' type='qcow2'/>\n"
+                       "      <source pool='rvpool' volume='newvol'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='volume'><source pool='p'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_XML_ERROR, "a volume <disk> needs a pool and a volume");
+    REFUSED(MIN_HEAD "<devices><disk type='volume'><source file='/a'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "file");
+}
+
 /* <serial>: nova gives a volume's id; kept in the XML in libvirt's place
  * (after <readonly/>) and given to QEMU's device; libvirt's characters. */
 static void test_disk_serial(void)
@@ -1229,6 +1248,7 @@ int main(void)
     test_virt_manager_new_vm();
     test_disk_discard();
     test_disk_serial();
+    test_volume_disk();
     test_network_interface();
     test_interface_driver_link();
     test_bandwidth();

@@ -583,6 +583,9 @@ static int media_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     free(disk->source);
     disk->source = source;
     disk->format = want->format;
+    free(disk->pool);
+    free(disk->volume);
+    disk->pool = disk->volume = NULL;
     return 0;
 }
 
@@ -717,7 +720,9 @@ static int update_device(const rv_nonnull_domain *wire, const char *xml, unsigne
         return update_link(d, live, config, &dev, err);
     const rv_qemu_disk *want = dev.kind == RV_QEMU_DEV_DISK ? &dev.alone->disks[0] : NULL;
     int i;
-    if (!want || want->device != RV_QEMU_DISK_CDROM)
+    if (want && want->pool)
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: a volume as a cdrom's medium");
+    else if (!want || want->device != RV_QEMU_DISK_CDROM)
         fail(err, RV_ERR_OPERATION_UNSUPPORTED,
              "Operation not supported: only a cdrom's medium or an interface's link state can be updated");
     else if (config && disk_index(rv_qemu_def_newest(d), want->target) < 0)
