@@ -607,6 +607,13 @@ static void test_interface_driver_link(void)
     CHECK_STR_HAS(xml, "      <model type='virtio'/>\n      <driver name='qemu'/>\n      <link state='down'/>\n");
     free(xml);
     rv_qemu_domain_free(def);
+    /* virt-xml's source.mode=bridge on a network NIC: dropped, as by libvirtd. */
+    def = parse_ok(MIN_HEAD "<devices><interface type='network'><source network='lan' mode='bridge'/>"
+                   "</interface></devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <source network='lan'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
     REFUSED(MIN_HEAD "<devices><interface type='user'><link state='sideways'/></interface></devices></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported state='sideways' of element <link>");
     REFUSED(MIN_HEAD "<devices><interface type='user'><driver name='vfio'/></interface></devices></domain>",

@@ -606,9 +606,12 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
 {
     static const char *const iface_attrs[] = { "type", NULL };
     static const char *const mac_attrs[] = { "address", NULL };
-    static const char *const source_attrs[] = { "bridge", NULL };
+    /* mode: virt-xml writes source.mode=bridge for every NIC (cockpit's
+     * Add network interface); libvirtd reads it only for a direct one,
+     * and so it is dropped here too. */
+    static const char *const source_attrs[] = { "bridge", "mode", NULL };
     /* A network's live XML names its bridge too, as libvirt's does. */
-    static const char *const network_source_attrs[] = { "network", "bridge", NULL };
+    static const char *const network_source_attrs[] = { "network", "bridge", "mode", NULL };
     static const char *const model_attrs[] = { "type", NULL };
     static const char *const target_attrs[] = { "dev", NULL };
     static const char *const driver_attrs[] = { "name", NULL };
