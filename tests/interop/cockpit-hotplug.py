@@ -106,7 +106,7 @@ def devices(step):
             drvr = d.find("driver")
             out.append("%s %s disk %s type=%s source=%s driver=%s/%s bus=%s alias=%s" % (
                 step, name, d.find("target").get("dev"), d.get("type"),
-                src.get("file") if src is not None else None,
+                None if src is None else src.get("file") or f"{src.get('pool')}/{src.get('volume')}",
                 drvr.get("type") if drvr is not None else None,
                 drvr.get("discard") if drvr is not None else None,
                 d.find("target").get("bus"),
@@ -118,7 +118,7 @@ def devices(step):
                 n.find("model").get("type") if n.find("model") is not None else None,
                 link.get("state") if link is not None else None,
                 n.find("alias").get("name") if n.find("alias") is not None else None))
-    return out
+    return out or [f"{step} no disk or interface"]
 
 
 def report(step, page):

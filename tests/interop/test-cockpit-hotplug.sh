@@ -54,7 +54,8 @@ wait_for 30 "the system bus" test -S /run/dbus/system_bus_socket
 port=$(free_port)
 bg "$OUT/cockpit-ws.log" /usr/lib/cockpit/cockpit-ws --local-session=/usr/bin/cockpit-bridge \
     --port "$port" --address 127.0.0.1
-wait_for 30 "cockpit-ws" curl -sf -o /dev/null "http://127.0.0.1:$port/"
+wait_for 30 "cockpit-ws" "$SYSTEM_PYTHON3" -c \
+    "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/')"
 
 libvirt_dbus_up()
 {
