@@ -226,6 +226,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/nova-host.py \
 	tests/interop/nova-hotplug.py \
+	tests/interop/nova_setup.py \
 	tests/interop/cockpit-hotplug.py \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
 

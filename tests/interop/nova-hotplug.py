@@ -15,9 +15,7 @@ import eventlet
 eventlet.monkey_patch()
 
 import faulthandler                                 # noqa: E402
-import os                                           # noqa: E402
 import sys                                          # noqa: E402
-import tempfile                                     # noqa: E402
 import time                                         # noqa: E402
 
 from lxml import etree                              # noqa: E402
@@ -25,57 +23,30 @@ from lxml import etree                              # noqa: E402
 faulthandler.dump_traceback_later(600, exit=True)
 
 uri, state, uuid, volume, bridge = sys.argv[1:6]
-os.makedirs(os.path.join(state, "instances"), exist_ok=True)
-conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
-conf.write(f"""[DEFAULT]
-state_path = {state}
-instances_path = {state}/instances
-compute_driver = libvirt.LibvirtDriver
-[libvirt]
-connection_uri = {uri}
-virt_type = qemu
-cpu_mode = none
-device_detach_timeout = 60
-device_detach_attempts = 1
-""")
-conf.close()
 
-import nova.conf                                    # noqa: E402
 import nova.privsep                                 # noqa: E402
 import os_vif                                       # noqa: E402
-from nova import config                             # noqa: E402
 from nova import context as nova_context            # noqa: E402
 from nova import objects                            # noqa: E402
 from nova.network import model as network_model     # noqa: E402
-from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 from nova.virt.libvirt import event as libvirtevent  # noqa: E402
 from vif_plug_linux_bridge import privsep as lb_privsep  # noqa: E402
 
-config.parse_args(["nova-hotplug", "--config-file", conf.name], configure_db=False, init_rpc=False)
-objects.register_all()
-nova.conf.neutron.register_dynamic_opts(nova.conf.CONF)
+import nova_setup                                   # noqa: E402
+
+drv = nova_setup.init_driver(uri, state, "device_detach_timeout = 60\ndevice_detach_attempts = 1")
 # We run as root: privileged helpers run in this process, not through
 # sudo and privsep-helper.
 nova.privsep.sys_admin_pctxt.set_client_mode(False)
 lb_privsep.vif_plug.set_client_mode(False)
 os_vif.initialize()
-
 # No database: what nova-compute would read from it or save to it.
-objects.InstanceList.get_by_host = classmethod(lambda cls, ctx, host, *a, **kw: cls(objects=[]))
 objects.BlockDeviceMappingList.get_by_instance_uuid = classmethod(
     lambda cls, ctx, uuid, *a, **kw: cls(objects=[]))
 objects.VirtualInterfaceList.get_by_instance_uuid = classmethod(
     lambda cls, ctx, uuid, *a, **kw: cls(objects=[]))
 objects.Instance.save = lambda self, *a, **kw: None
-
-
-class VirtAPI:
-    """What the driver asks of the compute manager: nothing here."""
-
-
 ctx = nova_context.get_admin_context()
-drv = libvirt_driver.LibvirtDriver(VirtAPI(), False)
-drv.init_host("rvhost")
 
 flavor = objects.Flavor(name="m1.tiny", memory_mb=128, vcpus=1, root_gb=0, ephemeral_gb=0,
                         swap=0, extra_specs={}, flavorid="1", rxtx_factor=1.0)

@@ -15,15 +15,7 @@ rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
-# libvirtd's QEMU driver needs the cgroups the namespace's own sysfs
-# hides: the same hierarchies mounted again over it (this namespace only).
-cgroups=$(awk '$3 ~ /^cgroup2?$/ && $2 ~ "^/sys/fs/cgroup/" { print $3, $2, $4 }' /proc/self/mounts)
-netns_view
-mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
-while read -r type dir opts; do
-    mkdir -p "$dir"
-    mount -t "$type" -o "$opts" cgroup "$dir"
-done <<< "$cgroups"
+netns_view_cgroups
 requires libvirt-dbus --help
 requires dbus-daemon --version
 requires test -x /usr/lib/cockpit/cockpit-ws

@@ -202,6 +202,7 @@ static void test_defaults(void)
 #define MIN_HEAD "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
 
 static char *joined(char **argv);
+static char *command_of(const rv_qemu_domain_def *def);
 
 /* Direct kernel boot: read, written back, and on the command line whole. */
 static void test_kernel_boot(void)
@@ -477,6 +478,19 @@ static char *joined(char **argv)
             strcat(s, " ");
     }
     return s;
+}
+
+/* def's QEMU command line (TCG, a monitor at /r/x.qmp), joined. */
+static char *command_of(const rv_qemu_domain_def *def)
+{
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = argv ? joined(argv) : strdup("");
+    rv_qemu_argv_free(argv);
+    rv_err_clear(&err);
+    return cmd;
 }
 
 static void test_command_line(void)
@@ -951,14 +965,9 @@ static void test_disk_discard(void)
     char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "<driver name='qemu' type='qcow2' discard='unmap'/>");
     free(xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
-    rv_err err = { 0 };
-    char **argv = rv_qemu_build_argv(def, &opts, &err);
-    CHECK(argv != NULL);
-    char *cmd = joined(argv);
+    char *cmd = command_of(def);
     CHECK_STR_HAS(cmd, " -drive file=/i/a.qcow2,format=qcow2,if=none,id=drive-vda,discard=unmap ");
     free(cmd);
-    rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
     REFUSED(MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' discard='trim'/>"
             "<source file='/i/a'/><target dev='vda'/></disk></devices></domain>",
@@ -994,14 +1003,9 @@ static void test_disk_serial(void)
     char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "      <readonly/>\n      <serial>11111111-2222-3333-4444-555555555555</serial>\n");
     free(xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
-    rv_err err = { 0 };
-    char **argv = rv_qemu_build_argv(def, &opts, &err);
-    CHECK(argv != NULL);
-    char *cmd = joined(argv);
+    char *cmd = command_of(def);
     CHECK_STR_HAS(cmd, " -device virtio-blk-pci,drive=drive-vdb,id=vdb,bootindex=1,serial=11111111-2222-3333-4444-555555555555,");
     free(cmd);
-    rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
             "<serial>a,drive=x</serial></disk></devices></domain>",

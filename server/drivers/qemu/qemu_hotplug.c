@@ -567,6 +567,58 @@ static int detach_live(qemu_dom *d, hp_req *req, rv_err *err)
     return rv_qemu_send_for(d, req->live.reply, "device_del", args, on_device_del, req) ? 0 : 1;
 }
 
+/* ================================================================ updates */
+
+typedef int (*def_change_fn)(rv_qemu_domain_def *, const void *, rv_err *);
+
+/* An update's start.  --config alone: the definition's change through
+ * its durable write, answered later; NULL with *rc RV_DEFERRED (or -1).
+ * Live: the request, which owns dev from now on, for the QMP command. */
+static hp_req *update_begin(qemu_dom *d, bool live, bool config, rv_qemu_device *dev, def_change_fn change,
+                            const void *want, int *rc, rv_err *err)
+{
+    *rc = -1;
+    if (!live) {
+        rv_deferred *reply = rv_driver_defer(err);
+        if (reply && rv_qemu_def_change(d, change, want, reply, err) < 0) {
+            rv_deferred_finish(reply, err);
+            rv_err_clear(err);
+        }
+        rv_qemu_device_clear(dev);
+        if (reply)
+            *rc = RV_DEFERRED;
+        return NULL;
+    }
+    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
+    if (!req) {
+        rv_qemu_device_clear(dev);
+        return NULL;
+    }
+    req->dev = *dev;
+    memset(dev, 0, sizeof(*dev));
+    req->tap = -1;
+    req->config = config;
+    return req;
+}
+
+/* QEMU made the update: the live definition has it, then the definition
+ * when asked, then the answer. */
+static void update_done(rv_qmp *qmp, const rv_err *qerr, void *opaque, def_change_fn change,
+                        const void *(*want_of)(const hp_req *))
+{
+    hp_req *req = alive(qmp, qerr, opaque);
+    if (!req)
+        return;
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
+    const void *want = want_of(req);
+    rv_err ignored = { 0 };
+    if (change(d->live, want, &ignored) < 0)
+        rv_err_clear(&ignored);
+    save_status(d);
+    live_done(req, change, want);
+    req_free(req);
+}
+
 /* ================================================================ cdrom media */
 
 /* What an update records: the disk's new medium (NULL source: ejected). */
@@ -589,19 +641,15 @@ static int media_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     return 0;
 }
 
+static const void *media_of(const hp_req *req)
+{
+    return &req->dev.alone->disks[0];
+}
+
 static void on_media_changed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = alive(qmp, err, opaque);
-    if (!req)
-        return;
-    qemu_dom *d = rv_qemu_find_name(req->live.name);
-    rv_err ignored = { 0 };
-    if (media_config(d->live, &req->dev.alone->disks[0], &ignored) < 0)
-        rv_err_clear(&ignored);
-    save_status(d);
-    live_done(req, media_config, &req->dev.alone->disks[0]);
-    req_free(req);
+    update_done(qmp, err, opaque, media_config, media_of);
 }
 
 /* Ejected: the tray is closed again, empty, as libvirtd leaves it (its
@@ -655,20 +703,15 @@ static int link_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     return 0;
 }
 
+static const void *link_of(const hp_req *req)
+{
+    return &req->dev.alone->interfaces[0];
+}
+
 static void on_link_set(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = alive(qmp, err, opaque);
-    if (!req)
-        return;
-    qemu_dom *d = rv_qemu_find_name(req->live.name);
-    const rv_qemu_interface *want = &req->dev.alone->interfaces[0];
-    rv_err ignored = { 0 };
-    if (link_config(d->live, want, &ignored) < 0)
-        rv_err_clear(&ignored);
-    save_status(d);
-    live_done(req, link_config, want);
-    req_free(req);
+    update_done(qmp, err, opaque, link_config, link_of);
 }
 
 static int update_link(qemu_dom *d, bool live, bool config, rv_qemu_device *dev, rv_err *err)
@@ -680,23 +723,10 @@ static int update_link(qemu_dom *d, bool live, bool config, rv_qemu_device *dev,
         rv_qemu_device_clear(dev);
         return -1;
     }
-    if (!live) {
-        rv_deferred *reply = rv_driver_defer(err);
-        if (reply && rv_qemu_def_change(d, link_config, want, reply, err) < 0) {
-            rv_deferred_finish(reply, err);
-            rv_err_clear(err);
-        }
-        rv_qemu_device_clear(dev);
-        return reply ? RV_DEFERRED : -1;
-    }
-    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
-    if (!req) {
-        rv_qemu_device_clear(dev);
-        return -1;
-    }
-    req->dev = *dev;
-    req->tap = -1;
-    req->config = config;
+    int rc;
+    hp_req *req = update_begin(d, live, config, dev, link_config, want, &rc, err);
+    if (!req)
+        return rc;
     json_object *args = json_object_new_object();
     json_object_object_add(args, "name", json_object_new_string(d->live->interfaces[i].alias));
     json_object_object_add(args, "up", json_object_new_boolean(want->link != 2));
@@ -734,23 +764,9 @@ static int update_device(const rv_nonnull_domain *wire, const char *xml, unsigne
         rv_qemu_device_clear(&dev);
         return -1;
     }
-    if (!live) {
-        rv_deferred *reply = rv_driver_defer(err);
-        if (reply && rv_qemu_def_change(d, media_config, want, reply, err) < 0) {
-            rv_deferred_finish(reply, err);
-            rv_err_clear(err);
-        }
-        rv_qemu_device_clear(&dev);
-        return reply ? RV_DEFERRED : -1;
-    }
-    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
-    if (!req) {
-        rv_qemu_device_clear(&dev);
-        return -1;
-    }
-    req->dev = dev;
-    req->tap = -1;
-    req->config = config;
+    hp_req *req = update_begin(d, live, config, &dev, media_config, want, &rc, err);
+    if (!req)
+        return rc;
     /* The tray is forced open: the guest may have locked it. */
     json_object *args = json_object_new_object();
     json_object_object_add(args, "id", json_object_new_string(want->target));
