@@ -76,6 +76,10 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 # virt-inspector, libguestfs-test-tool; supermin builds the appliance,
 # with the test guest's kernel and depmod from kmod).  virt-viewer
 # --attach shows a guest's display through DOMAIN_OPEN_GRAPHICS_FD.
+# cockpit-machines runs as a user sees it: cockpit-ws with its bridge
+# (cockpit-ws, cockpit-bridge, cockpit-system), libvirt-dbus on a private
+# system bus, the page in headless Chromium driven by selenium (chromium,
+# chromium-driver, python3-selenium).
 #
 # What else the suite relies on, and where it comes from (a newcomer's
 # machine has none of it; --fresh-caches runs without it, and
@@ -96,7 +100,9 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
            dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova
-           libguestfs-tools kmod virt-viewer)
+           libguestfs-tools kmod virt-viewer
+           cockpit-ws cockpit-bridge cockpit-system cockpit-machines libvirt-dbus
+           chromium chromium-driver python3-selenium)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 if [ "$print_deps" = build ]; then
     printf '%s\n' "${build_deps[@]}"

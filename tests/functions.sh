@@ -900,6 +900,21 @@ netns_view()
     ip link set lo up
 }
 
+# netns_view_cgroups: netns_view, and the cgroup hierarchies the
+# namespace's own sysfs hides mounted again over it (this namespace only):
+# libvirtd's QEMU driver needs them.
+netns_view_cgroups()
+{
+    local cgroups type dir opts
+    cgroups=$(awk '$3 ~ /^cgroup2?$/ && $2 ~ "^/sys/fs/cgroup/" { print $3, $2, $4 }' /proc/self/mounts)
+    netns_view
+    mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+    while read -r type dir opts; do
+        mkdir -p "$dir"
+        mount -t "$type" -o "$opts" cgroup "$dir"
+    done <<< "$cgroups"
+}
+
 # copy_source_tree DIR: the source tree as a fresh clone has it (tracked
 # and new files, no build dirs) into DIR; an unpacked tarball (make
 # distcheck) is not a git tree of its own, so there it is copied whole.

@@ -145,6 +145,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-hotplug-q35.sh \
 	tests/interop/test-virt-manager-hotplug.sh \
 	tests/interop/test-nova.sh \
+	tests/interop/test-nova-hotplug.sh \
+	tests/interop/test-cockpit-hotplug.sh \
 	tests/interop/test-qemu-blockjobs.sh \
 	tests/interop/test-qemu-restart.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
@@ -229,6 +231,9 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/qemu-events-checks.py tests/interop/legacy-events.py \
 	tests/interop/virt-manager-ui.py tests/interop/virt-manager-session.sh \
 	tests/interop/nova-host.py \
+	tests/interop/nova-hotplug.py \
+	tests/interop/nova_setup.py \
+	tests/interop/cockpit-hotplug.py \
 	tests/interop/virt-manager-procs.py tests/interop/virt-manager-lib.sh
 
 # client uri unit test

@@ -13,51 +13,18 @@ eventlet.monkey_patch()
 
 import faulthandler                                 # noqa: E402
 import json                                          # noqa: E402
-import os                                            # noqa: E402
 import sys                                          # noqa: E402
-import tempfile                                     # noqa: E402
 
 # A hang shows where it is, then ends the run.
 faulthandler.dump_traceback_later(300, exit=True)
 
 uri, state = sys.argv[1], sys.argv[2]
-os.makedirs(os.path.join(state, "instances"), exist_ok=True)
-conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
-conf.write(f"""[DEFAULT]
-state_path = {state}
-instances_path = {state}/instances
-compute_driver = libvirt.LibvirtDriver
-[libvirt]
-connection_uri = {uri}
-virt_type = qemu
-cpu_mode = none
-""")
-conf.close()
 
-import nova.conf                                    # noqa: E402
-from nova import config                             # noqa: E402
-from nova import objects                            # noqa: E402
 from nova.compute import provider_tree              # noqa: E402
-from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
-from nova.virt.libvirt import host as libvirt_host  # noqa: E402
 
-config.parse_args(["nova-host", "--config-file", conf.name], configure_db=False, init_rpc=False)
-objects.register_all()
-# What nova-compute registers once it has read the config (the physnets'
-# and tunnels' NUMA affinity).
-nova.conf.neutron.register_dynamic_opts(nova.conf.CONF)
-# No database: this host runs no instance nova knows of.
-objects.InstanceList.get_by_host = classmethod(lambda cls, ctx, host, *a, **kw: cls(objects=[]))
+import nova_setup                                   # noqa: E402
 
-
-class VirtAPI:
-    """What the driver asks of the compute manager: nothing here."""
-    def __init__(self):
-        pass
-
-
-drv = libvirt_driver.LibvirtDriver(VirtAPI(), False)
-drv.init_host("rvhost")
+drv = nova_setup.init_driver(uri, state)
 res = drv.get_available_resource("rvhost")
 tree = provider_tree.ProviderTree()
 tree.new_root("rvhost", "00000000-0000-0000-0000-000000000001")

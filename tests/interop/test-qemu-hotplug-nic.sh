@@ -2,9 +2,10 @@
 # Interface hotplug on the QEMU driver, side by side with libvirtd's QEMU
 # driver, in a network namespace of the test's own with a bridge rvhp0:
 # virsh attach-interface and detach-interface (bridge and user, --live,
-# --config, --persistent, neither) against a booted test guest (TCG) on
-# each, with domiflist after each step, and the outputs compared (tap
-# names masked: each daemon picks its own).  The tap remvirtd makes for a
+# --config, --persistent, neither) and domif-setlink (live and --config)
+# against a booted test guest (TCG) on each, with domiflist after each
+# step, and the outputs compared (tap names masked: each daemon picks its
+# own).  The tap remvirtd makes for a
 # hotplugged bridge interface is on the bridge, and goes with it.  Then
 # detach-device-alias of a NIC by its alias (net1) and the DEVICE_REMOVED
 # event's alias through python3-libvirt.
@@ -12,15 +13,7 @@ set -euo pipefail
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
-# libvirtd's QEMU driver needs the cgroups the namespace's own sysfs
-# hides: the same hierarchies mounted again over it (this namespace only).
-cgroups=$(awk '$3 ~ /^cgroup2?$/ && $2 ~ "^/sys/fs/cgroup/" { print $3, $2, $4 }' /proc/self/mounts)
-netns_view
-mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
-while read -r type dir opts; do
-    mkdir -p "$dir"
-    mount -t "$type" -o "$opts" cgroup "$dir"
-done <<< "$cgroups"
+netns_view_cgroups
 requires virsh
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 test_guest
@@ -78,6 +71,14 @@ transcript()    # URI
     run attach-interface g bridge rvhp0 --mac 52:54:00:00:00:02 --model virtio --live
     run attach-device g user3.xml --persistent
     run attach-interface g bridge rvhp0 --mac 52:54:00:00:00:04 --model e1000 --config
+    # The link state (UPDATE_DEVICE_FLAGS; cockpit's Unplug and Plug).
+    run domif-setlink g 52:54:00:00:00:03 down
+    run domif-getlink g 52:54:00:00:00:03
+    run domif-setlink g 52:54:00:00:00:03 down --config
+    run domif-getlink g 52:54:00:00:00:03 --config
+    run domif-setlink g 52:54:00:00:00:03 up
+    run domif-getlink g 52:54:00:00:00:03
+    run domif-getlink g 52:54:00:00:00:03 --config
     run domiflist g
     run domiflist g --inactive
     run detach-interface g bridge --mac 52:54:00:00:00:02 --live

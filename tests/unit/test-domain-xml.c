@@ -202,6 +202,7 @@ static void test_defaults(void)
 #define MIN_HEAD "<domain type='qemu'><name>x</name><memory>1024</memory><os><type>hvm</type></os>"
 
 static char *joined(char **argv);
+static char *command_of(const rv_qemu_domain_def *def);
 
 /* Direct kernel boot: read, written back, and on the command line whole. */
 static void test_kernel_boot(void)
@@ -485,6 +486,19 @@ static char *joined(char **argv)
     return s;
 }
 
+/* def's QEMU command line (TCG, a monitor at /r/x.qmp), joined. */
+static char *command_of(const rv_qemu_domain_def *def)
+{
+    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
+    rv_err err = { 0 };
+    char **argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    char *cmd = argv ? joined(argv) : strdup("");
+    rv_qemu_argv_free(argv);
+    rv_err_clear(&err);
+    return cmd;
+}
+
 static void test_command_line(void)
 {
     rv_qemu_domain_def *def = parse_ok(full_xml);
@@ -599,6 +613,33 @@ static void test_network_interface(void)
     rv_qemu_domain_free(def);
     REFUSED(MIN_HEAD "<devices><interface type='network'/></devices></domain>", RV_ERR_XML_ERROR,
             "a network <interface> has no <source network='...'>");
+}
+
+/* <driver name> (nova's 'qemu') and <link state> (cockpit's Unplug) kept,
+ * written after <model> as libvirt does; other values refused. */
+static void test_interface_driver_link(void)
+{
+    rv_qemu_domain_def *def = parse_ok(MIN_HEAD "<devices><interface type='user'>"
+                                       "<mac address='52:54:00:ab:cd:08'/><model type='virtio'/>"
+                                       "<driver name='qemu'/><link state='down'/></interface></devices></domain>");
+    CHECK_INT_EQ(def->interfaces[0].link, 2);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <model type='virtio'/>\n      <driver name='qemu'/>\n      <link state='down'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    /* virt-xml's source.mode=bridge on a network NIC: dropped, as by libvirtd. */
+    def = parse_ok(MIN_HEAD "<devices><interface type='network'><source network='lan' mode='bridge'/>"
+                   "</interface></devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <source network='lan'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><interface type='user'><link state='sideways'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported state='sideways' of element <link>");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><driver name='vfio'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "unsupported name='vfio' of element <driver>");
+    REFUSED(MIN_HEAD "<devices><interface type='user'><driver name='vhost' queues='2'/></interface></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "queues");
 }
 
 /* <bandwidth> kept in an interface and written where and as libvirt
@@ -974,18 +1015,51 @@ static void test_disk_discard(void)
     char *xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "<driver name='qemu' type='qcow2' discard='unmap'/>");
     free(xml);
-    rv_qemu_command_opts opts = { "/usr/bin/qemu-system-x86_64", "/r/x.qmp", false, NULL };
-    rv_err err = { 0 };
-    char **argv = rv_qemu_build_argv(def, &opts, &err);
-    CHECK(argv != NULL);
-    char *cmd = joined(argv);
+    char *cmd = command_of(def);
     CHECK_STR_HAS(cmd, " -drive file=/i/a.qcow2,format=qcow2,if=none,id=drive-vda,discard=unmap ");
     free(cmd);
-    rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
     REFUSED(MIN_HEAD "<devices><disk type='file' device='disk'><driver name='qemu' discard='trim'/>"
             "<source file='/i/a'/><target dev='vda'/></disk></devices></domain>",
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
+}
+
+/* <disk type='volume'> (cockpit's new disk): the pool and volume kept and
+ * written back, the file left to the start (qemu_storage.c). */
+static void test_volume_disk(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='volume' device='disk'><driver name='qemu' type='qcow2'/>"
+        "<source pool='rvpool' volume='newvol'/><target dev='vda' bus='virtio'/></disk></devices></domain>");
+    CHECK(def->disks[0].source == NULL);
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "    <disk type='volume' device='disk'>\n      <driver name='qemu' type='qcow2'/>\n"
+                       "      <source pool='rvpool' volume='newvol'/>\n");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='volume'><source pool='p'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_XML_ERROR, "a volume <disk> needs a pool and a volume");
+    REFUSED(MIN_HEAD "<devices><disk type='volume'><source file='/a'/><target dev='vda'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "file");
+}
+
+/* <serial>: nova gives a volume's id; kept in the XML in libvirt's place
+ * (after <readonly/>) and given to QEMU's device; libvirt's characters. */
+static void test_disk_serial(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<devices><disk type='file' device='disk'><source file='/i/a'/><target dev='vdb'/>"
+        "<readonly/><serial>11111111-2222-3333-4444-555555555555</serial></disk></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "      <readonly/>\n      <serial>11111111-2222-3333-4444-555555555555</serial>\n");
+    free(xml);
+    char *cmd = command_of(def);
+    CHECK_STR_HAS(cmd, " -device virtio-blk-pci,drive=drive-vdb,id=vdb,bootindex=1,serial=11111111-2222-3333-4444-555555555555,");
+    free(cmd);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
+            "<serial>a,drive=x</serial></disk></devices></domain>",
+            RV_ERR_XML_ERROR, "disk serial (a,drive=x) contains invalid characters");
 }
 
 /* What virt-manager 4.1's New VM wizard defines (manual install, Generic
@@ -1234,7 +1308,10 @@ int main(void)
     test_metadata();
     test_virt_manager_new_vm();
     test_disk_discard();
+    test_disk_serial();
+    test_volume_disk();
     test_network_interface();
+    test_interface_driver_link();
     test_bandwidth();
     test_tap_interface();
     test_cpu_mode();

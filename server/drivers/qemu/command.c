@@ -507,9 +507,17 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
             addf(&b, "if=none,id=drive-%s,media=cdrom,readonly=on", target);
         free(throttle);
         free(tuning);
-        char boot[32] = "";
+        char bootindex[32] = "";
         if (i < 64 && disk_boot[i])
-            snprintf(boot, sizeof(boot), ",bootindex=%d", disk_boot[i]);
+            snprintf(bootindex, sizeof(bootindex), ",bootindex=%d", disk_boot[i]);
+        /* The device's own options; the reader let only [A-Za-z0-9 _.+-]
+         * into a serial: no escaping. */
+        char *devopts = NULL;
+        if (asprintf(&devopts, "%s%s%s", bootindex, d->serial ? ",serial=" : "", d->serial ? d->serial : "") < 0) {
+            devopts = NULL;
+            b.failed = true;
+        }
+        const char *boot = devopts ? devopts : "";
         add(&b, "-device");
         switch (d->bus) {
         case RV_QEMU_BUS_VIRTIO:
@@ -538,6 +546,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
             ide_next++;
             break;
         }
+        free(devopts);
     }
 
     for (size_t i = 0; i < def->ninterfaces; i++) {

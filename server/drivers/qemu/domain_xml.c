@@ -46,6 +46,8 @@ static bool named(const xmlNode *n, const char *name)
 static const char *const virt_type_words[] = { "kvm", "qemu", NULL };
 static const char *const bus_words[] = { "virtio", "sata", "ide", "scsi", NULL };
 static const char *const net_type_words[] = { "user", "bridge", "network", NULL };
+static const char *const net_driver_words[] = { "qemu", "vhost", NULL };
+static const char *const link_state_words[] = { "up", "down", NULL };
 
 /* word's index in words (NULL-terminated), or -1; a NULL word is -1 too. */
 static int word_index(const char *word, const char *const *words)
@@ -384,17 +386,20 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
     static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
                                                 "detect_zeroes", "copy_on_read", NULL };
     static const char *const source_attrs[] = { "file", NULL };
+    static const char *const volume_source_attrs[] = { "pool", "volume", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
     static const char *const none[] = { NULL };
     if (check_attrs(n, disk_attrs, err) < 0)
         return -1;
     char *type = attr(n, "type"), *device = attr(n, "device");
-    bool file = type && strcmp(type, "file") == 0;
+    /* A volume of a pool (cockpit's new disk): the pool's file at start. */
+    bool volume = type && strcmp(type, "volume") == 0;
+    bool file = volume || (type && strcmp(type, "file") == 0);
     bool cdrom = device && strcmp(device, "cdrom") == 0;
     bool plain = !device || strcmp(device, "disk") == 0;
     if (!file || (!cdrom && !plain)) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported disk type='%s' device='%s' (only file disks and cdroms)",
+                   "unsupported disk type='%s' device='%s' (only file and volume disks and cdroms)",
                    type ? type : "", device ? device : "disk");
         free(type);
         free(device);
@@ -430,6 +435,17 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
              * cache='unsafe': libguestfs's. */
             if (parse_driver_attrs(c, disk, err) < 0)
                 goto fail;
+        } else if (named(c, "source") && volume) {
+            if (check_attrs(c, volume_source_attrs, err) < 0)
+                goto fail;
+            free(disk->pool);
+            free(disk->volume);
+            disk->pool = attr(c, "pool");
+            disk->volume = attr(c, "volume");
+            if (!disk->pool || !*disk->pool || !disk->volume || !*disk->volume) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "a volume <disk> needs a pool and a volume");
+                goto fail;
+            }
         } else if (named(c, "source")) {
             if (check_attrs(c, source_attrs, err) < 0)
                 goto fail;
@@ -449,6 +465,18 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
         } else if (named(c, "iotune")) {
             if (rv_qemu_iotune_parse(c, &disk->iotune, err) < 0)
                 goto fail;
+        } else if (named(c, "serial")) {
+            free(disk->serial);
+            disk->serial = NULL;
+            if (text_of(c, NULL, &disk->serial, err) < 0)
+                goto fail;
+            /* libvirt's rule; it also keeps the value clear of QEMU's
+             * option syntax. */
+            if (strspn(disk->serial, ALNUM " _.+-") != strlen(disk->serial)) {
+                rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk serial (%s) contains invalid characters",
+                           disk->serial);
+                goto fail;
+            }
         } else if (named(c, "address")) {
             xmlChar *atype = xmlGetNoNsProp(c, (const xmlChar *)"type");
             bool drive = atype && strcmp((const char *)atype, "drive") == 0;
@@ -474,7 +502,7 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                    "invalid disk target '%s' (3 to 8 lowercase letters, as vda)", disk->target);
         goto fail;
     }
-    if (!disk->source && disk->device != RV_QEMU_DISK_CDROM) {
+    if (!disk->source && !disk->pool && disk->device != RV_QEMU_DISK_CDROM) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "disk '%s' has no <source file='...'>",
                    disk->target);
         goto fail;
@@ -578,11 +606,16 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
 {
     static const char *const iface_attrs[] = { "type", NULL };
     static const char *const mac_attrs[] = { "address", NULL };
-    static const char *const source_attrs[] = { "bridge", NULL };
+    /* mode: virt-xml writes source.mode=bridge for every NIC (cockpit's
+     * Add network interface); libvirtd reads it only for a direct one,
+     * and so it is dropped here too. */
+    static const char *const source_attrs[] = { "bridge", "mode", NULL };
     /* A network's live XML names its bridge too, as libvirt's does. */
-    static const char *const network_source_attrs[] = { "network", "bridge", NULL };
+    static const char *const network_source_attrs[] = { "network", "bridge", "mode", NULL };
     static const char *const model_attrs[] = { "type", NULL };
     static const char *const target_attrs[] = { "dev", NULL };
+    static const char *const driver_attrs[] = { "name", NULL };
+    static const char *const link_attrs[] = { "state", NULL };
     static const char *const models[] = { "virtio", "e1000", "e1000e", "rtl8139", NULL };
     if (check_attrs(n, iface_attrs, err) < 0)
         return -1;
@@ -646,6 +679,18 @@ static int parse_interface(const xmlNode *n, rv_qemu_interface *iface, bool *hav
             }
             free(iface->model);
             iface->model = model;
+        } else if (named(c, "driver")) {
+            /* nova writes name='qemu' for TCG guests. */
+            int w;
+            if (check_attrs(c, driver_attrs, err) < 0 || (w = attr_word(c, "name", net_driver_words, err)) < 0)
+                return -1;
+            iface->driver = w + 1;
+        } else if (named(c, "link")) {
+            /* cockpit's Unplug and Plug. */
+            int w;
+            if (check_attrs(c, link_attrs, err) < 0 || (w = attr_word(c, "state", link_state_words, err)) < 0)
+                return -1;
+            iface->link = w + 1;
         } else if (named(c, "address")) {
             if (rv_qemu_parse_pci_address(c, &iface->addr, err) < 0)
                 return -1;
@@ -1687,12 +1732,19 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
     }
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
-        fprintf(fp, "    <disk type='file' device='%s'>\n",
+        fprintf(fp, "    <disk type='%s' device='%s'>\n", d->pool ? "volume" : "file",
                 d->device == RV_QEMU_DISK_CDROM ? "cdrom" : "disk");
         fprintf(fp, "      <driver name='qemu' type='%s'", d->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw");
         format_driver_attrs(fp, d);
         fputs("/>\n", fp);
-        if (d->source) {
+        if (d->pool) {
+            /* As libvirtd's live XML too: the pool and volume, not the file. */
+            fputs("      <source pool='", fp);
+            rv_xml_put_escaped(fp, d->pool);
+            fputs("' volume='", fp);
+            rv_xml_put_escaped(fp, d->volume);
+            fputs("'/>\n", fp);
+        } else if (d->source) {
             fputs("      <source file='", fp);
             rv_xml_put_escaped(fp, d->source);
             fputs("'/>\n", fp);
@@ -1703,6 +1755,11 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         rv_qemu_iotune_format(fp, d->iotune);
         if (d->readonly)
             fputs("      <readonly/>\n", fp);
+        if (d->serial) {
+            fputs("      <serial>", fp);
+            rv_xml_put_escaped(fp, d->serial);
+            fputs("</serial>\n", fp);
+        }
         char alias[32];
         rv_qemu_disk_alias(def, d, alias, sizeof(alias));
         rv_qemu_format_alias(fp, def, "      ", "%s", alias);
@@ -1739,6 +1796,10 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         fputs("      <model type='", fp);
         rv_xml_put_escaped(fp, n->model);
         fputs("'/>\n", fp);
+        if (n->driver)
+            fprintf(fp, "      <driver name='%s'/>\n", net_driver_words[n->driver - 1]);
+        if (n->link)
+            fprintf(fp, "      <link state='%s'/>\n", link_state_words[n->link - 1]);
         if (n->alias)
             rv_qemu_format_alias(fp, def, "      ", "%s", n->alias);
         rv_qemu_format_pci_address(fp, &n->addr, "      ");
@@ -1806,6 +1867,9 @@ void rv_qemu_domain_free(rv_qemu_domain_def *def)
     for (size_t i = 0; i < def->ndisks; i++) {
         free(def->disks[i].source);
         free(def->disks[i].target);
+        free(def->disks[i].serial);
+        free(def->disks[i].pool);
+        free(def->disks[i].volume);
         rv_qemu_iotune_free(def->disks[i].iotune);
     }
     free(def->disks);
@@ -1932,6 +1996,9 @@ void rv_qemu_def_remove_disk(rv_qemu_domain_def *def, size_t i)
     rv_qemu_disk *d = &def->disks[i];
     free(d->source);
     free(d->target);
+    free(d->serial);
+    free(d->pool);
+    free(d->volume);
     rv_qemu_iotune_free(d->iotune);
     memmove(d, d + 1, (def->ndisks - i - 1) * sizeof(*d));
     def->ndisks--;

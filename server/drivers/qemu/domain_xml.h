@@ -58,11 +58,14 @@ typedef struct rv_qemu_cpu_feature {
 
 typedef struct rv_qemu_disk {
     rv_qemu_disk_device device;
-    char *source;               /* file path; NULL only for an empty cdrom */
+    char *source;               /* file path; NULL only for an empty cdrom, or a volume
+                                 * disk not yet resolved (live: the volume's file) */
+    char *pool, *volume;        /* <disk type='volume'>: its pool and volume, else NULL */
     rv_qemu_disk_format format;
     rv_qemu_disk_bus bus;
     char *target;               /* vda, sda, hda, ... unique */
     bool readonly;              /* always for a cdrom */
+    char *serial;               /* <serial>: the guest sees it (nova: the volume's id) */
     /* <driver>'s attributes: 0 unset, else 1 + the index of the word
      * (domain_xml.c's lists: discard, cache, io, detect_zeroes, copy_on_read). */
     int discard, cache, io, detect_zeroes, copy_on_read;
@@ -79,6 +82,8 @@ typedef struct rv_qemu_interface {
     int tap_fd;                 /* not in XML: QEMU's descriptor for remvirtd's tap, 0: none */
     unsigned char mac[6];
     char *model;                /* virtio, e1000, e1000e, rtl8139 */
+    int driver;                 /* <driver name>: 0 unset, 1 qemu, 2 vhost (kept: QEMU's own backend either way) */
+    int link;                   /* <link state>: 0 unset, 1 up, 2 down (QEMU's set_link) */
     rv_qemu_pci_addr addr;
     char *alias;                /* live: netN, also QEMU's device id (netdev hostnetN) */
     rv_tune_bandwidth bandwidth;  /* <bandwidth> (kept, not applied on the host) */

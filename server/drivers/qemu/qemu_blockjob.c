@@ -271,6 +271,10 @@ static int pivot_def(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     free(disk->source);
     disk->source = source;
     disk->format = p->format;
+    /* A volume disk is a file disk from now on, as on libvirtd. */
+    free(disk->pool);
+    free(disk->volume);
+    disk->pool = disk->volume = NULL;
     return 0;
 }
 

@@ -760,6 +760,8 @@ bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err
 /* Send a command with one string argument (key: value) whose answer
  * nobody waits for (a clean-up: an error is only logged). */
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);
+/* QMP's set_link of the NIC whose id (alias) is name, its answer ignored. */
+void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up);
 /* The entry of query-block's or query-blockstats' answer list for the
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */

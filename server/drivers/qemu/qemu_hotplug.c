@@ -1,7 +1,8 @@
 /* Device hotplug on the QEMU driver: ATTACH_DEVICE(_FLAGS),
  * DETACH_DEVICE(_FLAGS) and DETACH_DEVICE_ALIAS of file disks and of
  * network interfaces (user, bridge, network); UPDATE_DEVICE_FLAGS of a
- * cdrom's medium (blockdev-change-medium, eject; the tray forced).
+ * cdrom's medium (blockdev-change-medium, eject; the tray forced) and of
+ * an interface's link state (set_link).
  *
  * The definition (--config) is changed through the durable write path
  * (qemu_defwrite.c: one commit point, answered once the file is synced).
@@ -26,6 +27,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu.hotplug");
 
@@ -294,9 +296,12 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     backend_of(req, backend, sizeof(backend));
     json_object *args = json_object_new_object();
     if (req->dev.kind == RV_QEMU_DEV_DISK) {
-        a = &w->disks[disk_index(w, req->id)].addr;
+        const rv_qemu_disk *disk = &w->disks[disk_index(w, req->id)];
+        a = &disk->addr;
         json_object_object_add(args, "driver", json_object_new_string("virtio-blk-pci"));
         json_object_object_add(args, "drive", json_object_new_string(backend));
+        if (disk->serial)
+            json_object_object_add(args, "serial", json_object_new_string(disk->serial));
     } else {
         const rv_qemu_interface *n = &w->interfaces[w->ninterfaces - 1];
         const unsigned char *m = n->mac;
@@ -313,8 +318,17 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     char bus[16];
     json_object_object_add(args, "bus", json_object_new_string(rv_qemu_pci_bus_id(a, rv_qemu_machine_is_q35(w->machine), bus)));
     json_object_object_add(args, "addr", json_object_new_string(addr));
-    if (!rv_qemu_send_for(d, req->live.reply, "device_add", args, on_device_added, req))
+    bool down = req->dev.kind == RV_QEMU_DEV_INTERFACE && w->interfaces[w->ninterfaces - 1].link == 2;
+    char id[64];
+    snprintf(id, sizeof(id), "%s", req->id);
+    if (!rv_qemu_send_for(d, req->live.reply, "device_add", args, on_device_added, req)) {
         req_free(req);
+        return;
+    }
+    /* Defined down: down from the start, as libvirtd does it (QEMU runs
+     * this after device_add; if that failed, this fails too, unheard). */
+    if (down)
+        rv_qemu_set_link_quietly(d->qmp, id, false);
 }
 
 static void on_tap_passed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -365,7 +379,9 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
     }
     if (!(req->id = strdup(disk->target)) || !(req->with = rv_qemu_def_with_device(d->live, &req->dev, err)))
         return rv_err_is_set(err) ? -1 : fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    if (hotpluggable_at(req->with, &req->with->disks[disk_index(req->with, disk->target)].addr, err) < 0)
+    const rv_qemu_disk *added = &req->with->disks[disk_index(req->with, disk->target)];
+    /* A volume disk's file, as at start. */
+    if (hotpluggable_at(req->with, &added->addr, err) < 0 || rv_qemu_storage_resolve(req->with, err) < 0)
         return -1;
     char node[80], alias[32];
     backend_of(req, node, sizeof(node));
@@ -374,7 +390,7 @@ static int attach_disk_live(qemu_dom *d, hp_req *req, rv_err *err)
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     json_object *file = json_object_new_object(), *args = json_object_new_object();
     json_object_object_add(file, "driver", json_object_new_string("file"));
-    json_object_object_add(file, "filename", json_object_new_string(disk->source));
+    json_object_object_add(file, "filename", json_object_new_string(added->source));
     json_object_object_add(args, "driver",
                            json_object_new_string(disk->format == RV_QEMU_FORMAT_QCOW2 ? "qcow2" : "raw"));
     json_object_object_add(args, "node-name", json_object_new_string(node));
@@ -551,6 +567,58 @@ static int detach_live(qemu_dom *d, hp_req *req, rv_err *err)
     return rv_qemu_send_for(d, req->live.reply, "device_del", args, on_device_del, req) ? 0 : 1;
 }
 
+/* ================================================================ updates */
+
+typedef int (*def_change_fn)(rv_qemu_domain_def *, const void *, rv_err *);
+
+/* An update's start.  --config alone: the definition's change through
+ * its durable write, answered later; NULL with *rc RV_DEFERRED (or -1).
+ * Live: the request, which owns dev from now on, for the QMP command. */
+static hp_req *update_begin(qemu_dom *d, bool live, bool config, rv_qemu_device *dev, def_change_fn change,
+                            const void *want, int *rc, rv_err *err)
+{
+    *rc = -1;
+    if (!live) {
+        rv_deferred *reply = rv_driver_defer(err);
+        if (reply && rv_qemu_def_change(d, change, want, reply, err) < 0) {
+            rv_deferred_finish(reply, err);
+            rv_err_clear(err);
+        }
+        rv_qemu_device_clear(dev);
+        if (reply)
+            *rc = RV_DEFERRED;
+        return NULL;
+    }
+    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
+    if (!req) {
+        rv_qemu_device_clear(dev);
+        return NULL;
+    }
+    req->dev = *dev;
+    memset(dev, 0, sizeof(*dev));
+    req->tap = -1;
+    req->config = config;
+    return req;
+}
+
+/* QEMU made the update: the live definition has it, then the definition
+ * when asked, then the answer. */
+static void update_done(rv_qmp *qmp, const rv_err *qerr, void *opaque, def_change_fn change,
+                        const void *(*want_of)(const hp_req *))
+{
+    hp_req *req = alive(qmp, qerr, opaque);
+    if (!req)
+        return;
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
+    const void *want = want_of(req);
+    rv_err ignored = { 0 };
+    if (change(d->live, want, &ignored) < 0)
+        rv_err_clear(&ignored);
+    save_status(d);
+    live_done(req, change, want);
+    req_free(req);
+}
+
 /* ================================================================ cdrom media */
 
 /* What an update records: the disk's new medium (NULL source: ejected). */
@@ -567,22 +635,21 @@ static int media_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
     free(disk->source);
     disk->source = source;
     disk->format = want->format;
+    free(disk->pool);
+    free(disk->volume);
+    disk->pool = disk->volume = NULL;
     return 0;
+}
+
+static const void *media_of(const hp_req *req)
+{
+    return &req->dev.alone->disks[0];
 }
 
 static void on_media_changed(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
-    hp_req *req = alive(qmp, err, opaque);
-    if (!req)
-        return;
-    qemu_dom *d = rv_qemu_find_name(req->live.name);
-    rv_err ignored = { 0 };
-    if (media_config(d->live, &req->dev.alone->disks[0], &ignored) < 0)
-        rv_err_clear(&ignored);
-    save_status(d);
-    live_done(req, media_config, &req->dev.alone->disks[0]);
-    req_free(req);
+    update_done(qmp, err, opaque, media_config, media_of);
 }
 
 /* Ejected: the tray is closed again, empty, as libvirtd leaves it (its
@@ -600,7 +667,76 @@ static void on_ejected(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
         req_free(req);
 }
 
-static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
+/* ================================================================ link state */
+
+/* The interface with want's MAC (libvirtd's errors when none or many). */
+static int iface_of(const rv_qemu_domain_def *def, const rv_qemu_interface *want, rv_err *err)
+{
+    match m = { .kind = RV_QEMU_DEV_INTERFACE, .mac_given = true };
+    memcpy(m.mac, want->mac, 6);
+    return find(def, &m, false, err);
+}
+
+/* Only the link state may change (cockpit's Unplug and Plug); what else
+ * differs is refused, as libvirtd refuses what it cannot change live. */
+static int link_check(const rv_qemu_domain_def *def, const rv_qemu_interface *want, rv_err *err)
+{
+    int i = iface_of(def, want, err);
+    if (i < 0)
+        return -1;
+    const rv_qemu_interface *n = &def->interfaces[i];
+    if (n->type != want->type || strcmp(n->model, want->model) != 0 ||
+        (want->network && (!n->network || strcmp(n->network, want->network) != 0)) ||
+        (want->type == RV_QEMU_NET_BRIDGE && strcmp(n->bridge, want->bridge) != 0))
+        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+                    "Operation not supported: of a network interface, only its link state can be updated");
+    return i;
+}
+
+static int link_config(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
+{
+    const rv_qemu_interface *want = ctx;
+    int i = link_check(def, want, err);
+    if (i < 0)
+        return -1;
+    def->interfaces[i].link = want->link;
+    return 0;
+}
+
+static const void *link_of(const hp_req *req)
+{
+    return &req->dev.alone->interfaces[0];
+}
+
+static void on_link_set(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    update_done(qmp, err, opaque, link_config, link_of);
+}
+
+static int update_link(qemu_dom *d, bool live, bool config, rv_qemu_device *dev, rv_err *err)
+{
+    const rv_qemu_interface *want = &dev->alone->interfaces[0];
+    int i = -1;
+    if ((config && link_check(rv_qemu_def_newest(d), want, err) < 0) ||
+        (live && (i = link_check(d->live, want, err)) < 0)) {
+        rv_qemu_device_clear(dev);
+        return -1;
+    }
+    int rc;
+    hp_req *req = update_begin(d, live, config, dev, link_config, want, &rc, err);
+    if (!req)
+        return rc;
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "name", json_object_new_string(d->live->interfaces[i].alias));
+    json_object_object_add(args, "up", json_object_new_boolean(want->link != 2));
+    if (!rv_qemu_send_for(d, req->live.reply, "set_link", args, on_link_set, req))
+        req_free(req);
+    return RV_DEFERRED;
+}
+
+/* UPDATE_DEVICE_FLAGS: a cdrom's medium, or an interface's link state. */
+static int update_device(const rv_nonnull_domain *wire, const char *xml, unsigned int flags, rv_err *err)
 {
     rv_qemu_device dev = { 0 };
     qemu_dom *d;
@@ -610,10 +746,15 @@ static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned
         return rc;
     if (rv_qemu_device_read(xml, &dev, err) < 0)
         return -1;
+    if (dev.kind == RV_QEMU_DEV_INTERFACE)
+        return update_link(d, live, config, &dev, err);
     const rv_qemu_disk *want = dev.kind == RV_QEMU_DEV_DISK ? &dev.alone->disks[0] : NULL;
     int i;
-    if (!want || want->device != RV_QEMU_DISK_CDROM)
-        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: only a cdrom's medium can be updated");
+    if (want && want->pool)
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: a volume as a cdrom's medium");
+    else if (!want || want->device != RV_QEMU_DISK_CDROM)
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+             "Operation not supported: only a cdrom's medium or an interface's link state can be updated");
     else if (config && disk_index(rv_qemu_def_newest(d), want->target) < 0)
         fail(err, RV_ERR_INVALID_ARG, "invalid argument: target %s doesn't exist.", want->target);
     else if (live && ((i = disk_index(d->live, want->target)) < 0 || d->live->disks[i].device != RV_QEMU_DISK_CDROM))
@@ -623,23 +764,9 @@ static int update_media(const rv_nonnull_domain *wire, const char *xml, unsigned
         rv_qemu_device_clear(&dev);
         return -1;
     }
-    if (!live) {
-        rv_deferred *reply = rv_driver_defer(err);
-        if (reply && rv_qemu_def_change(d, media_config, want, reply, err) < 0) {
-            rv_deferred_finish(reply, err);
-            rv_err_clear(err);
-        }
-        rv_qemu_device_clear(&dev);
-        return reply ? RV_DEFERRED : -1;
-    }
-    hp_req *req = rv_qemu_live_req_new(sizeof(*req), d, err);
-    if (!req) {
-        rv_qemu_device_clear(&dev);
-        return -1;
-    }
-    req->dev = dev;
-    req->tap = -1;
-    req->config = config;
+    hp_req *req = update_begin(d, live, config, &dev, media_config, want, &rc, err);
+    if (!req)
+        return rc;
     /* The tray is forced open: the guest may have locked it. */
     json_object *args = json_object_new_object();
     json_object_object_add(args, "id", json_object_new_string(want->target));
@@ -665,7 +792,7 @@ int rv_qemu_domain_update_device_flags(rv_driver_conn *c, const rv_domain_update
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG | 0x4,
                             "qemuDomainUpdateDeviceFlags", err) < 0)
         return -1;
-    return update_media(&args->dom, args->xml, args->flags & ~0x4u, err);
+    return update_device(&args->dom, args->xml, args->flags & ~0x4u, err);
 }
 
 /* ================================================================ the calls */

@@ -77,6 +77,16 @@ void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, con
         rv_err_clear(&ignored);
 }
 
+void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up)
+{
+    json_object *args = json_object_new_object();
+    json_object_object_add(args, "name", json_object_new_string(name));
+    json_object_object_add(args, "up", json_object_new_boolean(up));
+    rv_err ignored = { 0 };
+    if (!qmp || rv_qmp_command(qmp, "set_link", args, 0, ignore_reply, (void *)"set_link", &ignored) < 0)
+        rv_err_clear(&ignored);
+}
+
 /* QMP's error for command as libvirtd words it ("internal error: unable to
  * execute QEMU command 'X': DESC"); other errors (the monitor closed, a
  * timeout) as they are. */

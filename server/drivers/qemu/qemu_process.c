@@ -29,6 +29,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
+#include "server/drivers/qemu/qemu_storage.h"
 
 RV_LOG_CATEGORY("drivers.qemu.process");
 
@@ -935,6 +936,15 @@ static void on_incoming_done(qemu_dom *d, const rv_err *err)
     }
 }
 
+/* An interface defined with <link state='down'/> starts down, as on
+ * libvirtd: set before the CPUs run (QEMU answers in order). */
+static void set_link_states(qemu_dom *d)
+{
+    for (size_t i = 0; i < d->live->ninterfaces; i++)
+        if (d->live->interfaces[i].link == 2 && d->live->interfaces[i].alias)
+            rv_qemu_set_link_quietly(d->qmp, d->live->interfaces[i].alias, false);
+}
+
 static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
 {
     (void)greeting;
@@ -954,6 +964,7 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
         set_balloon_target(d);
         rv_qemu_pin_apply(d);
+        set_link_states(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
         else
@@ -1369,7 +1380,8 @@ static void begin_start(qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
-    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && check_start(d->live, &err) == 0 &&
+    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && rv_qemu_storage_resolve(d->live, &err) == 0 &&
+               check_start(d->live, &err) == 0 &&
                rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
                open_taps(d->live, &taps, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
@@ -1447,6 +1459,10 @@ void rv_qemu_reattach(qemu_dom *d)
 {
     rv_err err = { 0 };
     d->our_child = false;
+    /* The live XML names a volume disk's pool and volume, not its file. */
+    if (rv_qemu_storage_resolve(d->live, &err) < 0)
+        RV_WARN("domain '%s': %s", dom_name(d), err.message);
+    rv_err_clear(&err);
     d->monitor_path = rv_qemu_path(rv_qemu.run_dir, d->live->name, ".qmp");
     rv_qmp_options qopts = { .connect_timeout = 5 };
     d->qmp = d->monitor_path ? rv_qmp_connect_unix(rv_qemu.loop, d->monitor_path, &qopts,

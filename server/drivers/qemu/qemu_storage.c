@@ -1599,6 +1599,25 @@ static rv_vol_def *get_vol_idle(const rv_nonnull_storage_vol *w, qpool **pool, r
     return v ? get_vol_fresh(w, pool, err) : NULL;
 }
 
+int rv_qemu_storage_resolve(rv_qemu_domain_def *def, rv_err *err)
+{
+    for (size_t i = 0; i < def->ndisks; i++) {
+        rv_qemu_disk *d = &def->disks[i];
+        if (!d->pool)
+            continue;
+        rv_nonnull_storage_vol w = { .pool = d->pool, .name = d->volume };
+        rv_vol_def *v = get_vol_idle(&w, NULL, err);
+        if (!v)
+            return -1;
+        char *path = strdup(v->path);
+        if (!path)
+            return oom(err);
+        free(d->source);
+        d->source = path;
+    }
+    return 0;
+}
+
 int rv_qemu_storage_vol_create_xml_from(rv_driver_conn *c,
                                         const rv_storage_vol_create_xml_from_args *args,
                                         rv_storage_vol_create_xml_from_ret *ret, rv_err *err)
