@@ -503,6 +503,55 @@ int rv_qemu_domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_fl
     return undefine(&args->dom, args->flags, err);
 }
 
+/* libvirtd's checks, in its order; the definition is renamed on disk
+ * with one commit point (rv_qemu_def_rename), and the call answered once
+ * the whole rename is durable. */
+int rv_qemu_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
+                          rv_domain_rename_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;      /* retcode 0 */
+    const char *name = args->new_name ? *args->new_name : NULL;
+    if (rv_driver_rename_name_check(name, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainRename", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename active domain");
+    if (!d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename a transient domain");
+    if (rv_qemu_has_managed_save(d->def->name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain with a managed saved state can't be renamed");
+    if (rv_qemu_snapshots_count(d) > 0)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename domain with snapshots");
+    if (d->def_writes)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: the domain's definition is still being written");
+    if (strcmp(d->def->name, name) == 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: Can't rename domain to itself");
+    if (rv_qemu_find_name(name) || rv_qemu_def_removal_pending(name))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain with name '%s' already exists",
+                           name);
+    if (strchr(name, '/'))
+        return fail(err, RV_ERR_XML_ERROR, "XML error: name %s cannot contain '/'", name);
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_err e = { 0 };
+    if (rv_qemu_def_rename(d, name, reply, &e) < 0)
+        rv_deferred_finish(reply, &e);
+    rv_err_clear(&e);
+    return RV_DEFERRED;
+}
+
 /* ================================================================ state changes: jobs */
 
 /* Queue a job on d and defer the call to its end. */

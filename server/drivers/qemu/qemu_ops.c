@@ -136,6 +136,7 @@ const rv_driver rv_qemu_driver = {
         .domain_define_xml_flags = rv_qemu_domain_define_xml_flags,
         .domain_undefine = rv_qemu_domain_undefine,
         .domain_undefine_flags = rv_qemu_domain_undefine_flags,
+        .domain_rename = rv_qemu_domain_rename,
         .domain_create = rv_qemu_domain_create,
         .domain_create_with_flags = rv_qemu_domain_create_with_flags,
         .domain_create_xml = rv_qemu_domain_create_xml,

@@ -892,6 +892,54 @@ void rv_qemu_drop_dangling_links(const char *dir)
     closedir(dp);
 }
 
+/* entry is "<name>.xml<mark>": name malloc'd, else NULL. */
+static char *rename_entry_name(const char *entry, const char *mark)
+{
+    size_t len = strlen(entry), tail = strlen(".xml") + strlen(mark);
+    if (len <= tail || strcmp(entry + len - strlen(mark), mark) != 0 ||
+        strncmp(entry + len - tail, ".xml", 4) != 0)
+        return NULL;
+    return strndup(entry, len - tail);
+}
+
+/* Renames a kill interrupted (qemu_defwrite.c): "-old" says the commit
+ * was made, so the new definition takes its name and the old goes; a
+ * "-new" alone did not commit and goes.  (The links left dangling are
+ * dropped after, by finish_undefines.) */
+static void finish_renames(void)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const char *mark = pass == 0 ? RV_QEMU_RENAME_OLD : RV_QEMU_RENAME_NEW;
+        DIR *dp = opendir(rv_qemu.config_dir);
+        if (!dp)
+            return;
+        struct dirent *e;
+        while ((e = readdir(dp))) {
+            char *name = e->d_name[0] != '.' ? rename_entry_name(e->d_name, mark) : NULL;
+            if (!name)
+                continue;
+            char *fresh = rv_qemu_rename_file(name, RV_QEMU_RENAME_NEW);
+            char *def = rv_qemu_path(rv_qemu.config_dir, name, ".xml");
+            char *entry = rv_qemu_path(rv_qemu.config_dir, e->d_name, "");
+            if (pass == 1 && entry) {
+                RV_INFO("removing '%s': a rename to '%s' that did not commit", entry, name);
+                remove_durably(entry);
+            } else if (fresh && def && entry) {
+                RV_INFO("finishing the rename of a domain to '%s'", name);
+                if (access(fresh, F_OK) == 0 && rename(fresh, def) < 0)
+                    RV_WARN("cannot rename '%s' to '%s': %s", fresh, def, strerror(errno));
+                else
+                    remove_durably(entry);      /* (fsyncs the rename too) */
+            }
+            free(name);
+            free(fresh);
+            free(def);
+            free(entry);
+        }
+        closedir(dp);
+    }
+}
+
 static void finish_undefines(void)
 {
     DIR *dp = opendir(rv_qemu.config_dir);
@@ -911,6 +959,7 @@ static void finish_undefines(void)
 void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
+    finish_renames();
     finish_undefines();
     rv_qemu_load_defs(rv_qemu.config_dir, &domain_files, NULL);
     rv_qemu_save_dir_clean();

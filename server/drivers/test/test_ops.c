@@ -439,6 +439,7 @@ const rv_driver rv_test_driver = {
         .domain_create_with_flags = domain_create_with_flags,
         .domain_undefine = domain_undefine,
         .domain_undefine_flags = domain_undefine_flags,
+        .domain_rename = test_domain_rename,
         .domain_destroy = domain_destroy,
         .domain_destroy_flags = domain_destroy_flags,
         .domain_shutdown = domain_shutdown,
