@@ -21,14 +21,16 @@
  * definition is written as "<new>.xml.rename-new" (not loaded as a
  * domain), the new autostart link made (dangling until the end), then
  * the commit point, one rename: "<old>.xml" becomes "<new>.xml.rename-old".
- * After it "<new>.xml.rename-new" becomes "<new>.xml", and the old link
- * and "<new>.xml.rename-old" go.  At start-up (rv_qemu_renames_finish) a
+ * After it "<new>.xml.rename-new" becomes "<new>.xml", the snapshot
+ * metadata takes the new name, and the old link and "<new>.xml.rename-old"
+ * go.  At start-up (rv_qemu_renames_finish) a
  * "-new" without its "-old" is a rename that did not commit (removed), a
  * "-old" one that did (finished); dangling links are dropped after. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "server/drivers/crash_point.h"
@@ -40,7 +42,7 @@ RV_LOG_CATEGORY("drivers.qemu.defwrite");
 /* An undefine's steps after the commit, in order. */
 enum { UNDEF_RENAME, UNDEF_IMAGE, UNDEF_SNAPSHOTS, UNDEF_AUTOSTART, UNDEF_TOMBSTONE, UNDEF_DONE };
 /* A rename's steps; RN_COMMIT is its commit point. */
-enum { RN_NEW, RN_LINK, RN_COMMIT, RN_PROMOTE, RN_OLD_LINK, RN_OLD, RN_DONE };
+enum { RN_NEW, RN_LINK, RN_COMMIT, RN_PROMOTE, RN_SNAPSHOTS, RN_OLD_LINK, RN_OLD, RN_DONE };
 
 typedef struct qemu_def_write {
     qemu_dom *dom;
@@ -151,6 +153,16 @@ static int rename_step_paths(const qemu_def_write *w, char **from, char **to)
     case RN_PROMOTE:
         *from = rv_qemu_rename_file(new_name, RV_QEMU_RENAME_NEW);
         *to = rv_qemu_path(rv_qemu.config_dir, new_name, ".xml");
+        return *from && *to ? 0 : -1;
+    case RN_SNAPSHOTS:
+        *from = rv_qemu_snapshot_metadata_path(w->name);
+        *to = rv_qemu_snapshot_metadata_path(new_name);
+        if (*from && *to && access(*from, F_OK) < 0) {
+            free(*from);
+            free(*to);
+            *from = *to = NULL;
+            return 1;       /* (no snapshot metadata) */
+        }
         return *from && *to ? 0 : -1;
     case RN_OLD_LINK:
         if (!w->link)

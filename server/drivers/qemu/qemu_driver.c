@@ -503,7 +503,8 @@ int rv_qemu_domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_fl
     return undefine(&args->dom, args->flags, err);
 }
 
-/* libvirtd's checks, in its order; the definition is renamed on disk
+/* libvirtd's checks, in its order (libvirtd 9.0 renames a domain with
+ * snapshots: their metadata follows); the definition is renamed on disk
  * with one commit point (rv_qemu_def_rename), and the call answered once
  * the whole rename is durable. */
 int rv_qemu_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
@@ -527,9 +528,6 @@ int rv_qemu_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
     if (rv_qemu_has_managed_save(d->def->name))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: domain with a managed saved state can't be renamed");
-    if (rv_qemu_snapshots_count(d) > 0)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: cannot rename domain with snapshots");
     if (d->def_writes)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: the domain's definition is still being written");

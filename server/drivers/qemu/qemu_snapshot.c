@@ -298,14 +298,6 @@ int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *er
     return 0;
 }
 
-size_t rv_qemu_snapshots_count(const qemu_dom *d)
-{
-    rv_err err = { 0 };
-    qsnaps *q = snaps_of(d, &err);
-    rv_err_clear(&err);
-    return q ? q->tree.n : 0;
-}
-
 void rv_qemu_snapshots_forget(const unsigned char uuid[16])
 {
     for (qsnaps **p = &all_snaps; *p; p = &(*p)->next)

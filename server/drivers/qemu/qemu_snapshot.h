@@ -15,8 +15,6 @@ void rv_qemu_snapshots_cleanup(void);
  * refused unless flags has RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA (the
  * undefine then drops their metadata; the images keep the snapshots). */
 int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *err);
-/* How many snapshots d has (0 when they cannot be read). */
-size_t rv_qemu_snapshots_count(const qemu_dom *d);
 /* The undefine's metadata file is gone: forget what was read of it. */
 void rv_qemu_snapshots_forget(const unsigned char uuid[16]);
 /* config_dir/snapshot/<name>.json (malloc'd; NULL: no memory). */

@@ -902,6 +902,23 @@ static char *rename_entry_name(const char *entry, const char *mark)
     return strndup(entry, len - tail);
 }
 
+/* The snapshot metadata of the domain whose old definition is in
+ * old_file takes new_name, if it has not yet; false when it stays. */
+static bool rename_snapshots(const char *old_file, const char *new_name)
+{
+    rv_qemu_domain_def *old = load_def(old_file);
+    char *from = old ? rv_qemu_snapshot_metadata_path(old->name) : NULL;
+    char *to = rv_qemu_snapshot_metadata_path(new_name);
+    bool done = !from || !to || access(from, F_OK) < 0 || access(to, F_OK) == 0 ||
+                rename(from, to) == 0;
+    if (!done)
+        RV_WARN("cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+    rv_qemu_domain_free(old);
+    free(from);
+    free(to);
+    return done;
+}
+
 /* Renames a kill interrupted (qemu_defwrite.c): "-old" says the commit
  * was made, so the new definition takes its name and the old goes; a
  * "-new" alone did not commit and goes.  (The links left dangling are
@@ -928,8 +945,8 @@ static void finish_renames(void)
                 RV_INFO("finishing the rename of a domain to '%s'", name);
                 if (access(fresh, F_OK) == 0 && rename(fresh, def) < 0)
                     RV_WARN("cannot rename '%s' to '%s': %s", fresh, def, strerror(errno));
-                else
-                    remove_durably(entry);      /* (fsyncs the rename too) */
+                else if (rename_snapshots(entry, name))
+                    remove_durably(entry);      /* (fsyncs the renames too) */
             }
             free(name);
             free(fresh);
