@@ -85,3 +85,11 @@ printf 'a2\nc\nra\nrb\n' | diff -u - "$OUT/restarted" || fail "after a restart: 
 "${V[@]}" dominfo a2 > "$OUT/a2.info"
 grep -q "^Autostart: *enable" "$OUT/a2.info" || fail "a2 is not autostarted after a restart: $(cat "$OUT/a2.info")"
 echo "ok   a restarted remvirtd knows the guests by their new names"
+
+# A name the QEMU driver would not read back (over 200 characters) is
+# refused before anything is written.
+long=$(printf 'n%.0s' $(seq 201))
+! "${V[@]}" domrename c "$long" 2> "$OUT/long.err" || fail "a 201-character name was taken"
+grep -q "invalid domain name" "$OUT/long.err" || fail "not the invalid name error: $(cat "$OUT/long.err")"
+[ -f "$ETC/c.xml" ] && [ -z "$(find "$ETC" -name '*.rename-*')" ] || fail "the refused rename left $(ls "$ETC")"
+echo "ok   a name too long for the driver refused, c untouched"

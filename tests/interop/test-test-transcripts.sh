@@ -8,13 +8,15 @@
 #   calls-checks.py     issue 29's everyday calls: send-key, NMI, screenshot, ...
 #   dump-checks.py      core dumps (the job calls are not in its driver)
 #   rename-checks.py    DOMAIN_RENAME: refusals, the rename, its events
+#   lifecycle-checks.py DOMAIN_SET_LIFECYCLE_ACTION: refusals, live and config
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 requires libvirtd
 requires_root
-scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py rename-checks.py)
+scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py rename-checks.py
+         lifecycle-checks.py)
 
 # run URI NAME: every script's transcript; its image files in RV_TMP/NAME.
 run()

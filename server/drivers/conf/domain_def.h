@@ -94,6 +94,18 @@ int rv_domain_parse_ull(const char *s, unsigned long long *out);
 int rv_domain_parse_memory(const struct _xmlNode *el, const char *elname, unsigned long long *kib,
                            rv_err *err);
 
+/* ---- DOMAIN_SET_LIFECYCLE_ACTION ---- */
+/* Its types (virDomainLifecycle). */
+enum { RV_DOMAIN_LIFECYCLE_POWEROFF, RV_DOMAIN_LIFECYCLE_REBOOT, RV_DOMAIN_LIFECYCLE_CRASH };
+/* type and action (RV_DOMAIN_ACTION_*) known, as libvirt's API checks
+ * them before the driver's checks of the flags. */
+int rv_domain_lifecycle_check(unsigned int type, unsigned int action, rv_err *err);
+/* Allowed together, as the drivers check it (no core dump on power-off or
+ * reboot). */
+int rv_domain_lifecycle_allowed(unsigned int type, unsigned int action, rv_err *err);
+/* def's action for type becomes action (checked before). */
+void rv_domain_lifecycle_set(rv_domain_base *def, unsigned int type, unsigned int action);
+
 /* ---- DOMAIN_SET_METADATA and DOMAIN_GET_METADATA ---- */
 /* The types (virDomainMetadataType). */
 enum { RV_METADATA_DESCRIPTION = 0, RV_METADATA_TITLE = 1, RV_METADATA_ELEMENT = 2 };

@@ -512,6 +512,30 @@ static int metadata_type_ok(int type, rv_err *err)
     return 0;
 }
 
+int rv_domain_lifecycle_check(unsigned int type, unsigned int action, rv_err *err)
+{
+    if (type > RV_DOMAIN_LIFECYCLE_CRASH)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG, "invalid argument: invalid lifecycle type '%u'",
+                    type);
+    if (action > RV_DOMAIN_ACTION_COREDUMP_RESTART)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "invalid argument: invalid lifecycle action '%u'", action);
+    return 0;
+}
+
+int rv_domain_lifecycle_allowed(unsigned int type, unsigned int action, rv_err *err)
+{
+    static const char *const events[] = { "poweroff", "reboot" };
+    return type == RV_DOMAIN_LIFECYCLE_CRASH ? 0 : check_action(events[type], (int)action, err);
+}
+
+void rv_domain_lifecycle_set(rv_domain_base *def, unsigned int type, unsigned int action)
+{
+    int *slot = type == RV_DOMAIN_LIFECYCLE_POWEROFF ? &def->on_poweroff
+                : type == RV_DOMAIN_LIFECYCLE_REBOOT ? &def->on_reboot : &def->on_crash;
+    *slot = (int)action;
+}
+
 int rv_domain_metadata_check(int type, const char *metadata, const char *key, const char *uri,
                              int from, rv_err *err)
 {

@@ -595,12 +595,16 @@ int rv_qemu_def_rename(qemu_dom *d, const char *new_name, rv_deferred *reply, rv
     qemu_def_write what = { .def = def, .rename = true, .link = d->autostart,
                             .xml = rv_qemu_domain_format(def), .name = strdup(d->def->name),
                             .new_name = strdup(new_name), .reply = reply };
-    if (!what.xml || !what.name || !what.new_name) {
+    /* The driver reads it back at start-up: it must take the new name
+     * (its length, its characters). */
+    rv_qemu_domain_def *check = what.xml ? rv_qemu_domain_parse(what.xml, strlen(what.xml), err) : NULL;
+    rv_qemu_domain_free(check);
+    if (!check || !what.name || !what.new_name) {
         free(what.xml);
         free(what.name);
         free(what.new_name);
         rv_qemu_domain_free(def);
-        return nomem(err);
+        return rv_err_is_set(err) ? -1 : nomem(err);
     }
     if (queue(d, what, err) < 0) {
         free(what.new_name);        /* (queue took the rest) */

@@ -627,5 +627,6 @@ const rv_driver rv_test_driver = {
         .domain_set_time = test_domain_set_time,
         .domain_set_vcpus = test_domain_set_vcpus,
         .domain_set_vcpus_flags = test_domain_set_vcpus_flags,
+        .domain_set_lifecycle_action = test_domain_set_lifecycle_action,
     },
 };
