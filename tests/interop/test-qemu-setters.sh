@@ -2,7 +2,8 @@
 # The QEMU driver's newer setters side by side with libvirtd's: each
 # python3-libvirt script's transcript (results, errors) against remvirtd
 # must be libvirtd's, byte for byte.  The same scripts run against the
-# test drivers in test-test-transcripts.sh.
+# test drivers in test-test-transcripts.sh.  (Networks:
+# test-qemu-network-flags.sh, in a namespace with a bridge.)
 #   lifecycle-checks.py  DOMAIN_SET_LIFECYCLE_ACTION: refusals, live (a
 #                        reset under on_reboot destroy) and config
 set -euo pipefail
@@ -16,7 +17,8 @@ run()
     local uri=$1 script
     for script in "${scripts[@]}"; do
         echo "=== $script"
-        "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/$script" "$uri" "$OUT" 2>&1
+        "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/$script" "$uri" "$OUT" 2>&1 ||
+            echo "exit status $?"
     done
 }
 run "$LIBVIRTD_QEMU_URI" > "$OUT/libvirtd.txt"

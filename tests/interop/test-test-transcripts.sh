@@ -9,6 +9,7 @@
 #   dump-checks.py      core dumps (the job calls are not in its driver)
 #   rename-checks.py    DOMAIN_RENAME: refusals, the rename, its events
 #   lifecycle-checks.py DOMAIN_SET_LIFECYCLE_ACTION: refusals, live and config
+#   network-flags-checks.py  NETWORK_DEFINE_XML_FLAGS, NETWORK_CREATE_XML_FLAGS
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -16,7 +17,7 @@ requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 requires libvirtd
 requires_root
 scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py rename-checks.py
-         lifecycle-checks.py)
+         lifecycle-checks.py network-flags-checks.py)
 
 # run URI NAME: every script's transcript; its image files in RV_TMP/NAME.
 run()
