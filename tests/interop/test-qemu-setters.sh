@@ -6,11 +6,12 @@
 # test-qemu-network-flags.sh, in a namespace with a bridge.)
 #   lifecycle-checks.py  DOMAIN_SET_LIFECYCLE_ACTION: refusals, live (a
 #                        reset under on_reboot destroy) and config
+#   save-params-checks.py DOMAIN_SAVE_PARAMS, DOMAIN_RESTORE_PARAMS
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 start_both_qemu setters
-scripts=(lifecycle-checks.py)
+scripts=(lifecycle-checks.py save-params-checks.py)
 
 run()
 {
@@ -18,7 +19,7 @@ run()
     for script in "${scripts[@]}"; do
         echo "=== $script"
         "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/$script" "$uri" "$OUT" 2>&1 ||
-            echo "exit status $?"
+            echo "exit status $?"     # (the same failure on both is no pass: see below)
     done
 }
 run "$LIBVIRTD_QEMU_URI" > "$OUT/libvirtd.txt"
@@ -46,3 +47,12 @@ PY
 grep -q "^67 unsupported configuration: unsupported <on_crash> action 'coredump-destroy'" "$OUT/coredump.txt" &&
     grep -qx True "$OUT/coredump.txt" || fail "on_crash coredump-destroy: $(cat "$OUT/coredump.txt")"
 echo "ok   on_crash coredump-destroy refused by remvirtd's QEMU driver, the definition unchanged"
+! grep -q "^exit status" "$OUT/remvirtd.txt" || fail "a script failed: $(grep -B5 "^exit status" "$OUT/remvirtd.txt")"
+grep -q "^state: \[1, 3\]$" "$OUT/remvirtd.txt" || fail "RESTORE_PARAMS did not leave the guest running (restored)"
+
+# A SAVE_PARAMS without "file" is a managed save; the next start restores
+# it (remvirtd only: libvirtd 9.0 keeps the domain locked after it).
+"$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/save-params-checks.py" "$QEMU_URI" "$OUT" managed > "$OUT/managed.txt"
+printf '%s\n' "save, no file (managed): 0" "state: [5, 5]" "managed save image: 1" "start: 0" \
+    "state: [1, 3]" "destroy: 0" > "$OUT/managed.expected"
+same "$OUT/managed.expected" "$OUT/managed.txt" "SAVE_PARAMS without a file: a managed save, restored by the next start"

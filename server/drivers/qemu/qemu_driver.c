@@ -22,6 +22,7 @@
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
+#include "server/drivers/tune_params.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -766,6 +767,48 @@ int rv_qemu_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args
                 "qemuDomainSaveFlags", err);
 }
 
+/* SAVE_PARAMS' and RESTORE_PARAMS' parameters as libvirtd reads them:
+ * *file and *dxml (NULL when absent) point into params. */
+static int save_params(const rv_typed_param *params, u_int n, const char **file, const char **dxml,
+                       rv_err *err)
+{
+    static const rv_tune_field fields[] = {
+        { "file", RV_TYPED_PARAM_STRING }, { "dxml", RV_TYPED_PARAM_STRING },
+    };
+    if (rv_tune_params_validate(params, n, fields, 2, err) < 0)
+        return -1;
+    const rv_typed_param *f = rv_tune_param_find(params, n, "file");
+    const rv_typed_param *x = rv_tune_param_find(params, n, "dxml");
+    *file = f ? f->value.rv_typed_param_value_u.s : NULL;
+    *dxml = x ? x->value.rv_typed_param_value_u.s : NULL;
+    return 0;
+}
+
+/* libvirt's public check of a save's or a restore's flags. */
+static int save_flags_exclusive(unsigned int flags, rv_err *err)
+{
+    if ((flags & RV_DOMAIN_SAVE_RUNNING) && (flags & RV_DOMAIN_SAVE_PAUSED))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: Flags 'VIR_DOMAIN_SAVE_RUNNING' and "
+                           "'VIR_DOMAIN_SAVE_PAUSED' are mutually exclusive");
+    return 0;
+}
+
+int rv_qemu_domain_save_params(rv_driver_conn *c, const rv_domain_save_params_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    const char *file, *dxml;
+    if (save_flags_exclusive(args->flags, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED,
+                            "qemuDomainSaveParams", err) < 0 ||
+        save_params(args->params.params_val, args->params.params_len, &file, &dxml, err) < 0)
+        return -1;
+    /* No file: libvirtd's managed save. */
+    return save(&args->dom, file, dxml, args->flags,
+                file ? "qemuDomainSaveParams" : "qemuDomainManagedSave", err);
+}
+
 /* A core dump (qemu_save.c): libvirt's public checks first (its words,
  * in the domain error domain), then the driver's. */
 static int core_dump(const rv_nonnull_domain *wire, const char *to, unsigned int format,
@@ -859,9 +902,10 @@ int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
 
 /* The image names its domain: that one (defined, inactive) or a new
  * transient one starts from it. */
-static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)
+static int restore(const char *from, const char *dxml, unsigned int flags, const char *func,
+                   rv_err *err)
 {
-    if (check_save_flags(flags, dxml, "qemuDomainRestoreFlags", err) < 0)
+    if (check_save_flags(flags, dxml, func, err) < 0)
         return -1;
     rv_qemu_domain_def *def = NULL;
     bool was_running;
@@ -893,14 +937,28 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
 int rv_qemu_domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
 {
     (void)c;
-    return restore(args->from, NULL, 0, err);
+    return restore(args->from, NULL, 0, "qemuDomainRestoreFlags", err);
 }
 
 int rv_qemu_domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
                                  rv_err *err)
 {
     (void)c;
-    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags, err);
+    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags,
+                   "qemuDomainRestoreFlags", err);
+}
+
+int rv_qemu_domain_restore_params(rv_driver_conn *c, const rv_domain_restore_params_args *args,
+                                  rv_err *err)
+{
+    (void)c;
+    const char *file, *dxml;
+    if (save_flags_exclusive(args->flags, err) < 0 ||
+        save_params(args->params.params_val, args->params.params_len, &file, &dxml, err) < 0)
+        return -1;
+    if (!file)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: missing path to restore from");
+    return restore(file, dxml, args->flags, "qemuDomainRestoreInternal", err);
 }
 
 int rv_qemu_domain_managed_save_remove(rv_driver_conn *c,

@@ -166,6 +166,7 @@ const rv_driver rv_qemu_driver = {
         .domain_managed_save_remove = rv_qemu_domain_managed_save_remove,
         .domain_save = rv_qemu_domain_save,
         .domain_save_flags = rv_qemu_domain_save_flags,
+        .domain_save_params = rv_qemu_domain_save_params,
         .domain_core_dump = rv_qemu_domain_core_dump,
         .domain_save_image_get_xml_desc = rv_qemu_domain_save_image_get_xml_desc,
         .domain_managed_save_get_xml_desc = rv_qemu_domain_managed_save_get_xml_desc,
@@ -176,6 +177,7 @@ const rv_driver rv_qemu_driver = {
         .domain_abort_job_flags = rv_qemu_domain_abort_job_flags,
         .domain_restore = rv_qemu_domain_restore,
         .domain_restore_flags = rv_qemu_domain_restore_flags,
+        .domain_restore_params = rv_qemu_domain_restore_params,
         .domain_get_security_label = rv_qemu_domain_get_security_label,
         /* networks on host bridges: qemu_network.c */
         .connect_num_of_networks = rv_qemu_connect_num_of_networks,
