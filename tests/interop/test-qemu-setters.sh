@@ -7,11 +7,12 @@
 #   lifecycle-checks.py  DOMAIN_SET_LIFECYCLE_ACTION: refusals, live (a
 #                        reset under on_reboot destroy) and config
 #   save-params-checks.py DOMAIN_SAVE_PARAMS, DOMAIN_RESTORE_PARAMS
+#   perf-checks.py       DOMAIN_SET_PERF_EVENTS: config (<perf>), live refused
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 start_both_qemu setters
-scripts=(lifecycle-checks.py save-params-checks.py)
+scripts=(lifecycle-checks.py save-params-checks.py perf-checks.py)
 
 run()
 {

@@ -476,6 +476,10 @@ void rv_qemu_def_writes_release(qemu_dom *d);
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
+/* A perf event enabled live or at start (qemu_metadata.c): -1 with
+ * libvirtd's error where the host cannot count it (perf_event_open, or
+ * no CMT/MBM PMU); else 0 (remvirtd records it and counts nothing). */
+int rv_qemu_perf_check(const char *event, rv_err *err);
 /* Rename d (shut off, persistent, no write queued) to new_name
  * (qemu_defwrite.c): its commit point renames the old definition to
  * "<new>.xml" RV_QEMU_RENAME_OLD once the new one is written as

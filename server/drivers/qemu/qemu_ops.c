@@ -54,6 +54,7 @@ const rv_driver rv_qemu_driver = {
         .domain_set_block_threshold = rv_qemu_domain_set_block_threshold,
         .domain_get_metadata = rv_qemu_domain_get_metadata,
         .domain_set_lifecycle_action = rv_qemu_domain_set_lifecycle_action,   /* qemu_metadata.c */
+        .domain_set_perf_events = rv_qemu_domain_set_perf_events,
         /* keys, NMI and screenshots (qemu_input.c) */
         .domain_inject_nmi = rv_qemu_domain_inject_nmi,
         .domain_screenshot = rv_qemu_domain_screenshot,

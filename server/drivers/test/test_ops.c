@@ -630,5 +630,6 @@ const rv_driver rv_test_driver = {
         .domain_set_vcpus = test_domain_set_vcpus,
         .domain_set_vcpus_flags = test_domain_set_vcpus_flags,
         .domain_set_lifecycle_action = test_domain_set_lifecycle_action,
+        .domain_set_perf_events = test_domain_set_perf_events,
     },
 };

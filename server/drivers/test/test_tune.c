@@ -586,6 +586,20 @@ int test_domain_set_lifecycle_action(rv_driver_conn *c,
     return 0;
 }
 
+int test_domain_set_perf_events(rv_driver_conn *c, const rv_domain_set_perf_events_args *args,
+                                rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetPerfEvents", err) < 0 ||
+        rv_domain_perf_check(args->params.params_val, args->params.params_len, err) < 0 ||
+        !(d = dom_of(&args->dom, err)) || !(def = one_def(d, args->flags, NULL, err)))
+        return -1;
+    rv_domain_perf_set(&def->base, args->params.params_val, args->params.params_len);
+    return 0;
+}
+
 /* ================================================================ time */
 
 int test_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
