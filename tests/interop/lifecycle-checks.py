@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import show  # noqa: E402
+from transcript import domain_xml, show  # noqa: E402
 
 import libvirt  # noqa: E402
 
@@ -29,20 +29,12 @@ conn = libvirt.open(sys.argv[1])
 qemu = conn.getType() == "QEMU"
 
 
-def xml(name):
-    if qemu:
-        return (f"<domain type='qemu'><name>{name}</name><memory unit='MiB'>64</memory>"
-                "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>"
-                "<devices/></domain>")
-    return (f"<domain type='test'><name>{name}</name><memory unit='KiB'>65536</memory>"
-            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>")
-
 
 def actions(dom, flags=0):
     return " ".join(re.findall(r"<on_\w+>[\w-]+<", dom.XMLDesc(flags)))
 
 
-d = conn.defineXML(xml("lc"))
+d = conn.defineXML(domain_xml(conn, "lc"))
 show("actions", lambda: actions(d))
 show("bad type", lambda: d.setLifecycleAction(3, DESTROY, 0))
 show("bad action", lambda: d.setLifecycleAction(POWEROFF, 6, 0))
@@ -81,7 +73,7 @@ if qemu:
     time.sleep(1)
     show("state after the reset", d.state)
 show("destroy", lambda: d.destroy())
-t = conn.createXML(xml("lct"), 0)
+t = conn.createXML(domain_xml(conn, "lct"), 0)
 show("config, transient", lambda: t.setLifecycleAction(CRASH, DESTROY, CONFIG))
 show("transient live", lambda: t.setLifecycleAction(CRASH, PRESERVE, 0))
 show("transient actions", lambda: actions(t))

@@ -16,20 +16,13 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import show  # noqa: E402
+from transcript import domain_xml, show  # noqa: E402
 
 import libvirt  # noqa: E402
 
 LIVE, CONFIG = libvirt.VIR_DOMAIN_AFFECT_LIVE, libvirt.VIR_DOMAIN_AFFECT_CONFIG
 conn = libvirt.open(sys.argv[1])
-qemu = conn.getType() == "QEMU"
-if qemu:
-    XML = ("<domain type='qemu'><name>pf</name><memory unit='MiB'>64</memory>"
-           "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os><devices/></domain>")
-else:
-    XML = ("<domain type='test'><name>pf</name><memory unit='KiB'>65536</memory>"
-           "<vcpu>1</vcpu><os><type>hvm</type></os></domain>")
-d = conn.defineXML(XML)
+d = conn.defineXML(domain_xml(conn, "pf"))
 
 
 def enabled(flags=0):

@@ -15,23 +15,15 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import open_recording, show  # noqa: E402
+from transcript import domain_xml, open_recording, show  # noqa: E402
 
 conn, finish = open_recording(sys.argv[1])
 qemu = conn.getType() == "QEMU"
 
 
-def xml(name):
-    if qemu:
-        return (f"<domain type='qemu'><name>{name}</name><memory unit='MiB'>64</memory>"
-                "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>"
-                "<devices/></domain>")
-    return (f"<domain type='test'><name>{name}</name><memory unit='KiB'>65536</memory>"
-            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>")
 
-
-a = conn.defineXML(xml("ra"))
-conn.defineXML(xml("rb"))
+a = conn.defineXML(domain_xml(conn, "ra"))
+conn.defineXML(domain_xml(conn, "rb"))
 show("bad flag", lambda: a.rename("rz", 1))
 show("to itself", lambda: a.rename("ra", 0))
 show("name taken", lambda: a.rename("rb", 0))
@@ -47,7 +39,7 @@ show("same uuid", lambda: c.UUIDString() == a.UUIDString())
 show("autostart kept", c.autostart)
 show("name in the XML", lambda: "<name>rc</name>" in c.XMLDesc(0))
 show("persistent", c.isPersistent)
-show("old name free again", lambda: conn.defineXML(xml("ra")).name())
+show("old name free again", lambda: conn.defineXML(domain_xml(conn, "ra")).name())
 show("back", lambda: c.rename("rd", 0))
 show("list", lambda: sorted(d.name() for d in conn.listAllDomains(0) if d.name().startswith("r")))
 
@@ -58,7 +50,7 @@ show("running", lambda: c.rename("re", 0))
 c.suspend()
 show("paused", lambda: c.rename("re", 0))
 c.destroy()
-t = conn.createXML(xml("rt"), 0)
+t = conn.createXML(domain_xml(conn, "rt"), 0)
 show("transient", lambda: t.rename("ru", 0))
 t.destroy()
 c.create()

@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from transcript import show  # noqa: E402
+from transcript import domain_xml, show  # noqa: E402
 
 import libvirt  # noqa: E402
 
@@ -31,9 +31,7 @@ image = os.path.join(sys.argv[2], "sp.img")
 if os.path.exists(image):
     os.unlink(image)
 if qemu:
-    d = conn.defineXML("<domain type='qemu'><name>sp</name><memory unit='MiB'>64</memory>"
-                       "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>"
-                       "<devices/></domain>")
+    d = conn.defineXML(domain_xml(conn, "sp"))
     d.create()
 else:
     d = conn.lookupByName("test")

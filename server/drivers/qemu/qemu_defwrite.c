@@ -178,6 +178,27 @@ static int rename_step_paths(const qemu_def_write *w, char **from, char **to)
     return *from ? 0 : -1;
 }
 
+static void on_written(rv_qemu_sync *s, int error);
+
+/* Begin the request of the step paths() names (a rename of from to to,
+ * or a removal of from): 0 begun, 1 the step has nothing to do, -1 with
+ * err set. */
+static int begin_path_step(qemu_def_write *w,
+                           int (*paths)(const qemu_def_write *w, char **from, char **to),
+                           rv_err *err)
+{
+    char *from, *to;
+    int rc = paths(w, &from, &to);
+    if (rc < 0)
+        nomem(err);
+    else if (rc == 0)
+        rc = to ? rv_qemu_sync_rename(&w->sync, from, to, err)
+                : rv_qemu_sync_remove(&w->sync, from, err);
+    free(from);
+    free(to);
+    return rc;
+}
+
 /* A rename that failed before its commit: what it made goes (the loop
  * touches the disk here, on this error path only: a leftover link would
  * autostart a later domain of the new name). */
@@ -221,25 +242,12 @@ static bool begin_rename(qemu_def_write *w, rv_err *err)
                 return false;
             }
         }
-        char *from, *to;
-        int rc = rename_step_paths(w, &from, &to);
-        if (rc < 0) {
-            free(from);
-            free(to);
-            return nomem(err) == 0;
-        }
-        if (rc == 1)
-            continue;
-        rc = to ? rv_qemu_sync_rename(&w->sync, from, to, err)
-                : rv_qemu_sync_remove(&w->sync, from, err);
-        free(from);
-        free(to);
-        return rc == 0;
+        int rc = begin_path_step(w, rename_step_paths, err);
+        if (rc != 1)
+            return rc == 0;
     }
     return true;
 }
-
-static void on_written(rv_qemu_sync *s, int error);
 
 /* Begin the head write's next request; false (err set) when it cannot. */
 static bool begin(qemu_def_write *w, rv_err *err)
@@ -251,20 +259,9 @@ static bool begin(qemu_def_write *w, rv_err *err)
     if (w->remove) {
         for (; w->step < UNDEF_DONE; w->step++) {
             rv_crash_point("undefine", w->step + 1);
-            char *from, *to;
-            int rc = undefine_step_paths(w, &from, &to);
-            if (rc < 0) {
-                free(from);
-                free(to);
-                return nomem(err) == 0;
-            }
-            if (rc == 1)
-                continue;
-            rc = to ? rv_qemu_sync_rename(&w->sync, from, to, err)
-                    : rv_qemu_sync_remove(&w->sync, from, err);
-            free(from);
-            free(to);
-            return rc == 0;
+            int rc = begin_path_step(w, undefine_step_paths, err);
+            if (rc != 1)
+                return rc == 0;
         }
         return true;
     }
