@@ -86,10 +86,43 @@ printf 'a2\nc\nra\nrb\n' | diff -u - "$OUT/restarted" || fail "after a restart: 
 grep -q "^Autostart: *enable" "$OUT/a2.info" || fail "a2 is not autostarted after a restart: $(cat "$OUT/a2.info")"
 echo "ok   a restarted remvirtd knows the guests by their new names"
 
-# A name the QEMU driver would not read back (over 200 characters) is
-# refused before anything is written.
+# A name the QEMU driver would not read back (over 200 characters, a
+# hidden file's) is refused before anything is written.
 long=$(printf 'n%.0s' $(seq 201))
 ! "${V[@]}" domrename c "$long" 2> "$OUT/long.err" || fail "a 201-character name was taken"
-grep -q "invalid domain name" "$OUT/long.err" || fail "not the invalid name error: $(cat "$OUT/long.err")"
+grep -q "cannot be used\|invalid domain name" "$OUT/long.err" || fail "not the invalid name error: $(cat "$OUT/long.err")"
+! "${V[@]}" domrename c .c 2> "$OUT/dot.err" || fail "the name .c was taken"
+grep -q "name '.c' cannot be used" "$OUT/dot.err" || fail "not the invalid name error: $(cat "$OUT/dot.err")"
 [ -f "$ETC/c.xml" ] && [ -z "$(find "$ETC" -name '*.rename-*')" ] || fail "the refused rename left $(ls "$ETC")"
-echo "ok   a name too long for the driver refused, c untouched"
+echo "ok   names the driver would not read back refused, c untouched"
+
+# Two renames to one name at once (two connections): one is done, the
+# other refused as a name taken, and the one domain has the name on disk.
+"$SYSTEM_PYTHON3" - "$QEMU_URI" > "$OUT/race.txt" <<'PY'
+import sys
+import threading
+import libvirt
+libvirt.registerErrorHandler(lambda *a: None, None)
+xml = ("<domain type='qemu'><name>{}</name><memory unit='MiB'>64</memory>"
+       "<os><type arch='x86_64' machine='pc'>hvm</type></os></domain>")
+conns = [libvirt.open(sys.argv[1]) for _ in range(2)]
+doms = [c.defineXML(xml.format(f"x{i}")) for i, c in enumerate(conns)]
+results = []
+def rename(d):
+    try:
+        results.append(str(d.rename("xz", 0)))
+    except libvirt.libvirtError as e:
+        results.append(f"{e.get_error_code()} {e.get_error_message()}")
+threads = [threading.Thread(target=rename, args=(d,)) for d in doms]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("\n".join(sorted(results)))
+print(sorted(d.name() for d in conns[0].listAllDomains() if d.name().startswith("x")))
+PY
+printf '%s\n' "0" "55 Requested operation is not valid: domain with name 'xz' already exists" > "$OUT/race.expected"
+head -2 "$OUT/race.txt" | diff -u "$OUT/race.expected" - || fail "two renames to xz: $(cat "$OUT/race.txt")"
+grep -qx "\['x0', 'xz'\]\|\['x1', 'xz'\]" "$OUT/race.txt" || fail "after the two renames: $(cat "$OUT/race.txt")"
+[ -f "$ETC/xz.xml" ] && [ -z "$(find "$ETC" -name '*.rename-*')" ] || fail "after the two renames: $(ls "$ETC")"
+echo "ok   two renames to one name at once: one done, the other refused, one file"

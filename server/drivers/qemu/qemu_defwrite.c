@@ -623,3 +623,16 @@ bool rv_qemu_def_removal_pending(const char *name)
 {
     return rv_dom_list_find(&rv_qemu.doms, removing, name) != NULL;
 }
+
+static bool renaming_to(const void *obj, const void *name)
+{
+    for (const qemu_def_write *w = ((const qemu_dom *)obj)->def_writes; w; w = w->next)
+        if (w->rename && !w->committed && strcmp(w->new_name, name) == 0)
+            return true;
+    return false;
+}
+
+bool rv_qemu_def_rename_pending(const char *name)
+{
+    return rv_dom_list_find(&rv_qemu.doms, renaming_to, name) != NULL;
+}

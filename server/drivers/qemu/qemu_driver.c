@@ -338,10 +338,13 @@ static int check_name(const char *name, rv_err *err)
     return 0;
 }
 
-/* A define of a name whose file is still being removed would race with
- * the removal: refused until it is over. */
+/* A define of a name whose file is still being removed, or that a
+ * rename is writing, would race with it: refused until it is over. */
 static int check_removal(const char *name, rv_err *err)
 {
+    if (rv_qemu_def_rename_pending(name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: a domain is being renamed to '%s'", name);
     if (!rv_qemu_def_removal_pending(name))
         return 0;
     return fail(err, RV_ERR_OPERATION_INVALID,
@@ -535,12 +538,15 @@ int rv_qemu_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
     if (strcmp(d->def->name, name) == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: Can't rename domain to itself");
-    if (rv_qemu_find_name(name) || rv_qemu_def_removal_pending(name))
+    if (rv_qemu_find_name(name) || rv_qemu_def_removal_pending(name) ||
+        rv_qemu_def_rename_pending(name))
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: domain with name '%s' already exists",
                            name);
     if (strchr(name, '/'))
         return fail(err, RV_ERR_XML_ERROR, "XML error: name %s cannot contain '/'", name);
+    if (check_name(name, err) < 0)      /* (a file name remvirtd loads again) */
+        return -1;
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;

@@ -476,6 +476,9 @@ void rv_qemu_def_writes_release(qemu_dom *d);
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
+/* A rename to name is under way, not yet past its commit point (its
+ * "<name>.xml.rename-new" is being written). */
+bool rv_qemu_def_rename_pending(const char *name);
 /* A perf event enabled live or at start (qemu_metadata.c): -1 with
  * libvirtd's error where the host cannot count it (perf_event_open, or
  * no CMT/MBM PMU); else 0 (remvirtd records it and counts nothing). */
