@@ -156,6 +156,9 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-info.sh \
 	tests/interop/test-qemu-ifaddr-agent.sh \
 	tests/interop/test-qemu-watchdog.sh \
+	tests/interop/test-qemu-rename.sh \
+	tests/interop/test-qemu-setters.sh \
+	tests/interop/test-qemu-network-flags.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \
 	tests/interop/test-rvsh-domain-parity.sh \
@@ -223,6 +226,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
+	tests/interop/rename-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \

@@ -223,6 +223,17 @@ int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, cons
     return 0;
 }
 
+int rv_driver_rename_name_check(const char *name, rv_err *err)
+{
+    if (!name)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: new_name in virDomainRename must not be NULL");
+    if (!*name)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "string new_name in virDomainRename must not be empty");
+    return 0;
+}
+
 int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire)
 {
     if (rc < 0)

@@ -73,6 +73,10 @@ void rv_dom_ref_to_wire(rv_nonnull_domain *wire, rv_dom_ref *ref);
  * (0x..) in function func", INVALID_ARG in error domain from. */
 int rv_driver_check_flags(int from, unsigned int flags, unsigned int known, const char *func,
                           rv_err *err);
+/* DOMAIN_RENAME's new name (NULL: absent), checked as libvirt's API
+ * entry point checks it (the client's library checks it first; a raw
+ * call meets it here): -1 with its error when absent or empty. */
+int rv_driver_rename_name_check(const char *name, rv_err *err);
 /* The same after a call that filled ref and returned rc: -1 when rc is. */
 int rv_dom_ref_put(int rc, rv_dom_ref *ref, rv_nonnull_domain *wire);
 /* rc is a driver's result that put a string in *slot.  XDR can neither

@@ -12,8 +12,9 @@
 # listed).  The operations: restore, undefine (with the managed image
 # and the snapshots, and of an autostarted domain), a definition's write,
 # managedsave, a dump to the caller's path, snapshot-create and
-# snapshot-delete, vol-create, and a
-# network's define and undefine (the families' queue, qemu_fileq.c).
+# snapshot-delete, vol-create, a network's define and undefine (the
+# families' queue, qemu_fileq.c), and a domain's rename (its old name or
+# its new one, never both or neither).
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -418,3 +419,45 @@ while :; do
 done
 _net_old || fail "the unarmed net-undefine left n"
 steps_done "network (undefine)" "$step"
+
+# ---------------------------------------------------------------- domrename (autostarted, with a snapshot)
+qemu-img create -q -f qcow2 "$OUT/m.qcow2" 16M
+disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/m.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+qemu_domain_xml m "$disk" > "$OUT/m.xml"
+"${V[@]}" define "$OUT/m.xml" > /dev/null
+"${V[@]}" snapshot-create-as m s1 > /dev/null
+"${V[@]}" autostart m > /dev/null
+# _renamed_as NAME OTHER: the domain is NAME, whole (definition, autostart
+# link, snapshot metadata), and nothing is left under OTHER.
+_renamed_as()
+{
+    [ -f "$ETC/$1.xml" ] && grep -q "<name>$1</name>" "$ETC/$1.xml" && [ ! -e "$ETC/$2.xml" ] &&
+        [ "$(readlink "$ETC/autostart/$1.xml")" = "$ETC/$1.xml" ] && [ ! -L "$ETC/autostart/$2.xml" ] &&
+        [ -e "$ETC/snapshot/$1.json" ] && [ ! -e "$ETC/snapshot/$2.json" ] &&
+        [ -z "$(find "$ETC" -name '*.rename-*')" ] &&
+        ! "${V[@]}" domstate "$2" > /dev/null 2>&1 &&
+        [ "$("${V[@]}" snapshot-list --name "$1" | sed '/^$/d')" = s1 ]
+}
+from=m to=m2 step=1 renamed=0
+while :; do
+    arm rename "$step"
+    # (Autostarted by the restart: stopped once it runs.)
+    _up() { [ "$(state "$from")" = "running (booted)" ]; }
+    wait_for 60 "$from to be autostarted" _up || fail "$from is not autostarted: $(state "$from")"
+    "${V[@]}" destroy "$from" > /dev/null
+    run_armed rename "$step" "${V[@]}" domrename "$from" "$to" || break
+    if _renamed_as "$to" "$from"; then
+        read -r from to <<< "$to $from"
+        renamed=$((renamed + 1))
+    else
+        _renamed_as "$from" "$to" ||
+            fail "after a kill at rename:$step the domain is neither $from nor $to: $(ls -lR "$ETC")"
+    fi
+    check_files
+    step=$((step + 1))
+done
+_renamed_as "$to" "$from" || fail "the unarmed rename left $(ls -lR "$ETC")"
+steps_done rename "$step"
+[ "$renamed" -gt 0 ] && [ "$renamed" -lt $((step - 1)) ] ||
+    fail "the kills left the new name $renamed times out of $((step - 1)): the commit point is not among the steps"
+echo "ok   rename: $renamed of the kills came after the commit point (the new name), the others before"

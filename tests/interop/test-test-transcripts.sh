@@ -7,13 +7,19 @@
 #   metadata-checks.py  title, description, IS_UPDATED
 #   calls-checks.py     issue 29's everyday calls: send-key, NMI, screenshot, ...
 #   dump-checks.py      core dumps (the job calls are not in its driver)
+#   rename-checks.py    DOMAIN_RENAME: refusals, the rename, its events
+#   lifecycle-checks.py DOMAIN_SET_LIFECYCLE_ACTION: refusals, live and config
+#   network-flags-checks.py  NETWORK_DEFINE_XML_FLAGS, NETWORK_CREATE_XML_FLAGS
+#   save-params-checks.py    DOMAIN_SAVE_PARAMS, DOMAIN_RESTORE_PARAMS: not in the test drivers
+#   perf-checks.py      DOMAIN_SET_PERF_EVENTS: config and live, read back
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 requires libvirtd
 requires_root
-scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py)
+scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py rename-checks.py
+         lifecycle-checks.py network-flags-checks.py perf-checks.py save-params-checks.py)
 
 # run URI NAME: every script's transcript; its image files in RV_TMP/NAME.
 run()

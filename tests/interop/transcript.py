@@ -1,6 +1,7 @@
 """One line per call for the transcripts the interop tests compare between
 libvirtd and remvirtd: its result, or its error's code, domain and message.
-Imported by save-checks.py, dump-checks.py, metadata-checks.py and
+Imported by save-checks.py, dump-checks.py, metadata-checks.py, the
+checks of the newer setters (rename, lifecycle, perf, save-params) and
 test-qemu-vs-libvirtd.sh."""
 
 import libvirt
@@ -14,6 +15,17 @@ def show(what, fn):
     except libvirt.libvirtError as e:
         result = f"error {e.get_error_code()} {e.get_error_domain()}: {e}"
     print(f"{what}: {result}", flush=True)
+
+
+def domain_xml(conn, name):
+    """A small shut-off guest called name for conn's driver: a diskless
+    TCG guest of 64 MiB for the QEMU drivers, else a test driver's."""
+    if conn.getType() == "QEMU":
+        return (f"<domain type='qemu'><name>{name}</name><memory unit='MiB'>64</memory>"
+                "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc'>hvm</type></os>"
+                "<devices/></domain>")
+    return (f"<domain type='test'><name>{name}</name><memory unit='KiB'>65536</memory>"
+            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>")
 
 
 def open_recording(uri):

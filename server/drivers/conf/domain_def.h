@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
+#include "server/drivers/tune_params.h"     /* RV_TUNE_PERF_EVENTS, their names */
 
 /* libxml2's element (its headers are not needed to include this one). */
 struct _xmlNode;
@@ -53,7 +54,8 @@ extern const char *const rv_domain_boot_words[];       /* indexed by RV_DOMAIN_B
     int boot[RV_DOMAIN_MAX_BOOT];       /* RV_DOMAIN_BOOT_* */ \
     size_t nboot; \
     bool clock_localtime;               /* <clock offset='localtime'>, else utc */ \
-    int on_poweroff, on_reboot, on_crash;   /* RV_DOMAIN_ACTION_* */
+    int on_poweroff, on_reboot, on_crash;   /* RV_DOMAIN_ACTION_* */ \
+    signed char perf[RV_TUNE_PERF_EVENTS];  /* <perf>: 1 enabled, -1 disabled, 0 absent */
 
 typedef struct rv_domain_base {
     RV_DOMAIN_BASE_FIELDS
@@ -94,6 +96,27 @@ int rv_domain_parse_ull(const char *s, unsigned long long *out);
 int rv_domain_parse_memory(const struct _xmlNode *el, const char *elname, unsigned long long *kib,
                            rv_err *err);
 
+/* ---- DOMAIN_SET_LIFECYCLE_ACTION ---- */
+/* Its types (virDomainLifecycle). */
+enum { RV_DOMAIN_LIFECYCLE_POWEROFF, RV_DOMAIN_LIFECYCLE_REBOOT, RV_DOMAIN_LIFECYCLE_CRASH };
+/* type and action (RV_DOMAIN_ACTION_*) known, as libvirt's API checks
+ * them before the driver's checks of the flags. */
+int rv_domain_lifecycle_check(unsigned int type, unsigned int action, rv_err *err);
+/* Allowed together, as the drivers check it (no core dump on power-off or
+ * reboot). */
+int rv_domain_lifecycle_allowed(unsigned int type, unsigned int action, rv_err *err);
+/* def's action for type becomes action (checked before). */
+void rv_domain_lifecycle_set(rv_domain_base *def, unsigned int type, unsigned int action);
+
+/* ---- DOMAIN_SET_PERF_EVENTS ---- */
+/* The events' names and booleans checked as libvirt checks them (before
+ * the driver's flags check: from is the driver's error domain for it). */
+int rv_domain_perf_check(const rv_typed_param *params, unsigned int n, rv_err *err);
+/* Each event params names becomes enabled or disabled in def. */
+void rv_domain_perf_set(rv_domain_base *def, const rv_typed_param *params, unsigned int n);
+/* GET_PERF_EVENTS' answer: every event, enabled or not, in libvirt's order. */
+int rv_domain_perf_get(const rv_domain_base *def, rv_typed_param **val, u_int *len, rv_err *err);
+
 /* ---- DOMAIN_SET_METADATA and DOMAIN_GET_METADATA ---- */
 /* The types (virDomainMetadataType). */
 enum { RV_METADATA_DESCRIPTION = 0, RV_METADATA_TITLE = 1, RV_METADATA_ELEMENT = 2 };
@@ -110,6 +133,8 @@ int rv_domain_metadata_get(const rv_domain_base *def, int type, const char *uri,
                            rv_err *err);
 
 /* ---- written in libvirt's layout, each piece where libvirt puts it ---- */
+/* <perf> (nothing when no event is named). */
+void rv_domain_format_perf(FILE *fp, const rv_domain_base *base);
 /* <name>, <uuid>, <title>, <description>. */
 void rv_domain_format_ids(FILE *fp, const rv_domain_base *base);
 /* <memory> and <currentMemory>. */

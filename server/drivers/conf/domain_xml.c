@@ -339,6 +339,46 @@ static int parse_lifecycle(const step_ctx *x, rv_err *err)
     return 0;
 }
 
+/* <perf><event name='...' enabled='yes|no'/>..., libvirt's errors. */
+static int parse_perf(const step_ctx *x, rv_err *err)
+{
+    const xmlNode *perf = child(x->root, "perf");
+    for (const xmlNode *k = perf ? perf->children : NULL; k; k = k->next) {
+        if (!rv_lx_is_plain(k, "event"))
+            continue;
+        int failed = 0, ev = -1, on = -1;
+        char *name = rv_lx_attr(k, "name", &failed);
+        char *enabled = name ? rv_lx_attr(k, "enabled", &failed) : NULL;
+        for (int i = 0; name && i < RV_TUNE_PERF_EVENTS; i++)
+            if (strcmp(name, rv_tune_perf_names[i]) == 0)
+                ev = i;
+        if (enabled)
+            on = strcmp(enabled, "yes") == 0 ? 1 : strcmp(enabled, "no") == 0 ? 0 : -1;
+        int rc = failed ? fail(err, RV_FROM_DOMAIN, RV_ERR_NO_MEMORY, "out of memory")
+                 : !name ? fail(err, RV_FROM_DOMAIN, RV_ERR_CONF_SYNTAX,
+                                "configuration file syntax error: missing perf event name")
+                 : ev < 0 ? fail(err, RV_FROM_DOMAIN, RV_ERR_CONF_SYNTAX,
+                                 "configuration file syntax error: 'unsupported event name'")
+                 : x->def->perf[ev] ? fail(err, RV_FROM_DOMAIN, RV_ERR_CONF_SYNTAX,
+                                           "configuration file syntax error: perf event '%s' "
+                                           "was already specified", name)
+                 : !enabled ? fail(err, RV_FROM_DOMAIN, RV_ERR_CONF_SYNTAX,
+                                   "configuration file syntax error: missing state of perf "
+                                   "event '%s'", name)
+                 : on < 0 ? fail(err, RV_FROM_DOMAIN, RV_ERR_CONF_SYNTAX,
+                                 "configuration file syntax error: invalid state '%s' of perf "
+                                 "event '%s'", enabled, name)
+                 : 0;
+        if (rc == 0)
+            x->def->perf[ev] = on ? 1 : -1;
+        free(name);
+        free(enabled);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int parse_clock(const step_ctx *x, rv_err *err)
 {
     static const char *const unmodelled[] = { "variable", "timezone", "absolute", NULL };
@@ -430,7 +470,7 @@ int rv_domain_base_parse(const xmlNode *root, const rv_domain_profile *profile,
 {
     static int (*const steps[])(const step_ctx *, rv_err *) = {
         parse_name, parse_uuid, parse_virt_type, parse_os_type, parse_title,
-        parse_memory, parse_vcpu, parse_tuning, parse_lifecycle, parse_clock, parse_boot,
+        parse_memory, parse_vcpu, parse_tuning, parse_lifecycle, parse_perf, parse_clock, parse_boot,
         check_def,
     };
     step_ctx x = { root, profile, base, tuning_ctx };
@@ -502,6 +542,53 @@ void rv_domain_format_actions(FILE *fp, const rv_domain_base *base)
     fprintf(fp, "  <on_crash>%s</on_crash>\n", rv_domain_action_words[base->on_crash]);
 }
 
+void rv_domain_format_perf(FILE *fp, const rv_domain_base *base)
+{
+    bool any = false;
+    for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++) {
+        if (!base->perf[i])
+            continue;
+        if (!any)
+            fputs("  <perf>\n", fp);
+        any = true;
+        fprintf(fp, "    <event name='%s' enabled='%s'/>\n", rv_tune_perf_names[i],
+                base->perf[i] > 0 ? "yes" : "no");
+    }
+    if (any)
+        fputs("  </perf>\n", fp);
+}
+
+/* ================================================================ perf events */
+
+int rv_domain_perf_check(const rv_typed_param *params, unsigned int n, rv_err *err)
+{
+    rv_tune_field fields[RV_TUNE_PERF_EVENTS];
+    for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++)
+        fields[i] = (rv_tune_field){ rv_tune_perf_names[i], RV_TYPED_PARAM_BOOLEAN };
+    return rv_tune_params_validate(params, n, fields, RV_TUNE_PERF_EVENTS, err);
+}
+
+void rv_domain_perf_set(rv_domain_base *def, const rv_typed_param *params, unsigned int n)
+{
+    for (unsigned int k = 0; k < n; k++)
+        for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++)
+            if (strcmp(params[k].field, rv_tune_perf_names[i]) == 0)
+                def->perf[i] = params[k].value.rv_typed_param_value_u.b ? 1 : -1;
+}
+
+int rv_domain_perf_get(const rv_domain_base *def, rv_typed_param **val, u_int *len, rv_err *err)
+{
+    rv_typed_param *p = rv_tune_param_list(RV_TUNE_PERF_EVENTS, RV_TUNE_PERF_EVENTS, len, err);
+    if (!(*val = p))
+        return -1;
+    for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++) {
+        if (rv_tune_param_name(&p[i], rv_tune_perf_names[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
+            return -1;
+        p[i].value.rv_typed_param_value_u.b = def->perf[i] > 0;
+    }
+    return 0;
+}
+
 /* ================================================================ metadata */
 
 static int metadata_type_ok(int type, rv_err *err)
@@ -510,6 +597,30 @@ static int metadata_type_ok(int type, rv_err *err)
         return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
                     "invalid argument: unknown metadata type '%d'", type);
     return 0;
+}
+
+int rv_domain_lifecycle_check(unsigned int type, unsigned int action, rv_err *err)
+{
+    if (type > RV_DOMAIN_LIFECYCLE_CRASH)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG, "invalid argument: invalid lifecycle type '%u'",
+                    type);
+    if (action > RV_DOMAIN_ACTION_COREDUMP_RESTART)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                    "invalid argument: invalid lifecycle action '%u'", action);
+    return 0;
+}
+
+int rv_domain_lifecycle_allowed(unsigned int type, unsigned int action, rv_err *err)
+{
+    static const char *const events[] = { "poweroff", "reboot" };
+    return type == RV_DOMAIN_LIFECYCLE_CRASH ? 0 : check_action(events[type], (int)action, err);
+}
+
+void rv_domain_lifecycle_set(rv_domain_base *def, unsigned int type, unsigned int action)
+{
+    int *slot = type == RV_DOMAIN_LIFECYCLE_POWEROFF ? &def->on_poweroff
+                : type == RV_DOMAIN_LIFECYCLE_REBOOT ? &def->on_reboot : &def->on_crash;
+    *slot = (int)action;
 }
 
 int rv_domain_metadata_check(int type, const char *metadata, const char *key, const char *uri,

@@ -134,6 +134,25 @@ void rv_dom_list_remove(rv_dom_list *l, const void *obj)
     free(e);
 }
 
+int rv_dom_list_rename(rv_dom_list *l, const void *obj, const char *name, rv_err *err)
+{
+    rv_dom_entry *e = entry_of(l, obj);
+    char *copy = strdup(name);
+    if (!copy)
+        return oom(l, err);
+    if (!e) {
+        free(copy);
+        return 0;
+    }
+    unlink_from(name_slot(l->by_name, l->nbuckets, e->name), e, false);
+    free(e->name);
+    e->name = copy;
+    rv_dom_entry **n = name_slot(l->by_name, l->nbuckets, e->name);
+    e->name_next = *n;
+    *n = e;
+    return 0;
+}
+
 void rv_dom_list_clear(rv_dom_list *l, void (*free_obj)(void *obj))
 {
     for (size_t i = 0; i < l->nbuckets; i++) {

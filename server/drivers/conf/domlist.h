@@ -4,7 +4,8 @@
  * list-all filters, and the wire forms of the answers.  The domains are
  * the driver's own objects (its behaviour lives in them); the list reaches
  * them through its kind's accessors.  An object's name and UUID must not
- * change while it is in the list (libvirt's conflict rules keep them). */
+ * change while it is in the list (libvirt's conflict rules keep them),
+ * but through rv_dom_list_rename. */
 #ifndef RV_SERVER_DRIVERS_CONF_DOMLIST_H
 #define RV_SERVER_DRIVERS_CONF_DOMLIST_H
 
@@ -52,6 +53,9 @@ typedef struct rv_dom_list {
 int rv_dom_list_add(rv_dom_list *l, void *obj, const char *name, const unsigned char uuid[16],
                     rv_err *err);
 void rv_dom_list_remove(rv_dom_list *l, const void *obj);
+/* obj is known by name from now on (a rename: its kind shows the new
+ * name once this returns); -1 with err when memory is short (unchanged). */
+int rv_dom_list_rename(rv_dom_list *l, const void *obj, const char *name, rv_err *err);
 /* Free every object with free_obj and the list's own memory. */
 void rv_dom_list_clear(rv_dom_list *l, void (*free_obj)(void *obj));
 /* How many objects the list holds, shown or not. */

@@ -1401,13 +1401,13 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     enum { S_NAME = 1, S_UUID = 2, S_MEM = 4, S_CUR = 8, S_VCPU = 16, S_OS = 32,
            S_POWEROFF = 64, S_REBOOT = 128, S_CRASH = 256, S_DEVICES = 512,
            S_FEATURES = 1024, S_CLOCK = 2048, S_PM = 4096, S_CPU = 8192, S_METADATA = 16384,
-           S_VCPUS = 32768 };
+           S_VCPUS = 32768, S_PERF = 65536 };
     static const struct { const char *name; unsigned bit; } singletons[] = {
         { "name", S_NAME }, { "uuid", S_UUID }, { "memory", S_MEM }, { "currentMemory", S_CUR },
         { "vcpu", S_VCPU }, { "os", S_OS }, { "on_poweroff", S_POWEROFF },
         { "on_reboot", S_REBOOT }, { "on_crash", S_CRASH }, { "devices", S_DEVICES },
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
-        { "metadata", S_METADATA }, { "vcpus", S_VCPUS },
+        { "metadata", S_METADATA }, { "vcpus", S_VCPUS }, { "perf", S_PERF },
     };
     const xmlNode *c = NULL;
     int more;
@@ -1462,6 +1462,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "metadata")) {
             if (parse_metadata(c, def, err) < 0)
                 return -1;
+        } else if (named(c, "perf")) {
+            /* (Its events were read by conf/domain_xml.c.) */
         } else if (named(c, "blkiotune") || named(c, "memtune") || named(c, "cputune") ||
                    named(c, "numatune")) {
             if (rv_qemu_tune_parse(c, &def->tune, err) < 0)
@@ -1724,6 +1726,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
             fprintf(fp, "    <suspend-to-disk enabled='%s'/>\n", no_yes_words[def->suspend_to_disk]);
         fputs("  </pm>\n", fp);
     }
+    rv_domain_format_perf(fp, &def->base);
     fputs("  <devices>\n", fp);
     if (def->emulator) {
         fputs("    <emulator>", fp);

@@ -22,6 +22,7 @@
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/qemu/qemu_storage.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
+#include "server/drivers/tune_params.h"
 
 RV_LOG_CATEGORY("drivers.qemu");
 
@@ -343,10 +344,13 @@ static int check_name(const char *name, rv_err *err)
     return 0;
 }
 
-/* A define of a name whose file is still being removed would race with
- * the removal: refused until it is over. */
+/* A define of a name whose file is still being removed, or that a
+ * rename is writing, would race with it: refused until it is over. */
 static int check_removal(const char *name, rv_err *err)
 {
+    if (rv_qemu_def_rename_pending(name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: a domain is being renamed to '%s'", name);
     if (!rv_qemu_def_removal_pending(name))
         return 0;
     return fail(err, RV_ERR_OPERATION_INVALID,
@@ -507,6 +511,56 @@ int rv_qemu_domain_undefine_flags(rv_driver_conn *c, const rv_domain_undefine_fl
 {
     (void)c;
     return undefine(&args->dom, args->flags, err);
+}
+
+/* libvirtd's checks, in its order (libvirtd 9.0 renames a domain with
+ * snapshots: their metadata follows); the definition is renamed on disk
+ * with one commit point (rv_qemu_def_rename), and the call answered once
+ * the whole rename is durable. */
+int rv_qemu_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
+                          rv_domain_rename_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;      /* retcode 0 */
+    const char *name = args->new_name ? *args->new_name : NULL;
+    if (rv_driver_rename_name_check(name, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, 0, "qemuDomainRename", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    if (rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename active domain");
+    if (!d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename a transient domain");
+    if (rv_qemu_has_managed_save(d->def->name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain with a managed saved state can't be renamed");
+    if (d->def_writes)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: the domain's definition is still being written");
+    if (strcmp(d->def->name, name) == 0)
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: Can't rename domain to itself");
+    if (rv_qemu_find_name(name) || rv_qemu_def_removal_pending(name) ||
+        rv_qemu_def_rename_pending(name))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain with name '%s' already exists",
+                           name);
+    if (strchr(name, '/'))
+        return fail(err, RV_ERR_XML_ERROR, "XML error: name %s cannot contain '/'", name);
+    if (check_name(name, err) < 0)      /* (a file name remvirtd loads again) */
+        return -1;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_err e = { 0 };
+    if (rv_qemu_def_rename(d, name, reply, &e) < 0)
+        rv_deferred_finish(reply, &e);
+    rv_err_clear(&e);
+    return RV_DEFERRED;
 }
 
 /* ================================================================ state changes: jobs */
@@ -726,6 +780,48 @@ int rv_qemu_domain_save_flags(rv_driver_conn *c, const rv_domain_save_flags_args
                 "qemuDomainSaveFlags", err);
 }
 
+/* SAVE_PARAMS' and RESTORE_PARAMS' parameters as libvirtd reads them:
+ * *file and *dxml (NULL when absent) point into params. */
+static int save_params(const rv_typed_param *params, u_int n, const char **file, const char **dxml,
+                       rv_err *err)
+{
+    static const rv_tune_field fields[] = {
+        { "file", RV_TYPED_PARAM_STRING }, { "dxml", RV_TYPED_PARAM_STRING },
+    };
+    if (rv_tune_params_validate(params, n, fields, 2, err) < 0)
+        return -1;
+    const rv_typed_param *f = rv_tune_param_find(params, n, "file");
+    const rv_typed_param *x = rv_tune_param_find(params, n, "dxml");
+    *file = f ? f->value.rv_typed_param_value_u.s : NULL;
+    *dxml = x ? x->value.rv_typed_param_value_u.s : NULL;
+    return 0;
+}
+
+/* libvirt's public check of a save's or a restore's flags. */
+static int save_flags_exclusive(unsigned int flags, rv_err *err)
+{
+    if ((flags & RV_DOMAIN_SAVE_RUNNING) && (flags & RV_DOMAIN_SAVE_PAUSED))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
+                           "invalid argument: Flags 'VIR_DOMAIN_SAVE_RUNNING' and "
+                           "'VIR_DOMAIN_SAVE_PAUSED' are mutually exclusive");
+    return 0;
+}
+
+int rv_qemu_domain_save_params(rv_driver_conn *c, const rv_domain_save_params_args *args,
+                               rv_err *err)
+{
+    (void)c;
+    const char *file, *dxml;
+    if (save_flags_exclusive(args->flags, err) < 0 ||
+        rv_qemu_check_flags(RV_FROM_QEMU, args->flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED,
+                            "qemuDomainSaveParams", err) < 0 ||
+        save_params(args->params.params_val, args->params.params_len, &file, &dxml, err) < 0)
+        return -1;
+    /* No file: libvirtd's managed save. */
+    return save(&args->dom, file, dxml, args->flags,
+                file ? "qemuDomainSaveParams" : "qemuDomainManagedSave", err);
+}
+
 /* A core dump (qemu_save.c): libvirt's public checks first (its words,
  * in the domain error domain), then the driver's. */
 static int core_dump(const rv_nonnull_domain *wire, const char *to, unsigned int format,
@@ -816,9 +912,10 @@ int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
 
 /* The image names its domain: that one (defined, inactive) or a new
  * transient one starts from it. */
-static int restore(const char *from, const char *dxml, unsigned int flags, rv_err *err)
+static int restore(const char *from, const char *dxml, unsigned int flags, const char *func,
+                   rv_err *err)
 {
-    if (check_save_flags(flags, dxml, "qemuDomainRestoreFlags", err) < 0)
+    if (check_save_flags(flags, dxml, func, err) < 0)
         return -1;
     rv_qemu_domain_def *def = NULL;
     bool was_running;
@@ -850,14 +947,28 @@ static int restore(const char *from, const char *dxml, unsigned int flags, rv_er
 int rv_qemu_domain_restore(rv_driver_conn *c, const rv_domain_restore_args *args, rv_err *err)
 {
     (void)c;
-    return restore(args->from, NULL, 0, err);
+    return restore(args->from, NULL, 0, "qemuDomainRestoreFlags", err);
 }
 
 int rv_qemu_domain_restore_flags(rv_driver_conn *c, const rv_domain_restore_flags_args *args,
                                  rv_err *err)
 {
     (void)c;
-    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags, err);
+    return restore(args->from, args->dxml ? *args->dxml : NULL, args->flags,
+                   "qemuDomainRestoreFlags", err);
+}
+
+int rv_qemu_domain_restore_params(rv_driver_conn *c, const rv_domain_restore_params_args *args,
+                                  rv_err *err)
+{
+    (void)c;
+    const char *file, *dxml;
+    if (save_flags_exclusive(args->flags, err) < 0 ||
+        save_params(args->params.params_val, args->params.params_len, &file, &dxml, err) < 0)
+        return -1;
+    if (!file)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: missing path to restore from");
+    return restore(file, dxml, args->flags, "qemuDomainRestoreInternal", err);
 }
 
 int rv_qemu_domain_managed_save_remove(rv_driver_conn *c,

@@ -485,6 +485,25 @@ void rv_qemu_def_writes_release(qemu_dom *d);
 int rv_qemu_def_remove(qemu_dom *d, unsigned int flags, rv_deferred *reply, rv_err *err);
 /* A removal of a definition named name is still under way. */
 bool rv_qemu_def_removal_pending(const char *name);
+/* A rename to name is under way, not yet past its commit point (its
+ * "<name>.xml.rename-new" is being written). */
+bool rv_qemu_def_rename_pending(const char *name);
+/* A perf event enabled live or at start (qemu_metadata.c): -1 with
+ * libvirtd's error where the host cannot count it (perf_event_open, or
+ * no CMT/MBM PMU); else 0 (remvirtd records it and counts nothing). */
+int rv_qemu_perf_check(const char *event, rv_err *err);
+/* Rename d (shut off, persistent, no write queued) to new_name
+ * (qemu_defwrite.c): its commit point renames the old definition to
+ * "<new>.xml" RV_QEMU_RENAME_OLD once the new one is written as
+ * "<new>.xml" RV_QEMU_RENAME_NEW; then d has its new name, the UNDEFINED
+ * and DEFINED (RENAMED) events go out, the new file takes its name, the
+ * old link and file go, and reply (taken) is answered.  Before the
+ * commit, a failure leaves nothing changed and reply gets the error. */
+int rv_qemu_def_rename(qemu_dom *d, const char *new_name, rv_deferred *reply, rv_err *err);
+#define RV_QEMU_RENAME_NEW ".rename-new"
+#define RV_QEMU_RENAME_OLD ".rename-old"
+/* config_dir/<name>.xml<mark>. */
+char *rv_qemu_rename_file(const char *name, const char *mark);
 /* An undefine's tombstone: config_dir/<name>.xml.undefine-<flags in hex>. */
 #define RV_QEMU_TOMBSTONE ".undefine-"
 char *rv_qemu_undefine_tombstone(const char *name, unsigned int flags);

@@ -1,7 +1,7 @@
 /* What the QEMU driver says about a domain's control channel, IOThreads
  * and perf events, and about the host's SMBIOS: the answers libvirtd's
- * QEMU driver gives for a guest without IOThreads or <perf>, since
- * remvirtd runs none and counts nothing. */
+ * QEMU driver gives for a guest without IOThreads, since remvirtd runs
+ * none, and the perf events its <perf> names (remvirtd counts nothing). */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -77,17 +77,17 @@ int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_e
                             "qemuDomainGetPerfEvents", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
-    int rc = pick(&args->dom, args->flags, err);
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    bool live, config;
+    if (!d)
+        return -1;
+    if ((args->flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
+        return not_running(err);
+    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
     if (rc)
         return rc;
-    rv_typed_param *p = rv_tune_param_list(RV_TUNE_PERF_EVENTS, RV_TUNE_PERF_EVENTS,
-                                           &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
-        return -1;
-    for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++)
-        if (rv_tune_param_name(&p[i], rv_tune_perf_names[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
-            return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    return 0;
+    const rv_qemu_domain_def *def = live ? d->live : rv_qemu_def_newest(d);
+    return rv_domain_perf_get(&def->base, &ret->params.params_val, &ret->params.params_len, err);
 }
 
 /* libvirtd reads the host's SMBIOS with dmidecode once, at start; without

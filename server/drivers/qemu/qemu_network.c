@@ -274,8 +274,9 @@ static void finish(qnet *n, const rv_err *why)
     n->busy = n->reply_net = false;
     n->reply = NULL;
     if (reply && !why && reply_net) {
-        rv_network_create_xml_ret *ret = rv_deferred_ret(reply);
-        to_wire(n, &ret->net, &err);
+        /* (CREATE_XML's result or CREATE_XML_FLAGS': the network first.) */
+        rv_nonnull_network *net = rv_deferred_ret(reply);
+        to_wire(n, net, &err);
     }
     if (reply)
         rv_deferred_finish(reply, why ? why : rv_err_is_set(&err) ? &err : NULL);
@@ -431,30 +432,47 @@ static void define_commit(rv_qemu_fileop *o)
         rv_net_def_free(old);
     n->persistent = true;
     emit(n, RV_NET_EVENT_DEFINED);
-    rv_network_define_xml_ret *ret = rv_deferred_ret(o->reply);
-    if (to_wire(n, &ret->net, &err) < 0)
+    /* (DEFINE_XML's result or DEFINE_XML_FLAGS': the network first.) */
+    rv_nonnull_network *net = rv_deferred_ret(o->reply);
+    if (to_wire(n, net, &err) < 0)
         rv_err_clear(&err);
+}
+
+/* NETWORK_DEFINE_XML (and _FLAGS: VALIDATE is the reader's check). */
+static int define_xml(const char *xml, rv_err *err)
+{
+    rv_net_def *def;
+    /* Refused at once when bad; checked again at its turn. */
+    if (parse(xml, &def, err) < 0)
+        return -1;
+    rv_net_def_free(def);
+    return rv_qemu_defop_submit(&net_queue, xml, NULL, free_def, define_prepare, define_commit,
+                                err);
 }
 
 int rv_qemu_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
                                rv_network_define_xml_ret *ret, rv_err *err)
 {
     (void)c, (void)ret;
-    rv_net_def *def;
-    /* Refused at once when bad; checked again at its turn. */
-    if (parse(args->xml, &def, err) < 0)
-        return -1;
-    rv_net_def_free(def);
-    return rv_qemu_defop_submit(&net_queue, args->xml, NULL, free_def, define_prepare,
-                                define_commit, err);
+    return define_xml(args->xml, err);
 }
 
-int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
-                               rv_network_create_xml_ret *ret, rv_err *err)
+int rv_qemu_network_define_xml_flags(rv_driver_conn *c,
+                                     const rv_network_define_xml_flags_args *args,
+                                     rv_network_define_xml_flags_ret *ret, rv_err *err)
 {
-    (void)c;
+    (void)c, (void)ret;
+    if (rv_driver_check_flags(RV_FROM_NETWORK, args->flags, RV_NETWORK_DEFINE_VALIDATE,
+                              "networkDefineXMLFlags", err) < 0)
+        return -1;
+    return define_xml(args->xml, err);
+}
+
+/* NETWORK_CREATE_XML (and _FLAGS): net is the result's. */
+static int create_xml(const char *xml, rv_nonnull_network *net, rv_err *err)
+{
     rv_net_def *def;
-    if (parse(args->xml, &def, err) < 0)
+    if (parse(xml, &def, err) < 0)
         return -1;
     if (find(def->name)) {
         fail(err, RV_ERR_OPERATION_INVALID,
@@ -486,7 +504,25 @@ int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_ar
         rv_err_clear(err);
         return RV_DEFERRED;
     }
-    return to_wire(n, &ret->net, err);
+    return to_wire(n, net, err);
+}
+
+int rv_qemu_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
+                               rv_network_create_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    return create_xml(args->xml, &ret->net, err);
+}
+
+int rv_qemu_network_create_xml_flags(rv_driver_conn *c,
+                                     const rv_network_create_xml_flags_args *args,
+                                     rv_network_create_xml_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_NETWORK, args->flags, RV_NETWORK_CREATE_VALIDATE,
+                              "networkCreateXMLFlags", err) < 0)
+        return -1;
+    return create_xml(args->xml, &ret->net, err);
 }
 
 int rv_qemu_network_create(rv_driver_conn *c, const rv_network_create_args *args, rv_err *err)

@@ -1132,6 +1132,9 @@ static int check_start(const rv_qemu_domain_def *def, rv_err *err)
                    strerror(errno));
         return -1;
     }
+    for (int i = 0; i < RV_TUNE_PERF_EVENTS; i++)
+        if (def->perf[i] > 0 && rv_qemu_perf_check(rv_tune_perf_names[i], err) < 0)
+            return -1;
     if (def->emulator && strcmp(def->emulator, rv_qemu.binary) != 0) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
                    "unsupported configuration: emulator '%s' is not this remvirtd's QEMU binary '%s'",

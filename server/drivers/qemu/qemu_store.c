@@ -912,6 +912,71 @@ void rv_qemu_drop_dangling_links(const char *dir)
     closedir(dp);
 }
 
+/* entry is "<name>.xml<mark>": name malloc'd, else NULL. */
+static char *rename_entry_name(const char *entry, const char *mark)
+{
+    size_t len = strlen(entry), tail = strlen(".xml") + strlen(mark);
+    if (len <= tail || strcmp(entry + len - strlen(mark), mark) != 0 ||
+        strncmp(entry + len - tail, ".xml", 4) != 0)
+        return NULL;
+    return strndup(entry, len - tail);
+}
+
+/* The snapshot metadata of the domain whose old definition is in
+ * old_file takes new_name, if it has not yet; false when it stays. */
+static bool rename_snapshots(const char *old_file, const char *new_name)
+{
+    rv_qemu_domain_def *old = load_def(old_file);
+    char *from = old ? rv_qemu_snapshot_metadata_path(old->name) : NULL;
+    char *to = rv_qemu_snapshot_metadata_path(new_name);
+    bool done = !from || !to || access(from, F_OK) < 0 || access(to, F_OK) == 0 ||
+                rename(from, to) == 0;
+    if (!done)
+        RV_WARN("cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+    rv_qemu_domain_free(old);
+    free(from);
+    free(to);
+    return done;
+}
+
+/* Renames a kill interrupted (qemu_defwrite.c): "-old" says the commit
+ * was made, so the new definition takes its name and the old goes; a
+ * "-new" alone did not commit and goes.  (The links left dangling are
+ * dropped after, by finish_undefines.) */
+static void finish_renames(void)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const char *mark = pass == 0 ? RV_QEMU_RENAME_OLD : RV_QEMU_RENAME_NEW;
+        DIR *dp = opendir(rv_qemu.config_dir);
+        if (!dp)
+            return;
+        struct dirent *e;
+        while ((e = readdir(dp))) {
+            char *name = e->d_name[0] != '.' ? rename_entry_name(e->d_name, mark) : NULL;
+            if (!name)
+                continue;
+            char *fresh = rv_qemu_rename_file(name, RV_QEMU_RENAME_NEW);
+            char *def = rv_qemu_path(rv_qemu.config_dir, name, ".xml");
+            char *entry = rv_qemu_path(rv_qemu.config_dir, e->d_name, "");
+            if (pass == 1 && entry) {
+                RV_INFO("removing '%s': a rename to '%s' that did not commit", entry, name);
+                remove_durably(entry);
+            } else if (fresh && def && entry) {
+                RV_INFO("finishing the rename of a domain to '%s'", name);
+                if (access(fresh, F_OK) == 0 && rename(fresh, def) < 0)
+                    RV_WARN("cannot rename '%s' to '%s': %s", fresh, def, strerror(errno));
+                else if (rename_snapshots(entry, name))
+                    remove_durably(entry);      /* (fsyncs the renames too) */
+            }
+            free(name);
+            free(fresh);
+            free(def);
+            free(entry);
+        }
+        closedir(dp);
+    }
+}
+
 static void finish_undefines(void)
 {
     DIR *dp = opendir(rv_qemu.config_dir);
@@ -931,6 +996,7 @@ static void finish_undefines(void)
 void rv_qemu_load_all(void)
 {
     rv_qemu.next_id = 1;
+    finish_renames();
     finish_undefines();
     rv_qemu_load_defs(rv_qemu.config_dir, &domain_files, NULL);
     rv_qemu_save_dir_clean();

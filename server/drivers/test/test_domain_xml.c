@@ -251,6 +251,7 @@ char *rv_test_def_format(const rv_test_def *def, int id)
     put(fp, "  </os>\n");
     fprintf(fp, "  <clock offset='%s'/>\n", def->clock_localtime ? "localtime" : "utc");
     rv_domain_format_actions(fp, &def->base);
+    rv_domain_format_perf(fp, &def->base);
     write_devices(fp, def->devices);
     put(fp, "</domain>\n");
     return rv_xml_done(fp, &b.text);

@@ -755,6 +755,49 @@ int test_domain_set_autostart(rv_driver_conn *c, const rv_domain_set_autostart_a
     return 0;
 }
 
+int test_domain_rename(rv_driver_conn *c, const rv_domain_rename_args *args,
+                       rv_domain_rename_ret *ret, rv_err *err)
+{
+    rv_dom_ref ref = rv_dom_ref_from_wire(&args->dom);
+    const char *name = args->new_name ? *args->new_name : NULL;
+    test_dom *d;
+    (void)c;
+    if (rv_driver_rename_name_check(name, err) < 0 ||
+        check_flags(args->flags, 0, "testDomainRename", err) < 0 || !(d = dom_get(&ref, err)))
+        return -1;
+    if (dom_active(d))
+        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename active domain");
+    if (!d->persistent)
+        return fail(err, RV_FROM_TEST, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: cannot rename a transient domain");
+    if (strcmp(d->def->name, name) == 0)
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: Can't rename domain to itself");
+    if (rv_dom_list_find_name(&table.doms, name))
+        return fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain with name '%s' already exists",
+                    name);
+    if (strchr(name, '/'))
+        return fail(err, RV_FROM_TEST, RV_ERR_XML_ERROR, "XML error: name %s cannot contain '/'",
+                    name);
+    char *copy = strdup(name);
+    if (!copy || rv_dom_list_rename(&table.doms, d, name, err) < 0) {
+        free(copy);
+        return copy ? -1 : test_fail_oom(err);
+    }
+    /* The old name's event goes before the name changes (it names it). */
+    char *old = d->def->name;
+    d->def->name = copy;
+    rv_dom_ref gone = { .name = old, .id = d->id };
+    memcpy(gone.uuid, d->def->uuid, sizeof(gone.uuid));
+    rv_driver_lifecycle_event(&rv_test_driver, &gone, RV_EVENT_UNDEFINED, RV_EVENT_UNDEFINED_RENAMED);
+    emit(d, RV_EVENT_DEFINED, RV_EVENT_DEFINED_RENAMED);
+    free(old);
+    ret->retcode = 0;
+    return 0;
+}
+
 /* The test driver's guest has nothing to reset: only the checks. */
 int test_domain_reset(rv_driver_conn *c, const rv_domain_reset_args *args, rv_err *err)
 {

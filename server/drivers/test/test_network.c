@@ -156,13 +156,12 @@ static int parse(const char *xml, rv_net_def **out, test_net **same, rv_err *err
     return rc;
 }
 
-int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
-                            rv_network_define_xml_ret *ret, rv_err *err)
+/* NETWORK_DEFINE_XML (and _FLAGS: VALIDATE is the reader's check). */
+static int define_xml(const char *xml, rv_nonnull_network *net, rv_err *err)
 {
     rv_net_def *def;
     test_net *n;
-    (void)c;
-    if (parse(args->xml, &def, &n, err) < 0)
+    if (parse(xml, &def, &n, err) < 0)
         return -1;
     if (!n) {
         if (!(n = net_add(def, err)))
@@ -177,16 +176,32 @@ int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args 
     n->persistent = 1;
     RV_DEBUG("network '%s' defined", n->def->name);
     emit(n, RV_NET_EVENT_DEFINED);
-    return to_wire(n, &ret->net, err);
+    return to_wire(n, net, err);
 }
 
-int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
-                            rv_network_create_xml_ret *ret, rv_err *err)
+int test_network_define_xml(rv_driver_conn *c, const rv_network_define_xml_args *args,
+                            rv_network_define_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    return define_xml(args->xml, &ret->net, err);
+}
+
+int test_network_define_xml_flags(rv_driver_conn *c, const rv_network_define_xml_flags_args *args,
+                                  rv_network_define_xml_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, RV_NETWORK_DEFINE_VALIDATE,
+                              "testNetworkDefineXMLFlags", err) < 0)
+        return -1;
+    return define_xml(args->xml, &ret->net, err);
+}
+
+/* NETWORK_CREATE_XML (and _FLAGS). */
+static int create_xml(const char *xml, rv_nonnull_network *net, rv_err *err)
 {
     rv_net_def *def;
     test_net *n;
-    (void)c;
-    if (parse(args->xml, &def, &n, err) < 0)
+    if (parse(xml, &def, &n, err) < 0)
         return -1;
     if (n && n->active) {
         test_fail(err, RV_ERR_OPERATION_INVALID,
@@ -205,7 +220,24 @@ int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args 
     n->active = 1;
     RV_DEBUG("network '%s' created", n->def->name);
     emit(n, RV_NET_EVENT_STARTED);
-    return to_wire(n, &ret->net, err);
+    return to_wire(n, net, err);
+}
+
+int test_network_create_xml(rv_driver_conn *c, const rv_network_create_xml_args *args,
+                            rv_network_create_xml_ret *ret, rv_err *err)
+{
+    (void)c;
+    return create_xml(args->xml, &ret->net, err);
+}
+
+int test_network_create_xml_flags(rv_driver_conn *c, const rv_network_create_xml_flags_args *args,
+                                  rv_network_create_xml_flags_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (rv_driver_check_flags(RV_FROM_TEST, args->flags, RV_NETWORK_CREATE_VALIDATE,
+                              "testNetworkCreateXMLFlags", err) < 0)
+        return -1;
+    return create_xml(args->xml, &ret->net, err);
 }
 
 /* The network a handle names, refused while it runs ("Network '%s' is

@@ -1029,21 +1029,15 @@ int test_domain_get_perf_events(rv_driver_conn *c,
                                 const rv_domain_get_perf_events_args *args,
                                 rv_domain_get_perf_events_ret *ret, rv_err *err)
 {
-    /* libvirt 9.0's perf events, none enabled. */
-    enum { NEVENTS = RV_TUNE_PERF_EVENTS };
+    /* libvirt 9.0's perf events, as the definition says (<perf>). */
     test_dom_view v;
+    const rv_test_def *def;
     (void)c;
     if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainGetPerfEvents",
-                    err) < 0 ||
-        get_dom(&args->dom, &v, err) < 0 || !pick_def(&v, args->flags, err))
+                    err) < 0 || rv_tune_check_exclusive(args->flags, err) < 0 ||
+        get_dom(&args->dom, &v, err) < 0 || !(def = pick_def(&v, args->flags, err)))
         return -1;
-    rv_typed_param *p = rv_tune_param_list(NEVENTS, NEVENTS, &ret->params.params_len, err);
-    if (!(ret->params.params_val = p))
-        return -1;
-    for (int i = 0; i < NEVENTS; i++)
-        if (rv_tune_param_name(&p[i], rv_tune_perf_names[i], RV_TYPED_PARAM_BOOLEAN, err) < 0)
-            return fail_oom(err);
-    return 0;
+    return rv_domain_perf_get(&def->base, &ret->params.params_val, &ret->params.params_len, err);
 }
 
 /* ================================================================ guest facts */

@@ -566,6 +566,40 @@ int test_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_arg
                               args->cpumap.cpumap_len, RV_FROM_TEST, err);
 }
 
+int test_domain_set_lifecycle_action(rv_driver_conn *c,
+                                     const rv_domain_set_lifecycle_action_args *args,
+                                     rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *live, *config;
+    (void)c;
+    if (rv_domain_lifecycle_check(args->type, args->action, err) < 0 ||
+        check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetLifecycleAction",
+                    err) < 0 ||
+        rv_domain_lifecycle_allowed(args->type, args->action, err) < 0 ||
+        !(d = dom_of(&args->dom, err)) || get_defs(d, args->flags, 0, &live, &config, err) < 0)
+        return -1;
+    if (live)
+        rv_domain_lifecycle_set(&live->base, args->type, args->action);
+    if (config)
+        rv_domain_lifecycle_set(&config->base, args->type, args->action);
+    return 0;
+}
+
+int test_domain_set_perf_events(rv_driver_conn *c, const rv_domain_set_perf_events_args *args,
+                                rv_err *err)
+{
+    test_dom *d;
+    rv_test_def *def;
+    (void)c;
+    if (check_flags(args->flags, AFFECT_LIVE | AFFECT_CONFIG, "testDomainSetPerfEvents", err) < 0 ||
+        rv_domain_perf_check(args->params.params_val, args->params.params_len, err) < 0 ||
+        !(d = dom_of(&args->dom, err)) || !(def = one_def(d, args->flags, NULL, err)))
+        return -1;
+    rv_domain_perf_set(&def->base, args->params.params_val, args->params.params_len);
+    return 0;
+}
+
 /* ================================================================ time */
 
 int test_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *args,
