@@ -19,13 +19,13 @@ qemu_domain_xml fw "$CHANNEL" > "$OUT/fw.xml"
 qemu_domain_xml plain > "$OUT/plain.xml"
 
 # A guest's addresses come as it configures them (the DHCP lease, IPv6
-# autoconfiguration): wait until the guest has the lease and two
-# answers a second apart agree.
+# autoconfiguration from user networking's router advertisement, fec0::/64):
+# wait until the guest has both and two answers a second apart agree.
 settled()
 {
     local uri=$1
     virsh -q -c "$uri" domifaddr ga --source agent --full > "$OUT/now" 2>&1 || return 1
-    grep -q "ipv4 *10\.0\.2\.15/24" "$OUT/now" || return 1
+    grep -q "ipv4 *10\.0\.2\.15/24" "$OUT/now" && grep -q "ipv6 *fec0:" "$OUT/now" || return 1
     sleep 1
     virsh -q -c "$uri" domifaddr ga --source agent --full > "$OUT/again" 2>&1 || return 1
     cmp -s "$OUT/now" "$OUT/again"

@@ -26,7 +26,7 @@ mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
 # Bump when the guest changes, so that a kept build is made again.
-guest_version=9
+guest_version=10
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
     [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
 
@@ -140,8 +140,13 @@ esac
 # (a change is counted, not made); users, OS and time zone made up;
 # suspend said on the console and not done; the network interfaces and
 # their addresses as `ip` shows them (one entry per address label, in
-# the kernel's order, as qemu-ga's getifaddrs() lists them).  A read ends when the host
-# side is not connected: look again a moment later.
+# the kernel's order, as qemu-ga's getifaddrs() lists them).  Like
+# qemu-ga, it opens its port once and keeps it open: a read ends when the
+# host side is not connected, and it reads again a moment later.
+# (Closing and reopening the port instead told the host "agent gone" and
+# "agent back" each time, and libvirtd, which connects only once it hears
+# "back", could lose every race with the guest's next read: under load
+# its agent never came.)
 # guest-network-get-interfaces' list in qemu-ga's order (getifaddrs():
 # the links, then their addresses, an address with a label of its own,
 # "lo:1", under that name), from `ip -o link` and `ip -o addr` ("2: eth0
@@ -181,7 +186,7 @@ net_interfaces()
 for p in /sys/class/virtio-ports/*; do
     [ "$agent" != mute ] || break
     [ "$(cat "$p/name" 2> /dev/null)" = org.qemu.guest_agent.0 ] || continue
-    (port=/dev/${p##*/}
+    (exec <> "/dev/${p##*/}" >&0     # one open: a virtio port takes no second
      while :; do
          while read -r line; do
              id=$(echo "$line" | sed -n 's/.*"id": *\([0-9]*\).*/\1/p')
@@ -243,8 +248,8 @@ for p in /sys/class/virtio-ports/*; do
                  fi ;;
              *) echo '{"error": {"class": "CommandNotFound", "desc": "not in the test agent"}}' ;;
              esac
-         done <> "$port" >&0     # one open: a virtio port takes no second
-         sleep 1
+         done
+         sleep 0.2
      done) &
 done
 echo "remvirt-test-guest: ready"
