@@ -1220,8 +1220,8 @@ static int parse_cpu(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
 int rv_qemu_def_live_cpu(rv_qemu_domain_def *def)
 {
     if (def->cpu_mode < 0) {
-        const char *model = def->base.arch && strcmp(def->base.arch, "i686") == 0 ? "qemu32" : "qemu64";
-        if (!(def->cpu_model = strdup(model)))
+        /* (x86_64 is the one architecture parse accepts.) */
+        if (!(def->cpu_model = strdup("qemu64")))
             return -1;
         def->cpu_mode = RV_QEMU_CPU_CUSTOM;
         def->cpu_match = 0;

@@ -226,8 +226,7 @@ rv_qemu_disk *rv_qemu_disk_find(const rv_qemu_domain_def *def, const char *path)
  * target's index, as libvirt places it) into buf. */
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);
 /* The <cpu> of a guest about to start as libvirtd's live XML shows it:
- * the model QEMU is given named (no <cpu>: QEMU's default, qemu64 or
- * qemu32), check='full' and fallback='forbid' for a custom model.  -1:
+ * the model QEMU is given named (no <cpu>: QEMU's default, qemu64), check='full' and fallback='forbid' for a custom model.  -1:
  * no memory. */
 int rv_qemu_def_live_cpu(rv_qemu_domain_def *def);
 /* Gives each interface without an alias the next netN (past the highest). */

@@ -910,6 +910,33 @@ int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
     return rc;
 }
 
+int rv_qemu_domain_save_image_define_xml(rv_driver_conn *c,
+                                         const rv_domain_save_image_define_xml_args *args, rv_err *err)
+{
+    (void)c;
+    return rv_qemu_save_image_define(args->file, args->dxml, args->flags, err);
+}
+
+int rv_qemu_domain_managed_save_define_xml(rv_driver_conn *c,
+                                           const rv_domain_managed_save_define_xml_args *args,
+                                           rv_err *err)
+{
+    (void)c;
+    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    if (!d)
+        return -1;
+    const char *name = rv_qemu_dom_def(d)->name;
+    if (!rv_qemu_has_managed_save(name))
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain does not have managed save image");
+    char *path = rv_qemu_managed_save_path(name);
+    if (!path)
+        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    int rc = rv_qemu_save_image_define(path, args->dxml ? *args->dxml : NULL, args->flags, err);
+    free(path);
+    return rc;
+}
+
 /* The image names its domain: that one (defined, inactive) or a new
  * transient one starts from it. */
 static int restore(const char *from, const char *dxml, unsigned int flags, const char *func,
