@@ -175,7 +175,7 @@ static int image_read(const char *path, int oflags, rv_qemu_domain_def **def, bo
         if (kind)
             return image_error(err, path, (snprintf(why, sizeof(why), "it is a %s, not a "
                                                     "regular file", kind), why));
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot open save image '%s': %s", path,
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "Failed to open file '%s': %s", path,
                    strerror(errno));
         return -1;
     }
