@@ -422,27 +422,26 @@ int rv_qemu_save_image_define(const char *path, const char *dxml, unsigned int f
     put_u32(rec + 16, running ? SAVE_FLAG_RUNNING : 0);
     put_u32(rec + 20, 0);
     memcpy(rec + SAVE_FIXED_HEADER, xml, xml_len);
+    if (!(op->reply = rv_driver_defer(err))) {
+        free(rec);
+        goto fail;
+    }
     rv_crash_point("save-image-define", 1);
     int rc = pwrite_all(fd, rec, (size_t)size, (off_t)op->record * RV_QEMU_SAVE_DATA_ALIGN);
     free(rec);
-    if (rc < 0) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
-                   path, strerror(errno));
-        goto fail;
-    }
     op->fd = fd;
     op->sync.done = define_fsynced;
     op->sync.data = op;
-    if (!(op->reply = rv_driver_defer(err)) ||
-        rv_qemu_sync_fsync(&op->sync, fd, path, err) < 0) {
-        if (op->reply)
-            rv_deferred_finish(op->reply, err);
-        free(op->path);
-        free(op);
-        op = NULL;
-        goto fail_after_defer;
-    }
     defining = op;
+    rv_err e = { 0 };
+    if (rc < 0) {
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
+                   path, strerror(errno));
+        define_end(op, &e);
+    } else if (rv_qemu_sync_fsync(&op->sync, fd, path, &e) < 0) {
+        define_end(op, &e);
+    }
+    rv_err_clear(&e);
     free(xml);
     rv_qemu_domain_free(old);
     rv_qemu_domain_free(new);
@@ -452,7 +451,6 @@ fail:
     if (op)
         free(op->path);
     free(op);
-fail_after_defer:
     free(xml);
     rv_qemu_domain_free(old);
     rv_qemu_domain_free(new);
