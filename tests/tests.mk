@@ -206,6 +206,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-save-crash.sh \
+	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \
 	tests/interop/test-qemu-domcaps.sh \
 	tests/interop/test-qemu-host.sh \

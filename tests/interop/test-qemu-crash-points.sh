@@ -11,7 +11,7 @@
 # listed that its qcow2 image lacks and none in the image that is not
 # listed).  The operations: restore, undefine (with the managed image
 # and the snapshots, and of an autostarted domain), a definition's write,
-# managedsave, a dump to the caller's path, snapshot-create and
+# managedsave, managedsave-define, a dump to the caller's path, snapshot-create and
 # snapshot-delete, vol-create, a network's define and undefine (the
 # families' queue, qemu_fileq.c), and a domain's rename (its old name or
 # its new one, never both or neither).
@@ -253,6 +253,31 @@ while :; do
 done
 [ "$(state g)" = "shut off (saved)" ] || fail "the unarmed managedsave gave $(state g)"
 steps_done save "$step"
+
+# ---------------------------------------------------------------- managedsave-define (the image's definition replaced)
+# Each round replaces on_poweroff's value with the other one, with a long
+# <description> every other round so the record goes after QEMU's
+# stream and after the record in use in turn; after a kill the image
+# holds the old definition or the new one, whole.
+ms_poweroff() { "${V[@]}" managedsave-dumpxml g | sed -n 's|.*<on_poweroff>\(.*\)</on_poweroff>.*|\1|p'; }
+step=1
+long=$(head -c 6000 /dev/zero | tr '\0' x)
+while :; do
+    arm save-image-define "$step"
+    was=$(ms_poweroff)
+    [ "$was" = destroy ] && want=restart || want=destroy
+    "${V[@]}" managedsave-dumpxml g |
+        sed "s|<on_poweroff>$was</on_poweroff>|<on_poweroff>$want</on_poweroff>|; /<description>/d" > "$OUT/ms.xml"
+    [ $((step % 2)) = 1 ] || sed -i "s|</name>|</name><description>$long</description>|" "$OUT/ms.xml"
+    run_armed save-image-define "$step" "${V[@]}" managedsave-define g "$OUT/ms.xml" || break
+    now=$(ms_poweroff) || fail "after a kill at save-image-define:$step the image is unreadable"
+    [ "$now" = "$was" ] || [ "$now" = "$want" ] || fail "after a kill at save-image-define:$step on_poweroff is '$now'"
+    [ "$(state g)" = "shut off (saved)" ] || fail "after a kill at save-image-define:$step g is $(state g)"
+    check_files
+    step=$((step + 1))
+done
+[ "$(ms_poweroff)" = "$want" ] || fail "the unarmed managedsave-define left on_poweroff $(ms_poweroff)"
+steps_done save-image-define "$step"
 "${V[@]}" managedsave-remove g > /dev/null
 
 # ---------------------------------------------------------------- dump to a path of the caller's

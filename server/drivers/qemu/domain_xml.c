@@ -1217,6 +1217,22 @@ static int parse_cpu(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
+int rv_qemu_def_live_cpu(rv_qemu_domain_def *def)
+{
+    if (def->cpu_mode < 0) {
+        /* (x86_64 is the one architecture parse accepts.) */
+        if (!(def->cpu_model = strdup("qemu64")))
+            return -1;
+        def->cpu_mode = RV_QEMU_CPU_CUSTOM;
+        def->cpu_match = 0;
+    }
+    if (def->cpu_mode == RV_QEMU_CPU_CUSTOM) {
+        def->cpu_check = 2;     /* full */
+        def->cpu_fallback = 1;  /* forbid */
+    }
+    return 0;
+}
+
 static int parse_pm(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
 {
     static const char *const none[] = { NULL };

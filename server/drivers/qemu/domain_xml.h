@@ -225,6 +225,10 @@ rv_qemu_disk *rv_qemu_disk_find(const rv_qemu_domain_def *def, const char *path)
 /* libvirtd's alias of disk d (virtio-disk1, sata0-0-1, ide0-1-0: from its
  * target's index, as libvirt places it) into buf. */
 void rv_qemu_disk_alias(const rv_qemu_domain_def *def, const rv_qemu_disk *d, char *buf, size_t size);
+/* The <cpu> of a guest about to start as libvirtd's live XML shows it:
+ * the model QEMU is given named (no <cpu>: QEMU's default, qemu64), check='full' and fallback='forbid' for a custom model.  -1:
+ * no memory. */
+int rv_qemu_def_live_cpu(rv_qemu_domain_def *def);
 /* Gives each interface without an alias the next netN (past the highest). */
 int rv_qemu_assign_net_aliases(rv_qemu_domain_def *def, rv_err *err);
 /* "    <alias name='NAME'/>" (with the indent) when def is live. */

@@ -889,23 +889,53 @@ int rv_qemu_domain_save_image_get_xml_desc(rv_driver_conn *c,
     return image_xml(args->file, args->flags, "qemuDomainSaveImageGetXMLDesc", &ret->xml, err);
 }
 
+/* The path of dom's managed save image (malloc'd); NULL with err set when
+ * it has none. */
+static char *managed_image(const rv_nonnull_domain *dom, rv_err *err)
+{
+    qemu_dom *d = rv_qemu_dom_get(dom, err);
+    if (!d)
+        return NULL;
+    const char *name = rv_qemu_dom_def(d)->name;
+    char *path = NULL;
+    if (!rv_qemu_has_managed_save(name))
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain does not have managed save image");
+    else if (!(path = rv_qemu_managed_save_path(name)))
+        fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    return path;
+}
+
 int rv_qemu_domain_managed_save_get_xml_desc(rv_driver_conn *c,
                                              const rv_domain_managed_save_get_xml_desc_args *args,
                                              rv_domain_managed_save_get_xml_desc_ret *ret,
                                              rv_err *err)
 {
     (void)c;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
-    if (!d)
-        return -1;
-    const char *name = rv_qemu_dom_def(d)->name;
-    if (!rv_qemu_has_managed_save(name))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain does not have managed save image");
-    char *path = rv_qemu_managed_save_path(name);
+    char *path = managed_image(&args->dom, err);
     if (!path)
-        return fail(err, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
     int rc = image_xml(path, args->flags, "qemuDomainManagedSaveGetXMLDesc", &ret->xml, err);
+    free(path);
+    return rc;
+}
+
+int rv_qemu_domain_save_image_define_xml(rv_driver_conn *c,
+                                         const rv_domain_save_image_define_xml_args *args, rv_err *err)
+{
+    (void)c;
+    return rv_qemu_save_image_define(args->file, args->dxml, args->flags, err);
+}
+
+int rv_qemu_domain_managed_save_define_xml(rv_driver_conn *c,
+                                           const rv_domain_managed_save_define_xml_args *args,
+                                           rv_err *err)
+{
+    (void)c;
+    char *path = managed_image(&args->dom, err);
+    if (!path)
+        return -1;
+    int rc = rv_qemu_save_image_define(path, args->dxml ? *args->dxml : NULL, args->flags, err);
     free(path);
     return rc;
 }

@@ -737,6 +737,9 @@ bool rv_qemu_has_managed_save(const char *name);
  * positioned at QEMU's stream (returned; -1 with err set). */
 int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
                             rv_err *err);
+/* DOMAIN_SAVE_IMAGE_DEFINE_XML's work on the image at path (MANAGED_SAVE_
+ * DEFINE_XML's too): RV_DEFERRED, or -1 with err set. */
+int rv_qemu_save_image_define(const char *path, const char *dxml, unsigned int flags, rv_err *err);
 /* The running SAVE job's work (the domain is active). */
 void rv_qemu_save_begin(qemu_dom *d);
 /* The process went away during a save: drop what the save had begun. */

@@ -1232,6 +1232,11 @@ static int prepare_live(qemu_dom *d, rv_err *err)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
+    if (rv_qemu_def_live_cpu(d->live) < 0) {
+        free(prefix);
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        return -1;
+    }
     int rc = rv_qemu_devices_prepare_live(d->live, prefix, graphics_port_free, d, err);
     free(prefix);
     return rc;

@@ -10,9 +10,12 @@
  *                  of RV_QEMU_SAVE_DATA_ALIGN)
  *    12   u32      XML length (at most RV_QEMU_SAVE_XML_MAX)
  *    16   u32      flags: bit 0, the domain was running when saved
- *    20   u32      0
+ *    20   u32      0, or where the definition is now: a record at this
+ *                  many RV_QEMU_SAVE_DATA_ALIGN blocks (DOMAIN_SAVE_IMAGE_
+ *                  DEFINE_XML wrote it, past QEMU's stream)
  *    24            the domain's live XML, then zeros up to the header length
- * (u32 big-endian).  A save writes to "<file>.XXXXXX" beside the file and
+ * A record: "RVSAVEXM", u32 where QEMU's stream ends (in blocks, rounded
+ * up), u32 XML length, u32 flags, u32 0, the XML (u32 big-endian).  A save writes to "<file>.XXXXXX" beside the file and
  * renames it only once QEMU's stream is complete and on disk, so a file
  * under the final name is always whole.
  *
@@ -40,6 +43,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "common/safe_open.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
@@ -47,6 +51,7 @@
 RV_LOG_CATEGORY("drivers.qemu.save");
 
 #define SAVE_MAGIC "RVSAVE01"
+#define SAVE_RECORD_MAGIC "RVSAVEXM"
 #define SAVE_FIXED_HEADER 24
 #define RV_QEMU_SAVE_XML_MAX (1024 * 1024)
 #define SAVE_FLAG_RUNNING 0x1
@@ -144,18 +149,33 @@ static void put_u32(unsigned char *p, uint32_t v)
     memcpy(p, &v, 4);
 }
 
-int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
-                            rv_err *err)
+/* Where an image's definition is, for a define that replaces it. */
+typedef struct image_layout {
+    uint32_t record;            /* the record's block, 0: in the header */
+    uint32_t stream_end;        /* where QEMU's stream ends, in blocks (rounded up) */
+    off_t record_end;           /* the end of the record (0: none) */
+} image_layout;
+
+static uint32_t blocks(off_t bytes)
+{
+    return (uint32_t)((bytes + RV_QEMU_SAVE_DATA_ALIGN - 1) / RV_QEMU_SAVE_DATA_ALIGN);
+}
+
+/* Open path with oflags and read its definition (and, when lay is not
+ * NULL, where it is): the descriptor, positioned at QEMU's stream; -1
+ * with err set. */
+static int image_read(const char *path, int oflags, rv_qemu_domain_def **def, bool *was_running,
+                      image_layout *lay, rv_err *err)
 {
     /* A client names it: a FIFO or a device must not hold the open. */
     const char *kind;
-    int fd = rv_open_file_at(AT_FDCWD, path, O_RDONLY, 0, false, &kind);
+    int fd = rv_open_file_at(AT_FDCWD, path, oflags, 0, false, &kind);
     if (fd < 0) {
         char why[64];
         if (kind)
             return image_error(err, path, (snprintf(why, sizeof(why), "it is a %s, not a "
                                                     "regular file", kind), why));
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot open save image '%s': %s", path,
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "Failed to open file '%s': %s", path,
                    strerror(errno));
         return -1;
     }
@@ -180,11 +200,33 @@ int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *wa
         image_error(err, path, "its header is damaged or it has no state");
         goto fail;
     }
+    off_t xml_at = SAVE_FIXED_HEADER;
+    image_layout l = { .record = get_u32(fixed + 20), .stream_end = blocks(st.st_size) };
+    if (l.record) {
+        /* A definition replaced since the save: the record it names. */
+        unsigned char rec[SAVE_FIXED_HEADER];
+        xml_at = (off_t)l.record * RV_QEMU_SAVE_DATA_ALIGN;
+        if (pread(fd, rec, sizeof(rec), xml_at) != (ssize_t)sizeof(rec) ||
+            memcmp(rec, SAVE_RECORD_MAGIC, 8) != 0) {
+            image_error(err, path, "its definition record is damaged");
+            goto fail;
+        }
+        l.stream_end = get_u32(rec + 8);
+        xml_len = get_u32(rec + 12);
+        flags = get_u32(rec + 16);
+        xml_at += SAVE_FIXED_HEADER;
+        l.record_end = xml_at + xml_len;
+        if (xml_len == 0 || xml_len > RV_QEMU_SAVE_XML_MAX || l.stream_end > l.record ||
+            (off_t)l.stream_end * RV_QEMU_SAVE_DATA_ALIGN <= (off_t)header_len) {
+            image_error(err, path, "its definition record is damaged");
+            goto fail;
+        }
+    }
     if (!(xml = malloc(xml_len + 1))) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         goto fail;
     }
-    if (pread(fd, xml, xml_len, SAVE_FIXED_HEADER) != (ssize_t)xml_len) {
+    if (pread(fd, xml, xml_len, xml_at) != (ssize_t)xml_len) {
         image_error(err, path, "its header is truncated");
         goto fail;
     }
@@ -200,10 +242,218 @@ int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *wa
         return -1;
     }
     *was_running = flags & SAVE_FLAG_RUNNING;
+    if (lay)
+        *lay = l;
     return fd;
 
 fail:
     free(xml);
+    close(fd);
+    return -1;
+}
+
+int rv_qemu_save_image_open(const char *path, rv_qemu_domain_def **def, bool *was_running,
+                            rv_err *err)
+{
+    return image_read(path, O_RDONLY, def, was_running, NULL, err);
+}
+
+/* ================================================================ replacing the definition */
+
+/* DOMAIN_SAVE_IMAGE_DEFINE_XML's commit point is one aligned 4-byte write:
+ * the new definition goes into a record past QEMU's stream (never over
+ * the one in use), fsynced; then the header's word at 20 is pointed at
+ * it, fsynced.  A kill at any step leaves the old definition or the new.
+ * A record goes right after the stream when it fits before the one in
+ * use, else after that one, and the file is cut after the new record
+ * once committed: an image holds at most two records. */
+typedef struct image_define {
+    rv_qemu_sync sync;
+    rv_deferred *reply;
+    int fd;
+    char *path;
+    uint32_t record;            /* the new record's block */
+    off_t end;                  /* its end */
+    bool committed;             /* the header names it (fsync under way) */
+} image_define;
+
+static image_define *defining;  /* one at a time */
+
+static void define_end(image_define *op, const rv_err *err)
+{
+    if (op->reply)
+        rv_deferred_finish(op->reply, err);
+    close(op->fd);
+    free(op->path);
+    free(op);
+    defining = NULL;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, off_t at)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = pwrite(fd, p, len, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -1 : (errno = EIO, -1);
+        p += n;
+        len -= (size_t)n;
+        at += n;
+    }
+    return 0;
+}
+
+static void define_fsynced(rv_qemu_sync *s, int error)
+{
+    image_define *op = s->data;
+    rv_err e = { 0 };
+    if (error) {
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
+                   op->path, strerror(error));
+        define_end(op, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    if (op->committed) {
+        rv_crash_point("save-image-define", 3);
+        /* A record the header no longer names, after the new one. */
+        if (ftruncate(op->fd, op->end) < 0)
+            RV_WARN("cannot cut the save image '%s' after its definition: %s", op->path,
+                    strerror(errno));
+        define_end(op, NULL);
+        return;
+    }
+    rv_crash_point("save-image-define", 2);
+    unsigned char word[4];
+    put_u32(word, op->record);
+    op->committed = true;
+    if (pwrite_all(op->fd, word, 4, 20) < 0) {
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
+                   op->path, strerror(errno));
+        define_end(op, &e);
+    } else if (rv_qemu_sync_fsync(&op->sync, op->fd, op->path, &e) < 0) {
+        define_end(op, &e);
+    }
+    rv_err_clear(&e);
+}
+
+#define fail_conf(err, ...) \
+    rv_err_fail((err), RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: " __VA_ARGS__)
+
+/* libvirtd's checks that new describes the domain the image holds. */
+static int same_domain(const rv_qemu_domain_def *old, const rv_qemu_domain_def *new, rv_err *err)
+{
+    char a[RV_UUID_STRING_LEN], b[RV_UUID_STRING_LEN];
+    if (strcmp(old->name, new->name) != 0)
+        return fail_conf(err, "Target domain name '%s' does not match source '%s'", new->name,
+                         old->name);
+    if (memcmp(old->uuid, new->uuid, 16) != 0) {
+        rv_uuid_format(new->uuid, a);
+        rv_uuid_format(old->uuid, b);
+        return fail_conf(err, "Target domain uuid %s does not match source %s", a, b);
+    }
+    if (old->memory_kib != new->memory_kib)
+        return fail_conf(err, "Target domain max memory %llu does not match source %llu",
+                         new->memory_kib, old->memory_kib);
+    if (old->vcpus != new->vcpus)
+        return fail_conf(err, "Target domain vCPU max %u does not match source %u", new->vcpus,
+                         old->vcpus);
+    return 0;
+}
+
+int rv_qemu_save_image_define(const char *path, const char *dxml, unsigned int flags, rv_err *err)
+{
+    if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_SAVE_RUNNING | RV_DOMAIN_SAVE_PAUSED,
+                            "qemuDomainSaveImageDefineXML", err) < 0)
+        return -1;
+    if ((flags & RV_DOMAIN_SAVE_RUNNING) && (flags & RV_DOMAIN_SAVE_PAUSED)) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG,
+                   "Flags 'VIR_DOMAIN_SAVE_RUNNING' and 'VIR_DOMAIN_SAVE_PAUSED' are mutually exclusive");
+        return -1;
+    }
+    if (!dxml) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INVALID_ARG, "invalid argument: no domain XML given");
+        return -1;
+    }
+    if (defining) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_INVALID,
+                   "Requested operation is not valid: another save image definition is being written: retry");
+        return -1;
+    }
+    rv_qemu_domain_def *old = NULL, *new = NULL;
+    bool running;
+    image_layout lay;
+    int fd = image_read(path, O_RDWR, &old, &running, &lay, err);
+    if (fd < 0)
+        return -1;
+    char *xml = NULL;
+    image_define *op = NULL;
+    if (!(new = rv_qemu_domain_parse(dxml, strlen(dxml), err)) || same_domain(old, new, err) < 0)
+        goto fail;
+    if (!(xml = rv_qemu_domain_format(new)) || !(op = calloc(1, sizeof(*op))) ||
+        !(op->path = strdup(path))) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    size_t xml_len = strlen(xml);
+    if (xml_len > RV_QEMU_SAVE_XML_MAX) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
+                   "internal error: the domain XML is too large to save");
+        goto fail;
+    }
+    if (flags)
+        running = flags & RV_DOMAIN_SAVE_RUNNING;
+    off_t size = SAVE_FIXED_HEADER + (off_t)xml_len;
+    op->record = lay.stream_end;
+    if (lay.record && (off_t)lay.stream_end * RV_QEMU_SAVE_DATA_ALIGN + size >
+                          (off_t)lay.record * RV_QEMU_SAVE_DATA_ALIGN)
+        op->record = blocks(lay.record_end);
+    op->end = (off_t)op->record * RV_QEMU_SAVE_DATA_ALIGN + size;
+    unsigned char *rec = malloc((size_t)size);
+    if (!rec) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    memcpy(rec, SAVE_RECORD_MAGIC, 8);
+    put_u32(rec + 8, lay.stream_end);
+    put_u32(rec + 12, (uint32_t)xml_len);
+    put_u32(rec + 16, running ? SAVE_FLAG_RUNNING : 0);
+    put_u32(rec + 20, 0);
+    memcpy(rec + SAVE_FIXED_HEADER, xml, xml_len);
+    if (!(op->reply = rv_driver_defer(err))) {
+        free(rec);
+        goto fail;
+    }
+    rv_crash_point("save-image-define", 1);
+    int rc = pwrite_all(fd, rec, (size_t)size, (off_t)op->record * RV_QEMU_SAVE_DATA_ALIGN);
+    free(rec);
+    op->fd = fd;
+    op->sync.done = define_fsynced;
+    op->sync.data = op;
+    defining = op;
+    rv_err e = { 0 };
+    if (rc < 0) {
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot write the save image '%s': %s",
+                   path, strerror(errno));
+        define_end(op, &e);
+    } else if (rv_qemu_sync_fsync(&op->sync, fd, path, &e) < 0) {
+        define_end(op, &e);
+    }
+    rv_err_clear(&e);
+    free(xml);
+    rv_qemu_domain_free(old);
+    rv_qemu_domain_free(new);
+    return RV_DEFERRED;
+
+fail:
+    if (op)
+        free(op->path);
+    free(op);
+    free(xml);
+    rv_qemu_domain_free(old);
+    rv_qemu_domain_free(new);
     close(fd);
     return -1;
 }
