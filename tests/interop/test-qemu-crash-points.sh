@@ -312,6 +312,25 @@ steps_done dump "$step"
 "${V[@]}" destroy g > /dev/null
 rm -f "$OUT/g.core"
 
+# ---------------------------------------------------------------- start
+# Killed once the status says the guest runs but before the caller has
+# its answer: the restarted remvirtd reattaches the guest (never kills
+# it as a start that failed).
+step=1
+while :; do
+    arm start "$step"
+    run_armed start "$step" "${V[@]}" start g || break
+    _started() { case $(state g) in running*) [ -n "$(qemu_pids "$QEMU_DIR/run/")" ] ;; *) false ;; esac; }
+    wait_for 60 "g to settle after a kill at start:$step" _started ||
+        fail "after a kill at start:$step g is $(state g), QEMUs: $(qemu_pids "$QEMU_DIR/run/")"
+    check_files
+    "${V[@]}" destroy g > /dev/null
+    step=$((step + 1))
+done
+case $(state g) in running*) ;; *) fail "the unarmed start gave $(state g)" ;; esac
+steps_done start "$step"
+"${V[@]}" destroy g > /dev/null
+
 # ---------------------------------------------------------------- snapshot-create and snapshot-delete (shut off: qemu-img)
 qemu-img create -q -f qcow2 "$OUT/s.qcow2" 16M
 disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/s.qcow2'/><target dev='vda' bus='virtio'/></disk>"

@@ -634,6 +634,23 @@ static qemu_dom *dom_of(rv_qmp *qmp, void *opaque)
  * its error. */
 typedef void (*job_step_fn)(qemu_dom *d);
 
+static void status_error(const qemu_dom *d, int error, rv_err *err);
+
+static void on_started_recorded(rv_qemu_sync *s, int error)
+{
+    qemu_dom *d = s->data;
+    if (d->stopping || !d->jobs || d->jobs->kind != QJOB_START)
+        return;
+    if (error) {
+        rv_err e = { 0 };
+        status_error(d, error, &e);
+        RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+    }
+    rv_crash_point("start", 1);
+    job_done(d, NULL);
+}
+
 static void on_started(qemu_dom *d)
 {
     d->starting = false;
@@ -656,11 +673,18 @@ static void on_started(qemu_dom *d)
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               restored ? RV_EVENT_SUSPENDED_RESTORED : RV_EVENT_SUSPENDED_PAUSED);
     restore_over(d);
+    /* Answered once the status says it runs: a remvirtd killed before
+     * finds "starting up" there and kills the guest, as a start that
+     * failed; one killed after reattaches it.  Either way the caller's
+     * answer holds. */
     rv_err err = { 0 };
-    if (rv_qemu_save_status(d, &err) < 0)
+    d->status_sync.done = on_started_recorded;
+    d->status_sync.data = d;
+    if (rv_qemu_save_status_acked(d, &err) < 0) {
         RV_WARN("domain '%s': %s", dom_name(d), err.message);
+        job_done(d, NULL);
+    }
     rv_err_clear(&err);
-    job_done(d, NULL);
 }
 
 static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
