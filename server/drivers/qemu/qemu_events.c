@@ -108,6 +108,15 @@ static void paused_by(qemu_dom *d, int reason, int detail)
  * logged, and a guest whose dump failed still resumes, as with libvirtd. */
 static void watchdog_dump(qemu_dom *d)
 {
+    /* A guest that fires again before its last dump is written gets no
+     * second one queued (the resume queued after that dump resumes it):
+     * what it can make the host hold stays one dump. */
+    for (const qemu_job *j = d->jobs; j; j = j->next)
+        if (j->kind == QJOB_DUMP && !j->reply) {
+            RV_WARN("domain '%s': watchdog fired again while its dump is under way: no new dump",
+                    d->live->name);
+            return;
+        }
     rv_err err = { 0 };
     char stamp[32] = "";
     struct tm tm;
