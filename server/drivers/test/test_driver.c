@@ -146,6 +146,7 @@ static void dom_free(test_dom *d)
     rv_test_def_free(d->def);
     rv_test_def_free(d->next_def);
     test_snaps_free(d->snaps);
+    test_checkpoints_free(d->checkpoints);
     free(d);
 }
 
