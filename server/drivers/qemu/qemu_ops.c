@@ -312,5 +312,12 @@ const rv_driver rv_qemu_driver = {
         .domain_snapshot_has_metadata = rv_qemu_domain_snapshot_has_metadata,
         .domain_list_all_snapshots = rv_qemu_domain_list_all_snapshots,
         .domain_snapshot_list_all_children = rv_qemu_domain_snapshot_list_all_children,
+        .domain_checkpoint_create_xml = rv_qemu_domain_checkpoint_create_xml,
+        .domain_checkpoint_get_xml_desc = rv_qemu_domain_checkpoint_get_xml_desc,
+        .domain_list_all_checkpoints = rv_qemu_domain_list_all_checkpoints,
+        .domain_checkpoint_list_all_children = rv_qemu_domain_checkpoint_list_all_children,
+        .domain_checkpoint_lookup_by_name = rv_qemu_domain_checkpoint_lookup_by_name,
+        .domain_checkpoint_get_parent = rv_qemu_domain_checkpoint_get_parent,
+        .domain_checkpoint_delete = rv_qemu_domain_checkpoint_delete,
     },
 };

@@ -100,13 +100,15 @@ static json_object *rec_to_json(const rv_snap_rec *s)
         json_object *disk = json_object_new_object();
         json_object_object_add(disk, "name", json_object_new_string(s->disks[i].name));
         json_object_object_add(disk, "snapshot", json_object_new_string(s->disks[i].snapshot));
+        if (s->disks[i].bitmap)
+            json_object_object_add(disk, "bitmap", json_object_new_string(s->disks[i].bitmap));
         json_object_array_add(disks, disk);
     }
     json_object_object_add(o, "disks", disks);
     return o;
 }
 
-static const char *get_str(json_object *o, const char *key)
+const char *rv_qemu_moments_str(json_object *o, const char *key)
 {
     json_object *v = NULL;
     return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
@@ -115,8 +117,8 @@ static const char *get_str(json_object *o, const char *key)
 
 static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
 {
-    const char *name = get_str(o, "name"), *xml = get_str(o, "domain");
-    const char *parent = get_str(o, "parent"), *description = get_str(o, "description");
+    const char *name = rv_qemu_moments_str(o, "name"), *xml = rv_qemu_moments_str(o, "domain");
+    const char *parent = rv_qemu_moments_str(o, "parent"), *description = rv_qemu_moments_str(o, "description");
     json_object *v = NULL, *disks = NULL;
     if (!name || !xml || rv_snap_tree_find(t, name) ||
         !json_object_object_get_ex(o, "disks", &disks) ||
@@ -140,13 +142,16 @@ static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
               (!parent || s->parent);
     for (size_t i = 0; ok && i < n; i++) {
         json_object *disk = json_object_array_get_idx(disks, i);
-        const char *dn = get_str(disk, "name"), *mode = get_str(disk, "snapshot");
-        if (!dn || !mode || !(s->disks[i].name = strdup(dn))) {
+        const char *dn = rv_qemu_moments_str(disk, "name"), *mode = rv_qemu_moments_str(disk, "snapshot");
+        const char *bitmap = rv_qemu_moments_str(disk, "bitmap");
+        if (!dn || !mode || !(s->disks[i].name = strdup(dn)) ||
+            (bitmap && !(s->disks[i].bitmap = strdup(bitmap)))) {
             ok = false;
             break;
         }
         s->disks[i].snapshot = (char *)(strcmp(mode, "internal") == 0 ? rv_snap_mode_internal
-                                                                       : rv_snap_mode_no);
+                                        : strcmp(mode, "bitmap") == 0 ? rv_snap_mode_bitmap
+                                                                      : rv_snap_mode_no);
         s->ndisks++;
     }
     if (!ok) {
@@ -160,7 +165,7 @@ static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
  * current one, and the trash: snapshots that the disks may still hold
  * although no list shows them (a create not committed, a delete committed
  * but whose data may be left), each with the images to remove it from. */
-static json_object *metadata_json(const unsigned char uuid[16], const rv_snap_tree *t,
+json_object *rv_qemu_moments_json(const unsigned char uuid[16], const rv_snap_tree *t,
                                   json_object *trash)
 {
     json_object *root = json_object_new_object(), *list = json_object_new_array();
@@ -179,7 +184,7 @@ static json_object *metadata_json(const unsigned char uuid[16], const rv_snap_tr
 
 /* The snapshots of a metadata document into t (empty); what is damaged is
  * dropped, with a warning naming what. */
-static void tree_from_json(json_object *root, rv_snap_tree *t, const char *what)
+void rv_qemu_moments_from_json(json_object *root, rv_snap_tree *t, const char *what)
 {
     json_object *list = NULL;
     if (!json_object_object_get_ex(root, "snapshots", &list) ||
@@ -196,19 +201,18 @@ static void tree_from_json(json_object *root, rv_snap_tree *t, const char *what)
         }
         rv_err_clear(&err);
     }
-    const char *current = get_str(root, "current");
+    const char *current = rv_qemu_moments_str(root, "current");
     t->current = current ? rv_snap_tree_find(t, current) : NULL;
 }
 
-/* A copy of t (the one an operation changes until its commit). */
-static int tree_copy(const unsigned char uuid[16], const rv_snap_tree *t, rv_snap_tree *copy,
+int rv_qemu_moments_copy(const unsigned char uuid[16], const rv_snap_tree *t, rv_snap_tree *copy,
                      rv_err *err)
 {
     memset(copy, 0, sizeof(*copy));
-    json_object *root = metadata_json(uuid, t, NULL);
+    json_object *root = rv_qemu_moments_json(uuid, t, NULL);
     if (!root)
         return oom(err);
-    tree_from_json(root, copy, "a copy");
+    rv_qemu_moments_from_json(root, copy, "a copy");
     json_object_put(root);
     if (copy->n != t->n) {
         rv_snap_tree_clear(copy);
@@ -218,7 +222,7 @@ static int tree_copy(const unsigned char uuid[16], const rv_snap_tree *t, rv_sna
 }
 
 /* A whole metadata file, parsed; NULL when missing or damaged (logged). */
-static json_object *read_metadata(const char *path, const char *who)
+json_object *rv_qemu_moments_read(const char *path, const char *who)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     char *text = fd >= 0 ? malloc(METADATA_MAX + 1) : NULL;
@@ -231,7 +235,7 @@ static json_object *read_metadata(const char *path, const char *who)
     json_object *root = text && got >= 0 && len < METADATA_MAX
                             ? (text[len] = '\0', json_tokener_parse(text)) : NULL;
     if (fd >= 0 && !root)
-        RV_WARN("%s: cannot read the snapshot metadata '%s'", who, path);
+        RV_WARN("%s: cannot read the metadata '%s'", who, path);
     free(text);
     return root;
 }
@@ -241,11 +245,11 @@ static json_object *read_metadata(const char *path, const char *who)
 static void load_metadata(const qemu_dom *d, qsnaps *q)
 {
     char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
-    json_object *root = path ? read_metadata(path, dom_name(d)) : NULL;
+    json_object *root = path ? rv_qemu_moments_read(path, dom_name(d)) : NULL;
     /* A file left by an earlier domain of the same name is not this one's. */
     char uuid[RV_UUID_STRING_LEN];
     rv_uuid_format(q->uuid, uuid);
-    const char *owner = root ? get_str(root, "uuid") : NULL;
+    const char *owner = root ? rv_qemu_moments_str(root, "uuid") : NULL;
     if (root && (!owner || strcmp(owner, uuid) != 0)) {
         RV_WARN("domain '%s': '%s' belongs to domain %s, not to this one (%s): ignored",
                 dom_name(d), path, owner ? owner : "(none)", uuid);
@@ -254,7 +258,7 @@ static void load_metadata(const qemu_dom *d, qsnaps *q)
     }
     json_object *trash = NULL;
     if (root) {
-        tree_from_json(root, &q->tree, path);
+        rv_qemu_moments_from_json(root, &q->tree, path);
         if (json_object_object_get_ex(root, "trash", &trash) &&
             json_object_is_type(trash, json_type_array))
             q->trash = json_object_get(trash);
@@ -364,7 +368,7 @@ static bool purge_one(const char *name, const char *file)
  * that is not running goes now (qemu-img); the file keeps what stays. */
 static void recover_file(const char *path)
 {
-    json_object *root = read_metadata(path, "start-up"), *trash = NULL, *revert = NULL;
+    json_object *root = rv_qemu_moments_read(path, "start-up"), *trash = NULL, *revert = NULL;
     bool has_trash = root && json_object_object_get_ex(root, "trash", &trash) &&
                      json_object_is_type(trash, json_type_array) && json_object_array_length(trash);
     bool has_revert = root && json_object_object_get_ex(root, "revert", &revert);
@@ -373,7 +377,7 @@ static void recover_file(const char *path)
         return;
     }
     unsigned char uuid[16];
-    const char *owner = get_str(root, "uuid");
+    const char *owner = rv_qemu_moments_str(root, "uuid");
     qemu_dom *d = owner && rv_uuid_parse(owner, uuid) == 0 ? rv_qemu_find_uuid(uuid) : NULL;
     bool active = d && rv_qemu_dom_active(d);
     if (active) {
@@ -385,7 +389,7 @@ static void recover_file(const char *path)
     /* A revert past its commit point (the current snapshot written): the
      * disks are reverted now (again: qemu-img -a can be repeated). */
     json_object *images = NULL;
-    const char *target = has_revert ? get_str(revert, "name") : NULL;
+    const char *target = has_revert ? rv_qemu_moments_str(revert, "name") : NULL;
     bool reverted = target && json_object_object_get_ex(revert, "files", &images) &&
                     json_object_is_type(images, json_type_array);
     for (size_t k = 0; reverted && k < json_object_array_length(images); k++) {
@@ -401,7 +405,7 @@ static void recover_file(const char *path)
     json_object *kept = json_object_new_array();
     for (size_t i = 0; kept && has_trash && i < json_object_array_length(trash); i++) {
         json_object *e = json_object_array_get_idx(trash, i), *files = NULL;
-        const char *name = get_str(e, "name");
+        const char *name = rv_qemu_moments_str(e, "name");
         bool done = name != NULL;
         if (name && json_object_object_get_ex(e, "files", &files) &&
             json_object_is_type(files, json_type_array))
@@ -639,7 +643,7 @@ static json_object *trash_with(json_object *trash, char **names, size_t nnames, 
     size_t n = trash ? json_object_array_length(trash) : 0;
     for (size_t i = 0; out && i < n; i++) {
         json_object *e = json_object_array_get_idx(trash, i);
-        const char *name = get_str(e, "name");
+        const char *name = rv_qemu_moments_str(e, "name");
         bool drop = false;
         for (size_t k = 0; !add && name && k < nnames; k++)
             drop |= strcmp(names[k], name) == 0;
@@ -661,7 +665,7 @@ static bool in_trash(json_object *trash, const char *name)
 {
     size_t n = trash ? json_object_array_length(trash) : 0;
     for (size_t i = 0; i < n; i++) {
-        const char *t = get_str(json_object_array_get_idx(trash, i), "name");
+        const char *t = rv_qemu_moments_str(json_object_array_get_idx(trash, i), "name");
         if (t && strcmp(t, name) == 0)
             return true;
     }
@@ -683,7 +687,7 @@ static int write_metadata(snap_op *op, const qemu_dom *d, const rv_snap_tree *t,
     if (t->n == 0 && (!op->trash || json_object_array_length(op->trash) == 0)) {
         rc = rv_qemu_sync_remove(&op->sync, path, err);
     } else {
-        json_object *root = metadata_json(op->uuid, t, op->trash);
+        json_object *root = rv_qemu_moments_json(op->uuid, t, op->trash);
         if (root && op->revert_rec && op->phase == PH_COMMIT)
             json_object_object_add(root, "revert", json_object_get(op->revert_rec));
         const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY)
@@ -788,7 +792,7 @@ static void op_next(snap_op *op, const rv_err *err)
             json_object *trash = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
             json_object_put(op->trash);
             op->trash = trash;
-            if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 || !trash ||
+            if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) < 0 || !trash ||
                 rv_snap_tree_add(&op->cand, op->rec, MAX_SNAPSHOTS, &e) < 0) {
                 if (!rv_err_is_set(&e))
                     oom(&e);
@@ -810,7 +814,7 @@ static void op_next(snap_op *op, const rv_err *err)
                  * it stays the one asked for). */
                 rv_err_set(&op->failure, err->domain, err->code, "%s", err->message);
                 rv_snap_tree_clear(&op->cand);
-                if (tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0) {
+                if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0) {
                     op->cand.current = op->old_current ? rv_snap_tree_find(&op->cand, op->old_current)
                                                        : NULL;
                     op->phase = PH_UNDO;
@@ -826,7 +830,7 @@ static void op_next(snap_op *op, const rv_err *err)
             /* The disks are reverted: the record of it goes. */
             rv_snap_tree_clear(&op->cand);
             op->phase = PH_CLEANUP;
-            if (op->revert_rec && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+            if (op->revert_rec && rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
                 write_metadata(op, d, &op->cand, &e) == 0)
                 return;
             rv_err_clear(&e);
@@ -854,7 +858,7 @@ static void op_next(snap_op *op, const rv_err *err)
         op->trash = left;
         rv_snap_tree_clear(&op->cand);
         op->phase = PH_CLEANUP;
-        if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
+        if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
             write_metadata(op, d, &op->cand, &e) < 0) {
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
             rv_err_clear(&e);
@@ -897,7 +901,7 @@ static void op_next(snap_op *op, const rv_err *err)
             op->trash = kept;
             rv_snap_tree_clear(&op->cand);
             op->phase = PH_CLEANUP;
-            if (kept && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+            if (kept && rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
                 write_metadata(op, d, &op->cand, &e) == 0)
                 return;
             rv_err_clear(&e);
@@ -1323,7 +1327,7 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
         op_free(op);
         return oom(err);
     }
-    if (tree_copy(op->uuid, &q->tree, &op->cand, err) < 0) {
+    if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, err) < 0) {
         op_free(op);
         return -1;
     }
@@ -1380,7 +1384,7 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
     /* The tree as the commit leaves it, and the names whose data goes
      * (to the trash first). */
     unsigned char *doomed = NULL;
-    int rc = tree_copy(op->uuid, &q->tree, &op->cand, err);
+    int rc = rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, err);
     rv_snap_rec *cs = rc == 0 ? rv_snap_tree_find(&op->cand, s->name) : NULL;
     if (rc == 0 && (!(doomed = rv_snap_tree_doomed(&op->cand, cs, flags)) ||
                     !(op->names = calloc(op->cand.n + 1, sizeof(*op->names))) ||
