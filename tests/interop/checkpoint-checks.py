@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """Domain checkpoints as python3-libvirt calls them, against libvirtd or
-remvirtd's test driver: creation (names, disks, flags), the XML with and
+remvirtd, the test driver or the QEMU driver (told apart by the
+connection's type): creation (names, disks, flags), the XML with and
 without the domain, lookups, parents, the list calls with their flags,
 deletion (CHILDREN, CHILDREN_ONLY, METADATA_ONLY) and the refusals.
 
     checkpoint-checks.py URI DIR
 
-Prints one line per call (transcript.py) for test-test-transcripts.sh to
-compare between the daemons; creation times are printed as T.
+For QEMU, DIR holds the guest's two qcow2 disks, a.qcow2 and b.qcow2.
+Prints one line per call (transcript.py) for test-test-transcripts.sh and
+test-qemu-checkpoints.sh to compare between the daemons; creation times
+are printed as T.
 """
 
 import os
@@ -19,12 +22,22 @@ import libvirt  # noqa: E402
 from transcript import show  # noqa: E402
 
 conn = libvirt.open(sys.argv[1])
+qemu = conn.getType() == "QEMU"
 
-DOM = ("<domain type='test'><name>ck</name><memory unit='KiB'>65536</memory>"
-       "<vcpu>1</vcpu><os><type>hvm</type></os><devices>"
-       "<disk type='file' device='disk'><source file='/ck-a.img'/><target dev='vda' bus='virtio'/></disk>"
-       "<disk type='file' device='disk'><source file='/ck-b.img'/><target dev='vdb' bus='virtio'/></disk>"
-       "</devices></domain>")
+if qemu:
+    DOM = ("<domain type='qemu'><name>ckpy</name><memory unit='MiB'>64</memory><vcpu>1</vcpu>"
+           "<os><type arch='x86_64' machine='pc'>hvm</type></os><devices>" +
+           "".join(f"<disk type='file' device='disk'><driver name='qemu' type='qcow2'/>"
+                   f"<source file='{sys.argv[2]}/{f}.qcow2'/><target dev='vd{f}' bus='virtio'/></disk>"
+                   for f in "ab") + "</devices></domain>")
+else:
+    DOM = ("<domain type='test'><name>ckpy</name><memory unit='KiB'>65536</memory>"
+           "<vcpu>1</vcpu><os><type>hvm</type></os><devices>"
+           "<disk type='file' device='disk'><source file='/ck-a.img'/><target dev='vda' bus='virtio'/></disk>"
+           "<disk type='file' device='disk'><source file='/ck-b.img'/><target dev='vdb' bus='virtio'/></disk>"
+           "</devices></domain>")
+# The QEMU drivers' domain XML differs between the daemons: left out.
+WHOLE = libvirt.VIR_DOMAIN_CHECKPOINT_XML_NO_DOMAIN if qemu else 0
 
 
 def xml(text):
@@ -61,9 +74,12 @@ show("c2", lambda: dom.checkpointCreateXML(
     ck("c2", "<disks><disk name='vdb' checkpoint='no'/></disks>"), 0).getName())
 show("c3", lambda: dom.checkpointCreateXML(
     ck("c3", "<disks><disk name='vda' bitmap='other'/></disks>"), 0).getName())
+if qemu:    # (its bitmaps are named after their checkpoint)
+    show("c3 again", lambda: dom.checkpointCreateXML(
+        ck("c3", "<disks><disk name='vda' bitmap='c3'/></disks>"), 0).getName())
 c1 = dom.checkpointLookupByName("c1")
 c2 = dom.checkpointLookupByName("c2")
-show("c1 xml", lambda: xml(c1.getXMLDesc(0)))
+show("c1 xml", lambda: xml(c1.getXMLDesc(WHOLE)))
 show("c2 xml no domain", lambda: xml(c2.getXMLDesc(libvirt.VIR_DOMAIN_CHECKPOINT_XML_NO_DOMAIN)))
 show("c3 xml secure no domain", lambda: xml(dom.checkpointLookupByName("c3").getXMLDesc(
     libvirt.VIR_DOMAIN_CHECKPOINT_XML_SECURE | libvirt.VIR_DOMAIN_CHECKPOINT_XML_NO_DOMAIN)))
@@ -122,4 +138,4 @@ show("inactive list", lambda: names(dom.listAllCheckpoints(0)))
 show("inactive delete", lambda: dom.checkpointLookupByName("c7").delete(0))
 show("undefine with checkpoints", lambda: dom.undefine())
 show("undefine flag", lambda: dom.undefineFlags(L.VIR_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA))
-show("gone", lambda: conn.lookupByName("ck"))
+show("gone", lambda: conn.lookupByName("ckpy"))

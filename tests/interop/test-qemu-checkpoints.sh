@@ -133,3 +133,17 @@ for who in libvirtd remvirtd; do
 done
 cat "$OUT/libvirtd.txt"
 same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh's checkpoint steps as against libvirtd"
+
+# python3-libvirt: every call with its flags and refusals (checkpoint-checks.py).
+checks()    # URI DIR
+{
+    images "$2"
+    "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/checkpoint-checks.py" "$1" "$2" > "$OUT/py" 2>&1 ||
+        { cat "$OUT/py"; fail "checkpoint-checks.py against $1"; }
+    sed "s|$2|DIR|g" "$OUT/py"
+    virsh -q -c "$1" destroy ckpy > /dev/null 2>&1 || true
+}
+checks "$LIBVIRTD_QEMU_URI" "$OUT/libvirtd" > "$OUT/libvirtd.py.txt"
+checks "$QEMU_URI" "$OUT/remvirtd" > "$OUT/remvirtd.py.txt"
+same "$OUT/libvirtd.py.txt" "$OUT/remvirtd.py.txt" "python3-libvirt's checkpoint calls as against libvirtd"
+grep -q '^c7: c7$' "$OUT/remvirtd.py.txt" || fail "checkpoint-checks.py made no c7"
