@@ -147,3 +147,21 @@ checks "$LIBVIRTD_QEMU_URI" "$OUT/libvirtd" > "$OUT/libvirtd.py.txt"
 checks "$QEMU_URI" "$OUT/remvirtd" > "$OUT/remvirtd.py.txt"
 same "$OUT/libvirtd.py.txt" "$OUT/remvirtd.py.txt" "python3-libvirt's checkpoint calls as against libvirtd"
 grep -q '^c7: c7$' "$OUT/remvirtd.py.txt" || fail "checkpoint-checks.py made no c7"
+
+# remvirtd alone: the checkpoints of a running guest outlive a restart of
+# remvirtd, and are deleted through the monitor it finds again.
+D=$OUT/remvirtd
+images "$D"
+virsh -q -c "$QEMU_URI" define "$D/ck.xml" > /dev/null
+virsh -q -c "$QEMU_URI" start ck > /dev/null
+virsh -q -c "$QEMU_URI" checkpoint-create-as ck r1 > /dev/null
+virsh -q -c "$QEMU_URI" checkpoint-create-as ck r2 > /dev/null
+stop_remvirtd
+start_remvirtd_qemu
+got=$(virsh -q -c "$QEMU_URI" checkpoint-list ck --parent | awk '{print $1, $NF}' | tr '\n' ' ')
+[ "$got" = "r1 +0000 r2 r1 " ] || fail "after the restart checkpoint-list printed '$got'"
+echo "ok   r1 and r2 (its child) listed after remvirtd's restart"
+virsh -q -c "$QEMU_URI" checkpoint-delete ck r2 > /dev/null
+virsh -q -c "$QEMU_URI" destroy ck > /dev/null
+[ "$(bitmaps "$D/a.qcow2" | tr '\n' ' ')" = "r1 auto " ] || fail "a.qcow2 holds: $(bitmaps "$D/a.qcow2")"
+echo "ok   r2 deleted after the restart: a.qcow2 holds r1's bitmap only"
