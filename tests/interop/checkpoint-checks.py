@@ -96,6 +96,11 @@ show("domain", lambda: c2.domain().name())
 # c4 under c3; then a second root is impossible (each new one goes under
 # the newest), so deleting builds the shapes.
 show("c4", lambda: dom.checkpointCreateXML(ck("c4"), 0).getName())
+if not qemu:    # (remvirtd's QEMU driver does not count them: docs/compatibility.md)
+    show("domains with checkpoints", lambda: sorted(d.name() for d in conn.listAllDomains(
+        libvirt.VIR_CONNECT_LIST_DOMAINS_HAS_CHECKPOINT)))
+    show("domains without", lambda: "ckpy" in [d.name() for d in conn.listAllDomains(
+        libvirt.VIR_CONNECT_LIST_DOMAINS_NO_CHECKPOINT)])
 L = libvirt
 for label, flags in (("all", 0), ("roots", L.VIR_DOMAIN_CHECKPOINT_LIST_ROOTS),
                      ("leaves", L.VIR_DOMAIN_CHECKPOINT_LIST_LEAVES),

@@ -178,7 +178,8 @@ static bool dom_defined(const void *obj)
     return rv_qemu_def_newest(d) || d->live;
 }
 
-/* Snapshots are not counted (HAS_SNAPSHOT lists none). */
+/* Snapshots and checkpoints are not counted (HAS_SNAPSHOT and
+ * HAS_CHECKPOINT list none): their metadata is read only when asked for. */
 static void dom_status(const void *obj, rv_dom_status *st)
 {
     const qemu_dom *d = obj;
