@@ -35,12 +35,12 @@
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_driver.h"
-#include "server/drivers/qemu/qemu_snapshot.h"
+#include "server/drivers/qemu/qemu_moments.h"
 
 RV_LOG_CATEGORY("drivers.qemu.checkpoint");
 
 enum {
-    MAX_CHECKPOINTS = 256,              /* per domain (the metadata reader's bound too) */
+    MAX_CHECKPOINTS = RV_QEMU_MOMENTS_MAX,    /* per domain */
     CREATE_FLAGS = RV_DOMAIN_CHECKPOINT_CREATE_REDEFINE |
                    RV_DOMAIN_CHECKPOINT_CREATE_REDEFINE_VALIDATE,
     XML_FLAGS = RV_DOMAIN_CHECKPOINT_XML_SECURE | RV_DOMAIN_CHECKPOINT_XML_NO_DOMAIN |
@@ -52,16 +52,10 @@ enum {
                    RV_DOMAIN_CHECKPOINT_DELETE_CHILDREN_ONLY,
 };
 
-/* One domain's checkpoints, by its uuid (its name names the file). */
-typedef struct qchks {
-    unsigned char uuid[16];
-    rv_snap_tree tree;
-    json_object *trash;                 /* array of names (NULL: none) */
-    bool busy;                          /* an operation is under way */
-    struct qchks *next;
-} qchks;
-
-static qchks *all_chks;
+/* The domains' checkpoints (qemu_moments.h); the trash's entries have
+ * no files: their bitmaps are on the checkpoint's disks. */
+typedef rv_qemu_moments qchks;
+static rv_qemu_moment_kind chk_kind = { .dir = "checkpoint", .plural = "checkpoints" };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
@@ -79,103 +73,33 @@ static const char *dom_name(const qemu_dom *d)
 
 char *rv_qemu_checkpoint_metadata_path(const char *name)
 {
-    char *dir = rv_qemu_path(rv_qemu.config_dir, "checkpoint", "");
-    char *path = dir ? rv_qemu_path(dir, name, ".json") : NULL;
-    free(dir);
-    return path;
-}
-
-/* The domain's file into q; missing: no checkpoints; one of an earlier
- * domain of the same name is ignored. */
-static void load_metadata(const qemu_dom *d, qchks *q)
-{
-    char *path = rv_qemu_checkpoint_metadata_path(dom_name(d));
-    json_object *root = path ? rv_qemu_moments_read(path, dom_name(d)) : NULL, *trash = NULL;
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format(q->uuid, uuid);
-    const char *owner = root ? rv_qemu_moments_str(root, "uuid") : NULL;
-    if (root && (!owner || strcmp(owner, uuid) != 0)) {
-        RV_WARN("domain '%s': '%s' belongs to domain %s, not to this one (%s): ignored",
-                dom_name(d), path, owner ? owner : "(none)", uuid);
-    } else if (root) {
-        rv_qemu_moments_from_json(root, &q->tree, path);
-        if (json_object_object_get_ex(root, "trash", &trash) &&
-            json_object_is_type(trash, json_type_array))
-            q->trash = json_object_get(trash);
-    }
-    json_object_put(root);
-    free(path);
+    return rv_qemu_moments_path(&chk_kind, name);
 }
 
 static qchks *find_chks(const unsigned char uuid[16])
 {
-    for (qchks *q = all_chks; q; q = q->next)
-        if (memcmp(q->uuid, uuid, 16) == 0)
-            return q;
-    return NULL;
+    return rv_qemu_moments_find(&chk_kind, uuid);
 }
 
-/* The domain's checkpoints, read from disk the first time. */
 static qchks *chks_of(const qemu_dom *d, rv_err *err)
 {
-    const unsigned char *uuid = rv_qemu_dom_def(d)->uuid;
-    qchks *q = find_chks(uuid);
-    if (q)
-        return q;
-    if (!(q = calloc(1, sizeof(*q)))) {
-        oom(err);
-        return NULL;
-    }
-    memcpy(q->uuid, uuid, 16);
-    load_metadata(d, q);
-    q->next = all_chks;
-    all_chks = q;
-    return q;
-}
-
-static void chks_free(qchks *q)
-{
-    rv_snap_tree_clear(&q->tree);
-    json_object_put(q->trash);
-    free(q);
+    return rv_qemu_moments_of(&chk_kind, d, err);
 }
 
 void rv_qemu_checkpoints_cleanup(void)
 {
-    while (all_chks) {
-        qchks *q = all_chks;
-        all_chks = q->next;
-        chks_free(q);
-    }
+    rv_qemu_moments_cleanup(&chk_kind);
 }
 
 void rv_qemu_checkpoints_forget(const unsigned char uuid[16])
 {
-    for (qchks **p = &all_chks; *p; p = &(*p)->next)
-        if (memcmp((*p)->uuid, uuid, 16) == 0) {
-            qchks *q = *p;
-            *p = q->next;
-            chks_free(q);
-            return;
-        }
+    rv_qemu_moments_forget(&chk_kind, uuid);
 }
 
 int rv_qemu_checkpoints_undefine(const qemu_dom *d, unsigned int flags, rv_err *err)
 {
-    if (rv_qemu_dom_active(d))
-        return 0;
-    qchks *q = chks_of(d, err);
-    if (!q)
-        return -1;
-    if (q->busy)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is busy with another job",
-                    dom_name(d));
-    if (q->tree.n && !(flags & RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: cannot delete inactive domain with %zu "
-                    "checkpoints", q->tree.n);
-    return 0;
+    return rv_qemu_moments_undefine(&chk_kind, d,
+                                    (flags & RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA) != 0, err);
 }
 
 bool rv_qemu_checkpoints_busy(const qemu_dom *d)
@@ -202,37 +126,6 @@ const char *rv_qemu_checkpoint_bitmap(const qemu_dom *d, const char *name, const
     fail(err, RV_ERR_CHECKPOINT_INCONSISTENT,
          "checkpoint inconsistent: checkpoint '%s' has no bitmap on disk '%s'", name, target);
     return NULL;
-}
-
-/* The trash with names added (add) or taken out; a new array, NULL
- * without memory. */
-static json_object *trash_with(json_object *trash, char **names, size_t n, bool add)
-{
-    json_object *out = json_object_new_array();
-    size_t len = trash ? json_object_array_length(trash) : 0;
-    for (size_t i = 0; out && i < len; i++) {
-        json_object *e = json_object_array_get_idx(trash, i);
-        const char *t = json_object_get_string(e);
-        bool named = false;
-        for (size_t k = 0; t && k < n; k++)
-            named |= strcmp(names[k], t) == 0;
-        if (!named)
-            json_object_array_add(out, json_object_get(e));
-    }
-    for (size_t k = 0; out && add && k < n; k++)
-        json_object_array_add(out, json_object_new_string(names[k]));
-    return out;
-}
-
-static bool in_trash(json_object *trash, const char *name)
-{
-    size_t len = trash ? json_object_array_length(trash) : 0;
-    for (size_t i = 0; i < len; i++) {
-        const char *t = json_object_get_string(json_object_array_get_idx(trash, i));
-        if (t && strcmp(t, name) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* ================================================================ operations */
@@ -277,14 +170,16 @@ static void op_free(chk_op *op)
     free(op);
 }
 
+/* q's trash with op's names added (add) or taken out; NULL without memory. */
+static json_object *trash_with(const qchks *q, const chk_op *op, bool add)
+{
+    return rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, NULL, 0, add);
+}
+
 static int put_chk(const qemu_dom *d, const char *name, rv_nonnull_domain_checkpoint *wire,
                    rv_err *err)
 {
-    rv_dom_ref ref = { 0 };
-    if (!(wire->name = strdup(name)) || rv_qemu_dom_ref(d, &ref) < 0)
-        return oom(err);
-    rv_dom_ref_to_wire(&wire->dom, &ref);
-    return 0;
+    return rv_qemu_moments_put(d, name, &wire->name, &wire->dom, err);
 }
 
 /* Answer the call and end the operation. */
@@ -307,27 +202,12 @@ static void op_fail(chk_op *op, int code, const char *message)
 
 static void on_written(rv_qemu_sync *s, int error);
 
-/* Write tree t with op->trash, off the loop (the file goes when both are
- * empty); on_written follows. */
+/* Write tree t with op->trash, off the loop; on_written follows. */
 static int write_metadata(chk_op *op, const qemu_dom *d, const rv_snap_tree *t, rv_err *err)
 {
-    char *path = rv_qemu_checkpoint_metadata_path(dom_name(d));
-    if (!path)
-        return oom(err);
     op->sync.done = on_written;
     op->sync.data = op;
-    int rc;
-    if (t->n == 0 && (!op->trash || json_object_array_length(op->trash) == 0)) {
-        rc = rv_qemu_sync_remove(&op->sync, path, err);
-    } else {
-        json_object *root = rv_qemu_moments_json(op->uuid, t, op->trash);
-        const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY)
-                                : NULL;
-        rc = text ? rv_qemu_sync_write(&op->sync, path, text, err) : oom(err);
-        json_object_put(root);
-    }
-    free(path);
-    return rc;
+    return rv_qemu_moments_write(&chk_kind, &op->sync, d, op->uuid, t, op->trash, NULL, err);
 }
 
 /* The next write; the call is answered with the error if it cannot start. */
@@ -355,7 +235,8 @@ static void op_bitmaps(chk_op *op)
     qemu_dom *d = rv_qemu_find_uuid(op->uuid);
     op->step = ST_BITMAPS;
     if (!d || !rv_qemu_dom_active(d) || !d->qmp) {
-        fail(&err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        fail(&err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain is not running");
         on_nodes(NULL, NULL, &err, op);
     } else if (rv_qmp_command(d->qmp, "query-block", NULL, 0, on_nodes, op, &err) < 0) {
         on_nodes(NULL, NULL, &err, op);
@@ -376,7 +257,7 @@ static void delete_finish(chk_op *op, const rv_err *err)
         return;
     }
     json_object_put(op->trash);
-    op->trash = trash_with(q->trash, op->names, op->nnames, false);
+    op->trash = trash_with(q, op, false);
     if (!op->trash) {
         op_end(op, NULL);
         return;
@@ -398,7 +279,7 @@ static void on_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
     rv_crash_point("checkpoint-create", 2);
     rv_err e = { 0 };
     json_object_put(op->trash);
-    op->trash = q ? trash_with(q->trash, op->names, op->nnames, false) : NULL;
+    op->trash = q ? trash_with(q, op, false) : NULL;
     rv_snap_rec *rec = op->rec;
     if (!q || !op->trash || rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
         rv_snap_tree_add(&op->cand, rec, MAX_CHECKPOINTS, &e) < 0) {
@@ -471,7 +352,8 @@ static void on_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
     if (err)
         rv_err_set(&e, err->domain, err->code, "%s", err->message ? err->message : "QEMU failed");
     else if (!d || !d->qmp)
-        fail(&e, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not running");
+        fail(&e, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain is not running");
     else
         args = transaction(op, ret, op->create ? "block-dirty-bitmap-add"
                                                : "block-dirty-bitmap-remove", &e);
@@ -586,15 +468,6 @@ static rv_snap_rec *chk_get(const rv_nonnull_domain_checkpoint *wire, qemu_dom *
     return (*dp = dom_and_chks(&wire->dom, qp, err)) ? find_chk(*qp, wire->name, err) : NULL;
 }
 
-/* Whether d can take a checkpoint operation now. */
-static int check_idle(const qemu_dom *d, const qchks *q, rv_err *err)
-{
-    if (q->busy || d->jobs || d->starting || d->stopping)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is busy with another job",
-                    dom_name(d));
-    return 0;
-}
 
 static chk_op *op_new(bool create, const qchks *q, rv_err *err)
 {
@@ -736,10 +609,10 @@ int rv_qemu_domain_checkpoint_create_xml(rv_driver_conn *c,
                   "operation failed: a domain may have at most %d checkpoints here",
                   MAX_CHECKPOINTS);
     chk_op *op = NULL;
-    if (rc == 0 && (check_idle(d, q, err) < 0 || !(op = op_new(true, q, err))))
+    if (rc == 0 && (rv_qemu_moments_busy(d, q, err) < 0 || !(op = op_new(true, q, err))))
         rc = -1;
     if (rc == 0 && (add_name(op, s->name) < 0 || add_bitmaps(op, s) < 0 ||
-                    !(op->trash = trash_with(q->trash, op->names, op->nnames, true))))
+                    !(op->trash = trash_with(q, op, true))))
         rc = oom(err);
     if (rc == 0 && !(op->reply = rv_driver_defer(err)))
         rc = -1;
@@ -750,14 +623,14 @@ int rv_qemu_domain_checkpoint_create_xml(rv_driver_conn *c,
         return -1;
     }
     op->rec = s;
-    op->leftovers = in_trash(q->trash, s->name);
+    op->leftovers = rv_qemu_moments_in_trash(q->trash, s->name);
     q->busy = true;
     op_write(op, ST_INTENT, &q->tree);
     return RV_DEFERRED;
 }
 
-int rv_qemu_domain_checkpoint_delete(rv_driver_conn *c, const rv_domain_checkpoint_delete_args *args,
-                                     rv_err *err)
+int rv_qemu_domain_checkpoint_delete(rv_driver_conn *c,
+                                     const rv_domain_checkpoint_delete_args *args, rv_err *err)
 {
     (void)c;
     qchks *q;
@@ -777,7 +650,7 @@ int rv_qemu_domain_checkpoint_delete(rv_driver_conn *c, const rv_domain_checkpoi
         return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
                     "Operation not supported: cannot delete checkpoint for inactive domain");
     chk_op *op = NULL;
-    if (check_idle(d, q, err) < 0 || !(op = op_new(false, q, err)))
+    if (rv_qemu_moments_busy(d, q, err) < 0 || !(op = op_new(false, q, err)))
         return -1;
     int rc = rv_qemu_moments_copy(q->uuid, &q->tree, &op->cand, err);
     rv_snap_rec *cs = rc == 0 ? rv_snap_tree_find(&op->cand, s->name) : NULL;
@@ -789,7 +662,7 @@ int rv_qemu_domain_checkpoint_delete(rv_driver_conn *c, const rv_domain_checkpoi
         if (doomed[i] && (add_name(op, op->cand.items[i]->name) < 0 ||
                           (!metadata_only && add_bitmaps(op, op->cand.items[i]) < 0)))
             rc = oom(err);
-    if (rc == 0 && !(op->trash = trash_with(q->trash, op->names, op->nnames, !metadata_only)))
+    if (rc == 0 && !(op->trash = trash_with(q, op, !metadata_only)))
         rc = oom(err);
     if (rc == 0 && !(op->reply = rv_driver_defer(err)))
         rc = -1;
