@@ -2,7 +2,9 @@
 #include "server/drivers/conf/snapshot_tree.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/drivers/driver.h"
 
@@ -22,6 +24,28 @@ void rv_snap_rec_free(rv_snap_rec *s)
     }
     free(s->disks);
     free(s);
+}
+
+rv_snap_rec *rv_snap_rec_new(rv_snapshot_request *req, char *dom_xml)
+{
+    rv_snap_rec *s = dom_xml ? calloc(1, sizeof(*s)) : NULL;
+    if (!s) {
+        free(dom_xml);
+        return NULL;
+    }
+    s->dom_xml = dom_xml;
+    s->created = (long long)time(NULL);
+    if (req->name) {
+        s->name = req->name;
+        req->name = NULL;
+    } else if (asprintf(&s->name, "%lld", s->created) < 0) {
+        s->name = NULL;
+        rv_snap_rec_free(s);
+        return NULL;
+    }
+    s->description = req->description;
+    req->description = NULL;
+    return s;
 }
 
 size_t rv_snap_rec_bytes(const rv_snap_rec *s)

@@ -41,6 +41,11 @@ typedef struct rv_snap_tree {
 extern const char rv_snap_mode_internal[], rv_snap_mode_no[], rv_snap_mode_bitmap[];
 
 void rv_snap_rec_free(rv_snap_rec *s);
+/* A new record made now, of the domain's XML dom_xml (taken), taking
+ * req's name (or named after its creation time, as libvirt names it) and
+ * description; no disks, state 0.  NULL when out of memory (dom_xml NULL
+ * counts as that). */
+rv_snap_rec *rv_snap_rec_new(rv_snapshot_request *req, char *dom_xml);
 /* The bytes a record holds (for the drivers' bounds). */
 size_t rv_snap_rec_bytes(const rv_snap_rec *s);
 /* Free every record; the tree is empty after. */

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <json-c/json.h>
 
@@ -525,29 +524,17 @@ static int add_name(chk_op *op, const char *name)
 static rv_snap_rec *new_checkpoint(const qemu_dom *d, rv_snapshot_request *req, rv_err *err)
 {
     const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    rv_snap_rec *s = calloc(1, sizeof(*s));
-    const char **targets = calloc(def->ndisks + 1, sizeof(*targets));
-    if (!s || !targets) {
-        free(s);
-        free(targets);
+    rv_snap_rec *s = rv_snap_rec_new(req, rv_qemu_domain_format(def));
+    const char **targets = s ? calloc(def->ndisks + 1, sizeof(*targets)) : NULL;
+    if (!targets) {
+        rv_snap_rec_free(s);
         oom(err);
         return NULL;
     }
     for (size_t i = 0; i < def->ndisks; i++)
         targets[i] = def->disks[i].target;
-    s->created = (long long)time(NULL);
     s->state = RV_DOMAIN_RUNNING;
-    if (req->name) {
-        s->name = req->name;
-        req->name = NULL;
-    } else if (asprintf(&s->name, "%lld", s->created) < 0) {
-        s->name = NULL;
-    }
-    s->description = req->description;
-    req->description = NULL;
-    s->dom_xml = rv_qemu_domain_format(def);
-    int rc = !s->name || !s->dom_xml ? oom(err)
-                                     : rv_chk_rec_disks(s, req, targets, def->ndisks, err);
+    int rc = rv_chk_rec_disks(s, req, targets, def->ndisks, err);
     free(targets);
     for (size_t i = 0; rc == 0 && i < s->ndisks; i++) {
         const rv_snapshot_disk *sd = &s->disks[i];

@@ -917,25 +917,12 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
         rv_snapshot_request_parse(args->xml_desc, &req, err) < 0)
         return -1;
     snap_op *op = NULL;
-    rv_snap_rec *s = calloc(1, sizeof(*s));
+    rv_snap_rec *s = rv_snap_rec_new(&req, rv_qemu_domain_format(rv_qemu_dom_def(d)));
     int rc = s ? 0 : oom(err);
-    if (rc == 0) {
-        s->created = (long long)time(NULL);
+    if (rc == 0)
         s->state = rv_qemu_dom_active(d) ? (d->state == RV_DOMAIN_PAUSED ? RV_DOMAIN_PAUSED
                                                                        : RV_DOMAIN_RUNNING)
                                          : RV_DOMAIN_SHUTOFF;
-        if (req.name) {
-            s->name = req.name;
-            req.name = NULL;
-        } else if (asprintf(&s->name, "%lld", s->created) < 0) {
-            s->name = NULL;
-        }
-        s->description = req.description;
-        req.description = NULL;
-        s->dom_xml = rv_qemu_domain_format(rv_qemu_dom_def(d));
-        if (!s->name || !s->dom_xml)
-            rc = oom(err);
-    }
     if (rc == 0 && req.memory && strcmp(req.memory, "internal") != 0 &&
         !(strcmp(req.memory, "no") == 0 && s->state == RV_DOMAIN_SHUTOFF))
         rc = fail(err, RV_ERR_CONFIG_UNSUPPORTED,

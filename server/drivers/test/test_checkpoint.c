@@ -7,7 +7,6 @@
  * per-domain bound. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "server/drivers/conf/snapshot_tree.h"
@@ -84,26 +83,15 @@ static const char **disk_targets(const rv_test_def *def, size_t *n)
 
 static rv_snap_rec *chk_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 {
-    rv_snap_rec *s = calloc(1, sizeof(*s));
+    rv_snap_rec *s = rv_snap_rec_new(req, rv_test_def_format(d->def, -1));
     size_t n;
     const char **targets = s ? disk_targets(d->def, &n) : NULL;
     if (!targets) {
-        free(s);
+        rv_snap_rec_free(s);
         test_fail_oom(err);
         return NULL;
     }
-    s->created = (long long)time(NULL);
-    if (req->name) {
-        s->name = req->name;
-        req->name = NULL;
-    } else if (asprintf(&s->name, "%lld", s->created) < 0) {
-        s->name = NULL;
-    }
-    s->description = req->description;
-    req->description = NULL;
-    s->dom_xml = rv_test_def_format(d->def, -1);
-    int rc = !s->name || !s->dom_xml ? test_fail_oom(err)
-                                     : rv_chk_rec_disks(s, req, targets, n, err);
+    int rc = rv_chk_rec_disks(s, req, targets, n, err);
     free(targets);
     if (rc < 0) {
         rv_snap_rec_free(s);
