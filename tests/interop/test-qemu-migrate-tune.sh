@@ -7,6 +7,8 @@
 #     migrate-compcache / migrate-postcopy on a shut off guest, on the
 #     running guest (values set and read back, the limits refused), after
 #     the guest's restart (what is kept), and on a read-only connection;
+#   - a dump (a migration to a file, unlimited) leaves QEMU the kept
+#     bandwidth, not QEMU's default;
 #   - the same with python3-libvirt (migtune-checks.py), with QEMU's own
 #     parameters (query-migrate-parameters) after each change: the values
 #     reach QEMU in its units (bytes/s, ms, bytes), and the refusals
@@ -135,6 +137,10 @@ run_all()
         virsh -q -c "$U" destroy g > /dev/null
         virsh -q -c "$U" start g > /dev/null
         echo "(destroyed and started)"
+        "$SYSTEM_PYTHON3" "$CHECKS" "$U" "$R" "$D/test.qmp" restarted
+        virsh -q -c "$U" dump g "$D/g.core" > /dev/null
+        rm -f "$D/g.core"
+        echo "(dumped)"
         "$SYSTEM_PYTHON3" "$CHECKS" "$U" "$R" "$D/test.qmp" restarted
         steps=("${steps_on[@]}")
         virsh_transcript "$U" "$R" "$D"

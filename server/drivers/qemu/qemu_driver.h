@@ -779,6 +779,13 @@ void rv_qemu_migration_wait_stop(qemu_dom *d);
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_migtune.c: migration tuning (and DOMAIN_MIGRATE_* tuning slots) ---- */
+/* migrate-set-parameters' arguments for a max-bandwidth of mib MiB/s
+ * (NULL: no memory). */
+json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib);
+/* Give d's QEMU the kept pre-copy bandwidth (after a save or dump to a
+ * file, which ran unlimited); its answer is not waited for. */
+void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */

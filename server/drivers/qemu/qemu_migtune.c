@@ -10,7 +10,9 @@
  * (query-migrate-parameters), but for the pre-copy bandwidth: remvirtd
  * keeps it in the domain's migtune (qemu_driver.h), shut off or running,
  * as libvirtd keeps its own copy; it is what an outgoing migration will
- * use, and QEMU's own max-bandwidth is only changed by a live set. */
+ * use, and QEMU's own max-bandwidth is only changed by a live set, and
+ * by a save or dump to a file, which runs unlimited and puts the kept
+ * value in QEMU after (as libvirtd's). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -27,6 +29,33 @@ static int running(const rv_nonnull_domain *wire, qemu_dom **d, rv_err *err)
     if (!(*d = rv_qemu_dom_get_active(wire, err)))
         return -1;
     return rv_qemu_need_monitor(*d, err);
+}
+
+/* ---------------------------------------------------------------- for a migration */
+
+json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib)
+{
+    json_object *args = json_object_new_object();
+    if (args)
+        json_object_object_add(args, "max-bandwidth", json_object_new_uint64(mib * MIB));
+    return args;
+}
+
+static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp, (void)ret, (void)opaque;
+    (void)err;      /* (libvirtd ignores it too) */
+}
+
+void rv_qemu_migtune_put_bandwidth(qemu_dom *d)
+{
+    json_object *args = rv_qemu_migtune_bandwidth_args(d->migtune.max_bandwidth);
+    rv_err ignored = { 0 };
+    if (args && d->qmp)
+        rv_qmp_command(d->qmp, "migrate-set-parameters", args, 0, ignore_reply, NULL, &ignored);
+    else
+        json_object_put(args);
+    rv_err_clear(&ignored);
 }
 
 /* ---------------------------------------------------------------- setters */
