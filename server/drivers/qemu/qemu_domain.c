@@ -143,6 +143,7 @@ qemu_dom *rv_qemu_dom_new(const rv_qemu_domain_def *def)
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->agent_timeout = RV_QEMU_AGENT_TIMEOUT_DEFAULT;
+    d->migtune.max_bandwidth = RV_QEMU_MIG_BANDWIDTH_MAX;
     d->jobs_tail = &d->jobs;
     if (rv_dom_list_add(&rv_qemu.doms, d, def->name, def->uuid, &err) < 0) {
         rv_err_clear(&err);
