@@ -2,9 +2,10 @@
  * driver does (tests/interop/checkpoint-checks.py against libvirtd): a
  * tree per domain in memory (server/drivers/conf/snapshot_tree.h), made
  * only while the domain runs, each new one under the newest; the disks
- * as the request aligns them; no REDEFINE (remvirt's own limit).  The
- * records hold the domain's XML, so they count against the snapshots'
- * per-domain bound. */
+ * as the request aligns them; no REDEFINE (remvirt's own limit).  Each
+ * record holds a copy of the domain's XML, so how many a peer may make
+ * is bounded per domain and in bytes over the whole driver, as for the
+ * snapshots. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,9 +27,21 @@ enum {
     DELETE_FLAGS = RV_DOMAIN_CHECKPOINT_DELETE_CHILDREN | RV_DOMAIN_CHECKPOINT_DELETE_METADATA_ONLY |
                    RV_DOMAIN_CHECKPOINT_DELETE_CHILDREN_ONLY,
 };
+/* The bytes of names, descriptions and domain XML all checkpoints may hold. */
+#define TEST_CHECKPOINT_BYTES_MAX (64u * 1024 * 1024)
+
+static size_t held_bytes;       /* over every domain's checkpoints */
+
+static void count_out(const test_snaps *t, const unsigned char *doomed)
+{
+    for (size_t i = 0; t && i < t->n; i++)
+        if (!doomed || doomed[i])
+            held_bytes -= rv_snap_rec_bytes(t->items[i]);
+}
 
 void test_checkpoints_free(test_snaps *t)
 {
+    count_out(t, NULL);
     if (t)
         rv_snap_tree_clear(t);
     free(t);
@@ -129,6 +142,12 @@ int test_domain_checkpoint_create_xml(rv_driver_conn *c,
     rv_snapshot_request_clear(&req);
     if (rc < 0)
         return -1;
+    if (held_bytes + rv_snap_rec_bytes(s) > TEST_CHECKPOINT_BYTES_MAX) {
+        rv_snap_rec_free(s);
+        return test_fail(err, RV_ERR_OPERATION_FAILED,
+                         "operation failed: the test driver holds at most %u MiB of checkpoints",
+                         TEST_CHECKPOINT_BYTES_MAX >> 20);
+    }
     if ((!d->checkpoints && !(d->checkpoints = calloc(1, sizeof(*d->checkpoints)))) ||
         rv_snap_tree_add(d->checkpoints, s, TEST_MAX_CHECKPOINTS, err) < 0) {
         if (!d->checkpoints)
@@ -136,6 +155,7 @@ int test_domain_checkpoint_create_xml(rv_driver_conn *c,
         rv_snap_rec_free(s);
         return -1;
     }
+    held_bytes += rv_snap_rec_bytes(s);
     RV_DEBUG("domain '%s': checkpoint '%s' made", d->def->name, s->name);
     return put_chk(d, s, &ret->checkpoint, err);
 }
@@ -254,6 +274,7 @@ int test_domain_checkpoint_delete(rv_driver_conn *c, const rv_domain_checkpoint_
     if (!doomed)
         return test_fail_oom(err);
     RV_DEBUG("domain '%s': checkpoint '%s' deleted (flags 0x%x)", d->def->name, s->name, flags);
+    count_out(d->checkpoints, doomed);
     rv_snap_tree_remove(d->checkpoints, s, doomed, flags);
     free(doomed);
     return 0;
