@@ -137,6 +137,23 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     return put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err);
 }
 
+static void on_set_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    (void)ret;
+    if (err)
+        RV_WARN("%s: %s", (const char *)opaque, err->message ? err->message : "");
+}
+
+/* migrate_cancel, its answer only logged (nothing to cancel is fine). */
+static void cancel_quietly(qemu_dom *d)
+{
+    rv_err e = { 0 };
+    if (d->qmp && rv_qmp_command(d->qmp, "migrate_cancel", NULL, 0, on_set_reply,
+                                 (void *)"migrate_cancel", &e) < 0)
+        rv_err_clear(&e);
+}
+
 static void perform_done(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
@@ -147,8 +164,7 @@ static void perform_done(qemu_dom *d, const rv_err *err)
                 err->message ? err->message : "");
         /* QEMU runs the guest again itself; CONFIRM3 (cancelled) makes
          * sure.  (A stream cut short may leave QEMU "active": stop it.) */
-        if (d->qmp)
-            rv_qemu_send_quietly(d->qmp, "migrate_cancel", NULL, NULL);
+        cancel_quietly(d);
     } else {
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
     }
@@ -199,15 +215,6 @@ void rv_qemu_migrate_perform(qemu_dom *d)
     rv_err_clear(&err);
 }
 
-static void on_set_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
-{
-    (void)qmp;
-    (void)ret;
-    (void)opaque;
-    if (err)
-        RV_WARN("migrate-set-parameters: %s", err->message ? err->message : "");
-}
-
 int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_perform3_params_args *args,
                                            rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
@@ -245,7 +252,8 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
         json_object_object_add(p, "max-bandwidth",
                                json_object_new_int64(mib ? (int64_t)(mib << 20) : 134217728)) == 0) {
         rv_err e = { 0 };
-        if (rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply, d, &e) < 0)
+        if (rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
+                           (void *)"migrate-set-parameters", &e) < 0)
             RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
         rv_err_clear(&e);
     } else {
@@ -269,8 +277,7 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
          * usually resumed it already; a paused one is let go on. */
         RV_INFO("domain '%s': migration cancelled, it stays here", d->live->name);
-        if (d->qmp)
-            rv_qemu_send_quietly(d->qmp, "migrate_cancel", NULL, NULL);
+        cancel_quietly(d);
         if (d->state != RV_DOMAIN_PAUSED || d->reason != RV_DOMAIN_PAUSED_MIGRATION)
             return 0;
         rv_deferred *reply = rv_driver_defer(err);

@@ -663,8 +663,8 @@ static void on_started(qemu_dom *d)
                 (int)d->pid, d->id);
         d->agent_unopened = false;
         d->migrate_in = true;
-        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, RV_EVENT_STARTED,
-                              RV_EVENT_STARTED_MIGRATED);
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
+        emit_event(d, RV_EVENT_STARTED, RV_EVENT_STARTED_MIGRATED);
         paused = true;
         restored = true;
         goto record;
@@ -1094,6 +1094,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     } else if (migrating && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATION_CANCELED,
                               RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
+    } else if (d->migrate_in && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
+        /* FINISH3's cont (qemu_migrate.c says the same on its answer). */
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
+                              RV_EVENT_RESUMED_MIGRATED);
     } else if (d->restarting && strcmp(name, "RESUME") == 0) {
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);

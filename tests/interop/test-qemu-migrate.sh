@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Live migration between two remvirtds, each a "host" of its own: this
+# test's network namespace (A, 10.231.0.1) and one it makes (B,
+# 10.231.0.2) joined by a veth pair, each remvirtd with its own state
+# directories, reached over qemu+tcp (auth none, private addresses).  The
+# test guest's disk is in a directory both see.  `virsh migrate --live`
+# (managed direct: BEGIN3 ... CONFIRM3) moves it from A to B:
+#   - it runs on B, not on A (shut off (migrated), transient there);
+#   - its memory came along: the SSH keys its agent keeps in RAM are there;
+#   - events: A Suspended/Stopped Migrated, B Started/Resumed Migrated;
+#   - domjobinfo on A answers during a (bandwidth-limited) migration;
+#   - a destination that cannot start it (a disk missing there) and an
+#     abort (domjobabort) mid-migration leave it running on A alone.
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+netns_view
+requires virsh
+requires qemu-img --version
+test_guest
+
+NS=rvmigb
+ip netns add $NS
+cleanup_fn ip netns del $NS
+ip link add rvma type veth peer name rvmb
+ip link set rvmb netns $NS
+ip addr add 10.231.0.1/24 dev rvma
+ip link set rvma up
+ip netns exec $NS ip link set lo up
+ip netns exec $NS ip addr add 10.231.0.2/24 dev rvmb
+ip netns exec $NS ip link set rvmb up
+
+start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
+    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"'
+A=qemu+tcp://10.231.0.1/system
+
+# B: a second remvirtd in the other namespace, with directories of its own.
+BDIR=$RV_TMP/remvirtd-b
+mkdir -p "$BDIR"
+cat > "$BDIR/remvirtd.conf" <<EOF
+unix_sock_dir = "$BDIR"
+log_outputs = "2:file:$BDIR/remvirtd.log"
+listen_tcp = 1
+tcp_port = "16509"
+auth_tcp = "none"
+listen_addr = "10.231.0.2"
+qemu_config_dir = "$BDIR/qemu/etc"
+qemu_run_dir = "$BDIR/qemu/run"
+qemu_save_dir = "$BDIR/qemu/save"
+qemu_dump_dir = "$BDIR/qemu/dump"
+qemu_migration_host = "10.231.0.2"
+qemu_migration_port_min = 49300
+qemu_migration_port_max = 49309
+EOF
+ip netns exec $NS "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
+    < /dev/null > "$BDIR/stdout" 2> "$BDIR/stderr" &
+BPID=$!
+stop_b() { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; _rv_kill_qemus "$BDIR/qemu/run/"; }
+cleanup_fn stop_b
+B=qemu+tcp://10.231.0.2/system
+b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
+wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
+
+OUT=$RV_TMP/migrate
+SHARED=$RV_TMP/shared
+mkdir -p "$OUT" "$SHARED"
+qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
+CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+DISK="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/g.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+qemu_guest_xml g | sed "s|<devices>|<devices>$DISK$CHANNEL|" > "$OUT/g.xml"
+
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
+EVB=$BG_PID
+
+agent_guest_up "$A" g "$OUT/g.xml"
+KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMigratedMigratedMigratedMigrated00000 rv@migrate"
+echo "$KEY" > "$OUT/key"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+virsh -q -c "$A" get-user-sshkeys g root | grep -qF "$KEY" || fail "the key is not in the guest"
+
+# ---- a destination that cannot start it: the disk is not there ----
+sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" "$OUT/g.xml" > "$OUT/g-missing.xml"
+if virsh -q -c "$A" migrate --live g "$B" --xml "$OUT/g-missing.xml" > "$OUT/fail1" 2>&1; then
+    fail "migration to a destination without the disk succeeded"
+fi
+grep -q "missing.qcow2" "$OUT/fail1" || { show "$OUT/fail1"; fail "prepare failure: no reason given"; }
+[ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A after the failed prepare"
+[ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "B kept a domain after the failed prepare"
+[ -z "$(qemu_pids "$BDIR/qemu/run/")" ] || fail "B kept a QEMU after the failed prepare"
+
+# ---- abort mid-migration (1 MiB/s: it takes a while) ----
+bg "$OUT/abort" virsh -q -c "$A" migrate --live --bandwidth 1 g "$B"
+MIG=$BG_PID
+has_job() { virsh -q -c "$A" domjobinfo g 2> /dev/null | grep -q "Job type: *Unbounded"; }
+wait_for 60 "the migration job on A" has_job
+virsh -c "$A" domjobinfo g > "$OUT/jobinfo" 2>&1
+grep -q "Operation: *Outgoing migration" "$OUT/jobinfo" || { show "$OUT/jobinfo"; fail "domjobinfo during migration"; }
+grep -q "Memory processed:" "$OUT/jobinfo" || { show "$OUT/jobinfo"; fail "domjobinfo has no progress"; }
+virsh -q -c "$A" domjobabort g
+if wait "$MIG"; then fail "the aborted migration succeeded"; fi
+grep -q "operation aborted: job 'migration out' canceled by client" "$OUT/abort.err" ||
+    { show "$OUT/abort.err"; fail "abort: not libvirt's words"; }
+run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
+wait_for 30 "g running on A after the abort" run_a
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+wait_for 30 "B without g after the abort" b_empty
+
+# ---- the migration ----
+start=$(date +%s.%N)
+virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
+end=$(date +%s.%N)
+echo "migration took $(echo "$end - $start" | bc) s" >&2
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
+virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
+[ -z "$(virsh -q -c "$A" list --name)" ] || fail "g still runs on A"
+[ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
+[ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+[ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 1 ] || fail "B has no QEMU (or more than one)"
+agent_b() { virsh -q -c "$B" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+wait_for 60 "the guest's key, in its memory, on B" agent_b
+virsh -q -c "$B" domjobinfo g > /dev/null
+sleep 1
+kill "$EVA" "$EVB" 2> /dev/null || true
+grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
+grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
+grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Started Migrated"; }
+grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
+virsh -q -c "$B" destroy g > /dev/null
