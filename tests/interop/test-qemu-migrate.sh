@@ -33,7 +33,8 @@ ip netns exec $NS ip addr add 10.231.0.2/24 dev rvmb
 ip netns exec $NS ip link set rvmb up
 
 start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"'
+    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
+    'log_filters = "1:server.dispatch"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
 A=qemu+tcp://10.231.0.1/system
 
 # B: a second remvirtd in the other namespace, with directories of its own.
@@ -41,7 +42,8 @@ BDIR=$RV_TMP/remvirtd-b
 mkdir -p "$BDIR"
 cat > "$BDIR/remvirtd.conf" <<EOF
 unix_sock_dir = "$BDIR"
-log_outputs = "2:file:$BDIR/remvirtd.log"
+log_filters = "1:server.dispatch"
+log_outputs = "1:file:$BDIR/remvirtd.log"
 listen_tcp = 1
 tcp_port = "16509"
 auth_tcp = "none"
@@ -120,13 +122,37 @@ virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's
 [ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
 [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
 [ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 1 ] || fail "B has no QEMU (or more than one)"
+agent_a() { virsh -q -c "$A" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
 agent_b() { virsh -q -c "$B" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
 wait_for 60 "the guest's key, in its memory, on B" agent_b
 virsh -q -c "$B" domjobinfo g > /dev/null
+# The completed job's figures stay on A (the domain is defined there).
+virsh -c "$A" domjobinfo --completed g > "$OUT/completed" 2>&1 || { show "$OUT/completed"; fail "domjobinfo --completed on A"; }
+grep -q "Operation: *Outgoing migration" "$OUT/completed" || { show "$OUT/completed"; fail "A's completed job"; }
+echo "completed job on A:" >&2; grep -E "Time elapsed|Total downtime|Memory processed" "$OUT/completed" >&2 || true
 sleep 1
 kill "$EVA" "$EVB" 2> /dev/null || true
 grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
 grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
 grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Started Migrated"; }
 grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
+# ---- back to A, made persistent there (it is defined there already) ----
+virsh -q -c "$B" migrate --live --persistent g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
+[ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
+[ "$(virsh -q -c "$A" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on A"
+[ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "B kept the transient g"
+wait_for 60 "the guest's key on A again" agent_a
+# ---- to B with --persistent --undefinesource: its definition moves ----
+virsh -q -c "$A" migrate --live --persistent --undefinesource g "$B" > "$OUT/move" 2>&1 ||
+    { show "$OUT/move"; fail "migrate --persistent --undefinesource"; }
+[ -z "$(virsh -q -c "$A" list --all --name)" ] || fail "A kept g's definition"
+[ -f "$QEMU_DIR/etc/g.xml" ] && fail "A kept g.xml"
+[ "$(virsh -q -c "$B" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on B"
+[ -f "$BDIR/qemu/etc/g.xml" ] || fail "B has no g.xml"
+wait_for 60 "the guest's key, in its memory, on B" agent_b
+[ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 01 ] ||
+    fail "not exactly one QEMU (on B) after the third migration"
+echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
+echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
 virsh -q -c "$B" destroy g > /dev/null
+virsh -q -c "$B" undefine g > /dev/null

@@ -791,6 +791,35 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     const char *s = json_object_get_string(status);
     bool migrated = strcmp(s, "postmigrate") == 0;
     int saving = rv_qemu_save_marker_take(dom_name(d));
+    if (strcmp(s, "inmigrate") == 0) {
+        /* An incoming migration that this remvirtd can no longer finish
+         * (FINISH3 is refused, the source keeps the guest): its QEMU,
+         * which never ran the guest, goes. */
+        RV_WARN("domain '%s': its incoming migration was cut off by remvirtd's stop: "
+                "it goes", dom_name(d));
+        begin_stop(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED, false, true);
+        return;
+    }
+    if (saving < 0 && !rv_qemu_has_managed_save(dom_name(d))) {
+        /* No save was under way: an outgoing migration may have been (no
+         * client can confirm it now).  One still sending is called off
+         * (QEMU runs the guest again); one that completed stays paused,
+         * never resumed here: the destination may be running the guest
+         * (libvirtd leaves that call to the administrator too). */
+        rv_err e = { 0 };
+        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        if (migrated) {
+            RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
+                    dom_name(d));
+            rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
+            if (rv_qemu_save_status(d, &e) < 0)
+                RV_WARN("domain '%s': %s", dom_name(d), e.message);
+            rv_err_clear(&e);
+            return;
+        }
+    }
     if (migrated || saving >= 0) {
         /* A save was under way when remvirtd stopped.  If it completed
          * (the managed image is there) the guest's state is in it and
