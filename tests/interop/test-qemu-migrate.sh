@@ -10,13 +10,18 @@
 #   - events: A Suspended/Stopped Migrated, B Started/Resumed Migrated;
 #   - domjobinfo on A answers during a (bandwidth-limited) migration;
 #   - a destination that cannot start it (a disk missing there) and an
-#     abort (domjobabort) mid-migration leave it running on A alone.
+#     abort (domjobabort) mid-migration leave it running on A alone;
+#   - back to A with --persistent (--migrateuri naming A's address), then
+#     to B with --persistent --undefinesource: the definition moves.
+# Then, where libvirtd's QEMU driver runs here, the same migration between
+# two stock libvirtds in the same two namespaces, for the figures: total
+# time and QEMU's downtime, printed beside remvirtd's.
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-netns_view
+netns_view_cgroups
 requires virsh
 requires qemu-img --version
 test_guest
@@ -113,9 +118,15 @@ wait_for 30 "B without g after the abort" b_empty
 
 # ---- the migration ----
 start=$(date +%s.%N)
-virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
+LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
+    virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
 end=$(date +%s.%N)
-echo "migration took $(echo "$end - $start" | bc) s" >&2
+echo "remvirtd: virsh migrate took $(echo "$end - $start" | bc) s" >&2
+# The client's own log says which way it went: version 3 with parameters.
+sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OUT/virsh.log" | tr '\n' ' ' > "$OUT/steps"
+[ "$(cat "$OUT/steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
+    { show "$OUT/steps"; fail "virsh did not take the version 3 steps"; }
+grep -q "Using migration protocol 3 with extensible parameters" "$OUT/virsh.log" || fail "virsh: not the *3_PARAMS steps"
 [ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
 virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
 [ -z "$(virsh -q -c "$A" list --name)" ] || fail "g still runs on A"
@@ -137,7 +148,7 @@ grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-
 grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Started Migrated"; }
 grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
 # ---- back to A, made persistent there (it is defined there already) ----
-virsh -q -c "$B" migrate --live --persistent g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
+virsh -q -c "$B" migrate --live --persistent --migrateuri tcp://10.231.0.1 g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
 [ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
 [ "$(virsh -q -c "$A" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on A"
 [ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "B kept the transient g"
@@ -152,7 +163,52 @@ virsh -q -c "$A" migrate --live --persistent --undefinesource g "$B" > "$OUT/mov
 wait_for 60 "the guest's key, in its memory, on B" agent_b
 [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 01 ] ||
     fail "not exactly one QEMU (on B) after the third migration"
+# The guest's pause as it saw it: stopped on A to running on B (events'
+# times; both daemons share this machine's clock).
+ev_time() { date -d "$(grep -m1 "$2" "$1" | cut -d' ' -f1,2 | sed 's/:$//')" +%s.%N; }
+pause() { echo "$(ev_time "$3" "$4") - $(ev_time "$1" "$2")" | bc; }
+echo "remvirtd: the guest paused $(pause "$OUT/events-a" "Suspended Migrated" "$OUT/events-b" "Resumed Migrated") s" >&2
 echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
 echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
 virsh -q -c "$B" destroy g > /dev/null
 virsh -q -c "$B" undefine g > /dev/null
+
+# ---- the same between two stock libvirtds, for the figures ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
+    'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
+LA=qemu+tcp://10.231.0.1:16510/system
+LBDIR=$RV_TMP/libvirtd-b
+_rv_libvirtd_conf "$LBDIR" 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
+    'listen_addr = "10.231.0.2"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000b"'
+# Its own host name too: libvirtd refuses a destination named as the source.
+nsenter --net=/run/netns/$NS unshare --mount --uts --propagation private \
+    sh -c 'hostname rvmig-b && exec sh "$0" "$@"' "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LBDIR" --listen \
+    < /dev/null > "$LBDIR/stdout" 2> "$LBDIR/stderr" &
+LBPID=$!
+stop_lb() { kill "$LBPID" 2> /dev/null || true; wait "$LBPID" 2> /dev/null || true; }
+cleanup_fn stop_lb
+LB=qemu+tcp://10.231.0.2:16510/system
+lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
+wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
+qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
+sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
+bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp
+bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp
+agent_guest_up "$LA" lg "$OUT/lg.xml"
+start=$(date +%s.%N)
+virsh -q -c "$LA" migrate --live --unsafe lg "$LB" --migrateuri tcp://10.231.0.2 > "$OUT/lmigrate" 2>&1 ||
+    { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate"; }
+end=$(date +%s.%N)
+echo "libvirtd: virsh migrate took $(echo "$end - $start" | bc) s" >&2
+[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
+sleep 1
+echo "libvirtd: the guest paused $(pause "$OUT/levents-a" "Suspended Migrated" "$OUT/levents-b" "Resumed Migrated") s" >&2
+for side in "$LA" "$LB"; do
+    echo "libvirtd completed job on ${side%%/system}:" >&2
+    virsh -c "$side" domjobinfo --completed lg 2>&1 | grep -E "Time elapsed|Total downtime|Memory processed|error" >&2 || true
+done
+virsh -q -c "$LB" destroy lg > /dev/null

@@ -781,6 +781,9 @@ int rv_qemu_migration_cancel(qemu_dom *d, rv_err *err);
  * d->migrate_done(d, NULL or why). */
 void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));
 void rv_qemu_migration_wait_stop(qemu_dom *d);
+/* QEMU said its migration changed state (event MIGRATION): poll now
+ * rather than at the next tick. */
+void rv_qemu_migration_poke(qemu_dom *d);
 /* run_dir/<name>.saving, written before a save stops the guest: whether
  * it ran (1) or not (0); -1: no save was under way.  Removed. */
 int rv_qemu_save_marker_take(const char *name);

@@ -193,6 +193,29 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
     rv_qemu_migration_wait(d, perform_done);
 }
 
+/* QEMU's MIGRATION events on: each state change is seen at once
+ * (rv_qemu_migration_poke), not at the next 50 ms poll.  Its answer
+ * comes before the next command's (QEMU answers in order). */
+static void migration_events_on(qemu_dom *d)
+{
+    json_object *args = json_object_new_object(), *caps = json_object_new_array(),
+                *cap = json_object_new_object();
+    rv_err e = { 0 };
+    if (!args || !caps || !cap ||
+        json_object_object_add(cap, "capability", json_object_new_string("events")) < 0 ||
+        json_object_object_add(cap, "state", json_object_new_boolean(1)) < 0 ||
+        json_object_array_add(caps, cap) < 0) {
+        json_object_put(args);
+        json_object_put(caps);
+        json_object_put(cap);
+        return;
+    }
+    json_object_object_add(args, "capabilities", caps);
+    if (!d->qmp || rv_qmp_command(d->qmp, "migrate-set-capabilities", args, 0, on_set_reply,
+                                  (void *)"migrate-set-capabilities", &e) < 0)
+        rv_err_clear(&e);
+}
+
 void rv_qemu_migrate_perform(qemu_dom *d)
 {
     rv_err err = { 0 };
@@ -205,6 +228,7 @@ void rv_qemu_migrate_perform(qemu_dom *d)
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
+    migration_events_on(d);
     rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
                           rv_qemu_migration_cancel, NULL);
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
@@ -478,6 +502,7 @@ void rv_qemu_migrate_incoming(qemu_dom *d)
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
+        migration_events_on(d);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))

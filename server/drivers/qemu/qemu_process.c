@@ -1168,6 +1168,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         json_object *actual = NULL;
         if (data && json_object_object_get_ex(data, "actual", &actual))
             d->balloon_kib = (unsigned long long)json_object_get_int64(actual) / 1024;
+    } else if (strcmp(name, "MIGRATION") == 0) {
+        /* (with the "events" capability, which migrations turn on) */
+        rv_qemu_migration_poke(d);
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);

@@ -542,6 +542,15 @@ void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err 
     ev_timer_start(rv_qemu.loop, &d->migrate_poll);
 }
 
+void rv_qemu_migration_poke(qemu_dom *d)
+{
+    if (d->migrate_done && ev_is_active(&d->migrate_poll)) {
+        ev_timer_stop(rv_qemu.loop, &d->migrate_poll);
+        ev_timer_set(&d->migrate_poll, 0., 0.);
+        ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+    }
+}
+
 void rv_qemu_migration_wait_stop(qemu_dom *d)
 {
     ev_timer_stop(rv_qemu.loop, &d->migrate_poll);
