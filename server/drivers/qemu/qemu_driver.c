@@ -650,6 +650,19 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     return RV_DEFERRED;
 }
 
+rv_deferred *rv_qemu_take_live_deferred(rv_qemu_domain_def *def, qemu_dom **d, rv_err *err)
+{
+    if (!(*d = rv_qemu_take_live(def, err)))
+        return NULL;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply) {
+        rv_qemu_domain_free((*d)->live);
+        (*d)->live = NULL;
+        rv_qemu_dom_forget_if_gone(*d);
+    }
+    return reply;
+}
+
 qemu_dom *rv_qemu_take_live(rv_qemu_domain_def *def, rv_err *err)
 {
     qemu_dom *d = NULL;
@@ -960,16 +973,10 @@ static int restore(const char *from, const char *dxml, unsigned int flags, const
         return -1;
     }
     /* The start reads the image again and runs its definition. */
-    qemu_dom *d = rv_qemu_take_live(def, err);
-    if (!d)
+    qemu_dom *d;
+    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
+    if (!reply)
         return -1;
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply) {
-        rv_qemu_domain_free(d->live);
-        d->live = NULL;
-        rv_qemu_dom_forget_if_gone(d);
-        return -1;
-    }
     unsigned int start_flags = (flags & RV_DOMAIN_SAVE_PAUSED ? RV_DOMAIN_START_PAUSED : 0) |
                                (flags & RV_DOMAIN_SAVE_RUNNING ? QJOB_RESTORE_RUNNING : 0);
     rv_qemu_job_add_path(d, QJOB_START, start_flags, from, reply);

@@ -741,6 +741,9 @@ bool rv_qemu_agent_abandon(qemu_dom *d);
  * redefines, when it is inactive (its persistent definition waits for
  * later), else a new transient one; def is its live definition. */
 qemu_dom *rv_qemu_take_live(rv_qemu_domain_def *def, rv_err *err);
+/* The same, and the call deferred for the start that follows: NULL with
+ * err (def freed, the domains as they were). */
+rv_deferred *rv_qemu_take_live_deferred(rv_qemu_domain_def *def, qemu_dom **d, rv_err *err);
 
 /* ---- qemu_migrate.c: live migration, both ends ---- */
 /* The incoming START job's QEMU (-incoming defer) has its monitor: tell

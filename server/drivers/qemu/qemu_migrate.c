@@ -452,16 +452,10 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!def)
         return -1;
     drop_source_choices(def);
-    qemu_dom *d = rv_qemu_take_live(def, err);
-    if (!d)
+    qemu_dom *d;
+    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
+    if (!reply)
         return -1;
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply) {
-        rv_qemu_domain_free(d->live);
-        d->live = NULL;
-        rv_qemu_dom_forget_if_gone(d);
-        return -1;
-    }
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
     r->uri_out = malloc(sizeof(*r->uri_out));
     if (r->uri_out && asprintf(r->uri_out, strchr(host, ':') ? "tcp:[%s]:%d" : "tcp:%s:%d", host,
