@@ -61,14 +61,18 @@ qemu_migration_host = "10.231.0.2"
 qemu_migration_port_min = 49300
 qemu_migration_port_max = 49309
 EOF
-ip netns exec $NS "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
-    < /dev/null > "$BDIR/stdout" 2> "$BDIR/stderr" &
-BPID=$!
+start_b()
+{
+    ip netns exec $NS "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
+        < /dev/null >> "$BDIR/stdout" 2>> "$BDIR/stderr" &
+    BPID=$!
+    wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
+}
 stop_b() { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; _rv_kill_qemus "$BDIR/qemu/run/"; }
 cleanup_fn stop_b
 B=qemu+tcp://10.231.0.2/system
 b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
-wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
+start_b
 
 OUT=$RV_TMP/migrate
 SHARED=$RV_TMP/shared
@@ -116,6 +120,25 @@ wait_for 30 "g running on A after the abort" run_a
 b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
 wait_for 30 "B without g after the abort" b_empty
 
+# ---- B's remvirtd killed while the stream comes (16 MiB/s: a few
+# seconds): virsh sees its destination connection go and aborts the job
+# (it would confirm it cancelled after a completed stream too), A runs the
+# guest on, and B, restarted, kills the waiting QEMU it finds ----
+bg "$OUT/cut" virsh -q -c "$A" migrate --live --bandwidth 16 g "$B"
+MIG=$BG_PID
+wait_for 60 "the migration job on A" has_job
+kill -KILL "$BPID"
+wait "$BPID" 2> /dev/null || true
+if wait "$MIG"; then fail "the migration whose destination daemon died succeeded"; fi
+wait_for 60 "g running on A after B's daemon died" run_a
+[ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" -le 1 ] || fail "B has more than one QEMU"
+start_b
+bg "$OUT/events-b2" virsh -c "$B" event --all --loop --timestamp
+EVB=$BG_PID
+wait_for 30 "B without g after its restart" b_empty
+agent_guest_key_a() { virsh -q -c "$A" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+wait_for 60 "the guest's key on A after the cut migration" agent_guest_key_a
+
 # ---- the migration ----
 start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
@@ -145,8 +168,8 @@ sleep 1
 kill "$EVA" "$EVB" 2> /dev/null || true
 grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
 grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
-grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Started Migrated"; }
-grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
+grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Started Migrated"; }
+grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Resumed Migrated"; }
 # ---- back to A, made persistent there (it is defined there already) ----
 virsh -q -c "$B" migrate --live --persistent --migrateuri tcp://10.231.0.1 g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
 [ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
@@ -165,11 +188,11 @@ wait_for 60 "the guest's key, in its memory, on B" agent_b
     fail "not exactly one QEMU (on B) after the third migration"
 # The guest's pause as it saw it: stopped on A to running on B (events'
 # times; both daemons share this machine's clock).
-ev_time() { date -d "$(grep -m1 "$2" "$1" | cut -d' ' -f1,2 | sed 's/:$//')" +%s.%N; }
+ev_time() { date -d "$(grep "$2" "$1" | tail -n 1 | cut -d' ' -f1,2 | sed 's/:$//')" +%s.%N; }
 pause() { echo "$(ev_time "$3" "$4") - $(ev_time "$1" "$2")" | bc; }
-echo "remvirtd: the guest paused $(pause "$OUT/events-a" "Suspended Migrated" "$OUT/events-b" "Resumed Migrated") s" >&2
+echo "remvirtd: the guest paused $(pause "$OUT/events-a" "Suspended Migrated" "$OUT/events-b2" "Resumed Migrated") s" >&2
 echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
-echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
+echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b2" >&2
 virsh -q -c "$B" destroy g > /dev/null
 virsh -q -c "$B" undefine g > /dev/null
 

@@ -452,6 +452,15 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!def)
         return -1;
     drop_source_choices(def);
+    /* An inactive definition here with a managed save image: which state
+     * is the guest's would be unclear later: refused rather than guessed. */
+    qemu_dom *here = rv_qemu_find_uuid(def->uuid);
+    if (here && here->def && !rv_qemu_dom_active(here) && rv_qemu_has_managed_save(here->def->name)) {
+        rv_qemu_domain_free(def);
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' has a managed save image here",
+                    here->def->name);
+    }
     qemu_dom *d;
     rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
     if (!reply)

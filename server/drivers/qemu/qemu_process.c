@@ -791,10 +791,13 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     const char *s = json_object_get_string(status);
     bool migrated = strcmp(s, "postmigrate") == 0;
     int saving = rv_qemu_save_marker_take(dom_name(d));
-    if (strcmp(s, "inmigrate") == 0) {
-        /* An incoming migration that this remvirtd can no longer finish
-         * (FINISH3 is refused, the source keeps the guest): its QEMU,
-         * which never ran the guest, goes. */
+    if (strcmp(s, "inmigrate") == 0 ||
+        (strcmp(s, "paused") == 0 && d->state == RV_DOMAIN_PAUSED &&
+         d->reason == RV_DOMAIN_PAUSED_MIGRATION)) {
+        /* An incoming migration (its stream still coming, or complete but
+         * not finished) that this remvirtd can no longer finish: FINISH3
+         * is refused and the source keeps the guest, so this QEMU, which
+         * never ran it, goes. */
         RV_WARN("domain '%s': its incoming migration was cut off by remvirtd's stop: "
                 "it goes", dom_name(d));
         begin_stop(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED, false, true);
@@ -1349,6 +1352,8 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
 {
     char *managed = NULL;
     const char *image = job->path;
+    if (job->flags & QJOB_MIGRATE_IN)
+        return 0;   /* the state comes over the network */
     if (!image && d->def) {
         if (!(managed = rv_qemu_managed_save_path(d->def->name))) {
             rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
