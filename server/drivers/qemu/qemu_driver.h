@@ -150,6 +150,8 @@ typedef struct qemu_dom {
     bool restoring;             /* the start is an incoming migration */
     int migrate_port;           /* an incoming migration's listening port; 0: none */
     bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
+    struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
+    bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:

@@ -134,7 +134,12 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(d->live);
     if (!ret->xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    return put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err);
+    if (put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
+        free(ret->xml);
+        ret->xml = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static void on_set_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -167,6 +172,7 @@ static void perform_done(qemu_dom *d, const rv_err *err)
         cancel_quietly(d);
     } else {
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
+        d->migrated_out = true;
     }
     rv_qemu_jobinfo_end(d, !err, false);
     rv_qemu_job_done(d, err);
@@ -193,21 +199,32 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
     rv_qemu_migration_wait(d, perform_done);
 }
 
-/* QEMU's MIGRATION events on: each state change is seen at once
- * (rv_qemu_migration_poke), not at the next 50 ms poll.  Its answer
- * comes before the next command's (QEMU answers in order). */
-static void migration_events_on(qemu_dom *d)
+/* {"capability": name, "state": true} added to caps: false when out of memory. */
+static bool cap_on(json_object *caps, const char *name)
 {
-    json_object *args = json_object_new_object(), *caps = json_object_new_array(),
-                *cap = json_object_new_object();
-    rv_err e = { 0 };
-    if (!args || !caps || !cap ||
-        json_object_object_add(cap, "capability", json_object_new_string("events")) < 0 ||
+    json_object *cap = json_object_new_object();
+    if (!cap || json_object_object_add(cap, "capability", json_object_new_string(name)) < 0 ||
         json_object_object_add(cap, "state", json_object_new_boolean(1)) < 0 ||
         json_object_array_add(caps, cap) < 0) {
+        json_object_put(cap);
+        return false;
+    }
+    return true;
+}
+
+/* Migration capabilities, before the migration (QEMU answers in order):
+ * "events", so that each state change is seen at once
+ * (rv_qemu_migration_poke) rather than at the next 50 ms poll; and on
+ * the destination "late-block-activate": its QEMU takes the disks (and
+ * their locks) only at FINISH3's cont, so a source whose migration is
+ * cancelled after the stream completed can still run the guest. */
+static void migration_caps(qemu_dom *d, bool incoming)
+{
+    json_object *args = json_object_new_object(), *caps = json_object_new_array();
+    rv_err e = { 0 };
+    if (!args || !caps || !cap_on(caps, "events") || (incoming && !cap_on(caps, "late-block-activate"))) {
         json_object_put(args);
         json_object_put(caps);
-        json_object_put(cap);
         return;
     }
     json_object_object_add(args, "capabilities", caps);
@@ -228,7 +245,7 @@ void rv_qemu_migrate_perform(qemu_dom *d)
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
-    migration_events_on(d);
+    migration_caps(d, false);
     rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
                           rv_qemu_migration_cancel, NULL);
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
@@ -287,6 +304,65 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     return RV_DEFERRED;
 }
 
+static bool dom_has_qmp(const void *obj, const void *qmp)
+{
+    return ((const qemu_dom *)obj)->qmp == qmp;
+}
+
+/* CONFIRM3 cancelled: a guest the migration left stopped (QEMU's
+ * postmigrate, or paused with no reason of the user's) runs again:
+ * running (migration canceled), Resumed Migrated.  QEMU refuses "cont"
+ * until its migration is finalized (finish-migrate, for a moment after
+ * the stream completed): asked again every 50 ms, for 5 s at most. */
+typedef struct cancel_wait {
+    ev_timer timer;
+    rv_deferred *reply;
+    rv_qmp *qmp;
+    int tries;
+} cancel_wait;
+
+static void ask_status(cancel_wait *w);
+
+static void on_cancel_retry(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    ask_status((cancel_wait *)t);
+}
+
+static void on_cancelled_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    cancel_wait *w = opaque;
+    qemu_dom *d = rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, qmp);
+    json_object *status = NULL;
+    const char *s = !err && json_object_object_get_ex(ret, "status", &status)
+                        ? json_object_get_string(status) : "";
+    if (d && strcmp(s, "finish-migrate") == 0 && ++w->tries < 100) {
+        ev_timer_init(&w->timer, on_cancel_retry, 0.05, 0.);
+        ev_timer_start(rv_qemu.loop, &w->timer);
+        return;
+    }
+    bool stopped = strcmp(s, "postmigrate") == 0 ||
+                   (strcmp(s, "paused") == 0 && d && d->reason != RV_DOMAIN_PAUSED_USER);
+    if (d && stopped && d->state == RV_DOMAIN_PAUSED)
+        rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, w->reply, NULL);
+    else
+        rv_deferred_finish(w->reply, NULL);
+    free(w);
+}
+
+static void ask_status(cancel_wait *w)
+{
+    rv_err e = { 0 };
+    if (!rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, w->qmp) ||
+        rv_qmp_command(w->qmp, "query-status", NULL, 0, on_cancelled_status, w, &e) < 0) {
+        /* The domain or its monitor went: nothing to resume. */
+        rv_deferred_finish(w->reply, NULL);
+        free(w);
+    }
+    rv_err_clear(&e);
+}
+
 int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_confirm3_params_args *args,
                                            rv_err *err)
@@ -299,17 +375,30 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
         return -1;
     if (args->cancelled) {
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
-         * usually resumed it already; a paused one is let go on. */
+         * usually resumed it already; whether it did is asked, after
+         * migrate_cancel (QEMU answers in order, and its STOP, if any,
+         * has been seen by then). */
         RV_INFO("domain '%s': migration cancelled, it stays here", d->live->name);
+        d->migrated_out = false;
         cancel_quietly(d);
-        if (d->state != RV_DOMAIN_PAUSED || d->reason != RV_DOMAIN_PAUSED_MIGRATION)
+        if (!d->qmp)
             return 0;
-        rv_deferred *reply = rv_driver_defer(err);
-        if (!reply)
+        cancel_wait *w = calloc(1, sizeof(*w));
+        if (!w)
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        if (!(w->reply = rv_driver_defer(err))) {
+            free(w);
             return -1;
-        rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, reply, NULL);
+        }
+        w->qmp = d->qmp;
+        ask_status(w);
         return RV_DEFERRED;
     }
+    /* Only after a stream that completed, the guest still stopped here:
+     * a success confirmed out of turn would leave it running nowhere. */
+    if (!d->migrated_out || d->state != RV_DOMAIN_PAUSED)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "domain has no completed outgoing migration to confirm");
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
@@ -357,23 +446,21 @@ static int pick_port(void)
     return 0;
 }
 
-/* FINISH3's wait for the stream, then its run and answer (one at a
- * time: a second is refused while it waits). */
-typedef struct finish_op {
-    qemu_dom *d;
+/* FINISH3's wait for the stream, then its run and answer. */
+typedef struct qemu_migrate_finish {
     rv_deferred *reply;
     unsigned int flags;
 } finish_op;
-static finish_op *finishing;
 
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
     d->migrate_port = 0;
     d->migrate_in = false;
-    if (finishing && finishing->d == d) {
+    d->migrated_out = false;
+    if (d->migrate_finish) {
         /* Its QEMU went while the stream came: FINISH3 fails. */
-        finish_op *op = finishing;
-        finishing = NULL;
+        finish_op *op = d->migrate_finish;
+        d->migrate_finish = NULL;
         rv_err e = { 0 };
         rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                    "operation failed: the incoming QEMU went away");
@@ -452,6 +539,16 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!def)
         return -1;
     drop_source_choices(def);
+    const char *dname = param_string(params, n, "destination_name");
+    if (dname && *dname && strcmp(dname, def->name) != 0) {
+        char *copy = strdup(dname);
+        if (!copy) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        }
+        free(def->name);
+        def->name = copy;
+    }
     /* An inactive definition here with a managed save image: which state
      * is the guest's would be unclear later: refused rather than guessed. */
     qemu_dom *here = rv_qemu_find_uuid(def->uuid);
@@ -505,7 +602,7 @@ void rv_qemu_migrate_incoming(qemu_dom *d)
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
-        migration_events_on(d);
+        migration_caps(d, true);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))
@@ -530,8 +627,8 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
 {
     (void)ret;
     qemu_dom *d = opaque;
-    finish_op *op = finishing;
-    finishing = NULL;
+    finish_op *op = d->migrate_finish;
+    d->migrate_finish = NULL;
     if (!op)
         return;
     if (d->qmp != qmp || err) {
@@ -584,11 +681,11 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
 
 static void on_stream_in(qemu_dom *d, const rv_err *err)
 {
-    finish_op *op = finishing;
+    finish_op *op = d->migrate_finish;
     if (!op)
         return;
     if (err) {
-        finishing = NULL;
+        d->migrate_finish = NULL;
         finish_fail(d, op, err);
         return;
     }
@@ -599,7 +696,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         d->migrate_port = 0;
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_PAUSED);
-        finishing = NULL;
+        d->migrate_finish = NULL;
         rv_err e = { 0 };
         rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
         rv_deferred_finish(op->reply, rv_qemu_put_dom(d, &r->dom, &e) < 0 ? &e : NULL);
@@ -609,7 +706,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
     }
     rv_err e = { 0 };
     if (!d->qmp || rv_qmp_command(d->qmp, "cont", NULL, 0, on_finish_cont, d, &e) < 0) {
-        finishing = NULL;
+        d->migrate_finish = NULL;
         if (!rv_err_is_set(&e))
             rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
         finish_fail(d, op, &e);
@@ -636,9 +733,9 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");
-    if (finishing)
+    if (d->migrate_finish)
         return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: %s", "another migration is finishing");
+                    "Requested operation is not valid: %s", "its migration is finishing already");
     if (args->cancelled) {
         /* The source keeps the guest: the waiting QEMU goes. */
         RV_INFO("domain '%s': incoming migration cancelled", d->live->name);
@@ -654,8 +751,7 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
         return -1;
     }
     op->flags = args->flags;
-    op->d = d;
-    finishing = op;
+    d->migrate_finish = op;
     rv_qemu_migration_wait(d, on_stream_in);
     return RV_DEFERRED;
 }

@@ -1120,10 +1120,13 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     bool saving = d->job_busy && d->jobs->kind == QJOB_SAVE;
     bool dumping = d->job_busy && d->jobs->kind == QJOB_DUMP;
     bool migrating = d->job_busy && d->jobs->kind == QJOB_MIGRATE_OUT;
+    /* (CONFIRM3 cancelled resumes a guest its migration left paused) */
+    bool unmigrating = resuming && (d->jobs->flags & QJOB_MIGRATE_IN);
     if (migrating && strcmp(name, "STOP") == 0 && d->state == RV_DOMAIN_RUNNING) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_MIGRATED);
-    } else if (migrating && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
+    } else if ((migrating || unmigrating) && strcmp(name, "RESUME") == 0 &&
+               d->state == RV_DOMAIN_PAUSED) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATION_CANCELED,
                               RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
     } else if (d->migrate_in && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
