@@ -120,6 +120,59 @@ wait_for 30 "g running on A after the abort" run_a
 b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
 wait_for 30 "B without g after the abort" b_empty
 
+# ---- the steps called out of turn or with bad arguments (raw calls):
+# clear errors, and g runs on A as before ----
+virsh -q -c "$A" dumpxml g > "$OUT/g-live.xml"
+rawpy "$REMVIRTD_SOCK" "$BDIR/remvirt-sock" "$OUT/g-live.xml" > "$OUT/raw" 2>&1 <<'PY' ||
+import sys
+import rawclient as rc
+
+def params(**kv):
+    out = rc.xdr_uint(len(kv))
+    for k, v in kv.items():
+        out += rc.xdr_string(k) + rc.xdr_int(7) + rc.xdr_string(v)
+    return out
+
+NOCOOKIE = rc.xdr_uint(0)
+a = rc.Client(sys.argv[1]); a.open_connection("qemu:///system")
+b = rc.Client(sys.argv[2]); b.open_connection("qemu:///system")
+xml = open(sys.argv[3]).read()
+g = a.lookup("g")
+
+def expect(client, proc, payload, codes, what):
+    serial = client.send_call(proc, payload)
+    hdr, body = client.recv_reply()
+    rc.expect_error_reply(hdr, body, serial, codes, what)
+
+expect(a, rc.PROC_DOMAIN_MIGRATE_CONFIRM3_PARAMS, g + params() + NOCOOKIE + rc.xdr_uint(1) + rc.xdr_int(0),
+       {rc.ERR_OPERATION_INVALID}, "CONFIRM3 success with no completed migration")
+expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS, g + rc.xdr_opt_string(None) + params() + NOCOOKIE + rc.xdr_uint(1),
+       {rc.ERR_INVALID_ARG}, "PERFORM3 without migrate_uri")
+expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS,
+       g + rc.xdr_opt_string("qemu+tcp://10.231.0.2/system") + params(migrate_uri="tcp:10.231.0.2:1") + NOCOOKIE + rc.xdr_uint(1),
+       {rc.ERR_ARGUMENT_UNSUPPORTED}, "PERFORM3 peer-to-peer")
+expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 | 4),
+       {rc.ERR_ARGUMENT_UNSUPPORTED}, "BEGIN3 tunnelled")
+expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 << 30),
+       {rc.ERR_INVALID_ARG}, "BEGIN3 unknown flag")
+expect(b, rc.PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS, params() + NOCOOKIE + rc.xdr_uint(1),
+       {rc.ERR_INVALID_ARG}, "PREPARE3 without the domain XML")
+expect(b, rc.PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS, params(destination_xml="<domain") + NOCOOKIE + rc.xdr_uint(1),
+       None, "PREPARE3 with broken XML")
+expect(b, rc.PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS, params(destination_xml=xml, migrate_uri="rdma:x") + NOCOOKIE + rc.xdr_uint(1),
+       {rc.ERR_INVALID_ARG}, "PREPARE3 with a URI it cannot listen on")
+expect(b, rc.PROC_DOMAIN_MIGRATE_FINISH3_PARAMS, params(destination_xml=xml) + NOCOOKIE + rc.xdr_uint(1) + rc.xdr_int(0),
+       {rc.ERR_NO_DOMAIN}, "FINISH3 with no incoming migration")
+a.call_ok(rc.PROC_DOMAIN_MIGRATE_CONFIRM3_PARAMS, g + params() + NOCOOKIE + rc.xdr_uint(1) + rc.xdr_int(1))
+rc.check(True, "CONFIRM3 cancelled on a running guest: nothing to do")
+rc.expect_usable(a, "A")
+rc.expect_usable(b, "B")
+PY
+    { show "$OUT/raw"; fail "raw migration calls"; }
+cat "$OUT/raw" >&2
+[ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A after the raw calls"
+b_empty || fail "B has a domain or a QEMU after the raw calls"
+
 # ---- B's remvirtd killed while the stream comes (16 MiB/s: a few
 # seconds): either virsh notices first and aborts the job, or the stream
 # completes QEMU to QEMU, FINISH3 cannot be called and virsh confirms it
