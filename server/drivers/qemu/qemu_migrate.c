@@ -20,7 +20,6 @@
  * here waits: QMP is asynchronous and the calls are answered later. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,15 +56,8 @@ enum {
 #define PARAM_URI "migrate_uri"
 #define PARAM_DEST_XML "destination_xml"
 
-static int fail(rv_err *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(rv_err *err, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    rv_err_setv(err, RV_FROM_QEMU, code, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+/* (the driver's errors are in its own error domain) */
+#define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
 
 static int check_flags(unsigned int flags, const char *func, rv_err *err)
 {
