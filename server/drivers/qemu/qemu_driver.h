@@ -10,6 +10,7 @@
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
+ *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
  *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
