@@ -199,7 +199,7 @@ start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
     virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
 end=$(date +%s.%N)
-echo "remvirtd: virsh migrate took $(echo "$end - $start" | bc) s" >&2
+echo "remvirtd: virsh migrate took $(awk "BEGIN { print $end - $start }") s" >&2
 # The client's own log says which way it went: version 3 with parameters.
 sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OUT/virsh.log" | tr '\n' ' ' > "$OUT/steps"
 [ "$(cat "$OUT/steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
@@ -244,7 +244,7 @@ wait_for 60 "the guest's key, in its memory, on B" agent_b
 # The guest's pause as it saw it: stopped on A to running on B (events'
 # times; both daemons share this machine's clock).
 ev_time() { date -d "$(grep "$2" "$1" | tail -n 1 | cut -d' ' -f1,2 | sed 's/:$//')" +%s.%N; }
-pause() { echo "$(ev_time "$3" "$4") - $(ev_time "$1" "$2")" | bc; }
+pause() { awk "BEGIN { print $(ev_time "$3" "$4") - $(ev_time "$1" "$2") }"; }
 echo "remvirtd: the guest paused $(pause "$OUT/events-a" "Suspended Migrated" "$OUT/events-b2" "Resumed Migrated") s" >&2
 echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
 echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b2" >&2
@@ -281,7 +281,7 @@ start=$(date +%s.%N)
 virsh -q -c "$LA" migrate --live --unsafe lg "$LB" --migrateuri tcp://10.231.0.2 > "$OUT/lmigrate" 2>&1 ||
     { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate"; }
 end=$(date +%s.%N)
-echo "libvirtd: virsh migrate took $(echo "$end - $start" | bc) s" >&2
+echo "libvirtd: virsh migrate took $(awk "BEGIN { print $end - $start }") s" >&2
 [ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
 sleep 1
 echo "libvirtd: the guest paused $(pause "$OUT/levents-a" "Suspended Migrated" "$OUT/levents-b" "Resumed Migrated") s" >&2
