@@ -207,6 +207,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-migrate-tune.sh \
+	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \

@@ -10,6 +10,7 @@
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
+ *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
@@ -65,7 +66,13 @@ typedef enum qemu_job_kind {
     QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
     QJOB_AGENT_CALL,            /* a call's agent command (agent_cmd), path its
                                  * arguments in JSON (NULL: none) */
+    QJOB_MIGRATE_OUT,           /* PERFORM3: the stream to path (QEMU's URI) */
 } qemu_job_kind;
+
+/* Migration's own flags of START (an incoming migration: -incoming defer),
+ * DESTROY (the guest migrated away) and RESUME (an outgoing migration
+ * failed): the states and events say so. */
+#define QJOB_MIGRATE_IN 0x40000000u
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
  * runs the guest whatever the image says. */
@@ -164,6 +171,10 @@ typedef struct qemu_dom {
     rv_qemu_jobinfo *job_now;   /* the long job under way (qemu_jobinfo.h) */
     rv_qemu_jobinfo *job_last;  /* the last one that completed */
     bool restoring;             /* the start is an incoming migration */
+    int migrate_port;           /* an incoming migration's listening port; 0: none */
+    bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
+    struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
+    bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
@@ -201,6 +212,8 @@ typedef struct qemu_state {
     char *save_dir;             /* <name>.save: managed save images */
     char *dump_dir;             /* <name>-<time>: a watchdog's automatic core dumps */
     char *binary;
+    char *migration_host;       /* told to migration sources; NULL: the host name */
+    int migration_port_min, migration_port_max;
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
@@ -749,6 +762,27 @@ void rv_qemu_agent_set_time(qemu_dom *d, const char *ns);
  * guest-shutdown had been sent (the guest going away is its success). */
 bool rv_qemu_agent_abandon(qemu_dom *d);
 
+/* ---- qemu_driver.c ---- */
+/* The domain that runs def (taken; freed on failure): the one def
+ * redefines, when it is inactive (its persistent definition waits for
+ * later), else a new transient one; def is its live definition. */
+qemu_dom *rv_qemu_take_live(rv_qemu_domain_def *def, rv_err *err);
+/* The same, and the call deferred for the start that follows: NULL with
+ * err (def freed, the domains as they were). */
+rv_deferred *rv_qemu_take_live_deferred(rv_qemu_domain_def *def, qemu_dom **d, rv_err *err);
+
+/* ---- qemu_migrate.c: live migration, both ends ---- */
+/* The incoming START job's QEMU (-incoming defer) has its monitor: tell
+ * it where to listen; then rv_qemu_start_done or rv_qemu_start_failed. */
+void rv_qemu_migrate_incoming(qemu_dom *d);
+/* The running MIGRATE_OUT job: send the stream to job->path. */
+void rv_qemu_migrate_perform(qemu_dom *d);
+/* The domain's process is gone: an incoming migration's port is free. */
+void rv_qemu_migrate_gone(qemu_dom *d);
+/* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
+void rv_qemu_start_done(qemu_dom *d);
+void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
+
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,
  * then QEMU's migration stream from RV_QEMU_SAVE_DATA_ALIGN on. */
@@ -770,10 +804,15 @@ void rv_qemu_save_abandon(qemu_dom *d);
 /* remvirtd is stopping: let go of a save under way, leaving its files
  * for the next remvirtd. */
 void rv_qemu_save_release(qemu_dom *d);
+/* ABORT_JOB of a migration: migrate_cancel.  0, or -1 with err. */
+int rv_qemu_migration_cancel(qemu_dom *d, rv_err *err);
 /* Poll query-migrate until the migration completes or fails, then
  * d->migrate_done(d, NULL or why). */
 void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));
 void rv_qemu_migration_wait_stop(qemu_dom *d);
+/* QEMU said its migration changed state (event MIGRATION): poll now
+ * rather than at the next tick. */
+void rv_qemu_migration_poke(qemu_dom *d);
 /* run_dir/<name>.saving, written before a save stops the guest: whether
  * it ran (1) or not (0); -1: no save was under way.  Removed. */
 int rv_qemu_save_marker_take(const char *name);

@@ -469,7 +469,6 @@ static unsigned long long get_u64(json_object *obj, const char *key)
 }
 
 static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque);
-static int abort_migration(qemu_dom *d, rv_err *err);
 
 /* A memory-only dump is QEMU's dump job (query-dump), not a migration. */
 static bool memory_dump(const qemu_dom *d)
@@ -542,6 +541,15 @@ void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err 
     ev_timer_init(&d->migrate_poll, on_migrate_poll, 0., 0.);
     d->migrate_poll.data = d;
     ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+}
+
+void rv_qemu_migration_poke(qemu_dom *d)
+{
+    if (d->migrate_done && ev_is_active(&d->migrate_poll)) {
+        ev_timer_stop(rv_qemu.loop, &d->migrate_poll);
+        ev_timer_set(&d->migrate_poll, 0., 0.);
+        ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+    }
 }
 
 void rv_qemu_migration_wait_stop(qemu_dom *d)
@@ -861,7 +869,7 @@ static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err,
         return;
     }
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
-    if (j && j->aborted && abort_migration(d, NULL) < 0)
+    if (j && j->aborted && rv_qemu_migration_cancel(d, NULL) < 0)
         return;
     rv_qemu_migration_wait(d, save_migrated);
 }
@@ -870,7 +878,7 @@ static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err,
  * the save fails (save_failed says it was aborted).  Before the migration
  * has begun, on_migrate_started cancels it; after its end, on_fsynced
  * drops the file. */
-static int abort_migration(qemu_dom *d, rv_err *err)
+int rv_qemu_migration_cancel(qemu_dom *d, rv_err *err)
 {
     rv_err e = { 0 };
     if (d->qmp && rv_qmp_command(d->qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0) {
@@ -981,9 +989,9 @@ void rv_qemu_save_begin(qemu_dom *d)
     bool memory_only = op->dump_flags & RV_DUMP_MEMORY_ONLY;
     if (dump)
         rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_DUMP, "domain core dump",
-                              memory_only ? NULL : abort_migration, "cannot abort memory-only dump");
+                              memory_only ? NULL : rv_qemu_migration_cancel, "cannot abort memory-only dump");
     else
-        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", abort_migration, NULL);
+        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", rv_qemu_migration_cancel, NULL);
     rv_crash_point(dump ? "dump" : "save", 1);
 
     /* The CPUs stop first (the image is the state at one instant), then
