@@ -166,6 +166,7 @@ static void perform_done(qemu_dom *d, const rv_err *err)
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
         d->migrated_out = true;
     }
+    d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
     rv_qemu_jobinfo_end(d, !err, false);
     rv_qemu_job_done(d, err);
     rv_err_clear(&aborted);
@@ -238,6 +239,7 @@ void rv_qemu_migrate_perform(qemu_dom *d)
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
     migration_caps(d, false);
+    d->migtune.outgoing = RV_QEMU_MIGOUT_PRECOPY;   /* (post-copy is refused in PERFORM3) */
     rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
                           rv_qemu_migration_cancel, NULL);
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
@@ -271,27 +273,25 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                                   "bandwidth");
     if (bw && bw->value.type != RV_TYPED_PARAM_ULLONG)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bandwidth must be unsigned long long");
+    if (bw && bw->value.rv_typed_param_value_u.ul > RV_QEMU_MIG_BANDWIDTH_MAX)
+        return fail(err, RV_ERR_OVERFLOW, "numerical overflow: bandwidth must be less than %llu",
+                    (unsigned long long)RV_QEMU_MIG_BANDWIDTH_MAX + 1);
     if (!d->qmp)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "domain is not running");
     rv_deferred *reply = rv_driver_defer(err);
     if (!reply)
         return -1;
-    /* The bandwidth (MiB/s; 0: QEMU's default) goes first: QEMU takes
-     * commands in order. */
+    /* The bandwidth (MiB/s) goes first: QEMU takes commands in order.
+     * None or 0: the domain's kept MIGRATE_SET_MAX_SPEED value
+     * (unlimited until set), as libvirtd does. */
     unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
-    json_object *p = json_object_new_object();
-    if (p && mib < (1ULL << 43) &&
-        json_object_object_add(p, "max-bandwidth",
-                               json_object_new_int64(mib ? (int64_t)(mib << 20) : 134217728)) == 0) {
-        rv_err e = { 0 };
-        if (rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
-                           (void *)"migrate-set-parameters", &e) < 0)
-            RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
-        rv_err_clear(&e);
-    } else {
-        json_object_put(p);
-    }
+    json_object *p = rv_qemu_migtune_bandwidth_args(mib ? mib : d->migtune.max_bandwidth);
+    rv_err e = { 0 };
+    if (!p || rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
+                             (void *)"migrate-set-parameters", &e) < 0)
+        RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
+    rv_err_clear(&e);
     rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, args->flags, uri, reply);
     return RV_DEFERRED;
 }
