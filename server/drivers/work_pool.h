@@ -14,6 +14,8 @@
 #ifndef RV_SERVER_WORK_POOL_H
 #define RV_SERVER_WORK_POOL_H
 
+#include <stdbool.h>
+
 #include "common/error.h"
 
 struct ev_loop;
@@ -32,6 +34,8 @@ struct rv_work {
 /* Start `threads` threads whose jobs finish on loop.  -1 with err set if
  * none could be started (fewer than asked is logged and goes on). */
 int rv_work_pool_start(struct ev_loop *loop, int threads, rv_err *err);
+/* Whether the pool is started (from the loop). */
+bool rv_work_pool_running(void);
 /* Queue w (from the loop, after rv_work_pool_start). */
 void rv_work_submit(rv_work *w);
 /* Run what is queued, join the threads and call the `done` of every job

@@ -196,7 +196,7 @@ int rv_test_def_parse(const char *xml, rv_test_def **out, rv_err *err)
         *out = def;
     else
         rv_test_def_free(def);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     return ret;
 }
 

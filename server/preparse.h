@@ -1,0 +1,33 @@
+/* A call that brings a large XML document has it parsed on a work
+ * thread before its slot runs (issue 31): libxml2's parse of a
+ * definition of megabytes, or of a hostile one, took up to 25 ms of the
+ * loop.  Only libxml2's tree is built there, from the call's own copy of
+ * the text; the slot then runs on the loop as ever (the driver's model,
+ * its checks and its commit), rv_lx_read handing it the tree instead of
+ * parsing (server/drivers/conf/xml_read.h).  Until the slot has run the
+ * client's later calls wait (its reading is held), so its calls run and
+ * are answered in the order they came. */
+#ifndef RV_SERVER_PREPARSE_H
+#define RV_SERVER_PREPARSE_H
+
+#include <stddef.h>
+
+#include "server/client.h"
+#include "server/drivers/driver.h"
+
+/* Frames shorter than this are parsed on the loop: a document of 32 KiB
+ * (a domain with a few hundred devices) is parsed, modelled and committed
+ * in well under a millisecond, where the trip through a work thread would
+ * add a wake-up to its latency.  Measured: docs/wire-protocol.md. */
+#define RVS_PREPARSE_MIN (32 * 1024)
+
+/* The document a call of the remote program's procedure proc brings (in
+ * its decoded args), or NULL when it brings none. */
+const char *rvs_preparse_document(int proc, const void *args);
+
+/* Parse xml (in d's arguments) on a work thread, then run d's slot again
+ * (rv_deferred_rerun) with the result offered; c reads nothing meanwhile.
+ * -1 if out of memory (nothing done). */
+int rvs_preparse_submit(rvs_client *c, rv_deferred *d, const char *xml);
+
+#endif
