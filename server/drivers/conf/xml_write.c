@@ -33,6 +33,19 @@ void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char 
     fprintf(fp, "</%s>\n", name);
 }
 
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+    (void)buf;
+    *(size_t *)cookie += size;
+    return (ssize_t)size;
+}
+
+FILE *rv_xml_count_open(size_t *count)
+{
+    *count = 0;
+    return fopencookie(count, "w", (cookie_io_functions_t){ .write = count_write });
+}
+
 FILE *rv_xml_open(rv_xml_buf *b)
 {
     b->text = NULL;
