@@ -15,11 +15,13 @@
 #include "server/client.h"
 #include "server/drivers/driver.h"
 
-/* Frames shorter than this are parsed on the loop: a document of 32 KiB
- * (a domain with a few hundred devices) is parsed, modelled and committed
- * in well under a millisecond, where the trip through a work thread would
- * add a wake-up to its latency.  Measured: docs/wire-protocol.md. */
-#define RVS_PREPARSE_MIN (32 * 1024)
+/* Frames shorter than this are parsed on the loop, where a small
+ * document costs less than the trip through a work thread (a wake-up,
+ * 20 to 30 us of latency).  Measured (docs/qemu-driver.md): a document
+ * dense with elements costs the loop 0.2 to 0.4 ms at 16 KiB and 0.9 to
+ * 1.1 ms at 32 KiB; a definition of mostly text under 0.2 ms at 64 KiB;
+ * the domain XML virt-install writes is 4 to 8 KiB. */
+#define RVS_PREPARSE_MIN (16 * 1024)
 
 /* The document a call of the remote program's procedure proc brings (in
  * its decoded args), or NULL when it brings none. */

@@ -23,7 +23,7 @@ import sys, threading, uuid
 import rawclient as rc
 
 path = sys.argv[1]
-PAD = "x" * 40000       # past the 32 KiB from which a document is parsed off the loop
+PAD = "x" * 40000       # past the 16 KiB from which a document is parsed off the loop
 
 
 def uuid_of(name):
