@@ -17,7 +17,8 @@
 
 /* Frames shorter than this are parsed on the loop, where a small
  * document costs less than the trip through a work thread (a wake-up,
- * 20 to 30 us of latency).  Measured (docs/qemu-driver.md): a document
+ * 20 to 30 us of latency).  Measured (docs/qemu-driver.md, "The loop's
+ * worst pass"): a document
  * dense with elements costs the loop 0.2 to 0.4 ms at 16 KiB and 0.9 to
  * 1.1 ms at 32 KiB; a definition of mostly text under 0.2 ms at 64 KiB;
  * the domain XML virt-install writes is 4 to 8 KiB. */

@@ -24,15 +24,16 @@
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
                     int from, xmlDoc **docp, rv_err *err);
 
-/* A document parsed ahead, off the loop (server/dispatch.c parses a
+/* A document parsed ahead, off the loop (server/preparse.c parses a
  * call's large document on a work thread before its slot runs).
  * rv_lx_preparse (any thread; touches only xml, which must stay as it is
  * until the result is freed or read): what rv_lx_read would find in xml
  * whatever its other arguments; NULL when out of memory.  rv_lx_offer
  * (the loop): the first rv_lx_read of exactly xml (the same pointer) uses
  * p instead of parsing, with the same result and errors; rv_lx_withdraw
- * then takes p back, with the document in it if that read refused it,
- * for the caller to free (a tree of megabytes: off the loop too). */
+ * then takes p back, with the document in it if that read refused it or
+ * its caller gave it to rv_lx_free, for the caller to free with
+ * rv_lx_preparsed_free (a tree of megabytes: off the loop too). */
 typedef struct rv_lx_preparsed rv_lx_preparsed;
 rv_lx_preparsed *rv_lx_preparse(const char *xml);
 void rv_lx_offer(rv_lx_preparsed *p);
