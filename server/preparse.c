@@ -44,6 +44,11 @@ typedef struct preparse_job {
     rv_lx_preparsed *parsed;
 } preparse_job;
 
+void rvs_preparse_init(void)
+{
+    rv_lx_init();
+}
+
 const char *rvs_preparse_document(int proc, const void *args)
 {
     if (proc <= 0 || (size_t)proc >= sizeof(documents) / sizeof(documents[0]) ||

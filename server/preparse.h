@@ -24,6 +24,10 @@
  * the domain XML virt-install writes is 4 to 8 KiB. */
 #define RVS_PREPARSE_MIN (16 * 1024)
 
+/* libxml2's global set-up, which is not thread-safe: once, on the loop,
+ * before the work threads start. */
+void rvs_preparse_init(void);
+
 /* The document a call of the remote program's procedure proc brings (in
  * its decoded args), or NULL when it brings none. */
 const char *rvs_preparse_document(int proc, const void *args);

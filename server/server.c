@@ -29,6 +29,7 @@
 #include "server/drivers/work_pool.h"
 #include "server/events.h"
 #include "server/loop_stall.h"
+#include "server/preparse.h"
 #include "server/stream.h"
 #include "server/systemd.h"
 #include "transport/socket.h"
@@ -876,6 +877,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_save_dir = cfg->qemu_save_dir,
                               .qemu_dump_dir = cfg->qemu_dump_dir,
                               .qemu_binary = cfg->qemu_binary };
+    rvs_preparse_init();     /* before the threads that parse */
     if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {
         rvs_server_free(srv);
         return NULL;

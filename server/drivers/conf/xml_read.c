@@ -118,6 +118,11 @@ static void scan_text(const char *xml, rv_lx_preparsed *p)
     p->doctype = strstr(xml, "<!DOCTYPE") != NULL;
 }
 
+void rv_lx_init(void)
+{
+    xmlInitParser();
+}
+
 rv_lx_preparsed *rv_lx_preparse(const char *xml)
 {
     rv_lx_preparsed *p = calloc(1, sizeof(*p));

@@ -35,6 +35,9 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
  * its caller gave it to rv_lx_free, for the caller to free with
  * rv_lx_preparsed_free (a tree of megabytes: off the loop too). */
 typedef struct rv_lx_preparsed rv_lx_preparsed;
+/* libxml2's set-up, before any thread parses (its first use would
+ * otherwise do it, racing with another thread's). */
+void rv_lx_init(void);
 rv_lx_preparsed *rv_lx_preparse(const char *xml);
 void rv_lx_offer(rv_lx_preparsed *p);
 rv_lx_preparsed *rv_lx_withdraw(void);
