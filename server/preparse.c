@@ -25,6 +25,7 @@ static const size_t documents[] = {
     DOC(STORAGE_VOL_CREATE_XML, rv_storage_vol_create_xml_args, xml),
     DOC(STORAGE_VOL_CREATE_XML_FROM, rv_storage_vol_create_xml_from_args, xml),
     DOC(DOMAIN_SNAPSHOT_CREATE_XML, rv_domain_snapshot_create_xml_args, xml_desc),
+    DOC(DOMAIN_CHECKPOINT_CREATE_XML, rv_domain_checkpoint_create_xml_args, xml_desc),
     DOC(SECRET_DEFINE_XML, rv_secret_define_xml_args, xml),
     DOC(NWFILTER_DEFINE_XML, rv_nwfilter_define_xml_args, xml),
     DOC(NWFILTER_DEFINE_XML_FLAGS, rv_nwfilter_define_xml_flags_args, xml),

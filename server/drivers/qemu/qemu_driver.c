@@ -21,6 +21,7 @@
 #include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/qemu/qemu_storage.h"
+#include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 #include "server/drivers/tune_params.h"
 
@@ -172,6 +173,7 @@ void rv_qemu_cleanup(void)
     /* The guests run on: a restarted remvirtd reattaches them. */
     rv_qemu_doms_free();
     rv_qemu_snapshots_cleanup();
+    rv_qemu_checkpoints_cleanup();
     rv_qemu_store_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
@@ -469,6 +471,7 @@ int rv_qemu_connect_is_secure(rv_driver_conn *c, rv_connect_is_secure_ret *ret, 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
 {
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
+                            RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA |
                             RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
                             "qemuDomainUndefineFlags", err) < 0)
         return -1;
@@ -486,6 +489,8 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Refusing to undefine while domain managed save image exists");
     if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
+        return -1;
+    if (rv_qemu_checkpoints_undefine(d, flags, err) < 0)
         return -1;
     /* Nothing goes before the definition's removal is durable; then the
      * image and the metadata (qemu_defwrite.c).  Answered when done; a

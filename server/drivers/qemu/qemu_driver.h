@@ -11,6 +11,7 @@
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
+ *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
  *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
  *                   statistics and tuning; qemu_live.c what their calls that
@@ -30,6 +31,7 @@
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -100,6 +102,26 @@ typedef struct qemu_threshold {
     struct qemu_threshold *next;
 } qemu_threshold;
 
+/* The largest pre-copy migration bandwidth in MiB/s (INT64_MAX bytes/s,
+ * QEMU's limit), and a domain's until it is set: libvirtd's. */
+#define RV_QEMU_MIG_BANDWIDTH_MAX (INT64_MAX / (1024 * 1024))
+/* An outgoing migration of the domain, as START_POST_COPY sees it. */
+enum { RV_QEMU_MIGOUT_NONE, RV_QEMU_MIGOUT_PRECOPY, RV_QEMU_MIGOUT_POSTCOPY };
+/* A domain's migration tuning that remvirtd keeps itself (qemu_migtune.c
+ * sets it; the migration code reads it).  The downtime, the post-copy
+ * bandwidth and the XBZRLE cache size are kept by QEMU alone (asked with
+ * query-migrate-parameters) and go with its process, as with libvirtd. */
+typedef struct rv_qemu_migtune {
+    /* MIGRATE_SET_MAX_SPEED's, MiB/s: what an outgoing migration is to
+     * use unless its call gives a bandwidth; kept while the domain is
+     * known (shut off, restarted), not across remvirtd's restart. */
+    unsigned long long max_bandwidth;
+    /* RV_QEMU_MIGOUT_*: an outgoing migration under way, _POSTCOPY when
+     * started with VIR_MIGRATE_POSTCOPY (the migration code sets it and
+     * clears it when the migration ends). */
+    int outgoing;
+} rv_qemu_migtune;
+
 typedef struct qemu_dom {
     rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
     rv_qemu_domain_def *live;   /* while active */
@@ -167,6 +189,7 @@ typedef struct qemu_dom {
     struct qemu_def_write *def_writes;
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     qemu_threshold *thresholds; /* set and not yet crossed (qemu_events.c) */
+    rv_qemu_migtune migtune;
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -756,6 +779,13 @@ void rv_qemu_migration_wait_stop(qemu_dom *d);
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_migtune.c: migration tuning (and DOMAIN_MIGRATE_* tuning slots) ---- */
+/* migrate-set-parameters' arguments for a max-bandwidth of mib MiB/s
+ * (NULL: no memory). */
+json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib);
+/* Give d's QEMU the kept pre-copy bandwidth (after a save or dump to a
+ * file, which ran unlimited); its answer is not waited for. */
+void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
@@ -788,6 +818,10 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up);
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */
 json_object *rv_qemu_block_entry(json_object *list, const char *target);
+/* Answer reply with QMP's error for command as libvirtd words it
+ * ("internal error: unable to execute QEMU command 'X': DESC"); other
+ * errors (the monitor closed, a timeout) as they are. */
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr);
 /* A call answered by one QMP command to running d that returns nothing
  * (args taken): RV_DEFERRED, or -1 with err.  QEMU's refusal is worded
  * as libvirtd's. */

@@ -87,10 +87,7 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up)
         rv_err_clear(&ignored);
 }
 
-/* QMP's error for command as libvirtd words it ("internal error: unable to
- * execute QEMU command 'X': DESC"); other errors (the monitor closed, a
- * timeout) as they are. */
-static void finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr)
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr)
 {
     const char *msg = qerr->message ? qerr->message : "";
     char prefix[128];
@@ -109,7 +106,7 @@ static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     (void)ret;
     rv_qemu_live_req *req = opaque;
     if (err && req->command)
-        finish_qmp_error(req->reply, req->command, err);
+        rv_qemu_finish_qmp_error(req->reply, req->command, err);
     else if (rv_qemu_live_req_alive(req, qmp, err))
         rv_deferred_finish(req->reply, NULL);
     free(req->name);

@@ -74,6 +74,7 @@ typedef struct qemu_save_op {
     bool was_running;
     bool image_running;         /* the image's word: the guest runs when restored */
     bool stopped_cpus;          /* "stop" sent: "cont" if the save fails */
+    bool unlimited;             /* QEMU's bandwidth lifted: the kept one is put back after */
     rv_qemu_sync sync;          /* the store helper's fsync, then rename */
     bool renaming;              /* the rename (the commit point) is asked */
     qemu_dom *dom;
@@ -646,6 +647,8 @@ static void save_failed(qemu_dom *d, const rv_err *why)
     rv_qemu_jobinfo_end(d, false, false);
     RV_WARN("domain '%s': %s to '%s' failed: %s", dom_name(d), op->dump ? "dump" : "save",
             op->path, why->message ? why->message : "");
+    if (op->unlimited)
+        rv_qemu_migtune_put_bandwidth(d);
     fail_answer *a = NULL;
     if (op->stopped_cpus && op->was_running && d->qmp && (a = calloc(1, sizeof(*a)))) {
         rv_err e = { 0 };
@@ -716,6 +719,8 @@ static void dump_done(qemu_dom *d)
     rv_qemu_jobinfo_end(d, !memory_only, !memory_only);
     unsigned int flags = op->dump_flags;
     bool resume = op->stopped_cpus && op->was_running;
+    if (op->unlimited && !(op->dump_flags & RV_DUMP_CRASH))
+        rv_qemu_migtune_put_bandwidth(d);
     save_op_free(op, false, false);
     if (flags & RV_DUMP_CRASH) {
         rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_CRASHED, RV_EVENT_STOPPED_CRASHED);
@@ -1006,6 +1011,15 @@ void rv_qemu_save_begin(qemu_dom *d)
     rc = op->stopped_cpus ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
     if (op->stopped_cpus)
         rv_qemu_jobinfo_cpus_stopped(d);
+    /* A file takes the stream as fast as QEMU gives it (libvirtd's
+     * rule): the bandwidth is lifted, and the kept one put back after. */
+    if (rc == 0 && !memory_only) {
+        json_object *unlimited = rv_qemu_migtune_bandwidth_args(RV_QEMU_MIG_BANDWIDTH_MAX);
+        rc = unlimited ? rv_qmp_command(d->qmp, "migrate-set-parameters", unlimited, 0, on_save_step,
+                                        d, &err)
+                       : rv_err_fail(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        op->unlimited = rc == 0;
+    }
     if (rc < 0)
         json_object_put(getfd);
     else
