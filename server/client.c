@@ -63,6 +63,7 @@ struct rvs_client {
     unsigned read_wants_write : 1;  /* TLS: a read can go on once the fd is writable */
     unsigned dispatching : 1;       /* inside one of its own calls */
     unsigned flush_queued : 1;      /* on the server's list of clients to write to */
+    unsigned yielded : 1;           /* waits on the yield queue with calls buffered */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
@@ -72,6 +73,7 @@ struct rvs_client {
     unsigned char *unsupported_logged;
     rvs_client *prev, *next;    /* the server's list */
     rvs_client *flush_next;     /* the server's list of clients to write to */
+    rvs_client *yield_prev, *yield_next;    /* the yield queue (yielded set) */
     struct client_fds *fds;     /* descriptors passed either way; NULL until one is */
 };
 
@@ -122,6 +124,27 @@ struct client_fds {
 #define RVS_CLIENT_BASE_COST (sizeof(struct rvs_client) + 512)
 
 static rv_buf spare_in, spare_out;     /* the loop is one thread */
+
+/* One loop pass serves a client's buffered calls until the pass has run
+ * RVS_PASS_BUDGET seconds (wall time since the poll returned, which
+ * bounds the loop's CPU time in it), at least one call each time a client
+ * is served; the rest of its batch waits on the yield queue, which is
+ * served first in the next pass, in the order the clients yielded, so
+ * that a client pipelining many calls (or large ones) neither holds the
+ * loop for milliseconds nor starves the others.  A client's calls keep
+ * their order: it reads nothing more while it waits.  A client whose
+ * buffer is empty after a call (a synchronous caller) never looks at the
+ * clock.  0.2 ms leaves room under the loop stall detector's 1 ms for
+ * the call that crosses it (a 400 KB definition read or written back
+ * costs the loop 0.5 to 1 ms, mostly page faults; 0.5 ms let passes
+ * reach 1.9 ms in test-client-threads). */
+#define RVS_PASS_BUDGET 0.0002
+
+static struct {
+    rvs_client *head, *tail;
+    ev_check resume;            /* serves the queue in the next pass */
+    ev_idle nosleep;            /* while it is not empty: the poll does not wait */
+} yield_queue;
 
 /* A TLS handshake's steps run on a work thread (server/drivers/work_pool.h):
  * gnutls' key exchange, signature and the client certificate's checks
@@ -819,10 +842,25 @@ void rvs_client_close_after_flush(rvs_client *c)
         set_io_phase(c, RVS_IO_CLOSING_AFTER_FLUSH);
 }
 
+static void yield_unlink(rvs_client *c)
+{
+    if (!c->yielded)
+        return;
+    c->yielded = 0;
+    *(c->yield_prev ? &c->yield_prev->yield_next : &yield_queue.head) = c->yield_next;
+    *(c->yield_next ? &c->yield_next->yield_prev : &yield_queue.tail) = c->yield_prev;
+    c->yield_prev = c->yield_next = NULL;
+    if (!yield_queue.head) {
+        ev_check_stop(c->env->loop, &yield_queue.resume);
+        ev_idle_stop(c->env->loop, &yield_queue.nosleep);
+    }
+}
+
 void rvs_client_close(rvs_client *c, const char *why)
 {
     if (c->io == RVS_IO_CLOSING)
         return;
+    yield_unlink(c);
     set_io_phase(c, RVS_IO_CLOSING);
     char name[256];
     RV_INFO("%s closing: %s", rvs_client_name(c, name, sizeof(name)), why);
@@ -844,6 +882,7 @@ size_t rvs_client_memory(const rvs_client *c)
 
 void rvs_client_free(rvs_client *c)
 {
+    yield_unlink(c);
     /* Calls still waiting finish without anyone to answer. */
     while (c->pending)
         rvs_client_pending_remove(c->pending);
@@ -1115,6 +1154,39 @@ static int output_full(rvs_client *c)
     return 1;
 }
 
+static void on_resume(struct ev_loop *loop, ev_check *w, int revents);
+static void on_nosleep(struct ev_loop *loop, ev_idle *w, int revents)
+{
+    (void)loop, (void)w, (void)revents;
+}
+
+/* Whether this loop pass has used its budget (RVS_PASS_BUDGET). */
+static int pass_spent(const rvs_client *c)
+{
+    return ev_time() - ev_now(c->env->loop) > RVS_PASS_BUDGET;
+}
+
+/* c stops reading and waits at the end of the yield queue with what it
+ * has buffered. */
+static void yield(rvs_client *c)
+{
+    struct ev_loop *loop = c->env->loop;
+    ev_io_stop(loop, &c->read_watcher);
+    if (c->yielded)
+        return;
+    c->yielded = 1;
+    c->yield_next = NULL;
+    c->yield_prev = yield_queue.tail;
+    *(yield_queue.tail ? &yield_queue.tail->yield_next : &yield_queue.head) = c;
+    yield_queue.tail = c;
+    if (!ev_is_active(&yield_queue.resume)) {
+        ev_check_init(&yield_queue.resume, on_resume);
+        ev_idle_init(&yield_queue.nosleep, on_nosleep);
+        ev_check_start(loop, &yield_queue.resume);
+        ev_idle_start(loop, &yield_queue.nosleep);
+    }
+}
+
 /* Dispatch every whole frame in c->in while the client is under its
  * in-flight limit and its output cap.  Keepalive packets do not count
  * against the in-flight limit (a PING is answered even at it), but their
@@ -1188,6 +1260,10 @@ static int dispatch_buffered(rvs_client *c)
         }
         rv_buf_consume(&c->in, len + carriers);
         drop_unclaimed_fds(c);
+        if (rv_buf_used(&c->in) >= 4 && reading(c) && pass_spent(c)) {
+            yield(c);
+            return 0;
+        }
     }
     return c->io == RVS_IO_CLOSING ? -1 : 0;
 }
@@ -1292,7 +1368,7 @@ static void serve_readable(rvs_client *c)
         read_some(c);
         if (c->io == RVS_IO_CLOSING || dispatch_buffered(c) < 0)
             return;
-    } while (reading(c) && rv_transport_pending(c->tr) > 0);
+    } while (reading(c) && !c->yielded && rv_transport_pending(c->tr) > 0);
     /* An empty input buffer goes back first, so that the flush's count of
      * what c holds (write_out) is the one this batch needs. */
     if (!c->streams)
@@ -1317,6 +1393,33 @@ static void on_readable(struct ev_loop *loop, ev_io *w, int revents)
     rv_log_set_client(c, c->serial_no, describe_for_log);
     serve_readable(c);
     rv_log_set_client(NULL, 0, NULL);
+}
+
+/* The first callback of a loop pass after clients yielded (a check
+ * watcher runs before the pass's I/O callbacks of its priority): the
+ * clients that were waiting longest go first; one that uses up the pass
+ * again goes back to the end of the queue. */
+static void on_resume(struct ev_loop *loop, ev_check *w, int revents)
+{
+    (void)loop, (void)w, (void)revents;
+    rvs_client *last = yield_queue.tail;
+    rvs_client *c;
+    do {
+        c = yield_queue.head;
+        if (!c)
+            return;
+        yield_unlink(c);
+        rv_log_set_client(c, c->serial_no, describe_for_log);
+        if (reading(c))
+            ev_io_start(loop, &c->read_watcher);
+        if (dispatch_buffered(c) == 0) {
+            if (!c->yielded && reading(c) && rv_transport_pending(c->tr) > 0)
+                serve_readable(c);
+            else
+                rvs_client_flush(c);
+        }
+        rv_log_set_client(NULL, 0, NULL);
+    } while (c != last && !pass_spent(c));
 }
 
 /* The last AUTH_SASL reply is out in clear: from here on every byte goes
@@ -1448,7 +1551,7 @@ void rvs_client_flush(rvs_client *c)
              !c->read_holds);
     /* Bytes TLS took in before the pause do not make the fd readable:
      * with nothing more coming, waiting for it would stall the client. */
-    if (reading(c) && rv_transport_pending(c->tr) > 0)
+    if (reading(c) && !c->yielded && rv_transport_pending(c->tr) > 0)
         on_readable(c->env->loop, &c->read_watcher, EV_READ);
 }
 

@@ -12,6 +12,8 @@
 #include "rv_remote.h"
 #include "server/rv_dispatch.gen.h"
 #include "server/rv_driver_ops.gen.h"
+#include "server/drivers/work_pool.h"
+#include "server/preparse.h"
 #include "server/stream.h"
 #include "transport/frame.h"
 
@@ -224,6 +226,11 @@ int rv_driver_call_fd(unsigned idx, rv_err *err)
     return running->fds->fds[idx];
 }
 
+rvs_client *rvs_deferred_client(rv_deferred *d)
+{
+    return d->pending.client;
+}
+
 const void *rv_deferred_args(rv_deferred *d)
 {
     return d->args;
@@ -362,8 +369,34 @@ void rv_deferred_rerun(rv_deferred *d)
     free(d);
 }
 
+/* Whether call (a remote program's, of len bytes, its arguments decoded)
+ * was deferred to have its document parsed off the loop first
+ * (preparse.h); its slot then runs later. */
+static bool preparse(rvs_client *c, const rv_header *hdr, const rvs_proc *proc, void *args,
+                     void *ret, call_fds *fds, size_t len)
+{
+    const char *doc;
+    if (len < RVS_PREPARSE_MIN || !(doc = rvs_preparse_document(hdr->proc, args)) ||
+        !rv_work_pool_running())
+        return false;
+    running_call now = { c, hdr, proc, args, ret, fds, NULL };
+    running_call *outer = running;
+    running = &now;
+    rv_err err = { 0 };
+    rv_deferred *d = rv_driver_defer(&err);
+    running = outer;
+    if (!d) {
+        rv_err_clear(&err);
+        return false;
+    }
+    /* The copied arguments point to the same text. */
+    if (rvs_preparse_submit(c, d, doc) < 0)
+        rv_deferred_rerun(d);   /* no memory for the job: at once, on the loop */
+    return true;
+}
+
 static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
-                          const char *p, size_t len, call_fds *fds)
+                          const char *p, size_t len, call_fds *fds, bool remote)
 {
     struct timespec start;
     int timed = RV_LOG_ENABLED(RV_LOG_DEBUG);
@@ -395,6 +428,8 @@ static void run_procedure(rvs_client *c, const rv_header *hdr, const rvs_proc *p
         return;
     }
 
+    if (remote && preparse(c, hdr, proc, args, ret, fds, len))
+        return;
     if (!call_slot(c, hdr, proc, args, ret, fds, timed ? &start : NULL)) {
         /* A failing handler may have filled part of ret. */
         xdr_free(proc->ret_filter, ret);
@@ -537,6 +572,6 @@ int rvs_dispatch_frame_program(rvs_client *c, const char *p, size_t len,
     else if (!proc->handler)
         refuse_unimplemented(c, &hdr, prog, proc);
     else
-        run_procedure(c, &hdr, proc, p, len, fds.n ? &fds : NULL);
+        run_procedure(c, &hdr, proc, p, len, fds.n ? &fds : NULL, prog == &remote_program);
     return 0;
 }

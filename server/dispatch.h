@@ -25,6 +25,10 @@ void rvs_queue_error(rvs_client *c, const rv_header *hdr, const rv_err *err);
  * libvirt's error when CONNECT_OPEN has not run. */
 rv_driver_conn *rvs_call_conn(rvs_call *call);
 
+/* The client a deferred call (rv_driver_defer) answers, or NULL when it
+ * has gone. */
+rvs_client *rvs_deferred_client(struct rv_deferred *d);
+
 /* Handle one frame (len bytes at p, length word included, already
  * bounds-checked).  Appends any reply to rvs_client_output(c).  Returns
  * 0, or -1 when the frame is so broken that the connection must close

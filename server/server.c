@@ -29,6 +29,7 @@
 #include "server/drivers/work_pool.h"
 #include "server/events.h"
 #include "server/loop_stall.h"
+#include "server/preparse.h"
 #include "server/stream.h"
 #include "server/systemd.h"
 #include "transport/socket.h"
@@ -879,6 +880,7 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_migration_host = cfg->qemu_migration_host,
                               .qemu_migration_port_min = cfg->qemu_migration_port_min,
                               .qemu_migration_port_max = cfg->qemu_migration_port_max };
+    rvs_preparse_init();     /* before the threads that parse */
     if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {
         rvs_server_free(srv);
         return NULL;

@@ -105,6 +105,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-reply-limits.sh \
 	tests/integration/test-bench-smoke.sh \
 	tests/integration/test-client-threads.sh \
+	tests/integration/test-loop-batches.sh \
 	tests/integration/test-client-async.sh \
 	tests/integration/test-client-concurrency.sh \
 	tests/integration/test-events-fanout.sh \

@@ -117,6 +117,11 @@ int rv_work_pool_start(struct ev_loop *loop, int threads, rv_err *err)
     return 0;
 }
 
+bool rv_work_pool_running(void)
+{
+    return pool.nthreads > 0;
+}
+
 void rv_work_submit(rv_work *w)
 {
     w->next = NULL;

@@ -228,7 +228,7 @@ int rv_nodedev_req_parse(const char *xml, size_t max, bool gen_wwn, rv_nodedev_r
     }
     rc = ncaps ? 0 : fail_nodedev(err, "no device capabilities for 'new device'");
 out:
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         rv_nodedev_req_clear(r);
     return rc;

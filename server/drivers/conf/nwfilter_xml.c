@@ -248,7 +248,7 @@ out:
     free(chain);
     free(priority);
     free(uuid_text);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0) {
         free(*name);
         *name = NULL;

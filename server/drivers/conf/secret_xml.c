@@ -119,7 +119,7 @@ int rv_secret_def_parse(const char *xml, rv_secret_def *def, rv_err *err)
         goto out;
     rc = 0;
 out:
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         rv_secret_def_clear(def);
     return rc;

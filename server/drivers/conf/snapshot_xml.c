@@ -61,7 +61,7 @@ int rv_snapshot_request_parse(const char *xml, rv_snapshot_request *out, rv_err 
     xmlNode *root = rv_lx_read(xml, RV_SNAPSHOT_XML_MAX, "domainsnapshot", "domain_snapshot",
                                RV_FROM_DOMAIN_SNAPSHOT, &doc, err);
     if (!root) {
-        xmlFreeDoc(doc);
+        rv_lx_free(doc);
         return -1;
     }
     out->name = rv_lx_text(rv_lx_child(root, "name"), &failed);
@@ -71,7 +71,7 @@ int rv_snapshot_request_parse(const char *xml, rv_snapshot_request *out, rv_err 
     out->has_creation_time = rv_lx_child(root, "creationTime") != NULL;
     if (!failed)
         parse_disks(rv_lx_child(root, "disks"), "snapshot", out, &failed);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (failed) {
         rv_snapshot_request_clear(out);
         return oom(err, RV_FROM_DOMAIN_SNAPSHOT);
@@ -87,7 +87,7 @@ int rv_checkpoint_request_parse(const char *xml, rv_snapshot_request *out, rv_er
     xmlNode *root = rv_lx_read(xml, RV_SNAPSHOT_XML_MAX, "domaincheckpoint", "domain_checkpoint",
                                RV_FROM_DOMAIN_CHECKPOINT, &doc, err);
     if (!root) {
-        xmlFreeDoc(doc);
+        rv_lx_free(doc);
         return -1;
     }
     out->name = rv_lx_text(rv_lx_child(root, "name"), &failed);
@@ -95,7 +95,7 @@ int rv_checkpoint_request_parse(const char *xml, rv_snapshot_request *out, rv_er
     out->has_creation_time = rv_lx_child(root, "creationTime") != NULL;
     if (!failed)
         parse_disks(rv_lx_child(root, "disks"), "checkpoint", out, &failed);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (failed) {
         rv_snapshot_request_clear(out);
         return oom(err, RV_FROM_DOMAIN_CHECKPOINT);

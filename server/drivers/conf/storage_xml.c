@@ -336,7 +336,7 @@ int rv_pool_def_parse(const char *xml, rv_pool_def **out, rv_err *err)
 out:
     free(type);
     free(uuid);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         rv_pool_def_free(def);
     else
@@ -357,7 +357,7 @@ int rv_pool_source_spec_host(const char *xml, char **host, rv_err *err)
     xmlNode *root = read_doc(xml, "source", "storage_source_specification", &doc, err);
     if (root)
         *host = attr(child(root, "host"), "name", &failed);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (failed)
         return oom(err);
     return root ? 0 : -1;
@@ -505,7 +505,7 @@ int rv_vol_def_parse(const char *xml, int pool_type, rv_vol_def **out, rv_err *e
     rc = 0;
 out:
     free(type);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         rv_vol_def_free(def);
     else

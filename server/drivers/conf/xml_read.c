@@ -2,6 +2,8 @@
 #include "server/drivers/conf/xml_read.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,44 +69,141 @@ static void keep_first(void *data, xmlError *e)
         xmlCopyError(e, first);
 }
 
+/* What parsing a document needs of nothing but its text: what
+ * rv_lx_read finds before and during libxml2's parse, so that it can be
+ * done ahead, on another thread (rv_lx_preparse). */
+struct rv_lx_preparsed {
+    const char *xml;
+    size_t len;
+    bool doctype;               /* holds "<!DOCTYPE": refused unparsed */
+    bool taken;                 /* a read used it */
+    bool no_memory;
+    xmlDoc *doc;                /* libxml2's tree, when well-formed */
+    xmlDoc *lent;               /* that tree, while the read's caller has it */
+    bool has_error;
+    xmlError error;             /* else the first error libxml2 raised */
+};
+
+/* The loop's: the document rv_lx_offer made the next read's. */
+static rv_lx_preparsed *offered;
+
+static void parse_text(rv_lx_preparsed *p)
+{
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (!ctxt) {
+        p->no_memory = true;
+        return;
+    }
+    ctxt->_private = &p->error;
+    ctxt->sax->serror = keep_first;
+    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
+    xmlDoc *doc = xmlCtxtReadMemory(ctxt, p->xml, (int)p->len, NULL, NULL,
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (doc && ctxt->wellFormed) {
+        p->doc = doc;
+    } else {
+        xmlFreeDoc(doc);
+        const xmlError *last = p->error.code ? NULL : xmlCtxtGetLastError(ctxt);
+        if (last)
+            xmlCopyError((xmlError *)last, &p->error);
+        p->has_error = p->error.code || last;
+    }
+    xmlFreeParserCtxt(ctxt);
+}
+
+static void scan_text(const char *xml, rv_lx_preparsed *p)
+{
+    p->xml = xml;
+    p->len = strlen(xml);
+    p->doctype = strstr(xml, "<!DOCTYPE") != NULL;
+}
+
+void rv_lx_init(void)
+{
+    xmlInitParser();
+}
+
+rv_lx_preparsed *rv_lx_preparse(const char *xml)
+{
+    rv_lx_preparsed *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    scan_text(xml, p);
+    /* The length bound is the reader's (unknown here): a document over it
+     * is parsed in vain, but off the loop, and refused as before. */
+    if (!p->doctype && p->len <= INT_MAX)
+        parse_text(p);
+    return p;
+}
+
+void rv_lx_preparsed_free(rv_lx_preparsed *p)
+{
+    if (!p)
+        return;
+    xmlFreeDoc(p->doc);
+    xmlResetError(&p->error);
+    free(p);
+}
+
+void rv_lx_offer(rv_lx_preparsed *p)
+{
+    rv_lx_preparsed_free(offered);
+    offered = p;
+}
+
+void rv_lx_free(xmlDoc *doc)
+{
+    if (doc && offered && offered->lent == doc) {
+        offered->doc = doc;     /* freed with the rest, rv_lx_withdraw */
+        offered->lent = NULL;
+        return;
+    }
+    xmlFreeDoc(doc);
+}
+
+rv_lx_preparsed *rv_lx_withdraw(void)
+{
+    rv_lx_preparsed *p = offered;
+    offered = NULL;
+    return p;
+}
+
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
                     int from, xmlDoc **docp, rv_err *err)
 {
-    size_t len = strlen(xml);
+    rv_lx_preparsed local = { 0 }, *p = &local;
     const char *what = root ? root : "device";
+    xmlNode *top = NULL;
     *docp = NULL;
-    if (len > max) {
-        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML of %zu bytes is over the limit of %zu",
-                   what, len, max);
-        return NULL;
+    if (offered && !offered->taken && offered->xml == xml) {
+        p = offered;
+        p->taken = true;
+    } else {
+        scan_text(xml, p);
     }
-    if (strstr(xml, "<!DOCTYPE")) {
+    if (p->len > max) {
+        rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML of %zu bytes is over the limit of %zu",
+                   what, p->len, max);
+        goto out;
+    }
+    if (p->doctype) {
         rv_err_set(err, from, RV_ERR_XML_ERROR,
                    "XML error: %s XML may not have a DOCTYPE (DTDs and entities are refused)",
                    what);
-        return NULL;
+        goto out;
     }
-    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-    if (!ctxt) {
+    if (p == &local)
+        parse_text(p);
+    if (p->no_memory) {
         rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
-        return NULL;
+        goto out;
     }
-    xmlError first = { 0 };
-    ctxt->_private = &first;
-    ctxt->sax->serror = keep_first;
-    /* No XML_PARSE_NOENT, DTDLOAD, DTDATTR or HUGE: libxml2's limits stay. */
-    xmlDoc *doc = xmlCtxtReadMemory(ctxt, xml, (int)len, docname, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (!doc || !ctxt->wellFormed) {
-        syntax_error(xml, docname, from, first.code ? &first : xmlCtxtGetLastError(ctxt), err);
-        xmlResetError(&first);
-        xmlFreeParserCtxt(ctxt);
-        xmlFreeDoc(doc);
-        return NULL;
+    if (!p->doc) {
+        syntax_error(xml, docname, from, p->has_error ? &p->error : NULL, err);
+        goto out;
     }
-    xmlResetError(&first);
-    xmlFreeParserCtxt(ctxt);
-    xmlNode *top = xmlDocGetRootElement(doc);
+    xmlDoc *doc = p->doc;
+    top = xmlDocGetRootElement(doc);
     if (doc->intSubset || doc->extSubset)
         rv_err_set(err, from, RV_ERR_XML_ERROR, "XML error: %s XML may not have a DOCTYPE", what);
     else if (!top || (root && strcmp((const char *)top->name, root) != 0))
@@ -114,11 +213,20 @@ xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *d
                    top ? (const char *)top->name : "");
     else {
         *docp = doc;
-        return top;
+        p->doc = NULL;
+        if (p != &local)
+            p->lent = doc;
     }
-    /* Refused: the document goes here, so no caller's error path can keep it. */
-    xmlFreeDoc(doc);
-    return NULL;
+    if (!*docp)
+        top = NULL;
+out:
+    /* A refused document goes here, so no caller's error path can keep it
+     * (an offered one with the rest of it, rv_lx_withdraw). */
+    if (p == &local) {
+        xmlFreeDoc(p->doc);
+        xmlResetError(&p->error);
+    }
+    return top;
 }
 
 xmlNode *rv_lx_child(const xmlNode *n, const char *name)

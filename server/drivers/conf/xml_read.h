@@ -17,12 +17,34 @@
 
 /* The root element of xml (NUL-terminated), which must be called root
  * (NULL: any, a device's XML),
- * with *docp the document for the caller to free (xmlFreeDoc); on
+ * with *docp the document for the caller to free (rv_lx_free); on
  * failure NULL, with err set and *docp NULL (nothing to free).  from: the error domain of the errors that are
  * not libvirt's XML helpers' (RV_FROM_STORAGE, ...); max: the longest
  * document accepted, in bytes. */
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,
                     int from, xmlDoc **docp, rv_err *err);
+
+/* A document parsed ahead, off the loop (server/preparse.c parses a
+ * call's large document on a work thread before its slot runs).
+ * rv_lx_preparse (any thread; touches only xml, which must stay as it is
+ * until the result is freed or read): what rv_lx_read would find in xml
+ * whatever its other arguments; NULL when out of memory.  rv_lx_offer
+ * (the loop): the first rv_lx_read of exactly xml (the same pointer) uses
+ * p instead of parsing, with the same result and errors; rv_lx_withdraw
+ * then takes p back, with the document in it if that read refused it or
+ * its caller gave it to rv_lx_free, for the caller to free with
+ * rv_lx_preparsed_free (a tree of megabytes: off the loop too). */
+typedef struct rv_lx_preparsed rv_lx_preparsed;
+/* libxml2's set-up, before any thread parses (its first use would
+ * otherwise do it, racing with another thread's). */
+void rv_lx_init(void);
+rv_lx_preparsed *rv_lx_preparse(const char *xml);
+void rv_lx_offer(rv_lx_preparsed *p);
+rv_lx_preparsed *rv_lx_withdraw(void);
+/* Free a document rv_lx_read gave (an offered one goes back with the
+ * rest, rv_lx_withdraw). */
+void rv_lx_free(xmlDoc *doc);
+void rv_lx_preparsed_free(rv_lx_preparsed *p);
 
 /* The first child element called name, or NULL. */
 xmlNode *rv_lx_child(const xmlNode *n, const char *name);

@@ -137,7 +137,7 @@ rv_xml_node *rv_xml_tree_read(const char *xml, size_t max, const char *root,
     if (!top)
         return NULL;
     rv_xml_node *tree = copy_element(top);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (!tree)
         rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
     return tree;

@@ -2,18 +2,27 @@
 #include "server/drivers/conf/xml_write.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void rv_xml_put_escaped(FILE *fp, const char *s)
 {
-    for (; *s; s++) {
+    /* Runs of plain characters go out whole: a character at a time
+     * (fputc takes the stream's lock each time) made formatting a 400 KB
+     * description two thirds of remvirtd's CPU in test-client-threads. */
+    for (;;) {
+        size_t run = strcspn(s, "<>&'\"");
+        if (run)
+            fwrite(s, 1, run, fp);
+        s += run;
         switch (*s) {
+        case '\0': return;
         case '<': fputs("&lt;", fp); break;
         case '>': fputs("&gt;", fp); break;
         case '&': fputs("&amp;", fp); break;
         case '\'': fputs("&apos;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default: fputc(*s, fp);
+        default: fputs("&quot;", fp); break;
         }
+        s++;
     }
 }
 
@@ -22,6 +31,19 @@ void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char 
     fprintf(fp, "%*s<%s>", indent, "", name);
     rv_xml_put_escaped(fp, text);
     fprintf(fp, "</%s>\n", name);
+}
+
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+    (void)buf;
+    *(size_t *)cookie += size;
+    return (ssize_t)size;
+}
+
+FILE *rv_xml_count_open(size_t *count)
+{
+    *count = 0;
+    return fopencookie(count, "w", (cookie_io_functions_t){ .write = count_write });
 }
 
 FILE *rv_xml_open(rv_xml_buf *b)

@@ -1625,7 +1625,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     }
     free(net_aliases);
     free(macs_given);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0) {
         RV_DEBUG("domain XML refused: %s", err->message ? err->message : "");
         rv_qemu_domain_free(def);
@@ -1950,7 +1950,7 @@ int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_UNSUPPORTED,
                    "Operation not supported: device type '%s' is not supported here (disk or interface)",
                    node_name(root));
-        xmlFreeDoc(doc);
+        rv_lx_free(doc);
         return -1;
     }
     dev->kind = named(root, "disk") ? RV_QEMU_DEV_DISK : RV_QEMU_DEV_INTERFACE;
@@ -1975,7 +1975,7 @@ int rv_qemu_device_read(const char *xml, rv_qemu_device *dev, rv_err *err)
             rc = -1;
         }
     }
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         rv_qemu_device_clear(dev);
     return rc;

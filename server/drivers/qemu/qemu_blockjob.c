@@ -1300,7 +1300,7 @@ static int read_dest(const char *xml, char **file, char **format, rv_err *err)
     else if (!*file)
         rc = rv_err_fail(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "XML error: the destination has no <source file>");
     free(type);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0) {
         free(*file);
         free(*format);

@@ -752,7 +752,7 @@ static int cpu_def_parse(const char *xml, bool need_arch, cpu_def *d, rv_err *er
 oom:
     fail(err, RV_FROM_CPU, RV_ERR_NO_MEMORY, "out of memory");
 out:
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     if (rc < 0)
         cpu_def_clear(d);
     return rc;

@@ -196,7 +196,7 @@ int rv_test_def_parse(const char *xml, rv_test_def **out, rv_err *err)
         *out = def;
     else
         rv_test_def_free(def);
-    xmlFreeDoc(doc);
+    rv_lx_free(doc);
     return ret;
 }
 
@@ -229,12 +229,8 @@ static void write_devices(FILE *fp, const rv_xml_node *devices)
     put(fp, "  </devices>\n");
 }
 
-char *rv_test_def_format(const rv_test_def *def, int id)
+static void write_def(FILE *fp, const rv_test_def *def, int id)
 {
-    rv_xml_buf b;
-    FILE *fp = rv_xml_open(&b);
-    if (!fp)
-        return NULL;
     put(fp, "<domain type='");
     rv_xml_put_escaped(fp, def->virt_type);
     put(fp, "'");
@@ -254,7 +250,29 @@ char *rv_test_def_format(const rv_test_def *def, int id)
     rv_domain_format_perf(fp, &def->base);
     write_devices(fp, def->devices);
     put(fp, "</domain>\n");
+}
+
+char *rv_test_def_format(const rv_test_def *def, int id)
+{
+    rv_xml_buf b;
+    FILE *fp = rv_xml_open(&b);
+    if (!fp)
+        return NULL;
+    write_def(fp, def, id);
     return rv_xml_done(fp, &b.text);
+}
+
+long long rv_test_def_format_len(const rv_test_def *def, int id)
+{
+    size_t n;
+    FILE *fp = rv_xml_count_open(&n);
+    if (!fp)
+        return -1;
+    write_def(fp, def, id);
+    int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad)
+        return -1;
+    return (long long)n;
 }
 
 /* ================================================================ capabilities */

@@ -36,6 +36,8 @@ void rv_test_def_free(rv_test_def *def);
 /* libvirt's layout; id >= 0 adds the running domain's id attribute.
  * Returns NULL only when out of memory. */
 char *rv_test_def_format(const rv_test_def *def, int id);
+/* The length of what rv_test_def_format writes, or -1 when out of memory. */
+long long rv_test_def_format_len(const rv_test_def *def, int id);
 
 /* The test driver's fixed capabilities document (malloc'd copy). */
 char *rv_test_capabilities(void);

@@ -494,14 +494,12 @@ static int test_lookup_by_uuid(rv_driver_conn *c, const unsigned char uuid[16],
  * sent; a domain whose XML could not be sent back must not be defined. */
 static int check_dumpable(const rv_test_def *def, rv_err *err)
 {
-    char *xml = rv_test_def_format(def, INT_MAX);
-    if (!xml)
+    long long len = rv_test_def_format_len(def, INT_MAX);
+    if (len < 0)
         return fail_oom(err);
-    size_t len = strlen(xml);
-    free(xml);
     if (len > RV_STRING_MAX)
         return fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
-                    "unsupported configuration: the domain XML would be %zu bytes once "
+                    "unsupported configuration: the domain XML would be %lld bytes once "
                     "written back, over the protocol's limit of %d", len, RV_STRING_MAX);
     return 0;
 }
