@@ -223,6 +223,11 @@ static bjob *job_of(const qemu_dom *d, const char *target)
     return NULL;
 }
 
+bool rv_qemu_blockjob_busy(const qemu_dom *d, const char *target)
+{
+    return job_of(d, target) != NULL;
+}
+
 static bjob *job_by_id(const qemu_dom *d, const char *id)
 {
     for (bjob *j = jobs; j; j = j->next)

@@ -812,6 +812,16 @@ char *rv_qemu_blockjob_status(const qemu_dom *d);
  * them while remvirtd was away and carries on. */
 void rv_qemu_blockjob_restore(qemu_dom *d, const char *status);
 void rv_qemu_blockjob_resync(qemu_dom *d);
+/* Whether d's disk target has a block job. */
+bool rv_qemu_blockjob_busy(const qemu_dom *d, const char *target);
+/* ---- qemu_backup.c: backup jobs ---- */
+/* QEMU's BLOCK_JOB_* and JOB_STATUS_CHANGE events, for the backup's jobs. */
+void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data);
+/* d's QEMU has gone: its backup too. */
+void rv_qemu_backup_domain_gone(qemu_dom *d);
+/* Reattached to d's QEMU: the backup jobs a remvirtd before this one
+ * started are cancelled, their nodes and the NBD server dropped. */
+void rv_qemu_backup_resync(qemu_dom *d);
 /* A disk-only external snapshot of running d (DOMAIN_SNAPSHOT_CREATE_XML
  * with DISK_ONLY): a qcow2 overlay over each disk req leaves in (its
  * <source file>, else the source's name with the snapshot's name as its

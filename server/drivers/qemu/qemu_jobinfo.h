@@ -42,6 +42,12 @@ typedef struct rv_qemu_jobinfo {
     bool have_memory;           /* memory total/processed/remaining only (a memory dump) */
     bool have_disk;             /* disk_* (block copy) */
     unsigned long long disk_total, disk_processed, disk_remaining, disk_bps;
+    /* A backup (qemu_backup.c) reports as libvirtd's: a push its disk_*
+     * without data_*, a pull its scratch space (disk_temp_*), and once
+     * over success and errmsg. */
+    bool have_backup, backup_pull, success;
+    unsigned long long temp_used, temp_total;
+    char errmsg[128];           /* "": none */
 } rv_qemu_jobinfo;
 
 /* A job begins on running d (name: for the abort error; abort NULL with

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Backup jobs on the QEMU driver, side by side with libvirtd's QEMU
+# driver, on a running test guest (TCG) with a qcow2 vda and a raw vdb:
+# backup-checks.py's transcript through python3-libvirt (full push
+# backups to qcow2 and raw targets and with every default, the targets
+# compared with the disks; pull backups over a Unix socket and TCP, the
+# NBD exports read and compared, the job's info and statistics, abort;
+# BLOCK_JOB, BLOCK_JOB_2 and JOB_COMPLETED; errors that change nothing),
+# then virsh's backup-begin, backup-dumpxml, domjobinfo and domjobabort;
+# each compared with libvirtd's.  Then remvirtd alone: a non-empty
+# checkpoint XML refused; remvirtd killed during a pull backup, the
+# guest still running, and the next backup working.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+start_both_qemu backup
+
+boot()      # URI DIR
+{
+    mkdir -p "$2"
+    chmod 777 "$2"
+    rm -f "$2"/*
+    qemu-img create -q -f qcow2 "$2/vda.qcow2" 64M
+    qemu-io -f qcow2 -c "write -P 7 1M 2M" -c "write -P 9 40M 1M" "$2/vda.qcow2" > /dev/null
+    qemu-img create -q -f raw "$2/vdb.img" 16M
+    qemu-io -f raw -c "write -P 5 0 1M" "$2/vdb.img" > /dev/null
+    chmod 666 "$2"/*
+    qemu_guest_xml g | sed "s|<serial type='pty'/>|<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$2/vda.qcow2'/><target dev='vda' bus='virtio'/></disk><disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$2/vdb.img'/><target dev='vdb' bus='virtio'/></disk><serial type='pty'/>|" > "$2/g.xml"
+    virsh -q -c "$1" define "$2/g.xml" > /dev/null
+    virsh -q -c "$1" start g > /dev/null
+}
+
+LV=$OUT/libvirtd RV=$OUT/remvirtd
+boot "$LIBVIRTD_QEMU_URI" "$LV"
+boot "$QEMU_URI" "$RV"
+
+checks()    # URI DIR PORT
+{
+    "$SYSTEM_PYTHON3" "$(dirname "$0")/backup-checks.py" "$1" "$2" "$3" > "$OUT/py" 2>&1 ||
+        { cat "$OUT/py"; fail "backup-checks.py against $1"; }
+    sed "s|$2|DIR|g" "$OUT/py"
+}
+port=$((20000 + RANDOM % 20000))
+checks "$LIBVIRTD_QEMU_URI" "$LV" "$port" > "$OUT/libvirtd.py.txt"
+checks "$QEMU_URI" "$RV" "$port" > "$OUT/remvirtd.py.txt"
+same "$OUT/libvirtd.py.txt" "$OUT/remvirtd.py.txt" "python3-libvirt backups and their events as against libvirtd"
+for what in "push: vda target: same content" "push: vdb target: same content" \
+    "pull: export content: same content" "pull tcp: vdb export content: same content"; do
+    grep -qF "$what" "$OUT/remvirtd.py.txt" || fail "not in the transcript: $what"
+done
+
+transcript()    # URI DIR
+{
+    local u=$1 d=$2 rc
+    run() {
+        rc=0
+        virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
+        echo "=== virsh $*"
+        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]*/\1N/' "$OUT/o"
+        echo "--- stderr"
+        cat "$OUT/e"
+        echo "--- exit status $rc"
+    }
+    cat > "$d/pull.xml" <<XML
+<domainbackup mode='pull'><server transport='unix' socket='$d/v.sock'/><disks><disk name='vda' type='file'><scratch file='$d/s.qcow2'/></disk><disk name='vdb' backup='no'/></disks></domainbackup>
+XML
+    run backup-dumpxml g
+    run backup-begin g "$d/pull.xml"
+    run backup-dumpxml g
+    run domjobinfo g
+    run domjobabort g
+    sleep 1
+    run domjobinfo g --completed
+    run backup-dumpxml g
+    run domjobabort g
+}
+transcript "$LIBVIRTD_QEMU_URI" "$LV" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.txt"
+transcript "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
+same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh backup-begin, backup-dumpxml, domjobinfo and domjobabort as against libvirtd"
+
+# No backup leaves an image open in QEMU.
+for p in $(qemu_pids "$QEMU_DIR/run"); do
+    ! ls -l "/proc/$p/fd" 2> /dev/null | grep -E "$RV/(b-|s\.|scratch)" || fail "QEMU still holds a backup file open"
+done
+
+# remvirtd alone: a checkpoint with the backup is refused.
+echo "<domaincheckpoint/>" > "$RV/cp.xml"
+rc=0
+virsh -c "$QEMU_URI" backup-begin g --checkpointxml "$RV/cp.xml" > "$OUT/o" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q "not supported" "$OUT/o" || fail "a checkpoint with a backup: $(cat "$OUT/o")"
+
+# remvirtd killed during a pull backup: the guest runs on; a restarted
+# remvirtd cancels the backup left in QEMU, and the next one works.
+cat > "$RV/pk.xml" <<XML
+<domainbackup mode='pull'><server transport='unix' socket='$RV/k.sock'/><disks><disk name='vda' type='file'><scratch file='$RV/k.qcow2'/></disk><disk name='vdb' backup='no'/></disks></domainbackup>
+XML
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > /dev/null
+pids=$(qemu_pids "$QEMU_DIR/run")
+kill_remvirtd
+start_remvirtd_qemu
+virsh -q -c "$QEMU_URI" list > /dev/null
+[ "$(virsh -c "$QEMU_URI" domstate g)" = running ] || fail "the guest is not running after remvirtd's restart"
+[ "$(qemu_pids "$QEMU_DIR/run")" = "$pids" ] || fail "the guest's QEMU changed across the restart"
+left()  { ! ls -l "/proc/$pids/fd" 2> /dev/null | grep -q "$RV/k.qcow2"; }
+wait_for 30 "the old backup's scratch to be let go" left
+rm -f "$RV/k.qcow2"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > "$OUT/o" 2>&1 || fail "a backup after the restart: $(cat "$OUT/o")"
+qemu-img compare -U -f qcow2 -F raw "$RV/vda.qcow2" "nbd+unix:///vda?socket=$RV/k.sock" > /dev/null ||
+    fail "the export after the restart differs from the disk"
+virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
+echo "ok   a backup killed with remvirtd was cancelled; the next one works"
