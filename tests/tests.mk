@@ -149,6 +149,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-cockpit-hotplug.sh \
 	tests/interop/test-qemu-blockjobs.sh \
 	tests/interop/test-qemu-backup.sh \
+	tests/interop/test-qemu-virtnbdbackup.sh \
 	tests/interop/test-qemu-restart.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-qemu-domain-events.sh \
