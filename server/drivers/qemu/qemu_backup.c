@@ -29,6 +29,7 @@
  * the NBD server go with them; a pull's scratch files stay. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,8 @@ typedef struct backup {
     int why_code;
     bool ending;
     bool orphan;                /* a remvirtd before this one started it (resync) */
+    ev_timer poll;              /* a push's progress, read from query-jobs */
+    unsigned gen;               /* names b to a query in flight (b may be gone) */
     struct backup *next;
 } backup;
 
@@ -115,6 +118,7 @@ static void backup_free(backup *b)
             *pp = b->next;
             break;
         }
+    ev_timer_stop(rv_qemu.loop, &b->poll);
     for (size_t i = 0; i < b->ndisks; i++)
         bdisk_clear(&b->disks[i]);
     free(b->disks);
@@ -692,6 +696,54 @@ static void on_exported(rv_qmp *qmp, json_object *ret, const rv_err *err, void *
     export_next(b);
 }
 
+#define PROGRESS_POLL 0.25
+
+/* query-jobs: the push's figures so far. */
+static void on_progress(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    backup *b = backups;
+    while (b && b->gen != (unsigned)(uintptr_t)opaque)
+        b = b->next;
+    qemu_dom *d = b ? dom_of(b) : NULL;
+    rv_qemu_jobinfo *j = d && d->qmp == qmp ? rv_qemu_jobinfo_current(d) : NULL;
+    if (!j || err || b->failing)
+        return;
+    unsigned long long total = 0, done = 0;
+    size_t n = json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    for (size_t i = 0; i < b->ndisks; i++) {
+        bdisk *k = &b->disks[i];
+        for (size_t m = 0; m < n; m++) {
+            json_object *e = json_object_array_get_idx(ret, m), *v;
+            if (k->backup && json_object_object_get_ex(e, "id", &v) &&
+                strcmp(json_object_get_string(v), k->job_id) == 0) {
+                k->len = (unsigned long long)rv_qmp_json_int(e, "total-progress", 0);
+                k->offset = (unsigned long long)rv_qmp_json_int(e, "current-progress", 0);
+            }
+        }
+        total += k->len;
+        done += k->offset;
+    }
+    if (total) {
+        j->disk_total = total;
+        j->disk_processed = done;
+        j->disk_remaining = total > done ? total - done : 0;
+    }
+    ev_timer_set(&b->poll, PROGRESS_POLL, 0.);
+    ev_timer_start(rv_qemu.loop, &b->poll);
+}
+
+static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    backup *b = w->data;
+    qemu_dom *d = dom_of(b);
+    rv_err e = { 0 };
+    if (d && rv_qmp_command(d->qmp, "query-jobs", NULL, 0, on_progress, (void *)(uintptr_t)b->gen, &e) < 0)
+        RV_WARN("domain '%s': backup progress: %s", b->live.name, e.message);
+    rv_err_clear(&e);
+}
+
 static void on_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -709,6 +761,10 @@ static void on_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
                 j->temp_total += b->disks[i].size;
             }
         j->disk_remaining = j->disk_total;
+    }
+    if (!b->pull) {
+        ev_timer_set(&b->poll, PROGRESS_POLL, 0.);
+        ev_timer_start(rv_qemu.loop, &b->poll);
     }
     b->cur = 0;
     export_next(b);
@@ -939,6 +995,9 @@ int rv_qemu_domain_backup_begin(rv_driver_conn *c, const rv_domain_backup_begin_
     if (!b)
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     b->reuse = args->flags & REUSE_EXTERNAL;
+    ev_timer_init(&b->poll, on_poll, 0., 0.);
+    b->poll.data = b;
+    b->gen = ++serial;
     if (read_def(b, d, args->backup_xml, err) < 0 || make_stores(b, err) < 0) {
         unlink_made(b);
         backup_free(b);
@@ -1088,6 +1147,8 @@ void rv_qemu_backup_resync(qemu_dom *d)
     b->live.pid = d->pid;
     b->live.qmp = d->qmp;
     b->orphan = true;
+    ev_timer_init(&b->poll, on_poll, 0., 0.);
+    b->gen = ++serial;
     b->next = backups;
     backups = b;
     if (rv_qmp_command(d->qmp, "query-jobs", NULL, 0, on_orphan_jobs, b, &e) < 0) {

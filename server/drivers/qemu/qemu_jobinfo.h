@@ -1,5 +1,5 @@
-/* The record of a domain's long job (save, managed save, core dump; block
- * copy can report into it too): what it is, since when, how far it got,
+/* The record of a domain's long job (save, managed save, core dump,
+ * backup; block copy can report into it too): what it is, since when, how far it got,
  * and the figures of the last one that completed.  GET_JOB_INFO,
  * GET_JOB_STATS and ABORT_JOB read and act on it (qemu_jobinfo.c); the
  * code that runs a job reports into it:
