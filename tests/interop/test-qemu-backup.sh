@@ -56,7 +56,7 @@ transcript()    # URI DIR
         rc=0
         virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
         echo "=== virsh $*"
-        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]*/\1N/' "$OUT/o"
+        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]* */\1N /' "$OUT/o"
         echo "--- stderr"
         cat "$OUT/e"
         echo "--- exit status $rc"
@@ -73,6 +73,15 @@ XML
     run domjobinfo g --completed
     run backup-dumpxml g
     run domjobabort g
+    # The backup's job on a disk, as a block job: its info, its abort.
+    rm -f "$d/s.qcow2"
+    run backup-begin g "$d/pull.xml"
+    run blockjob g vda --info
+    run blockjob g vdb --info
+    run blockjob g vda --abort
+    sleep 1
+    run domjobinfo g --completed
+    run domjobabort g
 }
 transcript "$LIBVIRTD_QEMU_URI" "$LV" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.txt"
 transcript "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
@@ -82,6 +91,15 @@ same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh backup-begin, backup-dumpxml
 for p in $(qemu_pids "$QEMU_DIR/run"); do
     ! ls -l "/proc/$p/fd" 2> /dev/null | grep -E "$RV/(b-|s\.|scratch)" || fail "QEMU still holds a backup file open"
 done
+
+# remvirtd alone: a block job on a disk a backup reads is refused (libvirtd
+# starts it: the backup's job sees the disk change under it).
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pull.xml" > /dev/null
+rc=0
+virsh -c "$QEMU_URI" blockcopy g vda "$RV/c.qcow2" --transient-job > "$OUT/o" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q "already in active block job" "$OUT/o" || fail "a copy under a backup: $(cat "$OUT/o")"
+virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
+[ ! -e "$RV/c.qcow2" ] || fail "the refused copy left its file"
 
 # remvirtd alone: a checkpoint with the backup is refused.
 echo "<domaincheckpoint/>" > "$RV/cp.xml"

@@ -580,6 +580,24 @@ static void cancel_jobs(qemu_dom *d, backup *b)
     }
 }
 
+const char *rv_qemu_backup_job_id(const qemu_dom *d, const char *target)
+{
+    backup *b = backup_of(d);
+    for (size_t i = 0; b && !b->orphan && i < b->ndisks; i++)
+        if (b->disks[i].backup && !b->disks[i].concluded && strcmp(b->disks[i].name, target) == 0)
+            return b->disks[i].job_id;      /* ("" while the backup is set up) */
+    return NULL;
+}
+
+int rv_qemu_backup_abort(qemu_dom *d, rv_err *err)
+{
+    rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
+    if (j && j->operation == RV_DOMAIN_JOB_OPERATION_BACKUP)
+        j->aborted = true;
+    return j && j->abort ? j->abort(d, err) : fail(err, RV_ERR_OPERATION_INVALID,
+                                                    "Requested operation is not valid: no job is active on the domain");
+}
+
 static int abort_backup(qemu_dom *d, rv_err *err)
 {
     backup *b = backup_of(d);

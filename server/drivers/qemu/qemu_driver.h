@@ -817,6 +817,11 @@ bool rv_qemu_blockjob_busy(const qemu_dom *d, const char *target);
 /* ---- qemu_backup.c: backup jobs ---- */
 /* QEMU's BLOCK_JOB_* and JOB_STATUS_CHANGE events, for the backup's jobs. */
 void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data);
+/* QEMU's id of the backup job on d's disk target ("" while the backup
+ * is being set up), or NULL: none. */
+const char *rv_qemu_backup_job_id(const qemu_dom *d, const char *target);
+/* End d's backup (ABORT_JOB's way): 0, or -1 with err. */
+int rv_qemu_backup_abort(qemu_dom *d, rv_err *err);
 /* d's QEMU has gone: its backup too. */
 void rv_qemu_backup_domain_gone(qemu_dom *d);
 /* Reattached to d's QEMU: the backup jobs a remvirtd before this one
