@@ -131,6 +131,9 @@ show("incremental", begin("<domainbackup><incremental>c1</incremental></domainba
 show("unknown disk", begin("<domainbackup><disks><disk name='vdz' backup='no'/></disks></domainbackup>"))
 show("wrong root", begin("<domaincheckpoint/>"))
 show("bad flags", begin(push, None, 8))
+show("server fails", begin(f"<domainbackup mode='pull'><server transport='unix' socket='{tmp}/no/x.sock'/>"
+                           f"<disks><disk name='vda' type='file'><scratch file='{tmp}/s-fail.qcow2'/></disk>"
+                           f"</disks></domainbackup>"))
 show("files unchanged", lambda: files() == before)
 show("no job after errors", lambda: dom.jobInfo()[0])
 

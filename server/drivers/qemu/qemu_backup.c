@@ -472,8 +472,9 @@ static backup *step_ok(rv_qmp *qmp, const rv_err *qerr, void *opaque)
         return NULL;
     }
     if (qerr) {
-        fail_begin(b, qerr->code ? qerr->code : RV_ERR_INTERNAL_ERROR, "%s",
-                   qerr->message ? qerr->message : "internal error: QEMU failed");
+        char msg[512];
+        int code = rv_qemu_qmp_error_text(qerr, msg, sizeof(msg));
+        fail_begin(b, code ? code : RV_ERR_INTERNAL_ERROR, "%s", msg);
         return NULL;
     }
     return b;
@@ -694,8 +695,10 @@ static void fail_late(backup *b, const rv_err *qerr)
 {
     qemu_dom *d = dom_of(b);
     b->failing = true;
-    b->why_code = qerr && qerr->code ? qerr->code : RV_ERR_OPERATION_FAILED;
-    snprintf(b->why, sizeof(b->why), "%s", qerr && qerr->message ? qerr->message : "operation failed");
+    b->why_code = RV_ERR_OPERATION_FAILED;
+    snprintf(b->why, sizeof(b->why), "operation failed: the domain stopped");
+    if (qerr)
+        b->why_code = rv_qemu_qmp_error_text(qerr, b->why, sizeof(b->why));
     if (d)
         cancel_jobs(d, b);
     else

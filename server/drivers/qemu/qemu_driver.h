@@ -779,6 +779,10 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
+/* QMP's error for a command as libvirtd words it ("internal error:
+ * unable to execute QEMU command 'X': DESC") into buf, and its code;
+ * other errors (the monitor closed, a timeout) as they are. */
+int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size);
 /* Send a command with one string argument (key: value) whose answer
  * nobody waits for (a clean-up: an error is only logged). */
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);

@@ -93,21 +93,30 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up)
         rv_err_clear(&ignored);
 }
 
-/* QMP's error for command as libvirtd words it ("internal error: unable to
- * execute QEMU command 'X': DESC"); other errors (the monitor closed, a
- * timeout) as they are. */
-static void finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr)
+int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size)
 {
     const char *msg = qerr->message ? qerr->message : "";
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "QEMU command '%s' failed: ", command);
-    if (qerr->code != RV_ERR_OPERATION_FAILED || strncmp(msg, prefix, strlen(prefix)) != 0) {
+    const char *cmd = msg + strlen("QEMU command '"), *end = strstr(msg, "' failed: ");
+    if (qerr->code != RV_ERR_OPERATION_FAILED || strncmp(msg, "QEMU command '", 14) != 0 || !end ||
+        end < cmd) {
+        snprintf(buf, size, "%s", msg);
+        return qerr->code;
+    }
+    snprintf(buf, size, "internal error: unable to execute QEMU command '%.*s': %s", (int)(end - cmd), cmd,
+             end + strlen("' failed: "));
+    return RV_ERR_INTERNAL_ERROR;
+}
+
+/* QMP's error as libvirtd words it. */
+static void finish_qmp_error(rv_deferred *reply, const rv_err *qerr)
+{
+    char msg[1024];
+    int code = rv_qemu_qmp_error_text(qerr, msg, sizeof(msg));
+    if (code == qerr->code) {
         rv_deferred_finish(reply, qerr);
         return;
     }
-    rv_qemu_finish_error(reply, RV_ERR_INTERNAL_ERROR,
-                         "internal error: unable to execute QEMU command '%s': %s", command,
-                         msg + strlen(prefix));
+    rv_qemu_finish_error(reply, code, "%s", msg);
 }
 
 static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -115,7 +124,7 @@ static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     (void)ret;
     rv_qemu_live_req *req = opaque;
     if (err && req->command)
-        finish_qmp_error(req->reply, req->command, err);
+        finish_qmp_error(req->reply, err);
     else if (rv_qemu_live_req_alive(req, qmp, err))
         rv_deferred_finish(req->reply, NULL);
     free(req->name);
