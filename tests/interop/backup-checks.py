@@ -178,3 +178,30 @@ show("pull tcp: vdb export content", lambda: "same content" if r.returncode == 0
 show("pull tcp: abort", lambda: dom.abortJob())
 wait_completed()
 show("pull tcp: files after", lambda: files() == before)
+
+# A push aborted while it runs: cancelled, its target removed.
+big = f"{tmp}/big.img"
+subprocess.run(["qemu-img", "create", "-q", "-f", "raw", big, "512M"], check=True)
+subprocess.run(["qemu-io", "-f", "raw", "-c", "write -P 3 0 512M", big], check=True, capture_output=True)
+os.chmod(big, 0o666)
+dom.attachDeviceFlags(f"<disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='{big}'/>"
+                      "<target dev='vdc' bus='virtio'/></disk>", libvirt.VIR_DOMAIN_AFFECT_LIVE)
+show("push to abort", begin("<domainbackup><disks><disk name='vda' backup='no'/><disk name='vdb' backup='no'/>"
+                            f"<disk name='vdc' type='file'><target file='{tmp}/b-vdc.qcow2'/></disk>"
+                            "</disks></domainbackup>"))
+show("push to abort: abort", lambda: dom.abortJob())
+# (how far it got differs from run to run)
+end = time.time() + 60
+while time.time() < end and not any(e.startswith("JOB_COMPLETED") for e in list(events)):
+    time.sleep(0.05)
+time.sleep(0.5)
+with lock:
+    got = sorted(re.sub(r"\('disk_(processed|remaining)', \d+\)", r"('disk_\1', N)", e) for e in events)
+    events.clear()
+for e in got:
+    print("event:", e)
+show("push to abort: completed stats",
+     lambda: [(k, "N" if k in ("disk_processed", "disk_remaining") else v)
+              for k, v in stats(libvirt.VIR_DOMAIN_JOB_STATS_COMPLETED)])
+show("push to abort: target left", lambda: os.path.exists(f"{tmp}/b-vdc.qcow2"))
+os.unlink(big)

@@ -520,7 +520,9 @@ static void all_concluded(qemu_dom *d, backup *b)
             put_block_event(d, k, st);
     }
     drop_nodes(b, d->qmp);
-    if (b->pull || b->failing)
+    /* A pull's scratch files go, and a push's targets unless it
+     * completed (as libvirtd removes them). */
+    if (b->pull || b->failing || !ok)
         unlink_made(b);
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (b->orphan) {
@@ -544,6 +546,8 @@ static void all_concluded(qemu_dom *d, backup *b)
                 snprintf(j->errmsg, sizeof(j->errmsg), "Operation canceled");
             else if (!ok)
                 snprintf(j->errmsg, sizeof(j->errmsg), "backup of a disk failed");
+            if (!b->pull && !ok)
+                j->end_type = cancelled || j->aborted ? RV_DOMAIN_JOB_CANCELLED : RV_DOMAIN_JOB_FAILED;
         }
         RV_INFO("domain '%s': backup over (%s)", b->live.name, ok ? "completed" : "not completed");
         rv_qemu_jobinfo_end(d, true, true);

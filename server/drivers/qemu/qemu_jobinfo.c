@@ -323,7 +323,9 @@ int rv_qemu_domain_get_job_stats(rv_driver_conn *c, const rv_domain_get_job_stat
     if (!d)
         return -1;
     const rv_qemu_jobinfo *j = completed ? d->job_last : d->job_now;
-    ret->type = !j ? RV_DOMAIN_JOB_NONE : completed ? RV_DOMAIN_JOB_COMPLETED : RV_DOMAIN_JOB_UNBOUNDED;
+    ret->type = !j ? RV_DOMAIN_JOB_NONE
+                : completed ? (j->end_type ? j->end_type : RV_DOMAIN_JOB_COMPLETED)
+                            : RV_DOMAIN_JOB_UNBOUNDED;
     if (!j)
         return 0;
     if (!(ret->params.params_val = job_typed_params(j, completed, &ret->params.params_len, err)))

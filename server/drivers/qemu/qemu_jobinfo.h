@@ -48,6 +48,8 @@ typedef struct rv_qemu_jobinfo {
     bool have_backup, backup_pull, success;
     unsigned long long temp_used, temp_total;
     char errmsg[128];           /* "": none */
+    int end_type;               /* what a completed record's type says (0: COMPLETED; a
+                                 * cancelled or failed push: CANCELLED, FAILED) */
 } rv_qemu_jobinfo;
 
 /* A job begins on running d (name: for the abort error; abort NULL with
