@@ -1092,26 +1092,32 @@ void rv_qemu_backup_domain_gone(qemu_dom *d)
 
 /* A backup a remvirtd before this one started: its jobs are cancelled
  * (an orphan backup follows them to their end), then every node it added
- * goes, and the NBD server. */
+ * goes, and with them the NBD server. */
 static void on_orphan_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)opaque;
     size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    bool found = false;
     /* Format nodes before the file nodes under them. */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n; i++) {
             json_object *v;
             const char *name = json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &v)
                                    ? json_object_get_string(v) : "";
-            if (strncmp(name, pass ? "bk-file-" : "bk-fmt-", pass ? 8 : 7) == 0)
+            if (strncmp(name, pass ? "bk-file-" : "bk-fmt-", pass ? 8 : 7) == 0) {
                 rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", name);
+                found = true;
+            }
         }
+    /* The server is a pull's only when a backup's nodes were there (an
+     * incoming migration's NBD server is not a backup's). */
+    if (found)
+        rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
 }
 
 static void orphan_cleanup(rv_qmp *qmp)
 {
     rv_err e = { 0 };
-    rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
     json_object *a = json_object_new_object();
     json_object_object_add(a, "flat", json_object_new_boolean(true));
     if (rv_qmp_command(qmp, "query-named-block-nodes", a, 0, on_orphan_nodes, NULL, &e) < 0)
