@@ -1097,22 +1097,23 @@ static void on_orphan_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
 {
     (void)opaque;
     size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
-    bool found = false;
-    /* Format nodes before the file nodes under them. */
-    for (int pass = 0; pass < 2; pass++)
+    /* The server first (its exports hold the scratch nodes), and only
+     * when a backup's nodes are there (an incoming migration's NBD server
+     * is not a backup's); then format nodes before the file nodes under
+     * them. */
+    for (int pass = 0; pass < 3; pass++)
         for (size_t i = 0; i < n; i++) {
             json_object *v;
             const char *name = json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &v)
                                    ? json_object_get_string(v) : "";
-            if (strncmp(name, pass ? "bk-file-" : "bk-fmt-", pass ? 8 : 7) == 0) {
-                rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", name);
-                found = true;
+            if (strncmp(name, pass == 2 ? "bk-file-" : "bk-fmt-", pass == 2 ? 8 : 7) != 0)
+                continue;
+            if (pass == 0) {
+                rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
+                break;
             }
+            rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", name);
         }
-    /* The server is a pull's only when a backup's nodes were there (an
-     * incoming migration's NBD server is not a backup's). */
-    if (found)
-        rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
 }
 
 static void orphan_cleanup(rv_qmp *qmp)
