@@ -26,7 +26,7 @@
  *
  * A remvirtd restarted while a backup ran finds its jobs in QEMU and
  * cancels them, as libvirtd does (rv_qemu_backup_resync): the nodes and
- * the NBD server go with them; a pull's scratch files stay. */
+ * the NBD server go with them; the files made for it stay. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -326,10 +326,13 @@ static int read_def(backup *b, const qemu_dom *d, const char *xml, rv_err *err)
             goto out;
         }
         k->format = v[0] && strcmp(v[0], "raw") == 0 ? RV_QEMU_FORMAT_RAW : RV_QEMU_FORMAT_QCOW2;
+        free(v[0]);
+        v[0] = NULL;
         if (!k->file) {
-            char path[4200];
-            snprintf(path, sizeof(path), "%s.%lld", dd->source, (long long)now);
-            if (!(k->file = strdup(path)))
+            size_t size = strlen(dd->source) + 32;
+            if ((k->file = malloc(size)))
+                snprintf(k->file, size, "%s.%lld", dd->source, (long long)now);
+            else
                 failed = 1;
         }
         if (b->pull) {
