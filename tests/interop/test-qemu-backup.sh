@@ -133,3 +133,14 @@ qemu-img compare -U -f qcow2 -F raw "$RV/vda.qcow2" "nbd+unix:///vda?socket=$RV/
     fail "the export after the restart differs from the disk"
 virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
 echo "ok   a backup killed with remvirtd was cancelled; the next one works"
+
+# The guest destroyed during a pull: the backup ends with it (its scratch
+# removed), and the guest started again backs up.
+rm -f "$RV/k.qcow2"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > /dev/null
+virsh -q -c "$QEMU_URI" destroy g > /dev/null
+[ ! -e "$RV/k.qcow2" ] || fail "the scratch of a backup whose guest was destroyed is left"
+virsh -q -c "$QEMU_URI" start g > /dev/null
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > "$OUT/o" 2>&1 || fail "a backup after a destroy: $(cat "$OUT/o")"
+virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
+echo "ok   a guest destroyed during a backup ends it; the next one works"

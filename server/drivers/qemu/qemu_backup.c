@@ -1086,6 +1086,8 @@ void rv_qemu_backup_domain_gone(qemu_dom *d)
             continue;
         if (b->pull || !b->running)
             unlink_made(b);
+        if (!b->orphan)
+            rv_qemu_jobinfo_end(d, false, false);
         if (b->live.reply)
             rv_qemu_finish_error(b->live.reply, RV_ERR_OPERATION_FAILED, "operation failed: the domain stopped");
         b->live.reply = NULL;
