@@ -6,7 +6,8 @@
 # compared with the disks; pull backups over a Unix socket and TCP, the
 # NBD exports read and compared, the job's info and statistics, abort;
 # BLOCK_JOB, BLOCK_JOB_2 and JOB_COMPLETED; errors that change nothing),
-# then virsh's backup-begin, backup-dumpxml, domjobinfo and domjobabort;
+# then virsh's backup-begin, backup-dumpxml (also read-only), domjobinfo,
+# domjobabort, blockjob --info and --abort;
 # each compared with libvirtd's.  Then remvirtd alone: a non-empty
 # checkpoint XML refused; remvirtd killed during a pull backup, the
 # guest still running, and the next backup working.
@@ -49,7 +50,7 @@ for what in "push: vda target: same content" "push: vdb target: same content" \
     grep -qF "$what" "$OUT/remvirtd.py.txt" || fail "not in the transcript: $what"
 done
 
-transcript()    # URI DIR
+transcript()    # URI DIR READ-ONLY-URI
 {
     local u=$1 d=$2 rc
     run() {
@@ -78,13 +79,15 @@ XML
     run backup-begin g "$d/pull.xml"
     run blockjob g vda --info
     run blockjob g vdb --info
+    u=$3 run backup-dumpxml g
+    u=$3 run backup-begin g
     run blockjob g vda --abort
     sleep 1
     run domjobinfo g --completed
     run domjobabort g
 }
-transcript "$LIBVIRTD_QEMU_URI" "$LV" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.txt"
-transcript "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
+transcript "$LIBVIRTD_QEMU_URI" "$LV" "$LIBVIRTD_QEMU_URI_RO" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.txt"
+transcript "$QEMU_URI" "$RV" "${QEMU_URI/remvirt-sock/remvirt-sock-ro}" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.txt"
 same "$OUT/libvirtd.txt" "$OUT/remvirtd.txt" "virsh backup-begin, backup-dumpxml, domjobinfo and domjobabort as against libvirtd"
 
 # No backup leaves an image open in QEMU.
