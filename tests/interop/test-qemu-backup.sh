@@ -8,9 +8,11 @@
 # BLOCK_JOB, BLOCK_JOB_2 and JOB_COMPLETED; errors that change nothing),
 # then virsh's backup-begin, backup-dumpxml (also read-only), domjobinfo,
 # domjobabort, blockjob --info and --abort;
-# each compared with libvirtd's.  Then remvirtd alone: a non-empty
-# checkpoint XML refused; remvirtd killed during a pull backup, the
-# guest still running, and the next backup working.
+# each compared with libvirtd's.  Then remvirtd alone: a block copy on a
+# disk under backup refused; a non-empty checkpoint XML refused;
+# remvirtd killed during a pull backup, the guest still running, and the
+# next backup working; the guest destroyed during a pull, and a backup
+# of it started again.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
