@@ -78,6 +78,9 @@ static const config_key config_keys[] = {
     KEY(qemu_save_dir, VAL_STRING),
     KEY(qemu_dump_dir, VAL_STRING),
     KEY(qemu_binary, VAL_STRING),
+    KEY(qemu_migration_host, VAL_STRING),
+    KEY(qemu_migration_port_min, VAL_INT),
+    KEY(qemu_migration_port_max, VAL_INT),
 };
 #undef KEY
 
@@ -94,6 +97,8 @@ void rvs_config_init(rvs_config *cfg)
     cfg->admin_unix_sock_perms = 0700;
     cfg->admin_max_clients = 5000;
     cfg->max_clients = 5000;
+    cfg->qemu_migration_port_min = 49152;     /* libvirtd's range */
+    cfg->qemu_migration_port_max = 49215;
     cfg->max_queued_clients = 1000;
     cfg->max_client_requests = 5;
     cfg->auth_unix_rw = strdup("none");
@@ -147,6 +152,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->qemu_run_dir);
     free(cfg->qemu_save_dir);
     free(cfg->qemu_dump_dir);
+    free(cfg->qemu_migration_host);
     free(cfg->qemu_binary);
     free(cfg->auth_tcp);
     free(cfg->auth_tls);

@@ -63,6 +63,10 @@ typedef struct rvs_config {
     char *qemu_save_dir;            /* managed save images */
     char *qemu_dump_dir;            /* a watchdog's automatic core dumps */
     char *qemu_binary;              /* qemu-system-x86_64 */
+    /* Incoming migrations: the host name or address the source is told
+     * (NULL: this host's name) and the ports QEMU listens on. */
+    char *qemu_migration_host;
+    int qemu_migration_port_min, qemu_migration_port_max;
 } rvs_config;
 
 void rvs_config_init(rvs_config *cfg);

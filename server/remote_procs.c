@@ -72,6 +72,12 @@ int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feat
     if (!rvs_call_conn(call))
         return -1;
     switch (args->feature) {
+    case RV_FEATURE_MIGRATION_V3:
+    case RV_FEATURE_MIGRATE_CHANGE_PROTECTION:
+    case RV_FEATURE_MIGRATION_PARAMS:
+        /* Only the QEMU driver migrates (qemu_migrate.c). */
+        ret->supported = strcmp(rvs_client_driver(call->client)->name, "qemu") == 0;
+        break;
     case RV_FEATURE_TYPED_PARAM_STRING:
     case RV_FEATURE_REMOTE_EVENT_CALLBACK:
     case RV_FEATURE_REMOTE_CLOSE_CALLBACK:

@@ -875,7 +875,10 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_run_dir = cfg->qemu_run_dir,
                               .qemu_save_dir = cfg->qemu_save_dir,
                               .qemu_dump_dir = cfg->qemu_dump_dir,
-                              .qemu_binary = cfg->qemu_binary };
+                              .qemu_binary = cfg->qemu_binary,
+                              .qemu_migration_host = cfg->qemu_migration_host,
+                              .qemu_migration_port_min = cfg->qemu_migration_port_min,
+                              .qemu_migration_port_max = cfg->qemu_migration_port_max };
     if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {
         rvs_server_free(srv);
         return NULL;

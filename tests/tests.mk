@@ -203,10 +203,13 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-network.sh \
 	tests/interop/test-qemu-nat-network.sh \
 	tests/interop/test-qemu-snapshots.sh \
+	tests/interop/test-qemu-checkpoints.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
 	tests/interop/test-qemu-calls.sh \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
+	tests/interop/test-qemu-migrate-tune.sh \
+	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \
@@ -229,8 +232,8 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/backup-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
-	tests/interop/rename-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
-	tests/interop/jobs-checks.py tests/interop/dump-checks.py \
+	tests/interop/rename-checks.py tests/interop/checkpoint-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
+	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/migtune-checks.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py tests/interop/blockjob-events.py \

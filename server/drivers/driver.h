@@ -131,6 +131,10 @@ typedef struct rv_driver_setup {
     /* The QEMU driver's directories and binary; NULL: its defaults. */
     const char *qemu_config_dir, *qemu_run_dir, *qemu_binary;
     const char *qemu_save_dir, *qemu_dump_dir;
+    /* Incoming migrations (qemu_migrate.c): the host the source is told
+     * (NULL: this host's name), the ports QEMU may listen on. */
+    const char *qemu_migration_host;
+    int qemu_migration_port_min, qemu_migration_port_max;
 } rv_driver_setup;
 
 typedef struct rv_driver {

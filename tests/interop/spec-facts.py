@@ -566,6 +566,7 @@ def need_results(server, c, test):
         rc.PROC_CONNECT_LIST_ALL_INTERFACES: b"",
         rc.PROC_STORAGE_POOL_LIST_ALL_VOLUMES: pool,
         rc.PROC_DOMAIN_LIST_ALL_SNAPSHOTS: test,
+        rc.PROC_DOMAIN_LIST_ALL_CHECKPOINTS: test,
         rc.PROC_CONNECT_GET_CPU_MODEL_NAMES: xdr_string("x86_64"),
     }
     # Neither test driver has these.
@@ -575,9 +576,11 @@ def need_results(server, c, test):
     for proc, before in lacking.items():
         e = error(c, proc, before + xdr_int(0) + xdr_uint(0), f"{server}: {PROC_NAMES[proc]}")
         check(e["code"] == rc.ERR_NO_SUPPORT, f"{server}: {PROC_NAMES[proc]}: the test driver lacks it")
-    # A snapshot's children would need a snapshot first; the list has the
-    # same shape as the domain's snapshots.
-    check(set(around) | set(lacking) | {rc.PROC_DOMAIN_SNAPSHOT_LIST_ALL_CHILDREN} == set(rv.NEED_RESULTS),
+    # A snapshot's or a checkpoint's children would need one first; the
+    # lists have the same shape as the domain's.
+    check(set(around) | set(lacking) | {rc.PROC_DOMAIN_SNAPSHOT_LIST_ALL_CHILDREN,
+                                        rc.PROC_DOMAIN_CHECKPOINT_LIST_ALL_CHILDREN}
+          == set(rv.NEED_RESULTS),
           f"{server}: every need_results call is covered")
     for proc, before in around.items():
         replies = {}

@@ -3,7 +3,8 @@
 # libvirtd refuses a function its driver lacks: VIR_ERR_NO_SUPPORT in the
 # API's error domain, "this function is not supported by the connection
 # driver: virXxx".  python3-libvirt calls functions that libvirtd's test
-# driver lacks too, against both daemons, and must see the same error.
+# driver lacks too, against both daemons, and must see the same error
+# (the migration tuning calls among them: only QEMU drivers have them).
 # Raw calls check the rest: before CONNECT_OPEN, before authentication, a
 # CALL of an event's number and a number libvirt never assigned.
 set -euo pipefail
@@ -28,6 +29,12 @@ calls = [
     ("virNodeGetMemoryParameters", lambda: conn.getMemoryParameters()),
     ("virConnectListAllSecrets", lambda: conn.listAllSecrets()),
     ("virConnectListAllNWFilters", lambda: conn.listAllNWFilters()),
+    # migration tuning: the QEMU driver's alone, as in libvirt
+    ("virDomainMigrateSetMaxDowntime", lambda: dom.migrateSetMaxDowntime(100, 0)),
+    ("virDomainMigrateGetMaxSpeed", lambda: dom.migrateGetMaxSpeed(0)),
+    ("virDomainMigrateSetMaxSpeed", lambda: dom.migrateSetMaxSpeed(10, 0)),
+    ("virDomainMigrateSetCompressionCache", lambda: dom.migrateSetCompressionCache(4096, 0)),
+    ("virDomainMigrateStartPostCopy", lambda: dom.migrateStartPostCopy(0)),
 ]
 for api, call in calls:
     try:

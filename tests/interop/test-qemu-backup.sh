@@ -106,6 +106,18 @@ virsh -c "$QEMU_URI" blockcopy g vda "$RV/c.qcow2" --transient-job > "$OUT/o" 2>
 virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
 [ ! -e "$RV/c.qcow2" ] || fail "the refused copy left its file"
 
+# remvirtd alone: an incremental backup from a checkpoint that exists is
+# refused as not supported yet, and changes nothing.
+virsh -q -c "$QEMU_URI" checkpoint-create-as g c1 > /dev/null
+echo "<domainbackup><incremental>c1</incremental></domainbackup>" > "$RV/inc.xml"
+ls "$RV" > "$OUT/before"
+rc=0
+virsh -c "$QEMU_URI" backup-begin g "$RV/inc.xml" > "$OUT/o" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] && grep -q "incremental backup of disk 'vda' (from checkpoint 'c1') is not supported yet" "$OUT/o" ||
+    fail "an incremental backup: $(cat "$OUT/o")"
+ls "$RV" | diff "$OUT/before" - || fail "a refused incremental backup changed files"
+[ "$(virsh -c "$QEMU_URI" domjobinfo g | grep -c None)" = 1 ] || fail "a refused incremental backup left a job"
+
 # remvirtd alone: a checkpoint with the backup is refused.
 echo "<domaincheckpoint/>" > "$RV/cp.xml"
 rc=0

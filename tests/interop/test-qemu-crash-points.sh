@@ -12,7 +12,8 @@
 # listed).  The operations: restore, undefine (with the managed image
 # and the snapshots, and of an autostarted domain), a definition's write,
 # managedsave, managedsave-define, a dump to the caller's path, snapshot-create and
-# snapshot-delete, vol-create, a network's define and undefine (the
+# snapshot-delete, checkpoint-create and checkpoint-delete (a running
+# guest's), vol-create, a network's define and undefine (the
 # families' queue, qemu_fileq.c), and a domain's rename (its old name or
 # its new one, never both or neither).
 set -euo pipefail
@@ -372,6 +373,52 @@ while :; do
 done
 _snaps_are "" "" || fail "the unarmed snapshot-delete: listed $(listed), in the image $(in_image)"
 steps_done snapshot-delete "$step"
+
+# ---------------------------------------------------------------- checkpoint-create and checkpoint-delete (a running guest)
+# Listed or not, never half; and whatever a kill left on the disk (a
+# bitmap without its checkpoint) does not stop the same name being made
+# again.  Once the guest is off, the image holds the bitmaps listed.
+qemu-img create -q -f qcow2 "$OUT/k.qcow2" 16M
+qemu_domain_xml k "<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$OUT/k.qcow2'/><target dev='vda' bus='virtio'/></disk>" > "$OUT/k.xml"
+"${V[@]}" define "$OUT/k.xml" > /dev/null
+"${V[@]}" start k > /dev/null
+ck_listed() { "${V[@]}" checkpoint-list --name k | sed '/^$/d' | sort | tr '\n' ' '; }
+step=1
+while :; do
+    arm checkpoint-create "$step"
+    run_armed checkpoint-create "$step" "${V[@]}" checkpoint-create-as k "k$step" || break
+    l=$(ck_listed)
+    [ -z "$l" ] || [ "$l" = "k$step " ] || fail "after a kill at checkpoint-create:$step: listed '$l'"
+    [ -z "$l" ] || "${V[@]}" checkpoint-delete k "k$step" > /dev/null
+    "${V[@]}" checkpoint-create-as k "k$step" > /dev/null ||
+        fail "k$step cannot be made again after a kill at checkpoint-create:$step"
+    "${V[@]}" checkpoint-delete k "k$step" > /dev/null
+    check_files
+    step=$((step + 1))
+done
+[ "$(ck_listed)" = "k$step " ] || fail "the unarmed checkpoint-create: listed '$(ck_listed)'"
+steps_done checkpoint-create "$step"
+"${V[@]}" checkpoint-delete k "k$step" > /dev/null
+step=1
+while :; do
+    arm checkpoint-delete "$step"
+    [ "$(ck_listed)" = "d " ] || "${V[@]}" checkpoint-create-as k d > /dev/null
+    run_armed checkpoint-delete "$step" "${V[@]}" checkpoint-delete k d || break
+    l=$(ck_listed)
+    [ -z "$l" ] || [ "$l" = "d " ] || fail "after a kill at checkpoint-delete:$step: listed '$l'"
+    [ -n "$l" ] || "${V[@]}" checkpoint-create-as k d > /dev/null ||
+        fail "d cannot be made again after a kill at checkpoint-delete:$step"
+    check_files
+    step=$((step + 1))
+done
+[ -z "$(ck_listed)" ] || fail "the unarmed checkpoint-delete: listed '$(ck_listed)'"
+steps_done checkpoint-delete "$step"
+"${V[@]}" checkpoint-create-as k last > /dev/null
+"${V[@]}" destroy k > /dev/null
+bitmaps=$(qemu-img info --output=json "$OUT/k.qcow2" | grep -o '"name": "[^"]*"' | sed 's/.*: //' | tr -d '"' | sort | tr '\n' ' ')
+[ "$bitmaps" = "last " ] || fail "k's image holds the bitmaps '$bitmaps', not those listed: $(ck_listed)"
+! grep -qs trash "$ETC/checkpoint/k.json" || fail "the trash is left: $(cat "$ETC/checkpoint/k.json")"
+echo "ok   checkpoints: the image holds the bitmap listed, and no other"
 
 # ---------------------------------------------------------------- snapshot-revert: the current one and the disk agree
 requires qemu-io --version

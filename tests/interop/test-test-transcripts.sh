@@ -12,6 +12,7 @@
 #   network-flags-checks.py  NETWORK_DEFINE_XML_FLAGS, NETWORK_CREATE_XML_FLAGS
 #   save-params-checks.py    DOMAIN_SAVE_PARAMS, DOMAIN_RESTORE_PARAMS: not in the test drivers
 #   perf-checks.py      DOMAIN_SET_PERF_EVENTS: config and live, read back
+#   checkpoint-checks.py     domain checkpoints: create, XML, lists, parents, delete
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -19,7 +20,8 @@ requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 requires libvirtd
 requires_root
 scripts=(save-checks.py metadata-checks.py calls-checks.py dump-checks.py rename-checks.py
-         lifecycle-checks.py network-flags-checks.py perf-checks.py save-params-checks.py)
+         lifecycle-checks.py network-flags-checks.py perf-checks.py save-params-checks.py
+         checkpoint-checks.py)
 
 # run URI NAME: every script's transcript; its image files in RV_TMP/NAME.
 run()

@@ -679,7 +679,8 @@ class Values(unittest.TestCase):
         headers = ['/usr/include/libvirt/libvirt-domain.h', '/usr/include/libvirt/virterror.h',
                    '/usr/include/libvirt/libvirt-network.h', '/usr/include/libvirt/libvirt-storage.h',
                    '/usr/include/libvirt/libvirt-nodedev.h', '/usr/include/libvirt/libvirt-host.h',
-                   '/usr/include/libvirt/libvirt-domain-snapshot.h']
+                   '/usr/include/libvirt/libvirt-domain-snapshot.h',
+                   '/usr/include/libvirt/libvirt-domain-checkpoint.h']
         if not all(os.path.exists(h) for h in headers):
             self.skipTest('libvirt-dev headers not installed')
         libvirt = {}

@@ -280,7 +280,6 @@ static bool pair_ok(unsigned int flags, unsigned int yes, unsigned int no, bool 
     return !(flags & (yes | no)) || (flags & (value ? yes : no));
 }
 
-/* No domain has checkpoints. */
 static bool status_matches(const rv_dom_status *st, unsigned int flags)
 {
     const unsigned int states = RV_LIST_DOMAINS_RUNNING | RV_LIST_DOMAINS_PAUSED |
@@ -299,7 +298,8 @@ static bool status_matches(const rv_dom_status *st, unsigned int flags)
                    st->autostart) &&
            pair_ok(flags, RV_LIST_DOMAINS_HAS_SNAPSHOT, RV_LIST_DOMAINS_NO_SNAPSHOT,
                    st->has_snapshot) &&
-           pair_ok(flags, RV_LIST_DOMAINS_HAS_CHECKPOINT, RV_LIST_DOMAINS_NO_CHECKPOINT, false);
+           pair_ok(flags, RV_LIST_DOMAINS_HAS_CHECKPOINT, RV_LIST_DOMAINS_NO_CHECKPOINT,
+                   st->has_checkpoint);
 }
 
 bool rv_dom_list_match(const rv_dom_list *l, const void *obj, unsigned int flags)

@@ -17,7 +17,7 @@
 /* What a domain is, as the list filters see it. */
 typedef struct rv_dom_status {
     int state;                  /* RV_DOMAIN_*: SHUTOFF when not active */
-    bool active, persistent, autostart, managed_save, has_snapshot;
+    bool active, persistent, autostart, managed_save, has_snapshot, has_checkpoint;
 } rv_dom_status;
 
 typedef struct rv_dom_kind {

@@ -2,11 +2,14 @@
 #include "server/drivers/conf/snapshot_tree.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/drivers/driver.h"
 
-const char rv_snap_mode_internal[] = "internal", rv_snap_mode_no[] = "no";
+const char rv_snap_mode_internal[] = "internal", rv_snap_mode_no[] = "no",
+           rv_snap_mode_bitmap[] = "bitmap";
 
 void rv_snap_rec_free(rv_snap_rec *s)
 {
@@ -15,10 +18,34 @@ void rv_snap_rec_free(rv_snap_rec *s)
     free(s->name);
     free(s->description);
     free(s->dom_xml);
-    for (size_t i = 0; i < s->ndisks; i++)
+    for (size_t i = 0; i < s->ndisks; i++) {
         free(s->disks[i].name);         /* the modes are literals */
+        free(s->disks[i].bitmap);
+    }
     free(s->disks);
     free(s);
+}
+
+rv_snap_rec *rv_snap_rec_new(rv_snapshot_request *req, char *dom_xml)
+{
+    rv_snap_rec *s = dom_xml ? calloc(1, sizeof(*s)) : NULL;
+    if (!s) {
+        free(dom_xml);
+        return NULL;
+    }
+    s->dom_xml = dom_xml;
+    s->created = (long long)time(NULL);
+    if (req->name) {
+        s->name = req->name;
+        req->name = NULL;
+    } else if (asprintf(&s->name, "%lld", s->created) < 0) {
+        s->name = NULL;
+        rv_snap_rec_free(s);
+        return NULL;
+    }
+    s->description = req->description;
+    req->description = NULL;
+    return s;
 }
 
 size_t rv_snap_rec_bytes(const rv_snap_rec *s)
@@ -26,7 +53,8 @@ size_t rv_snap_rec_bytes(const rv_snap_rec *s)
     size_t n = sizeof(*s) + strlen(s->name) + (s->dom_xml ? strlen(s->dom_xml) : 0) +
                (s->description ? strlen(s->description) : 0);
     for (size_t i = 0; i < s->ndisks; i++)
-        n += sizeof(s->disks[i]) + strlen(s->disks[i].name);
+        n += sizeof(s->disks[i]) + strlen(s->disks[i].name) +
+             (s->disks[i].bitmap ? strlen(s->disks[i].bitmap) : 0);
     return n;
 }
 
@@ -197,4 +225,58 @@ char *rv_snap_rec_format(const rv_snap_rec *s)
         .disks = s->disks, .ndisks = s->ndisks, .domain_xml = s->dom_xml,
     };
     return rv_snapshot_format(&view);
+}
+
+char *rv_chk_rec_format(const rv_snap_rec *s, int with_domain, const unsigned long long *sizes)
+{
+    rv_checkpoint_view view = {
+        .name = s->name, .description = s->description,
+        .parent = s->parent ? s->parent->name : NULL, .creation_time = s->created,
+        .disks = s->disks, .ndisks = s->ndisks, .sizes = sizes,
+        .domain_xml = with_domain ? s->dom_xml : NULL,
+    };
+    return rv_checkpoint_format(&view);
+}
+
+int rv_chk_rec_disks(rv_snap_rec *s, const rv_snapshot_request *req, const char *const *targets,
+                     size_t ntargets, rv_err *err)
+{
+    for (size_t i = 0; i < req->ndisks; i++) {
+        const rv_snapshot_disk *rd = &req->disks[i];
+        size_t k = 0;
+        while (rd->name && k < ntargets && strcmp(targets[k], rd->name) != 0)
+            k++;
+        if (!rd->name || k == ntargets) {
+            rv_err_set(err, RV_FROM_DOMAIN_CHECKPOINT, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: no disk named '%s'", rd->name ? rd->name : "");
+            return -1;
+        }
+        if (rd->snapshot && strcmp(rd->snapshot, "bitmap") != 0 && strcmp(rd->snapshot, "no") != 0) {
+            rv_err_set(err, RV_FROM_DOMAIN_CHECKPOINT, RV_ERR_XML_ERROR,
+                       "XML error: unknown checkpoint type '%s' for disk '%s'", rd->snapshot,
+                       rd->name);
+            return -1;
+        }
+    }
+    if (ntargets && !(s->disks = calloc(ntargets, sizeof(*s->disks))))
+        goto oom;
+    for (size_t k = 0; k < ntargets; k++) {
+        const rv_snapshot_disk *asked = NULL;
+        for (size_t i = 0; i < req->ndisks && !asked; i++)
+            if (strcmp(req->disks[i].name, targets[k]) == 0)
+                asked = &req->disks[i];
+        /* Listed disks default to a bitmap, unlisted ones (when any is
+         * listed) to none. */
+        int bitmap = asked ? !asked->snapshot || strcmp(asked->snapshot, "bitmap") == 0
+                           : req->ndisks == 0;
+        rv_snapshot_disk *d = &s->disks[s->ndisks++];
+        d->snapshot = (char *)(bitmap ? rv_snap_mode_bitmap : rv_snap_mode_no);
+        if (!(d->name = strdup(targets[k])) ||
+            (bitmap && !(d->bitmap = strdup(asked && asked->bitmap ? asked->bitmap : s->name))))
+            goto oom;
+    }
+    return 0;
+oom:
+    rv_err_set(err, RV_FROM_DOMAIN_CHECKPOINT, RV_ERR_NO_MEMORY, "out of memory");
+    return -1;
 }

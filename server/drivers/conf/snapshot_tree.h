@@ -2,7 +2,14 @@
  * description, time, the domain's state and XML then, its disks), the
  * current one, libvirt's list filters, deletion with or without the
  * children, and the XML written back.  Drivers keep one tree per domain
- * and do the hypervisor's part themselves. */
+ * and do the hypervisor's part themselves.
+ *
+ * Checkpoints are kept in the same trees: their records' disks have the
+ * mode "bitmap" (with the bitmap's name) or "no", and the state is
+ * unused.  The checkpoint list and delete flags have the snapshot ones'
+ * values where they mean the same (ROOTS/DESCENDANTS, LEAVES, NO_LEAVES;
+ * CHILDREN, CHILDREN_ONLY), and TOPOLOGICAL (0x2, the snapshots'
+ * METADATA) filters nothing: creation order is topological already. */
 #ifndef RV_SERVER_DRIVERS_CONF_SNAPSHOT_TREE_H
 #define RV_SERVER_DRIVERS_CONF_SNAPSHOT_TREE_H
 
@@ -29,10 +36,16 @@ typedef struct rv_snap_tree {
     rv_snap_rec *current;       /* NULL: none */
 } rv_snap_tree;
 
-/* A record's disks: name malloc'd, snapshot one of these literals. */
-extern const char rv_snap_mode_internal[], rv_snap_mode_no[];
+/* A record's disks: name (and bitmap) malloc'd, snapshot one of these
+ * literals. */
+extern const char rv_snap_mode_internal[], rv_snap_mode_no[], rv_snap_mode_bitmap[];
 
 void rv_snap_rec_free(rv_snap_rec *s);
+/* A new record made now, of the domain's XML dom_xml (taken), taking
+ * req's name (or named after its creation time, as libvirt names it) and
+ * description; no disks, state 0.  NULL when out of memory (dom_xml NULL
+ * counts as that). */
+rv_snap_rec *rv_snap_rec_new(rv_snapshot_request *req, char *dom_xml);
 /* The bytes a record holds (for the drivers' bounds). */
 size_t rv_snap_rec_bytes(const rv_snap_rec *s);
 /* Free every record; the tree is empty after. */
@@ -60,5 +73,15 @@ void rv_snap_tree_remove(rv_snap_tree *t, const rv_snap_rec *s, const unsigned c
                          unsigned int flags);
 /* The snapshot's XML; NULL only when out of memory. */
 char *rv_snap_rec_format(const rv_snap_rec *s);
+/* A new checkpoint s's disks (s->name set), one per target of the
+ * domain's in its order, as libvirt aligns a request: no <disks>: a
+ * bitmap on each; else listed ones a bitmap (named after the checkpoint
+ * unless given) or none as asked, unlisted ones none.  -1 with libvirt's
+ * error for a disk the domain lacks or an unknown mode. */
+int rv_chk_rec_disks(rv_snap_rec *s, const rv_snapshot_request *req, const char *const *targets,
+                     size_t ntargets, rv_err *err);
+/* A checkpoint's XML, with its domain's XML or not, with the disks'
+ * sizes when given (XML_SIZE); NULL only when out of memory. */
+char *rv_chk_rec_format(const rv_snap_rec *s, int with_domain, const unsigned long long *sizes);
 
 #endif

@@ -8,9 +8,9 @@
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/conf/xml_write.h"
 
-static int oom(rv_err *err)
+static int oom(rv_err *err, int from)
 {
-    rv_err_set(err, RV_FROM_DOMAIN_SNAPSHOT, RV_ERR_NO_MEMORY, "out of memory");
+    rv_err_set(err, from, RV_ERR_NO_MEMORY, "out of memory");
     return -1;
 }
 
@@ -23,12 +23,16 @@ void rv_snapshot_request_clear(rv_snapshot_request *req)
         free(req->disks[i].name);
         free(req->disks[i].snapshot);
         free(req->disks[i].file);
+        free(req->disks[i].bitmap);
     }
     free(req->disks);
     memset(req, 0, sizeof(*req));
 }
 
-static int parse_disks(const xmlNode *disks, rv_snapshot_request *req, int *failed)
+/* The <disk>s under <disks>: mode_attr names their mode (snapshot or
+ * checkpoint). */
+static int parse_disks(const xmlNode *disks, const char *mode_attr, rv_snapshot_request *req,
+                       int *failed)
 {
     size_t n = 0;
     for (const xmlNode *c = disks ? disks->children : NULL; c; c = c->next)
@@ -42,8 +46,9 @@ static int parse_disks(const xmlNode *disks, rv_snapshot_request *req, int *fail
             continue;
         rv_snapshot_disk *d = &req->disks[req->ndisks++];
         d->name = rv_lx_attr(c, "name", failed);
-        d->snapshot = rv_lx_attr(c, "snapshot", failed);
+        d->snapshot = rv_lx_attr(c, mode_attr, failed);
         d->file = rv_lx_attr(rv_lx_child(c, "source"), "file", failed);
+        d->bitmap = rv_lx_attr(c, "bitmap", failed);
     }
     return *failed ? -1 : 0;
 }
@@ -65,11 +70,35 @@ int rv_snapshot_request_parse(const char *xml, rv_snapshot_request *out, rv_err 
     out->has_state = rv_lx_child(root, "state") != NULL;
     out->has_creation_time = rv_lx_child(root, "creationTime") != NULL;
     if (!failed)
-        parse_disks(rv_lx_child(root, "disks"), out, &failed);
+        parse_disks(rv_lx_child(root, "disks"), "snapshot", out, &failed);
     xmlFreeDoc(doc);
     if (failed) {
         rv_snapshot_request_clear(out);
-        return oom(err);
+        return oom(err, RV_FROM_DOMAIN_SNAPSHOT);
+    }
+    return 0;
+}
+
+int rv_checkpoint_request_parse(const char *xml, rv_snapshot_request *out, rv_err *err)
+{
+    xmlDoc *doc = NULL;
+    int failed = 0;
+    memset(out, 0, sizeof(*out));
+    xmlNode *root = rv_lx_read(xml, RV_SNAPSHOT_XML_MAX, "domaincheckpoint", "domain_checkpoint",
+                               RV_FROM_DOMAIN_CHECKPOINT, &doc, err);
+    if (!root) {
+        xmlFreeDoc(doc);
+        return -1;
+    }
+    out->name = rv_lx_text(rv_lx_child(root, "name"), &failed);
+    out->description = rv_lx_text(rv_lx_child(root, "description"), &failed);
+    out->has_creation_time = rv_lx_child(root, "creationTime") != NULL;
+    if (!failed)
+        parse_disks(rv_lx_child(root, "disks"), "checkpoint", out, &failed);
+    xmlFreeDoc(doc);
+    if (failed) {
+        rv_snapshot_request_clear(out);
+        return oom(err, RV_FROM_DOMAIN_CHECKPOINT);
     }
     return 0;
 }
@@ -96,6 +125,16 @@ static void put_indented(FILE *fp, const char *text)
     }
 }
 
+/* <parent><name>...</name></parent> when there is one. */
+static void put_parent(FILE *fp, const char *parent)
+{
+    if (!parent)
+        return;
+    fputs("  <parent>\n", fp);
+    element(fp, "    ", "name", parent);
+    fputs("  </parent>\n", fp);
+}
+
 char *rv_snapshot_format(const rv_snapshot_view *v)
 {
     char *buf = NULL;
@@ -108,11 +147,7 @@ char *rv_snapshot_format(const rv_snapshot_view *v)
     if (v->description)
         element(fp, "  ", "description", v->description);
     element(fp, "  ", "state", v->state);
-    if (v->parent) {
-        fputs("  <parent>\n", fp);
-        element(fp, "    ", "name", v->parent);
-        fputs("  </parent>\n", fp);
-    }
+    put_parent(fp, v->parent);
     fprintf(fp, "  <creationTime>%lld</creationTime>\n", v->creation_time);
     fprintf(fp, "  <memory snapshot='%s'/>\n", v->memory);
     if (v->ndisks) {
@@ -127,5 +162,43 @@ char *rv_snapshot_format(const rv_snapshot_view *v)
     if (v->domain_xml)
         put_indented(fp, v->domain_xml);
     fputs("</domainsnapshot>\n", fp);
+    return rv_xml_done(fp, &buf);
+}
+
+char *rv_checkpoint_format(const rv_checkpoint_view *v)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    if (!fp)
+        return NULL;
+    fputs("<domaincheckpoint>\n", fp);
+    element(fp, "  ", "name", v->name);
+    if (v->description)
+        element(fp, "  ", "description", v->description);
+    put_parent(fp, v->parent);
+    fprintf(fp, "  <creationTime>%lld</creationTime>\n", v->creation_time);
+    if (v->ndisks) {
+        fputs("  <disks>\n", fp);
+        for (size_t i = 0; i < v->ndisks; i++) {
+            const rv_snapshot_disk *d = &v->disks[i];
+            int bitmap = strcmp(d->snapshot, "bitmap") == 0;
+            fputs("    <disk name='", fp);
+            rv_xml_put_escaped(fp, d->name);
+            fprintf(fp, "' checkpoint='%s'", d->snapshot);
+            if (bitmap && d->bitmap) {
+                fputs(" bitmap='", fp);
+                rv_xml_put_escaped(fp, d->bitmap);
+                fputc('\'', fp);
+            }
+            if (bitmap && v->sizes)
+                fprintf(fp, " size='%llu'", v->sizes[i]);
+            fputs("/>\n", fp);
+        }
+        fputs("  </disks>\n", fp);
+    }
+    if (v->domain_xml)
+        put_indented(fp, v->domain_xml);
+    fputs("</domaincheckpoint>\n", fp);
     return rv_xml_done(fp, &buf);
 }

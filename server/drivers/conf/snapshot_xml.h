@@ -1,7 +1,9 @@
-/* Domain snapshot XML, for every driver: the request a client sends with
- * DOMAIN_SNAPSHOT_CREATE_XML (<domainsnapshot> with a name, description,
- * <memory> and <disks>), read with libxml2 (server/drivers/conf/xml_read.h),
- * and the snapshot's XML written back in libvirt 9.0's layout. */
+/* Domain snapshot and checkpoint XML, for every driver: the request a
+ * client sends with DOMAIN_SNAPSHOT_CREATE_XML (<domainsnapshot> with a
+ * name, description, <memory> and <disks>) or DOMAIN_CHECKPOINT_CREATE_XML
+ * (<domaincheckpoint> with a name, description and <disks>), read with
+ * libxml2 (server/drivers/conf/xml_read.h), and the snapshot's or the
+ * checkpoint's XML written back in libvirt 9.0's layout. */
 #ifndef RV_SERVER_DRIVERS_CONF_SNAPSHOT_XML_H
 #define RV_SERVER_DRIVERS_CONF_SNAPSHOT_XML_H
 
@@ -17,6 +19,7 @@ typedef struct rv_snapshot_disk {
     char *name;                 /* the disk's target (vda) */
     char *snapshot;             /* "internal", "external", "no"; NULL: not said */
     char *file;                 /* an external one's <source file>; NULL: not said */
+    char *bitmap;               /* a checkpoint's disk: its bitmap; NULL: not said */
 } rv_snapshot_disk;
 
 typedef struct rv_snapshot_request {
@@ -48,5 +51,25 @@ typedef struct rv_snapshot_view {
 
 /* NULL only when out of memory. */
 char *rv_snapshot_format(const rv_snapshot_view *view);
+
+/* A <domaincheckpoint> request, in the same struct: name, description
+ * and the disks (name, checkpoint mode in snapshot, bitmap); memory and
+ * the has_ fields stay unset.  Errors from DOMAIN_CHECKPOINT. */
+int rv_checkpoint_request_parse(const char *xml, rv_snapshot_request *out, rv_err *err);
+
+/* What DOMAIN_CHECKPOINT_GET_XML_DESC writes; strings borrowed. */
+typedef struct rv_checkpoint_view {
+    const char *name;
+    const char *description;    /* NULL: no element */
+    const char *parent;         /* NULL: a root */
+    long long creation_time;
+    const rv_snapshot_disk *disks;      /* snapshot: "bitmap" or "no" */
+    size_t ndisks;
+    const unsigned long long *sizes;    /* per disk, for XML_SIZE; NULL: none */
+    const char *domain_xml;     /* NULL: left out (XML_NO_DOMAIN) */
+} rv_checkpoint_view;
+
+/* NULL only when out of memory. */
+char *rv_checkpoint_format(const rv_checkpoint_view *view);
 
 #endif

@@ -22,7 +22,8 @@
  *
  * Incremental backups need a checkpoint's bitmap per disk: bdisk.bitmap is
  * where it goes (blockdev-backup's sync=incremental with that bitmap);
- * until checkpoints exist, every <incremental> names one that does not.
+ * they are not run yet: a checkpoint named is looked up (libvirtd's error
+ * when there is none), then refused as unsupported.
  *
  * A remvirtd restarted while a backup ran finds its jobs in QEMU and
  * cancels them, as libvirtd does (rv_qemu_backup_resync): the nodes and
@@ -42,6 +43,7 @@
 #include "common/safe_open.h"
 #include "server/drivers/conf/xml_read.h"
 #include "server/drivers/conf/xml_write.h"
+#include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_jobinfo.h"
 
@@ -175,14 +177,26 @@ static char *dup_or(char *v, const char *dflt, int *failed)
     return v;
 }
 
-/* The checkpoint's bitmap for an incremental backup of a disk: no
- * checkpoints exist yet, so none is found (libvirtd's error). */
-static int checkpoint_bitmap(const char *checkpoint, const char *disk, char **bitmap, rv_err *err)
+/* The checkpoint's bitmap for an incremental backup of a disk
+ * (qemu_checkpoint.h), with libvirtd's words when there is no such
+ * checkpoint.  Incremental jobs are not run yet: a checkpoint found is
+ * refused as unsupported (its bitmap is all they will need). */
+static int checkpoint_bitmap(const qemu_dom *d, const char *checkpoint, const char *disk, char **bitmap,
+                             rv_err *err)
 {
     *bitmap = NULL;
-    return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_DOMAIN_CHECKPOINT,
-                       "Domain checkpoint not found: Checkpoint '%s' for incremental backup of disk '%s' "
-                       "not found", checkpoint, disk);
+    const char *found = rv_qemu_checkpoint_bitmap(d, checkpoint, disk, err);
+    if (!found && err->code == RV_ERR_NO_DOMAIN_CHECKPOINT) {
+        rv_err_clear(err);
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_DOMAIN_CHECKPOINT,
+                           "Domain checkpoint not found: Checkpoint '%s' for incremental backup of disk '%s' "
+                           "not found", checkpoint, disk);
+    }
+    if (!found)
+        return -1;
+    return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "unsupported configuration: incremental backup of disk '%s' (from checkpoint '%s') is "
+                       "not supported yet", disk, checkpoint);
 }
 
 /* The document read into b, against d's disks, defaults filled in as
@@ -304,7 +318,7 @@ static int read_def(backup *b, const qemu_dom *d, const char *xml, rv_err *err)
         }
         const char *from = v[2] ? v[2] : incremental;
         bool incr = v[1] ? strcmp(v[1], "incremental") == 0 : from != NULL;
-        if (incr && (!from || checkpoint_bitmap(from, k->name, &k->bitmap, err) < 0)) {
+        if (incr && (!from || checkpoint_bitmap(d, from, k->name, &k->bitmap, err) < 0)) {
             if (!from)
                 rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
                             "unsupported configuration: missing or unsupported backupmode of disk '%s'",

@@ -35,14 +35,17 @@
 #include "common/log.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu.defwrite");
 
 /* An undefine's steps after the commit, in order. */
-enum { UNDEF_RENAME, UNDEF_IMAGE, UNDEF_SNAPSHOTS, UNDEF_AUTOSTART, UNDEF_TOMBSTONE, UNDEF_DONE };
+enum { UNDEF_RENAME, UNDEF_IMAGE, UNDEF_SNAPSHOTS, UNDEF_CHECKPOINTS, UNDEF_AUTOSTART,
+       UNDEF_TOMBSTONE, UNDEF_DONE };
 /* A rename's steps; RN_COMMIT is its commit point. */
-enum { RN_NEW, RN_LINK, RN_COMMIT, RN_PROMOTE, RN_SNAPSHOTS, RN_OLD_LINK, RN_OLD, RN_DONE };
+enum { RN_NEW, RN_LINK, RN_COMMIT, RN_PROMOTE, RN_SNAPSHOTS, RN_CHECKPOINTS, RN_OLD_LINK, RN_OLD,
+       RN_DONE };
 
 typedef struct qemu_def_write {
     qemu_dom *dom;
@@ -109,6 +112,11 @@ static int undefine_step_paths(const qemu_def_write *w, char **from, char **to)
             return 1;
         *from = rv_qemu_snapshot_metadata_path(w->name);
         break;
+    case UNDEF_CHECKPOINTS:
+        if (!(w->undefine_flags & RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA))
+            return 1;
+        *from = rv_qemu_checkpoint_metadata_path(w->name);
+        break;
     case UNDEF_AUTOSTART: {
         char *dir = rv_qemu_path(rv_qemu.config_dir, "autostart", "");
         *from = dir ? rv_qemu_path(dir, w->name, ".xml") : NULL;
@@ -155,15 +163,19 @@ static int rename_step_paths(const qemu_def_write *w, char **from, char **to)
         *to = rv_qemu_path(rv_qemu.config_dir, new_name, ".xml");
         return *from && *to ? 0 : -1;
     case RN_SNAPSHOTS:
-        *from = rv_qemu_snapshot_metadata_path(w->name);
-        *to = rv_qemu_snapshot_metadata_path(new_name);
+    case RN_CHECKPOINTS: {
+        char *(*path)(const char *) = w->step == RN_SNAPSHOTS ? rv_qemu_snapshot_metadata_path
+                                                              : rv_qemu_checkpoint_metadata_path;
+        *from = path(w->name);
+        *to = path(new_name);
         if (*from && *to && access(*from, F_OK) < 0) {
             free(*from);
             free(*to);
             *from = *to = NULL;
-            return 1;       /* (no snapshot metadata) */
+            return 1;       /* (no such metadata) */
         }
         return *from && *to ? 0 : -1;
+    }
     case RN_OLD_LINK:
         if (!w->link)
             return 1;
@@ -313,6 +325,8 @@ static void commit(qemu_def_write *w, const rv_err *err)
         memcpy(ref.uuid, d->def->uuid, sizeof(ref.uuid));
         if (w->undefine_flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA)
             rv_qemu_snapshots_forget(d->def->uuid);
+        if (w->undefine_flags & RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA)
+            rv_qemu_checkpoints_forget(d->def->uuid);
         rv_qemu_domain_free(d->def);
         d->def = NULL;
         d->autostart = false;

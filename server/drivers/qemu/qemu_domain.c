@@ -143,6 +143,7 @@ qemu_dom *rv_qemu_dom_new(const rv_qemu_domain_def *def)
     d->id = -1;
     d->state = RV_DOMAIN_SHUTOFF;
     d->agent_timeout = RV_QEMU_AGENT_TIMEOUT_DEFAULT;
+    d->migtune.max_bandwidth = RV_QEMU_MIG_BANDWIDTH_MAX;
     d->jobs_tail = &d->jobs;
     if (rv_dom_list_add(&rv_qemu.doms, d, def->name, def->uuid, &err) < 0) {
         rv_err_clear(&err);
@@ -178,7 +179,8 @@ static bool dom_defined(const void *obj)
     return rv_qemu_def_newest(d) || d->live;
 }
 
-/* Snapshots are not counted (HAS_SNAPSHOT lists none). */
+/* Snapshots and checkpoints are not counted (HAS_SNAPSHOT and
+ * HAS_CHECKPOINT list none): their metadata is read only when asked for. */
 static void dom_status(const void *obj, rv_dom_status *st)
 {
     const qemu_dom *d = obj;

@@ -21,6 +21,7 @@
 #include "server/drivers/qemu/qemu_nodedev.h"
 #include "server/drivers/qemu/qemu_secret.h"
 #include "server/drivers/qemu/qemu_storage.h"
+#include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 #include "server/drivers/tune_params.h"
 
@@ -131,6 +132,10 @@ void rv_qemu_init(const rv_driver_setup *setup)
                            : default_dir("/var/lib/remvirt/qemu/dump", "XDG_DATA_HOME", ".local/share",
                                          "qemu/dump");
     rv_qemu.binary = setup->qemu_binary ? strdup(setup->qemu_binary) : default_binary();
+    rv_qemu.migration_host = setup->qemu_migration_host ? strdup(setup->qemu_migration_host) : NULL;
+    rv_qemu.migration_port_min = setup->qemu_migration_port_min > 0 ? setup->qemu_migration_port_min : 49152;
+    rv_qemu.migration_port_max = setup->qemu_migration_port_max >= rv_qemu.migration_port_min
+                                     ? setup->qemu_migration_port_max : rv_qemu.migration_port_min + 63;
     if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.dump_dir ||
         !rv_qemu.binary) {
         RV_ERROR("QEMU driver: out of memory; qemu:// is not available");
@@ -172,11 +177,13 @@ void rv_qemu_cleanup(void)
     /* The guests run on: a restarted remvirtd reattaches them. */
     rv_qemu_doms_free();
     rv_qemu_snapshots_cleanup();
+    rv_qemu_checkpoints_cleanup();
     rv_qemu_store_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);
     free(rv_qemu.dump_dir);
+    free(rv_qemu.migration_host);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));
     rv_qemu.doms.kind = &rv_qemu_dom_kind;
@@ -469,6 +476,7 @@ int rv_qemu_connect_is_secure(rv_driver_conn *c, rv_connect_is_secure_ret *ret, 
 static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
 {
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, RV_DOMAIN_UNDEFINE_MANAGED_SAVE | RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA |
+                            RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA |
                             RV_DOMAIN_UNDEFINE_NVRAM | RV_DOMAIN_UNDEFINE_KEEP_NVRAM,
                             "qemuDomainUndefineFlags", err) < 0)
         return -1;
@@ -486,6 +494,8 @@ static int undefine(const rv_nonnull_domain *wire, unsigned int flags, rv_err *e
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: Refusing to undefine while domain managed save image exists");
     if (rv_qemu_snapshots_undefine(d, flags, err) < 0)
+        return -1;
+    if (rv_qemu_checkpoints_undefine(d, flags, err) < 0)
         return -1;
     /* Nothing goes before the definition's removal is durable; then the
      * image and the metadata (qemu_defwrite.c).  Answered when done; a
@@ -645,10 +655,20 @@ int rv_qemu_domain_set_time(rv_driver_conn *c, const rv_domain_set_time_args *ar
     return RV_DEFERRED;
 }
 
-/* The domain that runs def (taken; freed on failure): the one def
- * redefines, when it is inactive (its persistent definition waits for
- * later), else a new transient one; def is its live definition. */
-static qemu_dom *take_live(rv_qemu_domain_def *def, rv_err *err)
+rv_deferred *rv_qemu_take_live_deferred(rv_qemu_domain_def *def, qemu_dom **d, rv_err *err)
+{
+    if (!(*d = rv_qemu_take_live(def, err)))
+        return NULL;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply) {
+        rv_qemu_domain_free((*d)->live);
+        (*d)->live = NULL;
+        rv_qemu_dom_forget_if_gone(*d);
+    }
+    return reply;
+}
+
+qemu_dom *rv_qemu_take_live(rv_qemu_domain_def *def, rv_err *err)
 {
     qemu_dom *d = NULL;
     if (rv_qemu_dom_check_conflict(def, &d, err) < 0)
@@ -713,7 +733,7 @@ int rv_qemu_domain_create_xml(rv_driver_conn *c, const rv_domain_create_xml_args
                             "qemuDomainCreateXML", err) < 0)
         return -1;
     rv_qemu_domain_def *def = parse(args->xml_desc, err);
-    qemu_dom *d = def ? take_live(def, err) : NULL;
+    qemu_dom *d = def ? rv_qemu_take_live(def, err) : NULL;
     if (!d)
         return -1;
     int rc = defer_job_for(c, d, QJOB_START, args->flags, create_xml_dom, err);
@@ -958,16 +978,10 @@ static int restore(const char *from, const char *dxml, unsigned int flags, const
         return -1;
     }
     /* The start reads the image again and runs its definition. */
-    qemu_dom *d = take_live(def, err);
-    if (!d)
+    qemu_dom *d;
+    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
+    if (!reply)
         return -1;
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply) {
-        rv_qemu_domain_free(d->live);
-        d->live = NULL;
-        rv_qemu_dom_forget_if_gone(d);
-        return -1;
-    }
     unsigned int start_flags = (flags & RV_DOMAIN_SAVE_PAUSED ? RV_DOMAIN_START_PAUSED : 0) |
                                (flags & RV_DOMAIN_SAVE_RUNNING ? QJOB_RESTORE_RUNNING : 0);
     rv_qemu_job_add_path(d, QJOB_START, start_flags, from, reply);

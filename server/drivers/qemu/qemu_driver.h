@@ -10,7 +10,9 @@
  *   qemu_process.c  QEMU processes and per-domain jobs, on the loop
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
+ *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
+ *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
  *   qemu_stats.c, qemu_tune.c, qemu_pin.c, qemu_iotune.c, qemu_cgtune.c
  *                   statistics and tuning; qemu_live.c what their calls that
@@ -30,6 +32,7 @@
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -63,7 +66,13 @@ typedef enum qemu_job_kind {
     QJOB_AGENT_SET_TIME,        /* set it: path is the time in ns (decimal), NULL: from its RTC */
     QJOB_AGENT_CALL,            /* a call's agent command (agent_cmd), path its
                                  * arguments in JSON (NULL: none) */
+    QJOB_MIGRATE_OUT,           /* PERFORM3: the stream to path (QEMU's URI) */
 } qemu_job_kind;
+
+/* Migration's own flags of START (an incoming migration: -incoming defer),
+ * DESTROY (the guest migrated away) and RESUME (an outgoing migration
+ * failed): the states and events say so. */
+#define QJOB_MIGRATE_IN 0x40000000u
 
 /* A START job's flag of its own beside RV_DOMAIN_START_*: a restore that
  * runs the guest whatever the image says. */
@@ -99,6 +108,26 @@ typedef struct qemu_threshold {
     char *path;                 /* its source */
     struct qemu_threshold *next;
 } qemu_threshold;
+
+/* The largest pre-copy migration bandwidth in MiB/s (INT64_MAX bytes/s,
+ * QEMU's limit), and a domain's until it is set: libvirtd's. */
+#define RV_QEMU_MIG_BANDWIDTH_MAX (INT64_MAX / (1024 * 1024))
+/* An outgoing migration of the domain, as START_POST_COPY sees it. */
+enum { RV_QEMU_MIGOUT_NONE, RV_QEMU_MIGOUT_PRECOPY, RV_QEMU_MIGOUT_POSTCOPY };
+/* A domain's migration tuning that remvirtd keeps itself (qemu_migtune.c
+ * sets it; the migration code reads it).  The downtime, the post-copy
+ * bandwidth and the XBZRLE cache size are kept by QEMU alone (asked with
+ * query-migrate-parameters) and go with its process, as with libvirtd. */
+typedef struct rv_qemu_migtune {
+    /* MIGRATE_SET_MAX_SPEED's, MiB/s: what an outgoing migration is to
+     * use unless its call gives a bandwidth; kept while the domain is
+     * known (shut off, restarted), not across remvirtd's restart. */
+    unsigned long long max_bandwidth;
+    /* RV_QEMU_MIGOUT_*: an outgoing migration under way, _POSTCOPY when
+     * started with VIR_MIGRATE_POSTCOPY (the migration code sets it and
+     * clears it when the migration ends). */
+    int outgoing;
+} rv_qemu_migtune;
 
 typedef struct qemu_dom {
     rv_qemu_domain_def *def;    /* persistent definition; NULL: transient */
@@ -142,6 +171,10 @@ typedef struct qemu_dom {
     rv_qemu_jobinfo *job_now;   /* the long job under way (qemu_jobinfo.h) */
     rv_qemu_jobinfo *job_last;  /* the last one that completed */
     bool restoring;             /* the start is an incoming migration */
+    int migrate_port;           /* an incoming migration's listening port; 0: none */
+    bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
+    struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
+    bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
@@ -167,6 +200,7 @@ typedef struct qemu_dom {
     struct qemu_def_write *def_writes;
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     qemu_threshold *thresholds; /* set and not yet crossed (qemu_events.c) */
+    rv_qemu_migtune migtune;
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -178,6 +212,8 @@ typedef struct qemu_state {
     char *save_dir;             /* <name>.save: managed save images */
     char *dump_dir;             /* <name>-<time>: a watchdog's automatic core dumps */
     char *binary;
+    char *migration_host;       /* told to migration sources; NULL: the host name */
+    int migration_port_min, migration_port_max;
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
@@ -726,6 +762,27 @@ void rv_qemu_agent_set_time(qemu_dom *d, const char *ns);
  * guest-shutdown had been sent (the guest going away is its success). */
 bool rv_qemu_agent_abandon(qemu_dom *d);
 
+/* ---- qemu_driver.c ---- */
+/* The domain that runs def (taken; freed on failure): the one def
+ * redefines, when it is inactive (its persistent definition waits for
+ * later), else a new transient one; def is its live definition. */
+qemu_dom *rv_qemu_take_live(rv_qemu_domain_def *def, rv_err *err);
+/* The same, and the call deferred for the start that follows: NULL with
+ * err (def freed, the domains as they were). */
+rv_deferred *rv_qemu_take_live_deferred(rv_qemu_domain_def *def, qemu_dom **d, rv_err *err);
+
+/* ---- qemu_migrate.c: live migration, both ends ---- */
+/* The incoming START job's QEMU (-incoming defer) has its monitor: tell
+ * it where to listen; then rv_qemu_start_done or rv_qemu_start_failed. */
+void rv_qemu_migrate_incoming(qemu_dom *d);
+/* The running MIGRATE_OUT job: send the stream to job->path. */
+void rv_qemu_migrate_perform(qemu_dom *d);
+/* The domain's process is gone: an incoming migration's port is free. */
+void rv_qemu_migrate_gone(qemu_dom *d);
+/* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
+void rv_qemu_start_done(qemu_dom *d);
+void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
+
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,
  * then QEMU's migration stream from RV_QEMU_SAVE_DATA_ALIGN on. */
@@ -747,15 +804,27 @@ void rv_qemu_save_abandon(qemu_dom *d);
 /* remvirtd is stopping: let go of a save under way, leaving its files
  * for the next remvirtd. */
 void rv_qemu_save_release(qemu_dom *d);
+/* ABORT_JOB of a migration: migrate_cancel.  0, or -1 with err. */
+int rv_qemu_migration_cancel(qemu_dom *d, rv_err *err);
 /* Poll query-migrate until the migration completes or fails, then
  * d->migrate_done(d, NULL or why). */
 void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err *err));
 void rv_qemu_migration_wait_stop(qemu_dom *d);
+/* QEMU said its migration changed state (event MIGRATION): poll now
+ * rather than at the next tick. */
+void rv_qemu_migration_poke(qemu_dom *d);
 /* run_dir/<name>.saving, written before a save stops the guest: whether
  * it ran (1) or not (0); -1: no save was under way.  Removed. */
 int rv_qemu_save_marker_take(const char *name);
 /* At start-up: remove partial images a killed save left in save_dir. */
 void rv_qemu_save_dir_clean(void);
+/* ---- qemu_migtune.c: migration tuning (and DOMAIN_MIGRATE_* tuning slots) ---- */
+/* migrate-set-parameters' arguments for a max-bandwidth of mib MiB/s
+ * (NULL: no memory). */
+json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib);
+/* Give d's QEMU the kept pre-copy bandwidth (after a save or dump to a
+ * file, which ran unlimited); its answer is not waited for. */
+void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
@@ -792,6 +861,9 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up);
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */
 json_object *rv_qemu_block_entry(json_object *list, const char *target);
+/* Answer reply with QMP's error as libvirtd words it (as
+ * rv_qemu_qmp_error_text words it). */
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const rv_err *qerr);
 /* A call answered by one QMP command to running d that returns nothing
  * (args taken): RV_DEFERRED, or -1 with err.  QEMU's refusal is worded
  * as libvirtd's. */

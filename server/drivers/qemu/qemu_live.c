@@ -107,8 +107,7 @@ int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size)
     return RV_ERR_INTERNAL_ERROR;
 }
 
-/* QMP's error as libvirtd words it. */
-static void finish_qmp_error(rv_deferred *reply, const rv_err *qerr)
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const rv_err *qerr)
 {
     char msg[1024];
     int code = rv_qemu_qmp_error_text(qerr, msg, sizeof(msg));
@@ -124,7 +123,7 @@ static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     (void)ret;
     rv_qemu_live_req *req = opaque;
     if (err && req->command)
-        finish_qmp_error(req->reply, err);
+        rv_qemu_finish_qmp_error(req->reply, err);
     else if (rv_qemu_live_req_alive(req, qmp, err))
         rv_deferred_finish(req->reply, NULL);
     free(req->name);

@@ -446,6 +446,7 @@ static void process_gone(qemu_dom *d)
     rv_qemu_backup_domain_gone(d);
     bool agent_done = rv_qemu_agent_abandon(d);
     restore_over(d);
+    rv_qemu_migrate_gone(d);
     char *gone_name = strdup(name);    /* (live goes below) */
     remove_channel_sockets(d);
     /* A destroy makes QEMU report a host shutdown, which libvirtd 9.0
@@ -657,6 +658,18 @@ static void on_started(qemu_dom *d)
     d->starting = false;
     bool restored = d->restoring;
     bool paused = restored ? !d->restore_run : d->jobs->flags & RV_DOMAIN_START_PAUSED;
+    if (d->jobs->flags & QJOB_MIGRATE_IN) {
+        /* It waits for the stream, paused, until FINISH3 (qemu_migrate.c). */
+        RV_INFO("domain '%s' waits for its incoming migration (pid %d, id %d)", dom_name(d),
+                (int)d->pid, d->id);
+        d->agent_unopened = false;
+        d->migrate_in = true;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
+        emit_event(d, RV_EVENT_STARTED, RV_EVENT_STARTED_MIGRATED);
+        paused = true;
+        restored = true;
+        goto record;
+    }
     RV_INFO("domain '%s' %s (pid %d, id %d, %s)", dom_name(d), restored ? "restored" : "started",
             (int)d->pid, d->id,
             rv_qemu.kvm && d->live->accel == RV_QEMU_VIRT_KVM ? "KVM" : "TCG");
@@ -673,6 +686,7 @@ static void on_started(qemu_dom *d)
     if (paused)
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               restored ? RV_EVENT_SUSPENDED_RESTORED : RV_EVENT_SUSPENDED_PAUSED);
+record:
     restore_over(d);
     /* Answered once the status says it runs: a remvirtd killed before
      * finds "starting up" there and kills the guest, as a start that
@@ -686,6 +700,16 @@ static void on_started(qemu_dom *d)
         job_done(d, NULL);
     }
     rv_err_clear(&err);
+}
+
+void rv_qemu_start_done(qemu_dom *d)
+{
+    on_started(d);
+}
+
+void rv_qemu_start_failed(qemu_dom *d, const rv_err *why)
+{
+    start_failed(d, why);
 }
 
 static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -716,8 +740,12 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
                               RV_EVENT_SUSPENDED_PAUSED);
         break;
     case QJOB_RESUME:
-        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_UNPAUSED, RV_EVENT_RESUMED,
-                              RV_EVENT_RESUMED_UNPAUSED);
+        if (job->flags & QJOB_MIGRATE_IN)
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATION_CANCELED,
+                                  RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
+        else
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_UNPAUSED, RV_EVENT_RESUMED,
+                                  RV_EVENT_RESUMED_UNPAUSED);
         break;
     case QJOB_SHUTDOWN:
     case QJOB_REBOOT:
@@ -729,6 +757,7 @@ static void on_job_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
     case QJOB_AGENT_GET_TIME:
     case QJOB_AGENT_SET_TIME:
     case QJOB_AGENT_CALL:
+    case QJOB_MIGRATE_OUT:
         break;
     }
     rv_err e = { 0 };
@@ -763,6 +792,38 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     const char *s = json_object_get_string(status);
     bool migrated = strcmp(s, "postmigrate") == 0;
     int saving = rv_qemu_save_marker_take(dom_name(d));
+    if (strcmp(s, "inmigrate") == 0 ||
+        (strcmp(s, "paused") == 0 && d->state == RV_DOMAIN_PAUSED &&
+         d->reason == RV_DOMAIN_PAUSED_MIGRATION)) {
+        /* An incoming migration (its stream still coming, or complete but
+         * not finished) that this remvirtd can no longer finish: FINISH3
+         * is refused and the source keeps the guest, so this QEMU, which
+         * never ran it, goes. */
+        RV_WARN("domain '%s': its incoming migration was cut off by remvirtd's stop: "
+                "it goes", dom_name(d));
+        begin_stop(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED, false, true);
+        return;
+    }
+    if (saving < 0 && !rv_qemu_has_managed_save(dom_name(d))) {
+        /* No save was under way: an outgoing migration may have been (no
+         * client can confirm it now).  One still sending is called off
+         * (QEMU runs the guest again); one that completed stays paused,
+         * never resumed here: the destination may be running the guest
+         * (libvirtd leaves that call to the administrator too). */
+        rv_err e = { 0 };
+        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
+            RV_WARN("domain '%s': %s", dom_name(d), e.message);
+        rv_err_clear(&e);
+        if (migrated) {
+            RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
+                    dom_name(d));
+            rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
+            if (rv_qemu_save_status(d, &e) < 0)
+                RV_WARN("domain '%s': %s", dom_name(d), e.message);
+            rv_err_clear(&e);
+            return;
+        }
+    }
     if (migrated || saving >= 0) {
         /* A save was under way when remvirtd stopped.  If it completed
          * (the managed image is there) the guest's state is in it and
@@ -977,7 +1038,10 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
     if (!d)
         return;
     rv_err err = { 0 };
-    if (d->starting && d->restoring) {
+    if (d->starting && (d->jobs->flags & QJOB_MIGRATE_IN)) {
+        /* The state comes over the network: listen for it. */
+        rv_qemu_migrate_incoming(d);
+    } else if (d->starting && d->restoring) {
         /* The state comes from the image: wait for it all to arrive. */
         rv_qemu_migration_wait(d, on_incoming_done);
     } else if (d->restore_committed) {
@@ -1057,7 +1121,21 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     bool resuming = d->job_busy && d->jobs->kind == QJOB_RESUME;
     bool saving = d->job_busy && d->jobs->kind == QJOB_SAVE;
     bool dumping = d->job_busy && d->jobs->kind == QJOB_DUMP;
-    if (d->restarting && strcmp(name, "RESUME") == 0) {
+    bool migrating = d->job_busy && d->jobs->kind == QJOB_MIGRATE_OUT;
+    /* (CONFIRM3 cancelled resumes a guest its migration left paused) */
+    bool unmigrating = resuming && (d->jobs->flags & QJOB_MIGRATE_IN);
+    if (migrating && strcmp(name, "STOP") == 0 && d->state == RV_DOMAIN_RUNNING) {
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, RV_EVENT_SUSPENDED,
+                              RV_EVENT_SUSPENDED_MIGRATED);
+    } else if ((migrating || unmigrating) && strcmp(name, "RESUME") == 0 &&
+               d->state == RV_DOMAIN_PAUSED) {
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATION_CANCELED,
+                              RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
+    } else if (d->migrate_in && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
+        /* FINISH3's cont (qemu_migrate.c says the same on its answer). */
+        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
+                              RV_EVENT_RESUMED_MIGRATED);
+    } else if (d->restarting && strcmp(name, "RESUME") == 0) {
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
     } else if (strcmp(name, "STOP") == 0) {
@@ -1098,6 +1176,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         json_object *actual = NULL;
         if (data && json_object_object_get_ex(data, "actual", &actual))
             d->balloon_kib = (unsigned long long)json_object_get_int64(actual) / 1024;
+    } else if (strcmp(name, "MIGRATION") == 0) {
+        /* (with the "events" capability, which migrations turn on) */
+        rv_qemu_migration_poke(d);
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);
@@ -1278,6 +1359,8 @@ static int open_restore_image(qemu_dom *d, const qemu_job *job, int *fd, rv_err 
 {
     char *managed = NULL;
     const char *image = job->path;
+    if (job->flags & QJOB_MIGRATE_IN)
+        return 0;   /* the state comes over the network */
     if (!image && d->def) {
         if (!(managed = rv_qemu_managed_save_path(d->def->name))) {
             rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
@@ -1409,7 +1492,8 @@ static void begin_start(qemu_dom *d)
     bool spawn_asked = false;
     int *taps = NULL;
     rv_qemu_command_opts opts = { rv_qemu.binary, d->monitor_path, rv_qemu.kvm,
-                                  incoming_fd >= 0 ? "fd:3" : NULL };
+                                  incoming_fd >= 0 ? "fd:3"
+                                  : (d->jobs->flags & QJOB_MIGRATE_IN) ? "defer" : NULL };
     if (!d->monitor_path) {
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else if (strlen(d->monitor_path) >= 108) {
@@ -1532,8 +1616,11 @@ static void job_begin(qemu_dom *d, qemu_job *job)
     case QJOB_START:
         break;
     case QJOB_DESTROY:
-        begin_stop(d, RV_DOMAIN_SHUTOFF_DESTROYED, RV_EVENT_STOPPED_DESTROYED,
-                   job->flags & RV_DOMAIN_DESTROY_GRACEFUL, false);
+        if (job->flags & QJOB_MIGRATE_IN)
+            begin_stop(d, RV_DOMAIN_SHUTOFF_MIGRATED, RV_EVENT_STOPPED_MIGRATED, false, false);
+        else
+            begin_stop(d, RV_DOMAIN_SHUTOFF_DESTROYED, RV_EVENT_STOPPED_DESTROYED,
+                       job->flags & RV_DOMAIN_DESTROY_GRACEFUL, false);
         break;
     case QJOB_SUSPEND:
         if (d->state == RV_DOMAIN_PAUSED)
@@ -1583,6 +1670,9 @@ static void job_begin(qemu_dom *d, qemu_job *job)
         break;
     case QJOB_AGENT_CALL:
         rv_qemu_agent_call(d, job->agent_cmd, job->path);
+        break;
+    case QJOB_MIGRATE_OUT:
+        rv_qemu_migrate_perform(d);
         break;
     }
 }

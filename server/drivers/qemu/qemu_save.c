@@ -74,6 +74,7 @@ typedef struct qemu_save_op {
     bool was_running;
     bool image_running;         /* the image's word: the guest runs when restored */
     bool stopped_cpus;          /* "stop" sent: "cont" if the save fails */
+    bool unlimited;             /* QEMU's bandwidth lifted: the kept one is put back after */
     rv_qemu_sync sync;          /* the store helper's fsync, then rename */
     bool renaming;              /* the rename (the commit point) is asked */
     qemu_dom *dom;
@@ -468,7 +469,6 @@ static unsigned long long get_u64(json_object *obj, const char *key)
 }
 
 static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque);
-static int abort_migration(qemu_dom *d, rv_err *err);
 
 /* A memory-only dump is QEMU's dump job (query-dump), not a migration. */
 static bool memory_dump(const qemu_dom *d)
@@ -541,6 +541,15 @@ void rv_qemu_migration_wait(qemu_dom *d, void (*done)(qemu_dom *d, const rv_err 
     ev_timer_init(&d->migrate_poll, on_migrate_poll, 0., 0.);
     d->migrate_poll.data = d;
     ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+}
+
+void rv_qemu_migration_poke(qemu_dom *d)
+{
+    if (d->migrate_done && ev_is_active(&d->migrate_poll)) {
+        ev_timer_stop(rv_qemu.loop, &d->migrate_poll);
+        ev_timer_set(&d->migrate_poll, 0., 0.);
+        ev_timer_start(rv_qemu.loop, &d->migrate_poll);
+    }
 }
 
 void rv_qemu_migration_wait_stop(qemu_dom *d)
@@ -646,6 +655,8 @@ static void save_failed(qemu_dom *d, const rv_err *why)
     rv_qemu_jobinfo_end(d, false, false);
     RV_WARN("domain '%s': %s to '%s' failed: %s", dom_name(d), op->dump ? "dump" : "save",
             op->path, why->message ? why->message : "");
+    if (op->unlimited)
+        rv_qemu_migtune_put_bandwidth(d);
     fail_answer *a = NULL;
     if (op->stopped_cpus && op->was_running && d->qmp && (a = calloc(1, sizeof(*a)))) {
         rv_err e = { 0 };
@@ -716,6 +727,8 @@ static void dump_done(qemu_dom *d)
     rv_qemu_jobinfo_end(d, !memory_only, !memory_only);
     unsigned int flags = op->dump_flags;
     bool resume = op->stopped_cpus && op->was_running;
+    if (op->unlimited && !(op->dump_flags & RV_DUMP_CRASH))
+        rv_qemu_migtune_put_bandwidth(d);
     save_op_free(op, false, false);
     if (flags & RV_DUMP_CRASH) {
         rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_CRASHED, RV_EVENT_STOPPED_CRASHED);
@@ -856,7 +869,7 @@ static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err,
         return;
     }
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
-    if (j && j->aborted && abort_migration(d, NULL) < 0)
+    if (j && j->aborted && rv_qemu_migration_cancel(d, NULL) < 0)
         return;
     rv_qemu_migration_wait(d, save_migrated);
 }
@@ -865,7 +878,7 @@ static void on_migrate_started(rv_qmp *qmp, json_object *ret, const rv_err *err,
  * the save fails (save_failed says it was aborted).  Before the migration
  * has begun, on_migrate_started cancels it; after its end, on_fsynced
  * drops the file. */
-static int abort_migration(qemu_dom *d, rv_err *err)
+int rv_qemu_migration_cancel(qemu_dom *d, rv_err *err)
 {
     rv_err e = { 0 };
     if (d->qmp && rv_qmp_command(d->qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0) {
@@ -976,9 +989,9 @@ void rv_qemu_save_begin(qemu_dom *d)
     bool memory_only = op->dump_flags & RV_DUMP_MEMORY_ONLY;
     if (dump)
         rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_DUMP, "domain core dump",
-                              memory_only ? NULL : abort_migration, "cannot abort memory-only dump");
+                              memory_only ? NULL : rv_qemu_migration_cancel, "cannot abort memory-only dump");
     else
-        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", abort_migration, NULL);
+        rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_SAVE, "domain save", rv_qemu_migration_cancel, NULL);
     rv_crash_point(dump ? "dump" : "save", 1);
 
     /* The CPUs stop first (the image is the state at one instant), then
@@ -1006,6 +1019,15 @@ void rv_qemu_save_begin(qemu_dom *d)
     rc = op->stopped_cpus ? rv_qmp_command(d->qmp, "stop", NULL, 0, on_save_step, d, &err) : 0;
     if (op->stopped_cpus)
         rv_qemu_jobinfo_cpus_stopped(d);
+    /* A file takes the stream as fast as QEMU gives it (libvirtd's
+     * rule): the bandwidth is lifted, and the kept one put back after. */
+    if (rc == 0 && !memory_only) {
+        json_object *unlimited = rv_qemu_migtune_bandwidth_args(RV_QEMU_MIG_BANDWIDTH_MAX);
+        rc = unlimited ? rv_qmp_command(d->qmp, "migrate-set-parameters", unlimited, 0, on_save_step,
+                                        d, &err)
+                       : rv_err_fail(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        op->unlimited = rc == 0;
+    }
     if (rc < 0)
         json_object_put(getfd);
     else

@@ -34,14 +34,14 @@
 #include "common/util.h"
 #include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_moments.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 #include "server/drivers/conf/snapshot_tree.h"
 
 RV_LOG_CATEGORY("drivers.qemu.snapshot");
 
 enum {
-    MAX_SNAPSHOTS = 256,                /* per domain: each one holds a domain's XML */
-    METADATA_MAX = 16 * 1024 * 1024,    /* the bytes of one domain's metadata file */
+    MAX_SNAPSHOTS = RV_QEMU_MOMENTS_MAX,    /* per domain */
     OUTPUT_MAX = 2048,                  /* what is kept of qemu-img's messages */
     CREATE_FLAGS = RV_DOMAIN_SNAPSHOT_CREATE_ATOMIC | RV_DOMAIN_SNAPSHOT_CREATE_VALIDATE,
     LIST_FLAGS = 0x7ff,
@@ -52,16 +52,10 @@ enum {
 };
 #define MONITOR_TIMEOUT 600.0           /* seconds a savevm may take */
 
-/* One domain's snapshots, by its uuid (its name names the file). */
-typedef struct qsnaps {
-    unsigned char uuid[16];
-    rv_snap_tree tree;
-    json_object *trash;                 /* see metadata_json (NULL: none) */
-    bool busy;                          /* an operation is under way */
-    struct qsnaps *next;
-} qsnaps;
-
-static qsnaps *all_snaps;
+/* The domains' snapshots (qemu_moments.h); the trash's entries name
+ * the images each snapshot may be left in. */
+typedef rv_qemu_moments qsnaps;
+static rv_qemu_moment_kind snap_kind = { .dir = "snapshot", .plural = "snapshots" };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
@@ -75,240 +69,30 @@ static const char *dom_name(const qemu_dom *d)
     return rv_qemu_dom_def(d)->name;
 }
 
-/* ================================================================ the metadata file */
-
 char *rv_qemu_snapshot_metadata_path(const char *name)
 {
-    char *dir = rv_qemu_path(rv_qemu.config_dir, "snapshot", "");
-    char *path = dir ? rv_qemu_path(dir, name, ".json") : NULL;
-    free(dir);
-    return path;
+    return rv_qemu_moments_path(&snap_kind, name);
 }
 
-static json_object *rec_to_json(const rv_snap_rec *s)
-{
-    json_object *o = json_object_new_object(), *disks = json_object_new_array();
-    json_object_object_add(o, "name", json_object_new_string(s->name));
-    if (s->description)
-        json_object_object_add(o, "description", json_object_new_string(s->description));
-    json_object_object_add(o, "created", json_object_new_int64(s->created));
-    json_object_object_add(o, "state", json_object_new_int(s->state));
-    if (s->parent)
-        json_object_object_add(o, "parent", json_object_new_string(s->parent->name));
-    json_object_object_add(o, "domain", json_object_new_string(s->dom_xml));
-    for (size_t i = 0; i < s->ndisks; i++) {
-        json_object *disk = json_object_new_object();
-        json_object_object_add(disk, "name", json_object_new_string(s->disks[i].name));
-        json_object_object_add(disk, "snapshot", json_object_new_string(s->disks[i].snapshot));
-        json_object_array_add(disks, disk);
-    }
-    json_object_object_add(o, "disks", disks);
-    return o;
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-               ? json_object_get_string(v) : NULL;
-}
-
-static rv_snap_rec *rec_from_json(json_object *o, const rv_snap_tree *t)
-{
-    const char *name = get_str(o, "name"), *xml = get_str(o, "domain");
-    const char *parent = get_str(o, "parent"), *description = get_str(o, "description");
-    json_object *v = NULL, *disks = NULL;
-    if (!name || !xml || rv_snap_tree_find(t, name) ||
-        !json_object_object_get_ex(o, "disks", &disks) ||
-        !json_object_is_type(disks, json_type_array))
-        return NULL;
-    rv_snap_rec *s = calloc(1, sizeof(*s));
-    if (!s)
-        return NULL;
-    s->name = strdup(name);
-    s->dom_xml = strdup(xml);
-    s->description = description ? strdup(description) : NULL;
-    s->created = json_object_object_get_ex(o, "created", &v) ? json_object_get_int64(v) : 0;
-    s->state = json_object_object_get_ex(o, "state", &v) ? json_object_get_int(v)
-                                                          : RV_DOMAIN_SHUTOFF;
-    if (s->state != RV_DOMAIN_RUNNING && s->state != RV_DOMAIN_PAUSED)
-        s->state = RV_DOMAIN_SHUTOFF;
-    s->parent = parent ? rv_snap_tree_find(t, parent) : NULL;
-    size_t n = json_object_array_length(disks);
-    s->disks = n ? calloc(n, sizeof(*s->disks)) : NULL;
-    bool ok = s->name && s->dom_xml && (!description || s->description) && (!n || s->disks) &&
-              (!parent || s->parent);
-    for (size_t i = 0; ok && i < n; i++) {
-        json_object *disk = json_object_array_get_idx(disks, i);
-        const char *dn = get_str(disk, "name"), *mode = get_str(disk, "snapshot");
-        if (!dn || !mode || !(s->disks[i].name = strdup(dn))) {
-            ok = false;
-            break;
-        }
-        s->disks[i].snapshot = (char *)(strcmp(mode, "internal") == 0 ? rv_snap_mode_internal
-                                                                       : rv_snap_mode_no);
-        s->ndisks++;
-    }
-    if (!ok) {
-        rv_snap_rec_free(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* The metadata as JSON: the uuid, the snapshots (parents first), the
- * current one, and the trash: snapshots that the disks may still hold
- * although no list shows them (a create not committed, a delete committed
- * but whose data may be left), each with the images to remove it from. */
-static json_object *metadata_json(const unsigned char uuid[16], const rv_snap_tree *t,
-                                  json_object *trash)
-{
-    json_object *root = json_object_new_object(), *list = json_object_new_array();
-    for (size_t i = 0; i < t->n; i++)
-        json_object_array_add(list, rec_to_json(t->items[i]));
-    char text[RV_UUID_STRING_LEN];
-    rv_uuid_format(uuid, text);
-    json_object_object_add(root, "uuid", json_object_new_string(text));
-    json_object_object_add(root, "snapshots", list);
-    if (t->current)
-        json_object_object_add(root, "current", json_object_new_string(t->current->name));
-    if (trash && json_object_array_length(trash))
-        json_object_object_add(root, "trash", json_object_get(trash));
-    return root;
-}
-
-/* The snapshots of a metadata document into t (empty); what is damaged is
- * dropped, with a warning naming what. */
-static void tree_from_json(json_object *root, rv_snap_tree *t, const char *what)
-{
-    json_object *list = NULL;
-    if (!json_object_object_get_ex(root, "snapshots", &list) ||
-        !json_object_is_type(list, json_type_array))
-        return;
-    size_t n = json_object_array_length(list);
-    for (size_t i = 0; i < n && i < MAX_SNAPSHOTS; i++) {
-        rv_snap_rec *s = rec_from_json(json_object_array_get_idx(list, i), t);
-        t->current = s ? s->parent : NULL;      /* add() hangs s under the current one */
-        rv_err err = { 0 };
-        if (!s || rv_snap_tree_add(t, s, MAX_SNAPSHOTS, &err) < 0) {
-            RV_WARN("%s: snapshot %zu dropped", what, i);
-            rv_snap_rec_free(s);
-        }
-        rv_err_clear(&err);
-    }
-    const char *current = get_str(root, "current");
-    t->current = current ? rv_snap_tree_find(t, current) : NULL;
-}
-
-/* A copy of t (the one an operation changes until its commit). */
-static int tree_copy(const unsigned char uuid[16], const rv_snap_tree *t, rv_snap_tree *copy,
-                     rv_err *err)
-{
-    memset(copy, 0, sizeof(*copy));
-    json_object *root = metadata_json(uuid, t, NULL);
-    if (!root)
-        return oom(err);
-    tree_from_json(root, copy, "a copy");
-    json_object_put(root);
-    if (copy->n != t->n) {
-        rv_snap_tree_clear(copy);
-        return oom(err);
-    }
-    return 0;
-}
-
-/* A whole metadata file, parsed; NULL when missing or damaged (logged). */
-static json_object *read_metadata(const char *path, const char *who)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    char *text = fd >= 0 ? malloc(METADATA_MAX + 1) : NULL;
-    size_t len = 0;
-    ssize_t got = 1;
-    while (text && len < METADATA_MAX && (got = read(fd, text + len, METADATA_MAX - len)) > 0)
-        len += (size_t)got;
-    if (fd >= 0)
-        close(fd);
-    json_object *root = text && got >= 0 && len < METADATA_MAX
-                            ? (text[len] = '\0', json_tokener_parse(text)) : NULL;
-    if (fd >= 0 && !root)
-        RV_WARN("%s: cannot read the snapshot metadata '%s'", who, path);
-    free(text);
-    return root;
-}
-
-/* The domain's metadata file into q; a missing file is no snapshots, a
- * damaged one is logged and read as far as it goes. */
-static void load_metadata(const qemu_dom *d, qsnaps *q)
-{
-    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
-    json_object *root = path ? read_metadata(path, dom_name(d)) : NULL;
-    /* A file left by an earlier domain of the same name is not this one's. */
-    char uuid[RV_UUID_STRING_LEN];
-    rv_uuid_format(q->uuid, uuid);
-    const char *owner = root ? get_str(root, "uuid") : NULL;
-    if (root && (!owner || strcmp(owner, uuid) != 0)) {
-        RV_WARN("domain '%s': '%s' belongs to domain %s, not to this one (%s): ignored",
-                dom_name(d), path, owner ? owner : "(none)", uuid);
-        json_object_put(root);
-        root = NULL;
-    }
-    json_object *trash = NULL;
-    if (root) {
-        tree_from_json(root, &q->tree, path);
-        if (json_object_object_get_ex(root, "trash", &trash) &&
-            json_object_is_type(trash, json_type_array))
-            q->trash = json_object_get(trash);
-    }
-    json_object_put(root);
-    free(path);
-}
-
-/* The domain's snapshots, read from disk the first time. */
 static qsnaps *snaps_of(const qemu_dom *d, rv_err *err)
 {
-    const unsigned char *uuid = rv_qemu_dom_def(d)->uuid;
-    for (qsnaps *q = all_snaps; q; q = q->next)
-        if (memcmp(q->uuid, uuid, 16) == 0)
-            return q;
-    qsnaps *q = calloc(1, sizeof(*q));
-    if (!q) {
-        oom(err);
-        return NULL;
-    }
-    memcpy(q->uuid, uuid, 16);
-    load_metadata(d, q);
-    q->next = all_snaps;
-    all_snaps = q;
-    return q;
+    return rv_qemu_moments_of(&snap_kind, d, err);
 }
 
 int rv_qemu_snapshots_undefine(const qemu_dom *d, unsigned int flags, rv_err *err)
 {
-    qsnaps *q = rv_qemu_dom_active(d) ? NULL : snaps_of(d, err);
-    if (!q)
-        return rv_qemu_dom_active(d) ? 0 : -1;
-    if (q->busy)
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' is busy with another job",
-                    dom_name(d));
-    if (q->tree.n && !(flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA))
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: cannot delete inactive domain with %zu "
-                    "snapshots", q->tree.n);
-    return 0;
+    return rv_qemu_moments_undefine(&snap_kind, d,
+                                    (flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) != 0, err);
 }
 
 void rv_qemu_snapshots_forget(const unsigned char uuid[16])
 {
-    for (qsnaps **p = &all_snaps; *p; p = &(*p)->next)
-        if (memcmp((*p)->uuid, uuid, 16) == 0) {
-            qsnaps *q = *p;
-            *p = q->next;
-            rv_snap_tree_clear(&q->tree);
-            json_object_put(q->trash);
-            free(q);
-            return;
-        }
+    rv_qemu_moments_forget(&snap_kind, uuid);
+}
+
+void rv_qemu_snapshots_cleanup(void)
+{
+    rv_qemu_moments_cleanup(&snap_kind);
 }
 
 /* Start-up (it may wait): `qemu-img snapshot OP name file`; for -d, true
@@ -364,7 +148,7 @@ static bool purge_one(const char *name, const char *file)
  * that is not running goes now (qemu-img); the file keeps what stays. */
 static void recover_file(const char *path)
 {
-    json_object *root = read_metadata(path, "start-up"), *trash = NULL, *revert = NULL;
+    json_object *root = rv_qemu_moments_read(path, "start-up"), *trash = NULL, *revert = NULL;
     bool has_trash = root && json_object_object_get_ex(root, "trash", &trash) &&
                      json_object_is_type(trash, json_type_array) && json_object_array_length(trash);
     bool has_revert = root && json_object_object_get_ex(root, "revert", &revert);
@@ -373,7 +157,7 @@ static void recover_file(const char *path)
         return;
     }
     unsigned char uuid[16];
-    const char *owner = get_str(root, "uuid");
+    const char *owner = rv_qemu_moments_str(root, "uuid");
     qemu_dom *d = owner && rv_uuid_parse(owner, uuid) == 0 ? rv_qemu_find_uuid(uuid) : NULL;
     bool active = d && rv_qemu_dom_active(d);
     if (active) {
@@ -385,7 +169,7 @@ static void recover_file(const char *path)
     /* A revert past its commit point (the current snapshot written): the
      * disks are reverted now (again: qemu-img -a can be repeated). */
     json_object *images = NULL;
-    const char *target = has_revert ? get_str(revert, "name") : NULL;
+    const char *target = has_revert ? rv_qemu_moments_str(revert, "name") : NULL;
     bool reverted = target && json_object_object_get_ex(revert, "files", &images) &&
                     json_object_is_type(images, json_type_array);
     for (size_t k = 0; reverted && k < json_object_array_length(images); k++) {
@@ -401,7 +185,7 @@ static void recover_file(const char *path)
     json_object *kept = json_object_new_array();
     for (size_t i = 0; kept && has_trash && i < json_object_array_length(trash); i++) {
         json_object *e = json_object_array_get_idx(trash, i), *files = NULL;
-        const char *name = get_str(e, "name");
+        const char *name = rv_qemu_moments_str(e, "name");
         bool done = name != NULL;
         if (name && json_object_object_get_ex(e, "files", &files) &&
             json_object_is_type(files, json_type_array))
@@ -461,16 +245,6 @@ void rv_qemu_snapshots_recover(void)
     free(dir);
 }
 
-void rv_qemu_snapshots_cleanup(void)
-{
-    while (all_snaps) {
-        qsnaps *q = all_snaps;
-        all_snaps = q->next;
-        rv_snap_tree_clear(&q->tree);
-        json_object_put(q->trash);
-        free(q);
-    }
-}
 
 /* ================================================================ qemu-img, watched by the loop */
 
@@ -614,58 +388,13 @@ static qemu_dom *op_dom(const snap_op *op)
 
 static qsnaps *op_snaps(const snap_op *op)
 {
-    for (qsnaps *q = all_snaps; q; q = q->next)
-        if (memcmp(q->uuid, op->uuid, 16) == 0)
-            return q;
-    return NULL;
+    return rv_qemu_moments_find(&snap_kind, op->uuid);
 }
 
 static int put_snap(const qemu_dom *d, const char *name, rv_nonnull_domain_snapshot *wire,
                     rv_err *err)
 {
-    rv_dom_ref ref = { 0 };
-    if (!(wire->name = strdup(name)) || rv_qemu_dom_ref(d, &ref) < 0)
-        return oom(err);
-    rv_dom_ref_to_wire(&wire->dom, &ref);
-    return 0;
-}
-
-/* The trash with names (the data of each in files) added, or without
- * them (files NULL); a new array, NULL without memory. */
-static json_object *trash_with(json_object *trash, char **names, size_t nnames, char **files,
-                               size_t nfiles, bool add)
-{
-    json_object *out = json_object_new_array();
-    size_t n = trash ? json_object_array_length(trash) : 0;
-    for (size_t i = 0; out && i < n; i++) {
-        json_object *e = json_object_array_get_idx(trash, i);
-        const char *name = get_str(e, "name");
-        bool drop = false;
-        for (size_t k = 0; !add && name && k < nnames; k++)
-            drop |= strcmp(names[k], name) == 0;
-        if (!drop)
-            json_object_array_add(out, json_object_get(e));
-    }
-    for (size_t k = 0; out && add && k < nnames; k++) {
-        json_object *e = json_object_new_object(), *list = json_object_new_array();
-        for (size_t i = 0; list && i < nfiles; i++)
-            json_object_array_add(list, json_object_new_string(files[i]));
-        json_object_object_add(e, "name", json_object_new_string(names[k]));
-        json_object_object_add(e, "files", list);
-        json_object_array_add(out, e);
-    }
-    return out;
-}
-
-static bool in_trash(json_object *trash, const char *name)
-{
-    size_t n = trash ? json_object_array_length(trash) : 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *t = get_str(json_object_array_get_idx(trash, i), "name");
-        if (t && strcmp(t, name) == 0)
-            return true;
-    }
-    return false;
+    return rv_qemu_moments_put(d, name, &wire->name, &wire->dom, err);
 }
 
 static void on_metadata(rv_qemu_sync *s, int error);
@@ -674,25 +403,10 @@ static void on_metadata(rv_qemu_sync *s, int error);
  * goes when there is nothing to keep); op_next runs once it is durable. */
 static int write_metadata(snap_op *op, const qemu_dom *d, const rv_snap_tree *t, rv_err *err)
 {
-    char *path = rv_qemu_snapshot_metadata_path(dom_name(d));
-    if (!path)
-        return oom(err);
     op->sync.done = on_metadata;
     op->sync.data = op;
-    int rc;
-    if (t->n == 0 && (!op->trash || json_object_array_length(op->trash) == 0)) {
-        rc = rv_qemu_sync_remove(&op->sync, path, err);
-    } else {
-        json_object *root = metadata_json(op->uuid, t, op->trash);
-        if (root && op->revert_rec && op->phase == PH_COMMIT)
-            json_object_object_add(root, "revert", json_object_get(op->revert_rec));
-        const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY)
-                                : NULL;
-        rc = text ? rv_qemu_sync_write(&op->sync, path, text, err) : oom(err);
-        json_object_put(root);
-    }
-    free(path);
-    return rc;
+    return rv_qemu_moments_write(&snap_kind, &op->sync, d, op->uuid, t, op->trash,
+                                 op->phase == PH_COMMIT ? op->revert_rec : NULL, err);
 }
 
 static void op_next(snap_op *op, const rv_err *err);
@@ -785,10 +499,10 @@ static void op_next(snap_op *op, const rv_err *err)
             rv_crash_point(what, 3);
             /* The commit: listed, out of the trash. */
             rv_err_clear(&e);
-            json_object *trash = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+            json_object *trash = rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
             json_object_put(op->trash);
             op->trash = trash;
-            if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 || !trash ||
+            if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) < 0 || !trash ||
                 rv_snap_tree_add(&op->cand, op->rec, MAX_SNAPSHOTS, &e) < 0) {
                 if (!rv_err_is_set(&e))
                     oom(&e);
@@ -810,7 +524,7 @@ static void op_next(snap_op *op, const rv_err *err)
                  * it stays the one asked for). */
                 rv_err_set(&op->failure, err->domain, err->code, "%s", err->message);
                 rv_snap_tree_clear(&op->cand);
-                if (tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0) {
+                if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0) {
                     op->cand.current = op->old_current ? rv_snap_tree_find(&op->cand, op->old_current)
                                                        : NULL;
                     op->phase = PH_UNDO;
@@ -826,7 +540,7 @@ static void op_next(snap_op *op, const rv_err *err)
             /* The disks are reverted: the record of it goes. */
             rv_snap_tree_clear(&op->cand);
             op->phase = PH_CLEANUP;
-            if (op->revert_rec && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+            if (op->revert_rec && rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
                 write_metadata(op, d, &op->cand, &e) == 0)
                 return;
             rv_err_clear(&e);
@@ -845,7 +559,7 @@ static void op_next(snap_op *op, const rv_err *err)
             reply(op, NULL);
             return;
         }
-        json_object *left = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+        json_object *left = rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
         if (!left) {
             reply(op, NULL);
             return;
@@ -854,7 +568,7 @@ static void op_next(snap_op *op, const rv_err *err)
         op->trash = left;
         rv_snap_tree_clear(&op->cand);
         op->phase = PH_CLEANUP;
-        if (tree_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
+        if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) < 0 ||
             write_metadata(op, d, &op->cand, &e) < 0) {
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
             rv_err_clear(&e);
@@ -892,12 +606,12 @@ static void op_next(snap_op *op, const rv_err *err)
         if (op->kind == OP_CREATE) {
             /* The disks are clean: the trash entry goes (if this write
              * fails too, a restart removes what it names). */
-            json_object *kept = trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
+            json_object *kept = rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, NULL, 0, false);
             json_object_put(op->trash);
             op->trash = kept;
             rv_snap_tree_clear(&op->cand);
             op->phase = PH_CLEANUP;
-            if (kept && tree_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
+            if (kept && rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, &e) == 0 &&
                 write_metadata(op, d, &op->cand, &e) == 0)
                 return;
             rv_err_clear(&e);
@@ -1030,12 +744,8 @@ static void op_step(snap_op *op)
  * data part its qcow2 images (a shut-off domain) or its monitor. */
 static snap_op *op_new(qemu_dom *d, qsnaps *q, op_kind kind, rv_err *err)
 {
-    if (q->busy || d->jobs || d->starting || d->stopping) {
-        fail(err, RV_ERR_OPERATION_INVALID,
-             "Requested operation is not valid: domain '%s' is busy with another job",
-             dom_name(d));
+    if (rv_qemu_moments_busy(d, q, err) < 0)
         return NULL;
-    }
     snap_op *op = calloc(1, sizeof(*op));
     if (!op) {
         oom(err);
@@ -1207,25 +917,12 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
         rv_snapshot_request_parse(args->xml_desc, &req, err) < 0)
         return -1;
     snap_op *op = NULL;
-    rv_snap_rec *s = calloc(1, sizeof(*s));
+    rv_snap_rec *s = rv_snap_rec_new(&req, rv_qemu_domain_format(rv_qemu_dom_def(d)));
     int rc = s ? 0 : oom(err);
-    if (rc == 0) {
-        s->created = (long long)time(NULL);
+    if (rc == 0)
         s->state = rv_qemu_dom_active(d) ? (d->state == RV_DOMAIN_PAUSED ? RV_DOMAIN_PAUSED
                                                                        : RV_DOMAIN_RUNNING)
                                          : RV_DOMAIN_SHUTOFF;
-        if (req.name) {
-            s->name = req.name;
-            req.name = NULL;
-        } else if (asprintf(&s->name, "%lld", s->created) < 0) {
-            s->name = NULL;
-        }
-        s->description = req.description;
-        req.description = NULL;
-        s->dom_xml = rv_qemu_domain_format(rv_qemu_dom_def(d));
-        if (!s->name || !s->dom_xml)
-            rc = oom(err);
-    }
     if (rc == 0 && req.memory && strcmp(req.memory, "internal") != 0 &&
         !(strcmp(req.memory, "no") == 0 && s->state == RV_DOMAIN_SHUTOFF))
         rc = fail(err, RV_ERR_CONFIG_UNSUPPORTED,
@@ -1242,7 +939,7 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
     if (rc == 0 && rv_snap_tree_find(&q->tree, s->name))
         rc = fail(err, RV_ERR_OPERATION_FAILED, "operation failed: domain moment %s already exists",
                   s->name);
-    if (rc == 0 && in_trash(q->trash, s->name))
+    if (rc == 0 && rv_qemu_moments_in_trash(q->trash, s->name))
         rc = fail(err, RV_ERR_OPERATION_INVALID,
                   "Requested operation is not valid: snapshot '%s' is still being removed from "
                   "the disks", s->name);
@@ -1275,7 +972,7 @@ int rv_qemu_domain_snapshot_create_xml(rv_driver_conn *c,
         rc = take_files(d, op, err);
     }
     if (rc == 0)
-        op->trash = trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
+        op->trash = rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
     if (rc < 0) {
         rv_snap_rec_free(s);
         if (op)
@@ -1323,7 +1020,7 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
         op_free(op);
         return oom(err);
     }
-    if (tree_copy(op->uuid, &q->tree, &op->cand, err) < 0) {
+    if (rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, err) < 0) {
         op_free(op);
         return -1;
     }
@@ -1343,7 +1040,7 @@ int rv_qemu_domain_revert_to_snapshot(rv_driver_conn *c,
             op_free(op);
             return -1;
         }
-        json_object *rec = trash_with(NULL, op->names, 1, op->files, op->nfiles, true);
+        json_object *rec = rv_qemu_moments_trash_with(NULL, op->names, 1, op->files, op->nfiles, true);
         op->revert_rec = rec ? json_object_get(json_object_array_get_idx(rec, 0)) : NULL;
         json_object_put(rec);
         if (!op->revert_rec) {
@@ -1380,7 +1077,7 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
     /* The tree as the commit leaves it, and the names whose data goes
      * (to the trash first). */
     unsigned char *doomed = NULL;
-    int rc = tree_copy(op->uuid, &q->tree, &op->cand, err);
+    int rc = rv_qemu_moments_copy(op->uuid, &q->tree, &op->cand, err);
     rv_snap_rec *cs = rc == 0 ? rv_snap_tree_find(&op->cand, s->name) : NULL;
     if (rc == 0 && (!(doomed = rv_snap_tree_doomed(&op->cand, cs, flags)) ||
                     !(op->names = calloc(op->cand.n + 1, sizeof(*op->names))) ||
@@ -1399,7 +1096,7 @@ int rv_qemu_domain_snapshot_delete(rv_driver_conn *c, const rv_domain_snapshot_d
         rc = take_files(d, op, err);
     }
     if (rc == 0)
-        op->trash = trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
+        op->trash = rv_qemu_moments_trash_with(q->trash, op->names, op->nnames, op->files, op->nfiles, true);
     if (rc < 0) {
         op_free(op);
         return -1;

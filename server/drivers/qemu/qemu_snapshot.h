@@ -20,5 +20,4 @@ void rv_qemu_snapshots_forget(const unsigned char uuid[16]);
 /* config_dir/snapshot/<name>.json (malloc'd; NULL: no memory). */
 char *rv_qemu_snapshot_metadata_path(const char *name);
 
-
 #endif

@@ -29,6 +29,7 @@
 #include "common/util.h"
 #include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_checkpoint.h"
 #include "server/drivers/qemu/qemu_snapshot.h"
 
 RV_LOG_CATEGORY("drivers.qemu.store");
@@ -763,13 +764,15 @@ static void finish_undefine(const char *dir, const char *entry)
     char *def = name ? rv_qemu_path(dir, name, ".xml") : NULL;
     char *image = name && (flags & RV_DOMAIN_UNDEFINE_MANAGED_SAVE) ? rv_qemu_managed_save_path(name) : NULL;
     char *meta = name && (flags & RV_DOMAIN_UNDEFINE_SNAPSHOTS_METADATA) ? rv_qemu_snapshot_metadata_path(name) : NULL;
+    char *chk = name && (flags & RV_DOMAIN_UNDEFINE_CHECKPOINTS_METADATA) ? rv_qemu_checkpoint_metadata_path(name) : NULL;
     if (name && tomb && def && access(def, F_OK) == 0) {
         /* Defined again since (its cleanup had failed): the new domain's
          * files stay. */
         remove_durably(tomb);
     } else if (name && tomb) {
         RV_INFO("finishing the undefine of domain '%s' (flags 0x%lx)", name, flags);
-        if ((!image || remove_durably(image)) && (!meta || remove_durably(meta)))
+        if ((!image || remove_durably(image)) && (!meta || remove_durably(meta)) &&
+            (!chk || remove_durably(chk)))
             remove_durably(tomb);
     }
     free(name);
@@ -777,6 +780,7 @@ static void finish_undefine(const char *dir, const char *entry)
     free(def);
     free(image);
     free(meta);
+    free(chk);
 }
 
 /* ---- families with a run directory (rv_qemu_family) ---- */
@@ -922,21 +926,28 @@ static char *rename_entry_name(const char *entry, const char *mark)
     return strndup(entry, len - tail);
 }
 
-/* The snapshot metadata of the domain whose old definition is in
- * old_file takes new_name, if it has not yet; false when it stays. */
+/* The snapshot and checkpoint metadata of the domain whose old
+ * definition is in old_file take new_name, if they have not yet; false
+ * when one stays. */
 static bool rename_snapshots(const char *old_file, const char *new_name)
 {
     rv_qemu_domain_def *old = load_def(old_file);
-    char *from = old ? rv_qemu_snapshot_metadata_path(old->name) : NULL;
-    char *to = rv_qemu_snapshot_metadata_path(new_name);
-    bool done = !from || !to || access(from, F_OK) < 0 || access(to, F_OK) == 0 ||
-                rename(from, to) == 0;
-    if (!done)
-        RV_WARN("cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+    char *(*const paths[])(const char *) = { rv_qemu_snapshot_metadata_path,
+                                             rv_qemu_checkpoint_metadata_path };
+    bool all = true;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char *from = old ? paths[i](old->name) : NULL;
+        char *to = paths[i](new_name);
+        bool done = !from || !to || access(from, F_OK) < 0 || access(to, F_OK) == 0 ||
+                    rename(from, to) == 0;
+        if (!done)
+            RV_WARN("cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+        all &= done;
+        free(from);
+        free(to);
+    }
     rv_qemu_domain_free(old);
-    free(from);
-    free(to);
-    return done;
+    return all;
 }
 
 /* Renames a kill interrupted (qemu_defwrite.c): "-old" says the commit

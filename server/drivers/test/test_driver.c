@@ -139,6 +139,7 @@ static void dom_status(const void *obj, rv_dom_status *st)
     st->autostart = d->autostart;
     st->managed_save = d->managed_save;
     st->has_snapshot = test_snaps_count(d->snaps) > 0;
+    st->has_checkpoint = test_snaps_count(d->checkpoints) > 0;
 }
 
 static void dom_free(test_dom *d)
@@ -146,6 +147,7 @@ static void dom_free(test_dom *d)
     rv_test_def_free(d->def);
     rv_test_def_free(d->next_def);
     test_snaps_free(d->snaps);
+    test_checkpoints_free(d->checkpoints);
     free(d);
 }
 

@@ -120,6 +120,7 @@ struct test_dom {
     int autostart;              /* DOMAIN_SET_AUTOSTART: kept, never acted on */
     int managed_save;           /* DOMAIN_MANAGED_SAVE left an image (in memory) */
     test_snaps *snaps;          /* its snapshots (test_snapshot.c); NULL: none yet */
+    test_snaps *checkpoints;    /* its checkpoints (test_checkpoint.c); NULL: none yet */
     /* The guest clock DOMAIN_SET_TIME gave (test_tune.c); kept across
      * restarts, as libvirt keeps it with the domain object. */
     int time_set;
@@ -127,6 +128,9 @@ struct test_dom {
     unsigned int time_nsec;
     int frozen;                 /* FSFREEZE: bit 0 "/", bit 1 "/boot" (test_input.c) */
 };
+
+/* Free a domain's checkpoints (test_checkpoint.c). */
+void test_checkpoints_free(test_snaps *t);
 
 /* The domain ref names (by uuid), or NULL with libvirt's error. */
 test_dom *test_dom_get(const rv_dom_ref *ref, rv_err *err);

@@ -575,6 +575,13 @@ const rv_driver rv_test_driver = {
         .domain_snapshot_has_metadata = test_domain_snapshot_has_metadata,
         .domain_list_all_snapshots = test_domain_list_all_snapshots,
         .domain_snapshot_list_all_children = test_domain_snapshot_list_all_children,
+        .domain_checkpoint_create_xml = test_domain_checkpoint_create_xml,
+        .domain_checkpoint_get_xml_desc = test_domain_checkpoint_get_xml_desc,
+        .domain_list_all_checkpoints = test_domain_list_all_checkpoints,
+        .domain_checkpoint_list_all_children = test_domain_checkpoint_list_all_children,
+        .domain_checkpoint_lookup_by_name = test_domain_checkpoint_lookup_by_name,
+        .domain_checkpoint_get_parent = test_domain_checkpoint_get_parent,
+        .domain_checkpoint_delete = test_domain_checkpoint_delete,
         /* statistics, tuning and host interfaces (test_stats.c) */
         .domain_get_block_io_tune = test_domain_get_block_io_tune,
         .domain_get_perf_events = test_domain_get_perf_events,

@@ -14,7 +14,6 @@
  * create is bounded per domain and in bytes over the whole driver. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/log.h"
 #include "server/drivers/conf/snapshot_tree.h"
@@ -180,24 +179,14 @@ static int check_request(const test_dom *d, const rv_snapshot_request *req, unsi
 
 static rv_snap_rec *snap_new(test_dom *d, rv_snapshot_request *req, rv_err *err)
 {
-    rv_snap_rec *s = calloc(1, sizeof(*s));
+    rv_snap_rec *s = rv_snap_rec_new(req, rv_test_def_format(d->def, -1));
     if (!s) {
         test_fail_oom(err);
         return NULL;
     }
-    s->created = (long long)time(NULL);
     s->state = d->state == RV_DOMAIN_SHUTOFF || d->state == RV_DOMAIN_PAUSED ? d->state
                                                                              : RV_DOMAIN_RUNNING;
-    if (req->name) {
-        s->name = req->name;
-        req->name = NULL;
-    } else if (asprintf(&s->name, "%lld", s->created) < 0) {
-        s->name = NULL;
-    }
-    s->description = req->description;
-    req->description = NULL;
-    s->dom_xml = rv_test_def_format(d->def, -1);
-    if (!s->name || !s->dom_xml || take_disks(d->def, s) < 0) {
+    if (take_disks(d->def, s) < 0) {
         rv_snap_rec_free(s);
         test_fail_oom(err);
         return NULL;

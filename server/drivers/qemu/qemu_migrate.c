@@ -1,0 +1,749 @@
+/* Live migration between two daemons, libvirt's version 3 protocol with
+ * typed parameters in its managed direct form (the client drives the
+ * steps; docs/wire-protocol.md lists them, docs/qemu-driver.md says
+ * what each end does):
+ *   source       BEGIN3    the cookie and the domain XML (nothing changes)
+ *   destination  PREPARE3  a QEMU started with -incoming defer, paused,
+ *                          listening (migrate-incoming) on a port of
+ *                          qemu_migration_port_min..max; its URI answered
+ *   source       PERFORM3  a MIGRATE_OUT job: QMP migrate to that URI,
+ *                          polled (the domain's job record: domjobinfo,
+ *                          domjobabort) until QEMU says completed
+ *   destination  FINISH3   the stream is in: cont (unless PAUSED), the
+ *                          definition kept with PERSIST_DEST; cancelled
+ *                          or failed: this QEMU goes
+ *   source       CONFIRM3  the source QEMU goes (shut off, migrated), or,
+ *                          cancelled, runs again
+ * The guest runs on exactly one side: the source runs it until QEMU's
+ * stream is complete, and again unless FINISH3 succeeded (the client
+ * calls CONFIRM3 cancelled when anything after BEGIN3 failed).  Nothing
+ * here waits: QMP is asynchronous and the calls are answered later. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/tune_params.h"
+
+RV_LOG_CATEGORY("qemu.migrate");
+
+/* libvirt's virDomainMigrateFlags (public header). */
+enum {
+    MIGRATE_LIVE = 1u << 0,
+    MIGRATE_PEER2PEER = 1u << 1,
+    MIGRATE_TUNNELLED = 1u << 2,
+    MIGRATE_PERSIST_DEST = 1u << 3,
+    MIGRATE_UNDEFINE_SOURCE = 1u << 4,
+    MIGRATE_PAUSED = 1u << 5,
+    MIGRATE_NON_SHARED_DISK = 1u << 6,
+    MIGRATE_NON_SHARED_INC = 1u << 7,
+    MIGRATE_CHANGE_PROTECTION = 1u << 8,
+    MIGRATE_UNSAFE = 1u << 9,
+    MIGRATE_OFFLINE = 1u << 10,
+    MIGRATE_ABORT_ON_ERROR = 1u << 12,
+};
+/* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
+#define MIGRATE_KNOWN                                                                              \
+    (MIGRATE_LIVE | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
+     MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR)
+/* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
+#define PARAM_URI "migrate_uri"
+#define PARAM_DEST_XML "destination_xml"
+
+/* (the driver's errors are in its own error domain) */
+#define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
+
+static int check_flags(unsigned int flags, const char *func, rv_err *err)
+{
+    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_OFFLINE | MIGRATE_NON_SHARED_DISK |
+                 MIGRATE_NON_SHARED_INC))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: %s: remvirtd migrates live, directly, with shared "
+                    "storage only", func);
+    return rv_qemu_check_flags(RV_FROM_QEMU, flags, MIGRATE_KNOWN, func, err);
+}
+
+/* A string parameter (NULL: absent); other parameters are left alone, as
+ * libvirtd ignores those its driver does not use. */
+static const char *param_string(const rv_typed_param *params, u_int n, const char *name)
+{
+    const rv_typed_param *p = rv_tune_param_find(params, n, name);
+    return p && p->value.type == RV_TYPED_PARAM_STRING ? p->value.rv_typed_param_value_u.s : NULL;
+}
+
+/* ---- the cookie: <qemu-migration> with the domain's name and UUID and
+ * the sender's host name, as libvirt's cookies begin (docs/wire-protocol.md) */
+
+static int put_cookie(const qemu_dom *d, char **val, u_int *len, rv_err *err)
+{
+    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    char uuid[37];
+    const unsigned char *u = def->uuid;
+    snprintf(uuid, sizeof(uuid),
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
+    /* (the name and host are XML-safe: libvirt's names are, and a host
+     * name has no markup characters) */
+    int n = asprintf(val,
+                     "<qemu-migration>\n  <name>%s</name>\n  <uuid>%s</uuid>\n"
+                     "  <hostname>%s</hostname>\n</qemu-migration>\n",
+                     def->name, uuid, host);
+    if (n < 0) {
+        *val = NULL;
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    }
+    *len = (u_int)n + 1;    /* libvirt's cookies carry their NUL */
+    return 0;
+}
+
+/* ================================================================ source */
+
+int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
+                                         const rv_domain_migrate_begin3_params_args *args,
+                                         rv_domain_migrate_begin3_params_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    if (!d)
+        return -1;
+    if (d->starting || d->stopping || d->migrate_in || d->save || d->job_busy)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' is busy with another job",
+                    d->live->name);
+    const char *dxml = param_string(args->params.params_val, args->params.params_len,
+                                    PARAM_DEST_XML);
+    ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(d->live);
+    if (!ret->xml)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    if (put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
+        free(ret->xml);
+        ret->xml = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void on_set_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    (void)ret;
+    if (err)
+        RV_WARN("%s: %s", (const char *)opaque, err->message ? err->message : "");
+}
+
+/* migrate_cancel, its answer only logged (nothing to cancel is fine). */
+static void cancel_quietly(qemu_dom *d)
+{
+    rv_err e = { 0 };
+    if (d->qmp && rv_qmp_command(d->qmp, "migrate_cancel", NULL, 0, on_set_reply,
+                                 (void *)"migrate_cancel", &e) < 0)
+        rv_err_clear(&e);
+}
+
+static void perform_done(qemu_dom *d, const rv_err *err)
+{
+    rv_err aborted = { 0 };
+    if (err && rv_qemu_jobinfo_aborted(d, &aborted))
+        err = &aborted;
+    if (err) {
+        RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
+                err->message ? err->message : "");
+        /* QEMU runs the guest again itself; CONFIRM3 (cancelled) makes
+         * sure.  (A stream cut short may leave QEMU "active": stop it.) */
+        cancel_quietly(d);
+    } else {
+        RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
+        d->migrated_out = true;
+    }
+    rv_qemu_jobinfo_end(d, !err, false);
+    rv_qemu_job_done(d, err);
+    rv_err_clear(&aborted);
+}
+
+static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->job_busy || d->jobs->kind != QJOB_MIGRATE_OUT)
+        return;
+    if (err) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: migration: %s",
+                   err->message ? err->message : "QEMU refused");
+        perform_done(d, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
+    if (j && j->aborted)
+        rv_qemu_migration_cancel(d, NULL);
+    rv_qemu_migration_wait(d, perform_done);
+}
+
+/* {"capability": name, "state": true} added to caps: false when out of memory. */
+static bool cap_on(json_object *caps, const char *name)
+{
+    json_object *cap = json_object_new_object();
+    if (!cap || json_object_object_add(cap, "capability", json_object_new_string(name)) < 0 ||
+        json_object_object_add(cap, "state", json_object_new_boolean(1)) < 0 ||
+        json_object_array_add(caps, cap) < 0) {
+        json_object_put(cap);
+        return false;
+    }
+    return true;
+}
+
+/* Migration capabilities, before the migration (QEMU answers in order):
+ * "events", so that each state change is seen at once
+ * (rv_qemu_migration_poke) rather than at the next 50 ms poll; and on
+ * the destination "late-block-activate": its QEMU takes the disks (and
+ * their locks) only at FINISH3's cont, so a source whose migration is
+ * cancelled after the stream completed can still run the guest. */
+static void migration_caps(qemu_dom *d, bool incoming)
+{
+    json_object *args = json_object_new_object(), *caps = json_object_new_array();
+    rv_err e = { 0 };
+    if (!args || !caps || !cap_on(caps, "events") || (incoming && !cap_on(caps, "late-block-activate"))) {
+        json_object_put(args);
+        json_object_put(caps);
+        return;
+    }
+    json_object_object_add(args, "capabilities", caps);
+    if (!d->qmp || rv_qmp_command(d->qmp, "migrate-set-capabilities", args, 0, on_set_reply,
+                                  (void *)"migrate-set-capabilities", &e) < 0)
+        rv_err_clear(&e);
+}
+
+void rv_qemu_migrate_perform(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    json_object *args = json_object_new_object();
+    if (!args || json_object_object_add(args, "uri", json_object_new_string(d->jobs->path)) < 0) {
+        json_object_put(args);
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        rv_qemu_job_done(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
+    migration_caps(d, false);
+    rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
+                          rv_qemu_migration_cancel, NULL);
+    if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
+        if (!rv_err_is_set(&err))
+            rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
+        perform_done(d, &err);
+    }
+    rv_err_clear(&err);
+}
+
+int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
+                                           const rv_domain_migrate_perform3_params_args *args,
+                                           rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0)
+        return -1;
+    if (args->dconnuri && *args->dconnuri)
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: %s: peer-to-peer migration is not supported",
+                    "qemuDomainMigratePerform3Params");
+    const char *uri = param_string(args->params.params_val, args->params.params_len, PARAM_URI);
+    if (!uri || strncmp(uri, "tcp:", 4) != 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: migration URI '%s' is not tcp:HOST:PORT",
+                    uri ? uri : "");
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    if (!d)
+        return -1;
+    const rv_typed_param *bw = rv_tune_param_find(args->params.params_val, args->params.params_len,
+                                                  "bandwidth");
+    if (bw && bw->value.type != RV_TYPED_PARAM_ULLONG)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bandwidth must be unsigned long long");
+    if (!d->qmp)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "domain is not running");
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    /* The bandwidth (MiB/s; 0: QEMU's default) goes first: QEMU takes
+     * commands in order. */
+    unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
+    json_object *p = json_object_new_object();
+    if (p && mib < (1ULL << 43) &&
+        json_object_object_add(p, "max-bandwidth",
+                               json_object_new_int64(mib ? (int64_t)(mib << 20) : 134217728)) == 0) {
+        rv_err e = { 0 };
+        if (rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
+                           (void *)"migrate-set-parameters", &e) < 0)
+            RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
+        rv_err_clear(&e);
+    } else {
+        json_object_put(p);
+    }
+    rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, args->flags, uri, reply);
+    return RV_DEFERRED;
+}
+
+static bool dom_has_qmp(const void *obj, const void *qmp)
+{
+    return ((const qemu_dom *)obj)->qmp == qmp;
+}
+
+/* CONFIRM3 cancelled: a guest the migration left stopped (QEMU's
+ * postmigrate, or paused with no reason of the user's) runs again:
+ * running (migration canceled), Resumed Migrated.  QEMU refuses "cont"
+ * until its migration is finalized (finish-migrate, for a moment after
+ * the stream completed): asked again every 50 ms, for 5 s at most. */
+typedef struct cancel_wait {
+    ev_timer timer;
+    rv_deferred *reply;
+    rv_qmp *qmp;
+    int tries;
+} cancel_wait;
+
+static void ask_status(cancel_wait *w);
+
+static void on_cancel_retry(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    ask_status((cancel_wait *)t);
+}
+
+static void on_cancelled_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    cancel_wait *w = opaque;
+    qemu_dom *d = rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, qmp);
+    json_object *status = NULL;
+    const char *s = !err && json_object_object_get_ex(ret, "status", &status)
+                        ? json_object_get_string(status) : "";
+    if (d && strcmp(s, "finish-migrate") == 0 && ++w->tries < 100) {
+        ev_timer_init(&w->timer, on_cancel_retry, 0.05, 0.);
+        ev_timer_start(rv_qemu.loop, &w->timer);
+        return;
+    }
+    bool stopped = strcmp(s, "postmigrate") == 0 ||
+                   (strcmp(s, "paused") == 0 && d && d->reason != RV_DOMAIN_PAUSED_USER);
+    if (d && stopped && d->state == RV_DOMAIN_PAUSED)
+        rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, w->reply, NULL);
+    else
+        rv_deferred_finish(w->reply, NULL);
+    free(w);
+}
+
+static void ask_status(cancel_wait *w)
+{
+    rv_err e = { 0 };
+    if (!rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, w->qmp) ||
+        rv_qmp_command(w->qmp, "query-status", NULL, 0, on_cancelled_status, w, &e) < 0) {
+        /* The domain or its monitor went: nothing to resume. */
+        rv_deferred_finish(w->reply, NULL);
+        free(w);
+    }
+    rv_err_clear(&e);
+}
+
+int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
+                                           const rv_domain_migrate_confirm3_params_args *args,
+                                           rv_err *err)
+{
+    (void)c;
+    if (check_flags(args->flags, "qemuDomainMigrateConfirm3Params", err) < 0)
+        return -1;
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    if (!d)
+        return -1;
+    if (args->cancelled) {
+        /* Anything failed after BEGIN3: the guest runs here.  QEMU has
+         * usually resumed it already; whether it did is asked, after
+         * migrate_cancel (QEMU answers in order, and its STOP, if any,
+         * has been seen by then). */
+        RV_INFO("domain '%s': migration cancelled, it stays here", d->live->name);
+        d->migrated_out = false;
+        cancel_quietly(d);
+        if (!d->qmp)
+            return 0;
+        cancel_wait *w = calloc(1, sizeof(*w));
+        if (!w)
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        if (!(w->reply = rv_driver_defer(err))) {
+            free(w);
+            return -1;
+        }
+        w->qmp = d->qmp;
+        ask_status(w);
+        return RV_DEFERRED;
+    }
+    /* Only after a stream that completed, the guest still stopped here:
+     * a success confirmed out of turn would leave it running nowhere. */
+    if (!d->migrated_out || d->state != RV_DOMAIN_PAUSED)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "domain has no completed outgoing migration to confirm");
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    /* The guest runs on the destination: this QEMU goes (shut off,
+     * migrated), and with UNDEFINE_SOURCE its definition too. */
+    if ((args->flags & MIGRATE_UNDEFINE_SOURCE) && d->def) {
+        rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, NULL, NULL);
+        if (rv_qemu_def_remove(d, 0, reply, err) < 0)
+            return -1;
+        return RV_DEFERRED;
+    }
+    rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
+    return RV_DEFERRED;
+}
+
+/* ================================================================ destination */
+
+static bool dom_has_port(const void *obj, const void *port)
+{
+    return ((const qemu_dom *)obj)->migrate_port == *(const int *)port;
+}
+
+/* A port of the range that no incoming migration of ours has and that
+ * binds now (QEMU binds it a moment later; a loser of that race fails
+ * its PREPARE3 with QEMU's error).  0: none free. */
+static int pick_port(void)
+{
+    static int next;
+    int span = rv_qemu.migration_port_max - rv_qemu.migration_port_min + 1;
+    for (int i = 0; i < span; i++) {
+        int port = rv_qemu.migration_port_min + (next++ % span);
+        if (rv_dom_list_find(&rv_qemu.doms, dom_has_port, &port))
+            continue;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return 0;
+        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        bool ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+        close(fd);
+        if (ok)
+            return port;
+    }
+    return 0;
+}
+
+/* FINISH3's wait for the stream, then its run and answer. */
+typedef struct qemu_migrate_finish {
+    rv_deferred *reply;
+    unsigned int flags;
+} finish_op;
+
+void rv_qemu_migrate_gone(qemu_dom *d)
+{
+    d->migrate_port = 0;
+    d->migrate_in = false;
+    d->migrated_out = false;
+    if (d->migrate_finish) {
+        /* Its QEMU went while the stream came: FINISH3 fails. */
+        finish_op *op = d->migrate_finish;
+        d->migrate_finish = NULL;
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: the incoming QEMU went away");
+        rv_deferred_finish(op->reply, &e);
+        rv_err_clear(&e);
+        free(op);
+    }
+}
+
+/* A unix channel socket or a graphics port the source's remvirtd chose
+ * for itself: this end chooses its own (the paths name the source's run
+ * directory; on one machine they would collide). */
+static void drop_source_choices(rv_qemu_domain_def *def)
+{
+    for (size_t i = 0; i < def->dev.nchannels; i++) {
+        rv_qemu_channel *ch = &def->dev.channels[i];
+        char tail[64];
+        snprintf(tail, sizeof(tail), ".channel.%zu", i);
+        size_t n = ch->path ? strlen(ch->path) : 0, t = strlen(tail);
+        if (ch->type == RV_QEMU_CHANNEL_UNIX && n > t && strcmp(ch->path + n - t, tail) == 0) {
+            free(ch->path);
+            ch->path = NULL;
+        }
+    }
+    if (def->graphics.autoport)
+        def->graphics.port = -1;
+    if (def->spice.autoport)
+        def->spice.port = -1;
+}
+
+int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
+                                           const rv_domain_migrate_prepare3_params_args *args,
+                                           rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0)
+        return -1;
+    const rv_typed_param *params = args->params.params_val;
+    u_int n = args->params.params_len;
+    const char *xml = param_string(params, n, PARAM_DEST_XML);
+    if (!xml)
+        return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+    /* The host the source is told: the migrate_uri's when the client gave
+     * one (tcp:HOST, tcp://HOST[:PORT]), else qemu_migration_host, else
+     * this host's name. */
+    const char *uri_in = param_string(params, n, PARAM_URI);
+    char host[256] = "";
+    int port = 0;
+    if (uri_in) {
+        const char *h = strncmp(uri_in, "tcp://", 6) == 0 ? uri_in + 6
+                        : strncmp(uri_in, "tcp:", 4) == 0 ? uri_in + 4 : NULL;
+        if (!h || !*h)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: unsupported migration URI '%s'",
+                        uri_in);
+        const char *colon = strrchr(h, ':');
+        size_t hl = colon && !strchr(h, ']') ? (size_t)(colon - h) : strlen(h);
+        if (colon && !strchr(h, ']'))
+            port = atoi(colon + 1);
+        if (hl >= sizeof(host) || (colon && (port <= 0 || port > 65535)))
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: bad migration URI '%s'", uri_in);
+        memcpy(host, h, hl);
+        host[hl] = '\0';
+        char *slash = strchr(host, '/');
+        if (slash)
+            *slash = '\0';
+    } else if (rv_qemu.migration_host) {
+        snprintf(host, sizeof(host), "%s", rv_qemu.migration_host);
+    } else {
+        gethostname(host, sizeof(host) - 1);
+    }
+    if (!port && !(port = pick_port()))
+        return fail(err, RV_ERR_OPERATION_FAILED,
+                    "operation failed: %s", "no free port for the incoming migration");
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+    if (!def)
+        return -1;
+    drop_source_choices(def);
+    const char *dname = param_string(params, n, "destination_name");
+    if (dname && *dname && strcmp(dname, def->name) != 0) {
+        char *copy = strdup(dname);
+        if (!copy) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        }
+        free(def->name);
+        def->name = copy;
+    }
+    /* An inactive definition here with a managed save image: which state
+     * is the guest's would be unclear later: refused rather than guessed. */
+    qemu_dom *here = rv_qemu_find_uuid(def->uuid);
+    if (here && here->def && !rv_qemu_dom_active(here) && rv_qemu_has_managed_save(here->def->name)) {
+        rv_qemu_domain_free(def);
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: domain '%s' has a managed save image here",
+                    here->def->name);
+    }
+    qemu_dom *d;
+    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
+    if (!reply)
+        return -1;
+    rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
+    r->uri_out = malloc(sizeof(*r->uri_out));
+    if (r->uri_out && asprintf(r->uri_out, strchr(host, ':') ? "tcp:[%s]:%d" : "tcp:%s:%d", host,
+                               port) < 0) {
+        free(r->uri_out);
+        r->uri_out = NULL;
+    }
+    d->migrate_port = port;
+    rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
+    return RV_DEFERRED;
+}
+
+static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    if (d->qmp != qmp || !d->starting)
+        return;
+    if (err) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: QEMU cannot listen for the migration on port %d: %s",
+                   d->migrate_port, err->message ? err->message : "");
+        rv_qemu_start_failed(d, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    rv_qemu_start_done(d);
+}
+
+void rv_qemu_migrate_incoming(qemu_dom *d)
+{
+    rv_err err = { 0 };
+    char uri[64];
+    snprintf(uri, sizeof(uri), "tcp:0.0.0.0:%d", d->migrate_port);
+    json_object *args = json_object_new_object();
+    if (!args || json_object_object_add(args, "uri", json_object_new_string(uri)) < 0) {
+        json_object_put(args);
+        rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    } else {
+        migration_caps(d, true);
+        rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
+    }
+    if (rv_err_is_set(&err))
+        rv_qemu_start_failed(d, &err);
+    rv_err_clear(&err);
+}
+
+
+static void finish_fail(qemu_dom *d, finish_op *op, const rv_err *why)
+{
+    RV_WARN("domain '%s': incoming migration failed: %s", d->live ? d->live->name : "?",
+            why->message ? why->message : "");
+    d->migrate_in = false;
+    if (rv_qemu_dom_active(d))
+        rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED);
+    rv_deferred_finish(op->reply, why);
+    free(op);
+}
+
+
+static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    qemu_dom *d = opaque;
+    finish_op *op = d->migrate_finish;
+    d->migrate_finish = NULL;
+    if (!op)
+        return;
+    if (d->qmp != qmp || err) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: resume failed: %s",
+                   err && err->message ? err->message : "the domain went away");
+        finish_fail(d, op, &e);
+        rv_err_clear(&e);
+        return;
+    }
+    d->migrate_in = false;
+    d->migrate_port = 0;
+    rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
+                          RV_EVENT_RESUMED_MIGRATED);
+    rv_err e = { 0 };
+    if (rv_qemu_save_status(d, &e) < 0)
+        RV_WARN("domain '%s': %s", d->live->name, e.message);
+    rv_err_clear(&e);
+    rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
+    if (op->flags & MIGRATE_PERSIST_DEST) {
+        /* The definition is kept: answered once it is durable. */
+        char *xml = rv_qemu_domain_format(d->live);
+        rv_qemu_domain_def *def = xml ? rv_qemu_domain_parse(xml, strlen(xml), &e) : NULL;
+        free(xml);
+        if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
+            free(op);
+            return;
+        }
+        if (!rv_err_is_set(&e))
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+        /* libvirt's word: the guest runs here, but is not persistent. */
+        rv_err e2 = { 0 };
+        rv_err_set(&e2, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
+                   "migration successfully aborted: the definition could not be kept: %s",
+                   e.message ? e.message : "");
+        rv_deferred_finish(op->reply, &e2);
+        rv_err_clear(&e2);
+        rv_err_clear(&e);
+        free(op);
+        return;
+    }
+    if (rv_qemu_put_dom(d, &r->dom, &e) < 0) {
+        rv_deferred_finish(op->reply, &e);
+        rv_err_clear(&e);
+    } else {
+        rv_deferred_finish(op->reply, NULL);
+    }
+    free(op);
+}
+
+static void on_stream_in(qemu_dom *d, const rv_err *err)
+{
+    finish_op *op = d->migrate_finish;
+    if (!op)
+        return;
+    if (err) {
+        d->migrate_finish = NULL;
+        finish_fail(d, op, err);
+        return;
+    }
+    RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    if (op->flags & MIGRATE_PAUSED) {
+        /* It stays paused, as asked; it is here now. */
+        d->migrate_in = false;
+        d->migrate_port = 0;
+        rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
+                              RV_EVENT_SUSPENDED_PAUSED);
+        d->migrate_finish = NULL;
+        rv_err e = { 0 };
+        rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
+        rv_deferred_finish(op->reply, rv_qemu_put_dom(d, &r->dom, &e) < 0 ? &e : NULL);
+        rv_err_clear(&e);
+        free(op);
+        return;
+    }
+    rv_err e = { 0 };
+    if (!d->qmp || rv_qmp_command(d->qmp, "cont", NULL, 0, on_finish_cont, d, &e) < 0) {
+        d->migrate_finish = NULL;
+        if (!rv_err_is_set(&e))
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
+        finish_fail(d, op, &e);
+    }
+    rv_err_clear(&e);
+}
+
+int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
+                                          const rv_domain_migrate_finish3_params_args *args,
+                                          rv_domain_migrate_finish3_params_ret *ret, rv_err *err)
+{
+    (void)c;
+    (void)ret;
+    if (check_flags(args->flags, "qemuDomainMigrateFinish3Params", err) < 0)
+        return -1;
+    const char *xml = param_string(args->params.params_val, args->params.params_len, PARAM_DEST_XML);
+    if (!xml)
+        return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+    if (!def)
+        return -1;
+    qemu_dom *d = rv_qemu_find_uuid(def->uuid);
+    rv_qemu_domain_free(def);
+    if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
+        return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
+                    "no incoming migration of this domain");
+    if (d->migrate_finish)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: %s", "its migration is finishing already");
+    if (args->cancelled) {
+        /* The source keeps the guest: the waiting QEMU goes. */
+        RV_INFO("domain '%s': incoming migration cancelled", d->live->name);
+        d->migrate_in = false;
+        rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED);
+        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
+    }
+    finish_op *op = calloc(1, sizeof(*op));
+    if (!op)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    if (!(op->reply = rv_driver_defer(err))) {
+        free(op);
+        return -1;
+    }
+    op->flags = args->flags;
+    d->migrate_finish = op;
+    rv_qemu_migration_wait(d, on_stream_in);
+    return RV_DEFERRED;
+}
