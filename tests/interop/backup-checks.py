@@ -194,7 +194,8 @@ show("push to abort: abort", lambda: dom.abortJob())
 end = time.time() + 60
 while time.time() < end and not any(e.startswith("JOB_COMPLETED") for e in list(events)):
     time.sleep(0.05)
-time.sleep(0.5)
+# (libvirtd tells the cancelled disk's end well after JOB_COMPLETED)
+time.sleep(2)
 with lock:
     got = sorted(re.sub(r"\('disk_(processed|remaining)', \d+\)", r"('disk_\1', N)", e) for e in events)
     events.clear()
