@@ -149,6 +149,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-nova-hotplug.sh \
 	tests/interop/test-cockpit-hotplug.sh \
 	tests/interop/test-qemu-blockjobs.sh \
+	tests/interop/test-qemu-backup.sh \
+	tests/interop/test-qemu-virtnbdbackup.sh \
 	tests/interop/test-qemu-restart.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \
 	tests/interop/test-qemu-domain-events.sh \
@@ -230,7 +232,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/tools/r
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
-	tests/interop/blockjob-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
+	tests/interop/blockjob-checks.py tests/interop/backup-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
 	tests/interop/rename-checks.py tests/interop/checkpoint-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/migtune-checks.py \
 	tests/interop/console-driver.py \

@@ -53,7 +53,7 @@ RV_LOG_CATEGORY("drivers.qemu.blockjob");
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
 /* libvirt's values (libvirt-domain.h). */
-enum { T_PULL = 1, T_COPY = 2, T_COMMIT = 3, T_ACTIVE_COMMIT = 4 };
+enum { T_PULL = 1, T_COPY = 2, T_COMMIT = 3, T_ACTIVE_COMMIT = 4, T_BACKUP = 5 };
 enum { ST_COMPLETED = 0, ST_FAILED = 1, ST_CANCELED = 2, ST_READY = 3 };
 enum { ABORT_ASYNC = 1, ABORT_PIVOT = 2 };
 enum { COPY_SHALLOW = 1, COPY_REUSE_EXT = 2, COPY_TRANSIENT_JOB = 4, COPY_SYNC_WRITES = 8 };
@@ -109,6 +109,7 @@ typedef struct setup {
     char create_id[64];         /* blockdev-create's job */
     bool create_failed;
     int want_info;              /* GET_BLOCK_JOB_INFO: flags + 1 */
+    char backup_id[64];         /* ... of the disk's backup job (qemu_backup.c) */
     void (*next_step)(struct setup *s);
     /* A new image being made (make_image): a copy's destination, a
      * snapshot's overlay. */
@@ -221,6 +222,11 @@ static bjob *job_of(const qemu_dom *d, const char *target)
         if (strcmp(j->dom, d->live->name) == 0 && j->pid == d->pid && strcmp(j->target, target) == 0)
             return j;
     return NULL;
+}
+
+bool rv_qemu_blockjob_busy(const qemu_dom *d, const char *target)
+{
+    return job_of(d, target) != NULL;
 }
 
 static bjob *job_by_id(const qemu_dom *d, const char *id)
@@ -684,7 +690,7 @@ static int start(const rv_nonnull_domain *wire, const char *path, int type, void
     qemu_dom *d = running_disk(wire, path, &disk, err);
     if (!d)
         return -1;
-    if (type > 0 && job_of(d, disk->target))
+    if (type > 0 && (job_of(d, disk->target) || rv_qemu_backup_job_id(d, disk->target)))
         return fail(err, RV_ERR_BLOCK_COPY_ACTIVE, "block copy still active: disk '%s' already in active block job", disk->target);
     setup *s = setup_new(d, disk->target, err);
     if (!s)
@@ -796,21 +802,22 @@ static void on_job_info(rv_qmp *qmp, json_object *ret, const rv_err *err, void *
     rv_domain_get_block_job_info_ret *out = rv_deferred_ret(s->live.reply);
     qemu_dom *d = rv_qemu_find_name(s->live.name);
     bjob *j = job_of(d, s->target);
+    const char *id = j && j->running ? j->id : s->backup_id[0] ? s->backup_id : NULL;
     json_object *v;
-    for (size_t i = 0; j && j->running && ret && i < json_object_array_length(ret); i++) {
+    for (size_t i = 0; id && ret && i < json_object_array_length(ret); i++) {
         json_object *e = json_object_array_get_idx(ret, i);
-        if (!json_object_object_get_ex(e, "device", &v) || strcmp(json_object_get_string(v), j->id) != 0)
+        if (!json_object_object_get_ex(e, "device", &v) || strcmp(json_object_get_string(v), id) != 0)
             continue;
         unsigned long long speed = (unsigned long long)rv_qmp_json_int(e, "speed", 0);
         out->found = 1;
-        out->type = j->type;
+        out->type = j ? j->type : T_BACKUP;
         out->cur = (unsigned long long)rv_qmp_json_int(e, "offset", 0);
         out->end = (unsigned long long)rv_qmp_json_int(e, "len", 0);
         out->bandwidth = (s->want_info - 1) & INFO_BANDWIDTH_BYTES ? speed : speed >> 20;
         bool ready = json_object_object_get_ex(e, "ready", &v) && json_object_get_boolean(v);
         /* As libvirtd: a two-phase job shows cur == end only once it
          * may pivot, so that tools offer the pivot no earlier. */
-        if ((j->type == T_COPY || j->type == T_ACTIVE_COMMIT) && !ready && out->end && out->cur == out->end)
+        if (j && (j->type == T_COPY || j->type == T_ACTIVE_COMMIT) && !ready && out->end && out->cur == out->end)
             out->cur--;
         if (ready && out->end == 0)
             out->cur = out->end = 1;
@@ -835,12 +842,16 @@ int rv_qemu_domain_get_block_job_info(rv_driver_conn *c, const rv_domain_get_blo
     qemu_dom *d = running_disk(&args->dom, args->path, &disk, err);
     if (!d)
         return -1;
-    if (!job_of(d, disk->target))
+    /* A backup's job on the disk shows too, as on libvirtd. */
+    const char *backup_id = job_of(d, disk->target) ? NULL : rv_qemu_backup_job_id(d, disk->target);
+    if (!job_of(d, disk->target) && !backup_id)
         return 0;       /* found 0: no job */
     setup *s = setup_new(d, disk->target, err);
     if (!s)
         return -1;
     s->want_info = (int)args->flags + 1;
+    if (backup_id)
+        snprintf(s->backup_id, sizeof(s->backup_id), "%s", backup_id);
     info_step(s);
     return RV_DEFERRED;
 }
@@ -913,6 +924,17 @@ int rv_qemu_domain_block_job_abort(rv_driver_conn *c, const rv_domain_block_job_
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, ABORT_ASYNC | ABORT_PIVOT, "qemuDomainBlockJobAbort",
                             err) < 0)
         return -1;
+    rv_qemu_disk *disk;
+    if ((d = running_disk(&args->dom, args->path, &disk, err)) && !job_of(d, disk->target) &&
+        rv_qemu_backup_job_id(d, disk->target)) {
+        /* As libvirtd: the backup's job on the disk is cancelled, and
+         * with it the backup. */
+        if (args->flags & ABORT_PIVOT)
+            return fail(err, RV_ERR_OPERATION_INVALID,
+                        "Requested operation is not valid: job type 'backup' does not support pivot");
+        return rv_qemu_backup_abort(d, err);
+    }
+    rv_err_clear(err);
     bjob *j = named_job(&args->dom, args->path, &d, err);
     if (!j)
         return -1;
@@ -1251,7 +1273,7 @@ static int copy(const rv_nonnull_domain *wire, const char *path, const char *des
      * transient domain. */
     if (d->def && !transient_job)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: domain is not transient");
-    if (job_of(d, disk->target))
+    if (job_of(d, disk->target) || rv_qemu_backup_job_id(d, disk->target))
         return fail(err, RV_ERR_BLOCK_COPY_ACTIVE, "block copy still active: disk '%s' already in active block job",
                     disk->target);
     struct stat st;

@@ -848,6 +848,10 @@ void *rv_qemu_live_req_new(size_t size, qemu_dom *d, rv_err *err);
  * monitor and process; if not (or qerr, QMP's error), the call is
  * answered with the error and the caller frees its request. */
 bool rv_qemu_live_req_alive(const rv_qemu_live_req *r, rv_qmp *qmp, const rv_err *qerr);
+/* QMP's error for a command as libvirtd words it ("internal error:
+ * unable to execute QEMU command 'X': DESC") into buf, and its code;
+ * other errors (the monitor closed, a timeout) as they are. */
+int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size);
 /* Send a command with one string argument (key: value) whose answer
  * nobody waits for (a clean-up: an error is only logged). */
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);
@@ -857,10 +861,9 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up);
  * disk with this target, or NULL: by its drive (drive-<target>, from the
  * command line) or its device (a hotplugged disk's drive has no name). */
 json_object *rv_qemu_block_entry(json_object *list, const char *target);
-/* Answer reply with QMP's error for command as libvirtd words it
- * ("internal error: unable to execute QEMU command 'X': DESC"); other
- * errors (the monitor closed, a timeout) as they are. */
-void rv_qemu_finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr);
+/* Answer reply with QMP's error as libvirtd words it (as
+ * rv_qemu_qmp_error_text words it). */
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const rv_err *qerr);
 /* A call answered by one QMP command to running d that returns nothing
  * (args taken): RV_DEFERRED, or -1 with err.  QEMU's refusal is worded
  * as libvirtd's. */
@@ -885,6 +888,21 @@ char *rv_qemu_blockjob_status(const qemu_dom *d);
  * them while remvirtd was away and carries on. */
 void rv_qemu_blockjob_restore(qemu_dom *d, const char *status);
 void rv_qemu_blockjob_resync(qemu_dom *d);
+/* Whether d's disk target has a block job. */
+bool rv_qemu_blockjob_busy(const qemu_dom *d, const char *target);
+/* ---- qemu_backup.c: backup jobs ---- */
+/* QEMU's BLOCK_JOB_* and JOB_STATUS_CHANGE events, for the backup's jobs. */
+void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data);
+/* QEMU's id of the backup job on d's disk target ("" while the backup
+ * is being set up), or NULL: none. */
+const char *rv_qemu_backup_job_id(const qemu_dom *d, const char *target);
+/* End d's backup (ABORT_JOB's way): 0, or -1 with err. */
+int rv_qemu_backup_abort(qemu_dom *d, rv_err *err);
+/* d's QEMU has gone: its backup too. */
+void rv_qemu_backup_domain_gone(qemu_dom *d);
+/* Reattached to d's QEMU: the backup jobs a remvirtd before this one
+ * started are cancelled, their nodes and the NBD server dropped. */
+void rv_qemu_backup_resync(qemu_dom *d);
 /* A disk-only external snapshot of running d (DOMAIN_SNAPSHOT_CREATE_XML
  * with DISK_ONLY): a qcow2 overlay over each disk req leaves in (its
  * <source file>, else the source's name with the snapshot's name as its

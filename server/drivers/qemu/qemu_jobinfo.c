@@ -125,6 +125,7 @@ typedef struct job_param {
     const char *name;
     int type;
     unsigned long long value;
+    const char *str;            /* RV_TYPED_PARAM_STRING's */
 } job_param;
 
 static unsigned long long ms_between(double from, double to)
@@ -137,10 +138,26 @@ static unsigned long long ms_between(double from, double to)
 static size_t job_params(const rv_qemu_jobinfo *j, bool completed, job_param *out)
 {
     size_t n = 0;
-#define PUT(nm, ty, v) (out[n++] = (job_param){ (nm), (ty), (v) })
+#define PUT(nm, ty, v) (out[n++] = (job_param){ (nm), (ty), (v), NULL })
     double now = completed ? j->ended : ev_time();
     PUT("operation", RV_TYPED_PARAM_INT, (unsigned long long)j->operation);
     PUT("time_elapsed", RV_TYPED_PARAM_ULLONG, ms_between(j->started, now));
+    if (j->have_backup) {
+        if (j->backup_pull) {
+            PUT("disk_temp_used", RV_TYPED_PARAM_ULLONG, j->temp_used);
+            PUT("disk_temp_total", RV_TYPED_PARAM_ULLONG, j->temp_total);
+        } else {
+            PUT("disk_total", RV_TYPED_PARAM_ULLONG, j->disk_total);
+            PUT("disk_processed", RV_TYPED_PARAM_ULLONG, j->disk_processed);
+            PUT("disk_remaining", RV_TYPED_PARAM_ULLONG, j->disk_remaining);
+        }
+        if (completed) {
+            PUT("success", RV_TYPED_PARAM_BOOLEAN, j->success);
+            if (j->errmsg[0])
+                out[n++] = (job_param){ "errmsg", RV_TYPED_PARAM_STRING, 0, j->errmsg };
+        }
+        return n;
+    }
     if (j->have_migration) {
         /* Done: the time the guest stood still (ours when the job stopped
          * it, else QEMU's); running: QEMU's estimate. */
@@ -183,8 +200,11 @@ static size_t job_params(const rv_qemu_jobinfo *j, bool completed, job_param *ou
 
 static void params_free(rv_typed_param *p, u_int n)
 {
-    for (u_int i = 0; p && i < n; i++)
+    for (u_int i = 0; p && i < n; i++) {
         free(p[i].field);
+        if (p[i].value.type == RV_TYPED_PARAM_STRING)
+            free(p[i].value.rv_typed_param_value_u.s);
+    }
     free(p);
 }
 
@@ -203,9 +223,15 @@ static rv_typed_param *job_typed_params(const rv_qemu_jobinfo *j, bool completed
             *len = 0;
             return NULL;
         }
-        if (v[i].type == RV_TYPED_PARAM_INT)
+        if (v[i].type == RV_TYPED_PARAM_INT || v[i].type == RV_TYPED_PARAM_BOOLEAN)
             p[i].value.rv_typed_param_value_u.i = (int)v[i].value;
-        else
+        else if (v[i].type == RV_TYPED_PARAM_STRING) {
+            if (!(p[i].value.rv_typed_param_value_u.s = strdup(v[i].str))) {
+                params_free(p, (u_int)n);
+                *len = 0;
+                return NULL;
+            }
+        } else
             p[i].value.rv_typed_param_value_u.ul = v[i].value;
     }
     return p;
@@ -297,7 +323,9 @@ int rv_qemu_domain_get_job_stats(rv_driver_conn *c, const rv_domain_get_job_stat
     if (!d)
         return -1;
     const rv_qemu_jobinfo *j = completed ? d->job_last : d->job_now;
-    ret->type = !j ? RV_DOMAIN_JOB_NONE : completed ? RV_DOMAIN_JOB_COMPLETED : RV_DOMAIN_JOB_UNBOUNDED;
+    ret->type = !j ? RV_DOMAIN_JOB_NONE
+                : completed ? (j->end_type ? j->end_type : RV_DOMAIN_JOB_COMPLETED)
+                            : RV_DOMAIN_JOB_UNBOUNDED;
     if (!j)
         return 0;
     if (!(ret->params.params_val = job_typed_params(j, completed, &ret->params.params_len, err)))

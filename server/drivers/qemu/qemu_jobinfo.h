@@ -1,5 +1,5 @@
-/* The record of a domain's long job (save, managed save, core dump; block
- * copy can report into it too): what it is, since when, how far it got,
+/* The record of a domain's long job (save, managed save, core dump,
+ * backup; block copy can report into it too): what it is, since when, how far it got,
  * and the figures of the last one that completed.  GET_JOB_INFO,
  * GET_JOB_STATS and ABORT_JOB read and act on it (qemu_jobinfo.c); the
  * code that runs a job reports into it:
@@ -42,6 +42,14 @@ typedef struct rv_qemu_jobinfo {
     bool have_memory;           /* memory total/processed/remaining only (a memory dump) */
     bool have_disk;             /* disk_* (block copy) */
     unsigned long long disk_total, disk_processed, disk_remaining, disk_bps;
+    /* A backup (qemu_backup.c) reports as libvirtd's: a push its disk_*
+     * without data_*, a pull its scratch space (disk_temp_*), and once
+     * over success and errmsg. */
+    bool have_backup, backup_pull, success;
+    unsigned long long temp_used, temp_total;
+    char errmsg[128];           /* "": none */
+    int end_type;               /* what a completed record's type says (0: COMPLETED; a
+                                 * cancelled or failed push: CANCELLED, FAILED) */
 } rv_qemu_jobinfo;
 
 /* A job begins on running d (name: for the abort error; abort NULL with

@@ -69,8 +69,14 @@ static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
 
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value)
 {
-    json_object *args = json_object_new_object();
-    json_object_object_add(args, key, json_object_new_string(value));
+    /* (key NULL: a command without arguments) */
+    json_object *args = key ? json_object_new_object() : NULL;
+    if (key)
+        json_object_object_add(args, key, json_object_new_string(value));
+    if (!qmp) {
+        json_object_put(args);
+        return;
+    }
     rv_err ignored = { 0 };
     /* command: a literal, alive for the answer's log line */
     if (!qmp || rv_qmp_command(qmp, command, args, 0, ignore_reply, (void *)command, &ignored) < 0)
@@ -87,18 +93,29 @@ void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up)
         rv_err_clear(&ignored);
 }
 
-void rv_qemu_finish_qmp_error(rv_deferred *reply, const char *command, const rv_err *qerr)
+int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size)
 {
     const char *msg = qerr->message ? qerr->message : "";
-    char prefix[128];
-    snprintf(prefix, sizeof prefix, "QEMU command '%s' failed: ", command);
-    if (qerr->code != RV_ERR_OPERATION_FAILED || strncmp(msg, prefix, strlen(prefix)) != 0) {
+    const char *cmd = msg + strlen("QEMU command '"), *end = strstr(msg, "' failed: ");
+    if (qerr->code != RV_ERR_OPERATION_FAILED || strncmp(msg, "QEMU command '", 14) != 0 || !end ||
+        end < cmd) {
+        snprintf(buf, size, "%s", msg);
+        return qerr->code;
+    }
+    snprintf(buf, size, "internal error: unable to execute QEMU command '%.*s': %s", (int)(end - cmd), cmd,
+             end + strlen("' failed: "));
+    return RV_ERR_INTERNAL_ERROR;
+}
+
+void rv_qemu_finish_qmp_error(rv_deferred *reply, const rv_err *qerr)
+{
+    char msg[1024];
+    int code = rv_qemu_qmp_error_text(qerr, msg, sizeof(msg));
+    if (code == qerr->code) {
         rv_deferred_finish(reply, qerr);
         return;
     }
-    rv_qemu_finish_error(reply, RV_ERR_INTERNAL_ERROR,
-                         "internal error: unable to execute QEMU command '%s': %s", command,
-                         msg + strlen(prefix));
+    rv_qemu_finish_error(reply, code, "%s", msg);
 }
 
 static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -106,7 +123,7 @@ static void live_void_done(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     (void)ret;
     rv_qemu_live_req *req = opaque;
     if (err && req->command)
-        rv_qemu_finish_qmp_error(req->reply, req->command, err);
+        rv_qemu_finish_qmp_error(req->reply, err);
     else if (rv_qemu_live_req_alive(req, qmp, err))
         rv_deferred_finish(req->reply, NULL);
     free(req->name);

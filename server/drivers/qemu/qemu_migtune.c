@@ -71,7 +71,7 @@ static void set_done(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
     (void)ret;
     set_req *req = opaque;
     if (err)
-        rv_qemu_finish_qmp_error(req->live.reply, "migrate-set-parameters", err);
+        rv_qemu_finish_qmp_error(req->live.reply, err);
     else if (rv_qemu_live_req_alive(&req->live, qmp, NULL)) {
         if (req->keep)
             rv_qemu_find_name(req->live.name)->migtune.max_bandwidth = req->keep_mib;

@@ -122,6 +122,8 @@ const rv_driver rv_qemu_driver = {
         .domain_block_rebase = rv_qemu_domain_block_rebase,
         .domain_block_commit = rv_qemu_domain_block_commit,
         .domain_block_copy = rv_qemu_domain_block_copy,
+        .domain_backup_begin = rv_qemu_domain_backup_begin,
+        .domain_backup_get_xml_desc = rv_qemu_domain_backup_get_xml_desc,
         /* memory, blkio, NUMA and scheduler tuning (qemu_cgtune.c) */
         .domain_set_memory_parameters = rv_qemu_domain_set_memory_parameters,
         .domain_get_memory_parameters = rv_qemu_domain_get_memory_parameters,

@@ -443,6 +443,7 @@ static void process_gone(qemu_dom *d)
             failed_start ? " while starting" : "");
     rv_qemu_save_abandon(d);
     rv_qemu_blockjob_domain_gone(d);
+    rv_qemu_backup_domain_gone(d);
     bool agent_done = rv_qemu_agent_abandon(d);
     restore_over(d);
     rv_qemu_migrate_gone(d);
@@ -1063,6 +1064,7 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         if (rv_qmp_command(qmp, "query-status", NULL, 0, on_status, d, &err) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), err.message);
         rv_qemu_blockjob_resync(d);
+        rv_qemu_backup_resync(d);
         pump_soon(d);
     }
     rv_err_clear(&err);
@@ -1200,8 +1202,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
         if (json_object_get_int(source) == 3 && st > 0 && st < 0x80)
             rv_qemu_hotplug_unplug_failed(d, json_object_get_string(dev));
     }
-    if (strncmp(name, "BLOCK_JOB_", 10) == 0 || strcmp(name, "JOB_STATUS_CHANGE") == 0)
+    if (strncmp(name, "BLOCK_JOB_", 10) == 0 || strcmp(name, "JOB_STATUS_CHANGE") == 0) {
         rv_qemu_blockjob_event(d, name, data);
+        rv_qemu_backup_event(d, name, data);
+    }
     /* RESET and POWERDOWN change no lifecycle state; a reset (the
      * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
      * libvirtd sends it. */
