@@ -105,6 +105,8 @@ scenario()  # URI DIR DAEMON(lv|rv)
     ${who}_stop kill
     sleep 8
     ${who}_start
+    # (8 s is ample for 4 MB/s on a quiet machine; under load, wait)
+    wait_for 60 "the copy to be ready" _ready "$u" || fail "the copy is not ready after the restart"
     run blockjob g vda --info
     events "$u" "$OUT/ev2"
     run blockjob g vda --pivot
