@@ -4,7 +4,9 @@
 # migrate_hosts_up makes them; start_b starts a remvirtd in B with
 # directories of its own ($BDIR) and the host name rvmig-b (libvirtd
 # refuses a migration cookie naming its own host), reached at $B.
-MIG_NS=rvmigb
+# (/run/netns is the machine's: named after this test's process, so that
+# two migration tests can run at once)
+MIG_NS=rvmig$$
 BDIR=$RV_TMP/remvirtd-b
 B=qemu+tcp://10.231.0.2/system
 

@@ -34,40 +34,69 @@ SHARED=$RV_TMP/shared
 mkdir -p "$OUT" "$SHARED"
 qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
 CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
-DISK="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/g.qcow2'/><target dev='vda' bus='virtio'/></disk>"
-qemu_guest_xml g | sed "s|<devices>|<devices>$DISK$CHANNEL|" > "$OUT/g.xml"
+disk() { echo "<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/$1.qcow2'/><target dev='vda' bus='virtio'/></disk>"; }
+qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
+qemu-img create -q -f qcow2 "$SHARED/vm.qcow2" 16M
+qemu_guest_xml g | sed "s|<devices>|<devices>$(disk g)$CHANNEL|" > "$OUT/g.xml"
+# What virt-manager gives a new guest, less its network (none joins the
+# two namespaces) and its SPICE (remvirtd's VNC is the one tested here).
+RICH="<graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/><video><model type='vga'/></video>"
+RICH+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>"
+RICH+="<sound model='ich6'/><watchdog model='i6300esb' action='reset'/>"
+RICH+="<controller type='usb' model='piix3-uhci'/><disk type='file' device='cdrom'><target dev='hdc' bus='ide'/><readonly/></disk>"
+qemu_guest_xml vm | sed "s|<devices>|<devices>$(disk vm)$CHANNEL$RICH|" > "$OUT/vm.xml"
 
-agent_guest_up "$LA" g "$OUT/g.xml"
 KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMigratedFromLibvirtdToRemvirtd000 rv@migrate"
 echo "$KEY" > "$OUT/key"
-virsh -q -c "$LA" set-user-sshkeys g root --file "$OUT/key" > /dev/null
-key_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
-key_on "$LA" || fail "the key is not in the guest"
+key_on() { virsh -q -c "$1" get-user-sshkeys "$2" root 2> /dev/null | grep -qF "$KEY"; }
 
 # What each side ran QEMU with, and QEMU's own words, for a failure.
 explain()
 {
     echo "--- libvirtd's QEMU:" >&2
-    cat "$LIBVIRTD_DIR"/log/qemu/g.log >&2 2> /dev/null || true
+    cat "$LIBVIRTD_DIR/log/qemu/$1.log" >&2 2> /dev/null || true
     echo "--- remvirtd B's QEMU:" >&2
-    cat "$BDIR"/qemu/run/*.log "$BDIR"/qemu/*/g.log >&2 2> /dev/null || true
+    cat "$BDIR/qemu/run/$1.log" >&2 2> /dev/null || true
     show "$BDIR/remvirtd.log"
 }
 
-virsh -q -c "$LA" dumpxml --migratable g > "$OUT/g-migratable.xml"
-# ---- libvirtd -> remvirtd ----
-LIBVIRT_LOG_FILTERS="1:libvirt 1:remote 1:qemu" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
-    virsh -q -c "$LA" migrate --live --unsafe g "$B" > "$OUT/to-b" 2>&1 ||
-    { show "$OUT/to-b"; explain; fail "libvirtd -> remvirtd: virsh migrate"; }
-[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
-virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
-[ -z "$(virsh -q -c "$LA" list --name)" ] || fail "g still runs on libvirtd"
-wait_for 60 "the guest's key, in its memory, on remvirtd" key_on "$B"
+bg "$OUT/events-a" virsh -c "$LA" event --all --loop --timestamp
+bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 
-# ---- and back: remvirtd -> libvirtd ----
-virsh -q -c "$B" migrate --live --unsafe --migrateuri tcp://10.231.0.1 g "$LA" > "$OUT/to-a" 2>&1 ||
-    { show "$OUT/to-a"; explain; fail "remvirtd -> libvirtd: virsh migrate"; }
-[ "$(virsh -q -c "$LA" domstate g)" = running ] || fail "g is not running on libvirtd again"
-[ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "remvirtd kept the transient g"
-wait_for 60 "the guest's key, in its memory, on libvirtd again" key_on "$LA"
-agent_guest_down "$LA" g
+# round_trip NAME: NAME, defined and started on libvirtd with a key in
+# its agent's memory, goes to remvirtd and back, running all along.
+round_trip()
+{
+    local g=$1
+    agent_guest_up "$LA" "$g" "$OUT/$g.xml"
+    virsh -q -c "$LA" set-user-sshkeys "$g" root --file "$OUT/key" > /dev/null
+    key_on "$LA" "$g" || fail "$g: the key is not in the guest"
+    # ---- libvirtd -> remvirtd ----
+    LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/$g-virsh.log" \
+        virsh -q -c "$LA" migrate --live --unsafe "$g" "$B" > "$OUT/$g-to-b" 2>&1 ||
+        { show "$OUT/$g-to-b"; explain "$g"; fail "$g: libvirtd -> remvirtd: virsh migrate"; }
+    sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OUT/$g-virsh.log" | tr '\n' ' ' > "$OUT/$g-steps"
+    [ "$(cat "$OUT/$g-steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
+        { show "$OUT/$g-steps"; fail "$g: virsh did not take the version 3 steps"; }
+    virsh -q -c "$B" domstate --reason "$g" | grep -q "running (migrated)" || fail "$g: not running (migrated) on remvirtd"
+    [ "$(virsh -q -c "$LA" domstate "$g")" = "shut off" ] || fail "$g: not shut off on libvirtd"
+    [ "$(virsh -q -c "$B" dominfo "$g" | sed -n 's/^Persistent: *//p')" = no ] || fail "$g: persistent on remvirtd"
+    wait_for 60 "$g's key, in its memory, on remvirtd" key_on "$B" "$g"
+    # ---- and back: remvirtd -> libvirtd (its address: libvirtd would
+    # answer its host name) ----
+    virsh -q -c "$B" migrate --live --unsafe --migrateuri tcp://10.231.0.1 "$g" "$LA" > "$OUT/$g-to-a" 2>&1 ||
+        { show "$OUT/$g-to-a"; explain "$g"; fail "$g: remvirtd -> libvirtd: virsh migrate"; }
+    virsh -q -c "$LA" domstate --reason "$g" | grep -q "running (migrated)" || fail "$g: not running (migrated) on libvirtd"
+    [ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "$g: remvirtd kept the transient domain"
+    [ -z "$(qemu_pids "$BDIR/qemu/run/")" ] || fail "$g: remvirtd kept a QEMU"
+    wait_for 60 "$g's key, in its memory, on libvirtd again" key_on "$LA" "$g"
+    agent_guest_down "$LA" "$g"
+}
+round_trip g
+round_trip vm
+sleep 1
+for e in "Suspended Migrated" "Stopped Migrated" "Started Migrated" "Resumed Migrated"; do
+    for side in a b; do
+        [ "$(grep -c "lifecycle.*'vm'.*$e" "$OUT/events-$side")" = 1 ] || { show "$OUT/events-$side"; fail "$side: not one $e of vm"; }
+    done
+done

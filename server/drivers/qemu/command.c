@@ -336,16 +336,19 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         }
     bool q35 = rv_qemu_machine_is_q35(def->machine);
     unsigned ide_max = q35 ? 6 : 4, sata_max = 6;
-    unsigned nide = 0, nsata = 0;
+    /* Each ide or sata disk where its name places it (as libvirtd does):
+     * a name past the last place cannot start. */
     for (size_t i = 0; i < def->ndisks; i++) {
-        nide += def->disks[i].bus == RV_QEMU_BUS_IDE;
-        nsata += def->disks[i].bus == RV_QEMU_BUS_SATA;
-    }
-    if (nide > ide_max || nsata > sata_max) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
-                   "too many %s disks for machine '%s' (at most %u)",
-                   nide > ide_max ? "ide" : "sata", def->machine, nide > ide_max ? ide_max : sata_max);
-        return NULL;
+        const rv_qemu_disk *d = &def->disks[i];
+        bool ide = d->bus == RV_QEMU_BUS_IDE;
+        unsigned max = ide ? ide_max : sata_max;
+        if ((ide || d->bus == RV_QEMU_BUS_SATA) && rv_qemu_disk_index(d->target) >= max) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "disk '%s' is past the %s disks of machine '%s' (at most %u: %sa to %s%c)",
+                       d->target, ide ? "ide" : "sata", def->machine, max, ide ? "hd" : "sd",
+                       ide ? "hd" : "sd", 'a' + max - 1);
+            return NULL;
+        }
     }
 
     /* Boot order: bootindex on the first device of each kind listed. */
@@ -489,9 +492,10 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
 
     add_controllers(&b, def, q35);
-    unsigned ide_next = 0, sata_next = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
+        unsigned slot_bus, slot_unit;
+        rv_qemu_ide_slot(d, q35, &slot_bus, &slot_unit);
         bool cdrom = d->device == RV_QEMU_DISK_CDROM;
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
@@ -533,17 +537,16 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
             break;
         case RV_QEMU_BUS_SATA:
             addf(&b, "%s,bus=sata0.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                 sata_next++, target, target, boot);
+                 slot_unit, target, target, boot);
             break;
         case RV_QEMU_BUS_IDE:
             /* q35's IDE is its AHCI controller: one device per bus. */
             if (q35)
                 addf(&b, "%s,bus=ide.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                     ide_next, target, target, boot);
+                     slot_unit, target, target, boot);
             else
                 addf(&b, "%s,bus=ide.%u,unit=%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                     ide_next / 2, ide_next % 2, target, target, boot);
-            ide_next++;
+                     slot_bus, slot_unit, target, target, boot);
             break;
         }
         free(devopts);

@@ -80,10 +80,10 @@ int rv_qemu_parse_drive_address(const xmlNode *n, rv_qemu_drive_addr *addr, rv_e
         attr_uint(n, "target", 0, 0xffffffffu, 0, &target, err) < 0 ||
         attr_uint(n, "unit", 0, 0xffffffffu, 0, &unit, err) < 0)
         return -1;
-    /* virtio-scsi's limits (QEMU's): 255 targets, 16384 LUNs. */
-    if (target > 255 || unit > 16383 || bus != 0)
-        BAD_XML("invalid drive address bus %llu target %llu unit %llu (virtio-scsi: bus 0, "
-                "target 0-255, unit 0-16383)", bus, target, unit);
+    /* (ide and sata addresses are checked by place_disks: they must be
+     * the ones their target names give) */
+    if (target > 255 || unit > 16383 || bus > 255)
+        BAD_XML("invalid drive address bus %llu target %llu unit %llu", bus, target, unit);
     *addr = (rv_qemu_drive_addr){ .set = true, .controller = (unsigned)controller,
                                   .bus = (unsigned)bus, .target = (unsigned)target, .unit = (unsigned)unit };
     return 0;
@@ -815,6 +815,10 @@ static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
         rv_qemu_disk *d = &def->disks[i];
         if (d->bus != RV_QEMU_BUS_SCSI)
             continue;
+        /* virtio-scsi's limits (QEMU's): 255 targets, 16384 LUNs. */
+        if (d->drive.set && d->drive.bus != 0)
+            BAD_XML("invalid drive address bus %u target %u unit %u (virtio-scsi: bus 0, "
+                    "target 0-255, unit 0-16383)", d->drive.bus, d->drive.target, d->drive.unit);
         if (!d->drive.set) {
             unsigned idx = rv_qemu_disk_index(d->target);
             d->drive = (rv_qemu_drive_addr){ .set = true, .controller = idx / 7, .unit = idx % 7 };
@@ -830,6 +834,34 @@ static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
         }
     }
     return 0;
+}
+
+/* An ide or sata disk sits where its target name puts it, as libvirt
+ * places it (rv_qemu_ide_slot): a drive address is accepted only when it
+ * names that place (libvirtd's live and migratable XML carry it), and is
+ * not kept (the place follows from the name). */
+static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
+{
+    for (size_t i = 0; i < def->ndisks; i++) {
+        rv_qemu_disk *d = &def->disks[i];
+        if ((d->bus != RV_QEMU_BUS_IDE && d->bus != RV_QEMU_BUS_SATA) || !d->drive.set)
+            continue;
+        unsigned bus, unit;
+        rv_qemu_ide_slot(d, q35, &bus, &unit);
+        if (d->drive.controller != 0 || d->drive.bus != bus || d->drive.target != 0 || d->drive.unit != unit)
+            UNSUPPORTED("drive address of disk '%s': only controller 0 bus %u target 0 unit %u, where "
+                        "its name places it", d->target, bus, unit);
+        d->drive.set = false;
+    }
+    return 0;
+}
+
+void rv_qemu_ide_slot(const rv_qemu_disk *d, bool q35, unsigned *bus, unsigned *unit)
+{
+    unsigned idx = rv_qemu_disk_index(d->target);
+    bool two_per_bus = d->bus == RV_QEMU_BUS_IDE && !q35;
+    *bus = two_per_bus ? idx / 2 : 0;
+    *unit = two_per_bus ? idx % 2 : idx;
 }
 
 static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
@@ -1054,7 +1086,7 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
     for (size_t i = 0; i < def->ndisks; i++)
         if (def->disks[i].addr.set && def->disks[i].bus != RV_QEMU_BUS_VIRTIO)
             UNSUPPORTED("a PCI address on disk '%s', which is not on the virtio bus", def->disks[i].target);
-    if (place_scsi_disks(def, err) < 0)
+    if (place_scsi_disks(def, err) < 0 || check_ide_sata_addresses(def, q35, err) < 0)
         return -1;
     if (!def->balloon && dev->balloon_addr.set)
         BAD_XML("<memballoon model='none'> has no address");

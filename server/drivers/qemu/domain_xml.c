@@ -523,9 +523,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                    "unsupported bus '%s' of disk '%s' (virtio, sata, ide or scsi)", b, disk->target);
         goto fail;
     }
-    if (disk->drive.set && disk->bus != RV_QEMU_BUS_SCSI) {
+    if (disk->drive.set && disk->bus == RV_QEMU_BUS_VIRTIO) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported drive address on %s disk '%s' (only scsi disks take one)", b,
+                   "unsupported drive address on %s disk '%s' (only scsi, sata and ide disks take one)", b,
                    disk->target);
         goto fail;
     }
