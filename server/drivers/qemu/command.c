@@ -336,13 +336,21 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         }
     bool q35 = rv_qemu_machine_is_q35(def->machine);
     unsigned ide_max = q35 ? 6 : 4, sata_max = 6;
-    /* Each ide or sata disk where its name places it (as libvirtd does):
-     * a name past the last place cannot start. */
+    /* Each ide or sata disk where its name places it (as libvirtd does),
+     * q35's ide disks in their order: a name past the last place, or too
+     * many of them, cannot start. */
+    unsigned q35_ide = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
         bool ide = d->bus == RV_QEMU_BUS_IDE;
         unsigned max = ide ? ide_max : sata_max;
-        if ((ide || d->bus == RV_QEMU_BUS_SATA) && rv_qemu_disk_index(d->target) >= max) {
+        q35_ide += ide && q35;
+        if (q35_ide > ide_max) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "too many ide disks for machine '%s' (at most %u)", def->machine, ide_max);
+            return NULL;
+        }
+        if (((ide && !q35) || d->bus == RV_QEMU_BUS_SATA) && rv_qemu_disk_index(d->target) >= max) {
             rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
                        "disk '%s' is past the %s disks of machine '%s' (at most %u: %sa to %s%c)",
                        d->target, ide ? "ide" : "sata", def->machine, max, ide ? "hd" : "sd",
@@ -492,6 +500,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
 
     add_controllers(&b, def, q35);
+    unsigned q35_ide_next = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
         unsigned slot_bus, slot_unit;
@@ -543,7 +552,7 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
             /* q35's IDE is its AHCI controller: one device per bus. */
             if (q35)
                 addf(&b, "%s,bus=ide.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                     slot_unit, target, target, boot);
+                     q35_ide_next++, target, target, boot);
             else
                 addf(&b, "%s,bus=ide.%u,unit=%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
                      slot_bus, slot_unit, target, target, boot);

@@ -837,7 +837,8 @@ static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
 }
 
 /* An ide or sata disk sits where its target name puts it, as libvirt
- * places it (rv_qemu_ide_slot): a drive address is accepted only when it
+ * places it (rv_qemu_ide_slot; q35's ide disks, which libvirtd does not
+ * take, in their order on its AHCI): a drive address is accepted only when it
  * names that place (libvirtd's live and migratable XML carry it), and is
  * not kept (the place follows from the name). */
 static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
@@ -846,6 +847,8 @@ static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv
         rv_qemu_disk *d = &def->disks[i];
         if ((d->bus != RV_QEMU_BUS_IDE && d->bus != RV_QEMU_BUS_SATA) || !d->drive.set)
             continue;
+        if (d->bus == RV_QEMU_BUS_IDE && q35)
+            UNSUPPORTED("drive address of disk '%s': q35's ide disks take none", d->target);
         unsigned bus, unit;
         rv_qemu_ide_slot(d, q35, &bus, &unit);
         if (d->drive.controller != 0 || d->drive.bus != bus || d->drive.target != 0 || d->drive.unit != unit)
@@ -859,9 +862,9 @@ static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv
 void rv_qemu_ide_slot(const rv_qemu_disk *d, bool q35, unsigned *bus, unsigned *unit)
 {
     unsigned idx = rv_qemu_disk_index(d->target);
-    bool two_per_bus = d->bus == RV_QEMU_BUS_IDE && !q35;
-    *bus = two_per_bus ? idx / 2 : 0;
-    *unit = two_per_bus ? idx % 2 : idx;
+    bool ide = d->bus == RV_QEMU_BUS_IDE;
+    *bus = ide && !q35 ? idx / 2 : 0;
+    *unit = ide && !q35 ? idx % 2 : idx;
 }
 
 static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
