@@ -15,10 +15,6 @@ set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/../migrate-hosts.sh"
 
-netns_view_cgroups
-requires virsh
-requires qemu-img --version
-test_guest
 ! why=$(libvirtd_qemu_why_not) || skip "$why"
 
 migrate_hosts_up
@@ -29,22 +25,14 @@ start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth
 LA=qemu+tcp://10.231.0.1:16510/system
 start_b
 
-OUT=$RV_TMP/migrate
-SHARED=$RV_TMP/shared
-mkdir -p "$OUT" "$SHARED"
-qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
-CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
-disk() { echo "<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/$1.qcow2'/><target dev='vda' bus='virtio'/></disk>"; }
-qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
-qemu-img create -q -f qcow2 "$SHARED/vm.qcow2" 16M
-qemu_guest_xml g | sed "s|<devices>|<devices>$(disk g)$CHANNEL|" > "$OUT/g.xml"
+shared_guest_xml g
 # What virt-manager gives a new guest, less its network (none joins the
 # two namespaces) and its SPICE (remvirtd's VNC is the one tested here).
 RICH="<graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/><video><model type='vga'/></video>"
 RICH+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>"
 RICH+="<sound model='ich6'/><watchdog model='i6300esb' action='reset'/>"
 RICH+="<controller type='usb' model='piix3-uhci'/><disk type='file' device='cdrom'><target dev='hdc' bus='ide'/><readonly/></disk>"
-qemu_guest_xml vm | sed "s|<devices>|<devices>$(disk vm)$CHANNEL$RICH|" > "$OUT/vm.xml"
+shared_guest_xml vm "$RICH"
 
 KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMigratedFromLibvirtdToRemvirtd000 rv@migrate"
 echo "$KEY" > "$OUT/key"

@@ -22,11 +22,6 @@ set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/../migrate-hosts.sh"
 
-netns_view_cgroups
-requires virsh
-requires qemu-img --version
-test_guest
-
 migrate_hosts_up
 start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
     'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
@@ -35,13 +30,7 @@ A=qemu+tcp://10.231.0.1/system
 
 start_b
 
-OUT=$RV_TMP/migrate
-SHARED=$RV_TMP/shared
-mkdir -p "$OUT" "$SHARED"
-qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
-CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
-DISK="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/g.qcow2'/><target dev='vda' bus='virtio'/></disk>"
-qemu_guest_xml g | sed "s|<devices>|<devices>$DISK$CHANNEL|" > "$OUT/g.xml"
+shared_guest_xml g
 
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 EVA=$BG_PID
@@ -233,8 +222,7 @@ cleanup_fn stop_lb
 LB=qemu+tcp://10.231.0.2:16510/system
 lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
 wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
-qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
-sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
+shared_guest_xml lg
 bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp
 bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp
 agent_guest_up "$LA" lg "$OUT/lg.xml"
