@@ -51,37 +51,53 @@ explain()
 bg "$OUT/events-a" virsh -c "$LA" event --all --loop --timestamp
 bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 
-# round_trip NAME: NAME, defined and started on libvirtd with a key in
-# its agent's memory, goes to remvirtd and back, running all along.
+# ms since the epoch, for the figures
+now_ms() { date +%s%3N; }
+
+# round_trip NAME [--move]: NAME, defined and started on libvirtd with a
+# key in its agent's memory, goes to remvirtd and back, running all
+# along; with --move its definition goes along (--persistent
+# --undefinesource) each way.
 round_trip()
 {
-    local g=$1
+    local g=$1 move=${2:-} flags=() t0 persistent=no
+    [ -z "$move" ] || { flags=(--persistent --undefinesource); persistent=yes; }
     agent_guest_up "$LA" "$g" "$OUT/$g.xml"
     virsh -q -c "$LA" set-user-sshkeys "$g" root --file "$OUT/key" > /dev/null
     key_on "$LA" "$g" || fail "$g: the key is not in the guest"
     # ---- libvirtd -> remvirtd ----
+    t0=$(now_ms)
     LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/$g-virsh.log" \
-        virsh -q -c "$LA" migrate --live --unsafe "$g" "$B" > "$OUT/$g-to-b" 2>&1 ||
+        virsh -q -c "$LA" migrate --live --unsafe "${flags[@]}" "$g" "$B" > "$OUT/$g-to-b" 2>&1 ||
         { show "$OUT/$g-to-b"; explain "$g"; fail "$g: libvirtd -> remvirtd: virsh migrate"; }
+    echo "$g: libvirtd -> remvirtd: virsh migrate took $(($(now_ms) - t0)) ms" >&2
     sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OUT/$g-virsh.log" | tr '\n' ' ' > "$OUT/$g-steps"
     [ "$(cat "$OUT/$g-steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
         { show "$OUT/$g-steps"; fail "$g: virsh did not take the version 3 steps"; }
     virsh -q -c "$B" domstate --reason "$g" | grep -q "running (migrated)" || fail "$g: not running (migrated) on remvirtd"
-    [ "$(virsh -q -c "$LA" domstate "$g")" = "shut off" ] || fail "$g: not shut off on libvirtd"
-    [ "$(virsh -q -c "$B" dominfo "$g" | sed -n 's/^Persistent: *//p')" = no ] || fail "$g: persistent on remvirtd"
+    [ "$(virsh -q -c "$B" dominfo "$g" | sed -n 's/^Persistent: *//p')" = $persistent ] || fail "$g: Persistent on remvirtd is not $persistent"
+    if [ -n "$move" ]; then
+        [ -z "$(virsh -q -c "$LA" list --all --name)" ] || fail "$g: libvirtd kept the definition"
+    else
+        [ "$(virsh -q -c "$LA" domstate "$g")" = "shut off" ] || fail "$g: not shut off on libvirtd"
+    fi
     wait_for 60 "$g's key, in its memory, on remvirtd" key_on "$B" "$g"
     # ---- and back: remvirtd -> libvirtd (its address: libvirtd would
     # answer its host name) ----
-    virsh -q -c "$B" migrate --live --unsafe --migrateuri tcp://10.231.0.1 "$g" "$LA" > "$OUT/$g-to-a" 2>&1 ||
+    t0=$(now_ms)
+    virsh -q -c "$B" migrate --live --unsafe "${flags[@]}" --migrateuri tcp://10.231.0.1 "$g" "$LA" > "$OUT/$g-to-a" 2>&1 ||
         { show "$OUT/$g-to-a"; explain "$g"; fail "$g: remvirtd -> libvirtd: virsh migrate"; }
+    echo "$g: remvirtd -> libvirtd: virsh migrate took $(($(now_ms) - t0)) ms" >&2
     virsh -q -c "$LA" domstate --reason "$g" | grep -q "running (migrated)" || fail "$g: not running (migrated) on libvirtd"
-    [ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "$g: remvirtd kept the transient domain"
+    [ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "$g: remvirtd kept the domain"
     [ -z "$(qemu_pids "$BDIR/qemu/run/")" ] || fail "$g: remvirtd kept a QEMU"
+    [ ! -f "$BDIR/qemu/etc/$g.xml" ] || fail "$g: remvirtd kept $g.xml"
+    [ "$(virsh -q -c "$LA" dominfo "$g" | sed -n 's/^Persistent: *//p')" = yes ] || fail "$g: not persistent on libvirtd"
     wait_for 60 "$g's key, in its memory, on libvirtd again" key_on "$LA" "$g"
     agent_guest_down "$LA" "$g"
 }
 round_trip g
-round_trip vm
+round_trip vm --move
 sleep 1
 for e in "Suspended Migrated" "Stopped Migrated" "Started Migrated" "Resumed Migrated"; do
     for side in a b; do

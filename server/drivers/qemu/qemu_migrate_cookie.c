@@ -44,22 +44,23 @@ int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char *
     return 0;
 }
 
-/* BEGIN3's domain XML: the live definition, its custom CPU with the check
- * the guest was defined with rather than the live one.  A running guest's
- * custom CPU says check='full' (as libvirtd's live XML does) but lists no
- * features: libvirtd as destination would check the CPU QEMU gives it
- * against that bare model and refuse it ("guest CPU doesn't match
- * specification: extra features: hypervisor,lahf_lm" for qemu64 under
- * TCG).  libvirtd's own migratable XML reverts to the defined CPU in the
- * same way (and sends the live CPU in its cookie, which remvirtd does
- * not: it does not know the features QEMU enabled). */
+/* BEGIN3's domain XML: the live definition, a custom CPU's check='full'
+ * sent as 'none'.  A running guest's custom CPU says check='full' (as
+ * libvirtd's live XML does) but remvirtd lists no features in it: a
+ * libvirtd destination would check the CPU QEMU gives it against the bare
+ * model and refuse it ("guest CPU doesn't match specification: extra
+ * features: hypervisor,lahf_lm" for qemu64 under TCG).  libvirtd's own
+ * migratable XML has the defined check (none by default) and sends the
+ * live CPU, features and all, in its cookie, which remvirtd cannot (it
+ * does not know the features QEMU enabled); a definition's check='full'
+ * (or one kept from a live XML by PERSIST_DEST) is not told apart.  The
+ * same QEMU binary and machine type give the same CPU either way. */
 char *rv_qemu_migrate_xml(qemu_dom *d)
 {
     rv_qemu_domain_def *live = d->live;
     int check = live->cpu_check;
     if (live->cpu_mode == RV_QEMU_CPU_CUSTOM && check == 2)
-        live->cpu_check = d->def && d->def->cpu_mode == RV_QEMU_CPU_CUSTOM && d->def->cpu_check >= 0
-                              ? d->def->cpu_check : 0;
+        live->cpu_check = 0;
     char *xml = rv_qemu_domain_format(live);
     live->cpu_check = check;
     return xml;
