@@ -104,3 +104,8 @@ for e in "Suspended Migrated" "Stopped Migrated" "Started Migrated" "Resumed Mig
         [ "$(grep -c "lifecycle.*'vm'.*$e" "$OUT/events-$side")" = 1 ] || { show "$OUT/events-$side"; fail "$side: not one $e of vm"; }
     done
 done
+# The guest's pause as it saw it: stopped on one side to running on the
+# other (events' times; both daemons share this machine's clock).
+ev_ms() { date -d "$(grep "lifecycle.*'vm'.*$2" "$OUT/events-$1" | cut -d' ' -f1,2 | sed 's/:$//')" +%s%3N; }
+echo "vm paused libvirtd -> remvirtd: $(($(ev_ms b "Resumed Migrated") - $(ev_ms a "Suspended Migrated"))) ms," \
+    "remvirtd -> libvirtd: $(($(ev_ms a "Resumed Migrated") - $(ev_ms b "Suspended Migrated"))) ms" >&2
