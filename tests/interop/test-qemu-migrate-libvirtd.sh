@@ -26,11 +26,11 @@ LA=qemu+tcp://10.231.0.1:16510/system
 start_b
 
 shared_guest_xml g
-# What virt-manager gives a new guest, less its network (none joins the
-# two namespaces) and its SPICE (remvirtd's VNC is the one tested here).
+# What virt-manager gives a new guest, with a user-mode network (none
+# joins the two namespaces) and VNC (remvirtd's SPICE is not tested here).
 RICH="<graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/><video><model type='vga'/></video>"
 RICH+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>"
-RICH+="<sound model='ich6'/><watchdog model='i6300esb' action='reset'/>"
+RICH+="<interface type='user'><model type='virtio'/></interface><sound model='ich6'/><watchdog model='i6300esb' action='reset'/>"
 RICH+="<controller type='usb' model='piix3-uhci'/><disk type='file' device='cdrom'><target dev='hdc' bus='ide'/><readonly/></disk>"
 shared_guest_xml vm "$RICH"
 
