@@ -33,6 +33,13 @@ RICH+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='rando
 RICH+="<interface type='user'><model type='virtio'/></interface><sound model='ich6'/><watchdog model='i6300esb' action='reset'/>"
 RICH+="<controller type='usb' model='piix3-uhci'/><disk type='file' device='cdrom'><target dev='hdc' bus='ide'/><readonly/></disk>"
 shared_guest_xml vm "$RICH"
+# q35, as virt-manager makes new guests: libvirtd gives each PCI
+# Express device a pcie-root-port of its own.
+Q35="<graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/><video><model type='vga'/></video>"
+Q35+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>"
+Q35+="<interface type='user'><model type='virtio'/></interface>"
+shared_guest_xml q "$Q35"
+sed -i "s|machine='pc'|machine='q35'|" "$OUT/q.xml"
 
 KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIMigratedFromLibvirtdToRemvirtd000 rv@migrate"
 echo "$KEY" > "$OUT/key"
@@ -98,6 +105,7 @@ round_trip()
 }
 round_trip g
 round_trip vm --move
+round_trip q
 sleep 1
 for e in "Suspended Migrated" "Stopped Migrated" "Started Migrated" "Resumed Migrated"; do
     for side in a b; do

@@ -179,6 +179,8 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_SATA:
+                if (rv_qemu_ctrl_machine_ahci(c, q35))
+                    break;
                 add(b, "-device");
                 addf(b, "ich9-ahci,id=sata0%s", pci(where, &c->addr, q35));
                 break;
@@ -340,11 +342,22 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
      * q35's ide disks in their order: a name past the last place, or too
      * many of them, cannot start. */
     unsigned q35_ide = 0;
+    bool machine_ahci = false, sata = false;
+    for (size_t i = 0; i < def->dev.ncontrollers; i++)
+        machine_ahci |= rv_qemu_ctrl_machine_ahci(&def->dev.controllers[i], q35);
+    for (size_t i = 0; i < def->ndisks; i++)
+        sata |= def->disks[i].bus == RV_QEMU_BUS_SATA;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
         bool ide = d->bus == RV_QEMU_BUS_IDE;
         unsigned max = ide ? ide_max : sata_max;
         q35_ide += ide && q35;
+        if (ide && q35 && machine_ahci && sata) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED, "%s",
+                       "ide and sata disks on q35's own AHCI (sata controller 0 at 0000:00:1f.2): "
+                       "name the ide ones sata");
+            return NULL;
+        }
         if (q35_ide > ide_max) {
             rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
                        "too many ide disks for machine '%s' (at most %u)", def->machine, ide_max);
@@ -545,8 +558,8 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
                  d->drive.unit, boot);
             break;
         case RV_QEMU_BUS_SATA:
-            addf(&b, "%s,bus=sata0.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                 slot_unit, target, target, boot);
+            addf(&b, "%s,bus=%s.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
+                 machine_ahci ? "ide" : "sata0", slot_unit, target, target, boot);
             break;
         case RV_QEMU_BUS_IDE:
             /* q35's IDE is its AHCI controller: one device per bus. */

@@ -194,6 +194,15 @@ static int controller_child(const xmlNode *c, void *opaque, rv_err *err)
         ctl->port = (unsigned)v;
         return 1;
     }
+    /* <model name='pcie-root-port'/>: the QEMU device libvirtd names in
+     * its live and migratable XML; the one remvirtd runs too. */
+    if (named(c, "model") && ctl->type == RV_QEMU_CTRL_PCI && ctl->model == RV_QEMU_PCIE_ROOT_PORT) {
+        static const char *const model_attrs[] = { "name", NULL };
+        static const char *const root_port[] = { "pcie-root-port", NULL };
+        if (rv_qx_empty_element(c, model_attrs, err) < 0 || rv_qx_attr_word(c, "name", root_port, err) < 0)
+            return -1;
+        return 1;
+    }
     return 0;
 }
 
@@ -707,6 +716,7 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
         const rv_qemu_controller *c = &dev->controllers[i];
         bool piix3_part = !q35 && (c->type == RV_QEMU_CTRL_IDE ||
                                    (c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_PIIX3_UHCI));
+        piix3_part |= rv_qemu_ctrl_machine_ahci(c, q35);     /* (ICH9's, reserved likewise) */
         if (!piix3_part)
             CLAIM(c->addr);
     }
@@ -857,6 +867,12 @@ static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv
         d->drive.set = false;
     }
     return 0;
+}
+
+bool rv_qemu_ctrl_machine_ahci(const rv_qemu_controller *c, bool q35)
+{
+    return q35 && c->type == RV_QEMU_CTRL_SATA && c->index == 0 && c->addr.set &&
+           c->addr.bus == 0 && c->addr.slot == 0x1f && c->addr.function == 2;
 }
 
 void rv_qemu_ide_slot(const rv_qemu_disk *d, bool q35, unsigned *bus, unsigned *unit)

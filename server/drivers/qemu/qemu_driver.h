@@ -792,6 +792,8 @@ int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char *
                            rv_err *err);
 /* BEGIN3's domain XML for the running d (malloc'd; NULL: no memory). */
 char *rv_qemu_migrate_xml(qemu_dom *d);
+/* PREPARE3's definition made to match what a libvirtd source runs. */
+void rv_qemu_migrate_incoming_def(rv_qemu_domain_def *def);
 /* PERFORM3's URI as QEMU's migrate takes it (malloc'd; NULL: no memory). */
 char *rv_qemu_migrate_qemu_uri(const char *uri);
 /* (qemu_host.c) The host's UUID, as in the capabilities: false if none. */

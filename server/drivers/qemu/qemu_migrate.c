@@ -510,6 +510,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!def)
         return -1;
     drop_source_choices(def);
+    rv_qemu_migrate_incoming_def(def);
     const char *dname = param_string(params, n, "destination_name");
     if (dname && *dname && strcmp(dname, def->name) != 0) {
         char *copy = strdup(dname);

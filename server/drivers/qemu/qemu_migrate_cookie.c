@@ -9,6 +9,7 @@
  * it unchecked in PERFORM3 (its daemon crashed on a cookie without one);
  * remvirtd offers none, so the source turns on none it may leave off.
  * Cookies received are not read: remvirtd needs nothing from them. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,14 +56,43 @@ int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char *
  * does not know the features QEMU enabled); a definition's check='full'
  * (or one kept from a live XML by PERSIST_DEST) is not told apart.  The
  * same QEMU binary and machine type give the same CPU either way. */
+/* A qemu-xhci without <controller ports>: remvirtd runs it with 15 ports
+ * a bus (p2, p3), libvirtd 9.0 with QEMU's default, 4; the port count is
+ * in the device's migration state ("Missing section footer for
+ * ...xhci" from the destination QEMU otherwise).  So BEGIN3 sends the 15
+ * remvirtd runs, and PREPARE3 gives a definition without ports the 4 its
+ * (libvirtd) source runs. */
+#define XHCI_REMVIRT_PORTS 15
+#define XHCI_QEMU_PORTS 4
+
+static bool unset_xhci(const rv_qemu_controller *c)
+{
+    return c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_QEMU_XHCI && c->ports == 0;
+}
+
+void rv_qemu_migrate_incoming_def(rv_qemu_domain_def *def)
+{
+    for (size_t i = 0; i < def->dev.ncontrollers; i++)
+        if (unset_xhci(&def->dev.controllers[i]))
+            def->dev.controllers[i].ports = XHCI_QEMU_PORTS;
+}
+
 char *rv_qemu_migrate_xml(qemu_dom *d)
 {
     rv_qemu_domain_def *live = d->live;
     int check = live->cpu_check;
     if (live->cpu_mode == RV_QEMU_CPU_CUSTOM && check == 2)
         live->cpu_check = 0;
+    rv_qemu_controller *xhci = NULL;    /* (one USB controller 0) */
+    for (size_t i = 0; i < live->dev.ncontrollers && !xhci; i++)
+        if (unset_xhci(&live->dev.controllers[i]))
+            xhci = &live->dev.controllers[i];
+    if (xhci)
+        xhci->ports = XHCI_REMVIRT_PORTS;
     char *xml = rv_qemu_domain_format(live);
     live->cpu_check = check;
+    if (xhci)
+        xhci->ports = 0;
     return xml;
 }
 
