@@ -37,7 +37,7 @@ shared_guest_xml vm "$RICH"
 # Express device a pcie-root-port of its own.
 Q35="<graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/><video><model type='vga'/></video>"
 Q35+="<input type='tablet' bus='usb'/><rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>"
-Q35+="<interface type='user'><model type='virtio'/></interface>"
+Q35+="<interface type='user'><model type='virtio'/></interface><disk type='file' device='cdrom'><target dev='sdc' bus='sata'/><readonly/></disk>"
 shared_guest_xml q "$Q35"
 sed -i "s|machine='pc'|machine='q35'|" "$OUT/q.xml"
 

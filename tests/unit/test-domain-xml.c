@@ -606,6 +606,29 @@ static void test_command_line(void)
     CHECK(!strstr(xml, "type='drive'"));    /* (the place follows from the name) */
     free(xml);
     rv_qemu_domain_free(def);
+    /* libvirtd's q35 XML: its root ports name their QEMU model; SATA
+     * controller 0 at 00:1f.2 is the machine's own AHCI ("ide"). */
+    def = parse_ok("<domain type='qemu'><name>x</name><memory>1024</memory><os><type machine='q35'>hvm</type></os>"
+                   "<devices><controller type='sata' index='0'>"
+                   "<address type='pci' domain='0x0000' bus='0x00' slot='0x1f' function='0x2'/></controller>"
+                   "<controller type='pci' index='1' model='pcie-root-port'><model name='pcie-root-port'/>"
+                   "<target chassis='1' port='0x10'/></controller>"
+                   "<disk type='file' device='cdrom'><target dev='sdc' bus='sata'/>"
+                   "<address type='drive' controller='0' bus='0' target='0' unit='2'/></disk></devices></domain>");
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -device ide-cd,bus=ide.2,drive=drive-sdc,id=sdc ");
+    CHECK(!strstr(cmd, "ich9-ahci"));
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "slot='0x1f' function='0x2'");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED("<domain type='qemu'><name>x</name><memory>1024</memory><os><type machine='q35'>hvm</type></os>"
+            "<devices><controller type='pci' index='1' model='pcie-root-port'><model name='ioh3420'/>"
+            "</controller></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "ioh3420");
     def = parse_ok(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='hde' bus='ide'/></disk>"
                    "</devices></domain>");
     CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
