@@ -7,6 +7,7 @@
 # libvirtd to remvirtd, then back:
 #   - the guest runs on the destination only, its memory came along (the
 #     SSH keys its agent keeps in RAM are there), and it still answers;
+#   - a guest remvirtd cannot run is refused at PREPARE3 and runs on;
 #   - each daemon's QEMU command line and QEMU's own error are shown when
 #     the stream does not load.
 rv_netns_guest=1
@@ -103,6 +104,19 @@ round_trip()
     wait_for 60 "$g's key, in its memory, on libvirtd again" key_on "$LA" "$g"
     agent_guest_down "$LA" "$g"
 }
+# ---- a guest remvirtd does not run (a pvpanic device): refused at
+# PREPARE3 with remvirtd's reason; it runs on libvirtd as before ----
+shared_guest_xml p "<panic model='isa'/>"
+virsh -q -c "$LA" create "$OUT/p.xml" > /dev/null
+if virsh -q -c "$LA" migrate --live --unsafe p "$B" > "$OUT/p-to-b" 2>&1; then
+    fail "a guest with a <panic> device migrated to remvirtd"
+fi
+grep -q "unsupported element <panic>" "$OUT/p-to-b" || { show "$OUT/p-to-b"; fail "the refusal does not say why"; }
+[ "$(virsh -q -c "$LA" domstate p)" = running ] || fail "p is not running on libvirtd after the refusal"
+[ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "remvirtd kept a domain after the refusal"
+[ -z "$(qemu_pids "$BDIR/qemu/run/")" ] || fail "remvirtd kept a QEMU after the refusal"
+virsh -q -c "$LA" destroy p > /dev/null
+
 round_trip g
 round_trip vm --move
 round_trip q
