@@ -70,6 +70,14 @@ start_b()
     wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
 }
 
+# restart_b: B's remvirtd stopped and started again, its guests running on.
+restart_b()
+{
+    kill "$BPID"
+    wait "$BPID" 2> /dev/null || true
+    start_b
+}
+
 stop_b()
 {
     [ -z "${BPID:-}" ] || { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; }

@@ -62,13 +62,15 @@ bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 # ms since the epoch, for the figures
 now_ms() { date +%s%3N; }
 
-# round_trip NAME [--move]: NAME, defined and started on libvirtd with a
-# key in its agent's memory, goes to remvirtd and back, running all
-# along; with --move its definition goes along (--persistent
-# --undefinesource) each way.
+# round_trip NAME [--move|--restart]: NAME, defined and started on
+# libvirtd with a key in its agent's memory, goes to remvirtd and back,
+# running all along; with --move its definition goes along (--persistent
+# --undefinesource) each way; with --restart remvirtd restarts while it
+# has the guest.
 round_trip()
 {
-    local g=$1 move=${2:-} flags=() t0 persistent=no
+    local g=$1 move= restart= flags=() t0 persistent=no
+    case ${2:-} in --move) move=1 ;; --restart) restart=--restart ;; esac
     [ -z "$move" ] || { flags=(--persistent --undefinesource); persistent=yes; }
     agent_guest_up "$LA" "$g" "$OUT/$g.xml"
     virsh -q -c "$LA" set-user-sshkeys "$g" root --file "$OUT/key" > /dev/null
@@ -90,6 +92,14 @@ round_trip()
         [ "$(virsh -q -c "$LA" domstate "$g")" = "shut off" ] || fail "$g: not shut off on libvirtd"
     fi
     wait_for 60 "$g's key, in its memory, on remvirtd" key_on "$B" "$g"
+    if [ "$restart" = --restart ]; then
+        # remvirtd restarted: it takes the guest that came from libvirtd
+        # back as its own (its definition as it was read at PREPARE3)
+        restart_b
+        virsh -q -c "$B" domstate --reason "$g" | grep -q "running (migrated)" ||
+            fail "$g: not running (migrated) on remvirtd after its restart"
+        key_on "$B" "$g" || fail "$g: the key is gone after remvirtd's restart"
+    fi
     # ---- and back: remvirtd -> libvirtd (its address: libvirtd would
     # answer its host name) ----
     t0=$(now_ms)
@@ -119,7 +129,7 @@ virsh -q -c "$LA" destroy p > /dev/null
 
 round_trip g
 round_trip vm --move
-round_trip q
+round_trip q --restart
 sleep 1
 for e in "Suspended Migrated" "Stopped Migrated" "Started Migrated" "Resumed Migrated"; do
     for side in a b; do
