@@ -7,7 +7,9 @@
 # libvirtd to remvirtd, then back:
 #   - the guest runs on the destination only, its memory came along (the
 #     SSH keys its agent keeps in RAM are there), and it still answers;
-#   - a guest remvirtd cannot run is refused at PREPARE3 and runs on;
+#   - a guest remvirtd cannot run is refused at PREPARE3, still running
+#     on libvirtd;
+#   - remvirtd restarted while it has a guest from libvirtd keeps it;
 #   - each daemon's QEMU command line and QEMU's own error are shown when
 #     the stream does not load.
 rv_netns_guest=1
