@@ -288,7 +288,16 @@ static void test_refusals(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported type='vmvga' of element <model>");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='vda'/>"
             "<address type='drive'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
-            "unsupported drive address on virtio disk 'vda' (only scsi disks take one)");
+            "unsupported drive address on virtio disk 'vda' (only scsi, sata and ide disks take one)");
+    /* An ide or sata disk's drive address: only where its name puts it. */
+    REFUSED(MIN_HEAD "<devices><disk type='file' device='cdrom'><target dev='hdc' bus='ide'/>"
+            "<address type='drive' controller='0' bus='0' target='0' unit='0'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED,
+            "drive address of disk 'hdc': only controller 0 bus 1 target 0 unit 0, where its name places it");
+    REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='sdb' bus='sata'/>"
+            "<address type='drive' controller='1' bus='0' target='0' unit='1'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED,
+            "drive address of disk 'sdb': only controller 0 bus 0 target 0 unit 1, where its name places it");
     REFUSED(MIN_HEAD "<devices><watchdog model='itco'/></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "unknown watchdog model 'itco'");
     REFUSED(MIN_HEAD "<devices><watchdog model='i6300esb' action='kaboom'/></devices></domain>",
@@ -576,6 +585,56 @@ static void test_command_line(void)
     CHECK(!strstr(cmd, "-vnc") && !strstr(cmd, "-spice") && !strstr(cmd, "VGA"));
     free(cmd);
     rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+
+    /* ide and sata disks where their names put them, as libvirtd puts
+     * them (a lone hdc on the second bus), with or without libvirtd's
+     * drive address; a name past the last place cannot start. */
+    def = parse_ok(MIN_HEAD "<devices>"
+                   "<disk type='file' device='cdrom'><target dev='hdc' bus='ide'/>"
+                   "<address type='drive' controller='0' bus='1' target='0' unit='0'/></disk>"
+                   "<disk type='file'><source file='/b'/><target dev='sdb' bus='sata'/></disk>"
+                   "</devices></domain>");
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -device ide-cd,bus=ide.1,unit=0,drive=drive-hdc,id=hdc ");
+    CHECK_STR_HAS(cmd, " -device ide-hd,bus=sata0.1,drive=drive-sdb,id=sdb,bootindex=1 ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    xml = rv_qemu_domain_format(def);
+    CHECK(!strstr(xml, "type='drive'"));    /* (the place follows from the name) */
+    free(xml);
+    rv_qemu_domain_free(def);
+    /* libvirtd's q35 XML: its root ports name their QEMU model; SATA
+     * controller 0 at 00:1f.2 is the machine's own AHCI ("ide"). */
+    def = parse_ok("<domain type='qemu'><name>x</name><memory>1024</memory><os><type machine='q35'>hvm</type></os>"
+                   "<devices><controller type='sata' index='0'>"
+                   "<address type='pci' domain='0x0000' bus='0x00' slot='0x1f' function='0x2'/></controller>"
+                   "<controller type='pci' index='1' model='pcie-root-port'><model name='pcie-root-port'/>"
+                   "<target chassis='1' port='0x10'/></controller>"
+                   "<disk type='file' device='cdrom'><target dev='sdc' bus='sata'/>"
+                   "<address type='drive' controller='0' bus='0' target='0' unit='2'/></disk></devices></domain>");
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    cmd = joined(argv);
+    CHECK_STR_HAS(cmd, " -device ide-cd,bus=ide.2,drive=drive-sdc,id=sdc ");
+    CHECK(!strstr(cmd, "ich9-ahci"));
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "slot='0x1f' function='0x2'");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED("<domain type='qemu'><name>x</name><memory>1024</memory><os><type machine='q35'>hvm</type></os>"
+            "<devices><controller type='pci' index='1' model='pcie-root-port'><model name='ioh3420'/>"
+            "</controller></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED, "ioh3420");
+    def = parse_ok(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='hde' bus='ide'/></disk>"
+                   "</devices></domain>");
+    CHECK(rv_qemu_build_argv(def, &opts, &err) == NULL);
+    CHECK_INT_EQ(err.code, RV_ERR_CONFIG_UNSUPPORTED);
+    CHECK_STR_HAS(err.message, "disk 'hde' is past the ide disks of machine 'pc' (at most 4: hda to hdd)");
+    rv_err_clear(&err);
     rv_qemu_domain_free(def);
 }
 

@@ -179,6 +179,8 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_SATA:
+                if (rv_qemu_ctrl_machine_ahci(c, q35))
+                    break;
                 add(b, "-device");
                 addf(b, "ich9-ahci,id=sata0%s", pci(where, &c->addr, q35));
                 break;
@@ -336,16 +338,38 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         }
     bool q35 = rv_qemu_machine_is_q35(def->machine);
     unsigned ide_max = q35 ? 6 : 4, sata_max = 6;
-    unsigned nide = 0, nsata = 0;
+    /* Each ide or sata disk where its name places it (as libvirtd does),
+     * q35's ide disks in their order: a name past the last place, or too
+     * many of them, cannot start. */
+    unsigned q35_ide = 0;
+    bool machine_ahci = false, sata = false;
+    for (size_t i = 0; i < def->dev.ncontrollers; i++)
+        machine_ahci |= rv_qemu_ctrl_machine_ahci(&def->dev.controllers[i], q35);
+    for (size_t i = 0; i < def->ndisks; i++)
+        sata |= def->disks[i].bus == RV_QEMU_BUS_SATA;
     for (size_t i = 0; i < def->ndisks; i++) {
-        nide += def->disks[i].bus == RV_QEMU_BUS_IDE;
-        nsata += def->disks[i].bus == RV_QEMU_BUS_SATA;
-    }
-    if (nide > ide_max || nsata > sata_max) {
-        rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
-                   "too many %s disks for machine '%s' (at most %u)",
-                   nide > ide_max ? "ide" : "sata", def->machine, nide > ide_max ? ide_max : sata_max);
-        return NULL;
+        const rv_qemu_disk *d = &def->disks[i];
+        bool ide = d->bus == RV_QEMU_BUS_IDE;
+        unsigned max = ide ? ide_max : sata_max;
+        q35_ide += ide && q35;
+        if (ide && q35 && machine_ahci && sata) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED, "%s",
+                       "ide and sata disks on q35's own AHCI (sata controller 0 at 0000:00:1f.2): "
+                       "name the ide ones sata");
+            return NULL;
+        }
+        if (q35_ide > ide_max) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "too many ide disks for machine '%s' (at most %u)", def->machine, ide_max);
+            return NULL;
+        }
+        if (((ide && !q35) || d->bus == RV_QEMU_BUS_SATA) && rv_qemu_disk_index(d->target) >= max) {
+            rv_err_set(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                       "disk '%s' is past the %s disks of machine '%s' (at most %u: %sa to %s%c)",
+                       d->target, ide ? "ide" : "sata", def->machine, max, ide ? "hd" : "sd",
+                       ide ? "hd" : "sd", 'a' + max - 1);
+            return NULL;
+        }
     }
 
     /* Boot order: bootindex on the first device of each kind listed. */
@@ -489,9 +513,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     }
 
     add_controllers(&b, def, q35);
-    unsigned ide_next = 0, sata_next = 0;
+    unsigned q35_ide_next = 0;
     for (size_t i = 0; i < def->ndisks; i++) {
         const rv_qemu_disk *d = &def->disks[i];
+        unsigned slot_bus, slot_unit;
+        rv_qemu_ide_slot(d, q35, &slot_bus, &slot_unit);
         bool cdrom = d->device == RV_QEMU_DISK_CDROM;
         const char *target = esc(&b, &e2, d->target);
         add(&b, "-drive");
@@ -532,18 +558,17 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
                  d->drive.unit, boot);
             break;
         case RV_QEMU_BUS_SATA:
-            addf(&b, "%s,bus=sata0.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                 sata_next++, target, target, boot);
+            addf(&b, "%s,bus=%s.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
+                 machine_ahci ? "ide" : "sata0", slot_unit, target, target, boot);
             break;
         case RV_QEMU_BUS_IDE:
             /* q35's IDE is its AHCI controller: one device per bus. */
             if (q35)
                 addf(&b, "%s,bus=ide.%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                     ide_next, target, target, boot);
+                     q35_ide_next++, target, target, boot);
             else
                 addf(&b, "%s,bus=ide.%u,unit=%u,drive=drive-%s,id=%s%s", cdrom ? "ide-cd" : "ide-hd",
-                     ide_next / 2, ide_next % 2, target, target, boot);
-            ide_next++;
+                     slot_bus, slot_unit, target, target, boot);
             break;
         }
         free(devopts);

@@ -80,10 +80,10 @@ int rv_qemu_parse_drive_address(const xmlNode *n, rv_qemu_drive_addr *addr, rv_e
         attr_uint(n, "target", 0, 0xffffffffu, 0, &target, err) < 0 ||
         attr_uint(n, "unit", 0, 0xffffffffu, 0, &unit, err) < 0)
         return -1;
-    /* virtio-scsi's limits (QEMU's): 255 targets, 16384 LUNs. */
-    if (target > 255 || unit > 16383 || bus != 0)
-        BAD_XML("invalid drive address bus %llu target %llu unit %llu (virtio-scsi: bus 0, "
-                "target 0-255, unit 0-16383)", bus, target, unit);
+    /* (ide and sata addresses are checked by place_disks: they must be
+     * the ones their target names give) */
+    if (target > 255 || unit > 16383 || bus > 255)
+        BAD_XML("invalid drive address bus %llu target %llu unit %llu", bus, target, unit);
     *addr = (rv_qemu_drive_addr){ .set = true, .controller = (unsigned)controller,
                                   .bus = (unsigned)bus, .target = (unsigned)target, .unit = (unsigned)unit };
     return 0;
@@ -192,6 +192,15 @@ static int controller_child(const xmlNode *c, void *opaque, rv_err *err)
         if (attr_uint(c, "port", 0, 255, 0, &v, err) < 0)
             return -1;
         ctl->port = (unsigned)v;
+        return 1;
+    }
+    /* <model name='pcie-root-port'/>: the QEMU device libvirtd names in
+     * its live and migratable XML; the one remvirtd runs too. */
+    if (named(c, "model") && ctl->type == RV_QEMU_CTRL_PCI && ctl->model == RV_QEMU_PCIE_ROOT_PORT) {
+        static const char *const model_attrs[] = { "name", NULL };
+        static const char *const root_port[] = { "pcie-root-port", NULL };
+        if (rv_qx_empty_element(c, model_attrs, err) < 0 || rv_qx_attr_word(c, "name", root_port, err) < 0)
+            return -1;
         return 1;
     }
     return 0;
@@ -707,6 +716,7 @@ static int assign_pci_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err
         const rv_qemu_controller *c = &dev->controllers[i];
         bool piix3_part = !q35 && (c->type == RV_QEMU_CTRL_IDE ||
                                    (c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_PIIX3_UHCI));
+        piix3_part |= rv_qemu_ctrl_machine_ahci(c, q35);     /* (ICH9's, reserved likewise) */
         if (!piix3_part)
             CLAIM(c->addr);
     }
@@ -815,6 +825,10 @@ static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
         rv_qemu_disk *d = &def->disks[i];
         if (d->bus != RV_QEMU_BUS_SCSI)
             continue;
+        /* virtio-scsi's limits (QEMU's): 255 targets, 16384 LUNs. */
+        if (d->drive.set && d->drive.bus != 0)
+            BAD_XML("invalid drive address bus %u target %u unit %u (virtio-scsi: bus 0, "
+                    "target 0-255, unit 0-16383)", d->drive.bus, d->drive.target, d->drive.unit);
         if (!d->drive.set) {
             unsigned idx = rv_qemu_disk_index(d->target);
             d->drive = (rv_qemu_drive_addr){ .set = true, .controller = idx / 7, .unit = idx % 7 };
@@ -830,6 +844,43 @@ static int place_scsi_disks(struct rv_qemu_domain_def *def, rv_err *err)
         }
     }
     return 0;
+}
+
+/* An ide or sata disk sits where its target name puts it, as libvirt
+ * places it (rv_qemu_ide_slot; q35's ide disks, which libvirtd does not
+ * take, in their order on its AHCI): a drive address is accepted only when it
+ * names that place (libvirtd's live and migratable XML carry it), and is
+ * not kept (the place follows from the name). */
+static int check_ide_sata_addresses(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
+{
+    for (size_t i = 0; i < def->ndisks; i++) {
+        rv_qemu_disk *d = &def->disks[i];
+        if ((d->bus != RV_QEMU_BUS_IDE && d->bus != RV_QEMU_BUS_SATA) || !d->drive.set)
+            continue;
+        if (d->bus == RV_QEMU_BUS_IDE && q35)
+            UNSUPPORTED("drive address of disk '%s': q35's ide disks take none", d->target);
+        unsigned bus, unit;
+        rv_qemu_ide_slot(d, q35, &bus, &unit);
+        if (d->drive.controller != 0 || d->drive.bus != bus || d->drive.target != 0 || d->drive.unit != unit)
+            UNSUPPORTED("drive address of disk '%s': only controller 0 bus %u target 0 unit %u, where "
+                        "its name places it", d->target, bus, unit);
+        d->drive.set = false;
+    }
+    return 0;
+}
+
+bool rv_qemu_ctrl_machine_ahci(const rv_qemu_controller *c, bool q35)
+{
+    return q35 && c->type == RV_QEMU_CTRL_SATA && c->index == 0 && c->addr.set &&
+           c->addr.bus == 0 && c->addr.slot == 0x1f && c->addr.function == 2;
+}
+
+void rv_qemu_ide_slot(const rv_qemu_disk *d, bool q35, unsigned *bus, unsigned *unit)
+{
+    unsigned idx = rv_qemu_disk_index(d->target);
+    bool ide = d->bus == RV_QEMU_BUS_IDE;
+    *bus = ide && !q35 ? idx / 2 : 0;
+    *unit = ide && !q35 ? idx % 2 : idx;
 }
 
 static int normalise_controllers(struct rv_qemu_domain_def *def, bool q35, rv_err *err)
@@ -1054,7 +1105,7 @@ int rv_qemu_devices_normalise(struct rv_qemu_domain_def *def, rv_err *err)
     for (size_t i = 0; i < def->ndisks; i++)
         if (def->disks[i].addr.set && def->disks[i].bus != RV_QEMU_BUS_VIRTIO)
             UNSUPPORTED("a PCI address on disk '%s', which is not on the virtio bus", def->disks[i].target);
-    if (place_scsi_disks(def, err) < 0)
+    if (place_scsi_disks(def, err) < 0 || check_ide_sata_addresses(def, q35, err) < 0)
         return -1;
     if (!def->balloon && dev->balloon_addr.set)
         BAD_XML("<memballoon model='none'> has no address");

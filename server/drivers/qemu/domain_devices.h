@@ -57,6 +57,12 @@ typedef struct rv_qemu_controller {
     rv_qemu_pci_addr addr;
 } rv_qemu_controller;
 
+/* q35's SATA controller 0 at 0000:00:1f.2 is the machine's own AHCI (QEMU's
+ * "ide"), as libvirtd's XML names it: no device of its own, its disks on
+ * ide.PORT.  remvirtd's own SATA controller is an ich9-ahci of its own
+ * (sata0) elsewhere. */
+bool rv_qemu_ctrl_machine_ahci(const rv_qemu_controller *c, bool q35);
+
 typedef enum {
     RV_QEMU_VIDEO_VGA, RV_QEMU_VIDEO_CIRRUS, RV_QEMU_VIDEO_QXL, RV_QEMU_VIDEO_VIRTIO,
     RV_QEMU_VIDEO_BOCHS, RV_QEMU_VIDEO_NONE,

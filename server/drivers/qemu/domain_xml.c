@@ -462,6 +462,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
             if (check_attrs(c, none, err) < 0)
                 goto fail;
             disk->readonly = true;
+        } else if (named(c, "backingStore") && !c->properties && !c->children) {
+            /* libvirtd's word for "no backing image" (its live and
+             * migratable XML): remvirtd reads a chain from the image. */
         } else if (named(c, "iotune")) {
             if (rv_qemu_iotune_parse(c, &disk->iotune, err) < 0)
                 goto fail;
@@ -520,9 +523,9 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                    "unsupported bus '%s' of disk '%s' (virtio, sata, ide or scsi)", b, disk->target);
         goto fail;
     }
-    if (disk->drive.set && disk->bus != RV_QEMU_BUS_SCSI) {
+    if (disk->drive.set && disk->bus == RV_QEMU_BUS_VIRTIO) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
-                   "unsupported drive address on %s disk '%s' (only scsi disks take one)", b,
+                   "unsupported drive address on %s disk '%s' (only scsi, sata and ide disks take one)", b,
                    disk->target);
         goto fail;
     }
@@ -1403,6 +1406,29 @@ static int parse_qemu_ns(const xmlNode *n, rv_qemu_domain_def *def, rv_err *err)
     return 0;
 }
 
+/* <resource>: libvirtd's default partition only (its migratable XML names
+ * it): remvirtd places no guest in a cgroup partition of the client's. */
+static int parse_resource(const xmlNode *n, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    if (check_attrs(n, none, err) < 0)
+        return -1;
+    const xmlNode *c = NULL;
+    int more;
+    while ((more = next_child(n, &c, err)) > 0) {
+        if (!named(c, "partition"))
+            UNSUPPORTED("unsupported element <%s> in <resource>", node_name(c));
+        char *text = NULL;
+        if (text_of(c, none, &text, err) < 0)
+            return -1;
+        bool dflt = strcmp(text, "/machine") == 0;
+        free(text);
+        if (!dflt)
+            UNSUPPORTED("%s", "resource partition other than /machine");
+    }
+    return more;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         rv_err *err)
 {
@@ -1480,6 +1506,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
                 return -1;
         } else if (named(c, "perf")) {
             /* (Its events were read by conf/domain_xml.c.) */
+        } else if (named(c, "resource")) {
+            if (parse_resource(c, err) < 0)
+                return -1;
         } else if (named(c, "blkiotune") || named(c, "memtune") || named(c, "cputune") ||
                    named(c, "numatune")) {
             if (rv_qemu_tune_parse(c, &def->tune, err) < 0)

@@ -217,6 +217,10 @@ void rv_qemu_def_swap(rv_qemu_domain_def *a, rv_qemu_domain_def *b);
 const char *rv_qemu_disk_bus_name(rv_qemu_disk_bus bus);
 /* The index a disk's target names (vda 0, vdb 1, ..., vdaa 26), as libvirt counts. */
 unsigned rv_qemu_disk_index(const char *target);
+/* Where an ide or sata disk sits, as libvirt places it by its target's
+ * index: pc's ide bus index/2 unit index%2; sata bus 0, unit (port)
+ * index (q35's ide disks go in their order instead: command.c). */
+void rv_qemu_ide_slot(const rv_qemu_disk *d, bool q35, unsigned *bus, unsigned *unit);
 
 /* The disk a path names in def: its target (vda), else its source file;
  * NULL: none. */

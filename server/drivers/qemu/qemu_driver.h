@@ -11,6 +11,7 @@
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
  *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
+ *   qemu_migrate_cookie.c  its cookie, as libvirtd reads it
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
@@ -782,6 +783,21 @@ void rv_qemu_migrate_gone(qemu_dom *d);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
+
+/* ---- qemu_migrate_cookie.c: the migration cookie ---- */
+/* libvirt's <qemu-migration> cookie for def's domain from this host, its
+ * NUL counted in *len; with_caps: a <capabilities> element too (the
+ * answer of PREPARE3, which libvirtd 9.0 as source needs). */
+int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char **val, u_int *len,
+                           rv_err *err);
+/* BEGIN3's domain XML for the running d (malloc'd; NULL: no memory). */
+char *rv_qemu_migrate_xml(qemu_dom *d);
+/* PREPARE3's definition made to match what a libvirtd source runs. */
+void rv_qemu_migrate_incoming_def(rv_qemu_domain_def *def);
+/* PERFORM3's URI as QEMU's migrate takes it (malloc'd; NULL: no memory). */
+char *rv_qemu_migrate_qemu_uri(const char *uri);
+/* (qemu_host.c) The host's UUID, as in the capabilities: false if none. */
+bool rv_qemu_host_uuid(char out[37]);
 
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,

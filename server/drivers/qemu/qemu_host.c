@@ -434,7 +434,7 @@ static const char *vendor_name(const char *cpuid_vendor)
 
 /* The host's UUID: the machine's SMBIOS one where the kernel shows it
  * (root only), else /etc/machine-id as a UUID (stable across restarts). */
-static bool host_uuid(char out[37])
+bool rv_qemu_host_uuid(char out[37])
 {
     char buf[64];
     if (read_text("/sys/class/dmi/id/product_uuid", buf, sizeof(buf)) && strlen(buf) >= 36) {
@@ -573,7 +573,7 @@ static char *capabilities_xml(rv_err *err)
         return NULL;
     }
     fprintf(fp, "<capabilities>\n\n  <host>\n");
-    if (host_uuid(uuid))
+    if (rv_qemu_host_uuid(uuid))
         fprintf(fp, "    <uuid>%s</uuid>\n", uuid);
     put_host_cpu(fp, &h, cpuinfo);
     fprintf(fp, "    <power_management/>\n");

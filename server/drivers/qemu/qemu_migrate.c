@@ -77,34 +77,6 @@ static const char *param_string(const rv_typed_param *params, u_int n, const cha
     return p && p->value.type == RV_TYPED_PARAM_STRING ? p->value.rv_typed_param_value_u.s : NULL;
 }
 
-/* ---- the cookie: <qemu-migration> with the domain's name and UUID and
- * the sender's host name, as libvirt's cookies begin (docs/wire-protocol.md) */
-
-static int put_cookie(const qemu_dom *d, char **val, u_int *len, rv_err *err)
-{
-    const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
-    char host[256] = "";
-    gethostname(host, sizeof(host) - 1);
-    char uuid[37];
-    const unsigned char *u = def->uuid;
-    snprintf(uuid, sizeof(uuid),
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-             u[15]);
-    /* (the name and host are XML-safe: libvirt's names are, and a host
-     * name has no markup characters) */
-    int n = asprintf(val,
-                     "<qemu-migration>\n  <name>%s</name>\n  <uuid>%s</uuid>\n"
-                     "  <hostname>%s</hostname>\n</qemu-migration>\n",
-                     def->name, uuid, host);
-    if (n < 0) {
-        *val = NULL;
-        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    }
-    *len = (u_int)n + 1;    /* libvirt's cookies carry their NUL */
-    return 0;
-}
-
 /* ================================================================ source */
 
 int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
@@ -123,10 +95,11 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                     d->live->name);
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
-    ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(d->live);
+    ret->xml = dxml ? strdup(dxml) : rv_qemu_migrate_xml(d);
     if (!ret->xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
+    if (rv_qemu_migrate_cookie(rv_qemu_dom_def(d), false, &ret->cookie_out.cookie_out_val,
+                               &ret->cookie_out.cookie_out_len, err) < 0) {
         free(ret->xml);
         ret->xml = NULL;
         return -1;
@@ -279,9 +252,14 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     if (!d->qmp)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "domain is not running");
+    char *quri = rv_qemu_migrate_qemu_uri(uri);
+    if (!quri)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
     rv_deferred *reply = rv_driver_defer(err);
-    if (!reply)
+    if (!reply) {
+        free(quri);
         return -1;
+    }
     /* The bandwidth (MiB/s) goes first: QEMU takes commands in order.
      * None or 0: the domain's kept MIGRATE_SET_MAX_SPEED value
      * (unlimited until set), as libvirtd does. */
@@ -292,7 +270,8 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                              (void *)"migrate-set-parameters", &e) < 0)
         RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
     rv_err_clear(&e);
-    rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, args->flags, uri, reply);
+    rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, args->flags, quri, reply);
+    free(quri);
     return RV_DEFERRED;
 }
 
@@ -531,6 +510,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!def)
         return -1;
     drop_source_choices(def);
+    rv_qemu_migrate_incoming_def(def);
     const char *dname = param_string(params, n, "destination_name");
     if (dname && *dname && strcmp(dname, def->name) != 0) {
         char *copy = strdup(dname);
@@ -555,6 +535,10 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     if (!reply)
         return -1;
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
+    rv_err cerr = { 0 };    /* (out of memory only: the reply goes without) */
+    if (rv_qemu_migrate_cookie(d->live, true, &r->cookie_out.cookie_out_val,
+                               &r->cookie_out.cookie_out_len, &cerr) < 0)
+        rv_err_clear(&cerr);
     r->uri_out = malloc(sizeof(*r->uri_out));
     if (r->uri_out && asprintf(r->uri_out, strchr(host, ':') ? "tcp:[%s]:%d" : "tcp:%s:%d", host,
                                port) < 0) {

@@ -1,0 +1,85 @@
+# Two "hosts" for the migration tests, sourced after functions.sh: this
+# test's network namespace (A, 10.231.0.1) and one made here (B,
+# 10.231.0.2, network namespace $MIG_NS) joined by a veth pair.
+# migrate_hosts_up makes them (after the checks these tests share: it
+# may skip); start_b starts a remvirtd in B with
+# directories of its own ($BDIR) and the host name rvmig-b (libvirtd
+# refuses a migration cookie naming its own host), reached at $B.
+# (/run/netns is the machine's: named after this test's process, so that
+# two migration tests can run at once)
+MIG_NS=rvmig$$
+BDIR=$RV_TMP/remvirtd-b
+B=qemu+tcp://10.231.0.2/system
+OUT=$RV_TMP/migrate
+SHARED=$RV_TMP/shared      # the directory both hosts see
+
+# shared_guest_xml NAME [DEVICES]: $OUT/NAME.xml, the test guest with a
+# new 16 MiB qcow2 disk in $SHARED, the agent's channel and DEVICES.
+shared_guest_xml()
+{
+    qemu-img create -q -f qcow2 "$SHARED/$1.qcow2" 16M
+    local disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/$1.qcow2'/><target dev='vda' bus='virtio'/></disk>"
+    local channel="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+    qemu_guest_xml "$1" | sed "s|<devices>|<devices>$disk$channel${2:-}|" > "$OUT/$1.xml"
+}
+
+migrate_hosts_up()
+{
+    netns_view_cgroups
+    requires virsh
+    requires qemu-img --version
+    test_guest
+    ip netns add $MIG_NS
+    cleanup_fn ip netns del $MIG_NS
+    ip link add rvma type veth peer name rvmb
+    ip link set rvmb netns $MIG_NS
+    ip addr add 10.231.0.1/24 dev rvma
+    ip link set rvma up
+    ip netns exec $MIG_NS ip link set lo up
+    ip netns exec $MIG_NS ip addr add 10.231.0.2/24 dev rvmb
+    ip netns exec $MIG_NS ip link set rvmb up
+    mkdir -p "$BDIR" "$OUT" "$SHARED"
+    cat > "$BDIR/remvirtd.conf" <<EOF
+unix_sock_dir = "$BDIR"
+log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"
+log_outputs = "1:file:$BDIR/remvirtd.log"
+listen_tcp = 1
+tcp_port = "16509"
+auth_tcp = "none"
+listen_addr = "10.231.0.2"
+qemu_config_dir = "$BDIR/qemu/etc"
+qemu_run_dir = "$BDIR/qemu/run"
+qemu_save_dir = "$BDIR/qemu/save"
+qemu_dump_dir = "$BDIR/qemu/dump"
+qemu_migration_host = "10.231.0.2"
+qemu_migration_port_min = 49300
+qemu_migration_port_max = 49309
+EOF
+    cleanup_fn stop_b
+}
+
+b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
+
+# (unshare without --fork execs: $BPID is remvirtd's own)
+start_b()
+{
+    ip netns exec $MIG_NS unshare --uts sh -c 'hostname rvmig-b && exec "$0" "$@"' \
+        "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
+        < /dev/null >> "$BDIR/stdout" 2>> "$BDIR/stderr" &
+    BPID=$!
+    wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
+}
+
+# restart_b: B's remvirtd stopped and started again, its guests running on.
+restart_b()
+{
+    kill "$BPID"
+    wait "$BPID" 2> /dev/null || true
+    start_b
+}
+
+stop_b()
+{
+    [ -z "${BPID:-}" ] || { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; }
+    _rv_kill_qemus "$BDIR/qemu/run/"
+}
