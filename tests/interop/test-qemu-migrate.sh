@@ -26,61 +26,7 @@ requires virsh
 requires qemu-img --version
 test_guest
 
-NS=rvmigb
-ip netns add $NS
-cleanup_fn ip netns del $NS
-ip link add rvma type veth peer name rvmb
-ip link set rvmb netns $NS
-ip addr add 10.231.0.1/24 dev rvma
-ip link set rvma up
-ip netns exec $NS ip link set lo up
-ip netns exec $NS ip addr add 10.231.0.2/24 dev rvmb
-ip netns exec $NS ip link set rvmb up
-
-start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
-    'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
-A=qemu+tcp://10.231.0.1/system
-
-# B: a second remvirtd in the other namespace, with directories of its own.
-BDIR=$RV_TMP/remvirtd-b
-mkdir -p "$BDIR"
-cat > "$BDIR/remvirtd.conf" <<EOF
-unix_sock_dir = "$BDIR"
-log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"
-log_outputs = "1:file:$BDIR/remvirtd.log"
-listen_tcp = 1
-tcp_port = "16509"
-auth_tcp = "none"
-listen_addr = "10.231.0.2"
-qemu_config_dir = "$BDIR/qemu/etc"
-qemu_run_dir = "$BDIR/qemu/run"
-qemu_save_dir = "$BDIR/qemu/save"
-qemu_dump_dir = "$BDIR/qemu/dump"
-qemu_migration_host = "10.231.0.2"
-qemu_migration_port_min = 49300
-qemu_migration_port_max = 49309
-EOF
-start_b()
-{
-    ip netns exec $NS "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
-        < /dev/null >> "$BDIR/stdout" 2>> "$BDIR/stderr" &
-    BPID=$!
-    wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
-}
-stop_b() { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; _rv_kill_qemus "$BDIR/qemu/run/"; }
-cleanup_fn stop_b
-B=qemu+tcp://10.231.0.2/system
-b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
-start_b
-
-OUT=$RV_TMP/migrate
-SHARED=$RV_TMP/shared
-mkdir -p "$OUT" "$SHARED"
-qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
-CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
-DISK="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/g.qcow2'/><target dev='vda' bus='virtio'/></disk>"
-qemu_guest_xml g | sed "s|<devices>|<devices>$DISK$CHANNEL|" > "$OUT/g.xml"
+source "$(dirname "$0")/migrate-hosts.sh"
 
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 EVA=$BG_PID
@@ -150,7 +96,7 @@ expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS, g + rc.xdr_opt_string(None) + 
        {rc.ERR_INVALID_ARG}, "PERFORM3 without migrate_uri")
 expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS,
        g + rc.xdr_opt_string("qemu+tcp://10.231.0.2/system") + params(migrate_uri="tcp:10.231.0.2:1") + NOCOOKIE + rc.xdr_uint(1),
-       {rc.ERR_ARGUMENT_UNSUPPORTED}, "PERFORM3 peer-to-peer")
+       {rc.ERR_INVALID_ARG}, "PERFORM3 with a destination URI but no PEER2PEER")
 expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 | 4),
        {rc.ERR_ARGUMENT_UNSUPPORTED}, "BEGIN3 tunnelled")
 expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 << 30),

@@ -222,6 +222,15 @@ static void *drive(void *arg)
             rv_err_move(&p->thread_err, &e);
         rv_err_clear(&e);
     }
+    if (rpc && rv_err_is_set(&p->thread_err) && !rv_connect_is_alive(dconn)) {
+        /* The client's words ("connection closed by the server") would
+         * name the wrong server to the caller. */
+        rv_err lost = { 0 };
+        rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: lost the connection to the destination %s: %s", p->dconnuri,
+                   p->thread_err.message ? p->thread_err.message : "");
+        rv_err_move(&p->thread_err, &lost);
+    }
     if (dconn)
         rv_connect_close(dconn);
     post(p, P2P_DONE);

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Peer-to-peer live migration between two remvirtds (tests/interop/
+# migrate-hosts.sh: A and B in two network namespaces, qemu+tcp):
+# `virsh migrate --live --p2p g qemu+tcp://B/system` makes one call to A,
+# whose remvirtd opens B itself and drives PREPARE3/FINISH3 there.
+#   - failures leave the guest running on A alone: B unreachable, B's
+#     prepare refused (a disk missing there), --tunnelled (refused),
+#     B's remvirtd killed while the stream comes;
+#   - A to B: runs on B, its memory (the agent's in-RAM SSH keys) came
+#     along; events A Suspended/Stopped Migrated, B Started/Resumed Migrated;
+#   - back to A with --persistent;
+#   - nova's call (its own code: LibvirtDriver's default flags
+#     UNDEFINE_SOURCE|PERSIST_DEST|PEER2PEER|LIVE and Guest.migrate's
+#     migrateToURI3 params) moves it to B with its definition.
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+netns_view_cgroups
+requires virsh
+requires qemu-img --version
+requires "$SYSTEM_PYTHON3" -c 'import libvirt, nova.virt.libvirt.guest'
+test_guest
+
+MIG_NS=rvp2pb
+source "$(dirname "$0")/migrate-hosts.sh"
+
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+agent_guest_up "$A" g "$OUT/g.xml"
+KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPeerToPeerPeerToPeerPeerToPeer00000 rv@p2p"
+echo "$KEY" > "$OUT/key"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+agent_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+agent_on "$A" || fail "the key is not in the guest"
+run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+# The guest runs on A alone, and A can start another migration of it.
+on_a_alone()
+{
+    run_a || fail "$1: g is not running on A"
+    b_empty || fail "$1: B has a domain or a QEMU"
+    virsh -q -c "$A" domjobinfo g | grep -q "Job type: *None" || fail "$1: A still has a job"
+}
+
+# ---- failures: the guest stays on A ----
+if virsh -q -c "$A" migrate --live --p2p g qemu+tcp://10.231.0.2:16599/system > "$OUT/unreach" 2>&1; then
+    fail "p2p migration to an unreachable destination succeeded"
+fi
+grep -qi "connect" "$OUT/unreach" || { show "$OUT/unreach"; fail "unreachable: no reason given"; }
+on_a_alone "unreachable destination"
+
+sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" "$OUT/g.xml" > "$OUT/g-missing.xml"
+if virsh -q -c "$A" migrate --live --p2p g "$B" --xml "$OUT/g-missing.xml" > "$OUT/refused" 2>&1; then
+    fail "p2p migration to a destination without the disk succeeded"
+fi
+grep -q "missing.qcow2" "$OUT/refused" || { show "$OUT/refused"; fail "prepare refused: no reason given"; }
+on_a_alone "prepare refused"
+
+if virsh -q -c "$A" migrate --live --p2p --tunnelled g "$B" > "$OUT/tunnel" 2>&1; then
+    fail "a tunnelled migration succeeded"
+fi
+grep -q "does not tunnel" "$OUT/tunnel" || { show "$OUT/tunnel"; fail "tunnelled: not refused clearly"; }
+on_a_alone "tunnelled"
+
+# B's remvirtd killed while the stream comes (16 MiB/s: a few seconds):
+# A's FINISH3 fails (or the stream does) and A runs the guest on.
+bg "$OUT/cut" virsh -q -c "$A" migrate --live --p2p --bandwidth 16 g "$B"
+MIG=$BG_PID
+has_job() { virsh -c "$A" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
+wait_for 60 "the p2p migration job on A" has_job
+kill -KILL "$BPID"
+wait "$BPID" 2> /dev/null || true
+if wait "$MIG"; then fail "the p2p migration whose destination daemon died succeeded"; fi
+grep -q "destination" "$OUT/cut.err" || { show "$OUT/cut"; fail "destination killed: no clear error"; }
+wait_for 60 "g running on A after B's daemon died" run_a
+start_b
+wait_for 30 "B without g after its restart" b_empty
+wait_for 60 "the guest's key on A after the cut migration" agent_on "$A"
+on_a_alone "destination killed"
+
+# ---- A to B, peer to peer ----
+bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
+EVB=$BG_PID
+start=$(date +%s.%N)
+LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
+    virsh -q -c "$A" migrate --live --p2p g "$B" > "$OUT/migrate" 2>&1 ||
+    { show "$OUT/migrate"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "virsh migrate --p2p"; }
+end=$(date +%s.%N)
+echo "remvirtd: virsh migrate --p2p took $(awk "BEGIN { print $end - $start }") s" >&2
+# virsh made the one call: PERFORM3_PARAMS with the destination's URI.
+grep -o "virDomainMigrate[A-Za-z0-9]*" "$OUT/virsh.log" | sort -u > "$OUT/steps"
+grep -q "virDomainMigrateUnmanagedParams" "$OUT/steps" || { show "$OUT/steps"; fail "virsh did not migrate peer to peer"; }
+grep -q "virDomainMigrateVersion3Full" "$OUT/steps" && { show "$OUT/steps"; fail "virsh drove the steps itself"; }
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
+virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
+[ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
+[ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+[ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 1 ] || fail "B has no QEMU (or more than one)"
+wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
+sleep 1
+kill "$EVA" "$EVB" 2> /dev/null || true
+grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
+grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
+grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Started Migrated"; }
+grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
+echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
+echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
+
+# ---- back to A, peer to peer, made persistent there ----
+virsh -q -c "$B" migrate --live --p2p --persistent g "$A" > "$OUT/back" 2>&1 ||
+    { show "$OUT/back"; show "$BDIR/remvirtd.log"; fail "virsh migrate --p2p back"; }
+run_a || fail "g is not running on A again"
+[ "$(virsh -q -c "$A" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on A"
+b_empty || fail "B kept the transient g"
+wait_for 60 "the guest's key on A again" agent_on "$A"
+
+# ---- nova's call: its flags and migrateToURI3 params, to B ----
+"$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/migrate-p2p-nova.py" "$A" g "$B" tcp://10.231.0.2 \
+    > "$OUT/nova" 2>&1 || { show "$OUT/nova"; fail "nova-style migrateToURI3"; }
+cat "$OUT/nova" >&2
+[ -z "$(virsh -q -c "$A" list --all --name)" ] || fail "nova: A kept g's definition"
+[ -f "$QEMU_DIR/etc/g.xml" ] && fail "nova: A kept g.xml"
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "nova: g is not running on B"
+[ "$(virsh -q -c "$B" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "nova: g is not persistent on B"
+[ -f "$BDIR/qemu/etc/g.xml" ] || fail "nova: B has no g.xml"
+wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
+[ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 01 ] ||
+    fail "not exactly one QEMU (on B) after nova's migration"
+virsh -q -c "$B" destroy g > /dev/null
+virsh -q -c "$B" undefine g > /dev/null
