@@ -450,12 +450,12 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
                     "domain has no completed outgoing migration to confirm");
     /* The guest runs on the destination: this QEMU goes (shut off,
      * migrated), and with UNDEFINE_SOURCE its definition too. */
-    if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def) {
-        rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, NULL, NULL);
-        if (rv_qemu_def_remove(d, 0, reply, err) < 0)
-            return -1;
-        return RV_DEFERRED;
-    }
+    /* The answer comes with the destroy's, which waits for the status
+     * file's removal by the store helper (qemu_sync.c, one request at a
+     * time, in order): the definition's removal, asked first, is done by
+     * then, and the caller finds no trace of the guest here. */
+    if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def && rv_qemu_def_remove(d, 0, NULL, err) < 0)
+        return -1;
     rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
     return RV_DEFERRED;
 }
