@@ -70,6 +70,11 @@ bg "$OUT/cut" virsh -q -c "$A" migrate --live --p2p --bandwidth 16 g "$B"
 MIG=$BG_PID
 has_job() { virsh -c "$A" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
 wait_for 60 "the p2p migration job on A" has_job
+# (meanwhile a second migration, or a managed one's BEGIN3, is refused)
+if virsh -q -c "$A" migrate --live --p2p g "$B" > "$OUT/second" 2>&1; then fail "a second p2p migration began"; fi
+grep -q "busy with another job" "$OUT/second" || { show "$OUT/second"; fail "second p2p migration: not 'busy'"; }
+if virsh -q -c "$A" migrate --live g "$B" > "$OUT/second" 2>&1; then fail "a managed migration began during a p2p one"; fi
+grep -q "busy with another job" "$OUT/second" || { show "$OUT/second"; fail "BEGIN3 during p2p: not 'busy'"; }
 kill -KILL "$BPID"
 wait "$BPID" 2> /dev/null || true
 if wait "$MIG"; then fail "the p2p migration whose destination daemon died succeeded"; fi
@@ -108,10 +113,17 @@ grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-
 echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
 echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
 
-# ---- back to A, peer to peer, made persistent there ----
-virsh -q -c "$B" migrate --live --p2p --persistent g "$A" > "$OUT/back" 2>&1 ||
-    { show "$OUT/back"; show "$BDIR/remvirtd.log"; fail "virsh migrate --p2p back"; }
-run_a || fail "g is not running on A again"
+# ---- back to A, peer to peer, made persistent there; its client killed
+# in the middle (16 MiB/s): B's remvirtd completes it all the same ----
+bg "$OUT/back" virsh -q -c "$B" migrate --live --p2p --persistent --bandwidth 16 g "$A"
+MIG=$BG_PID
+b_job() { virsh -c "$B" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
+wait_for 60 "the p2p migration job on B" b_job
+kill -KILL "$MIG"
+wait "$MIG" 2> /dev/null || true
+wait_for 60 "g running on A again" run_a
+b_gone() { [ -z "$(virsh -q -c "$B" list --all --name)" ]; }
+wait_for 30 "g gone from B" b_gone
 [ "$(virsh -q -c "$A" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on A"
 b_empty || fail "B kept the transient g"
 wait_for 60 "the guest's key on A again" agent_on "$A"
