@@ -58,6 +58,14 @@ fi
 grep -q "missing.qcow2" "$OUT/refused" || { show "$OUT/refused"; fail "prepare refused: no reason given"; }
 on_a_alone "prepare refused"
 
+# a persistent_xml of another domain: refused by B's PREPARE3
+sed "s|<name>g</name>|<name>other</name>|" "$OUT/g.xml" > "$OUT/g-other.xml"
+if virsh -q -c "$A" migrate --live --p2p --persistent --persistent-xml "$OUT/g-other.xml" g "$B" > "$OUT/other" 2>&1; then
+    fail "p2p migration with another domain's persistent XML succeeded"
+fi
+grep -q "persistent_xml names another domain" "$OUT/other" || { show "$OUT/other"; fail "persistent_xml: no clear error"; }
+on_a_alone "persistent_xml of another domain"
+
 if virsh -q -c "$A" migrate --live --p2p --tunnelled g "$B" > "$OUT/tunnel" 2>&1; then
     fail "a tunnelled migration succeeded"
 fi
@@ -115,7 +123,9 @@ echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
 
 # ---- back to A, peer to peer, made persistent there; its client killed
 # in the middle (16 MiB/s): B's remvirtd completes it all the same ----
-bg "$OUT/back" virsh -q -c "$B" migrate --live --p2p --persistent --bandwidth 16 g "$A"
+# (with a persistent XML of its own: the definition A keeps has its description)
+virsh -q -c "$B" dumpxml --migratable g | sed "s|<name>g</name>|<name>g</name><description>kept on A</description>|" > "$OUT/g-persist.xml"
+bg "$OUT/back" virsh -q -c "$B" migrate --live --p2p --persistent --persistent-xml "$OUT/g-persist.xml" --bandwidth 16 g "$A"
 MIG=$BG_PID
 b_job() { virsh -c "$B" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
 wait_for 60 "the p2p migration job on B" b_job
@@ -124,6 +134,9 @@ wait "$MIG" 2> /dev/null || true
 wait_for 60 "g running on A again" run_a
 b_gone() { [ -z "$(virsh -q -c "$B" list --all --name)" ]; }
 wait_for 30 "g gone from B" b_gone
+virsh -q -c "$A" dumpxml --inactive g | grep -q "<description>kept on A</description>" ||
+    fail "A's definition is not the persistent XML given"
+virsh -q -c "$A" dumpxml g | grep -q "<description>" && fail "the persistent XML changed the running guest"
 [ "$(virsh -q -c "$A" dominfo g | sed -n 's/^Persistent: *//p')" = yes ] || fail "g is not persistent on A"
 b_empty || fail "B kept the transient g"
 wait_for 60 "the guest's key on A again" agent_on "$A"

@@ -55,6 +55,7 @@ enum {
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
 #define PARAM_DEST_XML "destination_xml"
+#define PARAM_PERSIST_XML "persistent_xml"
 
 /* (the driver's errors are in its own error domain) */
 #define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
@@ -82,6 +83,31 @@ static const char *param_string(const rv_typed_param *params, u_int n, const cha
 {
     const rv_typed_param *p = rv_tune_param_find(params, n, name);
     return p && p->value.type == RV_TYPED_PARAM_STRING ? p->value.rv_typed_param_value_u.s : NULL;
+}
+
+/* PERSIST_DEST's definition: the persistent_xml parameter's when given
+ * (nova sends one), else the running one's; it must name the same
+ * domain.  NULL with err. */
+static rv_qemu_domain_def *persist_def(const rv_typed_param *params, u_int n,
+                                       const rv_qemu_domain_def *live, rv_err *err)
+{
+    const char *given = param_string(params, n, PARAM_PERSIST_XML);
+    char *xml = given ? NULL : rv_qemu_domain_format(live);
+    if (!given && !xml) {
+        fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        return NULL;
+    }
+    const char *text = given ? given : xml;
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(text, strlen(text), err);
+    free(xml);
+    if (def && (memcmp(def->uuid, live->uuid, sizeof(def->uuid)) != 0 ||
+                strcmp(def->name, live->name) != 0)) {
+        rv_qemu_domain_free(def);
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s names another domain than '%s'",
+             PARAM_PERSIST_XML, live->name);
+        return NULL;
+    }
+    return def;
 }
 
 /* ---- the cookie: <qemu-migration> with the domain's name and UUID and
@@ -602,6 +628,15 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         free(def->name);
         def->name = copy;
     }
+    if (args->flags & MIGRATE_PERSIST_DEST) {
+        /* (a persistent_xml that cannot be kept fails before anything starts) */
+        rv_qemu_domain_def *pd = persist_def(params, n, def, err);
+        if (!pd) {
+            rv_qemu_domain_free(def);
+            return -1;
+        }
+        rv_qemu_domain_free(pd);
+    }
     /* An inactive definition here with a managed save image: which state
      * is the guest's would be unclear later: refused rather than guessed. */
     qemu_dom *here = rv_qemu_find_uuid(def->uuid);
@@ -703,9 +738,8 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
     if (op->flags & MIGRATE_PERSIST_DEST) {
         /* The definition is kept: answered once it is durable. */
-        char *xml = rv_qemu_domain_format(d->live);
-        rv_qemu_domain_def *def = xml ? rv_qemu_domain_parse(xml, strlen(xml), &e) : NULL;
-        free(xml);
+        const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
+        rv_qemu_domain_def *def = persist_def(a->params.params_val, a->params.params_len, d->live, &e);
         if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
             free(op);
             return;
@@ -789,6 +823,18 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     if (d->migrate_finish)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: %s", "its migration is finishing already");
+    if (!args->cancelled && (args->flags & MIGRATE_PERSIST_DEST)) {
+        rv_qemu_domain_def *pd = persist_def(args->params.params_val, args->params.params_len,
+                                             d->live, err);
+        if (!pd) {
+            /* (PREPARE3 checked it; a FINISH3 with another one fails as
+             * cancelled, so that the source keeps the guest) */
+            d->migrate_in = false;
+            rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED);
+            return -1;
+        }
+        rv_qemu_domain_free(pd);
+    }
     if (args->cancelled) {
         /* The source keeps the guest: the waiting QEMU goes. */
         RV_INFO("domain '%s': incoming migration cancelled", d->live->name);
