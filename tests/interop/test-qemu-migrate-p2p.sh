@@ -155,3 +155,35 @@ wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
     fail "not exactly one QEMU (on B) after nova's migration"
 virsh -q -c "$B" destroy g > /dev/null
 virsh -q -c "$B" undefine g > /dev/null
+
+# ---- the same between two stock libvirtds: what a libvirtd source asks
+# its destination (B's log of the API calls made there), printed for
+# docs/wire-protocol.md and checked against what remvirtd does ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_pair 'log_filters = "1:libvirt"' "log_outputs = \"1:file:$RV_TMP/libvirtd-b/calls.log\""
+qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
+sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
+virsh -q -c "$LA" define "$OUT/lg.xml" > /dev/null
+virsh -q -c "$LA" start lg > /dev/null
+: > "$LBDIR/calls.log"
+start=$(date +%s.%N)
+virsh -q -c "$LA" migrate --live --p2p --unsafe lg "$LB" --migrateuri tcp://10.231.0.2 > "$OUT/lmigrate" 2>&1 ||
+    { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate --p2p"; }
+end=$(date +%s.%N)
+echo "libvirtd: virsh migrate --p2p took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
+sed -n 's/.* : \(virConnectSupportsFeature\|virDomainMigrate[A-Za-z0-9]*\|virConnectOpenAuth\):[0-9]* : \(.*\)/\1 \2/p' \
+    "$LBDIR/calls.log" | sed 's/conn=0x[0-9a-f]*, //; s/=0x[0-9a-f]\{6,\}//g' | uniq > "$OUT/lcalls"
+echo "libvirtd source -> libvirtd destination, the calls B saw:" >&2
+cut -c1-200 "$OUT/lcalls" >&2
+# What remvirtd's qemu_migrate_p2p.c does too: features 4, 6, 13, then
+# Prepare3Params and Finish3Params.
+for f in 4 6 13; do
+    grep -q "^virConnectSupportsFeature feature=$f\b" "$OUT/lcalls" || fail "libvirtd did not ask feature $f"
+done
+[ "$(grep -o '^virDomainMigrate[A-Za-z0-9]*' "$OUT/lcalls" | uniq | tr '\n' ' ')" = "virDomainMigratePrepare3Params virDomainMigrateFinish3Params " ] ||
+    fail "libvirtd's steps on its destination are not Prepare3Params, Finish3Params"
+virsh -q -c "$LB" destroy lg > /dev/null

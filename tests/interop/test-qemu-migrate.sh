@@ -202,22 +202,7 @@ if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0
 fi
-start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
-LA=qemu+tcp://10.231.0.1:16510/system
-LBDIR=$RV_TMP/libvirtd-b
-_rv_libvirtd_conf "$LBDIR" 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.2"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000b"'
-# Its own host name too: libvirtd refuses a destination named as the source.
-nsenter --net=/run/netns/$NS unshare --mount --uts --propagation private \
-    sh -c 'hostname rvmig-b && exec sh "$0" "$@"' "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LBDIR" --listen \
-    < /dev/null > "$LBDIR/stdout" 2> "$LBDIR/stderr" &
-LBPID=$!
-stop_lb() { kill "$LBPID" 2> /dev/null || true; wait "$LBPID" 2> /dev/null || true; }
-cleanup_fn stop_lb
-LB=qemu+tcp://10.231.0.2:16510/system
-lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
-wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
+start_libvirtd_pair
 qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
 sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
 bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp

@@ -73,6 +73,7 @@ typedef struct qemu_p2p {
     u_int nparams;
     unsigned int flags, dest_flags;
     char *xml, *cookie;         /* BEGIN3's */
+    char *name;                 /* the domain's, for FINISH3's destination_name */
     u_int cookie_len;
     /* Under lock: */
     p2p_stage stage;
@@ -125,19 +126,27 @@ static int check_features(struct rvc_conn *rpc, rv_err *err)
 }
 
 /* The call's parameters for the destination, with destination_xml (this
- * domain's) and, when given, migrate_uri replaced.  A shallow copy: the
- * strings stay the call's and p's. */
+ * domain's) and, for FINISH3 (uri given), migrate_uri = that URI and a
+ * destination_name (as a libvirtd source sends them: docs/wire-protocol.md).
+ * A shallow copy: the strings stay the call's and p's. */
 static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
 {
-    rv_typed_param *out = calloc(p->nparams + 2, sizeof(*out));
+    rv_typed_param *out = calloc(p->nparams + 3, sizeof(*out));
     if (!out)
         return NULL;
     u_int k = 0;
+    bool named = false;
     for (u_int i = 0; i < p->nparams; i++) {
         const char *name = p->params[i].field;
         if (strcmp(name, "destination_xml") == 0 || (uri && strcmp(name, "migrate_uri") == 0))
             continue;
+        named |= strcmp(name, "destination_name") == 0;
         out[k++] = p->params[i];
+    }
+    if (uri && !named) {
+        out[k].field = (char *)"destination_name";
+        out[k].value.type = RV_TYPED_PARAM_STRING;
+        out[k++].value.rv_typed_param_value_u.s = p->name;
     }
     out[k].field = (char *)"destination_xml";
     out[k].value.type = RV_TYPED_PARAM_STRING;
@@ -246,6 +255,7 @@ static void p2p_free(qemu_p2p *p)
     pthread_cond_destroy(&p->cond);
     free(p->xml);
     free(p->cookie);
+    free(p->name);
     free(p->uri_out);
     rv_err_clear(&p->thread_err);
     rv_err_clear(&p->perform_err);
@@ -368,7 +378,10 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
         free(p);
         return -1;
     }
-    if (!(p->reply = rv_driver_defer(err))) {
+    if (!(p->name = strdup(d->live->name)) || !(p->reply = rv_driver_defer(err))) {
+        if (!p->name)
+            fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        free(p->name);
         free(p->xml);
         free(p->cookie);
         free(p);
