@@ -5,7 +5,7 @@
 # qemu+tcp (auth none, private addresses).  The test guest's disk is in a
 # directory both see.  Gives A, B (their URIs), BDIR, BPID, start_b,
 # stop_b, b_up, OUT, SHARED and $OUT/g.xml (guest g with an agent
-# channel and the shared disk).
+# channel and the shared disk), and the checks below.
 : "${MIG_NS:=rvmigb}"
 NS=$MIG_NS
 ip netns add $NS
@@ -62,6 +62,18 @@ qemu-img create -q -f qcow2 "$SHARED/g.qcow2" 16M
 CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
 DISK="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/g.qcow2'/><target dev='vda' bus='virtio'/></disk>"
 qemu_guest_xml g | sed "s|<devices>|<devices>$DISK$CHANNEL|" > "$OUT/g.xml"
+
+run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+# check_migrated_events A_EVENTS B_EVENTS: the files of `virsh event` on
+# A and B have the lifecycle events of g's migration from A to B.
+check_migrated_events()
+{
+    grep -q "lifecycle.*g.*Suspended Migrated" "$1" || { show "$1"; fail "A: Suspended Migrated"; }
+    grep -q "lifecycle.*g.*Stopped Migrated" "$1" || { show "$1"; fail "A: Stopped Migrated"; }
+    grep -q "lifecycle.*g.*Started Migrated" "$2" || { show "$2"; fail "B: Started Migrated"; }
+    grep -q "lifecycle.*g.*Resumed Migrated" "$2" || { show "$2"; fail "B: Resumed Migrated"; }
+}
 
 # start_libvirtd_pair ['key = value'...]: two stock libvirtds with their
 # QEMU drivers in the same two namespaces (tcp port 16510, auth none), for

@@ -61,9 +61,7 @@ virsh -q -c "$A" domjobabort g
 if wait "$MIG"; then fail "the aborted migration succeeded"; fi
 grep -q "operation aborted: job 'migration out' canceled by client" "$OUT/abort.err" ||
     { show "$OUT/abort.err"; fail "abort: not libvirt's words"; }
-run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
 wait_for 30 "g running on A after the abort" run_a
-b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
 wait_for 30 "B without g after the abort" b_empty
 
 # ---- the steps called out of turn or with bad arguments (raw calls):
@@ -167,10 +165,7 @@ grep -q "Operation: *Outgoing migration" "$OUT/completed" || { show "$OUT/comple
 echo "completed job on A:" >&2; grep -E "Time elapsed|Total downtime|Memory processed" "$OUT/completed" >&2 || true
 sleep 1
 kill "$EVA" "$EVB" 2> /dev/null || true
-grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
-grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
-grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Started Migrated"; }
-grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Resumed Migrated"; }
+check_migrated_events "$OUT/events-a" "$OUT/events-b2"
 # ---- back to A, made persistent there (it is defined there already) ----
 virsh -q -c "$B" migrate --live --persistent --migrateuri tcp://10.231.0.1 g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
 [ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
