@@ -70,6 +70,30 @@ fi
 grep -q "does not tunnel" "$OUT/tunnel" || { show "$OUT/tunnel"; fail "tunnelled: not refused clearly"; }
 on_a_alone "tunnelled"
 
+# raw PERFORM3 calls with PEER2PEER and bad arguments: clear errors
+rawpy "$REMVIRTD_SOCK" > "$OUT/raw" 2>&1 <<'PY' || { show "$OUT/raw"; fail "raw p2p calls"; }
+import sys
+import rawclient as rc
+
+a = rc.Client(sys.argv[1]); a.open_connection("qemu:///system")
+g = a.lookup("g")
+def perform(dconnuri, params, flags, codes, what):
+    serial = a.send_call(rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS,
+                         g + rc.xdr_opt_string(dconnuri) + params + rc.xdr_uint(0) + rc.xdr_uint(flags))
+    hdr, body = a.recv_reply()
+    rc.expect_error_reply(hdr, body, serial, codes, what)
+NOPARAMS = rc.xdr_uint(0)
+perform(None, NOPARAMS, 1 | 2, {rc.ERR_INVALID_ARG}, "PEER2PEER without a destination URI")
+perform("", NOPARAMS, 1 | 2, {rc.ERR_INVALID_ARG}, "PEER2PEER with an empty destination URI")
+perform("qemu+tcp://10.231.0.2/system", rc.xdr_uint(1) + rc.xdr_string("destination_xml") + rc.xdr_int(1) + rc.xdr_int(5),
+        1 | 2, {rc.ERR_INVALID_ARG}, "PEER2PEER with a destination_xml that is not a string")
+perform("qemu+tcp://10.231.0.2/system", NOPARAMS, 1 | 2 | 4, {rc.ERR_ARGUMENT_UNSUPPORTED}, "PEER2PEER tunnelled")
+perform("bogus+nothing://x/", NOPARAMS, 1 | 2, None, "PEER2PEER to a URI nobody can open")
+rc.expect_usable(a, "A")
+PY
+cat "$OUT/raw" >&2
+on_a_alone "raw p2p calls"
+
 # B's remvirtd killed while the stream comes (16 MiB/s: a few seconds):
 # A's FINISH3 fails (or the stream does) and A runs the guest on.
 bg "$OUT/cut" virsh -q -c "$A" migrate --live --p2p --bandwidth 16 g "$B"
