@@ -11,7 +11,8 @@
 #   - back to A with --persistent;
 #   - nova's call (its own code: LibvirtDriver's default flags
 #     UNDEFINE_SOURCE|PERSIST_DEST|PEER2PEER|LIVE and Guest.migrate's
-#     migrateToURI3 params) moves it to B with its definition.
+#     migrateToURI3 params) moves it to B with its definition;
+#   - back to A over qemu+unix (B's remvirtd opens A's socket).
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
@@ -172,8 +173,16 @@ cat "$OUT/nova" >&2
 wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
 [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 01 ] ||
     fail "not exactly one QEMU (on B) after nova's migration"
-virsh -q -c "$B" destroy g > /dev/null
-virsh -q -c "$B" undefine g > /dev/null
+
+# ---- back to A over another of libremvirt's transports: B's remvirtd
+# opens A's Unix socket (both namespaces share the file system) ----
+virsh -q -c "$B" migrate --live --p2p --persistent --undefinesource g "qemu+unix:///system?socket=$REMVIRTD_SOCK" \
+    > "$OUT/unix" 2>&1 || { show "$OUT/unix"; show "$BDIR/remvirtd.log"; fail "p2p over qemu+unix"; }
+run_a || fail "qemu+unix: g is not running on A"
+[ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "qemu+unix: B kept g"
+wait_for 60 "the guest's key on A after the p2p over qemu+unix" agent_on "$A"
+virsh -q -c "$A" destroy g > /dev/null
+virsh -q -c "$A" undefine g > /dev/null
 
 # ---- the same between two stock libvirtds: what a libvirtd source asks
 # its destination (B's log of the API calls made there), printed for
