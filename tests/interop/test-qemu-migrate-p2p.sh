@@ -5,7 +5,8 @@
 # whose remvirtd opens B itself and drives PREPARE3/FINISH3 there.
 #   - failures leave the guest running on A alone: B unreachable, B's
 #     prepare refused (a disk missing there), --tunnelled (refused),
-#     B's remvirtd killed while the stream comes;
+#     B's remvirtd killed while the stream comes, A's QEMU killed while it
+#     goes (at the end);
 #   - A to B: runs on B, its memory (the agent's in-RAM SSH keys) came
 #     along; events A Suspended/Stopped Migrated, B Started/Resumed Migrated;
 #   - back to A with --persistent;
@@ -181,7 +182,20 @@ virsh -q -c "$B" migrate --live --p2p --persistent --undefinesource g "qemu+unix
 run_a || fail "qemu+unix: g is not running on A"
 [ -z "$(virsh -q -c "$B" list --all --name)" ] || fail "qemu+unix: B kept g"
 wait_for 60 "the guest's key on A after the p2p over qemu+unix" agent_on "$A"
-virsh -q -c "$A" destroy g > /dev/null
+
+# ---- the source's QEMU killed in the middle of a p2p migration: the
+# call fails, B's waiting QEMU goes (FINISH3 cancelled), A's remvirtd
+# carries on ----
+bg "$OUT/gone" virsh -q -c "$A" migrate --live --p2p --bandwidth 16 g "$B"
+MIG=$BG_PID
+wait_for 60 "the p2p migration job on A" has_job
+kill -KILL $(qemu_pids "$QEMU_DIR/run/")
+if wait "$MIG"; then fail "the p2p migration of a killed guest succeeded"; fi
+grep -q "error: " "$OUT/gone.err" || { show "$OUT/gone"; fail "killed source: no error"; }
+cat "$OUT/gone.err" >&2
+wait_for 30 "B without g after the source's QEMU died" b_empty
+src_off() { [ "$(virsh -q -c "$A" domstate g)" = "shut off" ]; }
+wait_for 30 "g shut off on A" src_off
 virsh -q -c "$A" undefine g > /dev/null
 
 # ---- the same between two stock libvirtds: what a libvirtd source asks

@@ -297,8 +297,17 @@ static void confirm(qemu_p2p *p)
 {
     qemu_dom *d = p2p_dom(p);
     rv_err e = { 0 };
+    if (p->finished && !d) {
+        /* The guest runs there; the source's QEMU, its stream complete,
+         * went meanwhile (destroyed): nothing is left to confirm. */
+        RV_INFO("peer-to-peer migration to %s completed, the source gone already", p->dconnuri);
+        rv_deferred_finish(p->reply, NULL);
+        return;
+    }
     if (!p->prepared || !d) {
         /* Nothing began here (or the guest went): nothing to undo. */
+        if (rv_err_is_set(&p->perform_err))
+            rv_err_move(&p->thread_err, &p->perform_err);
         if (!rv_err_is_set(&p->thread_err))
             rv_err_set(&p->thread_err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                        "operation failed: %s", "the domain went away during its migration");
