@@ -7,6 +7,8 @@
 # refuses a migration cookie naming its own host), reached at $B.
 # (/run/netns is the machine's: named after this test's process, so that
 # two migration tests can run at once)
+# migrate_pair_up does all of it for the tests that migrate between two
+# remvirtds: A's remvirtd (qemu+tcp, $A), B's, and guest g ($OUT/g.xml).
 MIG_NS=rvmig$$
 BDIR=$RV_TMP/remvirtd-b
 B=qemu+tcp://10.231.0.2/system
@@ -82,4 +84,53 @@ stop_b()
 {
     [ -z "${BPID:-}" ] || { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; }
     _rv_kill_qemus "$BDIR/qemu/run/"
+}
+
+# migrate_pair_up: the hosts, A's remvirtd at $A and B's at $B, and
+# $OUT/g.xml (guest g on the shared disk).
+migrate_pair_up()
+{
+    migrate_hosts_up
+    start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
+        'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
+        'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
+    A=qemu+tcp://10.231.0.1/system
+    start_b
+    shared_guest_xml g
+}
+
+run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+# check_migrated_events A_EVENTS B_EVENTS: the files of `virsh event` on
+# A and B have the lifecycle events of g's migration from A to B.
+check_migrated_events()
+{
+    grep -q "lifecycle.*g.*Suspended Migrated" "$1" || { show "$1"; fail "A: Suspended Migrated"; }
+    grep -q "lifecycle.*g.*Stopped Migrated" "$1" || { show "$1"; fail "A: Stopped Migrated"; }
+    grep -q "lifecycle.*g.*Started Migrated" "$2" || { show "$2"; fail "B: Started Migrated"; }
+    grep -q "lifecycle.*g.*Resumed Migrated" "$2" || { show "$2"; fail "B: Resumed Migrated"; }
+}
+
+# start_libvirtd_pair ['key = value'...]: two stock libvirtds with their
+# QEMU drivers in the same two namespaces (tcp port 16510, auth none), for
+# comparison; extra lines go into B's libvirtd.conf.  Gives LA, LB (their
+# URIs) and LBDIR.  The caller checks libvirtd_qemu_why_not first.
+start_libvirtd_pair()
+{
+    start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
+        'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
+    LA=qemu+tcp://10.231.0.1:16510/system
+    LBDIR=$RV_TMP/libvirtd-b
+    _rv_libvirtd_conf "$LBDIR" 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
+        'listen_addr = "10.231.0.2"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000b"' "$@"
+    # Its own host name too: libvirtd refuses a destination named as the source.
+    nsenter --net=/run/netns/$MIG_NS unshare --mount --uts --propagation private \
+        sh -c 'hostname rvmig-b && exec sh "$0" "$@"' "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LBDIR" --listen \
+        < /dev/null > "$LBDIR/stdout" 2> "$LBDIR/stderr" &
+    LBPID=$!
+    stop_lb() { kill "$LBPID" 2> /dev/null || true; wait "$LBPID" 2> /dev/null || true; }
+    cleanup_fn stop_lb
+    LB=qemu+tcp://10.231.0.2:16510/system
+    lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
+    wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
 }

@@ -212,6 +212,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-migrate-tune.sh \
 	tests/interop/test-qemu-migrate-libvirtd.sh \
 	tests/interop/test-qemu-migrate.sh \
+	tests/interop/test-qemu-migrate-p2p.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \
@@ -235,7 +236,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/migrate
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/backup-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
 	tests/interop/rename-checks.py tests/interop/checkpoint-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
-	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/migtune-checks.py \
+	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/migtune-checks.py tests/interop/migrate-p2p-nova.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \
 	tests/interop/spec-facts.py tests/interop/blockjob-events.py \
@@ -417,7 +418,7 @@ TESTS += tests/fuzz/fuzz-xml
 tests_fuzz_fuzz_xml_SOURCES = tests/fuzz/fuzz-xml.c
 tests_fuzz_fuzz_xml_CPPFLAGS = $(AM_CPPFLAGS) $(LIBXML2_CFLAGS)
 tests_fuzz_fuzz_xml_LDADD = libremvirtd.la
-tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_la_SOURCES)
+tests_fuzz_fuzz_client_SOURCES = tests/fuzz/fuzz-client.c tests/unit/check.h $(libremvirt_client_la_SOURCES)
 tests_fuzz_fuzz_client_CFLAGS = $(AM_CFLAGS)
 tests_fuzz_fuzz_client_LDADD = libremvirt_common.la $(PTHREAD_LIBS)
 EXTRA_DIST += tests/fuzz/README tests/fuzz/corpus tests/fuzz/record-client-corpus.sh \
@@ -448,7 +449,7 @@ tests_fuzz_fuzz_dispatch_lf_CFLAGS = $(RV_FUZZ_TARGET_CFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDFLAGS = $(RV_FUZZ_LDFLAGS)
 tests_fuzz_fuzz_dispatch_lf_LDADD = $(EV_LIBS) $(JSONC_LIBS) $(LIBXML2_LIBS) $(RV_FUZZ_TARGET_LIBS)
 tests_fuzz_fuzz_client_lf_SOURCES = tests/fuzz/fuzz-client.c \
-	$(libremvirt_la_SOURCES) $(libremvirt_common_la_SOURCES)
+	$(libremvirt_client_la_SOURCES) $(libremvirt_common_la_SOURCES)
 nodist_tests_fuzz_fuzz_client_lf_SOURCES = $(RV_XDR_C_FILES)
 tests_fuzz_fuzz_client_lf_SOURCES += $(libremvirt_xdr_la_SOURCES)
 tests_fuzz_fuzz_client_lf_CPPFLAGS = $(libremvirt_common_la_CPPFLAGS)

@@ -22,15 +22,7 @@ set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/../migrate-hosts.sh"
 
-migrate_hosts_up
-start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
-    'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
-A=qemu+tcp://10.231.0.1/system
-
-start_b
-
-shared_guest_xml g
+migrate_pair_up
 
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 EVA=$BG_PID
@@ -65,9 +57,7 @@ virsh -q -c "$A" domjobabort g
 if wait "$MIG"; then fail "the aborted migration succeeded"; fi
 grep -q "operation aborted: job 'migration out' canceled by client" "$OUT/abort.err" ||
     { show "$OUT/abort.err"; fail "abort: not libvirt's words"; }
-run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
 wait_for 30 "g running on A after the abort" run_a
-b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
 wait_for 30 "B without g after the abort" b_empty
 
 # ---- the steps called out of turn or with bad arguments (raw calls):
@@ -100,7 +90,7 @@ expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS, g + rc.xdr_opt_string(None) + 
        {rc.ERR_INVALID_ARG}, "PERFORM3 without migrate_uri")
 expect(a, rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS,
        g + rc.xdr_opt_string("qemu+tcp://10.231.0.2/system") + params(migrate_uri="tcp:10.231.0.2:1") + NOCOOKIE + rc.xdr_uint(1),
-       {rc.ERR_ARGUMENT_UNSUPPORTED}, "PERFORM3 peer-to-peer")
+       {rc.ERR_INVALID_ARG}, "PERFORM3 with a destination URI but no PEER2PEER")
 expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 | 4),
        {rc.ERR_ARGUMENT_UNSUPPORTED}, "BEGIN3 tunnelled")
 expect(a, rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + params() + rc.xdr_uint(1 << 30),
@@ -171,10 +161,7 @@ grep -q "Operation: *Outgoing migration" "$OUT/completed" || { show "$OUT/comple
 echo "completed job on A:" >&2; grep -E "Time elapsed|Total downtime|Memory processed" "$OUT/completed" >&2 || true
 sleep 1
 kill "$EVA" "$EVB" 2> /dev/null || true
-grep -q "lifecycle.*g.*Suspended Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended Migrated"; }
-grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
-grep -q "lifecycle.*g.*Started Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Started Migrated"; }
-grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b2" || { show "$OUT/events-b2"; fail "B: Resumed Migrated"; }
+check_migrated_events "$OUT/events-a" "$OUT/events-b2"
 # ---- back to A, made persistent there (it is defined there already) ----
 virsh -q -c "$B" migrate --live --persistent --migrateuri tcp://10.231.0.1 g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "migrate back"; }
 [ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
@@ -206,22 +193,7 @@ if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0
 fi
-start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
-LA=qemu+tcp://10.231.0.1:16510/system
-LBDIR=$RV_TMP/libvirtd-b
-_rv_libvirtd_conf "$LBDIR" 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.2"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000b"'
-# Its own host name too: libvirtd refuses a destination named as the source.
-nsenter --net=/run/netns/$MIG_NS unshare --mount --uts --propagation private \
-    sh -c 'hostname rvmig-b && exec sh "$0" "$@"' "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LBDIR" --listen \
-    < /dev/null > "$LBDIR/stdout" 2> "$LBDIR/stderr" &
-LBPID=$!
-stop_lb() { kill "$LBPID" 2> /dev/null || true; wait "$LBPID" 2> /dev/null || true; }
-cleanup_fn stop_lb
-LB=qemu+tcp://10.231.0.2:16510/system
-lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
-wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
+start_libvirtd_pair
 shared_guest_xml lg
 bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp
 bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp

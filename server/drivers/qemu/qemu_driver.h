@@ -90,6 +90,9 @@ typedef struct qemu_job {
      * dies with (NULL once it closed: the guest is destroyed as it starts). */
     const rv_driver_conn *owner;
     const struct rv_qemu_agent_cmd *agent_cmd;  /* AGENT_CALL's */
+    rv_err fail;                /* set: what reply gets even when the job succeeds
+                                 * (a peer-to-peer migration's error, after the
+                                 * resume that undoes it) */
     struct qemu_job *next;
 } qemu_job;
 
@@ -175,6 +178,7 @@ typedef struct qemu_dom {
     int migrate_port;           /* an incoming migration's listening port; 0: none */
     bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
+    struct qemu_p2p *p2p;       /* a peer-to-peer migration of it under way */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
@@ -780,6 +784,29 @@ void rv_qemu_migrate_incoming(qemu_dom *d);
 void rv_qemu_migrate_perform(qemu_dom *d);
 /* The domain's process is gone: an incoming migration's port is free. */
 void rv_qemu_migrate_gone(qemu_dom *d);
+/* The source's steps, for the peer-to-peer driver (qemu_migrate_p2p.c). */
+int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err);
+/* 0 if d may begin an outgoing migration, else -1 with err. */
+int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err);
+/* BEGIN3's result: the XML the destination gets (dxml, else d's) and the cookie. */
+int rv_qemu_migrate_begin(qemu_dom *d, const char *dxml, char **xml, char **cookie,
+                          u_int *cookie_len, rv_err *err);
+/* PERFORM3's checks of its parameters, then its start: the stream to
+ * uri, reply (NULL: nobody) answered when it ends. */
+int rv_qemu_migrate_out_check(const qemu_dom *d, const rv_typed_param *params, u_int n,
+                              rv_err *err);
+void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, unsigned int flags,
+                         const char *uri, rv_deferred *reply);
+/* CONFIRM3's work, reply already deferred (answered with why, if set,
+ * after a cancelled migration's resume).  RV_DEFERRED or -1 with err. */
+int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
+                            const rv_err *why, rv_err *err);
+/* qemu_migrate_p2p.c: PERFORM3 with PEER2PEER (the source drives the
+ * destination itself); the local stream ended (err: how it failed), or
+ * the domain's process went. */
+int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_params_args *args,
+                        rv_err *err);
+void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

@@ -50,18 +50,26 @@ enum {
 };
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
-    (MIGRATE_LIVE | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
+    (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
      MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
 #define PARAM_DEST_XML "destination_xml"
+#define PARAM_PERSIST_XML "persistent_xml"
 
 /* (the driver's errors are in its own error domain) */
 #define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
 
-static int check_flags(unsigned int flags, const char *func, rv_err *err)
+/* (PEER2PEER: PERFORM3 drives the destination itself, qemu_migrate_p2p.c;
+ * the destination's steps see the flag too) */
+#define check_flags rv_qemu_migrate_check_flags
+int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err)
 {
-    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_OFFLINE | MIGRATE_NON_SHARED_DISK |
+    if (flags & MIGRATE_TUNNELLED)
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
+                    "argument unsupported: %s: remvirtd does not tunnel migrations: migrate "
+                    "directly (without --tunnelled)", func);
+    if (flags & (MIGRATE_OFFLINE | MIGRATE_NON_SHARED_DISK |
                  MIGRATE_NON_SHARED_INC))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: %s: remvirtd migrates live, directly, with shared "
@@ -77,6 +85,31 @@ static const char *param_string(const rv_typed_param *params, u_int n, const cha
     return p && p->value.type == RV_TYPED_PARAM_STRING ? p->value.rv_typed_param_value_u.s : NULL;
 }
 
+/* PERSIST_DEST's definition: the persistent_xml parameter's when given
+ * (nova sends one), else the running one's; it must name the same
+ * domain.  NULL with err. */
+static rv_qemu_domain_def *persist_def(const rv_typed_param *params, u_int n,
+                                       const rv_qemu_domain_def *live, rv_err *err)
+{
+    const char *given = param_string(params, n, PARAM_PERSIST_XML);
+    char *xml = given ? NULL : rv_qemu_domain_format(live);
+    if (!given && !xml) {
+        fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        return NULL;
+    }
+    const char *text = given ? given : xml;
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(text, strlen(text), err);
+    free(xml);
+    if (def && (memcmp(def->uuid, live->uuid, sizeof(def->uuid)) != 0 ||
+                strcmp(def->name, live->name) != 0)) {
+        rv_qemu_domain_free(def);
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s names another domain than '%s'",
+             PARAM_PERSIST_XML, live->name);
+        return NULL;
+    }
+    return def;
+}
+
 /* ================================================================ source */
 
 int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
@@ -89,19 +122,32 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
-    if (d->starting || d->stopping || d->migrate_in || d->save || d->job_busy)
+    if (rv_qemu_migrate_check_idle(d, err) < 0)
+        return -1;
+    const char *dxml = param_string(args->params.params_val, args->params.params_len,
+                                    PARAM_DEST_XML);
+    return rv_qemu_migrate_begin(d, dxml, &ret->xml, &ret->cookie_out.cookie_out_val,
+                                 &ret->cookie_out.cookie_out_len, err);
+}
+
+int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err)
+{
+    if (d->starting || d->stopping || d->migrate_in || d->save || d->job_busy || d->p2p)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: domain '%s' is busy with another job",
                     d->live->name);
-    const char *dxml = param_string(args->params.params_val, args->params.params_len,
-                                    PARAM_DEST_XML);
-    ret->xml = dxml ? strdup(dxml) : rv_qemu_migrate_xml(d);
-    if (!ret->xml)
+    return 0;
+}
+
+int rv_qemu_migrate_begin(qemu_dom *d, const char *dxml, char **xml, char **cookie,
+                          u_int *cookie_len, rv_err *err)
+{
+    *xml = dxml ? strdup(dxml) : rv_qemu_migrate_xml(d);
+    if (!*xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (rv_qemu_migrate_cookie(rv_qemu_dom_def(d), false, &ret->cookie_out.cookie_out_val,
-                               &ret->cookie_out.cookie_out_len, err) < 0) {
-        free(ret->xml);
-        ret->xml = NULL;
+    if (rv_qemu_migrate_cookie(rv_qemu_dom_def(d), false, cookie, cookie_len, err) < 0) {
+        free(*xml);
+        *xml = NULL;
         return -1;
     }
     return 0;
@@ -142,6 +188,8 @@ static void perform_done(qemu_dom *d, const rv_err *err)
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
     rv_qemu_jobinfo_end(d, !err, false);
     rv_qemu_job_done(d, err);
+    if (d->p2p)
+        rv_qemu_migrate_p2p_performed(d, err);
     rv_err_clear(&aborted);
 }
 
@@ -227,23 +275,31 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_perform3_params_args *args,
                                            rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     (void)ret;
+    if (args->flags & MIGRATE_PEER2PEER)
+        return rv_qemu_migrate_p2p(c, args, err);
     if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0)
         return -1;
     if (args->dconnuri && *args->dconnuri)
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: %s: peer-to-peer migration is not supported",
-                    "qemuDomainMigratePerform3Params");
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
+                    "a destination connection URI needs VIR_MIGRATE_PEER2PEER");
     const char *uri = param_string(args->params.params_val, args->params.params_len, PARAM_URI);
     if (!uri || strncmp(uri, "tcp:", 4) != 0)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: migration URI '%s' is not tcp:HOST:PORT",
                     uri ? uri : "");
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
-    if (!d)
+    if (!d || rv_qemu_migrate_out_check(d, args->params.params_val, args->params.params_len, err) < 0)
         return -1;
-    const rv_typed_param *bw = rv_tune_param_find(args->params.params_val, args->params.params_len,
-                                                  "bandwidth");
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    rv_qemu_migrate_out(d, args->params.params_val, args->params.params_len, args->flags, uri, reply);
+    return RV_DEFERRED;
+}
+
+int rv_qemu_migrate_out_check(const qemu_dom *d, const rv_typed_param *params, u_int n, rv_err *err)
+{
+    const rv_typed_param *bw = rv_tune_param_find(params, n, "bandwidth");
     if (bw && bw->value.type != RV_TYPED_PARAM_ULLONG)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bandwidth must be unsigned long long");
     if (bw && bw->value.rv_typed_param_value_u.ul > RV_QEMU_MIG_BANDWIDTH_MAX)
@@ -252,14 +308,13 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     if (!d->qmp)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "domain is not running");
-    char *quri = rv_qemu_migrate_qemu_uri(uri);
-    if (!quri)
-        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply) {
-        free(quri);
-        return -1;
-    }
+    return 0;
+}
+
+void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, unsigned int flags,
+                         const char *uri, rv_deferred *reply)
+{
+    const rv_typed_param *bw = rv_tune_param_find(params, n, "bandwidth");
     /* The bandwidth (MiB/s) goes first: QEMU takes commands in order.
      * None or 0: the domain's kept MIGRATE_SET_MAX_SPEED value
      * (unlimited until set), as libvirtd does. */
@@ -270,9 +325,11 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                              (void *)"migrate-set-parameters", &e) < 0)
         RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
     rv_err_clear(&e);
-    rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, args->flags, quri, reply);
+    /* (a libvirtd destination answers tcp://HOST:PORT; out of memory,
+     * the URI goes as it is and QEMU's refusal fails the migration) */
+    char *quri = rv_qemu_migrate_qemu_uri(uri);
+    rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, flags, quri ? quri : uri, reply);
     free(quri);
-    return RV_DEFERRED;
 }
 
 static bool dom_has_qmp(const void *obj, const void *qmp)
@@ -290,7 +347,15 @@ typedef struct cancel_wait {
     rv_deferred *reply;
     rv_qmp *qmp;
     int tries;
+    rv_err why;                 /* the answer (peer-to-peer: what failed); unset: success */
 } cancel_wait;
+
+static void cancel_wait_end(cancel_wait *w)
+{
+    rv_deferred_finish(w->reply, rv_err_is_set(&w->why) ? &w->why : NULL);
+    rv_err_clear(&w->why);
+    free(w);
+}
 
 static void ask_status(cancel_wait *w);
 
@@ -315,11 +380,15 @@ static void on_cancelled_status(rv_qmp *qmp, json_object *ret, const rv_err *err
     }
     bool stopped = strcmp(s, "postmigrate") == 0 ||
                    (strcmp(s, "paused") == 0 && d && d->reason != RV_DOMAIN_PAUSED_USER);
-    if (d && stopped && d->state == RV_DOMAIN_PAUSED)
-        rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, w->reply, NULL);
-    else
-        rv_deferred_finish(w->reply, NULL);
-    free(w);
+    if (d && stopped && d->state == RV_DOMAIN_PAUSED) {
+        qemu_job *job = rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, w->reply, NULL);
+        if (job)
+            rv_err_move(&job->fail, &w->why);
+        rv_err_clear(&w->why);
+        free(w);
+    } else {
+        cancel_wait_end(w);
+    }
 }
 
 static void ask_status(cancel_wait *w)
@@ -328,8 +397,7 @@ static void ask_status(cancel_wait *w)
     if (!rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, w->qmp) ||
         rv_qmp_command(w->qmp, "query-status", NULL, 0, on_cancelled_status, w, &e) < 0) {
         /* The domain or its monitor went: nothing to resume. */
-        rv_deferred_finish(w->reply, NULL);
-        free(w);
+        cancel_wait_end(w);
     }
     rv_err_clear(&e);
 }
@@ -344,7 +412,18 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
-    if (args->cancelled) {
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply)
+        return -1;
+    if (rv_qemu_migrate_confirm(d, args->flags, args->cancelled, reply, NULL, err) < 0)
+        rv_deferred_finish(reply, err);
+    return RV_DEFERRED;
+}
+
+int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
+                            const rv_err *why, rv_err *err)
+{
+    if (cancelled) {
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
          * usually resumed it already; whether it did is asked, after
          * migrate_cancel (QEMU answers in order, and its STOP, if any,
@@ -352,14 +431,15 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
         RV_INFO("domain '%s': migration cancelled, it stays here", d->live->name);
         d->migrated_out = false;
         cancel_quietly(d);
-        if (!d->qmp)
-            return 0;
         cancel_wait *w = calloc(1, sizeof(*w));
         if (!w)
             return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-        if (!(w->reply = rv_driver_defer(err))) {
-            free(w);
-            return -1;
+        w->reply = reply;
+        if (why)
+            rv_err_set(&w->why, why->domain, why->code, "%s", why->message ? why->message : "");
+        if (!d->qmp) {
+            cancel_wait_end(w);
+            return RV_DEFERRED;
         }
         w->qmp = d->qmp;
         ask_status(w);
@@ -370,17 +450,14 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
     if (!d->migrated_out || d->state != RV_DOMAIN_PAUSED)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "domain has no completed outgoing migration to confirm");
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply)
-        return -1;
     /* The guest runs on the destination: this QEMU goes (shut off,
      * migrated), and with UNDEFINE_SOURCE its definition too. */
-    if ((args->flags & MIGRATE_UNDEFINE_SOURCE) && d->def) {
-        rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, NULL, NULL);
-        if (rv_qemu_def_remove(d, 0, reply, err) < 0)
-            return -1;
-        return RV_DEFERRED;
-    }
+    /* The answer comes with the destroy's, which waits for the status
+     * file's removal by the store helper (qemu_sync.c, one request at a
+     * time, in order): the definition's removal, asked first, is done by
+     * then, and the caller finds no trace of the guest here. */
+    if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def && rv_qemu_def_remove(d, 0, NULL, err) < 0)
+        return -1;
     rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
     return RV_DEFERRED;
 }
@@ -428,6 +505,13 @@ void rv_qemu_migrate_gone(qemu_dom *d)
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
+    if (d->p2p) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                   "the domain's QEMU went away");
+        rv_qemu_migrate_p2p_performed(d, &e);
+        rv_err_clear(&e);
+    }
     if (d->migrate_finish) {
         /* Its QEMU went while the stream came: FINISH3 fails. */
         finish_op *op = d->migrate_finish;
@@ -520,6 +604,15 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         }
         free(def->name);
         def->name = copy;
+    }
+    if (args->flags & MIGRATE_PERSIST_DEST) {
+        /* (a persistent_xml that cannot be kept fails before anything starts) */
+        rv_qemu_domain_def *pd = persist_def(params, n, def, err);
+        if (!pd) {
+            rv_qemu_domain_free(def);
+            return -1;
+        }
+        rv_qemu_domain_free(pd);
     }
     /* An inactive definition here with a managed save image: which state
      * is the guest's would be unclear later: refused rather than guessed. */
@@ -626,9 +719,8 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
     if (op->flags & MIGRATE_PERSIST_DEST) {
         /* The definition is kept: answered once it is durable. */
-        char *xml = rv_qemu_domain_format(d->live);
-        rv_qemu_domain_def *def = xml ? rv_qemu_domain_parse(xml, strlen(xml), &e) : NULL;
-        free(xml);
+        const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
+        rv_qemu_domain_def *def = persist_def(a->params.params_val, a->params.params_len, d->live, &e);
         if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
             free(op);
             return;
@@ -712,6 +804,18 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     if (d->migrate_finish)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: %s", "its migration is finishing already");
+    if (!args->cancelled && (args->flags & MIGRATE_PERSIST_DEST)) {
+        rv_qemu_domain_def *pd = persist_def(args->params.params_val, args->params.params_len,
+                                             d->live, err);
+        if (!pd) {
+            /* (PREPARE3 checked it; a FINISH3 with another one fails as
+             * cancelled, so that the source keeps the guest) */
+            d->migrate_in = false;
+            rv_qemu_stop_process(d, RV_DOMAIN_SHUTOFF_FAILED, RV_EVENT_STOPPED_FAILED);
+            return -1;
+        }
+        rv_qemu_domain_free(pd);
+    }
     if (args->cancelled) {
         /* The source keeps the guest: the waiting QEMU goes. */
         RV_INFO("domain '%s': incoming migration cancelled", d->live->name);

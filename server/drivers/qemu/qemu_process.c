@@ -334,10 +334,11 @@ static void job_done(qemu_dom *d, const rv_err *err)
             if (rv_qemu_dom_ref(d, &ref) == 0)
                 rv_dom_ref_to_wire(job->ret_dom, &ref);
         }
-        rv_deferred_finish(job->reply, err);
+        rv_deferred_finish(job->reply, err ? err : rv_err_is_set(&job->fail) ? &job->fail : NULL);
     } else if (err) {
         RV_WARN("domain '%s': %s", dom_name(d), err->message);
     }
+    rv_err_clear(&job->fail);
     free(job->path);
     free(job);
     pump_soon(d);
@@ -1707,6 +1708,7 @@ void rv_qemu_release(qemu_dom *d)
         d->jobs = job->next;
         if (job->reply)
             rv_deferred_finish(job->reply, &err);
+        rv_err_clear(&job->fail);
         free(job->path);
         free(job);
     }

@@ -1,0 +1,431 @@
+/* Peer-to-peer live migration (PERFORM3_PARAMS with VIR_MIGRATE_PEER2PEER
+ * and a destination connection URI): the client makes one call, and this
+ * daemon plays the client's part of the managed migration itself, as
+ * libvirtd does:
+ *   thread  open dconnuri; CONNECT_SUPPORTS_FEATURE MIGRATION_P2P, V3,
+ *           PARAMS; PREPARE3_PARAMS there (this domain's BEGIN3 XML and
+ *           cookie)                           -> its URI, to the loop
+ *   loop    the local PERFORM3 (qemu_migrate.c's MIGRATE_OUT job)
+ *                                             -> ended, to the thread
+ *   thread  FINISH3_PARAMS there (cancelled if the stream failed); close
+ *                                             -> its result, to the loop
+ *   loop    the local CONFIRM3: success: this QEMU goes; else cancelled:
+ *           the guest runs here again, and the call gets the error.
+ * Why a thread: the destination is driven with libremvirt's synchronous
+ * client (open with its transports and authentication, the calls), which
+ * exists and is tested; driving the same protocol asynchronously on the
+ * loop would need a second, loop-side client.  The thread blocks only on
+ * the destination and on a condition the loop signals; one runs per
+ * peer-to-peer migration under way, and it posts to the loop with an
+ * ev_async as the work pool does (server/drivers/work_pool.c: the pool's
+ * threads must not wait on peers, so this is not a pool job).  The loop
+ * never waits for it, except to join it after its last post.
+ * The guest runs on exactly one host whatever fails: the source pauses it
+ * only at the end of the stream, and resumes it (CONFIRM3 cancelled)
+ * unless the destination's FINISH3 said it runs there. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ev.h>
+
+#include "client/handle.h"
+#include "client/conn.h"
+#include "common/log.h"
+#include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/tune_params.h"
+
+RV_LOG_CATEGORY("qemu.migrate");
+
+#define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
+
+/* libvirt's flags this file looks at (virDomainMigrateFlags). */
+enum {
+    P2P_FLAG = 1u << 1,
+    P2P_CHANGE_PROTECTION = 1u << 8,
+    P2P_ABORT_ON_ERROR = 1u << 12,
+};
+/* libvirt's driver features the source asks the destination about. */
+enum { FEATURE_P2P = 4, FEATURE_V3 = 6, FEATURE_PARAMS = 13 };
+/* The longest the destination may take to answer one call (a prepare
+ * starts a QEMU; a stopped daemon otherwise holds the migration for ever). */
+#define ANSWER_TIMEOUT_MS 120000
+
+typedef enum {
+    P2P_PREPARING,              /* the thread's: open, prepare */
+    P2P_PREPARED,               /* posted: uri_out, the stream may start */
+    P2P_PERFORMING,             /* the loop's MIGRATE_OUT job */
+    P2P_PERFORMED,              /* the thread's again: finish */
+    P2P_DONE,                   /* posted; the thread ends */
+} p2p_stage;
+
+typedef struct qemu_p2p {
+    ev_async wake;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    rv_deferred *reply;         /* the client's PERFORM3 call */
+    /* Set before the thread starts, read-only after: */
+    unsigned char uuid[16];
+    const char *dconnuri;       /* in reply's arguments */
+    const rv_typed_param *params;
+    u_int nparams;
+    unsigned int flags, dest_flags;
+    char *xml, *cookie;         /* BEGIN3's */
+    char *name;                 /* the domain's, for FINISH3's destination_name */
+    u_int cookie_len;
+    /* Under lock: */
+    p2p_stage stage;
+    bool perform_failed;
+    /* The thread's until it posts P2P_DONE: */
+    char *uri_out;
+    bool prepared, finished;
+    rv_err thread_err;
+    /* The loop's: */
+    rv_err perform_err;
+} qemu_p2p;
+
+/* ---------------------------------------------------------------- the thread */
+
+/* The library's last error (this thread's) into err. */
+static void take_last_error(rv_err *err, const char *what)
+{
+    const rv_error_info *e = rv_last_error();
+    rv_err_set(err, e ? e->domain : RV_FROM_QEMU, e ? e->code : RV_ERR_OPERATION_FAILED, "%s%s",
+               e ? "" : what, e ? e->message : "");
+    rv_reset_last_error();
+}
+
+static void post(qemu_p2p *p, p2p_stage stage)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stage = stage;
+    pthread_mutex_unlock(&p->lock);
+    ev_async_send(rv_qemu.loop, &p->wake);
+}
+
+static int check_features(struct rvc_conn *rpc, rv_err *err)
+{
+    static const int needed[] = { FEATURE_P2P, FEATURE_V3, FEATURE_PARAMS };
+    for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+        rv_connect_supports_feature_args a = { .feature = needed[i] };
+        rv_connect_supports_feature_ret r = { 0 };
+        if (rvc_conn_call(rpc, RV_PROC_CONNECT_SUPPORTS_FEATURE,
+                          (xdrproc_t)xdr_rv_connect_supports_feature_args, &a,
+                          (xdrproc_t)xdr_rv_connect_supports_feature_ret, &r, err) < 0)
+            return -1;
+        if (!r.supported)
+            return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                        needed[i] == FEATURE_P2P
+                            ? "Destination libvirt does not support peer-to-peer migration protocol"
+                            : "Destination does not support the version 3 migration protocol "
+                              "with parameters");
+    }
+    return 0;
+}
+
+/* The call's parameters for the destination, with destination_xml (this
+ * domain's) and, for FINISH3 (uri given), migrate_uri = that URI and a
+ * destination_name (as a libvirtd source sends them: docs/wire-protocol.md).
+ * A shallow copy: the strings stay the call's and p's. */
+static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
+{
+    rv_typed_param *out = calloc(p->nparams + 3, sizeof(*out));
+    if (!out)
+        return NULL;
+    u_int k = 0;
+    bool named = false;
+    for (u_int i = 0; i < p->nparams; i++) {
+        const char *name = p->params[i].field;
+        if (strcmp(name, "destination_xml") == 0 || (uri && strcmp(name, "migrate_uri") == 0))
+            continue;
+        named |= strcmp(name, "destination_name") == 0;
+        out[k++] = p->params[i];
+    }
+    if (uri && !named) {
+        out[k].field = (char *)"destination_name";
+        out[k].value.type = RV_TYPED_PARAM_STRING;
+        out[k++].value.rv_typed_param_value_u.s = p->name;
+    }
+    out[k].field = (char *)"destination_xml";
+    out[k].value.type = RV_TYPED_PARAM_STRING;
+    out[k++].value.rv_typed_param_value_u.s = p->xml;
+    if (uri) {
+        out[k].field = (char *)"migrate_uri";
+        out[k].value.type = RV_TYPED_PARAM_STRING;
+        out[k++].value.rv_typed_param_value_u.s = (char *)uri;
+    }
+    *n = k;
+    return out;
+}
+
+static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
+{
+    rv_domain_migrate_prepare3_params_args a = { 0 };
+    rv_domain_migrate_prepare3_params_ret r = { 0 };
+    a.params.params_val = dest_params(p, NULL, &a.params.params_len);
+    if (!a.params.params_val)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    a.cookie_in.cookie_in_val = p->cookie;
+    a.cookie_in.cookie_in_len = p->cookie_len;
+    a.flags = p->dest_flags;
+    int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
+                           (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_args, &a,
+                           (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, &r, err);
+    free(a.params.params_val);
+    if (rc < 0)
+        return -1;
+    if (r.uri_out && *r.uri_out)
+        p->uri_out = strdup(*r.uri_out);
+    xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, (char *)&r);
+    if (!p->uri_out)
+        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                    "the destination gave no migration URI");
+    return 0;
+}
+
+static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err)
+{
+    rv_domain_migrate_finish3_params_args a = { 0 };
+    rv_domain_migrate_finish3_params_ret r = { 0 };
+    a.params.params_val = dest_params(p, p->uri_out, &a.params.params_len);
+    if (!a.params.params_val)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    a.flags = p->dest_flags;
+    a.cancelled = cancelled;
+    int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_FINISH3_PARAMS,
+                           (xdrproc_t)xdr_rv_domain_migrate_finish3_params_args, &a,
+                           (xdrproc_t)xdr_rv_domain_migrate_finish3_params_ret, &r, err);
+    free(a.params.params_val);
+    if (rc == 0)
+        xdr_free((xdrproc_t)xdr_rv_domain_migrate_finish3_params_ret, (char *)&r);
+    return rc;
+}
+
+static void *drive(void *arg)
+{
+    qemu_p2p *p = arg;
+    rv_conn *dconn = rv_connect_open_auth(p->dconnuri, 0, NULL, NULL);
+    struct rvc_conn *rpc = dconn ? dconn->rpc : NULL;
+    if (!rpc) {
+        take_last_error(&p->thread_err, "cannot connect to the destination");
+    } else {
+        rvc_conn_set_answer_timeout(rpc, ANSWER_TIMEOUT_MS);
+        if (check_features(rpc, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
+            p->prepared = true;
+    }
+    if (p->prepared) {
+        RV_INFO("peer-to-peer migration: %s prepared it, to %s", p->dconnuri, p->uri_out);
+        post(p, P2P_PREPARED);
+        pthread_mutex_lock(&p->lock);
+        while (p->stage != P2P_PERFORMED)
+            pthread_cond_wait(&p->cond, &p->lock);
+        bool cancelled = p->perform_failed;
+        pthread_mutex_unlock(&p->lock);
+        /* Cancelled, the destination's answer (an error) tells nothing new. */
+        rv_err e = { 0 };
+        if (finish(rpc, p, cancelled, &e) == 0 && !cancelled)
+            p->finished = true;
+        else if (!cancelled)
+            rv_err_move(&p->thread_err, &e);
+        rv_err_clear(&e);
+    }
+    if (rpc && rv_err_is_set(&p->thread_err) && !rv_connect_is_alive(dconn)) {
+        /* The client's words ("connection closed by the server") would
+         * name the wrong server to the caller. */
+        rv_err lost = { 0 };
+        rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: lost the connection to the destination %s: %s", p->dconnuri,
+                   p->thread_err.message ? p->thread_err.message : "");
+        rv_err_move(&p->thread_err, &lost);
+    }
+    if (dconn)
+        rv_connect_close(dconn);
+    post(p, P2P_DONE);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the loop */
+
+static void p2p_free(qemu_p2p *p)
+{
+    ev_async_stop(rv_qemu.loop, &p->wake);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->cond);
+    free(p->xml);
+    free(p->cookie);
+    free(p->name);
+    free(p->uri_out);
+    rv_err_clear(&p->thread_err);
+    rv_err_clear(&p->perform_err);
+    free(p);
+}
+
+/* The domain the migration is of, while it still is. */
+static qemu_dom *p2p_dom(const qemu_p2p *p)
+{
+    qemu_dom *d = rv_qemu_find_uuid(p->uuid);
+    return d && d->p2p == p && rv_qemu_dom_active(d) ? d : NULL;
+}
+
+static void performed(qemu_p2p *p, const rv_err *err)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stage = P2P_PERFORMED;
+    if (err) {
+        p->perform_failed = true;
+        rv_err_set(&p->perform_err, err->domain, err->code, "%s", err->message ? err->message : "");
+    }
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err)
+{
+    qemu_p2p *p = d->p2p;
+    pthread_mutex_lock(&p->lock);
+    bool performing = p->stage == P2P_PERFORMING;
+    pthread_mutex_unlock(&p->lock);
+    if (performing)
+        performed(p, err);
+    else
+        d->p2p = NULL;          /* its QEMU went meanwhile: the migration sees it */
+}
+
+static void confirm(qemu_p2p *p)
+{
+    qemu_dom *d = p2p_dom(p);
+    rv_err e = { 0 };
+    if (p->finished && !d) {
+        /* The guest runs there; the source's QEMU, its stream complete,
+         * went meanwhile (destroyed): nothing is left to confirm. */
+        RV_INFO("peer-to-peer migration to %s completed, the source gone already", p->dconnuri);
+        rv_deferred_finish(p->reply, NULL);
+        return;
+    }
+    if (!p->prepared || !d) {
+        /* Nothing began here (or the guest went): nothing to undo. */
+        if (rv_err_is_set(&p->perform_err))
+            rv_err_move(&p->thread_err, &p->perform_err);
+        if (!rv_err_is_set(&p->thread_err))
+            rv_err_set(&p->thread_err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: %s", "the domain went away during its migration");
+        if (d)
+            d->p2p = NULL;
+        rv_deferred_finish(p->reply, &p->thread_err);
+        return;
+    }
+    d->p2p = NULL;
+    const rv_err *why = rv_err_is_set(&p->perform_err) ? &p->perform_err : &p->thread_err;
+    if (p->finished)
+        RV_INFO("domain '%s': peer-to-peer migration to %s completed", d->live->name, p->dconnuri);
+    else
+        RV_WARN("domain '%s': peer-to-peer migration to %s failed: %s", d->live->name,
+                p->dconnuri, why->message ? why->message : "");
+    if (rv_qemu_migrate_confirm(d, p->flags, !p->finished, p->reply, p->finished ? NULL : why,
+                                &e) < 0)
+        rv_deferred_finish(p->reply, &e);
+    rv_err_clear(&e);
+}
+
+static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_p2p *p = (qemu_p2p *)w;
+    pthread_mutex_lock(&p->lock);
+    p2p_stage stage = p->stage;
+    pthread_mutex_unlock(&p->lock);
+    if (stage == P2P_PREPARED) {
+        qemu_dom *d = p2p_dom(p);
+        rv_err e = { 0 };
+        if (!d || rv_qemu_migrate_out_check(d, p->params, p->nparams, &e) < 0) {
+            if (!rv_err_is_set(&e))
+                rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                           "the domain went away during its migration");
+            performed(p, &e);
+        } else {
+            pthread_mutex_lock(&p->lock);
+            p->stage = P2P_PERFORMING;
+            pthread_mutex_unlock(&p->lock);
+            rv_qemu_migrate_out(d, p->params, p->nparams, p->flags, p->uri_out, NULL);
+        }
+        rv_err_clear(&e);
+    } else if (stage == P2P_DONE) {
+        /* Its last post: the thread is returning. */
+        pthread_join(p->thread, NULL);
+        confirm(p);
+        p2p_free(p);
+    }
+}
+
+int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_params_args *args,
+                        rv_err *err)
+{
+    (void)c;
+    static const char func[] = "qemuDomainMigratePerform3Params";
+    if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0)
+        return -1;
+    if (!args->dconnuri || !*args->dconnuri || !**args->dconnuri)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
+                    "peer-to-peer migration needs the destination's connection URI");
+    const rv_typed_param *params = args->params.params_val;
+    u_int n = args->params.params_len;
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    if (!d || rv_qemu_migrate_check_idle(d, err) < 0 ||
+        rv_qemu_migrate_out_check(d, params, n, err) < 0)
+        return -1;
+    const rv_typed_param *dxml = rv_tune_param_find(params, n, "destination_xml");
+    if (dxml && dxml->value.type != RV_TYPED_PARAM_STRING)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "destination_xml must be a string");
+    qemu_p2p *p = calloc(1, sizeof(*p));
+    if (!p)
+        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    if (rv_qemu_migrate_begin(d, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
+                              &p->cookie, &p->cookie_len, err) < 0) {
+        free(p);
+        return -1;
+    }
+    if (!(p->name = strdup(d->live->name)) || !(p->reply = rv_driver_defer(err))) {
+        if (!p->name)
+            fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        free(p->name);
+        free(p->xml);
+        free(p->cookie);
+        free(p);
+        return -1;
+    }
+    /* From here on the reply's copy of the arguments is the one used. */
+    const rv_domain_migrate_perform3_params_args *kept = rv_deferred_args(p->reply);
+    memcpy(p->uuid, rv_qemu_dom_def(d)->uuid, sizeof(p->uuid));
+    p->dconnuri = *kept->dconnuri;
+    p->params = kept->params.params_val;
+    p->nparams = kept->params.params_len;
+    /* One job already: change protection is moot (libvirtd drops it too),
+     * and abort-on-error is the source's business. */
+    p->flags = args->flags & ~P2P_CHANGE_PROTECTION;
+    p->dest_flags = p->flags & ~P2P_ABORT_ON_ERROR;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->cond, NULL);
+    ev_async_init(&p->wake, on_wake);
+    ev_async_start(rv_qemu.loop, &p->wake);
+    /* Signals stay the loop's. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = pthread_create(&p->thread, NULL, drive, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_SYSTEM_ERROR, "cannot start the migration's thread: %s",
+                   strerror(rc));
+        rv_deferred_finish(p->reply, &e);
+        rv_err_clear(&e);
+        p2p_free(p);
+        return RV_DEFERRED;
+    }
+    d->p2p = p;
+    RV_INFO("domain '%s': peer-to-peer migration to %s", d->live->name, p->dconnuri);
+    return RV_DEFERRED;
+}
