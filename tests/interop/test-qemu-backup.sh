@@ -28,7 +28,8 @@ boot()      # URI DIR
     qemu-img create -q -f raw "$2/vdb.img" 16M
     qemu-io -f raw -c "write -P 5 0 1M" "$2/vdb.img" > /dev/null
     chmod 666 "$2"/*
-    qemu_guest_xml g | sed "s|<serial type='pty'/>|<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$2/vda.qcow2'/><target dev='vda' bus='virtio'/></disk><disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$2/vdb.img'/><target dev='vdb' bus='virtio'/></disk><serial type='pty'/>|" > "$2/g.xml"
+    qemu_guest_xml g | sed "s|<serial type='pty'/>|<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$2/vda.qcow2'/><target dev='vda' bus='virtio'/></disk><disk type='file' device='disk'><driver name='qemu' type='raw'/><source file='$2/vdb.img'/><target dev='vdb' bus='virtio'/></disk><serial type='pty'/>|" |
+        with_test_qmp "$2/t.qmp" > "$2/g.xml"
     virsh -q -c "$1" define "$2/g.xml" > /dev/null
     virsh -q -c "$1" start g > /dev/null
 }
@@ -106,23 +107,70 @@ virsh -c "$QEMU_URI" blockcopy g vda "$RV/c.qcow2" --transient-job > "$OUT/o" 2>
 virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
 [ ! -e "$RV/c.qcow2" ] || fail "the refused copy left its file"
 
-# remvirtd alone: an incremental backup from a checkpoint that exists is
-# refused as not supported yet, and changes nothing.
-virsh -q -c "$QEMU_URI" checkpoint-create-as g c1 --diskspec vda --diskspec vdb,checkpoint=no --diskspec vdc,checkpoint=no > /dev/null
-echo "<domainbackup><incremental>c1</incremental></domainbackup>" > "$RV/inc.xml"
-ls "$RV" > "$OUT/before"
-rc=0
-virsh -c "$QEMU_URI" backup-begin g "$RV/inc.xml" > "$OUT/o" 2>&1 || rc=$?
-[ "$rc" -ne 0 ] && grep -q "incremental backup of disk 'vda' (from checkpoint 'c1') is not supported yet" "$OUT/o" ||
-    fail "an incremental backup: $(cat "$OUT/o")"
-ls "$RV" | diff "$OUT/before" - || fail "a refused incremental backup changed files"
-[ "$(virsh -c "$QEMU_URI" domjobinfo g | grep -c None)" = 1 ] || fail "a refused incremental backup left a job"
-
-# remvirtd alone: a checkpoint with the backup is refused.
-echo "<domaincheckpoint/>" > "$RV/cp.xml"
-rc=0
-virsh -c "$QEMU_URI" backup-begin g --checkpointxml "$RV/cp.xml" > "$OUT/o" 2>&1 || rc=$?
-[ "$rc" -ne 0 ] && grep -q "not supported" "$OUT/o" || fail "a checkpoint with a backup: $(cat "$OUT/o")"
+# Incremental backups: checkpoints, one made with a backup, the guest's
+# writes, push and pull backups from a checkpoint (the newest and an older
+# one), what they hold, an aborted one and the next.
+incremental()   # URI DIR
+{
+    local u=$1 d=$2 rc
+    run() {
+        rc=0
+        virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
+        echo "=== virsh $*"
+        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]* */\1N /' "$OUT/o"
+        echo "--- stderr"
+        cat "$OUT/e"
+        echo "--- exit status $rc"
+    }
+    done_job() { virsh -c "$u" domjobinfo g | grep -q None; }
+    allocated() {   # the ranges a qcow2 holds itself (not from its backing file)
+        echo "--- $1 holds"
+        qemu-img map -U -f qcow2 --output=json "$1" |
+            "$SYSTEM_PYTHON3" -c 'import json,sys; [print(e["start"], e["length"]) for e in json.load(sys.stdin) if e["depth"] == 0 and e["data"]]'
+    }
+    rm -f "$d"/i*.qcow2 "$d/is.qcow2"
+    local no="<disk name='vdb' checkpoint='no'/><disk name='vdc' checkpoint='no'/>"
+    echo "<domaincheckpoint><name>c1</name><disks><disk name='vda'/>$no</disks></domaincheckpoint>" > "$d/c1.xml"
+    echo "<domaincheckpoint><name>c2</name><disks><disk name='vda'/>$no</disks></domaincheckpoint>" > "$d/c2.xml"
+    run checkpoint-create g "$d/c1.xml"
+    guest_disk_write "$d/t.qmp" vda.qcow2 5M 3
+    # A push from c1, c2 made with it.
+    echo "<domainbackup><incremental>c1</incremental><disks><disk name='vda' type='file'><target file='$d/i1.qcow2'/></disk><disk name='vdb' backup='no'/><disk name='vdc' backup='no'/></disks></domainbackup>" > "$d/i1.xml"
+    run backup-begin g "$d/i1.xml" --checkpointxml "$d/c2.xml"
+    wait_for 30 "the incremental push to end" done_job
+    run checkpoint-list g --name --topological
+    allocated "$d/i1.qcow2"
+    qemu-img compare -U "$d/i1.qcow2" "$d/vda.qcow2" > /dev/null && echo "i1 reads as the disk"
+    guest_disk_write "$d/t.qmp" vda.qcow2 9M 4
+    # A pull from c1 (older than c2: both writes), aborted.
+    echo "<domainbackup mode='pull'><incremental>c1</incremental><server transport='unix' socket='$d/i.sock'/><disks><disk name='vda' type='file'><scratch file='$d/is.qcow2'/></disk><disk name='vdb' backup='no'/><disk name='vdc' backup='no'/></disks></domainbackup>" > "$d/ip.xml"
+    run backup-begin g "$d/ip.xml"
+    run backup-dumpxml g
+    echo "--- the export's dirty bitmap"
+    nbdinfo --map=qemu:dirty-bitmap:backup-vda "nbd+unix:///vda?socket=$d/i.sock"
+    qemu-img compare -U -f qcow2 -F raw "$d/vda.qcow2" "nbd+unix:///vda?socket=$d/i.sock" > /dev/null &&
+        echo "the export reads as the disk"
+    run domjobabort g
+    wait_for 30 "the aborted pull to end" done_job
+    # The next one, from c2 (the second write only).
+    echo "<domainbackup><incremental>c2</incremental><disks><disk name='vda' type='file'><target file='$d/i2.qcow2'/></disk><disk name='vdb' backup='no'/><disk name='vdc' backup='no'/></disks></domainbackup>" > "$d/i2.xml"
+    run backup-begin g "$d/i2.xml"
+    wait_for 30 "the second push to end" done_job
+    allocated "$d/i2.qcow2"
+    # Errors: no such checkpoint; a checkpoint that exists made with a backup.
+    sed 's/c2/nosuch/' "$d/i2.xml" > "$d/i3.xml"
+    run backup-begin g "$d/i3.xml"
+    rm -f "$d/i2.qcow2"
+    run backup-begin g "$d/i2.xml" --checkpointxml "$d/c1.xml"
+    run domjobinfo g
+    run checkpoint-list g --name --topological
+}
+incremental "$LIBVIRTD_QEMU_URI" "$LV" | sed "s|$LV|DIR|g" > "$OUT/libvirtd.inc.txt"
+incremental "$QEMU_URI" "$RV" | sed "s|$RV|DIR|g" > "$OUT/remvirtd.inc.txt"
+same "$OUT/libvirtd.inc.txt" "$OUT/remvirtd.inc.txt" "incremental backups, a checkpoint made with one, as against libvirtd"
+for what in "i1 reads as the disk" "the export reads as the disk" "5242880     1048576    1  dirty"; do
+    grep -qF "$what" "$OUT/remvirtd.inc.txt" || fail "not in the incremental transcript: $what"
+done
 
 # (stopped and started again: under make check-valgrind, the leaks of
 # everything above are counted here)

@@ -21,10 +21,8 @@ boot()      # URI DIR
     qemu-img create -q -f qcow2 "$2/vda.qcow2" 64M
     qemu-io -f qcow2 -c "write -P 7 1M 2M" -c "write -P 9 40M 1M" "$2/vda.qcow2" > /dev/null
     chmod 666 "$2"/*
-    # (a QMP monitor of the test's own: the guest's writes go through it)
-    qemu_guest_xml g | sed -e "s|<serial type='pty'/>|<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$2/vda.qcow2'/><target dev='vda' bus='virtio'/></disk><serial type='pty'/>|" \
-        -e "s|^<domain type='qemu'>|<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>|" \
-        -e "s|^</domain>|<qemu:commandline><qemu:arg value='-qmp'/><qemu:arg value='unix:$2/t.qmp,server=on,wait=off'/></qemu:commandline></domain>|" > "$2/g.xml"
+    qemu_guest_xml g | sed "s|<serial type='pty'/>|<disk type='file' device='disk'><driver name='qemu' type='qcow2'/><source file='$2/vda.qcow2'/><target dev='vda' bus='virtio'/></disk><serial type='pty'/>|" |
+        with_test_qmp "$2/t.qmp" > "$2/g.xml"
     virsh -q -c "$1" define "$2/g.xml" > /dev/null
     virsh -q -c "$1" start g > /dev/null
 }
@@ -35,36 +33,6 @@ as_system()     # SOCKET COMMAND...: COMMAND with qemu:///system on SOCKET
     shift
     unshare --mount --propagation private sh -c \
         'mount -t tmpfs tmpfs /run/libvirt && ln -s "$0" /run/libvirt/libvirt-sock && exec "$@"' "$sock" "$@"
-}
-
-# The guest writes PATTERN at OFFSET (1 MiB) on vda, through its disk's
-# device as its own writes go (HMP qemu-io on the virtio backend, over
-# the test's QMP monitor: remvirtd has no qemu-monitor-command).
-guest_write()   # DIR OFFSET PATTERN
-{
-    "$SYSTEM_PYTHON3" - "$1/t.qmp" "write -P $3 $2 1M" <<'PY' || fail "the guest's write at $2"
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-f = s.makefile("rw")
-def cmd(name, **args):
-    f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-    f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "return" in m or "error" in m:
-            if "error" in m:
-                sys.exit(m["error"]["desc"])
-            return m["return"]
-json.loads(f.readline())
-cmd("qmp_capabilities")
-qdev = [b["qdev"] for b in cmd("query-block") if b.get("inserted", {}).get("file", "").endswith("vda.qcow2")][0]
-# (flushed: the image read beside the running guest has its metadata)
-for c in sys.argv[2], "flush":
-    out = cmd("human-monitor-command", **{"command-line": 'qemu-io -d %s "%s"' % (qdev, c)})
-    if out.strip():
-        sys.exit(out.strip())
-PY
 }
 
 SECONDS_OF() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
@@ -102,10 +70,10 @@ run()       # NAME URI SOCKET DIR
     # A chain in stream format: full (checkpoint virtnbdbackup.0), the
     # guest's writes, incremental (virtnbdbackup.1), again (.2).
     backup "$n" "$s" "$d" full -l full -o "$d/chain"
-    guest_write "$d" 5M 3
+    guest_disk_write "$d/t.qmp" vda.qcow2 5M 3
     backup "$n" "$s" "$d" inc1 -l inc -o "$d/chain"
-    guest_write "$d" 9M 4
-    guest_write "$d" 41M 6
+    guest_disk_write "$d/t.qmp" vda.qcow2 9M 4
+    guest_disk_write "$d/t.qmp" vda.qcow2 41M 6
     backup "$n" "$s" "$d" inc2 -l inc -o "$d/chain"
     restore "$n" "$s" "$d" "$d/chain"
     # The data an incremental backup holds: what the guest wrote since.
@@ -115,7 +83,7 @@ run()       # NAME URI SOCKET DIR
     backup "$n" "$s" "$d" raw-full -t raw -l full -o "$d/raw"
     qemu-img compare -U -f raw -F qcow2 "$d/raw/vda.full.data" "$d/vda.qcow2" > /dev/null ||
         fail "$n's raw full backup differs from the guest's disk"
-    guest_write "$d" 13M 8
+    guest_disk_write "$d/t.qmp" vda.qcow2 13M 8
     rc=0
     as_system "$s" virtnbdbackup -U qemu:///system -d g -S "$d" -n -t raw -l inc -o "$d/raw" > "$d/raw-inc.log" 2>&1 ||
         rc=$?

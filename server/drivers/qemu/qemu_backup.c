@@ -1032,9 +1032,11 @@ static void add_format(backup *b, bdisk *k)
     json_object_object_add(a, "read-only", json_object_new_boolean(false));
     json_object_object_add(a, "driver", json_object_new_string(k->format == RV_QEMU_FORMAT_RAW ? "raw" : "qcow2"));
     json_object_object_add(a, "file", json_object_new_string(k->file_node));
-    /* A pull's scratch lies over the disk; a push's target stands alone. */
+    /* A pull's scratch lies over the disk, as an incremental push's
+     * target does (it reads as the whole disk); a full push's target
+     * stands alone. */
     if (k->format == RV_QEMU_FORMAT_QCOW2)
-        json_object_object_add(a, "backing", b->pull ? json_object_new_string(k->root) : NULL);
+        json_object_object_add(a, "backing", b->pull || k->bitmap ? json_object_new_string(k->root) : NULL);
     send_step(b, "blockdev-add", a, on_format_added);
 }
 
@@ -1070,7 +1072,7 @@ static void on_file_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     json_object_object_add(o, "driver", json_object_new_string("qcow2"));
     json_object_object_add(o, "file", json_object_new_string(k->file_node));
     json_object_object_add(o, "size", json_object_new_int64((int64_t)k->size));
-    if (b->pull) {
+    if (b->pull || k->bitmap) {
         json_object_object_add(o, "backing-file", json_object_new_string(k->source));
         json_object_object_add(o, "backing-fmt",
                                json_object_new_string(k->root_format == RV_QEMU_FORMAT_RAW ? "raw" : "qcow2"));
