@@ -178,10 +178,11 @@ stop_remvirtd
 start_remvirtd_qemu
 virsh -q -c "$QEMU_URI" list > /dev/null
 
-# remvirtd killed during a pull backup: the guest runs on; a restarted
-# remvirtd cancels the backup left in QEMU, and the next one works.
+# remvirtd killed during an incremental pull backup: the guest runs on
+# with its checkpoints; a restarted remvirtd cancels the backup left in
+# QEMU, and the next incremental one works.
 cat > "$RV/pk.xml" <<XML
-<domainbackup mode='pull'><server transport='unix' socket='$RV/k.sock'/><disks><disk name='vda' type='file'><scratch file='$RV/k.qcow2'/></disk><disk name='vdb' backup='no'/></disks></domainbackup>
+<domainbackup mode='pull'><incremental>c1</incremental><server transport='unix' socket='$RV/k.sock'/><disks><disk name='vda' type='file'><scratch file='$RV/k.qcow2'/></disk><disk name='vdb' backup='no'/></disks></domainbackup>
 XML
 virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > /dev/null
 pids=$(qemu_pids "$QEMU_DIR/run")
@@ -196,8 +197,56 @@ rm -f "$RV/k.qcow2"
 virsh -q -c "$QEMU_URI" backup-begin g "$RV/pk.xml" > "$OUT/o" 2>&1 || fail "a backup after the restart: $(cat "$OUT/o")"
 qemu-img compare -U -f qcow2 -F raw "$RV/vda.qcow2" "nbd+unix:///vda?socket=$RV/k.sock" > /dev/null ||
     fail "the export after the restart differs from the disk"
+[ "$(nbdinfo --map=qemu:dirty-bitmap:backup-vda "nbd+unix:///vda?socket=$RV/k.sock" | grep -c dirty)" = 2 ] ||
+    fail "the export after the restart has not the guest's two writes in its bitmap"
 virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
-echo "ok   a backup killed with remvirtd was cancelled; the next one works"
+[ "$(virsh -c "$QEMU_URI" checkpoint-list g --name | xargs)" = "c1 c2" ] || fail "the checkpoints after the kill"
+echo "ok   an incremental backup killed with remvirtd was cancelled; the checkpoints stay; the next one works"
+
+# remvirtd killed after a push backup's transaction added the checkpoint
+# made with it, before its commit (crash point checkpoint-create:2): the
+# guest runs on, the checkpoint is not listed, the backup's temporary
+# bitmap goes; the same backup and checkpoint again work.
+bitmaps() {     # the bitmaps on vda, by the test's monitor
+    "$SYSTEM_PYTHON3" - "$RV/t.qmp" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rw"); f.readline()
+for c in "qmp_capabilities", "query-block":
+    f.write(json.dumps({"execute": c}) + "\n"); f.flush()
+    while True:
+        m = json.loads(f.readline())
+        if "return" in m: break
+print(" ".join(sorted(b["name"] for d in m["return"] if d.get("device") == "virtio-disk0" or d.get("inserted", {}).get("file", "").endswith("vda.qcow2") for b in d["inserted"].get("dirty-bitmaps", []))))
+PY
+}
+echo "<domaincheckpoint><name>c3</name><disks><disk name='vda'/><disk name='vdb' checkpoint='no'/><disk name='vdc' checkpoint='no'/></disks></domaincheckpoint>" > "$RV/c3.xml"
+echo "<domainbackup><incremental>c2</incremental><disks><disk name='vda' type='file'><target file='$RV/k2.qcow2'/></disk><disk name='vdb' backup='no'/><disk name='vdc' backup='no'/></disks></domainbackup>" > "$RV/k2.xml"
+done_push() { virsh -c "$QEMU_URI" domjobinfo g | grep -q None; }
+wait_for 30 "the aborted pull to end" done_push
+stop_remvirtd
+RV_CRASH_AT=checkpoint-create:2 start_remvirtd_qemu
+rc=0
+virsh -c "$QEMU_URI" backup-begin g "$RV/k2.xml" --checkpointxml "$RV/c3.xml" > "$OUT/o" 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "remvirtd did not die at checkpoint-create:2 of a backup"
+gone() { ! kill -0 "$REMVIRTD_PID" 2> /dev/null; }
+wait_for 30 "remvirtd to die at its crash point" gone
+grep -qx "remvirtd: crash point checkpoint-create:2" "$REMVIRTD_DIR/stderr" || fail "remvirtd died elsewhere"
+wait "$REMVIRTD_PID" 2> /dev/null || true
+REMVIRTD_PID=
+rm -f "$REMVIRTD_SOCK" "$REMVIRTD_SOCK_RO" "$REMVIRTD_ADMIN_SOCK" "$REMVIRTD_DIR/remvirtd.pid"
+start_remvirtd_qemu
+virsh -q -c "$QEMU_URI" list > /dev/null
+[ "$(virsh -c "$QEMU_URI" domstate g)" = running ] || fail "the guest is not running after the crash"
+[ "$(virsh -c "$QEMU_URI" checkpoint-list g --name | xargs)" = "c1 c2" ] || fail "the checkpoints after the crash"
+no_tmp() { [ "$(bitmaps)" = "c1 c2 c3" ]; }
+wait_for 30 "the crashed backup's temporary bitmap to go (bitmaps: $(bitmaps))" no_tmp
+rm -f "$RV/k2.qcow2"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/k2.xml" --checkpointxml "$RV/c3.xml" > "$OUT/o" 2>&1 ||
+    fail "the backup again after the crash: $(cat "$OUT/o")"
+wait_for 30 "the push to end" done_push
+[ "$(virsh -c "$QEMU_URI" checkpoint-list g --name | xargs)" = "c1 c2 c3" ] || fail "c3 not made the second time"
+[ "$(bitmaps)" = "c1 c2 c3" ] || fail "the bitmaps after the second backup: $(bitmaps)"
+echo "ok   a backup killed before its checkpoint's commit leaves the guest and its checkpoints whole; it runs again"
 
 # The guest destroyed during a pull: the backup ends with it (its scratch
 # removed), and the guest started again backs up.

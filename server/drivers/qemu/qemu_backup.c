@@ -951,7 +951,10 @@ static void start_jobs(backup *b)
 {
     json_object *actions = json_object_new_array();
     rv_err e = { 0 };
-    if (b->chk && rv_qemu_checkpoint_actions(b->chk, b->blocks, actions, &e) < 0) {
+    qemu_dom *d = dom_of(b);
+    if (b->chk && (!d || rv_qemu_checkpoint_actions(b->chk, d->qmp, b->blocks, actions, &e) < 0)) {
+        if (!d)
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: the domain stopped");
         json_object_put(actions);
         fail_begin(b, e.code, "%s", e.message);
         rv_err_clear(&e);

@@ -666,29 +666,27 @@ rv_qemu_chk_op *rv_qemu_checkpoint_with(qemu_dom *d, const char *xml, rv_qemu_ch
     return op;
 }
 
-int rv_qemu_checkpoint_actions(rv_qemu_chk_op *op, json_object *blocks, json_object *actions,
-                               rv_err *err)
+int rv_qemu_checkpoint_actions(rv_qemu_chk_op *op, rv_qmp *qmp, json_object *blocks,
+                               json_object *actions, rv_err *err)
 {
     json_object *args = transaction(op, blocks, "block-dirty-bitmap-add", err), *list;
     if (!args)
         return -1;
+    /* What a killed remvirtd left under the name goes first, as a create
+     * removes it (QEMU refuses a removal and an addition of one name in
+     * one transaction; it answers in order). */
+    json_object *leftovers = op->leftovers ? transaction(op, blocks, "block-dirty-bitmap-remove", err)
+                                           : NULL;
+    if (leftovers && rv_qmp_command(qmp, "transaction", leftovers, 0, ignore_answer,
+                                    "checkpoint leftovers", err) < 0) {
+        json_object_put(args);
+        return -1;
+    }
     json_object_object_get_ex(args, "actions", &list);
     for (size_t i = 0; i < json_object_array_length(list); i++) {
-        json_object *a = json_object_array_get_idx(list, i), *data, *v;
+        json_object *a = json_object_array_get_idx(list, i), *data;
         json_object_object_get_ex(a, "data", &data);
         json_object_object_add(data, "disabled", json_object_new_boolean(0));
-        /* What a killed remvirtd left under the name goes in the same
-         * transaction (only a bitmap QEMU has: removing one it has not
-         * would fail it). */
-        if (op->leftovers && json_object_object_get_ex(data, "node", &v) &&
-            rv_qemu_bitmap_count(rv_qemu_block_entry(blocks, op->targets[i]), op->bitmaps[i]) >= 0) {
-            json_object *rm = json_object_new_object(), *rd = json_object_new_object();
-            json_object_object_add(rd, "node", json_object_get(v));
-            json_object_object_add(rd, "name", json_object_new_string(op->bitmaps[i]));
-            json_object_object_add(rm, "type", json_object_new_string("block-dirty-bitmap-remove"));
-            json_object_object_add(rm, "data", rd);
-            json_object_array_add(actions, rm);
-        }
         json_object_array_add(actions, json_object_get(a));
     }
     json_object_put(args);

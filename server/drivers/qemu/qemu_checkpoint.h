@@ -46,7 +46,8 @@ long long rv_qemu_bitmap_count(json_object *entry, const char *bitmap);
  * the loop; then done(op, data, err) tells the intent written (err NULL) or
  * not (the operation is over).  Once written, the backup puts the
  * bitmaps' additions into its transaction (rv_qemu_checkpoint_actions,
- * blocks: query-block's answer) and, QEMU's answer in, calls
+ * blocks: query-block's answer; what a killed remvirtd left under the
+ * name is removed before, on qmp) and, QEMU's answer in, calls
  * rv_qemu_checkpoint_added with QEMU's error or NULL: the checkpoint is
  * committed as CREATE_XML commits it, then done(op, data, err) tells the
  * commit (NULL done: nobody is told; a call with an error ends the
@@ -55,8 +56,8 @@ typedef struct chk_op rv_qemu_chk_op;
 typedef void rv_qemu_checkpoint_done(rv_qemu_chk_op *op, void *data, const rv_err *err);
 rv_qemu_chk_op *rv_qemu_checkpoint_with(qemu_dom *d, const char *xml, rv_qemu_checkpoint_done *done,
                                         void *data, rv_err *err);
-int rv_qemu_checkpoint_actions(rv_qemu_chk_op *op, json_object *blocks, json_object *actions,
-                               rv_err *err);
+int rv_qemu_checkpoint_actions(rv_qemu_chk_op *op, rv_qmp *qmp, json_object *blocks,
+                               json_object *actions, rv_err *err);
 void rv_qemu_checkpoint_added(rv_qemu_chk_op *op, const rv_err *qerr, rv_qemu_checkpoint_done *done,
                               void *data);
 
