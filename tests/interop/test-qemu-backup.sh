@@ -8,14 +8,19 @@
 # BLOCK_JOB, BLOCK_JOB_2 and JOB_COMPLETED; errors that change nothing),
 # then virsh's backup-begin, backup-dumpxml (also read-only), domjobinfo,
 # domjobabort, blockjob --info and --abort;
-# each compared with libvirtd's.  Then remvirtd alone: a block copy on a
-# disk under backup refused; a non-empty checkpoint XML refused;
-# remvirtd killed during a pull backup, the guest still running, and the
-# next backup working; the guest destroyed during a pull, and a backup
-# of it started again.
+# each compared with libvirtd's; incremental push and pull backups from a
+# checkpoint (the guest's writes made through a QMP monitor of the test's
+# own), a checkpoint made with a backup, an aborted one, errors, compared
+# with libvirtd's.  Then remvirtd alone: a block copy on a disk under
+# backup refused; remvirtd killed during an incremental pull backup, the
+# guest still running with its checkpoints, and the next backup working;
+# killed at checkpoint-create:2 of a backup with a checkpoint, and the
+# same backup again; the guest destroyed during a pull, and a backup of
+# it started again.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
+requires nbdinfo --version
 start_both_qemu backup
 
 boot()      # URI DIR

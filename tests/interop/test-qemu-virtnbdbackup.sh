@@ -2,8 +2,11 @@
 # virtnbdbackup (a real client of the backup API: a pull backup over a
 # Unix socket, the export read with libnbd) against remvirtd and libvirtd
 # side by side: a `-l copy` full backup of the running test guest, then
-# virtnbdrestore of it; the restored disk holds what the guest's holds,
-# and both daemons' backups have data files of one size.  virtnbdbackup takes
+# virtnbdrestore of it; a `-l full`, `-l inc`, `-l inc` chain (checkpoints
+# virtnbdbackup.0-2) with the guest's writes between them, restored; a
+# `-t raw -l full` backup and what `-t raw -l inc` says.  The restored
+# disks hold what the guest's holds, and both daemons' backups have data
+# files of one size.  virtnbdbackup takes
 # a URI with a transport for a remote host (it asks for a password), so
 # each run sees its daemon's socket as /run/libvirt/libvirt-sock in a
 # mount namespace of its own.  Prints each side's times and sizes.

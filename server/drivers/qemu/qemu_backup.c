@@ -20,10 +20,15 @@
  * as libvirtd sends them.  Jobs run with auto-dismiss off, so that their
  * outcome is read before QEMU forgets it (as qemu_blockjob.c does).
  *
- * Incremental backups need a checkpoint's bitmap per disk: bdisk.bitmap is
- * where it goes (blockdev-backup's sync=incremental with that bitmap);
- * they are not run yet: a checkpoint named is looked up (libvirtd's error
- * when there is none), then refused as unsupported.
+ * Incremental (from a checkpoint): the checkpoint's bitmap (bdisk.bitmap)
+ * is merged into a temporary one named backup-DISK, as libvirtd 9.0 names
+ * it, in the jobs' transaction: on the disk's node for a push's
+ * sync=incremental job (removed at the end), on the scratch node for a
+ * pull, whose export carries it (NBD meta context
+ * qemu:dirty-bitmap:backup-DISK).  A checkpoint made with the backup
+ * (checkpointXML) is the checkpoint code's (rv_qemu_checkpoint_with): its
+ * intent written before the begin's first QMP step, its bitmaps added
+ * first in the same transaction, its commit before the answer.
  *
  * A remvirtd restarted while a backup ran finds its jobs in QEMU and
  * cancels them, as libvirtd does (rv_qemu_backup_resync): the nodes and
