@@ -58,18 +58,21 @@ for what in "push: vda target: same content" "push: vdb target: same content" \
     grep -qF "$what" "$OUT/remvirtd.py.txt" || fail "not in the transcript: $what"
 done
 
+# run ARGS...: virsh ARGS on the caller's $u, in a transcript.
+run()
+{
+    local rc=0
+    virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
+    echo "=== virsh $*"
+    sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]* */\1N /' "$OUT/o"
+    echo "--- stderr"
+    cat "$OUT/e"
+    echo "--- exit status $rc"
+}
+
 transcript()    # URI DIR READ-ONLY-URI
 {
     local u=$1 d=$2 rc
-    run() {
-        rc=0
-        virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
-        echo "=== virsh $*"
-        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]* */\1N /' "$OUT/o"
-        echo "--- stderr"
-        cat "$OUT/e"
-        echo "--- exit status $rc"
-    }
     cat > "$d/pull.xml" <<XML
 <domainbackup mode='pull'><server transport='unix' socket='$d/v.sock'/><disks><disk name='vda' type='file'><scratch file='$d/s.qcow2'/></disk><disk name='vdb' backup='no'/></disks></domainbackup>
 XML
@@ -117,16 +120,7 @@ virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
 # one), what they hold, an aborted one and the next.
 incremental()   # URI DIR
 {
-    local u=$1 d=$2 rc
-    run() {
-        rc=0
-        virsh -c "$u" "$@" > "$OUT/o" 2> "$OUT/e" || rc=$?
-        echo "=== virsh $*"
-        sed -e "s/index='[0-9]*'/index='N'/" -e 's/^\(Time elapsed: *\)[0-9]* */\1N /' "$OUT/o"
-        echo "--- stderr"
-        cat "$OUT/e"
-        echo "--- exit status $rc"
-    }
+    local u=$1 d=$2
     done_job() { virsh -c "$u" domjobinfo g | grep -q None; }
     allocated() {   # the ranges a qcow2 holds itself (not from its backing file)
         echo "--- $1 holds"
