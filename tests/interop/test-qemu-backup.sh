@@ -247,6 +247,32 @@ wait_for 30 "the push to end" done_push
 [ "$(bitmaps)" = "c1 c2 c3" ] || fail "the bitmaps after the second backup: $(bitmaps)"
 echo "ok   a backup killed before its checkpoint's commit leaves the guest and its checkpoints whole; it runs again"
 
+# A full target disk (a 1 MiB tmpfs; the push has 4 MiB to write): the
+# backup fails, its target removed; the guest runs on, the checkpoint
+# made with it stays (it was made at the start, as libvirtd's), and the
+# next incremental backup from it works.
+mkdir -p "$RV/small"
+mount -t tmpfs -o size=1M tmpfs "$RV/small"
+cleanup_fn umount "$RV/small"
+echo "<domaincheckpoint><name>c4</name><disks><disk name='vda'/><disk name='vdb' checkpoint='no'/><disk name='vdc' checkpoint='no'/></disks></domaincheckpoint>" > "$RV/c4.xml"
+sed -e 's|<incremental>c2</incremental>||' -e "s|$RV/k2.qcow2|$RV/small/f.qcow2|" "$RV/k2.xml" > "$RV/f.xml"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/f.xml" --checkpointxml "$RV/c4.xml" > "$OUT/o" 2>&1 ||
+    fail "a backup to a small disk did not begin: $(cat "$OUT/o")"
+wait_for 30 "the push to a full disk to end" done_push
+virsh -c "$QEMU_URI" domjobinfo g --completed > "$OUT/o"
+grep -q "Failed" "$OUT/o" || fail "a push to a full disk: $(cat "$OUT/o")"
+[ ! -e "$RV/small/f.qcow2" ] || fail "the failed push left its target"
+[ "$(virsh -c "$QEMU_URI" domstate g)" = running ] || fail "the guest is not running after a full target disk"
+[ "$(virsh -c "$QEMU_URI" checkpoint-list g --name | xargs)" = "c1 c2 c3 c4" ] || fail "the checkpoints after a full disk"
+[ "$(bitmaps)" = "c1 c2 c3 c4" ] || fail "the bitmaps after a full disk: $(bitmaps)"
+guest_disk_write "$RV/t.qmp" vda.qcow2 20M 5
+sed -e 's|<incremental>c2</incremental>|<incremental>c4</incremental>|' -e "s|$RV/k2.qcow2|$RV/k4.qcow2|" "$RV/k2.xml" > "$RV/k4.xml"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/k4.xml" > "$OUT/o" 2>&1 || fail "the incremental after a full disk: $(cat "$OUT/o")"
+wait_for 30 "the push after a full disk to end" done_push
+[ "$(qemu-img map -U -f qcow2 --output=json "$RV/k4.qcow2" | grep -c '"depth": 0, .*"data": true')" = 1 ] ||
+    fail "the incremental after a full disk holds: $(qemu-img map -U -f qcow2 "$RV/k4.qcow2")"
+echo "ok   a push to a full disk fails alone: the guest, its checkpoints whole; the next incremental works"
+
 # The guest destroyed during a pull: the backup ends with it (its scratch
 # removed), and the guest started again backs up.
 rm -f "$RV/k.qcow2"

@@ -697,6 +697,14 @@ static int abort_backup(qemu_dom *d, rv_err *err)
 
 static void on_created_concluded(backup *b, bdisk *k);
 
+static bool all_done(const backup *b)
+{
+    bool all = true;
+    for (size_t j = 0; j < b->ndisks; j++)
+        all &= !b->disks[j].backup || b->disks[j].concluded;
+    return all;
+}
+
 void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data)
 {
     json_object *v = NULL;
@@ -735,10 +743,9 @@ void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data)
         } else if (status_change && strcmp(status, "concluded") == 0 && !k->concluded) {
             k->concluded = true;
             rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", k->job_id);
-            bool all = true;
-            for (size_t j = 0; j < b->ndisks; j++)
-                all &= !b->disks[j].backup || b->disks[j].concluded;
-            if (all && b->running)
+            /* (a begin not answered yet, its checkpoint's commit being
+             * written, ends the backup once answered: export_next) */
+            if (all_done(b) && b->running && (!b->live.reply || b->failing))
                 all_concluded(d, b);
         }
         return;
@@ -778,6 +785,9 @@ static void export_next(backup *b)
     RV_INFO("domain '%s': %s backup begun", b->live.name, b->pull ? "pull" : "push");
     rv_deferred_finish(b->live.reply, NULL);
     b->live.reply = NULL;
+    qemu_dom *d = dom_of(b);
+    if (d && all_done(b))
+        all_concluded(d, b);        /* (it ended while its checkpoint was committed) */
 }
 
 /* A step after the jobs started failed: they are cancelled and the call
@@ -878,10 +888,12 @@ static void on_chk_committed(rv_qemu_chk_op *op, void *data, const rv_err *err)
     b->failing = true;
     b->why_code = err->code ? err->code : RV_ERR_OPERATION_FAILED;
     snprintf(b->why, sizeof(b->why), "%s", err->message ? err->message : "operation failed");
-    if (d)
-        cancel_jobs(d, b);
-    else
+    if (!d)
         fail_begin(b, b->why_code, "%s", b->why);
+    else if (all_done(b))
+        all_concluded(d, b);
+    else
+        cancel_jobs(d, b);
 }
 
 static void on_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
