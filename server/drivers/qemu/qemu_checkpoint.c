@@ -21,7 +21,9 @@
  * killed remvirtd may have left under it.  Crash points:
  * checkpoint-create:1 (the intent written), :2 (the bitmaps added, not
  * committed); checkpoint-delete:1 (before the commit), :2 (committed, the
- * bitmaps still there). */
+ * bitmaps still there).  A checkpoint made with a backup goes the same
+ * way (rv_qemu_checkpoint_with), its bitmaps added by the backup's
+ * transaction. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
