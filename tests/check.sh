@@ -102,7 +102,7 @@ test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova
            libguestfs-tools kmod virt-viewer
            cockpit-ws cockpit-bridge cockpit-system cockpit-machines libvirt-dbus
-           chromium chromium-driver python3-selenium virtnbdbackup)
+           chromium chromium-driver python3-selenium virtnbdbackup libnbd-bin)
 [ "$mode" = valgrind ] && test_deps+=(valgrind)
 if [ "$print_deps" = build ]; then
     printf '%s\n' "${build_deps[@]}"

@@ -974,6 +974,46 @@ qemu_guest_xml()
 XML
 }
 
+# with_test_qmp SOCKET: the domain XML on stdin with a QMP monitor of the
+# test's own on SOCKET (<qemu:commandline>), for guest_disk_write.
+with_test_qmp()
+{
+    sed -e "s|^<domain type='qemu'>|<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>|" \
+        -e "s|^</domain>|<qemu:commandline><qemu:arg value='-qmp'/><qemu:arg value='unix:$1,server=on,wait=off'/></qemu:commandline></domain>|"
+}
+
+# guest_disk_write SOCKET IMAGE OFFSET PATTERN: the guest's disk whose
+# file ends in IMAGE gets PATTERN written at OFFSET (1 MiB) through its
+# device, as the guest's own writes go (HMP qemu-io on the disk's
+# backend, over with_test_qmp's monitor: remvirtd has no
+# qemu-monitor-command, and the test guest has no disk driver).
+guest_disk_write()
+{
+    "$SYSTEM_PYTHON3" - "$1" "$2" "write -P $4 $3 1M" <<'PY' || fail "the guest's write at $3"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+def cmd(name, **args):
+    f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+    f.flush()
+    while True:
+        m = json.loads(f.readline())
+        if "return" in m or "error" in m:
+            if "error" in m:
+                sys.exit(m["error"]["desc"])
+            return m["return"]
+json.loads(f.readline())
+cmd("qmp_capabilities")
+qdev = [b["qdev"] for b in cmd("query-block") if b.get("inserted", {}).get("file", "").endswith(sys.argv[2])][0]
+# (flushed: the image read beside the running guest has its metadata)
+for c in sys.argv[3], "flush":
+    out = cmd("human-monitor-command", **{"command-line": 'qemu-io -d %s "%s"' % (qdev, c)})
+    if out.strip():
+        sys.exit(out.strip())
+PY
+}
+
 # agent_guest_up URI NAME XMLFILE: define and start the guest NAME from
 # XMLFILE (a guest with the agent's channel) and wait until its agent
 # answers (a TCG boot on a busy machine can take minutes); agent_guest_down URI NAME destroys and undefines it.

@@ -20,10 +20,15 @@
  * as libvirtd sends them.  Jobs run with auto-dismiss off, so that their
  * outcome is read before QEMU forgets it (as qemu_blockjob.c does).
  *
- * Incremental backups need a checkpoint's bitmap per disk: bdisk.bitmap is
- * where it goes (blockdev-backup's sync=incremental with that bitmap);
- * they are not run yet: a checkpoint named is looked up (libvirtd's error
- * when there is none), then refused as unsupported.
+ * Incremental (from a checkpoint): the checkpoint's bitmap (bdisk.bitmap)
+ * is merged into a temporary one named backup-DISK, as libvirtd 9.0 names
+ * it, in the jobs' transaction: on the disk's node for a push's
+ * sync=incremental job (removed at the end), on the scratch node for a
+ * pull, whose export carries it (NBD meta context
+ * qemu:dirty-bitmap:backup-DISK).  A checkpoint made with the backup
+ * (checkpointXML) is the checkpoint code's (rv_qemu_checkpoint_with): its
+ * intent written before the begin's first QMP step, its bitmaps added
+ * first in the same transaction, its commit before the answer.
  *
  * A remvirtd restarted while a backup ran finds its jobs in QEMU and
  * cancels them, as libvirtd does (rv_qemu_backup_resync): the nodes and
@@ -66,6 +71,10 @@ typedef struct bdisk {
     bool made;                  /* remvirtd created file (it goes on failure; a scratch at the end) */
     char *exportname;           /* pull */
     char *bitmap;               /* incremental: the checkpoint's bitmap (NULL: full) */
+    char *incr;                 /* ... the checkpoint */
+    char *tmpbitmap;            /* ... the bitmap merged from it for the job (push) or the
+                                 * export (pull), named as libvirtd names it */
+    bool tmp_added;             /* a push's tmpbitmap is on the disk's node */
     unsigned index;
     char *root;                 /* the disk's node in QEMU */
     rv_qemu_disk_format root_format;
@@ -83,6 +92,10 @@ typedef struct backup {
     rv_qemu_live_req live;      /* the begin call; live.reply NULL once answered */
     bool pull, reuse;
     char *transport, *srv_name, *srv_port, *srv_socket;     /* pull's <server> */
+    char *incremental;          /* the document's <incremental> */
+    rv_qemu_chk_op *chk;        /* the checkpoint made with it, its intent written */
+    bool chk_waits;             /* ... or still being written */
+    json_object *blocks;        /* query-block's answer (the checkpoint's nodes) */
     bdisk *disks;
     size_t ndisks, cur;
     bool server_started, running;   /* nbd-server-start done; the jobs run */
@@ -108,6 +121,8 @@ static void bdisk_clear(bdisk *k)
     free(k->file);
     free(k->exportname);
     free(k->bitmap);
+    free(k->incr);
+    free(k->tmpbitmap);
     free(k->root);
 }
 
@@ -128,6 +143,8 @@ static void backup_free(backup *b)
     free(b->srv_name);
     free(b->srv_port);
     free(b->srv_socket);
+    free(b->incremental);
+    json_object_put(b->blocks);
     free(b->live.name);
     free(b);
 }
@@ -179,8 +196,7 @@ static char *dup_or(char *v, const char *dflt, int *failed)
 
 /* The checkpoint's bitmap for an incremental backup of a disk
  * (qemu_checkpoint.h), with libvirtd's words when there is no such
- * checkpoint.  Incremental jobs are not run yet: a checkpoint found is
- * refused as unsupported (its bitmap is all they will need). */
+ * checkpoint. */
 static int checkpoint_bitmap(const qemu_dom *d, const char *checkpoint, const char *disk, char **bitmap,
                              rv_err *err)
 {
@@ -192,11 +208,9 @@ static int checkpoint_bitmap(const qemu_dom *d, const char *checkpoint, const ch
                            "Domain checkpoint not found: Checkpoint '%s' for incremental backup of disk '%s' "
                            "not found", checkpoint, disk);
     }
-    if (!found)
-        return -1;
-    return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
-                       "unsupported configuration: incremental backup of disk '%s' (from checkpoint '%s') is "
-                       "not supported yet", disk, checkpoint);
+    if (!found || !(*bitmap = strdup(found)))
+        return found ? fail(err, RV_ERR_NO_MEMORY, "out of memory") : -1;
+    return 0;
 }
 
 /* The document read into b, against d's disks, defaults filled in as
@@ -325,6 +339,15 @@ static int read_def(backup *b, const qemu_dom *d, const char *xml, rv_err *err)
                             k->name);
             goto out;
         }
+        if (incr) {
+            char *eb = b->pull && n ? rv_lx_attr(n, "exportbitmap", &failed) : NULL;
+            size_t size = strlen(k->name) + 8;
+            if (!eb && (eb = malloc(size)))
+                snprintf(eb, size, "backup-%s", k->name);
+            k->tmpbitmap = eb;
+            if (!eb || !(k->incr = strdup(from)))
+                failed = 1;
+        }
         for (int j = 0; j < 3; j++) {
             free(v[j]);
             v[j] = NULL;
@@ -355,6 +378,8 @@ static int read_def(backup *b, const qemu_dom *d, const char *xml, rv_err *err)
         }
         k->index = ++serial;
     }
+    if (incremental && !(b->incremental = strdup(incremental)))
+        failed = 1;
     if (failed)
         goto out;
     bool some = false;
@@ -385,6 +410,11 @@ static char *format_def(const backup *b)
     if (!fp)
         return NULL;
     fprintf(fp, "<domainbackup mode='%s'>\n", b->pull ? "pull" : "push");
+    if (b->incremental) {
+        fputs("  <incremental>", fp);
+        rv_xml_put_escaped(fp, b->incremental);
+        fputs("</incremental>\n", fp);
+    }
     if (b->pull) {
         fputs("  <server transport='", fp);
         rv_xml_put_escaped(fp, b->transport);
@@ -409,9 +439,19 @@ static char *format_def(const backup *b)
             continue;
         }
         fprintf(fp, "' backup='yes' type='file' backupmode='%s'", k->bitmap ? "incremental" : "full");
+        if (k->incr) {
+            fputs(" incremental='", fp);
+            rv_xml_put_escaped(fp, k->incr);
+            fputc('\'', fp);
+        }
         if (b->pull) {
             fputs(" exportname='", fp);
             rv_xml_put_escaped(fp, k->exportname);
+            fputc('\'', fp);
+        }
+        if (b->pull && k->tmpbitmap) {
+            fputs(" exportbitmap='", fp);
+            rv_xml_put_escaped(fp, k->tmpbitmap);
             fputc('\'', fp);
         }
         fprintf(fp, " index='%u'>\n", k->index);
@@ -425,6 +465,10 @@ static char *format_def(const backup *b)
 }
 
 /* ================================================================ the end */
+
+static backup *backup_by_gen(void *gen);
+static void on_chk_committed(rv_qemu_chk_op *op, void *data, const rv_err *err);
+static void merge_actions(const backup *b, const bdisk *k, json_object *actions);
 
 static qemu_dom *dom_of(const backup *b)
 {
@@ -447,6 +491,13 @@ static void drop_nodes(backup *b, rv_qmp *qmp)
         if (k->added >= 1)
             rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", k->file_node);
         k->added = 0;
+        if (k->tmp_added) {
+            json_object *a = json_object_new_object();
+            json_object_object_add(a, "node", json_object_new_string(k->root));
+            json_object_object_add(a, "name", json_object_new_string(k->tmpbitmap));
+            rv_qemu_send_quietly_args(qmp, "block-dirty-bitmap-remove", a);
+        }
+        k->tmp_added = false;
     }
 }
 
@@ -457,6 +508,19 @@ static void unlink_made(backup *b)
     for (size_t i = 0; i < b->ndisks; i++)
         if (b->disks[i].made && unlink(b->disks[i].file) < 0 && errno != ENOENT)
             RV_WARN("cannot remove '%s': %s", b->disks[i].file, strerror(errno));
+}
+
+/* The checkpoint made with b is not: its operation ends (one whose
+ * intent is still being written ends when it is, in on_chk_ready). */
+static void drop_checkpoint(backup *b)
+{
+    if (b->chk && !b->chk_waits) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: the backup did not begin");
+        rv_qemu_checkpoint_added(b->chk, &e, NULL, NULL);
+        rv_err_clear(&e);
+    }
+    b->chk = NULL;
 }
 
 /* The begin fails before any job ran: answered, and nothing is left. */
@@ -470,6 +534,7 @@ static void fail_begin(backup *b, int code, const char *fmt, ...)
     qemu_dom *d = dom_of(b);
     drop_nodes(b, d ? d->qmp : NULL);
     unlink_made(b);
+    drop_checkpoint(b);
     if (d)
         rv_qemu_jobinfo_end(d, false, false);
     if (b->live.reply)
@@ -632,6 +697,14 @@ static int abort_backup(qemu_dom *d, rv_err *err)
 
 static void on_created_concluded(backup *b, bdisk *k);
 
+static bool all_done(const backup *b)
+{
+    bool all = true;
+    for (size_t j = 0; j < b->ndisks; j++)
+        all &= !b->disks[j].backup || b->disks[j].concluded;
+    return all;
+}
+
 void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data)
 {
     json_object *v = NULL;
@@ -670,10 +743,9 @@ void rv_qemu_backup_event(qemu_dom *d, const char *name, json_object *data)
         } else if (status_change && strcmp(status, "concluded") == 0 && !k->concluded) {
             k->concluded = true;
             rv_qemu_send_quietly(d->qmp, "job-dismiss", "id", k->job_id);
-            bool all = true;
-            for (size_t j = 0; j < b->ndisks; j++)
-                all &= !b->disks[j].backup || b->disks[j].concluded;
-            if (all && b->running)
+            /* (a begin not answered yet, its checkpoint's commit being
+             * written, ends the backup once answered: export_next) */
+            if (all_done(b) && b->running && (!b->live.reply || b->failing))
                 all_concluded(d, b);
         }
         return;
@@ -701,6 +773,11 @@ static void export_next(backup *b)
         json_object_object_add(a, "node-name", json_object_new_string(k->fmt_node));
         json_object_object_add(a, "writable", json_object_new_boolean(false));
         json_object_object_add(a, "name", json_object_new_string(k->exportname));
+        if (k->tmpbitmap) {
+            json_object *l = json_object_new_array();
+            json_object_array_add(l, json_object_new_string(k->tmpbitmap));
+            json_object_object_add(a, "bitmaps", l);
+        }
         k->exported = true;
         send_step(b, "block-export-add", a, on_exported);
         return;
@@ -708,6 +785,9 @@ static void export_next(backup *b)
     RV_INFO("domain '%s': %s backup begun", b->live.name, b->pull ? "pull" : "push");
     rv_deferred_finish(b->live.reply, NULL);
     b->live.reply = NULL;
+    qemu_dom *d = dom_of(b);
+    if (d && all_done(b))
+        all_concluded(d, b);        /* (it ended while its checkpoint was committed) */
 }
 
 /* A step after the jobs started failed: they are cancelled and the call
@@ -743,9 +823,7 @@ static void on_exported(rv_qmp *qmp, json_object *ret, const rv_err *err, void *
 /* query-jobs: the push's figures so far. */
 static void on_progress(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
-    backup *b = backups;
-    while (b && b->gen != (unsigned)(uintptr_t)opaque)
-        b = b->next;
+    backup *b = backup_by_gen(opaque);
     qemu_dom *d = b ? dom_of(b) : NULL;
     rv_qemu_jobinfo *j = d && d->qmp == qmp ? rv_qemu_jobinfo_current(d) : NULL;
     if (!j || err || b->failing)
@@ -786,6 +864,38 @@ static void on_poll(struct ev_loop *loop, ev_timer *w, int revents)
     rv_err_clear(&e);
 }
 
+static backup *backup_by_gen(void *gen)
+{
+    backup *b = backups;
+    while (b && b->gen != (unsigned)(uintptr_t)gen)
+        b = b->next;
+    return b;
+}
+
+/* The checkpoint made with the backup committed (or not: the backup is
+ * undone, its jobs cancelled). */
+static void on_chk_committed(rv_qemu_chk_op *op, void *data, const rv_err *err)
+{
+    (void)op;
+    backup *b = backup_by_gen(data);
+    if (!b)
+        return;
+    if (!err) {
+        export_next(b);
+        return;
+    }
+    qemu_dom *d = dom_of(b);
+    b->failing = true;
+    b->why_code = err->code ? err->code : RV_ERR_OPERATION_FAILED;
+    snprintf(b->why, sizeof(b->why), "%s", err->message ? err->message : "operation failed");
+    if (!d)
+        fail_begin(b, b->why_code, "%s", b->why);
+    else if (all_done(b))
+        all_concluded(d, b);
+    else
+        cancel_jobs(d, b);
+}
+
 static void on_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -804,22 +914,75 @@ static void on_started(rv_qmp *qmp, json_object *ret, const rv_err *err, void *o
             }
         j->disk_remaining = j->disk_total;
     }
+    for (size_t i = 0; i < b->ndisks; i++)
+        b->disks[i].tmp_added = !b->pull && b->disks[i].backup && b->disks[i].bitmap;
     if (!b->pull) {
         ev_timer_set(&b->poll, PROGRESS_POLL, 0.);
         ev_timer_start(rv_qemu.loop, &b->poll);
     }
     b->cur = 0;
+    if (b->chk) {
+        /* The checkpoint's bitmaps are there: its commit, then the rest. */
+        rv_qemu_chk_op *op = b->chk;
+        b->chk = NULL;
+        rv_qemu_checkpoint_added(op, NULL, on_chk_committed, (void *)(uintptr_t)b->gen);
+        return;
+    }
     export_next(b);
+}
+
+static void add_action(json_object *actions, const char *type, json_object *data)
+{
+    json_object *act = json_object_new_object();
+    json_object_object_add(act, "type", json_object_new_string(type));
+    json_object_object_add(act, "data", data);
+    json_object_array_add(actions, act);
+}
+
+/* An incremental disk's bitmap for the job (a push's, on the disk's node)
+ * or the export (a pull's, on the scratch node): the checkpoint's merged
+ * into a new one, as libvirtd does (every checkpoint's bitmap being
+ * enabled, the checkpoint's alone is merged, whatever came after it). */
+static void merge_actions(const backup *b, const bdisk *k, json_object *actions)
+{
+    const char *node = b->pull ? k->fmt_node : k->root;
+    json_object *data = json_object_new_object(), *from = json_object_new_object(),
+                *list = json_object_new_array();
+    json_object_object_add(data, "node", json_object_new_string(node));
+    json_object_object_add(data, "name", json_object_new_string(k->tmpbitmap));
+    json_object_object_add(data, "persistent", json_object_new_boolean(false));
+    json_object_object_add(data, "disabled", json_object_new_boolean(true));
+    add_action(actions, "block-dirty-bitmap-add", data);
+    data = json_object_new_object();
+    json_object_object_add(data, "node", json_object_new_string(node));
+    json_object_object_add(data, "target", json_object_new_string(k->tmpbitmap));
+    json_object_object_add(from, "node", json_object_new_string(k->root));
+    json_object_object_add(from, "name", json_object_new_string(k->bitmap));
+    json_object_array_add(list, from);
+    json_object_object_add(data, "bitmaps", list);
+    add_action(actions, "block-dirty-bitmap-merge", data);
 }
 
 /* Every disk ready (and a pull's server): the jobs, in one transaction. */
 static void start_jobs(backup *b)
 {
     json_object *actions = json_object_new_array();
+    rv_err e = { 0 };
+    qemu_dom *d = dom_of(b);
+    if (b->chk && (!d || rv_qemu_checkpoint_actions(b->chk, d->qmp, b->blocks, actions, &e) < 0)) {
+        if (!d)
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: the domain stopped");
+        json_object_put(actions);
+        fail_begin(b, e.code, "%s", e.message);
+        rv_err_clear(&e);
+        return;
+    }
     for (size_t i = 0; i < b->ndisks; i++) {
         bdisk *k = &b->disks[i];
         if (!k->backup)
             continue;
+        if (k->bitmap)
+            merge_actions(b, k, actions);
         snprintf(k->job_id, sizeof(k->job_id), "backup-%s-%u", k->name, ++serial);
         json_object *data = json_object_new_object(), *act = json_object_new_object();
         json_object_object_add(data, "device", json_object_new_string(k->root));
@@ -828,7 +991,7 @@ static void start_jobs(backup *b)
         json_object_object_add(data, "sync", json_object_new_string(b->pull ? "none" : k->bitmap ? "incremental"
                                                                                               : "full"));
         if (k->bitmap && !b->pull)
-            json_object_object_add(data, "bitmap", json_object_new_string(k->bitmap));
+            json_object_object_add(data, "bitmap", json_object_new_string(k->tmpbitmap));
         json_object_object_add(data, "auto-finalize", json_object_new_boolean(true));
         json_object_object_add(data, "auto-dismiss", json_object_new_boolean(false));
         json_object_object_add(act, "type", json_object_new_string("blockdev-backup"));
@@ -889,9 +1052,11 @@ static void add_format(backup *b, bdisk *k)
     json_object_object_add(a, "read-only", json_object_new_boolean(false));
     json_object_object_add(a, "driver", json_object_new_string(k->format == RV_QEMU_FORMAT_RAW ? "raw" : "qcow2"));
     json_object_object_add(a, "file", json_object_new_string(k->file_node));
-    /* A pull's scratch lies over the disk; a push's target stands alone. */
+    /* A pull's scratch lies over the disk, as an incremental push's
+     * target does (it reads as the whole disk); a full push's target
+     * stands alone. */
     if (k->format == RV_QEMU_FORMAT_QCOW2)
-        json_object_object_add(a, "backing", b->pull ? json_object_new_string(k->root) : NULL);
+        json_object_object_add(a, "backing", b->pull || k->bitmap ? json_object_new_string(k->root) : NULL);
     send_step(b, "blockdev-add", a, on_format_added);
 }
 
@@ -927,7 +1092,7 @@ static void on_file_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void
     json_object_object_add(o, "driver", json_object_new_string("qcow2"));
     json_object_object_add(o, "file", json_object_new_string(k->file_node));
     json_object_object_add(o, "size", json_object_new_int64((int64_t)k->size));
-    if (b->pull) {
+    if (b->pull || k->bitmap) {
         json_object_object_add(o, "backing-file", json_object_new_string(k->source));
         json_object_object_add(o, "backing-fmt",
                                json_object_new_string(k->root_format == RV_QEMU_FORMAT_RAW ? "raw" : "qcow2"));
@@ -982,13 +1147,43 @@ static void on_blocks(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
             fail_begin(b, RV_ERR_INTERNAL_ERROR, "internal error: QEMU did not describe disk '%s'", k->name);
             return;
         }
+        if (k->bitmap && rv_qemu_bitmap_count(e, k->bitmap) < 0) {
+            fail_begin(b, RV_ERR_CHECKPOINT_INCONSISTENT, "checkpoint inconsistent: missing or broken bitmap "
+                       "'%s' for disk '%s'", k->bitmap, k->name);
+            return;
+        }
         json_object_object_get_ex(in, "image", &img);
         k->size = (unsigned long long)rv_qmp_json_int(img, "virtual-size", 0);
         const char *f = img && json_object_object_get_ex(img, "format", &v) ? json_object_get_string(v) : "";
         k->root_format = strcmp(f, "qcow2") == 0 ? RV_QEMU_FORMAT_QCOW2 : RV_QEMU_FORMAT_RAW;
     }
+    b->blocks = json_object_get(ret);
     b->cur = 0;
     prepare_disk(b);
+}
+
+/* The intent of the checkpoint made with the backup is written (or not:
+ * the begin fails). */
+static void on_chk_ready(rv_qemu_chk_op *op, void *data, const rv_err *err)
+{
+    backup *b = backup_by_gen(data);
+    if (b)
+        b->chk_waits = false;
+    if (err) {
+        if (b) {
+            b->chk = NULL;
+            fail_begin(b, err->code, "%s", err->message);
+        }
+        return;
+    }
+    if (!b) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: the domain stopped");
+        rv_qemu_checkpoint_added(op, &e, NULL, NULL);
+        rv_err_clear(&e);
+        return;
+    }
+    send_step(b, "query-block", NULL, on_blocks);
 }
 
 /* The stores exist (REUSE_EXTERNAL) or are made now, empty and new (a
@@ -1027,9 +1222,6 @@ int rv_qemu_domain_backup_begin(rv_driver_conn *c, const rv_domain_backup_begin_
     qemu_dom *d = rv_qemu_dom_get_running(&args->dom, err);
     if (!d)
         return -1;
-    if (args->checkpoint_xml && (*args->checkpoint_xml)[0])
-        return fail(err, RV_ERR_NO_SUPPORT,
-                    "this function is not supported by the connection driver: a checkpoint with a backup");
     if (backup_of(d) || rv_qemu_jobinfo_current(d))
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: another job is active on the domain");
@@ -1068,6 +1260,18 @@ int rv_qemu_domain_backup_begin(rv_driver_conn *c, const rv_domain_backup_begin_
         fail_begin(b, RV_ERR_NO_MEMORY, "out of memory");
         return RV_DEFERRED;
     }
+    /* A checkpoint with it: its intent is written first (on_chk_ready). */
+    if (args->checkpoint_xml && (*args->checkpoint_xml)[0]) {
+        rv_err e = { 0 };
+        b->chk_waits = true;
+        if (!(b->chk = rv_qemu_checkpoint_with(d, *args->checkpoint_xml, on_chk_ready,
+                                               (void *)(uintptr_t)b->gen, &e))) {
+            b->chk_waits = false;
+            fail_begin(b, e.code, "%s", e.message);
+            rv_err_clear(&e);
+        }
+        return RV_DEFERRED;
+    }
     send_step(b, "query-block", NULL, on_blocks);
     return RV_DEFERRED;
 }
@@ -1100,6 +1304,7 @@ void rv_qemu_backup_domain_gone(qemu_dom *d)
             continue;
         if (b->pull || !b->running)
             unlink_made(b);
+        drop_checkpoint(b);
         if (!b->orphan)
             rv_qemu_jobinfo_end(d, false, false);
         if (b->live.reply)
@@ -1112,6 +1317,26 @@ void rv_qemu_backup_domain_gone(qemu_dom *d)
 /* A backup a remvirtd before this one started: its jobs are cancelled
  * (an orphan backup follows them to their end), then every node it added
  * goes, and with them the NBD server. */
+/* A push's temporary bitmaps on a disk's node (not persistent, named
+ * backup-DISK) go with the backup that left them. */
+static void drop_temporary_bitmaps(rv_qmp *qmp, json_object *node, const char *name)
+{
+    json_object *list, *v;
+    if (!json_object_object_get_ex(node, "dirty-bitmaps", &list) || !json_object_is_type(list, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *bm = json_object_array_get_idx(list, i);
+        const char *bname = json_object_object_get_ex(bm, "name", &v) ? json_object_get_string(v) : "";
+        bool persistent = json_object_object_get_ex(bm, "persistent", &v) && json_object_get_boolean(v);
+        if (persistent || strncmp(bname, "backup-", 7) != 0)
+            continue;
+        json_object *a = json_object_new_object();
+        json_object_object_add(a, "node", json_object_new_string(name));
+        json_object_object_add(a, "name", json_object_new_string(bname));
+        rv_qemu_send_quietly_args(qmp, "block-dirty-bitmap-remove", a);
+    }
+}
+
 static void on_orphan_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)opaque;
@@ -1122,9 +1347,11 @@ static void on_orphan_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
      * them. */
     for (int pass = 0; pass < 3; pass++)
         for (size_t i = 0; i < n; i++) {
-            json_object *v;
-            const char *name = json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &v)
+            json_object *v, *node = json_object_array_get_idx(ret, i);
+            const char *name = json_object_object_get_ex(node, "node-name", &v)
                                    ? json_object_get_string(v) : "";
+            if (pass == 2)
+                drop_temporary_bitmaps(qmp, node, name);
             if (strncmp(name, pass == 2 ? "bk-file-" : "bk-fmt-", pass == 2 ? 8 : 7) != 0)
                 continue;
             if (pass == 0) {

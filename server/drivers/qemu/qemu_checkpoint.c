@@ -21,7 +21,9 @@
  * killed remvirtd may have left under it.  Crash points:
  * checkpoint-create:1 (the intent written), :2 (the bitmaps added, not
  * committed); checkpoint-delete:1 (before the commit), :2 (committed, the
- * bitmaps still there). */
+ * bitmaps still there).  A checkpoint made with a backup goes the same
+ * way (rv_qemu_checkpoint_with), its bitmaps added by the backup's
+ * transaction. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +151,9 @@ typedef struct chk_op {
     rv_snap_tree cand;                  /* the tree written at the commit */
     json_object *trash;                 /* the trash written with the current step */
     rv_qemu_sync sync;
+    bool with;                          /* made with a backup: done, not reply, is told */
+    rv_qemu_checkpoint_done *done;
+    void *done_data;
 } chk_op;
 
 static void op_free(chk_op *op)
@@ -187,7 +192,10 @@ static void op_end(chk_op *op, const rv_err *err)
     qchks *q = find_chks(op->uuid);
     if (q)
         q->busy = false;
-    rv_deferred_finish(op->reply, err);
+    if (op->done)
+        op->done(op, op->done_data, err);
+    else if (op->reply)
+        rv_deferred_finish(op->reply, err);
     op_free(op);
 }
 
@@ -405,6 +413,14 @@ static void on_written(rv_qemu_sync *s, int error)
         json_object_put(q->trash);
         q->trash = json_object_get(op->trash);
         rv_crash_point("checkpoint-create", 1);
+        if (op->with) {
+            /* The backup's transaction adds the bitmaps; it calls
+             * rv_qemu_checkpoint_added when QEMU has answered. */
+            rv_qemu_checkpoint_done *ready = op->done;
+            op->done = NULL;
+            ready(op, op->done_data, NULL);
+            return;
+        }
         op_bitmaps(op);
         return;
     case ST_COMMIT: {
@@ -414,6 +430,12 @@ static void on_written(rv_qemu_sync *s, int error)
         memset(&op->cand, 0, sizeof(op->cand));
         json_object_put(q->trash);
         q->trash = json_object_get(op->trash);
+        if (op->create && op->with) {
+            RV_INFO("domain '%s': checkpoint '%s' made with a backup", d ? dom_name(d) : "?",
+                    op->names[0]);
+            op_end(op, NULL);
+            return;
+        }
         if (op->create) {
             rv_err e = { 0 };
             rv_domain_checkpoint_create_xml_ret *ret = rv_deferred_ret(op->reply);
@@ -559,26 +581,21 @@ static rv_snap_rec *new_checkpoint(const qemu_dom *d, rv_snapshot_request *req, 
     return s;
 }
 
-int rv_qemu_domain_checkpoint_create_xml(rv_driver_conn *c,
-                                         const rv_domain_checkpoint_create_xml_args *args,
-                                         rv_domain_checkpoint_create_xml_ret *ret, rv_err *err)
+/* A create of d's checkpoint from xml, checked, its operation ready for
+ * its first write (the intent); NULL with err. */
+static chk_op *create_op(qemu_dom *d, qchks *q, const char *xml, unsigned int flags, rv_err *err)
 {
-    (void)c, (void)ret;
-    qchks *q;
-    qemu_dom *d;
     rv_snapshot_request req;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, CREATE_FLAGS, "qemuCheckpointCreateXML",
-                            err) < 0 ||
-        !(d = dom_and_chks(&args->dom, &q, err)))
-        return -1;
-    if (!rv_qemu_dom_active(d))
-        return fail(err, RV_ERR_OPERATION_UNSUPPORTED,
-                    "Operation not supported: cannot create checkpoint for inactive domain");
-    if (rv_checkpoint_request_parse(args->xml_desc, &req, err) < 0)
-        return -1;
+    if (!rv_qemu_dom_active(d)) {
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED,
+             "Operation not supported: cannot create checkpoint for inactive domain");
+        return NULL;
+    }
+    if (rv_checkpoint_request_parse(xml, &req, err) < 0)
+        return NULL;
     rv_snap_rec *s = NULL;
     int rc = 0;
-    if (args->flags & RV_DOMAIN_CHECKPOINT_CREATE_REDEFINE)
+    if (flags & RV_DOMAIN_CHECKPOINT_CREATE_REDEFINE)
         rc = req.has_creation_time
                  ? fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                         "unsupported configuration: remvirt's QEMU driver cannot redefine "
@@ -601,19 +618,89 @@ int rv_qemu_domain_checkpoint_create_xml(rv_driver_conn *c,
     if (rc == 0 && (add_name(op, s->name) < 0 || add_bitmaps(op, s) < 0 ||
                     !(op->trash = trash_with(q, op, true))))
         rc = oom(err);
-    if (rc == 0 && !(op->reply = rv_driver_defer(err)))
-        rc = -1;
     if (rc < 0) {
         rv_snap_rec_free(s);
         if (op)
             op_free(op);
-        return -1;
+        return NULL;
     }
     op->rec = s;
     op->leftovers = rv_qemu_moments_in_trash(q->trash, s->name);
+    return op;
+}
+
+int rv_qemu_domain_checkpoint_create_xml(rv_driver_conn *c,
+                                         const rv_domain_checkpoint_create_xml_args *args,
+                                         rv_domain_checkpoint_create_xml_ret *ret, rv_err *err)
+{
+    (void)c, (void)ret;
+    qchks *q;
+    qemu_dom *d;
+    chk_op *op;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, CREATE_FLAGS, "qemuCheckpointCreateXML",
+                            err) < 0 ||
+        !(d = dom_and_chks(&args->dom, &q, err)) ||
+        !(op = create_op(d, q, args->xml_desc, args->flags, err)))
+        return -1;
+    if (!(op->reply = rv_driver_defer(err))) {
+        op_free(op);
+        return -1;
+    }
     q->busy = true;
     op_write(op, ST_INTENT, &q->tree);
     return RV_DEFERRED;
+}
+
+/* ---------------------------------------------------------------- with a backup */
+
+rv_qemu_chk_op *rv_qemu_checkpoint_with(qemu_dom *d, const char *xml, rv_qemu_checkpoint_done *done,
+                                        void *data, rv_err *err)
+{
+    qchks *q = chks_of(d, err);
+    chk_op *op = q ? create_op(d, q, xml, 0, err) : NULL;
+    if (!op)
+        return NULL;
+    op->with = true;
+    op->done = done;
+    op->done_data = data;
+    q->busy = true;
+    op_write(op, ST_INTENT, &q->tree);
+    return op;
+}
+
+int rv_qemu_checkpoint_actions(rv_qemu_chk_op *op, rv_qmp *qmp, json_object *blocks,
+                               json_object *actions, rv_err *err)
+{
+    json_object *args = transaction(op, blocks, "block-dirty-bitmap-add", err), *list;
+    if (!args)
+        return -1;
+    /* What a killed remvirtd left under the name goes first, as a create
+     * removes it (QEMU refuses a removal and an addition of one name in
+     * one transaction; it answers in order). */
+    json_object *leftovers = op->leftovers ? transaction(op, blocks, "block-dirty-bitmap-remove", err)
+                                           : NULL;
+    if (leftovers && rv_qmp_command(qmp, "transaction", leftovers, 0, ignore_answer,
+                                    "checkpoint leftovers", err) < 0) {
+        json_object_put(args);
+        return -1;
+    }
+    json_object_object_get_ex(args, "actions", &list);
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+        json_object *a = json_object_array_get_idx(list, i), *data;
+        json_object_object_get_ex(a, "data", &data);
+        json_object_object_add(data, "disabled", json_object_new_boolean(0));
+        json_object_array_add(actions, json_object_get(a));
+    }
+    json_object_put(args);
+    return 0;
+}
+
+void rv_qemu_checkpoint_added(rv_qemu_chk_op *op, const rv_err *qerr, rv_qemu_checkpoint_done *done,
+                              void *data)
+{
+    op->done = done;
+    op->done_data = data;
+    on_added(NULL, NULL, qerr, op);
 }
 
 int rv_qemu_domain_checkpoint_delete(rv_driver_conn *c,
@@ -684,9 +771,7 @@ static void size_req_free(size_req *r)
     free(r);
 }
 
-/* The dirty byte count of bitmap on the disk entry (QEMU lists them
- * under the entry or, newer, under its "inserted"). */
-static unsigned long long bitmap_count(json_object *entry, const char *bitmap)
+long long rv_qemu_bitmap_count(json_object *entry, const char *bitmap)
 {
     json_object *inserted = NULL, *list = NULL;
     if (!(json_object_object_get_ex(entry, "inserted", &inserted) &&
@@ -697,10 +782,10 @@ static unsigned long long bitmap_count(json_object *entry, const char *bitmap)
     for (size_t i = 0; i < n; i++) {
         json_object *b = json_object_array_get_idx(list, i), *v;
         const char *name = rv_qemu_moments_str(b, "name");
-        if (name && strcmp(name, bitmap) == 0 && json_object_object_get_ex(b, "count", &v))
-            return (unsigned long long)json_object_get_int64(v);
+        if (name && strcmp(name, bitmap) == 0)
+            return json_object_object_get_ex(b, "count", &v) ? json_object_get_int64(v) : 0;
     }
-    return 0;
+    return -1;
 }
 
 static void on_sizes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -721,9 +806,11 @@ static void on_sizes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opa
     }
     unsigned long long *sizes = calloc(s->ndisks + 1, sizeof(*sizes));
     for (size_t i = 0; sizes && i < s->ndisks; i++)
-        if (s->disks[i].bitmap)
-            sizes[i] = bitmap_count(rv_qemu_block_entry(ret, s->disks[i].name),
-                                    s->disks[i].bitmap);
+        if (s->disks[i].bitmap) {
+            long long n = rv_qemu_bitmap_count(rv_qemu_block_entry(ret, s->disks[i].name),
+                                               s->disks[i].bitmap);
+            sizes[i] = n > 0 ? (unsigned long long)n : 0;
+        }
     rv_domain_checkpoint_get_xml_desc_ret *out = rv_deferred_ret(r->live.reply);
     out->xml = sizes ? rv_chk_rec_format(s, r->with_domain, sizes) : NULL;
     free(sizes);

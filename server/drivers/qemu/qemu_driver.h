@@ -898,6 +898,8 @@ int rv_qemu_qmp_error_text(const rv_err *qerr, char *buf, size_t size);
 /* Send a command with one string argument (key: value) whose answer
  * nobody waits for (a clean-up: an error is only logged). */
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value);
+/* The same with arguments args (taken; NULL: none). */
+void rv_qemu_send_quietly_args(rv_qmp *qmp, const char *command, json_object *args);
 /* QMP's set_link of the NIC whose id (alias) is name, its answer ignored. */
 void rv_qemu_set_link_quietly(rv_qmp *qmp, const char *name, bool up);
 /* The entry of query-block's or query-blockstats' answer list for the

@@ -73,6 +73,11 @@ void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, con
     json_object *args = key ? json_object_new_object() : NULL;
     if (key)
         json_object_object_add(args, key, json_object_new_string(value));
+    rv_qemu_send_quietly_args(qmp, command, args);
+}
+
+void rv_qemu_send_quietly_args(rv_qmp *qmp, const char *command, json_object *args)
+{
     if (!qmp) {
         json_object_put(args);
         return;
