@@ -26,53 +26,8 @@ requires virsh
 requires qemu-img --version
 test_guest
 
-NS=rvmigb
-ip netns add $NS
-cleanup_fn ip netns del $NS
-ip link add rvma type veth peer name rvmb
-ip link set rvmb netns $NS
-ip addr add 10.231.0.1/24 dev rvma
-ip link set rvma up
-ip netns exec $NS ip link set lo up
-ip netns exec $NS ip addr add 10.231.0.2/24 dev rvmb
-ip netns exec $NS ip link set rvmb up
-
-start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
-    'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
-A=qemu+tcp://10.231.0.1/system
-
-# B: a second remvirtd in the other namespace, with directories of its own.
-BDIR=$RV_TMP/remvirtd-b
-mkdir -p "$BDIR"
-cat > "$BDIR/remvirtd.conf" <<EOF
-unix_sock_dir = "$BDIR"
-log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"
-log_outputs = "1:file:$BDIR/remvirtd.log"
-listen_tcp = 1
-tcp_port = "16509"
-auth_tcp = "none"
-listen_addr = "10.231.0.2"
-qemu_config_dir = "$BDIR/qemu/etc"
-qemu_run_dir = "$BDIR/qemu/run"
-qemu_save_dir = "$BDIR/qemu/save"
-qemu_dump_dir = "$BDIR/qemu/dump"
-qemu_migration_host = "10.231.0.2"
-qemu_migration_port_min = 49300
-qemu_migration_port_max = 49309
-EOF
-start_b()
-{
-    ip netns exec $NS "$REMVIRTD" -f "$BDIR/remvirtd.conf" --pidfile "$BDIR/remvirtd.pid" \
-        < /dev/null >> "$BDIR/stdout" 2>> "$BDIR/stderr" &
-    BPID=$!
-    wait_for 30 "remvirtd B on 10.231.0.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
-}
-stop_b() { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; _rv_kill_qemus "$BDIR/qemu/run/"; }
-cleanup_fn stop_b
-B=qemu+tcp://10.231.0.2/system
-b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
-start_b
+source "$(dirname "$0")/../migrate-hosts.sh"
+migrate_hosts rvmigb 10.231.0 49300
 
 OUT=$RV_TMP/migrate
 SHARED=$RV_TMP/shared
@@ -256,22 +211,7 @@ if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0
 fi
-start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
-LA=qemu+tcp://10.231.0.1:16510/system
-LBDIR=$RV_TMP/libvirtd-b
-_rv_libvirtd_conf "$LBDIR" 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
-    'listen_addr = "10.231.0.2"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000b"'
-# Its own host name too: libvirtd refuses a destination named as the source.
-nsenter --net=/run/netns/$NS unshare --mount --uts --propagation private \
-    sh -c 'hostname rvmig-b && exec sh "$0" "$@"' "$top_srcdir/tests/tools/libvirtd-qemu-ns.sh" "$LBDIR" --listen \
-    < /dev/null > "$LBDIR/stdout" 2> "$LBDIR/stderr" &
-LBPID=$!
-stop_lb() { kill "$LBPID" 2> /dev/null || true; wait "$LBPID" 2> /dev/null || true; }
-cleanup_fn stop_lb
-LB=qemu+tcp://10.231.0.2:16510/system
-lb_up() { virsh -q -c "$LB" uri > /dev/null 2>&1; }
-wait_for 60 "libvirtd B on 10.231.0.2" lb_up || { show "$LBDIR/stderr"; fail "libvirtd B did not start"; }
+migrate_libvirtd_pair
 qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
 sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
 bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp

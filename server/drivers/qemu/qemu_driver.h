@@ -11,6 +11,7 @@
  *   qemu_spawner.c  the helper process that forks QEMUs
  *   qemu_save.c     save images: managed save, save, restore; core dumps
  *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
+ *   qemu_migrate_storage.c  its non-shared disks, copied over NBD
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
@@ -175,6 +176,7 @@ typedef struct qemu_dom {
     bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
+    struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
@@ -782,6 +784,39 @@ void rv_qemu_migrate_gone(qemu_dom *d);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
+
+/* ---- qemu_migrate_storage.c: non-shared storage copied over NBD ---- */
+#define RV_QEMU_MIGRATE_NON_SHARED_DISK (1u << 6)
+#define RV_QEMU_MIGRATE_NON_SHARED_INC (1u << 7)
+typedef void (*rv_qemu_migstore_done_fn)(qemu_dom *d, const rv_err *err);
+typedef struct rv_qemu_migstore rv_qemu_migstore;
+/* Destination, PREPARE3: the disks of def to export (migrate_disks) on
+ * port, to become d->migstore; NULL with err. */
+rv_qemu_migstore *rv_qemu_migstore_new_dest(const rv_qemu_domain_def *def, unsigned int flags,
+                                            const rv_typed_param *params, u_int n, int port,
+                                            rv_err *err);
+void rv_qemu_migstore_free(rv_qemu_migstore *ms);
+/* Its NBD port (for the cookie), 0: no storage copy. */
+int rv_qemu_migstore_port(const qemu_dom *d);
+/* After migrate-incoming: the NBD server and its exports, then next. */
+void rv_qemu_migstore_export(qemu_dom *d, rv_qemu_migstore_done_fn next);
+/* FINISH3: the NBD server goes (before cont). */
+void rv_qemu_migstore_stop_server(qemu_dom *d);
+/* Source, PERFORM3: what to copy where (the destination's cookie). */
+int rv_qemu_migstore_perform(qemu_dom *d, unsigned int flags, const rv_typed_param *params, u_int n,
+                             const char *uri, const char *cookie, u_int cookie_len,
+                             unsigned long long bandwidth_mib, rv_err *err);
+/* Whether the mirrors are still to be started (or made ready). */
+bool rv_qemu_migstore_pending(const qemu_dom *d);
+/* The mirrors, then next once all are READY (or one failed). */
+void rv_qemu_migstore_mirror(qemu_dom *d, rv_qemu_migstore_done_fn next);
+/* After the stream (why: its failure): the mirrors cancelled and their
+ * NBD nodes removed, then next (with the first failure). */
+void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_fn next);
+/* domjobabort: the mirrors, or the stream. */
+int rv_qemu_migstore_abort(qemu_dom *d, rv_err *err);
+void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data);
+void rv_qemu_migstore_gone(qemu_dom *d);
 
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,

@@ -69,8 +69,9 @@ static void ignore_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
 
 void rv_qemu_send_quietly(rv_qmp *qmp, const char *command, const char *key, const char *value)
 {
-    json_object *args = json_object_new_object();
-    json_object_object_add(args, key, json_object_new_string(value));
+    json_object *args = key ? json_object_new_object() : NULL;     /* (no key: no arguments) */
+    if (args)
+        json_object_object_add(args, key, json_object_new_string(value));
     rv_err ignored = { 0 };
     /* command: a literal, alive for the answer's log line */
     if (!qmp || rv_qmp_command(qmp, command, args, 0, ignore_reply, (void *)command, &ignored) < 0)

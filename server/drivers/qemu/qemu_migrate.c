@@ -51,7 +51,9 @@ enum {
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
     (MIGRATE_LIVE | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
-     MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR)
+     MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR | MIGRATE_NON_SHARED_DISK | \
+     MIGRATE_NON_SHARED_INC)
+#define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
 #define PARAM_DEST_XML "destination_xml"
@@ -61,11 +63,12 @@ enum {
 
 static int check_flags(unsigned int flags, const char *func, rv_err *err)
 {
-    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_OFFLINE | MIGRATE_NON_SHARED_DISK |
-                 MIGRATE_NON_SHARED_INC))
+    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_OFFLINE))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: %s: remvirtd migrates live, directly, with shared "
-                    "storage only", func);
+                    "argument unsupported: %s: remvirtd migrates live and directly only", func);
+    if ((flags & MIGRATE_NON_SHARED) == MIGRATE_NON_SHARED)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
+                    "migrate disks and migrate disks incrementally are mutually exclusive");
     return rv_qemu_check_flags(RV_FROM_QEMU, flags, MIGRATE_KNOWN, func, err);
 }
 
@@ -80,7 +83,7 @@ static const char *param_string(const rv_typed_param *params, u_int n, const cha
 /* ---- the cookie: <qemu-migration> with the domain's name and UUID and
  * the sender's host name, as libvirt's cookies begin (docs/wire-protocol.md) */
 
-static int put_cookie(const qemu_dom *d, char **val, u_int *len, rv_err *err)
+static int put_cookie(const qemu_dom *d, int nbd_port, char **val, u_int *len, rv_err *err)
 {
     const rv_qemu_domain_def *def = rv_qemu_dom_def(d);
     char host[256] = "";
@@ -93,10 +96,14 @@ static int put_cookie(const qemu_dom *d, char **val, u_int *len, rv_err *err)
              u[15]);
     /* (the name and host are XML-safe: libvirt's names are, and a host
      * name has no markup characters) */
+    /* (the destination's NBD server for the disks: libvirt's element) */
+    char nbd[64] = "";
+    if (nbd_port)
+        snprintf(nbd, sizeof(nbd), "  <nbd port='%d'/>\n", nbd_port);
     int n = asprintf(val,
                      "<qemu-migration>\n  <name>%s</name>\n  <uuid>%s</uuid>\n"
-                     "  <hostname>%s</hostname>\n</qemu-migration>\n",
-                     def->name, uuid, host);
+                     "  <hostname>%s</hostname>\n%s</qemu-migration>\n",
+                     def->name, uuid, host, nbd);
     if (n < 0) {
         *val = NULL;
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
@@ -123,10 +130,22 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                     d->live->name);
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
+    if (dxml) {
+        /* The client's XML is the same domain (a random UUID in XML
+         * without one would make it another at the destination). */
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(dxml, strlen(dxml), err);
+        if (!def)
+            return -1;
+        bool same = memcmp(def->uuid, d->live->uuid, sizeof(def->uuid)) == 0;
+        rv_qemu_domain_free(def);
+        if (!same)
+            return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: %s",
+                        "Target domain uuid does not match source");
+    }
     ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(d->live);
     if (!ret->xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (put_cookie(d, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
+    if (put_cookie(d, 0, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
         free(ret->xml);
         ret->xml = NULL;
         return -1;
@@ -151,7 +170,7 @@ static void cancel_quietly(qemu_dom *d)
         rv_err_clear(&e);
 }
 
-static void perform_done(qemu_dom *d, const rv_err *err)
+static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
     if (err && rv_qemu_jobinfo_aborted(d, &aborted))
@@ -170,6 +189,15 @@ static void perform_done(qemu_dom *d, const rv_err *err)
     rv_qemu_jobinfo_end(d, !err, false);
     rv_qemu_job_done(d, err);
     rv_err_clear(&aborted);
+}
+
+/* The stream is over (err: why not): the disks' mirrors first, if any. */
+static void perform_done(qemu_dom *d, const rv_err *err)
+{
+    if (d->migstore)
+        rv_qemu_migstore_end(d, err, perform_end);
+    else
+        perform_end(d, err);
 }
 
 static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -226,28 +254,41 @@ static void migration_caps(qemu_dom *d, bool incoming)
         rv_err_clear(&e);
 }
 
-void rv_qemu_migrate_perform(qemu_dom *d)
+/* The memory and device state (after the disks' mirrors are ready). */
+static void send_stream(qemu_dom *d, const rv_err *mirrored)
 {
     rv_err err = { 0 };
+    if (mirrored) {
+        perform_done(d, mirrored);
+        return;
+    }
     json_object *args = json_object_new_object();
     if (!args || json_object_object_add(args, "uri", json_object_new_string(d->jobs->path)) < 0) {
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        rv_qemu_job_done(d, &err);
+        perform_done(d, &err);
         rv_err_clear(&err);
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
     migration_caps(d, false);
     d->migtune.outgoing = RV_QEMU_MIGOUT_PRECOPY;   /* (post-copy is refused in PERFORM3) */
-    rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
-                          rv_qemu_migration_cancel, NULL);
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
         if (!rv_err_is_set(&err))
             rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
         perform_done(d, &err);
     }
     rv_err_clear(&err);
+}
+
+void rv_qemu_migrate_perform(qemu_dom *d)
+{
+    rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
+                          d->migstore ? rv_qemu_migstore_abort : rv_qemu_migration_cancel, NULL);
+    if (rv_qemu_migstore_pending(d))
+        rv_qemu_migstore_mirror(d, send_stream);
+    else
+        send_stream(d, NULL);
 }
 
 int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
@@ -279,13 +320,20 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     if (!d->qmp)
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "domain is not running");
-    rv_deferred *reply = rv_driver_defer(err);
-    if (!reply)
+    unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
+    if ((args->flags & MIGRATE_NON_SHARED) &&
+        rv_qemu_migstore_perform(d, args->flags, args->params.params_val, args->params.params_len, uri,
+                                 args->cookie_in.cookie_in_val, args->cookie_in.cookie_in_len,
+                                 mib ? mib : d->migtune.max_bandwidth, err) < 0)
         return -1;
+    rv_deferred *reply = rv_driver_defer(err);
+    if (!reply) {
+        rv_qemu_migstore_gone(d);
+        return -1;
+    }
     /* The bandwidth (MiB/s) goes first: QEMU takes commands in order.
      * None or 0: the domain's kept MIGRATE_SET_MAX_SPEED value
      * (unlimited until set), as libvirtd does. */
-    unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
     json_object *p = rv_qemu_migtune_bandwidth_args(mib ? mib : d->migtune.max_bandwidth);
     rv_err e = { 0 };
     if (!p || rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
@@ -410,7 +458,8 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
 
 static bool dom_has_port(const void *obj, const void *port)
 {
-    return ((const qemu_dom *)obj)->migrate_port == *(const int *)port;
+    const qemu_dom *d = obj;
+    return d->migrate_port == *(const int *)port || rv_qemu_migstore_port(d) == *(const int *)port;
 }
 
 /* A port of the range that no incoming migration of ours has and that
@@ -446,6 +495,7 @@ typedef struct qemu_migrate_finish {
 
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
+    rv_qemu_migstore_gone(d);
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -550,11 +600,40 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                     "Requested operation is not valid: domain '%s' has a managed save image here",
                     here->def->name);
     }
+    /* Non-shared disks: exported by this QEMU's NBD server on disks_port,
+     * else on another port of the range. */
+    rv_qemu_migstore *ms = NULL;
+    if (args->flags & MIGRATE_NON_SHARED) {
+        const rv_typed_param *dp = rv_tune_param_find(params, n, "disks_port");
+        int nbd_port = dp && dp->value.type == RV_TYPED_PARAM_INT ? dp->value.rv_typed_param_value_u.i : 0;
+        if (dp && (dp->value.type != RV_TYPED_PARAM_INT || nbd_port < 0 || nbd_port > 65535)) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bad disks_port");
+        }
+        /* (the migration's port is nobody's yet: skipped by hand) */
+        for (int tries = 0; !dp && tries < 2 && (!nbd_port || nbd_port == port); tries++)
+            nbd_port = pick_port();
+        if (!nbd_port || nbd_port == port) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                        "no free port for the disks' NBD server");
+        }
+        if (!(ms = rv_qemu_migstore_new_dest(def, args->flags, params, n, nbd_port, err))) {
+            rv_qemu_domain_free(def);
+            return -1;
+        }
+    }
     qemu_dom *d;
     rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
-    if (!reply)
+    if (!reply) {
+        rv_qemu_migstore_free(ms);
         return -1;
+    }
+    d->migstore = ms;
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
+    if (ms && put_cookie(d, rv_qemu_migstore_port(d), &r->cookie_out.cookie_out_val,
+                         &r->cookie_out.cookie_out_len, err) < 0)
+        rv_err_clear(err);      /* (then the source says there is no NBD server) */
     r->uri_out = malloc(sizeof(*r->uri_out));
     if (r->uri_out && asprintf(r->uri_out, strchr(host, ':') ? "tcp:[%s]:%d" : "tcp:%s:%d", host,
                                port) < 0) {
@@ -564,6 +643,14 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     d->migrate_port = port;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
+}
+
+static void exported(qemu_dom *d, const rv_err *err)
+{
+    if (d->starting && err)
+        rv_qemu_start_failed(d, err);
+    else if (d->starting)
+        rv_qemu_start_done(d);
 }
 
 static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -581,7 +668,10 @@ static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *e
         rv_err_clear(&e);
         return;
     }
-    rv_qemu_start_done(d);
+    if (d->migstore)
+        rv_qemu_migstore_export(d, exported);
+    else
+        rv_qemu_start_done(d);
 }
 
 void rv_qemu_migrate_incoming(qemu_dom *d)
@@ -682,6 +772,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    rv_qemu_migstore_stop_server(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
         /* It stays paused, as asked; it is here now. */
         d->migrate_in = false;

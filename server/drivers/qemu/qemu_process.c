@@ -1202,6 +1202,8 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     }
     if (strncmp(name, "BLOCK_JOB_", 10) == 0 || strcmp(name, "JOB_STATUS_CHANGE") == 0)
         rv_qemu_blockjob_event(d, name, data);
+    if (d->migstore && strncmp(name, "BLOCK_JOB_", 10) == 0)
+        rv_qemu_migstore_event(d, name, data);
     /* RESET and POWERDOWN change no lifecycle state; a reset (the
      * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
      * libvirtd sends it. */

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Live migration with non-shared storage (`virsh migrate --copy-storage-all`)
+# between two remvirtds on two "hosts" (tests/migrate-hosts.sh: two network
+# namespaces).  Each host keeps the guest's qcow2 in a directory of its own
+# (the destination's image made beforehand, as libvirtd 9.0 needs for a
+# plain file outside any pool; its path given with --xml); the destination
+# QEMU exports it over NBD and the source QEMU mirrors its disk into it
+# before the memory goes:
+#   - the destination QEMU killed in the middle of the copy, and
+#     domjobabort in the middle of it: the guest runs on A with its own
+#     disk, B has no domain and no QEMU;
+#   - A to B, then back to A: the guest's memory came along
+#     (its agent's SSH key), and after it is shut down the two hosts'
+#     images are equal (qemu-img compare), holding the data put in first;
+#   - events on both ends printed beside libvirtd's;
+# then, where libvirtd's QEMU driver runs here, the same copy between two
+# stock libvirtds in the same namespaces, for the times.
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../migrate-hosts.sh"
+
+netns_view_cgroups
+requires virsh
+requires qemu-img --version
+test_guest
+migrate_hosts rvmsb 10.232.0 49320
+
+OUT=$RV_TMP/migrate
+HA=$RV_TMP/host-a
+HB=$RV_TMP/host-b
+mkdir -p "$OUT" "$HA" "$HB"
+# 8 MiB of data in a 32 MiB disk: 8 s of copy at 1 MiB/s.
+head -c 8M /dev/urandom > "$OUT/data.raw"
+truncate -s 32M "$OUT/data.raw"
+qemu-img convert -q -O qcow2 "$OUT/data.raw" "$HA/g.qcow2"
+qemu-img create -q -f qcow2 "$HB/g.qcow2" 32M
+CHANNEL="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
+disk() { echo "<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$1'/><target dev='vda' bus='virtio'/></disk>"; }
+qemu_guest_xml g | sed "s|<devices>|<devices>$(disk "$HA/g.qcow2")$CHANNEL|" > "$OUT/g-a.xml"
+
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
+EVB=$BG_PID
+
+agent_guest_up "$A" g "$OUT/g-a.xml"
+# The destination's XML: the same domain (its UUID), B's image.
+virsh -q -c "$A" dumpxml --inactive g > "$OUT/g-a.xml"
+sed "s|$HA/g.qcow2|$HB/g.qcow2|" "$OUT/g-a.xml" > "$OUT/g-b.xml"
+if virsh -q -c "$A" migrate --live --copy-storage-all g "$B" --xml <(sed '/<uuid>/d' "$OUT/g-b.xml") > "$OUT/nouuid" 2>&1; then
+    fail "a destination XML without the domain's UUID was taken"
+fi
+grep -q "uuid does not match" "$OUT/nouuid" || { show "$OUT/nouuid"; fail "--xml without the UUID: no clear error"; }
+KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIStorageStorageStorageStorage000000 rv@storage"
+echo "$KEY" > "$OUT/key"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+agent_a() { virsh -q -c "$A" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+agent_b() { virsh -q -c "$B" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+agent_a || fail "the key is not in the guest"
+has_job() { virsh -q -c "$A" domjobinfo g 2> /dev/null | grep -q "Job type: *Unbounded"; }
+run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+
+# ---- the destination's QEMU killed during the copy (1 MiB/s) ----
+bg "$OUT/cut" virsh -q -c "$A" migrate --live --copy-storage-all --bandwidth 1 g "$B" --xml "$OUT/g-b.xml"
+MIG=$BG_PID
+wait_for 60 "the migration job on A" has_job
+b_qemu() { [ -n "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+wait_for 30 "B's incoming QEMU" b_qemu
+sleep 1
+kill -KILL $(qemu_pids "$BDIR/qemu/run/")
+if wait "$MIG"; then fail "the migration whose destination QEMU died succeeded"; fi
+echo "the copy cut short: $(tr '\n' ' ' < "$OUT/cut.err")" >&2
+wait_for 30 "g running on A after the cut copy" run_a
+wait_for 30 "B without g after the cut copy" b_empty
+agent_a || fail "the guest on A lost its key after the cut copy"
+
+# ---- domjobabort during the copy ----
+bg "$OUT/abort" virsh -q -c "$A" migrate --live --copy-storage-all --bandwidth 1 g "$B" --xml "$OUT/g-b.xml"
+MIG=$BG_PID
+wait_for 60 "the migration job on A" has_job
+sleep 1
+virsh -q -c "$A" domjobabort g
+if wait "$MIG"; then fail "the aborted copy succeeded"; fi
+grep -q "operation aborted: job 'migration out' canceled by client" "$OUT/abort.err" ||
+    { show "$OUT/abort.err"; fail "abort during the copy: not libvirt's words"; }
+wait_for 30 "g running on A after the abort" run_a
+wait_for 30 "B without g after the abort" b_empty
+
+# ---- refused: both copy flags; a disk the domain has not ----
+if virsh -q -c "$A" migrate --live --copy-storage-all --migrate-disks vdz g "$B" --xml "$OUT/g-b.xml" > "$OUT/nodisk" 2>&1; then
+    fail "a copy of a disk the domain has not succeeded"
+fi
+grep -q "disk target vdz not found" "$OUT/nodisk" || { show "$OUT/nodisk"; fail "--migrate-disks vdz: no clear error"; }
+run_a || fail "g is not running on A after the refused calls"
+wait_for 30 "B without g after the refused calls" b_empty
+
+# ---- A to B ----
+start=$(date +%s.%N)
+virsh -q -c "$A" migrate --live --copy-storage-all g "$B" --xml "$OUT/g-b.xml" > "$OUT/migrate" 2>&1 ||
+    { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate --copy-storage-all"; }
+end=$(date +%s.%N)
+echo "remvirtd: virsh migrate --copy-storage-all took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
+[ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
+virsh -q -c "$B" domblklist g | grep -qF "$HB/g.qcow2" || fail "B's g does not use B's image"
+wait_for 60 "the guest's key, in its memory, on B" agent_b
+virsh -c "$A" domjobinfo --completed g 2>&1 | grep -E "Time elapsed|Memory processed" >&2 || true
+
+# ---- back to A, its disk copied back ----
+virsh -q -c "$B" migrate --live --copy-storage-all --migrateuri tcp://10.232.0.1 g "$A" --xml "$OUT/g-a.xml" \
+    > "$OUT/back" 2>&1 || { show "$OUT/back"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "migrate back"; }
+[ "$(virsh -q -c "$A" domstate g)" = running ] || fail "g is not running on A again"
+b_empty || fail "B kept the transient g"
+wait_for 60 "the guest's key on A again" agent_a
+sleep 1
+kill "$EVA" "$EVB" 2> /dev/null || true
+virsh -q -c "$A" destroy g > /dev/null
+qemu-img compare -q "$HA/g.qcow2" "$HB/g.qcow2" || fail "the hosts' images differ"
+qemu-img compare -q -f raw -F qcow2 "$OUT/data.raw" "$HB/g.qcow2" || fail "B's image has not the data"
+grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Stopped Migrated"; }
+grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
+echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
+echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
+virsh -q -c "$A" undefine g > /dev/null
+
+# ---- the same between two stock libvirtds, for the times ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+migrate_libvirtd_pair
+qemu-img convert -q -O qcow2 "$OUT/data.raw" "$HA/lg.qcow2"
+qemu-img create -q -f qcow2 "$HB/lg.qcow2" 32M
+sed "s|<name>g</name>|<name>lg</name>|; s|$HA/g.qcow2|$HA/lg.qcow2|; /<uuid>/d" "$OUT/g-a.xml" > "$OUT/lg-a.xml"
+bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp
+LEVA=$BG_PID
+bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp
+LEVB=$BG_PID
+agent_guest_up "$LA" lg "$OUT/lg-a.xml"
+virsh -q -c "$LA" dumpxml --inactive lg | sed "s|$HA/lg.qcow2|$HB/lg.qcow2|" > "$OUT/lg-b.xml"
+start=$(date +%s.%N)
+virsh -q -c "$LA" migrate --live --unsafe --copy-storage-all lg "$LB" --migrateuri tcp://10.232.0.2 \
+    --xml "$OUT/lg-b.xml" > "$OUT/lmigrate" 2>&1 || { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate --copy-storage-all"; }
+end=$(date +%s.%N)
+echo "libvirtd: virsh migrate --copy-storage-all took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
+virsh -c "$LA" domjobinfo --completed lg 2>&1 | grep -E "Time elapsed|Memory processed|error" >&2 || true
+sleep 1
+kill "$LEVA" "$LEVB" 2> /dev/null || true
+echo "libvirtd events on A:" >&2; cut -d' ' -f3- "$OUT/levents-a" >&2
+echo "libvirtd events on B:" >&2; cut -d' ' -f3- "$OUT/levents-b" >&2
+virsh -q -c "$LB" destroy lg > /dev/null
+qemu-img compare -q "$HA/lg.qcow2" "$HB/lg.qcow2" || fail "libvirtd: the hosts' images differ"
