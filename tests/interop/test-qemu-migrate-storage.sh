@@ -12,6 +12,8 @@
 #   - A to B, then back to A: the guest's memory came along
 #     (its agent's SSH key), and after it is shut down the two hosts'
 #     images are equal (qemu-img compare), holding the data put in first;
+#   - the job lock from BEGIN3 (CHANGE_PROTECTION) to CONFIRM3 or the
+#     client's disconnect: libvirtd's error for other changes;
 #   - events on both ends printed beside libvirtd's;
 # then, where libvirtd's QEMU driver runs here, the same copy between two
 # stock libvirtds in the same namespaces, for the times.
@@ -96,6 +98,53 @@ fi
 grep -q "disk target vdz not found" "$OUT/nodisk" || { show "$OUT/nodisk"; fail "--migrate-disks vdz: no clear error"; }
 run_a || fail "g is not running on A after the refused calls"
 wait_for 30 "B without g after the refused calls" b_empty
+
+# ---- the job lock: BEGIN3 with CHANGE_PROTECTION holds the domain until
+# CONFIRM3 or the client's disconnect; other changes fail with libvirtd's
+# words (libvirtd 9.0, observed: it waits 30 s for its state change lock,
+# then says this; remvirtd says it at once), suspend and queries go on ----
+rawpy "$REMVIRTD_SOCK" "$A" > "$OUT/lock" 2>&1 <<'PY' || { show "$OUT/lock"; fail "the job lock"; }
+import subprocess, sys
+import rawclient as rc
+
+def virsh(*args):
+    p = subprocess.run(["virsh", "-q", "-c", sys.argv[2]] + list(args), capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stdout + p.stderr
+
+NOPARAMS = rc.xdr_uint(0)
+LOCKED = "Timed out during operation: cannot acquire state change lock (held by monitor=remoteDispatchDomainMigrateBegin3Params)"
+a = rc.Client(sys.argv[1]); a.open_connection("qemu:///system")
+g = a.lookup("g")
+a.call_ok(rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + NOPARAMS + rc.xdr_uint(1 | 256))
+for args in (("setvcpus", "g", "1", "--config"), ("shutdown", "g"), ("undefine", "g"), ("reboot", "g")):
+    code, out = virsh(*args)
+    rc.check(code != 0 and LOCKED in out, "%s during the migration: %s" % (" ".join(args), out.strip()))
+code, out = virsh("domjobinfo", "g")
+rc.check(code == 0, "domjobinfo during the migration: " + out)
+b = rc.Client(sys.argv[1]); b.open_connection("qemu:///system")
+serial = b.send_call(rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + NOPARAMS + rc.xdr_uint(1 | 256))
+hdr, body = b.recv_reply()
+rc.expect_error_reply(hdr, body, serial, {rc.ERR_OPERATION_INVALID}, "a second BEGIN3")
+rc.check(b"another migration job is already running for domain 'g'" in body, "a second BEGIN3's words")
+# CONFIRM3 (cancelled) lets go
+a.call_ok(rc.PROC_DOMAIN_MIGRATE_CONFIRM3_PARAMS, g + NOPARAMS + rc.xdr_uint(0) + rc.xdr_uint(1 | 256) + rc.xdr_int(1))
+code, out = virsh("setvcpus", "g", "1", "--config")
+rc.check(code == 0, "setvcpus after CONFIRM3: " + out)
+# and so does the client's disconnect
+b.call_ok(rc.PROC_DOMAIN_MIGRATE_BEGIN3_PARAMS, g + NOPARAMS + rc.xdr_uint(1 | 256))
+code, out = virsh("setvcpus", "g", "1", "--config")
+rc.check(code != 0 and LOCKED in out, "setvcpus during the second migration: " + out)
+b.close()
+import time
+for _ in range(50):
+    code, out = virsh("setvcpus", "g", "1", "--config")
+    if code == 0:
+        break
+    time.sleep(0.1)
+rc.check(code == 0, "setvcpus after the client went: " + out)
+PY
+cat "$OUT/lock" >&2
+run_a || fail "g is not running on A after the job lock's calls"
 
 # ---- A to B ----
 start=$(date +%s.%N)

@@ -177,6 +177,9 @@ typedef struct qemu_dom {
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
+    /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
+     * migration holds the domain (other changes refused); NULL: none. */
+    const struct rv_driver_conn *migration_owner;
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
@@ -781,6 +784,14 @@ void rv_qemu_migrate_incoming(qemu_dom *d);
 void rv_qemu_migrate_perform(qemu_dom *d);
 /* The domain's process is gone: an incoming migration's port is free. */
 void rv_qemu_migrate_gone(qemu_dom *d);
+/* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
+ * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
+int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);
+/* True (err set as libvirtd's timed-out job lock) while a migration
+ * holds d (BEGIN3 with CHANGE_PROTECTION until CONFIRM3). */
+bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);
+/* Connection c closed: the migrations it held let go. */
+void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

@@ -52,7 +52,7 @@ enum {
 #define MIGRATE_KNOWN                                                                              \
     (MIGRATE_LIVE | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
      MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR | MIGRATE_NON_SHARED_DISK | \
-     MIGRATE_NON_SHARED_INC)
+     MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE)
 #define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
@@ -63,9 +63,16 @@ enum {
 
 static int check_flags(unsigned int flags, const char *func, rv_err *err)
 {
-    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_OFFLINE))
+    if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: %s: remvirtd migrates live and directly only", func);
+                    "argument unsupported: %s: remvirtd migrates directly only", func);
+    /* (libvirtd's words) */
+    if ((flags & MIGRATE_OFFLINE) && (flags & MIGRATE_NON_SHARED))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "offline migration cannot handle non-shared storage");
+    if ((flags & MIGRATE_OFFLINE) && !(flags & MIGRATE_PERSIST_DEST))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "offline migration must be specified with the persistent flag set");
     if ((flags & MIGRATE_NON_SHARED) == MIGRATE_NON_SHARED)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "migrate disks and migrate disks incrementally are mutually exclusive");
@@ -114,20 +121,56 @@ static int put_cookie(const qemu_dom *d, int nbd_port, char **val, u_int *len, r
 
 /* ================================================================ source */
 
+/* The job lock (libvirtd 9.0, observed: other changes wait 30 s for its
+ * state change lock and fail with this; remvirtd refuses at once). */
+bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err)
+{
+    if (!d->migration_owner)
+        return false;
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+               "Timed out during operation: cannot acquire state change lock (held by "
+               "monitor=remoteDispatchDomainMigrateBegin3Params)");
+    return true;
+}
+
+static void unlock_one(void *obj, void *conn)
+{
+    qemu_dom *d = obj;
+    if (d->migration_owner == conn) {
+        RV_INFO("domain '%s': its migration's client went away: unlocked",
+                d->live ? d->live->name : d->def ? d->def->name : "?");
+        d->migration_owner = NULL;
+    }
+}
+
+void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c)
+{
+    rv_dom_list_each(&rv_qemu.doms, unlock_one, (void *)c);
+}
+
 int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                                          const rv_domain_migrate_begin3_params_args *args,
                                          rv_domain_migrate_begin3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    bool offline = args->flags & MIGRATE_OFFLINE;
+    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
+    /* Offline: the persistent definition moves, nothing runs. */
+    const rv_qemu_domain_def *src = offline ? d->def : d->live;
+    if (!src)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "cannot migrate a transient domain offline");
+    if (d->migration_owner)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: another migration job is already running "
+                    "for domain '%s'", src->name);
     if (d->starting || d->stopping || d->migrate_in || d->save || d->job_busy)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: domain '%s' is busy with another job",
-                    d->live->name);
+                    src->name);
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
     if (dxml) {
@@ -136,13 +179,13 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
         rv_qemu_domain_def *def = rv_qemu_domain_parse(dxml, strlen(dxml), err);
         if (!def)
             return -1;
-        bool same = memcmp(def->uuid, d->live->uuid, sizeof(def->uuid)) == 0;
+        bool same = memcmp(def->uuid, src->uuid, sizeof(def->uuid)) == 0;
         rv_qemu_domain_free(def);
         if (!same)
             return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: %s",
                         "Target domain uuid does not match source");
     }
-    ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(d->live);
+    ret->xml = dxml ? strdup(dxml) : rv_qemu_domain_format(src);
     if (!ret->xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
     if (put_cookie(d, 0, &ret->cookie_out.cookie_out_val, &ret->cookie_out.cookie_out_len, err) < 0) {
@@ -150,6 +193,8 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
         ret->xml = NULL;
         return -1;
     }
+    if (args->flags & MIGRATE_CHANGE_PROTECTION)
+        d->migration_owner = c;
     return 0;
 }
 
@@ -410,9 +455,24 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
     (void)c;
     if (check_flags(args->flags, "qemuDomainMigrateConfirm3Params", err) < 0)
         return -1;
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* The definition is at the destination now: with UNDEFINE_SOURCE
+         * it goes from here (a guest running here runs on, transient). */
+        qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+        if (!d)
+            return -1;
+        d->migration_owner = NULL;
+        if (args->cancelled || !(args->flags & MIGRATE_UNDEFINE_SOURCE) || !d->def)
+            return 0;
+        rv_deferred *reply = rv_driver_defer(err);
+        if (!reply || rv_qemu_def_remove(d, 0, reply, err) < 0)
+            return -1;
+        return RV_DEFERRED;
+    }
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
+    d->migration_owner = NULL;      /* (the steps below change it) */
     if (args->cancelled) {
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
          * usually resumed it already; whether it did is asked, after
@@ -496,6 +556,7 @@ typedef struct qemu_migrate_finish {
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
     rv_qemu_migstore_gone(d);
+    d->migration_owner = NULL;
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -546,6 +607,14 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     const char *xml = param_string(params, n, PARAM_DEST_XML);
     if (!xml)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* Nothing runs here: the definition, checked now, is made at FINISH3. */
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+        if (!def)
+            return -1;
+        rv_qemu_domain_free(def);
+        return 0;
+    }
     /* The host the source is told: the migrate_uri's when the client gave
      * one (tcp:HOST, tcp://HOST[:PORT]), else qemu_migration_host, else
      * this host's name. */
@@ -797,6 +866,11 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
     rv_err_clear(&e);
 }
 
+static rv_nonnull_domain *finish_ret_dom(void *ret)
+{
+    return &((rv_domain_migrate_finish3_params_ret *)ret)->dom;
+}
+
 int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
                                           const rv_domain_migrate_finish3_params_args *args,
                                           rv_domain_migrate_finish3_params_ret *ret, rv_err *err)
@@ -808,6 +882,10 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     const char *xml = param_string(args->params.params_val, args->params.params_len, PARAM_DEST_XML);
     if (!xml)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+    if ((args->flags & MIGRATE_OFFLINE) && args->cancelled)
+        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
+    if (args->flags & MIGRATE_OFFLINE)
+        return rv_qemu_define(xml, finish_ret_dom, err);
     rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
     if (!def)
         return -1;

@@ -497,6 +497,19 @@ void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_
     end_when_over(d);
 }
 
+/* The BLOCK_JOB and BLOCK_JOB_2 events libvirtd sends for a migration's
+ * mirror: a Block Copy (2), ready (3) then completed (0) (observed), or
+ * failed (1) or canceled (2). */
+static void job_event(qemu_dom *d, const mdisk *md, int status)
+{
+    rv_dom_ref ref = { 0 };
+    const rv_qemu_disk *disk = rv_qemu_disk_find(d->live, md->target);
+    if (rv_qemu_dom_ref(d, &ref) == 0)
+        rv_driver_block_job_event(&rv_qemu_driver, &ref, disk ? disk->source : NULL, md->target, 2,
+                                  status);
+    free(ref.name);
+}
+
 void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data)
 {
     rv_qemu_migstore *ms = d->migstore;
@@ -515,10 +528,13 @@ void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data)
         return;
     if (strcmp(name, "BLOCK_JOB_READY") == 0 && !md->ready) {
         md->ready = true;
+        job_event(d, md, 3);
         if (ms->phase == PH_MIRROR)
             all_ready(d);
     } else if (strcmp(name, "BLOCK_JOB_COMPLETED") == 0 || strcmp(name, "BLOCK_JOB_CANCELLED") == 0) {
         md->over = true;
+        job_event(d, md, json_object_object_get_ex(data, "error", &v) ? 1
+                         : strcmp(name, "BLOCK_JOB_CANCELLED") == 0 ? 2 : 0);
         if (ms->phase == PH_END) {
             end_when_over(d);
             return;

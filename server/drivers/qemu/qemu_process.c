@@ -236,6 +236,16 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
 static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
                          rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
+    /* A client's job on a domain being migrated: refused (destroy,
+     * suspend and the migration's own steps go on, as with libvirtd). */
+    rv_err locked = { 0 };
+    if (reply && kind != QJOB_DESTROY && kind != QJOB_SUSPEND && kind != QJOB_MIGRATE_OUT &&
+        rv_qemu_migration_locked(d, &locked)) {
+        free(path);
+        rv_deferred_finish(reply, &locked);
+        rv_err_clear(&locked);
+        return NULL;
+    }
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
         free(path);
