@@ -14,6 +14,8 @@
 #     images are equal (qemu-img compare), holding the data put in first;
 #   - the job lock from BEGIN3 (CHANGE_PROTECTION) to CONFIRM3 or the
 #     client's disconnect: libvirtd's error for other changes;
+#   - --copy-storage-inc onto an overlay of the same base;
+#   - --offline --persistent --undefinesource: the definition moves;
 #   - events on both ends printed beside libvirtd's;
 # then, where libvirtd's QEMU driver runs here, the same copy between two
 # stock libvirtds in the same namespaces, for the times.
@@ -173,7 +175,38 @@ grep -q "lifecycle.*g.*Stopped Migrated" "$OUT/events-a" || { show "$OUT/events-
 grep -q "lifecycle.*g.*Resumed Migrated" "$OUT/events-b" || { show "$OUT/events-b"; fail "B: Resumed Migrated"; }
 echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" >&2
 echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
-virsh -q -c "$A" undefine g > /dev/null
+
+# ---- --copy-storage-inc: both hosts have an overlay on the same base
+# (a template both see); only the overlay's data goes ----
+qemu-img convert -q -O qcow2 "$OUT/data.raw" "$RV_TMP/base.qcow2"
+qemu-img create -q -f qcow2 -b "$RV_TMP/base.qcow2" -F qcow2 "$HA/inc.qcow2"
+qemu-img create -q -f qcow2 -b "$RV_TMP/base.qcow2" -F qcow2 "$HB/inc.qcow2"
+qemu-io -f qcow2 -c "write -P 0x5a 1M 2M" "$HA/inc.qcow2" > /dev/null
+sed "s|$HA/g.qcow2|$HA/inc.qcow2|" "$OUT/g-a.xml" > "$OUT/inc-a.xml"
+sed "s|$HA/g.qcow2|$HB/inc.qcow2|" "$OUT/g-a.xml" > "$OUT/inc-b.xml"
+virsh -q -c "$A" define "$OUT/inc-a.xml" > /dev/null
+virsh -q -c "$A" start g > /dev/null
+virsh -q -c "$A" migrate --live --copy-storage-inc g "$B" --xml "$OUT/inc-b.xml" > "$OUT/inc" 2>&1 ||
+    { show "$OUT/inc"; fail "virsh migrate --copy-storage-inc"; }
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B after --copy-storage-inc"
+virsh -q -c "$B" destroy g > /dev/null
+qemu-img compare -q "$HA/inc.qcow2" "$HB/inc.qcow2" || fail "--copy-storage-inc: the hosts' images differ"
+[ "$(qemu-img info --output=json "$HB/inc.qcow2" | sed -n 's/.*"backing-filename": "\(.*\)".*/\1/p')" = "$RV_TMP/base.qcow2" ] ||
+    fail "--copy-storage-inc: B's overlay lost its backing file"
+
+# ---- offline: the shut-off guest's definition moves, nothing runs ----
+if virsh -q -c "$A" migrate --offline g "$B" > "$OUT/offline-np" 2>&1; then
+    fail "an offline migration without --persistent succeeded"
+fi
+echo "offline without --persistent: $(cat "$OUT/offline-np")" >&2
+grep -q "persistent" "$OUT/offline-np" || { show "$OUT/offline-np"; fail "--offline without --persistent: no clear error"; }
+virsh -q -c "$A" migrate --offline --persistent --undefinesource g "$B" > "$OUT/offline" 2>&1 ||
+    { show "$OUT/offline"; fail "virsh migrate --offline --persistent --undefinesource"; }
+[ -z "$(virsh -q -c "$A" list --all --name)" ] || fail "A kept g after the offline migration"
+[ "$(virsh -q -c "$B" domstate g)" = "shut off" ] || fail "B: g is not defined, shut off"
+[ -f "$BDIR/qemu/etc/g.xml" ] || fail "B has no g.xml after the offline migration"
+[ -z "$(qemu_pids "$BDIR/qemu/run/")$(qemu_pids "$QEMU_DIR/run/")" ] || fail "a QEMU runs after the offline migration"
+virsh -q -c "$B" undefine g > /dev/null
 
 # ---- the same between two stock libvirtds, for the times ----
 if why=$(libvirtd_qemu_why_not); then

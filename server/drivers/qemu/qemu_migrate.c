@@ -599,7 +599,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
     (void)c;
-    (void)ret;
     if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0)
         return -1;
     const rv_typed_param *params = args->params.params_val;
@@ -607,14 +606,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     const char *xml = param_string(params, n, PARAM_DEST_XML);
     if (!xml)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
-    if (args->flags & MIGRATE_OFFLINE) {
-        /* Nothing runs here: the definition, checked now, is made at FINISH3. */
-        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
-        if (!def)
-            return -1;
-        rv_qemu_domain_free(def);
-        return 0;
-    }
     /* The host the source is told: the migrate_uri's when the client gave
      * one (tcp:HOST, tcp://HOST[:PORT]), else qemu_migration_host, else
      * this host's name. */
@@ -642,6 +633,21 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         snprintf(host, sizeof(host), "%s", rv_qemu.migration_host);
     } else {
         gethostname(host, sizeof(host) - 1);
+    }
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* Nothing runs here: the definition, checked now, is made at
+         * FINISH3.  (The client wants a URI all the same: this host's.) */
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+        if (!def)
+            return -1;
+        rv_qemu_domain_free(def);
+        if (!(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
+            asprintf(ret->uri_out, strchr(host, ':') ? "tcp:[%s]" : "tcp:%s", host) < 0) {
+            free(ret->uri_out);
+            ret->uri_out = NULL;
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        }
+        return 0;
     }
     if (!port && !(port = pick_port()))
         return fail(err, RV_ERR_OPERATION_FAILED,

@@ -531,7 +531,8 @@ void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data)
         job_event(d, md, 3);
         if (ms->phase == PH_MIRROR)
             all_ready(d);
-    } else if (strcmp(name, "BLOCK_JOB_COMPLETED") == 0 || strcmp(name, "BLOCK_JOB_CANCELLED") == 0) {
+    } else if ((strcmp(name, "BLOCK_JOB_COMPLETED") == 0 || strcmp(name, "BLOCK_JOB_CANCELLED") == 0) &&
+               !md->over) {
         md->over = true;
         job_event(d, md, json_object_object_get_ex(data, "error", &v) ? 1
                          : strcmp(name, "BLOCK_JOB_CANCELLED") == 0 ? 2 : 0);
