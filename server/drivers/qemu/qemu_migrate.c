@@ -218,7 +218,7 @@ static void cancel_quietly(qemu_dom *d)
 static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
-    if (err && rv_qemu_jobinfo_aborted(d, &aborted))
+    if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
         RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
@@ -231,7 +231,7 @@ static void perform_end(qemu_dom *d, const rv_err *err)
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
-    rv_qemu_jobinfo_end(d, !err, false);
+    rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
     rv_qemu_job_done(d, err);
     rv_err_clear(&aborted);
 }

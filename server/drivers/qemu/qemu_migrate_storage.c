@@ -426,10 +426,12 @@ int rv_qemu_migstore_abort(qemu_dom *d, rv_err *err)
 {
     rv_qemu_migstore *ms = d->migstore;
     if (ms && ms->source && ms->phase == PH_MIRROR) {
-        rv_err e = { 0 };
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_ABORTED, "canceled by client");
-        mirror_failed(d, "the disk mirror", &e);
-        rv_err_clear(&e);
+        /* libvirtd's words for an abort during the copy (observed; the
+         * memory's abort says "job 'migration out' canceled by client") */
+        if (!rv_err_is_set(&ms->err))
+            rv_err_set(&ms->err, RV_FROM_QEMU, RV_ERR_OPERATION_ABORTED,
+                       "operation aborted: migration out: canceled by client");
+        mirror_failed(d, "the disk mirror", NULL);
         return 0;
     }
     return rv_qemu_migration_cancel(d, err);
