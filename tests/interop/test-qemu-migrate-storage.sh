@@ -86,6 +86,11 @@ bg "$OUT/abort" virsh -q -c "$A" migrate --live --copy-storage-all --bandwidth 1
 MIG=$BG_PID
 wait_for 60 "the migration job on A" has_job
 sleep 1
+# the disks' progress, as libvirtd shows it (File ... and Data ...)
+virsh -c "$A" domjobinfo g > "$OUT/copyinfo" 2>&1
+grep -q "File total: *32.000 MiB" "$OUT/copyinfo" || { show "$OUT/copyinfo"; fail "domjobinfo during the copy"; }
+grep -q "File processed:" "$OUT/copyinfo" || { show "$OUT/copyinfo"; fail "domjobinfo during the copy: no progress"; }
+echo "remvirtd: domjobinfo during the copy:" >&2; cat "$OUT/copyinfo" >&2
 virsh -q -c "$A" domjobabort g
 if wait "$MIG"; then fail "the aborted copy succeeded"; fi
 # (libvirtd 9.0's words for an abort during the copy, observed below)

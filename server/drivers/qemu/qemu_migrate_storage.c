@@ -29,8 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ev.h>
+
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/qemu/qemu_jobinfo.h"
 #include "server/drivers/tune_params.h"
 
 RV_LOG_CATEGORY("qemu.migrate");
@@ -55,6 +58,11 @@ struct rv_qemu_migstore {
     int pending;                /* destination: commands still to answer */
     rv_err err;                 /* the first failure */
     rv_qemu_migstore_done_fn next;
+    /* Source: the mirrors' progress for domjobinfo (query-block-jobs
+     * every 0.5 s while they run), in bytes. */
+    ev_timer poll;
+    qemu_dom *dom;
+    unsigned long long copy_total, copy_done;
 };
 
 #define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
@@ -63,6 +71,7 @@ static void migstore_free(rv_qemu_migstore *ms)
 {
     if (!ms)
         return;
+    ev_timer_stop(rv_qemu.loop, &ms->poll);
     for (size_t i = 0; i < ms->ndisks; i++) {
         free(ms->disks[i].target);
         free(ms->disks[i].node);
@@ -410,12 +419,59 @@ static void on_source_blocks(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     all_ready(d);       /* (no disk to copy: at once) */
 }
 
+static bool is_ours(const rv_qemu_migstore *ms, const char *id)
+{
+    for (size_t i = 0; id && i < ms->ndisks; i++) {
+        char job[80];
+        snprintf(job, sizeof(job), "migrate-%s", ms->disks[i].target);
+        if (strcmp(job, id) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void on_block_jobs(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    qemu_dom *d = opaque;
+    rv_qemu_migstore *ms = d->migstore;
+    if (d->qmp != qmp || !ms || !ms->source || err || !json_object_is_type(ret, json_type_array))
+        return;
+    unsigned long long total = 0, done = 0;
+    for (size_t i = 0; i < json_object_array_length(ret); i++) {
+        json_object *job = json_object_array_get_idx(ret, i), *v;
+        if (!json_object_object_get_ex(job, "device", &v) || !is_ours(ms, json_object_get_string(v)))
+            continue;
+        total += (unsigned long long)rv_qmp_json_int(job, "len", 0);
+        done += (unsigned long long)rv_qmp_json_int(job, "offset", 0);
+    }
+    if (!total)
+        return;
+    ms->copy_total = total;
+    ms->copy_done = done;
+    rv_qemu_jobinfo_disk(d, total, done);
+}
+
+static void on_poll(struct ev_loop *loop, ev_timer *t, int revents)
+{
+    (void)loop;
+    (void)revents;
+    rv_qemu_migstore *ms = t->data;
+    rv_err e = { 0 };
+    if (ms->dom->qmp && rv_qmp_command(ms->dom->qmp, "query-block-jobs", NULL, 0, on_block_jobs,
+                                       ms->dom, &e) < 0)
+        rv_err_clear(&e);
+}
+
 void rv_qemu_migstore_mirror(qemu_dom *d, rv_qemu_migstore_done_fn next)
 {
     rv_qemu_migstore *ms = d->migstore;
     rv_err e = { 0 };
     ms->phase = PH_MIRROR;
     ms->next = next;
+    ms->dom = d;
+    ev_timer_init(&ms->poll, on_poll, 0.5, 0.5);
+    ms->poll.data = ms;
+    ev_timer_start(rv_qemu.loop, &ms->poll);
     RV_INFO("domain '%s': copying %zu disk(s) to %s:%d", d->live->name, ms->ndisks, ms->host, ms->port);
     if (!d->qmp || rv_qmp_command(d->qmp, "query-block", NULL, 0, on_source_blocks, d, &e) < 0)
         mirror_failed(d, "query-block", &e);
@@ -450,10 +506,14 @@ static void end_when_over(qemu_dom *d)
         rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", nbd);
     }
     d->migstore = NULL;
+    ev_timer_stop(rv_qemu.loop, &ms->poll);
+    bool ok = !rv_err_is_set(&ms->err);
+    if (ok && ms->copy_total)       /* (the copy is whole: the job's last figures) */
+        rv_qemu_jobinfo_disk(d, ms->copy_total, ms->copy_total);
     rv_qemu_migstore_done_fn next = ms->next;
     ms->next = NULL;
     if (next)
-        next(d, rv_err_is_set(&ms->err) ? &ms->err : NULL);
+        next(d, ok ? NULL : &ms->err);
     migstore_free(ms);
 }
 
