@@ -14,7 +14,7 @@
 #     images are equal (qemu-img compare), holding the data put in first;
 #   - the job lock from BEGIN3 (CHANGE_PROTECTION) to CONFIRM3 or the
 #     client's disconnect: libvirtd's error for other changes;
-#   - --copy-storage-inc onto an overlay of the same base;
+#   - --copy-storage-inc (with --suspend) onto an overlay of the same base;
 #   - --offline --persistent --undefinesource: the definition moves;
 #   - events on both ends printed beside libvirtd's;
 # then, where libvirtd's QEMU driver runs here, the same copy between two
@@ -196,9 +196,10 @@ sed "s|$HA/g.qcow2|$HA/inc.qcow2|" "$OUT/g-a.xml" > "$OUT/inc-a.xml"
 sed "s|$HA/g.qcow2|$HB/inc.qcow2|" "$OUT/g-a.xml" > "$OUT/inc-b.xml"
 virsh -q -c "$A" define "$OUT/inc-a.xml" > /dev/null
 virsh -q -c "$A" start g > /dev/null
-virsh -q -c "$A" migrate --live --copy-storage-inc g "$B" --xml "$OUT/inc-b.xml" > "$OUT/inc" 2>&1 ||
+virsh -q -c "$A" migrate --live --suspend --copy-storage-inc g "$B" --xml "$OUT/inc-b.xml" > "$OUT/inc" 2>&1 ||
     { show "$OUT/inc"; fail "virsh migrate --copy-storage-inc"; }
-[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B after --copy-storage-inc"
+# (--suspend: it stays paused there)
+[ "$(virsh -q -c "$B" domstate g)" = paused ] || fail "g is not paused on B after --copy-storage-inc --suspend"
 virsh -q -c "$B" destroy g > /dev/null
 qemu-img compare -q "$HA/inc.qcow2" "$HB/inc.qcow2" || fail "--copy-storage-inc: the hosts' images differ"
 [ "$(qemu-img info --output=json "$HB/inc.qcow2" | sed -n 's/.*"backing-filename": "\(.*\)".*/\1/p')" = "$RV_TMP/base.qcow2" ] ||
