@@ -6,6 +6,7 @@
 #   migrate_hosts NS NET PORTBASE: remvirtd A (URI $A) and B (URI $B,
 #       directory $BDIR, start_b/stop_b/b_up); B's migration ports are
 #       PORTBASE..PORTBASE+9
+#   restart_a: remvirtd A killed (SIGKILL) and started again
 #   migrate_libvirtd_pair: libvirtd A ($LA) and B ($LB, its own host name)
 #       on port 16510 of the same addresses; fails the test when it cannot
 #       start (call libvirtd_qemu_why_not first)
@@ -24,9 +25,10 @@ migrate_hosts()
     ip netns exec "$MIG_NS" ip addr add "$MIG_NET.2/24" dev "${MIG_NS}b"
     ip netns exec "$MIG_NS" ip link set "${MIG_NS}b" up
 
-    start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-        "listen_addr = \"$MIG_NET.1\"" "qemu_migration_host = \"$MIG_NET.1\"" \
-        'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
+    MIG_A_CONF=('listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"'
+        "listen_addr = \"$MIG_NET.1\"" "qemu_migration_host = \"$MIG_NET.1\""
+        'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\"")
+    start_remvirtd_qemu "${MIG_A_CONF[@]}"
     A=qemu+tcp://$MIG_NET.1/system
 
     BDIR=$RV_TMP/remvirtd-b
@@ -58,6 +60,7 @@ start_b()
     BPID=$!
     wait_for 30 "remvirtd B on $MIG_NET.2" b_up || { show "$BDIR/stderr"; fail "remvirtd B did not start"; }
 }
+restart_a() { kill_remvirtd; start_remvirtd_qemu "${MIG_A_CONF[@]}"; }
 stop_b() { kill "$BPID" 2> /dev/null || true; wait "$BPID" 2> /dev/null || true; _rv_kill_qemus "$BDIR/qemu/run/"; }
 b_up() { virsh -q -c "$B" version > /dev/null 2>&1; }
 

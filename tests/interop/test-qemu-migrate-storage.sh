@@ -99,6 +99,26 @@ grep -q "operation aborted: migration out: canceled by client" "$OUT/abort.err" 
 wait_for 30 "g running on A after the abort" run_a
 wait_for 30 "B without g after the abort" b_empty
 
+# ---- A's remvirtd killed during the copy: the guest runs on there with
+# its own disk; restarted, it migrates it again (the copy's leftovers in
+# its QEMU are in nobody's way) ----
+bg "$OUT/akill" virsh -q -c "$A" migrate --live --copy-storage-all --bandwidth 1 g "$B" --xml "$OUT/g-b.xml"
+MIG=$BG_PID
+wait_for 60 "the migration job on A" has_job
+sleep 1
+kill "$EVA" 2> /dev/null || true
+restart_a
+if wait "$MIG"; then fail "the migration whose source daemon died succeeded"; fi
+echo "A's daemon killed during the copy: $(tr '\n' ' ' < "$OUT/akill.err")" >&2
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+wait_for 30 "g running on A after its daemon's restart" run_a
+if ! wait_for 30 "B without g after A's daemon died" b_empty; then
+    echo "B keeps its incoming g (nobody called FINISH3): destroyed by hand" >&2
+    virsh -q -c "$B" destroy g > /dev/null
+fi
+agent_a || fail "the guest on A lost its key after its daemon's restart"
+
 # ---- refused: both copy flags; a disk the domain has not ----
 if virsh -q -c "$A" migrate --live --copy-storage-all --migrate-disks vdz g "$B" --xml "$OUT/g-b.xml" > "$OUT/nodisk" 2>&1; then
     fail "a copy of a disk the domain has not succeeded"

@@ -827,6 +827,10 @@ void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_
 /* domjobabort: the mirrors, or the stream. */
 int rv_qemu_migstore_abort(qemu_dom *d, rv_err *err);
 void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data);
+/* At reattach, an outgoing migration cut off: its storage copy's mirrors
+ * (if any) are cancelled (a READY one finishes its copy first, for a
+ * guest whose stream completed); their NBD nodes stay, in nobody's way. */
+void rv_qemu_migstore_reattach(rv_qmp *qmp);
 void rv_qemu_migstore_gone(qemu_dom *d);
 
 /* ---- qemu_save.c ---- */

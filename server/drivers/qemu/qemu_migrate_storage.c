@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ev.h>
 
@@ -63,7 +64,16 @@ struct rv_qemu_migstore {
     ev_timer poll;
     qemu_dom *dom;
     unsigned long long copy_total, copy_done;
+    /* Source: the suffix of this copy's job and node names: a copy that a
+     * killed remvirtd left in QEMU (its NBD node stays) never collides. */
+    unsigned tag;
 };
+
+/* migrate-<target>-<tag>, the mirror's job id; with "-nbd", its NBD node. */
+static void job_name(const rv_qemu_migstore *ms, const char *target, bool node, char *buf, size_t size)
+{
+    snprintf(buf, size, "migrate-%s-%x%s", target, ms->tag, node ? "-nbd" : "");
+}
 
 #define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
 
@@ -302,6 +312,7 @@ int rv_qemu_migstore_perform(qemu_dom *d, unsigned int flags, const rv_typed_par
     if (!ms)
         return -1;
     ms->source = true;
+    ms->tag = (unsigned)time(NULL) & 0xffffff;
     ms->port = port;
     ms->speed = bandwidth_mib << 20;
     if (!(ms->host = strndup(h, (size_t)(end - h)))) {
@@ -384,8 +395,8 @@ static void on_source_blocks(rv_qmp *qmp, json_object *ret, const rv_err *err, v
     for (size_t i = 0; i < ms->ndisks; i++) {
         mdisk *md = &ms->disks[i];
         char nbd[96], job[80], exp[80];
-        snprintf(nbd, sizeof(nbd), "migrate-%s-nbd", md->target);
-        snprintf(job, sizeof(job), "migrate-%s", md->target);
+        job_name(ms, md->target, true, nbd, sizeof(nbd));
+        job_name(ms, md->target, false, job, sizeof(job));
         snprintf(exp, sizeof(exp), "drive-%s", md->target);
         json_object *server = json_object_new_object(), *a = json_object_new_object();
         json_object_object_add(server, "type", json_object_new_string("inet"));
@@ -423,7 +434,7 @@ static bool is_ours(const rv_qemu_migstore *ms, const char *id)
 {
     for (size_t i = 0; id && i < ms->ndisks; i++) {
         char job[80];
-        snprintf(job, sizeof(job), "migrate-%s", ms->disks[i].target);
+        job_name(ms, ms->disks[i].target, false, job, sizeof(job));
         if (strcmp(job, id) == 0)
             return true;
     }
@@ -462,6 +473,25 @@ static void on_poll(struct ev_loop *loop, ev_timer *t, int revents)
         rv_err_clear(&e);
 }
 
+/* NBD nodes of a copy that a killed remvirtd left (rv_qemu_migstore_reattach
+ * cancelled their mirrors): removed, since QEMU would fail to inactivate
+ * them (their server is gone) at the end of the next migration. */
+static void on_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)opaque;
+    size_t n = !err && json_object_is_type(ret, json_type_array) ? json_object_array_length(ret) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *v;
+        const char *node = json_object_object_get_ex(json_object_array_get_idx(ret, i), "node-name", &v)
+                               ? json_object_get_string(v) : "";
+        size_t len = strlen(node);
+        if (strncmp(node, "migrate-", 8) == 0 && len > 4 && strcmp(node + len - 4, "-nbd") == 0) {
+            RV_WARN("removing the NBD node %s of a storage copy cut off earlier", node);
+            rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", node);
+        }
+    }
+}
+
 void rv_qemu_migstore_mirror(qemu_dom *d, rv_qemu_migstore_done_fn next)
 {
     rv_qemu_migstore *ms = d->migstore;
@@ -473,6 +503,8 @@ void rv_qemu_migstore_mirror(qemu_dom *d, rv_qemu_migstore_done_fn next)
     ms->poll.data = ms;
     ev_timer_start(rv_qemu.loop, &ms->poll);
     RV_INFO("domain '%s': copying %zu disk(s) to %s:%d", d->live->name, ms->ndisks, ms->host, ms->port);
+    if (d->qmp && rv_qmp_command(d->qmp, "query-named-block-nodes", NULL, 0, on_nodes, NULL, &e) < 0)
+        rv_err_clear(&e);
     if (!d->qmp || rv_qmp_command(d->qmp, "query-block", NULL, 0, on_source_blocks, d, &e) < 0)
         mirror_failed(d, "query-block", &e);
     rv_err_clear(&e);
@@ -502,7 +534,7 @@ static void end_when_over(qemu_dom *d)
             return;
     for (size_t i = 0; i < ms->ndisks && d->qmp; i++) {
         char nbd[96];
-        snprintf(nbd, sizeof(nbd), "migrate-%s-nbd", ms->disks[i].target);
+        job_name(ms, ms->disks[i].target, true, nbd, sizeof(nbd));
         rv_qemu_send_quietly(d->qmp, "blockdev-del", "node-name", nbd);
     }
     d->migstore = NULL;
@@ -544,7 +576,7 @@ void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_
         if (!md->started || md->over || !d->qmp)
             continue;
         char job[80];
-        snprintf(job, sizeof(job), "migrate-%s", md->target);
+        job_name(ms, md->target, false, job, sizeof(job));
         json_object *a = json_object_new_object();
         json_object_object_add(a, "device", json_object_new_string(job));
         json_object_object_add(a, "force", json_object_new_boolean(!ok));
@@ -582,7 +614,7 @@ void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data)
     mdisk *md = NULL;
     for (size_t i = 0; i < ms->ndisks; i++) {
         char job[80];
-        snprintf(job, sizeof(job), "migrate-%s", ms->disks[i].target);
+        job_name(ms, ms->disks[i].target, false, job, sizeof(job));
         if (strcmp(job, id) == 0)
             md = &ms->disks[i];
     }
@@ -610,4 +642,29 @@ void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data)
         mirror_failed(d, "the disk mirror", &e);
         rv_err_clear(&e);
     }
+}
+
+/* ================================================================ reattach */
+
+static void on_leftover_jobs(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)opaque;
+    if (err || !json_object_is_type(ret, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(ret); i++) {
+        json_object *v;
+        const char *id = json_object_object_get_ex(json_object_array_get_idx(ret, i), "device", &v)
+                             ? json_object_get_string(v) : "";
+        if (strncmp(id, "migrate-", 8) == 0) {
+            RV_WARN("a storage copy (%s) cut off by remvirtd's stop: cancelled", id);
+            rv_qemu_send_quietly(qmp, "block-job-cancel", "device", id);
+        }
+    }
+}
+
+void rv_qemu_migstore_reattach(rv_qmp *qmp)
+{
+    rv_err e = { 0 };
+    if (rv_qmp_command(qmp, "query-block-jobs", NULL, 0, on_leftover_jobs, NULL, &e) < 0)
+        rv_err_clear(&e);
 }

@@ -823,6 +823,7 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
         if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
+        rv_qemu_migstore_reattach(qmp);
         if (migrated) {
             RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
                     dom_name(d));
