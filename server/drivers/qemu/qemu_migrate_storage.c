@@ -566,8 +566,8 @@ static void on_cancel_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
 void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_fn next)
 {
     rv_qemu_migstore *ms = d->migstore;
-    if (why)
-        keep_error(ms, "migration", why);
+    if (why && !rv_err_is_set(&ms->err))   /* (the stream's failure, as it was) */
+        rv_err_set(&ms->err, why->domain, why->code, "%s", why->message ? why->message : "");
     ms->phase = PH_END;
     ms->next = next;
     bool ok = !rv_err_is_set(&ms->err);
