@@ -66,7 +66,7 @@ static int check_flags(unsigned int flags, const char *func, rv_err *err)
     if (flags & (MIGRATE_PEER2PEER | MIGRATE_TUNNELLED))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: %s: remvirtd migrates directly only", func);
-    /* (libvirtd's words) */
+    /* (libvirt's messages for these, not compared side by side) */
     if ((flags & MIGRATE_OFFLINE) && (flags & MIGRATE_NON_SHARED))
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "offline migration cannot handle non-shared storage");
@@ -75,7 +75,8 @@ static int check_flags(unsigned int flags, const char *func, rv_err *err)
                     "offline migration must be specified with the persistent flag set");
     if ((flags & MIGRATE_NON_SHARED) == MIGRATE_NON_SHARED)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
-                    "migrate disks and migrate disks incrementally are mutually exclusive");
+                    "Flags 'VIR_MIGRATE_NON_SHARED_DISK' and 'VIR_MIGRATE_NON_SHARED_INC' are "
+                    "mutually exclusive");
     return rv_qemu_check_flags(RV_FROM_QEMU, flags, MIGRATE_KNOWN, func, err);
 }
 
