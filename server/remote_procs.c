@@ -75,6 +75,7 @@ int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feat
     case RV_FEATURE_MIGRATION_V3:
     case RV_FEATURE_MIGRATION_P2P:
     case RV_FEATURE_MIGRATE_CHANGE_PROTECTION:
+    case RV_FEATURE_MIGRATION_OFFLINE:
     case RV_FEATURE_MIGRATION_PARAMS:
         /* Only the QEMU driver migrates (qemu_migrate.c). */
         ret->supported = strcmp(rvs_client_driver(call->client)->name, "qemu") == 0;

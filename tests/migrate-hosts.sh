@@ -91,13 +91,17 @@ stop_b()
 migrate_pair_up()
 {
     migrate_hosts_up
-    start_remvirtd_qemu 'listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"' \
-        'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"' \
-        'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\""
+    MIG_A_CONF=('listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"'
+        'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"'
+        'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\"")
+    start_remvirtd_qemu "${MIG_A_CONF[@]}"
     A=qemu+tcp://10.231.0.1/system
     start_b
     shared_guest_xml g
 }
+
+# restart_a: A's remvirtd killed (SIGKILL) and started again.
+restart_a() { kill_remvirtd; start_remvirtd_qemu "${MIG_A_CONF[@]}"; }
 
 run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
 b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }

@@ -36,7 +36,8 @@ virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
 virsh -q -c "$A" get-user-sshkeys g root | grep -qF "$KEY" || fail "the key is not in the guest"
 
 # ---- a destination that cannot start it: the disk is not there ----
-sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" "$OUT/g.xml" > "$OUT/g-missing.xml"
+# (the same domain: its UUID; another would be refused at BEGIN3)
+virsh -q -c "$A" dumpxml --inactive g | sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" > "$OUT/g-missing.xml"
 if virsh -q -c "$A" migrate --live g "$B" --xml "$OUT/g-missing.xml" > "$OUT/fail1" 2>&1; then
     fail "migration to a destination without the disk succeeded"
 fi

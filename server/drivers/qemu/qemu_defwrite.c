@@ -471,6 +471,11 @@ const rv_qemu_domain_def *rv_qemu_def_newest(const qemu_dom *d)
  * what.name); -1 when memory is short: one of them is NULL, or no room. */
 static int queue(qemu_dom *d, qemu_def_write what, rv_err *err)
 {
+    if (rv_qemu_migration_locked(d, err)) {
+        free(what.xml);
+        free(what.name);
+        return -1;
+    }
     qemu_def_write *w = what.xml || what.name ? malloc(sizeof(*w)) : NULL;
     if (!w) {
         free(what.xml);

@@ -228,6 +228,7 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 
 void rv_qemu_close(rv_driver_conn *c)
 {
+    rv_qemu_migration_unlock_conn(c);
     rv_qemu_autodestroy(c);
     free(c);
 }
@@ -417,6 +418,11 @@ static int define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_
     }
     rv_err_clear(&e);
     return RV_DEFERRED;
+}
+
+int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err)
+{
+    return define(xml, ret_dom, err);
 }
 
 static rv_nonnull_domain *define_ret_dom(void *ret)

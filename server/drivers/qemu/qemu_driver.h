@@ -12,6 +12,7 @@
  *   qemu_save.c     save images: managed save, save, restore; core dumps
  *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_migrate_cookie.c  its cookie, as libvirtd reads it
+ *   qemu_migrate_storage.c  its non-shared disks, copied over NBD
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
@@ -180,6 +181,10 @@ typedef struct qemu_dom {
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
     struct qemu_p2p *p2p;       /* a peer-to-peer migration of it under way */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
+    struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
+    /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
+     * migration holds the domain (other changes refused); NULL: none. */
+    const struct rv_driver_conn *migration_owner;
     bool restore_run;           /* ... then cont (else stay paused) */
     char *restore_managed;      /* the managed image it reads: removed once restored */
     bool restore_committed;     /* the image is in this QEMU, and .status says so:
@@ -788,8 +793,10 @@ void rv_qemu_migrate_gone(qemu_dom *d);
 int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err);
 /* 0 if d may begin an outgoing migration, else -1 with err. */
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err);
-/* BEGIN3's result: the XML the destination gets (dxml, else d's) and the cookie. */
-int rv_qemu_migrate_begin(qemu_dom *d, const char *dxml, char **xml, char **cookie,
+/* BEGIN3's result: the XML the destination gets (dxml, which must be
+ * d's UUID, else d's live one, or with offline its persistent one) and
+ * the cookie. */
+int rv_qemu_migrate_begin(qemu_dom *d, bool offline, const char *dxml, char **xml, char **cookie,
                           u_int *cookie_len, rv_err *err);
 /* PERFORM3's checks of its parameters, then its start: the stream to
  * uri, reply (NULL: nobody) answered when it ends. */
@@ -807,6 +814,14 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
 int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_params_args *args,
                         rv_err *err);
 void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err);
+/* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
+ * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
+int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);
+/* True (err set as libvirtd's timed-out job lock) while a migration
+ * holds d (BEGIN3 with CHANGE_PROTECTION until CONFIRM3). */
+bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);
+/* Connection c closed: the migrations it held let go. */
+void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
@@ -814,9 +829,10 @@ void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
 /* ---- qemu_migrate_cookie.c: the migration cookie ---- */
 /* libvirt's <qemu-migration> cookie for def's domain from this host, its
  * NUL counted in *len; with_caps: a <capabilities> element too (the
- * answer of PREPARE3, which libvirtd 9.0 as source needs). */
-int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char **val, u_int *len,
-                           rv_err *err);
+ * answer of PREPARE3, which libvirtd 9.0 as source needs); nbd_port: the
+ * disks' NBD server (<nbd port>), 0: none. */
+int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, int nbd_port, char **val,
+                           u_int *len, rv_err *err);
 /* BEGIN3's domain XML for the running d (malloc'd; NULL: no memory). */
 char *rv_qemu_migrate_xml(qemu_dom *d);
 /* PREPARE3's definition made to match what a libvirtd source runs. */
@@ -825,6 +841,42 @@ void rv_qemu_migrate_incoming_def(rv_qemu_domain_def *def);
 char *rv_qemu_migrate_qemu_uri(const char *uri);
 /* (qemu_host.c) The host's UUID, as in the capabilities: false if none. */
 bool rv_qemu_host_uuid(char out[37]);
+/* ---- qemu_migrate_storage.c: non-shared storage copied over NBD ---- */
+#define RV_QEMU_MIGRATE_NON_SHARED_DISK (1u << 6)
+#define RV_QEMU_MIGRATE_NON_SHARED_INC (1u << 7)
+typedef void (*rv_qemu_migstore_done_fn)(qemu_dom *d, const rv_err *err);
+typedef struct rv_qemu_migstore rv_qemu_migstore;
+/* Destination, PREPARE3: the disks of def to export (migrate_disks) on
+ * port, to become d->migstore; NULL with err. */
+rv_qemu_migstore *rv_qemu_migstore_new_dest(const rv_qemu_domain_def *def, unsigned int flags,
+                                            const rv_typed_param *params, u_int n, int port,
+                                            rv_err *err);
+void rv_qemu_migstore_free(rv_qemu_migstore *ms);
+/* Its NBD port (for the cookie), 0: no storage copy. */
+int rv_qemu_migstore_port(const qemu_dom *d);
+/* After migrate-incoming: the NBD server and its exports, then next. */
+void rv_qemu_migstore_export(qemu_dom *d, rv_qemu_migstore_done_fn next);
+/* FINISH3: the NBD server goes (before cont). */
+void rv_qemu_migstore_stop_server(qemu_dom *d);
+/* Source, PERFORM3: what to copy where (the destination's cookie). */
+int rv_qemu_migstore_perform(qemu_dom *d, unsigned int flags, const rv_typed_param *params, u_int n,
+                             const char *uri, const char *cookie, u_int cookie_len,
+                             unsigned long long bandwidth_mib, rv_err *err);
+/* Whether the mirrors are still to be started (or made ready). */
+bool rv_qemu_migstore_pending(const qemu_dom *d);
+/* The mirrors, then next once all are READY (or one failed). */
+void rv_qemu_migstore_mirror(qemu_dom *d, rv_qemu_migstore_done_fn next);
+/* After the stream (why: its failure): the mirrors cancelled and their
+ * NBD nodes removed, then next (with the first failure). */
+void rv_qemu_migstore_end(qemu_dom *d, const rv_err *why, rv_qemu_migstore_done_fn next);
+/* domjobabort: the mirrors, or the stream. */
+int rv_qemu_migstore_abort(qemu_dom *d, rv_err *err);
+void rv_qemu_migstore_event(qemu_dom *d, const char *name, json_object *data);
+/* At reattach, an outgoing migration cut off: its storage copy's mirrors
+ * (if any) are cancelled (a READY one finishes its copy first, for a
+ * guest whose stream completed); their NBD nodes stay, in nobody's way. */
+void rv_qemu_migstore_reattach(rv_qmp *qmp);
+void rv_qemu_migstore_gone(qemu_dom *d);
 
 /* ---- qemu_save.c ---- */
 /* The file format (docs/qemu-driver.md): a header with the domain XML,

@@ -50,8 +50,10 @@ enum {
 };
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
-    (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE | MIGRATE_PAUSED |             \
-     MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR)
+    (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
+     MIGRATE_PAUSED | MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR |        \
+     MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE)
+#define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
 #define PARAM_DEST_XML "destination_xml"
@@ -69,11 +71,17 @@ int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *er
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
                     "argument unsupported: %s: remvirtd does not tunnel migrations: migrate "
                     "directly (without --tunnelled)", func);
-    if (flags & (MIGRATE_OFFLINE | MIGRATE_NON_SHARED_DISK |
-                 MIGRATE_NON_SHARED_INC))
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: %s: remvirtd migrates live, directly, with shared "
-                    "storage only", func);
+    /* (libvirt's messages for these, not compared side by side) */
+    if ((flags & MIGRATE_OFFLINE) && (flags & MIGRATE_NON_SHARED))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "offline migration cannot handle non-shared storage");
+    if ((flags & MIGRATE_OFFLINE) && !(flags & MIGRATE_PERSIST_DEST))
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "offline migration must be specified with the persistent flag set");
+    if ((flags & MIGRATE_NON_SHARED) == MIGRATE_NON_SHARED)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
+                    "Flags 'VIR_MIGRATE_NON_SHARED_DISK' and 'VIR_MIGRATE_NON_SHARED_INC' are "
+                    "mutually exclusive");
     return rv_qemu_check_flags(RV_FROM_QEMU, flags, MIGRATE_KNOWN, func, err);
 }
 
@@ -112,40 +120,93 @@ static rv_qemu_domain_def *persist_def(const rv_typed_param *params, u_int n,
 
 /* ================================================================ source */
 
+/* The job lock (libvirtd 9.0, observed: other changes wait 30 s for its
+ * state change lock and fail with this; remvirtd refuses at once). */
+bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err)
+{
+    if (!d->migration_owner)
+        return false;
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+               "Timed out during operation: cannot acquire state change lock (held by "
+               "monitor=remoteDispatchDomainMigrateBegin3Params)");
+    return true;
+}
+
+static void unlock_one(void *obj, void *conn)
+{
+    qemu_dom *d = obj;
+    if (d->migration_owner == conn) {
+        RV_INFO("domain '%s': its migration's client went away: unlocked",
+                d->live ? d->live->name : d->def ? d->def->name : "?");
+        d->migration_owner = NULL;
+    }
+}
+
+void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c)
+{
+    rv_dom_list_each(&rv_qemu.doms, unlock_one, (void *)c);
+}
+
 int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                                          const rv_domain_migrate_begin3_params_args *args,
                                          rv_domain_migrate_begin3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
+    bool offline = args->flags & MIGRATE_OFFLINE;
+    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
+    /* Offline: the persistent definition moves, nothing runs. */
+    if (offline && !d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "cannot migrate a transient domain offline");
     if (rv_qemu_migrate_check_idle(d, err) < 0)
         return -1;
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
-    return rv_qemu_migrate_begin(d, dxml, &ret->xml, &ret->cookie_out.cookie_out_val,
-                                 &ret->cookie_out.cookie_out_len, err);
+    if (rv_qemu_migrate_begin(d, offline, dxml, &ret->xml, &ret->cookie_out.cookie_out_val,
+                              &ret->cookie_out.cookie_out_len, err) < 0)
+        return -1;
+    if (args->flags & MIGRATE_CHANGE_PROTECTION)
+        d->migration_owner = c;
+    return 0;
 }
 
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err)
 {
+    const char *name = rv_qemu_dom_def(d)->name;
+    if (d->migration_owner)
+        return fail(err, RV_ERR_OPERATION_INVALID,
+                    "Requested operation is not valid: another migration job is already running "
+                    "for domain '%s'", name);
     if (d->starting || d->stopping || d->migrate_in || d->save || d->job_busy || d->p2p)
         return fail(err, RV_ERR_OPERATION_INVALID,
                     "Requested operation is not valid: domain '%s' is busy with another job",
-                    d->live->name);
+                    name);
     return 0;
 }
 
-int rv_qemu_migrate_begin(qemu_dom *d, const char *dxml, char **xml, char **cookie,
+int rv_qemu_migrate_begin(qemu_dom *d, bool offline, const char *dxml, char **xml, char **cookie,
                           u_int *cookie_len, rv_err *err)
 {
-    *xml = dxml ? strdup(dxml) : rv_qemu_migrate_xml(d);
+    const rv_qemu_domain_def *src = offline ? d->def : d->live;
+    if (dxml) {
+        /* The client's XML is the same domain (a random UUID in XML
+         * without one would make it another at the destination). */
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(dxml, strlen(dxml), err);
+        if (!def)
+            return -1;
+        bool same = memcmp(def->uuid, src->uuid, sizeof(def->uuid)) == 0;
+        rv_qemu_domain_free(def);
+        if (!same)
+            return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: %s",
+                        "Target domain uuid does not match source");
+    }
+    *xml = dxml ? strdup(dxml) : offline ? rv_qemu_domain_format(src) : rv_qemu_migrate_xml(d);
     if (!*xml)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (rv_qemu_migrate_cookie(rv_qemu_dom_def(d), false, cookie, cookie_len, err) < 0) {
+    if (rv_qemu_migrate_cookie(src, false, 0, cookie, cookie_len, err) < 0) {
         free(*xml);
         *xml = NULL;
         return -1;
@@ -170,10 +231,10 @@ static void cancel_quietly(qemu_dom *d)
         rv_err_clear(&e);
 }
 
-static void perform_done(qemu_dom *d, const rv_err *err)
+static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
-    if (err && rv_qemu_jobinfo_aborted(d, &aborted))
+    if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
         RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
@@ -186,11 +247,20 @@ static void perform_done(qemu_dom *d, const rv_err *err)
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
-    rv_qemu_jobinfo_end(d, !err, false);
+    rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
     rv_qemu_job_done(d, err);
     if (d->p2p)
         rv_qemu_migrate_p2p_performed(d, err);
     rv_err_clear(&aborted);
+}
+
+/* The stream is over (err: why not): the disks' mirrors first, if any. */
+static void perform_done(qemu_dom *d, const rv_err *err)
+{
+    if (d->migstore)
+        rv_qemu_migstore_end(d, err, perform_end);
+    else
+        perform_end(d, err);
 }
 
 static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -247,22 +317,25 @@ static void migration_caps(qemu_dom *d, bool incoming)
         rv_err_clear(&e);
 }
 
-void rv_qemu_migrate_perform(qemu_dom *d)
+/* The memory and device state (after the disks' mirrors are ready). */
+static void send_stream(qemu_dom *d, const rv_err *mirrored)
 {
     rv_err err = { 0 };
+    if (mirrored) {
+        perform_done(d, mirrored);
+        return;
+    }
     json_object *args = json_object_new_object();
     if (!args || json_object_object_add(args, "uri", json_object_new_string(d->jobs->path)) < 0) {
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        rv_qemu_job_done(d, &err);
+        perform_done(d, &err);
         rv_err_clear(&err);
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
     migration_caps(d, false);
     d->migtune.outgoing = RV_QEMU_MIGOUT_PRECOPY;   /* (post-copy is refused in PERFORM3) */
-    rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
-                          rv_qemu_migration_cancel, NULL);
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
         if (!rv_err_is_set(&err))
             rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
@@ -271,11 +344,27 @@ void rv_qemu_migrate_perform(qemu_dom *d)
     rv_err_clear(&err);
 }
 
+void rv_qemu_migrate_perform(qemu_dom *d)
+{
+    rv_qemu_jobinfo_begin(d, RV_DOMAIN_JOB_OPERATION_MIGRATION_OUT, "migration out",
+                          d->migstore ? rv_qemu_migstore_abort : rv_qemu_migration_cancel, NULL);
+    if (rv_qemu_migstore_pending(d))
+        rv_qemu_migstore_mirror(d, send_stream);
+    else
+        send_stream(d, NULL);
+}
+
 int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_perform3_params_args *args,
                                            rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
 {
     (void)ret;
+    /* (peer to peer, a storage copy, which reads the destination's NBD
+     * port from PREPARE3's cookie, and an offline move are not driven) */
+    if ((args->flags & MIGRATE_PEER2PEER) && (args->flags & (MIGRATE_NON_SHARED | MIGRATE_OFFLINE)))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s: %s",
+                    "qemuDomainMigratePerform3Params",
+                    "remvirtd migrates peer-to-peer live with shared storage only");
     if (args->flags & MIGRATE_PEER2PEER)
         return rv_qemu_migrate_p2p(c, args, err);
     if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0)
@@ -290,9 +379,21 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d || rv_qemu_migrate_out_check(d, args->params.params_val, args->params.params_len, err) < 0)
         return -1;
+    if (args->flags & MIGRATE_NON_SHARED) {
+        /* (the disks are copied first, at the migration's bandwidth) */
+        const rv_typed_param *bw = rv_tune_param_find(args->params.params_val, args->params.params_len,
+                                                      "bandwidth");
+        unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
+        if (rv_qemu_migstore_perform(d, args->flags, args->params.params_val, args->params.params_len, uri,
+                                     args->cookie_in.cookie_in_val, args->cookie_in.cookie_in_len,
+                                     mib ? mib : d->migtune.max_bandwidth, err) < 0)
+            return -1;
+    }
     rv_deferred *reply = rv_driver_defer(err);
-    if (!reply)
+    if (!reply) {
+        rv_qemu_migstore_gone(d);
         return -1;
+    }
     rv_qemu_migrate_out(d, args->params.params_val, args->params.params_len, args->flags, uri, reply);
     return RV_DEFERRED;
 }
@@ -315,10 +416,10 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
                          const char *uri, rv_deferred *reply)
 {
     const rv_typed_param *bw = rv_tune_param_find(params, n, "bandwidth");
+    unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
     /* The bandwidth (MiB/s) goes first: QEMU takes commands in order.
      * None or 0: the domain's kept MIGRATE_SET_MAX_SPEED value
      * (unlimited until set), as libvirtd does. */
-    unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
     json_object *p = rv_qemu_migtune_bandwidth_args(mib ? mib : d->migtune.max_bandwidth);
     rv_err e = { 0 };
     if (!p || rv_qmp_command(d->qmp, "migrate-set-parameters", p, 0, on_set_reply,
@@ -409,6 +510,20 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
     (void)c;
     if (check_flags(args->flags, "qemuDomainMigrateConfirm3Params", err) < 0)
         return -1;
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* The definition is at the destination now: with UNDEFINE_SOURCE
+         * it goes from here (a guest running here runs on, transient). */
+        qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+        if (!d)
+            return -1;
+        d->migration_owner = NULL;
+        if (args->cancelled || !(args->flags & MIGRATE_UNDEFINE_SOURCE) || !d->def)
+            return 0;
+        rv_deferred *reply = rv_driver_defer(err);
+        if (!reply || rv_qemu_def_remove(d, 0, reply, err) < 0)
+            return -1;
+        return RV_DEFERRED;
+    }
     qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
@@ -423,6 +538,7 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
 int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
                             const rv_err *why, rv_err *err)
 {
+    d->migration_owner = NULL;      /* (the steps below change it) */
     if (cancelled) {
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
          * usually resumed it already; whether it did is asked, after
@@ -466,7 +582,8 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
 
 static bool dom_has_port(const void *obj, const void *port)
 {
-    return ((const qemu_dom *)obj)->migrate_port == *(const int *)port;
+    const qemu_dom *d = obj;
+    return d->migrate_port == *(const int *)port || rv_qemu_migstore_port(d) == *(const int *)port;
 }
 
 /* A port of the range that no incoming migration of ours has and that
@@ -502,6 +619,8 @@ typedef struct qemu_migrate_finish {
 
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
+    rv_qemu_migstore_gone(d);
+    d->migration_owner = NULL;
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -551,7 +670,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
     (void)c;
-    (void)ret;
     if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0)
         return -1;
     const rv_typed_param *params = args->params.params_val;
@@ -586,6 +704,21 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         snprintf(host, sizeof(host), "%s", rv_qemu.migration_host);
     } else {
         gethostname(host, sizeof(host) - 1);
+    }
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* Nothing runs here: the definition, checked now, is made at
+         * FINISH3.  (The client wants a URI all the same: this host's.) */
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+        if (!def)
+            return -1;
+        rv_qemu_domain_free(def);
+        if (!(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
+            asprintf(ret->uri_out, strchr(host, ':') ? "tcp:[%s]" : "tcp:%s", host) < 0) {
+            free(ret->uri_out);
+            ret->uri_out = NULL;
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        }
+        return 0;
     }
     if (!port && !(port = pick_port()))
         return fail(err, RV_ERR_OPERATION_FAILED,
@@ -623,13 +756,40 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                     "Requested operation is not valid: domain '%s' has a managed save image here",
                     here->def->name);
     }
+    /* Non-shared disks: exported by this QEMU's NBD server on disks_port,
+     * else on another port of the range. */
+    rv_qemu_migstore *ms = NULL;
+    if (args->flags & MIGRATE_NON_SHARED) {
+        const rv_typed_param *dp = rv_tune_param_find(params, n, "disks_port");
+        int nbd_port = dp && dp->value.type == RV_TYPED_PARAM_INT ? dp->value.rv_typed_param_value_u.i : 0;
+        if (dp && (dp->value.type != RV_TYPED_PARAM_INT || nbd_port < 0 || nbd_port > 65535)) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bad disks_port");
+        }
+        /* (the migration's port is nobody's yet: skipped by hand) */
+        for (int tries = 0; !dp && tries < 2 && (!nbd_port || nbd_port == port); tries++)
+            nbd_port = pick_port();
+        if (!nbd_port || nbd_port == port) {
+            rv_qemu_domain_free(def);
+            return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                        "no free port for the disks' NBD server");
+        }
+        if (!(ms = rv_qemu_migstore_new_dest(def, args->flags, params, n, nbd_port, err))) {
+            rv_qemu_domain_free(def);
+            return -1;
+        }
+    }
     qemu_dom *d;
     rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
-    if (!reply)
+    if (!reply) {
+        rv_qemu_migstore_free(ms);
         return -1;
+    }
+    d->migstore = ms;
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
-    rv_err cerr = { 0 };    /* (out of memory only: the reply goes without) */
-    if (rv_qemu_migrate_cookie(d->live, true, &r->cookie_out.cookie_out_val,
+    rv_err cerr = { 0 };    /* (out of memory only: the reply goes without; the
+                             * source then says there is no NBD server) */
+    if (rv_qemu_migrate_cookie(d->live, true, rv_qemu_migstore_port(d), &r->cookie_out.cookie_out_val,
                                &r->cookie_out.cookie_out_len, &cerr) < 0)
         rv_err_clear(&cerr);
     r->uri_out = malloc(sizeof(*r->uri_out));
@@ -641,6 +801,14 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     d->migrate_port = port;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
+}
+
+static void exported(qemu_dom *d, const rv_err *err)
+{
+    if (d->starting && err)
+        rv_qemu_start_failed(d, err);
+    else if (d->starting)
+        rv_qemu_start_done(d);
 }
 
 static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -658,7 +826,10 @@ static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *e
         rv_err_clear(&e);
         return;
     }
-    rv_qemu_start_done(d);
+    if (d->migstore)
+        rv_qemu_migstore_export(d, exported);
+    else
+        rv_qemu_start_done(d);
 }
 
 void rv_qemu_migrate_incoming(qemu_dom *d)
@@ -758,6 +929,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    rv_qemu_migstore_stop_server(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
         /* It stays paused, as asked; it is here now. */
         d->migrate_in = false;
@@ -782,6 +954,11 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
     rv_err_clear(&e);
 }
 
+static rv_nonnull_domain *finish_ret_dom(void *ret)
+{
+    return &((rv_domain_migrate_finish3_params_ret *)ret)->dom;
+}
+
 int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
                                           const rv_domain_migrate_finish3_params_args *args,
                                           rv_domain_migrate_finish3_params_ret *ret, rv_err *err)
@@ -793,6 +970,10 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     const char *xml = param_string(args->params.params_val, args->params.params_len, PARAM_DEST_XML);
     if (!xml)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+    if ((args->flags & MIGRATE_OFFLINE) && args->cancelled)
+        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
+    if (args->flags & MIGRATE_OFFLINE)
+        return rv_qemu_define(xml, finish_ret_dom, err);
     rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
     if (!def)
         return -1;

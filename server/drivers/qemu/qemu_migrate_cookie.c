@@ -8,7 +8,8 @@
  * offers for the source to turn on.  libvirtd 9.0 as source dereferences
  * it unchecked in PERFORM3 (its daemon crashed on a cookie without one);
  * remvirtd offers none, so the source turns on none it may leave off.
- * Cookies received are not read: remvirtd needs nothing from them. */
+ * Of the cookies received, only PREPARE3's <nbd port> is read (the
+ * storage copy's, qemu_migrate_storage.c). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,8 @@
 
 #include "server/drivers/qemu/qemu_driver.h"
 
-int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char **val, u_int *len,
-                           rv_err *err)
+int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, int nbd_port, char **val,
+                           u_int *len, rv_err *err)
 {
     char host[256] = "", hostuuid[37] = "";
     gethostname(host, sizeof(host) - 1);
@@ -32,11 +33,14 @@ int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, char *
              u[15]);
     /* (the name and host are XML-safe: libvirt's names are, and a host
      * name has no markup characters) */
+    char nbd[64] = "";     /* (libvirt's element for the disks' NBD server) */
+    if (nbd_port)
+        snprintf(nbd, sizeof(nbd), "  <nbd port='%d'/>\n", nbd_port);
     int n = asprintf(val,
                      "<qemu-migration>\n  <name>%s</name>\n  <uuid>%s</uuid>\n"
-                     "  <hostname>%s</hostname>\n%s%s%s%s</qemu-migration>\n",
+                     "  <hostname>%s</hostname>\n%s%s%s%s%s</qemu-migration>\n",
                      def->name, uuid, host, have_uuid ? "  <hostuuid>" : "", hostuuid,
-                     have_uuid ? "</hostuuid>\n" : "", with_caps ? "  <capabilities/>\n" : "");
+                     have_uuid ? "</hostuuid>\n" : "", with_caps ? "  <capabilities/>\n" : "", nbd);
     if (n < 0) {
         *val = NULL;
         return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "%s", "out of memory");

@@ -382,7 +382,7 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
     qemu_p2p *p = calloc(1, sizeof(*p));
     if (!p)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (rv_qemu_migrate_begin(d, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
+    if (rv_qemu_migrate_begin(d, false, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
                               &p->cookie, &p->cookie_len, err) < 0) {
         free(p);
         return -1;

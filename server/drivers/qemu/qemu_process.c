@@ -236,6 +236,16 @@ static void on_monitor_wait_timeout(struct ev_loop *loop, ev_timer *w, int reven
 static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, char *path,
                          rv_deferred *reply, rv_nonnull_domain *ret_dom)
 {
+    /* A client's job on a domain being migrated: refused (destroy,
+     * suspend and the migration's own steps go on, as with libvirtd). */
+    rv_err locked = { 0 };
+    if (reply && kind != QJOB_DESTROY && kind != QJOB_SUSPEND && kind != QJOB_MIGRATE_OUT &&
+        rv_qemu_migration_locked(d, &locked)) {
+        free(path);
+        rv_deferred_finish(reply, &locked);
+        rv_err_clear(&locked);
+        return NULL;
+    }
     qemu_job *job = calloc(1, sizeof(*job));
     if (!job) {
         free(path);
@@ -815,6 +825,7 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
         if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
+        rv_qemu_migstore_reattach(qmp);
         if (migrated) {
             RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
                     dom_name(d));
@@ -1206,6 +1217,8 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     if (strncmp(name, "BLOCK_JOB_", 10) == 0 || strcmp(name, "JOB_STATUS_CHANGE") == 0) {
         rv_qemu_blockjob_event(d, name, data);
         rv_qemu_backup_event(d, name, data);
+        if (d->migstore && strncmp(name, "BLOCK_JOB_", 10) == 0)
+            rv_qemu_migstore_event(d, name, data);
     }
     /* RESET and POWERDOWN change no lifecycle state; a reset (the
      * guest's, system_reset's or a fake reboot's) is a REBOOT event, as
