@@ -47,7 +47,8 @@ fi
 grep -qi "connect" "$OUT/unreach" || { show "$OUT/unreach"; fail "unreachable: no reason given"; }
 on_a_alone "unreachable destination"
 
-sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" "$OUT/g.xml" > "$OUT/g-missing.xml"
+# (the same domain, its UUID: another is refused at once)
+virsh -q -c "$A" dumpxml --inactive g | sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" > "$OUT/g-missing.xml"
 if virsh -q -c "$A" migrate --live --p2p g "$B" --xml "$OUT/g-missing.xml" > "$OUT/refused" 2>&1; then
     fail "p2p migration to a destination without the disk succeeded"
 fi
