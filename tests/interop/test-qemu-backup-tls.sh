@@ -9,7 +9,8 @@
 # certificate (verify on), refused; backup-dumpxml; the credentials object
 # gone when the backup ends (a second TLS backup works); tls='yes' with
 # the directory's certificates missing refused with libvirtd's error, and
-# nothing left (the next one works).
+# nothing left (the next one works); remvirtd killed during a TLS pull,
+# and the next one after its restart.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
@@ -115,4 +116,22 @@ for what in "TLS read: same content as the disk" "read without a client certific
     [ "$(grep -cF "$what" "$OUT/remvirtd.txt")" = 2 ] || fail "not twice in the transcript: $what"
 done
 grep -q "Unable to access credentials" "$OUT/remvirtd.txt" || fail "tls='yes' without certificates not refused"
+
+# remvirtd killed during a TLS pull: the restarted one's clean-up deletes
+# the credentials object with the server (else the next object-add fails
+# on the duplicate id), and the next TLS pull works.
+RV=$OUT/rv
+virsh -q -c "$QEMU_URI" start g > /dev/null
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pull.xml" > /dev/null
+pids=$(qemu_pids "$QEMU_DIR/run")
+kill_remvirtd
+start_remvirtd_qemu "qemu_backup_tls_x509_cert_dir = \"$SRV\"" "qemu_backup_tls_x509_verify = 1"
+virsh -q -c "$QEMU_URI" list > /dev/null
+left()  { ! ls -l "/proc/$pids/fd" 2> /dev/null | grep -q "$RV/s.qcow2"; }
+wait_for 30 "the old backup's scratch to be let go" left
+rm -f "$RV/s.qcow2"
+virsh -q -c "$QEMU_URI" backup-begin g "$RV/pull.xml" > "$OUT/o" 2>&1 || fail "a TLS backup after the restart: $(cat "$OUT/o")"
+tls_read "$RV" "$port" "$CLI" || fail "TLS read after the restart: $(cat "$RV/read.err")"
+qemu-img compare -q -U -f qcow2 -F raw "$RV/vda.qcow2" "$RV/r.raw" || fail "TLS read after the restart differs"
+virsh -q -c "$QEMU_URI" domjobabort g > /dev/null
 echo "PASS: test-qemu-backup-tls"
