@@ -78,6 +78,8 @@ static const config_key config_keys[] = {
     KEY(qemu_save_dir, VAL_STRING),
     KEY(qemu_dump_dir, VAL_STRING),
     KEY(qemu_binary, VAL_STRING),
+    KEY(qemu_backup_tls_x509_cert_dir, VAL_STRING),
+    KEY(qemu_backup_tls_x509_verify, VAL_BOOL),
     KEY(qemu_migration_host, VAL_STRING),
     KEY(qemu_migration_port_min, VAL_INT),
     KEY(qemu_migration_port_max, VAL_INT),
@@ -152,6 +154,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->qemu_run_dir);
     free(cfg->qemu_save_dir);
     free(cfg->qemu_dump_dir);
+    free(cfg->qemu_backup_tls_x509_cert_dir);
     free(cfg->qemu_migration_host);
     free(cfg->qemu_binary);
     free(cfg->auth_tcp);

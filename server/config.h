@@ -63,6 +63,9 @@ typedef struct rvs_config {
     char *qemu_save_dir;            /* managed save images */
     char *qemu_dump_dir;            /* a watchdog's automatic core dumps */
     char *qemu_binary;              /* qemu-system-x86_64 */
+    /* A pull backup's NBD server with <server tls='yes'> (NULL: /etc/pki/qemu). */
+    char *qemu_backup_tls_x509_cert_dir;
+    int qemu_backup_tls_x509_verify;
     /* Incoming migrations: the host name or address the source is told
      * (NULL: this host's name) and the ports QEMU listens on. */
     char *qemu_migration_host;

@@ -150,6 +150,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-cockpit-hotplug.sh \
 	tests/interop/test-qemu-blockjobs.sh \
 	tests/interop/test-qemu-backup.sh \
+	tests/interop/test-qemu-backup-tls.sh \
 	tests/interop/test-qemu-virtnbdbackup.sh \
 	tests/interop/test-qemu-restart.sh \
 	tests/interop/test-qemu-hotplug-nic.sh \

@@ -131,6 +131,9 @@ typedef struct rv_driver_setup {
     /* The QEMU driver's directories and binary; NULL: its defaults. */
     const char *qemu_config_dir, *qemu_run_dir, *qemu_binary;
     const char *qemu_save_dir, *qemu_dump_dir;
+    /* A pull backup's TLS credentials (NULL: /etc/pki/qemu), client certificates required. */
+    const char *qemu_backup_tls_dir;
+    int qemu_backup_tls_verify;
     /* Incoming migrations (qemu_migrate.c): the host the source is told
      * (NULL: this host's name), the ports QEMU may listen on. */
     const char *qemu_migration_host;

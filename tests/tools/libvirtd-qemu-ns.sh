@@ -5,7 +5,8 @@
 # touches the host's (or another test's) libvirt state: tmpfs on /run,
 # /var/lib, /var/cache and /etc/libvirt, DIR/log on /var/log/libvirt,
 # and a qemu.conf that needs no virtlogd (stdio_handler file) and runs
-# QEMU as root (/dev/kvm is root's here).  Then libvirtd with
+# QEMU as root (/dev/kvm is root's here), with the lines of
+# RV_LIBVIRTD_QEMU_CONF if set.  Then libvirtd with
 # DIR/libvirtd.conf and the ARGs (--listen) under tests/tools/subreaper.py.
 set -eu
 dir=$1
@@ -22,5 +23,6 @@ user = "root"
 group = "root"
 namespaces = [ ]
 remember_owner = 0
+${RV_LIBVIRTD_QEMU_CONF:-}
 CONF
 exec python3 "$(dirname "$0")/subreaper.py" libvirtd -f "$dir/libvirtd.conf" -p "$dir/libvirtd.pid" "$@"

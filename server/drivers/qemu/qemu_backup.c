@@ -30,6 +30,11 @@
  * intent written before the begin's first QMP step, its bitmaps added
  * first in the same transaction, its commit before the answer.
  *
+ * TLS (<server tls='yes'>): the NBD server uses a tls-creds-x509 object
+ * (endpoint server) over qemu_backup_tls_x509_cert_dir, named as libvirtd
+ * names it, added before the server starts and deleted after it stops;
+ * QEMU's error when the directory lacks its certificates is the begin's.
+ *
  * A remvirtd restarted while a backup ran finds its jobs in QEMU and
  * cancels them, as libvirtd does (rv_qemu_backup_resync): the nodes and
  * the NBD server go with them; the files made for it stay. */
@@ -60,6 +65,7 @@ enum { REUSE_EXTERNAL = 1 };
 enum { T_BACKUP = 5 };                          /* VIR_DOMAIN_BLOCK_JOB_TYPE_BACKUP */
 enum { ST_COMPLETED = 0, ST_FAILED = 1, ST_CANCELED = 2 };
 #define BACKUP_XML_MAX (1 << 20)
+#define TLS_OBJ "objlibvirt_backup_tls0"        /* libvirtd 9.0's id */
 
 /* One disk of the domain, in the domain's order. */
 typedef struct bdisk {
@@ -92,6 +98,8 @@ typedef struct backup {
     rv_qemu_live_req live;      /* the begin call; live.reply NULL once answered */
     bool pull, reuse;
     char *transport, *srv_name, *srv_port, *srv_socket;     /* pull's <server> */
+    int tls;                    /* <server tls>: -1 absent, 0 no, 1 yes */
+    bool tls_added;             /* the server's TLS credentials object is QEMU's */
     char *incremental;          /* the document's <incremental> */
     rv_qemu_chk_op *chk;        /* the checkpoint made with it, its intent written */
     bool chk_waits;             /* ... or still being written */
@@ -253,6 +261,14 @@ static int read_def(backup *b, const qemu_dom *d, const char *xml, rv_err *err)
         b->srv_name = rv_lx_attr(server, "name", &failed);
         b->srv_port = rv_lx_attr(server, "port", &failed);
         b->srv_socket = rv_lx_attr(server, "socket", &failed);
+        v[0] = rv_lx_attr(server, "tls", &failed);
+        if (!one_of(v[0], "yes", "no")) {
+            schema_error(err, "Invalid attribute tls for element server");
+            goto out;
+        }
+        b->tls = v[0] ? strcmp(v[0], "yes") == 0 : -1;
+        free(v[0]);
+        v[0] = NULL;
         bool is_unix = strcmp(b->transport, "unix") == 0;
         if (is_unix ? !b->srv_socket : !b->srv_name) {
             schema_error(err, is_unix ? "Element server failed to validate attributes"
@@ -419,6 +435,8 @@ static char *format_def(const backup *b)
         fputs("  <server transport='", fp);
         rv_xml_put_escaped(fp, b->transport);
         fputc('\'', fp);
+        if (b->tls >= 0)
+            fprintf(fp, " tls='%s'", b->tls ? "yes" : "no");
         const char *keys[] = { "name", "port", "socket" };
         const char *vals[] = { b->srv_name, b->srv_port, b->srv_socket };
         for (int i = 0; i < 3; i++)
@@ -484,6 +502,9 @@ static void drop_nodes(backup *b, rv_qmp *qmp)
     if (b->server_started)
         rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
     b->server_started = false;
+    if (b->tls_added)
+        rv_qemu_send_quietly(qmp, "object-del", "id", TLS_OBJ);
+    b->tls_added = false;
     for (size_t i = 0; i < b->ndisks; i++) {
         bdisk *k = &b->disks[i];
         if (k->added == 2)
@@ -1027,7 +1048,36 @@ static void start_server(backup *b)
     json_object_object_add(addr, "data", data);
     json_object *a = json_object_new_object();
     json_object_object_add(a, "addr", addr);
+    if (b->tls == 1)
+        json_object_object_add(a, "tls-creds", json_object_new_string(TLS_OBJ));
     send_step(b, "nbd-server-start", a, on_server);
+}
+
+static void on_tls_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)ret;
+    backup *b = step_ok(qmp, err, opaque);
+    if (!b)
+        return;
+    b->tls_added = true;
+    start_server(b);
+}
+
+/* The server's TLS credentials, as libvirtd gives them (QEMU reads the
+ * directory here, and says when its certificates are missing). */
+static void start_tls_or_server(backup *b)
+{
+    if (b->tls != 1) {
+        start_server(b);
+        return;
+    }
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "qom-type", json_object_new_string("tls-creds-x509"));
+    json_object_object_add(a, "id", json_object_new_string(TLS_OBJ));
+    json_object_object_add(a, "dir", json_object_new_string(rv_qemu.backup_tls_dir));
+    json_object_object_add(a, "endpoint", json_object_new_string("server"));
+    json_object_object_add(a, "verify-peer", json_object_new_boolean(rv_qemu.backup_tls_verify));
+    send_step(b, "object-add", a, on_tls_added);
 }
 
 static void on_format_added(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
@@ -1109,7 +1159,7 @@ static void prepare_disk(backup *b)
         b->cur++;
     if (b->cur == b->ndisks) {
         if (b->pull)
-            start_server(b);
+            start_tls_or_server(b);
         else
             start_jobs(b);
         return;
@@ -1356,6 +1406,7 @@ static void on_orphan_nodes(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
                 continue;
             if (pass == 0) {
                 rv_qemu_send_quietly(qmp, "nbd-server-stop", NULL, NULL);
+                rv_qemu_send_quietly(qmp, "object-del", "id", TLS_OBJ);     /* a TLS server's, if any */
                 break;
             }
             rv_qemu_send_quietly(qmp, "blockdev-del", "node-name", name);

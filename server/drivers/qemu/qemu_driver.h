@@ -222,6 +222,8 @@ typedef struct qemu_state {
     char *save_dir;             /* <name>.save: managed save images */
     char *dump_dir;             /* <name>-<time>: a watchdog's automatic core dumps */
     char *binary;
+    char *backup_tls_dir;       /* a pull backup's <server tls='yes'>: QEMU's x509 credentials */
+    bool backup_tls_verify;     /* ... clients must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
     bool kvm;
