@@ -164,6 +164,16 @@ _LEX = re.compile(r'''
 ''', re.S | re.X)
 
 
+
+def internal_api(name):
+    """The internal libvirt function behind a migration step (no public
+    API: the procs table says '-'), as libvirt names it in its read-only
+    and unsupported errors: DOMAIN_MIGRATE_BEGIN3_PARAMS ->
+    virDomainMigrateBegin3Params.  None for other procedures."""
+    if not name.startswith('DOMAIN_MIGRATE_'):
+        return None
+    return 'vir' + ''.join(w.capitalize() for w in name.split('_'))
+
 def lex(path, text):
     """Split text into tokens.  Returns (tokens, comments_before, passthrough):
     comments_before[i] lists the comments between token i-1 and token i;
@@ -1386,7 +1396,8 @@ def dispatch_table_c(program):
     out.append(f'const rvs_proc rvs_{key}_procs[] = {{\n')
     for proc in program.procedures:
         handler = f'rvs_adapt_{proc.c_name}' if proc.server_stub else 'NULL'
-        api = f'"{proc.api}"' if proc.api else 'NULL'
+        api_name = proc.api or internal_api(proc.name)
+        api = f'"{api_name}"' if api_name else 'NULL'
         domain = MODULE_ERROR_DOMAINS[proc.module] if proc.module else 0
         out.append(f'''\
     [{proc.enum_value}] = {{

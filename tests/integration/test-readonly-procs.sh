@@ -129,9 +129,10 @@ with open(os.path.join(os.path.dirname(xdr_path), "libvirt-remote-procs.tsv"), e
                               if not line.startswith("#")) if len(cols) >= 4]
 API = {cols[1]: cols[2] for cols in ROWS}
 # ...from its API's module, as libvirtd: NETWORK for virNetwork*, STORAGE for
-# virStorage*, DOMAIN_SNAPSHOT (35) for the snapshot calls, NODEDEV (22),
+# virStorage*, DOMAIN_SNAPSHOT (35) and DOMAIN_CHECKPOINT (69) for the
+# snapshot and checkpoint calls, NODEDEV (22),
 # SECRET (30) and NWFILTER (33) for theirs, DOMAIN otherwise.
-MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE, "snapshot": 35,
+MODULE_DOMAIN = {"network": rc.FROM_NETWORK, "storage": rc.FROM_STORAGE, "snapshot": 35, "checkpoint": 69,
                  "nodedev": 22, "secret": 30, "nwfilter": 33}
 ERR_DOMAIN = {cols[1]: MODULE_DOMAIN.get(cols[3], FROM_DOMAIN) for cols in ROWS}
 DENY = sorted((n for n, p in PROCS.items() if p.readonly == "deny"), key=NUM.get)
@@ -294,6 +295,8 @@ VALUE_OF_TYPE = {
     "rv_node_device": rc.xdr_uint(0),   # optional node device: absent
     "rv_nonnull_storage_pool": DEFAULT_POOL,
     "rv_nonnull_domain_snapshot": rc.xdr_string("ro-procs-snap") + RUNNING,
+    # (a checkpoint the domain has not: refused before any lookup)
+    "rv_nonnull_domain_checkpoint": rc.xdr_string("ro-procs-checkpoint") + RUNNING,
     "rv_nonnull_storage_vol": rc.xdr_string("default-pool") + rc.xdr_string("ro-procs-vol") +
                               rc.xdr_string("/default-pool/ro-procs-vol"),
     "unsigned hyper": rc.xdr_uint(0) + rc.xdr_uint(1 << 20),
@@ -348,7 +351,11 @@ def error_of(client, proc, payload, what):
 
 def expect_denied(client, name, payload, what):
     err = error_of(client, NUM[name], payload, what)
-    want = f"operation forbidden: read only access prevents {API[name]}"
+    # (a migration step has no public API: libvirt names its internal
+    # function, virDomainMigrateBegin3Params)
+    api = API[name] if API[name] != '-' or not name.startswith('DOMAIN_MIGRATE_') else \
+        'vir' + ''.join(w.capitalize() for w in name.split('_'))
+    want = f"operation forbidden: read only access prevents {api}"
     domain = ERR_DOMAIN[name]
     if (err["code"], err["domain"], err["message"]) != (rc.ERR_OPERATION_DENIED, domain, want):
         fail(f"{what}: expected error {rc.ERR_OPERATION_DENIED} in domain {domain} with {want!r}, got "
