@@ -1165,9 +1165,19 @@ static void prepare_disk(backup *b)
         return;
     }
     bdisk *k = &b->disks[b->cur];
-    if (k->made && k->format == RV_QEMU_FORMAT_RAW && truncate(k->file, (off_t)k->size) < 0) {
-        fail_begin(b, RV_ERR_SYSTEM_ERROR, "cannot create file '%s': %s", k->file, strerror(errno));
-        return;
+    if (k->made && k->format == RV_QEMU_FORMAT_RAW) {
+        /* (through the safe opener again: a link swapped in since the
+         * file was made is not followed to another file) */
+        const char *kind = NULL;
+        int fd = rv_open_file_at(AT_FDCWD, k->file, O_WRONLY, 0, false, &kind);
+        int rc = fd < 0 ? -1 : ftruncate(fd, (off_t)k->size);
+        int saved = errno;
+        if (fd >= 0)
+            close(fd);
+        if (rc < 0) {
+            fail_begin(b, RV_ERR_SYSTEM_ERROR, "cannot create file '%s': %s", k->file, strerror(saved));
+            return;
+        }
     }
     unsigned n = ++serial;
     snprintf(k->fmt_node, sizeof(k->fmt_node), "bk-fmt-%s-%u", k->name, n);

@@ -33,6 +33,7 @@
 #include <ev.h>
 
 #include "common/log.h"
+#include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_jobinfo.h"
 #include "server/drivers/tune_params.h"
@@ -275,17 +276,28 @@ void rv_qemu_migstore_stop_server(qemu_dom *d)
 
 /* ================================================================ source */
 
-/* The destination's NBD port from its cookie (<nbd port='N'>). */
+/* The destination's NBD port from its cookie (<nbd port='N'>), read with
+ * libxml2; 0 when there is none.  (A cookie is a few KiB, libvirtd's too:
+ * a bigger one is not parsed on the loop.) */
+#define COOKIE_PARSE_MAX (64 * 1024)
 static int cookie_port(const char *cookie, u_int len)
 {
     if (!cookie || !len || cookie[len - 1] != '\0')
         return 0;
-    const char *nbd = strstr(cookie, "<nbd");
-    const char *p = nbd ? strstr(nbd, "port=") : NULL;
-    if (!p || (p[5] != '\'' && p[5] != '"'))
-        return 0;
-    long port = strtol(p + 6, NULL, 10);
-    return port > 0 && port < 65536 ? (int)port : 0;
+    xmlDoc *doc = NULL;
+    rv_err ignored = { 0 };
+    xmlNode *root = rv_lx_read(cookie, COOKIE_PARSE_MAX, "qemu-migration", "cookie", RV_FROM_QEMU,
+                               &doc, &ignored);
+    rv_err_clear(&ignored);
+    xmlNode *nbd = root ? rv_lx_plain_child(root, "nbd") : NULL;
+    int failed = 0;
+    char *text = nbd ? rv_lx_attr(nbd, "port", &failed) : NULL;
+    char *end = NULL;
+    long port = text ? strtol(text, &end, 10) : 0;
+    int ok = text && end != text && *end == '\0' && port > 0 && port < 65536;
+    free(text);
+    rv_lx_free(doc);
+    return ok ? (int)port : 0;
 }
 
 int rv_qemu_migstore_perform(qemu_dom *d, unsigned int flags, const rv_typed_param *params, u_int n,
