@@ -1347,6 +1347,13 @@ static int stream_frame(struct rvc_conn *c, pending_call *me, const rv_header *h
 int rvc_conn_stream_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
                          int sparse, struct rvc_stream **out, rv_err *err)
 {
+    return rvc_conn_stream_call_ret(c, proc, args_filter, args, NULL, NULL, sparse, out, err);
+}
+
+int rvc_conn_stream_call_ret(struct rvc_conn *c, int proc, xdrproc_t args_filter, void *args,
+                             xdrproc_t ret_filter, void *ret, int sparse, struct rvc_stream **out,
+                             rv_err *err)
+{
     struct rvc_stream *s = calloc(1, sizeof(*s));
     if (!s) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
@@ -1355,7 +1362,7 @@ int rvc_conn_stream_call(struct rvc_conn *c, int proc, xdrproc_t args_filter, vo
     s->conn = c;
     s->sparse = sparse;
     s->tail = &s->head;
-    if (call_common(c, proc, args_filter, args, NULL, NULL, s, err) < 0) {
+    if (call_common(c, proc, args_filter, args, ret_filter, ret, s, err) < 0) {
         /* Refused: the server has no stream to end. */
         pthread_mutex_lock(&c->lock);
         if (s->linked)

@@ -56,6 +56,10 @@ struct rvc_stream;
  * call asked for a sparse stream, on which holes travel both ways. */
 int rvc_conn_stream_call(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
                          int sparse, struct rvc_stream **out, rv_err *err);
+/* The same for a call with a result (ret_filter, ret: as rvc_conn_call's). */
+int rvc_conn_stream_call_ret(struct rvc_conn *conn, int proc, xdrproc_t args_filter, void *args,
+                             xdrproc_t ret_filter, void *ret, int sparse, struct rvc_stream **out,
+                             rv_err *err);
 /* Send len bytes of data (as many packets as it takes).  0 or -1. */
 int rvc_stream_send(struct rvc_stream *s, const char *data, size_t len, rv_err *err);
 /* Send a hole of length bytes (a sparse stream only; 0 sends nothing). */

@@ -160,6 +160,9 @@ struct rv_deferred {
     const rvs_proc *proc;
     void *args, *ret;           /* in the same allocation, after this */
     call_fds fds;               /* fds.fds in the allocation too */
+    rvs_stream *stream;         /* the stream the call opened (a tunnelled
+                                 * migration's prepare): started with the
+                                 * answer, or dropped with an error */
     int fd_storage[];
 };
 
@@ -204,6 +207,7 @@ rv_deferred *rv_driver_defer(rv_err *err)
     }
     d->hdr = *running->hdr;
     d->proc = p;
+    d->stream = NULL;
     d->args = (char *)d + args_at;
     d->ret = (char *)d + ret_at;
     /* The decoded arguments (and what the slot put in ret so far) change
@@ -255,9 +259,13 @@ static void deferred_answer(rv_deferred *d, const rv_err *err, int fd)
             RV_DEBUG("client %llu serial %u: deferred %s failed: %s", rvs_client_serial_no(c),
                      d->hdr.serial, d->proc->name, err->message ? err->message : "");
             rvs_queue_error(c, &d->hdr, err);
+            if (d->stream)
+                rvs_stream_discard(d->stream);
         } else {
             queue_reply(c, &d->hdr, d->proc, d->ret, fd);
             fd = -1;
+            if (d->stream)      /* its data follows the reply */
+                rvs_stream_start(d->stream);
         }
         rvs_client_flush_soon(c);
     }
@@ -327,6 +335,7 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
         /* Answered later: the arguments and result went with the call. */
         if (rc != RV_DEFERRED)
             RV_ERROR("internal error: %s deferred its reply but returned %d", proc->name, rc);
+        now.taken->stream = call.stream;
         rv_err_clear(&call.err);
         return true;
     }

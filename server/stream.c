@@ -303,6 +303,11 @@ void rvs_stream_start(rvs_stream *s)
     pump(s);
 }
 
+void rvs_stream_discard(rvs_stream *s)
+{
+    stream_free(s);
+}
+
 /* ---- from the client (upload, console input) ---- */
 
 static void finish(rvs_stream *s);

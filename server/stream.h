@@ -35,6 +35,9 @@ int rvs_stream_call_end(struct rvs_call *call, int rc);
 
 /* The call's reply is queued: data may flow now. */
 void rvs_stream_start(rvs_stream *s);
+/* A deferred call that opened s failed after all: s goes (its endpoint
+ * freed) before the client ever saw it. */
+void rvs_stream_discard(rvs_stream *s);
 
 /* A STREAM or STREAM_HOLE packet from the client (hdr decoded, payload
  * after the header).  Packets for a stream that is not there are dropped,

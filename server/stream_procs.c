@@ -35,3 +35,11 @@ int rvs_handle_domain_screenshot(rvs_call *call, rv_domain_screenshot_args *args
     rvs_stream_call_begin();
     return rvs_stream_call_end(call, rvs_driver_domain_screenshot(call, args, ret));
 }
+
+int rvs_handle_domain_migrate_prepare_tunnel3_params(
+    rvs_call *call, rv_domain_migrate_prepare_tunnel3_params_args *args,
+    rv_domain_migrate_prepare_tunnel3_params_ret *ret)
+{
+    rvs_stream_call_begin();
+    return rvs_stream_call_end(call, rvs_driver_domain_migrate_prepare_tunnel3_params(call, args, ret));
+}

@@ -180,6 +180,8 @@ typedef struct qemu_dom {
     bool migrate_in;            /* arrived by migration, FINISH3 not yet done */
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
     struct qemu_p2p *p2p;       /* a peer-to-peer migration of it under way */
+    bool migrate_tunnel;        /* incoming tunnelled (qemu_migrate_tunnel.c): */
+    int migrate_tunnel_fd;      /* the stream's pipe for QEMU until passed; -1 after */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
@@ -816,6 +818,33 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
 int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_params_args *args,
                         rv_err *err);
 void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err);
+/* The destination's part shared by PREPARE3 and PREPARE_TUNNEL3: the
+ * domain made from params' destination_xml (port: PREPARE3's, 0 for a
+ * tunnel) and the call deferred; the caller fills its answer and adds
+ * the START job.  NULL with err. */
+rv_deferred *rv_qemu_migrate_prepare_in(const rv_typed_param *params, u_int n, unsigned int flags,
+                                        int port, qemu_dom **dp, rv_err *err);
+/* migrate-set-capabilities before a migration (events; incoming:
+ * late-block-activate). */
+void rv_qemu_migration_caps(qemu_dom *d, bool incoming);
+/* qemu_migrate_tunnel.c, tunnelled migration.  Destination: the tunnel's
+ * pipe passed to QEMU (getfd), uri set to migrate-incoming's for it;
+ * -1 with err.  Its end closed when the domain goes. */
+int rv_qemu_migtunnel_pass_in(qemu_dom *d, char *uri, size_t len, rv_err *err);
+void rv_qemu_migtunnel_gone(qemu_dom *d);
+/* Source (the peer-to-peer thread and the loop, qemu_migrate_p2p.c):
+ * the destination's PREPARE_TUNNEL3_PARAMS with the arguments of a
+ * PREPARE3_PARAMS, its stream in *out; -1 with err. */
+struct rvc_conn;
+struct rvc_stream;
+int rv_qemu_migtunnel_prepare(struct rvc_conn *rpc, const rv_domain_migrate_prepare3_params_args *a,
+                              struct rvc_stream **out, rv_err *err);
+/* The loop: QEMU's end of the tunnel (fd, taken) passed with getfd;
+ * *uri: the migrate URI that sends into it.  -1 with err (fd closed). */
+int rv_qemu_migtunnel_pass_out(qemu_dom *d, int fd, const char **uri, rv_err *err);
+/* The thread: QEMU's bytes from fd into s until fd's end (0) or a
+ * failure of s (-1 with err; fd is shut down so that QEMU's stream fails). */
+int rv_qemu_migtunnel_pump(int fd, struct rvc_stream *s, rv_err *err);
 /* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
  * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
 int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);

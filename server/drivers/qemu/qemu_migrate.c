@@ -50,7 +50,7 @@ enum {
 };
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
-    (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
+    (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
      MIGRATE_PAUSED | MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR |        \
      MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE)
 #define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
@@ -67,10 +67,13 @@ enum {
 #define check_flags rv_qemu_migrate_check_flags
 int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err)
 {
-    if (flags & MIGRATE_TUNNELLED)
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED,
-                    "argument unsupported: %s: remvirtd does not tunnel migrations: migrate "
-                    "directly (without --tunnelled)", func);
+    /* (tunnelled: qemu_migrate_tunnel.c; peer-to-peer only, as libvirt's) */
+    if ((flags & MIGRATE_TUNNELLED) && !(flags & MIGRATE_PEER2PEER))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s: %s", func,
+                    "tunnelled migration requires peer-to-peer (--p2p)");
+    if ((flags & MIGRATE_TUNNELLED) && (flags & (MIGRATE_NON_SHARED | MIGRATE_OFFLINE)))
+        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s: %s", func,
+                    "remvirtd tunnels live migrations with shared storage only");
     /* (libvirt's messages for these, not compared side by side) */
     if ((flags & MIGRATE_OFFLINE) && (flags & MIGRATE_NON_SHARED))
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
@@ -302,7 +305,7 @@ static bool cap_on(json_object *caps, const char *name)
  * the destination "late-block-activate": its QEMU takes the disks (and
  * their locks) only at FINISH3's cont, so a source whose migration is
  * cancelled after the stream completed can still run the guest. */
-static void migration_caps(qemu_dom *d, bool incoming)
+void rv_qemu_migration_caps(qemu_dom *d, bool incoming)
 {
     json_object *args = json_object_new_object(), *caps = json_object_new_array();
     rv_err e = { 0 };
@@ -334,7 +337,7 @@ static void send_stream(qemu_dom *d, const rv_err *mirrored)
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
-    migration_caps(d, false);
+    rv_qemu_migration_caps(d, false);
     d->migtune.outgoing = RV_QEMU_MIGOUT_PRECOPY;   /* (post-copy is refused in PERFORM3) */
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
         if (!rv_err_is_set(&err))
@@ -620,6 +623,7 @@ typedef struct qemu_migrate_finish {
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
     rv_qemu_migstore_gone(d);
+    rv_qemu_migtunnel_gone(d);
     d->migration_owner = NULL;
     d->migrate_port = 0;
     d->migrate_in = false;
@@ -720,72 +724,16 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         }
         return 0;
     }
+    if (args->flags & MIGRATE_TUNNELLED)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "a tunnelled migration is prepared with PREPARE_TUNNEL3");
     if (!port && !(port = pick_port()))
         return fail(err, RV_ERR_OPERATION_FAILED,
                     "operation failed: %s", "no free port for the incoming migration");
-    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
-    if (!def)
-        return -1;
-    drop_source_choices(def);
-    rv_qemu_migrate_incoming_def(def);
-    const char *dname = param_string(params, n, "destination_name");
-    if (dname && *dname && strcmp(dname, def->name) != 0) {
-        char *copy = strdup(dname);
-        if (!copy) {
-            rv_qemu_domain_free(def);
-            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-        }
-        free(def->name);
-        def->name = copy;
-    }
-    if (args->flags & MIGRATE_PERSIST_DEST) {
-        /* (a persistent_xml that cannot be kept fails before anything starts) */
-        rv_qemu_domain_def *pd = persist_def(params, n, def, err);
-        if (!pd) {
-            rv_qemu_domain_free(def);
-            return -1;
-        }
-        rv_qemu_domain_free(pd);
-    }
-    /* An inactive definition here with a managed save image: which state
-     * is the guest's would be unclear later: refused rather than guessed. */
-    qemu_dom *here = rv_qemu_find_uuid(def->uuid);
-    if (here && here->def && !rv_qemu_dom_active(here) && rv_qemu_has_managed_save(here->def->name)) {
-        rv_qemu_domain_free(def);
-        return fail(err, RV_ERR_OPERATION_INVALID,
-                    "Requested operation is not valid: domain '%s' has a managed save image here",
-                    here->def->name);
-    }
-    /* Non-shared disks: exported by this QEMU's NBD server on disks_port,
-     * else on another port of the range. */
-    rv_qemu_migstore *ms = NULL;
-    if (args->flags & MIGRATE_NON_SHARED) {
-        const rv_typed_param *dp = rv_tune_param_find(params, n, "disks_port");
-        int nbd_port = dp && dp->value.type == RV_TYPED_PARAM_INT ? dp->value.rv_typed_param_value_u.i : 0;
-        if (dp && (dp->value.type != RV_TYPED_PARAM_INT || nbd_port < 0 || nbd_port > 65535)) {
-            rv_qemu_domain_free(def);
-            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bad disks_port");
-        }
-        /* (the migration's port is nobody's yet: skipped by hand) */
-        for (int tries = 0; !dp && tries < 2 && (!nbd_port || nbd_port == port); tries++)
-            nbd_port = pick_port();
-        if (!nbd_port || nbd_port == port) {
-            rv_qemu_domain_free(def);
-            return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
-                        "no free port for the disks' NBD server");
-        }
-        if (!(ms = rv_qemu_migstore_new_dest(def, args->flags, params, n, nbd_port, err))) {
-            rv_qemu_domain_free(def);
-            return -1;
-        }
-    }
     qemu_dom *d;
-    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
-    if (!reply) {
-        rv_qemu_migstore_free(ms);
+    rv_deferred *reply = rv_qemu_migrate_prepare_in(params, n, args->flags, port, &d, err);
+    if (!reply)
         return -1;
-    }
-    d->migstore = ms;
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
     rv_err cerr = { 0 };    /* (out of memory only: the reply goes without; the
                              * source then says there is no NBD server) */
@@ -798,9 +746,88 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         free(r->uri_out);
         r->uri_out = NULL;
     }
-    d->migrate_port = port;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
+}
+
+rv_deferred *rv_qemu_migrate_prepare_in(const rv_typed_param *params, u_int n, unsigned int flags,
+                                        int port, qemu_dom **out, rv_err *err)
+{
+    const char *xml = param_string(params, n, PARAM_DEST_XML);
+    if (!xml) {
+        fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
+        return NULL;
+    }
+    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+    if (!def)
+        return NULL;
+    drop_source_choices(def);
+    rv_qemu_migrate_incoming_def(def);
+    const char *dname = param_string(params, n, "destination_name");
+    if (dname && *dname && strcmp(dname, def->name) != 0) {
+        char *copy = strdup(dname);
+        if (!copy) {
+            rv_qemu_domain_free(def);
+            fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+            return NULL;
+        }
+        free(def->name);
+        def->name = copy;
+    }
+    if (flags & MIGRATE_PERSIST_DEST) {
+        /* (a persistent_xml that cannot be kept fails before anything starts) */
+        rv_qemu_domain_def *pd = persist_def(params, n, def, err);
+        if (!pd) {
+            rv_qemu_domain_free(def);
+            return NULL;
+        }
+        rv_qemu_domain_free(pd);
+    }
+    /* An inactive definition here with a managed save image: which state
+     * is the guest's would be unclear later: refused rather than guessed. */
+    qemu_dom *here = rv_qemu_find_uuid(def->uuid);
+    if (here && here->def && !rv_qemu_dom_active(here) && rv_qemu_has_managed_save(here->def->name)) {
+        fail(err, RV_ERR_OPERATION_INVALID,
+             "Requested operation is not valid: domain '%s' has a managed save image here",
+             here->def->name);
+        rv_qemu_domain_free(def);
+        return NULL;
+    }
+    /* Non-shared disks: exported by this QEMU's NBD server on disks_port,
+     * else on another port of the range. */
+    rv_qemu_migstore *ms = NULL;
+    if (flags & MIGRATE_NON_SHARED) {
+        const rv_typed_param *dp = rv_tune_param_find(params, n, "disks_port");
+        int nbd_port = dp && dp->value.type == RV_TYPED_PARAM_INT ? dp->value.rv_typed_param_value_u.i : 0;
+        if (dp && (dp->value.type != RV_TYPED_PARAM_INT || nbd_port < 0 || nbd_port > 65535)) {
+            rv_qemu_domain_free(def);
+            fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "bad disks_port");
+            return NULL;
+        }
+        /* (the migration's port is nobody's yet: skipped by hand) */
+        for (int tries = 0; !dp && tries < 2 && (!nbd_port || nbd_port == port); tries++)
+            nbd_port = pick_port();
+        if (!nbd_port || nbd_port == port) {
+            rv_qemu_domain_free(def);
+            fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                 "no free port for the disks' NBD server");
+            return NULL;
+        }
+        if (!(ms = rv_qemu_migstore_new_dest(def, flags, params, n, nbd_port, err))) {
+            rv_qemu_domain_free(def);
+            return NULL;
+        }
+    }
+    qemu_dom *d;
+    rv_deferred *reply = rv_qemu_take_live_deferred(def, &d, err);
+    if (!reply) {
+        rv_qemu_migstore_free(ms);
+        return NULL;
+    }
+    d->migstore = ms;
+    d->migrate_port = port;
+    *out = d;
+    return reply;
 }
 
 static void exported(qemu_dom *d, const rv_err *err)
@@ -819,9 +846,14 @@ static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *e
         return;
     if (err) {
         rv_err e = { 0 };
-        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
-                   "operation failed: QEMU cannot listen for the migration on port %d: %s",
-                   d->migrate_port, err->message ? err->message : "");
+        if (d->migrate_tunnel)
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: QEMU cannot take the tunnelled migration: %s",
+                       err->message ? err->message : "");
+        else
+            rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: QEMU cannot listen for the migration on port %d: %s",
+                       d->migrate_port, err->message ? err->message : "");
         rv_qemu_start_failed(d, &e);
         rv_err_clear(&e);
         return;
@@ -837,12 +869,18 @@ void rv_qemu_migrate_incoming(qemu_dom *d)
     rv_err err = { 0 };
     char uri[64];
     snprintf(uri, sizeof(uri), "tcp:0.0.0.0:%d", d->migrate_port);
+    /* (tunnelled: the stream's pipe, passed first; qemu_migrate_tunnel.c) */
+    if (d->migrate_tunnel && rv_qemu_migtunnel_pass_in(d, uri, sizeof(uri), &err) < 0) {
+        rv_qemu_start_failed(d, &err);
+        rv_err_clear(&err);
+        return;
+    }
     json_object *args = json_object_new_object();
     if (!args || json_object_object_add(args, "uri", json_object_new_string(uri)) < 0) {
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
-        migration_caps(d, true);
+        rv_qemu_migration_caps(d, true);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))

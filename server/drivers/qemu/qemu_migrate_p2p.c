@@ -23,10 +23,13 @@
  * The guest runs on exactly one host whatever fails: the source pauses it
  * only at the end of the stream, and resumes it (CONFIRM3 cancelled)
  * unless the destination's FINISH3 said it runs there. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <ev.h>
 
@@ -43,6 +46,7 @@ RV_LOG_CATEGORY("qemu.migrate");
 /* libvirt's flags this file looks at (virDomainMigrateFlags). */
 enum {
     P2P_FLAG = 1u << 1,
+    P2P_TUNNELLED = 1u << 2,
     P2P_CHANGE_PROTECTION = 1u << 8,
     P2P_ABORT_ON_ERROR = 1u << 12,
 };
@@ -75,6 +79,13 @@ typedef struct qemu_p2p {
     char *xml, *cookie;         /* BEGIN3's */
     char *name;                 /* the domain's, for FINISH3's destination_name */
     u_int cookie_len;
+    /* Tunnelled (qemu_migrate_tunnel.c): a socket pair, QEMU's end passed
+     * by the loop, the thread's read and sent on the destination's
+     * stream (shut down by the loop when the migration fails); both
+     * closed when p goes. */
+    bool tunnel;
+    int tunnel_qemu, tunnel_ours;
+    struct rvc_stream *stream;
     /* Under lock: */
     p2p_stage stage;
     bool perform_failed;
@@ -129,8 +140,10 @@ static int check_features(struct rvc_conn *rpc, rv_err *err)
  * domain's) and, for FINISH3 (uri given), migrate_uri = that URI and a
  * destination_name (as a libvirtd source sends them: docs/wire-protocol.md).
  * A shallow copy: the strings stay the call's and p's. */
-static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
+static rv_typed_param *dest_params(const qemu_p2p *p, bool finishing, u_int *n)
 {
+    /* (a tunnel has no URI; FINISH3 gets the destination's name all the same) */
+    const char *uri = finishing && !p->tunnel ? p->uri_out : NULL;
     rv_typed_param *out = calloc(p->nparams + 3, sizeof(*out));
     if (!out)
         return NULL;
@@ -138,12 +151,12 @@ static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
     bool named = false;
     for (u_int i = 0; i < p->nparams; i++) {
         const char *name = p->params[i].field;
-        if (strcmp(name, "destination_xml") == 0 || (uri && strcmp(name, "migrate_uri") == 0))
+        if (strcmp(name, "destination_xml") == 0 || (finishing && strcmp(name, "migrate_uri") == 0))
             continue;
         named |= strcmp(name, "destination_name") == 0;
         out[k++] = p->params[i];
     }
-    if (uri && !named) {
+    if (finishing && !named) {
         out[k].field = (char *)"destination_name";
         out[k].value.type = RV_TYPED_PARAM_STRING;
         out[k++].value.rv_typed_param_value_u.s = p->name;
@@ -164,12 +177,17 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 {
     rv_domain_migrate_prepare3_params_args a = { 0 };
     rv_domain_migrate_prepare3_params_ret r = { 0 };
-    a.params.params_val = dest_params(p, NULL, &a.params.params_len);
+    a.params.params_val = dest_params(p, false, &a.params.params_len);
     if (!a.params.params_val)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
     a.cookie_in.cookie_in_val = p->cookie;
     a.cookie_in.cookie_in_len = p->cookie_len;
     a.flags = p->dest_flags;
+    if (p->tunnel) {
+        int rc = rv_qemu_migtunnel_prepare(rpc, &a, &p->stream, err);
+        free(a.params.params_val);
+        return rc;
+    }
     int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_args, &a,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, &r, err);
@@ -189,7 +207,7 @@ static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err
 {
     rv_domain_migrate_finish3_params_args a = { 0 };
     rv_domain_migrate_finish3_params_ret r = { 0 };
-    a.params.params_val = dest_params(p, p->uri_out, &a.params.params_len);
+    a.params.params_val = dest_params(p, true, &a.params.params_len);
     if (!a.params.params_val)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
     a.flags = p->dest_flags;
@@ -216,13 +234,33 @@ static void *drive(void *arg)
             p->prepared = true;
     }
     if (p->prepared) {
-        RV_INFO("peer-to-peer migration: %s prepared it, to %s", p->dconnuri, p->uri_out);
+        RV_INFO("peer-to-peer migration: %s prepared it, to %s", p->dconnuri,
+                p->tunnel ? "a tunnel" : p->uri_out);
         post(p, P2P_PREPARED);
+        /* Tunnelled: QEMU's bytes go on the stream until QEMU closes its
+         * end (completed or failed) or the loop shuts ours down. */
+        rv_err pe = { 0 };
+        bool pumped = !p->tunnel || rv_qemu_migtunnel_pump(p->tunnel_ours, p->stream, &pe) == 0;
         pthread_mutex_lock(&p->lock);
         while (p->stage != P2P_PERFORMED)
             pthread_cond_wait(&p->cond, &p->lock);
         bool cancelled = p->perform_failed;
         pthread_mutex_unlock(&p->lock);
+        if (p->tunnel) {
+            /* The destination has all of it (finished) before FINISH3,
+             * or its QEMU reads the end of a stream cut short. */
+            rv_err se = { 0 };
+            if (rvc_stream_end(p->stream, cancelled || !pumped, &se) < 0 && !cancelled && pumped) {
+                cancelled = true;
+                rv_err_move(&p->thread_err, &se);
+            }
+            if (!pumped && !rv_err_is_set(&p->thread_err))
+                rv_err_move(&p->thread_err, &pe);
+            rv_err_clear(&se);
+            rvc_stream_free(p->stream);
+            p->stream = NULL;
+        }
+        rv_err_clear(&pe);
         /* Cancelled, the destination's answer (an error) tells nothing new. */
         rv_err e = { 0 };
         if (finish(rpc, p, cancelled, &e) == 0 && !cancelled)
@@ -240,6 +278,9 @@ static void *drive(void *arg)
                    p->thread_err.message ? p->thread_err.message : "");
         rv_err_move(&p->thread_err, &lost);
     }
+    if (p->stream)              /* (prepared nothing, yet a stream: none in fact) */
+        rvc_stream_free(p->stream);
+    p->stream = NULL;
     if (dconn)
         rv_connect_close(dconn);
     post(p, P2P_DONE);
@@ -257,6 +298,10 @@ static void p2p_free(qemu_p2p *p)
     free(p->cookie);
     free(p->name);
     free(p->uri_out);
+    if (p->tunnel_qemu >= 0)
+        close(p->tunnel_qemu);
+    if (p->tunnel_ours >= 0)
+        close(p->tunnel_ours);
     rv_err_clear(&p->thread_err);
     rv_err_clear(&p->perform_err);
     free(p);
@@ -275,6 +320,8 @@ static void performed(qemu_p2p *p, const rv_err *err)
     p->stage = P2P_PERFORMED;
     if (err) {
         p->perform_failed = true;
+        if (p->tunnel_ours >= 0)    /* (the thread stops reading, QEMU writing) */
+            shutdown(p->tunnel_ours, SHUT_RDWR);
         rv_err_set(&p->perform_err, err->domain, err->code, "%s", err->message ? err->message : "");
     }
     pthread_cond_signal(&p->cond);
@@ -346,10 +393,17 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
                            "the domain went away during its migration");
             performed(p, &e);
         } else {
-            pthread_mutex_lock(&p->lock);
-            p->stage = P2P_PERFORMING;
-            pthread_mutex_unlock(&p->lock);
-            rv_qemu_migrate_out(d, p->params, p->nparams, p->flags, p->uri_out, NULL);
+            const char *uri = p->uri_out;
+            int fd = p->tunnel_qemu;
+            p->tunnel_qemu = -1;
+            if (p->tunnel && rv_qemu_migtunnel_pass_out(d, fd, &uri, &e) < 0) {
+                performed(p, &e);
+            } else {
+                pthread_mutex_lock(&p->lock);
+                p->stage = P2P_PERFORMING;
+                pthread_mutex_unlock(&p->lock);
+                rv_qemu_migrate_out(d, p->params, p->nparams, p->flags, uri, NULL);
+            }
         }
         rv_err_clear(&e);
     } else if (stage == P2P_DONE) {
@@ -382,8 +436,24 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
     qemu_p2p *p = calloc(1, sizeof(*p));
     if (!p)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+    p->tunnel_qemu = p->tunnel_ours = -1;
+    if (args->flags & P2P_TUNNELLED) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+            free(p);
+            return fail(err, RV_ERR_SYSTEM_ERROR, "cannot make the migration's tunnel: %s",
+                        strerror(errno));
+        }
+        p->tunnel = true;
+        p->tunnel_qemu = sv[0];
+        p->tunnel_ours = sv[1];
+    }
     if (rv_qemu_migrate_begin(d, false, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
                               &p->cookie, &p->cookie_len, err) < 0) {
+        if (p->tunnel) {
+            close(p->tunnel_qemu);
+            close(p->tunnel_ours);
+        }
         free(p);
         return -1;
     }
@@ -393,6 +463,10 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
         free(p->name);
         free(p->xml);
         free(p->cookie);
+        if (p->tunnel) {
+            close(p->tunnel_qemu);
+            close(p->tunnel_ours);
+        }
         free(p);
         return -1;
     }

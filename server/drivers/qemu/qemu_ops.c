@@ -176,6 +176,7 @@ const rv_driver rv_qemu_driver = {
         .domain_save_params = rv_qemu_domain_save_params,
         .domain_migrate_begin3_params = rv_qemu_domain_migrate_begin3_params,
         .domain_migrate_prepare3_params = rv_qemu_domain_migrate_prepare3_params,
+        .domain_migrate_prepare_tunnel3_params = rv_qemu_domain_migrate_prepare_tunnel3_params,
         .domain_migrate_perform3_params = rv_qemu_domain_migrate_perform3_params,
         .domain_migrate_finish3_params = rv_qemu_domain_migrate_finish3_params,
         .domain_migrate_confirm3_params = rv_qemu_domain_migrate_confirm3_params,

@@ -590,6 +590,7 @@ static void start_failed(qemu_dom *d, const rv_err *why)
     d->start_err = (rv_err){ 0 };
     d->starting = false;
     restore_over(d);
+    rv_qemu_migtunnel_gone(d);      /* (its pipe: no process to reap) */
     char *name = strdup(dom_name(d));
     rv_qemu_domain_free(d->live);
     d->live = NULL;

@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Tunnelled live migration between two remvirtds (tests/migrate-hosts.sh:
+# A and B in two network namespaces, qemu+tcp): `virsh migrate --live
+# --p2p --tunnelled g qemu+tcp://B/system`; A's remvirtd calls B's
+# PREPARE_TUNNEL3_PARAMS and QEMU's stream goes through that call's data
+# stream, not QEMU to QEMU.
+#   - refusals: --tunnelled without --p2p, PREPARE3 with TUNNELLED,
+#     PREPARE_TUNNEL3 without it, B's prepare refused (a disk missing);
+#   - domjobabort in the middle and B's remvirtd killed in the middle: the
+#     guest runs on A alone;
+#   - A to B: runs on B with its memory (the agent's in-RAM SSH keys);
+#     events; the stream went through the daemons (A migrated to fd:, B's
+#     QEMU took fd:); back to A, tunnelled too;
+#   - A's remvirtd has the same descriptors and threads before and after;
+#   - the same between two stock libvirtd 9.0, events and timing printed.
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+source "$(dirname "$0")/../migrate-hosts.sh"
+
+migrate_pair_up
+
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+agent_guest_up "$A" g "$OUT/g.xml"
+KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITunnelledTunnelledTunnelled00000 rv@tunnel"
+echo "$KEY" > "$OUT/key"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+agent_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+agent_on "$A" || fail "the key is not in the guest"
+on_a_alone()
+{
+    run_a || fail "$1: g is not running on A"
+    b_empty || fail "$1: B has a domain or a QEMU"
+    virsh -q -c "$A" domjobinfo g | grep -q "Job type: *None" || fail "$1: A still has a job"
+}
+# A's remvirtd's descriptors and threads (the migration's go with it).
+fds_a() { ls "/proc/$REMVIRTD_PID/fd" | wc -l; }
+threads_a() { ls "/proc/$REMVIRTD_PID/task" | wc -l; }
+FDS0=$(fds_a)
+THREADS0=$(threads_a)
+
+# ---- refusals ----
+if virsh -q -c "$A" migrate --live --tunnelled g "$B" > "$OUT/nop2p" 2>&1; then
+    fail "tunnelled without --p2p succeeded"
+fi
+grep -qi "peer" "$OUT/nop2p" || { show "$OUT/nop2p"; fail "tunnelled without p2p: no clear error"; }
+on_a_alone "tunnelled without p2p"
+
+rawpy "$REMVIRTD_SOCK" > "$OUT/raw" 2>&1 <<'PY' || { show "$OUT/raw"; fail "raw tunnelled calls"; }
+import sys
+import rawclient as rc
+
+a = rc.Client(sys.argv[1]); a.open_connection("qemu:///system")
+g = a.lookup("g")
+NOPARAMS = rc.xdr_uint(0)
+def call(proc, payload, codes, what):
+    serial = a.send_call(proc, payload)
+    hdr, body = a.recv_reply()
+    rc.expect_error_reply(hdr, body, serial, codes, what)
+XML = rc.xdr_uint(1) + rc.xdr_string("destination_xml") + rc.xdr_int(7) + rc.xdr_string("<domain/>")
+# PERFORM3 tunnelled without PEER2PEER
+call(rc.PROC_DOMAIN_MIGRATE_PERFORM3_PARAMS,
+     g + rc.xdr_opt_string(None) + NOPARAMS + rc.xdr_uint(0) + rc.xdr_uint(1 | 4),
+     {rc.ERR_ARGUMENT_UNSUPPORTED}, "PERFORM3 tunnelled without PEER2PEER")
+# PREPARE3 (no stream) with TUNNELLED; PREPARE_TUNNEL3 without it
+call(303, XML + rc.xdr_uint(0) + rc.xdr_uint(1 | 2 | 4), {rc.ERR_OPERATION_INVALID},
+     "PREPARE3 with TUNNELLED")
+call(304, XML + rc.xdr_uint(0) + rc.xdr_uint(1 | 2), {rc.ERR_INVALID_ARG},
+     "PREPARE_TUNNEL3 without TUNNELLED")
+# PREPARE_TUNNEL3 with a storage copy; with bad XML
+call(304, XML + rc.xdr_uint(0) + rc.xdr_uint(1 | 2 | 4 | 64), {rc.ERR_ARGUMENT_UNSUPPORTED},
+     "PREPARE_TUNNEL3 with a storage copy")
+call(304, XML + rc.xdr_uint(0) + rc.xdr_uint(1 | 2 | 4), None, "PREPARE_TUNNEL3 of '<domain/>'")
+rc.expect_usable(a, "A")
+PY
+on_a_alone "raw tunnelled calls"
+
+virsh -q -c "$A" dumpxml --inactive g | sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" > "$OUT/g-missing.xml"
+if virsh -q -c "$A" migrate --live --p2p --tunnelled g "$B" --xml "$OUT/g-missing.xml" > "$OUT/refused" 2>&1; then
+    fail "tunnelled migration to a destination without the disk succeeded"
+fi
+grep -q "missing.qcow2" "$OUT/refused" || { show "$OUT/refused"; fail "prepare refused: no reason given"; }
+on_a_alone "prepare refused"
+
+# ---- domjobabort in the middle (16 MiB/s: a few seconds) ----
+has_job() { virsh -c "$A" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
+bg "$OUT/abort" virsh -q -c "$A" migrate --live --p2p --tunnelled --bandwidth 16 g "$B"
+MIG=$BG_PID
+wait_for 60 "the tunnelled migration job on A" has_job
+sleep 0.5
+virsh -q -c "$A" domjobabort g > /dev/null
+if finish "$MIG"; then fail "the aborted tunnelled migration succeeded"; fi
+grep -q "canceled by client" "$OUT/abort.err" || { show "$OUT/abort.err"; fail "aborted: no clear error"; }
+wait_for 30 "B without g after the abort" b_empty
+wait_for 30 "g running on A after the abort" run_a
+on_a_alone "aborted"
+
+# ---- B's remvirtd killed while the stream comes ----
+bg "$OUT/cut" virsh -q -c "$A" migrate --live --p2p --tunnelled --bandwidth 16 g "$B"
+MIG=$BG_PID
+wait_for 60 "the tunnelled migration job on A" has_job
+sleep 0.5
+kill -KILL "$BPID"
+wait "$BPID" 2> /dev/null || true
+if finish "$MIG"; then fail "the tunnelled migration whose destination daemon died succeeded"; fi
+grep -q "error: " "$OUT/cut.err" || { show "$OUT/cut.err"; fail "destination killed: no error"; }
+echo "destination killed: $(grep 'error: ' "$OUT/cut.err" | tail -1)" >&2
+wait_for 60 "g running on A after B's daemon died" run_a
+start_b
+wait_for 30 "B without g after its restart" b_empty
+wait_for 60 "the guest's key on A after the cut migration" agent_on "$A"
+on_a_alone "destination killed"
+wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
+[ "$(fds_a)" -le "$FDS0" ] || { ls -l "/proc/$REMVIRTD_PID/fd" >&2; fail "A's remvirtd has $(fds_a) descriptors, $FDS0 before the failures"; }
+
+# ---- A to B, tunnelled ----
+bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
+EVB=$BG_PID
+start=$(date +%s.%N)
+virsh -q -c "$A" migrate --live --p2p --tunnelled g "$B" > "$OUT/migrate" 2>&1 ||
+    { show "$OUT/migrate"; show "$RV_TMP/remvirtd/remvirtd.log"; show "$BDIR/remvirtd.log"; fail "virsh migrate --p2p --tunnelled"; }
+end=$(date +%s.%N)
+echo "remvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
+virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
+[ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
+[ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+[ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 1 ] || fail "B has no QEMU (or more than one)"
+wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
+# (through the daemons: QEMU to an fd at A, from an fd at B; no port)
+grep -q "migrating to fd:" "$RV_TMP/remvirtd/remvirtd.log" || fail "A's QEMU did not migrate to the tunnel"
+grep -q "tunnelled incoming migration prepared" "$BDIR/remvirtd.log" || fail "B prepared no tunnel"
+sleep 1
+kill "$EVA" "$EVB" 2> /dev/null || true
+check_migrated_events "$OUT/events-a" "$OUT/events-b"
+echo "events on A:" >&2; cut -d' ' -f3- "$OUT/events-a" | grep -v "^$" | tail -4 >&2
+echo "events on B:" >&2; cut -d' ' -f3- "$OUT/events-b" >&2
+
+# ---- back to A, tunnelled (B's remvirtd the source) ----
+virsh -q -c "$B" migrate --live --p2p --tunnelled g "$A" > "$OUT/back" 2>&1 ||
+    { show "$OUT/back"; fail "tunnelled back to A"; }
+run_a || fail "g is not running on A again"
+wait_for 30 "B without g" b_empty
+wait_for 60 "the guest's key on A again" agent_on "$A"
+wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
+[ "$(fds_a)" -le "$FDS0" ] || { ls -l "/proc/$REMVIRTD_PID/fd" >&2; fail "A's remvirtd has $(fds_a) descriptors, $FDS0 at first"; }
+virsh -q -c "$A" destroy g > /dev/null
+virsh -q -c "$A" undefine g > /dev/null
+
+# ---- the same between two stock libvirtds ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_pair
+qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
+sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
+virsh -q -c "$LA" define "$OUT/lg.xml" > /dev/null
+virsh -q -c "$LA" start lg > /dev/null
+bg "$OUT/levents-a" virsh -c "$LA" event --all --loop --timestamp
+LEVA=$BG_PID
+bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp
+LEVB=$BG_PID
+sleep 1
+start=$(date +%s.%N)
+virsh -q -c "$LA" migrate --live --p2p --tunnelled --unsafe lg "$LB" > "$OUT/lmigrate" 2>&1 ||
+    { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate --p2p --tunnelled"; }
+end=$(date +%s.%N)
+echo "libvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
+sleep 1
+kill "$LEVA" "$LEVB" 2> /dev/null || true
+echo "libvirtd events on A:" >&2; cut -d' ' -f3- "$OUT/levents-a" >&2
+echo "libvirtd events on B:" >&2; cut -d' ' -f3- "$OUT/levents-b" >&2
+grep -q "lifecycle.*lg.*Suspended Migrated" "$OUT/levents-a" || fail "libvirtd A: Suspended Migrated"
+grep -q "lifecycle.*lg.*Resumed Migrated" "$OUT/levents-b" || fail "libvirtd B: Resumed Migrated"
+virsh -q -c "$LB" destroy lg > /dev/null
