@@ -132,7 +132,7 @@ int rvs_stream_call_end(rvs_call *call, int rc)
     s->next = *head;
     *head = s;
     call->stream = s;
-    return 0;
+    return rc;                  /* (RV_DEFERRED: the stream waits for the answer) */
 }
 
 
@@ -314,8 +314,11 @@ static void finish(rvs_stream *s);
 
 /* Give the endpoint what is pending; 1 when all of it went, 0 when the
  * endpoint is full (reading from the client is held until its wake), -1
- * after a failure. */
-static int drain(rvs_stream *s)
+ * after a failure.  released: NULL, the client's reading is released at
+ * once when all went; else *released is set and the caller releases it
+ * when it is done with s (releasing reads what the client sent meanwhile,
+ * which may be the finish or abort that frees s). */
+static int drain(rvs_stream *s, bool *released)
 {
     while (rv_buf_used(&s->pending) > 0) {
         rv_err err = { 0 };
@@ -338,7 +341,10 @@ static int drain(rvs_stream *s)
     pending_free(s);
     if (s->holding) {
         s->holding = 0;
-        rvs_client_release_reading(s->client);
+        if (released)
+            *released = true;
+        else
+            rvs_client_release_reading(s->client);
     }
     return 1;
 }
@@ -383,7 +389,7 @@ static void data(rvs_stream *s, const char *payload, size_t len)
     }
     memcpy(s->pending.data + s->pending.len, payload + done, len - done);
     s->pending.len += len - done;
-    drain(s);
+    drain(s, NULL);
 }
 
 static void hole(rvs_stream *s, const char *payload, size_t len)
@@ -481,24 +487,26 @@ void rv_stream_io_wake(rv_stream_io *io)
     rvs_stream *s = io->stream;
     if (!s || s->failed)
         return;
+    rvs_client *c = s->client;
+    bool release = false;       /* last: what it reads may free s */
     if (rv_buf_used(&s->pending) > 0) {
-        if (drain(s) == 1 && s->finish_wanted) {
+        int drained = drain(s, &release);
+        if (drained == 1 && s->finish_wanted)
             finish(s);
-            return;
-        }
-        if (s->failed)
-            return;
+        else if (drained >= 0)  /* (failed: s may be gone) */
+            pump(s);
     } else {
         if (s->holding) {       /* held by a hole (see hole()) */
             s->holding = 0;
-            rvs_client_release_reading(s->client);
+            release = true;
         }
-        if (s->finish_wanted) {
+        if (s->finish_wanted)
             finish(s);
-            return;
-        }
+        else
+            pump(s);
     }
-    pump(s);
+    if (release)
+        rvs_client_release_reading(c);
 }
 
 void rvs_streams_free_all(rvs_client *c)
