@@ -92,6 +92,7 @@ typedef struct qemu_p2p {
     /* The thread's until it posts P2P_DONE: */
     char *uri_out;
     bool prepared, finished;
+    bool pump_failed;           /* the tunnel's stream failed first: its error says why */
     rv_err thread_err;
     /* The loop's: */
     rv_err perform_err;
@@ -256,6 +257,7 @@ static void *drive(void *arg)
             }
             if (!pumped && !rv_err_is_set(&p->thread_err))
                 rv_err_move(&p->thread_err, &pe);
+            p->pump_failed = !pumped;
             rv_err_clear(&se);
             rvc_stream_free(p->stream);
             p->stream = NULL;
@@ -364,7 +366,9 @@ static void confirm(qemu_p2p *p)
         return;
     }
     d->p2p = NULL;
-    const rv_err *why = rv_err_is_set(&p->perform_err) ? &p->perform_err : &p->thread_err;
+    /* (QEMU's broken pipe after the tunnel's stream failed says less) */
+    const rv_err *why = rv_err_is_set(&p->perform_err) && !p->pump_failed ? &p->perform_err
+                                                                          : &p->thread_err;
     if (p->finished)
         RV_INFO("domain '%s': peer-to-peer migration to %s completed", d->live->name, p->dconnuri);
     else
