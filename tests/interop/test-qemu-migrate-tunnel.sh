@@ -177,4 +177,15 @@ echo "libvirtd events on A:" >&2; cut -d' ' -f3- "$OUT/levents-a" >&2
 echo "libvirtd events on B:" >&2; cut -d' ' -f3- "$OUT/levents-b" >&2
 grep -q "lifecycle.*lg.*Suspended Migrated" "$OUT/levents-a" || fail "libvirtd A: Suspended Migrated"
 grep -q "lifecycle.*lg.*Resumed Migrated" "$OUT/levents-b" || fail "libvirtd B: Resumed Migrated"
-virsh -q -c "$LB" destroy lg > /dev/null
+
+# ---- a libvirtd source, a remvirtd destination: libvirtd B drives
+# remvirtd A's PREPARE_TUNNEL3_PARAMS and pumps QEMU's stream into it ----
+start=$(date +%s.%N)
+virsh -q -c "$LB" migrate --live --p2p --tunnelled --unsafe lg "$A" > "$OUT/lv2rv" 2>&1 ||
+    { show "$OUT/lv2rv"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "libvirtd -> remvirtd tunnelled"; }
+end=$(date +%s.%N)
+echo "libvirtd -> remvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$A" domstate lg)" = running ] || fail "libvirtd -> remvirtd: lg is not running on A"
+[ -z "$(virsh -q -c "$LB" list --name)" ] || fail "libvirtd -> remvirtd: libvirtd B still runs lg"
+grep -q "tunnelled incoming migration prepared" "$RV_TMP/remvirtd/remvirtd.log" || fail "A prepared no tunnel for libvirtd"
+virsh -q -c "$A" destroy lg > /dev/null
