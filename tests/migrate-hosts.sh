@@ -105,6 +105,47 @@ restart_a() { kill_remvirtd; start_remvirtd_qemu "${MIG_A_CONF[@]}"; }
 
 run_a() { [ "$(virsh -q -c "$A" domstate g)" = running ]; }
 b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ] && [ -z "$(qemu_pids "$BDIR/qemu/run/")" ]; }
+# on_a_alone WHAT: g runs on A alone, and A has no job of it (another
+# migration may begin); fails naming WHAT otherwise.
+on_a_alone()
+{
+    run_a || fail "$1: g is not running on A"
+    b_empty || fail "$1: B has a domain or a QEMU"
+    virsh -q -c "$A" domjobinfo g | grep -q "Job type: *None" || fail "$1: A still has a job"
+}
+# migrate_refused WHAT PATTERN ARGS...: `virsh -c $A migrate ARGS` fails
+# with PATTERN (grep -E) in its output, and g runs on A alone.
+migrate_refused()
+{
+    local what=$1 pattern=$2 out=$OUT/refused
+    shift 2
+    if virsh -q -c "$A" migrate "$@" > "$out" 2>&1; then fail "$what: the migration succeeded"; fi
+    grep -qE -- "$pattern" "$out" || { show "$out"; fail "$what: no clear error ($pattern)"; }
+    on_a_alone "$what"
+}
+# on_b_migrated: g runs on B (reason migrated) with the memory it had on
+# A (agent_on), shut off on A, one QEMU on B and none on A.
+on_b_migrated()
+{
+    [ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
+    virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
+    [ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "A: g is not shut off"
+    [ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+    [ "$(qemu_pids "$BDIR/qemu/run/" | wc -l)" = 1 ] || fail "B has no QEMU (or more than one)"
+    wait_for 60 "the guest's key, in its memory, on B" agent_on "$B"
+}
+# key_guest_up KEY: g ($OUT/g.xml) booted on A with KEY in its agent's
+# memory (root's SSH keys); agent_on URI: the g at URI has it (its
+# memory came along).
+key_guest_up()
+{
+    MIG_KEY=$1
+    agent_guest_up "$A" g "$OUT/g.xml"
+    echo "$MIG_KEY" > "$OUT/key"
+    virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+    agent_on "$A" || fail "the key is not in the guest"
+}
+agent_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$MIG_KEY"; }
 # check_migrated_events A_EVENTS B_EVENTS: the files of `virsh event` on
 # A and B have the lifecycle events of g's migration from A to B.
 check_migrated_events()
