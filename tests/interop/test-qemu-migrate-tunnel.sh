@@ -164,4 +164,15 @@ echo "libvirtd -> remvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { 
 [ "$(virsh -q -c "$A" domstate lg)" = running ] || fail "libvirtd -> remvirtd: lg is not running on A"
 [ -z "$(virsh -q -c "$LB" list --name)" ] || fail "libvirtd -> remvirtd: libvirtd B still runs lg"
 grep -q "tunnelled incoming migration prepared" "$RV_TMP/remvirtd/remvirtd.log" || fail "A prepared no tunnel for libvirtd"
+# What libvirtd's source sent A (its client's calls and stream packets,
+# for docs/wire-protocol.md): features, PREPARE_TUNNEL3_PARAMS, the
+# stream, FINISH3_PARAMS.
+client=$(sed -n 's/.*client \([0-9]*\): prog=0x20008086 vers=1 proc=304 type=0 .*/\1/p' "$RV_TMP/remvirtd/remvirtd.log" | tail -1)
+[ -n "$client" ] || fail "no PREPARE_TUNNEL3_PARAMS call from libvirtd in A's log"
+sed -n "s/.*client $client: prog=0x20008086 vers=1 proc=\([0-9]*\) type=\([0-9]\) serial=[0-9]* status=\([0-9]\).*/\1 \2 \3/p" \
+    "$RV_TMP/remvirtd/remvirtd.log" | uniq -c > "$OUT/lv2rv-calls"
+echo "libvirtd source -> remvirtd destination (count, proc, type, status):" >&2
+cat "$OUT/lv2rv-calls" >&2
+grep -q " 304 3 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not finish the stream"
+grep -q " 306 0 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not call FINISH3_PARAMS"
 virsh -q -c "$A" destroy lg > /dev/null
