@@ -13,6 +13,8 @@
  *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_migrate_cookie.c  its cookie, as libvirtd reads it
  *   qemu_migrate_storage.c  its non-shared disks, copied over NBD
+ *   qemu_migrate_p2p.c  peer to peer: the source drives the destination
+ *   qemu_migrate_tunnel.c  tunnelled: QEMU's stream through the daemons
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console

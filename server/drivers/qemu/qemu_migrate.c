@@ -17,7 +17,9 @@
  * The guest runs on exactly one side: the source runs it until QEMU's
  * stream is complete, and again unless FINISH3 succeeded (the client
  * calls CONFIRM3 cancelled when anything after BEGIN3 failed).  Nothing
- * here waits: QMP is asynchronous and the calls are answered later. */
+ * here waits: QMP is asynchronous and the calls are answered later.
+ * (Peer to peer: qemu_migrate_p2p.c; tunnelled, PREPARE_TUNNEL3 sharing
+ * PREPARE3's rv_qemu_migrate_prepare_in: qemu_migrate_tunnel.c.) */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>

@@ -22,7 +22,11 @@
  * never waits for it, except to join it after its last post.
  * The guest runs on exactly one host whatever fails: the source pauses it
  * only at the end of the stream, and resumes it (CONFIRM3 cancelled)
- * unless the destination's FINISH3 said it runs there. */
+ * unless the destination's FINISH3 said it runs there.
+ * Tunnelled (qemu_migrate_tunnel.c): PREPARE_TUNNEL3_PARAMS instead of
+ * PREPARE3, the loop's PERFORM3 to a socket pair, and the thread, after
+ * the prepare, sends what QEMU writes there on the call's stream, then
+ * ends the stream before FINISH3. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -249,9 +253,12 @@ static void *drive(void *arg)
         pthread_mutex_unlock(&p->lock);
         if (p->tunnel) {
             /* The destination has all of it (finished) before FINISH3,
-             * or its QEMU reads the end of a stream cut short. */
+             * or its QEMU reads the end of a stream cut short.  (A stream
+             * that failed after QEMU's last write: cancelled all the same,
+             * the destination has not all of it.) */
+            cancelled |= !pumped;
             rv_err se = { 0 };
-            if (rvc_stream_end(p->stream, cancelled || !pumped, &se) < 0 && !cancelled && pumped) {
+            if (rvc_stream_end(p->stream, cancelled, &se) < 0 && !cancelled) {
                 cancelled = true;
                 rv_err_move(&p->thread_err, &se);
             }
