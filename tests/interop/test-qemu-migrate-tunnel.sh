@@ -6,8 +6,8 @@
 # stream, not QEMU to QEMU.
 #   - refusals: --tunnelled without --p2p, PREPARE3 with TUNNELLED,
 #     PREPARE_TUNNEL3 without it, B's prepare refused (a disk missing);
-#   - domjobabort in the middle and B's remvirtd killed in the middle: the
-#     guest runs on A alone;
+#   - domjobabort in the middle, B's remvirtd killed in the middle, and
+#     B's remvirtd stopped then the job aborted: the guest runs on A alone;
 #   - A to B: runs on B with its memory (the agent's in-RAM SSH keys);
 #     events; the stream went through the daemons (A migrated to fd:, B's
 #     QEMU took fd:); back to A, tunnelled too;
@@ -96,6 +96,25 @@ wait_for 60 "the guest's key on A after the cut migration" agent_on "$A"
 on_a_alone "destination killed"
 wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
 [ "$(fds_a)" -le "$FDS0" ] || { ls -l "/proc/$REMVIRTD_PID/fd" >&2; fail "A's remvirtd has $(fds_a) descriptors, $FDS0 before the failures"; }
+
+# ---- B's remvirtd stopped (SIGSTOP) while the stream comes, then
+# domjobabort: A's thread, stuck sending to B, has its connection cut
+# 10 s after the migration failed; the guest runs on at A, and B,
+# continued, drops its QEMU (the stream's connection is gone) ----
+bg "$OUT/stopped" virsh -q -c "$A" migrate --live --p2p --tunnelled --bandwidth 16 g "$B"
+MIG=$BG_PID
+wait_for 60 "the tunnelled migration job on A" has_job
+kill -STOP "$BPID"
+sleep 2
+virsh -q -c "$A" domjobabort g > /dev/null
+t0=$(date +%s)
+if finish "$MIG"; then fail "the aborted migration to a stopped destination succeeded"; fi
+echo "stopped destination, aborted: answered after $(( $(date +%s) - t0 )) s: $(grep 'error: ' "$OUT/stopped.err" | tail -1)" >&2
+wait_for 30 "g running on A after the abort" run_a
+kill -CONT "$BPID"
+wait_for 60 "B without g once continued" b_empty
+on_a_alone "stopped destination"
+grep -q "the destination took nothing" "$RV_TMP/remvirtd/remvirtd.log" || fail "A did not cut the stuck connection"
 
 # ---- A to B, tunnelled ----
 bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp

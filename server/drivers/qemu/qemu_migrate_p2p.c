@@ -29,6 +29,7 @@
  * ends the stream before FINISH3. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
+#include "transport/transport.h"
 
 RV_LOG_CATEGORY("qemu.migrate");
 
@@ -59,6 +61,10 @@ enum { FEATURE_P2P = 4, FEATURE_V3 = 6, FEATURE_PARAMS = 13 };
 /* The longest the destination may take to answer one call (a prepare
  * starts a QEMU; a stopped daemon otherwise holds the migration for ever). */
 #define ANSWER_TIMEOUT_MS 120000
+/* Tunnelled, the migration failed: how long the thread may still be
+ * sending to a destination that reads nothing (stopped) before the loop
+ * cuts the connection under it. */
+#define STUCK_SEND_S 10.
 
 typedef enum {
     P2P_PREPARING,              /* the thread's: open, prepare */
@@ -90,7 +96,10 @@ typedef struct qemu_p2p {
     bool tunnel;
     int tunnel_qemu, tunnel_ours;
     struct rvc_stream *stream;
+    ev_timer stuck;             /* the loop's: the send to cut (STUCK_SEND_S) */
     /* Under lock: */
+    struct rvc_conn *rpc;       /* the destination's, open (tunnelled only) */
+    bool stream_ended;
     p2p_stage stage;
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
@@ -235,6 +244,11 @@ static void *drive(void *arg)
         take_last_error(&p->thread_err, "cannot connect to the destination");
     } else {
         rvc_conn_set_answer_timeout(rpc, ANSWER_TIMEOUT_MS);
+        if (p->tunnel) {
+            pthread_mutex_lock(&p->lock);
+            p->rpc = rpc;
+            pthread_mutex_unlock(&p->lock);
+        }
         if (check_features(rpc, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
             p->prepared = true;
     }
@@ -268,6 +282,9 @@ static void *drive(void *arg)
             rv_err_clear(&se);
             rvc_stream_free(p->stream);
             p->stream = NULL;
+            pthread_mutex_lock(&p->lock);
+            p->stream_ended = true;
+            pthread_mutex_unlock(&p->lock);
         }
         rv_err_clear(&pe);
         /* Cancelled, the destination's answer (an error) tells nothing new. */
@@ -290,6 +307,9 @@ static void *drive(void *arg)
     if (p->stream)              /* (prepared nothing, yet a stream: none in fact) */
         rvc_stream_free(p->stream);
     p->stream = NULL;
+    pthread_mutex_lock(&p->lock);
+    p->rpc = NULL;              /* (the loop no longer cuts it) */
+    pthread_mutex_unlock(&p->lock);
     if (dconn)
         rv_connect_close(dconn);
     post(p, P2P_DONE);
@@ -301,6 +321,7 @@ static void *drive(void *arg)
 static void p2p_free(qemu_p2p *p)
 {
     ev_async_stop(rv_qemu.loop, &p->wake);
+    ev_timer_stop(rv_qemu.loop, &p->stuck);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->cond);
     free(p->xml);
@@ -323,14 +344,34 @@ static qemu_dom *p2p_dom(const qemu_p2p *p)
     return d && d->p2p == p && rv_qemu_dom_active(d) ? d : NULL;
 }
 
+/* The migration failed long ago, and the thread still sends on the
+ * tunnel's stream (a destination that reads nothing, its daemon stopped):
+ * its connection is shut down under it, so that its send fails.  (The
+ * socket stays open until the thread, under the lock, forgets it.) */
+static void on_stuck(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop;
+    (void)revents;
+    qemu_p2p *p = (qemu_p2p *)((char *)w - offsetof(qemu_p2p, stuck));
+    pthread_mutex_lock(&p->lock);
+    if (p->rpc && !p->stream_ended) {
+        RV_WARN("tunnelled migration to %s: the destination took nothing for %.0f s after the "
+                "migration failed: its connection is cut", p->dconnuri, STUCK_SEND_S);
+        shutdown(rvc_conn_transport(p->rpc)->fd, SHUT_RDWR);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
 static void performed(qemu_p2p *p, const rv_err *err)
 {
     pthread_mutex_lock(&p->lock);
     p->stage = P2P_PERFORMED;
     if (err) {
         p->perform_failed = true;
-        if (p->tunnel_ours >= 0)    /* (the thread stops reading, QEMU writing) */
+        if (p->tunnel_ours >= 0) {  /* (the thread stops reading, QEMU writing) */
             shutdown(p->tunnel_ours, SHUT_RDWR);
+            ev_timer_start(rv_qemu.loop, &p->stuck);
+        }
         rv_err_set(&p->perform_err, err->domain, err->code, "%s", err->message ? err->message : "");
     }
     pthread_cond_signal(&p->cond);
@@ -494,6 +535,7 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
     ev_async_init(&p->wake, on_wake);
+    ev_timer_init(&p->stuck, on_stuck, STUCK_SEND_S, 0.);
     ev_async_start(rv_qemu.loop, &p->wake);
     /* Signals stay the loop's. */
     sigset_t all, old;
