@@ -100,6 +100,7 @@ typedef struct qemu_p2p {
     /* Under lock: */
     struct rvc_conn *rpc;       /* the destination's, open (tunnelled only) */
     bool stream_ended;
+    bool cut;                   /* on_stuck cut it */
     p2p_stage stage;
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
@@ -299,9 +300,18 @@ static void *drive(void *arg)
         /* The client's words ("connection closed by the server") would
          * name the wrong server to the caller. */
         rv_err lost = { 0 };
-        rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
-                   "operation failed: lost the connection to the destination %s: %s", p->dconnuri,
-                   p->thread_err.message ? p->thread_err.message : "");
+        pthread_mutex_lock(&p->lock);
+        bool cut = p->cut;
+        pthread_mutex_unlock(&p->lock);
+        if (cut)
+            rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: the destination %s took nothing of the migration "
+                       "stream for %.0f s after the migration failed: connection cut",
+                       p->dconnuri, STUCK_SEND_S);
+        else
+            rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                       "operation failed: lost the connection to the destination %s: %s",
+                       p->dconnuri, p->thread_err.message ? p->thread_err.message : "");
         rv_err_move(&p->thread_err, &lost);
     }
     if (p->stream)              /* (prepared nothing, yet a stream: none in fact) */
@@ -358,6 +368,7 @@ static void on_stuck(struct ev_loop *loop, ev_timer *w, int revents)
         RV_WARN("tunnelled migration to %s: the destination took nothing for %.0f s after the "
                 "migration failed: its connection is cut", p->dconnuri, STUCK_SEND_S);
         shutdown(rvc_conn_transport(p->rpc)->fd, SHUT_RDWR);
+        p->cut = true;
     }
     pthread_mutex_unlock(&p->lock);
 }
