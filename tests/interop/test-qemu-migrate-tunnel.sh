@@ -92,6 +92,9 @@ echo "destination killed: $(grep 'error: ' "$OUT/cut.err" | tail -1)" >&2
 wait_for 60 "g running on A after B's daemon died" run_a
 start_b
 wait_for 30 "B without g after its restart" b_empty
+# B's remvirtd's descriptors now (a destination's tunnels go with them)
+fds_b() { ls "/proc/$BPID/fd" | wc -l; }
+FDSB0=$(fds_b)
 wait_for 60 "the guest's key on A after the cut migration" agent_on "$A"
 on_a_alone "destination killed"
 wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
@@ -142,6 +145,7 @@ wait_for 30 "B without g" b_empty
 wait_for 60 "the guest's key on A again" agent_on "$A"
 wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
 [ "$(fds_a)" -le "$FDS0" ] || { ls -l "/proc/$REMVIRTD_PID/fd" >&2; fail "A's remvirtd has $(fds_a) descriptors, $FDS0 at first"; }
+[ "$(fds_b)" -le "$FDSB0" ] || { ls -l "/proc/$BPID/fd" >&2; fail "B's remvirtd has $(fds_b) descriptors, $FDSB0 before"; }
 virsh -q -c "$A" destroy g > /dev/null
 virsh -q -c "$A" undefine g > /dev/null
 
