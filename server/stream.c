@@ -36,9 +36,12 @@ static struct ev_loop *loop_of(rvs_stream *s)
     return rvs_client_loop(s->client);
 }
 
-/* The endpoint a slot opened during the current call. */
+/* The endpoint a slot opened during the current call, and its client. */
 static rv_stream_io *offered;
-static int in_stream_call;
+static rvs_client *in_stream_call;
+
+static void forget_failed_streams(rvs_client *c);
+static size_t count_streams(rvs_client *c);
 
 int rv_driver_stream_open(rv_stream_io *io, rv_err *err)
 {
@@ -48,13 +51,22 @@ int rv_driver_stream_open(rv_stream_io *io, rv_err *err)
                    "internal error: a stream can only be opened once, by a call that opens one");
         return -1;
     }
+    /* Refused here, before the slot changes anything (or defers its
+     * answer: a tunnelled migration's prepare). */
+    forget_failed_streams(in_stream_call);
+    if (count_streams(in_stream_call) >= RVS_STREAMS_PER_CLIENT) {
+        io->ops->free(io);
+        rv_err_set(err, RV_FROM_STREAMS, RV_ERR_OPERATION_INVALID,
+                   "too many streams open on this connection (at most %d)", RVS_STREAMS_PER_CLIENT);
+        return -1;
+    }
     offered = io;
     return 0;
 }
 
-void rvs_stream_call_begin(void)
+void rvs_stream_call_begin(rvs_call *call)
 {
-    in_stream_call = 1;
+    in_stream_call = call->client;
     offered = NULL;
 }
 
@@ -95,7 +107,7 @@ static size_t count_streams(rvs_client *c)
 int rvs_stream_call_end(rvs_call *call, int rc)
 {
     rv_stream_io *io = offered;
-    in_stream_call = 0;
+    in_stream_call = NULL;
     offered = NULL;
     if (rc < 0) {
         if (io)
@@ -105,14 +117,6 @@ int rvs_stream_call_end(rvs_call *call, int rc)
     if (!io) {
         rv_err_set(&call->err, RV_FROM_STREAMS, RV_ERR_INTERNAL_ERROR,
                    "internal error: the driver opened no stream");
-        return -1;
-    }
-    forget_failed_streams(call->client);
-    if (count_streams(call->client) >= RVS_STREAMS_PER_CLIENT) {
-        io->ops->free(io);
-        rv_err_set(&call->err, RV_FROM_STREAMS, RV_ERR_OPERATION_INVALID,
-                   "too many streams open on this connection (at most %d)",
-                   RVS_STREAMS_PER_CLIENT);
         return -1;
     }
     rvs_stream *s = calloc(1, sizeof(*s));

@@ -28,9 +28,10 @@ typedef struct rvs_stream rvs_stream;
 
 /* Around the driver slot of a call that opens a stream: _begin before
  * it, _end after it with its result.  _end binds the endpoint the slot
- * opened (rv_driver_stream_open) to the call, in call->stream, and
- * returns rc, or -1 with call->err set when the stream cannot be had. */
-void rvs_stream_call_begin(void);
+ * opened (rv_driver_stream_open, which refuses past
+ * RVS_STREAMS_PER_CLIENT) to the call, in call->stream, and returns rc,
+ * or -1 with call->err set when the stream cannot be had. */
+void rvs_stream_call_begin(struct rvs_call *call);
 int rvs_stream_call_end(struct rvs_call *call, int rc);
 
 /* The call's reply is queued: data may flow now. */
