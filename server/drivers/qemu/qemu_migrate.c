@@ -968,17 +968,26 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     if (check_flags(args->flags, "qemuDomainMigrateFinish3Params", err) < 0)
         return -1;
     const char *xml = param_string(args->params.params_val, args->params.params_len, PARAM_DEST_XML);
-    if (!xml)
+    /* (the step with plain arguments names the domain only: its live
+     * definition here is the one PREPARE3 took) */
+    const char *dname = param_string(args->params.params_val, args->params.params_len,
+                                     "destination_name");
+    if (!xml && (!dname || (args->flags & MIGRATE_OFFLINE)))
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
     if ((args->flags & MIGRATE_OFFLINE) && args->cancelled)
         return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
     if (args->flags & MIGRATE_OFFLINE)
         return rv_qemu_define(xml, finish_ret_dom, err);
-    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
-    if (!def)
-        return -1;
-    qemu_dom *d = rv_qemu_find_uuid(def->uuid);
-    rv_qemu_domain_free(def);
+    qemu_dom *d;
+    if (xml) {
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+        if (!def)
+            return -1;
+        d = rv_qemu_find_uuid(def->uuid);
+        rv_qemu_domain_free(def);
+    } else {
+        d = rv_qemu_find_name(dname);
+    }
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");
