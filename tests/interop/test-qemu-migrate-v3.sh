@@ -9,7 +9,10 @@
 #   - virsh migrate --p2p from A: one plain PERFORM3 with the destination
 #     URI; A drives B (with parameters);
 #   - --p2p from B to A: refused clearly (A offers no parameters);
+#   - --p2p --copy-storage-all A -> B, back with the plain steps copying;
 #   - raw plain calls out of turn or with bad arguments: clear errors;
+#   - --offline --persistent --undefinesource: to B peer to peer, back
+#     with the plain steps;
 #   - a stock libvirtd 9.0 at A's address: libvirtd <-> remvirtd B with
 #     the plain steps (B then hides feature 13 too), and peer to peer
 #     both ways (libvirtd source to remvirtd, remvirtd source to libvirtd).
@@ -81,6 +84,20 @@ on_b || fail "refused p2p: g not running on B alone"
 virsh -q -c "$B" migrate --live g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "B -> A again"; }
 run_a || fail "g not on A again"
 
+# ---- peer to peer with a storage copy (A -> B: B's image elsewhere),
+# and back managed with the plain steps, copied again ----
+qemu-img create -q -f qcow2 "$SHARED/g-b.qcow2" 16M
+virsh -q -c "$A" dumpxml --inactive g | sed "s|$SHARED/g.qcow2|$SHARED/g-b.qcow2|" > "$OUT/g-b.xml"
+virsh -q -c "$A" migrate --live --p2p --copy-storage-all --xml "$OUT/g-b.xml" g "$B" > "$OUT/p2p-copy" 2>&1 ||
+    { show "$OUT/p2p-copy"; show "$ALOG"; fail "p2p --copy-storage-all"; }
+on_b || fail "p2p copy: g is not running on B alone"
+virsh -q -c "$B" domblklist g | grep -q "g-b.qcow2" || fail "p2p copy: B's disk is not its own image"
+virsh -q -c "$B" dumpxml --migratable g | sed "s|$SHARED/g-b.qcow2|$SHARED/g.qcow2|" > "$OUT/g-a.xml"
+virsh -q -c "$B" migrate --live --copy-storage-all --xml "$OUT/g-a.xml" g "$A" > "$OUT/copy-back" 2>&1 ||
+    { show "$OUT/copy-back"; show "$ALOG"; fail "plain steps with --copy-storage-all"; }
+run_a && b_empty || fail "copy back: g not on A alone"
+virsh -q -c "$A" domblklist g | grep -q "/g.qcow2" || fail "copy back: A's disk is not its own image"
+
 # ---- raw plain calls: out of turn, bad arguments ----
 rawpy "$REMVIRTD_SOCK" > "$OUT/raw" 2>&1 <<'PY' || { show "$OUT/raw"; fail "raw plain calls"; }
 import struct, sys
@@ -120,12 +137,37 @@ cat "$OUT/raw" >&2
 run_a || fail "raw calls: g is not running on A"
 virsh -q -c "$A" domjobinfo g | grep -q "Job type: *None" || fail "raw calls left a job"
 
+# ---- offline: the definition to B peer to peer, back with the plain
+# steps (their FINISH3 names the domain only) ----
+virsh -q -c "$A" destroy g > /dev/null
+virsh -q -c "$A" migrate --offline --persistent --undefinesource --p2p g "$B" > "$OUT/off-p2p" 2>&1 ||
+    { show "$OUT/off-p2p"; show "$ALOG"; fail "p2p --offline"; }
+[ -z "$(virsh -q -c "$A" list --all --name)" ] || fail "p2p offline: A kept g"
+[ "$(virsh -q -c "$B" domstate g)" = "shut off" ] || fail "p2p offline: g is not defined (shut off) on B"
+[ -z "$(qemu_pids "$BDIR/qemu/run/")" ] || fail "p2p offline: B started a QEMU"
+mark_logs
+virsh -q -c "$B" migrate --offline --persistent --undefinesource g "$A" > "$OUT/off-back" 2>&1 ||
+    { show "$OUT/off-back"; show "$ALOG"; fail "plain steps --offline"; }
+[ "$(served "$ALOG" "$AL")" = "214 217 " ] || fail "offline: A did not serve the plain PREPARE3, FINISH3"
+[ "$(virsh -q -c "$A" domstate g)" = "shut off" ] || fail "plain offline: g is not defined on A"
+b_empty || fail "plain offline: B kept g"
+# a plain offline FINISH3 that no PREPARE3 came before: nothing defined
+rawpy "$REMVIRTD_SOCK" > "$OUT/raw-off" 2>&1 <<'PY' || { show "$OUT/raw-off"; fail "raw offline FINISH3"; }
+import struct, sys
+import rawclient as rc
+a = rc.Client(sys.argv[1]); a.open_connection("qemu:///system")
+serial = a.send_call(rc.PROC_DOMAIN_MIGRATE_FINISH3, rc.xdr_string("nosuch") + rc.xdr_uint(0) + rc.xdr_opt_string(None)
+                     + rc.xdr_opt_string(None) + struct.pack(">Q", 1 << 10 | 1 << 3) + rc.xdr_int(0))
+hdr, body = a.recv_reply()
+rc.expect_error_reply(hdr, body, serial, {rc.ERR_NO_DOMAIN}, "offline FINISH3 with nothing prepared")
+PY
+[ "$(virsh -q -c "$A" list --all --name | grep -c .)" = 1 ] || fail "the refused offline FINISH3 defined something"
+
 # ---- a stock libvirtd 9.0 at A's address ----
 if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd part skipped: $why" >&2
     exit 0
 fi
-virsh -q -c "$A" destroy g > /dev/null
 start_libvirtd_qemu 'listen_tls = 0' 'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' \
     'listen_addr = "10.231.0.1"' 'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"'
 LA=qemu+tcp://10.231.0.1:16510/system

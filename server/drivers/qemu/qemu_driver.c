@@ -181,6 +181,7 @@ void rv_qemu_cleanup(void)
     rv_qemu_snapshots_cleanup();
     rv_qemu_checkpoints_cleanup();
     rv_qemu_store_cleanup();
+    rv_qemu_migrate_offline_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);

@@ -810,6 +810,12 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
  * after a cancelled migration's resume).  RV_DEFERRED or -1 with err. */
 int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
                             const rv_err *why, rv_err *err);
+/* qemu_migrate_offline.c: an offline migration's XML from PREPARE3 to
+ * a FINISH3 that names the domain only (the steps with plain arguments):
+ * keep (-1: out of memory), take (NULL: none; the caller frees it). */
+int rv_qemu_migrate_offline_keep(const char *name, const char *xml);
+char *rv_qemu_migrate_offline_take(const char *name);
+void rv_qemu_migrate_offline_cleanup(void);
 /* qemu_migrate_p2p.c: PERFORM3 with PEER2PEER (the source drives the
  * destination itself); the local stream ended (err: how it failed), or
  * the domain's process went. */

@@ -359,12 +359,6 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                            rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
 {
     (void)ret;
-    /* (peer to peer, a storage copy, which reads the destination's NBD
-     * port from PREPARE3's cookie, and an offline move are not driven) */
-    if ((args->flags & MIGRATE_PEER2PEER) && (args->flags & (MIGRATE_NON_SHARED | MIGRATE_OFFLINE)))
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s: %s",
-                    "qemuDomainMigratePerform3Params",
-                    "remvirtd migrates peer-to-peer live with shared storage only");
     if (args->flags & MIGRATE_PEER2PEER)
         return rv_qemu_migrate_p2p(c, args, err);
     if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0)
@@ -711,8 +705,9 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
         if (!def)
             return -1;
+        int kept = rv_qemu_migrate_offline_keep(def->name, xml);
         rv_qemu_domain_free(def);
-        if (!(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
+        if (kept < 0 || !(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
             asprintf(ret->uri_out, strchr(host, ':') ? "tcp:[%s]" : "tcp:%s", host) < 0) {
             free(ret->uri_out);
             ret->uri_out = NULL;
@@ -972,12 +967,19 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
      * definition here is the one PREPARE3 took) */
     const char *dname = param_string(args->params.params_val, args->params.params_len,
                                      "destination_name");
-    if (!xml && (!dname || (args->flags & MIGRATE_OFFLINE)))
+    if (!xml && !dname)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
-    if ((args->flags & MIGRATE_OFFLINE) && args->cancelled)
-        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
-    if (args->flags & MIGRATE_OFFLINE)
-        return rv_qemu_define(xml, finish_ret_dom, err);
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* (PREPARE3's XML: the one it checked; the client's, if given) */
+        char *prepared = dname ? rv_qemu_migrate_offline_take(dname) : NULL;
+        int rc = args->cancelled ? fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                                        "migration was cancelled")
+                 : xml || prepared ? rv_qemu_define(xml ? xml : prepared, finish_ret_dom, err)
+                                   : fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
+                                          "no offline migration of this domain prepared");
+        free(prepared);
+        return rc;
+    }
     qemu_dom *d;
     if (xml) {
         rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);

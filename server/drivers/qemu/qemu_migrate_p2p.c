@@ -45,6 +45,9 @@ enum {
     P2P_FLAG = 1u << 1,
     P2P_CHANGE_PROTECTION = 1u << 8,
     P2P_ABORT_ON_ERROR = 1u << 12,
+    P2P_NON_SHARED = 3u << 6,   /* NON_SHARED_DISK, NON_SHARED_INC */
+    P2P_OFFLINE = 1u << 10,
+    P2P_UNDEFINE_SOURCE = 1u << 4,
 };
 /* libvirt's driver features the source asks the destination about. */
 enum { FEATURE_P2P = 4, FEATURE_V3 = 6, FEATURE_PARAMS = 13 };
@@ -80,6 +83,8 @@ typedef struct qemu_p2p {
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
     char *uri_out;
+    char *dest_cookie;          /* PREPARE3's (a storage copy's NBD port) */
+    u_int dest_cookie_len;
     bool prepared, finished;
     rv_err thread_err;
     /* The loop's: */
@@ -178,6 +183,10 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
         return -1;
     if (r.uri_out && *r.uri_out)
         p->uri_out = strdup(*r.uri_out);
+    p->dest_cookie = r.cookie_out.cookie_out_val;
+    p->dest_cookie_len = r.cookie_out.cookie_out_len;
+    r.cookie_out.cookie_out_val = NULL;
+    r.cookie_out.cookie_out_len = 0;
     xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, (char *)&r);
     if (!p->uri_out)
         return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
@@ -257,16 +266,18 @@ static void p2p_free(qemu_p2p *p)
     free(p->cookie);
     free(p->name);
     free(p->uri_out);
+    free(p->dest_cookie);
     rv_err_clear(&p->thread_err);
     rv_err_clear(&p->perform_err);
     free(p);
 }
 
-/* The domain the migration is of, while it still is. */
+/* The domain the migration is of, while it still is (running, unless
+ * only its definition moves). */
 static qemu_dom *p2p_dom(const qemu_p2p *p)
 {
     qemu_dom *d = rv_qemu_find_uuid(p->uuid);
-    return d && d->p2p == p && rv_qemu_dom_active(d) ? d : NULL;
+    return d && d->p2p == p && ((p->flags & P2P_OFFLINE) || rv_qemu_dom_active(d)) ? d : NULL;
 }
 
 static void performed(qemu_p2p *p, const rv_err *err)
@@ -318,6 +329,18 @@ static void confirm(qemu_p2p *p)
     }
     d->p2p = NULL;
     const rv_err *why = rv_err_is_set(&p->perform_err) ? &p->perform_err : &p->thread_err;
+    if (p->flags & P2P_OFFLINE) {
+        /* The definition is there now: with UNDEFINE_SOURCE it goes from
+         * here (a guest running here runs on, transient), as CONFIRM3. */
+        if (p->finished && (p->flags & P2P_UNDEFINE_SOURCE) && d->def) {
+            if (rv_qemu_def_remove(d, 0, p->reply, &e) < 0)
+                rv_deferred_finish(p->reply, &e);
+        } else {
+            rv_deferred_finish(p->reply, p->finished ? NULL : why);
+        }
+        rv_err_clear(&e);
+        return;
+    }
     if (p->finished)
         RV_INFO("domain '%s': peer-to-peer migration to %s completed", d->live->name, p->dconnuri);
     else
@@ -337,10 +360,21 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
     pthread_mutex_lock(&p->lock);
     p2p_stage stage = p->stage;
     pthread_mutex_unlock(&p->lock);
-    if (stage == P2P_PREPARED) {
+    if (stage == P2P_PREPARED && (p->flags & P2P_OFFLINE)) {
+        performed(p, NULL);     /* (no stream: FINISH3 defines it there) */
+    } else if (stage == P2P_PREPARED) {
         qemu_dom *d = p2p_dom(p);
         rv_err e = { 0 };
-        if (!d || rv_qemu_migrate_out_check(d, p->params, p->nparams, &e) < 0) {
+        /* Non-shared disks: mirrored to the destination's NBD server
+         * (its port in PREPARE3's cookie) before the stream, as in the
+         * managed migration. */
+        const rv_typed_param *bw = rv_tune_param_find(p->params, p->nparams, "bandwidth");
+        unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
+        if (!d || rv_qemu_migrate_out_check(d, p->params, p->nparams, &e) < 0 ||
+            ((p->flags & P2P_NON_SHARED) &&
+             rv_qemu_migstore_perform(d, p->flags, p->params, p->nparams, p->uri_out, p->dest_cookie,
+                                      p->dest_cookie_len, mib ? mib : d->migtune.max_bandwidth,
+                                      &e) < 0)) {
             if (!rv_err_is_set(&e))
                 rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                            "the domain went away during its migration");
@@ -372,9 +406,16 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
                     "peer-to-peer migration needs the destination's connection URI");
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
-    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
-    if (!d || rv_qemu_migrate_check_idle(d, err) < 0 ||
-        rv_qemu_migrate_out_check(d, params, n, err) < 0)
+    /* Offline: the persistent definition moves, nothing runs. */
+    bool offline = args->flags & P2P_OFFLINE;
+    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
+    if (!d)
+        return -1;
+    if (offline && !d->def)
+        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+                    "cannot migrate a transient domain offline");
+    if (rv_qemu_migrate_check_idle(d, err) < 0 ||
+        (!offline && rv_qemu_migrate_out_check(d, params, n, err) < 0))
         return -1;
     const rv_typed_param *dxml = rv_tune_param_find(params, n, "destination_xml");
     if (dxml && dxml->value.type != RV_TYPED_PARAM_STRING)
@@ -382,12 +423,12 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
     qemu_p2p *p = calloc(1, sizeof(*p));
     if (!p)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (rv_qemu_migrate_begin(d, false, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
+    if (rv_qemu_migrate_begin(d, offline, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
                               &p->cookie, &p->cookie_len, err) < 0) {
         free(p);
         return -1;
     }
-    if (!(p->name = strdup(d->live->name)) || !(p->reply = rv_driver_defer(err))) {
+    if (!(p->name = strdup(rv_qemu_dom_def(d)->name)) || !(p->reply = rv_driver_defer(err))) {
         if (!p->name)
             fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
         free(p->name);
@@ -426,6 +467,7 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
         return RV_DEFERRED;
     }
     d->p2p = p;
-    RV_INFO("domain '%s': peer-to-peer migration to %s", d->live->name, p->dconnuri);
+    RV_INFO("domain '%s': peer-to-peer migration to %s%s", p->name, p->dconnuri,
+            offline ? " (its definition only)" : "");
     return RV_DEFERRED;
 }
