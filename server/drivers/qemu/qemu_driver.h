@@ -793,6 +793,9 @@ void rv_qemu_migrate_perform(qemu_dom *d);
 void rv_qemu_migrate_gone(qemu_dom *d);
 /* The source's steps, for the peer-to-peer driver (qemu_migrate_p2p.c). */
 int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err);
+/* The domain an outgoing migration is of (running; offline: persistent,
+ * in any state), if it may begin one; else NULL with err. */
+qemu_dom *rv_qemu_migrate_source(const rv_nonnull_domain *dom, bool offline, rv_err *err);
 /* 0 if d may begin an outgoing migration, else -1 with err. */
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err);
 /* BEGIN3's result: the XML the destination gets (dxml, which must be

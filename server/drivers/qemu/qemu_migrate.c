@@ -154,14 +154,8 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0)
         return -1;
     bool offline = args->flags & MIGRATE_OFFLINE;
-    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
+    qemu_dom *d = rv_qemu_migrate_source(&args->dom, offline, err);
     if (!d)
-        return -1;
-    /* Offline: the persistent definition moves, nothing runs. */
-    if (offline && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
-                    "cannot migrate a transient domain offline");
-    if (rv_qemu_migrate_check_idle(d, err) < 0)
         return -1;
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
@@ -171,6 +165,20 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     if (args->flags & MIGRATE_CHANGE_PROTECTION)
         d->migration_owner = c;
     return 0;
+}
+
+qemu_dom *rv_qemu_migrate_source(const rv_nonnull_domain *dom, bool offline, rv_err *err)
+{
+    qemu_dom *d = offline ? rv_qemu_dom_get(dom, err) : rv_qemu_dom_get_active(dom, err);
+    if (!d)
+        return NULL;
+    /* Offline: the persistent definition moves, nothing runs. */
+    if (offline && !d->def) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+             "cannot migrate a transient domain offline");
+        return NULL;
+    }
+    return rv_qemu_migrate_check_idle(d, err) < 0 ? NULL : d;
 }
 
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err)

@@ -406,16 +406,9 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
                     "peer-to-peer migration needs the destination's connection URI");
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
-    /* Offline: the persistent definition moves, nothing runs. */
     bool offline = args->flags & P2P_OFFLINE;
-    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
-    if (!d)
-        return -1;
-    if (offline && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
-                    "cannot migrate a transient domain offline");
-    if (rv_qemu_migrate_check_idle(d, err) < 0 ||
-        (!offline && rv_qemu_migrate_out_check(d, params, n, err) < 0))
+    qemu_dom *d = rv_qemu_migrate_source(&args->dom, offline, err);
+    if (!d || (!offline && rv_qemu_migrate_out_check(d, params, n, err) < 0))
         return -1;
     const rv_typed_param *dxml = rv_tune_param_find(params, n, "destination_xml");
     if (dxml && dxml->value.type != RV_TYPED_PARAM_STRING)
