@@ -8,7 +8,8 @@
 #     (its log, and the procedure numbers each remvirtd served);
 #   - virsh migrate --p2p from A: one plain PERFORM3 with the destination
 #     URI; A drives B (with parameters);
-#   - --p2p from B to A: refused clearly (A offers no parameters);
+#   - --p2p from B to A: B drives A's plain PREPARE3 and FINISH3 (A
+#     offers no parameters; one it has no field for is refused clearly);
 #   - --p2p --copy-storage-all A -> B, back with the plain steps copying;
 #   - raw plain calls out of turn or with bad arguments: clear errors;
 #   - --offline --persistent --undefinesource: to B peer to peer, back
@@ -75,14 +76,19 @@ LIBVIRT_LOG_FILTERS="1:libvirt" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/p2p.log" \
 [ "$(served "$BDIR/remvirtd.log" "$BL")" = "303 306 " ] || fail "A did not drive B with PREPARE3_PARAMS, FINISH3_PARAMS"
 on_b || fail "p2p: g is not running on B alone"
 
-# ---- peer to peer from B to A: A offers no parameters ----
-if virsh -q -c "$B" migrate --live --p2p g "$A" > "$OUT/p2p-back" 2>&1; then
-    fail "p2p to a destination without MIGRATION_PARAMS succeeded"
+# ---- peer to peer from B to A: A offers no parameters, so B drives
+# A's plain PREPARE3 and FINISH3; a parameter they have no field for is
+# refused first, the guest staying on B ----
+if virsh -q -c "$B" migrate --live --p2p --persistent --persistent-xml "$OUT/g.xml" g "$A" > "$OUT/p2p-refused" 2>&1; then
+    fail "p2p with persistent_xml to a destination without MIGRATION_PARAMS succeeded"
 fi
-grep -q "parameters" "$OUT/p2p-back" || { show "$OUT/p2p-back"; fail "p2p to A: no clear reason"; }
+grep -q "'persistent_xml' has no field" "$OUT/p2p-refused" || { show "$OUT/p2p-refused"; fail "p2p persistent_xml to A: no clear reason"; }
 on_b || fail "refused p2p: g not running on B alone"
-virsh -q -c "$B" migrate --live g "$A" > "$OUT/back" 2>&1 || { show "$OUT/back"; fail "B -> A again"; }
-run_a || fail "g not on A again"
+mark_logs
+virsh -q -c "$B" migrate --live --p2p --bandwidth 200 g "$A" > "$OUT/p2p-back" 2>&1 ||
+    { show "$OUT/p2p-back"; show "$BDIR/remvirtd.log"; fail "B -> A peer to peer with A's plain steps"; }
+[ "$(served "$ALOG" "$AL")" = "214 217 " ] || { served "$ALOG" "$AL" >&2; fail "B did not drive A's plain PREPARE3, FINISH3"; }
+run_a && b_empty || fail "p2p B -> A: g not on A alone"
 
 # ---- peer to peer with a storage copy (A -> B: B's image elsewhere),
 # and back managed with the plain steps, copied again ----

@@ -83,6 +83,7 @@ typedef struct qemu_p2p {
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
     char *uri_out;
+    bool plain;                 /* the destination offers no MIGRATION_PARAMS */
     char *dest_cookie;          /* PREPARE3's (a storage copy's NBD port) */
     u_int dest_cookie_len;
     bool prepared, finished;
@@ -110,7 +111,20 @@ static void post(qemu_p2p *p, p2p_stage stage)
     ev_async_send(rv_qemu.loop, &p->wake);
 }
 
-static int check_features(struct rvc_conn *rpc, rv_err *err)
+/* The parameters the steps with plain arguments carry as fields. */
+static bool plain_param(const char *name)
+{
+    static const char *const names[] = { "destination_xml", "destination_name", "migrate_uri",
+                                         "bandwidth" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* P2P and V3 needed; without PARAMS the plain steps are used (as
+ * libvirtd does), if the call's parameters fit in their fields. */
+static int check_features(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 {
     static const int needed[] = { FEATURE_P2P, FEATURE_V3, FEATURE_PARAMS };
     for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
@@ -120,12 +134,18 @@ static int check_features(struct rvc_conn *rpc, rv_err *err)
                           (xdrproc_t)xdr_rv_connect_supports_feature_args, &a,
                           (xdrproc_t)xdr_rv_connect_supports_feature_ret, &r, err) < 0)
             return -1;
-        if (!r.supported)
+        if (!r.supported && needed[i] == FEATURE_PARAMS) {
+            for (u_int k = 0; k < p->nparams; k++)
+                if (!plain_param(p->params[k].field))
+                    return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: the "
+                                "destination takes no migration parameters, and '%s' has no "
+                                "field in its steps", p->params[k].field);
+            p->plain = true;
+        } else if (!r.supported)
             return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                         needed[i] == FEATURE_P2P
                             ? "Destination libvirt does not support peer-to-peer migration protocol"
-                            : "Destination does not support the version 3 migration protocol "
-                              "with parameters");
+                            : "Destination does not support the version 3 migration protocol");
     }
     return 0;
 }
@@ -165,20 +185,58 @@ static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
     return out;
 }
 
+/* A string parameter of the call (NULL: none), for the plain steps. */
+static char *given(const qemu_p2p *p, const char *name)
+{
+    const rv_typed_param *t = rv_tune_param_find(p->params, p->nparams, name);
+    return t && t->value.type == RV_TYPED_PARAM_STRING ? t->value.rv_typed_param_value_u.s : NULL;
+}
+
+/* PREPARE3 with plain arguments (its result is PREPARE3_PARAMS's, field
+ * for field).  The fields point into p. */
+static int prepare_plain(struct rvc_conn *rpc, qemu_p2p *p, rv_domain_migrate_prepare3_params_ret *r,
+                         rv_err *err)
+{
+    const rv_typed_param *bw = rv_tune_param_find(p->params, p->nparams, "bandwidth");
+    char *uri = given(p, "migrate_uri"), *dname = given(p, "destination_name");
+    rv_domain_migrate_prepare3_args a = {
+        .cookie_in = { p->cookie_len, p->cookie },
+        .uri_in = uri ? &uri : NULL,
+        .flags = p->dest_flags,
+        .dname = dname ? &dname : NULL,
+        .resource = bw ? bw->value.rv_typed_param_value_u.ul : 0,
+        .dom_xml = p->xml,
+    };
+    rv_domain_migrate_prepare3_ret pr = { 0 };
+    if (rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3,
+                      (xdrproc_t)xdr_rv_domain_migrate_prepare3_args, &a,
+                      (xdrproc_t)xdr_rv_domain_migrate_prepare3_ret, &pr, err) < 0)
+        return -1;
+    r->cookie_out.cookie_out_val = pr.cookie_out.cookie_out_val;
+    r->cookie_out.cookie_out_len = pr.cookie_out.cookie_out_len;
+    r->uri_out = pr.uri_out;
+    return 0;
+}
+
 static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 {
     rv_domain_migrate_prepare3_params_args a = { 0 };
     rv_domain_migrate_prepare3_params_ret r = { 0 };
-    a.params.params_val = dest_params(p, NULL, &a.params.params_len);
-    if (!a.params.params_val)
-        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    a.cookie_in.cookie_in_val = p->cookie;
-    a.cookie_in.cookie_in_len = p->cookie_len;
-    a.flags = p->dest_flags;
-    int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
+    int rc;
+    if (p->plain) {
+        rc = prepare_plain(rpc, p, &r, err);
+    } else {
+        a.params.params_val = dest_params(p, NULL, &a.params.params_len);
+        if (!a.params.params_val)
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        a.cookie_in.cookie_in_val = p->cookie;
+        a.cookie_in.cookie_in_len = p->cookie_len;
+        a.flags = p->dest_flags;
+        rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_args, &a,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, &r, err);
-    free(a.params.params_val);
+        free(a.params.params_val);
+    }
     if (rc < 0)
         return -1;
     if (r.uri_out && *r.uri_out)
@@ -188,7 +246,7 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
     r.cookie_out.cookie_out_val = NULL;
     r.cookie_out.cookie_out_len = 0;
     xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, (char *)&r);
-    if (!p->uri_out)
+    if (!p->uri_out && !(p->flags & P2P_OFFLINE))     /* (offline: no stream) */
         return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                     "the destination gave no migration URI");
     return 0;
@@ -196,6 +254,23 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 
 static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err)
 {
+    if (p->plain) {
+        /* (the destination's name of the domain: the user's, else its own) */
+        char *dname = given(p, "destination_name");
+        rv_domain_migrate_finish3_args a = {
+            .dname = dname ? dname : p->name,
+            .uri = p->uri_out ? &p->uri_out : NULL,
+            .flags = p->dest_flags,
+            .cancelled = cancelled,
+        };
+        rv_domain_migrate_finish3_ret r = { 0 };
+        int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_FINISH3,
+                               (xdrproc_t)xdr_rv_domain_migrate_finish3_args, &a,
+                               (xdrproc_t)xdr_rv_domain_migrate_finish3_ret, &r, err);
+        if (rc == 0)
+            xdr_free((xdrproc_t)xdr_rv_domain_migrate_finish3_ret, (char *)&r);
+        return rc;
+    }
     rv_domain_migrate_finish3_params_args a = { 0 };
     rv_domain_migrate_finish3_params_ret r = { 0 };
     a.params.params_val = dest_params(p, p->uri_out, &a.params.params_len);
@@ -221,7 +296,7 @@ static void *drive(void *arg)
         take_last_error(&p->thread_err, "cannot connect to the destination");
     } else {
         rvc_conn_set_answer_timeout(rpc, ANSWER_TIMEOUT_MS);
-        if (check_features(rpc, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
+        if (check_features(rpc, p, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
             p->prepared = true;
     }
     if (p->prepared) {
