@@ -44,11 +44,14 @@ served() # LOG FROM-LINE: the migration procedure numbers, in order
 steps() { sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$1" | tr '\n' ' '; }
 on_b() { [ "$(virsh -q -c "$B" domstate g)" = running ] && [ "$(qemu_pids "$QEMU_DIR/run/" | wc -l)" = 0 ]; }
 
+now_ms() { date +%s%3N; }
 # ---- managed direct, A -> B: the plain steps ----
 mark_logs
+T0=$(now_ms)
 LIBVIRT_LOG_FILTERS="1:libvirt" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/ab.log" \
     virsh -q -c "$A" migrate --live g "$B" > "$OUT/ab" 2>&1 ||
     { show "$OUT/ab"; show "$ALOG"; fail "A -> B with the plain steps"; }
+echo "remvirtd -> remvirtd, plain steps: virsh migrate --live took $(($(now_ms) - T0)) ms" >&2
 [ "$(steps "$OUT/ab.log")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] || { steps "$OUT/ab.log" >&2; fail "virsh's steps"; }
 grep -q "virDomainMigrateBegin3Params" "$OUT/ab.log" && fail "virsh used the steps with parameters"
 [ "$(served "$ALOG" "$AL")" = "213 216 218 " ] || { served "$ALOG" "$AL" >&2; fail "A did not serve BEGIN3, PERFORM3, CONFIRM3"; }
@@ -193,12 +196,16 @@ virsh -q -c "$B" migrate --live --unsafe --migrateuri tcp://10.231.0.1 g "$LA" >
 run_la && b_empty || fail "B -> libvirtd: g not on libvirtd alone"
 # libvirtd's peer to peer to B: libvirtd drives B's plain PREPARE3, FINISH3
 mark_logs
+T0=$(now_ms)
 virsh -q -c "$LA" migrate --live --p2p --unsafe g "$B" > "$OUT/lpab" 2>&1 || { show "$OUT/lpab"; show "$BDIR/remvirtd.log"; fail "libvirtd --p2p -> B"; }
+echo "libvirtd --p2p -> remvirtd (plain steps): $(($(now_ms) - T0)) ms" >&2
 [ "$(served "$BDIR/remvirtd.log" "$BL")" = "214 217 " ] || fail "libvirtd's p2p did not use B's plain PREPARE3, FINISH3"
 on_b && la_empty || fail "libvirtd --p2p -> B: g not on B alone"
 # remvirtd's peer to peer to libvirtd (with parameters there)
+T0=$(now_ms)
 virsh -q -c "$B" migrate --live --p2p --unsafe --migrateuri tcp://10.231.0.1 g "$LA" > "$OUT/lpba" 2>&1 ||
     { show "$OUT/lpba"; show "$BDIR/remvirtd.log"; fail "B --p2p -> libvirtd"; }
+echo "remvirtd --p2p -> libvirtd: $(($(now_ms) - T0)) ms" >&2
 run_la && b_empty || fail "B --p2p -> libvirtd: g not on libvirtd alone"
 # and libvirtd's peer to peer to B offering parameters
 restart_b
