@@ -826,6 +826,7 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
         rv_qemu_migstore_reattach(qmp);
+        rv_qemu_migcaps_reset(qmp);
         if (migrated) {
             RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
                     dom_name(d));
