@@ -847,10 +847,10 @@ void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
 
 /* ---- qemu_migrate_caps.c: capabilities, parameters and TLS of a migration ---- */
-/* The flags' and parameters' capabilities into out (NULL: only checked);
- * -1 with libvirtd's error for a tuning without its feature, an unknown
- * method, ZEROCOPY. */
-int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n,
+/* The flags' and parameters' capabilities into out (NULL: only checked)
+ * for the source, or the destination (incoming); -1 with libvirtd's
+ * error for a tuning without its feature, an unknown method, ZEROCOPY. */
+int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n, bool incoming,
                           rv_qemu_migcaps *out, rv_err *err);
 /* The source's TLS host name from its migration URI (tcp:HOST:PORT),
  * unless tls.destination gave one. */

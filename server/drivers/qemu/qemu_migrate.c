@@ -159,8 +159,8 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                                          rv_domain_migrate_begin3_params_ret *ret, rv_err *err)
 {
     if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0 ||
-        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, NULL,
-                              err) < 0)
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     bool offline = args->flags & MIGRATE_OFFLINE;
     qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
@@ -391,8 +391,8 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
     if (args->flags & MIGRATE_PEER2PEER)
         return rv_qemu_migrate_p2p(c, args, err);
     if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0 ||
-        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, NULL,
-                              err) < 0)
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     if (args->dconnuri && *args->dconnuri)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
@@ -455,7 +455,7 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
      * the URI goes as it is and QEMU's refusal fails the migration) */
     char *quri = rv_qemu_migrate_qemu_uri(uri);
     rv_err ce = { 0 };      /* (checked by the caller) */
-    if (rv_qemu_migcaps_parse(flags, params, n, &d->migcaps, &ce) < 0)
+    if (rv_qemu_migcaps_parse(flags, params, n, false, &d->migcaps, &ce) < 0)
         rv_err_clear(&ce);
     rv_qemu_migcaps_set_host(&d->migcaps, quri ? quri : uri);
     rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, flags, quri ? quri : uri, reply);
@@ -703,7 +703,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
     u_int n = args->params.params_len;
     rv_qemu_migcaps caps;
     if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0 ||
-        rv_qemu_migcaps_parse(args->flags, params, n, &caps, err) < 0)
+        rv_qemu_migcaps_parse(args->flags, params, n, true, &caps, err) < 0)
         return -1;
     const char *xml = param_string(params, n, PARAM_DEST_XML);
     if (!xml)

@@ -69,7 +69,7 @@ static int find_int(const rv_typed_param *params, u_int n, const char *name, int
     return 0;
 }
 
-int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n,
+int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n, bool incoming,
                           rv_qemu_migcaps *out, rv_err *err)
 {
     rv_qemu_migcaps c = { .flags = flags & (MIGRATE_COMPRESSED | MIGRATE_AUTO_CONVERGE |
@@ -110,7 +110,9 @@ int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_in
     if (cache && !c.xbzrle)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "Turn xbzrle compression on to tune it");
-    if ((c.has_ac_initial || c.has_ac_increment) && !(flags & MIGRATE_AUTO_CONVERGE))
+    /* (libvirt's client leaves AUTO_CONVERGE, the source's alone, out of
+     * the destination's flags, not its parameters) */
+    if ((c.has_ac_initial || c.has_ac_increment) && !incoming && !(flags & MIGRATE_AUTO_CONVERGE))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "Turn auto convergence on to tune it");
     if (c.has_connections && !(flags & MIGRATE_PARALLEL))
