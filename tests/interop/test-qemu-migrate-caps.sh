@@ -103,33 +103,49 @@ virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
 key_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
 virsh -q -c "$A" dumpxml --inactive g | sed "s|$QA|$QB|" > "$OUT/g-b.xml"
 
-# ---- refusals: libvirtd 9.0's words; nothing starts, or what started goes ----
-refused() # WORDS OPTIONS...
+# ---- refusals: libvirtd 9.0's words (compared with libvirtd's at the
+# end); nothing starts, or what started goes ----
+# refused OPTIONS...: the migration fails, its error line kept in
+# $OUT/refusals, and g runs on A alone.
+refused()
 {
-    local words=$1
-    shift
     if virsh -q -c "$A" migrate --live g "$B" --xml "$OUT/g-b.xml" "$@" > "$OUT/refused" 2>&1; then
         fail "migrate $* succeeded"
     fi
-    grep -qF "$words" "$OUT/refused" || { show "$OUT/refused"; fail "migrate $*: not '$words'"; }
+    echo "$*: $(grep -m1 '^error: ' "$OUT/refused" | sed 's/^error: //')" >> "$OUT/refusals"
     run_a || fail "g is not running on A after migrate $*"
     wait_for 30 "B empty after migrate $*" b_empty
 }
-refused "invalid argument: Turn multithread compression on to tune it" --comp-mt-level 3
-refused "invalid argument: Turn multithread compression on to tune it" --compressed --comp-mt-threads 2
-refused "invalid argument: Turn xbzrle compression on to tune it" --compressed --comp-xbzrle-cache 16777216
-refused "invalid argument: Turn parallel migration on to tune it" --parallel-connections 3
-refused "invalid argument: Turn auto convergence on to tune it" --auto-converge-initial 30
-refused "invalid argument: Unsupported compression method 'foo'" --compressed --comp-methods foo
-refused "invalid argument: Compression method 'mt' is specified twice" --compressed --comp-methods mt,mt
-refused "Requested operation is not valid: zero-copy is only available for parallel migration" --zerocopy
-refused "remvirtd does not do zero-copy migration" --zerocopy --parallel
-# QEMU's own range checks, as libvirtd words them: the source's parameter
-# (B's QEMU, started at PREPARE3, goes), then the destination's
-refused "unable to execute QEMU command 'migrate-set-parameters': Parameter 'cpu_throttle_initial' expects" \
-    --auto-converge --auto-converge-initial 200
-refused "unable to execute QEMU command 'migrate-set-parameters': Parameter 'multifd_channels' expects" \
-    --parallel --parallel-connections 0
+REFUSALS=(
+    "--comp-mt-level 3"
+    "--compressed --comp-mt-threads 2"
+    "--compressed --comp-xbzrle-cache 16777216"
+    "--parallel-connections 3"
+    "--auto-converge-initial 30"
+    "--compressed --comp-methods foo"
+    "--compressed --comp-methods mt,mt"
+    "--zerocopy"
+    # QEMU's own range checks: the source's parameter (B's QEMU, started
+    # at PREPARE3, goes), then the destination's
+    "--auto-converge --auto-converge-initial 200"
+    "--parallel --parallel-connections 0"
+)
+for r in "${REFUSALS[@]}"; do
+    # shellcheck disable=SC2086
+    refused $r
+done
+cp "$OUT/refusals" "$OUT/refusals-remvirtd"
+for words in "Turn multithread compression on to tune it" "Turn xbzrle compression on to tune it" \
+    "Turn parallel migration on to tune it" "Turn auto convergence on to tune it" \
+    "Unsupported compression method 'foo'" "Compression method 'mt' is specified twice" \
+    "zero-copy is only available for parallel migration" \
+    "unable to execute QEMU command 'migrate-set-parameters': Parameter 'cpu_throttle_initial' expects" \
+    "unable to execute QEMU command 'migrate-set-parameters': Parameter 'multifd_channels' expects"; do
+    grep -qF "$words" "$OUT/refusals" || { show "$OUT/refusals"; fail "no refusal says '$words'"; }
+done
+: > "$OUT/refusals"
+refused --zerocopy --parallel
+grep -qF "remvirtd does not do zero-copy migration" "$OUT/refusals" || { show "$OUT/refusals"; fail "--zerocopy --parallel"; }
 echo "ok   refusals" >&2
 
 # ---- A to B: auto-converge, mt and xbzrle compression, TLS ----
@@ -171,7 +187,11 @@ echo "ok   B to A: parallel, TLS" >&2
 # ---- --tls to a destination without certificates ----
 sed -i "s|^qemu_migrate_tls_x509_cert_dir = .*|qemu_migrate_tls_x509_cert_dir = \"$NOCERT\"|" "$BDIR/remvirtd.conf"
 restart_b
-refused "Unable to access credentials $NOCERT/ca-cert.pem" --tls
+: > "$OUT/refusals"
+refused --tls
+grep -qF "internal error: unable to execute QEMU command 'object-add': Unable to access credentials $NOCERT/ca-cert.pem" "$OUT/refusals" ||
+    { show "$OUT/refusals"; fail "--tls without certificates"; }
+cat "$OUT/refusals" >> "$OUT/refusals-remvirtd"
 tq "$QA" > "$OUT/a-refused"
 expect_state "$OUT/a-refused" tls-creds= tls-object=no
 key_on "$A" || fail "the guest's key on A after the refused TLS migration"
@@ -193,5 +213,28 @@ tq "$QA" > "$OUT/a-reattached"
 expect_state "$OUT/a-reattached" tls-creds= tls-object=no
 key_on "$A" || fail "the guest's key on A after A's restart"
 echo "ok   a TLS object left by a killed remvirtd removed at reattach" >&2
+virsh -q -c "$A" destroy g > /dev/null
+virsh -q -c "$A" undefine g > /dev/null
+
+# ---- the same refusals between two stock libvirtds (B without
+# certificates): the same words ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+export RV_LIBVIRTD_QEMU_CONF="migrate_tls_x509_cert_dir = \"$NOCERT\""
+start_libvirtd_pair
+A=$LA B=$LB
+virsh -q -c "$A" define "$OUT/g.xml" > /dev/null
+virsh -q -c "$A" start g > /dev/null
+virsh -q -c "$A" dumpxml --inactive g > "$OUT/g-b.xml"
+b_empty() { [ -z "$(virsh -q -c "$B" list --all --name)" ]; }
+: > "$OUT/refusals"
+for r in "${REFUSALS[@]}" "--tls"; do
+    # shellcheck disable=SC2086
+    refused --unsafe --migrateuri tcp://10.231.0.2 $r
+done
+sed 's/^--unsafe --migrateuri tcp:\/\/10.231.0.2 //' "$OUT/refusals" > "$OUT/refusals-libvirtd"
+same "$OUT/refusals-libvirtd" "$OUT/refusals-remvirtd" "refusals: remvirtd's words as libvirtd's"
 virsh -q -c "$A" destroy g > /dev/null
 virsh -q -c "$A" undefine g > /dev/null
