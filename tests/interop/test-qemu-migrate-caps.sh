@@ -66,23 +66,25 @@ tq()
 {
     "$SYSTEM_PYTHON3" - "$1" <<'PY'
 import json, socket, sys
+# (all asked at once, the answers matched by id; events skipped)
+asks = [("qmp_capabilities", {}), ("query-migrate-capabilities", {}),
+        ("query-migrate-parameters", {}), ("qom-list", {"path": "/objects"})]
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
-f = s.makefile("rw")
-def cmd(name, **args):
-    f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-    f.flush()
-    while True:
-        m = json.loads(f.readline())
-        if "return" in m or "error" in m:
-            return m.get("return", m.get("error"))
-json.loads(f.readline())
-cmd("qmp_capabilities")
-for c in cmd("query-migrate-capabilities"):
+s.sendall("".join(json.dumps({"execute": c, "arguments": a, "id": i}) + "\n"
+                  for i, (c, a) in enumerate(asks)).encode())
+got = {}
+for line in s.makefile("r"):
+    m = json.loads(line)
+    if "id" in m:
+        got[m["id"]] = m.get("return", m.get("error"))
+    if len(got) == len(asks):
+        break
+for c in got[1]:
     print("%s=%s" % (c["capability"], str(c["state"]).lower()))
-for k, v in sorted(cmd("query-migrate-parameters").items()):
+for k, v in sorted(got[2].items()):
     print("%s=%s" % (k, v))
-objs = [o["name"] for o in cmd("qom-list", path="/objects")]
+objs = [o["name"] for o in got[3]]
 print("tls-object=%s" % ("yes" if "objlibvirt_migrate_tls0" in objs else "no"))
 PY
 }

@@ -847,6 +847,15 @@ void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
 
 /* ---- qemu_migrate_caps.c: capabilities, parameters and TLS of a migration ---- */
+/* libvirt's virDomainMigrateFlags it reads (public header). */
+#define RV_QEMU_MIGRATE_COMPRESSED (1u << 11)
+#define RV_QEMU_MIGRATE_AUTO_CONVERGE (1u << 13)
+#define RV_QEMU_MIGRATE_TLS (1u << 16)
+#define RV_QEMU_MIGRATE_PARALLEL (1u << 17)
+#define RV_QEMU_MIGRATE_ZEROCOPY (1u << 20)
+#define RV_QEMU_MIGRATE_CAPS                                                                       \
+    (RV_QEMU_MIGRATE_COMPRESSED | RV_QEMU_MIGRATE_AUTO_CONVERGE | RV_QEMU_MIGRATE_TLS |            \
+     RV_QEMU_MIGRATE_PARALLEL | RV_QEMU_MIGRATE_ZEROCOPY)
 /* The flags' and parameters' capabilities into out (NULL: only checked)
  * for the source, or the destination (incoming); -1 with libvirtd's
  * error for a tuning without its feature, an unknown method, ZEROCOPY. */

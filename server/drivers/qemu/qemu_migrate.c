@@ -46,20 +46,14 @@ enum {
     MIGRATE_CHANGE_PROTECTION = 1u << 8,
     MIGRATE_UNSAFE = 1u << 9,
     MIGRATE_OFFLINE = 1u << 10,
-    MIGRATE_COMPRESSED = 1u << 11,
     MIGRATE_ABORT_ON_ERROR = 1u << 12,
-    MIGRATE_AUTO_CONVERGE = 1u << 13,
-    MIGRATE_TLS = 1u << 16,
-    MIGRATE_PARALLEL = 1u << 17,
-    MIGRATE_ZEROCOPY = 1u << 20,
 };
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
     (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
      MIGRATE_PAUSED | MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR |        \
-     MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE | MIGRATE_COMPRESSED |    \
-     MIGRATE_AUTO_CONVERGE | MIGRATE_TLS | MIGRATE_PARALLEL |                                      \
-     MIGRATE_ZEROCOPY /* (refused by qemu_migrate_caps.c with libvirtd's reason) */)
+     MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE |                          \
+     RV_QEMU_MIGRATE_CAPS /* (ZEROCOPY refused by qemu_migrate_caps.c, with its reason) */)
 #define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"

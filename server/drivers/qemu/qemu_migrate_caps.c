@@ -31,14 +31,6 @@
 
 #define fail(err, ...) rv_err_fail(err, RV_FROM_QEMU, __VA_ARGS__)
 
-/* libvirt's virDomainMigrateFlags (public header). */
-enum {
-    MIGRATE_COMPRESSED = 1u << 11,
-    MIGRATE_AUTO_CONVERGE = 1u << 13,
-    MIGRATE_TLS = 1u << 16,
-    MIGRATE_PARALLEL = 1u << 17,
-    MIGRATE_ZEROCOPY = 1u << 20,
-};
 #define TLS_OBJ "objlibvirt_migrate_tls0"       /* libvirtd 9.0's id */
 
 /* A parameter of the right type, or NULL (absent); -1 and err when of
@@ -72,8 +64,7 @@ static int find_int(const rv_typed_param *params, u_int n, const char *name, int
 int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n, bool incoming,
                           rv_qemu_migcaps *out, rv_err *err)
 {
-    rv_qemu_migcaps c = { .flags = flags & (MIGRATE_COMPRESSED | MIGRATE_AUTO_CONVERGE |
-                                            MIGRATE_TLS | MIGRATE_PARALLEL) };
+    rv_qemu_migcaps c = { .flags = flags & RV_QEMU_MIGRATE_CAPS & ~RV_QEMU_MIGRATE_ZEROCOPY };
     /* Compression methods: each "compression" parameter names one. */
     bool methods = false;
     for (u_int i = 0; i < n; i++) {
@@ -112,22 +103,23 @@ int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_in
                     "Turn xbzrle compression on to tune it");
     /* (libvirt's client leaves AUTO_CONVERGE, the source's alone, out of
      * the destination's flags, not its parameters) */
-    if ((c.has_ac_initial || c.has_ac_increment) && !incoming && !(flags & MIGRATE_AUTO_CONVERGE))
+    if ((c.has_ac_initial || c.has_ac_increment) && !incoming &&
+        !(flags & RV_QEMU_MIGRATE_AUTO_CONVERGE))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "Turn auto convergence on to tune it");
-    if (c.has_connections && !(flags & MIGRATE_PARALLEL))
+    if (c.has_connections && !(flags & RV_QEMU_MIGRATE_PARALLEL))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "Turn parallel migration on to tune it");
-    if ((flags & MIGRATE_ZEROCOPY) && !(flags & MIGRATE_PARALLEL))
+    if ((flags & RV_QEMU_MIGRATE_ZEROCOPY) && !(flags & RV_QEMU_MIGRATE_PARALLEL))
         return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
                     "zero-copy is only available for parallel migration");
-    if (flags & MIGRATE_ZEROCOPY)
+    if (flags & RV_QEMU_MIGRATE_ZEROCOPY)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
                     "remvirtd does not do zero-copy migration (it would lock the guest's memory): "
                     "migrate without --zerocopy");
     if (tlsdest && strlen(tlsdest->value.rv_typed_param_value_u.s) >= sizeof(c.tls_hostname))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s", "tls.destination is too long");
-    if ((flags & MIGRATE_COMPRESSED) && !methods)
+    if ((flags & RV_QEMU_MIGRATE_COMPRESSED) && !methods)
         c.xbzrle = true;        /* libvirt's default method */
     if (cache) {
         c.xbzrle_cache = cache->value.rv_typed_param_value_u.ul;
@@ -222,7 +214,7 @@ void rv_qemu_migcaps_apply(qemu_dom *d, bool incoming, void (*next)(qemu_dom *d,
     }
     op->qmp = d->qmp;
     op->next = next;
-    if (c->flags & MIGRATE_TLS) {
+    if (c->flags & RV_QEMU_MIGRATE_TLS) {
         /* (one a killed remvirtd left would make object-add fail) */
         rv_qemu_send_quietly(d->qmp, "object-del", "id", TLS_OBJ);
         json_object *o = json_object_new_object();
@@ -237,9 +229,9 @@ void rv_qemu_migcaps_apply(qemu_dom *d, bool incoming, void (*next)(qemu_dom *d,
         d->migcaps.tls_added = true;
     }
     cap(list, "xbzrle", c->xbzrle);
-    cap(list, "auto-converge", !incoming && (c->flags & MIGRATE_AUTO_CONVERGE));
+    cap(list, "auto-converge", !incoming && (c->flags & RV_QEMU_MIGRATE_AUTO_CONVERGE));
     cap(list, "compress", c->mt);
-    cap(list, "multifd", c->flags & MIGRATE_PARALLEL);
+    cap(list, "multifd", c->flags & RV_QEMU_MIGRATE_PARALLEL);
     json_object_object_add(caps, "capabilities", list);
     if (rv_qmp_command(d->qmp, "migrate-set-capabilities", caps, 0, on_step, op, &e) < 0)
         on_step(d->qmp, NULL, &e, op);
@@ -256,7 +248,7 @@ void rv_qemu_migcaps_apply(qemu_dom *d, bool incoming, void (*next)(qemu_dom *d,
     if (c->has_xbzrle_cache)
         json_object_object_add(p, "xbzrle-cache-size", json_object_new_uint64(c->xbzrle_cache));
     put_int(p, "multifd-channels", c->has_connections, c->connections);
-    bool tls = c->flags & MIGRATE_TLS;
+    bool tls = c->flags & RV_QEMU_MIGRATE_TLS;
     json_object_object_add(p, "tls-creds", json_object_new_string(tls ? TLS_OBJ : ""));
     json_object_object_add(p, "tls-hostname",
                            json_object_new_string(tls && !incoming ? c->tls_hostname : ""));
