@@ -16,8 +16,9 @@
 #     parameters both ends share (not auto-converge, the source's alone),
 #     its TLS object gone after the stream; the guest's memory came along
 #     (the SSH key its agent keeps);
-#   - B to A with --parallel --parallel-connections 3 --tls: multifd and
-#     its channels on A's QEMU;
+#   - B to A peer to peer (B's remvirtd calls A's PREPARE3 with the
+#     flags and parameters) with --parallel --parallel-connections 3
+#     --tls: multifd and its channels on A's QEMU;
 #   - --tls to a B without certificates: refused with QEMU's words, the
 #     guest runs on A, B has nothing, A's QEMU has no TLS object left;
 #   - A's remvirtd killed during a --tls migration and started again: the
@@ -176,15 +177,15 @@ echo "ok   A to B: auto-converge, mt and xbzrle compression, TLS" >&2
 
 # ---- B to A: parallel (multifd) with TLS ----
 virsh -q -c "$B" dumpxml --inactive g | sed "s|$QB|$QA|" > "$OUT/g-back.xml"
-virsh -q -c "$B" migrate --live g "$A" --xml "$OUT/g-back.xml" --migrateuri tcp://10.231.0.1 \
-    --parallel --parallel-connections 3 --tls > "$OUT/m2" 2>&1 || { show "$OUT/m2"; fail "migrate --parallel --tls"; }
+virsh -q -c "$B" migrate --live --p2p g "$A" --xml "$OUT/g-back.xml" --migrateuri tcp://10.231.0.1 \
+    --parallel --parallel-connections 3 --tls > "$OUT/m2" 2>&1 || { show "$OUT/m2"; fail "migrate --p2p --parallel --tls"; }
 run_a || fail "g is not running on A after the parallel migration"
 tq "$QA" > "$OUT/a-after"
 expect_state "$OUT/a-after" multifd=true multifd-channels=3 xbzrle=false compress=false \
     auto-converge=false tls-creds= tls-object=no
 wait_for 60 "the guest's key on A" key_on "$A"
 wait_for 30 "B empty after the migration back" b_empty
-echo "ok   B to A: parallel, TLS" >&2
+echo "ok   B to A, peer to peer: parallel, TLS" >&2
 
 # ---- --tls to a destination without certificates ----
 sed -i "s|^qemu_migrate_tls_x509_cert_dir = .*|qemu_migrate_tls_x509_cert_dir = \"$NOCERT\"|" "$BDIR/remvirtd.conf"
