@@ -879,6 +879,8 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_binary = cfg->qemu_binary,
                               .qemu_backup_tls_dir = cfg->qemu_backup_tls_x509_cert_dir,
                               .qemu_backup_tls_verify = cfg->qemu_backup_tls_x509_verify,
+                              .qemu_migrate_tls_dir = cfg->qemu_migrate_tls_x509_cert_dir,
+                              .qemu_migrate_tls_verify = cfg->qemu_migrate_tls_x509_verify,
                               .qemu_migration_host = cfg->qemu_migration_host,
                               .qemu_migration_port_min = cfg->qemu_migration_port_min,
                               .qemu_migration_port_max = cfg->qemu_migration_port_max };

@@ -211,6 +211,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-migrate-tune.sh \
+	tests/interop/test-qemu-migrate-caps.sh \
 	tests/interop/test-qemu-migrate-libvirtd.sh \
 	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-migrate-p2p.sh \

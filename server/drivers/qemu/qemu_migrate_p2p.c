@@ -474,7 +474,9 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
 {
     (void)c;
     static const char func[] = "qemuDomainMigratePerform3Params";
-    if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0)
+    if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0 ||
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     if (!args->dconnuri || !*args->dconnuri || !**args->dconnuri)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
