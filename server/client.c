@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf_store.h"
 #include "common/log.h"
 #include "rv_keepalive.h"
 #include "server/budget.h"
@@ -199,10 +200,28 @@ static void take_spare(rv_buf *b, rv_buf *spare)
     }
 }
 
+/* Buffers over RVS_SPARE_MAX go back to the system when they empty; each
+ * is its own mapping (main.c), so the next large call maps one again and
+ * faults every page of it in: with 400 KB calls that was most of the
+ * passes with 1 ms of the loop's CPU in test-client-threads and test-ssh.
+ * The loop thread keeps a few of them (common/buf_store.h) for the
+ * next large packet or reply, at most RVS_STORE_TOTAL bytes together, the
+ * same whoever made them: what peers make the daemon hold rises by no
+ * more than that. */
+#define RVS_STORE_MIN (128 * 1024)
+#define RVS_STORE_TOTAL (4 * 1024 * 1024)
+#define RVS_STORE_SLOTS 8
+
+int rvs_client_keep_spares(void)
+{
+    return rv_buf_store_start(RVS_STORE_MIN, RVS_STORE_TOTAL, RVS_STORE_TOTAL, RVS_STORE_SLOTS);
+}
+
 void rvs_client_free_spares(void)
 {
     rv_buf_free(&spare_in);
     rv_buf_free(&spare_out);
+    rv_buf_store_stop();
 }
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);

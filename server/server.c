@@ -804,6 +804,11 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
         free(srv);
         return NULL;
     }
+    if (rvs_client_keep_spares() < 0) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        free(srv);
+        return NULL;
+    }
     srv->max_clients = cfg->max_clients;
     raise_fd_limit(cfg->max_clients);
     ev_timer_init(&srv->accept_pause, on_accept_pause_over, 0.5, 0.);
