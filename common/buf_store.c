@@ -34,14 +34,21 @@ size_t rv_buf_store_held(void)
     return store ? store->held : 0;
 }
 
-void rv_buf_store_stop(void)
+void rv_buf_store_drop(void)
 {
     buf_store *s = store;
     if (!s)
         return;
     for (unsigned i = 0; i < s->n; i++)
         free(s->kept[i].data);
-    free(s);
+    s->n = 0;
+    s->held = 0;
+}
+
+void rv_buf_store_stop(void)
+{
+    rv_buf_store_drop();
+    free(store);
     store = NULL;
 }
 

@@ -20,6 +20,8 @@
 int rv_buf_store_start(size_t min, size_t each, size_t total, unsigned slots);
 /* The bytes the calling thread's store holds. */
 size_t rv_buf_store_held(void);
+/* Free what the calling thread's store holds; it goes on keeping. */
+void rv_buf_store_drop(void);
 /* Free what the calling thread's store holds and keep no more. */
 void rv_buf_store_stop(void);
 /* The smallest kept buffer of cap bytes or more and under twice that,
