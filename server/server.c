@@ -21,6 +21,7 @@
 #include <ev.h>
 
 #include "auth/sasl.h"
+#include "common/buf_store.h"
 #include "common/log.h"
 #include "server/admin.h"
 #include "server/budget.h"
@@ -182,6 +183,9 @@ static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     rvs_server *srv = w->data;
     srv->freed_since_trim = 0;
+    /* The loop's store of large buffers too (server/client.c): what
+     * closed clients left is given back, whoever left it. */
+    rv_buf_store_drop();
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
@@ -801,6 +805,11 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
     srv->loop = ev_default_loop(EVFLAG_AUTO | EVFLAG_NOENV);
     if (!srv->loop) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR, "cannot create the event loop");
+        free(srv);
+        return NULL;
+    }
+    if (rvs_client_keep_spares() < 0) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
         free(srv);
         return NULL;
     }
