@@ -60,6 +60,10 @@ int rv_qemu_domain_migrate_prepare_tunnel3_params(rv_driver_conn *c,
     if (!(args->flags & MIGRATE_TUNNELLED))
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "PREPARE_TUNNEL3 is for tunnelled migrations (VIR_MIGRATE_TUNNELLED)");
+    rv_qemu_migcaps caps;
+    if (rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, true,
+                              &caps, err) < 0)
+        return -1;
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0)
         return fail(err, RV_ERR_SYSTEM_ERROR, "cannot make the migration's pipe: %s", strerror(errno));
@@ -74,7 +78,7 @@ int rv_qemu_domain_migrate_prepare_tunnel3_params(rv_driver_conn *c,
     }
     qemu_dom *d;
     rv_deferred *reply = rv_qemu_migrate_prepare_in(args->params.params_val, args->params.params_len,
-                                                    args->flags, 0, &d, err);
+                                                    args->flags, &caps, 0, &d, err);
     if (!reply) {
         close(pfd[0]);          /* (the stream's end goes with the failed call) */
         return -1;
