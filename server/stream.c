@@ -21,6 +21,9 @@ struct rvs_stream {
     rv_header hdr;              /* the opening call's: program, procedure, serial */
     rvs_stream *next;           /* the client's list */
     rv_buf pending;             /* client data the endpoint has not taken yet */
+    size_t charged;             /* what pending counts in the client's budget:
+                                 * the size asked, not pending.cap (a buffer
+                                 * from the loop's store may be larger) */
     ev_idle more;               /* a download that used its round's budget */
     unsigned started : 1;       /* the call's reply is queued */
     unsigned eof_sent : 1;      /* the end of the data went to the client */
@@ -144,7 +147,8 @@ int rvs_stream_call_end(rvs_call *call, int rc)
  * budget while it is held. */
 static void pending_free(rvs_stream *s)
 {
-    rvs_client_stream_released(s->client, s->pending.cap);
+    rvs_client_stream_released(s->client, s->charged);
+    s->charged = 0;
     rv_buf_free(&s->pending);
 }
 
@@ -379,16 +383,19 @@ static void data(rvs_stream *s, const char *payload, size_t len)
     }
     if (done == len)
         return;
-    size_t cap = s->pending.cap, want = rv_buf_used(&s->pending) + len - done;
-    if (want <= cap) {
+    size_t want = rv_buf_used(&s->pending) + len - done;
+    if (want > s->charged) {
+        if (rvs_client_stream_held(s->client, want - s->charged) < 0) {
+            fail_with(s, RV_ERR_NO_MEMORY,
+                      "remvirtd's memory budget for this client is exhausted (see its log)");
+            return;
+        }
+        s->charged = want;
+    }
+    if (want <= s->pending.cap) {
         rv_buf_reserve(&s->pending, len - done);     /* only compacts: cannot fail */
-    } else if (rvs_client_stream_held(s->client, want - cap) < 0) {
-        fail_with(s, RV_ERR_NO_MEMORY,
-                  "remvirtd's memory budget for this client is exhausted (see its log)");
-        return;
     } else if (rv_buf_resize(&s->pending, want) < 0) {
-        rvs_client_stream_released(s->client, want - cap);
-        fail_with(s, RV_ERR_NO_MEMORY, "out of memory");
+        fail_with(s, RV_ERR_NO_MEMORY, "out of memory");     /* (released by the fail) */
         return;
     }
     memcpy(s->pending.data + s->pending.len, payload + done, len - done);
