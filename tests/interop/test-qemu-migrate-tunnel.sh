@@ -12,7 +12,8 @@
 #     events; the stream went through the daemons (A migrated to fd:, B's
 #     QEMU took fd:); back to A, tunnelled too;
 #   - A's remvirtd has the same descriptors and threads before and after;
-#   - the same between two stock libvirtd 9.0, events and timing printed.
+#   - the same between two stock libvirtd 9.0, events and timing printed;
+#     then libvirtd to remvirtd and remvirtd to libvirtd, tunnelled.
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
@@ -198,4 +199,13 @@ echo "libvirtd source -> remvirtd destination (count, proc, type, status):" >&2
 cat "$OUT/lv2rv-calls" >&2
 grep -q " 304 3 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not finish the stream"
 grep -q " 306 0 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not call FINISH3_PARAMS"
-virsh -q -c "$A" destroy lg > /dev/null
+
+# ---- and back: remvirtd A's peer-to-peer source tunnels into libvirtd B ----
+start=$(date +%s.%N)
+virsh -q -c "$A" migrate --live --p2p --tunnelled --unsafe lg "$LB" > "$OUT/rv2lv" 2>&1 ||
+    { show "$OUT/rv2lv"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "remvirtd -> libvirtd tunnelled"; }
+end=$(date +%s.%N)
+echo "remvirtd -> libvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
+[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "remvirtd -> libvirtd: lg is not running on libvirtd B"
+[ -z "$(virsh -q -c "$A" list --name)" ] || fail "remvirtd -> libvirtd: A still runs lg"
+virsh -q -c "$LB" destroy lg > /dev/null
