@@ -165,12 +165,19 @@ LEVA=$BG_PID
 bg "$OUT/levents-b" virsh -c "$LB" event --all --loop --timestamp
 LEVB=$BG_PID
 sleep 1
-start=$(date +%s.%N)
-virsh -q -c "$LA" migrate --live --p2p --tunnelled --unsafe lg "$LB" > "$OUT/lmigrate" 2>&1 ||
-    { show "$OUT/lmigrate"; fail "libvirtd: virsh migrate --p2p --tunnelled"; }
-end=$(date +%s.%N)
-echo "libvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
-[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "libvirtd: lg is not running on B"
+# tunnel_lg WHAT FROM TO: lg moved tunnelled, timed; it runs at TO alone.
+tunnel_lg()
+{
+    local start end
+    start=$(date +%s.%N)
+    virsh -q -c "$2" migrate --live --p2p --tunnelled --unsafe lg "$3" > "$OUT/lg-leg" 2>&1 ||
+        { show "$OUT/lg-leg"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "$1: virsh migrate --p2p --tunnelled"; }
+    end=$(date +%s.%N)
+    echo "$1: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
+    [ "$(virsh -q -c "$3" domstate lg)" = running ] || fail "$1: lg is not running at $3"
+    [ -z "$(virsh -q -c "$2" list --name)" ] || fail "$1: $2 still runs lg"
+}
+tunnel_lg libvirtd "$LA" "$LB"
 sleep 1
 kill "$LEVA" "$LEVB" 2> /dev/null || true
 echo "libvirtd events on A:" >&2; cut -d' ' -f3- "$OUT/levents-a" >&2
@@ -180,13 +187,7 @@ grep -q "lifecycle.*lg.*Resumed Migrated" "$OUT/levents-b" || fail "libvirtd B: 
 
 # ---- a libvirtd source, a remvirtd destination: libvirtd B drives
 # remvirtd A's PREPARE_TUNNEL3_PARAMS and pumps QEMU's stream into it ----
-start=$(date +%s.%N)
-virsh -q -c "$LB" migrate --live --p2p --tunnelled --unsafe lg "$A" > "$OUT/lv2rv" 2>&1 ||
-    { show "$OUT/lv2rv"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "libvirtd -> remvirtd tunnelled"; }
-end=$(date +%s.%N)
-echo "libvirtd -> remvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
-[ "$(virsh -q -c "$A" domstate lg)" = running ] || fail "libvirtd -> remvirtd: lg is not running on A"
-[ -z "$(virsh -q -c "$LB" list --name)" ] || fail "libvirtd -> remvirtd: libvirtd B still runs lg"
+tunnel_lg "libvirtd -> remvirtd" "$LB" "$A"
 grep -q "tunnelled incoming migration prepared" "$RV_TMP/remvirtd/remvirtd.log" || fail "A prepared no tunnel for libvirtd"
 # What libvirtd's source sent A (its client's calls and stream packets,
 # for docs/wire-protocol.md): features, PREPARE_TUNNEL3_PARAMS, the
@@ -201,11 +202,5 @@ grep -q " 304 3 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not finish the stre
 grep -q " 306 0 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not call FINISH3_PARAMS"
 
 # ---- and back: remvirtd A's peer-to-peer source tunnels into libvirtd B ----
-start=$(date +%s.%N)
-virsh -q -c "$A" migrate --live --p2p --tunnelled --unsafe lg "$LB" > "$OUT/rv2lv" 2>&1 ||
-    { show "$OUT/rv2lv"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "remvirtd -> libvirtd tunnelled"; }
-end=$(date +%s.%N)
-echo "remvirtd -> libvirtd: virsh migrate --p2p --tunnelled took $(awk "BEGIN { print $end - $start }") s" >&2
-[ "$(virsh -q -c "$LB" domstate lg)" = running ] || fail "remvirtd -> libvirtd: lg is not running on libvirtd B"
-[ -z "$(virsh -q -c "$A" list --name)" ] || fail "remvirtd -> libvirtd: A still runs lg"
+tunnel_lg "remvirtd -> libvirtd" "$A" "$LB"
 virsh -q -c "$LB" destroy lg > /dev/null
