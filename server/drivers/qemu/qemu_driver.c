@@ -232,6 +232,7 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 void rv_qemu_close(rv_driver_conn *c)
 {
     rv_qemu_migration_unlock_conn(c);
+    rv_qemu_migrate_conn_closed(c);
     rv_qemu_autodestroy(c);
     free(c);
 }

@@ -181,6 +181,9 @@ typedef struct qemu_dom {
     struct qemu_migrate_finish *migrate_finish;  /* FINISH3 waiting for the stream */
     struct qemu_p2p *p2p;       /* a peer-to-peer migration of it under way */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
+    /* The connection whose PREPARE3 made it, until FINISH3 is called:
+     * its close destroys the waiting QEMU (qemu_migrate_recover.c). */
+    const struct rv_driver_conn *migrate_in_conn;
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
      * migration holds the domain (other changes refused); NULL: none. */
@@ -518,6 +521,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err);
+/* rv_qemu_def_write told its outcome through then(data, NULL or why)
+ * (FINISH3's PERSIST_DEST: its crash point comes before the answer). */
+int rv_qemu_def_write_then(qemu_dom *d, rv_qemu_domain_def *def, rv_qemu_def_then_fn then,
+                           void *then_data, rv_err *err);
 /* The same without the DEFINED event (a block job's pivot, as libvirtd). */
 int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                                 rv_err *err),
@@ -824,6 +831,13 @@ int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);
 /* Connection c closed: the migrations it held let go. */
 void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
+/* qemu_migrate_recover.c: true if d has a disk whose image lock QEMU
+ * takes (a writable file), so that a "cont" of a source QEMU after its
+ * stream completed is refused while the destination runs the guest. */
+bool rv_qemu_migrate_may_reclaim(const qemu_dom *d);
+/* Connection c closed: incoming migrations it prepared and did not
+ * finish are destroyed. */
+void rv_qemu_migrate_conn_closed(const struct rv_driver_conn *c);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

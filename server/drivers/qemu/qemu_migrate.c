@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
 
@@ -277,6 +278,7 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_clear(&e);
         return;
     }
+    rv_crash_point("migrate-perform", 1);    /* (QEMU sends the stream) */
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (j && j->aborted)
         rv_qemu_migration_cancel(d, NULL);
@@ -572,6 +574,7 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
      * file's removal by the store helper (qemu_sync.c, one request at a
      * time, in order): the definition's removal, asked first, is done by
      * then, and the caller finds no trace of the guest here. */
+    rv_crash_point("migrate-confirm", 1);
     if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def && rv_qemu_def_remove(d, 0, NULL, err) < 0)
         return -1;
     rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
@@ -615,12 +618,14 @@ static int pick_port(void)
 typedef struct qemu_migrate_finish {
     rv_deferred *reply;
     unsigned int flags;
+    qemu_dom *dom;              /* (while its definition is written) */
 } finish_op;
 
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
     rv_qemu_migstore_gone(d);
     d->migration_owner = NULL;
+    d->migrate_in_conn = NULL;
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -669,7 +674,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_prepare3_params_args *args,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0)
         return -1;
     const rv_typed_param *params = args->params.params_val;
@@ -799,6 +803,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         r->uri_out = NULL;
     }
     d->migrate_port = port;
+    d->migrate_in_conn = c;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
 }
@@ -863,6 +868,26 @@ static void finish_fail(qemu_dom *d, finish_op *op, const rv_err *why)
 }
 
 
+/* FINISH3's PERSIST_DEST definition written (or not: why). */
+static void on_persisted(void *data, const rv_err *why)
+{
+    finish_op *op = data;
+    rv_err e = { 0 };
+    if (why) {
+        /* libvirt's word: the guest runs here, but is not persistent. */
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
+                   "migration successfully aborted: the definition could not be kept: %s",
+                   why->message ? why->message : "");
+    } else {
+        rv_crash_point("migrate-finish", 3);     /* (durable, not answered) */
+        rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
+        rv_qemu_put_dom(op->dom, &r->dom, &e);
+    }
+    rv_deferred_finish(op->reply, rv_err_is_set(&e) ? &e : NULL);
+    rv_err_clear(&e);
+    free(op);
+}
+
 static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -887,26 +912,19 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     if (rv_qemu_save_status(d, &e) < 0)
         RV_WARN("domain '%s': %s", d->live->name, e.message);
     rv_err_clear(&e);
+    rv_crash_point("migrate-finish", 2);     /* (it runs here) */
     rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
     if (op->flags & MIGRATE_PERSIST_DEST) {
         /* The definition is kept: answered once it is durable. */
         const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
         rv_qemu_domain_def *def = persist_def(a->params.params_val, a->params.params_len, d->live, &e);
-        if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
-            free(op);
+        op->dom = d;
+        if (def && rv_qemu_def_write_then(d, def, on_persisted, op, &e) == 0)
             return;
-        }
         if (!rv_err_is_set(&e))
             rv_err_set(&e, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        /* libvirt's word: the guest runs here, but is not persistent. */
-        rv_err e2 = { 0 };
-        rv_err_set(&e2, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
-                   "migration successfully aborted: the definition could not be kept: %s",
-                   e.message ? e.message : "");
-        rv_deferred_finish(op->reply, &e2);
-        rv_err_clear(&e2);
+        on_persisted(op, &e);
         rv_err_clear(&e);
-        free(op);
         return;
     }
     if (rv_qemu_put_dom(d, &r->dom, &e) < 0) {
@@ -929,6 +947,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    rv_crash_point("migrate-finish", 1);
     rv_qemu_migstore_stop_server(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
         /* It stays paused, as asked; it is here now. */
@@ -979,6 +998,8 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
         return -1;
     qemu_dom *d = rv_qemu_find_uuid(def->uuid);
     rv_qemu_domain_free(def);
+    if (d)
+        d->migrate_in_conn = NULL;      /* (this call finishes or cancels it) */
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");
