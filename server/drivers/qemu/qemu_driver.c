@@ -135,6 +135,7 @@ void rv_qemu_init(const rv_driver_setup *setup)
     rv_qemu.backup_tls_dir = strdup(setup->qemu_backup_tls_dir ? setup->qemu_backup_tls_dir : "/etc/pki/qemu");
     rv_qemu.backup_tls_verify = setup->qemu_backup_tls_verify;
     rv_qemu.migration_host = setup->qemu_migration_host ? strdup(setup->qemu_migration_host) : NULL;
+    rv_qemu.migration_stall_timeout = setup->qemu_migration_stall_timeout;
     rv_qemu.migration_port_min = setup->qemu_migration_port_min > 0 ? setup->qemu_migration_port_min : 49152;
     rv_qemu.migration_port_max = setup->qemu_migration_port_max >= rv_qemu.migration_port_min
                                      ? setup->qemu_migration_port_max : rv_qemu.migration_port_min + 63;

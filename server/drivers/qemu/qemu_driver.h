@@ -184,6 +184,7 @@ typedef struct qemu_dom {
     /* The connection whose PREPARE3 made it, until FINISH3 is called:
      * its close destroys the waiting QEMU (qemu_migrate_recover.c). */
     const struct rv_driver_conn *migrate_in_conn;
+    struct rv_qemu_migstall *migstall;  /* PERFORM3's watch for a stalled stream */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
      * migration holds the domain (other changes refused); NULL: none. */
@@ -229,6 +230,7 @@ typedef struct qemu_state {
     bool backup_tls_verify;     /* ... clients must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
+    int migration_stall_timeout;    /* s (qemu_migrate_recover.c); <= 0: never */
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
@@ -838,6 +840,12 @@ bool rv_qemu_migrate_may_reclaim(const qemu_dom *d);
 /* Connection c closed: incoming migrations it prepared and did not
  * finish are destroyed. */
 void rv_qemu_migrate_conn_closed(const struct rv_driver_conn *c);
+/* PERFORM3's stream is under way: cancelled if it sends nothing for
+ * qemu_migration_stall_timeout s.  _end: the watch is over; true (err
+ * set to say so, if given) when it cancelled the stream. */
+typedef struct rv_qemu_migstall rv_qemu_migstall;
+void rv_qemu_migrate_stall_watch(qemu_dom *d);
+bool rv_qemu_migrate_stall_end(qemu_dom *d, rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

@@ -235,7 +235,9 @@ static void cancel_quietly(qemu_dom *d)
 static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
-    if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
+    if (rv_qemu_migrate_stall_end(d, &aborted) && err)
+        err = &aborted;
+    else if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
         RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
@@ -279,6 +281,7 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         return;
     }
     rv_crash_point("migrate-perform", 1);    /* (QEMU sends the stream) */
+    rv_qemu_migrate_stall_watch(d);
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (j && j->aborted)
         rv_qemu_migration_cancel(d, NULL);
@@ -626,6 +629,7 @@ void rv_qemu_migrate_gone(qemu_dom *d)
     rv_qemu_migstore_gone(d);
     d->migration_owner = NULL;
     d->migrate_in_conn = NULL;
+    rv_qemu_migrate_stall_end(d, NULL);
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
