@@ -247,6 +247,7 @@ static void perform_end(qemu_dom *d, const rv_err *err)
         cancel_quietly(d);
     } else {
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
+        rv_crash_point("migrate-perform", 2);    /* (stream complete, not answered) */
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
