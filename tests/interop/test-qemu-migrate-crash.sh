@@ -20,7 +20,12 @@
 #     qemu_migration_stall_timeout, 5 s here), the call fails within
 #     virsh's keepalive, B drops its waiting QEMU when its keepalive gives
 #     virsh's connection up (1 s x 3 here); the guest runs on A; the link
-#     up again, the migration succeeds.
+#     up again, the migration succeeds;
+#   - the destination's job record, side by side with two stock libvirtd
+#     9.0: domjobinfo there during the stream is refused as libvirtd
+#     refuses it, domjobabort finds no job, and after it `domjobinfo
+#     --completed` says Completed, Incoming migration, with the source's
+#     figures (from PERFORM3's cookie); no JOB_COMPLETED event there.
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
@@ -157,3 +162,55 @@ b_empty || fail "B kept g after the cut"
 virsh -q -c "$A" migrate --live g "$B" > "$OUT/again" 2>&1 || { show "$OUT/again"; fail "migrate after the link came back"; }
 run_on "$B" && ! run_on "$A" || fail "after the link came back: g not on B alone"
 wait_for 60 "the key on B" key_on "$B"
+
+# ---- the destination's job record: from B back to A (16 MiB/s: a few
+# seconds); A, the destination, refuses its statistics while the stream
+# comes and keeps the completed record after it, as libvirtd 9.0 does
+# (side by side below); no JOB_COMPLETED there ----
+# dest_job SRC DST DOMAIN OUTPREFIX [virsh migrate options]: the migration,
+# with DST's job queries during it and after.
+dest_job()
+{
+    local src=$1 dst=$2 dom=$3 out=$4
+    shift 4
+    bg "$out-events" stdbuf -oL virsh -c "$dst" event --all --loop --timestamp
+    local ev=$BG_PID
+    bg "$out-mig" virsh -q -c "$src" migrate --live --bandwidth 16 "$@" "$dom" "$dst"
+    local mig=$BG_PID
+    _incoming() { virsh -q -c "$src" domjobinfo "$dom" 2> /dev/null | grep -q "Memory processed: *[1-9]"; }
+    wait_for 60 "the stream to $dst" _incoming
+    virsh -c "$dst" domjobinfo "$dom" > "$out-during" 2>&1 || true
+    virsh -c "$dst" domjobabort "$dom" > "$out-abort" 2>&1 || true
+    wait "$mig" || { show "$out-mig.err"; fail "$out: the migration failed"; }
+    virsh -c "$dst" domjobinfo "$dom" > "$out-after" 2>&1 || true
+    virsh -c "$dst" domjobinfo --completed --keep-completed "$dom" > "$out-completed" 2>&1 || true
+    sleep 1
+    kill "$ev" 2> /dev/null || true
+    wait "$ev" 2> /dev/null || true
+    grep -q "Operation not supported: migration statistics are available only on the source host" "$out-during" ||
+        { show "$out-during"; fail "$out: domjobinfo on the destination during the migration"; }
+    grep -q "Job type: *None" "$out-after" || { show "$out-after"; fail "$out: domjobinfo after it"; }
+    grep -q "Job type: *Completed" "$out-completed" && grep -q "Operation: *Incoming migration" "$out-completed" &&
+        grep -q "Time elapsed: *[1-9]" "$out-completed" && grep -q "Total downtime:" "$out-completed" &&
+        grep -q "Memory processed: *[1-9]" "$out-completed" ||
+        { show "$out-completed"; fail "$out: domjobinfo --completed on the destination"; }
+    ! grep -q "job-completed" "$out-events" || { show "$out-events"; fail "$out: JOB_COMPLETED on the destination"; }
+    grep -q "Requested operation is not valid: no job is active on the domain" "$out-abort" ||
+        { show "$out-abort"; fail "$out: domjobabort on the destination"; }
+    echo "$out: during: $(grep -h error "$out-during"); abort: $(grep -h error "$out-abort")" >&2
+    echo "$out: completed on the destination:" >&2
+    grep -E "Operation|Time elapsed|Total downtime|Memory processed" "$out-completed" >&2
+}
+dest_job "$B" "$A" g "$OUT/remvirtd" --migrateuri tcp://10.231.0.1
+run_on "$A" && ! run_on "$B" || fail "g not on A alone after the slow migration"
+
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_pair
+shared_guest_xml lg
+virsh -q -c "$LA" define "$OUT/lg.xml" > /dev/null
+virsh -q -c "$LA" start lg > /dev/null
+dest_job "$LA" "$LB" lg "$OUT/libvirtd" --unsafe --migrateuri tcp://10.231.0.2
+virsh -q -c "$LB" destroy lg > /dev/null

@@ -844,6 +844,17 @@ void rv_qemu_migrate_conn_closed(const struct rv_driver_conn *c);
  * qemu_migration_stall_timeout s.  _end: the watch is over; true (err
  * set to say so, if given) when it cancelled the stream. */
 typedef struct rv_qemu_migstall rv_qemu_migstall;
+/* qemu_migrate_jobin.c: the job records of a migration on both ends.
+ * The source's PERFORM3 cookie with the completed job's <statistics>
+ * (*val NULL, 0 returned, without a completed migration record). */
+int rv_qemu_migrate_stats_cookie(qemu_dom *d, char **val, u_int *len, rv_err *err);
+/* The destination's incoming job: begun when its QEMU is up, refused to
+ * GET_JOB_INFO/STATS while it runs (true, err set), ended completed by
+ * FINISH3 with the source's cookie, or not when its QEMU goes. */
+void rv_qemu_migrate_in_begin(qemu_dom *d);
+bool rv_qemu_migrate_in_refused(const qemu_dom *d, rv_err *err);
+void rv_qemu_migrate_in_done(qemu_dom *d, const char *cookie, u_int len);
+void rv_qemu_migrate_in_gone(qemu_dom *d);
 void rv_qemu_migrate_stall_watch(qemu_dom *d);
 bool rv_qemu_migrate_stall_end(qemu_dom *d, rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */

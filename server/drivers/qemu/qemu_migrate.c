@@ -252,6 +252,13 @@ static void perform_end(qemu_dom *d, const rv_err *err)
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
     rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
+    if (!err && d->jobs->reply) {
+        /* (out of memory: answered without the figures) */
+        rv_domain_migrate_perform3_params_ret *r = rv_deferred_ret(d->jobs->reply);
+        rv_err e = { 0 };
+        if (rv_qemu_migrate_stats_cookie(d, &r->cookie_out.cookie_out_val, &r->cookie_out.cookie_out_len, &e) < 0)
+            rv_err_clear(&e);
+    }
     rv_qemu_job_done(d, err);
     if (d->p2p)
         rv_qemu_migrate_p2p_performed(d, err);
@@ -631,6 +638,7 @@ void rv_qemu_migrate_gone(qemu_dom *d)
     d->migration_owner = NULL;
     d->migrate_in_conn = NULL;
     rv_qemu_migrate_stall_end(d, NULL);
+    rv_qemu_migrate_in_gone(d);
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -853,6 +861,7 @@ void rv_qemu_migrate_incoming(qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
         migration_caps(d, true);
+        rv_qemu_migrate_in_begin(d);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))
@@ -872,6 +881,13 @@ static void finish_fail(qemu_dom *d, finish_op *op, const rv_err *why)
     free(op);
 }
 
+
+/* The incoming job completed, with the figures of FINISH3's cookie. */
+static void finish_recorded(qemu_dom *d, const finish_op *op)
+{
+    const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
+    rv_qemu_migrate_in_done(d, a->cookie_in.cookie_in_val, a->cookie_in.cookie_in_len);
+}
 
 /* FINISH3's PERSIST_DEST definition written (or not: why). */
 static void on_persisted(void *data, const rv_err *why)
@@ -913,6 +929,7 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     d->migrate_port = 0;
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
                           RV_EVENT_RESUMED_MIGRATED);
+    finish_recorded(d, op);
     rv_err e = { 0 };
     if (rv_qemu_save_status(d, &e) < 0)
         RV_WARN("domain '%s': %s", d->live->name, e.message);
@@ -960,6 +977,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         d->migrate_port = 0;
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_PAUSED);
+        finish_recorded(d, op);
         d->migrate_finish = NULL;
         rv_err e = { 0 };
         rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
