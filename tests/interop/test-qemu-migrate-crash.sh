@@ -7,11 +7,13 @@
 #   - a crash point (RV_CRASH_AT, server/drivers/crash_point.h) at each
 #     step on each side kills that remvirtd (SIGKILL) there: B after
 #     PREPARE3 started its QEMU (migrate-prepare:1), A after QEMU took
-#     the migrate command (migrate-perform:1), B in FINISH3 before its
-#     cont (migrate-finish:1), after it (2) and after the definition is
-#     durable (3), A in CONFIRM3 before the guest and its definition go
-#     (migrate-confirm:1) and after (2).  virsh cleans up as it does (a
-#     failed step is followed by FINISH3 and CONFIRM3 cancelled), the dead
+#     the migrate command (migrate-perform:1) and after the stream (2), B
+#     in FINISH3 before its cont (migrate-finish:1), after it (2) and
+#     after the definition is durable (3), A in CONFIRM3 before the guest
+#     and its definition go (migrate-confirm:1) and after (2); and A after
+#     the stream of a peer-to-peer migration (B's QEMU goes with A's
+#     connection).  virsh cleans up as it does (a failed step is followed
+#     by FINISH3 and CONFIRM3 cancelled), the dead
 #     remvirtd is started again, and then: the guest runs on one host
 #     only (the other's copy, if any, paused), the SSH key its agent keeps
 #     in memory is there, and the definitions are where they should be;
@@ -73,18 +75,20 @@ back_to_a()
     wait_for 60 "the key on A again" key_on "$A"
 }
 
-# crash SIDE OP STEP WHERE DEF_A DEF_B: the migration with SIDE's remvirtd
-# killed at OP:STEP; then the guest runs on WHERE (a or b) only, and
-# dominfo's Persistent on A and on B is DEF_A and DEF_B ("" for none).
+# crash SIDE OP STEP WHERE DEF_A DEF_B [OPTION...]: the migration (with
+# virsh migrate's OPTIONs) with SIDE's remvirtd killed at OP:STEP; then
+# the guest runs on WHERE (a or b) only, and dominfo's Persistent on A
+# and on B is DEF_A and DEF_B ("" for none).
 crash()
 {
     local side=$1 op=$2 step=$3 where=$4 def_a=$5 def_b=$6
+    shift 6
     arm "$side" "$op" "$step"
     local pid=$BPID log=$BDIR/stderr
     [ "$side" = b ] || { pid=$REMVIRTD_PID; log=$REMVIRTD_DIR/stderr; }
     local rc=0 start end
     start=$(date +%s.%N)
-    timeout 120 virsh -q -c "$A" migrate --live --persistent --undefinesource g "$B" > "$OUT/m-$op-$step" 2>&1 || rc=$?
+    timeout 120 virsh -q -c "$A" migrate --live --persistent --undefinesource "$@" g "$B" > "$OUT/m-$op-$step" 2>&1 || rc=$?
     end=$(date +%s.%N)
     [ "$rc" != 124 ] || fail "$op:$step: virsh migrate hangs"
     wait_for 30 "$side's remvirtd to die at $op:$step" eval "! alive $pid" || fail "$op:$step was not reached"
@@ -113,7 +117,7 @@ crash()
     wait_for 60 "the guest's key in its memory on $where" key_on "$here" || fail "$op:$step: the key is lost"
     [ "$(persistent_on "$A")" = "$def_a" ] || fail "$op:$step: A's definition: '$(persistent_on "$A")', not '$def_a'"
     [ "$(persistent_on "$B")" = "$def_b" ] || fail "$op:$step: B's definition: '$(persistent_on "$B")', not '$def_b'"
-    printf '%s:%s (%s killed): virsh rc %s after %.2f s; g runs on %s; A: %s, B: %s\n' "$op" "$step" "$side" "$rc" \
+    printf '%s:%s %s(%s killed): virsh rc %s after %.2f s; g runs on %s; A: %s, B: %s\n' "$op" "$step" "${*:+$* }" "$side" "$rc" \
         "$(awk "BEGIN { print $end - $start }")" "$where" "$(state_on "$A")" "$(state_on "$B")" >&2
     # (what A's restart found: a stream still going, or one complete)
     [ "$side" = b ] || tail -n "+$lines" "$REMVIRTD_DIR/remvirtd.log" | grep -h "had migrated when\|Resumed\|resume" |
@@ -131,6 +135,11 @@ crash b    migrate-finish   2    b     yes     no
 crash b    migrate-finish   3    b     yes     yes
 crash a    migrate-confirm  1    b     yes     yes
 crash a    migrate-confirm  2    b     ""      yes
+# Peer to peer: the source's remvirtd, driving B itself, dies after the
+# stream; B destroys its waiting QEMU when that connection closes, and the
+# restarted source resumes the guest.
+crash a    migrate-perform  2    a     yes     ""      --p2p
+grep -q "closed before FINISH3" "$BDIR/remvirtd.log" || fail "p2p: B's QEMU did not go with the source's connection"
 # Unarmed now, both: the crash points are past.
 kill "$BPID"; wait "$BPID" 2> /dev/null || true; start_b
 restart_a
