@@ -212,6 +212,9 @@ dest_job()
 }
 dest_job "$B" "$A" g "$OUT/remvirtd" --migrateuri tcp://10.231.0.1
 run_on "$A" && ! run_on "$B" || fail "g not on A alone after the slow migration"
+# (peer to peer: the source's thread hands its figures to FINISH3 too)
+dest_job "$A" "$B" g "$OUT/remvirtd-p2p" --p2p
+run_on "$B" && ! run_on "$A" || fail "g not on B alone after the slow p2p migration"
 
 if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
