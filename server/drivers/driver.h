@@ -141,6 +141,7 @@ typedef struct rv_driver_setup {
      * (NULL: this host's name), the ports QEMU may listen on. */
     const char *qemu_migration_host;
     int qemu_migration_port_min, qemu_migration_port_max;
+    int qemu_migration_stall_timeout;   /* s an outgoing stream may send nothing; <= 0: never */
 } rv_driver_setup;
 
 typedef struct rv_driver {

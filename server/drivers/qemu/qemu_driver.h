@@ -200,6 +200,10 @@ typedef struct qemu_dom {
     bool migrate_tunnel;        /* incoming tunnelled (qemu_migrate_tunnel.c): */
     int migrate_tunnel_fd;      /* the stream's pipe for QEMU until passed; -1 after */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
+    /* The connection whose PREPARE3 made it, until FINISH3 is called:
+     * its close destroys the waiting QEMU (qemu_migrate_recover.c). */
+    const struct rv_driver_conn *migrate_in_conn;
+    struct rv_qemu_migstall *migstall;  /* PERFORM3's watch for a stalled stream */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
      * migration holds the domain (other changes refused); NULL: none. */
@@ -248,6 +252,7 @@ typedef struct qemu_state {
     bool migrate_tls_verify;    /* ... the peer must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
+    int migration_stall_timeout;    /* s (qemu_migrate_recover.c); <= 0: never */
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
@@ -540,6 +545,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err);
+/* rv_qemu_def_write told its outcome through then(data, NULL or why)
+ * (FINISH3's PERSIST_DEST: its crash point comes before the answer). */
+int rv_qemu_def_write_then(qemu_dom *d, rv_qemu_domain_def *def, rv_qemu_def_then_fn then,
+                           void *then_data, rv_err *err);
 /* The same without the DEFINED event (a block job's pivot, as libvirtd). */
 int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                                 rv_err *err),
@@ -880,6 +889,30 @@ int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);
 /* Connection c closed: the migrations it held let go. */
 void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
+/* qemu_migrate_recover.c: true if d has a disk whose image lock QEMU
+ * takes (a writable file), so that a "cont" of a source QEMU after its
+ * stream completed is refused while the destination runs the guest. */
+bool rv_qemu_migrate_may_reclaim(const qemu_dom *d);
+/* Connection c closed: incoming migrations it prepared and did not
+ * finish are destroyed. */
+void rv_qemu_migrate_conn_closed(const struct rv_driver_conn *c);
+/* PERFORM3's stream is under way: cancelled if it sends nothing for
+ * qemu_migration_stall_timeout s.  _end: the watch is over; true (err
+ * set to say so, if given) when it cancelled the stream. */
+typedef struct rv_qemu_migstall rv_qemu_migstall;
+/* qemu_migrate_jobin.c: the job records of a migration on both ends.
+ * The source's PERFORM3 cookie with the completed job's <statistics>
+ * (*val NULL, 0 returned, without a completed migration record). */
+int rv_qemu_migrate_stats_cookie(qemu_dom *d, char **val, u_int *len, rv_err *err);
+/* The destination's incoming job: begun when its QEMU is up, refused to
+ * GET_JOB_INFO/STATS while it runs (true, err set), ended completed by
+ * FINISH3 with the source's cookie, or not when its QEMU goes. */
+void rv_qemu_migrate_in_begin(qemu_dom *d);
+bool rv_qemu_migrate_in_refused(const qemu_dom *d, rv_err *err);
+void rv_qemu_migrate_in_done(qemu_dom *d, const char *cookie, u_int len);
+void rv_qemu_migrate_in_gone(qemu_dom *d);
+void rv_qemu_migrate_stall_watch(qemu_dom *d);
+bool rv_qemu_migrate_stall_end(qemu_dom *d, rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

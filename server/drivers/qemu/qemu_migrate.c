@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
 
@@ -254,7 +255,9 @@ static void cancel_quietly(qemu_dom *d)
 static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
-    if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
+    if (rv_qemu_migrate_stall_end(d, &aborted) && err)
+        err = &aborted;
+    else if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
         RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
@@ -264,11 +267,19 @@ static void perform_end(qemu_dom *d, const rv_err *err)
         cancel_quietly(d);
     } else {
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
+        rv_crash_point("migrate-perform", 2);    /* (stream complete, not answered) */
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
     rv_qemu_migcaps_end(d);
     rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
+    if (!err && d->jobs->reply) {
+        /* (out of memory: answered without the figures) */
+        rv_domain_migrate_perform3_params_ret *r = rv_deferred_ret(d->jobs->reply);
+        rv_err e = { 0 };
+        if (rv_qemu_migrate_stats_cookie(d, &r->cookie_out.cookie_out_val, &r->cookie_out.cookie_out_len, &e) < 0)
+            rv_err_clear(&e);
+    }
     rv_qemu_job_done(d, err);
     if (d->p2p)
         rv_qemu_migrate_p2p_performed(d, err);
@@ -298,6 +309,8 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_clear(&e);
         return;
     }
+    rv_crash_point("migrate-perform", 1);    /* (QEMU sends the stream) */
+    rv_qemu_migrate_stall_watch(d);
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (j && j->aborted)
         rv_qemu_migration_cancel(d, NULL);
@@ -606,6 +619,7 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
      * file's removal by the store helper (qemu_sync.c, one request at a
      * time, in order): the definition's removal, asked first, is done by
      * then, and the caller finds no trace of the guest here. */
+    rv_crash_point("migrate-confirm", 1);
     if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def && rv_qemu_def_remove(d, 0, NULL, err) < 0)
         return -1;
     rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
@@ -649,6 +663,7 @@ static int pick_port(void)
 typedef struct qemu_migrate_finish {
     rv_deferred *reply;
     unsigned int flags;
+    qemu_dom *dom;              /* (while its definition is written) */
 } finish_op;
 
 void rv_qemu_migrate_gone(qemu_dom *d)
@@ -656,6 +671,9 @@ void rv_qemu_migrate_gone(qemu_dom *d)
     rv_qemu_migstore_gone(d);
     rv_qemu_migtunnel_gone(d);
     d->migration_owner = NULL;
+    d->migrate_in_conn = NULL;
+    rv_qemu_migrate_stall_end(d, NULL);
+    rv_qemu_migrate_in_gone(d);
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -704,7 +722,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_prepare3_params_args *args,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
     rv_qemu_migcaps caps;
@@ -780,6 +797,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         free(r->uri_out);
         r->uri_out = NULL;
     }
+    d->migrate_in_conn = c;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
 }
@@ -924,6 +942,7 @@ static void listen_incoming(qemu_dom *d, const rv_err *set)
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
+        rv_qemu_migrate_in_begin(d);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))
@@ -950,6 +969,33 @@ static void finish_fail(qemu_dom *d, finish_op *op, const rv_err *why)
 }
 
 
+/* The incoming job completed, with the figures of FINISH3's cookie. */
+static void finish_recorded(qemu_dom *d, const finish_op *op)
+{
+    const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
+    rv_qemu_migrate_in_done(d, a->cookie_in.cookie_in_val, a->cookie_in.cookie_in_len);
+}
+
+/* FINISH3's PERSIST_DEST definition written (or not: why). */
+static void on_persisted(void *data, const rv_err *why)
+{
+    finish_op *op = data;
+    rv_err e = { 0 };
+    if (why) {
+        /* libvirt's word: the guest runs here, but is not persistent. */
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
+                   "migration successfully aborted: the definition could not be kept: %s",
+                   why->message ? why->message : "");
+    } else {
+        rv_crash_point("migrate-finish", 3);     /* (durable, not answered) */
+        rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
+        rv_qemu_put_dom(op->dom, &r->dom, &e);
+    }
+    rv_deferred_finish(op->reply, rv_err_is_set(&e) ? &e : NULL);
+    rv_err_clear(&e);
+    free(op);
+}
+
 static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -970,30 +1016,24 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
     d->migrate_port = 0;
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
                           RV_EVENT_RESUMED_MIGRATED);
+    finish_recorded(d, op);
     rv_err e = { 0 };
     if (rv_qemu_save_status(d, &e) < 0)
         RV_WARN("domain '%s': %s", d->live->name, e.message);
     rv_err_clear(&e);
+    rv_crash_point("migrate-finish", 2);     /* (it runs here) */
     rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
     if (op->flags & MIGRATE_PERSIST_DEST) {
         /* The definition is kept: answered once it is durable. */
         const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
         rv_qemu_domain_def *def = persist_def(a->params.params_val, a->params.params_len, d->live, &e);
-        if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
-            free(op);
+        op->dom = d;
+        if (def && rv_qemu_def_write_then(d, def, on_persisted, op, &e) == 0)
             return;
-        }
         if (!rv_err_is_set(&e))
             rv_err_set(&e, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        /* libvirt's word: the guest runs here, but is not persistent. */
-        rv_err e2 = { 0 };
-        rv_err_set(&e2, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
-                   "migration successfully aborted: the definition could not be kept: %s",
-                   e.message ? e.message : "");
-        rv_deferred_finish(op->reply, &e2);
-        rv_err_clear(&e2);
+        on_persisted(op, &e);
         rv_err_clear(&e);
-        free(op);
         return;
     }
     if (rv_qemu_put_dom(d, &r->dom, &e) < 0) {
@@ -1016,6 +1056,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    rv_crash_point("migrate-finish", 1);
     rv_qemu_migstore_stop_server(d);
     rv_qemu_migcaps_end(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
@@ -1024,6 +1065,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         d->migrate_port = 0;
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_PAUSED);
+        finish_recorded(d, op);
         d->migrate_finish = NULL;
         rv_err e = { 0 };
         rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
@@ -1083,6 +1125,8 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     } else {
         d = rv_qemu_find_name(dname);
     }
+    if (d)
+        d->migrate_in_conn = NULL;      /* (this call finishes or cancels it) */
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");

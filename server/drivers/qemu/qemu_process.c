@@ -420,6 +420,9 @@ static void on_runtime_gone(rv_qemu_sync *s, int error)
     qemu_dom *d = s->data;
     rv_err err = d->gone_err;
     d->gone_err = (rv_err){ 0 };
+    /* (CONFIRM3's: the source's QEMU and files gone, not answered) */
+    if (d->jobs && d->jobs->kind == QJOB_DESTROY && (d->jobs->flags & QJOB_MIGRATE_IN))
+        rv_crash_point("migrate-confirm", 2);
     job_done(d, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
 }
@@ -666,7 +669,8 @@ static void on_started_recorded(rv_qemu_sync *s, int error)
         RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
     }
-    rv_crash_point("start", 1);
+    /* (an incoming migration's: its QEMU listens, PREPARE3 not answered) */
+    rv_crash_point(d->jobs->flags & QJOB_MIGRATE_IN ? "migrate-prepare" : "start", 1);
     job_done(d, NULL);
 }
 
@@ -824,9 +828,10 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     if (saving < 0 && !rv_qemu_has_managed_save(dom_name(d))) {
         /* No save was under way: an outgoing migration may have been (no
          * client can confirm it now).  One still sending is called off
-         * (QEMU runs the guest again); one that completed stays paused,
-         * never resumed here: the destination may be running the guest
-         * (libvirtd leaves that call to the administrator too). */
+         * (QEMU runs the guest again); one that completed is resumed if
+         * QEMU can take its disks back, which it cannot while the
+         * destination runs the guest (qemu_migrate_recover.c); else, or
+         * without such a disk, it stays paused for the administrator. */
         rv_err e = { 0 };
         if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
@@ -834,12 +839,15 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
         rv_qemu_migstore_reattach(qmp);
         rv_qemu_migcaps_reset(qmp);
         if (migrated) {
-            RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
-                    dom_name(d));
+            bool reclaim = rv_qemu_migrate_may_reclaim(d);
+            RV_WARN("domain '%s': it had migrated when remvirtd stopped: %s", dom_name(d),
+                    reclaim ? "resumed unless the destination holds its disks" : "it stays paused");
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
             if (rv_qemu_save_status(d, &e) < 0)
                 RV_WARN("domain '%s': %s", dom_name(d), e.message);
             rv_err_clear(&e);
+            if (reclaim)
+                rv_qemu_job_add(d, QJOB_RESUME, QJOB_MIGRATE_IN, NULL, NULL);
             return;
         }
     }
