@@ -215,6 +215,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-migrate-p2p.sh \
 	tests/interop/test-qemu-migrate-storage.sh \
+	tests/interop/test-qemu-migrate-postcopy.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \

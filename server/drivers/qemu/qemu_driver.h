@@ -182,6 +182,7 @@ typedef struct qemu_dom {
     struct qemu_p2p *p2p;       /* a peer-to-peer migration of it under way */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
+    struct rv_qemu_postcopy *postcopy;  /* a post-copy migration (qemu_migrate_postcopy.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
      * migration holds the domain (other changes refused); NULL: none. */
     const struct rv_driver_conn *migration_owner;
@@ -816,6 +817,54 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
 int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_params_args *args,
                         rv_err *err);
 void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err);
+
+/* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags: */
+#define RV_QEMU_MIGRATE_PEER2PEER (1u << 1)
+#define RV_QEMU_MIGRATE_NON_SHARED ((1u << 6) | (1u << 7))
+#define RV_QEMU_MIGRATE_OFFLINE (1u << 10)
+#define RV_QEMU_MIGRATE_POSTCOPY (1u << 15)
+#define RV_QEMU_MIGRATE_POSTCOPY_RESUME (1u << 19)
+typedef struct rv_qemu_postcopy rv_qemu_postcopy;
+/* The steps' refusals of the post-copy flags: 0, or -1 with err. */
+int rv_qemu_postcopy_check_flags(unsigned int flags, rv_err *err);
+/* BEGIN3 with VIR_MIGRATE_POSTCOPY_RESUME: -1 with err (nothing to
+ * resume, or remvirtd does not resume one). */
+int rv_qemu_postcopy_refuse_resume(const rv_nonnull_domain *dom, rv_err *err);
+/* PREPARE3 (out false) and PERFORM3 (out true): a migration begins, with
+ * VIR_MIGRATE_POSTCOPY in flags or not. */
+void rv_qemu_postcopy_begin(qemu_dom *d, unsigned int flags, bool out);
+/* Whether QEMU's postcopy-ram capability goes on; whether the switch
+ * happened (migrate-start-postcopy and the start's checks). */
+bool rv_qemu_postcopy_allowed(const qemu_dom *d);
+bool rv_qemu_postcopy_switched(const qemu_dom *d);
+/* PERFORM3's bandwidth.postcopy parameter to QEMU. */
+void rv_qemu_postcopy_out_params(qemu_dom *d, const rv_typed_param *params, u_int n);
+/* QEMU's MIGRATION event (data: its status). */
+void rv_qemu_postcopy_event(qemu_dom *d, json_object *data);
+/* QEMU's STOP on the source, RESUME on the destination: true when the
+ * state became the post-copy one (paused / running (post-copy)). */
+bool rv_qemu_postcopy_stop(qemu_dom *d);
+bool rv_qemu_postcopy_resume(qemu_dom *d);
+/* query-migrate's status during a wait: 1 the wait is over (the
+ * switch), -1 it failed, 0 not for post-copy to say. */
+int rv_qemu_postcopy_status(qemu_dom *d, const char *status);
+/* CONFIRM3 after the switch: waits for the stream's end, then goes on as
+ * after pre-copy; cancelled: paused (post-copy failed).  RV_DEFERRED, or
+ * 0 when it is not a post-copy one. */
+int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply);
+/* FINISH3's cont after the switch: running (post-copy), and drained(d,
+ * op, err) once the stream is complete (or broke).  False: not post-copy. */
+bool rv_qemu_postcopy_finish(qemu_dom *d, void (*drained)(qemu_dom *d, void *op, const rv_err *err),
+                             void *op);
+/* The migration or the domain's process is over. */
+void rv_qemu_postcopy_gone(qemu_dom *d);
+/* SUSPEND while d's outgoing migration runs: the CPUs stop at once
+ * (paused (migration)), so that the migration can complete, as virsh's
+ * --timeout asks; true when it took reply. */
+bool rv_qemu_migrate_suspend(qemu_dom *d, rv_deferred *reply);
+/* QEMU's MIGRATION_PASS on the source: MIGRATION_ITERATION (virsh's
+ * --postcopy-after-precopy switches at the second). */
+void rv_qemu_migrate_pass_event(qemu_dom *d, json_object *data);
 /* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
  * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
 int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);
