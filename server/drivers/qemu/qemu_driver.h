@@ -837,6 +837,12 @@ void rv_qemu_postcopy_begin(qemu_dom *d, unsigned int flags, bool out);
  * happened (migrate-start-postcopy and the start's checks). */
 bool rv_qemu_postcopy_allowed(const qemu_dom *d);
 bool rv_qemu_postcopy_switched(const qemu_dom *d);
+/* The source's post-copy migration failed: its job and lock stay (as
+ * libvirtd's, for a recovery) until its QEMU goes. */
+bool rv_qemu_postcopy_failed(const qemu_dom *d);
+/* PERFORM3's end (err: failed): true when the job record goes on, the
+ * stream going on after the switch until CONFIRM3 (not abortable). */
+bool rv_qemu_postcopy_keeps_job(qemu_dom *d, const rv_err *err);
 /* PERFORM3's bandwidth.postcopy parameter to QEMU. */
 void rv_qemu_postcopy_out_params(qemu_dom *d, const rv_typed_param *params, u_int n);
 /* QEMU's MIGRATION event (data: its status). */

@@ -129,6 +129,12 @@ static rv_qemu_domain_def *persist_def(const rv_typed_param *params, u_int n,
  * state change lock and fail with this; remvirtd refuses at once). */
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err)
 {
+    if (rv_qemu_postcopy_failed(d)) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+                   "Timed out during operation: cannot acquire state change lock (held by "
+                   "monitor=remoteDispatchDomainMigrateConfirm3Params)");
+        return true;
+    }
     if (!d->migration_owner)
         return false;
     rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
@@ -257,7 +263,8 @@ static void perform_end(qemu_dom *d, const rv_err *err)
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
-    rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
+    if (!rv_qemu_postcopy_keeps_job(d, err))
+        rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
     rv_qemu_job_done(d, err);
     if (d->p2p)
         rv_qemu_migrate_p2p_performed(d, err);

@@ -90,6 +90,22 @@ bool rv_qemu_postcopy_switched(const qemu_dom *d)
     return d->postcopy && d->postcopy->state != PC_ALLOWED;
 }
 
+bool rv_qemu_postcopy_failed(const qemu_dom *d)
+{
+    return d->postcopy && d->postcopy->out && d->postcopy->state == PC_FAILED;
+}
+
+bool rv_qemu_postcopy_keeps_job(qemu_dom *d, const rv_err *err)
+{
+    rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
+    if (err || !j || !rv_qemu_postcopy_switched(d))
+        return false;
+    /* (its figures go on from CONFIRM3's polls; libvirtd's words) */
+    j->abort = NULL;
+    j->no_abort = "cannot abort migration in post-copy mode";
+    return true;
+}
+
 static void on_set_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)qmp, (void)ret, (void)opaque;
@@ -199,6 +215,7 @@ static void confirm_drained(qemu_dom *d, const rv_err *err)
         rv_deferred_finish(reply, err);
         return;
     }
+    rv_qemu_jobinfo_end(d, true, true);
     rv_qemu_postcopy_gone(d);
     rv_err e = { 0 };
     if (rv_qemu_migrate_confirm(d, flags, false, reply, NULL, &e) < 0)
@@ -267,6 +284,8 @@ void rv_qemu_postcopy_gone(qemu_dom *d)
     if (!pc)
         return;
     d->postcopy = NULL;
+    if (pc->out && pc->state == PC_FAILED)
+        rv_qemu_jobinfo_end(d, false, false);
     if (pc->confirm) {
         rv_err e = { 0 };
         rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
