@@ -926,6 +926,7 @@ static void finish_running(qemu_dom *d, void *opaque, const rv_err *err)
         free(op);
         return;
     }
+    rv_qemu_postcopy_gone(d);   /* (a POSTCOPY migration that completed pre-copy) */
     d->migrate_in = false;
     d->migrate_port = 0;
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
