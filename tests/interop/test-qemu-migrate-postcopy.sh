@@ -164,6 +164,9 @@ T=$OUT/remvirtd/transcript
 [ "$(grep -c '^key there$' "$T")" = 4 ] || fail "the guest's memory did not arrive every time (above)"
 grep -q "^running (post-copy)$" "$T" || fail "the destination never ran post-copy"
 grep -q "^paused (post-copy failed)$" "$T" || fail "post-copy failure: the source is not paused (post-copy failed)"
+# (virsh's --postcopy-after-precopy listens for these: the source's passes)
+grep -q "migration-iteration' for domain 'g': iteration: '2'" "$OUT/remvirtd/events-b" ||
+    { show "$OUT/remvirtd/events-b"; fail "no MIGRATION_ITERATION 2 from B"; }
 
 if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
