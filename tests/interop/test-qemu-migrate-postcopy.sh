@@ -168,6 +168,28 @@ grep -q "^paused (post-copy failed)$" "$T" || fail "post-copy failure: the sourc
 grep -q "migration-iteration' for domain 'g': iteration: '2'" "$OUT/remvirtd/events-b" ||
     { show "$OUT/remvirtd/events-b"; fail "no MIGRATION_ITERATION 2 from B"; }
 
+# ---- A's remvirtd killed (SIGKILL) and started again after the switch:
+# nothing is undone (a cancelled post-copy stream would leave the guest
+# whole nowhere): QEMU's stream goes on, the guest arrives on B, A keeps
+# its QEMU paused (post-copy failed) for the administrator ----
+agent_guest_up "$A" g "$OUT/g.xml"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+bg "$OUT/restart" virsh -q -c "$A" migrate --live --postcopy --bandwidth 8 --postcopy-bandwidth 4 g "$B" --migrateuri tcp://10.231.0.2
+MIG=$BG_PID
+switch_now "$A"
+wait_for 60 "post-copy on B" pc_running "$B" || fail "B does not run g post-copy"
+restart_a
+wait "$MIG" || true     # (its CONFIRM3 lost A's connection)
+wait_for 60 "the key on B after A's restart" key_on "$B" || fail "g's memory did not reach B"
+b_migrated() { [ "$(state "$B")" = "running (migrated)" ]; }
+wait_for 60 "g running (migrated) on B" b_migrated || fail "B: $(state "$B")"
+[ "$(state "$A")" = "paused (post-copy failed)" ] || fail "A after its restart: $(state "$A")"
+virsh -q -c "$A" destroy g > /dev/null
+[ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+virsh -q -c "$A" undefine g > /dev/null
+virsh -q -c "$B" destroy g > /dev/null
+echo "ok   A's remvirtd restarted after the switch: g on B, A paused (post-copy failed)"
+
 if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0

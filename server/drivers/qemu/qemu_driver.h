@@ -871,6 +871,10 @@ bool rv_qemu_migrate_suspend(qemu_dom *d, rv_deferred *reply);
 /* QEMU's MIGRATION_PASS on the source: MIGRATION_ITERATION (virsh's
  * --postcopy-after-precopy switches at the second). */
 void rv_qemu_migrate_pass_event(qemu_dom *d, json_object *data);
+/* A remvirtd restarted: an outgoing migration it finds in QEMU is
+ * cancelled (migrate_cancel), unless it has switched to post-copy (then
+ * paused (post-copy failed)).  -1 with err if nothing could be sent. */
+int rv_qemu_migrate_reattach_cancel(rv_qmp *qmp, rv_err *err);
 /* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
  * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
 int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);

@@ -342,3 +342,52 @@ void rv_qemu_migrate_pass_event(qemu_dom *d, json_object *data)
         rv_driver_dom_event(&rv_qemu_driver, &ref, &ev);
     free(ref.name);
 }
+
+/* ---------------------------------------------------------------- reattach */
+
+static bool dom_has_qmp(const void *obj, const void *qmp)
+{
+    return ((const qemu_dom *)obj)->qmp == qmp;
+}
+
+static void on_cancel_reply(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp, (void)ret, (void)opaque;
+    if (err)
+        RV_DEBUG("migrate_cancel at reattach: %s", err->message ? err->message : "");
+}
+
+static void on_reattach_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)opaque;
+    qemu_dom *d = rv_dom_list_find(&rv_qemu.doms, dom_has_qmp, qmp);
+    json_object *st = NULL;
+    const char *s = !err && json_object_object_get_ex(ret, "status", &st) ? json_object_get_string(st) : "";
+    if (d && strncmp(s, "postcopy-", 9) == 0) {
+        /* After the switch nothing is undone (a cancelled post-copy
+         * stream would leave the guest whole nowhere): paused (post-copy
+         * failed) for the administrator, as a failure after the switch;
+         * QEMU's stream goes on by itself. */
+        RV_WARN("domain '%s': its post-copy migration (%s) lost remvirtd's stop: it stays paused",
+                d->live->name, s);
+        bool event = d->state != RV_DOMAIN_PAUSED || d->reason != RV_DOMAIN_PAUSED_POSTCOPY_FAILED;
+        d->state = RV_DOMAIN_PAUSED;
+        if (event)
+            reason_event(d, RV_DOMAIN_PAUSED_POSTCOPY_FAILED, RV_EVENT_SUSPENDED,
+                         RV_EVENT_SUSPENDED_POSTCOPY_FAILED);
+        rv_err e = { 0 };
+        if (rv_qemu_save_status(d, &e) < 0)
+            RV_WARN("domain '%s': %s", d->live->name, e.message ? e.message : "");
+        rv_err_clear(&e);
+        return;
+    }
+    rv_err e = { 0 };
+    if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, on_cancel_reply, NULL, &e) < 0)
+        RV_WARN("migrate_cancel at reattach: %s", e.message ? e.message : "");
+    rv_err_clear(&e);
+}
+
+int rv_qemu_migrate_reattach_cancel(rv_qmp *qmp, rv_err *err)
+{
+    return rv_qmp_command(qmp, "query-migrate", NULL, 0, on_reattach_status, NULL, err);
+}

@@ -824,7 +824,7 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
          * never resumed here: the destination may be running the guest
          * (libvirtd leaves that call to the administrator too). */
         rv_err e = { 0 };
-        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
+        if (rv_qemu_migrate_reattach_cancel(qmp, &e) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
         rv_qemu_migstore_reattach(qmp);
