@@ -132,7 +132,7 @@ run_side()
         # (once the destination runs it: how soon FINISH3 resumes it is
         # each daemon's)
         pc_running() { [ "$(state "$1")" = "running (post-copy)" ]; }
-        kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; $killb; }
+        kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
         scenario pf "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $ub" kill_b_after_switch
         sed 's/^failed: .*/failed/' "$D/pf.result"
         cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
