@@ -1,5 +1,7 @@
 #include "common/util.h"
 
+#include "common/buf_store.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,18 @@ int rv_buf_resize(rv_buf *b, size_t cap)
     compact(b);
     if (cap < b->len || cap == 0)
         return -1;
+    size_t got;
+    char *kept = cap > b->cap ? rv_buf_store_take(cap, &got) : NULL;
+    if (kept) {
+        /* Its pages are mapped already: a fresh mapping of this size
+         * would fault each of them in again. */
+        if (b->len)
+            memcpy(kept, b->data, b->len);
+        rv_buf_store_give(b->data, b->cap);
+        b->data = kept;
+        b->cap = got;
+        return 0;
+    }
     char *p = realloc(b->data, cap);
     if (!p)
         return -1;
@@ -64,7 +78,7 @@ void rv_buf_shrink(rv_buf *b, size_t keep)
     b->start = b->len = 0;
     if (keep == 0) {
         /* realloc(p, 0) may free p; say what is meant. */
-        free(b->data);
+        rv_buf_store_give(b->data, b->cap);
         b->data = NULL;
         b->cap = 0;
         return;
@@ -78,7 +92,7 @@ void rv_buf_shrink(rv_buf *b, size_t keep)
 
 void rv_buf_free(rv_buf *b)
 {
-    free(b->data);
+    rv_buf_store_give(b->data, b->cap);
     memset(b, 0, sizeof(*b));
 }
 

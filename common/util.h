@@ -16,7 +16,9 @@ typedef struct rv_buf {
 /* Make room for `more` bytes after len; returns 0 or -1 (ENOMEM). */
 int rv_buf_reserve(rv_buf *b, size_t more);
 /* Compact, then make the capacity exactly cap (at least the bytes live
- * and not 0); returns 0 or -1 (ENOMEM, or cap too small). */
+ * and not 0; growing on a thread with a buffer store, a kept buffer of
+ * under twice cap may be taken: common/buf_store.h); returns 0 or -1
+ * (ENOMEM, or cap too small). */
 int rv_buf_resize(rv_buf *b, size_t cap);
 static inline size_t rv_buf_used(const rv_buf *b) { return b->len - b->start; }
 static inline char *rv_buf_head(const rv_buf *b) { return b->data + b->start; }

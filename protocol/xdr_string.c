@@ -6,6 +6,11 @@
 
 #include "protocol/xdr_string.h"
 
+#include "common/buf_store.h"
+
+/* The longest string encoded straight into the stream's buffer. */
+#define RV_XDR_INLINE_MAX 4096
+
 static __thread int took_nul;
 
 int rv_xdr_string_took_nul(void)
@@ -18,7 +23,8 @@ int rv_xdr_string_took_nul(void)
 bool_t rv_xdr_string(XDR *xdrs, char **sp, u_int maxsize)
 {
     if (xdrs->x_op == XDR_FREE) {
-        free(*sp);
+        /* A large one (a document) into the loop's store, for the next. */
+        rv_buf_store_free(*sp);
         *sp = NULL;
         return TRUE;
     }
@@ -30,9 +36,12 @@ bool_t rv_xdr_string(XDR *xdrs, char **sp, u_int maxsize)
         const char *s = *sp;
         size_t size = s ? strlen(s) : 0;
         size_t pad = (4 - (size & 3)) & 3;
-        /* The UINT32_MAX bound keeps 4 + size + pad from wrapping in u_int
-         * for an unbounded string<> (maxsize ~0). */
-        int32_t *buf = s && size <= maxsize && size <= UINT32_MAX - 8
+        /* Only short strings: xdr_sizeof's XDR_INLINE allocates what is
+         * asked for, and a fresh 400 KB buffer faults in every page as
+         * the copy touches it (most of a large reply's cost on the loop).
+         * That bound also keeps 4 + size + pad from wrapping in u_int for
+         * an unbounded string<> (maxsize ~0). */
+        int32_t *buf = s && size <= maxsize && size <= RV_XDR_INLINE_MAX
                            ? XDR_INLINE(xdrs, (u_int)(4 + size + pad))
                            : NULL;
         if (!buf)
@@ -49,7 +58,7 @@ bool_t rv_xdr_string(XDR *xdrs, char **sp, u_int maxsize)
         return FALSE;
     char *s = *sp;
     bool_t mine = s == NULL;
-    if (mine && !(s = malloc((size_t)size + 1)))
+    if (mine && !(s = rv_buf_store_alloc((size_t)size + 1)))
         return FALSE;
     bool_t ok = xdr_opaque(xdrs, s, size);
     if (ok && memchr(s, '\0', size)) {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf_store.h"
 #include "common/log.h"
 #include "rv_keepalive.h"
 #include "server/budget.h"
@@ -64,6 +65,7 @@ struct rvs_client {
     unsigned dispatching : 1;       /* inside one of its own calls */
     unsigned flush_queued : 1;      /* on the server's list of clients to write to */
     unsigned yielded : 1;           /* waits on the yield queue with calls buffered */
+    unsigned write_yielded : 1;     /* its output waits for the next pass, not the peer */
     /* The hypervisor connection opened by CONNECT_OPEN. */
     const rv_driver *drv;
     rv_driver_conn *drv_conn;
@@ -199,10 +201,28 @@ static void take_spare(rv_buf *b, rv_buf *spare)
     }
 }
 
+/* Buffers over RVS_SPARE_MAX go back to the system when they empty; each
+ * is its own mapping (main.c), so the next large call maps one again and
+ * faults every page of it in: with 400 KB calls that was most of the
+ * passes with 1 ms of the loop's CPU in test-client-threads and test-ssh.
+ * The loop thread keeps a few of them (common/buf_store.h) for the
+ * next large packet or reply, at most RVS_STORE_TOTAL bytes together, the
+ * same whoever made them: what peers make the daemon hold rises by no
+ * more than that. */
+#define RVS_STORE_MIN (128 * 1024)
+#define RVS_STORE_TOTAL (4 * 1024 * 1024)
+#define RVS_STORE_SLOTS 8
+
+int rvs_client_keep_spares(void)
+{
+    return rv_buf_store_start(RVS_STORE_MIN, RVS_STORE_TOTAL, RVS_STORE_TOTAL, RVS_STORE_SLOTS);
+}
+
 void rvs_client_free_spares(void)
 {
     rv_buf_free(&spare_in);
     rv_buf_free(&spare_out);
+    rv_buf_store_stop();
 }
 
 static void on_readable(struct ev_loop *loop, ev_io *w, int revents);
@@ -1364,11 +1384,21 @@ static void serve_readable(rvs_client *c)
         handshake_step(c);
         return;
     }
-    do {
+    for (;;) {
         read_some(c);
         if (c->io == RVS_IO_CLOSING || dispatch_buffered(c) < 0)
             return;
-    } while (reading(c) && !c->yielded && rv_transport_pending(c->tr) > 0);
+        if (!reading(c) || c->yielded || rv_transport_pending(c->tr) == 0)
+            break;
+        /* Calls TLS or SASL holds already count against the pass's budget
+         * like those in c->in: twelve pipelined 1 MB GET_XML_DESC over
+         * TLS ran in one pass (test-tls).  The yield queue's turn reads
+         * them on. */
+        if (pass_spent(c)) {
+            yield(c);
+            break;
+        }
+    }
     /* An empty input buffer goes back first, so that the flush's count of
      * what c holds (write_out) is the one this batch needs. */
     if (!c->streams)
@@ -1458,9 +1488,11 @@ static int start_sasl_layer(rvs_client *c)
 }
 
 /* Write what is queued; 1 once everything is on the wire, 0 while the
- * socket is full (the write watcher then finishes), -1 if c was closed. */
+ * socket is full or the pass has used its budget (the write watcher then
+ * finishes), -1 if c was closed. */
 static int write_out(rvs_client *c)
 {
+    c->write_yielded = 0;
     while (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) > 0) {
         ssize_t n;
         struct client_fds *q = c->fds;
@@ -1491,6 +1523,17 @@ static int write_out(rvs_client *c)
             return -1;
         }
         rv_buf_consume(&c->out, (size_t)n);
+        /* A large output (a megabyte document, many replies) goes out
+         * over several passes, RVS_PASS_BUDGET's worth in each, the rest
+         * when the write watcher fires in the next: over TLS each 16 KiB
+         * record is encrypted and sent on the loop, and a megabyte of them
+         * held it for 3 to 5 ms (test-tls). */
+        if (rv_buf_used(&c->out) > 0 && pass_spent(c)) {
+            c->write_yielded = 1;
+            ev_io_start(c->env->loop, &c->write_watcher);
+            charge(c);
+            return 0;
+        }
     }
     if (c->io == RVS_IO_CLOSING)
         return -1;
@@ -1524,7 +1567,7 @@ void rvs_client_flush(rvs_client *c)
     /* Output it leaves unread while a budget is past its limit is memory
      * the others cannot have: the client that made it goes. */
     const rvs_budget_bucket *b;
-    if (written == 0 && (b = over_budget(c, 0))) {
+    if (written == 0 && !c->write_yielded && (b = over_budget(c, 0))) {
         char what[96];
         snprintf(what, sizeof(what), "%zu bytes of output it leaves unread",
                  rv_buf_used(&c->out));

@@ -194,6 +194,9 @@ rvs_subscriptions *rvs_client_subscriptions(rvs_client *c);
 
 /* Where replies are appended (the dispatcher's output). */
 rv_buf *rvs_client_output(rvs_client *c);
+/* Keep large buffers for reuse on the calling thread (the loop's);
+ * 0, or -1 out of memory. */
+int rvs_client_keep_spares(void);
 /* Free the buffers kept for the next client (at the server's end). */
 void rvs_client_free_spares(void);
 

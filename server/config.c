@@ -80,6 +80,8 @@ static const config_key config_keys[] = {
     KEY(qemu_binary, VAL_STRING),
     KEY(qemu_backup_tls_x509_cert_dir, VAL_STRING),
     KEY(qemu_backup_tls_x509_verify, VAL_BOOL),
+    KEY(qemu_migrate_tls_x509_cert_dir, VAL_STRING),
+    KEY(qemu_migrate_tls_x509_verify, VAL_BOOL),
     KEY(qemu_migration_host, VAL_STRING),
     KEY(qemu_migration_port_min, VAL_INT),
     KEY(qemu_migration_port_max, VAL_INT),
@@ -101,6 +103,7 @@ void rvs_config_init(rvs_config *cfg)
     cfg->max_clients = 5000;
     cfg->qemu_migration_port_min = 49152;     /* libvirtd's range */
     cfg->qemu_migration_port_max = 49215;
+    cfg->qemu_migrate_tls_x509_verify = 1;   /* libvirtd's default_tls_x509_verify */
     cfg->max_queued_clients = 1000;
     cfg->max_client_requests = 5;
     cfg->auth_unix_rw = strdup("none");
@@ -155,6 +158,7 @@ void rvs_config_free(rvs_config *cfg)
     free(cfg->qemu_save_dir);
     free(cfg->qemu_dump_dir);
     free(cfg->qemu_backup_tls_x509_cert_dir);
+    free(cfg->qemu_migrate_tls_x509_cert_dir);
     free(cfg->qemu_migration_host);
     free(cfg->qemu_binary);
     free(cfg->auth_tcp);

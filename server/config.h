@@ -66,6 +66,10 @@ typedef struct rvs_config {
     /* A pull backup's NBD server with <server tls='yes'> (NULL: /etc/pki/qemu). */
     char *qemu_backup_tls_x509_cert_dir;
     int qemu_backup_tls_x509_verify;
+    /* VIR_MIGRATE_TLS: QEMU's x509 credentials for the migration stream
+     * (NULL: /etc/pki/qemu) and whether the peer must show a certificate. */
+    char *qemu_migrate_tls_x509_cert_dir;
+    int qemu_migrate_tls_x509_verify;
     /* Incoming migrations: the host name or address the source is told
      * (NULL: this host's name) and the ports QEMU listens on. */
     char *qemu_migration_host;

@@ -171,6 +171,7 @@ typedef struct running_call {
     void *args, *ret;           /* the scratch */
     call_fds *fds;              /* the call's descriptors */
     rv_deferred *taken;         /* set by rv_driver_defer() */
+    bool answered;              /* by another procedure (rvs_call_as) */
 } running_call;
 static running_call *running;   /* NULL between calls */
 
@@ -318,11 +319,15 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                       void *ret, call_fds *fds, const struct timespec *start)
 {
     rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
-    running_call now = { c, hdr, proc, args, ret, fds, NULL };
+    running_call now = { c, hdr, proc, args, ret, fds, NULL, false };
     running_call *outer = running;
     running = &now;
     int rc = proc->handler(&call, args, ret);
     running = outer;
+    if (now.answered) {
+        rv_err_clear(&call.err);
+        return false;
+    }
     if (now.taken) {
         /* Answered later: the arguments and result went with the call. */
         if (rc != RV_DEFERRED)
@@ -346,6 +351,28 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
             log_call_done(c, hdr, proc, start, NULL);
     }
     return false;
+}
+
+int rvs_call_as(rvs_call *call, int as, void *args)
+{
+    const rvs_proc *proc = as >= 0 && as < rvs_remote_nprocs ? &rvs_remote_procs[as] : NULL;
+    if (!running || running->taken || running->answered || !proc || !proc->handler) {
+        if (proc)
+            xdr_free(proc->args_filter, args);
+        rv_err_set(&call->err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
+                   "internal error: cannot serve this call as procedure %d", as);
+        return -1;
+    }
+    /* (as large as the scratch: every table entry is checked at start) */
+    running_call *outer = running;
+    alignas(max_align_t) char ret[RVS_SCRATCH];
+    memset(ret, 0, proc->ret_size);
+    outer->answered = true;
+    if (!call_slot(call->client, outer->hdr, proc, args, ret, outer->fds, NULL)) {
+        xdr_free(proc->ret_filter, ret);
+        xdr_free(proc->args_filter, args);
+    }
+    return 0;
 }
 
 void rv_deferred_rerun(rv_deferred *d)
@@ -379,7 +406,7 @@ static bool preparse(rvs_client *c, const rv_header *hdr, const rvs_proc *proc, 
     if (len < RVS_PREPARSE_MIN || !(doc = rvs_preparse_document(hdr->proc, args)) ||
         !rv_work_pool_running())
         return false;
-    running_call now = { c, hdr, proc, args, ret, fds, NULL };
+    running_call now = { c, hdr, proc, args, ret, fds, NULL, false };
     running_call *outer = running;
     running = &now;
     rv_err err = { 0 };

@@ -29,6 +29,15 @@ rv_driver_conn *rvs_call_conn(rvs_call *call);
  * has gone. */
 rvs_client *rvs_deferred_client(struct rv_deferred *d);
 
+/* Serve the running call (from inside its handler, at most once) as the
+ * remote program's procedure `as`, whose result is encoded exactly as the
+ * call's own: as's handler runs on args (as's argument struct, XDR-owned:
+ * taken, whatever happens) and answers the call itself, now or later
+ * (a deferred reply keeps as's arguments).  The handler then returns what
+ * this returns, 0, and the dispatcher sends nothing more.  For an older
+ * procedure whose arguments translate into a newer one's
+ * (server/migrate_v3.c). */
+int rvs_call_as(rvs_call *call, int as, void *args);
 /* Handle one frame (len bytes at p, length word included, already
  * bounds-checked).  Appends any reply to rvs_client_output(c).  Returns
  * 0, or -1 when the frame is so broken that the connection must close

@@ -77,8 +77,13 @@ int rvs_handle_connect_supports_feature(rvs_call *call, rv_connect_supports_feat
     case RV_FEATURE_MIGRATE_CHANGE_PROTECTION:
     case RV_FEATURE_MIGRATION_OFFLINE:
     case RV_FEATURE_MIGRATION_PARAMS:
-        /* Only the QEMU driver migrates (qemu_migrate.c). */
-        ret->supported = strcmp(rvs_client_driver(call->client)->name, "qemu") == 0;
+        /* Only the QEMU driver migrates (qemu_migrate.c).  Tests set
+         * RV_TEST_NO_MIGRATION_PARAMS=1 to make libvirt's client use the
+         * steps with plain arguments (server/migrate_v3.c). */
+        ret->supported = strcmp(rvs_client_driver(call->client)->name, "qemu") == 0 &&
+                         !(args->feature == RV_FEATURE_MIGRATION_PARAMS &&
+                           getenv("RV_TEST_NO_MIGRATION_PARAMS") &&
+                           strcmp(getenv("RV_TEST_NO_MIGRATION_PARAMS"), "1") == 0);
         break;
     case RV_FEATURE_TYPED_PARAM_STRING:
     case RV_FEATURE_REMOTE_EVENT_CALLBACK:

@@ -21,6 +21,7 @@
 #include <ev.h>
 
 #include "auth/sasl.h"
+#include "common/buf_store.h"
 #include "common/log.h"
 #include "server/admin.h"
 #include "server/budget.h"
@@ -182,6 +183,9 @@ static void on_trim(struct ev_loop *loop, ev_timer *w, int revents)
     (void)revents;
     rvs_server *srv = w->data;
     srv->freed_since_trim = 0;
+    /* The loop's store of large buffers too (server/client.c): what
+     * closed clients left is given back, whoever left it. */
+    rv_buf_store_drop();
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
@@ -804,6 +808,11 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
         free(srv);
         return NULL;
     }
+    if (rvs_client_keep_spares() < 0) {
+        rv_err_set(err, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory");
+        free(srv);
+        return NULL;
+    }
     srv->max_clients = cfg->max_clients;
     raise_fd_limit(cfg->max_clients);
     ev_timer_init(&srv->accept_pause, on_accept_pause_over, 0.5, 0.);
@@ -879,6 +888,8 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_binary = cfg->qemu_binary,
                               .qemu_backup_tls_dir = cfg->qemu_backup_tls_x509_cert_dir,
                               .qemu_backup_tls_verify = cfg->qemu_backup_tls_x509_verify,
+                              .qemu_migrate_tls_dir = cfg->qemu_migrate_tls_x509_cert_dir,
+                              .qemu_migrate_tls_verify = cfg->qemu_migrate_tls_x509_verify,
                               .qemu_migration_host = cfg->qemu_migration_host,
                               .qemu_migration_port_min = cfg->qemu_migration_port_min,
                               .qemu_migration_port_max = cfg->qemu_migration_port_max };

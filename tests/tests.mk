@@ -211,9 +211,11 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-save.sh \
 	tests/interop/test-qemu-jobs.sh \
 	tests/interop/test-qemu-migrate-tune.sh \
+	tests/interop/test-qemu-migrate-caps.sh \
 	tests/interop/test-qemu-migrate-libvirtd.sh \
 	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-migrate-p2p.sh \
+	tests/interop/test-qemu-migrate-v3.sh \
 	tests/interop/test-qemu-migrate-storage.sh \
 	tests/interop/test-qemu-migrate-postcopy.sh \
 	tests/interop/test-qemu-save-crash.sh \

@@ -134,6 +134,9 @@ typedef struct rv_driver_setup {
     /* A pull backup's TLS credentials (NULL: /etc/pki/qemu), client certificates required. */
     const char *qemu_backup_tls_dir;
     int qemu_backup_tls_verify;
+    /* A migration's TLS credentials (VIR_MIGRATE_TLS; NULL: /etc/pki/qemu). */
+    const char *qemu_migrate_tls_dir;
+    int qemu_migrate_tls_verify;
     /* Incoming migrations (qemu_migrate.c): the host the source is told
      * (NULL: this host's name), the ports QEMU may listen on. */
     const char *qemu_migration_host;

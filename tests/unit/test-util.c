@@ -1,10 +1,13 @@
-/* Shared helpers: UUID text both ways, the growable buffer, the error
- * reporter. */
+/* Shared helpers: UUID text both ways, the growable buffer and the store
+ * of large ones, the error reporter. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
+
+#include "common/buf_store.h"
 #include "common/error.h"
 #include "common/util.h"
 #include "tests/unit/check.h"
@@ -215,10 +218,91 @@ static void test_escape(void)
     CHECK_STR_EQ(small, "");
 }
 
+#define KiB 1024
+
+static void *other_thread(void *arg)
+{
+    /* No store here: a large buffer let go is freed, none is taken. */
+    rv_buf b = { 0 };
+    size_t got;
+    CHECK_INT_EQ(rv_buf_resize(&b, 300 * KiB), 0);
+    rv_buf_free(&b);
+    CHECK(rv_buf_store_take(128 * KiB, &got) == NULL);
+    CHECK_UINT_EQ(rv_buf_store_held(), 0);
+    return arg;
+}
+
+/* The store keeps large buffers within its bounds and gives them back
+ * to rv_bufs growing past its minimum, on its own thread only. */
+static void test_store(void)
+{
+    CHECK_INT_EQ(rv_buf_store_start(128 * KiB, 1024 * KiB, 1536 * KiB, 3), 0);
+
+    /* Too small, too large: freed, not kept. */
+    rv_buf b = { 0 };
+    CHECK_INT_EQ(rv_buf_resize(&b, 64 * KiB), 0);
+    rv_buf_free(&b);
+    CHECK_INT_EQ(rv_buf_resize(&b, 2048 * KiB), 0);
+    rv_buf_free(&b);
+    CHECK_UINT_EQ(rv_buf_store_held(), 0);
+
+    /* A 400 KiB buffer let go is the one a later growth to 300 KiB gets,
+     * with the live bytes moved into it. */
+    CHECK_INT_EQ(rv_buf_resize(&b, 400 * KiB), 0);
+    char *first = b.data;
+    rv_buf_shrink(&b, 0);
+    CHECK_UINT_EQ(rv_buf_store_held(), 400 * KiB);
+    append(&b, "live", 4);
+    CHECK_INT_EQ(rv_buf_reserve(&b, 300 * KiB), 0);
+    CHECK(b.data == first);
+    CHECK_UINT_EQ(b.cap, 400 * KiB);
+    CHECK_MEM_EQ(rv_buf_head(&b), rv_buf_used(&b), "live", 4);
+    CHECK_UINT_EQ(rv_buf_store_held(), 0);
+    rv_buf_free(&b);
+
+    /* A kept buffer of twice the size asked for or more is not taken. */
+    size_t got;
+    CHECK(rv_buf_store_take(200 * KiB, &got) == NULL);
+    CHECK(rv_buf_store_take(300 * KiB, &got) == first);
+    CHECK_UINT_EQ(got, 400 * KiB);
+    rv_buf_store_give(first, got);
+
+    /* The total and the number of buffers bound what is kept. */
+    rv_buf more[4] = { { 0 } };
+    for (int i = 0; i < 4; i++)
+        CHECK_INT_EQ(rv_buf_resize(&more[i], 500 * KiB), 0);
+    for (int i = 0; i < 4; i++)
+        rv_buf_free(&more[i]);
+    CHECK_UINT_EQ(rv_buf_store_held(), 1400 * KiB);
+    for (int i = 0; i < 3; i++)
+        CHECK_INT_EQ(rv_buf_resize(&more[i], 129 * KiB), 0);
+    for (int i = 0; i < 3; i++)
+        rv_buf_free(&more[i]);
+    CHECK_UINT_EQ(rv_buf_store_held(), 1400 * KiB);
+
+    /* Strings come from it and go back (malloc_usable_size). */
+    char *s = rv_buf_store_alloc(450 * KiB);
+    CHECK(s != NULL);
+    CHECK_UINT_EQ(rv_buf_store_held(), 900 * KiB);
+    rv_buf_store_free(s);
+    CHECK(rv_buf_store_held() >= 1400 * KiB);
+
+    pthread_t t;
+    CHECK_INT_EQ(pthread_create(&t, NULL, other_thread, NULL), 0);
+    CHECK_INT_EQ(pthread_join(t, NULL), 0);
+
+    rv_buf_store_stop();
+    CHECK_UINT_EQ(rv_buf_store_held(), 0);
+    CHECK_INT_EQ(rv_buf_resize(&b, 300 * KiB), 0);
+    rv_buf_free(&b);
+    CHECK_UINT_EQ(rv_buf_store_held(), 0);
+}
+
 int main(void)
 {
     test_uuid();
     test_buf();
+    test_store();
     test_err();
     test_escape();
     printf("util tests passed\n");

@@ -264,6 +264,19 @@ char *rv_lx_attr(const xmlNode *n, const char *name, int *failed)
 
 char *rv_lx_text(const xmlNode *n, int *failed)
 {
+    /* An element holding one text node, nearly every one, is copied from
+     * that node at once: xmlNodeGetContent builds its copy in a growing
+     * buffer, which for a 400 KB description faulted in twice its size
+     * on the loop. */
+    const xmlNode *only = n && n->type == XML_ELEMENT_NODE ? n->children : NULL;
+    if (only && !only->next && only->content &&
+        (only->type == XML_TEXT_NODE || only->type == XML_CDATA_SECTION_NODE)) {
+        const char *text = (const char *)only->content;
+        char *copy = text[0] ? strdup(text) : NULL;
+        if (text[0] && !copy)
+            *failed = 1;
+        return copy;
+    }
     xmlChar *raw = n ? xmlNodeGetContent(n) : NULL;
     if (!raw)
         return NULL;

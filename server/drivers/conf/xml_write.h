@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "common/util.h"
+
 /* s with the five XML special characters as entities (&lt; &gt; &amp;
  * &apos; &quot;), fit for element text and attributes in either quote. */
 void rv_xml_put_escaped(FILE *fp, const char *s);
@@ -14,13 +16,14 @@ void rv_xml_put_text_element(FILE *fp, int indent, const char *name, const char 
 /* A document written with stdio into memory: fp = rv_xml_open(&b), the
  * writes, then rv_xml_done(fp, &b.text). */
 typedef struct rv_xml_buf {
-    char *text;
+    char *text;                 /* set when the stream is closed */
     size_t size;
+    rv_buf out;                 /* the stream's */
 } rv_xml_buf;
 /* A stream writing into b; NULL when memory is short. */
 FILE *rv_xml_open(rv_xml_buf *b);
-/* Close fp, an open_memstream() on *buf: the text, or NULL (and *buf
- * freed) when writing failed. */
+/* Close fp, a stream from rv_xml_open() whose b.text is *buf: the text,
+ * or NULL (and *buf freed) when writing failed. */
 char *rv_xml_done(FILE *fp, char **buf);
 /* A stream that only counts what is written into *count (from 0), for
  * a document's length without the document: writing a 400 KB one into

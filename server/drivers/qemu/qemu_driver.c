@@ -134,12 +134,14 @@ void rv_qemu_init(const rv_driver_setup *setup)
     rv_qemu.binary = setup->qemu_binary ? strdup(setup->qemu_binary) : default_binary();
     rv_qemu.backup_tls_dir = strdup(setup->qemu_backup_tls_dir ? setup->qemu_backup_tls_dir : "/etc/pki/qemu");
     rv_qemu.backup_tls_verify = setup->qemu_backup_tls_verify;
+    rv_qemu.migrate_tls_dir = strdup(setup->qemu_migrate_tls_dir ? setup->qemu_migrate_tls_dir : "/etc/pki/qemu");
+    rv_qemu.migrate_tls_verify = setup->qemu_migrate_tls_verify;
     rv_qemu.migration_host = setup->qemu_migration_host ? strdup(setup->qemu_migration_host) : NULL;
     rv_qemu.migration_port_min = setup->qemu_migration_port_min > 0 ? setup->qemu_migration_port_min : 49152;
     rv_qemu.migration_port_max = setup->qemu_migration_port_max >= rv_qemu.migration_port_min
                                      ? setup->qemu_migration_port_max : rv_qemu.migration_port_min + 63;
     if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.dump_dir ||
-        !rv_qemu.binary || !rv_qemu.backup_tls_dir) {
+        !rv_qemu.binary || !rv_qemu.backup_tls_dir || !rv_qemu.migrate_tls_dir) {
         RV_ERROR("QEMU driver: out of memory; qemu:// is not available");
         return;
     }
@@ -181,11 +183,13 @@ void rv_qemu_cleanup(void)
     rv_qemu_snapshots_cleanup();
     rv_qemu_checkpoints_cleanup();
     rv_qemu_store_cleanup();
+    rv_qemu_migrate_offline_cleanup();
     free(rv_qemu.config_dir);
     free(rv_qemu.run_dir);
     free(rv_qemu.save_dir);
     free(rv_qemu.dump_dir);
     free(rv_qemu.backup_tls_dir);
+    free(rv_qemu.migrate_tls_dir);
     free(rv_qemu.migration_host);
     free(rv_qemu.binary);
     memset(&rv_qemu, 0, sizeof(rv_qemu));

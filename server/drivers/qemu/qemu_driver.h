@@ -13,6 +13,7 @@
  *   qemu_migrate.c  live migration, both ends (BEGIN3 ... CONFIRM3)
  *   qemu_migrate_cookie.c  its cookie, as libvirtd reads it
  *   qemu_migrate_storage.c  its non-shared disks, copied over NBD
+ *   qemu_migrate_caps.c  its capabilities (compression, multifd, ...) and TLS
  *   qemu_jobinfo.c  a domain's long job: GET_JOB_INFO, GET_JOB_STATS, ABORT_JOB
  *   qemu_migtune.c  migration tuning: downtime, bandwidth, XBZRLE cache, post-copy
  *   qemu_agent.c    the guest agent; qemu_console.c the serial console
@@ -123,6 +124,20 @@ enum { RV_QEMU_MIGOUT_NONE, RV_QEMU_MIGOUT_PRECOPY, RV_QEMU_MIGOUT_POSTCOPY };
  * sets it; the migration code reads it).  The downtime, the post-copy
  * bandwidth and the XBZRLE cache size are kept by QEMU alone (asked with
  * query-migrate-parameters) and go with its process, as with libvirtd. */
+/* A migration's capabilities and parameters from the client's flags and
+ * typed parameters (qemu_migrate_caps.c), kept on the domain from
+ * PREPARE3 / PERFORM3 until its QEMU is set up. */
+typedef struct rv_qemu_migcaps {
+    unsigned int flags;         /* COMPRESSED, AUTO_CONVERGE, TLS, PARALLEL as given */
+    bool xbzrle, mt;            /* compression methods */
+    bool has_mt_level, has_mt_threads, has_mt_dthreads, has_xbzrle_cache;
+    bool has_ac_initial, has_ac_increment, has_connections;
+    int mt_level, mt_threads, mt_dthreads, ac_initial, ac_increment, connections;
+    unsigned long long xbzrle_cache;
+    char tls_hostname[256];     /* the source's: tls.destination, else the URI's host */
+    bool tls_added;             /* QEMU has the TLS credentials object */
+} rv_qemu_migcaps;
+
 typedef struct rv_qemu_migtune {
     /* MIGRATE_SET_MAX_SPEED's, MiB/s: what an outgoing migration is to
      * use unless its call gives a bandwidth; kept while the domain is
@@ -212,6 +227,7 @@ typedef struct qemu_dom {
     struct rv_qemu_cpu_files *cpu_files;   /* qemu_cputime.c; NULL: none open */
     qemu_threshold *thresholds; /* set and not yet crossed (qemu_events.c) */
     rv_qemu_migtune migtune;
+    rv_qemu_migcaps migcaps;
 } qemu_dom;
 
 /* The driver's global state: domains outlive connections. */
@@ -225,6 +241,8 @@ typedef struct qemu_state {
     char *binary;
     char *backup_tls_dir;       /* a pull backup's <server tls='yes'>: QEMU's x509 credentials */
     bool backup_tls_verify;     /* ... clients must show a certificate */
+    char *migrate_tls_dir;      /* VIR_MIGRATE_TLS: QEMU's x509 credentials (qemu_migrate_caps.c) */
+    bool migrate_tls_verify;    /* ... the peer must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
     bool kvm;
@@ -794,6 +812,9 @@ void rv_qemu_migrate_perform(qemu_dom *d);
 void rv_qemu_migrate_gone(qemu_dom *d);
 /* The source's steps, for the peer-to-peer driver (qemu_migrate_p2p.c). */
 int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *err);
+/* The domain an outgoing migration is of (running; offline: persistent,
+ * in any state), if it may begin one; else NULL with err. */
+qemu_dom *rv_qemu_migrate_source(const rv_nonnull_domain *dom, bool offline, rv_err *err);
 /* 0 if d may begin an outgoing migration, else -1 with err. */
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err);
 /* BEGIN3's result: the XML the destination gets (dxml, which must be
@@ -811,6 +832,12 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
  * after a cancelled migration's resume).  RV_DEFERRED or -1 with err. */
 int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
                             const rv_err *why, rv_err *err);
+/* qemu_migrate_offline.c: an offline migration's XML from PREPARE3 to
+ * a FINISH3 that names the domain only (the steps with plain arguments):
+ * keep (-1: out of memory), take (NULL: none; the caller frees it). */
+int rv_qemu_migrate_offline_keep(const char *name, const char *xml);
+char *rv_qemu_migrate_offline_take(const char *name);
+void rv_qemu_migrate_offline_cleanup(void);
 /* qemu_migrate_p2p.c: PERFORM3 with PEER2PEER (the source drives the
  * destination itself); the local stream ended (err: how it failed), or
  * the domain's process went. */
@@ -886,6 +913,32 @@ void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);
+
+/* ---- qemu_migrate_caps.c: capabilities, parameters and TLS of a migration ---- */
+/* libvirt's virDomainMigrateFlags it reads (public header). */
+#define RV_QEMU_MIGRATE_COMPRESSED (1u << 11)
+#define RV_QEMU_MIGRATE_AUTO_CONVERGE (1u << 13)
+#define RV_QEMU_MIGRATE_TLS (1u << 16)
+#define RV_QEMU_MIGRATE_PARALLEL (1u << 17)
+#define RV_QEMU_MIGRATE_ZEROCOPY (1u << 20)
+#define RV_QEMU_MIGRATE_CAPS                                                                       \
+    (RV_QEMU_MIGRATE_COMPRESSED | RV_QEMU_MIGRATE_AUTO_CONVERGE | RV_QEMU_MIGRATE_TLS |            \
+     RV_QEMU_MIGRATE_PARALLEL | RV_QEMU_MIGRATE_ZEROCOPY)
+/* The flags' and parameters' capabilities into out (NULL: only checked)
+ * for the source, or the destination (incoming); -1 with libvirtd's
+ * error for a tuning without its feature, an unknown method, ZEROCOPY. */
+int rv_qemu_migcaps_parse(unsigned int flags, const rv_typed_param *params, u_int n, bool incoming,
+                          rv_qemu_migcaps *out, rv_err *err);
+/* The source's TLS host name from its migration URI (tcp:HOST:PORT),
+ * unless tls.destination gave one. */
+void rv_qemu_migcaps_set_host(rv_qemu_migcaps *c, const char *uri);
+/* d->migcaps to QEMU (the TLS object, capabilities, parameters), then
+ * next(d, NULL or QEMU's refusal); not called if QEMU goes meanwhile. */
+void rv_qemu_migcaps_apply(qemu_dom *d, bool incoming, void (*next)(qemu_dom *d, const rv_err *err));
+/* The stream is over: the TLS object goes (if it was added). */
+void rv_qemu_migcaps_end(qemu_dom *d);
+/* At reattach: a TLS object and parameters a killed remvirtd left go. */
+void rv_qemu_migcaps_reset(rv_qmp *qmp);
 
 /* ---- qemu_migrate_cookie.c: the migration cookie ---- */
 /* libvirt's <qemu-migration> cookie for def's domain from this host, its

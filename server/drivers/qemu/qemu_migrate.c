@@ -55,7 +55,8 @@ enum {
     (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
      MIGRATE_PAUSED | MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR |        \
      MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE | MIGRATE_POSTCOPY |       \
-     MIGRATE_POSTCOPY_RESUME)
+     MIGRATE_POSTCOPY_RESUME |                                                                     \
+     RV_QEMU_MIGRATE_CAPS /* (ZEROCOPY refused by qemu_migrate_caps.c, with its reason) */)
 #define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
 #define PARAM_URI "migrate_uri"
@@ -164,17 +165,13 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
 {
     if (args->flags & MIGRATE_POSTCOPY_RESUME)
         return rv_qemu_postcopy_refuse_resume(&args->dom, err);
-    if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0)
+    if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0 ||
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     bool offline = args->flags & MIGRATE_OFFLINE;
-    qemu_dom *d = offline ? rv_qemu_dom_get(&args->dom, err) : rv_qemu_dom_get_active(&args->dom, err);
+    qemu_dom *d = rv_qemu_migrate_source(&args->dom, offline, err);
     if (!d)
-        return -1;
-    /* Offline: the persistent definition moves, nothing runs. */
-    if (offline && !d->def)
-        return fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
-                    "cannot migrate a transient domain offline");
-    if (rv_qemu_migrate_check_idle(d, err) < 0)
         return -1;
     const char *dxml = param_string(args->params.params_val, args->params.params_len,
                                     PARAM_DEST_XML);
@@ -184,6 +181,20 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
     if (args->flags & MIGRATE_CHANGE_PROTECTION)
         d->migration_owner = c;
     return 0;
+}
+
+qemu_dom *rv_qemu_migrate_source(const rv_nonnull_domain *dom, bool offline, rv_err *err)
+{
+    qemu_dom *d = offline ? rv_qemu_dom_get(dom, err) : rv_qemu_dom_get_active(dom, err);
+    if (!d)
+        return NULL;
+    /* Offline: the persistent definition moves, nothing runs. */
+    if (offline && !d->def) {
+        fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: %s",
+             "cannot migrate a transient domain offline");
+        return NULL;
+    }
+    return rv_qemu_migrate_check_idle(d, err) < 0 ? NULL : d;
 }
 
 int rv_qemu_migrate_check_idle(const qemu_dom *d, rv_err *err)
@@ -263,6 +274,7 @@ static void perform_end(qemu_dom *d, const rv_err *err)
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
+    rv_qemu_migcaps_end(d);
     if (!rv_qemu_postcopy_keeps_job(d, err))
         rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
     rv_qemu_job_done(d, err);
@@ -339,12 +351,15 @@ static void migration_caps(qemu_dom *d, bool incoming)
         rv_err_clear(&e);
 }
 
-/* The memory and device state (after the disks' mirrors are ready). */
-static void send_stream(qemu_dom *d, const rv_err *mirrored)
+/* The memory and device state, once QEMU has the migration's
+ * capabilities, parameters and TLS (set: why not). */
+static void send_migrate(qemu_dom *d, const rv_err *set)
 {
     rv_err err = { 0 };
-    if (mirrored) {
-        perform_done(d, mirrored);
+    if (!d->job_busy || d->jobs->kind != QJOB_MIGRATE_OUT)
+        return;
+    if (set) {
+        perform_done(d, set);
         return;
     }
     json_object *args = json_object_new_object();
@@ -356,7 +371,6 @@ static void send_stream(qemu_dom *d, const rv_err *mirrored)
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
-    migration_caps(d, false);
     d->migtune.outgoing = rv_qemu_postcopy_allowed(d) ? RV_QEMU_MIGOUT_POSTCOPY : RV_QEMU_MIGOUT_PRECOPY;
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
         if (!rv_err_is_set(&err))
@@ -364,6 +378,17 @@ static void send_stream(qemu_dom *d, const rv_err *mirrored)
         perform_done(d, &err);
     }
     rv_err_clear(&err);
+}
+
+/* After the disks' mirrors are ready. */
+static void send_stream(qemu_dom *d, const rv_err *mirrored)
+{
+    if (mirrored) {
+        perform_done(d, mirrored);
+        return;
+    }
+    migration_caps(d, false);
+    rv_qemu_migcaps_apply(d, false, send_migrate);
 }
 
 void rv_qemu_migrate_perform(qemu_dom *d)
@@ -381,15 +406,11 @@ int rv_qemu_domain_migrate_perform3_params(rv_driver_conn *c,
                                            rv_domain_migrate_perform3_params_ret *ret, rv_err *err)
 {
     (void)ret;
-    /* (peer to peer, a storage copy, which reads the destination's NBD
-     * port from PREPARE3's cookie, and an offline move are not driven) */
-    if ((args->flags & MIGRATE_PEER2PEER) && (args->flags & (MIGRATE_NON_SHARED | MIGRATE_OFFLINE)))
-        return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s: %s",
-                    "qemuDomainMigratePerform3Params",
-                    "remvirtd migrates peer-to-peer live with shared storage only");
     if (args->flags & MIGRATE_PEER2PEER)
         return rv_qemu_migrate_p2p(c, args, err);
-    if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0)
+    if (check_flags(args->flags, "qemuDomainMigratePerform3Params", err) < 0 ||
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     if (args->dconnuri && *args->dconnuri)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
@@ -453,6 +474,10 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
     /* (a libvirtd destination answers tcp://HOST:PORT; out of memory,
      * the URI goes as it is and QEMU's refusal fails the migration) */
     char *quri = rv_qemu_migrate_qemu_uri(uri);
+    rv_err ce = { 0 };      /* (checked by the caller) */
+    if (rv_qemu_migcaps_parse(flags, params, n, false, &d->migcaps, &ce) < 0)
+        rv_err_clear(&ce);
+    rv_qemu_migcaps_set_host(&d->migcaps, quri ? quri : uri);
     rv_qemu_job_add_path(d, QJOB_MIGRATE_OUT, flags, quri ? quri : uri, reply);
     free(quri);
 }
@@ -699,10 +724,12 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
     (void)c;
-    if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0)
-        return -1;
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
+    rv_qemu_migcaps caps;
+    if (check_flags(args->flags, "qemuDomainMigratePrepare3Params", err) < 0 ||
+        rv_qemu_migcaps_parse(args->flags, params, n, true, &caps, err) < 0)
+        return -1;
     const char *xml = param_string(params, n, PARAM_DEST_XML);
     if (!xml)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
@@ -740,8 +767,9 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
         if (!def)
             return -1;
+        int kept = rv_qemu_migrate_offline_keep(def->name, xml);
         rv_qemu_domain_free(def);
-        if (!(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
+        if (kept < 0 || !(ret->uri_out = malloc(sizeof(*ret->uri_out))) ||
             asprintf(ret->uri_out, strchr(host, ':') ? "tcp:[%s]" : "tcp:%s", host) < 0) {
             free(ret->uri_out);
             ret->uri_out = NULL;
@@ -815,6 +843,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         return -1;
     }
     d->migstore = ms;
+    d->migcaps = caps;
     rv_qemu_postcopy_begin(d, args->flags, false);
     rv_domain_migrate_prepare3_params_ret *r = rv_deferred_ret(reply);
     rv_err cerr = { 0 };    /* (out of memory only: the reply goes without; the
@@ -862,9 +891,17 @@ static void on_incoming_listening(rv_qmp *qmp, json_object *ret, const rv_err *e
         rv_qemu_start_done(d);
 }
 
-void rv_qemu_migrate_incoming(qemu_dom *d)
+/* QEMU listens once it has the migration's capabilities, parameters and
+ * TLS (set: why not). */
+static void listen_incoming(qemu_dom *d, const rv_err *set)
 {
     rv_err err = { 0 };
+    if (!d->starting)
+        return;
+    if (set) {
+        rv_qemu_start_failed(d, set);
+        return;
+    }
     char uri[64];
     snprintf(uri, sizeof(uri), "tcp:0.0.0.0:%d", d->migrate_port);
     json_object *args = json_object_new_object();
@@ -872,12 +909,17 @@ void rv_qemu_migrate_incoming(qemu_dom *d)
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
-        migration_caps(d, true);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))
         rv_qemu_start_failed(d, &err);
     rv_err_clear(&err);
+}
+
+void rv_qemu_migrate_incoming(qemu_dom *d)
+{
+    migration_caps(d, true);
+    rv_qemu_migcaps_apply(d, true, listen_incoming);
 }
 
 
@@ -977,7 +1019,8 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
-    rv_qemu_migstore_stop_server(d);    /* (the disks are all here too) */
+    rv_qemu_migstore_stop_server(d);
+    rv_qemu_migcaps_end(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
         /* It stays paused, as asked; it is here now. */
         d->migrate_in = false;
@@ -1016,17 +1059,33 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     if (check_flags(args->flags, "qemuDomainMigrateFinish3Params", err) < 0)
         return -1;
     const char *xml = param_string(args->params.params_val, args->params.params_len, PARAM_DEST_XML);
-    if (!xml)
+    /* (the step with plain arguments names the domain only: its live
+     * definition here is the one PREPARE3 took) */
+    const char *dname = param_string(args->params.params_val, args->params.params_len,
+                                     "destination_name");
+    if (!xml && !dname)
         return fail(err, RV_ERR_INVALID_ARG, "%s", "invalid argument: no domain XML given");
-    if ((args->flags & MIGRATE_OFFLINE) && args->cancelled)
-        return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s", "migration was cancelled");
-    if (args->flags & MIGRATE_OFFLINE)
-        return rv_qemu_define(xml, finish_ret_dom, err);
-    rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
-    if (!def)
-        return -1;
-    qemu_dom *d = rv_qemu_find_uuid(def->uuid);
-    rv_qemu_domain_free(def);
+    if (args->flags & MIGRATE_OFFLINE) {
+        /* (PREPARE3's XML: the one it checked; the client's, if given) */
+        char *prepared = dname ? rv_qemu_migrate_offline_take(dname) : NULL;
+        int rc = args->cancelled ? fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                                        "migration was cancelled")
+                 : xml || prepared ? rv_qemu_define(xml ? xml : prepared, finish_ret_dom, err)
+                                   : fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
+                                          "no offline migration of this domain prepared");
+        free(prepared);
+        return rc;
+    }
+    qemu_dom *d;
+    if (xml) {
+        rv_qemu_domain_def *def = rv_qemu_domain_parse(xml, strlen(xml), err);
+        if (!def)
+            return -1;
+        d = rv_qemu_find_uuid(def->uuid);
+        rv_qemu_domain_free(def);
+    } else {
+        d = rv_qemu_find_name(dname);
+    }
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");

@@ -45,6 +45,9 @@ enum {
     P2P_FLAG = 1u << 1,
     P2P_CHANGE_PROTECTION = 1u << 8,
     P2P_ABORT_ON_ERROR = 1u << 12,
+    P2P_NON_SHARED = 3u << 6,   /* NON_SHARED_DISK, NON_SHARED_INC */
+    P2P_OFFLINE = 1u << 10,
+    P2P_UNDEFINE_SOURCE = 1u << 4,
 };
 /* libvirt's driver features the source asks the destination about. */
 enum { FEATURE_P2P = 4, FEATURE_V3 = 6, FEATURE_PARAMS = 13 };
@@ -80,6 +83,9 @@ typedef struct qemu_p2p {
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
     char *uri_out;
+    bool plain;                 /* the destination offers no MIGRATION_PARAMS */
+    char *dest_cookie;          /* PREPARE3's (a storage copy's NBD port) */
+    u_int dest_cookie_len;
     bool prepared, finished;
     rv_err thread_err;
     /* The loop's: */
@@ -105,7 +111,20 @@ static void post(qemu_p2p *p, p2p_stage stage)
     ev_async_send(rv_qemu.loop, &p->wake);
 }
 
-static int check_features(struct rvc_conn *rpc, rv_err *err)
+/* The parameters the steps with plain arguments carry as fields. */
+static bool plain_param(const char *name)
+{
+    static const char *const names[] = { "destination_xml", "destination_name", "migrate_uri",
+                                         "bandwidth" };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* P2P and V3 needed; without PARAMS the plain steps are used (as
+ * libvirtd does), if the call's parameters fit in their fields. */
+static int check_features(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 {
     static const int needed[] = { FEATURE_P2P, FEATURE_V3, FEATURE_PARAMS };
     for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
@@ -115,12 +134,18 @@ static int check_features(struct rvc_conn *rpc, rv_err *err)
                           (xdrproc_t)xdr_rv_connect_supports_feature_args, &a,
                           (xdrproc_t)xdr_rv_connect_supports_feature_ret, &r, err) < 0)
             return -1;
-        if (!r.supported)
+        if (!r.supported && needed[i] == FEATURE_PARAMS) {
+            for (u_int k = 0; k < p->nparams; k++)
+                if (!plain_param(p->params[k].field))
+                    return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: the "
+                                "destination takes no migration parameters, and '%s' has no "
+                                "field in its steps", p->params[k].field);
+            p->plain = true;
+        } else if (!r.supported)
             return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                         needed[i] == FEATURE_P2P
                             ? "Destination libvirt does not support peer-to-peer migration protocol"
-                            : "Destination does not support the version 3 migration protocol "
-                              "with parameters");
+                            : "Destination does not support the version 3 migration protocol");
     }
     return 0;
 }
@@ -160,26 +185,68 @@ static rv_typed_param *dest_params(const qemu_p2p *p, const char *uri, u_int *n)
     return out;
 }
 
+/* A string parameter of the call (NULL: none), for the plain steps. */
+static char *given(const qemu_p2p *p, const char *name)
+{
+    const rv_typed_param *t = rv_tune_param_find(p->params, p->nparams, name);
+    return t && t->value.type == RV_TYPED_PARAM_STRING ? t->value.rv_typed_param_value_u.s : NULL;
+}
+
+/* PREPARE3 with plain arguments (its result is PREPARE3_PARAMS's, field
+ * for field).  The fields point into p. */
+static int prepare_plain(struct rvc_conn *rpc, qemu_p2p *p, rv_domain_migrate_prepare3_params_ret *r,
+                         rv_err *err)
+{
+    const rv_typed_param *bw = rv_tune_param_find(p->params, p->nparams, "bandwidth");
+    char *uri = given(p, "migrate_uri"), *dname = given(p, "destination_name");
+    rv_domain_migrate_prepare3_args a = {
+        .cookie_in = { p->cookie_len, p->cookie },
+        .uri_in = uri ? &uri : NULL,
+        .flags = p->dest_flags,
+        .dname = dname ? &dname : NULL,
+        .resource = bw ? bw->value.rv_typed_param_value_u.ul : 0,
+        .dom_xml = p->xml,
+    };
+    rv_domain_migrate_prepare3_ret pr = { 0 };
+    if (rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3,
+                      (xdrproc_t)xdr_rv_domain_migrate_prepare3_args, &a,
+                      (xdrproc_t)xdr_rv_domain_migrate_prepare3_ret, &pr, err) < 0)
+        return -1;
+    r->cookie_out.cookie_out_val = pr.cookie_out.cookie_out_val;
+    r->cookie_out.cookie_out_len = pr.cookie_out.cookie_out_len;
+    r->uri_out = pr.uri_out;
+    return 0;
+}
+
 static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 {
     rv_domain_migrate_prepare3_params_args a = { 0 };
     rv_domain_migrate_prepare3_params_ret r = { 0 };
-    a.params.params_val = dest_params(p, NULL, &a.params.params_len);
-    if (!a.params.params_val)
-        return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    a.cookie_in.cookie_in_val = p->cookie;
-    a.cookie_in.cookie_in_len = p->cookie_len;
-    a.flags = p->dest_flags;
-    int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
+    int rc;
+    if (p->plain) {
+        rc = prepare_plain(rpc, p, &r, err);
+    } else {
+        a.params.params_val = dest_params(p, NULL, &a.params.params_len);
+        if (!a.params.params_val)
+            return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
+        a.cookie_in.cookie_in_val = p->cookie;
+        a.cookie_in.cookie_in_len = p->cookie_len;
+        a.flags = p->dest_flags;
+        rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_args, &a,
                            (xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, &r, err);
-    free(a.params.params_val);
+        free(a.params.params_val);
+    }
     if (rc < 0)
         return -1;
     if (r.uri_out && *r.uri_out)
         p->uri_out = strdup(*r.uri_out);
+    p->dest_cookie = r.cookie_out.cookie_out_val;
+    p->dest_cookie_len = r.cookie_out.cookie_out_len;
+    r.cookie_out.cookie_out_val = NULL;
+    r.cookie_out.cookie_out_len = 0;
     xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare3_params_ret, (char *)&r);
-    if (!p->uri_out)
+    if (!p->uri_out && !(p->flags & P2P_OFFLINE))     /* (offline: no stream) */
         return fail(err, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                     "the destination gave no migration URI");
     return 0;
@@ -187,6 +254,23 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
 
 static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err)
 {
+    if (p->plain) {
+        /* (the destination's name of the domain: the user's, else its own) */
+        char *dname = given(p, "destination_name");
+        rv_domain_migrate_finish3_args a = {
+            .dname = dname ? dname : p->name,
+            .uri = p->uri_out ? &p->uri_out : NULL,
+            .flags = p->dest_flags,
+            .cancelled = cancelled,
+        };
+        rv_domain_migrate_finish3_ret r = { 0 };
+        int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_FINISH3,
+                               (xdrproc_t)xdr_rv_domain_migrate_finish3_args, &a,
+                               (xdrproc_t)xdr_rv_domain_migrate_finish3_ret, &r, err);
+        if (rc == 0)
+            xdr_free((xdrproc_t)xdr_rv_domain_migrate_finish3_ret, (char *)&r);
+        return rc;
+    }
     rv_domain_migrate_finish3_params_args a = { 0 };
     rv_domain_migrate_finish3_params_ret r = { 0 };
     a.params.params_val = dest_params(p, p->uri_out, &a.params.params_len);
@@ -212,7 +296,7 @@ static void *drive(void *arg)
         take_last_error(&p->thread_err, "cannot connect to the destination");
     } else {
         rvc_conn_set_answer_timeout(rpc, ANSWER_TIMEOUT_MS);
-        if (check_features(rpc, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
+        if (check_features(rpc, p, &p->thread_err) == 0 && prepare(rpc, p, &p->thread_err) == 0)
             p->prepared = true;
     }
     if (p->prepared) {
@@ -257,16 +341,18 @@ static void p2p_free(qemu_p2p *p)
     free(p->cookie);
     free(p->name);
     free(p->uri_out);
+    free(p->dest_cookie);
     rv_err_clear(&p->thread_err);
     rv_err_clear(&p->perform_err);
     free(p);
 }
 
-/* The domain the migration is of, while it still is. */
+/* The domain the migration is of, while it still is (running, unless
+ * only its definition moves). */
 static qemu_dom *p2p_dom(const qemu_p2p *p)
 {
     qemu_dom *d = rv_qemu_find_uuid(p->uuid);
-    return d && d->p2p == p && rv_qemu_dom_active(d) ? d : NULL;
+    return d && d->p2p == p && ((p->flags & P2P_OFFLINE) || rv_qemu_dom_active(d)) ? d : NULL;
 }
 
 static void performed(qemu_p2p *p, const rv_err *err)
@@ -318,6 +404,18 @@ static void confirm(qemu_p2p *p)
     }
     d->p2p = NULL;
     const rv_err *why = rv_err_is_set(&p->perform_err) ? &p->perform_err : &p->thread_err;
+    if (p->flags & P2P_OFFLINE) {
+        /* The definition is there now: with UNDEFINE_SOURCE it goes from
+         * here (a guest running here runs on, transient), as CONFIRM3. */
+        if (p->finished && (p->flags & P2P_UNDEFINE_SOURCE) && d->def) {
+            if (rv_qemu_def_remove(d, 0, p->reply, &e) < 0)
+                rv_deferred_finish(p->reply, &e);
+        } else {
+            rv_deferred_finish(p->reply, p->finished ? NULL : why);
+        }
+        rv_err_clear(&e);
+        return;
+    }
     if (p->finished)
         RV_INFO("domain '%s': peer-to-peer migration to %s completed", d->live->name, p->dconnuri);
     else
@@ -337,10 +435,21 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
     pthread_mutex_lock(&p->lock);
     p2p_stage stage = p->stage;
     pthread_mutex_unlock(&p->lock);
-    if (stage == P2P_PREPARED) {
+    if (stage == P2P_PREPARED && (p->flags & P2P_OFFLINE)) {
+        performed(p, NULL);     /* (no stream: FINISH3 defines it there) */
+    } else if (stage == P2P_PREPARED) {
         qemu_dom *d = p2p_dom(p);
         rv_err e = { 0 };
-        if (!d || rv_qemu_migrate_out_check(d, p->params, p->nparams, &e) < 0) {
+        /* Non-shared disks: mirrored to the destination's NBD server
+         * (its port in PREPARE3's cookie) before the stream, as in the
+         * managed migration. */
+        const rv_typed_param *bw = rv_tune_param_find(p->params, p->nparams, "bandwidth");
+        unsigned long long mib = bw ? bw->value.rv_typed_param_value_u.ul : 0;
+        if (!d || rv_qemu_migrate_out_check(d, p->params, p->nparams, &e) < 0 ||
+            ((p->flags & P2P_NON_SHARED) &&
+             rv_qemu_migstore_perform(d, p->flags, p->params, p->nparams, p->uri_out, p->dest_cookie,
+                                      p->dest_cookie_len, mib ? mib : d->migtune.max_bandwidth,
+                                      &e) < 0)) {
             if (!rv_err_is_set(&e))
                 rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
                            "the domain went away during its migration");
@@ -365,16 +474,18 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
 {
     (void)c;
     static const char func[] = "qemuDomainMigratePerform3Params";
-    if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0)
+    if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0 ||
+        rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
+                              NULL, err) < 0)
         return -1;
     if (!args->dconnuri || !*args->dconnuri || !**args->dconnuri)
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "peer-to-peer migration needs the destination's connection URI");
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
-    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
-    if (!d || rv_qemu_migrate_check_idle(d, err) < 0 ||
-        rv_qemu_migrate_out_check(d, params, n, err) < 0)
+    bool offline = args->flags & P2P_OFFLINE;
+    qemu_dom *d = rv_qemu_migrate_source(&args->dom, offline, err);
+    if (!d || (!offline && rv_qemu_migrate_out_check(d, params, n, err) < 0))
         return -1;
     const rv_typed_param *dxml = rv_tune_param_find(params, n, "destination_xml");
     if (dxml && dxml->value.type != RV_TYPED_PARAM_STRING)
@@ -382,12 +493,12 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
     qemu_p2p *p = calloc(1, sizeof(*p));
     if (!p)
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
-    if (rv_qemu_migrate_begin(d, false, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
+    if (rv_qemu_migrate_begin(d, offline, dxml ? dxml->value.rv_typed_param_value_u.s : NULL, &p->xml,
                               &p->cookie, &p->cookie_len, err) < 0) {
         free(p);
         return -1;
     }
-    if (!(p->name = strdup(d->live->name)) || !(p->reply = rv_driver_defer(err))) {
+    if (!(p->name = strdup(rv_qemu_dom_def(d)->name)) || !(p->reply = rv_driver_defer(err))) {
         if (!p->name)
             fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
         free(p->name);
@@ -426,6 +537,7 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
         return RV_DEFERRED;
     }
     d->p2p = p;
-    RV_INFO("domain '%s': peer-to-peer migration to %s", d->live->name, p->dconnuri);
+    RV_INFO("domain '%s': peer-to-peer migration to %s%s", p->name, p->dconnuri,
+            offline ? " (its definition only)" : "");
     return RV_DEFERRED;
 }

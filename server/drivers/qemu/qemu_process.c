@@ -478,7 +478,12 @@ static void process_gone(qemu_dom *d)
     qemu_job *job = d->job_busy ? d->jobs : NULL;
     rv_err err = { 0 };
     if (failed_start) {
-        char *tail = rv_qemu_log_tail(name, d->log_start);
+        /* (QEMU's refusal of a command, worded as libvirtd's, is the
+         * whole reason: libvirtd adds no log either) */
+        static const char qmp_refusal[] = "internal error: unable to execute QEMU command '";
+        bool refused = d->start_err.message &&
+                       strncmp(d->start_err.message, qmp_refusal, sizeof(qmp_refusal) - 1) == 0;
+        char *tail = refused ? NULL : rv_qemu_log_tail(name, d->log_start);
         rv_err_set(&err, d->start_err.domain ? d->start_err.domain : RV_FROM_QEMU,
                    d->start_err.code ? d->start_err.code : RV_ERR_INTERNAL_ERROR, "%s%s%s",
                    d->start_err.message ? d->start_err.message : "QEMU exited while starting",
@@ -828,6 +833,7 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
         rv_qemu_migstore_reattach(qmp);
+        rv_qemu_migcaps_reset(qmp);
         if (migrated) {
             RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
                     dom_name(d));
