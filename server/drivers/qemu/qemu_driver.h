@@ -845,9 +845,9 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
                         rv_err *err);
 void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err);
 
-/* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags: */
+/* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags (and
+ * RV_QEMU_MIGRATE_NON_SHARED_* below): */
 #define RV_QEMU_MIGRATE_PEER2PEER (1u << 1)
-#define RV_QEMU_MIGRATE_NON_SHARED ((1u << 6) | (1u << 7))
 #define RV_QEMU_MIGRATE_OFFLINE (1u << 10)
 #define RV_QEMU_MIGRATE_POSTCOPY (1u << 15)
 #define RV_QEMU_MIGRATE_POSTCOPY_RESUME (1u << 19)

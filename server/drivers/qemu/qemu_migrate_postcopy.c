@@ -4,14 +4,20 @@
  *   PERFORM3   source: postcopy-ram on, max-postcopy-bandwidth (the
  *              bandwidth.postcopy parameter); answered when QEMU has
  *              switched to post-copy (migrate-postcopy, qemu_migtune.c):
- *              the source is then paused (post-copy), Suspended Post-copy
+ *              the source is then paused (post-copy): Suspended Migrated,
+ *              Suspended Post-copy; its job record goes on (not abortable)
  *   FINISH3    destination: at the switch, cont: running (post-copy),
- *              Resumed Post-copy; answered once the stream is complete
+ *              Resumed Post-copy; answered once the stream is complete:
+ *              running (migrated), Resumed Migrated
  *   CONFIRM3   source: waits for QEMU's stream to complete, then stops
  *              the source's QEMU as after a pre-copy migration.
  * After the switch the guest's memory is split between the two QEMUs: a
- * failure (either end gone) leaves the source paused (post-copy failed),
- * never running on stale memory. */
+ * failure (either end gone, or the source's remvirtd restarted) leaves
+ * the source paused (post-copy failed), never running on stale memory,
+ * its job and lock kept until its QEMU goes.
+ * Also here, for virsh's client-side helpers: MIGRATION_ITERATION events
+ * (--postcopy-after-precopy) and SUSPEND during an outgoing migration
+ * (--timeout). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,7 +53,8 @@ int rv_qemu_postcopy_check_flags(unsigned int flags, rv_err *err)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
                     "remvirtd cannot resume a failed post-copy migration (VIR_MIGRATE_POSTCOPY_RESUME)");
     if ((flags & RV_QEMU_MIGRATE_POSTCOPY) &&
-        (flags & (RV_QEMU_MIGRATE_PEER2PEER | RV_QEMU_MIGRATE_NON_SHARED | RV_QEMU_MIGRATE_OFFLINE)))
+        (flags & (RV_QEMU_MIGRATE_PEER2PEER | RV_QEMU_MIGRATE_NON_SHARED_DISK |
+                   RV_QEMU_MIGRATE_NON_SHARED_INC | RV_QEMU_MIGRATE_OFFLINE)))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
                     "remvirtd migrates post-copy only live, managed direct, with shared storage");
     return 0;
