@@ -1725,6 +1725,7 @@ void rv_qemu_release(qemu_dom *d)
     rv_err_clear(&d->gone_err);
     rv_qemu_agent_abandon(d);
     rv_qemu_def_writes_release(d);
+    rv_qemu_postcopy_gone(d);
     rv_qmp *qmp = d->qmp;
     d->qmp = NULL;
     rv_qmp_free(qmp);
