@@ -83,7 +83,11 @@ scenario()
 streaming() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Memory processed: *[1-9]"; }
 switch_now() { wait_for 60 "the stream" streaming "$1"; virsh -q -c "$1" migrate-postcopy g || true; }
 # show_run NAME: a scenario's result and the states its two hosts went through.
-show_run() { cat "$D/$1.result"; cat "$D/$1.states.0" 2> /dev/null; echo "--"; cat "$D/$1.states.1" 2> /dev/null || true; }
+# (the source's paused (migrating) just before paused (post-copy) lasts
+# as long as the switch takes: seen on either daemon, or not)
+show_states() { awk '$0 == "paused (post-copy)" && prev == "paused (migrating)" { sub(/paused \(migrating\)\n$/, "", out) }
+                     { out = out $0 "\n"; prev = $0 } END { printf "%s", out }' "$1" 2> /dev/null || true; }
+show_run() { cat "$D/$1.result"; show_states "$D/$1.states.0"; echo "--"; show_states "$D/$1.states.1"; }
 # key_check URI: whether the guest's memory came along.
 key_check() { if wait_for 30 "the key" key_on "$1"; then echo "key there"; else echo "key missing"; fi; }
 
