@@ -75,6 +75,7 @@ typedef struct rvs_config {
     char *qemu_migration_host;
     int qemu_migration_port_min, qemu_migration_port_max;
     int qemu_keepalive_interval, qemu_keepalive_count;
+    int qemu_migration_stall_timeout;   /* s; -1: never */
 } rvs_config;
 
 void rvs_config_init(rvs_config *cfg);

@@ -259,6 +259,9 @@ static const event_wire event_wires[RV_DOM_EVENT_ID_COUNT] = {
                rv_domain_event_block_job_msg),
     [RV_DOMAIN_EVENT_ID_BLOCK_JOB_2] =
         FLAT(block_job_2, RV_PROC_DOMAIN_EVENT_BLOCK_JOB_2, rv_domain_event_block_job_2_msg),
+    [RV_DOMAIN_EVENT_ID_MIGRATION_ITERATION] =
+        FLAT(migration_iteration, RV_PROC_DOMAIN_EVENT_CALLBACK_MIGRATION_ITERATION,
+             rv_domain_event_callback_migration_iteration_msg),
     [RV_DOMAIN_EVENT_ID_JOB_COMPLETED] =
         FLAT(job_completed, RV_PROC_DOMAIN_EVENT_CALLBACK_JOB_COMPLETED,
              rv_domain_event_callback_job_completed_msg),

@@ -218,6 +218,8 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-migrate-tunnel.sh \
 	tests/interop/test-qemu-migrate-v3.sh \
 	tests/interop/test-qemu-migrate-storage.sh \
+	tests/interop/test-qemu-migrate-crash.sh \
+	tests/interop/test-qemu-migrate-postcopy.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \

@@ -145,6 +145,7 @@ typedef struct rv_driver_setup {
      * destination (qemu_migrate_p2p.c): interval in seconds (<= 0: off),
      * PINGs unanswered before it is declared dead. */
     int qemu_keepalive_interval, qemu_keepalive_count;
+    int qemu_migration_stall_timeout;   /* s an outgoing stream may send nothing; <= 0: never */
 } rv_driver_setup;
 
 typedef struct rv_driver {
@@ -213,6 +214,7 @@ typedef struct rv_dom_event {
         rv_domain_event_callback_metadata_change_msg metadata_change;
         rv_domain_event_callback_block_job_msg block_job;
         rv_domain_event_block_job_2_msg block_job_2;
+        rv_domain_event_callback_migration_iteration_msg migration_iteration;
         rv_domain_event_callback_job_completed_msg job_completed;
         rv_domain_event_block_threshold_msg block_threshold;
         rv_domain_event_memory_failure_msg memory_failure;

@@ -507,6 +507,12 @@ int rv_qemu_def_write(qemu_dom *d, rv_qemu_domain_def *def, rv_deferred *reply,
     return def_write(d, def, reply, ret_dom, derived, NULL, NULL, false, err);
 }
 
+int rv_qemu_def_write_then(qemu_dom *d, rv_qemu_domain_def *def, rv_qemu_def_then_fn then,
+                           void *then_data, rv_err *err)
+{
+    return def_write(d, def, NULL, NULL, false, then, then_data, false, err);
+}
+
 void rv_qemu_def_writes_release(qemu_dom *d)
 {
     rv_err err = { 0 };

@@ -137,6 +137,7 @@ void rv_qemu_init(const rv_driver_setup *setup)
     rv_qemu.migrate_tls_dir = strdup(setup->qemu_migrate_tls_dir ? setup->qemu_migrate_tls_dir : "/etc/pki/qemu");
     rv_qemu.migrate_tls_verify = setup->qemu_migrate_tls_verify;
     rv_qemu.migration_host = setup->qemu_migration_host ? strdup(setup->qemu_migration_host) : NULL;
+    rv_qemu.migration_stall_timeout = setup->qemu_migration_stall_timeout;
     rv_qemu.migration_port_min = setup->qemu_migration_port_min > 0 ? setup->qemu_migration_port_min : 49152;
     rv_qemu.migration_port_max = setup->qemu_migration_port_max >= rv_qemu.migration_port_min
                                      ? setup->qemu_migration_port_max : rv_qemu.migration_port_min + 63;
@@ -238,6 +239,7 @@ int rv_qemu_open(const char *uri, unsigned int flags, rv_driver_conn **out, rv_e
 void rv_qemu_close(rv_driver_conn *c)
 {
     rv_qemu_migration_unlock_conn(c);
+    rv_qemu_migrate_conn_closed(c);
     rv_qemu_autodestroy(c);
     free(c);
 }

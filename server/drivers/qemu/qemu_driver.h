@@ -200,7 +200,12 @@ typedef struct qemu_dom {
     bool migrate_tunnel;        /* incoming tunnelled (qemu_migrate_tunnel.c): */
     int migrate_tunnel_fd;      /* the stream's pipe for QEMU until passed; -1 after */
     bool migrated_out;          /* its outgoing stream completed: CONFIRM3 may stop it */
+    /* The connection whose PREPARE3 made it, until FINISH3 is called:
+     * its close destroys the waiting QEMU (qemu_migrate_recover.c). */
+    const struct rv_driver_conn *migrate_in_conn;
+    struct rv_qemu_migstall *migstall;  /* PERFORM3's watch for a stalled stream */
     struct rv_qemu_migstore *migstore;  /* its disks copied over NBD (qemu_migrate_storage.c) */
+    struct rv_qemu_postcopy *postcopy;  /* a post-copy migration (qemu_migrate_postcopy.c) */
     /* BEGIN3 with CHANGE_PROTECTION to CONFIRM3: the connection whose
      * migration holds the domain (other changes refused); NULL: none. */
     const struct rv_driver_conn *migration_owner;
@@ -249,6 +254,7 @@ typedef struct qemu_state {
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
     int keepalive_interval, keepalive_count;   /* on a p2p source's destination connection */
+    int migration_stall_timeout;    /* s (qemu_migrate_recover.c); <= 0: never */
     bool kvm;
     bool privileged;
     unsigned long long qemu_version;    /* major*1e6 + minor*1e3 + micro, 0: unknown */
@@ -541,6 +547,10 @@ int rv_qemu_def_change_then(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, 
                                                        rv_err *err),
                             const void *ctx, rv_deferred *reply, rv_qemu_def_then_fn then,
                             void *then_data, rv_err *err);
+/* rv_qemu_def_write told its outcome through then(data, NULL or why)
+ * (FINISH3's PERSIST_DEST: its crash point comes before the answer). */
+int rv_qemu_def_write_then(qemu_dom *d, rv_qemu_domain_def *def, rv_qemu_def_then_fn then,
+                           void *then_data, rv_err *err);
 /* The same without the DEFINED event (a block job's pivot, as libvirtd). */
 int rv_qemu_def_change_then_no_event(qemu_dom *d, int (*change)(rv_qemu_domain_def *def, const void *ctx,
                                                                 rv_err *err),
@@ -878,6 +888,67 @@ int rv_qemu_migtunnel_pass_out(qemu_dom *d, int fd, const char **uri, rv_err *er
 /* The thread: QEMU's bytes from fd into s until fd's end (0) or a
  * failure of s (-1 with err; fd is shut down so that QEMU's stream fails). */
 int rv_qemu_migtunnel_pump(int fd, struct rvc_stream *s, rv_err *err);
+
+/* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags (and
+ * RV_QEMU_MIGRATE_NON_SHARED_* below): */
+#define RV_QEMU_MIGRATE_PEER2PEER (1u << 1)
+#define RV_QEMU_MIGRATE_OFFLINE (1u << 10)
+#define RV_QEMU_MIGRATE_POSTCOPY (1u << 15)
+#define RV_QEMU_MIGRATE_POSTCOPY_RESUME (1u << 19)
+typedef struct rv_qemu_postcopy rv_qemu_postcopy;
+/* The steps' refusals of the post-copy flags: 0, or -1 with err. */
+int rv_qemu_postcopy_check_flags(unsigned int flags, rv_err *err);
+/* BEGIN3 with VIR_MIGRATE_POSTCOPY_RESUME: -1 with err (nothing to
+ * resume, or remvirtd does not resume one). */
+int rv_qemu_postcopy_refuse_resume(const rv_nonnull_domain *dom, rv_err *err);
+/* PREPARE3 (out false) and PERFORM3 (out true): a migration begins, with
+ * VIR_MIGRATE_POSTCOPY in flags or not. */
+void rv_qemu_postcopy_begin(qemu_dom *d, unsigned int flags, bool out);
+/* Whether QEMU's postcopy-ram capability goes on; whether the switch
+ * happened (migrate-start-postcopy and the start's checks). */
+bool rv_qemu_postcopy_allowed(const qemu_dom *d);
+bool rv_qemu_postcopy_switched(const qemu_dom *d);
+/* The source's post-copy migration failed: its job and lock stay (as
+ * libvirtd's, for a recovery) until its QEMU goes. */
+bool rv_qemu_postcopy_failed(const qemu_dom *d);
+/* PERFORM3's end (err: failed): true when the job record goes on, the
+ * stream going on after the switch until CONFIRM3 (not abortable). */
+bool rv_qemu_postcopy_keeps_job(qemu_dom *d, const rv_err *err);
+/* PERFORM3's bandwidth.postcopy parameter to QEMU. */
+void rv_qemu_postcopy_out_params(qemu_dom *d, const rv_typed_param *params, u_int n);
+/* QEMU's MIGRATION event (data: its status). */
+void rv_qemu_postcopy_event(qemu_dom *d, json_object *data);
+/* QEMU's STOP on the source, RESUME on the destination: true when the
+ * state became the post-copy one (paused / running (post-copy)). */
+bool rv_qemu_postcopy_stop(qemu_dom *d);
+bool rv_qemu_postcopy_resume(qemu_dom *d);
+/* query-migrate's status during a wait: 1 the wait is over (the
+ * switch), -1 it failed, 0 not for post-copy to say. */
+int rv_qemu_postcopy_status(qemu_dom *d, const char *status);
+/* CONFIRM3 after the switch: waits for the stream's end, then goes on as
+ * after pre-copy; cancelled: paused (post-copy failed).  RV_DEFERRED, or
+ * 0 when it is not a post-copy one. */
+int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply);
+/* FINISH3's cont after the switch: running (post-copy), and drained(d,
+ * op, err) once the stream is complete (or broke).  False: not post-copy. */
+bool rv_qemu_postcopy_finish(qemu_dom *d, void (*drained)(qemu_dom *d, void *op, const rv_err *err),
+                             void *op);
+/* The migration or the domain's process is over. */
+void rv_qemu_postcopy_gone(qemu_dom *d);
+/* SUSPEND while d's outgoing migration runs: the CPUs stop at once
+ * (paused (migration)), so that the migration can complete, as virsh's
+ * --timeout asks; true when it took reply. */
+bool rv_qemu_migrate_suspend(qemu_dom *d, rv_deferred *reply);
+/* QEMU's MIGRATION_PASS on the source: MIGRATION_ITERATION (virsh's
+ * --postcopy-after-precopy switches at the second). */
+void rv_qemu_migrate_pass_event(qemu_dom *d, json_object *data);
+/* A remvirtd restarted: an outgoing migration it finds in QEMU is
+ * cancelled (migrate_cancel), unless it has switched to post-copy (then
+ * paused (post-copy failed)); reclaim: its stream had completed
+ * (postmigrate) and it has disks to take back, so unless it is a
+ * post-copy one it is resumed (QJOB_RESUME, which QEMU refuses while the
+ * destination holds the disks).  -1 with err if nothing could be sent. */
+int rv_qemu_migrate_reattach_cancel(rv_qmp *qmp, bool reclaim, rv_err *err);
 /* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
  * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
 int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);
@@ -886,6 +957,30 @@ int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);
 /* Connection c closed: the migrations it held let go. */
 void rv_qemu_migration_unlock_conn(const struct rv_driver_conn *c);
+/* qemu_migrate_recover.c: true if d has a disk whose image lock QEMU
+ * takes (a writable file), so that a "cont" of a source QEMU after its
+ * stream completed is refused while the destination runs the guest. */
+bool rv_qemu_migrate_may_reclaim(const qemu_dom *d);
+/* Connection c closed: incoming migrations it prepared and did not
+ * finish are destroyed. */
+void rv_qemu_migrate_conn_closed(const struct rv_driver_conn *c);
+/* PERFORM3's stream is under way: cancelled if it sends nothing for
+ * qemu_migration_stall_timeout s.  _end: the watch is over; true (err
+ * set to say so, if given) when it cancelled the stream. */
+typedef struct rv_qemu_migstall rv_qemu_migstall;
+/* qemu_migrate_jobin.c: the job records of a migration on both ends.
+ * The source's PERFORM3 cookie with the completed job's <statistics>
+ * (*val NULL, 0 returned, without a completed migration record). */
+int rv_qemu_migrate_stats_cookie(qemu_dom *d, char **val, u_int *len, rv_err *err);
+/* The destination's incoming job: begun when its QEMU is up, refused to
+ * GET_JOB_INFO/STATS while it runs (true, err set), ended completed by
+ * FINISH3 with the source's cookie, or not when its QEMU goes. */
+void rv_qemu_migrate_in_begin(qemu_dom *d);
+bool rv_qemu_migrate_in_refused(const qemu_dom *d, rv_err *err);
+void rv_qemu_migrate_in_done(qemu_dom *d, const char *cookie, u_int len);
+void rv_qemu_migrate_in_gone(qemu_dom *d);
+void rv_qemu_migrate_stall_watch(qemu_dom *d);
+bool rv_qemu_migrate_stall_end(qemu_dom *d, rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

@@ -289,7 +289,7 @@ int rv_qemu_domain_get_job_info(rv_driver_conn *c, const rv_domain_get_job_info_
 {
     (void)c;
     qemu_dom *d = get_running(&args->dom, err);
-    if (!d)
+    if (!d || rv_qemu_migrate_in_refused(d, err))
         return -1;
     const rv_qemu_jobinfo *j = d->job_now;
     memset(ret, 0, sizeof(*ret));
@@ -320,7 +320,7 @@ int rv_qemu_domain_get_job_stats(rv_driver_conn *c, const rv_domain_get_job_stat
     bool completed = args->flags & RV_DOMAIN_JOB_STATS_COMPLETED;
     /* The last completed job's figures outlive the process (a save's). */
     qemu_dom *d = completed ? rv_qemu_dom_get(&args->dom, err) : get_running(&args->dom, err);
-    if (!d)
+    if (!d || (!completed && rv_qemu_migrate_in_refused(d, err)))
         return -1;
     const rv_qemu_jobinfo *j = completed ? d->job_last : d->job_now;
     ret->type = !j ? RV_DOMAIN_JOB_NONE

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/crash_point.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
 
@@ -49,12 +50,15 @@ enum {
     MIGRATE_UNSAFE = 1u << 9,
     MIGRATE_OFFLINE = 1u << 10,
     MIGRATE_ABORT_ON_ERROR = 1u << 12,
+    MIGRATE_POSTCOPY = RV_QEMU_MIGRATE_POSTCOPY,
+    MIGRATE_POSTCOPY_RESUME = RV_QEMU_MIGRATE_POSTCOPY_RESUME,
 };
 /* What remvirtd does (UNSAFE: it does not check disk caches anyway). */
 #define MIGRATE_KNOWN                                                                              \
     (MIGRATE_LIVE | MIGRATE_PEER2PEER | MIGRATE_TUNNELLED | MIGRATE_PERSIST_DEST | MIGRATE_UNDEFINE_SOURCE |          \
      MIGRATE_PAUSED | MIGRATE_CHANGE_PROTECTION | MIGRATE_UNSAFE | MIGRATE_ABORT_ON_ERROR |        \
-     MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE |                          \
+     MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC | MIGRATE_OFFLINE | MIGRATE_POSTCOPY |       \
+     MIGRATE_POSTCOPY_RESUME |                                                                     \
      RV_QEMU_MIGRATE_CAPS /* (ZEROCOPY refused by qemu_migrate_caps.c, with its reason) */)
 #define MIGRATE_NON_SHARED (MIGRATE_NON_SHARED_DISK | MIGRATE_NON_SHARED_INC)
 /* libvirt's parameter names (VIR_MIGRATE_PARAM_*). */
@@ -92,6 +96,8 @@ int rv_qemu_migrate_check_flags(unsigned int flags, const char *func, rv_err *er
         return fail(err, RV_ERR_INVALID_ARG, "invalid argument: %s",
                     "Flags 'VIR_MIGRATE_NON_SHARED_DISK' and 'VIR_MIGRATE_NON_SHARED_INC' are "
                     "mutually exclusive");
+    if (rv_qemu_postcopy_check_flags(flags, err) < 0)
+        return -1;
     return rv_qemu_check_flags(RV_FROM_QEMU, flags, MIGRATE_KNOWN, func, err);
 }
 
@@ -134,6 +140,12 @@ static rv_qemu_domain_def *persist_def(const rv_typed_param *params, u_int n,
  * state change lock and fail with this; remvirtd refuses at once). */
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err)
 {
+    if (rv_qemu_postcopy_failed(d)) {
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
+                   "Timed out during operation: cannot acquire state change lock (held by "
+                   "monitor=remoteDispatchDomainMigrateConfirm3Params)");
+        return true;
+    }
     if (!d->migration_owner)
         return false;
     rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_TIMEOUT,
@@ -161,6 +173,8 @@ int rv_qemu_domain_migrate_begin3_params(rv_driver_conn *c,
                                          const rv_domain_migrate_begin3_params_args *args,
                                          rv_domain_migrate_begin3_params_ret *ret, rv_err *err)
 {
+    if (args->flags & MIGRATE_POSTCOPY_RESUME)
+        return rv_qemu_postcopy_refuse_resume(&args->dom, err);
     if (check_flags(args->flags, "qemuDomainMigrateBegin3Params", err) < 0 ||
         rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
                               NULL, err) < 0)
@@ -254,21 +268,35 @@ static void cancel_quietly(qemu_dom *d)
 static void perform_end(qemu_dom *d, const rv_err *err)
 {
     rv_err aborted = { 0 };
-    if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
+    if (rv_qemu_migrate_stall_end(d, &aborted) && err)
+        err = &aborted;
+    else if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
         RV_WARN("domain '%s': migration to %s failed: %s", d->live->name, d->jobs->path,
                 err->message ? err->message : "");
         /* QEMU runs the guest again itself; CONFIRM3 (cancelled) makes
-         * sure.  (A stream cut short may leave QEMU "active": stop it.) */
-        cancel_quietly(d);
+         * sure.  (A stream cut short may leave QEMU "active": stop it.
+         * After a post-copy switch nothing is cancelled: the guest can
+         * no longer run here.) */
+        if (!rv_qemu_postcopy_switched(d))
+            cancel_quietly(d);
     } else {
         RV_INFO("domain '%s': migration to %s completed", d->live->name, d->jobs->path);
+        rv_crash_point("migrate-perform", 2);    /* (stream complete, not answered) */
         d->migrated_out = true;
     }
     d->migtune.outgoing = RV_QEMU_MIGOUT_NONE;
     rv_qemu_migcaps_end(d);
-    rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
+    if (!rv_qemu_postcopy_keeps_job(d, err))
+        rv_qemu_jobinfo_end(d, !err, !err);    /* (JOB_COMPLETED: libvirtd sends it, observed) */
+    if (!err && d->jobs->reply) {
+        /* (out of memory: answered without the figures) */
+        rv_domain_migrate_perform3_params_ret *r = rv_deferred_ret(d->jobs->reply);
+        rv_err e = { 0 };
+        if (rv_qemu_migrate_stats_cookie(d, &r->cookie_out.cookie_out_val, &r->cookie_out.cookie_out_len, &e) < 0)
+            rv_err_clear(&e);
+    }
     rv_qemu_job_done(d, err);
     if (d->p2p)
         rv_qemu_migrate_p2p_performed(d, err);
@@ -298,18 +326,20 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
         rv_err_clear(&e);
         return;
     }
+    rv_crash_point("migrate-perform", 1);    /* (QEMU sends the stream) */
+    rv_qemu_migrate_stall_watch(d);
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (j && j->aborted)
         rv_qemu_migration_cancel(d, NULL);
     rv_qemu_migration_wait(d, perform_done);
 }
 
-/* {"capability": name, "state": true} added to caps: false when out of memory. */
-static bool cap_on(json_object *caps, const char *name)
+/* {"capability": name, "state": on} added to caps: false when out of memory. */
+static bool cap_set(json_object *caps, const char *name, bool on)
 {
     json_object *cap = json_object_new_object();
     if (!cap || json_object_object_add(cap, "capability", json_object_new_string(name)) < 0 ||
-        json_object_object_add(cap, "state", json_object_new_boolean(1)) < 0 ||
+        json_object_object_add(cap, "state", json_object_new_boolean(on)) < 0 ||
         json_object_array_add(caps, cap) < 0) {
         json_object_put(cap);
         return false;
@@ -322,12 +352,17 @@ static bool cap_on(json_object *caps, const char *name)
  * (rv_qemu_migration_poke) rather than at the next 50 ms poll; and on
  * the destination "late-block-activate": its QEMU takes the disks (and
  * their locks) only at FINISH3's cont, so a source whose migration is
- * cancelled after the stream completed can still run the guest. */
+ * cancelled after the stream completed can still run the guest;
+ * "postcopy-ram" as this migration's flags say, set either way (a QEMU
+ * that arrived post-copy keeps it on, and a destination without it
+ * would refuse the stream). */
 static void migration_caps(qemu_dom *d, bool incoming)
 {
     json_object *args = json_object_new_object(), *caps = json_object_new_array();
     rv_err e = { 0 };
-    if (!args || !caps || !cap_on(caps, "events") || (incoming && !cap_on(caps, "late-block-activate"))) {
+    if (!args || !caps || !cap_set(caps, "events", true) ||
+        (incoming && !cap_set(caps, "late-block-activate", true)) ||
+        !cap_set(caps, "postcopy-ram", rv_qemu_postcopy_allowed(d))) {
         json_object_put(args);
         json_object_put(caps);
         return;
@@ -358,7 +393,7 @@ static void send_migrate(qemu_dom *d, const rv_err *set)
         return;
     }
     RV_INFO("domain '%s': migrating to %s", d->live->name, d->jobs->path);
-    d->migtune.outgoing = RV_QEMU_MIGOUT_PRECOPY;   /* (post-copy is refused in PERFORM3) */
+    d->migtune.outgoing = rv_qemu_postcopy_allowed(d) ? RV_QEMU_MIGOUT_POSTCOPY : RV_QEMU_MIGOUT_PRECOPY;
     if (!d->qmp || rv_qmp_command(d->qmp, "migrate", args, 0, on_migrate_sent, d, &err) < 0) {
         if (!rv_err_is_set(&err))
             rv_err_set(&err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: no QEMU monitor");
@@ -456,6 +491,8 @@ void rv_qemu_migrate_out(qemu_dom *d, const rv_typed_param *params, u_int n, uns
                              (void *)"migrate-set-parameters", &e) < 0)
         RV_WARN("domain '%s': migrate-set-parameters: %s", d->live->name, e.message ? e.message : "");
     rv_err_clear(&e);
+    rv_qemu_postcopy_begin(d, flags, true);
+    rv_qemu_postcopy_out_params(d, params, n);
     /* (a libvirtd destination answers tcp://HOST:PORT; out of memory,
      * the URI goes as it is and QEMU's refusal fails the migration) */
     char *quri = rv_qemu_migrate_qemu_uri(uri);
@@ -572,6 +609,10 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
 int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
                             const rv_err *why, rv_err *err)
 {
+    int pc = rv_qemu_postcopy_confirm(d, flags, cancelled, reply);
+    if (pc)
+        return pc;
+    rv_qemu_postcopy_gone(d);
     d->migration_owner = NULL;      /* (the steps below change it) */
     if (cancelled) {
         /* Anything failed after BEGIN3: the guest runs here.  QEMU has
@@ -606,6 +647,7 @@ int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_
      * file's removal by the store helper (qemu_sync.c, one request at a
      * time, in order): the definition's removal, asked first, is done by
      * then, and the caller finds no trace of the guest here. */
+    rv_crash_point("migrate-confirm", 1);
     if ((flags & MIGRATE_UNDEFINE_SOURCE) && d->def && rv_qemu_def_remove(d, 0, NULL, err) < 0)
         return -1;
     rv_qemu_job_add(d, QJOB_DESTROY, QJOB_MIGRATE_IN, reply, NULL);
@@ -649,13 +691,18 @@ static int pick_port(void)
 typedef struct qemu_migrate_finish {
     rv_deferred *reply;
     unsigned int flags;
+    qemu_dom *dom;              /* (while its definition is written) */
 } finish_op;
 
 void rv_qemu_migrate_gone(qemu_dom *d)
 {
     rv_qemu_migstore_gone(d);
     rv_qemu_migtunnel_gone(d);
+    rv_qemu_postcopy_gone(d);
     d->migration_owner = NULL;
+    d->migrate_in_conn = NULL;
+    rv_qemu_migrate_stall_end(d, NULL);
+    rv_qemu_migrate_in_gone(d);
     d->migrate_port = 0;
     d->migrate_in = false;
     d->migrated_out = false;
@@ -704,7 +751,6 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
                                            const rv_domain_migrate_prepare3_params_args *args,
                                            rv_domain_migrate_prepare3_params_ret *ret, rv_err *err)
 {
-    (void)c;
     const rv_typed_param *params = args->params.params_val;
     u_int n = args->params.params_len;
     rv_qemu_migcaps caps;
@@ -780,6 +826,7 @@ int rv_qemu_domain_migrate_prepare3_params(rv_driver_conn *c,
         free(r->uri_out);
         r->uri_out = NULL;
     }
+    d->migrate_in_conn = c;
     rv_qemu_job_add(d, QJOB_START, QJOB_MIGRATE_IN | RV_DOMAIN_START_PAUSED, reply, NULL);
     return RV_DEFERRED;
 }
@@ -861,6 +908,7 @@ rv_deferred *rv_qemu_migrate_prepare_in(const rv_typed_param *params, u_int n, u
     }
     d->migstore = ms;
     d->migcaps = *caps;
+    rv_qemu_postcopy_begin(d, flags, false);
     d->migrate_port = port;
     *out = d;
     return reply;
@@ -924,6 +972,7 @@ static void listen_incoming(qemu_dom *d, const rv_err *set)
         json_object_put(args);
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
     } else {
+        rv_qemu_migrate_in_begin(d);
         rv_qmp_command(d->qmp, "migrate-incoming", args, 0, on_incoming_listening, d, &err);
     }
     if (rv_err_is_set(&err))
@@ -950,6 +999,35 @@ static void finish_fail(qemu_dom *d, finish_op *op, const rv_err *why)
 }
 
 
+/* The incoming job completed, with the figures of FINISH3's cookie. */
+static void finish_recorded(qemu_dom *d, const finish_op *op)
+{
+    const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
+    rv_qemu_migrate_in_done(d, a->cookie_in.cookie_in_val, a->cookie_in.cookie_in_len);
+}
+
+/* FINISH3's PERSIST_DEST definition written (or not: why). */
+static void on_persisted(void *data, const rv_err *why)
+{
+    finish_op *op = data;
+    rv_err e = { 0 };
+    if (why) {
+        /* libvirt's word: the guest runs here, but is not persistent. */
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
+                   "migration successfully aborted: the definition could not be kept: %s",
+                   why->message ? why->message : "");
+    } else {
+        rv_crash_point("migrate-finish", 3);     /* (durable, not answered) */
+        rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
+        rv_qemu_put_dom(op->dom, &r->dom, &e);
+    }
+    rv_deferred_finish(op->reply, rv_err_is_set(&e) ? &e : NULL);
+    rv_err_clear(&e);
+    free(op);
+}
+
+static void finish_running(qemu_dom *d, void *opaque, const rv_err *err);
+
 static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)ret;
@@ -966,34 +1044,44 @@ static void on_finish_cont(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
         rv_err_clear(&e);
         return;
     }
+    /* (post-copy: running now, the rest once the stream is complete) */
+    if (!rv_qemu_postcopy_finish(d, finish_running, op))
+        finish_running(d, op, NULL);
+}
+
+static void finish_running(qemu_dom *d, void *opaque, const rv_err *err)
+{
+    finish_op *op = opaque;
+    if (err) {
+        /* (post-copy broke: the guest's memory is split, nothing can be
+         * undone here; the QEMU is left for the administrator) */
+        rv_deferred_finish(op->reply, err);
+        free(op);
+        return;
+    }
+    rv_qemu_postcopy_gone(d);   /* (a POSTCOPY migration that completed pre-copy) */
     d->migrate_in = false;
     d->migrate_port = 0;
     rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
                           RV_EVENT_RESUMED_MIGRATED);
+    finish_recorded(d, op);
     rv_err e = { 0 };
     if (rv_qemu_save_status(d, &e) < 0)
         RV_WARN("domain '%s': %s", d->live->name, e.message);
     rv_err_clear(&e);
+    rv_crash_point("migrate-finish", 2);     /* (it runs here) */
     rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
     if (op->flags & MIGRATE_PERSIST_DEST) {
         /* The definition is kept: answered once it is durable. */
         const rv_domain_migrate_finish3_params_args *a = rv_deferred_args(op->reply);
         rv_qemu_domain_def *def = persist_def(a->params.params_val, a->params.params_len, d->live, &e);
-        if (def && rv_qemu_def_write(d, def, op->reply, &r->dom, false, &e) == 0) {
-            free(op);
+        op->dom = d;
+        if (def && rv_qemu_def_write_then(d, def, on_persisted, op, &e) == 0)
             return;
-        }
         if (!rv_err_is_set(&e))
             rv_err_set(&e, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
-        /* libvirt's word: the guest runs here, but is not persistent. */
-        rv_err e2 = { 0 };
-        rv_err_set(&e2, RV_FROM_QEMU, RV_ERR_MIGRATE_PERSIST_FAILED,
-                   "migration successfully aborted: the definition could not be kept: %s",
-                   e.message ? e.message : "");
-        rv_deferred_finish(op->reply, &e2);
-        rv_err_clear(&e2);
+        on_persisted(op, &e);
         rv_err_clear(&e);
-        free(op);
         return;
     }
     if (rv_qemu_put_dom(d, &r->dom, &e) < 0) {
@@ -1016,6 +1104,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         return;
     }
     RV_INFO("domain '%s': incoming migration completed", d->live->name);
+    rv_crash_point("migrate-finish", 1);
     rv_qemu_migstore_stop_server(d);
     rv_qemu_migcaps_end(d);    /* (the disks are all here too) */
     if (op->flags & MIGRATE_PAUSED) {
@@ -1024,6 +1113,7 @@ static void on_stream_in(qemu_dom *d, const rv_err *err)
         d->migrate_port = 0;
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_USER, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_PAUSED);
+        finish_recorded(d, op);
         d->migrate_finish = NULL;
         rv_err e = { 0 };
         rv_domain_migrate_finish3_params_ret *r = rv_deferred_ret(op->reply);
@@ -1083,6 +1173,8 @@ int rv_qemu_domain_migrate_finish3_params(rv_driver_conn *c,
     } else {
         d = rv_qemu_find_name(dname);
     }
+    if (d)
+        d->migrate_in_conn = NULL;      /* (this call finishes or cancels it) */
     if (!d || !d->migrate_in || !rv_qemu_dom_active(d))
         return fail(err, RV_ERR_NO_DOMAIN, "Domain not found: %s",
                     "no incoming migration of this domain");

@@ -99,6 +99,8 @@ typedef struct qemu_p2p {
     u_int nparams;
     unsigned int flags, dest_flags;
     char *xml, *cookie;         /* BEGIN3's */
+    char *stats;                /* PERFORM3's cookie (its figures) for FINISH3; NULL: none */
+    u_int stats_len;
     char *name;                 /* the domain's, for FINISH3's destination_name */
     u_int cookie_len;
     /* Tunnelled (qemu_migrate_tunnel.c): a socket pair, QEMU's end passed
@@ -319,6 +321,7 @@ static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err
         char *dname = given(p, "destination_name");
         rv_domain_migrate_finish3_args a = {
             .dname = dname ? dname : p->name,
+            .cookie_in = { p->stats_len, p->stats },
             .uri = p->uri_out ? &p->uri_out : NULL,
             .flags = p->dest_flags,
             .cancelled = cancelled,
@@ -338,6 +341,8 @@ static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err
         return fail(err, RV_ERR_NO_MEMORY, "%s", "out of memory");
     a.flags = p->dest_flags;
     a.cancelled = cancelled;
+    a.cookie_in.cookie_in_val = p->stats;
+    a.cookie_in.cookie_in_len = p->stats_len;
     int rc = rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_FINISH3_PARAMS,
                            (xdrproc_t)xdr_rv_domain_migrate_finish3_params_args, &a,
                            (xdrproc_t)xdr_rv_domain_migrate_finish3_params_ret, &r, err);
@@ -533,6 +538,7 @@ static void p2p_free(qemu_p2p *p)
     pthread_cond_destroy(&p->cond);
     free(p->xml);
     free(p->cookie);
+    free(p->stats);
     free(p->name);
     free(p->uri_out);
     free(p->dest_cookie);
@@ -594,6 +600,9 @@ void rv_qemu_migrate_p2p_performed(qemu_dom *d, const rv_err *err)
     pthread_mutex_lock(&p->lock);
     bool performing = p->stage == P2P_PERFORMING;
     pthread_mutex_unlock(&p->lock);
+    rv_err e = { 0 };
+    if (performing && !err && rv_qemu_migrate_stats_cookie(d, &p->stats, &p->stats_len, &e) < 0)
+        rv_err_clear(&e);     /* (FINISH3 without the figures) */
     if (performing)
         performed(p, err);
     else

@@ -87,6 +87,7 @@ int rv_qemu_domain_migrate_prepare_tunnel3_params(rv_driver_conn *c,
     }
     d->migrate_tunnel = true;
     d->migrate_tunnel_fd = pfd[0];
+    d->migrate_in_conn = c;     /* (its close before FINISH3 destroys the waiting QEMU) */
     rv_domain_migrate_prepare_tunnel3_params_ret *r = rv_deferred_ret(reply);
     rv_err cerr = { 0 };        /* (out of memory only: the reply goes without) */
     if (rv_qemu_migrate_cookie(d->live, true, 0, &r->cookie_out.cookie_out_val,

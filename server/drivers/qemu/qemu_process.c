@@ -239,6 +239,8 @@ static qemu_job *job_add(qemu_dom *d, qemu_job_kind kind, unsigned int flags, ch
     /* A client's job on a domain being migrated: refused (destroy,
      * suspend and the migration's own steps go on, as with libvirtd). */
     rv_err locked = { 0 };
+    if (kind == QJOB_SUSPEND && reply && rv_qemu_migrate_suspend(d, reply))
+        return NULL;
     if (reply && kind != QJOB_DESTROY && kind != QJOB_SUSPEND && kind != QJOB_MIGRATE_OUT &&
         rv_qemu_migration_locked(d, &locked)) {
         free(path);
@@ -420,6 +422,9 @@ static void on_runtime_gone(rv_qemu_sync *s, int error)
     qemu_dom *d = s->data;
     rv_err err = d->gone_err;
     d->gone_err = (rv_err){ 0 };
+    /* (CONFIRM3's: the source's QEMU and files gone, not answered) */
+    if (d->jobs && d->jobs->kind == QJOB_DESTROY && (d->jobs->flags & QJOB_MIGRATE_IN))
+        rv_crash_point("migrate-confirm", 2);
     job_done(d, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
 }
@@ -666,7 +671,8 @@ static void on_started_recorded(rv_qemu_sync *s, int error)
         RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
     }
-    rv_crash_point("start", 1);
+    /* (an incoming migration's: its QEMU listens, PREPARE3 not answered) */
+    rv_crash_point(d->jobs->flags & QJOB_MIGRATE_IN ? "migrate-prepare" : "start", 1);
     job_done(d, NULL);
 }
 
@@ -824,18 +830,20 @@ static void on_status(rv_qmp *qmp, json_object *ret, const rv_err *err, void *op
     if (saving < 0 && !rv_qemu_has_managed_save(dom_name(d))) {
         /* No save was under way: an outgoing migration may have been (no
          * client can confirm it now).  One still sending is called off
-         * (QEMU runs the guest again); one that completed stays paused,
-         * never resumed here: the destination may be running the guest
-         * (libvirtd leaves that call to the administrator too). */
+         * (QEMU runs the guest again); one that completed is resumed if
+         * QEMU can take its disks back, which it cannot while the
+         * destination runs the guest (qemu_migrate_recover.c); else, or
+         * without such a disk, it stays paused for the administrator. */
         rv_err e = { 0 };
-        if (rv_qmp_command(qmp, "migrate_cancel", NULL, 0, ignore_reply, NULL, &e) < 0)
+        bool reclaim = migrated && rv_qemu_migrate_may_reclaim(d);
+        if (rv_qemu_migrate_reattach_cancel(qmp, reclaim, &e) < 0)
             RV_WARN("domain '%s': %s", dom_name(d), e.message);
         rv_err_clear(&e);
         rv_qemu_migstore_reattach(qmp);
         rv_qemu_migcaps_reset(qmp);
         if (migrated) {
-            RV_WARN("domain '%s': it had migrated when remvirtd stopped: it stays paused",
-                    dom_name(d));
+            RV_WARN("domain '%s': it had migrated when remvirtd stopped: %s", dom_name(d),
+                    reclaim ? "resumed unless the destination holds its disks" : "it stays paused");
             rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, -1, 0);
             if (rv_qemu_save_status(d, &e) < 0)
                 RV_WARN("domain '%s': %s", dom_name(d), e.message);
@@ -1143,7 +1151,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
     bool migrating = d->job_busy && d->jobs->kind == QJOB_MIGRATE_OUT;
     /* (CONFIRM3 cancelled resumes a guest its migration left paused) */
     bool unmigrating = resuming && (d->jobs->flags & QJOB_MIGRATE_IN);
-    if (migrating && strcmp(name, "STOP") == 0 && d->state == RV_DOMAIN_RUNNING) {
+    if (strcmp(name, "STOP") == 0 && rv_qemu_postcopy_stop(d)) {
+        /* (paused (post-copy): qemu_migrate_postcopy.c) */
+    } else if (migrating && strcmp(name, "STOP") == 0 && d->state == RV_DOMAIN_RUNNING) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_PAUSED, RV_DOMAIN_PAUSED_MIGRATION, RV_EVENT_SUSPENDED,
                               RV_EVENT_SUSPENDED_MIGRATED);
     } else if ((migrating || unmigrating) && strcmp(name, "RESUME") == 0 &&
@@ -1152,8 +1162,9 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
                               RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
     } else if (d->migrate_in && strcmp(name, "RESUME") == 0 && d->state == RV_DOMAIN_PAUSED) {
         /* FINISH3's cont (qemu_migrate.c says the same on its answer). */
-        rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED, RV_EVENT_RESUMED,
-                              RV_EVENT_RESUMED_MIGRATED);
+        if (!rv_qemu_postcopy_resume(d))
+            rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_MIGRATED,
+                                  RV_EVENT_RESUMED, RV_EVENT_RESUMED_MIGRATED);
     } else if (d->restarting && strcmp(name, "RESUME") == 0) {
         d->restarting = false;
         rv_qemu_dom_set_state(d, RV_DOMAIN_RUNNING, RV_DOMAIN_RUNNING_BOOTED, -1, 0);
@@ -1197,7 +1208,10 @@ static void on_qmp_event(rv_qmp *qmp, const char *name, json_object *data, doubl
             d->balloon_kib = (unsigned long long)json_object_get_int64(actual) / 1024;
     } else if (strcmp(name, "MIGRATION") == 0) {
         /* (with the "events" capability, which migrations turn on) */
+        rv_qemu_postcopy_event(d, data);
         rv_qemu_migration_poke(d);
+    } else if (strcmp(name, "MIGRATION_PASS") == 0) {
+        rv_qemu_migrate_pass_event(d, data);
     } else if (strcmp(name, "GUEST_PANICKED") == 0) {
         rv_qemu_dom_set_state(d, RV_DOMAIN_CRASHED, RV_DOMAIN_CRASHED_PANICKED, RV_EVENT_CRASHED,
                               RV_EVENT_CRASHED_PANICKED);
@@ -1718,6 +1732,7 @@ void rv_qemu_release(qemu_dom *d)
     rv_err_clear(&d->gone_err);
     rv_qemu_agent_abandon(d);
     rv_qemu_def_writes_release(d);
+    rv_qemu_postcopy_gone(d);
     rv_qmp *qmp = d->qmp;
     d->qmp = NULL;
     rv_qmp_free(qmp);

@@ -518,9 +518,10 @@ static void on_migrate_status(rv_qmp *qmp, json_object *ret, const rv_err *err, 
         rv_qemu_jobinfo_memory(d, get_u64(ret, "total"), get_u64(ret, "completed"));
     else
         rv_qemu_jobinfo_migration(d, ret);
-    if (strcmp(s, "completed") == 0) {
+    int postcopy = dump ? 0 : rv_qemu_postcopy_status(d, s);
+    if (strcmp(s, "completed") == 0 || postcopy > 0) {
         migration_finished(d, NULL);
-    } else if (strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0) {
+    } else if (strcmp(s, "failed") == 0 || strcmp(s, "cancelled") == 0 || postcopy < 0) {
         rv_err e = { 0 };
         const char *why = json_object_object_get_ex(ret, "error-desc", &desc)
                               ? json_object_get_string(desc) : NULL;

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Post-copy live migration and virsh's timeout actions (issue 30) between
+# two remvirtds on two "hosts" (tests/migrate-hosts.sh), then the same
+# steps between two stock libvirtd 9.0 in the same two namespaces; the
+# lifecycle events and the states seen are compared:
+#   - `migrate --live --postcopy`, then `migrate-postcopy` on the source:
+#     source paused (post-copy), Suspended Post-copy; destination running
+#     (post-copy), Resumed Post-copy; the guest's memory (an SSH key its
+#     agent keeps in RAM) arrives;
+#   - `--postcopy-after-precopy` (virsh switches at the
+#     MIGRATION_ITERATION event of the second pass);
+#   - `--timeout 1 --timeout-postcopy` and `--timeout 1` (suspend: virsh
+#     suspends the source mid-migration; the migration completes);
+#   - the POSTCOPY_RESUME flag refused;
+#   - a post-copy failure (the destination's QEMU killed after the
+#     switch): the guest cannot run on the source any more: paused
+#     (post-copy failed) there, as libvirtd leaves it.
+# Migrations are slowed by --bandwidth / --postcopy-bandwidth (MiB/s) so
+# that each phase lasts a few seconds on the 128 MiB test guest.
+rv_netns_guest=1
+source "$(dirname "$0")/../netns.sh"
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+source "$(dirname "$0")/../migrate-hosts.sh"
+
+KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPostcopyPostcopyPostcopyPostcopy00000 rv@postcopy"
+
+# states URI: g's state and reason there ("-" when it has none).
+state() { virsh -q -c "$1" domstate --reason g 2> /dev/null || echo "-"; }
+
+# watch_states FILE URI...: each URI's state of g, every 0.1 s, the
+# changes written to FILE.URI-index, until the file FILE.stop exists.
+watch_states()
+{
+    local f=$1 i
+    shift
+    rm -f "$f.stop"
+    (
+        declare -A last=()
+        while [ ! -e "$f.stop" ]; do
+            i=0
+            for u in "$@"; do
+                s=$(state "$u")
+                # (how long a state lasts is each daemon's: "starting up" is
+                # too short to be seen every time)
+                [ "${last[$i]:-}" = "$s" ] || [ "$s" = "paused (starting up)" ] ||
+                    { echo "$s" >> "$f.$i"; last[$i]=$s; }
+                i=$((i + 1))
+            done
+            sleep 0.1
+        done
+    ) &
+    WATCH=$!
+    cleanup_fn _rv_bg_kill "$WATCH"
+    sampled() { [ -s "$f.$(($# - 1))" ]; }
+    wait_for 30 "the first states" sampled "$@"
+}
+stop_watch() { touch "$1.stop"; wait "$WATCH" 2> /dev/null || true; }
+
+has_job() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Job type: *Unbounded"; }
+key_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
+
+# scenario NAME FROM TO VIRSH-MIGRATE-ARGS [ACTION]: g migrated FROM to
+# TO in the background; ACTION (a function) runs once its job is seen
+# (FROM TO as its arguments); the states of both written to
+# $D/NAME.states.{0,1}, virsh's result to $D/NAME.result.
+scenario()
+{
+    local name=$1 from=$2 to=$3 args=$4 action=${5:-}
+    watch_states "$D/$name.states" "$from" "$to"
+    local start=$(date +%s.%N)
+    bg "$D/$name.out" virsh -q -c "$from" migrate --live --unsafe g "$to" $args
+    local mig=$BG_PID
+    [ -z "$action" ] || { wait_for 60 "$name: the migration job" has_job "$from"; $action "$from" "$to"; }
+    if wait "$mig"; then echo "ok" > "$D/$name.result"; else echo "failed: $(cat "$D/$name.out.err")" > "$D/$name.result"; fi
+    echo "$name: virsh migrate $args: $(awk "BEGIN { print $(date +%s.%N) - $start }") s" >> "$D/times"
+    sleep 0.5
+    stop_watch "$D/$name.states"
+}
+
+# (libvirtd's job begins at BEGIN3, before QEMU's migration: the switch
+# waits for the stream)
+streaming() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Memory processed: *[1-9]"; }
+switch_now() { wait_for 60 "the stream" streaming "$1"; virsh -q -c "$1" migrate-postcopy g || true; }
+# show_run NAME: a scenario's result and the states its two hosts went through.
+show_run() { cat "$D/$1.result"; cat "$D/$1.states.0" 2> /dev/null; echo "--"; cat "$D/$1.states.1" 2> /dev/null || true; }
+# key_check URI: whether the guest's memory came along.
+key_check() { if wait_for 30 "the key" key_on "$1"; then echo "key there"; else echo "key missing"; fi; }
+
+# run_side A B DIR MIGRATEURI_A MIGRATEURI_B KILL_B_QEMU: every step on one pair of daemons.
+run_side()
+{
+    local UA=$1 UB=$2
+    D=$3
+    local ua=$4 ub=$5 killb=$6
+    mkdir -p "$D"
+    bg "$D/events-a" virsh -c "$UA" event --all --loop
+    local eva=$BG_PID
+    bg "$D/events-b" virsh -c "$UB" event --all --loop
+    local evb=$BG_PID
+    agent_guest_up "$UA" g "$OUT/g.xml"
+    echo "$KEY" > "$OUT/key"
+    virsh -q -c "$UA" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+    {
+        echo "== postcopy, migrate-postcopy"
+        scenario pc "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 16 --migrateuri $ub" switch_now
+        show_run pc
+        key_check "$UB"
+        echo "== postcopy-after-precopy"
+        # (whether virsh's switch at the second pass comes before the
+        # stream's end is a race with either daemon: states and events
+        # not compared)
+        local from=$(wc -l < "$D/events-a") fromb=$(wc -l < "$D/events-b")
+        scenario ppc "$UB" "$UA" "--postcopy --postcopy-after-precopy --bandwidth 32 --migrateuri $ua"
+        cat "$D/ppc.result"
+        show_run ppc > "$D/ppc.shown"
+        sleep 0.5
+        echo "$from $(wc -l < "$D/events-a") $fromb $(wc -l < "$D/events-b")" > "$D/ppc.events"
+        key_check "$UA"
+        echo "== timeout-postcopy"
+        scenario tpc "$UA" "$UB" "--postcopy --timeout 1 --timeout-postcopy --bandwidth 8 --postcopy-bandwidth 16 --migrateuri $ub"
+        show_run tpc
+        key_check "$UB"
+        echo "== timeout-suspend"
+        scenario ts "$UB" "$UA" "--timeout 1 --bandwidth 16 --migrateuri $ua"
+        show_run ts
+        key_check "$UA"
+        echo "== postcopy-resume"
+        virsh -q -c "$UA" migrate --live --unsafe --postcopy --postcopy-resume g "$UB" --migrateuri "$ub" 2>&1 | sed 's/^/  /' || true
+        state "$UA"
+        echo "== postcopy failure"
+        # (once the destination runs it: how soon FINISH3 resumes it is
+        # each daemon's)
+        pc_running() { [ "$(state "$1")" = "running (post-copy)" ]; }
+        kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
+        scenario pf "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $ub" kill_b_after_switch
+        sed 's/^failed: .*/failed/' "$D/pf.result"
+        cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
+        virsh -q -c "$UA" domjobinfo g 2>&1 | head -2
+        virsh -q -c "$UA" resume g 2>&1 | head -2 || true
+        virsh -q -c "$UA" destroy g || true
+        virsh -q -c "$UA" undefine g || true
+    } > "$D/transcript" 2>&1 || { show "$D/transcript"; fail "the steps on $UA"; }
+    sleep 1
+    kill "$eva" "$evb" 2> /dev/null || true
+    # lifecycle events only (without the definition's, which may come
+    # before virsh event listens), those of the post-copy-after-precopy
+    # migration left out
+    read -r a0 a1 b0 b1 < "$D/ppc.events"
+    sed "$((a0 + 1)),${a1}d" "$D/events-a" > "$D/events-a.cut"
+    sed "$((b0 + 1)),${b1}d" "$D/events-b" > "$D/events-b.cut"
+    for s in a b; do
+        grep "^event 'lifecycle'" "$D/events-$s.cut" | sed 's/^event .lifecycle. for domain .g.: //' |
+            grep -v "Defined\|Undefined" > "$D/lifecycle-$s" || true
+    done
+}
+
+migrate_pair_up
+kill_rb() { qemu_pids "$BDIR/qemu/run/" | xargs -r kill -KILL; }
+run_side "$A" "$B" "$OUT/remvirtd" tcp://10.231.0.1 tcp://10.231.0.2 kill_rb
+cat "$OUT/remvirtd/transcript" >&2
+T=$OUT/remvirtd/transcript
+[ "$(grep -c '^ok$' "$T")" = 4 ] || fail "a migration failed (above)"
+[ "$(grep -c '^key there$' "$T")" = 4 ] || fail "the guest's memory did not arrive every time (above)"
+grep -q "^running (post-copy)$" "$T" || fail "the destination never ran post-copy"
+grep -q "^paused (post-copy failed)$" "$T" || fail "post-copy failure: the source is not paused (post-copy failed)"
+# (virsh's --postcopy-after-precopy listens for these: the source's passes)
+grep -q "migration-iteration' for domain 'g': iteration: '2'" "$OUT/remvirtd/events-b" ||
+    { show "$OUT/remvirtd/events-b"; fail "no MIGRATION_ITERATION 2 from B"; }
+
+# ---- A's remvirtd killed (SIGKILL) and started again after the switch:
+# nothing is undone (a cancelled post-copy stream would leave the guest
+# whole nowhere): QEMU's stream goes on, the guest arrives on B, A keeps
+# its QEMU paused (post-copy failed) for the administrator ----
+agent_guest_up "$A" g "$OUT/g.xml"
+virsh -q -c "$A" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+bg "$OUT/restart" virsh -q -c "$A" migrate --live --postcopy --bandwidth 8 --postcopy-bandwidth 4 g "$B" --migrateuri tcp://10.231.0.2
+MIG=$BG_PID
+switch_now "$A"
+wait_for 60 "post-copy on B" pc_running "$B" || fail "B does not run g post-copy"
+restart_a
+wait "$MIG" || true     # (its CONFIRM3 lost A's connection)
+wait_for 60 "the key on B after A's restart" key_on "$B" || fail "g's memory did not reach B"
+b_migrated() { [ "$(state "$B")" = "running (migrated)" ]; }
+wait_for 60 "g running (migrated) on B" b_migrated || fail "B: $(state "$B")"
+[ "$(state "$A")" = "paused (post-copy failed)" ] || fail "A after its restart: $(state "$A")"
+virsh -q -c "$A" destroy g > /dev/null
+[ -z "$(qemu_pids "$QEMU_DIR/run/")" ] || fail "A kept a QEMU"
+virsh -q -c "$A" undefine g > /dev/null
+virsh -q -c "$B" destroy g > /dev/null
+echo "ok   A's remvirtd restarted after the switch: g on B, A paused (post-copy failed)"
+
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd side by side skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_pair
+# (B's QEMU: the one started with -incoming, in B's network namespace)
+kill_lb() { ip netns pids $MIG_NS | xargs -r ps -o pid=,args= -p | awk '/qemu-system/ && /-incoming/ { print $1 }' | xargs -r kill -KILL; }
+run_side "$LA" "$LB" "$OUT/libvirtd" tcp://10.231.0.1 tcp://10.231.0.2 kill_lb
+cat "$OUT/libvirtd/transcript" >&2
+for side in remvirtd libvirtd; do
+    [ -d "$OUT/$side" ] || continue
+    echo "$side: --postcopy-after-precopy (not compared):" >&2; cat "$OUT/$side/ppc.shown" >&2
+    echo "$side:" >&2; cat "$OUT/$side/times" >&2
+done
+for s in a b; do echo "libvirtd events $s:" >&2; cat "$OUT/libvirtd/lifecycle-$s" >&2; done
+same "$OUT/libvirtd/transcript" "$OUT/remvirtd/transcript" "post-copy and timeouts: states as libvirtd's"
+same "$OUT/libvirtd/lifecycle-a" "$OUT/remvirtd/lifecycle-a" "post-copy and timeouts: A's lifecycle events"
+same "$OUT/libvirtd/lifecycle-b" "$OUT/remvirtd/lifecycle-b" "post-copy and timeouts: B's lifecycle events"
+echo "ok   post-copy migration and timeout actions"
