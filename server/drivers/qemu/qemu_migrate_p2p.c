@@ -634,8 +634,9 @@ static void confirm(qemu_p2p *p)
     }
     d->p2p = NULL;
     /* (QEMU's broken pipe after the tunnel's stream failed says less) */
-    const rv_err *why = rv_err_is_set(&p->perform_err) && !p->pump_failed ? &p->perform_err
-                                                                          : &p->thread_err;
+    const rv_err *why = rv_err_is_set(&p->perform_err) && !p->pump_failed && !p->dest_lost
+                            ? &p->perform_err
+                            : &p->thread_err;
     if (p->flags & P2P_OFFLINE) {
         /* The definition is there now: with UNDEFINE_SOURCE it goes from
          * here (a guest running here runs on, transient), as CONFIRM3. */
@@ -666,9 +667,30 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
     qemu_p2p *p = (qemu_p2p *)w;
     pthread_mutex_lock(&p->lock);
     p2p_stage stage = p->stage;
+    bool lost = p->lost;
     pthread_mutex_unlock(&p->lock);
     if (stage == P2P_PREPARED && (p->flags & P2P_OFFLINE)) {
         performed(p, NULL);     /* (no stream: FINISH3 defines it there) */
+    } else if (stage == P2P_PREPARED && lost) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                   "lost the connection to the destination");
+        performed(p, &e);       /* (nothing sent: the stream would go nowhere) */
+        rv_err_clear(&e);
+    } else if (stage == P2P_PERFORMING && lost && !p->cancelling) {
+        /* The destination's connection died (keepalive, EOF) while the
+         * stream goes: FINISH3 cannot be called, so the stream stops now
+         * (the job then fails, and the guest runs on here). */
+        qemu_dom *d = p2p_dom(p);
+        rv_err e = { 0 };
+        p->cancelling = true;
+        if (d) {
+            RV_WARN("domain '%s': the connection to %s closed during its migration: cancelled",
+                    d->live->name, p->dconnuri);
+            if (rv_qemu_migration_cancel(d, &e) < 0)
+                RV_WARN("%s", e.message ? e.message : "");
+        }
+        rv_err_clear(&e);
     } else if (stage == P2P_PREPARED) {
         qemu_dom *d = p2p_dom(p);
         rv_err e = { 0 };
