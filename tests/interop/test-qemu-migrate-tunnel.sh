@@ -9,7 +9,8 @@
 #   - domjobabort in the middle, B's remvirtd killed in the middle, and
 #     B's remvirtd stopped then the job aborted: the guest runs on A alone;
 #   - keepalive: B's remvirtd stopped mid-migration (tunnelled and plain
-#     peer to peer) fails it within the bound, the guest runs on at A;
+#     peer to peer), or B's link down (tunnelled), fails it within the
+#     bound, the guest runs on at A;
 #   - A to B: runs on B with its memory (the agent's in-RAM SSH keys);
 #     events; the stream went through the daemons (A migrated to fd:, B's
 #     QEMU took fd:); back to A, tunnelled too;
@@ -129,7 +130,7 @@ grep -q "took nothing of the migration stream" "$OUT/stopped.err" || { show "$OU
 
 # ---- keepalive on the destination's connection: A with 1 s and 2 PINGs
 # (qemu_keepalive_interval, _count; default 5 and 5), B's remvirtd stopped
-# (SIGSTOP) mid-migration, no domjobabort: the migration fails on its own
+# (SIGSTOP) or its link down mid-migration, no domjobabort: the migration fails on its own
 # within about 3 s, the guest runs on at A; B, continued, cleans up ----
 MIG_A_CONF+=('qemu_keepalive_interval = 1' 'qemu_keepalive_count = 2')
 restart_a
@@ -137,33 +138,37 @@ wait_for 30 "g running on A after A's restart" run_a
 kill "$EVA" 2> /dev/null || true      # (its connection went with the daemon)
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 EVA=$BG_PID
-# stopped_dest WHAT MIGRATE-ARGS...: the migration with B stopped once
-# its job runs at A.  (4 MiB/s: the stream alone would take 15 s, and B's
+# stopped_dest WHAT HOW MIGRATE-ARGS...: the migration with B stopped
+# (HOW: "stop", its remvirtd SIGSTOPped; "link", its link down) once its
+# job runs at A.  (4 MiB/s: the stream alone would take 15 s, and B's
 # QEMU, not stopped, would take all of it without the cancel.)
+b_stop() { if [ "$1" = link ]; then ip netns exec $MIG_NS ip link set rvmb down; else kill -STOP "$BPID"; fi; }
+b_cont() { if [ "$1" = link ]; then ip netns exec $MIG_NS ip link set rvmb up; else kill -CONT "$BPID"; fi; }
 stopped_dest()
 {
-    local what=$1 t0 took
-    shift
+    local what=$1 how=$2 t0 took
+    shift 2
     bg "$OUT/ka" virsh -q -c "$A" migrate --live --p2p "$@" --bandwidth 4 g "$B"
     MIG=$BG_PID
     wait_for 60 "the $what migration job on A" has_job
-    kill -STOP "$BPID"
+    b_stop "$how"
     t0=$(now_ms)
-    if finish "$MIG"; then kill -CONT "$BPID"; fail "$what: the migration to a stopped destination succeeded"; fi
+    if finish "$MIG"; then b_cont "$how"; fail "$what: the migration succeeded"; fi
     took=$(( $(now_ms) - t0 ))
-    echo "$what, destination stopped: failed after $took ms: $(grep 'error: ' "$OUT/ka.err" | tail -1)" >&2
-    grep -q "did not answer keepalive" "$OUT/ka.err" || { kill -CONT "$BPID"; show "$OUT/ka.err"; fail "$what: not the keepalive's error"; }
-    [ "$took" -le 8000 ] || { kill -CONT "$BPID"; fail "$what: failed after $took ms, past the keepalive's bound"; }
-    wait_for 30 "$what: g running on A" run_a || { kill -CONT "$BPID"; fail "$what: g does not run on A"; }
-    kill -CONT "$BPID"
-    wait_for 60 "$what: B without g once continued" b_empty
-    on_a_alone "$what, destination stopped"
+    echo "$what: failed after $took ms: $(grep 'error: ' "$OUT/ka.err" | tail -1)" >&2
+    grep -q "did not answer keepalive" "$OUT/ka.err" || { b_cont "$how"; show "$OUT/ka.err"; fail "$what: not the keepalive's error"; }
+    [ "$took" -le 8000 ] || { b_cont "$how"; fail "$what: failed after $took ms, past the keepalive's bound"; }
+    wait_for 30 "$what: g running on A" run_a || { b_cont "$how"; fail "$what: g does not run on A"; }
+    b_cont "$how"
+    wait_for 60 "$what: B without g once back" b_empty
+    on_a_alone "$what"
     wait_for 10 "$what: B's descriptors as before" eval '[ "$(fds_b)" -le "$FDSB0" ]' ||
         { ls -l "/proc/$BPID/fd" >&2; fail "$what: B's remvirtd has $(fds_b) descriptors, $FDSB0 before"; }
 }
 now_ms() { date +%s%3N; }
-stopped_dest tunnelled --tunnelled
-stopped_dest "plain peer-to-peer"
+stopped_dest "tunnelled, destination stopped" stop --tunnelled
+stopped_dest "plain peer-to-peer, destination stopped" stop
+stopped_dest "tunnelled, destination's link down" link --tunnelled
 FDS0=$(fds_a)
 THREADS0=$(threads_a)
 
