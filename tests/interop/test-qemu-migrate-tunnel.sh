@@ -19,7 +19,9 @@
 #     A's source tunnels with PREPARE_TUNNEL3 and FINISH3;
 #   - the same between two stock libvirtd 9.0, events and timing printed;
 #     then libvirtd to remvirtd and remvirtd to libvirtd, tunnelled, and
-#     libvirtd to a remvirtd hiding MIGRATION_PARAMS (the plain steps).
+#     libvirtd to a remvirtd hiding MIGRATION_PARAMS (the plain steps),
+#     and libvirtd's source with B stopped mid-migration (its keepalive's
+#     failure timed beside A's).
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
@@ -244,7 +246,8 @@ if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0
 fi
-start_libvirtd_pair
+# (their peer-to-peer keepalive as A's: compared below)
+RV_LIBVIRTD_QEMU_CONF=$'keepalive_interval = 1\nkeepalive_count = 2' start_libvirtd_pair
 qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
 sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
 virsh -q -c "$LA" define "$OUT/lg.xml" > /dev/null
@@ -306,4 +309,19 @@ grep -q " 215 0 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not call PREPARE_TU
 grep -q " 215 3 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not finish the stream of PREPARE_TUNNEL3"
 grep -q " 217 0 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not call FINISH3"
 grep -q " 30[2-7] " "$OUT/lv2rv-plain" && fail "libvirtd used a step with parameters"
-virsh -q -c "$A" destroy lg > /dev/null
+
+# ---- libvirtd's source (keepalive 1 s x 2 in its qemu.conf) tunnelling
+# into B stopped mid-migration, for comparison with A's above ----
+tunnel_lg "remvirtd -> libvirtd A" "$A" "$LA"
+bg "$OUT/lka" virsh -q -c "$LA" migrate --live --p2p --tunnelled --unsafe --bandwidth 4 lg "$B"
+MIG=$BG_PID
+la_job() { virsh -c "$LA" domjobinfo lg 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
+wait_for 60 "libvirtd's migration job" la_job
+kill -STOP "$BPID"
+t0=$(now_ms)
+if finish "$MIG"; then kill -CONT "$BPID"; fail "libvirtd's migration to a stopped B succeeded"; fi
+echo "libvirtd source, tunnelled, destination stopped: failed after $(( $(now_ms) - t0 )) ms: $(grep 'error: ' "$OUT/lka.err" | tail -1)" >&2
+kill -CONT "$BPID"
+wait_for 30 "lg running on libvirtd A" eval '[ "$(virsh -q -c "$LA" domstate lg)" = running ]'
+wait_for 60 "B without lg once continued" eval '[ -z "$(virsh -q -c "$B" list --all --name)" ]'
+virsh -q -c "$LA" destroy lg > /dev/null
