@@ -85,8 +85,8 @@ static const config_key config_keys[] = {
     KEY(qemu_migration_host, VAL_STRING),
     KEY(qemu_migration_port_min, VAL_INT),
     KEY(qemu_migration_port_max, VAL_INT),
-    KEY(qemu_keepalive_interval, VAL_INT),
-    KEY(qemu_keepalive_count, VAL_INT),
+    KEY(qemu_keepalive_interval, VAL_INTERVAL),
+    KEY(qemu_keepalive_count, VAL_COUNT),
     KEY(qemu_migration_stall_timeout, VAL_INTERVAL),
 };
 #undef KEY

@@ -1,7 +1,7 @@
 /* The version 3 migration steps with plain arguments (BEGIN3, PREPARE3,
- * PREPARE_TUNNEL3, PERFORM3, FINISH3, CONFIRM3), as clients call them when the daemon
- * does not offer MIGRATION_PARAMS (libvirt's own client then falls back
- * to them; so do older ones).  Each is served as its step with typed
+ * PREPARE_TUNNEL3, PERFORM3, FINISH3, CONFIRM3), as clients call them
+ * when the daemon does not offer MIGRATION_PARAMS (libvirt's own client
+ * then falls back to them; so do older ones).  Each is served as its step with typed
  * parameters (rvs_call_as): its fields become the parameters that step
  * takes, and its result is that step's, encoded identically.  So one
  * implementation serves both (the QEMU driver's qemu_migrate.c):

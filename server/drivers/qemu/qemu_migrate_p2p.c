@@ -23,10 +23,10 @@
  * The guest runs on exactly one host whatever fails: the source pauses it
  * only at the end of the stream, and resumes it (CONFIRM3 cancelled)
  * unless the destination's FINISH3 said it runs there.
- * Tunnelled (qemu_migrate_tunnel.c): PREPARE_TUNNEL3_PARAMS (or
- * PREPARE_TUNNEL3) instead of PREPARE3, the loop's PERFORM3 to a socket pair, and the thread, after
- * the prepare, sends what QEMU writes there on the call's stream, then
- * ends the stream before FINISH3.
+ * Tunnelled (qemu_migrate_tunnel.c): PREPARE_TUNNEL3_PARAMS (or the
+ * plain PREPARE_TUNNEL3) instead of PREPARE3, the loop's PERFORM3 to a
+ * socket pair, and the thread, after the prepare, sends what QEMU writes
+ * there on the call's stream, then ends the stream before FINISH3.
  * Keepalive on the destination's connection (qemu_keepalive_interval,
  * qemu_keepalive_count: libvirtd's qemu.conf keepalive_*, 5 and 5): a
  * destination that stops answering (its daemon stopped, its link down) is
