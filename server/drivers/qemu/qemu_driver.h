@@ -253,6 +253,7 @@ typedef struct qemu_state {
     bool migrate_tls_verify;    /* ... the peer must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
+    int keepalive_interval, keepalive_count;   /* on a p2p source's destination connection */
     int migration_stall_timeout;    /* s (qemu_migrate_recover.c); <= 0: never */
     bool kvm;
     bool privileged;
@@ -876,6 +877,11 @@ struct rvc_conn;
 struct rvc_stream;
 int rv_qemu_migtunnel_prepare(struct rvc_conn *rpc, const rv_domain_migrate_prepare3_params_args *a,
                               struct rvc_stream **out, rv_err *err);
+/* The same with plain arguments (PREPARE_TUNNEL3), to a destination
+ * without MIGRATION_PARAMS. */
+int rv_qemu_migtunnel_prepare_plain(struct rvc_conn *rpc,
+                                    const rv_domain_migrate_prepare_tunnel3_args *a,
+                                    struct rvc_stream **out, rv_err *err);
 /* The loop: QEMU's end of the tunnel (fd, taken) passed with getfd;
  * *uri: the migrate URI that sends into it.  -1 with err (fd closed). */
 int rv_qemu_migtunnel_pass_out(qemu_dom *d, int fd, const char **uri, rv_err *err);
