@@ -22,74 +22,9 @@ source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/../migrate-hosts.sh"
+source "$(dirname "$0")/../migrate-postcopy.sh"
 
 KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPostcopyPostcopyPostcopyPostcopy00000 rv@postcopy"
-
-# states URI: g's state and reason there ("-" when it has none).
-state() { virsh -q -c "$1" domstate --reason g 2> /dev/null || echo "-"; }
-
-# watch_states FILE URI...: each URI's state of g, every 0.1 s, the
-# changes written to FILE.URI-index, until the file FILE.stop exists.
-watch_states()
-{
-    local f=$1 i
-    shift
-    rm -f "$f.stop"
-    (
-        declare -A last=()
-        while [ ! -e "$f.stop" ]; do
-            i=0
-            for u in "$@"; do
-                s=$(state "$u")
-                # (how long a state lasts is each daemon's: "starting up" is
-                # too short to be seen every time)
-                [ "${last[$i]:-}" = "$s" ] || [ "$s" = "paused (starting up)" ] ||
-                    { echo "$s" >> "$f.$i"; last[$i]=$s; }
-                i=$((i + 1))
-            done
-            sleep 0.1
-        done
-    ) &
-    WATCH=$!
-    cleanup_fn _rv_bg_kill "$WATCH"
-    sampled() { [ -s "$f.$(($# - 1))" ]; }
-    wait_for 30 "the first states" sampled "$@"
-}
-stop_watch() { touch "$1.stop"; wait "$WATCH" 2> /dev/null || true; }
-
-has_job() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Job type: *Unbounded"; }
-key_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
-
-# scenario NAME FROM TO VIRSH-MIGRATE-ARGS [ACTION]: g migrated FROM to
-# TO in the background; ACTION (a function) runs once its job is seen
-# (FROM TO as its arguments); the states of both written to
-# $D/NAME.states.{0,1}, virsh's result to $D/NAME.result.
-scenario()
-{
-    local name=$1 from=$2 to=$3 args=$4 action=${5:-}
-    watch_states "$D/$name.states" "$from" "$to"
-    local start=$(date +%s.%N)
-    bg "$D/$name.out" virsh -q -c "$from" migrate --live --unsafe g "$to" $args
-    local mig=$BG_PID
-    [ -z "$action" ] || { wait_for 60 "$name: the migration job" has_job "$from"; $action "$from" "$to"; }
-    if wait "$mig"; then echo "ok" > "$D/$name.result"; else echo "failed: $(cat "$D/$name.out.err")" > "$D/$name.result"; fi
-    echo "$name: virsh migrate $args: $(awk "BEGIN { print $(date +%s.%N) - $start }") s" >> "$D/times"
-    sleep 0.5
-    stop_watch "$D/$name.states"
-}
-
-# (libvirtd's job begins at BEGIN3, before QEMU's migration: the switch
-# waits for the stream)
-streaming() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Memory processed: *[1-9]"; }
-switch_now() { wait_for 60 "the stream" streaming "$1"; virsh -q -c "$1" migrate-postcopy g || true; }
-# show_run NAME: a scenario's result and the states its two hosts went through.
-# (the source's paused (migrating) just before paused (post-copy) lasts
-# as long as the switch takes: seen on either daemon, or not)
-show_states() { awk '$0 == "paused (post-copy)" && prev == "paused (migrating)" { sub(/paused \(migrating\)\n$/, "", out) }
-                     { out = out $0 "\n"; prev = $0 } END { printf "%s", out }' "$1" 2> /dev/null || true; }
-show_run() { cat "$D/$1.result"; show_states "$D/$1.states.0"; echo "--"; show_states "$D/$1.states.1"; }
-# key_check URI: whether the guest's memory came along.
-key_check() { if wait_for 30 "the key" key_on "$1"; then echo "key there"; else echo "key missing"; fi; }
 
 # run_side A B DIR MIGRATEURI_A MIGRATEURI_B KILL_B_QEMU: every step on one pair of daemons.
 run_side()
@@ -135,7 +70,6 @@ run_side()
         echo "== postcopy failure"
         # (once the destination runs it: how soon FINISH3 resumes it is
         # each daemon's)
-        pc_running() { [ "$(state "$1")" = "running (post-copy)" ]; }
         kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
         scenario pf "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $ub" kill_b_after_switch
         sed 's/^failed: .*/failed/' "$D/pf.result"
