@@ -62,10 +62,60 @@ streaming() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Memory proce
 switch_now() { wait_for 60 "the stream" streaming "$1"; virsh -q -c "$1" migrate-postcopy g || true; }
 # show_run NAME: a scenario's result and the states its two hosts went through.
 # (the source's paused (migrating) just before paused (post-copy) lasts
-# as long as the switch takes: seen on either daemon, or not)
+# as long as the switch takes, and a transient source's shut off
+# (migrated) before it goes as long as its removal: seen on either
+# daemon, or not)
 show_states() { awk '$0 == "paused (post-copy)" && prev == "paused (migrating)" { sub(/paused \(migrating\)\n$/, "", out) }
+                     $0 == "-" && prev == "shut off (migrated)" { sub(/shut off \(migrated\)\n$/, "", out) }
                      { out = out $0 "\n"; prev = $0 } END { printf "%s", out }' "$1" 2> /dev/null || true; }
 show_run() { cat "$D/$1.result"; show_states "$D/$1.states.0"; echo "--"; show_states "$D/$1.states.1"; }
 # key_check URI: whether the guest's memory came along.
 key_check() { if wait_for 30 "the key" key_on "$1"; then echo "key there"; else echo "key missing"; fi; }
 pc_running() { [ "$(state "$1")" = "running (post-copy)" ]; }
+
+# side_begin A B DIR: both daemons' events listened to (into
+# DIR/events-a, -b; SIDE_EV: the listeners), and g booted on A with KEY
+# in its memory.
+side_begin()
+{
+    D=$3
+    mkdir -p "$D"
+    bg "$D/events-a" virsh -c "$1" event --all --loop
+    SIDE_EV=$BG_PID
+    bg "$D/events-b" virsh -c "$2" event --all --loop
+    SIDE_EV="$SIDE_EV $BG_PID"
+    agent_guest_up "$1" g "$OUT/g.xml"
+    echo "$KEY" > "$OUT/key"
+    virsh -q -c "$1" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+}
+# side_end [SUFFIX]: the listeners stopped; DIR/lifecycle-a, -b: g's
+# lifecycle events of DIR/events-{a,b}SUFFIX, without the definition's
+# (which may come before virsh event listens).
+side_end()
+{
+    sleep 1
+    kill $SIDE_EV 2> /dev/null || true
+    for s in a b; do
+        grep "^event 'lifecycle'" "$D/events-$s${1:-}" | sed 's/^event .lifecycle. for domain .g.: //' |
+            grep -v "Defined\|Undefined" > "$D/lifecycle-$s" || true
+    done
+}
+
+# postcopy_failure A B MIGRATEURI_B KILL_B_QEMU [ARGS]: g migrated A to B
+# post-copy (ARGS too), B's QEMU killed once B runs it: the result, the
+# states of both, A's job.  (once the destination runs it: how soon
+# FINISH3 resumes it is each daemon's)
+postcopy_failure()
+{
+    local killb=$4
+    kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
+    scenario pf "$1" "$2" "${5:-}--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $3" kill_b_after_switch
+    sed 's/^failed: .*/failed/' "$D/pf.result"
+    cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
+    virsh -q -c "$1" domjobinfo g 2>&1 | head -2
+}
+
+# B's incoming QEMU killed: remvirtd's, libvirtd's (the one started with
+# -incoming, in B's network namespace).
+kill_rb() { qemu_pids "$BDIR/qemu/run/" | xargs -r kill -KILL; }
+kill_lb() { ip netns pids $MIG_NS | xargs -r ps -o pid=,args= -p | awk '/qemu-system/ && /-incoming/ { print $1 }' | xargs -r kill -KILL; }

@@ -30,14 +30,7 @@ run_side()
     local UA=$1 UB=$2
     D=$3
     local ua=$4 ub=$5 killb=$6
-    mkdir -p "$D"
-    bg "$D/events-a" virsh -c "$UA" event --all --loop
-    local eva=$BG_PID
-    bg "$D/events-b" virsh -c "$UB" event --all --loop
-    local evb=$BG_PID
-    agent_guest_up "$UA" g "$OUT/g.xml"
-    echo "$KEY" > "$OUT/key"
-    virsh -q -c "$UA" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+    side_begin "$UA" "$UB" "$D"
     {
         echo "== p2p postcopy, migrate-postcopy"
         scenario pc "$UA" "$UB" "--p2p --postcopy --bandwidth 8 --postcopy-bandwidth 16 --migrateuri $ub" switch_now
@@ -48,24 +41,14 @@ run_side()
         show_run tpc
         key_check "$UA"
         echo "== p2p postcopy failure"
-        kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
-        scenario pf "$UA" "$UB" "--p2p --postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $ub" kill_b_after_switch
-        sed 's/^failed: .*/failed/' "$D/pf.result"
-        cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
-        virsh -q -c "$UA" domjobinfo g 2>&1 | head -2
+        postcopy_failure "$UA" "$UB" "$ub" "$killb" "--p2p "
         virsh -q -c "$UA" destroy g || true
         virsh -q -c "$UA" undefine g || true
     } > "$D/transcript" 2>&1 || { show "$D/transcript"; fail "the steps on $UA"; }
-    sleep 1
-    kill "$eva" "$evb" 2> /dev/null || true
-    for s in a b; do
-        grep "^event 'lifecycle'" "$D/events-$s" | sed 's/^event .lifecycle. for domain .g.: //' |
-            grep -v "Defined\|Undefined" > "$D/lifecycle-$s" || true
-    done
+    side_end
 }
 
 migrate_pair_up
-kill_rb() { qemu_pids "$BDIR/qemu/run/" | xargs -r kill -KILL; }
 
 # ---- remvirtd alone: tunnelled post-copy refused, nothing changed ----
 agent_guest_up "$A" g "$OUT/g.xml"
@@ -93,7 +76,6 @@ if why=$(libvirtd_qemu_why_not); then
     exit 0
 fi
 start_libvirtd_pair
-kill_lb() { ip netns pids $MIG_NS | xargs -r ps -o pid=,args= -p | awk '/qemu-system/ && /-incoming/ { print $1 }' | xargs -r kill -KILL; }
 run_side "$LA" "$LB" "$OUT/libvirtd" tcp://10.231.0.1 tcp://10.231.0.2 kill_lb
 cat "$OUT/libvirtd/transcript" >&2
 cat "$OUT/libvirtd/pf.result" >&2
