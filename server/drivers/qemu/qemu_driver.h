@@ -892,6 +892,7 @@ int rv_qemu_migtunnel_pump(int fd, struct rvc_stream *s, rv_err *err);
 /* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags (and
  * RV_QEMU_MIGRATE_NON_SHARED_* below): */
 #define RV_QEMU_MIGRATE_PEER2PEER (1u << 1)
+#define RV_QEMU_MIGRATE_TUNNELLED (1u << 2)
 #define RV_QEMU_MIGRATE_OFFLINE (1u << 10)
 #define RV_QEMU_MIGRATE_POSTCOPY (1u << 15)
 #define RV_QEMU_MIGRATE_POSTCOPY_RESUME (1u << 19)
@@ -926,9 +927,11 @@ bool rv_qemu_postcopy_resume(qemu_dom *d);
  * switch), -1 it failed, 0 not for post-copy to say. */
 int rv_qemu_postcopy_status(qemu_dom *d, const char *status);
 /* CONFIRM3 after the switch: waits for the stream's end, then goes on as
- * after pre-copy; cancelled: paused (post-copy failed).  RV_DEFERRED, or
- * 0 when it is not a post-copy one. */
-int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply);
+ * after pre-copy; cancelled: paused (post-copy failed), reply answered
+ * with why (NULL: success, CONFIRM3's own; a peer-to-peer migration's
+ * error).  RV_DEFERRED, or 0 when it is not a post-copy one. */
+int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
+                             const rv_err *why);
 /* FINISH3's cont after the switch: running (post-copy), and drained(d,
  * op, err) once the stream is complete (or broke).  False: not post-copy. */
 bool rv_qemu_postcopy_finish(qemu_dom *d, void (*drained)(qemu_dom *d, void *op, const rv_err *err),
