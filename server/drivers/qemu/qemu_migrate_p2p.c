@@ -116,6 +116,7 @@ typedef struct qemu_p2p {
     bool stream_ended;
     bool cut;                   /* on_stuck cut it */
     bool lost;                  /* the destination's connection closed (on_dest_closed) */
+    bool keepalive;             /* the destination answers keepalive (the thread's) */
     int lost_reason;            /* ... RV_CONNECT_CLOSE_REASON_* */
     bool cancelling;            /* the loop's: migrate_cancel sent for it */
     p2p_stage stage;
@@ -421,6 +422,8 @@ static void keepalive_on(rv_conn *dconn, qemu_p2p *p)
         if (rv_qemu.keepalive_interval > 0)
             RV_INFO("peer-to-peer migration: no keepalive with %s", p->dconnuri);
         rv_reset_last_error();
+    } else {
+        p->keepalive = rv_qemu.keepalive_interval > 0;
     }
 }
 
@@ -480,6 +483,11 @@ static void *drive(void *arg)
         rv_err_clear(&pe);
         /* Cancelled, the destination's answer (an error) tells nothing new. */
         rv_err e = { 0 };
+        /* (after a post-copy switch FINISH3 is answered once the whole
+         * stream is in, however long that takes: with keepalive, a dead
+         * destination is found by it, not by the answer timeout) */
+        if (p->keepalive)
+            rvc_conn_set_answer_timeout(rpc, 0);
         if (finish(rpc, p, cancelled, &e) == 0 && !cancelled)
             p->finished = true;
         else if (!cancelled)
