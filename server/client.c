@@ -210,7 +210,9 @@ static void take_spare(rv_buf *b, rv_buf *spare)
  * The loop thread keeps a few of them (common/buf_store.h) for the
  * next large packet or reply, at most RVS_STORE_TOTAL bytes together, the
  * same whoever made them: what peers make the daemon hold rises by no
- * more than that. */
+ * more than that.  8 MiB, not 4: a 1 MB reply's call holds its document
+ * (2 MiB, grown from the 1 MiB it outgrew) and the output (1 or 2 MiB)
+ * at once, and with 4 MiB the output was a fresh mapping every call. */
 #define RVS_STORE_MIN (128 * 1024)
 #define RVS_STORE_EACH (4 * 1024 * 1024)
 #define RVS_STORE_TOTAL (8 * 1024 * 1024)

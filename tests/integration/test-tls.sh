@@ -186,8 +186,8 @@ xml = ("<domain type='test'><name>bigreply</name><description>" + "x" * 1000000 
        "</description><memory>1024</memory><os><type>hvm</type></os></domain>")
 dom = c.call_ok(rc.PROC_DOMAIN_DEFINE_XML, rc.xdr_string(xml))
 # 12 GET_XML_DESC calls, a record each, in one segment: one recv takes
-# them all, and after 5 megabyte replies the daemon stops reading with
-# the rest still inside its TLS layer.
+# them all, and after a megabyte reply (RVS_CALLS_OUTPUT_MAX) the daemon
+# stops reading with the rest still inside its TLS layer.
 for i in range(12):
     tls.write(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
 raw.sendall(outgoing.read())
