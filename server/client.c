@@ -388,9 +388,9 @@ static size_t output_cap(const rvs_client *c)
  * run again once it is all on the wire): RVS_CALLS_OUTPUT_MAX, or the cap
  * if lower.  A client pipelining big calls (test-tls: twelve 1 MB
  * replies) otherwise filled its output to the cap, a buffer larger than
- * the loop's store keeps (common/buf_store.c: 4 MiB), so every reply was
- * encoded into freshly faulted pages, unmapped again once drained, and a
- * peer made the daemon hold the cap.  A client with a stream open keeps
+ * the loop's store keeps (common/buf_store.c: 4 MiB a buffer), so every
+ * reply was encoded into freshly faulted pages, unmapped again once
+ * drained, and a peer made the daemon hold the cap.  A client with a stream open keeps
  * the cap: its downloads fill the output to the stream window on their
  * own, and its calls (a PING, the stream's finish) must not wait on them. */
 static size_t calls_output_cap(const rvs_client *c)
