@@ -1644,8 +1644,19 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
             return;
         }
     }
+    size_t before = rv_buf_used(&c->out);
     rvs_client_flush(c);
-    if (c->io != RVS_IO_CLOSING && rv_buf_used(&c->out) < calls_output_cap(c))
+    if (c->io == RVS_IO_CLOSING || !ev_is_active(&c->output_deadline))
+        return;
+    /* The peer took some: its deadline starts again.  Stopping it here
+     * left a client whose socket took a few bytes and then nothing paused
+     * for good, its output held (test-output-cap, under load); it is
+     * stopped once all of it is written (write_out). */
+    if (c->io == RVS_IO_PAUSED && rv_buf_used(&c->out) < before) {
+        ev_timer_stop(loop, &c->output_deadline);
+        ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
+        ev_timer_start(loop, &c->output_deadline);
+    } else if (rv_buf_used(&c->out) < calls_output_cap(c) && c->io != RVS_IO_PAUSED)
         ev_timer_stop(loop, &c->output_deadline);
 }
 
