@@ -42,58 +42,18 @@ RV_LOOP_STALL_MS=$ms start_remvirtd 'listen_tls = 1' "tls_port = \"$port\"" \
     "key_file = \"$pki/server/serverkey.pem\"" 'log_level = 2'
 from=$(($(wc -l < "$REMVIRTD_LOG") + 1))
 rawpy "$port" "$pki/client" "$rounds" "$rcvbuf" <<'PY'
-import socket, ssl, sys, time
+import sys, time
 import rawclient as rc
 port, pki, rounds, rcvbuf = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-ctx.load_verify_locations(pki + "/cacert.pem")
-ctx.load_cert_chain(pki + "/clientcert.pem", pki + "/clientkey.pem")
-raw = socket.socket()
-if rcvbuf:
-    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-raw.settimeout(30)
-raw.connect(("127.0.0.1", port))
-incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
-
-def receive_more():
-    raw.sendall(outgoing.read())
-    data = raw.recv(65536)
-    if not data:
-        raise rc.Closed("server closed the connection")
-    incoming.write(data)
-
-while True:
-    try:
-        tls.do_handshake()
-        break
-    except ssl.SSLWantReadError:
-        receive_more()
-
-class TLSSocket:
-    def sendall(self, data):
-        tls.write(data)
-        raw.sendall(outgoing.read())
-    def recv(self, n):
-        while True:
-            try:
-                return tls.read(n)
-            except ssl.SSLWantReadError:
-                receive_more()
-    def settimeout(self, t):
-        raw.settimeout(t)
-
-c = rc.Client.__new__(rc.Client)
-c.sock, c.timeout, c.serial, c.inbuf = TLSSocket(), 30.0, 0, b""
-assert c.sock.recv(1) == b"\x01", "no go-ahead byte"
+c = rc.tls_client(port, pki, rcvbuf=rcvbuf)
 c.open_connection()
 xml = ("<domain type='test'><name>bigreply</name><description>" + "x" * 1000000 +
        "</description><memory>1024</memory><os><type>hvm</type></os></domain>")
 dom = c.call_ok(rc.PROC_DOMAIN_DEFINE_XML, rc.xdr_string(xml))
 for r in range(rounds):
     for i in range(12):
-        tls.write(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
-    raw.sendall(outgoing.read())
+        c.sock.pipeline(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
+    c.sock.flush()
     time.sleep(0.3)
     for i in range(12):
         hdr, body = c.recv_reply()
