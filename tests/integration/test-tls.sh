@@ -136,61 +136,21 @@ $RVSH -c "$REMVIRTD_URI" list >/dev/null || fail "remvirtd stopped serving"
 # but not handed on when it stops reading do not make the fd readable
 # again; once the replies are read, it must still answer them.
 rawpy "$port" "$pki/client" <<'PY' || fail "pipelined calls over TLS past max_client_requests"
-import socket, ssl, sys, time
+import sys, time
 import rawclient as rc
 port, pki = int(sys.argv[1]), sys.argv[2]
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-ctx.load_verify_locations(pki + "/cacert.pem")
-ctx.load_cert_chain(pki + "/clientcert.pem", pki + "/clientkey.pem")
-raw = socket.socket()
-raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # replies back up soon
-raw.settimeout(30)
-raw.connect(("127.0.0.1", port))
-incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
-
-def receive_more():
-    raw.sendall(outgoing.read())
-    data = raw.recv(65536)
-    if not data:
-        raise rc.Closed("server closed the connection")
-    incoming.write(data)
-
-while True:
-    try:
-        tls.do_handshake()
-        break
-    except ssl.SSLWantReadError:
-        receive_more()
-
-class TLSSocket:
-    """The socket calls rawclient.Client makes, over the TLS session;
-    each sendall is one TLS record."""
-    def sendall(self, data):
-        tls.write(data)
-        raw.sendall(outgoing.read())
-    def recv(self, n):
-        while True:
-            try:
-                return tls.read(n)
-            except ssl.SSLWantReadError:
-                receive_more()
-    def settimeout(self, t):
-        raw.settimeout(t)
-
-c = rc.Client.__new__(rc.Client)
-c.sock, c.timeout, c.serial, c.inbuf = TLSSocket(), 30.0, 0, b""
-assert c.sock.recv(1) == b"\x01", "no go-ahead byte"
+# A small receive buffer: replies back up soon.
+c = rc.tls_client(port, pki, rcvbuf=4096)
 c.open_connection()
 xml = ("<domain type='test'><name>bigreply</name><description>" + "x" * 1000000 +
        "</description><memory>1024</memory><os><type>hvm</type></os></domain>")
 dom = c.call_ok(rc.PROC_DOMAIN_DEFINE_XML, rc.xdr_string(xml))
 # 12 GET_XML_DESC calls, a record each, in one segment: one recv takes
-# them all, and after 5 megabyte replies the daemon stops reading with
-# the rest still inside its TLS layer.
+# them all, and after a megabyte reply (RVS_CALLS_OUTPUT_MAX) the daemon
+# stops reading with the rest still inside its TLS layer.
 for i in range(12):
-    tls.write(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
-raw.sendall(outgoing.read())
+    c.sock.pipeline(rc.packet(rc.PROC_DOMAIN_GET_XML_DESC, dom + rc.xdr_uint(0), serial=100 + i))
+c.sock.flush()
 time.sleep(1)
 for i in range(12):
     hdr, body = c.recv_reply()

@@ -264,6 +264,69 @@ class Client:
         return body
 
 
+class TLSSocket:
+    """The socket calls Client makes, over a TLS session driven through
+    memory BIOs (so that a test decides when records go out): each
+    sendall is one TLS record; pipeline() queues records that go out
+    together with flush()."""
+    def __init__(self, port, pki, rcvbuf=4096, timeout=30.0):
+        import ssl
+        self._ssl = ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(pki + "/cacert.pem")
+        ctx.load_cert_chain(pki + "/clientcert.pem", pki + "/clientkey.pem")
+        self.raw = socket.socket()
+        if rcvbuf:
+            self.raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.raw.settimeout(timeout)
+        self.raw.connect(("127.0.0.1", port))
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.incoming, self.outgoing, server_hostname="localhost")
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._receive_more()
+
+    def _receive_more(self):
+        self.raw.sendall(self.outgoing.read())
+        data = self.raw.recv(65536)
+        if not data:
+            raise Closed("server closed the connection")
+        self.incoming.write(data)
+
+    def pipeline(self, data):
+        self.tls.write(data)
+
+    def flush(self):
+        self.raw.sendall(self.outgoing.read())
+
+    def sendall(self, data):
+        self.pipeline(data)
+        self.flush()
+
+    def recv(self, n):
+        while True:
+            try:
+                return self.tls.read(n)
+            except self._ssl.SSLWantReadError:
+                self._receive_more()
+
+    def settimeout(self, t):
+        self.raw.settimeout(t)
+
+
+def tls_client(port, pki, rcvbuf=4096, timeout=30.0):
+    """A Client over TLS to 127.0.0.1:port with pki's client certificate,
+    past the go-ahead byte; its sock is a TLSSocket."""
+    c = Client.__new__(Client)
+    c.sock, c.timeout, c.serial, c.inbuf = TLSSocket(port, pki, rcvbuf, timeout), timeout, 0, b""
+    if c.sock.recv(1) != b"\x01":
+        raise Closed("no go-ahead byte")
+    return c
+
+
 def connect_when_admitted(path, timeout, what):
     """A client that has opened a connection, retrying while the daemon
     turns new clients away (at max_clients, or out of fds); ends the test

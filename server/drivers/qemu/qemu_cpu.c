@@ -60,6 +60,8 @@ static struct {
     cpu_model *models;
     size_t nmodels;
     size_t pending;             /* expansions not answered yet */
+    size_t next;                /* the next model to expand */
+    bool max_asked;             /* "max" expanded or asked for */
     rv_qemu_cpu_features known; /* every feature name QEMU has */
     rv_qemu_cpu_features tcg;   /* what TCG gives a guest ("max") */
     rv_deferred **waiters;
@@ -346,6 +348,8 @@ static bool generic_model(const char *name)
     return false;
 }
 
+static int expand_next(void);
+
 static void on_expansion(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
 {
     (void)qmp;
@@ -376,7 +380,12 @@ static void on_expansion(rv_qmp *qmp, json_object *ret, const rv_err *err, void 
             return;
         }
     }
-    if (--probe.pending == 0) {
+    if (--probe.pending == 0 && (probe.next < probe.nmodels || !probe.max_asked)) {
+        if (expand_next() < 0)
+            probe_end("cannot ask QEMU for a CPU model's features");
+        return;
+    }
+    if (probe.pending == 0) {
         /* "max"'s full expansion has aliases too: keep QEMU's names only. */
         for (size_t i = 0; i < probe.tcg.n;)
             if (!fset_has(&probe.known, probe.tcg.names[i]) || paravirt(probe.tcg.names[i]))
@@ -405,6 +414,20 @@ static int expand(const char *name, const char *type, cpu_model *m)
     }
     probe.pending++;
     return 0;
+}
+
+/* The models are asked for one at a time (then "max"): QEMU answers a
+ * batch of questions at once, and the loop parsed and sorted all of
+ * their answers in one pass (1 to 2 ms of its CPU in test-bad-xml); one
+ * answer is 0.1 to 0.2 ms. */
+static int expand_next(void)
+{
+    if (probe.next < probe.nmodels) {
+        cpu_model *m = &probe.models[probe.next++];
+        return expand(m->name, "static", m);
+    }
+    probe.max_asked = true;
+    return expand("max", "full", NULL);
 }
 
 static int cmp_model(const void *a, const void *b)
@@ -445,13 +468,10 @@ static void on_definitions(rv_qmp *qmp, json_object *ret, const rv_err *err, voi
         probe.nmodels++;
     }
     qsort(probe.models, probe.nmodels, sizeof(cpu_model), cmp_model);
-    for (size_t i = 0; i < probe.nmodels; i++)
-        if (expand(probe.models[i].name, "static", &probe.models[i]) < 0) {
-            probe_end("cannot ask QEMU for a CPU model's features");
-            return;
-        }
-    if (expand("max", "full", NULL) < 0)
-        probe_end("cannot ask QEMU for the features TCG gives");
+    probe.next = 0;
+    probe.max_asked = false;
+    if (expand_next() < 0)
+        probe_end("cannot ask QEMU for a CPU model's features");
 }
 
 static void on_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
@@ -577,6 +597,8 @@ int rv_qemu_cpu_wait(bool need, rv_err *err)
         probe.models = NULL;
         probe.nmodels = 0;
         probe.pending = 0;
+        probe.next = 0;
+        probe.max_asked = false;
         rv_qemu_cpu_features_clear(&probe.known);
         rv_qemu_cpu_features_clear(&probe.tcg);
         probe_start();
