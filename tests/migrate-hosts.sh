@@ -27,28 +27,15 @@ shared_guest_xml()
         -e "s|panic=-1</cmdline>|panic=-1 remvirt.counter=on</cmdline>|" > "$OUT/$1.xml"
 }
 
-# console_log RUNDIR NAME FILE: the running NAME's serial console (its
-# pty, which QEMU names in its log in the daemon's run directory RUNDIR:
-# $QEMU_DIR/run on A, $BDIR/qemu/run on B) copied into FILE in the
-# background, until QEMU closes it or the test ends.  Each host's QEMU
-# has a pty of its own: the destination's is read once it runs there.
-console_log()
-{
-    local pty
-    pty=$(sed -n 's|.*char device redirected to \(/dev/pts/[0-9]*\) (label charserial0).*|\1|p' \
-          "$1/$2.log" | tail -n 1)
-    [ -n "$pty" ] || fail "no pty for $2's console in $1/$2.log"
-    bg "$3" cat "$pty"
-    wait_for 30 "the console reader to open $pty" _rv_has_open "$BG_PID" "$pty"
-}
 # counters FILE: the counter values of the whole lines "remvirt-test-guest:
 # counter N" in FILE (a line cut by the start of the reading is not one).
 counters() { tr -d '\r' < "$1" | sed -n 's/^remvirt-test-guest: counter \([0-9][0-9]*\)$/\1/p'; }
-# counter_continued SOURCE_LOG DEST_LOG: the guest's counter went on
-# across the migration: the first value read on the destination is
-# greater than the last the source printed (a guest booted afresh would
-# count from 1 again; one whose memory did not come along could not
-# count on).  Waits up to 30 s for the destination's first value.
+# counter_continued SOURCE_LOG DEST_LOG (each host's capture_console: B's
+# QEMU has a pty of its own, read once the guest runs there): the guest's
+# counter went on across the migration: the first value read on the
+# destination is greater than the last the source printed (a guest booted
+# afresh would count from 1 again; one whose memory did not come along
+# could not count on).  Waits up to 30 s for the destination's first value.
 counter_continued()
 {
     _rv_counted() { [ -n "$(counters "$1")" ]; }

@@ -6,10 +6,12 @@
 # (bandwidth-limited) migration runs, the tmpfs is filled: the guest's
 # next write fails (ENOSPC), QEMU pauses it (paused (I/O error)) and the
 # source cancels the migration:
-#   - virsh's error is libvirtd's ("migration out job: failed due to I/O
-#     error");
+#   - the source's error is libvirtd's ("job 'migration out' failed due
+#     to I/O error"): virsh shows it peer to peer; managed direct its
+#     client may show the destination's FINISH3 error instead (below);
 #   - the guest stays on A, paused (I/O error), no job; B has nothing;
-#   - with the space back, `virsh resume` runs it on A again.
+#   - with the space back, `virsh resume` runs it on A again;
+# managed direct, then peer to peer (--p2p).
 # Then, where libvirtd's QEMU driver runs here, the same between two stock
 # libvirtd 9.0 side by side: the same error and the same state.
 rv_netns_guest=1
@@ -70,13 +72,26 @@ virsh -q -c "$A" create "$OUT/e.xml" > /dev/null
 wait_for 120 "e writing to its disk" writing "$A" e
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 
+IOERR="operation failed: job 'migration out' failed due to I/O error"
+# A on_a_paused WHAT: e paused (I/O error) on A, no job there, nothing on B.
+on_a_paused()
+{
+    [ "$(virsh -q -c "$A" domstate --reason e)" = "paused (I/O error)" ] ||
+        fail "$1: e on A is $(virsh -q -c "$A" domstate --reason e), not paused (I/O error)"
+    wait_for 30 "B without e" b_empty
+    virsh -q -c "$A" domjobinfo e | grep -q "Job type: *None" || fail "$1: A still has a job"
+}
+# Managed direct: libvirt's client shows the destination's FINISH3 error
+# instead of PERFORM3's when PERFORM3's is VIR_ERR_OPERATION_FAILED from
+# the QEMU driver and FINISH3's from it too (the destination may know
+# why the stream broke).  Both daemons' destinations answer an error
+# there, so virsh may say either; the source's reason is in its log.
 abort_on_error_leg "$A" "$B" e "$OUT/rv"
-grep -q "operation failed: migration out job: failed due to I/O error" "$OUT/rv.all" ||
-    { show "$OUT/rv.all"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "not libvirtd's error"; }
-[ "$(virsh -q -c "$A" domstate --reason e)" = "paused (I/O error)" ] ||
-    fail "e on A is $(virsh -q -c "$A" domstate --reason e), not paused (I/O error)"
-wait_for 30 "B without e" b_empty
-virsh -q -c "$A" domjobinfo e | grep -q "Job type: *None" || fail "A still has a job"
+grep -qE "$IOERR|no incoming migration of this domain" "$OUT/rv.all" ||
+    { show "$OUT/rv.all"; show "$RV_TMP/remvirtd/remvirtd.log"; fail "managed direct: no reason given"; }
+grep -q "migration to .* failed: $IOERR" "$RV_TMP/remvirtd/remvirtd.log" ||
+    { show "$RV_TMP/remvirtd/remvirtd.log"; fail "managed direct: A's migration did not fail for the I/O error"; }
+on_a_paused "managed direct"
 grep -q "lifecycle.*e.*Suspended I/O Error" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: Suspended I/O Error"; }
 grep -q "io-error.*e.*pause" "$OUT/events-a" || { show "$OUT/events-a"; fail "A: no io-error event"; }
 # With the space back the guest runs on, on A.
@@ -85,6 +100,16 @@ virsh -q -c "$A" resume e > /dev/null
 [ "$(virsh -q -c "$A" domstate e)" = running ] || fail "e is not running on A after resume"
 wait_for 60 "e writing again" writing "$A" e
 echo "ok   --abort-on-error: the I/O error cancelled the migration, e paused (I/O error) on A, resumed there"
+
+# Peer to peer: the source's PERFORM3 answers virsh itself, with its own
+# reason.
+abort_on_error_leg "$A" "$B" e "$OUT/rvp" --p2p
+grep -qF "$IOERR" "$OUT/rvp.all" || { show "$OUT/rvp.all"; fail "p2p: not libvirtd's error"; }
+on_a_paused "p2p"
+unfill
+virsh -q -c "$A" resume e > /dev/null
+[ "$(virsh -q -c "$A" domstate e)" = running ] || fail "e is not running on A after resume"
+echo "ok   --abort-on-error --p2p: '$IOERR', e paused (I/O error) on A, resumed there"
 virsh -q -c "$A" destroy e > /dev/null
 rm -f "$SMALL/e.raw"
 
@@ -98,7 +123,7 @@ ioerror_guest_xml le
 virsh -q -c "$LA" create "$OUT/le.xml" > /dev/null
 wait_for 120 "le writing to its disk" writing "$LA" le
 abort_on_error_leg "$LA" "$LB" le "$OUT/lv" --unsafe --migrateuri tcp://10.231.0.2
-grep -q "operation failed: migration out job: failed due to I/O error" "$OUT/lv.all" ||
+grep -qE "$IOERR|load of migration failed" "$OUT/lv.all" ||
     { show "$OUT/lv.all"; fail "libvirtd's error is another: the test's words are out of date"; }
 [ "$(virsh -q -c "$LA" domstate --reason le)" = "paused (I/O error)" ] ||
     fail "libvirtd: le on A is $(virsh -q -c "$LA" domstate --reason le)"

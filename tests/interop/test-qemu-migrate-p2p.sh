@@ -100,7 +100,7 @@ on_a_alone "destination killed"
 # ---- A to B, peer to peer ----
 bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 EVB=$BG_PID
-console_log "$QEMU_DIR/run" g "$OUT/console-a"
+capture_console g "$OUT/console-a"
 start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
     virsh -q -c "$A" migrate --live --p2p g "$B" > "$OUT/migrate" 2>&1 ||
@@ -111,7 +111,7 @@ echo "remvirtd: virsh migrate --p2p took $(awk "BEGIN { print $end - $start }") 
 grep -o "virDomainMigrate[A-Za-z0-9]*" "$OUT/virsh.log" | sort -u > "$OUT/steps"
 grep -q "virDomainMigrateUnmanagedParams" "$OUT/steps" || { show "$OUT/steps"; fail "virsh did not migrate peer to peer"; }
 grep -q "virDomainMigrateVersion3Full" "$OUT/steps" && { show "$OUT/steps"; fail "virsh drove the steps itself"; }
-console_log "$BDIR/qemu/run" g "$OUT/console-b"
+capture_console g "$OUT/console-b" "$BDIR/qemu/run"
 counter_continued "$OUT/console-a" "$OUT/console-b"
 on_b_migrated
 sleep 1

@@ -137,7 +137,7 @@ agent_guest_key_a() { virsh -q -c "$A" get-user-sshkeys g root 2> /dev/null | gr
 wait_for 60 "the guest's key on A after the cut migration" agent_guest_key_a
 
 # ---- the migration ----
-console_log "$QEMU_DIR/run" g "$OUT/console-a"
+capture_console g "$OUT/console-a"
 start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
     virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
@@ -148,7 +148,7 @@ sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OU
 [ "$(cat "$OUT/steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
     { show "$OUT/steps"; fail "virsh did not take the version 3 steps"; }
 grep -q "Using migration protocol 3 with extensible parameters" "$OUT/virsh.log" || fail "virsh: not the *3_PARAMS steps"
-console_log "$BDIR/qemu/run" g "$OUT/console-b"
+capture_console g "$OUT/console-b" "$BDIR/qemu/run"
 counter_continued "$OUT/console-a" "$OUT/console-b"
 [ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
 virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"

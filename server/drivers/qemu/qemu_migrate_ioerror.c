@@ -42,7 +42,7 @@ bool rv_qemu_migrate_io_error_end(qemu_dom *d, rv_err *err)
         return false;
     rv_err_clear(err);
     /* (libvirtd 9.0's words) */
-    rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s job: failed due to I/O error",
+    rv_err_set(err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: job '%s' failed due to I/O error",
                j->name);
     return true;
 }
