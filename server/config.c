@@ -85,6 +85,8 @@ static const config_key config_keys[] = {
     KEY(qemu_migration_host, VAL_STRING),
     KEY(qemu_migration_port_min, VAL_INT),
     KEY(qemu_migration_port_max, VAL_INT),
+    KEY(qemu_keepalive_interval, VAL_INTERVAL),
+    KEY(qemu_keepalive_count, VAL_COUNT),
     KEY(qemu_migration_stall_timeout, VAL_INTERVAL),
 };
 #undef KEY
@@ -104,6 +106,8 @@ void rvs_config_init(rvs_config *cfg)
     cfg->max_clients = 5000;
     cfg->qemu_migration_port_min = 49152;     /* libvirtd's range */
     cfg->qemu_migration_port_max = 49215;
+    cfg->qemu_keepalive_interval = 5;        /* libvirtd's qemu.conf keepalive_* */
+    cfg->qemu_keepalive_count = 5;
     cfg->qemu_migration_stall_timeout = 30;
     cfg->qemu_migrate_tls_x509_verify = 1;   /* libvirtd's default_tls_x509_verify */
     cfg->max_queued_clients = 1000;

@@ -74,6 +74,7 @@ typedef struct rvs_config {
      * (NULL: this host's name) and the ports QEMU listens on. */
     char *qemu_migration_host;
     int qemu_migration_port_min, qemu_migration_port_max;
+    int qemu_keepalive_interval, qemu_keepalive_count;
     int qemu_migration_stall_timeout;   /* s; -1: never */
 } rvs_config;
 

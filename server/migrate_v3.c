@@ -1,7 +1,7 @@
 /* The version 3 migration steps with plain arguments (BEGIN3, PREPARE3,
- * PERFORM3, FINISH3, CONFIRM3), as clients call them when the daemon
- * does not offer MIGRATION_PARAMS (libvirt's own client then falls back
- * to them; so do older ones).  Each is served as its step with typed
+ * PREPARE_TUNNEL3, PERFORM3, FINISH3, CONFIRM3), as clients call them
+ * when the daemon does not offer MIGRATION_PARAMS (libvirt's own client
+ * then falls back to them; so do older ones).  Each is served as its step with typed
  * parameters (rvs_call_as): its fields become the parameters that step
  * takes, and its result is that step's, encoded identically.  So one
  * implementation serves both (the QEMU driver's qemu_migrate.c):
@@ -149,6 +149,26 @@ int rvs_handle_domain_migrate_prepare3(rvs_call *call, rv_domain_migrate_prepare
         return -1;
     MOVE_COOKIE(a.cookie_in, args->cookie_in);
     return rvs_call_as(call, RV_PROC_DOMAIN_MIGRATE_PREPARE3_PARAMS, &a);
+}
+
+/* Tunnelled: served as PREPARE_TUNNEL3_PARAMS, which opens the stream
+ * on this call (its packets carry this call's procedure, 215). */
+int rvs_handle_domain_migrate_prepare_tunnel3(rvs_call *call,
+                                              rv_domain_migrate_prepare_tunnel3_args *args,
+                                              rv_domain_migrate_prepare_tunnel3_ret *ret)
+{
+    (void)ret;
+    rv_domain_migrate_prepare_tunnel3_params_args a = { 0 };
+    plain_params pp = { 0 };
+    if (narrow_flags(call, args->flags, "qemuDomainMigratePrepareTunnel3", &a.flags) < 0)
+        return -1;
+    take_string(&pp, "destination_xml", &args->dom_xml);
+    take_opt(&pp, "destination_name", &args->dname);
+    take_bandwidth(&pp, args->resource);
+    if (finish_params(call, &pp, &a.params.params_val, &a.params.params_len) < 0)
+        return -1;
+    MOVE_COOKIE(a.cookie_in, args->cookie_in);
+    return rvs_call_as(call, RV_PROC_DOMAIN_MIGRATE_PREPARE_TUNNEL3_PARAMS, &a);
 }
 
 int rvs_handle_domain_migrate_perform3(rvs_call *call, rv_domain_migrate_perform3_args *args,

@@ -893,6 +893,8 @@ rvs_server *rvs_server_new(const rvs_config *cfg, rv_err *err)
                               .qemu_migration_host = cfg->qemu_migration_host,
                               .qemu_migration_port_min = cfg->qemu_migration_port_min,
                               .qemu_migration_port_max = cfg->qemu_migration_port_max,
+                              .qemu_keepalive_interval = cfg->qemu_keepalive_interval,
+                              .qemu_keepalive_count = cfg->qemu_keepalive_count,
                               .qemu_migration_stall_timeout = cfg->qemu_migration_stall_timeout };
     rvs_preparse_init();     /* before the threads that parse */
     if (rv_work_pool_start(srv->loop, cfg->work_threads, err) < 0) {

@@ -221,6 +221,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-migrate-storage.sh \
 	tests/interop/test-qemu-migrate-crash.sh \
 	tests/interop/test-qemu-migrate-postcopy.sh \
+	tests/interop/test-qemu-migrate-postcopy-p2p.sh \
 	tests/interop/test-qemu-save-crash.sh \
 	tests/interop/test-qemu-save-define.sh \
 	tests/interop/test-qemu-tune.sh \
@@ -238,7 +239,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-virt-manager-qemu.sh \
 	tests/interop/test-nodedev-events.sh
 TESTS += $(RV_DAEMON_TESTS)
-EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/migrate-hosts.sh tests/tools/rawclient.py tests/tools/device_events.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
+EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/migrate-hosts.sh tests/migrate-postcopy.sh tests/tools/rawclient.py tests/tools/device_events.py tests/tools/procstat.py tests/tools/fake-qemu.py tests/tools/build-test-guest.sh \
 	tests/tools/subreaper.py tests/tools/libvirtd-qemu-ns.sh tests/tools/private-root.sh \
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \

@@ -141,6 +141,10 @@ typedef struct rv_driver_setup {
      * (NULL: this host's name), the ports QEMU may listen on. */
     const char *qemu_migration_host;
     int qemu_migration_port_min, qemu_migration_port_max;
+    /* A peer-to-peer source's keepalive on its connection to the
+     * destination (qemu_migrate_p2p.c): interval in seconds (<= 0: off),
+     * PINGs unanswered before it is declared dead. */
+    int qemu_keepalive_interval, qemu_keepalive_count;
     int qemu_migration_stall_timeout;   /* s an outgoing stream may send nothing; <= 0: never */
 } rv_driver_setup;
 

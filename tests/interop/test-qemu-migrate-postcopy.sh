@@ -22,74 +22,9 @@ source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 source "$(dirname "$0")/../migrate-hosts.sh"
+source "$(dirname "$0")/../migrate-postcopy.sh"
 
 KEY="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPostcopyPostcopyPostcopyPostcopy00000 rv@postcopy"
-
-# states URI: g's state and reason there ("-" when it has none).
-state() { virsh -q -c "$1" domstate --reason g 2> /dev/null || echo "-"; }
-
-# watch_states FILE URI...: each URI's state of g, every 0.1 s, the
-# changes written to FILE.URI-index, until the file FILE.stop exists.
-watch_states()
-{
-    local f=$1 i
-    shift
-    rm -f "$f.stop"
-    (
-        declare -A last=()
-        while [ ! -e "$f.stop" ]; do
-            i=0
-            for u in "$@"; do
-                s=$(state "$u")
-                # (how long a state lasts is each daemon's: "starting up" is
-                # too short to be seen every time)
-                [ "${last[$i]:-}" = "$s" ] || [ "$s" = "paused (starting up)" ] ||
-                    { echo "$s" >> "$f.$i"; last[$i]=$s; }
-                i=$((i + 1))
-            done
-            sleep 0.1
-        done
-    ) &
-    WATCH=$!
-    cleanup_fn _rv_bg_kill "$WATCH"
-    sampled() { [ -s "$f.$(($# - 1))" ]; }
-    wait_for 30 "the first states" sampled "$@"
-}
-stop_watch() { touch "$1.stop"; wait "$WATCH" 2> /dev/null || true; }
-
-has_job() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Job type: *Unbounded"; }
-key_on() { virsh -q -c "$1" get-user-sshkeys g root 2> /dev/null | grep -qF "$KEY"; }
-
-# scenario NAME FROM TO VIRSH-MIGRATE-ARGS [ACTION]: g migrated FROM to
-# TO in the background; ACTION (a function) runs once its job is seen
-# (FROM TO as its arguments); the states of both written to
-# $D/NAME.states.{0,1}, virsh's result to $D/NAME.result.
-scenario()
-{
-    local name=$1 from=$2 to=$3 args=$4 action=${5:-}
-    watch_states "$D/$name.states" "$from" "$to"
-    local start=$(date +%s.%N)
-    bg "$D/$name.out" virsh -q -c "$from" migrate --live --unsafe g "$to" $args
-    local mig=$BG_PID
-    [ -z "$action" ] || { wait_for 60 "$name: the migration job" has_job "$from"; $action "$from" "$to"; }
-    if wait "$mig"; then echo "ok" > "$D/$name.result"; else echo "failed: $(cat "$D/$name.out.err")" > "$D/$name.result"; fi
-    echo "$name: virsh migrate $args: $(awk "BEGIN { print $(date +%s.%N) - $start }") s" >> "$D/times"
-    sleep 0.5
-    stop_watch "$D/$name.states"
-}
-
-# (libvirtd's job begins at BEGIN3, before QEMU's migration: the switch
-# waits for the stream)
-streaming() { virsh -q -c "$1" domjobinfo g 2> /dev/null | grep -q "Memory processed: *[1-9]"; }
-switch_now() { wait_for 60 "the stream" streaming "$1"; virsh -q -c "$1" migrate-postcopy g || true; }
-# show_run NAME: a scenario's result and the states its two hosts went through.
-# (the source's paused (migrating) just before paused (post-copy) lasts
-# as long as the switch takes: seen on either daemon, or not)
-show_states() { awk '$0 == "paused (post-copy)" && prev == "paused (migrating)" { sub(/paused \(migrating\)\n$/, "", out) }
-                     { out = out $0 "\n"; prev = $0 } END { printf "%s", out }' "$1" 2> /dev/null || true; }
-show_run() { cat "$D/$1.result"; show_states "$D/$1.states.0"; echo "--"; show_states "$D/$1.states.1"; }
-# key_check URI: whether the guest's memory came along.
-key_check() { if wait_for 30 "the key" key_on "$1"; then echo "key there"; else echo "key missing"; fi; }
 
 # run_side A B DIR MIGRATEURI_A MIGRATEURI_B KILL_B_QEMU: every step on one pair of daemons.
 run_side()
@@ -97,14 +32,7 @@ run_side()
     local UA=$1 UB=$2
     D=$3
     local ua=$4 ub=$5 killb=$6
-    mkdir -p "$D"
-    bg "$D/events-a" virsh -c "$UA" event --all --loop
-    local eva=$BG_PID
-    bg "$D/events-b" virsh -c "$UB" event --all --loop
-    local evb=$BG_PID
-    agent_guest_up "$UA" g "$OUT/g.xml"
-    echo "$KEY" > "$OUT/key"
-    virsh -q -c "$UA" set-user-sshkeys g root --file "$OUT/key" > /dev/null
+    side_begin "$UA" "$UB" "$D"
     {
         echo "== postcopy, migrate-postcopy"
         scenario pc "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 16 --migrateuri $ub" switch_now
@@ -133,34 +61,19 @@ run_side()
         virsh -q -c "$UA" migrate --live --unsafe --postcopy --postcopy-resume g "$UB" --migrateuri "$ub" 2>&1 | sed 's/^/  /' || true
         state "$UA"
         echo "== postcopy failure"
-        # (once the destination runs it: how soon FINISH3 resumes it is
-        # each daemon's)
-        pc_running() { [ "$(state "$1")" = "running (post-copy)" ]; }
-        kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
-        scenario pf "$UA" "$UB" "--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $ub" kill_b_after_switch
-        sed 's/^failed: .*/failed/' "$D/pf.result"
-        cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
-        virsh -q -c "$UA" domjobinfo g 2>&1 | head -2
+        postcopy_failure "$UA" "$UB" "$ub" "$killb"
         virsh -q -c "$UA" resume g 2>&1 | head -2 || true
         virsh -q -c "$UA" destroy g || true
         virsh -q -c "$UA" undefine g || true
     } > "$D/transcript" 2>&1 || { show "$D/transcript"; fail "the steps on $UA"; }
-    sleep 1
-    kill "$eva" "$evb" 2> /dev/null || true
-    # lifecycle events only (without the definition's, which may come
-    # before virsh event listens), those of the post-copy-after-precopy
-    # migration left out
+    # (those of the post-copy-after-precopy migration left out)
     read -r a0 a1 b0 b1 < "$D/ppc.events"
     sed "$((a0 + 1)),${a1}d" "$D/events-a" > "$D/events-a.cut"
     sed "$((b0 + 1)),${b1}d" "$D/events-b" > "$D/events-b.cut"
-    for s in a b; do
-        grep "^event 'lifecycle'" "$D/events-$s.cut" | sed 's/^event .lifecycle. for domain .g.: //' |
-            grep -v "Defined\|Undefined" > "$D/lifecycle-$s" || true
-    done
+    side_end .cut
 }
 
 migrate_pair_up
-kill_rb() { qemu_pids "$BDIR/qemu/run/" | xargs -r kill -KILL; }
 run_side "$A" "$B" "$OUT/remvirtd" tcp://10.231.0.1 tcp://10.231.0.2 kill_rb
 cat "$OUT/remvirtd/transcript" >&2
 T=$OUT/remvirtd/transcript
@@ -199,8 +112,6 @@ if why=$(libvirtd_qemu_why_not); then
     exit 0
 fi
 start_libvirtd_pair
-# (B's QEMU: the one started with -incoming, in B's network namespace)
-kill_lb() { ip netns pids $MIG_NS | xargs -r ps -o pid=,args= -p | awk '/qemu-system/ && /-incoming/ { print $1 }' | xargs -r kill -KILL; }
 run_side "$LA" "$LB" "$OUT/libvirtd" tcp://10.231.0.1 tcp://10.231.0.2 kill_lb
 cat "$OUT/libvirtd/transcript" >&2
 for side in remvirtd libvirtd; do

@@ -8,12 +8,20 @@
 #     PREPARE_TUNNEL3 without it, B's prepare refused (a disk missing);
 #   - domjobabort in the middle, B's remvirtd killed in the middle, and
 #     B's remvirtd stopped then the job aborted: the guest runs on A alone;
+#   - keepalive: B's remvirtd stopped mid-migration (tunnelled and plain
+#     peer to peer), or B's link down (tunnelled), fails it within the
+#     bound, the guest runs on at A;
 #   - A to B: runs on B with its memory (the agent's in-RAM SSH keys);
 #     events; the stream went through the daemons (A migrated to fd:, B's
 #     QEMU took fd:); back to A, tunnelled too;
 #   - A's remvirtd has the same descriptors and threads before and after;
+#   - B hiding MIGRATION_PARAMS: bad plain PREPARE_TUNNEL3 calls refused,
+#     A's source tunnels with PREPARE_TUNNEL3 and FINISH3;
 #   - the same between two stock libvirtd 9.0, events and timing printed;
-#     then libvirtd to remvirtd and remvirtd to libvirtd, tunnelled.
+#     then libvirtd to remvirtd and remvirtd to libvirtd, tunnelled, and
+#     libvirtd to a remvirtd hiding MIGRATION_PARAMS (the plain steps),
+#     and libvirtd's source with B stopped mid-migration (its keepalive's
+#     failure timed beside A's).
 rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 set -euo pipefail
@@ -26,11 +34,11 @@ migrate_pair_up
 bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
 EVA=$BG_PID
 key_guest_up "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAITunnelledTunnelledTunnelled00000 rv@tunnel"
-# A's remvirtd's descriptors and threads (the migration's go with it).
+# A's remvirtd's descriptors and threads (the migration's go with it;
+# counted after the first peer-to-peer migration, which starts the thread
+# of the destinations' keepalive, for the daemon's life).
 fds_a() { ls "/proc/$REMVIRTD_PID/fd" | wc -l; }
 threads_a() { ls "/proc/$REMVIRTD_PID/task" | wc -l; }
-FDS0=$(fds_a)
-THREADS0=$(threads_a)
 
 # ---- refusals ----
 migrate_refused "tunnelled without --p2p" "peer2peer|peer-to-peer" --live --tunnelled g "$B"
@@ -66,6 +74,8 @@ on_a_alone "raw tunnelled calls"
 
 virsh -q -c "$A" dumpxml --inactive g | sed "s|$SHARED/g.qcow2|$SHARED/missing.qcow2|" > "$OUT/g-missing.xml"
 migrate_refused "B's prepare refused" "missing.qcow2" --live --p2p --tunnelled g "$B" --xml "$OUT/g-missing.xml"
+FDS0=$(fds_a)
+THREADS0=$(threads_a)
 
 # ---- domjobabort in the middle (16 MiB/s: a few seconds) ----
 has_job() { virsh -c "$A" domjobinfo g 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
@@ -120,6 +130,50 @@ wait_for 60 "B without g once continued" b_empty
 on_a_alone "stopped destination"
 grep -q "took nothing of the migration stream" "$OUT/stopped.err" || { show "$OUT/stopped.err"; fail "A did not cut the stuck connection"; }
 
+# ---- keepalive on the destination's connection: A with 1 s and 2 PINGs
+# (qemu_keepalive_interval, _count; default 5 and 5), B's remvirtd stopped
+# (SIGSTOP) or its link down mid-migration, no domjobabort: the migration fails on its own
+# within about 3 s, the guest runs on at A; B, continued, cleans up ----
+MIG_A_CONF+=('qemu_keepalive_interval = 1' 'qemu_keepalive_count = 2')
+restart_a
+wait_for 30 "g running on A after A's restart" run_a
+kill "$EVA" 2> /dev/null || true      # (its connection went with the daemon)
+bg "$OUT/events-a" virsh -c "$A" event --all --loop --timestamp
+EVA=$BG_PID
+# stopped_dest WHAT HOW MIGRATE-ARGS...: the migration with B stopped
+# (HOW: "stop", its remvirtd SIGSTOPped; "link", its link down) once its
+# job runs at A.  (4 MiB/s: the stream alone would take 15 s, and B's
+# QEMU, not stopped, would take all of it without the cancel.)
+b_stop() { if [ "$1" = link ]; then ip netns exec $MIG_NS ip link set rvmb down; else kill -STOP "$BPID"; fi; }
+b_cont() { if [ "$1" = link ]; then ip netns exec $MIG_NS ip link set rvmb up; else kill -CONT "$BPID"; fi; }
+stopped_dest()
+{
+    local what=$1 how=$2 t0 took
+    shift 2
+    bg "$OUT/ka" virsh -q -c "$A" migrate --live --p2p "$@" --bandwidth 4 g "$B"
+    MIG=$BG_PID
+    wait_for 60 "the $what migration job on A" has_job
+    b_stop "$how"
+    t0=$(now_ms)
+    if finish "$MIG"; then b_cont "$how"; fail "$what: the migration succeeded"; fi
+    took=$(( $(now_ms) - t0 ))
+    echo "$what: failed after $took ms: $(grep 'error: ' "$OUT/ka.err" | tail -1)" >&2
+    grep -q "did not answer keepalive" "$OUT/ka.err" || { b_cont "$how"; show "$OUT/ka.err"; fail "$what: not the keepalive's error"; }
+    [ "$took" -le 8000 ] || { b_cont "$how"; fail "$what: failed after $took ms, past the keepalive's bound"; }
+    wait_for 30 "$what: g running on A" run_a || { b_cont "$how"; fail "$what: g does not run on A"; }
+    b_cont "$how"
+    wait_for 60 "$what: B without g once back" b_empty
+    on_a_alone "$what"
+    wait_for 10 "$what: B's descriptors as before" eval '[ "$(fds_b)" -le "$FDSB0" ]' ||
+        { ls -l "/proc/$BPID/fd" >&2; fail "$what: B's remvirtd has $(fds_b) descriptors, $FDSB0 before"; }
+}
+now_ms() { date +%s%3N; }
+stopped_dest "tunnelled, destination stopped" stop --tunnelled
+stopped_dest "plain peer-to-peer, destination stopped" stop
+stopped_dest "tunnelled, destination's link down" link --tunnelled
+FDS0=$(fds_a)
+THREADS0=$(threads_a)
+
 # ---- A to B, tunnelled ----
 bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 EVB=$BG_PID
@@ -146,8 +200,45 @@ wait_for 30 "B without g" b_empty
 wait_for 60 "the guest's key on A again" agent_on "$A"
 wait_for 10 "A's migration threads gone" eval '[ "$(threads_a)" -le "$THREADS0" ]'
 [ "$(fds_a)" -le "$FDS0" ] || { ls -l "/proc/$REMVIRTD_PID/fd" >&2; fail "A's remvirtd has $(fds_a) descriptors, $FDS0 at first"; }
-[ "$(fds_b)" -le "$FDSB0" ] || { ls -l "/proc/$BPID/fd" >&2; fail "B's remvirtd has $(fds_b) descriptors, $FDSB0 before"; }
-virsh -q -c "$A" destroy g > /dev/null
+# (B's first peer-to-peer migration started the loop of its destinations'
+# keepalive, which stays: its thread and its wake-up pipe)
+[ "$(fds_b)" -le $((FDSB0 + 2)) ] || { ls -l "/proc/$BPID/fd" >&2; fail "B's remvirtd has $(fds_b) descriptors, $FDSB0 before"; }
+
+# ---- B without MIGRATION_PARAMS (feature 13): A's source falls back to
+# the plain PREPARE_TUNNEL3 (215) and FINISH3 (217), as libvirtd does;
+# first B's refusals of bad plain calls ----
+kill "$BPID"; wait "$BPID" 2> /dev/null || true
+RV_TEST_NO_MIGRATION_PARAMS=1 start_b
+rawpy "$BDIR/remvirt-sock" > "$OUT/raw215" 2>&1 <<'PY' || { show "$OUT/raw215"; fail "raw PREPARE_TUNNEL3 calls"; }
+import struct, sys
+import rawclient as rc
+
+b = rc.Client(sys.argv[1]); b.open_connection("qemu:///system")
+def call(payload, codes, what):
+    serial = b.send_call(rc.PROC_DOMAIN_MIGRATE_PREPARE_TUNNEL3, payload)
+    hdr, body = b.recv_reply()
+    rc.expect_error_reply(hdr, body, serial, codes, what)
+# cookie_in, flags (64 bits), dname, resource, dom_xml
+def args(flags, xml="<domain/>", dname=None):
+    return (rc.xdr_uint(0) + struct.pack(">Q", flags) + rc.xdr_opt_string(dname) +
+            struct.pack(">Q", 0) + rc.xdr_string(xml))
+call(args(1 | 2), {rc.ERR_INVALID_ARG}, "PREPARE_TUNNEL3 without TUNNELLED")
+call(args(1 | 2 | 4 | (1 << 40)), {rc.ERR_INVALID_ARG}, "PREPARE_TUNNEL3 with 64-bit flags")
+call(args(1 | 2 | 4 | 64), {rc.ERR_ARGUMENT_UNSUPPORTED}, "PREPARE_TUNNEL3 with a storage copy")
+call(args(1 | 2 | 4), None, "PREPARE_TUNNEL3 of '<domain/>'")
+call(args(1 | 2 | 4, xml="not xml", dname="x"), None, "PREPARE_TUNNEL3 of 'not xml'")
+call(rc.xdr_uint(0) + struct.pack(">Q", 6), {rc.ERR_RPC}, "PREPARE_TUNNEL3 cut short")
+rc.expect_usable(b, "B")
+PY
+b_empty || fail "B's refused PREPARE_TUNNEL3 calls left a domain or a QEMU"
+BL=$(wc -l < "$BDIR/remvirtd.log")
+virsh -q -c "$A" migrate --live --p2p --tunnelled g "$B" > "$OUT/plain" 2>&1 ||
+    { show "$OUT/plain"; show "$BDIR/remvirtd.log"; fail "tunnelled to B without MIGRATION_PARAMS"; }
+served=$(tail -n +$((BL + 1)) "$BDIR/remvirtd.log" | sed -n 's/.* proc=\(21[3-8]\|30[2-7]\) type=0 .*/\1/p' | tr '\n' ' ')
+[ "$served" = "215 217 " ] || fail "B served '$served', not the plain PREPARE_TUNNEL3, FINISH3"
+tail -n +$((BL + 1)) "$BDIR/remvirtd.log" | grep -q "proc=215 type=3 " || fail "no stream packets of procedure 215 at B"
+on_b_migrated
+virsh -q -c "$B" destroy g > /dev/null
 virsh -q -c "$A" undefine g > /dev/null
 
 # ---- the same between two stock libvirtds ----
@@ -155,7 +246,8 @@ if why=$(libvirtd_qemu_why_not); then
     echo "libvirtd side by side skipped: $why" >&2
     exit 0
 fi
-start_libvirtd_pair
+# (their peer-to-peer keepalive as A's: compared below)
+RV_LIBVIRTD_QEMU_CONF=$'keepalive_interval = 1\nkeepalive_count = 2' start_libvirtd_pair
 qemu-img create -q -f qcow2 "$SHARED/lg.qcow2" 16M
 sed "s|<name>g</name>|<name>lg</name>|; s|$SHARED/g.qcow2|$SHARED/lg.qcow2|" "$OUT/g.xml" > "$OUT/lg.xml"
 virsh -q -c "$LA" define "$OUT/lg.xml" > /dev/null
@@ -203,4 +295,33 @@ grep -q " 306 0 0$" "$OUT/lv2rv-calls" || fail "libvirtd did not call FINISH3_PA
 
 # ---- and back: remvirtd A's peer-to-peer source tunnels into libvirtd B ----
 tunnel_lg "remvirtd -> libvirtd" "$A" "$LB"
-virsh -q -c "$LB" destroy lg > /dev/null
+
+# ---- libvirtd's source into a remvirtd without MIGRATION_PARAMS: it
+# falls back to the plain PREPARE_TUNNEL3 and FINISH3 ----
+RV_TEST_NO_MIGRATION_PARAMS=1 restart_a
+AL=$(wc -l < "$RV_TMP/remvirtd/remvirtd.log")
+tunnel_lg "libvirtd -> remvirtd, plain steps" "$LB" "$A"
+tail -n +$((AL + 1)) "$RV_TMP/remvirtd/remvirtd.log" |
+    sed -n "s/.* proc=\(21[3-8]\|30[2-7]\) type=\([03]\) serial=[0-9]* status=\([0-9]\).*/\1 \2 \3/p" | uniq -c > "$OUT/lv2rv-plain"
+echo "libvirtd source -> remvirtd without parameters (count, proc, type, status):" >&2
+cat "$OUT/lv2rv-plain" >&2
+grep -q " 215 0 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not call PREPARE_TUNNEL3"
+grep -q " 215 3 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not finish the stream of PREPARE_TUNNEL3"
+grep -q " 217 0 0$" "$OUT/lv2rv-plain" || fail "libvirtd did not call FINISH3"
+grep -q " 30[2-7] " "$OUT/lv2rv-plain" && fail "libvirtd used a step with parameters"
+
+# ---- libvirtd's source (keepalive 1 s x 2 in its qemu.conf) tunnelling
+# into B stopped mid-migration, for comparison with A's above ----
+tunnel_lg "remvirtd -> libvirtd A" "$A" "$LA"
+bg "$OUT/lka" virsh -q -c "$LA" migrate --live --p2p --tunnelled --unsafe --bandwidth 4 lg "$B"
+MIG=$BG_PID
+la_job() { virsh -c "$LA" domjobinfo lg 2> /dev/null | grep -q "Operation: *Outgoing migration"; }
+wait_for 60 "libvirtd's migration job" la_job
+kill -STOP "$BPID"
+t0=$(now_ms)
+if finish "$MIG"; then kill -CONT "$BPID"; fail "libvirtd's migration to a stopped B succeeded"; fi
+echo "libvirtd source, tunnelled, destination stopped: failed after $(( $(now_ms) - t0 )) ms: $(grep 'error: ' "$OUT/lka.err" | tail -1)" >&2
+kill -CONT "$BPID"
+wait_for 30 "lg running on libvirtd A" eval '[ "$(virsh -q -c "$LA" domstate lg)" = running ]'
+wait_for 60 "B without lg once continued" eval '[ -z "$(virsh -q -c "$B" list --all --name)" ]'
+virsh -q -c "$LA" destroy lg > /dev/null

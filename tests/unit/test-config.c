@@ -57,6 +57,12 @@ static void test_defaults(void)
     CHECK_UINT_EQ(cfg.memory_budget_bytes, 1u << 30);
     CHECK_UINT_EQ(cfg.memory_budget_readonly_bytes, 256u << 20);
     CHECK_UINT_EQ(cfg.memory_budget_user_bytes, 128u << 20);
+    CHECK_INT_EQ(cfg.qemu_keepalive_interval, 5);   /* libvirtd's qemu.conf keepalive_* */
+    CHECK_INT_EQ(cfg.qemu_keepalive_count, 5);
+    rvs_config_free(&cfg);
+    CHECK(parse("qemu_keepalive_interval = -1\nqemu_keepalive_count = 0\n", &cfg) == NULL);
+    CHECK_INT_EQ(cfg.qemu_keepalive_interval, -1);
+    CHECK_INT_EQ(cfg.qemu_keepalive_count, 0);
     rvs_config_free(&cfg);
 }
 

@@ -141,6 +141,8 @@ void rv_qemu_init(const rv_driver_setup *setup)
     rv_qemu.migration_port_min = setup->qemu_migration_port_min > 0 ? setup->qemu_migration_port_min : 49152;
     rv_qemu.migration_port_max = setup->qemu_migration_port_max >= rv_qemu.migration_port_min
                                      ? setup->qemu_migration_port_max : rv_qemu.migration_port_min + 63;
+    rv_qemu.keepalive_interval = setup->qemu_keepalive_interval;
+    rv_qemu.keepalive_count = setup->qemu_keepalive_count > 0 ? setup->qemu_keepalive_count : 0;
     if (!rv_qemu.config_dir || !rv_qemu.run_dir || !rv_qemu.save_dir || !rv_qemu.dump_dir ||
         !rv_qemu.binary || !rv_qemu.backup_tls_dir || !rv_qemu.migrate_tls_dir) {
         RV_ERROR("QEMU driver: out of memory; qemu:// is not available");

@@ -253,6 +253,7 @@ typedef struct qemu_state {
     bool migrate_tls_verify;    /* ... the peer must show a certificate */
     char *migration_host;       /* told to migration sources; NULL: the host name */
     int migration_port_min, migration_port_max;
+    int keepalive_interval, keepalive_count;   /* on a p2p source's destination connection */
     int migration_stall_timeout;    /* s (qemu_migrate_recover.c); <= 0: never */
     bool kvm;
     bool privileged;
@@ -876,6 +877,11 @@ struct rvc_conn;
 struct rvc_stream;
 int rv_qemu_migtunnel_prepare(struct rvc_conn *rpc, const rv_domain_migrate_prepare3_params_args *a,
                               struct rvc_stream **out, rv_err *err);
+/* The same with plain arguments (PREPARE_TUNNEL3), to a destination
+ * without MIGRATION_PARAMS. */
+int rv_qemu_migtunnel_prepare_plain(struct rvc_conn *rpc,
+                                    const rv_domain_migrate_prepare_tunnel3_args *a,
+                                    struct rvc_stream **out, rv_err *err);
 /* The loop: QEMU's end of the tunnel (fd, taken) passed with getfd;
  * *uri: the migrate URI that sends into it.  -1 with err (fd closed). */
 int rv_qemu_migtunnel_pass_out(qemu_dom *d, int fd, const char **uri, rv_err *err);
@@ -886,6 +892,7 @@ int rv_qemu_migtunnel_pump(int fd, struct rvc_stream *s, rv_err *err);
 /* qemu_migrate_postcopy.c: post-copy migration.  libvirt's flags (and
  * RV_QEMU_MIGRATE_NON_SHARED_* below): */
 #define RV_QEMU_MIGRATE_PEER2PEER (1u << 1)
+#define RV_QEMU_MIGRATE_TUNNELLED (1u << 2)
 #define RV_QEMU_MIGRATE_OFFLINE (1u << 10)
 #define RV_QEMU_MIGRATE_POSTCOPY (1u << 15)
 #define RV_QEMU_MIGRATE_POSTCOPY_RESUME (1u << 19)
@@ -920,9 +927,11 @@ bool rv_qemu_postcopy_resume(qemu_dom *d);
  * switch), -1 it failed, 0 not for post-copy to say. */
 int rv_qemu_postcopy_status(qemu_dom *d, const char *status);
 /* CONFIRM3 after the switch: waits for the stream's end, then goes on as
- * after pre-copy; cancelled: paused (post-copy failed).  RV_DEFERRED, or
- * 0 when it is not a post-copy one. */
-int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply);
+ * after pre-copy; cancelled: paused (post-copy failed), reply answered
+ * with why (NULL: success, CONFIRM3's own; a peer-to-peer migration's
+ * error).  RV_DEFERRED, or 0 when it is not a post-copy one. */
+int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
+                             const rv_err *why);
 /* FINISH3's cont after the switch: running (post-copy), and drained(d,
  * op, err) once the stream is complete (or broke).  False: not post-copy. */
 bool rv_qemu_postcopy_finish(qemu_dom *d, void (*drained)(qemu_dom *d, void *op, const rv_err *err),

@@ -612,7 +612,7 @@ int rv_qemu_domain_migrate_confirm3_params(rv_driver_conn *c,
 int rv_qemu_migrate_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
                             const rv_err *why, rv_err *err)
 {
-    int pc = rv_qemu_postcopy_confirm(d, flags, cancelled, reply);
+    int pc = rv_qemu_postcopy_confirm(d, flags, cancelled, reply, why);
     if (pc)
         return pc;
     rv_qemu_postcopy_gone(d);

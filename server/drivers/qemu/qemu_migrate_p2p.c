@@ -23,10 +23,19 @@
  * The guest runs on exactly one host whatever fails: the source pauses it
  * only at the end of the stream, and resumes it (CONFIRM3 cancelled)
  * unless the destination's FINISH3 said it runs there.
- * Tunnelled (qemu_migrate_tunnel.c): PREPARE_TUNNEL3_PARAMS instead of
- * PREPARE3, the loop's PERFORM3 to a socket pair, and the thread, after
- * the prepare, sends what QEMU writes there on the call's stream, then
- * ends the stream before FINISH3. */
+ * Tunnelled (qemu_migrate_tunnel.c): PREPARE_TUNNEL3_PARAMS (or the
+ * plain PREPARE_TUNNEL3) instead of PREPARE3, the loop's PERFORM3 to a
+ * socket pair, and the thread, after the prepare, sends what QEMU writes
+ * there on the call's stream, then ends the stream before FINISH3.
+ * Keepalive on the destination's connection (qemu_keepalive_interval,
+ * qemu_keepalive_count: libvirtd's qemu.conf keepalive_*, 5 and 5): a
+ * destination that stops answering (its daemon stopped, its link down) is
+ * declared dead after about interval * (count + 1) s; the connection's
+ * close, whatever its reason, cancels the local migration (as libvirtd's
+ * source does when its destination connection dies), so the guest runs on
+ * here without a domjobabort.  The PINGs and the reading of the PONGs
+ * while the thread waits are libremvirt's built-in event loop's, run in a
+ * thread of its own (start_client_loop). */
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -106,6 +115,9 @@ typedef struct qemu_p2p {
     struct rvc_conn *rpc;       /* the destination's, open (tunnelled only) */
     bool stream_ended;
     bool cut;                   /* on_stuck cut it */
+    bool lost;                  /* the destination's connection closed (on_dest_closed) */
+    int lost_reason;            /* ... RV_CONNECT_CLOSE_REASON_* */
+    bool cancelling;            /* the loop's: migrate_cancel sent for it */
     p2p_stage stage;
     bool perform_failed;
     /* The thread's until it posts P2P_DONE: */
@@ -115,6 +127,7 @@ typedef struct qemu_p2p {
     u_int dest_cookie_len;
     bool prepared, finished;
     bool pump_failed;           /* the tunnel's stream failed first: its error says why */
+    bool dest_lost;             /* the connection died under the migration: thread_err says why */
     rv_err thread_err;
     /* The loop's: */
     rv_err perform_err;
@@ -223,7 +236,8 @@ static char *given(const qemu_p2p *p, const char *name)
 }
 
 /* PREPARE3 with plain arguments (its result is PREPARE3_PARAMS's, field
- * for field).  The fields point into p. */
+ * for field), or tunnelled PREPARE_TUNNEL3 (its stream into p).  The
+ * fields point into p. */
 static int prepare_plain(struct rvc_conn *rpc, qemu_p2p *p, rv_domain_migrate_prepare3_params_ret *r,
                          rv_err *err)
 {
@@ -237,6 +251,17 @@ static int prepare_plain(struct rvc_conn *rpc, qemu_p2p *p, rv_domain_migrate_pr
         .resource = bw ? bw->value.rv_typed_param_value_u.ul : 0,
         .dom_xml = p->xml,
     };
+    if (p->tunnel) {
+        /* (no URI either way: the stream comes with the answer) */
+        rv_domain_migrate_prepare_tunnel3_args t = {
+            .cookie_in = { p->cookie_len, p->cookie },
+            .flags = p->dest_flags,
+            .dname = a.dname,
+            .resource = a.resource,
+            .dom_xml = p->xml,
+        };
+        return rv_qemu_migtunnel_prepare_plain(rpc, &t, &p->stream, err);
+    }
     rv_domain_migrate_prepare3_ret pr = { 0 };
     if (rvc_conn_call(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE3,
                       (xdrproc_t)xdr_rv_domain_migrate_prepare3_args, &a,
@@ -254,11 +279,9 @@ static int prepare(struct rvc_conn *rpc, qemu_p2p *p, rv_err *err)
     rv_domain_migrate_prepare3_params_ret r = { 0 };
     int rc;
     if (p->plain) {
-        if (p->tunnel)
-            return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
-                        "the destination does not take migration parameters: remvirtd tunnels "
-                        "only through PREPARE_TUNNEL3_PARAMS");
         rc = prepare_plain(rpc, p, &r, err);
+        if (p->tunnel)
+            return rc;
     } else {
         a.params.params_val = dest_params(p, false, &a.params.params_len);
         if (!a.params.params_val)
@@ -329,15 +352,89 @@ static int finish(struct rvc_conn *rpc, qemu_p2p *p, bool cancelled, rv_err *err
     return rc;
 }
 
+/* libremvirt's built-in event loop, for the destinations' keepalive:
+ * registered before the first destination connection opens, run by a
+ * thread of its own for the daemon's life (it only waits in poll()). */
+static pthread_once_t client_loop_once = PTHREAD_ONCE_INIT;
+static bool client_loop_runs;
+
+static void *run_client_loop(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        if (rv_event_run_default_impl() < 0) {
+            const rv_error_info *e = rv_last_error();
+            RV_WARN("the destinations' event loop: %s", e && e->message ? e->message : "failed");
+            rv_reset_last_error();
+            usleep(100000);     /* (not a busy loop if it keeps failing) */
+        }
+    }
+    return NULL;
+}
+
+/* (in the first migration's thread: every signal is blocked, so in the
+ * loop's thread too) */
+static void start_client_loop(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    if (rv_event_register_default_impl() < 0) {
+        const rv_error_info *e = rv_last_error();
+        RV_WARN("no keepalive on migration destinations: %s", e && e->message ? e->message : "");
+        rv_reset_last_error();
+        return;
+    }
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, run_client_loop, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        RV_WARN("no keepalive on migration destinations: cannot start its thread: %s", strerror(rc));
+    client_loop_runs = rc == 0;
+}
+
+/* The destination's connection closed (the client loop's thread, or the
+ * thread's own close, unregistered first): the loop cancels the local
+ * migration if it runs. */
+static void on_dest_closed(rv_conn *conn, int reason, void *opaque)
+{
+    (void)conn;
+    qemu_p2p *p = opaque;
+    pthread_mutex_lock(&p->lock);
+    if (!p->lost) {
+        p->lost = true;
+        p->lost_reason = reason;
+    }
+    pthread_mutex_unlock(&p->lock);
+    ev_async_send(rv_qemu.loop, &p->wake);
+}
+
+static void keepalive_on(rv_conn *dconn, qemu_p2p *p)
+{
+    if (!client_loop_runs)
+        return;
+    if (rv_connect_register_close_callback(dconn, on_dest_closed, p, NULL) < 0)
+        rv_reset_last_error();
+    /* (-1: a destination without keepalive; its close still cancels) */
+    if (rv_connect_set_keepalive(dconn, rv_qemu.keepalive_interval,
+                                 (unsigned int)rv_qemu.keepalive_count) < 0) {
+        if (rv_qemu.keepalive_interval > 0)
+            RV_INFO("peer-to-peer migration: no keepalive with %s", p->dconnuri);
+        rv_reset_last_error();
+    }
+}
+
 static void *drive(void *arg)
 {
     qemu_p2p *p = arg;
+    pthread_once(&client_loop_once, start_client_loop);
     rv_conn *dconn = rv_connect_open_auth(p->dconnuri, 0, NULL, NULL);
     struct rvc_conn *rpc = dconn ? dconn->rpc : NULL;
     if (!rpc) {
         take_last_error(&p->thread_err, "cannot connect to the destination");
     } else {
         rvc_conn_set_answer_timeout(rpc, ANSWER_TIMEOUT_MS);
+        keepalive_on(dconn, p);
         if (p->tunnel) {
             pthread_mutex_lock(&p->lock);
             p->rpc = rpc;
@@ -389,13 +486,25 @@ static void *drive(void *arg)
             rv_err_move(&p->thread_err, &e);
         rv_err_clear(&e);
     }
-    if (rpc && rv_err_is_set(&p->thread_err) && !rv_connect_is_alive(dconn)) {
+    pthread_mutex_lock(&p->lock);
+    bool cut = p->cut, gone = p->lost;
+    int gone_why = p->lost_reason;
+    pthread_mutex_unlock(&p->lock);
+    /* (the close callback goes before the close, which would call it) */
+    if (dconn)
+        rv_connect_unregister_close_callback(dconn, on_dest_closed);
+    p->dest_lost = gone && (p->prepared && !p->finished);
+    if (p->dest_lost && gone_why == RV_CONNECT_CLOSE_REASON_KEEPALIVE) {
+        rv_err_clear(&p->thread_err);
+        rv_err_set(&p->thread_err, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
+                   "operation failed: the destination %s did not answer keepalive for about "
+                   "%d s: connection closed", p->dconnuri,
+                   rv_qemu.keepalive_interval * (rv_qemu.keepalive_count + 1));
+    } else if (rpc && (rv_err_is_set(&p->thread_err) || p->dest_lost) &&
+               !rv_connect_is_alive(dconn)) {
         /* The client's words ("connection closed by the server") would
          * name the wrong server to the caller. */
         rv_err lost = { 0 };
-        pthread_mutex_lock(&p->lock);
-        bool cut = p->cut;
-        pthread_mutex_unlock(&p->lock);
         if (cut)
             rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                        "operation failed: the destination %s took nothing of the migration "
@@ -404,7 +513,7 @@ static void *drive(void *arg)
         else
             rv_err_set(&lost, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED,
                        "operation failed: lost the connection to the destination %s: %s",
-                       p->dconnuri, p->thread_err.message ? p->thread_err.message : "");
+                       p->dconnuri, p->thread_err.message ? p->thread_err.message : "closed");
         rv_err_move(&p->thread_err, &lost);
     }
     if (p->stream)              /* (prepared nothing, yet a stream: none in fact) */
@@ -525,8 +634,9 @@ static void confirm(qemu_p2p *p)
     }
     d->p2p = NULL;
     /* (QEMU's broken pipe after the tunnel's stream failed says less) */
-    const rv_err *why = rv_err_is_set(&p->perform_err) && !p->pump_failed ? &p->perform_err
-                                                                          : &p->thread_err;
+    const rv_err *why = rv_err_is_set(&p->perform_err) && !p->pump_failed && !p->dest_lost
+                            ? &p->perform_err
+                            : &p->thread_err;
     if (p->flags & P2P_OFFLINE) {
         /* The definition is there now: with UNDEFINE_SOURCE it goes from
          * here (a guest running here runs on, transient), as CONFIRM3. */
@@ -557,9 +667,30 @@ static void on_wake(struct ev_loop *loop, ev_async *w, int revents)
     qemu_p2p *p = (qemu_p2p *)w;
     pthread_mutex_lock(&p->lock);
     p2p_stage stage = p->stage;
+    bool lost = p->lost;
     pthread_mutex_unlock(&p->lock);
     if (stage == P2P_PREPARED && (p->flags & P2P_OFFLINE)) {
         performed(p, NULL);     /* (no stream: FINISH3 defines it there) */
+    } else if (stage == P2P_PREPARED && lost) {
+        rv_err e = { 0 };
+        rv_err_set(&e, RV_FROM_QEMU, RV_ERR_OPERATION_FAILED, "operation failed: %s",
+                   "lost the connection to the destination");
+        performed(p, &e);       /* (nothing sent: the stream would go nowhere) */
+        rv_err_clear(&e);
+    } else if (stage == P2P_PERFORMING && lost && !p->cancelling) {
+        /* The destination's connection died (keepalive, EOF) while the
+         * stream goes: FINISH3 cannot be called, so the stream stops now
+         * (the job then fails, and the guest runs on here). */
+        qemu_dom *d = p2p_dom(p);
+        rv_err e = { 0 };
+        p->cancelling = true;
+        if (d) {
+            RV_WARN("domain '%s': the connection to %s closed during its migration: cancelled",
+                    d->live->name, p->dconnuri);
+            if (rv_qemu_migration_cancel(d, &e) < 0)
+                RV_WARN("%s", e.message ? e.message : "");
+        }
+        rv_err_clear(&e);
     } else if (stage == P2P_PREPARED) {
         qemu_dom *d = p2p_dom(p);
         rv_err e = { 0 };

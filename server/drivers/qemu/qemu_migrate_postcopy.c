@@ -11,6 +11,9 @@
  *              running (migrated), Resumed Migrated
  *   CONFIRM3   source: waits for QEMU's stream to complete, then stops
  *              the source's QEMU as after a pre-copy migration.
+ * Peer-to-peer (qemu_migrate_p2p.c) runs the same steps: the thread's
+ * FINISH3 follows PERFORM3's end at the switch, and the client's call is
+ * answered after CONFIRM3 (with FINISH3's error when it failed).
  * After the switch the guest's memory is split between the two QEMUs: a
  * failure (either end gone, or the source's remvirtd restarted) leaves
  * the source paused (post-copy failed), never running on stale memory,
@@ -52,11 +55,12 @@ int rv_qemu_postcopy_check_flags(unsigned int flags, rv_err *err)
     if (flags & RV_QEMU_MIGRATE_POSTCOPY_RESUME)
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
                     "remvirtd cannot resume a failed post-copy migration (VIR_MIGRATE_POSTCOPY_RESUME)");
+    /* (peer-to-peer: its thread plays the client's steps, the same here) */
     if ((flags & RV_QEMU_MIGRATE_POSTCOPY) &&
-        (flags & (RV_QEMU_MIGRATE_PEER2PEER | RV_QEMU_MIGRATE_NON_SHARED_DISK |
-                   RV_QEMU_MIGRATE_NON_SHARED_INC | RV_QEMU_MIGRATE_OFFLINE)))
+        (flags & (RV_QEMU_MIGRATE_TUNNELLED | RV_QEMU_MIGRATE_NON_SHARED_DISK |
+                  RV_QEMU_MIGRATE_NON_SHARED_INC | RV_QEMU_MIGRATE_OFFLINE)))
         return fail(err, RV_ERR_ARGUMENT_UNSUPPORTED, "argument unsupported: %s",
-                    "remvirtd migrates post-copy only live, managed direct, with shared storage");
+                    "remvirtd migrates post-copy only live, not tunnelled, with shared storage");
     return 0;
 }
 
@@ -230,7 +234,8 @@ static void confirm_drained(qemu_dom *d, const rv_err *err)
     rv_err_clear(&e);
 }
 
-int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply)
+int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv_deferred *reply,
+                             const rv_err *why)
 {
     rv_qemu_postcopy *pc = d->postcopy;
     if (!pc || pc->state == PC_ALLOWED || !pc->out)
@@ -241,7 +246,7 @@ int rv_qemu_postcopy_confirm(qemu_dom *d, unsigned int flags, bool cancelled, rv
          * whole here.  Paused (post-copy failed) for the administrator,
          * as libvirtd leaves it. */
         failed(d);
-        rv_deferred_finish(reply, NULL);
+        rv_deferred_finish(reply, why);
         return RV_DEFERRED;
     }
     pc->state = PC_DRAINING;

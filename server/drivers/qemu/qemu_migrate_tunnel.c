@@ -2,7 +2,9 @@
  * QEMU's migration stream goes through the daemons' own connection, as
  * the data of a stream, instead of QEMU to QEMU over a port of its own.
  *   source       the peer-to-peer thread (qemu_migrate_p2p.c) calls the
- *                destination's PREPARE_TUNNEL3_PARAMS (a stream call);
+ *                destination's PREPARE_TUNNEL3_PARAMS (a stream call;
+ *                PREPARE_TUNNEL3 with plain arguments to a destination
+ *                without MIGRATION_PARAMS, as libvirtd does);
  *                the loop passes one end of a socket pair to QEMU (getfd)
  *                and migrates to "fd:NAME"; the thread reads the other
  *                end and sends it on the stream, then finishes the stream
@@ -161,6 +163,20 @@ int rv_qemu_migtunnel_prepare(struct rvc_conn *rpc, const rv_domain_migrate_prep
                                  out, err) < 0)
         return -1;
     xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare_tunnel3_params_ret, (char *)&r);
+    return 0;
+}
+
+int rv_qemu_migtunnel_prepare_plain(struct rvc_conn *rpc,
+                                    const rv_domain_migrate_prepare_tunnel3_args *a,
+                                    struct rvc_stream **out, rv_err *err)
+{
+    rv_domain_migrate_prepare_tunnel3_ret r = { 0 };
+    if (rvc_conn_stream_call_ret(rpc, RV_PROC_DOMAIN_MIGRATE_PREPARE_TUNNEL3,
+                                 (xdrproc_t)xdr_rv_domain_migrate_prepare_tunnel3_args, (void *)a,
+                                 (xdrproc_t)xdr_rv_domain_migrate_prepare_tunnel3_ret, &r, 0, out,
+                                 err) < 0)
+        return -1;
+    xdr_free((xdrproc_t)xdr_rv_domain_migrate_prepare_tunnel3_ret, (char *)&r);
     return 0;
 }
 
