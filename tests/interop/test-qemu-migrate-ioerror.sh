@@ -123,7 +123,7 @@ ioerror_guest_xml le
 virsh -q -c "$LA" create "$OUT/le.xml" > /dev/null
 wait_for 120 "le writing to its disk" writing "$LA" le
 abort_on_error_leg "$LA" "$LB" le "$OUT/lv" --unsafe --migrateuri tcp://10.231.0.2
-grep -qE "$IOERR|load of migration failed" "$OUT/lv.all" ||
+grep -qE "$IOERR|qemu unexpectedly closed the monitor" "$OUT/lv.all" ||
     { show "$OUT/lv.all"; fail "libvirtd's error is another: the test's words are out of date"; }
 [ "$(virsh -q -c "$LA" domstate --reason le)" = "paused (I/O error)" ] ||
     fail "libvirtd: le on A is $(virsh -q -c "$LA" domstate --reason le)"
