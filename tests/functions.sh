@@ -1032,14 +1032,15 @@ agent_guest_down()
     virsh -q -c "$1" undefine "$2" > /dev/null
 }
 
-# capture_console NAME FILE: copy the running guest NAME's serial console
-# (its pty, which QEMU names in the domain's log) into FILE, in the
-# background until the test ends.
+# capture_console NAME FILE [RUNDIR]: copy the running guest NAME's serial
+# console (its pty, which QEMU names in the domain's log in RUNDIR, the
+# remvirtd's run directory: $QEMU_DIR/run unless given) into FILE, in the
+# background until QEMU closes it or the test ends.
 capture_console()
 {
     local pty
     pty=$(sed -n 's|.*char device redirected to \(/dev/pts/[0-9]*\) (label charserial0).*|\1|p' \
-          "$QEMU_DIR/run/$1.log" | tail -n 1)
+          "${3:-$QEMU_DIR/run}/$1.log" | tail -n 1)
     [ -n "$pty" ] || fail "no pty for $1's console in its log"
     bg "$2" cat "$pty"
     # Output that comes before the reader has the pty open is lost.

@@ -16,13 +16,38 @@ OUT=$RV_TMP/migrate
 SHARED=$RV_TMP/shared      # the directory both hosts see
 
 # shared_guest_xml NAME [DEVICES]: $OUT/NAME.xml, the test guest with a
-# new 16 MiB qcow2 disk in $SHARED, the agent's channel and DEVICES.
+# new 16 MiB qcow2 disk in $SHARED, the agent's channel and DEVICES; it
+# counts on its console (remvirt.counter=on: see counter_continued).
 shared_guest_xml()
 {
     qemu-img create -q -f qcow2 "$SHARED/$1.qcow2" 16M
     local disk="<disk type='file' device='disk'><driver name='qemu' type='qcow2' cache='none'/><source file='$SHARED/$1.qcow2'/><target dev='vda' bus='virtio'/></disk>"
     local channel="<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>"
-    qemu_guest_xml "$1" | sed "s|<devices>|<devices>$disk$channel${2:-}|" > "$OUT/$1.xml"
+    qemu_guest_xml "$1" | sed -e "s|<devices>|<devices>$disk$channel${2:-}|" \
+        -e "s|panic=-1</cmdline>|panic=-1 remvirt.counter=on</cmdline>|" > "$OUT/$1.xml"
+}
+
+# counters FILE: the counter values of the whole lines "remvirt-test-guest:
+# counter N" in FILE (a line cut by the start of the reading is not one).
+counters() { tr -d '\r' < "$1" | sed -n 's/^remvirt-test-guest: counter \([0-9][0-9]*\)$/\1/p'; }
+# counter_continued SOURCE_LOG DEST_LOG (each host's capture_console: B's
+# QEMU has a pty of its own, read once the guest runs there): the guest's
+# counter went on across the migration: the first value read on the
+# destination is greater than the last the source printed (a guest booted
+# afresh would count from 1 again; one whose memory did not come along
+# could not count on).  Waits up to 30 s for the destination's first value.
+counter_continued()
+{
+    _rv_counted() { [ -n "$(counters "$1")" ]; }
+    wait_for 30 "the guest's counter on the destination's console" _rv_counted "$2" ||
+        { show "$2"; fail "no counter on the destination's console"; }
+    local last first
+    last=$(counters "$1" | tail -n 1)
+    first=$(counters "$2" | head -n 1)
+    [ -n "$last" ] || { show "$1"; fail "no counter on the source's console"; }
+    [ "$first" -gt "$last" ] ||
+        fail "the guest's counter restarted: $last on the source, then $first on the destination"
+    echo "the guest's counter went on: $last on the source, $first next on the destination" >&2
 }
 
 migrate_hosts_up()

@@ -8,7 +8,7 @@
 #     B's remvirtd killed while the stream comes, A's QEMU killed while it
 #     goes (at the end);
 #   - A to B: runs on B, its memory (the agent's in-RAM SSH keys) came
-#     along; events A Suspended/Stopped Migrated, B Started/Resumed Migrated;
+#     along, its counter on the console went on (counter_continued); events A Suspended/Stopped Migrated, B Started/Resumed Migrated;
 #   - back to A with --persistent;
 #   - nova's call (its own code: LibvirtDriver's default flags
 #     UNDEFINE_SOURCE|PERSIST_DEST|PEER2PEER|LIVE and Guest.migrate's
@@ -100,6 +100,7 @@ on_a_alone "destination killed"
 # ---- A to B, peer to peer ----
 bg "$OUT/events-b" virsh -c "$B" event --all --loop --timestamp
 EVB=$BG_PID
+capture_console g "$OUT/console-a"
 start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
     virsh -q -c "$A" migrate --live --p2p g "$B" > "$OUT/migrate" 2>&1 ||
@@ -110,6 +111,8 @@ echo "remvirtd: virsh migrate --p2p took $(awk "BEGIN { print $end - $start }") 
 grep -o "virDomainMigrate[A-Za-z0-9]*" "$OUT/virsh.log" | sort -u > "$OUT/steps"
 grep -q "virDomainMigrateUnmanagedParams" "$OUT/steps" || { show "$OUT/steps"; fail "virsh did not migrate peer to peer"; }
 grep -q "virDomainMigrateVersion3Full" "$OUT/steps" && { show "$OUT/steps"; fail "virsh drove the steps itself"; }
+capture_console g "$OUT/console-b" "$BDIR/qemu/run"
+counter_continued "$OUT/console-a" "$OUT/console-b"
 on_b_migrated
 sleep 1
 kill "$EVA" "$EVB" 2> /dev/null || true

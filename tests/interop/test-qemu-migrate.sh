@@ -6,7 +6,8 @@
 # test guest's disk is in a directory both see.  `virsh migrate --live`
 # (managed direct: BEGIN3 ... CONFIRM3) moves it from A to B:
 #   - it runs on B, not on A (shut off (migrated), transient there);
-#   - its memory came along: the SSH keys its agent keeps in RAM are there;
+#   - its memory came along: the SSH keys its agent keeps in RAM are there,
+#     and the counter it prints on its console went on (counter_continued);
 #   - events: A Suspended/Stopped Migrated, B Started/Resumed Migrated;
 #   - domjobinfo on A answers during a (bandwidth-limited) migration;
 #   - a destination that cannot start it (a disk missing there) and an
@@ -136,6 +137,7 @@ agent_guest_key_a() { virsh -q -c "$A" get-user-sshkeys g root 2> /dev/null | gr
 wait_for 60 "the guest's key on A after the cut migration" agent_guest_key_a
 
 # ---- the migration ----
+capture_console g "$OUT/console-a"
 start=$(date +%s.%N)
 LIBVIRT_LOG_FILTERS="1:libvirt 1:remote" LIBVIRT_LOG_OUTPUTS="1:file:$OUT/virsh.log" \
     virsh -q -c "$A" migrate --live g "$B" > "$OUT/migrate" 2>&1 || { show "$OUT/migrate"; show "$BDIR/remvirtd.log"; fail "virsh migrate"; }
@@ -146,6 +148,8 @@ sed -n 's/.*virDomainMigrateVersion3Full:[0-9]* : \([A-Za-z0-9]*\) .*/\1/p' "$OU
 [ "$(cat "$OUT/steps")" = "Begin3 Prepare3 Perform3 Finish3 Confirm3 " ] ||
     { show "$OUT/steps"; fail "virsh did not take the version 3 steps"; }
 grep -q "Using migration protocol 3 with extensible parameters" "$OUT/virsh.log" || fail "virsh: not the *3_PARAMS steps"
+capture_console g "$OUT/console-b" "$BDIR/qemu/run"
+counter_continued "$OUT/console-a" "$OUT/console-b"
 [ "$(virsh -q -c "$B" domstate g)" = running ] || fail "g is not running on B"
 virsh -q -c "$B" domstate --reason g | grep -q "running (migrated)" || fail "B's reason"
 [ -z "$(virsh -q -c "$A" list --name)" ] || fail "g still runs on A"

@@ -13,6 +13,12 @@
 # remvirt.watchdog=fire on its command line: /init opens the watchdog
 # (/dev/watchdog, the i6300esb's when the domain has one) with a 2 s
 # timeout and never writes to it again, so the watchdog fires.
+# remvirt.counter=on: a number counted up from 1 every 0.2 s, each said
+# on the console ("remvirt-test-guest: counter N"), so that a test sees
+# the guest's memory and CPU state go on across a migration.
+# remvirt.diskwrite=on: 64 KiB written (and synced) to the virtio disk
+# /dev/vda every 0.1 s, each at the next offset (from the start again at
+# its end), so that a host file system that fills up fails a write.
 # A virtio NIC (eth0) asks for a DHCP lease in the background, silently
 # (busybox udhcpc), and takes the address it gets.
 # The packages are fetched with `apt-get download` (no install, no root)
@@ -25,10 +31,11 @@ dir=${1:?usage: build-test-guest.sh DIR}
 mkdir -p "$dir"
 exec 9> "$dir/.lock"
 flock 9
-# Bump when the guest changes, so that a kept build is made again.
-guest_version=10
+# Bump when the guest changes, so that a kept build from an older script
+# is made again (a newer one is kept: helpers share the directory).
+guest_version=11
 [ -s "$dir/vmlinuz" ] && [ -s "$dir/initrd.img" ] &&
-    [ "$(cat "$dir/version" 2> /dev/null)" = "$guest_version" ] && exit 0
+    [ "$(cat "$dir/version" 2> /dev/null || echo 0)" -ge "$guest_version" ] && exit 0
 
 mkdir -p "$dir/debs"
 work=$(mktemp -d "$dir/build.XXXXXX")
@@ -63,7 +70,7 @@ ln -s busybox "$root/bin/sh"
 # The modules wanted and what they need, in load order.  The package has
 # no modules.dep (depmod makes it when installed): a module's .modinfo
 # section says "depends=a,b".
-wanted=(button evdev virtio_pci virtio_balloon virtio_console virtio_net i6300esb)
+wanted=(button evdev virtio_pci virtio_balloon virtio_console virtio_net virtio_blk i6300esb)
 order=()
 add_module()
 {
@@ -124,6 +131,22 @@ case " $(cat /proc/cmdline) " in
     wait=0
     while [ ! -e /dev/watchdog ] && [ $wait -lt 10 ]; do sleep 1; wait=$((wait + 1)); done
     watchdog -T 2 -t 3600 /dev/watchdog && echo "remvirt-test-guest: watchdog armed" ;;
+esac
+case " $(cat /proc/cmdline) " in
+*" remvirt.counter=on "*)
+    (n=0; while :; do n=$((n + 1)); echo "remvirt-test-guest: counter $n"; sleep 0.2; done) & ;;
+esac
+case " $(cat /proc/cmdline) " in
+*" remvirt.diskwrite=on "*)
+    (wait=0
+     while [ ! -b /dev/vda ] && [ $wait -lt 20 ]; do sleep 0.5; wait=$((wait + 1)); done
+     chunks=$(($(cat /sys/block/vda/size 2> /dev/null || echo 128) / 128))
+     i=0
+     echo "remvirt-test-guest: disk writes"
+     while :; do
+         dd if=/dev/urandom of=/dev/vda bs=64k count=1 seek=$i conv=fsync 2> /dev/null
+         i=$(((i + 1) % chunks)); sleep 0.1
+     done) & ;;
 esac
 agent=on
 case " $(cat /proc/cmdline) " in

@@ -1340,6 +1340,30 @@ static void test_libguestfs_appliance(void)
     free(cmd);
     rv_qemu_argv_free(argv);
     rv_qemu_domain_free(def);
+    /* Error policies: error_policy alone sets rerror too, except enospace. */
+    def = parse_ok(MIN_HEAD "<devices>"
+                   "<disk type='file'><source file='/a'/><target dev='vda'/><driver error_policy='stop'/></disk>"
+                   "<disk type='file'><source file='/b'/><target dev='vdb'/>"
+                   "<driver error_policy='enospace'/></disk>"
+                   "<disk type='file'><source file='/c'/><target dev='vdc'/>"
+                   "<driver error_policy='report' rerror_policy='ignore'/></disk></devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' error_policy='stop'/>");
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' error_policy='enospace'/>");
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' error_policy='report' rerror_policy='ignore'/>");
+    free(xml);
+    argv = rv_qemu_build_argv(def, &opts, &err);
+    CHECK(argv != NULL);
+    cmd = joined(argv);
+    CHECK_STR_HAS(cmd, "id=drive-vda,werror=stop,rerror=stop ");
+    CHECK_STR_HAS(cmd, "id=drive-vdb,werror=enospc ");
+    CHECK_STR_HAS(cmd, "id=drive-vdc,werror=report,rerror=ignore ");
+    free(cmd);
+    rv_qemu_argv_free(argv);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<devices><disk type='file'><driver rerror_policy='enospace'/><source file='/a'/>"
+            "<target dev='vda'/></disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "unsupported rerror_policy='enospace' of element <driver>");
     REFUSED(MIN_HEAD "<devices><disk type='file'><source file='/a'/><target dev='sda' bus='scsi'/>"
             "</disk></devices></domain>", RV_ERR_CONFIG_UNSUPPORTED,
             "scsi disk 'sda' needs <controller type='scsi' index='0' model='virtio-scsi'>");

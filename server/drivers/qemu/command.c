@@ -301,10 +301,21 @@ static void add_watchdog(argv_builder *b, const rv_qemu_domain_def *def, bool q3
     add(b, w->action == RV_QEMU_WATCHDOG_DUMP ? "pause" : rv_qemu_watchdog_action_words[w->action]);
 }
 
-/* A disk's <driver> cache, io, detect_zeroes and copy_on_read as -drive
- * options (",cache=unsafe,aio=native,..."), or NULL when none is set.
- * 'default' is QEMU's own default: nothing to say.  detect_zeroes='unmap'
- * without discard='unmap' is 'on', as libvirtd passes it. */
+/* As libvirtd passes them: error_policy alone sets the read error's
+ * action as well, except 'enospace' (QEMU's werror=enospc, which rerror
+ * does not take).  NULL: not set. */
+void rv_qemu_disk_error_policies(const rv_qemu_disk *d, const char **werror, const char **rerror)
+{
+    static const char *const policy[] = { NULL, "stop", "report", "ignore", "enospc" };
+    *werror = policy[d->error_policy];
+    *rerror = policy[d->rerror_policy ? d->rerror_policy : d->error_policy == 4 ? 0 : d->error_policy];
+}
+
+/* A disk's <driver> cache, io, detect_zeroes, copy_on_read and error
+ * policies as -drive options (",cache=unsafe,aio=native,..."), or NULL
+ * when none is set.  'default' is QEMU's own default: nothing to say.
+ * detect_zeroes='unmap' without discard='unmap' is 'on', as libvirtd
+ * passes it. */
 static char *drive_tuning(const rv_qemu_disk *d)
 {
     static const char *const cache[] = { NULL, NULL, "none", "writethrough", "writeback",
@@ -312,11 +323,15 @@ static char *drive_tuning(const rv_qemu_disk *d)
     static const char *const aio[] = { NULL, "native", "threads", "io_uring" };
     static const char *const zeroes[] = { NULL, "off", "on", "unmap" };
     int dz = d->detect_zeroes == 3 && d->discard != 2 ? 2 : d->detect_zeroes;
+    const char *werror, *rerror;
+    rv_qemu_disk_error_policies(d, &werror, &rerror);
     char *s = NULL;
-    if (asprintf(&s, "%s%s%s%s%s%s%s", cache[d->cache] ? ",cache=" : "", cache[d->cache] ? cache[d->cache] : "",
+    if (asprintf(&s, "%s%s%s%s%s%s%s%s%s%s%s", cache[d->cache] ? ",cache=" : "", cache[d->cache] ? cache[d->cache] : "",
                  aio[d->io] ? ",aio=" : "", aio[d->io] ? aio[d->io] : "",
                  zeroes[dz] ? ",detect-zeroes=" : "", zeroes[dz] ? zeroes[dz] : "",
-                 d->copy_on_read == 1 ? ",copy-on-read=on" : "") < 0)
+                 d->copy_on_read == 1 ? ",copy-on-read=on" : "",
+                 werror ? ",werror=" : "", werror ? werror : "", rerror ? ",rerror=" : "",
+                 rerror ? rerror : "") < 0)
         return NULL;
     return s;
 }

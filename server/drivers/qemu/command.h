@@ -21,6 +21,9 @@ typedef struct rv_qemu_command_opts {
  * before the binary's path are NAME=VALUE for QEMU's environment
  * (<qemu:env>): the binary is the first word that starts with '/'. */
 char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_opts *opts, rv_err *err);
+/* A disk's error_policy and rerror_policy in QEMU's words (werror=, rerror=),
+ * NULL when not set: for -drive and for a hotplugged device alike. */
+void rv_qemu_disk_error_policies(const rv_qemu_disk *d, const char **werror, const char **rerror);
 void rv_qemu_argv_free(char **argv);
 /* -name's argument for a domain, escaped: reattach looks for exactly
  * this in a process's command line (malloc'd; NULL: no memory). */

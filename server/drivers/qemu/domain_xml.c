@@ -340,12 +340,17 @@ static const char *const cache_words[] = { "default", "none", "writethrough", "w
 static const char *const io_words[] = { "native", "threads", "io_uring", NULL };
 static const char *const detect_zeroes_words[] = { "off", "on", "unmap", NULL };
 static const char *const copy_on_read_words[] = { "on", "off", NULL };
+/* What QEMU does on a failed write (error_policy) or read (rerror_policy). */
+static const char *const error_policy_words[] = { "stop", "report", "ignore", "enospace", NULL };
+static const char *const rerror_policy_words[] = { "stop", "report", "ignore", NULL };
 static const struct driver_attr {
     const char *name;
     const char *const *words;
     size_t offset;
 } driver_attrs_kept[] = {
     { "cache", cache_words, offsetof(rv_qemu_disk, cache) },
+    { "error_policy", error_policy_words, offsetof(rv_qemu_disk, error_policy) },
+    { "rerror_policy", rerror_policy_words, offsetof(rv_qemu_disk, rerror_policy) },
     { "io", io_words, offsetof(rv_qemu_disk, io) },
     { "copy_on_read", copy_on_read_words, offsetof(rv_qemu_disk, copy_on_read) },
     { "discard", discard_words, offsetof(rv_qemu_disk, discard) },
@@ -384,7 +389,8 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
 {
     static const char *const disk_attrs[] = { "type", "device", NULL };
     static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
-                                                "detect_zeroes", "copy_on_read", NULL };
+                                                "detect_zeroes", "copy_on_read", "error_policy",
+                                                "rerror_policy", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const volume_source_attrs[] = { "pool", "volume", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };

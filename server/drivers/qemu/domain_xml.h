@@ -67,8 +67,9 @@ typedef struct rv_qemu_disk {
     bool readonly;              /* always for a cdrom */
     char *serial;               /* <serial>: the guest sees it (nova: the volume's id) */
     /* <driver>'s attributes: 0 unset, else 1 + the index of the word
-     * (domain_xml.c's lists: discard, cache, io, detect_zeroes, copy_on_read). */
-    int discard, cache, io, detect_zeroes, copy_on_read;
+     * (domain_xml.c's lists: discard, cache, io, detect_zeroes, copy_on_read,
+     * error_policy, rerror_policy). */
+    int discard, cache, io, detect_zeroes, copy_on_read, error_policy, rerror_policy;
     rv_qemu_pci_addr addr;      /* virtio */
     rv_qemu_drive_addr drive;   /* scsi: on virtio-scsi controller 0 */
     rv_qemu_iotune *iotune;     /* <iotune> (domain_tune.h); NULL: none */

@@ -984,6 +984,10 @@ void rv_qemu_migrate_in_done(qemu_dom *d, const char *cookie, u_int len);
 void rv_qemu_migrate_in_gone(qemu_dom *d);
 void rv_qemu_migrate_stall_watch(qemu_dom *d);
 bool rv_qemu_migrate_stall_end(qemu_dom *d, rv_err *err);
+/* ABORT_ON_ERROR (qemu_migrate_ioerror.c): an outgoing migration whose
+ * guest is paused (I/O error) is cancelled; _end says why it failed. */
+void rv_qemu_migrate_io_error(qemu_dom *d);
+bool rv_qemu_migrate_io_error_end(qemu_dom *d, rv_err *err);
 /* For qemu_migrate.c: the START job's QEMU is ready (or failed). */
 void rv_qemu_start_done(qemu_dom *d);
 void rv_qemu_start_failed(qemu_dom *d, const rv_err *why);

@@ -171,8 +171,10 @@ static void on_io_error(qemu_dom *d, json_object *data)
     plain.u.io_error.msg.action = m->action;
     rv_qemu_emit(d, &plain);
     rv_qemu_emit(d, &ev);
-    if (m->action == RV_DOMAIN_EVENT_IO_ERROR_PAUSE)
+    if (m->action == RV_DOMAIN_EVENT_IO_ERROR_PAUSE) {
         paused_by(d, RV_DOMAIN_PAUSED_IOERROR, RV_EVENT_SUSPENDED_IOERROR);
+        rv_qemu_migrate_io_error(d);
+    }
 }
 
 static void graphics_address(json_object *o, bool spice, rv_domain_event_graphics_address *a,

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "server/drivers/qemu/command.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_network.h"
@@ -302,6 +303,12 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
         json_object_object_add(args, "drive", json_object_new_string(backend));
         if (disk->serial)
             json_object_object_add(args, "serial", json_object_new_string(disk->serial));
+        const char *werror, *rerror;
+        rv_qemu_disk_error_policies(disk, &werror, &rerror);
+        if (werror)
+            json_object_object_add(args, "werror", json_object_new_string(werror));
+        if (rerror)
+            json_object_object_add(args, "rerror", json_object_new_string(rerror));
     } else {
         const rv_qemu_interface *n = &w->interfaces[w->ninterfaces - 1];
         const unsigned char *m = n->mac;

@@ -32,6 +32,8 @@ typedef struct rv_qemu_jobinfo {
     rv_qemu_job_abort_fn abort; /* NULL: cannot be aborted (why: no_abort) */
     const char *no_abort;
     bool aborted;               /* ABORT_JOB asked: the job's failure says so */
+    bool io_error;              /* an outgoing migration with ABORT_ON_ERROR cancelled
+                                 * for the guest's I/O error: its failure says so */
     double started, ended, cpus_stopped;    /* ev_time(); 0: not yet */
     /* Figures, in bytes unless named otherwise; each group is reported
      * when its "have" is set. */

@@ -270,6 +270,8 @@ static void perform_end(qemu_dom *d, const rv_err *err)
     rv_err aborted = { 0 };
     if (rv_qemu_migrate_stall_end(d, &aborted) && err)
         err = &aborted;
+    else if (err && rv_qemu_migrate_io_error_end(d, &aborted))
+        err = &aborted;
     else if (err && err->code != RV_ERR_OPERATION_ABORTED && rv_qemu_jobinfo_aborted(d, &aborted))
         err = &aborted;
     if (err) {
@@ -331,6 +333,7 @@ static void on_migrate_sent(rv_qmp *qmp, json_object *ret, const rv_err *err, vo
     rv_qemu_jobinfo *j = rv_qemu_jobinfo_current(d);
     if (j && j->aborted)
         rv_qemu_migration_cancel(d, NULL);
+    rv_qemu_migrate_io_error(d);    /* (a guest paused for an I/O error already) */
     rv_qemu_migration_wait(d, perform_done);
 }
 
