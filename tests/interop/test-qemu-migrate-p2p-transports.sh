@@ -11,8 +11,10 @@
 #     all (B refuses it), a B certificate A's CA does not know: the
 #     migration fails with a clear error and the guest runs on A alone;
 #   - qemu+ssh://root@B/system: an sshd in B's namespace, A's remvirtd
-#     logging in with a key (keyfile=, known_hosts=, socket= in the URI);
-#     a host key that does not match, a key sshd does not accept, a key
+#     logging in with a key: ~/.ssh/id_ed25519 and ~/.ssh/known_hosts of
+#     A's remvirtd (root: an overlay over this test's view of its home),
+#     or keyfile=, known_hosts= (socket= names B's socket);
+#     a host key that does not match or is not known, a key sshd does not accept, a key
 #     file that does not exist: clear errors, the guest on A alone.
 # Each success is checked on both hosts and the guest goes back to A
 # (B's remvirtd, p2p over qemu+tcp) for the next.
@@ -114,7 +116,7 @@ ip netns exec $MIG_NS /usr/sbin/sshd -D -e -f "$S/sshd_config" < /dev/null 2> "$
 SSHDPID=$!
 stop_p2p_sshd() { kill "$SSHDPID" 2> /dev/null || true; wait "$SSHDPID" 2> /dev/null || true; }
 cleanup_fn stop_p2p_sshd
-sshd_up() { grep -q "Server listening on 10.231.0.2 port 22" "$S/sshd.log"; }
+sshd_up() { grep -qs "Server listening on 10.231.0.2 port 22" "$S/sshd.log"; }
 wait_for 30 "sshd in B's namespace" sshd_up || { show "$S/sshd.log"; fail "sshd did not start"; }
 
 # ---- the guest, on A ----
@@ -177,8 +179,27 @@ p2p_refused "TLS, B listening on TLS elsewhere" "qemu+tls://10.231.0.2:16599/sys
 
 # ---- SSH ----
 SSH="qemu+ssh://root@10.231.0.2/system?socket=$BDIR/remvirt-sock"
+# root's own places: ~/.ssh/id_ed25519 and ~/.ssh/known_hosts of A's
+# remvirtd's home (an overlay over this test's view of it)
+HOMEU=$RV_TMP/home-upper HOMEW=$RV_TMP/home-work
+mkdir -p "$HOMEU" "$HOMEW"
+if [ -d "$HOME" ] && [ "$HOME" != / ] && [ ! -e "$HOME/.ssh/id_ed25519" ] &&
+    mount -t overlay overlay -o "lowerdir=$HOME,upperdir=$HOMEU,workdir=$HOMEW" "$HOME" 2> "$OUT/overlay.err"; then
+    unmount_home() { umount -l "$HOME" 2> /dev/null || true; }
+    cleanup_fn unmount_home
+    mkdir -p -m 700 "$HOME/.ssh"
+    cp "$S/id_a" "$HOME/.ssh/id_ed25519"
+    cat "$S/known_hosts" >> "$HOME/.ssh/known_hosts"
+    p2p_ok "SSH, root's own key and known_hosts" "$SSH&sshauth=privkey"
+    unmount_home
+else
+    echo "no overlay over $HOME: ~/.ssh is not tried" >&2
+fi
 p2p_ok "SSH, a key" "$SSH&keyfile=$S/id_a&known_hosts=$S/known_hosts"
 p2p_refused "SSH, a host key that does not match" "$SSH&keyfile=$S/id_a&known_hosts=$S/wrong_known_hosts" \
+    "host key|known_hosts"
+: > "$S/empty_known_hosts"
+p2p_refused "SSH, B's host key unknown" "$SSH&keyfile=$S/id_a&known_hosts=$S/empty_known_hosts" \
     "host key|known_hosts"
 p2p_refused "SSH, a key sshd does not accept" "$SSH&keyfile=$S/id_stranger&known_hosts=$S/known_hosts&sshauth=privkey" \
     "auth"
