@@ -201,7 +201,7 @@ p2p_refused "SSH, a host key that does not match" "$SSH&keyfile=$S/id_a&known_ho
 : > "$S/empty_known_hosts"
 p2p_refused "SSH, B's host key unknown" "$SSH&keyfile=$S/id_a&known_hosts=$S/empty_known_hosts" \
     "host key|known_hosts"
-p2p_refused "SSH, a key sshd does not accept" "$SSH&keyfile=$S/id_stranger&known_hosts=$S/known_hosts&sshauth=privkey" \
+p2p_refused "SSH, a key sshd does not accept" "$SSH&keyfile=$S/id_stranger&known_hosts=$S/known_hosts" \
     "auth"
 p2p_refused "SSH, a key file that does not exist" "$SSH&keyfile=$S/nothing&known_hosts=$S/known_hosts&sshauth=privkey" \
     "nothing|key"
