@@ -28,7 +28,7 @@ source "$(dirname "$0")/../migrate-hosts.sh"
 requires certtool --version
 requires /usr/sbin/sshd -V
 requires ssh-keygen
-migrate_hosts_up
+migrate_pair_up
 
 # ---- the PKI: our CA, B's server certificate (10.231.0.2), A's client
 # certificate; a foreign CA with a client certificate and a server one ----
@@ -74,6 +74,7 @@ else
     ETC_PKI=
 fi
 
+# B started again, listening on TLS too
 cat >> "$BDIR/remvirtd.conf" <<EOF
 listen_tls = 1
 tls_port = "16514"
@@ -82,12 +83,7 @@ ca_file = "$P/ca-cert.pem"
 cert_file = "$P/server-cert.pem"
 key_file = "$P/server-key.pem"
 EOF
-MIG_A_CONF=('listen_tcp = 1' 'tcp_port = "16509"' 'auth_tcp = "none"'
-    'listen_addr = "10.231.0.1"' 'qemu_migration_host = "10.231.0.1"'
-    'log_filters = "1:server.dispatch 2:qemu 2:drivers.qemu"' "log_outputs = \"1:file:$RV_TMP/remvirtd/remvirtd.log\"")
-start_remvirtd_qemu "${MIG_A_CONF[@]}"
-A=qemu+tcp://10.231.0.1/system
-start_b
+restart_b
 
 # ---- an sshd in B's namespace (port 22 there), root logging in with a key ----
 S=$RV_TMP/p2psshd
@@ -121,7 +117,6 @@ sshd_up() { grep -qs "Server listening on 10.231.0.2 port 22" "$S/sshd.log"; }
 wait_for 30 "sshd in B's namespace" sshd_up || { show "$S/sshd.log"; fail "sshd did not start"; }
 
 # ---- the guest, on A ----
-shared_guest_xml g
 virsh -q -c "$A" define "$OUT/g.xml" > /dev/null
 virsh -q -c "$A" start g > /dev/null
 
