@@ -17,6 +17,7 @@
 #     a host key that does not match or is not known, a key sshd does
 #     not accept (and no password asked on a terminal), a key
 #     file that does not exist: clear errors, the guest on A alone.
+#   - with a stock libvirtd 9.0 at A's address over qemu+tls, both ways.
 # Each success is checked on both hosts and the guest goes back to A
 # (B's remvirtd, p2p over qemu+tcp) for the next.
 rv_netns_guest=1
@@ -49,7 +50,7 @@ mkdir -p "$P"/{client,foreign,nocert,otherca}
         ct --generate-certificate --load-privkey "$1-key.pem" --load-ca-certificate "$2-cert.pem" \
             --load-ca-privkey "$2-key.pem" --template "$1.info" --outfile "$1-cert.pem"
     }
-    cert server ca $'cn = rvmig-b\nip_address = 10.231.0.2\ntls_www_server'
+    cert server ca $'cn = rvmig\nip_address = 10.231.0.1\nip_address = 10.231.0.2\ntls_www_server'
     cert client ca $'cn = rvmig-a\ntls_www_client'
     cert fclient fca $'cn = rvmig-a\ntls_www_client'
     cp ca-cert.pem client/cacert.pem; cp client-cert.pem client/clientcert.pem; cp client-key.pem client/clientkey.pem
@@ -205,3 +206,30 @@ p2p_refused "SSH, a key file that does not exist" "$SSH&keyfile=$S/nothing&known
     "nothing|key"
 
 virsh -q -c "$A" destroy g > /dev/null
+
+# ---- a stock libvirtd 9.0 at A's address (TLS on port 16515, the same
+# server certificate), over qemu+tls both ways: libvirtd's client takes
+# the same client certificate, from the same places, and remvirtd's ----
+if why=$(libvirtd_qemu_why_not); then
+    echo "libvirtd part skipped: $why" >&2
+    exit 0
+fi
+start_libvirtd_qemu 'listen_tls = 1' 'tls_port = "16515"' 'auth_tls = "none"' \
+    'listen_tcp = 1' 'tcp_port = "16510"' 'auth_tcp = "none"' 'listen_addr = "10.231.0.1"' \
+    'host_uuid = "5b7a1c1e-0000-4000-8000-00000000000a"' \
+    "ca_file = \"$P/ca-cert.pem\"" "cert_file = \"$P/server-cert.pem\"" "key_file = \"$P/server-key.pem\""
+LA=qemu+tcp://10.231.0.1:16510/system
+PKI=
+[ -n "$ETC_PKI" ] || PKI="?pkipath=$P/client"
+virsh -q -c "$LA" create "$OUT/g.xml" > /dev/null
+la_empty() { [ -z "$(virsh -q -c "$LA" list --name)" ]; }
+virsh -q -c "$LA" migrate --live --p2p --unsafe g "$TLS$PKI" > "$OUT/lb" 2>&1 ||
+    { show "$OUT/lb"; show "$BDIR/remvirtd.log"; fail "libvirtd --p2p -> remvirtd B over TLS"; }
+[ "$(virsh -q -c "$B" domstate --reason g)" = "running (migrated)" ] || fail "libvirtd -> B over TLS: g is not running on B"
+la_empty || fail "libvirtd -> B over TLS: libvirtd kept g"
+virsh -q -c "$B" migrate --live --p2p --unsafe --migrateuri tcp://10.231.0.1 g "qemu+tls://10.231.0.1:16515/system$PKI" > "$OUT/bl" 2>&1 ||
+    { show "$OUT/bl"; show "$BDIR/remvirtd.log"; fail "remvirtd B --p2p -> libvirtd over TLS"; }
+[ "$(virsh -q -c "$LA" domstate g)" = running ] || fail "B -> libvirtd over TLS: g is not running on libvirtd"
+b_empty || fail "B -> libvirtd over TLS: B kept g"
+echo "libvirtd <-> remvirtd peer to peer over qemu+tls: both ways" >&2
+virsh -q -c "$LA" destroy g > /dev/null
