@@ -21,6 +21,8 @@ static int param_on(const rvc_uri *u, const char *name)
     return v && strtol(v, NULL, 10) != 0;
 }
 
+int rvc_never_prompt;
+
 static rv_transport *open_tcp(const rvc_target *t, rv_err *err)
 {
     int fd = rv_tcp_connect(t->host, t->port, err);
@@ -66,7 +68,7 @@ static rv_transport *open_ssh(const rvc_uri *u, const rvc_target *t, rv_err *err
         .known_hosts_verify = rvc_uri_param_value(u, "known_hosts_verify"),
         .sshauth = rvc_uri_param_value(u, "sshauth"),
         .command = t->command,
-        .no_tty = param_on(u, "no_tty"),
+        .no_tty = rvc_never_prompt || param_on(u, "no_tty"),
     };
     RV_DEBUG("ssh to %s port %d runs: %s", t->host, u->port, t->command);
     return rv_ssh_connect(&o, err);

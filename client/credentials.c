@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client/authfile.h"
+#include "client/connect.h"
 #include "client/tty.h"
 #include "common/log.h"
 
@@ -13,7 +14,7 @@ RV_LOG_CATEGORY("client.credentials");
 struct rvc_creds {
     rv_sasl_credentials sasl;
     rvc_asker asker;
-    int tty_refused;            /* the URI said no_tty */
+    int tty_refused;            /* the URI said no_tty, or rvc_never_prompt */
     char *host;                 /* for messages: the URI's, or "localhost" */
     char *authfile;             /* the file read, or NULL when there was none */
     char *username;             /* known before the exchange */
@@ -108,7 +109,7 @@ static void explain_missing(rvc_creds *c, int echo, const char *why)
                  RVC_AUTHFILE_ENV, RVC_AUTHFILE_USER);
     /* Suggest the terminal only when nobody was asked for want of one. */
     const char *ask = "";
-    if (!why && !c->asker.callback && c->asker.tty)
+    if (!why && !c->asker.callback && c->asker.tty && !rvc_never_prompt)
         ask = c->tty_refused && rvc_tty_available() ? ", or drop no_tty=1 to be asked"
                                                     : " or run on a terminal";
     int n;
@@ -165,7 +166,7 @@ rvc_creds *rvc_creds_new(const rvc_uri *uri, const rvc_asker *asker, rv_err *err
         return NULL;
     }
     c->asker = *asker;
-    c->tty_refused = param_on(uri, "no_tty");
+    c->tty_refused = rvc_never_prompt || param_on(uri, "no_tty");
     if (from_authfile(c, uri, err) < 0) {
         rvc_creds_free(c);
         return NULL;

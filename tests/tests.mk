@@ -216,6 +216,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-migrate.sh \
 	tests/interop/test-qemu-migrate-p2p.sh \
 	tests/interop/test-qemu-migrate-ioerror.sh \
+	tests/interop/test-qemu-migrate-p2p-transports.sh \
 	tests/interop/test-qemu-migrate-tunnel.sh \
 	tests/interop/test-qemu-migrate-v3.sh \
 	tests/interop/test-qemu-migrate-storage.sh \

@@ -49,6 +49,7 @@
 
 #include "client/handle.h"
 #include "client/conn.h"
+#include "client/connect.h"
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
@@ -743,6 +744,9 @@ int rv_qemu_migrate_p2p(rv_driver_conn *c, const rv_domain_migrate_perform3_para
 {
     (void)c;
     static const char func[] = "qemuDomainMigratePerform3Params";
+    /* The daemon's connections never ask on a terminal (set before any
+     * thread opens one). */
+    rvc_never_prompt = 1;
     if (rv_qemu_migrate_check_flags(args->flags, func, err) < 0 ||
         rv_qemu_migcaps_parse(args->flags, args->params.params_val, args->params.params_len, false,
                               NULL, err) < 0)
