@@ -115,7 +115,7 @@ postcopy_failure()
     kill_b_after_switch() { switch_now "$1"; wait_for 60 "post-copy on B" pc_running "$2"; sleep 1; $killb; }
     scenario pf "$1" "$2" "${5:-}--postcopy --bandwidth 8 --postcopy-bandwidth 2 --migrateuri $3" kill_b_after_switch
     sed 's/^failed: .*/failed/' "$D/pf.result"
-    cat "$D/pf.states.0"; echo "--"; cat "$D/pf.states.1" 2> /dev/null || true
+    show_states "$D/pf.states.0"; echo "--"; show_states "$D/pf.states.1"
     virsh -q -c "$1" domjobinfo g 2>&1 | head -2
 }
 
