@@ -175,12 +175,14 @@ typedef struct running_call {
     call_fds *fds;              /* the call's descriptors */
     rv_deferred *taken;         /* set by rv_driver_defer() */
     bool answered;              /* by another procedure (rvs_call_as) */
+    bool taken_done;            /* taken, and already answered (freed) inside the slot */
+    rvs_call *call;             /* the slot's call (its stream), NULL for a preparse */
 } running_call;
 static running_call *running;   /* NULL between calls */
 
 rv_deferred *rv_driver_defer(rv_err *err)
 {
-    if (!running || running->taken) {
+    if (!running || running->taken || running->taken_done) {
         rv_err_set(err, RV_FROM_RPC, RV_ERR_INTERNAL_ERROR,
                    "internal error: a reply can only be deferred once, inside its call");
         return NULL;
@@ -208,7 +210,7 @@ rv_deferred *rv_driver_defer(rv_err *err)
     }
     d->hdr = *running->hdr;
     d->proc = p;
-    d->stream = NULL;
+    d->stream = running->call ? running->call->stream : NULL;
     d->args = (char *)d + args_at;
     d->ret = (char *)d + ret_at;
     /* The decoded arguments (and what the slot put in ret so far) change
@@ -255,6 +257,11 @@ static void deferred_answer(rv_deferred *d, const rv_err *err, int fd)
 {
     rvs_client *c = d->pending.client;
     rvs_client_pending_remove(&d->pending);
+    if (running && running->taken == d) {
+        /* (answered inside its own slot: call_slot must not touch it) */
+        running->taken = NULL;
+        running->taken_done = true;
+    }
     if (c && !rvs_client_is_closing(c)) {
         if (err) {
             RV_DEBUG("client %llu serial %u: deferred %s failed: %s", rvs_client_serial_no(c),
@@ -327,7 +334,7 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
                       void *ret, call_fds *fds, const struct timespec *start)
 {
     rvs_call call = { .client = c, .proc = hdr->proc, .serial = hdr->serial };
-    running_call now = { c, hdr, proc, args, ret, fds, NULL, false };
+    running_call now = { c, hdr, proc, args, ret, fds, NULL, false, false, &call };
     running_call *outer = running;
     running = &now;
     int rc = proc->handler(&call, args, ret);
@@ -336,11 +343,13 @@ static bool call_slot(rvs_client *c, const rv_header *hdr, const rvs_proc *proc,
         rv_err_clear(&call.err);
         return false;
     }
-    if (now.taken) {
-        /* Answered later: the arguments and result went with the call. */
+    if (now.taken || now.taken_done) {
+        /* Answered later (or already, inside the slot): the arguments
+         * and result went with the call. */
         if (rc != RV_DEFERRED)
             RV_ERROR("internal error: %s deferred its reply but returned %d", proc->name, rc);
-        now.taken->stream = call.stream;
+        if (now.taken)  /* (a stream opened after the defer) */
+            now.taken->stream = call.stream;
         rv_err_clear(&call.err);
         return true;
     }
@@ -415,7 +424,7 @@ static bool preparse(rvs_client *c, const rv_header *hdr, const rvs_proc *proc, 
     if (len < RVS_PREPARSE_MIN || !(doc = rvs_preparse_document(hdr->proc, args)) ||
         !rv_work_pool_running())
         return false;
-    running_call now = { c, hdr, proc, args, ret, fds, NULL, false };
+    running_call now = { c, hdr, proc, args, ret, fds, NULL, false, false, NULL };
     running_call *outer = running;
     running = &now;
     rv_err err = { 0 };
