@@ -1025,6 +1025,13 @@ void rv_qemu_migcaps_reset(rv_qmp *qmp);
  * disks' NBD server (<nbd port>), 0: none. */
 int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, int nbd_port, char **val,
                            u_int *len, rv_err *err);
+/* A cookie received (len bytes, NUL-terminated), parsed with libxml2:
+ * its <qemu-migration> root, the document in *doc (rv_lx_free it), or
+ * NULL when it is none or bigger than 64 KiB (libvirtd's are a few KiB;
+ * a bigger one is not parsed on the loop). */
+struct _xmlNode;
+struct _xmlDoc;
+struct _xmlNode *rv_qemu_migrate_cookie_read(const char *cookie, u_int len, struct _xmlDoc **doc);
 /* BEGIN3's domain XML for the running d (malloc'd; NULL: no memory). */
 char *rv_qemu_migrate_xml(qemu_dom *d);
 /* PREPARE3's definition made to match what a libvirtd source runs. */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/qemu_driver.h"
 
 int rv_qemu_migrate_cookie(const rv_qemu_domain_def *def, bool with_caps, int nbd_port, char **val,
@@ -113,4 +114,18 @@ char *rv_qemu_migrate_qemu_uri(const char *uri)
     if (asprintf(&out, "tcp:%.*s", (int)n, h) < 0)
         return NULL;
     return out;
+}
+
+#define COOKIE_PARSE_MAX (64 * 1024)
+
+xmlNode *rv_qemu_migrate_cookie_read(const char *cookie, u_int len, xmlDoc **doc)
+{
+    *doc = NULL;
+    if (!cookie || !len || cookie[len - 1] != '\0')
+        return NULL;
+    rv_err ignored = { 0 };
+    xmlNode *root = rv_lx_read(cookie, COOKIE_PARSE_MAX, "qemu-migration", "cookie", RV_FROM_QEMU,
+                               doc, &ignored);
+    rv_err_clear(&ignored);
+    return root;
 }

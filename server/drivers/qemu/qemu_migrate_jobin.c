@@ -134,22 +134,14 @@ static bool stat_u64(const xmlNode *stats, const char *name, unsigned long long 
     return ok;
 }
 
-#define COOKIE_PARSE_MAX (64 * 1024)    /* (as the storage copy's) */
-
 void rv_qemu_migrate_in_done(qemu_dom *d, const char *cookie, u_int len)
 {
     rv_qemu_jobinfo *j = d->job_now;
     if (!j || j->operation != RV_DOMAIN_JOB_OPERATION_MIGRATION_IN)
         return;
-    xmlDoc *doc = NULL;
-    xmlNode *stats = NULL;
-    if (cookie && len && cookie[len - 1] == '\0') {
-        rv_err ignored = { 0 };
-        xmlNode *root = rv_lx_read(cookie, COOKIE_PARSE_MAX, "qemu-migration", "cookie",
-                                   RV_FROM_QEMU, &doc, &ignored);
-        rv_err_clear(&ignored);
-        stats = root ? rv_lx_plain_child(root, "statistics") : NULL;
-    }
+    xmlDoc *doc;
+    xmlNode *root = rv_qemu_migrate_cookie_read(cookie, len, &doc);
+    xmlNode *stats = root ? rv_lx_plain_child(root, "statistics") : NULL;
     unsigned long long started = 0, stopped = 0, v = 0;
     if (stats) {
         /* The source's clock: the times span both hosts, as libvirtd's. */

@@ -276,19 +276,12 @@ void rv_qemu_migstore_stop_server(qemu_dom *d)
 
 /* ================================================================ source */
 
-/* The destination's NBD port from its cookie (<nbd port='N'>), read with
- * libxml2; 0 when there is none.  (A cookie is a few KiB, libvirtd's too:
- * a bigger one is not parsed on the loop.) */
-#define COOKIE_PARSE_MAX (64 * 1024)
+/* The destination's NBD port from its cookie (<nbd port='N'>); 0 when
+ * there is none. */
 static int cookie_port(const char *cookie, u_int len)
 {
-    if (!cookie || !len || cookie[len - 1] != '\0')
-        return 0;
-    xmlDoc *doc = NULL;
-    rv_err ignored = { 0 };
-    xmlNode *root = rv_lx_read(cookie, COOKIE_PARSE_MAX, "qemu-migration", "cookie", RV_FROM_QEMU,
-                               &doc, &ignored);
-    rv_err_clear(&ignored);
+    xmlDoc *doc;
+    xmlNode *root = rv_qemu_migrate_cookie_read(cookie, len, &doc);
     xmlNode *nbd = root ? rv_lx_plain_child(root, "nbd") : NULL;
     int failed = 0;
     char *text = nbd ? rv_lx_attr(nbd, "port", &failed) : NULL;
