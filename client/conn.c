@@ -773,22 +773,35 @@ void rvc_conn_set_answer_timeout(struct rvc_conn *c, int ms)
     c->answer_timeout_ms = ms;
 }
 
-/* Make rbuf's head one whole frame; its length (length word included)
- * goes to *frame_len.  The length is checked before any room is made. */
+/* Make rbuf's head one whole frame: 1 with its length (length word
+ * included) in *frame_len, checked before any room is made.  0 when,
+ * while it waited, frames were delivered under it (fill flushes, and a
+ * full socket delivers what came: wait_writable) and no whole frame is
+ * at the head: the caller looks again at what it waits for.  The head is
+ * looked at anew after every fill: the frame whose length it read may be
+ * gone (a define's 60-byte reply was decoded with the length of the
+ * 400 KB document before it: test-client-threads). */
 static int read_frame(struct rvc_conn *c, size_t *frame_len, rv_err *why)
 {
     rv_buf *b = &c->rbuf;
-    while (rv_buf_used(b) < RV_LEN_WORD_SIZE)
-        if (fill(c, RV_LEN_WORD_SIZE - rv_buf_used(b), why) < 0)
+    unsigned long long taken = c->frames_taken;
+    for (;;) {
+        size_t used = rv_buf_used(b), need = RV_LEN_WORD_SIZE - used;
+        if (used >= RV_LEN_WORD_SIZE) {
+            uint32_t len = rv_frame_peek_len(rv_buf_head(b));
+            if (rv_frame_check_len(len, RV_FRAME_MAX, why) < 0)
+                return -1;
+            if (used >= len) {
+                *frame_len = len;
+                return 1;
+            }
+            need = len - used;
+        }
+        if (c->frames_taken != taken)
+            return 0;
+        if (fill(c, need, why) < 0)
             return -1;
-    uint32_t len = rv_frame_peek_len(rv_buf_head(b));
-    if (rv_frame_check_len(len, RV_FRAME_MAX, why) < 0)
-        return -1;
-    while (rv_buf_used(b) < len)
-        if (fill(c, len - rv_buf_used(b), why) < 0)
-            return -1;
-    *frame_len = len;
-    return 0;
+    }
 }
 
 /* Fill the call's ret (status OK) or err (status ERROR) from the frame.
@@ -851,7 +864,7 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
                 RV_WARN("ignoring a keepalive message of version %u with %zu payload bytes",
                         h.vers, len - RV_FRAME_MIN);
             else if (h.proc == RV_KEEPALIVE_PROC_PING)
-                rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PONG, 1);
+                c->pong_owed = 1;
             else if (h.proc != RV_KEEPALIVE_PROC_PONG)
                 RV_DEBUG("ignoring keepalive procedure %d", h.proc);
         } else if (h.prog == RV_REMOTE_PROGRAM && h.vers == RV_REMOTE_VERSION) {
@@ -911,6 +924,22 @@ static int handle_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err
     return p == me ? FRAME_MINE : FRAME_NEXT;
 }
 
+/* As the reader: handle rbuf's head frame (len bytes), take it off rbuf,
+ * then answer it if it was a PING.  handle_frame's result. */
+static int take_frame(struct rvc_conn *c, pending_call *me, size_t len, rv_err *why)
+{
+    int r = handle_frame(c, me, len, why);
+    if (r == FRAME_FATAL)
+        return r;
+    rv_buf_consume(&c->rbuf, len);
+    c->frames_taken++;
+    if (c->pong_owed) {
+        c->pong_owed = 0;
+        rvc_conn_send_keepalive(c, RV_KEEPALIVE_PROC_PONG, 1);
+    }
+    return r;
+}
+
 /* As the reader: deliver the whole frames already in rbuf, reading
  * nothing.  -1 (why set) when one is fatal. */
 static int deliver_buffered(struct rvc_conn *c, rv_err *why)
@@ -925,9 +954,8 @@ static int deliver_buffered(struct rvc_conn *c, rv_err *why)
             return -1;
         if (used < len)
             return 0;
-        if (handle_frame(c, NULL, len, why) == FRAME_FATAL)
+        if (take_frame(c, NULL, len, why) == FRAME_FATAL)
             return -1;
-        rv_buf_consume(b, len);
     }
 }
 
@@ -940,12 +968,11 @@ static void read_until_answered(struct rvc_conn *c, pending_call *me)
     set_collecting(c, 1);
     while (!answered(me)) {
         size_t len;
-        if (read_frame(c, &len, &why) < 0)
+        int got = read_frame(c, &len, &why);
+        if (got < 0)
             goto failed;
-        int r = handle_frame(c, me, len, &why);
-        if (r == FRAME_FATAL)
+        if (got > 0 && take_frame(c, me, len, &why) == FRAME_FATAL)
             goto failed;
-        rv_buf_consume(&c->rbuf, len);
         if (c->rbuf.cap > BUF_KEEP)
             rv_buf_shrink(&c->rbuf, BUF_KEEP);
     }
@@ -1037,12 +1064,11 @@ static void read_answers(struct rvc_conn *c)
     rv_err why = { 0 };
     size_t len;
     set_collecting(c, 1);
-    if (read_frame(c, &len, &why) < 0 || handle_frame(c, NULL, len, &why) == FRAME_FATAL) {
+    int got = read_frame(c, &len, &why);
+    if (got < 0 || (got > 0 && take_frame(c, NULL, len, &why) == FRAME_FATAL))
         fail(c, &why);
-    } else {
-        rv_buf_consume(&c->rbuf, len);
+    else
         rvc_conn_drain_without_waiting(c);
-    }
     set_collecting(c, 0);
 }
 

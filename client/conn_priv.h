@@ -130,6 +130,13 @@ struct rvc_conn {
     unsigned to_ring;               /* reader only: bits of the waiters it answered, to wake */
 
     rv_buf rbuf;                    /* only the current reader touches it */
+    /* Reader only.  A reader waiting for a frame also writes what calls
+     * left to it, and a full socket has it deliver what came meanwhile
+     * (wait_writable): frames_taken tells it the head of rbuf moved on
+     * under it.  pong_owed: a PING's answer, sent once the PING is off
+     * rbuf, since sending it may deliver frames too. */
+    unsigned long long frames_taken;
+    int pong_owed;
     long long spin_window_ns;       /* see spin_for_input(); 0: never spin */
     int spin_misses;                /* reader only */
     int spin_skip;
