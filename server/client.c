@@ -34,6 +34,8 @@ struct rvs_client {
     ev_timer deadline;          /* drops a client that does not finish its
                                  * TLS handshake or authentication in time */
     ev_timer output_deadline;   /* drops a client that stays at the output cap */
+    unsigned long long out_taken;       /* bytes the peer has taken, in all */
+    unsigned long long out_taken_mark;  /* out_taken when output_deadline last started */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
     size_t stream_held;         /* data its streams hold for their endpoints */
@@ -118,6 +120,14 @@ struct client_fds {
 /* The output cap before authentication: a stranger's replies are a few
  * small AUTH_ answers, so it may make the daemon hold little more. */
 #define RVS_PREAUTH_OUTPUT_MAX 65536
+/* What a paused client must take of its output for its output deadline
+ * to start again: a peer that takes a few bytes now and then (a TCP
+ * receiver with a tiny window lets some in as the kernel compacts its
+ * queue) is not reading, and kept the daemon holding its output for good
+ * (test-output-cap); a slow honest reader takes far more in
+ * client_output_timeout. */
+#define RVS_OUTPUT_PROGRESS (64 * 1024)
+
 /* Unread output at which a client's further calls wait (calls_output_cap). */
 #define RVS_CALLS_OUTPUT_MAX (1u << 20)
 /* The external SSF of a Unix socket: nothing outside the host sees it. */
@@ -1175,6 +1185,17 @@ static int is_keepalive(const char *frame, size_t len)
     return ntohl(prog) == RV_KEEPALIVE_PROGRAM;
 }
 
+/* (Re)start the time c may stay paused with its output unread. */
+static void start_output_deadline(rvs_client *c)
+{
+    if (c->env->output_timeout <= 0)
+        return;
+    ev_timer_stop(c->env->loop, &c->output_deadline);
+    ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
+    ev_timer_start(c->env->loop, &c->output_deadline);
+    c->out_taken_mark = c->out_taken;
+}
+
 /* Whether c's unread output is at what its calls may leave
  * (calls_output_cap) after writing what the socket takes; if so, reading
  * stops (so the client makes no more) and the output deadline runs.  -1
@@ -1189,10 +1210,8 @@ static int output_full(rvs_client *c)
     if (rv_buf_used(&c->out) < calls_output_cap(c))
         return 0;
     pause_reading(c);
-    if (!ev_is_active(&c->output_deadline) && c->env->output_timeout > 0) {
-        ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
-        ev_timer_start(c->env->loop, &c->output_deadline);
-    }
+    if (!ev_is_active(&c->output_deadline))
+        start_output_deadline(c);
     return 1;
 }
 
@@ -1545,6 +1564,7 @@ static int write_out(rvs_client *c)
             return -1;
         }
         rv_buf_consume(&c->out, (size_t)n);
+        c->out_taken += (unsigned long long)n;
         /* A large output (a megabyte document, many replies) goes out
          * over several passes, RVS_PASS_BUDGET's worth in each, the rest
          * when the write watcher fires in the next: over TLS each 16 KiB
@@ -1644,20 +1664,20 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
             return;
         }
     }
-    size_t before = rv_buf_used(&c->out);
     rvs_client_flush(c);
     if (c->io == RVS_IO_CLOSING || !ev_is_active(&c->output_deadline))
         return;
-    /* The peer took some: its deadline starts again.  Stopping it here
-     * left a client whose socket took a few bytes and then nothing paused
-     * for good, its output held (test-output-cap, under load); it is
-     * stopped once all of it is written (write_out). */
-    if (c->io == RVS_IO_PAUSED && rv_buf_used(&c->out) < before) {
+    /* A paused client's deadline stops only once all its output is
+     * written (write_out): stopped when it fell under the cap, a client
+     * whose socket took a few bytes and then nothing stayed paused for
+     * good.  It starts again when the peer has taken RVS_OUTPUT_PROGRESS
+     * since it started: reading slowly is reading. */
+    if (c->io == RVS_IO_PAUSED) {
+        if (c->out_taken - c->out_taken_mark >= RVS_OUTPUT_PROGRESS)
+            start_output_deadline(c);
+    } else if (rv_buf_used(&c->out) < calls_output_cap(c)) {
         ev_timer_stop(loop, &c->output_deadline);
-        ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
-        ev_timer_start(loop, &c->output_deadline);
-    } else if (rv_buf_used(&c->out) < calls_output_cap(c) && c->io != RVS_IO_PAUSED)
-        ev_timer_stop(loop, &c->output_deadline);
+    }
 }
 
 char *rvs_client_queue_unsolicited(rvs_client *c, const char *frame, size_t len)

@@ -143,6 +143,39 @@ for f in floods:
     f.client.close()
 rc.expect_usable(good, f"{phase}: after the flooders are gone")
 
+# A peer that takes a few bytes now and then is not reading: paused at
+# the output cap, it reads 512 bytes every half second (1 KiB/s, far
+# under the 64 KiB per client_output_timeout that counts as reading) and
+# is closed all the same.  Such trickles once restarted the deadline each
+# time, holding its output for good.
+if phase == "after":
+    t = flooder("unix PINGs read in trickles", rw, ping, True)
+    s = t.client.sock
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    s.setblocking(False)
+    # PINGs until the socket takes nothing for 1 s (the trickles start
+    # well inside the 3 s; if the daemon was only slow, they go on until
+    # it pauses, and the same must happen).
+    while select.select([], [s], [], 1)[1]:
+        try:
+            s.send(ping * 64)
+        except BlockingIOError:
+            pass
+    closed, started = False, time.monotonic()
+    while time.monotonic() - started < 20 and not closed:
+        time.sleep(0.5)
+        try:
+            closed = s.recv(512) == b""
+        except BlockingIOError:
+            pass
+        except ConnectionResetError:
+            closed = True
+        if not closed:
+            closed = log_has([f"pid {os.getpid()} ", "left unread for 3 s", "closing it"])
+    rc.check(closed, "a peer reading 512 bytes every 0.5 s: closed for output left unread "
+                     f"(after {time.monotonic() - started:.1f} s)")
+    t.client.close()
+
 # Keepalive packets of any type but MESSAGE: closed at once, unanswered.
 for mtype in (rc.CALL, rc.REPLY, 3, 4, 5):
     for where, open_first in ((ro, True), (tcp, phase != "preauth")):
