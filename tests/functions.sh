@@ -733,6 +733,19 @@ bg()
     cleanup_fn _rv_bg_kill "$BG_PID"
 }
 
+# start_script_server OUT SCRIPT ARG...: start the scripted server
+# tests/integration/SCRIPT (python, tests/tools on its path) as bg does,
+# output in OUT, and wait until it says "ready".  Sets BG_PID.
+start_script_server()
+{
+    local out=$1 script=$2
+    shift 2
+    bg "$out" env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
+        "$PYTHON3" "$top_srcdir/tests/integration/$script" "$@"
+    wait_for "$RV_TIMEOUT" "$script" has_line "$out" ready ||
+        { show "$out"; fail "$script did not start"; }
+}
+
 _rv_bg_kill()
 {
     if kill -0 "$1" 2>/dev/null; then

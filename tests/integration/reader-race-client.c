@@ -20,7 +20,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client-report.h"
 #include "remvirt.h"
 
 #define CAPS_LEN 20000          /* reader-race-server.py's */
@@ -48,18 +48,6 @@ static atomic_int definer_calling;  /* B's thread is inside the call */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int go;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("FAIL: ", stdout);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-    _exit(1);
-}
 
 static void on_alarm(int sig)
 {
@@ -153,7 +141,7 @@ static void *define_thread(void *arg)
     rv_dom *dom = rv_domain_define_xml(conn, xml);
     definer_calling = 0;
     if (!dom)
-        die("B (DOMAIN_DEFINE_XML) failed: %s", rv_last_error()->message);
+        die("B (DOMAIN_DEFINE_XML) failed");
     if (strcmp(rv_domain_get_name(dom), "raced") != 0)
         die("B (DOMAIN_DEFINE_XML) answered with domain %s", rv_domain_get_name(dom));
     rv_domain_free(dom);
@@ -174,7 +162,7 @@ int main(int argc, char **argv)
     snprintf(uri, sizeof(uri), "test+unix:///%s?socket=%s", scenario, argv[1]);
     conn = rv_connect_open(uri, 0);
     if (!conn)
-        die("cannot open %s: %s", uri, rv_last_error()->message);
+        die("cannot open %s", uri);
 
     reader = pthread_self();
     pthread_t t;
@@ -187,31 +175,31 @@ int main(int argc, char **argv)
     char *caps = rv_connect_get_capabilities(conn);
     a_returned = 1;
     if (!caps)
-        die("A (GET_CAPABILITIES) failed: %s", rv_last_error()->message);
+        die("A (GET_CAPABILITIES) failed");
     if (strlen(caps) != CAPS_LEN)
         die("A (GET_CAPABILITIES) came with %zu bytes, not %d", strlen(caps), CAPS_LEN);
     for (int i = 0; i < CAPS_LEN; i++)
         if (caps[i] != 'a' + i % 26)
             die("A (GET_CAPABILITIES) differs at byte %d", i);
     free(caps);
-    printf("ok   A answered whole\n");
+    ok("A answered whole");
 
     if (strcmp(scenario, "withheld") == 0) {
         char *host = rv_connect_get_hostname(conn);
         if (!host || strcmp(host, "racer") != 0)
-            die("GET_HOSTNAME: %s", host ? host : rv_last_error()->message);
+            die("GET_HOSTNAME: %s", host ? host : "failed");
         free(host);
-        printf("ok   a call after A went out\n");
+        ok("a call after A went out");
     }
     pthread_join(t, NULL);
-    printf("ok   B answered\n");
+    ok("B answered");
     if (definer_sends)
         die("set-up: B was written by its own thread, not left to the reader");
     if (!reader_eagain)
         die("set-up: the reader never found the socket full");
-    printf("ok   B was left to the reader, which found the socket full\n");
+    ok("B was left to the reader, which found the socket full");
     if (rv_connect_close(conn) < 0)
-        die("close: %s", rv_last_error()->message);
-    printf("ok   %s\n", scenario);
+        die("rv_connect_close failed");
+    ok("%s", scenario);
     return 0;
 }

@@ -33,24 +33,19 @@ Scenarios, by what the server does once it has A:
 """
 
 import fcntl
-import os
-import socket
 import struct
 import sys
 import termios
-import threading
 import time
 
 import rawclient as rc
+import scripted_server as ss
 
 PROC_GET_CAPABILITIES = 7
 PROC_DEFINE_XML = 11
 PROC_GET_HOSTNAME = 59
 PROC_SUPPORTS_FEATURE = 60
-PROC_REGISTER_CLOSE = 360
-PROC_UNREGISTER_CLOSE = 361
 KEEPALIVE_PING, KEEPALIVE_PONG = 1, 2
-ERR_INTERNAL, FROM_REMOTE = 1, 13
 
 CAPS_LEN = 20000            # reader-race-client.c's
 PARTIAL = 1000
@@ -62,33 +57,11 @@ def caps_text():
     return "".join(chr(ord("a") + i % 26) for i in range(CAPS_LEN))
 
 
-class Peer:
+class Peer(ss.Peer):
     def __init__(self, sock):
-        self.sock = sock
-        self.inbuf = b""
-        self.scenario = ""
+        super().__init__(sock)
         self.define = None          # withheld: B's header, answered later
         self.pong_rest = b""
-
-    def recv_packet(self):
-        """(Header, body), or None when the client has gone."""
-        while True:
-            if len(self.inbuf) >= 4:
-                length = int.from_bytes(self.inbuf[:4], "big")
-                if len(self.inbuf) >= length:
-                    pkt, self.inbuf = self.inbuf[:length], self.inbuf[length:]
-                    return rc.Header(*struct.unpack(">IIiiIi", pkt[4:28])), pkt[28:]
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                return None
-            self.inbuf += chunk
-
-    def reply(self, hdr, payload=b""):
-        self.sock.sendall(rc.packet(hdr.proc, payload, mtype=rc.REPLY, serial=hdr.serial))
-
-    def error(self, hdr, message):
-        self.sock.sendall(rc.packet(hdr.proc, rc.xdr_error(ERR_INTERNAL, FROM_REMOTE, message),
-                                    mtype=rc.REPLY, serial=hdr.serial, status=rc.STATUS_ERROR))
 
     def queued(self, request):
         buf = bytearray(4)
@@ -146,16 +119,10 @@ class Peer:
             p = hdr.proc
             if hdr.prog == rc.KEEPALIVE_PROGRAM:
                 continue
-            if p == rc.PROC_AUTH_LIST:
-                self.reply(hdr, rc.xdr_uint(1) + rc.xdr_int(0))     # none
+            if self.opening(hdr, body):
+                pass
             elif p == PROC_SUPPORTS_FEATURE:
                 self.reply(hdr, rc.xdr_int(0))
-            elif p == rc.PROC_CONNECT_OPEN:
-                name = rc.Unpacker(body).opt_string() or ""
-                self.scenario = name.split("///", 1)[-1]
-                self.reply(hdr)
-            elif p in (PROC_REGISTER_CLOSE, PROC_UNREGISTER_CLOSE, rc.PROC_CONNECT_CLOSE):
-                self.reply(hdr)
             elif p == PROC_GET_CAPABILITIES:
                 self.capabilities(hdr)
             elif p == PROC_DEFINE_XML and self.scenario == "withheld":
@@ -171,28 +138,5 @@ class Peer:
                 self.error(hdr, f"the reader-race server does not do procedure {p}")
 
 
-def handle(sock):
-    try:
-        Peer(sock).serve()
-    except (OSError, RuntimeError) as e:
-        print(f"connection ended: {e}", flush=True)
-    finally:
-        sock.close()
-
-
-def main():
-    path = sys.argv[1]
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    print("ready", flush=True)
-    while True:
-        sock, _ = listener.accept()
-        threading.Thread(target=handle, args=(sock,), daemon=True).start()
-
-
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        os._exit(0)
+    ss.serve(sys.argv[1], Peer, ended=(OSError, RuntimeError))

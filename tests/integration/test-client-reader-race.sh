@@ -16,11 +16,8 @@ CLIENT=$top_builddir/tests/integration/reader-race-client
 [ -x "$CLIENT" ] || fail "$CLIENT is not built"
 
 SOCK=$RV_TMP/race-sock
-bg "$RV_TMP/server" env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
-    "$PYTHON3" "$top_srcdir/tests/integration/reader-race-server.py" "$SOCK"
+start_script_server "$RV_TMP/server" reader-race-server.py "$SOCK"
 server=$BG_PID
-wait_for "$RV_TIMEOUT" "the reader-race server" has_line "$RV_TMP/server" ready ||
-    { show "$RV_TMP/server"; fail "the reader-race server did not start"; }
 
 for scenario in partial ping withheld; do
     echo "---- $scenario"
