@@ -746,6 +746,23 @@ start_script_server()
         { show "$out"; fail "$script did not start"; }
 }
 
+# run_client_scenarios SERVER_OUT CLIENT SOCK SCENARIO...: run CLIENT
+# SOCK SCENARIO for each scenario (under RV_VALGRIND's prefix, if set);
+# at the first that fails, show SERVER_OUT and fail.
+run_client_scenarios()
+{
+    local out=$1 client=$2 sock=$3 scenario status
+    shift 3
+    for scenario in "$@"; do
+        echo "---- $scenario"
+        status=0
+        # RV_VALGRIND is a command prefix: split into words on purpose.
+        ${RV_VALGRIND:-} "$client" "$sock" "$scenario" || status=$?
+        [ "$status" -eq 0 ] ||
+            { show "$out"; fail "${client##*/} $scenario failed (status $status)"; }
+    done
+}
+
 _rv_bg_kill()
 {
     if kill -0 "$1" 2>/dev/null; then

@@ -153,47 +153,39 @@ class Peer(ss.Peer):
         stream(STREAM_HOLE, struct.pack(">qI", 3, 0))
         stream(STREAM)
 
-    def serve(self):
-        while True:
-            got = self.recv_packet()
-            if got is None:
-                return
-            hdr, body = got
-            p = hdr.proc
-            if hdr.type == STREAM:
-                # The client's finish or abort: the stream is gone.
-                if hdr.status != CONTINUE:
-                    self.sock.sendall(rc.packet(p, mtype=STREAM, serial=hdr.serial,
-                                                status=rc.STATUS_OK))
-            elif self.opening(hdr, body):
-                pass
-            elif p == PROC_SUPPORTS_FEATURE:
-                feature = rc.Unpacker(body).int()
-                on = feature == FEATURE_EVENT_CALLBACK or (
-                    feature == FEATURE_CLOSE_CALLBACK and self.scenario == "bad-counts")
-                self.reply(hdr, rc.xdr_int(1 if on else 0))
-            elif p == PROC_REGISTER_ANY:
-                if not self.register_any(hdr):
-                    return
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-counts":
-                self.message(PROC_CONNECTION_CLOSED, rc.xdr_int(99))
-                self.reply(hdr, rc.xdr_int(-5))
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-messages":
-                self.reply(hdr, rc.xdr_int(self.count_pongs()))
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
-                self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
-            elif p == PROC_POOL_LOOKUP_BY_NAME:
-                self.reply(hdr, rc.xdr_string(rc.Unpacker(body).string()) + UUID)
-            elif p == PROC_VOL_LOOKUP_BY_NAME:
-                u = rc.Unpacker(body)
-                pool, _ = u.string(), u.opaque(16)
-                name = u.string()
-                self.reply(hdr, rc.xdr_string(pool) + rc.xdr_string(name) +
-                           rc.xdr_string(f"/{pool}/{name}"))
-            elif p == PROC_VOL_DOWNLOAD and self.scenario in ("holes", "bad-hole"):
-                self.download(hdr)
-            else:
-                self.error(hdr, f"the hostile server does not do procedure {p}")
+    def answer(self, hdr, body):
+        p = hdr.proc
+        if hdr.type == STREAM:
+            # The client's finish or abort: the stream is gone.
+            if hdr.status != CONTINUE:
+                self.sock.sendall(rc.packet(p, mtype=STREAM, serial=hdr.serial,
+                                            status=rc.STATUS_OK))
+        elif p == PROC_SUPPORTS_FEATURE:
+            feature = rc.Unpacker(body).int()
+            on = feature == FEATURE_EVENT_CALLBACK or (
+                feature == FEATURE_CLOSE_CALLBACK and self.scenario == "bad-counts")
+            self.reply(hdr, rc.xdr_int(1 if on else 0))
+        elif p == PROC_REGISTER_ANY:
+            return self.register_any(hdr)
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-counts":
+            self.message(PROC_CONNECTION_CLOSED, rc.xdr_int(99))
+            self.reply(hdr, rc.xdr_int(-5))
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-messages":
+            self.reply(hdr, rc.xdr_int(self.count_pongs()))
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
+            self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
+        elif p == PROC_POOL_LOOKUP_BY_NAME:
+            self.reply(hdr, rc.xdr_string(rc.Unpacker(body).string()) + UUID)
+        elif p == PROC_VOL_LOOKUP_BY_NAME:
+            u = rc.Unpacker(body)
+            pool, _ = u.string(), u.opaque(16)
+            name = u.string()
+            self.reply(hdr, rc.xdr_string(pool) + rc.xdr_string(name) +
+                       rc.xdr_string(f"/{pool}/{name}"))
+        elif p == PROC_VOL_DOWNLOAD and self.scenario in ("holes", "bad-hole"):
+            self.download(hdr)
+        else:
+            self.error(hdr, f"the hostile server does not do procedure {p}")
 
 
 if __name__ == "__main__":

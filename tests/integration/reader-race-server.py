@@ -110,32 +110,25 @@ class Peer(ss.Peer):
             pong = rc.packet(KEEPALIVE_PONG, **KEEPALIVE)
             self.sock.sendall(pong * (CAPS_LEN // len(pong) + 1))
 
-    def serve(self):
-        while True:
-            got = self.recv_packet()
-            if got is None:
-                return
-            hdr, body = got
-            p = hdr.proc
-            if hdr.prog == rc.KEEPALIVE_PROGRAM:
-                continue
-            if self.opening(hdr, body):
-                pass
-            elif p == PROC_SUPPORTS_FEATURE:
-                self.reply(hdr, rc.xdr_int(0))
-            elif p == PROC_GET_CAPABILITIES:
-                self.capabilities(hdr)
-            elif p == PROC_DEFINE_XML and self.scenario == "withheld":
-                self.define = hdr
-            elif p == PROC_DEFINE_XML:
-                self.define_xml(hdr)
-            elif p == PROC_GET_HOSTNAME:
-                self.reply(hdr, rc.xdr_string("racer"))
-                if self.define:
-                    self.define_xml(self.define)
-                    self.define = None
-            else:
-                self.error(hdr, f"the reader-race server does not do procedure {p}")
+    def answer(self, hdr, body):
+        p = hdr.proc
+        if hdr.prog == rc.KEEPALIVE_PROGRAM:
+            pass
+        elif p == PROC_SUPPORTS_FEATURE:
+            self.reply(hdr, rc.xdr_int(0))
+        elif p == PROC_GET_CAPABILITIES:
+            self.capabilities(hdr)
+        elif p == PROC_DEFINE_XML and self.scenario == "withheld":
+            self.define = hdr
+        elif p == PROC_DEFINE_XML:
+            self.define_xml(hdr)
+        elif p == PROC_GET_HOSTNAME:
+            self.reply(hdr, rc.xdr_string("racer"))
+            if self.define:
+                self.define_xml(self.define)
+                self.define = None
+        else:
+            self.error(hdr, f"the reader-race server does not do procedure {p}")
 
 
 if __name__ == "__main__":

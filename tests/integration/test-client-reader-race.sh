@@ -19,12 +19,6 @@ SOCK=$RV_TMP/race-sock
 start_script_server "$RV_TMP/server" reader-race-server.py "$SOCK"
 server=$BG_PID
 
-for scenario in partial ping withheld; do
-    echo "---- $scenario"
-    status=0
-    # RV_VALGRIND is a command prefix: split into words on purpose.
-    ${RV_VALGRIND:-} "$CLIENT" "$SOCK" "$scenario" || status=$?
-    [ "$status" -eq 0 ] || { show "$RV_TMP/server"; fail "reader-race-client $scenario failed (status $status)"; }
-done
+run_client_scenarios "$RV_TMP/server" "$CLIENT" "$SOCK" partial ping withheld
 
 kill -0 "$server" 2>/dev/null || { show "$RV_TMP/server"; fail "the reader-race server died"; }

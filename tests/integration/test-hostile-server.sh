@@ -18,13 +18,7 @@ SOCK=$RV_TMP/hostile-sock
 start_script_server "$RV_TMP/server" hostile-server.py "$SOCK"
 server=$BG_PID
 
-for scenario in negative-id duplicate-id event-then-error event-then-eof race \
-        bad-counts bad-messages stray-reply; do
-    echo "---- $scenario"
-    # RV_VALGRIND is a command prefix: split into words on purpose.
-    status=0
-    ${RV_VALGRIND:-} "$CLIENT" "$SOCK" "$scenario" || status=$?
-    [ "$status" -eq 0 ] || { show "$RV_TMP/server"; fail "hostile-client $scenario failed (status $status)"; }
-done
+run_client_scenarios "$RV_TMP/server" "$CLIENT" "$SOCK" negative-id duplicate-id \
+    event-then-error event-then-eof race bad-counts bad-messages stray-reply
 
 kill -0 "$server" 2>/dev/null || { show "$RV_TMP/server"; fail "the hostile server died"; }

@@ -55,6 +55,8 @@ class Peer:
         authentication, CONNECT_OPEN names the scenario); False if hdr is
         none of those."""
         p = hdr.proc
+        if hdr.prog != rc.REMOTE_PROGRAM or hdr.type != rc.CALL:
+            return False
         if p == rc.PROC_AUTH_LIST:
             self.reply(hdr, rc.xdr_uint(1) + rc.xdr_int(0))     # none
         elif p == rc.PROC_CONNECT_OPEN:
@@ -66,6 +68,18 @@ class Peer:
         else:
             return False
         return True
+
+
+    def serve(self):
+        """Answer each call: the opening's here, the rest with the
+        subclass's answer(hdr, body), which returns False to hang up."""
+        while True:
+            got = self.recv_packet()
+            if got is None:
+                return
+            hdr, body = got
+            if not self.opening(hdr, body) and self.answer(hdr, body) is False:
+                return
 
 
 def serve(path, peer_class, ended=(OSError,)):
