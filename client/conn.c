@@ -704,9 +704,11 @@ static int read_available(struct rvc_conn *c, rv_err *why, int *drained)
 
 /* Before sleeping, look for input (a read, not a poll: when it has come
  * that is the one syscall it costs) until the spin window ends; 1 if
- * bytes came, 0 if none did, -1 as read_available. */
+ * bytes came or frames were delivered under it (see fill()), 0 if
+ * neither, -1 as read_available. */
 static int spin_for_input(struct rvc_conn *c, rv_err *why)
 {
+    unsigned long long taken = c->frames_taken;
     if (c->spin_window_ns == 0)
         return 0;
     if (c->spin_skip > 0) {
@@ -717,6 +719,8 @@ static int spin_for_input(struct rvc_conn *c, rv_err *why)
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
         flush_collected(c);
+        if (c->frames_taken != taken)
+            return 1;
         int got = read_available(c, why, NULL);
         if (got != 0) {
             c->spin_misses = 0;
@@ -732,15 +736,23 @@ static int spin_for_input(struct rvc_conn *c, rv_err *why)
 }
 
 /* Read more bytes into rbuf, wanting at least `need`, waiting for them;
- * take whatever else is there so that back-to-back replies cost one read. */
+ * take whatever else is there so that back-to-back replies cost one read.
+ * Returns at once, reading nothing, when frames were delivered under it
+ * (writing what calls left to it into a full socket: wait_writable):
+ * the answer waited for may be among them, and sleeping in poll() would
+ * keep it from its caller until the server's next frame, which may wait
+ * for that caller (test-client-reader-race's withheld). */
 static int fill(struct rvc_conn *c, size_t need, rv_err *why)
 {
     if (rv_buf_reserve(&c->rbuf, need) < 0) {
         rv_err_set(why, RV_FROM_RPC, RV_ERR_NO_MEMORY, "out of memory reading a reply");
         return -1;
     }
+    unsigned long long taken = c->frames_taken;
     ring_answered(c);
     flush_collected(c);
+    if (c->frames_taken != taken)
+        return 0;
     int got = spin_for_input(c, why);
     for (;;) {
         if (got == 0)
@@ -752,6 +764,10 @@ static int fill(struct rvc_conn *c, size_t need, rv_err *why)
         int timeout = c->answer_timeout_ms > 0 ? c->answer_timeout_ms : -1;
         /* Asleep, it sends nothing: calls send their own frames. */
         set_collecting(c, 0);
+        if (c->frames_taken != taken) {
+            set_collecting(c, 1);
+            return 0;
+        }
         int rc = poll(&pfd, 1, timeout);
         int saved = errno;
         set_collecting(c, 1);

@@ -733,6 +733,36 @@ bg()
     cleanup_fn _rv_bg_kill "$BG_PID"
 }
 
+# start_script_server OUT SCRIPT ARG...: start the scripted server
+# tests/integration/SCRIPT (python, tests/tools on its path) as bg does,
+# output in OUT, and wait until it says "ready".  Sets BG_PID.
+start_script_server()
+{
+    local out=$1 script=$2
+    shift 2
+    bg "$out" env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
+        "$PYTHON3" "$top_srcdir/tests/integration/$script" "$@"
+    wait_for "$RV_TIMEOUT" "$script" has_line "$out" ready ||
+        { show "$out"; fail "$script did not start"; }
+}
+
+# run_client_scenarios SERVER_OUT CLIENT SOCK SCENARIO...: run CLIENT
+# SOCK SCENARIO for each scenario (under RV_VALGRIND's prefix, if set);
+# at the first that fails, show SERVER_OUT and fail.
+run_client_scenarios()
+{
+    local out=$1 client=$2 sock=$3 scenario status
+    shift 3
+    for scenario in "$@"; do
+        echo "---- $scenario"
+        status=0
+        # RV_VALGRIND is a command prefix: split into words on purpose.
+        ${RV_VALGRIND:-} "$client" "$sock" "$scenario" || status=$?
+        [ "$status" -eq 0 ] ||
+            { show "$out"; fail "${client##*/} $scenario failed (status $status)"; }
+    done
+}
+
 _rv_bg_kill()
 {
     if kill -0 "$1" 2>/dev/null; then

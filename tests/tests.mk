@@ -113,6 +113,7 @@ RV_DAEMON_TESTS = \
 	tests/integration/test-keepalive-client.sh \
 	tests/integration/test-keepalive-daemon.sh \
 	tests/integration/test-hostile-server.sh \
+	tests/integration/test-client-reader-race.sh \
 	tests/integration/test-fd-passing.sh \
 	tests/integration/test-tcp.sh \
 	tests/integration/test-tls.sh \
@@ -284,15 +285,23 @@ tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)
 # events subscriber for tests/integration/test-events-*.sh and
 # test-keepalive-*.sh (not in TESTS itself)
 check_PROGRAMS += tests/integration/event-client
-tests_integration_event_client_SOURCES = tests/integration/event-client.c
+tests_integration_event_client_SOURCES = tests/integration/event-client.c tests/integration/client-report.h
 tests_integration_event_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 
 # libremvirt against a lying server (tests/integration/test-hostile-server.sh
 # runs it against hostile-server.py; not in TESTS itself)
 check_PROGRAMS += tests/integration/hostile-client
-tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c
+tests_integration_hostile_client_SOURCES = tests/integration/hostile-client.c tests/integration/client-report.h
 tests_integration_hostile_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
 EXTRA_DIST += tests/integration/hostile-server.py
+
+# libremvirt's reader facing a full socket with part of a frame in hand
+# (tests/integration/test-client-reader-race.sh runs it against
+# reader-race-server.py; not in TESTS itself)
+check_PROGRAMS += tests/integration/reader-race-client
+tests_integration_reader_race_client_SOURCES = tests/integration/reader-race-client.c tests/integration/client-report.h
+tests_integration_reader_race_client_LDADD = libremvirt.la $(PTHREAD_LIBS)
+EXTRA_DIST += tests/integration/reader-race-server.py tests/tools/scripted_server.py
 
 # libremvirt's shared connection against a server that answers out of
 # order and hangs up with calls waiting (test-client-concurrency.sh runs

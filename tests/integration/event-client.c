@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client-report.h"
 #include "remvirt.h"
 
 /* Long enough for a loaded machine and for valgrind. */
@@ -37,31 +38,6 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("FAIL: ", stdout);
-    vprintf(fmt, ap);
-    va_end(ap);
-    const rv_error_info *e = rv_last_error();
-    if (e)
-        printf(" (last error %d: %s)", e->code, e->message);
-    putchar('\n');
-    exit(1);
-}
-
-static void ok(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ok   ", stdout);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
 
 static double now_seconds(void)
 {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client-report.h"
 #include "remvirt.h"
 
 #define WAIT_SECONDS 60         /* a loaded machine, valgrind */
@@ -42,28 +43,6 @@ typedef struct reg {
 static reg regs[MAX_REGS];
 static int nregs;
 static int close_reason = -1;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("FAIL: ", stdout);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    exit(1);
-}
-
-static void ok(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ok   ", stdout);
-    vprintf(fmt, ap);
-    va_end(ap);
-    putchar('\n');
-    fflush(stdout);
-}
 
 static void on_lifecycle(rv_conn *conn, rv_dom *dom, int event, int detail, void *opaque)
 {

@@ -36,21 +36,18 @@ any volume in any pool):
   bad-hole          the download sends "abc", then a hole of -5
 """
 
-import os
 import socket
 import struct
 import sys
-import threading
 import time
 
 import rawclient as rc
+import scripted_server as ss
 
 PROC_NUM_OF_DOMAINS = 51
 PROC_SUPPORTS_FEATURE = 60
 PROC_REGISTER_ANY = 316
 PROC_LIFECYCLE = 318
-PROC_REGISTER_CLOSE = 360
-PROC_UNREGISTER_CLOSE = 361
 PROC_CONNECTION_CLOSED = 362
 PROC_POOL_LOOKUP_BY_NAME = 84
 PROC_VOL_LOOKUP_BY_NAME = 95
@@ -60,8 +57,6 @@ STREAM, STREAM_HOLE, CONTINUE = 3, 6, 2
 FEATURE_EVENT_CALLBACK = 14
 FEATURE_CLOSE_CALLBACK = 15
 
-ERR_INTERNAL = 1
-FROM_REMOTE = 13
 
 KEEPALIVE_PING = 1
 KEEPALIVE_PONG = 2
@@ -71,37 +66,10 @@ RACE_ROUNDS = 200       # hostile-client.c's RACE_ROUNDS
 UUID = bytes(range(16))
 
 
-class Peer:
+class Peer(ss.Peer):
     def __init__(self, sock):
-        self.sock = sock
-        self.inbuf = b""
-        self.scenario = ""
+        super().__init__(sock)
         self.registrations = 0
-
-    def recv_packet(self):
-        """(Header, body), or None when the client has gone."""
-        while True:
-            if len(self.inbuf) >= 4:
-                length = int.from_bytes(self.inbuf[:4], "big")
-                if len(self.inbuf) >= length:
-                    pkt, self.inbuf = self.inbuf[:length], self.inbuf[length:]
-                    return rc.Header(*struct.unpack(">IIiiIi", pkt[4:28])), pkt[28:]
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                return None
-            self.inbuf += chunk
-
-    def reply(self, hdr, payload=b"", serial=None):
-        self.sock.sendall(rc.packet(hdr.proc, payload, mtype=rc.REPLY,
-                                    serial=hdr.serial if serial is None else serial))
-
-    def error(self, hdr, message):
-        self.sock.sendall(rc.packet(hdr.proc, rc.xdr_error(ERR_INTERNAL, FROM_REMOTE, message),
-                                    mtype=rc.REPLY, serial=hdr.serial,
-                                    status=rc.STATUS_ERROR))
-
-    def message(self, proc, payload, **kw):
-        self.sock.sendall(rc.packet(proc, payload, mtype=rc.MESSAGE, serial=1, **kw))
 
     def event(self, callback_id, **kw):
         # SUSPENDED (3), PAUSED (0) for a domain "test" with id 1
@@ -185,77 +153,40 @@ class Peer:
         stream(STREAM_HOLE, struct.pack(">qI", 3, 0))
         stream(STREAM)
 
-    def serve(self):
-        while True:
-            got = self.recv_packet()
-            if got is None:
-                return
-            hdr, body = got
-            p = hdr.proc
-            if hdr.type == STREAM:
-                # The client's finish or abort: the stream is gone.
-                if hdr.status != CONTINUE:
-                    self.sock.sendall(rc.packet(p, mtype=STREAM, serial=hdr.serial,
-                                                status=rc.STATUS_OK))
-            elif p == rc.PROC_AUTH_LIST:
-                self.reply(hdr, rc.xdr_uint(1) + rc.xdr_int(0))     # none
-            elif p == PROC_SUPPORTS_FEATURE:
-                feature = rc.Unpacker(body).int()
-                on = feature == FEATURE_EVENT_CALLBACK or (
-                    feature == FEATURE_CLOSE_CALLBACK and self.scenario == "bad-counts")
-                self.reply(hdr, rc.xdr_int(1 if on else 0))
-            elif p == rc.PROC_CONNECT_OPEN:
-                name = rc.Unpacker(body).opt_string() or ""
-                self.scenario = name.split("///", 1)[-1]
-                self.reply(hdr)
-            elif p in (PROC_REGISTER_CLOSE, PROC_UNREGISTER_CLOSE, rc.PROC_CONNECT_CLOSE):
-                self.reply(hdr)
-            elif p == PROC_REGISTER_ANY:
-                if not self.register_any(hdr):
-                    return
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-counts":
-                self.message(PROC_CONNECTION_CLOSED, rc.xdr_int(99))
-                self.reply(hdr, rc.xdr_int(-5))
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-messages":
-                self.reply(hdr, rc.xdr_int(self.count_pongs()))
-            elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
-                self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
-            elif p == PROC_POOL_LOOKUP_BY_NAME:
-                self.reply(hdr, rc.xdr_string(rc.Unpacker(body).string()) + UUID)
-            elif p == PROC_VOL_LOOKUP_BY_NAME:
-                u = rc.Unpacker(body)
-                pool, _ = u.string(), u.opaque(16)
-                name = u.string()
-                self.reply(hdr, rc.xdr_string(pool) + rc.xdr_string(name) +
-                           rc.xdr_string(f"/{pool}/{name}"))
-            elif p == PROC_VOL_DOWNLOAD and self.scenario in ("holes", "bad-hole"):
-                self.download(hdr)
-            else:
-                self.error(hdr, f"the hostile server does not do procedure {p}")
-
-
-def handle(sock):
-    try:
-        Peer(sock).serve()
-    except OSError:
-        pass                # the client went away mid-write
-    finally:
-        sock.close()
-
-
-def main():
-    path = sys.argv[1]
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(16)
-    print("ready", flush=True)
-    while True:
-        sock, _ = listener.accept()
-        threading.Thread(target=handle, args=(sock,), daemon=True).start()
+    def answer(self, hdr, body):
+        p = hdr.proc
+        if hdr.type == STREAM:
+            # The client's finish or abort: the stream is gone.
+            if hdr.status != CONTINUE:
+                self.sock.sendall(rc.packet(p, mtype=STREAM, serial=hdr.serial,
+                                            status=rc.STATUS_OK))
+        elif p == PROC_SUPPORTS_FEATURE:
+            feature = rc.Unpacker(body).int()
+            on = feature == FEATURE_EVENT_CALLBACK or (
+                feature == FEATURE_CLOSE_CALLBACK and self.scenario == "bad-counts")
+            self.reply(hdr, rc.xdr_int(1 if on else 0))
+        elif p == PROC_REGISTER_ANY:
+            return self.register_any(hdr)
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-counts":
+            self.message(PROC_CONNECTION_CLOSED, rc.xdr_int(99))
+            self.reply(hdr, rc.xdr_int(-5))
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "bad-messages":
+            self.reply(hdr, rc.xdr_int(self.count_pongs()))
+        elif p == PROC_NUM_OF_DOMAINS and self.scenario == "stray-reply":
+            self.reply(hdr, rc.xdr_int(1), serial=hdr.serial + 1000)
+        elif p == PROC_POOL_LOOKUP_BY_NAME:
+            self.reply(hdr, rc.xdr_string(rc.Unpacker(body).string()) + UUID)
+        elif p == PROC_VOL_LOOKUP_BY_NAME:
+            u = rc.Unpacker(body)
+            pool, _ = u.string(), u.opaque(16)
+            name = u.string()
+            self.reply(hdr, rc.xdr_string(pool) + rc.xdr_string(name) +
+                       rc.xdr_string(f"/{pool}/{name}"))
+        elif p == PROC_VOL_DOWNLOAD and self.scenario in ("holes", "bad-hole"):
+            self.download(hdr)
+        else:
+            self.error(hdr, f"the hostile server does not do procedure {p}")
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        os._exit(0)
+    ss.serve(sys.argv[1], Peer)

@@ -21,11 +21,7 @@ fi
 
 for seed in 1 2 3; do
     SOCK=$RV_TMP/shuffle-$seed
-    bg "$RV_TMP/server-$seed" env PYTHONDONTWRITEBYTECODE=1 \
-        PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
-        "$PYTHON3" "$top_srcdir/tests/integration/shuffle-server.py" "$SOCK" "$seed"
-    wait_for "$RV_TIMEOUT" "the shuffle server" has_line "$RV_TMP/server-$seed" ready ||
-        { show "$RV_TMP/server-$seed"; fail "the shuffle server did not start"; }
+    start_script_server "$RV_TMP/server-$seed" shuffle-server.py "$SOCK" "$seed"
     for scenario in shuffle close; do
         echo "---- seed $seed, $scenario"
         status=0

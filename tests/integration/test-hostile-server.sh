@@ -15,19 +15,10 @@ CLIENT=$top_builddir/tests/integration/hostile-client
 [ -x "$CLIENT" ] || fail "$CLIENT is not built"
 
 SOCK=$RV_TMP/hostile-sock
-bg "$RV_TMP/server" env PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$top_srcdir/tests/tools:$top_builddir/python" \
-    "$PYTHON3" "$top_srcdir/tests/integration/hostile-server.py" "$SOCK"
+start_script_server "$RV_TMP/server" hostile-server.py "$SOCK"
 server=$BG_PID
-wait_for "$RV_TIMEOUT" "the hostile server" has_line "$RV_TMP/server" ready ||
-    { show "$RV_TMP/server"; fail "the hostile server did not start"; }
 
-for scenario in negative-id duplicate-id event-then-error event-then-eof race \
-        bad-counts bad-messages stray-reply; do
-    echo "---- $scenario"
-    # RV_VALGRIND is a command prefix: split into words on purpose.
-    status=0
-    ${RV_VALGRIND:-} "$CLIENT" "$SOCK" "$scenario" || status=$?
-    [ "$status" -eq 0 ] || { show "$RV_TMP/server"; fail "hostile-client $scenario failed (status $status)"; }
-done
+run_client_scenarios "$RV_TMP/server" "$CLIENT" "$SOCK" negative-id duplicate-id \
+    event-then-error event-then-eof race bad-counts bad-messages stray-reply
 
 kill -0 "$server" 2>/dev/null || { show "$RV_TMP/server"; fail "the hostile server died"; }
