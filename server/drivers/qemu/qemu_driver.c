@@ -436,6 +436,11 @@ int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv
     return define(xml, ret_dom, err);
 }
 
+rv_qemu_domain_def *rv_qemu_parse_def(const char *xml, rv_err *err)
+{
+    return parse(xml, err);
+}
+
 static rv_nonnull_domain *define_ret_dom(void *ret)
 {
     return &((rv_domain_define_xml_ret *)ret)->dom;
