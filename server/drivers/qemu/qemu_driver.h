@@ -634,6 +634,9 @@ void rv_qemu_turn_over(qemu_dom *d);
  * live call waits for the monitor (qemu_pin.c). */
 int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const char *transient,
                       qemu_dom **d, bool *live, bool *config, rv_err *err);
+/* The command line a start of def would run (def prepared as a start
+ * prepares its live definition, taps aside): NULL with err. */
+char **rv_qemu_start_argv(rv_qemu_domain_def *def, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);

@@ -94,11 +94,7 @@ int rv_qemu_connect_domain_xml_to_native(rv_driver_conn *c,
     rv_qemu_domain_def *def = rv_qemu_parse_def(args->domainXml, err);
     if (!def)
         return -1;
-    char *monitor = rv_qemu_path(rv_qemu.run_dir, def->name, ".qmp");
-    rv_qemu_command_opts opts = { rv_qemu.binary, monitor, rv_qemu.kvm, NULL };
-    char **argv = monitor ? rv_qemu_build_argv(def, &opts, err) : NULL;
-    if (!monitor)
-        fail(err, RV_ERR_NO_MEMORY, "out of memory");
+    char **argv = rv_qemu_start_argv(def, err);
     char *text = NULL;
     size_t len = 0;
     FILE *fp = argv ? open_memstream(&text, &len) : NULL;
@@ -119,7 +115,6 @@ int rv_qemu_connect_domain_xml_to_native(rv_driver_conn *c,
     }
     free(text);
     rv_qemu_argv_free(argv);
-    free(monitor);
     rv_qemu_domain_free(def);
     return rc;
 }
@@ -141,7 +136,8 @@ int rv_qemu_domain_start_dirty_rate_calc(rv_driver_conn *c,
         return fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported configuration: seconds=%d is "
                     "invalid, please choose value within [%d, %d].", args->seconds,
                     DIRTY_RATE_MIN, DIRTY_RATE_MAX);
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
+    /* (libvirtd's "not running" comes from its domain code here.) */
+    qemu_dom *d = rv_qemu_dom_get_active(&args->dom, err);
     if (!d)
         return -1;
     int rc = rv_qemu_need_monitor(d, err);

@@ -637,31 +637,43 @@ COUNT_SLOT(domain_set_vcpus_flags, rv_domain_set_vcpus_flags_args, false, nvcpus
            args->flags, "qemuDomainSetVcpusFlags")
 #undef COUNT_SLOT
 
-/* The count of vcpus on once the vcpus in map (len bytes) are turned on
- * or off, from the first `on` of max; where says which definition in
- * libvirtd's words.  -1 with err when an id is beyond max, or the vcpus
- * on would not be 0..N-1. */
+static bool map_has(const unsigned char *map, size_t k)
+{
+    return (map[k / 8] >> (k % 8)) & 1;
+}
+
+/* libvirtd's checks of each vcpu in map (len bytes), in its order and
+ * words: present in a definition of max vcpus; live (where "live"), on
+ * is the count on, not in the state asked and (to disable) not one QEMU
+ * started with (the first fixed); in the definition (where "persistent")
+ * not vcpu 0.  Then the count on afterwards, or -1 with err, also when
+ * the vcpus on would not be 0..N-1 (remvirtd's own refusal). */
 static int vcpus_after(const unsigned char *map, size_t len, bool enable, unsigned on,
-                       unsigned max, const char *where, rv_err *err)
+                       unsigned fixed, unsigned max, bool live, rv_err *err)
 {
     unsigned lo = max, hi = 0, n = 0;
     for (size_t k = 0; k < len * 8; k++) {
-        if (!((map[k / 8] >> (k % 8)) & 1))
+        if (!map_has(map, k))
             continue;
         if (k >= max)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vcpu %zu is not present in "
-                        "%s config", k, where);
+                        "%s config", k, live ? "live" : "persistent");
+        if (live && (k < on) == enable)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vcpu '%zu' is already in "
+                        "requested state", k);
+        if (live && k < fixed)
+            return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: vcpu '%zu' "
+                        "can't be unplugged", k);
+        if (!live && k == 0)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vCPU '0' can't be modified");
         lo = (unsigned)k < lo ? (unsigned)k : lo;
         hi = (unsigned)k;
         n++;
     }
-    /* A range; enabling it must start at or below the first off one and
-     * disabling it must reach the last on one. */
-    bool range = hi - lo + 1 == n;
-    if (enable && range && lo <= on)
-        return (int)(hi + 1 > on ? hi + 1 : on);
-    if (!enable && range && hi + 1 >= on)
-        return (int)(lo < on ? lo : on);
+    /* A range; enabling it must start at or below the first vcpu off and
+     * disabling it must reach the last vcpu on. */
+    if (hi - lo + 1 == n && (enable ? lo <= on : hi + 1 >= on))
+        return (int)(enable ? (hi + 1 > on ? hi + 1 : on) : (lo < on ? lo : on));
     return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: remvirtd keeps a "
                 "domain's vcpus on as 0 to N-1: enable from the lowest vcpu off (%u) up, "
                 "disable from the highest vcpu on (%u) down", on, on - 1);
@@ -691,37 +703,15 @@ int rv_qemu_domain_set_vcpu(rv_driver_conn *c, const rv_domain_set_vcpu_args *ar
                                 "transient domain", &d, &live, &config, err)) != 0)
         goto out;
     rc = -1;
-    int first = rv_tune_bitmap_last(map, len);      /* below: the lowest */
-    for (size_t k = 0; k < len * 8; k++)
-        if ((map[k / 8] >> (k % 8)) & 1) {
-            first = (int)k;
-            break;
-        }
     if (live) {
         unsigned on = rv_qemu_def_vcpus(d->live);
         unsigned fixed = d->live->boot_vcpus ? d->live->boot_vcpus : on;
-        if ((n_live = vcpus_after(map, len, enable, on, d->live->vcpus, "live", err)) < 0)
-            goto out;
-        if ((unsigned)n_live == on) {
-            fail(err, RV_ERR_INVALID_ARG, "invalid argument: vcpu '%d' is already in requested "
-                 "state", enable ? rv_tune_bitmap_last(map, len) : first);
-            goto out;
-        }
-        if (!enable && (unsigned)n_live < fixed) {
-            fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: vcpu '%u' can't "
-                 "be unplugged", (unsigned)n_live);
-            goto out;
-        }
-    }
-    if (config) {
-        if (first == 0) {
-            fail(err, RV_ERR_INVALID_ARG, "invalid argument: vCPU '0' can't be modified");
-            goto out;
-        }
-        if ((n_config = vcpus_after(map, len, enable, rv_qemu_def_vcpus(d->def), d->def->vcpus,
-                                    "persistent", err)) < 0)
+        if ((n_live = vcpus_after(map, len, enable, on, fixed, d->live->vcpus, true, err)) < 0)
             goto out;
     }
+    if (config && (n_config = vcpus_after(map, len, enable, rv_qemu_def_vcpus(d->def), 1,
+                                          d->def->vcpus, false, err)) < 0)
+        goto out;
     if (live && config && n_live != n_config) {
         fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: the live domain and "
              "its definition have different vcpus on: change them one at a time");

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Smaller calls of admins' virsh on remvirtd's QEMU driver, side by side
+# with libvirtd's (the same commands against both, transcripts compared):
+#   - setvcpu (DOMAIN_SET_VCPU): --config and --live, libvirtd's refusals
+#     (bad lists, vcpu 0, ids beyond the maximum, a vcpu already in the
+#     state asked, a shut-off domain live), the live <vcpus> list;
+#     remvirtd's own refusal of a list that would leave a gap;
+#   - domxml-to-native (CONNECT_DOMAIN_XML_TO_NATIVE): other formats
+#     refused as libvirtd; remvirtd's qemu-argv is the command line it then
+#     runs (/proc/PID/cmdline of the started domain); domxml-from-native
+#     unsupported as in libvirtd 9.0's QEMU driver;
+#   - domdirtyrate-calc (DOMAIN_START_DIRTY_RATE_CALC) and its refusals;
+#   - misc-checks.py: what virsh does not send (flags, states,
+#     GET_SECURITY_LABEL_LIST shut off and running).
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+start_both_qemu misc
+qemu_guest_xml g | sed "s|<vcpu>1</vcpu>|<vcpu current='1'>3</vcpu>|" > "$OUT/g.xml"
+grep -q "current='1'>3<" "$OUT/g.xml" || fail "qemu_guest_xml has no <vcpu>1</vcpu> to change"
+
+steps=(
+    "define g.xml"
+    "setvcpu g 1 --enable --config"
+    "vcpucount g"
+    "setvcpu g 1-2 --enable --config"
+    "vcpucount g"
+    "setvcpu g 2 --disable --config"
+    "vcpucount g"
+    "setvcpu g 0 --disable --config"
+    "setvcpu g 5 --enable --config"
+    "setvcpu g x --enable --config"
+    "setvcpu g 1,^1 --enable --config"
+    "setvcpu g 1 --enable --live"
+    "setvcpu g 1 --disable"
+    "vcpucount g"
+    "domxml-to-native xen-xm g.xml"
+    "domxml-to-native bogus --domain g"
+    "domxml-from-native qemu-argv g.xml"
+    "domdirtyrate-calc g"
+    "start g"
+    "setvcpu g 1 --disable"
+    "setvcpu g 0 --disable --live"
+    "setvcpu g 0 --enable --live"
+    "setvcpu g 7 --enable --live"
+    "setvcpu g 1 --enable --live"
+    "vcpucount g"
+    "dumpxml g --xpath //vcpus"
+    "setvcpu g 2 --enable"
+    "dumpxml g --xpath //vcpus"
+    "vcpucount g"
+    "domstats g --dirtyrate"
+    "domdirtyrate-calc g --seconds 0"
+    "domdirtyrate-calc g --seconds 61"
+    "domdirtyrate-calc g --seconds 2"
+    "domdirtyrate-calc g"
+)
+# Once the measurement is over (waited for between the two parts).
+steps2=(
+    "mask:domstats g --dirtyrate"
+    "mask:domstats g --dirtyrate --enforce"
+    "destroy g"
+    "domstats g --dirtyrate"
+    "domdirtyrate-calc g"
+    "undefine g"
+)
+# What differs between two runs: when the measurement started, its rate.
+mask_rate() { sed -E 's/^(  dirtyrate\.(calc_start_time|megabytes_per_second))=[0-9]+$/\1=N/'; }
+measured() { virsh -q -c "$1" domstats g --dirtyrate | grep -qx "  dirtyrate.calc_status=2"; }
+session()
+{
+    virsh_transcript "$1" "$1" "$OUT" > "$OUT/$2.transcript"
+    wait_for 30 "the dirty rate measured ($2)" measured "$1" || fail "no measurement on $2"
+    local steps=("${steps2[@]}")
+    virsh_transcript "$1" "$1" "$OUT" mask_rate >> "$OUT/$2.transcript"
+    PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/misc-checks.py" \
+        "$1" > "$OUT/$2.py"
+}
+session "$LIBVIRTD_QEMU_URI" libvirtd
+session "$QEMU_URI" remvirtd
+same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "setvcpu, domxml-to-native, domdirtyrate-calc: remvirtd as libvirtd"
+same "$OUT/libvirtd.py" "$OUT/remvirtd.py" "flags, states, labels (misc-checks.py)"
+
+# remvirtd's qemu-argv is the command line it runs: started, the QEMU
+# process's argv (NUL-separated in /proc) is the string's words.
+V=(virsh -q -c "$QEMU_URI")
+"${V[@]}" define "$OUT/g.xml" > /dev/null
+"${V[@]}" domxml-to-native qemu-argv --domain g > "$OUT/native.txt"
+"${V[@]}" start g > /dev/null
+pid=$(qemu_pids "$QEMU_DIR/run/")
+[ -n "$pid" ] || fail "no QEMU process for g"
+"$SYSTEM_PYTHON3" - "$OUT/native.txt" "/proc/$pid/cmdline" <<'PY' || fail "qemu-argv is not what remvirtd ran: $(cat "$OUT/native.txt")"
+import shlex, sys
+native = shlex.split(open(sys.argv[1]).read())
+ran = open(sys.argv[2], "rb").read().decode().split("\0")[:-1]
+sys.exit(0 if native == ran else print("native:", native, "\nran:   ", ran) or 1)
+PY
+grep -q "^/.*qemu-system-x86_64 -name " "$OUT/native.txt" && grep -q "'console=ttyS0 quiet panic=-1'" "$OUT/native.txt" ||
+    fail "qemu-argv not shell-quoted words: $(cat "$OUT/native.txt")"
+echo "ok   domxml-to-native qemu-argv: the command line remvirtd then ran ($(wc -w < "$OUT/native.txt") words)"
+
+# A list that would leave a gap among the vcpus on, or give the live
+# domain and its definition different counts: refused, nothing changed.
+for args in "2 --enable --live" "2 --enable --config"; do
+    if got=$("${V[@]}" setvcpu g $args 2>&1); then
+        fail "setvcpu g $args left a gap: accepted"
+    fi
+    grep -qF "remvirtd keeps a domain's vcpus on as 0 to N-1" <<< "$got" || fail "setvcpu g $args: $got"
+done
+"${V[@]}" setvcpu g 1-2 --enable --config > /dev/null
+if got=$("${V[@]}" setvcpu g 1 --enable --live --config 2>&1); then
+    fail "setvcpu --live --config with different counts accepted"
+fi
+grep -qF "the live domain and its definition have different vcpus on" <<< "$got" || fail "setvcpu 1 --live --config: $got"
+[ "$("${V[@]}" vcpucount g --live --current)" = 1 ] && [ "$("${V[@]}" vcpucount g --config --current)" = 3 ] ||
+    fail "a refused setvcpu changed the vcpus: $("${V[@]}" vcpucount g)"
+echo "ok   setvcpu lists remvirtd cannot keep contiguous refused, nothing changed"
+"${V[@]}" destroy g > /dev/null
