@@ -4,7 +4,7 @@ test-qemu-misc-calls.sh to compare between libvirtd and remvirtd: the
 arguments virsh does not send (flags, states, vcpu maps, lengths),
 GET_SECURITY_LABEL_LIST shut off and running, XML_FROM_NATIVE.
 
-    misc-checks.py URI
+    misc-checks.py URI DIR   (DIR: an empty directory for a pool)
 """
 
 import os
@@ -36,6 +36,13 @@ show("to native xen-xl", lambda: conn.domainXMLToNative("xen-xl", xml, 0))
 show("to native no name", lambda: conn.domainXMLToNative("qemu-argv", "<domain type='qemu'/>", 0))
 show("from native qemu-argv", lambda: conn.domainXMLFromNative("qemu-argv", "/usr/bin/qemu-system-x86_64", 0))
 show("from native bogus", lambda: conn.domainXMLFromNative("bogus", "x", 0))
+pool = conn.storagePoolCreateXML("<pool type='dir'><name>mcp</name><target><path>%s</path></target></pool>"
+                                  % sys.argv[2], 0)
+vol = pool.createXML("<volume><name>w</name><capacity>65536</capacity></volume>", 0)
+for algorithm, flags in [(0, 1), (10, 0), (-1, 0), (9, 0), (1, 0), (0, 0)]:
+    show(f"wipe pattern {algorithm} flags {flags}", lambda: vol.wipePattern(algorithm, flags))
+show("wipe flags 1", lambda: vol.wipe(1))
+show("pool destroy", lambda: pool.destroy())
 show("start", lambda: d.create())
 show("labels, running", lambda: d.securityLabelList())
 show("label", lambda: d.securityLabel())

@@ -64,8 +64,29 @@ steps2=(
     "domdirtyrate-calc g"
     "undefine g"
 )
+# Volume wipes: scrub's patterns (its signature first), trim and unknown
+# algorithms refused.
+steps3=(
+    "pool-create-as p dir --target $OUT/pool"
+    "vol-create-as p v 1M"
+    "vol-wipe v --pool p --algorithm nnsa"
+    "mask:vol-download v --pool p /dev/stdout --length 32"
+    "vol-wipe v --pool p --algorithm dod"
+    "mask:vol-download v --pool p /dev/stdout --length 32"
+    "vol-wipe v --pool p --algorithm bsi"
+    "mask:vol-download v --pool p /dev/stdout --length 32"
+    "vol-wipe v --pool p --algorithm random"
+    "vol-info v --pool p --bytes"
+    "vol-wipe v --pool p --algorithm trim"
+    "vol-wipe v --pool p --algorithm bogus"
+    "vol-wipe v --pool p --algorithm zero"
+    "mask:vol-download v --pool p /dev/stdout --length 32"
+    "pool-destroy p"
+)
 # What differs between two runs: when the measurement started, its rate.
 mask_rate() { sed -E 's/^(  dirtyrate\.(calc_start_time|megabytes_per_second))=[0-9]+$/\1=N/'; }
+# A volume's first bytes, readable.
+hex() { od -An -tx1; }
 measured() { virsh -q -c "$1" domstats g --dirtyrate | grep -qx "  dirtyrate.calc_status=2"; }
 session()
 {
@@ -73,8 +94,14 @@ session()
     wait_for 30 "the dirty rate measured ($2)" measured "$1" || fail "no measurement on $2"
     local steps=("${steps2[@]}")
     virsh_transcript "$1" "$1" "$OUT" mask_rate >> "$OUT/$2.transcript"
+    local steps=("${steps3[@]}")
+    mkdir -p "$OUT/pool"
+    virsh_transcript "$1" "$1" "$OUT" hex >> "$OUT/$2.transcript"
+    rm -rf "$OUT/pool"
+    mkdir -p "$OUT/pypool"
     PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/misc-checks.py" \
-        "$1" > "$OUT/$2.py"
+        "$1" "$OUT/pypool" > "$OUT/$2.py"
+    rm -rf "$OUT/pypool"
 }
 session "$LIBVIRTD_QEMU_URI" libvirtd
 session "$QEMU_URI" remvirtd

@@ -307,6 +307,7 @@ const rv_driver rv_qemu_driver = {
         .storage_vol_delete = rv_qemu_storage_vol_delete,
         .storage_vol_resize = rv_qemu_storage_vol_resize,
         .storage_vol_wipe = rv_qemu_storage_vol_wipe,
+        .storage_vol_wipe_pattern = rv_qemu_storage_vol_wipe_pattern,
         .storage_vol_lookup_by_name = rv_qemu_storage_vol_lookup_by_name,
         .storage_vol_lookup_by_key = rv_qemu_storage_vol_lookup_by_key,
         .storage_vol_lookup_by_path = rv_qemu_storage_vol_lookup_by_path,
