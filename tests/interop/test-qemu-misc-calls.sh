@@ -107,6 +107,15 @@ session "$LIBVIRTD_QEMU_URI" libvirtd
 session "$QEMU_URI" remvirtd
 same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "setvcpu, domxml-to-native, domdirtyrate-calc: remvirtd as libvirtd"
 same "$OUT/libvirtd.py" "$OUT/remvirtd.py" "flags, states, labels (misc-checks.py)"
+# (Not the same failure on both: what was done is there.)
+T=$OUT/remvirtd.transcript
+grep -qF "<vcpu id='2' enabled='yes' hotpluggable='yes' order='3'/>" "$T" || fail "setvcpu plugged no vcpu 2"
+grep -qx "  dirtyrate.megabytes_per_second=N" "$T" || fail "no dirty rate measured"
+# (Without scrub both daemons refuse the patterns alike.)
+! command -v scrub > /dev/null || grep -qx " 01 02 03 53 43 52 55 42 42 45 44 21 00 ff ff ff" "$T" ||
+    fail "no dod pattern written"
+grep -qx "labels, running: \[\['', False\], \['+$(id -u):+$(id -g)', False\]\]" "$OUT/remvirtd.py" ||
+    fail "security labels: $(grep labels "$OUT/remvirtd.py")"
 
 # remvirtd's qemu-argv is the command line it runs: started, the QEMU
 # process's argv (NUL-separated in /proc) is the string's words.
