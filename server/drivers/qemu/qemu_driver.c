@@ -1297,18 +1297,3 @@ int rv_qemu_domain_has_managed_save_image(rv_driver_conn *c,
     return 0;
 }
 
-int rv_qemu_domain_get_security_label(rv_driver_conn *c,
-                                      const rv_domain_get_security_label_args *args,
-                                      rv_domain_get_security_label_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (!rv_qemu_dom_get(&args->dom, err))
-        return -1;
-    char *label = strdup("");
-    if (!label)
-        return oom(err);
-    ret->label.label_val = label;
-    ret->label.label_len = 1;
-    ret->enforcing = 0;
-    return 0;
-}

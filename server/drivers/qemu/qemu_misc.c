@@ -1,5 +1,6 @@
 /* The QEMU driver's smaller calls that admins' virsh makes:
- *   - DOMAIN_GET_SECURITY_LABEL_LIST: one label per security driver of a
+ *   - DOMAIN_GET_SECURITY_LABEL(_LIST): the none driver's empty label;
+ *     the list: one label per security driver of a
  *     running domain, as libvirtd 9.0 with security_driver "none" answers
  *     (the none driver's empty label, then DAC's "+UID:+GID" of the user
  *     QEMU runs as: remvirtd's own); none for a domain that is shut off;
@@ -27,6 +28,17 @@ static int label_put(rv_domain_get_security_label_ret *l, const char *text, rv_e
     l->label.label_len = (u_int)strlen(text) + 1;     /* with its NUL */
     l->enforcing = 0;
     return 0;
+}
+
+/* The none driver's label: libvirtd's for every domain. */
+int rv_qemu_domain_get_security_label(rv_driver_conn *c,
+                                      const rv_domain_get_security_label_args *args,
+                                      rv_domain_get_security_label_ret *ret, rv_err *err)
+{
+    (void)c;
+    if (!rv_qemu_dom_get(&args->dom, err))
+        return -1;
+    return label_put(ret, "", err);
 }
 
 int rv_qemu_domain_get_security_label_list(rv_driver_conn *c,
