@@ -9,7 +9,10 @@
 #     refused as libvirtd; remvirtd's qemu-argv is the command line it then
 #     runs (/proc/PID/cmdline of the started domain); domxml-from-native
 #     unsupported as in libvirtd 9.0's QEMU driver;
-#   - domdirtyrate-calc (DOMAIN_START_DIRTY_RATE_CALC) and its refusals;
+#   - domdirtyrate-calc (DOMAIN_START_DIRTY_RATE_CALC) and its refusals,
+#     domstats --dirtyrate; remvirtd's refusal of a dirty bitmap under TCG;
+#   - vol-wipe --algorithm (STORAGE_VOL_WIPE_PATTERN): scrub's patterns, the
+#     bytes written compared, trim and unknown algorithms refused;
 #   - misc-checks.py: what virsh does not send (flags, states,
 #     GET_SECURITY_LABEL_LIST shut off and running).
 set -euo pipefail
@@ -50,6 +53,8 @@ steps=(
     "dumpxml g --xpath //vcpus"
     "vcpucount g"
     "domstats g --dirtyrate"
+    "domdirtyrate-calc g --mode dirty-ring"
+    "domdirtyrate-calc g --mode bogus"
     "domdirtyrate-calc g --seconds 0"
     "domdirtyrate-calc g --seconds 61"
     "domdirtyrate-calc g --seconds 2"
@@ -151,4 +156,13 @@ grep -qF "the live domain and its definition have different vcpus on" <<< "$got"
 [ "$("${V[@]}" vcpucount g --live --current)" = 1 ] && [ "$("${V[@]}" vcpucount g --config --current)" = 3 ] ||
     fail "a refused setvcpu changed the vcpus: $("${V[@]}" vcpucount g)"
 echo "ok   setvcpu lists remvirtd cannot keep contiguous refused, nothing changed"
+
+# A dirty bitmap under TCG: refused (QEMU 7.2 dies of it, libvirtd's guest
+# too), the guest still running.
+if got=$("${V[@]}" domdirtyrate-calc g --mode dirty-bitmap 2>&1); then
+    fail "domdirtyrate-calc --mode dirty-bitmap under TCG accepted"
+fi
+grep -qF "QEMU under TCG crashes measuring the dirty rate with a dirty bitmap" <<< "$got" &&
+    [ "$("${V[@]}" domstate g)" = running ] || fail "dirty-bitmap under TCG: $got"
+echo "ok   domdirtyrate-calc --mode dirty-bitmap refused under TCG, the guest runs on"
 "${V[@]}" destroy g > /dev/null
