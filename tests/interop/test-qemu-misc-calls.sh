@@ -166,3 +166,32 @@ grep -qF "QEMU under TCG crashes measuring the dirty rate with a dirty bitmap" <
     [ "$("${V[@]}" domstate g)" = running ] || fail "dirty-bitmap under TCG: $got"
 echo "ok   domdirtyrate-calc --mode dirty-bitmap refused under TCG, the guest runs on"
 "${V[@]}" destroy g > /dev/null
+
+# The test drivers: libvirt 9.0's (in the client) has none of these calls;
+# remvirtd's answers the same NO_SUPPORT.
+test_calls()
+{
+    "$SYSTEM_PYTHON3" - "$1" <<'PY'
+import sys
+import libvirt
+libvirt.registerErrorHandler(lambda *a: None, None)
+conn = libvirt.open(sys.argv[1])
+d = conn.lookupByName("test")
+vol = conn.storagePoolLookupByName("default-pool").createXML(
+    "<volume><name>mcw</name><capacity>1024</capacity></volume>", 0)
+for what, fn in [("set vcpu", lambda: d.setVcpu("1", 0, 0)),
+                 ("to native", lambda: conn.domainXMLToNative("qemu-argv", d.XMLDesc(0), 0)),
+                 ("from native", lambda: conn.domainXMLFromNative("qemu-argv", "x", 0)),
+                 ("label list", lambda: d.securityLabelList()),
+                 ("dirty rate", lambda: d.startDirtyRateCalc(1, 0)),
+                 ("wipe pattern", lambda: vol.wipePattern(1, 0))]:
+    try:
+        print(what, fn())
+    except libvirt.libvirtError as e:
+        print(what, e.get_error_code(), e.get_error_domain(), e.get_error_message())
+vol.delete(0)
+PY
+}
+test_calls test:///default > "$OUT/libvirt-test.txt"
+test_calls "test+unix:///default?socket=$REMVIRTD_SOCK" > "$OUT/remvirtd-test.txt"
+same "$OUT/libvirt-test.txt" "$OUT/remvirtd-test.txt" "the test drivers: the same NO_SUPPORT"
