@@ -35,6 +35,8 @@ steps=(
     "setvcpu g x --enable --config"
     "setvcpu g 1,^1 --enable --config"
     "setvcpu g 1 --enable --live"
+    "ro:setvcpu g 1 --enable --config"
+    "ro:domxml-to-native qemu-argv g.xml"
     "setvcpu g 1 --disable"
     "vcpucount g"
     "domxml-to-native xen-xm g.xml"
@@ -53,6 +55,7 @@ steps=(
     "dumpxml g --xpath //vcpus"
     "vcpucount g"
     "domstats g --dirtyrate"
+    "ro:domdirtyrate-calc g"
     "domdirtyrate-calc g --mode dirty-ring"
     "domdirtyrate-calc g --mode bogus"
     "domdirtyrate-calc g --seconds 0"
@@ -80,6 +83,7 @@ steps3=(
     "mask:vol-download v --pool p /dev/stdout --length 32"
     "vol-wipe v --pool p --algorithm bsi"
     "mask:vol-download v --pool p /dev/stdout --length 32"
+    "ro:vol-wipe v --pool p --algorithm nnsa"
     "vol-wipe v --pool p --algorithm random"
     "vol-info v --pool p --bytes"
     "vol-wipe v --pool p --algorithm trim"
@@ -95,27 +99,28 @@ hex() { od -An -tx1; }   # (virsh writes its own newline over the first byte)
 measured() { virsh -q -c "$1" domstats g --dirtyrate | grep -qx "  dirtyrate.calc_status=2"; }
 session()
 {
-    virsh_transcript "$1" "$1" "$OUT" > "$OUT/$2.transcript"
+    virsh_transcript "$1" "$3" "$OUT" > "$OUT/$2.transcript"
     wait_for 30 "the dirty rate measured ($2)" measured "$1" || fail "no measurement on $2"
     local steps=("${steps2[@]}")
-    virsh_transcript "$1" "$1" "$OUT" mask_rate >> "$OUT/$2.transcript"
+    virsh_transcript "$1" "$3" "$OUT" mask_rate >> "$OUT/$2.transcript"
     local steps=("${steps3[@]}")
     mkdir -p "$OUT/pool"
-    virsh_transcript "$1" "$1" "$OUT" hex >> "$OUT/$2.transcript"
+    virsh_transcript "$1" "$3" "$OUT" hex >> "$OUT/$2.transcript"
     rm -rf "$OUT/pool"
     mkdir -p "$OUT/pypool"
     PYTHONPATH=$top_srcdir/tests/interop "$SYSTEM_PYTHON3" "$top_srcdir/tests/interop/misc-checks.py" \
         "$1" "$OUT/pypool" > "$OUT/$2.py"
     rm -rf "$OUT/pypool"
 }
-session "$LIBVIRTD_QEMU_URI" libvirtd
-session "$QEMU_URI" remvirtd
+session "$LIBVIRTD_QEMU_URI" libvirtd "$LIBVIRTD_QEMU_URI_RO"
+session "$QEMU_URI" remvirtd "${QEMU_URI/remvirt-sock/remvirt-sock-ro}"
 same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "setvcpu, domxml-to-native, domdirtyrate-calc: remvirtd as libvirtd"
 same "$OUT/libvirtd.py" "$OUT/remvirtd.py" "flags, states, labels (misc-checks.py)"
 # (Not the same failure on both: what was done is there.)
 T=$OUT/remvirtd.transcript
 grep -qF '<vcpu id="2" enabled="yes" hotpluggable="yes" order="3"/>' "$T" || fail "setvcpu plugged no vcpu 2"
 grep -qx "  dirtyrate.megabytes_per_second=N" "$T" || fail "no dirty rate measured"
+[ "$(grep -c "read only access prevents" "$T")" = 4 ] || fail "the read-only refusals are not there"
 # (Without scrub both daemons refuse the patterns alike.)
 ! command -v scrub > /dev/null || grep -qE "^ [0-9a-f]{2} 02 03 53 43 52 55 42 42 45 44 21 00 ff ff ff$" "$T" ||
     fail "no dod pattern written"
