@@ -1368,7 +1368,6 @@ static bool graphics_port_free(int port, void *opaque)
     return ok;
 }
 
-/* The live definition's ports and channel sockets, before the command line. */
 /* What a start does to the live definition live (of d; NULL: a domain
  * not started, whose ports are checked against every domain's) before
  * its command line is written: volumes and networks resolved, the QEMU

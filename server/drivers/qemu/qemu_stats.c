@@ -912,6 +912,26 @@ static int stats_block(stats_call *call, qemu_dom *d, u_int i, rv_domain_stats_r
     return no_mem ? -1 : 0;
 }
 
+/* d's dirtyrate group in record i, from query-dirty-rate when call waits
+ * for QMP and d can answer (a shut-off domain has none).  -1: no memory. */
+static int stats_dirty_rate(stats_call *call, qemu_dom *d, u_int i)
+{
+    if (!call || !can_query(d))
+        return 0;
+    stats_part *part = calloc(1, sizeof(*part));
+    if (!part)
+        return -1;
+    part->call = call;
+    part->rec = i;
+    rv_err qerr = { 0 };
+    if (rv_qmp_command(d->qmp, "query-dirty-rate", NULL, 0, on_stats_dirty_rate, part, &qerr) == 0)
+        call->pending++;
+    else
+        free(part);
+    rv_err_clear(&qerr);
+    return 0;
+}
+
 int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
                                          const rv_connect_get_all_domain_stats_args *args,
                                          rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
@@ -985,23 +1005,10 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
         record_add(rec, fill_dom, &f, &no_mem);
         if (groups & RV_DOMAIN_STATS_BLOCK)
             no_mem = no_mem || stats_block(call, d, i, rec) < 0;
-        /* After the block counters (QMP answers in order): libvirtd's order. */
-        stats_part *dirty = NULL;
-        rv_err qerr = { 0 };
-        if ((groups & RV_DOMAIN_STATS_DIRTYRATE) && call && can_query(d) && !no_mem) {
-            if (!(dirty = calloc(1, sizeof(*dirty)))) {
-                no_mem = true;
-                break;
-            }
-            dirty->call = call;
-            dirty->rec = i;
-            if (rv_qmp_command(d->qmp, "query-dirty-rate", NULL, 0, on_stats_dirty_rate, dirty,
-                               &qerr) == 0)
-                call->pending++;
-            else
-                free(dirty);
-        }
-        rv_err_clear(&qerr);
+        /* Sent after the block query, so answered after it (QMP answers
+         * in order): libvirtd's order of the groups. */
+        if (groups & RV_DOMAIN_STATS_DIRTYRATE)
+            no_mem = no_mem || stats_dirty_rate(call, d, i) < 0;
     }
     free(sel);
     if (!call)
