@@ -12,7 +12,8 @@
 #   - domdirtyrate-calc (DOMAIN_START_DIRTY_RATE_CALC) and its refusals,
 #     domstats --dirtyrate; remvirtd's refusal of a dirty bitmap under TCG;
 #   - vol-wipe --algorithm (STORAGE_VOL_WIPE_PATTERN): scrub's patterns, the
-#     bytes written compared, trim and unknown algorithms refused;
+#     bytes written compared, trim and unknown algorithms refused; without
+#     scrub (remvirtd in a mount namespace) libvirtd's refusal;
 #   - misc-checks.py: what virsh does not send (flags, states,
 #     GET_SECURITY_LABEL_LIST shut off and running).
 set -euo pipefail
@@ -200,3 +201,35 @@ PY
 test_calls test:///default > "$OUT/libvirt-test.txt"
 test_calls "test+unix:///default?socket=$REMVIRTD_SOCK" > "$OUT/remvirtd-test.txt"
 same "$OUT/libvirt-test.txt" "$OUT/remvirtd-test.txt" "the test drivers: the same NO_SUPPORT"
+
+# Without scrub on the host (a mount namespace whose /usr/bin has none:
+# hard links to the rest): libvirtd 9.0's refusal, seen the same way,
+# "Cannot find 'scrub' in path: No such file or directory" (error 38 in
+# error domain 0), and zero still wipes.  Needs root and /usr/bin on the
+# file system of the temporary directory.
+if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null && mkdir "$RV_TMP/usrbin" &&
+    cp -al /usr/bin/. "$RV_TMP/usrbin/" 2> /dev/null; then
+    rm -f "$RV_TMP/usrbin/scrub"
+    cat > "$RV_TMP/remvirtd-noscrub" <<SH
+#!/bin/sh
+exec unshare -m --propagation private sh -c 'mount --bind "\$0" /usr/bin && exec "\$@"' \
+    "$RV_TMP/usrbin" "$REMVIRTD" "\$@"
+SH
+    chmod +x "$RV_TMP/remvirtd-noscrub"
+    stop_remvirtd
+    REMVIRTD=$RV_TMP/remvirtd-noscrub start_remvirtd_qemu
+    V=(virsh -q -c "$QEMU_URI")
+    mkdir -p "$OUT/pool2"
+    "${V[@]}" pool-create-as p2 dir --target "$OUT/pool2" > /dev/null
+    "${V[@]}" vol-create-as p2 v 64K > /dev/null
+    if got=$("${V[@]}" vol-wipe v --pool p2 --algorithm nnsa 2>&1); then
+        fail "vol-wipe --algorithm nnsa without scrub: accepted"
+    fi
+    grep -qx "error: Cannot find 'scrub' in path: No such file or directory" <<< "$got" ||
+        fail "vol-wipe without scrub: $got"
+    "${V[@]}" vol-wipe v --pool p2 --algorithm zero > /dev/null || fail "vol-wipe zero without scrub failed"
+    "${V[@]}" pool-destroy p2 > /dev/null
+    echo "ok   without scrub: libvirtd's refusal of the patterns, zero still wipes"
+else
+    echo "(the wipe without scrub needs root and /usr/bin on the temporary directory's file system)"
+fi
