@@ -96,7 +96,7 @@ build_deps=(build-essential autoconf automake libtool pkg-config rpcsvc-proto
 #   caches there, runs with a tmpfs over /var/cache/libvirt.
 test_deps=(libvirt-daemon libvirt-clients python3-libvirt util-linux gnutls-bin
            openssh-server openssh-client netcat-openbsd sasl2-bin libsasl2-modules
-           python3-paramiko libvirt-dev qemu-system-x86 qemu-utils virtinst openjdk-17-jdk-headless
+           python3-paramiko libvirt-dev qemu-system-x86 qemu-utils scrub virtinst openjdk-17-jdk-headless
            maven systemd dpkg-dev debhelper lintian adduser
            virt-manager xvfb at-spi2-core python3-dogtail dbus-x11 imagemagick
            dnsmasq-base nftables iproute2 iputils-ping strace libglib2.0-bin git python3-nova

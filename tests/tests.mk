@@ -163,6 +163,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-watchdog.sh \
 	tests/interop/test-qemu-rename.sh \
 	tests/interop/test-qemu-setters.sh \
+	tests/interop/test-qemu-misc-calls.sh \
 	tests/interop/test-qemu-network-flags.sh \
 	tests/interop/test-virsh-snapshots.sh \
 	tests/interop/test-virsh-stats.sh \

@@ -974,9 +974,8 @@ static int cmd_vol_resize(shell *sh, const command *cmd, const cmd_args *a)
     return rc;
 }
 
-/* vol-wipe <vol> [--pool] [--algorithm zero]: the other algorithms
- * virsh knows need STORAGE_VOL_WIPE_PATTERN, which remvirt does not
- * have. */
+/* vol-wipe <vol> [--pool] [--algorithm ALG]: zero by STORAGE_VOL_WIPE,
+ * the others by STORAGE_VOL_WIPE_PATTERN (their number), as virsh. */
 static int cmd_vol_wipe(shell *sh, const command *cmd, const cmd_args *a)
 {
     static const char *const algorithms[] = {
@@ -994,9 +993,8 @@ static int cmd_vol_wipe(shell *sh, const command *cmd, const cmd_args *a)
     int rc = -1;
     if (k == sizeof(algorithms) / sizeof(algorithms[0]))
         error_line("Unsupported algorithm '%s'", algorithm);
-    else if (k != 0)
-        error_line("rvsh wipes with --algorithm zero only");
-    else if ((rc = rv_storage_vol_wipe(vol, 0)) < 0) {
+    else if ((rc = k == 0 ? rv_storage_vol_wipe(vol, 0)
+                          : rv_storage_vol_wipe_pattern(vol, (unsigned int)k, 0)) < 0) {
         error_line("Failed to wipe vol %s", a->value);
         lib_error();
     } else {

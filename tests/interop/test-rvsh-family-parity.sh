@@ -208,6 +208,9 @@ for cmd in "vol-create-as pool@ a.raw 10M" \
            "vol-resize b.qcow2 1M --pool pool@ --delta" \
            "vol-resize a.raw 1M --pool pool@" \
            "vol-info a.raw --pool pool@" \
+           "vol-wipe a.raw --pool pool@ --algorithm dod" \
+           "vol-wipe a.raw --pool pool@ --algorithm trim" \
+           "vol-wipe b.qcow2 --pool pool@ --algorithm nnsa" \
            "vol-wipe a.raw --pool pool@" \
            "vol-clone a.raw a2.raw --pool pool@" \
            "vol-clone b.qcow2 b2.qcow2 --pool pool@" \

@@ -436,6 +436,11 @@ int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv
     return define(xml, ret_dom, err);
 }
 
+rv_qemu_domain_def *rv_qemu_parse_def(const char *xml, rv_err *err)
+{
+    return parse(xml, err);
+}
+
 static rv_nonnull_domain *define_ret_dom(void *ret)
 {
     return &((rv_domain_define_xml_ret *)ret)->dom;
@@ -1292,18 +1297,3 @@ int rv_qemu_domain_has_managed_save_image(rv_driver_conn *c,
     return 0;
 }
 
-int rv_qemu_domain_get_security_label(rv_driver_conn *c,
-                                      const rv_domain_get_security_label_args *args,
-                                      rv_domain_get_security_label_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (!rv_qemu_dom_get(&args->dom, err))
-        return -1;
-    char *label = strdup("");
-    if (!label)
-        return oom(err);
-    ret->label.label_val = label;
-    ret->label.label_len = 1;
-    ret->enforcing = 0;
-    return 0;
-}

@@ -634,6 +634,9 @@ void rv_qemu_turn_over(qemu_dom *d);
  * live call waits for the monitor (qemu_pin.c). */
 int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const char *transient,
                       qemu_dom **d, bool *live, bool *config, rv_err *err);
+/* The command line a start of def would run (def prepared as a start
+ * prepares its live definition, taps aside): NULL with err. */
+char **rv_qemu_start_argv(rv_qemu_domain_def *def, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
@@ -955,6 +958,9 @@ int rv_qemu_migrate_reattach_cancel(rv_qmp *qmp, bool reclaim, rv_err *err);
 /* DOMAIN_DEFINE_XML's work (for an offline migration's FINISH3):
  * RV_DEFERRED, answered once durable, its domain put by ret_dom(ret). */
 int rv_qemu_define(const char *xml, rv_nonnull_domain *(*ret_dom)(void *ret), rv_err *err);
+/* A domain definition read as DEFINE_XML reads it (its name checked, the
+ * emulator filled in), not defined: NULL with err. */
+rv_qemu_domain_def *rv_qemu_parse_def(const char *xml, rv_err *err);
 /* True (err set as libvirtd's timed-out job lock) while a migration
  * holds d (BEGIN3 with CHANGE_PROTECTION until CONFIRM3). */
 bool rv_qemu_migration_locked(const qemu_dom *d, rv_err *err);

@@ -202,6 +202,11 @@ const rv_driver rv_qemu_driver = {
         .domain_restore_flags = rv_qemu_domain_restore_flags,
         .domain_restore_params = rv_qemu_domain_restore_params,
         .domain_get_security_label = rv_qemu_domain_get_security_label,
+        /* qemu_misc.c */
+        .domain_get_security_label_list = rv_qemu_domain_get_security_label_list,
+        .connect_domain_xml_to_native = rv_qemu_connect_domain_xml_to_native,
+        .domain_start_dirty_rate_calc = rv_qemu_domain_start_dirty_rate_calc,
+        .domain_set_vcpu = rv_qemu_domain_set_vcpu,               /* qemu_tune.c */
         /* networks on host bridges: qemu_network.c */
         .connect_num_of_networks = rv_qemu_connect_num_of_networks,
         .connect_num_of_defined_networks = rv_qemu_connect_num_of_defined_networks,
@@ -302,6 +307,7 @@ const rv_driver rv_qemu_driver = {
         .storage_vol_delete = rv_qemu_storage_vol_delete,
         .storage_vol_resize = rv_qemu_storage_vol_resize,
         .storage_vol_wipe = rv_qemu_storage_vol_wipe,
+        .storage_vol_wipe_pattern = rv_qemu_storage_vol_wipe_pattern,
         .storage_vol_lookup_by_name = rv_qemu_storage_vol_lookup_by_name,
         .storage_vol_lookup_by_key = rv_qemu_storage_vol_lookup_by_key,
         .storage_vol_lookup_by_path = rv_qemu_storage_vol_lookup_by_path,

@@ -1368,22 +1368,41 @@ static bool graphics_port_free(int port, void *opaque)
     return ok;
 }
 
-/* The live definition's ports and channel sockets, before the command line. */
-static int prepare_live(qemu_dom *d, rv_err *err)
+/* What a start does to the live definition live (of d; NULL: a domain
+ * not started, whose ports are checked against every domain's) before
+ * its command line is written: volumes and networks resolved, the QEMU
+ * binary checked, the CPU model named, ports and socket paths given. */
+static int prepare_live(rv_qemu_domain_def *live, qemu_dom *d, rv_err *err)
 {
-    char *prefix = rv_qemu_path(rv_qemu.run_dir, d->live->name, "");
+    if (rv_qemu_network_resolve(live, err) < 0 || rv_qemu_storage_resolve(live, err) < 0 ||
+        check_start(live, err) < 0)
+        return -1;
+    char *prefix = rv_qemu_path(rv_qemu.run_dir, live->name, "");
     if (!prefix) {
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    if (rv_qemu_def_live_cpu(d->live) < 0) {
+    if (rv_qemu_def_live_cpu(live) < 0) {
         free(prefix);
         rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
         return -1;
     }
-    int rc = rv_qemu_devices_prepare_live(d->live, prefix, graphics_port_free, d, err);
+    int rc = rv_qemu_devices_prepare_live(live, prefix, graphics_port_free, d, err);
     free(prefix);
     return rc;
+}
+
+char **rv_qemu_start_argv(rv_qemu_domain_def *def, rv_err *err)
+{
+    char *monitor = rv_qemu_path(rv_qemu.run_dir, def->name, ".qmp");
+    rv_qemu_command_opts opts = { rv_qemu.binary, monitor, rv_qemu.kvm, NULL };
+    char **argv = NULL;
+    if (!monitor)
+        rv_err_set(err, RV_FROM_QEMU, RV_ERR_NO_MEMORY, "out of memory");
+    else if (prepare_live(def, NULL, err) == 0)
+        argv = rv_qemu_build_argv(def, &opts, err);
+    free(monitor);
+    return argv;
 }
 
 /* A start from a save image: the file a restore names (job->path), else
@@ -1535,9 +1554,7 @@ static void begin_start(qemu_dom *d)
         rv_err_set(&err, RV_FROM_QEMU, RV_ERR_INTERNAL_ERROR,
                    "internal error: the monitor socket path '%s' is too long for a Unix socket",
                    d->monitor_path);
-    } else if (rv_qemu_network_resolve(d->live, &err) == 0 && rv_qemu_storage_resolve(d->live, &err) == 0 &&
-               check_start(d->live, &err) == 0 &&
-               rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d, &err) == 0 &&
+    } else if (rv_qemu_mkdirs(rv_qemu.run_dir, &err) == 0 && prepare_live(d->live, d, &err) == 0 &&
                open_taps(d->live, &taps, &err) == 0 &&
                (argv = rv_qemu_build_argv(d->live, &opts, &err)) &&
                (log_fd = open_log(d, argv, &err)) >= 0) {

@@ -593,7 +593,8 @@ enum {
     STATS_FILTERS = 0xff,       /* the same bits as LIST_ALL_DOMAINS' filters */
     STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
     STATS_KNOWN = RV_DOMAIN_STATS_STATE | RV_DOMAIN_STATS_CPU_TOTAL | RV_DOMAIN_STATS_BALLOON |
-                  RV_DOMAIN_STATS_VCPU | RV_DOMAIN_STATS_INTERFACE | RV_DOMAIN_STATS_BLOCK,
+                  RV_DOMAIN_STATS_VCPU | RV_DOMAIN_STATS_INTERFACE | RV_DOMAIN_STATS_BLOCK |
+                  RV_DOMAIN_STATS_DIRTYRATE,
 };
 
 /* The groups answered from the table and /proc, without QEMU. */
@@ -826,6 +827,46 @@ static void on_stats_blockstats(rv_qmp *qmp, json_object *ret, const rv_err *err
     stats_call_unref(call);
 }
 
+/* The dirtyrate group from query-dirty-rate, in libvirtd's names and
+ * types: the state (0 unstarted, 1 measuring, 2 measured), when the last
+ * measurement started, over how many seconds, how, and once measured
+ * the rate in MiB/s. */
+static void fill_dirty_rate(stat_list *l, void *arg)
+{
+    json_object *q = arg, *v;
+    static const char *const states[] = { "unstarted", "measuring", "measured" };
+    const char *status = json_object_object_get_ex(q, "status", &v) ? json_object_get_string(v) : "";
+    int state = -1;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(status, states[i]) == 0)
+            state = i;
+    if (state < 0)
+        return;     /* not what QEMU 7.2 says: nothing to report */
+    stat_put(l, "dirtyrate.calc_status", RV_TYPED_PARAM_INT, (unsigned)state, NULL);
+    if (json_object_object_get_ex(q, "start-time", &v))
+        stat_put(l, "dirtyrate.calc_start_time", RV_TYPED_PARAM_LLONG,
+                 (unsigned long long)json_object_get_int64(v), NULL);
+    if (json_object_object_get_ex(q, "calc-time", &v))
+        stat_put(l, "dirtyrate.calc_period", RV_TYPED_PARAM_INT, (unsigned)json_object_get_int(v), NULL);
+    if (json_object_object_get_ex(q, "mode", &v))
+        stat_put(l, "dirtyrate.calc_mode", RV_TYPED_PARAM_STRING, 0, json_object_get_string(v));
+    if (state == 2 && json_object_object_get_ex(q, "dirty-rate", &v))
+        stat_put(l, "dirtyrate.megabytes_per_second", RV_TYPED_PARAM_LLONG,
+                 (unsigned long long)json_object_get_int64(v), NULL);
+}
+
+static void on_stats_dirty_rate(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    stats_part *part = opaque;
+    stats_call *call = part->call;
+    rv_connect_get_all_domain_stats_ret *out = rv_deferred_ret(call->reply);
+    if (!err)
+        record_add(&out->retStats.retStats_val[part->rec], fill_dirty_rate, ret, &call->oom);
+    free(part);
+    stats_call_unref(call);
+}
+
 typedef struct dom_fill {
     qemu_dom *d;                /* its CPU time files may be opened */
     unsigned int groups;
@@ -840,6 +881,55 @@ static void fill_dom(stat_list *l, void *arg)
 static bool can_query(const qemu_dom *d)
 {
     return rv_qemu_dom_active(d) && !d->stopping && d->qmp && rv_qmp_is_ready(d->qmp);
+}
+
+/* d's block group in record i (rec) of the reply: from query-blockstats
+ * when call waits for QMP and d can answer, else its sizes alone now.
+ * -1: no memory. */
+static int stats_block(stats_call *call, qemu_dom *d, u_int i, rv_domain_stats_record *rec)
+{
+    stats_part *part = calloc(1, sizeof(*part));
+    if (!part || !(part->disks = disks_copy(rv_qemu_dom_def(d), &part->ndisks))) {
+        free(part);
+        return -1;
+    }
+    part->call = call;
+    part->rec = i;
+    rv_err qerr = { 0 };
+    if (call && can_query(d) &&
+        rv_qmp_command(d->qmp, "query-blockstats", NULL, 0, on_stats_blockstats, part, &qerr) == 0) {
+        call->pending++;
+        return 0;
+    }
+    if (rv_err_is_set(&qerr))
+        RV_DEBUG("domain stats: no block counters: %s", qerr.message);
+    rv_err_clear(&qerr);
+    block_fill b = { part, NULL };
+    bool no_mem = false;
+    record_add(rec, fill_block, &b, &no_mem);
+    disks_free(part->disks, part->ndisks);
+    free(part);
+    return no_mem ? -1 : 0;
+}
+
+/* d's dirtyrate group in record i, from query-dirty-rate when call waits
+ * for QMP and d can answer (a shut-off domain has none).  -1: no memory. */
+static int stats_dirty_rate(stats_call *call, qemu_dom *d, u_int i)
+{
+    if (!call || !can_query(d))
+        return 0;
+    stats_part *part = calloc(1, sizeof(*part));
+    if (!part)
+        return -1;
+    part->call = call;
+    part->rec = i;
+    rv_err qerr = { 0 };
+    if (rv_qmp_command(d->qmp, "query-dirty-rate", NULL, 0, on_stats_dirty_rate, part, &qerr) == 0)
+        call->pending++;
+    else
+        free(part);
+    rv_err_clear(&qerr);
+    return 0;
 }
 
 int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
@@ -884,7 +974,7 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
             return -1;
         }
     bool wait = false;
-    for (u_int i = 0; i < n && (groups & RV_DOMAIN_STATS_BLOCK); i++)
+    for (u_int i = 0; i < n && (groups & (RV_DOMAIN_STATS_BLOCK | RV_DOMAIN_STATS_DIRTYRATE)); i++)
         wait = wait || can_query(sel[i]);
 
     /* Without QMP to ask, the answer is now. */
@@ -913,29 +1003,12 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
         out->retStats.retStats_len++;
         dom_fill f = { d, groups };
         record_add(rec, fill_dom, &f, &no_mem);
-        if (!(groups & RV_DOMAIN_STATS_BLOCK))
-            continue;
-        stats_part *part = calloc(1, sizeof(*part));
-        if (!part || !(part->disks = disks_copy(rv_qemu_dom_def(d), &part->ndisks))) {
-            free(part);
-            no_mem = true;
-            break;
-        }
-        part->call = call;
-        part->rec = i;
-        rv_err qerr = { 0 };
-        if (call && can_query(d) &&
-            rv_qmp_command(d->qmp, "query-blockstats", NULL, 0, on_stats_blockstats, part, &qerr) == 0) {
-            call->pending++;
-            continue;
-        }
-        if (rv_err_is_set(&qerr))
-            RV_DEBUG("domain stats: no block counters: %s", qerr.message);
-        rv_err_clear(&qerr);
-        block_fill b = { part, NULL };
-        record_add(rec, fill_block, &b, &no_mem);
-        disks_free(part->disks, part->ndisks);
-        free(part);
+        if (groups & RV_DOMAIN_STATS_BLOCK)
+            no_mem = no_mem || stats_block(call, d, i, rec) < 0;
+        /* Sent after the block query, so answered after it (QMP answers
+         * in order): libvirtd's order of the groups. */
+        if (groups & RV_DOMAIN_STATS_DIRTYRATE)
+            no_mem = no_mem || stats_dirty_rate(call, d, i) < 0;
     }
     free(sel);
     if (!call)

@@ -11,7 +11,11 @@
  * callback finds the domain again by name and by monitor (the domain may
  * have stopped, or been undefined, meanwhile) before it records the
  * change.  As libvirtd, a change that is both live and config changes
- * the definition only once the live part has succeeded. */
+ * the definition only once the live part has succeeded.
+ *
+ * SET_VCPU (setvcpu LIST --enable/--disable) goes through setvcpus' count:
+ * the vcpus on stay 0..N-1 (plugged lowest first, unplugged highest
+ * first), so a list whose result would leave a gap is refused. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,7 @@
 
 #include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
+#include "server/drivers/tune_params.h"
 
 RV_LOG_CATEGORY("drivers.qemu.tune");
 
@@ -631,6 +636,92 @@ COUNT_SLOT(domain_set_vcpus, rv_domain_set_vcpus_args, false, nvcpus, AFFECT_LIV
 COUNT_SLOT(domain_set_vcpus_flags, rv_domain_set_vcpus_flags_args, false, nvcpus,
            args->flags, "qemuDomainSetVcpusFlags")
 #undef COUNT_SLOT
+
+static bool map_has(const unsigned char *map, size_t k)
+{
+    return (map[k / 8] >> (k % 8)) & 1;
+}
+
+/* libvirtd's checks of each vcpu in map (len bytes), in its order and
+ * words: present in a definition of max vcpus; live (where "live"), on
+ * is the count on, not in the state asked and (to disable) not one QEMU
+ * started with (the first fixed); in the definition (where "persistent")
+ * not vcpu 0.  Then the count on afterwards, or -1 with err, also when
+ * the vcpus on would not be 0..N-1 (remvirtd's own refusal). */
+static int vcpus_after(const unsigned char *map, size_t len, bool enable, unsigned on,
+                       unsigned fixed, unsigned max, bool live, rv_err *err)
+{
+    unsigned lo = max, hi = 0, n = 0;
+    for (size_t k = 0; k < len * 8; k++) {
+        if (!map_has(map, k))
+            continue;
+        if (k >= max)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vcpu %zu is not present in "
+                        "%s config", k, live ? "live" : "persistent");
+        if (live && (k < on) == enable)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vcpu '%zu' is already in "
+                        "requested state", k);
+        if (live && k < fixed)
+            return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: vcpu '%zu' "
+                        "can't be unplugged", k);
+        if (!live && k == 0)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: vCPU '0' can't be modified");
+        lo = (unsigned)k < lo ? (unsigned)k : lo;
+        hi = (unsigned)k;
+        n++;
+    }
+    /* A range; enabling it must start at or below the first vcpu off and
+     * disabling it must reach the last vcpu on. */
+    if (hi - lo + 1 == n && (enable ? lo <= on : hi + 1 >= on))
+        return (int)(enable ? (hi + 1 > on ? hi + 1 : on) : (lo < on ? lo : on));
+    return fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: remvirtd keeps a "
+                "domain's vcpus on as 0 to N-1: enable from the lowest vcpu off (%u) up, "
+                "disable from the highest vcpu on (%u) down", on, on - 1);
+}
+
+int rv_qemu_domain_set_vcpu(rv_driver_conn *c, const rv_domain_set_vcpu_args *args, rv_err *err)
+{
+    (void)c;
+    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
+                            "qemuDomainSetVcpu", err) < 0)
+        return -1;
+    if (args->state != 0 && args->state != 1)
+        return fail(err, RV_ERR_INVALID_ARG, "unsupported state value");
+    unsigned char *map = NULL;
+    size_t len = 0;
+    if (rv_tune_bitmap_parse(args->cpumap, &map, &len, err) < 0)
+        return -1;
+    bool enable = args->state == 1;
+    int rc = -1, n_live = -1, n_config = -1;
+    qemu_dom *d;
+    bool live, config;
+    if (rv_tune_bitmap_empty(map, len)) {
+        fail(err, RV_ERR_INVALID_ARG, "invalid argument: no vcpus selected for modification");
+        goto out;
+    }
+    if ((rc = rv_qemu_pick_defs(&args->dom, args->flags, "cannot change persistent config of a "
+                                "transient domain", &d, &live, &config, err)) != 0)
+        goto out;
+    rc = -1;
+    if (live) {
+        unsigned on = rv_qemu_def_vcpus(d->live);
+        unsigned fixed = d->live->boot_vcpus ? d->live->boot_vcpus : on;
+        if ((n_live = vcpus_after(map, len, enable, on, fixed, d->live->vcpus, true, err)) < 0)
+            goto out;
+    }
+    if (config && (n_config = vcpus_after(map, len, enable, rv_qemu_def_vcpus(d->def), 1,
+                                          d->def->vcpus, false, err)) < 0)
+        goto out;
+    if (live && config && n_live != n_config) {
+        fail(err, RV_ERR_OPERATION_UNSUPPORTED, "Operation not supported: the live domain and "
+             "its definition have different vcpus on: change them one at a time");
+        goto out;
+    }
+    rc = set_vcpus(d, (unsigned)(live ? n_live : n_config), 0, live, config, err);
+out:
+    free(map);
+    return rc;
+}
 
 int rv_qemu_domain_get_max_memory(rv_driver_conn *c, const rv_domain_get_max_memory_args *args,
                                   rv_domain_get_max_memory_ret *ret, rv_err *err)
