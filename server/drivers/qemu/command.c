@@ -493,6 +493,11 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         addf(&b, "%u,maxcpus=%u", rv_qemu_def_vcpus(def), def->vcpus);
     else
         addf(&b, "%u", def->vcpus);
+    /* Each IOThread an object named as libvirtd names it. */
+    for (size_t i = 0; def->tune && i < def->tune->niothreads; i++) {
+        add(&b, "-object");
+        addf(&b, "iothread,id=iothread%u", def->tune->iothreads[i].id);
+    }
     add(&b, "-no-user-config");
     add(&b, "-nodefaults");
     add(&b, "-S");
@@ -562,8 +567,12 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, "-device");
         switch (d->bus) {
         case RV_QEMU_BUS_VIRTIO:
-            addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
-                 pci(where, &d->addr, q35));
+            if (d->iothread)
+                addf(&b, "virtio-blk-pci,iothread=iothread%u,drive=drive-%s,id=%s%s%s", d->iothread,
+                     target, target, boot, pci(where, &d->addr, q35));
+            else
+                addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
+                     pci(where, &d->addr, q35));
             break;
         case RV_QEMU_BUS_SCSI:
             /* The id is libvirtd's alias, scsiC-B-T-U. */

@@ -380,6 +380,8 @@ static void format_driver_attrs(FILE *fp, const rv_qemu_disk *d)
     for (size_t i = 0; i < sizeof(driver_attrs_kept) / sizeof(driver_attrs_kept[0]); i++) {
         const struct driver_attr *a = &driver_attrs_kept[i];
         int v = *(const int *)((const char *)d + a->offset);
+        if (d->iothread && a->offset == offsetof(rv_qemu_disk, detect_zeroes))
+            fprintf(fp, " iothread='%u'", d->iothread);
         if (v)
             fprintf(fp, " %s='%s'", a->name, a->words[v - 1]);
     }
@@ -390,7 +392,7 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
     static const char *const disk_attrs[] = { "type", "device", NULL };
     static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
                                                 "detect_zeroes", "copy_on_read", "error_policy",
-                                                "rerror_policy", NULL };
+                                                "rerror_policy", "iothread", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const volume_source_attrs[] = { "pool", "volume", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
@@ -439,7 +441,8 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                 goto fail;
             /* discard='unmap': what virt-manager writes for a new disk;
              * cache='unsafe': libguestfs's. */
-            if (parse_driver_attrs(c, disk, err) < 0)
+            if (parse_driver_attrs(c, disk, err) < 0 ||
+                rv_qemu_disk_iothread_attr(c, &disk->iothread, err) < 0)
                 goto fail;
         } else if (named(c, "source") && volume) {
             if (check_attrs(c, volume_source_attrs, err) < 0)
@@ -1435,6 +1438,32 @@ static int parse_resource(const xmlNode *n, rv_err *err)
     return more;
 }
 
+/* Each disk in an IOThread names one the definition has, on virtio (as
+ * libvirtd's QEMU driver validates them). */
+static int check_disk_iothreads(const rv_qemu_domain_def *def, rv_err *err)
+{
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (rv_qemu_disk_iothread_check(def, &def->disks[i], err) < 0)
+            return -1;
+    return 0;
+}
+
+int rv_qemu_disk_iothread_check(const rv_qemu_domain_def *def, const rv_qemu_disk *disk,
+                                rv_err *err)
+{
+    if (!disk->iothread)
+        return 0;
+    if (disk->bus != RV_QEMU_BUS_VIRTIO)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: IOThreads not available for bus %s "
+                           "target %s", bus_words[disk->bus], disk->target);
+    if (rv_domain_tune_iothread_find(def->tune, disk->iothread) < 0)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: Disk iothread '%u' not defined in "
+                           "iothreadid", disk->iothread);
+    return 0;
+}
+
 static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
                         rv_err *err)
 {
@@ -1457,6 +1486,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
         { "metadata", S_METADATA }, { "vcpus", S_VCPUS }, { "perf", S_PERF },
     };
+    /* Before <cputune>, whose <iothreadpin>s name them. */
+    if (rv_qemu_iothreads_parse(root, &def->tune, err) < 0)
+        return -1;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(root, &c, err)) > 0) {
@@ -1510,8 +1542,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "metadata")) {
             if (parse_metadata(c, def, err) < 0)
                 return -1;
-        } else if (named(c, "perf")) {
-            /* (Its events were read by conf/domain_xml.c.) */
+        } else if (named(c, "perf") || named(c, "iothreads") || named(c, "iothreadids")) {
+            /* (Read already: by conf/domain_xml.c, rv_qemu_iothreads_parse.) */
         } else if (named(c, "resource")) {
             if (parse_resource(c, err) < 0)
                 return -1;
@@ -1525,7 +1557,7 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     }
     if (more < 0)
         return -1;
-    return rv_qemu_tune_check(def->tune, def->vcpus, err);
+    return rv_qemu_tune_check(def->tune, def->vcpus, err) < 0 ? -1 : check_disk_iothreads(def, err);
 }
 
 /* Defaults, as libvirt fills them in. */
@@ -1704,6 +1736,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         }
         fputs("  </vcpus>\n", fp);
     }
+    rv_domain_tune_format_iothreads(fp, def->tune);
     rv_domain_tune_format_cpu(fp, def->tune, false);
     fputs("  <os>\n", fp);
     rv_domain_format_os_type(fp, &def->base);

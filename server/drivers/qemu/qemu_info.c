@@ -1,7 +1,7 @@
-/* What the QEMU driver says about a domain's control channel, IOThreads
- * and perf events, and about the host's SMBIOS: the answers libvirtd's
- * QEMU driver gives for a guest without IOThreads, since remvirtd runs
- * none, and the perf events its <perf> names (remvirtd counts nothing). */
+/* What the QEMU driver says about a domain's control channel and perf
+ * events, and about the host's SMBIOS: the answers libvirtd's QEMU driver
+ * gives, the perf events its <perf> names (remvirtd counts nothing).
+ * IOThreads: qemu_iothread.c. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -21,20 +21,6 @@ static int not_running(rv_err *err)
                        "Requested operation is not valid: domain is not running");
 }
 
-/* The definitions flags name, checked as libvirt checks them (a live one
- * of a domain that does not run refused by its domain layer): 0, -1 or
- * RV_DEFERRED (the monitor is busy). */
-static int pick(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
-{
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    if ((flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
-        return not_running(err);
-    return rv_qemu_pick_defs(wire, flags, TRANSIENT, &d, &live, &config, err);
-}
-
 int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_control_info_args *args,
                                     rv_domain_get_control_info_ret *ret, rv_err *err)
 {
@@ -50,21 +36,6 @@ int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_contr
     ret->state = 0;
     ret->details = 0;
     ret->stateTime = 0;
-    return 0;
-}
-
-int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_iothread_info_args *args,
-                                     rv_domain_get_iothread_info_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
-                            "qemuDomainGetIOThreadInfo", err) < 0)
-        return -1;
-    int rc = pick(&args->dom, args->flags, err);
-    if (rc)
-        return rc;
-    /* No definition here has IOThreads, nor does QEMU run any. */
-    ret->ret = 0;
     return 0;
 }
 

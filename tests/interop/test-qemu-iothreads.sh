@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# IOThreads on remvirtd's QEMU driver, side by side with libvirtd's
+# (start_libvirtd_qemu): the same definitions and virsh commands against
+# both, their transcripts compared.
+#   - <iothreads>, <iothreadids>, <cputune><iothreadpin> and a disk's
+#     <driver iothread>: dumpxml as libvirtd writes them (ids filled in),
+#     and libvirtd's refusals of bad ones (id 0, duplicates, a disk or a
+#     pin naming an IOThread that does not exist, a disk off virtio);
+#   - iothreadinfo, iothreadadd, iothreadpin, iothreaddel, iothreadset
+#     --config on a domain that is shut off, and the errors of --live;
+#   - a running TCG guest: QEMU started with its IOThreads and the disk in
+#     one (-object iothread, virtio-blk-pci iothread=); iothreadinfo and
+#     iothreadpin live (the thread's affinity), iothreadadd and iothreaddel
+#     live (object-add, object-del; one a disk uses refused), iothreadset
+#     (qom-set) and domstats --iothread.
+set -euo pipefail
+source "$(dirname "$0")/../functions.sh"
+
+requires virsh
+requires qemu-img --version
+test_guest
+start_libvirtd_qemu
+start_remvirtd_qemu
+OUT=$RV_TMP/cmp
+mkdir -p "$OUT"
+
+disk() # TARGET BUS IOTHREAD
+{
+    echo "<disk type='file' device='disk'><driver name='qemu' type='raw'${3:+ iothread='$3'}/><source file='$OUT/$1.img'/><target dev='$1' bus='$2'/></disk>"
+}
+iothreads() # NAME EXTRA DISKS: a domain with EXTRA after <vcpu>
+{
+    qemu_domain_xml "$1" "$3" | sed "s|<vcpu>1</vcpu>|<vcpu>2</vcpu>$2|"
+}
+iothreads d "<iothreads>3</iothreads><iothreadids><iothread id='2'/><iothread id='5'/></iothreadids><cputune><iothreadpin iothread='5' cpuset='0'/></cputune>" \
+    "$(disk vda virtio 2)$(disk vdb virtio)" > "$OUT/d.xml"
+iothreads e "<iothreads>2</iothreads>" "$(disk vda virtio 1)" > "$OUT/e.xml"
+iothreads bad0 "<iothreadids><iothread id='0'/></iothreadids>" "" > "$OUT/bad0.xml"
+iothreads bad1 "<iothreadids><iothread id='1'/><iothread id='1'/></iothreadids>" "" > "$OUT/bad1.xml"
+iothreads bad2 "<iothreads>1</iothreads>" "$(disk vda virtio 2)" > "$OUT/bad2.xml"
+iothreads bad3 "<iothreads>1</iothreads><cputune><iothreadpin iothread='2' cpuset='0'/></cputune>" "" > "$OUT/bad3.xml"
+iothreads bad4 "<iothreads>1</iothreads>" "$(disk sda sata 1)" > "$OUT/bad4.xml"
+iothreads bad5 "<iothreads>x</iothreads>" "" > "$OUT/bad5.xml"
+iothreads bad6 "<iothreadids><iothread id='x'/></iothreadids>" "" > "$OUT/bad6.xml"
+iothreads bad7 "<iothreads>1</iothreads><cputune><iothreadpin cpuset='0'/></cputune>" "" > "$OUT/bad7.xml"
+qemu_guest_xml r "<iothreads>2</iothreads>" |
+    sed "s|<devices>|<devices>$(disk vda virtio 1 | sed 's/|/\\|/g')|" > "$OUT/r.xml"
+
+# Only what is about IOThreads in a domain's XML.
+threads_only() { grep -E 'iothread|cputune' || true; }
+
+steps=(
+    "define d.xml"
+    "mask:dumpxml d"
+    "iothreadinfo d"
+    "iothreadinfo d --config"
+    "iothreadinfo d --live"
+    "iothreadadd d 7 --config"
+    "iothreadadd d 7 --config"
+    "iothreadadd d 0 --config"
+    "iothreadadd d 8 --live"
+    "iothreadadd d 8"
+    "iothreadpin d 7 1 --config"
+    "iothreadpin d 9 1 --config"
+    "iothreadpin d 7 1 --live"
+    "iothreadinfo d"
+    "mask:dumpxml d"
+    "iothreaddel d 2 --config"
+    "iothreaddel d 9 --config"
+    "iothreaddel d 7 --config"
+    "iothreaddel d 0"
+    "iothreaddel d 1"
+    "iothreadset d 5 --poll-max-ns 100"
+    "iothreadset d 5 --poll-max-ns 100 --config"
+    "iothreadinfo d"
+    "mask:dumpxml d"
+    "define e.xml"
+    "mask:dumpxml e"
+    "define bad0.xml"
+    "define bad1.xml"
+    "define bad2.xml"
+    "define bad3.xml"
+    "define bad4.xml"
+    "define bad5.xml"
+    "define bad6.xml"
+    "define bad7.xml"
+    "define r.xml"
+    "start r"
+    "iothreadinfo r"
+    "iothreadinfo r --config"
+    "iothreadpin r 1 0"
+    "iothreadinfo r"
+    "iothreadpin r 2 0 --live --config"
+    "iothreadinfo r --config"
+    "iothreadpin r 9 0"
+    "iothreadadd r 3"
+    "iothreadadd r 3"
+    "iothreadadd r 4 --live --config"
+    "iothreadinfo r"
+    "iothreadinfo r --config"
+    "mask:dumpxml r"
+    "iothreaddel r 1"
+    "iothreaddel r 3"
+    "iothreaddel r 9"
+    "iothreaddel r 4 --live --config"
+    "iothreadinfo r"
+    "iothreadset r 2 --poll-max-ns 1000 --poll-grow 2 --poll-shrink 1"
+    "iothreadset r 9 --poll-max-ns 1000"
+    "iothreadset r 2 --poll-max-ns 1000 --config"
+    "domstats r --iothread"
+    "mask:dumpxml r"
+    "destroy r"
+    "mask:dumpxml r"
+    "undefine r"
+    "undefine d"
+    "undefine e"
+)
+
+session()
+{
+    local uri=$1 uri_ro=$2 name=$3
+    for t in vda vdb; do
+        rm -f "$OUT/$t.img"
+        qemu-img create -q -f raw "$OUT/$t.img" 10M
+    done
+    virsh_transcript "$uri" "$uri_ro" "$OUT" threads_only > "$OUT/$name.transcript"
+}
+session "$LIBVIRTD_QEMU_URI" "$LIBVIRTD_QEMU_URI_RO" libvirtd
+session "$QEMU_URI" "${QEMU_URI/remvirt-sock/remvirt-sock-ro}" remvirtd
+same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "IOThreads: remvirtd as libvirtd"
