@@ -12,12 +12,15 @@
 #     one (-object iothread, virtio-blk-pci iothread=); iothreadinfo and
 #     iothreadpin live (the thread's affinity), iothreadadd and iothreaddel
 #     live (object-add, object-del; one a disk uses refused), iothreadset
-#     (qom-set) and domstats --iothread.
+#     (qom-set) and domstats --iothread; the TUNABLE event of a live pin
+#     (python3-libvirt); the threads' affinity in /proc;
+#   - --config changes on disk: a restarted remvirtd reads them back.
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
 requires virsh
 requires qemu-img --version
+requires "$SYSTEM_PYTHON3" -c 'import libvirt'
 test_guest
 start_libvirtd_qemu
 start_remvirtd_qemu
@@ -109,12 +112,15 @@ steps=(
     "iothreadset r 2 --poll-max-ns 1000 --config"
     "domstats r --iothread"
     "mask:dumpxml r"
+)
+after=(
     "destroy r"
     "mask:dumpxml r"
     "undefine r"
     "undefine d"
     "undefine e"
 )
+before=("${steps[@]}")
 
 session()
 {
@@ -123,8 +129,65 @@ session()
         rm -f "$OUT/$t.img"
         qemu-img create -q -f raw "$OUT/$t.img" 10M
     done
+    steps=("${before[@]}")
     virsh_transcript "$uri" "$uri_ro" "$OUT" threads_only > "$OUT/$name.transcript"
+    # The TUNABLE event of a live pin (python3-libvirt's callback).
+    "$SYSTEM_PYTHON3" - "$uri" > "$OUT/$name.event" <<'PY'
+import sys, time, libvirt
+libvirt.virEventRegisterDefaultImpl()
+c = libvirt.open(sys.argv[1])
+d = c.lookupByName("r")
+got = []
+c.domainEventRegisterAny(d, libvirt.VIR_DOMAIN_EVENT_ID_TUNABLE,
+                         lambda conn, dom, params, opaque: got.append(params), None)
+libvirt.virEventAddTimeout(200, lambda timer, opaque: None, None)
+d.pinIOThread(2, (True, True), libvirt.VIR_DOMAIN_AFFECT_LIVE)
+end = time.time() + 20
+while not got and time.time() < end:
+    libvirt.virEventRunDefaultImpl()
+print(got)
+PY
+    [ "$name" = libvirtd ] || iothread_affinity
+    steps=("${after[@]}")
+    virsh_transcript "$uri" "$uri_ro" "$OUT" threads_only >> "$OUT/$name.transcript"
 }
+
+# remvirtd's QEMU: its IOThreads' threads (named "IO iothreadN" by QEMU's
+# debug-threads) where iothreadpin put them, and on its command line.
+iothread_affinity()
+{
+    local pid t all
+    pid=$(qemu_pids "$QEMU_DIR/run/")
+    all=$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/self/status)
+    for t in /proc/"$pid"/task/*; do
+        case $(cat "$t/comm") in
+        "IO iothread1") echo "iothread1 $(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status")" ;;
+        "IO iothread2") echo "iothread2 $(sed -n 's/^Cpus_allowed_list:\s*//p' "$t/status")" ;;
+        esac
+    done | sort > "$OUT/affinity"
+    printf 'iothread1 0\niothread2 %s\n' "$all" > "$OUT/affinity.expected"
+    same "$OUT/affinity.expected" "$OUT/affinity" "the IOThreads' threads pinned where iothreadpin said"
+    grep -q -- "-object iothread,id=iothread1 -object iothread,id=iothread2 " "$QEMU_DIR/run/r.log" &&
+        grep -q -- "virtio-blk-pci,iothread=iothread1,drive=drive-vda" "$QEMU_DIR/run/r.log" ||
+        { show "$QEMU_DIR/run/r.log"; fail "QEMU was not started with the IOThreads and vda in one"; }
+    echo "ok   QEMU started with -object iothread and vda's virtio-blk-pci iothread="
+}
+
 session "$LIBVIRTD_QEMU_URI" "$LIBVIRTD_QEMU_URI_RO" libvirtd
 session "$QEMU_URI" "${QEMU_URI/remvirt-sock/remvirt-sock-ro}" remvirtd
 same "$OUT/libvirtd.transcript" "$OUT/remvirtd.transcript" "IOThreads: remvirtd as libvirtd"
+same "$OUT/libvirtd.event" "$OUT/remvirtd.event" "the TUNABLE event of iothreadpin --live"
+grep -q "cputune.iothreadpin2" "$OUT/remvirtd.event" || fail "no TUNABLE event: $(cat "$OUT/remvirtd.event")"
+
+# A definition's IOThreads changed with --config are on disk: a restarted
+# remvirtd reads them back.
+V=(virsh -q -c "$QEMU_URI")
+"${V[@]}" define "$OUT/e.xml" > /dev/null
+"${V[@]}" iothreadadd e 6 --config
+"${V[@]}" iothreadpin e 6 0 --config
+"${V[@]}" dumpxml e | threads_only > "$OUT/e.before"
+stop_remvirtd
+start_remvirtd_qemu
+"${V[@]}" dumpxml e | threads_only > "$OUT/e.after"
+same "$OUT/e.before" "$OUT/e.after" "IOThreads of a definition after a restart of remvirtd"
+grep -q "<iothreadpin iothread='6' cpuset='0'/>" "$OUT/e.after" || fail "iothreadpin --config lost"

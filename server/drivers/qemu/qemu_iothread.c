@@ -202,6 +202,9 @@ static void live_done(io_req *req, change_fn fn, rv_err *err)
         rv_err ignored = { 0 };
         if (fn(d->live, &ch, &ignored) < 0)
             rv_err_clear(&ignored);
+        /* The live XML a restarted remvirtd reads back. */
+        if (rv_qemu_save_status(d, &ignored) < 0)
+            rv_err_clear(&ignored);
         if (fn == record_pin) {
             char field[48];
             snprintf(field, sizeof(field), "cputune.iothreadpin%u", req->id);
