@@ -46,7 +46,7 @@ iothreads bad4 "<iothreads>1</iothreads>" "$(disk sda sata 1)" > "$OUT/bad4.xml"
 iothreads bad5 "<iothreads>x</iothreads>" "" > "$OUT/bad5.xml"
 iothreads bad6 "<iothreadids><iothread id='x'/></iothreadids>" "" > "$OUT/bad6.xml"
 iothreads bad7 "<iothreads>1</iothreads><cputune><iothreadpin cpuset='0'/></cputune>" "" > "$OUT/bad7.xml"
-qemu_guest_xml r "<iothreads>2</iothreads>" |
+qemu_guest_xml r "<iothreads>2</iothreads><cputune><emulatorpin cpuset='0'/><iothreadpin iothread='2' cpuset='0'/></cputune>" |
     sed "s|<devices>|<devices>$(disk vda virtio 1 | sed 's/|/\\|/g')|" > "$OUT/r.xml"
 
 # Only what is about IOThreads in a domain's XML.
@@ -110,6 +110,8 @@ steps=(
     "iothreadset r 2 --poll-max-ns 1000 --poll-grow 2 --poll-shrink 1"
     "iothreadset r 9 --poll-max-ns 1000"
     "iothreadset r 2 --poll-max-ns 1000 --config"
+    "iothreadset r 2 --aio-max-batch 5"
+    "iothreadset r 2 --thread-pool-min 1 --thread-pool-max 4"
     "domstats r --iothread"
     "mask:dumpxml r"
 )
@@ -148,6 +150,31 @@ while not got and time.time() < end:
 print(got)
 PY
     [ "$name" = libvirtd ] || iothread_affinity
+    # What virsh does not send: id 0, flags libvirt does not know, a
+    # parameter of the wrong type or name, an empty CPU map.
+    "$SYSTEM_PYTHON3" - "$uri" >> "$OUT/$name.event" <<'PY'
+import sys, libvirt
+c = libvirt.open(sys.argv[1])
+d = c.lookupByName("r")
+def show(what, f):
+    try:
+        print(what, "->", f())
+    except libvirt.libvirtError as e:
+        print(what, "-> error", e.get_error_code(), e.get_error_domain(), e.get_error_message())
+show("add 0", lambda: d.addIOThread(0, 0))
+show("del 0", lambda: d.delIOThread(0, 0))
+show("pin 0", lambda: d.pinIOThread(0, (True,), 0))
+show("pin empty", lambda: d.pinIOThread(1, (False, False), 0))
+show("add flag 4", lambda: d.addIOThread(9, 4))
+show("del flag 4", lambda: d.delIOThread(9, 4))
+show("pin flag 4", lambda: d.pinIOThread(1, (True,), 4))
+show("info flag 4", lambda: d.ioThreadInfo(4))
+show("set unknown", lambda: d.setIOThreadParams(2, {"poll_bogus": 1}, 0))
+show("set flag 4", lambda: d.setIOThreadParams(2, {libvirt.VIR_DOMAIN_IOTHREAD_POLL_MAX_NS: 5}, 4))
+show("set 0", lambda: d.setIOThreadParams(0, {libvirt.VIR_DOMAIN_IOTHREAD_POLL_MAX_NS: 5}, 0))
+show("set empty", lambda: d.setIOThreadParams(2, {}, 0))
+show("info", lambda: d.ioThreadInfo(libvirt.VIR_DOMAIN_AFFECT_CONFIG))
+PY
     steps=("${after[@]}")
     virsh_transcript "$uri" "$uri_ro" "$OUT" threads_only >> "$OUT/$name.transcript"
 }

@@ -245,7 +245,8 @@ int rv_domain_tune_iothread_add(rv_domain_tune *t, unsigned id, bool autofill, i
     if (!grown)
         return oom(from, err);
     t->iothreads = grown;
-    t->iothreads[t->niothreads++] = (rv_tune_iothread){ .id = id, .autofill = autofill };
+    t->iothreads[t->niothreads++] =
+        (rv_tune_iothread){ .id = id, .autofill = autofill, .pool_min = -1, .pool_max = -1 };
     return 0;
 }
 
@@ -362,12 +363,20 @@ void rv_domain_tune_format_iothreads(FILE *fp, const rv_domain_tune *t)
     fprintf(fp, "  <iothreads>%zu</iothreads>\n", t->niothreads);
     bool named = false;
     for (size_t i = 0; i < t->niothreads && !named; i++)
-        named = !t->iothreads[i].autofill;
+        named = !t->iothreads[i].autofill || t->iothreads[i].pool_min >= 0 ||
+                t->iothreads[i].pool_max >= 0;
     if (!named)
         return;
     fputs("  <iothreadids>\n", fp);
-    for (size_t i = 0; i < t->niothreads; i++)
-        fprintf(fp, "    <iothread id='%u'/>\n", t->iothreads[i].id);
+    for (size_t i = 0; i < t->niothreads; i++) {
+        const rv_tune_iothread *io = &t->iothreads[i];
+        fprintf(fp, "    <iothread id='%u'", io->id);
+        if (io->pool_min >= 0)
+            fprintf(fp, " thread_pool_min='%d'", io->pool_min);
+        if (io->pool_max >= 0)
+            fprintf(fp, " thread_pool_max='%d'", io->pool_max);
+        fputs("/>\n", fp);
+    }
     fputs("  </iothreadids>\n", fp);
 }
 

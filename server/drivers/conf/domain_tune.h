@@ -36,6 +36,7 @@ typedef struct rv_tune_iothread {
      * when one of them was named (or pinned, added later). */
     bool autofill;
     rv_tune_cpumask pin;        /* map NULL: not pinned */
+    int pool_min, pool_max;     /* thread_pool_min, thread_pool_max; -1: unset */
 } rv_tune_iothread;
 
 typedef struct rv_tune_blkio_dev {

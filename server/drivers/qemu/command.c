@@ -496,7 +496,13 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
     /* Each IOThread an object named as libvirtd names it. */
     for (size_t i = 0; def->tune && i < def->tune->niothreads; i++) {
         add(&b, "-object");
-        addf(&b, "iothread,id=iothread%u", def->tune->iothreads[i].id);
+        const rv_tune_iothread *io = &def->tune->iothreads[i];
+        char min[32] = "", max[32] = "";
+        if (io->pool_min >= 0)
+            snprintf(min, sizeof(min), ",thread-pool-min=%d", io->pool_min);
+        if (io->pool_max >= 0)
+            snprintf(max, sizeof(max), ",thread-pool-max=%d", io->pool_max);
+        addf(&b, "iothread,id=iothread%u%s%s", io->id, min, max);
     }
     add(&b, "-no-user-config");
     add(&b, "-nodefaults");

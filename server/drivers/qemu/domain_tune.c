@@ -163,7 +163,7 @@ static int parse_iothreadpin(const xmlNode *c, rv_domain_tune *t, rv_err *err)
 int rv_qemu_iothreads_parse(const xmlNode *root, rv_domain_tune **tune, rv_err *err)
 {
     static const char *const none[] = { NULL };
-    static const char *const id_attrs[] = { "id", NULL };
+    static const char *const id_attrs[] = { "id", "thread_pool_min", "thread_pool_max", NULL };
     const xmlNode *count_el = rv_lx_plain_child(root, "iothreads");
     const xmlNode *ids = rv_lx_plain_child(root, "iothreadids");
     if (!count_el && !ids)
@@ -205,8 +205,25 @@ int rv_qemu_iothreads_parse(const xmlNode *root, rv_domain_tune **tune, rv_err *
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
                             "unsupported configuration: more than %d IOThreads",
                             RV_QEMU_MAX_IOTHREADS);
+        unsigned pool[2];
+        bool given[2] = { false, false };
+        static const char *const pool_attrs[2] = { "thread_pool_min", "thread_pool_max" };
+        for (int k = 0; k < 2; k++) {
+            char *v = rv_qx_attr(c, pool_attrs[k]);
+            given[k] = v != NULL;
+            free(v);
+            if (given[k] && (uint_attr(c, pool_attrs[k], true, false, &pool[k], err) < 0 ||
+                             pool[k] > 0x7fffffff))
+                return rv_err_is_set(err) ? -1
+                       : xml_fail(err, RV_ERR_XML_ERROR, "XML error: invalid %s", pool_attrs[k]);
+        }
+        if (given[0] && given[1] && pool[1] < pool[0])
+            return xml_fail(err, RV_ERR_XML_ERROR, "XML error: thread_pool_max must be "
+                            "greater than or equal to thread_pool_min");
         if (rv_domain_tune_iothread_add(t, id, false, RV_FROM_DOM, err) < 0)
             return -1;
+        t->iothreads[t->niothreads - 1].pool_min = given[0] ? (int)pool[0] : -1;
+        t->iothreads[t->niothreads - 1].pool_max = given[1] ? (int)pool[1] : -1;
     }
     if (more < 0)
         return -1;

@@ -1123,6 +1123,9 @@ void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
  * definition's <cputune> says; failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
+/* ---- qemu_iothread.c ---- */
+/* The same for the IOThreads' <iothreadpin>s (after the emulator's). */
+void rv_qemu_iothread_pin_apply(qemu_dom *d);
 /* ---- qemu_live.c: calls that wait for a running domain's QMP answers
  * (they send with rv_qemu_send_for) ---- */
 /* What such a call's request begins with: the call, and the domain's

@@ -19,8 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/tune_params.h"
+
+RV_LOG_CATEGORY("drivers.qemu.iothread");
 
 enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2 };
 
@@ -219,14 +222,17 @@ static void live_done(io_req *req, change_fn fn, rv_err *err)
     req_free(req);
 }
 
-/* A change's flags checked and its domain picked; id 0 refused as
- * libvirt's API refuses it. */
+/* A change's flags checked and its domain picked; id 0 refused where
+ * libvirt refuses it (DEL_IOTHREAD: its public API; ADD_IOTHREAD and
+ * SET_IOTHREAD_PARAMS: its QEMU driver; PIN_IOTHREAD finds no such one). */
 static int pick(const rv_nonnull_domain *wire, unsigned id, unsigned int flags, const char *func,
                 qemu_dom **d, bool *live, bool *config, rv_err *err)
 {
-    if (id == 0)
+    if (id == 0 && strcmp(func, "qemuDomainDelIOThread") == 0)
         return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_INVALID_ARG,
-                           "invalid argument: invalid value of 0 for iothread_id");
+                           "iothread_id in virDomainDelIOThread must not be zero");
+    if (id == 0 && strcmp(func, "qemuDomainPinIOThread") != 0)
+        return fail(err, RV_ERR_INVALID_ARG, "invalid argument: invalid value of 0 for iothread_id");
     if (rv_qemu_check_flags(RV_FROM_QEMU, flags, AFFECT_LIVE | AFFECT_CONFIG, func, err) < 0)
         return -1;
     return rv_qemu_pick_defs(wire, flags, TRANSIENT, d, live, config, err);
@@ -383,6 +389,27 @@ int rv_qemu_domain_pin_iothread(rv_driver_conn *c, const rv_domain_pin_iothread_
 
 /* ================================================================ add, del */
 
+/* The new thread runs on every CPU, as libvirtd sets it up (it would
+ * take the pinning of the thread that made it otherwise). */
+static void on_added_threads(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+{
+    io_req *req = opaque;
+    if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
+        req_free(req);
+        return;
+    }
+    rv_err err = { 0 };
+    pid_t tid = iothread_tid(ret, req->id);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int b = 0; b < host_cpus(); b++)
+        CPU_SET(b, &set);
+    if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
+        RV_WARN("domain '%s': IOThread %u stays where QEMU put it: %s", req->live.name, req->id,
+                strerror(errno));
+    live_done(req, record_add, &err);
+}
+
 static void on_added(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     (void)ret;
@@ -391,8 +418,12 @@ static void on_added(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *op
         req_free(req);
         return;
     }
+    qemu_dom *d = rv_qemu_find_name(req->live.name);
     rv_err err = { 0 };
-    live_done(req, record_add, &err);
+    if (d)
+        qmp_send(d, req, "query-iothreads", NULL, on_added_threads);
+    else
+        live_done(req, record_add, &err);
 }
 
 static void on_deleted(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
@@ -483,6 +514,18 @@ static void on_prop_set(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void 
         send_next_prop(d, req);
         return;
     }
+    /* The thread pool's bounds are in the live XML, as libvirtd keeps them. */
+    int i = d && d->live ? rv_domain_tune_iothread_find(d->live->tune, req->id) : -1;
+    for (int k = 0; i >= 0 && k < req->nprops; k++) {
+        rv_tune_iothread *t = &d->live->tune->iothreads[i];
+        if (strcmp(req->props[k], "thread-pool-min") == 0)
+            t->pool_min = (int)req->values[k];
+        else if (strcmp(req->props[k], "thread-pool-max") == 0)
+            t->pool_max = (int)req->values[k];
+    }
+    rv_err ignored = { 0 };
+    if (i >= 0 && rv_qemu_save_status(d, &ignored) < 0)
+        rv_err_clear(&ignored);
     rv_deferred_finish(req->live.reply, NULL);
     req_free(req);
 }
@@ -547,4 +590,55 @@ int rv_qemu_domain_set_iothread_params(rv_driver_conn *c,
     }
     send_next_prop(d, req);
     return RV_DEFERRED;
+}
+
+/* ================================================================ at start */
+
+typedef struct apply_req {
+    char *name;
+    rv_qmp *qmp;
+    pid_t pid;
+} apply_req;
+
+static void on_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+{
+    apply_req *req = opaque;
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    const rv_domain_tune *t = d && d->live ? d->live->tune : NULL;
+    if (!qerr && t && d->qmp == qmp && d->pid == req->pid)
+        for (size_t i = 0; i < t->niothreads; i++) {
+            pid_t tid = t->iothreads[i].pin.map ? iothread_tid(ret, t->iothreads[i].id) : 0;
+            cpu_set_t set;
+            map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
+            if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
+                RV_WARN("domain '%s': cannot pin IOThread %u: %s", req->name,
+                        t->iothreads[i].id, strerror(errno));
+        }
+    free(req->name);
+    free(req);
+}
+
+void rv_qemu_iothread_pin_apply(qemu_dom *d)
+{
+    const rv_domain_tune *t = d->live ? d->live->tune : NULL;
+    bool any = false;
+    for (size_t i = 0; t && i < t->niothreads && !any; i++)
+        any = t->iothreads[i].pin.map != NULL;
+    if (!any)
+        return;
+    apply_req *req = calloc(1, sizeof(*req));
+    rv_err err = { 0 };
+    if (!req || !(req->name = strdup(d->live->name))) {
+        free(req);
+        RV_WARN("domain '%s': no memory to pin its IOThreads", d->live->name);
+        return;
+    }
+    req->qmp = d->qmp;
+    req->pid = d->pid;
+    if (rv_qmp_command(d->qmp, "query-iothreads", NULL, 0, on_apply, req, &err) < 0) {
+        RV_WARN("domain '%s': cannot pin its IOThreads: %s", d->live->name, err.message);
+        free(req->name);
+        free(req);
+    }
+    rv_err_clear(&err);
 }

@@ -356,7 +356,23 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
 
 /* ================================================================ emulator */
 
-/* Pin every thread of QEMU pid that is not one of cpus' vcpu threads. */
+/* Whether thread tid of QEMU pid is an IOThread's: QEMU names them "IO
+ * <object id>" (-name debug-threads=on), and libvirtd's emulator pinning
+ * leaves them to their <iothreadpin>. */
+static bool iothread_thread(pid_t pid, long tid)
+{
+    char path[80], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid, tid);
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return false;
+    bool got = fgets(comm, sizeof(comm), fp) != NULL;
+    fclose(fp);
+    return got && strncmp(comm, "IO iothread", 11) == 0;
+}
+
+/* Pin every thread of QEMU pid that is neither one of cpus' vcpu threads
+ * nor an IOThread's. */
 static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *set, rv_err *err)
 {
     char path[64];
@@ -372,7 +388,7 @@ static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *s
         long tid = strtol(e->d_name, &end, 10);
         if (tid <= 0 || *end)
             continue;
-        bool is_vcpu = false;
+        bool is_vcpu = iothread_thread((pid_t)pid, tid);
         for (size_t i = 0; i < ncpus && !is_vcpu; i++)
             is_vcpu = rv_qmp_json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
         /* A thread gone meanwhile (ESRCH) is no failure. */
