@@ -35,7 +35,7 @@ iothreads() # NAME EXTRA DISKS: a domain with EXTRA after <vcpu>
 {
     qemu_domain_xml "$1" "$3" | sed "s|<vcpu>1</vcpu>|<vcpu>2</vcpu>$2|"
 }
-iothreads d "<iothreads>3</iothreads><iothreadids><iothread id='2'/><iothread id='5'/></iothreadids><cputune><iothreadpin iothread='5' cpuset='0'/></cputune>" \
+iothreads d "<iothreads>3</iothreads><iothreadids><iothread id='2'/><iothread id='5' thread_pool_min='0' thread_pool_max='2'/></iothreadids><cputune><iothreadpin iothread='5' cpuset='0'/></cputune>" \
     "$(disk vda virtio 2)$(disk vdb virtio)" > "$OUT/d.xml"
 iothreads e "<iothreads>2</iothreads>" "$(disk vda virtio 1)" > "$OUT/e.xml"
 iothreads bad0 "<iothreadids><iothread id='0'/></iothreadids>" "" > "$OUT/bad0.xml"
@@ -46,6 +46,9 @@ iothreads bad4 "<iothreads>1</iothreads>" "$(disk sda sata 1)" > "$OUT/bad4.xml"
 iothreads bad5 "<iothreads>x</iothreads>" "" > "$OUT/bad5.xml"
 iothreads bad6 "<iothreadids><iothread id='x'/></iothreadids>" "" > "$OUT/bad6.xml"
 iothreads bad7 "<iothreads>1</iothreads><cputune><iothreadpin cpuset='0'/></cputune>" "" > "$OUT/bad7.xml"
+iothreads bad8 "<iothreadids><iothread id='1' thread_pool_min='3' thread_pool_max='2'/></iothreadids>" "" > "$OUT/bad8.xml"
+iothreads bad9 "<iothreadids><iothread id='1' thread_pool_min='-1'/></iothreadids>" "" > "$OUT/bad9.xml"
+iothreads bad10 "<iothreads>1</iothreads>" "$(disk vda virtio 0)" > "$OUT/bad10.xml"
 qemu_guest_xml r "<iothreads>2</iothreads><cputune><emulatorpin cpuset='0'/><iothreadpin iothread='2' cpuset='0'/></cputune>" |
     sed "s|<devices>|<devices>$(disk vda virtio 1 | sed 's/|/\\|/g')|" > "$OUT/r.xml"
 
@@ -87,6 +90,9 @@ steps=(
     "define bad5.xml"
     "define bad6.xml"
     "define bad7.xml"
+    "define bad8.xml"
+    "define bad9.xml"
+    "define bad10.xml"
     "define r.xml"
     "start r"
     "iothreadinfo r"

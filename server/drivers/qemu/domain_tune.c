@@ -110,8 +110,8 @@ static int parse_memtune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
 
 /* An unsigned attribute as libvirt reads it, with its errors; 0: absent
  * (required: refused), or refused when not nonzero. */
-static int uint_attr(const xmlNode *n, const char *name, bool required, bool nonzero,
-                     unsigned *out, rv_err *err)
+static int number_attr(const xmlNode *n, const char *name, bool required, bool nonzero,
+                       const char *expected, unsigned *out, rv_err *err)
 {
     char *s = rv_qx_attr(n, name);
     unsigned long long v = 0;
@@ -123,7 +123,7 @@ static int uint_attr(const xmlNode *n, const char *name, bool required, bool non
                           name, name_of(n));
     } else if (rv_qx_parse_uint(s, &v) < 0 || v > 0xffffffffULL) {
         rc = xml_fail(err, RV_ERR_XML_ERROR, "XML error: Invalid value for attribute '%s' in element '%s': "
-                      "'%s'. Expected non-negative integer value", name, name_of(n), s);
+                      "'%s'. Expected %s", name, name_of(n), s, expected);
     } else if (nonzero && v == 0) {
         rc = xml_fail(err, RV_ERR_XML_ERROR, "XML error: Invalid value for attribute '%s' in element '%s': "
                       "Zero is not permitted", name, name_of(n));
@@ -131,6 +131,13 @@ static int uint_attr(const xmlNode *n, const char *name, bool required, bool non
     free(s);
     *out = (unsigned)v;
     return rc;
+}
+
+/* An unsigned attribute (libvirt's "unsigned int" attribute errors). */
+static int uint_attr(const xmlNode *n, const char *name, bool required, bool nonzero,
+                     unsigned *out, rv_err *err)
+{
+    return number_attr(n, name, required, nonzero, "non-negative integer value", out, err);
 }
 
 int rv_qemu_disk_iothread_attr(const xmlNode *driver, unsigned *iothread, rv_err *err)
@@ -212,14 +219,12 @@ int rv_qemu_iothreads_parse(const xmlNode *root, rv_domain_tune **tune, rv_err *
             char *v = rv_qx_attr(c, pool_attrs[k]);
             given[k] = v != NULL;
             free(v);
-            if (given[k] && (uint_attr(c, pool_attrs[k], true, false, &pool[k], err) < 0 ||
-                             pool[k] > 0x7fffffff))
+            /* (A signed int in libvirt, refused below 0.) */
+            if (given[k] && (number_attr(c, pool_attrs[k], true, false, "non-negative value",
+                                         &pool[k], err) < 0 || pool[k] > 0x7fffffff))
                 return rv_err_is_set(err) ? -1
                        : xml_fail(err, RV_ERR_XML_ERROR, "XML error: invalid %s", pool_attrs[k]);
         }
-        if (given[0] && given[1] && pool[1] < pool[0])
-            return xml_fail(err, RV_ERR_XML_ERROR, "XML error: thread_pool_max must be "
-                            "greater than or equal to thread_pool_min");
         if (rv_domain_tune_iothread_add(t, id, false, RV_FROM_DOM, err) < 0)
             return -1;
         t->iothreads[t->niothreads - 1].pool_min = given[0] ? (int)pool[0] : -1;

@@ -1438,10 +1438,17 @@ static int parse_resource(const xmlNode *n, rv_err *err)
     return more;
 }
 
-/* Each disk in an IOThread names one the definition has, on virtio (as
- * libvirtd's QEMU driver validates them). */
+/* Each IOThread's pool bounds in order, and each disk in an IOThread
+ * names one the definition has, on virtio (as libvirtd validates them). */
 static int check_disk_iothreads(const rv_qemu_domain_def *def, rv_err *err)
 {
+    for (size_t i = 0; def->tune && i < def->tune->niothreads; i++) {
+        const rv_tune_iothread *io = &def->tune->iothreads[i];
+        if (io->pool_min >= 0 && io->pool_max >= 0 && io->pool_min > io->pool_max)
+            return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: thread_pool_min must be smaller or "
+                               "equal to thread_pool_max");
+    }
     for (size_t i = 0; i < def->ndisks; i++)
         if (rv_qemu_disk_iothread_check(def, &def->disks[i], err) < 0)
             return -1;
