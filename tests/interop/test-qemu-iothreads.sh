@@ -12,7 +12,8 @@
 #     one (-object iothread, virtio-blk-pci iothread=); iothreadinfo and
 #     iothreadpin live (the thread's affinity), iothreadadd and iothreaddel
 #     live (object-add, object-del; one a disk uses refused), iothreadset
-#     (qom-set) and domstats --iothread; the TUNABLE event of a live pin
+#     (qom-set) and domstats --iothread; a disk hotplugged into an
+#     IOThread (one that does not exist refused); the TUNABLE event of a live pin
 #     (python3-libvirt); the threads' affinity in /proc;
 #   - --config changes on disk: a restarted remvirtd reads them back.
 set -euo pipefail
@@ -49,6 +50,8 @@ iothreads bad7 "<iothreads>1</iothreads><cputune><iothreadpin cpuset='0'/></cput
 iothreads bad8 "<iothreadids><iothread id='1' thread_pool_min='3' thread_pool_max='2'/></iothreadids>" "" > "$OUT/bad8.xml"
 iothreads bad9 "<iothreadids><iothread id='1' thread_pool_min='-1'/></iothreadids>" "" > "$OUT/bad9.xml"
 iothreads bad10 "<iothreads>1</iothreads>" "$(disk vda virtio 0)" > "$OUT/bad10.xml"
+disk vdb virtio 2 > "$OUT/vdb.xml"
+disk vdb virtio 9 > "$OUT/vdb-bad.xml"
 qemu_guest_xml r "<iothreads>2</iothreads><cputune><emulatorpin cpuset='0'/><iothreadpin iothread='2' cpuset='0'/></cputune>" |
     sed "s|<devices>|<devices>$(disk vda virtio 1 | sed 's/|/\\|/g')|" > "$OUT/r.xml"
 
@@ -116,6 +119,9 @@ steps=(
     "iothreadset r 2 --poll-max-ns 1000 --poll-grow 2 --poll-shrink 1"
     "iothreadset r 9 --poll-max-ns 1000"
     "iothreadset r 2 --poll-max-ns 1000 --config"
+    "attach-device r vdb-bad.xml --live"
+    "attach-device r vdb.xml --live"
+    "iothreaddel r 2"
     "iothreadset r 2 --aio-max-batch 5"
     "iothreadset r 2 --thread-pool-min 1 --thread-pool-max 4"
     "domstats r --iothread"

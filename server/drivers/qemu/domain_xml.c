@@ -1471,7 +1471,7 @@ int rv_qemu_disk_iothread_check(const rv_qemu_domain_def *def, const rv_qemu_dis
     return 0;
 }
 
-static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
+static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given, bool device,
                         rv_err *err)
 {
     static const char *const domain_attrs[] = { "type", "id", NULL };
@@ -1564,7 +1564,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     }
     if (more < 0)
         return -1;
-    return rv_qemu_tune_check(def->tune, def->vcpus, err) < 0 ? -1 : check_disk_iothreads(def, err);
+    return rv_qemu_tune_check(def->tune, def->vcpus, err) < 0 ? -1
+           : device ? 0 : check_disk_iothreads(def, err);
 }
 
 /* Defaults, as libvirt fills them in. */
@@ -1655,7 +1656,10 @@ static const rv_domain_profile profile = {
     .max_vcpus = RV_QEMU_MAX_VCPUS,
 };
 
-rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
+/* device: the domain only holds a device read alone (attach, detach,
+ * update), whose references to the domain (an IOThread) are checked
+ * against the domain it goes to. */
+static rv_qemu_domain_def *domain_parse(const char *xml, size_t len, bool device, rv_err *err)
 {
     if (strlen(xml) != len) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "XML error: domain XML holds a NUL byte");
@@ -1688,7 +1692,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     else if (take_aliases((xmlNode *)root, &net_aliases, &n_net, &def->aliases) < 0)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (rv_domain_base_parse(root, &profile, &def->base, NULL, err) == 0 &&
-             parse_domain(root, def, &macs_given, err) == 0)
+             parse_domain(root, def, &macs_given, device, err) == 0)
         rc = normalise(def, macs_given, err);
     for (size_t i = 0; i < n_net; i++) {
         if (rc == 0 && i < def->ninterfaces && net_aliases[i] && strncmp(net_aliases[i], "net", 3) == 0) {
@@ -1706,6 +1710,11 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         return NULL;
     }
     return def;
+}
+
+rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
+{
+    return domain_parse(xml, len, false, err);
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -2009,7 +2018,7 @@ static rv_qemu_domain_def *alone(const char *text, rv_err *err)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    rv_qemu_domain_def *def = rv_qemu_domain_parse(whole, strlen(whole), err);
+    rv_qemu_domain_def *def = domain_parse(whole, strlen(whole), true, err);
     free(whole);
     return def;
 }
