@@ -19,14 +19,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../functions.sh"
 
-requires virsh
-requires qemu-img --version
-requires "$SYSTEM_PYTHON3" -c 'import libvirt'
-test_guest
-start_libvirtd_qemu
-start_remvirtd_qemu
-OUT=$RV_TMP/cmp
-mkdir -p "$OUT"
+start_both_qemu cmp
 
 disk() # TARGET BUS IOTHREAD
 {

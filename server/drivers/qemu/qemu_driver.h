@@ -634,6 +634,10 @@ void rv_qemu_turn_over(qemu_dom *d);
  * live call waits for the monitor (qemu_pin.c). */
 int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const char *transient,
                       qemu_dom **d, bool *live, bool *config, rv_err *err);
+/* The same for a getter: *live, or the persistent definition; a live one
+ * of a domain that does not run refused by libvirt's domain layer. */
+int rv_qemu_pick_getter(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
+                        bool *live, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
@@ -1121,11 +1125,13 @@ json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib);
 void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
- * definition's <cputune> says; failures are logged. */
+ * definition's <cputune> says (the IOThreads' after the emulator's);
+ * failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
 /* ---- qemu_iothread.c ---- */
-/* The same for the IOThreads' <iothreadpin>s (after the emulator's). */
-void rv_qemu_iothread_pin_apply(qemu_dom *d);
+/* Pin running d's IOThreads as its live <iothreadpin>s say, their
+ * threads from query-iothreads' answer; failures are logged. */
+void rv_qemu_iothread_pins_set(const qemu_dom *d, json_object *iothreads);
 /* ---- qemu_live.c: calls that wait for a running domain's QMP answers
  * (they send with rv_qemu_send_for) ---- */
 /* What such a call's request begins with: the call, and the domain's

@@ -12,7 +12,6 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-#define TRANSIENT "transient domains do not have any persistent config"
 
 /* libvirt's domain-object layer refuses these, not its QEMU driver. */
 static int not_running(rv_err *err)
@@ -48,13 +47,9 @@ int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_e
                             "qemuDomainGetPerfEvents", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    if ((args->flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
-        return not_running(err);
-    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
+    qemu_dom *d;
+    bool live;
+    int rc = rv_qemu_pick_getter(&args->dom, args->flags, &d, &live, err);
     if (rc)
         return rc;
     const rv_qemu_domain_def *def = live ? d->live : rv_qemu_def_newest(d);

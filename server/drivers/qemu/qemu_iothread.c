@@ -86,11 +86,15 @@ static int info_map(rv_domain_iothread_info *info, const cpu_set_t *set, int map
 
 /* ================================================================ requests */
 
+/* A change of a definition's IOThreads (live or persistent). */
+typedef int (*change_fn)(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
+
 typedef struct io_req {
     rv_qemu_live_req live;
     unsigned id;
     bool config;                /* then the definition too */
-    unsigned char *map;         /* PIN: the map given */
+    change_fn fn;               /* what the definitions then record */
+    unsigned char *map;         /* PIN: the map given; ADD: every CPU */
     size_t maplen;
     char *cpulist;              /* PIN: the map as a list (the TUNABLE event) */
     /* SET_IOTHREAD_PARAMS: the qom-set properties still to send. */
@@ -178,8 +182,6 @@ static int record_pin(rv_qemu_domain_def *def, const void *ctx, rv_err *err)
                  : rv_domain_tune_iothread_pin(def->tune, (size_t)i, ch->map, ch->maplen,
                                                RV_FROM_QEMU, err);
 }
-
-typedef int (*change_fn)(rv_qemu_domain_def *def, const void *ctx, rv_err *err);
 
 /* Only the definition: written, the call answered once it is durable. */
 static int config_only(qemu_dom *d, change_fn fn, const io_change *ch, rv_err *err)
@@ -287,14 +289,9 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
     if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
                             "qemuDomainGetIOThreadInfo", err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    if ((args->flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
-        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
-                           "Requested operation is not valid: domain is not running");
-    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
+    qemu_dom *d;
+    bool live;
+    int rc = rv_qemu_pick_getter(&args->dom, args->flags, &d, &live, err);
     if (rc)
         return rc;
     if (live) {
@@ -328,7 +325,11 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
 
 /* ================================================================ pin */
 
-static void on_pin(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+/* The thread of req's IOThread put on req's map (query-iothreads'
+ * answer), then the definitions follow: PIN_IOTHREAD's, or a new
+ * IOThread's (on every CPU, as libvirtd sets it up: it would keep the
+ * pinning of the thread that made it). */
+static void on_threads(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     io_req *req = opaque;
     if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
@@ -339,12 +340,16 @@ static void on_pin(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaq
     pid_t tid = iothread_tid(ret, req->id);
     cpu_set_t set;
     map_to_set(req->map, req->maplen, &set);
-    if (tid <= 0)
+    int e = tid <= 0 ? ESRCH : sched_setaffinity(tid, sizeof(set), &set) < 0 ? errno : 0;
+    if (e && req->fn != record_pin)
+        RV_WARN("domain '%s': IOThread %u stays where QEMU put it: %s", req->live.name, req->id,
+                strerror(e));
+    else if (tid <= 0)
         fail(&err, RV_ERR_INVALID_ARG, "invalid argument: iothread %u not found", req->id);
-    else if (sched_setaffinity(tid, sizeof(set), &set) < 0)
+    else if (e)
         fail(&err, RV_ERR_SYSTEM_ERROR, "cannot set CPU affinity on process %d: %s", (int)tid,
-             strerror(errno));
-    live_done(req, record_pin, &err);
+             strerror(e));
+    live_done(req, req->fn, &err);
     rv_err_clear(&err);
 }
 
@@ -383,32 +388,12 @@ int rv_qemu_domain_pin_iothread(rv_driver_conn *c, const rv_domain_pin_iothread_
         return RV_DEFERRED;
     }
     memcpy(req->map, map, len);
-    qmp_send(d, req, "query-iothreads", NULL, on_pin);
+    req->fn = record_pin;
+    qmp_send(d, req, "query-iothreads", NULL, on_threads);
     return RV_DEFERRED;
 }
 
 /* ================================================================ add, del */
-
-/* The new thread runs on every CPU, as libvirtd sets it up (it would
- * take the pinning of the thread that made it otherwise). */
-static void on_added_threads(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
-{
-    io_req *req = opaque;
-    if (!rv_qemu_live_req_alive(&req->live, qmp, qerr)) {
-        req_free(req);
-        return;
-    }
-    rv_err err = { 0 };
-    pid_t tid = iothread_tid(ret, req->id);
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int b = 0; b < host_cpus(); b++)
-        CPU_SET(b, &set);
-    if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
-        RV_WARN("domain '%s': IOThread %u stays where QEMU put it: %s", req->live.name, req->id,
-                strerror(errno));
-    live_done(req, record_add, &err);
-}
 
 static void on_added(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
@@ -421,9 +406,9 @@ static void on_added(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *op
     qemu_dom *d = rv_qemu_find_name(req->live.name);
     rv_err err = { 0 };
     if (d)
-        qmp_send(d, req, "query-iothreads", NULL, on_added_threads);
+        qmp_send(d, req, "query-iothreads", NULL, on_threads);
     else
-        live_done(req, record_add, &err);
+        live_done(req, req->fn, &err);
 }
 
 static void on_deleted(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
@@ -435,7 +420,7 @@ static void on_deleted(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *
         return;
     }
     rv_err err = { 0 };
-    live_done(req, record_del, &err);
+    live_done(req, req->fn, &err);
 }
 
 /* ADD_IOTHREAD (add) or DEL_IOTHREAD. */
@@ -461,6 +446,19 @@ static int add_or_del(const rv_nonnull_domain *wire, unsigned id, unsigned int f
         return -1;
     req->id = id;
     req->config = config;
+    req->fn = add ? record_add : record_del;
+    if (add) {
+        /* Where the new thread goes: every CPU. */
+        req->maplen = (size_t)(host_cpus() + 7) / 8;
+        if (!(req->map = malloc(req->maplen))) {
+            rv_qemu_finish_error(req->live.reply, RV_ERR_NO_MEMORY, "out of memory");
+            req_free(req);
+            return RV_DEFERRED;
+        }
+        memset(req->map, 0, req->maplen);
+        for (int b = 0; b < host_cpus(); b++)
+            req->map[b / 8] |= (unsigned char)(1u << (b % 8));
+    }
     char name[32];
     snprintf(name, sizeof(name), "iothread%u", id);
     json_object *args = json_object_new_object();
@@ -594,51 +592,15 @@ int rv_qemu_domain_set_iothread_params(rv_driver_conn *c,
 
 /* ================================================================ at start */
 
-typedef struct apply_req {
-    char *name;
-    rv_qmp *qmp;
-    pid_t pid;
-} apply_req;
-
-static void on_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+void rv_qemu_iothread_pins_set(const qemu_dom *d, json_object *iothreads)
 {
-    apply_req *req = opaque;
-    qemu_dom *d = rv_qemu_find_name(req->name);
-    const rv_domain_tune *t = d && d->live ? d->live->tune : NULL;
-    if (!qerr && t && d->qmp == qmp && d->pid == req->pid)
-        for (size_t i = 0; i < t->niothreads; i++) {
-            pid_t tid = t->iothreads[i].pin.map ? iothread_tid(ret, t->iothreads[i].id) : 0;
-            cpu_set_t set;
-            map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
-            if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
-                RV_WARN("domain '%s': cannot pin IOThread %u: %s", req->name,
-                        t->iothreads[i].id, strerror(errno));
-        }
-    free(req->name);
-    free(req);
-}
-
-void rv_qemu_iothread_pin_apply(qemu_dom *d)
-{
-    const rv_domain_tune *t = d->live ? d->live->tune : NULL;
-    bool any = false;
-    for (size_t i = 0; t && i < t->niothreads && !any; i++)
-        any = t->iothreads[i].pin.map != NULL;
-    if (!any)
-        return;
-    apply_req *req = calloc(1, sizeof(*req));
-    rv_err err = { 0 };
-    if (!req || !(req->name = strdup(d->live->name))) {
-        free(req);
-        RV_WARN("domain '%s': no memory to pin its IOThreads", d->live->name);
-        return;
+    const rv_domain_tune *t = d->live->tune;
+    for (size_t i = 0; t && i < t->niothreads; i++) {
+        pid_t tid = t->iothreads[i].pin.map ? iothread_tid(iothreads, t->iothreads[i].id) : 0;
+        cpu_set_t set;
+        map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
+        if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
+            RV_WARN("domain '%s': cannot pin IOThread %u: %s", d->live->name,
+                    t->iothreads[i].id, strerror(errno));
     }
-    req->qmp = d->qmp;
-    req->pid = d->pid;
-    if (rv_qmp_command(d->qmp, "query-iothreads", NULL, 0, on_apply, req, &err) < 0) {
-        RV_WARN("domain '%s': cannot pin its IOThreads: %s", d->live->name, err.message);
-        free(req->name);
-        free(req);
-    }
-    rv_err_clear(&err);
 }

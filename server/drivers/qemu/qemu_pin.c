@@ -49,6 +49,18 @@ int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const c
     return 0;
 }
 
+int rv_qemu_pick_getter(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
+                        bool *live, rv_err *err)
+{
+    bool config;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    if ((flags & AFFECT_LIVE) && !rv_qemu_dom_active(*d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    return rv_qemu_pick_defs(wire, flags, NO_TRANSIENT_CONFIG, d, live, &config, err);
+}
+
 /* A request waiting for QEMU's answer. */
 typedef struct pin_req {
     rv_qemu_live_req live;
@@ -490,11 +502,37 @@ typedef struct apply_req {
     pid_t pid;
 } apply_req;
 
+static bool iothreads_pinned(const rv_domain_tune *t)
+{
+    for (size_t i = 0; t && i < t->niothreads; i++)
+        if (t->iothreads[i].pin.map)
+            return true;
+    return false;
+}
+
+/* The domain req was made for, still running the same QEMU, or NULL. */
+static qemu_dom *apply_dom(const apply_req *req, rv_qmp *qmp, const rv_err *qerr)
+{
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    return !qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune ? d
+                                                                                      : NULL;
+}
+
+static void on_iothreads_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+{
+    apply_req *req = opaque;
+    qemu_dom *d = apply_dom(req, qmp, qerr);
+    if (d)
+        rv_qemu_iothread_pins_set(d, ret);
+    free(req->name);
+    free(req);
+}
+
 static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     apply_req *req = opaque;
-    qemu_dom *d = rv_qemu_find_name(req->name);
-    if (!qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune) {
+    qemu_dom *d = apply_dom(req, qmp, qerr);
+    if (d) {
         const rv_domain_tune *t = d->live->tune;
         rv_err err = { 0 };
         cpu_set_t set;
@@ -512,6 +550,13 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
         if (rv_err_is_set(&err))
             RV_WARN("domain '%s': its <cputune> pinning: %s", req->name, err.message);
         rv_err_clear(&err);
+        /* Then the IOThreads, whose threads the emulator's pinning left. */
+        if (iothreads_pinned(t) &&
+            rv_qmp_command(qmp, "query-iothreads", NULL, 0, on_iothreads_apply, req, &err) == 0)
+            return;
+        if (rv_err_is_set(&err))
+            RV_WARN("domain '%s': cannot pin its IOThreads: %s", req->name, err.message);
+        rv_err_clear(&err);
     }
     free(req->name);
     free(req);
@@ -520,7 +565,7 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
 void rv_qemu_pin_apply(qemu_dom *d)
 {
     const rv_domain_tune *t = d->live ? d->live->tune : NULL;
-    bool any = t && t->emulator.map;
+    bool any = t && (t->emulator.map || iothreads_pinned(t));
     for (size_t v = 0; t && v < t->npins && !any; v++)
         any = t->pins[v].map != NULL;
     if (!any)

@@ -1080,7 +1080,6 @@ static void on_qmp_ready(rv_qmp *qmp, json_object *greeting, void *opaque)
         d->balloon_kib = d->live->balloon ? d->live->memory_kib : 0;
         set_balloon_target(d);
         rv_qemu_pin_apply(d);
-        rv_qemu_iothread_pin_apply(d);
         set_link_states(d);
         if (d->jobs->flags & RV_DOMAIN_START_PAUSED)
             on_started(d);
