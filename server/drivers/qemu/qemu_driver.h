@@ -36,6 +36,7 @@
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1128,6 +1129,10 @@ void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
  * definition's <cputune> says (the IOThreads' after the emulator's);
  * failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
+/* A CPU map (libvirt's: bit b of byte b/8 is CPU b) as a CPU set, and
+ * a set into a zeroed map of maplen bytes. */
+void rv_qemu_map_to_set(const unsigned char *map, size_t len, cpu_set_t *set);
+void rv_qemu_set_to_map(const cpu_set_t *set, unsigned char *map, int maplen);
 /* ---- qemu_iothread.c ---- */
 /* Pin running d's IOThreads as its live <iothreadpin>s say, their
  * threads from query-iothreads' answer; failures are logged. */

@@ -62,23 +62,13 @@ static pid_t iothread_tid(json_object *list, unsigned id)
     return 0;
 }
 
-static void map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
-{
-    CPU_ZERO(set);
-    for (size_t b = 0; b < len * 8 && b < CPU_SETSIZE; b++)
-        if (map[b / 8] & (1u << (b % 8)))
-            CPU_SET(b, set);
-}
-
 /* An info entry's map (maplen bytes) from set. */
 static int info_map(rv_domain_iothread_info *info, const cpu_set_t *set, int maplen, rv_err *err)
 {
     unsigned char *map = calloc((size_t)maplen, 1);
     if (!map)
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
-    for (int b = 0; b < maplen * 8 && b < CPU_SETSIZE; b++)
-        if (CPU_ISSET(b, set))
-            map[b / 8] |= (unsigned char)(1u << (b % 8));
+    rv_qemu_set_to_map(set, map, maplen);
     info->cpumap.cpumap_val = (char *)map;
     info->cpumap.cpumap_len = (u_int)maplen;
     return 0;
@@ -313,7 +303,7 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
         for (int b = 0; b < ncpus; b++)
             CPU_SET(b, &set);
         if (t->iothreads[i].pin.map)
-            map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
+            rv_qemu_map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
         ret->info.info_val[i].iothread_id = t->iothreads[i].id;
         if (info_map(&ret->info.info_val[i], &set, maplen, err) < 0)
             return -1;
@@ -339,7 +329,7 @@ static void on_threads(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *
     rv_err err = { 0 };
     pid_t tid = iothread_tid(ret, req->id);
     cpu_set_t set;
-    map_to_set(req->map, req->maplen, &set);
+    rv_qemu_map_to_set(req->map, req->maplen, &set);
     int e = tid <= 0 ? ESRCH : sched_setaffinity(tid, sizeof(set), &set) < 0 ? errno : 0;
     if (e && req->fn != record_pin)
         RV_WARN("domain '%s': IOThread %u stays where QEMU put it: %s", req->live.name, req->id,
@@ -598,7 +588,7 @@ void rv_qemu_iothread_pins_set(const qemu_dom *d, json_object *iothreads)
     for (size_t i = 0; t && i < t->niothreads; i++) {
         pid_t tid = t->iothreads[i].pin.map ? iothread_tid(iothreads, t->iothreads[i].id) : 0;
         cpu_set_t set;
-        map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
+        rv_qemu_map_to_set(t->iothreads[i].pin.map, t->iothreads[i].pin.len, &set);
         if (tid > 0 && sched_setaffinity(tid, sizeof(set), &set) < 0)
             RV_WARN("domain '%s': cannot pin IOThread %u: %s", d->live->name,
                     t->iothreads[i].id, strerror(errno));

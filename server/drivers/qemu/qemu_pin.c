@@ -104,7 +104,7 @@ static pid_t vcpu_thread(json_object *cpus, long long index)
     return 0;
 }
 
-static void map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
+void rv_qemu_map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
 {
     CPU_ZERO(set);
     for (size_t b = 0; b < len * 8 && b < CPU_SETSIZE; b++)
@@ -112,7 +112,7 @@ static void map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
             CPU_SET(b, set);
 }
 
-static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
+void rv_qemu_set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
 {
     for (int b = 0; b < maplen * 8 && b < CPU_SETSIZE; b++)
         if (CPU_ISSET(b, set))
@@ -123,7 +123,7 @@ static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
 static void mask_to_set(const rv_tune_cpumask *m, cpu_set_t *set)
 {
     CPU_ZERO(set);
-    map_to_set(m->map, m->len, set);
+    rv_qemu_map_to_set(m->map, m->len, set);
 }
 
 /* sched_setaffinity with libvirt's wording of a refusal. */
@@ -252,7 +252,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
         req_free(req);
         return RV_DEFERRED;
     }
-    map_to_set((const unsigned char *)map, maplen, &req->set);
+    rv_qemu_map_to_set((const unsigned char *)map, maplen, &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_pin);
     return RV_DEFERRED;
 }
@@ -295,7 +295,7 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
         pid_t tid = vcpu_thread(ret, (long long)i);
         cpu_set_t set;
         if (tid > 0 && sched_getaffinity(tid, sizeof(set), &set) == 0)
-            set_to_map(&set, (unsigned char *)out->cpumaps.cpumaps_val + i * (size_t)req->maplen,
+            rv_qemu_set_to_map(&set, (unsigned char *)out->cpumaps.cpumaps_val + i * (size_t)req->maplen,
                        req->maplen);
     }
     out->num = (int)n;
@@ -348,7 +348,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
             const rv_tune_cpumask *pin = rv_domain_tune_pin_of(def->tune, i);
             if (pin)
                 mask_to_set(pin, &set);
-            set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
+            rv_qemu_set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
                        args->maplen);
         }
         ret->num = n;
@@ -456,7 +456,7 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
         req_free(req);
         return RV_DEFERRED;
     }
-    map_to_set((const unsigned char *)args->cpumap.cpumap_val, args->cpumap.cpumap_len,
+    rv_qemu_map_to_set((const unsigned char *)args->cpumap.cpumap_val, args->cpumap.cpumap_len,
                &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_emulator);
     return RV_DEFERRED;
@@ -489,7 +489,7 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (!(ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1)))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
-    set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val, args->maplen);
+    rv_qemu_set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val, args->maplen);
     ret->ret = 1;
     return 0;
 }
