@@ -32,6 +32,7 @@ iothreads() # NAME EXTRA DISKS: a domain with EXTRA after <vcpu>
 iothreads d "<iothreads>3</iothreads><iothreadids><iothread id='2'/><iothread id='5' thread_pool_min='0' thread_pool_max='2'/></iothreadids><cputune><iothreadpin iothread='5' cpuset='0'/></cputune>" \
     "$(disk vda virtio 2)$(disk vdb virtio)" > "$OUT/d.xml"
 iothreads e "<iothreads>2</iothreads>" "$(disk vda virtio 1)" > "$OUT/e.xml"
+iothreads f "<iothreads>1</iothreads>" "<disk type='file' device='disk'><driver name='qemu' type='raw' cache='none' io='native' discard='unmap' detect_zeroes='unmap' iothread='1' copy_on_read='on'/><source file='$OUT/vdb.img'/><target dev='vdb' bus='virtio'/></disk>" > "$OUT/f.xml"
 iothreads bad0 "<iothreadids><iothread id='0'/></iothreadids>" "" > "$OUT/bad0.xml"
 iothreads bad1 "<iothreadids><iothread id='1'/><iothread id='1'/></iothreadids>" "" > "$OUT/bad1.xml"
 iothreads bad2 "<iothreads>1</iothreads>" "$(disk vda virtio 2)" > "$OUT/bad2.xml"
@@ -78,6 +79,9 @@ steps=(
     "mask:dumpxml d"
     "define e.xml"
     "mask:dumpxml e"
+    "define f.xml"
+    "mask:dumpxml f"
+    "undefine f"
     "define bad0.xml"
     "define bad1.xml"
     "define bad2.xml"

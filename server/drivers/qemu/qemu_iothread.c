@@ -292,7 +292,8 @@ int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_ioth
         return RV_DEFERRED;
     }
     /* The definition's: each pinned as it says, else to every CPU. */
-    const rv_domain_tune *t = d->def->tune;
+    const rv_qemu_domain_def *def = rv_qemu_def_newest(d) ? rv_qemu_def_newest(d) : d->def;
+    const rv_domain_tune *t = def->tune;
     size_t n = t ? t->niothreads : 0;
     int ncpus = host_cpus(), maplen = (ncpus + 7) / 8;
     if (n && !(ret->info.info_val = calloc(n, sizeof(*ret->info.info_val))))
