@@ -1107,6 +1107,16 @@ static void test_iothreads(void)
     CHECK_STR_HAS(cmd, " virtio-blk-pci,iothread=iothread4,drive=drive-vda,");
     free(cmd);
     rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<iothreads>1</iothreads><devices><controller type='scsi' model='virtio-scsi'>"
+                   "<driver iothread='1'/></controller></devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='scsi' index='0' model='virtio-scsi'>\n      <driver iothread='1'/>\n");
+    check_reads_back(xml);
+    free(xml);
+    cmd = command_of(def);
+    CHECK_STR_HAS(cmd, " virtio-scsi-pci,iothread=iothread1,id=scsi0,");
+    free(cmd);
+    rv_qemu_domain_free(def);
     def = parse_ok(MIN_HEAD "<iothreads>2</iothreads></domain>");
     xml = rv_qemu_domain_format(def);
     CHECK_STR_HAS(xml, "  <iothreads>2</iothreads>\n  <os>");

@@ -256,6 +256,10 @@ void rv_domain_tune_iothread_del(rv_domain_tune *t, size_t i)
     memmove(&t->iothreads[i], &t->iothreads[i + 1],
             (t->niothreads - i - 1) * sizeof(t->iothreads[0]));
     t->niothreads--;
+    /* The ids left are no longer 1..N: written by id from now on, as
+     * libvirt writes them. */
+    for (size_t k = 0; k < t->niothreads; k++)
+        t->iothreads[k].autofill = false;
 }
 
 int rv_domain_tune_iothreads_fill(rv_domain_tune *t, size_t count, int from, rv_err *err)

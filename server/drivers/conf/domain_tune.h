@@ -100,7 +100,8 @@ int rv_domain_tune_iothread_find(const rv_domain_tune *t, unsigned id);
 /* Id added last (the caller checked it is new and not 0). */
 int rv_domain_tune_iothread_add(rv_domain_tune *t, unsigned id, bool autofill, int from,
                                 rv_err *err);
-/* The IOThread at index i removed, with its pinning. */
+/* The IOThread at index i removed, with its pinning (the others are
+ * then written by id). */
 void rv_domain_tune_iothread_del(rv_domain_tune *t, size_t i);
 /* Up to count IOThreads: the lowest ids not taken added (<iothreads>
  * above the <iothreadids> given). */

@@ -176,7 +176,11 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 break;
             case RV_QEMU_CTRL_SCSI:
                 add(b, "-device");
-                addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
+                if (c->iothread)
+                    addf(b, "virtio-scsi-pci,iothread=iothread%u,id=scsi0%s", c->iothread,
+                         pci(where, &c->addr, q35));
+                else
+                    addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_SATA:
                 if (rv_qemu_ctrl_machine_ahci(c, q35))

@@ -1452,6 +1452,13 @@ static int check_disk_iothreads(const rv_qemu_domain_def *def, rv_err *err)
     for (size_t i = 0; i < def->ndisks; i++)
         if (rv_qemu_disk_iothread_check(def, &def->disks[i], err) < 0)
             return -1;
+    for (size_t i = 0; i < def->dev.ncontrollers; i++) {
+        unsigned id = def->dev.controllers[i].iothread;
+        if (id && rv_domain_tune_iothread_find(def->tune, id) < 0)
+            return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: controller iothread '%u' not defined "
+                               "in iothreadid", id);
+    }
     return 0;
 }
 

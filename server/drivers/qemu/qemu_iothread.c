@@ -142,6 +142,10 @@ static int del_check(const rv_qemu_domain_def *def, unsigned id, rv_err *err)
         if (def->disks[k].iothread == id)
             return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot remove IOThread %u "
                         "since it is being used by disk '%s'", id, def->disks[k].target);
+    for (size_t k = 0; k < def->dev.ncontrollers; k++)
+        if (def->dev.controllers[k].iothread == id)
+            return fail(err, RV_ERR_INVALID_ARG, "invalid argument: cannot remove IOThread '%u' "
+                        "since it is being used by controller", id);
     return i;
 }
 
