@@ -1134,6 +1134,8 @@ void rv_qemu_pin_apply(qemu_dom *d);
 void rv_qemu_map_to_set(const unsigned char *map, size_t len, cpu_set_t *set);
 void rv_qemu_set_to_map(const cpu_set_t *set, unsigned char *map, int maplen);
 /* ---- qemu_iothread.c ---- */
+/* The IOThread id of QEMU's object id "iothreadN" (query-iothreads'), or 0. */
+unsigned rv_qemu_iothread_id(const char *id);
 /* Pin running d's IOThreads as its live <iothreadpin>s say, their
  * threads from query-iothreads' answer; failures are logged. */
 void rv_qemu_iothread_pins_set(const qemu_dom *d, json_object *iothreads);

@@ -37,8 +37,7 @@ static int host_cpus(void)
     return n > 0 && n <= CPU_SETSIZE ? (int)n : 1;
 }
 
-/* The IOThread id of QEMU's object id "iothreadN", or 0. */
-static unsigned object_iothread(const char *id)
+unsigned rv_qemu_iothread_id(const char *id)
 {
     unsigned long long v;
     char *end;
@@ -56,7 +55,7 @@ static pid_t iothread_tid(json_object *list, unsigned id)
     for (size_t i = 0; i < n; i++) {
         json_object *t = json_object_array_get_idx(list, i), *name;
         if (json_object_object_get_ex(t, "id", &name) &&
-            object_iothread(json_object_get_string(name)) == id)
+            rv_qemu_iothread_id(json_object_get_string(name)) == id)
             return (pid_t)rv_qmp_json_int(t, "thread-id", 0);
     }
     return 0;
@@ -255,7 +254,7 @@ static void on_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opa
     for (size_t i = 0; i < n && !rv_err_is_set(&err); i++) {
         json_object *t = json_object_array_get_idx(ret, i), *name;
         unsigned id = json_object_object_get_ex(t, "id", &name)
-                          ? object_iothread(json_object_get_string(name)) : 0;
+                          ? rv_qemu_iothread_id(json_object_get_string(name)) : 0;
         pid_t tid = (pid_t)rv_qmp_json_int(t, "thread-id", 0);
         cpu_set_t set;
         if (!id)

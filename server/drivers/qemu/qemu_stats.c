@@ -854,11 +854,9 @@ static void fill_iothreads(stat_list *l, void *arg)
     stat_put(l, "iothread.count", RV_TYPED_PARAM_UINT, n, NULL);
     for (size_t i = 0; i < n; i++) {
         json_object *t = json_object_array_get_idx(list, i), *id;
-        const char *name = json_object_object_get_ex(t, "id", &id) ? json_object_get_string(id) : NULL;
-        char *end;
-        unsigned long long k = name && strncmp(name, "iothread", 8) == 0
-                                   ? strtoull(name + 8, &end, 10) : 0;
-        if (!k || *end || !json_object_object_get_ex(t, "poll-max-ns", &id))
+        unsigned k = json_object_object_get_ex(t, "id", &id)
+                         ? rv_qemu_iothread_id(json_object_get_string(id)) : 0;
+        if (!k || !json_object_object_get_ex(t, "poll-max-ns", &id))
             continue;
         stat_put_nth(l, "iothread", k, "poll-max-ns", RV_TYPED_PARAM_ULLONG,
                      (unsigned long long)rv_qmp_json_int(t, "poll-max-ns", 0), NULL);
