@@ -159,6 +159,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-guest-events.sh \
 	tests/interop/test-virsh-nodedev.sh \
 	tests/interop/test-qemu-info.sh \
+	tests/interop/test-qemu-iothreads.sh \
 	tests/interop/test-qemu-ifaddr-agent.sh \
 	tests/interop/test-qemu-watchdog.sh \
 	tests/interop/test-qemu-rename.sh \

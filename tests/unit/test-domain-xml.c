@@ -1083,6 +1083,61 @@ static void test_disk_discard(void)
             RV_ERR_CONFIG_UNSUPPORTED, "unsupported discard='trim' of element <driver>");
 }
 
+/* IOThreads: ids filled in from <iothreads>, <iothreadids> written once
+ * one is named or pinned, <iothreadpin> in <cputune>, a virtio disk's
+ * IOThread on its <driver> and QEMU's objects and device options;
+ * libvirtd's refusals. */
+static void test_iothreads(void)
+{
+    rv_qemu_domain_def *def = parse_ok(
+        MIN_HEAD "<iothreads>3</iothreads><iothreadids><iothread id='4' thread_pool_max='2'/></iothreadids>"
+        "<cputune><iothreadpin iothread='1' cpuset='0-1'/></cputune>"
+        "<devices><disk type='file' device='disk'><driver name='qemu' iothread='4' discard='unmap' detect_zeroes='on'/>"
+        "<source file='/i/a'/><target dev='vda' bus='virtio'/></disk></devices></domain>");
+    char *xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <iothreads>3</iothreads>\n  <iothreadids>\n    <iothread id='4' thread_pool_max='2'/>\n"
+                       "    <iothread id='1'/>\n    <iothread id='2'/>\n  </iothreadids>\n  <cputune>\n"
+                       "    <iothreadpin iothread='1' cpuset='0-1'/>\n  </cputune>\n");
+    CHECK_STR_HAS(xml, "<driver name='qemu' type='raw' discard='unmap' iothread='4' detect_zeroes='on'/>");
+    check_reads_back(xml);
+    free(xml);
+    char *cmd = command_of(def);
+    CHECK_STR_HAS(cmd, " -object iothread,id=iothread4,thread-pool-max=2 -object iothread,id=iothread1 "
+                       "-object iothread,id=iothread2 ");
+    CHECK_STR_HAS(cmd, " virtio-blk-pci,iothread=iothread4,drive=drive-vda,");
+    free(cmd);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<iothreads>1</iothreads><devices><controller type='scsi' model='virtio-scsi'>"
+                   "<driver iothread='1'/></controller></devices></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "<controller type='scsi' index='0' model='virtio-scsi'>\n      <driver iothread='1'/>\n");
+    check_reads_back(xml);
+    free(xml);
+    cmd = command_of(def);
+    CHECK_STR_HAS(cmd, " virtio-scsi-pci,iothread=iothread1,id=scsi0,");
+    free(cmd);
+    rv_qemu_domain_free(def);
+    def = parse_ok(MIN_HEAD "<iothreads>2</iothreads></domain>");
+    xml = rv_qemu_domain_format(def);
+    CHECK_STR_HAS(xml, "  <iothreads>2</iothreads>\n  <os>");
+    free(xml);
+    rv_qemu_domain_free(def);
+    REFUSED(MIN_HEAD "<iothreadids><iothread id='0'/></iothreadids></domain>", RV_ERR_XML_ERROR,
+            "Zero is not permitted");
+    REFUSED(MIN_HEAD "<iothreadids><iothread id='2'/><iothread id='2'/></iothreadids></domain>",
+            RV_ERR_XML_ERROR, "duplicate iothread id '2' found");
+    REFUSED(MIN_HEAD "<iothreads>1</iothreads><cputune><iothreadpin iothread='2' cpuset='0'/></cputune></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "Cannot find 'iothread' : 2");
+    REFUSED(MIN_HEAD "<iothreads>1</iothreads><devices><disk type='file' device='disk'><driver iothread='2'/>"
+            "<source file='/i/a'/><target dev='vda' bus='virtio'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "Disk iothread '2' not defined in iothreadid");
+    REFUSED(MIN_HEAD "<iothreads>1</iothreads><devices><disk type='file' device='disk'><driver iothread='1'/>"
+            "<source file='/i/a'/><target dev='sda' bus='sata'/></disk></devices></domain>",
+            RV_ERR_CONFIG_UNSUPPORTED, "IOThreads not available for bus sata target sda");
+    REFUSED(MIN_HEAD "<iothreads>2000</iothreads></domain>", RV_ERR_CONFIG_UNSUPPORTED,
+            "more than 1024 IOThreads");
+}
+
 /* <disk type='volume'> (cockpit's new disk): the pool and volume kept and
  * written back, the file left to the start (qemu_storage.c). */
 static void test_volume_disk(void)
@@ -1391,6 +1446,7 @@ int main(void)
     test_metadata();
     test_virt_manager_new_vm();
     test_disk_discard();
+    test_iothreads();
     test_disk_serial();
     test_volume_disk();
     test_network_interface();

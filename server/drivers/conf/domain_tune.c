@@ -67,6 +67,9 @@ void rv_domain_tune_free(rv_domain_tune *t)
     free(t->pins);
     free(t->emulator.map);
     free(t->numa_nodeset);
+    for (size_t i = 0; i < t->niothreads; i++)
+        free(t->iothreads[i].pin.map);
+    free(t->iothreads);
     free(t);
 }
 
@@ -92,10 +95,12 @@ rv_domain_tune *rv_domain_tune_dup(const rv_domain_tune *t)
     *n = *t;
     n->devs = NULL, n->ndevs = 0, n->pins = NULL, n->npins = 0;
     n->emulator = (rv_tune_cpumask){ NULL, 0 };
+    n->iothreads = NULL, n->niothreads = 0;
     n->numa_nodeset = t->numa_nodeset ? strdup(t->numa_nodeset) : NULL;
     int bad = t->numa_nodeset && !n->numa_nodeset;
     if ((t->ndevs && !(n->devs = calloc(t->ndevs, sizeof(*n->devs)))) ||
-        (t->npins && !(n->pins = calloc(t->npins, sizeof(*n->pins)))))
+        (t->npins && !(n->pins = calloc(t->npins, sizeof(*n->pins)))) ||
+        (t->niothreads && !(n->iothreads = calloc(t->niothreads, sizeof(*n->iothreads)))))
         bad = 1;
     for (size_t i = 0; !bad && i < t->ndevs; i++, n->ndevs++) {
         n->devs[i] = t->devs[i];
@@ -105,6 +110,12 @@ rv_domain_tune *rv_domain_tune_dup(const rv_domain_tune *t)
         bad = t->pins[i].map && copy_mask(&n->pins[i], t->pins[i].map, t->pins[i].len) < 0;
     if (!bad && t->emulator.map)
         bad = copy_mask(&n->emulator, t->emulator.map, t->emulator.len) < 0;
+    for (size_t i = 0; !bad && i < t->niothreads; i++, n->niothreads++) {
+        n->iothreads[i] = t->iothreads[i];
+        n->iothreads[i].pin = (rv_tune_cpumask){ NULL, 0 };
+        bad = t->iothreads[i].pin.map &&
+              copy_mask(&n->iothreads[i].pin, t->iothreads[i].pin.map, t->iothreads[i].pin.len) < 0;
+    }
     if (bad) {
         rv_domain_tune_free(n);
         return NULL;
@@ -219,6 +230,56 @@ int rv_domain_tune_pin(rv_domain_tune *t, int vcpu, const unsigned char *map, si
     return copy_mask(m, map, len) < 0 ? oom(from, err) : 0;
 }
 
+int rv_domain_tune_iothread_find(const rv_domain_tune *t, unsigned id)
+{
+    for (size_t i = 0; t && i < t->niothreads; i++)
+        if (t->iothreads[i].id == id)
+            return (int)i;
+    return -1;
+}
+
+int rv_domain_tune_iothread_add(rv_domain_tune *t, unsigned id, bool autofill, int from,
+                                rv_err *err)
+{
+    rv_tune_iothread *grown = realloc(t->iothreads, (t->niothreads + 1) * sizeof(*grown));
+    if (!grown)
+        return oom(from, err);
+    t->iothreads = grown;
+    t->iothreads[t->niothreads++] =
+        (rv_tune_iothread){ .id = id, .autofill = autofill, .pool_min = -1, .pool_max = -1 };
+    return 0;
+}
+
+void rv_domain_tune_iothread_del(rv_domain_tune *t, size_t i)
+{
+    free(t->iothreads[i].pin.map);
+    memmove(&t->iothreads[i], &t->iothreads[i + 1],
+            (t->niothreads - i - 1) * sizeof(t->iothreads[0]));
+    t->niothreads--;
+    /* The ids left are no longer 1..N: written by id from now on, as
+     * libvirt writes them. */
+    for (size_t k = 0; k < t->niothreads; k++)
+        t->iothreads[k].autofill = false;
+}
+
+int rv_domain_tune_iothreads_fill(rv_domain_tune *t, size_t count, int from, rv_err *err)
+{
+    for (unsigned id = 1; t->niothreads < count; id++)
+        if (rv_domain_tune_iothread_find(t, id) < 0 &&
+            rv_domain_tune_iothread_add(t, id, true, from, err) < 0)
+            return -1;
+    return 0;
+}
+
+int rv_domain_tune_iothread_pin(rv_domain_tune *t, size_t i, const unsigned char *map, size_t len,
+                                int from, rv_err *err)
+{
+    if (copy_mask(&t->iothreads[i].pin, map, len) < 0)
+        return oom(from, err);
+    t->iothreads[i].autofill = false;
+    return 0;
+}
+
 int rv_domain_tune_pin_list(rv_domain_tune *t, int vcpu, const char *list, int from,
                             rv_err *err)
 {
@@ -299,11 +360,37 @@ static void format_pin(FILE *fp, const rv_tune_cpumask *m, long vcpu)
     free(list);
 }
 
+void rv_domain_tune_format_iothreads(FILE *fp, const rv_domain_tune *t)
+{
+    if (!t || !t->niothreads)
+        return;
+    fprintf(fp, "  <iothreads>%zu</iothreads>\n", t->niothreads);
+    bool named = false;
+    for (size_t i = 0; i < t->niothreads && !named; i++)
+        named = !t->iothreads[i].autofill || t->iothreads[i].pool_min >= 0 ||
+                t->iothreads[i].pool_max >= 0;
+    if (!named)
+        return;
+    fputs("  <iothreadids>\n", fp);
+    for (size_t i = 0; i < t->niothreads; i++) {
+        const rv_tune_iothread *io = &t->iothreads[i];
+        fprintf(fp, "    <iothread id='%u'", io->id);
+        if (io->pool_min >= 0)
+            fprintf(fp, " thread_pool_min='%d'", io->pool_min);
+        if (io->pool_max >= 0)
+            fprintf(fp, " thread_pool_max='%d'", io->pool_max);
+        fputs("/>\n", fp);
+    }
+    fputs("  </iothreadids>\n", fp);
+}
+
 void rv_domain_tune_format_cpu(FILE *fp, const rv_domain_tune *t, bool placement_auto)
 {
     bool any = t && (t->cpu_shares || t->emulator.map);
     for (size_t v = 0; t && v < t->npins && !any; v++)
         any = t->pins[v].map != NULL;
+    for (size_t i = 0; t && i < t->niothreads && !any; i++)
+        any = t->iothreads[i].pin.map != NULL;
     if (any) {
         fputs("  <cputune>\n", fp);
         if (t->cpu_shares)
@@ -311,6 +398,15 @@ void rv_domain_tune_format_cpu(FILE *fp, const rv_domain_tune *t, bool placement
         for (size_t v = 0; v < t->npins; v++)
             format_pin(fp, &t->pins[v], (long)v);
         format_pin(fp, &t->emulator, -1);
+        for (size_t i = 0; i < t->niothreads; i++) {
+            char *list = t->iothreads[i].pin.map
+                             ? rv_tune_bitmap_format(t->iothreads[i].pin.map, t->iothreads[i].pin.len)
+                             : NULL;
+            if (list)
+                fprintf(fp, "    <iothreadpin iothread='%u' cpuset='%s'/>\n", t->iothreads[i].id,
+                        list);
+            free(list);
+        }
         fputs("  </cputune>\n", fp);
     }
     int mode = t && t->numa_mode >= 0 ? t->numa_mode : 0;

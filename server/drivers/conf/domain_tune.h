@@ -29,6 +29,16 @@ typedef struct rv_tune_cpumask {
     size_t len;
 } rv_tune_cpumask;
 
+/* An IOThread (<iothreadids><iothread id>) and its <iothreadpin>. */
+typedef struct rv_tune_iothread {
+    unsigned id;
+    /* Filled in from <iothreads> alone: <iothreadids> is written only
+     * when one of them was named (or pinned, added later). */
+    bool autofill;
+    rv_tune_cpumask pin;        /* map NULL: not pinned */
+    int pool_min, pool_max;     /* thread_pool_min, thread_pool_max; -1: unset */
+} rv_tune_iothread;
+
 typedef struct rv_tune_blkio_dev {
     char *path;
     unsigned long long val[RV_TUNE_BLKIO_KINDS];    /* 0: not set */
@@ -45,6 +55,8 @@ typedef struct rv_domain_tune {
     rv_tune_cpumask emulator;
     int numa_mode;                                  /* -1: no <numatune> */
     char *numa_nodeset;                             /* list form ("0-2,5"); NULL: none */
+    rv_tune_iothread *iothreads;                    /* in the definition's order */
+    size_t niothreads;
 } rv_domain_tune;
 
 /* What differs between the drivers, as between libvirt's. */
@@ -82,7 +94,25 @@ int rv_domain_tune_pin_list(rv_domain_tune *t, int vcpu, const char *list, int f
 /* A vcpu's (-1: the emulator's) pinning, or NULL (t may be NULL). */
 const rv_tune_cpumask *rv_domain_tune_pin_of(const rv_domain_tune *t, int vcpu);
 
+/* ---- IOThreads (t may be NULL where it is only read) ---- */
+/* The index of IOThread id, or -1. */
+int rv_domain_tune_iothread_find(const rv_domain_tune *t, unsigned id);
+/* Id added last (the caller checked it is new and not 0). */
+int rv_domain_tune_iothread_add(rv_domain_tune *t, unsigned id, bool autofill, int from,
+                                rv_err *err);
+/* The IOThread at index i removed, with its pinning (the others are
+ * then written by id). */
+void rv_domain_tune_iothread_del(rv_domain_tune *t, size_t i);
+/* Up to count IOThreads: the lowest ids not taken added (<iothreads>
+ * above the <iothreadids> given). */
+int rv_domain_tune_iothreads_fill(rv_domain_tune *t, size_t count, int from, rv_err *err);
+/* IOThread index i pinned to map (it is then always written by id). */
+int rv_domain_tune_iothread_pin(rv_domain_tune *t, size_t i, const unsigned char *map, size_t len,
+                                int from, rv_err *err);
+
 /* ---- written where libvirt writes them (t may be NULL) ---- */
+/* <iothreads> and <iothreadids>, after <vcpu>. */
+void rv_domain_tune_format_iothreads(FILE *fp, const rv_domain_tune *t);
 /* <blkiotune> and <memtune>, after <currentMemory>. */
 void rv_domain_tune_format_memory(FILE *fp, const rv_domain_tune *t);
 /* <cputune> and <numatune>, after <vcpu>; placement_auto: <vcpu

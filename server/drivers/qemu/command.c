@@ -176,7 +176,11 @@ static void add_controllers(argv_builder *b, const rv_qemu_domain_def *def, bool
                 break;
             case RV_QEMU_CTRL_SCSI:
                 add(b, "-device");
-                addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
+                if (c->iothread)
+                    addf(b, "virtio-scsi-pci,iothread=iothread%u,id=scsi0%s", c->iothread,
+                         pci(where, &c->addr, q35));
+                else
+                    addf(b, "virtio-scsi-pci,id=scsi0%s", pci(where, &c->addr, q35));
                 break;
             case RV_QEMU_CTRL_SATA:
                 if (rv_qemu_ctrl_machine_ahci(c, q35))
@@ -493,6 +497,17 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         addf(&b, "%u,maxcpus=%u", rv_qemu_def_vcpus(def), def->vcpus);
     else
         addf(&b, "%u", def->vcpus);
+    /* Each IOThread an object named as libvirtd names it. */
+    for (size_t i = 0; def->tune && i < def->tune->niothreads; i++) {
+        add(&b, "-object");
+        const rv_tune_iothread *io = &def->tune->iothreads[i];
+        char min[32] = "", max[32] = "";
+        if (io->pool_min >= 0)
+            snprintf(min, sizeof(min), ",thread-pool-min=%d", io->pool_min);
+        if (io->pool_max >= 0)
+            snprintf(max, sizeof(max), ",thread-pool-max=%d", io->pool_max);
+        addf(&b, "iothread,id=iothread%u%s%s", io->id, min, max);
+    }
     add(&b, "-no-user-config");
     add(&b, "-nodefaults");
     add(&b, "-S");
@@ -562,8 +577,12 @@ char **rv_qemu_build_argv(const rv_qemu_domain_def *def, const rv_qemu_command_o
         add(&b, "-device");
         switch (d->bus) {
         case RV_QEMU_BUS_VIRTIO:
-            addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
-                 pci(where, &d->addr, q35));
+            if (d->iothread)
+                addf(&b, "virtio-blk-pci,iothread=iothread%u,drive=drive-%s,id=%s%s%s", d->iothread,
+                     target, target, boot, pci(where, &d->addr, q35));
+            else
+                addf(&b, "virtio-blk-pci,drive=drive-%s,id=%s%s%s", target, target, boot,
+                     pci(where, &d->addr, q35));
             break;
         case RV_QEMU_BUS_SCSI:
             /* The id is libvirtd's alias, scsiC-B-T-U. */

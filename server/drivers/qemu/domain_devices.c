@@ -194,6 +194,11 @@ static int controller_child(const xmlNode *c, void *opaque, rv_err *err)
         ctl->port = (unsigned)v;
         return 1;
     }
+    if (named(c, "driver") && ctl->type == RV_QEMU_CTRL_SCSI) {
+        static const char *const driver_attrs[] = { "iothread", NULL };
+        return rv_qx_check_attrs(c, driver_attrs, err) < 0 ||
+               rv_qemu_disk_iothread_attr(c, &ctl->iothread, err) < 0 ? -1 : 1;
+    }
     /* <model name='pcie-root-port'/>: the QEMU device libvirtd names in
      * its live and migratable XML; the one remvirtd runs too. */
     if (named(c, "model") && ctl->type == RV_QEMU_CTRL_PCI && ctl->model == RV_QEMU_PCIE_ROOT_PORT) {
@@ -1193,7 +1198,8 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
                     fprintf(fp, " ports='%u'", c->ports);
                 bool root_port = c->type == RV_QEMU_CTRL_PCI && c->model == RV_QEMU_PCIE_ROOT_PORT;
                 bool usb_none = c->type == RV_QEMU_CTRL_USB && c->model == RV_QEMU_USB_NONE;
-                if (c->master_startport < 0 && !c->addr.set && !root_port && (!def->aliases || usb_none)) {
+                if (c->master_startport < 0 && !c->addr.set && !root_port && !c->iothread &&
+                    (!def->aliases || usb_none)) {
                     fputs("/>\n", fp);
                     continue;
                 }
@@ -1202,6 +1208,8 @@ void rv_qemu_format_controllers(FILE *fp, const struct rv_qemu_domain_def *def)
                     fprintf(fp, "      <master startport='%d'/>\n", c->master_startport);
                 if (root_port)
                     fprintf(fp, "      <target chassis='%u' port='0x%x'/>\n", c->chassis, c->port);
+                if (c->iothread)
+                    fprintf(fp, "      <driver iothread='%u'/>\n", c->iothread);
                 format_controller_alias(fp, def, c);
                 rv_qemu_format_pci_address(fp, &c->addr, "      ");
                 fputs("    </controller>\n", fp);

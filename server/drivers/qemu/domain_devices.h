@@ -54,6 +54,7 @@ typedef struct rv_qemu_controller {
     int master_startport;       /* a USB companion's first port, else -1 */
     unsigned ports;             /* qemu-xhci's <controller ports>, 0 if unset (15) */
     unsigned chassis, port;     /* pcie-root-port */
+    unsigned iothread;          /* virtio-scsi's <driver iothread>; 0: none */
     rv_qemu_pci_addr addr;
 } rv_qemu_controller;
 

@@ -7,6 +7,7 @@
 
 #include <libxml/tree.h>
 
+#include "server/drivers/conf/xml_read.h"
 #include "server/drivers/qemu/domain_tune.h"
 #include "server/drivers/qemu/domain_xml_priv.h"
 #include "server/drivers/tune_params.h"
@@ -107,6 +108,133 @@ static int parse_memtune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
     return more;
 }
 
+/* An unsigned attribute as libvirt reads it, with its errors; 0: absent
+ * (required: refused), or refused when not nonzero. */
+static int number_attr(const xmlNode *n, const char *name, bool required, bool nonzero,
+                       const char *expected, unsigned *out, rv_err *err)
+{
+    char *s = rv_qx_attr(n, name);
+    unsigned long long v = 0;
+    int rc = 0;
+    *out = 0;
+    if (!s) {
+        if (required)
+            rc = xml_fail(err, RV_ERR_XML_ERROR, "XML error: Missing required attribute '%s' in element '%s'",
+                          name, name_of(n));
+    } else if (rv_qx_parse_uint(s, &v) < 0 || v > 0xffffffffULL) {
+        rc = xml_fail(err, RV_ERR_XML_ERROR, "XML error: Invalid value for attribute '%s' in element '%s': "
+                      "'%s'. Expected %s", name, name_of(n), s, expected);
+    } else if (nonzero && v == 0) {
+        rc = xml_fail(err, RV_ERR_XML_ERROR, "XML error: Invalid value for attribute '%s' in element '%s': "
+                      "Zero is not permitted", name, name_of(n));
+    }
+    free(s);
+    *out = (unsigned)v;
+    return rc;
+}
+
+/* An unsigned attribute (libvirt's "unsigned int" attribute errors). */
+static int uint_attr(const xmlNode *n, const char *name, bool required, bool nonzero,
+                     unsigned *out, rv_err *err)
+{
+    return number_attr(n, name, required, nonzero, "non-negative integer value", out, err);
+}
+
+int rv_qemu_disk_iothread_attr(const xmlNode *driver, unsigned *iothread, rv_err *err)
+{
+    return uint_attr(driver, "iothread", false, true, iothread, err);
+}
+
+/* An <iothreadpin>: its IOThread must be one the definition has. */
+static int parse_iothreadpin(const xmlNode *c, rv_domain_tune *t, rv_err *err)
+{
+    static const char *const attrs[] = { "iothread", "cpuset", NULL };
+    unsigned id;
+    if (rv_qx_empty_element(c, attrs, err) < 0 || uint_attr(c, "iothread", true, true, &id, err) < 0)
+        return -1;
+    int i = rv_domain_tune_iothread_find(t, id);
+    if (i < 0)
+        return rv_err_fail(err, RV_FROM_DOM, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: Cannot find 'iothread' : %u", id);
+    if (t->iothreads[i].pin.map)
+        return xml_fail(err, RV_ERR_XML_ERROR, "XML error: duplicate iothreadpin for same iothread '%u'", id);
+    unsigned char *map;
+    size_t len;
+    if (cpulist_attr(c, "cpuset", &map, &len, err) < 0)
+        return -1;
+    int rc = rv_domain_tune_iothread_pin(t, (size_t)i, map, len, RV_FROM_DOM, err);
+    free(map);
+    return rc;
+}
+
+int rv_qemu_iothreads_parse(const xmlNode *root, rv_domain_tune **tune, rv_err *err)
+{
+    static const char *const none[] = { NULL };
+    static const char *const id_attrs[] = { "id", "thread_pool_min", "thread_pool_max", NULL };
+    const xmlNode *count_el = rv_lx_plain_child(root, "iothreads");
+    const xmlNode *ids = rv_lx_plain_child(root, "iothreadids");
+    if (!count_el && !ids)
+        return 0;
+    unsigned long long count = 0;
+    if (count_el) {
+        char *text = NULL;
+        if (rv_qx_text_of(count_el, none, &text, err) < 0)
+            return -1;
+        int bad = rv_qx_parse_uint(text, &count) < 0;
+        if (bad)
+            xml_fail(err, RV_ERR_XML_ERROR, "XML error: invalid iothreads count '%s'", text ? text : "");
+        free(text);
+        if (bad)
+            return -1;
+        if (count > RV_QEMU_MAX_IOTHREADS)
+            return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                            "unsupported configuration: more than %d IOThreads",
+                            RV_QEMU_MAX_IOTHREADS);
+    }
+    rv_domain_tune *t = rv_domain_tune_of(tune, RV_FROM_DOM, err);
+    if (!t)
+        return -1;
+    const xmlNode *c = NULL;
+    int more = 0;
+    if (ids && rv_qx_check_attrs(ids, none, err) < 0)
+        return -1;
+    while (ids && (more = rv_qx_next_child(ids, &c, err)) > 0) {
+        unsigned id;
+        if (strcmp(name_of(c), "iothread") != 0)
+            return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <%s> in <%s>",
+                            name_of(c), "iothreadids");
+        if (rv_qx_empty_element(c, id_attrs, err) < 0 ||
+            uint_attr(c, "id", true, true, &id, err) < 0)
+            return -1;
+        if (rv_domain_tune_iothread_find(t, id) >= 0)
+            return xml_fail(err, RV_ERR_XML_ERROR, "XML error: duplicate iothread id '%u' found", id);
+        if (t->niothreads >= RV_QEMU_MAX_IOTHREADS)
+            return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED,
+                            "unsupported configuration: more than %d IOThreads",
+                            RV_QEMU_MAX_IOTHREADS);
+        unsigned pool[2];
+        bool given[2] = { false, false };
+        static const char *const pool_attrs[2] = { "thread_pool_min", "thread_pool_max" };
+        for (int k = 0; k < 2; k++) {
+            char *v = rv_qx_attr(c, pool_attrs[k]);
+            given[k] = v != NULL;
+            free(v);
+            /* (A signed int in libvirt, refused below 0.) */
+            if (given[k] && (number_attr(c, pool_attrs[k], true, false, "non-negative value",
+                                         &pool[k], err) < 0 || pool[k] > 0x7fffffff))
+                return rv_err_is_set(err) ? -1
+                       : xml_fail(err, RV_ERR_XML_ERROR, "XML error: invalid %s", pool_attrs[k]);
+        }
+        if (rv_domain_tune_iothread_add(t, id, false, RV_FROM_DOM, err) < 0)
+            return -1;
+        t->iothreads[t->niothreads - 1].pool_min = given[0] ? (int)pool[0] : -1;
+        t->iothreads[t->niothreads - 1].pool_max = given[1] ? (int)pool[1] : -1;
+    }
+    if (more < 0)
+        return -1;
+    return rv_domain_tune_iothreads_fill(t, (size_t)count, RV_FROM_DOM, err);
+}
+
 static int parse_cputune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
 {
     static const char *const vcpupin_attrs[] = { "vcpu", "cpuset", NULL };
@@ -131,6 +259,9 @@ static int parse_cputune(const xmlNode *n, rv_domain_tune *t, rv_err *err)
         } else if (strcmp(name_of(c), "emulatorpin") == 0) {
             if (rv_qx_empty_element(c, emulatorpin_attrs, err) < 0 ||
                 pin_attr(c, t, -1, err) < 0)
+                return -1;
+        } else if (strcmp(name_of(c), "iothreadpin") == 0) {
+            if (parse_iothreadpin(c, t, err) < 0)
                 return -1;
         } else {
             return xml_fail(err, RV_ERR_CONFIG_UNSUPPORTED, "unsupported element <%s> in <%s>",

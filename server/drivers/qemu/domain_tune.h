@@ -16,6 +16,7 @@ struct _xmlNode;
 
 enum { RV_QEMU_IOTUNE_NUMBERS = RV_TUNE_IOTUNE_NUMBERS };
 #define RV_QEMU_TUNE_MAX_VCPUS 256
+#define RV_QEMU_MAX_IOTHREADS 1024
 
 /* The domain-wide tuning is the shared model (conf/domain_tune.h), kept
  * under the QEMU driver's rules. */
@@ -34,6 +35,11 @@ extern const char *const rv_qemu_iotune_options[RV_QEMU_IOTUNE_NUMBERS];
 /* Read one of <blkiotune>, <memtune>, <cputune>, <numatune> into *tune
  * (made when NULL); vcpus bounds <vcpupin vcpu>. */
 int rv_qemu_tune_parse(const struct _xmlNode *n, rv_domain_tune **tune, rv_err *err);
+/* <iothreads> and <iothreadids> of root (a <domain>) into *tune (made
+ * when there are any), read before <cputune> as libvirt reads them. */
+int rv_qemu_iothreads_parse(const struct _xmlNode *root, rv_domain_tune **tune, rv_err *err);
+/* A disk <driver>'s iothread attribute (0: none). */
+int rv_qemu_disk_iothread_attr(const struct _xmlNode *driver, unsigned *iothread, rv_err *err);
 /* A disk's <iotune> into *io (made when NULL). */
 int rv_qemu_iotune_parse(const struct _xmlNode *n, rv_qemu_iotune **io, rv_err *err);
 /* The vcpupins name vcpus below the count. */

@@ -380,6 +380,8 @@ static void format_driver_attrs(FILE *fp, const rv_qemu_disk *d)
     for (size_t i = 0; i < sizeof(driver_attrs_kept) / sizeof(driver_attrs_kept[0]); i++) {
         const struct driver_attr *a = &driver_attrs_kept[i];
         int v = *(const int *)((const char *)d + a->offset);
+        if (d->iothread && a->offset == offsetof(rv_qemu_disk, detect_zeroes))
+            fprintf(fp, " iothread='%u'", d->iothread);
         if (v)
             fprintf(fp, " %s='%s'", a->name, a->words[v - 1]);
     }
@@ -390,7 +392,7 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
     static const char *const disk_attrs[] = { "type", "device", NULL };
     static const char *const driver_attrs[] = { "name", "type", "cache", "io", "discard",
                                                 "detect_zeroes", "copy_on_read", "error_policy",
-                                                "rerror_policy", NULL };
+                                                "rerror_policy", "iothread", NULL };
     static const char *const source_attrs[] = { "file", NULL };
     static const char *const volume_source_attrs[] = { "pool", "volume", NULL };
     static const char *const target_attrs[] = { "dev", "bus", NULL };
@@ -439,7 +441,8 @@ static int parse_disk(const xmlNode *n, rv_qemu_disk *disk, rv_err *err)
                 goto fail;
             /* discard='unmap': what virt-manager writes for a new disk;
              * cache='unsafe': libguestfs's. */
-            if (parse_driver_attrs(c, disk, err) < 0)
+            if (parse_driver_attrs(c, disk, err) < 0 ||
+                rv_qemu_disk_iothread_attr(c, &disk->iothread, err) < 0)
                 goto fail;
         } else if (named(c, "source") && volume) {
             if (check_attrs(c, volume_source_attrs, err) < 0)
@@ -1435,7 +1438,47 @@ static int parse_resource(const xmlNode *n, rv_err *err)
     return more;
 }
 
-static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given,
+/* Each IOThread's pool bounds in order, and each disk in an IOThread
+ * names one the definition has, on virtio (as libvirtd validates them). */
+static int check_disk_iothreads(const rv_qemu_domain_def *def, rv_err *err)
+{
+    for (size_t i = 0; def->tune && i < def->tune->niothreads; i++) {
+        const rv_tune_iothread *io = &def->tune->iothreads[i];
+        if (io->pool_min >= 0 && io->pool_max >= 0 && io->pool_min > io->pool_max)
+            return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: thread_pool_min must be smaller or "
+                               "equal to thread_pool_max");
+    }
+    for (size_t i = 0; i < def->ndisks; i++)
+        if (rv_qemu_disk_iothread_check(def, &def->disks[i], err) < 0)
+            return -1;
+    for (size_t i = 0; i < def->dev.ncontrollers; i++) {
+        unsigned id = def->dev.controllers[i].iothread;
+        if (id && rv_domain_tune_iothread_find(def->tune, id) < 0)
+            return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                               "unsupported configuration: controller iothread '%u' not defined "
+                               "in iothreadid", id);
+    }
+    return 0;
+}
+
+int rv_qemu_disk_iothread_check(const rv_qemu_domain_def *def, const rv_qemu_disk *disk,
+                                rv_err *err)
+{
+    if (!disk->iothread)
+        return 0;
+    if (disk->bus != RV_QEMU_BUS_VIRTIO)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: IOThreads not available for bus %s "
+                           "target %s", bus_words[disk->bus], disk->target);
+    if (rv_domain_tune_iothread_find(def->tune, disk->iothread) < 0)
+        return rv_err_fail(err, RV_FROM_QEMU, RV_ERR_CONFIG_UNSUPPORTED,
+                           "unsupported configuration: Disk iothread '%u' not defined in "
+                           "iothreadid", disk->iothread);
+    return 0;
+}
+
+static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **macs_given, bool device,
                         rv_err *err)
 {
     static const char *const domain_attrs[] = { "type", "id", NULL };
@@ -1457,6 +1500,9 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         { "features", S_FEATURES }, { "clock", S_CLOCK }, { "pm", S_PM }, { "cpu", S_CPU },
         { "metadata", S_METADATA }, { "vcpus", S_VCPUS }, { "perf", S_PERF },
     };
+    /* Before <cputune>, whose <iothreadpin>s name them. */
+    if (rv_qemu_iothreads_parse(root, &def->tune, err) < 0)
+        return -1;
     const xmlNode *c = NULL;
     int more;
     while ((more = next_child(root, &c, err)) > 0) {
@@ -1510,8 +1556,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
         } else if (named(c, "metadata")) {
             if (parse_metadata(c, def, err) < 0)
                 return -1;
-        } else if (named(c, "perf")) {
-            /* (Its events were read by conf/domain_xml.c.) */
+        } else if (named(c, "perf") || named(c, "iothreads") || named(c, "iothreadids")) {
+            /* (Read already: by conf/domain_xml.c, rv_qemu_iothreads_parse.) */
         } else if (named(c, "resource")) {
             if (parse_resource(c, err) < 0)
                 return -1;
@@ -1525,7 +1571,8 @@ static int parse_domain(const xmlNode *root, rv_qemu_domain_def *def, bool **mac
     }
     if (more < 0)
         return -1;
-    return rv_qemu_tune_check(def->tune, def->vcpus, err);
+    return rv_qemu_tune_check(def->tune, def->vcpus, err) < 0 ? -1
+           : device ? 0 : check_disk_iothreads(def, err);
 }
 
 /* Defaults, as libvirt fills them in. */
@@ -1616,7 +1663,10 @@ static const rv_domain_profile profile = {
     .max_vcpus = RV_QEMU_MAX_VCPUS,
 };
 
-rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
+/* device: the domain only holds a device read alone (attach, detach,
+ * update), whose references to the domain (an IOThread) are checked
+ * against the domain it goes to. */
+static rv_qemu_domain_def *domain_parse(const char *xml, size_t len, bool device, rv_err *err)
 {
     if (strlen(xml) != len) {
         rv_err_set(err, RV_FROM_DOM, RV_ERR_XML_ERROR, "XML error: domain XML holds a NUL byte");
@@ -1649,7 +1699,7 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
     else if (take_aliases((xmlNode *)root, &net_aliases, &n_net, &def->aliases) < 0)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
     else if (rv_domain_base_parse(root, &profile, &def->base, NULL, err) == 0 &&
-             parse_domain(root, def, &macs_given, err) == 0)
+             parse_domain(root, def, &macs_given, device, err) == 0)
         rc = normalise(def, macs_given, err);
     for (size_t i = 0; i < n_net; i++) {
         if (rc == 0 && i < def->ninterfaces && net_aliases[i] && strncmp(net_aliases[i], "net", 3) == 0) {
@@ -1667,6 +1717,11 @@ rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *er
         return NULL;
     }
     return def;
+}
+
+rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err)
+{
+    return domain_parse(xml, len, false, err);
 }
 
 /* ---------------------------------------------------------------- formatting */
@@ -1704,6 +1759,7 @@ char *rv_qemu_domain_format(const rv_qemu_domain_def *def)
         }
         fputs("  </vcpus>\n", fp);
     }
+    rv_domain_tune_format_iothreads(fp, def->tune);
     rv_domain_tune_format_cpu(fp, def->tune, false);
     fputs("  <os>\n", fp);
     rv_domain_format_os_type(fp, &def->base);
@@ -1969,7 +2025,7 @@ static rv_qemu_domain_def *alone(const char *text, rv_err *err)
         rv_err_set(err, RV_FROM_DOM, RV_ERR_NO_MEMORY, "out of memory");
         return NULL;
     }
-    rv_qemu_domain_def *def = rv_qemu_domain_parse(whole, strlen(whole), err);
+    rv_qemu_domain_def *def = domain_parse(whole, strlen(whole), true, err);
     free(whole);
     return def;
 }

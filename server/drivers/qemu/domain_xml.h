@@ -73,6 +73,7 @@ typedef struct rv_qemu_disk {
     rv_qemu_pci_addr addr;      /* virtio */
     rv_qemu_drive_addr drive;   /* scsi: on virtio-scsi controller 0 */
     rv_qemu_iotune *iotune;     /* <iotune> (domain_tune.h); NULL: none */
+    unsigned iothread;          /* <driver iothread>: an IOThread's id; 0: none */
 } rv_qemu_disk;
 
 typedef struct rv_qemu_interface {
@@ -184,6 +185,11 @@ static inline bool rv_qemu_def_tainted(const struct rv_qemu_domain_def *def)
  * bad value) or RV_ERR_CONFIG_UNSUPPORTED (valid XML outside the subset;
  * the message names the element or attribute). */
 rv_qemu_domain_def *rv_qemu_domain_parse(const char *xml, size_t len, rv_err *err);
+
+/* disk's IOThread, if it names one, is one of def's and disk is on
+ * virtio (libvirtd's refusals otherwise). */
+int rv_qemu_disk_iothread_check(const rv_qemu_domain_def *def, const rv_qemu_disk *disk,
+                                rv_err *err);
 
 /* The normalised XML (malloc'd), or NULL when out of memory. */
 char *rv_qemu_domain_format(const rv_qemu_domain_def *def);

@@ -155,7 +155,7 @@ int rv_qemu_connect_get_domain_capabilities(rv_driver_conn *c,
     fprintf(fp, "  <machine>%s</machine>\n", m->canonical);
     fprintf(fp, "  <arch>x86_64</arch>\n");
     fprintf(fp, "  <vcpu max='%d'/>\n", RV_QEMU_MAX_VCPUS);
-    fprintf(fp, "  <iothreads supported='no'/>\n");
+    fprintf(fp, "  <iothreads supported='yes'/>\n");
     /* Direct kernel boot or the binary's own BIOS: no <loader>. */
     fprintf(fp, "  <os supported='yes'>\n");
     put_enum(fp, "    ", "firmware", none);

@@ -36,6 +36,7 @@
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_DRIVER_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -637,6 +638,10 @@ int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const c
 /* The command line a start of def would run (def prepared as a start
  * prepares its live definition, taps aside): NULL with err. */
 char **rv_qemu_start_argv(rv_qemu_domain_def *def, rv_err *err);
+/* The same for a getter: *live, or the persistent definition; a live one
+ * of a domain that does not run refused by libvirt's domain layer. */
+int rv_qemu_pick_getter(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
+                        bool *live, rv_err *err);
 void rv_qemu_stop_process(qemu_dom *d, int reason, int detail);
 /* A domain found running at start-up: connect to its monitor again. */
 void rv_qemu_reattach(qemu_dom *d);
@@ -1127,8 +1132,19 @@ json_object *rv_qemu_migtune_bandwidth_args(unsigned long long mib);
 void rv_qemu_migtune_put_bandwidth(qemu_dom *d);
 /* ---- qemu_pin.c: vcpu and emulator pinning, live ---- */
 /* At start (QEMU paused, its monitor ready): pin the threads as the live
- * definition's <cputune> says; failures are logged. */
+ * definition's <cputune> says (the IOThreads' after the emulator's);
+ * failures are logged. */
 void rv_qemu_pin_apply(qemu_dom *d);
+/* A CPU map (libvirt's: bit b of byte b/8 is CPU b) as a CPU set, and
+ * a set into a zeroed map of maplen bytes. */
+void rv_qemu_map_to_set(const unsigned char *map, size_t len, cpu_set_t *set);
+void rv_qemu_set_to_map(const cpu_set_t *set, unsigned char *map, int maplen);
+/* ---- qemu_iothread.c ---- */
+/* The IOThread id of QEMU's object id "iothreadN" (query-iothreads'), or 0. */
+unsigned rv_qemu_iothread_id(const char *id);
+/* Pin running d's IOThreads as its live <iothreadpin>s say, their
+ * threads from query-iothreads' answer; failures are logged. */
+void rv_qemu_iothread_pins_set(const qemu_dom *d, json_object *iothreads);
 /* ---- qemu_live.c: calls that wait for a running domain's QMP answers
  * (they send with rv_qemu_send_for) ---- */
 /* What such a call's request begins with: the call, and the domain's

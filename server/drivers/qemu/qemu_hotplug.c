@@ -300,6 +300,11 @@ static void on_backend_added(rv_qmp *qmp, json_object *ret, const rv_err *err, v
         const rv_qemu_disk *disk = &w->disks[disk_index(w, req->id)];
         a = &disk->addr;
         json_object_object_add(args, "driver", json_object_new_string("virtio-blk-pci"));
+        if (disk->iothread) {
+            char iothread[32];
+            snprintf(iothread, sizeof(iothread), "iothread%u", disk->iothread);
+            json_object_object_add(args, "iothread", json_object_new_string(iothread));
+        }
         json_object_object_add(args, "drive", json_object_new_string(backend));
         if (disk->serial)
             json_object_object_add(args, "serial", json_object_new_string(disk->serial));
@@ -855,6 +860,11 @@ static int hotplug(const rv_nonnull_domain *wire, const char *xml, const char *b
         fail(err, RV_ERR_OPERATION_INVALID, "Requested operation is not valid: target %s already exists", m.target);
         goto fail;
     }
+    /* A disk's IOThread is one the domain has, in each definition changed. */
+    if (attach && dev.kind == RV_QEMU_DEV_DISK &&
+        ((config && rv_qemu_disk_iothread_check(rv_qemu_def_newest(d), &dev.alone->disks[0], err) < 0) ||
+         (live && rv_qemu_disk_iothread_check(d->live, &dev.alone->disks[0], err) < 0)))
+        goto fail;
     if (config && !attach) {
         /* An interface named by alias is found in the definition by the
          * live one's MAC (detach_live), else as named. */

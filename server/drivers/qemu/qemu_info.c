@@ -1,7 +1,7 @@
-/* What the QEMU driver says about a domain's control channel, IOThreads
- * and perf events, and about the host's SMBIOS: the answers libvirtd's
- * QEMU driver gives for a guest without IOThreads, since remvirtd runs
- * none, and the perf events its <perf> names (remvirtd counts nothing). */
+/* What the QEMU driver says about a domain's control channel and perf
+ * events, and about the host's SMBIOS: the answers libvirtd's QEMU driver
+ * gives, the perf events its <perf> names (remvirtd counts nothing).
+ * IOThreads: qemu_iothread.c. */
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,27 +12,12 @@ enum { AFFECT_LIVE = 0x1, AFFECT_CONFIG = 0x2, TYPED_PARAM_STRING_OKAY = 0x4 };
 
 #define fail(err, code, ...) rv_err_fail((err), RV_FROM_QEMU, (code), __VA_ARGS__)
 
-#define TRANSIENT "transient domains do not have any persistent config"
 
 /* libvirt's domain-object layer refuses these, not its QEMU driver. */
 static int not_running(rv_err *err)
 {
     return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
                        "Requested operation is not valid: domain is not running");
-}
-
-/* The definitions flags name, checked as libvirt checks them (a live one
- * of a domain that does not run refused by its domain layer): 0, -1 or
- * RV_DEFERRED (the monitor is busy). */
-static int pick(const rv_nonnull_domain *wire, unsigned int flags, rv_err *err)
-{
-    qemu_dom *d = rv_qemu_dom_get(wire, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    if ((flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
-        return not_running(err);
-    return rv_qemu_pick_defs(wire, flags, TRANSIENT, &d, &live, &config, err);
 }
 
 int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_control_info_args *args,
@@ -53,21 +38,6 @@ int rv_qemu_domain_get_control_info(rv_driver_conn *c, const rv_domain_get_contr
     return 0;
 }
 
-int rv_qemu_domain_get_iothread_info(rv_driver_conn *c, const rv_domain_get_iothread_info_args *args,
-                                     rv_domain_get_iothread_info_ret *ret, rv_err *err)
-{
-    (void)c;
-    if (rv_qemu_check_flags(RV_FROM_QEMU, args->flags, AFFECT_LIVE | AFFECT_CONFIG,
-                            "qemuDomainGetIOThreadInfo", err) < 0)
-        return -1;
-    int rc = pick(&args->dom, args->flags, err);
-    if (rc)
-        return rc;
-    /* No definition here has IOThreads, nor does QEMU run any. */
-    ret->ret = 0;
-    return 0;
-}
-
 int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_events_args *args,
                                    rv_domain_get_perf_events_ret *ret, rv_err *err)
 {
@@ -77,13 +47,9 @@ int rv_qemu_domain_get_perf_events(rv_driver_conn *c, const rv_domain_get_perf_e
                             "qemuDomainGetPerfEvents", err) < 0 ||
         rv_tune_check_exclusive(args->flags, err) < 0)
         return -1;
-    qemu_dom *d = rv_qemu_dom_get(&args->dom, err);
-    bool live, config;
-    if (!d)
-        return -1;
-    if ((args->flags & AFFECT_LIVE) && !rv_qemu_dom_active(d))
-        return not_running(err);
-    int rc = rv_qemu_pick_defs(&args->dom, args->flags, TRANSIENT, &d, &live, &config, err);
+    qemu_dom *d;
+    bool live;
+    int rc = rv_qemu_pick_getter(&args->dom, args->flags, &d, &live, err);
     if (rc)
         return rc;
     const rv_qemu_domain_def *def = live ? d->live : rv_qemu_def_newest(d);

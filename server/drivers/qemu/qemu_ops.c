@@ -81,9 +81,14 @@ const rv_driver rv_qemu_driver = {
         .domain_get_vcpus_flags = rv_qemu_domain_get_vcpus_flags,
         .domain_get_max_vcpus = rv_qemu_domain_get_max_vcpus,
         .domain_get_block_info = rv_qemu_domain_get_block_info,
-        /* control channel, IOThreads, perf events, SMBIOS (qemu_info.c) */
-        .domain_get_control_info = rv_qemu_domain_get_control_info,
+        /* IOThreads (qemu_iothread.c) */
         .domain_get_iothread_info = rv_qemu_domain_get_iothread_info,
+        .domain_pin_iothread = rv_qemu_domain_pin_iothread,
+        .domain_add_iothread = rv_qemu_domain_add_iothread,
+        .domain_del_iothread = rv_qemu_domain_del_iothread,
+        .domain_set_iothread_params = rv_qemu_domain_set_iothread_params,
+        /* control channel, perf events, SMBIOS (qemu_info.c) */
+        .domain_get_control_info = rv_qemu_domain_get_control_info,
         .domain_get_perf_events = rv_qemu_domain_get_perf_events,
         .connect_get_sysinfo = rv_qemu_connect_get_sysinfo,
         .connect_find_storage_pool_sources = rv_qemu_connect_find_storage_pool_sources,

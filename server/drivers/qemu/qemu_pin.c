@@ -49,6 +49,18 @@ int rv_qemu_pick_defs(const rv_nonnull_domain *wire, unsigned int flags, const c
     return 0;
 }
 
+int rv_qemu_pick_getter(const rv_nonnull_domain *wire, unsigned int flags, qemu_dom **d,
+                        bool *live, rv_err *err)
+{
+    bool config;
+    if (!(*d = rv_qemu_dom_get(wire, err)))
+        return -1;
+    if ((flags & AFFECT_LIVE) && !rv_qemu_dom_active(*d))
+        return rv_err_fail(err, RV_FROM_DOMAIN, RV_ERR_OPERATION_INVALID,
+                           "Requested operation is not valid: domain is not running");
+    return rv_qemu_pick_defs(wire, flags, NO_TRANSIENT_CONFIG, d, live, &config, err);
+}
+
 /* A request waiting for QEMU's answer. */
 typedef struct pin_req {
     rv_qemu_live_req live;
@@ -92,7 +104,7 @@ static pid_t vcpu_thread(json_object *cpus, long long index)
     return 0;
 }
 
-static void map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
+void rv_qemu_map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
 {
     CPU_ZERO(set);
     for (size_t b = 0; b < len * 8 && b < CPU_SETSIZE; b++)
@@ -100,7 +112,7 @@ static void map_to_set(const unsigned char *map, size_t len, cpu_set_t *set)
             CPU_SET(b, set);
 }
 
-static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
+void rv_qemu_set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
 {
     for (int b = 0; b < maplen * 8 && b < CPU_SETSIZE; b++)
         if (CPU_ISSET(b, set))
@@ -111,7 +123,7 @@ static void set_to_map(const cpu_set_t *set, unsigned char *map, int maplen)
 static void mask_to_set(const rv_tune_cpumask *m, cpu_set_t *set)
 {
     CPU_ZERO(set);
-    map_to_set(m->map, m->len, set);
+    rv_qemu_map_to_set(m->map, m->len, set);
 }
 
 /* sched_setaffinity with libvirt's wording of a refusal. */
@@ -240,7 +252,7 @@ static int pin_vcpu(const rv_nonnull_domain *wire, unsigned int vcpu, const char
         req_free(req);
         return RV_DEFERRED;
     }
-    map_to_set((const unsigned char *)map, maplen, &req->set);
+    rv_qemu_map_to_set((const unsigned char *)map, maplen, &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_pin);
     return RV_DEFERRED;
 }
@@ -283,7 +295,7 @@ static void on_cpus_info(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void
         pid_t tid = vcpu_thread(ret, (long long)i);
         cpu_set_t set;
         if (tid > 0 && sched_getaffinity(tid, sizeof(set), &set) == 0)
-            set_to_map(&set, (unsigned char *)out->cpumaps.cpumaps_val + i * (size_t)req->maplen,
+            rv_qemu_set_to_map(&set, (unsigned char *)out->cpumaps.cpumaps_val + i * (size_t)req->maplen,
                        req->maplen);
     }
     out->num = (int)n;
@@ -336,7 +348,7 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
             const rv_tune_cpumask *pin = rv_domain_tune_pin_of(def->tune, i);
             if (pin)
                 mask_to_set(pin, &set);
-            set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
+            rv_qemu_set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val + (size_t)i * args->maplen,
                        args->maplen);
         }
         ret->num = n;
@@ -356,7 +368,23 @@ int rv_qemu_domain_get_vcpu_pin_info(rv_driver_conn *c,
 
 /* ================================================================ emulator */
 
-/* Pin every thread of QEMU pid that is not one of cpus' vcpu threads. */
+/* Whether thread tid of QEMU pid is an IOThread's: QEMU names them "IO
+ * <object id>" (-name debug-threads=on), and libvirtd's emulator pinning
+ * leaves them to their <iothreadpin>. */
+static bool iothread_thread(pid_t pid, long tid)
+{
+    char path[80], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid, tid);
+    FILE *fp = fopen(path, "re");
+    if (!fp)
+        return false;
+    bool got = fgets(comm, sizeof(comm), fp) != NULL;
+    fclose(fp);
+    return got && strncmp(comm, "IO iothread", 11) == 0;
+}
+
+/* Pin every thread of QEMU pid that is neither one of cpus' vcpu threads
+ * nor an IOThread's. */
 static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *set, rv_err *err)
 {
     char path[64];
@@ -372,7 +400,7 @@ static int pin_emulator_threads(pid_t pid, json_object *cpus, const cpu_set_t *s
         long tid = strtol(e->d_name, &end, 10);
         if (tid <= 0 || *end)
             continue;
-        bool is_vcpu = false;
+        bool is_vcpu = iothread_thread((pid_t)pid, tid);
         for (size_t i = 0; i < ncpus && !is_vcpu; i++)
             is_vcpu = rv_qmp_json_int(json_object_array_get_idx(cpus, i), "thread-id", 0) == tid;
         /* A thread gone meanwhile (ESRCH) is no failure. */
@@ -428,7 +456,7 @@ int rv_qemu_domain_pin_emulator(rv_driver_conn *c, const rv_domain_pin_emulator_
         req_free(req);
         return RV_DEFERRED;
     }
-    map_to_set((const unsigned char *)args->cpumap.cpumap_val, args->cpumap.cpumap_len,
+    rv_qemu_map_to_set((const unsigned char *)args->cpumap.cpumap_val, args->cpumap.cpumap_len,
                &req->set);
     qmp_send(d, req, "query-cpus-fast", NULL, on_cpus_emulator);
     return RV_DEFERRED;
@@ -461,7 +489,7 @@ int rv_qemu_domain_get_emulator_pin_info(rv_driver_conn *c,
     if (!(ret->cpumaps.cpumaps_val = calloc((size_t)args->maplen, 1)))
         return fail(err, RV_ERR_NO_MEMORY, "out of memory");
     ret->cpumaps.cpumaps_len = (u_int)args->maplen;
-    set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val, args->maplen);
+    rv_qemu_set_to_map(&set, (unsigned char *)ret->cpumaps.cpumaps_val, args->maplen);
     ret->ret = 1;
     return 0;
 }
@@ -474,11 +502,37 @@ typedef struct apply_req {
     pid_t pid;
 } apply_req;
 
+static bool iothreads_pinned(const rv_domain_tune *t)
+{
+    for (size_t i = 0; t && i < t->niothreads; i++)
+        if (t->iothreads[i].pin.map)
+            return true;
+    return false;
+}
+
+/* The domain req was made for, still running the same QEMU, or NULL. */
+static qemu_dom *apply_dom(const apply_req *req, rv_qmp *qmp, const rv_err *qerr)
+{
+    qemu_dom *d = rv_qemu_find_name(req->name);
+    return !qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune ? d
+                                                                                      : NULL;
+}
+
+static void on_iothreads_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
+{
+    apply_req *req = opaque;
+    qemu_dom *d = apply_dom(req, qmp, qerr);
+    if (d)
+        rv_qemu_iothread_pins_set(d, ret);
+    free(req->name);
+    free(req);
+}
+
 static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, void *opaque)
 {
     apply_req *req = opaque;
-    qemu_dom *d = rv_qemu_find_name(req->name);
-    if (!qerr && d && d->qmp == qmp && d->pid == req->pid && d->live && d->live->tune) {
+    qemu_dom *d = apply_dom(req, qmp, qerr);
+    if (d) {
         const rv_domain_tune *t = d->live->tune;
         rv_err err = { 0 };
         cpu_set_t set;
@@ -496,6 +550,13 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
         if (rv_err_is_set(&err))
             RV_WARN("domain '%s': its <cputune> pinning: %s", req->name, err.message);
         rv_err_clear(&err);
+        /* Then the IOThreads, whose threads the emulator's pinning left. */
+        if (iothreads_pinned(t) &&
+            rv_qmp_command(qmp, "query-iothreads", NULL, 0, on_iothreads_apply, req, &err) == 0)
+            return;
+        if (rv_err_is_set(&err))
+            RV_WARN("domain '%s': cannot pin its IOThreads: %s", req->name, err.message);
+        rv_err_clear(&err);
     }
     free(req->name);
     free(req);
@@ -504,7 +565,7 @@ static void on_cpus_apply(rv_qmp *qmp, json_object *ret, const rv_err *qerr, voi
 void rv_qemu_pin_apply(qemu_dom *d)
 {
     const rv_domain_tune *t = d->live ? d->live->tune : NULL;
-    bool any = t && t->emulator.map;
+    bool any = t && (t->emulator.map || iothreads_pinned(t));
     for (size_t v = 0; t && v < t->npins && !any; v++)
         any = t->pins[v].map != NULL;
     if (!any)

@@ -594,7 +594,8 @@ enum {
     STATS_NOWAIT = 1u << 29, STATS_BACKING = 1u << 30, STATS_ENFORCE = 1u << 31,
     STATS_KNOWN = RV_DOMAIN_STATS_STATE | RV_DOMAIN_STATS_CPU_TOTAL | RV_DOMAIN_STATS_BALLOON |
                   RV_DOMAIN_STATS_VCPU | RV_DOMAIN_STATS_INTERFACE | RV_DOMAIN_STATS_BLOCK |
-                  RV_DOMAIN_STATS_DIRTYRATE,
+                  RV_DOMAIN_STATS_DIRTYRATE |
+                  RV_DOMAIN_STATS_IOTHREAD,
 };
 
 /* The groups answered from the table and /proc, without QEMU. */
@@ -932,6 +933,69 @@ static int stats_dirty_rate(stats_call *call, qemu_dom *d, u_int i)
     return 0;
 }
 
+/* The iothread group: QEMU's IOThreads (query-iothreads, its order) with
+ * their polling values; nothing for a domain without any, as libvirtd. */
+static void fill_iothreads(stat_list *l, void *arg)
+{
+    json_object *list = arg;
+    size_t n = json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    if (n == 0)
+        return;
+    stat_put(l, "iothread.count", RV_TYPED_PARAM_UINT, n, NULL);
+    for (size_t i = 0; i < n; i++) {
+        json_object *t = json_object_array_get_idx(list, i), *id;
+        unsigned k = json_object_object_get_ex(t, "id", &id)
+                         ? rv_qemu_iothread_id(json_object_get_string(id)) : 0;
+        if (!k || !json_object_object_get_ex(t, "poll-max-ns", &id))
+            continue;
+        stat_put_nth(l, "iothread", k, "poll-max-ns", RV_TYPED_PARAM_ULLONG,
+                     (unsigned long long)rv_qmp_json_int(t, "poll-max-ns", 0), NULL);
+        stat_put_nth(l, "iothread", k, "poll-grow", RV_TYPED_PARAM_UINT,
+                     (unsigned long long)rv_qmp_json_int(t, "poll-grow", 0), NULL);
+        stat_put_nth(l, "iothread", k, "poll-shrink", RV_TYPED_PARAM_UINT,
+                     (unsigned long long)rv_qmp_json_int(t, "poll-shrink", 0), NULL);
+    }
+}
+
+static void on_stats_iothreads(rv_qmp *qmp, json_object *ret, const rv_err *err, void *opaque)
+{
+    (void)qmp;
+    stats_part *part = opaque;
+    stats_call *call = part->call;
+    rv_connect_get_all_domain_stats_ret *out = rv_deferred_ret(call->reply);
+    if (!err)
+        record_add(&out->retStats.retStats_val[part->rec], fill_iothreads, ret, &call->oom);
+    free(part);
+    stats_call_unref(call);
+}
+
+/* Whether d runs IOThreads to ask QEMU about. */
+static bool has_iothreads(const qemu_dom *d)
+{
+    return can_query(d) && d->live && d->live->tune && d->live->tune->niothreads > 0;
+}
+
+/* The iothread group of record rec asked of d's QEMU (after its block
+ * group's question: QMP answers in order). */
+static void ask_iothreads(stats_call *call, qemu_dom *d, u_int rec, bool *no_mem)
+{
+    stats_part *part = calloc(1, sizeof(*part));
+    rv_err qerr = { 0 };
+    if (!part) {
+        *no_mem = true;
+        return;
+    }
+    part->call = call;
+    part->rec = rec;
+    if (rv_qmp_command(d->qmp, "query-iothreads", NULL, 0, on_stats_iothreads, part, &qerr) == 0) {
+        call->pending++;
+        return;
+    }
+    RV_DEBUG("domain stats: no IOThreads: %s", qerr.message);
+    rv_err_clear(&qerr);
+    free(part);
+}
+
 int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
                                          const rv_connect_get_all_domain_stats_args *args,
                                          rv_connect_get_all_domain_stats_ret *ret, rv_err *err)
@@ -976,6 +1040,8 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
     bool wait = false;
     for (u_int i = 0; i < n && (groups & (RV_DOMAIN_STATS_BLOCK | RV_DOMAIN_STATS_DIRTYRATE)); i++)
         wait = wait || can_query(sel[i]);
+    for (u_int i = 0; i < n && (groups & RV_DOMAIN_STATS_IOTHREAD); i++)
+        wait = wait || has_iothreads(sel[i]);
 
     /* Without QMP to ask, the answer is now. */
     stats_call *call = NULL;
@@ -1005,8 +1071,10 @@ int rv_qemu_connect_get_all_domain_stats(rv_driver_conn *c,
         record_add(rec, fill_dom, &f, &no_mem);
         if (groups & RV_DOMAIN_STATS_BLOCK)
             no_mem = no_mem || stats_block(call, d, i, rec) < 0;
-        /* Sent after the block query, so answered after it (QMP answers
-         * in order): libvirtd's order of the groups. */
+        /* Each asked after the one before, so answered after it (QMP
+         * answers in order): libvirtd's order of the groups. */
+        if ((groups & RV_DOMAIN_STATS_IOTHREAD) && call && has_iothreads(d))
+            ask_iothreads(call, d, i, &no_mem);
         if (groups & RV_DOMAIN_STATS_DIRTYRATE)
             no_mem = no_mem || stats_dirty_rate(call, d, i) < 0;
     }
