@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_netnat.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.netnat");
 
@@ -204,6 +206,25 @@ int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
                         k->name);
         }
     }
+    /* <dns> hosts go into dnsmasq's addn-hosts file */
+    const rv_xml_node *dns = rv_xml_child(def->root, "dns");
+    for (size_t i = 0; dns && i < dns->nkids; i++) {
+        const rv_xml_node *h = dns->kids[i];
+        uint32_t a;
+        if (!h || !h->name || strcmp(h->name, "host") != 0)
+            continue;
+        bool ok = ipv4(rv_xml_attr_get(h, "ip"), &a);
+        for (size_t n = 0; ok && n < h->nkids; n++) {
+            char *name = h->kids[n] && h->kids[n]->name && strcmp(h->kids[n]->name, "hostname") == 0
+                             ? rv_xml_string(h->kids[n]) : NULL;
+            ok = !name || only(name, "-.", 253);
+            free(name);
+        }
+        if (!ok)
+            return fail(err, RV_ERR_XML_ERROR,
+                        "XML error: network '%s': a DNS <host> needs an IPv4 address and host "
+                        "names of letters, digits, '-' and '.'", def->name);
+    }
     return 0;
 }
 
@@ -230,19 +251,23 @@ static char *read_small(const char *path, size_t max)
 static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *dir)
 {
     char *pid = rv_qemu_path(dir, def->name, ".pid"), *leases = rv_qemu_path(dir, def->name, ".leases");
+    char *hosts = rv_qemu_path(dir, def->name, ".hostsfile");
+    char *addn = rv_qemu_path(dir, def->name, ".addnhosts");
     char *text = NULL;
     size_t size = 0;
-    FILE *fp = pid && leases ? open_memstream(&text, &size) : NULL;
+    FILE *fp = pid && leases && hosts && addn ? open_memstream(&text, &size) : NULL;
     if (!fp) {
         free(pid);
         free(leases);
+        free(hosts);
+        free(addn);
         return NULL;
     }
     char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], m[INET_ADDRSTRLEN];
     fprintf(fp, "# written by remvirtd for network '%s'; rewritten at each start\n"
                 "strict-order\nno-hosts\nexcept-interface=lo\nbind-dynamic\ninterface=%s\n"
-                "pid-file=%s\ndhcp-leasefile=%s\n",
-            def->name, def->bridge, pid, leases);
+                "pid-file=%s\ndhcp-leasefile=%s\ndhcp-hostsfile=%s\naddn-hosts=%s\n",
+            def->name, def->bridge, pid, leases, hosts, addn);
     const rv_xml_node *dhcp = rv_xml_child(c->ip, "dhcp");
     unsigned long leases_max = 0;
     ip_text(mask_of(c->prefix), m);
@@ -255,11 +280,6 @@ static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *di
             ipv4(rv_xml_attr_get(k, "end"), &e)) {
             fprintf(fp, "dhcp-range=%s,%s,%s\n", ip_text(s, a), ip_text(e, b), m);
             leases_max += e - s + 1;
-        } else if (strcmp(k->name, "host") == 0 && ipv4(rv_xml_attr_get(k, "ip"), &s)) {
-            const char *name = rv_xml_attr_get(k, "name");
-            fprintf(fp, "dhcp-host=%s,%s%s%s\n", rv_xml_attr_get(k, "mac"), ip_text(s, a),
-                    name ? "," : "", name ? name : "");
-            leases_max++;
         }
     }
     if (leases_max)
@@ -271,7 +291,54 @@ static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *di
     }
     free(pid);
     free(leases);
+    free(hosts);
+    free(addn);
     return text;
+}
+
+/* dnsmasq's dhcp-hostsfile (the <dhcp> hosts: "mac,address[,name]") and
+ * addn-hosts file (the <dns> hosts: "address name..."), which a SIGHUP
+ * makes it read again. */
+static char *dhcp_hosts_text(const ipconf *c)
+{
+    char *text = NULL, a[INET_ADDRSTRLEN];
+    size_t size = 0;
+    FILE *fp = open_memstream(&text, &size);
+    const rv_xml_node *dhcp = c->ip ? rv_xml_child(c->ip, "dhcp") : NULL;
+    for (size_t i = 0; fp && dhcp && i < dhcp->nkids; i++) {
+        const rv_xml_node *k = dhcp->kids[i];
+        uint32_t s;
+        if (!k || !k->name || strcmp(k->name, "host") != 0 || !ipv4(rv_xml_attr_get(k, "ip"), &s))
+            continue;
+        const char *mac = rv_xml_attr_get(k, "mac"), *name = rv_xml_attr_get(k, "name");
+        fprintf(fp, "%s%s%s%s%s\n", mac ? mac : "", mac ? "," : "", ip_text(s, a),
+                name ? "," : "", name ? name : "");
+    }
+    return fp ? rv_xml_done(fp, &text) : NULL;
+}
+
+static char *dns_hosts_text(const rv_net_def *def)
+{
+    char *text = NULL, a[INET_ADDRSTRLEN];
+    size_t size = 0;
+    FILE *fp = open_memstream(&text, &size);
+    const rv_xml_node *dns = rv_xml_child(def->root, "dns");
+    for (size_t i = 0; fp && dns && i < dns->nkids; i++) {
+        const rv_xml_node *h = dns->kids[i];
+        uint32_t s;
+        if (!h || !h->name || strcmp(h->name, "host") != 0 || !ipv4(rv_xml_attr_get(h, "ip"), &s))
+            continue;
+        fputs(ip_text(s, a), fp);
+        for (size_t n = 0; n < h->nkids; n++) {
+            char *name = h->kids[n] && h->kids[n]->name && strcmp(h->kids[n]->name, "hostname") == 0
+                             ? rv_xml_string(h->kids[n]) : NULL;
+            if (name && only(name, "-.", 253))     /* checked at define; never a newline */
+                fprintf(fp, " %s", name);
+            free(name);
+        }
+        fputc('\n', fp);
+    }
+    return fp ? rv_xml_done(fp, &text) : NULL;
 }
 
 static int table_name(const rv_net_def *def, char *out, size_t size)
@@ -372,10 +439,16 @@ static void stop_dnsmasq(const char *dir, const char *name)
 
 typedef enum { STEP_DNSMASQ, STEP_NFT_LOAD, STEP_NFT_DELETE, STEP_RESTART_DNSMASQ } step;
 
+static void remove_host_files(const char *dir, const char *name);
+
 typedef struct netop {
     step step;
     char *name, *bridge, *dir;
     bool nat;
+    /* A restart of dnsmasq (a live update of its ranges): the old one is
+     * waited for, polled, before the new one binds the same addresses. */
+    ev_timer wait;
+    int waits;
     rv_qemu_netnat_done done;
     void *opaque;
     struct netop *next;
@@ -385,6 +458,7 @@ static netop *ops;
 
 static void op_free(netop *op)
 {
+    ev_timer_stop(rv_qemu.loop, &op->wait);
     for (netop **at = &ops; *at; at = &(*at)->next)
         if (*at == op) {
             *at = op->next;
@@ -483,6 +557,7 @@ static void undo_start(netop *op)
     rv_qemu_remove_file(op->dir, op->name, ".pid");
     rv_qemu_remove_file(op->dir, op->name, ".leases");
     rv_qemu_remove_file(op->dir, op->name, ".nft");
+    remove_host_files(op->dir, op->name);
 }
 
 static int run_nft(netop *op, const char *suffix, rv_err *err)
@@ -592,6 +667,22 @@ static int write_in(const char *dir, const char *name, const char *suffix, const
     return rc;
 }
 
+static int write_host_files(const rv_net_def *def, const ipconf *c, const char *dir, rv_err *err)
+{
+    char *hosts = dhcp_hosts_text(c), *addn = dns_hosts_text(def);
+    int rc = write_in(dir, def->name, ".hostsfile", hosts, err) < 0 ||
+             write_in(dir, def->name, ".addnhosts", addn, err) < 0 ? -1 : 0;
+    free(hosts);
+    free(addn);
+    return rc;
+}
+
+static void remove_host_files(const char *dir, const char *name)
+{
+    rv_qemu_remove_file(dir, name, ".hostsfile");
+    rv_qemu_remove_file(dir, name, ".addnhosts");
+}
+
 int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                          void *opaque, rv_err *err)
 {
@@ -610,6 +701,8 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
     int rc = 0;
     if (!nft || (c.ip && !conf))
         rc = oom(err);
+    else if (c.ip && write_host_files(def, &c, dir, err) < 0)
+        rc = -1;
     /* stale files of an earlier run (a leftover pid file must not name
      * someone else's process as ours) */
     rv_qemu_remove_file(dir, def->name, ".pid");
@@ -638,6 +731,7 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
         rv_err_clear(&ignored);
         rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
         rv_qemu_remove_file(dir, def->name, ".nft");
+        remove_host_files(dir, def->name);
         return -1;
     }
     RV_INFO("network '%s': bridge %s made, %s", def->name, def->bridge,
@@ -671,6 +765,7 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
     rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
     rv_qemu_remove_file(dir, def->name, ".pid");
     rv_qemu_remove_file(dir, def->name, ".leases");
+    remove_host_files(dir, def->name);
     return 0;
 }
 
@@ -784,4 +879,61 @@ int rv_qemu_netnat_leases(const rv_net_def *def, const char *dir, const char *ma
     }
     free(text);
     return rc;
+}
+
+/* ================================================================ live updates */
+
+/* Polled while the old dnsmasq exits (a zombie has no command line:
+ * running_dnsmasq no longer names it); then the new one starts. */
+static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop, (void)revents;
+    netop *op = (netop *)((char *)w - offsetof(netop, wait));
+    if (running_dnsmasq(op->dir, op->name) > 0 && ++op->waits < 300)
+        return;
+    ev_timer_stop(rv_qemu.loop, &op->wait);
+    rv_err err = { 0 };
+    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf");
+    bool stopped = !conf || access(conf, F_OK) != 0;   /* the network was destroyed meanwhile */
+    free(conf);
+    if (stopped)
+        op_finish(op, NULL);
+    else if (run_dnsmasq(op, &err) < 0) {
+        RV_WARN("network '%s': dnsmasq does not start again: %s", op->name, err.message);
+        op_finish(op, &err);
+    }
+    rv_err_clear(&err);
+}
+
+int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
+                          rv_err *err)
+{
+    ipconf c, oc;
+    if (get_ipconf(def, &c, err) < 0 || get_ipconf(old, &oc, err) < 0)
+        return -1;
+    if (!c.ip)          /* no dnsmasq: the XML alone changes */
+        return 0;
+    char *conf = dnsmasq_conf(def, &c, dir), *old_conf = oc.ip ? dnsmasq_conf(old, &oc, dir) : NULL;
+    int rc = !conf || (oc.ip && !old_conf) ? oom(err) : write_host_files(def, &c, dir, err);
+    bool restart = rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0);
+    if (restart)
+        rc = write_in(dir, def->name, ".dnsmasq.conf", conf, err);
+    free(conf);
+    free(old_conf);
+    pid_t pid = running_dnsmasq(dir, def->name);
+    if (rc < 0 || pid <= 0)     /* (one that died is started again by reattach) */
+        return rc;
+    if (!restart) {
+        kill(pid, SIGHUP);      /* it reads its hosts files again */
+        RV_INFO("network '%s': dnsmasq (pid %d) told to read its hosts again", def->name, (int)pid);
+        return 0;
+    }
+    netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
+    if (!op)
+        return oom(err);
+    kill(pid, SIGTERM);
+    ev_timer_init(&op->wait, on_old_dnsmasq, 0.01, 0.01);
+    ev_timer_start(rv_qemu.loop, &op->wait);
+    RV_INFO("network '%s': dnsmasq (pid %d) restarted for its new DHCP ranges", def->name, (int)pid);
+    return 0;
 }

@@ -340,3 +340,44 @@ int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart
     return 0;
 }
 
+
+/* NETWORK_UPDATE: the live definition (def while active) and the
+ * persistent one (next_def while active, made from def when none waits
+ * yet; def while inactive), both computed before either changes. */
+int test_network_update(rv_driver_conn *c, const rv_network_update_args *args, rv_err *err)
+{
+    (void)c;
+    unsigned int flags;
+    test_net *n = get(&args->net, err);
+    if (!n || rv_net_update_flags(args->flags, n->active, n->persistent, "testNetworkUpdate",
+                                  RV_FROM_TEST, &flags, err) < 0)
+        return -1;
+    bool live = flags & RV_NETWORK_UPDATE_AFFECT_LIVE, config = flags & RV_NETWORK_UPDATE_AFFECT_CONFIG;
+    const rv_net_def *persistent = n->active && n->next_def ? n->next_def : n->def;
+    rv_net_def *new_live = NULL, *new_config = NULL;
+    if (live && !(new_live = rv_net_def_updated(n->def, args->command, args->section,
+                                                args->parentIndex, args->xml, err)))
+        return -1;
+    if (config && !(new_config = rv_net_def_updated(persistent, args->command, args->section,
+                                                    args->parentIndex, args->xml, err))) {
+        rv_net_def_free(new_live);
+        return -1;
+    }
+    if (!n->active) {                   /* config alone */
+        rv_net_def_free(n->def);
+        n->def = new_config;
+        return 0;
+    }
+    if (new_config) {
+        rv_net_def_free(n->next_def);
+        n->next_def = new_config;
+    }
+    if (new_live) {
+        if (n->persistent && !n->next_def)
+            n->next_def = n->def;       /* the persistent one stays as it was */
+        else
+            rv_net_def_free(n->def);
+        n->def = new_live;
+    }
+    return 0;
+}
