@@ -5,7 +5,6 @@
 #include "server/drivers/conf/network_xml.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -239,8 +238,6 @@ static int dhcp_host(update *u)
     if (u->command != CMD_DELETE && !ipv4_of(addr, &a))
         return fail(u->err, RV_ERR_XML_ERROR, "XML error: Missing IP address in static host "
                     "definition for network '%s'", u->def->name);
-    for (char *c = mac ? (char *)mac : NULL; c && *c; c++)
-        *c = (char)tolower((unsigned char)*c);
     order_attrs(u->el, order);
     rv_xml_node *dhcp = rv_xml_child(ip, "dhcp");
     size_t found = SIZE_MAX;
@@ -314,12 +311,12 @@ static int dhcp_range(update *u)
         return fail(u->err, RV_ERR_XML_ERROR, "XML error: Invalid dhcp range '%s' to '%s' in network '%s'",
                     or_null(start), or_null(end), u->def->name);
     if (s > e)
-        return fail(u->err, RV_ERR_INTERNAL_ERROR, "internal error: range %s - %s is reversed ",
-                    start, end);
+        return rv_err_fail(u->err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
+                           "internal error: range %s - %s is reversed ", start, end);
     if (ip_subnet(ip, &net, &prefix)) {
         uint32_t mask = prefix ? ~0u << (32 - prefix) : 0;
         if ((s & mask) != (net & mask) || (e & mask) != (net & mask))
-            return fail(u->err, RV_ERR_INTERNAL_ERROR,
+            return rv_err_fail(u->err, RV_FROM_NONE, RV_ERR_INTERNAL_ERROR,
                         "internal error: range %s - %s is not entirely within network %s/%u",
                         start, end, rv_xml_attr_get(ip, "address"), prefix);
     }
@@ -520,6 +517,38 @@ static int portgroup(update *u)
     return put_el(u, root, 0, portgroup_rank, found);
 }
 
+/* libvirt shows <forward dev> as the first <interface>'s, first. */
+static int forward_dev_first(rv_xml_node *fw, rv_err *err)
+{
+    const rv_xml_node *first = rv_xml_child(fw, "interface");
+    const char *dev = first ? rv_xml_attr_get(first, "dev") : NULL;
+    size_t at = 0;
+    while (at < fw->nattrs && strcmp(fw->attrs[at].name, "dev") != 0)
+        at++;
+    if (at < fw->nattrs) {
+        free(fw->attrs[at].name);
+        free(fw->attrs[at].value);
+        memmove(fw->attrs + at, fw->attrs + at + 1, (fw->nattrs - at - 1) * sizeof(*fw->attrs));
+        fw->nattrs--;
+    }
+    if (!dev)
+        return 0;
+    rv_xml_attr *attrs = realloc(fw->attrs, (fw->nattrs + 1) * sizeof(*attrs));
+    char *name = strdup("dev"), *value = strdup(dev);
+    if (!attrs || !name || !value) {
+        if (attrs)
+            fw->attrs = attrs;
+        free(name);
+        free(value);
+        return oom(err);
+    }
+    memmove(attrs + 1, attrs, fw->nattrs * sizeof(*attrs));
+    attrs[0] = (rv_xml_attr){ name, value };
+    fw->attrs = attrs;
+    fw->nattrs++;
+    return 0;
+}
+
 static int forward_interface(update *u)
 {
     static const char *const order[] = { "dev", NULL };
@@ -543,13 +572,15 @@ static int forward_interface(update *u)
         if (found != SIZE_MAX)
             return invalid(u->err, "there is an existing interface entry in network '%s' that "
                            "matches \"<interface dev='%s'>\"", u->def->name, dev);
-        return put_el(u, fw, 0, interface_rank, 0);
-    }
-    if (found == SIZE_MAX)
+        if (put_el(u, fw, 0, interface_rank, 0) < 0)
+            return -1;
+    } else if (found == SIZE_MAX) {
         return invalid(u->err, "couldn't find an interface entry in network '%s' matching "
                        "<interface dev='%s'>", u->def->name, dev);
-    remove_kid(fw, found);
-    return 0;
+    } else {
+        remove_kid(fw, found);
+    }
+    return forward_dev_first(fw, u->err);
 }
 
 static const struct {
@@ -574,11 +605,9 @@ static const struct {
 int rv_net_def_update_check(unsigned int command, unsigned int section, rv_err *err)
 {
     if (command < CMD_MODIFY || command > CMD_ADD_FIRST)
-        return fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
-                    "driver: unrecognized network update command code %u", command);
+        return unsupported(err, "unrecognized network update command code %u", command);
     if (section >= sizeof(sections) / sizeof(sections[0]) || !sections[section].element)
-        return fail(err, RV_ERR_NO_SUPPORT, "this function is not supported by the connection "
-                    "driver: can't update unrecognized section of network");
+        return unsupported(err, "can't update unrecognized section of network");
     return 0;
 }
 
@@ -593,7 +622,7 @@ rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsi
         return NULL;
     }
     xmlDoc *doc = NULL;
-    xmlNode *top = rv_lx_read(xml, RV_NETWORK_XML_MAX, NULL, "network_update_xml", RV_FROM_NETWORK,
+    xmlNode *top = rv_lx_read(xml, RV_NETWORK_XML_MAX, NULL, "=network_update_xml", RV_FROM_NETWORK,
                               &doc, err);
     if (!top)
         return NULL;

@@ -752,6 +752,10 @@ static int apply_live(qnet *n, rv_net_def *live, rv_err *err)
         return -1;
     }
     live_clear(n);
+    if (!n->persistent) {       /* a transient network has no other definition */
+        rv_net_def_free(n->def);
+        n->def = live;
+    }
     n->live = live;
     return 0;
 }
