@@ -656,10 +656,10 @@ int rv_net_update_flags(unsigned int flags, bool active, bool persistent, const 
     if (!(flags & (live | config)))
         flags = active ? live : config;
     if ((flags & live) && !active)
-        return rv_err_fail(err, from, RV_ERR_OPERATION_INVALID,
+        return rv_err_fail(err, RV_FROM_NETWORK, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: network is not running");
     if ((flags & config) && !persistent)
-        return rv_err_fail(err, from, RV_ERR_OPERATION_INVALID,
+        return rv_err_fail(err, RV_FROM_NETWORK, RV_ERR_OPERATION_INVALID,
                            "Requested operation is not valid: cannot change persistent config of a "
                            "transient network");
     *out = flags;

@@ -43,7 +43,8 @@ rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsi
 /* The command and section alone (known, and a section that updates). */
 int rv_net_def_update_check(unsigned int command, unsigned int section, rv_err *err);
 /* NETWORK_UPDATE's flags for a network in this state, checked (api names
- * the function in "unsupported flags"; from: the error domain) and
+ * the function in "unsupported flags", from its error domain; the
+ * state's errors are the network conf's) and
  * resolved: *out holds LIVE, CONFIG or both (AFFECT_CURRENT: LIVE when
  * active, else CONFIG). */
 int rv_net_update_flags(unsigned int flags, bool active, bool persistent, const char *api,
