@@ -180,9 +180,7 @@ if mode == "qemu":
     update(net, "delete", "ip-dhcp-host", "<host mac='52:54:00:aa:bb:41'/>", "current")
     update(net, "add", "dns-txt", "<txt name='b' value='c'/>", "both")
     net.undefine()
-    # a transient network: its persistent config cannot change (started
-    # once the old dnsmasq has surely let the address go)
-    time.sleep(1)
+    # a transient network: its persistent config cannot change
     net = conn.networkCreateXML(xml)
     update(net, "add", "dns-txt", "<txt name='t' value='c'/>", "config")
     update(net, "add", "dns-txt", "<txt name='t' value='c'/>", "current")

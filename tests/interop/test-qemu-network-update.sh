@@ -6,10 +6,10 @@
 # QEMU driver on a NAT network of each (inactive, running, destroyed,
 # transient), and against both test drivers' "default" network; the
 # transcripts (results, errors, live and inactive XML after each call,
-# network events) must be the same.  Then remvirtd's dnsmasq: a host
-# added live is in its hostsfile and the same dnsmasq read it (SIGHUP), a
-# DHCP range added live restarts it with the range; and virsh net-update
-# itself.
+# network events) must be the same.  Then remvirtd's dnsmasq through
+# virsh net-update: a DHCP host, a DNS host (dnsmasq answers for it) and
+# a range added live are in its configuration and dnsmasq was restarted
+# for each; two updates at once; nothing left after net-destroy.
 set -euo pipefail
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
@@ -39,7 +39,8 @@ checks "$REMVIRTD_URI" test 192.168.122 virbr0 remvirtd-test
 same "$OUT/libvirtd-test" "$OUT/remvirtd-test" "net-update on test:///default: remvirtd's test driver as libvirtd's"
 echo "ok   $(grep -c '^===' "$OUT/remvirtd-test") NETWORK_UPDATE steps on the test drivers, the same transcripts"
 
-# remvirtd's dnsmasq follows live updates.
+# remvirtd's dnsmasq follows live updates: its configuration rewritten
+# and dnsmasq restarted (once the old one is gone).
 V=(virsh -c "$QEMU_URI")
 cat > "$OUT/nat2.xml" <<XML
 <network>
@@ -56,42 +57,81 @@ cat > "$OUT/nat2.xml" <<XML
 XML
 "${V[@]}" net-define "$OUT/nat2.xml" > /dev/null
 "${V[@]}" net-start nat2 > /dev/null
-pid=$(cat "$NETS/nat2.pid")
-has_line "$NETS/nat2.hostsfile" "52:54:00:aa:bb:10,192.168.152.50,fixed1" ||
-    { show "$NETS/nat2.hostsfile"; fail "nat2's hostsfile lacks its host"; }
-out=$("${V[@]}" net-update nat2 add ip-dhcp-host "<host mac='52:54:00:aa:bb:11' name='web' ip='192.168.152.51'/>" --live --config 2>&1)
-grep -q "Updated network nat2 persistent config and live state" <<< "$out" || fail "net-update said: $out"
-has_line "$NETS/nat2.hostsfile" "52:54:00:aa:bb:11,192.168.152.51,web" ||
-    { show "$NETS/nat2.hostsfile"; fail "the host added live is not in nat2's hostsfile"; }
-[ "$(cat "$NETS/nat2.pid")" = "$pid" ] && kill -0 "$pid" || fail "dnsmasq $pid did not stay for a host added live"
-grep -q "192.168.152.51" "$QEMU_DIR/etc/networks/nat2.xml" || fail "the host is not in nat2's definition file"
-"${V[@]}" net-update nat2 add dns-host "<host ip='192.168.152.70'><hostname>www</hostname></host>" --live > /dev/null
-has_line "$NETS/nat2.addnhosts" "192.168.152.70 www" || { show "$NETS/nat2.addnhosts"; fail "addnhosts"; }
-_answers() { [ "$(dig +short +time=1 +tries=1 @192.168.152.1 www 2>/dev/null)" = 192.168.152.70 ]; }
-if command -v dig > /dev/null; then
-    wait_for 10 "dnsmasq to answer for www" _answers || fail "dnsmasq does not resolve the DNS host added live"
-    echo "ok   dnsmasq resolves the DNS host added live (SIGHUP)"
-fi
-echo "ok   a host added live: in nat2's hostsfile, the same dnsmasq ($pid) told, the definition file has it"
-"${V[@]}" net-update nat2 add ip-dhcp-range "<range start='192.168.152.200' end='192.168.152.210'/>" --live > /dev/null
+_destroy_nat2() { virsh -q -c "$QEMU_URI" net-destroy nat2 > /dev/null 2>&1 || true; }
+cleanup_fn _destroy_nat2      # no dnsmasq left behind when the test fails
+CONF=$NETS/nat2.dnsmasq.conf
+has_line "$CONF" "dhcp-host=52:54:00:aa:bb:10,192.168.152.50,fixed1" || { show "$CONF"; fail "nat2's dnsmasq.conf lacks its host"; }
+
+# dnsmasq's pid, once a dnsmasq other than $1 runs
 _restarted()
 {
     local now
-    now=$(cat "$NETS/nat2.pid" 2> /dev/null) && [ -n "$now" ] && [ "$now" != "$pid" ] && kill -0 "$now" 2> /dev/null
+    now=$(cat "$NETS/nat2.pid" 2> /dev/null) && [ -n "$now" ] && [ "$now" != "$1" ] &&
+        tr '\0' ' ' < "/proc/$now/cmdline" 2> /dev/null | grep -qF -- "--conf-file=$CONF"
 }
-wait_for 20 "dnsmasq to start again" _restarted || fail "dnsmasq was not restarted for a new range"
-grep -q "dhcp-range=192.168.152.200,192.168.152.210" "$NETS/nat2.dnsmasq.conf" || fail "the new range is not in dnsmasq.conf"
-kill -0 "$pid" 2> /dev/null && [ "$(tr '\0' ' ' < "/proc/$pid/cmdline")" != "" ] && fail "the old dnsmasq $pid runs on"
-echo "ok   a DHCP range added live restarts dnsmasq ($pid -> $(cat "$NETS/nat2.pid")) with it"
+# update WHAT ARGS...: net-update nat2 ARGS, then dnsmasq restarted; sets pid
+pid=$(cat "$NETS/nat2.pid")
+update()
+{
+    local what=$1 out
+    shift
+    out=$("${V[@]}" net-update nat2 "$@" 2>&1) || fail "net-update nat2 $*: $out"
+    wait_for 20 "dnsmasq to start again ($what)" _restarted "$pid" || fail "dnsmasq was not restarted for $what"
+    ! tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | grep -qF -- "--conf-file=$CONF" ||
+        fail "the old dnsmasq $pid runs on"
+    echo "ok   $what: dnsmasq restarted ($pid -> $(cat "$NETS/nat2.pid"))"
+    pid=$(cat "$NETS/nat2.pid")
+}
+update "a DHCP host added live and to the config" add ip-dhcp-host \
+    "<host mac='52:54:00:aa:bb:11' name='web' ip='192.168.152.51'/>" --live --config
+has_line "$CONF" "dhcp-host=52:54:00:aa:bb:11,192.168.152.51,web" || { show "$CONF"; fail "the host added live"; }
+grep -q "192.168.152.51" "$QEMU_DIR/etc/networks/nat2.xml" || fail "the host is not in nat2's definition file"
+update "a DNS host added live" add dns-host "<host ip='192.168.152.70'><hostname>www</hostname></host>" --live
+has_line "$CONF" "host-record=www,192.168.152.70" || { show "$CONF"; fail "the DNS host added live"; }
+
+# An A query for www to dnsmasq on the bridge, from a client on it (a
+# veth into a namespace of its own: dnsmasq refuses the host's own
+# queries, which come in on lo).
+ip netns add rvq
+cleanup_fn ip netns del rvq
+ip link add rvq0 type veth peer name rvq1
+ip link set rvq1 netns rvq
+ip link set rvq0 master virbr4 up
+ip -n rvq addr add 192.168.152.9/24 dev rvq1
+ip -n rvq link set rvq1 up
+_answers()
+{
+    ip netns exec rvq "$SYSTEM_PYTHON3" - <<'PY' 2> "$OUT/dns.err"
+import socket, struct, sys
+q = struct.pack(">HHHHHH", 0x5256, 0x0100, 1, 0, 0, 0) + b"\x03www\x00" + struct.pack(">HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+s.sendto(q, ("192.168.152.1", 53))
+r = s.recv(512)
+print(r.hex(), file=sys.stderr)
+sys.exit(0 if struct.unpack(">H", r[6:8])[0] > 0 and socket.inet_ntoa(r[-4:]) == "192.168.152.70" else 1)
+PY
+}
+wait_for 10 "dnsmasq to answer for www" _answers ||
+    { show "$OUT/dns.err"; show "$CONF"; fail "dnsmasq does not resolve the DNS host added live"; }
+echo "ok   dnsmasq answers www with 192.168.152.70, the DNS host added live"
+update "a DHCP range added live" add ip-dhcp-range "<range start='192.168.152.200' end='192.168.152.210'/>" --live
+has_line "$CONF" "dhcp-range=192.168.152.200,192.168.152.210,255.255.255.0" || { show "$CONF"; fail "the range added live"; }
+# Two restarts asked for at once: the second configuration wins.
+"${V[@]}" net-update nat2 delete ip-dhcp-range "<range start='192.168.152.200' end='192.168.152.210'/>" --live > /dev/null
+update "a DHCP host deleted live right after" delete ip-dhcp-host "<host mac='52:54:00:aa:bb:11'/>" --live
+sleep 0.5
+now=$(cat "$NETS/nat2.pid")
+tr '\0' ' ' < "/proc/$now/cmdline" | grep -qF -- "--conf-file=$CONF" || fail "no dnsmasq runs for nat2"
+! grep -q "192.168.152.200\|aa:bb:11" "$CONF" || { show "$CONF"; fail "dnsmasq.conf keeps what was deleted"; }
 "${V[@]}" net-destroy nat2 > /dev/null
-[ ! -e "$NETS/nat2.hostsfile" ] && [ ! -e "$NETS/nat2.addnhosts" ] || fail "nat2's hosts files outlive it"
 _no_dnsmasq()
 {
     local f
     for f in /proc/[0-9]*/cmdline; do
-        { tr '\0' ' ' < "$f"; } 2> /dev/null | grep -qF -- "--conf-file=$NETS/nat2.dnsmasq.conf" && return 1
+        { tr '\0' ' ' < "$f"; } 2> /dev/null | grep -qF -- "--conf-file=$CONF" && return 1
     done
     return 0
 }
 wait_for 10 "nat2's dnsmasq to exit" _no_dnsmasq || fail "a dnsmasq of nat2 outlives net-destroy"
-echo "ok   net-destroy: no dnsmasq left, hosts files removed"
+echo "ok   net-destroy: no dnsmasq of nat2 left"

@@ -7,7 +7,6 @@
  * caller's done() runs later, from the loop.  Files, in run_dir/networks:
  *   <name>.dnsmasq.conf  <name>.pid (dnsmasq's)  <name>.leases (dnsmasq's)
  *   <name>.nft (the rules loaded; .del.nft: their removal)
- *   <name>.hostsfile and <name>.addnhosts (dnsmasq's DHCP and DNS hosts)
  *   <name>.cmd.log (what dnsmasq or nft last said, for errors) */
 #ifndef RV_SERVER_DRIVERS_QEMU_QEMU_NETNAT_H
 #define RV_SERVER_DRIVERS_QEMU_QEMU_NETNAT_H
@@ -36,11 +35,10 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
 /* After a restart of remvirtd: the running dnsmasq is found from its pid
  * file (one that died is started again). */
 void rv_qemu_netnat_reattach(const rv_net_def *def, const char *dir);
-/* A live NETWORK_UPDATE of a running network from old to def: dnsmasq's
- * hosts files (<name>.hostsfile: the DHCP hosts, <name>.addnhosts: the
- * DNS hosts) rewritten and dnsmasq told by SIGHUP to read them, or, when
- * its configuration changes (DHCP ranges), dnsmasq restarted (the new
- * one starts once the old one is gone, later, from the loop). */
+/* A live NETWORK_UPDATE of a running network from old to def: when
+ * dnsmasq's configuration changes (its DHCP ranges and hosts, its DNS
+ * hosts), it is rewritten and dnsmasq restarted (the new one starts once
+ * the old one is gone, later, from the loop). */
 int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
                           rv_err *err);
 /* NETWORK_GET_DHCP_LEASES from dnsmasq's lease file (mac: only its). */
