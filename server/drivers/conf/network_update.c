@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -344,6 +345,29 @@ static int dhcp_range(update *u)
     return 0;
 }
 
+/* The end of a DNS record's update once count records matched (the
+ * last at found): added (rank among <dns>'s children), or the one found
+ * deleted; else libvirt's error, "<text> in network NAME" (many: NULL
+ * when one record at most can match). */
+static int dns_record_done(update *u, size_t count, size_t found, int rank, const char *dup,
+                           const char *many, const char *none)
+{
+    rv_xml_node *dns = rv_xml_child(u->def->root, "dns");
+    if (is_add(u->command)) {
+        if (count)
+            return invalid(u->err, "%s in network %s", dup, u->def->name);
+        if (!(dns = child_made(u->def->root, "dns")))
+            return oom(u->err);
+        return put_el(u, dns, rank, dns_rank, 0);
+    }
+    if (count > 1 && many)
+        return invalid(u->err, "%s in network %s", many, u->def->name);
+    if (!count)
+        return invalid(u->err, "%s in network %s", none, u->def->name);
+    remove_kid(dns, found);
+    return 0;
+}
+
 /* The hostnames of a DNS <host>. */
 static bool dns_host_has_name(const rv_xml_node *h, const char *name)
 {
@@ -396,22 +420,10 @@ static int dns_host(update *u)
             found = i;
         }
     }
-    if (is_add(u->command)) {
-        if (count)
-            return invalid(u->err, "there is already at least one DNS HOST record with a matching "
-                           "field in network %s", u->def->name);
-        if (!(dns = child_made(u->def->root, "dns")))
-            return oom(u->err);
-        return put_el(u, dns, 3, dns_rank, 0);
-    }
-    if (count > 1)
-        return invalid(u->err, "multiple matching DNS HOST records were found in network %s",
-                       u->def->name);
-    if (!count)
-        return invalid(u->err, "couldn't locate a matching DNS HOST record in network %s",
-                       u->def->name);
-    remove_kid(dns, found);
-    return 0;
+    return dns_record_done(u, count, found, 3,
+                           "there is already at least one DNS HOST record with a matching field",
+                           "multiple matching DNS HOST records were found",
+                           "couldn't locate a matching DNS HOST record");
 }
 
 static int dns_txt(update *u)
@@ -428,19 +440,13 @@ static int dns_txt(update *u)
     for (size_t i = 0; dns && i < dns->nkids && found == SIZE_MAX; i++)
         if (named(dns->kids[i], "txt") && same_str(name, rv_xml_attr_get(dns->kids[i], "name")))
             found = i;
-    if (is_add(u->command)) {
-        if (found != SIZE_MAX)
-            return invalid(u->err, "there is already a DNS TXT record with name '%s' in network %s",
-                           name, u->def->name);
-        if (!(dns = child_made(u->def->root, "dns")))
-            return oom(u->err);
-        return put_el(u, dns, 1, dns_rank, 0);
-    }
-    if (found == SIZE_MAX)
-        return invalid(u->err, "couldn't locate a matching DNS TXT record in network %s",
-                       u->def->name);
-    remove_kid(dns, found);
-    return 0;
+    char *dup = NULL;
+    if (asprintf(&dup, "there is already a DNS TXT record with name '%s'", name) < 0)
+        return oom(u->err);
+    int rc = dns_record_done(u, found != SIZE_MAX, found, 1, dup, NULL,
+                             "couldn't locate a matching DNS TXT record");
+    free(dup);
+    return rc;
 }
 
 static int dns_srv(update *u)
@@ -465,22 +471,10 @@ static int dns_srv(update *u)
             found = i;
         }
     }
-    if (is_add(u->command)) {
-        if (count)
-            return invalid(u->err, "there is already at least one DNS SRV record matching all "
-                           "specified fields in network %s", u->def->name);
-        if (!(dns = child_made(u->def->root, "dns")))
-            return oom(u->err);
-        return put_el(u, dns, 2, dns_rank, 0);
-    }
-    if (count > 1)
-        return invalid(u->err, "multiple DNS SRV records matching all specified fields were "
-                       "found in network %s", u->def->name);
-    if (!count)
-        return invalid(u->err, "couldn't locate a matching DNS SRV record in network %s",
-                       u->def->name);
-    remove_kid(dns, found);
-    return 0;
+    return dns_record_done(u, count, found, 2,
+                           "there is already at least one DNS SRV record matching all specified fields",
+                           "multiple DNS SRV records matching all specified fields were found",
+                           "couldn't locate a matching DNS SRV record");
 }
 
 static int portgroup(update *u)
