@@ -34,6 +34,11 @@ checks "$LIBVIRTD_QEMU_URI" qemu 192.168.151 virbr7 libvirtd-qemu
 checks "$QEMU_URI" qemu 192.168.150 virbr3 remvirtd-qemu
 same "$OUT/libvirtd-qemu" "$OUT/remvirtd-qemu" "net-update on a NAT network: remvirtd's QEMU driver as libvirtd's network driver"
 echo "ok   $(grep -c '^===' "$OUT/remvirtd-qemu") NETWORK_UPDATE steps on the QEMU drivers, the same transcripts"
+# The network events of both: lifecycle ones only (none for an update).
+events=$(sed -n '/^=== events$/,$p' "$OUT/remvirtd-qemu" | tail -n +2 | tr '\n' ' ')
+[ "$events" = "nat1 0 0 nat1 2 0 nat1 3 0 nat1 1 0 nat1 2 0 nat1 3 0 " ] ||
+    fail "network events: '$events'"
+echo "ok   events: $events(defined, started, stopped, undefined, started, stopped; none for updates)"
 checks "$LIBVIRTD_URI" test 192.168.122 virbr0 libvirtd-test
 checks "$REMVIRTD_URI" test 192.168.122 virbr0 remvirtd-test
 same "$OUT/libvirtd-test" "$OUT/remvirtd-test" "net-update on test:///default: remvirtd's test driver as libvirtd's"
