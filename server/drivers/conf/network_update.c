@@ -632,6 +632,7 @@ rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsi
              "updating network '%s'", u.el->name, sections[section].element, def->name);
     } else if (sections[section].apply(&u) == 0) {
         free(text);
+        rv_xml_free(u.el);      /* a deleted element's, not taken */
         return u.def;
     }
     free(text);
