@@ -7,10 +7,12 @@
 # transient), and against both test drivers' "default" network; the
 # transcripts (results, errors, live and inactive XML after each call,
 # network events) must be the same.  Then remvirtd's dnsmasq through
-# virsh net-update: a DHCP host, a DNS host (dnsmasq answers for it) and
-# a range added live are in its configuration and dnsmasq was restarted
-# for each; two updates at once; nothing left after net-destroy.
+# virsh net-update: a DHCP host (a booting guest with its MAC gets its
+# address), a DNS host (dnsmasq answers for it) and a range added live
+# are in its configuration and dnsmasq was restarted for each; two
+# updates at once; nothing left after net-destroy.
 set -euo pipefail
+rv_netns_guest=1
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
@@ -91,6 +93,23 @@ update "a DHCP host added live and to the config" add ip-dhcp-host \
     "<host mac='52:54:00:aa:bb:11' name='web' ip='192.168.152.51'/>" --live --config
 has_line "$CONF" "dhcp-host=52:54:00:aa:bb:11,192.168.152.51,web" || { show "$CONF"; fail "the host added live"; }
 grep -q "192.168.152.51" "$QEMU_DIR/etc/networks/nat2.xml" || fail "the host is not in nat2's definition file"
+# A guest with that MAC gets the address of the host added live.
+if (test_guest) > /dev/null 2>&1; then
+    test_guest
+    qemu_guest_xml g1 | sed "s|<devices>|&<interface type='network'><mac address='52:54:00:aa:bb:11'/><source network='nat2'/><model type='virtio'/></interface>|" > "$OUT/g1.xml"
+    "${V[@]}" define "$OUT/g1.xml" > /dev/null
+    "${V[@]}" start g1 > /dev/null
+    _leased()
+    {
+        virsh -q -c "$QEMU_URI" net-dhcp-leases nat2 > "$OUT/leases" 2>&1 &&
+            grep -q "52:54:00:aa:bb:11 *ipv4 *192.168.152.51/24 *web" "$OUT/leases"
+    }
+    wait_for 120 "g1's DHCP lease" _leased || { show "$OUT/leases"; fail "g1 did not get the address of the host added live"; }
+    echo "ok   a guest with the MAC of the host added live gets its address: $(tr -s ' ' < "$OUT/leases" | head -n 1)"
+    "${V[@]}" destroy g1 > /dev/null
+else
+    echo "(no test guest here: the DHCP lease of the host added live is not tried)"
+fi
 update "a DNS host added live" add dns-host "<host ip='192.168.152.70'><hostname>www</hostname></host>" --live
 has_line "$CONF" "host-record=www,192.168.152.70" || { show "$CONF"; fail "the DNS host added live"; }
 
