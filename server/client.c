@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,8 +36,7 @@ struct rvs_client {
     ev_timer deadline;          /* drops a client that does not finish its
                                  * TLS handshake or authentication in time */
     ev_timer output_deadline;   /* drops a client that stays at the output cap */
-    unsigned long long out_taken;       /* bytes the peer has taken, in all */
-    unsigned long long out_taken_mark;  /* out_taken when output_deadline last started */
+    size_t held_mark;           /* unread_output() when output_deadline last started */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
     size_t stream_held;         /* data its streams hold for their endpoints */
@@ -120,12 +121,10 @@ struct client_fds {
 /* The output cap before authentication: a stranger's replies are a few
  * small AUTH_ answers, so it may make the daemon hold little more. */
 #define RVS_PREAUTH_OUTPUT_MAX 65536
-/* What a paused client must take of its output for its output deadline
- * to start again: a peer that takes a few bytes now and then (a TCP
- * receiver with a tiny window lets some in as the kernel compacts its
- * queue) is not reading, and kept the daemon holding its output for good
- * (test-output-cap); a slow honest reader takes far more in
- * client_output_timeout. */
+/* What a paused client must read of its output for its output deadline
+ * to start again: a slow honest reader reads far more in
+ * client_output_timeout; a peer that takes a few bytes now and then is
+ * not reading. */
 #define RVS_OUTPUT_PROGRESS (64 * 1024)
 
 /* Unread output at which a client's further calls wait (calls_output_cap). */
@@ -1185,6 +1184,20 @@ static int is_keepalive(const char *frame, size_t len)
     return ntohl(prog) == RV_KEEPALIVE_PROGRAM;
 }
 
+/* c's output its peer has not read: what waits here, and what the kernel
+ * holds in the socket's send queue (SIOCOUTQ: not yet read, on a Unix
+ * socket; not yet acknowledged, on TCP).  Bytes written into the kernel
+ * are not bytes read: a TCP peer that never reads still let several
+ * MiB in, in steps, as the kernel grew the socket's buffers, and each
+ * step restarted its deadline (test-output-cap, under load). */
+static size_t unread_output(const rvs_client *c)
+{
+    int queued = 0;
+    if (c->tr && c->tr->fd >= 0 && ioctl(c->tr->fd, SIOCOUTQ, &queued) < 0)
+        queued = 0;
+    return rv_buf_used(&c->out) + (size_t)(queued > 0 ? queued : 0);
+}
+
 /* (Re)start the time c may stay paused with its output unread. */
 static void start_output_deadline(rvs_client *c)
 {
@@ -1193,7 +1206,7 @@ static void start_output_deadline(rvs_client *c)
     ev_timer_stop(c->env->loop, &c->output_deadline);
     ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
     ev_timer_start(c->env->loop, &c->output_deadline);
-    c->out_taken_mark = c->out_taken;
+    c->held_mark = unread_output(c);
 }
 
 /* Whether c's unread output is at what its calls may leave
@@ -1564,7 +1577,6 @@ static int write_out(rvs_client *c)
             return -1;
         }
         rv_buf_consume(&c->out, (size_t)n);
-        c->out_taken += (unsigned long long)n;
         /* A large output (a megabyte document, many replies) goes out
          * over several passes, RVS_PASS_BUDGET's worth in each, the rest
          * when the write watcher fires in the next: over TLS each 16 KiB
@@ -1673,7 +1685,8 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
      * good.  It starts again when the peer has taken RVS_OUTPUT_PROGRESS
      * since it started: reading slowly is reading. */
     if (c->io == RVS_IO_PAUSED) {
-        if (c->out_taken - c->out_taken_mark >= RVS_OUTPUT_PROGRESS)
+        size_t held = unread_output(c);
+        if (held + RVS_OUTPUT_PROGRESS <= c->held_mark)
             start_output_deadline(c);
     } else if (rv_buf_used(&c->out) < calls_output_cap(c)) {
         ev_timer_stop(loop, &c->output_deadline);

@@ -176,6 +176,32 @@ if phase == "after":
                      f"(after {time.monotonic() - started:.1f} s)")
     t.client.close()
 
+    # A slow honest reader is not closed: 2 MiB of PONGs (twice what its
+    # calls may leave unread) read at 64 KiB every 0.25 s take some 8 s,
+    # far past the 3 s client_output_timeout, every one arriving.
+    slow = rc.Client(rw, timeout=30)
+    slow.open_connection()
+    slow.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    npings = (2 * MiB) // len(ping)
+    sender = threading.Thread(target=lambda: slow.sock.sendall(ping * npings), daemon=True)
+    sender.start()
+    got, started = 0, time.monotonic()
+    slow.sock.settimeout(10)
+    try:
+        while got < npings * len(ping):
+            chunk = slow.sock.recv(64 * 1024)
+            if not chunk:
+                break
+            got += len(chunk)
+            time.sleep(0.25)
+    except (ConnectionResetError, socket.timeout):
+        pass
+    rc.check(got == npings * len(ping),
+             f"a peer reading 64 KiB every 0.25 s: all {npings} PONGs came "
+             f"({got} of {npings * len(ping)} bytes in {time.monotonic() - started:.1f} s)")
+    rc.expect_usable(slow, "the slow reader after its PONGs")
+    slow.close()
+
 # Keepalive packets of any type but MESSAGE: closed at once, unanswered.
 for mtype in (rc.CALL, rc.REPLY, 3, 4, 5):
     for where, open_first in ((ro, True), (tcp, phase != "preauth")):
