@@ -10,7 +10,9 @@
 # client on each bridge); the DHCP lines of both dnsmasq configurations
 # the same.  Then net-destroy and net-start of the same network (and
 # net-create of a transient one) 20 times in a row: each destroy answers
-# once dnsmasq has exited, so the next start never meets its sockets.
+# once dnsmasq has exited, so the next start never meets its sockets;
+# a dnsmasq slow to exit (SIGSTOP) holds the destroy's answer, not the
+# loop; one that never exits is killed.
 set -euo pipefail
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
@@ -205,6 +207,36 @@ for i in $(seq 20); do
     out=$("${R[@]}" net-start n1 2>&1) || fail "net-start n1 right after net-destroy (round $i): $out"
 done
 echo "ok   net-destroy + net-start n1, 20 times in a row"
+# A dnsmasq slow to exit (stopped with SIGSTOP, let go 1 s later): the
+# destroy answers once it has gone, the loop answering other calls
+# meanwhile, and the start right after finds its addresses free; one
+# that never lets go is killed after 3 s.
+ms() { echo $(($(date +%s%N) / 1000000)); }
+_gone() { local s; s=$(cat "/proc/$1/stat" 2> /dev/null) || return 0; [[ "${s##*) }" == [ZX]* ]]; }
+pid=$(cat "$NETS/n1.pid")
+kill -STOP "$pid"
+(sleep 1; kill -CONT "$pid") &
+t0=$(ms)
+"${R[@]}" net-destroy n1 > "$OUT/destroy" 2>&1 &
+destroy=$!
+sleep 0.3
+"${R[@]}" net-list --all > /dev/null || fail "net-list while a destroy waits for dnsmasq"
+t1=$(ms)
+wait "$destroy" || { show "$OUT/destroy"; fail "net-destroy of n1 with a stopped dnsmasq"; }
+t2=$(ms)
+_gone "$pid" || fail "net-destroy answered while dnsmasq $pid runs"
+[ $((t1 - t0)) -lt 900 ] && [ $((t2 - t0)) -ge 900 ] ||
+    fail "net-list answered after $((t1 - t0)) ms, net-destroy after $((t2 - t0)) ms"
+out=$("${R[@]}" net-start n1 2>&1) || fail "net-start n1 right after: $out"
+echo "ok   a dnsmasq slow to exit: net-destroy answered after $((t2 - t0)) ms, once it was gone (net-list meanwhile after $((t1 - t0)) ms); net-start at once"
+pid=$(cat "$NETS/n1.pid")
+kill -STOP "$pid"
+t0=$(ms)
+"${R[@]}" net-destroy n1 > /dev/null
+t2=$(ms)
+_gone "$pid" && [ $((t2 - t0)) -ge 2900 ] || fail "a dnsmasq deaf to SIGTERM: net-destroy after $((t2 - t0)) ms"
+out=$("${R[@]}" net-start n1 2>&1) || fail "net-start n1 after a dnsmasq was killed: $out"
+echo "ok   a dnsmasq deaf to SIGTERM is killed: net-destroy answered after $((t2 - t0)) ms; net-start at once"
 "${R[@]}" net-destroy n1 > /dev/null
 net t1 192.168.161 vbr2 "$DNS" "" > "$OUT/t1.xml"
 for i in $(seq 10); do
