@@ -53,6 +53,11 @@ defines=(
     "<srv service='ldap'/>|"
     "<srv service='ld ap' protocol='tcp'/>|"
     "<srv service='ldap' protocol='tcp' port='389'/>|"
+    "<srv protocol='tcp'/>|"
+    "<srv service='ldap' protocol='t p'/>|"
+    "<srv service='ldap' protocol='tcp' target='t.example' port='70000'/>|"
+    "<srv service='ldap' protocol='tcp' target='t.example' port='1' priority='x'/>|"
+    "<srv service='ldap' protocol='tcp' target='t.example' port='1' weight='-1'/>|"
     "<txt name='ok' value='fine'/><srv service='ldap' protocol='tcp' target='t.example' port='389'/>|"
 )
 for d in "${defines[@]}"; do

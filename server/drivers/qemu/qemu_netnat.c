@@ -218,10 +218,12 @@ static int check_record(const rv_net_def *def, const rv_xml_node *r, rv_err *err
     if (rv_xml_attr_get(r, "port") && !rv_xml_attr_get(r, "target"))
         return fail(err, RV_ERR_XML_DETAIL, "DNS SRV port attribute not permitted without target "
                     "for service '%s' in network '%s'", service, def->name);
-    if (!srv_number(r, "port", 65535) || !srv_number(r, "priority", 65535) ||
-        !srv_number(r, "weight", 65535))
-        return fail(err, RV_ERR_XML_DETAIL, "invalid DNS SRV port, priority or weight for service "
-                    "'%s' in network '%s'", service, def->name);
+    static const char *const numbers[] = { "port", "priority", "weight" };
+    for (size_t i = 0; i < 3; i++)
+        if (!srv_number(r, numbers[i], 65535))
+            return fail(err, RV_ERR_XML_DETAIL, "%s DNS SRV %s attribute for service '%s' "
+                        "in network '%s'", i == 1 ? "Invalid" : "invalid",  /* (as libvirtd) */
+                        numbers[i], service, def->name);
     /* (remvirtd's own: each a field of dnsmasq's srv-host line) */
     for (size_t i = 0; i < 2; i++) {
         const char *v = rv_xml_attr_get(r, names[i]);
