@@ -12,7 +12,8 @@
 # net-create of a transient one) 20 times in a row: each destroy answers
 # once dnsmasq has exited, so the next start never meets its sockets;
 # a dnsmasq slow to exit (SIGSTOP) holds the destroy's answer, not the
-# loop; one that never exits is killed.
+# loop; one that never exits is killed; one that a failed start left
+# exiting holds the next start.
 set -euo pipefail
 source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
@@ -67,6 +68,19 @@ for d in "${defines[@]}"; do
         { "${v[@]}" net-define "$OUT/d1.xml" && "${v[@]}" net-undefine d1; } > "$OUT/define.$side" 2>&1 || true
     done
     same "$OUT/define.L" "$OUT/define.R" "net-define with $d"
+done
+
+# What libvirtd takes but would write into dnsmasq's configuration as
+# more than one line or field: remvirtd refuses it, saying why.
+for d in "<txt name='ab' value='x&#10;txt-record=injected'/>|has a control character" \
+         "<srv service='ldap' protocol='tcp' target='a b'/>|DNS SRV target 'a b' is not letters" \
+         "<srv service='ldap' protocol='tcp' domain='x,y'/>|DNS SRV domain 'x,y' is not letters"; do
+    net d1 192.168.170 vbd1 "${d%%|*}" "" > "$OUT/d1.xml"
+    out=$("${L[@]}" net-define "$OUT/d1.xml" 2>&1 && "${L[@]}" net-undefine d1 2>&1) ||
+        fail "libvirtd refuses ${d%%|*}: $out"
+    out=$("${R[@]}" net-define "$OUT/d1.xml" 2>&1) && fail "remvirtd defines ${d%%|*}"
+    grep -qF "${d#*|}" <<< "$out" || fail "remvirtd on ${d%%|*}: $out"
+    echo "ok   ${d%%|*}: libvirtd takes it, remvirtd refuses it: ${out##*error: }"
 done
 
 # Both running, on subnets of their own: 160 libvirtd's, 161 remvirtd's.
@@ -242,6 +256,33 @@ t2=$(ms)
 _gone "$pid" && [ $((t2 - t0)) -ge 2900 ] || fail "a dnsmasq deaf to SIGTERM: net-destroy after $((t2 - t0)) ms"
 out=$("${R[@]}" net-start n1 2>&1) || fail "net-start n1 after a dnsmasq was killed: $out"
 echo "ok   a dnsmasq deaf to SIGTERM is killed: net-destroy answered after $((t2 - t0)) ms; net-start at once"
+"${R[@]}" net-destroy n1 > /dev/null
+# A start that fails after its dnsmasq ran (nft fails: a script of ours
+# in its place, which stops that dnsmasq first) is undone without
+# waiting for it; the next start waits until it has gone.
+NFT=$(command -v nft)
+cat > "$OUT/nft" <<SH
+#!/bin/sh
+kill -STOP "\$(cat "$NETS/n1.pid")"
+echo "nft: made to fail" >&2
+exit 1
+SH
+chmod +x "$OUT/nft"
+mount --bind "$OUT/nft" "$NFT"
+out=$("${R[@]}" net-start n1 2>&1) && fail "net-start n1 with a failing nft succeeded"
+umount "$NFT"
+grep -qF "nft failed (exit status 1): nft: made to fail" <<< "$out" || fail "net-start n1 with a failing nft: $out"
+pid=$(for f in /proc/[0-9]*/cmdline; do
+          { tr '\0' ' ' < "$f"; } 2> /dev/null | grep -qF -- "--conf-file=$NETS/n1.dnsmasq.conf" &&
+              { f=${f#/proc/}; echo "${f%/cmdline}"; }
+      done; true)
+[ -n "$pid" ] || fail "the failed start's dnsmasq is not found"
+(sleep 1; kill -CONT $pid) &
+t0=$(ms)
+out=$("${R[@]}" net-start n1 2>&1) || fail "net-start n1 while the failed start's dnsmasq exits: $out"
+t2=$(ms)
+_gone "$pid" && [ $((t2 - t0)) -ge 900 ] || fail "net-start n1 answered after $((t2 - t0)) ms, dnsmasq $pid still there"
+echo "ok   a failed start's dnsmasq still exiting: the next net-start waited for it ($((t2 - t0)) ms)"
 "${R[@]}" net-destroy n1 > /dev/null
 net t1 192.168.161 vbr2 "$DNS" "" > "$OUT/t1.xml"
 for i in $(seq 10); do
