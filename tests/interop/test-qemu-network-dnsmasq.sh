@@ -19,10 +19,10 @@ source "$(dirname "$0")/../netns.sh"
 source "$(dirname "$0")/../functions.sh"
 
 netns_view
+requires nsenter --version      # (libvirtd's files are in its mount namespace)
 requires virsh
 requires nft --version
 requires dnsmasq --version
-requires nsenter --version
 start_libvirtd_qemu
 start_remvirtd_qemu
 OUT=$RV_TMP/out
