@@ -208,6 +208,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-network.sh \
 	tests/interop/test-qemu-nat-network.sh \
 	tests/interop/test-qemu-network-update.sh \
+	tests/interop/test-qemu-network-dnsmasq.sh \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-checkpoints.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \

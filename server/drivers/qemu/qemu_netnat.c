@@ -163,6 +163,77 @@ static bool in_subnet(const ipconf *c, uint32_t a)
     return (a & m) == (c->address & m) && (a & ~m) != 0 && (a & ~m) != ~m;
 }
 
+/* Whether s has no control character (a line of dnsmasq's configuration). */
+static bool one_line(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}
+
+/* A number attribute of an SRV record: absent (0), or 0 to max. */
+static bool srv_number(const rv_xml_node *srv, const char *attr, unsigned long max)
+{
+    const char *v = rv_xml_attr_get(srv, attr);
+    char *end = NULL;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    return !v || (*v && isdigit((unsigned char)*v) && !*end && n <= max);
+}
+
+/* A <dns> <txt> or <srv>: refused as libvirtd refuses it, and what could
+ * not be one line of dnsmasq's configuration. */
+static int check_record(const rv_net_def *def, const rv_xml_node *r, rv_err *err)
+{
+    if (strcmp(r->name, "txt") == 0) {
+        const char *name = rv_xml_attr_get(r, "name"), *value = rv_xml_attr_get(r, "value");
+        if (!name)
+            return fail(err, RV_ERR_XML_DETAIL,
+                        "missing required name attribute in DNS TXT record of network %s", def->name);
+        if (strpbrk(name, " ,") || !one_line(name))
+            return fail(err, RV_ERR_XML_DETAIL,
+                        "prohibited character in DNS TXT record name '%s' of network %s", name, def->name);
+        if (!value)
+            return fail(err, RV_ERR_XML_DETAIL, "missing required value attribute in DNS TXT "
+                        "record named '%s' of network %s", name, def->name);
+        if (!one_line(value))
+            return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': the value of DNS TXT "
+                        "record '%s' has a control character", def->name, name);
+        return 0;
+    }
+    const char *service = rv_xml_attr_get(r, "service"), *protocol = rv_xml_attr_get(r, "protocol");
+    const char *names[] = { "domain", "target" };
+    if (!service)
+        return fail(err, RV_ERR_XML_DETAIL, "missing required service attribute in DNS SRV "
+                    "record of network '%s'", def->name);
+    if (!only(service, "-_.+", 63))
+        return fail(err, RV_ERR_XML_DETAIL, "invalid character in service attribute '%s' in DNS "
+                    "SRV record of network '%s'", service, def->name);
+    if (!protocol)
+        return fail(err, RV_ERR_XML_DETAIL, "missing required protocol attribute in DNS SRV "
+                    "record '%s' of network '%s'", service, def->name);
+    if (!only(protocol, "-_.+", 63))
+        return fail(err, RV_ERR_XML_DETAIL, "invalid character in protocol attribute '%s' in DNS "
+                    "SRV record of network '%s'", protocol, def->name);
+    if (rv_xml_attr_get(r, "port") && !rv_xml_attr_get(r, "target"))
+        return fail(err, RV_ERR_XML_DETAIL, "DNS SRV port attribute not permitted without target "
+                    "for service '%s' in network '%s'", service, def->name);
+    static const char *const numbers[] = { "port", "priority", "weight" };
+    for (size_t i = 0; i < 3; i++)
+        if (!srv_number(r, numbers[i], 65535))
+            return fail(err, RV_ERR_XML_DETAIL, "%s DNS SRV %s attribute for service '%s' "
+                        "in network '%s'", i == 1 ? "Invalid" : "invalid",  /* (as libvirtd) */
+                        numbers[i], service, def->name);
+    /* (remvirtd's own: each a field of dnsmasq's srv-host line) */
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = rv_xml_attr_get(r, names[i]);
+        if (v && !only(v, "-_.", 253))
+            return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': DNS SRV %s '%s' is not "
+                        "letters, digits, '-', '_' and '.'", def->name, names[i], v);
+    }
+    return 0;
+}
+
 int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
 {
     ipconf c;
@@ -191,13 +262,27 @@ int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
                 return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': more than %d DHCP ranges",
                             def->name, MAX_RANGES);
         } else if (strcmp(k->name, "host") == 0) {
+            /* As libvirtd: a MAC or a name, and an address (which may be
+             * outside the subnet: dnsmasq then leaves it alone). */
             const char *mac = rv_xml_attr_get(k, "mac"), *ip = rv_xml_attr_get(k, "ip");
             const char *name = rv_xml_attr_get(k, "name");
-            if (!mac_ok(mac) || !ipv4(ip, &a) || !in_subnet(&c, a) ||
-                (name && !only(name, "-.", 63)))
+            if (mac && !mac_ok(mac))
                 return fail(err, RV_ERR_XML_ERROR,
-                            "XML error: network '%s': a DHCP <host> needs a MAC, an address in the "
-                            "subnet and maybe a host name (letters, digits, '-', '.')", def->name);
+                            "XML error: Cannot parse MAC address '%s' in network '%s'", mac, def->name);
+            if (!mac && !name)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: Static host definition in IPv4 "
+                            "network '%s' must have mac or name attribute", def->name);
+            if (!ip)
+                return fail(err, RV_ERR_XML_ERROR, "XML error: Missing IP address in static host "
+                            "definition for network '%s'", def->name);
+            if (!ipv4(ip, &a))
+                return fail(err, RV_ERR_XML_ERROR, "XML error: Invalid IP address in static host "
+                            "definition for network '%s'", def->name);
+            /* (remvirtd's own: what dnsmasq takes as a host name) */
+            if (name && !only(name, "-._", 63))
+                return fail(err, RV_ERR_XML_ERROR,
+                            "XML error: network '%s': DHCP host name '%s' is not letters, digits, "
+                            "'-', '_' and '.'", def->name, name);
             if (++hosts > MAX_HOSTS)
                 return fail(err, RV_ERR_XML_ERROR, "XML error: network '%s': more than %d DHCP hosts",
                             def->name, MAX_HOSTS);
@@ -207,11 +292,14 @@ int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
                         k->name);
         }
     }
-    /* <dns> hosts go into dnsmasq's addn-hosts file */
+    /* <dns> hosts, TXT and SRV records go into dnsmasq's configuration */
     const rv_xml_node *dns = rv_xml_child(def->root, "dns");
     for (size_t i = 0; dns && i < dns->nkids; i++) {
         const rv_xml_node *h = dns->kids[i];
         uint32_t a;
+        if (h && h->name && (strcmp(h->name, "txt") == 0 || strcmp(h->name, "srv") == 0) &&
+            check_record(def, h, err) < 0)
+            return -1;
         if (!h || !h->name || strcmp(h->name, "host") != 0)
             continue;
         bool ok = ipv4(rv_xml_attr_get(h, "ip"), &a);
@@ -273,6 +361,41 @@ static void put_dns_hosts(FILE *fp, const rv_net_def *def)
     }
 }
 
+/* The <dns> TXT and SRV records, as libvirtd writes them (each field
+ * checked at define: one line, no comma where a field ends). */
+static void put_dns_records(FILE *fp, const rv_net_def *def)
+{
+    const rv_xml_node *dns = rv_xml_child(def->root, "dns");
+    for (size_t i = 0; dns && i < dns->nkids; i++) {
+        const rv_xml_node *r = dns->kids[i];
+        if (r && r->name && strcmp(r->name, "txt") == 0) {
+            const char *name = rv_xml_attr_get(r, "name"), *value = rv_xml_attr_get(r, "value");
+            if (name && value)
+                fprintf(fp, "txt-record=%s,%s\n", name, value);
+        }
+    }
+    for (size_t i = 0; dns && i < dns->nkids; i++) {
+        const rv_xml_node *r = dns->kids[i];
+        const char *service = r && r->name && strcmp(r->name, "srv") == 0
+                                  ? rv_xml_attr_get(r, "service") : NULL;
+        const char *protocol = service ? rv_xml_attr_get(r, "protocol") : NULL;
+        if (!protocol)
+            continue;
+        const char *domain = rv_xml_attr_get(r, "domain"), *target = rv_xml_attr_get(r, "target");
+        fprintf(fp, "srv-host=_%s._%s%s%s%s%s", service, protocol, domain ? "." : "",
+                domain ? domain : "", target ? "," : "", target ? target : "");
+        /* port, priority, weight: each when given and not 0 */
+        static const char *const numbers[] = { "port", "priority", "weight" };
+        for (size_t n = 0; n < 3; n++) {
+            unsigned long v = strtoul(rv_xml_attr_get(r, numbers[n]) ? rv_xml_attr_get(r, numbers[n]) : "0",
+                                      NULL, 10);
+            if (v)
+                fprintf(fp, ",%lu", v);
+        }
+        fputc('\n', fp);
+    }
+}
+
 /* dnsmasq's configuration: DHCP on the bridge only, its files here.  The
  * DHCP and DNS hosts are in it too, not in files of their own that a
  * SIGHUP would have it read again as libvirtd does: dnsmasq reads those
@@ -293,8 +416,10 @@ static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *di
                 "strict-order\nno-hosts\nexcept-interface=lo\nbind-dynamic\ninterface=%s\n"
                 "pid-file=%s\ndhcp-leasefile=%s\n",
             def->name, def->bridge, pid, leases);
+    put_dns_records(fp, def);
     const rv_xml_node *dhcp = rv_xml_child(c->ip, "dhcp");
     unsigned long leases_max = 0;
+    bool hosts = false;
     ip_text(mask_of(c->prefix), m);
     for (size_t i = 0; dhcp && i < dhcp->nkids; i++) {
         const rv_xml_node *k = dhcp->kids[i];
@@ -306,15 +431,24 @@ static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *di
             fprintf(fp, "dhcp-range=%s,%s,%s\n", ip_text(s, a), ip_text(e, b), m);
             leases_max += e - s + 1;
         } else if (strcmp(k->name, "host") == 0 && ipv4(rv_xml_attr_get(k, "ip"), &s)) {
+            /* as libvirtd's hosts file: MAC,address[,name] or name,address */
             const char *mac = rv_xml_attr_get(k, "mac"), *name = rv_xml_attr_get(k, "name");
-            fprintf(fp, "dhcp-host=%s%s%s%s%s\n", mac ? mac : "", mac ? "," : "", ip_text(s, a),
-                    name ? "," : "", name ? name : "");
-            leases_max++;
+            if (mac)
+                fprintf(fp, "dhcp-host=%s,%s%s%s\n", mac, ip_text(s, a), name ? "," : "",
+                        name ? name : "");
+            else
+                fprintf(fp, "dhcp-host=%s,%s\n", name, ip_text(s, a));
+            hosts = true;
         }
     }
     put_dns_hosts(fp, def);
+    /* Fixed hosts alone: DHCP for them only, on the network's address. */
+    if (hosts && !leases_max)
+        fprintf(fp, "dhcp-range=%s,static\n", ip_text(c->address, a));
+    if (hosts || leases_max)
+        fputs("dhcp-no-override\ndhcp-authoritative\n", fp);
     if (leases_max)
-        fprintf(fp, "dhcp-no-override\ndhcp-authoritative\ndhcp-lease-max=%lu\n", leases_max);
+        fprintf(fp, "dhcp-lease-max=%lu\n", leases_max);
     bool failed = ferror(fp) != 0;
     if (fclose(fp) != 0 || failed) {
         free(text);
@@ -435,11 +569,14 @@ static pid_t find_dnsmasq(const char *dir, const char *name)
     return pid > 0 ? pid : found;
 }
 
-static void stop_dnsmasq(const char *dir, const char *name)
+/* The dnsmasq sent SIGTERM, or 0. */
+static pid_t stop_dnsmasq(const char *dir, const char *name)
 {
     pid_t pid = running_dnsmasq(dir, name);
-    if (pid > 0 && kill(pid, SIGTERM) == 0)
-        RV_INFO("network '%s': dnsmasq (pid %d) stopped", name, (int)pid);
+    if (pid <= 0 || kill(pid, SIGTERM) < 0)
+        return 0;
+    RV_INFO("network '%s': dnsmasq (pid %d) stopped", name, (int)pid);
+    return pid;
 }
 
 /* ================================================================ commands, watched by the loop */
@@ -450,14 +587,17 @@ typedef struct netop {
     step step;
     char *name, *bridge, *dir;
     bool nat;
-    /* A restart of dnsmasq (a live update of its ranges): the old one is
-     * waited for, polled, before the new one binds the same addresses.
-     * Once the new one is being started (spawned): an update meanwhile
-     * asks for another restart (again), as it may have read the older
-     * configuration; a stop of the network meanwhile (cancelled) ends it. */
+    /* An old dnsmasq (old) is waited for, polled, before what comes
+     * next may bind its addresses: a restart's new dnsmasq (a live update
+     * of its ranges), a start's (one that a failed start left exiting),
+     * a stop's answer (result: what nft said).  Once a restart's new one
+     * is being started (spawned): an update meanwhile asks for another
+     * restart (again), as it may have read the older configuration; a
+     * stop of the network meanwhile (cancelled) ends it. */
     ev_timer wait;
     int waits;
     pid_t old;                  /* the dnsmasq waited for */
+    rv_err result;
     bool spawned, again, cancelled;
     rv_qemu_netnat_done done;
     void *opaque;
@@ -470,6 +610,7 @@ static bool restart_settled(netop *op);
 static void op_free(netop *op)
 {
     ev_timer_stop(rv_qemu.loop, &op->wait);
+    rv_err_clear(&op->result);
     for (netop **at = &ops; *at; at = &(*at)->next)
         if (*at == op) {
             *at = op->next;
@@ -491,6 +632,15 @@ static void op_finish(netop *op, const rv_err *err)
 }
 
 static void on_exit_status(void *data, int status, const char *why);
+static bool exited(pid_t pid);
+
+/* op goes on once old, sent SIGTERM, has exited (on_old_dnsmasq). */
+static void wait_for_old(netop *op, pid_t old)
+{
+    op->old = old;
+    op->waits = 0;
+    ev_timer_start(rv_qemu.loop, &op->wait);
+}
 
 /* Run argv (argv[0] a tool name) with its output in dir/name.cmd.log;
  * on_exit_status goes on with op's next step. */
@@ -626,6 +776,11 @@ static void on_exit_status(void *data, int status, const char *why)
         rv_qemu_remove_file(op->dir, op->name, ".del.nft");
         if (ok)
             rv_qemu_remove_file(op->dir, op->name, ".cmd.log");
+        if (op->old > 0 && !exited(op->old)) {    /* answered once dnsmasq is gone */
+            rv_err_move(&op->result, &err);
+            wait_for_old(op, op->old);
+            return;
+        }
         break;
     case STEP_RESTART_DNSMASQ:
         if (!ok) {
@@ -657,10 +812,8 @@ static bool restart_settled(netop *op)
         rv_qemu_remove_file(op->dir, op->name, ".pid");
     } else if (op->again && pid > 0) {
         op->again = false;
-        op->waits = 0;
-        op->old = pid;
         kill(pid, SIGTERM);
-        ev_timer_start(rv_qemu.loop, &op->wait);
+        wait_for_old(op, pid);
         return false;
     }
     return true;
@@ -744,9 +897,15 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
                                                         c.ip ? c.prefix : 0, err) == 0;
     netop *op = made_bridge ? op_new(def, dir, c.ip ? STEP_DNSMASQ : STEP_NFT_LOAD, done, opaque)
                             : NULL;
+    /* One of an earlier run still exiting (a failed start's) holds the
+     * addresses a while: the new one starts once it is gone. */
+    pid_t old = op && c.ip ? find_dnsmasq(dir, def->name) : 0;
     if (made_bridge && !op)
         rc = oom(err);
-    else if (op && (c.ip ? run_dnsmasq(op, err) : run_nft(op, ".nft", err)) < 0) {
+    else if (old > 0) {
+        kill(old, SIGTERM);
+        wait_for_old(op, old);
+    } else if (op && (c.ip ? run_dnsmasq(op, err) : run_nft(op, ".nft", err)) < 0) {
         op_free(op);
         rc = -1;
     } else if (!made_bridge)
@@ -788,7 +947,9 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
         restart->cancelled = true;
     else if (restart)
         op_finish(restart, NULL);
-    stop_dnsmasq(dir, def->name);
+    /* done runs once it has exited too: a start right after may bind
+     * the same addresses */
+    op->old = stop_dnsmasq(dir, def->name);
     rv_err e = { 0 };
     if (rv_qemu_bridge_delete(def->bridge, &e) < 0)
         RV_WARN("network '%s': %s", def->name, e.message);
@@ -930,18 +1091,36 @@ static bool exited(pid_t pid)
     return !end || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X';
 }
 
-/* Polled while the old dnsmasq (op->old) exits; then the new one starts. */
+/* Polled while the old dnsmasq (op->old) exits; then op goes on. */
 static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
 {
     (void)loop, (void)revents;
     netop *op = (netop *)((char *)w - offsetof(netop, wait));
-    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf");
-    if (conf && op->old > 1 && !exited(op->old) && ++op->waits < 300) {
-        free(conf);
-        return;
+    if (op->old > 1 && !exited(op->old)) {
+        if (++op->waits == 300)         /* 3 s: deaf to SIGTERM */
+            kill(op->old, SIGKILL);
+        if (op->waits < 500)
+            return;
+        RV_WARN("network '%s': dnsmasq (pid %d) does not exit", op->name, (int)op->old);
     }
     ev_timer_stop(rv_qemu.loop, &op->wait);
+    op->old = 0;
     rv_err err = { 0 };
+    if (op->step == STEP_NFT_DELETE) {          /* the stop's answer */
+        rv_err_move(&err, &op->result);
+        op_finish(op, rv_err_is_set(&err) ? &err : NULL);
+        rv_err_clear(&err);
+        return;
+    }
+    if (op->step == STEP_DNSMASQ) {             /* the start's dnsmasq */
+        if (run_dnsmasq(op, &err) < 0) {
+            undo_start(op);
+            op_finish(op, &err);
+        }
+        rv_err_clear(&err);
+        return;
+    }
+    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf");
     bool stopped = !conf || access(conf, F_OK) != 0;   /* the network was destroyed meanwhile */
     free(conf);
     if (stopped)
@@ -981,9 +1160,8 @@ int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const ch
     netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
     if (!op)
         return oom(err);
-    op->old = pid;
     kill(pid, SIGTERM);
-    ev_timer_start(rv_qemu.loop, &op->wait);
+    wait_for_old(op, pid);
     RV_INFO("network '%s': dnsmasq (pid %d) restarted for its new hosts or ranges", def->name, (int)pid);
     return 0;
 }

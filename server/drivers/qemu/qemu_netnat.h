@@ -28,8 +28,10 @@ typedef void (*rv_qemu_netnat_done)(void *opaque, const rv_err *err);
  * on error; -1 with err set: nothing was started. */
 int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                          void *opaque, rv_err *err);
-/* dnsmasq stopped, bridge deleted, files removed at once; done runs when
- * the nftables table is gone too.  -1 with err set: nothing changed. */
+/* dnsmasq sent SIGTERM, bridge deleted, files removed at once; done runs
+ * when the nftables table is gone and dnsmasq has exited too (so a start
+ * right after finds its addresses free).  -1 with err set: nothing
+ * changed. */
 int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                         void *opaque, rv_err *err);
 /* After a restart of remvirtd: the running dnsmasq is found from its pid
@@ -37,7 +39,7 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
 void rv_qemu_netnat_reattach(const rv_net_def *def, const char *dir);
 /* A live NETWORK_UPDATE of a running network from old to def: when
  * dnsmasq's configuration changes (its DHCP ranges and hosts, its DNS
- * hosts), it is rewritten and dnsmasq restarted (the new one starts once
+ * hosts, TXT and SRV records), it is rewritten and dnsmasq restarted (the new one starts once
  * the old one is gone, later, from the loop). */
 int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
                           rv_err *err);
