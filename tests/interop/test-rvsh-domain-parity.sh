@@ -342,7 +342,7 @@ quiet start h
 # The measurement lasts a second; the next one is refused until it ends.
 dirtyrate_done()
 {
-    "${V[@]}" domstats h --dirtyrate | grep -q 'dirtyrate.calc_status=2'
+    [[ "$("${V[@]}" domstats h --dirtyrate)" == *dirtyrate.calc_status=2* ]]
 }
 by_both "setvcpu --enable, live" "quiet destroy h; quiet start h" setvcpu h 1 --enable
 by_both "setvcpu of a vCPU that is not there" "" setvcpu h 5 --enable
@@ -372,10 +372,29 @@ quiet start h
 grep -qx '  iothread.8.poll-max-ns=777' "$RV_TMP/iothreads" &&
     grep -qx '  iothread.8.poll-grow=5' "$RV_TMP/iothreads" ||
     { show "$RV_TMP/iothreads"; fail "rvsh iothreadset: not applied"; }
-"${V[@]}" iothreadinfo h | grep -qE '^ 8 +0$' || fail "rvsh iothreadpin: not applied"
+"${V[@]}" iothreadinfo h > "$RV_TMP/info"
+grep -qE '^ 8 +0$' "$RV_TMP/info" || { show "$RV_TMP/info"; fail "rvsh iothreadpin: not applied"; }
 "${R[@]}" iothreaddel h 8 > /dev/null
-! "${V[@]}" iothreadinfo h | grep -qE '^ 8 ' || fail "rvsh iothreaddel: IOThread 8 still there"
+"${V[@]}" iothreadinfo h > "$RV_TMP/info"
+! grep -qE '^ 8 ' "$RV_TMP/info" || fail "rvsh iothreaddel: IOThread 8 still there"
 echo "ok   QEMU: rvsh's setvcpu, iothreadadd, iothreadpin, iothreadset, iothreaddel took effect"
+# The calls rvsh has no command for: the security label list as
+# python3-libvirt reads it, and the arguments libremvirt refuses.
+"$top_builddir/tests/integration/domain-calls" "$QEMU_URI" h > "$RV_TMP/calls" ||
+    { show "$RV_TMP/calls"; fail "domain-calls failed"; }
+"$SYSTEM_PYTHON3" - "$QEMU_URI" > "$RV_TMP/labels.py" <<'PY'
+import sys, libvirt
+labels = libvirt.open(sys.argv[1]).lookupByName('h').securityLabelList()
+print('labels', len(labels))
+for label, enforcing in labels:
+    print(label, int(enforcing))
+PY
+sed -n '/^labels/,/^refused/p' "$RV_TMP/calls" | grep -v '^refused' > "$RV_TMP/labels.c"
+diff -u "$RV_TMP/labels.py" "$RV_TMP/labels.c" || fail "rv_domain_get_security_label_list differs from python3-libvirt's"
+"${V[@]}" domstats h --iothread > "$RV_TMP/iothreads"
+grep -qx '  iothread.1.poll-max-ns=1000' "$RV_TMP/iothreads" ||
+    { show "$RV_TMP/iothreads"; fail "rv_domain_set_iothread_params: poll_max_ns not applied"; }
+echo "ok   QEMU: rv_domain_get_security_label_list as python3-libvirt's ($(head -1 "$RV_TMP/labels.c")), $(grep -c '^refused' "$RV_TMP/calls") bad arguments refused"
 quiet destroy h
 quiet undefine h
 
