@@ -46,6 +46,13 @@ static int iothread_id(const char *text, unsigned int *id)
     return 0;
 }
 
+/* --config/--live/--current's flags, then the domain (virsh's order). */
+static rv_dom *affected_domain(shell *sh, const command *cmd, const cmd_args *a,
+                               unsigned int *flags)
+{
+    return affect_flags(cmd, a, flags) < 0 ? NULL : lookup_domain(sh, a->value, cmd->lookup);
+}
+
 static int cmd_setvcpu(shell *sh, const command *cmd, const cmd_args *a)
 {
     int enable = has_opt(cmd, a, "enable"), disable = has_opt(cmd, a, "disable");
@@ -73,9 +80,7 @@ static int cmd_setvcpu(shell *sh, const command *cmd, const cmd_args *a)
 static int cmd_iothread_add_del(shell *sh, const command *cmd, const cmd_args *a)
 {
     unsigned int flags, id;
-    if (affect_flags(cmd, a, &flags) < 0)
-        return -1;
-    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    rv_dom *dom = affected_domain(sh, cmd, a, &flags);
     if (!dom)
         return -1;
     int rc = -1;
@@ -166,9 +171,7 @@ static int cmd_iothreadpin(shell *sh, const command *cmd, const cmd_args *a)
     unsigned int flags;
     unsigned long long id;
     unsigned char bits[CPULIST_BITS / 8];
-    if (affect_flags(cmd, a, &flags) < 0)
-        return -1;
-    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    rv_dom *dom = affected_domain(sh, cmd, a, &flags);
     if (!dom)
         return -1;
     int rc = -1, maxcpu, maplen;
@@ -199,9 +202,7 @@ static const struct {
 static int cmd_iothreadset(shell *sh, const command *cmd, const cmd_args *a)
 {
     unsigned int flags, id;
-    if (affect_flags(cmd, a, &flags) < 0)
-        return -1;
-    rv_dom *dom = lookup_domain(sh, a->value, cmd->lookup);
+    rv_dom *dom = affected_domain(sh, cmd, a, &flags);
     if (!dom)
         return -1;
     rv_typed_parameter params[N_IOTHREAD_PARAMS];
