@@ -207,6 +207,7 @@ RV_DAEMON_TESTS = \
 	tests/interop/test-qemu-secrets-define.sh \
 	tests/interop/test-qemu-network.sh \
 	tests/interop/test-qemu-nat-network.sh \
+	tests/interop/test-qemu-network-update.sh \
 	tests/interop/test-qemu-snapshots.sh \
 	tests/interop/test-qemu-checkpoints.sh \
 	tests/interop/test-qemu-vs-libvirtd.sh \
@@ -248,7 +249,7 @@ EXTRA_DIST += $(RV_DAEMON_TESTS) tests/functions.sh tests/netns.sh tests/migrate
 	tests/interop/python-checks.py tests/interop/save-checks.py tests/interop/metadata-checks.py tests/interop/transcript.py tests/interop/stream-checks.py \
 	tests/interop/console-driver.py tests/interop/autodestroy-client.py tests/interop/graphics-fd-checks.py tests/interop/channel-checks.py \
 	tests/interop/blockjob-checks.py tests/interop/backup-checks.py tests/interop/calls-checks.py tests/interop/agent-checks.py tests/interop/watchdog-events.py tests/interop/host-checks.py tests/interop/info-checks.py \
-	tests/interop/rename-checks.py tests/interop/checkpoint-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
+	tests/interop/rename-checks.py tests/interop/checkpoint-checks.py tests/interop/lifecycle-checks.py tests/interop/network-flags-checks.py tests/interop/network-update-checks.py tests/interop/save-params-checks.py tests/interop/perf-checks.py \
 	tests/interop/jobs-checks.py tests/interop/dump-checks.py tests/interop/migtune-checks.py tests/interop/migrate-p2p-nova.py \
 	tests/interop/console-driver.py \
 	tests/interop/snapshot-checks.py tests/interop/bad-xml-checks.py \

@@ -1,6 +1,7 @@
 /* Virtual network XML (network_xml.h). */
 #include "server/drivers/conf/network_xml.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,6 +167,22 @@ static void put_bridge(FILE *fp, const rv_net_def *def)
     fputs("/>\n", fp);
 }
 
+/* A top-level element; libvirt opens and closes a <portgroup> even
+ * when nothing is in it. */
+static void put_element(FILE *fp, const rv_xml_node *k)
+{
+    bool empty = true;
+    for (size_t i = 0; i < k->nkids && empty; i++)
+        empty = !k->kids[i] || !k->kids[i]->name;
+    if (strcmp(k->name, "portgroup") != 0 || !empty) {
+        rv_xml_put_node(fp, k, 2);
+        return;
+    }
+    fputs("  <portgroup", fp);
+    rv_xml_put_attrs(fp, k);
+    fputs(">\n  </portgroup>\n", fp);
+}
+
 char *rv_net_def_format(const rv_net_def *def)
 {
     char *buf = NULL, uuid[RV_UUID_STRING_LEN];
@@ -188,7 +205,7 @@ char *rv_net_def_format(const rv_net_def *def)
         for (size_t i = 0; i < root->nkids; i++) {
             const rv_xml_node *k = root->kids[i];
             if (k && k->name && strcmp(k->name, net_elements[e]) == 0)
-                rv_xml_put_node(fp, k, 2);
+                put_element(fp, k);
         }
     }
     fputs("</network>\n", fp);

@@ -5,6 +5,8 @@
 #ifndef RV_SERVER_DRIVERS_CONF_NETWORK_XML_H
 #define RV_SERVER_DRIVERS_CONF_NETWORK_XML_H
 
+#include <stdbool.h>
+
 #include "common/error.h"
 #include "server/drivers/conf/xml_tree.h"
 
@@ -31,6 +33,22 @@ int rv_net_def_set_bridge(rv_net_def *def, const char *name, rv_err *err);
  * set one (there must be none yet). */
 const char *rv_net_def_mac(const rv_net_def *def);
 int rv_net_def_set_mac(rv_net_def *def, const char *mac, rv_err *err);
+
+/* NETWORK_UPDATE (network_update.c): a copy of def with command
+ * (RV_NETWORK_UPDATE_COMMAND_*) applied to section's element xml (under
+ * the <ip> of parent_index, -1: the first IPv4 one), or NULL with
+ * libvirt 9.0's error; def is unchanged either way. */
+rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsigned int section,
+                               int parent_index, const char *xml, rv_err *err);
+/* The command and section alone (known, and a section that updates). */
+int rv_net_def_update_check(unsigned int command, unsigned int section, rv_err *err);
+/* NETWORK_UPDATE's flags for a network in this state, checked (api names
+ * the function in "unsupported flags", from its error domain; the
+ * state's errors are the network conf's) and
+ * resolved: *out holds LIVE, CONFIG or both (AFFECT_CURRENT: LIVE when
+ * active, else CONFIG). */
+int rv_net_update_flags(unsigned int flags, bool active, bool persistent, const char *api,
+                        int from, unsigned int *out, rv_err *err);
 
 /* ---- on an object list (objlist.h): a driver's network object begins
  * with its rv_net_def pointer; state_of gives its RV_OBJ_* bits. ---- */

@@ -54,8 +54,10 @@ static void syntax_error(const char *xml, const char *docname, int from, const x
         pointer[i] = p[i] == '\t' ? '\t' : '-';
     pointer[col] = '^';
     pointer[col + 1] = '\0';
-    rv_err_set(err, from, RV_ERR_XML_DETAIL, "(%s):%d: %s\n%.*s\n%s", docname, line, what,
-               len ? (int)len : 6, len ? p : "(null)", pointer);
+    bool bare = docname[0] == '=';
+    rv_err_set(err, from, RV_ERR_XML_DETAIL, "%s%s%s:%d: %s\n%.*s\n%s", bare ? "" : "(",
+               docname + bare, bare ? "" : ")", line, what, len ? (int)len : 6, len ? p : "(null)",
+               pointer);
     free(pointer);
 }
 

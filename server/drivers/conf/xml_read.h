@@ -18,7 +18,10 @@
 /* The root element of xml (NUL-terminated), which must be called root
  * (NULL: any, a device's XML),
  * with *docp the document for the caller to free (rv_lx_free); on
- * failure NULL, with err set and *docp NULL (nothing to free).  from: the error domain of the errors that are
+ * failure NULL, with err set and *docp NULL (nothing to free).  docname
+ * names the document in a syntax error, in parentheses as libvirt names
+ * its in-memory documents ("(network_definition)"), or as it is after a
+ * leading '=' ("=network_update_xml").  from: the error domain of the errors that are
  * not libvirt's XML helpers' (RV_FROM_STORAGE, ...); max: the longest
  * document accepted, in bytes. */
 xmlNode *rv_lx_read(const char *xml, size_t max, const char *root, const char *docname,

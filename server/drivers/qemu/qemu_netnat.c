@@ -4,9 +4,11 @@
  * quote or space can get through), never from the XML's text as is. */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "server/drivers/qemu/qemu_driver.h"
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_netnat.h"
+#include "server/drivers/conf/xml_write.h"
 
 RV_LOG_CATEGORY("drivers.qemu.netnat");
 
@@ -204,6 +207,25 @@ int rv_qemu_netnat_check(const rv_net_def *def, rv_err *err)
                         k->name);
         }
     }
+    /* <dns> hosts go into dnsmasq's addn-hosts file */
+    const rv_xml_node *dns = rv_xml_child(def->root, "dns");
+    for (size_t i = 0; dns && i < dns->nkids; i++) {
+        const rv_xml_node *h = dns->kids[i];
+        uint32_t a;
+        if (!h || !h->name || strcmp(h->name, "host") != 0)
+            continue;
+        bool ok = ipv4(rv_xml_attr_get(h, "ip"), &a);
+        for (size_t n = 0; ok && n < h->nkids; n++) {
+            char *name = h->kids[n] && h->kids[n]->name && strcmp(h->kids[n]->name, "hostname") == 0
+                             ? rv_xml_string(h->kids[n]) : NULL;
+            ok = !name || only(name, "-.", 253);
+            free(name);
+        }
+        if (!ok)
+            return fail(err, RV_ERR_XML_ERROR,
+                        "XML error: network '%s': a DNS <host> needs an IPv4 address and host "
+                        "names of letters, digits, '-' and '.'", def->name);
+    }
     return 0;
 }
 
@@ -226,7 +248,35 @@ static char *read_small(const char *path, size_t max)
     return text;
 }
 
-/* dnsmasq's configuration: DHCP on the bridge only, its files here. */
+/* The <dns> hosts as dnsmasq's host records ("host-record=name...,address"). */
+static void put_dns_hosts(FILE *fp, const rv_net_def *def)
+{
+    char a[INET_ADDRSTRLEN];
+    const rv_xml_node *dns = rv_xml_child(def->root, "dns");
+    for (size_t i = 0; dns && i < dns->nkids; i++) {
+        const rv_xml_node *h = dns->kids[i];
+        uint32_t s;
+        bool named = false;
+        if (!h || !h->name || strcmp(h->name, "host") != 0 || !ipv4(rv_xml_attr_get(h, "ip"), &s))
+            continue;
+        for (size_t n = 0; n < h->nkids; n++) {
+            char *name = h->kids[n] && h->kids[n]->name && strcmp(h->kids[n]->name, "hostname") == 0
+                             ? rv_xml_string(h->kids[n]) : NULL;
+            if (name && only(name, "-.", 253)) {   /* checked at define; never a newline */
+                fprintf(fp, "%s%s", named ? "," : "host-record=", name);
+                named = true;
+            }
+            free(name);
+        }
+        if (named)
+            fprintf(fp, ",%s\n", ip_text(s, a));
+    }
+}
+
+/* dnsmasq's configuration: DHCP on the bridge only, its files here.  The
+ * DHCP and DNS hosts are in it too, not in files of their own that a
+ * SIGHUP would have it read again as libvirtd does: dnsmasq reads those
+ * as nobody, and remvirtd's run directory is private. */
 static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *dir)
 {
     char *pid = rv_qemu_path(dir, def->name, ".pid"), *leases = rv_qemu_path(dir, def->name, ".leases");
@@ -256,12 +306,13 @@ static char *dnsmasq_conf(const rv_net_def *def, const ipconf *c, const char *di
             fprintf(fp, "dhcp-range=%s,%s,%s\n", ip_text(s, a), ip_text(e, b), m);
             leases_max += e - s + 1;
         } else if (strcmp(k->name, "host") == 0 && ipv4(rv_xml_attr_get(k, "ip"), &s)) {
-            const char *name = rv_xml_attr_get(k, "name");
-            fprintf(fp, "dhcp-host=%s,%s%s%s\n", rv_xml_attr_get(k, "mac"), ip_text(s, a),
+            const char *mac = rv_xml_attr_get(k, "mac"), *name = rv_xml_attr_get(k, "name");
+            fprintf(fp, "dhcp-host=%s%s%s%s%s\n", mac ? mac : "", mac ? "," : "", ip_text(s, a),
                     name ? "," : "", name ? name : "");
             leases_max++;
         }
     }
+    put_dns_hosts(fp, def);
     if (leases_max)
         fprintf(fp, "dhcp-no-override\ndhcp-authoritative\ndhcp-lease-max=%lu\n", leases_max);
     bool failed = ferror(fp) != 0;
@@ -337,11 +388,9 @@ static char *nft_rules(const rv_net_def *def, const ipconf *c)
 
 /* dnsmasq's pid from its pid file, when that process is still the
  * dnsmasq of this configuration (its --conf-file argument); else 0. */
-static pid_t running_dnsmasq(const char *dir, const char *name)
+/* Whether pid runs with --conf-file=conf (a zombie has no arguments). */
+static bool runs_conf(pid_t pid, const char *conf)
 {
-    char *pid_path = rv_qemu_path(dir, name, ".pid"), *conf = rv_qemu_path(dir, name, ".dnsmasq.conf");
-    char *text = pid_path ? read_small(pid_path, 32) : NULL;
-    pid_t pid = text ? (pid_t)atoi(text) : 0;
     char proc[64], args[4096];
     snprintf(proc, sizeof(proc), "/proc/%d/cmdline", (int)pid);
     int fd = pid > 1 && conf ? open(proc, O_RDONLY | O_CLOEXEC) : -1;
@@ -355,10 +404,35 @@ static pid_t running_dnsmasq(const char *dir, const char *name)
     }
     if (fd >= 0)
         close(fd);
+    return ours;
+}
+
+static pid_t running_dnsmasq(const char *dir, const char *name)
+{
+    char *pid_path = rv_qemu_path(dir, name, ".pid"), *conf = rv_qemu_path(dir, name, ".dnsmasq.conf");
+    char *text = pid_path ? read_small(pid_path, 32) : NULL;
+    pid_t pid = text ? (pid_t)atoi(text) : 0;
+    bool ours = runs_conf(pid, conf);
     free(text);
     free(pid_path);
     free(conf);
     return ours ? pid : 0;
+}
+
+/* The same, found among all processes: a dnsmasq just started may not
+ * have written its pid file yet (rare: a restart that meets a stop). */
+static pid_t find_dnsmasq(const char *dir, const char *name)
+{
+    pid_t pid = running_dnsmasq(dir, name), found = 0;
+    char *conf = pid > 0 ? NULL : rv_qemu_path(dir, name, ".dnsmasq.conf");
+    DIR *d = conf ? opendir("/proc") : NULL;
+    for (struct dirent *e; d && !found && (e = readdir(d));)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && runs_conf((pid_t)atoi(e->d_name), conf))
+            found = (pid_t)atoi(e->d_name);
+    if (d)
+        closedir(d);
+    free(conf);
+    return pid > 0 ? pid : found;
 }
 
 static void stop_dnsmasq(const char *dir, const char *name)
@@ -376,15 +450,26 @@ typedef struct netop {
     step step;
     char *name, *bridge, *dir;
     bool nat;
+    /* A restart of dnsmasq (a live update of its ranges): the old one is
+     * waited for, polled, before the new one binds the same addresses.
+     * Once the new one is being started (spawned): an update meanwhile
+     * asks for another restart (again), as it may have read the older
+     * configuration; a stop of the network meanwhile (cancelled) ends it. */
+    ev_timer wait;
+    int waits;
+    pid_t old;                  /* the dnsmasq waited for */
+    bool spawned, again, cancelled;
     rv_qemu_netnat_done done;
     void *opaque;
     struct netop *next;
 } netop;
 
 static netop *ops;
+static bool restart_settled(netop *op);
 
 static void op_free(netop *op)
 {
+    ev_timer_stop(rv_qemu.loop, &op->wait);
     for (netop **at = &ops; *at; at = &(*at)->next)
         if (*at == op) {
             *at = op->next;
@@ -548,12 +633,46 @@ static void on_exit_status(void *data, int status, const char *why)
             RV_WARN("%s", err.message);
         }
         rv_err_clear(&err);
-        break;
+        if (restart_settled(op))
+            break;
+        return;         /* restarted again */
     }
     if (rv_err_is_set(&err) && (op->step == STEP_DNSMASQ || op->step == STEP_NFT_LOAD))
         undo_start(op);
     op_finish(op, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
+}
+
+static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* A started dnsmasq of op (a restart) is up: what happened meanwhile is
+ * done; false when op goes on (another restart). */
+static bool restart_settled(netop *op)
+{
+    pid_t pid = find_dnsmasq(op->dir, op->name);
+    op->spawned = false;
+    if (op->cancelled) {        /* the network stopped meanwhile */
+        if (pid > 0)
+            kill(pid, SIGTERM);
+        rv_qemu_remove_file(op->dir, op->name, ".pid");
+    } else if (op->again && pid > 0) {
+        op->again = false;
+        op->waits = 0;
+        op->old = pid;
+        kill(pid, SIGTERM);
+        ev_timer_start(rv_qemu.loop, &op->wait);
+        return false;
+    }
+    return true;
+}
+
+/* The restart of name's dnsmasq under way, or NULL. */
+static netop *restarting(const char *name)
+{
+    for (netop *op = ops; op; op = op->next)
+        if (op->step == STEP_RESTART_DNSMASQ && strcmp(op->name, name) == 0)
+            return op;
+    return NULL;
 }
 
 static netop *op_new(const rv_net_def *def, const char *dir, step s, rv_qemu_netnat_done done,
@@ -574,6 +693,7 @@ static netop *op_new(const rv_net_def *def, const char *dir, step s, rv_qemu_net
     }
     op->step = s;
     op->nat = is_nat(def);
+    ev_timer_init(&op->wait, on_old_dnsmasq, 0.01, 0.01);
     op->done = done;
     op->opaque = opaque;
     op->next = ops;
@@ -663,6 +783,11 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
         rv_qemu_remove_file(dir, def->name, ".del.nft");
         return -1;
     }
+    netop *restart = restarting(def->name);
+    if (restart && restart->spawned)
+        restart->cancelled = true;
+    else if (restart)
+        op_finish(restart, NULL);
     stop_dnsmasq(dir, def->name);
     rv_err e = { 0 };
     if (rv_qemu_bridge_delete(def->bridge, &e) < 0)
@@ -784,4 +909,81 @@ int rv_qemu_netnat_leases(const rv_net_def *def, const char *dir, const char *ma
     }
     free(text);
     return rc;
+}
+
+/* ================================================================ live updates */
+
+/* Whether pid has exited (gone, or a zombie: its sockets closed; an
+ * exiting process loses its command line before its files). */
+static bool exited(pid_t pid)
+{
+    char path[64], stat[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return true;
+    stat[n] = '\0';
+    const char *end = strrchr(stat, ')');
+    return !end || end[1] != ' ' || end[2] == 'Z' || end[2] == 'X';
+}
+
+/* Polled while the old dnsmasq (op->old) exits; then the new one starts. */
+static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
+{
+    (void)loop, (void)revents;
+    netop *op = (netop *)((char *)w - offsetof(netop, wait));
+    char *conf = rv_qemu_path(op->dir, op->name, ".dnsmasq.conf");
+    if (conf && op->old > 1 && !exited(op->old) && ++op->waits < 300) {
+        free(conf);
+        return;
+    }
+    ev_timer_stop(rv_qemu.loop, &op->wait);
+    rv_err err = { 0 };
+    bool stopped = !conf || access(conf, F_OK) != 0;   /* the network was destroyed meanwhile */
+    free(conf);
+    if (stopped)
+        op_finish(op, NULL);
+    else if (run_dnsmasq(op, &err) == 0)
+        op->spawned = true;
+    else {
+        RV_WARN("network '%s': dnsmasq does not start again: %s", op->name, err.message);
+        op_finish(op, &err);
+    }
+    rv_err_clear(&err);
+}
+
+int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
+                          rv_err *err)
+{
+    ipconf c, oc;
+    if (get_ipconf(def, &c, err) < 0 || get_ipconf(old, &oc, err) < 0)
+        return -1;
+    if (!c.ip)          /* no dnsmasq: the XML alone changes */
+        return 0;
+    char *conf = dnsmasq_conf(def, &c, dir), *old_conf = oc.ip ? dnsmasq_conf(old, &oc, dir) : NULL;
+    int rc = !conf || (oc.ip && !old_conf) ? oom(err) : 0;
+    bool restart = rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0);
+    if (restart)
+        rc = write_in(dir, def->name, ".dnsmasq.conf", conf, err);
+    free(conf);
+    free(old_conf);
+    netop *busy = rc == 0 && restart ? restarting(def->name) : NULL;
+    if (busy) {                 /* the file is written; a waiting restart reads it */
+        busy->again |= busy->spawned;
+        return 0;
+    }
+    pid_t pid = running_dnsmasq(dir, def->name);
+    if (rc < 0 || !restart || pid <= 0)     /* (one that died is started again by reattach) */
+        return rc;
+    netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
+    if (!op)
+        return oom(err);
+    op->old = pid;
+    kill(pid, SIGTERM);
+    ev_timer_start(rv_qemu.loop, &op->wait);
+    RV_INFO("network '%s': dnsmasq (pid %d) restarted for its new hosts or ranges", def->name, (int)pid);
+    return 0;
 }

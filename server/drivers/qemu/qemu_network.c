@@ -722,3 +722,146 @@ int rv_qemu_network_leases(const char *name, const char *mac,
                     name);
     return leases_of(n, mac, true, ret, err);
 }
+
+/* ---- NETWORK_UPDATE ---- */
+
+/* What a changed definition must be here: a NAT or isolated network's
+ * (the hosts go into dnsmasq's files); def is freed when refused. */
+static rv_net_def *checked(rv_net_def *def, rv_err *err)
+{
+    if (def && rv_qemu_netnat_managed(def) && rv_qemu_netnat_check(def, err) < 0) {
+        rv_net_def_free(def);
+        return NULL;
+    }
+    return def;
+}
+
+/* The running network becomes live: its run file, then (NAT and
+ * isolated) dnsmasq's files and dnsmasq; the run file is put back when
+ * dnsmasq's files cannot be written.  live is taken. */
+static int apply_live(qnet *n, rv_net_def *live, rv_err *err)
+{
+    if (save_run_file(live, err) < 0 ||
+        (rv_qemu_netnat_managed(live) &&
+         rv_qemu_netnat_update(running(n), live, fam.run_dir, err) < 0)) {
+        rv_err ignored = { 0 };
+        if (save_run_file(running(n), &ignored) < 0)
+            RV_WARN("network '%s': %s", n->def->name, ignored.message);
+        rv_err_clear(&ignored);
+        rv_net_def_free(live);
+        return -1;
+    }
+    live_clear(n);
+    if (!n->persistent) {       /* a transient network has no other definition */
+        rv_net_def_free(n->def);
+        n->def = live;
+    }
+    n->live = live;
+    return 0;
+}
+
+/* An update of the persistent definition, through the family's queue:
+ * computed at its turn from the definition then, answered once the
+ * file is durable (the commit point); the live part, if asked for, is
+ * applied then too. */
+typedef struct netupd {
+    rv_qemu_fileop op;
+    unsigned char uuid[16];
+    unsigned int command, section, flags;
+    int parent_index;
+    char *xml;
+    rv_net_def *config, *live;
+} netupd;
+
+static void netupd_destroy(rv_qemu_fileop *o)
+{
+    netupd *u = (netupd *)o;
+    free(u->xml);
+    rv_net_def_free(u->config);
+    rv_net_def_free(u->live);
+    free(u);
+}
+
+/* The new definitions of u for n as it is now. */
+static int netupd_compute(netupd *u, const qnet *n, rv_err *err)
+{
+    unsigned int flags;
+    if (busy(n, err) < 0 || rv_net_update_flags(u->flags, n->active, n->persistent, "networkUpdate",
+                                                RV_FROM_NETWORK, &flags, err) < 0)
+        return -1;
+    if ((flags & RV_NETWORK_UPDATE_AFFECT_LIVE) &&
+        !(u->live = checked(rv_net_def_updated(running(n), u->command, u->section,
+                                               u->parent_index, u->xml, err), err)))
+        return -1;
+    if ((flags & RV_NETWORK_UPDATE_AFFECT_CONFIG) &&
+        !(u->config = checked(rv_net_def_updated(n->def, u->command, u->section, u->parent_index,
+                                                 u->xml, err), err)))
+        return -1;
+    u->flags = flags;
+    return 0;
+}
+
+static int netupd_prepare(rv_qemu_fileop *o, rv_err *err)
+{
+    netupd *u = (netupd *)o;
+    qnet *n = rv_qemu_family_get_queued(&fam, u->uuid, err);
+    rv_net_def_free(u->live);
+    u->live = NULL;
+    if (!n || netupd_compute(u, n, err) < 0)
+        return -1;
+    return rv_qemu_family_define_step(o, &fam, n->def->name, rv_net_def_format(u->config), err);
+}
+
+static void netupd_commit(rv_qemu_fileop *o)
+{
+    netupd *u = (netupd *)o;
+    qnet *n = rv_obj_find_uuid(&st.list, u->uuid);
+    if (!n)
+        return;
+    rv_net_def *old = n->def;
+    n->def = u->config;
+    u->config = NULL;
+    if (old != n->live)         /* else what runs, until it stops or is updated */
+        rv_net_def_free(old);
+    rv_err err = { 0 };
+    if (u->live && apply_live(n, u->live, &err) < 0)
+        RV_WARN("network '%s': its definition is updated but not what runs: %s", n->def->name,
+                err.message);
+    u->live = NULL;
+    rv_err_clear(&err);
+}
+
+int rv_qemu_network_update(rv_driver_conn *c, const rv_network_update_args *args, rv_err *err)
+{
+    (void)c;
+    qnet *n = get(&args->net, err);
+    netupd *u = n ? rv_qemu_fileop_new(&net_queue, sizeof(*u), netupd_destroy, err) : NULL;
+    if (!u)
+        return -1;
+    memcpy(u->uuid, n->def->uuid, sizeof(u->uuid));
+    u->command = args->command;
+    u->section = args->section;
+    u->parent_index = args->parentIndex;
+    u->flags = args->flags;
+    /* Refused at once when it cannot be done now. */
+    if (!(u->xml = strdup(args->xml))) {
+        netupd_destroy(&u->op);
+        return oom(err);
+    }
+    if (netupd_compute(u, n, err) < 0) {
+        netupd_destroy(&u->op);
+        return -1;
+    }
+    if (!(u->flags & RV_NETWORK_UPDATE_AFFECT_CONFIG)) {
+        /* The live state alone: no durable file, done now. */
+        rv_net_def *live = u->live;
+        u->live = NULL;
+        netupd_destroy(&u->op);
+        return apply_live(n, live, err);
+    }
+    rv_net_def_free(u->config);
+    u->config = NULL;
+    rv_net_def_free(u->live);
+    u->live = NULL;
+    return rv_qemu_fileq_submit(&net_queue, &u->op, netupd_prepare, netupd_commit, err);
+}

@@ -231,6 +231,7 @@ const rv_driver rv_qemu_driver = {
         .network_get_bridge_name = rv_qemu_network_get_bridge_name,
         .network_get_autostart = rv_qemu_network_get_autostart,
         .network_set_autostart = rv_qemu_network_set_autostart,
+        .network_update = rv_qemu_network_update,
         .network_is_active = rv_qemu_network_is_active,
         .network_is_persistent = rv_qemu_network_is_persistent,
         .network_get_dhcp_leases = rv_qemu_network_get_dhcp_leases,

@@ -31,7 +31,7 @@ static const char default_network_xml[] =
 
 typedef struct test_net {
     rv_net_def *def;       /* what is live, or the only definition */
-    rv_net_def *next_def;  /* persistent definition waiting for the stop */
+    rv_net_def *next_def;  /* the persistent definition, when it is not def (libvirt's newDef) */
     int active, persistent, autostart;
 } test_net;
 
@@ -171,7 +171,9 @@ static int define_xml(const char *xml, rv_nonnull_network *net, rv_err *err)
         n->next_def = def;
     } else {
         rv_net_def_free(n->def);
+        rv_net_def_free(n->next_def);
         n->def = def;
+        n->next_def = NULL;
     }
     n->persistent = 1;
     RV_DEBUG("network '%s' defined", n->def->name);
@@ -214,7 +216,10 @@ static int create_xml(const char *xml, rv_nonnull_network *net, rv_err *err)
         if (!(n = net_add(def, err)))
             return -1;
     } else {                        /* runs def; its persistent one waits */
-        n->next_def = n->def;
+        if (n->next_def)
+            rv_net_def_free(n->def);
+        else
+            n->next_def = n->def;
         n->def = def;
     }
     n->active = 1;
@@ -273,15 +278,10 @@ int test_network_destroy(rv_driver_conn *c, const rv_network_destroy_args *args,
     /* As libvirt's test driver: no check that it was active. */
     n->active = 0;
     emit(n, RV_NET_EVENT_STOPPED);
-    if (!n->persistent) {
+    /* As libvirt's test driver: def (what ran) stays what it shows; a
+     * persistent definition given meanwhile (next_def) waits on. */
+    if (!n->persistent)
         net_remove(n);
-        return 0;
-    }
-    if (n->next_def) {
-        rv_net_def_free(n->def);
-        n->def = n->next_def;
-        n->next_def = NULL;
-    }
     return 0;
 }
 
@@ -340,3 +340,45 @@ int test_network_set_autostart(rv_driver_conn *c, const rv_network_set_autostart
     return 0;
 }
 
+
+/* NETWORK_UPDATE, as libvirt 9.0's test driver does it (found side by
+ * side): the live part updates def; the persistent part of an active
+ * network updates next_def (made from def), which shows nowhere while it
+ * runs nor after its destroy; that of an inactive one is next_def (if
+ * one waits, else def) updated, which becomes def while next_def stays
+ * as it was (so each such update starts again from next_def, as in
+ * libvirt).  Both are computed before either changes. */
+int test_network_update(rv_driver_conn *c, const rv_network_update_args *args, rv_err *err)
+{
+    (void)c;
+    unsigned int flags;
+    test_net *n = get(&args->net, err);
+    if (!n || rv_net_update_flags(args->flags, n->active, n->persistent, "testNetworkUpdate",
+                                  RV_FROM_TEST, &flags, err) < 0)
+        return -1;
+    bool live = flags & RV_NETWORK_UPDATE_AFFECT_LIVE, config = flags & RV_NETWORK_UPDATE_AFFECT_CONFIG;
+    rv_net_def *new_live = NULL, *new_config = NULL;
+    if (live && !(new_live = rv_net_def_updated(n->def, args->command, args->section,
+                                                args->parentIndex, args->xml, err)))
+        return -1;
+    if (config && !(new_config = rv_net_def_updated(n->next_def ? n->next_def : n->def,
+                                                    args->command, args->section,
+                                                    args->parentIndex, args->xml, err))) {
+        rv_net_def_free(new_live);
+        return -1;
+    }
+    if (!n->active) {                   /* config alone; next_def stays as it is */
+        rv_net_def_free(n->def);
+        n->def = new_config;
+        return 0;
+    }
+    if (new_config) {
+        rv_net_def_free(n->next_def);
+        n->next_def = new_config;
+    }
+    if (new_live) {
+        rv_net_def_free(n->def);
+        n->def = new_live;
+    }
+    return 0;
+}

@@ -507,6 +507,7 @@ const rv_driver rv_test_driver = {
         .network_get_bridge_name = test_network_get_bridge_name,
         .network_get_autostart = test_network_get_autostart,
         .network_set_autostart = test_network_set_autostart,
+        .network_update = test_network_update,
         .network_is_active = test_network_is_active,
         .network_is_persistent = test_network_is_persistent,
         /* storage pools and volumes (test_storage.c); no volume resize or
