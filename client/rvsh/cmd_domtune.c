@@ -16,15 +16,14 @@ static void bad_number(const char *text, const char *option)
     error_line("Numeric value '%s' for <%s> option is malformed or out of range", text, option);
 }
 
-/* An unsigned decimal that fits max: no sign, no blanks. */
+/* An unsigned decimal that fits max, as strtoull reads one (blanks and
+ * '+' first) but with no minus sign. */
 static int parse_unsigned(const char *s, unsigned long long max, unsigned long long *out)
 {
     char *end;
-    if (*s < '0' || *s > '9')
-        return -1;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v > max)
+    if (errno || end == s || *end || strchr(s, '-') || v > max)
         return -1;
     *out = v;
     return 0;
@@ -96,43 +95,55 @@ static int cmd_iothread_add_del(shell *sh, const command *cmd, const cmd_args *a
 
 #define CPULIST_BITS 1024       /* the most a cpulist may name, as virsh */
 
-/* text as a bitmap of CPULIST_BITS: "0-3,^2, 5"; -1 when malformed. */
+static void skip_blanks(const char **p)
+{
+    while (**p == ' ')
+        (*p)++;
+}
+
+/* A CPU number starting right at *p. */
+static int cpu_number(const char **p, unsigned long long *n)
+{
+    char *end;
+    if (**p < '0' || **p > '9')
+        return -1;
+    *n = strtoull(*p, &end, 10);
+    *p = end;
+    return *n < CPULIST_BITS ? 0 : -1;
+}
+
+/* text as a bitmap of CPULIST_BITS, as virsh reads one: "0-3, ^2,5"
+ * (blanks around the numbers and the dash, one trailing comma); -1 when
+ * malformed. */
 static int cpulist_bits(const char *text, unsigned char *bits)
 {
     const char *p = text;
-    for (;;) {
+    do {
         int neg = 0;
         unsigned long long first, last;
-        char *end;
-        while (*p == ' ')
-            p++;
+        skip_blanks(&p);
         if (*p == '^') {
             neg = 1;
             p++;
         }
-        if (*p < '0' || *p > '9')
+        if (cpu_number(&p, &first) < 0)
             return -1;
-        first = last = strtoull(p, &end, 10);
-        p = end;
+        last = first;
+        skip_blanks(&p);
         if (!neg && *p == '-') {
             p++;
-            if (*p < '0' || *p > '9')
+            skip_blanks(&p);
+            if (cpu_number(&p, &last) < 0 || last < first)
                 return -1;
-            last = strtoull(p, &end, 10);
-            p = end;
+            skip_blanks(&p);
         }
-        if (last < first || last >= CPULIST_BITS)
-            return -1;
         for (unsigned long long k = first; k <= last; k++)
             bits[k / 8] = (unsigned char)(neg ? bits[k / 8] & ~(1u << (k % 8))
                                               : bits[k / 8] | (1u << (k % 8)));
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            return 0;
-        if (*p++ != ',')
+        if (*p && *p++ != ',')
             return -1;
-    }
+    } while (*p);
+    return 0;
 }
 
 /* iothreadpin's cpulist: "r" for every host CPU, else a list none of
