@@ -217,6 +217,9 @@ int rv_domain_get_info(rv_dom *dom, rv_domain_info *info);
  * may be NULL). */
 int rv_domain_get_state(rv_dom *dom, int *state, int *reason, unsigned int flags);
 int rv_domain_get_security_label(rv_dom *dom, rv_security_label *label);
+/* One label per security driver of the running domain (none when it is
+ * shut off): *labels gets a malloc'd array to free(); returns how many. */
+int rv_domain_get_security_label_list(rv_dom *dom, rv_security_label **labels);
 /* Messages the hypervisor keeps about the domain (tainting, deprecation).
  * Returns how many; *msgs gets a NULL-terminated array to free() element
  * by element and then as a whole. */
@@ -349,6 +352,17 @@ typedef struct rv_iothread_info {
 } rv_iothread_info;
 int rv_domain_get_iothread_info(rv_dom *dom, rv_iothread_info **info, unsigned int flags);
 void rv_iothread_info_free(rv_iothread_info *info, int n);
+/* Let IOThread iothread_id run only on the host CPUs set in cpumap
+ * (maplen bytes, bit n: CPU n), live and/or in the definition (flags
+ * RV_DOMAIN_VCPU_LIVE, _CONFIG). */
+int rv_domain_pin_iothread(rv_dom *dom, unsigned int iothread_id, const unsigned char *cpumap,
+                           int maplen, unsigned int flags);
+/* Change the running IOThread iothread_id's nparams parameters
+ * ("poll-max-ns", "poll-grow", "poll-shrink", "aio-max-batch",
+ * "thread-pool-min", "thread-pool-max"); flags RV_DOMAIN_VCPU_LIVE. */
+int rv_domain_set_iothread_params(rv_dom *dom, unsigned int iothread_id,
+                                  const rv_typed_parameter *params, int nparams,
+                                  unsigned int flags);
 
 /* The guest's clock (asked of its agent). */
 int rv_domain_get_time(rv_dom *dom, long long *seconds, unsigned int *nseconds,

@@ -542,3 +542,105 @@ int rv_domain_get_scheduler_parameters(rv_dom *dom, rv_typed_parameter *params, 
     *nparams = n;
     return 0;
 }
+
+/* ---- IOThreads and security labels ---- */
+
+int rv_domain_pin_iothread(rv_dom *dom, unsigned int iothread_id, const unsigned char *cpumap,
+                           int maplen, unsigned int flags)
+{
+    if (dom && (!cpumap || maplen < 1 || maplen > RV_CPUMAP_MAX))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: the map must have 1 to %d bytes", __func__, RV_CPUMAP_MAX);
+    /* (the stub only reads the map) */
+    VOID_DOMAIN_CALL(domain_pin_iothread, .iothreads_id = iothread_id,
+                     .cpumap = { .cpumap_len = (u_int)maplen, .cpumap_val = (char *)cpumap },
+                     .flags = flags);
+    return 0;
+}
+
+/* The caller's parameters as wire ones pointing at the caller's strings:
+ * free wire alone, never its strings. */
+static rv_typed_param *params_to_wire(const rv_typed_parameter *params, int n, const char *func)
+{
+    rv_typed_param *wire = calloc((size_t)n + 1, sizeof(*wire));
+    if (!wire) {
+        rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "%s: out of memory", func);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        const rv_typed_parameter *p = &params[i];
+        rv_typed_param_value *v = &wire[i].value;
+        if (!memchr(p->field, '\0', sizeof(p->field)) || !p->field[0])
+            goto bad;
+        wire[i].field = (char *)p->field;
+        v->type = p->type;
+        switch (p->type) {
+        case RV_PARAM_INT: v->rv_typed_param_value_u.i = p->value.i; break;
+        case RV_PARAM_UINT: v->rv_typed_param_value_u.ui = p->value.ui; break;
+        case RV_PARAM_LLONG: v->rv_typed_param_value_u.l = p->value.l; break;
+        case RV_PARAM_ULLONG: v->rv_typed_param_value_u.ul = p->value.ul; break;
+        case RV_PARAM_DOUBLE: v->rv_typed_param_value_u.d = p->value.d; break;
+        case RV_PARAM_BOOLEAN: v->rv_typed_param_value_u.b = p->value.b; break;
+        case RV_PARAM_STRING:
+            if (!p->value.s)
+                goto bad;
+            v->rv_typed_param_value_u.s = p->value.s;
+            break;
+        default:
+            goto bad;
+        }
+        continue;
+bad:
+        free(wire);
+        rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                   "%s: parameter %d has no name, no string or an unknown type", func, i);
+        return NULL;
+    }
+    return wire;
+}
+
+int rv_domain_set_iothread_params(rv_dom *dom, unsigned int iothread_id,
+                                  const rv_typed_parameter *params, int nparams,
+                                  unsigned int flags)
+{
+    if (dom && (nparams < 0 || nparams > RV_DOMAIN_IOTHREAD_PARAMS_MAX || (nparams && !params)))
+        return rvc_report(RV_FROM_NONE, RV_ERR_INVALID_ARG,
+                          "%s: from 0 to %d parameters", __func__,
+                          RV_DOMAIN_IOTHREAD_PARAMS_MAX);
+    struct rvc_conn *rpc = rvc_dom_rpc(dom, __func__);
+    if (!rpc)
+        return -1;
+    rv_typed_param *wire = params_to_wire(params, nparams, __func__);
+    if (!wire)
+        return -1;
+    rv_domain_set_iothread_params_args args = {
+        .dom = rvc_dom_to_wire(dom), .iothread_id = iothread_id,
+        .params = { .params_len = (u_int)nparams, .params_val = wire }, .flags = flags,
+    };
+    rv_err err = { 0 };
+    int rc = rvc_call_domain_set_iothread_params(rpc, &args, &err);
+    free(wire);
+    return rc < 0 ? rvc_fail(&err) : 0;
+}
+
+int rv_domain_get_security_label_list(rv_dom *dom, rv_security_label **labels)
+{
+    if (dom && !labels)
+        return no_result_pointer(__func__);
+    QUERY_DOMAIN_CALL(domain_get_security_label_list);
+    u_int n = ret.labels.labels_len;
+    rv_security_label *list = calloc((size_t)n + 1, sizeof(*list));
+    if (!list) {
+        xdr_free((xdrproc_t)xdr_rv_domain_get_security_label_list_ret, (char *)&ret);
+        return rvc_report(RV_FROM_NONE, RV_ERR_NO_MEMORY, "%s: out of memory", __func__);
+    }
+    for (u_int i = 0; i < n; i++) {
+        const rv_domain_get_security_label_ret *w = &ret.labels.labels_val[i];
+        copy_counted(list[i].label, sizeof(list[i].label), w->label.label_val,
+                     w->label.label_len);
+        list[i].enforcing = w->enforcing;
+    }
+    xdr_free((xdrproc_t)xdr_rv_domain_get_security_label_list_ret, (char *)&ret);
+    *labels = list;
+    return (int)n;
+}

@@ -283,6 +283,10 @@ tests_integration_client_async_SOURCES = tests/integration/client-async.c
 tests_integration_client_async_LDADD = libremvirt.la $(PTHREAD_LIBS)
 tests_integration_client_threads_SOURCES = tests/integration/client-threads.c
 tests_integration_client_threads_LDADD = libremvirt.la $(PTHREAD_LIBS)
+# libremvirt's calls rvsh has no command for (test-rvsh-domain-parity.sh)
+check_PROGRAMS += tests/integration/domain-calls
+tests_integration_domain_calls_SOURCES = tests/integration/domain-calls.c
+tests_integration_domain_calls_LDADD = libremvirt.la
 check_PROGRAMS += tests/integration/client-backpressure
 tests_integration_client_backpressure_SOURCES = tests/integration/client-backpressure.c
 tests_integration_client_backpressure_LDADD = libremvirt.la $(PTHREAD_LIBS)

@@ -130,7 +130,8 @@ static const command shell_commands[] = {
 
 /* Every command, in the order help lists them. */
 static const command *const families[] = {
-    rvsh_domain_commands, rvsh_dommanage_commands, rvsh_host_commands, rvsh_node_commands,
+    rvsh_domain_commands, rvsh_dommanage_commands, rvsh_domtune_commands, rvsh_host_commands,
+    rvsh_node_commands,
     rvsh_cpu_commands,
     rvsh_event_commands, rvsh_stats_commands, rvsh_domstats_commands, rvsh_network_commands,
     rvsh_storage_commands, rvsh_snapshot_commands, rvsh_nodedev_commands, rvsh_iface_commands,

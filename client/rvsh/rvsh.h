@@ -73,6 +73,7 @@ extern const command rvsh_dommanage_commands[];
 extern const command rvsh_domstats_commands[];
 extern const command rvsh_node_commands[];
 extern const command rvsh_cpu_commands[];
+extern const command rvsh_domtune_commands[];
 
 /* Options more than one family uses. */
 extern const char *const opts_list[];       /* all, inactive, json */

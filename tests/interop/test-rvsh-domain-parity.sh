@@ -14,7 +14,9 @@
 #   4. remvirtd's QEMU driver, a running guest: the readers it answers,
 #      then setmem, managedsave/start, save/restore, reset, autostart and
 #      undefine's options done by rvsh and by virsh in turn, the words
-#      compared and the effect checked.
+#      compared and the effect checked; setvcpu, iothreadadd, iothreaddel,
+#      iothreadpin, iothreadset, domdirtyrate-calc and domxml-to-native on
+#      a second guest, shut off and running, with their error cases.
 # Numbers libvirt's test driver makes from the clock (interface counters,
 # vCPU times), the nodecpustats counters and a running QEMU's resident
 # set (balloon.rss) become N before comparing.
@@ -302,6 +304,101 @@ by_both "autostart" "" autostart g
 by_both "autostart --disable" "" autostart g --disable
 by_both "setvcpus beyond the maximum" "" setvcpus g 4
 by_both "shutdown --mode bogus" "" shutdown g --mode bogus
+
+# vCPUs, IOThreads, the dirty rate, the native command line: h, two vCPUs
+# (one enabled) and two IOThreads.  Shut off, each tool's transcript
+# starts from h defined afresh; the error cases come with each command.
+qemu_domain_xml h "<controller type='scsi' model='virtio-scsi'/>" |
+    sed -e "s|<vcpu>1</vcpu>|<uuid>3c1f0a52-6b7d-4e8a-9f21-5d4c3b2a1f10</uuid><vcpu current='1'>2</vcpu><iothreads>2</iothreads>|" \
+    > "$xmldir/h.xml"
+quiet define "$xmldir/h.xml"
+tuning=(
+    "setvcpu h 1 --enable --config" "vcpucount h" "setvcpu h 1" "setvcpu h 1 --enable --disable"
+    "setvcpu h 1 --enable --config --current" "setvcpu h x --enable --config"
+    "setvcpu nosuch 1 --enable" "setvcpu h 1 --enable --live"
+    "iothreadadd h 5 --config" "iothreadadd h 5 --config" "iothreadadd h 0" "iothreadadd h x"
+    "iothreadadd nosuch 1" "iothreadadd h 6 --live" "iothreaddel h 5 --config"
+    "iothreaddel h 7 --config" "iothreaddel h -1"
+    "iothreadpin h 1 0 --config" "iothreadinfo h --config" "iothreadpin h 2 r --config"
+    "iothreadpin h 1 0-1,^1 --config" "iothreadpin h 1 x --config" "iothreadpin h 1 ^0 --config"
+    "iothreadpin h 1 1023 --config" "iothreadpin h 1 1024" "iothreadpin h y 0"
+    "iothreadpin h +1 1,^1,0, --config" "iothreadpin h 1 0,,1 --config" "iothreadpin h 1 1-0"
+    "iothreadpin h 9 0 --config" "iothreadpin h 1 0 --live" "iothreadinfo h --config"
+    "iothreadset h 1 --poll-max-ns 100" "iothreadset h 1" "iothreadset h 0 --poll-grow 1"
+    "iothreadset h 1 --poll-grow x" "iothreadset h 1 --poll-max-ns -1"
+    "iothreadset h 1 --poll-shrink 4294967296" "iothreadset h 1 --poll-max-ns 5 --live"
+    "iothreadset h 1 --poll-max-ns 18446744073709551616" "iothreadset h 1 --thread-pool-min x"
+    "domdirtyrate-calc h" "domdirtyrate-calc h --mode bogus" "domdirtyrate-calc h --seconds x"
+    "domdirtyrate-calc nosuch"
+    "domxml-to-native qemu-argv --domain h" "domxml-to-native qemu-argv $xmldir/h.xml"
+    "domxml-to-native qemu-argv" "domxml-to-native qemu-argv --xml $xmldir/h.xml --domain h"
+    "domxml-to-native bogus --domain h" "domxml-to-native qemu-argv --xml $RV_TMP/nosuch.xml"
+    "domxml-to-native qemu-argv --domain nosuch"
+)
+compare_setup="virsh -q -c $QEMU_URI define $xmldir/h.xml"
+compare "QEMU, setvcpu, iothread*, domdirtyrate-calc, domxml-to-native on a shut-off guest" \
+    "$QEMU_URI" "${tuning[@]}"
+compare_setup=
+quiet define "$xmldir/h.xml"
+quiet start h
+# The measurement lasts a second; the next one is refused until it ends.
+dirtyrate_done()
+{
+    [[ "$("${V[@]}" domstats h --dirtyrate)" == *dirtyrate.calc_status=2* ]]
+}
+by_both "setvcpu --enable, live" "quiet destroy h; quiet start h" setvcpu h 1 --enable
+by_both "setvcpu of a vCPU that is not there" "" setvcpu h 5 --enable
+by_both "iothreadadd, live" "quiet iothreaddel h 6" iothreadadd h 6
+by_both "iothreadadd of an IOThread there" "" iothreadadd h 6
+by_both "iothreadpin, live" "" iothreadpin h 6 0
+by_both "iothreadset" "" iothreadset h 6 --poll-max-ns 100 --poll-grow 2 --poll-shrink 3 \
+    --thread-pool-min 1 --thread-pool-max 4
+by_both "iothreadset of no such IOThread" "" iothreadset h 9 --poll-max-ns 100
+by_both "iothreadinfo after them" "" iothreadinfo h
+by_both "iothreaddel, live" "quiet iothreadadd h 6" iothreaddel h 6
+by_both "iothreaddel of no such IOThread" "" iothreaddel h 9
+by_both "domdirtyrate-calc" "wait_for 30 'the dirty rate' dirtyrate_done" domdirtyrate-calc h --seconds 1
+wait_for 30 "the dirty rate" dirtyrate_done
+by_both "domdirtyrate-calc --mode dirty-ring under TCG" "" domdirtyrate-calc h --mode dirty-ring
+by_both "domxml-to-native of a running guest" "" domxml-to-native qemu-argv --domain h
+# What rvsh alone did (by_both's virsh ran the same after it).
+quiet destroy h
+quiet start h
+"${R[@]}" setvcpu h 1 --enable > /dev/null
+"${R[@]}" iothreadadd h 8 > /dev/null
+"${R[@]}" iothreadpin h 8 0 > /dev/null
+"${R[@]}" iothreadset h 8 --poll-max-ns 777 --poll-grow 5 > /dev/null
+"${V[@]}" vcpucount h --live --active > "$RV_TMP/vcpus"
+"${V[@]}" domstats h --iothread > "$RV_TMP/iothreads"
+[ "$(cat "$RV_TMP/vcpus")" = 2 ] || fail "rvsh setvcpu --enable: $(cat "$RV_TMP/vcpus") vCPUs"
+grep -qx '  iothread.8.poll-max-ns=777' "$RV_TMP/iothreads" &&
+    grep -qx '  iothread.8.poll-grow=5' "$RV_TMP/iothreads" ||
+    { show "$RV_TMP/iothreads"; fail "rvsh iothreadset: not applied"; }
+"${V[@]}" iothreadinfo h > "$RV_TMP/info"
+grep -qE '^ 8 +0$' "$RV_TMP/info" || { show "$RV_TMP/info"; fail "rvsh iothreadpin: not applied"; }
+"${R[@]}" iothreaddel h 8 > /dev/null
+"${V[@]}" iothreadinfo h > "$RV_TMP/info"
+! grep -qE '^ 8 ' "$RV_TMP/info" || fail "rvsh iothreaddel: IOThread 8 still there"
+echo "ok   QEMU: rvsh's setvcpu, iothreadadd, iothreadpin, iothreadset, iothreaddel took effect"
+# The calls rvsh has no command for: the security label list as
+# python3-libvirt reads it, and the arguments libremvirt refuses.
+"$top_builddir/tests/integration/domain-calls" "$QEMU_URI" h > "$RV_TMP/calls" ||
+    { show "$RV_TMP/calls"; fail "domain-calls failed"; }
+"$SYSTEM_PYTHON3" - "$QEMU_URI" > "$RV_TMP/labels.py" <<'PY'
+import sys, libvirt
+labels = libvirt.open(sys.argv[1]).lookupByName('h').securityLabelList()
+print('labels', len(labels))
+for label, enforcing in labels:
+    print(label, int(enforcing))
+PY
+sed -n '/^labels/,/^refused/p' "$RV_TMP/calls" | grep -v '^refused' > "$RV_TMP/labels.c"
+diff -u "$RV_TMP/labels.py" "$RV_TMP/labels.c" || fail "rv_domain_get_security_label_list differs from python3-libvirt's"
+"${V[@]}" domstats h --iothread > "$RV_TMP/iothreads"
+grep -qx '  iothread.1.poll-max-ns=1000' "$RV_TMP/iothreads" ||
+    { show "$RV_TMP/iothreads"; fail "rv_domain_set_iothread_params: poll_max_ns not applied"; }
+echo "ok   QEMU: rv_domain_get_security_label_list as python3-libvirt's ($(head -1 "$RV_TMP/labels.c")), $(grep -c '^refused' "$RV_TMP/calls") bad arguments refused"
+quiet destroy h
+quiet undefine h
 
 quiet managedsave g
 by_both "undefine with a managed save image" "" undefine g

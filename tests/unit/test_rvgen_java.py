@@ -69,7 +69,7 @@ class RealProtocol(unittest.TestCase):
         self.assertIn('public java.util.List<TypedParameter.Keyed<RvNonnullDomain>> connectGetAllDomainStats(', calls)
         typed = set(re.findall(r'public [^(]*TypedParameter[^(]* (\w+)\(', calls)) | \
             set(re.findall(r'public void (\w+)\([^)]*List<TypedParameter>', calls))
-        self.assertEqual(len(typed), 26, sorted(typed))
+        self.assertEqual(len(typed), 27, sorted(typed))
 
     def test_limits_and_layout(self):
         info = self.read('RvNodeGetInfoRet.java')
