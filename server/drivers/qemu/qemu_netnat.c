@@ -1237,34 +1237,42 @@ static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
     rv_err_clear(&err);
 }
 
-int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
-                          rv_err *err)
+int rv_qemu_netnat_update_conf(const rv_net_def *old, const rv_net_def *def, const char *dir,
+                               char **out, rv_err *err)
 {
     ipconf c, oc;
+    *out = NULL;
     if (get_ipconf(def, &c, err) < 0 || get_ipconf(old, &oc, err) < 0)
         return -1;
     if (!c.ip)          /* no dnsmasq: the XML alone changes */
         return 0;
     char *conf = dnsmasq_conf(def, &c, dir), *old_conf = oc.ip ? dnsmasq_conf(old, &oc, dir) : NULL;
     int rc = !conf || (oc.ip && !old_conf) ? oom(err) : 0;
-    bool restart = rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0);
-    if (restart)
-        rc = write_in(dir, def->name, ".dnsmasq.conf", conf, err);
+    if (rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0)) {
+        *out = conf;
+        conf = NULL;
+    }
     free(conf);
     free(old_conf);
-    netop *busy = rc == 0 && restart ? restarting(def->name) : NULL;
+    return rc;
+}
+
+void rv_qemu_netnat_restart(const rv_net_def *def, const char *dir)
+{
+    netop *busy = restarting(def->name);
     if (busy) {                 /* the file is written; a waiting restart reads it */
         busy->again |= busy->spawned;
-        return 0;
+        return;
     }
     pid_t pid = running_dnsmasq(dir, def->name);
-    if (rc < 0 || !restart || pid <= 0)     /* (one that died is started again by reattach) */
-        return rc;
+    if (pid <= 0)               /* (one that died is started again by reattach) */
+        return;
     netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
-    if (!op)
-        return oom(err);
+    if (!op) {
+        RV_WARN("network '%s': dnsmasq is not restarted: out of memory", def->name);
+        return;
+    }
     kill(pid, SIGTERM);
     wait_for_old(op, pid);
     RV_INFO("network '%s': dnsmasq (pid %d) restarted for its new hosts or ranges", def->name, (int)pid);
-    return 0;
 }
