@@ -606,8 +606,11 @@ typedef struct netop {
     /* Its disk and link steps, on a pool thread (issue 31: a start's
      * files, bridge and scan of /proc, a stop's bridge and files cost
      * the loop milliseconds): what the job reads (job_*) and says
-     * (job_err, job_old).  A start's ends the call when it fails. */
+     * (job_err, job_old).  A start's ends the call when it fails.  One
+     * job at a time (job_link: the next): what a start checks of the
+     * host (the bridge name, the subnet) is as the jobs before left it. */
     rv_work work;
+    struct netop *job_link;
     void (*job_run)(struct netop *op), (*job_next)(struct netop *op);
     char *job_nft, *job_conf, *job_mac;
     uint32_t job_address;
@@ -662,11 +665,29 @@ static void job_run(rv_work *w)
     op->job_run(op);
 }
 
+static netop *jobs, **jobs_tail = &jobs;   /* the running job, then the waiting ones */
+static void job_done(rv_work *w);
+
+static void job_start_head(void)
+{
+    if (jobs && rv_work_pool_running()) {
+        rv_work_submit(&jobs->work);
+    } else if (jobs) {          /* (the pool stopped: remvirtd exits) */
+        job_run(&jobs->work);
+        job_done(&jobs->work);
+    }
+}
+
 static void job_done(rv_work *w)
 {
     netop *op = (netop *)((char *)w - offsetof(netop, work));
     void (*next)(netop *op) = op->job_next;
     op->job_next = NULL;
+    if (jobs == op) {
+        if (!(jobs = op->job_link))
+            jobs_tail = &jobs;
+        job_start_head();
+    }
     if (op->orphaned)
         op_free(op);
     else
@@ -682,7 +703,11 @@ static void submit(netop *op, void (*run)(netop *op), void (*next)(netop *op))
     op->work.run = job_run;
     op->work.done = job_done;
     if (rv_work_pool_running()) {
-        rv_work_submit(&op->work);
+        op->job_link = NULL;
+        *jobs_tail = op;
+        jobs_tail = &op->job_link;
+        if (jobs == op)
+            job_start_head();
     } else {                    /* (no pool: a unit test's driver) */
         job_run(&op->work);
         job_done(&op->work);
