@@ -835,8 +835,10 @@ static void netupd_commit(rv_qemu_fileop *o)
         if (old != n->live)     /* else what runs, until it stops or is updated */
             rv_net_def_free(old);
     }
-    if (u->live)
+    if (u->live && n->active)   /* (not when destroyed meanwhile) */
         set_live(n, u->live);
+    else
+        rv_net_def_free(u->live);
     u->live = NULL;
 }
 
