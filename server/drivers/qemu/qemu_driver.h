@@ -454,6 +454,8 @@ typedef struct rv_qemu_fileop {
     int (*prepare)(struct rv_qemu_fileop *op, rv_err *err);
     /* The commit step is durable: change memory, fill reply's result. */
     void (*commit)(struct rv_qemu_fileop *op);
+    /* Optional: after the last step, before the reply, when committed. */
+    void (*after)(struct rv_qemu_fileop *op);
     /* Free the caller's struct (after the reply went). */
     void (*destroy)(struct rv_qemu_fileop *op);
     rv_deferred *reply;         /* NULL: nobody waits */

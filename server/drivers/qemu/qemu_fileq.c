@@ -38,6 +38,8 @@ static void op_end(rv_qemu_fileop *op, const rv_err *err)
     q->head = op->next;
     if (!q->head)
         q->tail = &q->head;
+    if (!err && op->after)
+        op->after(op);
     if (op->reply)
         rv_deferred_finish(op->reply, err);
     else if (err)

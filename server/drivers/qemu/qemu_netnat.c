@@ -24,6 +24,7 @@
 #include "server/drivers/qemu/qemu_link.h"
 #include "server/drivers/qemu/qemu_netnat.h"
 #include "server/drivers/conf/xml_write.h"
+#include "server/drivers/work_pool.h"
 
 RV_LOG_CATEGORY("drivers.qemu.netnat");
 
@@ -602,6 +603,21 @@ typedef struct netop {
     rv_qemu_netnat_done done;
     void *opaque;
     struct netop *next;
+    /* Its disk and link steps, on a pool thread (issue 31: a start's
+     * files, bridge and scan of /proc, a stop's bridge and files cost
+     * the loop milliseconds): what the job reads (job_*) and says
+     * (job_err, job_old).  A start's ends the call when it fails.  One
+     * job at a time (job_link: the next): what a start checks of the
+     * host (the bridge name, the subnet) is as the jobs before left it. */
+    rv_work work;
+    struct netop *job_link;
+    void (*job_run)(struct netop *op), (*job_next)(struct netop *op);
+    char *job_nft, *job_conf, *job_mac;
+    uint32_t job_address;
+    unsigned job_prefix;
+    bool job_ip, orphaned, nft_exited;
+    pid_t job_old;
+    rv_err job_err;
 } netop;
 
 static netop *ops;
@@ -616,6 +632,15 @@ static void op_free(netop *op)
             *at = op->next;
             break;
         }
+    if (op->job_next) {         /* a job holds it: its end frees it */
+        op->orphaned = true;
+        op->done = NULL;
+        return;
+    }
+    rv_err_clear(&op->job_err);
+    free(op->job_nft);
+    free(op->job_conf);
+    free(op->job_mac);
     free(op->name);
     free(op->bridge);
     free(op->dir);
@@ -633,6 +658,61 @@ static void op_finish(netop *op, const rv_err *err)
 
 static void on_exit_status(void *data, int status, const char *why);
 static bool exited(pid_t pid);
+
+static void job_run(rv_work *w)
+{
+    netop *op = (netop *)((char *)w - offsetof(netop, work));
+    op->job_run(op);
+}
+
+static netop *jobs, **jobs_tail = &jobs;   /* the running job, then the waiting ones */
+static void job_done(rv_work *w);
+
+static void job_start_head(void)
+{
+    if (jobs && rv_work_pool_running()) {
+        rv_work_submit(&jobs->work);
+    } else if (jobs) {          /* (the pool stopped: remvirtd exits) */
+        job_run(&jobs->work);
+        job_done(&jobs->work);
+    }
+}
+
+static void job_done(rv_work *w)
+{
+    netop *op = (netop *)((char *)w - offsetof(netop, work));
+    void (*next)(netop *op) = op->job_next;
+    op->job_next = NULL;
+    if (jobs == op) {
+        if (!(jobs = op->job_link))
+            jobs_tail = &jobs;
+        job_start_head();
+    }
+    if (op->orphaned)
+        op_free(op);
+    else
+        next(op);
+}
+
+/* run(op) off the loop, then next(op) on it; op is the job's meanwhile
+ * (its name, bridge and dir do not change). */
+static void submit(netop *op, void (*run)(netop *op), void (*next)(netop *op))
+{
+    op->job_run = run;
+    op->job_next = next;
+    op->work.run = job_run;
+    op->work.done = job_done;
+    if (rv_work_pool_running()) {
+        op->job_link = NULL;
+        *jobs_tail = op;
+        jobs_tail = &op->job_link;
+        if (jobs == op)
+            job_start_head();
+    } else {                    /* (no pool: a unit test's driver) */
+        job_run(&op->work);
+        job_done(&op->work);
+    }
+}
 
 /* op goes on once old, sent SIGTERM, has exited (on_old_dnsmasq). */
 static void wait_for_old(netop *op, pid_t old)
@@ -720,6 +800,21 @@ static void undo_start(netop *op)
     rv_qemu_remove_file(op->dir, op->name, ".nft");
 }
 
+static void finish_with_job_err(netop *op)
+{
+    rv_err err = { 0 };
+    rv_err_move(&err, &op->job_err);
+    op_finish(op, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
+}
+
+/* A start failed (err, taken): undone off the loop, then answered. */
+static void undo_then_finish(netop *op, rv_err *err)
+{
+    rv_err_move(&op->job_err, err);
+    submit(op, undo_start, finish_with_job_err);
+}
+
 static int run_nft(netop *op, const char *suffix, rv_err *err)
 {
     char *file = rv_qemu_path(op->dir, op->name, suffix);
@@ -739,6 +834,22 @@ static int run_dnsmasq(netop *op, rv_err *err)
     free(arg);
     free(conf);
     return rc;
+}
+
+/* A stop is answered once nft has exited and its job is over, and its
+ * old dnsmasq is gone. */
+static void stop_settle(netop *op)
+{
+    if (op->job_next || !op->nft_exited)
+        return;
+    if (op->old > 0 && !exited(op->old)) {
+        wait_for_old(op, op->old);
+        return;
+    }
+    rv_err err = { 0 };
+    rv_err_move(&err, &op->result);
+    op_finish(op, rv_err_is_set(&err) ? &err : NULL);
+    rv_err_clear(&err);
 }
 
 static void on_exit_status(void *data, int status, const char *why)
@@ -776,12 +887,10 @@ static void on_exit_status(void *data, int status, const char *why)
         rv_qemu_remove_file(op->dir, op->name, ".del.nft");
         if (ok)
             rv_qemu_remove_file(op->dir, op->name, ".cmd.log");
-        if (op->old > 0 && !exited(op->old)) {    /* answered once dnsmasq is gone */
-            rv_err_move(&op->result, &err);
-            wait_for_old(op, op->old);
-            return;
-        }
-        break;
+        rv_err_move(&op->result, &err);
+        op->nft_exited = true;
+        stop_settle(op);
+        return;
     case STEP_RESTART_DNSMASQ:
         if (!ok) {
             command_failed(op, "dnsmasq", status, &err);
@@ -793,8 +902,9 @@ static void on_exit_status(void *data, int status, const char *why)
         return;         /* restarted again */
     }
     if (rv_err_is_set(&err) && (op->step == STEP_DNSMASQ || op->step == STEP_NFT_LOAD))
-        undo_start(op);
-    op_finish(op, rv_err_is_set(&err) ? &err : NULL);
+        undo_then_finish(op, &err);
+    else
+        op_finish(op, rv_err_is_set(&err) ? &err : NULL);
     rv_err_clear(&err);
 }
 
@@ -865,6 +975,48 @@ static int write_in(const char *dir, const char *name, const char *suffix, const
     return rc;
 }
 
+/* A start's files and bridge (off the loop): what an earlier run left
+ * goes (a leftover pid file must not name someone else's process as
+ * ours), the nft and dnsmasq files, the bridge (without an <ip>, one
+ * with no address), and a dnsmasq of an earlier run still exiting. */
+static void start_files(netop *op)
+{
+    rv_err *err = &op->job_err;
+    if (rv_qemu_mkdirs(op->dir, err) < 0)
+        return;
+    rv_qemu_remove_file(op->dir, op->name, ".pid");
+    rv_qemu_remove_file(op->dir, op->name, ".leases");
+    if (write_in(op->dir, op->name, ".nft", op->job_nft, err) < 0 ||
+        (op->job_ip && write_in(op->dir, op->name, ".dnsmasq.conf", op->job_conf, err) < 0) ||
+        rv_qemu_bridge_create(op->bridge, op->job_mac, op->job_address, op->job_prefix, err) < 0) {
+        rv_qemu_remove_file(op->dir, op->name, ".dnsmasq.conf");
+        rv_qemu_remove_file(op->dir, op->name, ".nft");
+        return;
+    }
+    op->job_old = op->job_ip ? find_dnsmasq(op->dir, op->name) : 0;
+}
+
+static void start_go(netop *op)
+{
+    rv_err err = { 0 };
+    if (rv_err_is_set(&op->job_err)) {
+        finish_with_job_err(op);
+        return;
+    }
+    /* One of an earlier run still exiting (a failed start's) holds the
+     * addresses a while: the new one starts once it is gone. */
+    if (op->job_old > 0) {
+        kill(op->job_old, SIGTERM);
+        wait_for_old(op, op->job_old);
+    } else if ((op->job_ip ? run_dnsmasq(op, &err) : run_nft(op, ".nft", &err)) < 0) {
+        undo_then_finish(op, &err);
+        rv_err_clear(&err);
+        return;
+    }
+    RV_INFO("network '%s': bridge %s made, %s", op->name, op->bridge,
+            op->job_ip ? "starting dnsmasq" : "loading its nftables table");
+}
+
 int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
                          void *opaque, rv_err *err)
 {
@@ -877,51 +1029,35 @@ int rv_qemu_netnat_start(const rv_net_def *def, const char *dir, rv_qemu_netnat_
     if (!def->bridge)       /* qemu_network.c names one at define */
         return fail(err, RV_ERR_INTERNAL_ERROR, "internal error: network '%s' has no bridge name",
                     def->name);
-    if (get_ipconf(def, &c, err) < 0 || rv_qemu_mkdirs(dir, err) < 0)
+    if (get_ipconf(def, &c, err) < 0)
         return -1;
-    char *nft = nft_rules(def, &c), *conf = c.ip ? dnsmasq_conf(def, &c, dir) : NULL;
-    int rc = 0;
-    if (!nft || (c.ip && !conf))
-        rc = oom(err);
-    /* stale files of an earlier run (a leftover pid file must not name
-     * someone else's process as ours) */
-    rv_qemu_remove_file(dir, def->name, ".pid");
-    rv_qemu_remove_file(dir, def->name, ".leases");
-    if (rc == 0 && (write_in(dir, def->name, ".nft", nft, err) < 0 ||
-                    (c.ip && write_in(dir, def->name, ".dnsmasq.conf", conf, err) < 0)))
-        rc = -1;
-    free(nft);
-    free(conf);
-    /* (without an <ip>, a bridge with no address) */
-    bool made_bridge = rc == 0 && rv_qemu_bridge_create(def->bridge, rv_net_def_mac(def), c.ip ? c.address : 0,
-                                                        c.ip ? c.prefix : 0, err) == 0;
-    netop *op = made_bridge ? op_new(def, dir, c.ip ? STEP_DNSMASQ : STEP_NFT_LOAD, done, opaque)
-                            : NULL;
-    /* One of an earlier run still exiting (a failed start's) holds the
-     * addresses a while: the new one starts once it is gone. */
-    pid_t old = op && c.ip ? find_dnsmasq(dir, def->name) : 0;
-    if (made_bridge && !op)
-        rc = oom(err);
-    else if (old > 0) {
-        kill(old, SIGTERM);
-        wait_for_old(op, old);
-    } else if (op && (c.ip ? run_dnsmasq(op, err) : run_nft(op, ".nft", err)) < 0) {
+    netop *op = op_new(def, dir, c.ip ? STEP_DNSMASQ : STEP_NFT_LOAD, done, opaque);
+    if (!op)
+        return oom(err);
+    const char *mac = rv_net_def_mac(def);
+    op->job_ip = c.ip;
+    op->job_address = c.ip ? c.address : 0;
+    op->job_prefix = c.ip ? c.prefix : 0;
+    if (!(op->job_nft = nft_rules(def, &c)) || (c.ip && !(op->job_conf = dnsmasq_conf(def, &c, dir))) ||
+        (mac && !(op->job_mac = strdup(mac)))) {
         op_free(op);
-        rc = -1;
-    } else if (!made_bridge)
-        rc = -1;
-    if (rc < 0) {
-        rv_err ignored = { 0 };
-        if (made_bridge)        /* never one that was there before */
-            rv_qemu_bridge_delete(def->bridge, &ignored);
-        rv_err_clear(&ignored);
-        rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
-        rv_qemu_remove_file(dir, def->name, ".nft");
-        return -1;
+        return oom(err);
     }
-    RV_INFO("network '%s': bridge %s made, %s", def->name, def->bridge,
-            c.ip ? "starting dnsmasq" : "loading its nftables table");
+    submit(op, start_files, start_go);
     return 0;
+}
+
+/* A stop's bridge and files (off the loop), once nft runs and dnsmasq
+ * was sent SIGTERM. */
+static void stop_files(netop *op)
+{
+    rv_err e = { 0 };
+    if (rv_qemu_bridge_delete(op->bridge, &e) < 0)
+        RV_WARN("network '%s': %s", op->name, e.message);
+    rv_err_clear(&e);
+    rv_qemu_remove_file(op->dir, op->name, ".dnsmasq.conf");
+    rv_qemu_remove_file(op->dir, op->name, ".pid");
+    rv_qemu_remove_file(op->dir, op->name, ".leases");
 }
 
 int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_done done,
@@ -950,13 +1086,7 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
     /* done runs once it has exited too: a start right after may bind
      * the same addresses */
     op->old = stop_dnsmasq(dir, def->name);
-    rv_err e = { 0 };
-    if (rv_qemu_bridge_delete(def->bridge, &e) < 0)
-        RV_WARN("network '%s': %s", def->name, e.message);
-    rv_err_clear(&e);
-    rv_qemu_remove_file(dir, def->name, ".dnsmasq.conf");
-    rv_qemu_remove_file(dir, def->name, ".pid");
-    rv_qemu_remove_file(dir, def->name, ".leases");
+    submit(op, stop_files, stop_settle);
     return 0;
 }
 
@@ -1113,10 +1243,8 @@ static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
         return;
     }
     if (op->step == STEP_DNSMASQ) {             /* the start's dnsmasq */
-        if (run_dnsmasq(op, &err) < 0) {
-            undo_start(op);
-            op_finish(op, &err);
-        }
+        if (run_dnsmasq(op, &err) < 0)
+            undo_then_finish(op, &err);
         rv_err_clear(&err);
         return;
     }
@@ -1134,34 +1262,42 @@ static void on_old_dnsmasq(struct ev_loop *loop, ev_timer *w, int revents)
     rv_err_clear(&err);
 }
 
-int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
-                          rv_err *err)
+int rv_qemu_netnat_update_conf(const rv_net_def *old, const rv_net_def *def, const char *dir,
+                               char **out, rv_err *err)
 {
     ipconf c, oc;
+    *out = NULL;
     if (get_ipconf(def, &c, err) < 0 || get_ipconf(old, &oc, err) < 0)
         return -1;
     if (!c.ip)          /* no dnsmasq: the XML alone changes */
         return 0;
     char *conf = dnsmasq_conf(def, &c, dir), *old_conf = oc.ip ? dnsmasq_conf(old, &oc, dir) : NULL;
     int rc = !conf || (oc.ip && !old_conf) ? oom(err) : 0;
-    bool restart = rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0);
-    if (restart)
-        rc = write_in(dir, def->name, ".dnsmasq.conf", conf, err);
+    if (rc == 0 && (!old_conf || strcmp(conf, old_conf) != 0)) {
+        *out = conf;
+        conf = NULL;
+    }
     free(conf);
     free(old_conf);
-    netop *busy = rc == 0 && restart ? restarting(def->name) : NULL;
+    return rc;
+}
+
+void rv_qemu_netnat_restart(const rv_net_def *def, const char *dir)
+{
+    netop *busy = restarting(def->name);
     if (busy) {                 /* the file is written; a waiting restart reads it */
         busy->again |= busy->spawned;
-        return 0;
+        return;
     }
     pid_t pid = running_dnsmasq(dir, def->name);
-    if (rc < 0 || !restart || pid <= 0)     /* (one that died is started again by reattach) */
-        return rc;
+    if (pid <= 0)               /* (one that died is started again by reattach) */
+        return;
     netop *op = op_new(def, dir, STEP_RESTART_DNSMASQ, NULL, NULL);
-    if (!op)
-        return oom(err);
+    if (!op) {
+        RV_WARN("network '%s': dnsmasq is not restarted: out of memory", def->name);
+        return;
+    }
     kill(pid, SIGTERM);
     wait_for_old(op, pid);
     RV_INFO("network '%s': dnsmasq (pid %d) restarted for its new hosts or ranges", def->name, (int)pid);
-    return 0;
 }

@@ -37,12 +37,15 @@ int rv_qemu_netnat_stop(const rv_net_def *def, const char *dir, rv_qemu_netnat_d
 /* After a restart of remvirtd: the running dnsmasq is found from its pid
  * file (one that died is started again). */
 void rv_qemu_netnat_reattach(const rv_net_def *def, const char *dir);
-/* A live NETWORK_UPDATE of a running network from old to def: when
- * dnsmasq's configuration changes (its DHCP ranges and hosts, its DNS
- * hosts, TXT and SRV records), it is rewritten and dnsmasq restarted (the new one starts once
- * the old one is gone, later, from the loop). */
-int rv_qemu_netnat_update(const rv_net_def *old, const rv_net_def *def, const char *dir,
-                          rv_err *err);
+/* A live NETWORK_UPDATE of a running network from old to def: *conf is
+ * dnsmasq's new configuration (malloc'd) when it changes (its DHCP
+ * ranges and hosts, its DNS hosts, TXT and SRV records), else NULL.
+ * The caller has it written (off the loop: qemu_fileq.c), then calls
+ * rv_qemu_netnat_restart, which restarts dnsmasq (the new one starts
+ * once the old one is gone, later, from the loop). */
+int rv_qemu_netnat_update_conf(const rv_net_def *old, const rv_net_def *def, const char *dir,
+                               char **conf, rv_err *err);
+void rv_qemu_netnat_restart(const rv_net_def *def, const char *dir);
 /* NETWORK_GET_DHCP_LEASES from dnsmasq's lease file (mac: only its). */
 int rv_qemu_netnat_leases(const rv_net_def *def, const char *dir, const char *mac,
                           bool need_results, rv_network_get_dhcp_leases_ret *ret, rv_err *err);

@@ -736,34 +736,24 @@ static rv_net_def *checked(rv_net_def *def, rv_err *err)
     return def;
 }
 
-/* The running network becomes live: its run file, then (NAT and
- * isolated) dnsmasq's files and dnsmasq; the run file is put back when
- * dnsmasq's files cannot be written.  live is taken. */
-static int apply_live(qnet *n, rv_net_def *live, rv_err *err)
+/* The running network's memory becomes live (taken); its files were
+ * written by the queue. */
+static void set_live(qnet *n, rv_net_def *live)
 {
-    if (save_run_file(live, err) < 0 ||
-        (rv_qemu_netnat_managed(live) &&
-         rv_qemu_netnat_update(running(n), live, fam.run_dir, err) < 0)) {
-        rv_err ignored = { 0 };
-        if (save_run_file(running(n), &ignored) < 0)
-            RV_WARN("network '%s': %s", n->def->name, ignored.message);
-        rv_err_clear(&ignored);
-        rv_net_def_free(live);
-        return -1;
-    }
     live_clear(n);
     if (!n->persistent) {       /* a transient network has no other definition */
         rv_net_def_free(n->def);
         n->def = live;
     }
     n->live = live;
-    return 0;
 }
 
-/* An update of the persistent definition, through the family's queue:
- * computed at its turn from the definition then, answered once the
- * file is durable (the commit point); the live part, if asked for, is
- * applied then too. */
+/* An update, through the family's queue (off the loop): computed at
+ * its turn from the definitions then, answered once its files are
+ * written.  The commit point is the definition's file, or without one
+ * (the live part alone) the run file; the live part's files (the run
+ * file, dnsmasq's configuration when it changes) follow the definition's,
+ * and dnsmasq is restarted once they are written. */
 typedef struct netupd {
     rv_qemu_fileop op;
     unsigned char uuid[16];
@@ -771,6 +761,7 @@ typedef struct netupd {
     int parent_index;
     char *xml;
     rv_net_def *config, *live;
+    bool restart;               /* dnsmasq's configuration changes */
 } netupd;
 
 static void netupd_destroy(rv_qemu_fileop *o)
@@ -809,7 +800,26 @@ static int netupd_prepare(rv_qemu_fileop *o, rv_err *err)
     u->live = NULL;
     if (!n || netupd_compute(u, n, err) < 0)
         return -1;
-    return rv_qemu_family_define_step(o, &fam, n->def->name, rv_net_def_format(u->config), err);
+    if ((u->flags & RV_NETWORK_UPDATE_AFFECT_CONFIG) &&
+        rv_qemu_family_define_step(o, &fam, n->def->name, rv_net_def_format(u->config), err) < 0)
+        return -1;
+    if (!u->live)
+        return 0;
+    char *conf = NULL, *xml = NULL;
+    if (rv_qemu_netnat_managed(u->live) &&
+        rv_qemu_netnat_update_conf(running(n), u->live, fam.run_dir, &conf, err) < 0)
+        return -1;
+    bool commit = !(u->flags & RV_NETWORK_UPDATE_AFFECT_CONFIG);
+    if (!(xml = rv_net_def_format(u->live)) ||
+        rv_qemu_fileop_step(o, rv_qemu_path(fam.run_dir, n->def->name, ".xml"), xml, commit) < 0) {
+        free(conf);
+        return oom(err);
+    }
+    u->restart = conf != NULL;
+    if (conf && rv_qemu_fileop_step(o, rv_qemu_path(fam.run_dir, n->def->name, ".dnsmasq.conf"),
+                                    conf, false) < 0)
+        return oom(err);
+    return 0;
 }
 
 static void netupd_commit(rv_qemu_fileop *o)
@@ -818,17 +828,26 @@ static void netupd_commit(rv_qemu_fileop *o)
     qnet *n = rv_obj_find_uuid(&st.list, u->uuid);
     if (!n)
         return;
-    rv_net_def *old = n->def;
-    n->def = u->config;
-    u->config = NULL;
-    if (old != n->live)         /* else what runs, until it stops or is updated */
-        rv_net_def_free(old);
-    rv_err err = { 0 };
-    if (u->live && apply_live(n, u->live, &err) < 0)
-        RV_WARN("network '%s': its definition is updated but not what runs: %s", n->def->name,
-                err.message);
+    if (u->config) {
+        rv_net_def *old = n->def;
+        n->def = u->config;
+        u->config = NULL;
+        if (old != n->live)     /* else what runs, until it stops or is updated */
+            rv_net_def_free(old);
+    }
+    if (u->live && n->active)   /* (not when destroyed meanwhile) */
+        set_live(n, u->live);
+    else
+        rv_net_def_free(u->live);
     u->live = NULL;
-    rv_err_clear(&err);
+}
+
+static void netupd_after(rv_qemu_fileop *o)
+{
+    netupd *u = (netupd *)o;
+    qnet *n = rv_obj_find_uuid(&st.list, u->uuid);
+    if (n && n->active && u->restart && rv_qemu_netnat_managed(running(n)))
+        rv_qemu_netnat_restart(running(n), fam.run_dir);
 }
 
 int rv_qemu_network_update(rv_driver_conn *c, const rv_network_update_args *args, rv_err *err)
@@ -852,16 +871,10 @@ int rv_qemu_network_update(rv_driver_conn *c, const rv_network_update_args *args
         netupd_destroy(&u->op);
         return -1;
     }
-    if (!(u->flags & RV_NETWORK_UPDATE_AFFECT_CONFIG)) {
-        /* The live state alone: no durable file, done now. */
-        rv_net_def *live = u->live;
-        u->live = NULL;
-        netupd_destroy(&u->op);
-        return apply_live(n, live, err);
-    }
     rv_net_def_free(u->config);
     u->config = NULL;
     rv_net_def_free(u->live);
     u->live = NULL;
+    u->op.after = netupd_after;
     return rv_qemu_fileq_submit(&net_queue, &u->op, netupd_prepare, netupd_commit, err);
 }
