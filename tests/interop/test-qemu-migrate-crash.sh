@@ -106,7 +106,13 @@ crash()
     fi
     local other=$B here=$A
     [ "$where" = a ] || { other=$A; here=$B; }
-    wait_for 60 "g running on $where after $op:$step" run_on "$here" || fail "$op:$step: g is not running on $where"
+    if ! wait_for 60 "g running on $where after $op:$step" run_on "$here"; then
+        # What each side says, and what A's restarted remvirtd logged
+        # besides calls (the dump at exit keeps only the last lines).
+        echo "A: $(virsh -q -c "$A" domstate --reason g 2>&1); B: $(virsh -q -c "$B" domstate --reason g 2>&1)"
+        tail -n "+$lines" "$REMVIRTD_DIR/remvirtd.log" | grep -v ": debug : server\." | tail -60 || true
+        fail "$op:$step: g is not running on $where"
+    fi
     # the other side's copy, if any, gone or stopped (CONFIRM3 cancelled or
     # the restart may still be at it)
     _settled() { [ "$(state_on "$other")" != running ] && { [ "$where" = b ] || b_empty; }; }
