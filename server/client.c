@@ -36,7 +36,8 @@ struct rvs_client {
     ev_timer deadline;          /* drops a client that does not finish its
                                  * TLS handshake or authentication in time */
     ev_timer output_deadline;   /* drops a client that stays at the output cap */
-    size_t held_mark;           /* unread_output() when output_deadline last started */
+    unsigned long long out_written;     /* bytes written to its socket, in all */
+    unsigned long long read_mark;       /* peer_read() when output_deadline last started */
     rv_buf in;                  /* bytes read, not yet dispatched */
     rv_buf out;                 /* encoded replies and events not yet written */
     size_t stream_held;         /* data its streams hold for their endpoints */
@@ -1184,18 +1185,21 @@ static int is_keepalive(const char *frame, size_t len)
     return ntohl(prog) == RV_KEEPALIVE_PROGRAM;
 }
 
-/* c's output its peer has not read: what waits here, and what the kernel
- * holds in the socket's send queue (SIOCOUTQ: not yet read, on a Unix
- * socket; not yet acknowledged, on TCP).  Bytes written into the kernel
- * are not bytes read: a TCP peer that never reads still let several
- * MiB in, in steps, as the kernel grew the socket's buffers, and each
- * step restarted its deadline (test-output-cap, under load). */
-static size_t unread_output(const rvs_client *c)
+/* The bytes of c's output its peer has read, in all: what was written
+ * to the socket less what the kernel still holds in its send queue
+ * (SIOCOUTQ: not yet read, on a Unix socket; not yet acknowledged, on
+ * TCP; over TLS the records' few extra bytes make it a little less).
+ * Bytes written into the kernel are not bytes read: a TCP peer that
+ * never reads still let several MiB in, in steps, as the kernel grew the
+ * socket's buffers, and each step restarted its deadline
+ * (test-output-cap, under load). */
+static unsigned long long peer_read(const rvs_client *c)
 {
     int queued = 0;
     if (c->tr && c->tr->fd >= 0 && ioctl(c->tr->fd, SIOCOUTQ, &queued) < 0)
         queued = 0;
-    return rv_buf_used(&c->out) + (size_t)(queued > 0 ? queued : 0);
+    unsigned long long q = queued > 0 ? (unsigned long long)queued : 0;
+    return c->out_written > q ? c->out_written - q : 0;
 }
 
 /* (Re)start the time c may stay paused with its output unread. */
@@ -1206,7 +1210,7 @@ static void start_output_deadline(rvs_client *c)
     ev_timer_stop(c->env->loop, &c->output_deadline);
     ev_timer_set(&c->output_deadline, c->env->output_timeout, 0.);
     ev_timer_start(c->env->loop, &c->output_deadline);
-    c->held_mark = unread_output(c);
+    c->read_mark = peer_read(c);
 }
 
 /* Whether c's unread output is at what its calls may leave
@@ -1577,6 +1581,7 @@ static int write_out(rvs_client *c)
             return -1;
         }
         rv_buf_consume(&c->out, (size_t)n);
+        c->out_written += (unsigned long long)n;
         /* A large output (a megabyte document, many replies) goes out
          * over several passes, RVS_PASS_BUDGET's worth in each, the rest
          * when the write watcher fires in the next: over TLS each 16 KiB
@@ -1685,8 +1690,7 @@ static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
      * good.  It starts again when the peer has taken RVS_OUTPUT_PROGRESS
      * since it started: reading slowly is reading. */
     if (c->io == RVS_IO_PAUSED) {
-        size_t held = unread_output(c);
-        if (held + RVS_OUTPUT_PROGRESS <= c->held_mark)
+        if (peer_read(c) >= c->read_mark + RVS_OUTPUT_PROGRESS)
             start_output_deadline(c);
     } else if (rv_buf_used(&c->out) < calls_output_cap(c)) {
         ev_timer_stop(loop, &c->output_deadline);
