@@ -159,3 +159,34 @@ _no_dnsmasq()
 }
 wait_for 10 "nat2's dnsmasq to exit" _no_dnsmasq || fail "a dnsmasq of nat2 outlives net-destroy"
 echo "ok   net-destroy: no dnsmasq of nat2 left"
+
+# A definition grown by updates stays one remvirtd reads back: an add that
+# would take it past the 64 KiB a network definition is read with is
+# refused, and the network is there, whole, after a restart (kill -9).
+"${V[@]}" net-define /dev/stdin > /dev/null <<XML
+<network><name>big</name><bridge name='virbr9'/>
+<ip address='10.9.0.1' netmask='255.255.0.0'/></network>
+XML
+"$SYSTEM_PYTHON3" - "$QEMU_URI" > "$OUT/big" 2>&1 <<'PY' || { show "$OUT/big"; fail "filling a network by updates"; }
+import sys
+import libvirt
+net = libvirt.open(sys.argv[1]).networkLookupByName("big")
+for i in range(5000):
+    host = (f"<host mac='52:54:00:00:{i // 256:02x}:{i % 256:02x}' name='host-{i}' "
+            f"ip='10.9.{1 + i // 250}.{1 + i % 250}'/>")
+    try:
+        net.update(libvirt.VIR_NETWORK_UPDATE_COMMAND_ADD_LAST,
+                   libvirt.VIR_NETWORK_SECTION_IP_DHCP_HOST, -1, host,
+                   libvirt.VIR_NETWORK_UPDATE_AFFECT_CONFIG)
+    except libvirt.libvirtError as e:
+        print(f"{i} {e.get_error_code()} {e}")
+        break
+PY
+grep -q "^[0-9]* 27 XML error: network 'big' would be [0-9]* bytes after this update, over the limit of 65536" "$OUT/big" ||
+    { show "$OUT/big"; fail "an update past the definition's size limit was not refused so"; }
+added=$(sed -n 's/^\([0-9]*\) 27 .*/\1/p' "$OUT/big")
+kill_remvirtd
+start_remvirtd_qemu
+hosts=$(virsh -q -c "$QEMU_URI" net-dumpxml big --inactive | grep -c "<host ")
+[ "$hosts" = "$added" ] || fail "after a restart network big has $hosts hosts, not the $added added"
+echo "ok   updates stop at the definition's size limit ($added hosts), and a restart reads it back whole"

@@ -605,6 +605,23 @@ int rv_net_def_update_check(unsigned int command, unsigned int section, rv_err *
     return 0;
 }
 
+/* Whether def still reads back within the limit a definition is read
+ * with (at define, and at start-up from its file): an add past it would
+ * be written, and then lost at the next restart. */
+static bool fits(const rv_net_def *def, rv_err *err)
+{
+    char *text = rv_net_def_format(def);
+    size_t len = text ? strlen(text) : 0;
+    free(text);
+    if (!text)
+        oom(err);
+    else if (len > RV_NETWORK_XML_MAX)
+        fail(err, RV_ERR_XML_ERROR, "XML error: network '%s' would be %zu bytes after this "
+             "update, over the limit of %d for a network definition", def->name, len,
+             RV_NETWORK_XML_MAX);
+    return text && len <= RV_NETWORK_XML_MAX;
+}
+
 rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsigned int section,
                                int parent_index, const char *xml, rv_err *err)
 {
@@ -630,7 +647,7 @@ rv_net_def *rv_net_def_updated(const rv_net_def *def, unsigned int command, unsi
     } else if (strcmp(u.el->name, sections[section].element) != 0) {
         fail(err, RV_ERR_XML_ERROR, "XML error: unexpected element <%s>, expecting <%s>, while "
              "updating network '%s'", u.el->name, sections[section].element, def->name);
-    } else if (sections[section].apply(&u) == 0) {
+    } else if (sections[section].apply(&u) == 0 && fits(u.def, err)) {
         free(text);
         rv_xml_free(u.el);      /* a deleted element's, not taken */
         return u.def;
